@@ -1,0 +1,110 @@
+"""The one interface through which every decision reaches the engine (DESIGN §3).
+
+A *decision source* — the instinct brain, a model worker pool, a recording being replayed,
+an intervention — owns two queues: the engine puts :class:`RequestBatch` objects on
+``requests`` and takes :class:`DecisionBatch` objects from ``results``. Sources that work
+in the engine's thread (the instinct brain, replay) answer inside :meth:`DecisionSource.pump`;
+threaded sources (the model pool) answer from their own thread and ``pump`` does nothing.
+Either way the engine code path is the same, which is what keeps replay exact.
+"""
+
+from __future__ import annotations
+
+import queue
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..fish.perception import Perception
+
+TIERS = ("instinct", "small", "large", "fallback", "replay", "intervention")
+TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
+
+# Per-decision status (failure is data: counted and recorded, never raised).
+OK, TIMEOUT, INVALID, ERROR = 0, 1, 2, 3
+STATUS_NAMES = ("ok", "timeout", "invalid", "error")
+
+
+@dataclass
+class RequestBatch:
+    """The fish that need a decision at ``tick`` and what each of them perceives.
+
+    Arrays are aligned with ``fish``. ``codes`` are the view codes (the text view is
+    ``perceptions[i].view``); ``perceptions`` is filled only for sources that ask for text.
+    """
+
+    tick: int
+    fish: np.ndarray
+    triggers: np.ndarray
+    codes: np.ndarray
+    energy: np.ndarray
+    max_energy: int
+    heading: np.ndarray
+    traits: np.ndarray
+    food_here: np.ndarray
+    failed_dir: np.ndarray  # direction of a move refused/blocked last tick, or -1
+    queued_at: float = 0.0
+    perceptions: list[Perception] | None = None
+    personas: list[str] | None = None
+
+    def __len__(self) -> int:
+        return int(self.fish.size)
+
+
+@dataclass
+class DecisionBatch:
+    """Answers for (some of) the fish of a request batch. Arrays aligned with ``fish``."""
+
+    tick: int  # the tick the requests were made at
+    fish: np.ndarray
+    actions: np.ndarray
+    tier: np.ndarray  # index into TIERS
+    status: np.ndarray | None = None  # per decision, OK by default
+    tokens: np.ndarray | None = None  # prompt + completion tokens per decision
+    thoughts: list[str] | None = None
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.fish.size)
+
+
+class DecisionSource:
+    """Base class: two queues and a ``pump``. Subclasses answer requests."""
+
+    name = "source"
+    wants_perceptions = False  # True → the engine renders text perceptions into requests
+
+    def __init__(self) -> None:
+        self.requests: queue.SimpleQueue[RequestBatch] = queue.SimpleQueue()
+        self.results: queue.SimpleQueue[DecisionBatch] = queue.SimpleQueue()
+
+    def submit(self, batch: RequestBatch) -> None:
+        self.requests.put(batch)
+
+    def pump(self) -> None:
+        """Answer queued requests in the caller's thread; threaded sources leave this empty."""
+
+    def status(self) -> dict:
+        """Whatever the source wants the HUD and the run summary to show."""
+        return {"source": self.name}
+
+    def close(self) -> None:
+        """Stop threads, close connections."""
+
+
+class InlineSource(DecisionSource):
+    """A source that computes answers synchronously with ``decide``."""
+
+    def __init__(self, decide: Callable[[RequestBatch], DecisionBatch]):
+        super().__init__()
+        self._decide = decide
+
+    def pump(self) -> None:
+        while True:
+            try:
+                batch = self.requests.get_nowait()
+            except queue.Empty:
+                return
+            if len(batch):
+                self.results.put(self._decide(batch))

@@ -1,0 +1,115 @@
+"""The instinct brain: personality-weighted tendencies and a seeded softmax, no network.
+
+Each action gets a utility from what the fish perceives — never from the world — and its
+personality scales each tendency (seed 003 §3.2, §4.3):
+
+* hunger × appetite → move toward food in view, eat food under or beside it;
+* sociability → move toward other fish in view (and rest more readily in company — the
+  seed's "steadier near others" line, as a tendency);
+* curiosity → keep heading into open water (nothing in view → it still swims);
+* caution → keep away from walls and from cells crowded by other fish.
+
+The action is sampled from ``softmax(utility / temperature)`` with a uniform number that is
+a pure function of (seed, tick, fish id), so the same request always gets the same answer.
+Nothing here refers to a group shape: no "if two neighbours then stay" rule. Moves into a
+wall or an occupied cell are impossible (the fish can see both), so it never stares at glass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..actions import MOVE_DXDY, Action
+from ..config import InstinctConfig
+from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
+from ..rng import unit_float
+from .base import TIER_INDEX, DecisionBatch, InlineSource, RequestBatch
+
+_NEG = -1e9
+
+
+def _kernels(radius: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Direction kernels over the flat view: 'ahead' weights, target-neighbourhood, target index."""
+    side = 2 * radius + 1
+    dy, dx = np.mgrid[-radius : radius + 1, -radius : radius + 1]
+    dx, dy = dx.ravel(), dy.ravel()
+    dist = np.abs(dx) + np.abs(dy)
+    ahead = np.zeros((4, side * side))
+    around = np.zeros((4, side * side))
+    target = np.zeros(4, np.int64)
+    for d, (mx, my) in enumerate(MOVE_DXDY):
+        closer = (np.abs(dx - mx) + np.abs(dy - my)) < dist
+        ahead[d] = np.where(closer, 1.0 / np.maximum(dist, 1), 0.0)
+        cheb = np.maximum(np.abs(dx - mx), np.abs(dy - my))
+        around[d] = ((cheb == 1) & (dist > 0)).astype(float)
+        target[d] = (radius + my) * side + (radius + mx)
+    return ahead, around, target
+
+
+class InstinctBrain(InlineSource):
+    """The embedded brain; also the fallback tier behind model brains."""
+
+    name = "instinct"
+
+    def __init__(self, cfg: InstinctConfig, seed: int, radius: int = 2, tier: str = "instinct"):
+        super().__init__(self.decide)
+        self.cfg, self.seed, self.tier = cfg, seed, TIER_INDEX[tier]
+        self.ahead, self.around, self.target = _kernels(radius)
+        self._ahead_norm = self.ahead.sum(axis=1)
+        centre = (2 * radius + 1) ** 2 // 2
+        side = 2 * radius + 1
+        self.adjacent = np.array([centre - side, centre + side, centre - 1, centre + 1])
+        self.decisions = 0
+
+    def utilities(self, b: RequestBatch) -> np.ndarray:
+        """``(k, 6)`` utilities in Action order; impossible actions get a huge negative value."""
+        c, w = self.cfg, b.codes
+        food = (w == V_FOOD).astype(np.float64)
+        fish = (w == V_FISH).astype(np.float64)
+        wall = (w == V_WALL).astype(np.float64)
+        water = (w == V_WATER).astype(np.float64)
+        soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
+        hunger = 1.0 - b.energy / b.max_energy
+
+        food_pull = food @ self.ahead.T
+        fish_pull = fish @ self.ahead.T
+        wall_pull = wall @ self.ahead.T
+        openness = (water @ self.ahead.T) / self._ahead_norm
+        crowd = fish @ self.around.T
+        neighbours = fish.sum(axis=1)
+
+        u = np.empty((len(b), 6))
+        u[:, :4] = (
+            c.food * (0.4 + app)[:, None] * (0.2 + hunger)[:, None] * food_pull
+            + c.social * soc[:, None] * fish_pull
+            - c.crowd * (0.3 + cau)[:, None] * np.maximum(crowd - 1.0, 0.0)
+            - c.wall * (0.3 + cau)[:, None] * wall_pull
+            + c.open_water * (0.3 + cur)[:, None] * openness
+        )
+        u[np.arange(len(b)), b.heading.astype(np.int64)] += c.persistence
+        has_failed = b.failed_dir >= 0
+        u[np.flatnonzero(has_failed), b.failed_dir[has_failed].astype(np.int64)] -= c.persistence * 2
+        tgt = w[:, self.target]
+        u[:, :4][(tgt == V_WALL) | (tgt == V_FISH)] = _NEG
+
+        food_close = b.food_here | (w[:, self.adjacent] == V_FOOD).any(axis=1)
+        u[:, Action.EAT] = np.where(food_close, c.eat * (0.2 + hunger) * (0.5 + app), _NEG)
+        no_food_seen = food.sum(axis=1) == 0
+        u[:, Action.REST] = c.rest * (
+            calm - 0.5 + soc * np.minimum(neighbours, 3) / 3 + 0.5 * calm * no_food_seen
+        ) - 2.0 * c.rest * np.maximum(hunger - 0.5, 0.0)
+        return u
+
+    def decide(self, b: RequestBatch) -> DecisionBatch:
+        u = self.utilities(b) / self.cfg.temperature
+        u -= u.max(axis=1, keepdims=True)
+        p = np.exp(u)
+        cdf = np.cumsum(p, axis=1)
+        draw = unit_float(self.seed, b.tick, b.fish) * cdf[:, -1]
+        actions = np.minimum((cdf <= draw[:, None]).sum(axis=1), 5).astype(np.int8)
+        self.decisions += len(b)
+        return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions,
+                             tier=np.full(len(b), self.tier, np.int8))
+
+    def status(self) -> dict:
+        return {"source": self.name, "decisions": self.decisions}

@@ -1,0 +1,286 @@
+"""One validated parameter tree for a MiroFish run (DESIGN §2).
+
+The defaults live in ``assets/default.toml``; a user file given with ``--config``
+is layered on top, then every ``--set section.key=value``. Validation errors become a
+:class:`ConfigError` whose message is one line naming the offending key.
+
+Energy amounts are written in energy units (``0.15``) for people, but the world keeps
+them as integer hundredths; :func:`hundredths` does that conversion exactly once.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "assets" / "default.toml"
+
+
+class ConfigError(ValueError):
+    """A config value, file or override the user must fix; the message is one line."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+def hundredths(value: float) -> int:
+    """Energy units → integer hundredths (0.15 → 15)."""
+    return int(round(value * 100))
+
+
+def _energy(value: float) -> float:
+    if abs(value * 100 - round(value * 100)) > 1e-6:
+        raise ValueError("energy amounts have a resolution of 0.01")
+    return value
+
+
+class WorldConfig(_Section):
+    """The water layer: grid, glass and obstacles, time."""
+
+    width: int = Field(96, ge=8, le=2000, description="cells across, glass included")
+    height: int = Field(54, ge=8, le=2000, description="cells down, glass included")
+    cell_px: int = Field(20, ge=2, le=64)
+    wall_margin: int = Field(2, ge=1, le=10, description="cells of impassable glass")
+    tick_seconds: float = Field(0.5, gt=0, le=60, description="simulated seconds per tick")
+    plant_patches: int = Field(6, ge=0, le=200, description="plant patches growing from the floor")
+    plant_height: int = Field(7, ge=1, le=100, description="tallest plant patch, in cells")
+    rocks: int = Field(5, ge=0, le=200, description="rocks (small impassable blobs)")
+
+    @model_validator(mode="after")
+    def _room_to_swim(self) -> "WorldConfig":
+        if min(self.width, self.height) - 2 * self.wall_margin < 4:
+            raise ValueError("grid too small for its glass margin (need 4 open cells across)")
+        return self
+
+
+class FoodConfig(_Section):
+    """Food spawn and rot. ``spawn_rate`` is per open-water cell per tick (see README)."""
+
+    spawn_rate: float = Field(0.00022, ge=0, le=1)
+    energy: float = Field(40.0, gt=0, le=1000)
+    rot_ticks: int = Field(300, ge=1)
+    open_water_bias: float = Field(
+        0.9, ge=0, le=1, description="0 = uniform over open water, 1 = only far from walls/obstacles"
+    )
+
+    @field_validator("energy")
+    @classmethod
+    def _check_energy(cls, v: float) -> float:
+        return _energy(v)
+
+
+class FishConfig(_Section):
+    """Energy bookkeeping and population."""
+
+    count: int = Field(60, ge=1, le=100_000)
+    max_energy: float = Field(100.0, gt=0, le=10_000)
+    start_energy_min: float = Field(60.0, ge=0)
+    start_energy_max: float = Field(100.0, ge=0)
+    start_age_max: int = Field(2000, ge=0, description="fish start with ages drawn from 0..this")
+    decay_per_tick: float = Field(0.15, ge=0)
+    move_cost: float = Field(0.3, ge=0)
+    eat_cost: float = Field(0.1, ge=0)
+    rest_gain: float = Field(0.2, ge=0)
+    low_energy: float = Field(20.0, ge=0, description="'low energy' line used in reports")
+
+    @field_validator(
+        "max_energy", "start_energy_min", "start_energy_max", "decay_per_tick",
+        "move_cost", "eat_cost", "rest_gain", "low_energy",
+    )
+    @classmethod
+    def _check_energy(cls, v: float) -> float:
+        return _energy(v)
+
+    @model_validator(mode="after")
+    def _ranges(self) -> "FishConfig":
+        if not self.start_energy_min <= self.start_energy_max <= self.max_energy:
+            raise ValueError("need start_energy_min <= start_energy_max <= max_energy")
+        return self
+
+
+class PerceptionConfig(_Section):
+    radius: int = Field(2, ge=1, le=6, description="2 gives the 5×5 view")
+
+
+class MemoryConfig(_Section):
+    short_size: int = Field(8, ge=1, le=64)
+    summary_every: int = Field(20, ge=1)
+    summaries_kept: int = Field(3, ge=1, le=20)
+    summary_anchors: int = Field(3, ge=1, le=8, description="raw events each summary must quote")
+
+
+class TriggersConfig(_Section):
+    """When a fish asks its brain for a new decision (otherwise it keeps its standing intent)."""
+
+    low_energy_fraction: float = Field(0.25, ge=0, le=1)
+    hard_timeout: int = Field(12, ge=1, description="ticks since the last decision")
+    food_rose: bool = True
+    neighbours_changed: bool = True
+    action_failed: bool = True
+
+
+class ArbiterConfig(_Section):
+    """Priority = age_weight·age/age_cap + energy_weight·energy/max, in per-mille, then a hash tie-break."""
+
+    age_weight: int = Field(1, ge=0, le=1000)
+    energy_weight: int = Field(1, ge=0, le=1000)
+    age_cap: int = Field(5000, ge=1, description="ages beyond this count as this")
+
+
+class InstinctConfig(_Section):
+    """Weights of the embedded brain's utilities (tendencies, scaled by personality)."""
+
+    temperature: float = Field(0.35, gt=0, le=10)
+    food: float = Field(3.0, ge=0)
+    eat: float = Field(4.0, ge=0)
+    social: float = Field(1.6, ge=0)
+    crowd: float = Field(0.9, ge=0)
+    wall: float = Field(0.5, ge=0)
+    open_water: float = Field(1.0, ge=0)
+    persistence: float = Field(0.7, ge=0)
+    rest: float = Field(0.4, ge=0)
+
+
+class BrainConfig(_Section):
+    kind: Literal["instinct", "llm"] = "instinct"
+    timeout_s: float = Field(5.0, gt=0, description="lockstep waits at most this long per tick")
+    batch_window_ms: int = Field(80, ge=0, le=5000)
+    budget_tokens: int = Field(0, ge=0, description="0 = no budget")
+    instinct: InstinctConfig = InstinctConfig()
+
+
+class EngineConfig(_Section):
+    mode: Literal["lockstep", "realtime"] = "lockstep"
+    speed: float = Field(1.0, ge=0.25, le=64)
+
+
+class MetricsConfig(_Section):
+    window: int = Field(100, ge=1, description="ticks in the action-entropy / conflict window")
+    schooling_window: int = Field(20, ge=1)
+    collective_every: int = Field(5, ge=1, description="polarization etc. every N ticks")
+    heartbeat_ticks: int = Field(20, ge=1)
+    fallback_alert: float = Field(0.2, ge=0, le=1)
+    hotspot_cell: int = Field(8, ge=1, description="side of a stuck hot-spot square, in cells")
+
+
+class Config(_Section):
+    seed: int = Field(7, ge=0, lt=2**63)
+    world: WorldConfig = WorldConfig()
+    food: FoodConfig = FoodConfig()
+    fish: FishConfig = FishConfig()
+    perception: PerceptionConfig = PerceptionConfig()
+    memory: MemoryConfig = MemoryConfig()
+    triggers: TriggersConfig = TriggersConfig()
+    arbiter: ArbiterConfig = ArbiterConfig()
+    brain: BrainConfig = BrainConfig()
+    engine: EngineConfig = EngineConfig()
+    metrics: MetricsConfig = MetricsConfig()
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _deep_merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config path is a directory: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``'food.spawn_rate=0.001'`` → (['food', 'spawn_rate'], 0.001).
+
+    The value is read as a TOML value when it is one (numbers, booleans, quoted strings,
+    arrays); anything else is taken as a bare string and left for validation to judge.
+    """
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"--set expects section.key=value, got {text!r}")
+    raw = raw.strip()
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key.split("."), value
+
+
+def _format_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "config"
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    got = err.get("input")
+    extra = f" (got {got!r})" if err["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
+    more = f" [+{len(exc.errors()) - 1} more]" if len(exc.errors()) > 1 else ""
+    return f"invalid config: {loc}: {msg}{extra}{more}"
+
+
+def load_config(
+    path: str | Path | None = None,
+    overrides: list[str] | tuple[str, ...] = (),
+    **top: Any,
+) -> Config:
+    """Defaults ← ``path`` ← ``overrides`` (``section.key=value``) ← ``top`` (already-dotted keys).
+
+    Raises:
+        ConfigError: one-line message naming the file or key at fault.
+    """
+    data = _read_toml(DEFAULT_CONFIG_PATH) if DEFAULT_CONFIG_PATH.exists() else {}
+    if path is not None:
+        data = _deep_merge(data, _read_toml(Path(path)))
+    for text in overrides:
+        keys, value = parse_override(text)
+        patch: dict = {keys[-1]: value}
+        for k in reversed(keys[:-1]):
+            patch = {k: patch}
+        data = _deep_merge(data, patch)
+    for dotted, value in top.items():
+        if value is None:
+            continue
+        keys = dotted.split(".")
+        patch = {keys[-1]: value}
+        for k in reversed(keys[:-1]):
+            patch = {k: patch}
+        data = _deep_merge(data, patch)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(exc)) from None
+
+
+def config_with(cfg: Config, **dotted: Any) -> Config:
+    """A copy of ``cfg`` with dotted keys replaced (``config_with(c, **{"fish.count": 10})``), validated."""
+    data = cfg.model_dump()
+    for key, value in dotted.items():
+        node = data
+        *parents, leaf = key.split(".")
+        for p in parents:
+            node = node[p]
+        node[leaf] = value
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(exc)) from None

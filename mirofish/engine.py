@@ -1,0 +1,230 @@
+"""The engine: the tick loop between the world and a decision source (DESIGN §3).
+
+Per tick:
+
+1. ask the world which fish need a decision (events or the hard timeout); put one
+   :class:`~mirofish.brains.base.RequestBatch` on the source's requests queue;
+2. *lockstep*: wait until every outstanding request is answered or ``brain.timeout_s``
+   passes; *realtime*: do not wait;
+3. apply every decision that has arrived (it becomes the fish's standing intent);
+4. ``world.step()`` — arbiter, physics, food, energy;
+5. publish a :class:`Frame` (the per-tick snapshot in array form) to observers.
+
+The engine reads the clock only through the ``clock`` it is given (for latency and
+realtime pacing); the world never does. Which decision was applied at which tick is in
+``Frame.applied``, which is what a recording stores and what makes replay exact.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import arbiter
+from .brains.base import DecisionBatch, DecisionSource, RequestBatch
+from .fish import memory as mem
+from .observe.metrics import Metrics
+from .snapshot import Snapshot, take
+from .world import World
+
+
+@dataclass
+class Frame:
+    """One tick as observers see it: copies of the arrays, never the world itself."""
+
+    tick: int
+    x: np.ndarray
+    y: np.ndarray
+    heading: np.ndarray
+    energy: np.ndarray
+    stuck: np.ndarray
+    neighbours: np.ndarray
+    executed: np.ndarray
+    move_outcome: np.ndarray
+    applied: list[DecisionBatch] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+
+    @property
+    def conflicts(self) -> int:
+        mo = self.move_outcome
+        return int(np.count_nonzero((mo == arbiter.CROWDED) | (mo == arbiter.OCCUPIED)))
+
+    @property
+    def blocked(self) -> int:
+        return int(np.count_nonzero(self.move_outcome == arbiter.BLOCKED))
+
+    @property
+    def moved_any(self) -> bool:
+        return bool((self.move_outcome == arbiter.MOVED).any())
+
+    @property
+    def stuck_events(self) -> np.ndarray:
+        mo = self.move_outcome
+        return np.flatnonzero((mo == arbiter.CROWDED) | (mo == arbiter.OCCUPIED) | (mo == arbiter.BLOCKED))
+
+    @property
+    def tiers(self) -> np.ndarray:
+        if not self.applied:
+            return np.zeros(0, np.int8)
+        return np.concatenate([b.tier for b in self.applied])
+
+    @property
+    def tokens(self) -> np.ndarray:
+        parts = [b.tokens for b in self.applied if b.tokens is not None]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+class Engine:
+    """Drives one world with one decision source.
+
+    Args:
+        world: the world to advance.
+        source: where decisions come from (instinct brain, model pool, replay, fork).
+        mode: ``"lockstep"`` (wait for answers each tick) or ``"realtime"`` (never wait).
+        clock: seconds as a float; ``time.perf_counter`` unless a test injects one.
+    """
+
+    def __init__(self, world: World, source: DecisionSource, mode: str = "lockstep",
+                 clock: Callable[[], float] = time.perf_counter, metrics: Metrics | None = None):
+        if mode not in ("lockstep", "realtime"):
+            raise ValueError(f"unknown engine mode {mode!r}")
+        self.world, self.source, self.mode, self.clock = world, source, mode, clock
+        n = world.school.n
+        self.pending = np.zeros(n, bool)
+        self.queued_at = np.zeros(n)
+        self.timeouts = 0
+        self.metrics = metrics or Metrics(world.cfg.metrics, n, world.water.width, world.water.height)
+        self.observers: list[Callable[[Frame], None]] = []
+        self.paused = False
+        self.speed = world.cfg.engine.speed
+        self._debt = 0.0
+        self._last = None
+
+    # ------------------------------------------------------------ one tick
+
+    def _request(self) -> int:
+        w, s = self.world, self.world.school
+        trig = w.triggers()
+        need = np.flatnonzero((trig >= 0) & ~self.pending)
+        if need.size == 0:
+            return 0
+        m = s.memory
+        last = (m.count[need] - 1) % m.size
+        code, when = m.code[need, last], m.tick[need, last]
+        failed_move = ((code == mem.REFUSED) | (code == mem.BLOCKED)) & (when == w.tick - 1) & (m.count[need] > 0)
+        now = self.clock()
+        batch = RequestBatch(
+            tick=w.tick, fish=need, triggers=trig[need], codes=w.view_codes(need), energy=s.energy[need],
+            max_energy=w.max_energy, heading=s.heading[need], traits=s.traits[need],
+            food_here=w.water.food_born[s.cell[need]] >= 0,
+            failed_dir=np.where(failed_move, m.arg[need, last], -1).astype(np.int8), queued_at=now,
+        )
+        if self.source.wants_perceptions:
+            batch.perceptions = [w.perceive(int(i), c) for i, c in zip(need, batch.codes)]
+            batch.personas = [s.persona[int(i)] for i in need]
+        self.pending[need] = True
+        self.queued_at[need] = now
+        self.source.submit(batch)
+        return int(need.size)
+
+    def _collect(self) -> list[DecisionBatch]:
+        src, got = self.source, []
+        src.pump()
+        wait = self.mode == "lockstep"
+        deadline = self.clock() + self.world.cfg.brain.timeout_s
+        while True:
+            try:
+                got.append(src.results.get_nowait())
+                self.pending[got[-1].fish] = False
+                continue
+            except queue.Empty:
+                pass
+            if not wait or not self.pending.any():
+                return got
+            remaining = deadline - self.clock()
+            if remaining <= 0:
+                self.timeouts += int(np.count_nonzero(self.pending))
+                return got  # late answers apply at the first tick after they arrive
+            try:
+                got.append(src.results.get(timeout=min(remaining, 0.05)))
+                self.pending[got[-1].fish] = False
+            except queue.Empty:
+                src.pump()
+
+    def step(self) -> Frame:
+        """Advance the world by one tick and return the frame observers saw."""
+        w = self.world
+        self._request()
+        applied = self._collect()
+        now = self.clock()
+        latencies: list[float] = []
+        for b in applied:
+            w.apply_decisions(b.fish, b.actions)
+            latencies.extend((now - self.queued_at[b.fish]).tolist())
+        out = w.step()
+        s = w.school
+        x, y = w.water.xy(s.cell)
+        frame = Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
+                      stuck=s.stuck.copy(), neighbours=s.neighbours.copy(), executed=out.executed,
+                      move_outcome=out.move_outcome, applied=applied, latencies=latencies)
+        self.metrics.observe(frame)
+        for obs in self.observers:
+            obs(frame)
+        return frame
+
+    def run(self, ticks: int, on_tick: Callable[[Frame], None] | None = None) -> None:
+        for _ in range(ticks):
+            f = self.step()
+            if on_tick:
+                on_tick(f)
+
+    # ------------------------------------------------------------ realtime pacing and commands
+
+    def advance(self, now: float, max_ticks: int = 64) -> int:
+        """Realtime: run as many ticks as are due since the last call at the current speed."""
+        if self._last is None or self.paused:
+            self._last = now
+            return 0
+        tick_s = self.world.cfg.world.tick_seconds
+        self._debt = min(self._debt + (now - self._last) * self.speed / tick_s, max_ticks)
+        self._last = now
+        done = 0
+        while self._debt >= 1.0:
+            self.step()
+            self._debt -= 1.0
+            done += 1
+        return done
+
+    def pause(self) -> None:
+        self.paused = True
+
+    def resume(self) -> None:
+        self.paused = False
+        self._last = None
+
+    def set_speed(self, speed: float) -> None:
+        self.speed = min(64.0, max(0.25, float(speed)))
+
+    def snapshot(self) -> Snapshot:
+        """The current world as a serializable snapshot, with the current metrics."""
+        return take(self.world, self.metrics.summary())
+
+    def state_hash(self) -> str:
+        return self.world.state_hash()
+
+    def close(self) -> None:
+        self.source.close()
+
+
+def make_engine(cfg, mode: str | None = None, source: DecisionSource | None = None, **kw) -> Engine:
+    """A world built from ``cfg`` driven by ``source`` (default: the instinct brain)."""
+    from .brains.instinct import InstinctBrain
+
+    world = World(cfg)
+    if source is None:
+        source = InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius)
+    return Engine(world, source, mode=mode or cfg.engine.mode, **kw)

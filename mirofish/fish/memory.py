@@ -1,0 +1,119 @@
+"""Short memory (a ring of raw events) and long memory (periodic summaries).
+
+Events are stored as integers — ``(tick, code, arg)`` per slot of an ``(n, size)`` ring — so
+recording is vectorised and the state hash covers them; they become the text
+``t{tick} {event}`` only when a brain, a snapshot or a person reads them.
+
+Long memory follows seed 003 §5.2: every ``summary_every`` ticks a summary is written from
+the counters since the last one *plus at least ``summary_anchors`` raw events quoted
+verbatim*, at most ``summaries_kept`` are kept, and the personality is never an input
+that the summary may rewrite.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..actions import DIRECTION_NAMES
+
+NONE, ATE, REFUSED, BLOCKED, FOOD_TAKEN, NOTHING_TO_EAT, FOOD_SEEN, NEIGHBOURS, LOW_ENERGY, EXHAUSTED = range(10)
+
+
+def event_text(code: int, arg: int) -> str:
+    """The words for one event (the part after ``t{tick} ``)."""
+    if code == ATE:
+        return f"ate food, energy {arg}"
+    if code == REFUSED:
+        return f"move refused ({DIRECTION_NAMES[arg]})"
+    if code == BLOCKED:
+        return f"bumped into a wall going {DIRECTION_NAMES[arg]}"
+    if code == FOOD_TAKEN:
+        return "food taken by another fish"
+    if code == NOTHING_TO_EAT:
+        return "nothing to eat here"
+    if code == FOOD_SEEN:
+        return f"saw {arg} food"
+    if code == NEIGHBOURS:
+        return "alone now" if arg == 0 else f"{arg} fish nearby"
+    if code == LOW_ENERGY:
+        return f"energy low ({arg})"
+    if code == EXHAUSTED:
+        return "exhausted, can only rest"
+    return "?"
+
+
+class ShortMemory:
+    """Rings of the last ``size`` events for ``n`` fish."""
+
+    def __init__(self, n: int, size: int):
+        self.size = size
+        self.tick = np.zeros((n, size), np.int32)
+        self.code = np.zeros((n, size), np.int8)
+        self.arg = np.zeros((n, size), np.int16)
+        self.count = np.zeros(n, np.int32)  # events ever recorded; head = count % size
+
+    def record(self, fish: np.ndarray, tick: int, code: int, arg: np.ndarray | int = 0) -> None:
+        """Append one event to each fish in ``fish`` (indices must be unique)."""
+        if fish.size == 0:
+            return
+        slot = self.count[fish] % self.size
+        self.tick[fish, slot] = tick
+        self.code[fish, slot] = code
+        self.arg[fish, slot] = arg
+        self.count[fish] += 1
+
+    def raw(self, i: int) -> list[tuple[int, int, int]]:
+        """Fish ``i``'s events, oldest first, as (tick, code, arg)."""
+        c, s = int(self.count[i]), self.size
+        slots = [(c - k) % s for k in range(min(c, s), 0, -1)]
+        return [(int(self.tick[i, j]), int(self.code[i, j]), int(self.arg[i, j])) for j in slots]
+
+    def lines(self, i: int) -> list[str]:
+        """Fish ``i``'s events as ``t{tick} {event}``, oldest first."""
+        return [f"t{t} {event_text(c, a)}" for t, c, a in self.raw(i)]
+
+    def load(self, i: int, events: Sequence[Sequence[int]], count: int) -> None:
+        """Restore fish ``i``'s ring from :meth:`raw` output and its lifetime event count."""
+        self.count[i] = count - len(events)
+        for t, c, a in events:
+            self.record(np.array([i]), int(t), int(c), int(a))
+
+
+class SummaryInput:
+    """What a summarizer may see: counters since the last summary and the raw anchors."""
+
+    __slots__ = ("fish", "tick", "since", "ate", "refused", "moves", "company", "energy_from", "energy_to", "anchors")
+
+    def __init__(self, **kw):
+        for k in self.__slots__:
+            setattr(self, k, kw[k])
+
+
+class Summarizer(Protocol):
+    def summarize(self, item: SummaryInput) -> str: ...
+
+
+class TemplateSummarizer:
+    """Deterministic, offline long-memory summaries (the embedded brain's summarizer)."""
+
+    def summarize(self, s: SummaryInput) -> str:
+        span = max(1, s.tick - s.since)
+        doing = []
+        doing.append(f"ate {s.ate}x" if s.ate else "found nothing to eat")
+        if s.moves * 2 > span:
+            doing.append("kept swimming")
+        elif s.moves == 0:
+            doing.append("stayed put")
+        if s.refused:
+            doing.append(f"was blocked {s.refused}x")
+        if s.company * 2 > span:
+            doing.append("mostly in company")
+        elif s.company == 0:
+            doing.append("alone")
+        trend = "rising" if s.energy_to > s.energy_from else ("falling" if s.energy_to < s.energy_from else "steady")
+        return (
+            f"t{s.since}-t{s.tick}: {', '.join(doing)}; energy {s.energy_from}->{s.energy_to} ({trend}). "
+            f"Anchors: {' | '.join(s.anchors)}"
+        )

@@ -1,0 +1,1 @@
+"""Observation: metrics, snapshots consumers, terminal view (reads frames and snapshots only)."""

@@ -1,0 +1,194 @@
+"""The water layer: grid, glass, plants, rocks and food (DESIGN §1, §2).
+
+Every grid is stored *padded*: ``pad`` extra rings of wall around the tank, so that any
+fish's view window is a fixed set of flat offsets and never needs bounds checks. Cells are
+addressed by their flat index in the padded grid; :meth:`Water.xy` converts back to tank
+coordinates (origin top-left, x to the right, y down).
+
+Integers only; the only randomness is the world's ``numpy.random.Generator`` passed in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import Config, hundredths
+
+WATER, GLASS, PLANT, ROCK, OFFGRID = 0, 1, 2, 3, 4
+NO_FOOD = -1
+
+
+class Water:
+    """Static terrain plus the food field of one tank.
+
+    Attributes:
+        width, height: tank size in cells, glass included.
+        pad: rings of off-grid wall around the tank (= perception radius).
+        pw: padded row length; a move north is ``-pw``.
+        terrain: padded flat ``uint8`` terrain codes.
+        blocked: padded flat bool, True where no fish may be.
+        food_born: padded flat ``int32``, the tick a food item spawned, or ``NO_FOOD``.
+    """
+
+    def __init__(self, cfg: Config, rng: np.random.Generator):
+        w, h, m = cfg.world.width, cfg.world.height, cfg.world.wall_margin
+        self.width, self.height, self.margin = w, h, m
+        self.pad = p = cfg.perception.radius
+        self.pw, self.ph = w + 2 * p, h + 2 * p
+        self.food_energy = hundredths(cfg.food.energy)
+        self.rot_ticks = cfg.food.rot_ticks
+        self.spawn_rate = cfg.food.spawn_rate
+
+        tank = np.full((h, w), WATER, np.uint8)
+        tank[:m, :] = tank[-m:, :] = GLASS
+        tank[:, :m] = tank[:, -m:] = GLASS
+        _grow_plants(tank, m, cfg.world.plant_patches, cfg.world.plant_height, rng)
+        _place_rocks(tank, m, cfg.world.rocks, rng)
+        _seal_pockets(tank)
+
+        padded = np.full((self.ph, self.pw), OFFGRID, np.uint8)
+        padded[p : p + h, p : p + w] = tank
+        self.terrain = padded.ravel()
+        self.terrain.flags.writeable = False
+        self.blocked = self.terrain != WATER
+        self.blocked.flags.writeable = False
+        self.food_born = np.full(self.ph * self.pw, NO_FOOD, np.int32)
+
+        self.open_cells = np.flatnonzero(~self.blocked).astype(np.int32)
+        weights = _open_water_weights(padded, cfg.food.open_water_bias).ravel()[self.open_cells]
+        cdf = np.cumsum(weights, dtype=np.float64)
+        self._spawn_cdf = cdf / cdf[-1]
+
+    # ------------------------------------------------------------ geometry
+
+    def cell(self, x: int | np.ndarray, y: int | np.ndarray):
+        """Tank coordinates → padded flat index."""
+        return (np.asarray(y) + self.pad) * self.pw + (np.asarray(x) + self.pad)
+
+    def xy(self, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Padded flat index → tank coordinates (x, y)."""
+        y, x = np.divmod(np.asarray(cell), self.pw)
+        return x - self.pad, y - self.pad
+
+    def view_offsets(self) -> np.ndarray:
+        """Flat offsets of the (2r+1)² view window, row by row, centre included."""
+        r = self.pad
+        dy, dx = np.mgrid[-r : r + 1, -r : r + 1]
+        return (dy * self.pw + dx).ravel().astype(np.int32)
+
+    def tank_terrain(self) -> np.ndarray:
+        """Unpadded (height, width) terrain codes."""
+        p = self.pad
+        return self.terrain.reshape(self.ph, self.pw)[p : p + self.height, p : p + self.width]
+
+    # ------------------------------------------------------------ food
+
+    def has_food(self) -> np.ndarray:
+        return self.food_born != NO_FOOD
+
+    def food_cells(self) -> np.ndarray:
+        return np.flatnonzero(self.food_born != NO_FOOD)
+
+    def spawn_food(self, rng: np.random.Generator, tick: int) -> int:
+        """Drop new food: Binomial(open cells, spawn_rate) items, placed by open-water weight.
+
+        A draw that lands on a cell already holding food is lost (the cell keeps one item).
+        Returns the number of items that appeared.
+        """
+        n = int(rng.binomial(self.open_cells.size, self.spawn_rate)) if self.spawn_rate else 0
+        if n == 0:
+            return 0
+        picks = self.open_cells[np.searchsorted(self._spawn_cdf, rng.random(n), side="right")]
+        picks = picks[self.food_born[picks] == NO_FOOD]
+        picks = np.unique(picks)
+        self.food_born[picks] = tick
+        return int(picks.size)
+
+    def rot_food(self, tick: int) -> int:
+        """Remove food older than ``rot_ticks``; returns how many rotted."""
+        cells = np.flatnonzero((self.food_born != NO_FOOD) & (self.food_born <= tick - self.rot_ticks))
+        self.food_born[cells] = NO_FOOD
+        return int(cells.size)
+
+    def carrying_capacity(self, fish_drain_per_tick: int) -> float:
+        """How many fish the expected food supply feeds if every item is eaten (see README)."""
+        supply = self.open_cells.size * self.spawn_rate * self.food_energy
+        return supply / fish_drain_per_tick if fish_drain_per_tick else float("inf")
+
+
+# ---------------------------------------------------------------- terrain generation
+
+
+def _grow_plants(tank: np.ndarray, m: int, patches: int, tallest: int, rng: np.random.Generator) -> None:
+    """Plant patches: clumps of stems rising from the floor."""
+    h, w = tank.shape
+    floor = h - m - 1
+    inner_w = w - 2 * m
+    for _ in range(patches):
+        width = int(rng.integers(2, 5))
+        if inner_w <= width + 4:
+            return
+        x0 = int(rng.integers(m + 2, w - m - 2 - width + 1))
+        for x in range(x0, x0 + width):
+            stem = int(rng.integers(max(1, tallest // 3), tallest + 1))
+            top = max(m + 2, floor - stem + 1)
+            tank[top : floor + 1, x] = PLANT
+
+
+def _place_rocks(tank: np.ndarray, m: int, rocks: int, rng: np.random.Generator) -> None:
+    """Rocks: small rough blobs anywhere in the open water."""
+    h, w = tank.shape
+    if w - 2 * m < 10 or h - 2 * m < 10:
+        return
+    for _ in range(rocks):
+        cx = int(rng.integers(m + 3, w - m - 3))
+        cy = int(rng.integers(m + 3, h - m - 3))
+        radius = int(rng.integers(1, 3))
+        for dy in range(-radius, radius + 1):
+            for dx in range(-radius, radius + 1):
+                if dx * dx + dy * dy <= radius * radius + int(rng.integers(0, 2)):
+                    if tank[cy + dy, cx + dx] == WATER:
+                        tank[cy + dy, cx + dx] = ROCK
+
+
+def _seal_pockets(tank: np.ndarray) -> None:
+    """Fill water cut off from the main body (a fish born there could never leave)."""
+    water = tank == WATER
+    label = np.zeros(tank.shape, np.int32)
+    sizes = []
+    h, w = tank.shape
+    for start in zip(*np.nonzero(water)):
+        if label[start]:
+            continue
+        sizes.append(0)
+        lab = len(sizes)
+        stack = [start]
+        label[start] = lab
+        while stack:
+            y, x = stack.pop()
+            sizes[-1] += 1
+            for ny, nx in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
+                if 0 <= ny < h and 0 <= nx < w and water[ny, nx] and not label[ny, nx]:
+                    label[ny, nx] = lab
+                    stack.append((ny, nx))
+    if len(sizes) > 1:
+        keep = int(np.argmax(sizes)) + 1
+        tank[(label != keep) & water] = ROCK
+
+
+def _open_water_weights(padded: np.ndarray, bias: float) -> np.ndarray:
+    """Spawn weight per cell: low next to glass/plants/rocks, 1 from three cells away."""
+    obstacle = padded != WATER
+    dist = np.full(padded.shape, 4, np.int8)
+    ring = obstacle.copy()
+    for d in range(1, 4):
+        grown = ring.copy()
+        grown[1:, :] |= ring[:-1, :]
+        grown[:-1, :] |= ring[1:, :]
+        grown[:, 1:] |= ring[:, :-1]
+        grown[:, :-1] |= ring[:, 1:]
+        newly = grown & ~ring
+        dist[newly & (dist == 4)] = d
+        ring = grown
+    openness = (np.minimum(dist, 4) - 1) / 3.0  # 0 next to an obstacle … 1 far away
+    return (1.0 - bias) + bias * openness

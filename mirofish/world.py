@@ -1,0 +1,301 @@
+"""The world: water + fish + arbiter, advanced one tick at a time from a set of intents.
+
+``World`` owns the only random generator of a run and all state that the state hash
+covers. It never imports a brain, pygame or openai, and never reads the clock: the engine
+asks it which fish need a decision, hands it decisions, and calls :meth:`World.step`.
+
+Tick order (DESIGN §3): exhausted fish are made to rest → the arbiter resolves moves and
+meals → food spawns and rots → energy → age → the fish sense their new surroundings,
+remember what happened and raise decision triggers for the next tick.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import arbiter
+from .actions import Action, N_ACTIONS
+from .config import Config, hundredths
+from .fish import memory as mem
+from .fish.memory import ShortMemory, SummaryInput, Summarizer, TemplateSummarizer
+from .fish.perception import Perception, render_view, view_codes
+from .fish.personality import persona_text, sample_traits
+from .rng import make_generator
+from .water import NO_FOOD, Water
+
+# Decision triggers, most urgent first (a request carries the first that applies).
+T_LOW_ENERGY, T_ACTION_FAILED, T_FOOD_ROSE, T_NEIGHBOURS, T_TIMEOUT = range(5)
+TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed", "timeout")
+
+
+@dataclass
+class StepOutcome:
+    """What happened in one tick, per fish (read-only for observers)."""
+
+    tick: int  # the tick that was simulated
+    executed: np.ndarray  # action each fish actually attempted (exhausted → rest)
+    move_outcome: np.ndarray  # arbiter.MOVED / STAYED / BLOCKED / CROWDED / OCCUPIED
+    ate: np.ndarray  # bool
+    food_spawned: int
+    food_rotted: int
+
+    @property
+    def conflicts(self) -> int:
+        mo = self.move_outcome
+        return int(np.count_nonzero((mo == arbiter.CROWDED) | (mo == arbiter.OCCUPIED)))
+
+    @property
+    def moved(self) -> np.ndarray:
+        return self.move_outcome == arbiter.MOVED
+
+
+class School:
+    """All per-fish state as parallel arrays (index = fish id)."""
+
+    def __init__(self, n: int, memory_size: int):
+        self.n = n
+        self.ids = np.arange(n, dtype=np.int64)
+        self.cell = np.zeros(n, np.int64)
+        self.heading = np.zeros(n, np.int8)
+        self.energy = np.zeros(n, np.int32)
+        self.age = np.zeros(n, np.int32)
+        self.intent = np.full(n, Action.REST, np.int8)  # standing intent
+        self.stuck = np.zeros(n, np.int32)
+        self.last_decision = np.zeros(n, np.int32)
+        self.food_seen = np.zeros(n, np.int16)  # food count in view after the last tick
+        self.neighbours = np.zeros(n, np.int16)  # other fish in view after the last tick
+        self.failed = np.zeros(n, bool)  # last attempted action failed
+        self.food_rose = np.zeros(n, bool)  # more food in view than a tick before
+        self.neighbours_changed = np.zeros(n, bool)
+        self.traits = np.zeros((n, 5), np.int16)
+        self.persona: list[str] = []
+        self.memory = ShortMemory(n, memory_size)
+        self.summaries: list[list[str]] = [[] for _ in range(n)]
+        # Counters for reports and summaries.
+        self.action_counts = np.zeros((n, N_ACTIONS), np.int32)
+        self.eats = np.zeros(n, np.int32)
+        self.refusals = np.zeros(n, np.int32)
+        self.moves = np.zeros(n, np.int32)
+        self.company_ticks = np.zeros(n, np.int32)
+        self.max_stuck = np.zeros(n, np.int32)
+        self.decisions = np.zeros(n, np.int32)
+        # Values at the last summary: tick, eats, refusals, moves, company, energy.
+        self.at_summary = np.zeros((n, 6), np.int64)
+
+    HASHED = ("cell", "heading", "energy", "age", "intent", "stuck", "last_decision", "food_seen",
+              "neighbours", "failed", "food_rose", "neighbours_changed", "traits", "eats", "refusals", "moves", "company_ticks")
+
+
+class World:
+    """One aquarium. ``World(cfg)`` is fully determined by ``cfg`` (including ``cfg.seed``)."""
+
+    def __init__(self, cfg: Config, summarizer: Summarizer | None = None):
+        self.cfg = cfg
+        self.seed = cfg.seed
+        self.rng = make_generator(cfg.seed)
+        self.tick = 0
+        self.summarizer: Summarizer = summarizer or TemplateSummarizer()
+        self.water = w = Water(cfg, self.rng)
+        f = cfg.fish
+        self.max_energy = hundredths(f.max_energy)
+        self.decay, self.move_cost = hundredths(f.decay_per_tick), hundredths(f.move_cost)
+        self.eat_cost, self.rest_gain = hundredths(f.eat_cost), hundredths(f.rest_gain)
+        self.food_energy = hundredths(cfg.food.energy)
+        self.low_line = int(self.max_energy * cfg.triggers.low_energy_fraction)
+        self.delta = np.array([-w.pw, w.pw, -1, 1], np.int64)
+        self.eat_offsets = np.array([0, -w.pw, w.pw, -1, 1], np.int64)
+        self.window = w.view_offsets().astype(np.int64)
+        self.occupant = np.full(w.terrain.size, -1, np.int64)
+
+        n = f.count
+        if n > w.open_cells.size:
+            raise ValueError(f"{n} fish do not fit in {w.open_cells.size} open cells")
+        self.school = s = School(n, cfg.memory.short_size)
+        s.cell[:] = self.rng.choice(w.open_cells, size=n, replace=False)
+        s.heading[:] = self.rng.integers(0, 4, n)
+        lo, hi = hundredths(f.start_energy_min), hundredths(f.start_energy_max)
+        s.energy[:] = self.rng.integers(lo, hi + 1, n)
+        s.age[:] = self.rng.integers(0, f.start_age_max + 1, n)
+        s.traits[:] = sample_traits(self.rng, n)
+        s.persona = [persona_text(t) for t in s.traits]
+        s.last_decision[:] = -cfg.triggers.hard_timeout  # everyone decides at tick 0
+        s.at_summary[:, 5] = s.energy
+        self.occupant[s.cell] = s.ids
+        s.food_seen[:], s.neighbours[:] = self._sense()
+
+    # ------------------------------------------------------------ perception
+
+    def _sense(self) -> tuple[np.ndarray, np.ndarray]:
+        """Food and other fish in each fish's view window."""
+        win = self.school.cell[:, None] + self.window[None, :]
+        food = np.count_nonzero(self.water.food_born[win] != NO_FOOD, axis=1)
+        fish = np.count_nonzero(self.occupant[win] >= 0, axis=1) - 1
+        return food, fish
+
+    def view_codes(self, fish: np.ndarray) -> np.ndarray:
+        """``(k, side²)`` view codes for the given fish (see :mod:`mirofish.fish.perception`)."""
+        win = self.school.cell[fish, None] + self.window[None, :]
+        return view_codes(self.water.blocked, self.water.food_born != NO_FOOD, self.occupant >= 0, win)
+
+    def perceive(self, i: int, codes: np.ndarray | None = None) -> Perception:
+        """Fish ``i``'s complete perception (the only input any brain gets)."""
+        s = self.school
+        if codes is None:
+            codes = self.view_codes(np.array([i]))[0]
+        return Perception(
+            tick=self.tick, view=render_view(codes), food_here=bool(self.water.food_born[s.cell[i]] != NO_FOOD),
+            energy=int(s.energy[i]), max_energy=self.max_energy, age=int(s.age[i]),
+            memories=tuple(s.memory.lines(i)), summaries=tuple(s.summaries[i]),
+        )
+
+    # ------------------------------------------------------------ decisions
+
+    def triggers(self) -> np.ndarray:
+        """Per fish: the trigger code asking for a decision this tick, or -1 (keep the standing intent)."""
+        s, t = self.school, self.cfg.triggers
+        out = np.full(s.n, -1, np.int8)
+        out[self.tick - s.last_decision >= t.hard_timeout] = T_TIMEOUT
+        if t.neighbours_changed:
+            out[s.neighbours_changed] = T_NEIGHBOURS
+        if t.food_rose:
+            out[s.food_rose] = T_FOOD_ROSE
+        if t.action_failed:
+            out[s.failed] = T_ACTION_FAILED
+        out[s.energy < self.low_line] = T_LOW_ENERGY
+        return out
+
+    def apply_decisions(self, fish: np.ndarray, actions: np.ndarray) -> None:
+        """Make decided actions the fish's standing intents, from this tick on."""
+        s = self.school
+        s.intent[fish] = actions
+        s.last_decision[fish] = self.tick
+        s.decisions[fish] += 1
+
+    # ------------------------------------------------------------ the tick
+
+    def step(self) -> StepOutcome:
+        """Advance one tick using every fish's standing intent."""
+        s, w, t = self.school, self.water, self.tick
+        n = s.n
+        executed = s.intent.copy()
+        executed[s.energy <= 0] = Action.REST
+
+        cfg_a = self.cfg.arbiter
+        score = arbiter.priority(s.age, s.energy, self.max_energy, age_weight=cfg_a.age_weight,
+                                 energy_weight=cfg_a.energy_weight, age_cap=cfg_a.age_cap)
+        tie = arbiter.tie_break(t, s.ids)
+
+        moving = executed < 4
+        targets = s.cell + self.delta[np.minimum(executed, 3)]
+        outcome = arbiter.resolve_moves(s.cell, targets, moving, w.blocked, self.occupant, score, tie)
+        has_food = w.food_born != NO_FOOD
+        eaters, eat_result, eaten = arbiter.resolve_eats(s.cell, executed == Action.EAT, has_food,
+                                                         self.eat_offsets, score, tie)
+
+        moved = np.flatnonzero(outcome == arbiter.MOVED)
+        if moved.size:
+            self.occupant[s.cell[moved]] = -1
+            s.cell[moved] = targets[moved]
+            self.occupant[s.cell[moved]] = moved
+            s.heading[moved] = executed[moved]
+        w.food_born[eaten] = NO_FOOD
+
+        spawned = w.spawn_food(self.rng, t)
+        rotted = w.rot_food(t)
+
+        ate_mask = np.zeros(n, bool)
+        ate_mask[eaters[eat_result == arbiter.ATE]] = True
+        e = s.energy - self.decay
+        e[moved] -= self.move_cost
+        e[ate_mask] += self.food_energy - self.eat_cost
+        e[executed == Action.REST] += self.rest_gain
+        before = s.energy
+        s.energy = np.clip(e, 0, self.max_energy).astype(np.int32)
+        s.age += 1
+
+        # Bookkeeping and memories.
+        refused = (outcome == arbiter.CROWDED) | (outcome == arbiter.OCCUPIED)
+        bumped = outcome == arbiter.BLOCKED
+        stuck = refused | bumped
+        s.stuck[stuck] += 1
+        s.stuck[moved] = 0
+        np.maximum(s.max_stuck, s.stuck, out=s.max_stuck)
+        s.action_counts[s.ids, executed] += 1
+        s.moves[moved] += 1
+        s.refusals[stuck] += 1
+        s.eats[ate_mask] += 1
+        failed = stuck.copy()
+        failed[eaters[eat_result != arbiter.ATE]] = True
+        s.failed = failed
+
+        m = s.memory
+        m.record(np.flatnonzero((before > 0) & (s.energy == 0)), t, mem.EXHAUSTED)
+        idx = np.flatnonzero(refused)
+        m.record(idx, t, mem.REFUSED, executed[idx])
+        idx = np.flatnonzero(bumped)
+        m.record(idx, t, mem.BLOCKED, executed[idx])
+        idx = np.flatnonzero(ate_mask)
+        m.record(idx, t, mem.ATE, s.energy[idx] // 100)
+        m.record(eaters[eat_result == arbiter.TAKEN], t, mem.FOOD_TAKEN)
+        m.record(eaters[eat_result == arbiter.NO_FOOD], t, mem.NOTHING_TO_EAT)
+        crossed = np.flatnonzero((before >= self.low_line) & (s.energy < self.low_line))
+        m.record(crossed, t, mem.LOW_ENERGY, s.energy[crossed] // 100)
+
+        food_seen, neighbours = self._sense()
+        s.food_rose = food_seen > s.food_seen
+        s.neighbours_changed = neighbours != s.neighbours
+        idx = np.flatnonzero(s.food_rose)
+        m.record(idx, t, mem.FOOD_SEEN, food_seen[idx])
+        idx = np.flatnonzero(s.neighbours_changed)
+        m.record(idx, t, mem.NEIGHBOURS, neighbours[idx])
+        s.food_seen, s.neighbours = food_seen.astype(np.int16), neighbours.astype(np.int16)
+        s.company_ticks[neighbours > 0] += 1
+
+        self.tick = t + 1
+        self._summarize()
+        return StepOutcome(t, executed, outcome, ate_mask, spawned, rotted)
+
+    def _summarize(self) -> None:
+        """Write long-term summaries for the fish whose turn it is (staggered by id)."""
+        s, c = self.school, self.cfg.memory
+        due = np.flatnonzero(((self.tick + s.ids) % c.summary_every == 0)
+                             & (np.minimum(s.memory.count, s.memory.size) >= c.summary_anchors)
+                             & (s.memory.count > s.at_summary[:, 0]))
+        if due.size == 0:
+            return
+        for i in due.tolist():
+            prev = s.at_summary[i]
+            anchors = s.memory.lines(i)[-c.summary_anchors:]
+            item = SummaryInput(
+                fish=i, tick=self.tick, since=int(max(0, self.tick - c.summary_every)),
+                ate=int(s.eats[i] - prev[1]), refused=int(s.refusals[i] - prev[2]), moves=int(s.moves[i] - prev[3]),
+                company=int(s.company_ticks[i] - prev[4]), energy_from=int(prev[5]) // 100,
+                energy_to=int(s.energy[i]) // 100, anchors=anchors,
+            )
+            s.summaries[i] = (s.summaries[i] + [self.summarizer.summarize(item)])[-c.summaries_kept:]
+        s.at_summary[due] = np.stack([s.memory.count[due], s.eats[due], s.refusals[due], s.moves[due],
+                                      s.company_ticks[due], s.energy[due]], axis=1)
+
+    # ------------------------------------------------------------ hashing
+
+    def state_hash(self) -> str:
+        """A digest of everything that decides the future: fish, food, memories, tick, RNG state."""
+        h = hashlib.blake2b(digest_size=16)
+        s = self.school
+        h.update(np.int64(self.tick).tobytes())
+        for name in School.HASHED:
+            h.update(np.ascontiguousarray(getattr(s, name)).tobytes())
+        h.update(s.memory.tick.tobytes())
+        h.update(s.memory.code.tobytes())
+        h.update(s.memory.arg.tobytes())
+        h.update(s.memory.count.tobytes())
+        h.update(self.water.food_born.tobytes())
+        st = self.rng.bit_generator.state["state"]
+        h.update(f"{st['state']}:{st['inc']}".encode())
+        return h.hexdigest()
+
+    def low_energy_count(self) -> int:
+        return int(np.count_nonzero(self.school.energy < hundredths(self.cfg.fish.low_energy)))
