@@ -85,11 +85,14 @@ class FishConfig(_Section):
     move_cost: float = Field(0.3, ge=0)
     eat_cost: float = Field(0.1, ge=0)
     rest_gain: float = Field(0.2, ge=0)
+    rest_ceiling: float = Field(
+        10.0, ge=0, description="rest recovers energy only below this: it revives, it does not feed"
+    )
     low_energy: float = Field(20.0, ge=0, description="'low energy' line used in reports")
 
     @field_validator(
         "max_energy", "start_energy_min", "start_energy_max", "decay_per_tick",
-        "move_cost", "eat_cost", "rest_gain", "low_energy",
+        "move_cost", "eat_cost", "rest_gain", "rest_ceiling", "low_energy",
     )
     @classmethod
     def _check_energy(cls, v: float) -> float:
@@ -135,14 +138,17 @@ class InstinctConfig(_Section):
     """Weights of the embedded brain's utilities (tendencies, scaled by personality)."""
 
     temperature: float = Field(0.35, gt=0, le=10)
-    food: float = Field(3.0, ge=0)
+    food: float = Field(6.0, ge=0)
     eat: float = Field(4.0, ge=0)
-    social: float = Field(1.6, ge=0)
-    crowd: float = Field(0.9, ge=0)
+    social: float = Field(8.0, ge=0)
+    cohesion: float = Field(5.0, ge=0, description="weight of losing sight of the fish in view, relative to social")
+    crowd: float = Field(2.0, ge=0)
     wall: float = Field(0.5, ge=0)
     open_water: float = Field(1.0, ge=0)
     persistence: float = Field(0.7, ge=0)
-    rest: float = Field(0.4, ge=0)
+    refused: float = Field(3.0, ge=0, description="aversion to retrying a move refused a tick ago")
+    rest: float = Field(0.6, ge=0)
+    company: float = Field(1.0, ge=0, description="how much company makes resting appeal")
 
 
 class BrainConfig(_Section):

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import arbiter
 from .brains.base import DecisionBatch, DecisionSource, RequestBatch
-from .fish import memory as mem
+from .fish.memory import recent_refusals
 from .observe.metrics import Metrics
 from .snapshot import Snapshot, take
 from .world import World
@@ -112,16 +112,13 @@ class Engine:
         need = np.flatnonzero((trig >= 0) & ~self.pending)
         if need.size == 0:
             return 0
-        m = s.memory
-        last = (m.count[need] - 1) % m.size
-        code, when = m.code[need, last], m.tick[need, last]
-        failed_move = ((code == mem.REFUSED) | (code == mem.BLOCKED)) & (when == w.tick - 1) & (m.count[need] > 0)
+        refused = recent_refusals(s.memory, need, w.tick, within=3)
         now = self.clock()
         batch = RequestBatch(
             tick=w.tick, fish=need, triggers=trig[need], codes=w.view_codes(need), energy=s.energy[need],
             max_energy=w.max_energy, heading=s.heading[need], traits=s.traits[need],
             food_here=w.water.food_born[s.cell[need]] >= 0,
-            failed_dir=np.where(failed_move, m.arg[need, last], -1).astype(np.int8), queued_at=now,
+            refused=refused, queued_at=now,
         )
         if self.source.wants_perceptions:
             batch.perceptions = [w.perceive(int(i), c) for i, c in zip(need, batch.codes)]

@@ -103,6 +103,7 @@ class World:
         self.max_energy = hundredths(f.max_energy)
         self.decay, self.move_cost = hundredths(f.decay_per_tick), hundredths(f.move_cost)
         self.eat_cost, self.rest_gain = hundredths(f.eat_cost), hundredths(f.rest_gain)
+        self.rest_ceiling = hundredths(f.rest_ceiling)
         self.food_energy = hundredths(cfg.food.energy)
         self.low_line = int(self.max_energy * cfg.triggers.low_energy_fraction)
         self.delta = np.array([-w.pw, w.pw, -1, 1], np.int64)
@@ -211,7 +212,7 @@ class World:
         e = s.energy - self.decay
         e[moved] -= self.move_cost
         e[ate_mask] += self.food_energy - self.eat_cost
-        e[executed == Action.REST] += self.rest_gain
+        e[(executed == Action.REST) & (s.energy < self.rest_ceiling)] += self.rest_gain
         before = s.energy
         s.energy = np.clip(e, 0, self.max_energy).astype(np.int32)
         s.age += 1

@@ -43,7 +43,7 @@ class RequestBatch:
     heading: np.ndarray
     traits: np.ndarray
     food_here: np.ndarray
-    failed_dir: np.ndarray  # direction of a move refused/blocked last tick, or -1
+    refused: np.ndarray  # (k, 4) bool: directions refused or blocked in the last few ticks (from memory)
     queued_at: float = 0.0
     perceptions: list[Perception] | None = None
     personas: list[str] | None = None

@@ -28,22 +28,34 @@ from .base import TIER_INDEX, DecisionBatch, InlineSource, RequestBatch
 _NEG = -1e9
 
 
-def _kernels(radius: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Direction kernels over the flat view: 'ahead' weights, target-neighbourhood, target index."""
+def _kernels(radius: int) -> tuple[np.ndarray, ...]:
+    """Direction kernels over the flat view, per move direction.
+
+    ``ahead``: cells the move brings closer, weighted 1/distance; ``food_ahead``: the same
+    without the four adjacent cells; ``around``: the target
+    cell's neighbours; ``leaving``: cells that drop out of view after the move;
+    ``target``: the target cell's index.
+    """
     side = 2 * radius + 1
     dy, dx = np.mgrid[-radius : radius + 1, -radius : radius + 1]
     dx, dy = dx.ravel(), dy.ravel()
     dist = np.abs(dx) + np.abs(dy)
     ahead = np.zeros((4, side * side))
     around = np.zeros((4, side * side))
+    leaving = np.zeros((4, side * side))
+    food_ahead = np.zeros((4, side * side))
     target = np.zeros(4, np.int64)
     for d, (mx, my) in enumerate(MOVE_DXDY):
         closer = (np.abs(dx - mx) + np.abs(dy - my)) < dist
+        # Food beside the fish is eaten from where it is, so only cells two or more steps
+        # away pull (otherwise the fish would swim onto food and past it).
         ahead[d] = np.where(closer, 1.0 / np.maximum(dist, 1), 0.0)
+        food_ahead[d] = np.where(closer & (dist >= 2), 1.0 / np.maximum(dist, 1), 0.0)
+        leaving[d] = (np.maximum(np.abs(dx - mx), np.abs(dy - my)) > radius).astype(float)
         cheb = np.maximum(np.abs(dx - mx), np.abs(dy - my))
         around[d] = ((cheb == 1) & (dist > 0)).astype(float)
         target[d] = (radius + my) * side + (radius + mx)
-    return ahead, around, target
+    return ahead, food_ahead, around, leaving, target
 
 
 class InstinctBrain(InlineSource):
@@ -54,7 +66,7 @@ class InstinctBrain(InlineSource):
     def __init__(self, cfg: InstinctConfig, seed: int, radius: int = 2, tier: str = "instinct"):
         super().__init__(self.decide)
         self.cfg, self.seed, self.tier = cfg, seed, TIER_INDEX[tier]
-        self.ahead, self.around, self.target = _kernels(radius)
+        self.ahead, self.food_ahead, self.around, self.leaving, self.target = _kernels(radius)
         self._ahead_norm = self.ahead.sum(axis=1)
         centre = (2 * radius + 1) ** 2 // 2
         side = 2 * radius + 1
@@ -69,35 +81,41 @@ class InstinctBrain(InlineSource):
         wall = (w == V_WALL).astype(np.float64)
         water = (w == V_WATER).astype(np.float64)
         soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
-        hunger = 1.0 - b.energy / b.max_energy
+        # Hunger is felt below 80 % of max energy and grows to 1 at empty.
+        hunger = np.clip(1.0 - b.energy / (0.8 * b.max_energy), 0.0, 1.0)
 
-        food_pull = food @ self.ahead.T
-        fish_pull = fish @ self.ahead.T
+        food_pull = food @ self.food_ahead.T
+        fish_pull = fish @ self.food_ahead.T  # toward fish two or more cells away, not into contact
         wall_pull = wall @ self.ahead.T
         openness = (water @ self.ahead.T) / self._ahead_norm
         crowd = fish @ self.around.T
-        neighbours = fish.sum(axis=1)
+        visible = fish.sum(axis=1)
+        # Share of the fish in view this move would lose sight of (1 = it would be alone).
+        lost = (fish @ self.leaving.T) / np.maximum(visible, 1.0)[:, None]
+        company = np.minimum(visible, 3.0) / 3.0
 
+        # Company matters less the hungrier a fish is: hunger sends it foraging.
+        # Repeated refusals (remembered) cool the urge to push toward the others.
+        social = c.social * soc * np.maximum(1.0 - 1.5 * hunger, 0.0) / (1.0 + b.refused.sum(axis=1))
         u = np.empty((len(b), 6))
         u[:, :4] = (
             c.food * (0.4 + app)[:, None] * (0.2 + hunger)[:, None] * food_pull
-            + c.social * soc[:, None] * fish_pull
+            + social[:, None] * (fish_pull - c.cohesion * lost)
             - c.crowd * (0.3 + cau)[:, None] * np.maximum(crowd - 1.0, 0.0)
             - c.wall * (0.3 + cau)[:, None] * wall_pull
-            + c.open_water * (0.3 + cur)[:, None] * openness
+            + c.open_water * ((0.3 + cur + hunger) * (1.0 - 0.6 * company))[:, None] * openness
         )
-        u[np.arange(len(b)), b.heading.astype(np.int64)] += c.persistence
-        has_failed = b.failed_dir >= 0
-        u[np.flatnonzero(has_failed), b.failed_dir[has_failed].astype(np.int64)] -= c.persistence * 2
+        # Alone, a fish holds its course; in company it turns more readily (it patrols).
+        u[np.arange(len(b)), b.heading.astype(np.int64)] += c.persistence * (1.0 - 0.7 * company)
+        u[:, :4] -= c.refused * b.refused
         tgt = w[:, self.target]
         u[:, :4][(tgt == V_WALL) | (tgt == V_FISH)] = _NEG
 
         food_close = b.food_here | (w[:, self.adjacent] == V_FOOD).any(axis=1)
         u[:, Action.EAT] = np.where(food_close, c.eat * (0.2 + hunger) * (0.5 + app), _NEG)
-        no_food_seen = food.sum(axis=1) == 0
-        u[:, Action.REST] = c.rest * (
-            calm - 0.5 + soc * np.minimum(neighbours, 3) / 3 + 0.5 * calm * no_food_seen
-        ) - 2.0 * c.rest * np.maximum(hunger - 0.5, 0.0)
+        # Resting appeals to calm fish, a little more in company ("steadier near others" —
+        # a tendency, not a rule about where to stay), and less the hungrier they are.
+        u[:, Action.REST] = c.rest * (calm + c.company * soc * company - 0.8 - 2.0 * hunger)
         return u
 
     def decide(self, b: RequestBatch) -> DecisionBatch:
