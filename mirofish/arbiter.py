@@ -3,7 +3,7 @@
 Rules, all deterministic and independent of fish ids or array order:
 
 * **Priority.** ``age_weight·min(age, age_cap)/age_cap + energy_weight·energy/max_energy``
-  (integer per-mille); equal scores are broken by ``mix64(tick, fish id)``, so the
+  (integer per-mille); equal scores are broken by a hash of (tick, fish id), so the
   winner of a tie changes from tick to tick and never favours one id.
 * **Glass, plants, rocks.** A move into an obstacle is *blocked*: the fish stays.
 * **Several fish, one target cell.** The highest priority wins the cell; the others are
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rng import mix64
+from .rng import at_tick
 
 MOVED, STAYED, BLOCKED, CROWDED, OCCUPIED = 0, 1, 2, 3, 4
 ATE, NO_FOOD, TAKEN = 0, 1, 2
@@ -37,9 +37,9 @@ def priority(age: np.ndarray, energy: np.ndarray, max_energy: int, *, age_weight
     return age_weight * a + energy_weight * e
 
 
-def tie_break(tick: int, ids: np.ndarray) -> np.ndarray:
-    """Per-fish tie-break key for this tick (higher wins)."""
-    return mix64(tick, ids)
+def tie_break(tick: int, id_keys: np.ndarray) -> np.ndarray:
+    """Per-fish tie-break key for this tick (higher wins); ``id_keys`` = ``mix64(seed, id)``."""
+    return at_tick(id_keys, tick)
 
 
 def _ranked(keys_cell: np.ndarray, score: np.ndarray, tie: np.ndarray) -> np.ndarray:

@@ -141,7 +141,7 @@ class InstinctConfig(_Section):
     food: float = Field(6.0, ge=0)
     eat: float = Field(4.0, ge=0)
     social: float = Field(8.0, ge=0)
-    cohesion: float = Field(5.0, ge=0, description="weight of losing sight of the fish in view, relative to social")
+    cohesion: float = Field(6.0, ge=0, description="weight of losing sight of the fish in view, relative to social")
     crowd: float = Field(2.0, ge=0)
     wall: float = Field(0.5, ge=0)
     open_water: float = Field(1.0, ge=0)
@@ -167,7 +167,7 @@ class EngineConfig(_Section):
 class MetricsConfig(_Section):
     window: int = Field(100, ge=1, description="ticks in the action-entropy / conflict window")
     schooling_window: int = Field(20, ge=1)
-    collective_every: int = Field(5, ge=1, description="polarization etc. every N ticks")
+    collective_every: int = Field(10, ge=1, description="polarization etc. every N ticks")
     heartbeat_ticks: int = Field(20, ge=1)
     fallback_alert: float = Field(0.2, ge=0, le=1)
     hotspot_cell: int = Field(8, ge=1, description="side of a stuck hot-spot square, in cells")

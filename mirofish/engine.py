@@ -112,7 +112,7 @@ class Engine:
         need = np.flatnonzero((trig >= 0) & ~self.pending)
         if need.size == 0:
             return 0
-        refused = recent_refusals(s.memory, need, w.tick, within=3)
+        refused = recent_refusals(s.memory, need, w.tick, within=w.cfg.triggers.hard_timeout)
         now = self.clock()
         batch = RequestBatch(
             tick=w.tick, fish=need, triggers=trig[need], codes=w.view_codes(need), energy=s.energy[need],

@@ -28,14 +28,36 @@ def _splitmix(z: np.ndarray) -> np.ndarray:
 
 
 def mix64(*keys) -> np.ndarray:
-    """Hash integers (scalars or arrays, broadcast) to uint64 with splitmix64 chaining."""
+    """Hash integers (scalars or arrays, broadcast) to uint64: each key is folded in and mixed."""
     with np.errstate(over="ignore"):
-        acc = np.zeros(np.broadcast(*[np.asarray(k) for k in keys]).shape, np.uint64)
+        acc = np.uint64(0)
         for k in keys:
-            acc = _splitmix((acc + _GOLDEN) ^ np.asarray(k).astype(np.int64).astype(np.uint64))
-        return acc
+            acc = _splitmix((acc + _GOLDEN) ^ np.asarray(k, dtype=np.int64).astype(np.uint64))
+        return np.asarray(acc, dtype=np.uint64)
 
 
-def unit_float(*keys) -> np.ndarray:
-    """A float in [0, 1) per key tuple (53 bits of :func:`mix64`)."""
-    return (mix64(*keys) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+def at_tick(keys: np.ndarray, tick: int) -> np.ndarray:
+    """Per-key hash for one tick: ``keys`` come from :func:`mix64` once, this costs one round.
+
+    (Array arithmetic wraps silently; only the scalar product is done in Python.)
+    """
+    return _splitmix(keys ^ np.uint64((tick * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF))
+
+
+def to_unit(h: np.ndarray) -> np.ndarray:
+    """uint64 hashes → floats in [0, 1) (53 bits)."""
+    return (h >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+class KeyTable:
+    """Per-id keys ``mix64(salt, id)``, computed once and grown on demand."""
+
+    def __init__(self, salt: int):
+        self.salt = salt
+        self.keys = np.zeros(0, np.uint64)
+
+    def __getitem__(self, ids: np.ndarray) -> np.ndarray:
+        top = int(ids.max()) + 1 if ids.size else 0
+        if top > self.keys.size:
+            self.keys = mix64(self.salt, np.arange(max(top, 2 * self.keys.size)))
+        return self.keys[ids]

@@ -38,7 +38,9 @@ class FishSnapshot(BaseModel):
     memory: list[tuple[int, int, int]]  # raw (tick, code, arg), oldest first
     memory_count: int
     short_memory: list[str]  # the same events as text, ``t{tick} {event}``
-    summaries: list[str]
+    summaries: list[str]  # long-term memory as text, oldest first
+    long_memory: list[list[int]]  # the same as numeric records (see fish.memory.LongMemory)
+    long_memory_count: int
     food_seen: int
     neighbours: int
     failed: bool
@@ -78,7 +80,8 @@ def take(world: World, metrics: dict | None = None) -> Snapshot:
             last_decision_tick=int(s.last_decision[i]),
             traits={k: int(v) for k, v in zip(TRAITS, s.traits[i])}, persona=s.persona[i],
             memory=s.memory.raw(i), memory_count=int(s.memory.count[i]), short_memory=s.memory.lines(i),
-            summaries=list(s.summaries[i]), food_seen=int(s.food_seen[i]), neighbours=int(s.neighbours[i]),
+            summaries=world.summaries(i), long_memory=[r.tolist() for _, r in s.long_memory.rows(i)],
+            long_memory_count=int(s.long_memory.count[i]), food_seen=int(s.food_seen[i]), neighbours=int(s.neighbours[i]),
             failed=bool(s.failed[i]), food_rose=bool(s.food_rose[i]), neighbours_changed=bool(s.neighbours_changed[i]),
             counters={"actions": [int(v) for v in s.action_counts[i]], "eats": int(s.eats[i]),
                       "refusals": int(s.refusals[i]), "moves": int(s.moves[i]),
@@ -125,7 +128,7 @@ def restore(cfg: Config, snap: Snapshot) -> World:
         s.traits[i] = [f.traits[k] for k in TRAITS]
         s.persona[i] = f.persona
         s.memory.load(i, f.memory, f.memory_count)
-        s.summaries[i] = list(f.summaries)
+        s.long_memory.load(i, f.long_memory, f.long_memory_count)
         s.food_seen[i], s.neighbours[i] = f.food_seen, f.neighbours
         s.failed[i], s.food_rose[i], s.neighbours_changed[i] = f.failed, f.food_rose, f.neighbours_changed
         c = f.counters

@@ -18,15 +18,18 @@ import numpy as np
 
 from . import arbiter
 from .actions import Action, N_ACTIONS
-from .config import Config, hundredths
+from .config import Config, MemoryConfig, hundredths
 from .fish import memory as mem
-from .fish.memory import ShortMemory, SummaryInput, Summarizer, TemplateSummarizer
+from .fish.memory import LongMemory, ShortMemory, Summarizer, TemplateSummarizer
 from .fish.perception import Perception, render_view, view_codes
 from .fish.personality import persona_text, sample_traits
-from .rng import make_generator
+from .rng import make_generator, mix64
 from .water import NO_FOOD, Water
 
 # Decision triggers, most urgent first (a request carries the first that applies).
+EVENT_ORDER = np.array([mem.EXHAUSTED, mem.REFUSED, mem.BLOCKED, mem.ATE, mem.FOOD_TAKEN, mem.NOTHING_TO_EAT,
+                        mem.LOW_ENERGY, mem.FOOD_SEEN, mem.NEIGHBOURS], np.int8)
+
 T_LOW_ENERGY, T_ACTION_FAILED, T_FOOD_ROSE, T_NEIGHBOURS, T_TIMEOUT = range(5)
 TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed", "timeout")
 
@@ -55,7 +58,7 @@ class StepOutcome:
 class School:
     """All per-fish state as parallel arrays (index = fish id)."""
 
-    def __init__(self, n: int, memory_size: int):
+    def __init__(self, n: int, cfg_memory: MemoryConfig):
         self.n = n
         self.ids = np.arange(n, dtype=np.int64)
         self.cell = np.zeros(n, np.int64)
@@ -72,8 +75,8 @@ class School:
         self.neighbours_changed = np.zeros(n, bool)
         self.traits = np.zeros((n, 5), np.int16)
         self.persona: list[str] = []
-        self.memory = ShortMemory(n, memory_size)
-        self.summaries: list[list[str]] = [[] for _ in range(n)]
+        self.memory = ShortMemory(n, cfg_memory.short_size)
+        self.long_memory = LongMemory(n, cfg_memory.summaries_kept, cfg_memory.summary_anchors)
         # Counters for reports and summaries.
         self.action_counts = np.zeros((n, N_ACTIONS), np.int32)
         self.eats = np.zeros(n, np.int32)
@@ -114,7 +117,7 @@ class World:
         n = f.count
         if n > w.open_cells.size:
             raise ValueError(f"{n} fish do not fit in {w.open_cells.size} open cells")
-        self.school = s = School(n, cfg.memory.short_size)
+        self.school = s = School(n, cfg.memory)
         s.cell[:] = self.rng.choice(w.open_cells, size=n, replace=False)
         s.heading[:] = self.rng.integers(0, 4, n)
         lo, hi = hundredths(f.start_energy_min), hundredths(f.start_energy_max)
@@ -125,16 +128,18 @@ class World:
         s.last_decision[:] = -cfg.triggers.hard_timeout  # everyone decides at tick 0
         s.at_summary[:, 5] = s.energy
         self.occupant[s.cell] = s.ids
-        s.food_seen[:], s.neighbours[:] = self._sense()
+        self._id_keys = mix64(cfg.seed, s.ids)
+        self._zeros = np.zeros(n, np.int16)
+        s.food_seen, s.neighbours = self._sense()
 
     # ------------------------------------------------------------ perception
 
     def _sense(self) -> tuple[np.ndarray, np.ndarray]:
-        """Food and other fish in each fish's view window."""
-        win = self.school.cell[:, None] + self.window[None, :]
-        food = np.count_nonzero(self.water.food_born[win] != NO_FOOD, axis=1)
-        fish = np.count_nonzero(self.occupant[win] >= 0, axis=1) - 1
-        return food, fish
+        """Food and other fish in each fish's view window (one gather over a packed grid)."""
+        packed = (self.water.food_born != NO_FOOD).astype(np.int16)
+        packed[self.school.cell] += 64  # fish, in the bits above any food count (≤ 49)
+        total = packed[self.school.cell[:, None] + self.window[None, :]].sum(axis=1, dtype=np.int16)
+        return (total & 63), (total >> 6) - 1
 
     def view_codes(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` view codes for the given fish (see :mod:`mirofish.fish.perception`)."""
@@ -149,7 +154,7 @@ class World:
         return Perception(
             tick=self.tick, view=render_view(codes), food_here=bool(self.water.food_born[s.cell[i]] != NO_FOOD),
             energy=int(s.energy[i]), max_energy=self.max_energy, age=int(s.age[i]),
-            memories=tuple(s.memory.lines(i)), summaries=tuple(s.summaries[i]),
+            memories=tuple(s.memory.lines(i)), summaries=tuple(self.summaries(i)),
         )
 
     # ------------------------------------------------------------ decisions
@@ -187,7 +192,7 @@ class World:
         cfg_a = self.cfg.arbiter
         score = arbiter.priority(s.age, s.energy, self.max_energy, age_weight=cfg_a.age_weight,
                                  energy_weight=cfg_a.energy_weight, age_cap=cfg_a.age_cap)
-        tie = arbiter.tie_break(t, s.ids)
+        tie = arbiter.tie_break(t, self._id_keys)
 
         moving = executed < 4
         targets = s.cell + self.delta[np.minimum(executed, 3)]
@@ -214,10 +219,10 @@ class World:
         e[ate_mask] += self.food_energy - self.eat_cost
         e[(executed == Action.REST) & (s.energy < self.rest_ceiling)] += self.rest_gain
         before = s.energy
-        s.energy = np.clip(e, 0, self.max_energy).astype(np.int32)
+        s.energy = np.minimum(np.maximum(e, 0), self.max_energy).astype(np.int32)
         s.age += 1
 
-        # Bookkeeping and memories.
+        # Bookkeeping.
         refused = (outcome == arbiter.CROWDED) | (outcome == arbiter.OCCUPIED)
         bumped = outcome == arbiter.BLOCKED
         stuck = refused | bumped
@@ -228,57 +233,60 @@ class World:
         s.moves[moved] += 1
         s.refusals[stuck] += 1
         s.eats[ate_mask] += 1
-        failed = stuck.copy()
-        failed[eaters[eat_result != arbiter.ATE]] = True
-        s.failed = failed
-
-        m = s.memory
-        m.record(np.flatnonzero((before > 0) & (s.energy == 0)), t, mem.EXHAUSTED)
-        idx = np.flatnonzero(refused)
-        m.record(idx, t, mem.REFUSED, executed[idx])
-        idx = np.flatnonzero(bumped)
-        m.record(idx, t, mem.BLOCKED, executed[idx])
-        idx = np.flatnonzero(ate_mask)
-        m.record(idx, t, mem.ATE, s.energy[idx] // 100)
-        m.record(eaters[eat_result == arbiter.TAKEN], t, mem.FOOD_TAKEN)
-        m.record(eaters[eat_result == arbiter.NO_FOOD], t, mem.NOTHING_TO_EAT)
-        crossed = np.flatnonzero((before >= self.low_line) & (s.energy < self.low_line))
-        m.record(crossed, t, mem.LOW_ENERGY, s.energy[crossed] // 100)
+        taken = np.zeros(n, bool)
+        taken[eaters[eat_result == arbiter.TAKEN]] = True
+        nothing = np.zeros(n, bool)
+        nothing[eaters[eat_result == arbiter.NO_FOOD]] = True
+        s.failed = stuck | taken | nothing
 
         food_seen, neighbours = self._sense()
         s.food_rose = food_seen > s.food_seen
         s.neighbours_changed = neighbours != s.neighbours
-        idx = np.flatnonzero(s.food_rose)
-        m.record(idx, t, mem.FOOD_SEEN, food_seen[idx])
-        idx = np.flatnonzero(s.neighbours_changed)
-        m.record(idx, t, mem.NEIGHBOURS, neighbours[idx])
-        s.food_seen, s.neighbours = food_seen.astype(np.int16), neighbours.astype(np.int16)
+        s.food_seen, s.neighbours = food_seen, neighbours
         s.company_ticks[neighbours > 0] += 1
+
+        # Memories, in this order within a tick (columns of EVENT_ORDER).
+        level = s.energy // 100
+        flags = np.stack([(before > 0) & (s.energy == 0), refused, bumped, ate_mask, taken, nothing,
+                          (before >= self.low_line) & (s.energy < self.low_line), s.food_rose,
+                          s.neighbours_changed], axis=1)
+        args = np.stack([self._zeros, executed, executed, level, self._zeros, self._zeros, level, food_seen,
+                         neighbours], axis=1)
+        s.memory.record_many(t, flags, EVENT_ORDER, args)
 
         self.tick = t + 1
         self._summarize()
         return StepOutcome(t, executed, outcome, ate_mask, spawned, rotted)
 
     def _summarize(self) -> None:
-        """Write long-term summaries for the fish whose turn it is (staggered by id)."""
-        s, c = self.school, self.cfg.memory
-        due = np.flatnonzero(((self.tick + s.ids) % c.summary_every == 0)
-                             & (np.minimum(s.memory.count, s.memory.size) >= c.summary_anchors)
-                             & (s.memory.count > s.at_summary[:, 0]))
+        """Every ``summary_every`` ticks, write a long-term summary for each fish with news.
+
+        Each record is built from the counters since the last summary plus the newest
+        ``summary_anchors`` raw events, quoted as they are; the persona is not an input.
+        """
+        s, c, m = self.school, self.cfg.memory, self.school.memory
+        if self.tick % c.summary_every:
+            return
+        due = np.flatnonzero((np.minimum(m.count, m.size) >= c.summary_anchors)
+                             & (m.count > s.at_summary[:, 0]))
         if due.size == 0:
             return
-        for i in due.tolist():
-            prev = s.at_summary[i]
-            anchors = s.memory.lines(i)[-c.summary_anchors:]
-            item = SummaryInput(
-                fish=i, tick=self.tick, since=int(max(0, self.tick - c.summary_every)),
-                ate=int(s.eats[i] - prev[1]), refused=int(s.refusals[i] - prev[2]), moves=int(s.moves[i] - prev[3]),
-                company=int(s.company_ticks[i] - prev[4]), energy_from=int(prev[5]) // 100,
-                energy_to=int(s.energy[i]) // 100, anchors=anchors,
-            )
-            s.summaries[i] = (s.summaries[i] + [self.summarizer.summarize(item)])[-c.summaries_kept:]
-        s.at_summary[due] = np.stack([s.memory.count[due], s.eats[due], s.refusals[due], s.moves[due],
+        prev = s.at_summary[due]
+        slots = (m.count[due, None] - np.arange(c.summary_anchors, 0, -1)[None, :]) % m.size
+        rows_idx = due[:, None]
+        anchors = np.stack([m.tick[rows_idx, slots], m.code[rows_idx, slots], m.arg[rows_idx, slots]], axis=2)
+        head = np.stack([
+            np.full(due.size, self.tick), np.full(due.size, max(0, self.tick - c.summary_every)),
+            s.eats[due] - prev[:, 1], s.refusals[due] - prev[:, 2], s.moves[due] - prev[:, 3],
+            s.company_ticks[due] - prev[:, 4], prev[:, 5] // 100, s.energy[due] // 100,
+        ], axis=1)
+        s.long_memory.add(due, np.concatenate([head, anchors.reshape(due.size, -1)], axis=1))
+        s.at_summary[due] = np.stack([m.count[due], s.eats[due], s.refusals[due], s.moves[due],
                                       s.company_ticks[due], s.energy[due]], axis=1)
+
+    def summaries(self, i: int) -> list[str]:
+        """Fish ``i``'s long-term summaries (at most ``summaries_kept``), oldest first."""
+        return self.school.long_memory.summaries(i, self.summarizer)
 
     # ------------------------------------------------------------ hashing
 
@@ -293,6 +301,8 @@ class World:
         h.update(s.memory.code.tobytes())
         h.update(s.memory.arg.tobytes())
         h.update(s.memory.count.tobytes())
+        h.update(s.long_memory.records.tobytes())
+        h.update(s.long_memory.count.tobytes())
         h.update(self.water.food_born.tobytes())
         st = self.rng.bit_generator.state["state"]
         h.update(f"{st['state']}:{st['inc']}".encode())

@@ -43,7 +43,7 @@ class RequestBatch:
     heading: np.ndarray
     traits: np.ndarray
     food_here: np.ndarray
-    refused: np.ndarray  # (k, 4) bool: directions refused or blocked in the last few ticks (from memory)
+    refused: np.ndarray  # (k, 4) bool: directions refused or blocked lately (from memory, hard_timeout ticks)
     queued_at: float = 0.0
     perceptions: list[Perception] | None = None
     personas: list[str] | None = None

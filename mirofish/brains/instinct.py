@@ -10,7 +10,7 @@ personality scales each tendency (seed 003 §3.2, §4.3):
 * caution → keep away from walls and from cells crowded by other fish.
 
 The action is sampled from ``softmax(utility / temperature)`` with a uniform number that is
-a pure function of (seed, tick, fish id), so the same request always gets the same answer.
+a pure function of (seed, fish id, tick), so the same request always gets the same answer.
 Nothing here refers to a group shape: no "if two neighbours then stay" rule. Moves into a
 wall or an occupied cell are impossible (the fish can see both), so it never stares at glass.
 """
@@ -22,7 +22,7 @@ import numpy as np
 from ..actions import MOVE_DXDY, Action
 from ..config import InstinctConfig
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
-from ..rng import unit_float
+from ..rng import KeyTable, at_tick, to_unit
 from .base import TIER_INDEX, DecisionBatch, InlineSource, RequestBatch
 
 _NEG = -1e9
@@ -58,6 +58,36 @@ def _kernels(radius: int) -> tuple[np.ndarray, ...]:
     return ahead, food_ahead, around, leaving, target
 
 
+_CLASSES = np.array([V_WATER, V_WALL, V_FOOD, V_FISH])
+
+
+def _feature_matrix(radius: int) -> np.ndarray:
+    """One matrix turning a one-hot view ``(k, 4 classes × cells)`` into every feature at once.
+
+    Columns: food pull ×4, fish pull ×4, wall pull ×4, openness ×4, crowding at the
+    target ×4, fish lost from view ×4, fish in view, food beside the fish, target
+    blocked ×4 (directions in Action order).
+    """
+    ahead, food_ahead, around, leaving, target = _kernels(radius)
+    cells = ahead.shape[1]
+    side = 2 * radius + 1
+    centre = cells // 2
+    adjacent = [centre - side, centre + side, centre - 1, centre + 1]
+    g = np.zeros((4, cells, 30))
+    water, wall, food, fish = range(4)
+    g[food, :, 0:4] = food_ahead.T
+    g[fish, :, 4:8] = food_ahead.T  # toward fish two or more cells away, not into contact
+    g[wall, :, 8:12] = ahead.T
+    g[water, :, 12:16] = (ahead / ahead.sum(axis=1, keepdims=True)).T
+    g[fish, :, 16:20] = around.T
+    g[fish, :, 20:24] = leaving.T
+    g[fish, :, 24] = 1.0
+    g[food, adjacent, 25] = 1.0
+    for d, cell in enumerate(target):
+        g[wall, cell, 26 + d] = g[fish, cell, 26 + d] = 1.0
+    return g.reshape(4 * cells, 30)
+
+
 class InstinctBrain(InlineSource):
     """The embedded brain; also the fallback tier behind model brains."""
 
@@ -66,53 +96,40 @@ class InstinctBrain(InlineSource):
     def __init__(self, cfg: InstinctConfig, seed: int, radius: int = 2, tier: str = "instinct"):
         super().__init__(self.decide)
         self.cfg, self.seed, self.tier = cfg, seed, TIER_INDEX[tier]
-        self.ahead, self.food_ahead, self.around, self.leaving, self.target = _kernels(radius)
-        self._ahead_norm = self.ahead.sum(axis=1)
-        centre = (2 * radius + 1) ** 2 // 2
-        side = 2 * radius + 1
-        self.adjacent = np.array([centre - side, centre + side, centre - 1, centre + 1])
+        self._features = _feature_matrix(radius)
+        self._keys = KeyTable(seed)
         self.decisions = 0
 
     def utilities(self, b: RequestBatch) -> np.ndarray:
         """``(k, 6)`` utilities in Action order; impossible actions get a huge negative value."""
-        c, w = self.cfg, b.codes
-        food = (w == V_FOOD).astype(np.float64)
-        fish = (w == V_FISH).astype(np.float64)
-        wall = (w == V_WALL).astype(np.float64)
-        water = (w == V_WATER).astype(np.float64)
+        c, k = self.cfg, len(b)
+        onehot = (b.codes[:, None, :] == _CLASSES[None, :, None]).reshape(k, -1)
+        f = onehot.astype(np.float64) @ self._features
+        food_pull, fish_pull, wall_pull, openness, crowd, lost_n = (f[:, i : i + 4] for i in range(0, 24, 4))
+        visible, food_close, blocked = f[:, 24], f[:, 25] > 0, f[:, 26:30] > 0
         soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
         # Hunger is felt below 80 % of max energy and grows to 1 at empty.
-        hunger = np.clip(1.0 - b.energy / (0.8 * b.max_energy), 0.0, 1.0)
-
-        food_pull = food @ self.food_ahead.T
-        fish_pull = fish @ self.food_ahead.T  # toward fish two or more cells away, not into contact
-        wall_pull = wall @ self.ahead.T
-        openness = (water @ self.ahead.T) / self._ahead_norm
-        crowd = fish @ self.around.T
-        visible = fish.sum(axis=1)
-        # Share of the fish in view this move would lose sight of (1 = it would be alone).
-        lost = (fish @ self.leaving.T) / np.maximum(visible, 1.0)[:, None]
+        hunger = np.minimum(np.maximum(1.0 - b.energy / (0.8 * b.max_energy), 0.0), 1.0)
+        # Share of the fish in view a move would lose sight of (1 = it would be alone).
+        lost = lost_n / np.maximum(visible, 1.0)[:, None]
         company = np.minimum(visible, 3.0) / 3.0
 
         # Company matters less the hungrier a fish is: hunger sends it foraging.
         # Repeated refusals (remembered) cool the urge to push toward the others.
         social = c.social * soc * np.maximum(1.0 - 1.5 * hunger, 0.0) / (1.0 + b.refused.sum(axis=1))
-        u = np.empty((len(b), 6))
+        u = np.empty((k, 6))
         u[:, :4] = (
-            c.food * (0.4 + app)[:, None] * (0.2 + hunger)[:, None] * food_pull
+            (c.food * (0.4 + app) * (0.2 + hunger))[:, None] * food_pull
             + social[:, None] * (fish_pull - c.cohesion * lost)
-            - c.crowd * (0.3 + cau)[:, None] * np.maximum(crowd - 1.0, 0.0)
-            - c.wall * (0.3 + cau)[:, None] * wall_pull
-            + c.open_water * ((0.3 + cur + hunger) * (1.0 - 0.6 * company))[:, None] * openness
+            - (c.crowd * (0.3 + cau))[:, None] * np.maximum(crowd - 1.0, 0.0)
+            - (c.wall * (0.3 + cau))[:, None] * wall_pull
+            + (c.open_water * (0.3 + cur + hunger) * (1.0 - 0.6 * company))[:, None] * openness
+            - c.refused * b.refused
         )
         # Alone, a fish holds its course; in company it turns more readily (it patrols).
-        u[np.arange(len(b)), b.heading.astype(np.int64)] += c.persistence * (1.0 - 0.7 * company)
-        u[:, :4] -= c.refused * b.refused
-        tgt = w[:, self.target]
-        u[:, :4][(tgt == V_WALL) | (tgt == V_FISH)] = _NEG
-
-        food_close = b.food_here | (w[:, self.adjacent] == V_FOOD).any(axis=1)
-        u[:, Action.EAT] = np.where(food_close, c.eat * (0.2 + hunger) * (0.5 + app), _NEG)
+        u[np.arange(k), b.heading.astype(np.int64)] += c.persistence * (1.0 - 0.7 * company)
+        u[:, :4][blocked] = _NEG
+        u[:, Action.EAT] = np.where(food_close | b.food_here, c.eat * (0.2 + hunger) * (0.5 + app), _NEG)
         # Resting appeals to calm fish, a little more in company ("steadier near others" —
         # a tendency, not a rule about where to stay), and less the hungrier they are.
         u[:, Action.REST] = c.rest * (calm + c.company * soc * company - 0.8 - 2.0 * hunger)
@@ -123,7 +140,7 @@ class InstinctBrain(InlineSource):
         u -= u.max(axis=1, keepdims=True)
         p = np.exp(u)
         cdf = np.cumsum(p, axis=1)
-        draw = unit_float(self.seed, b.tick, b.fish) * cdf[:, -1]
+        draw = to_unit(at_tick(self._keys[b.fish], b.tick)) * cdf[:, -1]
         actions = np.minimum((cdf <= draw[:, None]).sum(axis=1), 5).astype(np.int8)
         self.decisions += len(b)
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions,

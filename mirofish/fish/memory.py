@@ -64,15 +64,31 @@ class ShortMemory:
         self.arg[fish, slot] = arg
         self.count[fish] += 1
 
-    def raw(self, i: int) -> list[tuple[int, int, int]]:
-        """Fish ``i``'s events, oldest first, as (tick, code, arg)."""
+    def record_many(self, tick: int, flags: np.ndarray, codes: np.ndarray, args: np.ndarray) -> None:
+        """Append several kinds of event at once: ``flags[i, k]`` → event ``codes[k]`` with ``args[i, k]``.
+
+        A fish with several events gets them in column order.
+        """
+        fish, kind = np.nonzero(flags)
+        if fish.size == 0:
+            return
+        first = np.searchsorted(fish, fish)  # index of each fish's first event (fish is sorted)
+        slot = (self.count[fish] + np.arange(fish.size) - first) % self.size
+        self.tick[fish, slot] = tick
+        self.code[fish, slot] = codes[kind]
+        self.arg[fish, slot] = args[fish, kind]
+        self.count += flags.sum(axis=1, dtype=np.int32)
+
+    def raw(self, i: int, last: int | None = None) -> list[tuple[int, int, int]]:
+        """Fish ``i``'s events (the ``last`` few, or all kept), oldest first, as (tick, code, arg)."""
         c, s = int(self.count[i]), self.size
-        slots = [(c - k) % s for k in range(min(c, s), 0, -1)]
+        k = min(c, s) if last is None else min(c, s, last)
+        slots = [(c - j) % s for j in range(k, 0, -1)]
         return [(int(self.tick[i, j]), int(self.code[i, j]), int(self.arg[i, j])) for j in slots]
 
-    def lines(self, i: int) -> list[str]:
+    def lines(self, i: int, last: int | None = None) -> list[str]:
         """Fish ``i``'s events as ``t{tick} {event}``, oldest first."""
-        return [f"t{t} {event_text(c, a)}" for t, c, a in self.raw(i)]
+        return [f"t{t} {event_text(c, a)}" for t, c, a in self.raw(i, last)]
 
     def load(self, i: int, events: Sequence[Sequence[int]], count: int) -> None:
         """Restore fish ``i``'s ring from :meth:`raw` output and its lifetime event count."""
@@ -100,6 +116,56 @@ class SummaryInput:
     def __init__(self, **kw):
         for k in self.__slots__:
             setattr(self, k, kw[k])
+
+
+# Numeric long-memory record: these fields, then (tick, code, arg) per anchor.
+SUMMARY_FIELDS = ("tick", "since", "ate", "refused", "moves", "company", "energy_from", "energy_to")
+
+
+class LongMemory:
+    """The last ``kept`` summaries per fish, stored as numbers; text is rendered on reading.
+
+    A record holds the counters since the previous summary and ``anchors`` raw events
+    quoted verbatim, so a template summary is a pure function of it. A model summarizer
+    (which cannot be recomputed) stores its text in :attr:`texts`, keyed by
+    (fish, serial number of the summary).
+    """
+
+    def __init__(self, n: int, kept: int, anchors: int):
+        self.kept, self.anchors = kept, anchors
+        self.records = np.zeros((n, kept, len(SUMMARY_FIELDS) + 3 * anchors), np.int32)
+        self.count = np.zeros(n, np.int32)
+        self.texts: dict[tuple[int, int], str] = {}
+
+    def add(self, fish: np.ndarray, rows: np.ndarray) -> None:
+        self.records[fish, self.count[fish] % self.kept] = rows
+        self.count[fish] += 1
+
+    def rows(self, i: int) -> list[tuple[int, np.ndarray]]:
+        """(serial, record) of fish ``i``'s kept summaries, oldest first."""
+        c = int(self.count[i])
+        return [(k, self.records[i, k % self.kept]) for k in range(max(0, c - self.kept), c)]
+
+    def load(self, i: int, rows: list[list[int]], count: int) -> None:
+        self.count[i] = count - len(rows)
+        for r in rows:
+            self.add(np.array([i]), np.asarray(r, np.int32))
+
+    def items(self, i: int) -> list[SummaryInput]:
+        out = []
+        nf = len(SUMMARY_FIELDS)
+        for _, r in self.rows(i):
+            vals = dict(zip(SUMMARY_FIELDS, (int(v) for v in r[:nf])))
+            anchors = [f"t{int(r[j])} {event_text(int(r[j + 1]), int(r[j + 2]))}" for j in range(nf, r.size, 3)]
+            out.append(SummaryInput(fish=i, anchors=anchors, **vals))
+        return out
+
+    def summaries(self, i: int, summarizer: "Summarizer") -> list[str]:
+        """Fish ``i``'s kept summaries as text, oldest first."""
+        texts = []
+        for (serial, _), item in zip(self.rows(i), self.items(i)):
+            texts.append(self.texts.get((i, serial)) or summarizer.summarize(item))
+        return texts
 
 
 class Summarizer(Protocol):

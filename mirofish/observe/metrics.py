@@ -12,7 +12,8 @@ a *run mean* (the mean of the current values over all ticks observed).
   ``schooling_window`` ticks exceeds 1.
 * ``tokens_per_decision`` — prompt + completion tokens per decision in the window (0 for
   the instinct brain).
-* ``decision_latency_p95_ms`` — request queued → decision applied, P95 over recent decisions.
+* ``decision_latency_p95_ms`` — request queued → decision applied, P95 over the last 2,048
+  decisions (its run mean is sampled with the collective measures).
 * ``fallback_rate`` — share of decisions in the window made by the fallback tier (rules
   standing in for a failed model). The instinct brain chosen as *the* brain is not a fallback.
 
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 SIX = ("action_entropy", "conflict_rate", "schooling_degree", "tokens_per_decision",
        "decision_latency_p95_ms", "fallback_rate")
 COLLECTIVE = ("polarization", "rotation", "nn_distance", "clusters", "largest_cluster")
+CHEAP = tuple(k for k in SIX if k != "decision_latency_p95_ms")  # updated every tick
+SAMPLED = ("decision_latency_p95_ms",) + COLLECTIVE  # every ``collective_every`` ticks
 _UNIT = np.array(MOVE_DXDY, np.float64)
 _FALLBACK = TIER_INDEX["fallback"]
 
@@ -74,13 +77,15 @@ def neighbours_and_clusters(xy: np.ndarray, link: int = 2, chunk: int = 512) -> 
         return 0.0, 0, n
     nnd = np.empty(n)
     pairs_i, pairs_j = [], []
+    x, y = xy[:, 0], xy[:, 1]
     for a in range(0, n, chunk):
-        d = xy[a : a + chunk, None, :] - xy[None, :, :]
-        dist = np.hypot(d[..., 0], d[..., 1])
-        rows = np.arange(dist.shape[0])
-        dist[rows, rows + a] = np.inf
-        nnd[a : a + chunk] = dist.min(axis=1)
-        cheb = np.abs(d).max(axis=2)
+        dx = np.abs(x[a : a + chunk, None] - x[None, :])
+        dy = np.abs(y[a : a + chunk, None] - y[None, :])
+        d2 = dx * dx + dy * dy
+        rows = np.arange(d2.shape[0])
+        d2[rows, rows + a] = np.inf
+        nnd[a : a + chunk] = np.sqrt(d2.min(axis=1))
+        cheb = np.maximum(dx, dy)
         cheb[rows, rows + a] = link + 1
         i, j = np.nonzero(cheb <= link)
         pairs_i.append(i + a)
@@ -105,10 +110,16 @@ class Metrics:
         self.cfg = cfg
         w = cfg.window
         self.ticks = 0
+        # Rolling windows: a ring of per-tick rows plus their running sum.
         self._actions = np.zeros((w, N_ACTIONS), np.int64)
+        self._action_sum = np.zeros(N_ACTIONS, np.int64)
         self._conflicts = np.zeros((w, 2), np.int64)  # (conflicts, intents)
-        self._decisions = np.zeros((w, 3), np.float64)  # (decisions, fallbacks, tokens)
-        self._nb = np.zeros((cfg.schooling_window, n_fish), np.int32)
+        self._conflict_sum = np.zeros(2, np.int64)
+        self._decisions = np.zeros((w, 3), np.int64)  # (decisions, fallbacks, tokens)
+        self._decision_sum = np.zeros(3, np.int64)
+        self._nb = np.zeros((cfg.schooling_window, n_fish), np.int64)
+        self._nb_sum = np.zeros(n_fish, np.int64)
+        self._no_tiers = np.zeros(len(TIERS), np.int64)
         self._lat = np.zeros(2048)
         self._lat_n = 0
         self.by_tier = np.zeros(len(TIERS), np.int64)
@@ -118,63 +129,82 @@ class Metrics:
         self.max_stuck = 0
         self.heat = np.zeros((height // cfg.hotspot_cell + 1, width // cfg.hotspot_cell + 1), np.int64)
         self._current: dict[str, float] = {k: 0.0 for k in SIX + COLLECTIVE}
-        self._sums = dict.fromkeys(SIX, 0.0)
-        self._csums = dict.fromkeys(COLLECTIVE, 0.0)
-        self._csamples = 0
+        self._sums = dict.fromkeys(CHEAP, 0.0)
+        self._ssums = dict.fromkeys(SAMPLED, 0.0)
+        self._samples = 0
         self.alerts: list[str] = []
 
     def observe(self, f: "Frame") -> None:
         cfg, slot = self.cfg, self.ticks % self.cfg.window
         self.ticks += 1
-        self._actions[slot] = np.bincount(f.executed, minlength=N_ACTIONS)
-        self._conflicts[slot] = (f.conflicts, len(f.executed))
+        counts = np.bincount(f.executed, minlength=N_ACTIONS)
+        self._action_sum += counts - self._actions[slot]
+        self._actions[slot] = counts
+        conf = (f.conflicts, len(f.executed))
+        self._conflict_sum += np.subtract(conf, self._conflicts[slot])
+        self._conflicts[slot] = conf
+        stuck_events = f.stuck_events
         self.blocked_total += f.blocked
-        tiers = np.bincount(f.tiers, minlength=len(TIERS)) if f.tiers.size else np.zeros(len(TIERS), np.int64)
-        self.by_tier += tiers
-        tok = int(f.tokens.sum()) if f.tokens.size else 0
+        tiers = f.tiers
+        by_tier = np.bincount(tiers, minlength=len(TIERS)) if tiers.size else self._no_tiers
+        self.by_tier += by_tier
+        tok = int(f.tokens.sum()) if f.applied else 0
         self.tokens_total += tok
-        self._decisions[slot] = (f.tiers.size, tiers[_FALLBACK], tok)
-        for v in f.latencies:
-            self._lat[self._lat_n % self._lat.size] = v
-            self._lat_n += 1
-        self._nb[self.ticks % cfg.schooling_window] = f.neighbours
+        dec = (tiers.size, by_tier[_FALLBACK], tok)
+        self._decision_sum += np.subtract(dec, self._decisions[slot])
+        self._decisions[slot] = dec
+        if f.latencies:
+            lat = np.asarray(f.latencies)[-self._lat.size:]
+            pos = (self._lat_n + np.arange(lat.size)) % self._lat.size
+            self._lat[pos] = lat
+            self._lat_n += lat.size
+        nslot = self.ticks % cfg.schooling_window
+        self._nb_sum += f.neighbours - self._nb[nslot]
+        self._nb[nslot] = f.neighbours
         self.since_move = 0 if f.moved_any else self.since_move + 1
-        self.max_stuck = max(self.max_stuck, int(f.stuck.max()) if f.stuck.size else 0)
-        if f.stuck_events.size:
-            cy, cx = f.y[f.stuck_events] // cfg.hotspot_cell, f.x[f.stuck_events] // cfg.hotspot_cell
-            np.add.at(self.heat, (cy, cx), 1)
+        if f.stuck.size:
+            self.max_stuck = max(self.max_stuck, int(f.stuck.max()))
+        if stuck_events.size:
+            cell = (f.y[stuck_events] // cfg.hotspot_cell) * self.heat.shape[1] + f.x[stuck_events] // cfg.hotspot_cell
+            self.heat += np.bincount(cell, minlength=self.heat.size).reshape(self.heat.shape)
 
         cur = self._current
-        cur["action_entropy"] = entropy(self._actions.sum(axis=0))
-        c = self._conflicts.sum(axis=0)
+        cur["action_entropy"] = entropy(self._action_sum)
+        c = self._conflict_sum
         cur["conflict_rate"] = float(c[0] / c[1]) if c[1] else 0.0
         filled = min(self.ticks, cfg.schooling_window)
-        mean_nb = self._nb.sum(axis=0) / filled
-        cur["schooling_degree"] = float(np.count_nonzero(mean_nb > 1.0) / max(1, len(mean_nb)))
-        d = self._decisions.sum(axis=0)
+        cur["schooling_degree"] = float(np.count_nonzero(self._nb_sum > filled) / max(1, len(self._nb_sum)))
+        d = self._decision_sum
         cur["tokens_per_decision"] = float(d[2] / d[0]) if d[0] else 0.0
         cur["fallback_rate"] = float(d[1] / d[0]) if d[0] else 0.0
-        n_lat = min(self._lat_n, self._lat.size)
-        cur["decision_latency_p95_ms"] = float(np.percentile(self._lat[:n_lat], 95) * 1000) if n_lat else 0.0
-        for k in SIX:
+        for k in CHEAP:
             self._sums[k] += cur[k]
 
         if (self.ticks - 1) % cfg.collective_every == 0:
+            cur["decision_latency_p95_ms"] = self._latency_p95()
             xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
             cur["polarization"] = polarization(f.heading)
             cur["rotation"] = rotation(xy, f.heading)
             cur["nn_distance"], clusters, largest = neighbours_and_clusters(xy)
             cur["clusters"], cur["largest_cluster"] = float(clusters), float(largest)
-            self._csamples += 1
-            for k in COLLECTIVE:
-                self._csums[k] += cur[k]
+            self._samples += 1
+            for k in SAMPLED:
+                self._ssums[k] += cur[k]
 
-        alerts = []
-        if self.since_move >= cfg.heartbeat_ticks:
-            alerts.append(f"heartbeat: no fish moved for {self.since_move} ticks")
-        if cur["fallback_rate"] > cfg.fallback_alert:
-            alerts.append(f"fallback rate {cur['fallback_rate']:.0%} > {cfg.fallback_alert:.0%}")
-        self.alerts = alerts
+        if self.since_move >= cfg.heartbeat_ticks or cur["fallback_rate"] > cfg.fallback_alert or self.alerts:
+            alerts = []
+            if self.since_move >= cfg.heartbeat_ticks:
+                alerts.append(f"heartbeat: no fish moved for {self.since_move} ticks")
+            if cur["fallback_rate"] > cfg.fallback_alert:
+                alerts.append(f"fallback rate {cur['fallback_rate']:.0%} > {cfg.fallback_alert:.0%}")
+            self.alerts = alerts
+
+    def _latency_p95(self) -> float:
+        n = min(self._lat_n, self._lat.size)
+        if not n:
+            return 0.0
+        k = int(np.ceil(0.95 * n)) - 1  # nearest-rank P95
+        return float(np.partition(self._lat[:n], k)[k] * 1000)
 
     # ------------------------------------------------------------ reading
 
@@ -183,15 +213,17 @@ class Metrics:
         return self.since_move >= self.cfg.heartbeat_ticks
 
     def current(self) -> dict[str, float]:
-        return dict(self._current)
+        cur = dict(self._current)
+        cur["decision_latency_p95_ms"] = self._latency_p95()
+        return cur
 
     def run_mean(self) -> dict[str, float]:
         out = {k: (v / self.ticks if self.ticks else 0.0) for k, v in self._sums.items()}
-        out.update({k: (v / self._csamples if self._csamples else 0.0) for k, v in self._csums.items()})
+        out.update({k: (v / self._samples if self._samples else 0.0) for k, v in self._ssums.items()})
         return out
 
     def action_shares(self) -> dict[str, float]:
-        counts = self._actions.sum(axis=0)
+        counts = self._action_sum
         total = max(1, int(counts.sum()))
         return {name: float(c / total) for name, c in zip(ACTION_NAMES, counts)}
 
