@@ -106,12 +106,12 @@ class Engine:
 
     # ------------------------------------------------------------ one tick
 
-    def _request(self) -> int:
+    def _request(self) -> np.ndarray:
         w, s = self.world, self.world.school
         trig = w.triggers()
         need = np.flatnonzero((trig >= 0) & ~self.pending)
         if need.size == 0:
-            return 0
+            return need
         refused = recent_refusals(s.memory, need, w.tick, within=w.cfg.triggers.hard_timeout)
         now = self.clock()
         batch = RequestBatch(
@@ -126,13 +126,19 @@ class Engine:
         self.pending[need] = True
         self.queued_at[need] = now
         self.source.submit(batch)
-        return int(need.size)
+        return need
 
-    def _collect(self) -> list[DecisionBatch]:
+    def _collect(self, asked: np.ndarray) -> list[DecisionBatch]:
+        """Take every answer that has arrived; in lockstep, first wait for this tick's ``asked`` fish.
+
+        A lockstep request unanswered after ``brain.timeout_s`` counts as a timeout and is
+        dropped (the fish keeps its standing intent and may ask again); if its answer turns
+        up later it still applies, at the first tick after it arrives.
+        """
         src, got = self.source, []
         src.pump()
-        wait = self.mode == "lockstep"
-        deadline = self.clock() + self.world.cfg.brain.timeout_s
+        wait = self.mode == "lockstep" and asked.size > 0
+        deadline = self.clock() + self.world.cfg.brain.timeout_s if wait else 0.0
         while True:
             try:
                 got.append(src.results.get_nowait())
@@ -140,12 +146,14 @@ class Engine:
                 continue
             except queue.Empty:
                 pass
-            if not wait or not self.pending.any():
+            if not wait or not self.pending[asked].any():
                 return got
             remaining = deadline - self.clock()
             if remaining <= 0:
-                self.timeouts += int(np.count_nonzero(self.pending))
-                return got  # late answers apply at the first tick after they arrive
+                late = asked[self.pending[asked]]
+                self.timeouts += int(late.size)
+                self.pending[late] = False
+                return got
             try:
                 got.append(src.results.get(timeout=min(remaining, 0.05)))
                 self.pending[got[-1].fish] = False
@@ -155,8 +163,7 @@ class Engine:
     def step(self) -> Frame:
         """Advance the world by one tick and return the frame observers saw."""
         w = self.world
-        self._request()
-        applied = self._collect()
+        applied = self._collect(self._request())
         now = self.clock()
         latencies: list[float] = []
         for b in applied:

@@ -1,0 +1,229 @@
+"""Command line (DESIGN §6). ``python run.py --help`` lists the commands.
+
+Bad input — an unknown flag, a bad value, a missing config file, an invalid config value —
+prints exactly one line on stderr and exits with code 2; no traceback. Set
+``MIROFISH_DEBUG=1`` to see tracebacks of unexpected errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Sequence
+
+from .config import Config, ConfigError, load_config
+
+EXIT_BAD_INPUT = 2
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message is one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line instead of usage + message
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _int_at_least(lo: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo}, got {value}")
+        return value
+
+    return parse
+
+
+def _speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"speed must be a number, got {text!r}") from None
+    if not 0.25 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"speed must be between 0.25 and 64, got {value}")
+    return value
+
+
+def _add_config_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="PATH", help="TOML file layered over assets/default.toml")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override one config value (repeatable), e.g. --set food.spawn_rate=0.0003")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mirofish", description="MiroFish: an aquarium where order emerges among agents.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    live = sub.add_parser("live", help="run the aquarium (terminal view, or --headless for a JSON summary)")
+    live.add_argument("--headless", action="store_true", help="no view; run as fast as possible, print JSON")
+    live.add_argument("--ticks", type=_int_at_least(1), help="ticks to run (headless default 2000)")
+    live.add_argument("--fish", type=_int_at_least(1), help="number of fish (default 60)")
+    live.add_argument("--seed", type=_int_at_least(0), help="random seed (default 7)")
+    live.add_argument("--speed", type=_speed, help="live view: simulated speed, 0.25 to 64 (default 1)")
+    live.add_argument("--ascii", nargs="?", const=100, type=_int_at_least(1), metavar="K",
+                      help="headless: print the whole tank as characters every K ticks (default 100)")
+    live.add_argument("--progress", action="store_true", help="headless: progress bar on stderr even if not a TTY")
+    _add_config_flags(live)
+    return parser
+
+
+def _config_from(args: argparse.Namespace) -> Config:
+    return load_config(args.config, args.overrides, **{"seed": args.seed, "fish.count": args.fish,
+                                                        "engine.speed": getattr(args, "speed", None)})
+
+
+# ---------------------------------------------------------------- live, headless
+
+
+class _Progress:
+    """A one-line progress bar on stderr, redrawn at most 4 times a second."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled, self._last = total, enabled, 0.0
+        self._start = time.perf_counter()
+
+    def update(self, done: int) -> None:
+        now = time.perf_counter()
+        if not self.enabled or (now - self._last < 0.25 and done < self.total):
+            return
+        self._last = now
+        frac = done / self.total
+        rate = done / max(now - self._start, 1e-9)
+        bar = "#" * int(frac * 30)
+        sys.stderr.write(f"\r[{bar:<30}] {frac:6.1%}  tick {done}/{self.total}  {rate:,.0f} ticks/s")
+        if done >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
+                 out=sys.stdout) -> dict:
+    """Run ``ticks`` ticks as fast as possible and return (and print) the summary JSON."""
+    from .engine import make_engine
+    from .observe import ascii as ascii_view
+
+    engine = make_engine(cfg)
+    bar = _Progress(ticks, progress)
+    interrupted = False
+    start = time.perf_counter()
+    done = 0
+    try:
+        for done in range(1, ticks + 1):
+            engine.step()
+            if ascii_every and done % ascii_every == 0:
+                snap = engine.snapshot()
+                print(ascii_view.render(snap), file=out)
+                print(ascii_view.status_line(snap), file=out, flush=True)
+            if done % 64 == 0 or done == ticks:
+                bar.update(done)
+    except KeyboardInterrupt:
+        interrupted = True
+        done = engine.world.tick
+    elapsed = time.perf_counter() - start
+    summary = summarize_run(engine, done, elapsed)
+    if interrupted:
+        summary["interrupted"] = True
+    print(json.dumps(summary), file=out, flush=True)
+    engine.close()
+    return summary
+
+
+def summarize_run(engine, ticks: int, elapsed: float) -> dict:
+    """The headless run's closing JSON object."""
+    w, m = engine.world, engine.metrics
+    s = w.school
+    drain = w.decay + int(round(0.8 * w.move_cost))  # per fish per tick, moving 80 % of ticks
+    return {
+        "ticks": ticks,
+        "fish": s.n,
+        "seed": w.seed,
+        "ticks_per_sec": round(ticks / elapsed, 1) if elapsed > 0 else None,
+        "final_state_hash": w.state_hash(),
+        "mean_energy": round(float(s.energy.mean()) / 100, 2),
+        "low_energy_fish": w.low_energy_count(),
+        "max_stuck_ticks": int(s.max_stuck.max()),
+        "decisions_by_tier": m.decisions_by_tier(),
+        "metrics": m.summary(),
+        "action_shares": {k: round(v, 4) for k, v in m.action_shares().items()},
+        "rest_share_run": round(float(s.action_counts[:, 5].sum() / max(1, s.action_counts.sum())), 4),
+        "food_items": int(w.water.food_cells().size),
+        "carrying_capacity_fish": round(w.water.carrying_capacity(drain), 1),
+        "brain_timeouts": engine.timeouts,
+        "mode": engine.mode,
+        "elapsed_s": round(elapsed, 3),
+    }
+
+
+# ---------------------------------------------------------------- live, terminal view
+
+
+def run_terminal(cfg: Config, ticks: int | None) -> int:
+    """The live aquarium in the terminal, realtime at ``engine.speed``; Ctrl-C quits."""
+    from .engine import make_engine
+    from .observe import ascii as ascii_view
+
+    engine = make_engine(cfg, mode="realtime")
+    clear, home = "\x1b[2J", "\x1b[H"
+    sys.stdout.write(clear)
+    last_drawn = -1
+    try:
+        while ticks is None or engine.world.tick < ticks:
+            engine.advance(time.perf_counter())
+            if engine.world.tick != last_drawn:
+                last_drawn = engine.world.tick
+                snap = engine.snapshot()
+                sys.stdout.write(home + ascii_view.render(snap) + "\n" + ascii_view.status_line(snap)
+                                 + f"\n{ascii_view.LEGEND}   speed {engine.speed:g}x   Ctrl-C quits\x1b[K\n")
+                sys.stdout.flush()
+            time.sleep(0.02)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        engine.close()
+    print(json.dumps({"ticks": engine.world.tick, "final_state_hash": engine.state_hash()}))
+    return 0
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+            argv = ["live", *argv]
+        args = parser.parse_args(argv)
+        if args.command == "live":
+            cfg = _config_from(args)
+            if args.headless:
+                progress = args.progress or sys.stderr.isatty()
+                run_headless(cfg, args.ticks or 2000, args.ascii, progress)
+                return 0
+            return run_terminal(cfg, args.ticks)
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    except UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ConfigError as exc:
+        print(f"mirofish: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as exc:  # e.g. more fish than open water
+        print(f"mirofish: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 — one line unless debugging
+        if os.environ.get("MIROFISH_DEBUG"):
+            raise
+        print(f"mirofish: unexpected error: {type(exc).__name__}: {exc} (set MIROFISH_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 1

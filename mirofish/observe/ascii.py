@@ -1,0 +1,39 @@
+"""The terminal view: the whole tank as characters (seed 003 §1.3), drawn from a snapshot.
+
+Often the quickest way to see something odd — a corner that never empties, a jam. Fish are
+arrows showing their heading; ``x`` marks an exhausted fish.
+"""
+
+from __future__ import annotations
+
+from ..snapshot import Snapshot
+
+ARROWS = "^v<>"
+LEGEND = "# glass  * plant  o rock  F food  ^v<> fish (heading)  x exhausted"
+
+
+def render(snap: Snapshot) -> str:
+    """The tank as ``height`` lines of ``width`` characters."""
+    grid = [list(row) for row in snap.terrain]
+    for x, y, _ in snap.food:
+        grid[y][x] = "F"
+    for f in snap.fish:
+        grid[f.y][f.x] = "x" if f.energy == 0 else ARROWS[f.heading]
+    return "\n".join("".join(row) for row in grid)
+
+
+def status_line(snap: Snapshot) -> str:
+    """One line of the most telling numbers under the tank."""
+    m = snap.metrics or {}
+
+    def cur(key: str) -> float:
+        return float(m.get(key, {}).get("current", 0.0))
+
+    energy = sum(f.energy for f in snap.fish) / max(1, len(snap.fish)) / 100
+    alerts = m.get("alerts") or []
+    return (
+        f"tick {snap.tick}  fish {len(snap.fish)}  food {len(snap.food)}  energy {energy:.1f}  "
+        f"entropy {cur('action_entropy'):.2f}  conflicts {cur('conflict_rate'):.1%}  "
+        f"schooling {cur('schooling_degree'):.2f}  polarization {cur('polarization'):.2f}"
+        + (f"  ALERT: {'; '.join(alerts)}" if alerts else "")
+    )

@@ -1,0 +1,44 @@
+"""Shared helpers: small hand-made tanks for exact scenarios."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mirofish.config import Config, load_config
+from mirofish.world import World
+
+
+def small_config(fish: int, width: int = 12, height: int = 12, **dotted) -> Config:
+    """An empty tank (no plants, no rocks, no food spawning) with ``fish`` fish."""
+    base = {"fish.count": fish, "world.width": width, "world.height": height, "world.plant_patches": 0,
+            "world.rocks": 0, "food.spawn_rate": 0.0}
+    base.update(dotted)
+    return load_config(**base)
+
+
+def arrange(world: World, fish_xy=(), food_xy=(), energy=None, age=None) -> World:
+    """Put fish and food exactly where a test wants them; other state is left as generated."""
+    s, w = world.school, world.water
+    world.occupant[:] = -1
+    for i, (x, y) in enumerate(fish_xy):
+        s.cell[i] = w.cell(x, y)
+    world.occupant[s.cell] = s.ids
+    w.food_born[:] = -1
+    for x, y in food_xy:
+        w.food_born[w.cell(x, y)] = world.tick
+    if energy is not None:
+        s.energy[:] = energy
+    if age is not None:
+        s.age[:] = age
+    s.food_seen, s.neighbours = world._sense()
+    return world
+
+
+def set_intents(world: World, actions) -> None:
+    world.apply_decisions(np.arange(len(actions)), np.array([int(a) for a in actions], np.int8))
+
+
+@pytest.fixture
+def default_config() -> Config:
+    return load_config()

@@ -1,0 +1,62 @@
+import tomllib
+
+import pytest
+
+from mirofish.config import DEFAULT_CONFIG_PATH, Config, ConfigError, hundredths, load_config
+
+
+def test_default_file_matches_model_defaults():
+    # assets/default.toml is the documented source; the model's defaults must say the same.
+    with open(DEFAULT_CONFIG_PATH, "rb") as fh:
+        data = tomllib.load(fh)
+    assert Config.model_validate(data) == Config()
+
+
+def test_design_parameters_are_present():
+    c = load_config()
+    assert (c.world.width, c.world.height, c.world.wall_margin) == (96, 54, 2)
+    assert c.world.tick_seconds == 0.5
+    assert hundredths(c.fish.decay_per_tick) == 15 and hundredths(c.fish.move_cost) == 30
+    assert c.food.energy == 40 and c.food.rot_ticks == 300
+    assert c.memory.short_size == 8 and c.memory.summary_every == 20 and c.memory.summaries_kept == 3
+    assert c.triggers.hard_timeout == 12 and c.triggers.low_energy_fraction == 0.25
+    assert c.brain.batch_window_ms == 80 and c.metrics.heartbeat_ticks == 20
+
+
+def test_set_overrides_parse_toml_values(tmp_path):
+    c = load_config(overrides=["food.spawn_rate=0.001", "world.width=40", "triggers.food_rose=false",
+                               'brain.kind="instinct"'])
+    assert c.food.spawn_rate == 0.001 and c.world.width == 40 and c.triggers.food_rose is False
+
+
+def test_config_file_layers_over_defaults(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text("[fish]\ncount = 12\n[world]\nwidth = 30\n")
+    c = load_config(path, ["world.width=31"])
+    assert c.fish.count == 12 and c.world.width == 31 and c.world.height == 54
+
+
+@pytest.mark.parametrize("override, key", [
+    ("food.spawn_rate=abc", "food.spawn_rate"),
+    ("fish.count=-3", "fish.count"),
+    ("world.width=3", "world.width"),
+    ("fish.decay_per_tick=0.155", "fish.decay_per_tick"),
+    ("food.nonsense=1", "food.nonsense"),
+    ("engine.mode=turbo", "engine.mode"),
+])
+def test_invalid_values_name_the_key_in_one_line(override, key):
+    with pytest.raises(ConfigError) as info:
+        load_config(overrides=[override])
+    msg = str(info.value)
+    assert key in msg and "\n" not in msg
+
+
+def test_bad_files_are_one_line_errors(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[fish\ncount = 1")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="section.key=value"):
+        load_config(overrides=["nokey"])

@@ -1,0 +1,95 @@
+"""The engine's queue interface: inline and threaded sources, lockstep and realtime."""
+
+import queue
+import threading
+import time
+
+import numpy as np
+
+from mirofish.brains.base import DecisionSource
+from mirofish.brains.instinct import InstinctBrain
+from mirofish.config import load_config
+from mirofish.engine import Engine, make_engine
+from mirofish.world import World
+
+
+class ThreadedInstinct(DecisionSource):
+    """The instinct brain answering from its own thread after a delay, like a model pool."""
+
+    wants_perceptions = True
+
+    def __init__(self, cfg, delay=0.0):
+        super().__init__()
+        self.brain = InstinctBrain(cfg.brain.instinct, seed=cfg.seed)
+        self.delay, self.seen_text = delay, []
+        self._stop = False
+        self.thread = threading.Thread(target=self._work, daemon=True)
+        self.thread.start()
+
+    def _work(self):
+        while not self._stop:
+            try:
+                batch = self.requests.get(timeout=0.01)
+            except queue.Empty:
+                continue
+            self.seen_text.append(batch.perceptions[0].text())
+            time.sleep(self.delay)
+            self.results.put(self.brain.decide(batch))
+
+    def close(self):
+        self._stop = True
+        self.thread.join()
+
+
+class Silent(DecisionSource):
+    """Never answers (a dead server)."""
+
+
+def test_threaded_source_in_lockstep_matches_inline_exactly():
+    cfg = load_config(seed=9, **{"fish.count": 20})
+    inline = make_engine(cfg)
+    threaded = Engine(World(cfg), ThreadedInstinct(cfg))
+    for _ in range(150):
+        inline.step()
+        threaded.step()
+        assert inline.state_hash() == threaded.state_hash()
+    assert "energy:" in threaded.source.seen_text[0] and "@" in threaded.source.seen_text[0]
+    threaded.close()
+
+
+def test_lockstep_gives_up_after_the_timeout_and_fish_keep_moving():
+    cfg = load_config(seed=2, **{"fish.count": 10, "brain.timeout_s": 0.02})
+    eng = Engine(World(cfg), Silent())
+    before = eng.world.school.cell.copy()
+    start = time.perf_counter()
+    eng.run(3)
+    assert time.perf_counter() - start < 1.0
+    assert eng.timeouts == 30  # every tick the fish ask again, and every tick the wait times out
+    assert eng.metrics.decisions_by_tier() == {}
+    assert eng.world.tick == 3 and np.array_equal(before, eng.world.school.cell)  # initial intent: rest
+
+
+def test_realtime_never_waits_and_applies_late_answers():
+    cfg = load_config(seed=4, **{"fish.count": 10})
+    eng = Engine(World(cfg), ThreadedInstinct(cfg, delay=0.05), mode="realtime")
+    start = time.perf_counter()
+    frames = [eng.step() for _ in range(5)]
+    assert time.perf_counter() - start < 0.2  # five ticks, no waiting for the 50 ms brain
+    assert sum(len(f.applied) for f in frames) == 0
+    time.sleep(0.15)
+    f = eng.step()
+    assert len(f.applied) >= 1 and min(f.latencies) >= 0.05
+    eng.close()
+
+
+def test_advance_paces_ticks_by_speed_and_pause():
+    cfg = load_config(**{"fish.count": 5})
+    eng = make_engine(cfg, mode="realtime")
+    eng.set_speed(2.0)
+    eng.advance(100.0)  # first call only sets the clock
+    assert eng.advance(101.0) == 4  # 1 s × 2× speed / 0.5 s per tick
+    eng.pause()
+    assert eng.advance(105.0) == 0
+    eng.resume()
+    eng.advance(106.0)
+    assert eng.advance(106.5) == 2
