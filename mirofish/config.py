@@ -60,7 +60,7 @@ class WorldConfig(_Section):
 class FoodConfig(_Section):
     """Food spawn and rot. ``spawn_rate`` is per open-water cell per tick (see README)."""
 
-    spawn_rate: float = Field(0.00022, ge=0, le=1)
+    spawn_rate: float = Field(0.0003, ge=0, le=1)
     energy: float = Field(40.0, gt=0, le=1000)
     rot_ticks: int = Field(300, ge=1)
     open_water_bias: float = Field(
@@ -137,10 +137,11 @@ class ArbiterConfig(_Section):
 class InstinctConfig(_Section):
     """Weights of the embedded brain's utilities (tendencies, scaled by personality)."""
 
-    temperature: float = Field(0.35, gt=0, le=10)
+    temperature: float = Field(0.3, gt=0, le=10)
     food: float = Field(6.0, ge=0)
     eat: float = Field(4.0, ge=0)
     social: float = Field(8.0, ge=0)
+    hunger_damping: float = Field(3.0, ge=0, description="how fast hunger turns off the social pull")
     cohesion: float = Field(6.0, ge=0, description="weight of losing sight of the fish in view, relative to social")
     crowd: float = Field(2.0, ge=0)
     wall: float = Field(0.5, ge=0)

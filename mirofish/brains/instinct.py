@@ -116,7 +116,7 @@ class InstinctBrain(InlineSource):
 
         # Company matters less the hungrier a fish is: hunger sends it foraging.
         # Repeated refusals (remembered) cool the urge to push toward the others.
-        social = c.social * soc * np.maximum(1.0 - 1.5 * hunger, 0.0) / (1.0 + b.refused.sum(axis=1))
+        social = c.social * soc * np.maximum(1.0 - c.hunger_damping * hunger, 0.0) / (1.0 + b.refused.sum(axis=1))
         u = np.empty((k, 6))
         u[:, :4] = (
             (c.food * (0.4 + app) * (0.2 + hunger))[:, None] * food_pull

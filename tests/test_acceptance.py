@@ -1,0 +1,59 @@
+"""The issue's acceptance figures, measured on full default tanks (60 fish)."""
+
+import numpy as np
+import pytest
+
+from mirofish.config import load_config
+from mirofish.engine import make_engine
+
+SEEDS = (1, 2, 3)
+
+
+def _run(seed: int, ticks: int):
+    eng = make_engine(load_config(seed=seed))
+    first, last = [], []
+    for t in range(ticks):
+        eng.step()
+        degree = eng.metrics.current()["schooling_degree"]
+        if t < 100:
+            first.append(degree)
+        elif t >= ticks - 1000:
+            last.append(degree)
+    return eng, float(np.mean(first)), float(np.mean(last))
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {seed: _run(seed, 8000) for seed in SEEDS}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_no_jams_in_8000_ticks(runs, seed):
+    eng, _, _ = runs[seed]
+    assert int(eng.world.school.max_stuck.max()) <= 6
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_schooling_emerges_without_a_schooling_rule(runs, seed):
+    _, first, last = runs[seed]
+    assert last > 1.5 * first and last - first > 0.1, (first, last)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_hunger_is_felt_but_the_tank_is_sustainable(runs, seed):
+    eng, _, _ = runs[seed]
+    s = eng.world.school
+    rest_share = s.action_counts[:, 5].sum() / s.action_counts.sum()
+    assert rest_share < 0.30
+    assert eng.world.low_energy_count() < 6  # fewer than 10 % of 60 fish below 20 energy
+    assert 30 < s.energy.mean() / 100 < 85  # neither starving nor sated
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("seed", (7, 1))
+def test_six_simulated_hours_do_not_collapse(seed):
+    eng = make_engine(load_config(seed=seed))
+    for _ in range(43_200):
+        eng.step()
+    assert eng.world.low_energy_count() < 6
+    assert eng.metrics.summary()["heartbeat"]["alert"] is False

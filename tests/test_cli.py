@@ -1,0 +1,70 @@
+"""The command line as a user runs it: JSON out, one-line errors, exit code 2."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args, timeout=60):
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def test_headless_prints_one_json_summary_last():
+    out = run("live", "--headless", "--ticks", "200", "--fish", "30", "--seed", "4")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    for key in ("ticks", "fish", "seed", "ticks_per_sec", "final_state_hash", "mean_energy", "low_energy_fish",
+                "max_stuck_ticks", "decisions_by_tier", "metrics"):
+        assert key in summary
+    assert summary["ticks"] == 200 and summary["fish"] == 30 and summary["seed"] == 4
+    for key in ("action_entropy", "conflict_rate", "schooling_degree", "tokens_per_decision",
+                "decision_latency_p95_ms", "fallback_rate"):
+        assert set(summary["metrics"][key]) == {"current", "mean"}
+    assert summary["decisions_by_tier"]["instinct"] > 0
+
+
+def test_ascii_frames_then_json():
+    out = run("live", "--headless", "--ticks", "20", "--ascii", "10", "--set", "world.width=30",
+              "--set", "world.height=16", "--fish", "5")
+    lines = out.stdout.strip().splitlines()
+    assert out.returncode == 0
+    assert lines[0] == "#" * 30 and sum(1 for line in lines if line.startswith("tick ")) == 2
+    json.loads(lines[-1])
+
+
+def test_config_file_and_set(tmp_path):
+    conf = tmp_path / "small.toml"
+    conf.write_text("[world]\nwidth = 40\nheight = 20\n[fish]\ncount = 8\n")
+    out = run("live", "--headless", "--ticks", "10", "--config", str(conf), "--set", "food.spawn_rate=0.001")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1])["fish"] == 8
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["live", "--headless", "--fish", "-3"], "--fish"),
+    (["live", "--headless", "--set", "food.spawn_rate=abc"], "food.spawn_rate"),
+    (["live", "--headless", "--bogus"], "--bogus"),
+    (["live", "--headless", "--config", "/no/such/file.toml"], "/no/such/file.toml"),
+    (["live", "--headless", "--ticks", "zero"], "--ticks"),
+    (["live", "--headless", "--set", "fish.count=0"], "fish.count"),
+    (["live", "--headless", "--fish", "100000"], "fish"),
+    (["fly"], "fly"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, needle):
+    out = run(*args)
+    assert out.returncode == 2
+    err = out.stderr.strip()
+    assert len(err.splitlines()) == 1 and needle in err
+    assert "Traceback" not in out.stderr and out.stdout == ""
+
+
+def test_terminal_view_runs_and_stops_at_ticks():
+    out = run("live", "--ticks", "6", "--speed", "64", "--fish", "5", timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "schooling" in out.stdout and json.loads(out.stdout.strip().splitlines()[-1])["ticks"] == 6

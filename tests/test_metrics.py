@@ -1,0 +1,73 @@
+import math
+
+import numpy as np
+
+from mirofish.actions import Action
+from mirofish.config import load_config
+from mirofish.engine import make_engine
+from mirofish.observe.metrics import entropy, neighbours_and_clusters, polarization, rotation
+
+
+def test_entropy_of_uniform_and_single_actions():
+    assert math.isclose(entropy(np.ones(6)), math.log(6))
+    assert entropy(np.array([5, 0, 0, 0, 0, 0])) == 0.0
+
+
+def test_polarization_aligned_vs_opposed():
+    assert polarization(np.full(10, Action.MOVE_E)) == 1.0
+    assert polarization(np.array([Action.MOVE_E, Action.MOVE_W] * 5)) == 0.0
+
+
+def test_rotation_of_a_milling_ring():
+    # Four fish around a centre, each heading counter-clockwise on screen (y down): a mill.
+    xy = np.array([[5, 0], [10, 5], [5, 10], [0, 5]], float)
+    heading = np.array([Action.MOVE_W, Action.MOVE_N, Action.MOVE_E, Action.MOVE_S])
+    assert math.isclose(rotation(xy, heading), 1.0)
+    assert polarization(heading) == 0.0
+    parallel = np.full(4, Action.MOVE_E)
+    assert rotation(xy, parallel) < 1e-9
+
+
+def test_nearest_neighbour_and_clusters():
+    xy = np.array([[0, 0], [1, 0], [2, 2], [10, 10], [30, 30], [31, 31]], float)
+    nnd, clusters, largest = neighbours_and_clusters(xy)
+    assert clusters == 2 and largest == 3  # {0,1,2} chained within 2 cells, {4,5}; 3 alone
+    assert math.isclose(nnd, (1 + 1 + math.hypot(1, 2) + math.hypot(8, 8) + math.sqrt(2) * 2) / 6)
+
+
+def test_live_metrics_are_in_range_and_wired():
+    eng = make_engine(load_config(seed=5))
+    eng.run(300)
+    summary = eng.metrics.summary()
+    six = ("action_entropy", "conflict_rate", "schooling_degree", "tokens_per_decision",
+           "decision_latency_p95_ms", "fallback_rate")
+    for key in six:
+        assert set(summary[key]) == {"current", "mean"}
+    assert 1.0 < summary["action_entropy"]["current"] <= math.log(6)
+    assert 0 <= summary["conflict_rate"]["current"] < 0.2
+    assert summary["tokens_per_decision"]["current"] == 0.0 and summary["fallback_rate"]["current"] == 0.0
+    assert summary["decision_latency_p95_ms"]["current"] > 0.0  # measured, even if tiny
+    assert summary["heartbeat"]["alert"] is False
+    assert eng.metrics.decisions_by_tier()["instinct"] == eng.world.school.decisions.sum()
+
+
+def test_heartbeat_alert_when_nobody_moves():
+    from mirofish.brains.base import TIER_INDEX, DecisionBatch, InlineSource
+
+    def rest(b):
+        return DecisionBatch(tick=b.tick, fish=b.fish, actions=np.full(len(b), Action.REST, np.int8),
+                             tier=np.full(len(b), TIER_INDEX["instinct"], np.int8))
+
+    eng = make_engine(load_config(**{"fish.count": 4}), source=InlineSource(rest))
+    eng.run(19)
+    assert not eng.metrics.heartbeat_alert
+    eng.run(1)
+    assert eng.metrics.heartbeat_alert
+    assert any("heartbeat" in a for a in eng.metrics.summary()["alerts"])
+
+
+def test_stuck_hotspots_point_at_refusals():
+    eng = make_engine(load_config(seed=8))
+    eng.run(500)
+    spots = eng.metrics.hotspots()
+    assert spots and spots[0]["stuck_events"] >= spots[-1]["stuck_events"] > 0
