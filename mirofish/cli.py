@@ -175,7 +175,7 @@ def run_terminal(cfg: Config, ticks: int | None) -> int:
     last_drawn = -1
     try:
         while ticks is None or engine.world.tick < ticks:
-            engine.advance(time.perf_counter())
+            engine.advance(time.perf_counter(), max_ticks=64 if ticks is None else ticks - engine.world.tick)
             if engine.world.tick != last_drawn:
                 last_drawn = engine.world.tick
                 snap = engine.snapshot()

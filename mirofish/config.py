@@ -168,7 +168,7 @@ class EngineConfig(_Section):
 class MetricsConfig(_Section):
     window: int = Field(100, ge=1, description="ticks in the action-entropy / conflict window")
     schooling_window: int = Field(20, ge=1)
-    collective_every: int = Field(10, ge=1, description="polarization etc. every N ticks")
+    sample_every: int = Field(10, ge=1, description="run means, collective measures and alerts every N ticks")
     heartbeat_ticks: int = Field(20, ge=1)
     fallback_alert: float = Field(0.2, ge=0, le=1)
     hotspot_cell: int = Field(8, ge=1, description="side of a stuck hot-spot square, in cells")

@@ -26,7 +26,6 @@ import numpy as np
 
 from . import arbiter
 from .brains.base import DecisionBatch, DecisionSource, RequestBatch
-from .fish.memory import recent_refusals
 from .observe.metrics import Metrics
 from .snapshot import Snapshot, take
 from .world import World
@@ -49,17 +48,14 @@ class Frame:
     latencies: list[float] = field(default_factory=list)
 
     @property
+    def outcome_counts(self) -> np.ndarray:
+        """Fish per move outcome (arbiter.MOVED … OCCUPIED)."""
+        return np.bincount(self.move_outcome, minlength=5)
+
+    @property
     def conflicts(self) -> int:
-        mo = self.move_outcome
-        return int(np.count_nonzero((mo == arbiter.CROWDED) | (mo == arbiter.OCCUPIED)))
-
-    @property
-    def blocked(self) -> int:
-        return int(np.count_nonzero(self.move_outcome == arbiter.BLOCKED))
-
-    @property
-    def moved_any(self) -> bool:
-        return bool((self.move_outcome == arbiter.MOVED).any())
+        oc = self.outcome_counts
+        return int(oc[arbiter.CROWDED] + oc[arbiter.OCCUPIED])
 
     @property
     def stuck_events(self) -> np.ndarray:
@@ -112,7 +108,7 @@ class Engine:
         need = np.flatnonzero((trig >= 0) & ~self.pending)
         if need.size == 0:
             return need
-        refused = recent_refusals(s.memory, need, w.tick, within=w.cfg.triggers.hard_timeout)
+        refused = w.recently_refused(need, w.cfg.triggers.hard_timeout)
         now = self.clock()
         batch = RequestBatch(
             tick=w.tick, fish=need, triggers=trig[need], codes=w.view_codes(need), energy=s.energy[need],
@@ -189,7 +185,7 @@ class Engine:
     # ------------------------------------------------------------ realtime pacing and commands
 
     def advance(self, now: float, max_ticks: int = 64) -> int:
-        """Realtime: run as many ticks as are due since the last call at the current speed."""
+        """Realtime: run the ticks due since the last call at the current speed (at most ``max_ticks``)."""
         if self._last is None or self.paused:
             self._last = now
             return 0
@@ -197,7 +193,7 @@ class Engine:
         self._debt = min(self._debt + (now - self._last) * self.speed / tick_s, max_ticks)
         self._last = now
         done = 0
-        while self._debt >= 1.0:
+        while self._debt >= 1.0 and done < max_ticks:
             self.step()
             self._debt -= 1.0
             done += 1

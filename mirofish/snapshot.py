@@ -44,6 +44,7 @@ class FishSnapshot(BaseModel):
     food_seen: int
     neighbours: int
     failed: bool
+    refused_at: list[int]  # last tick a move north/south/west/east failed
     food_rose: bool
     neighbours_changed: bool
     counters: dict[str, int | list[int]]
@@ -82,7 +83,7 @@ def take(world: World, metrics: dict | None = None) -> Snapshot:
             memory=s.memory.raw(i), memory_count=int(s.memory.count[i]), short_memory=s.memory.lines(i),
             summaries=world.summaries(i), long_memory=[r.tolist() for _, r in s.long_memory.rows(i)],
             long_memory_count=int(s.long_memory.count[i]), food_seen=int(s.food_seen[i]), neighbours=int(s.neighbours[i]),
-            failed=bool(s.failed[i]), food_rose=bool(s.food_rose[i]), neighbours_changed=bool(s.neighbours_changed[i]),
+            failed=bool(s.failed[i]), refused_at=[int(v) for v in s.refused_at[i]], food_rose=bool(s.food_rose[i]), neighbours_changed=bool(s.neighbours_changed[i]),
             counters={"actions": [int(v) for v in s.action_counts[i]], "eats": int(s.eats[i]),
                       "refusals": int(s.refusals[i]), "moves": int(s.moves[i]),
                       "company_ticks": int(s.company_ticks[i]), "decisions": int(s.decisions[i])},
@@ -130,6 +131,7 @@ def restore(cfg: Config, snap: Snapshot) -> World:
         s.memory.load(i, f.memory, f.memory_count)
         s.long_memory.load(i, f.long_memory, f.long_memory_count)
         s.food_seen[i], s.neighbours[i] = f.food_seen, f.neighbours
+        s.refused_at[i] = f.refused_at
         s.failed[i], s.food_rose[i], s.neighbours_changed[i] = f.failed, f.food_rose, f.neighbours_changed
         c = f.counters
         s.action_counts[i] = c["actions"]

@@ -27,6 +27,8 @@ from .rng import make_generator, mix64
 from .water import NO_FOOD, Water
 
 # Decision triggers, most urgent first (a request carries the first that applies).
+NEVER = -(2**30)  # "long ago" for tick-valued fields
+
 EVENT_ORDER = np.array([mem.EXHAUSTED, mem.REFUSED, mem.BLOCKED, mem.ATE, mem.FOOD_TAKEN, mem.NOTHING_TO_EAT,
                         mem.LOW_ENERGY, mem.FOOD_SEEN, mem.NEIGHBOURS], np.int8)
 
@@ -71,6 +73,7 @@ class School:
         self.food_seen = np.zeros(n, np.int16)  # food count in view after the last tick
         self.neighbours = np.zeros(n, np.int16)  # other fish in view after the last tick
         self.failed = np.zeros(n, bool)  # last attempted action failed
+        self.refused_at = np.full((n, 4), NEVER, np.int32)  # last tick a move north/south/west/east failed
         self.food_rose = np.zeros(n, bool)  # more food in view than a tick before
         self.neighbours_changed = np.zeros(n, bool)
         self.traits = np.zeros((n, 5), np.int16)
@@ -89,7 +92,7 @@ class School:
         self.at_summary = np.zeros((n, 6), np.int64)
 
     HASHED = ("cell", "heading", "energy", "age", "intent", "stuck", "last_decision", "food_seen",
-              "neighbours", "failed", "food_rose", "neighbours_changed", "traits", "eats", "refusals", "moves", "company_ticks")
+              "neighbours", "failed", "refused_at", "food_rose", "neighbours_changed", "traits", "eats", "refusals", "moves", "company_ticks")
 
 
 class World:
@@ -173,6 +176,10 @@ class World:
         out[s.energy < self.low_line] = T_LOW_ENERGY
         return out
 
+    def recently_refused(self, fish: np.ndarray, within: int) -> np.ndarray:
+        """``(k, 4)`` bool: directions in which each fish's move failed during the last ``within`` ticks."""
+        return self.school.refused_at[fish] >= self.tick - within
+
     def apply_decisions(self, fish: np.ndarray, actions: np.ndarray) -> None:
         """Make decided actions the fish's standing intents, from this tick on."""
         s = self.school
@@ -227,6 +234,8 @@ class World:
         bumped = outcome == arbiter.BLOCKED
         stuck = refused | bumped
         s.stuck[stuck] += 1
+        stuck_idx = np.flatnonzero(stuck)
+        s.refused_at[stuck_idx, executed[stuck_idx]] = t
         s.stuck[moved] = 0
         np.maximum(s.max_stuck, s.stuck, out=s.max_stuck)
         s.action_counts[s.ids, executed] += 1

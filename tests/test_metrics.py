@@ -71,3 +71,25 @@ def test_stuck_hotspots_point_at_refusals():
     eng.run(500)
     spots = eng.metrics.hotspots()
     assert spots and spots[0]["stuck_events"] >= spots[-1]["stuck_events"] > 0
+
+
+def test_grid_path_agrees_with_all_pairs():
+    from mirofish.observe.metrics import _grid_neighbours_and_clusters
+
+    rng = np.random.default_rng(3)
+    xy = np.unique(rng.integers(0, 120, (700, 2)), axis=0)[:500].astype(float)
+    grid = _grid_neighbours_and_clusters(xy.astype(np.int64), 2)
+    # The all-pairs path, forced by splitting the fish into chunks of the same computation.
+    import mirofish.observe.metrics as m
+
+    n = len(xy)
+    dx = np.abs(xy[:, None, 0] - xy[None, :, 0])
+    dy = np.abs(xy[:, None, 1] - xy[None, :, 1])
+    d2 = dx * dx + dy * dy
+    np.fill_diagonal(d2, np.inf)
+    cheb = np.maximum(dx, dy)
+    np.fill_diagonal(cheb, 99)
+    i, j = np.nonzero(cheb <= 2)
+    sizes = np.bincount(m._components(n, i, j), minlength=n)
+    assert math.isclose(grid[0], float(np.sqrt(d2.min(axis=1)).mean()))
+    assert grid[1:] == (int((sizes >= 2).sum()), int(sizes.max()))

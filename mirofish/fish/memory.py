@@ -97,17 +97,6 @@ class ShortMemory:
             self.record(np.array([i]), int(t), int(c), int(a))
 
 
-def recent_refusals(memory: ShortMemory, fish: np.ndarray, tick: int, within: int) -> np.ndarray:
-    """``(k, 4)`` bool: directions each fish was refused or blocked in during the last ``within`` ticks."""
-    out = np.zeros((fish.size, 4), bool)
-    code, when, arg = memory.code[fish], memory.tick[fish], memory.arg[fish]
-    hit = ((code == REFUSED) | (code == BLOCKED)) & (when >= tick - within)
-    hit &= np.arange(memory.size)[None, :] < memory.count[fish, None]
-    rows, slots = np.nonzero(hit)
-    out[rows, arg[rows, slots]] = True
-    return out
-
-
 class SummaryInput:
     """What a summarizer may see: counters since the last summary and the raw anchors."""
 

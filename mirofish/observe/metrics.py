@@ -17,6 +17,10 @@ a *run mean* (the mean of the current values over all ticks observed).
 * ``fallback_rate`` — share of decisions in the window made by the fallback tier (rules
   standing in for a failed model). The instinct brain chosen as *the* brain is not a fallback.
 
+Windowed metrics and alerts are exact whenever they are read (``current()``, ``alerts()``);
+run means and the collective measures are sampled every ``sample_every`` ticks, which
+keeps the per-tick cost to a few array updates.
+
 Collective motion (Couzin et al. 2002; Tunstrøm et al. 2013), from headings ``uᵢ`` of the
 last successful move: polarization ``|Σuᵢ|/N``; rotation ``|Σ r̂ᵢ × uᵢ|/N`` around the
 group centre; mean nearest-neighbour distance (cells); clusters = groups of ≥2 fish linked
@@ -31,6 +35,7 @@ import numpy as np
 
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
 from ..brains.base import TIER_INDEX, TIERS
+from .. import arbiter
 from ..config import MetricsConfig
 
 if TYPE_CHECKING:
@@ -39,8 +44,6 @@ if TYPE_CHECKING:
 SIX = ("action_entropy", "conflict_rate", "schooling_degree", "tokens_per_decision",
        "decision_latency_p95_ms", "fallback_rate")
 COLLECTIVE = ("polarization", "rotation", "nn_distance", "clusters", "largest_cluster")
-CHEAP = tuple(k for k in SIX if k != "decision_latency_p95_ms")  # updated every tick
-SAMPLED = ("decision_latency_p95_ms",) + COLLECTIVE  # every ``collective_every`` ticks
 _UNIT = np.array(MOVE_DXDY, np.float64)
 _FALLBACK = TIER_INDEX["fallback"]
 
@@ -70,11 +73,45 @@ def rotation(xy: np.ndarray, heading: np.ndarray) -> float:
     return float(abs(cross[ok].sum()) / len(heading))
 
 
+def _components(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Connected-component labels of ``n`` nodes joined by the pairs (i, j)."""
+    label = np.arange(n)
+    while i.size:
+        before = label.copy()
+        np.minimum.at(label, i, label[j])
+        np.minimum.at(label, j, label[i])
+        label = label[label]
+        if np.array_equal(before, label):
+            break
+    return label
+
+
+def _offsets(radius: int) -> np.ndarray:
+    """(dx, dy) within ``radius`` (Euclidean), nearest first, origin excluded."""
+    d = np.arange(-radius, radius + 1)
+    dx, dy = np.meshgrid(d, d)
+    dx, dy = dx.ravel(), dy.ravel()
+    keep = (dx * dx + dy * dy <= radius * radius) & ((dx != 0) | (dy != 0))
+    dx, dy = dx[keep], dy[keep]
+    order = np.argsort(dx * dx + dy * dy, kind="stable")
+    return np.stack([dx[order], dy[order]], axis=1)
+
+
+_NEAR = _offsets(6)
+
+
 def neighbours_and_clusters(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[float, int, int]:
-    """(mean nearest-neighbour distance, clusters of ≥2, largest cluster size)."""
+    """(mean nearest-neighbour distance, clusters of ≥2, largest cluster size).
+
+    Clusters link fish within ``link`` cells (Chebyshev: in each other's view). Up to a few
+    hundred fish this compares all pairs; beyond that it looks fish up in a grid around
+    each fish and compares all pairs only for the fish with nobody within 6 cells.
+    """
     n = len(xy)
     if n < 2:
         return 0.0, 0, n
+    if n > 300:
+        return _grid_neighbours_and_clusters(xy.astype(np.int64), link)
     nnd = np.empty(n)
     pairs_i, pairs_j = [], []
     x, y = xy[:, 0], xy[:, 1]
@@ -90,15 +127,30 @@ def neighbours_and_clusters(xy: np.ndarray, link: int = 2, chunk: int = 512) -> 
         i, j = np.nonzero(cheb <= link)
         pairs_i.append(i + a)
         pairs_j.append(j)
-    i, j = np.concatenate(pairs_i), np.concatenate(pairs_j)
-    label = np.arange(n)
-    while i.size:
-        before = label.copy()
-        np.minimum.at(label, i, label[j])
-        label = label[label]
-        if np.array_equal(before, label):
-            break
-    sizes = np.bincount(label, minlength=n)
+    sizes = np.bincount(_components(n, np.concatenate(pairs_i), np.concatenate(pairs_j)), minlength=n)
+    groups = sizes[sizes >= 2]
+    return float(nnd.mean()), int(groups.size), int(sizes.max())
+
+
+def _grid_neighbours_and_clusters(xy: np.ndarray, link: int) -> tuple[float, int, int]:
+    n = len(xy)
+    pad = int(np.abs(_NEAR).max())
+    x, y = xy[:, 0] + pad, xy[:, 1] + pad
+    grid = np.full((int(y.max()) + pad + 1, int(x.max()) + pad + 1), -1, np.int64)
+    grid[y, x] = np.arange(n)
+    hits = grid[y[:, None] + _NEAR[None, :, 1], x[:, None] + _NEAR[None, :, 0]]  # (n, K) nearest first
+    found = hits >= 0
+    has = found.any(axis=1)
+    first = found.argmax(axis=1)
+    nnd = np.where(has, np.hypot(_NEAR[first, 0], _NEAR[first, 1]), np.inf)
+    lonely = np.flatnonzero(~has)
+    for a in lonely:  # nobody within 6 cells: compare with everyone
+        d2 = ((xy - xy[a]) ** 2).sum(axis=1).astype(np.float64)
+        d2[a] = np.inf
+        nnd[a] = np.sqrt(d2.min())
+    near = np.maximum(np.abs(_NEAR[:, 0]), np.abs(_NEAR[:, 1])) <= link
+    rows, cols = np.nonzero(found[:, near])
+    sizes = np.bincount(_components(n, rows, hits[:, near][rows, cols]), minlength=n)
     groups = sizes[sizes >= 2]
     return float(nnd.mean()), int(groups.size), int(sizes.max())
 
@@ -129,28 +181,31 @@ class Metrics:
         self.max_stuck = 0
         self.heat = np.zeros((height // cfg.hotspot_cell + 1, width // cfg.hotspot_cell + 1), np.int64)
         self._current: dict[str, float] = {k: 0.0 for k in SIX + COLLECTIVE}
-        self._sums = dict.fromkeys(CHEAP, 0.0)
-        self._ssums = dict.fromkeys(SAMPLED, 0.0)
+        self._sums = dict.fromkeys(SIX + COLLECTIVE, 0.0)
         self._samples = 0
-        self.alerts: list[str] = []
 
     def observe(self, f: "Frame") -> None:
+        """Fold one tick in: rolling windows every tick, values and run means every ``sample_every``."""
         cfg, slot = self.cfg, self.ticks % self.cfg.window
         self.ticks += 1
         counts = np.bincount(f.executed, minlength=N_ACTIONS)
         self._action_sum += counts - self._actions[slot]
         self._actions[slot] = counts
-        conf = (f.conflicts, len(f.executed))
-        self._conflict_sum += np.subtract(conf, self._conflicts[slot])
-        self._conflicts[slot] = conf
-        stuck_events = f.stuck_events
-        self.blocked_total += f.blocked
-        tiers = f.tiers
-        by_tier = np.bincount(tiers, minlength=len(TIERS)) if tiers.size else self._no_tiers
-        self.by_tier += by_tier
-        tok = int(f.tokens.sum()) if f.applied else 0
-        self.tokens_total += tok
-        dec = (tiers.size, by_tier[_FALLBACK], tok)
+        oc = f.outcome_counts
+        conflicts = int(oc[arbiter.CROWDED] + oc[arbiter.OCCUPIED])
+        self._conflict_sum[0] += conflicts - self._conflicts[slot, 0]
+        self._conflict_sum[1] += len(f.executed) - self._conflicts[slot, 1]
+        self._conflicts[slot] = (conflicts, len(f.executed))
+        self.blocked_total += int(oc[arbiter.BLOCKED])
+        if f.applied:
+            tiers = f.tiers
+            by_tier = np.bincount(tiers, minlength=len(TIERS))
+            self.by_tier += by_tier
+            tok = int(f.tokens.sum())
+            self.tokens_total += tok
+            dec = (tiers.size, int(by_tier[_FALLBACK]), tok)
+        else:
+            dec = (0, 0, 0)
         self._decision_sum += np.subtract(dec, self._decisions[slot])
         self._decisions[slot] = dec
         if f.latencies:
@@ -161,43 +216,49 @@ class Metrics:
         nslot = self.ticks % cfg.schooling_window
         self._nb_sum += f.neighbours - self._nb[nslot]
         self._nb[nslot] = f.neighbours
-        self.since_move = 0 if f.moved_any else self.since_move + 1
-        if f.stuck.size:
+        self.since_move = 0 if oc[arbiter.MOVED] else self.since_move + 1
+        if conflicts or oc[arbiter.BLOCKED]:
             self.max_stuck = max(self.max_stuck, int(f.stuck.max()))
-        if stuck_events.size:
-            cell = (f.y[stuck_events] // cfg.hotspot_cell) * self.heat.shape[1] + f.x[stuck_events] // cfg.hotspot_cell
+            ev = f.stuck_events
+            cell = (f.y[ev] // cfg.hotspot_cell) * self.heat.shape[1] + f.x[ev] // cfg.hotspot_cell
             self.heat += np.bincount(cell, minlength=self.heat.size).reshape(self.heat.shape)
+        if (self.ticks - 1) % cfg.sample_every == 0:
+            self._sample(f)
 
-        cur = self._current
-        cur["action_entropy"] = entropy(self._action_sum)
+    def _window_values(self) -> dict[str, float]:
+        cur = {"action_entropy": entropy(self._action_sum)}
         c = self._conflict_sum
         cur["conflict_rate"] = float(c[0] / c[1]) if c[1] else 0.0
-        filled = min(self.ticks, cfg.schooling_window)
+        filled = min(self.ticks, self.cfg.schooling_window)
         cur["schooling_degree"] = float(np.count_nonzero(self._nb_sum > filled) / max(1, len(self._nb_sum)))
         d = self._decision_sum
         cur["tokens_per_decision"] = float(d[2] / d[0]) if d[0] else 0.0
         cur["fallback_rate"] = float(d[1] / d[0]) if d[0] else 0.0
-        for k in CHEAP:
+        cur["decision_latency_p95_ms"] = self._latency_p95()
+        return cur
+
+    def _sample(self, f: "Frame") -> None:
+        cur = self._current
+        cur.update(self._window_values())
+        xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
+        cur["polarization"] = polarization(f.heading)
+        cur["rotation"] = rotation(xy, f.heading)
+        cur["nn_distance"], clusters, largest = neighbours_and_clusters(xy)
+        cur["clusters"], cur["largest_cluster"] = float(clusters), float(largest)
+        self._samples += 1
+        for k in SIX + COLLECTIVE:
             self._sums[k] += cur[k]
 
-        if (self.ticks - 1) % cfg.collective_every == 0:
-            cur["decision_latency_p95_ms"] = self._latency_p95()
-            xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
-            cur["polarization"] = polarization(f.heading)
-            cur["rotation"] = rotation(xy, f.heading)
-            cur["nn_distance"], clusters, largest = neighbours_and_clusters(xy)
-            cur["clusters"], cur["largest_cluster"] = float(clusters), float(largest)
-            self._samples += 1
-            for k in SAMPLED:
-                self._ssums[k] += cur[k]
-
-        if self.since_move >= cfg.heartbeat_ticks or cur["fallback_rate"] > cfg.fallback_alert or self.alerts:
-            alerts = []
-            if self.since_move >= cfg.heartbeat_ticks:
-                alerts.append(f"heartbeat: no fish moved for {self.since_move} ticks")
-            if cur["fallback_rate"] > cfg.fallback_alert:
-                alerts.append(f"fallback rate {cur['fallback_rate']:.0%} > {cfg.fallback_alert:.0%}")
-            self.alerts = alerts
+    def alerts(self) -> list[str]:
+        """Alerts in force now: heartbeat (no fish moved for ``heartbeat_ticks``), fallback rate."""
+        out = []
+        if self.since_move >= self.cfg.heartbeat_ticks:
+            out.append(f"heartbeat: no fish moved for {self.since_move} ticks")
+        d = self._decision_sum
+        fallback = d[1] / d[0] if d[0] else 0.0
+        if fallback > self.cfg.fallback_alert:
+            out.append(f"fallback rate {fallback:.0%} > {self.cfg.fallback_alert:.0%}")
+        return out
 
     def _latency_p95(self) -> float:
         n = min(self._lat_n, self._lat.size)
@@ -213,14 +274,14 @@ class Metrics:
         return self.since_move >= self.cfg.heartbeat_ticks
 
     def current(self) -> dict[str, float]:
+        """Every metric now: the windowed ones exact, the collective ones as of the last sample."""
         cur = dict(self._current)
-        cur["decision_latency_p95_ms"] = self._latency_p95()
+        cur.update(self._window_values())
         return cur
 
     def run_mean(self) -> dict[str, float]:
-        out = {k: (v / self.ticks if self.ticks else 0.0) for k, v in self._sums.items()}
-        out.update({k: (v / self._samples if self._samples else 0.0) for k, v in self._ssums.items()})
-        return out
+        """Mean of each metric over the samples taken every ``sample_every`` ticks."""
+        return {k: (v / self._samples if self._samples else 0.0) for k, v in self._sums.items()}
 
     def action_shares(self) -> dict[str, float]:
         counts = self._action_sum
@@ -242,7 +303,7 @@ class Metrics:
         out = {k: {"current": round(cur[k], 4), "mean": round(mean[k], 4)} for k in SIX + COLLECTIVE}
         out["heartbeat"] = {"ticks_since_move": self.since_move, "alert": self.heartbeat_alert}
         out["stuck_hotspots"] = self.hotspots()
-        out["alerts"] = list(self.alerts)
+        out["alerts"] = self.alerts()
         return out
 
     def decisions_by_tier(self) -> dict[str, int]:
