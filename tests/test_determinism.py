@@ -62,3 +62,10 @@ def test_same_seed_same_hash_across_processes():
     first, second, other = _headless(21), _headless(21), _headless(22)
     assert first["final_state_hash"] == second["final_state_hash"]
     assert first["final_state_hash"] != other["final_state_hash"]
+
+
+def test_core_imports_neither_pygame_nor_openai():
+    code = ("import sys, mirofish.engine, mirofish.world, mirofish.arbiter, mirofish.water, mirofish.cli;"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygame', 'openai')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
