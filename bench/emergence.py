@@ -16,25 +16,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
-
 from mirofish.config import load_config  # noqa: E402
-from mirofish.engine import make_engine  # noqa: E402
+from mirofish.observe.studies import schooling_run  # noqa: E402
 
 
 def run(seed: int, ticks: int) -> dict:
-    engine = make_engine(load_config(seed=seed))
-    first, last = [], []
-    for t in range(ticks):
-        engine.step()
-        degree = engine.metrics.current()["schooling_degree"]
-        if t < 100:
-            first.append(degree)
-        elif t >= ticks - 1000:
-            last.append(degree)
+    engine, first, last = schooling_run(load_config(seed=seed), ticks)
     mean = engine.metrics.run_mean()
-    return {"seed": seed, "schooling_first100": round(float(np.mean(first)), 3),
-            "schooling_last1000": round(float(np.mean(last)), 3),
+    return {"seed": seed, "schooling_first100": round(first, 3),
+            "schooling_last1000": round(last, 3),
             "largest_cluster_mean": round(mean["largest_cluster"], 1), "polarization_mean": round(mean["polarization"], 3),
             "max_stuck_ticks": int(engine.world.school.max_stuck.max()),
             "conflict_rate_mean": round(mean["conflict_rate"], 4), "action_entropy_mean": round(mean["action_entropy"], 3)}

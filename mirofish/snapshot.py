@@ -7,7 +7,6 @@ restored world continues exactly like the original.
 
 from __future__ import annotations
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from .actions import ACTION_NAMES, Action
@@ -151,8 +150,3 @@ def restore(cfg: Config, snap: Snapshot) -> World:
 
 def take_terrain(world: World) -> list[str]:
     return ["".join(TERRAIN_CHARS[int(v)] for v in row) for row in world.water.tank_terrain()]
-
-
-def fish_positions(snap: Snapshot) -> np.ndarray:
-    """``(n, 2)`` array of (x, y), by fish id."""
-    return np.array([(f.x, f.y) for f in snap.fish], np.int64).reshape(-1, 2)

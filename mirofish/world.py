@@ -47,15 +47,6 @@ class StepOutcome:
     food_spawned: int
     food_rotted: int
 
-    @property
-    def conflicts(self) -> int:
-        mo = self.move_outcome
-        return int(np.count_nonzero((mo == arbiter.CROWDED) | (mo == arbiter.OCCUPIED)))
-
-    @property
-    def moved(self) -> np.ndarray:
-        return self.move_outcome == arbiter.MOVED
-
 
 class School:
     """All per-fish state as parallel arrays (index = fish id)."""

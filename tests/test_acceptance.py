@@ -1,25 +1,16 @@
 """The issue's acceptance figures, measured on full default tanks (60 fish)."""
 
-import numpy as np
 import pytest
 
 from mirofish.config import load_config
 from mirofish.engine import make_engine
+from mirofish.observe.studies import schooling_run
 
 SEEDS = (1, 2, 3)
 
 
 def _run(seed: int, ticks: int):
-    eng = make_engine(load_config(seed=seed))
-    first, last = [], []
-    for t in range(ticks):
-        eng.step()
-        degree = eng.metrics.current()["schooling_degree"]
-        if t < 100:
-            first.append(degree)
-        elif t >= ticks - 1000:
-            last.append(degree)
-    return eng, float(np.mean(first)), float(np.mean(last))
+    return schooling_run(load_config(seed=seed), ticks)
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from mirofish import arbiter
+
 from mirofish.actions import Action
 from mirofish.world import World
 
@@ -28,7 +30,7 @@ def test_contested_cell_goes_to_the_higher_score():
     w = scene([(3, 4), (5, 4)], [E, W], energy=np.array([5000, 9000]), age=np.array([100, 100]))
     out = w.step()
     assert xy(w, 1) == (4, 4) and xy(w, 0) == (3, 4)
-    assert out.conflicts == 1
+    assert list(out.move_outcome) == [arbiter.CROWDED, arbiter.MOVED]
     assert w.school.stuck[0] == 1 and w.school.stuck[1] == 0
     assert any("move refused (east)" in m for m in w.school.memory.lines(0))
 
@@ -79,7 +81,7 @@ def test_rotation_in_a_square_is_refused():
 def test_glass_blocks_and_is_remembered():
     w = scene([(2, 4)], [W])  # x=1 is glass
     out = w.step()
-    assert xy(w, 0) == (2, 4) and w.school.stuck[0] == 1 and out.conflicts == 0
+    assert xy(w, 0) == (2, 4) and w.school.stuck[0] == 1 and out.move_outcome[0] == arbiter.BLOCKED
     assert "bumped into a wall going west" in w.school.memory.lines(0)[-1]
 
 
