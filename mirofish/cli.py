@@ -14,7 +14,9 @@ import sys
 import time
 from typing import Sequence
 
+from .actions import ACTION_NAMES
 from .config import Config, ConfigError, load_config
+from .observe.recording import RecordingError
 
 EXIT_BAD_INPUT = 2
 
@@ -70,7 +72,43 @@ def build_parser() -> argparse.ArgumentParser:
     live.add_argument("--ascii", nargs="?", const=100, type=_int_at_least(1), metavar="K",
                       help="headless: print the whole tank as characters every K ticks (default 100)")
     live.add_argument("--progress", action="store_true", help="headless: progress bar on stderr even if not a TTY")
+    live.add_argument("--record", metavar="PATH", help="write the run to a recording (SQLite), e.g. saves/run.db")
     _add_config_flags(live)
+
+    rp = sub.add_parser("replay", help="play a recording back (terminal view, or --headless to a tick)")
+    rp.add_argument("path", help="a recording made with --record")
+    rp.add_argument("--headless", action="store_true", help="no view: seek and print JSON {tick, state_hash, ...}")
+    rp.add_argument("--to-tick", type=_int_at_least(0), metavar="T", help="headless: the tick to seek to (default: end)")
+    rp.add_argument("--at-tick", type=_int_at_least(0), metavar="T", help="view: start playing from this tick")
+    rp.add_argument("--speed", type=_speed, default=1.0, help="view: playback speed, 0.25 to 64 (default 1)")
+
+    fk = sub.add_parser("fork", help="swap one fish's decision at a tick and run on live (intervention replay)")
+    fk.add_argument("path")
+    fk.add_argument("--at", type=_int_at_least(0), required=True, metavar="T", help="the tick of the swapped decision")
+    fk.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID")
+    fk.add_argument("--action", required=True, choices=ACTION_NAMES, metavar="A",
+                    help="new action: " + ", ".join(ACTION_NAMES))
+    fk.add_argument("--ticks", type=_int_at_least(1), default=600, help="ticks to run after the fork (default 600)")
+    fk.add_argument("--record", metavar="OUT", help="write the fork as its own recording")
+
+    rep = sub.add_parser("report", help="single-fish report over a tick range")
+    rep.add_argument("path")
+    rep.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID")
+    rep.add_argument("--from", dest="t0", type=_int_at_least(0), metavar="T0")
+    rep.add_argument("--to", dest="t1", type=_int_at_least(0), metavar="T1")
+    rep.add_argument("--png", metavar="OUT", help="also draw the report as a chart image")
+
+    ex = sub.add_parser("export", help="copy a window of ticks around a tick into a new recording")
+    ex.add_argument("path")
+    ex.add_argument("--around", type=_int_at_least(0), required=True, metavar="T")
+    ex.add_argument("--radius", type=_int_at_least(1), default=500, metavar="N")
+    ex.add_argument("--out", required=True, metavar="OUT")
+
+    tr = sub.add_parser("trace", help="isolate one fish: its view and decisions per tick, neighbours restored")
+    tr.add_argument("path")
+    tr.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID")
+    tr.add_argument("--from", dest="t0", type=_int_at_least(0), required=True, metavar="T0")
+    tr.add_argument("--to", dest="t1", type=_int_at_least(1), required=True, metavar="T1")
     return parser
 
 
@@ -103,13 +141,22 @@ class _Progress:
         sys.stderr.flush()
 
 
+def _recorder(path: str | None, engine):
+    if path is None:
+        return None
+    from .observe.recording import Recorder
+
+    return Recorder(path, engine.world.cfg).attach(engine)
+
+
 def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
-                 out=sys.stdout) -> dict:
+                 out=sys.stdout, record: str | None = None) -> dict:
     """Run ``ticks`` ticks as fast as possible and return (and print) the summary JSON."""
     from .engine import make_engine
     from .observe import ascii as ascii_view
 
     engine = make_engine(cfg)
+    recorder = _recorder(record, engine)
     bar = _Progress(ticks, progress)
     interrupted = False
     start = time.perf_counter()
@@ -127,9 +174,16 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
         interrupted = True
         done = engine.world.tick
     elapsed = time.perf_counter() - start
+    if recorder is not None:
+        recorder.close()
     summary = summarize_run(engine, done, elapsed)
     if interrupted:
         summary["interrupted"] = True
+    if recorder is not None:
+        summary["recording"] = str(recorder.path)
+        if recorder.error:
+            summary["recording_error"] = recorder.error
+            print(f"mirofish: {recorder.error}", file=sys.stderr)
     print(json.dumps(summary), file=out, flush=True)
     engine.close()
     return summary
@@ -164,12 +218,13 @@ def summarize_run(engine, ticks: int, elapsed: float) -> dict:
 # ---------------------------------------------------------------- live, terminal view
 
 
-def run_terminal(cfg: Config, ticks: int | None) -> int:
+def run_terminal(cfg: Config, ticks: int | None, record: str | None = None) -> int:
     """The live aquarium in the terminal, realtime at ``engine.speed``; Ctrl-C quits."""
     from .engine import make_engine
     from .observe import ascii as ascii_view
 
     engine = make_engine(cfg, mode="realtime")
+    recorder = _recorder(record, engine)
     clear, home = "\x1b[2J", "\x1b[H"
     sys.stdout.write(clear)
     last_drawn = -1
@@ -186,8 +241,93 @@ def run_terminal(cfg: Config, ticks: int | None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        if recorder is not None:
+            recorder.close()
         engine.close()
     print(json.dumps({"ticks": engine.world.tick, "final_state_hash": engine.state_hash()}))
+    return 0
+
+
+# ---------------------------------------------------------------- recordings
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from .observe.replay import Player
+
+    player = Player(args.path)
+    if args.headless:
+        target = player.last_tick if args.to_tick is None else args.to_tick
+        if not player.first_tick <= target <= player.last_tick:
+            raise UsageError(f"mirofish replay: --to-tick {target} is outside the recording "
+                             f"({player.first_tick}..{player.last_tick})")
+        player.seek(target)
+        w = player.world
+        print(json.dumps({"tick": player.tick, "state_hash": player.state_hash(),
+                          "mean_energy": round(float(w.school.energy.mean()) / 100, 2),
+                          "low_energy_fish": w.low_energy_count(), "first_tick": player.first_tick,
+                          "last_tick": player.last_tick, "recorded": player.recorded_metrics()}))
+        return 0
+    return _play_terminal(player, args.at_tick or player.first_tick, args.speed)
+
+
+def _play_terminal(player, start: int, speed: float) -> int:
+    """Terminal playback until the end of the recording; Ctrl-C stops."""
+    from .observe import ascii as ascii_view
+
+    player.seek(start)
+    tick_s = player.cfg.world.tick_seconds / speed
+    sys.stdout.write("\x1b[2J")
+    try:
+        while True:
+            snap = player.snapshot()
+            sys.stdout.write("\x1b[H" + ascii_view.render(snap) + "\n"
+                             + f"replay tick {snap.tick}/{player.last_tick}  speed {speed:g}x  Ctrl-C stops\x1b[K\n")
+            sys.stdout.flush()
+            if player.step() is None:
+                break
+            time.sleep(tick_s)
+    except KeyboardInterrupt:
+        pass
+    print(json.dumps({"tick": player.tick, "state_hash": player.state_hash()}))
+    return 0
+
+
+def run_fork(args: argparse.Namespace) -> int:
+    from .observe.replay import fork
+
+    print(json.dumps(fork(args.path, args.at, args.fish, args.action, args.ticks, args.record)))
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from .observe.report import fish_report, render_png, render_text
+
+    report = fish_report(args.path, args.fish, args.t0, args.t1)
+    print(render_text(report))
+    if args.png:
+        render_png(report, args.png)
+        print(f"chart written to {args.png}")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from .observe.replay import export_window
+
+    print(json.dumps(export_window(args.path, args.around, args.radius, args.out)))
+    return 0
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    from .observe.replay import trace_fish
+
+    rows = trace_fish(args.path, args.fish, args.t0, args.t1)
+    for r in rows:
+        decided = f"  decided {r['decision']} (brain now: {r['brain_now']})" if "decision" in r else ""
+        print(f"t{r['tick']}  energy {r['energy']:.2f}  intent {r['intent']}{decided}")
+        print("  " + r["view"].replace("\n", "\n  "))
+    agree = [r["agrees"] for r in rows if r.get("agrees") is not None]
+    print(json.dumps({"fish": args.fish, "ticks": len(rows), "decisions": len(agree),
+                      "brain_agrees": sum(agree)}))
     return 0
 
 
@@ -205,15 +345,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             cfg = _config_from(args)
             if args.headless:
                 progress = args.progress or sys.stderr.isatty()
-                run_headless(cfg, args.ticks or 2000, args.ascii, progress)
+                run_headless(cfg, args.ticks or 2000, args.ascii, progress, record=args.record)
                 return 0
-            return run_terminal(cfg, args.ticks)
+            return run_terminal(cfg, args.ticks, args.record)
+        handlers = {"replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
+                    "trace": run_trace}
+        if args.command in handlers:
+            return handlers[args.command](args)
         parser.print_help()
         return EXIT_BAD_INPUT
     except UsageError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_BAD_INPUT
     except ConfigError as exc:
+        print(f"mirofish: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except RecordingError as exc:
         print(f"mirofish: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ValueError as exc:  # e.g. more fish than open water

@@ -174,6 +174,13 @@ class MetricsConfig(_Section):
     hotspot_cell: int = Field(8, ge=1, description="side of a stuck hot-spot square, in cells")
 
 
+class RecordConfig(_Section):
+    """Recordings (SQLite): how often a keyframe and a commit happen."""
+
+    keyframe_every: int = Field(100, ge=1, description="ticks between full keyframes (seek cost)")
+    commit_seconds: float = Field(1.0, gt=0, description="simulated seconds per commit (crash loss bound)")
+
+
 class Config(_Section):
     seed: int = Field(7, ge=0, lt=2**63)
     world: WorldConfig = WorldConfig()
@@ -186,6 +193,7 @@ class Config(_Section):
     brain: BrainConfig = BrainConfig()
     engine: EngineConfig = EngineConfig()
     metrics: MetricsConfig = MetricsConfig()
+    record: RecordConfig = RecordConfig()
 
 
 # ---------------------------------------------------------------- loading

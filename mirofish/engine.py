@@ -12,7 +12,9 @@ Per tick:
 
 The engine reads the clock only through the ``clock`` it is given (for latency and
 realtime pacing); the world never does. Which decision was applied at which tick is in
-``Frame.applied``, which is what a recording stores and what makes replay exact.
+``Frame.applied``, which is what a recording stores and what makes replay exact: a replay
+is just another decision source (it answers in ``begin_tick``), as is a fork.
+``Engine.snapshot()`` and ``Engine.state_hash()`` may be called after any tick.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from .brains.base import DecisionBatch, DecisionSource, RequestBatch
 from .observe.metrics import Metrics
 from .snapshot import Snapshot, take
 from .world import World
+
+
+_NONE = np.zeros(0, np.int64)
 
 
 @dataclass
@@ -159,7 +164,8 @@ class Engine:
     def step(self) -> Frame:
         """Advance the world by one tick and return the frame observers saw."""
         w = self.world
-        applied = self._collect(self._request())
+        self.source.begin_tick(w.tick)
+        applied = self._collect(self._request() if self.source.needs_requests else _NONE)
         now = self.clock()
         latencies: list[float] = []
         for b in applied:
@@ -208,6 +214,10 @@ class Engine:
 
     def set_speed(self, speed: float) -> None:
         self.speed = min(64.0, max(0.25, float(speed)))
+
+    def forget_pending(self) -> None:
+        """Drop outstanding requests (after switching to a new source, e.g. at a fork point)."""
+        self.pending[:] = False
 
     def snapshot(self) -> Snapshot:
         """The current world as a serializable snapshot, with the current metrics."""

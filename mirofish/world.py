@@ -12,6 +12,7 @@ remember what happened and raise decision triggers for the next tick.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,7 +84,10 @@ class School:
         self.at_summary = np.zeros((n, 6), np.int64)
 
     HASHED = ("cell", "heading", "energy", "age", "intent", "stuck", "last_decision", "food_seen",
-              "neighbours", "failed", "refused_at", "food_rose", "neighbours_changed", "traits", "eats", "refusals", "moves", "company_ticks")
+              "neighbours", "failed", "refused_at", "food_rose", "neighbours_changed", "traits", "eats", "refusals",
+              "moves", "company_ticks")
+    # Everything a keyframe must hold: the hashed state plus report counters.
+    STATE = HASHED + ("max_stuck", "action_counts", "decisions", "at_summary")
 
 
 class World:
@@ -289,6 +293,52 @@ class World:
         return self.school.long_memory.summaries(i, self.summarizer)
 
     # ------------------------------------------------------------ hashing
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """Copies of every array that decides the future (and the report counters).
+
+        :meth:`load_state_arrays` on a world built from the same config continues exactly
+        like this one; recordings store these as keyframes.
+        """
+        s, w = self.school, self.water
+        out = {"tick": np.array([self.tick], np.int64)}
+        for name in School.STATE:
+            out[f"fish.{name}"] = getattr(s, name).copy()
+        for name in ("tick", "code", "arg", "count"):
+            out[f"memory.{name}"] = getattr(s.memory, name).copy()
+        out["long.records"] = s.long_memory.records.copy()
+        out["long.count"] = s.long_memory.count.copy()
+        cells = w.food_cells()
+        out["food.cell"], out["food.born"] = cells, w.food_born[cells]
+        st = self.rng.bit_generator.state
+        rng = {"bit_generator": st["bit_generator"], "state": {k: str(v) for k, v in st["state"].items()},
+               "has_uint32": st["has_uint32"], "uinteger": str(st["uinteger"])}
+        out["rng"] = np.frombuffer(json.dumps(rng).encode(), np.uint8).copy()
+        texts = [[f, k, t] for (f, k), t in s.long_memory.texts.items()]
+        out["long.texts"] = np.frombuffer(json.dumps(texts).encode(), np.uint8).copy()
+        return out
+
+    def load_state_arrays(self, d: dict[str, np.ndarray]) -> None:
+        """Put this world (built from the same config) into the state :meth:`state_arrays` returned."""
+        s, w = self.school, self.water
+        self.tick = int(d["tick"][0])
+        for name in School.STATE:
+            setattr(s, name, np.array(d[f"fish.{name}"], dtype=getattr(s, name).dtype))
+        for name in ("tick", "code", "arg", "count"):
+            setattr(s.memory, name, np.array(d[f"memory.{name}"], dtype=getattr(s.memory, name).dtype))
+        s.long_memory.records = np.array(d["long.records"], np.int32)
+        s.long_memory.count = np.array(d["long.count"], np.int32)
+        s.long_memory.texts = {(int(f), int(k)): t for f, k, t in json.loads(bytes(d["long.texts"]).decode())}
+        s.persona = [persona_text(t) for t in s.traits]
+        w.food_born[:] = NO_FOOD
+        w.food_born[d["food.cell"]] = d["food.born"]
+        self.occupant[:] = -1
+        self.occupant[s.cell] = s.ids
+        rng = json.loads(bytes(d["rng"]).decode())
+        self.rng.bit_generator.state = {
+            "bit_generator": rng["bit_generator"], "state": {k: int(v) for k, v in rng["state"].items()},
+            "has_uint32": rng["has_uint32"], "uinteger": int(rng["uinteger"]),
+        }
 
     def state_hash(self) -> str:
         """A digest of everything that decides the future: fish, food, memories, tick, RNG state."""

@@ -74,6 +74,14 @@ class DecisionSource:
 
     name = "source"
     wants_perceptions = False  # True → the engine renders text perceptions into requests
+    needs_requests = True  # False → the source decides on its own (a replay); the engine builds none
+
+    def begin_tick(self, tick: int) -> None:
+        """Called by the engine at the start of every tick, before any request of that tick.
+
+        Sources that know their answers in advance (a replay, an intervention) put them on
+        ``results`` here.
+        """
 
     def __init__(self) -> None:
         self.requests: queue.SimpleQueue[RequestBatch] = queue.SimpleQueue()

@@ -225,12 +225,16 @@ class Metrics:
         if (self.ticks - 1) % cfg.sample_every == 0:
             self._sample(f)
 
+    def schooling_now(self) -> float:
+        """The schooling degree over the current window (cheap; called every tick by recorders)."""
+        filled = min(self.ticks, self.cfg.schooling_window)
+        return float(np.count_nonzero(self._nb_sum > filled) / max(1, len(self._nb_sum)))
+
     def _window_values(self) -> dict[str, float]:
         cur = {"action_entropy": entropy(self._action_sum)}
         c = self._conflict_sum
         cur["conflict_rate"] = float(c[0] / c[1]) if c[1] else 0.0
-        filled = min(self.ticks, self.cfg.schooling_window)
-        cur["schooling_degree"] = float(np.count_nonzero(self._nb_sum > filled) / max(1, len(self._nb_sum)))
+        cur["schooling_degree"] = self.schooling_now()
         d = self._decision_sum
         cur["tokens_per_decision"] = float(d[2] / d[0]) if d[0] else 0.0
         cur["fallback_rate"] = float(d[1] / d[0]) if d[0] else 0.0

@@ -1,0 +1,407 @@
+"""Recordings: one SQLite file per run (DESIGN §4, seed 003 §6.2).
+
+What a recording holds:
+
+* ``header`` — format version, seed, the full config (JSON), scene, created, code
+  version, and for forks/exports the parent and the fork point. Never an API key: the
+  config holds none (keys come from the environment) and nothing else is written.
+* ``keyframes`` — the full world state (:meth:`World.state_arrays`) every
+  ``record.keyframe_every`` ticks, the first one at the start.
+* ``chunks`` — per ``record.commit_seconds`` of simulated time (or more ticks, when the tick
+  loop outruns the writer's 5 ms wake-up): every *applied* decision
+  (tick, fish, action, tier, latency, tokens, status, the model's thought), one row of
+  per-tick measures, every ``metrics.sample_every`` ticks the full metric set, and for
+  forks the divergence from the parent.
+
+Blobs are columns of fixed-width numbers packed by :func:`pack` (a JSON header plus raw
+little-endian arrays, zlib-compressed) — no pickle anywhere. A writer thread wakes every
+5 ms, encodes and commits (WAL, one transaction), so the tick loop only appends references;
+a ``kill -9`` loses at most the ticks not yet committed — one simulated second in a live
+(realtime) run, up to ~5 ms of wall time in an unthrottled headless run — and the file
+still opens and replays to its last committed tick. On a clean close the file is checkpointed and switched back to a plain
+rollback journal, so a finished recording is one self-contained file.
+
+Reading never writes: :class:`Recording` opens the database read-only.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import sqlite3
+import struct
+import threading
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import __version__
+from ..brains.base import DecisionBatch
+from ..config import Config
+from .metrics import COLLECTIVE, SIX
+
+if TYPE_CHECKING:
+    from ..engine import Engine, Frame
+
+FORMAT_VERSION = 1
+TICK_COLUMNS = ("mean_energy", "schooling_degree", "conflicts", "moved", "decisions", "low_energy_fish")
+SAMPLE_COLUMNS = SIX + COLLECTIVE
+DIVERGENCE_COLUMNS = ("cells_differ", "schooling_diff", "energy_diff")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS header (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS keyframes (tick INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (tick0 INTEGER PRIMARY KEY, tick1 INTEGER NOT NULL, data BLOB NOT NULL);
+"""
+
+
+class RecordingError(Exception):
+    """A recording that cannot be used; the message is one line naming the problem."""
+
+
+# ---------------------------------------------------------------- codec
+
+
+def pack(arrays: dict[str, np.ndarray], extra: object = None) -> bytes:
+    """Arrays (+ optional JSON-able ``extra``) → compressed bytes. No pickle."""
+    names, parts = [], []
+    for name, arr in arrays.items():
+        a = np.ascontiguousarray(arr)
+        names.append([name, a.dtype.str, list(a.shape)])
+        parts.append(a.tobytes())
+    head = json.dumps({"arrays": names, "extra": extra}).encode()
+    return zlib.compress(struct.pack("<I", len(head)) + head + b"".join(parts), 6)
+
+
+def unpack(blob: bytes) -> tuple[dict[str, np.ndarray], object]:
+    raw = zlib.decompress(blob)
+    (n,) = struct.unpack("<I", raw[:4])
+    head = json.loads(raw[4 : 4 + n])
+    pos, out = 4 + n, {}
+    for name, dtype, shape in head["arrays"]:
+        dt = np.dtype(dtype)
+        if dt.hasobject:
+            raise ValueError("object arrays are not allowed")
+        count = int(np.prod(shape)) if shape else 1
+        size = count * dt.itemsize
+        out[name] = np.frombuffer(raw, dt, count, pos).reshape(shape).copy()
+        pos += size
+    return out, head["extra"]
+
+
+# ---------------------------------------------------------------- writing
+
+
+class Recorder:
+    """Writes one run to ``path`` while an engine runs; attach with :meth:`attach`.
+
+    Args:
+        path: the new recording (an existing file is replaced only with ``overwrite``).
+        cfg: the run's config (stored in the header).
+        scene: scene name for the header.
+        extra_header: more header keys (parent, fork point …).
+    """
+
+    def __init__(self, path: str | Path, cfg: Config, scene: str = "aquarium", extra_header: dict | None = None,
+                 overwrite: bool = True):
+        self.path = Path(path)
+        self.cfg = cfg
+        self.keyframe_every = cfg.record.keyframe_every
+        self.chunk_ticks = max(1, int(round(cfg.record.commit_seconds / cfg.world.tick_seconds)))
+        self.sample_every = cfg.metrics.sample_every
+        if self.path.exists():
+            if not overwrite:
+                raise RecordingError(f"refusing to overwrite existing file {self.path}")
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        except (sqlite3.Error, OSError) as exc:
+            raise RecordingError(f"cannot create recording {self.path}: {exc}") from None
+        db = self._db
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)
+        header = {
+            "format_version": FORMAT_VERSION, "seed": cfg.seed, "config": cfg.model_dump(mode="json"),
+            "scene": scene, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "code_version": __version__, "keyframe_every": self.keyframe_every, "chunk_ticks": self.chunk_ticks,
+        }
+        header.update(extra_header or {})
+        db.execute("BEGIN")
+        db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)",
+                       [(k, json.dumps(v)) for k, v in header.items()])
+        db.execute("COMMIT")
+        self._lock = threading.Lock()
+        self._ticks: list[tuple] = []  # per tick, handed over by the tick loop
+        self._keyframes: list[tuple[int, dict]] = []
+        self._wake = threading.Event()
+        self._stop = False
+        self._engine: Engine | None = None
+        self._low_line = int(round(cfg.fish.low_energy * 100))
+        self.error: str | None = None
+        self.closed = False
+        self._thread = threading.Thread(target=self._write_loop, name="mirofish-recorder", daemon=True)
+        self._thread.start()
+
+    # -- feeding (tick loop side: only cheap appends)
+
+    def attach(self, engine: "Engine") -> "Recorder":
+        """Record every tick ``engine`` runs from now on (writes a keyframe of the current state)."""
+        self._engine = engine
+        self.keyframe(engine.world.tick, engine.world.state_arrays())
+        engine.observers.append(self.on_frame)
+        return self
+
+    def keyframe(self, tick: int, arrays: dict[str, np.ndarray]) -> None:
+        with self._lock:
+            self._keyframes.append((tick, arrays))
+        self._wake.set()
+
+    def on_frame(self, f: "Frame", divergence: np.ndarray | None = None) -> None:
+        """One simulated tick (``f.tick``): decisions applied at it, its measures, keyframes."""
+        t = f.tick
+        m = self._engine.metrics if self._engine is not None else None
+        oc = f.outcome_counts
+        row = (t, int(f.energy.sum()) / (100.0 * len(f.energy)), m.schooling_now() if m else 0.0,
+               int(oc[3] + oc[4]), int(oc[0]), sum(len(b) for b in f.applied),
+               int(np.count_nonzero(f.energy < self._low_line)))
+        sample = None
+        if m is not None and t % self.sample_every == 0:
+            cur = m.current()
+            sample = [t] + [cur[k] for k in SAMPLE_COLUMNS]
+        self._ticks.append((t, f.applied, f.latencies, row, sample, divergence))
+        if (t + 1) % self.keyframe_every == 0 and self._engine is not None:
+            self.keyframe(t + 1, self._engine.world.state_arrays())
+
+    def flush(self) -> None:
+        """Wait until everything handed over so far is committed."""
+        self._wake.set()
+        deadline = time.monotonic() + 30
+        while (self._ticks or self._keyframes) and self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.002)
+            self._wake.set()
+
+    def close(self) -> None:
+        """Flush, checkpoint, and leave a single self-contained file."""
+        if self.closed:
+            return
+        if self._engine is not None and self.on_frame in self._engine.observers:
+            self._engine.observers.remove(self.on_frame)
+        self._stop = True
+        self._wake.set()
+        self._thread.join()
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._db.execute("PRAGMA journal_mode=DELETE")
+        except sqlite3.Error:
+            pass
+        self._db.close()
+        self.closed = True
+
+    # -- writer thread
+
+    def _write_loop(self) -> None:
+        """Every few milliseconds: take whole chunks of ticks, encode, commit in one transaction.
+
+        A chunk is at least ``chunk_ticks`` ticks (one simulated second), more when the tick
+        loop runs faster than the writer wakes. SQLite releases the GIL while it writes.
+        """
+        while True:
+            self._wake.wait(0.005)
+            self._wake.clear()
+            stopping = self._stop
+            with self._lock:
+                keyframes, self._keyframes = self._keyframes, []
+            ticks = self._ticks
+            take = len(ticks) if stopping else (len(ticks) if len(ticks) >= self.chunk_ticks else 0)
+            batch = ticks[:take]
+            del ticks[:take]
+            try:
+                rows_k = [(tick, pack(arrays)) for tick, arrays in keyframes]
+                rows_c = [_encode_chunk(batch)] if batch else []
+                if rows_k or rows_c:
+                    with self._db:
+                        self._db.execute("BEGIN")
+                        self._db.executemany("INSERT OR REPLACE INTO keyframes VALUES (?, ?)", rows_k)
+                        self._db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?)", rows_c)
+            except sqlite3.Error as exc:  # disk full, file removed: keep the run going, say so once
+                self.error = self.error or f"recording {self.path} stopped: {exc}"
+            if stopping and not self._ticks:
+                return
+
+
+def _encode_chunk(ticks: list[tuple]) -> tuple:
+    """Consecutive ticks → (tick0, tick1, blob) with every column in one packed blob."""
+    tick0, tick1 = ticks[0][0], ticks[-1][0] + 1
+    batches, dts, lats, thoughts = [], [], [], []
+    for t, applied, latencies, _, _, _ in ticks:
+        for b in applied:
+            batches.append(b)
+            dts.append(np.full(len(b), t - tick0, np.uint16))
+            if b.thoughts:
+                thoughts += [[int(t), int(f), text] for f, text in zip(b.fish, b.thoughts) if text]
+        if latencies:
+            lats.append(np.asarray(latencies))
+
+    def column(attr: str, dtype) -> np.ndarray:
+        parts = [np.zeros(len(b), dtype) if getattr(b, attr) is None else getattr(b, attr) for b in batches]
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+    fish = column("fish", np.uint32)
+    lat = np.concatenate(lats) if lats else np.zeros(0)
+    arrays = {
+        "dt": np.concatenate(dts) if dts else np.zeros(0, np.uint16),
+        "fish": fish.astype(np.uint16) if fish.size == 0 or fish.max() < 65536 else fish,
+        "action": column("actions", np.uint8), "tier": column("tier", np.uint8), "status": column("status", np.uint8),
+        "latency": np.minimum(np.round(lat * 1e4), 65535).astype(np.uint16),  # 0.1 ms units
+        "tokens": column("tokens", np.uint32),
+        "ticks": np.array([r[3] for r in ticks], np.float32),
+        "samples": np.array([r[4] for r in ticks if r[4] is not None], np.float32).reshape(-1, 1 + len(SAMPLE_COLUMNS)),
+        "divergence": np.array([np.concatenate([[r[0]], r[5]]) for r in ticks if r[5] is not None],
+                               np.float32).reshape(-1, 1 + len(DIVERGENCE_COLUMNS)),
+    }
+    return tick0, tick1, pack(arrays, thoughts or None)
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass
+class TickDecisions:
+    fish: np.ndarray
+    action: np.ndarray
+    tier: np.ndarray
+    status: np.ndarray
+    latency_s: np.ndarray
+    tokens: np.ndarray
+    thoughts: dict[int, str]
+
+
+class Recording:
+    """A recording opened read-only. Raises :class:`RecordingError` for anything unusable."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise RecordingError(f"recording not found: {self.path}")
+        if self.path.is_dir():
+            raise RecordingError(f"recording path is a directory: {self.path}")
+        with open(self.path, "rb") as fh:
+            magic = fh.read(16)
+        if magic != b"SQLite format 3\x00":
+            raise RecordingError(f"not a MiroFish recording (not an SQLite database): {self.path}")
+        try:
+            self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+            rows = self._db.execute("SELECT key, value FROM header").fetchall()
+            self.header = {k: json.loads(v) for k, v in rows}
+        except sqlite3.DatabaseError as exc:
+            raise RecordingError(f"recording is damaged or not a MiroFish recording ({exc}): {self.path}") from None
+        version = self.header.get("format_version")
+        if not isinstance(version, int):
+            raise RecordingError(f"not a MiroFish recording (no format version): {self.path}")
+        if version > FORMAT_VERSION:
+            raise RecordingError(f"recording format {version} is newer than this MiroFish reads ({FORMAT_VERSION}): "
+                                 f"{self.path}")
+        try:
+            self.config = Config.model_validate(self.header["config"])
+            self.keyframe_ticks = [r[0] for r in self._db.execute("SELECT tick FROM keyframes ORDER BY tick")]
+            last = self._db.execute("SELECT MAX(tick1) FROM chunks").fetchone()[0]
+        except (sqlite3.DatabaseError, KeyError, ValueError) as exc:
+            raise RecordingError(f"recording is damaged ({type(exc).__name__}: {exc}): {self.path}") from None
+        if not self.keyframe_ticks:
+            raise RecordingError(f"recording has no keyframe (it was cut off at its very start): {self.path}")
+        self.first_tick = self.keyframe_ticks[0]
+        self.last_tick = max(int(last) if last is not None else self.first_tick, self.first_tick)
+        self.chunk_ticks = int(self.header.get("chunk_ticks", 2))
+        self._cache: dict[int, tuple] = {}
+        self._starts: list[int] = []  # sorted keys of _cache
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _fetch(self, sql: str, args: tuple) -> list:
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise RecordingError(f"recording is damaged ({exc}): {self.path}") from None
+
+    def keyframe(self, tick: int) -> dict[str, np.ndarray]:
+        rows = self._fetch("SELECT data FROM keyframes WHERE tick = ?", (tick,))
+        if not rows:
+            raise RecordingError(f"no keyframe at tick {tick} in {self.path}")
+        try:
+            return unpack(rows[0][0])[0]
+        except (zlib.error, ValueError, KeyError, struct.error) as exc:
+            raise RecordingError(f"recording is damaged (keyframe {tick}: {exc}): {self.path}") from None
+
+    def keyframe_at_or_before(self, tick: int) -> int:
+        i = int(np.searchsorted(self.keyframe_ticks, tick, side="right")) - 1
+        if i < 0:
+            raise RecordingError(f"tick {tick} is before this recording starts (tick {self.first_tick})")
+        return self.keyframe_ticks[i]
+
+    def load_chunks(self, t0: int, t1: int) -> None:
+        """Decode (and cache) every chunk that covers ticks in ``[t0, t1)``."""
+        rows = self._fetch("SELECT tick0, tick1, data FROM chunks WHERE tick1 > ? AND tick0 < ? ORDER BY tick0",
+                           (t0, t1))
+        for tick0, tick1, data in rows:
+            if tick0 in self._cache:
+                continue
+            try:
+                d, thoughts = unpack(data)
+                self._cache[tick0] = (tick1, d, thoughts, d["ticks"], d["samples"], d["divergence"])
+            except (zlib.error, ValueError, KeyError, struct.error) as exc:
+                raise RecordingError(f"recording is damaged (chunk at tick {tick0}: {exc}): {self.path}") from None
+            bisect.insort(self._starts, tick0)
+        if len(self._starts) > 20000:  # keep memory bounded on very long recordings
+            for key in self._starts[:10000]:
+                del self._cache[key]
+            del self._starts[:10000]
+
+    def _chunk_for(self, tick: int):
+        for attempt in range(2):
+            i = bisect.bisect_right(self._starts, tick) - 1
+            if i >= 0:
+                entry = self._cache[self._starts[i]]
+                if tick < entry[0]:
+                    return self._starts[i], entry
+            if attempt == 0:
+                self.load_chunks(tick, tick + 1)
+        return None, None
+
+    def decisions_at(self, tick: int) -> TickDecisions | None:
+        """The decisions applied at ``tick``, or None if the recording has no chunk for it."""
+        tick0, entry = self._chunk_for(tick)
+        if entry is None:
+            return None
+        _, d, thoughts, *_ = entry
+        sel = d["dt"] == tick - tick0
+        th = {f: s for t, f, s in (thoughts or []) if t == tick}
+        return TickDecisions(d["fish"][sel].astype(np.int64), d["action"][sel].astype(np.int8),
+                             d["tier"][sel].astype(np.int8), d["status"][sel].astype(np.int8),
+                             d["latency"][sel] / 1e4, d["tokens"][sel].astype(np.int64), th)
+
+    def _rows(self, t0: int, t1: int, slot: int, width: int) -> np.ndarray:
+        self.load_chunks(t0, t1)
+        parts = [self._cache[k][slot] for k in self._starts
+                 if k < t1 and self._cache[k][0] > t0 and len(self._cache[k][slot])]
+        rows = np.concatenate(parts) if parts else np.zeros((0, width), np.float32)
+        return rows[(rows[:, 0] >= t0) & (rows[:, 0] < t1)]
+
+    def tick_rows(self, t0: int, t1: int) -> np.ndarray:
+        """Per-tick measures ``[tick, *TICK_COLUMNS]`` for ticks in ``[t0, t1)``."""
+        return self._rows(t0, t1, 3, 1 + len(TICK_COLUMNS))
+
+    def sample_rows(self, t0: int, t1: int) -> np.ndarray:
+        """Sampled metrics ``[tick, *SAMPLE_COLUMNS]``."""
+        return self._rows(t0, t1, 4, 1 + len(SAMPLE_COLUMNS))
+
+    def divergence_rows(self, t0: int, t1: int) -> np.ndarray:
+        """For a fork: ``[tick, *DIVERGENCE_COLUMNS]`` per tick."""
+        return self._rows(t0, t1, 5, 1 + len(DIVERGENCE_COLUMNS))

@@ -1,0 +1,368 @@
+"""Playback, intervention replay (fork), export and single-fish tracing over recordings.
+
+A replay is *just another decision source* (OpenRA's ReplayConnection): :class:`ReplaySource`
+hands the engine, at the start of each tick, exactly the decisions the recording says were
+applied at that tick; no brain is called. Seeking restores the nearest keyframe at or before
+the target and re-simulates from there, so every tick's state equals the live run's.
+
+A fork (:func:`fork`) restores the world at tick T, applies the recorded decisions of T with
+one fish's action swapped, and from T+1 lets the configured live brain decide; the parent is
+re-simulated alongside to record the per-tick divergence.
+"""
+
+from __future__ import annotations
+
+import queue
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..actions import Action
+from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
+from ..config import Config
+from ..engine import Engine, Frame
+from ..snapshot import Snapshot, take
+from ..world import World
+from .recording import DIVERGENCE_COLUMNS, SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
+
+
+class ReplaySource(DecisionSource):
+    """Feeds the decisions a recording applied at each tick; ignores requests."""
+
+    name = "replay"
+    needs_requests = False
+
+    def __init__(self, recording: Recording, keep_tiers: bool = True):
+        super().__init__()
+        self.recording = recording
+        self.keep_tiers = keep_tiers
+
+    def batch_at(self, tick: int) -> DecisionBatch | None:
+        d = self.recording.decisions_at(tick)
+        if d is None or d.fish.size == 0:
+            return None
+        tier = d.tier if self.keep_tiers else np.full(d.fish.size, TIER_INDEX["replay"], np.int8)
+        thoughts = [d.thoughts.get(int(f), "") for f in d.fish] if d.thoughts else None
+        return DecisionBatch(tick=tick, fish=d.fish, actions=d.action, tier=tier, status=d.status,
+                             tokens=d.tokens, thoughts=thoughts, meta={"latency_s": d.latency_s})
+
+    def begin_tick(self, tick: int) -> None:
+        batch = self.batch_at(tick)
+        if batch is not None:
+            self.results.put(batch)
+
+    def pump(self) -> None:
+        while True:  # requests are never needed; drop any that arrive
+            try:
+                self.requests.get_nowait()
+            except queue.Empty:
+                return
+
+
+class Player:
+    """Seekable playback of a recording.
+
+    ``seek(t)`` puts the world in the state it had after ``t`` ticks (``world.tick == t``),
+    from the nearest keyframe; ``step``/``back`` move one tick; ``snapshot()`` is the
+    pydantic snapshot with the metrics recorded for that tick.
+    """
+
+    def __init__(self, recording: Recording | str | Path):
+        self.recording = recording if isinstance(recording, Recording) else Recording(recording)
+        self.cfg: Config = self.recording.config
+        self.source = ReplaySource(self.recording)
+        self.engine: Engine | None = None
+        self.speed = 1.0
+        self.seek(self.recording.first_tick)
+
+    @property
+    def world(self) -> World:
+        return self.engine.world
+
+    @property
+    def tick(self) -> int:
+        return self.engine.world.tick
+
+    @property
+    def first_tick(self) -> int:
+        return self.recording.first_tick
+
+    @property
+    def last_tick(self) -> int:
+        return self.recording.last_tick
+
+    def _restore(self, keyframe_tick: int) -> None:
+        world = World(self.cfg)
+        try:
+            world.load_state_arrays(self.recording.keyframe(keyframe_tick))
+        except (KeyError, ValueError, IndexError) as exc:
+            raise RecordingError(f"recording is damaged (keyframe {keyframe_tick}: {exc})") from None
+        self.engine = Engine(world, self.source, mode="lockstep")
+
+    def seek(self, tick: int) -> None:
+        """Go to the state after ``tick`` ticks (clamped to the recording's range)."""
+        tick = int(min(max(tick, self.first_tick), self.last_tick))
+        k = self.recording.keyframe_at_or_before(tick)
+        if self.engine is None or not (k <= self.tick <= tick):
+            self._restore(k)
+        self.recording.load_chunks(self.tick, tick)
+        while self.tick < tick:
+            self.engine.step()
+
+    def step(self) -> Frame | None:
+        """One tick forward (None at the end of the recording)."""
+        if self.tick >= self.last_tick:
+            return None
+        return self.engine.step()
+
+    def back(self) -> None:
+        self.seek(self.tick - 1)
+
+    def state_hash(self) -> str:
+        return self.engine.state_hash()
+
+    def recorded_metrics(self, tick: int | None = None) -> dict:
+        """The measures recorded at ``tick`` (default: the last simulated tick) and the latest sample."""
+        t = (self.tick - 1) if tick is None else tick
+        out: dict = {}
+        rows = self.recording.tick_rows(t, t + 1)
+        if len(rows):
+            out.update({k: float(v) for k, v in zip(TICK_COLUMNS, rows[0, 1:])})
+        samples = self.recording.sample_rows(max(self.first_tick, t - 10 * self.cfg.metrics.sample_every), t + 1)
+        if len(samples):
+            out["sampled"] = {k: round(float(v), 4) for k, v in zip(SAMPLE_COLUMNS, samples[-1, 1:])}
+        return out
+
+    def snapshot(self) -> Snapshot:
+        return take(self.world, self.recorded_metrics())
+
+    def close(self) -> None:
+        self.recording.close()
+
+
+# ---------------------------------------------------------------- fork
+
+
+class ForkSource(DecisionSource):
+    """At the fork tick: the recorded decisions with one swapped; afterwards a live brain."""
+
+    name = "fork"
+
+    def __init__(self, live: DecisionSource, tick: int, first: DecisionBatch):
+        super().__init__()
+        self.live, self.tick, self.first = live, tick, first
+        self.requests, self.results = live.requests, live.results  # share the live brain's queues
+        self.wants_perceptions = live.wants_perceptions
+
+    def begin_tick(self, tick: int) -> None:
+        if tick == self.tick:
+            self.results.put(self.first)
+        else:
+            self.live.begin_tick(tick)
+
+    def submit(self, batch) -> None:
+        if batch.tick == self.tick:  # already answered by the intervention batch where it can be
+            keep = ~np.isin(batch.fish, self.first.fish)
+            if not keep.any():
+                return
+            batch = _subset(batch, keep)
+        self.live.submit(batch)
+
+    def pump(self) -> None:
+        self.live.pump()
+
+    def status(self) -> dict:
+        return {"source": "fork", "live": self.live.status()}
+
+    def close(self) -> None:
+        self.live.close()
+
+
+def _subset(batch, keep: np.ndarray):
+    from dataclasses import replace
+
+    pick = np.flatnonzero(keep)
+    return replace(batch, fish=batch.fish[pick], triggers=batch.triggers[pick], codes=batch.codes[pick],
+                   energy=batch.energy[pick], heading=batch.heading[pick], traits=batch.traits[pick],
+                   food_here=batch.food_here[pick], refused=batch.refused[pick],
+                   perceptions=[batch.perceptions[i] for i in pick] if batch.perceptions else None,
+                   personas=[batch.personas[i] for i in pick] if batch.personas else None)
+
+
+@dataclass
+class Divergence:
+    """Per-tick difference between a fork and its parent, computed the same way on both sides."""
+
+    window: int
+    rows: list[np.ndarray] = field(default_factory=list)
+
+    def __post_init__(self):
+        self._nb: dict[str, list[np.ndarray]] = {"fork": [], "parent": []}
+
+    def _schooling(self, side: str, neighbours: np.ndarray) -> float:
+        ring = self._nb[side]
+        ring.append(neighbours.astype(np.int64))
+        if len(ring) > self.window:
+            ring.pop(0)
+        mean = np.sum(ring, axis=0) / len(ring)
+        return float(np.count_nonzero(mean > 1.0) / len(mean))
+
+    def add(self, fork: World, parent: World) -> np.ndarray:
+        cells = int(np.count_nonzero(fork.school.cell != parent.school.cell))
+        school = self._schooling("fork", fork.school.neighbours) - self._schooling("parent", parent.school.neighbours)
+        energy = float(fork.school.energy.mean() - parent.school.energy.mean()) / 100
+        row = np.array([cells, school, energy])
+        self.rows.append(row)
+        return row
+
+
+def make_live_source(cfg: Config) -> DecisionSource:
+    """The configured brain (the instinct brain until a model brain exists)."""
+    from ..brains.instinct import InstinctBrain
+
+    return InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius)
+
+
+def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action | str, ticks: int,
+         out: str | Path | None = None, source: DecisionSource | None = None) -> dict:
+    """Swap ``fish``'s decision at ``tick`` and run ``ticks`` ticks live; return a JSON-ready summary.
+
+    With ``out``, the fork is written as its own recording naming its parent and fork point,
+    with the divergence curve per tick.
+    """
+    rec = recording if isinstance(recording, Recording) else Recording(recording)
+    cfg = rec.config
+    if not rec.first_tick <= tick < rec.last_tick:
+        raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
+    if not 0 <= fish < cfg.fish.count:
+        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{cfg.fish.count - 1})")
+    action = Action.parse(action) if isinstance(action, str) else Action(action)
+
+    parent = Player(rec)
+    parent.seek(tick)
+    world = World(cfg)
+    world.load_state_arrays(parent.world.state_arrays())
+    recorded = ReplaySource(rec).batch_at(tick)
+    fish_ids = np.array([], np.int64) if recorded is None else recorded.fish
+    actions = np.array([], np.int8) if recorded is None else recorded.actions.copy()
+    tiers = np.array([], np.int8) if recorded is None else recorded.tier.copy()
+    hit = np.flatnonzero(fish_ids == fish)
+    original = int(actions[hit[0]]) if hit.size else None
+    if hit.size:
+        actions[hit[0]], tiers[hit[0]] = action, TIER_INDEX["intervention"]
+    else:
+        order = np.searchsorted(fish_ids, fish)
+        fish_ids = np.insert(fish_ids, order, fish)
+        actions = np.insert(actions, order, np.int8(action))
+        tiers = np.insert(tiers, order, np.int8(TIER_INDEX["intervention"]))
+    first = DecisionBatch(tick=tick, fish=fish_ids, actions=actions, tier=tiers)
+
+    live = source or make_live_source(cfg)
+    engine = Engine(world, ForkSource(live, tick, first), mode="lockstep")
+    recorder = None
+    if out is not None:
+        recorder = Recorder(out, cfg, extra_header={
+            "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": action.label,
+            "fork_original_action": None if original is None else Action(original).label,
+        })
+        recorder.keyframe(tick, world.state_arrays())
+        recorder._engine = engine
+    divergence = Divergence(cfg.metrics.schooling_window)
+    first_diverged = None
+    try:
+        for _ in range(ticks):
+            frame = engine.step()
+            if parent.tick < parent.last_tick:
+                parent.step()
+                row = divergence.add(engine.world, parent.world)
+                if first_diverged is None and row[0] > 0:
+                    first_diverged = frame.tick
+            else:
+                row = None
+            if recorder is not None:
+                recorder.on_frame(frame, row)
+    finally:
+        if recorder is not None:
+            recorder.close()
+        engine.close()
+    rows = np.array(divergence.rows) if divergence.rows else np.zeros((0, 3))
+    summary = {
+        "parent": str(rec.path), "fork_tick": tick, "fish": fish, "action": action.label,
+        "recorded_action": None if original is None else Action(original).label,
+        "ticks": ticks, "final_tick": engine.world.tick, "final_state_hash": engine.state_hash(),
+        "parent_state_hash_at_same_tick": parent.state_hash() if parent.tick == engine.world.tick else None,
+        "divergence": {
+            "compared_ticks": int(len(rows)),
+            "first_tick_cells_differ": first_diverged,
+            "cells_differ_final": int(rows[-1, 0]) if len(rows) else 0,
+            "cells_differ_max": int(rows[:, 0].max()) if len(rows) else 0,
+            "schooling_diff_final": round(float(rows[-1, 1]), 4) if len(rows) else 0.0,
+            "energy_diff_final": round(float(rows[-1, 2]), 3) if len(rows) else 0.0,
+        },
+    }
+    if out is not None:
+        summary["recording"] = str(out)
+    return summary
+
+
+# ---------------------------------------------------------------- export and trace
+
+
+def export_window(recording: Recording | str | Path, around: int, radius: int, out: str | Path) -> dict:
+    """Copy ticks ``[around - radius, around + radius)`` into a new, self-contained recording.
+
+    The export starts with a keyframe at its first tick and re-records the same decisions;
+    its windowed metrics are measured afresh from that tick.
+    """
+    rec = recording if isinstance(recording, Recording) else Recording(recording)
+    t0 = max(rec.first_tick, around - radius)
+    t1 = min(rec.last_tick, around + radius)
+    if t0 >= t1:
+        raise RecordingError(f"--around {around} --radius {radius} selects no recorded tick "
+                             f"({rec.first_tick}..{rec.last_tick - 1})")
+    player = Player(rec)
+    player.seek(t0)
+    recorder = Recorder(out, rec.config, extra_header={"parent": str(rec.path), "export_from": t0, "export_to": t1})
+    recorder.attach(player.engine)
+    while player.tick < t1:
+        player.step()
+    recorder.close()
+    return {"recording": str(out), "parent": str(rec.path), "from_tick": t0, "to_tick": t1,
+            "state_hash_at_end": player.state_hash()}
+
+
+def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -> list[dict]:
+    """Isolate one fish: its perception, recorded decision and what the brain decides now, per tick.
+
+    The whole tank is re-simulated from the recording, so the fish's neighbours are exactly
+    where they were (seed 003 §5.4: isolating a fish without its neighbours proves nothing).
+    """
+    from ..brains.base import RequestBatch
+
+    rec = recording if isinstance(recording, Recording) else Recording(recording)
+    if not 0 <= fish < rec.config.fish.count:
+        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
+    player = Player(rec)
+    player.seek(t0)
+    brain = make_live_source(rec.config)
+    out = []
+    while player.tick < min(t1, player.last_tick):
+        w, s = player.world, player.world.school
+        decided = rec.decisions_at(player.tick)
+        hit = np.flatnonzero(decided.fish == fish) if decided is not None else np.zeros(0, int)
+        row = {"tick": player.tick, "view": w.perceive(fish).view, "energy": int(s.energy[fish]) / 100,
+               "intent": Action(int(s.intent[fish])).label}
+        if hit.size:
+            i = np.array([fish])
+            req = RequestBatch(tick=w.tick, fish=i, triggers=w.triggers()[i], codes=w.view_codes(i),
+                               energy=s.energy[i], max_energy=w.max_energy, heading=s.heading[i], traits=s.traits[i],
+                               food_here=w.water.food_born[s.cell[i]] >= 0,
+                               refused=w.recently_refused(i, w.cfg.triggers.hard_timeout))
+            now = Action(int(brain.decide(req).actions[0])).label if hasattr(brain, "decide") else None
+            row["decision"] = Action(int(decided.action[hit[0]])).label
+            row["brain_now"] = now
+            row["agrees"] = now == row["decision"] if now is not None else None
+        out.append(row)
+        player.step()
+    return out
