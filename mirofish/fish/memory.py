@@ -12,6 +12,8 @@ that the summary may rewrite.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -162,24 +164,54 @@ class Summarizer(Protocol):
 
 
 class TemplateSummarizer:
-    """Deterministic, offline long-memory summaries (the embedded brain's summarizer)."""
+    """Deterministic, offline long-memory summaries (the embedded brain's summarizer).
+
+    It describes behaviour in the persona's own vocabulary (sociable/loner, explore open
+    water, wary of walls and crowds, hungry, rest), so that :func:`drift_score` — the
+    similarity of a summary to the persona — says whether a fish still acts in character.
+    """
 
     def summarize(self, s: SummaryInput) -> str:
         span = max(1, s.tick - s.since)
-        doing = []
-        doing.append(f"ate {s.ate}x" if s.ate else "found nothing to eat")
+        doing = [f"hungry, ate {s.ate}x" if s.ate else "found nothing to eat"]
         if s.moves * 2 > span:
-            doing.append("kept swimming")
-        elif s.moves == 0:
-            doing.append("stayed put")
+            doing.append("explored open water")
+        elif s.moves * 5 < span:
+            doing.append("stayed put to rest")
         if s.refused:
-            doing.append(f"was blocked {s.refused}x")
+            doing.append(f"blocked {s.refused}x by walls and crowds")
         if s.company * 2 > span:
-            doing.append("mostly in company")
+            doing.append("sociable, in company")
         elif s.company == 0:
-            doing.append("alone")
+            doing.append("alone like a loner")
         trend = "rising" if s.energy_to > s.energy_from else ("falling" if s.energy_to < s.energy_from else "steady")
         return (
             f"t{s.since}-t{s.tick}: {', '.join(doing)}; energy {s.energy_from}->{s.energy_to} ({trend}). "
             f"Anchors: {' | '.join(s.anchors)}"
         )
+
+
+_STOP = frozenset("a an and the of to in on at by with for that fish is it its".split())
+
+
+def _bag(text: str) -> dict[str, int]:
+    words = re.findall(r"[a-z]+", text.lower().split("anchors:")[0])
+    bag: dict[str, int] = {}
+    for w in words:
+        if len(w) > 2 and w not in _STOP:
+            w = w[:6]  # a crude stem: "explore"/"explored", "sociable"/"sociability"
+            bag[w] = bag.get(w, 0) + 1
+    return bag
+
+
+def lexical_similarity(a: str, b: str) -> float:
+    """Cosine similarity of two texts' word bags (0 … 1); the built-in drift measure."""
+    x, y = _bag(a), _bag(b)
+    dot = sum(v * y.get(k, 0) for k, v in x.items())
+    norm = math.sqrt(sum(v * v for v in x.values()) * sum(v * v for v in y.values()))
+    return dot / norm if norm else 0.0
+
+
+def drift_score(summary: str, persona: str) -> float:
+    """How much a long-term summary still sounds like the fish's persona (1 = in character)."""
+    return lexical_similarity(summary, persona)

@@ -8,17 +8,17 @@ What a recording holds:
 * ``keyframes`` — the full world state (:meth:`World.state_arrays`) every
   ``record.keyframe_every`` ticks, the first one at the start.
 * ``chunks`` — per ``record.commit_seconds`` of simulated time (or more ticks, when the tick
-  loop outruns the writer's 5 ms wake-up): every *applied* decision
+  loop outruns the writer's 20 ms wake-up): every *applied* decision
   (tick, fish, action, tier, latency, tokens, status, the model's thought), one row of
   per-tick measures, every ``metrics.sample_every`` ticks the full metric set, and for
   forks the divergence from the parent.
 
 Blobs are columns of fixed-width numbers packed by :func:`pack` (a JSON header plus raw
 little-endian arrays, zlib-compressed) — no pickle anywhere. A writer thread wakes every
-5 ms, encodes and commits (WAL, one transaction), so the tick loop only appends references;
+20 ms, encodes and commits (WAL, one transaction), so the tick loop only appends references;
 a ``kill -9`` loses at most the ticks not yet committed — one simulated second in a live
-(realtime) run, up to ~5 ms of wall time in an unthrottled headless run — and the file
-still opens and replays to its last committed tick. On a clean close the file is checkpointed and switched back to a plain
+(realtime) run; in an unthrottled headless run, whatever ran in the last ~20 ms of wall time
+(a few tens of ticks) — and the file still opens and replays to its last committed tick. On a clean close the file is checkpointed and switched back to a plain
 rollback journal, so a finished recording is one self-contained file.
 
 Reading never writes: :class:`Recording` opens the database read-only.
@@ -207,13 +207,13 @@ class Recorder:
     # -- writer thread
 
     def _write_loop(self) -> None:
-        """Every few milliseconds: take whole chunks of ticks, encode, commit in one transaction.
+        """Every 20 ms: take whole chunks of ticks, encode, commit in one transaction.
 
         A chunk is at least ``chunk_ticks`` ticks (one simulated second), more when the tick
         loop runs faster than the writer wakes. SQLite releases the GIL while it writes.
         """
         while True:
-            self._wake.wait(0.005)
+            self._wake.wait(0.02)
             self._wake.clear()
             stopping = self._stop
             with self._lock:
@@ -257,7 +257,7 @@ def _encode_chunk(ticks: list[tuple]) -> tuple:
     lat = np.concatenate(lats) if lats else np.zeros(0)
     arrays = {
         "dt": np.concatenate(dts) if dts else np.zeros(0, np.uint16),
-        "fish": fish.astype(np.uint16) if fish.size == 0 or fish.max() < 65536 else fish,
+        "fish": fish,
         "action": column("actions", np.uint8), "tier": column("tier", np.uint8), "status": column("status", np.uint8),
         "latency": np.minimum(np.round(lat * 1e4), 65535).astype(np.uint16),  # 0.1 ms units
         "tokens": column("tokens", np.uint32),
@@ -266,7 +266,50 @@ def _encode_chunk(ticks: list[tuple]) -> tuple:
         "divergence": np.array([np.concatenate([[r[0]], r[5]]) for r in ticks if r[5] is not None],
                                np.float32).reshape(-1, 1 + len(DIVERGENCE_COLUMNS)),
     }
-    return tick0, tick1, pack(arrays, thoughts or None)
+    return tick0, tick1, encode_columns(arrays, thoughts)
+
+
+# A chunk's columns in a fixed order (dtype, row width); fish ids are 16-bit unless a tank
+# has more than 65,535 fish. A fixed layout keeps small (one-second) chunks small.
+_CHUNK_MAGIC = b"MFC1"
+_CHUNK_LAYOUT = (
+    ("dt", np.uint16, 0), ("fish", None, 0), ("action", np.uint8, 0), ("tier", np.uint8, 0),
+    ("status", np.uint8, 0), ("latency", np.uint16, 0), ("tokens", np.uint32, 0),
+    ("ticks", np.float32, 1 + len(TICK_COLUMNS)), ("samples", np.float32, 1 + len(SAMPLE_COLUMNS)),
+    ("divergence", np.float32, 1 + len(DIVERGENCE_COLUMNS)),
+)
+_CHUNK_HEAD = struct.Struct("<4sBIIIII")
+
+
+def encode_columns(arrays: dict[str, np.ndarray], thoughts: list) -> bytes:
+    wide = bool(arrays["fish"].size and arrays["fish"].max() >= 65536)
+    head = _CHUNK_HEAD.pack(_CHUNK_MAGIC, wide, len(arrays["dt"]), len(arrays["ticks"]), len(arrays["samples"]),
+                            len(arrays["divergence"]), 0)
+    parts = [head]
+    for name, dtype, _ in _CHUNK_LAYOUT:
+        dtype = dtype or (np.uint32 if wide else np.uint16)
+        parts.append(np.ascontiguousarray(arrays[name], dtype=np.dtype(dtype).newbyteorder("<")).tobytes())
+    if thoughts:
+        parts.append(json.dumps(thoughts).encode())
+    return zlib.compress(b"".join(parts), 6)
+
+
+def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], list]:
+    raw = zlib.decompress(blob)
+    magic, wide, n_dec, n_ticks, n_samples, n_div, _ = _CHUNK_HEAD.unpack_from(raw)
+    if magic != _CHUNK_MAGIC:
+        raise ValueError("unknown chunk layout")
+    rows = {"ticks": n_ticks, "samples": n_samples, "divergence": n_div}
+    pos, out = _CHUNK_HEAD.size, {}
+    for name, dtype, width in _CHUNK_LAYOUT:
+        dt = np.dtype(dtype or (np.uint32 if wide else np.uint16)).newbyteorder("<")
+        count = rows[name] * width if width else n_dec
+        out[name] = np.frombuffer(raw, dt, count, pos).copy()
+        if width:
+            out[name] = out[name].reshape(rows[name], width)
+        pos += count * dt.itemsize
+    thoughts = json.loads(raw[pos:]) if pos < len(raw) else []
+    return out, thoughts
 
 
 # ---------------------------------------------------------------- reading
@@ -354,7 +397,7 @@ class Recording:
             if tick0 in self._cache:
                 continue
             try:
-                d, thoughts = unpack(data)
+                d, thoughts = decode_columns(data)
                 self._cache[tick0] = (tick1, d, thoughts, d["ticks"], d["samples"], d["divergence"])
             except (zlib.error, ValueError, KeyError, struct.error) as exc:
                 raise RecordingError(f"recording is damaged (chunk at tick {tick0}: {exc}): {self.path}") from None

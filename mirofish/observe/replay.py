@@ -40,6 +40,9 @@ class ReplaySource(DecisionSource):
 
     def batch_at(self, tick: int) -> DecisionBatch | None:
         d = self.recording.decisions_at(tick)
+        if d is None and tick < self.recording.last_tick:
+            raise RecordingError(f"recording is damaged: no decisions stored for tick {tick} "
+                                 f"({self.recording.path})")
         if d is None or d.fish.size == 0:
             return None
         tier = d.tier if self.keep_tiers else np.full(d.fish.size, TIER_INDEX["replay"], np.int8)

@@ -1,0 +1,178 @@
+"""The single-fish report (seed 003 §6.3): one fish over a tick range, as numbers.
+
+Action distribution (vs the tank), energy curve, memory length (the characters of memory a
+model would be fed), social contacts, drift score (its latest long-term summary vs its
+persona), stuck peak, and exploration share (distinct cells per tick) vs the tank mean.
+The range is re-simulated from the recording, so every figure is exact.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..actions import ACTION_NAMES, N_ACTIONS
+from ..fish.memory import drift_score
+from .recording import Recording, RecordingError
+from .replay import Player
+
+
+@dataclass
+class FishReport:
+    fish: int
+    t0: int
+    t1: int
+    persona: str
+    traits: dict[str, int]
+    actions: dict[str, float]
+    tank_actions: dict[str, float]
+    energy: list[float]  # after each tick of the range
+    memory_chars: list[int]
+    company_ticks: int
+    encounters: int
+    drift: list[float]  # per kept summary at the end, oldest first
+    stuck_peak: int
+    exploration: float
+    tank_exploration: float
+    eats: int
+    refusals: int
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, t1: int | None = None) -> FishReport:
+    """Re-simulate ``[t0, t1)`` of a recording and measure fish ``fish``."""
+    player = Player(path)
+    n = player.cfg.fish.count
+    if not 0 <= fish < n:
+        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{n - 1})")
+    t0 = player.first_tick if t0 is None else t0
+    t1 = player.last_tick if t1 is None else t1
+    if not player.first_tick <= t0 < t1 <= player.last_tick:
+        raise RecordingError(f"tick range {t0}..{t1} is not inside the recording ({player.first_tick}.."
+                             f"{player.last_tick}) or is empty")
+    player.seek(t0)
+    w = player.world
+    s = w.school
+    start_eats, start_refusals = int(s.eats[fish]), int(s.refusals[fish])
+    cells = np.empty((t1 - t0, n), np.int64)
+    mine = np.zeros(N_ACTIONS, np.int64)
+    tank = np.zeros(N_ACTIONS, np.int64)
+    energy, memory_chars = [], []
+    company = encounters = stuck_peak = 0
+    before = int(s.neighbours[fish])
+    for k in range(t1 - t0):
+        frame = player.step()
+        cells[k] = s.cell
+        mine[frame.executed[fish]] += 1
+        tank += np.bincount(frame.executed, minlength=N_ACTIONS)
+        energy.append(int(s.energy[fish]) / 100)
+        p = w.perceive(fish)
+        memory_chars.append(sum(len(m) for m in p.memories) + sum(len(x) for x in p.summaries))
+        nb = int(s.neighbours[fish])
+        company += nb > 0
+        encounters += nb > 0 and before == 0
+        before = nb
+        stuck_peak = max(stuck_peak, int(s.stuck[fish]))
+    visited = np.sort(cells, axis=0)
+    distinct = 1 + np.count_nonzero(np.diff(visited, axis=0), axis=0)
+    span = t1 - t0
+    persona = s.persona[fish]
+    report = FishReport(
+        fish=fish, t0=t0, t1=t1, persona=persona,
+        traits={k: int(v) for k, v in zip(("sociability", "curiosity", "caution", "appetite", "calm"), s.traits[fish])},
+        actions={a: round(float(c / span), 4) for a, c in zip(ACTION_NAMES, mine)},
+        tank_actions={a: round(float(c / tank.sum()), 4) for a, c in zip(ACTION_NAMES, tank)},
+        energy=energy, memory_chars=memory_chars, company_ticks=int(company), encounters=int(encounters),
+        drift=[round(drift_score(x, persona), 3) for x in w.summaries(fish)], stuck_peak=stuck_peak,
+        exploration=round(float(distinct[fish] / span), 4), tank_exploration=round(float(distinct.mean() / span), 4),
+        eats=int(s.eats[fish]) - start_eats, refusals=int(s.refusals[fish]) - start_refusals,
+    )
+    player.close()
+    return report
+
+
+def render_text(r: FishReport) -> str:
+    bar = lambda v: "#" * int(round(v * 40))  # noqa: E731
+    e = np.array(r.energy)
+    lines = [
+        f"Fish {r.fish}, ticks {r.t0}..{r.t1} ({r.t1 - r.t0} ticks)",
+        f"  persona: {r.persona}",
+        "  traits:  " + ", ".join(f"{k} {v}" for k, v in r.traits.items()),
+        "  actions (fish | tank):",
+    ]
+    for a in ACTION_NAMES:
+        lines.append(f"    {a:<7} {r.actions[a]:6.1%} {bar(r.actions[a]):<20} | {r.tank_actions[a]:6.1%}")
+    more = "more" if r.exploration >= r.tank_exploration else "less"
+    ratio = r.exploration / r.tank_exploration if r.tank_exploration else 0.0
+    lines += [
+        f"  energy: start {e[0]:.1f}, end {e[-1]:.1f}, mean {e.mean():.1f}, min {e.min():.1f}, max {e.max():.1f}",
+        f"  meals: {r.eats}   refused or blocked moves: {r.refusals}   stuck peak: {r.stuck_peak}",
+        f"  social: in company {r.company_ticks / (r.t1 - r.t0):.0%} of ticks, {r.encounters} encounters",
+        f"  exploration: {r.exploration:.3f} new cells per tick vs tank mean {r.tank_exploration:.3f} "
+        f"({ratio:.0%}, {more} than average)",
+        f"  memory length: mean {np.mean(r.memory_chars):.0f} chars, max {max(r.memory_chars)}",
+        "  drift score (summary vs persona, 1 = in character): "
+        + (", ".join(f"{d:.2f}" for d in r.drift) if r.drift else "no summary yet"),
+    ]
+    return "\n".join(lines)
+
+
+def render_png(r: FishReport, out: str | Path, size: tuple[int, int] = (960, 540)) -> None:
+    """Draw the report (energy curve, action bars, figures) into a PNG with pygame, offscreen."""
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    import pygame
+
+    pygame.font.init()
+    W, H = size
+    surf = pygame.Surface(size)
+    surf.fill((12, 28, 52))
+    title = pygame.font.Font(None, 32)
+    font = pygame.font.Font(None, 22)
+    ink, dim, accent, tank_c = (230, 238, 245), (140, 160, 185), (255, 196, 80), (110, 170, 230)
+    surf.blit(title.render(f"Fish {r.fish}  ·  ticks {r.t0}..{r.t1}", True, ink), (24, 16))
+    surf.blit(font.render(r.persona, True, dim), (24, 48))
+
+    # Energy curve.
+    box = pygame.Rect(24, 84, W - 360, H - 128)
+    pygame.draw.rect(surf, (20, 44, 78), box)
+    for level in (25, 50, 75):
+        y = box.bottom - level / 100 * box.height
+        pygame.draw.line(surf, (34, 62, 100), (box.left, y), (box.right, y))
+        surf.blit(font.render(str(level), True, dim), (box.left + 4, y - 16))
+    e = np.array(r.energy)
+    if len(e) > 1:
+        xs = box.left + np.linspace(0, box.width - 1, len(e))
+        ys = box.bottom - np.clip(e, 0, 100) / 100 * box.height
+        pygame.draw.lines(surf, accent, False, list(zip(xs.tolist(), ys.tolist())), 2)
+    surf.blit(font.render("energy (0-100)", True, accent), (box.right - 120, box.top - 20))
+    surf.blit(font.render(f"t{r.t0}", True, dim), (box.left, box.bottom + 6))
+    label = font.render(f"t{r.t1}", True, dim)
+    surf.blit(label, (box.right - label.get_width(), box.bottom + 6))
+
+    # Action distribution: fish vs tank.
+    x0, y0 = W - 312, 84
+    surf.blit(font.render("actions", True, ink), (x0, y0))
+    surf.blit(font.render("fish", True, accent), (x0 + 70, y0))
+    surf.blit(font.render("tank mean", True, tank_c), (x0 + 110, y0))
+    for k, a in enumerate(ACTION_NAMES):
+        y = y0 + 28 + k * 30
+        surf.blit(font.render(a, True, dim), (x0, y))
+        pygame.draw.rect(surf, accent, (x0 + 70, y, int(r.actions[a] * 200), 11))
+        pygame.draw.rect(surf, tank_c, (x0 + 70, y + 13, int(r.tank_actions[a] * 200), 8))
+    facts = [
+        f"meals {r.eats}   stuck peak {r.stuck_peak}",
+        f"in company {r.company_ticks / (r.t1 - r.t0):.0%}   encounters {r.encounters}",
+        f"exploration {r.exploration:.3f} (tank {r.tank_exploration:.3f})",
+        f"memory {np.mean(r.memory_chars):.0f} chars (max {max(r.memory_chars)})",
+        "drift " + (" ".join(f"{d:.2f}" for d in r.drift) if r.drift else "n/a"),
+    ]
+    for k, text in enumerate(facts):
+        surf.blit(font.render(text, True, ink), (x0, y0 + 230 + k * 26))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    pygame.image.save(surf, str(out))

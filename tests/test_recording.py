@@ -1,0 +1,259 @@
+"""Recordings, seekable replay, forks, export, trace and the single-fish report."""
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mirofish.actions import Action
+from mirofish.config import load_config
+from mirofish.engine import make_engine
+from mirofish.observe.recording import Recorder, Recording, RecordingError, pack, unpack
+from mirofish.observe.replay import Player, export_window, fork, trace_fish
+from mirofish.observe.report import fish_report, render_png, render_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def record(path, seed, ticks, **dotted):
+    """A live lockstep run recorded to ``path``; returns the live state hash after every tick."""
+    cfg = load_config(seed=seed, **dotted)
+    eng = make_engine(cfg)
+    rec = Recorder(path, cfg).attach(eng)
+    hashes = {0: eng.state_hash()}
+    for _ in range(ticks):
+        eng.step()
+        hashes[eng.world.tick] = eng.state_hash()
+    rec.close()
+    return hashes
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    out = {}
+    for seed in (3, 8):
+        path = tmp_path_factory.mktemp(f"rec{seed}") / "run.db"
+        out[seed] = (path, record(path, seed, 450))
+    return out
+
+
+def file_digest(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("seed", (3, 8))
+def test_seek_reproduces_every_swept_tick_exactly(recorded, seed):
+    path, live = recorded[seed]
+    player = Player(path)
+    assert (player.first_tick, player.last_tick) == (0, 450)
+    # Around keyframes (every 100), forwards, backwards and from far away.
+    for t in (0, 1, 99, 100, 101, 250, 199, 200, 201, 449, 450, 7, 300, 299):
+        player.seek(t)
+        assert player.tick == t
+        assert player.state_hash() == live[t], t
+
+
+def test_step_and_back(recorded):
+    path, live = recorded[3]
+    player = Player(path)
+    player.seek(150)
+    player.step()
+    assert player.state_hash() == live[151]
+    player.back()
+    player.back()
+    assert player.tick == 149 and player.state_hash() == live[149]
+    snap = player.snapshot()
+    assert snap.tick == 149 and snap.metrics["mean_energy"] > 0
+
+
+def test_reading_never_modifies_the_file(recorded):
+    path, _ = recorded[8]
+    before = file_digest(path)
+    player = Player(path)
+    player.seek(420)
+    fish_report(path, 3, 10, 60)
+    player.close()
+    assert file_digest(path) == before
+    assert not Path(str(path) + "-wal").exists()  # a finished recording is one plain file
+
+
+def test_recording_holds_header_decisions_metrics(recorded):
+    path, _ = recorded[3]
+    rec = Recording(path)
+    assert rec.header["format_version"] == 1 and rec.header["seed"] == 3 and rec.header["scene"] == "aquarium"
+    assert rec.config.seed == 3 and rec.keyframe_ticks == [0, 100, 200, 300, 400]
+    d = rec.decisions_at(0)
+    assert d.fish.size == 60  # everybody decides at tick 0
+    assert set(d.action.tolist()) <= set(range(6)) and (d.latency_s >= 0).all()
+    rows = rec.tick_rows(0, 450)
+    assert len(rows) == 450 and np.array_equal(rows[:, 0], np.arange(450))
+    samples = rec.sample_rows(0, 450)
+    assert len(samples) == 45 and samples[:, 1].max() > 1.0  # action entropy
+
+
+def test_cli_replay_matches_the_live_run(tmp_path):
+    path = tmp_path / "cli.db"
+    live = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "230", "--seed", "6",
+                           "--record", str(path)], capture_output=True, text=True, cwd=ROOT, check=True)
+    live_hash = json.loads(live.stdout.splitlines()[-1])["final_state_hash"]
+    out = subprocess.run([sys.executable, "run.py", "replay", str(path), "--headless", "--to-tick", "230"],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    result = json.loads(out.stdout.splitlines()[-1])
+    assert result["tick"] == 230 and result["state_hash"] == live_hash
+
+
+def test_fork_with_the_recorded_action_reproduces_the_parent(recorded, tmp_path):
+    path, live = recorded[3]
+    rec = Recording(path)
+    d = rec.decisions_at(200)
+    fish, action = int(d.fish[0]), int(d.action[0])
+    out = fork(path, 200, fish, Action(action), 150, tmp_path / "same.db")
+    assert out["final_state_hash"] == live[350]
+    assert out["divergence"]["cells_differ_max"] == 0 and out["divergence"]["first_tick_cells_differ"] is None
+
+
+def test_a_real_swap_diverges_and_the_fork_is_its_own_recording(recorded, tmp_path):
+    path, live = recorded[3]
+    rec = Recording(path)
+    d = rec.decisions_at(200)
+    fish, action = int(d.fish[0]), int(d.action[0])
+    other = Action.REST if action != Action.REST else Action.EAT
+    out = fork(path, 200, fish, other, 200, tmp_path / "fork.db")
+    assert out["final_state_hash"] != live[400]
+    assert out["divergence"]["cells_differ_max"] > 0
+    frec = Recording(tmp_path / "fork.db")
+    assert frec.header["parent"] == str(path) and frec.header["fork_tick"] == 200
+    assert frec.header["fork_fish"] == fish and frec.header["fork_action"] == other.label
+    curve = frec.divergence_rows(200, 400)
+    assert len(curve) == 200 and curve[:, 1].max() == out["divergence"]["cells_differ_max"]
+    assert frec.decisions_at(200).tier[list(frec.decisions_at(200).fish).index(fish)] == 5  # "intervention"
+    fork_player = Player(frec)
+    fork_player.seek(400)
+    assert fork_player.state_hash() == out["final_state_hash"]
+
+
+def test_export_window_is_a_self_contained_recording(recorded, tmp_path):
+    path, live = recorded[8]
+    out = export_window(path, around=300, radius=80, out=tmp_path / "window.db")
+    assert (out["from_tick"], out["to_tick"]) == (220, 380)
+    player = Player(tmp_path / "window.db")
+    assert player.first_tick == 220 and player.last_tick == 380
+    for t in (220, 301, 380):
+        player.seek(t)
+        assert player.state_hash() == live[t]
+
+
+def test_trace_isolates_a_fish_with_its_neighbours_restored(recorded):
+    path, _ = recorded[8]
+    rows = trace_fish(path, fish=4, t0=100, t1=160)
+    assert len(rows) == 60 and all("@" in r["view"] for r in rows)
+    decided = [r for r in rows if "decision" in r]
+    assert decided and all(r["agrees"] for r in decided)  # the deterministic brain decides the same again
+
+
+def test_single_fish_report(recorded, tmp_path):
+    path, _ = recorded[3]
+    r = fish_report(path, 5, 50, 400)
+    assert len(r.energy) == 350 and abs(sum(r.actions.values()) - 1) < 1e-3
+    assert 0 < r.exploration <= 1 and 0 < r.tank_exploration <= 1
+    assert r.stuck_peak >= 0 and all(0 <= d <= 1 for d in r.drift)
+    text = render_text(r)
+    for needle in ("actions", "energy", "exploration", "drift score", "memory length", "stuck peak", "social"):
+        assert needle in text
+    render_png(r, tmp_path / "r.png")
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_pack_round_trip_and_no_objects():
+    arrays = {"a": np.arange(5, dtype=np.int16), "b": np.ones((2, 3), np.float32)}
+    got, extra = unpack(pack(arrays, {"x": 1}))
+    assert extra == {"x": 1} and all(np.array_equal(got[k], arrays[k]) for k in arrays)
+
+
+def test_no_secret_reaches_a_recording(tmp_path, monkeypatch):
+    secret = "sk-test-SECRET-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    record(tmp_path / "s.db", 1, 30)
+    assert secret.encode() not in (tmp_path / "s.db").read_bytes()
+
+
+def test_kill_9_leaves_a_file_that_replays_to_its_last_committed_tick(tmp_path):
+    path = tmp_path / "crash.db"
+    proc = subprocess.Popen([sys.executable, "run.py", "live", "--headless", "--ticks", "10000000", "--seed", "4",
+                             "--record", str(path)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        time.sleep(0.3)
+        try:
+            if Recording(path).last_tick > 600:
+                break
+        except RecordingError:
+            continue
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    rec = Recording(path)
+    last = rec.last_tick
+    assert last > 600
+    player = Player(rec)
+    player.seek(last)
+    live = make_engine(load_config(seed=4))
+    live.run(last)
+    assert player.state_hash() == live.state_hash()
+
+
+def _cli_error(*args):
+    out = subprocess.run([sys.executable, "run.py", *args], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2, out
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    return out.stderr.strip()
+
+
+def test_bad_recordings_are_one_line_errors_and_stay_untouched(recorded, tmp_path):
+    path, _ = recorded[8]
+    assert "not found" in _cli_error("replay", str(tmp_path / "missing.db"), "--headless")
+    text = tmp_path / "notes.txt"
+    text.write_text("hello, I am not a database\n" * 50)
+    before = file_digest(text)
+    assert "not a MiroFish recording" in _cli_error("replay", str(text), "--headless")
+    assert file_digest(text) == before
+
+    truncated = tmp_path / "truncated.db"
+    data = Path(path).read_bytes()
+    truncated.write_bytes(data[: len(data) // 3])
+    before = file_digest(truncated)
+    msg = _cli_error("replay", str(truncated), "--headless", "--to-tick", "440")
+    assert "damaged" in msg or "no keyframe" in msg or "outside" in msg
+    assert file_digest(truncated) == before
+
+    corrupted = tmp_path / "corrupted.db"
+    blob = bytearray(data)
+    blob[4096:4096 + 2000] = os.urandom(2000)
+    corrupted.write_bytes(bytes(blob))
+    before = file_digest(corrupted)
+    _cli_error("replay", str(corrupted), "--headless", "--to-tick", "440")
+    assert file_digest(corrupted) == before
+
+    newer = tmp_path / "newer.db"
+    shutil.copy(path, newer)
+    with sqlite3.connect(newer) as db:
+        db.execute("UPDATE header SET value = '99' WHERE key = 'format_version'")
+    assert "newer" in _cli_error("replay", str(newer), "--headless")
+
+    gap = tmp_path / "gap.db"
+    shutil.copy(path, gap)
+    with sqlite3.connect(gap) as db:
+        db.execute("DELETE FROM chunks WHERE tick0 = (SELECT MIN(tick0) FROM chunks WHERE tick0 > 120)")
+    assert "no decisions stored" in _cli_error("replay", str(gap), "--headless", "--to-tick", "190")
+
+    assert "outside" in _cli_error("replay", str(path), "--headless", "--to-tick", "999999")
+    assert "--fish" in _cli_error("fork", str(path), "--at", "10", "--fish", "999", "--action", "rest")
+    assert "--action" in _cli_error("fork", str(path), "--at", "10", "--fish", "1", "--action", "dance")
