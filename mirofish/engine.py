@@ -29,6 +29,7 @@ import numpy as np
 from . import arbiter
 from .brains.base import DecisionBatch, DecisionSource, RequestBatch
 from .observe.metrics import Metrics
+from .pacing import Pacer, clamp_speed
 from .snapshot import Snapshot, take
 from .world import World
 
@@ -100,10 +101,7 @@ class Engine:
         self.timeouts = 0
         self.metrics = metrics or Metrics(world.cfg.metrics, n, world.water.width, world.water.height)
         self.observers: list[Callable[[Frame], None]] = []
-        self.paused = False
-        self.speed = world.cfg.engine.speed
-        self._debt = 0.0
-        self._last = None
+        self.pacer = Pacer(world.cfg.world.tick_seconds, world.cfg.engine.speed)
 
     # ------------------------------------------------------------ one tick
 
@@ -192,28 +190,28 @@ class Engine:
 
     def advance(self, now: float, max_ticks: int = 64) -> int:
         """Realtime: run the ticks due since the last call at the current speed (at most ``max_ticks``)."""
-        if self._last is None or self.paused:
-            self._last = now
-            return 0
-        tick_s = self.world.cfg.world.tick_seconds
-        self._debt = min(self._debt + (now - self._last) * self.speed / tick_s, max_ticks)
-        self._last = now
-        done = 0
-        while self._debt >= 1.0 and done < max_ticks:
+        n = self.pacer.due(now, max_ticks)
+        for _ in range(n):
             self.step()
-            self._debt -= 1.0
-            done += 1
-        return done
+        return n
+
+    @property
+    def speed(self) -> float:
+        return self.pacer.speed
+
+    @property
+    def paused(self) -> bool:
+        return self.pacer.paused
 
     def pause(self) -> None:
-        self.paused = True
+        self.pacer.paused = True
 
     def resume(self) -> None:
-        self.paused = False
-        self._last = None
+        self.pacer.paused = False
+        self.pacer.restart()
 
     def set_speed(self, speed: float) -> None:
-        self.speed = min(64.0, max(0.25, float(speed)))
+        self.pacer.speed = clamp_speed(speed)
 
     def forget_pending(self) -> None:
         """Drop outstanding requests (after switching to a new source, e.g. at a fork point)."""

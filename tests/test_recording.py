@@ -75,6 +75,20 @@ def test_step_and_back(recorded):
     assert snap.tick == 149 and snap.metrics["mean_energy"] > 0
 
 
+def test_playback_speed_paces_ticks(recorded):
+    path, live = recorded[3]
+    player = Player(path)
+    player.seek(10)
+    player.set_speed(4)
+    player.advance(50.0)
+    assert player.advance(51.0) == 8  # 1 s × 4× / 0.5 s per tick
+    player.set_speed(0.25)
+    assert player.advance(53.0) == 1
+    assert player.state_hash() == live[19]
+    player.set_speed(100)
+    assert player.speed == 64
+
+
 def test_reading_never_modifies_the_file(recorded):
     path, _ = recorded[8]
     before = file_digest(path)

@@ -22,6 +22,7 @@ from ..actions import Action
 from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
 from ..config import Config
 from ..engine import Engine, Frame
+from ..pacing import Pacer, clamp_speed
 from ..snapshot import Snapshot, take
 from ..world import World
 from .recording import DIVERGENCE_COLUMNS, SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
@@ -76,7 +77,7 @@ class Player:
         self.cfg: Config = self.recording.config
         self.source = ReplaySource(self.recording)
         self.engine: Engine | None = None
-        self.speed = 1.0
+        self.pacer = Pacer(self.cfg.world.tick_seconds)
         self.seek(self.recording.first_tick)
 
     @property
@@ -121,6 +122,23 @@ class Player:
 
     def back(self) -> None:
         self.seek(self.tick - 1)
+
+    @property
+    def speed(self) -> float:
+        return self.pacer.speed
+
+    def set_speed(self, speed: float) -> None:
+        """Playback speed, ¼× … 64× of the recording's simulated time."""
+        self.pacer.speed = clamp_speed(speed)
+
+    def advance(self, now: float, max_ticks: int = 256) -> int:
+        """Play: step the ticks due since the last call at the current speed; returns how many."""
+        done = 0
+        for _ in range(self.pacer.due(now, max_ticks)):
+            if self.step() is None:
+                break
+            done += 1
+        return done
 
     def state_hash(self) -> str:
         return self.engine.state_hash()
