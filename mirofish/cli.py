@@ -73,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
                       help="headless: print the whole tank as characters every K ticks (default 100)")
     live.add_argument("--progress", action="store_true", help="headless: progress bar on stderr even if not a TTY")
     live.add_argument("--record", metavar="PATH", help="write the run to a recording (SQLite), e.g. saves/run.db")
+    live.add_argument("--brain", choices=("instinct", "llm"), help="who decides (default: instinct)")
+    live.add_argument("--base-url", metavar="URL", help="llm: OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
+    live.add_argument("--model", metavar="NAME", help="llm: model name on that server (small tier)")
+    live.add_argument("--large-base-url", metavar="URL", help="llm: server of the large tier (default: --base-url)")
+    live.add_argument("--large-model", metavar="NAME", help="llm: model of the large tier")
+    live.add_argument("--budget-tokens", type=_int_at_least(0), metavar="N",
+                      help="llm: token budget; at 80 %% small tier only, at 100 %% instinct only")
     _add_config_flags(live)
 
     rp = sub.add_parser("replay", help="play a recording back (terminal view, or --headless to a tick)")
@@ -113,8 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config_from(args: argparse.Namespace) -> Config:
-    return load_config(args.config, args.overrides, **{"seed": args.seed, "fish.count": args.fish,
-                                                        "engine.speed": getattr(args, "speed", None)})
+    top = {"seed": args.seed, "fish.count": args.fish, "engine.speed": getattr(args, "speed", None),
+           "brain.kind": args.brain, "brain.budget_tokens": args.budget_tokens}
+    if args.base_url or args.model:
+        if not (args.base_url and args.model):
+            raise UsageError("mirofish live: --base-url and --model go together")
+        top["brain.small.endpoints"] = [{"base_url": args.base_url, "model": args.model}]
+        top["brain.kind"] = args.brain or "llm"
+    if args.large_base_url or args.large_model:
+        top["brain.large.endpoints"] = [{"base_url": args.large_base_url or args.base_url,
+                                         "model": args.large_model or args.model}]
+    return load_config(args.config, args.overrides, **top)
 
 
 # ---------------------------------------------------------------- live, headless
@@ -210,9 +226,18 @@ def summarize_run(engine, ticks: int, elapsed: float) -> dict:
         "food_items": int(w.water.food_cells().size),
         "carrying_capacity_fish": round(w.water.carrying_capacity(drain), 1),
         "brain_timeouts": engine.timeouts,
+        "brain": _brain_status(engine, ticks),
         "mode": engine.mode,
         "elapsed_s": round(elapsed, 3),
     }
+
+
+def _brain_status(engine, ticks: int) -> dict:
+    status = engine.source.status()
+    cost = getattr(engine.source, "cost_per_sim_hour", None)
+    if cost is not None:
+        status["cost_per_sim_hour"] = round(cost(ticks * engine.world.cfg.world.tick_seconds), 6)
+    return status
 
 
 # ---------------------------------------------------------------- live, terminal view

@@ -152,12 +152,57 @@ class InstinctConfig(_Section):
     company: float = Field(1.0, ge=0, description="how much company makes resting appeal")
 
 
+class EndpointConfig(_Section):
+    """One OpenAI-compatible server (Ollama, vLLM, llama.cpp server, LM Studio, OpenAI)."""
+
+    base_url: str
+    model: str = Field(min_length=1)
+    max_concurrency: int = Field(4, ge=1, le=256, description="requests in flight to this server at once")
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        from urllib.parse import urlparse
+
+        u = urlparse(v)
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ValueError(f"not an http(s) URL: {v!r}")
+        try:
+            u.port  # noqa: B018 — raises on a malformed port
+        except ValueError:
+            raise ValueError(f"bad port in URL: {v!r}") from None
+        return v.rstrip("/")
+
+
+class TierConfig(_Section):
+    """A tier of model servers; requests go to the endpoint with the fewest in flight."""
+
+    endpoints: list[EndpointConfig] = []
+    price_prompt_per_1k: float = Field(0.0, ge=0, description="currency units per 1,000 prompt tokens")
+    price_completion_per_1k: float = Field(0.0, ge=0)
+
+
 class BrainConfig(_Section):
     kind: Literal["instinct", "llm"] = "instinct"
     timeout_s: float = Field(5.0, gt=0, description="lockstep waits at most this long per tick")
-    batch_window_ms: int = Field(80, ge=0, le=5000)
-    budget_tokens: int = Field(0, ge=0, description="0 = no budget")
+    batch_window_ms: int = Field(80, ge=0, le=5000, description="realtime: gather requests this long")
+    budget_tokens: int = Field(0, ge=0, description="0 = no budget; 80 % → small tier only, 100 % → instinct")
+    request_timeout_s: float = Field(20.0, gt=0, description="one model request, retries excluded")
+    max_retries: int = Field(2, ge=0, le=10, description="retries of retryable errors (429, 5xx, network)")
+    backoff_s: float = Field(0.2, ge=0, description="first retry delay; doubles, with jitter, capped at 4 s")
+    breaker_failures: int = Field(5, ge=1, description="consecutive failures that open a tier's breaker")
+    breaker_cooldown_s: float = Field(2.0, gt=0, description="seconds before a half-open probe")
+    api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the API key")
+    small: TierConfig = TierConfig()
+    large: TierConfig = TierConfig()
+    embeddings: bool = Field(False, description="drift score via the small tier's /v1/embeddings")
     instinct: InstinctConfig = InstinctConfig()
+
+    @model_validator(mode="after")
+    def _llm_needs_a_server(self) -> "BrainConfig":
+        if self.kind == "llm" and not (self.small.endpoints or self.large.endpoints):
+            raise ValueError("brain.kind = llm needs at least one endpoint (use --base-url and --model)")
+        return self
 
 
 class EngineConfig(_Section):

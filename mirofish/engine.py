@@ -229,10 +229,20 @@ class Engine:
 
 
 def make_engine(cfg, mode: str | None = None, source: DecisionSource | None = None, **kw) -> Engine:
-    """A world built from ``cfg`` driven by ``source`` (default: the instinct brain)."""
+    """A world built from ``cfg`` driven by ``source`` (default: the brain the config names)."""
+    world = World(cfg)
+    mode = mode or cfg.engine.mode
+    if source is None:
+        source = make_source(cfg, mode)
+    return Engine(world, source, mode=mode, **kw)
+
+
+def make_source(cfg, mode: str) -> DecisionSource:
+    """The brain ``cfg.brain.kind`` names: the instinct brain, or the model worker pool."""
+    if cfg.brain.kind == "llm":
+        from .brains.pool import ModelPool  # imports openai; the core never does
+
+        return ModelPool(cfg, mode)
     from .brains.instinct import InstinctBrain
 
-    world = World(cfg)
-    if source is None:
-        source = InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius)
-    return Engine(world, source, mode=mode or cfg.engine.mode, **kw)
+    return InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius)

@@ -11,7 +11,7 @@ Either way the engine code path is the same, which is what keeps replay exact.
 from __future__ import annotations
 
 import queue
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -50,6 +50,17 @@ class RequestBatch:
 
     def __len__(self) -> int:
         return int(self.fish.size)
+
+    def subset(self, pick: np.ndarray) -> "RequestBatch":
+        """The requests at positions ``pick`` (indices into this batch)."""
+        pick = np.asarray(pick, np.int64)
+        return replace(
+            self, fish=self.fish[pick], triggers=self.triggers[pick], codes=self.codes[pick],
+            energy=self.energy[pick], heading=self.heading[pick], traits=self.traits[pick],
+            food_here=self.food_here[pick], refused=self.refused[pick],
+            perceptions=[self.perceptions[i] for i in pick] if self.perceptions is not None else None,
+            personas=[self.personas[i] for i in pick] if self.personas is not None else None,
+        )
 
 
 @dataclass

@@ -173,7 +173,7 @@ class TemplateSummarizer:
 
     def summarize(self, s: SummaryInput) -> str:
         span = max(1, s.tick - s.since)
-        doing = [f"hungry, ate {s.ate}x" if s.ate else "found nothing to eat"]
+        doing = [f"hungry, ate {s.ate}x" if s.ate else "found no food"]
         if s.moves * 2 > span:
             doing.append("explored open water")
         elif s.moves * 5 < span:
@@ -184,11 +184,8 @@ class TemplateSummarizer:
             doing.append("sociable, in company")
         elif s.company == 0:
             doing.append("alone like a loner")
-        trend = "rising" if s.energy_to > s.energy_from else ("falling" if s.energy_to < s.energy_from else "steady")
-        return (
-            f"t{s.since}-t{s.tick}: {', '.join(doing)}; energy {s.energy_from}->{s.energy_to} ({trend}). "
-            f"Anchors: {' | '.join(s.anchors)}"
-        )
+        return (f"t{s.since}-t{s.tick}: {', '.join(doing)}; energy {s.energy_from}->{s.energy_to}. "
+                f"Anchors: {' | '.join(s.anchors)}")
 
 
 _STOP = frozenset("a an and the of to in on at by with for that fish is it its".split())

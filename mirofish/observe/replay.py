@@ -187,7 +187,7 @@ class ForkSource(DecisionSource):
             keep = ~np.isin(batch.fish, self.first.fish)
             if not keep.any():
                 return
-            batch = _subset(batch, keep)
+            batch = batch.subset(np.flatnonzero(keep))
         self.live.submit(batch)
 
     def pump(self) -> None:
@@ -198,17 +198,6 @@ class ForkSource(DecisionSource):
 
     def close(self) -> None:
         self.live.close()
-
-
-def _subset(batch, keep: np.ndarray):
-    from dataclasses import replace
-
-    pick = np.flatnonzero(keep)
-    return replace(batch, fish=batch.fish[pick], triggers=batch.triggers[pick], codes=batch.codes[pick],
-                   energy=batch.energy[pick], heading=batch.heading[pick], traits=batch.traits[pick],
-                   food_here=batch.food_here[pick], refused=batch.refused[pick],
-                   perceptions=[batch.perceptions[i] for i in pick] if batch.perceptions else None,
-                   personas=[batch.personas[i] for i in pick] if batch.personas else None)
 
 
 @dataclass
@@ -239,10 +228,10 @@ class Divergence:
 
 
 def make_live_source(cfg: Config) -> DecisionSource:
-    """The configured brain (the instinct brain until a model brain exists)."""
-    from ..brains.instinct import InstinctBrain
+    """The brain the recording's config names (instinct, or the model pool)."""
+    from ..engine import make_source
 
-    return InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius)
+    return make_source(cfg, "lockstep")
 
 
 def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action | str, ticks: int,
@@ -366,7 +355,7 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
     player = Player(rec)
     player.seek(t0)
-    brain = make_live_source(rec.config)
+    brain = make_live_source(rec.config) if rec.config.brain.kind == "instinct" else None  # no model calls
     out = []
     while player.tick < min(t1, player.last_tick):
         w, s = player.world, player.world.school
@@ -380,7 +369,7 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
                                energy=s.energy[i], max_energy=w.max_energy, heading=s.heading[i], traits=s.traits[i],
                                food_here=w.water.food_born[s.cell[i]] >= 0,
                                refused=w.recently_refused(i, w.cfg.triggers.hard_timeout))
-            now = Action(int(brain.decide(req).actions[0])).label if hasattr(brain, "decide") else None
+            now = Action(int(brain.decide(req).actions[0])).label if brain is not None else None
             row["decision"] = Action(int(decided.action[hit[0]])).label
             row["brain_now"] = now
             row["agrees"] = now == row["decision"] if now is not None else None

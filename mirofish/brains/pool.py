@@ -1,0 +1,417 @@
+"""The model brain: an asyncio worker pool behind the engine's request/result queues (DESIGN §3).
+
+Flow for each request (one fish, one decision):
+
+1. **Classify** it from its trigger and view — ``routine`` (nothing in view), ``foraging``
+   (food in view), ``conflict_social`` (a refused move, or food with rivals, or a crowd),
+   ``novel`` (a view composition this fish has not met before) — and **route** routine and
+   foraging to the small tier, the others to the large tier (the small tier if no large one).
+2. **Budget**: at 80 % of ``brain.budget_tokens`` everything goes to the small tier; at 100 %
+   to the instinct brain only.
+3. **Breaker**: a tier whose last ``breaker_failures`` requests failed is open for
+   ``breaker_cooldown_s``; then one probe request is let through (half-open).
+4. **Call** the endpoint of the tier with the fewest requests in flight (bounded per endpoint),
+   with a per-request timeout, retrying only retryable errors (timeouts, connection errors,
+   408/409/429/5xx) with bounded exponential backoff and jitter, honouring ``Retry-After``.
+5. **Read** the reply tolerantly, validate it with pydantic and against the fish's view.
+6. Anything that fails becomes an **instinct decision** at once (tier ``fallback``), counted
+   by reason — failure is data, never an exception in the tick.
+
+Structured output: each endpoint's support is detected on first contact and degraded
+json_schema → json_object + schema → plain instructions (llama.cpp's server answers 500 to
+json_schema). In realtime mode requests are gathered for ``batch_window_ms`` before being
+sent together; in lockstep a tick's requests already arrive as one batch and go out at once.
+The API key is read from the environment variable ``brain.api_key_env`` and is never
+written anywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import Config, EndpointConfig, TierConfig
+from ..fish.perception import V_FISH, V_FOOD, V_WALL
+from ..world import TRIGGER_NAMES
+from .base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch
+from .instinct import InstinctBrain
+from .prompt import (JSON_OBJECT_FORMAT, JSON_SCHEMA_FORMAT, SYSTEM_PROMPT, ReplyError, estimate_tokens,
+                     legal_for_view, messages, parse_reply)
+
+ROUTES = {"routine": "small", "foraging": "small", "conflict_social": "large", "novel": "large"}
+FORMATS = ("json_schema", "json_object", "plain")
+RETRYABLE_STATUS = {408, 409, 429}
+
+
+@dataclass
+class Endpoint:
+    cfg: EndpointConfig
+    client: object = None
+    outstanding: int = 0
+    semaphore: asyncio.Semaphore | None = None
+    format: str | None = None  # detected structured-output support
+    reachable: bool | None = None
+
+
+@dataclass
+class Tier:
+    name: str
+    cfg: TierConfig
+    endpoints: list[Endpoint]
+    failures: int = 0
+    open_until: float = 0.0
+    probing: bool = False
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def state(self, now: float) -> str:
+        """closed (normal), open (failing: instinct answers), half_open (one probe may go)."""
+        if self.open_until == 0.0:
+            return "closed"
+        return "open" if now < self.open_until else "half_open"
+
+
+@dataclass
+class _Stats:
+    calls: int = 0
+    decisions: int = 0
+    model_decisions: int = 0
+    fallbacks: Counter = field(default_factory=Counter)
+    classes: Counter = field(default_factory=Counter)
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    prefix_tokens: int = 0
+    budget_state: str = "ok"
+
+
+class _Failure(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def classify(trigger: str, codes: np.ndarray, seen: set) -> str:
+    """routine / foraging / conflict_social / novel for one request (see module doc)."""
+    food = int(np.count_nonzero(codes == V_FOOD))
+    fish = int(np.count_nonzero(codes == V_FISH))
+    wall = int(np.count_nonzero(codes == V_WALL))
+    signature = (food > 0, min(fish, 3), wall > 0)
+    if signature not in seen:
+        seen.add(signature)
+        if len(seen) > 1:  # the first view of a fish is its baseline, not news
+            return "novel"
+    if trigger == "action_failed" or (food and fish >= 2) or fish >= 4:
+        return "conflict_social"
+    return "foraging" if food else "routine"
+
+
+class ModelPool(DecisionSource):
+    """Decisions from OpenAI-compatible model servers, with instinct as the fallback tier."""
+
+    name = "llm"
+    wants_perceptions = True
+
+    def __init__(self, cfg: Config, mode: str = "lockstep", warn=None):
+        super().__init__()
+        self.cfg, self.bcfg, self.mode = cfg, cfg.brain, mode
+        self.fallback = InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius,
+                                      tier="fallback")
+        self._warn = warn or (lambda msg: print(f"mirofish: warning: {msg}", file=sys.stderr, flush=True))
+        self.stats = _Stats()
+        self.tokens_by_fish = np.zeros(cfg.fish.count, np.int64)
+        self._seen: dict[int, set] = {}
+        self._api_key = os.environ.get(self.bcfg.api_key_env) or "not-needed"
+        self._prefix_tokens = estimate_tokens(SYSTEM_PROMPT)
+        self._rng = random.Random(cfg.seed)  # retry jitter only; never affects a decision
+        self._loop = asyncio.new_event_loop()
+        self._tasks: set[asyncio.Task] = set()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mirofish-model-pool", daemon=True)
+        self._thread.start()
+        self._closed = False
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=30)
+
+    # ------------------------------------------------------------ engine side
+
+    def submit(self, batch: RequestBatch) -> None:
+        self._loop.call_soon_threadsafe(self._inbox.put_nowait, batch)
+
+    def status(self) -> dict:
+        now = time.monotonic()
+        s = self.stats
+        total_prompt = max(1, s.prompt_tokens)
+        return {
+            "source": self.name, "calls": s.calls, "decisions": s.decisions, "model_decisions": s.model_decisions,
+            "fallbacks": dict(s.fallbacks), "fallback_rate": round(sum(s.fallbacks.values()) / max(1, s.decisions), 4),
+            "classes": dict(s.classes), "retries": s.retries,
+            "tokens": {"prompt": s.prompt_tokens, "completion": s.completion_tokens,
+                       "per_model_decision": round((s.prompt_tokens + s.completion_tokens) / max(1, s.model_decisions), 1),
+                       "prefix_share": round(s.prefix_tokens / total_prompt, 3) if s.prompt_tokens else None},
+            "budget": {"limit": self.bcfg.budget_tokens, "used": s.prompt_tokens + s.completion_tokens,
+                       "state": s.budget_state},
+            "tiers": {t.name: {"state": t.state(now), "calls": t.calls, "prompt_tokens": t.prompt_tokens,
+                               "completion_tokens": t.completion_tokens,
+                               "endpoints": [{"base_url": e.cfg.base_url, "model": e.cfg.model, "format": e.format,
+                                              "reachable": e.reachable, "in_flight": e.outstanding}
+                                             for e in t.endpoints]}
+                      for t in self.tiers.values()},
+        }
+
+    def cost_per_sim_hour(self, sim_seconds: float) -> float:
+        """Seed §2.4: tokens per simulated hour × the tiers' prices."""
+        if sim_seconds <= 0:
+            return 0.0
+        cost = sum(t.prompt_tokens / 1000 * t.cfg.price_prompt_per_1k
+                   + t.completion_tokens / 1000 * t.cfg.price_completion_per_1k for t in self.tiers.values())
+        return cost * 3600.0 / sim_seconds
+
+    def close(self) -> None:
+        """Cancel what is in flight, close the HTTP clients, stop the loop thread."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(timeout=10)
+        except Exception:  # noqa: BLE001 — closing must not raise
+            pass
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    # ------------------------------------------------------------ loop side
+
+    async def _start(self) -> None:
+        from openai import AsyncOpenAI
+
+        self._inbox: asyncio.Queue[RequestBatch] = asyncio.Queue()
+        b = self.bcfg
+        tiers = {name: Tier(name, t, [Endpoint(e) for e in t.endpoints])
+                 for name, t in (("small", b.small), ("large", b.large)) if t.endpoints}
+        # A missing tier is served by the other one (same servers, same breaker).
+        self.tiers = {"small": tiers.get("small") or tiers["large"], "large": tiers.get("large") or tiers["small"]}
+        clients = {}
+        for tier in self._unique_tiers():
+            for ep in tier.endpoints:
+                key = (ep.cfg.base_url, ep.cfg.model)
+                if key not in clients:  # one client and one concurrency limit per server
+                    clients[key] = (AsyncOpenAI(base_url=ep.cfg.base_url, api_key=self._api_key, max_retries=0,
+                                                timeout=b.request_timeout_s), asyncio.Semaphore(ep.cfg.max_concurrency))
+                ep.client, ep.semaphore = clients[key]
+        self._clients = [c for c, _ in clients.values()]
+        probed = {}
+        for tier in self._unique_tiers():
+            for ep in tier.endpoints:
+                probed.setdefault(ep.cfg.base_url, []).append((tier, ep))
+        await asyncio.gather(*(self._probe(pairs) for pairs in probed.values()))
+        self._dispatcher = self._loop.create_task(self._dispatch())
+
+    def _unique_tiers(self) -> list[Tier]:
+        out = []
+        for t in self.tiers.values():
+            if all(t is not o for o in out):
+                out.append(t)
+        return out
+
+    async def _probe(self, pairs: list[tuple[Tier, Endpoint]]) -> None:
+        """Is the server there? (A dead server at start: warn once, fish run on instinct.)"""
+        ep0 = pairs[0][1]
+        try:
+            await asyncio.wait_for(ep0.client.models.list(), timeout=min(3.0, self.bcfg.request_timeout_s))
+            ok = True
+        except Exception as exc:  # noqa: BLE001
+            ok = False
+            self._warn(f"model server {ep0.cfg.base_url} is unreachable ({type(exc).__name__}); "
+                       f"fish use the instinct brain until it answers")
+        for tier, ep in pairs:
+            ep.reachable = ok
+            if not ok:
+                tier.failures = self.bcfg.breaker_failures
+                tier.open_until = time.monotonic() + self.bcfg.breaker_cooldown_s
+
+    async def _shutdown(self) -> None:
+        self._dispatcher.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(self._dispatcher, *self._tasks, return_exceptions=True)
+        for client in self._clients:
+            try:
+                await client.close()
+            except Exception:  # noqa: BLE001
+                pass
+        await self._loop.shutdown_default_executor()
+
+    async def _dispatch(self) -> None:
+        window = self.bcfg.batch_window_ms / 1000.0
+        while True:
+            batches = [await self._inbox.get()]
+            if self.mode == "realtime" and window > 0:
+                deadline = self._loop.time() + window
+                while (left := deadline - self._loop.time()) > 0:
+                    try:
+                        batches.append(await asyncio.wait_for(self._inbox.get(), left))
+                    except asyncio.TimeoutError:
+                        break
+            for batch in batches:
+                for i in range(len(batch)):
+                    task = self._loop.create_task(self._decide(batch, i))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+
+    def _route(self, klass: str) -> Tier | None:
+        b = self.bcfg
+        used = self.stats.prompt_tokens + self.stats.completion_tokens
+        if b.budget_tokens:
+            if used >= b.budget_tokens:
+                self.stats.budget_state = "exhausted: instinct only"
+                return None
+            if used >= 0.8 * b.budget_tokens:
+                self.stats.budget_state = "80%: small tier only"
+                return self.tiers["small"]
+        return self.tiers[ROUTES[klass]]
+
+    async def _decide(self, batch: RequestBatch, i: int) -> None:
+        fish = int(batch.fish[i])
+        trigger = TRIGGER_NAMES[int(batch.triggers[i])] if 0 <= int(batch.triggers[i]) < len(TRIGGER_NAMES) else "event"
+        klass = classify(trigger, batch.codes[i], self._seen.setdefault(fish, set()))
+        self.stats.classes[klass] += 1
+        tier = self._route(klass)
+        try:
+            if tier is None:
+                raise _Failure("budget_exhausted")
+            now = time.monotonic()
+            state = tier.state(now)
+            if state == "open" or (state == "half_open" and tier.probing):
+                raise _Failure("breaker_open")
+            probe = state == "half_open"
+            if probe:
+                tier.probing = True
+            try:
+                reply, prompt_toks, completion_toks = await self._call(tier, batch.perceptions[i],
+                                                                       batch.personas[i], trigger)
+            finally:
+                if probe:
+                    tier.probing = False
+            tier.failures, tier.open_until = 0, 0.0
+            tier.calls += 1
+            tier.prompt_tokens += prompt_toks
+            tier.completion_tokens += completion_toks
+            if not legal_for_view(reply.action, batch.perceptions[i].view, bool(batch.food_here[i])):
+                self._account(fish, prompt_toks, completion_toks)
+                raise _Failure("illegal_action")
+        except _Failure as failure:
+            self._fallback(batch, i, failure.reason)
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 — failure is data
+            self._fallback(batch, i, f"error_{type(exc).__name__}")
+            return
+        self._account(fish, prompt_toks, completion_toks)
+        from ..actions import Action
+
+        self.stats.decisions += 1
+        self.stats.model_decisions += 1
+        self.results.put(DecisionBatch(
+            tick=batch.tick, fish=np.array([fish]), actions=np.array([Action.parse(reply.action)], np.int8),
+            tier=np.array([TIER_INDEX[tier.name]], np.int8), tokens=np.array([prompt_toks + completion_toks]),
+            thoughts=[reply.thought]))
+
+    def _account(self, fish: int, prompt_toks: int, completion_toks: int) -> None:
+        s = self.stats
+        s.prompt_tokens += prompt_toks
+        s.completion_tokens += completion_toks
+        s.prefix_tokens += min(self._prefix_tokens, prompt_toks)
+        if 0 <= fish < self.tokens_by_fish.size:
+            self.tokens_by_fish[fish] += prompt_toks + completion_toks
+
+    def _fallback(self, batch: RequestBatch, i: int, reason: str) -> None:
+        self.stats.fallbacks[reason] += 1
+        self.stats.decisions += 1
+        decided = self.fallback.decide(batch.subset(np.array([i])))
+        decided.status = np.array([2], np.int8)  # INVALID/failed model decision
+        decided.meta = {"reason": reason}
+        self.results.put(decided)
+
+    async def _call(self, tier: Tier, perception, persona: str, trigger: str):
+        """One decision from the tier: retries, failover between formats; raises _Failure."""
+        ep = min(tier.endpoints, key=lambda e: e.outstanding)
+        msgs = messages(perception, persona, trigger)
+        attempt = 0
+        while True:
+            fmt = ep.format or "json_schema"
+            kwargs = {"model": ep.cfg.model, "messages": msgs, "temperature": 0, "max_tokens": 80,
+                      "seed": self.cfg.seed, "timeout": self.bcfg.request_timeout_s}
+            if fmt == "json_schema":
+                kwargs["response_format"] = JSON_SCHEMA_FORMAT
+            elif fmt == "json_object":
+                kwargs["response_format"] = JSON_OBJECT_FORMAT
+            ep.outstanding += 1
+            self.stats.calls += 1
+            try:
+                async with ep.semaphore:
+                    resp = await ep.client.chat.completions.create(**kwargs)
+            except Exception as exc:  # noqa: BLE001
+                reason, retry, wait = self._classify_error(exc, ep, fmt)
+                if reason == "format_unsupported":
+                    ep.format = FORMATS[FORMATS.index(fmt) + 1]
+                    continue
+                if retry and attempt < self.bcfg.max_retries:
+                    attempt += 1
+                    self.stats.retries += 1
+                    base = self.bcfg.backoff_s * (2 ** (attempt - 1))
+                    await asyncio.sleep(min(4.0, wait if wait is not None else base + self._rng.uniform(0, base)))
+                    continue
+                tier.failures += 1
+                if tier.failures >= self.bcfg.breaker_failures:
+                    tier.open_until = time.monotonic() + self.bcfg.breaker_cooldown_s
+                raise _Failure(reason) from None
+            finally:
+                ep.outstanding -= 1
+            ep.format = fmt
+            ep.reachable = True
+            text = resp.choices[0].message.content if resp.choices else None
+            usage = getattr(resp, "usage", None)
+            prompt_toks = int(getattr(usage, "prompt_tokens", 0) or 0) or sum(
+                estimate_tokens(m["content"]) for m in msgs)
+            completion_toks = int(getattr(usage, "completion_tokens", 0) or 0) or estimate_tokens(text or "")
+            try:
+                return parse_reply(text), prompt_toks, completion_toks
+            except ReplyError as exc:
+                self._account(-1, prompt_toks, completion_toks)
+                raise _Failure(f"reply_{exc.reason}") from None
+
+    @staticmethod
+    def _classify_error(exc: Exception, ep: Endpoint, fmt: str) -> tuple[str, bool, float | None]:
+        """(reason, retryable?, server-requested wait) for an exception from the client."""
+        import openai
+
+        if isinstance(exc, openai.APITimeoutError):
+            return "timeout", True, None
+        if isinstance(exc, openai.APIConnectionError):
+            ep.reachable = False
+            return "connection", True, None
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            body = str(getattr(exc, "body", "") or exc.message or "").lower()
+            if fmt != "plain" and status in (400, 422, 500) and ("json_schema" in body or "response_format" in body):
+                return "format_unsupported", False, None
+            wait = None
+            try:
+                wait = float(exc.response.headers.get("retry-after"))
+            except (TypeError, ValueError, AttributeError):
+                pass
+            if status == 429:
+                return "rate_limited", True, wait
+            if status >= 500:
+                return f"http_{status}", True, wait
+            return f"http_{status}", status in RETRYABLE_STATUS, wait
+        return f"error_{type(exc).__name__}", False, None

@@ -1,0 +1,246 @@
+"""A small OpenAI-compatible HTTP server on 127.0.0.1 for tests, demos and benchmarks.
+
+It speaks ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/embeddings``
+like Ollama, vLLM or llama.cpp's server do, and answers fish prompts with a scripted,
+deterministic policy read from the 5×5 view in the prompt (eat food beside you, else head
+for food, else for other fish, else a legal move picked by a hash of the prompt). Usage is
+reported with :func:`~mirofish.brains.prompt.estimate_tokens`.
+
+Fault modes make failures reproducible: ``slow`` (delay), ``garbage`` (prose, no JSON),
+``fenced`` (JSON in a code fence inside prose — must still parse), ``illegal`` (an action
+the view forbids), ``429`` (rate limited, with Retry-After), ``500``, ``reject_json_schema``
+(HTTP 500 for ``response_format`` json_schema, as llama.cpp's server does), and stopping the
+server outright. ``fault_every`` applies the fault to every k-th request only.
+
+    python -m mirofish.brains.testserver --port 8765 [--fault slow --delay 0.3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import re
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .prompt import estimate_tokens
+
+FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema")
+_MOVES = {"move_n": (0, -1), "move_s": (0, 1), "move_w": (-1, 0), "move_e": (1, 0)}
+
+
+def scripted_reply(prompt: str) -> tuple[str, str]:
+    """(action, thought) for a fish prompt: deterministic, legal for the view in it."""
+    rows = re.findall(r"^[.#Ff@]{5}$", prompt, re.M)
+    if len(rows) < 5:
+        return "rest", "I cannot make out the water"
+    view = rows[-5:]
+    food_here = re.search(r"^here: food", prompt, re.M) is not None
+    cells = {(x - 2, y - 2): view[y][x] for y in range(5) for x in range(5)}
+    legal = [a for a, (dx, dy) in _MOVES.items() if cells[(dx, dy)] in ".F"]
+    if food_here or any(cells[d] == "F" for d in _MOVES.values()):
+        return "eat", "food right here"
+
+    def toward(target: str):
+        spots = sorted((abs(x) + abs(y), x, y) for (x, y), c in cells.items() if c == target and abs(x) + abs(y) > 1)
+        for _, x, y in spots:
+            best = [a for a in legal if abs(x - _MOVES[a][0]) + abs(y - _MOVES[a][1]) < abs(x) + abs(y)]
+            if best:
+                return best[0]
+        return None
+
+    if (a := toward("F")) is not None:
+        return a, "food ahead"
+    if (a := toward("f")) is not None:
+        return a, "steadier near the others"
+    if not legal:
+        return "rest", "boxed in, waiting"
+    k = int(hashlib.blake2b(prompt.encode(), digest_size=4).hexdigest(), 16)
+    return legal[k % len(legal)], "exploring open water"
+
+
+def illegal_action(prompt: str) -> str | None:
+    """An action the view in ``prompt`` forbids (to test that replies are checked), if any."""
+    from .prompt import legal_for_view
+
+    rows = re.findall(r"^[.#Ff@]{5}$", prompt, re.M)
+    if len(rows) < 5:
+        return None
+    view = "\n".join(rows[-5:])
+    for action in ("eat", "move_n", "move_s", "move_w", "move_e"):
+        if not legal_for_view(action, view, re.search(r"^here: food", prompt, re.M) is not None):
+            return action
+    return None
+
+
+def _embedding(text: str, dims: int = 64) -> list[float]:
+    vec = [0.0] * dims
+    for w in re.findall(r"[a-z]+", text.lower()):
+        h = int(hashlib.blake2b(w[:6].encode(), digest_size=4).hexdigest(), 16)
+        vec[h % dims] += 1.0
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+class TestServer:
+    """The server, running in a background thread. ``url`` is the base URL (…/v1)."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, port: int = 0, model: str = "fish-mini", fault: str = "none", delay: float = 0.0,
+                 fault_every: int = 1):
+        if fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
+        self.model, self.fault, self.delay, self.fault_every = model, fault, delay, fault_every
+        self.requests = 0
+        self.by_status: dict[int, int] = {}
+        self.seen_auth: set[str] = set()
+        self._connections: set = set()
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def setup(self):
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self):
+                with server._lock:
+                    server._connections.discard(self.connection)
+                super().finish()
+
+            def _send(self, status: int, body: dict | str, headers: dict | None = None):
+                data = (body if isinstance(body, str) else json.dumps(body)).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+                with server._lock:
+                    server.by_status[status] = server.by_status.get(status, 0) + 1
+
+            def do_GET(self):
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model",
+                                                                 "owned_by": "mirofish"}]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except json.JSONDecodeError:
+                    self._send(400, {"error": {"message": "body is not JSON"}})
+                    return
+                auth = self.headers.get("Authorization", "")
+                with server._lock:
+                    server.requests += 1
+                    n = server.requests
+                    server.seen_auth.add(auth)
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    inputs = body.get("input")
+                    inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+                    self._send(200, {"object": "list", "model": server.model, "data": [
+                        {"object": "embedding", "index": i, "embedding": _embedding(t)} for i, t in enumerate(inputs)],
+                        "usage": {"prompt_tokens": sum(estimate_tokens(t) for t in inputs),
+                                  "total_tokens": sum(estimate_tokens(t) for t in inputs)}})
+                    return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": "not found"}})
+                    return
+                fault = server.fault if n % max(1, server.fault_every) == 0 else "none"
+                if fault == "slow":
+                    time.sleep(server.delay)
+                if fault == "429":
+                    self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
+                               {"Retry-After": "0.05"})
+                    return
+                if fault == "500":
+                    self._send(500, {"error": {"message": "internal error"}})
+                    return
+                fmt = (body.get("response_format") or {}).get("type")
+                if server.fault == "reject_json_schema" and fmt == "json_schema":
+                    self._send(500, {"error": {"message": "response_format json_schema is not supported"}})
+                    return
+                messages = body.get("messages") or []
+                prompt = "\n".join(str(m.get("content", "")) for m in messages)
+                action, thought = scripted_reply(prompt)
+                if fault == "illegal":
+                    action = illegal_action(prompt) or action
+                content = json.dumps({"action": action, "thought": thought})
+                if fault == "garbage":
+                    content = "Hmm, I think I will swim around a bit and see."
+                elif fault == "fenced":
+                    content = f"Sure! Here is my choice:\n```json\n{content}\n```\nHope that helps."
+                usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
+                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                self._send(200, {
+                    "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": server.model,
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": usage,
+                })
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="mirofish-testserver", daemon=True)
+
+    def start(self) -> "TestServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop like a killed server: refuse new connections and cut the open ones."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        with self._lock:
+            conns = list(self._connections)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+                conn.close()
+            except OSError:
+                pass
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> "TestServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="MiroFish's scripted OpenAI-compatible test server")
+    ap.add_argument("--port", type=int, default=8765)
+    ap.add_argument("--model", default="fish-mini")
+    ap.add_argument("--fault", choices=FAULTS, default="none")
+    ap.add_argument("--delay", type=float, default=0.3, help="seconds, for --fault slow")
+    ap.add_argument("--fault-every", type=int, default=1, help="apply the fault to every k-th request")
+    args = ap.parse_args()
+    server = TestServer(args.port, args.model, args.fault, args.delay, args.fault_every).start()
+    print(f"serving {server.model} at {server.url} (fault: {server.fault}); Ctrl-C stops", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
