@@ -124,6 +124,7 @@ class TriggersConfig(_Section):
     food_rose: bool = True
     neighbours_changed: bool = True
     action_failed: bool = True
+    poll_every: int = Field(0, ge=0, description="0 = event-driven; N = every fish decides every N ticks (baseline)")
 
 
 class ArbiterConfig(_Section):
@@ -196,6 +197,7 @@ class BrainConfig(_Section):
     small: TierConfig = TierConfig()
     large: TierConfig = TierConfig()
     embeddings: bool = Field(False, description="drift score via the small tier's /v1/embeddings")
+    drift_alert: float = Field(0.05, ge=0, le=1, description="alert when a summary's drift score falls below")
     instinct: InstinctConfig = InstinctConfig()
 
     @model_validator(mode="after")

@@ -122,6 +122,8 @@ class Engine:
         if self.source.wants_perceptions:
             batch.perceptions = [w.perceive(int(i), c) for i, c in zip(need, batch.codes)]
             batch.personas = [s.persona[int(i)] for i in need]
+        if self.source.writes_summaries:
+            batch.summaries_due = [w.summary_due(int(i)) for i in need]
         self.pending[need] = True
         self.queued_at[need] = now
         self.source.submit(batch)
@@ -168,6 +170,8 @@ class Engine:
         latencies: list[float] = []
         for b in applied:
             w.apply_decisions(b.fish, b.actions)
+            for fish, serial, text in b.summaries or ():
+                w.write_summary(fish, serial, text)
             latencies.extend((now - self.queued_at[b.fish]).tolist())
         out = w.step()
         s = w.school

@@ -161,6 +161,9 @@ class World:
         """Per fish: the trigger code asking for a decision this tick, or -1 (keep the standing intent)."""
         s, t = self.school, self.cfg.triggers
         out = np.full(s.n, -1, np.int8)
+        if t.poll_every:  # the polling baseline: no events, a fixed rhythm
+            out[self.tick - s.last_decision >= t.poll_every] = T_TIMEOUT
+            return out
         out[self.tick - s.last_decision >= t.hard_timeout] = T_TIMEOUT
         if t.neighbours_changed:
             out[s.neighbours_changed] = T_NEIGHBOURS
@@ -287,6 +290,24 @@ class World:
         s.long_memory.add(due, np.concatenate([head, anchors.reshape(due.size, -1)], axis=1))
         s.at_summary[due] = np.stack([m.count[due], s.eats[due], s.refusals[due], s.moves[due],
                                       s.company_ticks[due], s.energy[due]], axis=1)
+
+    def summary_due(self, i: int) -> tuple[int, str] | None:
+        """(serial, facts) of fish ``i``'s newest summary if no model has written it yet."""
+        lm = self.school.long_memory
+        serial = int(lm.count[i]) - 1
+        if serial < 0 or (i, serial) in lm.texts:
+            return None
+        item = lm.items(i)[-1]
+        return serial, self.summarizer.summarize(item)
+
+    def write_summary(self, i: int, serial: int, text: str) -> None:
+        """Store a model-written long-term summary (it replaces the template text; the persona is untouched)."""
+        lm = self.school.long_memory
+        oldest = int(lm.count[i]) - lm.kept
+        if oldest <= serial < int(lm.count[i]):
+            lm.texts[(int(i), int(serial))] = text
+            for key in [k for k in lm.texts if k[0] == i and k[1] < oldest]:
+                del lm.texts[key]
 
     def summaries(self, i: int) -> list[str]:
         """Fish ``i``'s long-term summaries (at most ``summaries_kept``), oldest first."""

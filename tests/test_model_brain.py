@@ -243,3 +243,25 @@ def test_prompt_shape_and_flat_length():
     assert max(lengths) / min(lengths) < 1.15  # memory is bounded: no growth over 5,000 ticks
     assert all(prefix / total >= 0.6 for total in lengths)
     assert all(350 <= total + 25 <= 500 for total in lengths)  # + a ~25-token reply
+
+
+def test_model_written_summaries_are_kept_recorded_and_replayed(tmp_path):
+    from mirofish.observe.replay import Player
+
+    with TestServer() as s:
+        cfg = llm_config(s.url, fish=8)
+        eng = make_engine(cfg)
+        rec = Recorder(tmp_path / "m.db", cfg).attach(eng)
+        personas = list(eng.world.school.persona)
+        eng.run(70)
+        rec.close()
+        eng.close()
+    lm = eng.world.school.long_memory
+    assert lm.texts and all(t.startswith("I remember t") for t in lm.texts.values())
+    assert eng.world.school.persona == personas  # summaries never touch the persona
+    drift = eng.source.status()["drift"]
+    assert drift["fish_scored"] > 0 and 0 <= drift["mean"] <= 1
+    player = Player(tmp_path / "m.db")
+    player.seek(70)
+    assert player.state_hash() == eng.state_hash()
+    assert player.world.school.long_memory.texts == lm.texts

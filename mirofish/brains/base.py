@@ -47,6 +47,8 @@ class RequestBatch:
     queued_at: float = 0.0
     perceptions: list[Perception] | None = None
     personas: list[str] | None = None
+    # (serial, facts) of a long-term summary the source may write in its own words, per request
+    summaries_due: list[tuple[int, str] | None] | None = None
 
     def __len__(self) -> int:
         return int(self.fish.size)
@@ -60,6 +62,7 @@ class RequestBatch:
             food_here=self.food_here[pick], refused=self.refused[pick],
             perceptions=[self.perceptions[i] for i in pick] if self.perceptions is not None else None,
             personas=[self.personas[i] for i in pick] if self.personas is not None else None,
+            summaries_due=[self.summaries_due[i] for i in pick] if self.summaries_due is not None else None,
         )
 
 
@@ -74,6 +77,8 @@ class DecisionBatch:
     status: np.ndarray | None = None  # per decision, OK by default
     tokens: np.ndarray | None = None  # prompt + completion tokens per decision
     thoughts: list[str] | None = None
+    # (fish, serial, text): long-term summaries written by the source (a model), applied with the decisions
+    summaries: list[tuple[int, int, str]] | None = None
     meta: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -85,6 +90,7 @@ class DecisionSource:
 
     name = "source"
     wants_perceptions = False  # True → the engine renders text perceptions into requests
+    writes_summaries = False  # True → requests carry the fish's newest unwritten summary facts
     needs_requests = True  # False → the source decides on its own (a replay); the engine builds none
 
     def begin_tick(self, tick: int) -> None:

@@ -42,6 +42,7 @@ from ..config import Config, EndpointConfig, TierConfig
 from ..fish.perception import V_FISH, V_FOOD, V_WALL
 from ..world import TRIGGER_NAMES
 from .base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch
+from ..fish.memory import drift_score
 from .instinct import InstinctBrain
 from .prompt import (JSON_OBJECT_FORMAT, JSON_SCHEMA_FORMAT, SYSTEM_PROMPT, ReplyError, estimate_tokens,
                      legal_for_view, messages, parse_reply)
@@ -120,6 +121,7 @@ class ModelPool(DecisionSource):
 
     name = "llm"
     wants_perceptions = True
+    writes_summaries = True
 
     def __init__(self, cfg: Config, mode: str = "lockstep", warn=None):
         super().__init__()
@@ -129,6 +131,7 @@ class ModelPool(DecisionSource):
         self._warn = warn or (lambda msg: print(f"mirofish: warning: {msg}", file=sys.stderr, flush=True))
         self.stats = _Stats()
         self.tokens_by_fish = np.zeros(cfg.fish.count, np.int64)
+        self.drift: dict[int, float] = {}  # fish → drift score of its newest model-written summary
         self._seen: dict[int, set] = {}
         self._api_key = os.environ.get(self.bcfg.api_key_env) or "not-needed"
         self._prefix_tokens = estimate_tokens(SYSTEM_PROMPT)
@@ -153,6 +156,11 @@ class ModelPool(DecisionSource):
             "source": self.name, "calls": s.calls, "decisions": s.decisions, "model_decisions": s.model_decisions,
             "fallbacks": dict(s.fallbacks), "fallback_rate": round(sum(s.fallbacks.values()) / max(1, s.decisions), 4),
             "classes": dict(s.classes), "retries": s.retries,
+            "drift": {"fish_scored": len(self.drift),
+                      "mean": round(float(np.mean(list(self.drift.values()))), 3) if self.drift else None,
+                      "alert_fish": sorted(f for f, d in self.drift.items() if d < self.bcfg.drift_alert),
+                      "measure": "embeddings" if self.bcfg.embeddings else "lexical"},
+            "tokens_by_fish_max": int(self.tokens_by_fish.max()) if self.tokens_by_fish.size else 0,
             "tokens": {"prompt": s.prompt_tokens, "completion": s.completion_tokens,
                        "per_model_decision": round((s.prompt_tokens + s.completion_tokens) / max(1, s.model_decisions), 1),
                        "prefix_share": round(s.prefix_tokens / total_prompt, 3) if s.prompt_tokens else None},
@@ -295,8 +303,9 @@ class ModelPool(DecisionSource):
             if probe:
                 tier.probing = True
             try:
-                reply, prompt_toks, completion_toks = await self._call(tier, batch.perceptions[i],
-                                                                       batch.personas[i], trigger)
+                due = batch.summaries_due[i] if batch.summaries_due else None
+                reply, prompt_toks, completion_toks = await self._call(tier, batch.perceptions[i], batch.personas[i],
+                                                                       trigger, due[1] if due else None)
             finally:
                 if probe:
                     tier.probing = False
@@ -320,10 +329,30 @@ class ModelPool(DecisionSource):
 
         self.stats.decisions += 1
         self.stats.model_decisions += 1
+        written = None
+        if reply.summary and due:
+            written = [(fish, due[0], reply.summary)]
+            await self._track_drift(fish, reply.summary, batch.personas[i])
         self.results.put(DecisionBatch(
             tick=batch.tick, fish=np.array([fish]), actions=np.array([Action.parse(reply.action)], np.int8),
             tier=np.array([TIER_INDEX[tier.name]], np.int8), tokens=np.array([prompt_toks + completion_toks]),
-            thoughts=[reply.thought]))
+            thoughts=[reply.thought], summaries=written))
+
+    async def _track_drift(self, fish: int, summary: str, persona: str) -> None:
+        """Drift score of a model-written summary vs the persona: embeddings when configured, else lexical."""
+        score = None
+        if self.bcfg.embeddings:
+            ep = self.tiers["small"].endpoints[0]
+            try:
+                resp = await ep.client.embeddings.create(model=ep.cfg.model, input=[summary, persona],
+                                                         timeout=self.bcfg.request_timeout_s)
+                a, b = (np.asarray(d.embedding, np.float64) for d in resp.data[:2])
+                score = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) or 1.0))
+            except Exception:  # noqa: BLE001 — fall back to the built-in measure
+                self.stats.classes["embeddings_failed"] += 1
+        if score is None:
+            score = drift_score(summary, persona)
+        self.drift[fish] = round(score, 3)
 
     def _account(self, fish: int, prompt_toks: int, completion_toks: int) -> None:
         s = self.stats
@@ -341,14 +370,15 @@ class ModelPool(DecisionSource):
         decided.meta = {"reason": reason}
         self.results.put(decided)
 
-    async def _call(self, tier: Tier, perception, persona: str, trigger: str):
+    async def _call(self, tier: Tier, perception, persona: str, trigger: str, summary_facts: str | None = None):
         """One decision from the tier: retries, failover between formats; raises _Failure."""
         ep = min(tier.endpoints, key=lambda e: e.outstanding)
-        msgs = messages(perception, persona, trigger)
+        msgs = messages(perception, persona, trigger, summary_facts)
         attempt = 0
         while True:
             fmt = ep.format or "json_schema"
-            kwargs = {"model": ep.cfg.model, "messages": msgs, "temperature": 0, "max_tokens": 80,
+            kwargs = {"model": ep.cfg.model, "messages": msgs, "temperature": 0,
+                      "max_tokens": 160 if summary_facts else 80,
                       "seed": self.cfg.seed, "timeout": self.bcfg.request_timeout_s}
             if fmt == "json_schema":
                 kwargs["response_format"] = JSON_SCHEMA_FORMAT

@@ -51,6 +51,7 @@ class FishReply(BaseModel):
 
     action: Literal["move_n", "move_s", "move_w", "move_e", "eat", "rest"]
     thought: str = Field(default="", max_length=80)
+    summary: str | None = Field(default=None, max_length=160)
 
 
 REPLY_SCHEMA = FishReply.model_json_schema()
@@ -59,7 +60,11 @@ JSON_SCHEMA_FORMAT = {"type": "json_schema", "json_schema": {"name": "fish_reply
 JSON_OBJECT_FORMAT = {"type": "json_object", "schema": REPLY_SCHEMA}
 
 
-def fish_message(perception: Perception, persona: str, trigger: str) -> str:
+SUMMARY_ASK = ("Also put in the JSON a \"summary\": one line (at most 160 characters) in your own words "
+               "remembering {span}, from these facts: {facts}")
+
+
+def fish_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None) -> str:
     """The per-fish part of the prompt (long-term summaries without their anchor quotes, which
     are already among the memories)."""
     p = perception
@@ -70,12 +75,15 @@ def fish_message(perception: Perception, persona: str, trigger: str) -> str:
     if p.summaries:
         lines.append("Earlier:")
         lines += [s.split(" Anchors:")[0] for s in p.summaries]
+    if summary_facts:
+        span, _, facts = summary_facts.partition(": ")
+        lines.append(SUMMARY_ASK.format(span=span, facts=facts))
     return "\n".join(lines)
 
 
-def messages(perception: Perception, persona: str, trigger: str) -> list[dict]:
+def messages(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None) -> list[dict]:
     return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": fish_message(perception, persona, trigger)}]
+            {"role": "user", "content": fish_message(perception, persona, trigger, summary_facts)}]
 
 
 # ---------------------------------------------------------------- reading replies
@@ -127,6 +135,10 @@ def parse_reply(text: str | None) -> FishReply:
         data["action"] = data["action"].strip().lower()
     if isinstance(data.get("thought"), str):
         data["thought"] = " ".join(data["thought"].split())[:80]
+    if isinstance(data.get("summary"), str):
+        data["summary"] = " ".join(data["summary"].split())[:160] or None
+    elif "summary" in data and not isinstance(data["summary"], str):
+        data["summary"] = None
     try:
         return FishReply.model_validate(data)
     except ValidationError as exc:

@@ -180,7 +180,12 @@ class TestServer:
                 action, thought = scripted_reply(prompt)
                 if fault == "illegal":
                     action = illegal_action(prompt) or action
-                content = json.dumps({"action": action, "thought": thought})
+                reply = {"action": action, "thought": thought}
+                asked = re.search(r'"summary": one line .*? remembering (t\d+-t\d+), from these facts: (.*)', prompt)
+                if asked:
+                    facts = asked.group(2).split(". Anchors:")[0].split("; energy")[0]
+                    reply["summary"] = f"I remember {asked.group(1)}: {facts}"[:160]
+                content = json.dumps(reply)
                 if fault == "garbage":
                     content = "Hmm, I think I will swim around a bit and see."
                 elif fault == "fenced":

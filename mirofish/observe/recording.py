@@ -239,13 +239,15 @@ class Recorder:
 def _encode_chunk(ticks: list[tuple]) -> tuple:
     """Consecutive ticks → (tick0, tick1, blob) with every column in one packed blob."""
     tick0, tick1 = ticks[0][0], ticks[-1][0] + 1
-    batches, dts, lats, thoughts = [], [], [], []
+    batches, dts, lats, thoughts, summaries = [], [], [], [], []
     for t, applied, latencies, _, _, _ in ticks:
         for b in applied:
             batches.append(b)
             dts.append(np.full(len(b), t - tick0, np.uint16))
             if b.thoughts:
                 thoughts += [[int(t), int(f), text] for f, text in zip(b.fish, b.thoughts) if text]
+            if b.summaries:
+                summaries += [[int(t), int(f), int(k), text] for f, k, text in b.summaries]
         if latencies:
             lats.append(np.asarray(latencies))
 
@@ -266,7 +268,8 @@ def _encode_chunk(ticks: list[tuple]) -> tuple:
         "divergence": np.array([np.concatenate([[r[0]], r[5]]) for r in ticks if r[5] is not None],
                                np.float32).reshape(-1, 1 + len(DIVERGENCE_COLUMNS)),
     }
-    return tick0, tick1, encode_columns(arrays, thoughts)
+    texts = {"thoughts": thoughts, "summaries": summaries} if thoughts or summaries else None
+    return tick0, tick1, encode_columns(arrays, texts)
 
 
 # A chunk's columns in a fixed order (dtype, row width); fish ids are 16-bit unless a tank
@@ -281,7 +284,7 @@ _CHUNK_LAYOUT = (
 _CHUNK_HEAD = struct.Struct("<4sBIIIII")
 
 
-def encode_columns(arrays: dict[str, np.ndarray], thoughts: list) -> bytes:
+def encode_columns(arrays: dict[str, np.ndarray], texts: dict | None) -> bytes:
     wide = bool(arrays["fish"].size and arrays["fish"].max() >= 65536)
     head = _CHUNK_HEAD.pack(_CHUNK_MAGIC, wide, len(arrays["dt"]), len(arrays["ticks"]), len(arrays["samples"]),
                             len(arrays["divergence"]), 0)
@@ -289,12 +292,12 @@ def encode_columns(arrays: dict[str, np.ndarray], thoughts: list) -> bytes:
     for name, dtype, _ in _CHUNK_LAYOUT:
         dtype = dtype or (np.uint32 if wide else np.uint16)
         parts.append(np.ascontiguousarray(arrays[name], dtype=np.dtype(dtype).newbyteorder("<")).tobytes())
-    if thoughts:
-        parts.append(json.dumps(thoughts).encode())
+    if texts:
+        parts.append(json.dumps(texts).encode())
     return zlib.compress(b"".join(parts), 6)
 
 
-def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], list]:
+def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict]:
     raw = zlib.decompress(blob)
     magic, wide, n_dec, n_ticks, n_samples, n_div, _ = _CHUNK_HEAD.unpack_from(raw)
     if magic != _CHUNK_MAGIC:
@@ -308,8 +311,8 @@ def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], list]:
         if width:
             out[name] = out[name].reshape(rows[name], width)
         pos += count * dt.itemsize
-    thoughts = json.loads(raw[pos:]) if pos < len(raw) else []
-    return out, thoughts
+    texts = json.loads(raw[pos:]) if pos < len(raw) else {}
+    return out, {"thoughts": texts.get("thoughts", []), "summaries": texts.get("summaries", [])}
 
 
 # ---------------------------------------------------------------- reading
@@ -324,6 +327,7 @@ class TickDecisions:
     latency_s: np.ndarray
     tokens: np.ndarray
     thoughts: dict[int, str]
+    summaries: list[tuple[int, int, str]]  # (fish, serial, text) written by a model at this tick
 
 
 class Recording:
@@ -397,8 +401,8 @@ class Recording:
             if tick0 in self._cache:
                 continue
             try:
-                d, thoughts = decode_columns(data)
-                self._cache[tick0] = (tick1, d, thoughts, d["ticks"], d["samples"], d["divergence"])
+                d, texts = decode_columns(data)
+                self._cache[tick0] = (tick1, d, texts, d["ticks"], d["samples"], d["divergence"])
             except (zlib.error, ValueError, KeyError, struct.error) as exc:
                 raise RecordingError(f"recording is damaged (chunk at tick {tick0}: {exc}): {self.path}") from None
             bisect.insort(self._starts, tick0)
@@ -423,12 +427,13 @@ class Recording:
         tick0, entry = self._chunk_for(tick)
         if entry is None:
             return None
-        _, d, thoughts, *_ = entry
+        _, d, texts, *_ = entry
         sel = d["dt"] == tick - tick0
-        th = {f: s for t, f, s in (thoughts or []) if t == tick}
+        th = {f: s for t, f, s in texts["thoughts"] if t == tick}
+        sm = [(f, k, s) for t, f, k, s in texts["summaries"] if t == tick]
         return TickDecisions(d["fish"][sel].astype(np.int64), d["action"][sel].astype(np.int8),
                              d["tier"][sel].astype(np.int8), d["status"][sel].astype(np.int8),
-                             d["latency"][sel] / 1e4, d["tokens"][sel].astype(np.int64), th)
+                             d["latency"][sel] / 1e4, d["tokens"][sel].astype(np.int64), th, sm)
 
     def _rows(self, t0: int, t1: int, slot: int, width: int) -> np.ndarray:
         self.load_chunks(t0, t1)

@@ -44,12 +44,13 @@ class ReplaySource(DecisionSource):
         if d is None and tick < self.recording.last_tick:
             raise RecordingError(f"recording is damaged: no decisions stored for tick {tick} "
                                  f"({self.recording.path})")
-        if d is None or d.fish.size == 0:
+        if d is None or (d.fish.size == 0 and not d.summaries):
             return None
         tier = d.tier if self.keep_tiers else np.full(d.fish.size, TIER_INDEX["replay"], np.int8)
         thoughts = [d.thoughts.get(int(f), "") for f in d.fish] if d.thoughts else None
         return DecisionBatch(tick=tick, fish=d.fish, actions=d.action, tier=tier, status=d.status,
-                             tokens=d.tokens, thoughts=thoughts, meta={"latency_s": d.latency_s})
+                             tokens=d.tokens, thoughts=thoughts, summaries=d.summaries or None,
+                             meta={"latency_s": d.latency_s})
 
     def begin_tick(self, tick: int) -> None:
         batch = self.batch_at(tick)
