@@ -220,7 +220,7 @@ def summarize_run(engine, ticks: int, elapsed: float) -> dict:
         "low_energy_fish": w.low_energy_count(),
         "max_stuck_ticks": int(s.max_stuck.max()),
         "decisions_by_tier": m.decisions_by_tier(),
-        "metrics": m.summary(),
+        "metrics": engine.metrics_summary(),
         "action_shares": {k: round(v, 4) for k, v in m.action_shares().items()},
         "rest_share_run": round(float(s.action_counts[:, 5].sum() / max(1, s.action_counts.sum())), 4),
         "food_items": int(w.water.food_cells().size),

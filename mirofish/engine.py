@@ -221,9 +221,17 @@ class Engine:
         """Drop outstanding requests (after switching to a new source, e.g. at a fork point)."""
         self.pending[:] = False
 
+    def metrics_summary(self) -> dict:
+        """The metrics summary with the brain's own alerts (budget, breakers, drift) merged in."""
+        summary = self.metrics.summary()
+        brain_alerts = getattr(self.source, "alerts", None)
+        if brain_alerts is not None:
+            summary["alerts"] = summary["alerts"] + brain_alerts()
+        return summary
+
     def snapshot(self) -> Snapshot:
         """The current world as a serializable snapshot, with the current metrics."""
-        return take(self.world, self.metrics.summary())
+        return take(self.world, self.metrics_summary())
 
     def state_hash(self) -> str:
         return self.world.state_hash()

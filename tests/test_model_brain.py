@@ -137,6 +137,7 @@ def test_budget_routes_to_small_then_instinct(server):
     assert status["budget"]["used"] >= 8_000
     assert status["fallbacks"].get("budget_exhausted", 0) > 0
     assert "instinct" in status["budget"]["state"]
+    assert any("token budget" in a for a in eng.metrics_summary()["alerts"])
 
 
 def test_breaker_opens_after_repeated_failures():

@@ -174,6 +174,20 @@ class ModelPool(DecisionSource):
                       for t in self.tiers.values()},
         }
 
+    def alerts(self) -> list[str]:
+        """Brain alerts for the HUD and the run summary: budget, open breakers, drift."""
+        out = []
+        if self.stats.budget_state != "ok":
+            out.append(f"token budget {self.stats.budget_state}")
+        now = time.monotonic()
+        for t in self._unique_tiers():
+            if t.state(now) != "closed":
+                out.append(f"{t.name} tier breaker {t.state(now)}: instinct is answering")
+        drifting = sorted(f for f, d in self.drift.items() if d < self.bcfg.drift_alert)
+        if drifting:
+            out.append(f"drift: {len(drifting)} fish's summaries no longer sound like their persona")
+        return out
+
     def cost_per_sim_hour(self, sim_seconds: float) -> float:
         """Seed §2.4: tokens per simulated hour × the tiers' prices."""
         if sim_seconds <= 0:
