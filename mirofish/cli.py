@@ -59,12 +59,48 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
                    help="override one config value (repeatable), e.g. --set food.spawn_rate=0.0003")
 
 
+def _add_window_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG after --frames frames, exit")
+    p.add_argument("--frames", type=_int_at_least(1), default=60, help="frames for --screenshot / --fps (default 60)")
+    p.add_argument("--select", type=_int_at_least(0), metavar="ID", help="follow this fish from the start")
+    p.add_argument("--fps", action="store_true", help="render offscreen as fast as possible; print frame-rate JSON")
+    p.add_argument("--size", metavar="WxH", help="window size, e.g. 1920x1080")
+
+
+def _size(text: str | None):
+    if not text:
+        return None
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"mirofish: --size expects WIDTHxHEIGHT, got {text!r}") from None
+    if w < 640 or h < 400:
+        raise UsageError(f"mirofish: --size must be at least 640x400, got {text!r}")
+    return w, h
+
+
+def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
+    from .ui.app import run_window
+    from .ui.aquarium import AquariumScene
+
+    size = _size(args.size)
+    scene = AquariumScene(cfg)
+    recorder = _recorder(args.record, scene.engine)
+    try:
+        return run_window(scene, args.screenshot, args.frames, args.select, args.fps, size)
+    finally:
+        if recorder is not None:
+            recorder.close()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mirofish", description="MiroFish: an aquarium where order emerges among agents.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    live = sub.add_parser("live", help="run the aquarium (terminal view, or --headless for a JSON summary)")
+    live = sub.add_parser("live", help="run the aquarium in a window (or --terminal, or --headless for JSON)")
     live.add_argument("--headless", action="store_true", help="no view; run as fast as possible, print JSON")
+    live.add_argument("--terminal", action="store_true", help="the tank as characters in the terminal")
+    _add_window_flags(live)
     live.add_argument("--ticks", type=_int_at_least(1), help="ticks to run (headless default 2000)")
     live.add_argument("--fish", type=_int_at_least(1), help="number of fish (default 60)")
     live.add_argument("--seed", type=_int_at_least(0), help="random seed (default 7)")
@@ -88,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--to-tick", type=_int_at_least(0), metavar="T", help="headless: the tick to seek to (default: end)")
     rp.add_argument("--at-tick", type=_int_at_least(0), metavar="T", help="view: start playing from this tick")
     rp.add_argument("--speed", type=_speed, default=1.0, help="view: playback speed, 0.25 to 64 (default 1)")
+    rp.add_argument("--terminal", action="store_true", help="play back as characters in the terminal")
+    _add_window_flags(rp)
 
     fk = sub.add_parser("fork", help="swap one fish's decision at a tick and run on live (intervention replay)")
     fk.add_argument("path")
@@ -292,7 +330,16 @@ def run_replay(args: argparse.Namespace) -> int:
                           "low_energy_fish": w.low_energy_count(), "first_tick": player.first_tick,
                           "last_tick": player.last_tick, "recorded": player.recorded_metrics()}))
         return 0
-    return _play_terminal(player, args.at_tick or player.first_tick, args.speed)
+    if args.terminal:
+        return _play_terminal(player, args.at_tick or player.first_tick, args.speed)
+    from .ui.app import run_window
+    from .ui.aquarium import AquariumScene
+
+    scene = AquariumScene(player=player)
+    scene.set_speed(args.speed)
+    if args.at_tick is not None:
+        scene.seek(args.at_tick)
+    return run_window(scene, args.screenshot, args.frames, args.select, args.fps, _size(args.size))
 
 
 def _play_terminal(player, start: int, speed: float) -> int:
@@ -372,7 +419,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 progress = args.progress or sys.stderr.isatty()
                 run_headless(cfg, args.ticks or 2000, args.ascii, progress, record=args.record)
                 return 0
-            return run_terminal(cfg, args.ticks, args.record)
+            if args.terminal:
+                return run_terminal(cfg, args.ticks, args.record)
+            return run_window_live(cfg, args)
         handlers = {"replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
                     "trace": run_trace}
         if args.command in handlers:

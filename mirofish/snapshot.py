@@ -7,6 +7,9 @@ restored world continues exactly like the original.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from .actions import ACTION_NAMES, Action
@@ -72,22 +75,7 @@ def take(world: World, metrics: dict | None = None) -> Snapshot:
     xs, ys = w.xy(s.cell)
     fcells = w.food_cells()
     fx, fy = w.xy(fcells)
-    fish = []
-    for i in range(s.n):
-        fish.append(FishSnapshot(
-            id=i, x=int(xs[i]), y=int(ys[i]), heading=int(s.heading[i]), energy=int(s.energy[i]), age=int(s.age[i]),
-            intent=ACTION_NAMES[int(s.intent[i])], stuck_ticks=int(s.stuck[i]), max_stuck_ticks=int(s.max_stuck[i]),
-            last_decision_tick=int(s.last_decision[i]),
-            traits={k: int(v) for k, v in zip(TRAITS, s.traits[i])}, persona=s.persona[i],
-            memory=s.memory.raw(i), memory_count=int(s.memory.count[i]), short_memory=s.memory.lines(i),
-            summaries=world.summaries(i), long_memory=[r.tolist() for _, r in s.long_memory.rows(i)],
-            long_memory_count=int(s.long_memory.count[i]), food_seen=int(s.food_seen[i]), neighbours=int(s.neighbours[i]),
-            failed=bool(s.failed[i]), refused_at=[int(v) for v in s.refused_at[i]], food_rose=bool(s.food_rose[i]), neighbours_changed=bool(s.neighbours_changed[i]),
-            counters={"actions": [int(v) for v in s.action_counts[i]], "eats": int(s.eats[i]),
-                      "refusals": int(s.refusals[i]), "moves": int(s.moves[i]),
-                      "company_ticks": int(s.company_ticks[i]), "decisions": int(s.decisions[i])},
-            at_summary=[int(v) for v in s.at_summary[i]],
-        ))
+    fish = [fish_snapshot(world, i, xs, ys) for i in range(s.n)]
     st = world.rng.bit_generator.state
     return Snapshot(
         tick=world.tick, seed=world.seed, width=w.width, height=w.height, state_hash=world.state_hash(),
@@ -96,6 +84,56 @@ def take(world: World, metrics: dict | None = None) -> Snapshot:
                               "has_uint32": st["has_uint32"], "uinteger": str(st["uinteger"])},
         metrics=metrics,
     )
+
+
+def fish_snapshot(world: World, i: int, xs=None, ys=None) -> FishSnapshot:
+    """One fish, as in :func:`take` (cheap enough to call every frame for the followed fish)."""
+    s = world.school
+    if xs is None:
+        xs, ys = world.water.xy(s.cell)
+    return FishSnapshot(
+        id=i, x=int(xs[i]), y=int(ys[i]), heading=int(s.heading[i]), energy=int(s.energy[i]), age=int(s.age[i]),
+        intent=ACTION_NAMES[int(s.intent[i])], stuck_ticks=int(s.stuck[i]), max_stuck_ticks=int(s.max_stuck[i]),
+        last_decision_tick=int(s.last_decision[i]),
+        traits={k: int(v) for k, v in zip(TRAITS, s.traits[i])}, persona=s.persona[i],
+        memory=s.memory.raw(i), memory_count=int(s.memory.count[i]), short_memory=s.memory.lines(i),
+        summaries=world.summaries(i), long_memory=[r.tolist() for _, r in s.long_memory.rows(i)],
+        long_memory_count=int(s.long_memory.count[i]), food_seen=int(s.food_seen[i]), neighbours=int(s.neighbours[i]),
+        failed=bool(s.failed[i]), refused_at=[int(v) for v in s.refused_at[i]], food_rose=bool(s.food_rose[i]),
+        neighbours_changed=bool(s.neighbours_changed[i]),
+        counters={"actions": [int(v) for v in s.action_counts[i]], "eats": int(s.eats[i]),
+                  "refusals": int(s.refusals[i]), "moves": int(s.moves[i]),
+                  "company_ticks": int(s.company_ticks[i]), "decisions": int(s.decisions[i])},
+        at_summary=[int(v) for v in s.at_summary[i]],
+    )
+
+
+@dataclass(frozen=True)
+class TankView:
+    """What the window draws each frame: copies of the world's arrays, in tank coordinates."""
+
+    tick: int
+    x: np.ndarray
+    y: np.ndarray
+    heading: np.ndarray
+    energy: np.ndarray  # hundredths
+    max_energy: int
+    traits: np.ndarray
+    stuck: np.ndarray
+    food_x: np.ndarray
+    food_y: np.ndarray
+    food_age: np.ndarray
+    rot_ticks: int
+
+
+def tank_view(world: World) -> TankView:
+    s, w = world.school, world.water
+    x, y = w.xy(s.cell)
+    cells = w.food_cells()
+    fx, fy = w.xy(cells)
+    return TankView(tick=world.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
+                    max_energy=world.max_energy, traits=s.traits.copy(), stuck=s.stuck.copy(), food_x=fx, food_y=fy,
+                    food_age=world.tick - w.food_born[cells], rot_ticks=w.rot_ticks)
 
 
 def restore(cfg: Config, snap: Snapshot) -> World:

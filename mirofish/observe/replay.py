@@ -235,6 +235,104 @@ def make_live_source(cfg: Config) -> DecisionSource:
     return make_source(cfg, "lockstep")
 
 
+class ForkSession:
+    """An intervention, tick by tick: the branch runs live, the parent is re-simulated beside it.
+
+    Args:
+        recording: the parent recording.
+        tick: the tick whose decision is swapped.
+        fish, action: who does what instead.
+        out: write the branch as its own recording (naming its parent and fork point).
+        source: the live brain (default: the one the recording's config names).
+    """
+
+    def __init__(self, recording: Recording | str | Path, tick: int, fish: int, action: Action | str,
+                 out: str | Path | None = None, source: DecisionSource | None = None):
+        rec = recording if isinstance(recording, Recording) else Recording(recording)
+        cfg = rec.config
+        if not rec.first_tick <= tick < rec.last_tick:
+            raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
+        if not 0 <= fish < cfg.fish.count:
+            raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{cfg.fish.count - 1})")
+        self.action = Action.parse(action) if isinstance(action, str) else Action(action)
+        self.recording, self.tick0, self.fish = rec, tick, fish
+        self.parent = Player(rec)
+        self.parent.seek(tick)
+        world = World(cfg)
+        world.load_state_arrays(self.parent.world.state_arrays())
+        recorded = ReplaySource(rec).batch_at(tick)
+        fish_ids = np.array([], np.int64) if recorded is None else recorded.fish
+        actions = np.array([], np.int8) if recorded is None else recorded.actions.copy()
+        tiers = np.array([], np.int8) if recorded is None else recorded.tier.copy()
+        hit = np.flatnonzero(fish_ids == fish)
+        self.original = int(actions[hit[0]]) if hit.size else None
+        if hit.size:
+            actions[hit[0]], tiers[hit[0]] = self.action, TIER_INDEX["intervention"]
+        else:
+            order = np.searchsorted(fish_ids, fish)
+            fish_ids = np.insert(fish_ids, order, fish)
+            actions = np.insert(actions, order, np.int8(self.action))
+            tiers = np.insert(tiers, order, np.int8(TIER_INDEX["intervention"]))
+        first = DecisionBatch(tick=tick, fish=fish_ids, actions=actions, tier=tiers)
+        self.engine = Engine(world, ForkSource(source or make_live_source(cfg), tick, first), mode="lockstep")
+        self.recorder = None
+        if out is not None:
+            self.recorder = Recorder(out, cfg, extra_header={
+                "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": self.action.label,
+                "fork_original_action": None if self.original is None else Action(self.original).label,
+            })
+            self.recorder.keyframe(tick, world.state_arrays())
+            self.recorder._engine = self.engine
+        self.divergence = Divergence(cfg.metrics.schooling_window)
+        self.curve: list[np.ndarray] = []  # [tick, cells, schooling, energy]
+        self.first_diverged: int | None = None
+
+    @property
+    def world(self) -> World:
+        return self.engine.world
+
+    def step(self) -> Frame:
+        frame = self.engine.step()
+        row = None
+        if self.parent.tick < self.parent.last_tick:
+            self.parent.step()
+            row = self.divergence.add(self.engine.world, self.parent.world)
+            self.curve.append(np.concatenate([[frame.tick + 1], row]))
+            if self.first_diverged is None and row[0] > 0:
+                self.first_diverged = frame.tick
+        if self.recorder is not None:
+            self.recorder.on_frame(frame, row)
+        return frame
+
+    def summary(self) -> dict:
+        rows = np.array(self.divergence.rows) if self.divergence.rows else np.zeros((0, 3))
+        out = {
+            "parent": str(self.recording.path), "fork_tick": self.tick0, "fish": self.fish,
+            "action": self.action.label,
+            "recorded_action": None if self.original is None else Action(self.original).label,
+            "ticks": self.engine.world.tick - self.tick0, "final_tick": self.engine.world.tick,
+            "final_state_hash": self.engine.state_hash(),
+            "parent_state_hash_at_same_tick": (self.parent.state_hash()
+                                               if self.parent.tick == self.engine.world.tick else None),
+            "divergence": {
+                "compared_ticks": int(len(rows)),
+                "first_tick_cells_differ": self.first_diverged,
+                "cells_differ_final": int(rows[-1, 0]) if len(rows) else 0,
+                "cells_differ_max": int(rows[:, 0].max()) if len(rows) else 0,
+                "schooling_diff_final": round(float(rows[-1, 1]), 4) if len(rows) else 0.0,
+                "energy_diff_final": round(float(rows[-1, 2]), 3) if len(rows) else 0.0,
+            },
+        }
+        if self.recorder is not None:
+            out["recording"] = str(self.recorder.path)
+        return out
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+        self.engine.close()
+
+
 def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action | str, ticks: int,
          out: str | Path | None = None, source: DecisionSource | None = None) -> dict:
     """Swap ``fish``'s decision at ``tick`` and run ``ticks`` ticks live; return a JSON-ready summary.
@@ -242,79 +340,13 @@ def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action
     With ``out``, the fork is written as its own recording naming its parent and fork point,
     with the divergence curve per tick.
     """
-    rec = recording if isinstance(recording, Recording) else Recording(recording)
-    cfg = rec.config
-    if not rec.first_tick <= tick < rec.last_tick:
-        raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
-    if not 0 <= fish < cfg.fish.count:
-        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{cfg.fish.count - 1})")
-    action = Action.parse(action) if isinstance(action, str) else Action(action)
-
-    parent = Player(rec)
-    parent.seek(tick)
-    world = World(cfg)
-    world.load_state_arrays(parent.world.state_arrays())
-    recorded = ReplaySource(rec).batch_at(tick)
-    fish_ids = np.array([], np.int64) if recorded is None else recorded.fish
-    actions = np.array([], np.int8) if recorded is None else recorded.actions.copy()
-    tiers = np.array([], np.int8) if recorded is None else recorded.tier.copy()
-    hit = np.flatnonzero(fish_ids == fish)
-    original = int(actions[hit[0]]) if hit.size else None
-    if hit.size:
-        actions[hit[0]], tiers[hit[0]] = action, TIER_INDEX["intervention"]
-    else:
-        order = np.searchsorted(fish_ids, fish)
-        fish_ids = np.insert(fish_ids, order, fish)
-        actions = np.insert(actions, order, np.int8(action))
-        tiers = np.insert(tiers, order, np.int8(TIER_INDEX["intervention"]))
-    first = DecisionBatch(tick=tick, fish=fish_ids, actions=actions, tier=tiers)
-
-    live = source or make_live_source(cfg)
-    engine = Engine(world, ForkSource(live, tick, first), mode="lockstep")
-    recorder = None
-    if out is not None:
-        recorder = Recorder(out, cfg, extra_header={
-            "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": action.label,
-            "fork_original_action": None if original is None else Action(original).label,
-        })
-        recorder.keyframe(tick, world.state_arrays())
-        recorder._engine = engine
-    divergence = Divergence(cfg.metrics.schooling_window)
-    first_diverged = None
+    session = ForkSession(recording, tick, fish, action, out, source)
     try:
         for _ in range(ticks):
-            frame = engine.step()
-            if parent.tick < parent.last_tick:
-                parent.step()
-                row = divergence.add(engine.world, parent.world)
-                if first_diverged is None and row[0] > 0:
-                    first_diverged = frame.tick
-            else:
-                row = None
-            if recorder is not None:
-                recorder.on_frame(frame, row)
+            session.step()
     finally:
-        if recorder is not None:
-            recorder.close()
-        engine.close()
-    rows = np.array(divergence.rows) if divergence.rows else np.zeros((0, 3))
-    summary = {
-        "parent": str(rec.path), "fork_tick": tick, "fish": fish, "action": action.label,
-        "recorded_action": None if original is None else Action(original).label,
-        "ticks": ticks, "final_tick": engine.world.tick, "final_state_hash": engine.state_hash(),
-        "parent_state_hash_at_same_tick": parent.state_hash() if parent.tick == engine.world.tick else None,
-        "divergence": {
-            "compared_ticks": int(len(rows)),
-            "first_tick_cells_differ": first_diverged,
-            "cells_differ_final": int(rows[-1, 0]) if len(rows) else 0,
-            "cells_differ_max": int(rows[:, 0].max()) if len(rows) else 0,
-            "schooling_diff_final": round(float(rows[-1, 1]), 4) if len(rows) else 0.0,
-            "energy_diff_final": round(float(rows[-1, 2]), 3) if len(rows) else 0.0,
-        },
-    }
-    if out is not None:
-        summary["recording"] = str(out)
-    return summary
+        session.close()
+    return session.summary()
 
 
 # ---------------------------------------------------------------- export and trace

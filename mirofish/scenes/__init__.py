@@ -1,0 +1,1 @@
+"""Scenes: the aquarium and the alternate scenes behind one protocol (see base.py)."""

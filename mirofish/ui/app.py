@@ -1,0 +1,117 @@
+"""The window: the canonical loop (events → update → draw → flip) around one scene at a time.
+
+``run_window`` opens a resizable window (scaled to the display), or renders offscreen for
+``--screenshot``/``--fps`` (works with ``SDL_VIDEODRIVER=dummy``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+import pygame  # noqa: E402
+
+from . import theme  # noqa: E402
+
+DEFAULT_SIZE = (1920, 1080)
+
+
+class App:
+    """Owns the pygame window and the current scene; key S switches scenes."""
+
+    def __init__(self, scenes: list, size: tuple[int, int] | None = None, offscreen: bool = False):
+        if offscreen:
+            os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+        pygame.display.init()
+        pygame.font.init()
+        if size is None:
+            info = pygame.display.Info()
+            w, h = (info.current_w or 1600), (info.current_h or 900)
+            size = (min(DEFAULT_SIZE[0], max(960, w - 80)), min(DEFAULT_SIZE[1], max(600, h - 120)))
+        flags = 0 if offscreen else pygame.RESIZABLE
+        self.screen = pygame.display.set_mode(size, flags)
+        pygame.display.set_caption("MiroFish")
+        self.scenes = scenes
+        self.index = 0
+        self.running = True
+
+    @property
+    def scene(self):
+        return self.scenes[self.index]
+
+    def handle(self, event) -> None:
+        if event.type == pygame.QUIT or (event.type == pygame.KEYDOWN and event.key == pygame.K_q
+                                         and not getattr(self.scene, "picking_action", False)):
+            self.running = False
+        elif event.type == pygame.VIDEORESIZE:
+            self.screen = pygame.display.set_mode(event.size, pygame.RESIZABLE)
+        elif event.type == pygame.KEYDOWN and event.key == pygame.K_s and len(self.scenes) > 1:
+            self.index = (self.index + 1) % len(self.scenes)
+        else:
+            self.scene.handle_event(event)
+
+    def frame(self, dt: float) -> None:
+        for event in pygame.event.get():
+            self.handle(event)
+        self.scene.update(dt)
+        self.scene.draw(self.screen)
+        pygame.display.flip()
+
+    def run(self, frames: int | None = None, fixed_dt: float | None = None, fps_cap: int = 60) -> list[float]:
+        """Run until quit (or for ``frames`` frames); returns each frame's duration in ms."""
+        clock = pygame.time.Clock()
+        times = []
+        n = 0
+        while self.running and (frames is None or n < frames):
+            start = time.perf_counter()
+            dt = fixed_dt if fixed_dt is not None else clock.tick(fps_cap) / 1000.0
+            self.frame(dt)
+            times.append((time.perf_counter() - start) * 1000)
+            n += 1
+        return times
+
+    def screenshot(self, path: str | Path) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        pygame.image.save(self.screen, str(path))
+
+    def close(self) -> None:
+        for scene in self.scenes:
+            scene.close()
+        pygame.quit()
+
+
+def run_window(scene, screenshot: str | None = None, frames: int = 60, select: int | None = None,
+               fps: bool = False, size: tuple[int, int] | None = None, keys: list[int] | None = None) -> int:
+    """Open the window on ``scene``; with ``screenshot`` or ``fps``, render offscreen and exit."""
+    offscreen = bool(screenshot or fps)
+    app = App([scene], size or (DEFAULT_SIZE if offscreen else None), offscreen=offscreen)
+    if select is not None:
+        scene.selected = select
+    try:
+        if offscreen:
+            for key in keys or []:
+                pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=key, mod=0, unicode=""))
+            times = app.run(frames=frames, fixed_dt=1 / 30 if screenshot else None, fps_cap=0)
+            if screenshot:
+                app.screenshot(screenshot)
+            if fps:
+                body = times[min(10, len(times) // 4):] or times
+                ordered = sorted(body)
+                print(json.dumps({"fps_median": round(1000 / statistics.median(body), 1),
+                                  "frame_ms_median": round(statistics.median(body), 2),
+                                  "frame_ms_p95": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
+                                  "frames": len(times), "fish": len(scene.view.x),
+                                  "size": list(app.screen.get_size())}))
+        else:
+            app.run()
+    finally:
+        app.close()
+    return 0
+
+
+__all__ = ["App", "run_window", "theme"]

@@ -1,0 +1,380 @@
+"""The aquarium scene: live tank, replay with a timeline, and forks with a ghost of the original.
+
+It reads :class:`~mirofish.snapshot.TankView` and :class:`~mirofish.snapshot.FishSnapshot`
+objects and changes the world only through commands — pause, speed, step, seek, fork.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pygame
+
+from ..actions import ACTION_NAMES, Action
+from ..brains.base import TIERS
+from ..config import Config
+from ..engine import Engine, Frame, make_engine, make_source
+from ..observe import ascii as ascii_view
+from ..observe.replay import Divergence, ForkSession, Player
+from ..pacing import Pacer, clamp_speed
+from ..snapshot import TankView, fish_snapshot, take, take_terrain, tank_view
+from ..world import World
+from . import theme
+from .panels import FollowPanel, Hud, Timeline, draw_help
+from .tank import TankRenderer
+
+HISTORY = 160  # ticks of energy history per fish (follow panel sparkline)
+
+
+class AquariumScene:
+    """One scene, three modes: ``live`` (an engine), ``replay`` (a player), ``fork`` (a branch)."""
+
+    title = "Aquarium"
+
+    def __init__(self, cfg: Config | None = None, player: Player | None = None, engine: Engine | None = None):
+        self.player = player
+        self.engine = engine
+        if engine is None and player is None:
+            self.engine = make_engine(cfg, mode="realtime")
+        self.cfg = player.cfg if player is not None else self.engine.world.cfg
+        self.mode = "replay" if player is not None else "live"
+        self.pacer = Pacer(self.cfg.world.tick_seconds, self.cfg.engine.speed)
+        self.fork: ForkSession | None = None
+        self.live_branch: Engine | None = None  # a fork made from a live tank (no recording needed)
+        self.live_divergence: Divergence | None = None
+        self.live_curve: list[np.ndarray] = []
+        self.renderer = TankRenderer(take_terrain(self.world))
+        self.hud, self.follow, self.timeline = Hud(), FollowPanel(), None
+        if player is not None:
+            self.timeline = Timeline(player.first_tick, player.last_tick, self._markers())
+        self.selected: int | None = None
+        self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
+        self.picking_action = False
+        self.message = ""
+        self.last_decision: dict[int, dict] = {}
+        self._reset_views()
+
+    # ------------------------------------------------------------ the world being shown
+
+    @property
+    def world(self) -> World:
+        if self.fork is not None:
+            return self.fork.world
+        if self.live_branch is not None:
+            return self.live_branch.world
+        return self.player.world if self.player is not None else self.engine.world
+
+    @property
+    def ghost_world(self) -> World | None:
+        if self.fork is not None:
+            return self.fork.parent.world
+        if self.live_branch is not None:
+            return self.engine.world
+        return None
+
+    def _reset_views(self) -> None:
+        self.view: TankView = tank_view(self.world)
+        self.prev: TankView | None = None
+        self.energy_hist = np.repeat(self.view.energy[:, None] / 100.0, HISTORY, axis=1)
+        self._since_tick = 0.0
+
+    def _markers(self) -> list[tuple[int, str]]:
+        """Timeline markers: ticks where nobody moved for the heartbeat span, and fork points."""
+        rec = self.player.recording
+        out: list[tuple[int, str]] = []
+        rows = rec.tick_rows(rec.first_tick, rec.last_tick)
+        if len(rows):
+            still = rows[:, 4] == 0  # "moved" column
+            run = 0
+            for t, s in zip(rows[:, 0].astype(int), still):
+                run = run + 1 if s else 0
+                if run == self.cfg.metrics.heartbeat_ticks:
+                    out.append((int(t), "alert"))
+            low = rows[:, 6] >= 0.1 * self.cfg.fish.count
+            edges = np.flatnonzero(low[1:] & ~low[:-1])
+            out += [(int(rows[i + 1, 0]), "alert") for i in edges[:50]]
+        if "fork_tick" in rec.header:
+            out.append((int(rec.header["fork_tick"]), "fork"))
+        return out
+
+    # ------------------------------------------------------------ commands
+
+    @property
+    def speed(self) -> float:
+        return self.pacer.speed
+
+    def set_speed(self, speed: float) -> None:
+        self.pacer.speed = clamp_speed(speed)
+
+    def toggle_pause(self) -> None:
+        self.pacer.paused = not self.pacer.paused
+        if not self.pacer.paused:
+            self.pacer.restart()
+
+    def step(self) -> Frame | None:
+        """One tick of whatever is shown (and of its ghost)."""
+        self.prev = self.view
+        if self.fork is not None:
+            frame = self.fork.step()
+        elif self.live_branch is not None:
+            frame = self.live_branch.step()
+            self.engine.step()
+            row = self.live_divergence.add(self.live_branch.world, self.engine.world)
+            self.live_curve.append(np.concatenate([[frame.tick + 1], row]))
+        elif self.player is not None:
+            frame = self.player.step()
+            if frame is None:
+                self.pacer.paused = True
+                return None
+        else:
+            frame = self.engine.step()
+        for b in frame.applied:
+            thoughts = b.thoughts or [""] * len(b)
+            for f, a, tier, th in zip(b.fish.tolist(), b.actions.tolist(), b.tier.tolist(), thoughts):
+                self.last_decision[f] = {"tick": frame.tick, "action": ACTION_NAMES[a], "tier": TIERS[tier],
+                                         "thought": th}
+        self.view = tank_view(self.world)
+        self.energy_hist = np.roll(self.energy_hist, -1, axis=1)
+        self.energy_hist[:, -1] = self.view.energy / 100.0
+        self._push_metrics()
+        return frame
+
+    def seek(self, tick: int) -> None:
+        if self.player is None or self.fork is not None:
+            return
+        self.player.seek(tick)
+        self._reset_views()
+        self._push_metrics()
+
+    def start_fork(self, action: Action) -> None:
+        """Swap the followed fish's action now and let the branch play live, the original as a ghost."""
+        if self.selected is None:
+            self.message = "select a fish first (click it), then F"
+            return
+        fish = self.selected
+        if self.player is not None:
+            tick = min(self.player.tick, self.player.last_tick - 1)
+            self.fork = ForkSession(self.player.recording, tick, fish, action)
+            self.timeline.markers.append((tick, "fork"))
+        else:
+            branch = World(self.cfg)
+            branch.load_state_arrays(self.engine.world.state_arrays())
+            branch.apply_decisions(np.array([fish]), np.array([int(action)], np.int8))
+            self.live_branch = Engine(branch, make_source(self.cfg, "realtime"), mode="realtime")
+            self.live_divergence = Divergence(self.cfg.metrics.schooling_window)
+            self.live_curve = []
+        self.mode = "fork"
+        self.message = f"fork: fish {fish} does {action.label} at t{self.world.tick}; O returns to the original"
+        self._reset_views()
+
+    def end_fork(self) -> None:
+        if self.fork is not None:
+            tick = self.fork.tick0
+            self.fork.close()
+            self.fork = None
+            self.mode = "replay"
+            self.seek(tick)
+        elif self.live_branch is not None:
+            self.live_branch.close()
+            self.live_branch = None
+            self.mode = "live"
+        self.message = "back to the original"
+        self._reset_views()
+
+    # ------------------------------------------------------------ Scene protocol: model side
+
+    def reset(self, seed: int) -> None:
+        if self.player is None:
+            self.engine.close()
+            self.engine = make_engine(self.cfg.model_copy(update={"seed": seed}), mode="realtime")
+            self._reset_views()
+
+    def snapshot(self):
+        return take(self.world, self._metrics())
+
+    def close(self) -> None:
+        if self.fork is not None:
+            self.fork.close()
+        if self.live_branch is not None:
+            self.live_branch.close()
+        if self.engine is not None:
+            self.engine.close()
+
+    # ------------------------------------------------------------ Scene protocol: view side
+
+    def _metrics(self) -> dict:
+        if self.fork is not None:
+            return self.fork.engine.metrics_summary()
+        if self.live_branch is not None:
+            return self.live_branch.metrics_summary()
+        if self.player is not None:
+            rec = self.player.recorded_metrics()
+            flat = dict(rec.get("sampled", {}))
+            flat["schooling_degree"] = rec.get("schooling_degree", flat.get("schooling_degree", 0.0))
+            return flat
+        return self.engine.metrics_summary()
+
+    def _push_metrics(self) -> None:
+        self.hud.push(self._metrics())
+
+    def _brain(self) -> dict:
+        src = self.engine.source if self.engine is not None else None
+        if self.fork is not None:
+            src = self.fork.engine.source
+        return src.status() if src is not None else {"source": "replay"}
+
+    def handle_event(self, event) -> None:
+        if self.timeline is not None and self.fork is None:
+            tick = self.timeline.handle(event)
+            if tick is not None:
+                self.seek(tick)
+                return
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            if self.renderer.rect.collidepoint(event.pos):
+                self.selected = self.renderer.fish_at(event.pos, self.view)
+        elif event.type == pygame.KEYDOWN:
+            self._key(event)
+
+    def _key(self, event) -> None:
+        k, n = event.key, len(self.view.x)
+        if self.picking_action:
+            self.picking_action = False
+            if pygame.K_1 <= k <= pygame.K_6:
+                self.start_fork(Action(k - pygame.K_1))
+            else:
+                self.message = "fork cancelled"
+            return
+        if k == pygame.K_SPACE:
+            self.toggle_pause()
+        elif k == pygame.K_PERIOD:
+            self.pacer.paused = True
+            self.step()
+        elif k == pygame.K_COMMA and self.player is not None and self.fork is None:
+            self.pacer.paused = True
+            self.seek(self.player.tick - 1)
+        elif k in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
+            self.set_speed(self.speed * 2)
+        elif k in (pygame.K_MINUS, pygame.K_KP_MINUS):
+            self.set_speed(self.speed / 2)
+        elif k in (pygame.K_TAB, pygame.K_RIGHT, pygame.K_DOWN):
+            back = k == pygame.K_TAB and bool(event.mod & pygame.KMOD_SHIFT)
+            self.selected = ((self.selected if self.selected is not None else -1) + (-1 if back else 1)) % n
+        elif k in (pygame.K_LEFT, pygame.K_UP):
+            self.selected = ((self.selected if self.selected is not None else 0) - 1) % n
+        elif k == pygame.K_ESCAPE:
+            self.selected = None
+        elif k == pygame.K_v:
+            self.show_fov = not self.show_fov
+        elif k == pygame.K_m:
+            self.show_heat = not self.show_heat
+        elif k == pygame.K_a:
+            self.show_ascii = not self.show_ascii
+        elif k == pygame.K_h:
+            self.show_help = not self.show_help
+        elif k == pygame.K_f:
+            if self.mode == "fork":
+                self.message = "already in a fork: O returns to the original first"
+            elif self.selected is None:
+                self.message = "select a fish first (click it), then F"
+            else:
+                self.picking_action = True
+        elif k == pygame.K_o and self.mode == "fork":
+            self.end_fork()
+
+    def update(self, dt: float) -> None:
+        due = self.pacer.due(self._clock(dt), 32)
+        for _ in range(due):
+            if self.step() is None:
+                break
+        tick_s = self.cfg.world.tick_seconds / max(self.speed, 1e-9)
+        self._since_tick = 0.0 if due else min(tick_s, self._since_tick + dt)
+        self._alpha = 1.0 if self.pacer.paused else min(1.0, self._since_tick / tick_s)
+
+    _t = 0.0
+
+    def _clock(self, dt: float) -> float:
+        self._t += dt
+        return self._t
+
+    def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
+        w, h = size
+        panel_w = FollowPanel.width if w >= 1100 else 0
+        bottom = Timeline.height if self.timeline is not None else 0
+        rects = {"hud": pygame.Rect(0, 0, w - panel_w, Hud.height),
+                 "panel": pygame.Rect(w - panel_w, 0, panel_w, h),
+                 "tank": pygame.Rect(8, Hud.height + 8, w - panel_w - 16, h - Hud.height - bottom - 30),
+                 "timeline": pygame.Rect(0, h - bottom, w - panel_w, bottom),
+                 "footer": pygame.Rect(0, h - bottom - 22, w - panel_w, 22)}
+        return rects
+
+    def draw(self, surf: pygame.Surface) -> None:
+        surf.fill(theme.PANEL)
+        r = self.layout(surf.get_size())
+        self.renderer.layout(r["tank"])
+        ghost = tank_view(self.ghost_world) if self.ghost_world is not None else None
+        heat = self._heat() if self.show_heat else None
+        self.renderer.draw(surf, self.view, self.prev, getattr(self, "_alpha", 1.0), self.selected, self.show_fov,
+                           heat, self.cfg.metrics.hotspot_cell, ghost)
+        if self.show_ascii:
+            self._draw_ascii(surf, r["tank"])
+        status = {"tick": self.world.tick, "speed": self.speed, "paused": self.pacer.paused,
+                  "mode": {"live": "", "replay": f"REPLAY t{self.world.tick}",
+                           "fork": "FORK (ghosts = original)"}[self.mode]}
+        self.hud.draw(surf, r["hud"], {}, status, self._brain())
+        if r["panel"].w:
+            fish = fish_snapshot(self.world, self.selected) if self.selected is not None else None
+            hist = self.energy_hist[self.selected] if self.selected is not None else []
+            self.follow.draw(surf, r["panel"], fish, hist, self.last_decision.get(self.selected),
+                             self.view.max_energy / 100, self.cfg.brain.drift_alert)
+        if self.timeline is not None:
+            if self.fork is not None:
+                self.timeline.last = max(self.timeline.last, self.world.tick)
+            curve = self.fork.curve if self.fork is not None else None
+            self.timeline.draw(surf, r["timeline"], self.world.tick, curve)
+        elif self.live_branch is not None and self.live_curve:
+            self._draw_live_curve(surf, r["footer"])
+        self._draw_footer(surf, r["footer"])
+        if self.picking_action:
+            self._draw_picker(surf)
+        if self.show_help:
+            draw_help(surf)
+
+    def _heat(self):
+        src = self.fork.engine if self.fork is not None else (self.live_branch or self.engine)
+        return src.metrics.heat if src is not None else None
+
+    def _draw_footer(self, surf, rect) -> None:
+        alerts = self._metrics().get("alerts", []) if self.player is None or self.fork is not None else []
+        text = self.message or "H: keys   click: follow a fish   F: fork   space: pause   +/-: speed"
+        surf.blit(theme.text(text, 18, theme.DIM), (rect.x + 10, rect.y + 3))
+        if alerts:
+            a = theme.text("ALERT: " + "; ".join(alerts), 18, theme.BAD)
+            surf.blit(a, (rect.right - a.get_width() - 10, rect.y + 3))
+
+    def _draw_live_curve(self, surf, rect) -> None:
+        d = np.array(self.live_curve)
+        cells = d[-200:, 1]
+        a = theme.text(f"divergence: {int(cells[-1])} fish in another cell", 18, theme.BAD)
+        surf.blit(a, (rect.right - a.get_width() - 10, rect.y - 20))
+
+    def _draw_picker(self, surf) -> None:
+        rect = pygame.Rect(0, 0, 440, 210)
+        rect.center = surf.get_rect().center
+        layer = pygame.Surface(rect.size, pygame.SRCALPHA)
+        layer.fill((8, 16, 30, 240))
+        surf.blit(layer, rect)
+        pygame.draw.rect(surf, theme.ACCENT, rect, 1)
+        surf.blit(theme.text(f"Fork: what should fish {self.selected} do now?", 22, theme.INK, bold=True),
+                  (rect.x + 16, rect.y + 12))
+        for k, name in enumerate(ACTION_NAMES):
+            surf.blit(theme.text(f"{k + 1}  {name}", 20, theme.ACCENT), (rect.x + 30, rect.y + 44 + k * 24))
+        surf.blit(theme.text("any other key cancels", 16, theme.DIM), (rect.x + 200, rect.y + 180))
+
+    def _draw_ascii(self, surf, rect) -> None:
+        lines = ascii_view.render(take(self.world)).split("\n")
+        size = max(8, min(16, rect.h // max(1, len(lines))))
+        layer = pygame.Surface(rect.size, pygame.SRCALPHA)
+        layer.fill((0, 0, 0, 200))
+        surf.blit(layer, rect)
+        mono = pygame.font.SysFont("monospace", size)
+        for k, line in enumerate(lines):
+            surf.blit(mono.render(line, False, theme.GOOD), (rect.x + 6, rect.y + 4 + k * size))

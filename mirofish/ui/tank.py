@@ -1,0 +1,150 @@
+"""Drawing the aquarium: water, glass, plants, rocks, food, fish — from snapshots only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pygame
+
+from ..snapshot import TankView
+from . import theme
+
+
+class TankRenderer:
+    """Draws a :class:`TankView` into a rectangle, with crisp integer-sized cells (≤ 20 px)."""
+
+    def __init__(self, terrain: list[str]):
+        self.terrain = terrain
+        self.h, self.w = len(terrain), len(terrain[0])
+        self.cell = 20
+        self.origin = (0, 0)
+        self._bg: pygame.Surface | None = None
+        self._sprites: dict = {}
+        self._colours: dict[int, tuple] = {}
+
+    # ------------------------------------------------------------ layout
+
+    def layout(self, rect: pygame.Rect) -> None:
+        cell = max(2, min(20, rect.w // self.w, rect.h // self.h))
+        if cell != self.cell or self._bg is None:
+            self.cell = cell
+            self._bg = self._background()
+            self._sprites.clear()
+        self.origin = (rect.x + (rect.w - self.w * cell) // 2, rect.y + (rect.h - self.h * cell) // 2)
+
+    @property
+    def rect(self) -> pygame.Rect:
+        return pygame.Rect(self.origin, (self.w * self.cell, self.h * self.cell))
+
+    def _background(self) -> pygame.Surface:
+        c, w, h = self.cell, self.w, self.h
+        bg = pygame.Surface((w * c, h * c))
+        for row in range(h * c):  # a calm vertical gradient
+            t = row / max(1, h * c - 1)
+            col = tuple(int(a + (b - a) * t) for a, b in zip(theme.WATER_TOP, theme.WATER_BOTTOM))
+            pygame.draw.line(bg, col, (0, row), (w * c, row))
+        if c >= 6:
+            grid = pygame.Surface((w * c, h * c), pygame.SRCALPHA)
+            for x in range(0, w * c, c):
+                pygame.draw.line(grid, (255, 255, 255, 9), (x, 0), (x, h * c))
+            for y in range(0, h * c, c):
+                pygame.draw.line(grid, (255, 255, 255, 9), (0, y), (w * c, y))
+            bg.blit(grid, (0, 0))
+        glass = pygame.Surface((c, c), pygame.SRCALPHA)
+        glass.fill((*theme.GLASS, 70))
+        for y, row in enumerate(self.terrain):
+            for x, ch in enumerate(row):
+                r = pygame.Rect(x * c, y * c, c, c)
+                if ch == "#":
+                    bg.blit(glass, r)
+                elif ch == "*":
+                    pygame.draw.rect(bg, theme.PLANT_DARK, r)
+                    pygame.draw.rect(bg, theme.PLANT, r.inflate(-max(1, c // 3), 0))
+                elif ch == "o":
+                    pygame.draw.rect(bg, theme.ROCK_DARK, r)
+                    pygame.draw.rect(bg, theme.ROCK, r.inflate(-max(1, c // 5), -max(1, c // 5)), border_radius=c // 3)
+        m = next((i for i, ch in enumerate(self.terrain[len(self.terrain) // 2]) if ch != "#"), 0)
+        inner = pygame.Rect(m * c, m * c, (w - 2 * m) * c, (h - 2 * m) * c)
+        pygame.draw.rect(bg, theme.GLASS_EDGE, inner, 1)
+        return bg
+
+    # ------------------------------------------------------------ geometry
+
+    def to_px(self, x, y):
+        """Tank cell (x, y) → pixel centre (works on arrays)."""
+        c = self.cell
+        return self.origin[0] + np.asarray(x) * c + c / 2, self.origin[1] + np.asarray(y) * c + c / 2
+
+    def fish_at(self, pos: tuple[int, int], view: TankView) -> int | None:
+        """The fish under (or nearest within a cell of) a pixel, if any."""
+        px, py = self.to_px(view.x, view.y)
+        d2 = (px - pos[0]) ** 2 + (py - pos[1]) ** 2
+        i = int(np.argmin(d2)) if d2.size else -1
+        return i if i >= 0 and d2[i] <= (self.cell * 1.1) ** 2 else None
+
+    # ------------------------------------------------------------ sprites
+
+    def _sprite(self, fish: int, heading: int, colour: tuple) -> pygame.Surface:
+        key = (fish, heading)
+        spr = self._sprites.get(key)
+        if spr is None:
+            c = max(6, int(self.cell * 1.45))  # a little larger than its cell, to be seen
+            base = pygame.Surface((c, c), pygame.SRCALPHA)
+            body = pygame.Rect(int(c * 0.22), int(c * 0.27), int(c * 0.74), int(c * 0.46))
+            tail = [(int(c * 0.3), c // 2), (int(c * 0.02), int(c * 0.2)), (int(c * 0.02), int(c * 0.8))]
+            pygame.draw.polygon(base, colour, tail)
+            pygame.draw.ellipse(base, colour, body)
+            pygame.draw.ellipse(base, (8, 14, 26), body, 1)
+            if c >= 10:
+                pygame.draw.circle(base, (10, 14, 22), (int(c * 0.78), int(c * 0.44)), max(1, c // 14))
+            angle = {0: 90, 1: -90, 2: 180, 3: 0}[heading]  # sprites face east
+            spr = self._sprites[key] = pygame.transform.rotate(base, angle)
+        return spr
+
+    # ------------------------------------------------------------ drawing
+
+    def draw(self, surf: pygame.Surface, view: TankView, prev: TankView | None = None, alpha: float = 1.0,
+             selected: int | None = None, show_fov: bool = True, heat: np.ndarray | None = None,
+             heat_cell: int = 8, ghost: TankView | None = None) -> None:
+        c = self.cell
+        surf.blit(self._bg, self.origin)
+        if heat is not None and heat.max() > 0:
+            layer = pygame.Surface((self.w * c, self.h * c), pygame.SRCALPHA)
+            peak = float(heat.max())
+            for (hy, hx), v in np.ndenumerate(heat):
+                if v:
+                    a = int(30 + 140 * v / peak)
+                    pygame.draw.rect(layer, (240, 80, 60, a), (hx * heat_cell * c, hy * heat_cell * c,
+                                                               heat_cell * c, heat_cell * c))
+            surf.blit(layer, self.origin)
+        fx, fy = self.to_px(view.food_x, view.food_y)
+        r = max(1, int(c * 0.28))
+        for x, y, age in zip(fx.tolist(), fy.tolist(), view.food_age.tolist()):
+            pygame.draw.circle(surf, theme.food_colour(age, view.rot_ticks), (int(x), int(y)), r)
+        if ghost is not None:
+            gx, gy = self.to_px(ghost.x, ghost.y)
+            for x, y in zip(gx.tolist(), gy.tolist()):
+                pygame.draw.circle(surf, theme.GHOST, (int(x), int(y)), max(2, int(c * 0.42)), 1)
+        x, y = view.x.astype(np.float64), view.y.astype(np.float64)
+        if prev is not None and alpha < 1.0 and prev.x.shape == view.x.shape:
+            step = (np.abs(view.x - prev.x) + np.abs(view.y - prev.y)) == 1
+            x = np.where(step, prev.x + (view.x - prev.x) * alpha, x)
+            y = np.where(step, prev.y + (view.y - prev.y) * alpha, y)
+        px, py = self.to_px(x, y)
+        half = c / 2
+        for i in range(len(px)):
+            colour = self._colours.get(i)
+            if colour is None:
+                colour = self._colours[i] = theme.fish_colour(view.traits[i])
+            spr = self._sprite(i, int(view.heading[i]), colour if view.energy[i] > 0 else (110, 110, 118))
+            surf.blit(spr, (px[i] - spr.get_width() / 2, py[i] - spr.get_height() / 2))
+        if selected is not None and 0 <= selected < len(px):
+            sx, sy = px[selected], py[selected]
+            pygame.draw.circle(surf, theme.SELECT, (int(sx), int(sy)), int(c * 0.8), 2)
+            if show_fov:
+                fov = pygame.Rect(0, 0, 5 * c, 5 * c)
+                fov.center = (int(view.x[selected] * c + self.origin[0] + half),
+                              int(view.y[selected] * c + self.origin[1] + half))
+                layer = pygame.Surface(fov.size, pygame.SRCALPHA)
+                layer.fill((255, 240, 150, 28))
+                surf.blit(layer, fov)
+                pygame.draw.rect(surf, theme.SELECT, fov, 1)

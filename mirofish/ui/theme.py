@@ -1,0 +1,96 @@
+"""Colours, fonts and a text cache for the window (seed 003: calm deep-blue water)."""
+
+from __future__ import annotations
+
+import colorsys
+from functools import lru_cache
+
+import pygame
+
+WATER_TOP = (14, 44, 78)
+WATER_BOTTOM = (6, 22, 44)
+GRID = (255, 255, 255, 10)
+GLASS = (120, 160, 190)
+GLASS_EDGE = (170, 205, 225)
+PLANT = (38, 120, 74)
+PLANT_DARK = (24, 84, 52)
+ROCK = (92, 96, 104)
+ROCK_DARK = (60, 64, 72)
+PANEL = (10, 20, 36)
+PANEL_EDGE = (40, 64, 96)
+INK = (226, 236, 245)
+DIM = (134, 156, 182)
+FAINT = (84, 104, 130)
+ACCENT = (255, 196, 80)
+GOOD = (110, 210, 140)
+WARN = (245, 190, 80)
+BAD = (240, 100, 90)
+SELECT = (255, 240, 150)
+GHOST = (230, 240, 255)
+
+
+def fish_colour(traits) -> tuple[int, int, int]:
+    """Personality as colour: hue from sociability (loners cool cyan-blue … sociable hot
+    orange, through violet and pink), saturation from curiosity, brightness from calm
+    (restless fish are brighter). Food is pale yellow-green, a hue no fish gets."""
+    soc, cur, cau, app, calm = (float(v) / 100 for v in traits)
+    hue = (0.52 + 0.55 * soc) % 1.0
+    sat = 0.55 + 0.4 * cur
+    val = 1.0 - 0.25 * calm
+    r, g, b = colorsys.hsv_to_rgb(hue, sat, val)
+    return int(r * 255), int(g * 255), int(b * 255)
+
+
+def food_colour(age: int, rot_ticks: int) -> tuple[int, int, int]:
+    """Fresh food is bright yellow-green, going dull brown as it nears rotting."""
+    f = min(1.0, max(0.0, age / max(1, rot_ticks)))
+    fresh, stale = (214, 250, 120), (120, 98, 60)
+    return tuple(int(a + (b - a) * f) for a, b in zip(fresh, stale))
+
+
+def health_colour(value: float, good: tuple[float, float] | None, bad_below: float | None = None,
+                  bad_above: float | None = None) -> tuple[int, int, int]:
+    """Green inside the healthy range, amber near it, red past the alarm line."""
+    if bad_below is not None and value < bad_below or bad_above is not None and value > bad_above:
+        return BAD
+    if good is None:
+        return INK
+    lo, hi = good
+    return GOOD if lo <= value <= hi else WARN
+
+
+@lru_cache(maxsize=16)
+def font(size: int, bold: bool = False) -> pygame.font.Font:
+    f = pygame.font.Font(None, size)
+    f.set_bold(bold)
+    return f
+
+
+_TEXT: dict = {}
+
+
+def text(s: str, size: int = 20, colour=INK, bold: bool = False) -> pygame.Surface:
+    """A rendered line of text, cached (rendering text is the slowest thing pygame does)."""
+    key = (s, size, colour, bold)
+    surf = _TEXT.get(key)
+    if surf is None:
+        if len(_TEXT) > 4000:
+            _TEXT.clear()
+        surf = _TEXT[key] = font(size, bold).render(s, True, colour)
+    return surf
+
+
+def wrap(s: str, width_px: int, size: int = 18) -> list[str]:
+    """Greedy word wrap to a pixel width."""
+    f = font(size)
+    lines, line = [], ""
+    for word in s.split():
+        trial = f"{line} {word}".strip()
+        if f.size(trial)[0] <= width_px or not line:
+            line = trial
+        else:
+            lines.append(line)
+            line = word
+    if line:
+        lines.append(line)
+    return lines
