@@ -82,6 +82,7 @@ class App:
     def close(self) -> None:
         for scene in self.scenes:
             scene.close()
+        theme.reset()
         pygame.quit()
 
 

@@ -220,7 +220,9 @@ class AquariumScene:
         src = self.engine.source if self.engine is not None else None
         if self.fork is not None:
             src = self.fork.engine.source
-        return src.status() if src is not None else {"source": "replay"}
+        if src is None:  # a recording: say which brain made it
+            return {"source": self.cfg.brain.kind if self.cfg.brain.kind == "instinct" else "replay"}
+        return src.status()
 
     def handle_event(self, event) -> None:
         if self.timeline is not None and self.fork is None:

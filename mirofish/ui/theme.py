@@ -80,6 +80,12 @@ def text(s: str, size: int = 20, colour=INK, bold: bool = False) -> pygame.Surfa
     return surf
 
 
+def reset() -> None:
+    """Forget fonts and rendered text (they die with pygame.quit())."""
+    font.cache_clear()
+    _TEXT.clear()
+
+
 def wrap(s: str, width_px: int, size: int = 18) -> list[str]:
     """Greedy word wrap to a pixel width."""
     f = font(size)

@@ -1,0 +1,180 @@
+"""The window, driven the way a user drives it: by posting pygame events (offscreen)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+os.environ["SDL_VIDEODRIVER"] = "dummy"
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+import numpy as np  # noqa: E402
+import pygame  # noqa: E402
+import pytest  # noqa: E402
+
+from mirofish.config import load_config  # noqa: E402
+from mirofish.engine import make_engine  # noqa: E402
+from mirofish.observe.recording import Recorder  # noqa: E402
+from mirofish.observe.replay import Player  # noqa: E402
+from mirofish.ui.app import App  # noqa: E402
+from mirofish.ui.aquarium import AquariumScene  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def app_for(scene, size=(1600, 900)):
+    app = App([scene], size, offscreen=True)
+    app.frame(0.0)  # lay out and draw once
+    return app
+
+
+def key(k, mod=0):
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=mod, unicode=""))
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    path = tmp_path_factory.mktemp("win") / "run.db"
+    cfg = load_config(seed=4)
+    eng = make_engine(cfg)
+    rec = Recorder(path, cfg).attach(eng)
+    eng.run(600)
+    rec.close()
+    return path
+
+
+def test_click_on_a_fish_follows_it():
+    scene = AquariumScene(load_config(seed=2))
+    app = app_for(scene)
+    x, y = scene.renderer.to_px(scene.view.x[17], scene.view.y[17])
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=(int(x), int(y))))
+    app.frame(0.0)
+    assert scene.selected == 17
+    key(pygame.K_ESCAPE)
+    app.frame(0.0)
+    assert scene.selected is None
+    app.close()
+
+
+def test_keyboard_cycles_fish_and_changes_speed_and_pause():
+    scene = AquariumScene(load_config(seed=2))
+    app = app_for(scene)
+    for k in (pygame.K_TAB, pygame.K_TAB, pygame.K_RIGHT):
+        key(k)
+    app.frame(0.0)
+    assert scene.selected == 2
+    key(pygame.K_LEFT)
+    app.frame(0.0)
+    assert scene.selected == 1
+    key(pygame.K_PLUS)
+    key(pygame.K_PLUS)
+    app.frame(0.0)
+    assert scene.speed == 4.0
+    key(pygame.K_MINUS)
+    app.frame(0.0)
+    assert scene.speed == 2.0
+    before = scene.world.tick
+    app.run(frames=30, fixed_dt=0.1)  # 3 s of wall time at 2x = 12 ticks
+    assert scene.world.tick - before in (11, 12, 13)
+    key(pygame.K_SPACE)
+    app.frame(0.1)
+    paused_at = scene.world.tick
+    app.run(frames=10, fixed_dt=0.1)
+    assert scene.world.tick == paused_at
+    key(pygame.K_PERIOD)
+    app.frame(0.0)
+    assert scene.world.tick == paused_at + 1
+    app.close()
+
+
+def test_dragging_the_timeline_seeks_exactly(recording):
+    scene = AquariumScene(player=Player(recording))
+    app = app_for(scene)
+    bar = scene.timeline.bar
+    y = bar.centery
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=(bar.x + bar.w // 2, y)))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEMOTION, pos=(bar.x + 3 * bar.w // 4, y), rel=(1, 0), buttons=(1, 0, 0)))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, button=1, pos=(bar.x + 3 * bar.w // 4, y)))
+    app.frame(0.0)
+    target = scene.timeline.tick_at(bar.x + 3 * bar.w // 4)
+    assert abs(target - 450) <= 2 and scene.world.tick == target
+    reference = Player(recording)
+    reference.seek(target)
+    assert scene.player.state_hash() == reference.state_hash()
+    app.close()
+
+
+def test_fork_from_the_window_diverges_and_returns(recording):
+    scene = AquariumScene(player=Player(recording))
+    app = app_for(scene)
+    scene.seek(200)
+    scene.selected = 9
+    key(pygame.K_f)
+    key(pygame.K_6)  # rest
+    app.frame(0.0)
+    assert scene.mode == "fork" and scene.fork is not None and scene.ghost_world is not None
+    scene.set_speed(64)
+    app.run(frames=40, fixed_dt=0.1)  # ~ 500 ticks of branch
+    assert scene.world.tick > 300
+    assert max(row[1] for row in scene.fork.curve) > 0  # fish in other cells than in the original
+    app.screenshot(ROOT / ".pytest_fork.png")
+    (ROOT / ".pytest_fork.png").unlink()
+    key(pygame.K_o)
+    app.frame(0.0)
+    assert scene.mode == "replay" and scene.fork is None and scene.world.tick == 200
+    app.close()
+
+
+def test_live_fork_keeps_the_original_as_a_ghost():
+    scene = AquariumScene(load_config(seed=3))
+    app = app_for(scene)
+    scene.selected = 4
+    key(pygame.K_f)
+    key(pygame.K_2)  # move south
+    app.frame(0.0)
+    assert scene.mode == "fork" and scene.live_branch is not None
+    scene.set_speed(64)
+    app.run(frames=20, fixed_dt=0.1)
+    assert scene.engine.world.tick == scene.live_branch.world.tick > 0
+    key(pygame.K_o)
+    app.frame(0.0)
+    assert scene.mode == "live" and scene.live_branch is None
+    app.close()
+
+
+def test_unreachable_model_server_is_shown_and_fish_keep_moving():
+    cfg = load_config(**{"fish.count": 20, "brain.kind": "llm",
+                         "brain.small.endpoints": [{"base_url": "http://127.0.0.1:9/v1", "model": "m"}]})
+    scene = AquariumScene(cfg)
+    app = app_for(scene)
+    scene.set_speed(16)
+    import time
+
+    for _ in range(30):  # real time passes, as in a window: the fallback answers arrive
+        app.frame(0.1)
+        time.sleep(0.03)
+    brain = scene._brain()
+    from mirofish.ui.panels import status_lines
+
+    lines = [text for text, _ in status_lines({"tick": 1}, brain)]
+    assert any("UNREACHABLE" in t or "breaker open" in t for t in lines)
+    assert scene.world.school.moves.sum() > 0
+    app.close()
+
+
+def test_first_readme_command_opens_the_window(tmp_path):
+    shot = tmp_path / "first.png"
+    out = subprocess.run([sys.executable, "run.py", "--screenshot", str(shot), "--frames", "5"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "SDL_VIDEODRIVER": "dummy"})
+    assert out.returncode == 0, out.stderr
+    img = pygame.image.load(str(shot))
+    assert img.get_size() == (1920, 1080)
+
+
+def test_fps_flag_prints_frame_rate_json():
+    out = subprocess.run([sys.executable, "run.py", "live", "--fps", "--frames", "30", "--fish", "30"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120, env={**os.environ, "SDL_VIDEODRIVER": "dummy"})
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    assert data["frames"] == 30 and data["fps_median"] > 0 and data["fish"] == 30
