@@ -54,6 +54,7 @@ def _speed(text: str) -> float:
 
 
 def _add_config_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--preset", metavar="NAME", help="a config under assets/presets/, e.g. schooling-demo")
     p.add_argument("--config", metavar="PATH", help="TOML file layered over assets/default.toml")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override one config value (repeatable), e.g. --set food.spawn_rate=0.0003")
@@ -168,7 +169,7 @@ def _config_from(args: argparse.Namespace) -> Config:
     if args.large_base_url or args.large_model:
         top["brain.large.endpoints"] = [{"base_url": args.large_base_url or args.base_url,
                                          "model": args.large_model or args.model}]
-    return load_config(args.config, args.overrides, **top)
+    return load_config(args.config, args.overrides, preset=args.preset, **top)
 
 
 # ---------------------------------------------------------------- live, headless

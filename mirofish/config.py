@@ -300,17 +300,29 @@ def _format_error(exc: ValidationError) -> str:
     return f"invalid config: {loc}: {msg}{extra}{more}"
 
 
+PRESETS_DIR = DEFAULT_CONFIG_PATH.parent / "presets"
+
+
+def presets() -> list[str]:
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.toml"))
+
+
 def load_config(
     path: str | Path | None = None,
     overrides: list[str] | tuple[str, ...] = (),
+    preset: str | None = None,
     **top: Any,
 ) -> Config:
-    """Defaults ← ``path`` ← ``overrides`` (``section.key=value``) ← ``top`` (already-dotted keys).
+    """Defaults ← ``preset`` ← ``path`` ← ``overrides`` (``section.key=value``) ← ``top`` (dotted keys).
 
     Raises:
         ConfigError: one-line message naming the file or key at fault.
     """
     data = _read_toml(DEFAULT_CONFIG_PATH) if DEFAULT_CONFIG_PATH.exists() else {}
+    if preset is not None:
+        if preset not in presets():
+            raise ConfigError(f"unknown preset {preset!r}; choose one of: {', '.join(presets()) or 'none'}")
+        data = _deep_merge(data, _read_toml(PRESETS_DIR / f"{preset}.toml"))
     if path is not None:
         data = _deep_merge(data, _read_toml(Path(path)))
     for text in overrides:

@@ -320,13 +320,14 @@ class AquariumScene:
             self._draw_ascii(surf, r["tank"])
         status = {"tick": self.world.tick, "speed": self.speed, "paused": self.pacer.paused,
                   "mode": {"live": "", "replay": f"REPLAY t{self.world.tick}",
-                           "fork": "FORK (ghosts = original)"}[self.mode]}
+                           "fork": "FORK: rings = the original's fish"}[self.mode]}
         self.hud.draw(surf, r["hud"], {}, status, self._brain())
         if r["panel"].w:
             fish = fish_snapshot(self.world, self.selected) if self.selected is not None else None
             hist = self.energy_hist[self.selected] if self.selected is not None else []
             self.follow.draw(surf, r["panel"], fish, hist, self.last_decision.get(self.selected),
-                             self.view.max_energy / 100, self.cfg.brain.drift_alert)
+                             self.view.max_energy / 100,
+                             self.cfg.brain.drift_alert if self.cfg.brain.kind == "llm" else None)
         if self.timeline is not None:
             if self.fork is not None:
                 self.timeline.last = max(self.timeline.last, self.world.tick)

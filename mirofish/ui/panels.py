@@ -63,7 +63,8 @@ class Hud:
             x = rect.x + 12 + k * w
             hist = self.history[key]
             value = hist[-1] if hist else 0.0
-            no_model = key in ("tokens_per_decision", "fallback_rate") and brain.get("source") == "instinct"
+            model = brain.get("source") == "llm" or brain.get("live", {}).get("source") == "llm"
+            no_model = key in ("tokens_per_decision", "fallback_rate") and not model
             colour = theme.DIM if no_model else theme.health_colour(value, good, bad_lo, bad_hi)
             surf.blit(theme.text(label, 17, theme.DIM), (x, rect.y + 8))
             shown = "n/a (instinct)" if no_model else fmt.format(value)
@@ -105,7 +106,8 @@ class FollowPanel:
     width = 380
 
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
-             last_decision: dict | None, max_energy: float, drift_alert: float = 0.05) -> None:
+             last_decision: dict | None, max_energy: float, drift_alert: float | None = None) -> None:
+        """``drift_alert``: the threshold when summaries are model-written (None: no alert)."""
         pygame.draw.rect(surf, theme.PANEL, rect)
         pygame.draw.line(surf, theme.PANEL_EDGE, rect.topleft, rect.bottomleft)
         x, y, w = rect.x + 16, rect.y + 12, rect.w - 32
@@ -170,7 +172,7 @@ class FollowPanel:
             y += 16
         if drifts:
             d = drifts[-1]
-            alert = d < drift_alert
+            alert = drift_alert is not None and d < drift_alert
             surf.blit(theme.text(f"drift score {d:.2f}" + ("  ALERT: out of character" if alert else ""), 18,
                                  theme.BAD if alert else theme.GOOD), (x, y + 2))
             y += 22

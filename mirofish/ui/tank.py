@@ -120,10 +120,11 @@ class TankRenderer:
         r = max(1, int(c * 0.28))
         for x, y, age in zip(fx.tolist(), fy.tolist(), view.food_age.tolist()):
             pygame.draw.circle(surf, theme.food_colour(age, view.rot_ticks), (int(x), int(y)), r)
-        if ghost is not None:
-            gx, gy = self.to_px(ghost.x, ghost.y)
+        if ghost is not None:  # the original's fish, where they differ from the branch
+            moved = (ghost.x != view.x) | (ghost.y != view.y)
+            gx, gy = self.to_px(ghost.x[moved], ghost.y[moved])
             for x, y in zip(gx.tolist(), gy.tolist()):
-                pygame.draw.circle(surf, theme.GHOST, (int(x), int(y)), max(2, int(c * 0.42)), 1)
+                pygame.draw.circle(surf, theme.GHOST, (int(x), int(y)), max(3, int(c * 0.5)), 1)
         x, y = view.x.astype(np.float64), view.y.astype(np.float64)
         if prev is not None and alpha < 1.0 and prev.x.shape == view.x.shape:
             step = (np.abs(view.x - prev.x) + np.abs(view.y - prev.y)) == 1
