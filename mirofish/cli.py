@@ -17,6 +17,7 @@ from typing import Sequence
 from .actions import ACTION_NAMES
 from .config import Config, ConfigError, load_config
 from .observe.recording import RecordingError
+from .ui import WindowError
 
 EXIT_BAD_INPUT = 2
 
@@ -436,6 +437,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mirofish: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except RecordingError as exc:
+        print(f"mirofish: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except WindowError as exc:
         print(f"mirofish: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ValueError as exc:  # e.g. more fish than open water

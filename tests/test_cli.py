@@ -65,6 +65,6 @@ def test_bad_input_is_one_line_and_exit_2(args, needle):
 
 
 def test_terminal_view_runs_and_stops_at_ticks():
-    out = run("live", "--ticks", "6", "--speed", "64", "--fish", "5", timeout=30)
+    out = run("live", "--terminal", "--ticks", "6", "--speed", "64", "--fish", "5", timeout=30)
     assert out.returncode == 0, out.stderr
     assert "schooling" in out.stdout and json.loads(out.stdout.strip().splitlines()[-1])["ticks"] == 6

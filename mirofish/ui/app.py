@@ -18,6 +18,8 @@ import pygame  # noqa: E402
 
 from . import theme  # noqa: E402
 
+from . import WindowError  # noqa: E402
+
 DEFAULT_SIZE = (1920, 1080)
 
 
@@ -90,7 +92,12 @@ def run_window(scene, screenshot: str | None = None, frames: int = 60, select: i
                fps: bool = False, size: tuple[int, int] | None = None, keys: list[int] | None = None) -> int:
     """Open the window on ``scene``; with ``screenshot`` or ``fps``, render offscreen and exit."""
     offscreen = bool(screenshot or fps)
-    app = App([scene], size or (DEFAULT_SIZE if offscreen else None), offscreen=offscreen)
+    try:
+        app = App([scene], size or (DEFAULT_SIZE if offscreen else None), offscreen=offscreen)
+    except pygame.error as exc:
+        scene.close()
+        raise WindowError(f"cannot open a window ({exc}); use --terminal or --headless on a machine without a "
+                          f"display") from None
     if select is not None:
         scene.selected = select
     try:
