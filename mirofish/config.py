@@ -219,6 +219,7 @@ class MetricsConfig(_Section):
     heartbeat_ticks: int = Field(20, ge=1)
     fallback_alert: float = Field(0.2, ge=0, le=1)
     hotspot_cell: int = Field(8, ge=1, description="side of a stuck hot-spot square, in cells")
+    jam_ticks: int = Field(6, ge=1, description="alert when a fish's stuck streak exceeds this")
 
 
 class RecordConfig(_Section):

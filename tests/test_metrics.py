@@ -93,3 +93,20 @@ def test_grid_path_agrees_with_all_pairs():
     sizes = np.bincount(m._components(n, i, j), minlength=n)
     assert math.isclose(grid[0], float(np.sqrt(d2.min(axis=1)).mean()))
     assert grid[1:] == (int((sizes >= 2).sum()), int(sizes.max()))
+
+
+def test_jam_alert_names_the_place():
+    from conftest import arrange, small_config
+    from mirofish.brains.base import TIER_INDEX, DecisionBatch, InlineSource
+    from mirofish.engine import Engine
+    from mirofish.world import World
+
+    def west(b):  # a stubborn brain: always swim west
+        return DecisionBatch(tick=b.tick, fish=b.fish, actions=np.full(len(b), Action.MOVE_W, np.int8),
+                             tier=np.full(len(b), TIER_INDEX["instinct"], np.int8))
+
+    world = arrange(World(small_config(2)), fish_xy=[(2, 4), (6, 6)], energy=np.array([9000, 9000]))
+    eng = Engine(world, InlineSource(west))
+    eng.run(12)  # fish 0 bumps into the glass at x=1 every tick
+    alerts = eng.metrics.alerts()
+    assert any("jam" in a and "(2, 4)" in a for a in alerts), alerts

@@ -179,6 +179,7 @@ class Metrics:
         self.blocked_total = 0
         self.since_move = 0
         self.max_stuck = 0
+        self.stuck_now = (0, 0, 0)  # (longest current stuck streak, x, y)
         self.heat = np.zeros((height // cfg.hotspot_cell + 1, width // cfg.hotspot_cell + 1), np.int64)
         self._current: dict[str, float] = {k: 0.0 for k in SIX + COLLECTIVE}
         self._sums = dict.fromkeys(SIX + COLLECTIVE, 0.0)
@@ -218,10 +219,14 @@ class Metrics:
         self._nb[nslot] = f.neighbours
         self.since_move = 0 if oc[arbiter.MOVED] else self.since_move + 1
         if conflicts or oc[arbiter.BLOCKED]:
-            self.max_stuck = max(self.max_stuck, int(f.stuck.max()))
+            worst = int(np.argmax(f.stuck))
+            self.stuck_now = (int(f.stuck[worst]), int(f.x[worst]), int(f.y[worst]))
+            self.max_stuck = max(self.max_stuck, self.stuck_now[0])
             ev = f.stuck_events
             cell = (f.y[ev] // cfg.hotspot_cell) * self.heat.shape[1] + f.x[ev] // cfg.hotspot_cell
             self.heat += np.bincount(cell, minlength=self.heat.size).reshape(self.heat.shape)
+        elif self.stuck_now[0]:  # streaks end on a successful move
+            self.stuck_now = (int(f.stuck.max()), *self.stuck_now[1:])
         if (self.ticks - 1) % cfg.sample_every == 0:
             self._sample(f)
 
@@ -254,7 +259,7 @@ class Metrics:
             self._sums[k] += cur[k]
 
     def alerts(self) -> list[str]:
-        """Alerts in force now: heartbeat (no fish moved for ``heartbeat_ticks``), fallback rate."""
+        """Alerts in force now: heartbeat (no fish moved for ``heartbeat_ticks``), fallback rate, jams."""
         out = []
         if self.since_move >= self.cfg.heartbeat_ticks:
             out.append(f"heartbeat: no fish moved for {self.since_move} ticks")
@@ -262,6 +267,9 @@ class Metrics:
         fallback = d[1] / d[0] if d[0] else 0.0
         if fallback > self.cfg.fallback_alert:
             out.append(f"fallback rate {fallback:.0%} > {self.cfg.fallback_alert:.0%}")
+        streak, x, y = self.stuck_now
+        if streak > self.cfg.jam_ticks:
+            out.append(f"jam: a fish refused {streak} times in a row near ({x}, {y})")
         return out
 
     def _latency_p95(self) -> float:

@@ -373,11 +373,15 @@ class AquariumScene:
         surf.blit(theme.text("any other key cancels", 16, theme.DIM), (rect.x + 200, rect.y + 180))
 
     def _draw_ascii(self, surf, rect) -> None:
-        lines = ascii_view.render(take(self.world)).split("\n")
-        size = max(8, min(16, rect.h // max(1, len(lines))))
-        layer = pygame.Surface(rect.size, pygame.SRCALPHA)
-        layer.fill((0, 0, 0, 200))
-        surf.blit(layer, rect)
-        mono = pygame.font.SysFont("monospace", size)
-        for k, line in enumerate(lines):
-            surf.blit(mono.render(line, False, theme.GOOD), (rect.x + 6, rect.y + 4 + k * size))
+        """The terminal view's characters over the tank (rendered once per tick)."""
+        key = (self.world.tick, rect.size, self.mode)
+        if getattr(self, "_ascii_key", None) != key:
+            lines = ascii_view.render(take(self.world)).split("\n")
+            size = max(8, min(16, rect.h // max(1, len(lines))))
+            layer = pygame.Surface(rect.size, pygame.SRCALPHA)
+            layer.fill((0, 0, 0, 210))
+            font = theme.mono(size)
+            for k, line in enumerate(lines):
+                layer.blit(font.render(line, False, theme.GOOD), (6, 4 + k * size))
+            self._ascii_key, self._ascii_layer = key, layer
+        surf.blit(self._ascii_layer, rect)

@@ -67,7 +67,9 @@ class Hud:
             no_model = key in ("tokens_per_decision", "fallback_rate") and not model
             colour = theme.DIM if no_model else theme.health_colour(value, good, bad_lo, bad_hi)
             surf.blit(theme.text(label, 17, theme.DIM), (x, rect.y + 8))
-            shown = "n/a (instinct)" if no_model else fmt.format(value)
+            if not hist:
+                colour = theme.DIM
+            shown = "n/a (instinct)" if no_model else (fmt.format(value) if hist else "…")
             surf.blit(theme.text(shown, 26, colour, bold=True), (x, rect.y + 24))
             sparkline(surf, pygame.Rect(x, rect.y + 50, w - 20, 24), hist, colour)
         sx = rect.right - 228
@@ -257,7 +259,7 @@ class Timeline:
 
 HELP = [
     ("Space", "pause / play"), (".", "one tick forward (paused)"), (",", "one tick back (replay)"),
-    ("+ / -", "speed ×2 / ÷2 (¼× … 64×)"), ("click", "follow a fish"), ("Tab / ← →", "next / previous fish"),
+    ("+ / -", "speed ×2 / ÷2 (¼× … 64×)"), ("click", "follow a fish"), ("Tab / Left / Right", "next / previous fish"),
     ("Esc", "stop following"), ("V", "field of view on/off"), ("M", "stuck heat map on/off"),
     ("A", "ASCII debug view on/off"), ("F", "fork: swap the followed fish's action (then 1-6)"),
     ("O", "back to the original after a fork"), ("S", "next scene"), ("H", "this help"), ("Q", "quit"),
@@ -265,7 +267,7 @@ HELP = [
 
 
 def draw_help(surf: pygame.Surface) -> None:
-    w, h = 520, 40 + 26 * len(HELP)
+    w, h = 560, 50 + 26 * len(HELP)
     rect = pygame.Rect(0, 0, w, h)
     rect.center = surf.get_rect().center
     layer = pygame.Surface(rect.size, pygame.SRCALPHA)
@@ -275,4 +277,4 @@ def draw_help(surf: pygame.Surface) -> None:
     surf.blit(theme.text("Keys", 28, theme.INK, bold=True), (rect.x + 20, rect.y + 10))
     for k, (key, what) in enumerate(HELP):
         surf.blit(theme.text(key, 20, theme.ACCENT, bold=True), (rect.x + 20, rect.y + 42 + k * 26))
-        surf.blit(theme.text(what, 20, theme.INK), (rect.x + 150, rect.y + 42 + k * 26))
+        surf.blit(theme.text(what, 20, theme.INK), (rect.x + 190, rect.y + 42 + k * 26))

@@ -66,6 +66,11 @@ def font(size: int, bold: bool = False) -> pygame.font.Font:
     return f
 
 
+@lru_cache(maxsize=8)
+def mono(size: int) -> pygame.font.Font:
+    return pygame.font.SysFont("monospace", size)
+
+
 _TEXT: dict = {}
 
 
@@ -83,6 +88,7 @@ def text(s: str, size: int = 20, colour=INK, bold: bool = False) -> pygame.Surfa
 def reset() -> None:
     """Forget fonts and rendered text (they die with pygame.quit())."""
     font.cache_clear()
+    mono.cache_clear()
     _TEXT.clear()
 
 
