@@ -45,6 +45,15 @@ class Hud:
 
     def __init__(self, history: int = 240):
         self.history = {k: deque(maxlen=history) for _, k, *_ in SIX + EXTRA}
+        self._calls: deque = deque(maxlen=120)  # (wall time, model calls) for calls/s
+
+    def calls_per_second(self, calls: int) -> float:
+        import time
+
+        now = time.monotonic()
+        self._calls.append((now, calls))
+        t0, c0 = self._calls[0]
+        return (calls - c0) / (now - t0) if now - t0 > 0.5 else 0.0
 
     def push(self, metrics: dict) -> None:
         for key, hist in self.history.items():
@@ -73,6 +82,8 @@ class Hud:
             surf.blit(theme.text(shown, 26, colour, bold=True), (x, rect.y + 24))
             sparkline(surf, pygame.Rect(x, rect.y + 50, w - 20, 24), hist, colour)
         sx = rect.right - 228
+        if brain.get("source") == "llm":
+            brain = {**brain, "calls_per_s": self.calls_per_second(int(brain.get("calls", 0)))}
         for k, line in enumerate(status_lines(status, brain)):
             surf.blit(theme.text(line[0], 18, line[1]), (sx, rect.y + 8 + k * 19))
 
@@ -92,7 +103,8 @@ def status_lines(status: dict, brain: dict) -> list[tuple[str, tuple]]:
         state = "model UNREACHABLE: instinct answers" if down else ("breaker open: instinct answers" if open_
                                                                      else "model reachable")
         lines.append((state, colour))
-        lines.append((f"calls {brain.get('calls', 0)}  tokens {brain.get('budget', {}).get('used', 0):,}", theme.DIM))
+        lines.append((f"{brain.get('calls_per_s', 0.0):.1f} calls/s  tokens {brain.get('budget', {}).get('used', 0):,}",
+                      theme.DIM))
         limit = brain.get("budget", {}).get("limit")
         if limit:
             left = max(0, limit - brain["budget"]["used"])
