@@ -50,6 +50,19 @@ def main() -> None:
     replay.seek(1500)
     shoot(replay, "replay.png", 20, keys=[pygame.K_SPACE], select=7)
 
+    from mirofish.brains.testserver import TestServer
+
+    with TestServer() as server:  # the model brain against the bundled scripted server
+        cfg = load_config(**{"fish.count": 30, "engine.speed": 4.0, "brain.kind": "llm",
+                             "brain.small.endpoints": [{"base_url": server.url, "model": "fish-mini"}]})
+        scene = AquariumScene(cfg)
+        app = App([scene], (1920, 1080), offscreen=True)
+        scene.selected = 4
+        app.run(frames=240, fixed_dt=1 / 30, wall_paced=True)
+        app.screenshot(HERE / "model-brain.png")
+        app.close()
+        print("wrote", HERE / "model-brain.png")
+
     fork = AquariumScene(player=Player(path))
     fork.seek(1200)
     fork.set_speed(16)

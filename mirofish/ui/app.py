@@ -64,8 +64,13 @@ class App:
         self.scene.draw(self.screen)
         pygame.display.flip()
 
-    def run(self, frames: int | None = None, fixed_dt: float | None = None, fps_cap: int = 60) -> list[float]:
-        """Run until quit (or for ``frames`` frames); returns each frame's duration in ms."""
+    def run(self, frames: int | None = None, fixed_dt: float | None = None, fps_cap: int = 60,
+            wall_paced: bool = False) -> list[float]:
+        """Run until quit (or for ``frames`` frames); returns each frame's duration in ms.
+
+        ``fixed_dt`` advances the scene by a fixed step per frame (offscreen automation);
+        ``wall_paced`` then also waits that long, so a model server has real time to answer.
+        """
         clock = pygame.time.Clock()
         times = []
         n = 0
@@ -74,6 +79,8 @@ class App:
             dt = fixed_dt if fixed_dt is not None else clock.tick(fps_cap) / 1000.0
             self.frame(dt)
             times.append((time.perf_counter() - start) * 1000)
+            if wall_paced and fixed_dt:
+                time.sleep(max(0.0, fixed_dt - (time.perf_counter() - start)))
             n += 1
         return times
 
@@ -104,7 +111,9 @@ def run_window(scene, screenshot: str | None = None, frames: int = 60, select: i
         if offscreen:
             for key in keys or []:
                 pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=key, mod=0, unicode=""))
-            times = app.run(frames=frames, fixed_dt=1 / 30 if screenshot else None, fps_cap=0)
+            model = getattr(getattr(scene, "cfg", None), "brain", None)
+            wall = bool(screenshot) and model is not None and model.kind == "llm"
+            times = app.run(frames=frames, fixed_dt=1 / 30 if screenshot else None, fps_cap=0, wall_paced=wall)
             if screenshot:
                 app.screenshot(screenshot)
             if fps:

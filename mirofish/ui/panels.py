@@ -78,7 +78,7 @@ class Hud:
             surf.blit(theme.text(label, 17, theme.DIM), (x, rect.y + 8))
             if not hist:
                 colour = theme.DIM
-            shown = "n/a (instinct)" if no_model else (fmt.format(value) if hist else "…")
+            shown = "n/a (instinct)" if no_model else (fmt.format(value + 0.0) if hist else "…")
             surf.blit(theme.text(shown, 26, colour, bold=True), (x, rect.y + 24))
             sparkline(surf, pygame.Rect(x, rect.y + 50, w - 20, 24), hist, colour)
         sx = rect.right - 228
