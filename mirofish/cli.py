@@ -85,11 +85,14 @@ def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
     from .ui.app import run_window
     from .ui.aquarium import AquariumScene
 
+    from .scenes.referential.scene import ReferentialScene
+
     size = _size(args.size)
     scene = AquariumScene(cfg)
     recorder = _recorder(args.record, scene.engine)
     try:
-        return run_window(scene, args.screenshot, args.frames, args.select, args.fps, size)
+        return run_window(scene, args.screenshot, args.frames, args.select, args.fps, size,
+                          more=[ReferentialScene()])
     finally:
         if recorder is not None:
             recorder.close()
@@ -150,6 +153,20 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--around", type=_int_at_least(0), required=True, metavar="T")
     ex.add_argument("--radius", type=_int_at_least(1), default=500, metavar="N")
     ex.add_argument("--out", required=True, metavar="OUT")
+
+    ref = sub.add_parser("referential", help="the referential game: agents invent a vocabulary (GlossoGen)")
+    ref.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
+    ref.add_argument("--rounds", type=_int_at_least(1), default=400)
+    ref.add_argument("--seed", type=_int_at_least(0), default=0)
+    ref.add_argument("--agents", choices=("embedded", "llm"), default="embedded")
+    ref.add_argument("--condition", choices=("dynamic", "fixed", "natural"), default="dynamic")
+    ref.add_argument("--candidates", type=_int_at_least(2), default=5, help="candidates per round (2-20)")
+    ref.add_argument("--three", action="store_true", help="a third agent joins half-way (majority rule)")
+    ref.add_argument("--glossary", metavar="PATH", help="SQLite glossary to use and keep (default: in memory)")
+    ref.add_argument("--log", metavar="PATH", help="JSON Lines round log (seed 000 §6.4 fields)")
+    ref.add_argument("--base-url", metavar="URL", help="llm agents: OpenAI-compatible server")
+    ref.add_argument("--model", metavar="NAME", help="llm agents: model name")
+    _add_window_flags(ref)
 
     tr = sub.add_parser("trace", help="isolate one fish: its view and decisions per tick, neighbours restored")
     tr.add_argument("path")
@@ -391,6 +408,44 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_referential(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from .scenes.referential.experiment import Experiment
+    from .scenes.referential.game import GameConfig
+    from .scenes.referential.glossary import GlossaryError
+
+    try:
+        cfg = GameConfig(rounds=args.rounds, seed=args.seed, condition=args.condition, candidates=args.candidates,
+                         agents=3 if args.three else 2)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise UsageError(f"mirofish referential: {'.'.join(map(str, err['loc'])) or 'config'}: "
+                         f"{err['msg'].removeprefix('Value error, ')}") from None
+    factory = None
+    if args.agents == "llm":
+        from .scenes.referential.model_agents import model_agent_factory
+
+        if not (args.base_url and args.model):
+            raise UsageError("mirofish referential: --agents llm needs --base-url and --model")
+        factory = model_agent_factory(args.base_url, args.model, cfg)
+    try:
+        exp = Experiment(cfg, args.glossary, args.log, args.agents, factory)
+    except GlossaryError as exc:
+        raise UsageError(f"mirofish: {exc}") from None
+    if not args.headless:
+        from .scenes.referential.scene import ReferentialScene
+        from .ui.app import run_window
+
+        return run_window(ReferentialScene(exp), args.screenshot, args.frames, None, args.fps, _size(args.size))
+    try:
+        summary = exp.run()
+    finally:
+        exp.close()
+    print(json.dumps(summary))
+    return 0
+
+
 def run_trace(args: argparse.Namespace) -> int:
     from .observe.replay import trace_fish
 
@@ -424,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.terminal:
                 return run_terminal(cfg, args.ticks, args.record)
             return run_window_live(cfg, args)
-        handlers = {"replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
+        handlers = {"referential": run_referential, "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
                     "trace": run_trace}
         if args.command in handlers:
             return handlers[args.command](args)

@@ -96,11 +96,13 @@ class App:
 
 
 def run_window(scene, screenshot: str | None = None, frames: int = 60, select: int | None = None,
-               fps: bool = False, size: tuple[int, int] | None = None, keys: list[int] | None = None) -> int:
-    """Open the window on ``scene``; with ``screenshot`` or ``fps``, render offscreen and exit."""
+               fps: bool = False, size: tuple[int, int] | None = None, keys: list[int] | None = None,
+               more: list | None = None) -> int:
+    """Open the window on ``scene`` (``more`` scenes behind it, key S); with ``screenshot`` or
+    ``fps``, render offscreen and exit."""
     offscreen = bool(screenshot or fps)
     try:
-        app = App([scene], size or (DEFAULT_SIZE if offscreen else None), offscreen=offscreen)
+        app = App([scene, *(more or [])], size or (DEFAULT_SIZE if offscreen else None), offscreen=offscreen)
     except pygame.error as exc:
         scene.close()
         raise WindowError(f"cannot open a window ({exc}); use --terminal or --headless on a machine without a "

@@ -1,0 +1,1 @@
+"""The referential game (GlossoGen): agents invent a vocabulary through a managed glossary."""

@@ -1,0 +1,316 @@
+"""Running the referential game: embedded learning agents, conditions, metrics, round logs.
+
+**Embedded agents** learn a code from feedback alone — no dictionary is built in:
+
+* The *sender* names each attribute value of the target with a term: it reuses the glossary's
+  term with the best stable score for that value, and invents a new two-letter term (a random
+  consonant-vowel syllable) when none exists — or, with a small exploration probability that
+  decays over the rounds, as a rival synonym. Messages are the terms in a row ("kamoti").
+* The *receiver* knows nothing at first. It learns cross-situationally: after each round it
+  sees the target and credits every term of the message with every attribute value of the
+  target; a term's true meaning is the one that keeps co-occurring. It picks the candidate the
+  message's terms fit best (log-probabilities, smoothed) and reports its interpretation of
+  each term, which the glossary compares with the sender's definition.
+
+Conditions (seed 000 §5.2): ``dynamic`` (the above), ``fixed`` (a glossary given in advance,
+no invention), ``natural`` (the sender spells the target out — the length baseline).
+Three agents (§8.1): a third agent joins half-way with the existing glossary; from then on a
+new term enters the shared glossary only when a majority of the agents interpret it as its
+sender defined it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from .game import Game, GameConfig, GameObject, Round
+from .glossary import Glossary
+
+CONSONANTS, VOWELS = "bdfgklmnprstvz", "aeiou"
+TERM_LEN = 2
+
+
+class EmbeddedAgent:
+    """Sender and receiver in one: it speaks through the shared glossary and learns to listen."""
+
+    def __init__(self, name: str, game: Game, glossary: Glossary, rng: np.random.Generator):
+        self.name, self.game, self.glossary, self.rng = name, game, glossary, rng
+        self.assoc: dict[str, dict[tuple[str, str], float]] = defaultdict(lambda: defaultdict(float))
+
+    # ------------------------------------------------------------ speaking
+
+    def _invent(self) -> str:
+        for _ in range(1000):
+            term = "".join([CONSONANTS[int(self.rng.integers(len(CONSONANTS)))],
+                            VOWELS[int(self.rng.integers(len(VOWELS)))]])
+            if term not in self.glossary:
+                return term
+        raise RuntimeError("ran out of two-letter terms")
+
+    def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str) -> tuple[str, list, list]:
+        terms, new = [], []
+        for attr, value in target.properties(self.game.names).items():
+            canonical = {attr: value}
+            known = self.glossary.terms_for(canonical)
+            known += [t for t in self.glossary.terms_for(canonical, ("proposed",)) if t.proposed_by == self.name]
+            if known and not (invent and self.rng.random() < explore):
+                best = max(known, key=lambda t: (t.stable_score, t.usage, t.term))
+                terms.append(best.term)
+            elif invent:
+                term = self._invent()
+                self.glossary.add(term, canonical, canonical, round_, status=status, proposed_by=self.name)
+                terms.append(term)
+                new.append(term)
+            elif known:
+                terms.append(known[0].term)
+        return "".join(terms), terms, new
+
+    def preferred_message(self, obj: GameObject) -> str | None:
+        """The message this agent would send for ``obj`` now, without exploring (None: no code yet)."""
+        out = []
+        for attr, value in obj.properties(self.game.names).items():
+            known = self.glossary.terms_for({attr: value})
+            if not known:
+                return None
+            out.append(max(known, key=lambda t: (t.stable_score, t.usage, t.term)).term)
+        return "".join(out)
+
+    # ------------------------------------------------------------ listening
+
+    def interpretation(self, term: str) -> dict | None:
+        counts = self.assoc.get(term)
+        if not counts:
+            return None
+        (attr, value), _ = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+        return {attr: value}
+
+    def listen(self, message: str, candidates: list[GameObject]) -> tuple[str, dict]:
+        terms = [message[i : i + TERM_LEN] for i in range(0, len(message), TERM_LEN)]
+        n_values = sum(len(v) for v in self.game.cfg.attributes.values())
+        scores = np.zeros(len(candidates))
+        for term in terms:
+            counts = self.assoc.get(term)
+            if not counts:
+                continue
+            total = sum(counts.values())
+            for k, c in enumerate(candidates):
+                props = c.properties(self.game.names)
+                mass = sum(v for (a, val), v in counts.items() if props.get(a) == val)
+                scores[k] += math.log((mass + 0.1) / (total + 0.1 * n_values))
+        best = np.flatnonzero(scores == scores.max())
+        choice = candidates[int(best[int(self.rng.integers(best.size))])]
+        return choice.id, {t: self.interpretation(t) for t in terms}
+
+    def learn(self, message: str, target: GameObject) -> None:
+        """Feedback: the target is revealed; every term is credited with its attribute values."""
+        props = target.properties(self.game.names)
+        for i in range(0, len(message), TERM_LEN):
+            term = message[i : i + TERM_LEN]
+            for attr, value in props.items():
+                self.assoc[term][(attr, value)] += 1.0
+
+    def learn_glossary(self, weight: float = 3.0) -> None:
+        """Join with the existing glossary: take its agreed meanings as prior experience."""
+        for t in self.glossary.active():
+            (attr, value), = (t.by_receiver or t.canonical).items()
+            self.assoc[t.term][(attr, value)] += weight
+
+
+class Experiment:
+    """A run of the referential game; ``run()`` returns the summary JSON of the CLI."""
+
+    def __init__(self, cfg: GameConfig, glossary_path: str | Path | None = None, log_path: str | Path | None = None,
+                 agents: str = "embedded", model_agent_factory=None):
+        self.cfg = cfg
+        self.game = Game(cfg)
+        self.glossary = Glossary(glossary_path or ":memory:", model="embedded" if agents == "embedded" else "llm")
+        self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([cfg.seed, 1])))
+        make = model_agent_factory or (lambda name: EmbeddedAgent(name, self.game, self.glossary, self.rng))
+        self.agents = [make("A"), make("B")]
+        for a in self.agents:
+            if hasattr(a, "learn_glossary"):
+                a.learn_glossary()  # a restart starts from what the glossary already holds
+        self.joiner = make("C") if cfg.agents == 3 else None
+        self.join_round = cfg.rounds // 2 if cfg.agents == 3 else None
+        if cfg.condition == "fixed":
+            self._fixed_glossary()
+        self.rounds: list[Round] = []
+        self.success: list[float] = []
+        self.lengths: list[tuple[int, int]] = []  # (message chars, natural description chars)
+        self.new_per_round: list[int] = []
+        self.pruned: list[str] = []
+        self.failures: dict[str, int] = defaultdict(int)
+        self.log = open(log_path, "w") if log_path else None
+        self.run_id = f"seed{cfg.seed}-{cfg.condition}-{agents}"
+        self.offset = self.glossary.rounds_played  # a restarted glossary keeps counting rounds
+
+    def _fixed_glossary(self) -> None:
+        """The fixed-glossary condition: one agreed term per value, given to every agent."""
+        for attr, values in self.cfg.attributes.items():
+            for value in values:
+                if not self.glossary.terms_for({attr: value}):
+                    term = self.agents[0]._invent() if hasattr(self.agents[0], "_invent") else f"{attr[0]}{value[0]}"
+                    self.glossary.add(term, {attr: value}, {attr: value}, 0, proposed_by="fixed")
+                    self.glossary.interpret(term, {attr: value})
+        for a in self.agents + ([self.joiner] if self.joiner else []):
+            if hasattr(a, "learn_glossary"):
+                a.learn_glossary(weight=50.0)
+
+    @property
+    def present(self) -> list:
+        if self.joiner is not None and len(self.rounds) >= self.join_round:
+            if self.joiner not in self.agents:
+                if hasattr(self.joiner, "learn_glossary"):
+                    self.joiner.learn_glossary()
+                self.agents.append(self.joiner)
+        return self.agents
+
+    def step(self) -> Round:
+        cfg, local = self.cfg, len(self.rounds)
+        r = self.offset + local
+        agents = self.present
+        rnd = self.game.draw_round(r)
+        sender = agents[local % len(agents)]
+        receivers = [a for a in agents if a is not sender]
+        three = len(agents) == 3
+        if cfg.condition == "natural":
+            rnd.message, rnd.used_terms, rnd.new_terms = rnd.target.describe(tuple(self.game.names)), [], []
+        else:
+            explore = 0.25 * math.exp(-r / 40.0) if cfg.condition == "dynamic" else 0.0
+            rnd.message, rnd.used_terms, rnd.new_terms = sender.speak(
+                rnd.target, r, explore, invent=cfg.condition == "dynamic", status="proposed" if three else "active")
+        rnd.sender_raw = getattr(sender, "last_raw", rnd.message)
+        problem = self.game.check_message(rnd.message)
+        correct = []
+        interpretations = []
+        for receiver in receivers:
+            if problem:
+                self.failures[f"message_{problem.replace(' ', '_')}"] += 1
+                choice, interp = None, {}
+            elif cfg.condition == "natural":
+                choice, interp = self._natural_choice(rnd), {}
+            else:
+                choice, interp = receiver.listen(rnd.message, rnd.candidates)
+            correct.append(choice == rnd.target.id)
+            interpretations.append(interp)
+            rnd.choice = choice
+            rnd.receiver_raw = getattr(receiver, "last_raw", json.dumps({"choice": choice}))
+            if hasattr(receiver, "learn") and not problem:
+                receiver.learn(rnd.message, rnd.target)
+        rnd.success = bool(all(correct))
+        self.success.append(float(np.mean(correct)))
+        for term in rnd.used_terms:
+            t = self.glossary.get(term)
+            if t is None:
+                continue
+            self.glossary.record_use(term, rnd.success, r)
+            heard = [a.interpretation(term) for a in receivers if hasattr(a, "interpretation")]
+            if heard:
+                self.glossary.interpret(term, heard[-1])
+            if t.status == "proposed":  # three agents: a majority must read it as defined
+                votes = 1 + sum(1 for h in heard if h == t.canonical)
+                if votes * 2 > len(agents):
+                    self.glossary.set_status(term, "active")
+        if r % 20 == 19:
+            self.pruned += self.glossary.prune(r, cfg.prune_below, cfg.prune_after_uses, cfg.stale_rounds)
+        self.glossary.rounds_played = r + 1
+        self.glossary.commit()
+        self.lengths.append((len(rnd.message), len(rnd.target.describe(tuple(self.game.names)))))
+        self.new_per_round.append(len(rnd.new_terms))
+        self.rounds.append(rnd)
+        if self.log:
+            self.log.write(json.dumps({
+                "round": r, "target_id": rnd.target.id, "candidate_ids": [c.id for c in rnd.candidates],
+                "message": rnd.message, "sender_raw": rnd.sender_raw, "receiver_raw": rnd.receiver_raw,
+                "choice": rnd.choice, "success": rnd.success, "used_terms": rnd.used_terms,
+                "new_terms": rnd.new_terms}) + "\n")
+        return rnd
+
+    def _natural_choice(self, rnd: Round) -> str:
+        words = set(rnd.message.split())
+        fits = [c for c in rnd.candidates if set(c.values) <= words]
+        return fits[0].id if fits else rnd.candidates[0].id
+
+    # ------------------------------------------------------------ metrics
+
+    def topographic_similarity(self) -> float:
+        """Spearman correlation of meaning distances (Hamming) and message distances (edit)."""
+        speaker = self.agents[0]
+        if not hasattr(speaker, "preferred_message"):
+            return float("nan")
+        pairs = [(o, m) for o in self.game.objects if (m := speaker.preferred_message(o))]
+        if len(pairs) < 3:
+            return 0.0
+        md, sd = [], []
+        for i in range(len(pairs)):
+            for j in range(i + 1, len(pairs)):
+                md.append(sum(a != b for a, b in zip(pairs[i][0].values, pairs[j][0].values)))
+                sd.append(_edit(pairs[i][1], pairs[j][1]))
+        return _spearman(np.array(md, float), np.array(sd, float))
+
+    def definition_agreement(self) -> float:
+        terms = [t for t in self.glossary.active() if t.usage > 0]
+        return float(np.mean([t.agreed for t in terms])) if terms else 0.0
+
+    def summary(self) -> dict:
+        last = slice(-100, None)
+        msg, nat = (np.array(v, float) for v in zip(*self.lengths)) if self.lengths else (np.zeros(1), np.ones(1))
+        return {
+            "rounds": len(self.rounds), "seed": self.cfg.seed, "condition": self.cfg.condition,
+            "candidates": self.cfg.candidates, "agents": len(self.agents),
+            "success_rate": round(float(np.mean(self.success)), 4) if self.success else 0.0,
+            "success_rate_last100": round(float(np.mean(self.success[last])), 4) if self.success else 0.0,
+            "chance_rate": round(self.game.chance, 4),
+            "compression_ratio": round(float(msg[last].mean() / nat[last].mean()), 4),
+            "glossary_size": self.glossary.size(),
+            "new_terms_last100": int(sum(self.new_per_round[last])),
+            "definition_agreement": round(self.definition_agreement(), 4),
+            "topographic_similarity": round(self.topographic_similarity(), 4),
+            "pruned_terms": len(self.pruned),
+            "failures": dict(self.failures),
+        }
+
+    def run(self) -> dict:
+        for _ in range(self.cfg.rounds - len(self.rounds)):
+            self.step()
+        self.glossary.snapshot(self.run_id, len(self.rounds))
+        return self.summary()
+
+    def close(self) -> None:
+        if self.log:
+            self.log.close()
+        self.glossary.close()
+        for a in self.agents + ([self.joiner] if self.joiner and self.joiner not in self.agents else []):
+            if hasattr(a, "close"):
+                a.close()
+
+
+def _edit(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    def ranks(v):
+        order = np.argsort(v, kind="stable")
+        r = np.empty(len(v))
+        r[order] = np.arange(len(v))
+        for val in np.unique(v):  # average ranks for ties
+            m = v == val
+            r[m] = r[m].mean()
+        return r
+
+    rx, ry = ranks(x), ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])

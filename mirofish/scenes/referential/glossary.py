@@ -1,0 +1,213 @@
+"""The glossary as a runtime resource, in SQLite (seed 000 §3, §7.3).
+
+Schema = the seed's §7.3 table plus the model that created a term, its status (``active``,
+``proposed`` — waiting for a majority in a three-agent game — or ``pruned``) and who proposed
+it. Lifecycle: reuse before invention; a new term needs canonical properties and the sender's
+definition; the receiver's interpretation is stored and compared with them; every use updates
+usage, success, ``success_rate`` and ``stable_score = success_rate * usage / (usage + 1)``; weak
+or stale terms are pruned. ``snapshot()`` stores the whole glossary per run so it can be
+versioned, reloaded and diffed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS glossary (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    term TEXT UNIQUE NOT NULL,
+    canonical_properties TEXT NOT NULL,
+    definition_by_sender TEXT,
+    definition_by_receiver TEXT,
+    usage_count INTEGER DEFAULT 0,
+    success_count INTEGER DEFAULT 0,
+    success_rate REAL DEFAULT 0.0,
+    stable_score REAL DEFAULT 0.0,
+    created_at TEXT,
+    updated_at TEXT,
+    last_used_round INTEGER,
+    model TEXT,
+    status TEXT DEFAULT 'active',
+    proposed_by TEXT
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS glossary_snapshots (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+"""
+
+
+@dataclass
+class Term:
+    term: str
+    canonical: dict
+    by_sender: dict | None
+    by_receiver: dict | None
+    usage: int
+    success: int
+    success_rate: float
+    stable_score: float
+    last_used_round: int | None
+    model: str
+    status: str
+    proposed_by: str | None
+
+    @property
+    def agreed(self) -> bool:
+        return self.by_receiver is not None and self.by_receiver == self.canonical
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class GlossaryError(ValueError):
+    """A glossary file that cannot be used; one line."""
+
+
+class Glossary:
+    """A glossary in an SQLite file (``:memory:`` for a throwaway one)."""
+
+    def __init__(self, path: str | Path = ":memory:", model: str = "embedded"):
+        self.path, self.model = str(path), model
+        try:
+            self.db = sqlite3.connect(self.path)
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise GlossaryError(f"glossary file {self.path} is not usable: {exc}") from None
+        self._cache: dict[str, Term] = {}
+        self._load()
+
+    def _load(self) -> None:
+        rows = self.db.execute("SELECT term, canonical_properties, definition_by_sender, definition_by_receiver, "
+                               "usage_count, success_count, success_rate, stable_score, last_used_round, model, "
+                               "status, proposed_by FROM glossary").fetchall()
+        self._cache = {r[0]: Term(r[0], json.loads(r[1]), json.loads(r[2]) if r[2] else None,
+                                  json.loads(r[3]) if r[3] else None, r[4], r[5], r[6], r[7], r[8], r[9] or "",
+                                  r[10] or "active", r[11]) for r in rows}
+
+    # ------------------------------------------------------------ reading
+
+    def get(self, term: str) -> Term | None:
+        return self._cache.get(term)
+
+    def active(self) -> list[Term]:
+        return [t for t in self._cache.values() if t.status == "active"]
+
+    def terms_for(self, canonical: dict, statuses=("active",)) -> list[Term]:
+        return [t for t in self._cache.values() if t.canonical == canonical and t.status in statuses]
+
+    def __contains__(self, term: str) -> bool:
+        return term in self._cache
+
+    def size(self) -> int:
+        return len(self.active())
+
+    # ------------------------------------------------------------ writing
+
+    def add(self, term: str, canonical: dict, definition_by_sender: dict, round_: int, status: str = "active",
+            proposed_by: str | None = None) -> Term:
+        """A new term: refused without canonical properties and the sender's definition."""
+        if not term or not canonical or not definition_by_sender:
+            raise ValueError("a new term needs canonical properties and the sender's definition")
+        if term in self._cache:
+            raise ValueError(f"term {term!r} exists already")
+        now = _now()
+        self.db.execute("INSERT INTO glossary (term, canonical_properties, definition_by_sender, created_at, "
+                        "updated_at, last_used_round, model, status, proposed_by) VALUES (?,?,?,?,?,?,?,?,?)",
+                        (term, json.dumps(canonical, sort_keys=True), json.dumps(definition_by_sender, sort_keys=True),
+                         now, now, round_, self.model, status, proposed_by))
+        t = Term(term, dict(canonical), dict(definition_by_sender), None, 0, 0, 0.0, 0.0, round_, self.model, status,
+                 proposed_by)
+        self._cache[term] = t
+        return t
+
+    def set_status(self, term: str, status: str) -> None:
+        self.db.execute("UPDATE glossary SET status = ?, updated_at = ? WHERE term = ?", (status, _now(), term))
+        self._cache[term].status = status
+
+    def interpret(self, term: str, definition: dict | None) -> None:
+        """Store the receiver's interpretation of a term."""
+        t = self._cache[term]
+        t.by_receiver = dict(definition) if definition else None
+        self.db.execute("UPDATE glossary SET definition_by_receiver = ?, updated_at = ? WHERE term = ?",
+                        (json.dumps(definition, sort_keys=True) if definition else None, _now(), term))
+
+    def record_use(self, term: str, success: bool, round_: int) -> None:
+        t = self._cache[term]
+        t.usage += 1
+        t.success += int(success)
+        t.success_rate = t.success / t.usage
+        t.stable_score = t.success_rate * t.usage / (t.usage + 1)
+        t.last_used_round = round_
+        self.db.execute("UPDATE glossary SET usage_count = ?, success_count = ?, success_rate = ?, stable_score = ?, "
+                        "last_used_round = ?, updated_at = ? WHERE term = ?",
+                        (t.usage, t.success, t.success_rate, t.stable_score, round_, _now(), term))
+
+    def prune(self, round_: int, below: float, after_uses: int, stale_rounds: int) -> list[str]:
+        """Retire weak (low stable score once used enough) and stale (long unused) terms."""
+        out = []
+        for t in self.active():
+            weak = t.usage >= after_uses and t.stable_score < below
+            stale = t.last_used_round is not None and round_ - t.last_used_round > stale_rounds
+            if weak or stale:
+                self.set_status(t.term, "pruned")
+                out.append(t.term)
+        return out
+
+    def commit(self) -> None:
+        self.db.commit()
+
+    @property
+    def rounds_played(self) -> int:
+        """Rounds played with this glossary over all runs (round numbers continue across restarts)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'rounds_played'").fetchone()
+        return int(row[0]) if row else 0
+
+    @rounds_played.setter
+    def rounds_played(self, n: int) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('rounds_played', ?)", (str(int(n)),))
+
+    # ------------------------------------------------------------ versions
+
+    def as_dict(self) -> dict:
+        return {t.term: {"canonical": t.canonical, "by_sender": t.by_sender, "by_receiver": t.by_receiver,
+                         "usage": t.usage, "success_rate": round(t.success_rate, 4),
+                         "stable_score": round(t.stable_score, 4), "status": t.status, "model": t.model}
+                for t in sorted(self._cache.values(), key=lambda t: t.term)}
+
+    def snapshot(self, run_id: str, round_: int) -> int:
+        cur = self.db.execute("INSERT INTO glossary_snapshots (run_id, round, created_at, data) VALUES (?,?,?,?)",
+                              (run_id, round_, _now(), json.dumps(self.as_dict(), sort_keys=True)))
+        self.db.commit()
+        return int(cur.lastrowid)
+
+    def snapshots(self) -> list[tuple[int, str, int]]:
+        return [tuple(r) for r in self.db.execute("SELECT id, run_id, round FROM glossary_snapshots ORDER BY id")]
+
+    def load_snapshot(self, snapshot_id: int) -> dict:
+        row = self.db.execute("SELECT data FROM glossary_snapshots WHERE id = ?", (snapshot_id,)).fetchone()
+        if row is None:
+            raise GlossaryError(f"no glossary snapshot {snapshot_id} in {self.path}")
+        return json.loads(row[0])
+
+    @staticmethod
+    def diff(old: dict, new: dict) -> dict:
+        """Terms added, removed (pruned or gone) and whose meaning or status changed."""
+        live = lambda d: {k for k, v in d.items() if v["status"] == "active"}  # noqa: E731
+        changed = sorted(k for k in set(old) & set(new)
+                         if (old[k]["by_receiver"], old[k]["status"]) != (new[k]["by_receiver"], new[k]["status"]))
+        return {"added": sorted(live(new) - live(old)), "removed": sorted(live(old) - live(new)), "changed": changed}
+
+    def close(self) -> None:
+        self.db.commit()
+        self.db.close()

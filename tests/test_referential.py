@@ -1,0 +1,121 @@
+"""The referential game (GlossoGen): learning from chance, the glossary, conditions, three agents."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mirofish.scenes.referential.experiment import Experiment
+from mirofish.scenes.referential.game import Game, GameConfig
+from mirofish.scenes.referential.glossary import Glossary
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("seed", (1, 2, 3))
+def test_embedded_agents_learn_from_chance_to_90_percent(seed):
+    exp = Experiment(GameConfig(seed=seed, rounds=400, candidates=5))
+    summary = exp.run()
+    assert len(exp.game.objects) == 24 and summary["chance_rate"] == 0.2
+    assert np.mean(exp.success[:10]) <= 0.5  # they start out guessing
+    assert summary["success_rate_last100"] >= 0.9
+    assert summary["new_terms_last100"] <= 2
+    assert summary["compression_ratio"] <= 0.4
+    assert summary["definition_agreement"] >= 0.9 and summary["topographic_similarity"] > 0.5
+    exp.close()
+
+
+def test_runs_are_reproducible_from_the_seed(tmp_path):
+    a = Experiment(GameConfig(seed=9, rounds=120), log_path=tmp_path / "a.jsonl")
+    b = Experiment(GameConfig(seed=9, rounds=120), log_path=tmp_path / "b.jsonl")
+    assert a.run() == b.run()
+    a.close()
+    b.close()
+    assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
+    first = json.loads((tmp_path / "a.jsonl").read_text().splitlines()[0])
+    assert set(first) == {"round", "target_id", "candidate_ids", "message", "sender_raw", "receiver_raw", "choice",
+                          "success", "used_terms", "new_terms"}
+
+
+def test_the_glossary_survives_a_restart(tmp_path):
+    path = tmp_path / "glossary.db"
+    first = Experiment(GameConfig(seed=5, rounds=300), glossary_path=path)
+    first.run()
+    terms = {t.term: t.canonical for t in first.glossary.active()}
+    first.close()
+    second = Experiment(GameConfig(seed=6, rounds=40), glossary_path=path)
+    summary = second.run()
+    assert {t.term: t.canonical for t in second.glossary.active()} == terms
+    assert summary["success_rate"] >= 0.9 and summary["new_terms_last100"] == 0  # no relearning from chance
+    snaps = second.glossary.snapshots()
+    assert len(snaps) == 2
+    old, new = (second.glossary.load_snapshot(i) for i, _, _ in snaps)
+    assert Glossary.diff(old, new) == {"added": [], "removed": [], "changed": []}
+    second.close()
+
+
+def test_conditions_fixed_and_natural():
+    fixed = Experiment(GameConfig(seed=2, rounds=60, condition="fixed")).run()
+    natural = Experiment(GameConfig(seed=2, rounds=60, condition="natural")).run()
+    dynamic = Experiment(GameConfig(seed=2, rounds=60, condition="dynamic")).run()
+    assert fixed["success_rate"] >= 0.95 and fixed["new_terms_last100"] == 0
+    assert natural["success_rate"] == 1.0 and natural["compression_ratio"] == 1.0 and natural["glossary_size"] == 0
+    assert dynamic["success_rate"] < fixed["success_rate"]  # it had to learn
+
+
+def test_message_rules():
+    game = Game(GameConfig())
+    assert game.check_message("blue square") == "spells an attribute out"
+    assert game.check_message("x" * 21) == "longer than 20 characters"
+    assert game.check_message("kamoti") is None and game.check_message("") == "empty message"
+
+
+def test_glossary_lifecycle_and_scores(tmp_path):
+    g = Glossary(tmp_path / "g.db")
+    with pytest.raises(ValueError):
+        g.add("ka", {}, {"color": "red"}, 0)
+    g.add("ka", {"color": "red"}, {"color": "red"}, 0)
+    for ok in (True, True, False, True):
+        g.record_use("ka", ok, 3)
+    t = g.get("ka")
+    assert (t.usage, t.success) == (4, 3) and t.success_rate == 0.75
+    assert abs(t.stable_score - 0.75 * 4 / 5) < 1e-9
+    g.interpret("ka", {"color": "blue"})
+    assert not g.get("ka").agreed
+    g.add("mo", {"shape": "square"}, {"shape": "square"}, 0)
+    g.record_use("mo", False, 1)
+    assert g.prune(round_=2, below=0.5, after_uses=1, stale_rounds=100) == ["mo"]
+    assert g.prune(round_=500, below=0.0, after_uses=99, stale_rounds=100) == ["ka"]  # stale
+    assert g.size() == 0
+    g.close()
+    again = Glossary(tmp_path / "g.db")
+    assert again.get("ka").status == "pruned" and again.get("ka").usage == 4
+
+
+def test_three_agents_join_and_majority_rule():
+    exp = Experiment(GameConfig(seed=3, rounds=300, agents=3))
+    for _ in range(150):
+        exp.step()
+    assert len(exp.present) == 3  # the third agent has joined, knowing the glossary
+    joined_at = len(exp.success)
+    for _ in range(150):
+        exp.step()
+    assert np.mean(exp.success[joined_at:joined_at + 30]) >= 0.8
+    proposed_then_active = [t for t in exp.glossary.active() if t.proposed_by]
+    assert proposed_then_active  # terms entered the shared glossary
+    exp.close()
+
+
+def test_cli_json_and_bad_input():
+    out = subprocess.run([sys.executable, "run.py", "referential", "--headless", "--rounds", "150", "--seed", "2"],
+                         capture_output=True, text=True, cwd=ROOT)
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    for key in ("success_rate", "success_rate_last100", "chance_rate", "compression_ratio", "glossary_size",
+                "new_terms_last100", "definition_agreement", "topographic_similarity"):
+        assert key in summary
+    bad = subprocess.run([sys.executable, "run.py", "referential", "--headless", "--candidates", "50"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
