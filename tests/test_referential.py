@@ -119,3 +119,34 @@ def test_cli_json_and_bad_input():
     bad = subprocess.run([sys.executable, "run.py", "referential", "--headless", "--candidates", "50"],
                          capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_model_agents_end_to_end_against_the_test_server(tmp_path):
+    from mirofish.brains.testserver import TestServer
+    from mirofish.scenes.referential.model_agents import model_agent_factory
+
+    with TestServer() as server:
+        cfg = GameConfig(seed=1, rounds=30)
+        exp = Experiment(cfg, tmp_path / "g.db", tmp_path / "log.jsonl", "llm",
+                         model_agent_factory(server.url, "fish-mini", cfg))
+        summary = exp.run()
+        exp.close()
+    assert summary["success_rate"] >= 0.9 and summary["glossary_size"] == 9 and not summary["failures"]
+    assert summary["definition_agreement"] == 1.0
+    log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert log[0]["new_terms"] and '"message"' in log[0]["sender_raw"] and '"choice"' in log[0]["receiver_raw"]
+    assert Glossary(tmp_path / "g.db").get(log[0]["new_terms"][0]).model == "llm"
+
+
+def test_malformed_model_replies_are_counted_not_crashed():
+    from mirofish.brains.testserver import TestServer
+    from mirofish.scenes.referential.model_agents import model_agent_factory
+
+    with TestServer(fault="garbage", fault_every=2) as server:
+        cfg = GameConfig(seed=2, rounds=20)
+        exp = Experiment(cfg, agents="llm", model_agent_factory=model_agent_factory(server.url, "m", cfg))
+        summary = exp.run()
+        exp.close()
+    assert summary["rounds"] == 20
+    assert sum(summary["failures"].values()) > 0
+    assert set(summary["failures"]) <= {"sender_malformed", "receiver_malformed", "message_empty_message"}

@@ -385,19 +385,30 @@ class ModelPool(DecisionSource):
         self.results.put(decided)
 
     async def _call(self, tier: Tier, perception, persona: str, trigger: str, summary_facts: str | None = None):
-        """One decision from the tier: retries, failover between formats; raises _Failure."""
-        ep = min(tier.endpoints, key=lambda e: e.outstanding)
+        """One fish decision from the tier; raises _Failure."""
         msgs = messages(perception, persona, trigger, summary_facts)
+        text, prompt_toks, completion_toks = await self._complete(
+            tier, msgs, (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT), 160 if summary_facts else 80)
+        try:
+            return parse_reply(text), prompt_toks, completion_toks
+        except ReplyError as exc:
+            self._account(-1, prompt_toks, completion_toks)
+            raise _Failure(f"reply_{exc.reason}") from None
+
+    async def _complete(self, tier: Tier, msgs: list[dict], formats: tuple[dict, dict] | None,
+                        max_tokens: int) -> tuple[str | None, int, int]:
+        """One chat completion from the tier's least busy server: retries, breaker, format
+        degradation (json_schema → json_object → plain). Returns (text, prompt, completion tokens)."""
+        ep = min(tier.endpoints, key=lambda e: e.outstanding)
         attempt = 0
         while True:
             fmt = ep.format or "json_schema"
-            kwargs = {"model": ep.cfg.model, "messages": msgs, "temperature": 0,
-                      "max_tokens": 160 if summary_facts else 80,
+            kwargs = {"model": ep.cfg.model, "messages": msgs, "temperature": 0, "max_tokens": max_tokens,
                       "seed": self.cfg.seed, "timeout": self.bcfg.request_timeout_s}
-            if fmt == "json_schema":
-                kwargs["response_format"] = JSON_SCHEMA_FORMAT
-            elif fmt == "json_object":
-                kwargs["response_format"] = JSON_OBJECT_FORMAT
+            if formats is not None and fmt == "json_schema":
+                kwargs["response_format"] = formats[0]
+            elif formats is not None and fmt == "json_object":
+                kwargs["response_format"] = formats[1]
             ep.outstanding += 1
             self.stats.calls += 1
             try:
@@ -427,11 +438,34 @@ class ModelPool(DecisionSource):
             prompt_toks = int(getattr(usage, "prompt_tokens", 0) or 0) or sum(
                 estimate_tokens(m["content"]) for m in msgs)
             completion_toks = int(getattr(usage, "completion_tokens", 0) or 0) or estimate_tokens(text or "")
-            try:
-                return parse_reply(text), prompt_toks, completion_toks
-            except ReplyError as exc:
-                self._account(-1, prompt_toks, completion_toks)
-                raise _Failure(f"reply_{exc.reason}") from None
+            return text, prompt_toks, completion_toks
+
+    def complete(self, msgs: list[dict], schema: dict | None = None, tier: str = "small",
+                 max_tokens: int = 200, timeout: float | None = None) -> dict:
+        """Blocking completion for other scenes (referential game, negotiation) through the same
+        pool: the same servers, limits, retries, breaker and accounting. Failure is data:
+        returns ``{"text", "tokens", "error"}`` with ``error`` None on success."""
+        formats = None
+        if schema is not None:
+            formats = ({"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}},
+                       {"type": "json_object", "schema": schema})
+
+        async def run():
+            t = self.tiers[tier]
+            if t.state(time.monotonic()) == "open":
+                raise _Failure("breaker_open")
+            return await self._complete(t, msgs, formats, max_tokens)
+
+        fut = asyncio.run_coroutine_threadsafe(run(), self._loop)
+        try:
+            text, p, c = fut.result(timeout=timeout or self.bcfg.request_timeout_s * (self.bcfg.max_retries + 2))
+        except _Failure as failure:
+            return {"text": None, "tokens": 0, "error": failure.reason}
+        except Exception as exc:  # noqa: BLE001 — timeouts of the wait itself, cancellations
+            fut.cancel()
+            return {"text": None, "tokens": 0, "error": f"error_{type(exc).__name__}"}
+        self._account(-1, p, c)
+        return {"text": text, "tokens": p + c, "error": None}
 
     @staticmethod
     def _classify_error(exc: Exception, ep: Endpoint, fmt: str) -> tuple[str, bool, float | None]:

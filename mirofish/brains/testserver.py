@@ -63,6 +63,36 @@ def scripted_reply(prompt: str) -> tuple[str, str]:
     return legal[k % len(legal)], "exploring open water"
 
 
+def referential_reply(prompt: str) -> str:
+    """Scripted sender/receiver for the referential game: reuse glossary terms, invent
+    deterministic new ones, and read messages through the glossary."""
+    glossary = {}
+    for term, meaning in re.findall(r"^(\w+) = (\{.*\})$", prompt, re.M):
+        glossary[term] = json.loads(meaning)
+    if "You are the SENDER" in prompt:
+        target = json.loads(re.search(r"Your target: (\{.*\})", prompt).group(1))
+        parts, new = [], []
+        for attr, value in target.items():
+            known = [t for t, m in glossary.items() if m == {attr: value}]
+            if known:
+                parts.append(sorted(known)[0])
+            else:
+                term = "q" + hashlib.blake2b(f"{attr}={value}".encode(), digest_size=2).hexdigest()[:2]
+                parts.append(term)
+                new.append({"term": term, "canonical": {attr: value}})
+        return json.dumps({"message": "-".join(parts), "new_terms": new})
+    message = re.search(r"^Message: (.*)$", prompt, re.M).group(1)
+    cands = {cid: json.loads(props) for cid, props in re.findall(r"^(obj_\d+): (\{.*\})$", prompt, re.M)}
+    terms = [t for t in re.split(r"[^A-Za-z0-9]+", message) if t]
+    meaning = {t: glossary[t] for t in terms if t in glossary}
+
+    def fit(props):
+        return sum(all(props.get(a) == v for a, v in m.items()) for m in meaning.values())
+
+    best = max(sorted(cands), key=lambda cid: fit(cands[cid])) if cands else ""
+    return json.dumps({"choice": best, "interpretation": meaning})
+
+
 def illegal_action(prompt: str) -> str | None:
     """An action the view in ``prompt`` forbids (to test that replies are checked), if any."""
     from .prompt import legal_for_view
@@ -177,6 +207,15 @@ class TestServer:
                     return
                 messages = body.get("messages") or []
                 prompt = "\n".join(str(m.get("content", "")) for m in messages)
+                if "referential game" in prompt:
+                    content = referential_reply(prompt) if fault != "garbage" else "I would rather not say."
+                    usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
+                    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                    self._send(200, {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
+                                     "model": server.model, "usage": usage, "choices": [
+                                         {"index": 0, "finish_reason": "stop",
+                                          "message": {"role": "assistant", "content": content}}]})
+                    return
                 action, thought = scripted_reply(prompt)
                 if fault == "illegal":
                     action = illegal_action(prompt) or action

@@ -70,16 +70,6 @@ class EmbeddedAgent:
                 terms.append(known[0].term)
         return "".join(terms), terms, new
 
-    def preferred_message(self, obj: GameObject) -> str | None:
-        """The message this agent would send for ``obj`` now, without exploring (None: no code yet)."""
-        out = []
-        for attr, value in obj.properties(self.game.names).items():
-            known = self.glossary.terms_for({attr: value})
-            if not known:
-                return None
-            out.append(max(known, key=lambda t: (t.stable_score, t.usage, t.term)).term)
-        return "".join(out)
-
     # ------------------------------------------------------------ listening
 
     def interpretation(self, term: str) -> dict | None:
@@ -130,12 +120,16 @@ class Experiment:
         self.game = Game(cfg)
         self.glossary = Glossary(glossary_path or ":memory:", model="embedded" if agents == "embedded" else "llm")
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([cfg.seed, 1])))
+        self.failures: dict[str, int] = defaultdict(int)
         make = model_agent_factory or (lambda name: EmbeddedAgent(name, self.game, self.glossary, self.rng))
         self.agents = [make("A"), make("B")]
         for a in self.agents:
             if hasattr(a, "learn_glossary"):
                 a.learn_glossary()  # a restart starts from what the glossary already holds
         self.joiner = make("C") if cfg.agents == 3 else None
+        for a in self.agents + ([self.joiner] if self.joiner else []):
+            if hasattr(type(a), "bind"):  # model agents get the game, glossary and failure counters
+                a.bind(self.game, self.glossary, self.failures)
         self.join_round = cfg.rounds // 2 if cfg.agents == 3 else None
         if cfg.condition == "fixed":
             self._fixed_glossary()
@@ -144,7 +138,6 @@ class Experiment:
         self.lengths: list[tuple[int, int]] = []  # (message chars, natural description chars)
         self.new_per_round: list[int] = []
         self.pruned: list[str] = []
-        self.failures: dict[str, int] = defaultdict(int)
         self.log = open(log_path, "w") if log_path else None
         self.run_id = f"seed{cfg.seed}-{cfg.condition}-{agents}"
         self.offset = self.glossary.rounds_played  # a restarted glossary keeps counting rounds
@@ -240,10 +233,7 @@ class Experiment:
 
     def topographic_similarity(self) -> float:
         """Spearman correlation of meaning distances (Hamming) and message distances (edit)."""
-        speaker = self.agents[0]
-        if not hasattr(speaker, "preferred_message"):
-            return float("nan")
-        pairs = [(o, m) for o in self.game.objects if (m := speaker.preferred_message(o))]
+        pairs = [(o, m) for o in self.game.objects if (m := self.code_for(o))]
         if len(pairs) < 3:
             return 0.0
         md, sd = [], []
@@ -252,6 +242,16 @@ class Experiment:
                 md.append(sum(a != b for a, b in zip(pairs[i][0].values, pairs[j][0].values)))
                 sd.append(_edit(pairs[i][1], pairs[j][1]))
         return _spearman(np.array(md, float), np.array(sd, float))
+
+    def code_for(self, obj: GameObject) -> str | None:
+        """The message the shared glossary gives ``obj`` now (best term per attribute), if complete."""
+        out = []
+        for attr, value in obj.properties(self.game.names).items():
+            known = self.glossary.terms_for({attr: value})
+            if not known:
+                return None
+            out.append(max(known, key=lambda t: (t.stable_score, t.usage, t.term)).term)
+        return "".join(out)
 
     def definition_agreement(self) -> float:
         terms = [t for t in self.glossary.active() if t.usage > 0]

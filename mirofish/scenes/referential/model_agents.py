@@ -1,0 +1,152 @@
+"""Model agents for the referential game, through the shared worker pool (seed 000 §3.4).
+
+The sender gets the seed's rules: at most ``max_chars`` characters, no spelled-out attributes,
+reuse the glossary's terms, and declare any new term with its canonical properties. The
+receiver gets the message, the candidate list and the glossary and must return its choice and
+its interpretation of each term. Replies are JSON read tolerantly; malformed ones are counted
+by reason in the experiment's ``failures`` and the round is lost — never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ...brains.pool import ModelPool
+from ...brains.prompt import _json_candidates
+from ...config import load_config
+from .game import Game, GameConfig, GameObject
+from .glossary import Glossary
+
+SENDER_SYSTEM = """You are the SENDER in a referential game.
+Send a message of at most {max_chars} characters that lets the receiver pick your target object among candidates you cannot see.
+Use existing glossary terms where they fit. Never write attribute words ({words}) in the message.
+If no term fits, invent a short new term and define it.
+Answer with JSON only: {{"message": "...", "new_terms": [{{"term": "...", "canonical": {{"<attribute>": "<value>"}}}}]}}"""
+
+RECEIVER_SYSTEM = """You are the RECEIVER in a referential game.
+You get a short message and a list of candidate objects. Choose the object the message means.
+Also say how you understand each term of the message.
+Answer with JSON only: {"choice": "<object id>", "interpretation": {"<term>": {"<attribute>": "<value>"}}}"""
+
+SENDER_SCHEMA = {"type": "object", "properties": {
+    "message": {"type": "string"},
+    "new_terms": {"type": "array", "items": {"type": "object", "properties": {
+        "term": {"type": "string"}, "canonical": {"type": "object"}}, "required": ["term", "canonical"]}}},
+    "required": ["message"]}
+RECEIVER_SCHEMA = {"type": "object", "properties": {
+    "choice": {"type": "string"}, "interpretation": {"type": "object"}}, "required": ["choice"]}
+
+
+def _glossary_lines(glossary: Glossary) -> str:
+    terms = sorted(glossary.active(), key=lambda t: -t.stable_score)
+    return "\n".join(f"{t.term} = {json.dumps(t.canonical)}" for t in terms) or "(empty)"
+
+
+def _json(text: str | None) -> dict | None:
+    for candidate in _json_candidates((text or "").strip()):
+        try:
+            data = json.loads(candidate.strip(), strict=False)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+class ModelAgent:
+    def __init__(self, name: str, game: Game, glossary: Glossary, pool: ModelPool, failures: dict):
+        self.name, self.game, self.glossary, self.pool, self.failures = name, game, glossary, pool, failures
+        self.interps: dict[str, dict] = {}
+        self.last_raw = ""
+
+    def _fail(self, reason: str) -> None:
+        self.failures[reason] = self.failures.get(reason, 0) + 1
+
+    def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str):
+        cfg = self.game.cfg
+        words = ", ".join(v for vals in cfg.attributes.values() for v in vals)
+        user = (f"Glossary:\n{_glossary_lines(self.glossary)}\n"
+                f"Your target: {json.dumps(target.properties(self.game.names))}\nYour JSON:")
+        msgs = [{"role": "system", "content": SENDER_SYSTEM.format(max_chars=cfg.max_chars, words=words)},
+                {"role": "user", "content": user}]
+        reply = self.pool.complete(msgs, SENDER_SCHEMA)
+        self.last_raw = reply["text"] or f"<{reply['error']}>"
+        if reply["error"]:
+            self._fail(f"sender_{reply['error']}")
+            return "", [], []
+        data = _json(reply["text"])
+        if data is None or not isinstance(data.get("message"), str):
+            self._fail("sender_malformed")
+            return "", [], []
+        message = data["message"].strip()
+        new = []
+        for item in data.get("new_terms") or []:
+            term, canonical = (item or {}).get("term"), (item or {}).get("canonical")
+            if not invent:
+                break
+            if not isinstance(term, str) or not isinstance(canonical, dict) or not canonical:
+                self._fail("new_term_without_definition")
+                continue
+            if term in self.glossary:
+                continue
+            self.glossary.add(term, canonical, canonical, round_, status=status, proposed_by=self.name)
+            new.append(term)
+        tokens = [t for t in re.split(r"[^A-Za-z0-9]+", message) if t]
+        used = [t for t in tokens if t in self.glossary]
+        return message, used, new
+
+    def listen(self, message: str, candidates: list[GameObject]) -> tuple[str | None, dict]:
+        lines = "\n".join(f"{c.id}: {json.dumps(c.properties(self.game.names))}" for c in candidates)
+        user = f"Glossary:\n{_glossary_lines(self.glossary)}\nMessage: {message}\nCandidates:\n{lines}\nYour JSON:"
+        msgs = [{"role": "system", "content": RECEIVER_SYSTEM}, {"role": "user", "content": user}]
+        reply = self.pool.complete(msgs, RECEIVER_SCHEMA)
+        self.last_raw = reply["text"] or f"<{reply['error']}>"
+        if reply["error"]:
+            self._fail(f"receiver_{reply['error']}")
+            return None, {}
+        data = _json(reply["text"])
+        ids = {c.id for c in candidates}
+        if data is None or data.get("choice") not in ids:
+            self._fail("receiver_malformed" if data is None else "receiver_invalid_choice")
+            return None, {}
+        interp = data.get("interpretation") if isinstance(data.get("interpretation"), dict) else {}
+        for term, meaning in interp.items():
+            if isinstance(meaning, dict):
+                self.interps[term] = meaning
+        return data["choice"], interp
+
+    def interpretation(self, term: str) -> dict | None:
+        return self.interps.get(term)
+
+
+def model_agent_factory(base_url: str, model: str, cfg: GameConfig):
+    """Agents sharing one worker pool (the aquarium's, configured for this server)."""
+    mcfg = load_config(**{"seed": cfg.seed, "brain.kind": "llm",
+                          "brain.small.endpoints": [{"base_url": base_url, "model": model}]})
+    pool = ModelPool(mcfg)
+    state = {"closed": False}
+
+    def make(name: str):
+        return _Bound(name, pool, state)
+
+    return make
+
+
+class _Bound:
+    """Late binding: the experiment creates agents before its game and glossary are visible here."""
+
+    def __init__(self, name: str, pool: ModelPool, state: dict):
+        self.name, self.pool, self.state = name, pool, state
+        self.agent: ModelAgent | None = None
+
+    def bind(self, game: Game, glossary: Glossary, failures: dict) -> None:
+        self.agent = ModelAgent(self.name, game, glossary, self.pool, failures)
+
+    def __getattr__(self, item):
+        return getattr(self.__dict__["agent"], item)
+
+    def close(self) -> None:
+        if not self.state["closed"]:
+            self.state["closed"] = True
+            self.pool.close()
