@@ -70,5 +70,16 @@ def main() -> None:
     shoot(fork, "fork.png", 110, keys=[pygame.K_f, pygame.K_4], select=7)
 
 
+def referential() -> None:
+    from mirofish.scenes.referential.experiment import Experiment
+    from mirofish.scenes.referential.game import GameConfig
+    from mirofish.scenes.referential.scene import ReferentialScene
+
+    scene = ReferentialScene(Experiment(GameConfig(seed=2, rounds=400)))
+    scene.pacer.speed = 16
+    shoot(scene, "referential.png", 180)
+
+
 if __name__ == "__main__":
+    referential()
     main()
