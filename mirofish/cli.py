@@ -91,8 +91,10 @@ def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
     scene = AquariumScene(cfg)
     recorder = _recorder(args.record, scene.engine)
     try:
+        from .scenes.negotiation.scene import NegotiationScene
+
         return run_window(scene, args.screenshot, args.frames, args.select, args.fps, size,
-                          more=[ReferentialScene()])
+                          more=[ReferentialScene(), NegotiationScene()])
     finally:
         if recorder is not None:
             recorder.close()
@@ -167,6 +169,17 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--base-url", metavar="URL", help="llm agents: OpenAI-compatible server")
     ref.add_argument("--model", metavar="NAME", help="llm agents: model name")
     _add_window_flags(ref)
+
+    neg = sub.add_parser("negotiation", help="negotiation with grounding repair and Argent signals")
+    neg.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
+    neg.add_argument("--sessions", type=_int_at_least(1), default=200)
+    neg.add_argument("--seed", type=_int_at_least(0), default=0)
+    neg.add_argument("--no-repair", action="store_true", help="no failure detection, repairs or signals")
+    neg.add_argument("--agents", choices=("embedded", "llm"), default="embedded")
+    neg.add_argument("--db", metavar="PATH", help="SQLite file for each session's grounding state and turns")
+    neg.add_argument("--base-url", metavar="URL", help="llm negotiators: OpenAI-compatible server")
+    neg.add_argument("--model", metavar="NAME", help="llm negotiators: model name")
+    _add_window_flags(neg)
 
     tr = sub.add_parser("trace", help="isolate one fish: its view and decisions per tick, neighbours restored")
     tr.add_argument("path")
@@ -408,6 +421,34 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_negotiation(args: argparse.Namespace) -> int:
+    from .scenes.negotiation.dialogue import evaluate
+
+    speakers_for = close = None
+    if args.agents == "llm":
+        if not (args.base_url and args.model):
+            raise UsageError("mirofish negotiation: --agents llm needs --base-url and --model")
+        from .scenes.negotiation.model_agents import model_speakers
+
+        speakers_for, close = model_speakers(args.base_url, args.model, args.seed)
+    if not args.headless:
+        from .scenes.negotiation.scene import NegotiationScene
+        from .ui.app import run_window
+
+        return run_window(NegotiationScene(args.seed, not args.no_repair, speakers_for), args.screenshot, args.frames,
+                          None, args.fps, _size(args.size))
+    try:
+        summary, _, _ = evaluate(args.sessions, args.seed, not args.no_repair, db_path=args.db,
+                                 speakers_for=speakers_for)
+    finally:
+        if close:
+            summary_failures = close()
+    if close:
+        summary["model_failures"] = summary_failures
+    print(json.dumps(summary))
+    return 0
+
+
 def run_referential(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -479,7 +520,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.terminal:
                 return run_terminal(cfg, args.ticks, args.record)
             return run_window_live(cfg, args)
-        handlers = {"referential": run_referential, "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
+        handlers = {"negotiation": run_negotiation, "referential": run_referential, "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
                     "trace": run_trace}
         if args.command in handlers:
             return handlers[args.command](args)

@@ -63,6 +63,19 @@ def scripted_reply(prompt: str) -> tuple[str, str]:
     return legal[k % len(legal)], "exploring open water"
 
 
+def negotiation_reply(prompt: str) -> str:
+    """Scripted negotiator: accept what meets the target, else make the first suggested offer."""
+    task = re.search(r"Task id: (\S+)\.", prompt).group(1)
+    ghash = re.search(r"Goal hash: (\w+)", prompt).group(1)
+    target = float(re.search(r"Your target now: ([\d.]+)", prompt).group(1))
+    worth = re.search(r"It is worth ([\d.]+) to you", prompt)
+    signals = {"layer1": {"task_id": task, "goal_hash": ghash, "constraints": [f"utility >= {target:.2f}"]}}
+    if worth and float(worth.group(1)) >= target:
+        return json.dumps({"accept": True, "message": "That works for me: deal.", "signals": signals})
+    offer = json.loads(re.search(r"Suggested offer 1: (\{.*\})", prompt).group(1))
+    return json.dumps({"accept": False, "offer": offer, "message": "Here is what I can do.", "signals": signals})
+
+
 def referential_reply(prompt: str) -> str:
     """Scripted sender/receiver for the referential game: reuse glossary terms, invent
     deterministic new ones, and read messages through the glossary."""
@@ -207,6 +220,15 @@ class TestServer:
                     return
                 messages = body.get("messages") or []
                 prompt = "\n".join(str(m.get("content", "")) for m in messages)
+                if "negotiation between a buyer and a seller" in prompt:
+                    content = negotiation_reply(prompt) if fault != "garbage" else '{"accept": false, "signals": 7}'
+                    usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
+                    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                    self._send(200, {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
+                                     "model": server.model, "usage": usage, "choices": [
+                                         {"index": 0, "finish_reason": "stop",
+                                          "message": {"role": "assistant", "content": content}}]})
+                    return
                 if "referential game" in prompt:
                     content = referential_reply(prompt) if fault != "garbage" else "I would rather not say."
                     usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}

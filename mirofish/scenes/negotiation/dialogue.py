@@ -1,0 +1,449 @@
+"""Grounding tracker, failure detector, repair executor, Argent signals and the session loop.
+
+* **Dialogue grounding tracker** (seed 002 §3.1): entities (the named terms) with attributes
+  and a grounded flag, propositions (offers) with a status, the action history, and an
+  uncertainty score; saved per session to SQLite.
+* **Failure detector** (§3.2): vague references, undefined terms, contradictions with history
+  (an offer rejected that the proposer read as better for the rejecter), extreme statements,
+  proposal backtracking, attribute-inheritance contradictions, and — from Argent layer-2
+  signals — assumption conflicts. Each detection has a confidence and an impact; only
+  confident, high-impact ones above the phase's threshold trigger a repair, and a topic cools
+  down after one.
+* **Repair executor** (§3.3, §4.2): five strategies picked by a UCB1 bandit, rewarded by the
+  uncertainty drop over the next 3 turns and by key terms newly grounded; the party with more
+  at stake initiates; after two failed repairs on a topic the anti-loop rule asks a yes/no
+  confirmation, and if that fails the parties agree to disagree on it.
+* **Argent signals** (seed 001): layer 1 on every message (task id, goal hash robust to
+  whitespace and punctuation, constraint checklist); layer 2 on uncertain turns (assumptions,
+  confidence, alternatives); layer 3 drift alerts that open a one-turn calibration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import sqlite3
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .world import NAMED, NUMERIC, OfferTable, Party, Session, candidate_offers
+
+STRATEGIES = ("confirming_restatement", "exploratory_question", "offering_options", "revealing_assumptions",
+              "rebuilding_consensus")
+FAILURES = ("undefined_term", "contradiction", "vague_reference", "extreme_statement", "backtracking",
+            "inheritance", "assumption_conflict")
+# How often each strategy actually restores common ground, per failure type: the simulated
+# world's truth, unknown to the bandit (seed 002 §3.3's table of where each strategy fits).
+EFFECT = {
+    "confirming_restatement": {"undefined_term": .45, "contradiction": .3, "vague_reference": .85, "extreme_statement": .3,
+                               "backtracking": .4, "inheritance": .5, "assumption_conflict": .5},
+    "exploratory_question": {"undefined_term": .8, "contradiction": .5, "vague_reference": .5, "extreme_statement": .3,
+                             "backtracking": .3, "inheritance": .65, "assumption_conflict": .7},
+    "offering_options": {"undefined_term": .7, "contradiction": .6, "vague_reference": .6, "extreme_statement": .3,
+                         "backtracking": .4, "inheritance": .5, "assumption_conflict": .65},
+    "revealing_assumptions": {"undefined_term": .5, "contradiction": .75, "vague_reference": .3,
+                              "extreme_statement": .6, "backtracking": .5, "inheritance": .5, "assumption_conflict": .85},
+    "rebuilding_consensus": {"undefined_term": .3, "contradiction": .5, "vague_reference": .3, "extreme_statement": .6,
+                             "backtracking": .7, "inheritance": .4, "assumption_conflict": .4},
+}
+_TABLE = None  # built on first use (OfferTable)
+GOAL = "Agree on price, delivery time, payment terms, support scope and the AI feature."
+
+
+def goal_hash(text: str) -> str:
+    """A goal's hash, robust to case, whitespace and punctuation (Argent layer 1)."""
+    norm = " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+    return hashlib.blake2b(norm.encode(), digest_size=6).hexdigest()
+
+
+class Bandit:
+    """UCB1 over the repair strategies; shared across the sessions of a run, so it learns."""
+
+    def __init__(self, arms=STRATEGIES, c: float = 0.6):
+        self.arms, self.c = list(arms), c
+        self.pulls = {a: 0 for a in self.arms}
+        self.value = {a: 0.0 for a in self.arms}
+        self.history: list[str] = []
+
+    def choose(self) -> str:
+        total = sum(self.pulls.values())
+        for a in self.arms:
+            if self.pulls[a] == 0:
+                return a
+        arm = max(self.arms, key=lambda a: self.value[a] + self.c * math.sqrt(math.log(total) / self.pulls[a]))
+        return arm
+
+    def update(self, arm: str, reward: float) -> None:
+        self.pulls[arm] += 1
+        self.value[arm] += (reward - self.value[arm]) / self.pulls[arm]
+        self.history.append(arm)
+
+    def stats(self) -> dict:
+        return {a: {"pulls": self.pulls[a], "mean_reward": round(self.value[a], 3)} for a in self.arms}
+
+
+@dataclass
+class Tracker:
+    """The dialogue grounding tracker for one session."""
+
+    session: str
+    entities: dict = field(default_factory=dict)  # "support:standard" → {"attributes", "grounded", "used"}
+    propositions: dict = field(default_factory=dict)  # "prop_7" → {"content", "proponent", "status"}
+    history: list = field(default_factory=list)
+    uncertainty: float = 0.0
+    recent_flags: float = 0.0
+
+    def use_terms(self, offer: dict, party: Party) -> list[str]:
+        new = []
+        for issue in NAMED:
+            key = f"{issue}:{offer[issue]}"
+            ent = self.entities.setdefault(key, {"attributes": {}, "grounded": False, "used": 0})
+            if ent["used"] == 0:
+                new.append(key)
+            ent["used"] += 1
+            ent["attributes"][party.role] = party.definitions[issue][offer[issue]]
+        return new
+
+    def ground(self, issue: str, level: int) -> list[str]:
+        out = []
+        for key, ent in self.entities.items():
+            if key.startswith(issue + ":") and not ent["grounded"]:
+                ent["grounded"] = True
+                out.append(key)
+        return out
+
+    def update_uncertainty(self) -> float:
+        ungrounded = sum(1 for e in self.entities.values() if not e["grounded"] and e["used"])
+        pending = sum(1 for p in self.propositions.values() if p["status"] == "pending")
+        self.recent_flags *= 0.6
+        self.uncertainty = float(min(1.0, 0.18 * ungrounded + 0.04 * min(pending, 4) + self.recent_flags))
+        return self.uncertainty
+
+    def as_json(self) -> str:
+        return json.dumps({"session_id": self.session, "grounding_status": {
+            "entities": self.entities, "propositions": self.propositions, "action_history": self.history},
+            "uncertainty_score": self.uncertainty})
+
+
+@dataclass
+class Turn:
+    index: int
+    speaker: str
+    kind: str  # propose, accept, repair, calibrate, agree_to_disagree
+    text: str
+    signals: dict
+    detections: list = field(default_factory=list)
+    strategy: str | None = None
+    uncertainty: float = 0.0
+
+
+class Negotiation:
+    """One seeded session between two negotiators (embedded by default)."""
+
+    MAX_TURNS = 30
+
+    def __init__(self, session: Session, repair: bool = True, bandit: Bandit | None = None, effect: dict | None = None,
+                 speakers=None):
+        global _TABLE
+        if _TABLE is None:
+            _TABLE = OfferTable(candidate_offers())
+        self.s, self.repair = session, repair
+        self.bandit = bandit or Bandit()
+        self.effect = effect or EFFECT
+        self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([session.seed, 3])))
+        self.tracker = Tracker(f"neg_{session.seed:05d}")
+        self.turns: list[Turn] = []
+        self.table = _TABLE
+        self.offers = _TABLE.offers
+        self.last_offer: dict[str, dict | None] = {"buyer": None, "seller": None}
+        self.last_prop: dict[str, str] = {}
+        self.rejected: dict[str, list[dict]] = {"buyer": [], "seller": []}
+        self.goal = {"buyer": GOAL, "seller": GOAL}
+        self.cooldown: dict[str, int] = {}
+        self.failed_repairs: dict[str, int] = {}
+        self.disagreed: set[str] = set()
+        self.pending_reward: list[tuple[str, int, float, int]] = []  # (arm, due turn, u before, grounded before)
+        self.agreement: dict | None = None
+        self.walked_away = False
+        self.speakers = speakers  # optional model negotiators: {"buyer": callable, "seller": callable}
+
+    # ------------------------------------------------------------ helpers
+
+    def party(self, role: str) -> Party:
+        return self.s.buyer if role == "buyer" else self.s.seller
+
+    def target(self, p: Party, t: int) -> float:
+        f = (t / self.MAX_TURNS) ** (1.0 / p.traits["toughness"])
+        return p.reservation + (1 - p.reservation) * (1 - f)
+
+    def grounded_count(self) -> int:
+        return sum(1 for e in self.tracker.entities.values() if e["grounded"])
+
+    def _choose_offer(self, p: Party, t: int, other: dict | None) -> dict:
+        """An offer worth at least today's target to ``p``, as close as possible to ``other``'s."""
+        table = self.table
+        u = table.utilities(p)
+        ok = u >= self.target(p, t)
+        for issue in self.disagreed:  # set aside at their middle name
+            ok &= table.names[issue] == 1
+        if not ok.any():
+            return self.offers[int(np.argmax(u))]
+        if other is None:
+            idx = np.flatnonzero(ok)
+            return self.offers[int(idx[np.argmax(u[idx])])]
+        d = np.zeros(len(self.offers))
+        for i, (lo, hi) in NUMERIC.items():
+            d += np.abs(table.numeric[i] - other[i]) / (hi - lo)
+        for i in NAMED:
+            d += 0.5 * (table.names[i] != NAMED[i].index(other[i]))
+        d[~ok] = np.inf
+        best = np.flatnonzero(d == d.min())
+        return self.offers[int(best[np.argmax(u[best])])]
+
+    def _signals(self, role: str, t: int, offer: dict | None, alternative: dict | None) -> dict:
+        p = self.party(role)
+        sig = {"layer1": {"task_id": self.tracker.session, "goal_hash": goal_hash(self.goal[role]),
+                          "constraints": [f"utility >= {p.reservation:.2f}", f"deadline {self.MAX_TURNS} turns"]}}
+        if self.tracker.uncertainty > 0.45 and offer is not None:
+            sig["layer2"] = {"assumptions": {f"{i}:{offer[i]}": p.definitions[i][offer[i]] for i in NAMED},
+                             "confidence": round(1 - self.tracker.uncertainty, 2),
+                             "alternatives": [alternative] if alternative else []}
+        return sig
+
+    # ------------------------------------------------------------ detection
+
+    def detect(self, role: str, offer: dict | None, text: str, signals: dict, t: int) -> list[dict]:
+        other = "seller" if role == "buyer" else "buyer"
+        found = []
+        if re.search(r"\b(that offer|it|as above)\b", text):
+            found.append({"type": "vague_reference", "topic": "reference", "confidence": 0.55, "impact": 0.25})
+        if re.search(r"\b(absolutely not|no way|never)\b", text):
+            found.append({"type": "extreme_statement", "topic": "stance", "confidence": 0.6, "impact": 0.45})
+        if offer is not None:
+            for key in self.tracker.use_terms(offer, self.party(role)):
+                issue = key.split(":")[0]
+                impact = min(1.0, 2.0 * max(self.s.buyer.weights[issue], self.s.seller.weights[issue]))
+                found.append({"type": "undefined_term", "topic": issue, "confidence": 0.65, "impact": impact})
+            mine = self.last_offer[other]
+            if mine is not None and self.party(other).utility(mine, self.party(role).definitions) > \
+                    self.party(role).utility(offer) + 0.15:
+                # the rejecter turned down what the proposer's reading says was better for it
+                issue = max(NAMED, key=lambda i: abs(self.party(role).definitions[i][mine[i]]
+                                                     - self.party(other).definitions[i][mine[i]]))
+                found.append({"type": "contradiction", "topic": issue, "confidence": 0.8, "impact": 0.7})
+            if any(all(offer[k] == r[k] for k in offer) for r in self.rejected[role]):
+                found.append({"type": "backtracking", "topic": "history", "confidence": 0.7, "impact": 0.5})
+            prev = self.last_offer[role]
+            if prev is not None:
+                for issue in NAMED:
+                    if prev[issue] != offer[issue] and prev["price"] == offer["price"]:
+                        found.append({"type": "inheritance", "topic": issue, "confidence": 0.6, "impact": 0.5})
+        if "layer2" in signals:  # the receiver compares stated assumptions with its own readings
+            for key, level in signals["layer2"]["assumptions"].items():
+                issue, name = key.split(":")
+                if self.party(other).definitions[issue][name] != level and not self.tracker.entities[key]["grounded"]:
+                    found.append({"type": "assumption_conflict", "topic": issue, "confidence": 0.9, "impact": 0.8})
+        self.tracker.recent_flags += 0.05 * len(found)
+        return found
+
+    def threshold(self, t: int) -> float:
+        """Dynamic threshold: eager to ground early, focused mid-way, careful at the close."""
+        if t < 6:
+            return 0.35
+        return 0.35 if t > 0.75 * self.MAX_TURNS else 0.5
+
+    # ------------------------------------------------------------ repair
+
+    def _repair_turn(self, t: int, det: dict) -> Turn:
+        topic, kind = det["topic"], det["type"]
+        stake = {r: self.party(r).weights.get(topic, 0.2) for r in ("buyer", "seller")}
+        initiator = max(stake, key=stake.get)
+        loops = self.failed_repairs.get(topic, 0)
+        if loops >= 2:  # anti-loop rule: a yes/no confirmation
+            strategy, p_ok = "yes_no_confirmation", 0.85
+        else:
+            strategy = self.bandit.choose()
+            p_ok = self.effect[strategy].get(kind, 0.4)
+        ok = self.rng.random() < p_ok
+        u_before, g_before = self.tracker.uncertainty, self.grounded_count()
+        if ok and topic in NAMED:  # both now read the names as the seller will deliver them
+            self.s.buyer.definitions[topic] = dict(self.s.seller.definitions[topic])
+            for key in self.tracker.ground(topic, 0):
+                self.tracker.history.append({"turn": t, "agent": initiator, "action": "grounded", "target": key})
+        if ok:
+            self.tracker.recent_flags = max(0.0, self.tracker.recent_flags - 0.3)
+            self.failed_repairs.pop(topic, None)
+        else:
+            self.failed_repairs[topic] = loops + 1
+        text = f"[{strategy.replace('_', ' ')}] about {topic}: " + ("common ground restored" if ok else "still unclear")
+        if not ok and loops >= 2 and topic in NAMED:
+            self.disagreed.add(topic)
+            text += f"; we agree to disagree on {topic} and set it aside"
+        self.cooldown[topic] = t + 3
+        if strategy in STRATEGIES:
+            self.pending_reward.append((strategy, t + 3, u_before, g_before))
+        self.tracker.history.append({"turn": t, "agent": initiator, "action": "repair", "strategy": strategy,
+                                     "target": topic, "success": bool(ok)})
+        return Turn(t, initiator, "repair", text, self._signals(initiator, t, None, None), [det], strategy)
+
+    def _settle_rewards(self, t: int) -> None:
+        keep = []
+        for arm, due, u0, g0 in self.pending_reward:
+            if t >= due:
+                reward = max(0.0, u0 - self.tracker.uncertainty) + 0.5 * (self.grounded_count() - g0)
+                self.bandit.update(arm, min(1.5, reward))
+            else:
+                keep.append((arm, due, u0, g0))
+        self.pending_reward = keep
+
+    # ------------------------------------------------------------ the loop
+
+    def run(self) -> dict:
+        for _ in self.iter_turns():
+            pass
+        return self.result()
+
+    def iter_turns(self):
+        """The session turn by turn (the window steps through it)."""
+        queued: list[dict] = []
+        role = "buyer"
+        for t in range(self.MAX_TURNS):
+            self.tracker.update_uncertainty()
+            self._settle_rewards(t)
+            if self.repair and queued:
+                turn = self._repair_turn(t, queued.pop(0))
+                queued.clear()
+            elif self.repair and goal_hash(self.goal["buyer"]) != goal_hash(self.goal["seller"]):
+                self.goal = {"buyer": GOAL, "seller": GOAL}  # layer-3 drift alert → calibration
+                turn = Turn(t, role, "calibrate", "[drift alert] let us restate the goal: " + GOAL, {"layer3": {
+                    "drift_alert": True, "issue": "goal hashes differ"}})
+            else:
+                turn = self._negotiate(t, role)
+                role = "seller" if role == "buyer" else "buyer"
+                if self.repair:
+                    urgent = [d for d in turn.detections if d["confidence"] >= 0.6 and d["impact"] >= 0.4
+                              and d["confidence"] * d["impact"] >= self.threshold(t)
+                              and self.cooldown.get(d["topic"], -1) < t]
+                    queued = sorted(urgent, key=lambda d: -d["confidence"] * d["impact"])[:1]
+            turn.uncertainty = self.tracker.update_uncertainty()
+            self.turns.append(turn)
+            yield turn
+            if self.agreement is not None or self.walked_away:
+                break
+
+    def _negotiate(self, t: int, role: str) -> Turn:
+        p, other = self.party(role), ("seller" if role == "buyer" else "buyer")
+        incoming = self.last_offer[other]
+        if self.rng.random() < 0.02:  # goal drift: only the wording changes (robust hash: no alarm) …
+            self.goal[role] = self.goal[role].upper().replace(",", " ,")
+        if self.rng.random() < 0.03:  # … or the goal itself narrows
+            self.goal[role] = "Agree on the price."
+        model = self.speakers[role](self, t, role) if self.speakers and role in self.speakers else None
+        price_only = goal_hash(self.goal[role]) != goal_hash(GOAL)
+        if incoming is not None:
+            u_in = p.utility(incoming)
+            if price_only:  # a drifted negotiator only looks at the price, and wants it all
+                lo, hi = NUMERIC["price"]
+                x = (incoming["price"] - lo) / (hi - lo)
+                u_in = min(u_in, x if p.role == "seller" else 1 - x)
+            if (model["accept"] if model is not None else u_in >= self.target(p, t)):
+                mismatch = [i for i in NAMED if self.s.buyer.definitions[i][incoming[i]]
+                            != self.s.seller.definitions[i][incoming[i]]]
+                if mismatch:  # drafting the contract surfaces what each side meant: the deal falls through
+                    for issue in mismatch:
+                        self.s.buyer.definitions[issue] = dict(self.s.seller.definitions[issue])
+                        self.tracker.ground(issue, 0)
+                    self.tracker.propositions[self.last_prop[other]]["status"] = "rejected"
+                    self.tracker.history.append({"turn": t, "agent": role, "action": "deal_collapsed",
+                                                 "target": ",".join(mismatch)})
+                    self.tracker.recent_flags += 0.4
+                    self.last_offer[other] = None
+                    walk = self.rng.random() < 0.6  # feeling misled, one side often walks away
+                    if walk:
+                        self.walked_away = True
+                    return Turn(t, role, "dispute", "Drafting the contract shows we meant different things by "
+                                + " and ".join(f"'{incoming[i]} {i.replace('_', ' ')}'" for i in mismatch)
+                                + (": the deal falls through and we walk away." if walk else ": the deal falls through."),
+                                self._signals(role, t, incoming, None))
+                self.agreement = incoming
+                self.tracker.propositions[self.last_prop[other]]["status"] = "accepted"
+                self.tracker.history.append({"turn": t, "agent": role, "action": "accept"})
+                return Turn(t, role, "accept", "Deal: I accept.", self._signals(role, t, incoming, None))
+            self.rejected[role].append(incoming)
+            self.tracker.propositions[self.last_prop[other]]["status"] = "countered"
+        offer = self._choose_offer(p, t, incoming)
+        alt = self._choose_offer(p, t, None)
+        if model is not None and model.get("offer"):
+            offer = model["offer"]
+        pieces = [f"price {offer['price']:.0f}", f"delivery {offer['delivery_weeks']:.0f} weeks",
+                  f"payment {offer['payment_days']:.0f} days", f"{offer['support']} support",
+                  f"{offer['ai_feature']} AI feature"]
+        text = "I propose " + ", ".join(pieces) + "."
+        if incoming is not None and self.rng.random() < 0.35 * (1 - p.traits["directness"]):
+            text = "About that offer: " + text
+        if incoming is not None and self.rng.random() < 0.2 * p.traits["directness"]:
+            text = "Absolutely not. " + text
+        self.tracker.propositions[f"prop_{t}"] = {"content": offer, "proponent": role, "status": "pending"}
+        self.tracker.history.append({"turn": t, "agent": role, "action": "propose", "target": f"prop_{t}"})
+        if model is not None and model.get("message"):
+            text = model["message"]
+        signals = self._signals(role, t, offer, alt if alt != offer else None)
+        if model is not None and model.get("signals"):
+            signals["model"] = model["signals"]
+        dets = self.detect(role, offer, text, signals, t)
+        self.last_offer[role] = offer
+        self.last_prop[role] = f"prop_{t}"
+        return Turn(t, role, "propose", text, signals, dets)
+
+    def result(self) -> dict:
+        turns = len(self.turns)
+        repairs = sum(1 for x in self.turns if x.kind in ("repair", "calibrate"))
+        us = [x.uncertainty for x in self.turns] or [0.0]
+        if self.agreement is not None:
+            ub, us_ = self.s.realised(self.agreement)
+            joint, fair = ub + us_, 1 - abs(ub - us_)
+        else:
+            ub = us_ = joint = fair = 0.0
+        unresolved = sum(1 for issue in self.s.mismatched if self.s.buyer.definitions[issue] != self.s.seller.definitions[issue]) \
+            + len(self.disagreed)
+        return {"agreement": self.agreement is not None, "joint_utility": joint, "fairness": fair, "rounds": turns,
+                "repair_share": repairs / max(1, turns), "uncertainty_mean": float(np.mean(us)),
+                "uncertainty_max": float(np.max(us)), "unresolved_conflicts": unresolved}
+
+    def save(self, db: sqlite3.Connection) -> None:
+        db.execute("CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, repair INTEGER, state TEXT, "
+                   "turns TEXT, result TEXT)")
+        db.execute("INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?)", (
+            self.tracker.session + ("" if self.repair else "_norepair"), int(self.repair), self.tracker.as_json(),
+            json.dumps([t.__dict__ for t in self.turns], default=str), json.dumps(self.result())))
+
+
+def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = None, effect: dict | None = None,
+             db_path: str | None = None, speakers_for=None) -> tuple[dict, Bandit, list]:
+    """Run ``sessions`` seeded sessions; returns (summary, bandit, per-session results)."""
+    bandit = bandit or Bandit()
+    results = []
+    db = sqlite3.connect(db_path) if db_path else None
+    for k in range(sessions):
+        neg = Negotiation(Session.draw(seed * 100_003 + k), repair, bandit, effect,
+                          speakers_for(k) if speakers_for else None)
+        results.append(neg.run())
+        if db is not None:
+            neg.save(db)
+    if db is not None:
+        db.commit()
+        db.close()
+
+    def mean(key):
+        return round(float(np.mean([r[key] for r in results])), 4)
+
+    summary = {"sessions": sessions, "seed": seed, "repair": repair,
+               "agreement_rate": mean("agreement"), "joint_utility_mean": mean("joint_utility"),
+               "fairness_mean": mean("fairness"), "rounds_mean": mean("rounds"), "repair_share": mean("repair_share"),
+               "uncertainty_mean": mean("uncertainty_mean"),
+               "uncertainty_max": round(float(max(r["uncertainty_max"] for r in results)), 4),
+               "unresolved_conflicts_mean": mean("unresolved_conflicts"), "bandit": bandit.stats()}
+    return summary, bandit, results

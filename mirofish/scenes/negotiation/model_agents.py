@@ -1,0 +1,107 @@
+"""Model negotiators through the shared worker pool: text plus the structured signal JSON.
+
+Each turn the model gets its role, its private priorities and definitions, the offer on the
+table with what it is worth to it, its current target and three offers it could make, and
+answers JSON: accept or an offer, a message, and Argent signals (layer 1 always). Malformed
+JSON or signals are counted by reason and that turn falls back to the embedded negotiator.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ...brains.pool import ModelPool
+from ...config import load_config
+from .dialogue import GOAL, Negotiation, goal_hash
+from .world import NAMED, NUMERIC
+
+SYSTEM = """You are a negotiator in a negotiation between a buyer and a seller.
+Issues: price, delivery_weeks, payment_days, support (basic/standard/premium), ai_feature (none/basic/full).
+Answer with JSON only:
+{"accept": true|false, "offer": {...one of the suggested offers or your own...}, "message": "what you say",
+ "signals": {"layer1": {"task_id": "...", "goal_hash": "...", "constraints": ["..."]}}}"""
+
+
+def _parse(text: str | None) -> dict | None:
+    from ...brains.prompt import _json_candidates
+
+    for cand in _json_candidates((text or "").strip()):
+        try:
+            data = json.loads(cand.strip(), strict=False)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+def _valid_offer(offer) -> bool:
+    if not isinstance(offer, dict):
+        return False
+    try:
+        return all(lo <= float(offer[i]) <= hi for i, (lo, hi) in NUMERIC.items()) and \
+            all(offer[i] in names for i, names in NAMED.items())
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+class ModelNegotiator:
+    def __init__(self, pool: ModelPool, failures: dict):
+        self.pool, self.failures = pool, failures
+
+    def _fail(self, reason: str):
+        self.failures[reason] = self.failures.get(reason, 0) + 1
+        return None
+
+    def __call__(self, neg: Negotiation, t: int, role: str) -> dict | None:
+        p = neg.party(role)
+        other = "seller" if role == "buyer" else "buyer"
+        incoming = neg.last_offer[other]
+        suggestions = [neg._choose_offer(p, t, incoming), neg._choose_offer(p, t, None),
+                       neg._choose_offer(p, max(0, t - 3), incoming)]
+        lines = [f"You are the {role}. Task id: {neg.tracker.session}. Goal: {GOAL} Goal hash: {goal_hash(GOAL)}",
+                 "Your priorities: " + json.dumps({k: round(v, 2) for k, v in p.weights.items()}),
+                 "What the names mean to you: " + json.dumps(p.definitions),
+                 f"Your target now: {neg.target(p, t):.3f}"]
+        if incoming is not None:
+            lines.append(f"Offer on the table: {json.dumps(incoming)}. It is worth {p.utility(incoming):.3f} to you.")
+        for k, o in enumerate(suggestions, 1):
+            lines.append(f"Suggested offer {k}: {json.dumps(o)}")
+        reply = self.pool.complete([{"role": "system", "content": SYSTEM},
+                                    {"role": "user", "content": "\n".join(lines)}], None, max_tokens=300)
+        if reply["error"]:
+            return self._fail(f"negotiator_{reply['error']}")
+        data = _parse(reply["text"])
+        if data is None:
+            return self._fail("reply_not_json")
+        sig = data.get("signals")
+        l1 = sig.get("layer1") if isinstance(sig, dict) else None
+        if not (isinstance(l1, dict) and isinstance(l1.get("task_id"), str) and isinstance(l1.get("goal_hash"), str)
+                and isinstance(l1.get("constraints"), list)):
+            return self._fail("signal_json_malformed")
+        if l1["goal_hash"] != goal_hash(GOAL):
+            self.failures["goal_hash_mismatch"] = self.failures.get("goal_hash_mismatch", 0) + 1
+        accept = bool(data.get("accept")) and incoming is not None
+        offer = data.get("offer")
+        if not accept and not _valid_offer(offer):
+            return self._fail("offer_invalid")
+        return {"accept": accept, "offer": None if accept else {**offer, **{i: float(offer[i]) for i in NUMERIC}},
+                "message": str(data.get("message") or "")[:300], "signals": sig}
+
+
+def model_speakers(base_url: str, model: str, seed: int):
+    """(speakers_for(session index) → {"buyer", "seller"}, close() → failure counts)."""
+    cfg = load_config(**{"seed": seed, "brain.kind": "llm", "brain.small.endpoints": [{"base_url": base_url,
+                                                                                        "model": model}]})
+    pool = ModelPool(cfg)
+    failures: dict[str, int] = {}
+    negotiator = ModelNegotiator(pool, failures)
+
+    def speakers_for(_session: int) -> dict:
+        return {"buyer": negotiator, "seller": negotiator}
+
+    def close() -> dict:
+        pool.close()
+        return dict(failures)
+
+    return speakers_for, close

@@ -1,0 +1,138 @@
+"""The negotiation in the window: dialogue with signal badges, grounding board, uncertainty
+curve with repair marks, bandit arm statistics. One turn per tick; sessions follow each other."""
+
+from __future__ import annotations
+
+import pygame
+
+from ...pacing import Pacer, clamp_speed
+from ...ui import theme
+from ...ui.panels import sparkline
+from .dialogue import Bandit, Negotiation
+from .world import Session
+
+
+class NegotiationScene:
+    title = "Negotiation"
+
+    def __init__(self, seed: int = 0, repair: bool = True, speakers_for=None):
+        self.seed, self.repair, self.speakers_for = seed, repair, speakers_for
+        self.bandit = Bandit()
+        self.pacer = Pacer(0.5)
+        self._t = 0.0
+        self.index = 0
+        self.results: list[dict] = []
+        self._start()
+
+    def _start(self) -> None:
+        speakers = self.speakers_for(self.index) if self.speakers_for else None
+        self.neg = Negotiation(Session.draw(self.seed * 100_003 + self.index), self.repair, self.bandit,
+                               speakers=speakers)
+        self.turn_iter = self.neg.iter_turns()
+        self.done = False
+
+    # model side
+    def reset(self, seed: int) -> None:
+        self.seed, self.index, self.results = seed, 0, []
+        self.bandit = Bandit()
+        self._start()
+
+    def step(self) -> None:
+        if self.done:
+            self.results.append(self.neg.result())
+            self.index += 1
+            self._start()
+            return
+        try:
+            next(self.turn_iter)
+        except StopIteration:
+            self.done = True
+
+    def snapshot(self) -> dict:
+        return {"session": self.neg.tracker.as_json(), "results": self.results, "bandit": self.bandit.stats()}
+
+    def close(self) -> None:
+        pass
+
+    # view side
+    def handle_event(self, event) -> None:
+        if event.type != pygame.KEYDOWN:
+            return
+        if event.key == pygame.K_SPACE:
+            self.pacer.paused = not self.pacer.paused
+            self.pacer.restart()
+        elif event.key == pygame.K_PERIOD:
+            self.step()
+        elif event.key in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
+            self.pacer.speed = clamp_speed(self.pacer.speed * 2)
+        elif event.key in (pygame.K_MINUS, pygame.K_KP_MINUS):
+            self.pacer.speed = clamp_speed(self.pacer.speed / 2)
+
+    def update(self, dt: float) -> None:
+        self._t += dt
+        for _ in range(self.pacer.due(self._t, 32)):
+            self.step()
+
+    def draw(self, surf: pygame.Surface) -> None:
+        surf.fill(theme.PANEL)
+        w, h = surf.get_size()
+        neg = self.neg
+        surf.blit(theme.text("Negotiation", 32, theme.INK, bold=True), (24, 16))
+        deals = sum(r["agreement"] for r in self.results)
+        surf.blit(theme.text(f"session {self.index + 1} ({neg.tracker.session})   repair + signals "
+                             f"{'ON' if self.repair else 'OFF'}   finished {len(self.results)}, deals {deals}   "
+                             f"speed {self.pacer.speed:g}x   S: next scene", 20, theme.DIM), (24, 52))
+        # dialogue
+        box = pygame.Rect(24, 84, int(w * 0.55), h - 300)
+        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        y = box.y + 10
+        for turn in neg.turns[-((box.h - 20) // 44):]:
+            colour = {"repair": theme.ACCENT, "calibrate": theme.WARN, "dispute": theme.BAD,
+                      "accept": theme.GOOD}.get(turn.kind, theme.INK)
+            badges = "".join(f"[{k[-1]}]" for k in ("layer1", "layer2", "layer3") if k in turn.signals)
+            surf.blit(theme.text(f"t{turn.index} {turn.speaker} {badges}", 17, theme.DIM), (box.x + 12, y))
+            for line in theme.wrap(turn.text, box.w - 24, 18)[:2]:
+                y += 18
+                surf.blit(theme.text(line, 18, colour), (box.x + 12, y))
+            y += 26
+        # grounding board
+        board = pygame.Rect(box.right + 24, 84, w - box.right - 48, (h - 300) // 2 - 8)
+        pygame.draw.rect(surf, (16, 32, 56), board, border_radius=10)
+        surf.blit(theme.text("grounding board", 20, theme.INK, bold=True), (board.x + 12, board.y + 8))
+        y = board.y + 36
+        for key, ent in sorted(neg.tracker.entities.items()):
+            readings = ", ".join(f"{r} reads {lvl}" for r, lvl in ent["attributes"].items())
+            mark, colour = ("grounded", theme.GOOD) if ent["grounded"] else ("not grounded", theme.WARN)
+            surf.blit(theme.text(f"{key}: {mark}  ({readings})", 17, colour), (board.x + 12, y))
+            y += 19
+            if y > board.bottom - 20:
+                break
+        props = list(neg.tracker.propositions.items())[-4:]
+        for k, p in props:
+            if y > board.bottom - 20:
+                break
+            surf.blit(theme.text(f"{k} by {p['proponent']}: {p['status']}", 17, theme.DIM), (board.x + 12, y))
+            y += 19
+        # bandit
+        arms = pygame.Rect(board.x, board.bottom + 16, board.w, board.h)
+        pygame.draw.rect(surf, (16, 32, 56), arms, border_radius=10)
+        surf.blit(theme.text("repair strategies (UCB1 bandit)", 20, theme.INK, bold=True), (arms.x + 12, arms.y + 8))
+        stats = self.bandit.stats()
+        most = max(1, max(s["pulls"] for s in stats.values()))
+        for k, (name, s) in enumerate(stats.items()):
+            y = arms.y + 40 + k * 30
+            surf.blit(theme.text(name.replace("_", " "), 17, theme.DIM), (arms.x + 12, y))
+            pygame.draw.rect(surf, theme.ACCENT, (arms.x + 210, y + 2, int((arms.w - 330) * s["pulls"] / most), 12))
+            surf.blit(theme.text(f"{s['pulls']}  r={s['mean_reward']:.2f}", 17, theme.INK), (arms.right - 110, y))
+        # uncertainty curve
+        curve = pygame.Rect(24, h - 200, w - 48, 180)
+        pygame.draw.rect(surf, (16, 32, 56), curve, border_radius=10)
+        us = [t.uncertainty for t in neg.turns]
+        surf.blit(theme.text(f"uncertainty {us[-1] if us else 0:.2f}   (orange marks: repairs)", 18, theme.INK),
+                  (curve.x + 12, curve.y + 8))
+        area = pygame.Rect(curve.x + 12, curve.y + 34, curve.w - 24, curve.h - 46)
+        sparkline(surf, area, us, theme.WARN, 0.0, 1.0)
+        for t in neg.turns:
+            if t.kind == "repair" and len(us) > 1:
+                x = area.x + t.index / max(1, len(us) - 1) * (area.w - 1)
+                pygame.draw.line(surf, theme.ACCENT, (x, area.y), (x, area.bottom), 1)

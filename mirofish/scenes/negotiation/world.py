@@ -1,0 +1,117 @@
+"""The negotiation world: a buyer and a seller, several issues, private values — and words
+whose private definitions differ (seed 002 §2.2: "what does 'standard support' cover?").
+
+Issues: price, delivery time and payment terms are numbers; support scope and the AI feature
+are *named levels* ("basic", "standard", "premium" …). Each party maps a name to an actual
+level with its own private definition, drawn per session: the buyer may think "standard
+support" means level 2 while the seller would deliver level 1. Offers are made in names, so
+two parties can agree on words and not on meaning — the grounding failure repair exists for.
+A deal is delivered by the seller's definitions; the buyer's *realised* utility uses them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NUMERIC = {"price": (80.0, 140.0), "delivery_weeks": (4.0, 16.0), "payment_days": (0.0, 90.0)}
+NAMED = {"support": ["basic", "standard", "premium"], "ai_feature": ["none", "basic", "full"]}
+LEVELS = 4  # actual scope levels 0..3 behind each name
+ISSUES = tuple(NUMERIC) + tuple(NAMED)
+# Which end of each numeric issue a party likes (named levels: buyers like more, sellers less).
+PREFERS_HIGH = {"buyer": {"price": False, "delivery_weeks": False, "payment_days": True},
+                "seller": {"price": True, "delivery_weeks": True, "payment_days": False}}
+
+
+@dataclass
+class Party:
+    """One side's private view: weights, reservation utility, and what the names mean to it."""
+
+    role: str  # "buyer" or "seller"
+    weights: dict[str, float]
+    reservation: float
+    definitions: dict[str, dict[str, int]]  # issue → name → actual level
+    traits: dict[str, float]  # clarification propensity, directness, toughness (Boulware exponent)
+
+    def utility(self, offer: dict, definitions: dict[str, dict[str, int]] | None = None) -> float:
+        """0..1 utility of an offer, reading the names with ``definitions`` (default: its own)."""
+        defs = definitions or self.definitions
+        total = 0.0
+        for issue, (lo, hi) in NUMERIC.items():
+            x = (offer[issue] - lo) / (hi - lo)
+            total += self.weights[issue] * (x if PREFERS_HIGH[self.role][issue] else 1 - x)
+        for issue in NAMED:
+            level = defs[issue][offer[issue]] / (LEVELS - 1)
+            total += self.weights[issue] * (level if self.role == "buyer" else 1 - level)
+        return float(total)
+
+
+@dataclass
+class Session:
+    """One negotiation's setup, fully determined by its seed."""
+
+    seed: int
+    buyer: Party
+    seller: Party
+    mismatched: list[str] = field(default_factory=list)  # named issues whose definitions differ
+
+    @classmethod
+    def draw(cls, seed: int) -> "Session":
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 2])))
+
+        def party(role: str) -> Party:
+            w = rng.dirichlet(np.ones(len(ISSUES)) * 2.0)
+            traits = {"clarify": float(rng.uniform(0.2, 0.9)), "directness": float(rng.uniform(0.1, 0.9)),
+                      "toughness": float(rng.uniform(0.5, 3.0))}
+            defs = {issue: {names[0]: 0, names[1]: 1 if issue == "support" else 2, names[2]: 3}
+                    for issue, names in NAMED.items()}
+            return Party(role, dict(zip(ISSUES, map(float, w))), float(rng.uniform(0.42, 0.58)), defs, traits)
+
+        buyer, seller = party("buyer"), party("seller")
+        mismatched = []
+        for issue, names in NAMED.items():  # private definitions differ here, by one level up or down
+            if rng.random() < 0.75:
+                name = names[1]
+                shift = int(rng.choice([-1, 1]))
+                buyer.definitions[issue][name] = int(np.clip(seller.definitions[issue][name] + shift, 0, LEVELS - 1))
+                if buyer.definitions[issue][name] != seller.definitions[issue][name]:
+                    mismatched.append(issue)
+        return cls(seed, buyer, seller, mismatched)
+
+    def realised(self, offer: dict) -> tuple[float, float]:
+        """True utilities of a deal: the seller delivers by its definitions."""
+        return self.buyer.utility(offer, self.seller.definitions), self.seller.utility(offer)
+
+
+class OfferTable:
+    """The candidate offers as arrays, so a party's utility over all of them is one numpy pass."""
+
+    def __init__(self, offers: list[dict]):
+        self.offers = offers
+        self.numeric = {i: np.array([o[i] for o in offers]) for i in NUMERIC}
+        self.names = {i: np.array([NAMED[i].index(o[i]) for o in offers]) for i in NAMED}
+
+    def utilities(self, p: Party) -> np.ndarray:
+        total = np.zeros(len(self.offers))
+        for issue, (lo, hi) in NUMERIC.items():
+            x = (self.numeric[issue] - lo) / (hi - lo)
+            total += p.weights[issue] * (x if PREFERS_HIGH[p.role][issue] else 1 - x)
+        for issue, names in NAMED.items():
+            levels = np.array([p.definitions[issue][n] for n in names], float) / (LEVELS - 1)
+            v = levels[self.names[issue]]
+            total += p.weights[issue] * (v if p.role == "buyer" else 1 - v)
+        return total
+
+
+def candidate_offers() -> list[dict]:
+    """A grid of offers the embedded negotiators choose from."""
+    out = []
+    for price in np.linspace(*NUMERIC["price"], 7):
+        for weeks in np.linspace(*NUMERIC["delivery_weeks"], 4):
+            for days in np.linspace(*NUMERIC["payment_days"], 4):
+                for support in NAMED["support"]:
+                    for ai in NAMED["ai_feature"]:
+                        out.append({"price": float(price), "delivery_weeks": float(weeks), "payment_days": float(days),
+                                    "support": support, "ai_feature": ai})
+    return out

@@ -1,0 +1,107 @@
+"""Negotiation with grounding repair, bandit-chosen strategies and Argent signals."""
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mirofish.scenes.negotiation import dialogue as D
+from mirofish.scenes.negotiation.world import NAMED, Session
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("seed", (1, 2))
+def test_repair_and_signals_beat_no_repair_on_the_same_sessions(seed):
+    with_repair, _, _ = D.evaluate(250, seed, True)
+    without, _, _ = D.evaluate(250, seed, False)
+    assert with_repair["agreement_rate"] > without["agreement_rate"]
+    assert with_repair["joint_utility_mean"] > without["joint_utility_mean"]
+    assert 0.05 <= with_repair["repair_share"] <= 0.15
+    assert with_repair["unresolved_conflicts_mean"] < without["unresolved_conflicts_mean"]
+    assert without["repair_share"] == 0.0
+
+
+def test_the_bandit_stops_choosing_a_strategy_that_does_not_work():
+    broken = {k: dict(v) for k, v in D.EFFECT.items()}
+    broken["exploratory_question"] = {k: 0.0 for k in broken["exploratory_question"]}
+    _, bandit, _ = D.evaluate(400, 5, True, effect=broken)
+    h = bandit.history
+    q = len(h) // 4
+
+    def share(xs):
+        return sum(a == "exploratory_question" for a in xs) / len(xs)
+
+    assert share(h[-q:]) < share(h[:q])
+    _, normal, _ = D.evaluate(400, 5, True)
+    assert normal.pulls["exploratory_question"] > bandit.pulls["exploratory_question"]
+
+
+def test_goal_hash_ignores_case_whitespace_and_punctuation():
+    assert D.goal_hash(D.GOAL) == D.goal_hash("  agree ON price delivery time, payment terms; support scope and the AI feature")
+    assert D.goal_hash(D.GOAL) != D.goal_hash("Agree on the price.")
+
+
+def test_sessions_have_private_definitions_that_differ():
+    mismatched = [Session.draw(k).mismatched for k in range(100)]
+    assert sum(bool(m) for m in mismatched) > 60 and all(set(m) <= set(NAMED) for m in mismatched)
+
+
+def test_a_session_records_grounding_state_signals_and_repairs(tmp_path):
+    db = tmp_path / "neg.db"
+    D.evaluate(30, 3, True, db_path=str(db))
+    rows = sqlite3.connect(db).execute("SELECT session_id, state, turns, result FROM sessions").fetchall()
+    assert len(rows) == 30
+    states = [json.loads(r[1]) for r in rows]
+    turns = [t for r in rows for t in json.loads(r[2])]
+    assert all("entities" in s["grounding_status"] and "uncertainty_score" in s for s in states)
+    assert all("layer1" in t["signals"] or "layer3" in t["signals"] for t in turns)
+    assert any("layer2" in t["signals"] for t in turns)
+    assert any(t["kind"] == "repair" for t in turns)
+    statuses = {p["status"] for s in states for p in s["grounding_status"]["propositions"].values()}
+    assert {"countered", "accepted"} <= statuses
+
+
+def test_anti_loop_and_agree_to_disagree():
+    never = {k: {f: 0.0 for f in v} for k, v in D.EFFECT.items()}  # no strategy ever works …
+    found = {"yes_no": 0, "disagree": 0}
+    bandit = D.Bandit()
+    for k in range(60):
+        neg = D.Negotiation(Session.draw(900 + k), True, bandit, never)
+        neg.run()
+        found["yes_no"] += sum(1 for t in neg.turns if t.strategy == "yes_no_confirmation")
+        found["disagree"] += len(neg.disagreed)
+    assert found["yes_no"] > 0  # … so after two failures the anti-loop rule asks yes/no
+    assert found["disagree"] > 0 or found["yes_no"] > 0
+
+
+def test_model_negotiators_end_to_end_and_malformed_signals_counted():
+    from mirofish.brains.testserver import TestServer
+    from mirofish.scenes.negotiation.model_agents import model_speakers
+
+    with TestServer() as server:
+        speakers_for, close = model_speakers(server.url, "m", 1)
+        summary, _, _ = D.evaluate(4, 1, True, speakers_for=speakers_for)
+        failures = close()
+    assert summary["sessions"] == 4 and summary["agreement_rate"] > 0 and not failures
+    with TestServer(fault="garbage", fault_every=2) as server:
+        speakers_for, close = model_speakers(server.url, "m", 1)
+        summary, _, _ = D.evaluate(3, 2, True, speakers_for=speakers_for)
+        failures = close()
+    assert failures.get("signal_json_malformed", 0) > 0 and summary["sessions"] == 3
+
+
+def test_cli_json_and_bad_input():
+    out = subprocess.run([sys.executable, "run.py", "negotiation", "--headless", "--sessions", "40", "--seed", "2"],
+                         capture_output=True, text=True, cwd=ROOT)
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    for key in ("agreement_rate", "joint_utility_mean", "fairness_mean", "rounds_mean", "repair_share",
+                "uncertainty_mean", "uncertainty_max", "unresolved_conflicts_mean"):
+        assert key in data
+    for args in (["--sessions", "0"], ["--agents", "llm"], ["--bogus"]):
+        bad = subprocess.run([sys.executable, "run.py", "negotiation", "--headless", *args], capture_output=True,
+                             text=True, cwd=ROOT)
+        assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
