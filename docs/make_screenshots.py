@@ -80,6 +80,15 @@ def referential() -> None:
     shoot(scene, "referential.png", 180)
 
 
+def negotiation() -> None:
+    from mirofish.scenes.negotiation.scene import NegotiationScene
+
+    scene = NegotiationScene(seed=1)
+    scene.pacer.speed = 8
+    shoot(scene, "negotiation.png", 200)
+
+
 if __name__ == "__main__":
     referential()
+    negotiation()
     main()
