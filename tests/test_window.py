@@ -178,3 +178,22 @@ def test_fps_flag_prints_frame_rate_json():
                          capture_output=True, text=True, timeout=120, env={**os.environ, "SDL_VIDEODRIVER": "dummy"})
     data = json.loads(out.stdout.strip().splitlines()[-1])
     assert data["frames"] == 30 and data["fps_median"] > 0 and data["fish"] == 30
+
+
+def test_scene_switcher_reaches_the_alternate_scenes():
+    from mirofish.scenes.negotiation.scene import NegotiationScene
+    from mirofish.scenes.referential.scene import ReferentialScene
+
+    scenes = [AquariumScene(load_config(seed=1)), ReferentialScene(), NegotiationScene(seed=2)]
+    app = App(scenes, (1400, 850), offscreen=True)
+    for expected in ("Referential game", "Negotiation", "Aquarium"):
+        key(pygame.K_s)
+        app.run(frames=12, fixed_dt=0.25)  # the first frame starts the clock: 11 × 0.25 s at 1× = 5 steps
+        assert app.scene.title == expected
+    ref, neg = scenes[1], scenes[2]
+    assert len(ref.exp.rounds) == 5 and len(neg.neg.turns) + sum(r["rounds"] for r in neg.results) == 5
+    key(pygame.K_s)
+    key(pygame.K_SPACE)  # pause the referential game
+    app.run(frames=8, fixed_dt=0.25)
+    assert len(ref.exp.rounds) == 5
+    app.close()

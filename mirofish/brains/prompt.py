@@ -116,19 +116,23 @@ def _json_candidates(text: str):
                 start = None
 
 
+def first_json_object(text: str | None) -> dict | None:
+    """The first JSON object in a reply: raw, in a code fence, or inside prose (raw newlines allowed)."""
+    for candidate in _json_candidates((text or "").strip()):
+        try:
+            data = json.loads(candidate.strip(), strict=False)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
 def parse_reply(text: str | None) -> FishReply:
     """Read a model's reply; raises :class:`ReplyError` with reason ``empty``/``garbage``/``schema``."""
     if not text or not text.strip():
         raise ReplyError("empty")
-    data = None
-    for candidate in _json_candidates(text.strip()):
-        try:
-            data = json.loads(candidate.strip(), strict=False)  # raw newlines inside strings happen
-        except (json.JSONDecodeError, ValueError):
-            continue
-        if isinstance(data, dict):
-            break
-        data = None
+    data = first_json_object(text)
     if data is None:
         raise ReplyError("garbage", text[:60])
     if isinstance(data.get("action"), str):

@@ -221,22 +221,12 @@ class TestServer:
                 messages = body.get("messages") or []
                 prompt = "\n".join(str(m.get("content", "")) for m in messages)
                 if "negotiation between a buyer and a seller" in prompt:
-                    content = negotiation_reply(prompt) if fault != "garbage" else '{"accept": false, "signals": 7}'
-                    usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
-                    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-                    self._send(200, {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
-                                     "model": server.model, "usage": usage, "choices": [
-                                         {"index": 0, "finish_reason": "stop",
-                                          "message": {"role": "assistant", "content": content}}]})
+                    self._complete(n, prompt, negotiation_reply(prompt) if fault != "garbage"
+                                   else '{"accept": false, "signals": 7}')
                     return
                 if "referential game" in prompt:
-                    content = referential_reply(prompt) if fault != "garbage" else "I would rather not say."
-                    usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
-                    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-                    self._send(200, {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0,
-                                     "model": server.model, "usage": usage, "choices": [
-                                         {"index": 0, "finish_reason": "stop",
-                                          "message": {"role": "assistant", "content": content}}]})
+                    self._complete(n, prompt, referential_reply(prompt) if fault != "garbage"
+                                   else "I would rather not say.")
                     return
                 action, thought = scripted_reply(prompt)
                 if fault == "illegal":
@@ -251,6 +241,10 @@ class TestServer:
                     content = "Hmm, I think I will swim around a bit and see."
                 elif fault == "fenced":
                     content = f"Sure! Here is my choice:\n```json\n{content}\n```\nHope that helps."
+                self._complete(n, prompt, content)
+
+            def _complete(self, n: int, prompt: str, content: str) -> None:
+                """A chat completion reply with usage counted by :func:`estimate_tokens`."""
                 usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
                 self._send(200, {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from ...brains.pool import ModelPool
+from ...brains.prompt import first_json_object
 from ...config import load_config
 from .dialogue import GOAL, Negotiation, goal_hash
 from .world import NAMED, NUMERIC
@@ -20,19 +21,6 @@ Issues: price, delivery_weeks, payment_days, support (basic/standard/premium), a
 Answer with JSON only:
 {"accept": true|false, "offer": {...one of the suggested offers or your own...}, "message": "what you say",
  "signals": {"layer1": {"task_id": "...", "goal_hash": "...", "constraints": ["..."]}}}"""
-
-
-def _parse(text: str | None) -> dict | None:
-    from ...brains.prompt import _json_candidates
-
-    for cand in _json_candidates((text or "").strip()):
-        try:
-            data = json.loads(cand.strip(), strict=False)
-        except (json.JSONDecodeError, ValueError):
-            continue
-        if isinstance(data, dict):
-            return data
-    return None
 
 
 def _valid_offer(offer) -> bool:
@@ -71,7 +59,7 @@ class ModelNegotiator:
                                     {"role": "user", "content": "\n".join(lines)}], None, max_tokens=300)
         if reply["error"]:
             return self._fail(f"negotiator_{reply['error']}")
-        data = _parse(reply["text"])
+        data = first_json_object(reply["text"])
         if data is None:
             return self._fail("reply_not_json")
         sig = data.get("signals")

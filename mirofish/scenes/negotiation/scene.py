@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import pygame
 
-from ...pacing import Pacer, clamp_speed
+from ..base import PacedScene
 from ...ui import theme
 from ...ui.panels import sparkline
 from .dialogue import Bandit, Negotiation
 from .world import Session
 
 
-class NegotiationScene:
+class NegotiationScene(PacedScene):
     title = "Negotiation"
 
     def __init__(self, seed: int = 0, repair: bool = True, speakers_for=None):
         self.seed, self.repair, self.speakers_for = seed, repair, speakers_for
         self.bandit = Bandit()
-        self.pacer = Pacer(0.5)
-        self._t = 0.0
+        super().__init__()
         self.index = 0
         self.results: list[dict] = []
         self._start()
@@ -55,24 +54,6 @@ class NegotiationScene:
         pass
 
     # view side
-    def handle_event(self, event) -> None:
-        if event.type != pygame.KEYDOWN:
-            return
-        if event.key == pygame.K_SPACE:
-            self.pacer.paused = not self.pacer.paused
-            self.pacer.restart()
-        elif event.key == pygame.K_PERIOD:
-            self.step()
-        elif event.key in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
-            self.pacer.speed = clamp_speed(self.pacer.speed * 2)
-        elif event.key in (pygame.K_MINUS, pygame.K_KP_MINUS):
-            self.pacer.speed = clamp_speed(self.pacer.speed / 2)
-
-    def update(self, dt: float) -> None:
-        self._t += dt
-        for _ in range(self.pacer.due(self._t, 32)):
-            self.step()
-
     def draw(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
         w, h = surf.get_size()

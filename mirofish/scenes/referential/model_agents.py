@@ -13,7 +13,7 @@ import json
 import re
 
 from ...brains.pool import ModelPool
-from ...brains.prompt import _json_candidates
+from ...brains.prompt import first_json_object
 from ...config import load_config
 from .game import Game, GameConfig, GameObject
 from .glossary import Glossary
@@ -43,17 +43,6 @@ def _glossary_lines(glossary: Glossary) -> str:
     return "\n".join(f"{t.term} = {json.dumps(t.canonical)}" for t in terms) or "(empty)"
 
 
-def _json(text: str | None) -> dict | None:
-    for candidate in _json_candidates((text or "").strip()):
-        try:
-            data = json.loads(candidate.strip(), strict=False)
-        except (json.JSONDecodeError, ValueError):
-            continue
-        if isinstance(data, dict):
-            return data
-    return None
-
-
 class ModelAgent:
     def __init__(self, name: str, game: Game, glossary: Glossary, pool: ModelPool, failures: dict):
         self.name, self.game, self.glossary, self.pool, self.failures = name, game, glossary, pool, failures
@@ -75,7 +64,7 @@ class ModelAgent:
         if reply["error"]:
             self._fail(f"sender_{reply['error']}")
             return "", [], []
-        data = _json(reply["text"])
+        data = first_json_object(reply["text"])
         if data is None or not isinstance(data.get("message"), str):
             self._fail("sender_malformed")
             return "", [], []
@@ -105,7 +94,7 @@ class ModelAgent:
         if reply["error"]:
             self._fail(f"receiver_{reply['error']}")
             return None, {}
-        data = _json(reply["text"])
+        data = first_json_object(reply["text"])
         ids = {c.id for c in candidates}
         if data is None or data.get("choice") not in ids:
             self._fail("receiver_malformed" if data is None else "receiver_invalid_choice")

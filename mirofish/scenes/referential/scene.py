@@ -7,7 +7,7 @@ from collections import deque
 import numpy as np
 import pygame
 
-from ...pacing import Pacer, clamp_speed
+from ..base import PacedScene
 from ...ui import theme
 from ...ui.panels import sparkline
 from .experiment import Experiment
@@ -30,15 +30,14 @@ def draw_object(surf: pygame.Surface, obj: GameObject, names: list[str], centre:
         pygame.draw.circle(surf, colour, (x, y), r)
 
 
-class ReferentialScene:
+class ReferentialScene(PacedScene):
     """Scene protocol over an :class:`Experiment` (one round per tick; 2 rounds/s at 1×)."""
 
     title = "Referential game"
 
     def __init__(self, experiment: Experiment | None = None):
         self.exp = experiment or Experiment(GameConfig(seed=0, rounds=10_000))
-        self.pacer = Pacer(0.5)
-        self._t = 0.0
+        super().__init__()
         self.success = deque(maxlen=300)
         self.compression = deque(maxlen=300)
         self.size = deque(maxlen=300)
@@ -69,25 +68,6 @@ class ReferentialScene:
         self.exp.close()
 
     # view side
-    def handle_event(self, event) -> None:
-        if event.type != pygame.KEYDOWN:
-            return
-        if event.key == pygame.K_SPACE:
-            self.pacer.paused = not self.pacer.paused
-            self.pacer.restart()
-        elif event.key == pygame.K_PERIOD:
-            self.pacer.paused = True
-            self.step()
-        elif event.key in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
-            self.pacer.speed = clamp_speed(self.pacer.speed * 2)
-        elif event.key in (pygame.K_MINUS, pygame.K_KP_MINUS):
-            self.pacer.speed = clamp_speed(self.pacer.speed / 2)
-
-    def update(self, dt: float) -> None:
-        self._t += dt
-        for _ in range(self.pacer.due(self._t, 64)):
-            self.step()
-
     def draw(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
         w, h = surf.get_size()
