@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="llm: token budget; at 80 %% small tier only, at 100 %% instinct only")
     _add_config_flags(live)
 
-    rp = sub.add_parser("replay", help="play a recording back (terminal view, or --headless to a tick)")
+    rp = sub.add_parser("replay", help="play a recording back in a window (or --terminal, or --headless to a tick)")
     rp.add_argument("path", help="a recording made with --record")
     rp.add_argument("--headless", action="store_true", help="no view: seek and print JSON {tick, state_hash, ...}")
     rp.add_argument("--to-tick", type=_int_at_least(0), metavar="T", help="headless: the tick to seek to (default: end)")
