@@ -41,7 +41,8 @@ import numpy as np
 from ..config import Config, EndpointConfig, TierConfig
 from ..fish.perception import V_FISH, V_FOOD, V_WALL
 from ..world import TRIGGER_NAMES
-from .base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch
+from ..actions import Action
+from .base import INVALID, TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch
 from ..fish.memory import drift_score
 from .instinct import InstinctBrain
 from .prompt import (JSON_OBJECT_FORMAT, JSON_SCHEMA_FORMAT, SYSTEM_PROMPT, ReplyError, estimate_tokens,
@@ -339,8 +340,6 @@ class ModelPool(DecisionSource):
             self._fallback(batch, i, f"error_{type(exc).__name__}")
             return
         self._account(fish, prompt_toks, completion_toks)
-        from ..actions import Action
-
         self.stats.decisions += 1
         self.stats.model_decisions += 1
         written = None
@@ -380,7 +379,7 @@ class ModelPool(DecisionSource):
         self.stats.fallbacks[reason] += 1
         self.stats.decisions += 1
         decided = self.fallback.decide(batch.subset(np.array([i])))
-        decided.status = np.array([2], np.int8)  # INVALID/failed model decision
+        decided.status = np.array([INVALID], np.int8)  # the model's decision failed; instinct stood in
         decided.meta = {"reason": reason}
         self.results.put(decided)
 
