@@ -181,6 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     neg.add_argument("--model", metavar="NAME", help="llm negotiators: model name")
     _add_window_flags(neg)
 
+    gl = sub.add_parser("glossary", help="list a glossary file's terms and snapshots, or diff two snapshots")
+    gl.add_argument("path", help="a glossary SQLite file (referential --glossary PATH)")
+    gl.add_argument("--diff", nargs=2, type=_int_at_least(1), metavar=("OLD", "NEW"), help="snapshot ids to compare")
+
     tr = sub.add_parser("trace", help="isolate one fish: its view and decisions per tick, neighbours restored")
     tr.add_argument("path")
     tr.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID")
@@ -421,6 +425,27 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_glossary(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .scenes.referential.glossary import Glossary, GlossaryError
+
+    if not Path(args.path).is_file():
+        raise UsageError(f"mirofish: glossary file not found: {args.path}")
+    try:
+        g = Glossary(args.path)
+        if args.diff:
+            old, new = (g.load_snapshot(i) for i in args.diff)
+            print(json.dumps(Glossary.diff(old, new)))
+        else:
+            print(json.dumps({"terms": g.as_dict(), "snapshots": [
+                {"id": i, "run": run, "round": r} for i, run, r in g.snapshots()]}))
+        g.close()
+    except GlossaryError as exc:
+        raise UsageError(f"mirofish: {exc}") from None
+    return 0
+
+
 def run_negotiation(args: argparse.Namespace) -> int:
     from .scenes.negotiation.dialogue import evaluate
 
@@ -520,7 +545,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.terminal:
                 return run_terminal(cfg, args.ticks, args.record)
             return run_window_live(cfg, args)
-        handlers = {"negotiation": run_negotiation, "referential": run_referential, "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
+        handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential, "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
                     "trace": run_trace}
         if args.command in handlers:
             return handlers[args.command](args)

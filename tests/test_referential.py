@@ -150,3 +150,19 @@ def test_malformed_model_replies_are_counted_not_crashed():
     assert summary["rounds"] == 20
     assert sum(summary["failures"].values()) > 0
     assert set(summary["failures"]) <= {"sender_malformed", "receiver_malformed", "message_empty_message"}
+
+
+def test_glossary_cli_lists_and_diffs_snapshots(tmp_path):
+    path = tmp_path / "g.db"
+    for seed, rounds in ((1, 60), (2, 250)):
+        subprocess.run([sys.executable, "run.py", "referential", "--headless", "--rounds", str(rounds), "--seed",
+                        str(seed), "--glossary", str(path)], cwd=ROOT, check=True, capture_output=True)
+    listing = json.loads(subprocess.run([sys.executable, "run.py", "glossary", str(path)], cwd=ROOT, check=True,
+                                        capture_output=True, text=True).stdout)
+    assert [s["round"] for s in listing["snapshots"]] == [60, 310]  # rounds continue across runs
+    diff = json.loads(subprocess.run([sys.executable, "run.py", "glossary", str(path), "--diff", "1", "2"], cwd=ROOT,
+                                     check=True, capture_output=True, text=True).stdout)
+    assert diff["removed"]  # synonyms tried early were pruned later
+    bad = subprocess.run([sys.executable, "run.py", "glossary", str(tmp_path / "missing.db")], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "not found" in bad.stderr
