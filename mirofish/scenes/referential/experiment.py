@@ -278,7 +278,7 @@ class Experiment:
     def run(self) -> dict:
         for _ in range(self.cfg.rounds - len(self.rounds)):
             self.step()
-        self.glossary.snapshot(self.run_id, len(self.rounds))
+        self.glossary.snapshot(self.run_id, self.offset + len(self.rounds))
         return self.summary()
 
     def close(self) -> None:
