@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mirofish.brains.pool import ModelPool, classify
+from mirofish.brains.pool import classify
 from mirofish.brains.prompt import (SYSTEM_PROMPT, ReplyError, estimate_tokens, fish_message, legal_for_view,
                                     parse_reply)
 from mirofish.brains.testserver import TestServer

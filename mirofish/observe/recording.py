@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import __version__
-from ..brains.base import DecisionBatch
 from ..config import Config
 from .metrics import COLLECTIVE, SIX
 

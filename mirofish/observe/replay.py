@@ -25,7 +25,7 @@ from ..engine import Engine, Frame
 from ..pacing import Pacer, clamp_speed
 from ..snapshot import Snapshot, take
 from ..world import World
-from .recording import DIVERGENCE_COLUMNS, SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
+from .recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
 
 
 class ReplaySource(DecisionSource):
