@@ -125,6 +125,14 @@ class TriggersConfig(_Section):
     neighbours_changed: bool = True
     action_failed: bool = True
     poll_every: int = Field(0, ge=0, description="0 = event-driven; N = every fish decides every N ticks (baseline)")
+    # Plan mode (brain.decides = "plan"): a fish asks again when its plan ends or fails, when
+    # something salient happens, or after plan_timeout ticks.
+    plan_timeout: int = Field(160, ge=1, description="plan mode: ticks since the last decision")
+    stuck_ticks: int = Field(3, ge=1, description="plan mode: a plan fails when the fish is stuck this long")
+    forage_patience: int = Field(30, ge=1, description="plan mode: forage fails after this many ticks without food in view")
+    alone_ticks: int = Field(6, ge=1, description="plan mode: alone this long = lost the school / company found after")
+    crowd_line: int = Field(9, ge=1, description="plan mode: this many fish in view is a crowd")
+    hungry_fraction: float = Field(0.5, ge=0, le=1, description="plan mode: below this, food in view is salient")
 
 
 class ArbiterConfig(_Section):
@@ -151,6 +159,39 @@ class InstinctConfig(_Section):
     refused: float = Field(3.0, ge=0, description="aversion to retrying a move refused a tick ago")
     rest: float = Field(0.6, ge=0)
     company: float = Field(1.0, ge=0, description="how much company makes resting appeal")
+
+
+class SteeringConfig(_Section):
+    """Weights of the steering layer (plan + view → action each tick), scaled by personality."""
+
+    temperature: float = Field(0.25, gt=0, le=10)
+    food: float = Field(6.0, ge=0, description="forage: pull toward food in view")
+    eat: float = Field(6.0, ge=0)
+    alignment: float = Field(5.0, ge=0, description="school: swim the way the fish in view face")
+    cohesion: float = Field(3.0, ge=0, description="school: close in on fish in view, keep them in sight")
+    separation: float = Field(2.0, ge=0, description="avoid a target cell crowded by other fish")
+    wall: float = Field(1.0, ge=0)
+    open_water: float = Field(1.0, ge=0)
+    persistence: float = Field(1.5, ge=0, description="hold the current course")
+    direction: float = Field(3.0, ge=0, description="explore: the chosen direction")
+    refused: float = Field(3.0, ge=0, description="aversion to a move refused in the last ticks")
+    rest: float = Field(5.0, ge=0, description="rest: how firmly a resting fish stays")
+
+
+class PlannerConfig(_Section):
+    """The instinct planner: goal utilities (scaled by personality and state) and horizons."""
+
+    temperature: float = Field(0.35, gt=0, le=10)
+    forage: float = Field(4.0, ge=0)
+    school: float = Field(3.0, ge=0)
+    explore: float = Field(1.0, ge=0)
+    rest: float = Field(6.0, ge=0)
+    keep_away: float = Field(1.5, ge=0)
+    school_ticks: int = Field(150, ge=1)
+    explore_ticks: int = Field(40, ge=1)
+    rest_ticks: int = Field(24, ge=1)
+    forage_ticks: int = Field(80, ge=1)
+    away_ticks: int = Field(8, ge=1)
 
 
 class EndpointConfig(_Section):
@@ -185,6 +226,8 @@ class TierConfig(_Section):
 
 class BrainConfig(_Section):
     kind: Literal["instinct", "llm"] = "instinct"
+    decides: Literal["plan", "action"] = Field(
+        "plan", description="plan: a decision is a standing plan; action: one action (the seed's mode)")
     timeout_s: float = Field(5.0, gt=0, description="lockstep waits at most this long per tick")
     batch_window_ms: int = Field(80, ge=0, le=5000, description="realtime: gather requests this long")
     budget_tokens: int = Field(0, ge=0, description="0 = no budget; 80 % → small tier only, 100 % → instinct")
@@ -199,6 +242,7 @@ class BrainConfig(_Section):
     embeddings: bool = Field(False, description="drift score via the small tier's /v1/embeddings")
     drift_alert: float = Field(0.05, ge=0, le=1, description="alert when a summary's drift score falls below")
     instinct: InstinctConfig = InstinctConfig()
+    planner: PlannerConfig = PlannerConfig()
 
     @model_validator(mode="after")
     def _llm_needs_a_server(self) -> "BrainConfig":
@@ -237,6 +281,7 @@ class Config(_Section):
     perception: PerceptionConfig = PerceptionConfig()
     memory: MemoryConfig = MemoryConfig()
     triggers: TriggersConfig = TriggersConfig()
+    steering: SteeringConfig = SteeringConfig()
     arbiter: ArbiterConfig = ArbiterConfig()
     brain: BrainConfig = BrainConfig()
     engine: EngineConfig = EngineConfig()

@@ -169,7 +169,7 @@ class Engine:
         now = self.clock()
         latencies: list[float] = []
         for b in applied:
-            w.apply_decisions(b.fish, b.actions)
+            w.apply_plans(b.fish, b.goals, b.params, b.horizons)
             for fish, serial, text in b.summaries or ():
                 w.write_summary(fish, serial, text)
             latencies.extend((now - self.queued_at[b.fish]).tolist())
@@ -255,6 +255,15 @@ def make_source(cfg, mode: str) -> DecisionSource:
         from .brains.pool import ModelPool  # imports openai; the core never does
 
         return ModelPool(cfg, mode)
-    from .brains.instinct import InstinctBrain
+    return instinct_source(cfg)
 
-    return InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius)
+
+def instinct_source(cfg, tier: str = "instinct") -> DecisionSource:
+    """The embedded brain for ``cfg.brain.decides``: the instinct planner, or the action brain."""
+    from .brains.instinct import InstinctBrain, InstinctPlanner
+    from .config import hundredths
+
+    if cfg.brain.decides == "plan":
+        return InstinctPlanner(cfg.brain.planner, cfg.triggers, seed=cfg.seed, radius=cfg.perception.radius,
+                               tier=tier, rest_ceiling=hundredths(cfg.fish.rest_ceiling))
+    return InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius, tier=tier)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from .actions import ACTION_NAMES, Action
 from .config import Config
 from .fish.personality import TRAITS
+from .fish.plans import describe
 from .water import GLASS, NO_FOOD, OFFGRID, PLANT, ROCK, WATER
 from .world import World
 
@@ -51,6 +52,10 @@ class FishSnapshot(BaseModel):
     neighbours_changed: bool
     counters: dict[str, int | list[int]]
     at_summary: list[int]
+    plan: str = ""  # the standing plan in words, e.g. "explore east"
+    # the plan as numbers: goal, param, end tick, trigger raised since (-1 none), and the
+    # plan-mode event state: ticks without food in view, ticks alone, crowded, hungry with food
+    plan_state: list[int] = []
 
 
 class Snapshot(BaseModel):
@@ -105,6 +110,9 @@ def fish_snapshot(world: World, i: int, xs=None, ys=None) -> FishSnapshot:
                   "refusals": int(s.refusals[i]), "moves": int(s.moves[i]),
                   "company_ticks": int(s.company_ticks[i]), "decisions": int(s.decisions[i])},
         at_summary=[int(v) for v in s.at_summary[i]],
+        plan=describe(int(s.plan_goal[i]), int(s.plan_param[i])),
+        plan_state=[int(s.plan_goal[i]), int(s.plan_param[i]), int(s.plan_end[i]), int(s.plan_trigger[i]),
+                    int(s.no_food[i]), int(s.alone[i]), int(s.crowded[i]), int(s.hungry_food[i])],
     )
 
 
@@ -175,7 +183,11 @@ def restore(cfg: Config, snap: Snapshot) -> World:
         s.eats[i], s.refusals[i], s.moves[i] = c["eats"], c["refusals"], c["moves"]
         s.company_ticks[i], s.decisions[i] = c["company_ticks"], c["decisions"]
         s.at_summary[i] = f.at_summary
+        if f.plan_state:
+            (s.plan_goal[i], s.plan_param[i], s.plan_end[i], s.plan_trigger[i], s.no_food[i], s.alone[i],
+             s.crowded[i], s.hungry_food[i]) = f.plan_state
     world.occupant[s.cell] = s.ids
+    world.look()
     st = snap.rng_state
     world.rng.bit_generator.state = {
         "bit_generator": st["bit_generator"], "state": {k: int(v) for k, v in st["state"].items()},

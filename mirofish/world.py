@@ -4,9 +4,11 @@
 covers. It never imports a brain, pygame or openai, and never reads the clock: the engine
 asks it which fish need a decision, hands it decisions, and calls :meth:`World.step`.
 
-Tick order (DESIGN §3): exhausted fish are made to rest → the arbiter resolves moves and
-meals → food spawns and rots → energy → age → the fish sense their new surroundings,
-remember what happened and raise decision triggers for the next tick.
+Tick order (DESIGN §3): the steering layer turns each fish's standing plan and its view
+into an action (exhausted fish rest) → the arbiter resolves moves and meals → food spawns
+and rots → energy → age → the fish look at their new surroundings (one gather of view codes
+that serves the triggers, the next tick's steering and the brains' requests), remember what
+happened, and their plans end, fail or meet something salient (decision triggers).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from .actions import Action, N_ACTIONS
 from .config import Config, MemoryConfig, hundredths
 from .fish import memory as mem
 from .fish.memory import LongMemory, ShortMemory, Summarizer, TemplateSummarizer
-from .fish.perception import Perception, render_view, view_codes
+from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view, view_codes
 from .fish.personality import persona_text, sample_traits
+from .fish.plans import NO_END, Goal
+from .fish.steering import Steering, view_features
 from .rng import make_generator, mix64
 from .water import NO_FOOD, Water
 
@@ -33,8 +37,15 @@ NEVER = -(2**30)  # "long ago" for tick-valued fields
 EVENT_ORDER = np.array([mem.EXHAUSTED, mem.REFUSED, mem.BLOCKED, mem.ATE, mem.FOOD_TAKEN, mem.NOTHING_TO_EAT,
                         mem.LOW_ENERGY, mem.FOOD_SEEN, mem.NEIGHBOURS], np.int8)
 
-T_LOW_ENERGY, T_ACTION_FAILED, T_FOOD_ROSE, T_NEIGHBOURS, T_TIMEOUT = range(5)
-TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed", "timeout")
+# Triggers (the reason a fish asks). The first five are the seed's action-mode triggers;
+# the rest are plan mode's: a plan ended, failed, or something salient happened.
+(T_LOW_ENERGY, T_ACTION_FAILED, T_FOOD_ROSE, T_NEIGHBOURS, T_TIMEOUT, T_ATE, T_ENERGY_REACHED, T_HORIZON,
+ T_STUCK, T_FOOD_GONE, T_LOST_COMPANY, T_HUNGRY_FOOD, T_FOUND_COMPANY, T_CROWDED) = range(14)
+TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed", "timeout", "ate",
+                 "energy_reached", "plan_horizon", "stuck", "food_gone", "lost_company", "hungry_food_in_view",
+                 "found_company", "crowded")
+PLAN_DONE = (T_ATE, T_ENERGY_REACHED, T_HORIZON)  # a plan that ended as planned
+PLAN_FAILED = (T_STUCK, T_FOOD_GONE, T_LOST_COMPANY)
 
 
 @dataclass
@@ -59,7 +70,17 @@ class School:
         self.heading = np.zeros(n, np.int8)
         self.energy = np.zeros(n, np.int32)
         self.age = np.zeros(n, np.int32)
-        self.intent = np.full(n, Action.REST, np.int8)  # standing intent
+        self.intent = np.full(n, Action.REST, np.int8)  # the action steering chose last tick
+        # The standing plan (fish.plans): goal, parameter, the tick it ends, and the trigger
+        # raised since it was set (-1: none yet).
+        self.plan_goal = np.full(n, Goal.HOLD, np.int8)
+        self.plan_param = np.full(n, Action.REST, np.int16)
+        self.plan_end = np.full(n, NO_END, np.int32)
+        self.plan_trigger = np.full(n, -1, np.int8)
+        self.no_food = np.zeros(n, np.int32)  # ticks since food was last in view
+        self.alone = np.zeros(n, np.int32)  # ticks since another fish was last in view
+        self.crowded = np.zeros(n, bool)
+        self.hungry_food = np.zeros(n, bool)
         self.stuck = np.zeros(n, np.int32)
         self.last_decision = np.zeros(n, np.int32)
         self.food_seen = np.zeros(n, np.int16)  # food count in view after the last tick
@@ -85,7 +106,8 @@ class School:
 
     HASHED = ("cell", "heading", "energy", "age", "intent", "stuck", "last_decision", "food_seen",
               "neighbours", "failed", "refused_at", "food_rose", "neighbours_changed", "traits", "eats", "refusals",
-              "moves", "company_ticks")
+              "moves", "company_ticks", "plan_goal", "plan_param", "plan_end", "plan_trigger", "no_food", "alone",
+              "crowded", "hungry_food")
     # Everything a keyframe must hold: the hashed state plus report counters.
     STATE = HASHED + ("max_stuck", "action_counts", "decisions", "at_summary")
 
@@ -107,6 +129,8 @@ class World:
         self.rest_ceiling = hundredths(f.rest_ceiling)
         self.food_energy = hundredths(cfg.food.energy)
         self.low_line = int(self.max_energy * cfg.triggers.low_energy_fraction)
+        self.hungry_line = int(self.max_energy * cfg.triggers.hungry_fraction)
+        self.plans = cfg.brain.decides == "plan"
         self.delta = np.array([-w.pw, w.pw, -1, 1], np.int64)
         self.eat_offsets = np.array([0, -w.pw, w.pw, -1, 1], np.int64)
         self.window = w.view_offsets().astype(np.int64)
@@ -123,26 +147,33 @@ class World:
         s.age[:] = self.rng.integers(0, f.start_age_max + 1, n)
         s.traits[:] = sample_traits(self.rng, n)
         s.persona = [persona_text(t) for t in s.traits]
-        s.last_decision[:] = -cfg.triggers.hard_timeout  # everyone decides at tick 0
+        s.last_decision[:] = -max(cfg.triggers.hard_timeout, cfg.triggers.plan_timeout)  # all decide at tick 0
         s.at_summary[:, 5] = s.energy
         self.occupant[s.cell] = s.ids
         self._id_keys = mix64(cfg.seed, s.ids)
         self._zeros = np.zeros(n, np.int16)
-        s.food_seen, s.neighbours = self._sense()
+        self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, n)
+        self.look()
 
     # ------------------------------------------------------------ perception
 
-    def _sense(self) -> tuple[np.ndarray, np.ndarray]:
-        """Food and other fish in each fish's view window (one gather over a packed grid)."""
-        packed = (self.water.food_born != NO_FOOD).astype(np.int16)
-        packed[self.school.cell] += 64  # fish, in the bits above any food count (≤ 49)
-        total = packed[self.school.cell[:, None] + self.window[None, :]].sum(axis=1, dtype=np.int16)
-        return (total & 63), (total >> 6) - 1
+    def look(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every fish's view codes now (one gather), and the food and fish counts in them.
+
+        The codes stay valid until the next :meth:`step` (nothing else moves fish or food):
+        they serve the triggers, the brains' requests and the next tick's steering.
+        """
+        s = self.school
+        grid = cell_codes(self.water.blocked, self.water.food_born != NO_FOOD, s.cell, s.heading)
+        self.codes = view_codes(grid, s.cell[:, None] + self.window[None, :])
+        food_seen = np.count_nonzero(self.codes == V_FOOD, axis=1).astype(np.int16)
+        neighbours = np.count_nonzero(self.codes >= V_FISH, axis=1).astype(np.int16)
+        s.food_seen, s.neighbours = food_seen, neighbours
+        return food_seen, neighbours
 
     def view_codes(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` view codes for the given fish (see :mod:`mirofish.fish.perception`)."""
-        win = self.school.cell[fish, None] + self.window[None, :]
-        return view_codes(self.water.blocked, self.water.food_born != NO_FOOD, self.occupant >= 0, win)
+        return self.codes[fish]
 
     def perceive(self, i: int, codes: np.ndarray | None = None) -> Perception:
         """Fish ``i``'s complete perception (the only input any brain gets)."""
@@ -158,9 +189,14 @@ class World:
     # ------------------------------------------------------------ decisions
 
     def triggers(self) -> np.ndarray:
-        """Per fish: the trigger code asking for a decision this tick, or -1 (keep the standing intent)."""
+        """Per fish: the trigger code asking for a decision this tick, or -1 (keep the standing plan)."""
         s, t = self.school, self.cfg.triggers
         out = np.full(s.n, -1, np.int8)
+        if self.plans and not t.poll_every:
+            out[self.tick - s.last_decision >= t.plan_timeout] = T_TIMEOUT
+            raised = s.plan_trigger >= 0
+            out[raised] = s.plan_trigger[raised]
+            return out
         if t.poll_every:  # the polling baseline: no events, a fixed rhythm
             out[self.tick - s.last_decision >= t.poll_every] = T_TIMEOUT
             return out
@@ -179,11 +215,39 @@ class World:
         return self.school.refused_at[fish] >= self.tick - within
 
     def apply_decisions(self, fish: np.ndarray, actions: np.ndarray) -> None:
-        """Make decided actions the fish's standing intents, from this tick on."""
+        """Make single actions the fish's standing plans (``hold``), from this tick on."""
+        a = np.asarray(actions, np.int16)
+        self.apply_plans(fish, np.zeros(a.size, np.int8), a, np.zeros(a.size, np.int16))
+
+    def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray) -> None:
+        """Make decided plans the fish's standing plans, from this tick on (horizon 0 = none)."""
         s = self.school
-        s.intent[fish] = actions
+        s.plan_goal[fish] = goals
+        s.plan_param[fish] = params
+        h = np.asarray(horizons, np.int64)
+        s.plan_end[fish] = np.where(h > 0, self.tick + h, NO_END)
+        s.plan_trigger[fish] = -1
+        s.no_food[fish] = 0  # counts ticks without food in view during this plan
+        hold = np.asarray(goals) == Goal.HOLD
+        s.intent[np.asarray(fish)[hold]] = np.asarray(params)[hold]
         s.last_decision[fish] = self.tick
         s.decisions[fish] += 1
+
+    def steer(self) -> np.ndarray:
+        """This tick's action of every fish: ``hold`` plans their action, the others by steering."""
+        s = self.school
+        executed = s.plan_param.astype(np.int8)
+        planned = np.flatnonzero(s.plan_goal != Goal.HOLD)
+        if planned.size:
+            st = self.steering
+            f = view_features(self.codes[planned], st.matrix)
+            u = st.utilities(f, s.plan_goal[planned], s.plan_param[planned], s.heading[planned], s.energy[planned],
+                             self.max_energy, s.traits[planned],
+                             self.water.food_born[s.cell[planned]] != NO_FOOD,
+                             s.refused_at[planned] >= self.tick - 2, s.stuck[planned])
+            executed[planned] = st.choose(self.tick, planned, u)
+        executed[s.energy <= 0] = Action.REST
+        return executed
 
     # ------------------------------------------------------------ the tick
 
@@ -191,8 +255,8 @@ class World:
         """Advance one tick using every fish's standing intent."""
         s, w, t = self.school, self.water, self.tick
         n = s.n
-        executed = s.intent.copy()
-        executed[s.energy <= 0] = Action.REST
+        executed = self.steer()
+        s.intent = executed.copy()
 
         cfg_a = self.cfg.arbiter
         score = arbiter.priority(s.age, s.energy, self.max_energy, age_weight=cfg_a.age_weight,
@@ -246,11 +310,13 @@ class World:
         nothing[eaters[eat_result == arbiter.NO_FOOD]] = True
         s.failed = stuck | taken | nothing
 
-        food_seen, neighbours = self._sense()
-        s.food_rose = food_seen > s.food_seen
-        s.neighbours_changed = neighbours != s.neighbours
-        s.food_seen, s.neighbours = food_seen, neighbours
+        food_before, nb_before = s.food_seen, s.neighbours
+        food_seen, neighbours = self.look()
+        s.food_rose = food_seen > food_before
+        s.neighbours_changed = neighbours != nb_before
         s.company_ticks[neighbours > 0] += 1
+        if self.plans:
+            self._plan_events(ate_mask, before, food_seen, neighbours)
 
         # Memories, in this order within a tick (columns of EVENT_ORDER).
         level = s.energy // 100
@@ -264,6 +330,33 @@ class World:
         self.tick = t + 1
         self._summarize()
         return StepOutcome(t, executed, outcome, ate_mask, spawned, rotted)
+
+    def _plan_events(self, ate: np.ndarray, before: np.ndarray, food_seen: np.ndarray, neighbours: np.ndarray) -> None:
+        """After a tick: which plans ended or failed, and what salient happened (plan triggers).
+
+        Later lines win: failing (stuck) and low energy outrank a plan's ordinary end.
+        """
+        s, t, g = self.school, self.cfg.triggers, self.school.plan_goal
+        s.no_food = np.where(food_seen > 0, 0, s.no_food + 1).astype(np.int32)
+        was_alone = s.alone >= t.alone_ticks
+        s.alone = np.where(neighbours > 0, 0, s.alone + 1).astype(np.int32)
+        crowded = (neighbours >= t.crowd_line) | (s.crowded & (neighbours >= t.crowd_line - 2))
+        hungry_food = (s.energy < self.hungry_line) & (food_seen > 0)
+        ev = np.full(s.n, -1, np.int8)
+        ev[self.tick + 1 >= s.plan_end] = T_HORIZON
+        roaming = (g == Goal.EXPLORE) | (g == Goal.KEEP_AWAY)
+        ev[roaming & was_alone & (neighbours > 0)] = T_FOUND_COMPANY
+        ev[crowded & ~s.crowded & ((g == Goal.SCHOOL) | (g == Goal.EXPLORE) | (g == Goal.REST))] = T_CROWDED
+        ev[hungry_food & ~s.hungry_food & (g != Goal.FORAGE) & (g != Goal.HOLD)] = T_HUNGRY_FOOD
+        ev[(g == Goal.SCHOOL) & (s.alone == t.alone_ticks)] = T_LOST_COMPANY
+        ev[(g == Goal.FORAGE) & (s.no_food >= t.forage_patience)] = T_FOOD_GONE
+        ev[(g == Goal.REST) & (s.energy >= s.plan_param.astype(np.int32) * 100)] = T_ENERGY_REACHED
+        ev[(g == Goal.FORAGE) & ate] = T_ATE
+        ev[(s.stuck > 0) & (s.stuck % t.stuck_ticks == 0) & (g != Goal.HOLD)] = T_STUCK
+        ev[(before >= self.low_line) & (s.energy < self.low_line) & (g != Goal.FORAGE)] = T_LOW_ENERGY
+        s.crowded, s.hungry_food = crowded, hungry_food
+        raised = ev >= 0
+        s.plan_trigger[raised] = ev[raised]
 
     def _summarize(self) -> None:
         """Every ``summary_every`` ticks, write a long-term summary for each fish with news.
@@ -344,7 +437,8 @@ class World:
         s, w = self.school, self.water
         self.tick = int(d["tick"][0])
         for name in School.STATE:
-            setattr(s, name, np.array(d[f"fish.{name}"], dtype=getattr(s, name).dtype))
+            if f"fish.{name}" in d:  # recordings made before plans lack the plan arrays: hold plans
+                setattr(s, name, np.array(d[f"fish.{name}"], dtype=getattr(s, name).dtype))
         for name in ("tick", "code", "arg", "count"):
             setattr(s.memory, name, np.array(d[f"memory.{name}"], dtype=getattr(s.memory, name).dtype))
         s.long_memory.records = np.array(d["long.records"], np.int32)
@@ -355,6 +449,7 @@ class World:
         w.food_born[d["food.cell"]] = d["food.born"]
         self.occupant[:] = -1
         self.occupant[s.cell] = s.ids
+        self.look()
         rng = json.loads(bytes(d["rng"]).decode())
         self.rng.bit_generator.state = {
             "bit_generator": rng["bit_generator"], "state": {k: int(v) for k, v in rng["state"].items()},

@@ -17,6 +17,7 @@ from typing import Callable
 import numpy as np
 
 from ..fish.perception import Perception
+from ..fish.plans import Goal, hold
 
 TIERS = ("instinct", "small", "large", "fallback", "replay", "intervention")
 TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
@@ -68,11 +69,16 @@ class RequestBatch:
 
 @dataclass
 class DecisionBatch:
-    """Answers for (some of) the fish of a request batch. Arrays aligned with ``fish``."""
+    """Answers for (some of) the fish of a request batch. Arrays aligned with ``fish``.
+
+    A decision is a plan (``goals``, ``params``, ``horizons``; see :mod:`mirofish.fish.plans`).
+    A source that decides single actions passes ``actions`` instead: each becomes a ``hold``
+    plan. For hold plans ``actions`` gives the action, elsewhere -1.
+    """
 
     tick: int  # the tick the requests were made at
     fish: np.ndarray
-    actions: np.ndarray
+    actions: np.ndarray | None
     tier: np.ndarray  # index into TIERS
     status: np.ndarray | None = None  # per decision, OK by default
     tokens: np.ndarray | None = None  # prompt + completion tokens per decision
@@ -80,6 +86,18 @@ class DecisionBatch:
     # (fish, serial, text): long-term summaries written by the source (a model), applied with the decisions
     summaries: list[tuple[int, int, str]] | None = None
     meta: dict = field(default_factory=dict)
+    goals: np.ndarray | None = None
+    params: np.ndarray | None = None
+    horizons: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.goals is None:
+            self.goals, self.params, self.horizons = hold(self.actions)
+        else:
+            self.goals = np.asarray(self.goals, np.int8)
+            self.params = np.asarray(self.params, np.int16)
+            self.horizons = np.asarray(self.horizons, np.int16)
+            self.actions = np.where(self.goals == Goal.HOLD, self.params, -1).astype(np.int8)
 
     def __len__(self) -> int:
         return int(self.fish.size)

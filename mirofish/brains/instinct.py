@@ -20,9 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..actions import MOVE_DXDY, Action
-from ..config import InstinctConfig
+from ..config import InstinctConfig, PlannerConfig, TriggersConfig
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
-from ..rng import KeyTable, at_tick, to_unit
+from ..fish.plans import Goal
+from ..fish.steering import (F_ALIGN, F_FOOD_SEEN, F_OPEN, F_VISIBLE, F_WALLS, feature_matrix, view_features)
+from ..rng import KeyTable, at_tick, mix64, to_unit
 from .base import TIER_INDEX, DecisionBatch, InlineSource, RequestBatch
 
 _NEG = -1e9
@@ -58,7 +60,11 @@ def _kernels(radius: int) -> tuple[np.ndarray, ...]:
     return ahead, food_ahead, around, leaving, target
 
 
-_CLASSES = np.array([V_WATER, V_WALL, V_FOOD, V_FISH])
+def _onehot(codes: np.ndarray) -> np.ndarray:
+    """``(k, 4 classes × cells)``: water, wall, food, another fish (any heading)."""
+    k = len(codes)
+    classes = np.stack([codes == V_WATER, codes == V_WALL, codes == V_FOOD, codes >= V_FISH], axis=1)
+    return classes.reshape(k, -1)
 
 
 def _feature_matrix(radius: int) -> np.ndarray:
@@ -103,8 +109,7 @@ class InstinctBrain(InlineSource):
     def utilities(self, b: RequestBatch) -> np.ndarray:
         """``(k, 6)`` utilities in Action order; impossible actions get a huge negative value."""
         c, k = self.cfg, len(b)
-        onehot = (b.codes[:, None, :] == _CLASSES[None, :, None]).reshape(k, -1)
-        f = onehot.astype(np.float64) @ self._features
+        f = _onehot(b.codes).astype(np.float64) @ self._features
         food_pull, fish_pull, wall_pull, openness, crowd, lost_n = (f[:, i : i + 4] for i in range(0, 24, 4))
         visible, food_close, blocked = f[:, 24], f[:, 25] > 0, f[:, 26:30] > 0
         soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
@@ -145,6 +150,88 @@ class InstinctBrain(InlineSource):
         self.decisions += len(b)
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions,
                              tier=np.full(len(b), self.tier, np.int8))
+
+    def status(self) -> dict:
+        return {"source": self.name, "decisions": self.decisions}
+
+
+def seeded_softmax(u: np.ndarray, temperature: float, draws: np.ndarray) -> np.ndarray:
+    """Index sampled from ``softmax(u / temperature)`` per row, with uniform ``draws`` in [0, 1)."""
+    z = u / temperature
+    z -= z.max(axis=1, keepdims=True)
+    cdf = np.cumsum(np.exp(z), axis=1)
+    return np.minimum((cdf <= (draws * cdf[:, -1])[:, None]).sum(axis=1), u.shape[1] - 1)
+
+
+_PLAN_GOALS = np.array([Goal.FORAGE, Goal.SCHOOL, Goal.EXPLORE, Goal.REST, Goal.KEEP_AWAY], np.int8)
+
+
+class InstinctPlanner(InlineSource):
+    """The embedded brain in plan mode: chooses a plan from what the fish perceives.
+
+    Goal utilities, each scaled by personality and state (and sampled by a seeded softmax):
+    forage grows with hunger × appetite and food in view; school with sociability and the
+    company in view, fading with hunger; explore with curiosity, more when alone; rest with
+    calm when sated (never while hungry with food in view); keep away with caution in a
+    crowd or against the glass. The steering layer does the swimming. No group-shape rule.
+    """
+
+    name = "instinct"
+
+    def __init__(self, cfg: PlannerConfig, triggers: TriggersConfig, seed: int, radius: int = 2,
+                 tier: str = "instinct", rest_ceiling: int = 1000):
+        super().__init__(self.decide)
+        self.cfg, self.trig, self.seed, self.tier = cfg, triggers, seed, TIER_INDEX[tier]
+        self.rest_ceiling = rest_ceiling  # hundredths: rest revives only below this
+        self._matrix = feature_matrix(radius)
+        self._keys = KeyTable(mix64(seed, 0x91A2))
+        self._dir_keys = KeyTable(mix64(seed, 0xD12))
+        self.decisions = 0
+
+    def goal_utilities(self, b: RequestBatch, f: np.ndarray) -> np.ndarray:
+        """``(k, 5)`` utilities of forage, school, explore, rest, keep_away."""
+        c, k = self.cfg, len(b)
+        soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
+        energy = b.energy.astype(np.float64)
+        hunger = np.clip(1.0 - energy / (0.8 * b.max_energy), 0.0, 1.0)
+        visible, food = f[:, F_VISIBLE], f[:, F_FOOD_SEEN]
+        company = np.minimum(visible, 3.0) / 3.0
+        low = energy < b.max_energy * self.trig.low_energy_fraction
+        hungry_food = (energy < b.max_energy * self.trig.hungry_fraction) & (food > 0)
+        u = np.empty((k, 5))
+        u[:, 0] = c.forage * (0.5 + app) * hunger * (1.5 + 0.5 * (food > 0)) + 6.0 * low + 2.0 * hungry_food
+        u[:, 1] = c.school * (0.3 + soc) * company * np.maximum(1.0 - 1.5 * hunger, 0.0)
+        u[:, 2] = c.explore * (0.5 + cur) * (1.0 - 0.6 * company) + c.explore * soc * (visible == 0)
+        u[:, 3] = c.rest * (calm - 0.4 - 3.0 * hunger - 0.3 * company) + 4.0 * (energy < self.rest_ceiling) * (food == 0)
+        u[hungry_food, 3] = -1e9  # never rest hungry with food in view
+        crowd = np.maximum(visible - self.trig.crowd_line + 2, 0.0) / 3.0
+        u[:, 4] = c.keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5
+        return u
+
+    def decide(self, b: RequestBatch) -> DecisionBatch:
+        c, k = self.cfg, len(b)
+        f = view_features(b.codes, self._matrix)
+        pick = seeded_softmax(self.goal_utilities(b, f), c.temperature, to_unit(at_tick(self._keys[b.fish], b.tick)))
+        goals = _PLAN_GOALS[pick]
+        soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
+        # explore: the way that is open, favouring the current course and where others swim
+        way = f[:, F_OPEN : F_OPEN + 4] + 0.5 * f[:, F_ALIGN : F_ALIGN + 4] / np.maximum(f[:, F_VISIBLE], 1)[:, None]
+        way[np.arange(k), b.heading.astype(np.int64)] += 0.3
+        way += 0.6 * to_unit(at_tick(self._dir_keys[b.fish][:, None] + np.arange(4, dtype=np.uint64), b.tick))
+        params = np.zeros(k, np.int16)
+        horizons = np.zeros(k, np.int16)
+        ex, sc, rs = goals == Goal.EXPLORE, goals == Goal.SCHOOL, goals == Goal.REST
+        params[ex] = way[ex].argmax(axis=1)
+        params[rs] = np.where(b.energy[rs] < self.rest_ceiling, self.rest_ceiling // 100, 100)
+        params[goals == Goal.KEEP_AWAY] = f[goals == Goal.KEEP_AWAY, F_VISIBLE] < self.trig.crowd_line - 2
+        horizons[sc] = np.round(c.school_ticks * (0.5 + soc[sc]))
+        horizons[ex] = np.round(c.explore_ticks * (0.5 + cur[ex]))
+        horizons[rs] = np.round(c.rest_ticks * (0.5 + calm[rs]))
+        horizons[goals == Goal.FORAGE] = c.forage_ticks
+        horizons[goals == Goal.KEEP_AWAY] = c.away_ticks
+        self.decisions += k
+        return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
+                             goals=goals, params=params, horizons=horizons)
 
     def status(self) -> dict:
         return {"source": self.name, "decisions": self.decisions}

@@ -1,7 +1,9 @@
 """What a fish perceives: its (2r+1)² patch of water, its own state and its memories.
 
 The view alphabet is DESIGN §2's: ``.`` water, ``#`` glass/plant/rock/off-grid, ``F`` food,
-``f`` another fish (never an id), ``@`` self. A fish standing on food cannot see it under
+``@`` self, and another fish (never an id) as the direction it faces: ``^`` north, ``v``
+south, ``<`` west, ``>`` east. Seeing where the others swim is perception, not a rule:
+it is what lets a fish fall in with them. A fish standing on food cannot see it under
 itself, so the text adds ``here: food``; another fish hides the food beneath it.
 A :class:`Perception` is all a brain ever receives — never the world.
 """
@@ -12,16 +14,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
-V_WATER, V_WALL, V_FOOD, V_FISH, V_SELF = 0, 1, 2, 3, 4
-VIEW_CHARS = ".#Ff@"
+V_WATER, V_WALL, V_FOOD, V_SELF = 0, 1, 2, 3
+V_FISH = 4  # another fish facing north; + heading (Action order n, s, w, e) → 4..7
+N_CODES = 8
+VIEW_CHARS = ".#F@^v<>"
+FISH_CHARS = VIEW_CHARS[V_FISH:]
 _CHAR_LUT = np.frombuffer(VIEW_CHARS.encode(), np.uint8)
 
 
-def view_codes(blocked: np.ndarray, food: np.ndarray, occupied: np.ndarray, windows: np.ndarray) -> np.ndarray:
-    """View codes for flat-index windows ``(k, cells)``; the centre column is the viewer."""
-    codes = np.where(food[windows], V_FOOD, V_WATER).astype(np.int8)
-    codes[occupied[windows]] = V_FISH
-    codes[blocked[windows]] = V_WALL
+def is_fish(codes: np.ndarray) -> np.ndarray:
+    """True where a view code shows another fish (any heading)."""
+    return codes >= V_FISH
+
+
+def cell_codes(blocked: np.ndarray, food: np.ndarray, cells: np.ndarray, heading: np.ndarray) -> np.ndarray:
+    """The code every cell of the padded grid shows to a viewer: wall, food, a fish by heading, water."""
+    grid = food.astype(np.int8) * V_FOOD
+    grid[cells] = V_FISH + heading
+    grid[blocked] = V_WALL
+    return grid
+
+
+def view_codes(grid: np.ndarray, windows: np.ndarray) -> np.ndarray:
+    """View codes for flat-index windows ``(k, cells)`` read off :func:`cell_codes`; the centre is the viewer."""
+    codes = grid[windows]
     codes[:, windows.shape[1] // 2] = V_SELF
     return codes
 

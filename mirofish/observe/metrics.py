@@ -101,7 +101,16 @@ _NEAR = _offsets(6)
 
 
 def neighbours_and_clusters(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[float, int, int]:
-    """(mean nearest-neighbour distance, clusters of ≥2, largest cluster size).
+    """(mean nearest-neighbour distance, clusters of ≥2, largest cluster size)."""
+    nnd, labels = nn_and_labels(xy, link, chunk)
+    if labels is None:
+        return 0.0, 0, len(xy)
+    sizes = np.bincount(labels, minlength=len(xy))
+    return nnd, int(np.count_nonzero(sizes >= 2)), int(sizes.max())
+
+
+def nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[float, np.ndarray | None]:
+    """(mean nearest-neighbour distance, cluster label per fish).
 
     Clusters link fish within ``link`` cells (Chebyshev: in each other's view). Up to a few
     hundred fish this compares all pairs; beyond that it looks fish up in a grid around
@@ -109,7 +118,7 @@ def neighbours_and_clusters(xy: np.ndarray, link: int = 2, chunk: int = 512) -> 
     """
     n = len(xy)
     if n < 2:
-        return 0.0, 0, n
+        return 0.0, None
     if n > 300:
         return _grid_neighbours_and_clusters(xy.astype(np.int64), link)
     nnd = np.empty(n)
@@ -127,12 +136,10 @@ def neighbours_and_clusters(xy: np.ndarray, link: int = 2, chunk: int = 512) -> 
         i, j = np.nonzero(cheb <= link)
         pairs_i.append(i + a)
         pairs_j.append(j)
-    sizes = np.bincount(_components(n, np.concatenate(pairs_i), np.concatenate(pairs_j)), minlength=n)
-    groups = sizes[sizes >= 2]
-    return float(nnd.mean()), int(groups.size), int(sizes.max())
+    return float(nnd.mean()), _components(n, np.concatenate(pairs_i), np.concatenate(pairs_j))
 
 
-def _grid_neighbours_and_clusters(xy: np.ndarray, link: int) -> tuple[float, int, int]:
+def _grid_neighbours_and_clusters(xy: np.ndarray, link: int) -> tuple[float, np.ndarray]:
     n = len(xy)
     pad = int(np.abs(_NEAR).max())
     x, y = xy[:, 0] + pad, xy[:, 1] + pad
@@ -150,9 +157,28 @@ def _grid_neighbours_and_clusters(xy: np.ndarray, link: int) -> tuple[float, int
         nnd[a] = np.sqrt(d2.min())
     near = np.maximum(np.abs(_NEAR[:, 0]), np.abs(_NEAR[:, 1])) <= link
     rows, cols = np.nonzero(found[:, near])
-    sizes = np.bincount(_components(n, rows, hits[:, near][rows, cols]), minlength=n)
-    groups = sizes[sizes >= 2]
-    return float(nnd.mean()), int(groups.size), int(sizes.max())
+    return float(nnd.mean()), _components(n, rows, hits[:, near][rows, cols])
+
+
+def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3) -> list[np.ndarray]:
+    """Moving schools, largest first: clusters of at least ``min_size`` fish of which at least
+    half moved lately (``moving``, per fish). A resting heap is a cluster, not a school."""
+    if labels is None:
+        return []
+    sizes = np.bincount(labels, minlength=len(labels))
+    moved = np.bincount(labels, weights=moving.astype(np.float64), minlength=len(labels))
+    ok = np.flatnonzero((sizes >= min_size) & (moved * 2 >= sizes))
+    ok = ok[np.argsort(-sizes[ok], kind="stable")]
+    return [np.flatnonzero(labels == k) for k in ok]
+
+
+def school_figures(members: np.ndarray, xy: np.ndarray, heading: np.ndarray, moving: np.ndarray) -> dict:
+    """Couzin's order parameters of one school: size, polarization, milling, share that moved lately."""
+    if members.size == 0:
+        return {"school_size": 0.0, "school_polarization": 0.0, "school_milling": 0.0, "school_moving": 0.0}
+    return {"school_size": float(members.size), "school_polarization": polarization(heading[members]),
+            "school_milling": rotation(xy[members], heading[members]),
+            "school_moving": float(moving[members].mean())}
 
 
 class Metrics:

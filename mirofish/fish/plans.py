@@ -1,0 +1,125 @@
+"""Plans: what a decision is (DESIGN §2 "plans").
+
+A brain answers with a standing **plan** — a goal from a small enum, its parameter, a
+horizon and a short thought — and the fish keeps it until it ends, fails or something
+salient happens (:meth:`mirofish.world.World.triggers`). The steering layer
+(:mod:`mirofish.fish.steering`) turns plan + current view into one action per tick.
+
+Goals and their parameter:
+
+=========== ======================================== ==========================================
+goal        parameter                                ends / fails
+=========== ======================================== ==========================================
+hold        the action to repeat (the seed's mode)   horizon (0 = until the next decision)
+forage      —                                        done: ate · failed: no food in view for a while
+school      —                                        failed: alone for a while
+explore     direction (0 n, 1 s, 2 w, 3 e)           horizon; found company
+rest        energy (whole units) to rest up to       done: energy reached · failed: hungry with food in view
+keep_away   0 = from a crowd, 1 = from the glass     horizon
+=========== ======================================== ==========================================
+
+Every plan also ends at its horizon and fails when the fish is stuck for
+``triggers.stuck_ticks`` ticks. ``hold`` with the seed's triggers (``brain.decides =
+"action"``) is exactly the one-action-per-decision mode, so both modes run on the same
+engine and can be compared on the same seeds.
+
+Everything here is integers and pure functions; no brain, no pygame, no openai.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+
+from ..actions import ACTION_NAMES, DIRECTION_NAMES, Action
+
+
+class Goal(IntEnum):
+    HOLD = 0
+    FORAGE = 1
+    SCHOOL = 2
+    EXPLORE = 3
+    REST = 4
+    KEEP_AWAY = 5
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+GOAL_NAMES = tuple(g.label for g in Goal)
+PLAN_GOALS = GOAL_NAMES[1:]  # what a planning brain may choose (hold is the action mode)
+AWAY_NAMES = ("crowd", "glass")
+NO_END = 2**31 - 1  # plan_end of a plan without a horizon
+
+
+def parse_goal(text: str) -> Goal:
+    try:
+        return Goal[text.strip().upper().replace(" ", "_").replace("-", "_")]
+    except KeyError:
+        raise ValueError(f"unknown goal {text!r}; choose one of {', '.join(GOAL_NAMES)}") from None
+
+
+def describe(goal: int, param: int, horizon: int = 0) -> str:
+    """``'explore east for 30 ticks'``, ``'rest until 10 energy'``, ``'hold move_n'`` …"""
+    g = Goal(int(goal))
+    if g == Goal.HOLD:
+        text = f"hold {ACTION_NAMES[int(param)]}"
+    elif g == Goal.EXPLORE:
+        text = f"explore {DIRECTION_NAMES[int(param) % 4]}"
+    elif g == Goal.REST:
+        text = f"rest until {int(param)} energy"
+    elif g == Goal.KEEP_AWAY:
+        text = f"keep away from the {AWAY_NAMES[int(param) % 2]}"
+    else:
+        text = g.label
+    return f"{text} for {int(horizon)} ticks" if horizon else text
+
+
+def parse_plan(text: str) -> tuple[int, int, int]:
+    """A plan typed by a person (fork picker, CLI): ``'school 60'``, ``'explore e 30'``,
+    ``'rest 10'``, ``'keep_away glass'``, ``'move_n'`` (a single action: hold it one tick).
+
+    Returns (goal, param, horizon); raises ValueError naming the choices.
+    """
+    words = text.strip().lower().split()
+    if not words:
+        raise ValueError("empty plan")
+    head, rest = words[0], words[1:]
+    if head in ACTION_NAMES:
+        return int(Goal.HOLD), int(Action.parse(head)), 1
+    goal = parse_goal(head)
+    nums = [int(w) for w in rest if w.isdigit()]
+    horizon = nums[-1] if nums and goal not in (Goal.REST,) else 0
+    param = 0
+    if goal == Goal.EXPLORE:
+        dirs = [w for w in rest if not w.isdigit()]
+        if not dirs:
+            raise ValueError("explore needs a direction: north, south, west or east")
+        param = direction_index(dirs[0])
+    elif goal == Goal.REST:
+        param = nums[0] if nums else 10
+        horizon = nums[1] if len(nums) > 1 else 0
+    elif goal == Goal.KEEP_AWAY:
+        word = next((w for w in rest if not w.isdigit()), "crowd")
+        if word not in AWAY_NAMES:
+            raise ValueError(f"keep_away from {word!r}? choose crowd or glass")
+        param = AWAY_NAMES.index(word)
+    elif goal == Goal.HOLD:
+        raise ValueError("type the action itself (move_n … rest) to hold one action")
+    return int(goal), int(param), int(horizon)
+
+
+def direction_index(word: str) -> int:
+    w = word.strip().lower()
+    for i, name in enumerate(DIRECTION_NAMES):
+        if w in (name, name[0]):
+            return i
+    raise ValueError(f"unknown direction {word!r}; choose north, south, west or east")
+
+
+def hold(actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Single actions as plans: (goals, params, horizons) holding each action until the next decision."""
+    a = np.asarray(actions, np.int16)
+    return np.zeros(a.size, np.int8), a, np.zeros(a.size, np.int16)
