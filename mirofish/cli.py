@@ -138,8 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     fk.add_argument("path")
     fk.add_argument("--at", type=_int_at_least(0), required=True, metavar="T", help="the tick of the swapped decision")
     fk.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID")
-    fk.add_argument("--action", required=True, choices=ACTION_NAMES, metavar="A",
-                    help="new action: " + ", ".join(ACTION_NAMES))
+    swap = fk.add_mutually_exclusive_group(required=True)
+    swap.add_argument("--plan", metavar="PLAN",
+                      help="new plan, e.g. 'school 60', 'explore east 30', 'forage', 'rest 10', 'keep_away glass'")
+    swap.add_argument("--action", choices=ACTION_NAMES, metavar="A",
+                      help="a single action instead (held one tick, then the brain plans again): "
+                      + ", ".join(ACTION_NAMES))
     fk.add_argument("--ticks", type=_int_at_least(1), default=600, help="ticks to run after the fork (default 600)")
     fk.add_argument("--record", metavar="OUT", help="write the fork as its own recording")
 
@@ -403,7 +407,7 @@ def _play_terminal(player, start: int, speed: float) -> int:
 def run_fork(args: argparse.Namespace) -> int:
     from .observe.replay import fork
 
-    print(json.dumps(fork(args.path, args.at, args.fish, args.action, args.ticks, args.record)))
+    print(json.dumps(fork(args.path, args.at, args.fish, args.plan or args.action, args.ticks, args.record)))
     return 0
 
 

@@ -298,7 +298,7 @@ class World:
         s.stuck[stuck] += 1
         stuck_idx = np.flatnonzero(stuck)
         s.refused_at[stuck_idx, executed[stuck_idx]] = t
-        s.stuck[moved] = 0
+        s.stuck[~stuck] = 0  # a streak of refusals ends when the fish's own intent works (move, rest, eat)
         np.maximum(s.max_stuck, s.stuck, out=s.max_stuck)
         s.action_counts[s.ids, executed] += 1
         s.moves[moved] += 1

@@ -31,7 +31,7 @@ def arrange(world: World, fish_xy=(), food_xy=(), energy=None, age=None) -> Worl
         s.energy[:] = energy
     if age is not None:
         s.age[:] = age
-    s.food_seen, s.neighbours = world._sense()
+    world.look()
     return world
 
 

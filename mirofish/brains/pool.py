@@ -44,9 +44,8 @@ from ..world import TRIGGER_NAMES
 from ..actions import Action
 from .base import INVALID, TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch
 from ..fish.memory import drift_score
-from .instinct import InstinctBrain
-from .prompt import (JSON_OBJECT_FORMAT, JSON_SCHEMA_FORMAT, SYSTEM_PROMPT, ReplyError, estimate_tokens,
-                     legal_for_view, messages, parse_reply)
+from .prompt import (JSON_OBJECT_FORMAT, JSON_SCHEMA_FORMAT, PLAN_FORMATS, PLAN_PROMPT, SYSTEM_PROMPT, ReplyError,
+                     estimate_tokens, legal_for_view, messages, parse_plan_reply, parse_reply, plan_legal_for_view)
 
 ROUTES = {"routine": "small", "foraging": "small", "conflict_social": "large", "novel": "large"}
 FORMATS = ("json_schema", "json_object", "plain")
@@ -105,7 +104,7 @@ class _Failure(Exception):
 def classify(trigger: str, codes: np.ndarray, seen: set) -> str:
     """routine / foraging / conflict_social / novel for one request (see module doc)."""
     food = int(np.count_nonzero(codes == V_FOOD))
-    fish = int(np.count_nonzero(codes == V_FISH))
+    fish = int(np.count_nonzero(codes >= V_FISH))
     wall = int(np.count_nonzero(codes == V_WALL))
     signature = (food > 0, min(fish, 3), wall > 0)
     if signature not in seen:
@@ -127,15 +126,17 @@ class ModelPool(DecisionSource):
     def __init__(self, cfg: Config, mode: str = "lockstep", warn=None):
         super().__init__()
         self.cfg, self.bcfg, self.mode = cfg, cfg.brain, mode
-        self.fallback = InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius,
-                                      tier="fallback")
+        from ..engine import instinct_source
+
+        self.plans = cfg.brain.decides == "plan"
+        self.fallback = instinct_source(cfg, tier="fallback")
         self._warn = warn or (lambda msg: print(f"mirofish: warning: {msg}", file=sys.stderr, flush=True))
         self.stats = _Stats()
         self.tokens_by_fish = np.zeros(cfg.fish.count, np.int64)
         self.drift: dict[int, float] = {}  # fish → drift score of its newest model-written summary
         self._seen: dict[int, set] = {}
         self._api_key = os.environ.get(self.bcfg.api_key_env) or "not-needed"
-        self._prefix_tokens = estimate_tokens(SYSTEM_PROMPT)
+        self._prefix_tokens = estimate_tokens(PLAN_PROMPT if cfg.brain.decides == "plan" else SYSTEM_PROMPT)
         self._rng = random.Random(cfg.seed)  # retry jitter only; never affects a decision
         self._loop = asyncio.new_event_loop()
         self._tasks: set[asyncio.Task] = set()
@@ -328,9 +329,14 @@ class ModelPool(DecisionSource):
             tier.calls += 1
             tier.prompt_tokens += prompt_toks
             tier.completion_tokens += completion_toks
-            if not legal_for_view(reply.action, batch.perceptions[i].view, bool(batch.food_here[i])):
+            if self.plans:
+                illegal = plan_legal_for_view(reply, batch.perceptions[i].view)
+            else:
+                illegal = None if legal_for_view(reply.action, batch.perceptions[i].view,
+                                                 bool(batch.food_here[i])) else "illegal_action"
+            if illegal:
                 self._account(fish, prompt_toks, completion_toks)
-                raise _Failure("illegal_action")
+                raise _Failure(illegal)
         except _Failure as failure:
             self._fallback(batch, i, failure.reason)
             return
@@ -346,10 +352,14 @@ class ModelPool(DecisionSource):
         if reply.summary and due:
             written = [(fish, due[0], reply.summary)]
             await self._track_drift(fish, reply.summary, batch.personas[i])
+        if self.plans:
+            goal, param, horizon = reply.plan(batch.max_energy)
+            plan = {"actions": None, "goals": [goal], "params": [param], "horizons": [horizon]}
+        else:
+            plan = {"actions": np.array([Action.parse(reply.action)], np.int8)}
         self.results.put(DecisionBatch(
-            tick=batch.tick, fish=np.array([fish]), actions=np.array([Action.parse(reply.action)], np.int8),
-            tier=np.array([TIER_INDEX[tier.name]], np.int8), tokens=np.array([prompt_toks + completion_toks]),
-            thoughts=[reply.thought], summaries=written))
+            tick=batch.tick, fish=np.array([fish]), tier=np.array([TIER_INDEX[tier.name]], np.int8),
+            tokens=np.array([prompt_toks + completion_toks]), thoughts=[reply.thought], summaries=written, **plan))
 
     async def _track_drift(self, fish: int, summary: str, persona: str) -> None:
         """Drift score of a model-written summary vs the persona: embeddings when configured, else lexical."""
@@ -385,11 +395,12 @@ class ModelPool(DecisionSource):
 
     async def _call(self, tier: Tier, perception, persona: str, trigger: str, summary_facts: str | None = None):
         """One fish decision from the tier; raises _Failure."""
-        msgs = messages(perception, persona, trigger, summary_facts)
+        msgs = messages(perception, persona, trigger, summary_facts, plans=self.plans)
+        formats = PLAN_FORMATS if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
         text, prompt_toks, completion_toks = await self._complete(
-            tier, msgs, (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT), 160 if summary_facts else 80)
+            tier, msgs, formats, 160 if summary_facts else 80)
         try:
-            return parse_reply(text), prompt_toks, completion_toks
+            return (parse_plan_reply(text) if self.plans else parse_reply(text)), prompt_toks, completion_toks
         except ReplyError as exc:
             self._account(-1, prompt_toks, completion_toks)
             raise _Failure(f"reply_{exc.reason}") from None

@@ -19,13 +19,35 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..actions import ACTION_NAMES
+from ..actions import ACTION_NAMES, DIRECTION_NAMES
 from ..fish.perception import Perception
+from ..fish.plans import AWAY_NAMES, Goal, direction_index
+
+# Plan mode (the default): the model chooses a standing plan; the fish's body (the steering
+# layer) swims it tick by tick. Every choice is legal in almost every view, and the format is
+# shown by worked examples, not by placeholder text a small model could copy back.
+PLAN_PROMPT = """You are a fish in an aquarium shared with other fish. You see the 5x5 water around you
+(north up): @ you, . water, # glass/plant/rock, F food, and other fish by the way they face: ^ v < >.
+
+Choose a plan. Your body swims it tick by tick until it ends or something changes:
+- forage: go to food and eat it (ends when you have eaten).
+- school: stay with the fish you see and swim the way they swim.
+- explore: swim north, south, west or east to find food or company.
+- rest: stay put until your energy reaches "until" (rest revives only below 10).
+- keep_away: from a "crowd" or the "glass".
+
+Each tick costs 0.15 energy, moving 0.3 more; food gives 40. At 0 you can only rest.
+
+Answer with one JSON object only. Examples:
+{"goal": "forage", "ticks": 40, "thought": "hungry, food two cells east"}
+{"goal": "school", "ticks": 120, "thought": "three fish swim east, I join them"}
+{"goal": "explore", "direction": "south", "ticks": 30, "thought": "nobody here, open water south"}"""
 
 SYSTEM_PROMPT = """You are a fish in a shared aquarium with other fish, each an agent like you.
 You see only the 5x5 patch of water around you.
 
-View (north is up): @ you, . water, # glass/plant/rock (impassable), F food, f another fish.
+View (north is up): @ you, . water, # glass/plant/rock (impassable), F food,
+another fish as the way it faces: ^ north, v south, < west, > east.
 "here: food" means food lies under you.
 
 Actions:
@@ -44,6 +66,39 @@ Answer with one JSON object only:
 {"action": "move_n|move_s|move_w|move_e|eat|rest", "thought": "why, at most 80 characters"}"""
 
 
+class PlanReply(BaseModel):
+    """A model's plan (plan mode)."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    goal: Literal["forage", "school", "explore", "rest", "keep_away"]
+    direction: Literal["north", "south", "west", "east"] | None = None
+    until: int | None = Field(default=None, ge=0, le=10_000)
+    away_from: Literal["crowd", "glass"] | None = Field(default=None, alias="from")
+    ticks: int | None = Field(default=None, ge=1, le=1000)
+    thought: str = Field(default="", max_length=80)
+    summary: str | None = Field(default=None, max_length=160)
+
+    def plan(self, max_energy: int) -> tuple[int, int, int]:
+        """(goal, param, horizon) for the world; ``max_energy`` in hundredths."""
+        goal = Goal[self.goal.upper()]
+        param = 0
+        if goal == Goal.EXPLORE:
+            param = DIRECTION_NAMES.index(self.direction or "north")
+        elif goal == Goal.REST:
+            param = min(self.until if self.until is not None else 10, max_energy // 100)
+        elif goal == Goal.KEEP_AWAY:
+            param = AWAY_NAMES.index(self.away_from or "crowd")
+        return int(goal), int(param), int(self.ticks or DEFAULT_TICKS[self.goal])
+
+
+DEFAULT_TICKS = {"forage": 60, "school": 120, "explore": 30, "rest": 20, "keep_away": 8}
+PLAN_REPLY_SCHEMA = PlanReply.model_json_schema(by_alias=True)
+PLAN_FORMATS = ({"type": "json_schema", "json_schema": {"name": "fish_plan", "schema": PLAN_REPLY_SCHEMA,
+                                                        "strict": True}},
+                {"type": "json_object", "schema": PLAN_REPLY_SCHEMA})
+
+
 class FishReply(BaseModel):
     """The only output a model brain may give."""
 
@@ -60,8 +115,8 @@ JSON_SCHEMA_FORMAT = {"type": "json_schema", "json_schema": {"name": "fish_reply
 JSON_OBJECT_FORMAT = {"type": "json_object", "schema": REPLY_SCHEMA}
 
 
-SUMMARY_ASK = ("Also put in the JSON a \"summary\": one line (at most 160 characters) in your own words "
-               "remembering {span}, from these facts: {facts}")
+SUMMARY_ASK = ("Also add \"summary\": one sentence in your own words about {span}. Facts: {facts}. "
+               "For example \"summary\": \"I ate twice and swam with others near the plants.\"")
 
 
 def fish_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None) -> str:
@@ -81,8 +136,9 @@ def fish_message(perception: Perception, persona: str, trigger: str, summary_fac
     return "\n".join(lines)
 
 
-def messages(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None) -> list[dict]:
-    return [{"role": "system", "content": SYSTEM_PROMPT},
+def messages(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
+             plans: bool = False) -> list[dict]:
+    return [{"role": "system", "content": PLAN_PROMPT if plans else SYSTEM_PROMPT},
             {"role": "user", "content": fish_message(perception, persona, trigger, summary_facts)}]
 
 
@@ -128,21 +184,68 @@ def first_json_object(text: str | None) -> dict | None:
     return None
 
 
-def parse_reply(text: str | None) -> FishReply:
-    """Read a model's reply; raises :class:`ReplyError` with reason ``empty``/``garbage``/``schema``."""
+def parse_plan_reply(text: str | None) -> PlanReply:
+    """Read a model's plan; raises :class:`ReplyError` (``empty``/``garbage``/``schema``).
+
+    Tolerant of small models: goal and words in any case, ``keep away``, one-letter
+    directions, a missing ``direction`` for explore is a schema error."""
+    data = _reply_object(text)
+    for key in ("goal", "direction", "from"):
+        if isinstance(data.get(key), str):
+            data[key] = data[key].strip().lower().replace(" ", "_").replace("-", "_")
+    if isinstance(data.get("direction"), str):
+        try:
+            data["direction"] = DIRECTION_NAMES[direction_index(data["direction"])]
+        except ValueError:
+            pass
+    _clean_texts(data)
+    try:
+        reply = PlanReply.model_validate(data)
+    except ValidationError as exc:
+        raise ReplyError("schema", exc.errors()[0]["msg"]) from None
+    if reply.goal == "explore" and reply.direction is None:
+        raise ReplyError("schema", "explore needs a direction")
+    return reply
+
+
+def _reply_object(text: str | None) -> dict:
     if not text or not text.strip():
         raise ReplyError("empty")
     data = first_json_object(text)
     if data is None:
         raise ReplyError("garbage", text[:60])
-    if isinstance(data.get("action"), str):
-        data["action"] = data["action"].strip().lower()
+    return data
+
+
+def _clean_texts(data: dict) -> None:
     if isinstance(data.get("thought"), str):
         data["thought"] = " ".join(data["thought"].split())[:80]
     if isinstance(data.get("summary"), str):
         data["summary"] = " ".join(data["summary"].split())[:160] or None
     elif "summary" in data and not isinstance(data["summary"], str):
         data["summary"] = None
+
+
+def plan_legal_for_view(reply: PlanReply, view: str) -> str | None:
+    """Why a plan cannot be carried out from this view (None when it can): school with no fish
+    in view, or explore straight into glass."""
+    rows = view.split("\n")
+    r = len(rows) // 2
+    if reply.goal == "school" and not any(ch in "^v<>" for row in rows for ch in row):
+        return "school_without_fish"
+    if reply.goal == "explore":
+        dx, dy = {"north": (0, -1), "south": (0, 1), "west": (-1, 0), "east": (1, 0)}[reply.direction]
+        if rows[r + dy][r + dx] == "#":
+            return "explore_into_glass"
+    return None
+
+
+def parse_reply(text: str | None) -> FishReply:
+    """Read a model's reply; raises :class:`ReplyError` with reason ``empty``/``garbage``/``schema``."""
+    data = _reply_object(text)
+    if isinstance(data.get("action"), str):
+        data["action"] = data["action"].strip().lower()
+    _clean_texts(data)
     try:
         return FishReply.model_validate(data)
     except ValidationError as exc:

@@ -12,6 +12,11 @@ the view forbids), ``429`` (rate limited, with Retry-After), ``500``, ``reject_j
 (HTTP 500 for ``response_format`` json_schema, as llama.cpp's server does), and stopping the
 server outright. ``fault_every`` applies the fault to every k-th request only.
 
+Pacing like a real local server: ``rate`` (completions per second, served one after another
+as llama.cpp or Ollama do on a CPU) and ``latency`` (seconds each completion takes on top).
+Fish prompts in plan mode get a scripted plan (forage when hungry with food in view, school
+with fish in view, rest when exhausted, else explore the most open way).
+
     python -m mirofish.brains.testserver --port 8765 [--fault slow --delay 0.3]
 """
 
@@ -33,9 +38,37 @@ FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_
 _MOVES = {"move_n": (0, -1), "move_s": (0, 1), "move_w": (-1, 0), "move_e": (1, 0)}
 
 
+_VIEW_ROW = re.compile(r"^[.#F@^v<>]{5}$", re.M)
+_FISH = "^v<>"
+
+
+def scripted_plan(prompt: str) -> dict:
+    """A plan for a plan-mode fish prompt: deterministic and legal for the view in it."""
+    rows = _VIEW_ROW.findall(prompt)
+    energy = re.search(r"energy (\d+)/", prompt)
+    energy = int(energy.group(1)) if energy else 50
+    if len(rows) < 5:
+        return {"goal": "explore", "direction": "east", "ticks": 20, "thought": "I cannot make out the water"}
+    view = rows[-5:]
+    text = "".join(view)
+    if energy == 0:
+        return {"goal": "rest", "until": 10, "ticks": 20, "thought": "exhausted"}
+    if "F" in text and energy < 60:
+        return {"goal": "forage", "ticks": 40, "thought": f"hungry ({energy}), food in view"}
+    if any(c in text for c in _FISH):
+        return {"goal": "school", "ticks": 120, "thought": "others nearby, swim with them"}
+    open_ways = {"north": view[0].count(".") + view[1].count("."), "south": view[3].count(".") + view[4].count("."),
+                 "west": sum(r[:2].count(".") for r in view), "east": sum(r[3:].count(".") for r in view)}
+    ahead = {"north": view[1][2], "south": view[3][2], "west": view[2][1], "east": view[2][3]}
+    ways = sorted((-n, w) for w, n in open_ways.items() if ahead[w] != "#")
+    k = int(hashlib.blake2b(prompt.encode(), digest_size=4).hexdigest(), 16)
+    way = ways[k % min(2, len(ways))][1] if ways else "north"
+    return {"goal": "explore", "direction": way, "ticks": 30, "thought": f"open water to the {way}"}
+
+
 def scripted_reply(prompt: str) -> tuple[str, str]:
     """(action, thought) for a fish prompt: deterministic, legal for the view in it."""
-    rows = re.findall(r"^[.#Ff@]{5}$", prompt, re.M)
+    rows = _VIEW_ROW.findall(prompt)
     if len(rows) < 5:
         return "rest", "I cannot make out the water"
     view = rows[-5:]
@@ -55,8 +88,9 @@ def scripted_reply(prompt: str) -> tuple[str, str]:
 
     if (a := toward("F")) is not None:
         return a, "food ahead"
-    if (a := toward("f")) is not None:
-        return a, "steadier near the others"
+    for c in _FISH:
+        if (a := toward(c)) is not None:
+            return a, "steadier near the others"
     if not legal:
         return "rest", "boxed in, waiting"
     k = int(hashlib.blake2b(prompt.encode(), digest_size=4).hexdigest(), 16)
@@ -110,7 +144,7 @@ def illegal_action(prompt: str) -> str | None:
     """An action the view in ``prompt`` forbids (to test that replies are checked), if any."""
     from .prompt import legal_for_view
 
-    rows = re.findall(r"^[.#Ff@]{5}$", prompt, re.M)
+    rows = _VIEW_ROW.findall(prompt)
     if len(rows) < 5:
         return None
     view = "\n".join(rows[-5:])
@@ -118,6 +152,12 @@ def illegal_action(prompt: str) -> str | None:
         if not legal_for_view(action, view, re.search(r"^here: food", prompt, re.M) is not None):
             return action
     return None
+
+
+def _ahead(prompt: str) -> str:
+    """The four cells next to the fish (n, s, w, e) in a prompt's view."""
+    rows = _VIEW_ROW.findall(prompt)[-5:]
+    return rows[1][2] + rows[3][2] + rows[2][1] + rows[2][3] if len(rows) == 5 else "...."
 
 
 def _embedding(text: str, dims: int = 64) -> list[float]:
@@ -135,10 +175,12 @@ class TestServer:
     __test__ = False  # not a pytest test class
 
     def __init__(self, port: int = 0, model: str = "fish-mini", fault: str = "none", delay: float = 0.0,
-                 fault_every: int = 1):
+                 fault_every: int = 1, rate: float = 0.0, latency: float = 0.0):
         if fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
         self.model, self.fault, self.delay, self.fault_every = model, fault, delay, fault_every
+        self.rate, self.latency = rate, latency
+        self._next_free = 0.0  # pacing: when the next completion may start (monotonic seconds)
         self.requests = 0
         self.by_status: dict[int, int] = {}
         self.seen_auth: set[str] = set()
@@ -204,6 +246,7 @@ class TestServer:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
                     return
+                server.pace()
                 fault = server.fault if n % max(1, server.fault_every) == 0 else "none"
                 if fault == "slow":
                     time.sleep(server.delay)
@@ -228,13 +271,20 @@ class TestServer:
                     self._complete(n, prompt, referential_reply(prompt) if fault != "garbage"
                                    else "I would rather not say.")
                     return
-                action, thought = scripted_reply(prompt)
-                if fault == "illegal":
-                    action = illegal_action(prompt) or action
-                reply = {"action": action, "thought": thought}
-                asked = re.search(r'"summary": one line .*? remembering (t\d+-t\d+), from these facts: (.*)', prompt)
+                if "Choose a plan" in prompt:
+                    reply = scripted_plan(prompt)
+                    if fault == "illegal":
+                        reply = {"goal": "explore", "direction": "north", "thought": "into the glass"}
+                        reply["direction"] = next((w for w, ch in zip(("north", "south", "west", "east"),
+                                                   _ahead(prompt)) if ch == "#"), "north")
+                else:
+                    action, thought = scripted_reply(prompt)
+                    if fault == "illegal":
+                        action = illegal_action(prompt) or action
+                    reply = {"action": action, "thought": thought}
+                asked = re.search(r'"summary": one sentence in your own words about (t\d+-t\d+)\. Facts: (.*)', prompt)
                 if asked:
-                    facts = asked.group(2).split(". Anchors:")[0].split("; energy")[0]
+                    facts = asked.group(2).split(". Anchors:")[0].split("; energy")[0].split(". For example")[0]
                     reply["summary"] = f"I remember {asked.group(1)}: {facts}"[:160]
                 content = json.dumps(reply)
                 if fault == "garbage":
@@ -259,6 +309,16 @@ class TestServer:
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="mirofish-testserver", daemon=True)
+
+    def pace(self) -> None:
+        """Wait for this completion's turn (``rate``) and its ``latency``."""
+        if self.rate <= 0 and self.latency <= 0:
+            return
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next_free)
+            self._next_free = start + (1.0 / self.rate if self.rate > 0 else 0.0)
+        time.sleep(max(0.0, start - now) + self.latency)
 
     def start(self) -> "TestServer":
         self._thread.start()
@@ -292,8 +352,11 @@ def main() -> None:
     ap.add_argument("--fault", choices=FAULTS, default="none")
     ap.add_argument("--delay", type=float, default=0.3, help="seconds, for --fault slow")
     ap.add_argument("--fault-every", type=int, default=1, help="apply the fault to every k-th request")
+    ap.add_argument("--rate", type=float, default=0.0, help="completions per second, one after another (0 = unpaced)")
+    ap.add_argument("--latency", type=float, default=0.0, help="seconds each completion takes on top of --rate")
     args = ap.parse_args()
-    server = TestServer(args.port, args.model, args.fault, args.delay, args.fault_every).start()
+    server = TestServer(args.port, args.model, args.fault, args.delay, args.fault_every,
+                        rate=args.rate, latency=args.latency).start()
     print(f"serving {server.model} at {server.url} (fault: {server.fault}); Ctrl-C stops", flush=True)
     try:
         while True:

@@ -134,7 +134,7 @@ class Steering:
         eat_w = np.where(forage, c.eat, np.where(goal == Goal.REST, 0.0, c.eat * (hunger > 0)))
         u[:, Action.EAT] = np.where(can_eat & (eat_w > 0), eat_w * (1.0 + hunger), _NEG)
         # Resting is the rest plan's; a fish refused twice in a row may also wait for the way to clear.
-        u[:, Action.REST] = np.where(goal == Goal.REST, c.rest, np.where(stuck >= 2, 0.5, _NEG))
+        u[:, Action.REST] = np.where(goal == Goal.REST, c.rest, np.where(stuck >= 2, c.refused * (stuck - 1.0), _NEG))
         # A fish with nowhere to go (boxed in) stays put rather than bump.
         boxed = (moves <= _NEG / 2).all(axis=1) & (u[:, Action.EAT] <= _NEG / 2)
         u[boxed, Action.REST] = 0.0

@@ -9,7 +9,8 @@ a *run mean* (the mean of the current values over all ticks observed).
 * ``conflict_rate`` — intents refused because of another fish (lost the cell, or its
   occupant stayed) over all intents, in the window. Bumps into glass are counted apart.
 * ``schooling_degree`` — share of fish whose mean count of other fish in view over the last
-  ``schooling_window`` ticks exceeds 1.
+  ``schooling_window`` ticks exceeds 1 *and* that moved in the last 10 ticks (a resting
+  heap is company, not schooling).
 * ``tokens_per_decision`` — prompt + completion tokens per decision in the window (0 for
   the instinct brain).
 * ``decision_latency_p95_ms`` — request queued → decision applied, P95 over the last 2,048
@@ -25,6 +26,12 @@ Collective motion (Couzin et al. 2002; Tunstrøm et al. 2013), from headings ``u
 last successful move: polarization ``|Σuᵢ|/N``; rotation ``|Σ r̂ᵢ × uᵢ|/N`` around the
 group centre; mean nearest-neighbour distance (cells); clusters = groups of ≥2 fish linked
 by being in each other's view.
+
+Schools (a cluster counts as a school only if it moves): clusters of ≥ 3 fish of which at
+least half moved in the last 10 ticks. For the largest school: ``school_size``,
+``school_polarization`` and ``school_milling`` (Couzin's order parameters inside it),
+``school_moving`` (share of its fish that moved in the last 10 ticks) and ``school_travel``
+(cells its members' centre moved since the previous sample, ``sample_every`` ticks ago).
 """
 
 from __future__ import annotations
@@ -43,7 +50,9 @@ if TYPE_CHECKING:
 
 SIX = ("action_entropy", "conflict_rate", "schooling_degree", "tokens_per_decision",
        "decision_latency_p95_ms", "fallback_rate")
-COLLECTIVE = ("polarization", "rotation", "nn_distance", "clusters", "largest_cluster")
+COLLECTIVE = ("polarization", "rotation", "nn_distance", "clusters", "largest_cluster", "school_size",
+              "school_polarization", "school_milling", "school_moving", "school_travel")
+MOVED_WITHIN = 10  # "moved lately" = a successful move in the last this many ticks
 _UNIT = np.array(MOVE_DXDY, np.float64)
 _FALLBACK = TIER_INDEX["fallback"]
 
@@ -210,6 +219,13 @@ class Metrics:
         self._current: dict[str, float] = {k: 0.0 for k in SIX + COLLECTIVE}
         self._sums = dict.fromkeys(SIX + COLLECTIVE, 0.0)
         self._samples = 0
+        self.last_moved = np.full(n_fish, -(2**30), np.int64)  # tick of each fish's last successful move
+        self._prev_xy: np.ndarray | None = None
+        self.school_members = np.zeros(0, np.int64)  # the largest moving school at the last sample
+
+    def moving(self) -> np.ndarray:
+        """Per fish: moved in the last ``MOVED_WITHIN`` ticks."""
+        return self.last_moved >= self.ticks - MOVED_WITHIN
 
     def observe(self, f: "Frame") -> None:
         """Fold one tick in: rolling windows every tick, values and run means every ``sample_every``."""
@@ -240,6 +256,7 @@ class Metrics:
             pos = (self._lat_n + np.arange(lat.size)) % self._lat.size
             self._lat[pos] = lat
             self._lat_n += lat.size
+        self.last_moved[f.move_outcome == arbiter.MOVED] = self.ticks
         nslot = self.ticks % cfg.schooling_window
         self._nb_sum += f.neighbours - self._nb[nslot]
         self._nb[nslot] = f.neighbours
@@ -259,7 +276,7 @@ class Metrics:
     def schooling_now(self) -> float:
         """The schooling degree over the current window (cheap; called every tick by recorders)."""
         filled = min(self.ticks, self.cfg.schooling_window)
-        return float(np.count_nonzero(self._nb_sum > filled) / max(1, len(self._nb_sum)))
+        return float(np.count_nonzero((self._nb_sum > filled) & self.moving()) / max(1, len(self._nb_sum)))
 
     def _window_values(self) -> dict[str, float]:
         cur = {"action_entropy": entropy(self._action_sum)}
@@ -278,8 +295,16 @@ class Metrics:
         xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
         cur["polarization"] = polarization(f.heading)
         cur["rotation"] = rotation(xy, f.heading)
-        cur["nn_distance"], clusters, largest = neighbours_and_clusters(xy)
-        cur["clusters"], cur["largest_cluster"] = float(clusters), float(largest)
+        cur["nn_distance"], labels = nn_and_labels(xy)
+        sizes = np.bincount(labels, minlength=len(xy)) if labels is not None else np.ones(len(xy), np.int64)
+        cur["clusters"], cur["largest_cluster"] = float(np.count_nonzero(sizes >= 2)), float(sizes.max())
+        moving = self.moving()
+        found = schools(labels, moving)
+        self.school_members = found[0] if found else np.zeros(0, np.int64)
+        cur.update(school_figures(self.school_members, xy, f.heading, moving))
+        prev, m = self._prev_xy, self.school_members
+        cur["school_travel"] = float(np.hypot(*(xy[m].mean(axis=0) - prev[m].mean(axis=0)))) if m.size and prev is not None else 0.0
+        self._prev_xy = xy
         self._samples += 1
         for k in SIX + COLLECTIVE:
             self._sums[k] += cur[k]

@@ -9,9 +9,11 @@ What a recording holds:
   ``record.keyframe_every`` ticks, the first one at the start.
 * ``chunks`` — per ``record.commit_seconds`` of simulated time (or more ticks, when the tick
   loop outruns the writer's 20 ms wake-up): every *applied* decision
-  (tick, fish, action, tier, latency, tokens, status, the model's thought), one row of
-  per-tick measures, every ``metrics.sample_every`` ticks the full metric set, and for
-  forks the divergence from the parent.
+  (tick, fish, plan — goal, parameter, horizon —, tier, latency, tokens, status, the
+  model's thought), the action every fish executed at every tick, one row of per-tick
+  measures, every ``metrics.sample_every`` ticks the full metric set, and for forks the
+  divergence from the parent. Recordings made before plans (chunk layout ``MFC1``, single
+  actions) still read: their decisions are ``hold`` plans.
 
 Blobs are columns of fixed-width numbers packed by :func:`pack` (a JSON header plus raw
 little-endian arrays, zlib-compressed) — no pickle anywhere. A writer thread wakes every
@@ -174,7 +176,7 @@ class Recorder:
         if m is not None and t % self.sample_every == 0:
             cur = m.current()
             sample = [t] + [cur[k] for k in SAMPLE_COLUMNS]
-        self._ticks.append((t, f.applied, f.latencies, row, sample, divergence))
+        self._ticks.append((t, f.applied, f.latencies, row, sample, divergence, f.executed))
         if (t + 1) % self.keyframe_every == 0 and self._engine is not None:
             self.keyframe(t + 1, self._engine.world.state_arrays())
 
@@ -239,7 +241,7 @@ def _encode_chunk(ticks: list[tuple]) -> tuple:
     """Consecutive ticks → (tick0, tick1, blob) with every column in one packed blob."""
     tick0, tick1 = ticks[0][0], ticks[-1][0] + 1
     batches, dts, lats, thoughts, summaries = [], [], [], [], []
-    for t, applied, latencies, _, _, _ in ticks:
+    for t, applied, latencies, *_ in ticks:
         for b in applied:
             batches.append(b)
             dts.append(np.full(len(b), t - tick0, np.uint16))
@@ -259,13 +261,16 @@ def _encode_chunk(ticks: list[tuple]) -> tuple:
     arrays = {
         "dt": np.concatenate(dts) if dts else np.zeros(0, np.uint16),
         "fish": fish,
-        "action": column("actions", np.uint8), "tier": column("tier", np.uint8), "status": column("status", np.uint8),
-        "latency": np.minimum(np.round(lat * 1e4), 65535).astype(np.uint16),  # 0.1 ms units
+        "goal": column("goals", np.uint8), "param": column("params", np.int16),
+        "horizon": column("horizons", np.uint16),
+        "tier": column("tier", np.uint8), "status": column("status", np.uint8),
+        "latency": np.minimum(np.round(lat * 1e4), 2**32 - 1).astype(np.uint32),  # 0.1 ms units
         "tokens": column("tokens", np.uint32),
         "ticks": np.array([r[3] for r in ticks], np.float32),
         "samples": np.array([r[4] for r in ticks if r[4] is not None], np.float32).reshape(-1, 1 + len(SAMPLE_COLUMNS)),
         "divergence": np.array([np.concatenate([[r[0]], r[5]]) for r in ticks if r[5] is not None],
                                np.float32).reshape(-1, 1 + len(DIVERGENCE_COLUMNS)),
+        "executed": np.stack([r[6] for r in ticks]).astype(np.uint8),
     }
     texts = {"thoughts": thoughts, "summaries": summaries} if thoughts or summaries else None
     return tick0, tick1, encode_columns(arrays, texts)
@@ -273,20 +278,32 @@ def _encode_chunk(ticks: list[tuple]) -> tuple:
 
 # A chunk's columns in a fixed order (dtype, row width); fish ids are 16-bit unless a tank
 # has more than 65,535 fish. A fixed layout keeps small (one-second) chunks small.
-_CHUNK_MAGIC = b"MFC1"
+_CHUNK_MAGIC = b"MFC2"
 _CHUNK_LAYOUT = (
-    ("dt", np.uint16, 0), ("fish", None, 0), ("action", np.uint8, 0), ("tier", np.uint8, 0),
-    ("status", np.uint8, 0), ("latency", np.uint16, 0), ("tokens", np.uint32, 0),
+    ("dt", np.uint16, 0), ("fish", None, 0), ("goal", np.uint8, 0), ("param", np.int16, 0),
+    ("horizon", np.uint16, 0), ("tier", np.uint8, 0),
+    ("status", np.uint8, 0), ("latency", np.uint32, 0), ("tokens", np.uint32, 0),
     ("ticks", np.float32, 1 + len(TICK_COLUMNS)), ("samples", np.float32, 1 + len(SAMPLE_COLUMNS)),
-    ("divergence", np.float32, 1 + len(DIVERGENCE_COLUMNS)),
+    ("divergence", np.float32, 1 + len(DIVERGENCE_COLUMNS)), ("executed", np.uint8, -1),
 )
+# Before plans: single actions, 16-bit latency, fewer sampled metrics, no executed actions.
+_OLD_SAMPLE_COLUMNS = SAMPLE_COLUMNS[: SAMPLE_COLUMNS.index("school_size")]
+_LAYOUTS = {
+    b"MFC2": _CHUNK_LAYOUT,
+    b"MFC1": (
+        ("dt", np.uint16, 0), ("fish", None, 0), ("param", np.uint8, 0), ("tier", np.uint8, 0),
+        ("status", np.uint8, 0), ("latency", np.uint16, 0), ("tokens", np.uint32, 0),
+        ("ticks", np.float32, 1 + len(TICK_COLUMNS)), ("samples", np.float32, 1 + len(_OLD_SAMPLE_COLUMNS)),
+        ("divergence", np.float32, 1 + len(DIVERGENCE_COLUMNS)),
+    ),
+}
 _CHUNK_HEAD = struct.Struct("<4sBIIIII")
 
 
 def encode_columns(arrays: dict[str, np.ndarray], texts: dict | None) -> bytes:
     wide = bool(arrays["fish"].size and arrays["fish"].max() >= 65536)
     head = _CHUNK_HEAD.pack(_CHUNK_MAGIC, wide, len(arrays["dt"]), len(arrays["ticks"]), len(arrays["samples"]),
-                            len(arrays["divergence"]), 0)
+                            len(arrays["divergence"]), arrays["executed"].shape[1])
     parts = [head]
     for name, dtype, _ in _CHUNK_LAYOUT:
         dtype = dtype or (np.uint32 if wide else np.uint16)
@@ -298,19 +315,27 @@ def encode_columns(arrays: dict[str, np.ndarray], texts: dict | None) -> bytes:
 
 def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict]:
     raw = zlib.decompress(blob)
-    magic, wide, n_dec, n_ticks, n_samples, n_div, _ = _CHUNK_HEAD.unpack_from(raw)
-    if magic != _CHUNK_MAGIC:
+    magic, wide, n_dec, n_ticks, n_samples, n_div, n_fish = _CHUNK_HEAD.unpack_from(raw)
+    layout = _LAYOUTS.get(magic)
+    if layout is None:
         raise ValueError("unknown chunk layout")
-    rows = {"ticks": n_ticks, "samples": n_samples, "divergence": n_div}
+    rows = {"ticks": n_ticks, "samples": n_samples, "divergence": n_div, "executed": n_ticks}
     pos, out = _CHUNK_HEAD.size, {}
-    for name, dtype, width in _CHUNK_LAYOUT:
+    for name, dtype, width in layout:
         dt = np.dtype(dtype or (np.uint32 if wide else np.uint16)).newbyteorder("<")
+        width = n_fish if width == -1 else width
         count = rows[name] * width if width else n_dec
         out[name] = np.frombuffer(raw, dt, count, pos).copy()
         if width:
             out[name] = out[name].reshape(rows[name], width)
         pos += count * dt.itemsize
     texts = json.loads(raw[pos:]) if pos < len(raw) else {}
+    if magic == b"MFC1":  # single actions → hold plans; old sample rows padded with zeros
+        out["goal"] = np.zeros(n_dec, np.uint8)
+        out["horizon"] = np.zeros(n_dec, np.uint16)
+        out["param"] = out["param"].astype(np.int16)
+        out["samples"] = np.pad(out["samples"], ((0, 0), (0, len(SAMPLE_COLUMNS) - len(_OLD_SAMPLE_COLUMNS))))
+        out["executed"] = np.zeros((0, 0), np.uint8)
     return out, {"thoughts": texts.get("thoughts", []), "summaries": texts.get("summaries", [])}
 
 
@@ -320,7 +345,9 @@ def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict]:
 @dataclass
 class TickDecisions:
     fish: np.ndarray
-    action: np.ndarray
+    goal: np.ndarray
+    param: np.ndarray
+    horizon: np.ndarray
     tier: np.ndarray
     status: np.ndarray
     latency_s: np.ndarray
@@ -430,9 +457,17 @@ class Recording:
         sel = d["dt"] == tick - tick0
         th = {f: s for t, f, s in texts["thoughts"] if t == tick}
         sm = [(f, k, s) for t, f, k, s in texts["summaries"] if t == tick]
-        return TickDecisions(d["fish"][sel].astype(np.int64), d["action"][sel].astype(np.int8),
+        return TickDecisions(d["fish"][sel].astype(np.int64), d["goal"][sel].astype(np.int8),
+                             d["param"][sel].astype(np.int16), d["horizon"][sel].astype(np.int16),
                              d["tier"][sel].astype(np.int8), d["status"][sel].astype(np.int8),
                              d["latency"][sel] / 1e4, d["tokens"][sel].astype(np.int64), th, sm)
+
+    def executed_at(self, tick: int) -> np.ndarray | None:
+        """The action every fish executed at ``tick`` (None for recordings made before plans)."""
+        tick0, entry = self._chunk_for(tick)
+        if entry is None or entry[1]["executed"].size == 0:
+            return None
+        return entry[1]["executed"][tick - tick0].astype(np.int8)
 
     def _rows(self, t0: int, t1: int, slot: int, width: int) -> np.ndarray:
         self.load_chunks(t0, t1)

@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from ..actions import Action
-from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
+from ..brains.base import TIER_INDEX, TIERS, DecisionBatch, DecisionSource
 from ..config import Config
 from ..engine import Engine, Frame
+from ..fish.plans import Goal, describe, parse_plan
 from ..pacing import Pacer, clamp_speed
 from ..snapshot import Snapshot, take
 from ..world import World
@@ -48,7 +49,8 @@ class ReplaySource(DecisionSource):
             return None
         tier = d.tier if self.keep_tiers else np.full(d.fish.size, TIER_INDEX["replay"], np.int8)
         thoughts = [d.thoughts.get(int(f), "") for f in d.fish] if d.thoughts else None
-        return DecisionBatch(tick=tick, fish=d.fish, actions=d.action, tier=tier, status=d.status,
+        return DecisionBatch(tick=tick, fish=d.fish, actions=None, goals=d.goal, params=d.param,
+                             horizons=d.horizon, tier=tier, status=d.status,
                              tokens=d.tokens, thoughts=thoughts, summaries=d.summaries or None,
                              meta={"latency_s": d.latency_s})
 
@@ -241,7 +243,9 @@ class ForkSession:
     Args:
         recording: the parent recording.
         tick: the tick whose decision is swapped.
-        fish, action: who does what instead.
+        fish, action: who does what instead: a plan (``"school 60"``, ``"explore east 30"``,
+            ``"rest 10"``, see :func:`mirofish.fish.plans.parse_plan`) or a single action
+            (``"move_n"`` or an :class:`Action`: held for one tick, then the brain plans again).
         out: write the branch as its own recording (naming its parent and fork point).
         source: the live brain (default: the one the recording's config names).
     """
@@ -254,32 +258,40 @@ class ForkSession:
             raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
         if not 0 <= fish < cfg.fish.count:
             raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{cfg.fish.count - 1})")
-        self.action = Action.parse(action) if isinstance(action, str) else Action(action)
+        try:
+            self.plan = parse_plan(action) if isinstance(action, str) else (int(Goal.HOLD), int(Action(action)), 1)
+        except ValueError as exc:
+            raise RecordingError(f"fork plan: {exc}") from None
+        self.label = describe(*self.plan)
         self.recording, self.tick0, self.fish = rec, tick, fish
         self.parent = Player(rec)
         self.parent.seek(tick)
         world = World(cfg)
         world.load_state_arrays(self.parent.world.state_arrays())
         recorded = ReplaySource(rec).batch_at(tick)
-        fish_ids = np.array([], np.int64) if recorded is None else recorded.fish
-        actions = np.array([], np.int8) if recorded is None else recorded.actions.copy()
-        tiers = np.array([], np.int8) if recorded is None else recorded.tier.copy()
+        if recorded is None:
+            recorded = DecisionBatch(tick=tick, fish=np.array([], np.int64), actions=np.array([], np.int8),
+                                     tier=np.array([], np.int8))
+        fish_ids = recorded.fish
+        cols = [a.copy() for a in (recorded.goals, recorded.params, recorded.horizons, recorded.tier)]
         hit = np.flatnonzero(fish_ids == fish)
-        self.original = int(actions[hit[0]]) if hit.size else None
+        self.original = describe(cols[0][hit[0]], cols[1][hit[0]], cols[2][hit[0]]) if hit.size else None
+        new = (*self.plan, TIER_INDEX["intervention"])
         if hit.size:
-            actions[hit[0]], tiers[hit[0]] = self.action, TIER_INDEX["intervention"]
+            for col, v in zip(cols, new):
+                col[hit[0]] = v
         else:
             order = np.searchsorted(fish_ids, fish)
             fish_ids = np.insert(fish_ids, order, fish)
-            actions = np.insert(actions, order, np.int8(self.action))
-            tiers = np.insert(tiers, order, np.int8(TIER_INDEX["intervention"]))
-        first = DecisionBatch(tick=tick, fish=fish_ids, actions=actions, tier=tiers)
+            cols = [np.insert(col, order, np.array(v, col.dtype)) for col, v in zip(cols, new)]
+        first = DecisionBatch(tick=tick, fish=fish_ids, actions=None, goals=cols[0], params=cols[1],
+                              horizons=cols[2], tier=cols[3])
         self.engine = Engine(world, ForkSource(source or make_live_source(cfg), tick, first), mode="lockstep")
         self.recorder = None
         if out is not None:
             self.recorder = Recorder(out, cfg, extra_header={
-                "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": self.action.label,
-                "fork_original_action": None if self.original is None else Action(self.original).label,
+                "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": self.label,
+                "fork_original_action": self.original,
             })
             self.recorder.keyframe(tick, world.state_arrays())
             self.recorder._engine = self.engine
@@ -308,8 +320,8 @@ class ForkSession:
         rows = np.array(self.divergence.rows) if self.divergence.rows else np.zeros((0, 3))
         out = {
             "parent": str(self.recording.path), "fork_tick": self.tick0, "fish": self.fish,
-            "action": self.action.label,
-            "recorded_action": None if self.original is None else Action(self.original).label,
+            "action": self.label,
+            "recorded_action": self.original,
             "ticks": self.engine.world.tick - self.tick0, "final_tick": self.engine.world.tick,
             "final_state_hash": self.engine.state_hash(),
             "parent_state_hash_at_same_tick": (self.parent.state_hash()
@@ -395,6 +407,7 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
         decided = rec.decisions_at(player.tick)
         hit = np.flatnonzero(decided.fish == fish) if decided is not None else np.zeros(0, int)
         row = {"tick": player.tick, "view": w.perceive(fish).view, "energy": int(s.energy[fish]) / 100,
+               "plan": describe(int(s.plan_goal[fish]), int(s.plan_param[fish])),
                "intent": Action(int(s.intent[fish])).label}
         if hit.size:
             i = np.array([fish])
@@ -402,10 +415,15 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
                                energy=s.energy[i], max_energy=w.max_energy, heading=s.heading[i], traits=s.traits[i],
                                food_here=w.water.food_born[s.cell[i]] >= 0,
                                refused=w.recently_refused(i, w.cfg.triggers.hard_timeout))
-            now = Action(int(brain.decide(req).actions[0])).label if brain is not None else None
-            row["decision"] = Action(int(decided.action[hit[0]])).label
-            row["brain_now"] = now
-            row["agrees"] = now == row["decision"] if now is not None else None
+            k = hit[0]
+            row["decision"] = describe(int(decided.goal[k]), int(decided.param[k]), int(decided.horizon[k]))
+            row["tier"] = TIERS[int(decided.tier[k])]
+            row["thought"] = decided.thoughts.get(int(fish), "")
+            if brain is not None:  # the embedded brain is asked again; a model is never re-asked
+                again = brain.decide(req)
+                now = describe(int(again.goals[0]), int(again.params[0]), int(again.horizons[0]))
+                row["brain_now"] = now
+                row["agrees"] = now == row["decision"]
         out.append(row)
         player.step()
     return out

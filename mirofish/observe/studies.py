@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import Config
+from .metrics import nn_and_labels, polarization, school_figures, schools
 
 
 def schooling_run(cfg: Config, ticks: int):
@@ -22,3 +23,74 @@ def schooling_run(cfg: Config, ticks: int):
         elif t >= ticks - 1000:
             last.append(degree)
     return engine, float(np.mean(first)), float(np.mean(last))
+
+
+def _xy(frame) -> np.ndarray:
+    return np.stack([frame.x, frame.y], axis=1).astype(np.float64)
+
+
+def largest_cluster_polarization(frame) -> float:
+    """Polarization of the largest cluster (fish linked by being in each other's view), moving or not."""
+    _, labels = nn_and_labels(_xy(frame))
+    if labels is None:
+        return 0.0
+    biggest = np.flatnonzero(labels == np.bincount(labels).argmax())
+    return polarization(frame.heading[biggest]) if biggest.size >= 3 else 0.0
+
+
+def school_events(before: list[np.ndarray], after: list[np.ndarray], least: int = 3) -> tuple[int, int]:
+    """(splits, merges) between two lists of schools (member arrays): a split is a school whose
+    members now make up ≥ 2 schools with ≥ ``least`` of them each; a merge the reverse."""
+    label = {}
+    for k, members in enumerate(after):
+        for i in members.tolist():
+            label[i] = k
+    splits = 0
+    for members in before:
+        parts = np.bincount([label[i] for i in members.tolist() if i in label], minlength=len(after) or 1)
+        splits += int(np.count_nonzero(parts >= least) >= 2)
+    label = {}
+    for k, members in enumerate(before):
+        for i in members.tolist():
+            label[i] = k
+    merges = 0
+    for members in after:
+        parts = np.bincount([label[i] for i in members.tolist() if i in label], minlength=len(before) or 1)
+        merges += int(np.count_nonzero(parts >= least) >= 2)
+    return splits, merges
+
+
+def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, every: int = 10) -> dict:
+    """The schooling-demo figures of one run: the largest moving school at tick ``at`` (size,
+    polarization, share moved in the last 10 ticks), how far its members' centre travels over the
+    next ``follow`` ticks, and school splits and merges (checked every ``every`` ticks) over ``ticks``."""
+    from ..engine import make_engine
+
+    engine = make_engine(cfg)
+    out: dict = {}
+    members = None
+    start = None
+    prev: list[np.ndarray] | None = None
+    splits = merges = 0
+    for t in range(1, ticks + 1):
+        frame = engine.step()
+        if t % every and t not in (at, at + follow):
+            continue
+        moving = engine.metrics.moving()
+        _, labels = nn_and_labels(_xy(frame))
+        found = schools(labels, moving)
+        if t == at:
+            members = found[0] if found else np.zeros(0, np.int64)
+            out.update({k: round(v, 3) for k, v in school_figures(members, _xy(frame), frame.heading, moving).items()})
+            start = _xy(frame)[members].mean(axis=0) if members.size else None
+        if t == at + follow and start is not None:
+            out["travel_next_100"] = round(float(np.hypot(*(_xy(frame)[members].mean(axis=0) - start))), 1)
+        if t % every == 0:
+            if prev is not None:
+                s, m = school_events(prev, found)
+                splits, merges = splits + s, merges + m
+            prev = found
+    out.setdefault("travel_next_100", 0.0)
+    out["splits"], out["merges"] = splits, merges
+    out["mean_energy"] = round(float(engine.world.school.energy.mean() / 100), 1)
+    return out
