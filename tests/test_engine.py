@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from mirofish.engine import instinct_source
 from mirofish.brains.base import DecisionSource
 from mirofish.brains.instinct import InstinctBrain
 from mirofish.config import load_config
@@ -20,7 +21,7 @@ class ThreadedInstinct(DecisionSource):
 
     def __init__(self, cfg, delay=0.0):
         super().__init__()
-        self.brain = InstinctBrain(cfg.brain.instinct, seed=cfg.seed)
+        self.brain = instinct_source(cfg)
         self.delay, self.seen_text = delay, []
         self._stop = False
         self.thread = threading.Thread(target=self._work, daemon=True)

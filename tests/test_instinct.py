@@ -1,4 +1,6 @@
-"""The embedded brain: tendencies weighted by personality, a seeded softmax, never parked."""
+"""The action-mode instinct brain (brain.decides = "action"): tendencies weighted by
+personality, a seeded softmax, never parked. Views are written with ``f`` for another fish
+(here: one facing north)."""
 
 import numpy as np
 
@@ -13,7 +15,7 @@ CFG = load_config().brain.instinct
 
 def batch(view: str, n: int = 400, energy: int = 5000, traits=(50, 50, 50, 50, 50), tick: int = 0,
           heading: int = 0, food_here: bool = False) -> RequestBatch:
-    codes = np.array([VIEW_CHARS.index(ch) for ch in view.replace("\n", "")], np.int8)
+    codes = np.array([VIEW_CHARS.index(ch) for ch in view.replace("\n", "").replace("f", "^")], np.int8)
     return RequestBatch(
         tick=tick, fish=np.arange(n), triggers=np.zeros(n, np.int8), codes=np.tile(codes, (n, 1)),
         energy=np.full(n, energy), max_energy=10000, heading=np.full(n, heading, np.int8),

@@ -92,7 +92,8 @@ def test_grid_path_agrees_with_all_pairs():
     i, j = np.nonzero(cheb <= 2)
     sizes = np.bincount(m._components(n, i, j), minlength=n)
     assert math.isclose(grid[0], float(np.sqrt(d2.min(axis=1)).mean()))
-    assert grid[1:] == (int((sizes >= 2).sum()), int(sizes.max()))
+    gsizes = np.bincount(grid[1], minlength=n)
+    assert (int((gsizes >= 2).sum()), int(gsizes.max())) == (int((sizes >= 2).sum()), int(sizes.max()))
 
 
 def test_jam_alert_names_the_place():
@@ -110,3 +111,19 @@ def test_jam_alert_names_the_place():
     eng.run(12)  # fish 0 bumps into the glass at x=1 every tick
     alerts = eng.metrics.alerts()
     assert any("jam" in a and "(2, 4)" in a for a in alerts), alerts
+
+
+def test_a_resting_heap_is_not_a_school_and_a_moving_group_is():
+    """Schools count only if they move; polarization inside them is Couzin's order parameter."""
+    from mirofish.observe.metrics import nn_and_labels, school_figures, schools
+
+    xy = np.array([[10, 10], [11, 10], [12, 10], [10, 11], [11, 11], [30, 30], [31, 30]], float)
+    _, labels = nn_and_labels(xy)
+    heading = np.array([3, 3, 3, 3, 0, 1, 1])
+    assert schools(labels, np.zeros(7, bool)) == []  # nobody moved: a heap
+    moving = np.array([1, 1, 1, 1, 0, 1, 1], bool)
+    found = schools(labels, moving)
+    assert len(found) == 1 and found[0].tolist() == [0, 1, 2, 3, 4]  # the pair is too small to count
+    fig = school_figures(found[0], xy, heading, moving)
+    assert fig["school_size"] == 5 and fig["school_moving"] == 0.8
+    assert math.isclose(fig["school_polarization"], float(np.hypot(4, -1) / 5))

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from mirofish.actions import Action
+from mirofish.fish.plans import Goal, describe, parse_plan
 from mirofish.config import load_config
 from mirofish.engine import make_engine
 from mirofish.observe.recording import Recorder, Recording, RecordingError, pack, unpack
@@ -107,7 +108,10 @@ def test_recording_holds_header_decisions_metrics(recorded):
     assert rec.config.seed == 3 and rec.keyframe_ticks == [0, 100, 200, 300, 400]
     d = rec.decisions_at(0)
     assert d.fish.size == 60  # everybody decides at tick 0
-    assert set(d.action.tolist()) <= set(range(6)) and (d.latency_s >= 0).all()
+    assert set(d.goal.tolist()) <= set(range(1, 6)) and (d.latency_s >= 0).all()  # plans, no bare actions
+    assert (d.horizon > 0).all()
+    executed = rec.executed_at(0)
+    assert executed.shape == (60,) and set(executed.tolist()) <= set(range(6))
     rows = rec.tick_rows(0, 450)
     assert len(rows) == 450 and np.array_equal(rows[:, 0], np.arange(450))
     samples = rec.sample_rows(0, 450)
@@ -129,8 +133,9 @@ def test_fork_with_the_recorded_action_reproduces_the_parent(recorded, tmp_path)
     path, live = recorded[3]
     rec = Recording(path)
     d = rec.decisions_at(200)
-    fish, action = int(d.fish[0]), int(d.action[0])
-    out = fork(path, 200, fish, Action(action), 150, tmp_path / "same.db")
+    fish, plan = int(d.fish[0]), describe(d.goal[0], d.param[0], d.horizon[0])
+    assert parse_plan(plan) == (int(d.goal[0]), int(d.param[0]), int(d.horizon[0]))
+    out = fork(path, 200, fish, plan, 150, tmp_path / "same.db")
     assert out["final_state_hash"] == live[350]
     assert out["divergence"]["cells_differ_max"] == 0 and out["divergence"]["first_tick_cells_differ"] is None
 
@@ -139,14 +144,14 @@ def test_a_real_swap_diverges_and_the_fork_is_its_own_recording(recorded, tmp_pa
     path, live = recorded[3]
     rec = Recording(path)
     d = rec.decisions_at(200)
-    fish, action = int(d.fish[0]), int(d.action[0])
-    other = Action.REST if action != Action.REST else Action.EAT
+    fish = int(d.fish[0])
+    other = "rest until 100 energy for 150 ticks" if d.goal[0] != Goal.REST else "explore north for 150 ticks"
     out = fork(path, 200, fish, other, 200, tmp_path / "fork.db")
     assert out["final_state_hash"] != live[400]
     assert out["divergence"]["cells_differ_max"] > 0
     frec = Recording(tmp_path / "fork.db")
     assert frec.header["parent"] == str(path) and frec.header["fork_tick"] == 200
-    assert frec.header["fork_fish"] == fish and frec.header["fork_action"] == other.label
+    assert frec.header["fork_fish"] == fish and frec.header["fork_action"] == other
     curve = frec.divergence_rows(200, 400)
     assert len(curve) == 200 and curve[:, 1].max() == out["divergence"]["cells_differ_max"]
     assert frec.decisions_at(200).tier[list(frec.decisions_at(200).fish).index(fish)] == 5  # "intervention"

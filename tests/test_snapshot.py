@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from mirofish.engine import instinct_source
 from mirofish import snapshot
 from mirofish.config import load_config
 from mirofish.engine import Engine, make_engine
@@ -28,7 +29,7 @@ def test_restored_world_continues_exactly_like_the_original():
     eng = make_engine(cfg)
     eng.run(150)
     snap = snapshot.Snapshot.model_validate_json(eng.snapshot().model_dump_json())
-    restored = Engine(snapshot.restore(cfg, snap), InstinctBrain(cfg.brain.instinct, seed=cfg.seed))
+    restored = Engine(snapshot.restore(cfg, snap), instinct_source(cfg))
     assert restored.state_hash() == eng.state_hash()
     for _ in range(150):
         eng.step()
@@ -72,7 +73,7 @@ def test_state_arrays_restore_a_world_exactly():
     twin = World(cfg)
     twin.load_state_arrays(arrays)
     assert twin.state_hash() == eng.state_hash()
-    other = Engine(twin, InstinctBrain(cfg.brain.instinct, seed=cfg.seed))
+    other = Engine(twin, instinct_source(cfg))
     for _ in range(60):
         eng.step()
         other.step()

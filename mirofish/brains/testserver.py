@@ -273,10 +273,12 @@ class TestServer:
                     return
                 if "Choose a plan" in prompt:
                     reply = scripted_plan(prompt)
-                    if fault == "illegal":
-                        reply = {"goal": "explore", "direction": "north", "thought": "into the glass"}
-                        reply["direction"] = next((w for w, ch in zip(("north", "south", "west", "east"),
-                                                   _ahead(prompt)) if ch == "#"), "north")
+                    if fault == "illegal":  # school with nobody in view, else explore into adjacent glass
+                        glass = [w for w, ch in zip(("north", "south", "west", "east"), _ahead(prompt)) if ch == "#"]
+                        if not any(c in "".join(_VIEW_ROW.findall(prompt)[-5:]) for c in _FISH):
+                            reply = {"goal": "school", "thought": "with nobody"}
+                        elif glass:
+                            reply = {"goal": "explore", "direction": glass[0], "thought": "into the glass"}
                 else:
                     action, thought = scripted_reply(prompt)
                     if fault == "illegal":

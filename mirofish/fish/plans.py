@@ -71,7 +71,7 @@ def describe(goal: int, param: int, horizon: int = 0) -> str:
     elif g == Goal.REST:
         text = f"rest until {int(param)} energy"
     elif g == Goal.KEEP_AWAY:
-        text = f"keep away from the {AWAY_NAMES[int(param) % 2]}"
+        text = f"keep_away from the {AWAY_NAMES[int(param) % 2]}"
     else:
         text = g.label
     return f"{text} for {int(horizon)} ticks" if horizon else text
@@ -79,7 +79,9 @@ def describe(goal: int, param: int, horizon: int = 0) -> str:
 
 def parse_plan(text: str) -> tuple[int, int, int]:
     """A plan typed by a person (fork picker, CLI): ``'school 60'``, ``'explore e 30'``,
-    ``'rest 10'``, ``'keep_away glass'``, ``'move_n'`` (a single action: hold it one tick).
+    ``'rest 10'``, ``'keep_away glass'``, ``'move_n'`` or a bare ``'rest'`` (a single action:
+    hold it one tick),
+    ``'hold move_n 5'``. What :func:`describe` writes reads back to the same plan.
 
     Returns (goal, param, horizon); raises ValueError naming the choices.
     """
@@ -87,14 +89,16 @@ def parse_plan(text: str) -> tuple[int, int, int]:
     if not words:
         raise ValueError("empty plan")
     head, rest = words[0], words[1:]
-    if head in ACTION_NAMES:
-        return int(Goal.HOLD), int(Action.parse(head)), 1
-    goal = parse_goal(head)
     nums = [int(w) for w in rest if w.isdigit()]
+    if head in ACTION_NAMES and (head != "rest" or not rest):  # a bare action; "rest 10" is the rest plan
+        return int(Goal.HOLD), int(Action.parse(head)), 1
+    if head == "hold" and rest and rest[0] in ACTION_NAMES:
+        return int(Goal.HOLD), int(Action.parse(rest[0])), nums[-1] if nums else 0
+    goal = parse_goal(head)
     horizon = nums[-1] if nums and goal not in (Goal.REST,) else 0
     param = 0
     if goal == Goal.EXPLORE:
-        dirs = [w for w in rest if not w.isdigit()]
+        dirs = [w for w in rest if w in DIRECTION_NAMES or w in ("n", "s", "w", "e")]
         if not dirs:
             raise ValueError("explore needs a direction: north, south, west or east")
         param = direction_index(dirs[0])
@@ -102,7 +106,8 @@ def parse_plan(text: str) -> tuple[int, int, int]:
         param = nums[0] if nums else 10
         horizon = nums[1] if len(nums) > 1 else 0
     elif goal == Goal.KEEP_AWAY:
-        word = next((w for w in rest if not w.isdigit()), "crowd")
+        words = [w for w in rest if not w.isdigit() and w not in ("from", "the", "for", "ticks")]
+        word = words[0] if words else "crowd"
         if word not in AWAY_NAMES:
             raise ValueError(f"keep_away from {word!r}? choose crowd or glass")
         param = AWAY_NAMES.index(word)
