@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Schooling without a schooling rule, and jams: 60 fish, 8,000 ticks, several seeds.
 
-For each seed: the schooling degree averaged over the first 100 ticks and over the last
-1,000, polarization over the run, and the longest stuck streak (goal: ≤ 6). Last line JSON.
+For each seed: the schooling degree (fish with company that also move) and the largest
+cluster's polarization, each averaged over the first 100 ticks and over the last 1,000; the
+rest share; the longest stuck streak (goal: ≤ 6). Last line JSON.
 
-    python bench/emergence.py [--seeds 1 2 3 4 5] [--ticks 8000]
+    python bench/emergence.py [--seeds 1 2 3 4 5] [--ticks 8000] [--decides plan|action]
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from mirofish.config import load_config  # noqa: E402
 from mirofish.observe.studies import schooling_run  # noqa: E402
 
 
-def run(seed: int, ticks: int) -> dict:
-    engine, first, last = schooling_run(load_config(seed=seed), ticks)
+def run(seed: int, ticks: int, decides: str) -> dict:
+    engine, fig = schooling_run(load_config(seed=seed, **{"brain.decides": decides}), ticks)
     mean = engine.metrics.run_mean()
-    return {"seed": seed, "schooling_first100": round(first, 3),
-            "schooling_last1000": round(last, 3),
+    s = engine.world.school
+    return {"seed": seed, **{k: round(v, 3) for k, v in fig.items()},
+            "rest_share": round(float(s.action_counts[:, 5].sum() / s.action_counts.sum()), 3),
+            "decisions_per_fish_tick": round(float(s.decisions.sum() / (s.n * ticks)), 4),
             "largest_cluster_mean": round(mean["largest_cluster"], 1), "polarization_mean": round(mean["polarization"], 3),
             "max_stuck_ticks": int(engine.world.school.max_stuck.max()),
             "conflict_rate_mean": round(mean["conflict_rate"], 4), "action_entropy_mean": round(mean["action_entropy"], 3)}
@@ -34,14 +37,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     ap.add_argument("--ticks", type=int, default=8000)
+    ap.add_argument("--decides", choices=("plan", "action"), default="plan")
     args = ap.parse_args()
     rows = []
-    print(f"{'seed':>4} {'first100':>9} {'last1000':>9} {'max stuck':>10}")
+    print(f"{'seed':>4} {'school 1st100':>13} {'school last1k':>13} {'polar 1st100':>12} {'polar last1k':>12} "
+          f"{'rest':>5} {'max stuck':>9}")
     for seed in args.seeds:
-        r = run(seed, args.ticks)
+        r = run(seed, args.ticks, args.decides)
         rows.append(r)
-        print(f"{seed:>4} {r['schooling_first100']:>9.3f} {r['schooling_last1000']:>9.3f} {r['max_stuck_ticks']:>10}",
-              flush=True)
+        print(f"{seed:>4} {r['schooling_first100']:>13.3f} {r['schooling_last1000']:>13.3f} "
+              f"{r['polarization_first100']:>12.3f} {r['polarization_last1000']:>12.3f} {r['rest_share']:>5.2f} "
+              f"{r['max_stuck_ticks']:>9}", flush=True)
     print(json.dumps({"emergence": rows}))
 
 

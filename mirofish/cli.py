@@ -105,13 +105,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     live = sub.add_parser("live", help="run the aquarium in a window (or --terminal, or --headless for JSON)")
-    live.add_argument("--headless", action="store_true", help="no view; run as fast as possible, print JSON")
+    live.add_argument("--headless", action="store_true",
+                      help="no view; print JSON. Lockstep runs as fast as possible; with --set engine.mode=realtime "
+                      "it keeps the simulated clock at --speed (as the window does)")
     live.add_argument("--terminal", action="store_true", help="the tank as characters in the terminal")
     _add_window_flags(live)
     live.add_argument("--ticks", type=_int_at_least(1), help="ticks to run (headless default 2000)")
     live.add_argument("--fish", type=_int_at_least(1), help="number of fish (default 60)")
     live.add_argument("--seed", type=_int_at_least(0), help="random seed (default 7)")
-    live.add_argument("--speed", type=_speed, help="live view: simulated speed, 0.25 to 64 (default 1)")
+    live.add_argument("--speed", type=_speed, help="live view and realtime headless: simulated speed, 0.25 to 64 "
+                      "(default 1 = 2 ticks/s)")
     live.add_argument("--ascii", nargs="?", const=100, type=_int_at_least(1), metavar="K",
                       help="headless: print the whole tank as characters every K ticks (default 100)")
     live.add_argument("--progress", action="store_true", help="headless: progress bar on stderr even if not a TTY")
@@ -245,7 +248,11 @@ def _recorder(path: str | None, engine):
 
 def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
                  out=sys.stdout, record: str | None = None) -> dict:
-    """Run ``ticks`` ticks as fast as possible and return (and print) the summary JSON."""
+    """Run ``ticks`` ticks and return (and print) the summary JSON.
+
+    Lockstep runs as fast as the brain answers; realtime runs keep the simulated clock
+    (``world.tick_seconds / engine.speed`` per tick), as the window does, so a model
+    brain is measured against the pace a person watching would see."""
     from .engine import make_engine
     from .observe import ascii as ascii_view
 
@@ -254,9 +261,14 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     bar = _Progress(ticks, progress)
     interrupted = False
     start = time.perf_counter()
+    per_tick = cfg.world.tick_seconds / cfg.engine.speed if engine.mode == "realtime" else 0.0
     done = 0
     try:
         for done in range(1, ticks + 1):
+            if per_tick:
+                wait = start + (done - 1) * per_tick - time.perf_counter()
+                if wait > 0:
+                    time.sleep(wait)
             engine.step()
             if ascii_every and done % ascii_every == 0:
                 snap = engine.snapshot()
@@ -304,6 +316,9 @@ def summarize_run(engine, ticks: int, elapsed: float) -> dict:
         "food_items": int(w.water.food_cells().size),
         "carrying_capacity_fish": round(w.water.carrying_capacity(drain), 1),
         "brain_timeouts": engine.timeouts,
+        # Same seed + config ⇒ same run only when every decision came in time in lockstep
+        # (a recording replays exactly either way).
+        "reproducible": engine.timeouts == 0 and (engine.mode == "lockstep" or w.cfg.brain.kind == "instinct"),
         "brain": _brain_status(engine, ticks),
         "mode": engine.mode,
         "elapsed_s": round(elapsed, 3),
@@ -312,6 +327,10 @@ def summarize_run(engine, ticks: int, elapsed: float) -> dict:
 
 def _brain_status(engine, ticks: int) -> dict:
     status = engine.source.status()
+    by_tier = engine.metrics.decisions_by_tier()
+    made = sum(by_tier.values())
+    if engine.world.cfg.brain.kind == "llm" and made:
+        status["model_share"] = round((by_tier.get("small", 0) + by_tier.get("large", 0)) / made, 4)
     cost = getattr(engine.source, "cost_per_sim_hour", None)
     if cost is not None:
         status["cost_per_sim_hour"] = round(cost(ticks * engine.world.cfg.world.tick_seconds), 6)

@@ -26,8 +26,8 @@ from .fish import memory as mem
 from .fish.memory import LongMemory, ShortMemory, Summarizer, TemplateSummarizer
 from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view, view_codes
 from .fish.personality import persona_text, sample_traits
-from .fish.plans import NO_END, Goal
-from .fish.steering import Steering, view_features
+from .fish.plans import G_EXPLORE, G_FORAGE, G_HOLD, G_KEEP_AWAY, G_REST, G_SCHOOL, NO_END, Goal
+from .fish.steering import Steering
 from .rng import make_generator, mix64
 from .water import NO_FOOD, Water
 
@@ -152,7 +152,8 @@ class World:
         self.occupant[s.cell] = s.ids
         self._id_keys = mix64(cfg.seed, s.ids)
         self._zeros = np.zeros(n, np.int16)
-        self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, n)
+        self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits)
+        self._hunger_scale = 1.0 / (0.8 * self.max_energy)
         self.look()
 
     # ------------------------------------------------------------ perception
@@ -228,7 +229,7 @@ class World:
         s.plan_end[fish] = np.where(h > 0, self.tick + h, NO_END)
         s.plan_trigger[fish] = -1
         s.no_food[fish] = 0  # counts ticks without food in view during this plan
-        hold = np.asarray(goals) == Goal.HOLD
+        hold = np.asarray(goals) == G_HOLD
         s.intent[np.asarray(fish)[hold]] = np.asarray(params)[hold]
         s.last_decision[fish] = self.tick
         s.decisions[fish] += 1
@@ -237,15 +238,13 @@ class World:
         """This tick's action of every fish: ``hold`` plans their action, the others by steering."""
         s = self.school
         executed = s.plan_param.astype(np.int8)
-        planned = np.flatnonzero(s.plan_goal != Goal.HOLD)
+        planned = np.flatnonzero(s.plan_goal != G_HOLD)
         if planned.size:
-            st = self.steering
-            f = view_features(self.codes[planned], st.matrix)
-            u = st.utilities(f, s.plan_goal[planned], s.plan_param[planned], s.heading[planned], s.energy[planned],
-                             self.max_energy, s.traits[planned],
-                             self.water.food_born[s.cell[planned]] != NO_FOOD,
-                             s.refused_at[planned] >= self.tick - 2, s.stuck[planned])
-            executed[planned] = st.choose(self.tick, planned, u)
+            hungry = np.clip(1.0 - s.energy[planned] * self._hunger_scale, 0.0, 1.0)
+            executed[planned] = self.steering.actions(
+                self.tick, planned, self.codes[planned], s.plan_goal[planned], s.plan_param[planned],
+                s.heading[planned], hungry, self.water.food_born[s.cell[planned]] != NO_FOOD,
+                s.refused_at[planned] >= self.tick - 2, s.stuck[planned])
         executed[s.energy <= 0] = Action.REST
         return executed
 
@@ -344,16 +343,16 @@ class World:
         hungry_food = (s.energy < self.hungry_line) & (food_seen > 0)
         ev = np.full(s.n, -1, np.int8)
         ev[self.tick + 1 >= s.plan_end] = T_HORIZON
-        roaming = (g == Goal.EXPLORE) | (g == Goal.KEEP_AWAY)
+        roaming = (g == G_EXPLORE) | (g == G_KEEP_AWAY)
         ev[roaming & was_alone & (neighbours > 0)] = T_FOUND_COMPANY
-        ev[crowded & ~s.crowded & ((g == Goal.SCHOOL) | (g == Goal.EXPLORE) | (g == Goal.REST))] = T_CROWDED
-        ev[hungry_food & ~s.hungry_food & (g != Goal.FORAGE) & (g != Goal.HOLD)] = T_HUNGRY_FOOD
-        ev[(g == Goal.SCHOOL) & (s.alone == t.alone_ticks)] = T_LOST_COMPANY
-        ev[(g == Goal.FORAGE) & (s.no_food >= t.forage_patience)] = T_FOOD_GONE
-        ev[(g == Goal.REST) & (s.energy >= s.plan_param.astype(np.int32) * 100)] = T_ENERGY_REACHED
-        ev[(g == Goal.FORAGE) & ate] = T_ATE
-        ev[(s.stuck > 0) & (s.stuck % t.stuck_ticks == 0) & (g != Goal.HOLD)] = T_STUCK
-        ev[(before >= self.low_line) & (s.energy < self.low_line) & (g != Goal.FORAGE)] = T_LOW_ENERGY
+        ev[crowded & ~s.crowded & ((g == G_SCHOOL) | (g == G_EXPLORE) | (g == G_REST))] = T_CROWDED
+        ev[hungry_food & ~s.hungry_food & (g != G_FORAGE) & (g != G_HOLD)] = T_HUNGRY_FOOD
+        ev[(g == G_SCHOOL) & (s.alone == t.alone_ticks)] = T_LOST_COMPANY
+        ev[(g == G_FORAGE) & (s.no_food >= t.forage_patience)] = T_FOOD_GONE
+        ev[(g == G_REST) & (s.energy >= s.plan_param.astype(np.int32) * 100)] = T_ENERGY_REACHED
+        ev[(g == G_FORAGE) & ate] = T_ATE
+        ev[(s.stuck > 0) & (s.stuck % t.stuck_ticks == 0) & (g != G_HOLD)] = T_STUCK
+        ev[(before >= self.low_line) & (s.energy < self.low_line) & (g != G_FORAGE)] = T_LOW_ENERGY
         s.crowded, s.hungry_food = crowded, hungry_food
         raised = ev >= 0
         s.plan_trigger[raised] = ev[raised]

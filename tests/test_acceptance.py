@@ -20,22 +20,24 @@ def runs():
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_no_jams_in_8000_ticks(runs, seed):
-    eng, _, _ = runs[seed]
+    eng, _ = runs[seed]
     assert int(eng.world.school.max_stuck.max()) <= 6
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_schooling_emerges_without_a_schooling_rule(runs, seed):
-    _, first, last = runs[seed]
-    assert last > 1.5 * first and last - first > 0.1, (first, last)
+    """Moving schools and their alignment grow over the run (fish only see where others face)."""
+    _, fig = runs[seed]
+    assert fig["schooling_last1000"] > 1.5 * fig["schooling_first100"], fig
+    assert fig["polarization_last1000"] > fig["polarization_first100"] + 0.1, fig
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_hunger_is_felt_but_the_tank_is_sustainable(runs, seed):
-    eng, _, _ = runs[seed]
+    eng, _ = runs[seed]
     s = eng.world.school
     rest_share = s.action_counts[:, 5].sum() / s.action_counts.sum()
-    assert rest_share < 0.30
+    assert 0.10 <= rest_share <= 0.30
     assert eng.world.low_energy_count() < 6  # fewer than 10 % of 60 fish below 20 energy
     assert 30 < s.energy.mean() / 100 < 85  # neither starving nor sated
 

@@ -49,6 +49,8 @@ class Goal(IntEnum):
 
 
 GOAL_NAMES = tuple(g.label for g in Goal)
+# Plain ints for vectorised code (an IntEnum member lookup costs a Python call each time).
+G_HOLD, G_FORAGE, G_SCHOOL, G_EXPLORE, G_REST, G_KEEP_AWAY = (int(g) for g in Goal)
 PLAN_GOALS = GOAL_NAMES[1:]  # what a planning brain may choose (hold is the action mode)
 AWAY_NAMES = ("crowd", "glass")
 NO_END = 2**31 - 1  # plan_end of a plan without a horizon

@@ -7,38 +7,45 @@ standing plan. The arbiter is unchanged — steering only chooses intents.
 Each move gets a utility from features of the view (one matrix product over the one-hot
 view) and the plan's goal chooses which features count:
 
-* **separation** — avoid a target cell crowded by other fish (all goals but rest);
+* **separation** — avoid a target cell crowded by other fish (every goal);
 * **alignment** — swim the way the fish in view face (school);
 * **cohesion** — close in on fish two or more cells away, and do not lose sight of the
-  ones in view (school);
-* food pull and eating (forage; school/explore eat food within reach when hungry);
+  ones in view (school; keep away from a crowd does the opposite);
+* food pull and eating (forage; school and explore eat food within reach when hungry);
 * a preferred direction (explore), open water, the glass (keep away), holding the course.
 
 Separation, alignment and cohesion are Reynolds' boids (1987) and the repulsion /
 orientation / attraction zones of Couzin et al. (2002), made local and perceptual: each is
 a tendency weighted by personality (sociability for alignment and cohesion, caution for
-separation and the glass). Nothing here refers to a group's shape or size.
+separation and the glass, curiosity for open water, appetite for food). Nothing here
+refers to a group's shape or size.
 
-The action is sampled from ``softmax(utility / temperature)`` with a draw that is a pure
-function of (seed, fish, tick), so the same plan in the same view gives the same action.
+The weights of a fish are ``goal row × personality`` (a table lookup: traits are frozen),
+so a tick costs a few array operations for the whole tank. The action is sampled from
+``softmax(utility / temperature)`` with a draw that is a pure function of (seed, fish,
+tick), so the same plan in the same view gives the same action.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..actions import MOVE_DXDY, Action
+from ..actions import MOVE_DXDY
 from ..config import SteeringConfig
 from ..rng import at_tick, mix64, to_unit
 from .perception import N_CODES, V_FISH, V_FOOD, V_WALL, V_WATER
-from .plans import Goal
+from .plans import G_EXPLORE, G_FORAGE, G_KEEP_AWAY, G_REST, G_SCHOOL
 
 _NEG = -1e9
+_EAT, _REST = 4, 5
 
-# Feature columns (directions in Action order n, s, w, e).
-F_FOOD, F_FISH, F_CROWD, F_LOST, F_WALL, F_OPEN, F_ALIGN, F_BLOCKED = (4 * i for i in range(8))
+# Feature columns: six blocks of four (directions n, s, w, e), then scalars.
+F_OPEN, F_WALL, F_CROWD, F_ALIGN, F_FISH, F_LOST, F_FOOD, F_BLOCKED = (4 * i for i in range(8))
 F_VISIBLE, F_FOOD_CLOSE, F_FOOD_SEEN, F_WALLS = 32, 33, 34, 35
 N_FEATURES = 36
+# Rows of the goal table: goals, with keep_away split by what it keeps away from.
+_ROWS = 7
+_AWAY_GLASS_ROW = 6
 
 
 def feature_matrix(radius: int) -> np.ndarray:
@@ -79,65 +86,75 @@ def feature_matrix(radius: int) -> np.ndarray:
     return g.reshape(N_CODES * cells, N_FEATURES)
 
 
+_CODES = np.arange(N_CODES, dtype=np.int8)[None, :, None]
+
+
 def view_features(codes: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    """``(k, N_FEATURES)`` from view codes ``(k, side²)``."""
-    k, cells = codes.shape
-    onehot = np.zeros((k, N_CODES * cells), np.float64)
-    onehot[np.arange(k)[:, None], codes.astype(np.int64) * cells + np.arange(cells)[None, :]] = 1.0
-    return onehot @ matrix
+    """``(k, N_FEATURES)`` from view codes ``(k, side²)``: one-hot view (code-major) @ ``matrix``."""
+    onehot = (codes[:, None, :] == _CODES).reshape(len(codes), -1)
+    return onehot.astype(np.float64) @ matrix
 
 
 class Steering:
     """Turns every fish's plan into this tick's actions (see the module doc)."""
 
-    def __init__(self, cfg: SteeringConfig, seed: int, radius: int, n: int):
-        self.cfg = cfg
+    def __init__(self, cfg: SteeringConfig, seed: int, radius: int, traits: np.ndarray):
+        self.cfg = c = cfg
         self.matrix = feature_matrix(radius)
-        self._keys = mix64(seed, 0x5EE7, np.arange(n))
-
-    def utilities(self, f: np.ndarray, goal: np.ndarray, param: np.ndarray, heading: np.ndarray,
-                  energy: np.ndarray, max_energy: int, traits: np.ndarray, food_here: np.ndarray,
-                  refused: np.ndarray, stuck: np.ndarray) -> np.ndarray:
-        """``(k, 6)`` utilities in Action order for fish with features ``f`` and the given plans."""
-        c, k = self.cfg, len(goal)
+        self._keys = mix64(seed, 0x5EE7, np.arange(len(traits)))
         soc, cur, cau, app, _calm = (traits.astype(np.float64) / 100.0).T
-        hunger = np.clip(1.0 - energy / (0.8 * max_energy), 0.0, 1.0)
-        visible = f[:, F_VISIBLE]
-        school = goal == Goal.SCHOOL
-        forage = goal == Goal.FORAGE
-        explore = goal == Goal.EXPLORE
-        away = goal == Goal.KEEP_AWAY
-        moves = f[:, F_OPEN : F_OPEN + 4] * (c.open_water * (0.5 + cur))[:, None]
-        moves -= f[:, F_WALL : F_WALL + 4] * (c.wall * (0.3 + cau) * (1.0 + 3.0 * (away & (param == 1))))[:, None]
-        moves -= np.maximum(f[:, F_CROWD : F_CROWD + 4] - 1.0, 0.0) * (c.separation * (0.3 + cau))[:, None]
-        moves -= c.refused * refused
-        # school: alignment with the headings in view, cohesion toward the others
-        sw = np.where(school, 0.5 + soc, 0.0)
-        share = f[:, F_ALIGN : F_ALIGN + 4] / np.maximum(visible, 1.0)[:, None]
-        lost = f[:, F_LOST : F_LOST + 4] / np.maximum(visible, 1.0)[:, None]
-        moves += (c.alignment * sw)[:, None] * share
-        moves += (c.cohesion * sw)[:, None] * (f[:, F_FISH : F_FISH + 4] - lost)
-        # forage: toward food; when none is in view it searches (open water, its course)
-        moves += (c.food * np.where(forage, 0.6 + app, 0.0))[:, None] * f[:, F_FOOD : F_FOOD + 4]
-        # explore: the chosen direction
-        rows = np.arange(k)
-        moves[rows, param.astype(np.int64) & 3] += c.direction * explore
-        # keep away from a crowd: away from the fish in view
-        moves -= (c.cohesion * (away & (param == 0)))[:, None] * (f[:, F_FISH : F_FISH + 4] - lost)
-        moves[rows, heading.astype(np.int64)] += c.persistence
-        moves[f[:, F_BLOCKED : F_BLOCKED + 4] > 0] = _NEG
+        # Per fish and term: the personality factor of each of the six feature blocks
+        # (open water, glass, crowding, alignment, cohesion, food).
+        self.personal = np.stack([0.5 + cur, 0.3 + cau, 0.3 + cau, 0.5 + soc, 0.5 + soc, 0.6 + app], axis=1)
+        # Per goal row and term: the weight (sign included) of each block.
+        table = np.zeros((_ROWS, 6))
+        table[:, 0], table[:, 1], table[:, 2] = c.open_water, -c.wall, -c.separation
+        table[G_SCHOOL, 3], table[G_SCHOOL, 4] = c.alignment, c.cohesion
+        table[G_FORAGE, 5] = c.food
+        table[G_KEEP_AWAY, 4] = -c.cohesion  # away from a crowd: away from the fish in view
+        table[_AWAY_GLASS_ROW] = table[G_KEEP_AWAY]
+        table[_AWAY_GLASS_ROW, 1] = -4.0 * c.wall
+        table[_AWAY_GLASS_ROW, 4] = 0.0
+        self.table = table
 
+    def actions(self, tick: int, fish: np.ndarray, codes: np.ndarray, goal: np.ndarray, param: np.ndarray,
+                heading: np.ndarray, hungry: np.ndarray, food_here: np.ndarray, refused: np.ndarray,
+                stuck: np.ndarray) -> np.ndarray:
+        """This tick's action (int8) for each of ``fish`` with the given views and plans."""
+        f = view_features(codes, self.matrix)
+        return self.choose(tick, fish, self.utilities(fish, f, goal, param, heading, hungry, food_here, refused,
+                                                      stuck))
+
+    def utilities(self, fish: np.ndarray, f: np.ndarray, goal: np.ndarray, param: np.ndarray, heading: np.ndarray,
+                  hungry: np.ndarray, food_here: np.ndarray, refused: np.ndarray, stuck: np.ndarray) -> np.ndarray:
+        """``(k, 6)`` utilities in Action order. ``hungry``: 0 when sated … 1 when empty."""
+        c, k = self.cfg, len(goal)
+        rows = np.arange(k)
+        g = goal.astype(np.intp)
+        row = np.where((g == G_KEEP_AWAY) & (param == 1), _AWAY_GLASS_ROW, g)
+        w = self.table[row] * self.personal[fish]
+        inv = 1.0 / np.maximum(f[:, F_VISIBLE], 1.0)[:, None]
+        blocks = f[:, :32].reshape(k, 8, 4)
+        terms = np.empty((k, 6, 4))
+        terms[:, :2] = blocks[:, :2]  # open water, glass
+        np.maximum(blocks[:, 2] - 1.0, 0.0, out=terms[:, 2])  # crowding beyond one neighbour
+        np.multiply(blocks[:, 3], inv, out=terms[:, 3])  # share of the fish in view facing each way
+        terms[:, 4] = blocks[:, 4] - blocks[:, 5] * inv  # toward the others, not losing them
+        terms[:, 5] = blocks[:, 6]  # food
         u = np.empty((k, 6))
-        u[:, :4] = moves
-        can_eat = (f[:, F_FOOD_CLOSE] > 0) | food_here
-        # Forage eats what it reaches; the others eat within reach when hungry.
-        eat_w = np.where(forage, c.eat, np.where(goal == Goal.REST, 0.0, c.eat * (hunger > 0)))
-        u[:, Action.EAT] = np.where(can_eat & (eat_w > 0), eat_w * (1.0 + hunger), _NEG)
+        moves = u[:, :4]
+        np.einsum("kj,kjd->kd", w, terms, out=moves)
+        moves[rows, param.astype(np.intp) & 3] += c.direction * (g == G_EXPLORE)
+        moves[rows, heading.astype(np.intp)] += c.persistence
+        moves -= c.refused * refused
+        moves[blocks[:, 7] > 0] = _NEG
+        # Forage eats what it reaches; the others (not rest) eat within reach when hungry.
+        can_eat = ((f[:, F_FOOD_CLOSE] > 0) | food_here) & ((g == G_FORAGE) | ((hungry > 0) & (g != G_REST)))
+        u[:, _EAT] = np.where(can_eat, c.eat * (1.0 + hungry), _NEG)
         # Resting is the rest plan's; a fish refused twice in a row may also wait for the way to clear.
-        u[:, Action.REST] = np.where(goal == Goal.REST, c.rest, np.where(stuck >= 2, c.refused * (stuck - 1.0), _NEG))
-        # A fish with nowhere to go (boxed in) stays put rather than bump.
-        boxed = (moves <= _NEG / 2).all(axis=1) & (u[:, Action.EAT] <= _NEG / 2)
-        u[boxed, Action.REST] = 0.0
+        u[:, _REST] = np.where(g == G_REST, c.rest, np.where(stuck >= 2, c.refused * (stuck - 1.0), _NEG))
+        boxed = (moves.max(axis=1) <= _NEG / 2) & (u[:, _EAT] <= _NEG / 2)
+        u[boxed, _REST] = 0.0  # nowhere to go: stay put rather than bump
         return u
 
     def choose(self, tick: int, fish: np.ndarray, u: np.ndarray) -> np.ndarray:

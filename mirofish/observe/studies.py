@@ -8,21 +8,25 @@ from ..config import Config
 from .metrics import nn_and_labels, polarization, school_figures, schools
 
 
-def schooling_run(cfg: Config, ticks: int):
-    """Run ``cfg`` for ``ticks`` ticks; return (engine, schooling degree over the first 100
-    ticks, schooling degree over the last 1,000 ticks)."""
+def schooling_run(cfg: Config, ticks: int, every: int = 10):
+    """Run ``cfg`` for ``ticks`` ticks; return (engine, figures) where figures holds the
+    schooling degree and the largest cluster's polarization (sampled every ``every`` ticks),
+    each averaged over the first 100 ticks and over the last 1,000."""
     from ..engine import make_engine
 
     engine = make_engine(cfg)
-    first, last = [], []
+    first: dict[str, list] = {"schooling": [], "polarization": []}
+    last: dict[str, list] = {"schooling": [], "polarization": []}
     for t in range(ticks):
-        engine.step()
-        degree = engine.metrics.current()["schooling_degree"]
-        if t < 100:
-            first.append(degree)
-        elif t >= ticks - 1000:
-            last.append(degree)
-    return engine, float(np.mean(first)), float(np.mean(last))
+        frame = engine.step()
+        into = first if t < 100 else last if t >= ticks - 1000 else None
+        if into is not None:
+            into["schooling"].append(engine.metrics.current()["schooling_degree"])
+            if t % every == 0:
+                into["polarization"].append(largest_cluster_polarization(frame))
+    figures = {f"{k}_first100": float(np.mean(v)) for k, v in first.items()}
+    figures.update({f"{k}_last1000": float(np.mean(v)) for k, v in last.items()})
+    return engine, figures
 
 
 def _xy(frame) -> np.ndarray:
