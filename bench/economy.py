@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
-"""Economy of event-driven decisions (seed 003 §4.1) against a polling baseline.
+"""Economy of plans (and of the seed's event-driven actions) against 4-tick polling.
 
-Runs the same seeds and duration twice: with the event triggers of DESIGN §2 (hard timeout 12
-ticks) and with every fish deciding every 4 ticks (the seed's 2-second polling). Each decision
-is what would be one model call. Prints calls per fish-tick, the ratio, and the schooling
-degree of both (last 1,000 ticks), then one JSON line. Uses the instinct brain, so it needs no
-server; the number of calls does not depend on who answers them.
+Runs the same seeds and duration three ways, with the embedded brain (the number of
+decisions does not depend on who answers them; each decision would be one model call):
+
+* **plan** — the default: a decision is a standing plan (``brain.decides = "plan"``);
+* **action** — the seed's mode: one action per decision, event triggers, 12-tick timeout;
+* **poll** — every fish decides every 4 ticks (the seed's 2-second polling baseline).
+
+Prints, per seed, decisions per fish-tick of each, the plan/poll ratio (goal: ≤ 0.03 per
+fish-tick, ≤ 12 % of polling) and both modes' school figures over the last 1,000 ticks
+(schooling degree — fish with company that also move — and the largest cluster's
+polarization). Last line JSON.
 
     python bench/economy.py [--seeds 1 2 3] [--ticks 6000]
 """
@@ -22,11 +28,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from mirofish.config import load_config  # noqa: E402
 from mirofish.observe.studies import schooling_run  # noqa: E402
 
+MODES = {"plan": {}, "action": {"brain.decides": "action"},
+         "poll": {"brain.decides": "action", "triggers.poll_every": 4}}
 
-def calls(seed: int, ticks: int, poll_every: int, **dotted) -> tuple[float, float]:
-    engine, _, last = schooling_run(load_config(seed=seed, **{"triggers.poll_every": poll_every, **dotted}), ticks)
+
+def run(seed: int, ticks: int, dotted: dict) -> dict:
+    engine, fig = schooling_run(load_config(seed=seed, **dotted), ticks)
     s = engine.world.school
-    return float(s.decisions.sum() / (s.n * ticks)), last
+    return {"calls_per_fish_tick": round(float(s.decisions.sum() / (s.n * ticks)), 4),
+            "schooling_last1000": round(fig["schooling_last1000"], 3),
+            "polarization_last1000": round(fig["polarization_last1000"], 3),
+            "mean_energy": round(float(s.energy.mean() / 100), 1)}
 
 
 def main() -> None:
@@ -35,16 +47,17 @@ def main() -> None:
     ap.add_argument("--ticks", type=int, default=6000)
     args = ap.parse_args()
     rows = []
+    print(f"{'seed':>4} {'plan':>7} {'action':>7} {'poll':>7} {'plan/poll':>9}   schooling plan/action   "
+          f"polarization plan/action")
     for seed in args.seeds:
-        ev, ev_school = calls(seed, args.ticks, 0)
-        po, po_school = calls(seed, args.ticks, 4)
-        rows.append({"seed": seed, "event_calls_per_fish_tick": round(ev, 4), "poll_calls_per_fish_tick": round(po, 4),
-                     "ratio": round(ev / po, 3), "schooling_event": round(ev_school, 3),
-                     "schooling_poll": round(po_school, 3)})
-        print(f"seed {seed}: event {ev:.3f} vs poll {po:.3f} calls/fish-tick = {ev / po:.0%}; "
-              f"schooling {ev_school:.2f} vs {po_school:.2f}", flush=True)
-    floor = 1 / load_config().triggers.hard_timeout
-    print(json.dumps({"economy": rows, "hard_timeout_floor_ratio": round(floor / 0.25, 3)}))
+        r = {"seed": seed, **{mode: run(seed, args.ticks, dotted) for mode, dotted in MODES.items()}}
+        r["plan_over_poll"] = round(r["plan"]["calls_per_fish_tick"] / r["poll"]["calls_per_fish_tick"], 4)
+        rows.append(r)
+        print(f"{seed:>4} {r['plan']['calls_per_fish_tick']:>7.4f} {r['action']['calls_per_fish_tick']:>7.4f} "
+              f"{r['poll']['calls_per_fish_tick']:>7.4f} {r['plan_over_poll']:>9.1%}   "
+              f"{r['plan']['schooling_last1000']:>9.2f} / {r['action']['schooling_last1000']:<9.2f}   "
+              f"{r['plan']['polarization_last1000']:>9.2f} / {r['action']['polarization_last1000']:<9.2f}", flush=True)
+    print(json.dumps({"economy": rows}))
 
 
 if __name__ == "__main__":

@@ -30,12 +30,13 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
     rows = []
-    print(f"{'seed':>4} {'size':>5} {'polar':>6} {'moving':>7} {'travel':>7} {'splits':>7} {'merges':>7} {'energy':>7}")
+    print(f"{'seed':>4} {'size':>5} {'polar':>6} {'moving':>7} {'travel':>7} {'net':>5} {'splits':>7} {'merges':>7} "
+          f"{'energy':>7}")
     for seed in args.seeds:
         r = {"seed": seed, **demo_run(load_config(preset=args.preset, overrides=args.set, seed=seed), ticks=args.ticks)}
         rows.append(r)
         print(f"{seed:>4} {r['school_size']:>5.0f} {r['school_polarization']:>6.2f} {r['school_moving']:>7.2f} "
-              f"{r['travel_next_100']:>7.1f} {r['splits']:>7} {r['merges']:>7} {r['mean_energy']:>7.1f}", flush=True)
+              f"{r['travel_next_100']:>7.1f} {r['displacement_next_100']:>5.1f} {r['splits']:>7} {r['merges']:>7} {r['mean_energy']:>7.1f}", flush=True)
     print(json.dumps({"schools": rows}))
 
 

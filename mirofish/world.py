@@ -147,6 +147,8 @@ class World:
         s.age[:] = self.rng.integers(0, f.start_age_max + 1, n)
         s.traits[:] = sample_traits(self.rng, n)
         s.persona = [persona_text(t) for t in s.traits]
+        if self.plans:  # until its first plan arrives (late, from a slow model), a fish swims on
+            s.plan_goal[:], s.plan_param[:] = G_EXPLORE, s.heading
         s.last_decision[:] = -max(cfg.triggers.hard_timeout, cfg.triggers.plan_timeout)  # all decide at tick 0
         s.at_summary[:, 5] = s.energy
         self.occupant[s.cell] = s.ids

@@ -164,6 +164,7 @@ def seeded_softmax(u: np.ndarray, temperature: float, draws: np.ndarray) -> np.n
 
 
 _PLAN_GOALS = np.array([Goal.FORAGE, Goal.SCHOOL, Goal.EXPLORE, Goal.REST, Goal.KEEP_AWAY], np.int8)
+_FIVE = np.arange(5, dtype=np.uint64)[None, :]
 
 
 class InstinctPlanner(InlineSource):
@@ -185,53 +186,53 @@ class InstinctPlanner(InlineSource):
         self.rest_ceiling = rest_ceiling  # hundredths: rest revives only below this
         self._matrix = feature_matrix(radius)
         self._keys = KeyTable(mix64(seed, 0x91A2))
-        self._dir_keys = KeyTable(mix64(seed, 0xD12))
         self.decisions = 0
 
-    def goal_utilities(self, b: RequestBatch, f: np.ndarray) -> np.ndarray:
-        """``(k, 5)`` utilities of forage, school, explore, rest, keep_away."""
-        c, k = self.cfg, len(b)
-        soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
+    def goal_utilities(self, b: RequestBatch, f: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """``(k, 5)`` utilities of forage, school, explore, rest, keep_away (``t``: traits / 100)."""
+        c = self.cfg
+        soc, cur, cau, app, calm = t.T
         energy = b.energy.astype(np.float64)
         hunger = np.clip(1.0 - energy / (0.8 * b.max_energy), 0.0, 1.0)
-        visible, food = f[:, F_VISIBLE], f[:, F_FOOD_SEEN]
+        visible, food = f[:, F_VISIBLE], f[:, F_FOOD_SEEN] > 0
         company = np.minimum(visible, 3.0) / 3.0
         low = energy < b.max_energy * self.trig.low_energy_fraction
-        hungry_food = (energy < b.max_energy * self.trig.hungry_fraction) & (food > 0)
-        u = np.empty((k, 5))
-        u[:, 0] = c.forage * (0.5 + app) * hunger * (1.5 + 0.5 * (food > 0)) + 6.0 * low + 2.0 * hungry_food
-        u[:, 1] = c.school * (0.3 + soc) * company * np.maximum(1.0 - 1.5 * hunger, 0.0)
-        u[:, 2] = c.explore * (0.5 + cur) * (1.0 - 0.6 * company) + c.explore * soc * (visible == 0)
-        u[:, 3] = c.rest * (calm - 0.4 - 3.0 * hunger - 0.3 * company) + 4.0 * (energy < self.rest_ceiling) * (food == 0)
-        u[hungry_food, 3] = -1e9  # never rest hungry with food in view
+        hungry_food = (energy < b.max_energy * self.trig.hungry_fraction) & food
         crowd = np.maximum(visible - self.trig.crowd_line + 2, 0.0) / 3.0
-        u[:, 4] = c.keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5
+        u = np.column_stack([
+            c.forage * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food,
+            c.school * (0.3 + soc) * company * np.maximum(1.0 - 1.5 * hunger, 0.0),
+            c.explore * ((0.5 + cur) * (1.0 - 0.6 * company) + soc * (visible == 0)),
+            # never rest hungry with food in view; an exhausted fish with no food in sight rests
+            np.where(hungry_food, -1e9, c.rest * (calm - 0.4 - 3.0 * hunger - 0.3 * company)
+                     + 4.0 * ((energy < self.rest_ceiling) & ~food)),
+            c.keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5,
+        ])
         return u
 
     def decide(self, b: RequestBatch) -> DecisionBatch:
         c, k = self.cfg, len(b)
+        rows = np.arange(k)
         f = view_features(b.codes, self._matrix)
-        pick = seeded_softmax(self.goal_utilities(b, f), c.temperature, to_unit(at_tick(self._keys[b.fish], b.tick)))
-        goals = _PLAN_GOALS[pick]
-        soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
+        t = b.traits.astype(np.float64) / 100.0
+        # one hash per fish and tick gives the goal draw and the four direction jitters
+        draws = to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE, b.tick))
+        pick = seeded_softmax(self.goal_utilities(b, f, t), c.temperature, draws[:, 0])
         # explore: the way that is open, favouring the current course and where others swim
         way = f[:, F_OPEN : F_OPEN + 4] + 0.5 * f[:, F_ALIGN : F_ALIGN + 4] / np.maximum(f[:, F_VISIBLE], 1)[:, None]
-        way[np.arange(k), b.heading.astype(np.int64)] += 0.3
-        way += 0.6 * to_unit(at_tick(self._dir_keys[b.fish][:, None] + np.arange(4, dtype=np.uint64), b.tick))
-        params = np.zeros(k, np.int16)
-        horizons = np.zeros(k, np.int16)
-        ex, sc, rs = goals == Goal.EXPLORE, goals == Goal.SCHOOL, goals == Goal.REST
-        params[ex] = way[ex].argmax(axis=1)
-        params[rs] = np.where(b.energy[rs] < self.rest_ceiling, self.rest_ceiling // 100, 100)
-        params[goals == Goal.KEEP_AWAY] = f[goals == Goal.KEEP_AWAY, F_VISIBLE] < self.trig.crowd_line - 2
-        horizons[sc] = np.round(c.school_ticks * (0.5 + soc[sc]))
-        horizons[ex] = np.round(c.explore_ticks * (0.5 + cur[ex]))
-        horizons[rs] = np.round(c.rest_ticks * (0.5 + calm[rs]))
-        horizons[goals == Goal.FORAGE] = c.forage_ticks
-        horizons[goals == Goal.KEEP_AWAY] = c.away_ticks
+        way[rows, b.heading.astype(np.intp)] += 0.3
+        way += 0.6 * draws[:, 1:]
+        rest_until = np.where(b.energy < self.rest_ceiling, self.rest_ceiling // 100, 100)
+        away_from = (f[:, F_VISIBLE] < self.trig.crowd_line - 2).astype(np.int64)
+        zero = np.zeros(k, np.int64)
+        params = np.column_stack([zero, zero, way.argmax(axis=1), rest_until, away_from])[rows, pick]
+        # horizons: a base per goal, stretched by the trait that goal answers to
+        scale = np.column_stack([np.ones(k), 0.5 + t[:, 0], 0.5 + t[:, 1], 0.5 + t[:, 4], np.ones(k)])
+        base = np.array([c.forage_ticks, c.school_ticks, c.explore_ticks, c.rest_ticks, c.away_ticks], np.float64)
+        horizons = np.round(base[pick] * scale[rows, pick])
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
-                             goals=goals, params=params, horizons=horizons)
+                             goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
 
     def status(self) -> dict:
         return {"source": self.name, "decisions": self.decisions}

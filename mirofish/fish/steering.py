@@ -36,7 +36,8 @@ from ..rng import at_tick, mix64, to_unit
 from .perception import N_CODES, V_FISH, V_FOOD, V_WALL, V_WATER
 from .plans import G_EXPLORE, G_FORAGE, G_KEEP_AWAY, G_REST, G_SCHOOL
 
-_NEG = -1e9
+_NEG = -1e9  # impossible
+_BOXED = -1e8  # rest when nothing else is possible
 _EAT, _REST = 4, 5
 
 # Feature columns: six blocks of four (directions n, s, w, e), then scalars.
@@ -151,10 +152,9 @@ class Steering:
         # Forage eats what it reaches; the others (not rest) eat within reach when hungry.
         can_eat = ((f[:, F_FOOD_CLOSE] > 0) | food_here) & ((g == G_FORAGE) | ((hungry > 0) & (g != G_REST)))
         u[:, _EAT] = np.where(can_eat, c.eat * (1.0 + hungry), _NEG)
-        # Resting is the rest plan's; a fish refused twice in a row may also wait for the way to clear.
-        u[:, _REST] = np.where(g == G_REST, c.rest, np.where(stuck >= 2, c.refused * (stuck - 1.0), _NEG))
-        boxed = (moves.max(axis=1) <= _NEG / 2) & (u[:, _EAT] <= _NEG / 2)
-        u[boxed, _REST] = 0.0  # nowhere to go: stay put rather than bump
+        # Resting is the rest plan's; a fish refused twice in a row may also wait for the way to clear;
+        # a fish with nowhere to go stays put rather than bump (its rest floor beats impossible moves).
+        u[:, _REST] = np.where(g == G_REST, c.rest, np.where(stuck >= 2, c.refused * (stuck - 1.0), _BOXED))
         return u
 
     def choose(self, tick: int, fish: np.ndarray, u: np.ndarray) -> np.ndarray:

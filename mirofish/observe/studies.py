@@ -67,13 +67,15 @@ def school_events(before: list[np.ndarray], after: list[np.ndarray], least: int 
 def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, every: int = 10) -> dict:
     """The schooling-demo figures of one run: the largest moving school at tick ``at`` (size,
     polarization, share moved in the last 10 ticks), how far its members' centre travels over the
-    next ``follow`` ticks, and school splits and merges (checked every ``every`` ticks) over ``ticks``."""
+    next ``follow`` ticks — the path, sampled every ``every`` ticks, and the net displacement —
+    and school splits and merges (checked every ``every`` ticks) over ``ticks``."""
     from ..engine import make_engine
 
     engine = make_engine(cfg)
     out: dict = {}
     members = None
-    start = None
+    start = last = None
+    path = 0.0
     prev: list[np.ndarray] | None = None
     splits = merges = 0
     for t in range(1, ticks + 1):
@@ -86,15 +88,21 @@ def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, e
         if t == at:
             members = found[0] if found else np.zeros(0, np.int64)
             out.update({k: round(v, 3) for k, v in school_figures(members, _xy(frame), frame.heading, moving).items()})
-            start = _xy(frame)[members].mean(axis=0) if members.size else None
+            start = last = _xy(frame)[members].mean(axis=0) if members.size else None
+        if start is not None and at < t <= at + follow and t % every == 0:
+            centre = _xy(frame)[members].mean(axis=0)
+            path += float(np.hypot(*(centre - last)))
+            last = centre
         if t == at + follow and start is not None:
-            out["travel_next_100"] = round(float(np.hypot(*(_xy(frame)[members].mean(axis=0) - start))), 1)
+            out["travel_next_100"] = round(path, 1)
+            out["displacement_next_100"] = round(float(np.hypot(*(_xy(frame)[members].mean(axis=0) - start))), 1)
         if t % every == 0:
             if prev is not None:
                 s, m = school_events(prev, found)
                 splits, merges = splits + s, merges + m
             prev = found
     out.setdefault("travel_next_100", 0.0)
+    out.setdefault("displacement_next_100", 0.0)
     out["splits"], out["merges"] = splits, merges
     out["mean_energy"] = round(float(engine.world.school.energy.mean() / 100), 1)
     return out

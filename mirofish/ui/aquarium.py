@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pygame
 
-from ..actions import ACTION_NAMES, Action
+from ..fish.plans import describe, parse_plan
 from ..brains.base import TIERS
 from ..config import Config
 from ..engine import Engine, Frame, make_engine, make_source
@@ -23,6 +23,14 @@ from .panels import FollowPanel, Hud, Timeline, draw_help
 from .tank import TankRenderer
 
 HISTORY = 160  # ticks of energy history per fish (follow panel sparkline)
+
+
+# The fork picker: nine plans on the number keys, the six single actions on letters.
+FORK_PLANS = ("forage 60", "school 120", "explore north 30", "explore south 30", "explore west 30",
+              "explore east 30", "rest 100 30", "keep_away crowd 8", "keep_away glass 8")
+FORK_ACTION_LABELS = (("Q", "move_n"), ("W", "move_s"), ("E", "move_w"), ("R", "move_e"), ("T", "eat"),
+                      ("Y", "rest"))
+FORK_ACTION_KEYS = {getattr(pygame, f"K_{key.lower()}"): action for key, action in FORK_ACTION_LABELS}
 
 
 class AquariumScene:
@@ -129,8 +137,9 @@ class AquariumScene:
             frame = self.engine.step()
         for b in frame.applied:
             thoughts = b.thoughts or [""] * len(b)
-            for f, a, tier, th in zip(b.fish.tolist(), b.actions.tolist(), b.tier.tolist(), thoughts):
-                self.last_decision[f] = {"tick": frame.tick, "action": ACTION_NAMES[a], "tier": TIERS[tier],
+            for f, g, p, h, tier, th in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(),
+                                            b.horizons.tolist(), b.tier.tolist(), thoughts):
+                self.last_decision[f] = {"tick": frame.tick, "action": describe(g, p, h), "tier": TIERS[tier],
                                          "thought": th}
         self.view = tank_view(self.world)
         self.energy_hist = np.roll(self.energy_hist, -1, axis=1)
@@ -145,25 +154,27 @@ class AquariumScene:
         self._reset_views()
         self._push_metrics()
 
-    def start_fork(self, action: Action) -> None:
-        """Swap the followed fish's action now and let the branch play live, the original as a ghost."""
+    def start_fork(self, plan: str) -> None:
+        """Swap the followed fish's plan (or give it one action) now and let the branch play live,
+        the original as a ghost. ``plan`` is text :func:`~mirofish.fish.plans.parse_plan` reads."""
         if self.selected is None:
             self.message = "select a fish first (click it), then F"
             return
         fish = self.selected
         if self.player is not None:
             tick = min(self.player.tick, self.player.last_tick - 1)
-            self.fork = ForkSession(self.player.recording, tick, fish, action)
+            self.fork = ForkSession(self.player.recording, tick, fish, plan)
             self.timeline.markers.append((tick, "fork"))
         else:
             branch = World(self.cfg)
             branch.load_state_arrays(self.engine.world.state_arrays())
-            branch.apply_decisions(np.array([fish]), np.array([int(action)], np.int8))
+            goal, param, horizon = parse_plan(plan)
+            branch.apply_plans(np.array([fish]), np.array([goal]), np.array([param]), np.array([horizon]))
             self.live_branch = Engine(branch, make_source(self.cfg, "realtime"), mode="realtime")
             self.live_divergence = Divergence(self.cfg.metrics.schooling_window)
             self.live_curve = []
         self.mode = "fork"
-        self.message = f"fork: fish {fish} does {action.label} at t{self.world.tick}; O returns to the original"
+        self.message = f"fork: fish {fish} will {describe(*parse_plan(plan))} from t{self.world.tick}; O returns to the original"
         self._reset_views()
 
     def end_fork(self) -> None:
@@ -240,8 +251,10 @@ class AquariumScene:
         k, n = event.key, len(self.view.x)
         if self.picking_action:
             self.picking_action = False
-            if pygame.K_1 <= k <= pygame.K_6:
-                self.start_fork(Action(k - pygame.K_1))
+            if pygame.K_1 <= k <= pygame.K_9:
+                self.start_fork(FORK_PLANS[k - pygame.K_1])
+            elif k in FORK_ACTION_KEYS:
+                self.start_fork(FORK_ACTION_KEYS[k])
             else:
                 self.message = "fork cancelled"
             return
@@ -360,7 +373,7 @@ class AquariumScene:
         surf.blit(a, (rect.right - a.get_width() - 10, rect.y - 20))
 
     def _draw_picker(self, surf) -> None:
-        rect = pygame.Rect(0, 0, 440, 210)
+        rect = pygame.Rect(0, 0, 560, 300)
         rect.center = surf.get_rect().center
         layer = pygame.Surface(rect.size, pygame.SRCALPHA)
         layer.fill((8, 16, 30, 240))
@@ -368,9 +381,13 @@ class AquariumScene:
         pygame.draw.rect(surf, theme.ACCENT, rect, 1)
         surf.blit(theme.text(f"Fork: what should fish {self.selected} do now?", 22, theme.INK, bold=True),
                   (rect.x + 16, rect.y + 12))
-        for k, name in enumerate(ACTION_NAMES):
-            surf.blit(theme.text(f"{k + 1}  {name}", 20, theme.ACCENT), (rect.x + 30, rect.y + 44 + k * 24))
-        surf.blit(theme.text("any other key cancels", 16, theme.DIM), (rect.x + 200, rect.y + 180))
+        surf.blit(theme.text("a new plan", 16, theme.FAINT), (rect.x + 30, rect.y + 42))
+        for k, plan in enumerate(FORK_PLANS):
+            surf.blit(theme.text(f"{k + 1}  {plan}", 19, theme.ACCENT), (rect.x + 30, rect.y + 62 + k * 23))
+        surf.blit(theme.text("or one action", 16, theme.FAINT), (rect.x + 340, rect.y + 42))
+        for k, (key, action) in enumerate(FORK_ACTION_LABELS):
+            surf.blit(theme.text(f"{key}  {action}", 19, theme.ACCENT), (rect.x + 350, rect.y + 62 + k * 23))
+        surf.blit(theme.text("any other key cancels", 16, theme.DIM), (rect.x + 350, rect.y + 270))
 
     def _draw_ascii(self, surf, rect) -> None:
         """The terminal view's characters over the tank (rendered once per tick)."""

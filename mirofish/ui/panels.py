@@ -8,6 +8,8 @@ import numpy as np
 import pygame
 
 from ..actions import ACTION_NAMES
+from ..fish.plans import NO_END
+from ..world import TRIGGER_NAMES
 from ..fish.memory import drift_score
 from ..snapshot import FishSnapshot
 from . import theme
@@ -21,7 +23,10 @@ SIX = [
     ("latency p95", "decision_latency_p95_ms", "{:.0f} ms", (0, 1200), None, 1200),
     ("fallback rate", "fallback_rate", "{:.1%}", (0, 0.05), None, 0.20),
 ]
-EXTRA = [("polarization", "polarization", "{:.2f}"), ("clusters", "clusters", "{:.0f}")]
+# The largest moving school first: on a narrow window the columns that do not fit are left out.
+EXTRA = [("largest school", "school_size", "{:.0f} fish"), ("school polariz.", "school_polarization", "{:.2f}"),
+         ("school moving", "school_moving", "{:.0%}"), ("polarization", "polarization", "{:.2f}"),
+         ("clusters", "clusters", "{:.0f}")]
 
 
 def sparkline(surf: pygame.Surface, rect: pygame.Rect, values, colour, lo: float | None = None,
@@ -67,7 +72,8 @@ class Hud:
         pygame.draw.rect(surf, theme.PANEL, rect)
         pygame.draw.line(surf, theme.PANEL_EDGE, rect.bottomleft, rect.bottomright)
         cols = SIX + [(lbl, key, fmt, None, None, None) for lbl, key, fmt in EXTRA]
-        w = max(120, (rect.w - 240) // len(cols))
+        cols = cols[: max(1, (rect.w - 240) // 112)]
+        w = (rect.w - 240) // len(cols)
         for k, (label, key, fmt, good, bad_lo, bad_hi) in enumerate(cols):
             x = rect.x + 12 + k * w
             hist = self.history[key]
@@ -154,7 +160,13 @@ class FollowPanel:
         y += 20
         sparkline(surf, pygame.Rect(x, y, w, 28), energy_hist, ecol, 0.0, max_energy)
         y += 34
-        surf.blit(theme.text(f"intent {fish.intent}    stuck {fish.stuck_ticks} (peak {fish.max_stuck_ticks})",
+        surf.blit(theme.text(f"plan: {fish.plan}", 20, theme.ACCENT, bold=True), (x, y))
+        y += 21
+        progress = plan_progress(fish)
+        if progress:
+            surf.blit(theme.text(progress, 17, theme.DIM), (x, y))
+            y += 18
+        surf.blit(theme.text(f"doing {fish.intent}    stuck {fish.stuck_ticks} (peak {fish.max_stuck_ticks})",
                              18, theme.INK), (x, y))
         y += 20
         if last_decision:
@@ -290,3 +302,16 @@ def draw_help(surf: pygame.Surface) -> None:
     for k, (key, what) in enumerate(HELP):
         surf.blit(theme.text(key, 20, theme.ACCENT, bold=True), (rect.x + 20, rect.y + 42 + k * 26))
         surf.blit(theme.text(what, 20, theme.INK), (rect.x + 190, rect.y + 42 + k * 26))
+
+
+def plan_progress(fish: FishSnapshot) -> str:
+    """'since t120, ends t240 · waiting: plan_horizon' — how far the standing plan has come."""
+    if len(fish.plan_state) < 4:
+        return ""
+    _, _, end, trigger = fish.plan_state[:4]
+    parts = [f"since t{fish.last_decision_tick}"]
+    if end != NO_END:
+        parts.append(f"ends t{end}")
+    if trigger >= 0:
+        parts.append(f"asking again: {TRIGGER_NAMES[trigger].replace('_', ' ')}")
+    return ", ".join(parts)
