@@ -60,6 +60,8 @@ class Endpoint:
     semaphore: asyncio.Semaphore | None = None
     format: str | None = None  # detected structured-output support
     reachable: bool | None = None
+    probing: bool = False  # a first request is finding out the structured-output support
+    probed: asyncio.Event = field(default_factory=asyncio.Event)  # … and has found out (others wait)
 
 
 @dataclass
@@ -69,15 +71,21 @@ class Tier:
     endpoints: list[Endpoint]
     failures: int = 0
     open_until: float = 0.0
+    # In lockstep the cooldown is counted in ticks (wall seconds would hand a fast headless run's
+    # ticks to the fallback for a whole outage): open until this tick, -1 when not open.
+    open_until_tick: int = -1
     probing: bool = False
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    def state(self, now: float) -> str:
-        """closed (normal), open (failing: instinct answers), half_open (one probe may go)."""
+    def state(self, now: float, tick: int | None = None) -> str:
+        """closed (normal), open (failing: instinct answers), half_open (one probe may go).
+        ``tick``: lockstep's current tick (the cooldown then counts ticks)."""
         if self.open_until == 0.0:
             return "closed"
+        if tick is not None and self.open_until_tick >= 0:
+            return "open" if tick < self.open_until_tick else "half_open"
         return "open" if now < self.open_until else "half_open"
 
 
@@ -92,6 +100,7 @@ class _Stats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     prefix_tokens: int = 0
+    model_tokens: int = 0  # tokens of the replies that became decisions
     budget_state: str = "ok"
 
 
@@ -138,6 +147,8 @@ class ModelPool(DecisionSource):
         self._api_key = os.environ.get(self.bcfg.api_key_env) or "not-needed"
         self._prefix_tokens = estimate_tokens(PLAN_PROMPT if cfg.brain.decides == "plan" else SYSTEM_PROMPT)
         self._rng = random.Random(cfg.seed)  # retry jitter only; never affects a decision
+        self._tick = 0  # the newest tick asked about (lockstep breaker cooldown)
+        self._tick_seconds = cfg.world.tick_seconds
         self._loop = asyncio.new_event_loop()
         self._tasks: set[asyncio.Task] = set()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mirofish-model-pool", daemon=True)
@@ -164,7 +175,8 @@ class ModelPool(DecisionSource):
                       "measure": "embeddings" if self.bcfg.embeddings else "lexical"},
             "tokens_by_fish_max": int(self.tokens_by_fish.max()) if self.tokens_by_fish.size else 0,
             "tokens": {"prompt": s.prompt_tokens, "completion": s.completion_tokens,
-                       "per_model_decision": round((s.prompt_tokens + s.completion_tokens) / max(1, s.model_decisions), 1),
+                       "per_model_decision": round(s.model_tokens / max(1, s.model_decisions), 1),
+                       "per_call": round((s.prompt_tokens + s.completion_tokens) / max(1, s.calls), 1),
                        "prefix_share": round(s.prefix_tokens / total_prompt, 3) if s.prompt_tokens else None},
             "budget": {"limit": self.bcfg.budget_tokens, "used": s.prompt_tokens + s.completion_tokens,
                        "state": s.budget_state},
@@ -194,8 +206,9 @@ class ModelPool(DecisionSource):
         """Seed §2.4: tokens per simulated hour × the tiers' prices."""
         if sim_seconds <= 0:
             return 0.0
+        tiers = {id(t): t for t in self.tiers.values()}.values()  # one tier may serve both routes
         cost = sum(t.prompt_tokens / 1000 * t.cfg.price_prompt_per_1k
-                   + t.completion_tokens / 1000 * t.cfg.price_completion_per_1k for t in self.tiers.values())
+                   + t.completion_tokens / 1000 * t.cfg.price_completion_per_1k for t in tiers)
         return cost * 3600.0 / sim_seconds
 
     def close(self) -> None:
@@ -259,7 +272,13 @@ class ModelPool(DecisionSource):
             ep.reachable = ok
             if not ok:
                 tier.failures = self.bcfg.breaker_failures
-                tier.open_until = time.monotonic() + self.bcfg.breaker_cooldown_s
+                self._open(tier)
+
+    def _open(self, tier: Tier) -> None:
+        """Open a tier's breaker for ``breaker_cooldown_s`` (in lockstep: as many simulated seconds)."""
+        tier.open_until = time.monotonic() + self.bcfg.breaker_cooldown_s
+        if self.mode == "lockstep":
+            tier.open_until_tick = self._tick + max(1, round(self.bcfg.breaker_cooldown_s / self._tick_seconds))
 
     async def _shutdown(self) -> None:
         self._dispatcher.cancel()
@@ -312,7 +331,8 @@ class ModelPool(DecisionSource):
             if tier is None:
                 raise _Failure("budget_exhausted")
             now = time.monotonic()
-            state = tier.state(now)
+            self._tick = max(self._tick, int(batch.tick))
+            state = tier.state(now, self._tick if self.mode == "lockstep" else None)
             if state == "open" or (state == "half_open" and tier.probing):
                 raise _Failure("breaker_open")
             probe = state == "half_open"
@@ -325,7 +345,7 @@ class ModelPool(DecisionSource):
             finally:
                 if probe:
                     tier.probing = False
-            tier.failures, tier.open_until = 0, 0.0
+            tier.failures, tier.open_until, tier.open_until_tick = 0, 0.0, -1
             tier.calls += 1
             tier.prompt_tokens += prompt_toks
             tier.completion_tokens += completion_toks
@@ -348,6 +368,7 @@ class ModelPool(DecisionSource):
         self._account(fish, prompt_toks, completion_toks)
         self.stats.decisions += 1
         self.stats.model_decisions += 1
+        self.stats.model_tokens += prompt_toks + completion_toks
         written = None
         if reply.summary and due:
             written = [(fish, due[0], reply.summary)]
@@ -411,7 +432,12 @@ class ModelPool(DecisionSource):
         degradation (json_schema → json_object → plain). Returns (text, prompt, completion tokens)."""
         ep = min(tier.endpoints, key=lambda e: e.outstanding)
         attempt = 0
+        prober = False
         while True:
+            if formats is not None and ep.format is None and ep.probing and not prober:
+                await ep.probed.wait()  # one request per server finds out its structured-output support
+            if formats is not None and ep.format is None and not ep.probing:
+                ep.probing = prober = True
             fmt = ep.format or "json_schema"
             kwargs = {"model": ep.cfg.model, "messages": msgs, "temperature": 0, "max_tokens": max_tokens,
                       "seed": self.cfg.seed, "timeout": self.bcfg.request_timeout_s}
@@ -428,6 +454,9 @@ class ModelPool(DecisionSource):
                 reason, retry, wait = self._classify_error(exc, ep, fmt)
                 if reason == "format_unsupported":
                     ep.format = FORMATS[FORMATS.index(fmt) + 1]
+                    if prober:  # the others may go now, in the format that works
+                        ep.probing, prober = False, False
+                        ep.probed.set()
                     continue
                 if retry and attempt < self.bcfg.max_retries:
                     attempt += 1
@@ -437,11 +466,18 @@ class ModelPool(DecisionSource):
                     continue
                 tier.failures += 1
                 if tier.failures >= self.bcfg.breaker_failures:
-                    tier.open_until = time.monotonic() + self.bcfg.breaker_cooldown_s
+                    self._open(tier)
+                if prober:  # it learned nothing about the format; let the next request try
+                    ep.probing = False
+                    ep.probed.set()
+                    ep.probed.clear()
                 raise _Failure(reason) from None
             finally:
                 ep.outstanding -= 1
             ep.format = fmt
+            if prober:
+                ep.probing, prober = False, False
+                ep.probed.set()
             ep.reachable = True
             text = resp.choices[0].message.content if resp.choices else None
             usage = getattr(resp, "usage", None)
