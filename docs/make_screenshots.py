@@ -12,6 +12,7 @@ os.environ["SDL_VIDEODRIVER"] = "dummy"
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+import numpy as np  # noqa: E402
 import pygame  # noqa: E402
 
 from mirofish.config import load_config  # noqa: E402
@@ -35,9 +36,61 @@ def shoot(scene, name: str, frames: int, keys=(), select=None) -> None:
     print("wrote", HERE / name)
 
 
+def school_sequence(seed: int = 1, ticks=(240, 250, 260, 270, 280, 290), size=(1920, 1080)) -> None:
+    """docs/school-sequence.png: the schooling-demo tank (seed 1) every ten ticks from tick 240,
+    cropped to the part of the tank the largest moving school swims through, the same crop in
+    every panel; its fish are ringed. The full window at tick 240 is docs/school-window.png."""
+    demo = load_config(preset="schooling-demo", seed=seed, **{"engine.speed": 1.0})
+    scene = AquariumScene(demo)
+    app = App([scene], size, offscreen=True)
+    scene.pacer.paused = True
+    scene.show_fov = False
+    while scene.world.tick < ticks[0]:
+        scene.step()
+    from mirofish.observe.metrics import nn_and_labels, schools
+
+    frame_xy = lambda: np.stack(scene.world.water.xy(scene.world.school.cell), axis=1)  # noqa: E731
+    _, labels = nn_and_labels(frame_xy().astype(float))
+    members = schools(labels, scene.engine.metrics.moving())[0]
+    shots, centres = [], []
+    for tick in ticks:
+        while scene.world.tick < tick:
+            scene.step()
+        app.frame(0.0)
+        for i in members:  # ring the school's fish (the ones that made it up at tick 240)
+            x, y = scene.renderer.to_px(*frame_xy()[i])
+            pygame.draw.circle(app.screen, (255, 255, 255), (int(x), int(y)), 9, 1)
+        if tick == ticks[0]:
+            app.screenshot(HERE / "school-window.png")
+        shots.append(app.screen.copy())
+        centres.append(frame_xy()[members].mean(axis=0))
+    lo, hi = np.min(centres, axis=0) - (14, 9), np.max(centres, axis=0) + (14, 9)
+    (x0, y0), (x1, y1) = scene.renderer.to_px(*lo), scene.renderer.to_px(*hi)
+    crop = pygame.Rect(int(x0), int(y0), int(x1 - x0), int(y1 - y0)).clip(app.screen.get_rect())
+    cols = 2
+    rows = (len(shots) + cols - 1) // cols
+    sheet = pygame.Surface((cols * (crop.w + 8) + 8, rows * (crop.h + 34) + 8))
+    sheet.fill((10, 18, 32))
+    font = pygame.font.SysFont(None, 26)
+    for k, (shot, tick) in enumerate(zip(shots, ticks)):
+        px, py = 8 + (k % cols) * (crop.w + 8), 8 + (k // cols) * (crop.h + 34)
+        sheet.blit(shot, (px, py + 26), crop)
+        sheet.blit(font.render(f"tick {tick}", True, (220, 230, 240)), (px + 4, py + 4))
+    pygame.image.save(sheet, str(HERE / "school-sequence.png"))
+    print("wrote", HERE / "school-sequence.png", "school of", members.size, "centre", centres[0], "->", centres[-1])
+    app.close()
+
+
 def main() -> None:
-    demo = load_config(preset="schooling-demo", **{"engine.speed": 32.0})
-    shoot(AquariumScene(demo), "live.png", 120, select=12)
+    school_sequence()
+    demo = load_config(preset="schooling-demo", seed=1, **{"engine.speed": 1.0})
+    scene = AquariumScene(demo)
+    scene.pacer.paused = True
+    while scene.world.tick < 300:
+        scene.step()
+    scene.pacer.paused = False
+    members = scene.engine.metrics.school_members
+    shoot(scene, "live.png", 30, select=int(members[0]) if members.size else 12)
 
     path = Path(tempfile.mkdtemp()) / "demo.db"
     cfg = load_config(seed=7)
@@ -66,8 +119,8 @@ def main() -> None:
     fork = AquariumScene(player=Player(path))
     fork.seek(1200)
     fork.set_speed(16)
-    # Fish 7 turns back east at t1200 instead of going on; the timeline shows the divergence.
-    shoot(fork, "fork.png", 110, keys=[pygame.K_f, pygame.K_4], select=7)
+    # Fish 7 is given the plan "explore east 30" at t1200; the timeline shows the divergence.
+    shoot(fork, "fork.png", 110, keys=[pygame.K_f, pygame.K_6], select=7)
 
 
 def referential() -> None:

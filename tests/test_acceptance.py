@@ -29,7 +29,9 @@ def test_schooling_emerges_without_a_schooling_rule(runs, seed):
     """Moving schools and their alignment grow over the run (fish only see where others face)."""
     _, fig = runs[seed]
     assert fig["schooling_last1000"] > 1.5 * fig["schooling_first100"], fig
-    assert fig["polarization_last1000"] > fig["polarization_first100"] + 0.1, fig
+    # the largest cluster grows and aligns beyond what chance gives a group of its size
+    assert fig["cluster_size_last1000"] > 1.5 * fig["cluster_size_first100"], fig
+    assert fig["alignment_last1000"] > fig["alignment_first100"] + 0.1, fig
 
 
 @pytest.mark.parametrize("seed", SEEDS)

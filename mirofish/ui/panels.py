@@ -23,6 +23,7 @@ SIX = [
     ("latency p95", "decision_latency_p95_ms", "{:.0f} ms", (0, 1200), None, 1200),
     ("fallback rate", "fallback_rate", "{:.1%}", (0, 0.05), None, 0.20),
 ]
+MODEL_ONLY = ("tokens_per_decision", "decision_latency_p95_ms", "fallback_rate")
 # The largest moving school first: on a narrow window the columns that do not fit are left out.
 EXTRA = [("largest school", "school_size", "{:.0f} fish"), ("school polariz.", "school_polarization", "{:.2f}"),
          ("school moving", "school_moving", "{:.0%}"), ("polarization", "polarization", "{:.2f}"),
@@ -71,14 +72,17 @@ class Hud:
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, metrics: dict, status: dict, brain: dict) -> None:
         pygame.draw.rect(surf, theme.PANEL, rect)
         pygame.draw.line(surf, theme.PANEL_EDGE, rect.bottomleft, rect.bottomright)
+        model = brain.get("source") == "llm" or brain.get("live", {}).get("source") == "llm"
         cols = SIX + [(lbl, key, fmt, None, None, None) for lbl, key, fmt in EXTRA]
-        cols = cols[: max(1, (rect.w - 240) // 112)]
+        fit = max(1, (rect.w - 240) // 112)
+        if len(cols) > fit and not model:  # no model: its three columns make room for the schools
+            cols = [c for c in cols if c[1] not in MODEL_ONLY]
+        cols = cols[:fit]
         w = (rect.w - 240) // len(cols)
         for k, (label, key, fmt, good, bad_lo, bad_hi) in enumerate(cols):
             x = rect.x + 12 + k * w
             hist = self.history[key]
             value = hist[-1] if hist else 0.0
-            model = brain.get("source") == "llm" or brain.get("live", {}).get("source") == "llm"
             no_model = key in ("tokens_per_decision", "fallback_rate") and not model
             colour = theme.DIM if no_model else theme.health_colour(value, good, bad_lo, bad_hi)
             surf.blit(theme.text(label, 17, theme.DIM), (x, rect.y + 8))
