@@ -47,6 +47,18 @@ TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed
 PLAN_DONE = (T_ATE, T_ENERGY_REACHED, T_HORIZON)  # a plan that ended as planned
 PLAN_FAILED = (T_STUCK, T_FOOD_GONE, T_LOST_COMPANY)
 
+# Which plan events concern a goal (rows: hold, forage, school, explore, rest, keep_away).
+_F_PLANNED, _F_FORAGE, _F_SCHOOL, _F_REST, _F_ROAMING, _F_CROWD, _F_HUNGRY = range(7)
+_GOAL_FLAGS = np.array([
+    # planned forage school rest   roaming crowd  hungry-with-food-in-view
+    [False, False, False, False, False, False, False],  # hold: the seed's mode, no plan events
+    [True, True, False, False, False, False, False],  # forage
+    [True, False, True, False, False, True, True],  # school
+    [True, False, False, False, True, True, True],  # explore
+    [True, False, False, True, False, True, True],  # rest
+    [True, False, False, False, True, False, True],  # keep_away
+])
+
 
 @dataclass
 class StepOutcome:
@@ -337,24 +349,25 @@ class World:
 
         Later lines win: failing (stuck) and low energy outrank a plan's ordinary end.
         """
-        s, t, g = self.school, self.cfg.triggers, self.school.plan_goal
-        s.no_food = np.where(food_seen > 0, 0, s.no_food + 1).astype(np.int32)
+        s, t = self.school, self.cfg.triggers
+        goal = _GOAL_FLAGS[s.plan_goal]  # (n, flags) — which events matter to each fish's goal
+        seen_food, company = food_seen > 0, neighbours > 0
+        s.no_food = np.where(seen_food, 0, s.no_food + 1)
         was_alone = s.alone >= t.alone_ticks
-        s.alone = np.where(neighbours > 0, 0, s.alone + 1).astype(np.int32)
+        s.alone = np.where(company, 0, s.alone + 1)
         crowded = (neighbours >= t.crowd_line) | (s.crowded & (neighbours >= t.crowd_line - 2))
-        hungry_food = (s.energy < self.hungry_line) & (food_seen > 0)
-        ev = np.full(s.n, -1, np.int8)
-        ev[self.tick + 1 >= s.plan_end] = T_HORIZON
-        roaming = (g == G_EXPLORE) | (g == G_KEEP_AWAY)
-        ev[roaming & was_alone & (neighbours > 0)] = T_FOUND_COMPANY
-        ev[crowded & ~s.crowded & ((g == G_SCHOOL) | (g == G_EXPLORE) | (g == G_REST))] = T_CROWDED
-        ev[hungry_food & ~s.hungry_food & (g != G_FORAGE) & (g != G_HOLD)] = T_HUNGRY_FOOD
-        ev[(g == G_SCHOOL) & (s.alone == t.alone_ticks)] = T_LOST_COMPANY
-        ev[(g == G_FORAGE) & (s.no_food >= t.forage_patience)] = T_FOOD_GONE
-        ev[(g == G_REST) & (s.energy >= s.plan_param.astype(np.int32) * 100)] = T_ENERGY_REACHED
-        ev[(g == G_FORAGE) & ate] = T_ATE
-        ev[(s.stuck > 0) & (s.stuck % t.stuck_ticks == 0) & (g != G_HOLD)] = T_STUCK
-        ev[(before >= self.low_line) & (s.energy < self.low_line) & (g != G_FORAGE)] = T_LOW_ENERGY
+        hungry_food = (s.energy < self.hungry_line) & seen_food
+        ev = np.where(self.tick + 1 >= s.plan_end, T_HORIZON, -1).astype(np.int8)
+        ev[goal[:, _F_ROAMING] & was_alone & company] = T_FOUND_COMPANY
+        ev[goal[:, _F_CROWD] & crowded & ~s.crowded] = T_CROWDED
+        ev[goal[:, _F_HUNGRY] & hungry_food & ~s.hungry_food] = T_HUNGRY_FOOD
+        ev[goal[:, _F_SCHOOL] & (s.alone == t.alone_ticks)] = T_LOST_COMPANY
+        forage = goal[:, _F_FORAGE]
+        ev[forage & (s.no_food >= t.forage_patience)] = T_FOOD_GONE
+        ev[goal[:, _F_REST] & (s.energy >= s.plan_param.astype(np.int32) * 100)] = T_ENERGY_REACHED
+        ev[forage & ate] = T_ATE
+        ev[goal[:, _F_PLANNED] & (s.stuck > 0) & (s.stuck % t.stuck_ticks == 0)] = T_STUCK
+        ev[~forage & (before >= self.low_line) & (s.energy < self.low_line)] = T_LOW_ENERGY
         s.crowded, s.hungry_food = crowded, hungry_food
         raised = ev >= 0
         s.plan_trigger[raised] = ev[raised]

@@ -110,9 +110,10 @@ def test_fork_from_the_window_diverges_and_returns(recording):
     scene.seek(200)
     scene.selected = 9
     key(pygame.K_f)
-    key(pygame.K_6)  # rest
+    key(pygame.K_7)  # the plan "rest 100 30"
     app.frame(0.0)
     assert scene.mode == "fork" and scene.fork is not None and scene.ghost_world is not None
+    assert scene.fork.label == "rest until 100 energy for 30 ticks"
     scene.set_speed(64)
     app.run(frames=40, fixed_dt=0.1)  # ~ 500 ticks of branch
     assert scene.world.tick > 300
@@ -130,9 +131,10 @@ def test_live_fork_keeps_the_original_as_a_ghost():
     app = app_for(scene)
     scene.selected = 4
     key(pygame.K_f)
-    key(pygame.K_2)  # move south
+    key(pygame.K_w)  # one action: move south
     app.frame(0.0)
     assert scene.mode == "fork" and scene.live_branch is not None
+    assert "move_s" in scene.message
     scene.set_speed(64)
     app.run(frames=20, fixed_dt=0.1)
     assert scene.engine.world.tick == scene.live_branch.world.tick > 0
