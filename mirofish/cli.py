@@ -540,12 +540,17 @@ def run_trace(args: argparse.Namespace) -> int:
 
     rows = trace_fish(args.path, args.fish, args.t0, args.t1)
     for r in rows:
-        decided = f"  decided {r['decision']} (brain now: {r['brain_now']})" if "decision" in r else ""
-        print(f"t{r['tick']}  energy {r['energy']:.2f}  intent {r['intent']}{decided}")
+        print(f"t{r['tick']}  energy {r['energy']:.2f}  plan {r['plan']}  doing {r['intent']}")
+        if "decision" in r:
+            again = f"  (the embedded brain now: {r['brain_now']})" if "brain_now" in r else ""
+            print(f"  decided [{r['tier']}] {r['decision']}{again}")
+            if r.get("thought"):
+                print(f"  thought: \u201c{r['thought']}\u201d")
         print("  " + r["view"].replace("\n", "\n  "))
     agree = [r["agrees"] for r in rows if r.get("agrees") is not None]
-    print(json.dumps({"fish": args.fish, "ticks": len(rows), "decisions": len(agree),
-                      "brain_agrees": sum(agree)}))
+    decisions = sum(1 for r in rows if "decision" in r)
+    print(json.dumps({"fish": args.fish, "ticks": len(rows), "decisions": decisions,
+                      "brain_agrees": sum(agree) if agree else None}))
     return 0
 
 

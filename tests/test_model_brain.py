@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mirofish.brains.pool import classify
-from mirofish.brains.prompt import (PLAN_PROMPT, SYSTEM_PROMPT, ReplyError, estimate_tokens, fish_message, legal_for_view,
+from mirofish.brains.prompt import (PLAN_PROMPT, plan_message, SYSTEM_PROMPT, ReplyError, estimate_tokens, fish_message, legal_for_view,
                                     parse_reply)
 from mirofish.brains.testserver import TestServer
 from mirofish.config import load_config
@@ -241,8 +241,8 @@ def test_prompt_shape_and_flat_length():
     for target in (200, 1000, 2500, 5000):
         eng.run(target - eng.world.tick)
         w = eng.world
-        per_fish = [estimate_tokens(fish_message(w.perceive(i), w.school.persona[i], "plan_horizon"))
-                    for i in range(60)]
+        per_fish = [estimate_tokens(plan_message(w.perceive(i), w.school.persona[i], "plan_horizon",
+                                                 (w.summary_due(i) or (0, None))[1])) for i in range(60)]
         lengths.append(prefix + np.mean(per_fish))
     assert max(lengths) / min(lengths) < 1.15  # memory is bounded: no growth over 5,000 ticks
     assert all(prefix / total >= 0.6 for total in lengths)
@@ -269,3 +269,31 @@ def test_model_written_summaries_are_kept_recorded_and_replayed(tmp_path):
     player.seek(70)
     assert player.state_hash() == eng.state_hash()
     assert player.world.school.long_memory.texts == lm.texts
+
+
+def test_trace_of_a_model_recording_shows_its_plans_and_thoughts(tmp_path):
+    from mirofish.observe.replay import trace_fish
+
+    with TestServer() as s:
+        cfg = llm_config(s.url, fish=6)
+        eng = make_engine(cfg)
+        rec = Recorder(tmp_path / "t.db", cfg).attach(eng)
+        eng.run(40)
+        rec.close()
+        eng.close()
+    rows = trace_fish(tmp_path / "t.db", fish=2, t0=0, t1=40)
+    decided = [r for r in rows if "decision" in r]
+    assert decided and all(r["tier"] == "small" and r["thought"] for r in decided)
+    assert all("brain_now" not in r for r in decided)  # a model is never re-asked
+    assert all(r["plan"] for r in rows)
+
+
+def test_the_plan_prompt_reads_the_view_and_offers_only_fitting_plans():
+    from mirofish.brains.prompt import reading
+
+    seen, fitting = reading("#....\n#.F..\n#.@>.\n#.v..\n#....")
+    assert seen == "1 food (nearest 1 cell north), 2 fish (facing 1 south, 1 east)"
+    assert "school" in fitting and "explore north/west" in fitting  # a fish south and east
+    seen, fitting = reading("#####\n#####\n..@..\n.....\n.....")
+    assert seen == "no food, no fish, glass north" and "school" not in fitting
+    assert "explore south/west/east" in fitting

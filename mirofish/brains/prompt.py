@@ -26,22 +26,22 @@ from ..fish.plans import AWAY_NAMES, Goal, direction_index
 # Plan mode (the default): the model chooses a standing plan; the fish's body (the steering
 # layer) swims it tick by tick. Every choice is legal in almost every view, and the format is
 # shown by worked examples, not by placeholder text a small model could copy back.
-PLAN_PROMPT = """You are a fish in an aquarium shared with other fish. You see the 5x5 water around you
-(north up): @ you, . water, # glass/plant/rock, F food, and other fish by the way they face: ^ v < >.
+PLAN_PROMPT = """You are a fish in an aquarium shared with other fish. Your 5x5 view (north up): @ you,
+. water, # glass or rock, F food; other fish show the way they face: ^ v < >.
 
-Choose a plan. Your body swims it tick by tick until it ends or something changes:
-- forage: go to food and eat it (ends when you have eaten).
-- school: stay with the fish you see and swim the way they swim.
-- explore: swim north, south, west or east to find food or company.
-- rest: stay put until your energy reaches "until" (rest revives only below 10).
-- keep_away: from a "crowd" or the "glass".
+Plans (your body swims the plan until it ends or something changes):
+forage - go to food and eat it
+school - stay with the fish you see and swim their way
+explore - swim north, south, west or east
+rest - stay put until energy reaches "until" (rest only revives below 10)
+keep_away - from a "crowd" or the "glass"
 
-Each tick costs 0.15 energy, moving 0.3 more; food gives 40. At 0 you can only rest.
+Moving costs energy; food gives 40. At 0 energy you can only rest.
 
-Answer with one JSON object only. Examples:
-{"goal": "forage", "ticks": 40, "thought": "hungry, food two cells east"}
+Reply with one JSON object only, for example:
 {"goal": "school", "ticks": 120, "thought": "three fish swim east, I join them"}
-{"goal": "explore", "direction": "south", "ticks": 30, "thought": "nobody here, open water south"}"""
+{"goal": "explore", "direction": "south", "ticks": 30, "thought": "nobody here, open water south"}
+{"goal": "forage", "ticks": 40, "thought": "hungry, food two cells east"}"""
 
 SYSTEM_PROMPT = """You are a fish in a shared aquarium with other fish, each an agent like you.
 You see only the 5x5 patch of water around you.
@@ -115,8 +115,8 @@ JSON_SCHEMA_FORMAT = {"type": "json_schema", "json_schema": {"name": "fish_reply
 JSON_OBJECT_FORMAT = {"type": "json_object", "schema": REPLY_SCHEMA}
 
 
-SUMMARY_ASK = ("Also add \"summary\": one sentence in your own words about {span}. Facts: {facts}. "
-               "For example \"summary\": \"I ate twice and swam with others near the plants.\"")
+SUMMARY_ASK = ("Also add \"summary\": one sentence in your own words about {span}, like \"I ate twice and swam "
+               "with others.\" Facts: {facts}.")
 
 
 def fish_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None) -> str:
@@ -138,8 +138,63 @@ def fish_message(perception: Perception, persona: str, trigger: str, summary_fac
 
 def messages(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
              plans: bool = False) -> list[dict]:
+    body = (plan_message if plans else fish_message)(perception, persona, trigger, summary_facts)
     return [{"role": "system", "content": PLAN_PROMPT if plans else SYSTEM_PROMPT},
-            {"role": "user", "content": fish_message(perception, persona, trigger, summary_facts)}]
+            {"role": "user", "content": body}]
+
+
+_WAYS = (("north", 0, -1), ("south", 0, 1), ("west", -1, 0), ("east", 1, 0))
+_FACING = {"^": "north", "v": "south", "<": "west", ">": "east"}
+
+
+def reading(view: str) -> tuple[str, list[str]]:
+    """What a small model should not have to work out from the grid itself: a one-line
+    reading of the view (food and its nearest distance and way, fish and the ways they face,
+    glass beside the fish) and the plans that fit it (school only with fish in view, explore
+    only where the next cell is open). A description of the view, not a decision."""
+    rows = view.split("\n")
+    r = len(rows) // 2
+    cells = [(x - r, y - r, ch) for y, row in enumerate(rows) for x, ch in enumerate(row)]
+    food = sorted((abs(x) + abs(y), x, y) for x, y, ch in cells if ch == "F")
+    fish = [_FACING[ch] for _, _, ch in cells if ch in _FACING]
+    parts = []
+    if food:
+        d, x, y = food[0]
+        way = " ".join(w for w, on in (("north", y < 0), ("south", y > 0), ("west", x < 0), ("east", x > 0)) if on)
+        parts.append(f"{len(food)} food (nearest {d} cell{'s' if d > 1 else ''} {way})")
+    else:
+        parts.append("no food")
+    if fish:
+        faces = ", ".join(f"{fish.count(w)} {w}" for w in ("north", "south", "west", "east") if fish.count(w))
+        parts.append(f"{len(fish)} fish (facing {faces})")
+    else:
+        parts.append("no fish")
+    glass = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] == "#"]
+    if glass:
+        parts.append("glass " + "/".join(glass))
+    open_ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
+    fitting = ["forage"] + (["school"] if fish else [])
+    fitting += [f"explore {'/'.join(open_ways)}"] if open_ways else []
+    fitting += ["rest", "keep_away"]
+    return ", ".join(parts), fitting
+
+
+def plan_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None) -> str:
+    """The per-fish part of the plan prompt: persona, why it asks, the view with a one-line
+    reading, state, the newest memories and summary, the plans that fit, and the summary
+    request when one is due."""
+    p = perception
+    seen, fitting = reading(p.view)
+    lines = [f"You are {persona}. Asking because: {trigger.replace('_', ' ')}.", p.view, f"You see: {seen}.",
+             f"Energy {p.energy / 100:.0f}/{p.max_energy / 100:.0f}{'; food under you' if p.food_here else ''}.",
+             "Recent: " + ("; ".join(p.memories[-3:]) or "nothing yet") + "."]
+    if p.summaries and not summary_facts:  # a due summary states the same facts below
+        lines.append("Earlier: " + p.summaries[-1].split(" Anchors:")[0])
+    lines.append("Plans that fit now: " + ", ".join(fitting) + ".")
+    if summary_facts:
+        span, _, facts = summary_facts.partition(": ")
+        lines.append(SUMMARY_ASK.format(span=span, facts=facts.split(" Anchors:")[0].rstrip(".")))
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- reading replies

@@ -45,7 +45,7 @@ _FISH = "^v<>"
 def scripted_plan(prompt: str) -> dict:
     """A plan for a plan-mode fish prompt: deterministic and legal for the view in it."""
     rows = _VIEW_ROW.findall(prompt)
-    energy = re.search(r"energy (\d+)/", prompt)
+    energy = re.search(r"energy (\d+)/", prompt, re.I)
     energy = int(energy.group(1)) if energy else 50
     if len(rows) < 5:
         return {"goal": "explore", "direction": "east", "ticks": 20, "thought": "I cannot make out the water"}
@@ -271,7 +271,7 @@ class TestServer:
                     self._complete(n, prompt, referential_reply(prompt) if fault != "garbage"
                                    else "I would rather not say.")
                     return
-                if "Choose a plan" in prompt:
+                if "Plans that fit now" in prompt:
                     reply = scripted_plan(prompt)
                     if fault == "illegal":  # school with nobody in view, else explore into adjacent glass
                         glass = [w for w, ch in zip(("north", "south", "west", "east"), _ahead(prompt)) if ch == "#"]
@@ -284,7 +284,7 @@ class TestServer:
                     if fault == "illegal":
                         action = illegal_action(prompt) or action
                     reply = {"action": action, "thought": thought}
-                asked = re.search(r'"summary": one sentence in your own words about (t\d+-t\d+)\. Facts: (.*)', prompt)
+                asked = re.search(r'"summary": one sentence in your own words about (t\d+-t\d+),.*? Facts: (.*)', prompt)
                 if asked:
                     facts = asked.group(2).split(". Anchors:")[0].split("; energy")[0].split(". For example")[0]
                     reply["summary"] = f"I remember {asked.group(1)}: {facts}"[:160]
