@@ -127,3 +127,13 @@ def test_a_resting_heap_is_not_a_school_and_a_moving_group_is():
     fig = school_figures(found[0], xy, heading, moving)
     assert fig["school_size"] == 5 and fig["school_moving"] == 0.8
     assert math.isclose(fig["school_polarization"], float(np.hypot(4, -1) / 5))
+
+
+def test_school_splits_and_merges_are_counted():
+    from mirofish.observe.studies import school_events
+
+    whole, halves = [np.arange(1, 7)], [np.array([1, 2, 3]), np.array([4, 5, 6])]
+    assert school_events(whole, halves) == (1, 0)
+    assert school_events(halves, whole) == (0, 1)
+    assert school_events(whole, whole) == (0, 0)
+    assert school_events(whole, [np.array([1, 2, 3, 4]), np.array([5, 6, 9])]) == (0, 0)  # only two of 6 left

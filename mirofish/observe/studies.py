@@ -52,26 +52,20 @@ def largest_cluster_polarization(frame) -> tuple[float, int]:
     return (polarization(frame.heading[biggest]), int(biggest.size)) if biggest.size >= 3 else (0.0, 0)
 
 
+def _fanned_out(groups: list[np.ndarray], into: list[np.ndarray], least: int) -> int:
+    """How many of ``groups`` have members in ≥ 2 of ``into`` with ≥ ``least`` in each."""
+    label = {i: k for k, members in enumerate(into) for i in members.tolist()}
+    count = 0
+    for members in groups:
+        parts = np.bincount([label[i] for i in members.tolist() if i in label], minlength=len(into) or 1)
+        count += int(np.count_nonzero(parts >= least) >= 2)
+    return count
+
+
 def school_events(before: list[np.ndarray], after: list[np.ndarray], least: int = 3) -> tuple[int, int]:
     """(splits, merges) between two lists of schools (member arrays): a split is a school whose
     members now make up ≥ 2 schools with ≥ ``least`` of them each; a merge the reverse."""
-    label = {}
-    for k, members in enumerate(after):
-        for i in members.tolist():
-            label[i] = k
-    splits = 0
-    for members in before:
-        parts = np.bincount([label[i] for i in members.tolist() if i in label], minlength=len(after) or 1)
-        splits += int(np.count_nonzero(parts >= least) >= 2)
-    label = {}
-    for k, members in enumerate(before):
-        for i in members.tolist():
-            label[i] = k
-    merges = 0
-    for members in after:
-        parts = np.bincount([label[i] for i in members.tolist() if i in label], minlength=len(before) or 1)
-        merges += int(np.count_nonzero(parts >= least) >= 2)
-    return splits, merges
+    return _fanned_out(before, after, least), _fanned_out(after, before, least)
 
 
 def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, every: int = 10) -> dict:
