@@ -2,8 +2,9 @@
 """Headless ticks per second at 60, 240 and 1,000 fish (the last on a 256×144 tank).
 
 Each row: build the default tank with that many fish, warm up 200 ticks, then time
-``--ticks`` ticks of the full loop (triggers, instinct brain, arbiter, physics, metrics), one
-core, best of ``--repeat`` runs. Prints a table and, last, one JSON line.
+``--ticks`` ticks of the full loop (triggers, the instinct planner, steering, arbiter,
+physics, metrics), one core, best of ``--repeat`` runs. Prints a table and, last, one JSON
+line. ``bench/vs_mesa.py`` runs the same sizes side by side with a Mesa implementation.
 
     python bench/ticks_per_second.py [--ticks 3000] [--repeat 3]
 """

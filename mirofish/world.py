@@ -26,7 +26,7 @@ from .fish import memory as mem
 from .fish.memory import LongMemory, ShortMemory, Summarizer, TemplateSummarizer
 from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view, view_codes
 from .fish.personality import persona_text, sample_traits
-from .fish.plans import G_EXPLORE, G_FORAGE, G_HOLD, G_KEEP_AWAY, G_REST, G_SCHOOL, NO_END, Goal
+from .fish.plans import G_EXPLORE, G_HOLD, NO_END, Goal
 from .fish.steering import Steering
 from .rng import make_generator, mix64
 from .water import NO_FOOD, Water

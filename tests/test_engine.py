@@ -8,7 +8,6 @@ import numpy as np
 
 from mirofish.engine import instinct_source
 from mirofish.brains.base import DecisionSource
-from mirofish.brains.instinct import InstinctBrain
 from mirofish.config import load_config
 from mirofish.engine import Engine, make_engine
 from mirofish.world import World

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mirofish.brains.pool import classify
-from mirofish.brains.prompt import (PLAN_PROMPT, plan_message, SYSTEM_PROMPT, ReplyError, estimate_tokens, fish_message, legal_for_view,
+from mirofish.brains.prompt import (PLAN_PROMPT, plan_message, ReplyError, estimate_tokens, legal_for_view,
                                     parse_reply)
 from mirofish.brains.testserver import TestServer
 from mirofish.config import load_config

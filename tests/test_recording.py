@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mirofish.actions import Action
 from mirofish.fish.plans import Goal, describe, parse_plan
 from mirofish.config import load_config
 from mirofish.engine import make_engine

@@ -6,7 +6,6 @@ from mirofish.engine import instinct_source
 from mirofish import snapshot
 from mirofish.config import load_config
 from mirofish.engine import Engine, make_engine
-from mirofish.brains.instinct import InstinctBrain
 from mirofish.observe import ascii as ascii_view
 
 

@@ -25,7 +25,9 @@ from ..fish.plans import AWAY_NAMES, Goal, direction_index
 
 # Plan mode (the default): the model chooses a standing plan; the fish's body (the steering
 # layer) swims it tick by tick. Every choice is legal in almost every view, and the format is
-# shown by worked examples, not by placeholder text a small model could copy back.
+# shown by worked examples, not by placeholder text a small model could copy back. Tiny models
+# (SmolLM2-135M) copy the first example's goal whatever the view: it is forage, the plan that
+# is legal in every view and keeps a fish fed (README "Model brain" has the measurements).
 PLAN_PROMPT = """You are a fish in an aquarium shared with other fish. Your 5x5 view (north up): @ you,
 . water, # glass or rock, F food; other fish show the way they face: ^ v < >.
 
@@ -39,9 +41,9 @@ keep_away - from a "crowd" or the "glass"
 Moving costs energy; food gives 40. At 0 energy you can only rest.
 
 Reply with one JSON object only, for example:
+{"goal": "forage", "ticks": 40, "thought": "hungry, food two cells east"}
 {"goal": "school", "ticks": 120, "thought": "three fish swim east, I join them"}
-{"goal": "explore", "direction": "south", "ticks": 30, "thought": "nobody here, open water south"}
-{"goal": "forage", "ticks": 40, "thought": "hungry, food two cells east"}"""
+{"goal": "explore", "direction": "south", "ticks": 30, "thought": "nobody here, open water south"}"""
 
 SYSTEM_PROMPT = """You are a fish in a shared aquarium with other fish, each an agent like you.
 You see only the 5x5 patch of water around you.
