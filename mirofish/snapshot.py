@@ -187,7 +187,7 @@ def restore(cfg: Config, snap: Snapshot) -> World:
             (s.plan_goal[i], s.plan_param[i], s.plan_end[i], s.plan_trigger[i], s.no_food[i], s.alone[i],
              s.crowded[i], s.hungry_food[i]) = f.plan_state
     world.occupant[s.cell] = s.ids
-    world.look()
+    world.refresh()
     st = snap.rng_state
     world.rng.bit_generator.state = {
         "bit_generator": st["bit_generator"], "state": {k: int(v) for k, v in st["state"].items()},

@@ -167,6 +167,7 @@ class World:
         self._id_keys = mix64(cfg.seed, s.ids)
         self._zeros = np.zeros(n, np.int16)
         self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits)
+        self.steering.set_plans(s.ids, s.plan_goal, s.plan_param)
         self._hunger_scale = 1.0 / (0.8 * self.max_energy)
         self.look()
 
@@ -185,6 +186,12 @@ class World:
         neighbours = np.count_nonzero(self.codes >= V_FISH, axis=1).astype(np.int16)
         s.food_seen, s.neighbours = food_seen, neighbours
         return food_seen, neighbours
+
+    def refresh(self) -> None:
+        """Recompute what is derived from the state (views, the steering's plan weights) after
+        the state was loaded from a keyframe or a snapshot."""
+        self.look()
+        self.steering.set_plans(self.school.ids, self.school.plan_goal, self.school.plan_param)
 
     def view_codes(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` view codes for the given fish (see :mod:`mirofish.fish.perception`)."""
@@ -247,18 +254,19 @@ class World:
         s.intent[np.asarray(fish)[hold]] = np.asarray(params)[hold]
         s.last_decision[fish] = self.tick
         s.decisions[fish] += 1
+        self.steering.set_plans(fish, goals, params)
 
     def steer(self) -> np.ndarray:
         """This tick's action of every fish: ``hold`` plans their action, the others by steering."""
         s = self.school
-        executed = s.plan_param.astype(np.int8)
+        executed = s.plan_param.astype(np.int8)  # hold plans: their action
         planned = np.flatnonzero(s.plan_goal != G_HOLD)
         if planned.size:
             hungry = np.clip(1.0 - s.energy[planned] * self._hunger_scale, 0.0, 1.0)
             executed[planned] = self.steering.actions(
-                self.tick, planned, self.codes[planned], s.plan_goal[planned], s.plan_param[planned],
-                s.heading[planned], hungry, self.water.food_born[s.cell[planned]] != NO_FOOD,
-                s.refused_at[planned] >= self.tick - 2, s.stuck[planned])
+                self.tick, planned, self.codes[planned], s.heading[planned], hungry,
+                self.water.food_born[s.cell[planned]] != NO_FOOD, s.refused_at[planned] >= self.tick - 2,
+                s.stuck[planned])
         executed[s.energy <= 0] = Action.REST
         return executed
 
@@ -463,7 +471,7 @@ class World:
         w.food_born[d["food.cell"]] = d["food.born"]
         self.occupant[:] = -1
         self.occupant[s.cell] = s.ids
-        self.look()
+        self.refresh()
         rng = json.loads(bytes(d["rng"]).decode())
         self.rng.bit_generator.state = {
             "bit_generator": rng["bit_generator"], "state": {k: int(v) for k, v in rng["state"].items()},

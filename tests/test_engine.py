@@ -66,7 +66,8 @@ def test_lockstep_gives_up_after_the_timeout_and_fish_keep_moving():
     assert time.perf_counter() - start < 1.0
     assert eng.timeouts == 30  # every tick the fish ask again, and every tick the wait times out
     assert eng.metrics.decisions_by_tier() == {}
-    assert eng.world.tick == 3 and np.array_equal(before, eng.world.school.cell)  # initial intent: rest
+    # with no answer at all the fish swim on with their first plan (explore the way they face)
+    assert eng.world.tick == 3 and (before != eng.world.school.cell).sum() >= 5
 
 
 def test_realtime_never_waits_and_applies_late_answers():

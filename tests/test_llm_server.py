@@ -2,9 +2,9 @@
 
     MIROFISH_LLM_URL=http://127.0.0.1:8000/v1 MIROFISH_LLM_MODEL=smollm2 python -m pytest -m llm_server
 
-It asserts protocol-level facts only (a 135M model's choices are no better than chance):
-every applied decision is one of the six actions, usage is counted, and every fallback is
-counted with its reason.
+It asserts protocol-level facts only (a 135M model copies the prompt's first example):
+every applied decision is a plan with a known goal and a horizon, usage is counted, and
+every fallback is counted with its reason.
 """
 
 import os
@@ -25,13 +25,14 @@ def test_short_tank_against_a_real_server():
                          "brain.timeout_s": 120.0, "brain.request_timeout_s": 60.0})
     eng = make_engine(cfg)
     applied = []
-    eng.observers.append(lambda f: applied.extend(int(a) for b in f.applied for a in b.actions))
+    eng.observers.append(lambda f: applied.extend((int(g), int(h)) for b in f.applied
+                                                  for g, h in zip(b.goals, b.horizons)))
     try:
         eng.run(8)
     finally:
         eng.close()
     status = eng.source.status()
-    assert applied and set(applied) <= set(range(6))
+    assert applied and all(1 <= g <= 5 and h > 0 for g, h in applied)  # plans, each with a horizon
     assert status["calls"] > 0 and status["tokens"]["prompt"] > 0  # usage counted
     tiers = eng.metrics.decisions_by_tier()
     assert tiers.get("fallback", 0) == sum(status["fallbacks"].values())  # every fallback has a reason

@@ -117,23 +117,41 @@ class Steering:
         table[_AWAY_GLASS_ROW, 1] = -4.0 * c.wall
         table[_AWAY_GLASS_ROW, 4] = 0.0
         self.table = table
+        # Per fish, derived from its standing plan (set_plans): the block weights, the bonus of
+        # each direction (explore), whether it forages, may eat when hungry (not resting), rests.
+        n = len(traits)
+        self.w = np.zeros((n, 6))
+        self.bias = np.zeros((n, 4))
+        self.forage = np.zeros(n, bool)
+        self.snacks = np.zeros(n, bool)
+        self.rests = np.zeros(n, bool)
 
-    def actions(self, tick: int, fish: np.ndarray, codes: np.ndarray, goal: np.ndarray, param: np.ndarray,
-                heading: np.ndarray, hungry: np.ndarray, food_here: np.ndarray, refused: np.ndarray,
-                stuck: np.ndarray) -> np.ndarray:
-        """This tick's action (int8) for each of ``fish`` with the given views and plans."""
-        f = view_features(codes, self.matrix)
-        return self.choose(tick, fish, self.utilities(fish, f, goal, param, heading, hungry, food_here, refused,
-                                                      stuck))
-
-    def utilities(self, fish: np.ndarray, f: np.ndarray, goal: np.ndarray, param: np.ndarray, heading: np.ndarray,
-                  hungry: np.ndarray, food_here: np.ndarray, refused: np.ndarray, stuck: np.ndarray) -> np.ndarray:
-        """``(k, 6)`` utilities in Action order. ``hungry``: 0 when sated … 1 when empty."""
-        c, k = self.cfg, len(goal)
-        rows = np.arange(k)
-        g = goal.astype(np.intp)
+    def set_plans(self, fish: np.ndarray, goal: np.ndarray, param: np.ndarray) -> None:
+        """Take new standing plans (called whenever plans change; the weights are derived state)."""
+        fish = np.asarray(fish, np.intp)
+        g = np.asarray(goal, np.intp)
+        param = np.asarray(param, np.intp)
         row = np.where((g == G_KEEP_AWAY) & (param == 1), _AWAY_GLASS_ROW, g)
-        w = self.table[row] * self.personal[fish]
+        self.w[fish] = self.table[row] * self.personal[fish]
+        self.bias[fish] = 0.0
+        explore = g == G_EXPLORE
+        self.bias[fish[explore], param[explore] & 3] = self.cfg.direction
+        self.forage[fish] = g == G_FORAGE
+        self.snacks[fish] = g != G_REST
+        self.rests[fish] = g == G_REST
+
+    def actions(self, tick: int, fish: np.ndarray, codes: np.ndarray, heading: np.ndarray, hungry: np.ndarray,
+                food_here: np.ndarray, refused: np.ndarray, stuck: np.ndarray) -> np.ndarray:
+        """This tick's action (int8) for each of ``fish`` (their plans as last :meth:`set_plans`)."""
+        f = view_features(codes, self.matrix)
+        return self.choose(tick, fish, self.utilities(fish, f, heading, hungry, food_here, refused, stuck))
+
+    def utilities(self, fish: np.ndarray, f: np.ndarray, heading: np.ndarray, hungry: np.ndarray,
+                  food_here: np.ndarray, refused: np.ndarray, stuck: np.ndarray) -> np.ndarray:
+        """``(k, 6)`` utilities in Action order. ``hungry``: 0 when sated … 1 when empty."""
+        c, k = self.cfg, len(fish)
+        rows = np.arange(k)
+        w = self.w[fish]
         inv = 1.0 / np.maximum(f[:, F_VISIBLE], 1.0)[:, None]
         blocks = f[:, :32].reshape(k, 8, 4)
         terms = np.empty((k, 6, 4))
@@ -145,16 +163,17 @@ class Steering:
         u = np.empty((k, 6))
         moves = u[:, :4]
         np.einsum("kj,kjd->kd", w, terms, out=moves)
-        moves[rows, param.astype(np.intp) & 3] += c.direction * (g == G_EXPLORE)
+        moves += self.bias[fish]
         moves[rows, heading.astype(np.intp)] += c.persistence
         moves -= c.refused * refused
         moves[blocks[:, 7] > 0] = _NEG
         # Forage eats what it reaches; the others (not rest) eat within reach when hungry.
-        can_eat = ((f[:, F_FOOD_CLOSE] > 0) | food_here) & ((g == G_FORAGE) | ((hungry > 0) & (g != G_REST)))
+        can_eat = ((f[:, F_FOOD_CLOSE] > 0) | food_here) & (self.forage[fish] | ((hungry > 0) & self.snacks[fish]))
         u[:, _EAT] = np.where(can_eat, c.eat * (1.0 + hungry), _NEG)
-        # Resting is the rest plan's; a fish refused twice in a row may also wait for the way to clear;
-        # a fish with nowhere to go stays put rather than bump (its rest floor beats impossible moves).
-        u[:, _REST] = np.where(g == G_REST, c.rest, np.where(stuck >= 2, c.refused * (stuck - 1.0), _BOXED))
+        # Resting is the rest plan's; a fish refused twice in a row may also wait for the way to
+        # clear; a fish with nowhere to go stays put rather than bump (its rest floor beats
+        # impossible moves).
+        u[:, _REST] = np.where(self.rests[fish], c.rest, np.where(stuck >= 2, c.refused * (stuck - 1.0), _BOXED))
         return u
 
     def choose(self, tick: int, fish: np.ndarray, u: np.ndarray) -> np.ndarray:
