@@ -406,9 +406,7 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
         w, s = player.world, player.world.school
         decided = rec.decisions_at(player.tick)
         hit = np.flatnonzero(decided.fish == fish) if decided is not None else np.zeros(0, int)
-        row = {"tick": player.tick, "view": w.perceive(fish).view, "energy": int(s.energy[fish]) / 100,
-               "plan": describe(int(s.plan_goal[fish]), int(s.plan_param[fish])),
-               "intent": Action(int(s.intent[fish])).label}
+        row = {"tick": player.tick, "view": w.perceive(fish).view, "energy": int(s.energy[fish]) / 100}
         if hit.size:
             i = np.array([fish])
             req = RequestBatch(tick=w.tick, fish=i, triggers=w.triggers()[i], codes=w.view_codes(i),
@@ -426,4 +424,7 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
                 row["agrees"] = now == row["decision"]
         out.append(row)
         player.step()
+        # the plan the fish swam during this tick (after any decision of the tick) and what it did
+        row["plan"] = describe(int(s.plan_goal[fish]), int(s.plan_param[fish]))
+        row["intent"] = Action(int(s.intent[fish])).label
     return out
