@@ -98,6 +98,22 @@ def test_json_schema_rejection_degrades_the_format():
     status = eng.source.status()
     assert status["tiers"]["small"]["endpoints"][0]["format"] == "json_object"
     assert status["model_decisions"] > 0 and not status["fallbacks"]
+    assert s.by_status.get(500, 0) == 1  # ten fish asked at once; only the first probed json_schema
+
+
+def test_lockstep_breaker_cooldown_counts_ticks_not_seconds():
+    """An outage of a few wall seconds must not hand thousands of fast headless ticks to instinct:
+    in lockstep the breaker stays open for the cooldown's worth of simulated time."""
+    with TestServer(fault="500") as s:
+        eng = make_engine(llm_config(s.url, fish=10, **{"brain.breaker_failures": 2, "brain.max_retries": 0,
+                                                        "brain.breaker_cooldown_s": 5.0}))
+        try:
+            eng.run(1)  # the first tick's failures open the breaker
+            tier = eng.source.tiers["small"]
+            assert tier.open_until_tick == 10  # 5 s of simulated time = 10 ticks
+            assert tier.state(0.0, 5) == "open" and tier.state(0.0, 10) == "half_open"
+        finally:
+            eng.close()
 
 
 def test_server_killed_and_restarted_mid_run():

@@ -275,3 +275,17 @@ def test_bad_recordings_are_one_line_errors_and_stay_untouched(recorded, tmp_pat
     assert "outside" in _cli_error("replay", str(path), "--headless", "--to-tick", "999999")
     assert "--fish" in _cli_error("fork", str(path), "--at", "10", "--fish", "999", "--action", "rest")
     assert "--action" in _cli_error("fork", str(path), "--at", "10", "--fish", "1", "--action", "dance")
+
+
+def test_latencies_beyond_six_seconds_are_recorded_as_they_were():
+    """Latency is stored in 0.1 ms units in 32 bits: a 14.7 s answer from a slow server is kept."""
+    from mirofish.brains.base import DecisionBatch
+    from mirofish.observe.recording import _encode_chunk, decode_columns
+
+    batch = DecisionBatch(tick=5, fish=np.array([1, 2]), actions=None, tier=np.array([1, 1], np.int8),
+                          goals=np.array([2, 3]), params=np.array([0, 3]), horizons=np.array([120, 30]))
+    _, _, blob = _encode_chunk([(5, [batch], [14.7, 0.25], (5, 1, 0, 0, 0, 0, 0), None, None,
+                                 np.zeros(3, np.int8))])
+    cols, _ = decode_columns(blob)
+    assert np.allclose(cols["latency"] / 1e4, [14.7, 0.25])
+    assert cols["goal"].tolist() == [2, 3] and cols["param"].tolist() == [0, 3] and cols["horizon"].tolist() == [120, 30]
