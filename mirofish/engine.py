@@ -108,7 +108,7 @@ class Engine:
     def _request(self) -> np.ndarray:
         w, s = self.world, self.world.school
         trig = w.triggers()
-        need = np.flatnonzero((trig >= 0) & ~self.pending)
+        need = ((trig >= 0) & ~self.pending).nonzero()[0]
         if need.size == 0:
             return need
         refused = w.recently_refused(need, w.cfg.triggers.hard_timeout)

@@ -46,6 +46,7 @@ TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed
                  "found_company", "crowded")
 PLAN_DONE = (T_ATE, T_ENERGY_REACHED, T_HORIZON)  # a plan that ended as planned
 PLAN_FAILED = (T_STUCK, T_FOOD_GONE, T_LOST_COMPANY)
+_EAT, _REST = int(Action.EAT), int(Action.REST)
 
 # Which plan events concern a goal (rows: hold, forage, school, explore, rest, keep_away).
 _F_PLANNED, _F_FORAGE, _F_SCHOOL, _F_REST, _F_ROAMING, _F_CROWD, _F_HUNGRY = range(7)
@@ -166,6 +167,8 @@ class World:
         self.occupant[s.cell] = s.ids
         self._id_keys = mix64(cfg.seed, s.ids)
         self._zeros = np.zeros(n, np.int16)
+        self._flags = np.zeros((n, EVENT_ORDER.size), bool)  # per tick: which memory events happened
+        self._args = np.zeros((n, EVENT_ORDER.size), np.int16)  # … and their arguments
         self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits)
         self.steering.set_plans(s.ids, s.plan_goal, s.plan_param)
         self._hunger_scale = 1.0 / (0.8 * self.max_energy)
@@ -260,14 +263,14 @@ class World:
         """This tick's action of every fish: ``hold`` plans their action, the others by steering."""
         s = self.school
         executed = s.plan_param.astype(np.int8)  # hold plans: their action
-        planned = np.flatnonzero(s.plan_goal != G_HOLD)
+        planned = (s.plan_goal != G_HOLD).nonzero()[0]
         if planned.size:
             hungry = np.clip(1.0 - s.energy[planned] * self._hunger_scale, 0.0, 1.0)
             executed[planned] = self.steering.actions(
                 self.tick, planned, self.codes[planned], s.heading[planned], hungry,
                 self.water.food_born[s.cell[planned]] != NO_FOOD, s.refused_at[planned] >= self.tick - 2,
                 s.stuck[planned])
-        executed[s.energy <= 0] = Action.REST
+        executed[s.energy <= 0] = _REST
         return executed
 
     # ------------------------------------------------------------ the tick
@@ -288,10 +291,10 @@ class World:
         targets = s.cell + self.delta[np.minimum(executed, 3)]
         outcome = arbiter.resolve_moves(s.cell, targets, moving, w.blocked, self.occupant, score, tie)
         has_food = w.food_born != NO_FOOD
-        eaters, eat_result, eaten = arbiter.resolve_eats(s.cell, executed == Action.EAT, has_food,
+        eaters, eat_result, eaten = arbiter.resolve_eats(s.cell, executed == _EAT, has_food,
                                                          self.eat_offsets, score, tie)
 
-        moved = np.flatnonzero(outcome == arbiter.MOVED)
+        moved = (outcome == arbiter.MOVED).nonzero()[0]
         if moved.size:
             self.occupant[s.cell[moved]] = -1
             s.cell[moved] = targets[moved]
@@ -307,7 +310,7 @@ class World:
         e = s.energy - self.decay
         e[moved] -= self.move_cost
         e[ate_mask] += self.food_energy - self.eat_cost
-        e[(executed == Action.REST) & (s.energy < self.rest_ceiling)] += self.rest_gain
+        e[(executed == _REST) & (s.energy < self.rest_ceiling)] += self.rest_gain
         before = s.energy
         s.energy = np.minimum(np.maximum(e, 0), self.max_energy).astype(np.int32)
         s.age += 1
@@ -317,7 +320,7 @@ class World:
         bumped = outcome == arbiter.BLOCKED
         stuck = refused | bumped
         s.stuck[stuck] += 1
-        stuck_idx = np.flatnonzero(stuck)
+        stuck_idx = stuck.nonzero()[0]
         s.refused_at[stuck_idx, executed[stuck_idx]] = t
         s.stuck[~stuck] = 0  # a streak of refusals ends when the fish's own intent works (move, rest, eat)
         np.maximum(s.max_stuck, s.stuck, out=s.max_stuck)
@@ -339,13 +342,15 @@ class World:
         if self.plans:
             self._plan_events(ate_mask, before, food_seen, neighbours)
 
-        # Memories, in this order within a tick (columns of EVENT_ORDER).
+        # Memories, in this order within a tick (columns of EVENT_ORDER), filled in place.
         level = s.energy // 100
-        flags = np.stack([(before > 0) & (s.energy == 0), refused, bumped, ate_mask, taken, nothing,
-                          (before >= self.low_line) & (s.energy < self.low_line), s.food_rose,
-                          s.neighbours_changed], axis=1)
-        args = np.stack([self._zeros, executed, executed, level, self._zeros, self._zeros, level, food_seen,
-                         neighbours], axis=1)
+        flags, args = self._flags, self._args
+        np.logical_and(before > 0, s.energy == 0, out=flags[:, 0])
+        flags[:, 1], flags[:, 2], flags[:, 3], flags[:, 4], flags[:, 5] = refused, bumped, ate_mask, taken, nothing
+        np.logical_and(before >= self.low_line, s.energy < self.low_line, out=flags[:, 6])
+        flags[:, 7], flags[:, 8] = s.food_rose, s.neighbours_changed
+        args[:, 1], args[:, 2], args[:, 3], args[:, 6], args[:, 7], args[:, 8] = (executed, executed, level, level,
+                                                                                   food_seen, neighbours)
         s.memory.record_many(t, flags, EVENT_ORDER, args)
 
         self.tick = t + 1

@@ -19,6 +19,7 @@ import numpy as np
 from ..fish.perception import Perception
 from ..fish.plans import Goal, hold
 
+_HOLD = int(Goal.HOLD)
 TIERS = ("instinct", "small", "large", "fallback", "replay", "intervention")
 TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
 
@@ -97,7 +98,7 @@ class DecisionBatch:
             self.goals = np.asarray(self.goals, np.int8)
             self.params = np.asarray(self.params, np.int16)
             self.horizons = np.asarray(self.horizons, np.int16)
-            self.actions = np.where(self.goals == Goal.HOLD, self.params, -1).astype(np.int8)
+            self.actions = np.where(self.goals == _HOLD, self.params, -1).astype(np.int8)
 
     def __len__(self) -> int:
         return int(self.fish.size)

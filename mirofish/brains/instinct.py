@@ -165,6 +165,7 @@ def seeded_softmax(u: np.ndarray, temperature: float, draws: np.ndarray) -> np.n
 
 _PLAN_GOALS = np.array([Goal.FORAGE, Goal.SCHOOL, Goal.EXPLORE, Goal.REST, Goal.KEEP_AWAY], np.int8)
 _FIVE = np.arange(5, dtype=np.uint64)[None, :]
+_STRETCH = [0, 1, 4]  # trait columns: sociability, curiosity, calm
 
 
 class InstinctPlanner(InlineSource):
@@ -186,6 +187,8 @@ class InstinctPlanner(InlineSource):
         self.rest_ceiling = rest_ceiling  # hundredths: rest revives only below this
         self._matrix = feature_matrix(radius)
         self._keys = KeyTable(mix64(seed, 0x91A2))
+        self._base_ticks = np.array([cfg.forage_ticks, cfg.school_ticks, cfg.explore_ticks, cfg.rest_ticks,
+                                     cfg.away_ticks], np.float64)
         self.decisions = 0
 
     def goal_utilities(self, b: RequestBatch, f: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -199,15 +202,14 @@ class InstinctPlanner(InlineSource):
         low = energy < b.max_energy * self.trig.low_energy_fraction
         hungry_food = (energy < b.max_energy * self.trig.hungry_fraction) & food
         crowd = np.maximum(visible - self.trig.crowd_line + 2, 0.0) / 3.0
-        u = np.column_stack([
-            c.forage * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food,
-            c.school * (0.3 + soc) * company * np.maximum(1.0 - 1.5 * hunger, 0.0),
-            c.explore * ((0.5 + cur) * (1.0 - 0.6 * company) + soc * (visible == 0)),
-            # never rest hungry with food in view; an exhausted fish with no food in sight rests
-            np.where(hungry_food, -1e9, c.rest * (calm - 0.4 - 3.0 * hunger - 0.3 * company)
-                     + 4.0 * ((energy < self.rest_ceiling) & ~food)),
-            c.keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5,
-        ])
+        u = np.empty((len(energy), 5))
+        u[:, 0] = c.forage * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food
+        u[:, 1] = c.school * (0.3 + soc) * company * np.maximum(1.0 - 1.5 * hunger, 0.0)
+        u[:, 2] = c.explore * ((0.5 + cur) * (1.0 - 0.6 * company) + soc * (visible == 0))
+        # never rest hungry with food in view; an exhausted fish with no food in sight rests
+        u[:, 3] = np.where(hungry_food, -1e9, c.rest * (calm - 0.4 - 3.0 * hunger - 0.3 * company)
+                           + 4.0 * ((energy < self.rest_ceiling) & ~food))
+        u[:, 4] = c.keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5
         return u
 
     def decide(self, b: RequestBatch) -> DecisionBatch:
@@ -222,14 +224,16 @@ class InstinctPlanner(InlineSource):
         way = f[:, F_OPEN : F_OPEN + 4] + 0.5 * f[:, F_ALIGN : F_ALIGN + 4] / np.maximum(f[:, F_VISIBLE], 1)[:, None]
         way[rows, b.heading.astype(np.intp)] += 0.3
         way += 0.6 * draws[:, 1:]
-        rest_until = np.where(b.energy < self.rest_ceiling, self.rest_ceiling // 100, 100)
-        away_from = (f[:, F_VISIBLE] < self.trig.crowd_line - 2).astype(np.int64)
-        zero = np.zeros(k, np.int64)
-        params = np.column_stack([zero, zero, way.argmax(axis=1), rest_until, away_from])[rows, pick]
-        # horizons: a base per goal, stretched by the trait that goal answers to
-        scale = np.column_stack([np.ones(k), 0.5 + t[:, 0], 0.5 + t[:, 1], 0.5 + t[:, 4], np.ones(k)])
-        base = np.array([c.forage_ticks, c.school_ticks, c.explore_ticks, c.rest_ticks, c.away_ticks], np.float64)
-        horizons = np.round(base[pick] * scale[rows, pick])
+        choices = np.zeros((k, 5), np.int64)  # each goal's parameter: explore a way, rest until, keep away from
+        choices[:, 2] = way.argmax(axis=1)
+        choices[:, 3] = np.where(b.energy < self.rest_ceiling, self.rest_ceiling // 100, 100)
+        choices[:, 4] = f[:, F_VISIBLE] < self.trig.crowd_line - 2
+        params = choices[rows, pick]
+        # horizons: a base per goal, stretched by the trait that goal answers to (school:
+        # sociability, explore: curiosity, rest: calm)
+        stretch = np.ones((k, 5))
+        stretch[:, 1:4] = 0.5 + t[:, _STRETCH]
+        horizons = np.round(self._base_ticks[pick] * stretch[rows, pick])
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
                              goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
