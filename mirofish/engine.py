@@ -99,6 +99,8 @@ class Engine:
         self.pending = np.zeros(n, bool)
         self.queued_at = np.zeros(n)
         self.timeouts = 0
+        self.gave_up = np.full(n, -1, np.int64)  # tick of each fish's last request the engine gave up on
+        self._asked: RequestBatch | None = None
         self.metrics = metrics or Metrics(world.cfg.metrics, n, world.water.width, world.water.height)
         self.observers: list[Callable[[Frame], None]] = []
         self.pacer = Pacer(world.cfg.world.tick_seconds, world.cfg.engine.speed)
@@ -126,15 +128,18 @@ class Engine:
             batch.summaries_due = [w.summary_due(int(i)) for i in need]
         self.pending[need] = True
         self.queued_at[need] = now
+        self._asked = batch
         self.source.submit(batch)
         return need
 
     def _collect(self, asked: np.ndarray) -> list[DecisionBatch]:
         """Take every answer that has arrived; in lockstep, first wait for this tick's ``asked`` fish.
 
-        A lockstep request unanswered after ``brain.timeout_s`` counts as a timeout and is
-        dropped (the fish keeps its standing intent and may ask again); if its answer turns
-        up later it still applies, at the first tick after it arrives.
+        A lockstep request unanswered after ``brain.timeout_s`` counts as a timeout: the
+        source's fallback answers it now (:meth:`DecisionSource.give_up`; a source without
+        one leaves the fish on its standing plan, and it may ask again), and the late answer
+        is dropped when it turns up. So a tick never waits longer than ``brain.timeout_s``,
+        whatever the server does.
         """
         src, got = self.source, []
         src.pump()
@@ -142,8 +147,7 @@ class Engine:
         deadline = self.clock() + self.world.cfg.brain.timeout_s if wait else 0.0
         while True:
             try:
-                got.append(src.results.get_nowait())
-                self.pending[got[-1].fish] = False
+                self._take(src.results.get_nowait(), got)
                 continue
             except queue.Empty:
                 pass
@@ -154,12 +158,27 @@ class Engine:
                 late = asked[self.pending[asked]]
                 self.timeouts += int(late.size)
                 self.pending[late] = False
+                answered = None
+                if self._asked is not None:
+                    answered = src.give_up(self._asked.subset(np.searchsorted(self._asked.fish, late)))
+                if answered is not None:
+                    self.gave_up[late] = self.world.tick
+                    got.append(answered)
                 return got
             try:
-                got.append(src.results.get(timeout=min(remaining, 0.05)))
-                self.pending[got[-1].fish] = False
+                self._take(src.results.get(timeout=min(remaining, 0.05)), got)
             except queue.Empty:
                 src.pump()
+
+    def _take(self, batch: DecisionBatch, got: list[DecisionBatch]) -> None:
+        """Keep an answer unless it answers a request the engine already gave up on."""
+        stale = self.gave_up[batch.fish] >= batch.tick
+        if stale.any():
+            batch = batch.subset(np.flatnonzero(~stale))
+            if not len(batch) and not batch.summaries:
+                return
+        self.pending[batch.fish] = False
+        got.append(batch)
 
     def step(self) -> Frame:
         """Advance the world by one tick and return the frame observers saw."""

@@ -103,6 +103,18 @@ class DecisionBatch:
     def __len__(self) -> int:
         return int(self.fish.size)
 
+    def subset(self, pick: np.ndarray) -> "DecisionBatch":
+        """The decisions at positions ``pick`` (indices into this batch)."""
+        pick = np.asarray(pick, np.int64)
+        keep = set(self.fish[pick].tolist())
+        col = lambda a: None if a is None else a[pick]  # noqa: E731
+        return replace(
+            self, fish=self.fish[pick], actions=col(self.actions), tier=self.tier[pick], status=col(self.status),
+            tokens=col(self.tokens), goals=col(self.goals), params=col(self.params), horizons=col(self.horizons),
+            thoughts=[self.thoughts[i] for i in pick] if self.thoughts is not None else None,
+            summaries=[x for x in self.summaries if x[0] in keep] if self.summaries is not None else None,
+        )
+
 
 class DecisionSource:
     """Base class: two queues and a ``pump``. Subclasses answer requests."""
@@ -132,6 +144,12 @@ class DecisionSource:
     def status(self) -> dict:
         """Whatever the source wants the HUD and the run summary to show."""
         return {"source": self.name}
+
+    def give_up(self, batch: RequestBatch) -> DecisionBatch | None:
+        """Lockstep: the tick's wait for these requests is over. A source with a fallback
+        answers them now (their late answers are then dropped); None leaves the fish on their
+        standing plans."""
+        return None
 
     def close(self) -> None:
         """Stop threads, close connections."""

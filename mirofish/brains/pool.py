@@ -42,7 +42,7 @@ from ..config import Config, EndpointConfig, TierConfig
 from ..fish.perception import V_FISH, V_FOOD, V_WALL
 from ..world import TRIGGER_NAMES
 from ..actions import Action
-from .base import INVALID, TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch
+from .base import INVALID, TIER_INDEX, TIMEOUT, DecisionBatch, DecisionSource, RequestBatch
 from ..fish.memory import drift_score
 from .prompt import (JSON_OBJECT_FORMAT, JSON_SCHEMA_FORMAT, PLAN_FORMATS, PLAN_PROMPT, SYSTEM_PROMPT, ReplyError,
                      estimate_tokens, legal_for_view, messages, parse_plan_reply, parse_reply, plan_legal_for_view)
@@ -101,6 +101,7 @@ class _Stats:
     completion_tokens: int = 0
     prefix_tokens: int = 0
     model_tokens: int = 0  # tokens of the replies that became decisions
+    late: int = 0  # model answers that came after the engine gave up on their tick
     budget_state: str = "ok"
 
 
@@ -148,6 +149,7 @@ class ModelPool(DecisionSource):
         self._prefix_tokens = estimate_tokens(PLAN_PROMPT if cfg.brain.decides == "plan" else SYSTEM_PROMPT)
         self._rng = random.Random(cfg.seed)  # retry jitter only; never affects a decision
         self._tick = 0  # the newest tick asked about (lockstep breaker cooldown)
+        self._given_up: set[tuple[int, int]] = set()  # (tick, fish) of requests the engine gave up on
         self._tick_seconds = cfg.world.tick_seconds
         self._loop = asyncio.new_event_loop()
         self._tasks: set[asyncio.Task] = set()
@@ -159,7 +161,30 @@ class ModelPool(DecisionSource):
     # ------------------------------------------------------------ engine side
 
     def submit(self, batch: RequestBatch) -> None:
+        if self.mode == "realtime" and self._all_open():
+            # every tier is known to be failing: the fallback answers in this very tick
+            self.results.put(self._instead(batch, "breaker_open", INVALID))
+            return
         self._loop.call_soon_threadsafe(self._inbox.put_nowait, batch)
+
+    def _all_open(self) -> bool:
+        now = time.monotonic()
+        return all(t.state(now) == "open" for t in {id(t): t for t in self.tiers.values()}.values())
+
+    def _instead(self, batch: RequestBatch, reason: str, status: int) -> DecisionBatch:
+        """The fallback's decisions for a whole batch, counted under ``reason``."""
+        self.stats.fallbacks[reason] += len(batch)
+        self.stats.decisions += len(batch)
+        decided = self.fallback.decide(batch)
+        decided.status = np.full(len(batch), status, np.int8)
+        decided.meta = {"reason": reason}
+        return decided
+
+    def give_up(self, batch: RequestBatch) -> DecisionBatch:
+        """Lockstep: the tick waited ``brain.timeout_s``; the fallback decides these fish now and
+        the model's late answers to these requests are neither applied nor counted."""
+        self._given_up.update((batch.tick, int(f)) for f in batch.fish)
+        return self._instead(batch, "tick_timeout", TIMEOUT)
 
     def status(self) -> dict:
         now = time.monotonic()
@@ -168,7 +193,7 @@ class ModelPool(DecisionSource):
         return {
             "source": self.name, "calls": s.calls, "decisions": s.decisions, "model_decisions": s.model_decisions,
             "fallbacks": dict(s.fallbacks), "fallback_rate": round(sum(s.fallbacks.values()) / max(1, s.decisions), 4),
-            "classes": dict(s.classes), "retries": s.retries,
+            "classes": dict(s.classes), "retries": s.retries, "late_answers_dropped": s.late,
             "drift": {"fish_scored": len(self.drift),
                       "mean": round(float(np.mean(list(self.drift.values()))), 3) if self.drift else None,
                       "alert_fish": sorted(f for f, d in self.drift.items() if d < self.bcfg.drift_alert),
@@ -338,10 +363,12 @@ class ModelPool(DecisionSource):
             probe = state == "half_open"
             if probe:
                 tier.probing = True
+            # lockstep: an answer after the tick's wait is useless, so that is the deadline
+            budget_end = self._loop.time() + self.bcfg.timeout_s if self.mode == "lockstep" else None
             try:
                 due = batch.summaries_due[i] if batch.summaries_due else None
                 reply, prompt_toks, completion_toks = await self._call(tier, batch.perceptions[i], batch.personas[i],
-                                                                       trigger, due[1] if due else None)
+                                                                       trigger, due[1] if due else None, budget_end)
             finally:
                 if probe:
                     tier.probing = False
@@ -365,7 +392,10 @@ class ModelPool(DecisionSource):
         except Exception as exc:  # noqa: BLE001 — failure is data
             self._fallback(batch, i, f"error_{type(exc).__name__}")
             return
-        self._account(fish, prompt_toks, completion_toks)
+        self._account(fish, prompt_toks, completion_toks)  # the tokens were spent either way
+        if (batch.tick, fish) in self._given_up:
+            self.stats.late += 1  # answered after the tick gave up on it: dropped
+            return
         self.stats.decisions += 1
         self.stats.model_decisions += 1
         self.stats.model_tokens += prompt_toks + completion_toks
@@ -407,6 +437,8 @@ class ModelPool(DecisionSource):
             self.tokens_by_fish[fish] += prompt_toks + completion_toks
 
     def _fallback(self, batch: RequestBatch, i: int, reason: str) -> None:
+        if (batch.tick, int(batch.fish[i])) in self._given_up:
+            return  # the engine gave up on this request; its fallback already answered
         self.stats.fallbacks[reason] += 1
         self.stats.decisions += 1
         decided = self.fallback.decide(batch.subset(np.array([i])))
@@ -414,12 +446,13 @@ class ModelPool(DecisionSource):
         decided.meta = {"reason": reason}
         self.results.put(decided)
 
-    async def _call(self, tier: Tier, perception, persona: str, trigger: str, summary_facts: str | None = None):
+    async def _call(self, tier: Tier, perception, persona: str, trigger: str, summary_facts: str | None = None,
+                    budget_end: float | None = None):
         """One fish decision from the tier; raises _Failure."""
         msgs = messages(perception, persona, trigger, summary_facts, plans=self.plans)
         formats = PLAN_FORMATS if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
         text, prompt_toks, completion_toks = await self._complete(
-            tier, msgs, formats, 160 if summary_facts else 80)
+            tier, msgs, formats, 160 if summary_facts else 80, budget_end)
         try:
             return (parse_plan_reply(text) if self.plans else parse_reply(text)), prompt_toks, completion_toks
         except ReplyError as exc:
@@ -427,15 +460,27 @@ class ModelPool(DecisionSource):
             raise _Failure(f"reply_{exc.reason}") from None
 
     async def _complete(self, tier: Tier, msgs: list[dict], formats: tuple[dict, dict] | None,
-                        max_tokens: int) -> tuple[str | None, int, int]:
+                        max_tokens: int, budget_end: float | None = None) -> tuple[str | None, int, int]:
         """One chat completion from the tier's least busy server: retries, breaker, format
-        degradation (json_schema → json_object → plain). Returns (text, prompt, completion tokens)."""
+        degradation (json_schema → json_object → plain). Returns (text, prompt, completion tokens).
+
+        Each attempt has a **total** deadline — waiting for a slot, connecting and reading the
+        whole body — of ``brain.request_timeout_s``, and never beyond ``budget_end`` (the
+        loop time after which the answer is useless: the end of a lockstep tick's wait); a
+        retry is made only if it can still finish by then. A server that never answers,
+        drips its reply or streams an endless body is cut off at the deadline."""
         ep = min(tier.endpoints, key=lambda e: e.outstanding)
         attempt = 0
         prober = False
         while True:
             if formats is not None and ep.format is None and ep.probing and not prober:
-                await ep.probed.wait()  # one request per server finds out its structured-output support
+                # one request per server finds out its structured-output support; the others wait
+                # for it, but no longer than their own deadline
+                try:
+                    await asyncio.wait_for(ep.probed.wait(), self._limit(budget_end))
+                except TimeoutError:
+                    self._failed(tier)
+                    raise _Failure("timeout") from None
             if formats is not None and ep.format is None and not ep.probing:
                 ep.probing = prober = True
             fmt = ep.format or "json_schema"
@@ -445,11 +490,17 @@ class ModelPool(DecisionSource):
                 kwargs["response_format"] = formats[0]
             elif formats is not None and fmt == "json_object":
                 kwargs["response_format"] = formats[1]
+            limit = self._limit(budget_end)
+            if limit <= 0.0:
+                if prober:
+                    ep.probing = False
+                    ep.probed.set()
+                    ep.probed.clear()
+                raise _Failure("tick_budget")
             ep.outstanding += 1
             self.stats.calls += 1
             try:
-                async with ep.semaphore:
-                    resp = await ep.client.chat.completions.create(**kwargs)
+                resp = await asyncio.wait_for(self._create(ep, kwargs), limit)
             except Exception as exc:  # noqa: BLE001
                 reason, retry, wait = self._classify_error(exc, ep, fmt)
                 if reason == "format_unsupported":
@@ -458,15 +509,15 @@ class ModelPool(DecisionSource):
                         ep.probing, prober = False, False
                         ep.probed.set()
                     continue
-                if retry and attempt < self.bcfg.max_retries:
+                base = self.bcfg.backoff_s * (2 ** attempt)
+                pause = min(4.0, wait if wait is not None else base + self._rng.uniform(0, base))
+                in_time = budget_end is None or self._loop.time() + pause + 0.05 < budget_end
+                if retry and attempt < self.bcfg.max_retries and in_time:
                     attempt += 1
                     self.stats.retries += 1
-                    base = self.bcfg.backoff_s * (2 ** (attempt - 1))
-                    await asyncio.sleep(min(4.0, wait if wait is not None else base + self._rng.uniform(0, base)))
+                    await asyncio.sleep(pause)
                     continue
-                tier.failures += 1
-                if tier.failures >= self.bcfg.breaker_failures:
-                    self._open(tier)
+                self._failed(tier)
                 if prober:  # it learned nothing about the format; let the next request try
                     ep.probing = False
                     ep.probed.set()
@@ -485,6 +536,22 @@ class ModelPool(DecisionSource):
                 estimate_tokens(m["content"]) for m in msgs)
             completion_toks = int(getattr(usage, "completion_tokens", 0) or 0) or estimate_tokens(text or "")
             return text, prompt_toks, completion_toks
+
+    def _limit(self, budget_end: float | None) -> float:
+        """Seconds an attempt may take: ``request_timeout_s``, and not past ``budget_end``."""
+        if budget_end is None:
+            return self.bcfg.request_timeout_s
+        return min(self.bcfg.request_timeout_s, budget_end - self._loop.time())
+
+    def _failed(self, tier: Tier) -> None:
+        tier.failures += 1
+        if tier.failures >= self.bcfg.breaker_failures:
+            self._open(tier)
+
+    @staticmethod
+    async def _create(ep: Endpoint, kwargs: dict):
+        async with ep.semaphore:
+            return await ep.client.chat.completions.create(**kwargs)
 
     def complete(self, msgs: list[dict], schema: dict | None = None, tier: str = "small",
                  max_tokens: int = 200, timeout: float | None = None) -> dict:
@@ -518,7 +585,7 @@ class ModelPool(DecisionSource):
         """(reason, retryable?, server-requested wait) for an exception from the client."""
         import openai
 
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
             return "timeout", True, None
         if isinstance(exc, openai.APIConnectionError):
             ep.reachable = False

@@ -9,8 +9,11 @@ reported with :func:`~mirofish.brains.prompt.estimate_tokens`.
 Fault modes make failures reproducible: ``slow`` (delay), ``garbage`` (prose, no JSON),
 ``fenced`` (JSON in a code fence inside prose — must still parse), ``illegal`` (an action
 the view forbids), ``429`` (rate limited, with Retry-After), ``500``, ``reject_json_schema``
-(HTTP 500 for ``response_format`` json_schema, as llama.cpp's server does), and stopping the
-server outright. ``fault_every`` applies the fault to every k-th request only.
+(HTTP 500 for ``response_format`` json_schema, as llama.cpp's server does), servers that
+misbehave at the transport level — ``hang`` (reads the request, never answers), ``drip``
+(a valid reply, one byte every ``delay`` seconds), ``endless`` (a chunked body that never
+ends) — and stopping the server outright. ``fault_every`` applies the fault to every k-th
+request only.
 
 Pacing like a real local server: ``rate`` (completions per second, served one after another
 as llama.cpp or Ollama do on a CPU) and ``latency`` (seconds each completion takes on top).
@@ -34,7 +37,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .prompt import estimate_tokens
 
-FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema")
+FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless")
 _MOVES = {"move_n": (0, -1), "move_s": (0, 1), "move_w": (-1, 0), "move_e": (1, 0)}
 
 
@@ -186,6 +189,7 @@ class TestServer:
         self.seen_auth: set[str] = set()
         self._connections: set = set()
         self._lock = threading.Lock()
+        self._stopping = threading.Event()  # ends the hang / drip / endless loops
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -248,6 +252,9 @@ class TestServer:
                     return
                 server.pace()
                 fault = server.fault if n % max(1, server.fault_every) == 0 else "none"
+                if fault in ("hang", "drip", "endless"):
+                    self._misbehave(fault)
+                    return
                 if fault == "slow":
                     time.sleep(server.delay)
                 if fault == "429":
@@ -295,6 +302,38 @@ class TestServer:
                     content = f"Sure! Here is my choice:\n```json\n{content}\n```\nHope that helps."
                 self._complete(n, prompt, content)
 
+            def _misbehave(self, fault: str) -> None:
+                """Never answer, drip a reply byte by byte, or stream a body that never ends —
+                until the client gives up or the server stops."""
+                try:
+                    if fault == "hang":
+                        server._stopping.wait()
+                        return
+                    if fault == "drip":
+                        body = json.dumps({"id": "drip", "object": "chat.completion", "created": 0,
+                                           "model": server.model, "choices": [{"index": 0, "finish_reason": "stop",
+                                           "message": {"role": "assistant", "content": "{}"}}]}).encode()
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        for k in range(len(body)):
+                            if server._stopping.wait(server.delay or 1.0):
+                                return
+                            self.wfile.write(body[k : k + 1])
+                            self.wfile.flush()
+                        return
+                    self.send_response(200)  # endless
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    chunk = b"400\r\n" + b" " * 1024 + b"\r\n"
+                    while not server._stopping.wait(0.001):
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                except OSError:  # the client hung up
+                    return
+
             def _complete(self, n: int, prompt: str, content: str) -> None:
                 """A chat completion reply with usage counted by :func:`estimate_tokens`."""
                 usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
@@ -328,6 +367,7 @@ class TestServer:
 
     def stop(self) -> None:
         """Stop like a killed server: refuse new connections and cut the open ones."""
+        self._stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         with self._lock:

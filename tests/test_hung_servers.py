@@ -1,0 +1,81 @@
+"""Servers that hang, drip or never finish must never freeze the tank (reliability).
+
+Each server here is a real HTTP server on 127.0.0.1 (the bundled test server's transport
+faults). The promise: a lockstep tick waits at most ``brain.timeout_s`` in all and then the
+fallback decides for the fish still waiting; in realtime the tank never waits and the fish
+keep swimming at their healthy rate; the breaker opens; memory stays bounded.
+"""
+
+import time
+
+import pytest
+
+from mirofish.brains.base import TIER_INDEX
+from mirofish.brains.testserver import TestServer
+from mirofish.config import load_config
+from mirofish.engine import make_engine
+
+
+def cfg_for(url: str, **dotted):
+    base = {"fish.count": 10, "seed": 4, "brain.kind": "llm", "brain.timeout_s": 0.3,
+            "brain.request_timeout_s": 0.5, "brain.backoff_s": 0.01,
+            "brain.small.endpoints": [{"base_url": url, "model": "fish-mini"}]}
+    base.update(dotted)
+    return load_config(**base)
+
+
+@pytest.mark.parametrize("fault", ["hang", "drip", "endless"])
+def test_lockstep_ticks_are_bounded_and_the_fallback_decides(fault):
+    with TestServer(fault=fault, delay=1.0) as server:
+        eng = make_engine(cfg_for(server.url))
+        start = time.perf_counter()
+        try:
+            eng.run(20)
+        finally:
+            eng.close()
+        elapsed = time.perf_counter() - start
+    assert elapsed < 20 * 0.3 + 2.0, elapsed
+    tiers = eng.metrics.decisions_by_tier()
+    assert tiers.get("fallback", 0) >= 10 and not tiers.get("small")  # every fish, by the fallback
+    assert eng.world.school.moves.sum() > 100  # and the fish swam
+    status = eng.source.status()
+    assert status["tiers"]["small"]["state"] != "closed"  # the failing server opened the breaker
+
+
+def healthy_moves(ticks: int) -> int:
+    eng = make_engine(load_config(**{"fish.count": 10, "seed": 4}), mode="realtime")
+    eng.run(ticks)
+    return int(eng.world.school.moves.sum())
+
+
+@pytest.mark.parametrize("fault", ["hang", "endless"])
+def test_realtime_fish_keep_swimming_against_a_hung_server(fault):
+    ticks = 60
+    with TestServer(fault=fault) as server:
+        eng = make_engine(cfg_for(server.url), mode="realtime")
+        try:
+            for _ in range(ticks):
+                eng.step()
+                time.sleep(0.02)  # let the server's failures happen in wall time, as in the window
+        finally:
+            eng.close()
+    assert eng.world.school.moves.sum() >= 0.9 * healthy_moves(ticks)
+    tiers = eng.metrics.decisions_by_tier()
+    assert tiers.get("fallback", 0) > 0 and not tiers.get("small")
+
+
+def test_late_model_answers_after_a_tick_gave_up_are_not_applied_twice():
+    with TestServer(fault="slow", delay=0.6) as server:
+        eng = make_engine(cfg_for(server.url, **{"brain.request_timeout_s": 5.0, "brain.breaker_failures": 100}))
+        applied = []  # (tick the request was made at, fish, tier) of every applied decision
+        eng.observers.append(lambda f: applied.extend((b.tick, int(fish), int(t)) for b in f.applied
+                                                      for fish, t in zip(b.fish, b.tier)))
+        try:
+            eng.run(6)
+            time.sleep(0.8)  # the slow answers to tick 0 arrive now
+            eng.run(2)
+        finally:
+            eng.close()
+    first = [(fish, tier) for t, fish, tier in applied if t == 0]
+    assert sorted(f for f, _ in first) == list(range(10))  # every fish decided once for its tick-0 request …
+    assert {tier for _, tier in first} == {TIER_INDEX["fallback"]}  # … by the fallback, the model being late
