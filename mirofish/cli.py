@@ -31,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _int_at_least(lo: int):
+def _int_at_least(lo: int, hi: int = 2**31 - 1):
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -39,6 +39,8 @@ def _int_at_least(lo: int):
             raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
         if value < lo:
             raise argparse.ArgumentTypeError(f"must be at least {lo}, got {value}")
+        if value > hi:
+            raise argparse.ArgumentTypeError(f"must be at most {hi:,}, got {value}")
         return value
 
     return parse
@@ -63,7 +65,9 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
 
 def _add_window_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG after --frames frames, exit")
-    p.add_argument("--frames", type=_int_at_least(1), default=60, help="frames for --screenshot / --fps (default 60)")
+    p.add_argument("--frames", type=_int_at_least(1, 1_000_000), default=60,
+                   help="frames for --screenshot / --fps (default 60)")
+    p.add_argument("--overwrite", action="store_true", help="replace existing output files (--record, --screenshot)")
     p.add_argument("--select", type=_int_at_least(0), metavar="ID", help="follow this fish from the start")
     p.add_argument("--fps", action="store_true", help="render offscreen as fast as possible; print frame-rate JSON")
     p.add_argument("--size", metavar="WxH", help="window size, e.g. 1920x1080")
@@ -89,7 +93,7 @@ def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
 
     size = _size(args.size)
     scene = AquariumScene(cfg)
-    recorder = _recorder(args.record, scene.engine)
+    recorder = _recorder(args.record, scene.engine, args.overwrite)
     try:
         from .scenes.negotiation.scene import NegotiationScene
 
@@ -149,19 +153,22 @@ def build_parser() -> argparse.ArgumentParser:
                       + ", ".join(ACTION_NAMES))
     fk.add_argument("--ticks", type=_int_at_least(1), default=600, help="ticks to run after the fork (default 600)")
     fk.add_argument("--record", metavar="OUT", help="write the fork as its own recording")
+    fk.add_argument("--overwrite", action="store_true", help="replace an existing OUT file")
 
     rep = sub.add_parser("report", help="single-fish report over a tick range")
     rep.add_argument("path")
     rep.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID")
     rep.add_argument("--from", dest="t0", type=_int_at_least(0), metavar="T0")
     rep.add_argument("--to", dest="t1", type=_int_at_least(0), metavar="T1")
-    rep.add_argument("--png", metavar="OUT", help="also draw the report as a chart image")
+    rep.add_argument("--png", metavar="OUT", help="also draw the report as a chart (a PNG file)")
+    rep.add_argument("--overwrite", action="store_true", help="replace an existing --png file")
 
     ex = sub.add_parser("export", help="copy a window of ticks around a tick into a new recording")
     ex.add_argument("path")
     ex.add_argument("--around", type=_int_at_least(0), required=True, metavar="T")
     ex.add_argument("--radius", type=_int_at_least(1), default=500, metavar="N")
-    ex.add_argument("--out", required=True, metavar="OUT")
+    ex.add_argument("--out", required=True, metavar="OUT", help="the new recording (never the input)")
+    ex.add_argument("--overwrite", action="store_true", help="replace an existing OUT file")
 
     ref = sub.add_parser("referential", help="the referential game: agents invent a vocabulary (GlossoGen)")
     ref.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
@@ -238,16 +245,26 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _recorder(path: str | None, engine):
+def _recorder(path: str | None, engine, overwrite: bool = False):
     if path is None:
         return None
     from .observe.recording import Recorder
 
-    return Recorder(path, engine.world.cfg).attach(engine)
+    return Recorder(path, engine.world.cfg, overwrite=overwrite).attach(engine)
+
+
+def guard_output(path, inputs=(), overwrite: bool = False, what: str = "output") -> None:
+    """Refuse an unsafe output path before any work (see mirofish.observe.paths)."""
+    from .observe.paths import OutputError, check_output
+
+    try:
+        check_output(path, inputs, overwrite, what)
+    except OutputError as exc:
+        raise UsageError(f"mirofish: {exc}") from None
 
 
 def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
-                 out=sys.stdout, record: str | None = None) -> dict:
+                 out=sys.stdout, record: str | None = None, overwrite: bool = False) -> dict:
     """Run ``ticks`` ticks and return (and print) the summary JSON.
 
     Lockstep runs as fast as the brain answers; realtime runs keep the simulated clock
@@ -257,7 +274,7 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     from .observe import ascii as ascii_view
 
     engine = make_engine(cfg)
-    recorder = _recorder(record, engine)
+    recorder = _recorder(record, engine, overwrite)
     bar = _Progress(ticks, progress)
     interrupted = False
     start = time.perf_counter()
@@ -340,13 +357,13 @@ def _brain_status(engine, ticks: int) -> dict:
 # ---------------------------------------------------------------- live, terminal view
 
 
-def run_terminal(cfg: Config, ticks: int | None, record: str | None = None) -> int:
+def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, overwrite: bool = False) -> int:
     """The live aquarium in the terminal, realtime at ``engine.speed``; Ctrl-C quits."""
     from .engine import make_engine
     from .observe import ascii as ascii_view
 
     engine = make_engine(cfg, mode="realtime")
-    recorder = _recorder(record, engine)
+    recorder = _recorder(record, engine, overwrite)
     clear, home = "\x1b[2J", "\x1b[H"
     sys.stdout.write(clear)
     last_drawn = -1
@@ -426,13 +443,16 @@ def _play_terminal(player, start: int, speed: float) -> int:
 def run_fork(args: argparse.Namespace) -> int:
     from .observe.replay import fork
 
-    print(json.dumps(fork(args.path, args.at, args.fish, args.plan or args.action, args.ticks, args.record)))
+    print(json.dumps(fork(args.path, args.at, args.fish, args.plan or args.action, args.ticks, args.record,
+                          overwrite=args.overwrite)))
     return 0
 
 
 def run_report(args: argparse.Namespace) -> int:
     from .observe.report import fish_report, render_png, render_text
 
+    if args.png:
+        guard_output(args.png, (args.path,), args.overwrite, "chart")
     report = fish_report(args.path, args.fish, args.t0, args.t1)
     print(render_text(report))
     if args.png:
@@ -444,7 +464,7 @@ def run_report(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     from .observe.replay import export_window
 
-    print(json.dumps(export_window(args.path, args.around, args.radius, args.out)))
+    print(json.dumps(export_window(args.path, args.around, args.radius, args.out, overwrite=args.overwrite)))
     return 0
 
 
@@ -564,14 +584,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
             argv = ["live", *argv]
         args = parser.parse_args(argv)
+        if getattr(args, "screenshot", None) is not None:
+            guard_output(args.screenshot, tuple(filter(None, [getattr(args, "path", None)])), args.overwrite,
+                         "screenshot")
         if args.command == "live":
             cfg = _config_from(args)
             if args.headless:
                 progress = args.progress or sys.stderr.isatty()
-                run_headless(cfg, args.ticks or 2000, args.ascii, progress, record=args.record)
+                run_headless(cfg, args.ticks or 2000, args.ascii, progress, record=args.record,
+                             overwrite=args.overwrite)
                 return 0
             if args.terminal:
-                return run_terminal(cfg, args.ticks, args.record)
+                return run_terminal(cfg, args.ticks, args.record, args.overwrite)
             return run_window_live(cfg, args)
         handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential, "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
                     "trace": run_trace}

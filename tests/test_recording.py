@@ -289,3 +289,43 @@ def test_latencies_beyond_six_seconds_are_recorded_as_they_were():
     cols, _ = decode_columns(blob)
     assert np.allclose(cols["latency"] / 1e4, [14.7, 0.25])
     assert cols["goal"].tolist() == [2, 3] and cols["param"].tolist() == [0, 3] and cols["horizon"].tolist() == [120, 30]
+
+
+def test_no_command_writes_its_output_onto_its_input(recorded, tmp_path):
+    """export/fork/report refuse an output that is the recording they read (or its -wal), and
+    any existing file without --overwrite; the recording stays byte for byte the same."""
+    path, _ = recorded[3]
+    before = file_digest(path)
+    assert "over its input" in _cli_error("export", str(path), "--around", "100", "--radius", "20", "--out", str(path))
+    assert "over its input" in _cli_error("fork", str(path), "--at", "10", "--fish", "1", "--plan", "forage",
+                                          "--record", str(path) + "-wal")
+    assert "over its input" in _cli_error("report", str(path), "--fish", "1", "--png", str(path))
+    other = tmp_path / "other.db"
+    other.write_bytes(b"keep me")
+    assert "--overwrite" in _cli_error("export", str(path), "--around", "100", "--radius", "20", "--out", str(other))
+    assert "--overwrite" in _cli_error("live", "--headless", "--ticks", "5", "--record", str(other))
+    assert "directory" in _cli_error("live", "--headless", "--ticks", "5", "--record", str(tmp_path))
+    assert other.read_bytes() == b"keep me" and file_digest(path) == before
+    done = subprocess.run([sys.executable, "run.py", "export", str(path), "--around", "100", "--radius", "20",
+                           "--out", str(other), "--overwrite"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0 and Recording(other).last_tick == 120
+
+
+def test_the_report_chart_is_a_real_png_whatever_its_name(recorded, tmp_path):
+    path, _ = recorded[3]
+    out = tmp_path / "chart.img"
+    done = subprocess.run([sys.executable, "run.py", "report", str(path), "--fish", "2", "--png", str(out)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_second_writer_on_a_recording_in_progress_is_refused(tmp_path):
+    path = tmp_path / "busy.db"
+    first = Recorder(path, load_config(seed=1))
+    try:
+        with pytest.raises(RecordingError, match="being written by another run"):
+            Recorder(path, load_config(seed=1), overwrite=True)
+        assert "another run" in _cli_error("live", "--headless", "--ticks", "5", "--record", str(path), "--overwrite")
+    finally:
+        first.close()
+    Recorder(path, load_config(seed=1), overwrite=True).close()  # free again once the first run closed

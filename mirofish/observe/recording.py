@@ -44,6 +44,7 @@ import numpy as np
 from .. import __version__
 from ..config import Config
 from .metrics import COLLECTIVE, SIX
+from .paths import OutputError, WriterLock, check_output
 
 if TYPE_CHECKING:
     from ..engine import Engine, Frame
@@ -101,28 +102,32 @@ class Recorder:
     """Writes one run to ``path`` while an engine runs; attach with :meth:`attach`.
 
     Args:
-        path: the new recording (an existing file is replaced only with ``overwrite``).
+        path: the new recording (an existing file is replaced only with ``overwrite``; a path
+            another run is recording to is refused — see :mod:`mirofish.observe.paths`).
         cfg: the run's config (stored in the header).
         scene: scene name for the header.
         extra_header: more header keys (parent, fork point …).
     """
 
     def __init__(self, path: str | Path, cfg: Config, scene: str = "aquarium", extra_header: dict | None = None,
-                 overwrite: bool = True):
-        self.path = Path(path)
+                 overwrite: bool = False, inputs: tuple = ()):
+        try:
+            self.path = check_output(path, inputs, overwrite, "recording")
+            self._lock_file = WriterLock(self.path)  # before anything is written or removed
+        except OutputError as exc:
+            raise RecordingError(str(exc)) from None
         self.cfg = cfg
         self.keyframe_every = cfg.record.keyframe_every
         self.chunk_ticks = max(1, int(round(cfg.record.commit_seconds / cfg.world.tick_seconds)))
         self.sample_every = cfg.metrics.sample_every
         if self.path.exists():
-            if not overwrite:
-                raise RecordingError(f"refusing to overwrite existing file {self.path}")
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         except (sqlite3.Error, OSError) as exc:
+            self._lock_file.release()
             raise RecordingError(f"cannot create recording {self.path}: {exc}") from None
         db = self._db
         db.execute("PRAGMA journal_mode=WAL")
@@ -203,6 +208,7 @@ class Recorder:
         except sqlite3.Error:
             pass
         self._db.close()
+        self._lock_file.release()
         self.closed = True
 
     # -- writer thread

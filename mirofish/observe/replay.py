@@ -26,6 +26,7 @@ from ..fish.plans import Goal, describe, parse_plan
 from ..pacing import Pacer, clamp_speed
 from ..snapshot import Snapshot, take
 from ..world import World
+from .paths import OutputError, check_output
 from .recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
 
 
@@ -251,8 +252,10 @@ class ForkSession:
     """
 
     def __init__(self, recording: Recording | str | Path, tick: int, fish: int, action: Action | str,
-                 out: str | Path | None = None, source: DecisionSource | None = None):
+                 out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False):
         rec = recording if isinstance(recording, Recording) else Recording(recording)
+        if out is not None:
+            _check_out(out, rec, overwrite)
         cfg = rec.config
         if not rec.first_tick <= tick < rec.last_tick:
             raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
@@ -289,7 +292,7 @@ class ForkSession:
         self.engine = Engine(world, ForkSource(source or make_live_source(cfg), tick, first), mode="lockstep")
         self.recorder = None
         if out is not None:
-            self.recorder = Recorder(out, cfg, extra_header={
+            self.recorder = Recorder(out, cfg, overwrite=overwrite, inputs=(rec.path,), extra_header={
                 "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": self.label,
                 "fork_original_action": self.original,
             })
@@ -346,13 +349,13 @@ class ForkSession:
 
 
 def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action | str, ticks: int,
-         out: str | Path | None = None, source: DecisionSource | None = None) -> dict:
+         out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False) -> dict:
     """Swap ``fish``'s decision at ``tick`` and run ``ticks`` ticks live; return a JSON-ready summary.
 
     With ``out``, the fork is written as its own recording naming its parent and fork point,
     with the divergence curve per tick.
     """
-    session = ForkSession(recording, tick, fish, action, out, source)
+    session = ForkSession(recording, tick, fish, action, out, source, overwrite)
     try:
         for _ in range(ticks):
             session.step()
@@ -364,13 +367,23 @@ def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action
 # ---------------------------------------------------------------- export and trace
 
 
-def export_window(recording: Recording | str | Path, around: int, radius: int, out: str | Path) -> dict:
+def _check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
+    """Refuse an output onto the recording being read, or over a file, before any work."""
+    try:
+        check_output(out, (rec.path,), overwrite, "recording")
+    except OutputError as exc:
+        raise RecordingError(str(exc)) from None
+
+
+def export_window(recording: Recording | str | Path, around: int, radius: int, out: str | Path,
+                  overwrite: bool = False) -> dict:
     """Copy ticks ``[around - radius, around + radius)`` into a new, self-contained recording.
 
     The export starts with a keyframe at its first tick and re-records the same decisions;
     its windowed metrics are measured afresh from that tick.
     """
     rec = recording if isinstance(recording, Recording) else Recording(recording)
+    _check_out(out, rec, overwrite)
     t0 = max(rec.first_tick, around - radius)
     t1 = min(rec.last_tick, around + radius)
     if t0 >= t1:
@@ -378,7 +391,7 @@ def export_window(recording: Recording | str | Path, around: int, radius: int, o
                              f"({rec.first_tick}..{rec.last_tick - 1})")
     player = Player(rec)
     player.seek(t0)
-    recorder = Recorder(out, rec.config, extra_header={"parent": str(rec.path), "export_from": t0, "export_to": t1})
+    recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), extra_header={"parent": str(rec.path), "export_from": t0, "export_to": t1})
     recorder.attach(player.engine)
     while player.tick < t1:
         player.step()

@@ -175,4 +175,5 @@ def render_png(r: FishReport, out: str | Path, size: tuple[int, int] = (960, 540
     for k, text in enumerate(facts):
         surf.blit(font.render(text, True, ink), (x0, y0 + 230 + k * 26))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    pygame.image.save(surf, str(out))
+    with open(out, "wb") as fh:  # a real PNG whatever the file is called
+        pygame.image.save(surf, fh, "png")

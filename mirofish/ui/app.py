@@ -86,7 +86,8 @@ class App:
 
     def screenshot(self, path: str | Path) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        pygame.image.save(self.screen, str(path))
+        with open(path, "wb") as fh:  # a real PNG whatever the file is called
+            pygame.image.save(self.screen, fh, "png")
 
     def close(self) -> None:
         for scene in self.scenes:

@@ -1,0 +1,90 @@
+"""Output paths that never destroy a user's data.
+
+Every command that writes a file checks its output first, before anything is written:
+
+* an empty path, a directory, a file name longer than the file system allows, or a folder
+  that cannot be created is refused;
+* a path that resolves to one of the command's inputs (or to the input's ``-wal``, ``-shm``
+  or ``-journal`` companion) is refused: ``export X.db --out X.db`` would leave X.db with no
+  keyframe;
+* an existing file is refused unless the user says ``--overwrite``;
+* a recording another run is writing right now is refused even with ``--overwrite``
+  (:class:`WriterLock`, an exclusive lock held for the whole run).
+
+Each refusal is an :class:`OutputError` with a one-line message (exit code 2 on the CLI).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+try:  # POSIX; elsewhere a second writer is not detected
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None
+
+COMPANIONS = ("", "-wal", "-shm", "-journal")
+
+
+class OutputError(ValueError):
+    """An output path the command refuses; the message is one line."""
+
+
+def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathLike] = (),
+                 overwrite: bool = False, what: str = "output") -> Path:
+    """``path`` as a Path if it is safe to write (see the module doc); raises :class:`OutputError`."""
+    if path is None or not str(path).strip():
+        raise OutputError(f"{what} path is empty")
+    p = Path(path)
+    if p.is_dir() or str(path).endswith(os.sep):
+        raise OutputError(f"{what} {p} is a directory; give a file name")
+    if len(p.name.encode()) > 255:
+        raise OutputError(f"{what} file name is too long ({len(p.name.encode())} bytes; 255 at most)")
+    target = p.resolve()
+    for source in inputs:
+        src = Path(source).resolve()
+        if any(target == Path(str(src) + suffix) for suffix in COMPANIONS):
+            raise OutputError(f"refusing to write the {what} {p} over its input {source}")
+    if p.exists() and not overwrite:
+        raise OutputError(f"{what} {p} exists; add --overwrite to replace it")
+    parent = target.parent
+    if not parent.exists():
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot create the folder for {what} {p}: {exc.strerror}") from None
+    if not os.access(parent, os.W_OK):
+        raise OutputError(f"cannot write {what} {p}: the folder is not writable")
+    return p
+
+
+class WriterLock:
+    """An exclusive lock on ``path`` + ``.lock`` for as long as a run writes ``path``."""
+
+    def __init__(self, path: Path):
+        self.path = Path(str(path) + ".lock")
+        self._fd: int | None = None
+        if fcntl is None:
+            return
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise OutputError(f"cannot lock {path}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise OutputError(f"{path} is being written by another run; choose another path") from None
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
