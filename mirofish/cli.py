@@ -490,8 +490,13 @@ def run_glossary(args: argparse.Namespace) -> int:
 
 
 def run_negotiation(args: argparse.Namespace) -> int:
+    from .observe.paths import OutputError, check_scene_db
     from .scenes.negotiation.dialogue import evaluate
 
+    try:
+        check_scene_db(args.db, {"sessions"}, "negotiation database")
+    except OutputError as exc:
+        raise UsageError(f"mirofish: {exc}") from None
     speakers_for = close = None
     if args.agents == "llm":
         if not (args.base_url and args.model):
@@ -531,6 +536,8 @@ def run_referential(args: argparse.Namespace) -> int:
         err = exc.errors()[0]
         raise UsageError(f"mirofish referential: {'.'.join(map(str, err['loc'])) or 'config'}: "
                          f"{err['msg'].removeprefix('Value error, ')}") from None
+    if args.log:
+        guard_output(args.log, tuple(filter(None, [args.glossary])), args.overwrite, "log")
     factory = None
     if args.agents == "llm":
         from .scenes.referential.model_agents import model_agent_factory

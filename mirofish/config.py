@@ -206,14 +206,36 @@ class EndpointConfig(_Section):
     def _url(cls, v: str) -> str:
         from urllib.parse import urlparse
 
+        if any(ch.isspace() or ord(ch) < 32 for ch in v):
+            raise ValueError(f"URL contains spaces or control characters: {redact_url(v)!r}")
         u = urlparse(v)
         if u.scheme not in ("http", "https") or not u.hostname:
-            raise ValueError(f"not an http(s) URL: {v!r}")
+            raise ValueError(f"not an http(s) URL: {redact_url(v)!r}")
         try:
             u.port  # noqa: B018 — raises on a malformed port
         except ValueError:
-            raise ValueError(f"bad port in URL: {v!r}") from None
+            raise ValueError(f"bad port in URL: {redact_url(v)!r}") from None
         return v.rstrip("/")
+
+
+def redact_url(url: str) -> str:
+    """``http://user:KEY@host/v1`` → ``http://***@host/v1``: credentials in a URL are never
+    shown, logged or stored (the URL itself is still used to connect)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+
+
+def redacted(cfg: "Config") -> dict:
+    """The config as JSON-ready data with every endpoint's credentials redacted."""
+    data = cfg.model_dump(mode="json")
+    for tier in ("small", "large"):
+        for ep in data["brain"][tier]["endpoints"]:
+            ep["base_url"] = redact_url(ep["base_url"])
+    return data
 
 
 class TierConfig(_Section):
@@ -341,6 +363,8 @@ def _format_error(exc: ValidationError) -> str:
     if err["type"] == "extra_forbidden":
         msg = "unknown key"
     got = err.get("input")
+    if isinstance(got, str) and "://" in got:
+        got = redact_url(got)  # never echo credentials
     extra = f" (got {got!r})" if err["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
     more = f" [+{len(exc.errors()) - 1} more]" if len(exc.errors()) > 1 else ""
     return f"invalid config: {loc}: {msg}{extra}{more}"

@@ -4,7 +4,6 @@ import queue
 import threading
 import time
 
-import numpy as np
 
 from mirofish.engine import instinct_source
 from mirofish.brains.base import DecisionSource

@@ -329,3 +329,40 @@ def test_a_second_writer_on_a_recording_in_progress_is_refused(tmp_path):
     finally:
         first.close()
     Recorder(path, load_config(seed=1), overwrite=True).close()  # free again once the first run closed
+
+
+def test_file_names_with_uri_characters_are_read_and_leave_no_stray_file(tmp_path):
+    folder = tmp_path / "we#ird?%dir"
+    folder.mkdir()
+    path = folder / "run#1?%.db"
+    live = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "30", "--record", str(path)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert live.returncode == 0, live.stderr
+    replay = subprocess.run([sys.executable, "run.py", "replay", str(path), "--headless"], capture_output=True,
+                            text=True, cwd=ROOT)
+    assert replay.returncode == 0 and json.loads(replay.stdout)["tick"] == 30
+    assert sorted(p.name for p in folder.iterdir()) == [path.name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]
+
+
+def test_credentials_in_a_model_url_are_never_shown_or_stored(tmp_path):
+    path = tmp_path / "cred.db"
+    out = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "2", "--fish", "3",
+                          "--base-url", "http://fishuser:S3CRET-KEY@127.0.0.1:9/v1", "--model", "m",
+                          "--set", "brain.timeout_s=0.2", "--record", str(path)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "S3CRET" not in out.stdout + out.stderr and "***@127.0.0.1" in out.stdout + out.stderr
+    assert b"S3CRET" not in path.read_bytes()
+    bad = subprocess.run([sys.executable, "run.py", "live", "--headless", "--base-url", "ftp://u:S3CRET@h/v1",
+                          "--model", "m"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and "S3CRET" not in bad.stderr
+
+
+def test_scene_databases_and_logs_never_overwrite_a_recording(recorded, tmp_path):
+    path, _ = recorded[8]
+    before = file_digest(path)
+    assert "is a MiroFish recording" in _cli_error("referential", "--headless", "--rounds", "3", "--glossary", str(path))
+    assert "is a MiroFish recording" in _cli_error("negotiation", "--headless", "--sessions", "1", "--db", str(path))
+    assert "--overwrite" in _cli_error("referential", "--headless", "--rounds", "3", "--log", str(path))
+    assert file_digest(path) == before

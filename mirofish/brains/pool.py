@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..config import Config, EndpointConfig, TierConfig
+from ..config import Config, EndpointConfig, TierConfig, redact_url
 from ..fish.perception import V_FISH, V_FOOD, V_WALL
 from ..world import TRIGGER_NAMES
 from ..actions import Action
@@ -207,7 +207,7 @@ class ModelPool(DecisionSource):
                        "state": s.budget_state},
             "tiers": {t.name: {"state": t.state(now), "calls": t.calls, "prompt_tokens": t.prompt_tokens,
                                "completion_tokens": t.completion_tokens,
-                               "endpoints": [{"base_url": e.cfg.base_url, "model": e.cfg.model, "format": e.format,
+                               "endpoints": [{"base_url": redact_url(e.cfg.base_url), "model": e.cfg.model, "format": e.format,
                                               "reachable": e.reachable, "in_flight": e.outstanding}
                                              for e in t.endpoints]}
                       for t in self.tiers.values()},
@@ -291,7 +291,7 @@ class ModelPool(DecisionSource):
             ok = True
         except Exception as exc:  # noqa: BLE001
             ok = False
-            self._warn(f"model server {ep0.cfg.base_url} is unreachable ({type(exc).__name__}); "
+            self._warn(f"model server {redact_url(ep0.cfg.base_url)} is unreachable ({type(exc).__name__}); "
                        f"fish use the instinct brain until it answers")
         for tier, ep in pairs:
             ep.reachable = ok

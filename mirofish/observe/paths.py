@@ -88,3 +88,30 @@ class WriterLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def check_scene_db(path: str | os.PathLike | None, own: set[str], what: str) -> None:
+    """A scene's SQLite file may be new or its own; one that holds other tables — a recording,
+    another program's database — is refused rather than written into."""
+    if path is None or str(path) == ":memory:" or not Path(path).exists():
+        return
+    import sqlite3
+    from urllib.parse import quote
+
+    p = Path(path)
+    if p.is_dir():
+        raise OutputError(f"{what} {p} is a directory; give a file name")
+    try:
+        db = sqlite3.connect(f"file:{quote(str(p.resolve()))}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:
+        raise OutputError(f"{what} {p} is not an SQLite database") from None
+    if {"header", "keyframes", "chunks"} <= tables:
+        raise OutputError(f"{p} is a MiroFish recording, not a {what}; give another file")
+    foreign = tables - own
+    if foreign and not tables & own:
+        raise OutputError(f"{p} is not a {what} (it holds the tables {', '.join(sorted(foreign)[:3])}); "
+                          f"give another file")

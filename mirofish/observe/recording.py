@@ -35,6 +35,7 @@ import struct
 import threading
 import time
 import zlib
+from urllib.parse import quote
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import __version__
-from ..config import Config
+from ..config import Config, redacted
 from .metrics import COLLECTIVE, SIX
 from .paths import OutputError, WriterLock, check_output
 
@@ -134,7 +135,7 @@ class Recorder:
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)
         header = {
-            "format_version": FORMAT_VERSION, "seed": cfg.seed, "config": cfg.model_dump(mode="json"),
+            "format_version": FORMAT_VERSION, "seed": cfg.seed, "config": redacted(cfg),
             "scene": scene, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "code_version": __version__, "keyframe_every": self.keyframe_every, "chunk_ticks": self.chunk_ticks,
         }
@@ -376,7 +377,9 @@ class Recording:
         if magic != b"SQLite format 3\x00":
             raise RecordingError(f"not a MiroFish recording (not an SQLite database): {self.path}")
         try:
-            self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+            # the path is quoted: '#', '?' or '%' in a file name would otherwise end the URI's path
+            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
             rows = self._db.execute("SELECT key, value FROM header").fetchall()
             self.header = {k: json.loads(v) for k, v in rows}
         except sqlite3.DatabaseError as exc:

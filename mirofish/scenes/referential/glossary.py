@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...observe.paths import OutputError, check_scene_db
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS glossary (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -79,6 +81,10 @@ class Glossary:
 
     def __init__(self, path: str | Path = ":memory:", model: str = "embedded"):
         self.path, self.model = str(path), model
+        try:
+            check_scene_db(path, {"glossary", "meta", "glossary_snapshots"}, "glossary")
+        except OutputError as exc:
+            raise GlossaryError(str(exc)) from None
         try:
             self.db = sqlite3.connect(self.path)
             self.db.executescript(SCHEMA)
