@@ -24,7 +24,7 @@ class ConfigError(ValueError):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
 
 
 def hundredths(value: float) -> int:
@@ -62,7 +62,7 @@ class FoodConfig(_Section):
 
     spawn_rate: float = Field(0.0003, ge=0, le=1)
     energy: float = Field(40.0, gt=0, le=1000)
-    rot_ticks: int = Field(300, ge=1)
+    rot_ticks: int = Field(300, ge=1, le=1_000_000)
     open_water_bias: float = Field(
         0.9, ge=0, le=1, description="0 = uniform over open water, 1 = only far from walls/obstacles"
     )
@@ -78,17 +78,17 @@ class FishConfig(_Section):
 
     count: int = Field(60, ge=1, le=100_000)
     max_energy: float = Field(100.0, gt=0, le=10_000)
-    start_energy_min: float = Field(60.0, ge=0)
-    start_energy_max: float = Field(100.0, ge=0)
-    start_age_max: int = Field(2000, ge=0, description="fish start with ages drawn from 0..this")
-    decay_per_tick: float = Field(0.15, ge=0)
-    move_cost: float = Field(0.3, ge=0)
-    eat_cost: float = Field(0.1, ge=0)
-    rest_gain: float = Field(0.2, ge=0)
+    start_energy_min: float = Field(60.0, ge=0, le=10_000)
+    start_energy_max: float = Field(100.0, ge=0, le=10_000)
+    start_age_max: int = Field(2000, ge=0, le=1_000_000, description="fish start with ages drawn from 0..this")
+    decay_per_tick: float = Field(0.15, ge=0, le=10_000)
+    move_cost: float = Field(0.3, ge=0, le=10_000)
+    eat_cost: float = Field(0.1, ge=0, le=10_000)
+    rest_gain: float = Field(0.2, ge=0, le=10_000)
     rest_ceiling: float = Field(
-        10.0, ge=0, description="rest recovers energy only below this: it revives, it does not feed"
+        10.0, ge=0, le=10_000, description="rest recovers energy only below this: it revives, it does not feed"
     )
-    low_energy: float = Field(20.0, ge=0, description="'low energy' line used in reports")
+    low_energy: float = Field(20.0, ge=0, le=10_000, description="'low energy' line used in reports")
 
     @field_validator(
         "max_energy", "start_energy_min", "start_energy_max", "decay_per_tick",
@@ -111,7 +111,7 @@ class PerceptionConfig(_Section):
 
 class MemoryConfig(_Section):
     short_size: int = Field(8, ge=1, le=64)
-    summary_every: int = Field(20, ge=1)
+    summary_every: int = Field(20, ge=1, le=1_000_000)
     summaries_kept: int = Field(3, ge=1, le=20)
     summary_anchors: int = Field(3, ge=1, le=8, description="raw events each summary must quote")
 
@@ -120,18 +120,18 @@ class TriggersConfig(_Section):
     """When a fish asks its brain for a new decision (otherwise it keeps its standing intent)."""
 
     low_energy_fraction: float = Field(0.25, ge=0, le=1)
-    hard_timeout: int = Field(12, ge=1, description="ticks since the last decision")
+    hard_timeout: int = Field(12, ge=1, le=1_000_000, description="ticks since the last decision")
     food_rose: bool = True
     neighbours_changed: bool = True
     action_failed: bool = True
-    poll_every: int = Field(0, ge=0, description="0 = event-driven; N = every fish decides every N ticks (baseline)")
+    poll_every: int = Field(0, ge=0, le=1_000_000, description="0 = event-driven; N = every fish decides every N ticks (baseline)")
     # Plan mode (brain.decides = "plan"): a fish asks again when its plan ends or fails, when
     # something salient happens, or after plan_timeout ticks.
-    plan_timeout: int = Field(160, ge=1, description="plan mode: ticks since the last decision")
-    stuck_ticks: int = Field(3, ge=1, description="plan mode: a plan fails when the fish is stuck this long")
-    forage_patience: int = Field(30, ge=1, description="plan mode: forage fails after this many ticks without food in view")
-    alone_ticks: int = Field(6, ge=1, description="plan mode: alone this long = lost the school / company found after")
-    crowd_line: int = Field(9, ge=1, description="plan mode: this many fish in view is a crowd")
+    plan_timeout: int = Field(160, ge=1, le=1_000_000, description="plan mode: ticks since the last decision")
+    stuck_ticks: int = Field(3, ge=1, le=1_000_000, description="plan mode: a plan fails when the fish is stuck this long")
+    forage_patience: int = Field(30, ge=1, le=1_000_000, description="plan mode: forage fails after this many ticks without food in view")
+    alone_ticks: int = Field(6, ge=1, le=1_000_000, description="plan mode: alone this long = lost the school / company found after")
+    crowd_line: int = Field(9, ge=1, le=1000, description="plan mode: this many fish in view is a crowd")
     hungry_fraction: float = Field(0.5, ge=0, le=1, description="plan mode: below this, food in view is salient")
 
 
@@ -140,58 +140,58 @@ class ArbiterConfig(_Section):
 
     age_weight: int = Field(1, ge=0, le=1000)
     energy_weight: int = Field(1, ge=0, le=1000)
-    age_cap: int = Field(5000, ge=1, description="ages beyond this count as this")
+    age_cap: int = Field(5000, ge=1, le=1_000_000, description="ages beyond this count as this")
 
 
 class InstinctConfig(_Section):
     """Weights of the embedded brain's utilities (tendencies, scaled by personality)."""
 
     temperature: float = Field(0.3, gt=0, le=10)
-    food: float = Field(6.0, ge=0)
-    eat: float = Field(4.0, ge=0)
-    social: float = Field(8.0, ge=0)
-    hunger_damping: float = Field(3.0, ge=0, description="how fast hunger turns off the social pull")
-    cohesion: float = Field(6.0, ge=0, description="weight of losing sight of the fish in view, relative to social")
-    crowd: float = Field(2.0, ge=0)
-    wall: float = Field(0.5, ge=0)
-    open_water: float = Field(1.0, ge=0)
-    persistence: float = Field(0.7, ge=0)
-    refused: float = Field(3.0, ge=0, description="aversion to retrying a move refused a tick ago")
-    rest: float = Field(0.6, ge=0)
-    company: float = Field(1.0, ge=0, description="how much company makes resting appeal")
+    food: float = Field(6.0, ge=0, le=1000)
+    eat: float = Field(4.0, ge=0, le=1000)
+    social: float = Field(8.0, ge=0, le=1000)
+    hunger_damping: float = Field(3.0, ge=0, le=1000, description="how fast hunger turns off the social pull")
+    cohesion: float = Field(6.0, ge=0, le=1000, description="weight of losing sight of the fish in view, relative to social")
+    crowd: float = Field(2.0, ge=0, le=1000)
+    wall: float = Field(0.5, ge=0, le=1000)
+    open_water: float = Field(1.0, ge=0, le=1000)
+    persistence: float = Field(0.7, ge=0, le=1000)
+    refused: float = Field(3.0, ge=0, le=1000, description="aversion to retrying a move refused a tick ago")
+    rest: float = Field(0.6, ge=0, le=1000)
+    company: float = Field(1.0, ge=0, le=1000, description="how much company makes resting appeal")
 
 
 class SteeringConfig(_Section):
     """Weights of the steering layer (plan + view → action each tick), scaled by personality."""
 
     temperature: float = Field(0.25, gt=0, le=10)
-    food: float = Field(6.0, ge=0, description="forage: pull toward food in view")
-    eat: float = Field(6.0, ge=0)
-    alignment: float = Field(5.0, ge=0, description="school: swim the way the fish in view face")
-    cohesion: float = Field(3.0, ge=0, description="school: close in on fish in view, keep them in sight")
-    separation: float = Field(2.0, ge=0, description="avoid a target cell crowded by other fish")
-    wall: float = Field(1.0, ge=0)
-    open_water: float = Field(1.0, ge=0)
-    persistence: float = Field(1.5, ge=0, description="hold the current course")
-    direction: float = Field(3.0, ge=0, description="explore: the chosen direction")
-    refused: float = Field(3.0, ge=0, description="aversion to a move refused in the last ticks")
-    rest: float = Field(5.0, ge=0, description="rest: how firmly a resting fish stays")
+    food: float = Field(6.0, ge=0, le=1000, description="forage: pull toward food in view")
+    eat: float = Field(6.0, ge=0, le=1000)
+    alignment: float = Field(5.0, ge=0, le=1000, description="school: swim the way the fish in view face")
+    cohesion: float = Field(3.0, ge=0, le=1000, description="school: close in on fish in view, keep them in sight")
+    separation: float = Field(2.0, ge=0, le=1000, description="avoid a target cell crowded by other fish")
+    wall: float = Field(1.0, ge=0, le=1000)
+    open_water: float = Field(1.0, ge=0, le=1000)
+    persistence: float = Field(1.5, ge=0, le=1000, description="hold the current course")
+    direction: float = Field(3.0, ge=0, le=1000, description="explore: the chosen direction")
+    refused: float = Field(3.0, ge=0, le=1000, description="aversion to a move refused in the last ticks")
+    rest: float = Field(5.0, ge=0, le=1000, description="rest: how firmly a resting fish stays")
 
 
 class PlannerConfig(_Section):
     """The instinct planner: goal utilities (scaled by personality and state) and horizons."""
 
     temperature: float = Field(0.35, gt=0, le=10)
-    forage: float = Field(4.0, ge=0)
-    school: float = Field(3.0, ge=0)
-    explore: float = Field(1.0, ge=0)
-    rest: float = Field(6.0, ge=0)
-    keep_away: float = Field(1.5, ge=0)
-    school_ticks: int = Field(150, ge=1)
-    explore_ticks: int = Field(40, ge=1)
-    rest_ticks: int = Field(24, ge=1)
-    forage_ticks: int = Field(80, ge=1)
-    away_ticks: int = Field(8, ge=1)
+    forage: float = Field(4.0, ge=0, le=1000)
+    school: float = Field(3.0, ge=0, le=1000)
+    explore: float = Field(1.0, ge=0, le=1000)
+    rest: float = Field(6.0, ge=0, le=1000)
+    keep_away: float = Field(1.5, ge=0, le=1000)
+    school_ticks: int = Field(150, ge=1, le=30_000)
+    explore_ticks: int = Field(40, ge=1, le=30_000)
+    rest_ticks: int = Field(24, ge=1, le=30_000)
+    forage_ticks: int = Field(80, ge=1, le=30_000)
+    away_ticks: int = Field(8, ge=1, le=30_000)
 
 
 class EndpointConfig(_Section):
@@ -242,22 +242,22 @@ class TierConfig(_Section):
     """A tier of model servers; requests go to the endpoint with the fewest in flight."""
 
     endpoints: list[EndpointConfig] = []
-    price_prompt_per_1k: float = Field(0.0, ge=0, description="currency units per 1,000 prompt tokens")
-    price_completion_per_1k: float = Field(0.0, ge=0)
+    price_prompt_per_1k: float = Field(0.0, ge=0, le=1_000_000, description="currency units per 1,000 prompt tokens")
+    price_completion_per_1k: float = Field(0.0, ge=0, le=1_000_000)
 
 
 class BrainConfig(_Section):
     kind: Literal["instinct", "llm"] = "instinct"
     decides: Literal["plan", "action"] = Field(
         "plan", description="plan: a decision is a standing plan; action: one action (the seed's mode)")
-    timeout_s: float = Field(5.0, gt=0, description="lockstep waits at most this long per tick")
+    timeout_s: float = Field(5.0, gt=0, le=3600, description="lockstep waits at most this long per tick")
     batch_window_ms: int = Field(80, ge=0, le=5000, description="realtime: gather requests this long")
-    budget_tokens: int = Field(0, ge=0, description="0 = no budget; 80 % → small tier only, 100 % → instinct")
-    request_timeout_s: float = Field(20.0, gt=0, description="one model request, retries excluded")
+    budget_tokens: int = Field(0, ge=0, le=10**15, description="0 = no budget; 80 % → small tier only, 100 % → instinct")
+    request_timeout_s: float = Field(20.0, gt=0, le=3600, description="one model request, retries excluded")
     max_retries: int = Field(2, ge=0, le=10, description="retries of retryable errors (429, 5xx, network)")
-    backoff_s: float = Field(0.2, ge=0, description="first retry delay; doubles, with jitter, capped at 4 s")
-    breaker_failures: int = Field(5, ge=1, description="consecutive failures that open a tier's breaker")
-    breaker_cooldown_s: float = Field(2.0, gt=0, description="seconds before a half-open probe")
+    backoff_s: float = Field(0.2, ge=0, le=60, description="first retry delay; doubles, with jitter, capped at 4 s")
+    breaker_failures: int = Field(5, ge=1, le=10_000, description="consecutive failures that open a tier's breaker")
+    breaker_cooldown_s: float = Field(2.0, gt=0, le=3600, description="seconds before a half-open probe")
     api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the API key")
     small: TierConfig = TierConfig()
     large: TierConfig = TierConfig()
@@ -279,20 +279,20 @@ class EngineConfig(_Section):
 
 
 class MetricsConfig(_Section):
-    window: int = Field(100, ge=1, description="ticks in the action-entropy / conflict window")
-    schooling_window: int = Field(20, ge=1)
-    sample_every: int = Field(10, ge=1, description="run means, collective measures and alerts every N ticks")
-    heartbeat_ticks: int = Field(20, ge=1)
+    window: int = Field(100, ge=1, le=100_000, description="ticks in the action-entropy / conflict window")
+    schooling_window: int = Field(20, ge=1, le=100_000)
+    sample_every: int = Field(10, ge=1, le=100_000, description="run means, collective measures and alerts every N ticks")
+    heartbeat_ticks: int = Field(20, ge=1, le=1_000_000)
     fallback_alert: float = Field(0.2, ge=0, le=1)
-    hotspot_cell: int = Field(8, ge=1, description="side of a stuck hot-spot square, in cells")
-    jam_ticks: int = Field(6, ge=1, description="alert when a fish's stuck streak exceeds this")
+    hotspot_cell: int = Field(8, ge=1, le=1000, description="side of a stuck hot-spot square, in cells")
+    jam_ticks: int = Field(6, ge=1, le=1_000_000, description="alert when a fish's stuck streak exceeds this")
 
 
 class RecordConfig(_Section):
     """Recordings (SQLite): how often a keyframe and a commit happen."""
 
-    keyframe_every: int = Field(100, ge=1, description="ticks between full keyframes (seek cost)")
-    commit_seconds: float = Field(1.0, gt=0, description="simulated seconds per commit (crash loss bound)")
+    keyframe_every: int = Field(100, ge=1, le=1_000_000, description="ticks between full keyframes (seek cost)")
+    commit_seconds: float = Field(1.0, gt=0, le=3600, description="simulated seconds per commit (crash loss bound)")
 
 
 class Config(_Section):
@@ -334,6 +334,8 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(f"config path is a directory: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"config file {path} is nested too deeply") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
 
@@ -351,7 +353,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     raw = raw.strip()
     try:
         value = tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         value = raw
     return key.split("."), value
 
@@ -365,7 +367,8 @@ def _format_error(exc: ValidationError) -> str:
     got = err.get("input")
     if isinstance(got, str) and "://" in got:
         got = redact_url(got)  # never echo credentials
-    extra = f" (got {got!r})" if err["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
+    shown = repr(got) if len(repr(got)) <= 60 else repr(got)[:57] + "…"
+    extra = f" (got {shown})" if err["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
     more = f" [+{len(exc.errors()) - 1} more]" if len(exc.errors()) > 1 else ""
     return f"invalid config: {loc}: {msg}{extra}{more}"
 

@@ -366,3 +366,25 @@ def test_scene_databases_and_logs_never_overwrite_a_recording(recorded, tmp_path
     assert "is a MiroFish recording" in _cli_error("negotiation", "--headless", "--sessions", "1", "--db", str(path))
     assert "--overwrite" in _cli_error("referential", "--headless", "--rounds", "3", "--log", str(path))
     assert file_digest(path) == before
+
+
+def test_losing_the_wal_after_a_crash_loses_seconds_not_the_run(tmp_path):
+    path = tmp_path / "crash.db"
+    proc = subprocess.Popen([sys.executable, "run.py", "live", "--headless", "--ticks", "10000000", "--seed", "4",
+                             "--record", str(path)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(4.0)  # the writer checkpoints the WAL into the main file every 2 s
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    for suffix in ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    rec = Recording(path)
+    assert rec.last_tick > 200  # seconds of work survive in the main file alone
+    player = Player(rec)
+    player.seek(rec.last_tick)
+    live = make_engine(load_config(seed=4))
+    live.run(rec.last_tick)
+    assert player.state_hash() == live.state_hash()
+    # the lock of the killed run does not block the next one
+    again = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "5", "--record", str(path),
+                            "--overwrite"], capture_output=True, text=True, cwd=ROOT)
+    assert again.returncode == 0, again.stderr

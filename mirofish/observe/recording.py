@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from ..engine import Engine, Frame
 
 FORMAT_VERSION = 1
+CHECKPOINT_SECONDS = 2.0  # wall seconds between WAL checkpoints into the main file
 TICK_COLUMNS = ("mean_energy", "schooling_degree", "conflicts", "moved", "decisions", "low_energy_fish")
 SAMPLE_COLUMNS = SIX + COLLECTIVE
 DIVERGENCE_COLUMNS = ("cells_differ", "schooling_diff", "energy_diff")
@@ -220,6 +221,7 @@ class Recorder:
         A chunk is at least ``chunk_ticks`` ticks (one simulated second), more when the tick
         loop runs faster than the writer wakes. SQLite releases the GIL while it writes.
         """
+        last_checkpoint = time.monotonic()
         while True:
             self._wake.wait(0.02)
             self._wake.clear()
@@ -240,6 +242,15 @@ class Recorder:
                         self._db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?)", rows_c)
             except sqlite3.Error as exc:  # disk full, file removed: keep the run going, say so once
                 self.error = self.error or f"recording {self.path} stopped: {exc}"
+            now = time.monotonic()
+            if now - last_checkpoint >= CHECKPOINT_SECONDS:
+                # copy the WAL into the main file now and then: losing the -wal file after a
+                # crash then costs seconds, not the whole run
+                last_checkpoint = now
+                try:
+                    self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:
+                    pass
             if stopping and not self._ticks:
                 return
 
