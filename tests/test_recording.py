@@ -270,7 +270,23 @@ def test_bad_recordings_are_one_line_errors_and_stay_untouched(recorded, tmp_pat
     shutil.copy(path, gap)
     with sqlite3.connect(gap) as db:
         db.execute("DELETE FROM chunks WHERE tick0 = (SELECT MIN(tick0) FROM chunks WHERE tick0 > 120)")
-    assert "no decisions stored" in _cli_error("replay", str(gap), "--headless", "--to-tick", "190")
+    assert "a gap in its chunks" in _cli_error("replay", str(gap), "--headless", "--to-tick", "190")
+
+    forever = tmp_path / "forever.db"  # a last chunk claiming a trillion ticks must not run forever
+    shutil.copy(path, forever)
+    with sqlite3.connect(forever) as db:
+        db.execute("UPDATE chunks SET tick1 = 1000000000000 WHERE tick0 = (SELECT MAX(tick0) FROM chunks)")
+    assert "claims ticks" in _cli_error("replay", str(forever), "--headless")
+    longer = tmp_path / "longer.db"  # … or ticks it does not hold
+    shutil.copy(path, longer)
+    with sqlite3.connect(longer) as db:
+        db.execute("UPDATE chunks SET tick0 = tick0 + 3, tick1 = tick1 + 3 WHERE tick0 > 300")
+    assert "a gap" in _cli_error("replay", str(longer), "--headless")
+    badcfg = tmp_path / "badcfg.db"
+    shutil.copy(path, badcfg)
+    with sqlite3.connect(badcfg) as db:
+        db.execute("""UPDATE header SET value = json_set(value, '$.fish.count', -4) WHERE key = 'config'""")
+    assert "stored config is invalid (fish.count" in _cli_error("replay", str(badcfg), "--headless")
 
     assert "outside" in _cli_error("replay", str(path), "--headless", "--to-tick", "999999")
     assert "--fish" in _cli_error("fork", str(path), "--at", "10", "--fish", "999", "--action", "rest")

@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import __version__
+from pydantic import ValidationError
+
 from ..config import Config, redacted
 from .metrics import COLLECTIVE, SIX
 from .paths import OutputError, WriterLock, check_output
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from ..engine import Engine, Frame
 
 FORMAT_VERSION = 1
+MAX_CHUNK_TICKS = 100_000  # no writer makes a chunk longer than this (they hold ~1 s of ticks)
 CHECKPOINT_SECONDS = 2.0  # wall seconds between WAL checkpoints into the main file
 TICK_COLUMNS = ("mean_energy", "schooling_degree", "conflicts", "moved", "decisions", "low_energy_fish")
 SAMPLE_COLUMNS = SIX + COLLECTIVE
@@ -403,17 +406,45 @@ class Recording:
                                  f"{self.path}")
         try:
             self.config = Config.model_validate(self.header["config"])
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise RecordingError(f"recording's stored config is invalid ({'.'.join(map(str, err['loc']))}: "
+                                 f"{err['msg']}): {self.path}") from None
+        except (KeyError, TypeError):
+            raise RecordingError(f"recording has no usable config in its header: {self.path}") from None
+        try:
             self.keyframe_ticks = [r[0] for r in self._db.execute("SELECT tick FROM keyframes ORDER BY tick")]
-            last = self._db.execute("SELECT MAX(tick1) FROM chunks").fetchone()[0]
-        except (sqlite3.DatabaseError, KeyError, ValueError) as exc:
+            spans = self._db.execute("SELECT tick0, tick1 FROM chunks ORDER BY tick0").fetchall()
+        except sqlite3.DatabaseError as exc:
             raise RecordingError(f"recording is damaged ({type(exc).__name__}: {exc}): {self.path}") from None
         if not self.keyframe_ticks:
             raise RecordingError(f"recording has no keyframe (it was cut off at its very start): {self.path}")
+        if not all(isinstance(t, int) and t >= 0 for t in self.keyframe_ticks):
+            raise RecordingError(f"recording is damaged (a keyframe's tick is not a tick): {self.path}")
         self.first_tick = self.keyframe_ticks[0]
-        self.last_tick = max(int(last) if last is not None else self.first_tick, self.first_tick)
-        self.chunk_ticks = int(self.header.get("chunk_ticks", 2))
+        self.last_tick = self._check_spans(spans)
+        try:
+            self.chunk_ticks = int(self.header.get("chunk_ticks") or 2)
+        except (TypeError, ValueError):
+            raise RecordingError(f"recording is damaged (chunk_ticks in its header): {self.path}") from None
         self._cache: dict[int, tuple] = {}
         self._starts: list[int] = []  # sorted keys of _cache
+
+    def _check_spans(self, spans: list) -> int:
+        """The last recorded tick, after checking that the chunks cover the ticks from the
+        first keyframe on without gap or overlap (a damaged or edited file is refused, not
+        re-simulated for ticks it does not hold)."""
+        expected = self.first_tick
+        for tick0, tick1 in spans:
+            if not (isinstance(tick0, int) and isinstance(tick1, int)):
+                raise RecordingError(f"recording is damaged (a chunk's ticks are not numbers): {self.path}")
+            if tick1 <= tick0 or tick1 - tick0 > MAX_CHUNK_TICKS:
+                raise RecordingError(f"recording is damaged (a chunk claims ticks {tick0}..{tick1}): {self.path}")
+            if tick0 != expected:
+                what = "a gap" if tick0 > expected else "an overlap"
+                raise RecordingError(f"recording is damaged ({what} in its chunks at tick {expected}): {self.path}")
+            expected = tick1
+        return expected
 
     def close(self) -> None:
         self._db.close()

@@ -102,6 +102,11 @@ def run_window(scene, screenshot: str | None = None, frames: int = 60, select: i
     """Open the window on ``scene`` (``more`` scenes behind it, key S); with ``screenshot`` or
     ``fps``, render offscreen and exit."""
     offscreen = bool(screenshot or fps)
+    if select is not None:
+        count = len(scene.view.x) if getattr(scene, "view", None) is not None else None
+        if count is not None and select >= count:
+            scene.close()
+            raise WindowError(f"--select {select} does not exist (this tank has fish 0..{count - 1})")
     try:
         app = App([scene, *(more or [])], size or (DEFAULT_SIZE if offscreen else None), offscreen=offscreen)
     except pygame.error as exc:
