@@ -377,6 +377,16 @@ class TickDecisions:
     summaries: list[tuple[int, int, str]]  # (fish, serial, text) written by a model at this tick
 
 
+# What a damaged blob can raise while it is decoded (all become a one-line RecordingError).
+_DAMAGE = (zlib.error, ValueError, KeyError, IndexError, TypeError, struct.error, OverflowError, MemoryError)
+
+
+def _blob(data) -> bytes:
+    if not isinstance(data, bytes):
+        raise TypeError(f"stored as {type(data).__name__}, not a blob")
+    return data
+
+
 class Recording:
     """A recording opened read-only. Raises :class:`RecordingError` for anything unusable."""
 
@@ -425,7 +435,7 @@ class Recording:
         self.last_tick = self._check_spans(spans)
         try:
             self.chunk_ticks = int(self.header.get("chunk_ticks") or 2)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise RecordingError(f"recording is damaged (chunk_ticks in its header): {self.path}") from None
         self._cache: dict[int, tuple] = {}
         self._starts: list[int] = []  # sorted keys of _cache
@@ -460,8 +470,8 @@ class Recording:
         if not rows:
             raise RecordingError(f"no keyframe at tick {tick} in {self.path}")
         try:
-            return unpack(rows[0][0])[0]
-        except (zlib.error, ValueError, KeyError, struct.error) as exc:
+            return unpack(_blob(rows[0][0]))[0]
+        except _DAMAGE as exc:
             raise RecordingError(f"recording is damaged (keyframe {tick}: {exc}): {self.path}") from None
 
     def keyframe_at_or_before(self, tick: int) -> int:
@@ -478,9 +488,9 @@ class Recording:
             if tick0 in self._cache:
                 continue
             try:
-                d, texts = decode_columns(data)
+                d, texts = decode_columns(_blob(data))
                 self._cache[tick0] = (tick1, d, texts, d["ticks"], d["samples"], d["divergence"])
-            except (zlib.error, ValueError, KeyError, struct.error) as exc:
+            except _DAMAGE as exc:
                 raise RecordingError(f"recording is damaged (chunk at tick {tick0}: {exc}): {self.path}") from None
             bisect.insort(self._starts, tick0)
         if len(self._starts) > 20000:  # keep memory bounded on very long recordings

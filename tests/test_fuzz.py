@@ -1,0 +1,145 @@
+"""The fault campaign kept as tests: generated command lines and config values, and damaged
+recordings read by every reading command. The promise for each case: exit code 0 or 2, a
+single line on stderr for 2, never a traceback, never a changed input file.
+
+The default suite runs a small seeded sample; ``python -m pytest -m soak`` runs the full
+campaign (≥ 1,000 command lines, ≥ 500 damaged-recording reads).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import random
+import shutil
+import sqlite3
+
+import pytest
+
+from mirofish.cli import main
+
+KEYS = ["fish.count", "fish.max_energy", "fish.decay_per_tick", "fish.start_age_max", "food.spawn_rate",
+        "food.energy", "world.width", "world.height", "world.wall_margin", "perception.radius", "memory.short_size",
+        "triggers.crowd_line", "brain.timeout_s", "metrics.window", "steering.alignment",
+        "brain.planner.school_ticks", "record.keyframe_every", "engine.speed", "engine.mode", "brain.decides", "seed",
+        "nosuch.key", "fish", "brain.small.endpoints"]
+VALUES = ["0", "-1", "1", "2", "3", "7", "1e300", "inf", "nan", "-0.0", "1e-9", "abc", "''", '"x"', "[]", "[1,2]",
+          "{a=1}", "true", "99999999999999999999", "0.5", "100000", "2147483648", '"plan"', '"action"',
+          '"realtime"', "[" * 300 + "]" * 300]
+FLAGS = [["--fish", "3"], ["--fish", "-3"], ["--fish", "0"], ["--fish", "100000"], ["--seed", "-1"],
+         ["--seed", "abc"], ["--speed", "0"], ["--speed", "65"], ["--speed", "nan"], ["--ticks", "0"],
+         ["--ticks", "abc"], ["--ascii", "0"], ["--size", "10x10"], ["--size", "axb"], ["--preset", "nope"],
+         ["--config", "/nonexistent.toml"], ["--config", "/etc/passwd"], ["--config", "/tmp"], ["--bogus"],
+         ["--base-url", "http://x"], ["--model", "m"], ["--budget-tokens", "-5"], ["--frames", "99999999999"]]
+
+
+def run_cli(argv: list[str]) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, err.getvalue()
+
+
+def check(argv: list[str]) -> None:
+    code, err = run_cli(argv)
+    assert code in (0, 2), (argv, code, err)
+    assert "Traceback" not in err, (argv, err)
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1, (argv, err)
+
+
+def cli_cases(seed: int, n: int):
+    rng = random.Random(seed)
+    for _ in range(n):
+        argv = ["live", "--headless", "--ticks", str(rng.choice([1, 3]))]
+        for _ in range(rng.randint(0, 3)):
+            argv += ["--set", f"{rng.choice(KEYS)}={rng.choice(VALUES)}"] if rng.random() < 0.6 else rng.choice(FLAGS)
+        yield argv
+
+
+@pytest.fixture(scope="module")
+def base_recording(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fuzz") / "base.db"
+    assert run_cli(["live", "--headless", "--ticks", "250", "--seed", "2", "--fish", "20", "--record", str(path)])[0] == 0
+    return path
+
+
+def damage(path, rng: random.Random) -> str:
+    db = sqlite3.connect(path)
+    kind = rng.choice(["blob_bytes", "blob_type", "header_value", "chunk_ticks", "keyframe_tick", "drop_table",
+                       "config_shape", "truncate"])
+    if kind == "blob_bytes":
+        table, key = rng.choice([("chunks", "tick0"), ("keyframes", "tick")])
+        k, data = rng.choice(db.execute(f"SELECT {key}, data FROM {table}").fetchall())
+        blob = bytearray(data)
+        for _ in range(rng.randint(1, 5)):
+            blob[rng.randrange(len(blob))] = rng.randrange(256)
+        db.execute(f"UPDATE {table} SET data = ? WHERE {key} = ?", (bytes(blob), k))
+    elif kind == "blob_type":
+        table = rng.choice(["chunks", "keyframes"])
+        db.execute(f"UPDATE {table} SET data = ? WHERE rowid = (SELECT rowid FROM {table} LIMIT 1)",
+                   (rng.choice(["text", 12, 3.5]),))
+    elif kind == "header_value":
+        db.execute("UPDATE header SET value = ? WHERE key = ?",
+                   (rng.choice(["null", '"x"', "-1", "1e999", "[]", "{}", "99999999999999999999999"]),
+                    rng.choice(["seed", "config", "chunk_ticks", "keyframe_every", "format_version", "scene"])))
+    elif kind == "chunk_ticks":
+        db.execute("UPDATE chunks SET tick1 = ? WHERE tick0 = (SELECT MAX(tick0) FROM chunks)",
+                   (rng.choice([-5, 0, 10**12, "x", 3.5]),))
+    elif kind == "keyframe_tick":
+        db.execute("UPDATE keyframes SET tick = ? WHERE tick = (SELECT MAX(tick) FROM keyframes)",
+                   (rng.choice([-7, 10**9, 55]),))
+    elif kind == "drop_table":
+        db.execute(f"DROP TABLE {rng.choice(['chunks', 'keyframes', 'header'])}")
+    elif kind == "config_shape":
+        db.execute("UPDATE header SET value = ? WHERE key = 'config'", (json.dumps({"seed": 1}),))
+    db.commit()
+    db.close()
+    if kind == "truncate":
+        with open(path, "r+b") as fh:
+            fh.truncate(rng.randrange(100, path.stat().st_size))
+    return kind
+
+
+def damaged_cases(base, tmp_path, seed: int, n: int):
+    rng = random.Random(seed)
+    for i in range(n):
+        path = tmp_path / f"damaged{i}.db"
+        shutil.copy(base, path)
+        damage(path, rng)
+        out = tmp_path / f"out{i}.db"
+        argv = rng.choice([["replay", str(path), "--headless"], ["report", str(path), "--fish", "3"],
+                           ["trace", str(path), "--fish", "1", "--from", "0", "--to", "5"],
+                           ["export", str(path), "--around", "150", "--radius", "30", "--out", str(out)],
+                           ["fork", str(path), "--at", "120", "--fish", "2", "--plan", "forage", "--ticks", "10"]])
+        yield path, argv
+
+
+def check_damaged(path, argv) -> None:
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    check(argv)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before, argv  # reading never changes it
+
+
+def test_generated_command_lines_are_exit_0_or_one_line_exit_2():
+    for argv in cli_cases(seed=1, n=60):
+        check(argv)
+
+
+def test_damaged_recordings_are_one_line_errors_and_stay_untouched(base_recording, tmp_path):
+    for path, argv in damaged_cases(base_recording, tmp_path, seed=1, n=40):
+        check_damaged(path, argv)
+
+
+@pytest.mark.soak
+def test_full_campaign_of_command_lines():
+    for argv in cli_cases(seed=7, n=1000):
+        check(argv)
+
+
+@pytest.mark.soak
+def test_full_campaign_of_damaged_recordings(base_recording, tmp_path):
+    for path, argv in damaged_cases(base_recording, tmp_path, seed=7, n=500):
+        check_damaged(path, argv)
