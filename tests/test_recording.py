@@ -404,3 +404,30 @@ def test_losing_the_wal_after_a_crash_loses_seconds_not_the_run(tmp_path):
     again = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "5", "--record", str(path),
                             "--overwrite"], capture_output=True, text=True, cwd=ROOT)
     assert again.returncode == 0, again.stderr
+
+
+def test_an_edited_recording_says_modified_instead_of_replaying_something_else(recorded, tmp_path):
+    path, _ = recorded[3]
+    seed = tmp_path / "seed.db"
+    shutil.copy(path, seed)
+    with sqlite3.connect(seed) as db:
+        db.execute("UPDATE header SET value = '4' WHERE key = 'seed'")
+    assert "modified" in _cli_error("replay", str(seed), "--headless")
+    config = tmp_path / "config.db"
+    shutil.copy(path, config)
+    with sqlite3.connect(config) as db:
+        db.execute("""UPDATE header SET value = json_set(value, '$.food.spawn_rate', 0.001) WHERE key = 'config'""")
+    assert "modified" in _cli_error("replay", str(config), "--headless")
+    chunk = tmp_path / "chunk.db"
+    shutil.copy(path, chunk)
+    with sqlite3.connect(chunk) as db:
+        tick0, data = db.execute("SELECT tick0, data FROM chunks WHERE tick0 > 200 ORDER BY tick0").fetchone()
+        from mirofish.observe.recording import decode_columns, encode_columns
+
+        cols, texts = decode_columns(data)
+        if len(cols["goal"]):
+            cols["goal"][0] = (int(cols["goal"][0]) % 5) + 1  # a different plan, validly encoded
+        cols["ticks"][0, 1] += 1.0
+        db.execute("UPDATE chunks SET data = ? WHERE tick0 = ?", (encode_columns(cols, texts), tick0))
+    assert "modified" in _cli_error("report", str(chunk), "--fish", "1")
+    assert Recording(path).header["checksum"]  # the untouched file verifies

@@ -29,6 +29,7 @@ Reading never writes: :class:`Recording` opens the database read-only.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import sqlite3
 import struct
@@ -208,6 +209,10 @@ class Recorder:
         self._wake.set()
         self._thread.join()
         try:
+            digest = content_digest(self._db)
+            with self._db:
+                self._db.execute("BEGIN")
+                self._db.execute("INSERT OR REPLACE INTO header VALUES ('checksum', ?)", (json.dumps(digest),))
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.execute("PRAGMA journal_mode=DELETE")
         except sqlite3.Error:
@@ -256,6 +261,21 @@ class Recorder:
                     pass
             if stopping and not self._ticks:
                 return
+
+
+def content_digest(db: sqlite3.Connection) -> str:
+    """A digest of everything a recording holds — header (but its checksum), keyframes and
+    chunks in tick order — written at a clean close and checked when the file is opened, so
+    a file edited afterwards says so instead of replaying something else."""
+    h = hashlib.blake2b(digest_size=16)
+    for key, value in db.execute("SELECT key, value FROM header WHERE key != 'checksum' ORDER BY key"):
+        h.update(f"{key}={value}\n".encode())
+    for table, key in (("keyframes", "tick"), ("chunks", "tick0")):
+        for row in db.execute(f"SELECT * FROM {table} ORDER BY {key}"):
+            for v in row:
+                h.update(v if isinstance(v, bytes) else repr(v).encode())
+                h.update(b"|")
+    return h.hexdigest()
 
 
 def _encode_chunk(ticks: list[tuple]) -> tuple:
@@ -433,6 +453,15 @@ class Recording:
             raise RecordingError(f"recording is damaged (a keyframe's tick is not a tick): {self.path}")
         self.first_tick = self.keyframe_ticks[0]
         self.last_tick = self._check_spans(spans)
+        stored = self.header.get("checksum")
+        if stored is not None:  # written at a clean close (a run cut off by a crash has none)
+            try:
+                actual = content_digest(self._db)
+            except sqlite3.DatabaseError as exc:
+                raise RecordingError(f"recording is damaged ({exc}): {self.path}") from None
+            if actual != stored:
+                raise RecordingError(f"recording was modified after it was written (its checksum does not match): "
+                                     f"{self.path}")
         try:
             self.chunk_ticks = int(self.header.get("chunk_ticks") or 2)
         except (TypeError, ValueError, OverflowError):
