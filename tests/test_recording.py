@@ -431,3 +431,12 @@ def test_an_edited_recording_says_modified_instead_of_replaying_something_else(r
         db.execute("UPDATE chunks SET data = ? WHERE tick0 = ?", (encode_columns(cols, texts), tick0))
     assert "modified" in _cli_error("report", str(chunk), "--fish", "1")
     assert Recording(path).header["checksum"]  # the untouched file verifies
+
+
+def test_outputs_never_replace_something_that_is_not_a_regular_file(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for args in (["live", "--headless", "--ticks", "3", "--record", str(fifo), "--overwrite"],
+                 ["referential", "--headless", "--rounds", "2", "--log", str(fifo), "--overwrite"]):
+        assert "not a regular file" in _cli_error(*args)
+    assert fifo.exists() and not fifo.is_file()  # still the pipe it was

@@ -7,7 +7,8 @@ Every command that writes a file checks its output first, before anything is wri
 * a path that resolves to one of the command's inputs (or to the input's ``-wal``, ``-shm``
   or ``-journal`` companion) is refused: ``export X.db --out X.db`` would leave X.db with no
   keyframe;
-* an existing file is refused unless the user says ``--overwrite``;
+* an existing file is refused unless the user says ``--overwrite``; something that is not a
+  regular file (``/dev/full``, a pipe) is refused always — it is never replaced;
 * a recording another run is writing right now is refused even with ``--overwrite``
   (:class:`WriterLock`, an exclusive lock held for the whole run).
 
@@ -47,6 +48,8 @@ def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathL
         src = Path(source).resolve()
         if any(target == Path(str(src) + suffix) for suffix in COMPANIONS):
             raise OutputError(f"refusing to write the {what} {p} over its input {source}")
+    if p.exists() and not p.is_file():
+        raise OutputError(f"{what} {p} is not a regular file (a device, pipe or socket); give a file name")
     if p.exists() and not overwrite:
         raise OutputError(f"{what} {p} exists; add --overwrite to replace it")
     parent = target.parent
