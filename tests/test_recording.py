@@ -228,6 +228,14 @@ def test_kill_9_leaves_a_file_that_replays_to_its_last_committed_tick(tmp_path):
     assert player.state_hash() == live.state_hash()
 
 
+def edited(path, out, sql: str):
+    """A copy of the recording ``path`` at ``out`` with ``sql`` run on it."""
+    shutil.copy(path, out)
+    with sqlite3.connect(out) as db:
+        db.execute(sql)
+    return out
+
+
 def _cli_error(*args):
     out = subprocess.run([sys.executable, "run.py", *args], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2, out
@@ -260,32 +268,17 @@ def test_bad_recordings_are_one_line_errors_and_stay_untouched(recorded, tmp_pat
     _cli_error("replay", str(corrupted), "--headless", "--to-tick", "440")
     assert file_digest(corrupted) == before
 
-    newer = tmp_path / "newer.db"
-    shutil.copy(path, newer)
-    with sqlite3.connect(newer) as db:
-        db.execute("UPDATE header SET value = '99' WHERE key = 'format_version'")
+    newer = edited(path, tmp_path / "newer.db", "UPDATE header SET value = '99' WHERE key = 'format_version'")
     assert "newer" in _cli_error("replay", str(newer), "--headless")
 
-    gap = tmp_path / "gap.db"
-    shutil.copy(path, gap)
-    with sqlite3.connect(gap) as db:
-        db.execute("DELETE FROM chunks WHERE tick0 = (SELECT MIN(tick0) FROM chunks WHERE tick0 > 120)")
+    gap = edited(path, tmp_path / "gap.db", "DELETE FROM chunks WHERE tick0 = (SELECT MIN(tick0) FROM chunks WHERE tick0 > 120)")
     assert "a gap in its chunks" in _cli_error("replay", str(gap), "--headless", "--to-tick", "190")
 
-    forever = tmp_path / "forever.db"  # a last chunk claiming a trillion ticks must not run forever
-    shutil.copy(path, forever)
-    with sqlite3.connect(forever) as db:
-        db.execute("UPDATE chunks SET tick1 = 1000000000000 WHERE tick0 = (SELECT MAX(tick0) FROM chunks)")
+    forever = edited(path, tmp_path / "forever.db", "UPDATE chunks SET tick1 = 1000000000000 WHERE tick0 = (SELECT MAX(tick0) FROM chunks)")  # a last chunk claiming a trillion ticks must not run forever
     assert "claims ticks" in _cli_error("replay", str(forever), "--headless")
-    longer = tmp_path / "longer.db"  # … or ticks it does not hold
-    shutil.copy(path, longer)
-    with sqlite3.connect(longer) as db:
-        db.execute("UPDATE chunks SET tick0 = tick0 + 3, tick1 = tick1 + 3 WHERE tick0 > 300")
+    longer = edited(path, tmp_path / "longer.db", "UPDATE chunks SET tick0 = tick0 + 3, tick1 = tick1 + 3 WHERE tick0 > 300")  # … or ticks it does not hold
     assert "a gap" in _cli_error("replay", str(longer), "--headless")
-    badcfg = tmp_path / "badcfg.db"
-    shutil.copy(path, badcfg)
-    with sqlite3.connect(badcfg) as db:
-        db.execute("""UPDATE header SET value = json_set(value, '$.fish.count', -4) WHERE key = 'config'""")
+    badcfg = edited(path, tmp_path / "badcfg.db", """UPDATE header SET value = json_set(value, '$.fish.count', -4) WHERE key = 'config'""")
     assert "stored config is invalid (fish.count" in _cli_error("replay", str(badcfg), "--headless")
 
     assert "outside" in _cli_error("replay", str(path), "--headless", "--to-tick", "999999")
@@ -408,15 +401,9 @@ def test_losing_the_wal_after_a_crash_loses_seconds_not_the_run(tmp_path):
 
 def test_an_edited_recording_says_modified_instead_of_replaying_something_else(recorded, tmp_path):
     path, _ = recorded[3]
-    seed = tmp_path / "seed.db"
-    shutil.copy(path, seed)
-    with sqlite3.connect(seed) as db:
-        db.execute("UPDATE header SET value = '4' WHERE key = 'seed'")
+    seed = edited(path, tmp_path / "seed.db", "UPDATE header SET value = '4' WHERE key = 'seed'")
     assert "modified" in _cli_error("replay", str(seed), "--headless")
-    config = tmp_path / "config.db"
-    shutil.copy(path, config)
-    with sqlite3.connect(config) as db:
-        db.execute("""UPDATE header SET value = json_set(value, '$.food.spawn_rate', 0.001) WHERE key = 'config'""")
+    config = edited(path, tmp_path / "config.db", """UPDATE header SET value = json_set(value, '$.food.spawn_rate', 0.001) WHERE key = 'config'""")
     assert "modified" in _cli_error("replay", str(config), "--headless")
     chunk = tmp_path / "chunk.db"
     shutil.copy(path, chunk)
