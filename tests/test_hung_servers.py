@@ -79,3 +79,32 @@ def test_late_model_answers_after_a_tick_gave_up_are_not_applied_twice():
     first = [(fish, tier) for t, fish, tier in applied if t == 0]
     assert sorted(f for f, _ in first) == list(range(10))  # every fish decided once for its tick-0 request …
     assert {tier for _, tier in first} == {TIER_INDEX["fallback"]}  # … by the fallback, the model being late
+
+
+@pytest.mark.parametrize("fault", ["reset", "not_http", "huge_body", "retry_after_forever"])
+def test_broken_servers_are_fallbacks_in_the_same_tick_budget(fault):
+    with TestServer(fault=fault) as server:
+        eng = make_engine(cfg_for(server.url))
+        start = time.perf_counter()
+        try:
+            eng.run(10)
+        finally:
+            eng.close()
+        elapsed = time.perf_counter() - start
+    assert elapsed < 10 * 0.3 + 2.0, elapsed
+    tiers = eng.metrics.decisions_by_tier()
+    assert tiers.get("fallback", 0) >= 10 and not tiers.get("small")
+    assert eng.world.school.moves.sum() > 50
+
+
+def test_realtime_fish_keep_swimming_when_the_server_says_retry_after_100000():
+    ticks = 60
+    with TestServer(fault="retry_after_forever") as server:
+        eng = make_engine(cfg_for(server.url), mode="realtime")
+        try:
+            for _ in range(ticks):
+                eng.step()
+                time.sleep(0.02)
+        finally:
+            eng.close()
+    assert eng.world.school.moves.sum() >= 0.9 * healthy_moves(ticks)

@@ -12,7 +12,9 @@ the view forbids), ``429`` (rate limited, with Retry-After), ``500``, ``reject_j
 (HTTP 500 for ``response_format`` json_schema, as llama.cpp's server does), servers that
 misbehave at the transport level — ``hang`` (reads the request, never answers), ``drip``
 (a valid reply, one byte every ``delay`` seconds), ``endless`` (a chunked body that never
-ends) — and stopping the server outright. ``fault_every`` applies the fault to every k-th
+ends), ``reset`` (closes the connection without a word), ``not_http`` (answers with bytes
+that are not HTTP), ``huge_body`` (a 50 MB reply), ``retry_after_forever`` (429 with
+``Retry-After: 100000``) — and stopping the server outright. ``fault_every`` applies the fault to every k-th
 request only.
 
 Pacing like a real local server: ``rate`` (completions per second, served one after another
@@ -37,7 +39,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .prompt import estimate_tokens
 
-FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless")
+FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
+          "reset", "not_http", "huge_body", "retry_after_forever")
 _MOVES = {"move_n": (0, -1), "move_s": (0, 1), "move_w": (-1, 0), "move_e": (1, 0)}
 
 
@@ -252,8 +255,11 @@ class TestServer:
                     return
                 server.pace()
                 fault = server.fault if n % max(1, server.fault_every) == 0 else "none"
-                if fault in ("hang", "drip", "endless"):
+                if fault in ("hang", "drip", "endless", "reset", "not_http", "huge_body"):
                     self._misbehave(fault)
+                    return
+                if fault == "retry_after_forever":
+                    self._send(429, {"error": {"message": "come back much later"}}, {"Retry-After": "100000"})
                     return
                 if fault == "slow":
                     time.sleep(server.delay)
@@ -308,6 +314,26 @@ class TestServer:
                 try:
                     if fault == "hang":
                         server._stopping.wait()
+                        return
+                    if fault == "reset":
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    if fault == "not_http":
+                        self.wfile.write(b"\x00\xffthis is not HTTP at all\r\n\r\n")
+                        self.close_connection = True
+                        return
+                    if fault == "huge_body":
+                        size = 50 * 2**20
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(size))
+                        self.end_headers()
+                        block = b" " * 2**20
+                        for _ in range(50):
+                            if server._stopping.is_set():
+                                return
+                            self.wfile.write(block)
                         return
                     if fault == "drip":
                         body = json.dumps({"id": "drip", "object": "chat.completion", "created": 0,
