@@ -1,4 +1,4 @@
-"""The six actions — an enum, never free text (DESIGN §2)."""
+"""The six actions — an enum, never free text (docs/design.md §2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The arbiter: turns all intents of one tick into what actually happens (DESIGN §2, seed §3.1).
+"""The arbiter: turns all intents of one tick into what actually happens (docs/design.md §2).
 
 Rules, all deterministic and independent of fish ids or array order:
 

@@ -1,4 +1,4 @@
-"""Command line (DESIGN §6). ``python run.py --help`` lists the commands.
+"""Command line (docs/design.md §6). ``python run.py --help`` lists the commands.
 
 Bad input — an unknown flag, a bad value, a missing config file, an invalid config value —
 prints exactly one line on stderr and exits with code 2; no traceback. Set
@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--candidates", type=_int_at_least(2), default=5, help="candidates per round (2-20)")
     ref.add_argument("--three", action="store_true", help="a third agent joins half-way (majority rule)")
     ref.add_argument("--glossary", metavar="PATH", help="SQLite glossary to use and keep (default: in memory)")
-    ref.add_argument("--log", metavar="PATH", help="JSON Lines round log (seed 000 §6.4 fields)")
+    ref.add_argument("--log", metavar="PATH", help="JSON Lines round log, one line per round (fields in README \"Referential game\")")
     ref.add_argument("--base-url", metavar="URL", help="llm agents: OpenAI-compatible server")
     ref.add_argument("--model", metavar="NAME", help="llm agents: model name")
     _add_window_flags(ref)

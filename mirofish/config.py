@@ -1,4 +1,4 @@
-"""One validated parameter tree for a MiroFish run (DESIGN §2).
+"""One validated parameter tree for a MiroFish run (docs/design.md §2).
 
 The defaults live in ``assets/default.toml``; a user file given with ``--config``
 is layered on top, then every ``--set section.key=value``. Validation errors become a

@@ -1,4 +1,4 @@
-"""The engine: the tick loop between the world and a decision source (DESIGN §3).
+"""The engine: the tick loop between the world and a decision source (docs/design.md §3).
 
 Per tick:
 

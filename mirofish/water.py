@@ -1,4 +1,4 @@
-"""The water layer: grid, glass, plants, rocks and food (DESIGN §1, §2).
+"""The water layer: grid, glass, plants, rocks and food (docs/design.md §1, §2).
 
 Every grid is stored *padded*: ``pad`` extra rings of wall around the tank, so that any
 fish's view window is a fixed set of flat offsets and never needs bounds checks. Cells are

@@ -4,7 +4,7 @@
 covers. It never imports a brain, pygame or openai, and never reads the clock: the engine
 asks it which fish need a decision, hands it decisions, and calls :meth:`World.step`.
 
-Tick order (DESIGN §3): the steering layer turns each fish's standing plan and its view
+Tick order (docs/design.md §3): the steering layer turns each fish's standing plan and its view
 into an action (exhausted fish rest) → the arbiter resolves moves and meals → food spawns
 and rots → energy → age → the fish look at their new surroundings (one gather of view codes
 that serves the triggers, the next tick's steering and the brains' requests), remember what

@@ -1,5 +1,5 @@
 """Event-driven decisions: the seed's action-mode triggers (brain.decides = "action"), and
-plan mode's triggers: plans end, fail, or meet something salient (DESIGN §2)."""
+plan mode's triggers: plans end, fail, or meet something salient (docs/design.md §2)."""
 
 import numpy as np
 

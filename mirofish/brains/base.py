@@ -1,4 +1,4 @@
-"""The one interface through which every decision reaches the engine (DESIGN §3).
+"""The one interface through which every decision reaches the engine (docs/design.md §3).
 
 A *decision source* — the instinct brain, a model worker pool, a recording being replayed,
 an intervention — owns two queues: the engine puts :class:`RequestBatch` objects on

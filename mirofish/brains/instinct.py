@@ -1,7 +1,7 @@
 """The instinct brain: personality-weighted tendencies and a seeded softmax, no network.
 
 Each action gets a utility from what the fish perceives — never from the world — and its
-personality scales each tendency (seed 003 §3.2, §4.3):
+personality scales each tendency:
 
 * hunger × appetite → move toward food in view, eat food under or beside it;
 * sociability → move toward other fish in view (and rest more readily in company — the

@@ -1,4 +1,4 @@
-"""The model brain: an asyncio worker pool behind the engine's request/result queues (DESIGN §3).
+"""The model brain: an asyncio worker pool behind the engine's request/result queues (docs/design.md §3).
 
 Flow for each request (one fish, one decision):
 

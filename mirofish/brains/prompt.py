@@ -1,4 +1,4 @@
-"""What a model brain is asked and how its answer is read (DESIGN §3, seed 003 §2, §4.2).
+"""What a model brain is asked and how its answer is read (docs/design.md §3).
 
 The prompt is a fixed **shared prefix** — world rules, the six actions with their
 preconditions and costs, the output format, and the seed's tendency line about being steadier

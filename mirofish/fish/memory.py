@@ -4,7 +4,7 @@ Events are stored as integers — ``(tick, code, arg)`` per slot of an ``(n, siz
 recording is vectorised and the state hash covers them; they become the text
 ``t{tick} {event}`` only when a brain, a snapshot or a person reads them.
 
-Long memory follows seed 003 §5.2: every ``summary_every`` ticks a summary is written from
+Long memory (docs/design.md §2): every ``summary_every`` ticks a summary is written from
 the counters since the last one *plus at least ``summary_anchors`` raw events quoted
 verbatim*, at most ``summaries_kept`` are kept, and the personality is never an input
 that the summary may rewrite.

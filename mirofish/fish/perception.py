@@ -1,6 +1,6 @@
 """What a fish perceives: its (2r+1)² patch of water, its own state and its memories.
 
-The view alphabet is DESIGN §2's: ``.`` water, ``#`` glass/plant/rock/off-grid, ``F`` food,
+The view alphabet is docs/design.md §2's: ``.`` water, ``#`` glass/plant/rock/off-grid, ``F`` food,
 ``@`` self, and another fish (never an id) as the direction it faces: ``^`` north, ``v``
 south, ``<`` west, ``>`` east. Seeing where the others swim is perception, not a rule:
 it is what lets a fish fall in with them. A fish standing on food cannot see it under

@@ -1,8 +1,8 @@
-"""Frozen personalities: a few numeric traits and a one-line persona (DESIGN §2).
+"""Frozen personalities: a few numeric traits and a one-line persona (docs/design.md §2).
 
 Traits are integers 0..100 drawn once from the world's generator; the persona text is a
 pure function of them. Nothing rewrites either after birth — long-term summaries are
-stored beside the persona, never in it (seed 003 §5.2).
+stored beside the persona, never in it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Plans: what a decision is (DESIGN §2 "plans").
+"""Plans: what a decision is (docs/design.md §2 "plans").
 
 A brain answers with a standing **plan** — a goal from a small enum, its parameter, a
 horizon and a short thought — and the fish keeps it until it ends, fails or something

@@ -1,4 +1,4 @@
-"""The terminal view: the whole tank as characters (seed 003 §1.3), drawn from a snapshot.
+"""The terminal view: the whole tank as characters, drawn from a snapshot.
 
 Often the quickest way to see something odd — a corner that never empties, a jam. Fish are
 arrows showing their heading; ``x`` marks an exhausted fish.

@@ -1,4 +1,4 @@
-"""The six health metrics of DESIGN §4, plus collective-motion measures and alerts.
+"""The six health metrics of docs/design.md §4, plus collective-motion measures and alerts.
 
 Metrics read :class:`~mirofish.engine.Frame` objects only (per-tick snapshots in array
 form); they never touch the world. Each metric has a *current* value (over its window) and

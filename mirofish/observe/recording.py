@@ -1,4 +1,4 @@
-"""Recordings: one SQLite file per run (DESIGN §4, seed 003 §6.2).
+"""Recordings: one SQLite file per run (docs/design.md §4).
 
 What a recording holds:
 

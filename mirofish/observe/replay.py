@@ -404,7 +404,7 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
     """Isolate one fish: its perception, recorded decision and what the brain decides now, per tick.
 
     The whole tank is re-simulated from the recording, so the fish's neighbours are exactly
-    where they were (seed 003 §5.4: isolating a fish without its neighbours proves nothing).
+    where they were (isolating a fish without its neighbours proves nothing).
     """
     from ..brains.base import RequestBatch
 

@@ -1,4 +1,4 @@
-"""The single-fish report (seed 003 §6.3): one fish over a tick range, as numbers.
+"""The single-fish report: one fish over a tick range, as numbers.
 
 Action distribution (vs the tank), energy curve, memory length (the characters of memory a
 model would be fed), social contacts, drift score (its latest long-term summary vs its

@@ -14,7 +14,7 @@ from ..fish.memory import drift_score
 from ..snapshot import FishSnapshot
 from . import theme
 
-# (label, key, format, healthy range, bad below, bad above) — DESIGN §4 / seed §6.1.
+# (label, key, format, healthy range, bad below, bad above) — docs/design.md §4
 SIX = [
     ("action entropy", "action_entropy", "{:.2f}", (1.6, 1.9), 1.2, None),
     ("conflict rate", "conflict_rate", "{:.1%}", (0.03, 0.08), None, 0.15),

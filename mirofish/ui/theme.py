@@ -1,4 +1,4 @@
-"""Colours, fonts and a text cache for the window (seed 003: calm deep-blue water)."""
+"""Colours, fonts and a text cache for the window (calm deep-blue water)."""
 
 from __future__ import annotations
 

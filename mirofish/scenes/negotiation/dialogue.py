@@ -1,6 +1,6 @@
 """Grounding tracker, failure detector, repair executor, Argent signals and the session loop.
 
-* **Dialogue grounding tracker** (seed 002 §3.1): entities (the named terms) with attributes
+* **Dialogue grounding tracker**: entities (the named terms) with attributes
   and a grounded flag, propositions (offers) with a status, the action history, and an
   uncertainty score; saved per session to SQLite.
 * **Failure detector** (§3.2): vague references, undefined terms, contradictions with history
@@ -13,7 +13,7 @@
   uncertainty drop over the next 3 turns and by key terms newly grounded; the party with more
   at stake initiates; after two failed repairs on a topic the anti-loop rule asks a yes/no
   confirmation, and if that fails the parties agree to disagree on it.
-* **Argent signals** (seed 001): layer 1 on every message (task id, goal hash robust to
+* **Argent signals**: layer 1 on every message (task id, goal hash robust to
   whitespace and punctuation, constraint checklist); layer 2 on uncertain turns (assumptions,
   confidence, alternatives); layer 3 drift alerts that open a one-turn calibration.
 """
@@ -36,7 +36,7 @@ STRATEGIES = ("confirming_restatement", "exploratory_question", "offering_option
 FAILURES = ("undefined_term", "contradiction", "vague_reference", "extreme_statement", "backtracking",
             "inheritance", "assumption_conflict")
 # How often each strategy actually restores common ground, per failure type: the simulated
-# world's truth, unknown to the bandit (seed 002 §3.3's table of where each strategy fits).
+# world's truth, unknown to the bandit (which strategy fits which failure type).
 EFFECT = {
     "confirming_restatement": {"undefined_term": .45, "contradiction": .3, "vague_reference": .85, "extreme_statement": .3,
                                "backtracking": .4, "inheritance": .5, "assumption_conflict": .5},

@@ -1,5 +1,5 @@
 """The negotiation world: a buyer and a seller, several issues, private values — and words
-whose private definitions differ (seed 002 §2.2: "what does 'standard support' cover?").
+whose private definitions differ ("what does 'standard support' cover?").
 
 Issues: price, delivery time and payment terms are numbers; support scope and the AI feature
 are *named levels* ("basic", "standard", "premium" …). Each party maps a name to an actual

@@ -12,7 +12,7 @@
   message's terms fit best (log-probabilities, smoothed) and reports its interpretation of
   each term, which the glossary compares with the sender's definition.
 
-Conditions (seed 000 §5.2): ``dynamic`` (the above), ``fixed`` (a glossary given in advance,
+Conditions: ``dynamic`` (the above), ``fixed`` (a glossary given in advance,
 no invention), ``natural`` (the sender spells the target out — the length baseline).
 Three agents (§8.1): a third agent joins half-way with the existing glossary; from then on a
 new term enters the shared glossary only when a majority of the agents interpret it as its

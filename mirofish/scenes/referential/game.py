@@ -1,4 +1,4 @@
-"""The referential game (GlossoGen, seed 000): a sender names a target, a receiver picks it.
+"""The referential game (GlossoGen): a sender names a target, a receiver picks it.
 
 Objects are tuples of attribute values (default colour × shape × size = 4 × 3 × 2 = 24). A
 round draws a target and ``candidates - 1`` distractors in a fixed (seeded) order; the sender

@@ -1,4 +1,4 @@
-"""The glossary as a runtime resource, in SQLite (seed 000 §3, §7.3).
+"""The glossary as a runtime resource, in SQLite.
 
 Schema = the seed's §7.3 table plus the model that created a term, its status (``active``,
 ``proposed`` — waiting for a majority in a three-agent game — or ``pruned``) and who proposed

@@ -1,4 +1,4 @@
-"""Model agents for the referential game, through the shared worker pool (seed 000 §3.4).
+"""Model agents for the referential game, through the shared worker pool.
 
 The sender gets the seed's rules: at most ``max_chars`` characters, no spelled-out attributes,
 reuse the glossary's terms, and declare any new term with its canonical properties. The
