@@ -24,22 +24,26 @@ def cfg_for(url: str, **dotted):
     return load_config(**base)
 
 
-@pytest.mark.parametrize("fault", ["hang", "drip", "endless"])
-def test_lockstep_ticks_are_bounded_and_the_fallback_decides(fault):
+LOCKSTEP = [("hang", 20), ("drip", 20), ("endless", 20), ("reset", 10), ("not_http", 10), ("huge_body", 10),
+            ("retry_after_forever", 10)]
+
+
+@pytest.mark.parametrize("fault, ticks", LOCKSTEP)
+def test_lockstep_ticks_are_bounded_and_the_fallback_decides(fault, ticks):
     with TestServer(fault=fault, delay=1.0) as server:
         eng = make_engine(cfg_for(server.url))
         start = time.perf_counter()
         try:
-            eng.run(20)
+            eng.run(ticks)
         finally:
             eng.close()
         elapsed = time.perf_counter() - start
-    assert elapsed < 20 * 0.3 + 2.0, elapsed
+    assert elapsed < ticks * 0.3 + 2.0, elapsed
     tiers = eng.metrics.decisions_by_tier()
     assert tiers.get("fallback", 0) >= 10 and not tiers.get("small")  # every fish, by the fallback
-    assert eng.world.school.moves.sum() > 100  # and the fish swam
-    status = eng.source.status()
-    assert status["tiers"]["small"]["state"] != "closed"  # the failing server opened the breaker
+    assert eng.world.school.moves.sum() > 5 * ticks  # and the fish swam
+    if ticks == 20:
+        assert eng.source.status()["tiers"]["small"]["state"] != "closed"  # the failing server opened the breaker
 
 
 def healthy_moves(ticks: int) -> int:
@@ -48,8 +52,8 @@ def healthy_moves(ticks: int) -> int:
     return int(eng.world.school.moves.sum())
 
 
-@pytest.mark.parametrize("fault", ["hang", "endless"])
-def test_realtime_fish_keep_swimming_against_a_hung_server(fault):
+@pytest.mark.parametrize("fault", ["hang", "endless", "retry_after_forever"])
+def test_realtime_fish_keep_swimming_against_a_failing_server(fault):
     ticks = 60
     with TestServer(fault=fault) as server:
         eng = make_engine(cfg_for(server.url), mode="realtime")
@@ -60,8 +64,9 @@ def test_realtime_fish_keep_swimming_against_a_hung_server(fault):
         finally:
             eng.close()
     assert eng.world.school.moves.sum() >= 0.9 * healthy_moves(ticks)
-    tiers = eng.metrics.decisions_by_tier()
-    assert tiers.get("fallback", 0) > 0 and not tiers.get("small")
+    assert not eng.metrics.decisions_by_tier().get("small")
+    if fault != "retry_after_forever":
+        assert eng.metrics.decisions_by_tier().get("fallback", 0) > 0
 
 
 def test_late_model_answers_after_a_tick_gave_up_are_not_applied_twice():
@@ -80,31 +85,3 @@ def test_late_model_answers_after_a_tick_gave_up_are_not_applied_twice():
     assert sorted(f for f, _ in first) == list(range(10))  # every fish decided once for its tick-0 request …
     assert {tier for _, tier in first} == {TIER_INDEX["fallback"]}  # … by the fallback, the model being late
 
-
-@pytest.mark.parametrize("fault", ["reset", "not_http", "huge_body", "retry_after_forever"])
-def test_broken_servers_are_fallbacks_in_the_same_tick_budget(fault):
-    with TestServer(fault=fault) as server:
-        eng = make_engine(cfg_for(server.url))
-        start = time.perf_counter()
-        try:
-            eng.run(10)
-        finally:
-            eng.close()
-        elapsed = time.perf_counter() - start
-    assert elapsed < 10 * 0.3 + 2.0, elapsed
-    tiers = eng.metrics.decisions_by_tier()
-    assert tiers.get("fallback", 0) >= 10 and not tiers.get("small")
-    assert eng.world.school.moves.sum() > 50
-
-
-def test_realtime_fish_keep_swimming_when_the_server_says_retry_after_100000():
-    ticks = 60
-    with TestServer(fault="retry_after_forever") as server:
-        eng = make_engine(cfg_for(server.url), mode="realtime")
-        try:
-            for _ in range(ticks):
-                eng.step()
-                time.sleep(0.02)
-        finally:
-            eng.close()
-    assert eng.world.school.moves.sum() >= 0.9 * healthy_moves(ticks)
