@@ -44,8 +44,6 @@ EVENT_ORDER = np.array([mem.EXHAUSTED, mem.REFUSED, mem.BLOCKED, mem.ATE, mem.FO
 TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed", "timeout", "ate",
                  "energy_reached", "plan_horizon", "stuck", "food_gone", "lost_company", "hungry_food_in_view",
                  "found_company", "crowded")
-PLAN_DONE = (T_ATE, T_ENERGY_REACHED, T_HORIZON)  # a plan that ended as planned
-PLAN_FAILED = (T_STUCK, T_FOOD_GONE, T_LOST_COMPANY)
 _EAT, _REST = int(Action.EAT), int(Action.REST)
 
 # Which plan events concern a goal (rows: hold, forage, school, explore, rest, keep_away).
@@ -166,7 +164,6 @@ class World:
         s.at_summary[:, 5] = s.energy
         self.occupant[s.cell] = s.ids
         self._id_keys = mix64(cfg.seed, s.ids)
-        self._zeros = np.zeros(n, np.int16)
         self._flags = np.zeros((n, EVENT_ORDER.size), bool)  # per tick: which memory events happened
         self._args = np.zeros((n, EVENT_ORDER.size), np.int16)  # … and their arguments
         self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits)

@@ -439,12 +439,8 @@ class ModelPool(DecisionSource):
     def _fallback(self, batch: RequestBatch, i: int, reason: str) -> None:
         if (batch.tick, int(batch.fish[i])) in self._given_up:
             return  # the engine gave up on this request; its fallback already answered
-        self.stats.fallbacks[reason] += 1
-        self.stats.decisions += 1
-        decided = self.fallback.decide(batch.subset(np.array([i])))
-        decided.status = np.array([INVALID], np.int8)  # the model's decision failed; instinct stood in
-        decided.meta = {"reason": reason}
-        self.results.put(decided)
+        # the model's decision failed; instinct stands in
+        self.results.put(self._instead(batch.subset(np.array([i])), reason, INVALID))
 
     async def _call(self, tier: Tier, perception, persona: str, trigger: str, summary_facts: str | None = None,
                     budget_end: float | None = None):
