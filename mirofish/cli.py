@@ -46,6 +46,16 @@ def _int_at_least(lo: int, hi: int = 2**31 - 1):
     return parse
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not 0.1 <= value <= 3600:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"must be between 0.1 and 3600 seconds, got {text}")
+    return value
+
+
 def _speed(text: str) -> float:
     try:
         value = float(text)
@@ -83,6 +93,12 @@ def _size(text: str | None):
     if w < 640 or h < 400:
         raise UsageError(f"mirofish: --size must be at least 640x400, got {text!r}")
     return w, h
+
+
+def _check_select(args: argparse.Namespace, fish: int) -> None:
+    """``--select ID`` names a fish of this tank (checked even when no window opens)."""
+    if getattr(args, "select", None) is not None and args.select >= fish:
+        raise UsageError(f"mirofish: --select {args.select} is not a fish of this tank (ids 0..{fish - 1})")
 
 
 def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
@@ -182,6 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--log", metavar="PATH", help="JSON Lines round log, one line per round (fields in README \"Referential game\")")
     ref.add_argument("--base-url", metavar="URL", help="llm agents: OpenAI-compatible server")
     ref.add_argument("--model", metavar="NAME", help="llm agents: model name")
+    ref.add_argument("--timeout", metavar="S", type=_seconds, default=20.0,
+                     help="llm agents: one model call takes at most S seconds in all, retries included (default 20)")
     _add_window_flags(ref)
 
     neg = sub.add_parser("negotiation", help="negotiation with grounding repair and Argent signals")
@@ -193,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     neg.add_argument("--db", metavar="PATH", help="SQLite file for each session's grounding state and turns")
     neg.add_argument("--base-url", metavar="URL", help="llm negotiators: OpenAI-compatible server")
     neg.add_argument("--model", metavar="NAME", help="llm negotiators: model name")
+    neg.add_argument("--timeout", metavar="S", type=_seconds, default=20.0,
+                     help="llm negotiators: one model call takes at most S seconds in all, retries included (default 20)")
     _add_window_flags(neg)
 
     gl = sub.add_parser("glossary", help="list a glossary file's terms and snapshots, or diff two snapshots")
@@ -394,6 +414,7 @@ def run_replay(args: argparse.Namespace) -> int:
     from .observe.replay import Player
 
     player = Player(args.path)
+    _check_select(args, player.cfg.fish.count)
     if args.headless:
         target = player.last_tick if args.to_tick is None else args.to_tick
         if not player.first_tick <= target <= player.last_tick:
@@ -503,7 +524,7 @@ def run_negotiation(args: argparse.Namespace) -> int:
             raise UsageError("mirofish negotiation: --agents llm needs --base-url and --model")
         from .scenes.negotiation.model_agents import model_speakers
 
-        speakers_for, close = model_speakers(args.base_url, args.model, args.seed)
+        speakers_for, close = model_speakers(args.base_url, args.model, args.seed, args.timeout)
     if not args.headless:
         from .scenes.negotiation.scene import NegotiationScene
         from .ui.app import run_window
@@ -544,7 +565,7 @@ def run_referential(args: argparse.Namespace) -> int:
 
         if not (args.base_url and args.model):
             raise UsageError("mirofish referential: --agents llm needs --base-url and --model")
-        factory = model_agent_factory(args.base_url, args.model, cfg)
+        factory = model_agent_factory(args.base_url, args.model, cfg, args.timeout)
     try:
         exp = Experiment(cfg, args.glossary, args.log, args.agents, factory)
     except GlossaryError as exc:
@@ -596,6 +617,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "screenshot")
         if args.command == "live":
             cfg = _config_from(args)
+            _check_select(args, cfg.fish.count)
             if args.headless:
                 progress = args.progress or sys.stderr.isatty()
                 run_headless(cfg, args.ticks or 2000, args.ascii, progress, record=args.record,

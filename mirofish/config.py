@@ -254,6 +254,8 @@ class BrainConfig(_Section):
     batch_window_ms: int = Field(80, ge=0, le=5000, description="realtime: gather requests this long")
     budget_tokens: int = Field(0, ge=0, le=10**15, description="0 = no budget; 80 % → small tier only, 100 % → instinct")
     request_timeout_s: float = Field(20.0, gt=0, le=3600, description="one model request, retries excluded")
+    max_reply_bytes: int = Field(262_144, ge=1024, le=64 * 2**20,
+                                 description="a reply body longer than this is cut off and counted as a failure")
     max_retries: int = Field(2, ge=0, le=10, description="retries of retryable errors (429, 5xx, network)")
     backoff_s: float = Field(0.2, ge=0, le=60, description="first retry delay; doubles, with jitter, capped at 4 s")
     breaker_failures: int = Field(5, ge=1, le=10_000, description="consecutive failures that open a tier's breaker")

@@ -459,6 +459,11 @@ class World:
     def load_state_arrays(self, d: dict[str, np.ndarray]) -> None:
         """Put this world (built from the same config) into the state :meth:`state_arrays` returned."""
         s, w = self.school, self.water
+        for name, mine in self.state_arrays().items():  # a keyframe from elsewhere is refused, not cast
+            if name in d and (d[name].dtype != mine.dtype or d[name].shape[1:] != mine.shape[1:]
+                              or (name.startswith("fish.") and d[name].shape != mine.shape)):
+                raise ValueError(f"array {name} is {d[name].dtype}{list(d[name].shape)}, "
+                                 f"expected {mine.dtype}{list(mine.shape)}")
         self.tick = int(d["tick"][0])
         for name in School.STATE:
             if f"fish.{name}" in d:  # recordings made before plans lack the plan arrays: hold plans

@@ -68,3 +68,37 @@ def test_terminal_view_runs_and_stops_at_ticks():
     out = run("live", "--terminal", "--ticks", "6", "--speed", "64", "--fish", "5", timeout=30)
     assert out.returncode == 0, out.stderr
     assert "schooling" in out.stdout and json.loads(out.stdout.strip().splitlines()[-1])["ticks"] == 6
+
+
+DEEP_TOML = "x = " + "[" * 3000 + "]" * 3000 + "\n"
+
+
+@pytest.mark.parametrize("args, needle", [
+    # values from the reliability campaign that used to end in exit 1 (issue "reliability", case 5)
+    (["live", "--headless", "--set", "food.energy=inf"], "food.energy"),
+    (["live", "--headless", "--set", "fish.max_energy=1e300"], "fish.max_energy"),
+    (["live", "--headless", "--set", "fish.start_age_max=1e23"], "fish.start_age_max"),
+    (["live", "--headless", "--set", "brain.request_timeout_s=1e23"], "brain.request_timeout_s"),
+    (["live", "--headless", "--set", "metrics.window=1000000000"], "metrics.window"),
+    (["live", "--headless", "--config", "{deep}"], "nested"),
+    (["live", "--headless", "--ticks", "5", "--record", "{tmp}"], "directory"),
+    (["live", "--headless", "--ticks", "5", "--record", ""], "empty"),
+    (["live", "--headless", "--ticks", "5", "--record", "{tmp}/" + "x" * 300 + ".db"], "too long"),
+    (["referential", "--headless", "--rounds", "5", "--log", "{tmp}"], "directory"),
+    (["live", "--headless", "--select", "60"], "--select"),
+    (["live", "--headless", "--base-url", "http://127.0.0.1:1/v1\nX-Evil: 1", "--model", "m",
+      "--brain", "llm"], "base_url"),
+    (["glossary", "{tmp}/g.db", "--diff", "1", str(2**63)], "--diff"),
+    # … and the two that never ended (case 11)
+    (["live", "--frames", str(2**63), "--fps"], "--frames"),
+    (["live", "--screenshot", ""], "empty"),
+])
+def test_the_campaigns_exit_1_cases_are_one_line_exit_2(tmp_path, args, needle):
+    deep = tmp_path / "deep.toml"
+    deep.write_text(DEEP_TOML)
+    args = [a.replace("{deep}", str(deep)).replace("{tmp}", str(tmp_path)) for a in args]
+    out = run(*args)
+    err = out.stderr.strip()
+    assert out.returncode == 2 and len(err.splitlines()) == 1, (out.returncode, err)
+    assert needle in err and "Traceback" not in out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deep.toml"]  # nothing was written

@@ -16,6 +16,7 @@ import random
 import shutil
 import sqlite3
 
+import numpy as np
 import pytest
 
 from mirofish.cli import main
@@ -143,3 +144,67 @@ def test_full_campaign_of_command_lines():
 def test_full_campaign_of_damaged_recordings(base_recording, tmp_path):
     for path, argv in damaged_cases(base_recording, tmp_path, seed=7, n=500):
         check_damaged(path, argv)
+
+
+def _resealed_chunk(db, change) -> None:
+    from mirofish.observe.recording import decode_columns, encode_columns
+
+    for tick0, blob in db.execute("SELECT tick0, data FROM chunks").fetchall():  # every chunk: each reader
+        arrays, texts = decode_columns(blob)                                       # reads only what it needs
+        db.execute("UPDATE chunks SET data = ? WHERE tick0 = ?", (change(arrays, texts), tick0))
+
+
+def _keyframe_as_float(db) -> None:
+    from mirofish.observe.recording import pack, unpack
+
+    for tick, blob in db.execute("SELECT tick, data FROM keyframes").fetchall():
+        arrays, extra = unpack(blob)
+        arrays = {k: v.astype(np.float64) for k, v in arrays.items()}
+        db.execute("UPDATE keyframes SET data = ? WHERE tick = ?", (pack(arrays, extra), tick))
+
+
+def _fish_beyond(arrays, texts):
+    arrays["fish"][:1] = 9_999
+    from mirofish.observe.recording import encode_columns
+    return encode_columns(arrays, texts)
+
+
+def _texts_wrong_shape(arrays, texts):
+    from mirofish.observe.recording import encode_columns
+    return encode_columns(arrays, ["thoughts", 5])  # a JSON list where an object belongs
+
+
+# The campaign's damaged recordings that used to exit 1 (reliability issue, case 5). Each is
+# re-sealed with a fresh checksum, as a tool that rewrote the file carelessly would leave it,
+# so the reader's own validation — not the "modified" check — has to catch it.
+RESEALED = {
+    "blob_of_the_wrong_sql_type": lambda db: db.execute(
+        "UPDATE chunks SET data = 'text'"),
+    "chunk_json_of_the_wrong_shape": lambda db: _resealed_chunk(db, _texts_wrong_shape),
+    "fish_id_beyond_the_count": lambda db: _resealed_chunk(db, _fish_beyond),
+    "null_chunk_ticks": lambda db: db.execute("UPDATE header SET value = 'null' WHERE key = 'chunk_ticks'"),
+    "keyframe_of_the_wrong_dtype": _keyframe_as_float,
+}
+READERS = [["replay", "{p}", "--headless"], ["report", "{p}", "--fish", "3"],
+           ["trace", "{p}", "--fish", "1", "--from", "0", "--to", "5"],
+           ["export", "{p}", "--around", "100", "--radius", "30", "--out", "{out}"],
+           ["fork", "{p}", "--at", "60", "--fish", "2", "--plan", "forage", "--ticks", "10"]]
+
+
+@pytest.mark.parametrize("damage_kind", sorted(RESEALED))
+def test_resealed_damage_is_a_one_line_error_for_every_reader(base_recording, tmp_path, damage_kind):
+    from mirofish.observe.recording import content_digest
+
+    path = tmp_path / "damaged.db"
+    shutil.copy(base_recording, path)
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        RESEALED[damage_kind](db)
+        db.execute("UPDATE header SET value = ? WHERE key = 'checksum'", (json.dumps(content_digest(db)),))
+        db.commit()
+    for argv in READERS:
+        argv = [a.replace("{p}", str(path)).replace("{out}", str(tmp_path / "out.db")) for a in argv]
+        before = hashlib.sha256(path.read_bytes()).hexdigest()
+        code, err = run_cli(argv)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (argv, code, err)
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+        assert not (tmp_path / "out.db").exists()

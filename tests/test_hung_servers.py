@@ -85,3 +85,44 @@ def test_late_model_answers_after_a_tick_gave_up_are_not_applied_twice():
     assert sorted(f for f, _ in first) == list(range(10))  # every fish decided once for its tick-0 request …
     assert {tier for _, tier in first} == {TIER_INDEX["fallback"]}  # … by the fallback, the model being late
 
+
+
+@pytest.mark.parametrize("fault", ["huge_body", "endless"])
+def test_a_huge_or_endless_reply_is_cut_off_at_the_size_cap(fault):
+    """The reply is read in pieces and cut off past ``brain.max_reply_bytes`` — long before the
+    deadline, and without holding 50 MB (or an endless stream) in memory."""
+    from mirofish.brains.pool import ModelPool
+
+    with TestServer(fault=fault) as server:
+        pool = ModelPool(cfg_for(server.url, **{"brain.request_timeout_s": 10.0, "brain.max_reply_bytes": 65536}))
+        try:
+            start = time.perf_counter()
+            reply = pool.complete([{"role": "user", "content": "hello"}])
+            elapsed = time.perf_counter() - start
+        finally:
+            pool.close()
+    assert reply["error"] == "reply_too_large" and reply["text"] is None
+    assert elapsed < 5.0, elapsed  # cut off at the cap, not at the 10 s deadline
+
+
+@pytest.mark.parametrize("scene", ["referential", "negotiation"])
+def test_the_scenes_model_calls_are_bounded_against_a_hung_server(scene):
+    """Every scene call takes at most --timeout in all; after brain.breaker_failures timeouts the
+    breaker answers at once, so a whole run costs a few timeouts, not one per call."""
+    import subprocess
+    import sys
+    import json
+
+    args = (["--rounds", "12"] if scene == "referential" else ["--sessions", "2"])
+    with TestServer(fault="hang") as server:
+        start = time.perf_counter()
+        run = subprocess.run([sys.executable, "run.py", scene, "--headless", *args, "--agents", "llm",
+                              "--base-url", server.url, "--model", "m", "--timeout", "0.5"],
+                             capture_output=True, text=True, timeout=120)
+        elapsed = time.perf_counter() - start
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    failures = summary["failures" if scene == "referential" else "model_failures"]
+    timeouts = sum(n for k, n in failures.items() if k.endswith("_timeout"))
+    assert timeouts == 5 and sum(n for k, n in failures.items() if k.endswith("_breaker_open")) > 0, failures
+    assert elapsed < 5 * 0.5 + 6.0, elapsed  # five bounded waits plus start-up, not 60 s per call

@@ -112,6 +112,12 @@ def test_lockstep_breaker_cooldown_counts_ticks_not_seconds():
             tier = eng.source.tiers["small"]
             assert tier.open_until_tick == 10  # 5 s of simulated time = 10 ticks
             assert tier.state(0.0, 5) == "open" and tier.state(0.0, 10) == "half_open"
+            calls = eng.source.stats.calls
+            while eng.source.stats.calls == calls and eng.world.tick < 300:  # until a fish asks again:
+                eng.step()                                                  # the half-open probe
+            probe_tick = eng.world.tick - 1
+            assert probe_tick >= 10 and eng.source.stats.calls == calls + 1  # only the probe went out …
+            assert tier.backoff == 2 and tier.open_until_tick == probe_tick + 20  # … failed: open twice as long
         finally:
             eng.close()
 

@@ -9,7 +9,8 @@ Flow for each request (one fish, one decision):
 2. **Budget**: at 80 % of ``brain.budget_tokens`` everything goes to the small tier; at 100 %
    to the instinct brain only.
 3. **Breaker**: a tier whose last ``breaker_failures`` requests failed is open for
-   ``breaker_cooldown_s``; then one probe request is let through (half-open).
+   ``breaker_cooldown_s``; then one probe request is let through (half-open). A failed probe
+   opens it again for twice as long (up to 32×); a success closes it.
 4. **Call** the endpoint of the tier with the fewest requests in flight (bounded per endpoint),
    with a per-request timeout, retrying only retryable errors (timeouts, connection errors,
    408/409/429/5xx) with bounded exponential backoff and jitter, honouring ``Retry-After``.
@@ -74,6 +75,7 @@ class Tier:
     # In lockstep the cooldown is counted in ticks (wall seconds would hand a fast headless run's
     # ticks to the fallback for a whole outage): open until this tick, -1 when not open.
     open_until_tick: int = -1
+    backoff: int = 1  # cooldown multiplier: doubles each time a half-open probe fails
     probing: bool = False
     calls: int = 0
     prompt_tokens: int = 0
@@ -300,10 +302,36 @@ class ModelPool(DecisionSource):
                 self._open(tier)
 
     def _open(self, tier: Tier) -> None:
-        """Open a tier's breaker for ``breaker_cooldown_s`` (in lockstep: as many simulated seconds)."""
-        tier.open_until = time.monotonic() + self.bcfg.breaker_cooldown_s
+        """Open a tier's breaker for ``breaker_cooldown_s`` (in lockstep: as many simulated seconds).
+        A tier that fails again right after its half-open probe stays open twice as long each
+        time (up to 32×), so a server that hangs costs one probe's wait ever more rarely."""
+        cooldown = self.bcfg.breaker_cooldown_s * tier.backoff
+        tier.open_until = time.monotonic() + cooldown
         if self.mode == "lockstep":
-            tier.open_until_tick = self._tick + max(1, round(self.bcfg.breaker_cooldown_s / self._tick_seconds))
+            tier.open_until_tick = self._tick + max(1, round(cooldown / self._tick_seconds))
+
+    async def _through_breaker(self, tier: Tier, tick: int | None, call):
+        """Await ``call`` (a coroutine) if the tier's breaker lets it through: closed, or
+        half-open with no other probe in flight. Raises _Failure("breaker_open") otherwise;
+        a success closes the breaker. ``tick``: lockstep's tick (cooldown in ticks), else None."""
+        state = tier.state(time.monotonic(), tick)
+        if state == "open" or (state == "half_open" and tier.probing):
+            call.close()  # never awaited
+            raise _Failure("breaker_open")
+        probe = state == "half_open"
+        tier.probing = tier.probing or probe
+        try:
+            out = await call
+        except _Failure:
+            if probe:  # the server is still failing: open again, for longer
+                tier.backoff = min(32, tier.backoff * 2)
+                self._open(tier)
+            raise
+        finally:
+            if probe:
+                tier.probing = False
+        tier.failures, tier.open_until, tier.open_until_tick, tier.backoff = 0, 0.0, -1, 1
+        return out
 
     async def _shutdown(self) -> None:
         self._dispatcher.cancel()
@@ -355,24 +383,13 @@ class ModelPool(DecisionSource):
         try:
             if tier is None:
                 raise _Failure("budget_exhausted")
-            now = time.monotonic()
             self._tick = max(self._tick, int(batch.tick))
-            state = tier.state(now, self._tick if self.mode == "lockstep" else None)
-            if state == "open" or (state == "half_open" and tier.probing):
-                raise _Failure("breaker_open")
-            probe = state == "half_open"
-            if probe:
-                tier.probing = True
             # lockstep: an answer after the tick's wait is useless, so that is the deadline
             budget_end = self._loop.time() + self.bcfg.timeout_s if self.mode == "lockstep" else None
-            try:
-                due = batch.summaries_due[i] if batch.summaries_due else None
-                reply, prompt_toks, completion_toks = await self._call(tier, batch.perceptions[i], batch.personas[i],
-                                                                       trigger, due[1] if due else None, budget_end)
-            finally:
-                if probe:
-                    tier.probing = False
-            tier.failures, tier.open_until, tier.open_until_tick = 0, 0.0, -1
+            due = batch.summaries_due[i] if batch.summaries_due else None
+            reply, prompt_toks, completion_toks = await self._through_breaker(
+                tier, self._tick if self.mode == "lockstep" else None,
+                self._call(tier, batch.perceptions[i], batch.personas[i], trigger, due[1] if due else None, budget_end))
             tier.calls += 1
             tier.prompt_tokens += prompt_toks
             tier.completion_tokens += completion_toks
@@ -526,11 +543,9 @@ class ModelPool(DecisionSource):
                 ep.probing, prober = False, False
                 ep.probed.set()
             ep.reachable = True
-            text = resp.choices[0].message.content if resp.choices else None
-            usage = getattr(resp, "usage", None)
-            prompt_toks = int(getattr(usage, "prompt_tokens", 0) or 0) or sum(
-                estimate_tokens(m["content"]) for m in msgs)
-            completion_toks = int(getattr(usage, "completion_tokens", 0) or 0) or estimate_tokens(text or "")
+            text, prompt_toks, completion_toks = resp
+            prompt_toks = prompt_toks or sum(estimate_tokens(m["content"]) for m in msgs)
+            completion_toks = completion_toks or estimate_tokens(text or "")
             return text, prompt_toks, completion_toks
 
     def _limit(self, budget_end: float | None) -> float:
@@ -541,33 +556,61 @@ class ModelPool(DecisionSource):
 
     def _failed(self, tier: Tier) -> None:
         tier.failures += 1
-        if tier.failures >= self.bcfg.breaker_failures:
-            self._open(tier)
+        if tier.failures >= self.bcfg.breaker_failures and not tier.open_until:
+            self._open(tier)  # (a tier that is open or half-open is reopened by its failed probe)
 
-    @staticmethod
-    async def _create(ep: Endpoint, kwargs: dict):
+    async def _create(self, ep: Endpoint, kwargs: dict) -> tuple[str | None, int, int]:
+        """One completion: (text, prompt tokens, completion tokens; 0 when the server gave none).
+        The body is read in pieces and cut off past ``brain.max_reply_bytes`` (a server that
+        answers 50 MB, or an endless stream, costs at most that much memory)."""
+        import json
+
+        cap = self.bcfg.max_reply_bytes
         async with ep.semaphore:
-            return await ep.client.chat.completions.create(**kwargs)
+            async with ep.client.chat.completions.with_streaming_response.create(**kwargs) as resp:
+                declared = resp.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > cap:
+                    raise _Failure("reply_too_large")
+                body = bytearray()
+                async for piece in resp.iter_bytes():
+                    body += piece
+                    if len(body) > cap:
+                        raise _Failure("reply_too_large")
+        try:
+            data = json.loads(bytes(body))
+            choices = data.get("choices") or []
+            text = choices[0]["message"].get("content") if choices else None
+            usage = data.get("usage") or {}
+            prompt_toks, completion_toks = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            raise _Failure("reply_not_completion") from None
+        if text is not None and not isinstance(text, str):
+            raise _Failure("reply_not_completion")
+        return text, max(0, prompt_toks), max(0, completion_toks)
 
     def complete(self, msgs: list[dict], schema: dict | None = None, tier: str = "small",
                  max_tokens: int = 200, timeout: float | None = None) -> dict:
         """Blocking completion for other scenes (referential game, negotiation) through the same
-        pool: the same servers, limits, retries, breaker and accounting. Failure is data:
-        returns ``{"text", "tokens", "error"}`` with ``error`` None on success."""
+        pool: the same servers, limits, retries, breaker and accounting. The call takes at most
+        ``timeout`` (default ``brain.request_timeout_s``) in all, retries included, whatever the
+        server does; an open breaker answers at once. Failure is data: returns
+        ``{"text", "tokens", "error"}`` with ``error`` None on success."""
         formats = None
         if schema is not None:
             formats = ({"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}},
                        {"type": "json_object", "schema": schema})
 
+        limit = timeout or self.bcfg.request_timeout_s
+
         async def run():
+            # one total deadline per call, retries included; the breaker counts wall seconds
             t = self.tiers[tier]
-            if t.state(time.monotonic()) == "open":
-                raise _Failure("breaker_open")
-            return await self._complete(t, msgs, formats, max_tokens)
+            return await self._through_breaker(t, None, self._complete(t, msgs, formats, max_tokens,
+                                                                        self._loop.time() + limit))
 
         fut = asyncio.run_coroutine_threadsafe(run(), self._loop)
         try:
-            text, p, c = fut.result(timeout=timeout or self.bcfg.request_timeout_s * (self.bcfg.max_retries + 2))
+            text, p, c = fut.result(timeout=limit + 5.0)
         except _Failure as failure:
             return {"text": None, "tokens": 0, "error": failure.reason}
         except Exception as exc:  # noqa: BLE001 — timeouts of the wait itself, cancellations
@@ -581,6 +624,8 @@ class ModelPool(DecisionSource):
         """(reason, retryable?, server-requested wait) for an exception from the client."""
         import openai
 
+        if isinstance(exc, _Failure):  # the reply itself was unusable (too large, not a completion)
+            return exc.reason, False, None
         if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
             return "timeout", True, None
         if isinstance(exc, openai.APIConnectionError):

@@ -39,10 +39,12 @@ def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathL
     if path is None or not str(path).strip():
         raise OutputError(f"{what} path is empty")
     p = Path(path)
+    if any(len(part.encode()) > 255 for part in p.parts):
+        raise OutputError(f"{what} file name is too long ({max(len(q.encode()) for q in p.parts)} bytes; 255 at most)")
+    if len(os.fsencode(p.absolute())) > 4095:
+        raise OutputError(f"{what} path is too long ({len(os.fsencode(p.absolute()))} bytes; 4095 at most)")
     if p.is_dir() or str(path).endswith(os.sep):
         raise OutputError(f"{what} {p} is a directory; give a file name")
-    if len(p.name.encode()) > 255:
-        raise OutputError(f"{what} file name is too long ({len(p.name.encode())} bytes; 255 at most)")
     target = p.resolve()
     for source in inputs:
         src = Path(source).resolve()

@@ -371,6 +371,11 @@ def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict]:
             out[name] = out[name].reshape(rows[name], width)
         pos += count * dt.itemsize
     texts = json.loads(raw[pos:]) if pos < len(raw) else {}
+    if not (isinstance(texts, dict) and all(isinstance(texts.get(k, []), list) for k in ("thoughts", "summaries"))):
+        raise ValueError("its text part is not {thoughts: [...], summaries: [...]}")
+    for key, width in (("thoughts", 3), ("summaries", 4)):
+        if not all(isinstance(row, list) and len(row) == width for row in texts.get(key, [])):
+            raise ValueError(f"its {key} are not rows of {width}")
     if magic == b"MFC1":  # single actions → hold plans; old sample rows padded with zeros
         out["goal"] = np.zeros(n_dec, np.uint8)
         out["horizon"] = np.zeros(n_dec, np.uint16)
@@ -462,10 +467,10 @@ class Recording:
             if actual != stored:
                 raise RecordingError(f"recording was modified after it was written (its checksum does not match): "
                                      f"{self.path}")
-        try:
-            self.chunk_ticks = int(self.header.get("chunk_ticks") or 2)
-        except (TypeError, ValueError, OverflowError):
-            raise RecordingError(f"recording is damaged (chunk_ticks in its header): {self.path}") from None
+        self.chunk_ticks = self.header.get("chunk_ticks")
+        if type(self.chunk_ticks) is not int or not 1 <= self.chunk_ticks <= MAX_CHUNK_TICKS:
+            raise RecordingError(f"recording is damaged (chunk_ticks {self.chunk_ticks!r} in its header): "
+                                 f"{self.path}")
         self._cache: dict[int, tuple] = {}
         self._starts: list[int] = []  # sorted keys of _cache
 
@@ -518,6 +523,10 @@ class Recording:
                 continue
             try:
                 d, texts = decode_columns(_blob(data))
+                if d["fish"].size and int(d["fish"].max()) >= self.config.fish.count:
+                    raise ValueError(f"fish id {int(d['fish'].max())} in a tank of {self.config.fish.count}")
+                if d["executed"].size and d["executed"].shape[1] != self.config.fish.count:
+                    raise ValueError("executed actions for a different number of fish")
                 self._cache[tick0] = (tick1, d, texts, d["ticks"], d["samples"], d["divergence"])
             except _DAMAGE as exc:
                 raise RecordingError(f"recording is damaged (chunk at tick {tick0}: {exc}): {self.path}") from None

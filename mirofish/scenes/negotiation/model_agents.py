@@ -77,9 +77,11 @@ class ModelNegotiator:
                 "message": str(data.get("message") or "")[:300], "signals": sig}
 
 
-def model_speakers(base_url: str, model: str, seed: int):
-    """(speakers_for(session index) → {"buyer", "seller"}, close() → failure counts)."""
-    cfg = load_config(**{"seed": seed, "brain.kind": "llm", "brain.small.endpoints": [{"base_url": base_url,
+def model_speakers(base_url: str, model: str, seed: int, timeout_s: float = 20.0):
+    """(speakers_for(session index) → {"buyer", "seller"}, close() → failure counts); each
+    model call takes at most ``timeout_s`` in all."""
+    cfg = load_config(**{"seed": seed, "brain.kind": "llm", "brain.request_timeout_s": timeout_s,
+                         "brain.small.endpoints": [{"base_url": base_url,
                                                                                         "model": model}]})
     pool = ModelPool(cfg)
     failures: dict[str, int] = {}

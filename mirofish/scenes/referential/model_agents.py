@@ -109,9 +109,10 @@ class ModelAgent:
         return self.interps.get(term)
 
 
-def model_agent_factory(base_url: str, model: str, cfg: GameConfig):
-    """Agents sharing one worker pool (the aquarium's, configured for this server)."""
-    mcfg = load_config(**{"seed": cfg.seed, "brain.kind": "llm",
+def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: float = 20.0):
+    """Agents sharing one worker pool (the aquarium's, configured for this server); each model
+    call takes at most ``timeout_s`` in all."""
+    mcfg = load_config(**{"seed": cfg.seed, "brain.kind": "llm", "brain.request_timeout_s": timeout_s,
                           "brain.small.endpoints": [{"base_url": base_url, "model": model}]})
     pool = ModelPool(mcfg)
     state = {"closed": False}
