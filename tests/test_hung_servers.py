@@ -52,7 +52,7 @@ def healthy_moves(ticks: int) -> int:
     return int(eng.world.school.moves.sum())
 
 
-@pytest.mark.parametrize("fault", ["hang", "endless", "retry_after_forever"])
+@pytest.mark.parametrize("fault", ["hang", "drip", "endless", "retry_after_forever"])
 def test_realtime_fish_keep_swimming_against_a_failing_server(fault):
     ticks = 60
     with TestServer(fault=fault) as server:
