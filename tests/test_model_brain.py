@@ -193,13 +193,14 @@ def test_api_key_never_leaves_the_environment(tmp_path, monkeypatch):
     assert secret not in out.stdout + out.stderr
 
 
-def test_closing_leaves_no_thread_or_task(server):
-    before = {t.name for t in threading.enumerate()}
-    eng = make_engine(llm_config(server.url))
-    eng.run(3)
-    eng.close()
-    assert not [t for t in threading.enumerate() if t.name == "mirofish-model-pool"]
-    assert {t.name for t in threading.enumerate()} <= before | {"mirofish-testserver"}
+def test_closing_leaves_no_thread_or_task():
+    before = set(threading.enumerate())
+    with TestServer() as server:
+        eng = make_engine(llm_config(server.url))
+        eng.run(3)
+        eng.close()
+        assert not [t for t in threading.enumerate() if t.name == "mirofish-model-pool"]
+    assert set(threading.enumerate()) <= before  # the pool's and the server's threads are all gone
 
 
 def test_cli_unreachable_server_warns_and_runs_on_instinct():

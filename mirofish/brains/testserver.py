@@ -372,7 +372,8 @@ class TestServer:
                 })
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd.daemon_threads = False  # request threads are joined by stop() (server_close)
+        self._httpd.block_on_close = True
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="mirofish-testserver", daemon=True)
@@ -392,18 +393,19 @@ class TestServer:
         return self
 
     def stop(self) -> None:
-        """Stop like a killed server: refuse new connections and cut the open ones."""
+        """Stop like a killed server: refuse new connections, cut the open ones, and join every
+        thread it started (so nothing of it outlives ``stop()``)."""
         self._stopping.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        if self._thread.is_alive():
+            self._httpd.shutdown()
         with self._lock:
             conns = list(self._connections)
         for conn in conns:
             try:
                 conn.shutdown(socket.SHUT_RDWR)
-                conn.close()
             except OSError:
                 pass
+        self._httpd.server_close()  # joins the request threads (block_on_close)
         self._thread.join(timeout=5)
 
     def __enter__(self) -> "TestServer":
