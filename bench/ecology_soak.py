@@ -19,11 +19,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mirofish.config import load_config  # noqa: E402
-from mirofish.engine import make_engine  # noqa: E402
+from mirofish.session import LiveSession  # noqa: E402
 
 
 def soak(seed: int, ticks: int) -> dict:
-    engine = make_engine(load_config(seed=seed))
+    engine = LiveSession(load_config(seed=seed))
     w, s = engine.world, engine.world.school
     start = time.perf_counter()
     worst_low = 0

@@ -28,7 +28,7 @@ from mirofish.brains.prompt import PLAN_PROMPT  # noqa: E402
 from mirofish.brains.testserver import TestServer  # noqa: E402
 from mirofish.fish.plans import GOAL_NAMES  # noqa: E402
 from mirofish.config import load_config  # noqa: E402
-from mirofish.engine import make_engine  # noqa: E402
+from mirofish.session import LiveSession  # noqa: E402
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
     url = args.base_url or server.url
     cfg = load_config(seed=args.seed, **{"fish.count": args.fish, "brain.kind": "llm", "brain.timeout_s": 300.0,
                          "brain.small.endpoints": [{"base_url": url, "model": args.model}]})
-    engine = make_engine(cfg)
+    engine = LiveSession(cfg)
     goals: Counter = Counter()
     thoughts: list[str] = []
     summaries = 0
@@ -60,7 +60,7 @@ def main() -> None:
     start = time.perf_counter()
     engine.run(args.ticks)
     elapsed = time.perf_counter() - start
-    instinct = make_engine(cfg.model_copy(update={"brain": cfg.brain.model_copy(update={"kind": "instinct"})}))
+    instinct = LiveSession(cfg.model_copy(update={"brain": cfg.brain.model_copy(update={"kind": "instinct"})}))
     instinct.run(args.ticks)
     prompt_text = PLAN_PROMPT.lower()
     copied = sum(1 for t in thoughts if t.lower() in prompt_text or "at most 80 characters" in t.lower())

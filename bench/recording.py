@@ -23,13 +23,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 from mirofish.config import load_config  # noqa: E402
-from mirofish.engine import make_engine  # noqa: E402
+from mirofish.session import LiveSession  # noqa: E402
 from mirofish.observe.recording import Recorder  # noqa: E402
-from mirofish.observe.replay import Player  # noqa: E402
+from mirofish.session import ReplaySession  # noqa: E402
 
 
 def ticks_per_sec(record_to: str | None, ticks: int) -> float:
-    engine = make_engine(load_config(seed=7))
+    engine = LiveSession(load_config(seed=7))
     rec = Recorder(record_to, engine.world.cfg).attach(engine) if record_to else None
     start = time.perf_counter()
     engine.run(ticks)
@@ -58,7 +58,7 @@ def main() -> None:
     print(f"{args.ticks} ticks recorded in {record_s:.1f} s: {size / 1e6:.2f} MB, "
           f"{size / 1e6 / hours:.2f} MB per simulated hour", flush=True)
 
-    player = Player(path)
+    player = ReplaySession(path)
     rng = random.Random(1)
     times = []
     for _ in range(args.seeks):

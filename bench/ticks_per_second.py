@@ -20,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mirofish.config import load_config  # noqa: E402
-from mirofish.engine import make_engine  # noqa: E402
+from mirofish.session import LiveSession  # noqa: E402
 
 CASES = [
     ("60 fish, 96x54", {"fish.count": 60}),
@@ -33,7 +33,7 @@ CASES = [
 def measure(dotted: dict, ticks: int, repeat: int) -> float:
     best = 0.0
     for r in range(repeat):
-        engine = make_engine(load_config(seed=7 + r, **dotted))
+        engine = LiveSession(load_config(seed=7 + r, **dotted))
         engine.run(200)
         start = time.perf_counter()
         engine.run(ticks)

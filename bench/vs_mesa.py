@@ -29,9 +29,9 @@ SIZES = [(60, 96, 54, 3000), (240, 96, 54, 1000), (1000, 320, 180, 300)]
 def ours_once(fish: int, width: int, height: int, ticks: int, seed: int) -> float:
     sys.path.insert(0, ROOT)
     from mirofish.config import load_config
-    from mirofish.engine import make_engine
+    from mirofish.session import LiveSession
 
-    engine = make_engine(load_config(seed=seed, **{"fish.count": fish, "world.width": width,
+    engine = LiveSession(load_config(seed=seed, **{"fish.count": fish, "world.width": width,
                                                    "world.height": height}))
     engine.run(200)
     start = time.perf_counter()

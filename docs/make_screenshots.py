@@ -16,9 +16,9 @@ import numpy as np  # noqa: E402
 import pygame  # noqa: E402
 
 from mirofish.config import load_config  # noqa: E402
-from mirofish.engine import make_engine  # noqa: E402
+from mirofish.session import LiveSession  # noqa: E402
 from mirofish.observe.recording import Recorder  # noqa: E402
-from mirofish.observe.replay import Player  # noqa: E402
+from mirofish.session import ReplaySession  # noqa: E402
 from mirofish.ui.app import App  # noqa: E402
 from mirofish.ui.aquarium import AquariumScene  # noqa: E402
 
@@ -41,20 +41,20 @@ def school_sequence(seed: int = 1, ticks=(240, 250, 260, 270, 280, 290), size=(1
     cropped to the part of the tank the largest moving school swims through, the same crop in
     every panel; its fish are ringed. The full window at tick 240 is docs/school-window.png."""
     demo = load_config(preset="schooling-demo", seed=seed, **{"engine.speed": 1.0})
-    scene = AquariumScene(demo)
+    scene = AquariumScene.live(demo)
     app = App([scene], size, offscreen=True)
     scene.pacer.paused = True
     scene.show_fov = False
-    while scene.world.tick < ticks[0]:
+    while scene.session.world.tick < ticks[0]:
         scene.step()
     from mirofish.observe.metrics import nn_and_labels, schools
 
-    frame_xy = lambda: np.stack(scene.world.water.xy(scene.world.school.cell), axis=1)  # noqa: E731
+    frame_xy = lambda: np.stack(scene.session.world.water.xy(scene.session.world.school.cell), axis=1)  # noqa: E731
     _, labels = nn_and_labels(frame_xy().astype(float))
-    members = schools(labels, scene.engine.metrics.moving())[0]
+    members = schools(labels, scene.session.metrics.moving())[0]
     shots, centres = [], []
     for tick in ticks:
-        while scene.world.tick < tick:
+        while scene.session.world.tick < tick:
             scene.step()
         app.frame(0.0)
         for i in members:  # ring the school's fish (the ones that made it up at tick 240)
@@ -84,22 +84,22 @@ def school_sequence(seed: int = 1, ticks=(240, 250, 260, 270, 280, 290), size=(1
 def main() -> None:
     school_sequence()
     demo = load_config(preset="schooling-demo", seed=1, **{"engine.speed": 1.0})
-    scene = AquariumScene(demo)
+    scene = AquariumScene.live(demo)
     scene.pacer.paused = True
-    while scene.world.tick < 300:
+    while scene.session.world.tick < 300:
         scene.step()
     scene.pacer.paused = False
-    members = scene.engine.metrics.school_members
+    members = scene.session.metrics.school_members
     shoot(scene, "live.png", 30, select=int(members[0]) if members.size else 12)
 
     path = Path(tempfile.mkdtemp()) / "demo.db"
     cfg = load_config(seed=7)
-    engine = make_engine(cfg)
+    engine = LiveSession(cfg)
     rec = Recorder(path, cfg).attach(engine)
     engine.run(2400)
     rec.close()
 
-    replay = AquariumScene(player=Player(path))
+    replay = AquariumScene(ReplaySession(path))
     replay.seek(1500)
     shoot(replay, "replay.png", 20, keys=[pygame.K_SPACE], select=7)
 
@@ -108,7 +108,7 @@ def main() -> None:
     with TestServer() as server:  # the model brain against the bundled scripted server
         cfg = load_config(**{"fish.count": 30, "engine.speed": 4.0, "brain.kind": "llm",
                              "brain.small.endpoints": [{"base_url": server.url, "model": "fish-mini"}]})
-        scene = AquariumScene(cfg)
+        scene = AquariumScene.live(cfg)
         app = App([scene], (1920, 1080), offscreen=True)
         scene.selected = 4
         app.run(frames=240, fixed_dt=1 / 30, wall_paced=True)
@@ -116,7 +116,7 @@ def main() -> None:
         app.close()
         print("wrote", HERE / "model-brain.png")
 
-    fork = AquariumScene(player=Player(path))
+    fork = AquariumScene(ReplaySession(path))
     fork.seek(1200)
     fork.set_speed(16)
     # Fish 7 is given the plan "explore east 30" at t1200; the timeline shows the divergence.

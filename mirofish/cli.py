@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Sequence
 
-from .actions import ACTION_NAMES
+from .actions import ACTION_NAMES, Action
 from .config import Config, ConfigError, load_config
 from .observe.recording import RecordingError
 from .ui import WindowError
@@ -108,8 +108,8 @@ def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
     from .scenes.referential.scene import ReferentialScene
 
     size = _size(args.size)
-    scene = AquariumScene(cfg)
-    recorder = _recorder(args.record, scene.engine, args.overwrite)
+    scene = AquariumScene.live(cfg)
+    recorder = _recorder(args.record, scene.session, args.overwrite)
     try:
         from .scenes.negotiation.scene import NegotiationScene
 
@@ -270,7 +270,7 @@ def _recorder(path: str | None, engine, overwrite: bool = False):
         return None
     from .observe.recording import Recorder
 
-    return Recorder(path, engine.world.cfg, overwrite=overwrite).attach(engine)
+    return Recorder(path, engine.cfg, overwrite=overwrite).attach(engine)
 
 
 def guard_output(path, inputs=(), overwrite: bool = False, what: str = "output") -> None:
@@ -290,10 +290,10 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     Lockstep runs as fast as the brain answers; realtime runs keep the simulated clock
     (``world.tick_seconds / engine.speed`` per tick), as the window does, so a model
     brain is measured against the pace a person watching would see."""
-    from .engine import make_engine
     from .observe import ascii as ascii_view
+    from .session import LiveSession
 
-    engine = make_engine(cfg)
+    engine = LiveSession(cfg)
     recorder = _recorder(record, engine, overwrite)
     bar = _Progress(ticks, progress)
     interrupted = False
@@ -315,7 +315,7 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
                 bar.update(done)
     except KeyboardInterrupt:
         interrupted = True
-        done = engine.world.tick
+        done = engine.tick
     elapsed = time.perf_counter() - start
     if recorder is not None:
         recorder.close()
@@ -349,7 +349,7 @@ def summarize_run(engine, ticks: int, elapsed: float) -> dict:
         "decisions_by_tier": m.decisions_by_tier(),
         "metrics": engine.metrics_summary(),
         "action_shares": {k: round(v, 4) for k, v in m.action_shares().items()},
-        "rest_share_run": round(float(s.action_counts[:, 5].sum() / max(1, s.action_counts.sum())), 4),
+        "rest_share_run": round(float(s.action_counts[:, Action.REST].sum() / max(1, s.action_counts.sum())), 4),
         "food_items": int(w.water.food_cells().size),
         "carrying_capacity_fish": round(w.water.carrying_capacity(drain), 1),
         "brain_timeouts": engine.timeouts,
@@ -379,22 +379,25 @@ def _brain_status(engine, ticks: int) -> dict:
 
 def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, overwrite: bool = False) -> int:
     """The live aquarium in the terminal, realtime at ``engine.speed``; Ctrl-C quits."""
-    from .engine import make_engine
     from .observe import ascii as ascii_view
+    from .pacing import Pacer
+    from .session import LiveSession
 
-    engine = make_engine(cfg, mode="realtime")
+    engine = LiveSession(cfg, mode="realtime")
+    pacer = Pacer(cfg.world.tick_seconds, cfg.engine.speed)
     recorder = _recorder(record, engine, overwrite)
     clear, home = "\x1b[2J", "\x1b[H"
     sys.stdout.write(clear)
     last_drawn = -1
     try:
-        while ticks is None or engine.world.tick < ticks:
-            engine.advance(time.perf_counter(), max_ticks=64 if ticks is None else ticks - engine.world.tick)
-            if engine.world.tick != last_drawn:
-                last_drawn = engine.world.tick
+        while ticks is None or engine.tick < ticks:
+            due = pacer.due(time.perf_counter(), 64 if ticks is None else ticks - engine.tick)
+            engine.run(due)
+            if engine.tick != last_drawn:
+                last_drawn = engine.tick
                 snap = engine.snapshot()
                 sys.stdout.write(home + ascii_view.render(snap) + "\n" + ascii_view.status_line(snap)
-                                 + f"\n{ascii_view.LEGEND}   speed {engine.speed:g}x   Ctrl-C quits\x1b[K\n")
+                                 + f"\n{ascii_view.LEGEND}   speed {pacer.speed:g}x   Ctrl-C quits\x1b[K\n")
                 sys.stdout.flush()
             time.sleep(0.02)
     except KeyboardInterrupt:
@@ -403,7 +406,7 @@ def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, over
         if recorder is not None:
             recorder.close()
         engine.close()
-    print(json.dumps({"ticks": engine.world.tick, "final_state_hash": engine.state_hash()}))
+    print(json.dumps({"ticks": engine.tick, "final_state_hash": engine.state_hash()}))
     return 0
 
 
@@ -411,9 +414,9 @@ def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, over
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from .observe.replay import Player
+    from .session import ReplaySession
 
-    player = Player(args.path)
+    player = ReplaySession(args.path)
     _check_select(args, player.cfg.fish.count)
     if args.headless:
         target = player.last_tick if args.to_tick is None else args.to_tick
@@ -432,7 +435,7 @@ def run_replay(args: argparse.Namespace) -> int:
     from .ui.app import run_window
     from .ui.aquarium import AquariumScene
 
-    scene = AquariumScene(player=player)
+    scene = AquariumScene(player)
     scene.set_speed(args.speed)
     if args.at_tick is not None:
         scene.seek(args.at_tick)
@@ -462,7 +465,7 @@ def _play_terminal(player, start: int, speed: float) -> int:
 
 
 def run_fork(args: argparse.Namespace) -> int:
-    from .observe.replay import fork
+    from .session import fork
 
     print(json.dumps(fork(args.path, args.at, args.fish, args.plan or args.action, args.ticks, args.record,
                           overwrite=args.overwrite)))
@@ -483,7 +486,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from .observe.replay import export_window
+    from .session import export_window
 
     print(json.dumps(export_window(args.path, args.around, args.radius, args.out, overwrite=args.overwrite)))
     return 0
@@ -584,7 +587,7 @@ def run_referential(args: argparse.Namespace) -> int:
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    from .observe.replay import trace_fish
+    from .session import trace_fish
 
     rows = trace_fish(args.path, args.fish, args.t0, args.t1)
     for r in rows:

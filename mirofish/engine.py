@@ -8,76 +8,30 @@ Per tick:
    passes; *realtime*: do not wait;
 3. apply every decision that has arrived (it becomes the fish's standing intent);
 4. ``world.step()`` — arbiter, physics, food, energy;
-5. publish a :class:`Frame` (the per-tick snapshot in array form) to observers.
+5. publish a :class:`~mirofish.frame.Frame` (the per-tick snapshot in array form) to its
+   observers (metrics and recorders are observers; the engine imports neither).
 
-The engine reads the clock only through the ``clock`` it is given (for latency and
-realtime pacing); the world never does. Which decision was applied at which tick is in
+The engine reads the clock only through the ``clock`` it is given (for latency and the
+lockstep wait); the world never does. Which decision was applied at which tick is in
 ``Frame.applied``, which is what a recording stores and what makes replay exact: a replay
 is just another decision source (it answers in ``begin_tick``), as is a fork.
-``Engine.snapshot()`` and ``Engine.state_hash()`` may be called after any tick.
+``Engine.state_hash()`` may be called after any tick. Sessions (:mod:`mirofish.session`)
+wrap an engine with its metrics for everything that runs or shows a tank.
 """
 
 from __future__ import annotations
 
 import queue
 import time
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
-from . import arbiter
 from .brains.base import DecisionBatch, DecisionSource, RequestBatch
-from .observe.metrics import Metrics
-from .pacing import Pacer, clamp_speed
-from .snapshot import Snapshot, take
+from .frame import Frame
 from .world import World
 
-
 _NONE = np.zeros(0, np.int64)
-
-
-@dataclass
-class Frame:
-    """One tick as observers see it: copies of the arrays, never the world itself."""
-
-    tick: int
-    x: np.ndarray
-    y: np.ndarray
-    heading: np.ndarray
-    energy: np.ndarray
-    stuck: np.ndarray
-    neighbours: np.ndarray
-    executed: np.ndarray
-    move_outcome: np.ndarray
-    applied: list[DecisionBatch] = field(default_factory=list)
-    latencies: list[float] = field(default_factory=list)
-
-    @property
-    def outcome_counts(self) -> np.ndarray:
-        """Fish per move outcome (arbiter.MOVED … OCCUPIED)."""
-        return np.bincount(self.move_outcome, minlength=5)
-
-    @property
-    def conflicts(self) -> int:
-        oc = self.outcome_counts
-        return int(oc[arbiter.CROWDED] + oc[arbiter.OCCUPIED])
-
-    @property
-    def stuck_events(self) -> np.ndarray:
-        mo = self.move_outcome
-        return np.flatnonzero((mo == arbiter.CROWDED) | (mo == arbiter.OCCUPIED) | (mo == arbiter.BLOCKED))
-
-    @property
-    def tiers(self) -> np.ndarray:
-        if not self.applied:
-            return np.zeros(0, np.int8)
-        return np.concatenate([b.tier for b in self.applied])
-
-    @property
-    def tokens(self) -> np.ndarray:
-        parts = [b.tokens for b in self.applied if b.tokens is not None]
-        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 class Engine:
@@ -88,10 +42,14 @@ class Engine:
         source: where decisions come from (instinct brain, model pool, replay, fork).
         mode: ``"lockstep"`` (wait for answers each tick) or ``"realtime"`` (never wait).
         clock: seconds as a float; ``time.perf_counter`` unless a test injects one.
+
+    The engine keeps no metrics and no wall-clock pacing: observers (metrics, recorders, the
+    window through a session) get every :class:`~mirofish.frame.Frame`, and whoever shows
+    the tank decides when to call :meth:`step`.
     """
 
     def __init__(self, world: World, source: DecisionSource, mode: str = "lockstep",
-                 clock: Callable[[], float] = time.perf_counter, metrics: Metrics | None = None):
+                 clock: Callable[[], float] = time.perf_counter):
         if mode not in ("lockstep", "realtime"):
             raise ValueError(f"unknown engine mode {mode!r}")
         self.world, self.source, self.mode, self.clock = world, source, mode, clock
@@ -101,9 +59,7 @@ class Engine:
         self.timeouts = 0
         self.gave_up = np.full(n, -1, np.int64)  # tick of each fish's last request the engine gave up on
         self._asked: RequestBatch | None = None
-        self.metrics = metrics or Metrics(world.cfg.metrics, n, world.water.width, world.water.height)
         self.observers: list[Callable[[Frame], None]] = []
-        self.pacer = Pacer(world.cfg.world.tick_seconds, world.cfg.engine.speed)
 
     # ------------------------------------------------------------ one tick
 
@@ -198,7 +154,6 @@ class Engine:
         frame = Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
                       stuck=s.stuck.copy(), neighbours=s.neighbours.copy(), executed=out.executed,
                       move_outcome=out.move_outcome, applied=applied, latencies=latencies)
-        self.metrics.observe(frame)
         for obs in self.observers:
             obs(frame)
         return frame
@@ -209,63 +164,11 @@ class Engine:
             if on_tick:
                 on_tick(f)
 
-    # ------------------------------------------------------------ realtime pacing and commands
-
-    def advance(self, now: float, max_ticks: int = 64) -> int:
-        """Realtime: run the ticks due since the last call at the current speed (at most ``max_ticks``)."""
-        n = self.pacer.due(now, max_ticks)
-        for _ in range(n):
-            self.step()
-        return n
-
-    @property
-    def speed(self) -> float:
-        return self.pacer.speed
-
-    @property
-    def paused(self) -> bool:
-        return self.pacer.paused
-
-    def pause(self) -> None:
-        self.pacer.paused = True
-
-    def resume(self) -> None:
-        self.pacer.paused = False
-        self.pacer.restart()
-
-    def set_speed(self, speed: float) -> None:
-        self.pacer.speed = clamp_speed(speed)
-
-    def forget_pending(self) -> None:
-        """Drop outstanding requests (after switching to a new source, e.g. at a fork point)."""
-        self.pending[:] = False
-
-    def metrics_summary(self) -> dict:
-        """The metrics summary with the brain's own alerts (budget, breakers, drift) merged in."""
-        summary = self.metrics.summary()
-        brain_alerts = getattr(self.source, "alerts", None)
-        if brain_alerts is not None:
-            summary["alerts"] = summary["alerts"] + brain_alerts()
-        return summary
-
-    def snapshot(self) -> Snapshot:
-        """The current world as a serializable snapshot, with the current metrics."""
-        return take(self.world, self.metrics_summary())
-
     def state_hash(self) -> str:
         return self.world.state_hash()
 
     def close(self) -> None:
         self.source.close()
-
-
-def make_engine(cfg, mode: str | None = None, source: DecisionSource | None = None, **kw) -> Engine:
-    """A world built from ``cfg`` driven by ``source`` (default: the brain the config names)."""
-    world = World(cfg)
-    mode = mode or cfg.engine.mode
-    if source is None:
-        source = make_source(cfg, mode)
-    return Engine(world, source, mode=mode, **kw)
 
 
 def make_source(cfg, mode: str) -> DecisionSource:

@@ -28,6 +28,9 @@ from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view
 from .fish.personality import persona_text, sample_traits
 from .fish.plans import G_EXPLORE, G_HOLD, NO_END, Goal
 from .fish.steering import Steering
+from .fish.triggers import (T_ACTION_FAILED, T_ATE, T_CROWDED, T_ENERGY_REACHED, T_FOOD_GONE,
+                            T_FOOD_ROSE, T_FOUND_COMPANY, T_HORIZON, T_HUNGRY_FOOD, T_LOST_COMPANY, T_LOW_ENERGY,
+                            T_NEIGHBOURS, T_STUCK, T_TIMEOUT, TRIGGER_NAMES)
 from .rng import make_generator, mix64
 from .water import NO_FOOD, Water
 
@@ -37,13 +40,6 @@ NEVER = -(2**30)  # "long ago" for tick-valued fields
 EVENT_ORDER = np.array([mem.EXHAUSTED, mem.REFUSED, mem.BLOCKED, mem.ATE, mem.FOOD_TAKEN, mem.NOTHING_TO_EAT,
                         mem.LOW_ENERGY, mem.FOOD_SEEN, mem.NEIGHBOURS], np.int8)
 
-# Triggers (the reason a fish asks). The first five are the seed's action-mode triggers;
-# the rest are plan mode's: a plan ended, failed, or something salient happened.
-(T_LOW_ENERGY, T_ACTION_FAILED, T_FOOD_ROSE, T_NEIGHBOURS, T_TIMEOUT, T_ATE, T_ENERGY_REACHED, T_HORIZON,
- T_STUCK, T_FOOD_GONE, T_LOST_COMPANY, T_HUNGRY_FOOD, T_FOUND_COMPANY, T_CROWDED) = range(14)
-TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed", "timeout", "ate",
-                 "energy_reached", "plan_horizon", "stuck", "food_gone", "lost_company", "hungry_food_in_view",
-                 "found_company", "crowded")
 _EAT, _REST = int(Action.EAT), int(Action.REST)
 
 # Which plan events concern a goal (rows: hold, forage, school, explore, rest, keep_away).

@@ -3,7 +3,7 @@
 import pytest
 
 from mirofish.config import load_config
-from mirofish.engine import make_engine
+from mirofish.session import LiveSession
 from mirofish.observe.studies import schooling_run
 
 SEEDS = (1, 2, 3)
@@ -48,7 +48,7 @@ def test_hunger_is_felt_but_the_tank_is_sustainable(runs, seed):
 @pytest.mark.soak
 @pytest.mark.parametrize("seed", (7, 1))
 def test_six_simulated_hours_do_not_collapse(seed):
-    eng = make_engine(load_config(seed=seed))
+    eng = LiveSession(load_config(seed=seed))
     for _ in range(43_200):
         eng.step()
     assert eng.world.low_energy_count() < 6

@@ -75,11 +75,11 @@ def test_refusal_food_neighbours_and_low_energy_trigger_decisions():
 
 def test_plans_ask_an_order_of_magnitude_less_often_than_actions():
     from mirofish.config import load_config
-    from mirofish.engine import make_engine
+    from mirofish.session import LiveSession
 
     rates = {}
     for mode in ("plan", "action"):
-        eng = make_engine(load_config(seed=3, **{"brain.decides": mode}))
+        eng = LiveSession(load_config(seed=3, **{"brain.decides": mode}))
         eng.run(1000)
         rates[mode] = eng.world.school.decisions.sum() / (60 * 1000)
     assert rates["plan"] <= 0.03  # the issue's economy goal (the initial decisions included)
@@ -123,9 +123,9 @@ def test_a_fish_never_rests_while_hungry_with_food_in_view():
     """Across a default tank: no instinct plan rests a hungry fish with food in view (resting
     then is allowed only for an exhausted fish, which cannot do anything else)."""
     from mirofish.config import load_config
-    from mirofish.engine import make_engine
+    from mirofish.session import LiveSession
 
-    eng = make_engine(load_config(seed=5))
+    eng = LiveSession(load_config(seed=5))
     w, s = eng.world, eng.world.school
     checked = 0
     for _ in range(1500):

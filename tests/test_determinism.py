@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 
 from mirofish.config import load_config
-from mirofish.engine import make_engine
+from mirofish.session import LiveSession
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_two_worlds_side_by_side_agree_every_tick():
     cfg = load_config(seed=11)
-    a, b = make_engine(cfg), make_engine(cfg)
+    a, b = LiveSession(cfg), LiveSession(cfg)
     for _ in range(600):
         fa, fb = a.step(), b.step()
         assert a.state_hash() == b.state_hash()
@@ -23,14 +23,14 @@ def test_two_worlds_side_by_side_agree_every_tick():
 
 
 def test_different_seeds_diverge():
-    a, b = make_engine(load_config(seed=1)), make_engine(load_config(seed=2))
+    a, b = LiveSession(load_config(seed=1)), LiveSession(load_config(seed=2))
     a.run(50)
     b.run(50)
     assert a.state_hash() != b.state_hash()
 
 
 def test_hash_covers_rng_and_food():
-    a, b = make_engine(load_config(seed=3)), make_engine(load_config(seed=3))
+    a, b = LiveSession(load_config(seed=3)), LiveSession(load_config(seed=3))
     a.run(20)
     b.run(20)
     b.world.rng.random()  # same positions and food, different generator state
@@ -42,12 +42,12 @@ def test_core_reads_no_global_randomness_or_clock():
     import random
 
     cfg = load_config(seed=5)
-    a = make_engine(cfg, clock=lambda: 0.0)
+    a = LiveSession(cfg, clock=lambda: 0.0)
     a.run(100)
     random.seed(999)
     np.random.seed(999)
     np.random.random(1000)
-    b = make_engine(cfg, clock=lambda: 12345.0)
+    b = LiveSession(cfg, clock=lambda: 12345.0)
     b.run(100)
     assert a.state_hash() == b.state_hash()
 

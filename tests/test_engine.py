@@ -8,7 +8,9 @@ import time
 from mirofish.engine import instinct_source
 from mirofish.brains.base import DecisionSource
 from mirofish.config import load_config
-from mirofish.engine import Engine, make_engine
+from mirofish.engine import Engine
+from mirofish.pacing import Pacer, clamp_speed
+from mirofish.session import LiveSession
 from mirofish.world import World
 
 
@@ -46,8 +48,8 @@ class Silent(DecisionSource):
 
 def test_threaded_source_in_lockstep_matches_inline_exactly():
     cfg = load_config(seed=9, **{"fish.count": 20})
-    inline = make_engine(cfg)
-    threaded = Engine(World(cfg), ThreadedInstinct(cfg))
+    inline = LiveSession(cfg)
+    threaded = LiveSession(cfg, source=ThreadedInstinct(cfg))
     for _ in range(150):
         inline.step()
         threaded.step()
@@ -58,7 +60,7 @@ def test_threaded_source_in_lockstep_matches_inline_exactly():
 
 def test_lockstep_gives_up_after_the_timeout_and_fish_keep_moving():
     cfg = load_config(seed=2, **{"fish.count": 10, "brain.timeout_s": 0.02})
-    eng = Engine(World(cfg), Silent())
+    eng = LiveSession(cfg, source=Silent())
     before = eng.world.school.cell.copy()
     start = time.perf_counter()
     eng.run(3)
@@ -71,7 +73,7 @@ def test_lockstep_gives_up_after_the_timeout_and_fish_keep_moving():
 
 def test_realtime_never_waits_and_applies_late_answers():
     cfg = load_config(seed=4, **{"fish.count": 10})
-    eng = Engine(World(cfg), ThreadedInstinct(cfg, delay=0.05), mode="realtime")
+    eng = LiveSession(cfg, mode="realtime", source=ThreadedInstinct(cfg, delay=0.05))
     start = time.perf_counter()
     frames = [eng.step() for _ in range(5)]
     assert time.perf_counter() - start < 0.2  # five ticks, no waiting for the 50 ms brain
@@ -82,14 +84,19 @@ def test_realtime_never_waits_and_applies_late_answers():
     eng.close()
 
 
-def test_advance_paces_ticks_by_speed_and_pause():
+def test_pacer_turns_wall_time_into_ticks_by_speed_and_pause():
+    """The window and the terminal view pace a session with a Pacer (the engine has no clock)."""
     cfg = load_config(**{"fish.count": 5})
-    eng = make_engine(cfg, mode="realtime")
-    eng.set_speed(2.0)
-    eng.advance(100.0)  # first call only sets the clock
-    assert eng.advance(101.0) == 4  # 1 s × 2× speed / 0.5 s per tick
-    eng.pause()
-    assert eng.advance(105.0) == 0
-    eng.resume()
-    eng.advance(106.0)
-    assert eng.advance(106.5) == 2
+    live = LiveSession(cfg, mode="realtime")
+    pacer = Pacer(cfg.world.tick_seconds, 2.0)
+    pacer.due(100.0, 64)  # the first call only sets the clock
+    live.run(pacer.due(101.0, 64))
+    assert live.tick == 4  # 1 s × 2× speed / 0.5 s per tick
+    pacer.paused = True
+    assert pacer.due(105.0, 64) == 0
+    pacer.paused = False
+    pacer.restart()
+    pacer.due(106.0, 64)
+    assert pacer.due(106.5, 64) == 2
+    pacer.speed = clamp_speed(1000)
+    assert pacer.speed == 64

@@ -13,7 +13,7 @@ import pytest
 from mirofish.brains.base import TIER_INDEX
 from mirofish.brains.testserver import TestServer
 from mirofish.config import load_config
-from mirofish.engine import make_engine
+from mirofish.session import LiveSession
 
 
 def cfg_for(url: str, **dotted):
@@ -31,7 +31,7 @@ LOCKSTEP = [("hang", 20), ("drip", 20), ("endless", 20), ("reset", 10), ("not_ht
 @pytest.mark.parametrize("fault, ticks", LOCKSTEP)
 def test_lockstep_ticks_are_bounded_and_the_fallback_decides(fault, ticks):
     with TestServer(fault=fault, delay=1.0) as server:
-        eng = make_engine(cfg_for(server.url))
+        eng = LiveSession(cfg_for(server.url))
         start = time.perf_counter()
         try:
             eng.run(ticks)
@@ -47,7 +47,7 @@ def test_lockstep_ticks_are_bounded_and_the_fallback_decides(fault, ticks):
 
 
 def healthy_moves(ticks: int) -> int:
-    eng = make_engine(load_config(**{"fish.count": 10, "seed": 4}), mode="realtime")
+    eng = LiveSession(load_config(**{"fish.count": 10, "seed": 4}), mode="realtime")
     eng.run(ticks)
     return int(eng.world.school.moves.sum())
 
@@ -56,7 +56,7 @@ def healthy_moves(ticks: int) -> int:
 def test_realtime_fish_keep_swimming_against_a_failing_server(fault):
     ticks = 60
     with TestServer(fault=fault) as server:
-        eng = make_engine(cfg_for(server.url), mode="realtime")
+        eng = LiveSession(cfg_for(server.url), mode="realtime")
         try:
             for _ in range(ticks):
                 eng.step()
@@ -71,7 +71,7 @@ def test_realtime_fish_keep_swimming_against_a_failing_server(fault):
 
 def test_late_model_answers_after_a_tick_gave_up_are_not_applied_twice():
     with TestServer(fault="slow", delay=0.6) as server:
-        eng = make_engine(cfg_for(server.url, **{"brain.request_timeout_s": 5.0, "brain.breaker_failures": 100}))
+        eng = LiveSession(cfg_for(server.url, **{"brain.request_timeout_s": 5.0, "brain.breaker_failures": 100}))
         applied = []  # (tick the request was made at, fish, tier) of every applied decision
         eng.observers.append(lambda f: applied.extend((b.tick, int(fish), int(t)) for b in f.applied
                                                       for fish, t in zip(b.fish, b.tier)))

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from mirofish.config import load_config
-from mirofish.engine import make_engine
+from mirofish.session import LiveSession
 
 
 @pytest.mark.llm_server
@@ -23,7 +23,7 @@ def test_short_tank_against_a_real_server():
     cfg = load_config(**{"fish.count": 4, "seed": 3, "brain.kind": "llm",
                          "brain.small.endpoints": [{"base_url": url, "model": model, "max_concurrency": 1}],
                          "brain.timeout_s": 120.0, "brain.request_timeout_s": 60.0})
-    eng = make_engine(cfg)
+    eng = LiveSession(cfg)
     applied = []
     eng.observers.append(lambda f: applied.extend((int(g), int(h)) for b in f.applied
                                                   for g, h in zip(b.goals, b.horizons)))

@@ -1,7 +1,7 @@
 import numpy as np
 
 from mirofish.config import load_config
-from mirofish.engine import make_engine
+from mirofish.session import LiveSession
 from mirofish.fish.memory import ATE, NEIGHBOURS, REFUSED, ShortMemory
 from mirofish.fish.personality import persona_text
 
@@ -25,7 +25,7 @@ def test_record_many_keeps_column_order_per_fish():
 
 
 def test_long_memory_every_20_ticks_three_kept_with_raw_anchors():
-    eng = make_engine(load_config(seed=3))
+    eng = LiveSession(load_config(seed=3))
     w = eng.world
     personas = list(w.school.persona)
     traits = w.school.traits.copy()

@@ -4,7 +4,7 @@ import numpy as np
 
 from mirofish.actions import Action
 from mirofish.config import load_config
-from mirofish.engine import make_engine
+from mirofish.session import LiveSession
 from mirofish.observe.metrics import entropy, neighbours_and_clusters, polarization, rotation
 
 
@@ -36,7 +36,7 @@ def test_nearest_neighbour_and_clusters():
 
 
 def test_live_metrics_are_in_range_and_wired():
-    eng = make_engine(load_config(seed=5))
+    eng = LiveSession(load_config(seed=5))
     eng.run(300)
     summary = eng.metrics.summary()
     six = ("action_entropy", "conflict_rate", "schooling_degree", "tokens_per_decision",
@@ -58,7 +58,7 @@ def test_heartbeat_alert_when_nobody_moves():
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=np.full(len(b), Action.REST, np.int8),
                              tier=np.full(len(b), TIER_INDEX["instinct"], np.int8))
 
-    eng = make_engine(load_config(**{"fish.count": 4}), source=InlineSource(rest))
+    eng = LiveSession(load_config(**{"fish.count": 4}), source=InlineSource(rest))
     eng.run(19)
     assert not eng.metrics.heartbeat_alert
     eng.run(1)
@@ -67,7 +67,7 @@ def test_heartbeat_alert_when_nobody_moves():
 
 
 def test_stuck_hotspots_point_at_refusals():
-    eng = make_engine(load_config(seed=8))
+    eng = LiveSession(load_config(seed=8))
     eng.run(500)
     spots = eng.metrics.hotspots()
     assert spots and spots[0]["stuck_events"] >= spots[-1]["stuck_events"] > 0
@@ -99,7 +99,7 @@ def test_grid_path_agrees_with_all_pairs():
 def test_jam_alert_names_the_place():
     from conftest import arrange, small_config
     from mirofish.brains.base import TIER_INDEX, DecisionBatch, InlineSource
-    from mirofish.engine import Engine
+    from mirofish.session import LiveSession
     from mirofish.world import World
 
     def west(b):  # a stubborn brain: always swim west
@@ -107,7 +107,7 @@ def test_jam_alert_names_the_place():
                              tier=np.full(len(b), TIER_INDEX["instinct"], np.int8))
 
     world = arrange(World(small_config(2)), fish_xy=[(2, 4), (6, 6)], energy=np.array([9000, 9000]))
-    eng = Engine(world, InlineSource(west))
+    eng = LiveSession(world.cfg, source=InlineSource(west), world=world)
     eng.run(12)  # fish 0 bumps into the glass at x=1 every tick
     alerts = eng.metrics.alerts()
     assert any("jam" in a and "(2, 4)" in a for a in alerts), alerts

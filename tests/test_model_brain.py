@@ -16,7 +16,7 @@ from mirofish.brains.prompt import (PLAN_PROMPT, plan_message, ReplyError, estim
                                     parse_reply)
 from mirofish.brains.testserver import TestServer
 from mirofish.config import load_config
-from mirofish.engine import make_engine
+from mirofish.session import LiveSession
 from mirofish.fish.perception import VIEW_CHARS
 from mirofish.observe.recording import Recorder
 
@@ -31,7 +31,7 @@ def llm_config(url: str, fish: int = 10, **dotted):
 
 
 def run(cfg, ticks: int, mode: str = "lockstep"):
-    eng = make_engine(cfg, mode=mode)
+    eng = LiveSession(cfg, mode=mode)
     try:
         eng.run(ticks)
     finally:
@@ -105,7 +105,7 @@ def test_lockstep_breaker_cooldown_counts_ticks_not_seconds():
     """An outage of a few wall seconds must not hand thousands of fast headless ticks to instinct:
     in lockstep the breaker stays open for the cooldown's worth of simulated time."""
     with TestServer(fault="500") as s:
-        eng = make_engine(llm_config(s.url, fish=10, **{"brain.breaker_failures": 2, "brain.max_retries": 0,
+        eng = LiveSession(llm_config(s.url, fish=10, **{"brain.breaker_failures": 2, "brain.max_retries": 0,
                                                         "brain.breaker_cooldown_s": 5.0}))
         try:
             eng.run(1)  # the first tick's failures open the breaker
@@ -127,7 +127,7 @@ def test_server_killed_and_restarted_mid_run():
     port = first.port
     cfg = llm_config(first.url, fish=20, **{"brain.request_timeout_s": 0.5, "brain.max_retries": 0, "brain.breaker_failures": 3,
                                    "brain.breaker_cooldown_s": 0.2})
-    eng = make_engine(cfg)
+    eng = LiveSession(cfg)
     tiers_by_phase = []
     try:
         eng.run(6)
@@ -177,7 +177,7 @@ def test_api_key_never_leaves_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     with TestServer(fault="500", fault_every=3) as s:
         cfg = llm_config(s.url)
-        eng = make_engine(cfg)
+        eng = LiveSession(cfg)
         rec = Recorder(tmp_path / "k.db", cfg).attach(eng)
         eng.run(10)
         rec.close()
@@ -196,7 +196,7 @@ def test_api_key_never_leaves_the_environment(tmp_path, monkeypatch):
 def test_closing_leaves_no_thread_or_task():
     before = set(threading.enumerate())
     with TestServer() as server:
-        eng = make_engine(llm_config(server.url))
+        eng = LiveSession(llm_config(server.url))
         eng.run(3)
         eng.close()
         assert not [t for t in threading.enumerate() if t.name == "mirofish-model-pool"]
@@ -258,7 +258,7 @@ def test_classification_routes_by_trigger_and_view():
 
 
 def test_prompt_shape_and_flat_length():
-    eng = make_engine(load_config(seed=2))
+    eng = LiveSession(load_config(seed=2))
     prefix = estimate_tokens(PLAN_PROMPT)
     lengths = []
     for target in (200, 1000, 2500, 5000):
@@ -273,11 +273,11 @@ def test_prompt_shape_and_flat_length():
 
 
 def test_model_written_summaries_are_kept_recorded_and_replayed(tmp_path):
-    from mirofish.observe.replay import Player
+    from mirofish.session import ReplaySession
 
     with TestServer() as s:
         cfg = llm_config(s.url, fish=8)
-        eng = make_engine(cfg)
+        eng = LiveSession(cfg)
         rec = Recorder(tmp_path / "m.db", cfg).attach(eng)
         personas = list(eng.world.school.persona)
         eng.run(70)
@@ -288,18 +288,18 @@ def test_model_written_summaries_are_kept_recorded_and_replayed(tmp_path):
     assert eng.world.school.persona == personas  # summaries never touch the persona
     drift = eng.source.status()["drift"]
     assert drift["fish_scored"] > 0 and 0 <= drift["mean"] <= 1
-    player = Player(tmp_path / "m.db")
+    player = ReplaySession(tmp_path / "m.db")
     player.seek(70)
     assert player.state_hash() == eng.state_hash()
     assert player.world.school.long_memory.texts == lm.texts
 
 
 def test_trace_of_a_model_recording_shows_its_plans_and_thoughts(tmp_path):
-    from mirofish.observe.replay import trace_fish
+    from mirofish.session import trace_fish
 
     with TestServer() as s:
         cfg = llm_config(s.url, fish=6)
-        eng = make_engine(cfg)
+        eng = LiveSession(cfg)
         rec = Recorder(tmp_path / "t.db", cfg).attach(eng)
         eng.run(40)
         rec.close()

@@ -16,9 +16,9 @@ import pytest
 
 from mirofish.fish.plans import Goal, describe, parse_plan
 from mirofish.config import load_config
-from mirofish.engine import make_engine
+from mirofish.session import LiveSession
 from mirofish.observe.recording import Recorder, Recording, RecordingError, pack, unpack
-from mirofish.observe.replay import Player, export_window, fork, trace_fish
+from mirofish.session import ReplaySession, export_window, fork, trace_fish
 from mirofish.observe.report import fish_report, render_png, render_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def record(path, seed, ticks, **dotted):
     """A live lockstep run recorded to ``path``; returns the live state hash after every tick."""
     cfg = load_config(seed=seed, **dotted)
-    eng = make_engine(cfg)
+    eng = LiveSession(cfg)
     rec = Recorder(path, cfg).attach(eng)
     hashes = {0: eng.state_hash()}
     for _ in range(ticks):
@@ -53,7 +53,7 @@ def file_digest(path) -> str:
 @pytest.mark.parametrize("seed", (3, 8))
 def test_seek_reproduces_every_swept_tick_exactly(recorded, seed):
     path, live = recorded[seed]
-    player = Player(path)
+    player = ReplaySession(path)
     assert (player.first_tick, player.last_tick) == (0, 450)
     # Around keyframes (every 100), forwards, backwards and from far away.
     for t in (0, 1, 99, 100, 101, 250, 199, 200, 201, 449, 450, 7, 300, 299):
@@ -64,7 +64,7 @@ def test_seek_reproduces_every_swept_tick_exactly(recorded, seed):
 
 def test_step_and_back(recorded):
     path, live = recorded[3]
-    player = Player(path)
+    player = ReplaySession(path)
     player.seek(150)
     player.step()
     assert player.state_hash() == live[151]
@@ -75,24 +75,26 @@ def test_step_and_back(recorded):
     assert snap.tick == 149 and snap.metrics["mean_energy"] > 0
 
 
-def test_playback_speed_paces_ticks(recorded):
+def test_playback_at_a_speed_steps_the_recording_exactly(recorded):
+    """The window paces a replay with a Pacer: 1 s at 4× is 8 ticks, then ¼× gives 1."""
+    from mirofish.pacing import Pacer
+
     path, live = recorded[3]
-    player = Player(path)
+    player = ReplaySession(path)
     player.seek(10)
-    player.set_speed(4)
-    player.advance(50.0)
-    assert player.advance(51.0) == 8  # 1 s × 4× / 0.5 s per tick
-    player.set_speed(0.25)
-    assert player.advance(53.0) == 1
-    assert player.state_hash() == live[19]
-    player.set_speed(100)
-    assert player.speed == 64
+    pacer = Pacer(player.cfg.world.tick_seconds, 4)
+    pacer.due(50.0, 256)
+    player.run(pacer.due(51.0, 256))
+    assert player.tick == 18  # 1 s × 4× / 0.5 s per tick
+    pacer.speed = 0.25
+    player.run(pacer.due(53.0, 256))
+    assert player.tick == 19 and player.state_hash() == live[19]
 
 
 def test_reading_never_modifies_the_file(recorded):
     path, _ = recorded[8]
     before = file_digest(path)
-    player = Player(path)
+    player = ReplaySession(path)
     player.seek(420)
     fish_report(path, 3, 10, 60)
     player.close()
@@ -154,7 +156,7 @@ def test_a_real_swap_diverges_and_the_fork_is_its_own_recording(recorded, tmp_pa
     curve = frec.divergence_rows(200, 400)
     assert len(curve) == 200 and curve[:, 1].max() == out["divergence"]["cells_differ_max"]
     assert frec.decisions_at(200).tier[list(frec.decisions_at(200).fish).index(fish)] == 5  # "intervention"
-    fork_player = Player(frec)
+    fork_player = ReplaySession(frec)
     fork_player.seek(400)
     assert fork_player.state_hash() == out["final_state_hash"]
 
@@ -163,7 +165,7 @@ def test_export_window_is_a_self_contained_recording(recorded, tmp_path):
     path, live = recorded[8]
     out = export_window(path, around=300, radius=80, out=tmp_path / "window.db")
     assert (out["from_tick"], out["to_tick"]) == (220, 380)
-    player = Player(tmp_path / "window.db")
+    player = ReplaySession(tmp_path / "window.db")
     assert player.first_tick == 220 and player.last_tick == 380
     for t in (220, 301, 380):
         player.seek(t)
@@ -221,9 +223,9 @@ def test_kill_9_leaves_a_file_that_replays_to_its_last_committed_tick(tmp_path):
     rec = Recording(path)
     last = rec.last_tick
     assert last > 600
-    player = Player(rec)
+    player = ReplaySession(rec)
     player.seek(last)
-    live = make_engine(load_config(seed=4))
+    live = LiveSession(load_config(seed=4))
     live.run(last)
     assert player.state_hash() == live.state_hash()
 
@@ -388,9 +390,9 @@ def test_losing_the_wal_after_a_crash_loses_seconds_not_the_run(tmp_path):
         Path(str(path) + suffix).unlink(missing_ok=True)
     rec = Recording(path)
     assert rec.last_tick > 200  # seconds of work survive in the main file alone
-    player = Player(rec)
+    player = ReplaySession(rec)
     player.seek(rec.last_tick)
-    live = make_engine(load_config(seed=4))
+    live = LiveSession(load_config(seed=4))
     live.run(rec.last_tick)
     assert player.state_hash() == live.state_hash()
     # the lock of the killed run does not block the next one

@@ -5,12 +5,13 @@ import pytest
 from mirofish.engine import instinct_source
 from mirofish import snapshot
 from mirofish.config import load_config
-from mirofish.engine import Engine, make_engine
+from mirofish.engine import Engine
+from mirofish.session import LiveSession
 from mirofish.observe import ascii as ascii_view
 
 
 def test_snapshot_is_plain_json_and_round_trips():
-    eng = make_engine(load_config(seed=12))
+    eng = LiveSession(load_config(seed=12))
     eng.run(120)
     snap = eng.snapshot()
     text = snap.model_dump_json()
@@ -25,7 +26,7 @@ def test_snapshot_is_plain_json_and_round_trips():
 
 def test_restored_world_continues_exactly_like_the_original():
     cfg = load_config(seed=13)
-    eng = make_engine(cfg)
+    eng = LiveSession(cfg)
     eng.run(150)
     snap = snapshot.Snapshot.model_validate_json(eng.snapshot().model_dump_json())
     restored = Engine(snapshot.restore(cfg, snap), instinct_source(cfg))
@@ -38,7 +39,7 @@ def test_restored_world_continues_exactly_like_the_original():
 
 
 def test_restore_rejects_a_snapshot_from_another_run():
-    eng = make_engine(load_config(seed=1))
+    eng = LiveSession(load_config(seed=1))
     eng.run(5)
     snap = eng.snapshot()
     with pytest.raises(ValueError, match="different seed"):
@@ -49,7 +50,7 @@ def test_restore_rejects_a_snapshot_from_another_run():
 
 
 def test_ascii_view_draws_the_whole_tank():
-    eng = make_engine(load_config(seed=2))
+    eng = LiveSession(load_config(seed=2))
     eng.run(10)
     snap = eng.snapshot()
     lines = ascii_view.render(snap).split("\n")
@@ -66,7 +67,7 @@ def test_state_arrays_restore_a_world_exactly():
     from mirofish.world import World
 
     cfg = load_config(seed=14)
-    eng = make_engine(cfg)
+    eng = LiveSession(cfg)
     eng.run(90)
     arrays = eng.world.state_arrays()
     twin = World(cfg)

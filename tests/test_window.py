@@ -13,9 +13,9 @@ import pygame  # noqa: E402
 import pytest  # noqa: E402
 
 from mirofish.config import load_config  # noqa: E402
-from mirofish.engine import make_engine  # noqa: E402
+from mirofish.session import LiveSession  # noqa: E402
 from mirofish.observe.recording import Recorder  # noqa: E402
-from mirofish.observe.replay import Player  # noqa: E402
+from mirofish.session import ReplaySession  # noqa: E402
 from mirofish.ui.app import App  # noqa: E402
 from mirofish.ui.aquarium import AquariumScene  # noqa: E402
 
@@ -36,7 +36,7 @@ def key(k, mod=0):
 def recording(tmp_path_factory):
     path = tmp_path_factory.mktemp("win") / "run.db"
     cfg = load_config(seed=4)
-    eng = make_engine(cfg)
+    eng = LiveSession(cfg)
     rec = Recorder(path, cfg).attach(eng)
     eng.run(600)
     rec.close()
@@ -44,7 +44,7 @@ def recording(tmp_path_factory):
 
 
 def test_click_on_a_fish_follows_it():
-    scene = AquariumScene(load_config(seed=2))
+    scene = AquariumScene.live(load_config(seed=2))
     app = app_for(scene)
     x, y = scene.renderer.to_px(scene.view.x[17], scene.view.y[17])
     pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=(int(x), int(y))))
@@ -57,7 +57,7 @@ def test_click_on_a_fish_follows_it():
 
 
 def test_keyboard_cycles_fish_and_changes_speed_and_pause():
-    scene = AquariumScene(load_config(seed=2))
+    scene = AquariumScene.live(load_config(seed=2))
     app = app_for(scene)
     for k in (pygame.K_TAB, pygame.K_TAB, pygame.K_RIGHT):
         key(k)
@@ -73,22 +73,22 @@ def test_keyboard_cycles_fish_and_changes_speed_and_pause():
     key(pygame.K_MINUS)
     app.frame(0.0)
     assert scene.speed == 2.0
-    before = scene.world.tick
+    before = scene.tick
     app.run(frames=30, fixed_dt=0.1)  # 3 s of wall time at 2x = 12 ticks
-    assert scene.world.tick - before in (11, 12, 13)
+    assert scene.tick - before in (11, 12, 13)
     key(pygame.K_SPACE)
     app.frame(0.1)
-    paused_at = scene.world.tick
+    paused_at = scene.tick
     app.run(frames=10, fixed_dt=0.1)
-    assert scene.world.tick == paused_at
+    assert scene.tick == paused_at
     key(pygame.K_PERIOD)
     app.frame(0.0)
-    assert scene.world.tick == paused_at + 1
+    assert scene.tick == paused_at + 1
     app.close()
 
 
 def test_dragging_the_timeline_seeks_exactly(recording):
-    scene = AquariumScene(player=Player(recording))
+    scene = AquariumScene(ReplaySession(recording))
     app = app_for(scene)
     bar = scene.timeline.bar
     y = bar.centery
@@ -97,57 +97,57 @@ def test_dragging_the_timeline_seeks_exactly(recording):
     pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, button=1, pos=(bar.x + 3 * bar.w // 4, y)))
     app.frame(0.0)
     target = scene.timeline.tick_at(bar.x + 3 * bar.w // 4)
-    assert abs(target - 450) <= 2 and scene.world.tick == target
-    reference = Player(recording)
+    assert abs(target - 450) <= 2 and scene.tick == target
+    reference = ReplaySession(recording)
     reference.seek(target)
-    assert scene.player.state_hash() == reference.state_hash()
+    assert scene.session.state_hash() == reference.state_hash()
     app.close()
 
 
 def test_fork_from_the_window_diverges_and_returns(recording):
-    scene = AquariumScene(player=Player(recording))
+    scene = AquariumScene(ReplaySession(recording))
     app = app_for(scene)
     scene.seek(200)
     scene.selected = 9
     key(pygame.K_f)
     key(pygame.K_7)  # the plan "rest 100 30"
     app.frame(0.0)
-    assert scene.mode == "fork" and scene.fork is not None and scene.ghost_world is not None
+    assert scene.mode == "fork" and scene.fork is not None and scene.fork.ghost_view() is not None
     assert scene.fork.label == "rest until 100 energy for 30 ticks"
     scene.set_speed(64)
     app.run(frames=40, fixed_dt=0.1)  # ~ 500 ticks of branch
-    assert scene.world.tick > 300
+    assert scene.tick > 300
     assert max(row[1] for row in scene.fork.curve) > 0  # fish in other cells than in the original
     app.screenshot(ROOT / ".pytest_fork.png")
     (ROOT / ".pytest_fork.png").unlink()
     key(pygame.K_o)
     app.frame(0.0)
-    assert scene.mode == "replay" and scene.fork is None and scene.world.tick == 200
+    assert scene.mode == "replay" and scene.fork is None and scene.tick == 200
     app.close()
 
 
 def test_live_fork_keeps_the_original_as_a_ghost():
-    scene = AquariumScene(load_config(seed=3))
+    scene = AquariumScene.live(load_config(seed=3))
     app = app_for(scene)
     scene.selected = 4
     key(pygame.K_f)
     key(pygame.K_w)  # one action: move south
     app.frame(0.0)
-    assert scene.mode == "fork" and scene.live_branch is not None
+    assert scene.mode == "fork" and scene.fork is not None
     assert "move_s" in scene.message
     scene.set_speed(64)
     app.run(frames=20, fixed_dt=0.1)
-    assert scene.engine.world.tick == scene.live_branch.world.tick > 0
+    assert scene.session.tick == scene.fork.tick > 0  # the original ran on beside the branch
     key(pygame.K_o)
     app.frame(0.0)
-    assert scene.mode == "live" and scene.live_branch is None
+    assert scene.mode == "live" and scene.fork is None
     app.close()
 
 
 def test_unreachable_model_server_is_shown_and_fish_keep_moving():
     cfg = load_config(**{"fish.count": 20, "brain.kind": "llm",
                          "brain.small.endpoints": [{"base_url": "http://127.0.0.1:9/v1", "model": "m"}]})
-    scene = AquariumScene(cfg)
+    scene = AquariumScene.live(cfg)
     app = app_for(scene)
     scene.set_speed(16)
     import time
@@ -160,7 +160,7 @@ def test_unreachable_model_server_is_shown_and_fish_keep_moving():
 
     lines = [text for text, _ in status_lines({"tick": 1}, brain)]
     assert any("UNREACHABLE" in t or "breaker open" in t for t in lines)
-    assert scene.world.school.moves.sum() > 0
+    assert sum(f.counters["moves"] for f in scene.snapshot().fish) > 0
     app.close()
 
 
@@ -185,7 +185,7 @@ def test_scene_switcher_reaches_the_alternate_scenes():
     from mirofish.scenes.negotiation.scene import NegotiationScene
     from mirofish.scenes.referential.scene import ReferentialScene
 
-    scenes = [AquariumScene(load_config(seed=1)), ReferentialScene(), NegotiationScene(seed=2)]
+    scenes = [AquariumScene.live(load_config(seed=1)), ReferentialScene(), NegotiationScene(seed=2)]
     app = App(scenes, (1400, 850), offscreen=True)
     for expected in ("Referential game", "Negotiation", "Aquarium"):
         key(pygame.K_s)

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..config import Config, EndpointConfig, TierConfig, redact_url
 from ..fish.perception import V_FISH, V_FOOD, V_WALL
-from ..world import TRIGGER_NAMES
+from ..fish.triggers import trigger_name
 from ..actions import Action
 from .base import INVALID, TIER_INDEX, TIMEOUT, DecisionBatch, DecisionSource, RequestBatch
 from ..fish.memory import drift_score
@@ -376,7 +376,7 @@ class ModelPool(DecisionSource):
 
     async def _decide(self, batch: RequestBatch, i: int) -> None:
         fish = int(batch.fish[i])
-        trigger = TRIGGER_NAMES[int(batch.triggers[i])] if 0 <= int(batch.triggers[i]) < len(TRIGGER_NAMES) else "event"
+        trigger = trigger_name(int(batch.triggers[i]))
         klass = classify(trigger, batch.codes[i], self._seen.setdefault(fish, set()))
         self.stats.classes[klass] += 1
         tier = self._route(klass)

@@ -1,6 +1,6 @@
 """The six health metrics of docs/design.md §4, plus collective-motion measures and alerts.
 
-Metrics read :class:`~mirofish.engine.Frame` objects only (per-tick snapshots in array
+Metrics read :class:`~mirofish.frame.Frame` objects only (per-tick snapshots in array
 form); they never touch the world. Each metric has a *current* value (over its window) and
 a *run mean* (the mean of the current values over all ticks observed).
 
@@ -46,7 +46,7 @@ from .. import arbiter
 from ..config import MetricsConfig
 
 if TYPE_CHECKING:
-    from ..engine import Frame
+    from ..frame import Frame
 
 SIX = ("action_entropy", "conflict_rate", "schooling_degree", "tokens_per_decision",
        "decision_latency_p95_ms", "fallback_rate")
@@ -206,12 +206,9 @@ class Metrics:
         self._decision_sum = np.zeros(3, np.int64)
         self._nb = np.zeros((cfg.schooling_window, n_fish), np.int64)
         self._nb_sum = np.zeros(n_fish, np.int64)
-        self._no_tiers = np.zeros(len(TIERS), np.int64)
         self._lat = np.zeros(2048)
         self._lat_n = 0
         self.by_tier = np.zeros(len(TIERS), np.int64)
-        self.tokens_total = 0
-        self.blocked_total = 0
         self.since_move = 0
         self.max_stuck = 0
         self.stuck_now = (0, 0, 0)  # (longest current stuck streak, x, y)
@@ -235,17 +232,15 @@ class Metrics:
         self._action_sum += counts - self._actions[slot]
         self._actions[slot] = counts
         oc = f.outcome_counts
-        conflicts = int(oc[arbiter.CROWDED] + oc[arbiter.OCCUPIED])
+        conflicts = f.conflicts
         self._conflict_sum[0] += conflicts - self._conflicts[slot, 0]
         self._conflict_sum[1] += len(f.executed) - self._conflicts[slot, 1]
         self._conflicts[slot] = (conflicts, len(f.executed))
-        self.blocked_total += int(oc[arbiter.BLOCKED])
         if f.applied:
             tiers = f.tiers
             by_tier = np.bincount(tiers, minlength=len(TIERS))
             self.by_tier += by_tier
             tok = int(f.tokens.sum())
-            self.tokens_total += tok
             dec = (tiers.size, int(by_tier[_FALLBACK]), tok)
         else:
             dec = (0, 0, 0)

@@ -39,7 +39,7 @@ import zlib
 from urllib.parse import quote
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -51,7 +51,19 @@ from .metrics import COLLECTIVE, SIX
 from .paths import OutputError, WriterLock, check_output
 
 if TYPE_CHECKING:
-    from ..engine import Engine, Frame
+    from ..frame import Frame
+    from .metrics import Metrics
+
+
+class Recordable(Protocol):
+    """What a recorder needs from what it records (a session): its tick, metrics, observers
+    and keyframes."""
+
+    tick: int
+    metrics: "Metrics"
+    observers: list
+
+    def state_arrays(self) -> dict[str, np.ndarray]: ...
 
 FORMAT_VERSION = 1
 MAX_CHUNK_TICKS = 100_000  # no writer makes a chunk longer than this (they hold ~1 s of ticks)
@@ -154,7 +166,7 @@ class Recorder:
         self._keyframes: list[tuple[int, dict]] = []
         self._wake = threading.Event()
         self._stop = False
-        self._engine: Engine | None = None
+        self._session: Recordable | None = None
         self._low_line = int(round(cfg.fish.low_energy * 100))
         self.error: str | None = None
         self.closed = False
@@ -163,11 +175,15 @@ class Recorder:
 
     # -- feeding (tick loop side: only cheap appends)
 
-    def attach(self, engine: "Engine") -> "Recorder":
-        """Record every tick ``engine`` runs from now on (writes a keyframe of the current state)."""
-        self._engine = engine
-        self.keyframe(engine.world.tick, engine.world.state_arrays())
-        engine.observers.append(self.on_frame)
+    def attach(self, session: "Recordable", observe: bool = True) -> "Recorder":
+        """Record every tick ``session`` runs from now on: a keyframe of its current state now,
+        then its frames (as one of its observers, unless ``observe`` is False: the caller then
+        hands frames to :meth:`on_frame` itself, as a fork does with its divergence row), its
+        metrics' measures, and a keyframe every ``keyframe_every`` ticks."""
+        self._session = session
+        self.keyframe(session.tick, session.state_arrays())
+        if observe:
+            session.observers.append(self.on_frame)
         return self
 
     def keyframe(self, tick: int, arrays: dict[str, np.ndarray]) -> None:
@@ -178,18 +194,17 @@ class Recorder:
     def on_frame(self, f: "Frame", divergence: np.ndarray | None = None) -> None:
         """One simulated tick (``f.tick``): decisions applied at it, its measures, keyframes."""
         t = f.tick
-        m = self._engine.metrics if self._engine is not None else None
-        oc = f.outcome_counts
+        m = self._session.metrics if self._session is not None else None
         row = (t, int(f.energy.sum()) / (100.0 * len(f.energy)), m.schooling_now() if m else 0.0,
-               int(oc[3] + oc[4]), int(oc[0]), sum(len(b) for b in f.applied),
+               f.conflicts, f.moved, sum(len(b) for b in f.applied),
                int(np.count_nonzero(f.energy < self._low_line)))
         sample = None
         if m is not None and t % self.sample_every == 0:
             cur = m.current()
             sample = [t] + [cur[k] for k in SAMPLE_COLUMNS]
         self._ticks.append((t, f.applied, f.latencies, row, sample, divergence, f.executed))
-        if (t + 1) % self.keyframe_every == 0 and self._engine is not None:
-            self.keyframe(t + 1, self._engine.world.state_arrays())
+        if (t + 1) % self.keyframe_every == 0 and self._session is not None:
+            self.keyframe(t + 1, self._session.state_arrays())
 
     def flush(self) -> None:
         """Wait until everything handed over so far is committed."""
@@ -203,8 +218,8 @@ class Recorder:
         """Flush, checkpoint, and leave a single self-contained file."""
         if self.closed:
             return
-        if self._engine is not None and self.on_frame in self._engine.observers:
-            self._engine.observers.remove(self.on_frame)
+        if self._session is not None and self.on_frame in self._session.observers:
+            self._session.observers.remove(self.on_frame)
         self._stop = True
         self._wake.set()
         self._thread.join()

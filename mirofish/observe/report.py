@@ -17,7 +17,7 @@ import numpy as np
 from ..actions import ACTION_NAMES, N_ACTIONS
 from ..fish.memory import drift_score
 from .recording import Recording, RecordingError
-from .replay import Player
+from ..session.replay import ReplaySession
 
 
 @dataclass
@@ -46,7 +46,7 @@ class FishReport:
 
 def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, t1: int | None = None) -> FishReport:
     """Re-simulate ``[t0, t1)`` of a recording and measure fish ``fish``."""
-    player = Player(path)
+    player = ReplaySession(path)
     n = player.cfg.fish.count
     if not 0 <= fish < n:
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{n - 1})")

@@ -13,9 +13,9 @@ def schooling_run(cfg: Config, ticks: int, every: int = 10):
     schooling degree, the largest cluster's polarization and size, and its alignment beyond
     chance (polarization minus :func:`chance_polarization` of its size) — the cluster figures
     sampled every ``every`` ticks — each averaged over the first 100 ticks and the last 1,000."""
-    from ..engine import make_engine
+    from ..session import LiveSession
 
-    engine = make_engine(cfg)
+    engine = LiveSession(cfg)
     first: dict[str, list] = {"schooling": [], "polarization": [], "cluster_size": [], "alignment": []}
     last: dict[str, list] = {"schooling": [], "polarization": [], "cluster_size": [], "alignment": []}
     for t in range(ticks):
@@ -73,9 +73,9 @@ def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, e
     polarization, share moved in the last 10 ticks), how far its members' centre travels over the
     next ``follow`` ticks — the path, sampled every ``every`` ticks, and the net displacement —
     and school splits and merges (checked every ``every`` ticks) over ``ticks``."""
-    from ..engine import make_engine
+    from ..session import LiveSession
 
-    engine = make_engine(cfg)
+    engine = LiveSession(cfg)
     out: dict = {}
     members = None
     start = last = None

@@ -1,7 +1,9 @@
 """The aquarium scene: live tank, replay with a timeline, and forks with a ghost of the original.
 
-It reads :class:`~mirofish.snapshot.TankView` and :class:`~mirofish.snapshot.FishSnapshot`
-objects and changes the world only through commands — pause, speed, step, seek, fork.
+It holds a session (:mod:`mirofish.session`: live or replay) and, while a fork is shown, a
+fork session; it reads :class:`~mirofish.snapshot.TankView` and
+:class:`~mirofish.snapshot.FishSnapshot` objects from them and changes the tank only
+through commands — pause, speed, step, seek, fork, end fork, reset.
 """
 
 from __future__ import annotations
@@ -9,20 +11,20 @@ from __future__ import annotations
 import numpy as np
 import pygame
 
-from ..fish.plans import describe, parse_plan
 from ..brains.base import TIERS
-from ..config import Config
-from ..engine import Engine, Frame, make_engine, make_source
+from ..fish.plans import describe, parse_plan
+from ..frame import Frame
 from ..observe import ascii as ascii_view
-from ..observe.replay import Divergence, ForkSession, Player
+from ..observe.recording import DIVERGENCE_COLUMNS
 from ..pacing import Pacer, clamp_speed
-from ..snapshot import TankView, fish_snapshot, take, take_terrain, tank_view
-from ..world import World
+from ..session import ForkSession, LiveSession, ReplaySession, Session
+from ..snapshot import TankView
 from . import theme
 from .panels import FollowPanel, Hud, Timeline, draw_help
 from .tank import TankRenderer
 
 HISTORY = 160  # ticks of energy history per fish (follow panel sparkline)
+_CELLS = 1 + DIVERGENCE_COLUMNS.index("cells_differ")  # columns of ForkSession.curve (tick first)
 
 
 # The fork picker: nine plans on the number keys, the six single actions on letters.
@@ -34,26 +36,21 @@ FORK_ACTION_KEYS = {getattr(pygame, f"K_{key.lower()}"): action for key, action 
 
 
 class AquariumScene:
-    """One scene, three modes: ``live`` (an engine), ``replay`` (a player), ``fork`` (a branch)."""
+    """One scene, three modes: ``live`` (a live session), ``replay`` (a replay session) and
+    ``fork`` (a fork session of either, its parent drawn as a ghost)."""
 
     title = "Aquarium"
 
-    def __init__(self, cfg: Config | None = None, player: Player | None = None, engine: Engine | None = None):
-        self.player = player
-        self.engine = engine
-        if engine is None and player is None:
-            self.engine = make_engine(cfg, mode="realtime")
-        self.cfg = player.cfg if player is not None else self.engine.world.cfg
-        self.mode = "replay" if player is not None else "live"
+    def __init__(self, session: Session):
+        self.session = session
+        self.cfg = session.cfg
+        self.mode = session.kind
         self.pacer = Pacer(self.cfg.world.tick_seconds, self.cfg.engine.speed)
         self.fork: ForkSession | None = None
-        self.live_branch: Engine | None = None  # a fork made from a live tank (no recording needed)
-        self.live_divergence: Divergence | None = None
-        self.live_curve: list[np.ndarray] = []
-        self.renderer = TankRenderer(take_terrain(self.world))
+        self.renderer = TankRenderer(session.terrain())
         self.hud, self.follow, self.timeline = Hud(), FollowPanel(), None
-        if player is not None:
-            self.timeline = Timeline(player.first_tick, player.last_tick, self._markers())
+        if isinstance(session, ReplaySession):
+            self.timeline = Timeline(session.first_tick, session.last_tick, session.markers())
         self.selected: int | None = None
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
         self.picking_action = False
@@ -61,48 +58,27 @@ class AquariumScene:
         self.last_decision: dict[int, dict] = {}
         self._reset_views()
 
-    # ------------------------------------------------------------ the world being shown
+    @classmethod
+    def live(cls, cfg) -> "AquariumScene":
+        """A live tank from ``cfg``, in realtime (the window's pace)."""
+        return cls(LiveSession(cfg, mode="realtime"))
+
+    # ------------------------------------------------------------ the session being shown
 
     @property
-    def world(self) -> World:
-        if self.fork is not None:
-            return self.fork.world
-        if self.live_branch is not None:
-            return self.live_branch.world
-        return self.player.world if self.player is not None else self.engine.world
+    def shown(self) -> Session:
+        """The fork while one is shown, else the live or replay session."""
+        return self.fork if self.fork is not None else self.session
 
     @property
-    def ghost_world(self) -> World | None:
-        if self.fork is not None:
-            return self.fork.parent.world
-        if self.live_branch is not None:
-            return self.engine.world
-        return None
+    def tick(self) -> int:
+        return self.shown.tick
 
     def _reset_views(self) -> None:
-        self.view: TankView = tank_view(self.world)
+        self.view: TankView = self.shown.view()
         self.prev: TankView | None = None
         self.energy_hist = np.repeat(self.view.energy[:, None] / 100.0, HISTORY, axis=1)
         self._since_tick = 0.0
-
-    def _markers(self) -> list[tuple[int, str]]:
-        """Timeline markers: ticks where nobody moved for the heartbeat span, and fork points."""
-        rec = self.player.recording
-        out: list[tuple[int, str]] = []
-        rows = rec.tick_rows(rec.first_tick, rec.last_tick)
-        if len(rows):
-            still = rows[:, 4] == 0  # "moved" column
-            run = 0
-            for t, s in zip(rows[:, 0].astype(int), still):
-                run = run + 1 if s else 0
-                if run == self.cfg.metrics.heartbeat_ticks:
-                    out.append((int(t), "alert"))
-            low = rows[:, 6] >= 0.1 * self.cfg.fish.count
-            edges = np.flatnonzero(low[1:] & ~low[:-1])
-            out += [(int(rows[i + 1, 0]), "alert") for i in edges[:50]]
-        if "fork_tick" in rec.header:
-            out.append((int(rec.header["fork_tick"]), "fork"))
-        return out
 
     # ------------------------------------------------------------ commands
 
@@ -119,38 +95,28 @@ class AquariumScene:
             self.pacer.restart()
 
     def step(self) -> Frame | None:
-        """One tick of whatever is shown (and of its ghost)."""
+        """One tick of whatever is shown (a fork steps its ghost too)."""
         self.prev = self.view
-        if self.fork is not None:
-            frame = self.fork.step()
-        elif self.live_branch is not None:
-            frame = self.live_branch.step()
-            self.engine.step()
-            row = self.live_divergence.add(self.live_branch.world, self.engine.world)
-            self.live_curve.append(np.concatenate([[frame.tick + 1], row]))
-        elif self.player is not None:
-            frame = self.player.step()
-            if frame is None:
-                self.pacer.paused = True
-                return None
-        else:
-            frame = self.engine.step()
+        frame = self.shown.step()
+        if frame is None:  # the end of a recording
+            self.pacer.paused = True
+            return None
         for b in frame.applied:
             thoughts = b.thoughts or [""] * len(b)
             for f, g, p, h, tier, th in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(),
                                             b.horizons.tolist(), b.tier.tolist(), thoughts):
                 self.last_decision[f] = {"tick": frame.tick, "action": describe(g, p, h), "tier": TIERS[tier],
                                          "thought": th}
-        self.view = tank_view(self.world)
+        self.view = self.shown.view()
         self.energy_hist = np.roll(self.energy_hist, -1, axis=1)
         self.energy_hist[:, -1] = self.view.energy / 100.0
         self._push_metrics()
         return frame
 
     def seek(self, tick: int) -> None:
-        if self.player is None or self.fork is not None:
+        if not self.session.can_seek or self.fork is not None:
             return
-        self.player.seek(tick)
+        self.session.seek(tick)
         self._reset_views()
         self._push_metrics()
 
@@ -160,80 +126,52 @@ class AquariumScene:
         if self.selected is None:
             self.message = "select a fish first (click it), then F"
             return
-        fish = self.selected
-        if self.player is not None:
-            tick = min(self.player.tick, self.player.last_tick - 1)
-            self.fork = ForkSession(self.player.recording, tick, fish, plan)
-            self.timeline.markers.append((tick, "fork"))
-        else:
-            branch = World(self.cfg)
-            branch.load_state_arrays(self.engine.world.state_arrays())
-            goal, param, horizon = parse_plan(plan)
-            branch.apply_plans(np.array([fish]), np.array([goal]), np.array([param]), np.array([horizon]))
-            self.live_branch = Engine(branch, make_source(self.cfg, "realtime"), mode="realtime")
-            self.live_divergence = Divergence(self.cfg.metrics.schooling_window)
-            self.live_curve = []
+        self.fork = self.session.fork(self.selected, plan)
+        if self.timeline is not None:
+            self.timeline.markers.append((self.fork.tick0, "fork"))
         self.mode = "fork"
-        self.message = f"fork: fish {fish} will {describe(*parse_plan(plan))} from t{self.world.tick}; O returns to the original"
+        self.message = (f"fork: fish {self.selected} will {describe(*parse_plan(plan))} from t{self.fork.tick0}; "
+                        f"O returns to the original")
         self._reset_views()
 
     def end_fork(self) -> None:
-        if self.fork is not None:
-            tick = self.fork.tick0
-            self.fork.close()
-            self.fork = None
-            self.mode = "replay"
+        if self.fork is None:
+            return
+        tick = self.fork.tick0
+        self.fork.close()
+        self.fork = None
+        self.mode = self.session.kind
+        if self.session.can_seek:
             self.seek(tick)
-        elif self.live_branch is not None:
-            self.live_branch.close()
-            self.live_branch = None
-            self.mode = "live"
         self.message = "back to the original"
         self._reset_views()
 
     # ------------------------------------------------------------ Scene protocol: model side
 
     def reset(self, seed: int) -> None:
-        if self.player is None:
-            self.engine.close()
-            self.engine = make_engine(self.cfg.model_copy(update={"seed": seed}), mode="realtime")
-            self._reset_views()
+        if self.fork is not None:
+            self.end_fork()
+        self.session.reset(seed)
+        self._reset_views()
 
     def snapshot(self):
-        return take(self.world, self._metrics())
+        return self.shown.snapshot()
 
     def close(self) -> None:
         if self.fork is not None:
             self.fork.close()
-        if self.live_branch is not None:
-            self.live_branch.close()
-        if self.engine is not None:
-            self.engine.close()
+        self.session.close()
 
     # ------------------------------------------------------------ Scene protocol: view side
 
     def _metrics(self) -> dict:
-        if self.fork is not None:
-            return self.fork.engine.metrics_summary()
-        if self.live_branch is not None:
-            return self.live_branch.metrics_summary()
-        if self.player is not None:
-            rec = self.player.recorded_metrics()
-            flat = dict(rec.get("sampled", {}))
-            flat["schooling_degree"] = rec.get("schooling_degree", flat.get("schooling_degree", 0.0))
-            return flat
-        return self.engine.metrics_summary()
+        return self.shown.metrics_summary()
 
     def _push_metrics(self) -> None:
         self.hud.push(self._metrics())
 
     def _brain(self) -> dict:
-        src = self.engine.source if self.engine is not None else None
-        if self.fork is not None:
-            src = self.fork.engine.source
-        if src is None:  # a recording: say which brain made it
-            return {"source": self.cfg.brain.kind if self.cfg.brain.kind == "instinct" else "replay"}
-        return src.status()
+        return self.shown.brain_status()
 
     def handle_event(self, event) -> None:
         if self.timeline is not None and self.fork is None:
@@ -263,9 +201,9 @@ class AquariumScene:
         elif k == pygame.K_PERIOD:
             self.pacer.paused = True
             self.step()
-        elif k == pygame.K_COMMA and self.player is not None and self.fork is None:
+        elif k == pygame.K_COMMA and self.session.can_seek and self.fork is None:
             self.pacer.paused = True
-            self.seek(self.player.tick - 1)
+            self.seek(self.session.tick - 1)
         elif k in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
             self.set_speed(self.speed * 2)
         elif k in (pygame.K_MINUS, pygame.K_KP_MINUS):
@@ -325,28 +263,28 @@ class AquariumScene:
         surf.fill(theme.PANEL)
         r = self.layout(surf.get_size())
         self.renderer.layout(r["tank"])
-        ghost = tank_view(self.ghost_world) if self.ghost_world is not None else None
+        ghost = self.shown.ghost_view()
         heat = self._heat() if self.show_heat else None
         self.renderer.draw(surf, self.view, self.prev, getattr(self, "_alpha", 1.0), self.selected, self.show_fov,
                            heat, self.cfg.metrics.hotspot_cell, ghost)
         if self.show_ascii:
             self._draw_ascii(surf, r["tank"])
-        status = {"tick": self.world.tick, "speed": self.speed, "paused": self.pacer.paused,
-                  "mode": {"live": "", "replay": f"REPLAY t{self.world.tick}",
+        status = {"tick": self.tick, "speed": self.speed, "paused": self.pacer.paused,
+                  "mode": {"live": "", "replay": f"REPLAY t{self.tick}",
                            "fork": "FORK: rings = the original's fish"}[self.mode]}
         self.hud.draw(surf, r["hud"], {}, status, self._brain())
         if r["panel"].w:
-            fish = fish_snapshot(self.world, self.selected) if self.selected is not None else None
+            fish = self.shown.fish(self.selected) if self.selected is not None else None
             hist = self.energy_hist[self.selected] if self.selected is not None else []
+            drift = self.shown.drift(self.selected) if self.selected is not None else None
             self.follow.draw(surf, r["panel"], fish, hist, self.last_decision.get(self.selected),
-                             self.view.max_energy / 100,
-                             self.cfg.brain.drift_alert if self.cfg.brain.kind == "llm" else None)
+                             self.view.max_energy / 100, drift, self.cfg.brain.drift_alert)
         if self.timeline is not None:
             if self.fork is not None:
-                self.timeline.last = max(self.timeline.last, self.world.tick)
+                self.timeline.last = max(self.timeline.last, self.tick)
             curve = self.fork.curve if self.fork is not None else None
-            self.timeline.draw(surf, r["timeline"], self.world.tick, curve)
-        elif self.live_branch is not None and self.live_curve:
+            self.timeline.draw(surf, r["timeline"], self.tick, curve)
+        elif self.fork is not None and self.fork.curve:
             self._draw_live_curve(surf, r["footer"])
         self._draw_footer(surf, r["footer"])
         if self.picking_action:
@@ -355,11 +293,10 @@ class AquariumScene:
             draw_help(surf)
 
     def _heat(self):
-        src = self.fork.engine if self.fork is not None else (self.live_branch or self.engine)
-        return src.metrics.heat if src is not None else None
+        return self.shown.heat()
 
     def _draw_footer(self, surf, rect) -> None:
-        alerts = self._metrics().get("alerts", []) if self.player is None or self.fork is not None else []
+        alerts = self._metrics().get("alerts", [])
         text = self.message or "H: keys   click: follow a fish   F: fork   space: pause   +/-: speed"
         surf.blit(theme.text(text, 18, theme.DIM), (rect.x + 10, rect.y + 3))
         if alerts:
@@ -367,8 +304,8 @@ class AquariumScene:
             surf.blit(a, (rect.right - a.get_width() - 10, rect.y + 3))
 
     def _draw_live_curve(self, surf, rect) -> None:
-        d = np.array(self.live_curve)
-        cells = d[-200:, 1]
+        d = np.array(self.fork.curve)
+        cells = d[-200:, _CELLS]
         a = theme.text(f"divergence: {int(cells[-1])} fish in another cell", 18, theme.BAD)
         surf.blit(a, (rect.right - a.get_width() - 10, rect.y - 20))
 
@@ -391,9 +328,9 @@ class AquariumScene:
 
     def _draw_ascii(self, surf, rect) -> None:
         """The terminal view's characters over the tank (rendered once per tick)."""
-        key = (self.world.tick, rect.size, self.mode)
+        key = (self.tick, rect.size, self.mode)
         if getattr(self, "_ascii_key", None) != key:
-            lines = ascii_view.render(take(self.world)).split("\n")
+            lines = ascii_view.render(self.shown.snapshot()).split("\n")
             size = max(8, min(16, rect.h // max(1, len(lines))))
             layer = pygame.Surface(rect.size, pygame.SRCALPHA)
             layer.fill((0, 0, 0, 210))

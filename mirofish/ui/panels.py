@@ -9,8 +9,7 @@ import pygame
 
 from ..actions import ACTION_NAMES
 from ..fish.plans import NO_END
-from ..world import TRIGGER_NAMES
-from ..fish.memory import drift_score
+from ..fish.triggers import TRIGGER_NAMES
 from ..snapshot import FishSnapshot
 from . import theme
 
@@ -130,8 +129,10 @@ class FollowPanel:
     width = 380
 
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
-             last_decision: dict | None, max_energy: float, drift_alert: float | None = None) -> None:
-        """``drift_alert``: the threshold when summaries are model-written (None: no alert)."""
+             last_decision: dict | None, max_energy: float, drift: float | None = None,
+             drift_alert: float | None = None) -> None:
+        """``drift``: the score of the fish's newest model-written summary (None: none written);
+        ``drift_alert``: the threshold below which it is out of character."""
         pygame.draw.rect(surf, theme.PANEL, rect)
         pygame.draw.line(surf, theme.PANEL_EDGE, rect.topleft, rect.bottomleft)
         x, y, w = rect.x + 16, rect.y + 12, rect.w - 32
@@ -190,18 +191,16 @@ class FollowPanel:
         y += 4
         surf.blit(theme.text("long memory", 17, theme.FAINT), (x, y))
         y += 17
-        drifts = []
         for s in fish.summaries[-3:]:
             body = s.split(" Anchors:")[0]
-            drifts.append(drift_score(s, fish.persona))
             for line in theme.wrap(body, w, 16)[:2]:
                 surf.blit(theme.text(line, 16, theme.DIM), (x, y))
                 y += 16
         if not fish.summaries:
             surf.blit(theme.text("(none yet: one every 20 ticks)", 16, theme.DIM), (x, y))
             y += 16
-        if drifts:
-            d = drifts[-1]
+        if drift is not None:  # scored once, when a model wrote the summary (none for the instinct brain)
+            d = drift
             alert = drift_alert is not None and d < drift_alert
             surf.blit(theme.text(f"drift score {d:.2f}" + ("  ALERT: out of character" if alert else ""), 18,
                                  theme.BAD if alert else theme.GOOD), (x, y + 2))

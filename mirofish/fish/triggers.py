@@ -1,0 +1,16 @@
+"""Triggers: the reason a fish asks for a decision (a request carries the first that applies).
+
+The first five are the seed's action-mode triggers; the rest are plan mode's: a plan
+ended, failed, or something salient happened (docs/design.md §3).
+"""
+
+(T_LOW_ENERGY, T_ACTION_FAILED, T_FOOD_ROSE, T_NEIGHBOURS, T_TIMEOUT, T_ATE, T_ENERGY_REACHED, T_HORIZON,
+ T_STUCK, T_FOOD_GONE, T_LOST_COMPANY, T_HUNGRY_FOOD, T_FOUND_COMPANY, T_CROWDED) = range(14)
+TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed", "timeout", "ate",
+                 "energy_reached", "plan_horizon", "stuck", "food_gone", "lost_company", "hungry_food_in_view",
+                 "found_company", "crowded")
+
+
+def trigger_name(code: int) -> str:
+    """The trigger's name ("event" for a code that names none)."""
+    return TRIGGER_NAMES[code] if 0 <= code < len(TRIGGER_NAMES) else "event"

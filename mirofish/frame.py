@@ -1,0 +1,66 @@
+"""One tick as everything downstream of the engine sees it (metrics, recordings, the window).
+
+A :class:`Frame` holds copies of the per-fish arrays after a tick and the decision batches
+applied at its start — never the world itself. It sits below the engine and the observers
+so that neither imports the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .arbiter import BLOCKED, CROWDED, MOVED, OCCUPIED
+from .brains.base import DecisionBatch
+
+N_OUTCOMES = 5  # arbiter outcomes MOVED … OCCUPIED
+
+
+@dataclass
+class Frame:
+    """One tick as observers see it: copies of the arrays, never the world itself."""
+
+    tick: int
+    x: np.ndarray
+    y: np.ndarray
+    heading: np.ndarray
+    energy: np.ndarray
+    stuck: np.ndarray
+    neighbours: np.ndarray
+    executed: np.ndarray
+    move_outcome: np.ndarray
+    applied: list[DecisionBatch] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+
+    @property
+    def outcome_counts(self) -> np.ndarray:
+        """Fish per move outcome (arbiter.MOVED … OCCUPIED)."""
+        return np.bincount(self.move_outcome, minlength=N_OUTCOMES)
+
+    @property
+    def moved(self) -> int:
+        """Fish whose move succeeded this tick."""
+        return int(np.count_nonzero(self.move_outcome == MOVED))
+
+    @property
+    def conflicts(self) -> int:
+        """Intents refused because of another fish (lost the cell, or its occupant stayed)."""
+        oc = self.outcome_counts
+        return int(oc[CROWDED] + oc[OCCUPIED])
+
+    @property
+    def stuck_events(self) -> np.ndarray:
+        mo = self.move_outcome
+        return np.flatnonzero((mo == CROWDED) | (mo == OCCUPIED) | (mo == BLOCKED))
+
+    @property
+    def tiers(self) -> np.ndarray:
+        if not self.applied:
+            return np.zeros(0, np.int8)
+        return np.concatenate([b.tier for b in self.applied])
+
+    @property
+    def tokens(self) -> np.ndarray:
+        parts = [b.tokens for b in self.applied if b.tokens is not None]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)

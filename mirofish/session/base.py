@@ -1,0 +1,147 @@
+"""What every session offers: one tank being stepped, and read-only views of it.
+
+A session owns an :class:`~mirofish.engine.Engine` (world + decision source) and the
+:class:`~mirofish.observe.metrics.Metrics` that observe it. Everything that shows or records
+a tank — the window, the terminal view, the headless CLI, recorders — goes through a
+session and reads :class:`~mirofish.snapshot.TankView` / :class:`~mirofish.snapshot.Snapshot`
+objects; none of them touches the world. The three kinds (live, replay, fork) answer the
+same small protocol:
+
+* ``step()`` one tick (None when a replay is at its end), ``run(n)``, ``reset()``;
+* ``seek(tick)`` where it applies (``can_seek``: replays);
+* ``fork(fish, plan)`` → a :class:`~mirofish.session.fork.ForkSession` from the current tick;
+* ``view()``, ``fish(i)``, ``snapshot()``, ``terrain()``, ``ghost_view()`` (a fork's parent);
+* ``metrics_summary()``, ``brain_status()``, ``heat()``, ``state_hash()``, ``close()``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from ..config import Config
+from ..engine import Engine
+from ..frame import Frame
+from ..observe.metrics import Metrics
+from ..snapshot import FishSnapshot, Snapshot, TankView, fish_snapshot, take, take_terrain, tank_view
+
+if TYPE_CHECKING:
+    from .fork import ForkSession
+
+
+def observed(engine: Engine, metrics: Metrics | None = None) -> Metrics:
+    """Attach ``metrics`` (a fresh one by default) to ``engine`` as its first observer."""
+    w = engine.world
+    m = metrics or Metrics(w.cfg.metrics, w.school.n, w.water.width, w.water.height)
+    engine.observers.insert(0, m.observe)
+    return m
+
+
+class Session:
+    """The shared part of live, replay and fork sessions (see the module doc)."""
+
+    kind = "session"
+    can_seek = False
+    engine: Engine
+    metrics: Metrics
+
+    @property
+    def cfg(self) -> Config:
+        return self.engine.world.cfg
+
+    @property
+    def tick(self) -> int:
+        """Ticks simulated so far (the state shown is the one after this many ticks)."""
+        return self.engine.world.tick
+
+    @property
+    def world(self):
+        """The world being stepped. For sessions and their tests only: views go through
+        :meth:`view`, :meth:`fish` and :meth:`snapshot`."""
+        return self.engine.world
+
+    @property
+    def source(self):
+        return self.engine.source
+
+    @property
+    def observers(self) -> list[Callable[[Frame], None]]:
+        return self.engine.observers
+
+    @property
+    def mode(self) -> str:
+        return self.engine.mode
+
+    @property
+    def timeouts(self) -> int:
+        return self.engine.timeouts
+
+    # -- stepping
+
+    def step(self) -> Frame | None:
+        return self.engine.step()
+
+    def run(self, ticks: int, on_tick: Callable[[Frame], None] | None = None) -> None:
+        for _ in range(ticks):
+            frame = self.step()
+            if frame is None:
+                return
+            if on_tick:
+                on_tick(frame)
+
+    def seek(self, tick: int) -> None:
+        raise NotImplementedError(f"a {self.kind} session cannot seek")
+
+    def fork(self, fish: int, plan: str) -> ForkSession:
+        raise NotImplementedError
+
+    # -- views
+
+    def view(self) -> TankView:
+        return tank_view(self.engine.world)
+
+    def ghost_view(self) -> TankView | None:
+        """The other tank drawn as rings (a fork's parent); None for others."""
+        return None
+
+    def fish(self, i: int) -> FishSnapshot:
+        return fish_snapshot(self.engine.world, i)
+
+    def terrain(self) -> list[str]:
+        return take_terrain(self.engine.world)
+
+    def snapshot(self) -> Snapshot:
+        return take(self.engine.world, self.metrics_summary())
+
+    def state_hash(self) -> str:
+        return self.engine.world.state_hash()
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """The keyframe of the current state (recorders store these)."""
+        return self.engine.world.state_arrays()
+
+    def metrics_summary(self) -> dict:
+        """The metrics summary with the brain's own alerts (budget, breakers, drift) merged in."""
+        summary = self.metrics.summary()
+        brain_alerts = getattr(self.engine.source, "alerts", None)
+        if brain_alerts is not None:
+            summary["alerts"] = summary["alerts"] + brain_alerts()
+        return summary
+
+    def brain_status(self) -> dict:
+        return self.engine.source.status()
+
+    def drift(self, fish: int) -> float | None:
+        """The drift score of ``fish``'s newest model-written summary, scored once when it was
+        written (None when no model wrote one: the instinct brain's template summaries are
+        not scored)."""
+        scores = getattr(self.engine.source, "drift", None)
+        return scores.get(fish) if isinstance(scores, dict) else None
+
+    def heat(self) -> np.ndarray | None:
+        """Stuck events per hotspot cell (the heat map)."""
+        return self.metrics.heat
+
+    def close(self) -> None:
+        self.engine.close()

@@ -1,0 +1,256 @@
+"""Forks: one fish's decision swapped, the branch run live beside its parent.
+
+A fork restores the world at tick T, applies T's decisions with one fish's swapped (for a
+recording: the recorded decisions of T; for a live tank: only the swapped fish, the others
+ask their brain as usual), and from then on lets a live brain decide. The parent — the
+recording re-simulated, or the live tank itself — runs beside it, and the per-tick
+divergence (fish in other cells, schooling and energy differences) is measured from both
+sides' frames and metrics, the same way.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+
+from ..actions import Action
+from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
+from ..engine import Engine, make_source
+from ..fish.plans import Goal, describe, parse_plan
+from ..frame import Frame
+from ..observe.paths import OutputError, check_output
+from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, Recording, RecordingError
+from ..snapshot import TankView, tank_view
+from ..world import World
+from .base import Session, observed
+from .replay import ReplaySession, ReplaySource
+
+_CELLS = DIVERGENCE_COLUMNS.index("cells_differ")
+
+
+class ForkSource(DecisionSource):
+    """At the fork tick: the intervention batch; afterwards (and for the others) a live brain."""
+
+    name = "fork"
+
+    def __init__(self, live: DecisionSource, tick: int, first: DecisionBatch):
+        super().__init__()
+        self.live, self.tick, self.first = live, tick, first
+        self.requests, self.results = live.requests, live.results  # share the live brain's queues
+        self.wants_perceptions = live.wants_perceptions
+        self.writes_summaries = live.writes_summaries
+
+    def begin_tick(self, tick: int) -> None:
+        if tick == self.tick:
+            self.results.put(self.first)
+        else:
+            self.live.begin_tick(tick)
+
+    def submit(self, batch) -> None:
+        if batch.tick == self.tick:  # already answered by the intervention batch where it can be
+            keep = ~np.isin(batch.fish, self.first.fish)
+            if not keep.any():
+                return
+            batch = batch.subset(np.flatnonzero(keep))
+        self.live.submit(batch)
+
+    def pump(self) -> None:
+        self.live.pump()
+
+    def give_up(self, batch):
+        return self.live.give_up(batch)
+
+    def status(self) -> dict:
+        return {"source": "fork", "live": self.live.status()}
+
+    def alerts(self) -> list[str]:
+        alerts = getattr(self.live, "alerts", None)
+        return alerts() if alerts is not None else []
+
+    def close(self) -> None:
+        self.live.close()
+
+
+def divergence_row(branch: Frame, parent: Frame, branch_schooling: float, parent_schooling: float) -> np.ndarray:
+    """``DIVERGENCE_COLUMNS`` for one tick: fish in another cell, schooling degree difference
+    (each side's own metric), mean energy difference (in energy units)."""
+    cells = int(np.count_nonzero((branch.x != parent.x) | (branch.y != parent.y)))
+    energy = float(branch.energy.mean() - parent.energy.mean()) / 100
+    return np.array([cells, branch_schooling - parent_schooling, energy])
+
+
+def _plan_of(action: Action | str) -> tuple[int, int, int]:
+    try:
+        return parse_plan(action) if isinstance(action, str) else (int(Goal.HOLD), int(Action(action)), 1)
+    except ValueError as exc:
+        raise RecordingError(f"fork plan: {exc}") from None
+
+
+class ForkSession(Session):
+    """An intervention, tick by tick: the branch runs live, the parent beside it.
+
+    Build one with :meth:`from_recording` (the parent is the recording, re-simulated) or
+    :meth:`from_live` (the parent is a live tank, which keeps running). ``curve`` holds
+    ``[tick, *DIVERGENCE_COLUMNS]`` per compared tick.
+    """
+
+    kind = "fork"
+
+    def __init__(self, parent: Session, fish: int, plan: tuple[int, int, int], recorded: DecisionBatch | None,
+                 source: DecisionSource, mode: str, owns_parent: bool):
+        cfg = parent.cfg
+        if not 0 <= fish < cfg.fish.count:
+            raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{cfg.fish.count - 1})")
+        self.parent, self.fish_id, self.plan, self._owns_parent = parent, fish, plan, owns_parent
+        self.label = describe(*plan)
+        self.tick0 = parent.tick
+        self._recorded = recorded
+        self._source, self._mode = source, mode
+        self.original: str | None = None
+        self.recorder: Recorder | None = None
+        self._start(source)
+
+    def _start(self, source: DecisionSource) -> None:
+        parent, fish, tick = self.parent, self.fish_id, self.tick0
+        world = World(parent.cfg)
+        world.load_state_arrays(parent.state_arrays())
+        recorded = self._recorded
+        if recorded is None:
+            recorded = DecisionBatch(tick=tick, fish=np.array([], np.int64), actions=np.array([], np.int8),
+                                     tier=np.array([], np.int8))
+        fish_ids = recorded.fish
+        cols = [np.asarray(a).copy() for a in (recorded.goals, recorded.params, recorded.horizons, recorded.tier)]
+        hit = np.flatnonzero(fish_ids == fish)
+        self.original = describe(cols[0][hit[0]], cols[1][hit[0]], cols[2][hit[0]]) if hit.size else None
+        new = (*self.plan, TIER_INDEX["intervention"])
+        if hit.size:
+            for col, v in zip(cols, new):
+                col[hit[0]] = v
+        else:
+            order = np.searchsorted(fish_ids, fish)
+            fish_ids = np.insert(fish_ids, order, fish)
+            cols = [np.insert(col, order, np.array(v, col.dtype)) for col, v in zip(cols, new)]
+        first = DecisionBatch(tick=tick, fish=fish_ids, actions=None, goals=cols[0], params=cols[1],
+                              horizons=cols[2], tier=cols[3])
+        self.engine = Engine(world, ForkSource(source, tick, first), mode=self._mode)
+        self.metrics = observed(self.engine, copy.deepcopy(parent.metrics))  # the same history up to T
+        self.curve: list[np.ndarray] = []
+        self.first_diverged: int | None = None
+        self._last_parent_frame: Frame | None = None
+
+    # -- construction
+
+    @classmethod
+    def from_recording(cls, recording: Recording | str | Path, tick: int, fish: int, action: Action | str,
+                       out: str | Path | None = None, source: DecisionSource | None = None,
+                       overwrite: bool = False) -> ForkSession:
+        """Fork a recording at ``tick``: ``fish`` does ``action`` (a plan such as ``"school 60"``,
+        ``"explore east 30"``, ``"rest 10"`` — see :func:`mirofish.fish.plans.parse_plan` — or a
+        single action, held one tick); with ``out`` the branch is written as its own recording
+        naming its parent and fork point, with the divergence per tick."""
+        rec = recording if isinstance(recording, Recording) else Recording(recording)
+        if out is not None:
+            check_out(out, rec, overwrite)
+        if not rec.first_tick <= tick < rec.last_tick:
+            raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
+        if not 0 <= fish < rec.config.fish.count:
+            raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
+        plan = _plan_of(action)
+        parent = ReplaySession(rec)
+        parent._owns_recording = not isinstance(recording, Recording)  # opened here: the fork closes it
+        parent.seek(tick)
+        session = cls(parent, fish, plan, ReplaySource(rec).batch_at(tick),
+                      source or make_source(rec.config, "lockstep"), "lockstep", owns_parent=True)
+        if out is not None:
+            session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), extra_header={
+                "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": session.label,
+                "fork_original_action": session.original,
+            }).attach(session, observe=False)  # fed by step(), with the divergence row
+        return session
+
+    @classmethod
+    def from_live(cls, live: Session, fish: int, action: Action | str) -> ForkSession:
+        """Fork a live tank now: ``fish`` follows ``action`` in the branch while the other fish
+        ask their brain as usual; the live tank keeps running beside it as the parent."""
+        return cls(live, fish, _plan_of(action), None, make_source(live.cfg, live.mode), live.mode,
+                   owns_parent=False)
+
+    # -- stepping
+
+    def step(self) -> Frame:
+        frame = self.engine.step()
+        row = None
+        parent_frame = self.parent.step()
+        if parent_frame is not None:
+            row = divergence_row(frame, parent_frame, self.metrics.schooling_now(), self.parent.metrics.schooling_now())
+            self.curve.append(np.concatenate([[frame.tick + 1], row]))
+            if self.first_diverged is None and row[_CELLS] > 0:
+                self.first_diverged = frame.tick
+        if self.recorder is not None:
+            self.recorder.on_frame(frame, row)
+        return frame
+
+    def reset(self, seed: int | None = None) -> None:
+        """Back to the fork point, the swap applied again (replays only: a live parent moved on)."""
+        if not self.parent.can_seek:
+            raise NotImplementedError("a fork of a live tank cannot go back to its fork point")
+        self.parent.seek(self.tick0)
+        self.engine.close()
+        self._start(make_source(self.cfg, self._mode))
+
+    # -- views
+
+    def ghost_view(self) -> TankView:
+        return tank_view(self.parent.engine.world)
+
+    def summary(self) -> dict:
+        rows = np.array([r[1:] for r in self.curve]) if self.curve else np.zeros((0, 3))
+        parent_at_same = self.parent.tick == self.tick
+        out = {
+            "fork_tick": self.tick0, "fish": self.fish_id, "action": self.label, "recorded_action": self.original,
+            "ticks": self.tick - self.tick0, "final_tick": self.tick,
+            "final_state_hash": self.state_hash(),
+            "parent_state_hash_at_same_tick": self.parent.state_hash() if parent_at_same else None,
+            "divergence": {
+                "compared_ticks": int(len(rows)),
+                "first_tick_cells_differ": self.first_diverged,
+                "cells_differ_final": int(rows[-1, 0]) if len(rows) else 0,
+                "cells_differ_max": int(rows[:, 0].max()) if len(rows) else 0,
+                "schooling_diff_final": round(float(rows[-1, 1]), 4) if len(rows) else 0.0,
+                "energy_diff_final": round(float(rows[-1, 2]), 3) if len(rows) else 0.0,
+            },
+        }
+        if isinstance(self.parent, ReplaySession):
+            out = {"parent": str(self.parent.recording.path), **out}
+        if self.recorder is not None:
+            out["recording"] = str(self.recorder.path)
+        return out
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+        self.engine.close()
+        if self._owns_parent:
+            self.parent.close()
+
+
+def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
+    """Refuse an output onto the recording being read, or over a file, before any work."""
+    try:
+        check_output(out, (rec.path,), overwrite, "recording")
+    except OutputError as exc:
+        raise RecordingError(str(exc)) from None
+
+
+def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action | str, ticks: int,
+         out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False) -> dict:
+    """Swap ``fish``'s decision at ``tick`` and run ``ticks`` ticks live; return a JSON-ready summary."""
+    session = ForkSession.from_recording(recording, tick, fish, action, out, source, overwrite)
+    try:
+        for _ in range(ticks):
+            session.step()
+    finally:
+        session.close()
+    return session.summary()

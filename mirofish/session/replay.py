@@ -1,0 +1,195 @@
+"""Replay: a recording played back through the engine, seekable to any tick.
+
+A replay is *just another decision source* (OpenRA's ReplayConnection): :class:`ReplaySource`
+hands the engine, at the start of each tick, exactly the decisions the recording says were
+applied at that tick; no brain is called. Seeking restores the nearest keyframe at or before
+the target and re-simulates from there, so every tick's state equals the live run's.
+"""
+
+from __future__ import annotations
+
+import queue
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
+from ..config import Config
+from ..engine import Engine
+from ..frame import Frame
+from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recording, RecordingError
+from ..world import World
+from .base import Session, observed
+
+if TYPE_CHECKING:
+    from .fork import ForkSession
+
+_MOVED = 1 + TICK_COLUMNS.index("moved")  # columns of Recording.tick_rows (tick first)
+_LOW = 1 + TICK_COLUMNS.index("low_energy_fish")
+
+
+class ReplaySource(DecisionSource):
+    """Feeds the decisions a recording applied at each tick; ignores requests."""
+
+    name = "replay"
+    needs_requests = False
+
+    def __init__(self, recording: Recording, keep_tiers: bool = True):
+        super().__init__()
+        self.recording = recording
+        self.keep_tiers = keep_tiers
+
+    def batch_at(self, tick: int) -> DecisionBatch | None:
+        d = self.recording.decisions_at(tick)
+        if d is None and tick < self.recording.last_tick:
+            raise RecordingError(f"recording is damaged: no decisions stored for tick {tick} "
+                                 f"({self.recording.path})")
+        if d is None or (d.fish.size == 0 and not d.summaries):
+            return None
+        tier = d.tier if self.keep_tiers else np.full(d.fish.size, TIER_INDEX["replay"], np.int8)
+        thoughts = [d.thoughts.get(int(f), "") for f in d.fish] if d.thoughts else None
+        return DecisionBatch(tick=tick, fish=d.fish, actions=None, goals=d.goal, params=d.param,
+                             horizons=d.horizon, tier=tier, status=d.status,
+                             tokens=d.tokens, thoughts=thoughts, summaries=d.summaries or None,
+                             meta={"latency_s": d.latency_s})
+
+    def begin_tick(self, tick: int) -> None:
+        batch = self.batch_at(tick)
+        if batch is not None:
+            self.results.put(batch)
+
+    def pump(self) -> None:
+        while True:  # requests are never needed; drop any that arrive
+            try:
+                self.requests.get_nowait()
+            except queue.Empty:
+                return
+
+    def status(self) -> dict:
+        return {"source": "replay"}
+
+
+class ReplaySession(Session):
+    """Seekable playback of a recording.
+
+    ``seek(t)`` puts the world in the state it had after ``t`` ticks (``tick == t``), from the
+    nearest keyframe; ``step``/``back`` move one tick; ``snapshot()`` carries the metrics
+    recorded for that tick.
+    """
+
+    kind = "replay"
+    can_seek = True
+
+    def __init__(self, recording: Recording | str | Path):
+        self._owns_recording = not isinstance(recording, Recording)  # opened here: closed here
+        self.recording = recording if isinstance(recording, Recording) else Recording(recording)
+        self.source_ = ReplaySource(self.recording)
+        self.engine: Engine | None = None  # type: ignore[assignment]
+        self.seek(self.recording.first_tick)
+
+    @property
+    def cfg(self) -> Config:
+        return self.recording.config
+
+    @property
+    def first_tick(self) -> int:
+        return self.recording.first_tick
+
+    @property
+    def last_tick(self) -> int:
+        return self.recording.last_tick
+
+    def _restore(self, keyframe_tick: int) -> None:
+        world = World(self.cfg)
+        try:
+            world.load_state_arrays(self.recording.keyframe(keyframe_tick))
+        except (KeyError, ValueError, IndexError) as exc:
+            raise RecordingError(f"recording is damaged (keyframe {keyframe_tick}: {exc})") from None
+        observers = self.engine.observers[1:] if self.engine is not None else []  # keep a recorder's
+        self.engine = Engine(world, self.source_, mode="lockstep")
+        self.metrics = observed(self.engine)
+        self.engine.observers.extend(observers)
+
+    def seek(self, tick: int) -> None:
+        """Go to the state after ``tick`` ticks (clamped to the recording's range)."""
+        tick = int(min(max(tick, self.first_tick), self.last_tick))
+        k = self.recording.keyframe_at_or_before(tick)
+        if self.engine is None or not (k <= self.tick <= tick):
+            self._restore(k)
+        self.recording.load_chunks(self.tick, tick)
+        while self.tick < tick:
+            self.engine.step()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Back to the recording's first tick (a recording has its own seed)."""
+        self.seek(self.first_tick)
+
+    def step(self) -> Frame | None:
+        """One tick forward (None at the end of the recording)."""
+        if self.tick >= self.last_tick:
+            return None
+        return self.engine.step()
+
+    def back(self) -> None:
+        self.seek(self.tick - 1)
+
+    def fork(self, fish: int, plan: str) -> ForkSession:
+        """Swap ``fish``'s decision at the current tick (the last tick can't be forked: it has no
+        recorded decisions after it) and run the branch live beside the recording."""
+        from .fork import ForkSession
+
+        return ForkSession.from_recording(self.recording, min(self.tick, self.last_tick - 1), fish, plan)
+
+    def recorded_metrics(self, tick: int | None = None) -> dict:
+        """The measures recorded at ``tick`` (default: the last simulated tick) and the latest sample."""
+        t = (self.tick - 1) if tick is None else tick
+        out: dict = {}
+        rows = self.recording.tick_rows(t, t + 1)
+        if len(rows):
+            out.update({k: float(v) for k, v in zip(TICK_COLUMNS, rows[0, 1:])})
+        samples = self.recording.sample_rows(max(self.first_tick, t - 10 * self.cfg.metrics.sample_every), t + 1)
+        if len(samples):
+            out["sampled"] = {k: round(float(v), 4) for k, v in zip(SAMPLE_COLUMNS, samples[-1, 1:])}
+        return out
+
+    def metrics_summary(self) -> dict:
+        """What the recording measured at this tick (flat, as the HUD reads it); no alerts."""
+        rec = self.recorded_metrics()
+        flat = dict(rec.get("sampled", {}))
+        flat["schooling_degree"] = rec.get("schooling_degree", flat.get("schooling_degree", 0.0))
+        return flat
+
+    def snapshot(self):
+        from ..snapshot import take
+
+        return take(self.engine.world, self.recorded_metrics())
+
+    def brain_status(self) -> dict:
+        """Which brain made the recording."""
+        kind = self.cfg.brain.kind
+        return {"source": kind if kind == "instinct" else "replay"}
+
+    def markers(self) -> list[tuple[int, str]]:
+        """Timeline markers: ticks where nobody moved for the heartbeat span, ticks where the
+        low-energy count crossed 10 % of the fish, and the fork point of a fork recording."""
+        rec, cfg = self.recording, self.cfg
+        out: list[tuple[int, str]] = []
+        rows = rec.tick_rows(rec.first_tick, rec.last_tick)
+        if len(rows):
+            still = rows[:, _MOVED] == 0
+            run = 0
+            for t, s in zip(rows[:, 0].astype(int), still):
+                run = run + 1 if s else 0
+                if run == cfg.metrics.heartbeat_ticks:
+                    out.append((int(t), "alert"))
+            low = rows[:, _LOW] >= 0.1 * cfg.fish.count
+            edges = np.flatnonzero(low[1:] & ~low[:-1])
+            out += [(int(rows[i + 1, 0]), "alert") for i in edges[:50]]
+        if "fork_tick" in rec.header:
+            out.append((int(rec.header["fork_tick"]), "fork"))
+        return out
+
+    def close(self) -> None:
+        if self._owns_recording:
+            self.recording.close()

@@ -1,0 +1,85 @@
+"""Export a window of a recording, and trace one fish through it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..actions import Action
+from ..brains.base import TIERS, RequestBatch
+from ..engine import make_source
+from ..fish.plans import describe
+from ..observe.recording import Recorder, Recording, RecordingError
+from .fork import check_out
+from .replay import ReplaySession
+
+
+def export_window(recording: Recording | str | Path, around: int, radius: int, out: str | Path,
+                  overwrite: bool = False) -> dict:
+    """Copy ticks ``[around - radius, around + radius)`` into a new, self-contained recording.
+
+    The export starts with a keyframe at its first tick and re-records the same decisions;
+    its windowed metrics are measured afresh from that tick.
+    """
+    rec = recording if isinstance(recording, Recording) else Recording(recording)
+    check_out(out, rec, overwrite)
+    t0 = max(rec.first_tick, around - radius)
+    t1 = min(rec.last_tick, around + radius)
+    if t0 >= t1:
+        raise RecordingError(f"--around {around} --radius {radius} selects no recorded tick "
+                             f"({rec.first_tick}..{rec.last_tick - 1})")
+    player = ReplaySession(rec)
+    player.seek(t0)
+    recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,),
+                        extra_header={"parent": str(rec.path), "export_from": t0, "export_to": t1})
+    recorder.attach(player)
+    while player.tick < t1:
+        player.step()
+    recorder.close()
+    return {"recording": str(out), "parent": str(rec.path), "from_tick": t0, "to_tick": t1,
+            "state_hash_at_end": player.state_hash()}
+
+
+def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -> list[dict]:
+    """Isolate one fish: its perception, recorded decision and what the brain decides now, per tick.
+
+    The whole tank is re-simulated from the recording, so the fish's neighbours are exactly
+    where they were (isolating a fish without its neighbours proves nothing).
+    """
+    rec = recording if isinstance(recording, Recording) else Recording(recording)
+    if not 0 <= fish < rec.config.fish.count:
+        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
+    player = ReplaySession(rec)
+    player.seek(t0)
+    # the embedded brain is asked again; a model is never re-asked
+    brain = make_source(rec.config, "lockstep") if rec.config.brain.kind == "instinct" else None
+    out = []
+    while player.tick < min(t1, player.last_tick):
+        w, s = player.world, player.world.school
+        decided = rec.decisions_at(player.tick)
+        hit = np.flatnonzero(decided.fish == fish) if decided is not None else np.zeros(0, int)
+        row = {"tick": player.tick, "view": w.perceive(fish).view, "energy": int(s.energy[fish]) / 100}
+        if hit.size:
+            k = hit[0]
+            row["decision"] = describe(int(decided.goal[k]), int(decided.param[k]), int(decided.horizon[k]))
+            row["tier"] = TIERS[int(decided.tier[k])]
+            row["thought"] = decided.thoughts.get(int(fish), "")
+            if brain is not None:
+                i = np.array([fish])
+                req = RequestBatch(tick=w.tick, fish=i, triggers=w.triggers()[i], codes=w.view_codes(i),
+                                   energy=s.energy[i], max_energy=w.max_energy, heading=s.heading[i],
+                                   traits=s.traits[i], food_here=w.water.food_born[s.cell[i]] >= 0,
+                                   refused=w.recently_refused(i, w.cfg.triggers.hard_timeout))
+                brain.submit(req)
+                brain.pump()  # the embedded brain answers in this thread
+                again = brain.results.get_nowait()
+                now = describe(int(again.goals[0]), int(again.params[0]), int(again.horizons[0]))
+                row["brain_now"] = now
+                row["agrees"] = now == row["decision"]
+        out.append(row)
+        player.step()
+        # the plan the fish swam during this tick (after any decision of the tick) and what it did
+        row["plan"] = describe(int(s.plan_goal[fish]), int(s.plan_param[fish]))
+        row["intent"] = Action(int(s.intent[fish])).label
+    return out
