@@ -169,23 +169,3 @@ class Engine:
 
     def close(self) -> None:
         self.source.close()
-
-
-def make_source(cfg, mode: str) -> DecisionSource:
-    """The brain ``cfg.brain.kind`` names: the instinct brain, or the model worker pool."""
-    if cfg.brain.kind == "llm":
-        from .brains.pool import ModelPool  # imports openai; the core never does
-
-        return ModelPool(cfg, mode)
-    return instinct_source(cfg)
-
-
-def instinct_source(cfg, tier: str = "instinct") -> DecisionSource:
-    """The embedded brain for ``cfg.brain.decides``: the instinct planner, or the action brain."""
-    from .brains.instinct import InstinctBrain, InstinctPlanner
-    from .config import hundredths
-
-    if cfg.brain.decides == "plan":
-        return InstinctPlanner(cfg.brain.planner, cfg.triggers, seed=cfg.seed, radius=cfg.perception.radius,
-                               tier=tier, rest_ceiling=hundredths(cfg.fish.rest_ceiling))
-    return InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius, tier=tier)

@@ -5,7 +5,7 @@ import threading
 import time
 
 
-from mirofish.engine import instinct_source
+from mirofish.brains.instinct import instinct_source
 from mirofish.brains.base import DecisionSource
 from mirofish.config import load_config
 from mirofish.engine import Engine

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from mirofish.engine import instinct_source
+from mirofish.brains.instinct import instinct_source
 from mirofish import snapshot
 from mirofish.config import load_config
 from mirofish.engine import Engine

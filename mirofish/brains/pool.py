@@ -43,6 +43,7 @@ from ..config import Config, EndpointConfig, TierConfig, redact_url
 from ..fish.perception import V_FISH, V_FOOD, V_WALL
 from ..fish.triggers import trigger_name
 from ..actions import Action
+from .instinct import instinct_source
 from .base import INVALID, TIER_INDEX, TIMEOUT, DecisionBatch, DecisionSource, RequestBatch
 from ..fish.memory import drift_score
 from .prompt import (JSON_OBJECT_FORMAT, JSON_SCHEMA_FORMAT, PLAN_FORMATS, PLAN_PROMPT, SYSTEM_PROMPT, ReplyError,
@@ -138,7 +139,6 @@ class ModelPool(DecisionSource):
     def __init__(self, cfg: Config, mode: str = "lockstep", warn=None):
         super().__init__()
         self.cfg, self.bcfg, self.mode = cfg, cfg.brain, mode
-        from ..engine import instinct_source
 
         self.plans = cfg.brain.decides == "plan"
         self.fallback = instinct_source(cfg, tier="fallback")

@@ -6,10 +6,10 @@ changes a world itself.
 """
 
 from .base import Session
-from .fork import ForkSession, ForkSource, fork
+from .fork import ForkSession, ForkSource
 from .live import LiveSession
-from .replay import ReplaySession, ReplaySource
+from .replay import ReplaySession, ReplaySource, fork, fork_recording
 from .tools import export_window, trace_fish
 
 __all__ = ["ForkSession", "ForkSource", "LiveSession", "ReplaySession", "ReplaySource", "Session",
-           "export_window", "fork", "trace_fish"]
+           "export_window", "fork", "fork_recording", "trace_fish"]

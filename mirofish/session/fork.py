@@ -11,21 +11,19 @@ sides' frames and metrics, the same way.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import numpy as np
 
 from ..actions import Action
 from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
-from ..engine import Engine, make_source
+from ..brains.sources import make_source
+from ..engine import Engine
 from ..fish.plans import Goal, describe, parse_plan
 from ..frame import Frame
-from ..observe.paths import OutputError, check_output
-from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, Recording, RecordingError
+from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, RecordingError
 from ..snapshot import TankView, tank_view
 from ..world import World
 from .base import Session, observed
-from .replay import ReplaySession, ReplaySource
 
 _CELLS = DIVERGENCE_COLUMNS.index("cells_differ")
 
@@ -81,7 +79,7 @@ def divergence_row(branch: Frame, parent: Frame, branch_schooling: float, parent
     return np.array([cells, branch_schooling - parent_schooling, energy])
 
 
-def _plan_of(action: Action | str) -> tuple[int, int, int]:
+def plan_of(action: Action | str) -> tuple[int, int, int]:
     try:
         return parse_plan(action) if isinstance(action, str) else (int(Goal.HOLD), int(Action(action)), 1)
     except ValueError as exc:
@@ -91,8 +89,8 @@ def _plan_of(action: Action | str) -> tuple[int, int, int]:
 class ForkSession(Session):
     """An intervention, tick by tick: the branch runs live, the parent beside it.
 
-    Build one with :meth:`from_recording` (the parent is the recording, re-simulated) or
-    :meth:`from_live` (the parent is a live tank, which keeps running). ``curve`` holds
+    Build one with :func:`mirofish.session.replay.fork_recording` (the parent is a recording,
+    re-simulated) or :meth:`from_live` (the parent is a live tank, which keeps running). ``curve`` holds
     ``[tick, *DIVERGENCE_COLUMNS]`` per compared tick.
     """
 
@@ -143,38 +141,10 @@ class ForkSession(Session):
     # -- construction
 
     @classmethod
-    def from_recording(cls, recording: Recording | str | Path, tick: int, fish: int, action: Action | str,
-                       out: str | Path | None = None, source: DecisionSource | None = None,
-                       overwrite: bool = False) -> ForkSession:
-        """Fork a recording at ``tick``: ``fish`` does ``action`` (a plan such as ``"school 60"``,
-        ``"explore east 30"``, ``"rest 10"`` — see :func:`mirofish.fish.plans.parse_plan` — or a
-        single action, held one tick); with ``out`` the branch is written as its own recording
-        naming its parent and fork point, with the divergence per tick."""
-        rec = recording if isinstance(recording, Recording) else Recording(recording)
-        if out is not None:
-            check_out(out, rec, overwrite)
-        if not rec.first_tick <= tick < rec.last_tick:
-            raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
-        if not 0 <= fish < rec.config.fish.count:
-            raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
-        plan = _plan_of(action)
-        parent = ReplaySession(rec)
-        parent._owns_recording = not isinstance(recording, Recording)  # opened here: the fork closes it
-        parent.seek(tick)
-        session = cls(parent, fish, plan, ReplaySource(rec).batch_at(tick),
-                      source or make_source(rec.config, "lockstep"), "lockstep", owns_parent=True)
-        if out is not None:
-            session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), extra_header={
-                "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": session.label,
-                "fork_original_action": session.original,
-            }).attach(session, observe=False)  # fed by step(), with the divergence row
-        return session
-
-    @classmethod
     def from_live(cls, live: Session, fish: int, action: Action | str) -> ForkSession:
         """Fork a live tank now: ``fish`` follows ``action`` in the branch while the other fish
         ask their brain as usual; the live tank keeps running beside it as the parent."""
-        return cls(live, fish, _plan_of(action), None, make_source(live.cfg, live.mode), live.mode,
+        return cls(live, fish, plan_of(action), None, make_source(live.cfg, live.mode), live.mode,
                    owns_parent=False)
 
     # -- stepping
@@ -222,8 +192,9 @@ class ForkSession(Session):
                 "energy_diff_final": round(float(rows[-1, 2]), 3) if len(rows) else 0.0,
             },
         }
-        if isinstance(self.parent, ReplaySession):
-            out = {"parent": str(self.parent.recording.path), **out}
+        recording = getattr(self.parent, "recording", None)
+        if recording is not None:
+            out = {"parent": str(recording.path), **out}
         if self.recorder is not None:
             out["recording"] = str(self.recorder.path)
         return out
@@ -234,23 +205,3 @@ class ForkSession(Session):
         self.engine.close()
         if self._owns_parent:
             self.parent.close()
-
-
-def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
-    """Refuse an output onto the recording being read, or over a file, before any work."""
-    try:
-        check_output(out, (rec.path,), overwrite, "recording")
-    except OutputError as exc:
-        raise RecordingError(str(exc)) from None
-
-
-def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action | str, ticks: int,
-         out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False) -> dict:
-    """Swap ``fish``'s decision at ``tick`` and run ``ticks`` ticks live; return a JSON-ready summary."""
-    session = ForkSession.from_recording(recording, tick, fish, action, out, source, overwrite)
-    try:
-        for _ in range(ticks):
-            session.step()
-    finally:
-        session.close()
-    return session.summary()

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Callable
 
 from ..brains.base import DecisionSource
 from ..config import Config
-from ..engine import Engine, make_source
+from ..brains.sources import make_source
+from ..engine import Engine
 from ..world import World
 from .base import Session, observed
 

@@ -1,4 +1,4 @@
-"""Replay: a recording played back through the engine, seekable to any tick.
+"""Replay: a recording played back through the engine, seekable to any tick, and forked.
 
 A replay is *just another decision source* (OpenRA's ReplayConnection): :class:`ReplaySource`
 hands the engine, at the start of each tick, exactly the decisions the recording says were
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import queue
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,12 +17,13 @@ from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
 from ..config import Config
 from ..engine import Engine
 from ..frame import Frame
-from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recording, RecordingError
+from ..actions import Action
+from ..brains.sources import make_source
+from ..observe.paths import OutputError, check_output
+from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
 from ..world import World
 from .base import Session, observed
-
-if TYPE_CHECKING:
-    from .fork import ForkSession
+from .fork import ForkSession, plan_of
 
 _MOVED = 1 + TICK_COLUMNS.index("moved")  # columns of Recording.tick_rows (tick first)
 _LOW = 1 + TICK_COLUMNS.index("low_energy_fish")
@@ -137,9 +137,7 @@ class ReplaySession(Session):
     def fork(self, fish: int, plan: str) -> ForkSession:
         """Swap ``fish``'s decision at the current tick (the last tick can't be forked: it has no
         recorded decisions after it) and run the branch live beside the recording."""
-        from .fork import ForkSession
-
-        return ForkSession.from_recording(self.recording, min(self.tick, self.last_tick - 1), fish, plan)
+        return fork_recording(self.recording, min(self.tick, self.last_tick - 1), fish, plan)
 
     def recorded_metrics(self, tick: int | None = None) -> dict:
         """The measures recorded at ``tick`` (default: the last simulated tick) and the latest sample."""
@@ -193,3 +191,54 @@ class ReplaySession(Session):
     def close(self) -> None:
         if self._owns_recording:
             self.recording.close()
+
+
+# ---------------------------------------------------------------- forks of a recording
+
+
+def fork_recording(recording: Recording | str | Path, tick: int, fish: int, action: Action | str,
+                   out: str | Path | None = None, source: DecisionSource | None = None,
+                   overwrite: bool = False) -> ForkSession:
+    """Fork a recording at ``tick``: ``fish`` does ``action`` (a plan such as ``"school 60"``,
+    ``"explore east 30"``, ``"rest 10"`` — see :func:`mirofish.fish.plans.parse_plan` — or a
+    single action, held one tick); with ``out`` the branch is written as its own recording
+    naming its parent and fork point, with the divergence per tick."""
+    rec = recording if isinstance(recording, Recording) else Recording(recording)
+    if out is not None:
+        check_out(out, rec, overwrite)
+    if not rec.first_tick <= tick < rec.last_tick:
+        raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
+    if not 0 <= fish < rec.config.fish.count:
+        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
+    plan = plan_of(action)
+    parent = ReplaySession(rec)
+    parent._owns_recording = not isinstance(recording, Recording)  # opened here: the fork closes it
+    parent.seek(tick)
+    session = ForkSession(parent, fish, plan, ReplaySource(rec).batch_at(tick),
+                          source or make_source(rec.config, "lockstep"), "lockstep", owns_parent=True)
+    if out is not None:
+        session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), extra_header={
+            "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": session.label,
+            "fork_original_action": session.original,
+        }).attach(session, observe=False)  # fed by step(), with the divergence row
+    return session
+
+
+def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
+    """Refuse an output onto the recording being read, or over a file, before any work."""
+    try:
+        check_output(out, (rec.path,), overwrite, "recording")
+    except OutputError as exc:
+        raise RecordingError(str(exc)) from None
+
+
+def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action | str, ticks: int,
+         out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False) -> dict:
+    """Swap ``fish``'s decision at ``tick`` and run ``ticks`` ticks live; return a JSON-ready summary."""
+    session = fork_recording(recording, tick, fish, action, out, source, overwrite)
+    try:
+        for _ in range(ticks):
+            session.step()
+    finally:
+        session.close()
+    return session.summary()

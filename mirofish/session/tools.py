@@ -8,11 +8,10 @@ import numpy as np
 
 from ..actions import Action
 from ..brains.base import TIERS, RequestBatch
-from ..engine import make_source
+from ..brains.sources import make_source
 from ..fish.plans import describe
 from ..observe.recording import Recorder, Recording, RecordingError
-from .fork import check_out
-from .replay import ReplaySession
+from .replay import ReplaySession, check_out
 
 
 def export_window(recording: Recording | str | Path, around: int, radius: int, out: str | Path,

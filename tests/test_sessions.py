@@ -1,0 +1,161 @@
+"""The session layer: live, replay and fork sessions answer one protocol the same way, and the
+window reaches the tank only through it."""
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mirofish.config import load_config
+from mirofish.fish.plans import describe
+from mirofish.observe.recording import Recorder
+from mirofish.session import LiveSession, ReplaySession, fork_recording
+
+ROOT = Path(__file__).resolve().parent.parent
+PKG = ROOT / "mirofish"
+CFG = dict(seed=6, **{"fish.count": 24})
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sessions") / "run.db"
+    live = LiveSession(load_config(**CFG), mode="lockstep")
+    rec = Recorder(path, live.cfg).attach(live)
+    live.run(300)
+    rec.close()
+    live.close()
+    return path
+
+
+def make(kind: str, recording):
+    """A session of ``kind`` at tick 100 of the same tank."""
+    if kind == "live":
+        s = LiveSession(load_config(**CFG), mode="lockstep")
+        s.run(100)
+        return s
+    if kind == "replay":
+        s = ReplaySession(recording)
+        s.seek(100)
+        return s
+    return fork_recording(recording, 100, 3, "explore north 30")
+
+
+def decision_at(session, fish_tick_source) -> tuple[int, str]:
+    """(fish, plan text) of a decision the tank makes at its current tick (from a twin)."""
+    frame = fish_tick_source.step()
+    b = next(b for b in frame.applied if len(b))
+    return int(b.fish[0]), describe(int(b.goals[0]), int(b.params[0]), int(b.horizons[0]))
+
+
+@pytest.mark.parametrize("kind", ["live", "replay", "fork"])
+def test_reset_twice_gives_equal_snapshots(kind, recording):
+    s = make(kind, recording)
+    s.run(20)
+    s.reset()
+    first = s.snapshot().model_dump()
+    s.run(15)
+    s.reset()
+    assert s.snapshot().model_dump() == first
+    s.close()
+
+
+@pytest.mark.parametrize("kind", ["live", "replay", "fork"])
+def test_stepping_is_deterministic_tick_by_tick(kind, recording):
+    a, b = make(kind, recording), make(kind, recording)
+    for _ in range(40):
+        a.step()
+        b.step()
+        assert a.state_hash() == b.state_hash() and a.tick == b.tick
+    assert a.view().tick == b.view().tick and np.array_equal(a.view().x, b.view().x)
+    a.close()
+    b.close()
+
+
+@pytest.mark.parametrize("kind", ["live", "replay"])
+def test_a_fork_with_the_decision_the_tank_makes_reproduces_it(kind, recording):
+    subject, twin = make(kind, recording), make(kind, recording)
+    fish, plan = decision_at(subject, twin)  # what the tank decides for `fish` at this tick
+    fork = subject.fork(fish, plan)
+    for _ in range(60):
+        fork.step()
+        assert fork.state_hash() == fork.parent.state_hash()
+    assert fork.summary()["divergence"]["cells_differ_max"] == 0
+    fork.close()
+    subject.close()
+    twin.close()
+
+
+@pytest.mark.parametrize("kind", ["live", "replay"])
+def test_a_swapped_decision_diverges(kind, recording):
+    subject, twin = make(kind, recording), make(kind, recording)
+    fish, plan = decision_at(subject, twin)
+    other = "rest 100 40" if not plan.startswith("rest") else "explore east 40"
+    fork = subject.fork(fish, other)
+    fork.run(60)
+    assert fork.summary()["divergence"]["cells_differ_max"] > 0
+    assert fork.ghost_view() is not None and fork.ghost_view().tick == fork.tick
+    fork.close()
+    subject.close()
+    twin.close()
+
+
+def _imports(path: Path) -> set[str]:
+    """Modules ``path`` imports (absolute names), outside ``if TYPE_CHECKING:`` blocks."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    if path.name == "__init__.py":
+        module = package = module.rsplit(".", 1)[0] if module.endswith("__init__") else module
+    tree = ast.parse(path.read_text())
+    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+            and getattr(node.test, "id", "") == "TYPE_CHECKING" for n in ast.walk(node)}
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("mirofish"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            if name.startswith("mirofish"):
+                out.add(name)
+                out.update(f"{name}.{a.name}" for a in node.names)  # `from pkg import module`
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = {}
+    for path in PKG.rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        mods[name.removesuffix(".__init__")] = path
+    return {m: {i for i in _imports(p) if i in mods and i != m} for m, p in mods.items()}
+
+
+def test_the_window_imports_no_world_and_no_engine():
+    graph = _graph()
+    ui = {m: deps for m, deps in graph.items() if m.startswith("mirofish.ui")}
+    assert ui, "no ui modules found"
+    for module, deps in ui.items():
+        assert not deps & {"mirofish.world", "mirofish.engine"}, (module, deps)
+
+
+def test_there_is_no_import_cycle_in_the_package():
+    graph = _graph()
+    state: dict[str, int] = {}
+
+    def visit(m, path):
+        state[m] = 1
+        for d in graph[m]:
+            if state.get(d) == 1:
+                raise AssertionError("import cycle: " + " → ".join(path[path.index(d):] + [d]))
+            if d not in state:
+                visit(d, path + [d])
+        state[m] = 2
+
+    for m in graph:
+        if m not in state:
+            visit(m, [m])
