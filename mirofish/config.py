@@ -43,7 +43,6 @@ class WorldConfig(_Section):
 
     width: int = Field(96, ge=8, le=2000, description="cells across, glass included")
     height: int = Field(54, ge=8, le=2000, description="cells down, glass included")
-    cell_px: int = Field(20, ge=2, le=64)
     wall_margin: int = Field(2, ge=1, le=10, description="cells of impassable glass")
     tick_seconds: float = Field(0.5, gt=0, le=60, description="simulated seconds per tick")
     plant_patches: int = Field(6, ge=0, le=200, description="plant patches growing from the floor")
@@ -414,21 +413,6 @@ def load_config(
         for k in reversed(keys[:-1]):
             patch = {k: patch}
         data = _deep_merge(data, patch)
-    try:
-        return Config.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(_format_error(exc)) from None
-
-
-def config_with(cfg: Config, **dotted: Any) -> Config:
-    """A copy of ``cfg`` with dotted keys replaced (``config_with(c, **{"fish.count": 10})``), validated."""
-    data = cfg.model_dump()
-    for key, value in dotted.items():
-        node = data
-        *parents, leaf = key.split(".")
-        for p in parents:
-            node = node[p]
-        node[leaf] = value
     try:
         return Config.model_validate(data)
     except ValidationError as exc:

@@ -1,8 +1,9 @@
 """Serializable world snapshots — the contract between the world and everything that watches it.
 
-A :class:`Snapshot` is plain JSON (pydantic): the window, recordings and reports read it;
-:func:`restore` rebuilds a :class:`~mirofish.world.World` from one, RNG state included, so a
-restored world continues exactly like the original.
+A :class:`Snapshot` is plain JSON (pydantic): the window, the terminal view, the headless
+CLI and tests read it. It is a *view*, not a codec: the one state codec is
+:meth:`~mirofish.world.World.state_arrays` / :meth:`~mirofish.world.World.load_state_arrays`
+(recordings store those as keyframes).
 """
 
 from __future__ import annotations
@@ -70,7 +71,6 @@ class Snapshot(BaseModel):
     terrain: list[str]  # rows; . water, # glass, * plant, o rock
     food: list[tuple[int, int, int]]  # (x, y, tick spawned)
     fish: list[FishSnapshot]
-    rng_state: dict
     metrics: dict | None = None
 
 
@@ -81,12 +81,10 @@ def take(world: World, metrics: dict | None = None) -> Snapshot:
     fcells = w.food_cells()
     fx, fy = w.xy(fcells)
     fish = [fish_snapshot(world, i, xs, ys) for i in range(s.n)]
-    st = world.rng.bit_generator.state
     return Snapshot(
         tick=world.tick, seed=world.seed, width=w.width, height=w.height, state_hash=world.state_hash(),
         terrain=take_terrain(world), food=[(int(x), int(y), int(world.water.food_born[c])) for x, y, c in zip(fx, fy, fcells)],
-        fish=fish, rng_state={"bit_generator": st["bit_generator"], "state": {k: str(v) for k, v in st["state"].items()},
-                              "has_uint32": st["has_uint32"], "uinteger": str(st["uinteger"])},
+        fish=fish,
         metrics=metrics,
     )
 
@@ -142,60 +140,6 @@ def tank_view(world: World) -> TankView:
     return TankView(tick=world.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
                     max_energy=world.max_energy, traits=s.traits.copy(), stuck=s.stuck.copy(), food_x=fx, food_y=fy,
                     food_age=world.tick - w.food_born[cells], rot_ticks=w.rot_ticks)
-
-
-def restore(cfg: Config, snap: Snapshot) -> World:
-    """A world in exactly the state ``snap`` describes (``cfg`` must be the run's config).
-
-    Raises:
-        ValueError: the snapshot does not belong to this config (seed, size or terrain differ).
-    """
-    if snap.format != FORMAT:
-        raise ValueError(f"snapshot format {snap.format} is not supported (expected {FORMAT})")
-    if snap.seed != cfg.seed or snap.width != cfg.world.width or snap.height != cfg.world.height:
-        raise ValueError("snapshot was taken with a different seed or tank size than this config")
-    if len(snap.fish) != cfg.fish.count:
-        raise ValueError(f"snapshot has {len(snap.fish)} fish, config says {cfg.fish.count}")
-    world = World(cfg)
-    if take_terrain(world) != snap.terrain:
-        raise ValueError("snapshot terrain differs from the terrain this config generates")
-    s, w = world.school, world.water
-    world.tick = snap.tick
-    w.food_born[:] = NO_FOOD
-    for x, y, born in snap.food:
-        w.food_born[w.cell(x, y)] = born
-    world.occupant[:] = -1
-    for f in snap.fish:
-        i = f.id
-        s.cell[i] = w.cell(f.x, f.y)
-        s.heading[i], s.energy[i], s.age[i] = f.heading, f.energy, f.age
-        s.intent[i] = Action.parse(f.intent)
-        s.stuck[i], s.max_stuck[i], s.last_decision[i] = f.stuck_ticks, f.max_stuck_ticks, f.last_decision_tick
-        s.traits[i] = [f.traits[k] for k in TRAITS]
-        s.persona[i] = f.persona
-        s.memory.load(i, f.memory, f.memory_count)
-        s.long_memory.load(i, f.long_memory, f.long_memory_count)
-        s.food_seen[i], s.neighbours[i] = f.food_seen, f.neighbours
-        s.refused_at[i] = f.refused_at
-        s.failed[i], s.food_rose[i], s.neighbours_changed[i] = f.failed, f.food_rose, f.neighbours_changed
-        c = f.counters
-        s.action_counts[i] = c["actions"]
-        s.eats[i], s.refusals[i], s.moves[i] = c["eats"], c["refusals"], c["moves"]
-        s.company_ticks[i], s.decisions[i] = c["company_ticks"], c["decisions"]
-        s.at_summary[i] = f.at_summary
-        if f.plan_state:
-            (s.plan_goal[i], s.plan_param[i], s.plan_end[i], s.plan_trigger[i], s.no_food[i], s.alone[i],
-             s.crowded[i], s.hungry_food[i]) = f.plan_state
-    world.occupant[s.cell] = s.ids
-    world.refresh()
-    st = snap.rng_state
-    world.rng.bit_generator.state = {
-        "bit_generator": st["bit_generator"], "state": {k: int(v) for k, v in st["state"].items()},
-        "has_uint32": st["has_uint32"], "uinteger": int(st["uinteger"]),
-    }
-    if world.state_hash() != snap.state_hash:
-        raise ValueError("snapshot is inconsistent: restored state does not match its state_hash")
-    return world
 
 
 def take_terrain(world: World) -> list[str]:

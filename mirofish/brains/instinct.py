@@ -67,6 +67,12 @@ def _onehot(codes: np.ndarray) -> np.ndarray:
     return classes.reshape(k, -1)
 
 
+# Columns of _feature_matrix: six blocks of four directions (Action order), then singles.
+_C_FOOD, _C_FISH, _C_WALL, _C_OPEN, _C_CROWD, _C_LOST = (4 * i for i in range(6))
+_C_VISIBLE, _C_FOOD_CLOSE, _C_BLOCKED = 24, 25, 26
+_N_COLUMNS = _C_BLOCKED + 4
+
+
 def _feature_matrix(radius: int) -> np.ndarray:
     """One matrix turning a one-hot view ``(k, 4 classes × cells)`` into every feature at once.
 
@@ -79,19 +85,19 @@ def _feature_matrix(radius: int) -> np.ndarray:
     side = 2 * radius + 1
     centre = cells // 2
     adjacent = [centre - side, centre + side, centre - 1, centre + 1]
-    g = np.zeros((4, cells, 30))
+    g = np.zeros((4, cells, _N_COLUMNS))
     water, wall, food, fish = range(4)
-    g[food, :, 0:4] = food_ahead.T
-    g[fish, :, 4:8] = food_ahead.T  # toward fish two or more cells away, not into contact
-    g[wall, :, 8:12] = ahead.T
-    g[water, :, 12:16] = (ahead / ahead.sum(axis=1, keepdims=True)).T
-    g[fish, :, 16:20] = around.T
-    g[fish, :, 20:24] = leaving.T
-    g[fish, :, 24] = 1.0
-    g[food, adjacent, 25] = 1.0
+    g[food, :, _C_FOOD:_C_FOOD + 4] = food_ahead.T
+    g[fish, :, _C_FISH:_C_FISH + 4] = food_ahead.T  # toward fish two or more cells away, not into contact
+    g[wall, :, _C_WALL:_C_WALL + 4] = ahead.T
+    g[water, :, _C_OPEN:_C_OPEN + 4] = (ahead / ahead.sum(axis=1, keepdims=True)).T
+    g[fish, :, _C_CROWD:_C_CROWD + 4] = around.T
+    g[fish, :, _C_LOST:_C_LOST + 4] = leaving.T
+    g[fish, :, _C_VISIBLE] = 1.0
+    g[food, adjacent, _C_FOOD_CLOSE] = 1.0
     for d, cell in enumerate(target):
-        g[wall, cell, 26 + d] = g[fish, cell, 26 + d] = 1.0
-    return g.reshape(4 * cells, 30)
+        g[wall, cell, _C_BLOCKED + d] = g[fish, cell, _C_BLOCKED + d] = 1.0
+    return g.reshape(4 * cells, _N_COLUMNS)
 
 
 class InstinctBrain(InlineSource):
@@ -110,8 +116,10 @@ class InstinctBrain(InlineSource):
         """``(k, 6)`` utilities in Action order; impossible actions get a huge negative value."""
         c, k = self.cfg, len(b)
         f = _onehot(b.codes).astype(np.float64) @ self._features
-        food_pull, fish_pull, wall_pull, openness, crowd, lost_n = (f[:, i : i + 4] for i in range(0, 24, 4))
-        visible, food_close, blocked = f[:, 24], f[:, 25] > 0, f[:, 26:30] > 0
+        food_pull, fish_pull, wall_pull, openness, crowd, lost_n = (
+            f[:, i : i + 4] for i in (_C_FOOD, _C_FISH, _C_WALL, _C_OPEN, _C_CROWD, _C_LOST))
+        visible, food_close = f[:, _C_VISIBLE], f[:, _C_FOOD_CLOSE] > 0
+        blocked = f[:, _C_BLOCKED:_C_BLOCKED + 4] > 0
         soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
         # Hunger is felt below 80 % of max energy and grows to 1 at empty.
         hunger = np.minimum(np.maximum(1.0 - b.energy / (0.8 * b.max_energy), 0.0), 1.0)

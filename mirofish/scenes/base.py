@@ -2,8 +2,7 @@
 
 View side: ``handle_event(event)``, ``update(dt)`` (dt in seconds of wall time), ``draw(surface)``.
 Model side: ``reset(seed)``, ``step()`` (one tick), ``snapshot()`` (a JSON-ready state).
-The window's scene switcher (key S) cycles through :data:`SCENES`; the alternate scenes
-(referential game, negotiation) register themselves here when they exist.
+The window's scene switcher (key S) cycles through the scenes the command line hands it.
 """
 
 from __future__ import annotations
@@ -63,10 +62,3 @@ class PacedScene:
         for _ in range(self.pacer.due(self._t, 64)):
             self.step()
 
-
-# name → factory(config) building a scene; filled by the scene modules.
-SCENES: dict[str, Callable[..., Scene]] = {}
-
-
-def register(name: str, factory: Callable[..., Scene]) -> None:
-    SCENES[name] = factory

@@ -33,8 +33,6 @@ from .world import NAMED, NUMERIC, OfferTable, Party, Session, candidate_offers
 
 STRATEGIES = ("confirming_restatement", "exploratory_question", "offering_options", "revealing_assumptions",
               "rebuilding_consensus")
-FAILURES = ("undefined_term", "contradiction", "vague_reference", "extreme_statement", "backtracking",
-            "inheritance", "assumption_conflict")
 # How often each strategy actually restores common ground, per failure type: the simulated
 # world's truth, unknown to the bandit (which strategy fits which failure type).
 EFFECT = {
