@@ -594,7 +594,8 @@ def run_trace(args: argparse.Namespace) -> int:
         print(f"t{r['tick']}  energy {r['energy']:.2f}  plan {r['plan']}  doing {r['intent']}")
         if "decision" in r:
             again = f"  (the embedded brain now: {r['brain_now']})" if "brain_now" in r else ""
-            print(f"  decided [{r['tier']}] {r['decision']}{again}")
+            why = f": {r['reason']}" if r.get("reason") else ""
+            print(f"  decided [{r['tier']}{why}] {r['decision']}{again}")
             if r.get("thought"):
                 print(f"  thought: \u201c{r['thought']}\u201d")
         print("  " + r["view"].replace("\n", "\n  "))

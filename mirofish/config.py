@@ -251,12 +251,17 @@ class BrainConfig(_Section):
         "plan", description="plan: a decision is a standing plan; action: one action (the seed's mode)")
     timeout_s: float = Field(5.0, gt=0, le=3600, description="lockstep waits at most this long per tick")
     batch_window_ms: int = Field(80, ge=0, le=5000, description="realtime: gather requests this long")
-    budget_tokens: int = Field(0, ge=0, le=10**15, description="0 = no budget; 80 % → small tier only, 100 % → instinct")
+    budget_tokens: int = Field(0, ge=0, le=10**15,
+                               description="0 = no budget; budget_small_only_at → small tier only, 100 % → instinct")
+    budget_small_only_at: float = Field(0.8, ge=0, le=1, description="share of budget_tokens from which only the small tier is asked")
     request_timeout_s: float = Field(20.0, gt=0, le=3600, description="one model request, retries excluded")
     max_reply_bytes: int = Field(262_144, ge=1024, le=64 * 2**20,
                                  description="a reply body longer than this is cut off and counted as a failure")
     max_retries: int = Field(2, ge=0, le=10, description="retries of retryable errors (429, 5xx, network)")
-    backoff_s: float = Field(0.2, ge=0, le=60, description="first retry delay; doubles, with jitter, capped at 4 s")
+    backoff_s: float = Field(0.2, ge=0, le=60, description="first retry delay; doubles, with jitter, up to backoff_cap_s")
+    backoff_cap_s: float = Field(4.0, ge=0, le=600, description="longest retry delay of our own choosing")
+    retry_after_cap_s: float = Field(30.0, ge=0, le=3600,
+                                     description="a server's Retry-After is honoured up to this (and never past a deadline)")
     breaker_failures: int = Field(5, ge=1, le=10_000, description="consecutive failures that open a tier's breaker")
     breaker_cooldown_s: float = Field(2.0, gt=0, le=3600, description="seconds before a half-open probe")
     api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the API key")

@@ -91,10 +91,10 @@ def test_late_model_answers_after_a_tick_gave_up_are_not_applied_twice():
 def test_a_huge_or_endless_reply_is_cut_off_at_the_size_cap(fault):
     """The reply is read in pieces and cut off past ``brain.max_reply_bytes`` — long before the
     deadline, and without holding 50 MB (or an endless stream) in memory."""
-    from mirofish.brains.pool import ModelPool
+    from mirofish.brains.client import ModelClient
 
     with TestServer(fault=fault) as server:
-        pool = ModelPool(cfg_for(server.url, **{"brain.request_timeout_s": 10.0, "brain.max_reply_bytes": 65536}))
+        pool = ModelClient(server.url, "fish-mini", timeout_s=10.0, max_reply_bytes=65536)
         try:
             start = time.perf_counter()
             reply = pool.complete([{"role": "user", "content": "hello"}])

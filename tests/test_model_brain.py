@@ -109,9 +109,9 @@ def test_lockstep_breaker_cooldown_counts_ticks_not_seconds():
                                                         "brain.breaker_cooldown_s": 5.0}))
         try:
             eng.run(1)  # the first tick's failures open the breaker
-            tier = eng.source.tiers["small"]
+            tier = eng.source.tiers["small"].breaker
             assert tier.open_until_tick == 10  # 5 s of simulated time = 10 ticks
-            assert tier.state(0.0, 5) == "open" and tier.state(0.0, 10) == "half_open"
+            assert tier.state(5) == "open" and tier.state(10) == "half_open"
             calls = eng.source.stats.calls
             while eng.source.stats.calls == calls and eng.world.tick < 300:  # until a fish asks again:
                 eng.step()                                                  # the half-open probe

@@ -23,9 +23,31 @@ _HOLD = int(Goal.HOLD)
 TIERS = ("instinct", "small", "large", "fallback", "replay", "intervention")
 TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
 
-# Per-decision status (failure is data: counted and recorded, never raised).
+# Per-decision status: 0 for a decision its brain made, else why the fallback answered
+# (failure is data: counted, recorded per decision and shown by trace, report and the window,
+# never raised). Codes 0–3 are those of recordings made before reasons were recorded.
+STATUS_NAMES = ("ok", "tick_timeout", "invalid", "error", "timeout", "connection", "server_error", "rate_limited",
+                "breaker_open", "budget_exhausted", "reply_malformed", "reply_too_large", "illegal_plan",
+                "tick_budget")
 OK, TIMEOUT, INVALID, ERROR = 0, 1, 2, 3
-STATUS_NAMES = ("ok", "timeout", "invalid", "error")
+_STATUS = {name: i for i, name in enumerate(STATUS_NAMES)}
+
+
+def status_code(reason: str) -> int:
+    """The per-decision status code of a fallback ``reason`` (a model pool's failure code)."""
+    if reason in _STATUS:
+        return _STATUS[reason]
+    if reason.startswith("http_5"):
+        return _STATUS["server_error"]
+    if reason.startswith("reply_"):
+        return _STATUS["reply_malformed"]
+    if reason in ("illegal_action", "school_without_fish", "explore_into_glass") or reason.startswith("illegal"):
+        return _STATUS["illegal_plan"]
+    return ERROR
+
+
+def status_name(code: int) -> str:
+    return STATUS_NAMES[code] if 0 <= code < len(STATUS_NAMES) else f"status_{code}"
 
 
 @dataclass

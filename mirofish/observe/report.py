@@ -9,12 +9,14 @@ The range is re-simulated from the recording, so every figure is exact.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..actions import ACTION_NAMES, N_ACTIONS
+from ..brains.base import TIERS, status_name
 from ..fish.memory import drift_score
 from .recording import Recording, RecordingError
 from ..session.replay import ReplaySession
@@ -39,6 +41,8 @@ class FishReport:
     tank_exploration: float
     eats: int
     refusals: int
+    decisions: dict  # this fish's decisions in the window by tier
+    fallback_reasons: dict  # … and, of those the fallback made, why
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -65,8 +69,15 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
     energy, memory_chars = [], []
     company = encounters = stuck_peak = 0
     before = int(s.neighbours[fish])
+    tiers: Counter = Counter()
+    reasons: Counter = Counter()
     for k in range(t1 - t0):
         frame = player.step()
+        for b in frame.applied:
+            for i in np.flatnonzero(b.fish == fish):
+                tiers[TIERS[int(b.tier[i])]] += 1
+                if b.status is not None and int(b.status[i]):
+                    reasons[status_name(int(b.status[i]))] += 1
         cells[k] = s.cell
         mine[frame.executed[fish]] += 1
         tank += np.bincount(frame.executed, minlength=N_ACTIONS)
@@ -91,6 +102,7 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
         drift=[round(drift_score(x, persona), 3) for x in w.summaries(fish)], stuck_peak=stuck_peak,
         exploration=round(float(distinct[fish] / span), 4), tank_exploration=round(float(distinct.mean() / span), 4),
         eats=int(s.eats[fish]) - start_eats, refusals=int(s.refusals[fish]) - start_refusals,
+        decisions=dict(tiers), fallback_reasons=dict(reasons),
     )
     player.close()
     return report
@@ -116,6 +128,9 @@ def render_text(r: FishReport) -> str:
         f"  exploration: {r.exploration:.3f} new cells per tick vs tank mean {r.tank_exploration:.3f} "
         f"({ratio:.0%}, {more} than average)",
         f"  memory length: mean {np.mean(r.memory_chars):.0f} chars, max {max(r.memory_chars)}",
+        "  decisions: " + (", ".join(f"{k} {v}" for k, v in sorted(r.decisions.items())) or "none")
+        + ("   fallback because: " + ", ".join(f"{k} {v}" for k, v in sorted(r.fallback_reasons.items()))
+           if r.fallback_reasons else ""),
         "  drift score (summary vs persona, 1 = in character): "
         + (", ".join(f"{d:.2f}" for d in r.drift) if r.drift else "no summary yet"),
     ]

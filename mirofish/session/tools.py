@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..actions import Action
-from ..brains.base import TIERS, RequestBatch
+from ..brains.base import TIERS, RequestBatch, status_name
 from ..brains.sources import make_source
 from ..fish.plans import describe
 from ..observe.recording import Recorder, Recording, RecordingError
@@ -63,6 +63,8 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
             k = hit[0]
             row["decision"] = describe(int(decided.goal[k]), int(decided.param[k]), int(decided.horizon[k]))
             row["tier"] = TIERS[int(decided.tier[k])]
+            if int(decided.status[k]):
+                row["reason"] = status_name(int(decided.status[k]))  # why the fallback decided
             row["thought"] = decided.thoughts.get(int(fish), "")
             if brain is not None:
                 i = np.array([fish])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pygame
 
-from ..brains.base import TIERS
+from ..brains.base import TIERS, status_name
 from ..fish.plans import describe, parse_plan
 from ..frame import Frame
 from ..observe import ascii as ascii_view
@@ -103,10 +103,11 @@ class AquariumScene:
             return None
         for b in frame.applied:
             thoughts = b.thoughts or [""] * len(b)
-            for f, g, p, h, tier, th in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(),
-                                            b.horizons.tolist(), b.tier.tolist(), thoughts):
+            status = b.status.tolist() if b.status is not None else [0] * len(b)
+            for f, g, p, h, tier, th, st in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(),
+                                                b.horizons.tolist(), b.tier.tolist(), thoughts, status):
                 self.last_decision[f] = {"tick": frame.tick, "action": describe(g, p, h), "tier": TIERS[tier],
-                                         "thought": th}
+                                         "thought": th, "reason": status_name(st) if st else None}
         self.view = self.shown.view()
         self.energy_hist = np.roll(self.energy_hist, -1, axis=1)
         self.energy_hist[:, -1] = self.view.energy / 100.0

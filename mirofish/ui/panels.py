@@ -176,7 +176,9 @@ class FollowPanel:
         y += 20
         if last_decision:
             d = last_decision
-            surf.blit(theme.text(f"last decision t{d['tick']}: {d['action']}  [{d['tier']}]", 18, theme.INK), (x, y))
+            why = f": {d['reason'].replace('_', ' ')}" if d.get("reason") else ""
+            surf.blit(theme.text(f"last decision t{d['tick']}: {d['action']}  [{d['tier']}{why}]", 18,
+                                 theme.WARN if why else theme.INK), (x, y))
             y += 18
             if d.get("thought"):
                 for line in theme.wrap(f"\u201c{d['thought']}\u201d", w, 17)[:2]:

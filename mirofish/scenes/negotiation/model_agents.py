@@ -1,4 +1,4 @@
-"""Model negotiators through the shared worker pool: text plus the structured signal JSON.
+"""Model negotiators through a model client (mirofish.brains.client): text plus the structured signal JSON.
 
 Each turn the model gets its role, its private priorities and definitions, the offer on the
 table with what it is worth to it, its current target and three offers it could make, and
@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 
-from ...brains.pool import ModelPool
+from ...brains.client import ModelClient
 from ...brains.prompt import first_json_object
-from ...config import load_config
 from .dialogue import GOAL, Negotiation, goal_hash
 from .world import NAMED, NUMERIC
 
@@ -34,8 +33,8 @@ def _valid_offer(offer) -> bool:
 
 
 class ModelNegotiator:
-    def __init__(self, pool: ModelPool, failures: dict):
-        self.pool, self.failures = pool, failures
+    def __init__(self, client: ModelClient, failures: dict):
+        self.client, self.failures = client, failures
 
     def _fail(self, reason: str):
         self.failures[reason] = self.failures.get(reason, 0) + 1
@@ -55,7 +54,7 @@ class ModelNegotiator:
             lines.append(f"Offer on the table: {json.dumps(incoming)}. It is worth {p.utility(incoming):.3f} to you.")
         for k, o in enumerate(suggestions, 1):
             lines.append(f"Suggested offer {k}: {json.dumps(o)}")
-        reply = self.pool.complete([{"role": "system", "content": SYSTEM},
+        reply = self.client.complete([{"role": "system", "content": SYSTEM},
                                     {"role": "user", "content": "\n".join(lines)}], None, max_tokens=300)
         if reply["error"]:
             return self._fail(f"negotiator_{reply['error']}")
@@ -80,18 +79,15 @@ class ModelNegotiator:
 def model_speakers(base_url: str, model: str, seed: int, timeout_s: float = 20.0):
     """(speakers_for(session index) → {"buyer", "seller"}, close() → failure counts); each
     model call takes at most ``timeout_s`` in all."""
-    cfg = load_config(**{"seed": seed, "brain.kind": "llm", "brain.request_timeout_s": timeout_s,
-                         "brain.small.endpoints": [{"base_url": base_url,
-                                                                                        "model": model}]})
-    pool = ModelPool(cfg)
+    client = ModelClient(base_url, model, timeout_s=timeout_s, seed=seed)
     failures: dict[str, int] = {}
-    negotiator = ModelNegotiator(pool, failures)
+    negotiator = ModelNegotiator(client, failures)
 
     def speakers_for(_session: int) -> dict:
         return {"buyer": negotiator, "seller": negotiator}
 
     def close() -> dict:
-        pool.close()
+        client.close()
         return dict(failures)
 
     return speakers_for, close

@@ -1,4 +1,4 @@
-"""Model agents for the referential game, through the shared worker pool.
+"""Model agents for the referential game, through a model client (mirofish.brains.client).
 
 The sender gets the seed's rules: at most ``max_chars`` characters, no spelled-out attributes,
 reuse the glossary's terms, and declare any new term with its canonical properties. The
@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 import re
 
-from ...brains.pool import ModelPool
+from ...brains.client import ModelClient
 from ...brains.prompt import first_json_object
-from ...config import load_config
 from .game import Game, GameConfig, GameObject
 from .glossary import Glossary
 
@@ -44,8 +43,8 @@ def _glossary_lines(glossary: Glossary) -> str:
 
 
 class ModelAgent:
-    def __init__(self, name: str, game: Game, glossary: Glossary, pool: ModelPool, failures: dict):
-        self.name, self.game, self.glossary, self.pool, self.failures = name, game, glossary, pool, failures
+    def __init__(self, name: str, game: Game, glossary: Glossary, client: ModelClient, failures: dict):
+        self.name, self.game, self.glossary, self.client, self.failures = name, game, glossary, client, failures
         self.interps: dict[str, dict] = {}
         self.last_raw = ""
 
@@ -59,7 +58,7 @@ class ModelAgent:
                 f"Your target: {json.dumps(target.properties(self.game.names))}\nYour JSON:")
         msgs = [{"role": "system", "content": SENDER_SYSTEM.format(max_chars=cfg.max_chars, words=words)},
                 {"role": "user", "content": user}]
-        reply = self.pool.complete(msgs, SENDER_SCHEMA)
+        reply = self.client.complete(msgs, SENDER_SCHEMA)
         self.last_raw = reply["text"] or f"<{reply['error']}>"
         if reply["error"]:
             self._fail(f"sender_{reply['error']}")
@@ -89,7 +88,7 @@ class ModelAgent:
         lines = "\n".join(f"{c.id}: {json.dumps(c.properties(self.game.names))}" for c in candidates)
         user = f"Glossary:\n{_glossary_lines(self.glossary)}\nMessage: {message}\nCandidates:\n{lines}\nYour JSON:"
         msgs = [{"role": "system", "content": RECEIVER_SYSTEM}, {"role": "user", "content": user}]
-        reply = self.pool.complete(msgs, RECEIVER_SCHEMA)
+        reply = self.client.complete(msgs, RECEIVER_SCHEMA)
         self.last_raw = reply["text"] or f"<{reply['error']}>"
         if reply["error"]:
             self._fail(f"receiver_{reply['error']}")
@@ -110,15 +109,13 @@ class ModelAgent:
 
 
 def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: float = 20.0):
-    """Agents sharing one worker pool (the aquarium's, configured for this server); each model
-    call takes at most ``timeout_s`` in all."""
-    mcfg = load_config(**{"seed": cfg.seed, "brain.kind": "llm", "brain.request_timeout_s": timeout_s,
-                          "brain.small.endpoints": [{"base_url": base_url, "model": model}]})
-    pool = ModelPool(mcfg)
+    """Agents sharing one model client (the same transport, limits and breaker as the
+    aquarium's model brain); each model call takes at most ``timeout_s`` in all."""
+    client = ModelClient(base_url, model, timeout_s=timeout_s, seed=cfg.seed)
     state = {"closed": False}
 
     def make(name: str):
-        return _Bound(name, pool, state)
+        return _Bound(name, client, state)
 
     return make
 
@@ -126,12 +123,12 @@ def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: f
 class _Bound:
     """Late binding: the experiment creates agents before its game and glossary are visible here."""
 
-    def __init__(self, name: str, pool: ModelPool, state: dict):
-        self.name, self.pool, self.state = name, pool, state
+    def __init__(self, name: str, client: ModelClient, state: dict):
+        self.name, self.client, self.state = name, client, state
         self.agent: ModelAgent | None = None
 
     def bind(self, game: Game, glossary: Glossary, failures: dict) -> None:
-        self.agent = ModelAgent(self.name, game, glossary, self.pool, failures)
+        self.agent = ModelAgent(self.name, game, glossary, self.client, failures)
 
     def __getattr__(self, item):
         return getattr(self.__dict__["agent"], item)
@@ -139,4 +136,4 @@ class _Bound:
     def close(self) -> None:
         if not self.state["closed"]:
             self.state["closed"] = True
-            self.pool.close()
+            self.client.close()

@@ -1,0 +1,83 @@
+"""A circuit breaker per model tier: stop asking a server that keeps failing, probe it now and then.
+
+States: ``closed`` (calls go through), ``open`` (calls fail at once with ``breaker_open``;
+the fallback answers), ``half_open`` (the cooldown is over: one probe call may go). The
+breaker opens after ``failures`` consecutive server failures; a failed probe opens it again
+for twice as long (up to 32×), so a server that hangs costs one probe's wait ever more
+rarely; a success closes it.
+
+In lockstep the cooldown is counted in ticks (``tick_seconds`` given): wall seconds would
+hand a fast headless run's ticks to the fallback for a whole outage.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Awaitable, Callable, TypeVar
+
+from .transport import Failure
+
+T = TypeVar("T")
+MAX_BACKOFF = 32
+
+
+class Breaker:
+    def __init__(self, failures: int, cooldown_s: float, tick_seconds: float | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.threshold, self.cooldown_s, self.tick_seconds, self.clock = failures, cooldown_s, tick_seconds, clock
+        self.failures = 0
+        self.backoff = 1  # cooldown multiplier: doubles each time a half-open probe fails
+        self.open_until = 0.0  # wall clock; 0 = never opened since the last success
+        self.open_until_tick = -1  # lockstep: open until this tick
+        self.probing = False
+
+    def state(self, tick: int | None = None) -> str:
+        """closed, open or half_open. ``tick``: lockstep's current tick (cooldown in ticks)."""
+        if self.open_until == 0.0:
+            return "closed"
+        if tick is not None and self.open_until_tick >= 0:
+            return "open" if tick < self.open_until_tick else "half_open"
+        return "open" if self.clock() < self.open_until else "half_open"
+
+    def open(self, tick: int | None = None) -> None:
+        """Open for the cooldown (× the backoff multiplier) from now."""
+        cooldown = self.cooldown_s * self.backoff
+        self.open_until = self.clock() + cooldown
+        if self.tick_seconds is not None and tick is not None:
+            self.open_until_tick = tick + max(1, round(cooldown / self.tick_seconds))
+
+    def failed(self, tick: int | None = None) -> None:
+        """A server failure outside a probe: open after ``failures`` in a row."""
+        self.failures += 1
+        if self.failures >= self.threshold and not self.open_until:
+            self.open(tick)  # (an open or half-open breaker is reopened by its failed probe)
+
+    def succeeded(self) -> None:
+        self.failures, self.open_until, self.open_until_tick, self.backoff = 0, 0.0, -1, 1
+
+    async def call(self, call: Awaitable[T], tick: int | None = None) -> T:
+        """Await ``call`` if the breaker lets it through; raises ``Failure("breaker_open")`` if
+        not. Server failures are counted; a failed probe reopens it for longer."""
+        state = self.state(tick)
+        if state == "open" or (state == "half_open" and self.probing):
+            close = getattr(call, "close", None)
+            if close is not None:
+                close()  # a coroutine that will never be awaited
+            raise Failure("breaker_open", server=False)
+        probe = state == "half_open"
+        self.probing = self.probing or probe
+        try:
+            out = await call
+        except Failure as failure:
+            if failure.server:
+                if probe:  # the server is still failing: open again, for longer
+                    self.backoff = min(MAX_BACKOFF, self.backoff * 2)
+                    self.open(tick)
+                else:
+                    self.failed(tick)
+            raise
+        finally:
+            if probe:
+                self.probing = False
+        self.succeeded()
+        return out

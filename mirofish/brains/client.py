@@ -1,0 +1,73 @@
+"""A small blocking chat client for the scenes (referential game, negotiation).
+
+Same transport, limits and breaker as the aquarium's model pool — a total deadline per call
+(retries included), a capped reply size, structured-output detection, a breaker that stops
+asking a failing server — without an aquarium config. Failure is data: :meth:`complete`
+returns ``{"text", "tokens", "error"}`` with ``error`` None on success, never raises.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from ..config import ConfigError, EndpointConfig
+from .breaker import Breaker
+from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettings, response_formats
+
+
+class ModelClient:
+    """Chat completions from one OpenAI-compatible server.
+
+    Args:
+        base_url, model: the server and model (``--base-url``, ``--model``).
+        timeout_s: a call takes at most this long in all, retries included.
+        seed: sent with every request (servers that honour it answer reproducibly).
+        api_key_env: the environment variable holding the API key (never written anywhere).
+        max_retries, breaker_failures, breaker_cooldown_s, max_reply_bytes: as ``[brain]``.
+    """
+
+    def __init__(self, base_url: str, model: str, timeout_s: float = 20.0, seed: int = 0,
+                 api_key_env: str = "OPENAI_API_KEY", max_retries: int = 2, breaker_failures: int = 5,
+                 breaker_cooldown_s: float = 2.0, max_reply_bytes: int = 262_144, max_concurrency: int = 4):
+        self.timeout_s = timeout_s
+        self.calls = self.tokens = 0
+        try:
+            endpoint = EndpointConfig(base_url=base_url, model=model, max_concurrency=max_concurrency)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ConfigError(f"--{err['loc'][0].replace('_', '-')}: {err['msg']} (got {base_url!r})") from None
+        self._thread = LoopThread("mirofish-model-client")
+        self.endpoint = Endpoint(endpoint)
+        self.breaker = Breaker(breaker_failures, breaker_cooldown_s)
+        settings = TransportSettings(request_timeout_s=timeout_s, max_retries=max_retries, seed=seed,
+                                     max_reply_bytes=max_reply_bytes)
+
+        async def start() -> Transport:
+            transport = Transport(settings, self._thread.loop)
+            transport.connect(self.endpoint, api_key_env)
+            return transport
+
+        self._transport = self._thread.run(start(), timeout=30)
+
+    def complete(self, msgs: list[dict], schema: dict | None = None, max_tokens: int = 200) -> dict:
+        """One completion (JSON shaped by ``schema`` when given); at most ``timeout_s`` in all,
+        whatever the server does; an open breaker answers at once."""
+        formats = response_formats(schema) if schema is not None else None
+        loop = self._thread.loop
+
+        async def run():
+            return await self.breaker.call(self._transport.complete(
+                [self.endpoint], msgs, formats, max_tokens, loop.time() + self.timeout_s))
+
+        self.calls += 1
+        try:
+            text, p, c = self._thread.run(run(), timeout=self.timeout_s + 5.0)
+        except Failure as failure:
+            return {"text": None, "tokens": 0, "error": failure.reason}
+        except Exception as exc:  # noqa: BLE001 — the wait itself timed out, or was cancelled
+            return {"text": None, "tokens": 0, "error": f"error_{type(exc).__name__}"}
+        self.tokens += p + c
+        return {"text": text, "tokens": p + c, "error": None}
+
+    def close(self) -> None:
+        self._thread.close(self._transport.close)

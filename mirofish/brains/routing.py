@@ -1,0 +1,57 @@
+"""Which tier answers a request: classify it, route the class, and respect the token budget.
+
+* **Classify** from the trigger and the view: ``routine`` (nothing in view), ``foraging``
+  (food in view), ``conflict_social`` (a refused move, food with rivals, or a crowd),
+  ``novel`` (a view composition this fish has not met before).
+* **Route** routine and foraging to the small tier, the others to the large tier (the small
+  tier serves both when there is no large one).
+* **Budget**: from ``brain.budget_small_only_at`` × ``brain.budget_tokens`` (default 80 %)
+  everything goes to the small tier; at 100 % nothing goes to a model (the fallback answers).
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from ..fish.perception import V_FISH, V_FOOD, V_WALL
+
+ROUTES = {"routine": "small", "foraging": "small", "conflict_social": "large", "novel": "large"}
+TierT = TypeVar("TierT")
+
+
+def classify(trigger: str, codes: np.ndarray, seen: set) -> str:
+    """routine / foraging / conflict_social / novel for one request (``seen``: the view
+    signatures this fish has met; updated)."""
+    food = int(np.count_nonzero(codes == V_FOOD))
+    fish = int(np.count_nonzero(codes >= V_FISH))
+    wall = int(np.count_nonzero(codes == V_WALL))
+    signature = (food > 0, min(fish, 3), wall > 0)
+    if signature not in seen:
+        seen.add(signature)
+        if len(seen) > 1:  # the first view of a fish is its baseline, not news
+            return "novel"
+    if trigger == "action_failed" or (food and fish >= 2) or fish >= 4:
+        return "conflict_social"
+    return "foraging" if food else "routine"
+
+
+class Router(Generic[TierT]):
+    """Routes classes to tiers under a token budget (0 = no budget)."""
+
+    def __init__(self, tiers: dict[str, TierT], budget_tokens: int, small_only_at: float):
+        self.tiers, self.budget_tokens, self.small_only_at = tiers, budget_tokens, small_only_at
+        self.state = "ok"
+
+    def route(self, klass: str, used_tokens: int) -> TierT | None:
+        """The tier for a request of ``klass`` when ``used_tokens`` have been spent (None:
+        the budget is exhausted, the fallback answers)."""
+        if self.budget_tokens:
+            if used_tokens >= self.budget_tokens:
+                self.state = "exhausted: instinct only"
+                return None
+            if used_tokens >= self.small_only_at * self.budget_tokens:
+                self.state = f"{self.small_only_at:.0%}: small tier only"
+                return self.tiers["small"]
+        return self.tiers[ROUTES[klass]]

@@ -1,0 +1,313 @@
+"""Talking to an OpenAI-compatible server: one chat completion, whatever the server does.
+
+Pure, separately tested pieces — :func:`classify_error` (what an exception from the client
+means: retry or not, how long the server asked us to wait), :func:`backoff_delay`
+(exponential with jitter, ``Retry-After`` honoured up to its own cap) and
+:func:`parse_completion` (the reply body, read tolerantly) — and :class:`Transport`, which
+puts them together: a **total** deadline per attempt (waiting for a slot, connecting and
+reading the whole body), a cap on the bytes read, retries only while they can still finish
+in time, and structured-output detection per server (json_schema → json_object + schema →
+plain instructions; llama.cpp's server answers 500 to json_schema). :class:`LoopThread`
+runs the asyncio loop these live on beside the caller's thread.
+
+Models are reached only through the ``openai`` package; nothing here knows about fish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, TypeVar
+
+from ..config import EndpointConfig
+
+FORMATS = ("json_schema", "json_object", "plain")
+RETRYABLE_STATUS = {408, 409, 429}
+T = TypeVar("T")
+
+
+class Failure(Exception):
+    """A model call that produced nothing usable; ``reason`` is a short code (``timeout``,
+    ``connection``, ``http_503``, ``rate_limited``, ``reply_too_large``, ``breaker_open`` …).
+    ``server``: the server failed (a breaker counts it); False for what is not the server's
+    fault (no time left in the tick, a reply the fish can't use)."""
+
+    def __init__(self, reason: str, server: bool = True):
+        super().__init__(reason)
+        self.reason, self.server = reason, server
+
+
+@dataclass(frozen=True)
+class Classified:
+    reason: str
+    retry: bool
+    wait: float | None = None  # seconds the server asked for (Retry-After)
+    unreachable: bool = False
+    format_unsupported: bool = False
+
+
+def classify_error(exc: BaseException, fmt: str) -> Classified:
+    """What an exception from one completion attempt means (``fmt``: the format it asked for)."""
+    import openai
+
+    if isinstance(exc, Failure):  # the reply itself was unusable (too large, not a completion)
+        return Classified(exc.reason, False)
+    if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
+        return Classified("timeout", True)
+    if isinstance(exc, openai.APIConnectionError):
+        return Classified("connection", True, unreachable=True)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        body = str(getattr(exc, "body", "") or exc.message or "").lower()
+        if fmt != "plain" and status in (400, 422, 500) and ("json_schema" in body or "response_format" in body):
+            return Classified("format_unsupported", False, format_unsupported=True)
+        wait = None
+        try:
+            wait = float(exc.response.headers.get("retry-after"))
+        except (TypeError, ValueError, AttributeError):
+            pass
+        if status == 429:
+            return Classified("rate_limited", True, wait)
+        if status >= 500:
+            return Classified(f"http_{status}", True, wait)
+        return Classified(f"http_{status}", status in RETRYABLE_STATUS, wait)
+    return Classified(f"error_{type(exc).__name__}", False)
+
+
+def backoff_delay(attempt: int, base_s: float, cap_s: float, jitter: float, retry_after: float | None = None,
+                  retry_after_cap_s: float = 30.0) -> float:
+    """Seconds before retry number ``attempt + 1``: ``base · 2^attempt`` plus up to as much
+    again (``jitter`` in [0, 1)), at most ``cap_s``; a server's ``Retry-After`` replaces that
+    and is honoured up to ``retry_after_cap_s`` (a caller's deadline may still forbid it)."""
+    if retry_after is not None and retry_after >= 0:
+        return min(retry_after, retry_after_cap_s)
+    base = base_s * (2 ** attempt)
+    return min(cap_s, base + jitter * base)
+
+
+def parse_completion(body: bytes) -> tuple[str | None, int, int]:
+    """(text, prompt tokens, completion tokens; 0 when the server gave none) of a chat
+    completion body. Raises :class:`Failure` (``reply_not_completion``) for anything else."""
+    try:
+        data = json.loads(body)
+        choices = data.get("choices") or []
+        text = choices[0]["message"].get("content") if choices else None
+        usage = data.get("usage") or {}
+        prompt_toks, completion_toks = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        raise Failure("reply_not_completion") from None
+    if text is not None and not isinstance(text, str):
+        raise Failure("reply_not_completion")
+    return text, max(0, prompt_toks), max(0, completion_toks)
+
+
+@dataclass
+class TransportSettings:
+    request_timeout_s: float = 20.0
+    max_retries: int = 2
+    backoff_s: float = 0.2
+    backoff_cap_s: float = 4.0
+    retry_after_cap_s: float = 30.0
+    max_reply_bytes: int = 262_144
+    seed: int = 0
+
+
+@dataclass
+class Endpoint:
+    """One server of a tier, with what was learned about it."""
+
+    cfg: EndpointConfig
+    client: Any = None
+    semaphore: asyncio.Semaphore | None = None
+    outstanding: int = 0
+    format: str | None = None  # detected structured-output support
+    reachable: bool | None = None
+    probing: bool = False  # a first request is finding out the structured-output support
+    probed: asyncio.Event = field(default_factory=asyncio.Event)  # … and has found out (others wait)
+
+
+def response_formats(schema: dict) -> tuple[dict, dict]:
+    """The two structured-output forms of ``schema``: json_schema, and json_object + schema."""
+    return ({"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}},
+            {"type": "json_object", "schema": schema})
+
+
+class Transport:
+    """Chat completions from a set of endpoints (see the module doc). Lives on an event loop.
+
+    ``stats`` (optional) gets ``calls`` and ``retries`` incremented.
+    """
+
+    def __init__(self, settings: TransportSettings, loop: asyncio.AbstractEventLoop, stats: Any = None):
+        self.s, self.loop, self.stats = settings, loop, stats
+        self._rng = random.Random(settings.seed)  # retry jitter only; never affects a decision
+        self._clients: dict[tuple[str, str], tuple[Any, asyncio.Semaphore]] = {}
+        self._api_keys: dict[str, str] = {}
+
+    def connect(self, ep: Endpoint, api_key_env: str) -> None:
+        """Give ``ep`` its client and concurrency limit (one of each per server and model)."""
+        from openai import AsyncOpenAI
+
+        key = (ep.cfg.base_url, ep.cfg.model)
+        if key not in self._clients:
+            api_key = os.environ.get(api_key_env) or "not-needed"
+            self._clients[key] = (AsyncOpenAI(base_url=ep.cfg.base_url, api_key=api_key, max_retries=0,
+                                              timeout=self.s.request_timeout_s),
+                                  asyncio.Semaphore(ep.cfg.max_concurrency))
+        ep.client, ep.semaphore = self._clients[key]
+
+    async def reachable(self, ep: Endpoint) -> bool:
+        """Does the server answer ``/v1/models`` within a few seconds?"""
+        try:
+            await asyncio.wait_for(ep.client.models.list(), timeout=min(3.0, self.s.request_timeout_s))
+            return True
+        except Exception:  # noqa: BLE001 — any failure means "not now"
+            return False
+
+    def limit(self, budget_end: float | None) -> float:
+        """Seconds an attempt may take: ``request_timeout_s``, and not past ``budget_end``."""
+        if budget_end is None:
+            return self.s.request_timeout_s
+        return min(self.s.request_timeout_s, budget_end - self.loop.time())
+
+    async def complete(self, endpoints: list[Endpoint], msgs: list[dict], formats: tuple[dict, dict] | None,
+                       max_tokens: int, budget_end: float | None = None) -> tuple[str | None, int, int]:
+        """One chat completion from the least busy of ``endpoints``: retries, format
+        degradation, a total deadline per attempt of ``request_timeout_s`` and never past
+        ``budget_end`` (loop time). Returns (text, prompt tokens, completion tokens; 0 when
+        the server gave none); raises :class:`Failure`."""
+        ep = min(endpoints, key=lambda e: e.outstanding)
+        attempt = 0
+        prober = False
+        while True:
+            if formats is not None and ep.format is None and ep.probing and not prober:
+                # one request per server finds out its structured-output support; the others wait
+                # for it, but no longer than their own deadline
+                try:
+                    await asyncio.wait_for(ep.probed.wait(), max(0.0, self.limit(budget_end)))
+                except TimeoutError:
+                    raise Failure("timeout") from None
+            if formats is not None and ep.format is None and not ep.probing:
+                ep.probing = prober = True
+            fmt = ep.format or "json_schema"
+            kwargs: dict[str, Any] = {"model": ep.cfg.model, "messages": msgs, "temperature": 0,
+                                      "max_tokens": max_tokens, "seed": self.s.seed,
+                                      "timeout": self.s.request_timeout_s}
+            if formats is not None and fmt == "json_schema":
+                kwargs["response_format"] = formats[0]
+            elif formats is not None and fmt == "json_object":
+                kwargs["response_format"] = formats[1]
+            limit = self.limit(budget_end)
+            if limit <= 0.0:
+                if prober:
+                    self._release_probe(ep, learned=False)
+                raise Failure("tick_budget", server=False)
+            ep.outstanding += 1
+            if self.stats is not None:
+                self.stats.calls += 1
+            try:
+                text, prompt_toks, completion_toks = await asyncio.wait_for(self._post(ep, kwargs), limit)
+            except Exception as exc:  # noqa: BLE001 — every failure is classified
+                c = classify_error(exc, fmt)
+                if c.unreachable:
+                    ep.reachable = False
+                if c.format_unsupported:
+                    ep.format = FORMATS[FORMATS.index(fmt) + 1]
+                    if prober:  # the others may go now, in the format that works
+                        ep.probing, prober = False, False
+                        ep.probed.set()
+                    continue
+                pause = backoff_delay(attempt, self.s.backoff_s, self.s.backoff_cap_s, self._rng.random(), c.wait,
+                                      self.s.retry_after_cap_s)
+                in_time = budget_end is None or self.loop.time() + pause + 0.05 < budget_end
+                if c.retry and attempt < self.s.max_retries and in_time:
+                    attempt += 1
+                    if self.stats is not None:
+                        self.stats.retries += 1
+                    await asyncio.sleep(pause)
+                    continue
+                if prober:  # it learned nothing about the format; let the next request try
+                    self._release_probe(ep, learned=False)
+                raise Failure(c.reason) from None
+            finally:
+                ep.outstanding -= 1
+            ep.format = fmt
+            if prober:
+                self._release_probe(ep, learned=True)
+            ep.reachable = True
+            return text, prompt_toks, completion_toks
+
+    @staticmethod
+    def _release_probe(ep: Endpoint, learned: bool) -> None:
+        ep.probing = False
+        ep.probed.set()
+        if not learned:
+            ep.probed.clear()
+
+    async def _post(self, ep: Endpoint, kwargs: dict) -> tuple[str | None, int, int]:
+        """One request. The body is read in pieces and cut off past ``max_reply_bytes`` (a
+        server that answers 50 MB, or an endless stream, costs at most that much memory)."""
+        cap = self.s.max_reply_bytes
+        assert ep.semaphore is not None
+        async with ep.semaphore:
+            async with ep.client.chat.completions.with_streaming_response.create(**kwargs) as resp:
+                declared = resp.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > cap:
+                    raise Failure("reply_too_large")
+                body = bytearray()
+                async for piece in resp.iter_bytes():
+                    body += piece
+                    if len(body) > cap:
+                        raise Failure("reply_too_large")
+        return parse_completion(bytes(body))
+
+    async def embeddings(self, ep: Endpoint, texts: list[str]) -> list[list[float]]:
+        resp = await asyncio.wait_for(ep.client.embeddings.create(model=ep.cfg.model, input=texts),
+                                      self.s.request_timeout_s)
+        return [d.embedding for d in resp.data]
+
+    async def close(self) -> None:
+        for client, _ in self._clients.values():
+            try:
+                await client.close()
+            except Exception:  # noqa: BLE001 — closing must not raise
+                pass
+
+
+class LoopThread:
+    """An asyncio event loop on its own daemon thread, for sources and clients whose callers
+    are synchronous (the engine's tick loop, the scenes)."""
+
+    def __init__(self, name: str):
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self._thread.start()
+        self.closed = False
+
+    def run(self, coro: Awaitable[T], timeout: float | None = None) -> T:
+        """Run ``coro`` on the loop and wait for its result (raises what it raises)."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout=timeout)  # type: ignore[arg-type]
+
+    def submit(self, coro: Awaitable[Any]):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
+
+    def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def close(self, shutdown: Callable[[], Awaitable[Any]] | None = None) -> None:
+        """Run ``shutdown`` (if given) on the loop, then stop and join it. Never raises."""
+        if self.closed:
+            return
+        self.closed = True
+        if shutdown is not None:
+            try:
+                self.run(shutdown(), timeout=10)
+            except Exception:  # noqa: BLE001 — closing must not raise
+                pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=10)
+        self.loop.close()
