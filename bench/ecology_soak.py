@@ -18,8 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mirofish.config import load_config  # noqa: E402
-from mirofish.session import LiveSession  # noqa: E402
+from mirofish.config import load_config
+from mirofish.session import LiveSession
 
 
 def soak(seed: int, ticks: int) -> dict:
@@ -32,7 +32,8 @@ def soak(seed: int, ticks: int) -> dict:
         if t % 600 == 0:
             worst_low = max(worst_low, w.low_energy_count())
         if t % 7200 == 0 or t == ticks:
-            print(f"seed {seed}  tick {t:>6}  low<20: {w.low_energy_count():>2}  mean energy {s.energy.mean() / 100:5.1f}"
+            print(f"seed {seed}  tick {t:>6}  low<20: {w.low_energy_count():>2}"
+                  f"  mean energy {s.energy.mean() / 100:5.1f}"
                   f"  schooling {engine.metrics.current()['schooling_degree']:.2f}", flush=True)
     counts = s.action_counts.sum(axis=0)
     return {

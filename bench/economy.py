@@ -25,8 +25,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mirofish.config import load_config  # noqa: E402
-from mirofish.observe.studies import schooling_run  # noqa: E402
+from mirofish.config import load_config
+from mirofish.observe.studies import schooling_run
 
 MODES = {"plan": {}, "action": {"brain.decides": "action"},
          "poll": {"brain.decides": "action", "triggers.poll_every": 4}}

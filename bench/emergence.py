@@ -19,8 +19,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mirofish.config import load_config  # noqa: E402
-from mirofish.observe.studies import schooling_run  # noqa: E402
+from mirofish.config import load_config
+from mirofish.observe.studies import schooling_run
 
 
 def run(seed: int, ticks: int, decides: str) -> dict:
@@ -30,9 +30,11 @@ def run(seed: int, ticks: int, decides: str) -> dict:
     return {"seed": seed, **{k: round(v, 3) for k, v in fig.items()},
             "rest_share": round(float(s.action_counts[:, 5].sum() / s.action_counts.sum()), 3),
             "decisions_per_fish_tick": round(float(s.decisions.sum() / (s.n * ticks)), 4),
-            "largest_cluster_mean": round(mean["largest_cluster"], 1), "polarization_mean": round(mean["polarization"], 3),
+            "largest_cluster_mean": round(mean["largest_cluster"],
+                                          1), "polarization_mean": round(mean["polarization"], 3),
             "max_stuck_ticks": int(engine.world.school.max_stuck.max()),
-            "conflict_rate_mean": round(mean["conflict_rate"], 4), "action_entropy_mean": round(mean["action_entropy"], 3)}
+            "conflict_rate_mean": round(mean["conflict_rate"], 4),
+            "action_entropy_mean": round(mean["action_entropy"], 3)}
 
 
 def main() -> None:

@@ -25,9 +25,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mirofish.brains.testserver import TestServer  # noqa: E402
-from mirofish.cli import run_headless  # noqa: E402
-from mirofish.config import load_config  # noqa: E402
+from mirofish.brains.testserver import TestServer
+from mirofish.cli import run_headless
+from mirofish.config import load_config
 
 
 def main() -> None:

@@ -21,14 +21,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from collections import Counter  # noqa: E402
+from collections import Counter
 
-from mirofish.brains.base import TIER_INDEX  # noqa: E402
-from mirofish.brains.prompt import PLAN_PROMPT  # noqa: E402
-from mirofish.brains.testserver import TestServer  # noqa: E402
-from mirofish.fish.plans import GOAL_NAMES  # noqa: E402
-from mirofish.config import load_config  # noqa: E402
-from mirofish.session import LiveSession  # noqa: E402
+from mirofish.brains.base import TIER_INDEX
+from mirofish.brains.prompt import PLAN_PROMPT
+from mirofish.brains.testserver import TestServer
+from mirofish.config import load_config
+from mirofish.fish.plans import GOAL_NAMES
+from mirofish.session import LiveSession
 
 
 def main() -> None:

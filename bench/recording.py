@@ -20,12 +20,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from mirofish.config import load_config  # noqa: E402
-from mirofish.session import LiveSession  # noqa: E402
-from mirofish.observe.recording import Recorder  # noqa: E402
-from mirofish.session import ReplaySession  # noqa: E402
+from mirofish.config import load_config
+from mirofish.observe.recording import Recorder
+from mirofish.session import (
+    LiveSession,
+    ReplaySession,
+)
 
 
 def ticks_per_sec(record_to: str | None, ticks: int) -> float:

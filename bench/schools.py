@@ -18,8 +18,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mirofish.config import load_config  # noqa: E402
-from mirofish.observe.studies import demo_run  # noqa: E402
+from mirofish.config import load_config
+from mirofish.observe.studies import demo_run
 
 
 def main() -> None:
@@ -36,7 +36,8 @@ def main() -> None:
         r = {"seed": seed, **demo_run(load_config(preset=args.preset, overrides=args.set, seed=seed), ticks=args.ticks)}
         rows.append(r)
         print(f"{seed:>4} {r['school_size']:>5.0f} {r['school_polarization']:>6.2f} {r['school_moving']:>7.2f} "
-              f"{r['travel_next_100']:>7.1f} {r['displacement_next_100']:>5.1f} {r['splits']:>7} {r['merges']:>7} {r['mean_energy']:>7.1f}", flush=True)
+              f"{r['travel_next_100']:>7.1f} {r['displacement_next_100']:>5.1f} {r['splits']:>7} {r['merges']:>7} "
+              f"{r['mean_energy']:>7.1f}", flush=True)
     print(json.dumps({"schools": rows}))
 
 

@@ -19,8 +19,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mirofish.config import load_config  # noqa: E402
-from mirofish.session import LiveSession  # noqa: E402
+from mirofish.config import load_config
+from mirofish.session import LiveSession
 
 CASES = [
     ("60 fish, 96x54", {"fish.count": 60}),

@@ -12,15 +12,17 @@ os.environ["SDL_VIDEODRIVER"] = "dummy"
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-import numpy as np  # noqa: E402
-import pygame  # noqa: E402
+import numpy as np
+import pygame
 
-from mirofish.config import load_config  # noqa: E402
-from mirofish.session import LiveSession  # noqa: E402
-from mirofish.observe.recording import Recorder  # noqa: E402
-from mirofish.session import ReplaySession  # noqa: E402
-from mirofish.ui.app import App  # noqa: E402
-from mirofish.ui.aquarium import AquariumScene  # noqa: E402
+from mirofish.config import load_config
+from mirofish.observe.recording import Recorder
+from mirofish.session import (
+    LiveSession,
+    ReplaySession,
+)
+from mirofish.ui.app import App
+from mirofish.ui.aquarium import AquariumScene
 
 
 def shoot(scene, name: str, frames: int, keys=(), select=None) -> None:
@@ -49,7 +51,7 @@ def school_sequence(seed: int = 1, ticks=(240, 250, 260, 270, 280, 290), size=(1
         scene.step()
     from mirofish.observe.metrics import nn_and_labels, schools
 
-    frame_xy = lambda: np.stack(scene.session.world.water.xy(scene.session.world.school.cell), axis=1)  # noqa: E731
+    frame_xy = lambda: np.stack(scene.session.world.water.xy(scene.session.world.school.cell), axis=1)
     _, labels = nn_and_labels(frame_xy().astype(float))
     members = schools(labels, scene.session.metrics.moving())[0]
     shots, centres = [], []

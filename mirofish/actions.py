@@ -18,7 +18,7 @@ class Action(IntEnum):
         return self.name.lower()
 
     @classmethod
-    def parse(cls, text: str) -> "Action":
+    def parse(cls, text: str) -> Action:
         """``'move_n'`` / ``'MOVE_N'`` → Action.MOVE_N; raises ValueError naming the choices."""
         try:
             return cls[text.strip().upper()]

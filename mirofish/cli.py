@@ -12,7 +12,8 @@ import json
 import os
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
+from typing import NoReturn
 
 from .actions import ACTION_NAMES, Action
 from .config import Config, ConfigError, load_config
@@ -27,7 +28,7 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line instead of usage + message
+    def error(self, message: str) -> NoReturn:  # one line instead of usage + message
         raise UsageError(f"{self.prog}: {message}")
 
 
@@ -102,10 +103,9 @@ def _check_select(args: argparse.Namespace, fish: int) -> None:
 
 
 def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
+    from .scenes.referential.scene import ReferentialScene
     from .ui.app import run_window
     from .ui.aquarium import AquariumScene
-
-    from .scenes.referential.scene import ReferentialScene
 
     size = _size(args.size)
     scene = AquariumScene.live(cfg)
@@ -151,7 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="play a recording back in a window (or --terminal, or --headless to a tick)")
     rp.add_argument("path", help="a recording made with --record")
     rp.add_argument("--headless", action="store_true", help="no view: seek and print JSON {tick, state_hash, ...}")
-    rp.add_argument("--to-tick", type=_int_at_least(0), metavar="T", help="headless: the tick to seek to (default: end)")
+    rp.add_argument("--to-tick", type=_int_at_least(0), metavar="T",
+                    help="headless: the tick to seek to (default: end)")
     rp.add_argument("--at-tick", type=_int_at_least(0), metavar="T", help="view: start playing from this tick")
     rp.add_argument("--speed", type=_speed, default=1.0, help="view: playback speed, 0.25 to 64 (default 1)")
     rp.add_argument("--terminal", action="store_true", help="play back as characters in the terminal")
@@ -195,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--candidates", type=_int_at_least(2), default=5, help="candidates per round (2-20)")
     ref.add_argument("--three", action="store_true", help="a third agent joins half-way (majority rule)")
     ref.add_argument("--glossary", metavar="PATH", help="SQLite glossary to use and keep (default: in memory)")
-    ref.add_argument("--log", metavar="PATH", help="JSON Lines round log, one line per round (fields in README \"Referential game\")")
+    ref.add_argument("--log", metavar="PATH",
+                     help="JSON Lines round log, one line per round (fields in README \"Referential game\")")
     ref.add_argument("--base-url", metavar="URL", help="llm agents: OpenAI-compatible server")
     ref.add_argument("--model", metavar="NAME", help="llm agents: model name")
     ref.add_argument("--timeout", metavar="S", type=_seconds, default=20.0,
@@ -212,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     neg.add_argument("--base-url", metavar="URL", help="llm negotiators: OpenAI-compatible server")
     neg.add_argument("--model", metavar="NAME", help="llm negotiators: model name")
     neg.add_argument("--timeout", metavar="S", type=_seconds, default=20.0,
-                     help="llm negotiators: one model call takes at most S seconds in all, retries included (default 20)")
+                     help="llm negotiators: one model call takes at most S seconds in all, retries included "
+                          "(default 20)")
     _add_window_flags(neg)
 
     gl = sub.add_parser("glossary", help="list a glossary file's terms and snapshots, or diff two snapshots")
@@ -613,7 +616,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
-        if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
             argv = ["live", *argv]
         args = parser.parse_args(argv)
         if getattr(args, "screenshot", None) is not None:
@@ -630,7 +633,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.terminal:
                 return run_terminal(cfg, args.ticks, args.record, args.overwrite)
             return run_window_live(cfg, args)
-        handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential, "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
+        handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential,
+                    "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
                     "trace": run_trace}
         if args.command in handlers:
             return handlers[args.command](args)
@@ -653,7 +657,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 — one line unless debugging
+    except Exception as exc:
         if os.environ.get("MIROFISH_DEBUG"):
             raise
         print(f"mirofish: unexpected error: {type(exc).__name__}: {exc} (set MIROFISH_DEBUG=1 for details)",

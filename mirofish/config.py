@@ -50,7 +50,7 @@ class WorldConfig(_Section):
     rocks: int = Field(5, ge=0, le=200, description="rocks (small impassable blobs)")
 
     @model_validator(mode="after")
-    def _room_to_swim(self) -> "WorldConfig":
+    def _room_to_swim(self) -> WorldConfig:
         if min(self.width, self.height) - 2 * self.wall_margin < 4:
             raise ValueError("grid too small for its glass margin (need 4 open cells across)")
         return self
@@ -98,7 +98,7 @@ class FishConfig(_Section):
         return _energy(v)
 
     @model_validator(mode="after")
-    def _ranges(self) -> "FishConfig":
+    def _ranges(self) -> FishConfig:
         if not self.start_energy_min <= self.start_energy_max <= self.max_energy:
             raise ValueError("need start_energy_min <= start_energy_max <= max_energy")
         return self
@@ -123,13 +123,17 @@ class TriggersConfig(_Section):
     food_rose: bool = True
     neighbours_changed: bool = True
     action_failed: bool = True
-    poll_every: int = Field(0, ge=0, le=1_000_000, description="0 = event-driven; N = every fish decides every N ticks (baseline)")
+    poll_every: int = Field(0, ge=0, le=1_000_000,
+                            description="0 = event-driven; N = every fish decides every N ticks (baseline)")
     # Plan mode (brain.decides = "plan"): a fish asks again when its plan ends or fails, when
     # something salient happens, or after plan_timeout ticks.
     plan_timeout: int = Field(160, ge=1, le=1_000_000, description="plan mode: ticks since the last decision")
-    stuck_ticks: int = Field(3, ge=1, le=1_000_000, description="plan mode: a plan fails when the fish is stuck this long")
-    forage_patience: int = Field(30, ge=1, le=1_000_000, description="plan mode: forage fails after this many ticks without food in view")
-    alone_ticks: int = Field(6, ge=1, le=1_000_000, description="plan mode: alone this long = lost the school / company found after")
+    stuck_ticks: int = Field(3, ge=1, le=1_000_000,
+                             description="plan mode: a plan fails when the fish is stuck this long")
+    forage_patience: int = Field(30, ge=1, le=1_000_000,
+                                 description="plan mode: forage fails after this many ticks without food in view")
+    alone_ticks: int = Field(6, ge=1, le=1_000_000,
+                             description="plan mode: alone this long = lost the school / company found after")
     crowd_line: int = Field(9, ge=1, le=1000, description="plan mode: this many fish in view is a crowd")
     hungry_fraction: float = Field(0.5, ge=0, le=1, description="plan mode: below this, food in view is salient")
 
@@ -150,7 +154,8 @@ class InstinctConfig(_Section):
     eat: float = Field(4.0, ge=0, le=1000)
     social: float = Field(8.0, ge=0, le=1000)
     hunger_damping: float = Field(3.0, ge=0, le=1000, description="how fast hunger turns off the social pull")
-    cohesion: float = Field(6.0, ge=0, le=1000, description="weight of losing sight of the fish in view, relative to social")
+    cohesion: float = Field(6.0, ge=0, le=1000,
+                            description="weight of losing sight of the fish in view, relative to social")
     crowd: float = Field(2.0, ge=0, le=1000)
     wall: float = Field(0.5, ge=0, le=1000)
     open_water: float = Field(1.0, ge=0, le=1000)
@@ -228,7 +233,7 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
 
 
-def redacted(cfg: "Config") -> dict:
+def redacted(cfg: Config) -> dict:
     """The config as JSON-ready data with every endpoint's credentials redacted."""
     data = cfg.model_dump(mode="json")
     for tier in ("small", "large"):
@@ -253,15 +258,18 @@ class BrainConfig(_Section):
     batch_window_ms: int = Field(80, ge=0, le=5000, description="realtime: gather requests this long")
     budget_tokens: int = Field(0, ge=0, le=10**15,
                                description="0 = no budget; budget_small_only_at → small tier only, 100 % → instinct")
-    budget_small_only_at: float = Field(0.8, ge=0, le=1, description="share of budget_tokens from which only the small tier is asked")
+    budget_small_only_at: float = Field(0.8, ge=0, le=1,
+                                        description="share of budget_tokens from which only the small tier is asked")
     request_timeout_s: float = Field(20.0, gt=0, le=3600, description="one model request, retries excluded")
     max_reply_bytes: int = Field(262_144, ge=1024, le=64 * 2**20,
                                  description="a reply body longer than this is cut off and counted as a failure")
     max_retries: int = Field(2, ge=0, le=10, description="retries of retryable errors (429, 5xx, network)")
-    backoff_s: float = Field(0.2, ge=0, le=60, description="first retry delay; doubles, with jitter, up to backoff_cap_s")
+    backoff_s: float = Field(0.2, ge=0, le=60,
+                             description="first retry delay; doubles, with jitter, up to backoff_cap_s")
     backoff_cap_s: float = Field(4.0, ge=0, le=600, description="longest retry delay of our own choosing")
     retry_after_cap_s: float = Field(30.0, ge=0, le=3600,
-                                     description="a server's Retry-After is honoured up to this (and never past a deadline)")
+                                     description="a server's Retry-After is honoured up to this "
+                                                 "(and never past a deadline)")
     breaker_failures: int = Field(5, ge=1, le=10_000, description="consecutive failures that open a tier's breaker")
     breaker_cooldown_s: float = Field(2.0, gt=0, le=3600, description="seconds before a half-open probe")
     api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the API key")
@@ -273,7 +281,7 @@ class BrainConfig(_Section):
     planner: PlannerConfig = PlannerConfig()
 
     @model_validator(mode="after")
-    def _llm_needs_a_server(self) -> "BrainConfig":
+    def _llm_needs_a_server(self) -> BrainConfig:
         if self.kind == "llm" and not (self.small.endpoints or self.large.endpoints):
             raise ValueError("brain.kind = llm needs at least one endpoint (use --base-url and --model)")
         return self
@@ -287,7 +295,8 @@ class EngineConfig(_Section):
 class MetricsConfig(_Section):
     window: int = Field(100, ge=1, le=100_000, description="ticks in the action-entropy / conflict window")
     schooling_window: int = Field(20, ge=1, le=100_000)
-    sample_every: int = Field(10, ge=1, le=100_000, description="run means, collective measures and alerts every N ticks")
+    sample_every: int = Field(10, ge=1, le=100_000,
+                              description="run means, collective measures and alerts every N ticks")
     heartbeat_ticks: int = Field(20, ge=1, le=1_000_000)
     fallback_alert: float = Field(0.2, ge=0, le=1)
     hotspot_cell: int = Field(8, ge=1, le=1000, description="side of a stuck hot-spot square, in cells")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import queue
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -97,7 +97,7 @@ class Engine:
         is dropped when it turns up. So a tick never waits longer than ``brain.timeout_s``,
         whatever the server does.
         """
-        src, got = self.source, []
+        src, got = self.source, list[DecisionBatch]()
         src.pump()
         wait = self.mode == "lockstep" and asked.size > 0
         deadline = self.clock() + self.world.cfg.brain.timeout_s if wait else 0.0

@@ -7,6 +7,8 @@ reproducible "random" number (arbiter tie-breaks, the instinct brain's softmax d
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -30,7 +32,7 @@ def _splitmix(z: np.ndarray) -> np.ndarray:
 def mix64(*keys) -> np.ndarray:
     """Hash integers (scalars or arrays, broadcast) to uint64: each key is folded in and mixed."""
     with np.errstate(over="ignore"):
-        acc = np.uint64(0)
+        acc: Any = np.uint64(0)
         for k in keys:
             acc = _splitmix((acc + _GOLDEN) ^ np.asarray(k, dtype=np.int64).astype(np.uint64))
         return np.asarray(acc, dtype=np.uint64)
@@ -52,7 +54,7 @@ def to_unit(h: np.ndarray) -> np.ndarray:
 class KeyTable:
     """Per-id keys ``mix64(salt, id)``, computed once and grown on demand."""
 
-    def __init__(self, salt: int):
+    def __init__(self, salt: int | np.ndarray):
         self.salt = salt
         self.keys = np.zeros(0, np.uint64)
 

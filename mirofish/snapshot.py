@@ -13,11 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from .actions import ACTION_NAMES, Action
-from .config import Config
+from .actions import ACTION_NAMES
 from .fish.personality import TRAITS
 from .fish.plans import describe
-from .water import GLASS, NO_FOOD, OFFGRID, PLANT, ROCK, WATER
+from .water import GLASS, OFFGRID, PLANT, ROCK, WATER
 from .world import World
 
 FORMAT = 1
@@ -83,7 +82,8 @@ def take(world: World, metrics: dict | None = None) -> Snapshot:
     fish = [fish_snapshot(world, i, xs, ys) for i in range(s.n)]
     return Snapshot(
         tick=world.tick, seed=world.seed, width=w.width, height=w.height, state_hash=world.state_hash(),
-        terrain=take_terrain(world), food=[(int(x), int(y), int(world.water.food_born[c])) for x, y, c in zip(fx, fy, fcells)],
+        terrain=take_terrain(world), food=[(int(x), int(y), int(world.water.food_born[c])) for x, y, c in zip(fx, fy,
+                                                                                                              fcells)],
         fish=fish,
         metrics=metrics,
     )

@@ -146,9 +146,8 @@ def _place_rocks(tank: np.ndarray, m: int, rocks: int, rng: np.random.Generator)
         radius = int(rng.integers(1, 3))
         for dy in range(-radius, radius + 1):
             for dx in range(-radius, radius + 1):
-                if dx * dx + dy * dy <= radius * radius + int(rng.integers(0, 2)):
-                    if tank[cy + dy, cx + dx] == WATER:
-                        tank[cy + dy, cx + dx] = ROCK
+                if dx * dx + dy * dy <= radius * radius + int(rng.integers(0, 2)) and tank[cy + dy, cx + dx] == WATER:
+                    tank[cy + dy, cx + dx] = ROCK
 
 
 def _seal_pockets(tank: np.ndarray) -> None:

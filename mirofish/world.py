@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import arbiter
-from .actions import Action, N_ACTIONS
+from .actions import N_ACTIONS, Action
 from .config import Config, MemoryConfig, hundredths
 from .fish import memory as mem
 from .fish.memory import LongMemory, ShortMemory, Summarizer, TemplateSummarizer
@@ -28,9 +28,22 @@ from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view
 from .fish.personality import persona_text, sample_traits
 from .fish.plans import G_EXPLORE, G_HOLD, NO_END, Goal
 from .fish.steering import Steering
-from .fish.triggers import (T_ACTION_FAILED, T_ATE, T_CROWDED, T_ENERGY_REACHED, T_FOOD_GONE,
-                            T_FOOD_ROSE, T_FOUND_COMPANY, T_HORIZON, T_HUNGRY_FOOD, T_LOST_COMPANY, T_LOW_ENERGY,
-                            T_NEIGHBOURS, T_STUCK, T_TIMEOUT, TRIGGER_NAMES)
+from .fish.triggers import (
+    T_ACTION_FAILED,
+    T_ATE,
+    T_CROWDED,
+    T_ENERGY_REACHED,
+    T_FOOD_GONE,
+    T_FOOD_ROSE,
+    T_FOUND_COMPANY,
+    T_HORIZON,
+    T_HUNGRY_FOOD,
+    T_LOST_COMPANY,
+    T_LOW_ENERGY,
+    T_NEIGHBOURS,
+    T_STUCK,
+    T_TIMEOUT,
+)
 from .rng import make_generator, mix64
 from .water import NO_FOOD, Water
 
@@ -435,7 +448,7 @@ class World:
         like this one; recordings store these as keyframes.
         """
         s, w = self.school, self.water
-        out = {"tick": np.array([self.tick], np.int64)}
+        out: dict[str, np.ndarray] = {"tick": np.array([self.tick], np.int64)}
         for name in School.STATE:
             out[f"fish.{name}"] = getattr(s, name).copy()
         for name in ("tick", "code", "arg", "count"):

@@ -1,13 +1,11 @@
 """The arbiter's documented rules, each on a hand-made scene."""
 
 import numpy as np
+from conftest import arrange, set_intents, small_config
 
 from mirofish import arbiter
-
 from mirofish.actions import Action
 from mirofish.world import World
-
-from conftest import arrange, set_intents, small_config
 
 N, S, W, E, EAT, REST = (Action.MOVE_N, Action.MOVE_S, Action.MOVE_W, Action.MOVE_E, Action.EAT, Action.REST)
 

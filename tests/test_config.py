@@ -58,5 +58,5 @@ def test_bad_files_are_one_line_errors(tmp_path):
     bad.write_text("[fish\ncount = 1")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config(bad)
-    with pytest.raises(ConfigError, match="section.key=value"):
+    with pytest.raises(ConfigError, match=r"section\.key=value"):
         load_config(overrides=["nokey"])

@@ -2,15 +2,23 @@
 plan mode's triggers: plans end, fail, or meet something salient (docs/design.md §2)."""
 
 import numpy as np
+from conftest import arrange, small_config
 
 from mirofish.actions import Action
 from mirofish.brains.base import TIER_INDEX, DecisionBatch, InlineSource
 from mirofish.engine import Engine
 from mirofish.fish.plans import Goal
-from mirofish.world import (T_ACTION_FAILED, T_ATE, T_FOOD_ROSE, T_HORIZON, T_LOST_COMPANY, T_LOW_ENERGY, T_NEIGHBOURS,
-                            T_TIMEOUT, World)
-
-from conftest import arrange, small_config
+from mirofish.world import (
+    T_ACTION_FAILED,
+    T_ATE,
+    T_FOOD_ROSE,
+    T_HORIZON,
+    T_LOST_COMPANY,
+    T_LOW_ENERGY,
+    T_NEIGHBOURS,
+    T_TIMEOUT,
+    World,
+)
 
 ACTION = {"brain.decides": "action"}
 
@@ -30,7 +38,8 @@ class Scripted(InlineSource):
 
 
 def test_a_calm_fish_asks_only_at_the_hard_timeout_and_keeps_its_intent():
-    w = arrange(World(small_config(1, **{"world.width": 40, "world.height": 40, "brain.decides": "action"})), fish_xy=[(5, 20)],
+    cfg = small_config(1, **{"world.width": 40, "world.height": 40, "brain.decides": "action"})
+    w = arrange(World(cfg), fish_xy=[(5, 20)],
                 energy=np.array([9000]))
     src = Scripted(Action.REST)
     eng = Engine(w, src)
@@ -41,7 +50,8 @@ def test_a_calm_fish_asks_only_at_the_hard_timeout_and_keeps_its_intent():
 
 
 def test_standing_move_intent_continues_until_an_event():
-    w = arrange(World(small_config(1, **{"world.width": 40, "world.height": 12, "brain.decides": "action"})), fish_xy=[(5, 5)],
+    cfg = small_config(1, **{"world.width": 40, "world.height": 12, "brain.decides": "action"})
+    w = arrange(World(cfg), fish_xy=[(5, 5)],
                 energy=np.array([9000]))
     src = Scripted(Action.MOVE_E)
     eng = Engine(w, src)

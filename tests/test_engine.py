@@ -4,14 +4,11 @@ import queue
 import threading
 import time
 
-
-from mirofish.brains.instinct import instinct_source
 from mirofish.brains.base import DecisionSource
+from mirofish.brains.instinct import instinct_source
 from mirofish.config import load_config
-from mirofish.engine import Engine
 from mirofish.pacing import Pacer, clamp_speed
 from mirofish.session import LiveSession
-from mirofish.world import World
 
 
 class ThreadedInstinct(DecisionSource):

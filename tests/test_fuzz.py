@@ -63,7 +63,8 @@ def cli_cases(seed: int, n: int):
 @pytest.fixture(scope="module")
 def base_recording(tmp_path_factory):
     path = tmp_path_factory.mktemp("fuzz") / "base.db"
-    assert run_cli(["live", "--headless", "--ticks", "250", "--seed", "2", "--fish", "20", "--record", str(path)])[0] == 0
+    assert run_cli(["live", "--headless", "--ticks", "250", "--seed", "2", "--fish", "20", "--record",
+                    str(path)])[0] == 0
     return path
 
 
@@ -147,7 +148,7 @@ def test_full_campaign_of_damaged_recordings(base_recording, tmp_path):
 
 
 def _resealed_chunk(db, change) -> None:
-    from mirofish.observe.recording import decode_columns, encode_columns
+    from mirofish.observe.recording import decode_columns
 
     for tick0, blob in db.execute("SELECT tick0, data FROM chunks").fetchall():  # every chunk: each reader
         arrays, texts = decode_columns(blob)                                       # reads only what it needs

@@ -109,9 +109,9 @@ def test_a_huge_or_endless_reply_is_cut_off_at_the_size_cap(fault):
 def test_the_scenes_model_calls_are_bounded_against_a_hung_server(scene):
     """Every scene call takes at most --timeout in all; after brain.breaker_failures timeouts the
     breaker answers at once, so a whole run costs a few timeouts, not one per call."""
+    import json
     import subprocess
     import sys
-    import json
 
     args = (["--rounds", "12"] if scene == "referential" else ["--sessions", "2"])
     with TestServer(fault="hang") as server:

@@ -1,9 +1,9 @@
 import numpy as np
 
 from mirofish.config import load_config
-from mirofish.session import LiveSession
 from mirofish.fish.memory import ATE, NEIGHBOURS, REFUSED, ShortMemory
 from mirofish.fish.personality import persona_text
+from mirofish.session import LiveSession
 
 
 def test_short_memory_is_a_ring_of_eight_in_t_tick_format():

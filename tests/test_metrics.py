@@ -4,8 +4,8 @@ import numpy as np
 
 from mirofish.actions import Action
 from mirofish.config import load_config
-from mirofish.session import LiveSession
 from mirofish.observe.metrics import entropy, neighbours_and_clusters, polarization, rotation
+from mirofish.session import LiveSession
 
 
 def test_entropy_of_uniform_and_single_actions():
@@ -98,6 +98,7 @@ def test_grid_path_agrees_with_all_pairs():
 
 def test_jam_alert_names_the_place():
     from conftest import arrange, small_config
+
     from mirofish.brains.base import TIER_INDEX, DecisionBatch, InlineSource
     from mirofish.session import LiveSession
     from mirofish.world import World

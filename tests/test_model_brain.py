@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 
 from mirofish.brains.pool import classify
-from mirofish.brains.prompt import (PLAN_PROMPT, plan_message, ReplyError, estimate_tokens, legal_for_view,
-                                    parse_reply)
+from mirofish.brains.prompt import PLAN_PROMPT, ReplyError, estimate_tokens, legal_for_view, parse_reply, plan_message
 from mirofish.brains.testserver import TestServer
 from mirofish.config import load_config
-from mirofish.session import LiveSession
 from mirofish.fish.perception import VIEW_CHARS
 from mirofish.observe.recording import Recorder
+from mirofish.session import LiveSession
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,7 +67,8 @@ def test_faults_fall_back_to_instinct_and_are_counted(fault, reason):
     status = eng.source.status()
     # (the "illegal" server plans to school with nobody in view, or to explore into glass;
     # a fish that sees fish and no glass gets a legal plan)
-    failed = status["fallbacks"].get(reason, 0) + status["fallbacks"].get("explore_into_glass", 0) * (fault == "illegal")
+    failed = status["fallbacks"].get(reason, 0) + status["fallbacks"].get("explore_into_glass",
+                                                                          0) * (fault == "illegal")
     assert failed > 5 * status["model_decisions"]
     assert not eng.metrics.heartbeat_alert and eng.world.school.moves.sum() > 0  # nobody parked
     assert eng.metrics.decisions_by_tier()["fallback"] == sum(status["fallbacks"].values())
@@ -125,7 +125,8 @@ def test_lockstep_breaker_cooldown_counts_ticks_not_seconds():
 def test_server_killed_and_restarted_mid_run():
     first = TestServer().start()
     port = first.port
-    cfg = llm_config(first.url, fish=20, **{"brain.request_timeout_s": 0.5, "brain.max_retries": 0, "brain.breaker_failures": 3,
+    cfg = llm_config(first.url, fish=20, **{"brain.request_timeout_s": 0.5, "brain.max_retries": 0,
+                                            "brain.breaker_failures": 3,
                                    "brain.breaker_cooldown_s": 0.2})
     eng = LiveSession(cfg)
     tiers_by_phase = []

@@ -41,7 +41,8 @@ def test_the_bandit_stops_choosing_a_strategy_that_does_not_work():
 
 
 def test_goal_hash_ignores_case_whitespace_and_punctuation():
-    assert D.goal_hash(D.GOAL) == D.goal_hash("  agree ON price delivery time, payment terms; support scope and the AI feature")
+    restated = "  agree ON price delivery time, payment terms; support scope and the AI feature"
+    assert D.goal_hash(D.GOAL) == D.goal_hash(restated)
     assert D.goal_hash(D.GOAL) != D.goal_hash("Agree on the price.")
 
 

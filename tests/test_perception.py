@@ -1,7 +1,7 @@
+from conftest import arrange, small_config
+
 from mirofish.fish.perception import render_view
 from mirofish.world import World
-
-from conftest import arrange, small_config
 
 
 def test_view_is_the_exact_5x5_text():
@@ -41,6 +41,7 @@ def test_render_view_alphabet():
 def test_memories_reach_the_perception():
     w = arrange(World(small_config(2)), fish_xy=[(3, 3), (4, 3)])
     from conftest import set_intents
+
     from mirofish.actions import Action
 
     set_intents(w, [Action.MOVE_E, Action.REST])  # fish 0 walks into resting fish 1

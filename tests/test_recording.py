@@ -14,12 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mirofish.fish.plans import Goal, describe, parse_plan
 from mirofish.config import load_config
-from mirofish.session import LiveSession
+from mirofish.fish.plans import Goal, describe, parse_plan
 from mirofish.observe.recording import Recorder, Recording, RecordingError, pack, unpack
-from mirofish.session import ReplaySession, export_window, fork, trace_fish
 from mirofish.observe.report import fish_report, render_png, render_text
+from mirofish.session import LiveSession, ReplaySession, export_window, fork, trace_fish
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -273,14 +272,20 @@ def test_bad_recordings_are_one_line_errors_and_stay_untouched(recorded, tmp_pat
     newer = edited(path, tmp_path / "newer.db", "UPDATE header SET value = '99' WHERE key = 'format_version'")
     assert "newer" in _cli_error("replay", str(newer), "--headless")
 
-    gap = edited(path, tmp_path / "gap.db", "DELETE FROM chunks WHERE tick0 = (SELECT MIN(tick0) FROM chunks WHERE tick0 > 120)")
+    gap = edited(path, tmp_path / "gap.db",
+                 "DELETE FROM chunks WHERE tick0 = (SELECT MIN(tick0) FROM chunks WHERE tick0 > 120)")
     assert "a gap in its chunks" in _cli_error("replay", str(gap), "--headless", "--to-tick", "190")
 
-    forever = edited(path, tmp_path / "forever.db", "UPDATE chunks SET tick1 = 1000000000000 WHERE tick0 = (SELECT MAX(tick0) FROM chunks)")  # a last chunk claiming a trillion ticks must not run forever
+    # a last chunk claiming a trillion ticks must not run forever …
+    forever = edited(path, tmp_path / "forever.db",
+                     "UPDATE chunks SET tick1 = 1000000000000 WHERE tick0 = (SELECT MAX(tick0) FROM chunks)")
     assert "claims ticks" in _cli_error("replay", str(forever), "--headless")
-    longer = edited(path, tmp_path / "longer.db", "UPDATE chunks SET tick0 = tick0 + 3, tick1 = tick1 + 3 WHERE tick0 > 300")  # … or ticks it does not hold
+    # … or ticks it does not hold
+    longer = edited(path, tmp_path / "longer.db",
+                    "UPDATE chunks SET tick0 = tick0 + 3, tick1 = tick1 + 3 WHERE tick0 > 300")
     assert "a gap" in _cli_error("replay", str(longer), "--headless")
-    badcfg = edited(path, tmp_path / "badcfg.db", """UPDATE header SET value = json_set(value, '$.fish.count', -4) WHERE key = 'config'""")
+    badcfg = edited(path, tmp_path / "badcfg.db",
+                    """UPDATE header SET value = json_set(value, '$.fish.count', -4) WHERE key = 'config'""")
     assert "stored config is invalid (fish.count" in _cli_error("replay", str(badcfg), "--headless")
 
     assert "outside" in _cli_error("replay", str(path), "--headless", "--to-tick", "999999")
@@ -299,7 +304,8 @@ def test_latencies_beyond_six_seconds_are_recorded_as_they_were():
                                  np.zeros(3, np.int8))])
     cols, _ = decode_columns(blob)
     assert np.allclose(cols["latency"] / 1e4, [14.7, 0.25])
-    assert cols["goal"].tolist() == [2, 3] and cols["param"].tolist() == [0, 3] and cols["horizon"].tolist() == [120, 30]
+    assert cols["goal"].tolist() == [2, 3] and cols["param"].tolist() == [0, 3] and cols["horizon"].tolist() == [120,
+                                                                                                                 30]
 
 
 def test_no_command_writes_its_output_onto_its_input(recorded, tmp_path):
@@ -373,7 +379,8 @@ def test_credentials_in_a_model_url_are_never_shown_or_stored(tmp_path):
 def test_scene_databases_and_logs_never_overwrite_a_recording(recorded, tmp_path):
     path, _ = recorded[8]
     before = file_digest(path)
-    assert "is a MiroFish recording" in _cli_error("referential", "--headless", "--rounds", "3", "--glossary", str(path))
+    assert "is a MiroFish recording" in _cli_error("referential", "--headless", "--rounds", "3", "--glossary",
+                                                   str(path))
     assert "is a MiroFish recording" in _cli_error("negotiation", "--headless", "--sessions", "1", "--db", str(path))
     assert "--overwrite" in _cli_error("referential", "--headless", "--rounds", "3", "--log", str(path))
     assert file_digest(path) == before
@@ -405,7 +412,8 @@ def test_an_edited_recording_says_modified_instead_of_replaying_something_else(r
     path, _ = recorded[3]
     seed = edited(path, tmp_path / "seed.db", "UPDATE header SET value = '4' WHERE key = 'seed'")
     assert "modified" in _cli_error("replay", str(seed), "--headless")
-    config = edited(path, tmp_path / "config.db", """UPDATE header SET value = json_set(value, '$.food.spawn_rate', 0.001) WHERE key = 'config'""")
+    config = edited(path, tmp_path / "config.db",
+                    """UPDATE header SET value = json_set(value, '$.food.spawn_rate', 0.001) WHERE key = 'config'""")
     assert "modified" in _cli_error("replay", str(config), "--headless")
     chunk = tmp_path / "chunk.db"
     shutil.copy(path, chunk)

@@ -2,12 +2,12 @@ import json
 
 import pytest
 
-from mirofish.brains.instinct import instinct_source
 from mirofish import snapshot
+from mirofish.brains.instinct import instinct_source
 from mirofish.config import load_config
 from mirofish.engine import Engine
-from mirofish.session import LiveSession
 from mirofish.observe import ascii as ascii_view
+from mirofish.session import LiveSession
 
 
 def test_snapshot_is_plain_json_and_round_trips():

@@ -28,7 +28,8 @@ def test_errors_are_classified_for_retry_and_wait():
     c = classify_error(status_error(429), "plain")
     assert (c.reason, c.retry, c.wait) == ("rate_limited", True, None)
     assert not classify_error(status_error(401), "plain").retry
-    assert classify_error(status_error(500, "response_format json_schema unsupported"), "json_schema").format_unsupported
+    assert classify_error(status_error(500, "response_format json_schema unsupported"),
+                          "json_schema").format_unsupported
     assert not classify_error(status_error(500, "json_schema"), "plain").format_unsupported  # nothing left to drop
     assert classify_error(TimeoutError(), "plain").reason == "timeout"
     assert classify_error(Failure("reply_too_large"), "plain") .reason == "reply_too_large"

@@ -9,15 +9,17 @@ from pathlib import Path
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
-import pygame  # noqa: E402
-import pytest  # noqa: E402
+import pygame
+import pytest
 
-from mirofish.config import load_config  # noqa: E402
-from mirofish.session import LiveSession  # noqa: E402
-from mirofish.observe.recording import Recorder  # noqa: E402
-from mirofish.session import ReplaySession  # noqa: E402
-from mirofish.ui.app import App  # noqa: E402
-from mirofish.ui.aquarium import AquariumScene  # noqa: E402
+from mirofish.config import load_config
+from mirofish.observe.recording import Recorder
+from mirofish.session import (
+    LiveSession,
+    ReplaySession,
+)
+from mirofish.ui.app import App
+from mirofish.ui.aquarium import AquariumScene
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,7 +95,8 @@ def test_dragging_the_timeline_seeks_exactly(recording):
     bar = scene.timeline.bar
     y = bar.centery
     pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=(bar.x + bar.w // 2, y)))
-    pygame.event.post(pygame.event.Event(pygame.MOUSEMOTION, pos=(bar.x + 3 * bar.w // 4, y), rel=(1, 0), buttons=(1, 0, 0)))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEMOTION, pos=(bar.x + 3 * bar.w // 4, y), rel=(1, 0),
+                                         buttons=(1, 0, 0)))
     pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, button=1, pos=(bar.x + 3 * bar.w // 4, y)))
     app.frame(0.0)
     target = scene.timeline.tick_at(bar.x + 3 * bar.w // 4)

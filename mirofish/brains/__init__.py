@@ -3,4 +3,4 @@
 from .base import TIERS, DecisionBatch, DecisionSource, RequestBatch
 from .instinct import InstinctBrain
 
-__all__ = ["TIERS", "DecisionBatch", "DecisionSource", "RequestBatch", "InstinctBrain"]
+__all__ = ["TIERS", "DecisionBatch", "DecisionSource", "InstinctBrain", "RequestBatch"]

@@ -11,8 +11,8 @@ Either way the engine code path is the same, which is what keeps replay exact.
 from __future__ import annotations
 
 import queue
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import numpy as np
 
@@ -77,7 +77,7 @@ class RequestBatch:
     def __len__(self) -> int:
         return int(self.fish.size)
 
-    def subset(self, pick: np.ndarray) -> "RequestBatch":
+    def subset(self, pick: np.ndarray) -> RequestBatch:
         """The requests at positions ``pick`` (indices into this batch)."""
         pick = np.asarray(pick, np.int64)
         return replace(
@@ -99,22 +99,29 @@ class DecisionBatch:
     plan. For hold plans ``actions`` gives the action, elsewhere -1.
     """
 
+    # Fields typed ``np.ndarray`` with a None default are filled by __post_init__.
     tick: int  # the tick the requests were made at
     fish: np.ndarray
     actions: np.ndarray | None
     tier: np.ndarray  # index into TIERS
-    status: np.ndarray | None = None  # per decision, OK by default
-    tokens: np.ndarray | None = None  # prompt + completion tokens per decision
+    status: np.ndarray = None  # type: ignore[assignment]  # per decision (status_code); OK by default
+    tokens: np.ndarray = None  # type: ignore[assignment]  # prompt + completion tokens per decision; 0 by default
     thoughts: list[str] | None = None
     # (fish, serial, text): long-term summaries written by the source (a model), applied with the decisions
     summaries: list[tuple[int, int, str]] | None = None
     meta: dict = field(default_factory=dict)
-    goals: np.ndarray | None = None
-    params: np.ndarray | None = None
-    horizons: np.ndarray | None = None
+    goals: np.ndarray = None  # type: ignore[assignment]
+    params: np.ndarray = None  # type: ignore[assignment]
+    horizons: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        self.fish = np.asarray(self.fish, np.int64)
+        if self.status is None:
+            self.status = np.zeros(self.fish.size, np.int8)
+        if self.tokens is None:
+            self.tokens = np.zeros(self.fish.size, np.int64)
         if self.goals is None:
+            assert self.actions is not None, "a decision batch needs plans or actions"
             self.goals, self.params, self.horizons = hold(self.actions)
         else:
             self.goals = np.asarray(self.goals, np.int8)
@@ -125,14 +132,14 @@ class DecisionBatch:
     def __len__(self) -> int:
         return int(self.fish.size)
 
-    def subset(self, pick: np.ndarray) -> "DecisionBatch":
+    def subset(self, pick: np.ndarray) -> DecisionBatch:
         """The decisions at positions ``pick`` (indices into this batch)."""
         pick = np.asarray(pick, np.int64)
         keep = set(self.fish[pick].tolist())
-        col = lambda a: None if a is None else a[pick]  # noqa: E731
         return replace(
-            self, fish=self.fish[pick], actions=col(self.actions), tier=self.tier[pick], status=col(self.status),
-            tokens=col(self.tokens), goals=col(self.goals), params=col(self.params), horizons=col(self.horizons),
+            self, fish=self.fish[pick], actions=None if self.actions is None else self.actions[pick],
+            tier=self.tier[pick], status=self.status[pick], tokens=self.tokens[pick], goals=self.goals[pick],
+            params=self.params[pick], horizons=self.horizons[pick],
             thoughts=[self.thoughts[i] for i in pick] if self.thoughts is not None else None,
             summaries=[x for x in self.summaries if x[0] in keep] if self.summaries is not None else None,
         )
@@ -183,6 +190,10 @@ class InlineSource(DecisionSource):
     def __init__(self, decide: Callable[[RequestBatch], DecisionBatch]):
         super().__init__()
         self._decide = decide
+
+    def decide(self, batch: RequestBatch) -> DecisionBatch:
+        """Answer ``batch`` now, in the caller's thread."""
+        return self._decide(batch)
 
     def pump(self) -> None:
         while True:

@@ -13,7 +13,8 @@ hand a fast headless run's ticks to the fallback for a whole outage.
 from __future__ import annotations
 
 import time
-from typing import Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from .transport import Failure
 

@@ -35,7 +35,7 @@ class ModelClient:
             endpoint = EndpointConfig(base_url=base_url, model=model, max_concurrency=max_concurrency)
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise ConfigError(f"--{err['loc'][0].replace('_', '-')}: {err['msg']} (got {base_url!r})") from None
+            raise ConfigError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']} (got {base_url!r})") from None
         self._thread = LoopThread("mirofish-model-client")
         self.endpoint = Endpoint(endpoint)
         self.breaker = Breaker(breaker_failures, breaker_cooldown_s)

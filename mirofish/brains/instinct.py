@@ -23,9 +23,9 @@ from ..actions import MOVE_DXDY, Action
 from ..config import Config, InstinctConfig, PlannerConfig, TriggersConfig, hundredths
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
 from ..fish.plans import Goal
-from ..fish.steering import (F_ALIGN, F_FOOD_SEEN, F_OPEN, F_VISIBLE, F_WALLS, feature_matrix, view_features)
+from ..fish.steering import F_ALIGN, F_FOOD_SEEN, F_OPEN, F_VISIBLE, F_WALLS, feature_matrix, view_features
 from ..rng import KeyTable, at_tick, mix64, to_unit
-from .base import TIER_INDEX, DecisionBatch, DecisionSource, InlineSource, RequestBatch
+from .base import TIER_INDEX, DecisionBatch, InlineSource, RequestBatch
 
 _NEG = -1e9
 
@@ -250,7 +250,7 @@ class InstinctPlanner(InlineSource):
         return {"source": self.name, "decisions": self.decisions}
 
 
-def instinct_source(cfg: Config, tier: str = "instinct") -> DecisionSource:
+def instinct_source(cfg: Config, tier: str = "instinct") -> InlineSource:
     """The embedded brain for ``cfg.brain.decides``: the instinct planner, or the action brain."""
     if cfg.brain.decides == "plan":
         return InstinctPlanner(cfg.brain.planner, cfg.triggers, seed=cfg.seed, radius=cfg.perception.radius,

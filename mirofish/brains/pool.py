@@ -26,6 +26,7 @@ import asyncio
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -36,8 +37,22 @@ from ..fish.triggers import trigger_name
 from .base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch, status_code
 from .breaker import Breaker
 from .instinct import instinct_source
-from .prompt import (JSON_OBJECT_FORMAT, JSON_SCHEMA_FORMAT, PLAN_FORMATS, PLAN_PROMPT, SYSTEM_PROMPT, ReplyError,
-                     estimate_tokens, legal_for_view, messages, parse_plan_reply, parse_reply, plan_legal_for_view)
+from .prompt import (
+    JSON_OBJECT_FORMAT,
+    JSON_SCHEMA_FORMAT,
+    PLAN_FORMATS,
+    PLAN_PROMPT,
+    SYSTEM_PROMPT,
+    FishReply,
+    PlanReply,
+    ReplyError,
+    estimate_tokens,
+    legal_for_view,
+    messages,
+    parse_plan_reply,
+    parse_reply,
+    plan_legal_for_view,
+)
 from .routing import Router, classify
 from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettings
 
@@ -141,7 +156,8 @@ class ModelPool(DecisionSource):
             "tokens": {"prompt": s.prompt_tokens, "completion": s.completion_tokens,
                        "per_model_decision": round(s.model_tokens / max(1, s.model_decisions), 1),
                        "per_call": round(s.tokens / max(1, s.calls), 1),
-                       "prefix_share": round(s.prefix_tokens / max(1, s.prompt_tokens), 3) if s.prompt_tokens else None},
+                       "prefix_share": (round(s.prefix_tokens / max(1, s.prompt_tokens), 3)
+                                        if s.prompt_tokens else None)},
             "budget": {"limit": self.bcfg.budget_tokens, "used": s.tokens, "state": self.router.state},
             "tiers": {t.name: {"state": t.state(), "calls": t.calls, "prompt_tokens": t.prompt_tokens,
                                "completion_tokens": t.completion_tokens,
@@ -236,7 +252,7 @@ class ModelPool(DecisionSource):
                 while (left := deadline - self._loop.time()) > 0:
                     try:
                         batches.append(await asyncio.wait_for(self._inbox.get(), left))
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         break
             for batch in batches:
                 for i in range(len(batch)):
@@ -257,8 +273,10 @@ class ModelPool(DecisionSource):
             # lockstep: an answer after the tick's wait is useless, so that is the deadline
             budget_end = self._loop.time() + self.bcfg.timeout_s if self.mode == "lockstep" else None
             due = batch.summaries_due[i] if batch.summaries_due else None
+            assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
+            view, persona = batch.perceptions[i].view, batch.personas[i]
             text, prompt_toks, completion_toks = await tier.breaker.call(
-                self.transport.complete(tier.endpoints, messages(batch.perceptions[i], batch.personas[i], trigger,
+                self.transport.complete(tier.endpoints, messages(batch.perceptions[i], persona, trigger,
                                                                  due[1] if due else None, plans=self.plans),
                                         PLAN_FORMATS if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT),
                                         160 if due else 80, budget_end),
@@ -267,15 +285,22 @@ class ModelPool(DecisionSource):
             tier.prompt_tokens += prompt_toks
             tier.completion_tokens += completion_toks
             self._account(fish, prompt_toks, completion_toks)  # the tokens were spent either way
+            plan: dict[str, Any]
             try:
-                reply = parse_plan_reply(text) if self.plans else parse_reply(text)
+                if self.plans:
+                    planned = parse_plan_reply(text)
+                    illegal = plan_legal_for_view(planned, view)
+                    goal, param, horizon = planned.plan(batch.max_energy)
+                    plan = {"actions": None, "goals": [goal], "params": [param], "horizons": [horizon]}
+                    reply: PlanReply | FishReply = planned
+                else:
+                    acted = parse_reply(text)
+                    food_here = bool(batch.food_here[i])
+                    illegal = None if legal_for_view(acted.action, view, food_here) else "illegal_action"
+                    plan = {"actions": np.array([Action.parse(acted.action)], np.int8)}
+                    reply = acted
             except ReplyError as exc:
                 raise Failure(f"reply_{exc.reason}", server=False) from None
-            if self.plans:
-                illegal = plan_legal_for_view(reply, batch.perceptions[i].view)
-            else:
-                illegal = None if legal_for_view(reply.action, batch.perceptions[i].view,
-                                                 bool(batch.food_here[i])) else "illegal_action"
             if illegal:
                 raise Failure(illegal, server=False)
         except Failure as failure:
@@ -295,12 +320,7 @@ class ModelPool(DecisionSource):
         written = None
         if reply.summary and due:
             written = [(fish, due[0], reply.summary)]
-            await self._track_drift(fish, reply.summary, batch.personas[i])
-        if self.plans:
-            goal, param, horizon = reply.plan(batch.max_energy)
-            plan = {"actions": None, "goals": [goal], "params": [param], "horizons": [horizon]}
-        else:
-            plan = {"actions": np.array([Action.parse(reply.action)], np.int8)}
+            await self._track_drift(fish, reply.summary, persona)
         self.results.put(DecisionBatch(
             tick=batch.tick, fish=np.array([fish]), tier=np.array([TIER_INDEX[tier.name]], np.int8),
             tokens=np.array([prompt_toks + completion_toks]), thoughts=[reply.thought], summaries=written, **plan))

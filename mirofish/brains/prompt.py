@@ -290,7 +290,7 @@ def plan_legal_for_view(reply: PlanReply, view: str) -> str | None:
     r = len(rows) // 2
     if reply.goal == "school" and not any(ch in "^v<>" for row in rows for ch in row):
         return "school_without_fish"
-    if reply.goal == "explore":
+    if reply.goal == "explore" and reply.direction is not None:
         dx, dy = {"north": (0, -1), "south": (0, 1), "west": (-1, 0), "east": (1, 0)}[reply.direction]
         if rows[r + dy][r + dx] == "#":
             return "explore_into_glass"

@@ -48,11 +48,19 @@ _VIEW_ROW = re.compile(r"^[.#F@^v<>]{5}$", re.M)
 _FISH = "^v<>"
 
 
+def _find(pattern: str, text: str, flags: int = 0) -> str:
+    """The first group of ``pattern`` in ``text``; ValueError (a 500 to the client) if absent."""
+    found = re.search(pattern, text, flags)
+    if found is None:
+        raise ValueError(f"the prompt has no {pattern!r}")
+    return found.group(1)
+
+
 def scripted_plan(prompt: str) -> dict:
     """A plan for a plan-mode fish prompt: deterministic and legal for the view in it."""
     rows = _VIEW_ROW.findall(prompt)
-    energy = re.search(r"energy (\d+)/", prompt, re.I)
-    energy = int(energy.group(1)) if energy else 50
+    found = re.search(r"energy (\d+)/", prompt, re.I)
+    energy = int(found.group(1)) if found else 50
     if len(rows) < 5:
         return {"goal": "explore", "direction": "east", "ticks": 20, "thought": "I cannot make out the water"}
     view = rows[-5:]
@@ -105,14 +113,14 @@ def scripted_reply(prompt: str) -> tuple[str, str]:
 
 def negotiation_reply(prompt: str) -> str:
     """Scripted negotiator: accept what meets the target, else make the first suggested offer."""
-    task = re.search(r"Task id: (\S+)\.", prompt).group(1)
-    ghash = re.search(r"Goal hash: (\w+)", prompt).group(1)
-    target = float(re.search(r"Your target now: ([\d.]+)", prompt).group(1))
+    task = _find(r"Task id: (\S+)\.", prompt)
+    ghash = _find(r"Goal hash: (\w+)", prompt)
+    target = float(_find(r"Your target now: ([\d.]+)", prompt))
     worth = re.search(r"It is worth ([\d.]+) to you", prompt)
     signals = {"layer1": {"task_id": task, "goal_hash": ghash, "constraints": [f"utility >= {target:.2f}"]}}
     if worth and float(worth.group(1)) >= target:
         return json.dumps({"accept": True, "message": "That works for me: deal.", "signals": signals})
-    offer = json.loads(re.search(r"Suggested offer 1: (\{.*\})", prompt).group(1))
+    offer = json.loads(_find(r"Suggested offer 1: (\{.*\})", prompt))
     return json.dumps({"accept": False, "offer": offer, "message": "Here is what I can do.", "signals": signals})
 
 
@@ -123,7 +131,7 @@ def referential_reply(prompt: str) -> str:
     for term, meaning in re.findall(r"^(\w+) = (\{.*\})$", prompt, re.M):
         glossary[term] = json.loads(meaning)
     if "You are the SENDER" in prompt:
-        target = json.loads(re.search(r"Your target: (\{.*\})", prompt).group(1))
+        target = json.loads(_find(r"Your target: (\{.*\})", prompt))
         parts, new = [], []
         for attr, value in target.items():
             known = [t for t, m in glossary.items() if m == {attr: value}]
@@ -134,7 +142,7 @@ def referential_reply(prompt: str) -> str:
                 parts.append(term)
                 new.append({"term": term, "canonical": {attr: value}})
         return json.dumps({"message": "-".join(parts), "new_terms": new})
-    message = re.search(r"^Message: (.*)$", prompt, re.M).group(1)
+    message = _find(r"^Message: (.*)$", prompt, re.M)
     cands = {cid: json.loads(props) for cid, props in re.findall(r"^(obj_\d+): (\{.*\})$", prompt, re.M)}
     terms = [t for t in re.split(r"[^A-Za-z0-9]+", message) if t]
     meaning = {t: glossary[t] for t in terms if t in glossary}
@@ -297,7 +305,8 @@ class TestServer:
                     if fault == "illegal":
                         action = illegal_action(prompt) or action
                     reply = {"action": action, "thought": thought}
-                asked = re.search(r'"summary": one sentence in your own words about (t\d+-t\d+),.*? Facts: (.*)', prompt)
+                asked = re.search(r'"summary": one sentence in your own words about (t\d+-t\d+),.*? Facts: (.*)',
+                                  prompt)
                 if asked:
                     facts = asked.group(2).split(". Anchors:")[0].split("; energy")[0].split(". For example")[0]
                     reply["summary"] = f"I remember {asked.group(1)}: {facts}"[:160]
@@ -388,7 +397,7 @@ class TestServer:
             self._next_free = start + (1.0 / self.rate if self.rate > 0 else 0.0)
         time.sleep(max(0.0, start - now) + self.latency)
 
-    def start(self) -> "TestServer":
+    def start(self) -> TestServer:
         self._thread.start()
         return self
 
@@ -408,7 +417,7 @@ class TestServer:
         self._httpd.server_close()  # joins the request threads (block_on_close)
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> "TestServer":
+    def __enter__(self) -> TestServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

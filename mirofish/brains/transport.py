@@ -20,8 +20,9 @@ import json
 import os
 import random
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, TypeVar
 
 from ..config import EndpointConfig
 
@@ -67,7 +68,7 @@ def classify_error(exc: BaseException, fmt: str) -> Classified:
             return Classified("format_unsupported", False, format_unsupported=True)
         wait = None
         try:
-            wait = float(exc.response.headers.get("retry-after"))
+            wait = float(exc.response.headers.get("retry-after", ""))
         except (TypeError, ValueError, AttributeError):
             pass
         if status == 429:
@@ -253,16 +254,15 @@ class Transport:
         server that answers 50 MB, or an endless stream, costs at most that much memory)."""
         cap = self.s.max_reply_bytes
         assert ep.semaphore is not None
-        async with ep.semaphore:
-            async with ep.client.chat.completions.with_streaming_response.create(**kwargs) as resp:
-                declared = resp.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > cap:
+        async with ep.semaphore, ep.client.chat.completions.with_streaming_response.create(**kwargs) as resp:
+            declared = resp.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > cap:
+                raise Failure("reply_too_large")
+            body = bytearray()
+            async for piece in resp.iter_bytes():
+                body += piece
+                if len(body) > cap:
                     raise Failure("reply_too_large")
-                body = bytearray()
-                async for piece in resp.iter_bytes():
-                    body += piece
-                    if len(body) > cap:
-                        raise Failure("reply_too_large")
         return parse_completion(bytes(body))
 
     async def embeddings(self, ep: Endpoint, texts: list[str]) -> list[list[float]]:

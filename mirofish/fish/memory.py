@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -99,14 +101,20 @@ class ShortMemory:
             self.record(np.array([i]), int(t), int(c), int(a))
 
 
+@dataclass(frozen=True, slots=True)
 class SummaryInput:
     """What a summarizer may see: counters since the last summary and the raw anchors."""
 
-    __slots__ = ("fish", "tick", "since", "ate", "refused", "moves", "company", "energy_from", "energy_to", "anchors")
-
-    def __init__(self, **kw):
-        for k in self.__slots__:
-            setattr(self, k, kw[k])
+    fish: int
+    anchors: list[str]
+    tick: int
+    since: int
+    ate: int
+    refused: int
+    moves: int
+    company: int
+    energy_from: int
+    energy_to: int
 
 
 # Numeric long-memory record: these fields, then (tick, code, arg) per anchor.
@@ -151,7 +159,7 @@ class LongMemory:
             out.append(SummaryInput(fish=i, anchors=anchors, **vals))
         return out
 
-    def summaries(self, i: int, summarizer: "Summarizer") -> list[str]:
+    def summaries(self, i: int, summarizer: Summarizer) -> list[str]:
         """Fish ``i``'s kept summaries as text, oldest first."""
         texts = []
         for (serial, _), item in zip(self.rows(i), self.items(i)):
@@ -188,7 +196,8 @@ class TemplateSummarizer:
                 f"Anchors: {' | '.join(s.anchors)}")
 
 
-_STOP = frozenset("a an and the of to in on at by with for that fish is it its".split())
+_STOP = frozenset(["a", "an", "and", "the", "of", "to", "in", "on", "at", "by", "with", "for", "that", "fish", "is",
+                   "it", "its"])
 
 
 def _bag(text: str) -> dict[str, int]:

@@ -36,13 +36,13 @@ least half moved in the last 10 ticks. For the largest school: ``school_size``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import arbiter
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
 from ..brains.base import TIER_INDEX, TIERS
-from .. import arbiter
 from ..config import MetricsConfig
 
 if TYPE_CHECKING:
@@ -98,8 +98,8 @@ def _components(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
 def _offsets(radius: int) -> np.ndarray:
     """(dx, dy) within ``radius`` (Euclidean), nearest first, origin excluded."""
     d = np.arange(-radius, radius + 1)
-    dx, dy = np.meshgrid(d, d)
-    dx, dy = dx.ravel(), dy.ravel()
+    gx, gy = np.meshgrid(d, d)
+    dx, dy = gx.ravel(), gy.ravel()
     keep = (dx * dx + dy * dy <= radius * radius) & ((dx != 0) | (dy != 0))
     dx, dy = dx[keep], dy[keep]
     order = np.argsort(dx * dx + dy * dy, kind="stable")
@@ -224,7 +224,7 @@ class Metrics:
         """Per fish: moved in the last ``MOVED_WITHIN`` ticks."""
         return self.last_moved >= self.ticks - MOVED_WITHIN
 
-    def observe(self, f: "Frame") -> None:
+    def observe(self, f: Frame) -> None:
         """Fold one tick in: rolling windows every tick, values and run means every ``sample_every``."""
         cfg, slot = self.cfg, self.ticks % self.cfg.window
         self.ticks += 1
@@ -284,7 +284,7 @@ class Metrics:
         cur["decision_latency_p95_ms"] = self._latency_p95()
         return cur
 
-    def _sample(self, f: "Frame") -> None:
+    def _sample(self, f: Frame) -> None:
         cur = self._current
         cur.update(self._window_values())
         xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
@@ -298,7 +298,8 @@ class Metrics:
         self.school_members = found[0] if found else np.zeros(0, np.int64)
         cur.update(school_figures(self.school_members, xy, f.heading, moving))
         prev, m = self._prev_xy, self.school_members
-        cur["school_travel"] = float(np.hypot(*(xy[m].mean(axis=0) - prev[m].mean(axis=0)))) if m.size and prev is not None else 0.0
+        moved = xy[m].mean(axis=0) - prev[m].mean(axis=0) if m.size and prev is not None else np.zeros(2)
+        cur["school_travel"] = float(np.hypot(*moved))
         self._prev_xy = xy
         self._samples += 1
         for k in SIX + COLLECTIVE:
@@ -358,7 +359,7 @@ class Metrics:
     def summary(self) -> dict:
         """Current and run-mean values of every metric, plus alerts — JSON-ready."""
         cur, mean = self.current(), self.run_mean()
-        out = {k: {"current": round(cur[k], 4), "mean": round(mean[k], 4)} for k in SIX + COLLECTIVE}
+        out: dict[str, Any] = {k: {"current": round(cur[k], 4), "mean": round(mean[k], 4)} for k in SIX + COLLECTIVE}
         out["heartbeat"] = {"ticks_since_move": self.since_move, "alert": self.heartbeat_alert}
         out["stuck_hotspots"] = self.hotspots()
         out["alerts"] = self.alerts()

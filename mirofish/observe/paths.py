@@ -18,9 +18,11 @@ Each refusal is an :class:`OutputError` with a one-line message (exit code 2 on 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
+from typing import Any
 
+fcntl: Any
 try:  # POSIX; elsewhere a second writer is not detected
     import fcntl
 except ImportError:  # pragma: no cover

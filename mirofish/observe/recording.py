@@ -20,8 +20,9 @@ little-endian arrays, zlib-compressed) — no pickle anywhere. A writer thread w
 20 ms, encodes and commits (WAL, one transaction), so the tick loop only appends references;
 a ``kill -9`` loses at most the ticks not yet committed — one simulated second in a live
 (realtime) run; in an unthrottled headless run, whatever ran in the last ~20 ms of wall time
-(a few tens of ticks) — and the file still opens and replays to its last committed tick. On a clean close the file is checkpointed and switched back to a plain
-rollback journal, so a finished recording is one self-contained file.
+(a few tens of ticks) — and the file still opens and replays to its last committed tick. On
+a clean close the file is checkpointed and switched back to a plain rollback journal, so a
+finished recording is one self-contained file.
 
 Reading never writes: :class:`Recording` opens the database read-only.
 """
@@ -36,16 +37,15 @@ import struct
 import threading
 import time
 import zlib
-from urllib.parse import quote
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+from urllib.parse import quote
 
 import numpy as np
-
-from .. import __version__
 from pydantic import ValidationError
 
+from .. import __version__
 from ..config import Config, redacted
 from .metrics import COLLECTIVE, SIX
 from .paths import OutputError, WriterLock, check_output
@@ -59,11 +59,17 @@ class Recordable(Protocol):
     """What a recorder needs from what it records (a session): its tick, metrics, observers
     and keyframes."""
 
-    tick: int
-    metrics: "Metrics"
-    observers: list
+    @property
+    def tick(self) -> int: ...
+
+    @property
+    def metrics(self) -> Metrics: ...
+
+    @property
+    def observers(self) -> list: ...
 
     def state_arrays(self) -> dict[str, np.ndarray]: ...
+
 
 FORMAT_VERSION = 1
 MAX_CHUNK_TICKS = 100_000  # no writer makes a chunk longer than this (they hold ~1 s of ticks)
@@ -175,7 +181,7 @@ class Recorder:
 
     # -- feeding (tick loop side: only cheap appends)
 
-    def attach(self, session: "Recordable", observe: bool = True) -> "Recorder":
+    def attach(self, session: Recordable, observe: bool = True) -> Recorder:
         """Record every tick ``session`` runs from now on: a keyframe of its current state now,
         then its frames (as one of its observers, unless ``observe`` is False: the caller then
         hands frames to :meth:`on_frame` itself, as a fork does with its divergence row), its
@@ -191,7 +197,7 @@ class Recorder:
             self._keyframes.append((tick, arrays))
         self._wake.set()
 
-    def on_frame(self, f: "Frame", divergence: np.ndarray | None = None) -> None:
+    def on_frame(self, f: Frame, divergence: np.ndarray | None = None) -> None:
         """One simulated tick (``f.tick``): decisions applied at it, its measures, keyframes."""
         t = f.tick
         m = self._session.metrics if self._session is not None else None

@@ -18,8 +18,8 @@ import numpy as np
 from ..actions import ACTION_NAMES, N_ACTIONS
 from ..brains.base import TIERS, status_name
 from ..fish.memory import drift_score
-from .recording import Recording, RecordingError
 from ..session.replay import ReplaySession
+from .recording import Recording, RecordingError
 
 
 @dataclass
@@ -73,6 +73,7 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
     reasons: Counter = Counter()
     for k in range(t1 - t0):
         frame = player.step()
+        assert frame is not None  # t1 <= last_tick
         for b in frame.applied:
             for i in np.flatnonzero(b.fish == fish):
                 tiers[TIERS[int(b.tier[i])]] += 1
@@ -109,7 +110,7 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
 
 
 def render_text(r: FishReport) -> str:
-    bar = lambda v: "#" * int(round(v * 40))  # noqa: E731
+    bar = lambda v: "#" * int(round(v * 40))
     e = np.array(r.energy)
     lines = [
         f"Fish {r.fish}, ticks {r.t0}..{r.t1} ({r.t1 - r.t0} ticks)",

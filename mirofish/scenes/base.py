@@ -7,7 +7,8 @@ The window's scene switcher (key S) cycles through the scenes the command line h
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 
 @runtime_checkable
@@ -39,26 +40,38 @@ class PacedScene:
         self.pacer = Pacer(0.5)
         self._t = 0.0
 
+    def step(self) -> Any:
+        raise NotImplementedError
+
     def handle_event(self, event: Any) -> None:
         import pygame
 
-        from ..pacing import clamp_speed
-
-        if event.type != pygame.KEYDOWN:
-            return
-        if event.key == pygame.K_SPACE:
-            self.pacer.paused = not self.pacer.paused
-            self.pacer.restart()
-        elif event.key == pygame.K_PERIOD:
-            self.pacer.paused = True
-            self.step()
-        elif event.key in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
-            self.pacer.speed = clamp_speed(self.pacer.speed * 2)
-        elif event.key in (pygame.K_MINUS, pygame.K_KP_MINUS):
-            self.pacer.speed = clamp_speed(self.pacer.speed / 2)
+        if event.type == pygame.KEYDOWN:
+            pacing_key(event.key, self.pacer, self.step)
 
     def update(self, dt: float) -> None:
         self._t += dt
         for _ in range(self.pacer.due(self._t, 64)):
             self.step()
 
+
+def pacing_key(key: int, pacer: Any, step: Callable[[], Any]) -> bool:
+    """The run keys every scene shares: Space pause/play, "." one step (and pause), +/- speed
+    ×2 / ÷2 (¼× … 64×). Returns whether ``key`` was one of them."""
+    import pygame
+
+    from ..pacing import clamp_speed
+
+    if key == pygame.K_SPACE:
+        pacer.paused = not pacer.paused
+        pacer.restart()
+    elif key == pygame.K_PERIOD:
+        pacer.paused = True
+        step()
+    elif key in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
+        pacer.speed = clamp_speed(pacer.speed * 2)
+    elif key in (pygame.K_MINUS, pygame.K_KP_MINUS):
+        pacer.speed = clamp_speed(pacer.speed / 2)
+    else:
+        return False
+    return True

@@ -16,7 +16,8 @@ same small protocol:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -89,6 +90,10 @@ class Session:
                 return
             if on_tick:
                 on_tick(frame)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Back to the session's start (a live tank: a fresh one, with ``seed`` if given)."""
+        raise NotImplementedError
 
     def seek(self, tick: int) -> None:
         raise NotImplementedError(f"a {self.kind} session cannot seek")

@@ -184,7 +184,7 @@ class ForkSession(Session):
             "final_state_hash": self.state_hash(),
             "parent_state_hash_at_same_tick": self.parent.state_hash() if parent_at_same else None,
             "divergence": {
-                "compared_ticks": int(len(rows)),
+                "compared_ticks": len(rows),
                 "first_tick_cells_differ": self.first_diverged,
                 "cells_differ_final": int(rows[-1, 0]) if len(rows) else 0,
                 "cells_differ_max": int(rows[:, 0].max()) if len(rows) else 0,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..brains.base import DecisionSource
-from ..config import Config
 from ..brains.sources import make_source
+from ..config import Config
 from ..engine import Engine
+from ..frame import Frame
 from ..world import World
 from .base import Session, observed
 
@@ -37,6 +39,9 @@ class LiveSession(Session):
         self.engine = Engine(world or World(cfg), source if source is not None else make_source(cfg, self._mode),
                              mode=self._mode, clock=clock)
         self.metrics = observed(self.engine)
+
+    def step(self) -> Frame:
+        return self.engine.step()
 
     def reset(self, seed: int | None = None) -> None:
         """A fresh tank from the same config (with ``seed`` if given) and a fresh brain."""

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..actions import Action
 from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
+from ..brains.sources import make_source
 from ..config import Config
 from ..engine import Engine
 from ..frame import Frame
-from ..actions import Action
-from ..brains.sources import make_source
 from ..observe.paths import OutputError, check_output
 from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
 from ..world import World
@@ -85,8 +85,7 @@ class ReplaySession(Session):
         self._owns_recording = not isinstance(recording, Recording)  # opened here: closed here
         self.recording = recording if isinstance(recording, Recording) else Recording(recording)
         self.source_ = ReplaySource(self.recording)
-        self.engine: Engine | None = None  # type: ignore[assignment]
-        self.seek(self.recording.first_tick)
+        self._restore(self.recording.first_tick)
 
     @property
     def cfg(self) -> Config:
@@ -106,7 +105,8 @@ class ReplaySession(Session):
             world.load_state_arrays(self.recording.keyframe(keyframe_tick))
         except (KeyError, ValueError, IndexError) as exc:
             raise RecordingError(f"recording is damaged (keyframe {keyframe_tick}: {exc})") from None
-        observers = self.engine.observers[1:] if self.engine is not None else []  # keep a recorder's
+        engine: Engine | None = getattr(self, "engine", None)
+        observers = engine.observers[1:] if engine is not None else []  # keep a recorder's
         self.engine = Engine(world, self.source_, mode="lockstep")
         self.metrics = observed(self.engine)
         self.engine.observers.extend(observers)
@@ -115,7 +115,7 @@ class ReplaySession(Session):
         """Go to the state after ``tick`` ticks (clamped to the recording's range)."""
         tick = int(min(max(tick, self.first_tick), self.last_tick))
         k = self.recording.keyframe_at_or_before(tick)
-        if self.engine is None or not (k <= self.tick <= tick):
+        if not k <= self.tick <= tick:
             self._restore(k)
         self.recording.load_chunks(self.tick, tick)
         while self.tick < tick:

@@ -59,7 +59,7 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
         decided = rec.decisions_at(player.tick)
         hit = np.flatnonzero(decided.fish == fish) if decided is not None else np.zeros(0, int)
         row = {"tick": player.tick, "view": w.perceive(fish).view, "energy": int(s.energy[fish]) / 100}
-        if hit.size:
+        if decided is not None and hit.size:
             k = hit[0]
             row["decision"] = describe(int(decided.goal[k]), int(decided.param[k]), int(decided.horizon[k]))
             row["tier"] = TIERS[int(decided.tier[k])]

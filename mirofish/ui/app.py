@@ -14,11 +14,12 @@ from pathlib import Path
 
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
-import pygame  # noqa: E402
+import pygame
 
-from . import theme  # noqa: E402
-
-from . import WindowError  # noqa: E402
+from . import (
+    WindowError,
+    theme,
+)
 
 DEFAULT_SIZE = (1920, 1080)
 

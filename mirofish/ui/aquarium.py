@@ -17,6 +17,7 @@ from ..frame import Frame
 from ..observe import ascii as ascii_view
 from ..observe.recording import DIVERGENCE_COLUMNS
 from ..pacing import Pacer, clamp_speed
+from ..scenes.base import pacing_key
 from ..session import ForkSession, LiveSession, ReplaySession, Session
 from ..snapshot import TankView
 from . import theme
@@ -59,7 +60,7 @@ class AquariumScene:
         self._reset_views()
 
     @classmethod
-    def live(cls, cfg) -> "AquariumScene":
+    def live(cls, cfg) -> AquariumScene:
         """A live tank from ``cfg``, in realtime (the window's pace)."""
         return cls(LiveSession(cfg, mode="realtime"))
 
@@ -88,11 +89,6 @@ class AquariumScene:
 
     def set_speed(self, speed: float) -> None:
         self.pacer.speed = clamp_speed(speed)
-
-    def toggle_pause(self) -> None:
-        self.pacer.paused = not self.pacer.paused
-        if not self.pacer.paused:
-            self.pacer.restart()
 
     def step(self) -> Frame | None:
         """One tick of whatever is shown (a fork steps its ghost too)."""
@@ -197,18 +193,11 @@ class AquariumScene:
             else:
                 self.message = "fork cancelled"
             return
-        if k == pygame.K_SPACE:
-            self.toggle_pause()
-        elif k == pygame.K_PERIOD:
-            self.pacer.paused = True
-            self.step()
-        elif k == pygame.K_COMMA and self.session.can_seek and self.fork is None:
+        if pacing_key(k, self.pacer, self.step):
+            return
+        if k == pygame.K_COMMA and self.session.can_seek and self.fork is None:
             self.pacer.paused = True
             self.seek(self.session.tick - 1)
-        elif k in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
-            self.set_speed(self.speed * 2)
-        elif k in (pygame.K_MINUS, pygame.K_KP_MINUS):
-            self.set_speed(self.speed / 2)
         elif k in (pygame.K_TAB, pygame.K_RIGHT, pygame.K_DOWN):
             back = k == pygame.K_TAB and bool(event.mod & pygame.KMOD_SHIFT)
             self.selected = ((self.selected if self.selected is not None else -1) + (-1 if back else 1)) % n
@@ -278,7 +267,8 @@ class AquariumScene:
             fish = self.shown.fish(self.selected) if self.selected is not None else None
             hist = self.energy_hist[self.selected] if self.selected is not None else []
             drift = self.shown.drift(self.selected) if self.selected is not None else None
-            self.follow.draw(surf, r["panel"], fish, hist, self.last_decision.get(self.selected),
+            last = self.last_decision.get(self.selected) if self.selected is not None else None
+            self.follow.draw(surf, r["panel"], fish, hist, last,
                              self.view.max_energy / 100, drift, self.cfg.brain.drift_alert)
         if self.timeline is not None:
             if self.fork is not None:
@@ -305,6 +295,8 @@ class AquariumScene:
             surf.blit(a, (rect.right - a.get_width() - 10, rect.y + 3))
 
     def _draw_live_curve(self, surf, rect) -> None:
+        if self.fork is None:
+            return
         d = np.array(self.fork.curve)
         cells = d[-200:, _CELLS]
         a = theme.text(f"divergence: {int(cells[-1])} fish in another cell", 18, theme.BAD)

@@ -49,7 +49,7 @@ class Hud:
     height = 86
 
     def __init__(self, history: int = 240):
-        self.history = {k: deque(maxlen=history) for _, k, *_ in SIX + EXTRA}
+        self.history: dict[str, deque] = {k: deque(maxlen=history) for _, k, *_ in SIX + EXTRA}
         self._calls: deque = deque(maxlen=120)  # (wall time, model calls) for calls/s
 
     def calls_per_second(self, calls: int) -> float:
@@ -202,9 +202,8 @@ class FollowPanel:
             surf.blit(theme.text("(none yet: one every 20 ticks)", 16, theme.DIM), (x, y))
             y += 16
         if drift is not None:  # scored once, when a model wrote the summary (none for the instinct brain)
-            d = drift
-            alert = drift_alert is not None and d < drift_alert
-            surf.blit(theme.text(f"drift score {d:.2f}" + ("  ALERT: out of character" if alert else ""), 18,
+            alert = drift_alert is not None and drift < drift_alert
+            surf.blit(theme.text(f"drift score {drift:.2f}" + ("  ALERT: out of character" if alert else ""), 18,
                                  theme.BAD if alert else theme.GOOD), (x, y + 2))
             y += 22
         y += 4
@@ -249,7 +248,8 @@ class Timeline:
 
     def handle(self, event) -> int | None:
         """A tick to seek to, if the event asks for one."""
-        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.bar.inflate(0, 18).collidepoint(event.pos):
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.bar.inflate(0,
+                                                                                           18).collidepoint(event.pos):
             self.dragging = True
             return self.tick_at(event.pos[0])
         if event.type == pygame.MOUSEMOTION and self.dragging:
@@ -271,7 +271,8 @@ class Timeline:
         pygame.draw.rect(surf, theme.ACCENT, done, border_radius=5)
         for t, kind in self.markers:
             mx = self.x_of(t)
-            pygame.draw.line(surf, theme.BAD if kind == "alert" else theme.WARN, (mx, bar.y - 6), (mx, bar.bottom + 6), 2)
+            pygame.draw.line(surf, theme.BAD if kind == "alert" else theme.WARN, (mx, bar.y - 6), (mx,
+                                                                                                   bar.bottom + 6), 2)
         hx = self.x_of(tick)
         pygame.draw.circle(surf, theme.INK, (hx, bar.centery), 8)
         if divergence is not None and len(divergence):

@@ -38,10 +38,10 @@ class TankRenderer:
     def _background(self) -> pygame.Surface:
         c, w, h = self.cell, self.w, self.h
         bg = pygame.Surface((w * c, h * c))
-        for row in range(h * c):  # a calm vertical gradient
-            t = row / max(1, h * c - 1)
+        for py in range(h * c):  # a calm vertical gradient
+            t = py / max(1, h * c - 1)
             col = tuple(int(a + (b - a) * t) for a, b in zip(theme.WATER_TOP, theme.WATER_BOTTOM))
-            pygame.draw.line(bg, col, (0, row), (w * c, row))
+            pygame.draw.line(bg, col, (0, py), (w * c, py))
         if c >= 6:
             grid = pygame.Surface((w * c, h * c), pygame.SRCALPHA)
             for x in range(0, w * c, c):
@@ -51,9 +51,9 @@ class TankRenderer:
             bg.blit(grid, (0, 0))
         glass = pygame.Surface((c, c), pygame.SRCALPHA)
         glass.fill((*theme.GLASS, 70))
-        for y, row in enumerate(self.terrain):
-            for x, ch in enumerate(row):
-                r = pygame.Rect(x * c, y * c, c, c)
+        for ty, row in enumerate(self.terrain):
+            for tx, ch in enumerate(row):
+                r = pygame.Rect(tx * c, ty * c, c, c)
                 if ch == "#":
                     bg.blit(glass, r)
                 elif ch == "*":
@@ -106,6 +106,7 @@ class TankRenderer:
              selected: int | None = None, show_fov: bool = True, heat: np.ndarray | None = None,
              heat_cell: int = 8, ghost: TankView | None = None) -> None:
         c = self.cell
+        assert self._bg is not None, "layout() first"
         surf.blit(self._bg, self.origin)
         if heat is not None and heat.max() > 0:
             layer = pygame.Surface((self.w * c, self.h * c), pygame.SRCALPHA)

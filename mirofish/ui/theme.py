@@ -33,7 +33,7 @@ def fish_colour(traits) -> tuple[int, int, int]:
     """Personality as colour: hue from sociability (loners cool cyan-blue … sociable hot
     orange, through violet and pink), saturation from curiosity, brightness from calm
     (restless fish are brighter). Food is pale yellow-green, a hue no fish gets."""
-    soc, cur, cau, app, calm = (float(v) / 100 for v in traits)
+    soc, cur, _cau, _app, calm = (float(v) / 100 for v in traits)
     hue = (0.52 + 0.55 * soc) % 1.0
     sat = 0.55 + 0.4 * cur
     val = 1.0 - 0.25 * calm
@@ -45,13 +45,14 @@ def food_colour(age: int, rot_ticks: int) -> tuple[int, int, int]:
     """Fresh food is bright yellow-green, going dull brown as it nears rotting."""
     f = min(1.0, max(0.0, age / max(1, rot_ticks)))
     fresh, stale = (214, 250, 120), (120, 98, 60)
-    return tuple(int(a + (b - a) * f) for a, b in zip(fresh, stale))
+    r, g, b = (int(a + (b - a) * f) for a, b in zip(fresh, stale))
+    return r, g, b
 
 
 def health_colour(value: float, good: tuple[float, float] | None, bad_below: float | None = None,
                   bad_above: float | None = None) -> tuple[int, int, int]:
     """Green inside the healthy range, amber near it, red past the alarm line."""
-    if bad_below is not None and value < bad_below or bad_above is not None and value > bad_above:
+    if (bad_below is not None and value < bad_below) or (bad_above is not None and value > bad_above):
         return BAD
     if good is None:
         return INK

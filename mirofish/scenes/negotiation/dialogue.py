@@ -36,14 +36,16 @@ STRATEGIES = ("confirming_restatement", "exploratory_question", "offering_option
 # How often each strategy actually restores common ground, per failure type: the simulated
 # world's truth, unknown to the bandit (which strategy fits which failure type).
 EFFECT = {
-    "confirming_restatement": {"undefined_term": .45, "contradiction": .3, "vague_reference": .85, "extreme_statement": .3,
-                               "backtracking": .4, "inheritance": .5, "assumption_conflict": .5},
+    "confirming_restatement": {"undefined_term": .45, "contradiction": .3, "vague_reference": .85,
+                               "extreme_statement": .3, "backtracking": .4, "inheritance": .5,
+                               "assumption_conflict": .5},
     "exploratory_question": {"undefined_term": .8, "contradiction": .5, "vague_reference": .5, "extreme_statement": .3,
                              "backtracking": .3, "inheritance": .65, "assumption_conflict": .7},
     "offering_options": {"undefined_term": .7, "contradiction": .6, "vague_reference": .6, "extreme_statement": .3,
                          "backtracking": .4, "inheritance": .5, "assumption_conflict": .65},
     "revealing_assumptions": {"undefined_term": .5, "contradiction": .75, "vague_reference": .3,
-                              "extreme_statement": .6, "backtracking": .5, "inheritance": .5, "assumption_conflict": .85},
+                              "extreme_statement": .6, "backtracking": .5, "inheritance": .5,
+                              "assumption_conflict": .85},
     "rebuilding_consensus": {"undefined_term": .3, "contradiction": .5, "vague_reference": .3, "extreme_statement": .6,
                              "backtracking": .7, "inheritance": .4, "assumption_conflict": .4},
 }
@@ -203,7 +205,7 @@ class Negotiation:
 
     def _signals(self, role: str, t: int, offer: dict | None, alternative: dict | None) -> dict:
         p = self.party(role)
-        sig = {"layer1": {"task_id": self.tracker.session, "goal_hash": goal_hash(self.goal[role]),
+        sig: dict[str, dict] = {"layer1": {"task_id": self.tracker.session, "goal_hash": goal_hash(self.goal[role]),
                           "constraints": [f"utility >= {p.reservation:.2f}", f"deadline {self.MAX_TURNS} turns"]}}
         if self.tracker.uncertainty > 0.45 and offer is not None:
             sig["layer2"] = {"assumptions": {f"{i}:{offer[i]}": p.definitions[i][offer[i]] for i in NAMED},
@@ -258,7 +260,7 @@ class Negotiation:
     def _repair_turn(self, t: int, det: dict) -> Turn:
         topic, kind = det["topic"], det["type"]
         stake = {r: self.party(r).weights.get(topic, 0.2) for r in ("buyer", "seller")}
-        initiator = max(stake, key=stake.get)
+        initiator = max(stake, key=lambda r: stake[r])
         loops = self.failed_repairs.get(topic, 0)
         if loops >= 2:  # anti-loop rule: a yes/no confirmation
             strategy, p_ok = "yes_no_confirmation", 0.85
@@ -364,7 +366,8 @@ class Negotiation:
                         self.walked_away = True
                     return Turn(t, role, "dispute", "Drafting the contract shows we meant different things by "
                                 + " and ".join(f"'{incoming[i]} {i.replace('_', ' ')}'" for i in mismatch)
-                                + (": the deal falls through and we walk away." if walk else ": the deal falls through."),
+                                + (": the deal falls through and we walk away." if walk
+                                   else ": the deal falls through."),
                                 self._signals(role, t, incoming, None))
                 self.agreement = incoming
                 self.tracker.propositions[self.last_prop[other]]["status"] = "accepted"
@@ -405,8 +408,8 @@ class Negotiation:
             joint, fair = ub + us_, 1 - abs(ub - us_)
         else:
             ub = us_ = joint = fair = 0.0
-        unresolved = sum(1 for issue in self.s.mismatched if self.s.buyer.definitions[issue] != self.s.seller.definitions[issue]) \
-            + len(self.disagreed)
+        defs_b, defs_s = self.s.buyer.definitions, self.s.seller.definitions
+        unresolved = sum(1 for issue in self.s.mismatched if defs_b[issue] != defs_s[issue]) + len(self.disagreed)
         return {"agreement": self.agreement is not None, "joint_utility": joint, "fairness": fair, "rounds": turns,
                 "repair_share": repairs / max(1, turns), "uncertainty_mean": float(np.mean(us)),
                 "uncertainty_max": float(np.max(us)), "unresolved_conflicts": unresolved}

@@ -70,9 +70,13 @@ class ModelNegotiator:
             self.failures["goal_hash_mismatch"] = self.failures.get("goal_hash_mismatch", 0) + 1
         accept = bool(data.get("accept")) and incoming is not None
         offer = data.get("offer")
-        if not accept and not _valid_offer(offer):
+        if accept:
+            offer = None
+        elif isinstance(offer, dict) and _valid_offer(offer):
+            offer = {**offer, **{i: float(offer[i]) for i in NUMERIC}}
+        else:
             return self._fail("offer_invalid")
-        return {"accept": accept, "offer": None if accept else {**offer, **{i: float(offer[i]) for i in NUMERIC}},
+        return {"accept": accept, "offer": offer,
                 "message": str(data.get("message") or "")[:300], "signals": sig}
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pygame
 
-from ..base import PacedScene
 from ...ui import theme
 from ...ui.panels import sparkline
+from ..base import PacedScene
 from .dialogue import Bandit, Negotiation
 from .world import Session
 

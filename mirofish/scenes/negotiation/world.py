@@ -57,7 +57,7 @@ class Session:
     mismatched: list[str] = field(default_factory=list)  # named issues whose definitions differ
 
     @classmethod
-    def draw(cls, seed: int) -> "Session":
+    def draw(cls, seed: int) -> Session:
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 2])))
 
         def party(role: str) -> Party:

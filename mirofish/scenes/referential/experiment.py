@@ -52,7 +52,8 @@ class EmbeddedAgent:
                 return term
         raise RuntimeError("ran out of two-letter terms")
 
-    def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str) -> tuple[str, list, list]:
+    def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str) -> tuple[str, list,
+                                                                                                         list]:
         terms, new = [], []
         for attr, value in target.properties(self.game.names).items():
             canonical = {attr: value}
@@ -128,9 +129,10 @@ class Experiment:
                 a.learn_glossary()  # a restart starts from what the glossary already holds
         self.joiner = make("C") if cfg.agents == 3 else None
         for a in self.agents + ([self.joiner] if self.joiner else []):
-            if hasattr(type(a), "bind"):  # model agents get the game, glossary and failure counters
-                a.bind(self.game, self.glossary, self.failures)
-        self.join_round = cfg.rounds // 2 if cfg.agents == 3 else None
+            bind = getattr(a, "bind", None)
+            if bind is not None:  # model agents get the game, glossary and failure counters
+                bind(self.game, self.glossary, self.failures)
+        self.join_round = cfg.rounds // 2 if cfg.agents == 3 else cfg.rounds + 1  # (never, with two agents)
         if cfg.condition == "fixed":
             self._fixed_glossary()
         self.rounds: list[Round] = []
@@ -138,7 +140,7 @@ class Experiment:
         self.lengths: list[tuple[int, int]] = []  # (message chars, natural description chars)
         self.new_per_round: list[int] = []
         self.pruned: list[str] = []
-        self.log = open(log_path, "w") if log_path else None
+        self.log = open(log_path, "w") if log_path else None  # noqa: SIM115 — open for the run, closed by close()
         self.run_id = f"seed{cfg.seed}-{cfg.condition}-{agents}"
         self.offset = self.glossary.rounds_played  # a restarted glossary keeps counting rounds
 
@@ -156,11 +158,10 @@ class Experiment:
 
     @property
     def present(self) -> list:
-        if self.joiner is not None and len(self.rounds) >= self.join_round:
-            if self.joiner not in self.agents:
-                if hasattr(self.joiner, "learn_glossary"):
-                    self.joiner.learn_glossary()
-                self.agents.append(self.joiner)
+        if self.joiner is not None and len(self.rounds) >= self.join_round and self.joiner not in self.agents:
+            if hasattr(self.joiner, "learn_glossary"):
+                self.joiner.learn_glossary()
+            self.agents.append(self.joiner)
         return self.agents
 
     def step(self) -> Round:
@@ -184,7 +185,7 @@ class Experiment:
         for receiver in receivers:
             if problem:
                 self.failures[f"message_{problem.replace(' ', '_')}"] += 1
-                choice, interp = None, {}
+                choice, interp = None, {}  # type: ignore[var-annotated]
             elif cfg.condition == "natural":
                 choice, interp = self._natural_choice(rnd), {}
             else:

@@ -35,7 +35,7 @@ class GameConfig(BaseModel):
     stale_rounds: int = Field(150, ge=1, description="prune terms unused for this many rounds")
 
     @model_validator(mode="after")
-    def _enough_objects(self) -> "GameConfig":
+    def _enough_objects(self) -> GameConfig:
         n = int(np.prod([len(v) for v in self.attributes.values()]))
         if n < self.candidates:
             raise ValueError(f"only {n} objects for {self.candidates} candidates")

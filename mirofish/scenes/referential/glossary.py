@@ -195,7 +195,7 @@ class Glossary:
         cur = self.db.execute("INSERT INTO glossary_snapshots (run_id, round, created_at, data) VALUES (?,?,?,?)",
                               (run_id, round_, _now(), json.dumps(self.as_dict(), sort_keys=True)))
         self.db.commit()
-        return int(cur.lastrowid)
+        return int(cur.lastrowid or 0)
 
     def snapshots(self) -> list[tuple[int, str, int]]:
         return [tuple(r) for r in self.db.execute("SELECT id, run_id, round FROM glossary_snapshots ORDER BY id")]
@@ -209,7 +209,7 @@ class Glossary:
     @staticmethod
     def diff(old: dict, new: dict) -> dict:
         """Terms added, removed (pruned or gone) and whose meaning or status changed."""
-        live = lambda d: {k for k, v in d.items() if v["status"] == "active"}  # noqa: E731
+        live = lambda d: {k for k, v in d.items() if v["status"] == "active"}
         changed = sorted(k for k in set(old) & set(new)
                          if (old[k]["by_receiver"], old[k]["status"]) != (new[k]["by_receiver"], new[k]["status"]))
         return {"added": sorted(live(new) - live(old)), "removed": sorted(live(old) - live(new)), "changed": changed}

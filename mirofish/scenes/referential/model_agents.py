@@ -21,7 +21,7 @@ SENDER_SYSTEM = """You are the SENDER in a referential game.
 Send a message of at most {max_chars} characters that lets the receiver pick your target object among candidates you cannot see.
 Use existing glossary terms where they fit. Never write attribute words ({words}) in the message.
 If no term fits, invent a short new term and define it.
-Answer with JSON only: {{"message": "...", "new_terms": [{{"term": "...", "canonical": {{"<attribute>": "<value>"}}}}]}}"""
+Answer with JSON only: {{"message": "...", "new_terms": [{{"term": "...", "canonical": {{"<attribute>": "<value>"}}}}]}}"""  # noqa: E501 (the prompt's own lines)
 
 RECEIVER_SYSTEM = """You are the RECEIVER in a referential game.
 You get a short message and a list of candidate objects. Choose the object the message means.
@@ -98,7 +98,8 @@ class ModelAgent:
         if data is None or data.get("choice") not in ids:
             self._fail("receiver_malformed" if data is None else "receiver_invalid_choice")
             return None, {}
-        interp = data.get("interpretation") if isinstance(data.get("interpretation"), dict) else {}
+        given = data.get("interpretation")
+        interp: dict = given if isinstance(given, dict) else {}
         for term, meaning in interp.items():
             if isinstance(meaning, dict):
                 self.interps[term] = meaning

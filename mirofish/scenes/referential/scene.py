@@ -7,11 +7,11 @@ from collections import deque
 import numpy as np
 import pygame
 
-from ..base import PacedScene
 from ...ui import theme
 from ...ui.panels import sparkline
+from ..base import PacedScene
 from .experiment import Experiment
-from .game import GameConfig, GameObject
+from .game import GameConfig, GameObject, Round
 
 COLOURS = {"red": (232, 88, 80), "blue": (84, 140, 240), "green": (96, 200, 120), "yellow": (240, 210, 90)}
 
@@ -38,17 +38,18 @@ class ReferentialScene(PacedScene):
     def __init__(self, experiment: Experiment | None = None):
         self.exp = experiment or Experiment(GameConfig(seed=0, rounds=10_000))
         super().__init__()
-        self.success = deque(maxlen=300)
-        self.compression = deque(maxlen=300)
-        self.size = deque(maxlen=300)
-        self.last = None
+        self.success: deque[float] = deque(maxlen=300)
+        self.compression: deque[float] = deque(maxlen=300)
+        self.size: deque[float] = deque(maxlen=300)
+        self.last: Round | None = None
 
     # model side
     def reset(self, seed: int) -> None:
         cfg = self.exp.cfg.model_copy(update={"seed": seed})
         self.exp.close()
         self.exp = Experiment(cfg)
-        self.success.clear(), self.compression.clear(), self.size.clear()
+        for series in (self.success, self.compression, self.size):
+            series.clear()
         self.last = None
 
     def step(self) -> None:
@@ -89,8 +90,10 @@ class ReferentialScene(PacedScene):
         pygame.draw.rect(surf, (16, 32, 56), msg_box, border_radius=10)
         surf.blit(theme.text("message", 18, theme.DIM), (msg_box.x + 14, msg_box.y + 10))
         if r is not None:
-            surf.blit(theme.text(f"\u201c{r.message}\u201d", 54, theme.ACCENT, bold=True), (msg_box.x + 20, msg_box.y + 70))
-            surf.blit(theme.text(f"{len(r.message)} chars vs \u201c{r.target.describe(tuple(names))}\u201d", 18, theme.DIM),
+            surf.blit(theme.text(f"\u201c{r.message}\u201d", 54, theme.ACCENT, bold=True), (msg_box.x + 20,
+                                                                                            msg_box.y + 70))
+            said = f"{len(r.message)} chars vs \u201c{r.target.describe(tuple(names))}\u201d"
+            surf.blit(theme.text(said, 18, theme.DIM),
                       (msg_box.x + 20, msg_box.y + 140))
             if r.new_terms:
                 surf.blit(theme.text("new terms: " + ", ".join(r.new_terms), 20, theme.WARN),
@@ -118,7 +121,10 @@ class ReferentialScene(PacedScene):
         for k, (label, data, colour, lo, hi, note) in enumerate(rows):
             y = chart.y + 10 + k * lh
             value = data[-1] if data else 0
-            shown = f"{value:.0%}" if "success" in label else (f"{value:.2f}" if "compression" in label else f"{value:.0f}")
+            if "success" in label:
+                shown = f"{value:.0%}"
+            else:
+                shown = f"{value:.2f}" if "compression" in label else f"{value:.0f}"
             surf.blit(theme.text(f"{label}: {shown}  {note}", 18, theme.INK), (chart.x + 14, y))
             sparkline(surf, pygame.Rect(chart.x + 14, y + 20, chart.w - 28, lh - 28), data, colour, lo, hi)
         # glossary table
