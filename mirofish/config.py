@@ -41,6 +41,15 @@ def _energy(value: float) -> float:
 class WorldConfig(_Section):
     """The water layer: grid, glass and obstacles, time."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_retired_keys(cls, data: Any) -> Any:
+        # ``cell_px`` (pixels per cell) was never used — the window scales the tank to fit — and
+        # is gone; configs and recordings written before still load.
+        if isinstance(data, dict) and "cell_px" in data:
+            data = {k: v for k, v in data.items() if k != "cell_px"}
+        return data
+
     width: int = Field(96, ge=8, le=2000, description="cells across, glass included")
     height: int = Field(54, ge=8, le=2000, description="cells down, glass included")
     wall_margin: int = Field(2, ge=1, le=10, description="cells of impassable glass")

@@ -60,3 +60,8 @@ def test_bad_files_are_one_line_errors(tmp_path):
         load_config(bad)
     with pytest.raises(ConfigError, match=r"section\.key=value"):
         load_config(overrides=["nokey"])
+
+
+def test_a_config_written_before_cell_px_was_retired_still_loads():
+    """Recordings store their config; one holding the retired world.cell_px must still open."""
+    assert load_config(overrides=["world.cell_px=20"]).world.width == 96

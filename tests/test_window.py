@@ -201,3 +201,17 @@ def test_scene_switcher_reaches_the_alternate_scenes():
     app.run(frames=8, fixed_dt=0.25)
     assert len(ref.exp.rounds) == 5
     app.close()
+
+
+@pytest.mark.parametrize("command", [[], ["replay", "{rec}"], ["referential"], ["negotiation"]])
+def test_no_display_is_one_line_and_exit_2_naming_the_other_views(command, recording):
+    """Without a display SDL would fall back to an invisible window and run unseen forever."""
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "run.py", *[c.replace("{rec}", str(recording)) for c in command]],
+                         cwd=ROOT, capture_output=True, text=True, timeout=30, env=env)
+    assert out.returncode == 2 and time.perf_counter() - start < 5
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert "--terminal" in out.stderr and "--headless" in out.stderr

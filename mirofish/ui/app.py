@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -22,15 +23,25 @@ from . import (
 )
 
 DEFAULT_SIZE = (1920, 1080)
+NO_DISPLAY = ("no display to open a window on; add --terminal (the tank in this terminal) or --headless "
+              "(a JSON run), or set DISPLAY")
 
 
 class App:
     """Owns the pygame window and the current scene; key S switches scenes."""
 
     def __init__(self, scenes: list, size: tuple[int, int] | None = None, offscreen: bool = False):
+        asked_driver = os.environ.get("SDL_VIDEODRIVER")
+        if not offscreen and not asked_driver and sys.platform.startswith("linux") \
+                and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+            raise WindowError(NO_DISPLAY)
         if offscreen:
             os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
         pygame.display.init()
+        if not offscreen and not asked_driver and pygame.display.get_driver() in ("offscreen", "dummy"):
+            # SDL found no display and fell back to an invisible one: say so instead of running unseen
+            pygame.display.quit()
+            raise WindowError(NO_DISPLAY)
         pygame.font.init()
         if size is None:
             info = pygame.display.Info()
@@ -110,6 +121,10 @@ def run_window(scene, screenshot: str | None = None, frames: int = 60, select: i
             raise WindowError(f"--select {select} does not exist (this tank has fish 0..{count - 1})")
     try:
         app = App([scene, *(more or [])], size or (DEFAULT_SIZE if offscreen else None), offscreen=offscreen)
+    except WindowError:
+        for s in [scene, *(more or [])]:
+            s.close()
+        raise
     except pygame.error as exc:
         scene.close()
         raise WindowError(f"cannot open a window ({exc}); use --terminal or --headless on a machine without a "
