@@ -196,6 +196,19 @@ class World:
         s.food_seen, s.neighbours = food_seen, neighbours
         return food_seen, neighbours
 
+    # Settings a running tank may change (the window's sliders); the rest apply at a reset.
+    LIVE_KEYS = ("food.spawn_rate", "steering.alignment", "steering.cohesion", "steering.separation",
+                 "steering.food", "steering.open_water")
+
+    def retune(self, cfg: Config) -> None:
+        """Take ``cfg``'s :attr:`LIVE_KEYS` from now on (``cfg`` equals the current config
+        elsewhere). A recording stores one config, so a tank being recorded is not retuned."""
+        self.cfg = cfg
+        self.water.spawn_rate = cfg.food.spawn_rate
+        s = self.school
+        self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits)
+        self.steering.set_plans(s.ids, s.plan_goal, s.plan_param)
+
     def refresh(self) -> None:
         """Recompute what is derived from the state (views, the steering's plan weights) after
         the state was loaded from a keyframe or a snapshot."""

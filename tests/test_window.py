@@ -215,3 +215,123 @@ def test_no_display_is_one_line_and_exit_2_naming_the_other_views(command, recor
     assert out.returncode == 2 and time.perf_counter() - start < 5
     assert len(out.stderr.strip().splitlines()) == 1
     assert "--terminal" in out.stderr and "--headless" in out.stderr
+
+
+SIZES = [(1024, 600), (1280, 720), (1920, 1080), (2560, 1440)]
+
+
+def click(pos):
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=pos))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, button=1, pos=pos))
+
+
+def button(scene, label):
+    return next(b for b in scene.buttons if b.label.startswith(label))
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("mode", ["live", "live+fish", "replay", "fork"])
+def test_every_part_of_the_aquarium_fits_the_window_without_overlap(size, mode, recording, tmp_path):
+    from mirofish.ui.layout import inside_and_apart
+
+    scene = AquariumScene(ReplaySession(recording)) if mode in ("replay", "fork") else \
+        AquariumScene.live(load_config(seed=2))
+    app = app_for(scene, size)
+    if mode != "live":
+        scene.selected = 3
+    if mode == "fork":
+        scene.seek(200)
+        scene.start_fork("rest 100 30")
+        scene.set_speed(16)
+        app.run(frames=10, fixed_dt=0.1)
+    app.frame(0.0)
+    rects = scene.widget_rects()
+    regions = {k: v for k, v in rects.items() if not k.startswith("button:")}
+    buttons = {k: v for k, v in rects.items() if k.startswith("button:")}
+    assert not inside_and_apart(regions, size)
+    assert not inside_and_apart(buttons, size)
+    assert all(scene.rects["controls"].contains(r) for r in buttons.values() if r.w)
+    assert scene.rects["tank"].w >= 600 and scene.rects["tank"].h >= 300
+    if size == (1280, 720):
+        app.screenshot(tmp_path / f"{mode}.png")
+    app.close()
+
+
+def test_a_slider_changes_the_food_rate_of_the_running_tank():
+    scene = AquariumScene.live(load_config(seed=2))
+    app = app_for(scene, (1280, 720))
+    food = scene.sliders[0]
+    before = scene.session.world.water.spawn_rate
+    t = food.track
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=(t.x + t.w * 2 // 3, t.centery)))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, button=1, pos=(t.x + t.w * 2 // 3, t.centery)))
+    app.frame(0.0)
+    after = scene.session.world.water.spawn_rate
+    assert after == pytest.approx(0.002, abs=2e-4) and after != before
+    assert scene.session.cfg.food.spawn_rate == after
+    app.close()
+
+
+def test_reset_with_a_new_seed_gives_another_tank_and_reset_the_same_one():
+    scene = AquariumScene.live(load_config(seed=2))
+    app = app_for(scene, (1280, 720))
+    first = scene.session.state_hash()
+    scene.set_speed(16)
+    app.run(frames=10, fixed_dt=0.1)
+    click(button(scene, "Reset").rect.center)
+    app.frame(0.0)
+    assert scene.session.state_hash() == first and scene.tick == 0
+    click(button(scene, "New seed").rect.center)
+    app.frame(0.0)
+    assert scene.session.state_hash() != first and scene.cfg.seed != 2
+    app.close()
+
+
+def test_record_on_and_off_writes_a_recording_that_opens_in_the_window(tmp_path):
+    scene = AquariumScene.live(load_config(seed=2))
+    scene.saves = tmp_path
+    app = app_for(scene, (1280, 720))
+    click(button(scene, "Record").rect.center)
+    app.frame(0.0)
+    assert scene.session.recorder is not None
+    scene.set_speed(16)
+    app.run(frames=10, fixed_dt=0.1)
+    live_tick, live_hash = scene.tick, scene.session.state_hash()
+    click(button(scene, "Stop rec").rect.center)
+    app.frame(0.0)
+    files = list(tmp_path.glob("*.db"))
+    assert len(files) == 1 and scene.session.recorder is None
+    replay = ReplaySession(files[0])
+    replay.seek(live_tick)
+    assert replay.state_hash() == live_hash  # the recording replays what the window showed
+    replay.close()
+    click(button(scene, "Open recording").rect.center)
+    app.frame(0.0)
+    assert scene.picking_file == files
+    key(pygame.K_1)
+    app.frame(0.0)
+    assert scene.mode == "replay" and scene.timeline is not None and scene.session.last_tick == live_tick
+    app.close()
+
+
+def test_the_fork_picker_pauses_the_tank_and_o_returns_to_the_fork_tick():
+    scene = AquariumScene.live(load_config(seed=3))
+    app = app_for(scene, (1280, 720))
+    scene.set_speed(16)
+    app.run(frames=5, fixed_dt=0.1)
+    scene.selected = 4
+    key(pygame.K_f)
+    app.frame(0.0)
+    pressed = scene.tick
+    origin = scene.session.state_hash()
+    app.run(frames=10, fixed_dt=0.1)  # the picker is open: nothing moves
+    assert scene.picking_action and scene.tick == pressed
+    key(pygame.K_2)  # "school 120"
+    app.frame(0.0)
+    assert scene.fork is not None and scene.fork.tick0 == pressed
+    app.run(frames=10, fixed_dt=0.1)
+    assert scene.fork.tick > pressed
+    key(pygame.K_o)
+    app.frame(0.0)
+    assert scene.fork is None and scene.tick == pressed and scene.session.state_hash() == origin
+    app.close()

@@ -8,6 +8,9 @@ through commands — pause, speed, step, seek, fork, end fork, reset.
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import numpy as np
 import pygame
 
@@ -21,8 +24,10 @@ from ..scenes.base import pacing_key
 from ..session import ForkSession, LiveSession, ReplaySession, Session
 from ..snapshot import TankView
 from . import theme
-from .panels import FollowPanel, Hud, Timeline, draw_help
+from .layout import aquarium_layout
+from .panels import FollowPanel, Hud, Timeline, draw_help, draw_legends
 from .tank import TankRenderer
+from .widgets import Button, Slider, lay_out_row
 
 HISTORY = 160  # ticks of energy history per fish (follow panel sparkline)
 _CELLS = 1 + DIVERGENCE_COLUMNS.index("cells_differ")  # columns of ForkSession.curve (tick first)
@@ -55,8 +60,17 @@ class AquariumScene:
         self.selected: int | None = None
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
         self.picking_action = False
+        self.picking_file: list[Path] | None = None  # the open-a-recording list, while shown
         self.message = ""
         self.last_decision: dict[int, dict] = {}
+        self.saves = Path("saves")
+        self._paused_before_pick = False
+        self._fork_origin = None  # a live tank's state at the fork, for O
+        self._pending_cfg = self.cfg  # settings that apply at the next reset (fish count)
+        self.rects: dict[str, pygame.Rect] = {}
+        self.buttons: list[Button] = []
+        self.hidden_buttons: list[Button] = []
+        self.sliders: list[Slider] = self._make_sliders()
         self._reset_views()
 
     @classmethod
@@ -123,6 +137,8 @@ class AquariumScene:
         if self.selected is None:
             self.message = "select a fish first (click it), then F"
             return
+        if self.session.kind == "live":
+            self._fork_origin = self.session.mark()  # type: ignore[attr-defined]
         self.fork = self.session.fork(self.selected, plan)
         if self.timeline is not None:
             self.timeline.markers.append((self.fork.tick0, "fork"))
@@ -140,16 +156,31 @@ class AquariumScene:
         self.mode = self.session.kind
         if self.session.can_seek:
             self.seek(tick)
-        self.message = "back to the original"
+        elif self._fork_origin is not None:  # a live tank: back to where it was forked
+            self.session.rewind(self._fork_origin)
+            self._fork_origin = None
+        self.pacer.paused = True
+        self.message = f"back to the original at the fork tick t{tick} (paused; Space plays)"
         self._reset_views()
 
     # ------------------------------------------------------------ Scene protocol: model side
 
-    def reset(self, seed: int) -> None:
+    def reset(self, seed: int | None = None) -> None:
+        """A fresh tank (live: with the settings that apply at a reset, and ``seed`` if given;
+        replay: back to the first tick)."""
         if self.fork is not None:
             self.end_fork()
-        self.session.reset(seed)
+        if isinstance(self.session, LiveSession):
+            self.session.reset(seed, self._pending_cfg)
+            self.cfg = self.session.cfg
+            self.renderer = TankRenderer(self.session.terrain())
+        else:
+            self.session.reset(seed)
+        self.selected = None
+        self.last_decision.clear()
+        self.hud = Hud()
         self._reset_views()
+        self.message = f"reset: seed {self.cfg.seed}, {self.cfg.fish.count} fish"
 
     def snapshot(self):
         return self.shown.snapshot()
@@ -171,6 +202,23 @@ class AquariumScene:
         return self.shown.brain_status()
 
     def handle_event(self, event) -> None:
+        if self.picking_file is not None:
+            self._pick_file(event)
+            return
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.picking_action:
+            self._pick_fork_click(event.pos)
+            return
+        for b in self.buttons:
+            if b.handle(event):
+                return
+        if self.selected is None and isinstance(self.session, LiveSession) and self.fork is None:
+            for sl in self.sliders:
+                if sl.handle(event):
+                    return
+        if event.type == pygame.MOUSEWHEEL and self.rects.get("panel") is not None \
+                and self.rects["panel"].collidepoint(pygame.mouse.get_pos()):
+            self.follow.scroll_by(-event.y * 40)
+            return
         if self.timeline is not None and self.fork is None:
             tick = self.timeline.handle(event)
             if tick is not None:
@@ -192,6 +240,7 @@ class AquariumScene:
                 self.start_fork(FORK_ACTION_KEYS[k])
             else:
                 self.message = "fork cancelled"
+            self._end_pick()
             return
         if pacing_key(k, self.pacer, self.step):
             return
@@ -219,9 +268,13 @@ class AquariumScene:
             elif self.selected is None:
                 self.message = "select a fish first (click it), then F"
             else:
-                self.picking_action = True
+                self._begin_fork_pick()
         elif k == pygame.K_o and self.mode == "fork":
             self.end_fork()
+        elif k == pygame.K_r:
+            self.reset(None if not event.mod & pygame.KMOD_SHIFT else self._new_seed())
+        elif k == pygame.K_c:
+            self.message = "charts: not in this build yet"
 
     def update(self, dt: float) -> None:
         due = self.pacer.due(self._clock(dt), 32)
@@ -239,20 +292,19 @@ class AquariumScene:
         return self._t
 
     def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
-        w, h = size
-        panel_w = FollowPanel.width if w >= 1100 else 0
-        bottom = Timeline.height if self.timeline is not None else 0
-        rects = {"hud": pygame.Rect(0, 0, w - panel_w, Hud.height),
-                 "panel": pygame.Rect(w - panel_w, 0, panel_w, h),
-                 "tank": pygame.Rect(8, Hud.height + 8, w - panel_w - 16, h - Hud.height - bottom - 30),
-                 "timeline": pygame.Rect(0, h - bottom, w - panel_w, bottom),
-                 "footer": pygame.Rect(0, h - bottom - 22, w - panel_w, 22)}
-        return rects
+        return aquarium_layout(size, replay=self.timeline is not None)
+
+    def widget_rects(self) -> dict[str, pygame.Rect]:
+        """Every region and control drawn last frame (the layout test checks them)."""
+        out = dict(self.rects)
+        out.update({f"button:{b.label}": b.rect for b in self.buttons})
+        return out
 
     def draw(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
-        r = self.layout(surf.get_size())
+        r = self.rects = self.layout(surf.get_size())
         self.renderer.layout(r["tank"])
+        self._draw_controls(surf, r["controls"])
         ghost = self.shown.ghost_view()
         heat = self._heat() if self.show_heat else None
         self.renderer.draw(surf, self.view, self.prev, getattr(self, "_alpha", 1.0), self.selected, self.show_fov,
@@ -263,7 +315,9 @@ class AquariumScene:
                   "mode": {"live": "", "replay": f"REPLAY t{self.tick}",
                            "fork": "FORK: rings = the original's fish"}[self.mode]}
         self.hud.draw(surf, r["hud"], {}, status, self._brain())
-        if r["panel"].w:
+        if r["panel"].w and self.selected is None:
+            self._draw_tune_panel(surf, r["panel"])
+        elif r["panel"].w:
             fish = self.shown.fish(self.selected) if self.selected is not None else None
             hist = self.energy_hist[self.selected] if self.selected is not None else []
             drift = self.shown.drift(self.selected) if self.selected is not None else None
@@ -280,8 +334,194 @@ class AquariumScene:
         self._draw_footer(surf, r["footer"])
         if self.picking_action:
             self._draw_picker(surf)
+        if self.picking_file is not None:
+            self._draw_file_picker(surf)
         if self.show_help:
             draw_help(surf)
+
+    # ------------------------------------------------------------ controls
+
+    def _make_sliders(self) -> list[Slider]:
+        """Live settings (applied to the running tank) and one that applies at a reset."""
+        if not isinstance(self.session, LiveSession):
+            return []
+        c = self.cfg
+
+        def live(key: str):
+            def apply(value: float) -> None:
+                try:
+                    self.session.tune(key, value)  # type: ignore[attr-defined]
+                    self.cfg = self.session.cfg
+                    self.message = f"{key} = {value:g} (now)"
+                except ValueError as exc:
+                    self.message = str(exc)
+            return apply
+
+        def fish_count(value: float) -> None:
+            data = self._pending_cfg.model_dump()
+            data["fish"]["count"] = int(value)
+            self._pending_cfg = type(self.cfg).model_validate(data)
+            self.message = f"{int(value)} fish from the next reset (R)"
+
+        return [
+            Slider("food per open cell per tick", 0.0, 0.003, c.food.spawn_rate, live("food.spawn_rate"), "{:.4f}"),
+            Slider("school: alignment", 0.0, 15.0, c.steering.alignment, live("steering.alignment"), "{:.1f}"),
+            Slider("school: cohesion", 0.0, 15.0, c.steering.cohesion, live("steering.cohesion"), "{:.1f}"),
+            Slider("separation", 0.0, 10.0, c.steering.separation, live("steering.separation"), "{:.1f}"),
+            Slider("fish at reset", 10, 240, c.fish.count, fish_count, "{:.0f}", step=1),
+        ]
+
+    def _new_seed(self) -> int:
+        return (self.cfg.seed * 7919 + 104729 + int(time.time())) % (2**31 - 1)
+
+    def _begin_fork_pick(self) -> None:
+        """The tank waits while the picker is open: the fork happens at the tick F was pressed."""
+        self._paused_before_pick = self.pacer.paused
+        self.pacer.paused = True
+        self.picking_action = True
+
+    def _end_pick(self) -> None:
+        self.pacer.paused = self._paused_before_pick
+        if not self.pacer.paused:
+            self.pacer.restart()
+
+    def _toggle_record(self) -> None:
+        live = self.session
+        if not isinstance(live, LiveSession):
+            return
+        if live.recorder is not None:
+            path = live.stop_recording()
+            self.message = f"recording saved: {path}  (O-pen it from the controls)"
+            return
+        from ..observe.recording import RecordingError
+
+        path = self.saves / time.strftime("run-%Y%m%d-%H%M%S.db")
+        try:
+            live.start_recording(path)
+            self.message = f"recording to {path}"
+        except RecordingError as exc:
+            self.message = str(exc)
+
+    def _open_picker(self) -> None:
+        files = sorted(self.saves.glob("*.db"), key=lambda p: p.stat().st_mtime, reverse=True)[:9]
+        if not files:
+            self.message = f"no recordings in {self.saves}/ yet (Rec starts one)"
+            return
+        self._paused_before_pick = self.pacer.paused
+        self.pacer.paused = True
+        self.picking_file = files
+
+    def _pick_file(self, event) -> None:
+        files = self.picking_file or []
+        choice = None
+        if event.type == pygame.KEYDOWN:
+            if pygame.K_1 <= event.key < pygame.K_1 + len(files):
+                choice = files[event.key - pygame.K_1]
+            else:
+                self.picking_file = None
+                self._end_pick()
+                return
+        elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            for k, rect in enumerate(getattr(self, "_file_rows", [])):
+                if rect.collidepoint(event.pos):
+                    choice = files[k]
+            if choice is None:
+                self.picking_file = None
+                self._end_pick()
+                return
+        if choice is not None:
+            self.picking_file = None
+            self.open_recording(choice)
+
+    def open_recording(self, path) -> None:
+        """Show a recording (the current tank is closed; its recording, if any, is saved)."""
+        from ..observe.recording import RecordingError
+
+        try:
+            replay = ReplaySession(path)
+        except RecordingError as exc:
+            self.message = str(exc)
+            return
+        if self.fork is not None:
+            self.end_fork()
+        self.session.close()
+        self.session, self.cfg, self.mode = replay, replay.cfg, "replay"
+        self.renderer = TankRenderer(replay.terrain())
+        self.timeline = Timeline(replay.first_tick, replay.last_tick, replay.markers())
+        self.sliders = []
+        self.selected = None
+        self.hud = Hud()
+        self._reset_views()
+        self.pacer.paused = True
+        self.message = f"replaying {path} (Space plays, drag the timeline to seek)"
+
+    def _buttons(self) -> list[Button]:
+        paused = self.pacer.paused
+        out = [Button("Play" if paused else "Pause", self._toggle_pause_button, "Space"),
+               Button("Step", self._step_button, "."),
+               Button("Slower", lambda: self.set_speed(self.speed / 2), "-"),
+               Button(f"Faster ({self.speed:g}x)", lambda: self.set_speed(self.speed * 2), "+")]
+        if isinstance(self.session, LiveSession) and self.fork is None:
+            rec = self.session.recorder is not None
+            out += [Button("Reset", lambda: self.reset(None), "R"),
+                    Button("New seed", lambda: self.reset(self._new_seed()), "Shift+R"),
+                    Button("Stop rec" if rec else "Record", self._toggle_record, "", active=rec)]
+        elif self.fork is None:
+            out += [Button("To start", lambda: self.reset(None), "R")]
+        if self.fork is not None:
+            out += [Button("Back to original", self.end_fork, "O")]
+        elif self.selected is not None:
+            out += [Button("Fork this fish", self._begin_fork_pick, "F")]
+        out += [Button("Open recording", self._open_picker, ""),
+                Button("Help", lambda: setattr(self, "show_help", not self.show_help), "H")]
+        return out
+
+    def _toggle_pause_button(self) -> None:
+        self.pacer.paused = not self.pacer.paused
+        if not self.pacer.paused:
+            self.pacer.restart()
+
+    def _step_button(self) -> None:
+        self.pacer.paused = True
+        self.step()
+
+    def _draw_controls(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
+        pygame.draw.rect(surf, theme.PANEL, rect)
+        self.buttons = self._buttons()
+        self.hidden_buttons = lay_out_row(self.buttons, rect.inflate(-16, 0))
+        mouse = pygame.mouse.get_pos() if pygame.display.get_init() else (-1, -1)
+        for b in self.buttons:
+            if b.rect.w:
+                b.draw(surf, b.rect.collidepoint(mouse))
+        if self.hidden_buttons:
+            more = theme.text("…", 22, theme.DIM)
+            surf.blit(more, (rect.right - more.get_width() - 6, rect.y + 6))
+
+    def _draw_tune_panel(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
+        """No fish followed: how to follow one, the live settings, and the legends."""
+        pygame.draw.rect(surf, theme.PANEL, rect)
+        pygame.draw.line(surf, theme.PANEL_EDGE, rect.topleft, rect.bottomleft)
+        x, y, w = rect.x + 16, rect.y + 12, rect.w - 32
+        for line in ("Click a fish to follow it (Tab: next).", "H: all keys."):
+            surf.blit(theme.fit(line, 19, w, theme.DIM), (x, y))
+            y += 22
+        y += 8
+        if self.sliders:
+            surf.blit(theme.fit("Tune the tank", 22, w, theme.INK, bold=True), (x, y))
+            y += 26
+            for sl in self.sliders:
+                sl.rect = pygame.Rect(x, y, w, 34)
+                if sl.rect.bottom < rect.bottom - 150:
+                    sl.draw(surf)
+                else:
+                    sl.rect = pygame.Rect(0, 0, 0, 0)
+                y += 40
+            live = self.session
+            if isinstance(live, LiveSession) and live.recorder is not None:
+                surf.blit(theme.fit("recording: stop it to tune", 15, w, theme.WARN), (x, y))
+                y += 18
+        y += 6
+        y = draw_legends(surf, pygame.Rect(x, y, w, rect.bottom - y - 8), self.show_heat)
 
     def _heat(self):
         return self.shown.heat()
@@ -302,15 +542,34 @@ class AquariumScene:
         a = theme.text(f"divergence: {int(cells[-1])} fish in another cell", 18, theme.BAD)
         surf.blit(a, (rect.right - a.get_width() - 10, rect.y - 20))
 
-    def _draw_picker(self, surf) -> None:
+    def _picker_rect(self, surf_rect: pygame.Rect) -> pygame.Rect:
         rect = pygame.Rect(0, 0, 560, 300)
-        rect.center = surf.get_rect().center
+        rect.center = surf_rect.center
+        return rect
+
+    def _pick_fork_click(self, pos) -> None:
+        """A click on a line of the fork picker chooses it; elsewhere cancels."""
+        rect = self._picker_rect(pygame.display.get_surface().get_rect() if pygame.display.get_surface()
+                                 else pygame.Rect(0, 0, 1920, 1080))
+        self.picking_action = False
+        x, y = pos
+        row = (y - rect.y - 62) // 23
+        if rect.x + 20 <= x < rect.x + 330 and 0 <= row < len(FORK_PLANS):
+            self.start_fork(FORK_PLANS[row])
+        elif rect.x + 340 <= x < rect.right and 0 <= row < len(FORK_ACTION_LABELS):
+            self.start_fork(FORK_ACTION_LABELS[row][1])
+        else:
+            self.message = "fork cancelled"
+        self._end_pick()
+
+    def _draw_picker(self, surf) -> None:
+        rect = self._picker_rect(surf.get_rect())
         layer = pygame.Surface(rect.size, pygame.SRCALPHA)
         layer.fill((8, 16, 30, 240))
         surf.blit(layer, rect)
         pygame.draw.rect(surf, theme.ACCENT, rect, 1)
-        surf.blit(theme.text(f"Fork: what should fish {self.selected} do now?", 22, theme.INK, bold=True),
-                  (rect.x + 16, rect.y + 12))
+        surf.blit(theme.text(f"Fork at t{self.tick}: what should fish {self.selected} do now?", 22, theme.INK,
+                             bold=True), (rect.x + 16, rect.y + 12))
         surf.blit(theme.text("a new plan", 16, theme.FAINT), (rect.x + 30, rect.y + 42))
         for k, plan in enumerate(FORK_PLANS):
             surf.blit(theme.text(f"{k + 1}  {plan}", 19, theme.ACCENT), (rect.x + 30, rect.y + 62 + k * 23))
@@ -318,6 +577,7 @@ class AquariumScene:
         for k, (key, action) in enumerate(FORK_ACTION_LABELS):
             surf.blit(theme.text(f"{key}  {action}", 19, theme.ACCENT), (rect.x + 350, rect.y + 62 + k * 23))
         surf.blit(theme.text("any other key cancels", 16, theme.DIM), (rect.x + 350, rect.y + 270))
+        surf.blit(theme.text("the tank waits while you choose", 16, theme.DIM), (rect.x + 30, rect.y + 270))
 
     def _draw_ascii(self, surf, rect) -> None:
         """The terminal view's characters over the tank (rendered once per tick)."""
@@ -332,3 +592,22 @@ class AquariumScene:
                 layer.blit(font.render(line, False, theme.GOOD), (6, 4 + k * size))
             self._ascii_key, self._ascii_layer = key, layer
         surf.blit(self._ascii_layer, rect)
+
+    def _draw_file_picker(self, surf) -> None:
+        files = self.picking_file or []
+        rect = pygame.Rect(0, 0, min(720, surf.get_width() - 40), 80 + 30 * len(files))
+        rect.center = surf.get_rect().center
+        layer = pygame.Surface(rect.size, pygame.SRCALPHA)
+        layer.fill((8, 16, 30, 240))
+        surf.blit(layer, rect)
+        pygame.draw.rect(surf, theme.ACCENT, rect, 1)
+        surf.blit(theme.text("Open a recording (newest first)", 22, theme.INK, bold=True), (rect.x + 16, rect.y + 12))
+        self._file_rows = []
+        for k, path in enumerate(files):
+            row = pygame.Rect(rect.x + 16, rect.y + 46 + 30 * k, rect.w - 32, 26)
+            self._file_rows.append(row)
+            stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
+            surf.blit(theme.fit(f"{k + 1}  {path.name}   {stamp}   {path.stat().st_size / 1e6:.1f} MB", 19,
+                                row.w, theme.ACCENT), row.topleft)
+        surf.blit(theme.text("a number or a click opens it; any other key cancels", 16, theme.DIM),
+                  (rect.x + 16, rect.bottom - 24))

@@ -73,28 +73,35 @@ class Hud:
         pygame.draw.line(surf, theme.PANEL_EDGE, rect.bottomleft, rect.bottomright)
         model = brain.get("source") == "llm" or brain.get("live", {}).get("source") == "llm"
         cols = SIX + [(lbl, key, fmt, None, None, None) for lbl, key, fmt in EXTRA]
-        fit = max(1, (rect.w - 240) // 112)
-        if len(cols) > fit and not model:  # no model: its three columns make room for the schools
+        if not model:  # no model: its three columns make room for the schools
             cols = [c for c in cols if c[1] not in MODEL_ONLY]
+        status_w = min(280, max(190, rect.w // 4))
+        area = rect.w - status_w - 24
+        fit = max(1, area // 112)
+        hidden = len(cols) - fit
         cols = cols[:fit]
-        w = (rect.w - 240) // len(cols)
+        w = area // len(cols)
+        spark_h = max(8, rect.h - 62)
         for k, (label, key, fmt, good, bad_lo, bad_hi) in enumerate(cols):
             x = rect.x + 12 + k * w
             hist = self.history[key]
             value = hist[-1] if hist else 0.0
-            no_model = key in ("tokens_per_decision", "fallback_rate") and not model
-            colour = theme.DIM if no_model else theme.health_colour(value, good, bad_lo, bad_hi)
-            surf.blit(theme.text(label, 17, theme.DIM), (x, rect.y + 8))
-            if not hist:
-                colour = theme.DIM
-            shown = "n/a (instinct)" if no_model else (fmt.format(value + 0.0) if hist else "…")
-            surf.blit(theme.text(shown, 26, colour, bold=True), (x, rect.y + 24))
-            sparkline(surf, pygame.Rect(x, rect.y + 50, w - 20, 24), hist, colour)
-        sx = rect.right - 228
+            colour = theme.health_colour(value, good, bad_lo, bad_hi) if hist else theme.DIM
+            surf.blit(theme.fit(label, 17, w - 10, theme.DIM), (x, rect.y + 8))
+            shown = fmt.format(value + 0.0) if hist else "…"
+            surf.blit(theme.fit(shown, 26, w - 10, colour, bold=True), (x, rect.y + 24))
+            sparkline(surf, pygame.Rect(x, rect.y + 52, w - 20, spark_h), hist, colour)
+        if hidden > 0:  # columns that did not fit: say so
+            more = theme.text(f"…+{hidden}", 16, theme.FAINT)
+            surf.blit(more, (rect.x + 12 + fit * w - more.get_width() - 4, rect.bottom - 20))
+        sx = rect.right - status_w
         if brain.get("source") == "llm":
             brain = {**brain, "calls_per_s": self.calls_per_second(int(brain.get("calls", 0)))}
-        for k, line in enumerate(status_lines(status, brain)):
-            surf.blit(theme.text(line[0], 18, line[1]), (sx, rect.y + 8 + k * 19))
+        lines = status_lines(status, brain)
+        room = max(1, (rect.h - 8) // 19)
+        for k, line in enumerate(lines[:room]):
+            text = line[0] if k < room - 1 or len(lines) <= room else line[0] + " …"
+            surf.blit(theme.fit(text, 18, status_w - 10, line[1]), (sx, rect.y + 6 + k * 19))
 
 
 def status_lines(status: dict, brain: dict) -> list[tuple[str, tuple]]:
@@ -128,33 +135,62 @@ class FollowPanel:
 
     width = 380
 
+    def __init__(self) -> None:
+        self.scroll = 0
+        self._content_h = 0
+        self._view_h = 0
+
+    def scroll_by(self, dy: int) -> None:
+        self.scroll = max(0, min(self.scroll + dy, max(0, self._content_h - self._view_h)))
+
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
              last_decision: dict | None, max_energy: float, drift: float | None = None,
              drift_alert: float | None = None) -> None:
         """``drift``: the score of the fish's newest model-written summary (None: none written);
-        ``drift_alert``: the threshold below which it is out of character."""
-        pygame.draw.rect(surf, theme.PANEL, rect)
+        ``drift_alert``: the threshold below which it is out of character. Drawn onto a tall
+        page that scrolls (mouse wheel) when it is taller than the window."""
+        page = pygame.Surface((rect.w, max(rect.h, 1400)))
+        bottom = self._draw_page(page, page.get_rect(), fish, energy_hist, last_decision, max_energy, drift,
+                                 drift_alert)
+        self._content_h, self._view_h = bottom + 12, rect.h
+        self.scroll_by(0)
+        surf.blit(page, rect.topleft, pygame.Rect(0, self.scroll, rect.w, rect.h))
         pygame.draw.line(surf, theme.PANEL_EDGE, rect.topleft, rect.bottomleft)
+        if self._content_h > rect.h:  # a scrollbar, and a hint
+            bar_h = max(30, rect.h * rect.h // self._content_h)
+            bar_y = rect.y + (rect.h - bar_h) * self.scroll // max(1, self._content_h - rect.h)
+            pygame.draw.rect(surf, theme.FAINT, (rect.right - 6, bar_y, 4, bar_h), border_radius=2)
+            if self.scroll < self._content_h - rect.h:
+                more = theme.text("… scroll for more", 15, theme.DIM)
+                surf.blit(more, (rect.right - more.get_width() - 12, rect.bottom - 18))
+
+    def _draw_page(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
+                   last_decision: dict | None, max_energy: float, drift: float | None,
+                   drift_alert: float | None) -> int:
+        """The panel's content; returns where it ends."""
+        pygame.draw.rect(surf, theme.PANEL, rect)
         x, y, w = rect.x + 16, rect.y + 12, rect.w - 32
         if fish is None:
             for k, line in enumerate(["Click a fish to follow it.", "Tab / arrow keys: next fish.",
                                       "H: all keys."]):
-                surf.blit(theme.text(line, 20, theme.DIM), (x, y + 8 + k * 24))
-            return
+                surf.blit(theme.fit(line, 20, w, theme.DIM), (x, y + 8 + k * 24))
+            return y + 80
         colour = theme.fish_colour(list(fish.traits.values()))
         pygame.draw.circle(surf, colour, (x + 8, y + 12), 8)
         surf.blit(theme.text(f"Fish {fish.id}", 30, theme.INK, bold=True), (x + 24, y))
-        surf.blit(theme.text(f"age {fish.age}   at ({fish.x}, {fish.y})", 18, theme.DIM), (x + 150, y + 8))
+        surf.blit(theme.fit(f"age {fish.age}   at ({fish.x}, {fish.y})", 18, w - 140, theme.DIM), (x + 140, y + 8))
         y += 30
         for line in theme.wrap(fish.persona, w, 18)[:3]:
             surf.blit(theme.text(line, 18, theme.ACCENT), (x, y))
             y += 18
         y += 4
+        col_w = w // 2
+        bar_w = max(24, col_w - 90)
         for k, (name, v) in enumerate(fish.traits.items()):  # traits as small bars, two columns
-            cx, cy = x + (k % 2) * (w // 2), y + (k // 2) * 18
-            surf.blit(theme.text(name, 16, theme.DIM), (cx, cy))
-            pygame.draw.rect(surf, theme.FAINT, (cx + 82, cy + 4, 80, 8), 1)
-            pygame.draw.rect(surf, colour, (cx + 82, cy + 4, int(80 * v / 100), 8))
+            cx, cy = x + (k % 2) * col_w, y + (k // 2) * 18
+            surf.blit(theme.fit(name, 16, 80, theme.DIM), (cx, cy))
+            pygame.draw.rect(surf, theme.FAINT, (cx + 82, cy + 4, bar_w, 8), 1)
+            pygame.draw.rect(surf, colour, (cx + 82, cy + 4, int(bar_w * v / 100), 8))
         y += 58
         e = fish.energy / 100
         surf.blit(theme.text(f"energy {e:.1f}", 20, theme.INK, bold=True), (x, y))
@@ -165,21 +201,21 @@ class FollowPanel:
         y += 20
         sparkline(surf, pygame.Rect(x, y, w, 28), energy_hist, ecol, 0.0, max_energy)
         y += 34
-        surf.blit(theme.text(f"plan: {fish.plan}", 20, theme.ACCENT, bold=True), (x, y))
+        surf.blit(theme.fit(f"plan: {fish.plan}", 20, w, theme.ACCENT, bold=True), (x, y))
         y += 21
         progress = plan_progress(fish)
         if progress:
-            surf.blit(theme.text(progress, 17, theme.DIM), (x, y))
+            surf.blit(theme.fit(progress, 17, w, theme.DIM), (x, y))
             y += 18
-        surf.blit(theme.text(f"doing {fish.intent}    stuck {fish.stuck_ticks} (peak {fish.max_stuck_ticks})",
-                             18, theme.INK), (x, y))
+        surf.blit(theme.fit(f"doing {fish.intent}    stuck {fish.stuck_ticks} (peak {fish.max_stuck_ticks})",
+                            18, w, theme.INK), (x, y))
         y += 20
         if last_decision:
             d = last_decision
             why = f": {d['reason'].replace('_', ' ')}" if d.get("reason") else ""
-            surf.blit(theme.text(f"last decision t{d['tick']}: {d['action']}  [{d['tier']}{why}]", 18,
-                                 theme.WARN if why else theme.INK), (x, y))
-            y += 18
+            for line in theme.wrap(f"last decision t{d['tick']}: {d['action']}  [{d['tier']}{why}]", w, 18)[:2]:
+                surf.blit(theme.text(line, 18, theme.WARN if why else theme.INK), (x, y))
+                y += 18
             if d.get("thought"):
                 for line in theme.wrap(f"\u201c{d['thought']}\u201d", w, 17)[:2]:
                     surf.blit(theme.text(line, 17, theme.DIM), (x, y))
@@ -188,7 +224,7 @@ class FollowPanel:
         surf.blit(theme.text("short memory", 17, theme.FAINT), (x, y))
         y += 17
         for m in fish.short_memory[-8:]:
-            surf.blit(theme.text(m[:52], 17, theme.INK), (x, y))
+            surf.blit(theme.fit(m, 17, w, theme.INK), (x, y))
             y += 17
         y += 4
         surf.blit(theme.text("long memory", 17, theme.FAINT), (x, y))
@@ -203,8 +239,8 @@ class FollowPanel:
             y += 16
         if drift is not None:  # scored once, when a model wrote the summary (none for the instinct brain)
             alert = drift_alert is not None and drift < drift_alert
-            surf.blit(theme.text(f"drift score {drift:.2f}" + ("  ALERT: out of character" if alert else ""), 18,
-                                 theme.BAD if alert else theme.GOOD), (x, y + 2))
+            surf.blit(theme.fit(f"drift score {drift:.2f}" + ("  ALERT: out of character" if alert else ""), 18,
+                                w, theme.BAD if alert else theme.GOOD), (x, y + 2))
             y += 22
         y += 4
         counts = np.array(fish.counters["actions"], np.float64)
@@ -212,13 +248,12 @@ class FollowPanel:
         surf.blit(theme.text("actions so far", 17, theme.FAINT), (x, y))
         y += 18
         for k, name in enumerate(ACTION_NAMES):
-            if y > rect.bottom - 14:
-                break
             share = counts[k] / total
             surf.blit(theme.text(name, 16, theme.DIM), (x, y))
             pygame.draw.rect(surf, colour, (x + 60, y + 3, int((w - 110) * share), 9))
             surf.blit(theme.text(f"{share:.0%}", 16, theme.DIM), (x + w - 40, y))
             y += 15
+        return y
 
 
 class Timeline:
@@ -240,7 +275,7 @@ class Timeline:
 
     @property
     def bar(self) -> pygame.Rect:
-        return pygame.Rect(self.rect.x + 90, self.rect.y + 14, self.rect.w - 180, 10)
+        return pygame.Rect(self.rect.x + 70, self.rect.y + 12, self.rect.w - 140, 10)
 
     def x_of(self, tick: int) -> int:
         bar = self.bar
@@ -268,36 +303,47 @@ class Timeline:
         surf.blit(theme.text(f"t{self.last}", 17, theme.DIM), (bar.right + 10, bar.y - 3))
         pygame.draw.rect(surf, theme.FAINT, bar, border_radius=5)
         done = pygame.Rect(bar.x, bar.y, self.x_of(tick) - bar.x, bar.h)
-        pygame.draw.rect(surf, theme.ACCENT, done, border_radius=5)
+        pygame.draw.rect(surf, theme.PROGRESS, done, border_radius=5)
         for t, kind in self.markers:
             mx = self.x_of(t)
-            pygame.draw.line(surf, theme.BAD if kind == "alert" else theme.WARN, (mx, bar.y - 6), (mx,
-                                                                                                   bar.bottom + 6), 2)
+            colour = theme.BAD if kind == "alert" else theme.ACCENT
+            pygame.draw.line(surf, colour, (mx, bar.y - 8), (mx, bar.bottom + 8), 3 if kind == "fork" else 2)
+            if kind == "fork":
+                label = theme.text(f"fork t{t}", 15, theme.ACCENT)
+                surf.blit(label, (min(mx + 4, bar.right - label.get_width()), bar.bottom + 4))
         hx = self.x_of(tick)
         pygame.draw.circle(surf, theme.INK, (hx, bar.centery), 8)
         if divergence is not None and len(divergence):
             d = np.asarray(divergence, np.float64)
-            area = pygame.Rect(bar.x, bar.bottom + 10, bar.w, rect.bottom - bar.bottom - 14)
+            area = pygame.Rect(bar.x, bar.bottom + 22, bar.w, rect.bottom - bar.bottom - 30)
+            if area.h < 12:
+                return
             ticks, cells = d[:, 0], d[:, 1]
+            top = max(1.0, float(cells.max()))
+            pygame.draw.line(surf, theme.FAINT, area.bottomleft, area.bottomright)  # axes
+            pygame.draw.line(surf, theme.FAINT, area.topleft, area.bottomleft)
+            surf.blit(theme.text(f"{top:.0f}", 14, theme.DIM), (area.x - 30, area.y - 6))
+            surf.blit(theme.text("0", 14, theme.DIM), (area.x - 14, area.bottom - 8))
             xs = bar.x + (ticks - self.first) / max(1, self.last - self.first) * bar.w
-            ys = area.bottom - cells / max(1.0, cells.max()) * area.h
+            ys = area.bottom - cells / top * area.h
             if len(xs) > 1:
                 pygame.draw.lines(surf, theme.BAD, False, list(zip(xs.tolist(), ys.tolist())), 2)
-            surf.blit(theme.text(f"divergence: {int(cells[-1])} fish in another cell", 16, theme.BAD),
-                      (rect.x + 12, area.y))
+            surf.blit(theme.fit(f"fish in another cell than in the original (now {int(cells[-1])})", 15,
+                                area.w - 8, theme.BAD), (area.x + 6, area.y))
 
 
 HELP = [
     ("Space", "pause / play"), (".", "one tick forward (paused)"), (",", "one tick back (replay)"),
     ("+ / -", "speed ×2 / ÷2 (¼× … 64×)"), ("click", "follow a fish"), ("Tab / Left / Right", "next / previous fish"),
     ("Esc", "stop following"), ("V", "field of view on/off"), ("M", "stuck heat map on/off"),
-    ("A", "ASCII debug view on/off"), ("F", "fork: swap the followed fish's action (then 1-6)"),
-    ("O", "back to the original after a fork"), ("S", "next scene"), ("H", "this help"), ("Q", "quit"),
+    ("A", "ASCII debug view on/off"), ("F", "fork: the tank waits; pick a plan (1-9) or an action"),
+    ("O", "after a fork: back to the original, at the fork tick"), ("R / Shift+R", "reset / reset with a new seed"),
+    ("S", "next scene"), ("H", "this help"), ("Q", "quit"),
 ]
 
 
 def draw_help(surf: pygame.Surface) -> None:
-    w, h = 560, 50 + 26 * len(HELP)
+    w, h = min(620, surf.get_width() - 20), min(50 + 26 * len(HELP), surf.get_height() - 20)
     rect = pygame.Rect(0, 0, w, h)
     rect.center = surf.get_rect().center
     layer = pygame.Surface(rect.size, pygame.SRCALPHA)
@@ -321,3 +367,34 @@ def plan_progress(fish: FishSnapshot) -> str:
     if trigger >= 0:
         parts.append(f"asking again: {TRIGGER_NAMES[trigger].replace('_', ' ')}")
     return ", ".join(parts)
+
+
+def draw_legends(surf: pygame.Surface, rect: pygame.Rect, show_heat: bool) -> int:
+    """What the colours mean: personality, food, the heat map, a fork's rings. Returns where it ends."""
+    x, y, w = rect.x, rect.y, rect.w
+    surf.blit(theme.fit("Legend", 20, w, theme.INK, bold=True), (x, y))
+    y += 24
+    surf.blit(theme.fit("fish colour = personality", 16, w, theme.DIM), (x, y))
+    y += 18
+    bar_w = max(60, w - 120)
+    for k in range(bar_w):  # hue: loner → sociable
+        soc = k / max(1, bar_w - 1)
+        pygame.draw.line(surf, theme.fish_colour([int(soc * 100), 60, 50, 50, 50]), (x + k, y), (x + k, y + 10))
+    surf.blit(theme.text("loner", 15, theme.DIM), (x, y + 12))
+    soc_l = theme.text("sociable", 15, theme.DIM)
+    surf.blit(soc_l, (x + bar_w - soc_l.get_width(), y + 12))
+    y += 30
+    surf.blit(theme.fit("brighter = more restless (less calm)", 15, w, theme.DIM), (x, y))
+    y += 20
+    for k in range(bar_w):  # food: fresh → rotting
+        pygame.draw.line(surf, theme.food_colour(k, bar_w), (x + k, y), (x + k, y + 10))
+    surf.blit(theme.text("fresh food", 15, theme.DIM), (x, y + 12))
+    rot = theme.text("about to rot", 15, theme.DIM)
+    surf.blit(rot, (x + bar_w - rot.get_width(), y + 12))
+    y += 32
+    if show_heat:
+        surf.blit(theme.fit("heat map (M): refused or blocked moves per area, red = most", 15, w, theme.BAD),
+                  (x, y))
+        y += 18
+    surf.blit(theme.fit("fork: rings = where the original's fish are", 15, w, theme.DIM), (x, y))
+    return y + 18

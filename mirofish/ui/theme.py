@@ -22,6 +22,8 @@ INK = (226, 236, 245)
 DIM = (134, 156, 182)
 FAINT = (84, 104, 130)
 ACCENT = (255, 196, 80)
+ACCENT_DARK = (120, 86, 24)
+PROGRESS = (90, 150, 220)  # the replay bar's played part (fork marks are ACCENT)
 GOOD = (110, 210, 140)
 WARN = (245, 190, 80)
 BAD = (240, 100, 90)
@@ -60,7 +62,7 @@ def health_colour(value: float, good: tuple[float, float] | None, bad_below: flo
     return GOOD if lo <= value <= hi else WARN
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=64)
 def font(size: int, bold: bool = False) -> pygame.font.Font:
     f = pygame.font.Font(None, size)
     f.set_bold(bold)
@@ -107,3 +109,22 @@ def wrap(s: str, width_px: int, size: int = 18) -> list[str]:
     if line:
         lines.append(line)
     return lines
+
+
+def fit(s: str, size: int, width: int, colour=INK, bold: bool = False, min_size: int = 13) -> pygame.Surface:
+    """``s`` rendered to fit ``width`` pixels: at ``size`` if it fits, else smaller (down to
+    ``min_size``), else cut with a visible "…" — text never leaves its box."""
+    if width <= 0:
+        return text("", size, colour, bold)
+    for sz in range(size, min_size - 1, -1):
+        if font(sz, bold).size(s)[0] <= width:
+            return text(s, sz, colour, bold)
+    f = font(min_size, bold)
+    lo, hi = 0, len(s)
+    while lo < hi:  # the longest prefix that fits with the ellipsis
+        mid = (lo + hi + 1) // 2
+        if f.size(s[:mid].rstrip() + "…")[0] <= width:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text(s[:lo].rstrip() + "…", min_size, colour, bold)
