@@ -74,14 +74,17 @@ def _add_config_flags(p: argparse.ArgumentParser) -> None:
                    help="override one config value (repeatable), e.g. --set food.spawn_rate=0.0003")
 
 
-def _add_window_flags(p: argparse.ArgumentParser) -> None:
+def _add_window_flags(p: argparse.ArgumentParser, aquarium: bool = True) -> None:
     p.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG after --frames frames, exit")
     p.add_argument("--frames", type=_int_at_least(1, 1_000_000), default=60,
                    help="frames for --screenshot / --fps (default 60)")
-    p.add_argument("--overwrite", action="store_true", help="replace existing output files (--record, --screenshot)")
-    p.add_argument("--select", type=_int_at_least(0), metavar="ID", help="follow this fish from the start")
+    p.add_argument("--overwrite", action="store_true", help="replace existing output files (--record, --log, "
+                                                            "--screenshot …)")
+    if aquarium:
+        p.add_argument("--select", type=_int_at_least(0), metavar="ID", help="follow this fish from the start")
+        p.add_argument("--charts", action="store_true", help="start with the charts view open (key C)")
     p.add_argument("--fps", action="store_true", help="render offscreen as fast as possible; print frame-rate JSON")
-    p.add_argument("--size", metavar="WxH", help="window size, e.g. 1920x1080")
+    p.add_argument("--size", metavar="WxH", help="window size, e.g. 1280x720 (default: fits the screen)")
 
 
 def _size(text: str | None):
@@ -103,21 +106,22 @@ def _check_select(args: argparse.Namespace, fish: int) -> None:
 
 
 def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
+    from .scenes.negotiation.scene import NegotiationScene
     from .scenes.referential.scene import ReferentialScene
     from .ui.app import run_window
     from .ui.aquarium import AquariumScene
 
     size = _size(args.size)
     scene = AquariumScene.live(cfg)
-    recorder = _recorder(args.record, scene.session, args.overwrite)
-    try:
-        from .scenes.negotiation.scene import NegotiationScene
-
-        return run_window(scene, args.screenshot, args.frames, args.select, args.fps, size,
-                          more=[ReferentialScene(), NegotiationScene()])
-    finally:
-        if recorder is not None:
-            recorder.close()
+    scene.show_charts = args.charts
+    if args.record:
+        try:
+            scene.session.start_recording(args.record, args.overwrite)  # type: ignore[attr-defined]
+        except RecordingError:
+            scene.close()
+            raise
+    return run_window(scene, args.screenshot, args.frames, args.select, args.fps, size,
+                      more=[ReferentialScene(), NegotiationScene()])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -202,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--model", metavar="NAME", help="llm agents: model name")
     ref.add_argument("--timeout", metavar="S", type=_seconds, default=20.0,
                      help="llm agents: one model call takes at most S seconds in all, retries included (default 20)")
-    _add_window_flags(ref)
+    _add_window_flags(ref, aquarium=False)
 
     neg = sub.add_parser("negotiation", help="negotiation with grounding repair and Argent signals")
     neg.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
@@ -216,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     neg.add_argument("--timeout", metavar="S", type=_seconds, default=20.0,
                      help="llm negotiators: one model call takes at most S seconds in all, retries included "
                           "(default 20)")
-    _add_window_flags(neg)
+    _add_window_flags(neg, aquarium=False)
 
     gl = sub.add_parser("glossary", help="list a glossary file's terms and snapshots, or diff two snapshots")
     gl.add_argument("path", help="a glossary SQLite file (referential --glossary PATH)")
@@ -435,14 +439,18 @@ def run_replay(args: argparse.Namespace) -> int:
         return 0
     if args.terminal:
         return _play_terminal(player, args.at_tick or player.first_tick, args.speed)
+    from .scenes.negotiation.scene import NegotiationScene
+    from .scenes.referential.scene import ReferentialScene
     from .ui.app import run_window
     from .ui.aquarium import AquariumScene
 
     scene = AquariumScene(player)
     scene.set_speed(args.speed)
+    scene.show_charts = args.charts
     if args.at_tick is not None:
         scene.seek(args.at_tick)
-    return run_window(scene, args.screenshot, args.frames, args.select, args.fps, _size(args.size))
+    return run_window(scene, args.screenshot, args.frames, args.select, args.fps, _size(args.size),
+                      more=[ReferentialScene(), NegotiationScene()])
 
 
 def _play_terminal(player, start: int, speed: float) -> int:

@@ -86,6 +86,10 @@ class LiveSession(Session):
         self.engine.observers.remove(self.metrics.observe)
         self.metrics = observed(self.engine, metrics)  # type: ignore[arg-type]
 
+    def close(self) -> None:
+        self.stop_recording()
+        self.engine.close()
+
     def tune(self, key: str, value: float) -> None:
         """Change a setting of the running tank (one of ``World.LIVE_KEYS``); raises ValueError
         for other keys, bad values, or while a recorder is attached (a recording holds one

@@ -168,6 +168,22 @@ class ReplaySession(Session):
         kind = self.cfg.brain.kind
         return {"source": kind if kind == "instinct" else "replay"}
 
+    def curves(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The whole recording's measures as (ticks, values) per key: the per-tick ones
+        (``TICK_COLUMNS``) and the sampled ones (``SAMPLE_COLUMNS``). Read once, then cached."""
+        if getattr(self, "_curves", None) is None:
+            rec = self.recording
+            out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+            rows = rec.tick_rows(rec.first_tick, rec.last_tick)
+            for k, name in enumerate(TICK_COLUMNS):
+                out[name] = (rows[:, 0].astype(np.float64), rows[:, 1 + k].astype(np.float64))
+            samples = rec.sample_rows(rec.first_tick, rec.last_tick)
+            for k, name in enumerate(SAMPLE_COLUMNS):
+                if name not in out:
+                    out[name] = (samples[:, 0].astype(np.float64), samples[:, 1 + k].astype(np.float64))
+            self._curves = out
+        return self._curves
+
     def markers(self) -> list[tuple[int, str]]:
         """Timeline markers: ticks where nobody moved for the heartbeat span, ticks where the
         low-energy count crossed 10 % of the fish, and the fork point of a fork recording."""

@@ -24,6 +24,7 @@ from ..scenes.base import pacing_key
 from ..session import ForkSession, LiveSession, ReplaySession, Session
 from ..snapshot import TankView
 from . import theme
+from .charts import Series, draw_charts
 from .layout import aquarium_layout
 from .panels import FollowPanel, Hud, Timeline, draw_help, draw_legends
 from .tank import TankRenderer
@@ -59,6 +60,8 @@ class AquariumScene:
             self.timeline = Timeline(session.first_tick, session.last_tick, session.markers())
         self.selected: int | None = None
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
+        self.show_charts = False
+        self.series = Series()
         self.picking_action = False
         self.picking_file: list[Path] | None = None  # the open-a-recording list, while shown
         self.message = ""
@@ -121,7 +124,9 @@ class AquariumScene:
         self.view = self.shown.view()
         self.energy_hist = np.roll(self.energy_hist, -1, axis=1)
         self.energy_hist[:, -1] = self.view.energy / 100.0
-        self._push_metrics()
+        metrics = self._push_metrics()
+        if frame.tick % self.cfg.metrics.sample_every == 0:
+            self.series.add(frame.tick + 1, {**metrics, "mean_energy": float(self.view.energy.mean()) / 100})
         return frame
 
     def seek(self, tick: int) -> None:
@@ -195,8 +200,10 @@ class AquariumScene:
     def _metrics(self) -> dict:
         return self.shown.metrics_summary()
 
-    def _push_metrics(self) -> None:
-        self.hud.push(self._metrics())
+    def _push_metrics(self) -> dict:
+        metrics = self._metrics()
+        self.hud.push(metrics)
+        return metrics
 
     def _brain(self) -> dict:
         return self.shown.brain_status()
@@ -274,7 +281,7 @@ class AquariumScene:
         elif k == pygame.K_r:
             self.reset(None if not event.mod & pygame.KMOD_SHIFT else self._new_seed())
         elif k == pygame.K_c:
-            self.message = "charts: not in this build yet"
+            self.show_charts = not self.show_charts
 
     def update(self, dt: float) -> None:
         due = self.pacer.due(self._clock(dt), 32)
@@ -311,6 +318,8 @@ class AquariumScene:
                            heat, self.cfg.metrics.hotspot_cell, ghost)
         if self.show_ascii:
             self._draw_ascii(surf, r["tank"])
+        if self.show_charts:
+            self._draw_charts(surf, r["tank"])
         status = {"tick": self.tick, "speed": self.speed, "paused": self.pacer.paused,
                   "mode": {"live": "", "replay": f"REPLAY t{self.tick}",
                            "fork": "FORK: rings = the original's fish"}[self.mode]}
@@ -472,7 +481,9 @@ class AquariumScene:
             out += [Button("Back to original", self.end_fork, "O")]
         elif self.selected is not None:
             out += [Button("Fork this fish", self._begin_fork_pick, "F")]
-        out += [Button("Open recording", self._open_picker, ""),
+        out += [Button("Charts", lambda: setattr(self, "show_charts", not self.show_charts), "C",
+                       active=self.show_charts),
+                Button("Open recording", self._open_picker, ""),
                 Button("Help", lambda: setattr(self, "show_help", not self.show_help), "H")]
         return out
 
@@ -522,6 +533,15 @@ class AquariumScene:
                 y += 18
         y += 6
         y = draw_legends(surf, pygame.Rect(x, y, w, rect.bottom - y - 8), self.show_heat)
+
+    def _draw_charts(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
+        if isinstance(self.session, ReplaySession) and self.fork is None:
+            rec = self.session
+            draw_charts(surf, rect, rec.curves(), cursor=self.tick, x_range=(rec.first_tick, rec.last_tick))
+            return
+        data = {k: (np.array([p[0] for p in pts], np.float64), np.array([p[1] for p in pts], np.float64))
+                for k, pts in self.series.points.items()}
+        draw_charts(surf, rect, data)
 
     def _heat(self):
         return self.shown.heat()

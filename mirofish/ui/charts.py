@@ -1,0 +1,106 @@
+"""The charts view (key C): the metrics over time on labelled axes.
+
+Live, the series are what this window has seen since the tank started (sampled every
+``metrics.sample_every`` ticks); in replay, the whole recording's curves with a cursor at
+the current tick.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pygame
+
+from . import theme
+
+# (title, key, format, colour, fixed y range or None)
+CHARTS = [
+    ("schooling degree", "schooling_degree", "{:.2f}", theme.GOOD, (0.0, 1.0)),
+    ("largest moving school (fish)", "school_size", "{:.0f}", theme.ACCENT, None),
+    ("polarization inside it", "school_polarization", "{:.2f}", theme.ACCENT, (0.0, 1.0)),
+    ("mean energy", "mean_energy", "{:.1f}", theme.GOOD, None),
+    ("conflict rate", "conflict_rate", "{:.1%}", theme.WARN, None),
+    ("action entropy (ln)", "action_entropy", "{:.2f}", theme.INK, (0.0, 1.8)),
+]
+MAX_POINTS = 20_000
+
+
+class Series:
+    """Per-key (tick, value) points, thinned to every second point when they grow too many."""
+
+    def __init__(self) -> None:
+        self.points: dict[str, list[tuple[int, float]]] = {key: [] for _, key, *_ in CHARTS}
+
+    def add(self, tick: int, values: dict) -> None:
+        for key, pts in self.points.items():
+            v = values.get(key)
+            if isinstance(v, dict):
+                v = v.get("current")
+            if v is None:
+                continue
+            pts.append((tick, float(v)))
+            if len(pts) > MAX_POINTS:
+                del pts[::2]
+
+
+def draw_axes_chart(surf: pygame.Surface, rect: pygame.Rect, xs: np.ndarray, ys: np.ndarray, title: str,
+                    colour, fmt: str = "{:.2f}", y_range: tuple[float, float] | None = None,
+                    cursor: int | None = None, x_range: tuple[int, int] | None = None) -> None:
+    """A line chart with a title, the current value, and labelled x (tick) and y axes."""
+    pygame.draw.rect(surf, (16, 32, 56), rect, border_radius=6)
+    at = len(ys) - 1 if cursor is None else int(np.searchsorted(xs, cursor, side="right")) - 1
+    now = fmt.format(ys[at]) if len(ys) and at >= 0 else "–"  # the value at the cursor in replay
+    surf.blit(theme.fit(f"{title}: {now}", 17, rect.w - 16, theme.INK), (rect.x + 8, rect.y + 6))
+    plot = pygame.Rect(rect.x + 46, rect.y + 28, rect.w - 58, rect.h - 50)
+    if plot.w < 20 or plot.h < 12:
+        return
+    pygame.draw.line(surf, theme.FAINT, plot.bottomleft, plot.bottomright)
+    pygame.draw.line(surf, theme.FAINT, plot.topleft, plot.bottomleft)
+    if len(xs) == 0:
+        surf.blit(theme.text("no data yet", 15, theme.DIM), (plot.x + 8, plot.centery - 8))
+        return
+    lo, hi = y_range if y_range is not None else (float(min(0.0, ys.min())), float(ys.max()))
+    if hi <= lo:
+        hi = lo + 1.0
+    x0, x1 = x_range if x_range is not None else (int(xs[0]), int(xs[-1]))
+    if x1 <= x0:
+        x1 = x0 + 1
+    for frac in (0.0, 0.5, 1.0):  # y ticks
+        y = plot.bottom - frac * plot.h
+        pygame.draw.line(surf, (30, 52, 84), (plot.x, y), (plot.right, y))
+        label = theme.text(fmt.format(lo + frac * (hi - lo)), 13, theme.DIM)
+        surf.blit(label, (plot.x - label.get_width() - 4, y - 7))
+    for frac in (0.0, 0.5, 1.0):  # x ticks (ticks of the simulation)
+        x = plot.x + frac * plot.w
+        label = theme.text(f"t{int(x0 + frac * (x1 - x0))}", 13, theme.DIM)
+        surf.blit(label, (min(max(plot.x, x - label.get_width() / 2), plot.right - label.get_width()),
+                          plot.bottom + 3))
+    px = plot.x + (xs - x0) / (x1 - x0) * plot.w
+    py = plot.bottom - (np.clip(ys, lo, hi) - lo) / (hi - lo) * plot.h
+    if len(px) > plot.w * 2:  # one point per half pixel is plenty
+        keep = np.linspace(0, len(px) - 1, plot.w * 2).astype(int)
+        px, py = px[keep], py[keep]
+    if len(px) > 1:
+        pygame.draw.lines(surf, colour, False, list(zip(px.tolist(), py.tolist())), 2)
+    if cursor is not None:
+        cx = plot.x + (cursor - x0) / (x1 - x0) * plot.w
+        pygame.draw.line(surf, theme.INK, (cx, plot.y), (cx, plot.bottom), 1)
+
+
+def draw_charts(surf: pygame.Surface, rect: pygame.Rect, data: dict[str, tuple[np.ndarray, np.ndarray]],
+                cursor: int | None = None, x_range: tuple[int, int] | None = None) -> list[pygame.Rect]:
+    """The chart grid over ``rect`` (2 or 3 columns by width); returns each chart's rect."""
+    layer = pygame.Surface(rect.size, pygame.SRCALPHA)
+    layer.fill((6, 14, 26, 235))
+    surf.blit(layer, rect)
+    cols = 3 if rect.w >= 1200 else 2
+    rows = -(-len(CHARTS) // cols)
+    gap = 10
+    cw, ch = (rect.w - gap * (cols + 1)) // cols, (rect.h - 30 - gap * (rows + 1)) // rows
+    surf.blit(theme.fit("Charts (C closes)", 18, rect.w - 20, theme.DIM), (rect.x + 10, rect.y + 6))
+    out = []
+    for k, (title, key, fmt, colour, y_range) in enumerate(CHARTS):
+        r = pygame.Rect(rect.x + gap + (k % cols) * (cw + gap), rect.y + 30 + gap + (k // cols) * (ch + gap), cw, ch)
+        xs, ys = data.get(key, (np.zeros(0), np.zeros(0)))
+        draw_axes_chart(surf, r, xs, ys, title, colour, fmt, y_range, cursor, x_range)
+        out.append(r)
+    return out
