@@ -335,3 +335,44 @@ def test_the_fork_picker_pauses_the_tank_and_o_returns_to_the_fork_tick():
     app.frame(0.0)
     assert scene.fork is None and scene.tick == pressed and scene.session.state_hash() == origin
     app.close()
+
+
+def test_why_explains_an_instinct_fish_with_the_planners_numbers():
+    scene = AquariumScene.live(load_config(seed=2))
+    app = app_for(scene, (1280, 720))
+    scene.set_speed(16)
+    app.run(frames=5, fixed_dt=0.1)
+    scene.selected = 7
+    key(pygame.K_i)
+    app.frame(0.0)
+    lines = [t for t, _ in scene._why_lines()]
+    assert lines[1].startswith("plan now:") and "utility" in lines[2] and "chance" in lines[2]
+    assert any(t.startswith("because: energy") for t in lines)
+    app.close()
+
+
+def test_why_asks_a_model_fish_without_freezing_the_window():
+    """The bundled server answers one request a second: the window keeps drawing meanwhile."""
+    import time
+
+    from mirofish.brains.testserver import TestServer
+
+    with TestServer(latency=1.0) as server:
+        cfg = load_config(seed=2, **{"fish.count": 10, "brain.kind": "llm",
+                                     "brain.small.endpoints": [{"base_url": server.url, "model": "m"}]})
+        scene = AquariumScene.live(cfg)
+        app = app_for(scene, (1280, 720))
+        scene.selected = 2
+        key(pygame.K_i)
+        app.frame(0.0)
+        frames, start = [], time.perf_counter()
+        while not scene.why["future"].done() and time.perf_counter() - start < 10:
+            t = time.perf_counter()
+            app.frame(1 / 60)
+            frames.append(time.perf_counter() - t)
+        answer = scene.why["future"].result()
+        assert answer["text"] and answer["error"] is None
+        assert time.perf_counter() - start >= 0.9  # it did wait for the paced server …
+        assert sorted(frames)[len(frames) // 2] < 1 / 30  # … while frames kept coming at ≥ 30 FPS
+        assert scene.session.source.status()["classes"].get("questions") == 1  # counted
+        app.close()

@@ -249,6 +249,24 @@ class InstinctPlanner(InlineSource):
     def status(self) -> dict:
         return {"source": self.name, "decisions": self.decisions}
 
+    def explain(self, b: RequestBatch) -> list[str]:
+        """Why the first fish of ``b`` would choose what it chooses now: the goals ranked by
+        utility (with the chance the seeded softmax gives each), and the facts they rest on."""
+        f = view_features(b.codes[:1], self._matrix)
+        t = b.traits[:1].astype(np.float64) / 100.0
+        u = self.goal_utilities(b.subset(np.array([0])), f, t)[0]
+        z = np.exp((u - u.max()) / self.cfg.temperature)
+        p = z / z.sum()
+        names = ("forage", "school", "explore", "rest", "keep away")
+        energy = float(b.energy[0]) / 100
+        hunger = max(0.0, min(1.0, 1.0 - float(b.energy[0]) / (0.8 * b.max_energy)))
+        soc, cur, cau, app, calm = (int(v) for v in b.traits[0])
+        lines = [f"{names[g]}: utility {u[g]:.2f}, chance {p[g]:.0%}" for g in np.argsort(-u)[:3] if u[g] > -1e8]
+        lines.append(f"because: energy {energy:.1f} (hunger {hunger:.0%}), {int(f[0, F_FOOD_SEEN])} food and "
+                     f"{int(f[0, F_VISIBLE])} fish in view")
+        lines.append(f"personality: sociability {soc}, curiosity {cur}, caution {cau}, appetite {app}, calm {calm}")
+        return lines
+
 
 def instinct_source(cfg: Config, tier: str = "instinct") -> InlineSource:
     """The embedded brain for ``cfg.brain.decides``: the instinct planner, or the action brain."""

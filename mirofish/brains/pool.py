@@ -180,6 +180,30 @@ class ModelPool(DecisionSource):
             out.append(f"drift: {len(drifting)} fish's summaries no longer sound like their persona")
         return out
 
+    def ask(self, perception, persona: str, plan: str, question: str):
+        """A question to a fish, answered by its model in its persona, with its view, memories
+        and plan as context — through the small tier's transport, breaker and accounting, on
+        the pool's loop. Returns a ``concurrent.futures.Future`` of ``{"text", "error"}``."""
+        msgs = [{"role": "system", "content": f"You are a fish in an aquarium. {persona}. Answer in one or two "
+                                              f"short sentences, in the first person."},
+                {"role": "user", "content": f"What you see (5x5, @ is you):\n{perception.view}\n"
+                                            f"Energy {perception.energy / 100:.0f}/{perception.max_energy / 100:.0f}. "
+                                            f"Recent memories: {'; '.join(perception.memories[-4:]) or 'none'}.\n"
+                                            f"Your current plan: {plan}.\nQuestion: {question}"}]
+        tier = self.tiers["small"]
+
+        async def run() -> dict:
+            try:
+                text, p, c = await tier.breaker.call(self.transport.complete(
+                    tier.endpoints, msgs, None, 120, self._loop.time() + self.bcfg.request_timeout_s))
+            except Failure as failure:
+                return {"text": None, "error": failure.reason}
+            self._account(-1, p, c)
+            self.stats.classes["questions"] += 1
+            return {"text": (text or "").strip(), "error": None}
+
+        return self._thread.submit(run())
+
     def cost_per_sim_hour(self, sim_seconds: float) -> float:
         """Tokens per simulated hour × the tiers' prices (each tier priced once)."""
         if sim_seconds <= 0:

@@ -144,6 +144,39 @@ class Session:
         scores = getattr(self.engine.source, "drift", None)
         return scores.get(fish) if isinstance(scores, dict) else None
 
+    def request_for(self, fish: int):
+        """A decision request for ``fish`` as the engine would make it now (for explanations)."""
+        from ..brains.base import RequestBatch
+
+        w, s = self.engine.world, self.engine.world.school
+        i = np.array([fish])
+        return RequestBatch(tick=w.tick, fish=i, triggers=np.maximum(w.triggers()[i], 0), codes=w.view_codes(i),
+                            energy=s.energy[i], max_energy=w.max_energy, heading=s.heading[i], traits=s.traits[i],
+                            food_here=w.water.food_born[s.cell[i]] >= 0,
+                            refused=w.recently_refused(i, w.cfg.triggers.hard_timeout))
+
+    def explain(self, fish: int) -> list[str]:
+        """Why ``fish`` does what it does: the embedded planner's reasons, with their numbers
+        (for any brain: what the instinct would weigh in the fish's place now)."""
+        from ..brains.instinct import InstinctPlanner, instinct_source
+
+        planner = instinct_source(self.cfg)
+        snap = self.fish(fish)
+        head = [f"plan now: {snap.plan}"]
+        if not isinstance(planner, InstinctPlanner):
+            return [*head, "(the action brain has no plans to explain)"]
+        return head + planner.explain(self.request_for(fish))
+
+    def ask(self, fish: int, question: str):
+        """Ask the fish's model (a model brain only): a Future of ``{"text", "error"}``; None
+        when the brain is not a model. Never blocks."""
+        ask = getattr(self.engine.source, "ask", None)
+        if ask is None:
+            return None
+        w, s = self.engine.world, self.engine.world.school
+        snap = self.fish(fish)
+        return ask(w.perceive(fish), s.persona[fish], snap.plan, question)
+
     def heat(self) -> np.ndarray | None:
         """Stuck events per hotspot cell (the heat map)."""
         return self.metrics.heat

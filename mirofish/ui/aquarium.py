@@ -61,6 +61,8 @@ class AquariumScene:
         self.selected: int | None = None
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
         self.show_charts = False
+        self.why: dict | None = None  # {"fish", "lines", "future", "question"} while shown
+        self.typing: str | None = None  # a question being typed to a model fish
         self.series = Series()
         self.picking_action = False
         self.picking_file: list[Path] | None = None  # the open-a-recording list, while shown
@@ -239,6 +241,9 @@ class AquariumScene:
 
     def _key(self, event) -> None:
         k, n = event.key, len(self.view.x)
+        if self.typing is not None:
+            self._type(event)
+            return
         if self.picking_action:
             self.picking_action = False
             if pygame.K_1 <= k <= pygame.K_9:
@@ -260,7 +265,10 @@ class AquariumScene:
         elif k in (pygame.K_LEFT, pygame.K_UP):
             self.selected = ((self.selected if self.selected is not None else 0) - 1) % n
         elif k == pygame.K_ESCAPE:
-            self.selected = None
+            if self.why is not None:
+                self.why = None
+            else:
+                self.selected = None
         elif k == pygame.K_v:
             self.show_fov = not self.show_fov
         elif k == pygame.K_m:
@@ -282,6 +290,10 @@ class AquariumScene:
             self.reset(None if not event.mod & pygame.KMOD_SHIFT else self._new_seed())
         elif k == pygame.K_c:
             self.show_charts = not self.show_charts
+        elif k == pygame.K_i:
+            self.ask_why()
+        elif k == pygame.K_t and self.why is not None and self.why["future"] is not None:
+            self.typing = ""
 
     def update(self, dt: float) -> None:
         due = self.pacer.due(self._clock(dt), 32)
@@ -332,7 +344,7 @@ class AquariumScene:
             drift = self.shown.drift(self.selected) if self.selected is not None else None
             last = self.last_decision.get(self.selected) if self.selected is not None else None
             self.follow.draw(surf, r["panel"], fish, hist, last,
-                             self.view.max_energy / 100, drift, self.cfg.brain.drift_alert)
+                             self.view.max_energy / 100, drift, self.cfg.brain.drift_alert, self._why_lines())
         if self.timeline is not None:
             if self.fork is not None:
                 self.timeline.last = max(self.timeline.last, self.tick)
@@ -480,7 +492,7 @@ class AquariumScene:
         if self.fork is not None:
             out += [Button("Back to original", self.end_fork, "O")]
         elif self.selected is not None:
-            out += [Button("Fork this fish", self._begin_fork_pick, "F")]
+            out += [Button("Why?", self.ask_why, "I"), Button("Fork this fish", self._begin_fork_pick, "F")]
         out += [Button("Charts", lambda: setattr(self, "show_charts", not self.show_charts), "C",
                        active=self.show_charts),
                 Button("Open recording", self._open_picker, ""),
@@ -533,6 +545,52 @@ class AquariumScene:
                 y += 18
         y += 6
         y = draw_legends(surf, pygame.Rect(x, y, w, rect.bottom - y - 8), self.show_heat)
+
+    # ------------------------------------------------------------ ask a fish
+
+    def ask_why(self, question: str = "Why are you doing this?") -> None:
+        """Explain the followed fish's plan: the planner's reasons now, and with a model brain
+        the model's own answer in the fish's persona (asked without blocking the window)."""
+        if self.selected is None:
+            self.message = "follow a fish first (click it), then I asks it why"
+            return
+        fish = self.selected
+        self.why = {"fish": fish, "lines": self.shown.explain(fish), "future": self.shown.ask(fish, question),
+                    "question": question}
+
+    def _why_lines(self) -> list[tuple[str, tuple]] | None:
+        why = self.why
+        if why is None or why["fish"] != self.selected:
+            return None
+        out = [("Why? (I asks again, Esc closes)", theme.INK)]
+        out += [(line, theme.DIM) for line in why["lines"]]
+        fut = why["future"]
+        if fut is not None:
+            out.append((f"you asked: {why['question']}", theme.FAINT))
+            if not fut.done():
+                out.append(("the model is thinking…", theme.WARN))
+            else:
+                answer = fut.result()
+                out.append((f"\u201c{answer['text']}\u201d" if answer["text"] else
+                            f"no answer ({answer['error']})", theme.ACCENT if answer["text"] else theme.BAD))
+            if self.typing is None:
+                out.append(("T: type your own question", theme.FAINT))
+        if self.typing is not None:
+            out.append((f"ask: {self.typing}_", theme.INK))
+        return out
+
+    def _type(self, event) -> None:
+        """Typing a question to a model fish: Enter asks, Esc cancels."""
+        if event.key == pygame.K_RETURN:
+            question, self.typing = (self.typing or "").strip(), None
+            if question:
+                self.ask_why(question)
+        elif event.key == pygame.K_ESCAPE:
+            self.typing = None
+        elif event.key == pygame.K_BACKSPACE:
+            self.typing = (self.typing or "")[:-1]
+        elif event.unicode and event.unicode.isprintable() and len(self.typing or "") < 160:
+            self.typing = (self.typing or "") + event.unicode
 
     def _draw_charts(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
         if isinstance(self.session, ReplaySession) and self.fork is None:

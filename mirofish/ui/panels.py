@@ -145,13 +145,13 @@ class FollowPanel:
 
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
              last_decision: dict | None, max_energy: float, drift: float | None = None,
-             drift_alert: float | None = None) -> None:
+             drift_alert: float | None = None, why: list[tuple[str, tuple]] | None = None) -> None:
         """``drift``: the score of the fish's newest model-written summary (None: none written);
         ``drift_alert``: the threshold below which it is out of character. Drawn onto a tall
         page that scrolls (mouse wheel) when it is taller than the window."""
         page = pygame.Surface((rect.w, max(rect.h, 1400)))
         bottom = self._draw_page(page, page.get_rect(), fish, energy_hist, last_decision, max_energy, drift,
-                                 drift_alert)
+                                 drift_alert, why)
         self._content_h, self._view_h = bottom + 12, rect.h
         self.scroll_by(0)
         surf.blit(page, rect.topleft, pygame.Rect(0, self.scroll, rect.w, rect.h))
@@ -162,11 +162,13 @@ class FollowPanel:
             pygame.draw.rect(surf, theme.FAINT, (rect.right - 6, bar_y, 4, bar_h), border_radius=2)
             if self.scroll < self._content_h - rect.h:
                 more = theme.text("… scroll for more", 15, theme.DIM)
-                surf.blit(more, (rect.right - more.get_width() - 12, rect.bottom - 18))
+                spot = more.get_rect(bottomright=(rect.right - 12, rect.bottom - 2))
+                pygame.draw.rect(surf, theme.PANEL, spot.inflate(8, 4))
+                surf.blit(more, spot)
 
     def _draw_page(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
                    last_decision: dict | None, max_energy: float, drift: float | None,
-                   drift_alert: float | None) -> int:
+                   drift_alert: float | None, why: list[tuple[str, tuple]] | None = None) -> int:
         """The panel's content; returns where it ends."""
         pygame.draw.rect(surf, theme.PANEL, rect)
         x, y, w = rect.x + 16, rect.y + 12, rect.w - 32
@@ -210,11 +212,20 @@ class FollowPanel:
         surf.blit(theme.fit(f"doing {fish.intent}    stuck {fish.stuck_ticks} (peak {fish.max_stuck_ticks})",
                             18, w, theme.INK), (x, y))
         y += 20
+        if why:  # the answer to "why?" (I)
+            pygame.draw.rect(surf, (16, 32, 56), (x - 6, y, w + 12, 8 + 17 * sum(
+                len(theme.wrap(t, w, 17)) for t, _ in why)), border_radius=6)
+            y += 4
+            for text, colour in why:
+                for line in theme.wrap(text, w, 17):
+                    surf.blit(theme.text(line, 17, colour), (x, y))
+                    y += 17
+            y += 8
         if last_decision:
             d = last_decision
-            why = f": {d['reason'].replace('_', ' ')}" if d.get("reason") else ""
-            for line in theme.wrap(f"last decision t{d['tick']}: {d['action']}  [{d['tier']}{why}]", w, 18)[:2]:
-                surf.blit(theme.text(line, 18, theme.WARN if why else theme.INK), (x, y))
+            because = f": {d['reason'].replace('_', ' ')}" if d.get("reason") else ""
+            for line in theme.wrap(f"last decision t{d['tick']}: {d['action']}  [{d['tier']}{because}]", w, 18)[:2]:
+                surf.blit(theme.text(line, 18, theme.WARN if because else theme.INK), (x, y))
                 y += 18
             if d.get("thought"):
                 for line in theme.wrap(f"\u201c{d['thought']}\u201d", w, 17)[:2]:
@@ -337,7 +348,9 @@ HELP = [
     ("+ / -", "speed ×2 / ÷2 (¼× … 64×)"), ("click", "follow a fish"), ("Tab / Left / Right", "next / previous fish"),
     ("Esc", "stop following"), ("V", "field of view on/off"), ("M", "stuck heat map on/off"),
     ("A", "ASCII debug view on/off"), ("F", "fork: the tank waits; pick a plan (1-9) or an action"),
-    ("O", "after a fork: back to the original, at the fork tick"), ("R / Shift+R", "reset / reset with a new seed"),
+    ("O", "after a fork: back to the original, at the fork tick"), ("I", "ask the followed fish why"),
+    ("T", "type a question to a model fish (after I)"), ("C", "charts over time"),
+    ("R / Shift+R", "reset / reset with a new seed"),
     ("S", "next scene"), ("H", "this help"), ("Q", "quit"),
 ]
 
