@@ -138,3 +138,24 @@ def test_school_splits_and_merges_are_counted():
     assert school_events(halves, whole) == (0, 1)
     assert school_events(whole, whole) == (0, 0)
     assert school_events(whole, [np.array([1, 2, 3, 4]), np.array([5, 6, 9])]) == (0, 0)  # only two of 6 left
+
+
+def test_behaviour_score_is_high_in_character_low_out_of_it_and_na_without_enough_plans():
+    from mirofish.fish.personality import BEHAVIOUR_ALERT, behaviour_score
+
+    sociable = [95, 30, 20, 40, 40]  # sociability, curiosity, caution, appetite, calm
+    assert behaviour_score([0, 1, 2, 0, 0, 0], sociable) is None  # 3 plans say nothing yet
+    schooling = behaviour_score([0, 3, 12, 3, 1, 0], sociable)  # mostly school: in character
+    resting = behaviour_score([0, 0, 0, 0, 20, 0], sociable)  # only rest: out of character
+    assert schooling > 0.8 and resting < BEHAVIOUR_ALERT < schooling
+
+
+def test_a_healthy_instinct_tank_has_no_fish_out_of_character():
+    from mirofish.fish.personality import BEHAVIOUR_ALERT, behaviour_score
+
+    s = LiveSession(load_config(seed=1))
+    counts = np.zeros((60, 6), np.int64)
+    s.observers.append(lambda f: [np.add.at(counts, (b.fish, b.goals.astype(np.intp)), 1) for b in f.applied])
+    s.run(2000)
+    scores = [behaviour_score(counts[i], s.world.school.traits[i], counts.sum(axis=0)) for i in range(60)]
+    assert all(x is not None and x >= BEHAVIOUR_ALERT for x in scores), min(x for x in scores if x is not None)

@@ -39,3 +39,26 @@ def persona_text(traits) -> str:
     if tail:
         text += ", " + ", ".join(tail)
     return text
+
+
+# Which trait each plan goal answers to (goals in Goal order, hold excluded): forage ←
+# appetite, school ← sociability, explore ← curiosity, rest ← calm, keep away ← caution.
+_GOAL_TRAIT = (3, 0, 1, 4, 2)
+BEHAVIOUR_MIN_DECISIONS = 8  # fewer plans than this say nothing about character
+BEHAVIOUR_ALERT = 0.5  # a behaviour score below this is out of character
+
+
+def behaviour_score(goal_counts, traits, tank_counts=None) -> float | None:
+    """How in character a fish's recent plans are: the cosine between the shares of goals it
+    chose (forage, school, explore, rest, keep away) and the shares its personality predicts —
+    the whole tank's shares over the same time (``tank_counts``; uniform if not given), each
+    tilted by the trait the goal answers to (× 0.5 + trait/100). 1 = in character; lower =
+    drifting; None with fewer than ``BEHAVIOUR_MIN_DECISIONS`` plans (the figure does not
+    apply yet). Works for every brain — unlike the text drift, which needs model-written
+    summaries."""
+    counts = np.asarray(goal_counts, np.float64)[1:6]  # hold plans are single actions: no goal
+    if counts.sum() < BEHAVIOUR_MIN_DECISIONS:
+        return None
+    base = np.ones(5) if tank_counts is None else np.asarray(tank_counts, np.float64)[1:6] + 1.0
+    expected = base / base.sum() * (0.5 + np.asarray(traits, np.float64)[list(_GOAL_TRAIT)] / 100.0)
+    return float(counts @ expected / (np.linalg.norm(counts) * np.linalg.norm(expected)))

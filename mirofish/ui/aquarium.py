@@ -15,6 +15,7 @@ import numpy as np
 import pygame
 
 from ..brains.base import TIERS, status_name
+from ..fish.personality import behaviour_score
 from ..fish.plans import describe, parse_plan
 from ..frame import Frame
 from ..observe import ascii as ascii_view
@@ -61,6 +62,7 @@ class AquariumScene:
         self.selected: int | None = None
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
         self.show_charts = False
+        self.goal_counts = np.zeros((len(self.session.view().x), 6), np.int64)  # plans seen per fish
         self.why: dict | None = None  # {"fish", "lines", "future", "question"} while shown
         self.typing: str | None = None  # a question being typed to a model fish
         self.series = Series()
@@ -117,6 +119,7 @@ class AquariumScene:
             self.pacer.paused = True
             return None
         for b in frame.applied:
+            np.add.at(self.goal_counts, (b.fish, b.goals.astype(np.intp)), 1)
             thoughts = b.thoughts or [""] * len(b)
             status = b.status.tolist() if b.status is not None else [0] * len(b)
             for f, g, p, h, tier, th, st in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(),
@@ -185,6 +188,7 @@ class AquariumScene:
             self.session.reset(seed)
         self.selected = None
         self.last_decision.clear()
+        self.goal_counts = np.zeros((len(self.session.view().x), 6), np.int64)
         self.hud = Hud()
         self._reset_views()
         self.message = f"reset: seed {self.cfg.seed}, {self.cfg.fish.count} fish"
@@ -343,8 +347,10 @@ class AquariumScene:
             hist = self.energy_hist[self.selected] if self.selected is not None else []
             drift = self.shown.drift(self.selected) if self.selected is not None else None
             last = self.last_decision.get(self.selected) if self.selected is not None else None
+            model = self.cfg.brain.kind == "llm"
             self.follow.draw(surf, r["panel"], fish, hist, last,
-                             self.view.max_energy / 100, drift, self.cfg.brain.drift_alert, self._why_lines())
+                             self.view.max_energy / 100, drift, self.cfg.brain.drift_alert, self._why_lines(),
+                             behaviour=self._behaviour(), text_drift_applies=model)
         if self.timeline is not None:
             if self.fork is not None:
                 self.timeline.last = max(self.timeline.last, self.tick)
@@ -471,6 +477,7 @@ class AquariumScene:
         self.timeline = Timeline(replay.first_tick, replay.last_tick, replay.markers())
         self.sliders = []
         self.selected = None
+        self.goal_counts = np.zeros((len(replay.view().x), 6), np.int64)
         self.hud = Hud()
         self._reset_views()
         self.pacer.paused = True
@@ -545,6 +552,14 @@ class AquariumScene:
                 y += 18
         y += 6
         y = draw_legends(surf, pygame.Rect(x, y, w, rect.bottom - y - 8), self.show_heat)
+
+    def _behaviour(self) -> tuple[float | None, int]:
+        """(behaviour score, plans seen) of the followed fish (see fish.personality)."""
+        if self.selected is None or self.selected >= len(self.goal_counts):
+            return None, 0
+        counts = self.goal_counts[self.selected]
+        traits = self.shown.fish(self.selected).traits.values()
+        return behaviour_score(counts, list(traits), self.goal_counts.sum(axis=0)), int(counts[1:].sum())
 
     # ------------------------------------------------------------ ask a fish
 

@@ -8,6 +8,7 @@ import numpy as np
 import pygame
 
 from ..actions import ACTION_NAMES
+from ..fish.personality import BEHAVIOUR_ALERT, BEHAVIOUR_MIN_DECISIONS
 from ..fish.plans import NO_END
 from ..fish.triggers import TRIGGER_NAMES
 from ..snapshot import FishSnapshot
@@ -136,6 +137,8 @@ class FollowPanel:
     width = 380
 
     def __init__(self) -> None:
+        self._behaviour: tuple[float | None, int] = (None, 0)
+        self._text_drift_applies = False
         self.scroll = 0
         self._content_h = 0
         self._view_h = 0
@@ -145,11 +148,13 @@ class FollowPanel:
 
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
              last_decision: dict | None, max_energy: float, drift: float | None = None,
-             drift_alert: float | None = None, why: list[tuple[str, tuple]] | None = None) -> None:
+             drift_alert: float | None = None, why: list[tuple[str, tuple]] | None = None,
+             behaviour: tuple[float | None, int] = (None, 0), text_drift_applies: bool = False) -> None:
         """``drift``: the score of the fish's newest model-written summary (None: none written);
         ``drift_alert``: the threshold below which it is out of character. Drawn onto a tall
         page that scrolls (mouse wheel) when it is taller than the window."""
         page = pygame.Surface((rect.w, max(rect.h, 1400)))
+        self._behaviour, self._text_drift_applies = behaviour, text_drift_applies
         bottom = self._draw_page(page, page.get_rect(), fish, energy_hist, last_decision, max_energy, drift,
                                  drift_alert, why)
         self._content_h, self._view_h = bottom + 12, rect.h
@@ -248,11 +253,27 @@ class FollowPanel:
         if not fish.summaries:
             surf.blit(theme.text("(none yet: one every 20 ticks)", 16, theme.DIM), (x, y))
             y += 16
-        if drift is not None:  # scored once, when a model wrote the summary (none for the instinct brain)
+        # In character? The behaviour score applies to every brain; the text drift only to
+        # summaries a model wrote. A figure that does not apply says n/a, never a green 0.
+        score, seen = self._behaviour
+        if score is None:
+            line, col = f"behaviour: n/a ({seen} of {BEHAVIOUR_MIN_DECISIONS} plans needed)", theme.DIM
+        else:
+            alert = score < BEHAVIOUR_ALERT
+            line = f"behaviour vs personality {score:.2f}" + ("  ALERT: out of character" if alert else "")
+            col = theme.BAD if alert else theme.GOOD
+        surf.blit(theme.fit(line, 17, w, col), (x, y + 2))
+        y += 20
+        if drift is not None:  # scored once, when a model wrote the summary
             alert = drift_alert is not None and drift < drift_alert
-            surf.blit(theme.fit(f"drift score {drift:.2f}" + ("  ALERT: out of character" if alert else ""), 18,
-                                w, theme.BAD if alert else theme.GOOD), (x, y + 2))
-            y += 22
+            line = f"summary drift {drift:.2f}" + ("  ALERT: out of character" if alert else "")
+            col = theme.BAD if alert else theme.GOOD
+        elif self._text_drift_applies:
+            line, col = "summary drift: n/a (no model-written summary yet)", theme.DIM
+        else:
+            line, col = "summary drift: n/a (template summaries; no model)", theme.DIM
+        surf.blit(theme.fit(line, 17, w, col), (x, y + 2))
+        y += 22
         y += 4
         counts = np.array(fish.counters["actions"], np.float64)
         total = max(1.0, counts.sum())
