@@ -163,9 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_window_flags(rp)
 
     fk = sub.add_parser("fork", help="swap one fish's decision at a tick and run on live (intervention replay)")
-    fk.add_argument("path")
+    fk.add_argument("path", help="the recording to fork (it is only read)")
     fk.add_argument("--at", type=_int_at_least(0), required=True, metavar="T", help="the tick of the swapped decision")
-    fk.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID")
+    fk.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID",
+                    help="the fish whose decision changes")
     swap = fk.add_mutually_exclusive_group(required=True)
     swap.add_argument("--plan", metavar="PLAN",
                       help="new plan, e.g. 'school 60', 'explore east 30', 'forage', 'rest 10', 'keep_away glass'")
@@ -177,26 +178,30 @@ def build_parser() -> argparse.ArgumentParser:
     fk.add_argument("--overwrite", action="store_true", help="replace an existing OUT file")
 
     rep = sub.add_parser("report", help="single-fish report over a tick range")
-    rep.add_argument("path")
-    rep.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID")
-    rep.add_argument("--from", dest="t0", type=_int_at_least(0), metavar="T0")
-    rep.add_argument("--to", dest="t1", type=_int_at_least(0), metavar="T1")
+    rep.add_argument("path", help="a recording (only read)")
+    rep.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID", help="the fish to report on")
+    rep.add_argument("--from", dest="t0", type=_int_at_least(0), metavar="T0", help="first tick (default: the start)")
+    rep.add_argument("--to", dest="t1", type=_int_at_least(0), metavar="T1",
+                     help="last tick, excluded (default: the end)")
     rep.add_argument("--png", metavar="OUT", help="also draw the report as a chart (a PNG file)")
     rep.add_argument("--overwrite", action="store_true", help="replace an existing --png file")
 
     ex = sub.add_parser("export", help="copy a window of ticks around a tick into a new recording")
-    ex.add_argument("path")
-    ex.add_argument("--around", type=_int_at_least(0), required=True, metavar="T")
-    ex.add_argument("--radius", type=_int_at_least(1), default=500, metavar="N")
+    ex.add_argument("path", help="a recording (only read)")
+    ex.add_argument("--around", type=_int_at_least(0), required=True, metavar="T", help="the tick to centre on")
+    ex.add_argument("--radius", type=_int_at_least(1), default=500, metavar="N",
+                    help="ticks before and after --around (default 500)")
     ex.add_argument("--out", required=True, metavar="OUT", help="the new recording (never the input)")
     ex.add_argument("--overwrite", action="store_true", help="replace an existing OUT file")
 
     ref = sub.add_parser("referential", help="the referential game: agents invent a vocabulary (GlossoGen)")
     ref.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
-    ref.add_argument("--rounds", type=_int_at_least(1), default=400)
-    ref.add_argument("--seed", type=_int_at_least(0), default=0)
-    ref.add_argument("--agents", choices=("embedded", "llm"), default="embedded")
-    ref.add_argument("--condition", choices=("dynamic", "fixed", "natural"), default="dynamic")
+    ref.add_argument("--rounds", type=_int_at_least(1), default=400, help="rounds to play (default 400)")
+    ref.add_argument("--seed", type=_int_at_least(0), default=0, help="random seed (default 0)")
+    ref.add_argument("--agents", choices=("embedded", "llm"), default="embedded",
+                     help="embedded learners (default) or a model through --base-url/--model")
+    ref.add_argument("--condition", choices=("dynamic", "fixed", "natural"), default="dynamic",
+                     help="dynamic: agents invent terms; fixed: a given glossary; natural: spelled-out words")
     ref.add_argument("--candidates", type=_int_at_least(2), default=5, help="candidates per round (2-20)")
     ref.add_argument("--three", action="store_true", help="a third agent joins half-way (majority rule)")
     ref.add_argument("--glossary", metavar="PATH", help="SQLite glossary to use and keep (default: in memory)")
@@ -210,10 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     neg = sub.add_parser("negotiation", help="negotiation with grounding repair and Argent signals")
     neg.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
-    neg.add_argument("--sessions", type=_int_at_least(1), default=200)
-    neg.add_argument("--seed", type=_int_at_least(0), default=0)
+    neg.add_argument("--sessions", type=_int_at_least(1), default=200, help="negotiations to run (default 200)")
+    neg.add_argument("--seed", type=_int_at_least(0), default=0, help="random seed (default 0)")
     neg.add_argument("--no-repair", action="store_true", help="no failure detection, repairs or signals")
-    neg.add_argument("--agents", choices=("embedded", "llm"), default="embedded")
+    neg.add_argument("--agents", choices=("embedded", "llm"), default="embedded",
+                     help="embedded negotiators (default) or a model through --base-url/--model")
     neg.add_argument("--db", metavar="PATH", help="SQLite file for each session's grounding state and turns")
     neg.add_argument("--base-url", metavar="URL", help="llm negotiators: OpenAI-compatible server")
     neg.add_argument("--model", metavar="NAME", help="llm negotiators: model name")
@@ -227,10 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
     gl.add_argument("--diff", nargs=2, type=_int_at_least(1), metavar=("OLD", "NEW"), help="snapshot ids to compare")
 
     tr = sub.add_parser("trace", help="isolate one fish: its view and decisions per tick, neighbours restored")
-    tr.add_argument("path")
-    tr.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID")
-    tr.add_argument("--from", dest="t0", type=_int_at_least(0), required=True, metavar="T0")
-    tr.add_argument("--to", dest="t1", type=_int_at_least(1), required=True, metavar="T1")
+    tr.add_argument("path", help="a recording (only read)")
+    tr.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID", help="the fish to trace")
+    tr.add_argument("--from", dest="t0", type=_int_at_least(0), required=True, metavar="T0", help="first tick")
+    tr.add_argument("--to", dest="t1", type=_int_at_least(1), required=True, metavar="T1", help="last tick, excluded")
     return parser
 
 

@@ -102,3 +102,17 @@ def test_the_campaigns_exit_1_cases_are_one_line_exit_2(tmp_path, args, needle):
     assert out.returncode == 2 and len(err.splitlines()) == 1, (out.returncode, err)
     assert needle in err and "Traceback" not in out.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deep.toml"]  # nothing was written
+
+
+def test_every_argument_of_every_command_has_help():
+    import argparse
+
+    from mirofish.cli import build_parser
+
+    missing = []
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                missing += [f"{name} {a.option_strings or a.dest}" for a in sub._actions
+                            if not a.help and not isinstance(a, argparse._HelpAction)]
+    assert not missing, missing
