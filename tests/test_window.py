@@ -376,3 +376,21 @@ def test_why_asks_a_model_fish_without_freezing_the_window():
         assert sorted(frames)[len(frames) // 2] < 1 / 30  # … while frames kept coming at ≥ 30 FPS
         assert scene.session.source.status()["classes"].get("questions") == 1  # counted
         app.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("which", ["referential", "negotiation"])
+def test_the_alternate_scenes_fit_every_window_size(size, which, tmp_path):
+    from mirofish.scenes.negotiation.scene import NegotiationScene
+    from mirofish.scenes.referential.scene import ReferentialScene
+    from mirofish.ui.layout import inside_and_apart
+
+    scene = ReferentialScene() if which == "referential" else NegotiationScene(seed=2)
+    app = App([scene], size, offscreen=True)
+    for _ in range(60):
+        scene.step()
+    app.frame(0.0)
+    rects = scene.widget_rects()
+    assert len(rects) >= 4 and not inside_and_apart(rects, size)
+    assert all(r.w >= 150 and r.h >= 60 for r in rects.values()), rects
+    app.close()

@@ -54,37 +54,55 @@ class NegotiationScene(PacedScene):
         pass
 
     # view side
+    def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
+        """The scene's boxes for a window of ``size`` (1024×600 and up): inside it, apart."""
+        w, h = size
+        curve_h = max(110, min(180, h // 5))
+        top, bottom = 108, h - curve_h - 24
+        box = pygame.Rect(24, top, int(w * 0.55), bottom - top - 16)
+        board = pygame.Rect(box.right + 24, top, w - box.right - 48, (box.h - 16) // 2)
+        arms = pygame.Rect(board.x, board.bottom + 16, board.w, box.h - board.h - 16)
+        curve = pygame.Rect(24, h - curve_h - 16, w - 48, curve_h)
+        return {"dialogue": box, "board": board, "bandit": arms, "uncertainty": curve}
+
+    def widget_rects(self) -> dict[str, pygame.Rect]:
+        return dict(getattr(self, "rects", {}))
+
     def draw(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
         w, h = surf.get_size()
+        rects = self.rects = self.layout((w, h))
         neg = self.neg
         surf.blit(theme.text("Negotiation", 32, theme.INK, bold=True), (24, 16))
         deals = sum(r["agreement"] for r in self.results)
-        surf.blit(theme.text(f"session {self.index + 1} ({neg.tracker.session})   repair + signals "
-                             f"{'ON' if self.repair else 'OFF'}   finished {len(self.results)}, deals {deals}   "
-                             f"speed {self.pacer.speed:g}x   S: next scene", 20, theme.DIM), (24, 52))
+        surf.blit(theme.fit(f"session {self.index + 1} ({neg.tracker.session})   repair + signals "
+                            f"{'ON' if self.repair else 'OFF'}   finished {len(self.results)}, deals {deals}   "
+                            f"speed {self.pacer.speed:g}x   S: next scene", 20, w - 48, theme.DIM), (24, 52))
+        surf.blit(theme.fit("badges: [1] task id, goal hash, constraints   [2] assumptions + confidence   "
+                            "[3] drift alert      colours: orange repair, yellow recalibration, red dispute, "
+                            "green deal", 16, w - 48, theme.FAINT), (24, 78))
         # dialogue
-        box = pygame.Rect(24, 84, int(w * 0.55), h - 300)
+        box = rects["dialogue"]
         pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
         y = box.y + 10
         for turn in neg.turns[-((box.h - 20) // 44):]:
             colour = {"repair": theme.ACCENT, "calibrate": theme.WARN, "dispute": theme.BAD,
                       "accept": theme.GOOD}.get(turn.kind, theme.INK)
             badges = "".join(f"[{k[-1]}]" for k in ("layer1", "layer2", "layer3") if k in turn.signals)
-            surf.blit(theme.text(f"t{turn.index} {turn.speaker} {badges}", 17, theme.DIM), (box.x + 12, y))
-            for line in theme.wrap(turn.text, box.w - 24, 18)[:2]:
+            surf.blit(theme.fit(f"t{turn.index} {turn.speaker} {badges}", 17, box.w - 24, theme.DIM), (box.x + 12, y))
+            for line in theme.wrap(readable(turn.text), box.w - 24, 18)[:2]:
                 y += 18
                 surf.blit(theme.text(line, 18, colour), (box.x + 12, y))
             y += 26
         # grounding board
-        board = pygame.Rect(box.right + 24, 84, w - box.right - 48, (h - 300) // 2 - 8)
+        board = rects["board"]
         pygame.draw.rect(surf, (16, 32, 56), board, border_radius=10)
         surf.blit(theme.text("grounding board", 20, theme.INK, bold=True), (board.x + 12, board.y + 8))
         y = board.y + 36
         for key, ent in sorted(neg.tracker.entities.items()):
             readings = ", ".join(f"{r} reads {lvl}" for r, lvl in ent["attributes"].items())
             mark, colour = ("grounded", theme.GOOD) if ent["grounded"] else ("not grounded", theme.WARN)
-            surf.blit(theme.text(f"{key}: {mark}  ({readings})", 17, colour), (board.x + 12, y))
+            surf.blit(theme.fit(readable(f"{key}: {mark}  ({readings})"), 17, board.w - 24, colour), (board.x + 12, y))
             y += 19
             if y > board.bottom - 20:
                 break
@@ -92,21 +110,24 @@ class NegotiationScene(PacedScene):
         for k, p in props:
             if y > board.bottom - 20:
                 break
-            surf.blit(theme.text(f"{k} by {p['proponent']}: {p['status']}", 17, theme.DIM), (board.x + 12, y))
+            surf.blit(theme.fit(f"{k} by {p['proponent']}: {p['status']}", 17, board.w - 24, theme.DIM),
+                      (board.x + 12, y))
             y += 19
         # bandit
-        arms = pygame.Rect(board.x, board.bottom + 16, board.w, board.h)
+        arms = rects["bandit"]
         pygame.draw.rect(surf, (16, 32, 56), arms, border_radius=10)
         surf.blit(theme.text("repair strategies (UCB1 bandit)", 20, theme.INK, bold=True), (arms.x + 12, arms.y + 8))
         stats = self.bandit.stats()
         most = max(1, max(s["pulls"] for s in stats.values()))
+        row_h = max(18, min(30, (arms.h - 44) // max(1, len(stats))))
         for k, (name, s) in enumerate(stats.items()):
-            y = arms.y + 40 + k * 30
-            surf.blit(theme.text(name.replace("_", " "), 17, theme.DIM), (arms.x + 12, y))
-            pygame.draw.rect(surf, theme.ACCENT, (arms.x + 210, y + 2, int((arms.w - 330) * s["pulls"] / most), 12))
+            y = arms.y + 40 + k * row_h
+            surf.blit(theme.fit(name.replace("_", " "), 17, 190, theme.DIM), (arms.x + 12, y))
+            pygame.draw.rect(surf, theme.ACCENT, (arms.x + 210, y + 2, int(max(0, arms.w - 330) * s["pulls"] / most),
+                                                  12))
             surf.blit(theme.text(f"{s['pulls']}  r={s['mean_reward']:.2f}", 17, theme.INK), (arms.right - 110, y))
         # uncertainty curve
-        curve = pygame.Rect(24, h - 200, w - 48, 180)
+        curve = rects["uncertainty"]
         pygame.draw.rect(surf, (16, 32, 56), curve, border_radius=10)
         us = [t.uncertainty for t in neg.turns]
         surf.blit(theme.text(f"uncertainty {us[-1] if us else 0:.2f}   (orange marks: repairs)", 18, theme.INK),
@@ -117,3 +138,10 @@ class NegotiationScene(PacedScene):
             if t.kind == "repair" and len(us) > 1:
                 x = area.x + t.index / max(1, len(us) - 1) * (area.w - 1)
                 pygame.draw.line(surf, theme.ACCENT, (x, area.y), (x, area.bottom), 1)
+
+
+def readable(text: str) -> str:
+    """Negotiation text as a person reads it: issue keys in words ("none AI feature" → "no AI
+    feature", "ai_feature" → "AI feature")."""
+    return (text.replace("none AI feature", "no AI feature").replace("ai_feature", "AI feature")
+            .replace("delivery_weeks", "delivery").replace("payment_days", "payment").replace("_", " "))

@@ -8,7 +8,7 @@ import numpy as np
 import pygame
 
 from ...ui import theme
-from ...ui.panels import sparkline
+from ...ui.charts import draw_axes_chart
 from ..base import PacedScene
 from .experiment import Experiment
 from .game import GameConfig, GameObject, Round
@@ -69,72 +69,94 @@ class ReferentialScene(PacedScene):
         self.exp.close()
 
     # view side
+    def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
+        """The scene's boxes for a window of ``size`` (1024×600 and up): inside it, apart."""
+        w, h = size
+        left = min(700, int(w * 0.62))
+        top, room = 90, h - 90 - 16
+        card_h = min(260, int(room * 0.4))
+        cands_h = min(170, int(room * 0.27))
+        card = pygame.Rect(24, top, (left - 24) * 46 // 100, card_h)
+        msg = pygame.Rect(card.right + 24, top, left - card.w - 24, card_h)
+        cands = pygame.Rect(24, card.bottom + 16, left, cands_h)
+        chart = pygame.Rect(24, cands.bottom + 16, left, h - cands.bottom - 32)
+        table = pygame.Rect(left + 48, top, w - left - 72, h - top - 16)
+        return {"card": card, "message": msg, "candidates": cands, "charts": chart, "glossary": table}
+
+    def widget_rects(self) -> dict[str, pygame.Rect]:
+        return dict(getattr(self, "rects", {}))
+
     def draw(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
         w, h = surf.get_size()
+        rects = self.rects = self.layout((w, h))
         exp, names = self.exp, self.exp.game.names
         surf.blit(theme.text("Referential game", 32, theme.INK, bold=True), (24, 16))
         s = exp.summary() if exp.rounds else {}
-        surf.blit(theme.text(f"round {len(exp.rounds)}/{exp.cfg.rounds}   condition {exp.cfg.condition}   "
-                             f"{len(exp.present)} agents   {exp.cfg.candidates} candidates   speed "
-                             f"{self.pacer.speed:g}x{'  PAUSED' if self.pacer.paused else ''}   S: next scene",
-                             20, theme.DIM), (24, 52))
+        surf.blit(theme.fit(f"round {len(exp.rounds)}/{exp.cfg.rounds}   condition {exp.cfg.condition}   "
+                            f"{len(exp.present)} agents   {exp.cfg.candidates} candidates   speed "
+                            f"{self.pacer.speed:g}x{'  PAUSED' if self.pacer.paused else ''}   S: next scene",
+                            20, w - 48, theme.DIM), (24, 52))
         r = self.last
-        card = pygame.Rect(24, 90, 300, 260)
+        card = rects["card"]
         pygame.draw.rect(surf, (16, 32, 56), card, border_radius=10)
         surf.blit(theme.text("sender sees the target", 18, theme.DIM), (card.x + 14, card.y + 10))
         if r is not None:
-            draw_object(surf, r.target, names, (card.centerx, card.y + 110), 56)
+            draw_object(surf, r.target, names, (card.centerx, card.centery), min(56, card.h // 4))
             surf.blit(theme.text(r.target.describe(tuple(names)), 18, theme.FAINT), (card.x + 14, card.bottom - 30))
-        msg_box = pygame.Rect(card.right + 24, 90, 340, 260)
+        msg_box = rects["message"]
         pygame.draw.rect(surf, (16, 32, 56), msg_box, border_radius=10)
         surf.blit(theme.text("message", 18, theme.DIM), (msg_box.x + 14, msg_box.y + 10))
         if r is not None:
-            surf.blit(theme.text(f"\u201c{r.message}\u201d", 54, theme.ACCENT, bold=True), (msg_box.x + 20,
-                                                                                            msg_box.y + 70))
+            surf.blit(theme.fit(f"\u201c{r.message}\u201d", 54, msg_box.w - 40, theme.ACCENT, bold=True),
+                      (msg_box.x + 20, msg_box.y + msg_box.h // 4))
             said = f"{len(r.message)} chars vs \u201c{r.target.describe(tuple(names))}\u201d"
-            surf.blit(theme.text(said, 18, theme.DIM),
-                      (msg_box.x + 20, msg_box.y + 140))
+            surf.blit(theme.fit(said, 18, msg_box.w - 40, theme.DIM), (msg_box.x + 20, msg_box.y + msg_box.h // 2 + 10))
             if r.new_terms:
-                surf.blit(theme.text("new terms: " + ", ".join(r.new_terms), 20, theme.WARN),
-                          (msg_box.x + 20, msg_box.y + 180))
-        cands = pygame.Rect(24, 370, card.w + msg_box.w + 24, 170)
+                surf.blit(theme.fit("new terms: " + ", ".join(r.new_terms), 20, msg_box.w - 40, theme.WARN),
+                          (msg_box.x + 20, msg_box.y + msg_box.h * 3 // 4))
+        cands = rects["candidates"]
         pygame.draw.rect(surf, (16, 32, 56), cands, border_radius=10)
         surf.blit(theme.text("receiver sees the candidates and chooses", 18, theme.DIM), (cands.x + 14, cands.y + 10))
         if r is not None:
             step = cands.w // (len(r.candidates) + 1)
             for k, c in enumerate(r.candidates):
                 cx = cands.x + step * (k + 1)
-                draw_object(surf, c, names, (cx, cands.y + 90), 30)
+                unit = max(10, min(30, cands.h // 6, step // 3))
+                draw_object(surf, c, names, (cx, cands.centery + 6), unit)
                 if c.id == r.choice:
                     colour = theme.GOOD if r.success else theme.BAD
-                    pygame.draw.rect(surf, colour, (cx - 44, cands.y + 42, 88, 96), 3, border_radius=8)
+                    pygame.draw.rect(surf, colour, (cx - unit - 14, cands.centery + 6 - unit - 14, 2 * unit + 28,
+                                                    2 * unit + 28), 3, border_radius=8)
                 if c.id == r.target.id:
-                    surf.blit(theme.text("target", 16, theme.INK), (cx - 20, cands.y + 142))
+                    surf.blit(theme.text("target", 16, theme.INK), (cx - 20, cands.bottom - 20))
         # charts
-        chart = pygame.Rect(24, 560, cands.w, h - 580)
-        pygame.draw.rect(surf, (16, 32, 56), chart, border_radius=10)
-        rows = [("success (last 50)", self.success, theme.GOOD, 0.0, 1.0, f"chance {exp.game.chance:.0%}"),
-                ("compression vs spelled out", self.compression, theme.ACCENT, 0.0, 1.2, ""),
-                ("glossary size", self.size, theme.WARN, 0.0, None, "")]
-        lh = max(40, (chart.h - 20) // 3)
-        for k, (label, data, colour, lo, hi, note) in enumerate(rows):
-            y = chart.y + 10 + k * lh
-            value = data[-1] if data else 0
-            if "success" in label:
-                shown = f"{value:.0%}"
-            else:
-                shown = f"{value:.2f}" if "compression" in label else f"{value:.0f}"
-            surf.blit(theme.text(f"{label}: {shown}  {note}", 18, theme.INK), (chart.x + 14, y))
-            sparkline(surf, pygame.Rect(chart.x + 14, y + 20, chart.w - 28, lh - 28), data, colour, lo, hi)
+        chart = rects["charts"]
+        rows = [("success (last 50)", self.success, theme.GOOD, "{:.0%}", (0.0, 1.0)),
+                ("compression vs spelled out", self.compression, theme.ACCENT, "{:.2f}", (0.0, 1.2)),
+                ("glossary size", self.size, theme.WARN, "{:.0f}", None)]
+        first = max(0, len(exp.rounds) - len(self.success))
+        gap = 8
+        stacked = chart.h >= 240  # tall: one above the other; short: side by side
+        ch = (chart.h - 2 * gap) // 3 if stacked else chart.h
+        cw = chart.w if stacked else (chart.w - 2 * gap) // 3
+        for k, (label, data, colour, fmt, y_range) in enumerate(rows):
+            box = (pygame.Rect(chart.x, chart.y + k * (ch + gap), cw, ch) if stacked
+                   else pygame.Rect(chart.x + k * (cw + gap), chart.y, cw, ch))
+            ys = np.asarray(data, np.float64)
+            xs = np.arange(first + 1, first + 1 + len(ys), dtype=np.float64)
+            note = f"  (chance {exp.game.chance:.0%})" if "success" in label else ""
+            draw_axes_chart(surf, box, xs, ys, label + note, colour, fmt, y_range)
         # glossary table
-        table = pygame.Rect(cands.right + 24, 90, w - cands.right - 48, h - 110)
+        table = rects["glossary"]
         pygame.draw.rect(surf, (16, 32, 56), table, border_radius=10)
         surf.blit(theme.text("glossary (by stable score)", 20, theme.INK, bold=True), (table.x + 14, table.y + 10))
         heads = ("term", "means", "receiver reads", "uses", "success", "stable")
-        xs = [0, 70, 250, 430, 500, 590]
-        for x, head in zip(xs, heads):
-            surf.blit(theme.text(head, 17, theme.DIM), (table.x + 14 + x, table.y + 40))
+        inner = table.w - 28
+        cols = [int(inner * f) for f in (0.0, 0.11, 0.38, 0.65, 0.76, 0.88)]
+        widths = [b - a - 6 for a, b in zip(cols, [*cols[1:], inner])]
+        for x, cw, head in zip(cols, widths, heads):
+            surf.blit(theme.fit(head, 17, cw, theme.DIM), (table.x + 14 + x, table.y + 40))
         terms = sorted(exp.glossary.active(), key=lambda t: -t.stable_score)
         for k, t in enumerate(terms[: (table.h - 80) // 22]):
             y = table.y + 62 + k * 22
@@ -142,9 +164,9 @@ class ReferentialScene(PacedScene):
             read = " ".join(t.by_receiver.values()) if t.by_receiver else "?"
             colour = theme.GOOD if t.agreed else theme.BAD
             cells = (t.term, meaning, read, str(t.usage), f"{t.success_rate:.0%}", f"{t.stable_score:.2f}")
-            for x, cell in zip(xs, cells):
-                surf.blit(theme.text(cell, 18, colour if x == 250 else theme.INK), (table.x + 14 + x, y))
+            for k2, (x, cw, cell) in enumerate(zip(cols, widths, cells)):
+                surf.blit(theme.fit(cell, 18, cw, colour if k2 == 2 else theme.INK), (table.x + 14 + x, y))
         if s:
-            surf.blit(theme.text(f"agreement {s['definition_agreement']:.0%}   topographic similarity "
-                                 f"{s['topographic_similarity']:.2f}   pruned {s['pruned_terms']}", 18, theme.DIM),
-                      (table.x + 14, table.bottom - 28))
+            facts = (f"agreement {s['definition_agreement']:.0%}   topographic similarity "
+                     f"{s['topographic_similarity']:.2f}   pruned {s['pruned_terms']}")
+            surf.blit(theme.fit(facts, 18, inner, theme.DIM), (table.x + 14, table.bottom - 28))
