@@ -25,17 +25,17 @@ from mirofish.ui.app import App
 from mirofish.ui.aquarium import AquariumScene
 
 
-def shoot(scene, name: str, frames: int, keys=(), select=None) -> None:
-    app = App([scene], (1920, 1080), offscreen=True)
+def shoot(scene, name: str, frames: int, keys=(), select=None, size=(1920, 1080), out=HERE) -> None:
+    app = App([scene], size, offscreen=True)
     if select is not None:
         scene.selected = select
     app.frame(0.0)
     for k in keys:
         pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=0, unicode=""))
     app.run(frames=frames, fixed_dt=1 / 30)
-    app.screenshot(HERE / name)
+    app.screenshot(out / name)
     app.close()
-    print("wrote", HERE / name)
+    print("wrote", out / name)
 
 
 def school_sequence(seed: int = 1, ticks=(240, 250, 260, 270, 280, 290), size=(1920, 1080)) -> None:
@@ -143,7 +143,53 @@ def negotiation() -> None:
     shoot(scene, "negotiation.png", 200)
 
 
+SIZES = [(1024, 600), (1280, 720), (1920, 1080), (2560, 1440)]
+
+
+def window_sizes(out_all: Path | None = None) -> None:
+    """Every scene at the four window sizes the layout is tested at; the 1280×720 ones (a
+    laptop screen) are kept in docs/ as window-*-1280x720.png, the others go to ``out_all``."""
+    from mirofish.scenes.negotiation.scene import NegotiationScene
+    from mirofish.scenes.referential.experiment import Experiment
+    from mirofish.scenes.referential.game import GameConfig
+    from mirofish.scenes.referential.scene import ReferentialScene
+
+    path = Path(tempfile.mkdtemp()) / "sizes.db"
+    cfg = load_config(seed=7)
+    engine = LiveSession(cfg)
+    rec = Recorder(path, cfg).attach(engine)
+    engine.run(900)
+    rec.close()
+    for size in SIZES:
+        tag = f"{size[0]}x{size[1]}"
+        out = HERE if size == (1280, 720) else (out_all or Path(tempfile.mkdtemp()))
+        live = AquariumScene.live(load_config(seed=1, preset="schooling-demo"))
+        live.set_speed(16)
+        shoot(live, f"window-live-{tag}.png", 40, size=size, out=out)
+        follow = AquariumScene.live(load_config(seed=1))
+        follow.set_speed(16)
+        shoot(follow, f"window-why-{tag}.png", 40, keys=[pygame.K_i, pygame.K_SPACE], select=4, size=size, out=out)
+        charts = AquariumScene(ReplaySession(path))
+        charts.seek(600)
+        charts.show_charts = True
+        shoot(charts, f"window-replay-charts-{tag}.png", 2, size=size, out=out)
+        fork = AquariumScene(ReplaySession(path))
+        fork.seek(300)
+        fork.set_speed(16)
+        shoot(fork, f"window-fork-{tag}.png", 60, keys=[pygame.K_f, pygame.K_7], select=9, size=size, out=out)
+        ref = ReferentialScene(Experiment(GameConfig(seed=2, rounds=400)))
+        ref.pacer.speed = 16
+        shoot(ref, f"window-referential-{tag}.png", 150, size=size, out=out)
+        neg = NegotiationScene(seed=1)
+        neg.pacer.speed = 8
+        shoot(neg, f"window-negotiation-{tag}.png", 150, size=size, out=out)
+
+
 if __name__ == "__main__":
-    referential()
-    negotiation()
-    main()
+    if sys.argv[1:2] == ["--sizes"]:  # python docs/make_screenshots.py --sizes [DIR for the other sizes]
+        window_sizes(Path(sys.argv[2]) if len(sys.argv) > 2 else None)
+    else:
+        referential()
+        negotiation()
+        main()
+        window_sizes()

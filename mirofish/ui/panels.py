@@ -395,7 +395,7 @@ def plan_progress(fish: FishSnapshot) -> str:
     if len(fish.plan_state) < 4:
         return ""
     _, _, end, trigger = fish.plan_state[:4]
-    parts = [f"since t{fish.last_decision_tick}"]
+    parts = [f"since t{fish.last_decision_tick}" if fish.last_decision_tick >= 0 else "since the start"]
     if end != NO_END:
         parts.append(f"ends t{end}")
     if trigger >= 0:
