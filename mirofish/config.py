@@ -85,6 +85,8 @@ class FishConfig(_Section):
     """Energy bookkeeping and population."""
 
     count: int = Field(60, ge=1, le=100_000)
+    sociability_shift: int = Field(0, ge=-50, le=50,
+                                   description="the personality mix: added to every fish's drawn sociability")
     max_energy: float = Field(100.0, gt=0, le=10_000)
     start_energy_min: float = Field(60.0, ge=0, le=10_000)
     start_energy_max: float = Field(100.0, ge=0, le=10_000)

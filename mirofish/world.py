@@ -165,7 +165,7 @@ class World:
         lo, hi = hundredths(f.start_energy_min), hundredths(f.start_energy_max)
         s.energy[:] = self.rng.integers(lo, hi + 1, n)
         s.age[:] = self.rng.integers(0, f.start_age_max + 1, n)
-        s.traits[:] = sample_traits(self.rng, n)
+        s.traits[:] = sample_traits(self.rng, n, cfg.fish.sociability_shift)
         s.persona = [persona_text(t) for t in s.traits]
         if self.plans:  # until its first plan arrives (late, from a slow model), a fish swims on
             s.plan_goal[:], s.plan_param[:] = G_EXPLORE, s.heading

@@ -9,6 +9,7 @@ from pathlib import Path
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
+import numpy as np
 import pygame
 import pytest
 
@@ -393,4 +394,20 @@ def test_the_alternate_scenes_fit_every_window_size(size, which, tmp_path):
     rects = scene.widget_rects()
     assert len(rects) >= 4 and not inside_and_apart(rects, size)
     assert all(r.w >= 150 and r.h >= 60 for r in rects.values()), rects
+    app.close()
+
+
+def test_the_mix_slider_makes_the_next_tank_more_sociable():
+    scene = AquariumScene.live(load_config(seed=2))
+    app = app_for(scene, (1280, 720))
+    before = np.mean([f.traits["sociability"] for f in scene.snapshot().fish])
+    mix = next(s for s in scene.sliders if s.label.startswith("mix"))
+    t = mix.track
+    for kind in (pygame.MOUSEBUTTONDOWN, pygame.MOUSEBUTTONUP):
+        pygame.event.post(pygame.event.Event(kind, button=1, pos=(t.right - 1, t.centery)))
+    app.frame(0.0)
+    click(button(scene, "Reset").rect.center)
+    app.frame(0.0)
+    after = np.mean([f.traits["sociability"] for f in scene.snapshot().fish])
+    assert scene.cfg.fish.sociability_shift == 50 and after > before + 30
     app.close()

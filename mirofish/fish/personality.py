@@ -20,9 +20,13 @@ _WORDS = {
 }
 
 
-def sample_traits(rng: np.random.Generator, n: int) -> np.ndarray:
-    """``(n, 5)`` int16 traits; a Beta(2,2) spread so most fish are moderate, some extreme."""
-    return np.rint(rng.beta(2.0, 2.0, size=(n, len(TRAITS))) * 100).astype(np.int16)
+def sample_traits(rng: np.random.Generator, n: int, sociability_shift: int = 0) -> np.ndarray:
+    """``(n, 5)`` int16 traits; a Beta(2,2) spread so most fish are moderate, some extreme.
+    ``sociability_shift`` moves the mix toward loners (< 0) or sociable fish (> 0)."""
+    traits = np.rint(rng.beta(2.0, 2.0, size=(n, len(TRAITS))) * 100).astype(np.int16)
+    if sociability_shift:
+        traits[:, 0] = np.clip(traits[:, 0] + sociability_shift, 0, 100)
+    return traits
 
 
 def _band(v: int) -> int:

@@ -384,18 +384,22 @@ class AquariumScene:
                     self.message = str(exc)
             return apply
 
-        def fish_count(value: float) -> None:
-            data = self._pending_cfg.model_dump()
-            data["fish"]["count"] = int(value)
-            self._pending_cfg = type(self.cfg).model_validate(data)
-            self.message = f"{int(value)} fish from the next reset (R)"
+        def at_reset(key: str, what: str):
+            def apply(value: float) -> None:
+                data = self._pending_cfg.model_dump()
+                data["fish"][key] = int(value)
+                self._pending_cfg = type(self.cfg).model_validate(data)
+                self.message = f"{what} {int(value)} from the next reset (R)"
+            return apply
 
         return [
             Slider("food per open cell per tick", 0.0, 0.003, c.food.spawn_rate, live("food.spawn_rate"), "{:.4f}"),
             Slider("school: alignment", 0.0, 15.0, c.steering.alignment, live("steering.alignment"), "{:.1f}"),
             Slider("school: cohesion", 0.0, 15.0, c.steering.cohesion, live("steering.cohesion"), "{:.1f}"),
             Slider("separation", 0.0, 10.0, c.steering.separation, live("steering.separation"), "{:.1f}"),
-            Slider("fish at reset", 10, 240, c.fish.count, fish_count, "{:.0f}", step=1),
+            Slider("fish at reset", 10, 240, c.fish.count, at_reset("count", "fish:"), "{:.0f}", step=1),
+            Slider("mix at reset: loners … sociable", -50, 50, c.fish.sociability_shift,
+                   at_reset("sociability_shift", "sociability shift"), "{:+.0f}", step=1),
         ]
 
     def _new_seed(self) -> int:
