@@ -25,6 +25,17 @@ from mirofish.ui.app import App
 from mirofish.ui.aquarium import AquariumScene
 
 
+def recorded_run(seed: int, ticks: int) -> Path:
+    """A recording of ``ticks`` ticks of the default tank (in a temporary folder)."""
+    path = Path(tempfile.mkdtemp()) / "run.db"
+    cfg = load_config(seed=seed)
+    engine = LiveSession(cfg)
+    rec = Recorder(path, cfg).attach(engine)
+    engine.run(ticks)
+    rec.close()
+    return path
+
+
 def shoot(scene, name: str, frames: int, keys=(), select=None, size=(1920, 1080), out=HERE) -> None:
     app = App([scene], size, offscreen=True)
     if select is not None:
@@ -94,12 +105,7 @@ def main() -> None:
     members = scene.session.metrics.school_members
     shoot(scene, "live.png", 30, select=int(members[0]) if members.size else 12)
 
-    path = Path(tempfile.mkdtemp()) / "demo.db"
-    cfg = load_config(seed=7)
-    engine = LiveSession(cfg)
-    rec = Recorder(path, cfg).attach(engine)
-    engine.run(2400)
-    rec.close()
+    path = recorded_run(7, 2400)
 
     replay = AquariumScene(ReplaySession(path))
     replay.seek(1500)
@@ -154,12 +160,7 @@ def window_sizes(out_all: Path | None = None) -> None:
     from mirofish.scenes.referential.game import GameConfig
     from mirofish.scenes.referential.scene import ReferentialScene
 
-    path = Path(tempfile.mkdtemp()) / "sizes.db"
-    cfg = load_config(seed=7)
-    engine = LiveSession(cfg)
-    rec = Recorder(path, cfg).attach(engine)
-    engine.run(900)
-    rec.close()
+    path = recorded_run(7, 900)
     for size in SIZES:
         tag = f"{size[0]}x{size[1]}"
         out = HERE if size == (1280, 720) else (out_all or Path(tempfile.mkdtemp()))

@@ -661,10 +661,7 @@ class AquariumScene:
 
     def _draw_picker(self, surf) -> None:
         rect = self._picker_rect(surf.get_rect())
-        layer = pygame.Surface(rect.size, pygame.SRCALPHA)
-        layer.fill((8, 16, 30, 240))
-        surf.blit(layer, rect)
-        pygame.draw.rect(surf, theme.ACCENT, rect, 1)
+        theme.overlay(surf, rect, theme.ACCENT)
         surf.blit(theme.text(f"Fork at t{self.tick}: what should fish {self.selected} do now?", 22, theme.INK,
                              bold=True), (rect.x + 16, rect.y + 12))
         surf.blit(theme.text("a new plan", 16, theme.FAINT), (rect.x + 30, rect.y + 42))
@@ -694,10 +691,7 @@ class AquariumScene:
         files = self.picking_file or []
         rect = pygame.Rect(0, 0, min(720, surf.get_width() - 40), 80 + 30 * len(files))
         rect.center = surf.get_rect().center
-        layer = pygame.Surface(rect.size, pygame.SRCALPHA)
-        layer.fill((8, 16, 30, 240))
-        surf.blit(layer, rect)
-        pygame.draw.rect(surf, theme.ACCENT, rect, 1)
+        theme.overlay(surf, rect, theme.ACCENT)
         surf.blit(theme.text("Open a recording (newest first)", 22, theme.INK, bold=True), (rect.x + 16, rect.y + 12))
         self._file_rows = []
         for k, path in enumerate(files):

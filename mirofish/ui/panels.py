@@ -380,10 +380,7 @@ def draw_help(surf: pygame.Surface) -> None:
     w, h = min(620, surf.get_width() - 20), min(50 + 26 * len(HELP), surf.get_height() - 20)
     rect = pygame.Rect(0, 0, w, h)
     rect.center = surf.get_rect().center
-    layer = pygame.Surface(rect.size, pygame.SRCALPHA)
-    layer.fill((8, 16, 30, 236))
-    surf.blit(layer, rect)
-    pygame.draw.rect(surf, theme.PANEL_EDGE, rect, 1)
+    theme.overlay(surf, rect, alpha=236)
     surf.blit(theme.text("Keys", 28, theme.INK, bold=True), (rect.x + 20, rect.y + 10))
     for k, (key, what) in enumerate(HELP):
         surf.blit(theme.text(key, 20, theme.ACCENT, bold=True), (rect.x + 20, rect.y + 42 + k * 26))

@@ -128,3 +128,11 @@ def fit(s: str, size: int, width: int, colour=INK, bold: bool = False, min_size:
         else:
             hi = mid - 1
     return text(s[:lo].rstrip() + "…", min_size, colour, bold)
+
+
+def overlay(surf: pygame.Surface, rect: pygame.Rect, edge=None, alpha: int = 240) -> None:
+    """A dark translucent box with a thin edge (pickers, help)."""
+    layer = pygame.Surface(rect.size, pygame.SRCALPHA)
+    layer.fill((8, 16, 30, alpha))
+    surf.blit(layer, rect)
+    pygame.draw.rect(surf, edge or PANEL_EDGE, rect, 1)
