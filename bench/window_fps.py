@@ -41,6 +41,10 @@ def main() -> None:
         "live 120 fish + charts, 1920x1080": fps("live", "--fish", "120", "--charts", *common),
         "live 120 fish + charts, 1280x720": fps("live", "--fish", "120", "--charts", *laptop),
         "replay + charts, 1280x720": fps("replay", rec, "--speed", "8", "--charts", *laptop),
+        "live 120 fish, 2560x1440 (scaled 1.33x)": fps("live", "--fish", "120",
+                                                       *[a if a != "1920x1080" else "2560x1440" for a in common]),
+        "live 120 fish, 3840x2160 (scaled 2x)": fps("live", "--fish", "120",
+                                                    *[a if a != "1920x1080" else "3840x2160" for a in common]),
     }
     for name, r in cases.items():
         print(f"{name:<34} median {r['fps_median']:>6.0f} FPS   p95 frame {r['frame_ms_p95']:.1f} ms", flush=True)

@@ -149,7 +149,7 @@ def negotiation() -> None:
     shoot(scene, "negotiation.png", 200)
 
 
-SIZES = [(1024, 600), (1280, 720), (1920, 1080), (2560, 1440)]
+SIZES = [(1024, 600), (1280, 720), (1920, 1080), (2560, 1440), (3840, 2160)]
 
 
 def window_sizes(out_all: Path | None = None) -> None:

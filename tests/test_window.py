@@ -218,7 +218,7 @@ def test_no_display_is_one_line_and_exit_2_naming_the_other_views(command, recor
     assert "--terminal" in out.stderr and "--headless" in out.stderr
 
 
-SIZES = [(1024, 600), (1280, 720), (1920, 1080), (2560, 1440)]
+SIZES = [(1024, 600), (1280, 720), (1920, 1080), (2560, 1440), (3840, 2160)]
 
 
 def click(pos):
@@ -411,3 +411,17 @@ def test_the_mix_slider_makes_the_next_tank_more_sociable():
     after = np.mean([f.traits["sociability"] for f in scene.snapshot().fish])
     assert scene.cfg.fish.sociability_shift == 50 and after > before + 30
     app.close()
+
+
+def test_on_a_4k_screen_the_window_is_drawn_twice_as_large_and_clicks_land():
+    from mirofish.ui import theme
+
+    scene = AquariumScene.live(load_config(seed=2))
+    app = app_for(scene, (3840, 2160))
+    assert theme.SCALE == 2.0 and scene._surf_size == (1920, 1080)  # drawn at 1920×1080, shown at 2×
+    charts = button(scene, "Charts").rect
+    click((charts.centerx * 2, charts.centery * 2))  # where the user sees it on the 4K screen
+    app.frame(0.0)
+    assert scene.show_charts
+    app.close()
+    assert theme.SCALE == 1.0  # closing the window forgets the scale

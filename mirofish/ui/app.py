@@ -49,6 +49,8 @@ class App:
             size = (min(DEFAULT_SIZE[0], max(960, w - 80)), min(DEFAULT_SIZE[1], max(600, h - 120)))
         flags = 0 if offscreen else pygame.RESIZABLE
         self.screen = pygame.display.set_mode(size, flags)
+        self._canvas: pygame.Surface | None = None
+        self._fit_canvas()
         pygame.display.set_caption("MiroFish")
         self.scenes = scenes
         self.index = 0
@@ -58,22 +60,49 @@ class App:
     def scene(self):
         return self.scenes[self.index]
 
+    LOGICAL = (1920, 1080)
+
+    def _fit_canvas(self) -> None:
+        """On a screen larger than 1920×1080 the scenes draw at 1920×1080-ish and the frame is
+        scaled up, so text and widgets grow with the window instead of shrinking on it."""
+        w, h = self.screen.get_size()
+        scale = max(1.0, min(w / self.LOGICAL[0], h / self.LOGICAL[1]))
+        theme.SCALE = scale
+        self._canvas = pygame.Surface((round(w / scale), round(h / scale))) if scale > 1.0 else None
+
+    def canvas(self) -> pygame.Surface:
+        """Where scenes draw (the window itself up to 1920×1080)."""
+        return self._canvas if self._canvas is not None else self.screen
+
+    def _logical(self, event):
+        """Mouse events in the coordinates the scenes draw in."""
+        if theme.SCALE == 1.0 or not hasattr(event, "pos"):
+            return event
+        data = dict(event.dict)
+        data["pos"] = (int(event.pos[0] / theme.SCALE), int(event.pos[1] / theme.SCALE))
+        return pygame.event.Event(event.type, data)
+
     def handle(self, event) -> None:
         if event.type == pygame.QUIT or (event.type == pygame.KEYDOWN and event.key == pygame.K_q
                                          and not getattr(self.scene, "picking_action", False)):
             self.running = False
         elif event.type == pygame.VIDEORESIZE:
             self.screen = pygame.display.set_mode(event.size, pygame.RESIZABLE)
+            self._fit_canvas()
         elif event.type == pygame.KEYDOWN and event.key == pygame.K_s and len(self.scenes) > 1:
             self.index = (self.index + 1) % len(self.scenes)
         else:
-            self.scene.handle_event(event)
+            self.scene.handle_event(self._logical(event))
 
     def frame(self, dt: float) -> None:
         for event in pygame.event.get():
             self.handle(event)
         self.scene.update(dt)
-        self.scene.draw(self.screen)
+        self.scene.draw(self.canvas())
+        if self._canvas is not None:  # a whole factor (4K = 2×) stays crisp and fast unsmoothed
+            whole = abs(theme.SCALE - round(theme.SCALE)) < 1e-6
+            (pygame.transform.scale if whole else pygame.transform.smoothscale)(
+                self._canvas, self.screen.get_size(), self.screen)
         pygame.display.flip()
 
     def run(self, frames: int | None = None, fixed_dt: float | None = None, fps_cap: int = 60,

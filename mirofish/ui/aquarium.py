@@ -229,7 +229,7 @@ class AquariumScene:
                 if sl.handle(event):
                     return
         if event.type == pygame.MOUSEWHEEL and self.rects.get("panel") is not None \
-                and self.rects["panel"].collidepoint(pygame.mouse.get_pos()):
+                and self.rects["panel"].collidepoint(theme.mouse_pos()):
             self.follow.scroll_by(-event.y * 40)
             return
         if self.timeline is not None and self.fork is None:
@@ -325,6 +325,7 @@ class AquariumScene:
 
     def draw(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
+        self._surf_size = surf.get_size()
         r = self.rects = self.layout(surf.get_size())
         self.renderer.layout(r["tank"])
         self._draw_controls(surf, r["controls"])
@@ -523,7 +524,7 @@ class AquariumScene:
         pygame.draw.rect(surf, theme.PANEL, rect)
         self.buttons = self._buttons()
         self.hidden_buttons = lay_out_row(self.buttons, rect.inflate(-16, 0))
-        mouse = pygame.mouse.get_pos() if pygame.display.get_init() else (-1, -1)
+        mouse = theme.mouse_pos() if pygame.display.get_init() else (-1, -1)
         for b in self.buttons:
             if b.rect.w:
                 b.draw(surf, b.rect.collidepoint(mouse))
@@ -646,8 +647,7 @@ class AquariumScene:
 
     def _pick_fork_click(self, pos) -> None:
         """A click on a line of the fork picker chooses it; elsewhere cancels."""
-        rect = self._picker_rect(pygame.display.get_surface().get_rect() if pygame.display.get_surface()
-                                 else pygame.Rect(0, 0, 1920, 1080))
+        rect = self._picker_rect(pygame.Rect(0, 0, *getattr(self, "_surf_size", (1920, 1080))))
         self.picking_action = False
         x, y = pos
         row = (y - rect.y - 62) // 23

@@ -90,9 +90,11 @@ def text(s: str, size: int = 20, colour=INK, bold: bool = False) -> pygame.Surfa
 
 def reset() -> None:
     """Forget fonts and rendered text (they die with pygame.quit())."""
+    global SCALE
     font.cache_clear()
     mono.cache_clear()
     _TEXT.clear()
+    SCALE = 1.0
 
 
 def wrap(s: str, width_px: int, size: int = 18) -> list[str]:
@@ -136,3 +138,14 @@ def overlay(surf: pygame.Surface, rect: pygame.Rect, edge=None, alpha: int = 240
     layer.fill((8, 16, 30, alpha))
     surf.blit(layer, rect)
     pygame.draw.rect(surf, edge or PANEL_EDGE, rect, 1)
+
+
+# The window draws at a logical size of at most 1920×1080 and is scaled up on larger screens
+# (fonts and layout grow with it); ``SCALE`` is that factor (1 up to 1920×1080).
+SCALE = 1.0
+
+
+def mouse_pos() -> tuple[int, int]:
+    """The mouse in the logical coordinates the scenes draw in."""
+    x, y = pygame.mouse.get_pos()
+    return int(x / SCALE), int(y / SCALE)
