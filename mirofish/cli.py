@@ -558,7 +558,11 @@ def run_negotiation(args: argparse.Namespace) -> int:
         if close:
             summary_failures = close()
     if close:
+        made = summary_failures.pop("model_turns", 0)
         summary["model_failures"] = summary_failures
+        fell_back = sum(n for k, n in summary_failures.items() if k != "goal_hash_mismatch")
+        summary["model_made"] = {"turns": made, "fell_back": fell_back,
+                                 "share": round(made / max(1, made + fell_back), 4)}
     print(json.dumps(summary))
     return 0
 

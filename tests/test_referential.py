@@ -166,3 +166,36 @@ def test_glossary_cli_lists_and_diffs_snapshots(tmp_path):
     bad = subprocess.run([sys.executable, "run.py", "glossary", str(tmp_path / "missing.db")], cwd=ROOT,
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "not found" in bad.stderr
+
+
+def test_a_rule_breaking_model_message_gets_one_corrective_retry_and_the_model_share_is_reported(tmp_path):
+    from mirofish.brains.testserver import TestServer
+    from mirofish.scenes.referential.model_agents import model_agent_factory
+
+    with TestServer(fault="rule_breaker") as server:
+        cfg = GameConfig(seed=3, rounds=12)
+        exp = Experiment(cfg, log_path=tmp_path / "log.jsonl", agents="llm",
+                         model_agent_factory=model_agent_factory(server.url, "m", cfg))
+        summary = exp.run()
+        exp.close()
+    assert summary["failures"].get("sender_corrected", 0) == 12  # every first message broke a rule …
+    assert not any(k.startswith("message_") for k in summary["failures"])  # … and none after the correction
+    made = summary["model_made"]
+    assert made["sender_turns"] == 12 and made["receiver_turns"] == 12 and made["sender_share"] == 1.0
+    assert summary["success_rate"] >= 0.9
+
+
+def test_fixed_terms_never_collide_and_a_rejected_round_logs_no_stale_reply(tmp_path):
+    from mirofish.brains.testserver import TestServer
+    from mirofish.scenes.referential.model_agents import model_agent_factory
+
+    with TestServer(fault="garbage", fault_every=3) as server:
+        cfg = GameConfig(seed=1, rounds=9, condition="fixed")  # square/small and co. used to both be "ss"
+        exp = Experiment(cfg, log_path=tmp_path / "log.jsonl", agents="llm",
+                         model_agent_factory=model_agent_factory(server.url, "m", cfg))
+        exp.run()
+        exp.close()
+    rows = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert len(rows) == 9
+    rejected = [r for r in rows if r["choice"] is None and r["message"] == ""]
+    assert rejected and all(r["receiver_raw"] == "" for r in rejected)

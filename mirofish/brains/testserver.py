@@ -14,7 +14,9 @@ misbehave at the transport level — ``hang`` (reads the request, never answers)
 (a valid reply, one byte every ``delay`` seconds), ``endless`` (a chunked body that never
 ends), ``reset`` (closes the connection without a word), ``not_http`` (answers with bytes
 that are not HTTP), ``huge_body`` (a 50 MB reply), ``retry_after_forever`` (429 with
-``Retry-After: 100000``) — and stopping the server outright. ``fault_every`` applies the fault to every k-th
+``Retry-After: 100000``), ``rule_breaker`` (a referential sender's first message is too long
+and spells an attribute out, as a small model's is, until the prompt corrects it) — and
+stopping the server outright. ``fault_every`` applies the fault to every k-th
 request only.
 
 Pacing like a real local server: ``rate`` (completions per second, served one after another
@@ -40,7 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from .prompt import estimate_tokens
 
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
-          "reset", "not_http", "huge_body", "retry_after_forever")
+          "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker")
 _MOVES = {"move_n": (0, -1), "move_s": (0, 1), "move_w": (-1, 0), "move_e": (1, 0)}
 
 
@@ -289,6 +291,10 @@ class TestServer:
                                    else '{"accept": false, "signals": 7}')
                     return
                 if "referential game" in prompt:
+                    if fault == "rule_breaker" and "You are the SENDER" in prompt and "is not allowed" not in prompt:
+                        # a small model's first answer: too long and spelled out, until corrected
+                        self._complete(n, prompt, json.dumps({"message": "Your target is a circle.", "new_terms": []}))
+                        return
                     self._complete(n, prompt, referential_reply(prompt) if fault != "garbage"
                                    else "I would rather not say.")
                     return

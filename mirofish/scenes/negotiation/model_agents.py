@@ -17,9 +17,21 @@ from .world import NAMED, NUMERIC
 
 SYSTEM = """You are a negotiator in a negotiation between a buyer and a seller.
 Issues: price, delivery_weeks, payment_days, support (basic/standard/premium), ai_feature (none/basic/full).
-Answer with JSON only:
-{"accept": true|false, "offer": {...one of the suggested offers or your own...}, "message": "what you say",
- "signals": {"layer1": {"task_id": "...", "goal_hash": "...", "constraints": ["..."]}}}"""
+Answer with JSON only: accept (true or false), offer (one of the suggested offers, or your own), message (what you
+say) and signals.layer1 (the task id and goal hash you were given, and your constraints)."""
+
+_ISSUES = {"price": {"type": "number"}, "delivery_weeks": {"type": "number"}, "payment_days": {"type": "number"},
+           "support": {"type": "string", "enum": ["basic", "standard", "premium"]},
+           "ai_feature": {"type": "string", "enum": ["none", "basic", "full"]}}
+REPLY_SCHEMA = {"type": "object", "properties": {
+    "accept": {"type": "boolean"},
+    "offer": {"type": "object", "properties": _ISSUES, "required": list(_ISSUES)},
+    "message": {"type": "string"},
+    "signals": {"type": "object", "properties": {"layer1": {"type": "object", "properties": {
+        "task_id": {"type": "string"}, "goal_hash": {"type": "string"},
+        "constraints": {"type": "array", "items": {"type": "string"}}},
+        "required": ["task_id", "goal_hash", "constraints"]}}, "required": ["layer1"]}},
+    "required": ["accept", "message", "signals"]}
 
 
 def _valid_offer(offer) -> bool:
@@ -35,6 +47,7 @@ def _valid_offer(offer) -> bool:
 class ModelNegotiator:
     def __init__(self, client: ModelClient, failures: dict):
         self.client, self.failures = client, failures
+        self.made = 0  # turns the model actually played (the others fell back to the embedded logic)
 
     def _fail(self, reason: str):
         self.failures[reason] = self.failures.get(reason, 0) + 1
@@ -55,7 +68,7 @@ class ModelNegotiator:
         for k, o in enumerate(suggestions, 1):
             lines.append(f"Suggested offer {k}: {json.dumps(o)}")
         reply = self.client.complete([{"role": "system", "content": SYSTEM},
-                                    {"role": "user", "content": "\n".join(lines)}], None, max_tokens=300)
+                                    {"role": "user", "content": "\n".join(lines)}], REPLY_SCHEMA, max_tokens=300)
         if reply["error"]:
             return self._fail(f"negotiator_{reply['error']}")
         data = first_json_object(reply["text"])
@@ -76,6 +89,7 @@ class ModelNegotiator:
             offer = {**offer, **{i: float(offer[i]) for i in NUMERIC}}
         else:
             return self._fail("offer_invalid")
+        self.made += 1
         return {"accept": accept, "offer": offer,
                 "message": str(data.get("message") or "")[:300], "signals": sig}
 
@@ -92,6 +106,6 @@ def model_speakers(base_url: str, model: str, seed: int, timeout_s: float = 20.0
 
     def close() -> dict:
         client.close()
-        return dict(failures)
+        return {**failures, "model_turns": negotiator.made}
 
     return speakers_for, close

@@ -150,6 +150,9 @@ class Experiment:
             for value in values:
                 if not self.glossary.terms_for({attr: value}):
                     term = self.agents[0]._invent() if hasattr(self.agents[0], "_invent") else f"{attr[0]}{value[0]}"
+                    n = 1
+                    while term in self.glossary:  # shape:square and size:small would both be "ss"
+                        term, n = f"{attr[:2]}{value[:2]}{n if n > 1 else ''}", n + 1
                     self.glossary.add(term, {attr: value}, {attr: value}, 0, proposed_by="fixed")
                     self.glossary.interpret(term, {attr: value})
         for a in self.agents + ([self.joiner] if self.joiner else []):
@@ -193,7 +196,8 @@ class Experiment:
             correct.append(choice == rnd.target.id)
             interpretations.append(interp)
             rnd.choice = choice
-            rnd.receiver_raw = getattr(receiver, "last_raw", json.dumps({"choice": choice}))
+            # a receiver not asked this round has no reply (not the previous round's)
+            rnd.receiver_raw = "" if problem else getattr(receiver, "last_raw", json.dumps({"choice": choice}))
             if hasattr(receiver, "learn") and not problem:
                 receiver.learn(rnd.message, rnd.target)
         rnd.success = bool(all(correct))
@@ -274,7 +278,19 @@ class Experiment:
             "topographic_similarity": round(self.topographic_similarity(), 4),
             "pruned_terms": len(self.pruned),
             "failures": dict(self.failures),
+            **self._model_made(),
         }
+
+    def _model_made(self) -> dict:
+        """With model agents: the turns the model actually played (vs the rounds), so a run
+        where every reply failed does not pass for a model result."""
+        made = [a.made for a in self.agents + ([self.joiner] if self.joiner else []) if hasattr(a, "made")]
+        if not made:
+            return {}
+        sender = sum(m["sender"] for m in made)
+        receiver = sum(m["receiver"] for m in made)
+        return {"model_made": {"sender_turns": sender, "receiver_turns": receiver, "rounds": len(self.rounds),
+                               "sender_share": round(sender / max(1, len(self.rounds)), 4)}}
 
     def run(self) -> dict:
         for _ in range(self.cfg.rounds - len(self.rounds)):

@@ -17,16 +17,18 @@ from ...brains.prompt import first_json_object
 from .game import Game, GameConfig, GameObject
 from .glossary import Glossary
 
+# The prompts show a worked example made from the game's real attributes (a small model copies
+# placeholders such as "<attribute>" verbatim; it may as well copy something valid).
 SENDER_SYSTEM = """You are the SENDER in a referential game.
 Send a message of at most {max_chars} characters that lets the receiver pick your target object among candidates you cannot see.
 Use existing glossary terms where they fit. Never write attribute words ({words}) in the message.
-If no term fits, invent a short new term and define it.
-Answer with JSON only: {{"message": "...", "new_terms": [{{"term": "...", "canonical": {{"<attribute>": "<value>"}}}}]}}"""  # noqa: E501 (the prompt's own lines)
+If no term fits, invent a short new term (2-3 letters) and define it.
+Answer with JSON only, for example: {example}"""  # noqa: E501 (the prompt's own lines)
 
 RECEIVER_SYSTEM = """You are the RECEIVER in a referential game.
 You get a short message and a list of candidate objects. Choose the object the message means.
 Also say how you understand each term of the message.
-Answer with JSON only: {"choice": "<object id>", "interpretation": {"<term>": {"<attribute>": "<value>"}}}"""
+Answer with JSON only, for example: {example}"""
 
 SENDER_SCHEMA = {"type": "object", "properties": {
     "message": {"type": "string"},
@@ -42,11 +44,22 @@ def _glossary_lines(glossary: Glossary) -> str:
     return "\n".join(f"{t.term} = {json.dumps(t.canonical)}" for t in terms) or "(empty)"
 
 
+def _examples(game: Game) -> tuple[str, str]:
+    """A sender and a receiver reply for this game's attributes, as the prompts' examples."""
+    (a1, v1), (a2, v2) = [(a, vals[0]) for a, vals in list(game.cfg.attributes.items())[:2]]
+    sender = json.dumps({"message": "ko-ta", "new_terms": [{"term": "ko", "canonical": {a1: v1}},
+                                                            {"term": "ta", "canonical": {a2: v2}}]})
+    receiver = json.dumps({"choice": "obj_3", "interpretation": {"ko": {a1: v1}, "ta": {a2: v2}}})
+    return sender, receiver
+
+
 class ModelAgent:
     def __init__(self, name: str, game: Game, glossary: Glossary, client: ModelClient, failures: dict):
         self.name, self.game, self.glossary, self.client, self.failures = name, game, glossary, client, failures
         self.interps: dict[str, dict] = {}
         self.last_raw = ""
+        self.made = {"sender": 0, "receiver": 0}  # turns the model actually played (the summary reports them)
+        self._sender_example, self._receiver_example = _examples(game)
 
     def _fail(self, reason: str) -> None:
         self.failures[reason] = self.failures.get(reason, 0) + 1
@@ -56,17 +69,30 @@ class ModelAgent:
         words = ", ".join(v for vals in cfg.attributes.values() for v in vals)
         user = (f"Glossary:\n{_glossary_lines(self.glossary)}\n"
                 f"Your target: {json.dumps(target.properties(self.game.names))}\nYour JSON:")
-        msgs = [{"role": "system", "content": SENDER_SYSTEM.format(max_chars=cfg.max_chars, words=words)},
+        msgs = [{"role": "system", "content": SENDER_SYSTEM.format(max_chars=cfg.max_chars, words=words,
+                                                                   example=self._sender_example)},
                 {"role": "user", "content": user}]
-        reply = self.client.complete(msgs, SENDER_SCHEMA)
-        self.last_raw = reply["text"] or f"<{reply['error']}>"
-        if reply["error"]:
-            self._fail(f"sender_{reply['error']}")
-            return "", [], []
-        data = first_json_object(reply["text"])
-        if data is None or not isinstance(data.get("message"), str):
-            self._fail("sender_malformed")
-            return "", [], []
+        data: dict = {}
+        for attempt in range(2):  # a message that breaks a rule gets one corrective retry
+            reply = self.client.complete(msgs, SENDER_SCHEMA)
+            self.last_raw = reply["text"] or f"<{reply['error']}>"
+            if reply["error"]:
+                self._fail(f"sender_{reply['error']}")
+                return "", [], []
+            parsed = first_json_object(reply["text"])
+            if parsed is None or not isinstance(parsed.get("message"), str):
+                self._fail("sender_malformed")
+                return "", [], []
+            data = parsed
+            problem = self.game.check_message(data["message"].strip())
+            if problem is None or attempt == 1:
+                break
+            self._fail("sender_corrected")
+            msgs = [*msgs, {"role": "assistant", "content": reply["text"]},
+                    {"role": "user", "content": f"Your message {data['message']!r} is not allowed: it is {problem}. "
+                                                f"Use at most {cfg.max_chars} characters of invented terms. "
+                                                f"Your JSON:"}]
+        self.made["sender"] += 1
         message = data["message"].strip()
         new = []
         for item in data.get("new_terms") or []:
@@ -87,7 +113,8 @@ class ModelAgent:
     def listen(self, message: str, candidates: list[GameObject]) -> tuple[str | None, dict]:
         lines = "\n".join(f"{c.id}: {json.dumps(c.properties(self.game.names))}" for c in candidates)
         user = f"Glossary:\n{_glossary_lines(self.glossary)}\nMessage: {message}\nCandidates:\n{lines}\nYour JSON:"
-        msgs = [{"role": "system", "content": RECEIVER_SYSTEM}, {"role": "user", "content": user}]
+        msgs = [{"role": "system", "content": RECEIVER_SYSTEM.format(example=self._receiver_example)},
+                {"role": "user", "content": user}]
         reply = self.client.complete(msgs, RECEIVER_SCHEMA)
         self.last_raw = reply["text"] or f"<{reply['error']}>"
         if reply["error"]:
@@ -100,6 +127,7 @@ class ModelAgent:
             return None, {}
         given = data.get("interpretation")
         interp: dict = given if isinstance(given, dict) else {}
+        self.made["receiver"] += 1
         for term, meaning in interp.items():
             if isinstance(meaning, dict):
                 self.interps[term] = meaning
