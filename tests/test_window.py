@@ -425,3 +425,46 @@ def test_on_a_4k_screen_the_window_is_drawn_twice_as_large_and_clicks_land():
     assert scene.show_charts
     app.close()
     assert theme.SCALE == 1.0  # closing the window forgets the scale
+
+
+@pytest.mark.parametrize("which", ["referential", "negotiation"])
+def test_a_scene_waiting_on_a_paced_model_keeps_the_window_drawing(which):
+    """Each model call takes 1 s: the step runs on a worker, the window draws the last frame
+    with "thinking…" at ≥ 30 FPS, and the step's result arrives."""
+    import time
+
+    from mirofish.brains.testserver import TestServer
+    from mirofish.scenes.negotiation.model_agents import model_speakers
+    from mirofish.scenes.negotiation.scene import NegotiationScene
+    from mirofish.scenes.referential.experiment import Experiment
+    from mirofish.scenes.referential.game import GameConfig
+    from mirofish.scenes.referential.model_agents import model_agent_factory
+    from mirofish.scenes.referential.scene import ReferentialScene
+
+    with TestServer(latency=1.0) as server:
+        if which == "referential":
+            cfg = GameConfig(seed=1, rounds=5)
+            scene = ReferentialScene(Experiment(cfg, agents="llm",
+                                                model_agent_factory=model_agent_factory(server.url, "m", cfg)))
+            progressed = lambda: len(scene.exp.rounds)
+        else:
+            speakers_for, close = model_speakers(server.url, "m", 1)
+            scene = NegotiationScene(seed=1, speakers_for=speakers_for)
+            progressed = lambda: len(scene.neg.turns)
+        assert scene.uses_model
+        app = App([scene], (1280, 720), offscreen=True)
+        app.frame(0.0)
+        key(pygame.K_PERIOD)  # one step: a model call of ~1 s (two for a referential round)
+        frames, start = [], time.perf_counter()
+        app.frame(0.0)
+        while scene.thinking and time.perf_counter() - start < 15:
+            t = time.perf_counter()
+            app.frame(1 / 60)
+            frames.append(time.perf_counter() - t)
+            time.sleep(0.005)
+        app.frame(0.0)
+        assert time.perf_counter() - start >= 0.9 and progressed() >= 1
+        assert scene.thinking_frames >= 20 and sorted(frames)[len(frames) // 2] < 1 / 30
+        app.close()
+        if which == "negotiation":
+            close()

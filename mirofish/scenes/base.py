@@ -32,27 +32,88 @@ class Scene(Protocol):
 
 class PacedScene:
     """Shared timing and keys of the alternate scenes: Space pause, "." one step, +/- speed.
-    Subclasses provide ``step()``; one step happens per simulated tick (0.5 s at 1×)."""
+    Subclasses provide ``step()`` and ``draw_scene(surface)``; one step happens per simulated
+    tick (0.5 s at 1×).
+
+    With model agents (``uses_model``) a step waits on a server, so it runs on a worker
+    thread: the window keeps drawing — the last complete frame, with "thinking…" — and
+    handling keys at full frame rate until the step is done; the scene's state is only read
+    between steps, never while one runs."""
+
+    uses_model = False
 
     def __init__(self) -> None:
         from ..pacing import Pacer
 
         self.pacer = Pacer(0.5)
         self._t = 0.0
+        self._pending: Any = None  # the running step (a Future), model scenes only
+        self._executor: Any = None
+        self._last_frame: Any = None
+        self.thinking_frames = 0  # frames drawn while a model step ran (tests read it)
 
     def step(self) -> Any:
         raise NotImplementedError
+
+    def draw_scene(self, surface: Any) -> None:
+        raise NotImplementedError
+
+    @property
+    def thinking(self) -> bool:
+        return self._pending is not None and not self._pending.done()
+
+    def _step_now(self) -> None:
+        if not self.uses_model:
+            self.step()
+        elif not self.thinking:
+            self._collect()
+            if self._executor is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="mirofish-scene-step")
+            self._pending = self._executor.submit(self.step)
+
+    def _collect(self) -> None:
+        """Take a finished step (re-raising what it raised)."""
+        if self._pending is not None and self._pending.done():
+            pending, self._pending = self._pending, None
+            pending.result()
 
     def handle_event(self, event: Any) -> None:
         import pygame
 
         if event.type == pygame.KEYDOWN:
-            pacing_key(event.key, self.pacer, self.step)
+            pacing_key(event.key, self.pacer, self._step_now)
 
     def update(self, dt: float) -> None:
         self._t += dt
-        for _ in range(self.pacer.due(self._t, 64)):
+        due = self.pacer.due(self._t, 64)
+        if self.uses_model:
+            if not self.thinking:
+                self._collect()
+                if due:
+                    self._step_now()
+            return
+        for _ in range(due):
             self.step()
+
+    def draw(self, surface: Any) -> None:
+        if self.thinking and self._last_frame is not None and self._last_frame.get_size() == surface.get_size():
+            from ..ui import theme
+
+            surface.blit(self._last_frame, (0, 0))
+            badge = theme.text("the model is thinking…", 20, theme.WARN)
+            surface.blit(badge, (surface.get_width() - badge.get_width() - 24, 20))
+            self.thinking_frames += 1
+            return
+        self.draw_scene(surface)
+        if self.uses_model:
+            self._last_frame = surface.copy()
+
+    def close_worker(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
 
 
 def pacing_key(key: int, pacer: Any, step: Callable[[], Any]) -> bool:

@@ -50,8 +50,12 @@ class NegotiationScene(PacedScene):
     def snapshot(self) -> dict:
         return {"session": self.neg.tracker.as_json(), "results": self.results, "bandit": self.bandit.stats()}
 
+    @property
+    def uses_model(self) -> bool:  # type: ignore[override]
+        return self.speakers_for is not None
+
     def close(self) -> None:
-        pass
+        self.close_worker()
 
     # view side
     def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
@@ -68,7 +72,7 @@ class NegotiationScene(PacedScene):
     def widget_rects(self) -> dict[str, pygame.Rect]:
         return dict(getattr(self, "rects", {}))
 
-    def draw(self, surf: pygame.Surface) -> None:
+    def draw_scene(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
         w, h = surf.get_size()
         rects = self.rects = self.layout((w, h))

@@ -117,7 +117,7 @@ class Experiment:
 
     def __init__(self, cfg: GameConfig, glossary_path: str | Path | None = None, log_path: str | Path | None = None,
                  agents: str = "embedded", model_agent_factory=None):
-        self.cfg = cfg
+        self.cfg, self.agents_kind = cfg, agents
         self.game = Game(cfg)
         self.glossary = Glossary(glossary_path or ":memory:", model="embedded" if agents == "embedded" else "llm")
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([cfg.seed, 1])))

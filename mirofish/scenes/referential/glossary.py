@@ -86,7 +86,7 @@ class Glossary:
         except OutputError as exc:
             raise GlossaryError(str(exc)) from None
         try:
-            self.db = sqlite3.connect(self.path)
+            self.db = sqlite3.connect(self.path, check_same_thread=False)  # a model scene steps on a worker
             self.db.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise GlossaryError(f"glossary file {self.path} is not usable: {exc}") from None

@@ -65,7 +65,12 @@ class ReferentialScene(PacedScene):
     def snapshot(self) -> dict:
         return {"summary": self.exp.summary(), "glossary": self.exp.glossary.as_dict()}
 
+    @property
+    def uses_model(self) -> bool:  # type: ignore[override]
+        return self.exp.agents_kind == "llm"
+
     def close(self) -> None:
+        self.close_worker()
         self.exp.close()
 
     # view side
@@ -86,7 +91,7 @@ class ReferentialScene(PacedScene):
     def widget_rects(self) -> dict[str, pygame.Rect]:
         return dict(getattr(self, "rects", {}))
 
-    def draw(self, surf: pygame.Surface) -> None:
+    def draw_scene(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
         w, h = surf.get_size()
         rects = self.rects = self.layout((w, h))
