@@ -110,3 +110,19 @@ def test_cli_json_and_bad_input():
         bad = subprocess.run([sys.executable, "run.py", "negotiation", "--headless", *args], capture_output=True,
                              text=True, cwd=ROOT)
         assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
+
+
+def test_every_failure_type_is_detected_and_repaired_over_250_sessions():
+    summary, _, _ = D.evaluate(250, 1, True)
+    table = summary["failure_types"]
+    kinds = {"undefined_term", "contradiction", "vague_reference", "extreme_statement", "backtracking",
+             "inheritance", "assumption_conflict", "response_expectation"}
+    assert kinds <= set(table), set(table)
+    assert all(table[k]["detections"] > 0 and table[k]["repairs"] > 0 for k in kinds), table
+    assert all(0 <= table[k]["restored"] <= table[k]["repairs"] for k in kinds)
+
+
+def test_the_text_detectors_read_capitalised_and_but_you_said_lines():
+    neg = D.Negotiation(D.Session.draw(7), True, D.Bandit())
+    kinds = {d["type"] for d in neg.detect("buyer", None, "Absolutely not. But you said 90 days.", {}, 3)}
+    assert {"extreme_statement", "contradiction"} <= kinds

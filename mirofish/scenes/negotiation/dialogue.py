@@ -218,10 +218,21 @@ class Negotiation:
     def detect(self, role: str, offer: dict | None, text: str, signals: dict, t: int) -> list[dict]:
         other = "seller" if role == "buyer" else "buyer"
         found = []
-        if re.search(r"\b(that offer|it|as above)\b", text):
-            found.append({"type": "vague_reference", "topic": "reference", "confidence": 0.55, "impact": 0.25})
-        if re.search(r"\b(absolutely not|no way|never)\b", text):
-            found.append({"type": "extreme_statement", "topic": "stance", "confidence": 0.6, "impact": 0.45})
+        # Each type's confidence × impact is calibrated so that every type can pass the gate
+        # (≥ 0.6 confidence, ≥ 0.4 impact, product ≥ the phase's threshold) at a plausible rate.
+        if re.search(r"\b(that offer|it|as above)\b", text, re.I):
+            found.append({"type": "vague_reference", "topic": "reference", "confidence": 0.6, "impact": 0.6})
+        if re.search(r"\b(absolutely not|no way|never)\b", text, re.I):
+            found.append({"type": "extreme_statement", "topic": "stance", "confidence": 0.65, "impact": 0.6})
+        if re.search(r"\bbut you said\b", text, re.I):  # a party points at what the other said before
+            found.append({"type": "contradiction", "topic": "history", "confidence": 0.75, "impact": 0.6})
+        asked = self.turns[-1] if self.turns else None
+        if asked is not None and asked.kind == "repair" and asked.speaker == other and offer is not None \
+                and asked.detections and asked.detections[0]["topic"] in NAMED:
+            topic = asked.detections[0]["topic"]
+            prev = self.last_offer[role]
+            if prev is not None and prev[topic] == offer[topic]:  # asked about it, answered as if not asked
+                found.append({"type": "response_expectation", "topic": "response", "confidence": 0.75, "impact": 0.8})
         if offer is not None:
             for key in self.tracker.use_terms(offer, self.party(role)):
                 issue = key.split(":")[0]
@@ -234,13 +245,16 @@ class Negotiation:
                 issue = max(NAMED, key=lambda i: abs(self.party(role).definitions[i][mine[i]]
                                                      - self.party(other).definitions[i][mine[i]]))
                 found.append({"type": "contradiction", "topic": issue, "confidence": 0.8, "impact": 0.7})
-            if any(all(offer[k] == r[k] for k in offer) for r in self.rejected[role]):
-                found.append({"type": "backtracking", "topic": "history", "confidence": 0.7, "impact": 0.5})
             prev = self.last_offer[role]
+            # backtracking: an offer the proposer rejected before, or one that takes back a concession
+            # (worse for the other side than the proposer's own previous offer)
+            retreat = prev is not None and self.party(other).utility(offer) < self.party(other).utility(prev) - 0.08
+            if retreat or any(all(offer[k] == r[k] for k in offer) for r in self.rejected[role]):
+                found.append({"type": "backtracking", "topic": "history", "confidence": 0.75, "impact": 0.8})
             if prev is not None:
                 for issue in NAMED:
                     if prev[issue] != offer[issue] and prev["price"] == offer["price"]:
-                        found.append({"type": "inheritance", "topic": issue, "confidence": 0.6, "impact": 0.5})
+                        found.append({"type": "inheritance", "topic": issue, "confidence": 0.6, "impact": 0.6})
         if "layer2" in signals:  # the receiver compares stated assumptions with its own readings
             for key, level in signals["layer2"]["assumptions"].items():
                 issue, name = key.split(":")
@@ -324,8 +338,13 @@ class Negotiation:
                 turn = self._negotiate(t, role)
                 role = "seller" if role == "buyer" else "buyer"
                 if self.repair:
+                    # communication has a cost: beyond ~11 % of the turns so far only a failure with
+                    # a large expected impact (product ≥ 0.6) is worth another repair turn
+                    spent = sum(1 for x in self.turns if x.kind == "repair")
+                    budget = spent < 0.11 * max(t, 8)
                     urgent = [d for d in turn.detections if d["confidence"] >= 0.6 and d["impact"] >= 0.4
                               and d["confidence"] * d["impact"] >= self.threshold(t)
+                              and (budget or d["confidence"] * d["impact"] >= 0.6)
                               and self.cooldown.get(d["topic"], -1) < t]
                     queued = sorted(urgent, key=lambda d: -d["confidence"] * d["impact"])[:1]
             turn.uncertainty = self.tracker.update_uncertainty()
@@ -410,9 +429,18 @@ class Negotiation:
             ub = us_ = joint = fair = 0.0
         defs_b, defs_s = self.s.buyer.definitions, self.s.seller.definitions
         unresolved = sum(1 for issue in self.s.mismatched if defs_b[issue] != defs_s[issue]) + len(self.disagreed)
+        by_type: dict[str, list[int]] = {}  # type → [detections, repairs, repairs that restored ground]
+        for turn in self.turns:
+            if turn.kind == "repair" and turn.detections:
+                row = by_type.setdefault(turn.detections[0]["type"], [0, 0, 0])
+                row[1] += 1
+                row[2] += "common ground restored" in turn.text
+            elif turn.kind != "repair":
+                for d in turn.detections:
+                    by_type.setdefault(d["type"], [0, 0, 0])[0] += 1
         return {"agreement": self.agreement is not None, "joint_utility": joint, "fairness": fair, "rounds": turns,
                 "repair_share": repairs / max(1, turns), "uncertainty_mean": float(np.mean(us)),
-                "uncertainty_max": float(np.max(us)), "unresolved_conflicts": unresolved}
+                "uncertainty_max": float(np.max(us)), "unresolved_conflicts": unresolved, "by_type": by_type}
 
     def save(self, db: sqlite3.Connection) -> None:
         db.execute("CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, repair INTEGER, state TEXT, "
@@ -447,4 +475,12 @@ def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = Non
                "uncertainty_mean": mean("uncertainty_mean"),
                "uncertainty_max": round(float(max(r["uncertainty_max"] for r in results)), 4),
                "unresolved_conflicts_mean": mean("unresolved_conflicts"), "bandit": bandit.stats()}
+    table: dict[str, dict[str, int]] = {}
+    for r in results:
+        for kind, (det, rep, ok) in r["by_type"].items():
+            row = table.setdefault(kind, {"detections": 0, "repairs": 0, "restored": 0})
+            row["detections"] += det
+            row["repairs"] += rep
+            row["restored"] += ok
+    summary["failure_types"] = dict(sorted(table.items()))
     return summary, bandit, results
