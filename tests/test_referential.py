@@ -199,3 +199,22 @@ def test_fixed_terms_never_collide_and_a_rejected_round_logs_no_stale_reply(tmp_
     assert len(rows) == 9
     rejected = [r for r in rows if r["choice"] is None and r["message"] == ""]
     assert rejected and all(r["receiver_raw"] == "" for r in rejected)
+
+
+def test_a_term_made_after_the_third_agent_joined_is_voted_into_the_glossary():
+    """The majority rule must run on a term proposed by three agents, not only on terms made
+    before the join: retire every term for circles after the join, so a new one has to be
+    invented, proposed, and read as defined by a majority before it becomes active."""
+    exp = Experiment(GameConfig(seed=3, rounds=400, agents=3))
+    for _ in range(210):
+        exp.step()
+    assert len(exp.present) == 3
+    for t in [t for t in exp.glossary.active() if t.canonical == {"shape": "circle"}]:
+        exp.glossary.set_status(t.term, "pruned")
+    invented = []
+    for _ in range(150):
+        invented += exp.step().new_terms
+    circle_terms = [exp.glossary.get(t) for t in invented if exp.glossary.get(t).canonical == {"shape": "circle"}]
+    assert circle_terms and all(t.proposed_by for t in circle_terms)
+    assert any(t.status == "active" for t in circle_terms)  # voted in by the majority
+    exp.close()
