@@ -264,7 +264,7 @@ class TierConfig(_Section):
 class BrainConfig(_Section):
     kind: Literal["instinct", "llm"] = "instinct"
     decides: Literal["plan", "action"] = Field(
-        "plan", description="plan: a decision is a standing plan; action: one action (the seed's mode)")
+        "plan", description="plan: a decision is a standing plan; action: one action (the source design's mode)")
     timeout_s: float = Field(5.0, gt=0, le=3600, description="lockstep waits at most this long per tick")
     batch_window_ms: int = Field(80, ge=0, le=5000, description="realtime: gather requests this long")
     budget_tokens: int = Field(0, ge=0, le=10**15,

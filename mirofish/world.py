@@ -59,7 +59,7 @@ _EAT, _REST = int(Action.EAT), int(Action.REST)
 _F_PLANNED, _F_FORAGE, _F_SCHOOL, _F_REST, _F_ROAMING, _F_CROWD, _F_HUNGRY = range(7)
 _GOAL_FLAGS = np.array([
     # planned forage school rest   roaming crowd  hungry-with-food-in-view
-    [False, False, False, False, False, False, False],  # hold: the seed's mode, no plan events
+    [False, False, False, False, False, False, False],  # hold: the source design's mode, no plan events
     [True, True, False, False, False, False, False],  # forage
     [True, False, True, False, False, True, True],  # school
     [True, False, False, False, True, True, True],  # explore

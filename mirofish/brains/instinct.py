@@ -5,7 +5,7 @@ personality scales each tendency:
 
 * hunger × appetite → move toward food in view, eat food under or beside it;
 * sociability → move toward other fish in view (and rest more readily in company — the
-  seed's "steadier near others" line, as a tendency);
+  source design's "steadier near others" line, as a tendency);
 * curiosity → keep heading into open water (nothing in view → it still swims);
 * caution → keep away from walls and from cells crowded by other fish.
 

@@ -1,7 +1,7 @@
 """What a model brain is asked and how its answer is read (docs/design.md §3).
 
 The prompt is a fixed **shared prefix** — world rules, the six actions with their
-preconditions and costs, the output format, and the seed's tendency line about being steadier
+preconditions and costs, the output format, and the source design's tendency line about being steadier
 near others (a tendency, not a rule) — byte-identical for every fish, so servers with prefix
 caching reuse it; then a short **per-fish** message (persona, 5×5 view, state, memories).
 

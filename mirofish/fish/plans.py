@@ -10,7 +10,7 @@ Goals and their parameter:
 =========== ======================================== ==========================================
 goal        parameter                                ends / fails
 =========== ======================================== ==========================================
-hold        the action to repeat (the seed's mode)   horizon (0 = until the next decision)
+hold        the action to repeat (the source design's mode)   horizon (0 = until the next decision)
 forage      —                                        done: ate · failed: no food in view for a while
 school      —                                        failed: alone for a while
 explore     direction (0 n, 1 s, 2 w, 3 e)           horizon; found company
@@ -19,7 +19,7 @@ keep_away   0 = from a crowd, 1 = from the glass     horizon
 =========== ======================================== ==========================================
 
 Every plan also ends at its horizon and fails when the fish is stuck for
-``triggers.stuck_ticks`` ticks. ``hold`` with the seed's triggers (``brain.decides =
+``triggers.stuck_ticks`` ticks. ``hold`` with the source design's triggers (``brain.decides =
 "action"``) is exactly the one-action-per-decision mode, so both modes run on the same
 engine and can be compared on the same seeds.
 

@@ -1,6 +1,6 @@
 """Triggers: the reason a fish asks for a decision (a request carries the first that applies).
 
-The first five are the seed's action-mode triggers; the rest are plan mode's: a plan
+The first five are the source design's action-mode triggers; the rest are plan mode's: a plan
 ended, failed, or something salient happened (docs/design.md §3).
 """
 

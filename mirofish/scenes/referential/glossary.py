@@ -1,10 +1,11 @@
 """The glossary as a runtime resource, in SQLite.
 
-Schema = the seed's §7.3 table plus the model that created a term, its status (``active``,
-``proposed`` — waiting for a majority in a three-agent game — or ``pruned``) and who proposed
-it. Lifecycle: reuse before invention; a new term needs canonical properties and the sender's
-definition; the receiver's interpretation is stored and compared with them; every use updates
-usage, success, ``success_rate`` and ``stable_score = success_rate * usage / (usage + 1)``; weak
+Schema = the source design's glossary table (docs/design.md §5) plus the model that created a
+term, its status (``active``, ``proposed`` — waiting for a majority in a three-agent game — or
+``pruned``) and who proposed it. Lifecycle: reuse before invention; a new term needs
+canonical properties and the sender's definition; the receiver's interpretation is stored
+and compared with them; every use updates usage, success, ``success_rate`` and
+``stable_score = success_rate * usage / (usage + 1)``; weak
 or stale terms are pruned. ``snapshot()`` stores the whole glossary per run so it can be
 versioned, reloaded and diffed.
 """

@@ -1,6 +1,6 @@
 """Model agents for the referential game, through a model client (mirofish.brains.client).
 
-The sender gets the seed's rules: at most ``max_chars`` characters, no spelled-out attributes,
+The sender gets the source design's rules: at most ``max_chars`` characters, no spelled-out attributes,
 reuse the glossary's terms, and declare any new term with its canonical properties. The
 receiver gets the message, the candidate list and the glossary and must return its choice and
 its interpretation of each term. Replies are JSON read tolerantly; malformed ones are counted
