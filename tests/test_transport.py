@@ -96,7 +96,7 @@ def test_breaker_opens_probes_doubles_and_closes():
 def test_failures_that_are_not_the_servers_do_not_open_the_breaker():
     b = Breaker(failures=1, cooldown_s=5.0, clock=Clock())
     with pytest.raises(Failure):
-        run(b.call(failing("tick_budget", server=False)))
+        run(b.call(failing("reply_schema", server=False)))  # a reply the fish can't use
     assert b.state() == "closed"
 
 

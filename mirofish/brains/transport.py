@@ -34,8 +34,9 @@ T = TypeVar("T")
 class Failure(Exception):
     """A model call that produced nothing usable; ``reason`` is a short code (``timeout``,
     ``connection``, ``http_503``, ``rate_limited``, ``reply_too_large``, ``breaker_open`` …).
-    ``server``: the server failed (a breaker counts it); False for what is not the server's
-    fault (no time left in the tick, a reply the fish can't use)."""
+    ``server``: the server failed (a breaker counts it; running out of the tick's time while
+    waiting on it counts too); False for what is not the server's fault (a reply the fish
+    can't use, an open breaker, an exhausted budget)."""
 
     def __init__(self, reason: str, server: bool = True):
         super().__init__(reason)
@@ -206,7 +207,7 @@ class Transport:
             if limit <= 0.0:
                 if prober:
                     self._release_probe(ep, learned=False)
-                raise Failure("tick_budget", server=False)
+                raise Failure("tick_budget")  # the server was too slow for the tick: its failure too
             ep.outstanding += 1
             if self.stats is not None:
                 self.stats.calls += 1
