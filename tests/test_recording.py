@@ -281,9 +281,9 @@ def test_bad_recordings_are_one_line_errors_and_stay_untouched(recorded, tmp_pat
     forever = edited(path, tmp_path / "forever.db",
                      "UPDATE chunks SET tick1 = 1000000000000 WHERE tick0 = (SELECT MAX(tick0) FROM chunks)")
     assert "claims ticks" in _cli_error("replay", str(forever), "--headless")
-    # … or ticks it does not hold
+    # … or ticks it does not hold (shifted far: chunk lengths vary with load, a small shift could collide)
     longer = edited(path, tmp_path / "longer.db",
-                    "UPDATE chunks SET tick0 = tick0 + 3, tick1 = tick1 + 3 WHERE tick0 > 300")
+                    "UPDATE chunks SET tick0 = tick0 + 100000, tick1 = tick1 + 100000 WHERE tick0 > 300")
     assert "a gap" in _cli_error("replay", str(longer), "--headless")
     badcfg = edited(path, tmp_path / "badcfg.db",
                     """UPDATE header SET value = json_set(value, '$.fish.count', -4) WHERE key = 'config'""")
