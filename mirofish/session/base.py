@@ -150,7 +150,7 @@ class Session:
 
         w, s = self.engine.world, self.engine.world.school
         i = np.array([fish])
-        return RequestBatch(tick=w.tick, fish=i, triggers=np.maximum(w.triggers()[i], 0), codes=w.view_codes(i),
+        return RequestBatch(tick=w.tick, fish=i, triggers=w.triggers()[i], codes=w.view_codes(i),
                             energy=s.energy[i], max_energy=w.max_energy, heading=s.heading[i], traits=s.traits[i],
                             food_here=w.water.food_born[s.cell[i]] >= 0,
                             refused=w.recently_refused(i, w.cfg.triggers.hard_timeout))

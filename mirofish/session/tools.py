@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..actions import Action
-from ..brains.base import TIERS, RequestBatch, status_name
+from ..brains.base import TIERS, status_name
 from ..brains.sources import make_source
 from ..fish.plans import describe
 from ..observe.recording import Recorder, Recording, RecordingError
@@ -67,12 +67,7 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
                 row["reason"] = status_name(int(decided.status[k]))  # why the fallback decided
             row["thought"] = decided.thoughts.get(int(fish), "")
             if brain is not None:
-                i = np.array([fish])
-                req = RequestBatch(tick=w.tick, fish=i, triggers=w.triggers()[i], codes=w.view_codes(i),
-                                   energy=s.energy[i], max_energy=w.max_energy, heading=s.heading[i],
-                                   traits=s.traits[i], food_here=w.water.food_born[s.cell[i]] >= 0,
-                                   refused=w.recently_refused(i, w.cfg.triggers.hard_timeout))
-                brain.submit(req)
+                brain.submit(player.request_for(fish))
                 brain.pump()  # the embedded brain answers in this thread
                 again = brain.results.get_nowait()
                 now = describe(int(again.goals[0]), int(again.params[0]), int(again.horizons[0]))

@@ -139,6 +139,7 @@ class FollowPanel:
     def __init__(self) -> None:
         self._behaviour: tuple[float | None, int] = (None, 0)
         self._text_drift_applies = False
+        self._page: pygame.Surface | None = None
         self.scroll = 0
         self._content_h = 0
         self._view_h = 0
@@ -153,7 +154,10 @@ class FollowPanel:
         """``drift``: the score of the fish's newest model-written summary (None: none written);
         ``drift_alert``: the threshold below which it is out of character. Drawn onto a tall
         page that scrolls (mouse wheel) when it is taller than the window."""
-        page = pygame.Surface((rect.w, max(rect.h, 1400)))
+        size = (rect.w, max(rect.h, 1400))
+        if self._page is None or self._page.get_size() != size:  # one page, reused every frame
+            self._page = pygame.Surface(size)
+        page = self._page
         self._behaviour, self._text_drift_applies = behaviour, text_drift_applies
         bottom = self._draw_page(page, page.get_rect(), fish, energy_hist, last_decision, max_energy, drift,
                                  drift_alert, why)
