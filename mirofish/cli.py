@@ -557,6 +557,8 @@ def run_negotiation(args: argparse.Namespace) -> int:
     finally:
         if close:
             summary_failures = close()
+    # say plainly who played: embedded agents answer repairs by the simulated world's table
+    summary["agents"] = "model" if close else "simulated"
     if close:
         made = summary_failures.pop("model_turns", 0)
         summary["model_failures"] = summary_failures

@@ -126,3 +126,64 @@ def test_the_text_detectors_read_capitalised_and_but_you_said_lines():
     neg = D.Negotiation(D.Session.draw(7), True, D.Bandit())
     kinds = {d["type"] for d in neg.detect("buyer", None, "Absolutely not. But you said 90 days.", {}, 3)}
     assert {"extreme_statement", "contradiction"} <= kinds
+
+
+def test_model_spoken_repairs_are_judged_by_the_other_sides_answer():
+    """Against the bundled server playing both negotiators: the initiator writes the repair in
+    the chosen strategy, the other side answers with the reading it now holds. Strategies that
+    state the reading outright change the other side's reading; those that only ask do not —
+    and the bandit, rewarded from those answers, learns it. The A/B against no repair comes
+    from the same model runs."""
+    from mirofish.brains.testserver import TestServer
+    from mirofish.scenes.negotiation.model_agents import model_speakers
+
+    runs = {}
+    for repair in (True, False):
+        with TestServer() as server:
+            speakers_for, close = model_speakers(server.url, "m", 1)
+            runs[repair], learner, results = D.evaluate(50, 1, repair, speakers_for=speakers_for)
+            failures = close()
+        assert failures.pop("model_turns") > 500 and not failures
+        if repair:
+            bandit, spoken = learner, [r for res in results for r in res["repairs"]]
+    rep = runs[True]["repairs"]
+    assert rep["judged"] == "model" and rep["spoken_by_model"] == rep["turns"] > 20
+    assert 0 < rep["resolved"] <= rep["readings_differed"]  # the other side's stated reading changed to match
+    changed = {s: sum(bool(x["changed"]) for x in spoken if x["strategy"] == s) for s in D.STRATEGIES}
+    assert changed["exploratory_question"] == changed["rebuilding_consensus"] == 0  # asked, not told
+    assert bandit.pulls["revealing_assumptions"] > bandit.pulls["rebuilding_consensus"]
+    assert runs[True]["agreement_rate"] > runs[False]["agreement_rate"]
+    assert runs[True]["unresolved_conflicts_mean"] < runs[False]["unresolved_conflicts_mean"]
+
+
+def test_grounding_comes_from_what_the_sides_state_not_from_their_private_definitions():
+    tracker = D.Tracker("t")
+    tracker.use_terms({"support": "basic", "ai_feature": "none"})
+    assert not any(e["grounded"] for e in tracker.entities.values())  # used, same private reading, nobody said
+    assert tracker.merge(1, [("support:basic", "buyer", 0)]) == []  # one side said
+    assert tracker.merge(2, [("support:basic", "seller", 0)]) == ["support:basic"]  # both, agreeing
+    assert tracker.merge(3, [("support:basic", "seller", 1)]) == []
+    assert not tracker.entities["support:basic"]["grounded"]  # a later statement that differs un-grounds it
+
+
+def test_not_yet_follows_the_clarification_trait_and_repairs_cost_utility():
+    def run(clarify):
+        out = []
+        for k in range(40):
+            s = Session.draw(300 + k)
+            s.buyer.traits["clarify"] = s.seller.traits["clarify"] = clarify
+            out.append(D.Negotiation(s, True, D.Bandit()).run())
+        return out
+
+    eager, reluctant = run(1.0), run(0.0)
+    assert sum(r["not_yet"] for r in eager) == 0 < sum(r["not_yet"] for r in reluctant)
+    for r in eager:
+        assert r["communication_cost"] == pytest.approx(2 * D.COMMUNICATION_COST * len(r["repairs"]))
+
+
+def test_the_cli_says_the_embedded_run_is_simulated():
+    out = subprocess.run([sys.executable, "run.py", "negotiation", "--headless", "--sessions", "20", "--seed", "4"],
+                         capture_output=True, text=True, cwd=ROOT)
+    data = json.loads(out.stdout)
+    assert data["agents"] == "simulated" and data["repairs"]["judged"] == "simulated"
+    assert data["repairs"]["spoken_by_model"] == 0 and data["repairs"]["turns"] > 0

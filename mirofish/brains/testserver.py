@@ -113,8 +113,40 @@ def scripted_reply(prompt: str) -> tuple[str, str]:
     return legal[k % len(legal)], "exploring open water"
 
 
+_NAME_LEVEL = r'"(\w+)" (\w+) = level (\d)'
+_STATING = ("confirming restatement", "revealing assumptions", "yes no confirmation")
+
+
+def negotiation_repair_reply(prompt: str) -> str:
+    """Scripted repairs: the initiator states its readings outright in the strategies that say
+    them (restatement, revealing assumptions, the yes/no question) and only asks in the others;
+    the other side takes a reading it was told outright and keeps its own otherwise."""
+    mine = {f"{issue}:{name}": int(level) for name, issue, level in re.findall(_NAME_LEVEL, prompt)}
+    if "Repair strategy:" in prompt:
+        strategy = _find(r"Repair strategy: ([a-z ]+):", prompt)
+        if strategy in _STATING:
+            message = " ".join(f'By "{k.split(":")[1]}" {k.split(":")[0]} I mean level {v}.' for k, v in mine.items())
+        elif strategy == "offering options":
+            message = " ".join(f'Does "{k.split(":")[1]}" {k.split(":")[0]} mean level {v} or level {min(3, v + 1)}?'
+                               for k, v in mine.items())
+        else:
+            message = "What do you mean by " + " and ".join(f'"{k.split(":")[1]}" {k.split(":")[0]}'
+                                                            for k in mine) + "?"
+        return json.dumps({"message": message, "readings": mine})
+    said = _find(r'^The other side says: "(.*)"$', prompt, re.M)
+    told = {f"{issue}:{name}": int(level) for name, issue, level in re.findall(r'By "(\w+)" (\w+) I mean level (\d)',
+                                                                                said)}
+    readings = {k: told.get(k, v) for k, v in mine.items()}
+    message = " ".join((f'Understood: "{k.split(":")[1]}" {k.split(":")[0]} is level {v} for me too.' if k in told
+                        else f'For me "{k.split(":")[1]}" {k.split(":")[0]} is level {v}.')
+                       for k, v in readings.items())
+    return json.dumps({"message": message, "readings": readings})
+
+
 def negotiation_reply(prompt: str) -> str:
     """Scripted negotiator: accept what meets the target, else make the first suggested offer."""
+    if "Repair strategy:" in prompt or "The other side says:" in prompt:
+        return negotiation_repair_reply(prompt)
     task = _find(r"Task id: (\S+)\.", prompt)
     ghash = _find(r"Goal hash: (\w+)", prompt)
     target = float(_find(r"Your target now: ([\d.]+)", prompt))
@@ -207,6 +239,7 @@ class TestServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args):  # quiet
                 pass

@@ -11,8 +11,19 @@
   down after one.
 * **Repair executor** (§3.3, §4.2): five strategies picked by a UCB1 bandit, rewarded by the
   uncertainty drop over the next 3 turns and by key terms newly grounded; the party with more
-  at stake initiates; after two failed repairs on a topic the anti-loop rule asks a yes/no
-  confirmation, and if that fails the parties agree to disagree on it.
+  at stake initiates — or, by its clarification propensity, says "not yet" and lets it ride a
+  turn; after two failed repairs on a topic the anti-loop rule asks a yes/no confirmation, and
+  if that fails the parties agree to disagree on it. A repair is two utterances: the initiator
+  states its reading of the names in question in the chosen strategy, the other side answers
+  with the reading it now holds. It *worked* when the answer's reading matches the
+  initiator's — judged from what the other side said. Model negotiators write both
+  utterances; embedded ones use a template, and their answer is **simulated**: the other side
+  takes the stated reading with the probability in ``EFFECT`` (the simulated world's truth).
+  Each repair turn costs both sides ``COMMUNICATION_COST`` of utility.
+* **Grounding** is read from what the agents state, never from their private definitions: an
+  entity's readings are the levels each side has stated for it (layer-2 assumptions, repair
+  utterances and answers, a drafted contract), merged per turn; it is grounded while both
+  sides' stated readings agree.
 * **Argent signals**: layer 1 on every message (task id, goal hash robust to
   whitespace and punctuation, constraint checklist); layer 2 on uncertain turns (assumptions,
   confidence, alternatives); layer 3 drift alerts that open a one-turn calibration.
@@ -29,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .world import NAMED, NUMERIC, OfferTable, Party, Session, candidate_offers
+from .world import LEVELS, NAMED, NUMERIC, OfferTable, Party, Session, candidate_offers
 
 STRATEGIES = ("confirming_restatement", "exploratory_question", "offering_options", "revealing_assumptions",
               "rebuilding_consensus")
@@ -48,6 +59,16 @@ EFFECT = {
                               "assumption_conflict": .85},
     "rebuilding_consensus": {"undefined_term": .3, "contradiction": .5, "vague_reference": .3, "extreme_statement": .6,
                              "backtracking": .7, "inheritance": .4, "assumption_conflict": .4},
+}
+COMMUNICATION_COST = 0.004  # utility each side pays per repair turn (time and attention)
+# How each strategy reads to a model asked to speak it (and the anti-loop yes/no question).
+STRATEGY_HOW = {
+    "confirming_restatement": "restate what you take the name(s) to mean and ask them to confirm",
+    "exploratory_question": "ask an open question about what they mean by the name(s)",
+    "offering_options": "offer the possible meanings as options and ask which one they mean",
+    "revealing_assumptions": "say plainly which scope level you assumed each name means",
+    "rebuilding_consensus": "recall what you both agree on and rebuild from there",
+    "yes_no_confirmation": "ask a yes/no question: do they mean exactly your reading?",
 }
 _TABLE = None  # built on first use (OfferTable)
 GOAL = "Agree on price, delivery time, payment terms, support scope and the AI feature."
@@ -96,7 +117,8 @@ class Tracker:
     uncertainty: float = 0.0
     recent_flags: float = 0.0
 
-    def use_terms(self, offer: dict, party: Party) -> list[str]:
+    def use_terms(self, offer: dict) -> list[str]:
+        """Count the names an offer uses; returns those used for the first time."""
         new = []
         for issue in NAMED:
             key = f"{issue}:{offer[issue]}"
@@ -104,15 +126,24 @@ class Tracker:
             if ent["used"] == 0:
                 new.append(key)
             ent["used"] += 1
-            ent["attributes"][party.role] = party.definitions[issue][offer[issue]]
         return new
 
-    def ground(self, issue: str, level: int) -> list[str]:
+    def merge(self, turn: int, statements: list[tuple[str, str, int]]) -> list[str]:
+        """Merge one turn's stated readings ``(key, role, level)``; an entity is grounded while
+        both sides' stated readings agree. Returns the keys that became grounded."""
+        touched = []
+        for key, role, level in statements:
+            ent = self.entities.setdefault(key, {"attributes": {}, "grounded": False, "used": 0})
+            ent["attributes"][role] = int(level)
+            touched.append(key)
         out = []
-        for key, ent in self.entities.items():
-            if key.startswith(issue + ":") and not ent["grounded"]:
-                ent["grounded"] = True
+        for key in dict.fromkeys(touched):
+            ent = self.entities[key]
+            was, readings = ent["grounded"], ent["attributes"]
+            ent["grounded"] = len(readings) == 2 and len(set(readings.values())) == 1
+            if ent["grounded"] and not was:
                 out.append(key)
+                self.history.append({"turn": turn, "action": "grounded", "target": key})
         return out
 
     def update_uncertainty(self) -> float:
@@ -138,6 +169,11 @@ class Turn:
     detections: list = field(default_factory=list)
     strategy: str | None = None
     uncertainty: float = 0.0
+    reply: str = ""  # a repair: the other side's answer
+    restored: bool | None = None  # a repair: the answer's reading matches the initiator's
+    changed: bool | None = None  # a repair: the answer's reading differs from what that side held before
+    needed: bool | None = None  # a repair: the two sides' readings differed going in
+    spoken_by_model: bool = False  # a repair: a model wrote both utterances
 
 
 class Negotiation:
@@ -166,6 +202,8 @@ class Negotiation:
         self.failed_repairs: dict[str, int] = {}
         self.disagreed: set[str] = set()
         self.pending_reward: list[tuple[str, int, float, int]] = []  # (arm, due turn, u before, grounded before)
+        self.deferred: list[dict] = []  # detections an initiator said "not yet" to (retried once)
+        self.not_yet = 0
         self.agreement: dict | None = None
         self.walked_away = False
         self.speakers = speakers  # optional model negotiators: {"buyer": callable, "seller": callable}
@@ -234,7 +272,7 @@ class Negotiation:
             if prev is not None and prev[topic] == offer[topic]:  # asked about it, answered as if not asked
                 found.append({"type": "response_expectation", "topic": "response", "confidence": 0.75, "impact": 0.8})
         if offer is not None:
-            for key in self.tracker.use_terms(offer, self.party(role)):
+            for key in self.tracker.use_terms(offer):
                 issue = key.split(":")[0]
                 impact = min(1.0, 2.0 * max(self.s.buyer.weights[issue], self.s.seller.weights[issue]))
                 found.append({"type": "undefined_term", "topic": issue, "confidence": 0.65, "impact": impact})
@@ -271,37 +309,78 @@ class Negotiation:
 
     # ------------------------------------------------------------ repair
 
+    def repair_keys(self, topic: str) -> list[str]:
+        """The names a repair on ``topic`` is about: the issue's names used so far, or — for a
+        topic that is not an issue (a vague reference, a stance …) — the names of the offer on
+        the table."""
+        ents = self.tracker.entities
+        if topic in NAMED:
+            keys = sorted(k for k, e in ents.items() if k.startswith(topic + ":") and e["used"])
+        else:
+            props = [p for p in self.tracker.propositions.values() if p["status"] == "pending"] or \
+                list(self.tracker.propositions.values())
+            keys = [f"{i}:{props[-1]['content'][i]}" for i in NAMED] if props else []
+        return [k for k in keys if not ents.get(k, {}).get("grounded")]  # settled names need no repair
+
+    def reading(self, role: str, key: str) -> int:
+        issue, name = key.split(":")
+        return self.party(role).definitions[issue][name]
+
     def _repair_turn(self, t: int, det: dict) -> Turn:
         topic, kind = det["topic"], det["type"]
         stake = {r: self.party(r).weights.get(topic, 0.2) for r in ("buyer", "seller")}
         initiator = max(stake, key=lambda r: stake[r])
+        responder = "seller" if initiator == "buyer" else "buyer"
         loops = self.failed_repairs.get(topic, 0)
-        if loops >= 2:  # anti-loop rule: a yes/no confirmation
-            strategy, p_ok = "yes_no_confirmation", 0.85
-        else:
-            strategy = self.bandit.choose()
-            p_ok = self.effect[strategy].get(kind, 0.4)
-        ok = self.rng.random() < p_ok
+        strategy = "yes_no_confirmation" if loops >= 2 else self.bandit.choose()  # anti-loop rule
+        keys = self.repair_keys(topic)
         u_before, g_before = self.tracker.uncertainty, self.grounded_count()
-        if ok and topic in NAMED:  # both now read the names as the seller will deliver them
-            self.s.buyer.definitions[topic] = dict(self.s.seller.definitions[topic])
-            for key in self.tracker.ground(topic, 0):
-                self.tracker.history.append({"turn": t, "agent": initiator, "action": "grounded", "target": key})
+        before = {k: self.reading(responder, k) for k in keys}
+        mine = {k: self.reading(initiator, k) for k in keys}
+        said = self._speak(initiator, "repair_line", t, strategy, det, keys, mine)
+        if said is None:  # the embedded initiator: a template in the chosen strategy
+            said = {"message": f"[{strategy.replace('_', ' ')}] about {topic}: " + ", ".join(
+                f"by '{k.split(':')[1]} {k.split(':')[0]}' I mean level {mine[k]}" for k in keys), "readings": mine}
+        answer = self._speak(responder, "read_back", t, strategy, said["message"], keys, before)
+        by_model = answer is not None and said.get("model", False)
+        if answer is None:  # simulated answer: the stated reading is taken with the world's probability
+            p_ok = 0.85 if strategy == "yes_no_confirmation" else self.effect[strategy].get(kind, 0.4)
+            took = self.rng.random() < p_ok
+            answer = {"readings": dict(said["readings"]) if took else dict(before),
+                      "message": "understood" if took else "still unclear"}
+        statements = [(k, initiator, said["readings"][k]) for k in keys] + \
+            [(k, responder, answer["readings"][k]) for k in keys]
+        for key, role, level in statements:  # from here on each side acts on the reading it stated
+            issue, name = key.split(":")
+            self.party(role).definitions[issue][name] = int(level)
+        self.tracker.merge(t, statements)
+        ok = bool(keys) and all(answer["readings"][k] == said["readings"][k] for k in keys)
+        changed = any(answer["readings"][k] != before[k] for k in keys)
+        needed = any(before[k] != said["readings"][k] for k in keys)  # the readings differed going in
         if ok:
             self.tracker.recent_flags = max(0.0, self.tracker.recent_flags - 0.3)
             self.failed_repairs.pop(topic, None)
         else:
             self.failed_repairs[topic] = loops + 1
-        text = f"[{strategy.replace('_', ' ')}] about {topic}: " + ("common ground restored" if ok else "still unclear")
+        text = said["message"]
         if not ok and loops >= 2 and topic in NAMED:
             self.disagreed.add(topic)
-            text += f"; we agree to disagree on {topic} and set it aside"
+            text += f" — we agree to disagree on {topic} and set it aside"
         self.cooldown[topic] = t + 3
         if strategy in STRATEGIES:
             self.pending_reward.append((strategy, t + 3, u_before, g_before))
         self.tracker.history.append({"turn": t, "agent": initiator, "action": "repair", "strategy": strategy,
-                                     "target": topic, "success": bool(ok)})
-        return Turn(t, initiator, "repair", text, self._signals(initiator, t, None, None), [det], strategy)
+                                     "target": topic, "success": ok})
+        return Turn(t, initiator, "repair", text, self._signals(initiator, t, None, None), [det], strategy,
+                    reply=str(answer["message"]), restored=ok, changed=changed, needed=needed,
+                    spoken_by_model=by_model)
+
+    def _speak(self, role: str, what: str, *args):
+        """A model negotiator's repair line or answer (None: the embedded side speaks)."""
+        speaker = self.speakers.get(role) if self.speakers else None
+        if speaker is None or not hasattr(speaker, what):
+            return None
+        return getattr(speaker, what)(self, role, *args)
 
     def _settle_rewards(self, t: int) -> None:
         keep = []
@@ -327,6 +406,11 @@ class Negotiation:
         for t in range(self.MAX_TURNS):
             self.tracker.update_uncertainty()
             self._settle_rewards(t)
+            if queued and not self.repair_keys(queued[0]["topic"]):
+                queued = []  # every name in question is grounded by now: nothing left to repair
+            if self.repair and queued and not self._repair_now(t, queued[0]):
+                self.deferred.append(queued[0])  # "not yet": it may come back once, next turn
+                queued = []
             if self.repair and queued:
                 turn = self._repair_turn(t, queued.pop(0))
                 queued.clear()
@@ -342,7 +426,8 @@ class Negotiation:
                     # a large expected impact (product ≥ 0.6) is worth another repair turn
                     spent = sum(1 for x in self.turns if x.kind == "repair")
                     budget = spent < 0.11 * max(t, 8)
-                    urgent = [d for d in turn.detections if d["confidence"] >= 0.6 and d["impact"] >= 0.4
+                    again, self.deferred = self.deferred, []
+                    urgent = [d for d in turn.detections + again if d["confidence"] >= 0.6 and d["impact"] >= 0.4
                               and d["confidence"] * d["impact"] >= self.threshold(t)
                               and (budget or d["confidence"] * d["impact"] >= 0.6)
                               and self.cooldown.get(d["topic"], -1) < t]
@@ -352,6 +437,20 @@ class Negotiation:
             yield turn
             if self.agreement is not None or self.walked_away:
                 break
+
+    def _repair_now(self, t: int, det: dict) -> bool:
+        """The initiator's choice: repair now, or "not yet" (by its clarification propensity;
+        a detection already put off once is repaired now)."""
+        if det.get("put_off"):
+            return True
+        stake = {r: self.party(r).weights.get(det["topic"], 0.2) for r in ("buyer", "seller")}
+        clarify = self.party(max(stake, key=lambda r: stake[r])).traits["clarify"]
+        if self.rng.random() < 0.4 + 0.6 * clarify:
+            return True
+        det["put_off"] = True
+        self.not_yet += 1
+        self.tracker.history.append({"turn": t, "action": "not_yet", "target": det["topic"]})
+        return False
 
     def _negotiate(self, t: int, role: str) -> Turn:
         p, other = self.party(role), ("seller" if role == "buyer" else "buyer")
@@ -372,9 +471,12 @@ class Negotiation:
                 mismatch = [i for i in NAMED if self.s.buyer.definitions[i][incoming[i]]
                             != self.s.seller.definitions[i][incoming[i]]]
                 if mismatch:  # drafting the contract surfaces what each side meant: the deal falls through
+                    drafted = []
                     for issue in mismatch:
                         self.s.buyer.definitions[issue] = dict(self.s.seller.definitions[issue])
-                        self.tracker.ground(issue, 0)
+                        level = self.s.seller.definitions[issue][incoming[issue]]
+                        drafted += [(f"{issue}:{incoming[issue]}", r, level) for r in ("buyer", "seller")]
+                    self.tracker.merge(t, drafted)
                     self.tracker.propositions[self.last_prop[other]]["status"] = "rejected"
                     self.tracker.history.append({"turn": t, "agent": role, "action": "deal_collapsed",
                                                  "target": ",".join(mismatch)})
@@ -414,6 +516,13 @@ class Negotiation:
         if model is not None and model.get("signals"):
             signals["model"] = model["signals"]
         dets = self.detect(role, offer, text, signals, t)
+        stated = (signals.get("model") or {}).get("layer2", {}).get("assumptions") \
+            if isinstance((signals.get("model") or {}).get("layer2"), dict) else None
+        if not isinstance(stated, dict) and "layer2" in signals:
+            stated = signals["layer2"]["assumptions"]
+        if isinstance(stated, dict):  # what the speaker says it means by the names it used
+            self.tracker.merge(t, [(k, role, int(v)) for k, v in stated.items()
+                                   if k in self.tracker.entities and type(v) is int and 0 <= v < LEVELS])
         self.last_offer[role] = offer
         self.last_prop[role] = f"prop_{t}"
         return Turn(t, role, "propose", text, signals, dets)
@@ -422,25 +531,34 @@ class Negotiation:
         turns = len(self.turns)
         repairs = sum(1 for x in self.turns if x.kind in ("repair", "calibrate"))
         us = [x.uncertainty for x in self.turns] or [0.0]
+        spent = sum(1 for x in self.turns if x.kind == "repair") * COMMUNICATION_COST
         if self.agreement is not None:
             ub, us_ = self.s.realised(self.agreement)
+            ub, us_ = ub - spent, us_ - spent
             joint, fair = ub + us_, 1 - abs(ub - us_)
         else:
             ub = us_ = joint = fair = 0.0
         defs_b, defs_s = self.s.buyer.definitions, self.s.seller.definitions
-        unresolved = sum(1 for issue in self.s.mismatched if defs_b[issue] != defs_s[issue]) + len(self.disagreed)
+        # a misunderstanding still open at the end: a name in play that the two sides still read differently
+        unresolved = sum(1 for key, e in self.tracker.entities.items() if e["used"]
+                         and defs_b[key.split(":")[0]][key.split(":")[1]]
+                         != defs_s[key.split(":")[0]][key.split(":")[1]]) + len(self.disagreed)
         by_type: dict[str, list[int]] = {}  # type → [detections, repairs, repairs that restored ground]
         for turn in self.turns:
             if turn.kind == "repair" and turn.detections:
                 row = by_type.setdefault(turn.detections[0]["type"], [0, 0, 0])
                 row[1] += 1
-                row[2] += "common ground restored" in turn.text
+                row[2] += bool(turn.restored)
             elif turn.kind != "repair":
                 for d in turn.detections:
                     by_type.setdefault(d["type"], [0, 0, 0])[0] += 1
         return {"agreement": self.agreement is not None, "joint_utility": joint, "fairness": fair, "rounds": turns,
                 "repair_share": repairs / max(1, turns), "uncertainty_mean": float(np.mean(us)),
-                "uncertainty_max": float(np.max(us)), "unresolved_conflicts": unresolved, "by_type": by_type}
+                "uncertainty_max": float(np.max(us)), "unresolved_conflicts": unresolved, "by_type": by_type,
+                "communication_cost": 2 * spent, "not_yet": self.not_yet,
+                "repairs": [{"strategy": x.strategy, "restored": x.restored, "changed": x.changed,
+                             "needed": x.needed, "by_model": x.spoken_by_model}
+                            for x in self.turns if x.kind == "repair"]}
 
     def save(self, db: sqlite3.Connection) -> None:
         db.execute("CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, repair INTEGER, state TEXT, "
@@ -483,4 +601,17 @@ def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = Non
             row["repairs"] += rep
             row["restored"] += ok
     summary["failure_types"] = dict(sorted(table.items()))
+    repairs = [x for r in results for x in r["repairs"]]
+    spoken = [x for x in repairs if x["by_model"]]
+    summary["repairs"] = {
+        "turns": len(repairs), "restored": sum(bool(x["restored"]) for x in repairs),
+        # repairs that met a real difference in readings, and those after which the other side's
+        # stated reading had changed to match the initiator's
+        "readings_differed": sum(bool(x["needed"]) for x in repairs),
+        "resolved": sum(bool(x["needed"] and x["restored"]) for x in repairs),
+        "not_yet": sum(r["not_yet"] for r in results),
+        "spoken_by_model": len(spoken),
+        "judged": "none" if not repairs else "model" if len(spoken) == len(repairs) else
+        "simulated" if not spoken else "mixed"}
+    summary["communication_cost_mean"] = mean("communication_cost")
     return summary, bandit, results

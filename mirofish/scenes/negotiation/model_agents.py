@@ -12,8 +12,8 @@ import json
 
 from ...brains.client import ModelClient
 from ...brains.prompt import first_json_object
-from .dialogue import GOAL, Negotiation, goal_hash
-from .world import NAMED, NUMERIC
+from .dialogue import GOAL, STRATEGY_HOW, Negotiation, goal_hash
+from .world import LEVELS, NAMED, NUMERIC, SCOPE
 
 SYSTEM = """You are a negotiator in a negotiation between a buyer and a seller.
 Issues: price, delivery_weeks, payment_days, support (basic/standard/premium), ai_feature (none/basic/full).
@@ -34,6 +34,30 @@ REPLY_SCHEMA = {"type": "object", "properties": {
     "required": ["accept", "message", "signals"]}
 
 
+REPAIR_SYSTEM = """You are a negotiator in a negotiation between a buyer and a seller, and you are clearing up what a
+name means. Names like "standard support" stand for a scope level from 0 to 3. Answer with JSON only: message (one or
+two sentences you say to the other side) and readings (for each name, the level you take it to mean)."""
+
+
+def _readings_schema(keys: list[str]) -> dict:
+    level = {"type": "integer", "minimum": 0, "maximum": LEVELS - 1}
+    return {"type": "object", "properties": {
+        "message": {"type": "string"},
+        "readings": {"type": "object", "properties": {k: level for k in keys}, "required": list(keys)}},
+        "required": ["message", "readings"]}
+
+
+def _scope_lines(keys: list[str]) -> str:
+    issues = sorted({k.split(":")[0] for k in keys})
+    return "\n".join(f"Scope levels for {i}: " + ", ".join(f"{n} = {d}" for n, d in enumerate(SCOPE[i]))
+                     for i in issues)
+
+
+def _named(key: str) -> str:
+    issue, name = key.split(":")
+    return f'"{name}" {issue}'
+
+
 def _valid_offer(offer) -> bool:
     if not isinstance(offer, dict):
         return False
@@ -48,6 +72,7 @@ class ModelNegotiator:
     def __init__(self, client: ModelClient, failures: dict):
         self.client, self.failures = client, failures
         self.made = 0  # turns the model actually played (the others fell back to the embedded logic)
+        self.spoken: dict[str, int] = {}  # repair utterances and answers the model wrote
 
     def _fail(self, reason: str):
         self.failures[reason] = self.failures.get(reason, 0) + 1
@@ -92,6 +117,53 @@ class ModelNegotiator:
         self.made += 1
         return {"accept": accept, "offer": offer,
                 "message": str(data.get("message") or "")[:300], "signals": sig}
+
+    def _readings(self, prompt: str, keys: list[str], what: str) -> dict | None:
+        reply = self.client.complete([{"role": "system", "content": REPAIR_SYSTEM},
+                                      {"role": "user", "content": prompt}], _readings_schema(keys), max_tokens=200)
+        if reply["error"]:
+            return self._fail(f"{what}_{reply['error']}")
+        data = first_json_object(reply["text"])
+        if data is None:
+            return self._fail(f"{what}_not_json")
+        readings = data.get("readings")
+        if not (isinstance(readings, dict) and all(type(readings.get(k)) is int and 0 <= readings[k] < LEVELS
+                                                   for k in keys)):
+            return self._fail(f"{what}_readings_invalid")
+        message = str(data.get("message") or "").strip()
+        if not message:
+            return self._fail(f"{what}_no_message")
+        self.made += 1
+        self.spoken[what] = self.spoken.get(what, 0) + 1
+        return {"message": message[:300], "readings": {k: readings[k] for k in keys}, "model": True}
+
+    def repair_line(self, neg: Negotiation, role: str, t: int, strategy: str, det: dict, keys: list[str],
+                    mine: dict) -> dict | None:
+        """The initiator's repair utterance in ``strategy`` about ``keys``, with its readings."""
+        if not keys:
+            return None
+        lines = [f"You are the {role}. Task id: {neg.tracker.session}.",
+                 f"You noticed a possible misunderstanding ({det['type'].replace('_', ' ')}) about "
+                 + ", ".join(_named(k) for k in keys) + ".",
+                 "What these names mean to you: " + "; ".join(f"{_named(k)} = level {mine[k]}" for k in keys) + ".",
+                 _scope_lines(keys),
+                 f"Repair strategy: {strategy.replace('_', ' ')}: {STRATEGY_HOW[strategy]}.",
+                 "Write your message in that strategy, and give the level you take each name to mean."]
+        return self._readings("\n".join(lines), keys, "repair")
+
+    def read_back(self, neg: Negotiation, role: str, t: int, strategy: str, message: str, keys: list[str],
+                  mine: dict) -> dict | None:
+        """The other side's answer to a repair: its reply and the readings it now holds."""
+        if not keys:
+            return None
+        lines = [f"You are the {role}. Task id: {neg.tracker.session}.",
+                 f'The other side says: "{message}"',
+                 "What these names meant to you until now: "
+                 + "; ".join(f"{_named(k)} = level {mine[k]}" for k in keys) + ".",
+                 _scope_lines(keys),
+                 "Reply to them, and give the level you now take each name to mean: keep yours, or take theirs if "
+                 "they made it clear."]
+        return self._readings("\n".join(lines), keys, "answer")
 
 
 def model_speakers(base_url: str, model: str, seed: int, timeout_s: float = 20.0):

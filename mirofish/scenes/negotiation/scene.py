@@ -79,7 +79,8 @@ class NegotiationScene(PacedScene):
         neg = self.neg
         surf.blit(theme.text("Negotiation", 32, theme.INK, bold=True), (24, 16))
         deals = sum(r["agreement"] for r in self.results)
-        surf.blit(theme.fit(f"session {self.index + 1} ({neg.tracker.session})   repair + signals "
+        agents = "model agents" if self.speakers_for else "simulated agents"
+        surf.blit(theme.fit(f"session {self.index + 1} ({neg.tracker.session})   {agents}   repair + signals "
                             f"{'ON' if self.repair else 'OFF'}   finished {len(self.results)}, deals {deals}   "
                             f"speed {self.pacer.speed:g}x   S: next scene", 20, w - 48, theme.DIM), (24, 52))
         surf.blit(theme.fit("badges: [1] task id, goal hash, constraints   [2] assumptions + confidence   "
@@ -94,7 +95,8 @@ class NegotiationScene(PacedScene):
                       "accept": theme.GOOD}.get(turn.kind, theme.INK)
             badges = "".join(f"[{k[-1]}]" for k in ("layer1", "layer2", "layer3") if k in turn.signals)
             surf.blit(theme.fit(f"t{turn.index} {turn.speaker} {badges}", 17, box.w - 24, theme.DIM), (box.x + 12, y))
-            for line in theme.wrap(readable(turn.text), box.w - 24, 18)[:2]:
+            said = turn.text + (f"  \u2192 {turn.reply}" if turn.reply else "")
+            for line in theme.wrap(readable(said), box.w - 24, 18)[:2]:
                 y += 18
                 surf.blit(theme.text(line, 18, colour), (box.x + 12, y))
             y += 26
@@ -104,7 +106,7 @@ class NegotiationScene(PacedScene):
         surf.blit(theme.text("grounding board", 20, theme.INK, bold=True), (board.x + 12, board.y + 8))
         y = board.y + 36
         for key, ent in sorted(neg.tracker.entities.items()):
-            readings = ", ".join(f"{r} reads {lvl}" for r, lvl in ent["attributes"].items())
+            readings = ", ".join(f"{r} says {lvl}" for r, lvl in ent["attributes"].items()) or "no one has said"
             mark, colour = ("grounded", theme.GOOD) if ent["grounded"] else ("not grounded", theme.WARN)
             surf.blit(theme.fit(readable(f"{key}: {mark}  ({readings})"), 17, board.w - 24, colour), (board.x + 12, y))
             y += 19

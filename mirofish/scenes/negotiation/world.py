@@ -18,6 +18,9 @@ import numpy as np
 NUMERIC = {"price": (80.0, 140.0), "delivery_weeks": (4.0, 16.0), "payment_days": (0.0, 90.0)}
 NAMED = {"support": ["basic", "standard", "premium"], "ai_feature": ["none", "basic", "full"]}
 LEVELS = 4  # actual scope levels 0..3 behind each name
+# What each actual level is, in words (what a model negotiator is told a level means).
+SCOPE = {"support": ["email only", "business-hours phone", "24/7 phone", "a dedicated engineer"],
+         "ai_feature": ["nothing", "autocomplete", "an assistant", "a full agent"]}
 ISSUES = tuple(NUMERIC) + tuple(NAMED)
 # Which end of each numeric issue a party likes (named levels: buyers like more, sellers less).
 PREFERS_HIGH = {"buyer": {"price": False, "delivery_weeks": False, "payment_days": True},
