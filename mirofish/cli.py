@@ -204,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="dynamic: agents invent terms; fixed: a given glossary; natural: spelled-out words")
     ref.add_argument("--candidates", type=_int_at_least(2), default=5, help="candidates per round (2-20)")
     ref.add_argument("--three", action="store_true", help="a third agent joins half-way (majority rule)")
+    ref.add_argument("--review", action="store_true",
+                     help="new terms wait for a person's approval before they become global (window: A approve, "
+                          "R reject; or: glossary review PATH)")
     ref.add_argument("--glossary", metavar="PATH", help="SQLite glossary to use and keep (default: in memory)")
     ref.add_argument("--log", metavar="PATH",
                      help="JSON Lines round log, one line per round (fields in README \"Referential game\")")
@@ -217,7 +220,10 @@ def build_parser() -> argparse.ArgumentParser:
     neg.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
     neg.add_argument("--sessions", type=_int_at_least(1), default=200, help="negotiations to run (default 200)")
     neg.add_argument("--seed", type=_int_at_least(0), default=0, help="random seed (default 0)")
-    neg.add_argument("--no-repair", action="store_true", help="no failure detection, repairs or signals")
+    neg.add_argument("--no-repair", action="store_true", help="no grounding repairs (the signals stay, see --layers)")
+    neg.add_argument("--layers", type=int, choices=(0, 1, 2, 3), default=3,
+                     help="Argent signal layers: 0 none, 1 (task, goal hash, constraints), 2 (1 + assumptions, "
+                          "confidence), 3 (2 + role, handoff context, drift alerts; default)")
     neg.add_argument("--agents", choices=("embedded", "llm"), default="embedded",
                      help="embedded negotiators (default) or a model through --base-url/--model")
     neg.add_argument("--db", metavar="PATH", help="SQLite file for each session's grounding state and turns")
@@ -228,9 +234,13 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default 20)")
     _add_window_flags(neg, aquarium=False)
 
-    gl = sub.add_parser("glossary", help="list a glossary file's terms and snapshots, or diff two snapshots")
-    gl.add_argument("path", help="a glossary SQLite file (referential --glossary PATH)")
+    gl = sub.add_parser("glossary", help="list a glossary file's terms and snapshots, diff two snapshots, or review "
+                                         "pending terms (glossary review PATH)")
+    gl.add_argument("path", help="a glossary SQLite file (referential --glossary PATH), or 'review' then the file")
+    gl.add_argument("review_path", nargs="?", metavar="PATH", help="with 'review': the glossary file to review")
     gl.add_argument("--diff", nargs=2, type=_int_at_least(1), metavar=("OLD", "NEW"), help="snapshot ids to compare")
+    gl.add_argument("--approve", nargs="+", metavar="TERM", default=[], help="review: make these pending terms global")
+    gl.add_argument("--reject", nargs="+", metavar="TERM", default=[], help="review: reject these pending terms")
 
     tr = sub.add_parser("trace", help="isolate one fish: its view and decisions per tick, neighbours restored")
     tr.add_argument("path", help="a recording (only read)")
@@ -514,11 +524,27 @@ def run_glossary(args: argparse.Namespace) -> int:
 
     from .scenes.referential.glossary import Glossary, GlossaryError
 
-    if not Path(args.path).is_file():
-        raise UsageError(f"mirofish: glossary file not found: {args.path}")
+    reviewing = args.path == "review" and args.review_path is not None
+    path = args.review_path if reviewing else args.path
+    if args.review_path is not None and not reviewing:
+        raise UsageError(f"mirofish glossary: unexpected argument {args.review_path!r} (did you mean: glossary review "
+                         f"{args.review_path}?)")
+    if (args.approve or args.reject) and not reviewing:
+        raise UsageError("mirofish glossary: --approve/--reject go with: glossary review PATH")
+    if not Path(path).is_file():
+        raise UsageError(f"mirofish: glossary file not found: {path}")
     try:
-        g = Glossary(args.path)
-        if args.diff:
+        g = Glossary(path)
+        if reviewing:
+            for term in args.approve:
+                g.review(term, True)
+            for term in args.reject:
+                g.review(term, False)
+            print(json.dumps({"approved": args.approve, "rejected": args.reject, "pending": [
+                {"term": t.term, "canonical": t.canonical, "proposed_by": t.proposed_by, "usage": t.usage,
+                 "success_rate": round(t.success_rate, 4), "agreement": round(t.agreement_rate, 4)}
+                for t in g.pending()]}))
+        elif args.diff:
             old, new = (g.load_snapshot(i) for i in args.diff)
             print(json.dumps(Glossary.diff(old, new)))
         else:
@@ -549,11 +575,12 @@ def run_negotiation(args: argparse.Namespace) -> int:
         from .scenes.negotiation.scene import NegotiationScene
         from .ui.app import run_window
 
-        return run_window(NegotiationScene(args.seed, not args.no_repair, speakers_for), args.screenshot, args.frames,
+        return run_window(NegotiationScene(args.seed, not args.no_repair, speakers_for, args.layers), args.screenshot,
+                          args.frames,
                           None, args.fps, _size(args.size))
     try:
         summary, _, _ = evaluate(args.sessions, args.seed, not args.no_repair, db_path=args.db,
-                                 speakers_for=speakers_for)
+                                 speakers_for=speakers_for, layers=args.layers)
     finally:
         if close:
             summary_failures = close()
@@ -578,7 +605,7 @@ def run_referential(args: argparse.Namespace) -> int:
 
     try:
         cfg = GameConfig(rounds=args.rounds, seed=args.seed, condition=args.condition, candidates=args.candidates,
-                         agents=3 if args.three else 2)
+                         agents=3 if args.three else 2, review=args.review)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise UsageError(f"mirofish referential: {'.'.join(map(str, err['loc'])) or 'config'}: "

@@ -35,9 +35,12 @@ def test_the_bandit_stops_choosing_a_strategy_that_does_not_work():
     def share(xs):
         return sum(a == "exploratory_question" for a in xs) / len(xs)
 
-    assert share(h[-q:]) < share(h[:q])
     _, normal, _ = D.evaluate(400, 5, True)
-    assert normal.pulls["exploratory_question"] > bandit.pulls["exploratory_question"]
+    n = normal.history[-q:]
+    # a useless strategy is soon left alone: well under an even share late in the run, and a
+    # fraction of how often the same bandit uses it when it works
+    assert share(h[-q:]) < 0.5 / len(D.STRATEGIES) < share(n)
+    assert 3 * bandit.pulls["exploratory_question"] < normal.pulls["exploratory_question"]
 
 
 def test_goal_hash_ignores_case_whitespace_and_punctuation():
@@ -187,3 +190,79 @@ def test_the_cli_says_the_embedded_run_is_simulated():
     data = json.loads(out.stdout)
     assert data["agents"] == "simulated" and data["repairs"]["judged"] == "simulated"
     assert data["repairs"]["spoken_by_model"] == 0 and data["repairs"]["turns"] > 0
+
+
+def test_argent_layer_by_layer_on_the_same_sessions():
+    arms = {n: D.evaluate(250, 1, True, layers=n)[0] for n in (0, 1, 2, 3)}
+    completion = [arms[n]["completion_rate"] for n in (0, 1, 2, 3)]
+    assert completion[0] < completion[1] <= completion[2] <= completion[3]  # each layer adds something
+    assert completion[3] > completion[0] + 0.2
+    assert arms[3]["semantic_consistency"] > arms[0]["semantic_consistency"]
+    assert arms[0]["drift_interventions"]["per_session"] == 0 < arms[1]["drift_interventions"]["per_session"]
+    assert "calibration" in arms[3]["drift_interventions"] and "calibration" not in arms[2]["drift_interventions"]
+    chars = [arms[n]["signal_overhead"]["chars_per_message"] for n in (0, 1, 2, 3)]
+    assert chars[0] == 0 < chars[1] < chars[2] < chars[3]  # and each layer costs characters
+
+
+def _offers_breaking_the_receivers_limit(layers):
+    broken = offers = 0
+    for k in range(60):
+        neg = D.Negotiation(Session.draw(500 + k), False, D.Bandit(), layers=layers)
+        for turn in neg.iter_turns():
+            if turn.kind == "propose":
+                offer = neg.last_offer[turn.speaker]
+                receiver = neg.party("seller" if turn.speaker == "buyer" else "buyer")
+                offers += 1
+                broken += not receiver.satisfies(offer)
+    return broken / offers
+
+
+def test_the_receiver_reads_the_constraint_checklist_and_answers_a_mismatch():
+    assert _offers_breaking_the_receivers_limit(1) < 0.6 * _offers_breaking_the_receivers_limit(0)
+    neg = D.Negotiation(Session.draw(11), False, D.Bandit(), layers=1)
+    lines = [t.text for t in neg.iter_turns()]
+    alerts = [x for x in lines if "My limit" in x]
+    assert neg.interventions.get("constraint_alert", 0) == len(alerts)
+
+
+class WrongGoalHash:
+    """A model negotiator that plays the embedded offers but sends a goal hash of its own."""
+
+    def __call__(self, neg, t, role):
+        offer = neg._choose_offer(neg.party(role), t, neg.last_offer["seller" if role == "buyer" else "buyer"])
+        return {"accept": False, "offer": offer, "message": "Here is my offer.",
+                "signals": {"layer1": {"task_id": neg.tracker.session, "goal_hash": "0badc0ffee00",
+                                       "constraints": []}}}
+
+
+def test_a_models_goal_hash_mismatch_triggers_calibration():
+    calibrated = D.Negotiation(Session.draw(3), False, D.Bandit(), speakers={"seller": WrongGoalHash()}, layers=3)
+    kinds = [t.kind for t in calibrated.iter_turns()]
+    assert "calibrate" in kinds and calibrated.interventions["calibration"] >= 1
+    restated = D.Negotiation(Session.draw(3), False, D.Bandit(), speakers={"seller": WrongGoalHash()}, layers=1)
+    texts = [t.text for t in restated.iter_turns()]
+    assert any("My understanding of the goal" in x for x in texts) and "calibrate" not in [t.kind for t in
+                                                                                            restated.turns]
+
+
+def test_low_confidence_check_and_handoff_context():
+    checks = surfaced = 0
+    for k in range(80):
+        neg = D.Negotiation(Session.draw(700 + k), False, D.Bandit(), layers=2)
+        for turn in neg.iter_turns():
+            if turn.kind == "check":
+                checks += 1
+                surfaced += bool(turn.detections)
+    assert checks > 0 and surfaced > 0  # a check puts a difference in readings on the table
+    with_handoff = [k for k in range(200) if Session.draw(k).handoff]
+    for k in with_handoff[:10]:
+        role, when = Session.draw(k).handoff
+        kept = D.Negotiation(Session.draw(k), True, D.Bandit(), layers=3)
+        notes = [t.signals["layer3"] for t in kept.iter_turns() if "handoff_context" in t.signals.get("layer3", {})]
+        if kept.turns[-1].index > when:
+            assert notes and {"done", "open", "next"} <= set(notes[0]["handoff_context"])
+        lost = D.Negotiation(Session.draw(k), True, D.Bandit(), layers=2)
+        lost.run()
+        if lost.turns[-1].index > when:
+            assert lost.agent_no[role] == 2
+            assert not any("handoff_context" in t.signals.get("layer3", {}) for t in lost.turns)

@@ -31,6 +31,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -40,7 +41,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .world import LEVELS, NAMED, NUMERIC, OfferTable, Party, Session, candidate_offers
+from ...brains.prompt import estimate_tokens
+from .world import ISSUES, LEVELS, NAMED, NUMERIC, OfferTable, Party, Session, candidate_offers
 
 STRATEGIES = ("confirming_restatement", "exploratory_question", "offering_options", "revealing_assumptions",
               "rebuilding_consensus")
@@ -182,7 +184,7 @@ class Negotiation:
     MAX_TURNS = 30
 
     def __init__(self, session: Session, repair: bool = True, bandit: Bandit | None = None, effect: dict | None = None,
-                 speakers=None):
+                 speakers=None, layers: int = 3):
         global _TABLE
         if _TABLE is None:
             _TABLE = OfferTable(candidate_offers())
@@ -207,6 +209,17 @@ class Negotiation:
         self.agreement: dict | None = None
         self.walked_away = False
         self.speakers = speakers  # optional model negotiators: {"buyer": callable, "seller": callable}
+        self.layers = layers  # Argent layers in use: 0 none, 1, 2 (1+2), 3 (1+2+3)
+        self.defaults = {r: copy.deepcopy(self.party(r).definitions) for r in ("buyer", "seller")}  # the firms' own
+        self.knows_limit = {"buyer": False, "seller": False}  # has read the other side's hard limit (layer 1)
+        self.stated_hash: dict[str, str] = {}  # the goal hash each side last sent (a model may send its own)
+        self.last_signals: dict[str, dict] = {"buyer": {}, "seller": {}}
+        self.drift_seen = False  # a goal-hash mismatch was noticed (layer 3 answers it with a calibration)
+        self.agent_no = {"buyer": 1, "seller": 1}  # a hand-over brings the side's next negotiator
+        self.handoff_note: dict[str, dict] = {}
+        self.interventions: dict[str, int] = {}  # calibrations, goal clarifications, constraint alerts, checks
+        self.completed = False  # the deal meets every initial requirement
+        self.checked: set[str] = set()  # offers a low-confidence check has asked about
 
     # ------------------------------------------------------------ helpers
 
@@ -224,11 +237,17 @@ class Negotiation:
         """An offer worth at least today's target to ``p``, as close as possible to ``other``'s."""
         table = self.table
         u = table.utilities(p)
-        ok = u >= self.target(p, t)
+        mine = table.satisfies(p)  # its own hard limit, always
+        ok = (u >= self.target(p, t)) & mine
+        if self.knows_limit[p.role]:  # the other side's limit, read from its checklist (layer 1)
+            both = ok & table.satisfies(self.party("seller" if p.role == "buyer" else "buyer"))
+            if both.any():
+                ok = both
         for issue in self.disagreed:  # set aside at their middle name
             ok &= table.names[issue] == 1
         if not ok.any():
-            return self.offers[int(np.argmax(u))]
+            idx = np.flatnonzero(mine)
+            return self.offers[int(idx[np.argmax(u[idx])])]
         if other is None:
             idx = np.flatnonzero(ok)
             return self.offers[int(idx[np.argmax(u[idx])])]
@@ -243,13 +262,72 @@ class Negotiation:
 
     def _signals(self, role: str, t: int, offer: dict | None, alternative: dict | None) -> dict:
         p = self.party(role)
-        sig: dict[str, dict] = {"layer1": {"task_id": self.tracker.session, "goal_hash": goal_hash(self.goal[role]),
-                          "constraints": [f"utility >= {p.reservation:.2f}", f"deadline {self.MAX_TURNS} turns"]}}
-        if self.tracker.uncertainty > 0.45 and offer is not None:
+        sig: dict[str, dict] = {}
+        if self.layers >= 1:
+            sig["layer1"] = {"task_id": self.tracker.session,
+                             "goal_hash": self.stated_hash.get(role, goal_hash(self.goal[role])),
+                             "constraints": [f"utility >= {p.reservation:.2f}", f"deadline {self.MAX_TURNS} turns",
+                                             p.must_text()]}
+        if self.layers >= 2 and self.tracker.uncertainty > 0.45 and offer is not None:
             sig["layer2"] = {"assumptions": {f"{i}:{offer[i]}": p.definitions[i][offer[i]] for i in NAMED},
                              "confidence": round(1 - self.tracker.uncertainty, 2),
                              "alternatives": [alternative] if alternative else []}
+        if self.layers >= 3:
+            sig["layer3"] = {"role_awareness": {"role": role, "agent": f"{role}-{self.agent_no[role]}",
+                                                "commits_to": list(ISSUES)}}
+            if role in self.handoff_note:
+                sig["layer3"]["handoff_context"] = self.handoff_note.pop(role)
         return sig
+
+    def _count(self, kind: str) -> None:
+        self.interventions[kind] = self.interventions.get(kind, 0) + 1
+
+    def _read_signals(self, role: str, t: int) -> str:
+        """The speaker reads the other side's last signals before it answers (Argent's
+        verification): learns the other's hard limit from its constraint checklist; a goal hash
+        that differs from its own is a drift — answered by a calibration turn with layer 3, by a
+        goal restatement otherwise (which the drifted side heeds half the time). Returns what the
+        speaker adds to its message."""
+        other = "seller" if role == "buyer" else "buyer"
+        l1 = self.last_signals[other].get("layer1")
+        if not isinstance(l1, dict):
+            return ""
+        if self.party(other).must_text() in l1.get("constraints", []):
+            self.knows_limit[role] = True
+        if l1.get("goal_hash") == goal_hash(self.goal[role]):
+            return ""
+        if self.layers >= 3:
+            self.drift_seen = True
+            return ""
+        self._count("goal_clarification")
+        for r in (role, other):  # the side whose goal is not the task's re-reads it — or ignores the note
+            if goal_hash(self.goal[r]) != goal_hash(GOAL) and self.rng.random() < 0.5:
+                self.goal[r] = GOAL
+        self.stated_hash.pop(other, None)
+        return f"My understanding of the goal: {GOAL} "
+
+    def _hand_over(self, t: int) -> None:
+        """A side's negotiator hands over to a colleague. With layer 3 a handoff context (done,
+        open, next) carries what was settled; without it the colleague starts from the firm's own
+        definitions, has not read the other side's limit, and what its predecessor said no longer
+        stands."""
+        role = self.s.handoff[0] if self.s.handoff else None
+        if role is None or t != self.s.handoff[1]:
+            return
+        self.agent_no[role] += 1
+        self.tracker.history.append({"turn": t, "agent": role, "action": "handoff"})
+        ents = self.tracker.entities
+        if self.layers >= 3:
+            self.handoff_note[role] = {"done": sorted(k for k, e in ents.items() if e["grounded"]),
+                                       "open": sorted(k for k, e in ents.items() if e["used"] and not e["grounded"]),
+                                       "next": "carry on from the offer on the table"}
+            return
+        self.party(role).definitions = copy.deepcopy(self.defaults[role])
+        self.knows_limit[role] = False
+        self.rejected[role] = []
+        for e in ents.values():
+            e["attributes"].pop(role, None)
+            e["grounded"] = False
 
     # ------------------------------------------------------------ detection
 
@@ -343,19 +421,22 @@ class Negotiation:
                 f"by '{k.split(':')[1]} {k.split(':')[0]}' I mean level {mine[k]}" for k in keys), "readings": mine}
         answer = self._speak(responder, "read_back", t, strategy, said["message"], keys, before)
         by_model = answer is not None and said.get("model", False)
-        if answer is None:  # simulated answer: the stated reading is taken with the world's probability
+        if answer is None:  # simulated answer: with the world's probability the repair lands and the
+            # other side states the reading it now holds; otherwise its answer leaves things unclear
             p_ok = 0.85 if strategy == "yes_no_confirmation" else self.effect[strategy].get(kind, 0.4)
             took = self.rng.random() < p_ok
-            answer = {"readings": dict(said["readings"]) if took else dict(before),
-                      "message": "understood" if took else "still unclear"}
+            answer = {"readings": dict(said["readings"]) if took else {},
+                      "message": ("understood, " + ", ".join(f"level {v} for '{k.split(':')[1]}'"
+                                                             for k, v in said["readings"].items()) + " for me too"
+                                  if took else "still unclear")}
         statements = [(k, initiator, said["readings"][k]) for k in keys] + \
-            [(k, responder, answer["readings"][k]) for k in keys]
+            [(k, responder, answer["readings"][k]) for k in keys if k in answer["readings"]]
         for key, role, level in statements:  # from here on each side acts on the reading it stated
             issue, name = key.split(":")
             self.party(role).definitions[issue][name] = int(level)
         self.tracker.merge(t, statements)
-        ok = bool(keys) and all(answer["readings"][k] == said["readings"][k] for k in keys)
-        changed = any(answer["readings"][k] != before[k] for k in keys)
+        ok = bool(keys) and all(answer["readings"].get(k) == said["readings"][k] for k in keys)
+        changed = any(k in answer["readings"] and answer["readings"][k] != before[k] for k in keys)
         needed = any(before[k] != said["readings"][k] for k in keys)  # the readings differed going in
         if ok:
             self.tracker.recent_flags = max(0.0, self.tracker.recent_flags - 0.3)
@@ -404,6 +485,7 @@ class Negotiation:
         queued: list[dict] = []
         role = "buyer"
         for t in range(self.MAX_TURNS):
+            self._hand_over(t)
             self.tracker.update_uncertainty()
             self._settle_rewards(t)
             if queued and not self.repair_keys(queued[0]["topic"]):
@@ -414,8 +496,11 @@ class Negotiation:
             if self.repair and queued:
                 turn = self._repair_turn(t, queued.pop(0))
                 queued.clear()
-            elif self.repair and goal_hash(self.goal["buyer"]) != goal_hash(self.goal["seller"]):
-                self.goal = {"buyer": GOAL, "seller": GOAL}  # layer-3 drift alert → calibration
+            elif self.drift_seen:  # a layer-3 drift alert opens a calibration turn
+                self.goal = {"buyer": GOAL, "seller": GOAL}
+                self.stated_hash.clear()
+                self.drift_seen = False
+                self._count("calibration")
                 turn = Turn(t, role, "calibrate", "[drift alert] let us restate the goal: " + GOAL, {"layer3": {
                     "drift_alert": True, "issue": "goal hashes differ"}})
             else:
@@ -433,6 +518,7 @@ class Negotiation:
                               and self.cooldown.get(d["topic"], -1) < t]
                     queued = sorted(urgent, key=lambda d: -d["confidence"] * d["impact"])[:1]
             turn.uncertainty = self.tracker.update_uncertainty()
+            self.last_signals[turn.speaker] = turn.signals
             self.turns.append(turn)
             yield turn
             if self.agreement is not None or self.walked_away:
@@ -459,7 +545,12 @@ class Negotiation:
             self.goal[role] = self.goal[role].upper().replace(",", " ,")
         if self.rng.random() < 0.03:  # … or the goal itself narrows
             self.goal[role] = "Agree on the price."
+        note = self._read_signals(role, t)
         model = self.speakers[role](self, t, role) if self.speakers and role in self.speakers else None
+        if model is not None and isinstance((model.get("signals") or {}).get("layer1"), dict):
+            sent = model["signals"]["layer1"].get("goal_hash")
+            if sent != goal_hash(GOAL):  # the model's own goal hash goes out; the other side checks it
+                self.stated_hash[role] = str(sent)
         price_only = goal_hash(self.goal[role]) != goal_hash(GOAL)
         if incoming is not None:
             u_in = p.utility(incoming)
@@ -467,7 +558,17 @@ class Negotiation:
                 lo, hi = NUMERIC["price"]
                 x = (incoming["price"] - lo) / (hi - lo)
                 u_in = min(u_in, x if p.role == "seller" else 1 - x)
-            if (model["accept"] if model is not None else u_in >= self.target(p, t)):
+            keeps_limit = p.satisfies(incoming)
+            if not keeps_limit and self.layers >= 1:  # answer the mismatch with its checklist item
+                note += f"My limit {p.must_text()} is missed. "
+                self._count("constraint_alert")
+            if keeps_limit and (model["accept"] if model is not None else u_in >= self.target(p, t)):
+                open_names = [f"{i}:{incoming[i]}" for i in NAMED
+                              if not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("grounded")]
+                confidence = (self.last_signals[other].get("layer2") or {}).get("confidence", 1.0)
+                if self.layers >= 2 and confidence < 0.6 and open_names and self.last_prop[other] not in self.checked:
+                    self.checked.add(self.last_prop[other])
+                    return self._check_before_accepting(t, role, open_names, confidence)
                 mismatch = [i for i in NAMED if self.s.buyer.definitions[i][incoming[i]]
                             != self.s.seller.definitions[i][incoming[i]]]
                 if mismatch:  # drafting the contract surfaces what each side meant: the deal falls through
@@ -491,6 +592,8 @@ class Negotiation:
                                    else ": the deal falls through."),
                                 self._signals(role, t, incoming, None))
                 self.agreement = incoming
+                self.completed = self.s.buyer.satisfies(incoming) and self.s.seller.satisfies(incoming) and all(
+                    goal_hash(g) == goal_hash(GOAL) for g in self.goal.values())
                 self.tracker.propositions[self.last_prop[other]]["status"] = "accepted"
                 self.tracker.history.append({"turn": t, "agent": role, "action": "accept"})
                 return Turn(t, role, "accept", "Deal: I accept.", self._signals(role, t, incoming, None))
@@ -503,7 +606,7 @@ class Negotiation:
         pieces = [f"price {offer['price']:.0f}", f"delivery {offer['delivery_weeks']:.0f} weeks",
                   f"payment {offer['payment_days']:.0f} days", f"{offer['support']} support",
                   f"{offer['ai_feature']} AI feature"]
-        text = "I propose " + ", ".join(pieces) + "."
+        text = note + "I propose " + ", ".join(pieces) + "."
         if incoming is not None and self.rng.random() < 0.35 * (1 - p.traits["directness"]):
             text = "About that offer: " + text
         if incoming is not None and self.rng.random() < 0.2 * p.traits["directness"]:
@@ -511,13 +614,14 @@ class Negotiation:
         self.tracker.propositions[f"prop_{t}"] = {"content": offer, "proponent": role, "status": "pending"}
         self.tracker.history.append({"turn": t, "agent": role, "action": "propose", "target": f"prop_{t}"})
         if model is not None and model.get("message"):
-            text = model["message"]
+            text = note + model["message"]
         signals = self._signals(role, t, offer, alt if alt != offer else None)
         if model is not None and model.get("signals"):
             signals["model"] = model["signals"]
         dets = self.detect(role, offer, text, signals, t)
-        stated = (signals.get("model") or {}).get("layer2", {}).get("assumptions") \
-            if isinstance((signals.get("model") or {}).get("layer2"), dict) else None
+        said = signals.get("model") or {}
+        stated = said["layer2"].get("assumptions") \
+            if self.layers >= 2 and isinstance(said.get("layer2"), dict) else None
         if not isinstance(stated, dict) and "layer2" in signals:
             stated = signals["layer2"]["assumptions"]
         if isinstance(stated, dict):  # what the speaker says it means by the names it used
@@ -527,9 +631,23 @@ class Negotiation:
         self.last_prop[role] = f"prop_{t}"
         return Turn(t, role, "propose", text, signals, dets)
 
+    def _check_before_accepting(self, t: int, role: str, names: list[str], confidence: float) -> Turn:
+        """Layer 2's low-confidence response: the offer came with confidence < 0.6, so before
+        accepting it the speaker asks what the names in it mean (once per offer). Both sides state
+        their readings; a difference is now on the table as an assumption conflict, for the repair
+        executor (if repair is on) — the check itself settles nothing."""
+        self._count("low_confidence_check")
+        self.tracker.merge(t, [(key, r, self.reading(r, key)) for key in names for r in ("buyer", "seller")])
+        differ = sorted({k.split(":")[0] for k in names if self.reading("buyer", k) != self.reading("seller", k)})
+        self.tracker.history.append({"turn": t, "agent": role, "action": "check", "target": ",".join(names)})
+        text = (f"Your confidence was {confidence:.2f}; before I accept, what do we each mean by "
+                + " and ".join(f"'{k.split(':')[1]} {k.split(':')[0]}'" for k in names) + "?")
+        return Turn(t, role, "check", text, self._signals(role, t, None, None),
+                    [{"type": "assumption_conflict", "topic": i, "confidence": 0.9, "impact": 0.8} for i in differ])
+
     def result(self) -> dict:
         turns = len(self.turns)
-        repairs = sum(1 for x in self.turns if x.kind in ("repair", "calibrate"))
+        repairs = sum(1 for x in self.turns if x.kind == "repair")  # calibrations count as drift interventions
         us = [x.uncertainty for x in self.turns] or [0.0]
         spent = sum(1 for x in self.turns if x.kind == "repair") * COMMUNICATION_COST
         if self.agreement is not None:
@@ -556,27 +674,46 @@ class Negotiation:
                 "repair_share": repairs / max(1, turns), "uncertainty_mean": float(np.mean(us)),
                 "uncertainty_max": float(np.max(us)), "unresolved_conflicts": unresolved, "by_type": by_type,
                 "communication_cost": 2 * spent, "not_yet": self.not_yet,
+                "completed": self.completed, "interventions": dict(self.interventions),
+                "semantic_consistency": self.semantic_consistency(), "overhead": self.overhead(),
                 "repairs": [{"strategy": x.strategy, "restored": x.restored, "changed": x.changed,
                              "needed": x.needed, "by_model": x.spoken_by_model}
                             for x in self.turns if x.kind == "repair"]}
+
+    def semantic_consistency(self) -> float:
+        """The share of names in play that both sides read the same at the end (1.0 when none)."""
+        used = [k.split(":") for k, e in self.tracker.entities.items() if e["used"]]
+        same = sum(self.s.buyer.definitions[i][n] == self.s.seller.definitions[i][n] for i, n in used)
+        return same / len(used) if used else 1.0
+
+    def overhead(self) -> dict:
+        """Signal size against message size: characters and estimated tokens, summed over turns."""
+        sig = [json.dumps({k: v for k, v in x.signals.items() if k != "model"}) if x.signals else ""
+               for x in self.turns]
+        return {"messages": len(self.turns), "signal_chars": sum(map(len, sig)),
+                "signal_tokens": sum(estimate_tokens(x) for x in sig if x),
+                "message_chars": sum(len(x.text) + len(x.reply) for x in self.turns),
+                "message_tokens": sum(estimate_tokens(x.text + x.reply) for x in self.turns)}
 
     def save(self, db: sqlite3.Connection) -> None:
         db.execute("CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, repair INTEGER, state TEXT, "
                    "turns TEXT, result TEXT)")
         db.execute("INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?)", (
-            self.tracker.session + ("" if self.repair else "_norepair"), int(self.repair), self.tracker.as_json(),
+            self.tracker.session + ("" if self.repair else "_norepair") + ("" if self.layers == 3 else f"_L{self.layers}"),
+            int(self.repair), self.tracker.as_json(),
             json.dumps([t.__dict__ for t in self.turns], default=str), json.dumps(self.result())))
 
 
 def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = None, effect: dict | None = None,
-             db_path: str | None = None, speakers_for=None) -> tuple[dict, Bandit, list]:
-    """Run ``sessions`` seeded sessions; returns (summary, bandit, per-session results)."""
+             db_path: str | None = None, speakers_for=None, layers: int = 3) -> tuple[dict, Bandit, list]:
+    """Run ``sessions`` seeded sessions with Argent ``layers`` (0–3); returns (summary, bandit,
+    per-session results)."""
     bandit = bandit or Bandit()
     results = []
     db = sqlite3.connect(db_path) if db_path else None
     for k in range(sessions):
         neg = Negotiation(Session.draw(seed * 100_003 + k), repair, bandit, effect,
-                          speakers_for(k) if speakers_for else None)
+                          speakers_for(k) if speakers_for else None, layers)
         results.append(neg.run())
         if db is not None:
             neg.save(db)
@@ -587,7 +724,7 @@ def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = Non
     def mean(key):
         return round(float(np.mean([r[key] for r in results])), 4)
 
-    summary = {"sessions": sessions, "seed": seed, "repair": repair,
+    summary = {"sessions": sessions, "seed": seed, "repair": repair, "layers": layers,
                "agreement_rate": mean("agreement"), "joint_utility_mean": mean("joint_utility"),
                "fairness_mean": mean("fairness"), "rounds_mean": mean("rounds"), "repair_share": mean("repair_share"),
                "uncertainty_mean": mean("uncertainty_mean"),
@@ -614,4 +751,19 @@ def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = Non
         "judged": "none" if not repairs else "model" if len(spoken) == len(repairs) else
         "simulated" if not spoken else "mixed"}
     summary["communication_cost_mean"] = mean("communication_cost")
+    summary["completion_rate"] = mean("completed")  # deals that meet every initial requirement
+    summary["semantic_consistency"] = mean("semantic_consistency")
+    kinds: dict[str, int] = {}
+    for r in results:
+        for kind, n in r["interventions"].items():
+            kinds[kind] = kinds.get(kind, 0) + n
+    summary["drift_interventions"] = {"per_session": round(sum(kinds.values()) / max(1, sessions), 3),
+                                      **dict(sorted(kinds.items()))}
+    o = {k: sum(r["overhead"][k] for r in results) for k in results[0]["overhead"]} if results else {}
+    n = max(1, o.get("messages", 0))
+    summary["signal_overhead"] = {
+        "chars_per_message": round(o.get("signal_chars", 0) / n, 1),
+        "tokens_per_message": round(o.get("signal_tokens", 0) / n, 1),
+        "share_of_tokens": round(o.get("signal_tokens", 0) / max(1, o.get("signal_tokens", 0)
+                                                                 + o.get("message_tokens", 0)), 3)}
     return summary, bandit, results

@@ -15,8 +15,8 @@ from .world import Session
 class NegotiationScene(PacedScene):
     title = "Negotiation"
 
-    def __init__(self, seed: int = 0, repair: bool = True, speakers_for=None):
-        self.seed, self.repair, self.speakers_for = seed, repair, speakers_for
+    def __init__(self, seed: int = 0, repair: bool = True, speakers_for=None, layers: int = 3):
+        self.seed, self.repair, self.speakers_for, self.layers = seed, repair, speakers_for, layers
         self.bandit = Bandit()
         super().__init__()
         self.index = 0
@@ -26,7 +26,7 @@ class NegotiationScene(PacedScene):
     def _start(self) -> None:
         speakers = self.speakers_for(self.index) if self.speakers_for else None
         self.neg = Negotiation(Session.draw(self.seed * 100_003 + self.index), self.repair, self.bandit,
-                               speakers=speakers)
+                               speakers=speakers, layers=self.layers)
         self.turn_iter = self.neg.iter_turns()
         self.done = False
 
@@ -80,22 +80,23 @@ class NegotiationScene(PacedScene):
         surf.blit(theme.text("Negotiation", 32, theme.INK, bold=True), (24, 16))
         deals = sum(r["agreement"] for r in self.results)
         agents = "model agents" if self.speakers_for else "simulated agents"
-        surf.blit(theme.fit(f"session {self.index + 1} ({neg.tracker.session})   {agents}   repair + signals "
-                            f"{'ON' if self.repair else 'OFF'}   finished {len(self.results)}, deals {deals}   "
+        surf.blit(theme.fit(f"session {self.index + 1} ({neg.tracker.session})   {agents}   repair "
+                            f"{'ON' if self.repair else 'OFF'}   Argent layers 1-{self.layers}   finished {len(self.results)}, deals {deals}   "
                             f"speed {self.pacer.speed:g}x   S: next scene", 20, w - 48, theme.DIM), (24, 52))
         surf.blit(theme.fit("badges: [1] task id, goal hash, constraints   [2] assumptions + confidence   "
-                            "[3] drift alert      colours: orange repair, yellow recalibration, red dispute, "
+                            "[3] role, handoff, drift alert      colours: orange repair, yellow recalibration, red dispute, "
                             "green deal", 16, w - 48, theme.FAINT), (24, 78))
         # dialogue
         box = rects["dialogue"]
         pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
         y = box.y + 10
         for turn in neg.turns[-((box.h - 20) // 44):]:
-            colour = {"repair": theme.ACCENT, "calibrate": theme.WARN, "dispute": theme.BAD,
+            colour = {"repair": theme.ACCENT, "calibrate": theme.WARN, "check": theme.WARN, "dispute": theme.BAD,
                       "accept": theme.GOOD}.get(turn.kind, theme.INK)
             badges = "".join(f"[{k[-1]}]" for k in ("layer1", "layer2", "layer3") if k in turn.signals)
             surf.blit(theme.fit(f"t{turn.index} {turn.speaker} {badges}", 17, box.w - 24, theme.DIM), (box.x + 12, y))
-            said = turn.text + (f"  \u2192 {turn.reply}" if turn.reply else "")
+            other = "seller" if turn.speaker == "buyer" else "buyer"
+            said = turn.text + (f"  \u2014 {other}: {turn.reply}" if turn.reply else "")
             for line in theme.wrap(readable(said), box.w - 24, 18)[:2]:
                 y += 18
                 surf.blit(theme.text(line, 18, colour), (box.x + 12, y))

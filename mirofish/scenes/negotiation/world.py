@@ -36,6 +36,16 @@ class Party:
     reservation: float
     definitions: dict[str, dict[str, int]]  # issue → name → actual level
     traits: dict[str, float]  # clarification propensity, directness, toughness (Boulware exponent)
+    must: tuple[str, str, float] = ("price", "<=", NUMERIC["price"][1])  # a hard limit: (issue, op, value)
+
+    def satisfies(self, offer: dict) -> bool:
+        """Whether ``offer`` keeps this side's hard limit (it never accepts one that does not)."""
+        issue, op, value = self.must
+        return offer[issue] <= value + 1e-9 if op == "<=" else offer[issue] >= value - 1e-9
+
+    def must_text(self) -> str:
+        issue, op, value = self.must
+        return f"{issue} {op} {value:g}"
 
     def utility(self, offer: dict, definitions: dict[str, dict[str, int]] | None = None) -> float:
         """0..1 utility of an offer, reading the names with ``definitions`` (default: its own)."""
@@ -58,6 +68,7 @@ class Session:
     buyer: Party
     seller: Party
     mismatched: list[str] = field(default_factory=list)  # named issues whose definitions differ
+    handoff: tuple[str, int] | None = None  # (role, turn): that side's negotiator hands over to a colleague
 
     @classmethod
     def draw(cls, seed: int) -> Session:
@@ -80,7 +91,14 @@ class Session:
                 buyer.definitions[issue][name] = int(np.clip(seller.definitions[issue][name] + shift, 0, LEVELS - 1))
                 if buyer.definitions[issue][name] != seller.definitions[issue][name]:
                     mismatched.append(issue)
-        return cls(seed, buyer, seller, mismatched)
+        for p in (buyer, seller):  # one hard limit each, on a number, some way from the end it dislikes
+            issue = str(rng.choice(list(NUMERIC)))
+            lo, hi = NUMERIC[issue]
+            margin = float(rng.uniform(0.1, 0.3)) * (hi - lo)
+            p.must = (issue, ">=", round(lo + margin)) if PREFERS_HIGH[p.role][issue] else (issue, "<=",
+                                                                                             round(hi - margin))
+        handoff = (str(rng.choice(["buyer", "seller"])), int(rng.integers(8, 18))) if rng.random() < 0.5 else None
+        return cls(seed, buyer, seller, mismatched, handoff)
 
     def realised(self, offer: dict) -> tuple[float, float]:
         """True utilities of a deal: the seller delivers by its definitions."""
@@ -94,6 +112,11 @@ class OfferTable:
         self.offers = offers
         self.numeric = {i: np.array([o[i] for o in offers]) for i in NUMERIC}
         self.names = {i: np.array([NAMED[i].index(o[i]) for o in offers]) for i in NAMED}
+
+    def satisfies(self, p: Party) -> np.ndarray:
+        """Which offers keep ``p``'s hard limit."""
+        issue, op, value = p.must
+        return self.numeric[issue] <= value + 1e-9 if op == "<=" else self.numeric[issue] >= value - 1e-9
 
     def utilities(self, p: Party) -> np.ndarray:
         total = np.zeros(len(self.offers))

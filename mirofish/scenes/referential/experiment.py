@@ -13,7 +13,12 @@
   each term, which the glossary compares with the sender's definition.
 
 Conditions: ``dynamic`` (the above), ``fixed`` (a glossary given in advance,
-no invention), ``natural`` (the sender spells the target out — the length baseline).
+no invention), ``natural`` (the sender spells the target out — the length and token
+baseline; its receiver is the same learning listener, reading words instead of terms, so
+the baseline has to be understood too rather than string-matched).
+A receiver that gives no interpretation of the message loses the round even if its pick was
+right. A success-drop alarm fires when the rolling success rate falls ``alarm_drop`` below its
+best; with ``review`` on, new terms wait as ``pending`` until a person approves them.
 Three agents (§8.1): a third agent joins half-way with the existing glossary; from then on a
 new term enters the shared glossary only when a majority of the agents interpret it as its
 sender defined it.
@@ -58,7 +63,8 @@ class EmbeddedAgent:
         for attr, value in target.properties(self.game.names).items():
             canonical = {attr: value}
             known = self.glossary.terms_for(canonical)
-            known += [t for t in self.glossary.terms_for(canonical, ("proposed",)) if t.proposed_by == self.name]
+            known += [t for t in self.glossary.terms_for(canonical, ("proposed", "pending"))
+                      if t.proposed_by == self.name]
             if known and not (invent and self.rng.random() < explore):
                 best = max(known, key=lambda t: (t.stable_score, t.usage, t.term))
                 terms.append(best.term)
@@ -80,8 +86,14 @@ class EmbeddedAgent:
         (attr, value), _ = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
         return {attr: value}
 
+    def split(self, message: str) -> list[str]:
+        """A message's units: words in the natural baseline, two-letter terms otherwise."""
+        if self.game.cfg.condition == "natural":
+            return message.split()
+        return [message[i : i + TERM_LEN] for i in range(0, len(message), TERM_LEN)]
+
     def listen(self, message: str, candidates: list[GameObject]) -> tuple[str, dict]:
-        terms = [message[i : i + TERM_LEN] for i in range(0, len(message), TERM_LEN)]
+        terms = self.split(message)
         n_values = sum(len(v) for v in self.game.cfg.attributes.values())
         scores = np.zeros(len(candidates))
         for term in terms:
@@ -100,8 +112,7 @@ class EmbeddedAgent:
     def learn(self, message: str, target: GameObject) -> None:
         """Feedback: the target is revealed; every term is credited with its attribute values."""
         props = target.properties(self.game.names)
-        for i in range(0, len(message), TERM_LEN):
-            term = message[i : i + TERM_LEN]
+        for term in self.split(message):
             for attr, value in props.items():
                 self.assoc[term][(attr, value)] += 1.0
 
@@ -140,6 +151,9 @@ class Experiment:
         self.lengths: list[tuple[int, int]] = []  # (message chars, natural description chars)
         self.new_per_round: list[int] = []
         self.pruned: list[str] = []
+        self.tokens: list[int] = []  # per round: the tokens model agents' server counted (prompts and replies)
+        self.alarms: list[dict] = []  # success-drop alarms: {"round", "best", "now"}
+        self._alarm_on, self._best_rolling = False, 0.0
         self.log = open(log_path, "w") if log_path else None  # noqa: SIM115 — open for the run, closed by close()
         self.run_id = f"seed{cfg.seed}-{cfg.condition}-{agents}"
         self.offset = self.glossary.rounds_played  # a restarted glossary keeps counting rounds
@@ -175,12 +189,14 @@ class Experiment:
         sender = agents[local % len(agents)]
         receivers = [a for a in agents if a is not sender]
         three = len(agents) == 3
+        spent = self._model_tokens()
         if cfg.condition == "natural":
             rnd.message, rnd.used_terms, rnd.new_terms = rnd.target.describe(tuple(self.game.names)), [], []
         else:
             explore = 0.25 * math.exp(-r / 40.0) if cfg.condition == "dynamic" else 0.0
+            status = "proposed" if three else "pending" if cfg.review else "active"
             rnd.message, rnd.used_terms, rnd.new_terms = sender.speak(
-                rnd.target, r, explore, invent=cfg.condition == "dynamic", status="proposed" if three else "active")
+                rnd.target, r, explore, invent=cfg.condition == "dynamic", status=status)
         rnd.sender_raw = getattr(sender, "last_raw", rnd.message)
         problem = self.game.check_message(rnd.message)
         correct = []
@@ -189,10 +205,11 @@ class Experiment:
             if problem:
                 self.failures[f"message_{problem.replace(' ', '_')}"] += 1
                 choice, interp = None, {}  # type: ignore[var-annotated]
-            elif cfg.condition == "natural":
-                choice, interp = self._natural_choice(rnd), {}
             else:
                 choice, interp = receiver.listen(rnd.message, rnd.candidates)
+                if choice is not None and not any((interp or {}).values()):  # no reading of the message:
+                    self.failures["no_interpretation"] += 1  # a lucky pick does not count
+                    choice = None
             correct.append(choice == rnd.target.id)
             interpretations.append(interp)
             rnd.choice = choice
@@ -213,26 +230,45 @@ class Experiment:
             if t.status == "proposed":  # three agents: a majority must read it as defined
                 votes = 1 + sum(1 for h in heard if h == t.canonical)
                 if votes * 2 > len(agents):
-                    self.glossary.set_status(term, "active")
+                    self.glossary.set_status(term, "pending" if cfg.review else "active")
         if r % 20 == 19:
             self.pruned += self.glossary.prune(r, cfg.prune_below, cfg.prune_after_uses, cfg.stale_rounds)
         self.glossary.rounds_played = r + 1
         self.glossary.commit()
         self.lengths.append((len(rnd.message), len(rnd.target.describe(tuple(self.game.names)))))
         self.new_per_round.append(len(rnd.new_terms))
+        self.tokens.append(self._model_tokens() - spent)
         self.rounds.append(rnd)
+        alarm = self._watch_success(r)
         if self.log:
             self.log.write(json.dumps({
                 "round": r, "target_id": rnd.target.id, "candidate_ids": [c.id for c in rnd.candidates],
                 "message": rnd.message, "sender_raw": rnd.sender_raw, "receiver_raw": rnd.receiver_raw,
                 "choice": rnd.choice, "success": rnd.success, "used_terms": rnd.used_terms,
-                "new_terms": rnd.new_terms}) + "\n")
+                "new_terms": rnd.new_terms, "alarm": alarm}) + "\n")
         return rnd
 
-    def _natural_choice(self, rnd: Round) -> str:
-        words = set(rnd.message.split())
-        fits = [c for c in rnd.candidates if set(c.values) <= words]
-        return fits[0].id if fits else rnd.candidates[0].id
+    def _model_tokens(self) -> int:
+        """Tokens the model agents' server has counted so far (0 for embedded agents)."""
+        clients = {id(c): c for a in self.agents + ([self.joiner] if self.joiner else [])
+                   if (c := getattr(a, "client", None)) is not None}
+        return sum(c.tokens for c in clients.values())
+
+    def _watch_success(self, r: int) -> bool:
+        """The success-drop alarm: the rolling success rate over ``alarm_window`` rounds falls
+        ``alarm_drop`` below the best it has reached; it re-arms once the rate recovers."""
+        w = self.cfg.alarm_window
+        if len(self.success) < 2 * w:
+            return False
+        now = float(np.mean(self.success[-w:]))
+        best = self._best_rolling = max(self._best_rolling, now)
+        if not self._alarm_on and now <= best - self.cfg.alarm_drop:
+            self._alarm_on = True
+            self.alarms.append({"round": r, "best": round(best, 3), "now": round(now, 3)})
+            return True
+        if self._alarm_on and now >= best - self.cfg.alarm_drop / 2:
+            self._alarm_on = False
+        return False
 
     # ------------------------------------------------------------ metrics
 
@@ -277,9 +313,27 @@ class Experiment:
             "definition_agreement": round(self.definition_agreement(), 4),
             "topographic_similarity": round(self.topographic_similarity(), 4),
             "pruned_terms": len(self.pruned),
+            "pending_review": len(self.glossary.pending()),
+            "success_alarms": self.alarms,
+            **self._economy(),
             "failures": dict(self.failures),
             **self._model_made(),
         }
+
+    def _economy(self) -> dict:
+        """What a round costs over the last 100 rounds: the message's characters against the
+        spelled-out description's (the natural-language baseline) — and with model agents, the
+        tokens the server counted for the whole round (prompts and replies), the real bill.
+        Embedded agents have no tokenizer: their cost is characters (a tokenizer may well spend
+        more tokens on an invented syllable than on a common word — see the README)."""
+        if not self.lengths:
+            return {}
+        msg, nat = (np.array(v, float) for v in zip(*self.lengths[-100:]))
+        out = {"message_chars_per_round": round(float(msg.mean()), 2),
+               "baseline_chars_per_round": round(float(nat.mean()), 2)}
+        if any(self.tokens):
+            out["model_tokens_per_round"] = round(float(np.mean(self.tokens[-100:])), 1)
+        return out
 
     def _model_made(self) -> dict:
         """With model agents: the turns the model actually played (vs the rounds), so a run

@@ -33,6 +33,9 @@ class GameConfig(BaseModel):
     prune_below: float = Field(0.15, ge=0, le=1, description="prune terms whose stable score falls below")
     prune_after_uses: int = Field(4, ge=1, description="… once they have been used this often")
     stale_rounds: int = Field(150, ge=1, description="prune terms unused for this many rounds")
+    review: bool = Field(False, description="new terms wait for a person's approval before they become global")
+    alarm_window: int = Field(20, ge=5, description="rounds in the rolling success rate the alarm watches")
+    alarm_drop: float = Field(0.25, gt=0, le=1, description="alarm when it falls this far below its best")
 
     @model_validator(mode="after")
     def _enough_objects(self) -> GameConfig:

@@ -5,8 +5,11 @@ term, its status (``active``, ``proposed`` — waiting for a majority in a three
 ``pruned``) and who proposed it. Lifecycle: reuse before invention; a new term needs
 canonical properties and the sender's definition; the receiver's interpretation is stored
 and compared with them; every use updates usage, success, ``success_rate`` and
-``stable_score = success_rate * usage / (usage + 1)``; weak
-or stale terms are pruned. ``snapshot()`` stores the whole glossary per run so it can be
+``stable_score = success_rate * usage / (usage + 1) * agreement`` where ``agreement`` is the
+share of the receivers' interpretations that matched the sender's definition (disagreement
+lowers a term's score, and a term that is read wrongly often enough is pruned); weak or stale
+terms are pruned. With review on, a new term waits as ``pending`` until a person approves or
+rejects it (``glossary review``, or the window's review panel). ``snapshot()`` stores the whole glossary per run so it can be
 versioned, reloaded and diffed.
 """
 
@@ -36,7 +39,9 @@ CREATE TABLE IF NOT EXISTS glossary (
     last_used_round INTEGER,
     model TEXT,
     status TEXT DEFAULT 'active',
-    proposed_by TEXT
+    proposed_by TEXT,
+    heard_count INTEGER DEFAULT 0,
+    agreed_count INTEGER DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS glossary_snapshots (
@@ -63,6 +68,12 @@ class Term:
     model: str
     status: str
     proposed_by: str | None
+    heard: int = 0  # receivers' interpretations recorded
+    agreed_n: int = 0  # … that matched the sender's definition
+
+    @property
+    def agreement_rate(self) -> float:
+        return self.agreed_n / self.heard if self.heard else 1.0
 
     @property
     def agreed(self) -> bool:
@@ -89,6 +100,10 @@ class Glossary:
         try:
             self.db = sqlite3.connect(self.path, check_same_thread=False)  # a model scene steps on a worker
             self.db.executescript(SCHEMA)
+            have = {r[1] for r in self.db.execute("PRAGMA table_info(glossary)")}
+            for column in ("heard_count", "agreed_count"):  # glossaries written before these columns
+                if column not in have:
+                    self.db.execute(f"ALTER TABLE glossary ADD COLUMN {column} INTEGER DEFAULT 0")
         except sqlite3.DatabaseError as exc:
             raise GlossaryError(f"glossary file {self.path} is not usable: {exc}") from None
         self._cache: dict[str, Term] = {}
@@ -97,10 +112,10 @@ class Glossary:
     def _load(self) -> None:
         rows = self.db.execute("SELECT term, canonical_properties, definition_by_sender, definition_by_receiver, "
                                "usage_count, success_count, success_rate, stable_score, last_used_round, model, "
-                               "status, proposed_by FROM glossary").fetchall()
+                               "status, proposed_by, heard_count, agreed_count FROM glossary").fetchall()
         self._cache = {r[0]: Term(r[0], json.loads(r[1]), json.loads(r[2]) if r[2] else None,
                                   json.loads(r[3]) if r[3] else None, r[4], r[5], r[6], r[7], r[8], r[9] or "",
-                                  r[10] or "active", r[11]) for r in rows}
+                                  r[10] or "active", r[11], r[12] or 0, r[13] or 0) for r in rows}
 
     # ------------------------------------------------------------ reading
 
@@ -143,18 +158,29 @@ class Glossary:
         self._cache[term].status = status
 
     def interpret(self, term: str, definition: dict | None) -> None:
-        """Store the receiver's interpretation of a term."""
+        """Store the receiver's interpretation of a term; a reading that differs from the
+        sender's definition lowers the term's stable score."""
         t = self._cache[term]
         t.by_receiver = dict(definition) if definition else None
-        self.db.execute("UPDATE glossary SET definition_by_receiver = ?, updated_at = ? WHERE term = ?",
-                        (json.dumps(definition, sort_keys=True) if definition else None, _now(), term))
+        if definition:
+            t.heard += 1
+            t.agreed_n += int(definition == t.canonical)
+            self._rescore(t)
+        self.db.execute("UPDATE glossary SET definition_by_receiver = ?, heard_count = ?, agreed_count = ?, "
+                        "stable_score = ?, updated_at = ? WHERE term = ?",
+                        (json.dumps(definition, sort_keys=True) if definition else None, t.heard, t.agreed_n,
+                         t.stable_score, _now(), term))
+
+    @staticmethod
+    def _rescore(t: Term) -> None:
+        t.stable_score = t.success_rate * t.usage / (t.usage + 1) * t.agreement_rate
 
     def record_use(self, term: str, success: bool, round_: int) -> None:
         t = self._cache[term]
         t.usage += 1
         t.success += int(success)
         t.success_rate = t.success / t.usage
-        t.stable_score = t.success_rate * t.usage / (t.usage + 1)
+        self._rescore(t)
         t.last_used_round = round_
         self.db.execute("UPDATE glossary SET usage_count = ?, success_count = ?, success_rate = ?, stable_score = ?, "
                         "last_used_round = ?, updated_at = ? WHERE term = ?",
@@ -170,6 +196,18 @@ class Glossary:
                 self.set_status(t.term, "pruned")
                 out.append(t.term)
         return out
+
+    def pending(self) -> list[Term]:
+        """Terms waiting for a person's review before they become global."""
+        return sorted((t for t in self._cache.values() if t.status == "pending"), key=lambda t: t.term)
+
+    def review(self, term: str, approve: bool) -> None:
+        """A person's verdict on a pending term: active (global) or rejected."""
+        t = self._cache.get(term)
+        if t is None or t.status != "pending":
+            raise GlossaryError(f"no pending term {term!r} in {self.path}")
+        self.set_status(term, "active" if approve else "rejected")
+        self.db.commit()
 
     def commit(self) -> None:
         self.db.commit()
@@ -189,7 +227,8 @@ class Glossary:
     def as_dict(self) -> dict:
         return {t.term: {"canonical": t.canonical, "by_sender": t.by_sender, "by_receiver": t.by_receiver,
                          "usage": t.usage, "success_rate": round(t.success_rate, 4),
-                         "stable_score": round(t.stable_score, 4), "status": t.status, "model": t.model}
+                         "stable_score": round(t.stable_score, 4), "agreement": round(t.agreement_rate, 4),
+                         "status": t.status, "model": t.model}
                 for t in sorted(self._cache.values(), key=lambda t: t.term)}
 
     def snapshot(self, run_id: str, round_: int) -> int:

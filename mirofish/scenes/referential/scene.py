@@ -42,6 +42,7 @@ class ReferentialScene(PacedScene):
         self.compression: deque[float] = deque(maxlen=300)
         self.size: deque[float] = deque(maxlen=300)
         self.last: Round | None = None
+        self.reviewed: tuple[str, bool] | None = None  # the last verdict, shown in the review strip
 
     # model side
     def reset(self, seed: int) -> None:
@@ -64,6 +65,16 @@ class ReferentialScene(PacedScene):
 
     def snapshot(self) -> dict:
         return {"summary": self.exp.summary(), "glossary": self.exp.glossary.as_dict()}
+
+    def handle_event(self, event) -> None:
+        """A / R: approve or reject the first term waiting for review (``--review``)."""
+        if event.type == pygame.KEYDOWN and event.key in (pygame.K_a, pygame.K_r) and not self.thinking:
+            waiting = self.exp.glossary.pending()
+            if waiting:
+                self.exp.glossary.review(waiting[0].term, approve=event.key == pygame.K_a)
+                self.reviewed = (waiting[0].term, event.key == pygame.K_a)
+            return
+        super().handle_event(event)
 
     @property
     def uses_model(self) -> bool:  # type: ignore[override]
@@ -162,16 +173,35 @@ class ReferentialScene(PacedScene):
         widths = [b - a - 6 for a, b in zip(cols, [*cols[1:], inner])]
         for x, cw, head in zip(cols, widths, heads):
             surf.blit(theme.fit(head, 17, cw, theme.DIM), (table.x + 14 + x, table.y + 40))
-        terms = sorted(exp.glossary.active(), key=lambda t: -t.stable_score)
+        terms = sorted(exp.glossary.active(), key=lambda t: -t.stable_score) + exp.glossary.pending()
         for k, t in enumerate(terms[: (table.h - 80) // 22]):
             y = table.y + 62 + k * 22
             meaning = " ".join(t.canonical.values())
             read = " ".join(t.by_receiver.values()) if t.by_receiver else "?"
             colour = theme.GOOD if t.agreed else theme.BAD
-            cells = (t.term, meaning, read, str(t.usage), f"{t.success_rate:.0%}", f"{t.stable_score:.2f}")
+            waiting = t.status == "pending"  # listed under the global terms, greyed, until reviewed
+            cells = (t.term, meaning, read, str(t.usage), f"{t.success_rate:.0%}",
+                     "pending" if waiting else f"{t.stable_score:.2f}")
             for k2, (x, cw, cell) in enumerate(zip(cols, widths, cells)):
-                surf.blit(theme.fit(cell, 18, cw, colour if k2 == 2 else theme.INK), (table.x + 14 + x, y))
+                ink = theme.FAINT if waiting else colour if k2 == 2 else theme.INK
+                surf.blit(theme.fit(cell, 18, cw, ink), (table.x + 14 + x, y))
         if s:
             facts = (f"agreement {s['definition_agreement']:.0%}   topographic similarity "
                      f"{s['topographic_similarity']:.2f}   pruned {s['pruned_terms']}")
             surf.blit(theme.fit(facts, 18, inner, theme.DIM), (table.x + 14, table.bottom - 28))
+            if s["success_alarms"]:
+                a = s["success_alarms"][-1]
+                surf.blit(theme.fit(f"ALARM round {a['round']}: success {a['now']:.0%} (best {a['best']:.0%})", 18,
+                                    inner, theme.BAD, bold=True), (table.x + 14, table.bottom - 52))
+        if exp.cfg.review:
+            waiting = exp.glossary.pending()
+            y = table.bottom - (100 if s.get("success_alarms") else 76)
+            if waiting:
+                t = waiting[0]
+                line = (f"review: '{t.term}' = {' '.join(t.canonical.values())} (by {t.proposed_by})   "
+                        f"A approve / R reject   {len(waiting)} waiting")
+                surf.blit(theme.fit(line, 18, inner, theme.WARN, bold=True), (table.x + 14, y))
+            elif self.reviewed:
+                verdict = "approved" if self.reviewed[1] else "rejected"
+                surf.blit(theme.fit(f"review: '{self.reviewed[0]}' {verdict}; none waiting", 18, inner, theme.DIM),
+                          (table.x + 14, y))
