@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mirofish.scenes.referential.experiment import Experiment  # noqa: E402
-from mirofish.scenes.referential.game import GameConfig  # noqa: E402
+from mirofish.scenes.referential.experiment import Experiment
+from mirofish.scenes.referential.game import GameConfig
 
 
 def main() -> int:

@@ -699,7 +699,8 @@ class Negotiation:
         db.execute("CREATE TABLE IF NOT EXISTS sessions (session_id TEXT PRIMARY KEY, repair INTEGER, state TEXT, "
                    "turns TEXT, result TEXT)")
         db.execute("INSERT OR REPLACE INTO sessions VALUES (?,?,?,?,?)", (
-            self.tracker.session + ("" if self.repair else "_norepair") + ("" if self.layers == 3 else f"_L{self.layers}"),
+            self.tracker.session + ("" if self.repair else "_norepair")
+            + ("" if self.layers == 3 else f"_L{self.layers}"),
             int(self.repair), self.tracker.as_json(),
             json.dumps([t.__dict__ for t in self.turns], default=str), json.dumps(self.result())))
 

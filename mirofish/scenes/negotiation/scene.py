@@ -81,11 +81,12 @@ class NegotiationScene(PacedScene):
         deals = sum(r["agreement"] for r in self.results)
         agents = "model agents" if self.speakers_for else "simulated agents"
         surf.blit(theme.fit(f"session {self.index + 1} ({neg.tracker.session})   {agents}   repair "
-                            f"{'ON' if self.repair else 'OFF'}   Argent layers 1-{self.layers}   finished {len(self.results)}, deals {deals}   "
+                            f"{'ON' if self.repair else 'OFF'}   Argent layers 1-{self.layers}   "
+                            f"finished {len(self.results)}, deals {deals}   "
                             f"speed {self.pacer.speed:g}x   S: next scene", 20, w - 48, theme.DIM), (24, 52))
         surf.blit(theme.fit("badges: [1] task id, goal hash, constraints   [2] assumptions + confidence   "
-                            "[3] role, handoff, drift alert      colours: orange repair, yellow recalibration, red dispute, "
-                            "green deal", 16, w - 48, theme.FAINT), (24, 78))
+                            "[3] role, handoff, drift alert      colours: orange repair, yellow recalibration "
+                            "or check, red dispute, green deal", 16, w - 48, theme.FAINT), (24, 78))
         # dialogue
         box = rects["dialogue"]
         pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)

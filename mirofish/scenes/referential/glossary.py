@@ -9,8 +9,8 @@ and compared with them; every use updates usage, success, ``success_rate`` and
 share of the receivers' interpretations that matched the sender's definition (disagreement
 lowers a term's score, and a term that is read wrongly often enough is pruned); weak or stale
 terms are pruned. With review on, a new term waits as ``pending`` until a person approves or
-rejects it (``glossary review``, or the window's review panel). ``snapshot()`` stores the whole glossary per run so it can be
-versioned, reloaded and diffed.
+rejects it (``glossary review``, or the window's review panel). ``snapshot()`` stores the
+whole glossary per run so it can be versioned, reloaded and diffed.
 """
 
 from __future__ import annotations
