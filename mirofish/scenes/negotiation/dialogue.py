@@ -311,9 +311,9 @@ class Negotiation:
         open, next) carries what was settled; without it the colleague starts from the firm's own
         definitions, has not read the other side's limit, and what its predecessor said no longer
         stands."""
-        role = self.s.handoff[0] if self.s.handoff else None
-        if role is None or t != self.s.handoff[1]:
+        if self.s.handoff is None or t != self.s.handoff[1]:
             return
+        role = self.s.handoff[0]
         self.agent_no[role] += 1
         self.tracker.history.append({"turn": t, "agent": role, "action": "handoff"})
         ents = self.tracker.entities

@@ -204,7 +204,7 @@ class Experiment:
         for receiver in receivers:
             if problem:
                 self.failures[f"message_{problem.replace(' ', '_')}"] += 1
-                choice, interp = None, {}  # type: ignore[var-annotated]
+                choice, interp = None, {}
             else:
                 choice, interp = receiver.listen(rnd.message, rnd.candidates)
                 if choice is not None and not any((interp or {}).values()):  # no reading of the message:

@@ -194,12 +194,12 @@ class ReferentialScene(PacedScene):
                 surf.blit(theme.fit(f"ALARM round {a['round']}: success {a['now']:.0%} (best {a['best']:.0%})", 18,
                                     inner, theme.BAD, bold=True), (table.x + 14, table.bottom - 52))
         if exp.cfg.review:
-            waiting = exp.glossary.pending()
+            queue = exp.glossary.pending()
             y = table.bottom - (100 if s.get("success_alarms") else 76)
-            if waiting:
-                t = waiting[0]
+            if queue:
+                t = queue[0]
                 line = (f"review: '{t.term}' = {' '.join(t.canonical.values())} (by {t.proposed_by})   "
-                        f"A approve / R reject   {len(waiting)} waiting")
+                        f"A approve / R reject   {len(queue)} waiting")
                 surf.blit(theme.fit(line, 18, inner, theme.WARN, bold=True), (table.x + 14, y))
             elif self.reviewed:
                 verdict = "approved" if self.reviewed[1] else "rejected"
