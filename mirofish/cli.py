@@ -13,10 +13,11 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from .actions import ACTION_NAMES, Action
-from .config import Config, ConfigError, load_config
+from .config import Config, ConfigError, load_config, parse_override
 from .observe.recording import RecordingError
 from .ui import WindowError
 
@@ -204,6 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="dynamic: agents invent terms; fixed: a given glossary; natural: spelled-out words")
     ref.add_argument("--candidates", type=_int_at_least(2), default=5, help="candidates per round (2-20)")
     ref.add_argument("--three", action="store_true", help="a third agent joins half-way (majority rule)")
+    ref.add_argument("--set", dest="game_overrides", action="append", default=[], metavar="KEY=VALUE",
+                     help="set any game setting (repeatable), e.g. --set candidates=10 --set prune_below=0.2 "
+                          "(the fields of GameConfig in mirofish/scenes/referential/game.py)")
     ref.add_argument("--review", action="store_true",
                      help="new terms wait for a person's approval before they become global (window: A approve, "
                           "R reject; or: glossary review PATH)")
@@ -241,6 +245,21 @@ def build_parser() -> argparse.ArgumentParser:
     gl.add_argument("--diff", nargs=2, type=_int_at_least(1), metavar=("OLD", "NEW"), help="snapshot ids to compare")
     gl.add_argument("--approve", nargs="+", metavar="TERM", default=[], help="review: make these pending terms global")
     gl.add_argument("--reject", nargs="+", metavar="TERM", default=[], help="review: reject these pending terms")
+
+    sw = sub.add_parser("sweep", help="run a parameter sweep: many seeded headless runs, in parallel or on a "
+                                      "Dask cluster, with tables and plots")
+    sw.add_argument("spec", help="a sweep file (TOML; examples in assets/sweeps/)")
+    sw.add_argument("--out", metavar="DIR", help="results folder (default saves/sweeps/<sweep file name>); a sweep "
+                                                 "started again with the same folder resumes, skipping finished runs")
+    sw.add_argument("--workers", type=_int_at_least(1), default=os.cpu_count() or 1,
+                    help=f"local processes running at once (default: the cores, {os.cpu_count() or 1})")
+    sw.add_argument("--cluster", metavar="ADDRESS", help="run on an existing Dask cluster instead, e.g. "
+                                                         "tcp://127.0.0.1:8786 (pip install -e '.[cluster]')")
+    sw.add_argument("--record", action="store_true",
+                    help="keep each run's recording (aquarium), round log (referential) or session database "
+                         "(negotiation) in OUT/runs/")
+    sw.add_argument("--overwrite", action="store_true", help="start afresh in a folder that holds another sweep")
+    sw.add_argument("--dry-run", action="store_true", help="print each run's single command and exit")
 
     tr = sub.add_parser("trace", help="isolate one fish: its view and decisions per tick, neighbours restored")
     tr.add_argument("path", help="a recording (only read)")
@@ -604,8 +623,14 @@ def run_referential(args: argparse.Namespace) -> int:
     from .scenes.referential.glossary import GlossaryError
 
     try:
-        cfg = GameConfig(rounds=args.rounds, seed=args.seed, condition=args.condition, candidates=args.candidates,
-                         agents=3 if args.three else 2, review=args.review)
+        given = {"rounds": args.rounds, "seed": args.seed, "condition": args.condition, "candidates": args.candidates,
+                 "agents": 3 if args.three else 2, "review": args.review}
+        for text in args.game_overrides:
+            keys, value = parse_override(text)
+            if len(keys) != 1:
+                raise UsageError(f"mirofish referential: --set expects key=value (a game setting), got {text!r}")
+            given[keys[0]] = value
+        cfg = GameConfig(**given)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise UsageError(f"mirofish referential: {'.'.join(map(str, err['loc'])) or 'config'}: "
@@ -656,6 +681,96 @@ def run_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_sweep(args: argparse.Namespace) -> int:
+    from .sweep.backends import BackendError, DaskBackend, LocalBackend
+    from .sweep.results import ResultsError, Store, write_outputs
+    from .sweep.spec import SpecError, load_spec
+
+    try:
+        spec = load_spec(args.spec)
+    except SpecError as exc:
+        raise UsageError(f"mirofish sweep: {exc}") from None
+    tasks = spec.tasks()
+    if args.dry_run:
+        for t in tasks:
+            print(t.command_line())
+        return 0
+    out = Path(args.out) if args.out else Path("saves") / "sweeps" / Path(args.spec).stem
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"mirofish sweep: --out {out} is a file, not a folder")
+    try:
+        backend = DaskBackend(args.cluster) if args.cluster else LocalBackend(args.workers)
+    except BackendError as exc:
+        raise UsageError(f"mirofish sweep: {exc}") from None
+    try:
+        store = Store(out, spec, args.overwrite)
+    except (ResultsError, OSError) as exc:
+        backend.close()
+        raise UsageError(f"mirofish sweep: {exc}") from None
+    finished = store.done()
+    todo = [t for t in tasks if t.run_id not in finished]
+    record_dir = None
+    if args.record:
+        record_dir = str((out / "runs").resolve())
+        Path(record_dir).mkdir(exist_ok=True)
+    bar = _SweepProgress(len(tasks), len(tasks) - len(todo), sys.stderr.isatty() or bool(todo))
+    failed = 0
+    interrupted = False
+    try:
+        for row in backend.run(todo, record_dir):
+            store.add(row)
+            failed += row["status"] != "ok"
+            bar.update(row["status"] == "ok")
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        backend.close()
+        files = write_outputs(store, spec)
+        rows = store.rows()
+        store.close()
+    bar.finish()
+    if interrupted:
+        print(f"mirofish sweep: interrupted with {len(rows)} of {len(tasks)} runs done (kept in {out}); "
+              f"run the same command again to resume", file=sys.stderr)
+        return 130
+    all_failed = sum(r["status"] != "ok" for r in rows)
+    print(json.dumps({"runs": len(tasks), "ran_now": len(todo), "skipped_finished": len(tasks) - len(todo),
+                      "failed": all_failed, "backend": backend.name, "out": str(out), **files}))
+    if all_failed:
+        print(f"mirofish sweep: {all_failed} run(s) failed; their errors are in {out / 'runs.csv'}", file=sys.stderr)
+    return 0
+
+
+class _SweepProgress:
+    """Runs done, failures and the time left, on one stderr line."""
+
+    def __init__(self, total: int, already: int, enabled: bool):
+        self.total, self.done, self.failed, self.enabled = total, already, 0, enabled
+        self.already, self.start = already, time.perf_counter()
+        self._draw()
+
+    def update(self, ok: bool) -> None:
+        self.done += 1
+        self.failed += not ok
+        self._draw()
+
+    def _draw(self) -> None:
+        if not self.enabled:
+            return
+        ran = self.done - self.already
+        elapsed = time.perf_counter() - self.start
+        left = (self.total - self.done) * elapsed / ran if ran else None
+        eta = "--" if left is None else f"{int(left // 60)}m{int(left % 60):02d}s"
+        bar = "#" * int(30 * self.done / max(1, self.total))
+        sys.stderr.write(f"\r[{bar:<30}] {self.done}/{self.total} runs  ETA {eta}  failures {self.failed}  ")
+        sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
 # ---------------------------------------------------------------- entry point
 
 
@@ -681,6 +796,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return run_terminal(cfg, args.ticks, args.record, args.overwrite)
             return run_window_live(cfg, args)
         handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential,
+                    "sweep": run_sweep,
                     "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
                     "trace": run_trace}
         if args.command in handlers:

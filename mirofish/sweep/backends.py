@@ -1,0 +1,109 @@
+"""Where a sweep's runs execute: local processes (default) or an existing Dask cluster.
+
+Dask distributed, not Ray, for the cluster: it is pure Python and pip-installable with no
+native runtime, its scheduler and workers are two plain commands (``dask scheduler``,
+``dask worker ADDRESS``) that start in about a second, and ``Client.submit`` of a plain
+function is exactly the shape of a sweep (independent runs, results back to one place).
+Ray brings a large native runtime and a heavier start for no gain here. Both backends call
+the same ``run_task``, so a run's row does not depend on which one ran it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
+from .runs import run_task
+from .spec import RunTask
+
+
+class BackendError(RuntimeError):
+    """A backend that cannot start (no cluster at the address, Dask not installed); one line."""
+
+
+def _worker_init() -> None:
+    """A local worker leaves Ctrl-C to the sweep (which stops it), and dies with the sweep: if
+    the sweep is killed outright (kill -9), the kernel ends its workers too (Linux), so no run
+    goes on writing behind a sweep that is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: an orphaned worker ends when it next asks its dead parent for work
+
+
+class LocalBackend:
+    """Runs in ``workers`` local processes, at most ``workers`` at a time."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.name = f"local processes ({workers})"
+        self._pool: ProcessPoolExecutor | None = None
+
+    def run(self, tasks: list[RunTask], record_dir: str | None) -> Iterator[dict]:
+        ctx = multiprocessing.get_context("fork")
+        self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_worker_init)
+        try:
+            pending: set[Future] = {self._pool.submit(run_task, t, record_dir) for t in tasks}
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    yield fut.result()
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        for proc in list(getattr(pool, "_processes", {}).values()):  # a run in flight is abandoned
+            proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+    def close(self) -> None:
+        self.stop()
+
+
+class DaskBackend:
+    """Runs on an existing Dask distributed cluster (``--cluster tcp://HOST:PORT``).
+
+    Each worker needs MiroFish importable (``pip install -e '.[cluster]'`` in the environment
+    the worker runs in); ``--record`` paths are on the workers' file system."""
+
+    def __init__(self, address: str, timeout_s: float = 5.0):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise BackendError("--cluster needs Dask: pip install -e '.[cluster]'") from None
+        try:
+            self.client = Client(address, timeout=f"{timeout_s}s", set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise BackendError(f"no Dask scheduler at {address}: {str(exc).splitlines()[0][:160]}") from None
+        workers = self.client.scheduler_info().get("workers", {})
+        self.name = f"Dask cluster {address} ({len(workers)} workers)"
+        self._futures: list = []
+
+    def run(self, tasks: list[RunTask], record_dir: str | None) -> Iterator[dict]:
+        from distributed import as_completed
+
+        self._futures = [self.client.submit(run_task, t, record_dir, key=f"mirofish-run-{t.run_id}", pure=False)
+                         for t in tasks]
+        try:
+            for fut in as_completed(self._futures, loop=self.client.loop):
+                yield fut.result()
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        if self._futures:
+            self.client.cancel(self._futures)
+            self._futures = []
+
+    def close(self) -> None:
+        self.stop()
+        self.client.close()

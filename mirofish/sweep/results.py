@@ -1,0 +1,214 @@
+"""A sweep's results folder: the rows in SQLite (resumable), and the tables and plots.
+
+``OUT/runs.sqlite``  one row per finished run, committed as it arrives (a killed sweep keeps
+                     every row it had; the next start skips those runs)
+``OUT/runs.csv``     one row per run: run_id, status, error, seed, every parameter, every
+                     summary figure (dotted names), the single command  (+ ``runs.parquet``
+                     when pyarrow is installed)
+``OUT/settings.csv`` one row per setting: each headline figure's mean and 95 % interval over
+                     the seeds (Student's t), with the number of seeds that ran
+``OUT/plots/*.png``  each headline figure against each swept parameter, one line per value of
+                     the other parameters (when matplotlib is installed)
+"""
+
+from __future__ import annotations
+
+import csv
+import fcntl
+import json
+import math
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from .runs import flatten
+from .spec import SweepSpec
+
+# Student's t, two-sided 95 %, by degrees of freedom (1..30); beyond, the normal 1.96.
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042]
+
+
+class ResultsError(ValueError):
+    """A results folder that cannot be used; one line."""
+
+
+def t95(n: int) -> float:
+    return _T95[n - 2] if 2 <= n <= 31 else 1.96
+
+
+class Store:
+    """The rows of one sweep in ``OUT/runs.sqlite``; held by one sweep at a time (a lock file)."""
+
+    def __init__(self, out: Path, spec: SweepSpec, overwrite: bool = False):
+        self.out = out
+        out.mkdir(parents=True, exist_ok=True)
+        self._lock = open(out / ".lock", "w")  # noqa: SIM115 — held for the sweep, released by close()
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.close()
+            raise ResultsError(f"another sweep is writing {out}; wait for it or choose another --out") from None
+        path = out / "runs.sqlite"
+        if overwrite and path.exists():
+            path.unlink()
+        try:
+            self.db = sqlite3.connect(path)
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, status TEXT NOT NULL, "
+                            "seed INTEGER, params TEXT, summary TEXT, error TEXT, elapsed_s REAL, command TEXT)")
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'spec'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise ResultsError(f"{path} is not a sweep results file: {exc}") from None
+        if row is not None and row[0] != spec.digest():
+            self.close()
+            raise ResultsError(f"{out} holds the results of another sweep file; choose another --out, or "
+                               f"--overwrite to start it afresh")
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('spec', ?)", (spec.digest(),))
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('spec_json', ?)", (spec.model_dump_json(by_alias=True),))
+        self.db.commit()
+
+    def done(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT run_id FROM runs")}
+
+    def add(self, row: dict) -> None:
+        self.db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?)", (
+            row["run_id"], row["status"], row["seed"], json.dumps(row["params"], sort_keys=True),
+            json.dumps(row["summary"]), row["error"], row["elapsed_s"], row["command"]))
+        self.db.commit()  # a row is safe the moment it is added
+
+    def rows(self) -> list[dict]:
+        return [{"run_id": r[0], "status": r[1], "seed": r[2], "params": json.loads(r[3]), "summary": json.loads(r[4]),
+                 "error": r[5], "elapsed_s": r[6], "command": r[7]}
+                for r in self.db.execute("SELECT * FROM runs ORDER BY params, seed")]
+
+    def close(self) -> None:
+        if getattr(self, "db", None) is not None:
+            self.db.close()
+            self.db = None  # type: ignore[assignment]
+        self._lock.close()
+
+
+def table(rows: list[dict], keys: list[str]) -> tuple[list[str], list[list]]:
+    """(columns, rows) of the per-run table: identity, parameters, every figure, the command."""
+    flat = [flatten(r["summary"]) for r in rows]
+    figures = sorted({k for f in flat for k in f})
+    cols = ["run_id", "status", "error", "seed", *keys, *figures, "elapsed_s", "command"]
+    out = [[r["run_id"], r["status"], r["error"] or "", r["seed"], *(r["params"].get(k) for k in keys),
+            *(f.get(k) for k in figures), r["elapsed_s"], r["command"]] for r, f in zip(rows, flat)]
+    return cols, out
+
+
+def settings(rows: list[dict], keys: list[str], figures: list[str]) -> tuple[list[str], list[list]]:
+    """(columns, rows) of the per-setting table: mean and 95 % interval of each figure over seeds."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        if r["status"] == "ok":
+            groups.setdefault(json.dumps([r["params"].get(k) for k in keys]), []).append(flatten(r["summary"]))
+    cols = [*keys, "seeds"] + [c for f in figures for c in (f"{f} mean", f"{f} ci95")]
+    out = []
+    for key, flats in sorted(groups.items()):
+        line = [*json.loads(key), len(flats)]
+        for f in figures:
+            vals = np.array([x[f] for x in flats if isinstance(x.get(f), (int, float))], float)
+            mean = float(vals.mean()) if vals.size else math.nan
+            half = float(t95(vals.size) * vals.std(ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else math.nan
+            line += [round(mean, 6), round(half, 6)]
+        out.append(line)
+    return cols, out
+
+
+def write_csv(path: Path, cols: list[str], rows: list[list]) -> None:
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        w.writerows(rows)
+    tmp.replace(path)
+
+
+def write_parquet(path: Path, cols: list[str], rows: list[list]) -> bool:
+    """The per-run table as Parquet, when pyarrow is installed (returns whether it was written)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return False
+    columns = {}
+    for k, c in enumerate(cols):
+        vals = [r[k] for r in rows]
+        kinds = {type(v) for v in vals if v is not None}
+        if kinds <= {int, float} and kinds:
+            vals = [None if v is None else float(v) if float in kinds else int(v) for v in vals]
+        elif kinds - {str}:
+            vals = [None if v is None else json.dumps(v) if not isinstance(v, str) else v for v in vals]
+        columns[c] = vals
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(pa.table(columns), tmp)
+    tmp.replace(path)
+    return True
+
+
+def plots(out: Path, rows: list[dict], spec: SweepSpec, keys: list[str]) -> list[Path]:
+    """Each headline figure against each swept parameter with more than one value, one line
+    per combination of the other parameters, with 95 % intervals (needs matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    cols, lines = settings(rows, keys, spec.headline())
+    swept = [k for k in keys if len({json.dumps(r[keys.index(k)]) for r in lines}) > 1]
+    made = []
+    (out / "plots").mkdir(exist_ok=True)
+    for figure in spec.headline():
+        mi, ci = cols.index(f"{figure} mean"), cols.index(f"{figure} ci95")
+        for x_key in swept:
+            xi = keys.index(x_key)
+            others = [k for k in keys if k != x_key]
+            by_other: dict[str, list] = {}
+            for line in lines:
+                label = ", ".join(f"{k}={line[keys.index(k)]}" for k in others) or "all"
+                by_other.setdefault(label, []).append(line)
+            fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
+            for label, group in sorted(by_other.items()):
+                group = sorted(group, key=lambda g: (isinstance(g[xi], str), g[xi]))
+                xs = [g[xi] for g in group]
+                numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs)
+                pos = xs if numeric else list(range(len(xs)))
+                ys = [g[mi] for g in group]
+                err = [0 if math.isnan(g[ci]) else g[ci] for g in group]
+                ax.errorbar(pos, ys, yerr=err, marker="o", capsize=3, label=label)
+                if not numeric:
+                    ax.set_xticks(pos, [str(x) for x in xs])
+            ax.set_xlabel(x_key)
+            ax.set_ylabel(figure)
+            ax.set_title(f"{figure} against {x_key} (mean, 95 % interval over seeds)", fontsize=9)
+            ax.grid(alpha=0.3)
+            if len(by_other) > 1:
+                ax.legend(fontsize=7)
+            fig.tight_layout()
+            path = out / "plots" / f"{figure}__vs__{x_key}.png".replace("/", "_")
+            fig.savefig(path)
+            plt.close(fig)
+            made.append(path)
+    return made
+
+
+def write_outputs(store: Store, spec: SweepSpec) -> dict:
+    """Write the tables (and plots) from every row the store holds; returns what was written."""
+    rows = store.rows()
+    keys = sorted(spec.params)
+    cols, lines = table(rows, keys)
+    write_csv(store.out / "runs.csv", cols, lines)
+    parquet = write_parquet(store.out / "runs.parquet", cols, lines)
+    scols, slines = settings(rows, keys, spec.headline())
+    write_csv(store.out / "settings.csv", scols, slines)
+    made = plots(store.out, rows, spec, keys)
+    return {"runs_csv": str(store.out / "runs.csv"), "parquet": parquet,
+            "settings_csv": str(store.out / "settings.csv"), "plots": [str(p) for p in made]}

@@ -1,0 +1,247 @@
+"""A sweep file (TOML) and its expansion into runs.
+
+```toml
+scene = "aquarium"            # aquarium | referential | negotiation
+length = 2000                 # ticks (aquarium), rounds (referential), sessions (negotiation)
+seeds = [1, 2, 3]             # or {from = 1, count = 5}
+preset = "schooling-demo"     # aquarium only, optional
+metrics = ["metrics.school_moving.mean"]   # figures for the table and plots (default: the scene's)
+
+[params]                      # any config key (aquarium: section.key; referential: a game
+"food.spawn_rate" = [0.0002, 0.0005]       # setting; negotiation: repair, layers): a list, or
+"fish.count" = {from = 20, to = 60, step = 20}   # a range (to included)
+
+[sample]                      # optional: a seeded random sample of the grid instead of all of it
+count = 10
+seed = 0
+```
+
+Every run is one headless run with its own settings and seed, reproducible on its own: its
+row carries the single command that gives the same summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import shlex
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+SCENES = ("aquarium", "referential", "negotiation")
+NEGOTIATION_PARAMS = {"repair": bool, "layers": int}
+# The figures a scene's table and plots show unless the sweep file names others.
+DEFAULT_METRICS = {
+    "aquarium": ["mean_energy", "metrics.schooling_degree.mean", "metrics.school_moving.mean",
+                 "metrics.school_polarization.mean", "metrics.school_size.mean"],
+    "referential": ["success_rate", "success_rate_last100", "compression_ratio", "glossary_size"],
+    "negotiation": ["agreement_rate", "completion_rate", "joint_utility_mean", "repair_share",
+                    "unresolved_conflicts_mean"],
+}
+
+
+class SpecError(ValueError):
+    """A sweep file that cannot be run; the message is one line naming the problem."""
+
+
+class Range(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    start: float = Field(alias="from")
+    to: float
+    step: float = Field(gt=0)
+
+    def values(self) -> list:
+        n = int(math.floor((self.to - self.start) / self.step + 1e-9)) + 1
+        if n < 1:
+            raise ValueError(f"from {self.start:g} to {self.to:g} is empty")
+        vals = [self.start + k * self.step for k in range(n)]
+        if all(float(v).is_integer() for v in (self.start, self.step)):
+            return [int(v) for v in vals]
+        return [round(v, 12) for v in vals]
+
+
+class Seeds(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    start: int = Field(alias="from", ge=0)
+    count: int = Field(ge=1)
+
+
+class Sample(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    count: int = Field(ge=1)
+    seed: int = Field(0, ge=0)
+
+
+class SweepSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    scene: Literal["aquarium", "referential", "negotiation"]
+    length: int = Field(ge=1)
+    seeds: list[int] | Seeds
+    params: dict[str, list[Any] | Range] = {}
+    preset: str | None = None
+    sample: Sample | None = None
+    metrics: list[str] | None = None
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v):
+        if isinstance(v, list):
+            if not v:
+                raise ValueError("no seeds")
+            if any(s < 0 for s in v) or len(set(v)) != len(v):
+                raise ValueError("seeds must be distinct and ≥ 0")
+        return v
+
+    @model_validator(mode="after")
+    def _grid(self) -> SweepSpec:
+        for key, vals in self.params.items():
+            if isinstance(vals, list) and not vals:
+                raise ValueError(f"params.{key}: no values (an empty grid)")
+        if self.preset is not None and self.scene != "aquarium":
+            raise ValueError("preset: only the aquarium has presets")
+        return self
+
+    def seed_list(self) -> list[int]:
+        s = self.seeds
+        return list(s) if isinstance(s, list) else list(range(s.start, s.start + s.count))
+
+    def grid(self) -> list[dict]:
+        """The settings: the full grid, or a seeded sample of it."""
+        keys = sorted(self.params)
+        values = [v.values() if isinstance(v, Range) else v for v in (self.params[k] for k in keys)]
+        combos = [dict(zip(keys, c)) for c in itertools.product(*values)] if keys else [{}]
+        if self.sample is not None and self.sample.count < len(combos):
+            rng = np.random.Generator(np.random.PCG64(self.sample.seed))
+            pick = sorted(rng.choice(len(combos), self.sample.count, replace=False))
+            combos = [combos[int(i)] for i in pick]
+        return combos
+
+    def tasks(self) -> list[RunTask]:
+        return [RunTask(self.scene, params, seed, self.length, self.preset)
+                for params in self.grid() for seed in self.seed_list()]
+
+    def digest(self) -> str:
+        """Identifies the sweep (a results folder belongs to one)."""
+        return hashlib.blake2b(self.model_dump_json(by_alias=True).encode(), digest_size=8).hexdigest()
+
+    def headline(self) -> list[str]:
+        return self.metrics or DEFAULT_METRICS[self.scene]
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """One run: a scene, its settings, a seed and a length."""
+
+    scene: str
+    params: dict
+    seed: int
+    length: int
+    preset: str | None = None
+
+    @property
+    def run_id(self) -> str:
+        key = json.dumps([self.scene, self.params, self.seed, self.length, self.preset], sort_keys=True)
+        return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+
+    def command(self) -> list[str]:
+        """The single headless command that gives this run's summary."""
+        cmd = ["python", "run.py"]
+        if self.scene == "aquarium":
+            cmd += ["live", "--headless", "--ticks", str(self.length), "--seed", str(self.seed)]
+            if self.preset:
+                cmd += ["--preset", self.preset]
+            cmd += [x for k, v in sorted(self.params.items()) for x in ("--set", f"{k}={_toml(v)}")]
+        elif self.scene == "referential":
+            cmd += ["referential", "--headless", "--rounds", str(self.length), "--seed", str(self.seed)]
+            cmd += [x for k, v in sorted(self.params.items()) for x in ("--set", f"{k}={_toml(v)}")]
+        else:
+            cmd += ["negotiation", "--headless", "--sessions", str(self.length), "--seed", str(self.seed)]
+            if "repair" in self.params and not self.params["repair"]:
+                cmd.append("--no-repair")
+            if "layers" in self.params:
+                cmd += ["--layers", str(self.params["layers"])]
+        return cmd
+
+    def command_line(self) -> str:
+        return " ".join(shlex.quote(x) for x in self.command())
+
+
+def _toml(value: Any) -> str:
+    """A value as ``--set`` reads it back (TOML)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and check a sweep file; every run's settings are validated before any run starts.
+
+    Raises:
+        SpecError: one line naming the file and the problem.
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise SpecError(f"sweep file not found: {p}") from None
+    except IsADirectoryError:
+        raise SpecError(f"sweep file is a directory: {p}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SpecError(f"sweep file {p} is not valid TOML: {exc}") from None
+    try:
+        spec = SweepSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith(("list[", "Range", "Seeds"))) or "sweep"
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        raise SpecError(f"sweep file {p}: {loc}: {msg}") from None
+    tasks = spec.tasks()
+    for task in {json.dumps(t.params, sort_keys=True): t for t in tasks}.values():
+        problem = check_settings(task)
+        if problem:
+            raise SpecError(f"sweep file {p}: {problem}")
+    for m in spec.metrics or []:
+        if not isinstance(m, str) or not m:
+            raise SpecError(f"sweep file {p}: metrics: names of summary figures, e.g. \"mean_energy\"")
+    return spec
+
+
+def check_settings(task: RunTask) -> str | None:
+    """Why ``task``'s settings cannot run (None if they can): unknown keys, wrong types."""
+    if task.scene == "aquarium":
+        from ..config import ConfigError, load_config
+
+        try:
+            load_config(None, [f"{k}={_toml(v)}" for k, v in task.params.items()], preset=task.preset,
+                        seed=task.seed)
+        except ConfigError as exc:
+            return f"params: {exc}"
+        return None
+    if task.scene == "referential":
+        from .runs import referential_config
+
+        try:
+            referential_config(task)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+            return f"params.{'.'.join(map(str, err['loc'])) or 'game'}: {msg}"
+        return None
+    for key, value in task.params.items():
+        kind = NEGOTIATION_PARAMS.get(key)
+        if kind is None:
+            return f"params.{key}: unknown key (the negotiation sweeps {', '.join(NEGOTIATION_PARAMS)})"
+        if type(value) is not kind or (key == "layers" and value not in (0, 1, 2, 3)):
+            return f"params.{key}: {value!r} is not a {'layer count 0-3' if key == 'layers' else kind.__name__}"
+    return None

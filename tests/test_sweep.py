@@ -1,0 +1,232 @@
+"""Parameter sweeps: local processes and a real Dask cluster give the same rows, each equal to
+its single command; an interrupted sweep resumes; bad sweep files are one line, exit 2."""
+
+import csv
+import json
+import os
+import shlex
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mirofish.sweep.runs import comparable, run_task
+from mirofish.sweep.spec import RunTask, load_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = """scene = "aquarium"
+length = 150
+seeds = [1, 2]
+[params]
+"food.spawn_rate" = [0.0002, 0.0008]
+"fish.count" = [20, 30]
+"""
+
+
+def sweep(*args, timeout=300):
+    return subprocess.run([sys.executable, "run.py", "sweep", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout)
+
+
+def rows(out: Path) -> dict:
+    db = sqlite3.connect(out / "runs.sqlite")
+    got = {r[0]: {"status": r[1], "summary": json.loads(r[2]), "command": r[3]}
+           for r in db.execute("SELECT run_id, status, summary, command FROM runs")}
+    db.close()
+    return got
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """A real Dask cluster: its scheduler and two workers started as separate processes."""
+    port = free_port()
+    bindir = Path(sys.executable).parent
+    dask = str(bindir / "dask") if (bindir / "dask").exists() else "dask"
+    logs = open(tmp_path / "dask.log", "w")  # noqa: SIM115 — the cluster's processes write to it until the end
+    sched = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                             stdout=logs, stderr=logs, cwd=tmp_path)
+    address = f"tcp://127.0.0.1:{port}"
+    worker = subprocess.Popen([dask, "worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
+                              stdout=logs, stderr=logs, cwd=tmp_path)
+    try:
+        from distributed import Client
+
+        deadline = time.time() + 60
+        while True:
+            try:
+                with Client(address, timeout="5s") as c:
+                    if len(c.scheduler_info()["workers"]) >= 2:
+                        break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise RuntimeError("the Dask cluster did not start: " + (tmp_path / "dask.log").read_text()[-500:])
+            time.sleep(0.5)
+        yield address
+    finally:
+        for proc in (worker, sched):
+            proc.terminate()
+        for proc in (worker, sched):
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        logs.close()
+
+
+def test_local_and_dask_cluster_give_identical_rows_equal_to_the_single_commands(tmp_path, dask_cluster):
+    spec = tmp_path / "small.toml"
+    spec.write_text(SMALL)
+    local = sweep(spec, "--out", tmp_path / "local", "--workers", "2")
+    assert local.returncode == 0, local.stderr
+    cluster = sweep(spec, "--out", tmp_path / "cluster", "--cluster", dask_cluster)
+    assert cluster.returncode == 0, cluster.stderr
+    assert "Dask cluster" in json.loads(cluster.stdout)["backend"]
+    a, b = rows(tmp_path / "local"), rows(tmp_path / "cluster")
+    assert len(a) == 8 and set(a) == set(b)
+    assert all(comparable(a[k]) == comparable(b[k]) for k in a)  # every figure but the machine's timings
+    assert len({r["summary"]["final_state_hash"] for r in a.values()}) == 8
+    for k in sorted(a)[:3]:  # a row is what its single command prints
+        cmd = shlex.split(a[k]["command"])[1:]
+        single = subprocess.run([sys.executable, *cmd], capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert comparable({"summary": json.loads(single.stdout)}) == comparable(a[k])
+    with open(tmp_path / "local" / "settings.csv") as fh:
+        table = list(csv.DictReader(fh))
+    assert len(table) == 4 and all(t["seeds"] == "2" for t in table)
+    assert all(float(t["mean_energy ci95"]) >= 0 for t in table)
+    plots = json.loads(local.stdout)["plots"]
+    assert plots and all(Path(p).stat().st_size > 5000 for p in plots)
+    import pyarrow.parquet as pq
+
+    frame = pq.read_table(tmp_path / "local" / "runs.parquet").to_pydict()
+    assert sorted(frame["run_id"]) == sorted(a) and frame["fish.count"].count(20) == 4
+
+
+def test_the_scenes_sweep_too_and_a_failing_run_is_recorded_without_stopping(tmp_path):
+    spec = tmp_path / "scenes.toml"
+    spec.write_text('scene = "referential"\nlength = 40\nseeds = {from = 1, count = 2}\n'
+                    '[params]\ncandidates = [3, 8]\ncondition = ["dynamic", "natural"]\n')
+    out = sweep(spec, "--out", tmp_path / "ref", "--workers", "2")
+    assert out.returncode == 0, out.stderr
+    got = rows(tmp_path / "ref")
+    assert len(got) == 8 and all(r["status"] == "ok" for r in got.values())
+    one = next(iter(got.values()))
+    single = subprocess.run([sys.executable, *shlex.split(one["command"])[1:]], capture_output=True, text=True,
+                            cwd=ROOT)
+    assert json.loads(single.stdout) == one["summary"]
+    bad = tmp_path / "fail.toml"
+    bad.write_text('scene = "aquarium"\nlength = 20\nseeds = [1]\n[params]\n"fish.count" = [10, 20000, 15]\n')
+    out = sweep(bad, "--out", tmp_path / "fail", "--workers", "2")
+    assert out.returncode == 0 and json.loads(out.stdout)["failed"] == 1
+    assert "1 run(s) failed" in out.stderr
+    got = rows(tmp_path / "fail")
+    failed = [r for r in got.values() if r["status"] == "failed"]
+    assert len(got) == 3 and len(failed) == 1
+    with open(tmp_path / "fail" / "runs.csv") as fh:
+        errors = [r["error"] for r in csv.DictReader(fh) if r["status"] == "failed"]
+    assert "do not fit" in errors[0]
+
+
+@pytest.mark.parametrize("how", ["kill -9", "SIGINT"])
+def test_an_interrupted_sweep_resumes_without_repeating_or_losing_finished_runs(tmp_path, how):
+    spec = tmp_path / "long.toml"
+    spec.write_text('scene = "aquarium"\nlength = 400\nseeds = {from = 1, count = 12}\n[params]\n'
+                    '"fish.count" = [30]\n')
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "run.py", "sweep", str(spec), "--out", str(out), "--workers", "1"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        time.sleep(0.2)
+        try:
+            if len(rows(out)) >= 3:
+                break
+        except sqlite3.OperationalError:
+            pass
+    if how == "SIGINT":
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "run the same command again to resume" in err
+        assert len(err.strip().splitlines()[-1]) < 300
+    else:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    before = rows(out)
+    assert 3 <= len(before) < 12
+    again = sweep(spec, "--out", out, "--workers", "2")
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["skipped_finished"] == len(before) and report["ran_now"] == 12 - len(before)
+    after = rows(out)
+    assert len(after) == 12 and all(after[k] == before[k] for k in before)  # kept as they were, not re-run
+
+
+@pytest.mark.parametrize(("text", "expect"), [
+    ('scene = "aquarium"\nlength = 10\nseeds = [1]\n[params]\n"food.bogus" = [1, 2]\n', "food.bogus"),
+    ('scene = "aquarium"\nlength = 10\nseeds = [1]\n[params]\n"food.spawn_rate" = []\n', "empty grid"),
+    ('scene = "aquarium"\nlength = "long"\nseeds = [1]\n', "length"),
+    ('scene = "aquarium"\nlength = 10\nseeds = "one"\n', "seeds"),
+    ('scene = "aquarium"\nlength = 10\nseeds = [1]\n[params]\n"food.spawn_rate" = ["lots"]\n', "spawn_rate"),
+    ('scene = "pond"\nlength = 10\nseeds = [1]\n', "scene"),
+    ('scene = "aquarium"\nlength = 10\nseeds = [1]\nwhatever = 3\n', "unknown key"),
+    ('scene = "negotiation"\nlength = 10\nseeds = [1]\n[params]\nlayers = [5]\n', "layers"),
+    ('scene = "referential"\nlength = 10\nseeds = [1]\n[params]\ncandidates = [99]\n', "candidates"),
+    ('scene = "aquarium"\nlength = 10\nseeds = [1]\n[params]\n"fish.count" = {from = 5, to = 1, step = 1}\n',
+     "empty"),
+    ("this is not toml = = =", "not valid TOML"),
+])
+def test_bad_sweep_files_are_one_line_exit_2(tmp_path, text, expect):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(text)
+    out = sweep(spec, "--out", tmp_path / "out")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert expect in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "out").exists()  # nothing was started
+
+
+def test_an_unreachable_cluster_a_missing_file_and_a_busy_folder_are_one_line_exit_2(tmp_path):
+    spec = tmp_path / "small.toml"
+    spec.write_text(SMALL)
+    out = sweep(spec, "--cluster", f"tcp://127.0.0.1:{free_port()}", "--out", tmp_path / "o", timeout=60)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "no Dask scheduler" in out.stderr
+    out = sweep(tmp_path / "nope.toml")
+    assert out.returncode == 2 and "not found" in out.stderr
+    from mirofish.sweep.results import ResultsError, Store
+
+    held = Store(tmp_path / "busy", load_spec(spec))  # another sweep is writing this folder
+    try:
+        out = sweep(spec, "--out", tmp_path / "busy")
+        assert out.returncode == 2 and "another sweep is writing" in out.stderr
+    finally:
+        held.close()
+    other = tmp_path / "other.toml"
+    other.write_text(SMALL.replace("150", "160"))
+    with pytest.raises(ResultsError, match="another sweep file"):
+        Store(tmp_path / "busy", load_spec(other))
+
+
+def test_ranges_samples_and_the_printed_commands(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('scene = "aquarium"\nlength = 10\nseeds = {from = 3, count = 2}\n[params]\n'
+                    '"fish.count" = {from = 10, to = 30, step = 10}\n"food.spawn_rate" = [0.0001, 0.0002]\n'
+                    '[sample]\ncount = 4\nseed = 1\n')
+    s = load_spec(spec)
+    assert s.seed_list() == [3, 4] and len(s.grid()) == 4 and len(s.tasks()) == 8
+    full = s.model_copy(update={"sample": None})
+    assert len(full.grid()) == 6 and {g["fish.count"] for g in full.grid()} == {10, 20, 30}
+    out = sweep(spec, "--dry-run")
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 8 and all(line.startswith("python run.py live --headless --ticks 10") for line in lines)
+    row = run_task(RunTask("negotiation", {"repair": False, "layers": 1}, 2, 5))
+    assert row["status"] == "ok" and "--no-repair --layers 1" in row["command"]
