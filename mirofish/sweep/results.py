@@ -110,7 +110,7 @@ def settings(rows: list[dict], keys: list[str], figures: list[str]) -> tuple[lis
             groups.setdefault(json.dumps([r["params"].get(k) for k in keys]), []).append(flatten(r["summary"]))
     cols = [*keys, "seeds"] + [c for f in figures for c in (f"{f} mean", f"{f} ci95")]
     out = []
-    for key, flats in sorted(groups.items()):
+    for key, flats in sorted(groups.items(), key=lambda kv: [_order(v) for v in json.loads(kv[0])]):
         line = [*json.loads(key), len(flats)]
         for f in figures:
             vals = np.array([x[f] for x in flats if isinstance(x.get(f), (int, float))], float)
@@ -119,6 +119,13 @@ def settings(rows: list[dict], keys: list[str], figures: list[str]) -> tuple[lis
             line += [round(mean, 6), round(half, 6)]
         out.append(line)
     return cols, out
+
+
+def _order(value) -> tuple:
+    """Sort settings by value (numbers as numbers), whatever their types."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (1, float(value), "")
+    return (0 if isinstance(value, bool) else 2, 0.0, json.dumps(value))
 
 
 def write_csv(path: Path, cols: list[str], rows: list[list]) -> None:
@@ -183,9 +190,13 @@ def plots(out: Path, rows: list[dict], spec: SweepSpec, keys: list[str]) -> list
                 pos = xs if numeric else list(range(len(xs)))
                 ys = [g[mi] for g in group]
                 err = [0 if math.isnan(g[ci]) else g[ci] for g in group]
-                ax.errorbar(pos, ys, yerr=err, marker="o", capsize=3, label=label)
+                ax.errorbar(pos, ys, yerr=err, marker="o", capsize=3, label=label, linestyle="-" if numeric else "none")
                 if not numeric:
                     ax.set_xticks(pos, [str(x) for x in xs])
+            xs_all = [line[xi] for line in lines if isinstance(line[xi], (int, float))
+                      and not isinstance(line[xi], bool)]
+            if xs_all and min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 20:  # rates over decades
+                ax.set_xscale("log")
             ax.set_xlabel(x_key)
             ax.set_ylabel(figure)
             ax.set_title(f"{figure} against {x_key} (mean, 95 % interval over seeds)", fontsize=9)
