@@ -26,8 +26,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mirofish.brains.testserver import TestServer
-from mirofish.cli import run_headless
 from mirofish.config import load_config
+from mirofish.session.headless import run_headless
 
 
 def main() -> None:

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from .actions import ACTION_NAMES, Action
+from .actions import ACTION_NAMES
 from .config import Config, ConfigError, load_config, parse_override
 from .observe.recording import RecordingError
+from .session.headless import _recorder, run_headless
 from .ui import WindowError
 
 EXIT_BAD_INPUT = 2
@@ -187,13 +188,24 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--png", metavar="OUT", help="also draw the report as a chart (a PNG file)")
     rep.add_argument("--overwrite", action="store_true", help="replace an existing --png file")
 
-    ex = sub.add_parser("export", help="copy a window of ticks around a tick into a new recording")
+    ex = sub.add_parser("export", help="copy a window of ticks around a tick into a new recording, or write the "
+                                       "recording as tables (--tables DIR) for pandas, polars or DuckDB")
     ex.add_argument("path", help="a recording (only read)")
-    ex.add_argument("--around", type=_int_at_least(0), required=True, metavar="T", help="the tick to centre on")
+    ex.add_argument("--around", type=_int_at_least(0), metavar="T", help="window: the tick to centre on")
     ex.add_argument("--radius", type=_int_at_least(1), default=500, metavar="N",
-                    help="ticks before and after --around (default 500)")
-    ex.add_argument("--out", required=True, metavar="OUT", help="the new recording (never the input)")
-    ex.add_argument("--overwrite", action="store_true", help="replace an existing OUT file")
+                    help="window: ticks before and after --around (default 500)")
+    ex.add_argument("--out", metavar="OUT", help="window: the new recording (never the input)")
+    ex.add_argument("--tables", metavar="DIR", help="write tables (decisions, fish, metrics, memory, runs; "
+                                                    "divergence for forks) into DIR instead")
+    ex.add_argument("--format", choices=("parquet", "csv"), default="parquet",
+                    help="tables: parquet (default; needs pyarrow, pip install -e '.[tables]') or csv")
+    ex.add_argument("--from", dest="t_from", type=_int_at_least(0), metavar="T", help="tables: first tick "
+                                                                                    "(default: the first recorded)")
+    ex.add_argument("--to", dest="t_to", type=_int_at_least(1), metavar="T", help="tables: last tick, excluded "
+                                                                                  "(default: the last recorded)")
+    ex.add_argument("--every", type=_int_at_least(1), default=10, metavar="K",
+                    help="tables: sample each fish's state every K ticks (default 10)")
+    ex.add_argument("--overwrite", action="store_true", help="replace existing output files")
 
     ref = sub.add_parser("referential", help="the referential game: agents invent a vocabulary (GlossoGen)")
     ref.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
@@ -286,35 +298,6 @@ def _config_from(args: argparse.Namespace) -> Config:
 # ---------------------------------------------------------------- live, headless
 
 
-class _Progress:
-    """A one-line progress bar on stderr, redrawn at most 4 times a second."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.enabled, self._last = total, enabled, 0.0
-        self._start = time.perf_counter()
-
-    def update(self, done: int) -> None:
-        now = time.perf_counter()
-        if not self.enabled or (now - self._last < 0.25 and done < self.total):
-            return
-        self._last = now
-        frac = done / self.total
-        rate = done / max(now - self._start, 1e-9)
-        bar = "#" * int(frac * 30)
-        sys.stderr.write(f"\r[{bar:<30}] {frac:6.1%}  tick {done}/{self.total}  {rate:,.0f} ticks/s")
-        if done >= self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
-def _recorder(path: str | None, engine, overwrite: bool = False):
-    if path is None:
-        return None
-    from .observe.recording import Recorder
-
-    return Recorder(path, engine.cfg, overwrite=overwrite).attach(engine)
-
-
 def guard_output(path, inputs=(), overwrite: bool = False, what: str = "output") -> None:
     """Refuse an unsafe output path before any work (see mirofish.observe.paths)."""
     from .observe.paths import OutputError, check_output
@@ -323,97 +306,6 @@ def guard_output(path, inputs=(), overwrite: bool = False, what: str = "output")
         check_output(path, inputs, overwrite, what)
     except OutputError as exc:
         raise UsageError(f"mirofish: {exc}") from None
-
-
-def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
-                 out=sys.stdout, record: str | None = None, overwrite: bool = False) -> dict:
-    """Run ``ticks`` ticks and return (and print) the summary JSON.
-
-    Lockstep runs as fast as the brain answers; realtime runs keep the simulated clock
-    (``world.tick_seconds / engine.speed`` per tick), as the window does, so a model
-    brain is measured against the pace a person watching would see."""
-    from .observe import ascii as ascii_view
-    from .session import LiveSession
-
-    engine = LiveSession(cfg)
-    recorder = _recorder(record, engine, overwrite)
-    bar = _Progress(ticks, progress)
-    interrupted = False
-    start = time.perf_counter()
-    per_tick = cfg.world.tick_seconds / cfg.engine.speed if engine.mode == "realtime" else 0.0
-    done = 0
-    try:
-        for done in range(1, ticks + 1):
-            if per_tick:
-                wait = start + (done - 1) * per_tick - time.perf_counter()
-                if wait > 0:
-                    time.sleep(wait)
-            engine.step()
-            if ascii_every and done % ascii_every == 0:
-                snap = engine.snapshot()
-                print(ascii_view.render(snap), file=out)
-                print(ascii_view.status_line(snap), file=out, flush=True)
-            if done % 64 == 0 or done == ticks:
-                bar.update(done)
-    except KeyboardInterrupt:
-        interrupted = True
-        done = engine.tick
-    elapsed = time.perf_counter() - start
-    if recorder is not None:
-        recorder.close()
-    summary = summarize_run(engine, done, elapsed)
-    if interrupted:
-        summary["interrupted"] = True
-    if recorder is not None:
-        summary["recording"] = str(recorder.path)
-        if recorder.error:
-            summary["recording_error"] = recorder.error
-            print(f"mirofish: {recorder.error}", file=sys.stderr)
-    print(json.dumps(summary), file=out, flush=True)
-    engine.close()
-    return summary
-
-
-def summarize_run(engine, ticks: int, elapsed: float) -> dict:
-    """The headless run's closing JSON object."""
-    w, m = engine.world, engine.metrics
-    s = w.school
-    drain = w.decay + int(round(0.8 * w.move_cost))  # per fish per tick, moving 80 % of ticks
-    return {
-        "ticks": ticks,
-        "fish": s.n,
-        "seed": w.seed,
-        "ticks_per_sec": round(ticks / elapsed, 1) if elapsed > 0 else None,
-        "final_state_hash": w.state_hash(),
-        "mean_energy": round(float(s.energy.mean()) / 100, 2),
-        "low_energy_fish": w.low_energy_count(),
-        "max_stuck_ticks": int(s.max_stuck.max()),
-        "decisions_by_tier": m.decisions_by_tier(),
-        "metrics": engine.metrics_summary(),
-        "action_shares": {k: round(v, 4) for k, v in m.action_shares().items()},
-        "rest_share_run": round(float(s.action_counts[:, Action.REST].sum() / max(1, s.action_counts.sum())), 4),
-        "food_items": int(w.water.food_cells().size),
-        "carrying_capacity_fish": round(w.water.carrying_capacity(drain), 1),
-        "brain_timeouts": engine.timeouts,
-        # Same seed + config ⇒ same run only when every decision came in time in lockstep
-        # (a recording replays exactly either way).
-        "reproducible": engine.timeouts == 0 and (engine.mode == "lockstep" or w.cfg.brain.kind == "instinct"),
-        "brain": _brain_status(engine, ticks),
-        "mode": engine.mode,
-        "elapsed_s": round(elapsed, 3),
-    }
-
-
-def _brain_status(engine, ticks: int) -> dict:
-    status = engine.source.status()
-    by_tier = engine.metrics.decisions_by_tier()
-    made = sum(by_tier.values())
-    if engine.world.cfg.brain.kind == "llm" and made:
-        status["model_share"] = round((by_tier.get("small", 0) + by_tier.get("large", 0)) / made, 4)
-    cost = getattr(engine.source, "cost_per_sim_hour", None)
-    if cost is not None:
-        status["cost_per_sim_hour"] = round(cost(ticks * engine.world.cfg.world.tick_seconds), 6)
-    return status
 
 
 # ---------------------------------------------------------------- live, terminal view
@@ -532,6 +424,16 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    if args.tables is not None:
+        if args.around is not None or args.out is not None:
+            raise UsageError("mirofish export: --tables DIR writes tables; --around/--out copy a window (not both)")
+        from .session.tables import export_tables
+
+        print(json.dumps(export_tables(args.path, args.tables, args.format, args.t_from, args.t_to, args.every,
+                                       args.overwrite)))
+        return 0
+    if args.around is None or args.out is None:
+        raise UsageError("mirofish export: give --around T --out OUT (a window), or --tables DIR (tables)")
     from .session import export_window
 
     print(json.dumps(export_window(args.path, args.around, args.radius, args.out, overwrite=args.overwrite)))

@@ -178,6 +178,11 @@ class World:
         self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits)
         self.steering.set_plans(s.ids, s.plan_goal, s.plan_param)
         self._hunger_scale = 1.0 / (0.8 * self.max_energy)
+        # Set by a reader that replays a recording for its states only: the actions the
+        # recording says each fish executed this tick, used instead of steering (which would
+        # choose the same ones). Positions, energy, food and memories follow exactly; the plan
+        # triggers (which only steering and brains read) are not kept up to date meanwhile.
+        self.given_actions: np.ndarray | None = None
         self.look()
 
     # ------------------------------------------------------------ perception
@@ -281,6 +286,8 @@ class World:
     def steer(self) -> np.ndarray:
         """This tick's action of every fish: ``hold`` plans their action, the others by steering."""
         s = self.school
+        if self.given_actions is not None:
+            return np.asarray(self.given_actions, np.int8).copy()
         executed = s.plan_param.astype(np.int8)  # hold plans: their action
         planned = (s.plan_goal != G_HOLD).nonzero()[0]
         if planned.size:
@@ -358,7 +365,7 @@ class World:
         s.food_rose = food_seen > food_before
         s.neighbours_changed = neighbours != nb_before
         s.company_ticks[neighbours > 0] += 1
-        if self.plans:
+        if self.plans and self.given_actions is None:  # triggers only matter to steering and brains
             self._plan_events(ate_mask, before, food_seen, neighbours)
 
         # Memories, in this order within a tick (columns of EVENT_ORDER), filled in place.

@@ -557,6 +557,15 @@ class Recording:
                 del self._cache[key]
             del self._starts[:10000]
 
+    def chunks(self, t0: int, t1: int):
+        """``(tick0, columns, texts)`` of every chunk covering ticks in ``[t0, t1)``, in order
+        (decoded columns as in :func:`decode_columns`; callers select the ticks they want)."""
+        self.load_chunks(t0, t1)
+        for k in self._starts:
+            tick1, d, texts, *_ = self._cache[k]
+            if k < t1 and tick1 > t0:
+                yield k, d, texts
+
     def _chunk_for(self, tick: int):
         for attempt in range(2):
             i = bisect.bisect_right(self._starts, tick) - 1

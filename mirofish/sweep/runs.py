@@ -12,24 +12,18 @@ import time
 import traceback
 from pathlib import Path
 
-from .spec import RunTask, _toml
+from .spec import RunTask, _toml, referential_config
 
 # Figures that measure the machine, not the run: they differ between two runs of the same
 # settings and seed, so comparisons of rows leave them out.
 TIMING = ("ticks_per_sec", "elapsed_s", "latency")
 
 
-def referential_config(task: RunTask):
-    from ..scenes.referential.game import GameConfig
-
-    return GameConfig(**{**task.params, "rounds": task.length, "seed": task.seed})
-
-
 def summarize(task: RunTask, record_dir: str | None = None) -> dict:
     """The run's summary, as its single command prints it."""
     if task.scene == "aquarium":
-        from ..cli import run_headless
         from ..config import load_config
+        from ..session.headless import run_headless
 
         cfg = load_config(None, [f"{k}={_toml(v)}" for k, v in task.params.items()], preset=task.preset,
                           seed=task.seed)

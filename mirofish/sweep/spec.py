@@ -217,6 +217,13 @@ def load_spec(path: str | Path) -> SweepSpec:
     return spec
 
 
+def referential_config(task: RunTask):
+    """The referential game's settings for ``task`` (raises pydantic's ValidationError)."""
+    from ..scenes.referential.game import GameConfig
+
+    return GameConfig(**{**task.params, "rounds": task.length, "seed": task.seed})
+
+
 def check_settings(task: RunTask) -> str | None:
     """Why ``task``'s settings cannot run (None if they can): unknown keys, wrong types."""
     if task.scene == "aquarium":
@@ -229,8 +236,6 @@ def check_settings(task: RunTask) -> str | None:
             return f"params: {exc}"
         return None
     if task.scene == "referential":
-        from .runs import referential_config
-
         try:
             referential_config(task)
         except ValidationError as exc:

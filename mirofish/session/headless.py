@@ -1,0 +1,137 @@
+"""A headless live run: ``python run.py live --headless`` and every sweep run of the aquarium.
+
+``run_headless`` steps a :class:`LiveSession` for a number of ticks (keeping the simulated
+clock in realtime mode), optionally recording, and returns — and prints — the summary JSON
+object that ``summarize_run`` builds.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from ..actions import Action
+from ..config import Config
+
+
+class _Progress:
+    """A one-line progress bar on stderr, redrawn at most 4 times a second."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled, self._last = total, enabled, 0.0
+        self._start = time.perf_counter()
+
+    def update(self, done: int) -> None:
+        now = time.perf_counter()
+        if not self.enabled or (now - self._last < 0.25 and done < self.total):
+            return
+        self._last = now
+        frac = done / self.total
+        rate = done / max(now - self._start, 1e-9)
+        bar = "#" * int(frac * 30)
+        sys.stderr.write(f"\r[{bar:<30}] {frac:6.1%}  tick {done}/{self.total}  {rate:,.0f} ticks/s")
+        if done >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _recorder(path: str | None, engine, overwrite: bool = False):
+    if path is None:
+        return None
+    from ..observe.recording import Recorder
+
+    return Recorder(path, engine.cfg, overwrite=overwrite).attach(engine)
+
+
+def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
+                 out=sys.stdout, record: str | None = None, overwrite: bool = False) -> dict:
+    """Run ``ticks`` ticks and return (and print) the summary JSON.
+
+    Lockstep runs as fast as the brain answers; realtime runs keep the simulated clock
+    (``world.tick_seconds / engine.speed`` per tick), as the window does, so a model
+    brain is measured against the pace a person watching would see."""
+    from ..observe import ascii as ascii_view
+    from .live import LiveSession
+
+    engine = LiveSession(cfg)
+    recorder = _recorder(record, engine, overwrite)
+    bar = _Progress(ticks, progress)
+    interrupted = False
+    start = time.perf_counter()
+    per_tick = cfg.world.tick_seconds / cfg.engine.speed if engine.mode == "realtime" else 0.0
+    done = 0
+    try:
+        for done in range(1, ticks + 1):
+            if per_tick:
+                wait = start + (done - 1) * per_tick - time.perf_counter()
+                if wait > 0:
+                    time.sleep(wait)
+            engine.step()
+            if ascii_every and done % ascii_every == 0:
+                snap = engine.snapshot()
+                print(ascii_view.render(snap), file=out)
+                print(ascii_view.status_line(snap), file=out, flush=True)
+            if done % 64 == 0 or done == ticks:
+                bar.update(done)
+    except KeyboardInterrupt:
+        interrupted = True
+        done = engine.tick
+    elapsed = time.perf_counter() - start
+    if recorder is not None:
+        recorder.close()
+    summary = summarize_run(engine, done, elapsed)
+    if interrupted:
+        summary["interrupted"] = True
+    if recorder is not None:
+        summary["recording"] = str(recorder.path)
+        if recorder.error:
+            summary["recording_error"] = recorder.error
+            print(f"mirofish: {recorder.error}", file=sys.stderr)
+    print(json.dumps(summary), file=out, flush=True)
+    engine.close()
+    return summary
+
+
+def summarize_run(engine, ticks: int, elapsed: float) -> dict:
+    """The headless run's closing JSON object."""
+    w, m = engine.world, engine.metrics
+    s = w.school
+    drain = w.decay + int(round(0.8 * w.move_cost))  # per fish per tick, moving 80 % of ticks
+    return {
+        "ticks": ticks,
+        "fish": s.n,
+        "seed": w.seed,
+        "ticks_per_sec": round(ticks / elapsed, 1) if elapsed > 0 else None,
+        "final_state_hash": w.state_hash(),
+        "mean_energy": round(float(s.energy.mean()) / 100, 2),
+        "low_energy_fish": w.low_energy_count(),
+        "max_stuck_ticks": int(s.max_stuck.max()),
+        "decisions_by_tier": m.decisions_by_tier(),
+        "metrics": engine.metrics_summary(),
+        "action_shares": {k: round(v, 4) for k, v in m.action_shares().items()},
+        "rest_share_run": round(float(s.action_counts[:, Action.REST].sum() / max(1, s.action_counts.sum())), 4),
+        "food_items": int(w.water.food_cells().size),
+        "carrying_capacity_fish": round(w.water.carrying_capacity(drain), 1),
+        "brain_timeouts": engine.timeouts,
+        # Same seed + config ⇒ same run only when every decision came in time in lockstep
+        # (a recording replays exactly either way).
+        "reproducible": engine.timeouts == 0 and (engine.mode == "lockstep" or w.cfg.brain.kind == "instinct"),
+        "brain": _brain_status(engine, ticks),
+        "mode": engine.mode,
+        "elapsed_s": round(elapsed, 3),
+    }
+
+
+def _brain_status(engine, ticks: int) -> dict:
+    status = engine.source.status()
+    by_tier = engine.metrics.decisions_by_tier()
+    made = sum(by_tier.values())
+    if engine.world.cfg.brain.kind == "llm" and made:
+        status["model_share"] = round((by_tier.get("small", 0) + by_tier.get("large", 0)) / made, 4)
+    cost = getattr(engine.source, "cost_per_sim_hour", None)
+    if cost is not None:
+        status["cost_per_sim_hour"] = round(cost(ticks * engine.world.cfg.world.tick_seconds), 6)
+    return status
+
+

@@ -1,0 +1,385 @@
+"""A recording as tables: decisions, fish states, metrics, memory, the run, and a fork's divergence.
+
+``python run.py export REC --tables OUT_DIR [--format parquet|csv] [--from T --to T] [--every K]``
+
+The compact blob format stays what it is (replay size and seek speed); these tables sit
+beside it for analysis in pandas, polars or DuckDB. Reading never changes the recording.
+
+* ``decisions`` — every applied decision, from the recorded chunks: tick, fish, tier, goal,
+  param, horizon, plan (in words), action (single-action decisions), status and
+  fallback_reason, latency_ms, tokens (prompt + completion: recordings keep the sum), thought.
+* ``fish`` — tick, fish, x, y, heading, energy, age, plan, plan_goal, stuck — every K ticks,
+  from re-simulating the recording (keyframe segments in parallel processes, no metrics);
+  the state after ``tick`` ticks, as ``replay`` shows it at that tick.
+* ``metrics`` — the per-tick measures at every tick, and the sampled metric set where it was
+  sampled (empty cells elsewhere).
+* ``memory`` — tick, fish, kind, code, text, source: short-memory events as they happened
+  (source "perception") and the long-term summaries a model wrote (source "model").
+* ``runs`` — one row: the header (seed, scene, created, code version, parent and fork point)
+  and the whole config flattened to columns (``fish.count``, ``food.spawn_rate`` …).
+* ``divergence`` — forks only: per tick, cells that differ from the parent, schooling and
+  energy differences.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..actions import ACTION_NAMES, DIRECTION_NAMES
+from ..brains.base import TIERS, status_name
+from ..engine import Engine
+from ..fish.memory import event_text
+from ..fish.plans import GOAL_NAMES, Goal, describe
+from ..observe.paths import OutputError, check_output
+from ..observe.recording import DIVERGENCE_COLUMNS, SAMPLE_COLUMNS, TICK_COLUMNS, Recording, RecordingError
+from ..world import World
+from .replay import ReplaySource
+
+TABLES = ("runs", "decisions", "fish", "metrics", "memory", "divergence")
+# Column types (Parquet / DuckDB names); ``metrics`` and ``divergence`` are ``tick`` (BIGINT)
+# and DOUBLE columns, ``runs`` takes each header and config value's own type. CSV holds the
+# same columns as text. A sweep's tables start with a ``run_id`` VARCHAR column.
+TYPES = {
+    "decisions": {"tick": "int64", "fish": "int64", "tier": "string", "goal": "string", "param": "int64",
+                  "horizon": "int64", "plan": "string", "action": "string", "status": "string",
+                  "fallback_reason": "string", "latency_ms": "float64", "tokens": "int64", "thought": "string"},
+    "fish": {"tick": "int64", "fish": "int64", "x": "int64", "y": "int64", "heading": "string", "energy": "float64",
+             "age": "int64", "plan": "string", "plan_goal": "string", "stuck": "int64"},
+    "memory": {"tick": "int64", "fish": "int64", "kind": "string", "code": "int64", "text": "string",
+               "source": "string"},
+}
+
+
+def _range(rec: Recording, t0: int | None, t1: int | None) -> tuple[int, int]:
+    lo = rec.first_tick if t0 is None else t0
+    hi = rec.last_tick if t1 is None else t1
+    if not rec.first_tick <= lo < hi <= rec.last_tick:
+        raise RecordingError(f"--from {lo} --to {hi} is not a range inside this recording "
+                             f"(ticks {rec.first_tick}..{rec.last_tick})")
+    return lo, hi
+
+
+def decisions_table(rec: Recording, t0: int, t1: int) -> dict:
+    parts = []
+    thoughts: dict[tuple[int, int], str] = {}
+    for tick0, d, texts in rec.chunks(t0, t1):
+        tick = tick0 + d["dt"].astype(np.int64)
+        keep = (tick >= t0) & (tick < t1)
+        parts.append(np.stack([tick, d["fish"], d["goal"], d["param"], d["horizon"], d["tier"], d["status"],
+                               d["latency"], d["tokens"]]).T[keep].astype(np.int64))
+        thoughts.update({(int(t), int(f)): text for t, f, text in texts["thoughts"] if t0 <= t < t1})
+    a = np.concatenate(parts) if parts else np.zeros((0, 9), np.int64)
+    tiers = np.array([*TIERS, *(str(k) for k in range(len(TIERS), 256))], object)
+    status = _lookup(a[:, 6:7].repeat(2, axis=1), lambda c, _: status_name(c))
+    hold = a[:, 2] == int(Goal.HOLD)
+    action = np.full(len(a), None, object)
+    action[hold] = np.array(ACTION_NAMES + ("?",) * 256, object)[np.clip(a[hold, 3], 0, len(ACTION_NAMES))]
+    return {
+        "tick": a[:, 0], "fish": a[:, 1], "tier": tiers[np.clip(a[:, 5], 0, 255)],
+        "goal": np.array([*GOAL_NAMES, *("?",) * 256], object)[np.clip(a[:, 2], 0, 255)],
+        "param": a[:, 3], "horizon": a[:, 4],
+        "plan": _lookup(a[:, 2:5], lambda g, p, h: describe(g, p, h)),
+        "action": action, "status": status,
+        "fallback_reason": np.where(a[:, 6] != 0, status, None),
+        "latency_ms": np.round(a[:, 7] / 10.0, 1), "tokens": a[:, 8],
+        "thought": np.array([thoughts.get((int(t), int(f))) for t, f in a[:, :2]], object) if thoughts
+        else np.full(len(a), None, object),
+    }
+
+
+def metrics_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
+    ticks = rec.tick_rows(t0, t1)
+    samples = {int(r[0]): r[1:] for r in rec.sample_rows(t0, t1)}
+    cols: dict[str, list] = {"tick": [int(t) for t in ticks[:, 0]]}
+    for k, name in enumerate(TICK_COLUMNS):
+        cols[name] = [float(v) for v in ticks[:, 1 + k]]
+    for k, name in enumerate(SAMPLE_COLUMNS):
+        key = name if name not in cols else f"sampled_{name}"
+        cols[key] = [round(float(samples[t][k]), 6) if t in samples else None for t in cols["tick"]]
+    return cols
+
+
+def divergence_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
+    rows = rec.divergence_rows(t0, t1)
+    cols: dict[str, list] = {"tick": [int(t) for t in rows[:, 0]]}
+    for k, name in enumerate(DIVERGENCE_COLUMNS):
+        cols[name] = [float(v) for v in rows[:, 1 + k]]
+    return cols
+
+
+def runs_table(rec: Recording) -> dict[str, list]:
+    head = {k: v for k, v in rec.header.items() if k not in ("config", "checksum")}
+    row: dict = {"path": str(rec.path), "first_tick": rec.first_tick, "last_tick": rec.last_tick}
+    for k, v in head.items():
+        row[k] = v if isinstance(v, (int, float, str, bool)) or v is None else json.dumps(v)
+
+    def flat(d: dict, prefix: str) -> None:
+        for k, v in d.items():
+            if isinstance(v, dict):
+                flat(v, f"{prefix}{k}.")
+            else:
+                row[f"config.{prefix}{k}"] = v if isinstance(v, (int, float, str, bool)) or v is None \
+                    else json.dumps(v)
+
+    flat(rec.config.model_dump(mode="json"), "")
+    return {k: [v] for k, v in row.items()}
+
+
+def _segment(args: tuple) -> dict:
+    """Re-simulate keyframe segment ``[k0, k1)`` of the recording; the fish state every
+    ``every`` ticks inside ``[t0, t1)`` and the short-memory events that happened."""
+    path, k0, k1, t0, t1, every = args
+    rec = Recording(path)
+    try:
+        world = World(rec.config)
+        world.load_state_arrays(rec.keyframe(k0))
+        engine = Engine(world, ReplaySource(rec), mode="lockstep")
+        s, width = world.school, rec.config.world.width
+        fish_rows, mem_rows = [], []
+        rec.load_chunks(k0, k1)
+        while True:
+            t = world.tick
+            if t0 <= t < t1 and t % every == 0:
+                cell = s.cell.astype(np.int64)
+                fish_rows.append(np.stack([np.full(s.n, t), np.arange(s.n), cell % width, cell // width,
+                                           s.heading, s.energy, s.age, s.plan_goal, s.plan_param,
+                                           s.stuck]).T.astype(np.int64))
+            if t >= min(k1, t1):
+                break
+            world.given_actions = rec.executed_at(t)  # None (steer) for recordings made before plans
+            engine.step()
+            hit = np.nonzero((s.memory.tick == t) & (s.memory.code != 0))
+            if hit[0].size and t0 <= t < t1:
+                mem_rows.append(np.stack([np.full(hit[0].size, t), hit[0], s.memory.code[hit],
+                                          s.memory.arg[hit]]).T.astype(np.int64))
+        return {"fish": np.concatenate(fish_rows) if fish_rows else np.zeros((0, 10), np.int64),
+                "memory": np.concatenate(mem_rows) if mem_rows else np.zeros((0, 4), np.int64)}
+    finally:
+        rec.close()
+
+
+def simulated_tables(rec: Recording, t0: int, t1: int, every: int, workers: int) -> tuple[dict, dict]:
+    """The fish table and the perception part of the memory table, by re-simulating."""
+    keys = [k for k in rec.keyframe_ticks if k < t1]
+    start = max(k for k in keys if k <= t0) if any(k <= t0 for k in keys) else keys[0]
+    keys = [k for k in keys if k >= start]
+    # a few long stretches, each started from its own keyframe and simulated straight through
+    # (opening a recording checks its checksum and a world takes a while to build: not per keyframe)
+    pieces = min(len(keys), 2 * workers if workers > 1 else 1)
+    cut = [keys[int(round(i * len(keys) / pieces))] for i in range(pieces)]
+    jobs = [(str(rec.path), k0, k1, t0, t1, every) for k0, k1 in zip(cut, [*cut[1:], t1])]
+    if workers > 1 and len(jobs) > 1:
+        # one stretch's last sampled tick is the next one's first: the duplicate is dropped below
+        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+            parts = pool.map(_segment, jobs, chunksize=1)
+    else:
+        parts = [_segment(j) for j in jobs]
+    fish = np.concatenate([p["fish"] for p in parts]) if parts else np.zeros((0, 10), np.int64)
+    _, first = np.unique(fish[:, :2], axis=0, return_index=True)  # a keyframe tick sampled twice
+    fish = fish[np.sort(first)]
+    mem = np.concatenate([p["memory"] for p in parts]) if parts else np.zeros((0, 4), np.int64)
+    fcols = {
+        "tick": fish[:, 0], "fish": fish[:, 1], "x": fish[:, 2], "y": fish[:, 3],
+        "heading": np.array(DIRECTION_NAMES, object)[fish[:, 4]], "energy": fish[:, 5] / 100,
+        "age": fish[:, 6], "plan": _lookup(fish[:, 7:9], lambda g, p: describe(g, p)),
+        "plan_goal": np.array(GOAL_NAMES, object)[fish[:, 7]], "stuck": fish[:, 9]}
+    mcols = {"tick": mem[:, 0], "fish": mem[:, 1], "kind": np.full(len(mem), "event", object),
+             "code": mem[:, 2], "text": _lookup(mem[:, 2:4], event_text),
+             "source": np.full(len(mem), "perception", object)}
+    return fcols, mcols
+
+
+def _lookup(rows: np.ndarray, words) -> np.ndarray:
+    """``words(*row)`` for each row of ``rows``, computed once per distinct row."""
+    if not len(rows):
+        return np.zeros(0, object)
+    rows = np.asarray(rows, np.int64)
+    lo = rows.min(axis=0)
+    span = rows.max(axis=0) - lo + 1
+    if float(np.prod(span.astype(float))) < 2**62:  # one integer key per row: a 1-D unique is fast
+        key = np.zeros(len(rows), np.int64)
+        for k in range(rows.shape[1]):
+            key = key * span[k] + (rows[:, k] - lo[k])
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        uniq = rows[first]
+    else:
+        uniq, inverse = np.unique(rows, axis=0, return_inverse=True)
+    return np.array([words(*map(int, u)) for u in uniq], object)[inverse.ravel()]
+
+
+def _model_summaries(rec: Recording, t0: int, t1: int) -> dict[str, list]:
+    out: dict[str, list] = {"tick": [], "fish": [], "kind": [], "code": [], "text": [], "source": []}
+    for t in range(t0, t1):
+        d = rec.decisions_at(t)
+        for f, _serial, text in (d.summaries if d is not None else []):
+            out["tick"].append(t)
+            out["fish"].append(int(f))
+            out["kind"].append("summary")
+            out["code"].append(None)
+            out["text"].append(text)
+            out["source"].append("model")
+    return out
+
+
+def _schema(name: str, cols: dict[str, list]):
+    import pyarrow as pa
+
+    if name in ("metrics", "divergence"):
+        types = {c: "string" if c == "run_id" else "int64" if c == "tick" else "float64" for c in cols}
+    elif name in TYPES:
+        types = {"run_id": "string", **TYPES[name]}
+    else:
+        return None  # runs: each value's own type
+    return pa.schema([(c, pa.type_for_alias(types[c])) for c in cols])
+
+
+def _write(path: Path, cols: dict[str, list], fmt: str, name: str = "") -> int:
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        arrays = {k: (v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v) for k, v in cols.items()}
+        pq.write_table(pa.table(arrays, schema=_schema(name, cols)), path, compression="zstd")
+    else:
+        import csv
+
+        try:  # fast path, when pyarrow is there
+            import pyarrow as pa
+            import pyarrow.csv as pa_csv
+
+            arrays = {k: (v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v)
+                      for k, v in cols.items()}
+            pa_csv.write_csv(pa.table(arrays, schema=_schema(name, cols)), path)
+            return len(next(iter(cols.values()), []))
+        except ImportError:
+            pass
+        with open(path, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(cols)
+            w.writerows(zip(*cols.values()))
+    return len(next(iter(cols.values()), []))
+
+
+def read_tables(rec: Recording, t0: int | None = None, t1: int | None = None, every: int = 10,
+                workers: int | None = None) -> dict[str, dict[str, list]]:
+    """Every table of one recording as columns (``{table: {column: values}}``)."""
+    if every < 1:
+        raise RecordingError(f"--every must be at least 1 (got {every})")
+    lo, hi = _range(rec, t0, t1)
+    fish, perceived = simulated_tables(rec, lo, hi, every, workers or os.cpu_count() or 1)
+    model = _model_summaries(rec, lo, hi)
+    memory = perceived
+    if model["tick"]:  # model-written summaries, in tick order among the events
+        memory = {k: np.concatenate([np.asarray(perceived[k], object), np.asarray(model[k], object)])
+                  for k in perceived}
+        ticks = np.concatenate([perceived["tick"], model["tick"]]).astype(np.int64)
+        fish_ids = np.concatenate([perceived["fish"], model["fish"]]).astype(np.int64)
+        order = np.lexsort((fish_ids, ticks))
+        memory = {k: v[order] for k, v in memory.items()}
+    tables = {"runs": runs_table(rec), "decisions": decisions_table(rec, lo, hi), "fish": fish,
+              "metrics": metrics_table(rec, lo, hi), "memory": memory}
+    if "fork_tick" in rec.header:
+        tables["divergence"] = divergence_table(rec, lo, hi)
+    return tables
+
+
+def _check_parquet(fmt: str) -> None:
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise RecordingError("--format parquet needs pyarrow (pip install -e '.[tables]'); or use --format csv") \
+                from None
+
+
+def _targets(out_dir: str | Path, names, fmt: str, inputs: tuple, overwrite: bool) -> dict[str, Path]:
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise RecordingError(f"--tables {out} is a file, not a folder")
+    files = {n: out / f"{n}.{'parquet' if fmt == 'parquet' else 'csv'}" for n in names}
+    for f in files.values():
+        try:
+            check_output(f, inputs, overwrite, "table")
+        except OutputError as exc:
+            raise RecordingError(str(exc)) from None
+    return files
+
+
+def export_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet", t0: int | None = None,
+                  t1: int | None = None, every: int = 10, overwrite: bool = False,
+                  workers: int | None = None) -> dict:
+    """Write a recording's tables — or, for a sweep's results folder, every recorded run's
+    tables concatenated with a ``run_id`` column — into ``out_dir``."""
+    _check_parquet(fmt)
+    if Path(path).is_dir():
+        return export_sweep_tables(path, out_dir, fmt, t0, t1, every, overwrite, workers)
+    start = time.perf_counter()
+    rec = Recording(path)
+    try:
+        _range(rec, t0, t1)
+        names = [n for n in TABLES if n != "divergence" or "fork_tick" in rec.header]
+        files = _targets(out_dir, names, fmt, (rec.path,), overwrite)
+        tables = read_tables(rec, t0, t1, every, workers)
+        lo, hi = _range(rec, t0, t1)
+    finally:
+        rec.close()
+    return _finish(tables, files, fmt, start, {"from": lo, "to": hi, "every": every})
+
+
+def _finish(tables: dict, files: dict[str, Path], fmt: str, start: float, extra: dict) -> dict:
+    next(iter(files.values())).parent.mkdir(parents=True, exist_ok=True)
+    rows = {n: _write(files[n], cols, fmt, n) for n, cols in tables.items()}
+    return {"tables": {n: {"rows": rows[n], "file": str(files[n])} for n in rows}, **extra, "format": fmt,
+            "seconds": round(time.perf_counter() - start, 2),
+            "bytes": sum(files[n].stat().st_size for n in rows)}
+
+
+def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "parquet", t0: int | None = None,
+                        t1: int | None = None, every: int = 10, overwrite: bool = False,
+                        workers: int | None = None) -> dict:
+    """A sweep's recorded runs (``sweep --record``) as one set of tables, each row tagged with
+    its ``run_id`` (the runs table adds the run's parameters and seed), so a whole sweep loads
+    as one frame."""
+    import sqlite3
+
+    start = time.perf_counter()
+    folder = Path(folder)
+    db_path = folder / "runs.sqlite"
+    if not db_path.is_file():
+        raise RecordingError(f"{folder} is a folder but not a sweep's results (no runs.sqlite)")
+    try:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        runs = db.execute("SELECT run_id, params, seed FROM runs WHERE status = 'ok' ORDER BY run_id").fetchall()
+        db.close()
+    except sqlite3.DatabaseError as exc:
+        raise RecordingError(f"{db_path} is not a sweep results file: {exc}") from None
+    recorded = [(rid, json.loads(params), seed) for rid, params, seed in runs
+                if (folder / "runs" / f"{rid}.mfrec").is_file()]
+    if not recorded:
+        raise RecordingError(f"no recorded aquarium runs in {folder} (run the sweep with --record)")
+    names = ("runs", "decisions", "fish", "metrics", "memory")
+    files = _targets(out_dir, names, fmt, tuple(folder / "runs" / f"{r}.mfrec" for r, _, _ in recorded), overwrite)
+    merged: dict[str, dict[str, list]] = {}
+    for rid, params, _seed in recorded:
+        rec = Recording(folder / "runs" / f"{rid}.mfrec")
+        try:
+            tables = read_tables(rec, t0, t1, every, workers)
+        finally:
+            rec.close()
+        tables["runs"].update({f"param.{k}": [v] for k, v in params.items()})
+        for name in names:
+            cols = tables[name]
+            n = len(next(iter(cols.values()), []))
+            block = {"run_id": [rid] * n, **cols}
+            into = merged.setdefault(name, {k: [] for k in block})
+            for k in set(into) | set(block):  # runs may differ in columns (configs): fill the gaps
+                into.setdefault(k, [None] * len(into["run_id"]))
+            for k in into:
+                into[k].extend(block.get(k, [None] * n))
+    return _finish(merged, files, fmt, start, {"runs": len(recorded), "every": every})
