@@ -86,7 +86,7 @@ def decisions_table(rec: Recording, t0: int, t1: int) -> dict:
         "param": a[:, 3], "horizon": a[:, 4],
         "plan": _lookup(a[:, 2:5], lambda g, p, h: describe(g, p, h)),
         "action": action, "status": status,
-        "fallback_reason": np.where(a[:, 6] != 0, status, None),
+        "fallback_reason": np.where(a[:, 6] != 0, status, np.full(len(a), None, object)),
         "latency_ms": np.round(a[:, 7] / 10.0, 1), "tokens": a[:, 8],
         "thought": np.array([thoughts.get((int(t), int(f))) for t, f in a[:, :2]], object) if thoughts
         else np.full(len(a), None, object),
