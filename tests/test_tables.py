@@ -114,6 +114,10 @@ def test_a_window_of_ticks_and_a_forks_divergence(recording, tmp_path):
     report = json.loads(out.stdout)
     assert report["tables"]["divergence"]["rows"] > 0
     cells = duckdb.sql(f"SELECT max(cells_differ) FROM '{tmp_path}/f/divergence.parquet'").fetchall()[0][0]
+    kinds = dict((c[0], c[1]) for c in
+                 duckdb.sql(f"DESCRIBE SELECT * FROM '{tmp_path}/f/divergence.parquet'").fetchall())
+    assert kinds == {"tick": "BIGINT", "cells_differ": "DOUBLE", "schooling_diff": "DOUBLE",
+                     "energy_diff": "DOUBLE"}
     assert cells > 0  # the swapped decision made the tank diverge
 
 
@@ -171,3 +175,20 @@ def test_the_states_only_replay_equals_a_full_replay_with_steering(recording):
         world_module.World.step = real_step
     assert len(fast["fish"]) == 30 * 401 and np.array_equal(fast["fish"], full["fish"])
     assert np.array_equal(fast["memory"], full["memory"])
+
+
+def test_csv_works_without_pyarrow_and_parquet_says_what_it_needs(recording, tmp_path):
+    """CSV is always available: with pyarrow missing, the tables are written by Python's csv."""
+    script = ("import sys; sys.modules['pyarrow'] = None; from mirofish.cli import main; "
+              "sys.exit(main(sys.argv[1:]))")
+    out = subprocess.run([sys.executable, "-c", script, "export", str(recording), "--tables", str(tmp_path / "c"),
+                          "--format", "csv", "--from", "100", "--to", "200"], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    rows = duckdb.sql(f"SELECT count(*), min(tick), max(tick) FROM '{tmp_path}/c/fish.csv'").fetchall()[0]
+    assert rows == (300, 100, 190)
+    header = (tmp_path / "c" / "decisions.csv").read_text().splitlines()[0].split(",")
+    assert header == list(TYPES["decisions"])
+    out = subprocess.run([sys.executable, "-c", script, "export", str(recording), "--tables", str(tmp_path / "p")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2 and "needs pyarrow" in out.stderr and len(out.stderr.strip().splitlines()) == 1
