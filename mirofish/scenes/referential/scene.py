@@ -150,7 +150,7 @@ class ReferentialScene(PacedScene):
         chart = rects["charts"]
         rows = [("success (last 50)", self.success, theme.GOOD, "{:.0%}", (0.0, 1.0)),
                 ("compression vs spelled out", self.compression, theme.ACCENT, "{:.2f}", (0.0, 1.2)),
-                ("glossary size", self.size, theme.WARN, "{:.0f}", None)]
+                ("glossary size", self.size, theme.WARN, "{:.0f}", (0.0, max(4.0, max(self.size, default=0.0) * 1.1)))]
         first = max(0, len(exp.rounds) - len(self.success))
         gap = 8
         stacked = chart.h >= 240  # tall: one above the other; short: side by side
@@ -174,7 +174,9 @@ class ReferentialScene(PacedScene):
         for x, cw, head in zip(cols, widths, heads):
             surf.blit(theme.fit(head, 17, cw, theme.DIM), (table.x + 14 + x, table.y + 40))
         terms = sorted(exp.glossary.active(), key=lambda t: -t.stable_score) + exp.glossary.pending()
-        for k, t in enumerate(terms[: (table.h - 80) // 22]):
+        # the rows stop above the footer lines: facts, and the alarm and review lines when shown
+        footer = 44 + (24 if s and s.get("success_alarms") else 0) + (24 if exp.cfg.review else 0)
+        for k, t in enumerate(terms[: max(0, (table.h - 62 - footer) // 22)]):
             y = table.y + 62 + k * 22
             meaning = " ".join(t.canonical.values())
             read = " ".join(t.by_receiver.values()) if t.by_receiver else "?"
