@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,34 +47,11 @@ def main() -> int:
         one = sweep(spec, d / "w1", "--workers", "1")
         two = sweep(spec, d / "w2", "--workers", "2")
         tiny_local = sweep(tiny, d / "t2", "--workers", "2")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        dask = str(Path(sys.executable).parent / "dask")
-        address = f"tcp://127.0.0.1:{port}"
-        procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=d)]
-        time.sleep(1.5)
-        procs.append(subprocess.Popen([dask, "worker", address, "--nworkers", "2", "--nthreads", "1",
-                                       "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=d))
-        try:
-            from distributed import Client
+        from mirofish.sweep.backends import LocalDaskCluster
 
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                try:
-                    with Client(address, timeout="5s") as c:
-                        if len(c.scheduler_info()["workers"]) >= 2:
-                            break
-                except OSError:
-                    pass
-                time.sleep(0.5)
+        with LocalDaskCluster(workers=2, log_dir=d) as address:  # scheduler + 2 worker processes
             cluster = sweep(spec, d / "c2", "--cluster", address)
             tiny_cluster = sweep(tiny, d / "tc", "--cluster", address)
-        finally:
-            for p in procs:
-                p.terminate()
-                p.wait(20)
     print(json.dumps({
         "runs": args.runs, "ticks": args.ticks,
         "wall_s": {"local_1_worker": round(one, 2), "local_2_workers": round(two, 2),

@@ -50,39 +50,10 @@ def free_port() -> int:
 @pytest.fixture
 def dask_cluster(tmp_path):
     """A real Dask cluster: its scheduler and two workers started as separate processes."""
-    port = free_port()
-    bindir = Path(sys.executable).parent
-    dask = str(bindir / "dask") if (bindir / "dask").exists() else "dask"
-    logs = open(tmp_path / "dask.log", "w")  # noqa: SIM115 — the cluster's processes write to it until the end
-    sched = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-                             stdout=logs, stderr=logs, cwd=tmp_path)
-    address = f"tcp://127.0.0.1:{port}"
-    worker = subprocess.Popen([dask, "worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
-                              stdout=logs, stderr=logs, cwd=tmp_path)
-    try:
-        from distributed import Client
+    from mirofish.sweep.backends import LocalDaskCluster
 
-        deadline = time.time() + 60
-        while True:
-            try:
-                with Client(address, timeout="5s") as c:
-                    if len(c.scheduler_info()["workers"]) >= 2:
-                        break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                raise RuntimeError("the Dask cluster did not start: " + (tmp_path / "dask.log").read_text()[-500:])
-            time.sleep(0.5)
+    with LocalDaskCluster(workers=2, log_dir=tmp_path) as address:
         yield address
-    finally:
-        for proc in (worker, sched):
-            proc.terminate()
-        for proc in (worker, sched):
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        logs.close()
 
 
 def test_local_and_dask_cluster_give_identical_rows_equal_to_the_single_commands(tmp_path, dask_cluster):

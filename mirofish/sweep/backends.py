@@ -11,9 +11,13 @@ the same ``run_task``, so a run's row does not depend on which one ran it.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
 
 from .runs import run_task
 from .spec import RunTask
@@ -107,3 +111,62 @@ class DaskBackend:
     def close(self) -> None:
         self.stop()
         self.client.close()
+
+
+class LocalDaskCluster:
+    """A real Dask cluster on this machine, for trying ``--cluster`` (and for the tests and the
+    scaling bench): ``dask scheduler`` and ``dask worker`` started as separate processes,
+    exactly as on a real cluster. A context manager; ``address`` is what ``--cluster`` takes.
+
+        with LocalDaskCluster(workers=2, log_dir=Path("saves")) as address:
+            ...  # python run.py sweep SPEC.toml --cluster <address>
+    """
+
+    def __init__(self, workers: int = 2, log_dir: str | os.PathLike | None = None, start_timeout_s: float = 60.0):
+        self.workers, self.start_timeout_s = workers, start_timeout_s
+        self.log_dir = Path(log_dir or ".")
+        self._procs: list[subprocess.Popen] = []
+
+    def __enter__(self) -> str:
+        import socket
+        import time
+
+        try:
+            from distributed import Client
+        except ImportError:
+            raise BackendError("a Dask cluster needs Dask: pip install -e '.[cluster]'") from None
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        bindir = Path(sys.executable).parent
+        dask = str(bindir / "dask") if (bindir / "dask").exists() else "dask"
+        self.address = f"tcp://127.0.0.1:{port}"
+        self._log = open(self.log_dir / "dask.log", "w")
+        for args in (["scheduler", "--host", "127.0.0.1", "--port", str(port)],
+                     ["worker", self.address, "--nworkers", str(self.workers), "--nthreads", "1"]):
+            self._procs.append(subprocess.Popen([dask, *args, "--no-dashboard"], stdout=self._log,
+                                                stderr=self._log, cwd=self.log_dir))
+        deadline = time.time() + self.start_timeout_s
+        while True:
+            try:
+                with Client(self.address, timeout="5s") as c:
+                    if len(c.scheduler_info()["workers"]) >= self.workers:
+                        return self.address
+            except OSError:
+                pass
+            if time.time() > deadline:
+                self.__exit__()
+                raise BackendError(f"the local Dask cluster did not start (see {self.log_dir / 'dask.log'})")
+            time.sleep(0.3)
+
+    def __exit__(self, *exc) -> None:
+        for proc in reversed(self._procs):
+            proc.terminate()
+        for proc in reversed(self._procs):
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._procs = []
+        self._log.close()
