@@ -239,30 +239,30 @@ def _schema(name: str, cols: dict[str, list]):
     return pa.schema([(c, pa.type_for_alias(types[c])) for c in cols])
 
 
-def _write(path: Path, cols: dict[str, list], fmt: str, name: str = "") -> int:
+def _arrow(cols: dict, name: str):
+    import pyarrow as pa
+
+    arrays = {k: (v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v) for k, v in cols.items()}
+    return pa.table(arrays, schema=_schema(name, cols))
+
+
+def _write(path: Path, cols: dict, fmt: str, name: str = "") -> int:
     if fmt == "parquet":
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        arrays = {k: (v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v) for k, v in cols.items()}
-        pq.write_table(pa.table(arrays, schema=_schema(name, cols)), path, compression="zstd")
+        pq.write_table(_arrow(cols, name), path, compression="zstd")
     else:
-        import csv
-
         try:  # fast path, when pyarrow is there
-            import pyarrow as pa
             import pyarrow.csv as pa_csv
 
-            arrays = {k: (v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v)
-                      for k, v in cols.items()}
-            pa_csv.write_csv(pa.table(arrays, schema=_schema(name, cols)), path)
-            return len(next(iter(cols.values()), []))
+            pa_csv.write_csv(_arrow(cols, name), path)
         except ImportError:
-            pass
-        with open(path, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(cols)
-            w.writerows(zip(*cols.values()))
+            import csv
+
+            with open(path, "w", newline="") as fh:
+                w = csv.writer(fh)
+                w.writerow(cols)
+                w.writerows(zip(*cols.values()))
     return len(next(iter(cols.values()), []))
 
 
@@ -322,11 +322,10 @@ def export_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet", t
     start = time.perf_counter()
     rec = Recording(path)
     try:
-        _range(rec, t0, t1)
+        lo, hi = _range(rec, t0, t1)
         names = [n for n in TABLES if n != "divergence" or "fork_tick" in rec.header]
         files = _targets(out_dir, names, fmt, (rec.path,), overwrite)
-        tables = read_tables(rec, t0, t1, every, workers)
-        lo, hi = _range(rec, t0, t1)
+        tables = read_tables(rec, lo, hi, every, workers)
     finally:
         rec.close()
     return _finish(tables, files, fmt, start, {"from": lo, "to": hi, "every": every})
@@ -344,7 +343,7 @@ def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "par
                         t1: int | None = None, every: int = 10, overwrite: bool = False,
                         workers: int | None = None) -> dict:
     """A sweep's recorded runs (``sweep --record``) as one set of tables, each row tagged with
-    its ``run_id`` (the runs table adds the run's parameters and seed), so a whole sweep loads
+    its ``run_id`` (the runs table adds the run's parameters; its seed is in the header), so a whole sweep loads
     as one frame."""
     import sqlite3
 
@@ -355,18 +354,17 @@ def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "par
         raise RecordingError(f"{folder} is a folder but not a sweep's results (no runs.sqlite)")
     try:
         db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-        runs = db.execute("SELECT run_id, params, seed FROM runs WHERE status = 'ok' ORDER BY run_id").fetchall()
+        runs = db.execute("SELECT run_id, params FROM runs WHERE status = 'ok' ORDER BY run_id").fetchall()
         db.close()
     except sqlite3.DatabaseError as exc:
         raise RecordingError(f"{db_path} is not a sweep results file: {exc}") from None
-    recorded = [(rid, json.loads(params), seed) for rid, params, seed in runs
-                if (folder / "runs" / f"{rid}.mfrec").is_file()]
+    recorded = [(rid, json.loads(params)) for rid, params in runs if (folder / "runs" / f"{rid}.mfrec").is_file()]
     if not recorded:
         raise RecordingError(f"no recorded aquarium runs in {folder} (run the sweep with --record)")
     names = ("runs", "decisions", "fish", "metrics", "memory")
-    files = _targets(out_dir, names, fmt, tuple(folder / "runs" / f"{r}.mfrec" for r, _, _ in recorded), overwrite)
+    files = _targets(out_dir, names, fmt, tuple(folder / "runs" / f"{r}.mfrec" for r, _ in recorded), overwrite)
     merged: dict[str, dict[str, list]] = {}
-    for rid, params, _seed in recorded:
+    for rid, params in recorded:
         rec = Recording(folder / "runs" / f"{rid}.mfrec")
         try:
             tables = read_tables(rec, t0, t1, every, workers)

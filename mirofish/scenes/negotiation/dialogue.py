@@ -400,14 +400,18 @@ class Negotiation:
             keys = [f"{i}:{props[-1]['content'][i]}" for i in NAMED] if props else []
         return [k for k in keys if not ents.get(k, {}).get("grounded")]  # settled names need no repair
 
+    def initiator(self, topic: str) -> str:
+        """Who starts a repair on ``topic``: the side with more at stake in it."""
+        stake = {r: self.party(r).weights.get(topic, 0.2) for r in ("buyer", "seller")}
+        return max(stake, key=lambda r: stake[r])
+
     def reading(self, role: str, key: str) -> int:
         issue, name = key.split(":")
         return self.party(role).definitions[issue][name]
 
     def _repair_turn(self, t: int, det: dict) -> Turn:
         topic, kind = det["topic"], det["type"]
-        stake = {r: self.party(r).weights.get(topic, 0.2) for r in ("buyer", "seller")}
-        initiator = max(stake, key=lambda r: stake[r])
+        initiator = self.initiator(topic)
         responder = "seller" if initiator == "buyer" else "buyer"
         loops = self.failed_repairs.get(topic, 0)
         strategy = "yes_no_confirmation" if loops >= 2 else self.bandit.choose()  # anti-loop rule
@@ -529,8 +533,7 @@ class Negotiation:
         a detection already put off once is repaired now)."""
         if det.get("put_off"):
             return True
-        stake = {r: self.party(r).weights.get(det["topic"], 0.2) for r in ("buyer", "seller")}
-        clarify = self.party(max(stake, key=lambda r: stake[r])).traits["clarify"]
+        clarify = self.party(self.initiator(det["topic"])).traits["clarify"]
         if self.rng.random() < 0.4 + 0.6 * clarify:
             return True
         det["put_off"] = True
