@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import arbiter
+from . import arbiter, kernel
 from .actions import N_ACTIONS, Action
 from .config import Config, MemoryConfig, hundredths
 from .fish import memory as mem
@@ -66,6 +66,7 @@ _GOAL_FLAGS = np.array([
     [True, False, False, True, False, True, True],  # rest
     [True, False, False, False, True, False, True],  # keep_away
 ])
+_GOAL_FLAGS_U8 = _GOAL_FLAGS.astype(np.uint8)
 
 
 @dataclass
@@ -183,7 +184,15 @@ class World:
         # choose the same ones). Positions, energy, food and memories follow exactly; the plan
         # triggers (which only steering and brains read) are not kept up to date meanwhile.
         self.given_actions: np.ndarray | None = None
+        # The compiled tick (mirofish.kernel) or None for the numpy reference; a scratch grid for it.
+        self._kernel = kernel.compiled_tick()
+        self._best = np.full(w.terrain.size, -1, np.int64)
         self.look()
+
+    @property
+    def tick_kernel(self) -> str:
+        """``"compiled"`` (mirofish/_tick.c) or ``"numpy"``: which tick this world runs (mirofish.kernel)."""
+        return "numpy" if self._kernel is None else "compiled"
 
     # ------------------------------------------------------------ perception
 
@@ -288,6 +297,14 @@ class World:
         s = self.school
         if self.given_actions is not None:
             return np.asarray(self.given_actions, np.int8).copy()
+        if self._kernel is not None:
+            out, st = np.empty(s.n, np.int8), self.steering
+            c = st.cfg
+            self._kernel.steer(out, s.plan_goal, s.plan_param, self.codes, s.heading, s.energy, self.water.food_born,
+                               s.cell, s.refused_at, s.stuck, st.w, st.bias, st.forage, st.snacks, st.rests,
+                               st.keys, st.matrix, self.tick, self._hunger_scale, c.persistence, c.refused, c.eat,
+                               c.rest, c.temperature)
+            return out
         executed = s.plan_param.astype(np.int8)  # hold plans: their action
         planned = (s.plan_goal != G_HOLD).nonzero()[0]
         if planned.size:
@@ -303,6 +320,8 @@ class World:
 
     def step(self) -> StepOutcome:
         """Advance one tick using every fish's standing intent."""
+        if self._kernel is not None:
+            return self._step_compiled()
         s, w, t = self.school, self.water, self.tick
         n = s.n
         executed = self.steer()
@@ -382,6 +401,41 @@ class World:
         self.tick = t + 1
         self._summarize()
         return StepOutcome(t, executed, outcome, ate_mask, spawned, rotted)
+
+    def _step_compiled(self) -> StepOutcome:
+        """:meth:`step` in the compiled tick (mirofish/_tick.c): the same tick, fish by fish in C."""
+        s, w, t, k = self.school, self.water, self.tick, self._kernel
+        assert k is not None
+        n, trig, cfg_a, m = s.n, self.cfg.triggers, self.cfg.arbiter, s.memory
+        executed = self.steer()
+        s.intent = executed.copy()
+        outcome, meal = np.empty(n, np.int8), np.empty(n, np.int8)
+        k.arbitrate(executed, s.cell, s.heading, s.age, s.energy, self._id_keys, w.blocked, self.occupant,
+                    w.food_born, self._best, self.delta, self.eat_offsets, outcome, meal, t, self.max_energy,
+                    cfg_a.age_weight, cfg_a.energy_weight, cfg_a.age_cap)
+        spawned = w.spawn_food(self.rng, t)
+        rotted = w.rot_food(t)
+        before = s.energy
+        s.energy, s.failed = np.empty(n, np.int32), np.empty(n, bool)
+        codes = np.empty((n, self.window.size), np.int8)
+        food_seen, neighbours = np.empty(n, np.int16), np.empty(n, np.int16)
+        food_rose, changed = np.empty(n, bool), np.empty(n, bool)
+        k.after(
+            (executed, outcome, meal, before, s.energy, s.age, s.stuck, s.refused_at, s.max_stuck, s.action_counts,
+             s.moves, s.refusals, s.eats, s.failed, s.cell, s.heading, w.blocked, self.occupant, w.food_born,
+             self.window, codes, s.food_seen, s.neighbours, food_seen, neighbours, food_rose, changed,
+             s.company_ticks, s.plan_goal, s.plan_param, s.plan_end, s.plan_trigger, s.no_food, s.alone, s.crowded,
+             s.hungry_food, _GOAL_FLAGS_U8, m.tick, m.code, m.arg, m.count, EVENT_ORDER),
+            (t, self.decay, self.move_cost, self.food_energy - self.eat_cost, self.rest_gain, self.rest_ceiling,
+             self.max_energy, self.low_line, self.hungry_line, int(self.plans and self.given_actions is None),
+             trig.alone_ticks, trig.crowd_line, trig.forage_patience, trig.stuck_ticks, m.size,
+             T_HORIZON, T_FOUND_COMPANY, T_CROWDED, T_HUNGRY_FOOD, T_LOST_COMPANY, T_FOOD_GONE, T_ENERGY_REACHED,
+             T_ATE, T_STUCK, T_LOW_ENERGY))
+        self.codes = codes
+        s.food_seen, s.neighbours, s.food_rose, s.neighbours_changed = food_seen, neighbours, food_rose, changed
+        self.tick = t + 1
+        self._summarize()
+        return StepOutcome(t, executed, outcome, meal == arbiter.ATE, spawned, rotted)
 
     def _plan_events(self, ate: np.ndarray, before: np.ndarray, food_seen: np.ndarray, neighbours: np.ndarray) -> None:
         """After a tick: which plans ended or failed, and what salient happened (plan triggers).

@@ -102,7 +102,7 @@ class Steering:
     def __init__(self, cfg: SteeringConfig, seed: int, radius: int, traits: np.ndarray):
         self.cfg = c = cfg
         self.matrix = feature_matrix(radius)
-        self._keys = mix64(seed, 0x5EE7, np.arange(len(traits)))
+        self.keys = mix64(seed, 0x5EE7, np.arange(len(traits)))
         soc, cur, cau, app, _calm = (traits.astype(np.float64) / 100.0).T
         # Per fish and term: the personality factor of each of the six feature blocks
         # (open water, glass, crowding, alignment, cohesion, food).
@@ -181,5 +181,5 @@ class Steering:
         z = u / self.cfg.temperature
         z -= z.max(axis=1, keepdims=True)
         cdf = np.cumsum(np.exp(z), axis=1)
-        draw = to_unit(at_tick(self._keys[fish], tick)) * cdf[:, -1]
+        draw = to_unit(at_tick(self.keys[fish], tick)) * cdf[:, -1]
         return np.minimum((cdf <= draw[:, None]).sum(axis=1), 5).astype(np.int8)

@@ -119,6 +119,7 @@ def summarize_run(engine, ticks: int, elapsed: float) -> dict:
         "reproducible": engine.timeouts == 0 and (engine.mode == "lockstep" or w.cfg.brain.kind == "instinct"),
         "brain": _brain_status(engine, ticks),
         "mode": engine.mode,
+        "tick_kernel": w.tick_kernel,
         "elapsed_s": round(elapsed, 3),
     }
 

@@ -1,0 +1,123 @@
+"""The compiled tick (mirofish/_tick.c) against the numpy reference, tick by tick.
+
+Every test runs two tanks from one config side by side — one on the compiled tick, one on
+the numpy code in world.py / arbiter.py / fish/steering.py — and asserts the same state hash,
+the same actions and outcomes and the same views after every tick, over stretches that
+exercise each rule: plans and their triggers, action mode, a jammed tank (chains, cycles,
+crowded cells), starving fish, a states-only replay and the schooling demo.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mirofish import arbiter, kernel
+from mirofish.actions import Action
+from mirofish.config import load_config
+from mirofish.fish import perception
+from mirofish.fish.plans import G_HOLD
+from mirofish.fish.steering import _BOXED, _NEG, F_BLOCKED, F_FOOD_CLOSE, F_VISIBLE, N_FEATURES
+from mirofish.session import LiveSession
+from mirofish.water import NO_FOOD
+from mirofish.world import _GOAL_FLAGS, EVENT_ORDER, World
+
+compiled = kernel.compiled_tick()
+
+
+def pair(**kw) -> tuple[LiveSession, LiveSession]:
+    """Two live tanks from the same config: (compiled tick, numpy tick)."""
+    cfg = load_config(**kw)
+    fast, ref = LiveSession(cfg), LiveSession(cfg)
+    ref.world._kernel = None
+    assert fast.world._kernel is compiled
+    return fast, ref
+
+
+def agree(fast: LiveSession, ref: LiveSession, ticks: int) -> None:
+    for _ in range(ticks):
+        fa, fb = fast.step(), ref.step()
+        assert np.array_equal(fa.executed, fb.executed), f"tick {fa.tick}: actions differ"
+        assert np.array_equal(fa.move_outcome, fb.move_outcome), f"tick {fa.tick}: outcomes differ"
+        assert np.array_equal(fast.world.codes, ref.world.codes), f"tick {fa.tick}: views differ"
+        assert fast.state_hash() == ref.state_hash(), f"tick {fa.tick}: worlds differ"
+
+
+def test_the_compiled_tick_is_built_and_runs_by_default(monkeypatch):
+    """`pip install -e .` builds it (setup.py); README's speed figures are this tick's."""
+    assert compiled is not None, "mirofish._tick was not built: reinstall with a C compiler (pip install -e .)"
+    monkeypatch.delenv(kernel.ENV, raising=False)
+    assert kernel.name() == "compiled"
+    monkeypatch.setenv(kernel.ENV, "numpy")
+    assert kernel.name() == "numpy" and World(load_config(seed=1))._kernel is None
+    monkeypatch.setenv(kernel.ENV, "fast")
+    with pytest.raises(ValueError, match="MIROFISH_TICK"):
+        kernel.compiled_tick()
+
+
+def test_the_c_constants_are_the_python_ones():
+    c = compiled.CONSTANTS
+    assert (c["EAT"], c["REST"]) == (Action.EAT, Action.REST)
+    assert [c[k] for k in ("MOVED", "STAYED", "BLOCKED", "CROWDED", "OCCUPIED")] == [
+        arbiter.MOVED, arbiter.STAYED, arbiter.BLOCKED, arbiter.CROWDED, arbiter.OCCUPIED]
+    assert [c[k] for k in ("ATE", "NO_FOOD", "TAKEN")] == [arbiter.ATE, arbiter.NO_FOOD, arbiter.TAKEN]
+    assert [c[k] for k in ("V_WATER", "V_WALL", "V_FOOD", "V_SELF", "V_FISH", "N_CODES")] == [
+        perception.V_WATER, perception.V_WALL, perception.V_FOOD, perception.V_SELF, perception.V_FISH,
+        perception.N_CODES]
+    assert (c["G_HOLD"], c["NO_FOOD_BORN"], c["N_FEATURES"]) == (G_HOLD, NO_FOOD, N_FEATURES)
+    assert (c["F_BLOCKED"], c["F_VISIBLE"], c["F_FOOD_CLOSE"], c["NEG"], c["BOXED"]) == (
+        F_BLOCKED, F_VISIBLE, F_FOOD_CLOSE, _NEG, _BOXED)
+    assert c["N_EVENTS"] == EVENT_ORDER.size and (c["N_GOALS"], c["N_GOAL_FLAGS"]) == _GOAL_FLAGS.shape
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_default_tank_agrees_with_the_numpy_tick(seed):
+    agree(*pair(seed=seed), 700)
+
+
+def test_action_mode_agrees():
+    agree(*pair(seed=4, **{"brain.decides": "action"}), 500)
+
+
+def test_a_jammed_tank_agrees():
+    """240 fish in a small tank: crowded targets, chains and head-on swaps every tick."""
+    fast, ref = pair(seed=5, **{"fish.count": 240, "world.width": 36, "world.height": 20})
+    agree(fast, ref, 300)
+    refused = fast.world.school.refusals.sum()
+    assert refused > 1000, f"only {refused} refusals: the jam was not exercised"
+
+
+def test_starving_fish_agree():
+    """No food and low energy: fish run down to 0, rest when exhausted, raise low-energy triggers."""
+    fast, ref = pair(seed=6, **{"food.spawn_rate": 0.0, "fish.start_energy_min": 3.0, "fish.start_energy_max": 8.0})
+    agree(fast, ref, 400)
+    assert (fast.world.school.energy == 0).any()
+
+
+def test_schooling_demo_agrees():
+    cfg_kw = {"preset": "schooling-demo", "seed": 3}
+    agree(*pair(**cfg_kw), 500)
+
+
+def test_a_states_only_replay_agrees():
+    """Given recorded actions (tables export): positions, energy, food and memories follow exactly."""
+    fast, ref = pair(seed=7)
+    src = LiveSession(load_config(seed=7))
+    for _ in range(200):
+        f = src.step()
+        for s in (fast, ref):
+            s.world.given_actions = f.executed
+            s.world.step()
+        assert fast.world.state_hash() == ref.world.state_hash()
+        assert np.array_equal(fast.world.school.cell, src.world.school.cell)
+
+
+def test_a_damaged_state_is_a_value_error_not_a_crash():
+    fast, _ = pair(seed=8)
+    fast.world.school.cell[3] = 10**9
+    with pytest.raises(ValueError, match=r"fish cell 1000000000 is out of range"):
+        fast.world.step()
+    fast, _ = pair(seed=8)
+    fast.world.school.plan_goal[0] = 77
+    with pytest.raises(ValueError, match=r"plan goal 77 is out of range"):
+        fast.world.step()
