@@ -6,8 +6,9 @@ would (``mesa`` 3.3, one agent object per fish). Give its ``bench.py`` with ``--
 Python that has ``mesa`` installed with ``--peer-python``. For each size (60 and 240 fish on
 96×54, 1,000 fish on 320×180) both run in fresh processes, alternating, ``--rounds`` times;
 the table shows medians of ticks per second (tick loop only, after setup; ours after a
-200-tick warm-up, with the instinct planner and the steering layer) and their ratio. Last
-line JSON.
+200-tick warm-up, with the instinct planner, the steering layer and the tick that
+``mirofish.kernel`` picks — the compiled one when it was built, named in the JSON) and
+their ratio. Last line JSON.
 
     python bench/vs_mesa.py --peer PATH/TO/mesa_aquarium/bench.py --peer-python PATH/TO/python [--rounds 3]
 """
@@ -70,7 +71,10 @@ def main() -> None:
                      "ratio": round(a / b, 2), "mirofish_runs": [round(v, 1) for v in ours],
                      "mesa_runs": [round(v, 1) for v in theirs]})
         print(f"{fish:>5} {w}x{h:<5} {a:>9,.0f} {b:>7,.0f} {a / b:>5.1f}x", flush=True)
-    print(json.dumps({"vs_mesa": rows}))
+    sys.path.insert(0, ROOT)
+    from mirofish import kernel
+
+    print(json.dumps({"tick_kernel": kernel.name(), "vs_mesa": rows}))
 
 
 if __name__ == "__main__":

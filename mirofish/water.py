@@ -100,7 +100,8 @@ class Water:
             return 0
         picks = self.open_cells[np.searchsorted(self._spawn_cdf, rng.random(n), side="right")]
         picks = picks[self.food_born[picks] == NO_FOOD]
-        picks = np.unique(picks)
+        if picks.size > 1:  # two draws may land on one cell (np.unique costs more than the rest)
+            picks = np.unique(picks)
         self.food_born[picks] = tick
         return int(picks.size)
 
