@@ -9,6 +9,6 @@ import sys
 
 from setuptools import Extension, setup
 
-FLAGS = [] if sys.platform == "win32" else ["-O2", "-ffp-contract=off"]
+FLAGS = [] if sys.platform == "win32" else ["-O2", "-ffp-contract=off", "-fwrapv"]
 
 setup(ext_modules=[Extension("mirofish._tick", ["mirofish/_tick.c"], extra_compile_args=FLAGS, optional=True)])

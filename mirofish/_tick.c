@@ -561,6 +561,7 @@ static PyObject *after(PyObject *self, PyObject *args) {
         int flags[N_EVENTS] = {before[i] > 0 && energy[i] == 0, refused, bumped, ate, taken, nothing,
                                before[i] >= low && energy[i] < low, food_rose[i], nb_changed[i]};
         int argv[N_EVENTS] = {0, e, e, level, 0, 0, level, fs, nb};
+        if (mem_count[i] < 0) return bad_index(&bs, "memory count", mem_count[i]);
         for (int k = 0; k < N_EVENTS; k++) {
             if (!flags[k]) continue;
             Py_ssize_t slot = i * ms + mem_count[i] % ms;

@@ -9,6 +9,10 @@ crowded cells), starving fish, a states-only replay and the schooling demo.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -121,3 +125,49 @@ def test_a_damaged_state_is_a_value_error_not_a_crash():
     fast.world.school.plan_goal[0] = 77
     with pytest.raises(ValueError, match=r"plan goal 77 is out of range"):
         fast.world.step()
+
+
+FUZZ = r'''
+import json
+import sys
+import numpy as np
+from mirofish.config import load_config
+from mirofish.session import LiveSession
+from mirofish.world import School
+
+rng = np.random.default_rng(int(sys.argv[1]))
+names = [f"fish.{n}" for n in School.STATE] + ["memory.tick", "memory.code", "memory.arg", "memory.count"]
+src = LiveSession(load_config(seed=1, **{"fish.count": 30}))
+src.run(50)
+good = src.world.state_arrays()
+outcomes = {"ran": 0, "refused": 0}
+for _ in range(int(sys.argv[2])):
+    d = {k: v.copy() for k, v in good.items()}
+    arr = d[names[rng.integers(len(names))]]
+    if arr.dtype == bool:
+        continue
+    info, flat = np.iinfo(arr.dtype), arr.reshape(-1)
+    for _ in range(int(rng.integers(1, 4))):
+        flat[rng.integers(flat.size)] = rng.choice([info.min, info.max, -1, -2, 7, 100,
+                                                    rng.integers(info.min, info.max, dtype=np.int64)])
+    s = LiveSession(load_config(seed=1, **{"fish.count": 30}))
+    try:
+        s.world.load_state_arrays(d)
+        s.run(5)
+        outcomes["ran"] += 1
+    except (ValueError, IndexError):
+        outcomes["refused"] += 1
+print(json.dumps(outcomes))
+'''
+
+
+def test_corrupted_states_are_refused_or_run_never_a_crash(tmp_path):
+    """Random bad values in every state array (as a damaged keyframe would bring): the compiled
+    tick raises or runs on, it never reads or writes outside an array (a crash would kill the
+    child process)."""
+    script = tmp_path / "fuzz.py"
+    script.write_text(FUZZ)
+    out = subprocess.run([sys.executable, str(script), "3", "250"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, f"the fuzz child died ({out.returncode}): {out.stderr[-500:]}"
+    counts = json.loads(out.stdout.strip().splitlines()[-1])
+    assert counts["refused"] >= 10 and counts["ran"] >= 10, counts
