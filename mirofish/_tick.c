@@ -252,6 +252,7 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
         return NULL;
     if (max_energy <= 0 || age_cap <= 0) return PyErr_Format(PyExc_ValueError, "max_energy and age_cap must be > 0");
     Bufs bs = {.n = 0};
+    PyObject *result = NULL;
     int64_t *score = NULL;
     uint64_t *tie = NULL;
     int64_t *target = NULL;
@@ -373,19 +374,15 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
             occupant[cell[i]] = i;
             heading[i] = executed[i];
         }
+    result = Py_None;
+    Py_INCREF(result);
+fail: /* and done: result is NULL on an error */
     free(score);
     free(tie);
     free(target);
     free(state);
     release_all(&bs);
-    Py_RETURN_NONE;
-fail:
-    free(score);
-    free(tie);
-    free(target);
-    free(state);
-    release_all(&bs);
-    return NULL;
+    return result;
 }
 
 /* ------------------------------------------------------------------ after */
