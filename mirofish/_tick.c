@@ -113,10 +113,14 @@ static Py_ssize_t items(PyObject *obj, Py_ssize_t itemsize, const char *name) {
     type *var = (type *)take(&bs, obj, (count), (Py_ssize_t)sizeof(type), writable, #var); \
     if (!var) goto fail;
 
+/* Set the error every bad index raises; returns NULL. */
+static PyObject *out_of_range(const char *what, long long value) {
+    return PyErr_Format(PyExc_ValueError, "%s %lld is out of range", what, value);
+}
+
 static PyObject *bad_index(Bufs *bs, const char *what, long long value) {
-    PyErr_Format(PyExc_ValueError, "%s %lld is out of range", what, value);
     release_all(bs);
-    return NULL;
+    return out_of_range(what, value);
 }
 
 /* ------------------------------------------------------------------ steer */
@@ -281,11 +285,31 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto fail;
     }
-    for (Py_ssize_t i = 0; i < n; i++) { /* arbiter.priority and arbiter.tie_break */
+    /* every index this function will follow is checked first: an error leaves the tank and
+       the scratch grid untouched */
+    for (Py_ssize_t i = 0; i < n; i++) {
         if (cell[i] < 0 || cell[i] >= grid) {
-            PyErr_Format(PyExc_ValueError, "fish cell %lld is outside the tank", (long long)cell[i]);
+            out_of_range("fish cell", cell[i]);
             goto fail;
         }
+        int e = executed[i];
+        if (e >= 0 && e < 4) {
+            int64_t t = cell[i] + delta[e];
+            if (t < 0 || t >= grid) {
+                out_of_range("move target", t);
+                goto fail;
+            }
+        } else if (e == A_EAT) {
+            for (int j = 0; j < 5; j++) {
+                int64_t c = cell[i] + eat_off[j];
+                if (c < 0 || c >= grid) {
+                    out_of_range("meal cell", c);
+                    goto fail;
+                }
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) { /* arbiter.priority and arbiter.tie_break */
         int64_t a = age[i] < age_cap ? age[i] : age_cap;
         score[i] = age_weight * (a * 1000 / age_cap) + energy_weight * ((int64_t)energy[i] * 1000 / max_energy);
         tie[i] = at_tick(id_keys[i], tick);
@@ -299,10 +323,6 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
         int e = executed[i];
         if (e < 0 || e >= 4) continue;
         int64_t t = cell[i] + delta[e];
-        if (t < 0 || t >= grid) {
-            PyErr_Format(PyExc_ValueError, "move target %lld is outside the tank", (long long)t);
-            goto fail;
-        }
         if (blocked[t]) {
             outcome[i] = BLOCKED;
             continue;
@@ -329,7 +349,7 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
             if (state[i] != 1) continue;
             int64_t o = occupant[target[i]];
             if (o < 0 || o >= n) {
-                PyErr_Format(PyExc_ValueError, "occupant %lld is not a fish", (long long)o);
+                out_of_range("occupant", o);
                 goto fail;
             }
             if (state[o] != 1) {
@@ -347,10 +367,6 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
         meal[i] = NO_FOOD_R;
         for (int j = 0; j < 5; j++) {
             int64_t c = cell[i] + eat_off[j];
-            if (c < 0 || c >= grid) {
-                PyErr_Format(PyExc_ValueError, "meal cell %lld is outside the tank", (long long)c);
-                goto fail;
-            }
             if (food_born[c] != NO_FOOD_BORN) {
                 target[i] = c;
                 if (best[c] < 0 || outranks(i, best[c], score, tie)) best[c] = i;
@@ -391,10 +407,10 @@ static const char after_doc[] =
     "after(arrays, ints)\n"
     "Everything World.step does after the food spawned and rotted: energy, age, counters, the\n"
     "new views and their counts, plan triggers (when ``ints[plan_events]``) and memories.\n"
-    "``arrays`` and ``ints`` are tuples in the order of mirofish.kernel.AFTER_ARRAYS / AFTER_INTS.";
+    "``arrays`` and ``ints`` are tuples in the order of the X_ and I_ enums below (World._step_compiled).";
 
 enum {
-    /* arrays, in mirofish.kernel.AFTER_ARRAYS order */
+    /* arrays, in the order World._step_compiled passes them */
     X_EXECUTED, X_OUTCOME, X_MEAL, X_BEFORE, X_ENERGY, X_AGE, X_STUCK, X_REFUSED_AT, X_MAX_STUCK, X_ACTION_COUNTS,
     X_MOVES, X_REFUSALS, X_EATS, X_FAILED, X_CELL, X_HEADING, X_BLOCKED, X_OCCUPANT, X_FOOD_BORN, X_WINDOW,
     X_CODES, X_FOOD_SEEN_OLD, X_NEIGHBOURS_OLD, X_FOOD_SEEN, X_NEIGHBOURS, X_FOOD_ROSE, X_NEIGHBOURS_CHANGED,
@@ -402,7 +418,7 @@ enum {
     X_HUNGRY_FOOD, X_GOAL_FLAGS, X_MEM_TICK, X_MEM_CODE, X_MEM_ARG, X_MEM_COUNT, X_EVENT_ORDER, N_X
 };
 enum {
-    /* ints, in mirofish.kernel.AFTER_INTS order */
+    /* ints, in the order World._step_compiled passes them */
     I_TICK, I_DECAY, I_MOVE_COST, I_FOOD_GAIN, I_REST_GAIN, I_REST_CEILING, I_MAX_ENERGY, I_LOW_LINE, I_HUNGRY_LINE,
     I_PLAN_EVENTS, I_ALONE_TICKS, I_CROWD_LINE, I_FORAGE_PATIENCE, I_STUCK_TICKS, I_MEM_SIZE,
     I_T_HORIZON, I_T_FOUND_COMPANY, I_T_CROWDED, I_T_HUNGRY_FOOD, I_T_LOST_COMPANY, I_T_FOOD_GONE,
