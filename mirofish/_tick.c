@@ -422,7 +422,7 @@ enum {
     I_TICK, I_DECAY, I_MOVE_COST, I_FOOD_GAIN, I_REST_GAIN, I_REST_CEILING, I_MAX_ENERGY, I_LOW_LINE, I_HUNGRY_LINE,
     I_PLAN_EVENTS, I_ALONE_TICKS, I_CROWD_LINE, I_FORAGE_PATIENCE, I_STUCK_TICKS, I_MEM_SIZE,
     I_T_HORIZON, I_T_FOUND_COMPANY, I_T_CROWDED, I_T_HUNGRY_FOOD, I_T_LOST_COMPANY, I_T_FOOD_GONE,
-    I_T_ENERGY_REACHED, I_T_ATE, I_T_STUCK, I_T_LOW_ENERGY, N_I
+    I_T_ENERGY_REACHED, I_T_ATE, I_T_STUCK, I_T_LOW_ENERGY, I_SATED_LINE, N_I
 };
 /* goal flag columns (world._GOAL_FLAGS) */
 enum { GF_PLANNED, GF_FORAGE, GF_SCHOOL, GF_REST, GF_ROAMING, GF_CROWD, GF_HUNGRY };
@@ -561,7 +561,8 @@ static PyObject *after(PyObject *self, PyObject *args) {
             if (gf[GF_SCHOOL] && alone[i] == v[I_ALONE_TICKS]) ev = (int)v[I_T_LOST_COMPANY];
             if (gf[GF_FORAGE] && no_food[i] >= v[I_FORAGE_PATIENCE]) ev = (int)v[I_T_FOOD_GONE];
             if (gf[GF_REST] && energy[i] >= (int32_t)plan_param[i] * 100) ev = (int)v[I_T_ENERGY_REACHED];
-            if (gf[GF_FORAGE] && ate) ev = (int)v[I_T_ATE];
+            /* a meal ends a forage plan once the fish is sated or no food is left in view */
+            if (gf[GF_FORAGE] && ate && (energy[i] >= v[I_SATED_LINE] || !seen_food)) ev = (int)v[I_T_ATE];
             if (gf[GF_PLANNED] && stuck[i] > 0 && stuck[i] % v[I_STUCK_TICKS] == 0) ev = (int)v[I_T_STUCK];
             if (!gf[GF_FORAGE] && before[i] >= low && energy[i] < low) ev = (int)v[I_T_LOW_ENERGY];
             crowded[i] = now_crowded;

@@ -147,6 +147,10 @@ class TriggersConfig(_Section):
                              description="plan mode: alone this long = lost the school / company found after")
     crowd_line: int = Field(9, ge=1, le=1000, description="plan mode: this many fish in view is a crowd")
     hungry_fraction: float = Field(0.5, ge=0, le=1, description="plan mode: below this, food in view is salient")
+    sated_fraction: float = Field(
+        0.9, ge=0, le=1,
+        description="plan mode: a forage plan goes on after a meal while energy is below this share of the "
+                    "maximum and food is in view (0 = it ends at every meal)")
 
 
 class ArbiterConfig(_Section):
@@ -214,7 +218,10 @@ class EndpointConfig(_Section):
 
     base_url: str
     model: str = Field(min_length=1)
-    max_concurrency: int = Field(4, ge=1, le=256, description="requests in flight to this server at once")
+    max_concurrency: int | None = Field(
+        None, ge=1, le=256,
+        description="requests in flight to this server at once; unset = the server's slots where it says "
+                    "(llama.cpp's /props), else 1 for a server on this machine and 4 for a remote one")
 
     @field_validator("base_url")
     @classmethod
@@ -265,13 +272,25 @@ class BrainConfig(_Section):
     kind: Literal["instinct", "llm"] = "instinct"
     decides: Literal["plan", "action"] = Field(
         "plan", description="plan: a decision is a standing plan; action: one action (the source design's mode)")
-    timeout_s: float = Field(5.0, gt=0, le=3600, description="lockstep waits at most this long per tick")
+    timeout_s: float = Field(
+        5.0, gt=0, le=3600,
+        description="lockstep: a tick gives up on its outstanding requests after this long without an answer "
+                    "(at least 3x the server's measured latency)")
+    warmup_timeout_s: float = Field(
+        120.0, gt=0, le=3600,
+        description="before tick 0 each server answers one warm-up request (format probe, cold start) within this")
+    abandon_after_s: float = Field(
+        120.0, gt=0, le=3600,
+        description="a request past request_timeout_s is answered by the fallback but kept open this long from "
+                    "dispatch: its late answer is used if the fish has not asked again")
     batch_window_ms: int = Field(80, ge=0, le=5000, description="realtime: gather requests this long")
     budget_tokens: int = Field(0, ge=0, le=10**15,
                                description="0 = no budget; budget_small_only_at → small tier only, 100 % → instinct")
     budget_small_only_at: float = Field(0.8, ge=0, le=1,
                                         description="share of budget_tokens from which only the small tier is asked")
-    request_timeout_s: float = Field(20.0, gt=0, le=3600, description="one model request, retries excluded")
+    request_timeout_s: float = Field(
+        20.0, gt=0, le=3600,
+        description="one model request, counted from dispatch (not from waiting for a slot); then the fallback answers")
     max_reply_bytes: int = Field(262_144, ge=1024, le=64 * 2**20,
                                  description="a reply body longer than this is cut off and counted as a failure")
     max_retries: int = Field(2, ge=0, le=10, description="retries of retryable errors (429, 5xx, network)")

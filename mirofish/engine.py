@@ -4,8 +4,8 @@ Per tick:
 
 1. ask the world which fish need a decision (events or the hard timeout); put one
    :class:`~mirofish.brains.base.RequestBatch` on the source's requests queue;
-2. *lockstep*: wait until every outstanding request is answered or ``brain.timeout_s``
-   passes; *realtime*: do not wait;
+2. *lockstep*: wait until every outstanding request is answered, or until no answer has come
+   for ``source.tick_wait()`` seconds; *realtime*: do not wait;
 3. apply every decision that has arrived (it becomes the fish's standing intent);
 4. ``world.step()`` — arbiter, physics, food, energy;
 5. publish a :class:`~mirofish.frame.Frame` (the per-tick snapshot in array form) to its
@@ -57,7 +57,7 @@ class Engine:
         self.pending = np.zeros(n, bool)
         self.queued_at = np.zeros(n)
         self.timeouts = 0
-        self.gave_up = np.full(n, -1, np.int64)  # tick of each fish's last request the engine gave up on
+        self.asked_at = np.full(n, -1, np.int64)  # tick of each fish's newest request
         self._asked: RequestBatch | None = None
         self.observers: list[Callable[[Frame], None]] = []
 
@@ -84,6 +84,7 @@ class Engine:
             batch.summaries_due = [w.summary_due(int(i)) for i in need]
         self.pending[need] = True
         self.queued_at[need] = now
+        self.asked_at[need] = w.tick
         self._asked = batch
         self.source.submit(batch)
         return need
@@ -91,19 +92,22 @@ class Engine:
     def _collect(self, asked: np.ndarray) -> list[DecisionBatch]:
         """Take every answer that has arrived; in lockstep, first wait for this tick's ``asked`` fish.
 
-        A lockstep request unanswered after ``brain.timeout_s`` counts as a timeout: the
-        source's fallback answers it now (:meth:`DecisionSource.give_up`; a source without
-        one leaves the fish on its standing plan, and it may ask again), and the late answer
-        is dropped when it turns up. So a tick never waits longer than ``brain.timeout_s``,
-        whatever the server does.
+        The wait lasts while answers keep coming: after ``source.tick_wait()`` seconds without
+        any (``brain.timeout_s``, at least 3× the server's measured latency) the rest count as
+        timeouts — the source's fallback answers them now (:meth:`DecisionSource.give_up`; a
+        source without one leaves the fish on its standing plan, and it may ask again). So a
+        server that hangs costs a tick at most that long, while a slow one-slot server that
+        answers the tick's requests one after another is waited for.
         """
         src, got = self.source, list[DecisionBatch]()
         src.pump()
         wait = self.mode == "lockstep" and asked.size > 0
-        deadline = self.clock() + self.world.cfg.brain.timeout_s if wait else 0.0
+        idle = src.tick_wait() if wait else 0.0
+        deadline = self.clock() + idle
         while True:
             try:
                 self._take(src.results.get_nowait(), got)
+                deadline = self.clock() + idle  # an answer came: the server is making progress
                 continue
             except queue.Empty:
                 pass
@@ -118,22 +122,29 @@ class Engine:
                 if self._asked is not None:
                     answered = src.give_up(self._asked.subset(np.searchsorted(self._asked.fish, late)))
                 if answered is not None:
-                    self.gave_up[late] = self.world.tick
                     got.append(answered)
                 return got
             try:
                 self._take(src.results.get(timeout=min(remaining, 0.05)), got)
+                deadline = self.clock() + idle
             except queue.Empty:
                 src.pump()
 
     def _take(self, batch: DecisionBatch, got: list[DecisionBatch]) -> None:
-        """Keep an answer unless it answers a request the engine already gave up on."""
-        stale = self.gave_up[batch.fish] >= batch.tick
+        """Keep an answer unless its fish has asked again since the request it answers.
+
+        An answer that comes after the fallback answered its request (a lockstep tick gave up,
+        or the request ran past ``brain.request_timeout_s``) is still used while its fish has
+        not asked again — the model's plan replaces the fallback's; otherwise it is dropped and
+        the source told (a completion wasted)."""
+        stale = self.asked_at[batch.fish] > batch.tick
         if stale.any():
+            self.source.dropped_late(int(np.count_nonzero(stale)))
             batch = batch.subset(np.flatnonzero(~stale))
             if not len(batch) and not batch.summaries:
                 return
-        self.pending[batch.fish] = False
+        if not batch.provisional:
+            self.pending[batch.fish] = False
         got.append(batch)
 
     def step(self) -> Frame:

@@ -151,6 +151,7 @@ class World:
         self.food_energy = hundredths(cfg.food.energy)
         self.low_line = int(self.max_energy * cfg.triggers.low_energy_fraction)
         self.hungry_line = int(self.max_energy * cfg.triggers.hungry_fraction)
+        self.sated_line = int(self.max_energy * cfg.triggers.sated_fraction)
         self.plans = cfg.brain.decides == "plan"
         self.delta = np.array([-w.pw, w.pw, -1, 1], np.int64)
         self.eat_offsets = np.array([0, -w.pw, w.pw, -1, 1], np.int64)
@@ -430,7 +431,7 @@ class World:
              self.max_energy, self.low_line, self.hungry_line, int(self.plans and self.given_actions is None),
              trig.alone_ticks, trig.crowd_line, trig.forage_patience, trig.stuck_ticks, m.size,
              T_HORIZON, T_FOUND_COMPANY, T_CROWDED, T_HUNGRY_FOOD, T_LOST_COMPANY, T_FOOD_GONE, T_ENERGY_REACHED,
-             T_ATE, T_STUCK, T_LOW_ENERGY))
+             T_ATE, T_STUCK, T_LOW_ENERGY, self.sated_line))
         self.codes = codes
         s.food_seen, s.neighbours, s.food_rose, s.neighbours_changed = food_seen, neighbours, food_rose, changed
         self.tick = t + 1
@@ -458,7 +459,7 @@ class World:
         forage = goal[:, _F_FORAGE]
         ev[forage & (s.no_food >= t.forage_patience)] = T_FOOD_GONE
         ev[goal[:, _F_REST] & (s.energy >= s.plan_param.astype(np.int32) * 100)] = T_ENERGY_REACHED
-        ev[forage & ate] = T_ATE
+        ev[forage & ate & ((s.energy >= self.sated_line) | ~seen_food)] = T_ATE  # sated, or nothing left in view
         ev[goal[:, _F_PLANNED] & (s.stuck > 0) & (s.stuck % t.stuck_ticks == 0)] = T_STUCK
         ev[~forage & (before >= self.low_line) & (s.energy < self.low_line)] = T_LOW_ENERGY
         s.crowded, s.hungry_food = crowded, hungry_food

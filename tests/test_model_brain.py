@@ -79,7 +79,9 @@ def test_faults_fall_back_to_instinct_and_are_counted(fault, reason):
 def test_slow_replies_time_out_into_fallbacks():
     with TestServer(fault="slow", delay=1.0) as s:
         start = time.perf_counter()
-        eng = run(llm_config(s.url, **{"brain.request_timeout_s": 0.2, "brain.max_retries": 0}), 3)
+        eng = run(llm_config(s.url, **{"brain.request_timeout_s": 0.2, "brain.max_retries": 0,
+                                       "brain.small.endpoints": [{"base_url": s.url, "model": "fish-mini",
+                                                                  "max_concurrency": 10}]}), 3)
         assert time.perf_counter() - start < 10
     assert eng.source.status()["fallbacks"].get("timeout", 0) > 0
     assert eng.timeouts == 0  # every request got an answer (the fallback) within the tick's wait

@@ -28,7 +28,7 @@ TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
 # never raised). Codes 0–3 are those of recordings made before reasons were recorded.
 STATUS_NAMES = ("ok", "tick_timeout", "invalid", "error", "timeout", "connection", "server_error", "rate_limited",
                 "breaker_open", "budget_exhausted", "reply_malformed", "reply_too_large", "illegal_plan",
-                "tick_budget")
+                "tick_budget", "waiting_model")
 OK, TIMEOUT, INVALID, ERROR = 0, 1, 2, 3
 _STATUS = {name: i for i, name in enumerate(STATUS_NAMES)}
 
@@ -110,6 +110,9 @@ class DecisionBatch:
     # (fish, serial, text): long-term summaries written by the source (a model), applied with the decisions
     summaries: list[tuple[int, int, str]] | None = None
     meta: dict = field(default_factory=dict)
+    # True: a plan to swim while the fish's request is still open (realtime, waiting for a model's
+    # first answer); the engine applies it and keeps the request pending
+    provisional: bool = False
     goals: np.ndarray = None  # type: ignore[assignment]
     params: np.ndarray = None  # type: ignore[assignment]
     horizons: np.ndarray = None  # type: ignore[assignment]
@@ -173,6 +176,13 @@ class DecisionSource:
     def status(self) -> dict:
         """Whatever the source wants the HUD and the run summary to show."""
         return {"source": self.name}
+
+    def tick_wait(self) -> float:
+        """Lockstep: seconds a tick waits without any answer before it gives up on the rest."""
+        return 5.0
+
+    def dropped_late(self, n: int) -> None:
+        """The engine dropped ``n`` late answers (their fish had asked again meanwhile)."""
 
     def give_up(self, batch: RequestBatch) -> DecisionBatch | None:
         """Lockstep: the tick's wait for these requests is over. A source with a fallback

@@ -56,6 +56,29 @@ class Breaker:
     def succeeded(self) -> None:
         self.failures, self.open_until, self.open_until_tick, self.backoff = 0, 0.0, -1, 1
 
+    def admit(self, tick: int | None = None) -> bool:
+        """May a call go now? Returns whether it is the half-open probe; raises
+        ``Failure("breaker_open")`` when it may not. Report its end with :meth:`outcome`."""
+        state = self.state(tick)
+        if state == "open" or (state == "half_open" and self.probing):
+            raise Failure("breaker_open", server=False)
+        probe = state == "half_open"
+        self.probing = self.probing or probe
+        return probe
+
+    def outcome(self, ok: bool, probe: bool, tick: int | None = None) -> None:
+        """How an admitted call ended: ``ok`` (the server answered, however late) closes the
+        breaker; a failure counts, and a failed probe reopens it for twice as long."""
+        if probe:
+            self.probing = False
+        if ok:
+            self.succeeded()
+        elif probe:
+            self.backoff = min(MAX_BACKOFF, self.backoff * 2)
+            self.open(tick)
+        else:
+            self.failed(tick)
+
     async def call(self, call: Awaitable[T], tick: int | None = None) -> T:
         """Await ``call`` if the breaker lets it through; raises ``Failure("breaker_open")`` if
         not. Server failures are counted; a failed probe reopens it for longer."""

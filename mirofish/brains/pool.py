@@ -33,6 +33,7 @@ import numpy as np
 from ..actions import Action
 from ..config import Config, TierConfig, redact_url
 from ..fish.memory import drift_score
+from ..fish.perception import Perception
 from ..fish.triggers import trigger_name
 from .base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch, status_code
 from .breaker import Breaker
@@ -40,18 +41,22 @@ from .instinct import instinct_source
 from .prompt import (
     JSON_OBJECT_FORMAT,
     JSON_SCHEMA_FORMAT,
-    PLAN_FORMATS,
     PLAN_PROMPT,
+    SUMMARY_FORMATS,
     SYSTEM_PROMPT,
     FishReply,
     PlanReply,
     ReplyError,
     estimate_tokens,
+    fitting_choices,
     legal_for_view,
     messages,
     parse_plan_reply,
     parse_reply,
+    parse_summary_reply,
+    plan_formats,
     plan_legal_for_view,
+    summary_messages,
 )
 from .routing import Router, classify
 from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettings
@@ -86,7 +91,14 @@ class Accounts:
     completion_tokens: int = 0
     prefix_tokens: int = 0
     model_tokens: int = 0  # tokens of the replies that became decisions
-    late: int = 0  # model answers that came after the engine gave up on their tick
+    late: int = 0  # model answers dropped because their fish had asked again meanwhile
+    late_used: int = 0  # model answers that came after the fallback had answered, and replaced its plan
+    wasted: int = 0  # completions the server was asked for whose answer no fish used
+    superseded: int = 0  # requests dropped unsent: given up or asked again while they waited for a slot
+    waiting: int = 0  # realtime: instinct plans swum while a fish's first request waited for the model
+    summaries_asked: int = 0
+    summaries_written: int = 0
+    summary_tokens: int = 0
 
     @property
     def tokens(self) -> int:
@@ -113,14 +125,19 @@ class ModelPool(DecisionSource):
         self._prefix_tokens = estimate_tokens(PLAN_PROMPT if self.plans else SYSTEM_PROMPT)
         self._tick = 0  # the newest tick asked about (lockstep breaker cooldown)
         self._given_up: set[tuple[int, int]] = set()  # (tick, fish) of requests the engine gave up on
+        self._latest: dict[int, int] = {}  # fish → tick of its newest request
+        self._asked_before: set[int] = set()  # fish that have asked at least once
+        self.warmup: dict[str, dict] = {}  # server → what its warm-up request found
         self._tasks: set[asyncio.Task] = set()
         self._thread = LoopThread("mirofish-model-pool")
         self._loop = self._thread.loop
-        self._thread.run(self._start(), timeout=30)
+        self._thread.run(self._start(), timeout=self.bcfg.warmup_timeout_s + 30)
 
     # ------------------------------------------------------------ engine side
 
     def submit(self, batch: RequestBatch) -> None:
+        for f in batch.fish.tolist():
+            self._latest[f] = int(batch.tick)
         if self.mode == "realtime" and all(t.state() == "open" for t in self._unique_tiers()):
             # every tier is known to be failing: the fallback answers in this very tick
             self.results.put(self._instead(batch, "breaker_open"))
@@ -137,10 +154,31 @@ class ModelPool(DecisionSource):
         return decided
 
     def give_up(self, batch: RequestBatch) -> DecisionBatch:
-        """Lockstep: the tick waited ``brain.timeout_s``; the fallback decides these fish now and
-        the model's late answers to these requests are neither applied nor counted."""
+        """Lockstep: no answer came for :meth:`tick_wait` seconds; the fallback decides these
+        fish now. Their requests still waiting for a slot are dropped unsent; one already at the
+        server may still answer, and is used if its fish has not asked again (else wasted). A
+        tier whose server made the tick wait counts one failure (a server that hangs opens the
+        breaker after ``brain.breaker_failures`` such ticks)."""
         self._given_up.update((batch.tick, int(f)) for f in batch.fish)
+        tick = int(batch.tick)
+
+        def count() -> None:
+            for t in self._unique_tiers():
+                if any(ep.outstanding or ep.queued for ep in t.endpoints):
+                    t.breaker.outcome(False, False, tick)
+
+        self._thread.call_soon(count)
         return self._instead(batch, "tick_timeout")
+
+    def tick_wait(self) -> float:
+        """Lockstep: ``brain.timeout_s`` without an answer, and at least 3× the slowest server's
+        measured latency (dispatch → answer)."""
+        slowest = max((ep.latency_s or 0.0 for t in self._unique_tiers() for ep in t.endpoints), default=0.0)
+        return max(self.bcfg.timeout_s, 3.0 * slowest)
+
+    def dropped_late(self, n: int) -> None:
+        self.stats.late += n
+        self.stats.wasted += n
 
     def status(self) -> dict:
         s = self.stats
@@ -148,6 +186,11 @@ class ModelPool(DecisionSource):
             "source": self.name, "calls": s.calls, "decisions": s.decisions, "model_decisions": s.model_decisions,
             "fallbacks": dict(s.fallbacks), "fallback_rate": round(sum(s.fallbacks.values()) / max(1, s.decisions), 4),
             "classes": dict(s.classes), "retries": s.retries, "late_answers_dropped": s.late,
+            "late_answers_used": s.late_used, "completions_wasted": s.wasted,
+            "wasted_share": round(s.wasted / max(1, s.calls), 4), "superseded_unsent": s.superseded,
+            "waiting_plans": s.waiting,
+            "summaries": {"asked": s.summaries_asked, "written": s.summaries_written, "tokens": s.summary_tokens},
+            "warmup": self.warmup,
             "drift": {"fish_scored": len(self.drift),
                       "mean": round(float(np.mean(list(self.drift.values()))), 3) if self.drift else None,
                       "alert_fish": sorted(f for f, d in self.drift.items() if d < self.bcfg.drift_alert),
@@ -163,7 +206,10 @@ class ModelPool(DecisionSource):
                                "completion_tokens": t.completion_tokens,
                                "endpoints": [{"base_url": redact_url(e.cfg.base_url), "model": e.cfg.model,
                                               "format": e.format, "reachable": e.reachable,
-                                              "in_flight": e.outstanding} for e in t.endpoints]}
+                                              "slots": e.slots, "slots_from": e.slots_source,
+                                              "latency_s": None if e.latency_s is None else round(e.latency_s, 3),
+                                              "in_flight": e.outstanding, "queued": e.queued}
+                                             for e in t.endpoints]}
                       for t in self.tiers.values()},
         }
 
@@ -238,6 +284,14 @@ class ModelPool(DecisionSource):
                 self.transport.connect(ep, b.api_key_env)
                 by_server.setdefault(ep.cfg.base_url, []).append((tier, ep))
         await asyncio.gather(*(self._probe(pairs) for pairs in by_server.values()))
+        warm = [self._warm_up(pairs) for pairs in by_server.values() if pairs[0][1].reachable]
+        if self.mode == "lockstep":  # tick 0 waits for warm servers: the first plans are the model's
+            await asyncio.gather(*warm)
+        else:  # realtime: fish swim on instinct plans ("waiting for the model") meanwhile
+            for w in warm:
+                task = self._loop.create_task(w)
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
         self._dispatcher = self._loop.create_task(self._dispatch())
 
     def _unique_tiers(self) -> list[Tier]:
@@ -258,6 +312,48 @@ class ModelPool(DecisionSource):
             if not ok:
                 tier.breaker.failures = self.bcfg.breaker_failures
                 tier.breaker.open(self._tick)
+
+    async def _warm_up(self, pairs: list[tuple[Tier, Endpoint]]) -> None:
+        """Before tick 0: ask the server how many requests it computes at once, then send one
+        real-sized request — it finds out the structured-output format and meets the cold
+        start (8–13 s on a CPU llama.cpp server) — within ``brain.warmup_timeout_s``. A server
+        that fails it opens its tiers' breakers (the fish use instinct until it answers)."""
+        ep = pairs[0][1]
+        await self.transport.discover_slots(ep)
+        for _, other in pairs[1:]:
+            await self.transport.discover_slots(other)
+        where = f"{redact_url(ep.cfg.base_url)} ({ep.cfg.model})"
+        self._info(f"warming up the model server {where}: {ep.slots} slot{'s' if ep.slots > 1 else ''} "
+                   f"({ep.slots_source}); the first answer of a cold server can take a while …")
+        start = self._loop.time()
+        fish = Perception(tick=0, view=".....\n..F..\n..@.<\n.....\n.....", food_here=False, energy=5000,
+                          max_energy=10000, age=0, memories=())
+        goals, ways = fitting_choices(fish.view)
+        msgs = messages(fish, "a calm fish", "first_plan", plans=self.plans)
+        record: dict[str, Any] = {"model": ep.cfg.model, "slots": ep.slots, "slots_from": ep.slots_source}
+        try:
+            _, p, c = await self.transport.complete(
+                [ep], msgs, plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT),
+                80, start + self.bcfg.warmup_timeout_s, attempt_s=self.bcfg.warmup_timeout_s)
+            self._account(-1, p, c)
+            self.stats.classes["warmup"] += 1
+            record.update(ok=True, seconds=round(self._loop.time() - start, 2), format=ep.format)
+            self._info(f"model server {where} answered in {record['seconds']} s (format {ep.format})")
+        except Failure as failure:
+            record.update(ok=False, seconds=round(self._loop.time() - start, 2), error=failure.reason)
+            silent = failure.reason in ("timeout", "connection", "tick_budget", "tick_budget_queued")
+            self._warn(f"model server {where} failed its warm-up request ({failure.reason} after "
+                       f"{record['seconds']} s)" + ("; fish use the instinct brain until it answers" if silent else ""))
+            for t, _ in pairs:
+                if silent:  # no answer at all: don't make tick 0 wait for it too
+                    t.breaker.failures = self.bcfg.breaker_failures
+                    t.breaker.open(self._tick)
+                elif failure.server:
+                    t.breaker.failed(self._tick)
+        self.warmup[redact_url(ep.cfg.base_url)] = record
+
+    def _info(self, msg: str) -> None:
+        print(f"mirofish: {msg}", file=sys.stderr, flush=True)
 
     async def _shutdown(self) -> None:
         self._dispatcher.cancel()
@@ -284,70 +380,159 @@ class ModelPool(DecisionSource):
                     self._tasks.add(task)
                     task.add_done_callback(self._tasks.discard)
 
+    def _wanted(self, fish: int, tick: int) -> bool:
+        """Is the request (tick, fish) still worth sending: not given up, not asked again since?"""
+        return self._latest.get(fish) == tick and (tick, fish) not in self._given_up
+
     async def _decide(self, batch: RequestBatch, i: int) -> None:
-        fish = int(batch.fish[i])
+        """One request: route, breaker, dispatch when the server has a free slot, and the
+        fallback at ``brain.request_timeout_s`` from dispatch while the request stays open (its
+        late answer replaces the fallback's plan if the fish has not asked again)."""
+        fish, tick = int(batch.fish[i]), int(batch.tick)
         trigger = trigger_name(int(batch.triggers[i]))
+        first = fish not in self._asked_before
+        self._asked_before.add(fish)
+        if first and trigger == "timeout":
+            trigger = "first_plan"
         klass = classify(trigger, batch.codes[i], self._seen.setdefault(fish, set()))
         self.stats.classes[klass] += 1
         tier = self.router.route(klass, self.stats.tokens)
+        lock_tick = tick if self.mode == "lockstep" else None
+        if tier is None:
+            self._fallback(batch, i, "budget_exhausted")
+            return
         try:
-            if tier is None:
-                raise Failure("budget_exhausted", server=False)
-            self._tick = max(self._tick, int(batch.tick))
-            # lockstep: an answer after the tick's wait is useless, so that is the deadline
-            budget_end = self._loop.time() + self.bcfg.timeout_s if self.mode == "lockstep" else None
-            due = batch.summaries_due[i] if batch.summaries_due else None
-            assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
-            view, persona = batch.perceptions[i].view, batch.personas[i]
-            text, prompt_toks, completion_toks = await tier.breaker.call(
-                self.transport.complete(tier.endpoints, messages(batch.perceptions[i], persona, trigger,
-                                                                 due[1] if due else None, plans=self.plans),
-                                        PLAN_FORMATS if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT),
-                                        160 if due else 80, budget_end),
-                self._tick if self.mode == "lockstep" else None)
-            tier.calls += 1
-            tier.prompt_tokens += prompt_toks
-            tier.completion_tokens += completion_toks
-            self._account(fish, prompt_toks, completion_toks)  # the tokens were spent either way
-            plan: dict[str, Any]
-            try:
-                if self.plans:
-                    planned = parse_plan_reply(text)
-                    illegal = plan_legal_for_view(planned, view)
-                    goal, param, horizon = planned.plan(batch.max_energy)
-                    plan = {"actions": None, "goals": [goal], "params": [param], "horizons": [horizon]}
-                    reply: PlanReply | FishReply = planned
-                else:
-                    acted = parse_reply(text)
-                    food_here = bool(batch.food_here[i])
-                    illegal = None if legal_for_view(acted.action, view, food_here) else "illegal_action"
-                    plan = {"actions": np.array([Action.parse(acted.action)], np.int8)}
-                    reply = acted
-            except ReplyError as exc:
-                raise Failure(f"reply_{exc.reason}", server=False) from None
-            if illegal:
-                raise Failure(illegal, server=False)
+            probe = tier.breaker.admit(lock_tick)
         except Failure as failure:
             self._fallback(batch, i, failure.reason)
             return
+        self._tick = max(self._tick, tick)
+        if first and self.mode == "realtime":  # swim an instinct plan until the model's first answer
+            self.stats.waiting += 1
+            waiting = self.fallback.decide(batch.subset(np.array([i])))
+            waiting.status = np.full(1, status_code("waiting_model"), np.int8)
+            waiting.provisional = True
+            self.results.put(waiting)
+        assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
+        view, persona = batch.perceptions[i].view, batch.personas[i]
+        goals, ways = fitting_choices(view)
+        formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
+        sent = asyncio.Event()
+        call = self._loop.create_task(self.transport.complete(
+            tier.endpoints, messages(batch.perceptions[i], persona, trigger, None, plans=self.plans), formats, 80,
+            attempt_s=self.bcfg.abandon_after_s, wanted=lambda: self._wanted(fish, tick),
+            dispatched=lambda ep: sent.set()))
+        fell_back = False  # the fallback has answered this request (the call runs on)
+        dispatch = self._loop.create_task(sent.wait())
+        try:
+            await asyncio.wait({call, dispatch}, return_when=asyncio.FIRST_COMPLETED)
+            dispatch.cancel()
+            if not call.done():
+                done, _ = await asyncio.wait({call}, timeout=self.bcfg.request_timeout_s)
+                if not done:
+                    if not probe:
+                        tier.breaker.outcome(False, False, lock_tick)
+                    self._fallback(batch, i, "timeout")
+                    fell_back = True
+            text, prompt_toks, completion_toks = await call
+        except Failure as failure:
+            if failure.reason == "superseded":
+                self.stats.superseded += 1
+                if probe:
+                    tier.breaker.probing = False
+                return
+            if sent.is_set():
+                self.stats.wasted += 1  # the server was working on it
+            if failure.server or probe:
+                tier.breaker.outcome(False, probe, lock_tick)
+            if not fell_back:
+                self._fallback(batch, i, failure.reason)
+            return
         except asyncio.CancelledError:
+            call.cancel()
+            dispatch.cancel()
             raise
+        tier.breaker.outcome(True, probe, lock_tick)
+        tier.calls += 1
+        tier.prompt_tokens += prompt_toks
+        tier.completion_tokens += completion_toks
+        self._account(fish, prompt_toks, completion_toks)  # the tokens were spent either way
+        try:
+            plan, reply = self._read(batch, i, text, goals, ways)
+        except Failure as failure:
+            if fell_back:
+                self.stats.wasted += 1
+            else:
+                self._fallback(batch, i, failure.reason)
+            return
         except Exception as exc:  # noqa: BLE001 — failure is data
-            self._fallback(batch, i, f"error_{type(exc).__name__}")
+            if not fell_back:
+                self._fallback(batch, i, f"error_{type(exc).__name__}")
             return
-        if (batch.tick, fish) in self._given_up:
-            self.stats.late += 1  # answered after the tick gave up on it: dropped
+        if self._latest.get(fish) != tick:
+            self.stats.late += 1  # its fish has asked again meanwhile: dropped
+            self.stats.wasted += 1
             return
-        self.stats.decisions += 1
+        late = fell_back or (tick, fish) in self._given_up
+        self.stats.late_used += late
+        if not late:
+            self.stats.decisions += 1
         self.stats.model_decisions += 1
         self.stats.model_tokens += prompt_toks + completion_toks
-        written = None
-        if reply.summary and due:
-            written = [(fish, due[0], reply.summary)]
-            await self._track_drift(fish, reply.summary, persona)
+        written = await self._summary(batch, i, tier, persona)
         self.results.put(DecisionBatch(
             tick=batch.tick, fish=np.array([fish]), tier=np.array([TIER_INDEX[tier.name]], np.int8),
-            tokens=np.array([prompt_toks + completion_toks]), thoughts=[reply.thought], summaries=written, **plan))
+            tokens=np.array([prompt_toks + completion_toks]), thoughts=[reply.thought], summaries=written,
+            meta={"late": True} if late else {}, **plan))
+
+    def _read(self, batch: RequestBatch, i: int, text: str | None, goals: list[str],
+              ways: list[str]) -> tuple[dict[str, Any], PlanReply | FishReply]:
+        """The plan (or action) in a reply, checked against the fish's view and the choices it
+        was offered; raises :class:`Failure` with the counted reason."""
+        assert batch.perceptions is not None
+        view = batch.perceptions[i].view
+        try:
+            if self.plans:
+                planned = parse_plan_reply(text)
+                illegal = plan_legal_for_view(planned, view)
+                if not illegal and (planned.goal not in goals
+                                    or (planned.goal == "explore" and planned.direction not in ways)):
+                    illegal = "illegal_not_offered"  # outside the schema's narrowed enum
+                goal, param, horizon = planned.plan(batch.max_energy)
+                plan = {"actions": None, "goals": [goal], "params": [param], "horizons": [horizon]}
+                if illegal:
+                    raise Failure(illegal, server=False)
+                return plan, planned
+            acted = parse_reply(text)
+            if not legal_for_view(acted.action, view, bool(batch.food_here[i])):
+                raise Failure("illegal_action", server=False)
+            return {"actions": np.array([Action.parse(acted.action)], np.int8)}, acted
+        except ReplyError as exc:
+            raise Failure(f"reply_{exc.reason}", server=False) from None
+
+    async def _summary(self, batch: RequestBatch, i: int, tier: Tier,
+                       persona: str) -> list[tuple[int, int, str]] | None:
+        """A due long-term summary, written by the model in a small request of its own before
+        the decision is delivered (so lockstep stays reproducible). None when none is due or the
+        request failed (the template text stays; counted)."""
+        due = batch.summaries_due[i] if batch.summaries_due else None
+        if not due:
+            return None
+        fish = int(batch.fish[i])
+        self.stats.summaries_asked += 1
+        try:
+            text, p, c = await self.transport.complete(
+                tier.endpoints, summary_messages(persona, due[1]), SUMMARY_FORMATS, 60,
+                attempt_s=self.bcfg.request_timeout_s)
+            self._account(fish, p, c)
+            self.stats.summary_tokens += p + c
+            summary = parse_summary_reply(text)
+        except (Failure, ReplyError) as failure:
+            self.stats.classes[f"summary_failed_{getattr(failure, 'reason', 'error')}"] += 1
+            return None
+        self.stats.summaries_written += 1
+        await self._track_drift(fish, summary, persona)
+        return [(fish, due[0], summary)]
 
     async def _track_drift(self, fish: int, summary: str, persona: str) -> None:
         """Drift score of a model-written summary vs the persona: embeddings when configured, else lexical."""

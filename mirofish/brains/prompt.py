@@ -95,10 +95,54 @@ class PlanReply(BaseModel):
 
 
 DEFAULT_TICKS = {"forage": 60, "school": 120, "explore": 30, "rest": 20, "keep_away": 8}
-PLAN_REPLY_SCHEMA = PlanReply.model_json_schema(by_alias=True)
-PLAN_FORMATS = ({"type": "json_schema", "json_schema": {"name": "fish_plan", "schema": PLAN_REPLY_SCHEMA,
-                                                        "strict": True}},
-                {"type": "json_object", "schema": PLAN_REPLY_SCHEMA})
+
+
+def strict_schema(schema: dict, drop: tuple[str, ...] = ()) -> dict:
+    """``schema`` made valid for OpenAI's strict structured outputs: every object lists all
+    its properties as required (an optional one is nullable already: pydantic writes
+    ``anyOf [..., null]`` for ``X | None``), allows no others, and carries no ``title`` or
+    ``default``. ``drop``: top-level properties to leave out."""
+
+    def walk(node):
+        if isinstance(node, dict):
+            out = {k: walk(v) for k, v in node.items() if k not in ("title", "default")}
+            if out.get("type") == "object" and "properties" in out:
+                out["properties"] = {k: v for k, v in out["properties"].items() if k not in drop}
+                out["required"] = list(out["properties"])
+                out["additionalProperties"] = False
+            return out
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
+PLAN_REPLY_SCHEMA = strict_schema(PlanReply.model_json_schema(by_alias=True), drop=("summary",))
+
+
+def plan_schema(goals: list[str] | None = None, directions: list[str] | None = None) -> dict:
+    """The plan reply's schema with ``goal`` (and explore's ``direction``) narrowed to the
+    plans that fit the fish's view, so a grammar-constrained server cannot choose another."""
+    schema = json.loads(json.dumps(PLAN_REPLY_SCHEMA))
+    props = schema["properties"]
+    if goals:
+        props["goal"]["enum"] = list(goals)
+    if directions:
+        for option in props["direction"]["anyOf"]:
+            if "enum" in option:
+                option["enum"] = list(directions)
+    return schema
+
+
+def plan_formats(goals: list[str] | None = None, directions: list[str] | None = None) -> tuple[dict, dict]:
+    """json_schema (strict) and json_object + schema forms of :func:`plan_schema`."""
+    schema = plan_schema(goals, directions)
+    return ({"type": "json_schema", "json_schema": {"name": "fish_plan", "schema": schema, "strict": True}},
+            {"type": "json_object", "schema": schema})
+
+
+PLAN_FORMATS = plan_formats()
 
 
 class FishReply(BaseModel):
@@ -111,7 +155,7 @@ class FishReply(BaseModel):
     summary: str | None = Field(default=None, max_length=160)
 
 
-REPLY_SCHEMA = FishReply.model_json_schema()
+REPLY_SCHEMA = strict_schema(FishReply.model_json_schema(), drop=("summary",))
 JSON_SCHEMA_FORMAT = {"type": "json_schema", "json_schema": {"name": "fish_reply", "schema": REPLY_SCHEMA,
                                                               "strict": True}}
 JSON_OBJECT_FORMAT = {"type": "json_object", "schema": REPLY_SCHEMA}
@@ -119,6 +163,41 @@ JSON_OBJECT_FORMAT = {"type": "json_object", "schema": REPLY_SCHEMA}
 
 SUMMARY_ASK = ("Also add \"summary\": one sentence in your own words about {span}, like \"I ate twice and swam "
                "with others.\" Facts: {facts}.")
+
+
+class SummaryReply(BaseModel):
+    """A long-term memory in the fish's own words (its own small request, see :func:`summary_messages`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    summary: str = Field(min_length=1, max_length=160)
+
+
+SUMMARY_SCHEMA = strict_schema(SummaryReply.model_json_schema())
+SUMMARY_FORMATS = ({"type": "json_schema", "json_schema": {"name": "fish_memory", "schema": SUMMARY_SCHEMA,
+                                                           "strict": True}},
+                   {"type": "json_object", "schema": SUMMARY_SCHEMA})
+SUMMARY_SYSTEM = ("You are a fish in an aquarium keeping a diary. Write one sentence, first person, at most 160 "
+                  "characters, about a span of your life from the facts given. Reply with one JSON object only, "
+                  "for example:\n{\"summary\": \"I ate twice, bumped into others and swam with a school.\"}")
+
+
+def summary_messages(persona: str, summary_facts: str) -> list[dict]:
+    """The small request that asks a model to write a due long-term summary in the fish's words."""
+    span, _, facts = summary_facts.partition(": ")
+    return [{"role": "system", "content": SUMMARY_SYSTEM},
+            {"role": "user", "content": f"You are {persona}. About {span}. Facts: "
+                                        f"{facts.split(' Anchors:')[0].rstrip('.')}."}]
+
+
+def parse_summary_reply(text: str | None) -> str:
+    """The summary sentence of a reply; raises :class:`ReplyError` (``empty``/``garbage``/``schema``)."""
+    data = _reply_object(text)
+    _clean_texts(data)
+    try:
+        return SummaryReply.model_validate(data).summary
+    except ValidationError as exc:
+        raise ReplyError("schema", exc.errors()[0]["msg"]) from None
 
 
 def fish_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None) -> str:
@@ -181,21 +260,29 @@ def reading(view: str) -> tuple[str, list[str]]:
     return ", ".join(parts), fitting
 
 
+def fitting_choices(view: str) -> tuple[list[str], list[str]]:
+    """(goals, explore directions) that fit ``view``: the enums a plan reply's schema is narrowed to."""
+    rows = view.split("\n")
+    r = len(rows) // 2
+    fish = any(ch in _FACING for row in rows for ch in row)
+    ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
+    goals = ["forage"] + (["school"] if fish else []) + (["explore"] if ways else []) + ["rest", "keep_away"]
+    return goals, ways
+
+
 def plan_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None) -> str:
-    """The per-fish part of the plan prompt: persona, why it asks, the view with a one-line
-    reading, state, the newest memories and summary, the plans that fit, and the summary
-    request when one is due."""
+    """The per-fish part of the plan prompt: persona, why it asks (``first_plan`` for a fish's
+    first request), the view with a one-line reading, state, the newest memories and summary,
+    and the plans that fit. (A due long-term summary is asked for in a request of its own:
+    :func:`summary_messages`; ``summary_facts`` is accepted for the action prompt's signature.)"""
     p = perception
     seen, fitting = reading(p.view)
     lines = [f"You are {persona}. Asking because: {trigger.replace('_', ' ')}.", p.view, f"You see: {seen}.",
              f"Energy {p.energy / 100:.0f}/{p.max_energy / 100:.0f}{'; food under you' if p.food_here else ''}.",
              "Recent: " + ("; ".join(p.memories[-3:]) or "nothing yet") + "."]
-    if p.summaries and not summary_facts:  # a due summary states the same facts below
+    if p.summaries:
         lines.append("Earlier: " + p.summaries[-1].split(" Anchors:")[0])
     lines.append("Plans that fit now: " + ", ".join(fitting) + ".")
-    if summary_facts:
-        span, _, facts = summary_facts.partition(": ")
-        lines.append(SUMMARY_ASK.format(span=span, facts=facts.split(" Anchors:")[0].rstrip(".")))
     return "\n".join(lines)
 
 
@@ -256,6 +343,9 @@ def parse_plan_reply(text: str | None) -> PlanReply:
         except ValueError:
             pass
     _clean_texts(data)
+    thought = data.get("thought")
+    if isinstance(thought, str) and ("{" in thought or "}" in thought):
+        raise ReplyError("schema", "the thought holds JSON")  # e.g. two objects run together: '} {'
     try:
         reply = PlanReply.model_validate(data)
     except ValidationError as exc:

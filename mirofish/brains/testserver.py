@@ -331,6 +331,12 @@ class TestServer:
                     self._complete(n, prompt, referential_reply(prompt) if fault != "garbage"
                                    else "I would rather not say.")
                     return
+                if "keeping a diary" in prompt:  # a long-term summary in the fish's words
+                    asked = re.search(r"About (t\d+-t\d+)\. Facts: (.*)", prompt)
+                    span, facts = (asked.group(1), asked.group(2)) if asked else ("a while", "nothing much")
+                    content = json.dumps({"summary": f"I remember {span}: {facts.split('; energy')[0]}"[:160]})
+                    self._complete(n, prompt, content if fault != "garbage" else "I forget.")
+                    return
                 if "Plans that fit now" in prompt:
                     reply = scripted_plan(prompt)
                     if fault == "illegal":  # school with nobody in view, else explore into adjacent glass

@@ -125,11 +125,43 @@ class Endpoint:
     cfg: EndpointConfig
     client: Any = None
     semaphore: asyncio.Semaphore | None = None
-    outstanding: int = 0
+    slots: int = 0  # requests the server computes at once (its slots); 0 until connected
+    slots_source: str = ""  # "config", "server" (/props or /slots), "local default", "remote default"
+    outstanding: int = 0  # requests dispatched to it and not yet answered
+    queued: int = 0  # requests waiting for one of its slots
+    latency_s: float | None = None  # running mean of dispatch → answer, seconds
     format: str | None = None  # detected structured-output support
     reachable: bool | None = None
     probing: bool = False  # a first request is finding out the structured-output support
     probed: asyncio.Event = field(default_factory=asyncio.Event)  # … and has found out (others wait)
+
+    def observe_latency(self, seconds: float) -> None:
+        self.latency_s = seconds if self.latency_s is None else 0.8 * self.latency_s + 0.2 * seconds
+
+
+def is_local(url: str) -> bool:
+    """Is ``url`` a server on this machine (loopback)?"""
+    from urllib.parse import urlparse
+
+    host = (urlparse(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def server_root(url: str) -> str:
+    """``http://host:8000/v1`` → ``http://host:8000`` (llama.cpp serves /props and /slots there)."""
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+def slots_from(props: Any, slots: Any) -> int | None:
+    """The server's parallel slots from llama.cpp's ``/props`` (``total_slots``) or ``/slots``
+    (a list, one item per slot) replies, None when neither says."""
+    if isinstance(props, dict):
+        n = props.get("total_slots")
+        if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 256:
+            return n
+    if isinstance(slots, list) and 1 <= len(slots) <= 256:
+        return len(slots)
+    return None
 
 
 def response_formats(schema: dict) -> tuple[dict, dict]:
@@ -147,20 +179,56 @@ class Transport:
     def __init__(self, settings: TransportSettings, loop: asyncio.AbstractEventLoop, stats: Any = None):
         self.s, self.loop, self.stats = settings, loop, stats
         self._rng = random.Random(settings.seed)  # retry jitter only; never affects a decision
-        self._clients: dict[tuple[str, str], tuple[Any, asyncio.Semaphore]] = {}
+        self._clients: dict[tuple[str, str], Any] = {}
+        self._slots: dict[str, tuple[int, str]] = {}  # server → (slots, where that figure came from)
+        self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._api_keys: dict[str, str] = {}
 
     def connect(self, ep: Endpoint, api_key_env: str) -> None:
-        """Give ``ep`` its client and concurrency limit (one of each per server and model)."""
+        """Give ``ep`` its client (one per server and model) and its slots: ``max_concurrency``
+        when configured, else a first guess (1 on this machine, 4 remote) that
+        :meth:`discover_slots` may correct. Requests to one server share its slots, whatever
+        the model (a server computes them all)."""
         from openai import AsyncOpenAI
 
         key = (ep.cfg.base_url, ep.cfg.model)
         if key not in self._clients:
             api_key = os.environ.get(api_key_env) or "not-needed"
-            self._clients[key] = (AsyncOpenAI(base_url=ep.cfg.base_url, api_key=api_key, max_retries=0,
-                                              timeout=self.s.request_timeout_s),
-                                  asyncio.Semaphore(ep.cfg.max_concurrency))
-        ep.client, ep.semaphore = self._clients[key]
+            self._clients[key] = AsyncOpenAI(base_url=ep.cfg.base_url, api_key=api_key, max_retries=0,
+                                             timeout=self.s.request_timeout_s)
+        ep.client = self._clients[key]
+        if ep.cfg.base_url not in self._slots:
+            if ep.cfg.max_concurrency is not None:
+                self._slots[ep.cfg.base_url] = (ep.cfg.max_concurrency, "config")
+            else:
+                local = is_local(ep.cfg.base_url)
+                self._slots[ep.cfg.base_url] = (1, "local default") if local else (4, "remote default")
+            self._semaphores[ep.cfg.base_url] = asyncio.Semaphore(self._slots[ep.cfg.base_url][0])
+        ep.slots, ep.slots_source = self._slots[ep.cfg.base_url]
+        ep.semaphore = self._semaphores[ep.cfg.base_url]
+
+    async def discover_slots(self, ep: Endpoint) -> None:
+        """Ask the server how many requests it computes at once (llama.cpp: ``/props``'s
+        ``total_slots``, else the length of ``/slots``) when ``max_concurrency`` is not set;
+        a server that does not say keeps the default. Never raises."""
+        if ep.cfg.max_concurrency is not None or self._slots[ep.cfg.base_url][1] == "server":
+            ep.slots, ep.slots_source = self._slots[ep.cfg.base_url]
+            return
+        replies: list[Any] = []
+        for path in ("/props", "/slots"):
+            try:
+                asked = ep.client.get(server_root(ep.cfg.base_url) + path, cast_to=object)
+                replies.append(await asyncio.wait_for(asked, min(3.0, self.s.request_timeout_s)))
+            except Exception:  # noqa: BLE001 — a server that does not say keeps the default
+                replies.append(None)
+            if slots_from(replies[0], None) is not None:
+                break
+        n = slots_from(replies[0], replies[1] if len(replies) > 1 else None)
+        if n is not None:
+            self._slots[ep.cfg.base_url] = (n, "server")
+            self._semaphores[ep.cfg.base_url] = asyncio.Semaphore(n)
+        ep.slots, ep.slots_source = self._slots[ep.cfg.base_url]
+        ep.semaphore = self._semaphores[ep.cfg.base_url]
 
     async def reachable(self, ep: Endpoint) -> bool:
         """Does the server answer ``/v1/models`` within a few seconds?"""
@@ -170,19 +238,29 @@ class Transport:
         except Exception:  # noqa: BLE001 — any failure means "not now"
             return False
 
-    def limit(self, budget_end: float | None) -> float:
-        """Seconds an attempt may take: ``request_timeout_s``, and not past ``budget_end``."""
+    def limit(self, budget_end: float | None, attempt_s: float | None = None) -> float:
+        """Seconds an attempt may take: ``attempt_s`` (default ``request_timeout_s``), and not past ``budget_end``."""
+        own = self.s.request_timeout_s if attempt_s is None else attempt_s
         if budget_end is None:
-            return self.s.request_timeout_s
-        return min(self.s.request_timeout_s, budget_end - self.loop.time())
+            return own
+        return min(own, budget_end - self.loop.time())
 
     async def complete(self, endpoints: list[Endpoint], msgs: list[dict], formats: tuple[dict, dict] | None,
-                       max_tokens: int, budget_end: float | None = None) -> tuple[str | None, int, int]:
-        """One chat completion from the least busy of ``endpoints``: retries, format
-        degradation, a total deadline per attempt of ``request_timeout_s`` and never past
-        ``budget_end`` (loop time). Returns (text, prompt tokens, completion tokens; 0 when
-        the server gave none); raises :class:`Failure`."""
-        ep = min(endpoints, key=lambda e: e.outstanding)
+                       max_tokens: int, budget_end: float | None = None, *, attempt_s: float | None = None,
+                       wanted: Callable[[], bool] | None = None,
+                       dispatched: Callable[[Endpoint], None] | None = None) -> tuple[str | None, int, int]:
+        """One chat completion from the least busy of ``endpoints``. Returns (text, prompt
+        tokens, completion tokens; 0 when the server gave none); raises :class:`Failure`.
+
+        A request first waits for one of the server's slots (``budget_end``, loop time, bounds
+        that wait and everything after it; the scenes' calls use it). Once it has a slot it is
+        *dispatched*: ``wanted()`` is asked first (False: it is dropped unsent,
+        ``Failure("superseded")``), then ``dispatched(ep)`` is called and the attempt may take
+        ``attempt_s`` (default ``request_timeout_s``) from there — time spent queueing for a
+        slot does not count. Retries only for retryable errors while they can finish in time;
+        a timeout is not retried on a one-slot server (it is still computing the answer);
+        structured-output degradation as in the module doc."""
+        ep = min(endpoints, key=lambda e: e.outstanding + e.queued)
         attempt = 0
         prober = False
         while True:
@@ -190,7 +268,8 @@ class Transport:
                 # one request per server finds out its structured-output support; the others wait
                 # for it, but no longer than their own deadline
                 try:
-                    await asyncio.wait_for(ep.probed.wait(), max(0.0, self.limit(budget_end)))
+                    await asyncio.wait_for(ep.probed.wait(), None if budget_end is None
+                                           else max(0.0, budget_end - self.loop.time()))
                 except TimeoutError:
                     raise Failure("timeout") from None
             if formats is not None and ep.format is None and not ep.probing:
@@ -198,21 +277,14 @@ class Transport:
             fmt = ep.format or "json_schema"
             kwargs: dict[str, Any] = {"model": ep.cfg.model, "messages": msgs, "temperature": 0,
                                       "max_tokens": max_tokens, "seed": self.s.seed,
-                                      "timeout": self.s.request_timeout_s}
+                                      "timeout": self.limit(None, attempt_s)}
             if formats is not None and fmt == "json_schema":
                 kwargs["response_format"] = formats[0]
             elif formats is not None and fmt == "json_object":
                 kwargs["response_format"] = formats[1]
-            limit = self.limit(budget_end)
-            if limit <= 0.0:
-                if prober:
-                    self._release_probe(ep, learned=False)
-                raise Failure("tick_budget")  # the server was too slow for the tick: its failure too
-            ep.outstanding += 1
-            if self.stats is not None:
-                self.stats.calls += 1
             try:
-                text, prompt_toks, completion_toks = await asyncio.wait_for(self._post(ep, kwargs), limit)
+                text, prompt_toks, completion_toks = await self._attempt(ep, kwargs, budget_end, attempt_s, wanted,
+                                                                         dispatched)
             except Exception as exc:  # noqa: BLE001 — every failure is classified
                 c = classify_error(exc, fmt)
                 if c.unreachable:
@@ -226,7 +298,8 @@ class Transport:
                 pause = backoff_delay(attempt, self.s.backoff_s, self.s.backoff_cap_s, self._rng.random(), c.wait,
                                       self.s.retry_after_cap_s)
                 in_time = budget_end is None or self.loop.time() + pause + 0.05 < budget_end
-                if c.retry and attempt < self.s.max_retries and in_time:
+                busy_server = c.reason == "timeout" and ep.slots == 1  # it is still computing the answer
+                if c.retry and not busy_server and attempt < self.s.max_retries and in_time:
                     attempt += 1
                     if self.stats is not None:
                         self.stats.retries += 1
@@ -234,14 +307,49 @@ class Transport:
                     continue
                 if prober:  # it learned nothing about the format; let the next request try
                     self._release_probe(ep, learned=False)
-                raise Failure(c.reason) from None
-            finally:
-                ep.outstanding -= 1
+                raise Failure(c.reason, server=c.reason not in ("superseded", "tick_budget_queued")) from None
             ep.format = fmt
             if prober:
                 self._release_probe(ep, learned=True)
             ep.reachable = True
             return text, prompt_toks, completion_toks
+
+    async def _attempt(self, ep: Endpoint, kwargs: dict, budget_end: float | None, attempt_s: float | None,
+                       wanted: Callable[[], bool] | None,
+                       dispatched: Callable[[Endpoint], None] | None) -> tuple[str | None, int, int]:
+        """Wait for a slot (bounded by ``budget_end`` only), then one request with its own deadline."""
+        assert ep.semaphore is not None
+        ep.queued += 1
+        try:
+            if budget_end is None:
+                await ep.semaphore.acquire()
+            else:
+                try:
+                    await asyncio.wait_for(ep.semaphore.acquire(), max(0.0, budget_end - self.loop.time()))
+                except TimeoutError:
+                    raise Failure("tick_budget_queued", server=False) from None
+        finally:
+            ep.queued -= 1
+        try:
+            if wanted is not None and not wanted():
+                raise Failure("superseded", server=False)
+            limit = self.limit(budget_end, attempt_s)
+            if limit <= 0.0:
+                raise Failure("tick_budget")  # the server was too slow for the tick: its failure too
+            if dispatched is not None:
+                dispatched(ep)
+            ep.outstanding += 1
+            if self.stats is not None:
+                self.stats.calls += 1
+            start = self.loop.time()
+            try:
+                out = await asyncio.wait_for(self._post(ep, kwargs), limit)
+            finally:
+                ep.outstanding -= 1
+            ep.observe_latency(self.loop.time() - start)
+            return out
+        finally:
+            ep.semaphore.release()
 
     @staticmethod
     def _release_probe(ep: Endpoint, learned: bool) -> None:
@@ -254,8 +362,7 @@ class Transport:
         """One request. The body is read in pieces and cut off past ``max_reply_bytes`` (a
         server that answers 50 MB, or an endless stream, costs at most that much memory)."""
         cap = self.s.max_reply_bytes
-        assert ep.semaphore is not None
-        async with ep.semaphore, ep.client.chat.completions.with_streaming_response.create(**kwargs) as resp:
+        async with ep.client.chat.completions.with_streaming_response.create(**kwargs) as resp:
             declared = resp.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > cap:
                 raise Failure("reply_too_large")
@@ -272,7 +379,7 @@ class Transport:
         return [d.embedding for d in resp.data]
 
     async def close(self) -> None:
-        for client, _ in self._clients.values():
+        for client in self._clients.values():
             try:
                 await client.close()
             except Exception:  # noqa: BLE001 — closing must not raise

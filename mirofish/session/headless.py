@@ -128,7 +128,8 @@ def _brain_status(engine, ticks: int) -> dict:
     status = engine.source.status()
     by_tier = engine.metrics.decisions_by_tier()
     made = sum(by_tier.values())
-    if engine.world.cfg.brain.kind == "llm" and made:
+    made -= status.get("waiting_plans", 0)  # instinct plans swum while a first request waited: not answers
+    if engine.world.cfg.brain.kind == "llm" and made > 0:
         status["model_share"] = round((by_tier.get("small", 0) + by_tier.get("large", 0)) / made, 4)
     cost = getattr(engine.source, "cost_per_sim_hour", None)
     if cost is not None:
