@@ -561,8 +561,9 @@ static PyObject *after(PyObject *self, PyObject *args) {
             if (gf[GF_SCHOOL] && alone[i] == v[I_ALONE_TICKS]) ev = (int)v[I_T_LOST_COMPANY];
             if (gf[GF_FORAGE] && no_food[i] >= v[I_FORAGE_PATIENCE]) ev = (int)v[I_T_FOOD_GONE];
             if (gf[GF_REST] && energy[i] >= (int32_t)plan_param[i] * 100) ev = (int)v[I_T_ENERGY_REACHED];
-            /* a meal ends a forage plan once the fish is sated or no food is left in view */
-            if (gf[GF_FORAGE] && ate && (energy[i] >= v[I_SATED_LINE] || !seen_food)) ev = (int)v[I_T_ATE];
+            /* a meal ends a forage plan only when it made the fish sated (sated line 0: every meal) */
+            int sated = (before[i] < v[I_SATED_LINE] && energy[i] >= v[I_SATED_LINE]) || v[I_SATED_LINE] == 0;
+            if (gf[GF_FORAGE] && ate && sated) ev = (int)v[I_T_ATE];
             if (gf[GF_PLANNED] && stuck[i] > 0 && stuck[i] % v[I_STUCK_TICKS] == 0) ev = (int)v[I_T_STUCK];
             if (!gf[GF_FORAGE] && before[i] >= low && energy[i] < low) ev = (int)v[I_T_LOW_ENERGY];
             crowded[i] = now_crowded;

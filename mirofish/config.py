@@ -149,8 +149,9 @@ class TriggersConfig(_Section):
     hungry_fraction: float = Field(0.5, ge=0, le=1, description="plan mode: below this, food in view is salient")
     sated_fraction: float = Field(
         0.9, ge=0, le=1,
-        description="plan mode: a forage plan goes on after a meal while energy is below this share of the "
-                    "maximum and food is in view (0 = it ends at every meal)")
+        description="plan mode: a meal ends a forage plan only when it brings energy up to this share of the "
+                    "maximum (0 = every meal ends it); otherwise the fish forages on until no food has been in "
+                    "view for forage_patience ticks or the horizon")
 
 
 class ArbiterConfig(_Section):

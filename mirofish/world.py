@@ -459,7 +459,10 @@ class World:
         forage = goal[:, _F_FORAGE]
         ev[forage & (s.no_food >= t.forage_patience)] = T_FOOD_GONE
         ev[goal[:, _F_REST] & (s.energy >= s.plan_param.astype(np.int32) * 100)] = T_ENERGY_REACHED
-        ev[forage & ate & ((s.energy >= self.sated_line) | ~seen_food)] = T_ATE  # sated, or nothing left in view
+        # a meal ends a forage plan only when it made the fish sated (sated_line 0: every meal);
+        # a forager with nothing left in view searches on until food_gone or its horizon
+        sated = ((before < self.sated_line) & (s.energy >= self.sated_line)) | (self.sated_line == 0)
+        ev[forage & ate & sated] = T_ATE
         ev[goal[:, _F_PLANNED] & (s.stuck > 0) & (s.stuck % t.stuck_ticks == 0)] = T_STUCK
         ev[~forage & (before >= self.low_line) & (s.energy < self.low_line)] = T_LOW_ENERGY
         s.crowded, s.hungry_food = crowded, hungry_food

@@ -96,6 +96,7 @@ class Accounts:
     wasted: int = 0  # completions the server was asked for whose answer no fish used
     superseded: int = 0  # requests dropped unsent: given up or asked again while they waited for a slot
     waiting: int = 0  # realtime: instinct plans swum while a fish's first request waited for the model
+    requests: int = 0  # decision requests made by fish (warm-up, summaries and questions not included)
     summaries_asked: int = 0
     summaries_written: int = 0
     summary_tokens: int = 0
@@ -183,7 +184,8 @@ class ModelPool(DecisionSource):
     def status(self) -> dict:
         s = self.stats
         return {
-            "source": self.name, "calls": s.calls, "decisions": s.decisions, "model_decisions": s.model_decisions,
+            "source": self.name, "calls": s.calls, "requests": s.requests, "decisions": s.decisions,
+            "model_decisions": s.model_decisions,
             "fallbacks": dict(s.fallbacks), "fallback_rate": round(sum(s.fallbacks.values()) / max(1, s.decisions), 4),
             "classes": dict(s.classes), "retries": s.retries, "late_answers_dropped": s.late,
             "late_answers_used": s.late_used, "completions_wasted": s.wasted,
@@ -396,6 +398,7 @@ class ModelPool(DecisionSource):
             trigger = "first_plan"
         klass = classify(trigger, batch.codes[i], self._seen.setdefault(fish, set()))
         self.stats.classes[klass] += 1
+        self.stats.requests += 1
         tier = self.router.route(klass, self.stats.tokens)
         lock_tick = tick if self.mode == "lockstep" else None
         if tier is None:

@@ -1,8 +1,11 @@
 """Which tier answers a request: classify it, route the class, and respect the token budget.
 
-* **Classify** from the trigger and the view: ``routine`` (nothing in view), ``foraging``
-  (food in view), ``conflict_social`` (a refused move, food with rivals, or a crowd),
-  ``novel`` (a view composition this fish has not met before).
+* **Classify** from the trigger and the view: ``routine`` (nothing special in view),
+  ``foraging`` (food in view), ``conflict_social`` (a refused move, a stuck plan, a crowd that
+  raised the request, or food with two or more rivals in view), ``novel`` (a kind of view —
+  food or not, fish or not, glass or not — this fish has not asked about before; a fish's first
+  request is its baseline). A school in view is routine once the fish has met one: the source
+  design's mix is ~72 % routine, 15 % foraging, 8 % conflict/social, 5 % novel.
 * **Route** routine and foraging to the small tier, the others to the large tier (the small
   tier serves both when there is no large one).
 * **Budget**: from ``brain.budget_small_only_at`` × ``brain.budget_tokens`` (default 80 %)
@@ -27,12 +30,12 @@ def classify(trigger: str, codes: np.ndarray, seen: set) -> str:
     food = int(np.count_nonzero(codes == V_FOOD))
     fish = int(np.count_nonzero(codes >= V_FISH))
     wall = int(np.count_nonzero(codes == V_WALL))
-    signature = (food > 0, min(fish, 3), wall > 0)
+    signature = (food > 0, fish > 0, wall > 0)
     if signature not in seen:
         seen.add(signature)
         if len(seen) > 1:  # the first view of a fish is its baseline, not news
             return "novel"
-    if trigger == "action_failed" or (food and fish >= 2) or fish >= 4:
+    if trigger in ("action_failed", "stuck", "crowded") or (food and fish >= 2):
         return "conflict_social"
     return "foraging" if food else "routine"
 

@@ -20,7 +20,13 @@ stopping the server outright. ``fault_every`` applies the fault to every k-th
 request only.
 
 Pacing like a real local server: ``rate`` (completions per second, served one after another
-as llama.cpp or Ollama do on a CPU) and ``latency`` (seconds each completion takes on top).
+as llama.cpp or Ollama do on a CPU) and ``latency`` (seconds each completion takes on top);
+a completion whose client hung up is still computed and counted (``completions``), as on
+llama.cpp, which cannot cancel one it has started. ``slots`` makes ``GET /props`` say
+``total_slots`` as llama.cpp's server does. ``strict`` refuses (HTTP 400) a json_schema
+format that breaks OpenAI's strict rules (every property required, no additional ones) and
+fills every key of its plan replies; the fault ``schema_breaker`` answers a goal outside the
+schema's enum. ``policy="forager"`` answers forage to every plan prompt, as a tiny model does.
 Fish prompts in plan mode get a scripted plan (forage when hungry with food in view, school
 with fish in view, rest when exhausted, else explore the most open way).
 
@@ -42,7 +48,31 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from .prompt import estimate_tokens
 
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
-          "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker")
+          "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker")
+POLICIES = ("scripted", "forager")
+
+
+def strict_schema_errors(schema, path: str = "schema") -> list[str]:
+    """Where ``schema`` breaks OpenAI's strict structured-output rules: every object must list
+    all its properties as required and set ``additionalProperties: false``."""
+    errors: list[str] = []
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" or "properties" in schema:
+            props = schema.get("properties") or {}
+            if schema.get("additionalProperties") is not False:
+                errors.append(f"{path}: additionalProperties must be false")
+            missing = sorted(set(props) - set(schema.get("required") or []))
+            if missing:
+                errors.append(f"{path}: every property must be required ({', '.join(missing)} is not)")
+        for key, value in schema.items():
+            if isinstance(value, (dict, list)):
+                errors += strict_schema_errors(value, f"{path}.{key}")
+    elif isinstance(schema, list):
+        for k, value in enumerate(schema):
+            errors += strict_schema_errors(value, f"{path}[{k}]")
+    return errors
+
+
 _MOVES = {"move_n": (0, -1), "move_s": (0, 1), "move_w": (-1, 0), "move_e": (1, 0)}
 
 
@@ -202,6 +232,11 @@ def illegal_action(prompt: str) -> str | None:
     return None
 
 
+def _offered(schema: dict | None) -> list[str]:
+    """The goals a plan schema allows."""
+    return list(((schema or {}).get("properties") or {}).get("goal", {}).get("enum") or [])
+
+
 def _ahead(prompt: str) -> str:
     """The four cells next to the fish (n, s, w, e) in a prompt's view."""
     rows = _VIEW_ROW.findall(prompt)[-5:]
@@ -223,11 +258,17 @@ class TestServer:
     __test__ = False  # not a pytest test class
 
     def __init__(self, port: int = 0, model: str = "fish-mini", fault: str = "none", delay: float = 0.0,
-                 fault_every: int = 1, rate: float = 0.0, latency: float = 0.0):
+                 fault_every: int = 1, rate: float = 0.0, latency: float = 0.0, slots: int | None = None,
+                 strict: bool = False, policy: str = "scripted"):
         if fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.model, self.fault, self.delay, self.fault_every = model, fault, delay, fault_every
         self.rate, self.latency = rate, latency
+        self.slots, self.strict, self.policy = slots, strict, policy
+        self.completions = 0  # chat completions computed (a client that hung up meanwhile still costs one)
+        self.schema_errors: list[str] = []  # strict mode: schemas refused, with why
         self._next_free = 0.0  # pacing: when the next completion may start (monotonic seconds)
         self.requests = 0
         self.by_status: dict[int, int] = {}
@@ -267,7 +308,9 @@ class TestServer:
                     server.by_status[status] = server.by_status.get(status, 0) + 1
 
             def do_GET(self):
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/") == "/props" and server.slots:  # as llama.cpp's server says it
+                    self._send(200, {"total_slots": server.slots, "model_path": server.model})
+                elif self.path.rstrip("/").endswith("/models"):
                     self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model",
                                                                  "owned_by": "mirofish"}]})
                 else:
@@ -317,6 +360,20 @@ class TestServer:
                 if server.fault == "reject_json_schema" and fmt == "json_schema":
                     self._send(500, {"error": {"message": "response_format json_schema is not supported"}})
                     return
+                schema = None
+                if fmt == "json_schema":
+                    spec = body["response_format"].get("json_schema") or {}
+                    schema = spec.get("schema")
+                    errors = strict_schema_errors(schema) if server.strict and spec.get("strict") else []
+                    if errors:  # as OpenAI answers a schema its strict mode cannot take
+                        with server._lock:
+                            server.schema_errors += errors
+                        self._send(400, {"error": {"message": f"Invalid schema for response_format "
+                                                              f"'{spec.get('name')}': {errors[0]}",
+                                                   "type": "invalid_request_error"}})
+                        return
+                with server._lock:
+                    server.completions += 1
                 messages = body.get("messages") or []
                 prompt = "\n".join(str(m.get("content", "")) for m in messages)
                 if "negotiation between a buyer and a seller" in prompt:
@@ -339,6 +396,13 @@ class TestServer:
                     return
                 if "Plans that fit now" in prompt:
                     reply = scripted_plan(prompt)
+                    if server.policy == "forager":  # a small model that always answers forage
+                        reply = {"goal": "forage", "ticks": 60, "thought": "food first"}
+                    if schema is not None and server.strict:  # a strict server fills every key
+                        reply = {k: reply.get(k) for k in schema.get("properties", reply)}
+                        reply["thought"] = reply["thought"] or ""
+                    if fault == "schema_breaker":  # a server that ignores the schema's narrowed enum
+                        reply = {**reply, "goal": "school" if "school" not in _offered(schema) else "dance"}
                     if fault == "illegal":  # school with nobody in view, else explore into adjacent glass
                         glass = [w for w, ch in zip(("north", "south", "west", "east"), _ahead(prompt)) if ch == "#"]
                         if not any(c in "".join(_VIEW_ROW.findall(prompt)[-5:]) for c in _FISH):
@@ -478,9 +542,16 @@ def main() -> None:
     ap.add_argument("--fault-every", type=int, default=1, help="apply the fault to every k-th request")
     ap.add_argument("--rate", type=float, default=0.0, help="completions per second, one after another (0 = unpaced)")
     ap.add_argument("--latency", type=float, default=0.0, help="seconds each completion takes on top of --rate")
+    ap.add_argument("--slots", type=int, default=None,
+                    help="say this many slots at /props, as llama.cpp's server does (default: no /props)")
+    ap.add_argument("--strict", action="store_true",
+                    help="refuse json_schema formats that break OpenAI's strict rules (HTTP 400)")
+    ap.add_argument("--policy", choices=POLICIES, default="scripted",
+                    help="forager: every plan is forage, as a tiny model answers")
     args = ap.parse_args()
     server = TestServer(args.port, args.model, args.fault, args.delay, args.fault_every,
-                        rate=args.rate, latency=args.latency).start()
+                        rate=args.rate, latency=args.latency, slots=args.slots, strict=args.strict,
+                        policy=args.policy).start()
     print(f"serving {server.model} at {server.url} (fault: {server.fault}); Ctrl-C stops", flush=True)
     try:
         while True:

@@ -11,7 +11,7 @@ Goals and their parameter:
 goal        parameter                                ends / fails
 =========== ======================================== ==========================================
 hold        the action to repeat (the source design's mode)   horizon (0 = until the next decision)
-forage      —                                        done: ate, sated or no food seen · failed: no food for a while
+forage      —                                        done: a meal made it sated · failed: no food for a while
 school      —                                        failed: alone for a while
 explore     direction (0 n, 1 s, 2 w, 3 e)           horizon; found company
 rest        energy (whole units) to rest up to       done: energy reached · failed: hungry with food in view

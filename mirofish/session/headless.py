@@ -131,6 +131,8 @@ def _brain_status(engine, ticks: int) -> dict:
     made -= status.get("waiting_plans", 0)  # instinct plans swum while a first request waited: not answers
     if engine.world.cfg.brain.kind == "llm" and made > 0:
         status["model_share"] = round((by_tier.get("small", 0) + by_tier.get("large", 0)) / made, 4)
+    if "requests" in status and ticks:
+        status["requests_per_fish_tick"] = round(status["requests"] / (ticks * engine.world.school.n), 4)
     cost = getattr(engine.source, "cost_per_sim_hour", None)
     if cost is not None:
         status["cost_per_sim_hour"] = round(cost(ticks * engine.world.cfg.world.tick_seconds), 6)

@@ -20,7 +20,7 @@ Issues: price, delivery_weeks, payment_days, support (basic/standard/premium), a
 Answer with JSON only: accept (true or false), offer (one of the suggested offers, or your own), message (what you
 say) and signals.layer1 (the task id and goal hash you were given, and your constraints)."""
 
-_ISSUES = {"price": {"type": "number"}, "delivery_weeks": {"type": "number"}, "payment_days": {"type": "number"},
+_ISSUES = {**{k: {"type": "number", "minimum": lo, "maximum": hi} for k, (lo, hi) in NUMERIC.items()},  # bounded
            "support": {"type": "string", "enum": ["basic", "standard", "premium"]},
            "ai_feature": {"type": "string", "enum": ["none", "basic", "full"]}}
 REPLY_SCHEMA = {"type": "object", "properties": {

@@ -39,6 +39,12 @@ RECEIVER_SCHEMA = {"type": "object", "properties": {
     "choice": {"type": "string"}, "interpretation": {"type": "object"}}, "required": ["choice"]}
 
 
+def receiver_schema(candidate_ids: list[str]) -> dict:
+    """The receiver's reply schema with ``choice`` an enum of this round's candidate ids."""
+    return {**RECEIVER_SCHEMA, "properties": {**RECEIVER_SCHEMA["properties"],
+                                              "choice": {"type": "string", "enum": list(candidate_ids)}}}
+
+
 def _glossary_lines(glossary: Glossary) -> str:
     terms = sorted(glossary.active(), key=lambda t: -t.stable_score)
     return "\n".join(f"{t.term} = {json.dumps(t.canonical)}" for t in terms) or "(empty)"
@@ -115,7 +121,7 @@ class ModelAgent:
         user = f"Glossary:\n{_glossary_lines(self.glossary)}\nMessage: {message}\nCandidates:\n{lines}\nYour JSON:"
         msgs = [{"role": "system", "content": RECEIVER_SYSTEM.format(example=self._receiver_example)},
                 {"role": "user", "content": user}]
-        reply = self.client.complete(msgs, RECEIVER_SCHEMA)
+        reply = self.client.complete(msgs, receiver_schema(sorted(c.id for c in candidates)))
         self.last_raw = reply["text"] or f"<{reply['error']}>"
         if reply["error"]:
             self._fail(f"receiver_{reply['error']}")
