@@ -58,9 +58,15 @@ def main() -> None:
            "decisions": made, "model_share": round(model / made, 4) if made else 0.0,
            "fallbacks": brain.get("fallbacks", {}), "calls_per_fish_tick": round(made / (args.fish * args.ticks), 4),
            "latency_p95_ms": summary["metrics"]["decision_latency_p95_ms"]["current"],
+           "completions_wasted": brain.get("completions_wasted"), "calls": brain.get("calls"),
+           "server_completions": server.completions if server is not None else None,
+           "waiting_plans": brain.get("waiting_plans"), "first_model_plans": brain.get("first_model_plans"),
+           "requests_per_fish_tick": brain.get("requests_per_fish_tick"), "brain_model_share": brain.get("model_share"),
            "mean_energy": summary["mean_energy"]}
-    print(f"{out['decisions']} decisions, {out['model_share']:.1%} from the model, "
-          f"{out['calls_per_fish_tick']:.4f} calls per fish-tick, p95 latency {out['latency_p95_ms']:.0f} ms")
+    print(f"{out['decisions']} decisions, {out['brain_model_share']:.1%} from the model (instinct plans while "
+          f"waiting for a first answer excluded), {out['requests_per_fish_tick']} requests per fish-tick, "
+          f"{out['completions_wasted']} of {out['calls']} completions wasted, "
+          f"p95 latency {out['latency_p95_ms']:.0f} ms")
     print(json.dumps(out))
 
 

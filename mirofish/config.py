@@ -148,7 +148,7 @@ class TriggersConfig(_Section):
     crowd_line: int = Field(9, ge=1, le=1000, description="plan mode: this many fish in view is a crowd")
     hungry_fraction: float = Field(0.5, ge=0, le=1, description="plan mode: below this, food in view is salient")
     sated_fraction: float = Field(
-        0.9, ge=0, le=1,
+        0.75, ge=0, le=1,
         description="plan mode: a meal ends a forage plan only when it brings energy up to this share of the "
                     "maximum (0 = every meal ends it); otherwise the fish forages on until no food has been in "
                     "view for forage_patience ticks or the horizon")

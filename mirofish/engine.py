@@ -102,7 +102,7 @@ class Engine:
         src, got = self.source, list[DecisionBatch]()
         src.pump()
         wait = self.mode == "lockstep" and asked.size > 0
-        idle = src.tick_wait() if wait else 0.0
+        idle = (src.tick_wait() or self.world.cfg.brain.timeout_s) if wait else 0.0
         deadline = self.clock() + idle
         while True:
             try:

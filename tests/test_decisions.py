@@ -101,14 +101,29 @@ def plan_world(fish_xy, energy, food_xy=(), **dotted):
                    energy=np.array(energy))
 
 
-def test_a_forage_plan_ends_when_the_fish_has_eaten():
-    w = plan_world([(5, 5)], [4000], food_xy=[(7, 5)])
+def test_a_forage_plan_ends_when_a_meal_has_made_the_fish_sated():
+    w = plan_world([(5, 5)], [6000], food_xy=[(7, 5)])
     w.apply_plans(np.array([0]), np.array([Goal.FORAGE]), np.array([0]), np.array([60]))
     for _ in range(6):
         w.step()
         if w.triggers()[0] >= 0:
             break
     assert w.school.eats[0] == 1 and w.triggers()[0] == T_ATE
+
+
+def test_a_hungry_forager_forages_on_after_a_meal():
+    """A meal that leaves the fish hungry does not end its plan: it goes on to the next food
+    without asking its brain again (a model that always forages would otherwise ask at every
+    bite); the meal that makes it sated does."""
+    w = plan_world([(5, 5)], [2000], food_xy=[(7, 5), (9, 5)])
+    w.apply_plans(np.array([0]), np.array([Goal.FORAGE]), np.array([0]), np.array([60]))
+    eats_when_done = None
+    for _ in range(12):
+        w.step()
+        if w.triggers()[0] == T_ATE:
+            eats_when_done = int(w.school.eats[0])
+            break
+    assert eats_when_done == 2  # 20 → 60 (still hungry: forage on) → 100 (sated: done)
 
 
 def test_a_plan_ends_at_its_horizon_and_a_school_plan_fails_when_alone():

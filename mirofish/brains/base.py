@@ -177,9 +177,10 @@ class DecisionSource:
         """Whatever the source wants the HUD and the run summary to show."""
         return {"source": self.name}
 
-    def tick_wait(self) -> float:
-        """Lockstep: seconds a tick waits without any answer before it gives up on the rest."""
-        return 5.0
+    def tick_wait(self) -> float | None:
+        """Lockstep: seconds a tick waits without any answer before it gives up on the rest
+        (None: ``brain.timeout_s``)."""
+        return None
 
     def dropped_late(self, n: int) -> None:
         """The engine dropped ``n`` late answers (their fish had asked again meanwhile)."""

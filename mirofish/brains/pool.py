@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -129,6 +130,8 @@ class ModelPool(DecisionSource):
         self._latest: dict[int, int] = {}  # fish → tick of its newest request
         self._asked_before: set[int] = set()  # fish that have asked at least once
         self.warmup: dict[str, dict] = {}  # server → what its warm-up request found
+        self._born = time.monotonic()
+        self._first_plan_s: dict[int, float] = {}  # fish → wall seconds from start to its first model plan
         self._tasks: set[asyncio.Task] = set()
         self._thread = LoopThread("mirofish-model-pool")
         self._loop = self._thread.loop
@@ -191,6 +194,9 @@ class ModelPool(DecisionSource):
             "late_answers_used": s.late_used, "completions_wasted": s.wasted,
             "wasted_share": round(s.wasted / max(1, s.calls), 4), "superseded_unsent": s.superseded,
             "waiting_plans": s.waiting,
+            "first_model_plans": {"fish": len(self._first_plan_s),
+                                  "all_within_s": round(max(self._first_plan_s.values()), 2)
+                                  if self._first_plan_s else None},
             "summaries": {"asked": s.summaries_asked, "written": s.summaries_written, "tokens": s.summary_tokens},
             "warmup": self.warmup,
             "drift": {"fish_scored": len(self.drift),
@@ -482,6 +488,7 @@ class ModelPool(DecisionSource):
             self.stats.decisions += 1
         self.stats.model_decisions += 1
         self.stats.model_tokens += prompt_toks + completion_toks
+        self._first_plan_s.setdefault(fish, time.monotonic() - self._born)
         written = await self._summary(batch, i, tier, persona)
         self.results.put(DecisionBatch(
             tick=batch.tick, fish=np.array([fish]), tier=np.array([TIER_INDEX[tier.name]], np.int8),
