@@ -40,7 +40,9 @@ def test_hunger_is_felt_but_the_tank_is_sustainable(runs, seed):
     eng, _ = runs[seed]
     s = eng.world.school
     rest_share = s.action_counts[:, 5].sum() / s.action_counts.sum()
-    assert 0.10 <= rest_share <= 0.30
+    # (0.09: since a meal that leaves a fish hungry no longer ends its forage plan, fish rest a
+    # little less — 9.7 % at seed 1, was 10–12 %; README "Plans that last")
+    assert 0.09 <= rest_share <= 0.30
     assert eng.world.low_energy_count() < 6  # fewer than 10 % of 60 fish below 20 energy
     assert 30 < s.energy.mean() / 100 < 85  # neither starving nor sated
 

@@ -1,14 +1,23 @@
 """What a model brain is asked and how its answer is read (docs/design.md §3).
 
-The prompt is a fixed **shared prefix** — world rules, the six actions with their
-preconditions and costs, the output format, and the source design's tendency line about being steadier
-near others (a tendency, not a rule) — byte-identical for every fish, so servers with prefix
-caching reuse it; then a short **per-fish** message (persona, 5×5 view, state, memories).
+**Plan mode** (the default, ``brain.decides = "plan"``): a fixed **shared prefix**
+(:data:`PLAN_PROMPT`: the view alphabet, the five plans in one line each, the energy rules and
+three worked example replies) — byte-identical for every fish, so servers with prefix caching
+reuse it — then a short **per-fish** message (:func:`plan_message`: persona, why it asks, the
+5×5 view with a one-line reading, energy, the newest three memories and the newest summary,
+and the plans that fit the view). The reply is a plan (:class:`PlanReply`) under a strict
+json_schema whose goal enum is narrowed to the plans that fit (:func:`plan_formats`). A due
+long-term summary is asked for in a small request of its own (:func:`summary_messages`).
+
+**Action mode** (``brain.decides = "action"``, the source design's): :data:`SYSTEM_PROMPT` —
+world rules, the six actions with their preconditions and costs, the tendency line about being
+steadier near others (a tendency, not a rule) — and :func:`fish_message`; the reply is one
+action (:class:`FishReply`).
 
 Replies are read tolerantly — raw JSON, JSON in a code fence or inside prose, raw newlines in
-strings — validated with pydantic, and checked against the fish's view (no eating without
-food beside it, no move into glass or another fish). Anything else is a counted fallback
-with its reason: failure is data.
+strings — validated with pydantic, and checked against the fish's view (no school plan with
+nobody in view, no exploring into glass, no eating without food beside it). Anything else is a
+counted fallback with its reason: failure is data.
 """
 
 from __future__ import annotations
