@@ -41,8 +41,9 @@ RECEIVER_SCHEMA = {"type": "object", "properties": {
 
 def receiver_schema(candidate_ids: list[str]) -> dict:
     """The receiver's reply schema with ``choice`` an enum of this round's candidate ids."""
-    return {**RECEIVER_SCHEMA, "properties": {**RECEIVER_SCHEMA["properties"],
-                                              "choice": {"type": "string", "enum": list(candidate_ids)}}}
+    schema = json.loads(json.dumps(RECEIVER_SCHEMA))
+    schema["properties"]["choice"]["enum"] = list(candidate_ids)
+    return schema
 
 
 def _glossary_lines(glossary: Glossary) -> str:
