@@ -80,28 +80,26 @@ class Breaker:
             self.failed(tick)
 
     async def call(self, call: Awaitable[T], tick: int | None = None) -> T:
-        """Await ``call`` if the breaker lets it through; raises ``Failure("breaker_open")`` if
-        not. Server failures are counted; a failed probe reopens it for longer."""
-        state = self.state(tick)
-        if state == "open" or (state == "half_open" and self.probing):
+        """Await ``call`` if the breaker lets it through (:meth:`admit`); raises
+        ``Failure("breaker_open")`` if not. Server failures count (:meth:`outcome`)."""
+        try:
+            probe = self.admit(tick)
+        except Failure:
             close = getattr(call, "close", None)
             if close is not None:
                 close()  # a coroutine that will never be awaited
-            raise Failure("breaker_open", server=False)
-        probe = state == "half_open"
-        self.probing = self.probing or probe
+            raise
         try:
             out = await call
         except Failure as failure:
             if failure.server:
-                if probe:  # the server is still failing: open again, for longer
-                    self.backoff = min(MAX_BACKOFF, self.backoff * 2)
-                    self.open(tick)
-                else:
-                    self.failed(tick)
+                self.outcome(False, probe, tick)
+            elif probe:
+                self.probing = False
             raise
-        finally:
+        except BaseException:
             if probe:
                 self.probing = False
-        self.succeeded()
+            raise
+        self.outcome(True, probe, tick)
         return out

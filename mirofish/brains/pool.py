@@ -328,8 +328,8 @@ class ModelPool(DecisionSource):
         that fails it opens its tiers' breakers (the fish use instinct until it answers)."""
         ep = pairs[0][1]
         await self.transport.discover_slots(ep)
-        for _, other in pairs[1:]:
-            await self.transport.discover_slots(other)
+        for _, other in pairs[1:]:  # the same server: its slots are known now
+            self.transport.bind(other)
         where = f"{redact_url(ep.cfg.base_url)} ({ep.cfg.model})"
         self._info(f"warming up the model server {where}: {ep.slots} slot{'s' if ep.slots > 1 else ''} "
                    f"({ep.slots_source}); the first answer of a cold server can take a while …")

@@ -204,6 +204,11 @@ class Transport:
                 local = is_local(ep.cfg.base_url)
                 self._slots[ep.cfg.base_url] = (1, "local default") if local else (4, "remote default")
             self._semaphores[ep.cfg.base_url] = asyncio.Semaphore(self._slots[ep.cfg.base_url][0])
+        self.bind(ep)
+
+    def bind(self, ep: Endpoint) -> None:
+        """Give ``ep`` its server's slots as known now (after :meth:`discover_slots`, for every
+        endpoint of that server)."""
         ep.slots, ep.slots_source = self._slots[ep.cfg.base_url]
         ep.semaphore = self._semaphores[ep.cfg.base_url]
 
@@ -212,7 +217,7 @@ class Transport:
         ``total_slots``, else the length of ``/slots``) when ``max_concurrency`` is not set;
         a server that does not say keeps the default. Never raises."""
         if ep.cfg.max_concurrency is not None or self._slots[ep.cfg.base_url][1] == "server":
-            ep.slots, ep.slots_source = self._slots[ep.cfg.base_url]
+            self.bind(ep)
             return
         replies: list[Any] = []
         for path in ("/props", "/slots"):
@@ -227,8 +232,7 @@ class Transport:
         if n is not None:
             self._slots[ep.cfg.base_url] = (n, "server")
             self._semaphores[ep.cfg.base_url] = asyncio.Semaphore(n)
-        ep.slots, ep.slots_source = self._slots[ep.cfg.base_url]
-        ep.semaphore = self._semaphores[ep.cfg.base_url]
+        self.bind(ep)
 
     async def reachable(self, ep: Endpoint) -> bool:
         """Does the server answer ``/v1/models`` within a few seconds?"""
