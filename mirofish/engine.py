@@ -92,8 +92,9 @@ class Engine:
     def _collect(self, asked: np.ndarray) -> list[DecisionBatch]:
         """Take every answer that has arrived; in lockstep, first wait for this tick's ``asked`` fish.
 
-        The wait lasts while answers keep coming: after ``source.tick_wait()`` seconds without
-        any (``brain.timeout_s``, at least 3× the server's measured latency) the rest count as
+        The wait lasts while answers keep coming (or the source reports progress: a completion
+        finished): after ``source.tick_wait()`` seconds without any (``brain.timeout_s``, at
+        least 3× the server's measured latency) the rest count as
         timeouts — the source's fallback answers them now (:meth:`DecisionSource.give_up`; a
         source without one leaves the fish on its standing plan, and it may ask again). So a
         server that hangs costs a tick at most that long, while a slow one-slot server that
@@ -104,6 +105,7 @@ class Engine:
         wait = self.mode == "lockstep" and asked.size > 0
         idle = (src.tick_wait() or self.world.cfg.brain.timeout_s) if wait else 0.0
         deadline = self.clock() + idle
+        progress = src.progress()
         while True:
             try:
                 self._take(src.results.get_nowait(), got)
@@ -113,6 +115,8 @@ class Engine:
                 pass
             if not wait or not self.pending[asked].any():
                 return got
+            if src.progress() != progress:  # the server finished something: it is busy, not stuck
+                progress, deadline = src.progress(), self.clock() + idle
             remaining = deadline - self.clock()
             if remaining <= 0:
                 late = asked[self.pending[asked]]

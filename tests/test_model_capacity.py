@@ -182,3 +182,18 @@ def test_default_slots_by_where_the_server_is(url, slots):
         assert thread.run(go(), timeout=10) == slots
     finally:
         thread.close()
+
+
+def test_lockstep_waits_while_a_one_slot_server_is_busy_with_plans_and_summaries():
+    """A fish with a summary due gets its plan only after a second request, queued behind the
+    other fish's plans: the tick must wait while the server keeps finishing completions, not
+    give up because no decision came for a while."""
+    with TestServer(rate=20) as server:  # 0.05 s a completion, one at a time
+        eng = LiveSession(llm_config(server.url, **{"brain.timeout_s": 0.12}))
+        try:
+            eng.run(300)
+        finally:
+            eng.close()
+    status = eng.source.status()
+    assert status["summaries"]["written"] >= 10, status["summaries"]
+    assert eng.timeouts == 0 and not status["fallbacks"], status["fallbacks"]

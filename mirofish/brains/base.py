@@ -182,6 +182,11 @@ class DecisionSource:
         (None: ``brain.timeout_s``)."""
         return None
 
+    def progress(self) -> int:
+        """A count that grows whenever the source's server finishes a piece of work (lockstep
+        waits on while it grows, even before a decision is delivered); 0 for sources without one."""
+        return 0
+
     def dropped_late(self, n: int) -> None:
         """The engine dropped ``n`` late answers (their fish had asked again meanwhile)."""
 

@@ -180,6 +180,11 @@ class ModelPool(DecisionSource):
         slowest = max((ep.latency_s or 0.0 for t in self._unique_tiers() for ep in t.endpoints), default=0.0)
         return max(self.bcfg.timeout_s, 3.0 * slowest)
 
+    def progress(self) -> int:
+        """Completions the servers have finished (a plan whose fish also writes a summary is
+        delivered only after the second request: the server is busy, not stuck)."""
+        return sum(ep.answered for t in self._unique_tiers() for ep in t.endpoints)
+
     def dropped_late(self, n: int) -> None:
         self.stats.late += n
         self.stats.wasted += n

@@ -130,12 +130,14 @@ class Endpoint:
     outstanding: int = 0  # requests dispatched to it and not yet answered
     queued: int = 0  # requests waiting for one of its slots
     latency_s: float | None = None  # running mean of dispatch → answer, seconds
+    answered: int = 0  # completions it has finished (the lockstep wait's sign of progress)
     format: str | None = None  # detected structured-output support
     reachable: bool | None = None
     probing: bool = False  # a first request is finding out the structured-output support
     probed: asyncio.Event = field(default_factory=asyncio.Event)  # … and has found out (others wait)
 
     def observe_latency(self, seconds: float) -> None:
+        self.answered += 1
         self.latency_s = seconds if self.latency_s is None else 0.8 * self.latency_s + 0.2 * seconds
 
 
