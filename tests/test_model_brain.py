@@ -258,6 +258,11 @@ def test_classification_routes_by_trigger_and_view():
     assert classify("food_rose", codes(".F...\n.....\n..@..\n.....\n....."), seen) == "novel"
     assert classify("food_rose", codes("..F..\n.....\n..@..\n.....\n....."), seen) == "foraging"
     assert classify("action_failed", empty, seen) == "conflict_social"
+    seen |= {(True, True, False)}  # fish and food in view: met before
+    # a rival as close to the nearest food as this fish: contested; a rival farther away: not
+    assert classify("food_rose", codes("..F>.\n.....\n..@..\n.....\n....."), seen) == "conflict_social"
+    assert classify("food_rose", codes("..F..\n.....\n..@..\n.....\n....<"), seen) == "foraging"
+    assert classify("timeout", codes("..<..\n.^...\n..@..\n...v.\n....."), seen | {(False, True, False)}) == "routine"
 
 
 def test_prompt_shape_and_flat_length():

@@ -257,7 +257,7 @@ class ModelPool(DecisionSource):
                     tier.endpoints, msgs, None, 120, self._loop.time() + self.bcfg.request_timeout_s))
             except Failure as failure:
                 return {"text": None, "error": failure.reason}
-            self._account(-1, p, c)
+            self._account(-1, p, c, tier, prefix=False)
             self.stats.classes["questions"] += 1
             return {"text": (text or "").strip(), "error": None}
 
@@ -348,7 +348,7 @@ class ModelPool(DecisionSource):
             _, p, c = await self.transport.complete(
                 [ep], msgs, plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT),
                 80, start + self.bcfg.warmup_timeout_s, attempt_s=self.bcfg.warmup_timeout_s)
-            self._account(-1, p, c)
+            self._account(-1, p, c, pairs[0][0])
             self.stats.classes["warmup"] += 1
             record.update(ok=True, seconds=round(self._loop.time() - start, 2), format=ep.format)
             self._info(f"model server {where} answered in {record['seconds']} s (format {ep.format})")
@@ -468,9 +468,7 @@ class ModelPool(DecisionSource):
             raise
         tier.breaker.outcome(True, probe, lock_tick)
         tier.calls += 1
-        tier.prompt_tokens += prompt_toks
-        tier.completion_tokens += completion_toks
-        self._account(fish, prompt_toks, completion_toks)  # the tokens were spent either way
+        self._account(fish, prompt_toks, completion_toks, tier)  # the tokens were spent either way
         try:
             plan, reply = self._read(batch, i, text, goals, ways)
         except Failure as failure:
@@ -539,7 +537,7 @@ class ModelPool(DecisionSource):
             text, p, c = await self.transport.complete(
                 tier.endpoints, summary_messages(persona, due[1]), SUMMARY_FORMATS, 60,
                 attempt_s=self.bcfg.request_timeout_s)
-            self._account(fish, p, c)
+            self._account(fish, p, c, tier, prefix=False)
             self.stats.summary_tokens += p + c
             summary = parse_summary_reply(text)
         except (Failure, ReplyError) as failure:
@@ -563,11 +561,18 @@ class ModelPool(DecisionSource):
             score = drift_score(summary, persona)
         self.drift[fish] = round(score, 3)
 
-    def _account(self, fish: int, prompt_toks: int, completion_toks: int) -> None:
+    def _account(self, fish: int, prompt_toks: int, completion_toks: int, tier: Tier | None = None,
+                 prefix: bool = True) -> None:
+        """Tokens spent for ``fish`` (-1: no fish), on ``tier`` (priced with it), ``prefix``:
+        the request began with the shared prefix (a summary or a question does not)."""
         s = self.stats
         s.prompt_tokens += prompt_toks
         s.completion_tokens += completion_toks
-        s.prefix_tokens += min(self._prefix_tokens, prompt_toks)
+        if prefix:
+            s.prefix_tokens += min(self._prefix_tokens, prompt_toks)
+        if tier is not None:
+            tier.prompt_tokens += prompt_toks
+            tier.completion_tokens += completion_toks
         if 0 <= fish < self.tokens_by_fish.size:
             self.tokens_by_fish[fish] += prompt_toks + completion_toks
 
