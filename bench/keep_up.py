@@ -5,8 +5,9 @@ Starts the bundled OpenAI-compatible test server paced like a local CPU server (
 completions per second, one after another, each taking ``--latency`` seconds more), runs a
 60-fish tank in **realtime** at 1× (2 ticks/s, the window's pace) for ``--ticks`` ticks
 (240 = two simulated minutes, two minutes of wall time), and reports the share of applied
-plans that came from the model rather than the instinct fallback (goal: ≥ 90 %), the
-latency, and the calls per fish-tick. ``--decides action`` runs the seed's one-action mode
+plans that came from the model rather than the instinct fallback (goal: ≥ 90 %; the instinct
+plans fish swim while their first request waits are not answers and not counted), the
+completions wasted, the latency, and the requests per fish-tick. ``--decides action`` runs the seed's one-action mode
 for comparison. With ``--base-url``/``--model`` it measures a real server instead. The
 same figure comes from the command line:
 
@@ -49,21 +50,19 @@ def main() -> None:
     summary = run_headless(cfg, args.ticks, out=io.StringIO())
     if server is not None:
         server.stop()
-    tiers = summary["decisions_by_tier"]
-    made = sum(tiers.values())
-    model = tiers.get("small", 0) + tiers.get("large", 0)
     brain = summary["brain"]
+    made = sum(summary["decisions_by_tier"].values()) - brain.get("waiting_plans", 0)  # answers to requests
     out = {"fish": args.fish, "ticks": args.ticks, "decides": args.decides, "server": url if args.base_url else
            f"test server, {args.rate:g}/s + {args.latency:g}s", "wall_s": summary["elapsed_s"],
-           "decisions": made, "model_share": round(model / made, 4) if made else 0.0,
-           "fallbacks": brain.get("fallbacks", {}), "calls_per_fish_tick": round(made / (args.fish * args.ticks), 4),
+           "decisions": made, "model_share": brain.get("model_share", 0.0),
+           "fallbacks": brain.get("fallbacks", {}),
            "latency_p95_ms": summary["metrics"]["decision_latency_p95_ms"]["current"],
            "completions_wasted": brain.get("completions_wasted"), "calls": brain.get("calls"),
            "server_completions": server.completions if server is not None else None,
            "waiting_plans": brain.get("waiting_plans"), "first_model_plans": brain.get("first_model_plans"),
-           "requests_per_fish_tick": brain.get("requests_per_fish_tick"), "brain_model_share": brain.get("model_share"),
+           "requests_per_fish_tick": brain.get("requests_per_fish_tick"),
            "mean_energy": summary["mean_energy"]}
-    print(f"{out['decisions']} decisions, {out['brain_model_share']:.1%} from the model (instinct plans while "
+    print(f"{out['decisions']} decisions, {out['model_share']:.1%} from the model (instinct plans while "
           f"waiting for a first answer excluded), {out['requests_per_fish_tick']} requests per fish-tick, "
           f"{out['completions_wasted']} of {out['calls']} completions wasted, "
           f"p95 latency {out['latency_p95_ms']:.0f} ms")

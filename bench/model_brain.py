@@ -14,6 +14,7 @@ and ``--model`` it measures a real server instead (Ollama, vLLM, llama.cpp serve
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -41,7 +42,7 @@ def main() -> None:
     args = ap.parse_args()
     server = None if args.base_url else TestServer().start()
     url = args.base_url or server.url
-    cfg = load_config(seed=args.seed, **{"fish.count": args.fish, "brain.kind": "llm", "brain.timeout_s": 300.0,
+    cfg = load_config(seed=args.seed, **{"fish.count": args.fish, "brain.kind": "llm",  # the defaults' waits
                          "brain.small.endpoints": [{"base_url": url, "model": args.model}]})
     engine = LiveSession(cfg)
     goals: Counter = Counter()
@@ -64,6 +65,9 @@ def main() -> None:
     instinct.run(args.ticks)
     prompt_text = PLAN_PROMPT.lower()
     copied = sum(1 for t in thoughts if t.lower() in prompt_text or "at most 80 characters" in t.lower())
+    examples = [json.loads(line)["thought"].lower() for line in PLAN_PROMPT.splitlines() if line.startswith("{")]
+    near = sum(1 for t in thoughts  # an example's words with a few letters changed
+               if max(difflib.SequenceMatcher(None, t.lower(), e).ratio() for e in examples) >= 0.8)
     engine.close()
     if server:
         server.stop()
@@ -79,6 +83,7 @@ def main() -> None:
            "latency_p95_ms": m["decision_latency_p95_ms"]["current"], "drift": st["drift"],
            "model_plans_by_goal": dict(goals.most_common()), "thoughts": len(thoughts),
            "distinct_thoughts": len(set(thoughts)), "thoughts_copied_from_prompt": copied,
+           "thoughts_near_copies_of_an_example": near,
            "summaries_written": summaries, "sample_thoughts": sorted(set(thoughts))[:6],
            "mean_energy": round(float(engine.world.school.energy.mean() / 100), 1),
            "mean_energy_instinct_same_seed": round(float(instinct.world.school.energy.mean() / 100), 1),
