@@ -197,3 +197,20 @@ def test_lockstep_waits_while_a_one_slot_server_is_busy_with_plans_and_summaries
     status = eng.source.status()
     assert status["summaries"]["written"] >= 10, status["summaries"]
     assert eng.timeouts == 0 and not status["fallbacks"], status["fallbacks"]
+
+
+def test_waiting_for_a_first_answer_is_not_a_fallback_alarm():
+    """Realtime start against a slow server: fish swim instinct plans labelled "waiting for the
+    model"; the window's fallback rate stays 0 and raises no alert (nothing has failed)."""
+    with TestServer(rate=0.5) as server:  # 2 s a completion: most fish are still waiting
+        eng = LiveSession(llm_config(server.url), mode="realtime")
+        try:
+            for _ in range(6):
+                eng.step()
+                time.sleep(0.05)
+            rate = eng.metrics.current()["fallback_rate"]
+            alerts = eng.metrics.alerts()
+        finally:
+            eng.close()
+    assert eng.source.status()["waiting_plans"] == 12
+    assert rate == 0.0 and not any("fallback" in a for a in alerts), (rate, alerts)

@@ -28,7 +28,7 @@ TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
 # never raised). Codes 0–3 are those of recordings made before reasons were recorded.
 STATUS_NAMES = ("ok", "tick_timeout", "invalid", "error", "timeout", "connection", "server_error", "rate_limited",
                 "breaker_open", "budget_exhausted", "reply_malformed", "reply_too_large", "illegal_plan",
-                "tick_budget", "waiting_model")
+                "tick_budget", "waiting_for_the_model")
 OK, TIMEOUT, INVALID, ERROR = 0, 1, 2, 3
 _STATUS = {name: i for i, name in enumerate(STATUS_NAMES)}
 

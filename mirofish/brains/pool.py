@@ -424,7 +424,7 @@ class ModelPool(DecisionSource):
         if first and self.mode == "realtime":  # swim an instinct plan until the model's first answer
             self.stats.waiting += 1
             waiting = self.fallback.decide(batch.subset(np.array([i])))
-            waiting.status = np.full(1, status_code("waiting_model"), np.int8)
+            waiting.status = np.full(1, status_code("waiting_for_the_model"), np.int8)
             waiting.provisional = True
             self.results.put(waiting)
         assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions

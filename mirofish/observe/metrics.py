@@ -16,7 +16,8 @@ a *run mean* (the mean of the current values over all ticks observed).
 * ``decision_latency_p95_ms`` — request queued → decision applied, P95 over the last 2,048
   decisions (its run mean is sampled with the collective measures).
 * ``fallback_rate`` — share of decisions in the window made by the fallback tier (rules
-  standing in for a failed model). The instinct brain chosen as *the* brain is not a fallback.
+  standing in for a failed model). The instinct brain chosen as *the* brain is not a fallback,
+  nor is the instinct plan a fish swims while its first request waits for a model.
 
 Windowed metrics and alerts are exact whenever they are read (``current()``, ``alerts()``);
 run means and the collective measures are sampled every ``sample_every`` ticks, which
@@ -42,7 +43,7 @@ import numpy as np
 
 from .. import arbiter
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
-from ..brains.base import TIER_INDEX, TIERS
+from ..brains.base import TIER_INDEX, TIERS, status_code
 from ..config import MetricsConfig
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ COLLECTIVE = ("polarization", "rotation", "nn_distance", "clusters", "largest_cl
 MOVED_WITHIN = 10  # "moved lately" = a successful move in the last this many ticks
 _UNIT = np.array(MOVE_DXDY, np.float64)
 _FALLBACK = TIER_INDEX["fallback"]
+_WAITING = status_code("waiting_for_the_model")
 
 
 def entropy(counts: np.ndarray) -> float:
@@ -241,7 +243,10 @@ class Metrics:
             by_tier = np.bincount(tiers, minlength=len(TIERS))
             self.by_tier += by_tier
             tok = int(f.tokens.sum())
-            dec = (tiers.size, int(by_tier[_FALLBACK]), tok)
+            # an instinct plan swum while a first request waits for the model is no answer:
+            # neither a decision nor a fallback for the rate
+            waiting = sum(int(np.count_nonzero(b.status == _WAITING)) for b in f.applied)
+            dec = (tiers.size - waiting, int(by_tier[_FALLBACK]) - waiting, tok)
         else:
             dec = (0, 0, 0)
         self._decision_sum += np.subtract(dec, self._decisions[slot])
