@@ -114,7 +114,7 @@ def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
     from .ui.aquarium import AquariumScene
 
     size = _size(args.size)
-    scene = AquariumScene.live(cfg)
+    scene = AquariumScene.live(cfg, cache=_reply_cache(args.reply_cache))
     scene.show_charts = args.charts
     if args.record:
         try:
@@ -152,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     live.add_argument("--large-model", metavar="NAME", help="llm: model of the large tier")
     live.add_argument("--budget-tokens", type=_int_at_least(0), metavar="N",
                       help="llm: token budget; at 80 %% small tier only, at 100 %% instinct only")
+    live.add_argument("--reply-cache", metavar="DIR",
+                      help="llm: answer repeated requests from replies kept in DIR (and keep new ones there), so "
+                           "experiments repeated against a paid API do not pay twice")
     _add_config_flags(live)
 
     rp = sub.add_parser("replay", help="play a recording back in a window (or --terminal, or --headless to a tick)")
@@ -178,6 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     fk.add_argument("--ticks", type=_int_at_least(1), default=600, help="ticks to run after the fork (default 600)")
     fk.add_argument("--record", metavar="OUT", help="write the fork as its own recording")
     fk.add_argument("--overwrite", action="store_true", help="replace an existing OUT file")
+    fk.add_argument("--base-url", metavar="URL", help="model runs: ask this server instead of the recorded one "
+                                                      "(requests the recording answered come from its replies)")
+    fk.add_argument("--model", metavar="NAME", help="model runs: ask this model instead of the recorded one")
+    fk.add_argument("--reply-cache", metavar="DIR", help="model runs: also keep and reuse replies in DIR")
 
     rep = sub.add_parser("report", help="single-fish report over a tick range")
     rep.add_argument("path", help="a recording (only read)")
@@ -311,13 +318,14 @@ def guard_output(path, inputs=(), overwrite: bool = False, what: str = "output")
 # ---------------------------------------------------------------- live, terminal view
 
 
-def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, overwrite: bool = False) -> int:
+def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, overwrite: bool = False,
+                 cache=None) -> int:
     """The live aquarium in the terminal, realtime at ``engine.speed``; Ctrl-C quits."""
     from .observe import ascii as ascii_view
     from .pacing import Pacer
     from .session import LiveSession
 
-    engine = LiveSession(cfg, mode="realtime")
+    engine = LiveSession(cfg, mode="realtime", cache=cache)
     pacer = Pacer(cfg.world.tick_seconds, cfg.engine.speed)
     recorder = _recorder(record, engine, overwrite)
     clear, home = "\x1b[2J", "\x1b[H"
@@ -406,8 +414,21 @@ def run_fork(args: argparse.Namespace) -> int:
     from .session import fork
 
     print(json.dumps(fork(args.path, args.at, args.fish, args.plan or args.action, args.ticks, args.record,
-                          overwrite=args.overwrite)))
+                          overwrite=args.overwrite, base_url=args.base_url, model=args.model,
+                          cache=_reply_cache(args.reply_cache))))
     return 0
+
+
+def _reply_cache(folder: str | None):
+    """``--reply-cache DIR`` as a reply cache (None without the flag)."""
+    if folder is None:
+        return None
+    from .brains.exchanges import ReplyCache
+
+    try:
+        return ReplyCache(folder)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"mirofish: --reply-cache {folder}: {exc}") from None
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -692,10 +713,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.headless:
                 progress = args.progress or sys.stderr.isatty()
                 run_headless(cfg, args.ticks or 2000, args.ascii, progress, record=args.record,
-                             overwrite=args.overwrite)
+                             overwrite=args.overwrite, cache=_reply_cache(args.reply_cache))
                 return 0
             if args.terminal:
-                return run_terminal(cfg, args.ticks, args.record, args.overwrite)
+                return run_terminal(cfg, args.ticks, args.record, args.overwrite, _reply_cache(args.reply_cache))
             return run_window_live(cfg, args)
         handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential,
                     "sweep": run_sweep,

@@ -339,6 +339,8 @@ class RecordConfig(_Section):
 
     keyframe_every: int = Field(100, ge=1, le=1_000_000, description="ticks between full keyframes (seek cost)")
     commit_seconds: float = Field(1.0, gt=0, le=3600, description="simulated seconds per commit (crash loss bound)")
+    model_calls: bool = Field(True, description="keep every model exchange: the per-fish prompt, the raw reply, how "
+                                                "it was read, model, endpoint, latency, tokens (brains/exchanges.py)")
 
 
 class Config(_Section):

@@ -301,7 +301,7 @@ def test_latencies_beyond_six_seconds_are_recorded_as_they_were():
 
     batch = DecisionBatch(tick=5, fish=np.array([1, 2]), actions=None, tier=np.array([1, 1], np.int8),
                           goals=np.array([2, 3]), params=np.array([0, 3]), horizons=np.array([120, 30]))
-    _, _, blob = _encode_chunk([(5, [batch], [14.7, 0.25], (5, 1, 0, 0, 0, 0, 0), None, None,
+    _, _, blob, _, _ = _encode_chunk([(5, [batch], [14.7, 0.25], (5, 1, 0, 0, 0, 0, 0), None, None,
                                  np.zeros(3, np.int8))])
     cols, _ = decode_columns(blob)
     assert np.allclose(cols["latency"] / 1e4, [14.7, 0.25])

@@ -28,7 +28,7 @@ TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
 # never raised). Codes 0–3 are those of recordings made before reasons were recorded.
 STATUS_NAMES = ("ok", "tick_timeout", "invalid", "error", "timeout", "connection", "server_error", "rate_limited",
                 "breaker_open", "budget_exhausted", "reply_malformed", "reply_too_large", "illegal_plan",
-                "tick_budget", "waiting_for_the_model")
+                "tick_budget", "waiting_for_the_model", "cache_miss")
 OK, TIMEOUT, INVALID, ERROR = 0, 1, 2, 3
 _STATUS = {name: i for i, name in enumerate(STATUS_NAMES)}
 
@@ -113,6 +113,9 @@ class DecisionBatch:
     # True: a plan to swim while the fish's request is still open (realtime, waiting for a model's
     # first answer); the engine applies it and keeps the request pending
     provisional: bool = False
+    # the model exchanges behind these decisions (dicts, see brains/exchanges.py; each names its
+    # fish): what was sent and said, kept by recordings; None for brains that ask no model
+    calls: list[dict] | None = None
     goals: np.ndarray = None  # type: ignore[assignment]
     params: np.ndarray = None  # type: ignore[assignment]
     horizons: np.ndarray = None  # type: ignore[assignment]
@@ -145,6 +148,7 @@ class DecisionBatch:
             params=self.params[pick], horizons=self.horizons[pick],
             thoughts=[self.thoughts[i] for i in pick] if self.thoughts is not None else None,
             summaries=[x for x in self.summaries if x[0] in keep] if self.summaries is not None else None,
+            calls=[c for c in self.calls if c["fish"] in keep] if self.calls is not None else None,
         )
 
 

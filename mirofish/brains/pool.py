@@ -38,6 +38,7 @@ from ..fish.perception import Perception
 from ..fish.triggers import trigger_name
 from .base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch, status_code
 from .breaker import Breaker
+from .exchanges import ReplyCache, cache_key, exchange, schema_of
 from .instinct import instinct_source
 from .prompt import (
     JSON_OBJECT_FORMAT,
@@ -101,6 +102,7 @@ class Accounts:
     summaries_asked: int = 0
     summaries_written: int = 0
     summary_tokens: int = 0
+    miss_reasons: Counter = field(default_factory=Counter)  # reply cache in use: why a miss fell back
 
     @property
     def tokens(self) -> int:
@@ -114,8 +116,14 @@ class ModelPool(DecisionSource):
     wants_perceptions = True
     writes_summaries = True
 
-    def __init__(self, cfg: Config, mode: str = "lockstep", warn=None):
+    def __init__(self, cfg: Config, mode: str = "lockstep", warn=None, cache: ReplyCache | None = None,
+                 asked_before: set[int] | None = None):
+        """``cache``: a reply cache answering every request whose body it holds (a fork of a
+        model run: the parent's replies; ``--reply-cache DIR``), filled with every new reply.
+        ``asked_before``: fish that asked before this pool started (a fork: their next request
+        is not their first, so its trigger reads as it did in the recording)."""
         super().__init__()
+        self.cache = cache
         self.cfg, self.bcfg, self.mode = cfg, cfg.brain, mode
         self.plans = cfg.brain.decides == "plan"
         self.fallback = instinct_source(cfg, tier="fallback")
@@ -128,7 +136,7 @@ class ModelPool(DecisionSource):
         self._tick = 0  # the newest tick asked about (lockstep breaker cooldown)
         self._given_up: set[tuple[int, int]] = set()  # (tick, fish) of requests the engine gave up on
         self._latest: dict[int, int] = {}  # fish → tick of its newest request
-        self._asked_before: set[int] = set()  # fish that have asked at least once
+        self._asked_before: set[int] = set(asked_before or ())  # fish that have asked at least once
         self.warmup: dict[str, dict] = {}  # server → what its warm-up request found
         self._born = time.monotonic()
         self._first_plan_s: dict[int, float] = {}  # fish → wall seconds from start to its first model plan
@@ -142,19 +150,21 @@ class ModelPool(DecisionSource):
     def submit(self, batch: RequestBatch) -> None:
         for f in batch.fish.tolist():
             self._latest[f] = int(batch.tick)
-        if self.mode == "realtime" and all(t.state() == "open" for t in self._unique_tiers()):
+        if self.mode == "realtime" and self.cache is None and all(t.state() == "open" for t in self._unique_tiers()):
             # every tier is known to be failing: the fallback answers in this very tick
             self.results.put(self._instead(batch, "breaker_open"))
             return
         self._thread.call_soon(self._inbox.put_nowait, batch)
 
-    def _instead(self, batch: RequestBatch, reason: str) -> DecisionBatch:
-        """The fallback's decisions for a whole batch, counted and recorded under ``reason``."""
+    def _instead(self, batch: RequestBatch, reason: str, calls: list[dict] | None = None) -> DecisionBatch:
+        """The fallback's decisions for a whole batch, counted and recorded under ``reason``
+        (``calls``: the model exchanges that failed, kept with the decision)."""
         self.stats.fallbacks[reason] += len(batch)
         self.stats.decisions += len(batch)
         decided = self.fallback.decide(batch)
         decided.status = np.full(len(batch), status_code(reason), np.int8)
         decided.meta = {"reason": reason}
+        decided.calls = calls
         return decided
 
     def give_up(self, batch: RequestBatch) -> DecisionBatch:
@@ -199,6 +209,8 @@ class ModelPool(DecisionSource):
             "late_answers_used": s.late_used, "completions_wasted": s.wasted,
             "wasted_share": round(s.wasted / max(1, s.calls), 4), "superseded_unsent": s.superseded,
             "waiting_plans": s.waiting,
+            **({"reply_cache": self.cache.status(), "cache_hits": self.cache.hits, "cache_misses": self.cache.misses,
+                "cache_miss_reasons": dict(s.miss_reasons)} if self.cache is not None else {}),
             "first_model_plans": {"fish": len(self._first_plan_s),
                                   "all_within_s": round(max(self._first_plan_s.values()), 2)
                                   if self._first_plan_s else None},
@@ -412,13 +424,34 @@ class ModelPool(DecisionSource):
         self.stats.requests += 1
         tier = self.router.route(klass, self.stats.tokens)
         lock_tick = tick if self.mode == "lockstep" else None
+        assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
+        view, persona = batch.perceptions[i].view, batch.personas[i]
+        goals, ways = fitting_choices(view)
+        formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
+        msgs = messages(batch.perceptions[i], persona, trigger, None, plans=self.plans)
+        trace: dict[str, Any] = {}
+        asked = tier or self.tiers["small"]
+
+        def record(reply: str | None, read: str, cached: bool = False) -> list[dict]:
+            return [exchange(tick=tick, fish=fish, kind="decision",
+                             model=trace.get("model", asked.endpoints[0].cfg.model), msgs=msgs, formats=formats,
+                             max_tokens=80, trace=dict(trace), reply=reply, read=read, tier=asked.name, view=view,
+                             cached=cached)]
+
+        hit = self._from_cache(asked, msgs, formats, 80)
+        if hit is not None:  # answered as before, without the server
+            trace.update(model=hit.get("model") or asked.endpoints[0].cfg.model)
+            await self._deliver(batch, i, asked, hit["reply"], 0, goals, ways, False,
+                                lambda reply, read: record(reply, read, cached=True))
+            return
+        missed = self.cache is not None
         if tier is None:
-            self._fallback(batch, i, "budget_exhausted")
+            self._fallback(batch, i, "budget_exhausted", None, missed)
             return
         try:
             probe = tier.breaker.admit(lock_tick)
         except Failure as failure:
-            self._fallback(batch, i, failure.reason)
+            self._fallback(batch, i, failure.reason, None, missed)
             return
         self._tick = max(self._tick, tick)
         if first and self.mode == "realtime":  # swim an instinct plan until the model's first answer
@@ -427,15 +460,11 @@ class ModelPool(DecisionSource):
             waiting.status = np.full(1, status_code("waiting_for_the_model"), np.int8)
             waiting.provisional = True
             self.results.put(waiting)
-        assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
-        view, persona = batch.perceptions[i].view, batch.personas[i]
-        goals, ways = fitting_choices(view)
-        formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
         sent = asyncio.Event()
         call = self._loop.create_task(self.transport.complete(
-            tier.endpoints, messages(batch.perceptions[i], persona, trigger, None, plans=self.plans), formats, 80,
+            tier.endpoints, msgs, formats, 80,
             attempt_s=self.bcfg.abandon_after_s, wanted=lambda: self._wanted(fish, tick),
-            dispatched=lambda ep: sent.set()))
+            dispatched=lambda ep: sent.set(), trace=trace))
         fell_back = False  # the fallback has answered this request (the call runs on)
         dispatch = self._loop.create_task(sent.wait())
         try:
@@ -446,9 +475,13 @@ class ModelPool(DecisionSource):
                 if not done:
                     if not probe:
                         tier.breaker.outcome(False, False, lock_tick)
-                    self._fallback(batch, i, "timeout")
+                    self._fallback(batch, i, "timeout", record(None, "timeout"), missed)
                     fell_back = True
             text, prompt_toks, completion_toks = await call
+            trace.update(prompt_tokens=prompt_toks, completion_tokens=completion_toks)
+            if self.cache is not None:
+                self.cache.put(cache_key(trace["model"], msgs, schema_of(formats), 80), text, prompt_toks,
+                               completion_toks, trace["model"])
         except Failure as failure:
             if failure.reason == "superseded":
                 self.stats.superseded += 1
@@ -460,7 +493,7 @@ class ModelPool(DecisionSource):
             if failure.server or probe:
                 tier.breaker.outcome(False, probe, lock_tick)
             if not fell_back:
-                self._fallback(batch, i, failure.reason)
+                self._fallback(batch, i, failure.reason, record(None, failure.reason), missed)
             return
         except asyncio.CancelledError:
             call.cancel()
@@ -469,17 +502,26 @@ class ModelPool(DecisionSource):
         tier.breaker.outcome(True, probe, lock_tick)
         tier.calls += 1
         self._account(fish, prompt_toks, completion_toks, tier)  # the tokens were spent either way
+        await self._deliver(batch, i, tier, text, prompt_toks + completion_toks, goals, ways, fell_back, record)
+
+    async def _deliver(self, batch: RequestBatch, i: int, tier: Tier, text: str | None, tokens: int,
+                       goals: list[str], ways: list[str], fell_back: bool, record) -> None:
+        """A model's reply (from the server, or from the reply cache) read into the fish's
+        decision and put on ``results`` with its exchange (and a due summary's); a reply that
+        cannot be used is a fallback with its reason."""
+        fish, tick = int(batch.fish[i]), int(batch.tick)
+        persona = batch.personas[i] if batch.personas else ""
         try:
             plan, reply = self._read(batch, i, text, goals, ways)
         except Failure as failure:
             if fell_back:
                 self.stats.wasted += 1
             else:
-                self._fallback(batch, i, failure.reason)
+                self._fallback(batch, i, failure.reason, record(text, failure.reason))
             return
         except Exception as exc:  # noqa: BLE001 — failure is data
             if not fell_back:
-                self._fallback(batch, i, f"error_{type(exc).__name__}")
+                self._fallback(batch, i, f"error_{type(exc).__name__}", record(text, f"error_{type(exc).__name__}"))
             return
         if self._latest.get(fish) != tick:
             self.stats.late += 1  # its fish has asked again meanwhile: dropped
@@ -490,13 +532,14 @@ class ModelPool(DecisionSource):
         if not late:
             self.stats.decisions += 1
         self.stats.model_decisions += 1
-        self.stats.model_tokens += prompt_toks + completion_toks
+        self.stats.model_tokens += tokens
         self._first_plan_s.setdefault(fish, time.monotonic() - self._born)
-        written = await self._summary(batch, i, tier, persona)
+        calls = record(text, "ok")
+        written = await self._summary(batch, i, tier, persona, calls)
         self.results.put(DecisionBatch(
             tick=batch.tick, fish=np.array([fish]), tier=np.array([TIER_INDEX[tier.name]], np.int8),
-            tokens=np.array([prompt_toks + completion_toks]), thoughts=[reply.thought], summaries=written,
-            meta={"late": True} if late else {}, **plan))
+            tokens=np.array([tokens]), thoughts=[reply.thought], summaries=written,
+            meta={"late": True} if late else {}, calls=calls, **plan))
 
     def _read(self, batch: RequestBatch, i: int, text: str | None, goals: list[str],
               ways: list[str]) -> tuple[dict[str, Any], PlanReply | FishReply]:
@@ -523,26 +566,44 @@ class ModelPool(DecisionSource):
         except ReplyError as exc:
             raise Failure(f"reply_{exc.reason}", server=False) from None
 
-    async def _summary(self, batch: RequestBatch, i: int, tier: Tier,
-                       persona: str) -> list[tuple[int, int, str]] | None:
+    async def _summary(self, batch: RequestBatch, i: int, tier: Tier, persona: str,
+                       calls: list[dict]) -> list[tuple[int, int, str]] | None:
         """A due long-term summary, written by the model in a small request of its own before
-        the decision is delivered (so lockstep stays reproducible). None when none is due or the
-        request failed (the template text stays; counted)."""
+        the decision is delivered (so lockstep stays reproducible; answered from the reply cache
+        when it holds the request). None when none is due or the request failed (the template
+        text stays; counted). Its exchange is appended to ``calls``."""
         due = batch.summaries_due[i] if batch.summaries_due else None
         if not due:
             return None
-        fish = int(batch.fish[i])
+        fish, tick = int(batch.fish[i]), int(batch.tick)
         self.stats.summaries_asked += 1
+        msgs = summary_messages(persona, due[1])
+        trace: dict[str, Any] = {"model": tier.endpoints[0].cfg.model}
+        text: str | None = None
+        read = "ok"
+        cached = self._from_cache(tier, msgs, SUMMARY_FORMATS, 60)
         try:
-            text, p, c = await self.transport.complete(
-                tier.endpoints, summary_messages(persona, due[1]), SUMMARY_FORMATS, 60,
-                attempt_s=self.bcfg.request_timeout_s)
-            self._account(fish, p, c, tier, prefix=False)
-            self.stats.summary_tokens += p + c
+            if cached is not None:
+                text = cached["reply"]
+            else:
+                text, p, c = await self.transport.complete(
+                    tier.endpoints, msgs, SUMMARY_FORMATS, 60, attempt_s=self.bcfg.request_timeout_s, trace=trace)
+                trace.update(prompt_tokens=p, completion_tokens=c)
+                if self.cache is not None:
+                    self.cache.put(cache_key(trace["model"], msgs, schema_of(SUMMARY_FORMATS), 60), text, p, c,
+                                   trace["model"])
+                self._account(fish, p, c, tier, prefix=False)
+                self.stats.summary_tokens += p + c
             summary = parse_summary_reply(text)
         except (Failure, ReplyError) as failure:
-            self.stats.classes[f"summary_failed_{getattr(failure, 'reason', 'error')}"] += 1
+            read = getattr(failure, "reason", "error")
+            self.stats.classes[f"summary_failed_{read}"] += 1
             return None
+        finally:
+            calls.append(exchange(tick=tick, fish=fish, kind="summary", model=trace["model"], msgs=msgs,
+                                  formats=SUMMARY_FORMATS, max_tokens=60, trace=trace, reply=text,
+                                  read=read if read == "ok" or read.startswith("reply_") or text is None
+                                  else f"reply_{read}", tier=tier.name, cached=cached is not None))
         self.stats.summaries_written += 1
         await self._track_drift(fish, summary, persona)
         return [(fish, due[0], summary)]
@@ -576,7 +637,24 @@ class ModelPool(DecisionSource):
         if 0 <= fish < self.tokens_by_fish.size:
             self.tokens_by_fish[fish] += prompt_toks + completion_toks
 
-    def _fallback(self, batch: RequestBatch, i: int, reason: str) -> None:
+    def _from_cache(self, tier: Tier, msgs: list[dict], formats, max_tokens: int) -> dict | None:
+        """The reply cache's entry for this request to ``tier``'s model(s), or None."""
+        if self.cache is None:
+            return None
+        schema = schema_of(formats)
+        for model in dict.fromkeys(ep.cfg.model for ep in tier.endpoints):
+            hit = self.cache.get(cache_key(model, msgs, schema, max_tokens))
+            if hit is not None:
+                return hit
+        return None
+
+    def _fallback(self, batch: RequestBatch, i: int, reason: str, calls: list[dict] | None = None,
+                  missed: bool = False) -> None:
+        """The fallback decides request ``i``; ``missed``: the reply cache did not hold it and
+        the server gave nothing (labelled ``cache_miss``, the server's reason counted apart)."""
         if (batch.tick, int(batch.fish[i])) in self._given_up:
             return  # the engine gave up on this request; its fallback already answered
-        self.results.put(self._instead(batch.subset(np.array([i])), reason))
+        if missed:
+            self.stats.miss_reasons[reason] += 1
+            reason = "cache_miss"
+        self.results.put(self._instead(batch.subset(np.array([i])), reason, calls))

@@ -29,6 +29,11 @@ fills every key of its plan replies; the fault ``schema_breaker`` answers a goal
 schema's enum. ``policy="forager"`` answers forage to every plan prompt, as a tiny model does.
 Fish prompts in plan mode get a scripted plan (forage when hungry with food in view, school
 with fish in view, rest when exhausted, else explore the most open way).
+``policy="contrarian"``: scripted plans whose thoughts say the opposite (:func:`contrary`).
+A request for the model ``<name>-forager`` or ``<name>-contrarian`` gets that policy whatever
+the server's (two "models" to compare, e.g. with ``reask --model``). ``keep_bodies`` keeps
+every chat-completion request body as received (``bodies``; ``--log FILE`` appends each as one
+line), for checking that a recording holds what the server was sent.
 
     python -m mirofish.brains.testserver --port 8765 [--fault slow --delay 0.3]
 """
@@ -49,7 +54,17 @@ from .prompt import estimate_tokens
 
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
           "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker")
-POLICIES = ("scripted", "forager")
+POLICIES = ("scripted", "forager", "contrarian")
+_OPPOSITE = {"north": "south", "south": "north", "west": "east", "east": "west"}
+
+
+def contrary(reply: dict) -> dict:
+    """A plan whose thought says something else than the plan does (a model whose words and
+    deeds disagree): explore one way while saying the opposite, anything else while saying it
+    will rest."""
+    if reply.get("goal") == "explore" and reply.get("direction") in _OPPOSITE:
+        return {**reply, "thought": f"I head {_OPPOSITE[reply['direction']]}, away from here"}
+    return {**reply, "thought": "tired, I stay put and rest"}
 
 
 def strict_schema_errors(schema, path: str = "schema") -> list[str]:
@@ -259,7 +274,8 @@ class TestServer:
 
     def __init__(self, port: int = 0, model: str = "fish-mini", fault: str = "none", delay: float = 0.0,
                  fault_every: int = 1, rate: float = 0.0, latency: float = 0.0, slots: int | None = None,
-                 strict: bool = False, policy: str = "scripted"):
+                 strict: bool = False, policy: str = "scripted", keep_bodies: bool = False,
+                 log: str | None = None):
         if fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
         if policy not in POLICIES:
@@ -267,6 +283,8 @@ class TestServer:
         self.model, self.fault, self.delay, self.fault_every = model, fault, delay, fault_every
         self.rate, self.latency = rate, latency
         self.slots, self.strict, self.policy = slots, strict, policy
+        self.keep_bodies, self.log = keep_bodies, log
+        self.bodies: list[bytes] = []  # chat-completion request bodies as received (keep_bodies)
         self.completions = 0  # chat completions computed (a client that hung up meanwhile still costs one)
         self.schema_errors: list[str] = []  # strict mode: schemas refused, with why
         self._next_free = 0.0  # pacing: when the next completion may start (monotonic seconds)
@@ -311,15 +329,24 @@ class TestServer:
                 if self.path.rstrip("/") == "/props" and server.slots:  # as llama.cpp's server says it
                     self._send(200, {"total_slots": server.slots, "model_path": server.model})
                 elif self.path.rstrip("/").endswith("/models"):
-                    self._send(200, {"object": "list", "data": [{"id": server.model, "object": "model",
-                                                                 "owned_by": "mirofish"}]})
+                    names = [server.model] + [f"{server.model}-{p}" for p in POLICIES[1:]]
+                    self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "mirofish"}
+                                                                for m in names]})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if self.path.rstrip("/").endswith("/chat/completions") and (server.keep_bodies or server.log):
+                    with server._lock:
+                        if server.keep_bodies:
+                            server.bodies.append(raw)
+                        if server.log:
+                            with open(server.log, "ab") as fh:
+                                fh.write(raw.replace(b"\n", b" ") + b"\n")
                 try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
+                    body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     self._send(400, {"error": {"message": "body is not JSON"}})
                     return
@@ -394,10 +421,16 @@ class TestServer:
                     content = json.dumps({"summary": f"I remember {span}: {facts.split('; energy')[0]}"[:160]})
                     self._complete(n, prompt, content if fault != "garbage" else "I forget.")
                     return
+                policy = server.policy
+                for name in POLICIES:
+                    if str(body.get("model", "")).endswith(f"-{name}"):
+                        policy = name
                 if "Plans that fit now" in prompt:
                     reply = scripted_plan(prompt)
-                    if server.policy == "forager":  # a small model that always answers forage
+                    if policy == "forager":  # a small model that always answers forage
                         reply = {"goal": "forage", "ticks": 60, "thought": "food first"}
+                    elif policy == "contrarian":
+                        reply = contrary(reply)
                     if schema is not None and server.strict:  # a strict server fills every key
                         reply = {k: reply.get(k) for k in schema.get("properties", reply)}
                         reply["thought"] = reply["thought"] or ""
@@ -547,11 +580,13 @@ def main() -> None:
     ap.add_argument("--strict", action="store_true",
                     help="refuse json_schema formats that break OpenAI's strict rules (HTTP 400)")
     ap.add_argument("--policy", choices=POLICIES, default="scripted",
-                    help="forager: every plan is forage, as a tiny model answers")
+                    help="forager: every plan is forage, as a tiny model answers; contrarian: thoughts "
+                         "that say the opposite of the plan")
+    ap.add_argument("--log", default=None, help="append every chat-completion request body, one per line, to FILE")
     args = ap.parse_args()
     server = TestServer(args.port, args.model, args.fault, args.delay, args.fault_every,
                         rate=args.rate, latency=args.latency, slots=args.slots, strict=args.strict,
-                        policy=args.policy).start()
+                        policy=args.policy, log=args.log).start()
     print(f"serving {server.model} at {server.url} (fault: {server.fault}); Ctrl-C stops", flush=True)
     try:
         while True:

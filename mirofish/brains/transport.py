@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..config import EndpointConfig
+from ..config import EndpointConfig, redact_url
 
 FORMATS = ("json_schema", "json_object", "plain")
 RETRYABLE_STATUS = {408, 409, 429}
@@ -254,7 +254,8 @@ class Transport:
     async def complete(self, endpoints: list[Endpoint], msgs: list[dict], formats: tuple[dict, dict] | None,
                        max_tokens: int, budget_end: float | None = None, *, attempt_s: float | None = None,
                        wanted: Callable[[], bool] | None = None,
-                       dispatched: Callable[[Endpoint], None] | None = None) -> tuple[str | None, int, int]:
+                       dispatched: Callable[[Endpoint], None] | None = None,
+                       trace: dict | None = None) -> tuple[str | None, int, int]:
         """One chat completion from the least busy of ``endpoints``. Returns (text, prompt
         tokens, completion tokens; 0 when the server gave none); raises :class:`Failure`.
 
@@ -265,8 +266,14 @@ class Transport:
         ``attempt_s`` (default ``request_timeout_s``) from there — time spent queueing for a
         slot does not count. Retries only for retryable errors while they can finish in time;
         a timeout is not retried on a one-slot server (it is still computing the answer);
-        structured-output degradation as in the module doc."""
+        structured-output degradation as in the module doc.
+
+        ``trace`` (a dict, optional) is filled with what happened, for the exchange a recording
+        keeps: ``endpoint`` (without credentials), ``model``, ``format`` (the structured-output
+        form sent last), ``retries``, ``latency_s`` (dispatch → answer of the last attempt)."""
         ep = min(endpoints, key=lambda e: e.outstanding + e.queued)
+        if trace is not None:
+            trace.update(endpoint=redact_url(ep.cfg.base_url), model=ep.cfg.model, retries=0, latency_s=0.0)
         attempt = 0
         prober = False
         while True:
@@ -288,9 +295,11 @@ class Transport:
                 kwargs["response_format"] = formats[0]
             elif formats is not None and fmt == "json_object":
                 kwargs["response_format"] = formats[1]
+            if trace is not None:
+                trace.update(format=fmt if formats is not None else None, retries=attempt)
             try:
                 text, prompt_toks, completion_toks = await self._attempt(ep, kwargs, budget_end, attempt_s, wanted,
-                                                                         dispatched)
+                                                                         dispatched, trace)
             except Exception as exc:  # noqa: BLE001 — every failure is classified
                 c = classify_error(exc, fmt)
                 if c.unreachable:
@@ -321,8 +330,8 @@ class Transport:
             return text, prompt_toks, completion_toks
 
     async def _attempt(self, ep: Endpoint, kwargs: dict, budget_end: float | None, attempt_s: float | None,
-                       wanted: Callable[[], bool] | None,
-                       dispatched: Callable[[Endpoint], None] | None) -> tuple[str | None, int, int]:
+                       wanted: Callable[[], bool] | None, dispatched: Callable[[Endpoint], None] | None,
+                       trace: dict | None = None) -> tuple[str | None, int, int]:
         """Wait for a slot (bounded by ``budget_end`` only), then one request with its own deadline."""
         assert ep.semaphore is not None
         ep.queued += 1
@@ -352,6 +361,8 @@ class Transport:
                 out = await asyncio.wait_for(self._post(ep, kwargs), limit)
             finally:
                 ep.outstanding -= 1
+                if trace is not None:
+                    trace["latency_s"] = self.loop.time() - start
             ep.observe_latency(self.loop.time() - start)
             return out
         finally:

@@ -14,6 +14,14 @@ What a recording holds:
   measures, every ``metrics.sample_every`` ticks the full metric set, and for forks the
   divergence from the parent. Recordings made before plans (chunk layout ``MFC1``, single
   actions) still read: their decisions are ``hold`` plans.
+* ``calls`` — model runs: every **model exchange** (:mod:`mirofish.brains.exchanges`), one
+  row per chunk (same ``tick0``, same transaction) — the per-fish message in full, the raw
+  reply, how it was read, tier, model, endpoint without credentials, latency, tokens, retries
+  — as JSON compressed with a *dictionary* (``dicts``: the latest 32 KB of exchanges written
+  when it was taken, renewed every 256 KB; per-fish messages repeat persona, memories and
+  template text that one second's chunk alone would not compress). ``texts`` holds the
+  shared texts they reference by hash (the system prompt, the response schemas), each stored
+  once. The cache key and the view are derived on reading. Never a key or a URL's userinfo.
 
 Blobs are columns of fixed-width numbers packed by :func:`pack` (a JSON header plus raw
 little-endian arrays, zlib-compressed) — no pickle anywhere. A writer thread wakes every
@@ -82,6 +90,9 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS header (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS keyframes (tick INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS chunks (tick0 INTEGER PRIMARY KEY, tick1 INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS texts (hash TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS calls (tick0 INTEGER PRIMARY KEY, dict TEXT, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS dicts (hash TEXT PRIMARY KEY, data BLOB NOT NULL);
 """
 
 
@@ -171,6 +182,8 @@ class Recorder:
         self._ticks: list[tuple] = []  # per tick, handed over by the tick loop
         self._keyframes: list[tuple[int, dict]] = []
         self._wake = threading.Event()
+        self._texts_written: set[str] = set()  # hashes already in the texts table
+        self._calls = CallsCodec()
         self._stop = False
         self._session: Recordable | None = None
         self._low_line = int(round(cfg.fish.low_energy * 100))
@@ -263,12 +276,24 @@ class Recorder:
             del ticks[:take]
             try:
                 rows_k = [(tick, pack(arrays)) for tick, arrays in keyframes]
-                rows_c = [_encode_chunk(batch)] if batch else []
+                rows_c, rows_t = [], []
+                rows_calls: list[tuple] = []
+                rows_d: list[tuple] = []
+                if batch:
+                    *row, texts, calls = _encode_chunk(batch, self.cfg.record.model_calls)
+                    rows_c.append(tuple(row))
+                    rows_t = [(h, body) for h, body in texts.items() if h not in self._texts_written]
+                    if calls:
+                        rows_calls, rows_d = self._calls.encode(row[0], calls)
                 if rows_k or rows_c:
                     with self._db:
                         self._db.execute("BEGIN")
                         self._db.executemany("INSERT OR REPLACE INTO keyframes VALUES (?, ?)", rows_k)
                         self._db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?)", rows_c)
+                        self._db.executemany("INSERT OR IGNORE INTO texts VALUES (?, ?)", rows_t)
+                        self._db.executemany("INSERT OR IGNORE INTO dicts VALUES (?, ?)", rows_d)
+                        self._db.executemany("INSERT OR REPLACE INTO calls VALUES (?, ?, ?)", rows_calls)
+                    self._texts_written.update(h for h, _ in rows_t)
             except sqlite3.Error as exc:  # disk full, file removed: keep the run going, say so once
                 self.error = self.error or f"recording {self.path} stopped: {exc}"
             now = time.monotonic()
@@ -291,7 +316,12 @@ def content_digest(db: sqlite3.Connection) -> str:
     h = hashlib.blake2b(digest_size=16)
     for key, value in db.execute("SELECT key, value FROM header WHERE key != 'checksum' ORDER BY key"):
         h.update(f"{key}={value}\n".encode())
-    for table, key in (("keyframes", "tick"), ("chunks", "tick0")):
+    tables = [("keyframes", "tick"), ("chunks", "tick0")]
+    for name, key in (("texts", "hash"), ("calls", "tick0"), ("dicts", "hash")):
+        # recordings made before exchanges were kept have none of these
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone():
+            tables.append((name, key))
+    for table, key in tables:
         for row in db.execute(f"SELECT * FROM {table} ORDER BY {key}"):
             for v in row:
                 h.update(v if isinstance(v, bytes) else repr(v).encode())
@@ -299,10 +329,12 @@ def content_digest(db: sqlite3.Connection) -> str:
     return h.hexdigest()
 
 
-def _encode_chunk(ticks: list[tuple]) -> tuple:
-    """Consecutive ticks → (tick0, tick1, blob) with every column in one packed blob."""
+def _encode_chunk(ticks: list[tuple], keep_calls: bool = True) -> tuple:
+    """Consecutive ticks → (tick0, tick1, blob, texts) with every column in one packed blob;
+    ``texts``: the shared texts (``{hash: text}``) the chunk's model exchanges reference."""
     tick0, tick1 = ticks[0][0], ticks[-1][0] + 1
-    batches, dts, lats, thoughts, summaries = [], [], [], [], []
+    batches, dts, lats, thoughts, summaries, calls = [], [], [], [], [], []
+    shared: dict[str, str] = {}
     for t, applied, latencies, *_ in ticks:
         for b in applied:
             batches.append(b)
@@ -311,6 +343,9 @@ def _encode_chunk(ticks: list[tuple]) -> tuple:
                 thoughts += [[int(t), int(f), text] for f, text in zip(b.fish, b.thoughts) if text]
             if b.summaries:
                 summaries += [[int(t), int(f), int(k), text] for f, k, text in b.summaries]
+            for c in (b.calls or ()) if keep_calls else ():
+                shared.update(c.get("_texts") or {})
+                calls.append({**{k: v for k, v in c.items() if k != "_texts"}, "tick": int(t)})
         if latencies:
             lats.append(np.asarray(latencies))
 
@@ -335,7 +370,51 @@ def _encode_chunk(ticks: list[tuple]) -> tuple:
         "executed": np.stack([r[6] for r in ticks]).astype(np.uint8),
     }
     texts = {"thoughts": thoughts, "summaries": summaries} if thoughts or summaries else None
-    return tick0, tick1, encode_columns(arrays, texts)
+    return tick0, tick1, encode_columns(arrays, texts), shared, calls
+
+
+_DERIVED = ("key", "view")  # exchange fields not stored: recomputed on reading (exchanges.complete_call)
+
+
+class CallsCodec:
+    """A recording's model exchanges, compressed per chunk with a shared dictionary.
+
+    :meth:`encode` gives the ``calls`` row of a chunk and any new ``dicts`` row; the dictionary
+    is the latest 32 KB of exchange JSON at the time it is taken — after the first 24 KB, then
+    every 256 KB — so it holds the personas, memories and phrasing of the run as it is now.
+    """
+
+    WINDOW, FIRST, EVERY = 32_768, 24_576, 262_144
+
+    def __init__(self) -> None:
+        self._recent = b""
+        self._since = 0
+        self._dict: tuple[str, bytes] | None = None
+
+    def encode(self, tick0: int, calls: list[dict]) -> tuple[list[tuple], list[tuple]]:
+        raw = json.dumps([{k: v for k, v in c.items() if k not in _DERIVED} for c in calls],
+                         separators=(",", ":")).encode()
+        name, zdict = self._dict if self._dict is not None else (None, b"")
+        comp = zlib.compressobj(9, zdict=zdict) if zdict else zlib.compressobj(9)
+        row = (tick0, name, comp.compress(raw) + comp.flush())
+        self._recent = (self._recent + raw)[-self.WINDOW :]
+        self._since += len(raw)
+        new: list[tuple] = []
+        if self._since >= (self.EVERY if self._dict is not None else self.FIRST):
+            zd = self._recent
+            key = hashlib.blake2b(zd, digest_size=8).hexdigest()
+            self._dict, self._since = (key, zd), 0
+            new.append((key, zlib.compress(zd, 9)))
+        return [row], new
+
+
+def decode_calls(blob: bytes, zdict: bytes | None) -> list[dict]:
+    d = zlib.decompressobj(zdict=zdict) if zdict else zlib.decompressobj()
+    calls = json.loads(d.decompress(blob) + d.flush())
+    if not (isinstance(calls, list) and all(isinstance(c, dict) and isinstance(c.get("tick"), int)
+                                            and isinstance(c.get("fish"), int) for c in calls)):
+        raise ValueError("its model exchanges are not records with a tick and a fish")
+    return calls
 
 
 # A chunk's columns in a fixed order (dtype, row width); fish ids are 16-bit unless a tank
@@ -421,6 +500,7 @@ class TickDecisions:
     tokens: np.ndarray
     thoughts: dict[int, str]
     summaries: list[tuple[int, int, str]]  # (fish, serial, text) written by a model at this tick
+    calls: list[dict] = None  # type: ignore[assignment]  # the model exchanges behind them (brains/exchanges.py)
 
 
 # What a damaged blob can raise while it is decoded (all become a one-line RecordingError).
@@ -586,10 +666,84 @@ class Recording:
         sel = d["dt"] == tick - tick0
         th = {f: s for t, f, s in texts["thoughts"] if t == tick}
         sm = [(f, k, s) for t, f, k, s in texts["summaries"] if t == tick]
+        calls = [c for c in self._calls_of(tick0) if c["tick"] == tick]
         return TickDecisions(d["fish"][sel].astype(np.int64), d["goal"][sel].astype(np.int8),
                              d["param"][sel].astype(np.int16), d["horizon"][sel].astype(np.int16),
                              d["tier"][sel].astype(np.int8), d["status"][sel].astype(np.int8),
-                             d["latency"][sel] / 1e4, d["tokens"][sel].astype(np.int64), th, sm)
+                             d["latency"][sel] / 1e4, d["tokens"][sel].astype(np.int64), th, sm, calls)
+
+    def texts(self) -> dict[str, str]:
+        """The shared texts model exchanges reference by hash (system prompts, schemas)."""
+        if getattr(self, "_texts", None) is None:
+            try:
+                has = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'texts'").fetchone()
+                rows = self._db.execute("SELECT hash, body FROM texts").fetchall() if has else []
+            except sqlite3.DatabaseError as exc:
+                raise RecordingError(f"recording is damaged ({exc}): {self.path}") from None
+            self._texts = {str(h): str(b) for h, b in rows}
+        return self._texts
+
+    def _has(self, table: str) -> bool:
+        if table not in getattr(self, "_tables", {}):
+            self._tables = getattr(self, "_tables", {})
+            try:
+                self._tables[table] = self._db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
+            except sqlite3.DatabaseError as exc:
+                raise RecordingError(f"recording is damaged ({exc}): {self.path}") from None
+        return self._tables[table]
+
+    def _zdict(self, name: str | None) -> bytes | None:
+        if name is None:
+            return None
+        if not hasattr(self, "_dicts"):
+            self._dicts: dict[str, bytes] = {}
+        if name not in self._dicts:
+            rows = self._fetch("SELECT data FROM dicts WHERE hash = ?", (name,))
+            if not rows:
+                raise RecordingError(f"recording is damaged (exchange dictionary {name} is missing): {self.path}")
+            try:
+                self._dicts[name] = zlib.decompress(_blob(rows[0][0]))
+            except _DAMAGE as exc:
+                raise RecordingError(f"recording is damaged (exchange dictionary {name}: {exc}): {self.path}") from None
+        return self._dicts[name]
+
+    def _calls_rows(self, rows: list) -> list[dict]:
+        from ..brains.exchanges import complete_call
+
+        texts = self.texts()
+        out = []
+        for tick0, name, data in rows:
+            try:
+                out += [complete_call(c, texts) for c in decode_calls(_blob(data), self._zdict(name))]
+            except _DAMAGE as exc:
+                raise RecordingError(f"recording is damaged (model exchanges at tick {tick0}: {exc}): "
+                                     f"{self.path}") from None
+        return out
+
+    def _calls_of(self, tick0: int | None) -> list[dict]:
+        """The exchanges stored with the chunk that starts at ``tick0``."""
+        if tick0 is None or not self._has("calls"):
+            return []
+        cache = self.__dict__.setdefault("_calls_cache", {})
+        if tick0 not in cache:
+            if len(cache) > 4096:
+                cache.clear()
+            cache[tick0] = self._calls_rows(self._fetch("SELECT tick0, dict, data FROM calls WHERE tick0 = ?",
+                                                        (tick0,)))
+        return cache[tick0]
+
+    def model_calls(self, t0: int | None = None, t1: int | None = None, fish: int | None = None) -> list[dict]:
+        """The model exchanges of decisions applied in ``[t0, t1)`` (default: all), in tick
+        order, each with its cache ``key`` and ``view`` (see :mod:`mirofish.brains.exchanges`)."""
+        lo = self.first_tick if t0 is None else t0
+        hi = self.last_tick if t1 is None else t1
+        if not self._has("calls"):
+            return []
+        start = self._fetch("SELECT MAX(tick0) FROM chunks WHERE tick0 <= ?", (lo,))[0][0]
+        rows = self._fetch("SELECT tick0, dict, data FROM calls WHERE tick0 >= ? AND tick0 < ? ORDER BY tick0",
+                           (start if start is not None else lo, hi))
+        return [c for c in self._calls_rows(rows) if lo <= c["tick"] < hi and (fish is None or c["fish"] == fish)]
 
     def executed_at(self, tick: int) -> np.ndarray | None:
         """The action every fish executed at ``tick`` (None for recordings made before plans)."""

@@ -16,11 +16,12 @@ import numpy as np
 
 from ..actions import Action
 from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
+from ..brains.exchanges import ReplyCache
 from ..brains.sources import make_source
 from ..engine import Engine
 from ..fish.plans import Goal, describe, parse_plan
 from ..frame import Frame
-from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, RecordingError
+from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, Recording, RecordingError
 from ..snapshot import TankView, tank_view
 from ..world import World
 from .base import Session, observed
@@ -69,6 +70,32 @@ class ForkSource(DecisionSource):
 
     def close(self) -> None:
         self.live.close()
+
+
+def fork_source(rec: Recording, tick: int, base_url: str | None = None, model: str | None = None,
+                cache: ReplyCache | None = None) -> DecisionSource:
+    """The live brain of a fork of ``rec`` at ``tick``: the recording's own. For a model run, a
+    model pool whose reply cache holds every exchange the recording kept — a fish whose request
+    is the same as in the recording gets the recorded reply without a server; the others ask
+    the recorded server (or ``base_url``/``model``), or fall back (``cache_miss``) when it is
+    not there — and which knows which fish had asked before ``tick`` (so their requests read as
+    in the recording)."""
+    cfg = rec.config
+    if cfg.brain.kind != "llm":
+        return make_source(cfg, "lockstep")
+    if base_url or model:
+        ep = cfg.brain.small.endpoints[0] if cfg.brain.small.endpoints else cfg.brain.large.endpoints[0]
+        ep = ep.model_copy(update={k: v for k, v in (("base_url", base_url), ("model", model)) if v})
+        cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={
+            "small": cfg.brain.small.model_copy(update={"endpoints": [ep]}),
+            "large": cfg.brain.large.model_copy(update={"endpoints": []})})})
+    cache = cache if cache is not None else ReplyCache()
+    cache.fill(rec.model_calls())
+    cache.hits = cache.misses = 0
+    asked: set[int] = set()
+    for tick0, d, _ in rec.chunks(rec.first_tick, tick):
+        asked.update(d["fish"][tick0 + d["dt"].astype(np.int64) < tick].tolist())
+    return make_source(cfg, "lockstep", cache=cache, asked_before=asked)
 
 
 def divergence_row(branch: Frame, parent: Frame, branch_schooling: float, parent_schooling: float) -> np.ndarray:
@@ -168,7 +195,8 @@ class ForkSession(Session):
             raise NotImplementedError("a fork of a live tank cannot go back to its fork point")
         self.parent.seek(self.tick0)
         self.engine.close()
-        self._start(make_source(self.cfg, self._mode))
+        recording = getattr(self.parent, "recording", None)
+        self._start(fork_source(recording, self.tick0) if recording is not None else make_source(self.cfg, self._mode))
 
     # -- views
 
@@ -192,6 +220,10 @@ class ForkSession(Session):
                 "energy_diff_final": round(float(rows[-1, 2]), 3) if len(rows) else 0.0,
             },
         }
+        live = self._source.status()
+        if "cache_hits" in live:  # a fork of a model run: how many requests its reply cache answered
+            out["cache_hits"], out["cache_misses"] = live["cache_hits"], live["cache_misses"]
+            out["model_decisions"], out["fallbacks"] = live["model_decisions"], live["fallbacks"]
         recording = getattr(self.parent, "recording", None)
         if recording is not None:
             out = {"parent": str(recording.path), **out}

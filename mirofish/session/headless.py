@@ -45,7 +45,7 @@ def _recorder(path: str | None, engine, overwrite: bool = False):
 
 
 def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
-                 out=sys.stdout, record: str | None = None, overwrite: bool = False) -> dict:
+                 out=sys.stdout, record: str | None = None, overwrite: bool = False, cache=None) -> dict:
     """Run ``ticks`` ticks and return (and print) the summary JSON.
 
     Lockstep runs as fast as the brain answers; realtime runs keep the simulated clock
@@ -54,7 +54,7 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     from ..observe import ascii as ascii_view
     from .live import LiveSession
 
-    engine = LiveSession(cfg)
+    engine = LiveSession(cfg, cache=cache)
     recorder = _recorder(record, engine, overwrite)
     bar = _Progress(ticks, progress)
     interrupted = False

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..brains.base import DecisionSource
+from ..brains.exchanges import ReplyCache
 from ..brains.sources import make_source
 from ..config import Config
 from ..engine import Engine
@@ -28,15 +29,19 @@ class LiveSession(Session):
         clock: seconds as a float, for latencies and the lockstep wait (tests inject one).
         world: start from this world (built from ``cfg``; tests arrange fish in one) instead
             of a fresh one.
+        cache: a model brain's reply cache (``--reply-cache DIR``), kept across resets.
     """
 
     kind = "live"
 
     def __init__(self, cfg: Config, mode: str | None = None, source: DecisionSource | None = None,
-                 clock: Callable[[], float] = time.perf_counter, world: World | None = None):
+                 clock: Callable[[], float] = time.perf_counter, world: World | None = None,
+                 cache: ReplyCache | None = None):
         self._mode = mode or cfg.engine.mode
         self._clock = clock
-        self.engine = Engine(world or World(cfg), source if source is not None else make_source(cfg, self._mode),
+        self._cache = cache
+        self.engine = Engine(world or World(cfg),
+                             source if source is not None else make_source(cfg, self._mode, cache=cache),
                              mode=self._mode, clock=clock)
         self.metrics = observed(self.engine)
 
@@ -51,7 +56,8 @@ class LiveSession(Session):
             cfg = cfg.model_copy(update={"seed": seed})
         self.stop_recording()
         self.engine.close()
-        self.engine = Engine(World(cfg), make_source(cfg, self._mode), mode=self._mode, clock=self._clock)
+        self.engine = Engine(World(cfg), make_source(cfg, self._mode, cache=self._cache), mode=self._mode,
+                             clock=self._clock)
         self.metrics = observed(self.engine)
 
     recorder = None

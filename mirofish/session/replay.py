@@ -15,7 +15,7 @@ import numpy as np
 
 from ..actions import Action
 from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
-from ..brains.sources import make_source
+from ..brains.exchanges import ReplyCache
 from ..config import Config
 from ..engine import Engine
 from ..frame import Frame
@@ -23,7 +23,7 @@ from ..observe.paths import OutputError, check_output
 from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
 from ..world import World
 from .base import Session, observed
-from .fork import ForkSession, plan_of
+from .fork import ForkSession, fork_source, plan_of
 
 _MOVED = 1 + TICK_COLUMNS.index("moved")  # columns of Recording.tick_rows (tick first)
 _LOW = 1 + TICK_COLUMNS.index("low_energy_fish")
@@ -49,10 +49,15 @@ class ReplaySource(DecisionSource):
             return None
         tier = d.tier if self.keep_tiers else np.full(d.fish.size, TIER_INDEX["replay"], np.int8)
         thoughts = [d.thoughts.get(int(f), "") for f in d.fish] if d.thoughts else None
+        calls = None
+        if d.calls:  # with the shared texts they reference (a re-recording stores them too)
+            shared = self.recording.texts()
+            calls = [{**c, "_texts": {h: shared[h] for h in (c.get("prefix"), c.get("schema")) if h in shared}}
+                     for c in d.calls]
         return DecisionBatch(tick=tick, fish=d.fish, actions=None, goals=d.goal, params=d.param,
                              horizons=d.horizon, tier=tier, status=d.status,
                              tokens=d.tokens, thoughts=thoughts, summaries=d.summaries or None,
-                             meta={"latency_s": d.latency_s})
+                             meta={"latency_s": d.latency_s}, calls=calls)
 
     def begin_tick(self, tick: int) -> None:
         batch = self.batch_at(tick)
@@ -227,11 +232,13 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int, acti
     if not 0 <= fish < rec.config.fish.count:
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
     plan = plan_of(action)
+    if source is None:
+        source = fork_source(rec, tick)
     parent = ReplaySession(rec)
     parent._owns_recording = not isinstance(recording, Recording)  # opened here: the fork closes it
     parent.seek(tick)
-    session = ForkSession(parent, fish, plan, ReplaySource(rec).batch_at(tick),
-                          source or make_source(rec.config, "lockstep"), "lockstep", owns_parent=True)
+    session = ForkSession(parent, fish, plan, ReplaySource(rec).batch_at(tick), source, "lockstep",
+                          owns_parent=True)
     if out is not None:
         session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), extra_header={
             "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": session.label,
@@ -249,12 +256,22 @@ def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
 
 
 def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action | str, ticks: int,
-         out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False) -> dict:
-    """Swap ``fish``'s decision at ``tick`` and run ``ticks`` ticks live; return a JSON-ready summary."""
-    session = fork_recording(recording, tick, fish, action, out, source, overwrite)
+         out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False,
+         base_url: str | None = None, model: str | None = None, cache: ReplyCache | None = None) -> dict:
+    """Swap ``fish``'s decision at ``tick`` and run ``ticks`` ticks live; return a JSON-ready
+    summary (for a model run with ``cache_hits``/``cache_misses``: see :func:`fork_source`)."""
+    opened = None
+    if source is None and (base_url or model or cache is not None):
+        opened = recording = recording if isinstance(recording, Recording) else Recording(recording)
+        source = fork_source(opened, tick, base_url, model, cache)
     try:
-        for _ in range(ticks):
-            session.step()
+        session = fork_recording(recording, tick, fish, action, out, source, overwrite)
+        try:
+            for _ in range(ticks):
+                session.step()
+        finally:
+            session.close()
     finally:
-        session.close()
+        if opened is not None:
+            opened.close()
     return session.summary()

@@ -81,9 +81,10 @@ class AquariumScene:
         self._reset_views()
 
     @classmethod
-    def live(cls, cfg) -> AquariumScene:
-        """A live tank from ``cfg``, in realtime (the window's pace)."""
-        return cls(LiveSession(cfg, mode="realtime"))
+    def live(cls, cfg, cache=None) -> AquariumScene:
+        """A live tank from ``cfg``, in realtime (the window's pace); ``cache``: a model
+        brain's reply cache (``--reply-cache``)."""
+        return cls(LiveSession(cfg, mode="realtime", cache=cache))
 
     # ------------------------------------------------------------ the session being shown
 

@@ -1,0 +1,220 @@
+"""Model exchanges: what a fish's model was sent and what it said, kept and reused.
+
+Every request a model brain makes for a fish — a plan (or action) request, a long-term
+summary — becomes one **exchange** (:func:`exchange`): the request as sent, split into the
+*shared prefix* (the system message, byte-identical for every fish; stored once per recording
+under its hash, :func:`text_hash`) and the *per-fish part* (the user message, in full), the
+response format's schema (also stored once by hash), the raw reply text, how the reply was
+read (``ok`` or the parse/legality failure), tier, model, endpoint (credentials removed:
+:func:`~mirofish.config.redact_url`), latency, tokens and retries. Recordings keep them in
+their chunks (:mod:`mirofish.observe.recording`); ``export --tables`` writes them as the
+``model_calls`` table; ``trace`` and the follow panel show them; ``reask`` sends one again.
+
+The **reply cache** (:class:`ReplyCache`) is content-addressed: the key (:func:`cache_key`) is
+a digest of the model name and the request body that decides the reply — messages, schema,
+``max_tokens``, ``temperature`` — but not the structured-output *form* a server was found to
+take (json_schema vs json_object), which carries the same schema. A fork of a model run loads
+its parent's exchanges into one, so fish whose situation has not changed since the recording
+get their recorded answers without a server; ``--reply-cache DIR`` keeps one on disk (one small
+JSON file per reply) so repeated experiments against a paid API do not pay twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+TEMPERATURE = 0  # every model request is sent at temperature 0 (transport.Transport.complete)
+KINDS = ("decision", "summary")
+# The exchange's columns, in the order of the ``model_calls`` table (recordings store dicts
+# with these keys; ``prefix``/``schema`` are hashes into the recording's ``texts`` table).
+COLUMNS = ("tick", "asked", "fish", "kind", "key", "tier", "model", "endpoint", "format", "prefix", "schema",
+           "user", "max_tokens", "reply", "read", "latency_s", "prompt_tokens", "completion_tokens", "retries",
+           "cached", "view")
+
+
+def text_hash(text: str) -> str:
+    """The 16-hex-digit digest a shared text (a prefix, a schema) is stored under."""
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def schema_of(formats: tuple[dict, dict] | None) -> dict | None:
+    """The JSON schema both forms of a request's structured-output formats carry (None: none)."""
+    if formats is None:
+        return None
+    spec = formats[0].get("json_schema") or {}
+    return spec.get("schema") or formats[1].get("schema")
+
+
+def cache_key(model: str, msgs: list[dict], schema: dict | None, max_tokens: int) -> str:
+    """The reply cache's key of a request: a digest of what decides the reply."""
+    body = {"model": model, "messages": msgs, "schema": schema, "max_tokens": max_tokens, "temperature": TEMPERATURE}
+    return hashlib.blake2b(canonical(body).encode(), digest_size=16).hexdigest()
+
+
+def exchange(*, tick: int, fish: int, kind: str, model: str, msgs: list[dict], formats: tuple[dict, dict] | None,
+             max_tokens: int, trace: dict, reply: str | None, read: str, tier: str, view: str = "",
+             cached: bool = False) -> dict:
+    """One exchange as recordings store it, with the shared texts it references under
+    ``_texts`` (``{hash: text}``; the recorder stores each once and drops the key)."""
+    system = msgs[0]["content"] if msgs and msgs[0].get("role") == "system" else ""
+    user = "\n\n".join(m["content"] for m in msgs if m is not msgs[0] or not system)
+    schema = schema_of(formats)
+    schema_text = canonical(schema) if schema is not None else ""
+    texts = {}
+    if system:
+        texts[text_hash(system)] = system
+    if schema_text:
+        texts[text_hash(schema_text)] = schema_text
+    return {
+        "tick": tick, "asked": tick, "fish": fish, "kind": kind, "key": cache_key(model, msgs, schema, max_tokens),
+        "tier": tier, "model": model, "endpoint": trace.get("endpoint", ""), "format": trace.get("format"),
+        "prefix": text_hash(system) if system else None, "schema": text_hash(schema_text) if schema_text else None,
+        "user": user, "max_tokens": max_tokens, "reply": reply, "read": read,
+        "latency_s": round(float(trace.get("latency_s") or 0.0), 4),
+        "prompt_tokens": int(trace.get("prompt_tokens") or 0),
+        "completion_tokens": int(trace.get("completion_tokens") or 0),
+        "retries": int(trace.get("retries") or 0), "cached": cached, "view": view, "_texts": texts,
+    }
+
+
+def complete_call(call: dict, texts: dict[str, str]) -> dict:
+    """A stored exchange with the fields recordings leave out, derived: ``key`` (the reply
+    cache's) and ``view`` (the 5x5 view, lines 2-6 of a decision's per-fish message)."""
+    out = dict(call)
+    try:
+        out["key"] = cache_key(call["model"], messages_of(call, texts),
+                               json.loads(texts[call["schema"]]) if call.get("schema") else None, call["max_tokens"])
+    except (KeyError, TypeError, ValueError):
+        out["key"] = None
+    lines = str(call.get("user", "")).split("\n")
+    out["view"] = "\n".join(lines[1:6]) if call.get("kind") == "decision" and len(lines) >= 6 else ""
+    return out
+
+
+def request_body(call: dict, texts: dict[str, str], seed: int) -> dict:
+    """The chat-completion body an exchange was sent as (what the server received, parsed):
+    model, messages, temperature, max_tokens, seed and the response format in the form the
+    server took (none for ``plain`` or a request without a schema)."""
+    msgs = []
+    if call.get("prefix"):
+        msgs.append({"role": "system", "content": texts[call["prefix"]]})
+    msgs.append({"role": "user", "content": call["user"]})
+    body: dict[str, Any] = {"model": call["model"], "messages": msgs, "temperature": TEMPERATURE,
+                            "max_tokens": call["max_tokens"], "seed": seed}
+    schema = json.loads(texts[call["schema"]]) if call.get("schema") else None
+    fmt = call.get("format") or "json_schema"
+    if schema is not None and fmt != "plain":
+        body["response_format"] = response_format(schema, fmt, call.get("kind", "decision"))
+    return body
+
+
+def messages_of(call: dict, texts: dict[str, str]) -> list[dict]:
+    return request_body(call, texts, 0)["messages"]
+
+
+def formats_of(call: dict, texts: dict[str, str]) -> tuple[dict, dict] | None:
+    """Both structured-output forms of the exchange's schema (None: it had none)."""
+    if not call.get("schema"):
+        return None
+    schema = json.loads(texts[call["schema"]])
+    kind = call.get("kind", "decision")
+    return response_format(schema, "json_schema", kind), response_format(schema, "json_object", kind)
+
+
+def response_format(schema: dict, fmt: str, kind: str) -> dict:
+    """The ``response_format`` field as the model brain sends it (names as in :mod:`.prompt`)."""
+    if fmt == "json_object":
+        return {"type": "json_object", "schema": schema}
+    props = schema.get("properties", {})
+    name = "fish_memory" if kind == "summary" else "fish_plan" if "goal" in props else "fish_reply"
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+
+
+class ReplyCache:
+    """Model replies by :func:`cache_key`: in memory, and in ``folder`` when one is given
+    (``<folder>/<key[:2]>/<key>.json``, written atomically; several runs may share a folder).
+    ``hits``/``misses`` count lookups. Thread-safe."""
+
+    def __init__(self, folder: str | Path | None = None):
+        self.folder = Path(folder) if folder is not None else None
+        self._mem: dict[str, dict] = {}
+        self._lock = threading.Lock()
+        self.hits = self.misses = self.stored = 0
+        if self.folder is not None:
+            if self.folder.exists() and not self.folder.is_dir():
+                raise ValueError(f"--reply-cache {self.folder} is a file, not a folder")
+            self.folder.mkdir(parents=True, exist_ok=True)
+
+    def __len__(self) -> int:
+        return len(self._mem)
+
+    def _file(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        """``{"reply", "prompt_tokens", "completion_tokens"}`` for ``key``, or None (counted)."""
+        with self._lock:
+            hit = self._mem.get(key)
+        if hit is None and self.folder is not None:
+            try:
+                data = json.loads(self._file(key).read_text())
+                if isinstance(data, dict) and isinstance(data.get("reply"), str):
+                    hit = data
+                    with self._lock:
+                        self._mem[key] = data
+            except (OSError, ValueError):
+                hit = None
+        with self._lock:
+            if hit is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return hit
+
+    def put(self, key: str, reply: str | None, prompt_tokens: int = 0, completion_tokens: int = 0,
+            model: str = "") -> None:
+        """Keep a reply the server gave (None — no reply — is not kept)."""
+        if reply is None:
+            return
+        entry = {"reply": reply, "prompt_tokens": int(prompt_tokens), "completion_tokens": int(completion_tokens),
+                 "model": model}
+        with self._lock:
+            if key in self._mem:
+                return
+            self._mem[key] = entry
+            self.stored += 1
+        if self.folder is not None:
+            path = self._file(key)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+                with os.fdopen(fd, "w") as fh:
+                    json.dump(entry, fh)
+                os.replace(tmp, path)
+            except OSError:
+                pass  # a cache that cannot be written is only a slower cache
+
+    def fill(self, calls) -> int:
+        """Add the replies of recorded exchanges (dicts with ``key``, ``reply``, tokens);
+        returns how many were new."""
+        before = self.stored
+        for c in calls:
+            if c.get("reply") is not None and c.get("key"):
+                self.put(c["key"], c["reply"], c.get("prompt_tokens", 0), c.get("completion_tokens", 0),
+                         c.get("model", ""))
+        return self.stored - before
+
+    def status(self) -> dict:
+        return {"cache_hits": self.hits, "cache_misses": self.misses, "cached_replies": len(self._mem),
+                "folder": str(self.folder) if self.folder is not None else None}

@@ -1,0 +1,195 @@
+"""The model's part, kept: every exchange recorded as sent, never a credential, and reused.
+
+Servers are the bundled test server on 127.0.0.1 (a real HTTP server speaking the OpenAI
+protocol); nothing patches the client.
+"""
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from mirofish.brains.base import TIER_INDEX
+from mirofish.brains.exchanges import ReplyCache, request_body
+from mirofish.brains.testserver import TestServer
+from mirofish.config import load_config
+from mirofish.observe.recording import Recorder, Recording
+from mirofish.session import LiveSession
+
+CANARY = "sk-CANARY-7f3a9c"
+
+
+def llm_config(url: str, fish: int = 12, **dotted):
+    base = {"fish.count": fish, "brain.kind": "llm", "brain.small.endpoints": [{"base_url": url, "model": "fish-mini"}],
+            "seed": 1}
+    base.update(dotted)
+    return load_config(**base)
+
+
+def record_run(cfg, path, ticks):
+    session = LiveSession(cfg)
+    rec = Recorder(path, cfg).attach(session)
+    try:
+        session.run(ticks)
+    finally:
+        rec.close()
+        session.close()
+    return session
+
+
+@pytest.fixture(scope="module")
+def model_run(tmp_path_factory):
+    """60 fish, lockstep, recorded; the server keeps every body it receives; a canary key in the
+    environment and in the URL's userinfo."""
+    import os
+
+    path = tmp_path_factory.mktemp("exchanges") / "model.db"
+    os.environ["MIROFISH_TEST_CANARY_KEY"] = CANARY
+    try:
+        with TestServer(keep_bodies=True) as server:
+            url = server.url.replace("http://", f"http://fishuser:{CANARY}@")
+            cfg = llm_config(url, fish=60, **{"brain.api_key_env": "MIROFISH_TEST_CANARY_KEY"})
+            session = record_run(cfg, path, 400)
+            bodies = list(server.bodies)
+            auth = set(server.seen_auth)
+    finally:
+        del os.environ["MIROFISH_TEST_CANARY_KEY"]
+    return path, bodies, session, auth
+
+
+def test_every_model_decision_has_an_exchange_whose_request_is_what_the_server_received(model_run):
+    path, bodies, _, auth = model_run
+    import base64
+
+    # the credentials did reach the server (httpx sends a URL's userinfo as basic auth) …
+    assert any(CANARY in base64.b64decode(a.split()[-1]).decode() for a in auth if a.startswith("Basic"))
+    rec = Recording(path)
+    calls = rec.model_calls()
+    texts = rec.texts()
+    received = Counter(json.dumps(json.loads(b), sort_keys=True) for b in bodies)
+    sent = Counter(json.dumps(request_body(c, texts, rec.config.seed), sort_keys=True)
+                   for c in calls if not c["cached"])
+    # every recorded request is byte-for-byte (as JSON) one the server received, and every
+    # request the server received is recorded but the one warm-up request before tick 0
+    assert sent - received == Counter()
+    assert sum((received - sent).values()) == 1
+    decisions = {(c["tick"], c["fish"]) for c in calls if c["kind"] == "decision" and c["read"] == "ok"}
+    model_made = 0
+    for t in range(rec.first_tick, rec.last_tick):
+        d = rec.decisions_at(t)
+        for f, tier, status in zip(d.fish.tolist(), d.tier.tolist(), d.status.tolist()):
+            if tier in (TIER_INDEX["small"], TIER_INDEX["large"]) and status == 0:
+                model_made += 1
+                assert (t, f) in decisions
+    assert model_made > 500 and len(decisions) == model_made
+    assert {c["kind"] for c in calls} == {"decision", "summary"}
+    assert all(c["endpoint"].startswith("http://***@127.0.0.1:") for c in calls)  # … and are not recorded
+    rec.close()
+
+
+def test_no_key_and_no_userinfo_anywhere_in_the_recording(model_run):
+    path = model_run[0]
+    raw = path.read_bytes()
+    import zlib
+
+    from mirofish.observe.recording import Recording as R
+
+    assert CANARY.encode() not in raw and b"fishuser" not in raw
+    rec = R(path)  # the chunks are compressed: look inside them too
+    blobs = [row[0] for row in rec._db.execute("SELECT data FROM chunks")]
+    assert blobs and not any(CANARY.encode() in zlib.decompress(b) or b"fishuser" in zlib.decompress(b)
+                             for b in blobs)
+    rec.close()
+
+
+def test_exchanges_cost_at_most_twice_the_plan_only_recording(model_run, tmp_path):
+    """The same run recorded without exchanges (record.model_calls = false) is the plan-only
+    recording; with them the file stays within 2× (shared prefix stored once, chunks compressed)."""
+    path = model_run[0]
+    with TestServer() as server:
+        cfg = llm_config(server.url, fish=60, **{"record.model_calls": False})
+        record_run(cfg, tmp_path / "plain.db", 400)
+    with_calls, plain = path.stat().st_size, (tmp_path / "plain.db").stat().st_size
+    assert plain < with_calls <= 2 * plain, (with_calls, plain)
+
+
+def test_a_reply_cache_answers_a_repeated_run_without_a_server(tmp_path):
+    """The same lockstep run twice: the first fills ``--reply-cache``; the second, with the server
+    stopped, gets every decision from the cache and ends in the same state."""
+    folder = tmp_path / "cache"
+    with TestServer() as server:
+        cfg = llm_config(server.url, fish=12)
+        first = LiveSession(cfg, cache=ReplyCache(folder))
+        first.run(120)
+        first.close()
+    url = server.url  # stopped now
+    second = LiveSession(llm_config(url, fish=12), cache=ReplyCache(folder))
+    second.run(120)
+    status = second.source.status()
+    second.close()
+    assert first.state_hash() == second.state_hash()
+    assert status["cache_hits"] > 12 and status["cache_misses"] == 0 and not status["fallbacks"]
+    assert np.array_equal(first.engine.world.school.cell, second.engine.world.school.cell)
+
+
+@pytest.fixture(scope="module")
+def small_model_run(tmp_path_factory):
+    """30 fish, 240 ticks, lockstep, recorded; the server is stopped afterwards."""
+    path = tmp_path_factory.mktemp("forks") / "model.db"
+    with TestServer() as server:
+        record_run(llm_config(server.url, fish=30, seed=3), path, 240)
+    return path
+
+
+def _a_decision(path, after):
+    rec = Recording(path)
+    try:
+        for t in range(after, rec.last_tick):
+            d = rec.decisions_at(t)
+            if d.fish.size:
+                from mirofish.fish.plans import describe
+
+                return t, int(d.fish[0]), describe(int(d.goal[0]), int(d.param[0]), int(d.horizon[0]))
+    finally:
+        rec.close()
+    raise AssertionError("no decision")
+
+
+def test_a_fork_that_changes_nothing_replays_the_model_run_from_its_replies_without_a_server(small_model_run):
+    from mirofish.session import fork
+
+    t, fish, plan = _a_decision(small_model_run, 100)
+    out = fork(small_model_run, t, fish, plan, 120)  # the server is gone
+    assert out["cache_misses"] == 0 and out["cache_hits"] > 30 and not out["fallbacks"]
+    assert out["final_state_hash"] == out["parent_state_hash_at_same_tick"]
+    assert out["divergence"]["first_tick_cells_differ"] is None
+
+
+def test_a_fork_keeps_untouched_fishs_recorded_decisions_and_counts_the_misses(small_model_run, tmp_path):
+    from mirofish.session import ReplaySession, fork
+
+    t, fish, _ = _a_decision(small_model_run, 100)
+    out = fork(small_model_run, t, fish, "rest 10", 120, tmp_path / "fork.db")
+    assert out["cache_hits"] > 30 and out["cache_misses"] > 0
+    assert out["fallbacks"] == {"cache_miss": out["fallbacks"]["cache_miss"]}  # every miss fell back, labelled
+    assert out["divergence"]["first_tick_cells_differ"] is not None
+    # before the divergence reaches them, fish keep their recorded decisions: every model
+    # decision of the branch (a cache hit: there is no server) is the recorded one, and the
+    # fish far from the swapped one keep theirs
+    parent, branch = Recording(small_model_run), Recording(tmp_path / "fork.db")
+    hits = kept = 0
+    for tt in range(t + 1, branch.last_tick):
+        b, p = branch.decisions_at(tt), parent.decisions_at(tt)
+        recorded = {int(f): (int(g), int(q), int(h)) for f, g, q, h in zip(p.fish, p.goal, p.param, p.horizon)}
+        for f, g, q, h, tier, status in zip(b.fish, b.goal, b.param, b.horizon, b.tier, b.status):
+            if tier == TIER_INDEX["small"] and status == 0:
+                hits += 1
+                kept += recorded.get(int(f)) == (int(g), int(q), int(h))
+    assert hits > 20 and kept == hits
+    parent.close()
+    branch.close()
+    replay = ReplaySession(tmp_path / "fork.db")
+    replay.seek(replay.last_tick)
+    assert replay.state_hash() == out["final_state_hash"]  # the fork replays exactly
+    replay.close()
