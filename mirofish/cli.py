@@ -285,6 +285,18 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID", help="the fish to trace")
     tr.add_argument("--from", dest="t0", type=_int_at_least(0), required=True, metavar="T0", help="first tick")
     tr.add_argument("--to", dest="t1", type=_int_at_least(1), required=True, metavar="T1", help="last tick, excluded")
+
+    ra = sub.add_parser("reask", help="send a fish's recorded model request again (same or another model, K times) "
+                                      "and compare the answers with the recorded one")
+    ra.add_argument("path", help="a recording of a model run (only read)")
+    ra.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID", help="the fish")
+    ra.add_argument("--tick", type=_int_at_least(0), required=True, metavar="T", help="the tick it asked at")
+    ra.add_argument("--base-url", metavar="URL", help="ask this server (default: the recorded one)")
+    ra.add_argument("--model", metavar="NAME", help="ask this model (default: the recorded one)")
+    ra.add_argument("--n", type=_int_at_least(1, 100), default=1, metavar="K", help="ask K times (default 1)")
+    ra.add_argument("--timeout", metavar="S", type=_seconds, default=60.0,
+                    help="one answer takes at most S seconds (default 60)")
+    ra.add_argument("--json", action="store_true", help="print JSON instead of text")
     return parser
 
 
@@ -596,11 +608,24 @@ def run_trace(args: argparse.Namespace) -> int:
             print(f"  decided [{r['tier']}{why}] {r['decision']}{again}")
             if r.get("thought"):
                 print(f"  thought: \u201c{r['thought']}\u201d")
+            for c in r.get("exchanges", []):
+                where = "reply cache" if c["cached"] else f"{c['latency_s']:.2f} s"
+                print(f"  {c['kind']}: it saw ({c['model']}, {where}, {c['prompt_tokens']}+{c['completion_tokens']} "
+                      f"tokens):\n    " + c["user"].replace("\n", "\n    "))
+                print(f"    it said [{c['read']}]: {c['reply']!r}")
         print("  " + r["view"].replace("\n", "\n  "))
     agree = [r["agrees"] for r in rows if r.get("agrees") is not None]
     decisions = sum(1 for r in rows if "decision" in r)
     print(json.dumps({"fish": args.fish, "ticks": len(rows), "decisions": decisions,
                       "brain_agrees": sum(agree) if agree else None}))
+    return 0
+
+
+def run_reask(args: argparse.Namespace) -> int:
+    from .session.reask import reask, render_reask
+
+    result = reask(args.path, args.fish, args.tick, args.base_url, args.model, args.n, args.timeout)
+    print(json.dumps(result) if args.json else render_reask(result))
     return 0
 
 
@@ -721,7 +746,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential,
                     "sweep": run_sweep,
                     "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
-                    "trace": run_trace}
+                    "trace": run_trace, "reask": run_reask}
         if args.command in handlers:
             return handlers[args.command](args)
         parser.print_help()

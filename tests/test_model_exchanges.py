@@ -193,3 +193,42 @@ def test_a_fork_keeps_untouched_fishs_recorded_decisions_and_counts_the_misses(s
     replay.seek(replay.last_tick)
     assert replay.state_hash() == out["final_state_hash"]  # the fork replays exactly
     replay.close()
+
+
+def test_model_calls_table_joins_the_decisions_table(small_model_run, tmp_path):
+    from mirofish.session.tables import export_tables
+
+    out = export_tables(small_model_run, tmp_path / "t", fmt="csv", workers=1)
+    assert out["tables"]["model_calls"]["rows"] > 60
+    import csv
+
+    with open(tmp_path / "t" / "model_calls.csv") as fh:
+        calls = list(csv.DictReader(fh))
+    with open(tmp_path / "t" / "decisions.csv") as fh:
+        decisions = list(csv.DictReader(fh))
+    asked = {(c["tick"], c["fish"]) for c in calls if c["kind"] == "decision" and c["read"] == "ok"}
+    made = {(d["tick"], d["fish"]) for d in decisions if d["tier"] == "small" and d["status"] == "ok"}
+    assert made and made == asked
+    assert all(c["message"].startswith("You are ") and c["reply"] for c in calls if c["read"] == "ok")
+
+
+def test_reask_returns_the_recorded_answer_and_shows_another_models_difference(small_model_run):
+    from mirofish.session.reask import reask
+
+    t, fish, _ = _a_decision(small_model_run, 50)
+    with TestServer() as server:
+        same = reask(small_model_run, fish, t, base_url=server.url, n=2)
+        other = reask(small_model_run, fish, t, base_url=server.url, model="fish-mini-forager", n=2)
+    assert same["same_as_recorded"] == 2 and same["answers"][0]["reply"] == same["recorded"]["reply"]
+    assert same["legal"] == 2
+    if same["recorded"]["choice"] != "forage":
+        assert other["same_as_recorded"] == 0 and other["choices"] == {"forage": 2}
+
+
+def test_reask_names_the_ticks_a_fish_did_ask_at(small_model_run, capsys):
+    from mirofish.cli import main
+
+    t, fish, _ = _a_decision(small_model_run, 50)
+    assert main(["reask", str(small_model_run), "--fish", str(fish), "--tick", str(t + 1)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"t{t}" in err and "nearest" in err

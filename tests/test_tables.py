@@ -17,7 +17,7 @@ from mirofish.session.tables import TYPES
 
 ROOT = Path(__file__).resolve().parent.parent
 
-DUCK = {"int64": "BIGINT", "string": "VARCHAR", "float64": "DOUBLE"}
+DUCK = {"int64": "BIGINT", "string": "VARCHAR", "float64": "DOUBLE", "bool": "BOOLEAN"}
 
 
 def run(*args, timeout=180):

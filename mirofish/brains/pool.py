@@ -51,13 +51,10 @@ from .prompt import (
     ReplyError,
     estimate_tokens,
     fitting_choices,
-    legal_for_view,
+    judge_reply,
     messages,
-    parse_plan_reply,
-    parse_reply,
     parse_summary_reply,
     plan_formats,
-    plan_legal_for_view,
     summary_messages,
 )
 from .routing import Router, classify
@@ -441,7 +438,7 @@ class ModelPool(DecisionSource):
         hit = self._from_cache(asked, msgs, formats, 80)
         if hit is not None:  # answered as before, without the server
             trace.update(model=hit.get("model") or asked.endpoints[0].cfg.model)
-            await self._deliver(batch, i, asked, hit["reply"], 0, goals, ways, False,
+            await self._deliver(batch, i, asked, hit["reply"], 0, False,
                                 lambda reply, read: record(reply, read, cached=True))
             return
         missed = self.cache is not None
@@ -502,17 +499,17 @@ class ModelPool(DecisionSource):
         tier.breaker.outcome(True, probe, lock_tick)
         tier.calls += 1
         self._account(fish, prompt_toks, completion_toks, tier)  # the tokens were spent either way
-        await self._deliver(batch, i, tier, text, prompt_toks + completion_toks, goals, ways, fell_back, record)
+        await self._deliver(batch, i, tier, text, prompt_toks + completion_toks, fell_back, record)
 
     async def _deliver(self, batch: RequestBatch, i: int, tier: Tier, text: str | None, tokens: int,
-                       goals: list[str], ways: list[str], fell_back: bool, record) -> None:
+                       fell_back: bool, record) -> None:
         """A model's reply (from the server, or from the reply cache) read into the fish's
         decision and put on ``results`` with its exchange (and a due summary's); a reply that
         cannot be used is a fallback with its reason."""
         fish, tick = int(batch.fish[i]), int(batch.tick)
         persona = batch.personas[i] if batch.personas else ""
         try:
-            plan, reply = self._read(batch, i, text, goals, ways)
+            plan, reply = self._read(batch, i, text)
         except Failure as failure:
             if fell_back:
                 self.stats.wasted += 1
@@ -541,30 +538,17 @@ class ModelPool(DecisionSource):
             tokens=np.array([tokens]), thoughts=[reply.thought], summaries=written,
             meta={"late": True} if late else {}, calls=calls, **plan))
 
-    def _read(self, batch: RequestBatch, i: int, text: str | None, goals: list[str],
-              ways: list[str]) -> tuple[dict[str, Any], PlanReply | FishReply]:
+    def _read(self, batch: RequestBatch, i: int, text: str | None) -> tuple[dict[str, Any], PlanReply | FishReply]:
         """The plan (or action) in a reply, checked against the fish's view and the choices it
-        was offered; raises :class:`Failure` with the counted reason."""
+        was offered (:func:`~.prompt.judge_reply`); raises :class:`Failure` with the counted reason."""
         assert batch.perceptions is not None
-        view = batch.perceptions[i].view
-        try:
-            if self.plans:
-                planned = parse_plan_reply(text)
-                illegal = plan_legal_for_view(planned, view)
-                if not illegal and (planned.goal not in goals
-                                    or (planned.goal == "explore" and planned.direction not in ways)):
-                    illegal = "illegal_not_offered"  # outside the schema's narrowed enum
-                goal, param, horizon = planned.plan(batch.max_energy)
-                plan = {"actions": None, "goals": [goal], "params": [param], "horizons": [horizon]}
-                if illegal:
-                    raise Failure(illegal, server=False)
-                return plan, planned
-            acted = parse_reply(text)
-            if not legal_for_view(acted.action, view, bool(batch.food_here[i])):
-                raise Failure("illegal_action", server=False)
-            return {"actions": np.array([Action.parse(acted.action)], np.int8)}, acted
-        except ReplyError as exc:
-            raise Failure(f"reply_{exc.reason}", server=False) from None
+        reply, read = judge_reply(text, batch.perceptions[i].view, self.plans, bool(batch.food_here[i]))
+        if read != "ok" or reply is None:
+            raise Failure(read, server=False)
+        if isinstance(reply, PlanReply):
+            goal, param, horizon = reply.plan(batch.max_energy)
+            return {"actions": None, "goals": [goal], "params": [param], "horizons": [horizon]}, reply
+        return {"actions": np.array([Action.parse(reply.action)], np.int8)}, reply
 
     async def _summary(self, batch: RequestBatch, i: int, tier: Tier, persona: str,
                        calls: list[dict]) -> list[tuple[int, int, str]] | None:

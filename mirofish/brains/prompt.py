@@ -396,6 +396,26 @@ def plan_legal_for_view(reply: PlanReply, view: str) -> str | None:
     return None
 
 
+def judge_reply(text: str | None, view: str, plans: bool = True,
+                food_here: bool = False) -> tuple[PlanReply | FishReply | None, str]:
+    """How a model brain reads a reply to a fish whose view is ``view``: ``(reply, "ok")``, or
+    the reason it cannot be used — ``reply_empty``/``reply_garbage``/``reply_schema`` (not a
+    reply), ``school_without_fish``/``explore_into_glass`` (impossible from this view),
+    ``illegal_not_offered`` (outside the plans the schema offered), ``illegal_action`` —
+    with the reply when it parsed. The one reading used by the brain, ``reask`` and ``trace``."""
+    try:
+        reply: PlanReply | FishReply = parse_plan_reply(text) if plans else parse_reply(text)
+    except ReplyError as exc:
+        return None, f"reply_{exc.reason}"
+    if isinstance(reply, PlanReply):
+        goals, ways = fitting_choices(view)
+        illegal = plan_legal_for_view(reply, view)
+        if not illegal and (reply.goal not in goals or (reply.goal == "explore" and reply.direction not in ways)):
+            illegal = "illegal_not_offered"  # outside the schema's narrowed enum
+        return reply, illegal or "ok"
+    return reply, "ok" if legal_for_view(reply.action, view, food_here) else "illegal_action"
+
+
 def parse_reply(text: str | None) -> FishReply:
     """Read a model's reply; raises :class:`ReplyError` with reason ``empty``/``garbage``/``schema``."""
     data = _reply_object(text)

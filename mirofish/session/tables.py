@@ -19,6 +19,13 @@ beside it for analysis in pandas, polars or DuckDB. Reading never changes the re
   and the whole config flattened to columns (``fish.count``, ``food.spawn_rate`` …).
 * ``divergence`` — forks only: per tick, cells that differ from the parent, schooling and
   energy differences.
+* ``model_calls`` — one row per model request (model runs; empty otherwise): tick (the tick
+  its decision was applied at — join to ``decisions`` on tick and fish), asked (the tick the
+  fish asked), fish, kind (``decision`` or ``summary``), tier, model, endpoint (never
+  credentials), format, the per-fish message (``message``) and the shared prefix's hash
+  (``prefix``; its text is in the recording), the raw ``reply``, how it was ``read`` (``ok`` or
+  the failure), latency_ms, prompt and completion tokens, retries, cached (answered by a reply
+  cache), key (the reply cache's).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from ..observe.recording import DIVERGENCE_COLUMNS, SAMPLE_COLUMNS, TICK_COLUMNS
 from ..world import World
 from .replay import ReplaySource
 
-TABLES = ("runs", "decisions", "fish", "metrics", "memory", "divergence")
+TABLES = ("runs", "decisions", "fish", "metrics", "memory", "model_calls", "divergence")
 # Column types (Parquet / DuckDB names); ``metrics`` and ``divergence`` are ``tick`` (BIGINT)
 # and DOUBLE columns, ``runs`` takes each header and config value's own type. CSV holds the
 # same columns as text. A sweep's tables start with a ``run_id`` VARCHAR column.
@@ -53,7 +60,22 @@ TYPES = {
              "age": "int64", "plan": "string", "plan_goal": "string", "stuck": "int64"},
     "memory": {"tick": "int64", "fish": "int64", "kind": "string", "code": "int64", "text": "string",
                "source": "string"},
+    "model_calls": {"tick": "int64", "asked": "int64", "fish": "int64", "kind": "string", "tier": "string",
+                    "model": "string", "endpoint": "string", "format": "string", "prefix": "string",
+                    "message": "string", "reply": "string", "read": "string", "latency_ms": "float64",
+                    "prompt_tokens": "int64", "completion_tokens": "int64", "retries": "int64", "cached": "bool",
+                    "key": "string"},
 }
+
+
+def model_calls_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
+    calls = rec.model_calls(t0, t1)
+    cols: dict[str, list] = {c: [] for c in TYPES["model_calls"]}
+    for c in calls:
+        row = {**c, "message": c.get("user"), "latency_ms": round(float(c.get("latency_s") or 0.0) * 1000, 1)}
+        for k in cols:
+            cols[k].append(row.get(k))
+    return cols
 
 
 def _range(rec: Recording, t0: int | None, t1: int | None) -> tuple[int, int]:
@@ -283,7 +305,7 @@ def read_tables(rec: Recording, t0: int | None = None, t1: int | None = None, ev
         order = np.lexsort((fish_ids, ticks))
         memory = {k: v[order] for k, v in memory.items()}
     tables = {"runs": runs_table(rec), "decisions": decisions_table(rec, lo, hi), "fish": fish,
-              "metrics": metrics_table(rec, lo, hi), "memory": memory}
+              "metrics": metrics_table(rec, lo, hi), "memory": memory, "model_calls": model_calls_table(rec, lo, hi)}
     if "fork_tick" in rec.header:
         tables["divergence"] = divergence_table(rec, lo, hi)
     return tables
@@ -361,7 +383,7 @@ def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "par
     recorded = [(rid, json.loads(params)) for rid, params in runs if (folder / "runs" / f"{rid}.mfrec").is_file()]
     if not recorded:
         raise RecordingError(f"no recorded aquarium runs in {folder} (run the sweep with --record)")
-    names = ("runs", "decisions", "fish", "metrics", "memory")
+    names = ("runs", "decisions", "fish", "metrics", "memory", "model_calls")
     files = _targets(out_dir, names, fmt, tuple(folder / "runs" / f"{r}.mfrec" for r, _ in recorded), overwrite)
     merged: dict[str, dict[str, list]] = {}
     for rid, params in recorded:

@@ -41,7 +41,8 @@ def export_window(recording: Recording | str | Path, around: int, radius: int, o
 
 
 def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -> list[dict]:
-    """Isolate one fish: its perception, recorded decision and what the brain decides now, per tick.
+    """Isolate one fish: its perception, recorded decision and what the brain decides now, per
+    tick; for a model run, what its model was sent and answered (``exchanges``).
 
     The whole tank is re-simulated from the recording, so the fish's neighbours are exactly
     where they were (isolating a fish without its neighbours proves nothing).
@@ -66,6 +67,11 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
             if int(decided.status[k]):
                 row["reason"] = status_name(int(decided.status[k]))  # why the fallback decided
             row["thought"] = decided.thoughts.get(int(fish), "")
+            said = [c for c in decided.calls or () if c["fish"] == fish]
+            if said:  # what the model saw and said (the exchanges behind this decision)
+                row["exchanges"] = [{k: c[k] for k in ("kind", "model", "user", "reply", "read", "latency_s",
+                                                        "prompt_tokens", "completion_tokens", "retries", "cached")}
+                                    for c in said]
             if brain is not None:
                 brain.submit(player.request_for(fish))
                 brain.pump()  # the embedded brain answers in this thread

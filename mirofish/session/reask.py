@@ -1,0 +1,129 @@
+"""Ask a recorded question again: ``python run.py reask REC --fish N --tick T [--base-url … --model … --n K]``.
+
+The recording keeps every model exchange (:mod:`mirofish.brains.exchanges`); this rebuilds
+the request a fish's model was sent at tick ``T`` — the same messages and schema, byte for
+byte — sends it ``K`` times to the recorded server and model or to another, and reads each
+answer the way the brain does (:func:`~mirofish.brains.prompt.judge_reply`): the recorded
+answer beside the new ones, the goals they chose and whether each was legal for the view the
+fish had. Against a deterministic server and the same model the answer comes back as
+recorded; another model shows how its choice differs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from ..brains.exchanges import formats_of, messages_of
+from ..brains.prompt import PlanReply, judge_reply
+from ..config import redact_url
+from ..observe.recording import Recording, RecordingError
+
+
+def find_exchange(rec: Recording, fish: int, tick: int) -> dict:
+    """The decision exchange of ``fish`` at ``tick`` (applied or asked there), or a one-line error
+    naming the nearest ticks where it has one."""
+    if not 0 <= fish < rec.config.fish.count:
+        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
+    if rec.config.brain.kind != "llm":
+        raise RecordingError(f"{rec.path} is a run of the {rec.config.brain.kind} brain: no model was asked")
+    calls = [c for c in rec.model_calls(fish=fish) if c["kind"] == "decision"]
+    if not calls:
+        raise RecordingError(f"fish {fish} has no recorded model exchange in {rec.path} (recorded with "
+                             f"record.model_calls = false, or made before exchanges were kept)")
+    here = [c for c in calls if tick in (c["tick"], c["asked"])]
+    if not here:
+        near = sorted({c["tick"] for c in calls}, key=lambda t: (abs(t - tick), t))[:5]
+        raise RecordingError(f"fish {fish} asked its model at no tick {tick}; nearest: "
+                             f"{', '.join(f't{t}' for t in sorted(near))}")
+    return here[-1]
+
+
+def _reading(text: str | None, view: str, plans: bool, food_here: bool) -> dict:
+    reply, read = judge_reply(text, view, plans, food_here)
+    out: dict = {"reply": text, "read": read, "legal": read == "ok"}
+    if isinstance(reply, PlanReply):
+        out["choice"] = reply.goal + (f" {reply.direction}" if reply.goal == "explore" and reply.direction else "")
+        out["thought"] = reply.thought
+    elif reply is not None:
+        out["choice"] = reply.action
+        out["thought"] = reply.thought
+    return out
+
+
+def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, model: str | None = None,
+          n: int = 1, timeout_s: float = 60.0) -> dict:
+    """Send fish ``fish``'s recorded request of tick ``tick`` again, ``n`` times; return the
+    recorded answer and the new ones, read as the brain reads them (JSON-ready)."""
+    from ..brains.transport import Endpoint, Failure, LoopThread, Transport, TransportSettings
+    from ..config import EndpointConfig
+
+    rec = Recording(path)
+    try:
+        call = find_exchange(rec, fish, tick)
+        texts = rec.texts()
+        cfg = rec.config
+    finally:
+        rec.close()
+    recorded_eps = cfg.brain.small.endpoints or cfg.brain.large.endpoints
+    url = base_url or (recorded_eps[0].base_url if recorded_eps else None)
+    if not url or "***@" in url:
+        raise RecordingError("the recorded server's address is not in the recording (it had credentials): "
+                             "give --base-url")
+    plans = cfg.brain.decides == "plan"
+    view = call["view"]
+    food_here = "\nhere: food" in call["user"] or "food under you" in call["user"]
+    msgs, formats = messages_of(call, texts), formats_of(call, texts)
+    ask_model = model or call["model"]
+    thread = LoopThread("mirofish-reask")
+    answers: list[dict] = []
+    try:
+        async def run() -> None:
+            import asyncio
+
+            transport = Transport(TransportSettings(request_timeout_s=timeout_s, max_retries=1, seed=cfg.seed),
+                                  asyncio.get_running_loop())
+            ep = Endpoint(EndpointConfig(base_url=url, model=ask_model, max_concurrency=1))
+            transport.connect(ep, cfg.brain.api_key_env)
+            try:
+                for _ in range(n):
+                    trace: dict = {}
+                    try:
+                        text, p, c = await transport.complete([ep], msgs, formats, call["max_tokens"], trace=trace)
+                        answers.append({**_reading(text, view, plans, food_here), "prompt_tokens": p,
+                                        "completion_tokens": c, "latency_s": round(trace.get("latency_s", 0.0), 3)})
+                    except Failure as failure:
+                        answers.append({"reply": None, "read": failure.reason, "legal": False})
+            finally:
+                await transport.close()
+
+        thread.run(run(), timeout=n * (timeout_s + 5) + 10)
+    finally:
+        thread.close()
+    recorded = _reading(call["reply"], view, plans, food_here)
+    recorded["read"] = call["read"]  # as the run read it (a reply that never came has none)
+    same = sum(1 for a in answers if a.get("reply") == call["reply"])
+    return {
+        "recording": str(path), "fish": fish, "tick": call["tick"], "asked_at": call["asked"],
+        "recorded": {**recorded, "model": call["model"], "endpoint": call["endpoint"], "tier": call["tier"]},
+        "asked": {"model": ask_model, "endpoint": redact_url(url), "times": n},
+        "answers": answers,
+        "same_as_recorded": same,
+        "choices": dict(Counter(a.get("choice", a["read"]) for a in answers)),
+        "legal": sum(1 for a in answers if a["legal"]),
+        "view": view, "message": call["user"],
+    }
+
+
+def render_reask(r: dict) -> str:
+    """``reask``'s text output."""
+    rec = r["recorded"]
+    lines = [f"fish {r['fish']} at t{r['tick']} saw:", "  " + r["message"].replace("\n", "\n  "),
+             f"recorded ({rec['model']} at {rec['endpoint']}): {rec.get('choice', '-')}  [{rec['read']}]  "
+             f"{rec['reply']!r}"]
+    for k, a in enumerate(r["answers"], 1):
+        lines.append(f"again #{k} ({r['asked']['model']}): {a.get('choice', '-')}  [{a['read']}]  {a['reply']!r}")
+    n = r["asked"]["times"]
+    lines.append(f"same answer as recorded: {r['same_as_recorded']}/{n}; legal: {r['legal']}/{n}; choices: "
+                 + ", ".join(f"{k} x{v}" for k, v in sorted(r["choices"].items())))
+    return "\n".join(lines)
