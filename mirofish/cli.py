@@ -297,6 +297,16 @@ def build_parser() -> argparse.ArgumentParser:
     ra.add_argument("--timeout", metavar="S", type=_seconds, default=60.0,
                     help="one answer takes at most S seconds (default 60)")
     ra.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    df = sub.add_parser("diff", help="compare two recordings (a run and its fork) tick by tick, or two windows of "
+                                     "one recording (--a T1:T2 --b T3:T4)")
+    df.add_argument("path", help="recording A (only read)")
+    df.add_argument("other", nargs="?", help="recording B (only read); leave out to compare two windows of A")
+    df.add_argument("--a", dest="wa", metavar="T1:T2", help="windows: the first window of ticks")
+    df.add_argument("--b", dest="wb", metavar="T3:T4", help="windows: the second window of ticks")
+    df.add_argument("--json", action="store_true", help="print JSON instead of text")
+    df.add_argument("--png", metavar="OUT", help="also draw the comparison into a PNG file")
+    df.add_argument("--overwrite", action="store_true", help="replace an existing --png file")
     return parser
 
 
@@ -629,6 +639,33 @@ def run_reask(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_diff(args: argparse.Namespace) -> int:
+    from .session.diff import diff_runs, diff_windows, parse_window, render_png, render_text
+
+    inputs = tuple(p for p in (args.path, args.other) if p)
+    if args.png:
+        guard_output(args.png, inputs, args.overwrite, "chart")
+    if args.other:
+        if args.wa or args.wb:
+            raise UsageError("mirofish diff: --a/--b compare two windows of one recording; give one recording")
+        result = diff_runs(args.path, args.other)
+    else:
+        if not (args.wa and args.wb):
+            raise UsageError("mirofish diff: give a second recording, or two windows --a T1:T2 --b T3:T4")
+        try:
+            wa, wb = parse_window(args.wa), parse_window(args.wb)
+        except ValueError as exc:
+            raise UsageError(f"mirofish diff: {exc}") from None
+        result = diff_windows(args.path, wa, wb)
+    if args.png:
+        render_png(result, args.png)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(render_text(result))
+    return 0
+
+
 def run_sweep(args: argparse.Namespace) -> int:
     from .sweep.backends import BackendError, DaskBackend, LocalBackend
     from .sweep.results import ResultsError, Store, write_outputs
@@ -746,7 +783,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential,
                     "sweep": run_sweep,
                     "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
-                    "trace": run_trace, "reask": run_reask}
+                    "trace": run_trace, "reask": run_reask, "diff": run_diff}
         if args.command in handlers:
             return handlers[args.command](args)
         parser.print_help()

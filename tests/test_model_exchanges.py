@@ -232,3 +232,24 @@ def test_reask_names_the_ticks_a_fish_did_ask_at(small_model_run, capsys):
     assert main(["reask", str(small_model_run), "--fish", str(fish), "--tick", str(t + 1)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and f"t{t}" in err and "nearest" in err
+
+
+def test_diff_of_a_run_and_its_fork_names_the_fork_tick_and_the_swapped_fish(small_model_run, tmp_path):
+    from mirofish.cli import main
+    from mirofish.session import fork
+    from mirofish.session.diff import diff_runs, diff_windows
+
+    t, fish, _ = _a_decision(small_model_run, 100)
+    fork(small_model_run, t, fish, "rest 10", 60, tmp_path / "fork.db")
+    d = diff_runs(small_model_run, tmp_path / "fork.db")
+    assert d["from"] == t and d["first_divergent_decision"]["tick"] == t
+    first = d["first_divergent_decision"]
+    assert first["fish"] == [fish] and first["b"][0].startswith("rest until 10")
+    assert fish in d["first_tick_cells_differ"]["fish"] and d["cells_differ"]["max"] >= 1
+    same = diff_runs(small_model_run, small_model_run)
+    assert same["first_divergent_decision"] is None and same["cells_differ"]["max"] == 0
+    w = diff_windows(small_model_run, (0, 80), (120, 200))
+    assert w["a"]["decisions"] > 30 and abs(sum(w["a"]["actions"].values()) - 1) < 1e-3
+    assert main(["diff", str(small_model_run), str(tmp_path / "fork.db"), "--png", str(tmp_path / "d.png")]) == 0
+    assert (tmp_path / "d.png").stat().st_size > 10_000
+    assert main(["diff", str(small_model_run), "--a", "50:20", "--b", "0:10"]) == 2

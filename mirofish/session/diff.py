@@ -1,0 +1,283 @@
+"""Compare two runs, or two time windows of one run (the source design's second debugging step).
+
+``python run.py diff A.db B.db`` — a run and its fork, or two runs of the same tank: both are
+replayed over the ticks they share, side by side, and compared tick by tick: the **first
+divergent tick and fish** (the first tick at which a fish's applied decision differs — for a
+fork: the fork tick and the swapped fish), the first tick a fish stands in another cell, how
+many fish are in another cell over time, and, over the shared ticks, the executed actions and
+the plans chosen, stuck fish-ticks, memory sizes and the sampled metrics, side by side.
+
+``python run.py diff REC --a T1:T2 --b T3:T4`` — two windows of one run: the same
+distributions and measures, window against window (nothing is compared cell by cell).
+
+Text by default, ``--json`` for JSON, ``--png OUT`` for a picture.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..actions import ACTION_NAMES
+from ..fish.plans import GOAL_NAMES, describe
+from ..observe.recording import SAMPLE_COLUMNS, Recording, RecordingError
+from .replay import ReplaySession
+
+_SHOWN_METRICS = ("schooling_degree", "polarization", "school_size", "school_moving", "school_travel",
+                  "conflict_rate", "action_entropy", "nn_distance", "fallback_rate", "tokens_per_decision")
+
+
+def parse_window(text: str) -> tuple[int, int]:
+    """``"T1:T2"`` → (T1, T2) with T1 < T2; ValueError otherwise."""
+    try:
+        a, b = (int(v) for v in text.split(":"))
+    except ValueError:
+        raise ValueError(f"a window is T1:T2 (two ticks), got {text!r}") from None
+    if not 0 <= a < b:
+        raise ValueError(f"a window T1:T2 needs 0 <= T1 < T2, got {text!r}")
+    return a, b
+
+
+class _Side:
+    """One side of a diff: a recording replayed over ``[t0, t1)``, with what is counted per tick."""
+
+    def __init__(self, rec: Recording, t0: int, t1: int, label: str):
+        self.rec, self.t0, self.t1, self.label = rec, t0, t1, label
+        self.player = ReplaySession(rec)
+        self.player.seek(t0)
+        n = rec.config.fish.count
+        self.actions = np.zeros(len(ACTION_NAMES), np.int64)
+        self.plans = np.zeros(len(GOAL_NAMES), np.int64)
+        self.decisions = 0
+        self.stuck_ticks = 0
+        self.n = n
+
+    def step(self) -> tuple[np.ndarray, dict[int, tuple[int, int, int]]] | None:
+        """One tick: the decisions applied at it (fish → plan), counted; then the cells after it."""
+        t = self.player.tick
+        d = self.rec.decisions_at(t)
+        decided: dict[int, tuple[int, int, int]] = {}
+        if d is not None:
+            for f, g, p, h in zip(d.fish.tolist(), d.goal.tolist(), d.param.tolist(), d.horizon.tolist()):
+                decided[f] = (g, p, h)
+                self.plans[g] += 1
+            self.decisions += d.fish.size
+        frame = self.player.step()
+        if frame is None:
+            return None
+        self.actions += np.bincount(frame.executed.astype(np.int64), minlength=len(ACTION_NAMES))[: len(ACTION_NAMES)]
+        self.stuck_ticks += int(np.count_nonzero(self.player.world.school.stuck))
+        return self.player.world.school.cell.copy(), decided
+
+    def summary(self) -> dict:
+        s = self.player.world.school
+        mem = s.memory
+        sizes = np.count_nonzero(mem.code != 0, axis=1)
+        samples = self.rec.sample_rows(self.t0, self.t1)
+        metrics = {}
+        for k, name in enumerate(SAMPLE_COLUMNS):
+            if name in _SHOWN_METRICS and len(samples):
+                metrics[name] = round(float(np.mean(samples[:, 1 + k])), 4)
+        total_a = max(1, int(self.actions.sum()))
+        total_p = max(1, int(self.plans.sum()))
+        return {
+            "label": self.label, "recording": str(self.rec.path), "ticks": [self.t0, self.player.tick],
+            "decisions": self.decisions,
+            "actions": {a: round(int(c) / total_a, 4) for a, c in zip(ACTION_NAMES, self.actions)},
+            "plans": {g: round(int(c) / total_p, 4) for g, c in zip(GOAL_NAMES, self.plans) if c},
+            "stuck_fish_ticks": self.stuck_ticks,
+            "memory_entries_mean": round(float(np.mean(sizes)), 2),
+            "summaries_mean": round(float(np.mean(np.minimum(s.long_memory.count, s.long_memory.kept))), 2),
+            "metrics_mean": metrics,
+        }
+
+    def close(self) -> None:
+        self.player.close()
+
+
+def _open(path: str | Path) -> Recording:
+    return Recording(path)
+
+
+def diff_runs(a_path: str | Path, b_path: str | Path) -> dict:
+    """Two recordings of the same tank compared over the ticks both hold (see the module doc)."""
+    a, b = _open(a_path), _open(b_path)
+    try:
+        if a.config.fish.count != b.config.fish.count:
+            raise RecordingError(f"{a.path} has {a.config.fish.count} fish and {b.path} {b.config.fish.count}: "
+                                 f"diff compares the same tank")
+        t0, t1 = max(a.first_tick, b.first_tick), min(a.last_tick, b.last_tick)
+        if t0 >= t1:
+            raise RecordingError(f"{a.path} (ticks {a.first_tick}..{a.last_tick}) and {b.path} (ticks "
+                                 f"{b.first_tick}..{b.last_tick}) share no tick")
+        sa, sb = _Side(a, t0, t1, "A"), _Side(b, t0, t1, "B")
+        try:
+            same_start = sa.player.state_hash() == sb.player.state_hash()
+            first_decision: dict | None = None
+            first_cell: dict | None = None
+            curve: list[tuple[int, int]] = []
+            ever = np.zeros(a.config.fish.count, bool)
+            for t in range(t0, t1):
+                ra, rb = sa.step(), sb.step()
+                if ra is None or rb is None:
+                    break
+                (ca, da), (cb, db) = ra, rb
+                if first_decision is None and da != db:
+                    fish = sorted(f for f in set(da) | set(db) if da.get(f) != db.get(f))
+                    first_decision = {"tick": t, "fish": fish,
+                                      "a": [describe(*da[f]) if f in da else None for f in fish],
+                                      "b": [describe(*db[f]) if f in db else None for f in fish]}
+                differ = ca != cb
+                ever |= differ
+                n = int(np.count_nonzero(differ))
+                curve.append((t + 1, n))
+                if first_cell is None and n:
+                    first_cell = {"tick": t, "fish": np.flatnonzero(differ).tolist()}
+            out = {
+                "kind": "runs", "from": t0, "to": sa.player.tick, "same_state_at_start": same_start,
+                "first_divergent_decision": first_decision, "first_tick_cells_differ": first_cell,
+                "cells_differ": {"final": curve[-1][1] if curve else 0,
+                                 "max": max((n for _, n in curve), default=0),
+                                 "fish_ever_elsewhere": int(ever.sum())},
+                "curve": curve, "a": sa.summary(), "b": sb.summary(),
+                "final_state_hashes": [sa.player.state_hash(), sb.player.state_hash()],
+            }
+        finally:
+            sa.close()
+            sb.close()
+    finally:
+        a.close()
+        b.close()
+    return out
+
+
+def diff_windows(path: str | Path, wa: tuple[int, int], wb: tuple[int, int]) -> dict:
+    """Two windows of one recording compared (see the module doc)."""
+    rec = _open(path)
+    try:
+        sides = []
+        for (t0, t1), label in ((wa, "A"), (wb, "B")):
+            if not rec.first_tick <= t0 < t1 <= rec.last_tick:
+                raise RecordingError(f"window {label} {t0}:{t1} is not inside the recorded ticks "
+                                     f"{rec.first_tick}..{rec.last_tick}")
+            side = _Side(rec, t0, t1, f"{label} t{t0}-t{t1}")
+            try:
+                while side.player.tick < t1 and side.step() is not None:
+                    pass
+                sides.append(side.summary())
+            finally:
+                side.close()
+    finally:
+        rec.close()
+    return {"kind": "windows", "recording": str(path), "a": sides[0], "b": sides[1]}
+
+
+def render_text(d: dict) -> str:
+    a, b = d["a"], d["b"]
+    lines = []
+    if d["kind"] == "runs":
+        lines.append(f"A {a['recording']}  vs  B {b['recording']}  over ticks {d['from']}..{d['to']}"
+                     + ("" if d["same_state_at_start"] else "  (they differ already at the start)"))
+        fd = d["first_divergent_decision"]
+        if fd:
+            lines.append(f"first divergent decision: t{fd['tick']}, fish {', '.join(map(str, fd['fish'][:8]))}"
+                         f" (A: {fd['a'][0]}; B: {fd['b'][0]})")
+        else:
+            lines.append("no decision differs")
+        fc = d["first_tick_cells_differ"]
+        lines.append(f"first tick a fish is in another cell: t{fc['tick']} (fish {', '.join(map(str, fc['fish'][:8]))})"
+                     if fc else "every fish is in the same cell at every tick")
+        cd = d["cells_differ"]
+        lines.append(f"fish in another cell: {cd['final']} at the end, {cd['max']} at most, "
+                     f"{cd['fish_ever_elsewhere']} ever")
+    else:
+        lines.append(f"{d['recording']}: window {a['label']}  vs  window {b['label']}")
+    width = 22
+
+    def row(name: str, va, vb) -> str:
+        return f"  {name:<{width}} {va!s:>10} {vb!s:>10}"
+
+    lines.append(row("", "A", "B"))
+    lines.append("actions executed (share)")
+    for k in ACTION_NAMES:
+        lines.append(row(k, a["actions"][k], b["actions"][k]))
+    lines.append("plans chosen (share)")
+    for k in sorted(set(a["plans"]) | set(b["plans"]), key=GOAL_NAMES.index):
+        lines.append(row(k, a["plans"].get(k, 0.0), b["plans"].get(k, 0.0)))
+    lines.append(row("decisions", a["decisions"], b["decisions"]))
+    lines.append(row("stuck fish-ticks", a["stuck_fish_ticks"], b["stuck_fish_ticks"]))
+    lines.append(row("memories per fish", a["memory_entries_mean"], b["memory_entries_mean"]))
+    lines.append("metrics (mean of the samples)")
+    for k in a["metrics_mean"]:
+        lines.append(row(k, a["metrics_mean"][k], b["metrics_mean"].get(k)))
+    return "\n".join(lines)
+
+
+def render_png(d: dict, out: str | Path, size: tuple[int, int] = (1200, 640)) -> None:
+    """The diff as a picture (pygame, offscreen): fish in another cell over time (runs), and the
+    action, plan and metric comparisons as paired bars."""
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    import pygame
+
+    pygame.font.init()
+    W = size[0]
+    surf = pygame.Surface(size)
+    surf.fill((12, 28, 52))
+    title, font = pygame.font.Font(None, 30), pygame.font.Font(None, 21)
+    ink, dim, ca, cb = (230, 238, 245), (140, 160, 185), (255, 196, 80), (110, 170, 230)
+    a, b = d["a"], d["b"]
+    head = (f"diff  A {Path(a['recording']).name}  vs  B {Path(b['recording']).name}" if d["kind"] == "runs"
+            else f"diff  {Path(d['recording']).name}: {a['label']} vs {b['label']}")
+    surf.blit(title.render(head, True, ink), (20, 14))
+    surf.blit(font.render("A", True, ca), (W - 80, 18))
+    surf.blit(font.render("B", True, cb), (W - 50, 18))
+    top = 52
+    if d["kind"] == "runs":
+        box = pygame.Rect(20, top + 20, W - 40, 170)
+        pygame.draw.rect(surf, (20, 44, 78), box)
+        n = max(1, max((v for _, v in d["curve"]), default=1))
+        fd = d["first_divergent_decision"]
+        label = "fish in another cell, per tick" + (f"   first divergent decision: t{fd['tick']} fish "
+                                                    f"{', '.join(map(str, fd['fish'][:5]))}" if fd else "")
+        surf.blit(font.render(label, True, ink), (box.left, top))
+        if len(d["curve"]) > 1:
+            ts = np.array([t for t, _ in d["curve"]], float)
+            vs = np.array([v for _, v in d["curve"]], float)
+            xs = box.left + (ts - ts[0]) / max(1.0, ts[-1] - ts[0]) * (box.width - 1)
+            ys = box.bottom - vs / n * (box.height - 10)
+            pygame.draw.lines(surf, ca, False, list(zip(xs.tolist(), ys.tolist())), 2)
+        surf.blit(font.render(f"t{d['from']}", True, dim), (box.left, box.bottom + 4))
+        end = font.render(f"t{d['to']}   max {n}", True, dim)
+        surf.blit(end, (box.right - end.get_width(), box.bottom + 4))
+        top = box.bottom + 30
+    groups = [("actions executed", a["actions"], b["actions"]),
+              ("plans chosen", {k: a["plans"].get(k, 0.0) for k in GOAL_NAMES},
+               {k: b["plans"].get(k, 0.0) for k in GOAL_NAMES})]
+    col_w = (W - 60) // 3
+    for gi, (name, va, vb) in enumerate(groups):
+        x0 = 20 + gi * (col_w + 10)
+        surf.blit(font.render(name + " (share)", True, ink), (x0, top))
+        keys = [k for k in va if va[k] or vb.get(k)]
+        top_share = max([va[k] for k in keys] + [vb.get(k, 0.0) for k in keys] + [1e-9])
+        for k, key in enumerate(keys):
+            y = top + 24 + k * 26
+            surf.blit(font.render(key, True, dim), (x0, y))
+            for j, (v, c) in enumerate(((va[key], ca), (vb.get(key, 0.0), cb))):
+                pygame.draw.rect(surf, c, (x0 + 90, y + j * 10, int(v / top_share * (col_w - 150)), 8))
+            surf.blit(font.render(f"{va[key]:.0%}/{vb.get(key, 0.0):.0%}", True, dim), (x0 + col_w - 56, y))
+    x0 = 20 + 2 * (col_w + 10)
+    surf.blit(font.render("metrics (A / B)", True, ink), (x0, top))
+    rows = list(a["metrics_mean"].items())[:10] + [("stuck fish-ticks", a["stuck_fish_ticks"]),
+                                                   ("memories per fish", a["memory_entries_mean"])]
+    other = {**b["metrics_mean"], "stuck fish-ticks": b["stuck_fish_ticks"],
+             "memories per fish": b["memory_entries_mean"]}
+    for k, (key, v) in enumerate(rows):
+        y = top + 24 + k * 24
+        surf.blit(font.render(key, True, dim), (x0, y))
+        surf.blit(font.render(f"{v:g}", True, ca), (x0 + 190, y))
+        surf.blit(font.render(f"{other.get(key, 0):g}", True, cb), (x0 + 280, y))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    pygame.image.save(surf, str(out))
