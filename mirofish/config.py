@@ -306,6 +306,10 @@ class BrainConfig(_Section):
     api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the API key")
     small: TierConfig = TierConfig()
     large: TierConfig = TierConfig()
+    prompt_memories: int = Field(8, ge=0, le=64, description="newest short memories in a fish's prompt")
+    prompt_summaries: int = Field(3, ge=0, le=20, description="newest long-term summaries in a fish's prompt")
+    tendency: bool = Field(True, description="the shared prefix says 'alone, the current scatters you; near others "
+                                             "you feel steadier' (a tendency given to the model, not a rule)")
     embeddings: bool = Field(False, description="drift score via the small tier's /v1/embeddings")
     drift_alert: float = Field(0.05, ge=0, le=1, description="alert when a summary's drift score falls below")
     instinct: InstinctConfig = InstinctConfig()

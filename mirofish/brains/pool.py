@@ -43,9 +43,7 @@ from .instinct import instinct_source
 from .prompt import (
     JSON_OBJECT_FORMAT,
     JSON_SCHEMA_FORMAT,
-    PLAN_PROMPT,
     SUMMARY_FORMATS,
-    SYSTEM_PROMPT,
     FishReply,
     PlanReply,
     ReplyError,
@@ -56,6 +54,7 @@ from .prompt import (
     parse_summary_reply,
     plan_formats,
     summary_messages,
+    system_prompt,
 )
 from .routing import Router, classify
 from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettings
@@ -129,7 +128,7 @@ class ModelPool(DecisionSource):
         self.tokens_by_fish = np.zeros(cfg.fish.count, np.int64)
         self.drift: dict[int, float] = {}  # fish → drift score of its newest model-written summary
         self._seen: dict[int, set] = {}
-        self._prefix_tokens = estimate_tokens(PLAN_PROMPT if self.plans else SYSTEM_PROMPT)
+        self._prefix_tokens = estimate_tokens(system_prompt(self.plans, self.bcfg.tendency))
         self._tick = 0  # the newest tick asked about (lockstep breaker cooldown)
         self._given_up: set[tuple[int, int]] = set()  # (tick, fish) of requests the engine gave up on
         self._latest: dict[int, int] = {}  # fish → tick of its newest request
@@ -351,7 +350,7 @@ class ModelPool(DecisionSource):
         fish = Perception(tick=0, view=".....\n..F..\n..@.<\n.....\n.....", food_here=False, energy=5000,
                           max_energy=10000, age=0, memories=())
         goals, ways = fitting_choices(fish.view)
-        msgs = messages(fish, "a calm fish", "first_plan", plans=self.plans)
+        msgs = messages(fish, "a calm fish", "first_plan", plans=self.plans, tendency=self.bcfg.tendency)
         record: dict[str, Any] = {"model": ep.cfg.model, "slots": ep.slots, "slots_from": ep.slots_source}
         try:
             _, p, c = await self.transport.complete(
@@ -425,7 +424,9 @@ class ModelPool(DecisionSource):
         view, persona = batch.perceptions[i].view, batch.personas[i]
         goals, ways = fitting_choices(view)
         formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
-        msgs = messages(batch.perceptions[i], persona, trigger, None, plans=self.plans)
+        b = self.bcfg
+        msgs = messages(batch.perceptions[i], persona, trigger, None, plans=self.plans, memories=b.prompt_memories,
+                        summaries=b.prompt_summaries, tendency=b.tendency)
         trace: dict[str, Any] = {}
         asked = tier or self.tiers["small"]
 

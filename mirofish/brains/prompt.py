@@ -1,12 +1,16 @@
 """What a model brain is asked and how its answer is read (docs/design.md §3).
 
 **Plan mode** (the default, ``brain.decides = "plan"``): a fixed **shared prefix**
-(:data:`PLAN_PROMPT`: the view alphabet, the five plans in one line each, the energy rules and
-three worked example replies) — byte-identical for every fish, so servers with prefix caching
-reuse it — then a short **per-fish** message (:func:`plan_message`: persona, why it asks, the
-5×5 view with a one-line reading, energy, the newest three memories and the newest summary,
-and the plans that fit the view). The reply is a plan (:class:`PlanReply`) under a strict
-json_schema whose goal enum is narrowed to the plans that fit (:func:`plan_formats`). A due
+(:data:`PLAN_PROMPT`: the view alphabet, the five plans in one line each, the energy rules, the
+source design's tendency line — "alone, the current scatters you; near others you feel
+steadier", a tendency given to the model, not a behaviour rule; ``brain.tendency = false``
+leaves it out — and three worked example replies) — byte-identical for every fish, so servers
+with prefix caching reuse it — then a **per-fish** message (:func:`plan_message`: persona, why
+it asks, the 5×5 view with a one-line reading, energy and age, its short memories — the
+newest ``brain.prompt_memories``, 8 by default, all the memory keeps — and long-term
+summaries — the newest ``brain.prompt_summaries``, 3 —, and the plans that fit the view).
+The reply is a plan (:class:`PlanReply`) under a strict json_schema whose goal enum is
+narrowed to the plans that fit (:func:`plan_formats`). A due
 long-term summary is asked for in a small request of its own (:func:`summary_messages`).
 
 **Action mode** (``brain.decides = "action"``, the source design's): :data:`SYSTEM_PROMPT` —
@@ -48,6 +52,7 @@ rest - stay put until energy reaches "until" (rest only revives below 10)
 keep_away - from a "crowd" or the "glass"
 
 Moving costs energy; food gives 40. At 0 energy you can only rest.
+Alone, the current scatters you; near others you feel steadier.
 
 Reply with one JSON object only, for example:
 {"goal": "forage", "ticks": 40, "thought": "hungry, food two cells east"}
@@ -209,27 +214,48 @@ def parse_summary_reply(text: str | None) -> str:
         raise ReplyError("schema", exc.errors()[0]["msg"]) from None
 
 
-def fish_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None) -> str:
+TENDENCY_LINES = ("Alone, the current scatters you; near others you feel steadier.\n",
+                  "- Alone, the current scatters you more easily; near others you feel steadier.\n")
+
+
+def system_prompt(plans: bool = True, tendency: bool = True) -> str:
+    """The shared prefix: :data:`PLAN_PROMPT` or :data:`SYSTEM_PROMPT`, with or without the tendency line."""
+    text = PLAN_PROMPT if plans else SYSTEM_PROMPT
+    if not tendency:
+        for line in TENDENCY_LINES:
+            text = text.replace(line, "")
+    return text
+
+
+def fish_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
+                 memories: int = 8, summaries: int = 3) -> str:
     """The per-fish part of the prompt (long-term summaries without their anchor quotes, which
     are already among the memories)."""
     p = perception
     lines = [f"You are {persona}. Deciding because: {trigger.replace('_', ' ')}.", p.view,
              f"here: {'food' if p.food_here else 'water'}; energy {p.energy / 100:.0f}/{p.max_energy / 100:.0f}; "
              f"age {p.age}", "Recent:"]
-    lines += list(p.memories) or ["nothing yet"]
-    if p.summaries:
+    lines += _newest(p.memories, memories) or ["nothing yet"]
+    if p.summaries and summaries:
         lines.append("Earlier:")
-        lines += [s.split(" Anchors:")[0] for s in p.summaries]
+        lines += [s.split(" Anchors:")[0] for s in _newest(p.summaries, summaries)]
     if summary_facts:
         span, _, facts = summary_facts.partition(": ")
         lines.append(SUMMARY_ASK.format(span=span, facts=facts))
     return "\n".join(lines)
 
 
+def _newest(items, k: int) -> list[str]:
+    return list(items)[-k:] if k > 0 else []
+
+
 def messages(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
-             plans: bool = False) -> list[dict]:
-    body = (plan_message if plans else fish_message)(perception, persona, trigger, summary_facts)
-    return [{"role": "system", "content": PLAN_PROMPT if plans else SYSTEM_PROMPT},
+             plans: bool = False, memories: int = 8, summaries: int = 3, tendency: bool = True) -> list[dict]:
+    """A fish's request: the shared prefix (:func:`system_prompt`) and its own message, with its
+    newest ``memories`` short memories and ``summaries`` long-term summaries."""
+    body = (plan_message if plans else fish_message)(perception, persona, trigger, summary_facts, memories,
+                                                     summaries)
+    return [{"role": "system", "content": system_prompt(plans, tendency)},
             {"role": "user", "content": body}]
 
 
@@ -279,18 +305,21 @@ def fitting_choices(view: str) -> tuple[list[str], list[str]]:
     return goals, ways
 
 
-def plan_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None) -> str:
+def plan_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
+                 memories: int = 8, summaries: int = 3) -> str:
     """The per-fish part of the plan prompt: persona, why it asks (``first_plan`` for a fish's
-    first request), the view with a one-line reading, state, the newest memories and summary,
-    and the plans that fit. (A due long-term summary is asked for in a request of its own:
-    :func:`summary_messages`; ``summary_facts`` is accepted for the action prompt's signature.)"""
+    first request), the view with a one-line reading, energy and age, the newest ``memories``
+    short memories and ``summaries`` long-term summaries, and the plans that fit. (A due
+    long-term summary is asked for in a request of its own: :func:`summary_messages`;
+    ``summary_facts`` is accepted for the action prompt's signature.)"""
     p = perception
     seen, fitting = reading(p.view)
     lines = [f"You are {persona}. Asking because: {trigger.replace('_', ' ')}.", p.view, f"You see: {seen}.",
-             f"Energy {p.energy / 100:.0f}/{p.max_energy / 100:.0f}{'; food under you' if p.food_here else ''}.",
-             "Recent: " + ("; ".join(p.memories[-3:]) or "nothing yet") + "."]
-    if p.summaries:
-        lines.append("Earlier: " + p.summaries[-1].split(" Anchors:")[0])
+             f"Energy {p.energy / 100:.0f}/{p.max_energy / 100:.0f}{'; food under you' if p.food_here else ''}; "
+             f"age {p.age} ticks.",
+             "Recent: " + ("; ".join(_newest(p.memories, memories)) or "nothing yet") + "."]
+    for s in _newest(p.summaries, summaries):
+        lines.append("Earlier: " + s.split(" Anchors:")[0])
     lines.append("Plans that fit now: " + ", ".join(fitting) + ".")
     return "\n".join(lines)
 
