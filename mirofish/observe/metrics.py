@@ -45,6 +45,7 @@ from .. import arbiter
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
 from ..brains.base import TIER_INDEX, TIERS, status_code
 from ..config import MetricsConfig
+from .worddeed import WordDeed
 
 if TYPE_CHECKING:
     from ..frame import Frame
@@ -221,6 +222,7 @@ class Metrics:
         self.last_moved = np.full(n_fish, -(2**30), np.int64)  # tick of each fish's last successful move
         self._prev_xy: np.ndarray | None = None
         self.school_members = np.zeros(0, np.int64)  # the largest moving school at the last sample
+        self.word_deed = WordDeed(n_fish)  # does each fish do what its thoughts say (observe/worddeed.py)
 
     def moving(self) -> np.ndarray:
         """Per fish: moved in the last ``MOVED_WITHIN`` ticks."""
@@ -230,6 +232,7 @@ class Metrics:
         """Fold one tick in: rolling windows every tick, values and run means every ``sample_every``."""
         cfg, slot = self.cfg, self.ticks % self.cfg.window
         self.ticks += 1
+        self.word_deed.observe(f)
         counts = np.bincount(f.executed, minlength=N_ACTIONS)
         self._action_sum += counts - self._actions[slot]
         self._actions[slot] = counts

@@ -118,6 +118,7 @@ def summarize_run(engine, ticks: int, elapsed: float) -> dict:
         # (a recording replays exactly either way).
         "reproducible": engine.timeouts == 0 and (engine.mode == "lockstep" or w.cfg.brain.kind == "instinct"),
         "brain": _brain_status(engine, ticks),
+        "word_and_deed": m.word_deed.summary(w.cfg.brain.kind),
         "mode": engine.mode,
         "tick_kernel": w.tick_kernel,
         "elapsed_s": round(elapsed, 3),

@@ -1,0 +1,194 @@
+"""Does a fish do what it says? The *word-and-deed* score of each fish's plans.
+
+Every plan a brain gives a fish is judged twice when it ends (replaced by the next decision):
+
+* **word** — does the plan's *thought* agree with its goal and direction? The thought is read
+  for a goal (:data:`GOAL_WORDS`: "food", "hungry" → forage; "others", "join" → school;
+  "tired", "rest" → rest; …) and a compass direction. It *disagrees* when it names a goal and
+  none of the plan's own goal's words ("tired, I stay put and rest" on an explore plan), or
+  when an explore plan's thought names only another direction ("I head south" while the plan
+  goes north); it agrees when it names the plan's goal or direction; a thought that names
+  neither (or no thought) is not judged.
+* **deed** — did the plan then happen? A forage plan that ate; an explore plan whose net
+  displacement went its way (at least one cell, and at least half its moves); a school plan
+  that spent at least half its ticks with another fish in view; a rest plan that stayed put
+  (moved on at most a fifth of its ticks); keeping away from a crowd that ended with no more
+  fish in view than it started with, from the glass by moving at all; a single held action
+  (action mode) that succeeded at least once.
+
+``word_agrees`` and ``deed_done`` are shares of the judged plans; ``word_and_deed`` is the
+share of plans with a judged thought that both agreed and happened. The score is computed from
+what every observer sees (frames: the decisions applied, positions, energy, executed actions,
+fish in view), so live runs, replays and reports give the same figures for the same ticks.
+
+For the instinct brain there is no thought (it writes none): its word score is empty and its
+deed score says how often the body carries out the plans the planner picks. For a model, a low
+word score means its stated reasons and its choices part ways; a low deed score with a high
+word score means the plans it chooses are ones the body cannot carry out where the fish is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+import numpy as np
+
+from ..actions import MOVE_DXDY, Action
+from ..arbiter import MOVED
+from ..fish.plans import AWAY_NAMES, GOAL_NAMES, Goal
+
+GOAL_WORDS = {
+    "forage": ("food", "eat", "hungry", "feed", "snack", "meal", "forag"),
+    "school": ("others", "other fish", "join", "school", "together", "company", "group", "with them", "follow"),
+    "explore": ("explor", "open water", "nobody", "alone", "wander", "head ", "swim "),
+    "rest": ("rest", "tired", "stay put", "sleep", "recover", "stay here", "still"),
+    "keep_away": ("away from", "avoid", "crowd", "too many", "glass", "wall"),
+}
+DIRECTIONS = ("north", "south", "west", "east")
+_DIR_RE = re.compile(r"\b(north|south|west|east)\b")
+RECENT = 8  # judged plans kept per fish for the follow panel
+
+
+def reads(thought: str) -> tuple[set[str], set[str]]:
+    """(goals, directions) a thought names."""
+    text = f" {thought.lower()} "
+    goals = {g for g, words in GOAL_WORDS.items() if any(w in text for w in words)}
+    return goals, set(_DIR_RE.findall(text))
+
+
+def word_verdict(goal: int, param: int, thought: str) -> bool | None:
+    """Does ``thought`` agree with the plan (goal, param)? None: it says nothing to judge."""
+    if not thought or not thought.strip():
+        return None
+    goals, ways = reads(thought)
+    name = GOAL_NAMES[goal] if 0 <= goal < len(GOAL_NAMES) else ""
+    if goal == int(Goal.EXPLORE):
+        own = DIRECTIONS[param] if 0 <= param < 4 else ""
+        if ways:
+            return own in ways
+    if goal == int(Goal.HOLD):
+        return None  # a single action's thought is not read for a goal
+    if not goals:
+        return None
+    return name in goals
+
+
+_COLS = ("tick", "goal", "param", "x0", "y0", "nb0", "ticks", "moved", "ate", "company", "worked")
+_HOLD, _EAT = int(Goal.HOLD), int(Action.EAT)
+
+
+class WordDeed:
+    """The word-and-deed score of every fish's plans, from frames (see the module doc).
+
+    ``observe(frame)`` as an engine observer (a few numpy operations per tick, Python only per
+    decision); ``keep`` keeps every judged plan in ``records`` (for reports and tables), else
+    only the newest :data:`RECENT` per fish."""
+
+    def __init__(self, n_fish: int, keep: bool = False):
+        self.n = n_fish
+        self.keep = keep
+        self.records: list[dict] = []
+        self.recent: list[deque] = [deque(maxlen=RECENT) for _ in range(n_fish)]
+        self.counts = np.zeros((n_fish, 6), np.int64)  # word agree, word disagree, deed done, not, both, judged
+        self.open = np.zeros(n_fish, bool)
+        self.plan = {c: np.zeros(n_fish, np.int64) for c in _COLS}
+        self.thought = [""] * n_fish
+        self._prev: tuple[np.ndarray, ...] | None = None
+        self._holds = 0  # open single-action plans (action mode)
+
+    def observe(self, f) -> None:
+        prev = self._prev if self._prev is not None else (f.x, f.y, f.energy, f.neighbours)
+        P = self.plan
+        for b in f.applied:
+            thoughts = b.thoughts or [""] * len(b)
+            for k, fish in enumerate(b.fish.tolist()):
+                self._close(fish, f.tick, prev)
+                self.open[fish] = True
+                self.thought[fish] = thoughts[k] or ""
+                goal = int(b.goals[k])
+                self._holds += goal == _HOLD
+                for c, v in (("tick", f.tick), ("goal", goal), ("param", int(b.params[k])),
+                             ("x0", int(prev[0][fish])), ("y0", int(prev[1][fish])), ("nb0", int(f.neighbours[fish])),
+                             ("ticks", 0), ("moved", 0), ("ate", 0), ("company", 0), ("worked", 0)):
+                    P[c][fish] = v
+        on = self.open
+        moved = (f.move_outcome == MOVED) & on
+        ate = (f.executed == _EAT) & (f.energy > prev[2]) & on
+        P["ticks"] += on
+        P["moved"] += moved
+        P["ate"] += ate
+        P["company"] += (f.neighbours > 0) & on
+        if self._holds:
+            act = P["param"]
+            worked = np.where(act == _EAT, ate, np.where(act <= int(Action.MOVE_E), moved, f.executed == act))
+            P["worked"] += on & (P["goal"] == _HOLD) & worked
+        self._prev = (f.x, f.y, f.energy, f.neighbours)
+
+    def _close(self, fish: int, tick: int, prev) -> None:
+        """Judge ``fish``'s open plan, which ended before ``tick`` (``prev``: the frame arrays
+        after its last tick: x, y, energy, fish in view)."""
+        if not self.open[fish]:
+            return
+        self.open[fish] = False
+        p = {c: int(a[fish]) for c, a in self.plan.items()}
+        self._holds -= p["goal"] == _HOLD
+        if p["ticks"] == 0:
+            return
+        p["x"], p["y"], p["nb"] = int(prev[0][fish]), int(prev[1][fish]), int(prev[3][fish])
+        g, prm = p["goal"], p["param"]
+        if g == int(Goal.FORAGE):
+            done = p["ate"] > 0
+        elif g == int(Goal.SCHOOL):
+            done = 2 * p["company"] >= p["ticks"]
+        elif g == int(Goal.EXPLORE):
+            dx, dy = MOVE_DXDY[prm] if 0 <= prm < 4 else (0, 0)
+            along = (p["x"] - p["x0"]) * dx + (p["y"] - p["y0"]) * dy
+            done = along >= max(1, p["moved"] // 2)
+        elif g == int(Goal.REST):
+            done = 5 * p["moved"] <= p["ticks"]
+        elif g == int(Goal.KEEP_AWAY):
+            done = p["nb"] <= p["nb0"] if AWAY_NAMES[prm % 2] == "crowd" else p["moved"] > 0
+        else:
+            done = p["worked"] > 0
+        thought = self.thought[fish]
+        word = word_verdict(g, prm, thought)
+        c = self.counts[fish]
+        if word is not None:
+            c[0 if word else 1] += 1
+            c[4] += int(word and done)
+        c[2 if done else 3] += 1
+        c[5] += 1
+        rec = {"tick": p["tick"], "end": tick, "fish": fish, "goal": GOAL_NAMES[g], "param": prm,
+               "thought": thought, "word": word, "deed": bool(done)}
+        self.recent[fish].append(rec)
+        if self.keep:
+            self.records.append(rec)
+
+    def fish(self, i: int) -> dict:
+        """One fish's score (for the follow panel): shares and the newest judged plans."""
+        return {**_shares(self.counts[i]), "recent": list(self.recent[i])}
+
+    def summary(self, brain: str = "") -> dict:
+        """The tank's score (JSON): shares over all judged plans (per goal with ``keep``), and
+        for the instinct brain what it means."""
+        out = _shares(self.counts.sum(axis=0))
+        if brain == "instinct":
+            out["note"] = ("the instinct brain writes no thought: no word score; deed = how often the body carries "
+                           "out the planner's plans")
+        if self.keep:
+            by_goal: dict[str, list[int]] = {}
+            for r in self.records:
+                d = by_goal.setdefault(r["goal"], [0, 0])
+                d[0] += 1
+                d[1] += int(r["deed"])
+            out["deed_by_goal"] = {g: round(d[1] / d[0], 3) for g, d in sorted(by_goal.items())}
+        return out
+
+
+def _shares(c: np.ndarray) -> dict:
+    said = int(c[0] + c[1])
+    return {"plans_judged": int(c[5]), "thoughts_judged": said,
+            "word_agrees": round(float(c[0]) / said, 3) if said else None,
+            "deed_done": round(float(c[2]) / float(c[5]), 3) if c[5] else None,
+            "word_and_deed": round(float(c[4]) / said, 3) if said else None}

@@ -1,0 +1,52 @@
+"""Does a fish do what it says? The word-and-deed score."""
+
+import numpy as np
+
+from mirofish.brains.testserver import TestServer
+from mirofish.config import load_config
+from mirofish.fish.plans import Goal
+from mirofish.observe.worddeed import word_verdict
+from mirofish.session import LiveSession
+from mirofish.session.headless import summarize_run
+
+
+def test_a_thought_agrees_with_its_plan_only_when_it_says_the_plans_goal_or_way():
+    explore, forage, rest = int(Goal.EXPLORE), int(Goal.FORAGE), int(Goal.REST)
+    north, east = 0, 3
+    assert word_verdict(explore, north, "open water north, nobody here") is True
+    assert word_verdict(explore, east, "I head west, away from here") is False  # says one way, goes another
+    assert word_verdict(forage, 0, "hungry, food two cells east") is True
+    assert word_verdict(forage, 0, "tired, I stay put and rest") is False
+    assert word_verdict(rest, 10, "tired, I stay put and rest") is True
+    assert word_verdict(forage, 0, "hmm") is None and word_verdict(forage, 0, "") is None
+
+
+def run(model: str, url: str):
+    cfg = load_config(**{"fish.count": 20, "seed": 4, "brain.kind": "llm",
+                         "brain.small.endpoints": [{"base_url": url, "model": model}]})
+    s = LiveSession(cfg)
+    try:
+        s.run(300)
+    finally:
+        s.close()
+    return summarize_run(s, 300, 1.0)["word_and_deed"], s
+
+
+def test_a_server_whose_thoughts_contradict_its_plans_scores_low_and_the_follow_data_says_why():
+    with TestServer() as server:
+        honest, _ = run("fish-mini", server.url)
+        contrary, session = run("fish-mini-contrarian", server.url)  # same plans, thoughts that say otherwise
+    assert honest["thoughts_judged"] > 50 and contrary["thoughts_judged"] > 50
+    assert honest["word_agrees"] >= 0.9 and contrary["word_agrees"] <= 0.1
+    assert contrary["word_and_deed"] < honest["word_and_deed"]
+    assert honest["deed_done"] == contrary["deed_done"]  # the same plans happen either way
+    fish = session.metrics.word_deed.fish(int(np.argmax(session.metrics.word_deed.counts[:, 5])))
+    assert fish["recent"] and fish["recent"][-1]["word"] is False and fish["word_agrees"] == 0.0
+
+
+def test_the_instinct_brain_has_a_deed_score_and_no_word_score():
+    s = LiveSession(load_config(**{"fish.count": 30, "seed": 2}))
+    s.run(600)
+    out = summarize_run(s, 600, 1.0)["word_and_deed"]
+    assert out["plans_judged"] > 100 and out["word_agrees"] is None and 0.5 < out["deed_done"] <= 1.0
+    assert "no thought" in out["note"]
