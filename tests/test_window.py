@@ -468,3 +468,43 @@ def test_a_scene_waiting_on_a_paced_model_keeps_the_window_drawing(which):
         app.close()
         if which == "negotiation":
             close()
+
+
+def test_replay_of_a_model_run_shows_what_a_fish_saw_and_said_and_asks_again(tmp_path):
+    """In a replay at 1280x720: the followed fish's last decision comes with the message its model
+    got and its raw reply; G sends that request again (the answer beside the recorded one), I
+    interviews the fish with the context it had at the tick shown — neither freezes the window."""
+    import time
+
+    from mirofish.brains.testserver import TestServer
+
+    with TestServer() as server:
+        cfg = load_config(seed=3, **{"fish.count": 12, "brain.kind": "llm",
+                                     "brain.small.endpoints": [{"base_url": server.url, "model": "fish-mini"}]})
+        eng = LiveSession(cfg)
+        rec = Recorder(tmp_path / "model.db", cfg).attach(eng)
+        eng.run(60)
+        rec.close()
+        eng.close()
+        scene = AquariumScene(ReplaySession(tmp_path / "model.db"))
+        app = app_for(scene, (1280, 720))
+        scene.pacer.paused = True
+        scene.selected = 0
+        for _ in range(3):
+            scene.step()  # fish 0 asked at tick 0: its first plan
+        call = scene.last_decision[0]["call"]
+        assert call["user"].startswith("You are ") and call["reply"].startswith("{") and call["read"] == "ok"
+        key(pygame.K_g)
+        app.frame(0.0)
+        start = time.perf_counter()
+        while not scene.why["again"].done() and time.perf_counter() - start < 10:
+            app.frame(1 / 60)
+        lines = [t for t, _ in scene._why_lines()]
+        assert "the same answer" in lines
+        key(pygame.K_i)
+        app.frame(0.0)
+        while not scene.why["future"].done() and time.perf_counter() - start < 20:
+            app.frame(1 / 60)
+        assert scene.why["future"].result()["text"]
+        app.screenshot(tmp_path / "panel.png")
+        app.close()

@@ -49,6 +49,7 @@ from .prompt import (
     ReplyError,
     estimate_tokens,
     fitting_choices,
+    interview_messages,
     judge_reply,
     messages,
     parse_summary_reply,
@@ -251,12 +252,7 @@ class ModelPool(DecisionSource):
         """A question to a fish, answered by its model in its persona, with its view, memories
         and plan as context — through the small tier's transport, breaker and accounting, on
         the pool's loop. Returns a ``concurrent.futures.Future`` of ``{"text", "error"}``."""
-        msgs = [{"role": "system", "content": f"You are a fish in an aquarium. {persona}. Answer in one or two "
-                                              f"short sentences, in the first person."},
-                {"role": "user", "content": f"What you see (5x5, @ is you):\n{perception.view}\n"
-                                            f"Energy {perception.energy / 100:.0f}/{perception.max_energy / 100:.0f}. "
-                                            f"Recent memories: {'; '.join(perception.memories[-4:]) or 'none'}.\n"
-                                            f"Your current plan: {plan}.\nQuestion: {question}"}]
+        msgs = interview_messages(perception, persona, plan, question)
         tier = self.tiers["small"]
 
         async def run() -> dict:

@@ -425,6 +425,17 @@ def plan_legal_for_view(reply: PlanReply, view: str) -> str | None:
     return None
 
 
+def interview_messages(perception: Perception, persona: str, plan: str, question: str) -> list[dict]:
+    """A question to a fish, answered in its persona with its view, memories and plan as context."""
+    p = perception
+    return [{"role": "system", "content": f"You are a fish in an aquarium. {persona}. Answer in one or two "
+                                          f"short sentences, in the first person."},
+            {"role": "user", "content": f"What you see (5x5, @ is you):\n{p.view}\n"
+                                        f"Energy {p.energy / 100:.0f}/{p.max_energy / 100:.0f}. "
+                                        f"Recent memories: {'; '.join(p.memories[-4:]) or 'none'}.\n"
+                                        f"Your current plan: {plan}.\nQuestion: {question}"}]
+
+
 def judge_reply(text: str | None, view: str, plans: bool = True,
                 food_here: bool = False) -> tuple[PlanReply | FishReply | None, str]:
     """How a model brain reads a reply to a fish whose view is ``view``: ``(reply, "ok")``, or

@@ -168,9 +168,15 @@ class Session:
         return head + planner.explain(self.request_for(fish))
 
     def ask(self, fish: int, question: str):
-        """Ask the fish's model (a model brain only): a Future of ``{"text", "error"}``; None
-        when the brain is not a model. Never blocks."""
+        """Ask the fish's model (a model brain only) with the context it has at the tick shown —
+        live, in a fork or in a replay (the recorded run's server): a Future of ``{"text",
+        "error"}``; None when the brain is not a model. Never blocks."""
         ask = getattr(self.engine.source, "ask", None)
+        if ask is None and self.cfg.brain.kind == "llm":  # a replay: the recorded run's server, asked now
+            from .reask import interview
+
+            def ask(perception, persona, plan, question):
+                return interview(self.cfg, perception, persona, plan, question)
         if ask is None:
             return None
         w, s = self.engine.world, self.engine.world.school

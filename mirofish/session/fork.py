@@ -64,6 +64,11 @@ class ForkSource(DecisionSource):
     def status(self) -> dict:
         return {"source": "fork", "live": self.live.status()}
 
+    def ask(self, *args):
+        """A question to a fish of the branch, by the live brain's model (None without one)."""
+        ask = getattr(self.live, "ask", None)
+        return ask(*args) if ask is not None else None
+
     def alerts(self) -> list[str]:
         alerts = getattr(self.live, "alerts", None)
         return alerts() if alerts is not None else []

@@ -51,32 +51,29 @@ def _reading(text: str | None, view: str, plans: bool, food_here: bool) -> dict:
     return out
 
 
-def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, model: str | None = None,
-          n: int = 1, timeout_s: float = 60.0) -> dict:
-    """Send fish ``fish``'s recorded request of tick ``tick`` again, ``n`` times; return the
-    recorded answer and the new ones, read as the brain reads them (JSON-ready)."""
+def ask_exchange(call: dict, texts: dict[str, str], cfg, base_url: str | None = None, model: str | None = None,
+                 n: int = 1, timeout_s: float = 60.0, plain: bool = False) -> list[dict]:
+    """Send exchange ``call`` (its shared texts in ``texts``) again ``n`` times to ``base_url``
+    (default: the first endpoint of ``cfg``) and ``model`` (default: the recorded one); each
+    answer read as the brain reads it. Blocks; never raises for a server's failure (the answer
+    says it)."""
     from ..brains.transport import Endpoint, Failure, LoopThread, Transport, TransportSettings
     from ..config import EndpointConfig
 
-    rec = Recording(path)
-    try:
-        call = find_exchange(rec, fish, tick)
-        texts = rec.texts()
-        cfg = rec.config
-    finally:
-        rec.close()
     recorded_eps = cfg.brain.small.endpoints or cfg.brain.large.endpoints
     url = base_url or (recorded_eps[0].base_url if recorded_eps else None)
     if not url or "***@" in url:
         raise RecordingError("the recorded server's address is not in the recording (it had credentials): "
                              "give --base-url")
     plans = cfg.brain.decides == "plan"
-    view = call["view"]
+    view = call.get("view") or "\n".join(str(call.get("user", "")).split("\n")[1:6])
     food_here = "\nhere: food" in call["user"] or "food under you" in call["user"]
     msgs, formats = messages_of(call, texts), formats_of(call, texts)
+    if plain:  # a question: the answer is text, not a decision
+        formats = None
     ask_model = model or call["model"]
-    thread = LoopThread("mirofish-reask")
     answers: list[dict] = []
+    thread = LoopThread("mirofish-reask")
     try:
         async def run() -> None:
             import asyncio
@@ -90,28 +87,49 @@ def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, m
                     trace: dict = {}
                     try:
                         text, p, c = await transport.complete([ep], msgs, formats, call["max_tokens"], trace=trace)
-                        answers.append({**_reading(text, view, plans, food_here), "prompt_tokens": p,
-                                        "completion_tokens": c, "latency_s": round(trace.get("latency_s", 0.0), 3)})
+                        read = {"reply": text} if plain else _reading(text, view, plans, food_here)
+                        answers.append({**read, "model": ask_model,
+                                        "prompt_tokens": p, "completion_tokens": c,
+                                        "latency_s": round(trace.get("latency_s", 0.0), 3)})
                     except Failure as failure:
-                        answers.append({"reply": None, "read": failure.reason, "legal": False})
+                        answers.append({"reply": None, "read": failure.reason, "legal": False, "model": ask_model})
             finally:
                 await transport.close()
 
         thread.run(run(), timeout=n * (timeout_s + 5) + 10)
     finally:
         thread.close()
-    recorded = _reading(call["reply"], view, plans, food_here)
+    return answers
+
+
+def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, model: str | None = None,
+          n: int = 1, timeout_s: float = 60.0) -> dict:
+    """Send fish ``fish``'s recorded request of tick ``tick`` again, ``n`` times; return the
+    recorded answer and the new ones, read as the brain reads them (JSON-ready)."""
+    rec = Recording(path)
+    try:
+        call = find_exchange(rec, fish, tick)
+        texts = rec.texts()
+        cfg = rec.config
+    finally:
+        rec.close()
+    answers = ask_exchange(call, texts, cfg, base_url, model, n, timeout_s)
+    plans = cfg.brain.decides == "plan"
+    food_here = "\nhere: food" in call["user"] or "food under you" in call["user"]
+    recorded = _reading(call["reply"], call["view"], plans, food_here)
     recorded["read"] = call["read"]  # as the run read it (a reply that never came has none)
     same = sum(1 for a in answers if a.get("reply") == call["reply"])
+    recorded_eps = cfg.brain.small.endpoints or cfg.brain.large.endpoints
+    url = base_url or recorded_eps[0].base_url
     return {
         "recording": str(path), "fish": fish, "tick": call["tick"], "asked_at": call["asked"],
         "recorded": {**recorded, "model": call["model"], "endpoint": call["endpoint"], "tier": call["tier"]},
-        "asked": {"model": ask_model, "endpoint": redact_url(url), "times": n},
+        "asked": {"model": model or call["model"], "endpoint": redact_url(url), "times": n},
         "answers": answers,
         "same_as_recorded": same,
         "choices": dict(Counter(a.get("choice", a["read"]) for a in answers)),
         "legal": sum(1 for a in answers if a["legal"]),
-        "view": view, "message": call["user"],
+        "view": call["view"], "message": call["user"],
     }
 
 
@@ -127,3 +145,32 @@ def render_reask(r: dict) -> str:
     lines.append(f"same answer as recorded: {r['same_as_recorded']}/{n}; legal: {r['legal']}/{n}; choices: "
                  + ", ".join(f"{k} x{v}" for k, v in sorted(r["choices"].items())))
     return "\n".join(lines)
+
+
+def interview(cfg, perception, persona: str, plan: str, question: str, timeout_s: float = 60.0):
+    """Ask a fish of a recorded or forked model run a question, with the context it has at the
+    tick shown (its view, memories, plan), from the run's small-tier server — for sessions whose
+    source has no model pool (a replay). A ``concurrent.futures.Future`` of ``{"text", "error"}``;
+    never blocks."""
+    import concurrent.futures
+
+    from ..brains.prompt import interview_messages
+
+    msgs = interview_messages(perception, persona, plan, question)
+    call = {"model": (cfg.brain.small.endpoints or cfg.brain.large.endpoints)[0].model, "user": msgs[1]["content"],
+            "max_tokens": 120, "kind": "question", "view": perception.view}
+    texts = {"q": msgs[0]["content"]}
+    call["prefix"] = "q"
+
+    def ask() -> dict:
+        try:
+            answers = ask_exchange(call, texts, cfg, n=1, timeout_s=timeout_s, plain=True)
+        except RecordingError as exc:
+            return {"text": None, "error": str(exc)}
+        a = answers[0]
+        return {"text": (a.get("reply") or "").strip() or None, "error": None if a.get("reply") else a["read"]}
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirofish-interview")
+    future = pool.submit(ask)
+    pool.shutdown(wait=False)
+    return future

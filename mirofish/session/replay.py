@@ -171,7 +171,10 @@ class ReplaySession(Session):
     def brain_status(self) -> dict:
         """Which brain made the recording."""
         kind = self.cfg.brain.kind
-        return {"source": kind if kind == "instinct" else "replay"}
+        if kind == "instinct":
+            return {"source": kind}
+        eps = self.cfg.brain.small.endpoints or self.cfg.brain.large.endpoints
+        return {"source": "replay", "model": eps[0].model if eps else ""}
 
     def curves(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """The whole recording's measures as (ticks, values) per key: the per-tick ones

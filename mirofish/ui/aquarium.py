@@ -123,10 +123,12 @@ class AquariumScene:
             np.add.at(self.goal_counts, (b.fish, b.goals.astype(np.intp)), 1)
             thoughts = b.thoughts or [""] * len(b)
             status = b.status.tolist() if b.status is not None else [0] * len(b)
+            asked = {c["fish"]: c for c in b.calls or () if c.get("kind") == "decision"}
             for f, g, p, h, tier, th, st in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(),
                                                 b.horizons.tolist(), b.tier.tolist(), thoughts, status):
                 self.last_decision[f] = {"tick": frame.tick, "action": describe(g, p, h), "tier": TIERS[tier],
-                                         "thought": th, "reason": status_name(st) if st else None}
+                                         "thought": th, "reason": status_name(st) if st else None,
+                                         "call": asked.get(f)}  # what its model saw and said
         self.view = self.shown.view()
         self.energy_hist = np.roll(self.energy_hist, -1, axis=1)
         self.energy_hist[:, -1] = self.view.energy / 100.0
@@ -297,6 +299,8 @@ class AquariumScene:
             self.show_charts = not self.show_charts
         elif k == pygame.K_i:
             self.ask_why()
+        elif k == pygame.K_g:
+            self.ask_again()
         elif k == pygame.K_t and self.why is not None and self.why["future"] is not None:
             self.typing = ""
 
@@ -350,9 +354,10 @@ class AquariumScene:
             drift = self.shown.drift(self.selected) if self.selected is not None else None
             last = self.last_decision.get(self.selected) if self.selected is not None else None
             model = self.cfg.brain.kind == "llm"
+            word_deed = self.shown.metrics.word_deed.fish(self.selected) if self.selected is not None else None
             self.follow.draw(surf, r["panel"], fish, hist, last,
                              self.view.max_energy / 100, drift, self.cfg.brain.drift_alert, self._why_lines(),
-                             behaviour=self._behaviour(), text_drift_applies=model)
+                             behaviour=self._behaviour(), text_drift_applies=model, word_deed=word_deed)
         if self.timeline is not None:
             if self.fork is not None:
                 self.timeline.last = max(self.timeline.last, self.tick)
@@ -579,10 +584,47 @@ class AquariumScene:
         self.why = {"fish": fish, "lines": self.shown.explain(fish), "future": self.shown.ask(fish, question),
                     "question": question}
 
+    def ask_again(self) -> None:
+        """Send the followed fish's last model request again, as it was sent (live, replay or
+        fork), and show the answer beside the one it got (without blocking the window)."""
+        last = self.last_decision.get(self.selected) if self.selected is not None else None
+        call = last.get("call") if last else None
+        if last is None or call is None:
+            self.message = ("follow a fish first (click it), then G asks its model again" if self.selected is None
+                            else "no model request behind this fish's last decision (G needs a model brain)")
+            return
+        import concurrent.futures
+
+        from ..session.reask import ask_exchange
+
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirofish-ask-again")
+        future = pool.submit(ask_exchange, call, call.get("_texts") or {}, self.cfg, None, None, 1, 60.0)
+        pool.shutdown(wait=False)
+        self.why = {"fish": self.selected, "again": future, "call": call, "tick": last["tick"], "lines": [],
+                    "future": None, "question": ""}
+
+    def _again_lines(self, why: dict) -> list[tuple[str, tuple]]:
+        call, fut = why["call"], why["again"]
+        out = [(f"Asked again: its request of t{why['tick']} (G again, Esc closes)", theme.INK),
+               (f"it got: {call.get('reply')!r}  [{call.get('read')}]", theme.DIM)]
+        if not fut.done():
+            return [*out, (f"{call['model']} is thinking…", theme.WARN)]
+        try:
+            answer = fut.result()[0]
+        except Exception as exc:  # noqa: BLE001 — a server that is gone is shown, not raised
+            return [*out, (f"no answer: {exc}", theme.BAD)]
+        same = answer.get("reply") == call.get("reply")
+        colour = theme.ACCENT if answer["legal"] else theme.BAD
+        out.append((f"now: {answer.get('reply')!r}  [{answer['read']}]", colour))
+        out.append(("the same answer" if same else "a different answer", theme.GOOD if same else theme.WARN))
+        return out
+
     def _why_lines(self) -> list[tuple[str, tuple]] | None:
         why = self.why
         if why is None or why["fish"] != self.selected:
             return None
+        if "again" in why:
+            return self._again_lines(why)
         out = [("Why? (I asks again, Esc closes)", theme.INK)]
         out += [(line, theme.DIM) for line in why["lines"]]
         fut = why["future"]

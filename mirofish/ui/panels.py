@@ -126,6 +126,8 @@ def status_lines(status: dict, brain: dict) -> list[tuple[str, tuple]]:
         if limit:
             left = max(0, limit - brain["budget"]["used"])
             lines.append((f"budget left {left:,}", theme.WARN if left < 0.2 * limit else theme.DIM))
+    elif brain.get("source") == "replay":
+        lines.append((f"brain: recorded model {brain.get('model', '')} (replayed; G re-asks)", theme.DIM))
     else:
         lines.append(("brain: instinct (embedded)", theme.DIM))
     return lines
@@ -139,6 +141,7 @@ class FollowPanel:
     def __init__(self) -> None:
         self._behaviour: tuple[float | None, int] = (None, 0)
         self._text_drift_applies = False
+        self._word_deed: dict | None = None
         self._page: pygame.Surface | None = None
         self.scroll = 0
         self._content_h = 0
@@ -150,7 +153,8 @@ class FollowPanel:
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
              last_decision: dict | None, max_energy: float, drift: float | None = None,
              drift_alert: float | None = None, why: list[tuple[str, tuple]] | None = None,
-             behaviour: tuple[float | None, int] = (None, 0), text_drift_applies: bool = False) -> None:
+             behaviour: tuple[float | None, int] = (None, 0), text_drift_applies: bool = False,
+             word_deed: dict | None = None) -> None:
         """``drift``: the score of the fish's newest model-written summary (None: none written);
         ``drift_alert``: the threshold below which it is out of character. Drawn onto a tall
         page that scrolls (mouse wheel) when it is taller than the window."""
@@ -159,6 +163,7 @@ class FollowPanel:
             self._page = pygame.Surface(size)
         page = self._page
         self._behaviour, self._text_drift_applies = behaviour, text_drift_applies
+        self._word_deed = word_deed
         bottom = self._draw_page(page, page.get_rect(), fish, energy_hist, last_decision, max_energy, drift,
                                  drift_alert, why)
         self._content_h, self._view_h = bottom + 12, rect.h
@@ -240,6 +245,8 @@ class FollowPanel:
                 for line in theme.wrap(f"\u201c{d['thought']}\u201d", w, 17)[:2]:
                     surf.blit(theme.text(line, 17, theme.DIM), (x, y))
                     y += 17
+            y = self._draw_exchange(surf, x, y, w, d.get("call"))
+        y = self._draw_word_deed(surf, x, y, w)
         y += 6
         surf.blit(theme.text("short memory", 17, theme.FAINT), (x, y))
         y += 17
@@ -289,6 +296,53 @@ class FollowPanel:
             pygame.draw.rect(surf, colour, (x + 60, y + 3, int((w - 110) * share), 9))
             surf.blit(theme.text(f"{share:.0%}", 16, theme.DIM), (x + w - 40, y))
             y += 15
+        return y
+
+
+    @staticmethod
+    def _draw_exchange(surf: pygame.Surface, x: int, y: int, w: int, call: dict | None) -> int:
+        """What the fish's model saw (its own message; the shared prefix is the same for every
+        fish) and what it said, raw, with how the reply was read."""
+        if not call:
+            return y
+        y += 4
+        where = "reply cache" if call.get("cached") else f"{call.get('latency_s', 0):.2f} s"
+        head = (f"what it saw ({call['model']}, {where}, {call.get('prompt_tokens', 0)}+"
+                f"{call.get('completion_tokens', 0)} tokens; G asks again)")
+        surf.blit(theme.fit(head, 16, w, theme.FAINT), (x, y))
+        y += 17
+        for line in str(call.get("user", "")).split("\n")[:16]:
+            for part in theme.wrap(line, w - 8, 15)[:3]:
+                surf.blit(theme.text(part, 15, theme.DIM), (x + 8, y))
+                y += 15
+        ok = call.get("read") == "ok"
+        surf.blit(theme.fit(f"what it said [{call.get('read')}]", 16, w, theme.FAINT if ok else theme.BAD), (x, y + 2))
+        y += 18
+        for part in theme.wrap(str(call.get("reply")), w - 8, 15)[:4]:
+            surf.blit(theme.text(part, 15, theme.INK), (x + 8, y))
+            y += 15
+        return y
+
+    def _draw_word_deed(self, surf: pygame.Surface, x: int, y: int, w: int) -> int:
+        """Does the fish do what it says? Its word-and-deed shares and its newest judged plan."""
+        wd = self._word_deed
+        if not wd or not wd["plans_judged"]:
+            return y
+        y += 6
+        if wd["word_agrees"] is None:
+            line = f"deeds: {wd['deed_done']:.0%} of {wd['plans_judged']} plans happened (no thoughts to judge)"
+        else:
+            line = (f"words agree {wd['word_agrees']:.0%} of {wd['thoughts_judged']} · plans happened "
+                    f"{wd['deed_done']:.0%} · both {wd['word_and_deed']:.0%}")
+        low = wd["word_agrees"] is not None and wd["word_agrees"] < 0.5
+        surf.blit(theme.fit(line, 16, w, theme.WARN if low else theme.INK), (x, y))
+        y += 17
+        if wd["recent"]:
+            r = wd["recent"][-1]
+            said = "n/a" if r["word"] is None else ("agreed" if r["word"] else "DISAGREED")
+            text = f"last: {r['goal']} t{r['tick']}-t{r['end']}: words {said}, {'done' if r['deed'] else 'not done'}"
+            surf.blit(theme.fit(text, 15, w, theme.DIM), (x, y))
+            y += 16
         return y
 
 
@@ -374,7 +428,8 @@ HELP = [
     ("Esc", "stop following"), ("V", "field of view on/off"), ("M", "stuck heat map on/off"),
     ("A", "ASCII debug view on/off"), ("F", "fork: the tank waits; pick a plan (1-9) or an action"),
     ("O", "after a fork: back to the original, at the fork tick"), ("I", "ask the followed fish why"),
-    ("T", "type a question to a model fish (after I)"), ("C", "charts over time"),
+    ("T", "type a question to a model fish (after I)"), ("G", "ask the fish's model its last request again"),
+    ("C", "charts over time"),
     ("R / Shift+R", "reset / reset with a new seed"),
     ("S", "next scene"), ("H", "this help"), ("Q", "quit"),
 ]
