@@ -50,3 +50,24 @@ def test_the_instinct_brain_has_a_deed_score_and_no_word_score():
     out = summarize_run(s, 600, 1.0)["word_and_deed"]
     assert out["plans_judged"] > 100 and out["word_agrees"] is None and 0.5 < out["deed_done"] <= 1.0
     assert "no thought" in out["note"]
+
+
+def test_report_and_tables_carry_the_score_of_a_recorded_model_run(tmp_path):
+    from mirofish.observe.recording import Recorder
+    from mirofish.observe.report import fish_report, render_text
+    from mirofish.session.tables import export_tables
+
+    with TestServer() as server:
+        cfg = load_config(**{"fish.count": 12, "seed": 4, "brain.kind": "llm",
+                             "brain.small.endpoints": [{"base_url": server.url, "model": "fish-mini-contrarian"}]})
+        s = LiveSession(cfg)
+        rec = Recorder(tmp_path / "r.db", cfg).attach(s)
+        s.run(200)
+        rec.close()
+        s.close()
+    busiest = int(np.argmax(s.metrics.word_deed.counts[:, 5]))
+    r = fish_report(tmp_path / "r.db", busiest)
+    assert r.word_deed["thoughts_judged"] >= 2 and r.word_deed["word_agrees"] == 0.0
+    assert "disagreed: t" in render_text(r)
+    out = export_tables(tmp_path / "r.db", tmp_path / "t", fmt="csv", workers=1)
+    assert out["tables"]["word_deed"]["rows"] >= s.metrics.word_deed.counts[:, 5].sum() - 12

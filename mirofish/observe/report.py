@@ -20,6 +20,7 @@ from ..brains.base import TIERS, status_name
 from ..fish.memory import drift_score
 from ..session.replay import ReplaySession
 from .recording import Recording, RecordingError
+from .worddeed import WordDeed
 
 
 @dataclass
@@ -43,6 +44,7 @@ class FishReport:
     refusals: int
     decisions: dict  # this fish's decisions in the window by tier
     fallback_reasons: dict  # … and, of those the fallback made, why
+    word_deed: dict  # does it do what it says: shares over its plans judged in the window (observe/worddeed.py)
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -60,6 +62,8 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
         raise RecordingError(f"tick range {t0}..{t1} is not inside the recording ({player.first_tick}.."
                              f"{player.last_tick}) or is empty")
     player.seek(t0)
+    judge = WordDeed(n, keep=True)  # plans that start and end inside the window
+    player.engine.observers.append(judge.observe)
     w = player.world
     s = w.school
     start_eats, start_refusals = int(s.eats[fish]), int(s.refusals[fish])
@@ -104,9 +108,23 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
         exploration=round(float(distinct[fish] / span), 4), tank_exploration=round(float(distinct.mean() / span), 4),
         eats=int(s.eats[fish]) - start_eats, refusals=int(s.refusals[fish]) - start_refusals,
         decisions=dict(tiers), fallback_reasons=dict(reasons),
+        word_deed={**{k: v for k, v in judge.fish(fish).items() if k != "recent"},
+                   "plans": [r for r in judge.records if r["fish"] == fish]},
     )
     player.close()
     return report
+
+
+def _word_deed_line(wd: dict) -> str:
+    if not wd["plans_judged"]:
+        return "no plan began and ended in this window"
+    deeds = f"{wd['deed_done']:.0%} of {wd['plans_judged']} plans happened"
+    if wd["word_agrees"] is None:
+        return deeds + " (no thoughts to judge: the instinct brain writes none)"
+    odd = [p for p in wd["plans"] if p["word"] is False][:2]
+    said = "; ".join(f"t{p['tick']} {p['goal']} while saying \u201c{p['thought']}\u201d" for p in odd)
+    return (f"its thoughts agree with {wd['word_agrees']:.0%} of {wd['thoughts_judged']} plans, {deeds}, both "
+            f"{wd['word_and_deed']:.0%}" + (f"; disagreed: {said}" if said else ""))
 
 
 def render_text(r: FishReport) -> str:
@@ -132,6 +150,7 @@ def render_text(r: FishReport) -> str:
         "  decisions: " + (", ".join(f"{k} {v}" for k, v in sorted(r.decisions.items())) or "none")
         + ("   fallback because: " + ", ".join(f"{k} {v}" for k, v in sorted(r.fallback_reasons.items()))
            if r.fallback_reasons else ""),
+        "  word and deed: " + _word_deed_line(r.word_deed),
         "  drift score (summary vs persona, 1 = in character): "
         + (", ".join(f"{d:.2f}" for d in r.drift) if r.drift else "no summary yet"),
     ]

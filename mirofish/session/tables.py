@@ -26,6 +26,9 @@ beside it for analysis in pandas, polars or DuckDB. Reading never changes the re
   (``prefix``; its text is in the recording), the raw ``reply``, how it was ``read`` (``ok`` or
   the failure), latency_ms, prompt and completion tokens, retries, cached (answered by a reply
   cache), key (the reply cache's).
+* ``word_deed`` — one row per plan that began and ended inside the range (observe/worddeed.py):
+  tick it began, end, fish, goal, param, thought, word (did the thought agree with the plan;
+  empty when it names nothing to judge), deed (did the plan happen).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from ..observe.recording import DIVERGENCE_COLUMNS, SAMPLE_COLUMNS, TICK_COLUMNS
 from ..world import World
 from .replay import ReplaySource
 
-TABLES = ("runs", "decisions", "fish", "metrics", "memory", "model_calls", "divergence")
+TABLES = ("runs", "decisions", "fish", "metrics", "memory", "model_calls", "word_deed", "divergence")
 # Column types (Parquet / DuckDB names); ``metrics`` and ``divergence`` are ``tick`` (BIGINT)
 # and DOUBLE columns, ``runs`` takes each header and config value's own type. CSV holds the
 # same columns as text. A sweep's tables start with a ``run_id`` VARCHAR column.
@@ -65,7 +68,30 @@ TYPES = {
                     "message": "string", "reply": "string", "read": "string", "latency_ms": "float64",
                     "prompt_tokens": "int64", "completion_tokens": "int64", "retries": "int64", "cached": "bool",
                     "key": "string"},
+    "word_deed": {"tick": "int64", "end": "int64", "fish": "int64", "goal": "string", "param": "int64",
+                  "thought": "string", "word": "bool", "deed": "bool"},
 }
+
+
+def word_deed_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
+    """Every plan that began and ended in ``[t0, t1)``, judged (replays the range once)."""
+    from ..observe.worddeed import WordDeed
+    from .replay import ReplaySession
+
+    player = ReplaySession(rec)
+    try:
+        player.seek(t0)
+        judge = WordDeed(rec.config.fish.count, keep=True)
+        player.engine.observers.append(judge.observe)
+        while player.tick < t1 and player.step() is not None:
+            pass
+    finally:
+        player.close()
+    cols: dict[str, list] = {c: [] for c in TYPES["word_deed"]}
+    for r in judge.records:
+        for k in cols:
+            cols[k].append(r[k])
+    return cols
 
 
 def model_calls_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
@@ -305,7 +331,8 @@ def read_tables(rec: Recording, t0: int | None = None, t1: int | None = None, ev
         order = np.lexsort((fish_ids, ticks))
         memory = {k: v[order] for k, v in memory.items()}
     tables = {"runs": runs_table(rec), "decisions": decisions_table(rec, lo, hi), "fish": fish,
-              "metrics": metrics_table(rec, lo, hi), "memory": memory, "model_calls": model_calls_table(rec, lo, hi)}
+              "metrics": metrics_table(rec, lo, hi), "memory": memory, "model_calls": model_calls_table(rec, lo, hi),
+              "word_deed": word_deed_table(rec, lo, hi)}
     if "fork_tick" in rec.header:
         tables["divergence"] = divergence_table(rec, lo, hi)
     return tables
@@ -383,7 +410,7 @@ def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "par
     recorded = [(rid, json.loads(params)) for rid, params in runs if (folder / "runs" / f"{rid}.mfrec").is_file()]
     if not recorded:
         raise RecordingError(f"no recorded aquarium runs in {folder} (run the sweep with --record)")
-    names = ("runs", "decisions", "fish", "metrics", "memory", "model_calls")
+    names = ("runs", "decisions", "fish", "metrics", "memory", "model_calls", "word_deed")
     files = _targets(out_dir, names, fmt, tuple(folder / "runs" / f"{r}.mfrec" for r, _ in recorded), overwrite)
     merged: dict[str, dict[str, list]] = {}
     for rid, params in recorded:
