@@ -271,6 +271,10 @@ class TierConfig(_Section):
 
 class BrainConfig(_Section):
     kind: Literal["instinct", "llm"] = "instinct"
+    chooser: Literal["instinct", "random", "never_school"] = Field(
+        "instinct", description="how the embedded brain chooses (an experiment's control arms): the instinct's "
+                                "utilities; uniformly at random among what fits the view; or the instinct that never "
+                                "chooses to school (plan mode) / feels no pull toward other fish (action mode)")
     decides: Literal["plan", "action"] = Field(
         "plan", description="plan: a decision is a standing plan; action: one action (the source design's mode)")
     timeout_s: float = Field(

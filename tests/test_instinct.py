@@ -81,3 +81,25 @@ def test_same_request_same_answer_and_the_draw_varies_with_tick():
     b = InstinctBrain(CFG, seed=4).decide(batch(OPEN, tick=10)).actions
     c = InstinctBrain(CFG, seed=4).decide(batch(OPEN, tick=11)).actions
     assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+def test_the_control_choosers_choose_what_their_names_say():
+    """brain.chooser: "never_school" never plans school; "random" only plans what fits the view
+    and uses every plan that fits."""
+    from collections import Counter
+
+    from mirofish.config import load_config
+    from mirofish.fish.plans import GOAL_NAMES
+    from mirofish.session import LiveSession
+
+    goals = {}
+    for chooser in ("instinct", "random", "never_school"):
+        s = LiveSession(load_config(seed=3, **{"brain.chooser": chooser}))
+        seen: Counter = Counter()
+        s.engine.observers.append(lambda f, seen=seen: seen.update(GOAL_NAMES[g] for b in f.applied for g in b.goals))
+        s.run(600)
+        goals[chooser] = seen
+    assert goals["never_school"]["school"] == 0 and goals["instinct"]["school"] > 0
+    assert set(goals["random"]) == {"forage", "school", "explore", "rest", "keep_away"}
+    top, low = max(goals["random"].values()), min(goals["random"].values())
+    assert low > 0.1 * top

@@ -201,3 +201,24 @@ def test_ranges_samples_and_the_printed_commands(tmp_path):
     assert len(lines) == 8 and all(line.startswith("python run.py live --headless --ticks 10") for line in lines)
     row = run_task(RunTask("negotiation", {"repair": False, "layers": 1}, 2, 5))
     assert row["status"] == "ok" and "--no-repair --layers 1" in row["command"]
+
+
+def test_keys_that_vary_together_make_one_axis(tmp_path):
+    from mirofish.sweep.spec import load_spec
+
+    f = tmp_path / "s.toml"
+    f.write_text('scene = "aquarium"\nlength = 5\nseeds = [1]\n[params]\n'
+                 '"steering.alignment,steering.cohesion" = [[5.0, 3.0], [0.0, 0.0]]\n"brain.chooser" = ["random"]\n')
+    spec = load_spec(f)
+    assert [t.params for t in spec.tasks()] == [
+        {"brain.chooser": "random", "steering.alignment": 5.0, "steering.cohesion": 3.0},
+        {"brain.chooser": "random", "steering.alignment": 0.0, "steering.cohesion": 0.0}]
+    assert spec.param_keys() == ["brain.chooser", "steering.alignment", "steering.cohesion"]
+    f.write_text('scene = "aquarium"\nlength = 5\nseeds = [1]\n[params]\n"steering.alignment,steering.cohesion" = '
+                 '[[5.0]]\n')
+    import pytest
+
+    from mirofish.sweep.spec import SpecError
+
+    with pytest.raises(SpecError, match="vary together"):
+        load_spec(f)

@@ -197,6 +197,7 @@ class InstinctPlanner(InlineSource):
         self._keys = KeyTable(mix64(seed, 0x91A2))
         self._base_ticks = np.array([cfg.forage_ticks, cfg.school_ticks, cfg.explore_ticks, cfg.rest_ticks,
                                      cfg.away_ticks], np.float64)
+        self.never_school = False  # brain.chooser = "never_school": school is never chosen
         self.decisions = 0
 
     def goal_utilities(self, b: RequestBatch, f: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -227,7 +228,10 @@ class InstinctPlanner(InlineSource):
         t = b.traits.astype(np.float64) / 100.0
         # one hash per fish and tick gives the goal draw and the four direction jitters
         draws = to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE, b.tick))
-        pick = seeded_softmax(self.goal_utilities(b, f, t), c.temperature, draws[:, 0])
+        u = self.goal_utilities(b, f, t)
+        if self.never_school:
+            u[:, 1] = _NEG
+        pick = seeded_softmax(u, c.temperature, draws[:, 0])
         # explore: the way that is open, favouring the current course and where others swim
         way = f[:, F_OPEN : F_OPEN + 4] + 0.5 * f[:, F_ALIGN : F_ALIGN + 4] / np.maximum(f[:, F_VISIBLE], 1)[:, None]
         way[rows, b.heading.astype(np.intp)] += 0.3
@@ -268,9 +272,80 @@ class InstinctPlanner(InlineSource):
         return lines
 
 
+def _open_ways(codes: np.ndarray, radius: int) -> np.ndarray:
+    """``(k, 4)``: the cell one step north, south, west, east is water or food."""
+    side = 2 * radius + 1
+    centre = codes.shape[1] // 2
+    nbr = codes[:, [centre - side, centre + side, centre - 1, centre + 1]]
+    return (nbr == V_WATER) | (nbr == V_FOOD)
+
+
+class RandomChooser(InlineSource):
+    """A control arm (``brain.chooser = "random"``): uniformly at random among what fits the
+    view — in plan mode the plans (forage; school with fish in view; explore an open way; rest;
+    keep away), with the planner's base horizons; in action mode the legal actions. Seeded per
+    (seed, fish, tick) like the instinct."""
+
+    name = "random"
+
+    def __init__(self, cfg: Config, tier: str = "instinct"):
+        super().__init__(self.decide)
+        self.plans = cfg.brain.decides == "plan"
+        self.never_school = False
+        self.radius, self.tier = cfg.perception.radius, TIER_INDEX[tier]
+        p = cfg.brain.planner
+        self._base = np.array([p.forage_ticks, p.school_ticks, p.explore_ticks, p.rest_ticks, p.away_ticks], np.int64)
+        self._rest_until = hundredths(cfg.fish.rest_ceiling) // 100
+        self._keys = KeyTable(mix64(cfg.seed, 0x7A11))
+        self.decisions = 0
+
+    def decide(self, b: RequestBatch) -> DecisionBatch:
+        k = len(b)
+        rows = np.arange(k)
+        draws = to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE[:, :2], b.tick))
+        ways = _open_ways(b.codes, self.radius)
+        self.decisions += k
+        if not self.plans:
+            side = 2 * self.radius + 1
+            centre = b.codes.shape[1] // 2
+            food_near = (b.codes[:, [centre - side, centre + side, centre - 1, centre + 1]] == V_FOOD).any(axis=1)
+            legal = np.concatenate([ways, (food_near | b.food_here)[:, None], np.ones((k, 1), bool)], axis=1)
+            actions = _pick(legal, draws[:, 0]).astype(np.int8)
+            return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions, tier=np.full(k, self.tier, np.int8))
+        fish_seen = (b.codes >= V_FISH).any(axis=1)
+        fits = np.stack([np.ones(k, bool), fish_seen & ~self.never_school, ways.any(axis=1), np.ones(k, bool),
+                         np.ones(k, bool)], axis=1)
+        pick = _pick(fits, draws[:, 0])
+        params = np.zeros(k, np.int64)
+        params[pick == 2] = _pick(ways, draws[:, 1])[pick == 2]
+        params[pick == 3] = self._rest_until
+        params[pick == 4] = np.where(fish_seen, 0, 1)[pick == 4]  # from the crowd in company, else the glass
+        return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
+                             goals=_PLAN_GOALS[pick], params=params, horizons=self._base[pick][rows])
+
+    def status(self) -> dict:
+        return {"source": self.name, "decisions": self.decisions}
+
+
+def _pick(allowed: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """Per row, the index of one allowed column, uniformly by ``draws`` in [0, 1)."""
+    counts = allowed.sum(axis=1)
+    nth = np.minimum((draws * counts).astype(np.int64), np.maximum(counts - 1, 0))
+    return (np.cumsum(allowed, axis=1) > nth[:, None]).argmax(axis=1)
+
+
 def instinct_source(cfg: Config, tier: str = "instinct") -> InlineSource:
-    """The embedded brain for ``cfg.brain.decides``: the instinct planner, or the action brain."""
+    """The embedded brain for ``cfg.brain.decides``: the instinct planner, or the action brain
+    (``brain.chooser``: its utilities; at random; never schooling)."""
+    chooser = cfg.brain.chooser
+    if chooser == "random":
+        return RandomChooser(cfg, tier)
     if cfg.brain.decides == "plan":
-        return InstinctPlanner(cfg.brain.planner, cfg.triggers, seed=cfg.seed, radius=cfg.perception.radius,
-                               tier=tier, rest_ceiling=hundredths(cfg.fish.rest_ceiling))
-    return InstinctBrain(cfg.brain.instinct, seed=cfg.seed, radius=cfg.perception.radius, tier=tier)
+        planner = InstinctPlanner(cfg.brain.planner, cfg.triggers, seed=cfg.seed, radius=cfg.perception.radius,
+                                  tier=tier, rest_ceiling=hundredths(cfg.fish.rest_ceiling))
+        planner.never_school = chooser == "never_school"
+        return planner
+    weights = cfg.brain.instinct
+    if chooser == "never_school":  # no pull toward other fish, no comfort in their company
+        weights = weights.model_copy(update={"social": 0.0, "company": 0.0})
+    return InstinctBrain(weights, seed=cfg.seed, radius=cfg.perception.radius, tier=tier)

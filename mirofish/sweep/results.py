@@ -214,7 +214,7 @@ def plots(out: Path, rows: list[dict], spec: SweepSpec, keys: list[str]) -> list
 def write_outputs(store: Store, spec: SweepSpec) -> dict:
     """Write the tables (and plots) from every row the store holds; returns what was written."""
     rows = store.rows()
-    keys = sorted(spec.params)
+    keys = spec.param_keys()
     cols, lines = table(rows, keys)
     write_csv(store.out / "runs.csv", cols, lines)
     parquet = write_parquet(store.out / "runs.parquet", cols, lines)

@@ -10,6 +10,7 @@ metrics = ["metrics.school_moving.mean"]   # figures for the table and plots (de
 [params]                      # any config key (aquarium: section.key; referential: a game
 "food.spawn_rate" = [0.0002, 0.0005]       # setting; negotiation: repair, layers): a list, or
 "fish.count" = {from = 20, to = 60, step = 20}   # a range (to included)
+"steering.alignment,steering.cohesion" = [[5, 3], [0, 3], [0, 0]]   # keys that vary together
 
 [sample]                      # optional: a seeded random sample of the grid instead of all of it
 count = 10
@@ -104,6 +105,13 @@ class SweepSpec(BaseModel):
         for key, vals in self.params.items():
             if isinstance(vals, list) and not vals:
                 raise ValueError(f"params.{key}: no values (an empty grid)")
+            names = key.split(",")
+            if len(names) > 1:  # keys that vary together: one list of values per setting
+                if not isinstance(vals, list) or not all(isinstance(v, list) and len(v) == len(names) for v in vals):
+                    raise ValueError(f"params.{key}: keys that vary together take a list of [{len(names)} values] "
+                                     f"lists")
+                if any(not n.strip() for n in names):
+                    raise ValueError(f"params.{key}: an empty key")
         if self.preset is not None and self.scene != "aquarium":
             raise ValueError("preset: only the aquarium has presets")
         return self
@@ -112,11 +120,22 @@ class SweepSpec(BaseModel):
         s = self.seeds
         return list(s) if isinstance(s, list) else list(range(s.start, s.start + s.count))
 
+    def param_keys(self) -> list[str]:
+        """Every setting's key (keys that vary together, ``"a,b"``, counted one by one), sorted."""
+        return sorted(k.strip() for key in self.params for k in key.split(","))
+
     def grid(self) -> list[dict]:
-        """The settings: the full grid, or a seeded sample of it."""
+        """The settings: the full grid, or a seeded sample of it (keys that vary together take
+        their values from the same item)."""
         keys = sorted(self.params)
         values = [v.values() if isinstance(v, Range) else v for v in (self.params[k] for k in keys)]
-        combos = [dict(zip(keys, c)) for c in itertools.product(*values)] if keys else [{}]
+        combos = []
+        for c in itertools.product(*values) if keys else [()]:
+            combo: dict = {}
+            for key, value in zip(keys, c):
+                names = [n.strip() for n in key.split(",")]
+                combo.update(zip(names, value) if len(names) > 1 else [(key, value)])
+            combos.append(combo)
         if self.sample is not None and self.sample.count < len(combos):
             rng = np.random.Generator(np.random.PCG64(self.sample.seed))
             pick = sorted(rng.choice(len(combos), self.sample.count, replace=False))
