@@ -123,12 +123,51 @@ def main() -> None:
         app.screenshot(HERE / "model-brain.png")
         app.close()
         print("wrote", HERE / "model-brain.png")
+        model_exchange(server.url)
 
     fork = AquariumScene(ReplaySession(path))
     fork.seek(1200)
     fork.set_speed(16)
     # Fish 7 is given the plan "explore east 30" at t1200; the timeline shows the divergence.
     shoot(fork, "fork.png", 110, keys=[pygame.K_f, pygame.K_6], select=7)
+
+
+def model_exchange(url: str, size=(1280, 720)) -> None:
+    """docs/model-exchange.png: a replay of a recorded model run (30 fish, the bundled server) at
+    1280x720, fish 5 followed after its decision of t300: what its model saw and said, and G's
+    answer to the same request sent again; docs/diff.png: that run against a fork of it."""
+    import time
+
+    cfg = load_config(seed=3, **{"fish.count": 30, "brain.kind": "llm",
+                                 "brain.small.endpoints": [{"base_url": url, "model": "fish-mini"}]})
+    path = Path(tempfile.mkdtemp()) / "model.db"
+    live = LiveSession(cfg)
+    rec = Recorder(path, cfg).attach(live)
+    live.run(400)
+    rec.close()
+    live.close()
+    scene = AquariumScene(ReplaySession(path))
+    app = App([scene], size, offscreen=True)
+    scene.seek(300)
+    scene.selected = 5
+    for _ in range(3):
+        scene.step()
+    scene.pacer.paused = True
+    scene.ask_again()
+    start = time.perf_counter()
+    while not scene.why["again"].done() and time.perf_counter() - start < 10:
+        app.frame(1 / 30)
+    app.frame(0.0)
+    app.screenshot(HERE / "model-exchange.png")
+    app.close()
+    print("wrote", HERE / "model-exchange.png")
+    # docs/diff.png: the run against a fork that gives fish 5 "rest 10" at t300 (replies reused)
+    from mirofish.session import fork
+    from mirofish.session.diff import diff_runs, render_png
+
+    fork(path, 300, 5, "rest 10", 100, path.with_name("fork.db"))
+    render_png(diff_runs(path, path.with_name("fork.db")), HERE / "diff.png")
+    print("wrote", HERE / "diff.png")
 
 
 def referential() -> None:

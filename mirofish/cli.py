@@ -279,6 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(negotiation) in OUT/runs/")
     sw.add_argument("--overwrite", action="store_true", help="start afresh in a folder that holds another sweep")
     sw.add_argument("--dry-run", action="store_true", help="print each run's single command and exit")
+    sw.add_argument("--base-url", metavar="URL", help="aquarium: the model server every run asks (runs whose "
+                                                      "settings say brain.kind = \"llm\")")
+    sw.add_argument("--model", metavar="NAME", help="aquarium: the model on that server")
 
     tr = sub.add_parser("trace", help="isolate one fish: its view and decisions per tick, neighbours restored")
     tr.add_argument("path", help="a recording (only read)")
@@ -672,7 +675,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     from .sweep.spec import SpecError, load_spec
 
     try:
-        spec = load_spec(args.spec)
+        spec = load_spec(args.spec, args.base_url, args.model)
     except SpecError as exc:
         raise UsageError(f"mirofish sweep: {exc}") from None
     tasks = spec.tasks()

@@ -157,10 +157,23 @@ def _a_decision(path, after):
 
 
 def test_a_fork_that_changes_nothing_replays_the_model_run_from_its_replies_without_a_server(small_model_run):
+    """Forked at a tick where a model also wrote a fish's long-term summary (left out, it would
+    change every later prompt of that fish): every request is answered from the recording."""
+    from mirofish.fish.plans import describe
     from mirofish.session import fork
 
-    t, fish, plan = _a_decision(small_model_run, 100)
-    out = fork(small_model_run, t, fish, plan, 120)  # the server is gone
+    rec = Recording(small_model_run)
+    asks = {(c["fish"], c["tick"]) for c in rec.model_calls() if c["kind"] == "decision"}
+
+    def fits(t: int) -> bool:  # a summary written at t whose fish asks again within 80 ticks
+        d = rec.decisions_at(t)
+        return bool(d.summaries) and any((f, u) in asks for f, _, _ in d.summaries for u in range(t + 1, t + 80))
+
+    t = next(t for t in range(60, rec.last_tick - 80) if fits(t))
+    d = rec.decisions_at(t)
+    fish, plan = int(d.fish[0]), describe(int(d.goal[0]), int(d.param[0]), int(d.horizon[0]))
+    rec.close()
+    out = fork(small_model_run, t, fish, plan, 80)  # the server is gone
     assert out["cache_misses"] == 0 and out["cache_hits"] > 30 and not out["fallbacks"]
     assert out["final_state_hash"] == out["parent_state_hash_at_same_tick"]
     assert out["divergence"]["first_tick_cells_differ"] is None

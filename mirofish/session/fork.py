@@ -155,15 +155,23 @@ class ForkSession(Session):
         hit = np.flatnonzero(fish_ids == fish)
         self.original = describe(cols[0][hit[0]], cols[1][hit[0]], cols[2][hit[0]]) if hit.size else None
         new = (*self.plan, TIER_INDEX["intervention"])
+        thoughts = list(recorded.thoughts) if recorded.thoughts else [""] * len(fish_ids)
         if hit.size:
             for col, v in zip(cols, new):
                 col[hit[0]] = v
+            thoughts[hit[0]] = ""
         else:
             order = np.searchsorted(fish_ids, fish)
             fish_ids = np.insert(fish_ids, order, fish)
             cols = [np.insert(col, order, np.array(v, col.dtype)) for col, v in zip(cols, new)]
+            thoughts.insert(int(order), "")
+        # the others' decisions of that tick as recorded — with their thoughts, the long-term
+        # summaries their models wrote then, and the exchanges behind them (a model-written
+        # summary left out here would change every later prompt of its fish)
         first = DecisionBatch(tick=tick, fish=fish_ids, actions=None, goals=cols[0], params=cols[1],
-                              horizons=cols[2], tier=cols[3])
+                              horizons=cols[2], tier=cols[3], thoughts=thoughts, summaries=recorded.summaries,
+                              calls=[c for c in recorded.calls or () if c["fish"] != fish or c["kind"] == "summary"]
+                              or None)
         self.engine = Engine(world, ForkSource(source, tick, first), mode=self._mode)
         self.metrics = observed(self.engine, copy.deepcopy(parent.metrics))  # the same history up to T
         self.curve: list[np.ndarray] = []

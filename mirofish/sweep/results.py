@@ -97,7 +97,7 @@ def table(rows: list[dict], keys: list[str]) -> tuple[list[str], list[list]]:
     flat = [flatten(r["summary"]) for r in rows]
     figures = sorted({k for f in flat for k in f})
     cols = ["run_id", "status", "error", "seed", *keys, *figures, "elapsed_s", "command"]
-    out = [[r["run_id"], r["status"], r["error"] or "", r["seed"], *(r["params"].get(k) for k in keys),
+    out = [[r["run_id"], r["status"], r["error"] or "", r["seed"], *(_cell(r["params"].get(k)) for k in keys),
             *(f.get(k) for k in figures), r["elapsed_s"], r["command"]] for r, f in zip(rows, flat)]
     return cols, out
 
@@ -111,7 +111,7 @@ def settings(rows: list[dict], keys: list[str], figures: list[str]) -> tuple[lis
     cols = [*keys, "seeds"] + [c for f in figures for c in (f"{f} mean", f"{f} ci95")]
     out = []
     for key, flats in sorted(groups.items(), key=lambda kv: [_order(v) for v in json.loads(kv[0])]):
-        line = [*json.loads(key), len(flats)]
+        line = [*(_cell(v) for v in json.loads(key)), len(flats)]
         for f in figures:
             vals = np.array([x[f] for x in flats if isinstance(x.get(f), (int, float))], float)
             mean = float(vals.mean()) if vals.size else math.nan
@@ -119,6 +119,11 @@ def settings(rows: list[dict], keys: list[str], figures: list[str]) -> tuple[lis
             line += [round(mean, 6), round(half, 6)]
         out.append(line)
     return cols, out
+
+
+def _cell(value):
+    """A setting as a table cell: lists and tables (an endpoint list) as JSON."""
+    return json.dumps(value) if isinstance(value, (list, dict)) else value
 
 
 def _order(value) -> tuple:

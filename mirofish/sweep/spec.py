@@ -200,11 +200,15 @@ def _toml(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def load_spec(path: str | Path) -> SweepSpec:
+def load_spec(path: str | Path, base_url: str | None = None, model: str | None = None) -> SweepSpec:
     """Read and check a sweep file; every run's settings are validated before any run starts.
+    ``base_url``/``model`` (``sweep --base-url --model``): every aquarium run asks that server
+    (``brain.small.endpoints``; the sweep file sets ``brain.kind = "llm"`` where it wants the model).
 
     Raises:
         SpecError: one line naming the file and the problem.
@@ -218,6 +222,18 @@ def load_spec(path: str | Path) -> SweepSpec:
         raise SpecError(f"sweep file is a directory: {p}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"sweep file {p} is not valid TOML: {exc}") from None
+    if base_url or model:
+        if not (base_url and model):
+            raise SpecError("--base-url and --model go together")
+        if data.get("scene") != "aquarium":
+            raise SpecError(f"sweep file {p}: --base-url/--model are for aquarium sweeps")
+        if "@" in base_url.split("//", 1)[-1].split("/", 1)[0]:
+            raise SpecError("--base-url must not carry credentials (every run's command is written to the results): "
+                            "put the key in the environment variable brain.api_key_env names")
+        params = data.setdefault("params", {})
+        if not isinstance(params, dict):
+            raise SpecError(f"sweep file {p}: params: a table of settings")
+        params["brain.small.endpoints"] = [[{"base_url": base_url, "model": model}]]
     try:
         spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
