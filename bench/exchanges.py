@@ -41,7 +41,21 @@ def record(cfg, path: Path, ticks: int) -> tuple[dict, float]:
     finally:
         rec.close()
         s.close()
-    return _brain_status(s, ticks), time.perf_counter() - start
+    return {**_brain_status(s, ticks), "word_and_deed": s.metrics.word_deed.summary()}, time.perf_counter() - start
+
+
+def server_token_count(url: str, text: str, model: str) -> int | None:
+    """Tokens of ``text`` by the server's tokenizer, where it says (llama-cpp-python's server)."""
+    import urllib.request
+
+    root = url[: -len("/v1")] if url.endswith("/v1") else url
+    try:
+        req = urllib.request.Request(root + "/extras/tokenize/count", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"input": text, "model": model}).encode())
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return int(json.loads(resp.read())["count"])
+    except Exception:  # noqa: BLE001 — a server without it: the estimate stands
+        return None
 
 
 def main() -> None:
@@ -76,6 +90,7 @@ def main() -> None:
         out["prompt"] = {"tokens_per_model_decision": tok["per_model_decision"], "prefix_share": tok["prefix_share"],
                          "model_decisions": status["model_decisions"],
                          "summaries_written": status["summaries"]["written"]}
+        out["word_and_deed"] = status["word_and_deed"]
         plan_calls = [c for c in calls if c["kind"] == "decision" and c["prompt_tokens"]]
         if plan_calls:  # decision requests only (the JSON's share counts the summaries' prompts too)
             from mirofish.brains.prompt import estimate_tokens
@@ -83,9 +98,13 @@ def main() -> None:
             prefix = estimate_tokens(rec.texts()[plan_calls[0]["prefix"]])
             mean_prompt = sum(c["prompt_tokens"] for c in plan_calls) / len(plan_calls)
             mean_reply = sum(c["completion_tokens"] for c in plan_calls) / len(plan_calls)
+            counted = server_token_count(url, rec.texts()[plan_calls[0]["prefix"]], args.model)
+            if counted:  # the server's own tokenizer (llama-cpp-python's /extras/tokenize/count)
+                prefix = counted
             out["prompt"]["decision_requests"] = {
                 "prompt_tokens_mean": round(mean_prompt, 1), "reply_tokens_mean": round(mean_reply, 1),
-                "shared_prefix_tokens_estimate": prefix, "prefix_share_of_prompt": round(prefix / mean_prompt, 3)}
+                "shared_prefix_tokens": prefix, "prefix_counted_by": "server" if counted else "estimate",
+                "prefix_share_of_prompt": round(prefix / mean_prompt, 3)}
         mid = rec.first_tick + (rec.last_tick - rec.first_tick) // 2
         rec.close()
         if server is None:
