@@ -165,6 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--at-tick", type=_int_at_least(0), metavar="T", help="view: start playing from this tick")
     rp.add_argument("--speed", type=_speed, default=1.0, help="view: playback speed, 0.25 to 64 (default 1)")
     rp.add_argument("--terminal", action="store_true", help="play back as characters in the terminal")
+    rp.add_argument("--reply-cache", metavar="DIR", help="model runs: put every recorded model reply into the reply "
+                                                         "cache DIR (for live --reply-cache and fork --reply-cache)")
     _add_window_flags(rp)
 
     fk = sub.add_parser("fork", help="swap one fish's decision at a tick and run on live (intervention replay)")
@@ -385,6 +387,8 @@ def run_replay(args: argparse.Namespace) -> int:
 
     player = ReplaySession(args.path)
     _check_select(args, player.cfg.fish.count)
+    cache = _reply_cache(args.reply_cache)
+    filled = cache.fill(player.recording.model_calls()) if cache is not None else None
     if args.headless:
         target = player.last_tick if args.to_tick is None else args.to_tick
         if not player.first_tick <= target <= player.last_tick:
@@ -395,7 +399,9 @@ def run_replay(args: argparse.Namespace) -> int:
         print(json.dumps({"tick": player.tick, "state_hash": player.state_hash(),
                           "mean_energy": round(float(w.school.energy.mean()) / 100, 2),
                           "low_energy_fish": w.low_energy_count(), "first_tick": player.first_tick,
-                          "last_tick": player.last_tick, "recorded": player.recorded_metrics()}))
+                          "last_tick": player.last_tick, "recorded": player.recorded_metrics(),
+                          **({"reply_cache": {"folder": args.reply_cache, "replies_added": filled}}
+                             if cache is not None else {})}))
         return 0
     if args.terminal:
         return _play_terminal(player, args.at_tick or player.first_tick, args.speed)

@@ -40,8 +40,8 @@ def record_run(cfg, path, ticks):
 
 @pytest.fixture(scope="module")
 def model_run(tmp_path_factory):
-    """60 fish, lockstep, recorded; the server keeps every body it receives; a canary key in the
-    environment and in the URL's userinfo."""
+    """The issue's run: 60 fish, 2,000 ticks, lockstep, recorded; the server keeps every body it
+    receives; a canary key in the environment and in the URL's userinfo."""
     import os
 
     path = tmp_path_factory.mktemp("exchanges") / "model.db"
@@ -50,7 +50,7 @@ def model_run(tmp_path_factory):
         with TestServer(keep_bodies=True) as server:
             url = server.url.replace("http://", f"http://fishuser:{CANARY}@")
             cfg = llm_config(url, fish=60, **{"brain.api_key_env": "MIROFISH_TEST_CANARY_KEY"})
-            session = record_run(cfg, path, 400)
+            session = record_run(cfg, path, 2000)
             bodies = list(server.bodies)
             auth = set(server.seen_auth)
     finally:
@@ -82,7 +82,7 @@ def test_every_model_decision_has_an_exchange_whose_request_is_what_the_server_r
             if tier in (TIER_INDEX["small"], TIER_INDEX["large"]) and status == 0:
                 model_made += 1
                 assert (t, f) in decisions
-    assert model_made > 500 and len(decisions) == model_made
+    assert model_made > 2000 and len(decisions) == model_made
     assert {c["kind"] for c in calls} == {"decision", "summary"}
     assert all(c["endpoint"].startswith("http://***@127.0.0.1:") for c in calls)  # … and are not recorded
     rec.close()
@@ -109,7 +109,7 @@ def test_exchanges_cost_at_most_twice_the_plan_only_recording(model_run, tmp_pat
     path = model_run[0]
     with TestServer() as server:
         cfg = llm_config(server.url, fish=60, **{"record.model_calls": False})
-        record_run(cfg, tmp_path / "plain.db", 400)
+        record_run(cfg, tmp_path / "plain.db", 2000)
     with_calls, plain = path.stat().st_size, (tmp_path / "plain.db").stat().st_size
     assert plain < with_calls <= 2 * plain, (with_calls, plain)
 
@@ -266,3 +266,20 @@ def test_diff_of_a_run_and_its_fork_names_the_fork_tick_and_the_swapped_fish(sma
     assert main(["diff", str(small_model_run), str(tmp_path / "fork.db"), "--png", str(tmp_path / "d.png")]) == 0
     assert (tmp_path / "d.png").stat().st_size > 10_000
     assert main(["diff", str(small_model_run), "--a", "50:20", "--b", "0:10"]) == 2
+
+
+def test_a_replay_fills_a_reply_cache_that_reruns_the_model_run_without_a_server(small_model_run, tmp_path, capsys):
+    from mirofish.cli import main
+
+    assert main(["replay", str(small_model_run), "--headless", "--reply-cache", str(tmp_path / "cache")]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["reply_cache"]["replies_added"] > 60
+    rec = Recording(small_model_run)
+    url = rec.config.brain.small.endpoints[0].base_url  # the recorded server: stopped now
+    rec.close()
+    assert main(["live", "--headless", "--ticks", str(replayed["tick"]), "--fish", "30", "--seed", "3",
+                 "--base-url", url, "--model", "fish-mini", "--reply-cache", str(tmp_path / "cache")]) == 0
+    live = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert live["final_state_hash"] == replayed["state_hash"]
+    brain = live["brain"]
+    assert brain["cache_misses"] == 0 and brain["cache_hits"] == replayed["reply_cache"]["replies_added"]

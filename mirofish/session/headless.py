@@ -45,7 +45,7 @@ def _recorder(path: str | None, engine, overwrite: bool = False):
 
 
 def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
-                 out=sys.stdout, record: str | None = None, overwrite: bool = False, cache=None) -> dict:
+                 out=None, record: str | None = None, overwrite: bool = False, cache=None) -> dict:
     """Run ``ticks`` ticks and return (and print) the summary JSON.
 
     Lockstep runs as fast as the brain answers; realtime runs keep the simulated clock
@@ -53,6 +53,8 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     brain is measured against the pace a person watching would see."""
     from ..observe import ascii as ascii_view
     from .live import LiveSession
+
+    out = out if out is not None else sys.stdout  # looked up now: a caller may have replaced it
 
     engine = LiveSession(cfg, cache=cache)
     recorder = _recorder(record, engine, overwrite)
