@@ -552,8 +552,9 @@ def run_negotiation(args: argparse.Namespace) -> int:
                           args.frames,
                           None, args.fps, _size(args.size))
     try:
-        summary, _, _ = evaluate(args.sessions, args.seed, not args.no_repair, db_path=args.db,
-                                 speakers_for=speakers_for, layers=args.layers)
+        with _locks([args.db]):  # no other run writes into it meanwhile
+            summary, _, _ = evaluate(args.sessions, args.seed, not args.no_repair, db_path=args.db,
+                                     speakers_for=speakers_for, layers=args.layers)
     finally:
         if close:
             summary_failures = close()
@@ -608,11 +609,22 @@ def run_referential(args: argparse.Namespace) -> int:
 
         return run_window(ReferentialScene(exp), args.screenshot, args.frames, None, args.fps, _size(args.size))
     try:
-        summary = exp.run()
+        with _locks([args.log, args.glossary]):  # no other run writes into them meanwhile
+            summary = exp.run()
     finally:
         exp.close()
     print(json.dumps(summary))
     return 0
+
+
+def _locks(paths):
+    """The writer locks of a command's output files, as a context manager (one-line refusal)."""
+    from .observe.paths import Locks, OutputError
+
+    try:
+        return Locks(paths)
+    except OutputError as exc:
+        raise UsageError(f"mirofish: {exc}") from None
 
 
 def run_trace(args: argparse.Namespace) -> int:

@@ -380,7 +380,14 @@ def _deep_merge(base: dict, over: dict) -> dict:
     return out
 
 
+READ_FILES: set[Path] = set()  # config and preset files read by this process: never an output
+
+
 def _read_toml(path: Path) -> dict:
+    try:
+        READ_FILES.add(Path(path).resolve())
+    except OSError:
+        pass
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

@@ -9,8 +9,14 @@ Every command that writes a file checks its output first, before anything is wri
   keyframe;
 * an existing file is refused unless the user says ``--overwrite``; something that is not a
   regular file (``/dev/full``, a pipe) is refused always — it is never replaced;
-* a recording another run is writing right now is refused even with ``--overwrite``
-  (:class:`WriterLock`, an exclusive lock held for the whole run).
+* a file another run is writing right now (it holds a :class:`WriterLock`, an exclusive
+  lock for the whole run) is refused even with ``--overwrite``, whatever this command writes;
+* a name like a SQLite database's journal (``X-wal``, ``X-shm``, ``X-journal`` beside an
+  existing ``X``), or a path inside a folder so named, is refused: SQLite would take it for
+  ``X``'s journal and ``X`` would no longer open;
+* a config or preset file this run read, and any ``.toml`` file, is never written over;
+* ``--overwrite`` replaces only a file of the kind the command writes: never a recording with
+  a chart, a log or a table, never another SQLite database (a glossary, a sweep's store).
 
 Each refusal is an :class:`OutputError` with a one-line message (exit code 2 on the CLI).
 """
@@ -52,10 +58,27 @@ def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathL
         src = Path(source).resolve()
         if any(target == Path(str(src) + suffix) for suffix in COMPANIONS):
             raise OutputError(f"refusing to write the {what} {p} over its input {source}")
+    from ..config import READ_FILES
+
+    if target in READ_FILES or (target.suffix.lower() == ".toml" and target.exists()):
+        raise OutputError(f"{p} is a config file; MiroFish never writes a {what} over one")
+    for q in (target, *target.parents):
+        for suffix in COMPANIONS[1:]:
+            if q.name.endswith(suffix) and Path(str(q)[: -len(suffix)]).is_file():
+                raise OutputError(f"{what} {p}: {q.name} is the name of {q.name[: -len(suffix)]}'s SQLite journal "
+                                  f"(writing there would make it unreadable); choose another name")
+    if locked_by_another_run(target):
+        raise OutputError(f"{p} is being written by another run; choose another path")
     if p.exists() and not p.is_file():
         raise OutputError(f"{what} {p} is not a regular file (a device, pipe or socket); give a file name")
     if p.exists() and not overwrite:
         raise OutputError(f"{what} {p} exists; add --overwrite to replace it")
+    if p.exists():
+        kind = file_kind(target)
+        if kind == "recording" and what != "recording":
+            raise OutputError(f"{p} is a MiroFish recording; --overwrite never replaces one with a {what}")
+        if kind == "sqlite":
+            raise OutputError(f"{p} is an SQLite database; --overwrite never replaces one with a {what}")
     parent = target.parent
     if not parent.exists():
         try:
@@ -65,6 +88,48 @@ def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathL
     if not os.access(parent, os.W_OK):
         raise OutputError(f"cannot write {what} {p}: the folder is not writable")
     return p
+
+
+def file_kind(path: Path) -> str | None:
+    """``"recording"`` (a MiroFish recording), ``"sqlite"`` (another SQLite database) or None."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(16) != b"SQLite format 3\x00":
+                return None
+    except OSError:
+        return None
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            db.close()
+    except sqlite3.DatabaseError:
+        return "sqlite"
+    return "recording" if {"header", "keyframes", "chunks"} <= tables else "sqlite"
+
+
+def locked_by_another_run(path: Path) -> bool:
+    """Does a run hold the :class:`WriterLock` of ``path`` now?"""
+    lock = Path(str(path) + ".lock")
+    if fcntl is None or not lock.is_file():
+        return False
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 class WriterLock:
@@ -97,6 +162,31 @@ class WriterLock:
             self._fd = None
 
 
+class Locks:
+    """The writer locks of a run's outputs, held until :meth:`release` (a context manager)."""
+
+    def __init__(self, paths: Iterable[str | os.PathLike | None]):
+        self.locks: list[WriterLock] = []
+        try:
+            for path in paths:
+                if path is not None and str(path) not in ("", ":memory:"):
+                    self.locks.append(WriterLock(Path(path)))
+        except OutputError:
+            self.release()
+            raise
+
+    def release(self) -> None:
+        for lock in self.locks:
+            lock.release()
+        self.locks = []
+
+    def __enter__(self) -> Locks:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
 def check_scene_db(path: str | os.PathLike | None, own: set[str], what: str) -> None:
     """A scene's SQLite file may be new or its own; one that holds other tables — a recording,
     another program's database — is refused rather than written into."""
@@ -108,6 +198,8 @@ def check_scene_db(path: str | os.PathLike | None, own: set[str], what: str) -> 
     p = Path(path)
     if p.is_dir():
         raise OutputError(f"{what} {p} is a directory; give a file name")
+    if locked_by_another_run(p.resolve()):
+        raise OutputError(f"{p} is being written by another run; choose another path")
     try:
         db = sqlite3.connect(f"file:{quote(str(p.resolve()))}?mode=ro", uri=True)
         try:
@@ -118,7 +210,7 @@ def check_scene_db(path: str | os.PathLike | None, own: set[str], what: str) -> 
         raise OutputError(f"{what} {p} is not an SQLite database") from None
     if {"header", "keyframes", "chunks"} <= tables:
         raise OutputError(f"{p} is a MiroFish recording, not a {what}; give another file")
-    foreign = tables - own
-    if foreign and not tables & own:
+    foreign = tables - own - {"sqlite_sequence"}
+    if foreign:  # even beside tables of ours: a sweep's store has a "meta" table too
         raise OutputError(f"{p} is not a {what} (it holds the tables {', '.join(sorted(foreign)[:3])}); "
                           f"give another file")

@@ -39,12 +39,59 @@ def t95(n: int) -> float:
     return _T95[n - 2] if 2 <= n <= 31 else 1.96
 
 
+OUTPUTS = ("runs.csv", "settings.csv", "runs.parquet")
+
+
+def check_folder(out: Path, overwrite: bool) -> None:
+    """Refuse (one line) a results folder that would destroy something: a file, a folder named
+    like a SQLite journal (or inside one), a ``runs.sqlite`` that is not a sweep's store (a
+    recording, a glossary), tables or plots of something else there without ``--overwrite``,
+    an output name taken by a folder or ``plots`` by a file."""
+    from ..observe.paths import COMPANIONS, file_kind
+
+    if out.exists() and not out.is_dir():
+        raise ResultsError(f"--out {out} is a file, not a folder")
+    target = out.resolve()
+    for q in (target, *target.parents):
+        for suffix in COMPANIONS[1:]:
+            if q.name.endswith(suffix) and Path(str(q)[: -len(suffix)]).is_file():
+                raise ResultsError(f"--out {out}: {q.name} is the name of {q.name[: -len(suffix)]}'s SQLite journal "
+                                   f"(writing there would make it unreadable); choose another folder")
+    store = out / "runs.sqlite"
+    if store.exists():
+        if file_kind(store) == "recording":
+            raise ResultsError(f"{store} is a MiroFish recording, not a sweep's results; choose another --out")
+        try:
+            db = sqlite3.connect(f"file:{store.resolve()}?mode=ro", uri=True)
+            try:
+                tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            finally:
+                db.close()
+        except sqlite3.DatabaseError:
+            raise ResultsError(f"{store} is not a sweep's results (not an SQLite database)") from None
+        if not tables <= {"meta", "runs"} or "runs" not in tables:
+            held = ", ".join(sorted(tables)[:3]) or "nothing"
+            raise ResultsError(f"{store} is not a sweep's results (it holds {held}); choose another --out")
+    elif not overwrite and any((out / name).exists() for name in OUTPUTS):
+        raise ResultsError(f"{out} holds tables that are not a sweep's (no runs.sqlite); choose another --out, or "
+                           f"--overwrite to replace them")
+    for name in OUTPUTS:
+        if (out / name).exists() and not (out / name).is_file():
+            raise ResultsError(f"{out / name} is not a file; the sweep writes its table there")
+    if (out / "plots").exists() and not (out / "plots").is_dir():
+        raise ResultsError(f"{out / 'plots'} is a file; the sweep writes its plots in a folder of that name")
+
+
 class Store:
     """The rows of one sweep in ``OUT/runs.sqlite``; held by one sweep at a time (a lock file)."""
 
     def __init__(self, out: Path, spec: SweepSpec, overwrite: bool = False):
         self.out = out
-        out.mkdir(parents=True, exist_ok=True)
+        check_folder(out, overwrite)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ResultsError(f"cannot create the results folder {out}: {exc.strerror}") from None
         self._lock = open(out / ".lock", "w")  # noqa: SIM115 — held for the sweep, released by close()
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -1,0 +1,107 @@
+"""No output may reach a file another run is writing, a recording's journal, a config, or a
+store of another kind — one line, exit 2, the file's bytes unchanged, no stray files."""
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from mirofish.cli import main
+from mirofish.config import load_config
+from mirofish.observe.recording import Recorder, Recording
+from mirofish.session import LiveSession
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def rec(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("guard") / "rec.db"
+    cfg = load_config(seed=2, **{"fish.count": 12})
+    s = LiveSession(cfg)
+    r = Recorder(path, cfg).attach(s)
+    s.run(60)
+    r.close()
+    return path
+
+
+def refused(capsys, argv: list[str], needle: str) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and needle in err, err
+
+
+def test_no_output_reaches_a_recording_another_run_is_writing(rec, tmp_path, capsys):
+    busy = tmp_path / "busy.db"
+    cfg = load_config(seed=3, **{"fish.count": 10})
+    s = LiveSession(cfg)
+    writer = Recorder(busy, cfg).attach(s)  # a run recording right now (holds its writer lock)
+    s.run(20)
+    writer.flush()
+    before = digest(busy)
+    refused(capsys, ["report", str(rec), "--fish", "1", "--png", str(busy), "--overwrite"], "being written")
+    refused(capsys, ["referential", "--headless", "--rounds", "3", "--log", str(busy), "--overwrite"],
+            "being written")
+    refused(capsys, ["live", "--screenshot", str(busy), "--overwrite", "--frames", "1"], "being written")
+    refused(capsys, ["export", str(rec), "--around", "30", "--radius", "10", "--out", str(busy), "--overwrite"],
+            "being written")
+    assert digest(busy) == before
+    s.run(20)
+    writer.close()
+    assert Recording(busy).last_tick == 40  # still a whole recording
+
+
+def test_overwrite_never_replaces_a_recording_or_a_config_with_another_kind_of_file(rec, tmp_path, capsys):
+    before = digest(rec)
+    refused(capsys, ["referential", "--headless", "--rounds", "3", "--log", str(rec), "--overwrite"],
+            "MiroFish recording")
+    refused(capsys, ["report", str(rec), "--fish", "1", "--png", str(rec), "--overwrite"], "over its input")
+    other = tmp_path / "other.db"
+    other.write_bytes(rec.read_bytes())
+    refused(capsys, ["report", str(rec), "--fish", "1", "--png", str(other), "--overwrite"], "MiroFish recording")
+    assert digest(rec) == before == digest(other)
+    conf = tmp_path / "c.toml"
+    conf.write_text("[fish]\ncount = 8\n")
+    text = conf.read_text()
+    refused(capsys, ["live", "--headless", "--ticks", "3", "--config", str(conf), "--record", str(conf),
+                     "--overwrite"], "config file")
+    assert conf.read_text() == text
+
+
+def test_an_output_named_like_a_journal_is_refused_and_creates_nothing(rec, tmp_path, capsys):
+    wal = Path(str(rec) + "-wal")
+    refused(capsys, ["export", str(rec), "--tables", str(wal), "--format", "csv"], "journal")
+    refused(capsys, ["report", str(rec), "--fish", "1", "--png", str(wal / "x.png")], "journal")
+    refused(capsys, ["export", str(rec), "--around", "30", "--radius", "5", "--out", str(rec) + "-journal"],
+            "journal")
+    assert not wal.exists() and not Path(str(rec) + "-journal").exists()
+    assert main(["replay", str(rec), "--headless"]) == 0  # still opens
+
+
+def test_sweep_and_scene_outputs_refuse_what_is_not_theirs(rec, tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text('scene = "aquarium"\nlength = 5\nseeds = [1]\n[params]\n"fish.count" = [6]\n')
+    wal = Path(str(rec) + "-wal")
+    refused(capsys, ["sweep", str(spec), "--out", str(wal), "--workers", "1"], "journal")
+    assert not wal.exists()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "runs.csv").write_text("my,own,table\n")
+    refused(capsys, ["sweep", str(spec), "--out", str(mine), "--workers", "1"], "not a sweep's")
+    assert (mine / "runs.csv").read_text() == "my,own,table\n"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "runs.sqlite").write_bytes(rec.read_bytes())
+    refused(capsys, ["sweep", str(spec), "--out", str(other), "--workers", "1", "--overwrite"], "recording")
+    sweep_dir = tmp_path / "sw"
+    assert main(["sweep", str(spec), "--out", str(sweep_dir), "--workers", "1"]) == 0
+    capsys.readouterr()
+    before = digest(sweep_dir / "runs.sqlite")
+    refused(capsys, ["referential", "--headless", "--rounds", "3", "--glossary", str(sweep_dir / "runs.sqlite")],
+            "not a glossary")
+    assert digest(sweep_dir / "runs.sqlite") == before
