@@ -137,3 +137,28 @@ def test_the_scenes_model_calls_are_bounded_against_a_hung_server(scene):
     timeouts = sum(n for k, n in failures.items() if k.endswith("_timeout"))
     assert timeouts == 5 and sum(n for k, n in failures.items() if k.endswith("_breaker_open")) > 0, failures
     assert elapsed < 5 * 0.5 + 6.0, elapsed  # five bounded waits plus start-up, not 60 s per call
+
+
+@pytest.mark.parametrize("fault", ["hang", "retry_after_forever"])
+def test_realtime_fish_get_a_plan_within_three_simulated_seconds_from_a_hung_server(fault):
+    """Realtime at 1x against a server that never answers: every fish swims an instinct plan
+    (labelled as waiting for the model) from its first ticks — within 3 simulated seconds (6
+    ticks) — and moves as often as with the embedded brain (within 10 %)."""
+    with TestServer(fault=fault) as server:
+        cfg = load_config(seed=2, **{"fish.count": 20, "brain.kind": "llm", "engine.mode": "realtime",
+                                     "brain.small.endpoints": [{"base_url": server.url, "model": "m"}]})
+        live = LiveSession(cfg, mode="realtime")
+        first: dict[int, int] = {}
+        moved: list[int] = []
+        live.engine.observers.append(lambda f: [first.setdefault(int(x), f.tick) for b in f.applied for x in b.fish])
+        live.engine.observers.append(lambda f: moved.append(f.moved))
+        for _ in range(12):
+            live.step()
+            time.sleep(0.1)  # the pool answers from its own thread
+        live.close()
+    embedded = LiveSession(load_config(seed=2, **{"fish.count": 20}))
+    baseline: list[int] = []
+    embedded.engine.observers.append(lambda f: baseline.append(f.moved))
+    embedded.run(12)
+    assert len(first) == 20 and max(first.values()) < 6
+    assert abs(sum(moved) - sum(baseline)) <= 0.1 * sum(baseline)
