@@ -10,6 +10,7 @@ them as integer hundredths; :func:`hundredths` does that conversion exactly once
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -246,10 +247,22 @@ def redact_url(url: str) -> str:
     shown, logged or stored (the URL itself is still used to connect)."""
     from urllib.parse import urlsplit, urlunsplit
 
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # a URL that does not parse still never shows its credentials
+        return redact_text(url)
     if "@" not in parts.netloc:
         return url
     return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+
+
+_USERINFO = re.compile(r"(?<=//)[^/@\s]*@")
+
+
+def redact_text(text: str) -> str:
+    """Any text with the userinfo of every URL in it replaced by ``***`` — robust to URLs that
+    do not parse (``http://u:KEY@[::1/v1``); applied to every error line the CLI prints."""
+    return _USERINFO.sub("***@", text)
 
 
 def redacted(cfg: Config) -> dict:

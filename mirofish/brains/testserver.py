@@ -16,8 +16,9 @@ ends), ``reset`` (closes the connection without a word), ``not_http`` (answers w
 that are not HTTP), ``huge_body`` (a 50 MB reply), ``retry_after_forever`` (429 with
 ``Retry-After: 100000``), ``rule_breaker`` (a referential sender's first message is too long
 and spells an attribute out, as a small model's is, until the prompt corrects it) — and
-stopping the server outright. ``fault_every`` applies the fault to every k-th
-request only.
+stopping the server outright, and ``echo_auth`` (every reply echoes the request's
+Authorization header: the key must not reach a recording, a log or the screen). ``fault_every``
+applies the fault to every k-th request only.
 
 Pacing like a real local server: ``rate`` (completions per second, served one after another
 as llama.cpp or Ollama do on a CPU) and ``latency`` (seconds each completion takes on top);
@@ -53,7 +54,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from .prompt import estimate_tokens
 
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
-          "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker")
+          "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker", "echo_auth")
 POLICIES = ("scripted", "forager", "contrarian")
 _OPPOSITE = {"north": "south", "south": "north", "west": "east", "east": "west"}
 
@@ -512,7 +513,21 @@ class TestServer:
                     return
 
             def _complete(self, n: int, prompt: str, content: str) -> None:
-                """A chat completion reply with usage counted by :func:`estimate_tokens`."""
+                """A chat completion reply with usage counted by :func:`estimate_tokens`
+                (``echo_auth``: with the request's Authorization header echoed in the reply)."""
+                if server.fault == "echo_auth":
+                    auth = self.headers.get("Authorization", "")
+                    try:
+                        data = json.loads(content)
+                    except ValueError:
+                        data = None
+                    if isinstance(data, dict):
+                        data["echo"] = auth
+                        if "thought" in data:
+                            data["thought"] = auth.split()[-1][:80] if auth else ""
+                        content = json.dumps(data)
+                    else:
+                        content = f"{content} {auth}"
                 usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
                 self._send(200, {

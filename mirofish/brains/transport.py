@@ -166,6 +166,33 @@ def slots_from(props: Any, slots: Any) -> int | None:
     return None
 
 
+def secrets_of(url: str, api_key: str | None) -> set[str]:
+    """The credentials a request carries: the API key and a URL's userinfo (user, password)."""
+    from urllib.parse import unquote
+
+    out = {api_key} if api_key and api_key != "not-needed" else set()
+    netloc = url.split("//", 1)[-1].split("/", 1)[0]
+    if "@" in netloc:
+        info = netloc.rsplit("@", 1)[0]
+        out |= {info, unquote(info), *(unquote(p) for p in info.split(":"))}
+    return {x for x in out if len(x) >= 4}
+
+
+def scrub(text: str | None, secrets: set[str]) -> str | None:
+    """``text`` with every secret replaced by ``***`` — a server that echoes the Authorization
+    header or the key must not get it into recordings, logs, tables or the window."""
+    if not text or not secrets:
+        return text
+    import base64
+
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, "***")
+        encoded = base64.b64encode(secret.encode()).decode()
+        if len(encoded) >= 8:
+            text = text.replace(encoded, "***")
+    return text
+
+
 def response_formats(schema: dict) -> tuple[dict, dict]:
     """The two structured-output forms of ``schema``: json_schema, and json_object + schema."""
     return ({"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}},
@@ -184,7 +211,7 @@ class Transport:
         self._clients: dict[tuple[str, str], Any] = {}
         self._slots: dict[str, tuple[int, str]] = {}  # server → (slots, where that figure came from)
         self._semaphores: dict[str, asyncio.Semaphore] = {}
-        self._api_keys: dict[str, str] = {}
+        self._secrets: set[str] = set()  # API keys and URL passwords: scrubbed from every reply
 
     def connect(self, ep: Endpoint, api_key_env: str) -> None:
         """Give ``ep`` its client (one per server and model) and its slots: ``max_concurrency``
@@ -196,6 +223,7 @@ class Transport:
         key = (ep.cfg.base_url, ep.cfg.model)
         if key not in self._clients:
             api_key = os.environ.get(api_key_env) or "not-needed"
+            self._secrets.update(secrets_of(ep.cfg.base_url, api_key))
             self._clients[key] = AsyncOpenAI(base_url=ep.cfg.base_url, api_key=api_key, max_retries=0,
                                              timeout=self.s.request_timeout_s)
         ep.client = self._clients[key]
@@ -327,7 +355,7 @@ class Transport:
             if prober:
                 self._release_probe(ep, learned=True)
             ep.reachable = True
-            return text, prompt_toks, completion_toks
+            return scrub(text, self._secrets), prompt_toks, completion_toks
 
     async def _attempt(self, ep: Endpoint, kwargs: dict, budget_end: float | None, attempt_s: float | None,
                        wanted: Callable[[], bool] | None, dispatched: Callable[[Endpoint], None] | None,
