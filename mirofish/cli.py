@@ -688,10 +688,12 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
+    from .kernel import compiled_tick
     from .sweep.backends import BackendError, DaskBackend, LocalBackend
     from .sweep.results import ResultsError, Store, write_outputs
     from .sweep.spec import SpecError, load_spec
 
+    compiled_tick()  # an unknown MIROFISH_TICK is one line here, not a sweep of failed runs
     try:
         spec = load_spec(args.spec, args.base_url, args.model)
     except SpecError as exc:

@@ -222,3 +222,38 @@ def test_keys_that_vary_together_make_one_axis(tmp_path):
 
     with pytest.raises(SpecError, match="vary together"):
         load_spec(f)
+
+
+@pytest.mark.parametrize("body, needle", [
+    ('seeds = [1]\n[params]\n"fish.count" = {from = 0, to = 1e300, step = 1}', "at most"),
+    ('seeds = {from = 1, count = 1000000000}', "less than or equal"),
+    ('seeds = [1]\n[params]\n"fish.count" = {from = 0, to = inf, step = 1}', "finite"),
+    ('seeds = [1]\n[params]\n"a" = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n"b" = {from = 1, to = 100000, step = 1}', "grid"),
+    ('seeds = [18446744073709551615]', "≤"),
+])
+def test_a_sweep_too_big_or_unbounded_is_refused_before_anything_is_built(tmp_path, capsys, body, needle):
+    import time
+
+    from mirofish.cli import main
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'scene = "aquarium"\nlength = 5\n{body}\n')
+    start = time.perf_counter()
+    assert main(["sweep", str(spec), "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and needle in err, err
+    assert time.perf_counter() - start < 5  # refused without materialising the grid
+
+
+def test_sweep_length_deep_toml_and_an_unknown_tick_kernel_are_one_line(tmp_path, capsys, monkeypatch):
+    from mirofish.cli import main
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('scene = "aquarium"\nlength = 9223372036854775807\nseeds = [1]\n')
+    assert main(["sweep", str(spec), "--dry-run"]) == 2 and "length" in capsys.readouterr().err
+    spec.write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
+    assert main(["sweep", str(spec), "--dry-run"]) == 2 and "deeply" in capsys.readouterr().err
+    spec.write_text('scene = "aquarium"\nlength = 5\nseeds = [1]\n')
+    monkeypatch.setenv("MIROFISH_TICK", "numba")
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "o")]) == 2
+    assert "MIROFISH_TICK" in capsys.readouterr().err and not (tmp_path / "o").exists()

@@ -48,6 +48,12 @@ DEFAULT_METRICS = {
 }
 
 
+MAX_SETTINGS = 100_000  # settings in a grid (computed before anything is built)
+MAX_RUNS = 100_000  # settings × seeds
+MAX_LENGTH = 2**31 - 1  # ticks, rounds or sessions: the CLI's own bound
+MAX_SEED = 2**63 - 1
+
+
 class SpecError(ValueError):
     """A sweep file that cannot be run; the message is one line naming the problem."""
 
@@ -58,8 +64,20 @@ class Range(BaseModel):
     to: float
     step: float = Field(gt=0)
 
+    @model_validator(mode="after")
+    def _finite(self) -> Range:
+        if not all(math.isfinite(v) for v in (self.start, self.to, self.step)):
+            raise ValueError("from, to and step must be finite numbers")
+        if self.size() > MAX_SETTINGS:
+            raise ValueError(f"from {self.start:g} to {self.to:g} step {self.step:g} is {self.size():.3g} values; "
+                             f"{MAX_SETTINGS:,} at most")
+        return self
+
+    def size(self) -> float:
+        return math.floor((self.to - self.start) / self.step + 1e-9) + 1
+
     def values(self) -> list:
-        n = int(math.floor((self.to - self.start) / self.step + 1e-9)) + 1
+        n = int(self.size())
         if n < 1:
             raise ValueError(f"from {self.start:g} to {self.to:g} is empty")
         vals = [self.start + k * self.step for k in range(n)]
@@ -70,8 +88,14 @@ class Range(BaseModel):
 
 class Seeds(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    start: int = Field(alias="from", ge=0)
-    count: int = Field(ge=1)
+    start: int = Field(alias="from", ge=0, le=MAX_SEED)
+    count: int = Field(ge=1, le=MAX_RUNS)
+
+    @model_validator(mode="after")
+    def _in_range(self) -> Seeds:
+        if self.start + self.count - 1 > MAX_SEED:
+            raise ValueError(f"seeds from {self.start} count {self.count} pass {MAX_SEED}")
+        return self
 
 
 class Sample(BaseModel):
@@ -83,7 +107,7 @@ class Sample(BaseModel):
 class SweepSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     scene: Literal["aquarium", "referential", "negotiation"]
-    length: int = Field(ge=1)
+    length: int = Field(ge=1, le=MAX_LENGTH)
     seeds: list[int] | Seeds
     params: dict[str, list[Any] | Range] = {}
     preset: str | None = None
@@ -96,8 +120,8 @@ class SweepSpec(BaseModel):
         if isinstance(v, list):
             if not v:
                 raise ValueError("no seeds")
-            if any(s < 0 for s in v) or len(set(v)) != len(v):
-                raise ValueError("seeds must be distinct and ≥ 0")
+            if any(s < 0 or s > MAX_SEED for s in v) or len(set(v)) != len(v):
+                raise ValueError(f"seeds must be distinct, ≥ 0 and ≤ {MAX_SEED}")
         return v
 
     @model_validator(mode="after")
@@ -114,6 +138,16 @@ class SweepSpec(BaseModel):
                     raise ValueError(f"params.{key}: an empty key")
         if self.preset is not None and self.scene != "aquarium":
             raise ValueError("preset: only the aquarium has presets")
+        settings = 1.0
+        for vals in self.params.values():
+            settings *= vals.size() if isinstance(vals, Range) else len(vals)
+        if settings > MAX_SETTINGS:
+            raise ValueError(f"params: a grid of {settings:.3g} settings; {MAX_SETTINGS:,} at most (use [sample] on "
+                             f"a smaller grid)")
+        seeds = len(self.seeds) if isinstance(self.seeds, list) else self.seeds.count
+        count = min(settings, self.sample.count) if self.sample is not None else settings
+        if count * seeds > MAX_RUNS:
+            raise ValueError(f"{count * seeds:.3g} runs (settings × seeds); {MAX_RUNS:,} at most")
         return self
 
     def seed_list(self) -> list[int]:
@@ -222,6 +256,10 @@ def load_spec(path: str | Path, base_url: str | None = None, model: str | None =
         raise SpecError(f"sweep file is a directory: {p}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"sweep file {p} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise SpecError(f"sweep file {p} is nested too deeply") from None
+    except OSError as exc:
+        raise SpecError(f"cannot read sweep file {p}: {exc.strerror}") from None
     if base_url or model:
         if not (base_url and model):
             raise SpecError("--base-url and --model go together")
@@ -237,8 +275,13 @@ def load_spec(path: str | Path, base_url: str | None = None, model: str | None =
     try:
         spec = SweepSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith(("list[", "Range", "Seeds"))) or "sweep"
+        errors = exc.errors()
+        # a {from, to, step} table fails as a list too: name what is wrong with the table
+        tabled = [e for e in errors if any(k in str(x) for x in e["loc"] for k in ("Range", "Seeds"))]
+        said = [e for e in tabled if e["type"] != "model_type"]  # not "a {from, to} table was expected"
+        err = said[0] if said and errors[0]["type"] == "list_type" else errors[0]
+        loc = ".".join(str(x) for x in err["loc"]
+                       if not (str(x).startswith("list[") or "Range" in str(x) or "Seeds" in str(x))) or "sweep"
         msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
         raise SpecError(f"sweep file {p}: {loc}: {msg}") from None
     tasks = spec.tasks()
