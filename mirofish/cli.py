@@ -96,6 +96,8 @@ def _size(text: str | None):
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise UsageError(f"mirofish: --size expects WIDTHxHEIGHT, got {text!r}") from None
+    if w > 16384 or h > 16384:
+        raise UsageError(f"mirofish: --size is at most 16384x16384, got {text!r}")
     if w < 640 or h < 400:
         raise UsageError(f"mirofish: --size must be at least 640x400, got {text!r}")
     return w, h
@@ -852,7 +854,19 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a path that cannot be used: too long, under /proc, a full device …
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"mirofish: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except RecursionError:
+        print("mirofish: an input is nested too deeply", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as exc:
+        import sqlite3
+
+        if isinstance(exc, sqlite3.Error):  # a database file that cannot be written or read
+            print(f"mirofish: database error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         if os.environ.get("MIROFISH_DEBUG"):
             raise
         print(f"mirofish: unexpected error: {type(exc).__name__}: {exc} (set MIROFISH_DEBUG=1 for details)",

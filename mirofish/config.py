@@ -426,6 +426,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     key = key.strip()
     if not sep or not key or any(not part for part in key.split(".")):
         raise ConfigError(f"--set expects section.key=value, got {text!r}")
+    if key.count(".") > 15:
+        raise ConfigError(f"--set key {key[:40]}… has {key.count('.') + 1} parts; a config key has a few")
     raw = raw.strip()
     try:
         value = tomllib.loads(f"v = {raw}")["v"]

@@ -105,3 +105,22 @@ def test_sweep_and_scene_outputs_refuse_what_is_not_theirs(rec, tmp_path, capsys
     refused(capsys, ["referential", "--headless", "--rounds", "3", "--glossary", str(sweep_dir / "runs.sqlite")],
             "not a glossary")
     assert digest(sweep_dir / "runs.sqlite") == before
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["live", "--screenshot", "/proc/mirofish.png", "--frames", "1"], "/proc"),
+    (["negotiation", "--headless", "--sessions", "1", "--db", "/dev/full"], "not a regular file"),
+    (["live", "--size", "9223372036854775808x9223372036854775808", "--screenshot", "{tmp}/s.png"], "at most"),
+    (["live", "--headless", "--ticks", "2", "--set", ".".join(["a"] * 3000) + "=1"], "parts"),
+    (["replay", "{tmp}/" + "x" * 300 + ".db"], "too long"),
+    (["referential", "--headless", "--rounds", "2", "--glossary", " "], "empty"),
+    (["export", "{rec}", "--tables", " "], "folder name"),
+    (["report", "{rec}", "--fish", "1", "--png", "{tmp}/afile/x.png"], "is a file"),
+])
+def test_bad_paths_and_sizes_are_one_line_and_leave_nothing(rec, tmp_path, capsys, monkeypatch, argv, needle):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("a file, not a folder")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    argv = [a.replace("{tmp}", str(tmp_path)).replace("{rec}", str(rec)) for a in argv]
+    refused(capsys, argv, needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no stray file, not even one named " "

@@ -54,6 +54,10 @@ def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathL
     if p.is_dir() or str(path).endswith(os.sep):
         raise OutputError(f"{what} {p} is a directory; give a file name")
     target = p.resolve()
+    if target.parts[1:2] and target.parts[1] in ("proc", "sys", "dev"):
+        raise OutputError(f"{what} {p} is under /{target.parts[1]}: not a place for files")
+    if target.parent.exists() and not target.parent.is_dir():
+        raise OutputError(f"{what} {p}: {target.parent} is a file, not a folder")
     for source in inputs:
         src = Path(source).resolve()
         if any(target == Path(str(src) + suffix) for suffix in COMPANIONS):
@@ -190,6 +194,14 @@ class Locks:
 def check_scene_db(path: str | os.PathLike | None, own: set[str], what: str) -> None:
     """A scene's SQLite file may be new or its own; one that holds other tables — a recording,
     another program's database — is refused rather than written into."""
+    if path is not None and not str(path).strip():
+        raise OutputError(f"{what} path is empty")
+    if path is not None and str(path) != ":memory:":
+        q = Path(path)
+        if any(len(part.encode()) > 255 for part in q.parts):
+            raise OutputError(f"{what} file name is too long (255 bytes at most)")
+        if q.exists() and not q.is_file() and not q.is_dir():
+            raise OutputError(f"{what} {q} is not a regular file (a device, pipe or socket); give a file name")
     if path is None or str(path) == ":memory:" or not Path(path).exists():
         return
     import sqlite3

@@ -348,6 +348,8 @@ def _check_parquet(fmt: str) -> None:
 
 
 def _targets(out_dir: str | Path, names, fmt: str, inputs: tuple, overwrite: bool) -> dict[str, Path]:
+    if not str(out_dir).strip():
+        raise RecordingError("--tables needs a folder name (an empty one would write into the current folder)")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise RecordingError(f"--tables {out} is a file, not a folder")
