@@ -3,7 +3,10 @@
 
 import sys
 
-from mirofish.cli import main
-
 if __name__ == "__main__":
+    try:
+        from mirofish.cli import main  # Ctrl-C while this imports is one line too
+    except KeyboardInterrupt:
+        print("mirofish: interrupted", file=sys.stderr)
+        sys.exit(130)
     sys.exit(main())

@@ -854,6 +854,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:  # Ctrl-C before a command's own handling began: one line, no traceback
+        print("mirofish: interrupted", file=sys.stderr)
+        return 130
     except OSError as exc:  # a path that cannot be used: too long, under /proc, a full device …
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
         print(f"mirofish: {exc.strerror or exc}{where}", file=sys.stderr)

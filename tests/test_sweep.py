@@ -115,8 +115,11 @@ def test_an_interrupted_sweep_resumes_without_repeating_or_losing_finished_runs(
     spec.write_text('scene = "aquarium"\nlength = 400\nseeds = {from = 1, count = 12}\n[params]\n'
                     '"fish.count" = [30]\n')
     out = tmp_path / "out"
+    # as if from a terminal, whatever this suite inherited: a suite started in the background
+    # (``pytest &``) has SIGINT ignored, and a child would inherit that
     proc = subprocess.Popen([sys.executable, "run.py", "sweep", str(spec), "--out", str(out), "--workers", "1"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
     while time.time() < deadline:
         time.sleep(0.2)
@@ -171,6 +174,11 @@ def test_an_unreachable_cluster_a_missing_file_and_a_busy_folder_are_one_line_ex
     spec.write_text(SMALL)
     out = sweep(spec, "--cluster", f"tcp://127.0.0.1:{free_port()}", "--out", tmp_path / "o", timeout=60)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "no Dask scheduler" in out.stderr
+    for address, said in (("notaurl", "tcp://HOST:PORT"), ("ucx://10.0.0.1:13337", "only tcp://")):
+        start = time.time()
+        out = sweep(spec, "--cluster", address, "--out", tmp_path / "o", timeout=60)
+        assert out.returncode == 2 and out.stderr.strip().count("\n") == 0 and said in out.stderr, out.stderr
+        assert time.time() - start < 8 and "Traceback" not in out.stderr
     out = sweep(tmp_path / "nope.toml")
     assert out.returncode == 2 and "not found" in out.stderr
     from mirofish.sweep.results import ResultsError, Store
@@ -257,3 +265,16 @@ def test_sweep_length_deep_toml_and_an_unknown_tick_kernel_are_one_line(tmp_path
     monkeypatch.setenv("MIROFISH_TICK", "numba")
     assert main(["sweep", str(spec), "--out", str(tmp_path / "o")]) == 2
     assert "MIROFISH_TICK" in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.3])
+def test_ctrl_c_at_any_moment_of_a_sweeps_start_is_one_line(tmp_path, delay):
+    spec = tmp_path / "s.toml"
+    spec.write_text('scene = "aquarium"\nlength = 300\nseeds = {from = 1, count = 4}\n')
+    proc = subprocess.Popen([sys.executable, "run.py", "sweep", str(spec), "--out", str(tmp_path / "o"),
+                             "--workers", "1"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err and "interrupted" in err.strip().splitlines()[-1]

@@ -73,21 +73,60 @@ class LocalBackend:
         self.stop()
 
 
+def _quietly_collect() -> None:
+    import gc
+    import sys
+
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda *_: None
+    try:
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+
+
+def check_address(address: str, timeout_s: float = 3.0) -> None:
+    """``tcp://HOST:PORT`` (or ``tls://``) of a scheduler that accepts a connection; else a
+    :class:`BackendError` naming the problem (no Dask traceback, no 10 s wait on a bad address)."""
+    import re
+    import socket
+
+    m = re.fullmatch(r"(tcp|tls)://(\[[^\]]+\]|[^:/\s]+):(\d{1,5})/?", address.strip())
+    if m is None:
+        scheme = address.split("://", 1)[0] if "://" in address else ""
+        if scheme and scheme not in ("tcp", "tls"):
+            raise BackendError(f"--cluster {address}: only tcp:// and tls:// scheduler addresses are supported")
+        raise BackendError(f"--cluster {address}: expected a scheduler address like tcp://HOST:PORT")
+    host, port = m.group(2).strip("[]"), int(m.group(3))
+    if not 0 < port < 65536:
+        raise BackendError(f"--cluster {address}: port {port} is not a port")
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise BackendError(f"no Dask scheduler at {address}: {exc.strerror or exc}") from None
+
+
 class DaskBackend:
     """Runs on an existing Dask distributed cluster (``--cluster tcp://HOST:PORT``).
 
     Each worker needs MiroFish importable (``pip install -e '.[cluster]'`` in the environment
     the worker runs in); ``--record`` paths are on the workers' file system."""
 
-    def __init__(self, address: str, timeout_s: float = 5.0):
+    def __init__(self, address: str, timeout_s: float = 3.0):
         try:
             from distributed import Client
         except ImportError:
             raise BackendError("--cluster needs Dask: pip install -e '.[cluster]'") from None
+        check_address(address, timeout_s)  # one line, at once, before Dask builds anything
+        failure = None
         try:
             self.client = Client(address, timeout=f"{timeout_s}s", set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise BackendError(f"no Dask scheduler at {address}: {str(exc).splitlines()[0][:160]}") from None
+        except Exception as exc:  # noqa: BLE001 — whatever answers there, it is not a usable scheduler
+            failure = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
+        if failure is not None:
+            _quietly_collect()  # the half-built client closes itself; its complaints are not the user's
+            raise BackendError(f"no Dask scheduler at {address}: {failure}")
         workers = self.client.scheduler_info().get("workers", {})
         self.name = f"Dask cluster {address} ({len(workers)} workers)"
         self._futures: list = []
