@@ -124,3 +124,13 @@ def test_bad_paths_and_sizes_are_one_line_and_leave_nothing(rec, tmp_path, capsy
     argv = [a.replace("{tmp}", str(tmp_path)).replace("{rec}", str(rec)) for a in argv]
     refused(capsys, argv, needle)
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no stray file, not even one named " "
+
+
+def test_a_recorded_sweep_in_a_folder_named_with_a_hash_exports_and_leaves_no_stray_file(tmp_path, capsys,
+                                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.toml").write_text('scene = "aquarium"\nlength = 20\nseeds = [1]\n')
+    assert main(["sweep", "s.toml", "--out", "sw#1", "--record", "--workers", "1"]) == 0
+    assert main(["export", "sw#1", "--tables", "t", "--format", "csv"]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml", "sw#1", "t"]

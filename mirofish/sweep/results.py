@@ -19,6 +19,7 @@ import json
 import math
 import sqlite3
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def check_folder(out: Path, overwrite: bool) -> None:
         if file_kind(store) == "recording":
             raise ResultsError(f"{store} is a MiroFish recording, not a sweep's results; choose another --out")
         try:
-            db = sqlite3.connect(f"file:{store.resolve()}?mode=ro", uri=True)
+            db = sqlite3.connect(f"file:{quote(str(store.resolve()))}?mode=ro", uri=True)
             try:
                 tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             finally:
