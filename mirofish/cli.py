@@ -509,12 +509,9 @@ def run_glossary(args: argparse.Namespace) -> int:
     if not Path(path).is_file():
         raise UsageError(f"mirofish: glossary file not found: {path}")
     try:
-        g = Glossary(path)
+        g = Glossary(path, read_only=not (reviewing and (args.approve or args.reject)))
         if reviewing:
-            for term in args.approve:
-                g.review(term, True)
-            for term in args.reject:
-                g.review(term, False)
+            g.review_all(args.approve, args.reject)  # every term checked first, then all in one transaction
             print(json.dumps({"approved": args.approve, "rejected": args.reject, "pending": [
                 {"term": t.term, "canonical": t.canonical, "proposed_by": t.proposed_by, "usage": t.usage,
                  "success_rate": round(t.success_rate, 4), "agreement": round(t.agreement_rate, 4)}

@@ -20,6 +20,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from ...observe.paths import OutputError, check_scene_db
 
@@ -91,31 +92,71 @@ class GlossaryError(ValueError):
 class Glossary:
     """A glossary in an SQLite file (``:memory:`` for a throwaway one)."""
 
-    def __init__(self, path: str | Path = ":memory:", model: str = "embedded"):
-        self.path, self.model = str(path), model
+    def __init__(self, path: str | Path = ":memory:", model: str = "embedded", read_only: bool = False):
+        """``read_only``: open an existing file without writing a byte to it (listing, diffs):
+        an old-format glossary is read as it is, not upgraded."""
+        self.path, self.model, self.read_only = str(path), model, read_only
         try:
             check_scene_db(path, {"glossary", "meta", "glossary_snapshots"}, "glossary")
         except OutputError as exc:
             raise GlossaryError(str(exc)) from None
         try:
-            self.db = sqlite3.connect(self.path, check_same_thread=False)  # a model scene steps on a worker
-            self.db.executescript(SCHEMA)
+            if read_only:
+                uri = f"file:{quote(str(Path(self.path).resolve()))}?mode=ro"
+                self.db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+                kinds = {r[0]: r[1] for r in self.db.execute("SELECT name, type FROM sqlite_master")}
+                if kinds.get("glossary") != "table":
+                    raise GlossaryError(f"{self.path} is not a glossary (no glossary table)")
+            else:
+                self.db = sqlite3.connect(self.path, check_same_thread=False)  # a model scene steps on a worker
+                self.db.executescript(SCHEMA)
             have = {r[1] for r in self.db.execute("PRAGMA table_info(glossary)")}
-            for column in ("heard_count", "agreed_count"):  # glossaries written before these columns
-                if column not in have:
-                    self.db.execute(f"ALTER TABLE glossary ADD COLUMN {column} INTEGER DEFAULT 0")
+            if not read_only:
+                for column in ("heard_count", "agreed_count"):  # glossaries written before these columns
+                    if column not in have:
+                        self.db.execute(f"ALTER TABLE glossary ADD COLUMN {column} INTEGER DEFAULT 0")
+                have |= {"heard_count", "agreed_count"}
         except sqlite3.DatabaseError as exc:
             raise GlossaryError(f"glossary file {self.path} is not usable: {exc}") from None
+        self._columns = have
         self._cache: dict[str, Term] = {}
         self._load()
 
+    _FIELDS = ("term", "canonical_properties", "definition_by_sender", "definition_by_receiver", "usage_count",
+               "success_count", "success_rate", "stable_score", "last_used_round", "model", "status", "proposed_by",
+               "heard_count", "agreed_count")
+
     def _load(self) -> None:
-        rows = self.db.execute("SELECT term, canonical_properties, definition_by_sender, definition_by_receiver, "
-                               "usage_count, success_count, success_rate, stable_score, last_used_round, model, "
-                               "status, proposed_by, heard_count, agreed_count FROM glossary").fetchall()
-        self._cache = {r[0]: Term(r[0], json.loads(r[1]), json.loads(r[2]) if r[2] else None,
-                                  json.loads(r[3]) if r[3] else None, r[4], r[5], r[6], r[7], r[8], r[9] or "",
-                                  r[10] or "active", r[11], r[12] or 0, r[13] or 0) for r in rows}
+        """Every term, checked: JSON objects where meanings are, numbers where counts are,
+        readable text — a damaged file is one line (:class:`GlossaryError`), never a crash."""
+        missing = {"term", "canonical_properties"} - self._columns
+        if missing:
+            raise GlossaryError(f"{self.path} is not a glossary (its glossary table has no {sorted(missing)[0]})")
+        select = ", ".join(f if f in self._columns else "NULL" for f in self._FIELDS)
+        try:
+            self.db.text_factory = bytes  # decode (and check) the text ourselves
+            rows = self.db.execute(f"SELECT {select} FROM glossary").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise GlossaryError(f"glossary file {self.path} is damaged: {exc}") from None
+        finally:
+            self.db.text_factory = str
+        cache = {}
+        for n, row in enumerate(rows, 1):
+            try:
+                r = [v.decode() if isinstance(v, bytes) else v for v in row]
+                meaning = [json.loads(r[k]) if r[k] else None for k in (1, 2, 3)]
+                if not isinstance(meaning[0], dict) or not all(m is None or isinstance(m, dict) for m in meaning):
+                    raise ValueError("a meaning is not a JSON object")
+                counts = [int(r[k] or 0) for k in (4, 5, 12, 13)]
+                rates = [float(r[k] or 0.0) for k in (6, 7)]
+                last = int(r[8]) if r[8] is not None else None
+                if not isinstance(r[0], str) or not r[0]:
+                    raise ValueError("a term without a name")
+            except (ValueError, TypeError, UnicodeDecodeError) as exc:
+                raise GlossaryError(f"glossary file {self.path} is damaged (term row {n}: {exc})") from None
+            cache[r[0]] = Term(r[0], meaning[0], meaning[1], meaning[2], counts[0], counts[1], rates[0], rates[1],
+                               last, str(r[9] or ""), str(r[10] or "active"), r[11], counts[2], counts[3])
+        self._cache = cache
 
     # ------------------------------------------------------------ reading
 
@@ -203,11 +244,28 @@ class Glossary:
 
     def review(self, term: str, approve: bool) -> None:
         """A person's verdict on a pending term: active (global) or rejected."""
-        t = self._cache.get(term)
-        if t is None or t.status != "pending":
-            raise GlossaryError(f"no pending term {term!r} in {self.path}")
-        self.set_status(term, "active" if approve else "rejected")
+        self.review_all([term] if approve else [], [] if approve else [term])
+
+    def review_all(self, approve: list[str], reject: list[str]) -> None:
+        """Verdicts on several pending terms, all or none: every term is checked first, then
+        they are applied in one transaction."""
+        for term in [*approve, *reject]:
+            t = self._cache.get(term)
+            if t is None or t.status != "pending":
+                raise GlossaryError(f"no pending term {term!r} in {self.path} (nothing was changed)")
+        both = set(approve) & set(reject)
+        if both:
+            raise GlossaryError(f"term {sorted(both)[0]!r} is both approved and rejected (nothing was changed)")
         self.db.commit()
+        try:
+            with self.db:
+                for term in approve:
+                    self.set_status(term, "active")
+                for term in reject:
+                    self.set_status(term, "rejected")
+        except sqlite3.DatabaseError as exc:
+            self._load()
+            raise GlossaryError(f"glossary file {self.path}: the review was not saved ({exc})") from None
 
     def commit(self) -> None:
         self.db.commit()
@@ -238,13 +296,29 @@ class Glossary:
         return int(cur.lastrowid or 0)
 
     def snapshots(self) -> list[tuple[int, str, int]]:
-        return [tuple(r) for r in self.db.execute("SELECT id, run_id, round FROM glossary_snapshots ORDER BY id")]
+        try:
+            if not self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'glossary_snapshots'").fetchone():
+                return []  # an old-format file read as it is
+            rows = self.db.execute("SELECT id, run_id, round FROM glossary_snapshots ORDER BY id").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise GlossaryError(f"glossary file {self.path} is damaged: {exc}") from None
+        return [(int(i), str(run), int(r)) for i, run, r in rows]
 
     def load_snapshot(self, snapshot_id: int) -> dict:
-        row = self.db.execute("SELECT data FROM glossary_snapshots WHERE id = ?", (snapshot_id,)).fetchone()
+        try:
+            row = self.db.execute("SELECT data FROM glossary_snapshots WHERE id = ?", (snapshot_id,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise GlossaryError(f"glossary file {self.path} has no usable snapshots: {exc}") from None
         if row is None:
             raise GlossaryError(f"no glossary snapshot {snapshot_id} in {self.path}")
-        return json.loads(row[0])
+        try:
+            data = json.loads(row[0])
+            if not isinstance(data, dict) or not all(isinstance(v, dict) and "status" in v and "by_receiver" in v
+                                                     for v in data.values()):
+                raise ValueError("not a glossary")
+        except (ValueError, TypeError) as exc:
+            raise GlossaryError(f"glossary snapshot {snapshot_id} in {self.path} is damaged ({exc})") from None
+        return data
 
     @staticmethod
     def diff(old: dict, new: dict) -> dict:
@@ -255,5 +329,6 @@ class Glossary:
         return {"added": sorted(live(new) - live(old)), "removed": sorted(live(old) - live(new)), "changed": changed}
 
     def close(self) -> None:
-        self.db.commit()
+        if not self.read_only:
+            self.db.commit()
         self.db.close()

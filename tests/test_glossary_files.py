@@ -1,0 +1,91 @@
+"""Glossary files: read without writing, validated, reviews all or nothing, foreign files refused."""
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from mirofish.cli import main
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture()
+def glossary(tmp_path, capsys) -> Path:
+    path = tmp_path / "g.db"
+    assert main(["referential", "--headless", "--rounds", "40", "--glossary", str(path), "--review"]) == 0
+    capsys.readouterr()
+    return path
+
+
+def run(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err.strip()
+
+
+def test_listing_and_diffing_write_nothing_even_to_an_old_format_file(glossary, capsys):
+    db = sqlite3.connect(glossary)  # an old-format glossary: no heard/agreed columns, no snapshots table
+    db.execute("CREATE TABLE g2 AS SELECT id, term, canonical_properties, definition_by_sender, "
+               "definition_by_receiver, usage_count, success_count, success_rate, stable_score, created_at, "
+               "updated_at, last_used_round, model, status, proposed_by FROM glossary")
+    db.execute("DROP TABLE glossary")
+    db.execute("ALTER TABLE g2 RENAME TO glossary")
+    db.execute("DROP TABLE glossary_snapshots")
+    db.commit()
+    db.close()
+    before = digest(glossary)
+    code, out, _ = run(capsys, ["glossary", str(glossary)])
+    assert code == 0 and json.loads(out)["terms"] and json.loads(out)["snapshots"] == []
+    code, _, _ = run(capsys, ["glossary", "review", str(glossary)])
+    assert code == 0 and digest(glossary) == before
+    assert sorted(p.name for p in glossary.parent.iterdir()) == ["g.db"]  # no journal left behind
+
+
+@pytest.mark.parametrize("damage", [
+    "UPDATE glossary SET canonical_properties = '{not json' WHERE id = 1",
+    "UPDATE glossary SET usage_count = 'many' WHERE id = 1",
+    "UPDATE glossary SET canonical_properties = '[1, 2]' WHERE id = 1",
+    "UPDATE glossary SET term = CAST(X'FFFE' AS TEXT) WHERE id = 1",
+    "UPDATE glossary_snapshots SET data = 'garbage'",
+])
+def test_a_damaged_glossary_is_one_line_exit_2_and_unchanged(glossary, capsys, damage):
+    db = sqlite3.connect(glossary)
+    db.execute(damage)
+    db.commit()
+    db.close()
+    before = digest(glossary)
+    argv = ["glossary", str(glossary)] + (["--diff", "1", "1"] if "snapshots" in damage else [])
+    code, _, err = run(capsys, argv)
+    assert code == 2 and err.count("\n") == 0 and "damaged" in err, err
+    assert digest(glossary) == before
+
+
+def test_a_review_is_all_or_nothing(glossary, capsys):
+    code, out, _ = run(capsys, ["glossary", "review", str(glossary)])
+    pending = [t["term"] for t in json.loads(out)["pending"]]
+    assert pending
+    before = digest(glossary)
+    code, _, err = run(capsys, ["glossary", "review", str(glossary), "--approve", pending[0], "nosuch"])
+    assert code == 2 and "nosuch" in err and "nothing was changed" in err
+    assert digest(glossary) == before
+    code, out, _ = run(capsys, ["glossary", "review", str(glossary), "--approve", pending[0]])
+    assert code == 0 and pending[0] not in [t["term"] for t in json.loads(out)["pending"]]
+
+
+def test_a_foreign_database_is_refused_as_a_glossary(tmp_path, capsys):
+    other = tmp_path / "runs.sqlite"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("CREATE TABLE runs (run_id TEXT)")
+    db.commit()
+    db.close()
+    before = digest(other)
+    for argv in (["glossary", str(other)], ["referential", "--headless", "--rounds", "2", "--glossary", str(other)]):
+        code, _, err = run(capsys, argv)
+        assert code == 2 and "not a glossary" in err
+    assert digest(other) == before
