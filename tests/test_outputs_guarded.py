@@ -134,3 +134,16 @@ def test_a_recorded_sweep_in_a_folder_named_with_a_hash_exports_and_leaves_no_st
     assert main(["export", "sw#1", "--tables", "t", "--format", "csv"]) == 0
     capsys.readouterr()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml", "sw#1", "t"]
+
+
+def test_reading_a_recording_left_in_wal_mode_leaves_no_journal_files(rec, tmp_path, capsys):
+    import sqlite3
+
+    copy = tmp_path / "wal.db"
+    copy.write_bytes(rec.read_bytes())
+    db = sqlite3.connect(copy)
+    db.execute("PRAGMA journal_mode=WAL")  # as a recorder interrupted at its very close leaves it
+    db.close()
+    assert main(["replay", str(copy), "--headless"]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wal.db"]

@@ -529,6 +529,10 @@ class Recording:
         try:
             # the path is quoted: '#', '?' or '%' in a file name would otherwise end the URI's path
             uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            if not any(Path(f"{self.path}{x}").exists() for x in ("-wal", "-journal")):
+                # nobody is writing it (a recorder keeps a -wal file while it writes): read it as
+                # an immutable file, so that even a file left in WAL mode gets no -wal/-shm beside it
+                uri += "&immutable=1"
             self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
             rows = self._db.execute("SELECT key, value FROM header").fetchall()
             self.header = {k: json.loads(v) for k, v in rows}
