@@ -209,3 +209,101 @@ def test_resealed_damage_is_a_one_line_error_for_every_reader(base_recording, tm
         assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (argv, code, err)
         assert hashlib.sha256(path.read_bytes()).hexdigest() == before
         assert not (tmp_path / "out.db").exists()
+
+
+# ---------------------------------------------------------------- round two: outputs, sweeps, glossaries
+
+OUTPUT_COMMANDS = [
+    ["report", "{rec}", "--fish", "1", "--png", "{out}"],
+    ["export", "{rec}", "--around", "20", "--radius", "5", "--out", "{out}"],
+    ["export", "{rec}", "--tables", "{out}", "--format", "csv"],
+    ["referential", "--headless", "--rounds", "2", "--log", "{out}"],
+    ["negotiation", "--headless", "--sessions", "1", "--db", "{out}"],
+    ["live", "--headless", "--ticks", "2", "--record", "{out}"],
+]
+OUTPUT_TARGETS = ["{busy}", "{rec}", "{rec}-wal", "{rec}-wal/x", "{rec}-journal", "{conf}", "{busy}-shm",
+                  "/proc/x", "/dev/full", "{afile}/x", " ", "{tmp}/new-{n}"]
+SPEC_LINES = ['length = {v}', 'seeds = {v}', '"fish.count" = {v}', '"food.spawn_rate" = {v}']
+SPEC_VALUES = ["1", "0", "-1", "9223372036854775807", "1e300", "inf", "nan", '"x"', "[]", "[1, 2]", "[1, 1]",
+               "{from = 0, to = 1e300, step = 1}", "{from = 1, count = 1000000000}", "{from = 0, to = inf, step = 1}",
+               "{from = 1, count = 3}", "{from = 5, to = 1, step = 1}", "[18446744073709551615]", "true",
+               "[" * 200 + "]" * 200]
+
+
+def output_cases(seed: int, n: int):
+    rng = random.Random(seed)
+    for k in range(n):
+        argv = list(rng.choice(OUTPUT_COMMANDS))
+        target = rng.choice(OUTPUT_TARGETS).replace("{n}", str(k))
+        yield [a.replace("{out}", target) for a in argv] + (["--overwrite"] if rng.random() < 0.7 else [])
+
+
+def spec_cases(seed: int, n: int):
+    rng = random.Random(seed)
+    for _ in range(n):
+        head, params = ['scene = "aquarium"'], []
+        for line in rng.sample(SPEC_LINES, rng.randint(1, 4)):
+            text = line.format(v=rng.choice(SPEC_VALUES))
+            (params if text.startswith('"') else head).append(text)
+        if not any(h.startswith("length") for h in head):
+            head.append("length = 2")
+        if not any(h.startswith("seeds") for h in head):
+            head.append("seeds = [1]")
+        yield "\n".join(head + (["[params]"] + params if params else [])) + "\n"
+
+
+def run_output_campaign(tmp_path, seed: int, n: int) -> None:
+    from mirofish.config import load_config
+    from mirofish.observe.recording import Recorder
+    from mirofish.session import LiveSession
+
+    cfg = load_config(seed=1, **{"fish.count": 8})
+    rec, busy = tmp_path / "rec.db", tmp_path / "busy.db"
+    s = LiveSession(cfg)
+    r = Recorder(rec, cfg).attach(s)
+    s.run(40)
+    r.close()
+    s2 = LiveSession(cfg)
+    writer = Recorder(busy, cfg).attach(s2)  # another run, writing right now
+    s2.run(10)
+    writer.flush()
+    conf = tmp_path / "c.toml"
+    conf.write_text("[fish]\ncount = 8\n")
+    (tmp_path / "afile").write_text("a file")
+    keep = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (rec, busy, conf)}
+    names = {"{rec}": str(rec), "{busy}": str(busy), "{conf}": str(conf), "{afile}": str(tmp_path / "afile"),
+             "{tmp}": str(tmp_path)}
+    try:
+        for argv in output_cases(seed, n):
+            for k, v in names.items():
+                argv = [a.replace(k, v) for a in argv]
+            check(argv)
+            assert all(hashlib.sha256(p.read_bytes()).hexdigest() == d for p, d in keep.items()), argv
+            assert not (tmp_path / "rec.db-wal").exists() and not (tmp_path / "rec.db-journal").exists(), argv
+    finally:
+        writer.close()
+
+
+def run_spec_campaign(tmp_path, seed: int, n: int) -> None:
+    import time
+
+    for k, text in enumerate(spec_cases(seed, n)):
+        spec = tmp_path / f"s{k}.toml"
+        spec.write_text(text)
+        start = time.perf_counter()
+        check(["sweep", str(spec), "--dry-run"])
+        assert time.perf_counter() - start < 10, text  # never builds a huge grid
+
+
+def test_generated_outputs_never_touch_what_they_must_not(tmp_path):
+    run_output_campaign(tmp_path, seed=5, n=40)
+
+
+def test_generated_sweep_files_are_exit_0_or_one_line_exit_2(tmp_path):
+    run_spec_campaign(tmp_path, seed=5, n=60)
+
+
+@pytest.mark.soak
+def test_full_campaign_of_outputs_and_sweep_files(tmp_path):
+    run_output_campaign(tmp_path, seed=11, n=300)
+    run_spec_campaign(tmp_path, seed=11, n=400)

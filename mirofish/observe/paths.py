@@ -66,11 +66,9 @@ def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathL
 
     if target in READ_FILES or (target.suffix.lower() == ".toml" and target.exists()):
         raise OutputError(f"{p} is a config file; MiroFish never writes a {what} over one")
-    for q in (target, *target.parents):
-        for suffix in COMPANIONS[1:]:
-            if q.name.endswith(suffix) and Path(str(q)[: -len(suffix)]).is_file():
-                raise OutputError(f"{what} {p}: {q.name} is the name of {q.name[: -len(suffix)]}'s SQLite journal "
-                                  f"(writing there would make it unreadable); choose another name")
+    journal = journal_name(target)
+    if journal:
+        raise OutputError(f"{what} {p}: {journal}")
     if locked_by_another_run(target):
         raise OutputError(f"{p} is being written by another run; choose another path")
     if p.exists() and not p.is_file():
@@ -92,6 +90,18 @@ def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathL
     if not os.access(parent, os.W_OK):
         raise OutputError(f"cannot write {what} {p}: the folder is not writable")
     return p
+
+
+def journal_name(path: Path) -> str | None:
+    """Why ``path`` must not be written (None: it may): it — or a folder it is in — is named
+    like the SQLite journal of an existing file (``X-wal``, ``X-shm``, ``X-journal``), which
+    SQLite would then take for ``X``'s journal and ``X`` would no longer open."""
+    for q in (path, *path.parents):
+        for suffix in COMPANIONS[1:]:
+            if q.name.endswith(suffix) and Path(str(q)[: -len(suffix)]).is_file():
+                return (f"{q.name} is the name of {q.name[: -len(suffix)]}'s SQLite journal (writing there would "
+                        f"make it unreadable); choose another name")
+    return None
 
 
 def file_kind(path: Path) -> str | None:
@@ -200,6 +210,9 @@ def check_scene_db(path: str | os.PathLike | None, own: set[str], what: str) -> 
         q = Path(path)
         if any(len(part.encode()) > 255 for part in q.parts):
             raise OutputError(f"{what} file name is too long (255 bytes at most)")
+        journal = journal_name(q.absolute())
+        if journal:
+            raise OutputError(f"{what} {q}: {journal}")
         if q.exists() and not q.is_file() and not q.is_dir():
             raise OutputError(f"{what} {q} is not a regular file (a device, pipe or socket); give a file name")
     if path is None or str(path) == ":memory:" or not Path(path).exists():

@@ -48,16 +48,13 @@ def check_folder(out: Path, overwrite: bool) -> None:
     like a SQLite journal (or inside one), a ``runs.sqlite`` that is not a sweep's store (a
     recording, a glossary), tables or plots of something else there without ``--overwrite``,
     an output name taken by a folder or ``plots`` by a file."""
-    from ..observe.paths import COMPANIONS, file_kind
+    from ..observe.paths import file_kind, journal_name
 
     if out.exists() and not out.is_dir():
         raise ResultsError(f"--out {out} is a file, not a folder")
-    target = out.resolve()
-    for q in (target, *target.parents):
-        for suffix in COMPANIONS[1:]:
-            if q.name.endswith(suffix) and Path(str(q)[: -len(suffix)]).is_file():
-                raise ResultsError(f"--out {out}: {q.name} is the name of {q.name[: -len(suffix)]}'s SQLite journal "
-                                   f"(writing there would make it unreadable); choose another folder")
+    journal = journal_name(out.resolve())
+    if journal:
+        raise ResultsError(f"--out {out}: {journal}")
     store = out / "runs.sqlite"
     if store.exists():
         if file_kind(store) == "recording":
