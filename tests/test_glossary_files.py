@@ -89,3 +89,16 @@ def test_a_foreign_database_is_refused_as_a_glossary(tmp_path, capsys):
         code, _, err = run(capsys, argv)
         assert code == 2 and "not a glossary" in err
     assert digest(other) == before
+
+
+@pytest.mark.parametrize("change", ["ALTER TABLE glossary DROP COLUMN canonical_properties",
+                                    "DROP TABLE glossary; CREATE VIEW glossary AS SELECT 1 AS term"])
+def test_a_glossary_without_its_columns_or_with_a_view_for_a_table_is_one_line(glossary, capsys, change):
+    db = sqlite3.connect(glossary)
+    db.executescript(change)
+    db.commit()
+    db.close()
+    before = digest(glossary)
+    code, _, err = run(capsys, ["glossary", str(glossary)])
+    assert code == 2 and err.count("\n") == 0 and "not a glossary" in err, err
+    assert digest(glossary) == before

@@ -147,3 +147,16 @@ def test_reading_a_recording_left_in_wal_mode_leaves_no_journal_files(rec, tmp_p
     assert main(["replay", str(copy), "--headless"]) == 0
     capsys.readouterr()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["wal.db"]
+
+
+def test_a_results_folder_with_a_table_name_taken_by_a_folder_or_plots_by_a_file_is_one_line(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text('scene = "aquarium"\nlength = 5\nseeds = [1]\n')
+    first = tmp_path / "a"
+    (first / "runs.csv").mkdir(parents=True)
+    refused(capsys, ["sweep", str(spec), "--out", str(first), "--workers", "1", "--overwrite"], "not a file")
+    second = tmp_path / "b"
+    second.mkdir()
+    (second / "plots").write_text("a file")
+    refused(capsys, ["sweep", str(spec), "--out", str(second), "--workers", "1"], "plots")
+    assert (second / "plots").read_text() == "a file" and sorted(p.name for p in second.iterdir()) == ["plots"]

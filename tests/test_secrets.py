@@ -78,3 +78,20 @@ def test_no_key_reaches_a_file_or_the_screen_even_when_the_server_echoes_it(wher
         echoed = server.seen_auth
     assert any(echoed)  # the credentials reached the server (and were echoed back) …
     assert scan(tmp_path, "".join(printed)) == []  # … and nowhere else
+
+
+def test_keys_in_unparseable_urls_sweep_files_and_cluster_addresses_are_never_printed(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'scene = "aquarium"\nlength = 5\nseeds = [1]\n[params]\n"brain.small.endpoints" = '
+                    f'[[{{base_url = "http://fishuser:{PASSWORD}@[::1/v1", model = "m"}}]]\n"brain.kind" = ["llm"]\n')
+    runs = [["referential", "--headless", "--rounds", "2", "--agents", "llm", "--base-url",
+             f"http://fishuser:{PASSWORD}@[::1/v1", "--model", "m"],
+            ["sweep", str(spec), "--dry-run"],
+            ["sweep", str(spec), "--cluster", f"tcp://fishuser:{PASSWORD}@127.0.0.1:9", "--out", str(tmp_path / "o")],
+            ["live", "--headless", "--ticks", "2", "--base-url", f"http://fishuser:{PASSWORD}@[::1/v1", "--model", "m"]]
+    printed = ""
+    for argv in runs:
+        main(argv)
+        out = capsys.readouterr()
+        printed += out.out + out.err
+    assert printed and PASSWORD not in printed
