@@ -508,3 +508,23 @@ def test_replay_of_a_model_run_shows_what_a_fish_saw_and_said_and_asks_again(tmp
         assert scene.why["future"].result()["text"]
         app.screenshot(tmp_path / "panel.png")
         app.close()
+
+
+def test_t_with_the_embedded_brain_says_what_it_needs_and_types_nothing():
+    scene = AquariumScene.live(load_config(seed=2))
+    app = app_for(scene, (1280, 720))
+    scene.selected = 3
+    key(pygame.K_t)
+    app.frame(0.0)
+    assert scene.typing is None and "embedded" in scene.message
+    key(pygame.K_h)  # still a command, not typed text
+    app.frame(0.0)
+    assert scene.show_help
+    app.close()
+
+
+def test_a_one_tick_plan_reads_in_the_singular():
+    from mirofish.fish.plans import Goal, describe, parse_plan
+
+    assert describe(int(Goal.HOLD), 5, 1) == "hold rest for 1 tick"
+    assert parse_plan("hold rest for 1 tick") == (int(Goal.HOLD), 5, 1)

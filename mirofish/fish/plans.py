@@ -76,7 +76,7 @@ def describe(goal: int, param: int, horizon: int = 0) -> str:
         text = f"keep_away from the {AWAY_NAMES[int(param) % 2]}"
     else:
         text = g.label
-    return f"{text} for {int(horizon)} ticks" if horizon else text
+    return f"{text} for {int(horizon)} tick{'s' if int(horizon) != 1 else ''}" if horizon else text
 
 
 def parse_plan(text: str) -> tuple[int, int, int]:

@@ -301,8 +301,13 @@ class AquariumScene:
             self.ask_why()
         elif k == pygame.K_g:
             self.ask_again()
-        elif k == pygame.K_t and self.why is not None and self.why["future"] is not None:
-            self.typing = ""
+        elif k == pygame.K_t:
+            if self.why is not None and self.why["future"] is not None:
+                self.typing = ""
+            else:  # never a silent key: say what T needs
+                self.message = ("T types a question to a model fish (after I); this tank's brain is the embedded one, "
+                                "which I explains with its numbers" if self.cfg.brain.kind != "llm"
+                                else "follow a fish and press I first, then T types your own question")
 
     def update(self, dt: float) -> None:
         due = self.pacer.due(self._clock(dt), 32)
