@@ -528,3 +528,56 @@ def test_a_one_tick_plan_reads_in_the_singular():
 
     assert describe(int(Goal.HOLD), 5, 1) == "hold rest for 1 tick"
     assert parse_plan("hold rest for 1 tick") == (int(Goal.HOLD), 5, 1)
+
+
+def test_after_a_seek_the_panel_shows_only_decisions_before_the_tick_shown(recording):
+    """Replay: played to t500, then dragged back — the follow panel's last decision is the
+    fish's last one before the tick shown (as the recording says), never a later one; the
+    behaviour counts are the plans up to there. The same when the replay opens at a tick."""
+    session = ReplaySession(recording)
+    session._CHECKPOINT_TICKS = 100  # exercise the checkpoints on a short recording
+    scene = AquariumScene(session)
+    app = app_for(scene, (1280, 720))
+    scene.pacer.paused = True
+    scene.seek(500)
+    for _ in range(5):
+        scene.step()
+    rec = session.recording
+    for target in (480, 333, 120, 7):
+        scene.seek(target)
+        shown = scene.tick
+        assert all(d["tick"] < shown for d in scene.last_decision.values())
+        expect_last, expect_counts = {}, np.zeros_like(scene.goal_counts)
+        for t in range(rec.first_tick, shown):
+            d = rec.decisions_at(t)
+            for f, g in zip(d.fish.tolist(), d.goal.tolist()):
+                expect_last[f] = t
+                expect_counts[f, g] += 1
+        assert {f: d["tick"] for f, d in scene.last_decision.items()} == expect_last
+        assert np.array_equal(scene.goal_counts, expect_counts)
+    fresh = AquariumScene(ReplaySession(recording))
+    fresh.seek(333)  # replay --at-tick 333
+    scene.seek(333)
+    assert fresh.last_decision.keys() == scene.last_decision.keys() and fresh.last_decision
+    app.close()
+
+
+def test_o_after_a_live_fork_brings_back_every_panel_as_it_was_at_the_fork():
+    scene = AquariumScene.live(load_config(seed=2))
+    app = app_for(scene, (1280, 720))
+    scene.pacer.paused = True
+    for _ in range(60):
+        scene.step()
+    scene.selected = 5
+    before = ({f: d["tick"] for f, d in scene.last_decision.items()}, scene.goal_counts.copy(),
+              scene.energy_hist.copy())
+    tick = scene.tick
+    scene.start_fork("rest 10")
+    for _ in range(80):
+        scene.step()
+    assert max(d["tick"] for d in scene.last_decision.values()) > tick  # the branch decided meanwhile
+    scene.end_fork()
+    assert scene.tick == tick
+    assert {f: d["tick"] for f, d in scene.last_decision.items()} == before[0]
+    assert np.array_equal(scene.goal_counts, before[1]) and np.array_equal(scene.energy_hist, before[2])
+    app.close()

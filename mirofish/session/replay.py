@@ -144,6 +144,69 @@ class ReplaySession(Session):
         recorded decisions after it) and run the branch live beside the recording."""
         return fork_recording(self.recording, min(self.tick, self.last_tick - 1), fish, plan)
 
+    def decisions_before(self, tick: int | None = None) -> tuple[dict[int, dict], np.ndarray]:
+        """What the recording says was decided before ``tick`` (default: the tick shown): each
+        fish's last decision (``tick``, ``goal``, ``param``, ``horizon``, ``tier``, ``status``,
+        ``thought``, ``call``) and the plans per fish by goal — the window's history as of a tick,
+        whatever it drew before (a seek back never shows a later decision)."""
+        t1 = self.tick if tick is None else tick
+        rec = self.recording
+        start, counts, last_tick = self._history_checkpoint(t1)
+        for tick0, d, _ in rec.chunks(start, t1):
+            ticks = tick0 + d["dt"].astype(np.int64)
+            keep = (ticks >= start) & (ticks < t1)
+            fish, goals = d["fish"][keep].astype(np.int64), d["goal"][keep].astype(np.int64)
+            np.add.at(counts, (fish, np.minimum(goals, 5)), 1)
+            np.maximum.at(last_tick, fish, ticks[keep])
+        last: dict[int, dict] = {}
+        for t in sorted(set(last_tick[last_tick >= 0].tolist())):
+            d = rec.decisions_at(t)
+            if d is None:
+                continue
+            calls = {c["fish"]: c for c in d.calls or () if c.get("kind") == "decision"}
+            shared = rec.texts() if calls else {}
+            for k, f in enumerate(d.fish.tolist()):
+                if last_tick[f] == t:
+                    call = calls.get(f)
+                    if call is not None:
+                        call = {**call, "_texts": {h: shared[h] for h in (call.get("prefix"), call.get("schema"))
+                                                   if h in shared}}
+                    last[f] = {"tick": t, "goal": int(d.goal[k]), "param": int(d.param[k]),
+                               "horizon": int(d.horizon[k]), "tier": int(d.tier[k]), "status": int(d.status[k]),
+                               "thought": d.thoughts.get(f, ""), "call": call}
+        return last, counts
+
+    _CHECKPOINT_TICKS = 2000
+
+    def _history_checkpoint(self, tick: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """(start tick, plan counts, last decision tick per fish) of the whole recording before
+        a multiple of ``_CHECKPOINT_TICKS`` at or below ``tick`` — built once, one pass, so that
+        a seek (a timeline drag) scans at most that many ticks."""
+        if getattr(self, "_checkpoints", None) is None:
+            rec, n, every = self.recording, self.cfg.fish.count, self._CHECKPOINT_TICKS
+            counts, last = np.zeros((n, 6), np.int64), np.full(n, -1, np.int64)
+            marks = {}
+            edge = rec.first_tick
+            for tick0, d, _ in rec.chunks(rec.first_tick, rec.last_tick):
+                ticks = tick0 + d["dt"].astype(np.int64)
+                for b in range(edge, int(ticks.max(initial=tick0)) + 1, 1):
+                    if b % every == 0 and b not in marks and b > rec.first_tick:
+                        sel = ticks < b
+                        c, lt = counts.copy(), last.copy()
+                        np.add.at(c, (d["fish"][sel].astype(np.int64), np.minimum(d["goal"][sel], 5)), 1)
+                        np.maximum.at(lt, d["fish"][sel].astype(np.int64), ticks[sel])
+                        marks[b] = (c, lt)
+                edge = int(ticks.max(initial=tick0)) + 1 if ticks.size else edge
+                np.add.at(counts, (d["fish"].astype(np.int64), np.minimum(d["goal"], 5)), 1)
+                np.maximum.at(last, d["fish"].astype(np.int64), ticks)
+            self._checkpoints = marks
+        best = max((b for b in self._checkpoints if b <= tick), default=None)
+        if best is None:
+            return self.recording.first_tick, np.zeros((self.cfg.fish.count, 6), np.int64), \
+                np.full(self.cfg.fish.count, -1, np.int64)
+        c, lt = self._checkpoints[best]
+        return best, c.copy(), lt.copy()
+
     def recorded_metrics(self, tick: int | None = None) -> dict:
         """The measures recorded at ``tick`` (default: the last simulated tick) and the latest sample."""
         t = (self.tick - 1) if tick is None else tick

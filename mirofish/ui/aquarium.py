@@ -8,6 +8,7 @@ through commands — pause, speed, step, seek, fork, end fork, reset.
 
 from __future__ import annotations
 
+import copy
 import time
 from pathlib import Path
 
@@ -73,6 +74,7 @@ class AquariumScene:
         self.saves = Path("saves")
         self._paused_before_pick = False
         self._fork_origin = None  # a live tank's state at the fork, for O
+        self._window_past: tuple | None = None  # … and what the window showed then
         self._pending_cfg = self.cfg  # settings that apply at the next reset (fish count)
         self.rects: dict[str, pygame.Rect] = {}
         self.buttons: list[Button] = []
@@ -141,8 +143,23 @@ class AquariumScene:
         if not self.session.can_seek or self.fork is not None:
             return
         self.session.seek(tick)
+        self._history_from_session()
         self._reset_views()
         self._push_metrics()
+
+    def _history_from_session(self) -> None:
+        """The followed fish's last decisions and plan counts as of the tick shown, asked of the
+        replay (not the frames this window happened to draw before a seek); the HUD's sparklines
+        start again from here."""
+        asked = getattr(self.session, "decisions_before", None)
+        if asked is None:
+            return
+        last, self.goal_counts = asked()
+        self.last_decision = {f: {"tick": d["tick"], "action": describe(d["goal"], d["param"], d["horizon"]),
+                                  "tier": TIERS[d["tier"]], "thought": d["thought"],
+                                  "reason": status_name(d["status"]) if d["status"] else None, "call": d["call"]}
+                              for f, d in last.items()}
+        self.hud = Hud()
 
     def start_fork(self, plan: str) -> None:
         """Swap the followed fish's plan (or give it one action) now and let the branch play live,
@@ -152,6 +169,9 @@ class AquariumScene:
             return
         if self.session.kind == "live":
             self._fork_origin = self.session.mark()  # type: ignore[attr-defined]
+            # what the window knew at the fork tick: O brings it back with the tank
+            self._window_past = (copy.deepcopy(self.last_decision), self.goal_counts.copy(),
+                                 self.energy_hist.copy(), copy.deepcopy(self.series), copy.deepcopy(self.hud))
         self.fork = self.session.fork(self.selected, plan)
         if self.timeline is not None:
             self.timeline.markers.append((self.fork.tick0, "fork"))
@@ -175,6 +195,9 @@ class AquariumScene:
         self.pacer.paused = True
         self.message = f"back to the original at the fork tick t{tick} (paused; Space plays)"
         self._reset_views()
+        if self._window_past is not None:  # every panel as it was at the fork tick, not the branch's
+            self.last_decision, self.goal_counts, self.energy_hist, self.series, self.hud = self._window_past
+            self._window_past = None
 
     # ------------------------------------------------------------ Scene protocol: model side
 
