@@ -54,14 +54,19 @@ def test_listing_and_diffing_write_nothing_even_to_an_old_format_file(glossary, 
     "UPDATE glossary_snapshots SET data = 'garbage'",
 ])
 def test_a_damaged_glossary_is_one_line_exit_2_and_unchanged(glossary, capsys, damage):
+    argv = ["glossary", str(glossary)] + (["--diff", "1", "1"] if "snapshots" in damage else [])
+    refused_unchanged(glossary, capsys, damage, argv, "damaged")
+
+
+def refused_unchanged(glossary: Path, capsys, sql: str, argv: list[str], needle: str) -> None:
+    """Change ``glossary`` with ``sql``; ``argv`` is then one line, exit 2, and writes nothing."""
     db = sqlite3.connect(glossary)
-    db.execute(damage)
+    db.executescript(sql)
     db.commit()
     db.close()
     before = digest(glossary)
-    argv = ["glossary", str(glossary)] + (["--diff", "1", "1"] if "snapshots" in damage else [])
     code, _, err = run(capsys, argv)
-    assert code == 2 and err.count("\n") == 0 and "damaged" in err, err
+    assert code == 2 and err.count("\n") == 0 and needle in err, err
     assert digest(glossary) == before
 
 
@@ -94,14 +99,7 @@ def test_a_foreign_database_is_refused_as_a_glossary(tmp_path, capsys):
 @pytest.mark.parametrize("change", ["ALTER TABLE glossary DROP COLUMN canonical_properties",
                                     "DROP TABLE glossary; CREATE VIEW glossary AS SELECT 1 AS term"])
 def test_a_glossary_without_its_columns_or_with_a_view_for_a_table_is_one_line(glossary, capsys, change):
-    db = sqlite3.connect(glossary)
-    db.executescript(change)
-    db.commit()
-    db.close()
-    before = digest(glossary)
-    code, _, err = run(capsys, ["glossary", str(glossary)])
-    assert code == 2 and err.count("\n") == 0 and "not a glossary" in err, err
-    assert digest(glossary) == before
+    refused_unchanged(glossary, capsys, change, ["glossary", str(glossary)], "not a glossary")
 
 
 COLUMNS = ["term", "canonical_properties", "definition_by_sender", "definition_by_receiver", "usage_count",

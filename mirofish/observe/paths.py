@@ -112,18 +112,27 @@ def file_kind(path: Path) -> str | None:
                 return None
     except OSError:
         return None
+    tables = sqlite_tables(path)
+    return "recording" if tables is not None and tables >= RECORDING_TABLES else "sqlite"
+
+
+RECORDING_TABLES = {"header", "keyframes", "chunks"}
+
+
+def sqlite_tables(path: Path) -> set[str] | None:
+    """The table names of an SQLite file, read without writing to it; None when it is not a
+    readable SQLite database."""
     import sqlite3
     from urllib.parse import quote
 
     try:
-        db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        db = sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True)
         try:
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         finally:
             db.close()
     except sqlite3.DatabaseError:
-        return "sqlite"
-    return "recording" if {"header", "keyframes", "chunks"} <= tables else "sqlite"
+        return None
 
 
 def locked_by_another_run(path: Path) -> bool:
@@ -217,23 +226,15 @@ def check_scene_db(path: str | os.PathLike | None, own: set[str], what: str) -> 
             raise OutputError(f"{what} {q} is not a regular file (a device, pipe or socket); give a file name")
     if path is None or str(path) == ":memory:" or not Path(path).exists():
         return
-    import sqlite3
-    from urllib.parse import quote
-
     p = Path(path)
     if p.is_dir():
         raise OutputError(f"{what} {p} is a directory; give a file name")
     if locked_by_another_run(p.resolve()):
         raise OutputError(f"{p} is being written by another run; choose another path")
-    try:
-        db = sqlite3.connect(f"file:{quote(str(p.resolve()))}?mode=ro", uri=True)
-        try:
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        finally:
-            db.close()
-    except sqlite3.DatabaseError:
-        raise OutputError(f"{what} {p} is not an SQLite database") from None
-    if {"header", "keyframes", "chunks"} <= tables:
+    tables = sqlite_tables(p)
+    if tables is None:
+        raise OutputError(f"{what} {p} is not an SQLite database")
+    if tables >= RECORDING_TABLES:
         raise OutputError(f"{p} is a MiroFish recording, not a {what}; give another file")
     foreign = tables - own - {"sqlite_sequence"}
     if foreign:  # even beside tables of ours: a sweep's store has a "meta" table too

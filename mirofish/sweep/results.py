@@ -19,7 +19,6 @@ import json
 import math
 import sqlite3
 from pathlib import Path
-from urllib.parse import quote
 
 import numpy as np
 
@@ -48,7 +47,7 @@ def check_folder(out: Path, overwrite: bool) -> None:
     like a SQLite journal (or inside one), a ``runs.sqlite`` that is not a sweep's store (a
     recording, a glossary), tables or plots of something else there without ``--overwrite``,
     an output name taken by a folder or ``plots`` by a file."""
-    from ..observe.paths import file_kind, journal_name
+    from ..observe.paths import RECORDING_TABLES, journal_name, sqlite_tables
 
     if out.exists() and not out.is_dir():
         raise ResultsError(f"--out {out} is a file, not a folder")
@@ -57,16 +56,11 @@ def check_folder(out: Path, overwrite: bool) -> None:
         raise ResultsError(f"--out {out}: {journal}")
     store = out / "runs.sqlite"
     if store.exists():
-        if file_kind(store) == "recording":
+        tables = sqlite_tables(store)
+        if tables is None:
+            raise ResultsError(f"{store} is not a sweep's results (not an SQLite database)")
+        if tables >= RECORDING_TABLES:
             raise ResultsError(f"{store} is a MiroFish recording, not a sweep's results; choose another --out")
-        try:
-            db = sqlite3.connect(f"file:{quote(str(store.resolve()))}?mode=ro", uri=True)
-            try:
-                tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            finally:
-                db.close()
-        except sqlite3.DatabaseError:
-            raise ResultsError(f"{store} is not a sweep's results (not an SQLite database)") from None
         if not tables <= {"meta", "runs"} or "runs" not in tables:
             held = ", ".join(sorted(tables)[:3]) or "nothing"
             raise ResultsError(f"{store} is not a sweep's results (it holds {held}); choose another --out")
