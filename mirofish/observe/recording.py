@@ -577,6 +577,10 @@ class Recording:
             raise RecordingError(f"recording is damaged (chunk_ticks {self.chunk_ticks!r} in its header): "
                                  f"{self.path}")
         self._cache: dict[int, tuple] = {}
+        self._texts: dict[str, str] | None = None  # the shared texts, read once
+        self._tables: dict[str, bool] = {}  # which optional tables the file has
+        self._dicts: dict[str, bytes] = {}  # exchange dictionaries by hash
+        self._calls_cache: dict[int, list[dict]] = {}  # decoded exchanges by chunk start
         self._starts: list[int] = []  # sorted keys of _cache
 
     def _check_spans(self, spans: list) -> int:
@@ -678,7 +682,7 @@ class Recording:
 
     def texts(self) -> dict[str, str]:
         """The shared texts model exchanges reference by hash (system prompts, schemas)."""
-        if getattr(self, "_texts", None) is None:
+        if self._texts is None:
             try:
                 has = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'texts'").fetchone()
                 rows = self._db.execute("SELECT hash, body FROM texts").fetchall() if has else []
@@ -688,8 +692,7 @@ class Recording:
         return self._texts
 
     def _has(self, table: str) -> bool:
-        if table not in getattr(self, "_tables", {}):
-            self._tables = getattr(self, "_tables", {})
+        if table not in self._tables:
             try:
                 self._tables[table] = self._db.execute(
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
@@ -700,8 +703,6 @@ class Recording:
     def _zdict(self, name: str | None) -> bytes | None:
         if name is None:
             return None
-        if not hasattr(self, "_dicts"):
-            self._dicts: dict[str, bytes] = {}
         if name not in self._dicts:
             rows = self._fetch("SELECT data FROM dicts WHERE hash = ?", (name,))
             if not rows:
@@ -729,7 +730,7 @@ class Recording:
         """The exchanges stored with the chunk that starts at ``tick0``."""
         if tick0 is None or not self._has("calls"):
             return []
-        cache = self.__dict__.setdefault("_calls_cache", {})
+        cache = self._calls_cache
         if tick0 not in cache:
             if len(cache) > 4096:
                 cache.clear()

@@ -185,20 +185,20 @@ class ReplaySession(Session):
         if getattr(self, "_checkpoints", None) is None:
             rec, n, every = self.recording, self.cfg.fish.count, self._CHECKPOINT_TICKS
             counts, last = np.zeros((n, 6), np.int64), np.full(n, -1, np.int64)
-            marks = {}
-            edge = rec.first_tick
+            marks: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+            next_mark = (rec.first_tick // every + 1) * every
             for tick0, d, _ in rec.chunks(rec.first_tick, rec.last_tick):
                 ticks = tick0 + d["dt"].astype(np.int64)
-                for b in range(edge, int(ticks.max(initial=tick0)) + 1, 1):
-                    if b % every == 0 and b not in marks and b > rec.first_tick:
-                        sel = ticks < b
-                        c, lt = counts.copy(), last.copy()
-                        np.add.at(c, (d["fish"][sel].astype(np.int64), np.minimum(d["goal"][sel], 5)), 1)
-                        np.maximum.at(lt, d["fish"][sel].astype(np.int64), ticks[sel])
-                        marks[b] = (c, lt)
-                edge = int(ticks.max(initial=tick0)) + 1 if ticks.size else edge
-                np.add.at(counts, (d["fish"].astype(np.int64), np.minimum(d["goal"], 5)), 1)
-                np.maximum.at(last, d["fish"].astype(np.int64), ticks)
+                fish, goals = d["fish"].astype(np.int64), np.minimum(d["goal"], 5)
+                while ticks.size and next_mark <= ticks.max():  # a mark inside this chunk's decisions
+                    sel = ticks < next_mark
+                    c, lt = counts.copy(), last.copy()
+                    np.add.at(c, (fish[sel], goals[sel]), 1)
+                    np.maximum.at(lt, fish[sel], ticks[sel])
+                    marks[next_mark] = (c, lt)
+                    next_mark += every
+                np.add.at(counts, (fish, goals), 1)
+                np.maximum.at(last, fish, ticks)
             self._checkpoints = marks
         best = max((b for b in self._checkpoints if b <= tick), default=None)
         if best is None:
