@@ -174,14 +174,25 @@ def build_parser() -> argparse.ArgumentParser:
     fk = sub.add_parser("fork", help="swap one fish's decision at a tick and run on live (intervention replay)")
     fk.add_argument("path", help="the recording to fork (it is only read)")
     fk.add_argument("--at", type=_int_at_least(0), required=True, metavar="T", help="the tick of the swapped decision")
-    fk.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID",
-                    help="the fish whose decision changes")
-    swap = fk.add_mutually_exclusive_group(required=True)
+    fk.add_argument("--fish", type=_int_at_least(0), metavar="ID",
+                    help="the fish whose decision changes (with --plan or --action)")
+    swap = fk.add_mutually_exclusive_group()
     swap.add_argument("--plan", metavar="PLAN",
                       help="new plan, e.g. 'school 60', 'explore east 30', 'forage', 'rest 10', 'keep_away glass'")
     swap.add_argument("--action", choices=ACTION_NAMES, metavar="A",
                       help="a single action instead (held one tick, then the brain plans again): "
                       + ", ".join(ACTION_NAMES))
+    iv = fk.add_argument_group("interventions at the fork tick (any number; with or without a swapped decision)")
+    iv.add_argument("--drop-food", action="append", default=[], metavar="X,Y",
+                    help="a handful of food on the 3x3 cells around X,Y (tank cells, 0,0 top left)")
+    iv.add_argument("--rock", action="append", default=[], metavar="X,Y", help="a 3x3 rock around X,Y")
+    iv.add_argument("--clear-rock", action="append", default=[], metavar="X,Y",
+                    help="remove rocks and plants on the 3x3 cells around X,Y")
+    iv.add_argument("--current", action="append", default=[], metavar="DIR,TICKS",
+                    help="push every fish that can one cell DIR (north, south, west, east) each tick for TICKS ticks")
+    iv.add_argument("--interventions", metavar="FILE",
+                    help="JSON Lines, one {\"tick\": T, \"kind\": food|rock|clear|current|tune, ...} per line "
+                         "(README \"Interventions\"); each happens at its tick (>= --at)")
     fk.add_argument("--ticks", type=_int_at_least(1), default=600, help="ticks to run after the fork (default 600)")
     fk.add_argument("--record", metavar="OUT", help="write the fork as its own recording")
     fk.add_argument("--overwrite", action="store_true", help="replace an existing OUT file")
@@ -444,11 +455,27 @@ def _play_terminal(player, start: int, speed: float) -> int:
 
 
 def run_fork(args: argparse.Namespace) -> int:
+    from . import interventions as ivs
     from .session import fork
 
-    print(json.dumps(fork(args.path, args.at, args.fish, args.plan or args.action, args.ticks, args.record,
+    swap = args.plan or args.action
+    if (args.fish is None) != (swap is None):
+        raise UsageError("mirofish fork: --fish and --plan/--action go together (or leave both out and intervene)")
+    try:
+        now = ([ivs.parse_point(t, "food") for t in args.drop_food] + [ivs.parse_point(t, "rock") for t in args.rock]
+               + [ivs.parse_point(t, "clear") for t in args.clear_rock] + [ivs.parse_current(t) for t in args.current])
+        later = ivs.read_file(args.interventions) if args.interventions else []
+    except ivs.InterventionError as exc:
+        raise UsageError(f"mirofish fork: {exc}") from None
+    if any(t < args.at for t, _ in later):
+        raise UsageError(f"mirofish fork: {args.interventions} has an intervention before --at {args.at}")
+    added = [(args.at, iv) for iv in now] + later
+    if swap is None and not added:
+        raise UsageError("mirofish fork: say what changes: --fish with --plan/--action, or an intervention "
+                       "(--drop-food, --rock, --clear-rock, --current, --interventions)")
+    print(json.dumps(fork(args.path, args.at, args.fish, swap, args.ticks, args.record,
                           overwrite=args.overwrite, base_url=args.base_url, model=args.model,
-                          cache=_reply_cache(args.reply_cache))))
+                          cache=_reply_cache(args.reply_cache), added=added)))
     return 0
 
 

@@ -60,6 +60,15 @@ class Engine:
         self.asked_at = np.full(n, -1, np.int64)  # tick of each fish's newest request
         self._asked: RequestBatch | None = None
         self.observers: list[Callable[[Frame], None]] = []
+        self._queued: list[dict] = []  # interventions for the next tick (the window's clicks)
+
+    def intervene(self, iv: dict) -> None:
+        """Apply ``iv`` (see :mod:`mirofish.interventions`) at the start of the next tick; it is
+        in that tick's :attr:`Frame.interventions` (what recorders store). Raises
+        :class:`~mirofish.interventions.InterventionError` for one that cannot apply here."""
+        from .interventions import check
+
+        self._queued.append(check(iv, self.world))
 
     # ------------------------------------------------------------ one tick
 
@@ -154,6 +163,10 @@ class Engine:
     def step(self) -> Frame:
         """Advance the world by one tick and return the frame observers saw."""
         w = self.world
+        done = []
+        for iv in self.source.interventions_at(w.tick) + self._queued:
+            done.append(w.intervene(iv))
+        self._queued = []
         self.source.begin_tick(w.tick)
         applied = self._collect(self._request() if self.source.needs_requests else _NONE)
         now = self.clock()
@@ -168,7 +181,8 @@ class Engine:
         x, y = w.water.xy(s.cell)
         frame = Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
                       stuck=s.stuck.copy(), neighbours=s.neighbours.copy(), executed=out.executed,
-                      move_outcome=out.move_outcome, applied=applied, latencies=latencies)
+                      move_outcome=out.move_outcome, applied=applied, latencies=latencies,
+                      interventions=done)
         for obs in self.observers:
             obs(frame)
         return frame

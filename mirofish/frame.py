@@ -32,6 +32,7 @@ class Frame:
     move_outcome: np.ndarray
     applied: list[DecisionBatch] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
+    interventions: list[dict] = field(default_factory=list)  # applied at the start of the tick
 
     @property
     def outcome_counts(self) -> np.ndarray:

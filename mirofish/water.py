@@ -48,16 +48,44 @@ class Water:
 
         padded = np.full((self.ph, self.pw), OFFGRID, np.uint8)
         padded[p : p + h, p : p + w] = tank
-        self.terrain = padded.ravel()
+        self.food_born = np.full(self.ph * self.pw, NO_FOOD, np.int32)
+        self._bias = cfg.food.open_water_bias
+        self.base_terrain = padded.ravel()
+        self.base_terrain.flags.writeable = False
+        self._set_terrain(self.base_terrain)
+
+    def _set_terrain(self, terrain: np.ndarray) -> None:
+        """Take ``terrain`` (padded flat codes) and derive the rest: blocked cells, open cells, food spawn weights."""
+        self.terrain = terrain
         self.terrain.flags.writeable = False
         self.blocked = self.terrain != WATER
         self.blocked.flags.writeable = False
-        self.food_born = np.full(self.ph * self.pw, NO_FOOD, np.int32)
-
         self.open_cells = np.flatnonzero(~self.blocked).astype(np.int32)
-        weights = _open_water_weights(padded, cfg.food.open_water_bias).ravel()[self.open_cells]
+        padded = self.terrain.reshape(self.ph, self.pw)
+        weights = _open_water_weights(padded, self._bias).ravel()[self.open_cells]
         cdf = np.cumsum(weights, dtype=np.float64)
         self._spawn_cdf = cdf / cdf[-1]
+
+    @property
+    def edited(self) -> bool:
+        """Whether rocks were placed or removed since the tank was built (an intervention)."""
+        return self.terrain is not self.base_terrain and not np.array_equal(self.terrain, self.base_terrain)
+
+    def edit(self, cells: np.ndarray, code: int) -> None:
+        """Set the terrain of ``cells`` (padded flat) to ``code`` (ROCK or WATER); food there goes."""
+        terrain = self.terrain.copy()
+        terrain[cells] = code
+        if code != WATER:
+            self.food_born[cells] = NO_FOOD
+        self._set_terrain(terrain)
+
+    def load_terrain(self, terrain: np.ndarray | None) -> None:
+        """Restore a keyframe's terrain (None: the tank as built)."""
+        if terrain is None:
+            if self.terrain is not self.base_terrain:
+                self._set_terrain(self.base_terrain)
+        elif not np.array_equal(terrain, self.terrain):
+            self._set_terrain(np.array(terrain, np.uint8))
 
     # ------------------------------------------------------------ geometry
 

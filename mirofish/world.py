@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import arbiter, kernel
+from . import arbiter, interventions, kernel
 from .actions import N_ACTIONS, Action
 from .config import Config, MemoryConfig, hundredths
 from .fish import memory as mem
@@ -188,6 +188,8 @@ class World:
         # The compiled tick (mirofish.kernel) or None for the numpy reference; a scratch grid for it.
         self._kernel = kernel.compiled_tick()
         self._best = np.full(w.terrain.size, -1, np.int64)
+        self.base_cfg = cfg  # the tank as built: tuned settings are kept (and hashed) against it
+        self.current: tuple[int, int] | None = None  # a current (direction, until tick): interventions
         self.look()
 
     @property
@@ -211,9 +213,7 @@ class World:
         s.food_seen, s.neighbours = food_seen, neighbours
         return food_seen, neighbours
 
-    # Settings a running tank may change (the window's sliders); the rest apply at a reset.
-    LIVE_KEYS = ("food.spawn_rate", "steering.alignment", "steering.cohesion", "steering.separation",
-                 "steering.food", "steering.open_water")
+    LIVE_KEYS = interventions.LIVE_KEYS  # settings a running tank may change; the rest apply at a reset
 
     def retune(self, cfg: Config) -> None:
         """Take ``cfg``'s :attr:`LIVE_KEYS` from now on (``cfg`` equals the current config
@@ -223,6 +223,40 @@ class World:
         s = self.school
         self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits)
         self.steering.set_plans(s.ids, s.plan_goal, s.plan_param)
+
+    def tune(self, key: str, value: float) -> None:
+        """Change one of :attr:`LIVE_KEYS` to ``value`` from now on (ValueError naming the
+        problem for another key or a value the config refuses)."""
+        self.retune(self.tuned_config(key, value))
+
+    def tuned_config(self, key: str, value: float) -> Config:
+        """The current config with ``key`` (one of :attr:`LIVE_KEYS`) set to ``value``, validated."""
+        from pydantic import ValidationError
+
+        if key not in self.LIVE_KEYS:
+            raise ValueError(f"{key} can't change while the tank runs (it applies at a reset)")
+        data = self.cfg.model_dump()
+        section, name = key.split(".")
+        data[section][name] = value
+        try:
+            cfg = type(self.cfg).model_validate(data)
+        except ValidationError as exc:
+            raise ValueError(f"{key}: {exc.errors()[0]['msg']}") from None
+        return cfg
+
+    def tuned(self) -> dict[str, float]:
+        """The live settings that differ from the tank as built (``{key: value}``)."""
+        out = {}
+        for key in self.LIVE_KEYS:
+            section, name = key.split(".")
+            now, was = getattr(getattr(self.cfg, section), name), getattr(getattr(self.base_cfg, section), name)
+            if now != was:
+                out[key] = float(now)
+        return out
+
+    def intervene(self, iv: dict) -> dict:
+        """Apply a hands-on intervention now (see :mod:`mirofish.interventions`)."""
+        return interventions.apply(self, iv)
 
     def refresh(self) -> None:
         """Recompute what is derived from the state (views, the steering's plan weights) after
@@ -320,9 +354,14 @@ class World:
     # ------------------------------------------------------------ the tick
 
     def step(self) -> StepOutcome:
-        """Advance one tick using every fish's standing intent."""
-        if self._kernel is not None:
-            return self._step_compiled()
+        """Advance one tick using every fish's standing intent (then a current, if one flows)."""
+        out = self._step_compiled() if self._kernel is not None else self._step_numpy()
+        if self.current is not None:
+            interventions.drift(self)
+        return out
+
+    def _step_numpy(self) -> StepOutcome:
+        """The tick in numpy (the reference the compiled tick is tested against)."""
         s, w, t = self.school, self.water, self.tick
         n = s.n
         executed = self.steer()
@@ -541,6 +580,20 @@ class World:
         out["rng"] = np.frombuffer(json.dumps(rng).encode(), np.uint8).copy()
         texts = [[f, k, t] for (f, k), t in s.long_memory.texts.items()]
         out["long.texts"] = np.frombuffer(json.dumps(texts).encode(), np.uint8).copy()
+        out.update(self._touched())
+        return out
+
+    def _touched(self) -> dict[str, np.ndarray]:
+        """What interventions left in the tank, as keyframe arrays — only what is there: a
+        tank nobody touched has none (and hashes as before interventions existed)."""
+        out: dict[str, np.ndarray] = {}
+        if self.water.edited:
+            out["water.terrain"] = self.water.terrain.copy()
+        if self.current is not None:
+            out["world.current"] = np.array(self.current, np.int64)
+        tuned = self.tuned()
+        if tuned:
+            out["world.tuned"] = np.frombuffer(json.dumps(tuned, sort_keys=True).encode(), np.uint8).copy()
         return out
 
     def load_state_arrays(self, d: dict[str, np.ndarray]) -> None:
@@ -561,6 +614,13 @@ class World:
         s.long_memory.count = np.array(d["long.count"], np.int32)
         s.long_memory.texts = {(int(f), int(k)): t for f, k, t in json.loads(bytes(d["long.texts"]).decode())}
         s.persona = [persona_text(t) for t in s.traits]
+        w.load_terrain(d.get("water.terrain"))
+        self.current = tuple(int(v) for v in d["world.current"]) if "world.current" in d else None  # type: ignore[assignment]
+        tuned = json.loads(bytes(d["world.tuned"]).decode()) if "world.tuned" in d else {}
+        if tuned or self.tuned():
+            self.retune(self.base_cfg)
+            for key, value in sorted(tuned.items()):
+                self.tune(key, value)
         w.food_born[:] = NO_FOOD
         w.food_born[d["food.cell"]] = d["food.born"]
         self.occupant[:] = -1
@@ -588,6 +648,9 @@ class World:
         h.update(self.water.food_born.tobytes())
         st = self.rng.bit_generator.state["state"]
         h.update(f"{st['state']}:{st['inc']}".encode())
+        for name, arr in sorted(self._touched().items()):  # interventions' traces, only when present
+            h.update(name.encode())
+            h.update(arr.tobytes())
         return h.hexdigest()
 
     def low_energy_count(self) -> int:

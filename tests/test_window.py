@@ -258,18 +258,33 @@ def test_every_part_of_the_aquarium_fits_the_window_without_overlap(size, mode, 
     app.close()
 
 
-def test_a_slider_changes_the_food_rate_of_the_running_tank():
+def test_a_slider_changes_the_food_rate_of_the_running_tank_while_it_records(tmp_path):
+    """A slider is an intervention: it applies from the next tick, also while recording (the
+    recording holds it with its tick), and the replay has the tuned rate from there."""
     scene = AquariumScene.live(load_config(seed=2))
+    scene.saves = tmp_path
     app = app_for(scene, (1280, 720))
+    scene.pacer.paused = True
+    scene.session.start_recording(tmp_path / "tuned.db")
     food = scene.sliders[0]
     before = scene.session.world.water.spawn_rate
     t = food.track
     pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=(t.x + t.w * 2 // 3, t.centery)))
     pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, button=1, pos=(t.x + t.w * 2 // 3, t.centery)))
     app.frame(0.0)
+    scene.step()
     after = scene.session.world.water.spawn_rate
     assert after == pytest.approx(0.002, abs=2e-4) and after != before
-    assert scene.session.cfg.food.spawn_rate == after
+    assert scene.session.tuned() == {"food.spawn_rate": after}
+    assert food.value == pytest.approx(after)
+    for _ in range(30):
+        scene.step()
+    tick, state = scene.tick, scene.session.state_hash()
+    path = scene.session.stop_recording()
+    replay = ReplaySession(path)
+    replay.seek(tick)
+    assert replay.state_hash() == state and replay.world.water.spawn_rate == after
+    replay.close()
     app.close()
 
 
@@ -301,7 +316,7 @@ def test_record_on_and_off_writes_a_recording_that_opens_in_the_window(tmp_path)
     click(button(scene, "Stop rec").rect.center)
     app.frame(0.0)
     files = list(tmp_path.glob("*.db"))
-    assert len(files) == 1 and scene.session.recorder is None
+    assert len(files) == 1 and not scene.session.is_recording  # (the recent past is kept again, in a temp file)
     replay = ReplaySession(files[0])
     replay.seek(live_tick)
     assert replay.state_hash() == live_hash  # the recording replays what the window showed
@@ -312,6 +327,9 @@ def test_record_on_and_off_writes_a_recording_that_opens_in_the_window(tmp_path)
     key(pygame.K_1)
     app.frame(0.0)
     assert scene.mode == "replay" and scene.timeline is not None and scene.session.last_tick == live_tick
+    key(pygame.K_n)  # back to the live tank, which waited
+    app.frame(0.0)
+    assert scene.mode == "live" and scene.tick == live_tick and scene.session.state_hash() == live_hash
     app.close()
 
 

@@ -167,6 +167,11 @@ class DecisionSource:
         ``results`` here.
         """
 
+    def interventions_at(self, tick: int) -> list[dict]:
+        """Hands-on interventions this source knows for ``tick`` (a replay: the recorded ones;
+        see :mod:`mirofish.interventions`); the engine applies them before anything else."""
+        return []
+
     def __init__(self) -> None:
         self.requests: queue.SimpleQueue[RequestBatch] = queue.SimpleQueue()
         self.results: queue.SimpleQueue[DecisionBatch] = queue.SimpleQueue()

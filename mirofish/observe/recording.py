@@ -93,6 +93,8 @@ CREATE TABLE IF NOT EXISTS chunks (tick0 INTEGER PRIMARY KEY, tick1 INTEGER NOT 
 CREATE TABLE IF NOT EXISTS texts (hash TEXT PRIMARY KEY, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS calls (tick0 INTEGER PRIMARY KEY, dict TEXT, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS dicts (hash TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS interventions (tick INTEGER NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,
+                                          PRIMARY KEY (tick, seq));
 """
 
 
@@ -142,10 +144,12 @@ class Recorder:
         cfg: the run's config (stored in the header).
         scene: scene name for the header.
         extra_header: more header keys (parent, fork point …).
+        keep_ticks: keep only about the last this many ticks (a live tank's recent past:
+            older keyframes and chunks are deleted as the run goes on); None keeps all.
     """
 
     def __init__(self, path: str | Path, cfg: Config, scene: str = "aquarium", extra_header: dict | None = None,
-                 overwrite: bool = False, inputs: tuple = ()):
+                 overwrite: bool = False, inputs: tuple = (), keep_ticks: int | None = None):
         try:
             self.path = check_output(path, inputs, overwrite, "recording")
             self._lock_file = WriterLock(self.path)  # before anything is written or removed
@@ -179,6 +183,10 @@ class Recorder:
                        [(k, json.dumps(v)) for k, v in header.items()])
         db.execute("COMMIT")
         self._lock = threading.Lock()
+        self._db_lock = threading.Lock()  # held by whoever uses the connection (writer, keep_as)
+        self.keep_ticks = keep_ticks
+        self.first_kept: int | None = None  # the oldest keyframe still kept (keep_ticks)
+        self._flush_all = False
         self._ticks: list[tuple] = []  # per tick, handed over by the tick loop
         self._keyframes: list[tuple[int, dict]] = []
         self._wake = threading.Event()
@@ -221,17 +229,76 @@ class Recorder:
         if m is not None and t % self.sample_every == 0:
             cur = m.current()
             sample = [t] + [cur[k] for k in SAMPLE_COLUMNS]
-        self._ticks.append((t, f.applied, f.latencies, row, sample, divergence, f.executed))
+        self._ticks.append((t, f.applied, f.latencies, row, sample, divergence, f.executed, f.interventions))
         if (t + 1) % self.keyframe_every == 0 and self._session is not None:
             self.keyframe(t + 1, self._session.state_arrays())
 
     def flush(self) -> None:
-        """Wait until everything handed over so far is committed."""
+        """Wait until everything handed over so far is committed (a short last chunk too)."""
+        self._flush_all = True
         self._wake.set()
         deadline = time.monotonic() + 30
         while (self._ticks or self._keyframes) and self._thread.is_alive() and time.monotonic() < deadline:
             time.sleep(0.002)
             self._wake.set()
+        with self._db_lock:  # the writer's last transaction is over
+            self._flush_all = False
+
+    @staticmethod
+    def check_path(path: str | Path, overwrite: bool = False, inputs: tuple = ()) -> Path:
+        """Refuse ``path`` as a new recording (RecordingError naming why) before anything is touched."""
+        try:
+            return check_output(path, inputs, overwrite, "recording")
+        except OutputError as exc:
+            raise RecordingError(str(exc)) from None
+
+    def truncate(self, tick: int, arrays: dict[str, np.ndarray]) -> None:
+        """Forget every tick from ``tick`` on (a live tank went back there: its state is
+        ``arrays``) and go on from there. The recording must have a chunk boundary at
+        ``tick`` (a :meth:`flush` when the tank was at ``tick`` makes one)."""
+        self.flush()
+        with self._db_lock, self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM chunks WHERE tick0 >= ?", (tick,))
+            self._db.execute("DELETE FROM keyframes WHERE tick > ?", (tick,))
+            self._db.execute("DELETE FROM calls WHERE tick0 >= ?", (tick,))
+            self._db.execute("DELETE FROM interventions WHERE tick >= ?", (tick,))
+        self.keyframe(tick, arrays)
+        self.flush()
+
+    def keep_as(self, path: str | Path, overwrite: bool = False, header: dict | None = None) -> Path:
+        """Make what was recorded so far a normal recording at ``path`` (refused like any
+        output) and go on recording there, keeping everything from now on: a live tank's
+        recent past kept ("Keep this"). The old file is removed."""
+        try:
+            new_path = check_output(path, (), overwrite, "recording")
+            new_lock = WriterLock(new_path)
+        except OutputError as exc:
+            raise RecordingError(str(exc)) from None
+        self.flush()
+        old_path, old_lock = self.path, self._lock_file
+        with self._db_lock:
+            try:
+                new_path.parent.mkdir(parents=True, exist_ok=True)
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    Path(str(new_path) + suffix).unlink(missing_ok=True)
+                db = sqlite3.connect(new_path, check_same_thread=False, isolation_level=None)
+                self._db.backup(db)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("BEGIN")
+                db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)",
+                               [(k, json.dumps(v)) for k, v in (header or {}).items()])
+                db.execute("COMMIT")
+            except (sqlite3.Error, OSError) as exc:
+                new_lock.release()
+                raise RecordingError(f"cannot write {new_path}: {exc}") from None
+            self._db.close()
+            self._db, self.path, self._lock_file, self.keep_ticks = db, new_path, new_lock, None
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(str(old_path) + suffix).unlink(missing_ok=True)
+        old_lock.release()
+        return new_path
 
     def close(self) -> None:
         """Flush, checkpoint, and leave a single self-contained file."""
@@ -268,45 +335,69 @@ class Recorder:
             self._wake.wait(0.02)
             self._wake.clear()
             stopping = self._stop
-            with self._lock:
-                keyframes, self._keyframes = self._keyframes, []
-            ticks = self._ticks
-            take = len(ticks) if stopping else (len(ticks) if len(ticks) >= self.chunk_ticks else 0)
-            batch = ticks[:take]
-            del ticks[:take]
-            try:
-                rows_k = [(tick, pack(arrays)) for tick, arrays in keyframes]
-                rows_c, rows_t = [], []
-                rows_calls: list[tuple] = []
-                rows_d: list[tuple] = []
-                if batch:
-                    *row, texts, calls = _encode_chunk(batch, self.cfg.record.model_calls)
-                    rows_c.append(tuple(row))
-                    rows_t = [(h, body) for h, body in texts.items() if h not in self._texts_written]
-                    if calls:
-                        rows_calls, rows_d = self._calls.encode(row[0], calls)
-                if rows_k or rows_c:
-                    with self._db:
-                        self._db.execute("BEGIN")
-                        self._db.executemany("INSERT OR REPLACE INTO keyframes VALUES (?, ?)", rows_k)
-                        self._db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?)", rows_c)
-                        self._db.executemany("INSERT OR IGNORE INTO texts VALUES (?, ?)", rows_t)
-                        self._db.executemany("INSERT OR IGNORE INTO dicts VALUES (?, ?)", rows_d)
-                        self._db.executemany("INSERT OR REPLACE INTO calls VALUES (?, ?, ?)", rows_calls)
-                    self._texts_written.update(h for h, _ in rows_t)
-            except sqlite3.Error as exc:  # disk full, file removed: keep the run going, say so once
-                self.error = self.error or f"recording {self.path} stopped: {exc}"
-            now = time.monotonic()
-            if now - last_checkpoint >= CHECKPOINT_SECONDS:
-                # copy the WAL into the main file now and then: losing the -wal file after a
-                # crash then costs seconds, not the whole run
-                last_checkpoint = now
-                try:
-                    self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                except sqlite3.Error:
-                    pass
+            with self._db_lock:  # from taking ticks to their commit: flush() waits for it
+                self._write_once(stopping)
+                now = time.monotonic()
+                if now - last_checkpoint >= CHECKPOINT_SECONDS:
+                    # copy the WAL into the main file now and then: losing the -wal file after a
+                    # crash then costs seconds, not the whole run
+                    last_checkpoint = now
+                    try:
+                        self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    except sqlite3.Error:
+                        pass
             if stopping and not self._ticks:
                 return
+
+    def _write_once(self, stopping: bool) -> None:
+        with self._lock:
+            keyframes, self._keyframes = self._keyframes, []
+        ticks = self._ticks
+        take = len(ticks) if stopping or self._flush_all else (len(ticks) if len(ticks) >= self.chunk_ticks else 0)
+        batch = ticks[:take]
+        del ticks[:take]
+        try:
+            rows_k = [(tick, pack(arrays)) for tick, arrays in keyframes]
+            rows_c, rows_t = [], []
+            rows_calls: list[tuple] = []
+            rows_d: list[tuple] = []
+            rows_i = [(r[0], k, json.dumps(iv, sort_keys=True)) for r in batch for k, iv in enumerate(r[7])]
+            if batch:
+                *row, texts, calls = _encode_chunk(batch, self.cfg.record.model_calls)
+                rows_c.append(tuple(row))
+                rows_t = [(h, body) for h, body in texts.items() if h not in self._texts_written]
+                if calls:
+                    rows_calls, rows_d = self._calls.encode(row[0], calls)
+            if rows_k or rows_c:
+                with self._db:
+                    self._db.execute("BEGIN")
+                    self._db.executemany("INSERT OR REPLACE INTO keyframes VALUES (?, ?)", rows_k)
+                    self._db.executemany("INSERT OR REPLACE INTO chunks VALUES (?, ?, ?)", rows_c)
+                    self._db.executemany("INSERT OR IGNORE INTO texts VALUES (?, ?)", rows_t)
+                    self._db.executemany("INSERT OR IGNORE INTO dicts VALUES (?, ?)", rows_d)
+                    self._db.executemany("INSERT OR REPLACE INTO calls VALUES (?, ?, ?)", rows_calls)
+                    self._db.executemany("INSERT OR REPLACE INTO interventions VALUES (?, ?, ?)", rows_i)
+                self._texts_written.update(h for h, _ in rows_t)
+                if self.keep_ticks is not None and rows_c:
+                    self._trim(rows_c[-1][1] - self.keep_ticks)
+        except sqlite3.Error as exc:  # disk full, file removed: keep the run going, say so once
+            self.error = self.error or f"recording {self.path} stopped: {exc}"
+
+    def _trim(self, cutoff: int) -> None:
+        """Forget what lies before the newest keyframe at or before ``cutoff`` (keep_ticks)."""
+        db = self._db
+        row = db.execute("SELECT MAX(tick) FROM keyframes WHERE tick <= ?", (cutoff,)).fetchone()
+        first = row[0] if row else None
+        if first is None or (self.first_kept is not None and first <= self.first_kept):
+            return
+        self.first_kept = first
+        with db:
+            db.execute("BEGIN")
+            db.execute("DELETE FROM keyframes WHERE tick < ?", (first,))
+            db.execute("DELETE FROM chunks WHERE tick1 <= ?", (first,))
+            start = db.execute("SELECT MIN(tick0) FROM chunks").fetchone()[0]
+            db.execute("DELETE FROM calls WHERE tick0 < ?", (start if start is not None else first,))
+            db.execute("DELETE FROM interventions WHERE tick < ?", (first,))
 
 
 def content_digest(db: sqlite3.Connection) -> str:
@@ -317,7 +408,7 @@ def content_digest(db: sqlite3.Connection) -> str:
     for key, value in db.execute("SELECT key, value FROM header WHERE key != 'checksum' ORDER BY key"):
         h.update(f"{key}={value}\n".encode())
     tables = [("keyframes", "tick"), ("chunks", "tick0")]
-    for name, key in (("texts", "hash"), ("calls", "tick0"), ("dicts", "hash")):
+    for name, key in (("texts", "hash"), ("calls", "tick0"), ("dicts", "hash"), ("interventions", "tick, seq")):
         # recordings made before exchanges were kept have none of these
         if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone():
             tables.append((name, key))
@@ -582,12 +673,16 @@ class Recording:
         self._dicts: dict[str, bytes] = {}  # exchange dictionaries by hash
         self._calls_cache: dict[int, list[dict]] = {}  # decoded exchanges by chunk start
         self._starts: list[int] = []  # sorted keys of _cache
+        self._interventions: dict[int, list[dict]] | None = None
 
     def _check_spans(self, spans: list) -> int:
         """The last recorded tick, after checking that the chunks cover the ticks from the
         first keyframe on without gap or overlap (a damaged or edited file is refused, not
         re-simulated for ticks it does not hold)."""
         expected = self.first_tick
+        if spans and isinstance(spans[0][0], int) and isinstance(spans[0][1], int) \
+                and spans[0][0] < expected < spans[0][1]:
+            expected = spans[0][0]  # a kept recent past: its first chunk began before its first keyframe
         for tick0, tick1 in spans:
             if not (isinstance(tick0, int) and isinstance(tick1, int)):
                 raise RecordingError(f"recording is damaged (a chunk's ticks are not numbers): {self.path}")
@@ -690,6 +785,21 @@ class Recording:
                 raise RecordingError(f"recording is damaged ({exc}): {self.path}") from None
             self._texts = {str(h): str(b) for h, b in rows}
         return self._texts
+
+    def interventions(self) -> dict[int, list[dict]]:
+        """The hands-on interventions by tick (see :mod:`mirofish.interventions`), read once;
+        each as applied, with ``cells`` (how many cells it changed)."""
+        if self._interventions is None:
+            rows = self._fetch("SELECT tick, data FROM interventions ORDER BY tick, seq", ()) \
+                if self._has("interventions") else []
+            out: dict[int, list[dict]] = {}
+            try:
+                for tick, data in rows:
+                    out.setdefault(int(tick), []).append(json.loads(data))
+            except (ValueError, TypeError) as exc:
+                raise RecordingError(f"recording is damaged (an intervention: {exc}): {self.path}") from None
+            self._interventions = out
+        return self._interventions
 
     def _has(self, table: str) -> bool:
         if table not in self._tables:

@@ -26,6 +26,7 @@ from ..engine import Engine
 from ..frame import Frame
 from ..observe.metrics import Metrics
 from ..snapshot import FishSnapshot, Snapshot, TankView, fish_snapshot, take, take_terrain, tank_view
+from .history import DecisionHistory
 
 if TYPE_CHECKING:
     from .fork import ForkSession
@@ -39,6 +40,13 @@ def observed(engine: Engine, metrics: Metrics | None = None) -> Metrics:
     return m
 
 
+def remembered(engine: Engine, history: DecisionHistory | None = None) -> DecisionHistory:
+    """Attach ``history`` (a fresh one by default) to ``engine`` as its second observer."""
+    h = history or DecisionHistory(engine.world.school.n)
+    engine.observers.insert(1, h.observe)
+    return h
+
+
 class Session:
     """The shared part of live, replay and fork sessions (see the module doc)."""
 
@@ -46,10 +54,25 @@ class Session:
     can_seek = False
     engine: Engine
     metrics: Metrics
+    history: DecisionHistory
+
+    def decisions(self) -> DecisionHistory:
+        """Each fish's last decision and plan counts as of the tick shown (never a later one)."""
+        return self.history
 
     @property
     def cfg(self) -> Config:
-        return self.engine.world.cfg
+        """The tank's config as built (settings tuned since are :meth:`tuned`)."""
+        return self.engine.world.base_cfg
+
+    def tuned(self) -> dict[str, float]:
+        """Live settings changed since the tank was built (sliders, ``tune`` interventions)."""
+        return self.engine.world.tuned()
+
+    def intervene(self, iv: dict) -> None:
+        """A hands-on change at the start of the next tick (see :mod:`mirofish.interventions`);
+        recorded with that tick. Raises ``InterventionError`` naming what is wrong."""
+        self.engine.intervene(iv)
 
     @property
     def tick(self) -> int:

@@ -11,6 +11,7 @@ sides' frames and metrics, the same way.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ..frame import Frame
 from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, Recording, RecordingError
 from ..snapshot import TankView, tank_view
 from ..world import World
-from .base import Session, observed
+from .base import Session, observed, remembered
 
 _CELLS = DIVERGENCE_COLUMNS.index("cells_differ")
 
@@ -34,12 +35,22 @@ class ForkSource(DecisionSource):
 
     name = "fork"
 
-    def __init__(self, live: DecisionSource, tick: int, first: DecisionBatch):
+    def __init__(self, live: DecisionSource, tick: int, first: DecisionBatch,
+                 recorded: Callable[[int], list[dict]] | None = None, added: list[tuple[int, dict]] | None = None):
         super().__init__()
         self.live, self.tick, self.first = live, tick, first
+        self.recorded = recorded
+        self.added: dict[int, list[dict]] = {}
+        for t, iv in added or ():
+            self.added.setdefault(t, []).append(iv)
         self.requests, self.results = live.requests, live.results  # share the live brain's queues
         self.wants_perceptions = live.wants_perceptions
         self.writes_summaries = live.writes_summaries
+
+    def interventions_at(self, tick: int) -> list[dict]:
+        """The parent recording's interventions (a fork reproduces them), and the ones the fork adds."""
+        out = self.recorded(tick) if self.recorded is not None else []
+        return out + self.added.get(tick, [])
 
     def begin_tick(self, tick: int) -> None:
         if tick == self.tick:
@@ -128,13 +139,20 @@ class ForkSession(Session):
 
     kind = "fork"
 
-    def __init__(self, parent: Session, fish: int, plan: tuple[int, int, int], recorded: DecisionBatch | None,
-                 source: DecisionSource, mode: str, owns_parent: bool):
+    def __init__(self, parent: Session, fish: int | None, plan: tuple[int, int, int] | None,
+                 recorded: DecisionBatch | None, source: DecisionSource, mode: str, owns_parent: bool,
+                 added: list[tuple[int, dict]] | None = None):
         cfg = parent.cfg
-        if not 0 <= fish < cfg.fish.count:
+        if fish is not None and not 0 <= fish < cfg.fish.count:
             raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{cfg.fish.count - 1})")
+        if (fish is None or plan is None) and not added:
+            raise RecordingError("a fork needs a fish and its new plan, or an intervention")
         self.parent, self.fish_id, self.plan, self._owns_parent = parent, fish, plan, owns_parent
-        self.label = describe(*plan)
+        self.added = list(added or ())
+        from ..interventions import describe as describe_iv
+
+        self.label = "; ".join([describe(*plan)] if fish is not None and plan is not None else []
+                               + [f"{describe_iv(iv)} at t{t}" for t, iv in self.added])
         self.tick0 = parent.tick
         self._recorded = recorded
         self._source, self._mode = source, mode
@@ -154,13 +172,16 @@ class ForkSession(Session):
         cols = [np.asarray(a).copy() for a in (recorded.goals, recorded.params, recorded.horizons, recorded.tier)]
         hit = np.flatnonzero(fish_ids == fish)
         self.original = describe(cols[0][hit[0]], cols[1][hit[0]], cols[2][hit[0]]) if hit.size else None
-        new = (*self.plan, TIER_INDEX["intervention"])
         thoughts = list(recorded.thoughts) if recorded.thoughts else [""] * len(fish_ids)
-        if hit.size:
+        if fish is None or self.plan is None:  # interventions only: every decision as recorded
+            pass
+        elif hit.size:
+            new = (*self.plan, TIER_INDEX["intervention"])
             for col, v in zip(cols, new):
                 col[hit[0]] = v
             thoughts[hit[0]] = ""
         else:
+            new = (*self.plan, TIER_INDEX["intervention"])
             order = np.searchsorted(fish_ids, fish)
             fish_ids = np.insert(fish_ids, order, fish)
             cols = [np.insert(col, order, np.array(v, col.dtype)) for col, v in zip(cols, new)]
@@ -172,8 +193,12 @@ class ForkSession(Session):
                               horizons=cols[2], tier=cols[3], thoughts=thoughts, summaries=recorded.summaries,
                               calls=[c for c in recorded.calls or () if c["fish"] != fish or c["kind"] == "summary"]
                               or None)
-        self.engine = Engine(world, ForkSource(source, tick, first), mode=self._mode)
+        rec = getattr(parent, "recording", None)
+        later = rec.interventions().get if rec is not None else None
+        self.engine = Engine(world, ForkSource(source, tick, first, (lambda t: later(t, [])) if later else None,
+                                               self.added), mode=self._mode)
         self.metrics = observed(self.engine, copy.deepcopy(parent.metrics))  # the same history up to T
+        self.history = remembered(self.engine, parent.decisions().copy())
         self.curve: list[np.ndarray] = []
         self.first_diverged: int | None = None
         self._last_parent_frame: Frame | None = None

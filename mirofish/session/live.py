@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..brains.base import DecisionSource
@@ -12,11 +15,13 @@ from ..brains.sources import make_source
 from ..config import Config
 from ..engine import Engine
 from ..frame import Frame
+from ..observe.recording import Recorder, RecordingError
 from ..world import World
-from .base import Session, observed
+from .base import Session, observed, remembered
 
 if TYPE_CHECKING:
     from .fork import ForkSession
+    from .replay import ReplaySession
 
 
 class LiveSession(Session):
@@ -30,90 +35,157 @@ class LiveSession(Session):
         world: start from this world (built from ``cfg``; tests arrange fish in one) instead
             of a fresh one.
         cache: a model brain's reply cache (``--reply-cache DIR``), kept across resets.
+        past: keep the tank's recent past (``cfg.record.history_minutes``) in a temporary
+            recording, deleted at :meth:`close` unless kept (:meth:`keep`): the window's rewind.
+
+    One recorder at most is attached: the recent past (temporary, trimmed as the run goes
+    on) or a recording (:meth:`start_recording`, :meth:`keep`), which holds everything.
     """
 
     kind = "live"
 
     def __init__(self, cfg: Config, mode: str | None = None, source: DecisionSource | None = None,
                  clock: Callable[[], float] = time.perf_counter, world: World | None = None,
-                 cache: ReplyCache | None = None):
+                 cache: ReplyCache | None = None, past: bool = False):
         self._mode = mode or cfg.engine.mode
         self._clock = clock
         self._cache = cache
+        self._past = past and cfg.record.history_minutes > 0
         self.engine = Engine(world or World(cfg),
                              source if source is not None else make_source(cfg, self._mode, cache=cache),
                              mode=self._mode, clock=clock)
         self.metrics = observed(self.engine)
+        self.history = remembered(self.engine)
+        self._keep_past()
 
     def step(self) -> Frame:
         return self.engine.step()
 
     def reset(self, seed: int | None = None, cfg: Config | None = None) -> None:
         """A fresh tank and a fresh brain: from ``cfg`` if given (settings that apply at a reset,
-        such as the fish count), else the current config; with ``seed`` if given."""
-        cfg = cfg or self.cfg
+        such as the fish count), else the current config with its tuned settings; with ``seed``
+        if given. A recording stops; the recent past starts again."""
+        cfg = cfg or self.engine.world.cfg
         if seed is not None:
             cfg = cfg.model_copy(update={"seed": seed})
-        self.stop_recording()
+        self._close_recorder()
         self.engine.close()
         self.engine = Engine(World(cfg), make_source(cfg, self._mode, cache=self._cache), mode=self._mode,
                              clock=self._clock)
         self.metrics = observed(self.engine)
+        self.history = remembered(self.engine)
+        self._keep_past()
 
-    recorder = None
+    # -- the recent past and recordings
 
-    def start_recording(self, path, overwrite: bool = False):
+    recorder: Recorder | None = None
+    past_folder: Path | None = None  # the temporary folder of the recent past, while one is kept
+
+    @property
+    def is_recording(self) -> bool:
+        """Whether a recording (not just the temporary recent past) is being written."""
+        return self.recorder is not None and self.past_folder is None
+
+    def _keep_past(self) -> None:
+        self._recorded_from = self.tick
+        if not self._past:
+            return
+        cfg = self.cfg
+        keep = max(1, int(round(cfg.record.history_minutes * 60 / cfg.world.tick_seconds)))
+        self.past_folder = Path(tempfile.mkdtemp(prefix="mirofish-past-"))
+        self.recorder = Recorder(self.past_folder / "past.db", cfg, keep_ticks=keep,
+                                 extra_header={"kept_from": "a live tank's recent past"}).attach(self)
+
+    def _close_recorder(self) -> Path | None:
+        rec, folder = self.recorder, self.past_folder
+        self.recorder = self.past_folder = None
+        if rec is not None:
+            rec.close()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+            return None
+        return rec.path if rec is not None else None
+
+    def past(self) -> ReplaySession | None:
+        """The recent past (or the recording being written) as a replay, up to now; None
+        when none is kept."""
+        from .replay import ReplaySession
+
+        if self.recorder is None:
+            return None
+        self.recorder.flush()
+        return ReplaySession(self.recorder.path)
+
+    def past_range(self) -> tuple[int, int] | None:
+        """(first, last) tick the recent past or the recording holds (estimated without
+        reading the file: the oldest kept keyframe); None when none is kept."""
+        rec = self.recorder
+        if rec is None:
+            return None
+        first = rec.first_kept if rec.first_kept is not None else self._recorded_from
+        return max(first, self._recorded_from), self.tick
+
+    _recorded_from = 0
+
+    def keep(self, path, overwrite: bool = False) -> Path:
+        """Save the recent past as a normal recording at ``path`` and go on recording there
+        ("Keep this"): everything from the oldest kept tick on, and what follows."""
+        if self.recorder is None:
+            return self.start_recording(path, overwrite).path
+        if self.past_folder is None:
+            raise RecordingError(f"already recording to {self.recorder.path}")
+        new = self.recorder.keep_as(path, overwrite)
+        shutil.rmtree(self.past_folder, ignore_errors=True)
+        self.past_folder = None
+        return new
+
+    def start_recording(self, path, overwrite: bool = False) -> Recorder:
         """Record from now on to ``path`` (refused if it exists, unless ``overwrite``)."""
-        from ..observe.recording import Recorder
-
-        self.stop_recording()
+        Recorder.check_path(path, overwrite)
+        self._close_recorder()
+        self._recorded_from = self.tick
         self.recorder = Recorder(path, self.cfg, overwrite=overwrite).attach(self)
         return self.recorder
 
-    def stop_recording(self):
-        """Close the recording (if any); returns its path."""
-        rec, self.recorder = self.recorder, None
-        if rec is not None:
-            rec.close()
-            return rec.path
-        return None
+    def stop_recording(self) -> Path | None:
+        """Close the recording (if any) and return its path; the recent past starts again."""
+        if not self.is_recording:
+            return None
+        path = self._close_recorder()
+        self._keep_past()
+        return path
 
-    def mark(self) -> tuple[dict, object]:
-        """The current state and metrics, to :meth:`rewind` to (the window's fork point)."""
+    def mark(self) -> tuple[dict, object, object]:
+        """The current state, metrics and decision history, to :meth:`rewind` to (the window's
+        fork point); the recorder gets a chunk boundary here."""
         import copy
 
-        return self.state_arrays(), copy.deepcopy(self.metrics)
+        if self.recorder is not None:
+            self.recorder.flush()
+        return self.state_arrays(), copy.deepcopy(self.metrics), self.history.copy()
 
-    def rewind(self, point: tuple[dict, object]) -> None:
-        """Back to a :meth:`mark`: the tank continues from there as it would have."""
-        arrays, metrics = point
+    def rewind(self, point: tuple[dict, object, object]) -> None:
+        """Back to a :meth:`mark`: the tank continues from there as it would have; what the
+        recorder wrote since is forgotten."""
+        arrays, metrics, history = point
         self.engine.world.load_state_arrays(arrays)
         self.engine.pending[:] = False
         self.engine.observers.remove(self.metrics.observe)
+        self.engine.observers.remove(self.history.observe)
         self.metrics = observed(self.engine, metrics)  # type: ignore[arg-type]
+        self.history = remembered(self.engine, history)  # type: ignore[arg-type]
+        if self.recorder is not None:
+            self.recorder.truncate(self.tick, arrays)
 
     def close(self) -> None:
-        self.stop_recording()
+        self._close_recorder()
         self.engine.close()
 
     def tune(self, key: str, value: float) -> None:
-        """Change a setting of the running tank (one of ``World.LIVE_KEYS``); raises ValueError
-        for other keys, bad values, or while a recorder is attached (a recording holds one
-        config, so a retuned run would not replay)."""
-        from pydantic import ValidationError
-
-        if key not in World.LIVE_KEYS:
-            raise ValueError(f"{key} can't change while the tank runs (it applies at a reset)")
-        if self.recorder is not None:
-            raise ValueError("stop recording to tune the tank (a recording holds one config)")
-        data = self.cfg.model_dump()
-        section, name = key.split(".")
-        data[section][name] = value
-        try:
-            cfg = Config.model_validate(data)
-        except ValidationError as exc:
-            raise ValueError(f"{key}: {exc.errors()[0]['msg']}") from None
-        self.engine.world.retune(cfg)
+        """Change a setting of the running tank (one of ``World.LIVE_KEYS``) from the next tick:
+        a ``tune`` intervention, recorded with its tick like the others. Raises ValueError
+        (``InterventionError``) for other keys or bad values."""
+        self.intervene({"kind": "tune", "key": key, "value": value})
 
     def fork(self, fish: int, plan: str) -> ForkSession:
         """From now on fish ``fish`` follows ``plan`` in a branch; this tank runs on beside it."""

@@ -22,7 +22,7 @@ from ..frame import Frame
 from ..observe.paths import OutputError, check_output
 from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
 from ..world import World
-from .base import Session, observed
+from .base import Session, observed, remembered
 from .fork import ForkSession, fork_source, plan_of
 
 _MOVED = 1 + TICK_COLUMNS.index("moved")  # columns of Recording.tick_rows (tick first)
@@ -58,6 +58,9 @@ class ReplaySource(DecisionSource):
                              horizons=d.horizon, tier=tier, status=d.status,
                              tokens=d.tokens, thoughts=thoughts, summaries=d.summaries or None,
                              meta={"latency_s": d.latency_s}, calls=calls)
+
+    def interventions_at(self, tick: int) -> list[dict]:
+        return self.recording.interventions().get(tick, [])
 
     def begin_tick(self, tick: int) -> None:
         batch = self.batch_at(tick)
@@ -111,9 +114,10 @@ class ReplaySession(Session):
         except (KeyError, ValueError, IndexError) as exc:
             raise RecordingError(f"recording is damaged (keyframe {keyframe_tick}: {exc})") from None
         engine: Engine | None = getattr(self, "engine", None)
-        observers = engine.observers[1:] if engine is not None else []  # keep a recorder's
+        observers = engine.observers[2:] if engine is not None else []  # keep a recorder's
         self.engine = Engine(world, self.source_, mode="lockstep")
         self.metrics = observed(self.engine)
+        self.history = remembered(self.engine)
         self.engine.observers.extend(observers)
 
     def seek(self, tick: int) -> None:
@@ -125,6 +129,8 @@ class ReplaySession(Session):
         self.recording.load_chunks(self.tick, tick)
         while self.tick < tick:
             self.engine.step()
+        last, counts = self.decisions_before(tick)
+        self.history.last, self.history.counts = last, counts
 
     def reset(self, seed: int | None = None) -> None:
         """Back to the recording's first tick (a recording has its own seed)."""
@@ -283,32 +289,43 @@ class ReplaySession(Session):
 # ---------------------------------------------------------------- forks of a recording
 
 
-def fork_recording(recording: Recording | str | Path, tick: int, fish: int, action: Action | str,
+def fork_recording(recording: Recording | str | Path, tick: int, fish: int | None, action: Action | str | None,
                    out: str | Path | None = None, source: DecisionSource | None = None,
-                   overwrite: bool = False) -> ForkSession:
+                   overwrite: bool = False, added: list[tuple[int, dict]] | None = None) -> ForkSession:
     """Fork a recording at ``tick``: ``fish`` does ``action`` (a plan such as ``"school 60"``,
     ``"explore east 30"``, ``"rest 10"`` — see :func:`mirofish.fish.plans.parse_plan` — or a
-    single action, held one tick); with ``out`` the branch is written as its own recording
-    naming its parent and fork point, with the divergence per tick."""
+    single action, held one tick), and/or the ``added`` ``(tick, intervention)`` pairs happen
+    (at ``tick`` or later; :mod:`mirofish.interventions` — the recording's own interventions
+    happen in the fork too);
+    with ``out`` the branch is written as its own recording naming its parent and fork point,
+    with the divergence per tick."""
     rec = recording if isinstance(recording, Recording) else Recording(recording)
     if out is not None:
         check_out(out, rec, overwrite)
     if not rec.first_tick <= tick < rec.last_tick:
         raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
-    if not 0 <= fish < rec.config.fish.count:
+    if fish is not None and not 0 <= fish < rec.config.fish.count:
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
-    plan = plan_of(action)
+    plan = plan_of(action) if action is not None else None
     if source is None:
         source = fork_source(rec, tick)
     parent = ReplaySession(rec)
     parent._owns_recording = not isinstance(recording, Recording)  # opened here: the fork closes it
     parent.seek(tick)
+    if added:
+        from ..interventions import InterventionError, check
+
+        try:
+            added = [(t, check(iv, parent.world)) for t, iv in added]
+        except InterventionError as exc:
+            parent.close()
+            raise RecordingError(str(exc)) from None
     session = ForkSession(parent, fish, plan, ReplaySource(rec).batch_at(tick), source, "lockstep",
-                          owns_parent=True)
+                          owns_parent=True, added=added)
     if out is not None:
         session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), extra_header={
             "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": session.label,
-            "fork_original_action": session.original,
+            "fork_original_action": session.original, "fork_interventions": [[t, iv] for t, iv in session.added],
         }).attach(session, observe=False)  # fed by step(), with the divergence row
     return session
 
@@ -321,17 +338,19 @@ def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
         raise RecordingError(str(exc)) from None
 
 
-def fork(recording: Recording | str | Path, tick: int, fish: int, action: Action | str, ticks: int,
+def fork(recording: Recording | str | Path, tick: int, fish: int | None, action: Action | str | None, ticks: int,
          out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False,
-         base_url: str | None = None, model: str | None = None, cache: ReplyCache | None = None) -> dict:
-    """Swap ``fish``'s decision at ``tick`` and run ``ticks`` ticks live; return a JSON-ready
-    summary (for a model run with ``cache_hits``/``cache_misses``: see :func:`fork_source`)."""
+         base_url: str | None = None, model: str | None = None, cache: ReplyCache | None = None,
+         added: list[tuple[int, dict]] | None = None) -> dict:
+    """Swap ``fish``'s decision at ``tick`` (and/or apply the ``added`` interventions there) and
+    run ``ticks`` ticks live; return a JSON-ready summary (for a model run with
+    ``cache_hits``/``cache_misses``: see :func:`fork_source`)."""
     opened = None
     if source is None and (base_url or model or cache is not None):
         opened = recording = recording if isinstance(recording, Recording) else Recording(recording)
         source = fork_source(opened, tick, base_url, model, cache)
     try:
-        session = fork_recording(recording, tick, fish, action, out, source, overwrite)
+        session = fork_recording(recording, tick, fish, action, out, source, overwrite, added)
         try:
             for _ in range(ticks):
                 session.step()

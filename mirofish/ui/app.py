@@ -83,16 +83,18 @@ class App:
         return pygame.event.Event(event.type, data)
 
     def handle(self, event) -> None:
-        if event.type == pygame.QUIT or (event.type == pygame.KEYDOWN and event.key == pygame.K_q
-                                         and not getattr(self.scene, "picking_action", False)):
+        capturing = getattr(self.scene, "capturing_keys", False)  # typing a question, a picker open
+        if event.type == pygame.QUIT or (event.type == pygame.KEYDOWN and event.key == pygame.K_q and not capturing):
             self.running = False
         elif event.type == pygame.VIDEORESIZE:
             self.screen = pygame.display.set_mode(event.size, pygame.RESIZABLE)
             self._fit_canvas()
-        elif event.type == pygame.KEYDOWN and event.key == pygame.K_s and len(self.scenes) > 1:
+        elif event.type == pygame.KEYDOWN and event.key == pygame.K_s and len(self.scenes) > 1 and not capturing:
             self.index = (self.index + 1) % len(self.scenes)
         else:
             self.scene.handle_event(self._logical(event))
+            if getattr(self.scene, "wants_quit", False):
+                self.running = False
 
     def frame(self, dt: float) -> None:
         for event in pygame.event.get():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pygame
@@ -44,6 +45,12 @@ FORK_ACTION_LABELS = (("Q", "move_n"), ("W", "move_s"), ("E", "move_w"), ("R", "
 FORK_ACTION_KEYS = {getattr(pygame, f"K_{key.lower()}"): action for key, action in FORK_ACTION_LABELS}
 
 
+def _live_timeline(live: LiveSession) -> Timeline | None:
+    """The live tank's timeline: its kept past up to now (None when it keeps none)."""
+    rng = live.past_range()
+    return Timeline(rng[0], rng[1], []) if rng is not None else None
+
+
 class AquariumScene:
     """One scene, three modes: ``live`` (a live session), ``replay`` (a replay session) and
     ``fork`` (a fork session of either, its parent drawn as a ghost)."""
@@ -60,17 +67,26 @@ class AquariumScene:
         self.hud, self.follow, self.timeline = Hud(), FollowPanel(), None
         if isinstance(session, ReplaySession):
             self.timeline = Timeline(session.first_tick, session.last_tick, session.markers())
+        elif isinstance(session, LiveSession):
+            self.timeline = _live_timeline(session)
+        self.live_home: LiveSession | None = None  # the live tank, paused, while its past or a recording is shown
+        self.tool = "follow"  # what a click in the tank does: follow, food, rock, clear
+        self.picking_current = False
+        self.show_menu = False  # the "⋯" menu of controls that did not fit
+        self.zoom = 1.0
+        self.pan: tuple[float, float] | None = None  # the cell at the tank's centre when zoomed (None: fit)
+        self._drag: tuple | None = None  # a mouse press in the tank: (where, centre then, moved, button)
+        self._centred = True  # zoomed in, the followed fish stays in the middle (until a drag pans)
+        self._esc_at = -10.0
         self.selected: int | None = None
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
         self.show_charts = False
-        self.goal_counts = np.zeros((len(self.session.view().x), 6), np.int64)  # plans seen per fish
         self.why: dict | None = None  # {"fish", "lines", "future", "question"} while shown
         self.typing: str | None = None  # a question being typed to a model fish
         self.series = Series()
         self.picking_action = False
         self.picking_file: list[Path] | None = None  # the open-a-recording list, while shown
         self.message = ""
-        self.last_decision: dict[int, dict] = {}
         self.saves = Path("saves")
         self._paused_before_pick = False
         self._fork_origin = None  # a live tank's state at the fork, for O
@@ -83,10 +99,11 @@ class AquariumScene:
         self._reset_views()
 
     @classmethod
-    def live(cls, cfg, cache=None) -> AquariumScene:
-        """A live tank from ``cfg``, in realtime (the window's pace); ``cache``: a model
-        brain's reply cache (``--reply-cache``)."""
-        return cls(LiveSession(cfg, mode="realtime", cache=cache))
+    def live(cls, cfg, cache=None, past: bool = True) -> AquariumScene:
+        """A live tank from ``cfg``, in realtime (the window's pace), keeping its recent past
+        (``record.history_minutes``) for the timeline; ``cache``: a model brain's reply cache
+        (``--reply-cache``)."""
+        return cls(LiveSession(cfg, mode="realtime", cache=cache, past=past))
 
     # ------------------------------------------------------------ the session being shown
 
@@ -98,6 +115,20 @@ class AquariumScene:
     @property
     def tick(self) -> int:
         return self.shown.tick
+
+    @property
+    def last_decision(self) -> dict[int, dict]:
+        """Each fish's last decision before the tick shown, as the panel words it (asked of the
+        session shown: never one the window drew in a discarded branch or after a seek)."""
+        return {f: {"tick": d["tick"], "action": describe(d["goal"], d["param"], d["horizon"]),
+                    "tier": TIERS[d["tier"]], "thought": d["thought"],
+                    "reason": status_name(d["status"]) if d["status"] else None, "call": d["call"]}
+                for f, d in self.shown.decisions().last.items()}
+
+    @property
+    def goal_counts(self) -> np.ndarray:
+        """Plans per fish by goal up to the tick shown (the behaviour score's counts)."""
+        return self.shown.decisions().counts
 
     def _reset_views(self) -> None:
         self.view: TankView = self.shown.view()
@@ -119,18 +150,13 @@ class AquariumScene:
         self.prev = self.view
         frame = self.shown.step()
         if frame is None:  # the end of a recording
+            if self._showing_own_past() and self.fork is None:
+                playing = not self.pacer.paused
+                self.to_now()  # the past has caught up with the live tank: it goes on live
+                self.pacer.paused = not playing
+                return None
             self.pacer.paused = True
             return None
-        for b in frame.applied:
-            np.add.at(self.goal_counts, (b.fish, b.goals.astype(np.intp)), 1)
-            thoughts = b.thoughts or [""] * len(b)
-            status = b.status.tolist() if b.status is not None else [0] * len(b)
-            asked = {c["fish"]: c for c in b.calls or () if c.get("kind") == "decision"}
-            for f, g, p, h, tier, th, st in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(),
-                                                b.horizons.tolist(), b.tier.tolist(), thoughts, status):
-                self.last_decision[f] = {"tick": frame.tick, "action": describe(g, p, h), "tier": TIERS[tier],
-                                         "thought": th, "reason": status_name(st) if st else None,
-                                         "call": asked.get(f)}  # what its model saw and said
         self.view = self.shown.view()
         self.energy_hist = np.roll(self.energy_hist, -1, axis=1)
         self.energy_hist[:, -1] = self.view.energy / 100.0
@@ -140,26 +166,117 @@ class AquariumScene:
         return frame
 
     def seek(self, tick: int) -> None:
-        if not self.session.can_seek or self.fork is not None:
+        if self.fork is not None:
+            return
+        if isinstance(self.session, LiveSession) and (tick >= self.session.tick or not self._go_back()):
+            return
+        if not self.session.can_seek:
             return
         self.session.seek(tick)
-        self._history_from_session()
+        self.hud = Hud()  # the HUD's sparklines start again from the tick shown
         self._reset_views()
         self._push_metrics()
 
-    def _history_from_session(self) -> None:
-        """The followed fish's last decisions and plan counts as of the tick shown, asked of the
-        replay (not the frames this window happened to draw before a seek); the HUD's sparklines
-        start again from here."""
-        asked = getattr(self.session, "decisions_before", None)
-        if asked is None:
-            return
-        last, self.goal_counts = asked()
-        self.last_decision = {f: {"tick": d["tick"], "action": describe(d["goal"], d["param"], d["horizon"]),
-                                  "tier": TIERS[d["tier"]], "thought": d["thought"],
-                                  "reason": status_name(d["status"]) if d["status"] else None, "call": d["call"]}
-                              for f, d in last.items()}
+    # ------------------------------------------------------------ the live tank's past
+
+    def _showing_own_past(self) -> bool:
+        return self.live_home is not None and getattr(self, "_past_is_own", False)
+
+    def _go_back(self) -> bool:
+        """Show the live tank's recent past (it waits, paused, meanwhile); False without one."""
+        live = self.session
+        if not isinstance(live, LiveSession):
+            return False
+        past = live.past()
+        if past is None:
+            self.message = "this tank keeps no past (record.history_minutes is 0)"
+            return False
+        self.pacer.paused = True
+        self._show_replay(past, own=True)
+        self.message = ("the tank's past: Space plays on (it becomes live again at now), F forks, "
+                        "N returns to now, K keeps it as a recording")
+        return True
+
+    def _show_replay(self, replay: ReplaySession, own: bool) -> None:
+        """Show ``replay``; a live tank waits as ``live_home`` (N returns to it)."""
+        if isinstance(self.session, LiveSession):
+            self.live_home = self.session
+        elif self.session is not self.live_home:
+            self.session.close()
+        self._past_is_own = own
+        self.session, self.mode = replay, "replay"
+        self.cfg = replay.cfg
+        self.renderer = TankRenderer(replay.terrain())
+        self.timeline = Timeline(replay.first_tick, replay.last_tick, replay.markers())
         self.hud = Hud()
+        self._reset_views()
+
+    def to_now(self) -> None:
+        """Back to the live tank as it is now (from its past or an opened recording)."""
+        if self.live_home is None:
+            return
+        if self.fork is not None:
+            self.end_fork()
+        self.session.close()
+        live, self.live_home = self.live_home, None
+        self.session, self.mode, self.cfg = live, "live", live.cfg
+        self.renderer = TankRenderer(live.terrain())
+        self.timeline = _live_timeline(live)
+        self.sliders = self._make_sliders()
+        self.hud = Hud()
+        self._reset_views()
+        self._push_metrics()
+        self.message = f"now: t{live.tick} (live)"
+
+    def keep(self) -> None:
+        """Keep the live tank's recent past as a recording in saves/ and go on recording ("Keep this")."""
+        live = self.live_home if self.live_home is not None else self.session
+        if not isinstance(live, LiveSession):
+            self.message = "K keeps a live tank's past; this is a recording already"
+            return
+        if self.fork is not None:
+            self.message = "O returns to the original first, then K keeps its past"
+            return
+        if live.is_recording:
+            self.message = f"already recording to {live.recorder.path} (Stop rec ends it)"  # type: ignore[union-attr]
+            return
+        from ..observe.recording import RecordingError
+
+        path = self.saves / time.strftime("kept-%Y%m%d-%H%M%S.db")
+        shown = self.tick if self._showing_own_past() else None
+        try:
+            if shown is not None:
+                self.session.close()  # the past's reader: reopened on the kept file below
+            first = (live.past_range() or (live.tick, live.tick))[0]
+            path = live.keep(path)
+        except RecordingError as exc:
+            self.message = str(exc)
+            return
+        finally:
+            if shown is not None:
+                past = live.past()
+                if past is not None:
+                    self.session = past
+                    past.seek(shown)
+        self.message = f"kept t{first}..t{live.tick} in {path}; recording goes on (Stop rec ends it)"
+
+    def intervene(self, iv: dict) -> None:
+        """A hands-on change to the tank shown (live or a fork), from its next tick."""
+        from ..interventions import InterventionError
+        from ..interventions import describe as describe_iv
+
+        target = self.shown
+        if target.kind == "replay":
+            self.message = "a replay can't be changed: F forks it first (or N returns to the live tank)"
+            return
+        try:
+            target.intervene(iv)
+        except InterventionError as exc:
+            self.message = str(exc)
+            return
+        self.message = f"{describe_iv(iv)} at t{target.tick}" + (" (paused: Space plays)" if self.pacer.paused else "")
+        if self.pacer.paused:
+            self.step()  # show it: a paused tank takes the one tick that applies it
 
     def start_fork(self, plan: str) -> None:
         """Swap the followed fish's plan (or give it one action) now and let the branch play live,
@@ -170,8 +287,7 @@ class AquariumScene:
         if self.session.kind == "live":
             self._fork_origin = self.session.mark()  # type: ignore[attr-defined]
             # what the window knew at the fork tick: O brings it back with the tank
-            self._window_past = (copy.deepcopy(self.last_decision), self.goal_counts.copy(),
-                                 self.energy_hist.copy(), copy.deepcopy(self.series), copy.deepcopy(self.hud))
+            self._window_past = (self.energy_hist.copy(), copy.deepcopy(self.series), copy.deepcopy(self.hud))
         self.fork = self.session.fork(self.selected, plan)
         if self.timeline is not None:
             self.timeline.markers.append((self.fork.tick0, "fork"))
@@ -196,7 +312,7 @@ class AquariumScene:
         self.message = f"back to the original at the fork tick t{tick} (paused; Space plays)"
         self._reset_views()
         if self._window_past is not None:  # every panel as it was at the fork tick, not the branch's
-            self.last_decision, self.goal_counts, self.energy_hist, self.series, self.hud = self._window_past
+            self.energy_hist, self.series, self.hud = self._window_past
             self._window_past = None
 
     # ------------------------------------------------------------ Scene protocol: model side
@@ -206,15 +322,20 @@ class AquariumScene:
         replay: back to the first tick)."""
         if self.fork is not None:
             self.end_fork()
+        if self.live_home is not None and self._showing_own_past():
+            self.to_now()
         if isinstance(self.session, LiveSession):
-            self.session.reset(seed, self._pending_cfg)
+            cfg = self._pending_cfg  # with the fish count of the reset sliders, and the tuned settings kept
+            for key, value in self.session.tuned().items():
+                section, name = key.split(".")
+                cfg = cfg.model_copy(update={section: getattr(cfg, section).model_copy(update={name: value})})
+            self.session.reset(seed, cfg)
+            self.timeline = _live_timeline(self.session)
             self.cfg = self.session.cfg
             self.renderer = TankRenderer(self.session.terrain())
         else:
             self.session.reset(seed)
         self.selected = None
-        self.last_decision.clear()
-        self.goal_counts = np.zeros((len(self.session.view().x), 6), np.int64)
         self.hud = Hud()
         self._reset_views()
         self.message = f"reset: seed {self.cfg.seed}, {self.cfg.fish.count} fish"
@@ -226,6 +347,8 @@ class AquariumScene:
         if self.fork is not None:
             self.fork.close()
         self.session.close()
+        if self.live_home is not None:
+            self.live_home.close()
 
     # ------------------------------------------------------------ Scene protocol: view side
 
@@ -247,27 +370,85 @@ class AquariumScene:
         if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.picking_action:
             self._pick_fork_click(event.pos)
             return
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.show_menu:
+            self._menu_click(event.pos)
+            return
         for b in self.buttons:
             if b.handle(event):
                 return
-        if self.selected is None and isinstance(self.session, LiveSession) and self.fork is None:
+        if self.selected is None and self.shown.kind == "live":
             for sl in self.sliders:
                 if sl.handle(event):
                     return
-        if event.type == pygame.MOUSEWHEEL and self.rects.get("panel") is not None \
-                and self.rects["panel"].collidepoint(theme.mouse_pos()):
-            self.follow.scroll_by(-event.y * 40)
+        if event.type == pygame.MOUSEWHEEL:
+            mouse = theme.mouse_pos()
+            if self.rects.get("panel") is not None and self.rects["panel"].collidepoint(mouse):
+                self.follow.scroll_by(-event.y * 40)
+            elif self.rects.get("tank") is not None and self.rects["tank"].collidepoint(mouse):
+                self.zoom_at(mouse, 1.25 ** event.y)
             return
         if self.timeline is not None and self.fork is None:
             tick = self.timeline.handle(event)
             if tick is not None:
                 self.seek(tick)
                 return
-        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
-            if self.renderer.rect.collidepoint(event.pos):
-                self.selected = self.renderer.fish_at(event.pos, self.view)
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button in (1, 2, 3) \
+                and self.renderer.rect.collidepoint(event.pos):
+            self._drag = (event.pos, self.renderer.cell_at(self.renderer.view_rect.center), False, event.button)
+            if event.button == 1 and self.tool == "follow":  # follows at once; a drag then pans
+                self._click_tank(event.pos)
+        elif event.type == pygame.MOUSEMOTION and self._drag is not None:
+            start, centre, moved, button = self._drag
+            dx, dy = event.pos[0] - start[0], event.pos[1] - start[1]
+            if moved or abs(dx) + abs(dy) > 4:  # a drag pans (a click stays a click)
+                c = self.renderer.cell
+                self.pan = (centre[0] - dx / c, centre[1] - dy / c)
+                self._centred = False
+                self._drag = (start, centre, True, button)
+        elif event.type == pygame.MOUSEBUTTONUP and self._drag is not None:
+            start, _, moved, button = self._drag
+            self._drag = None
+            if not moved and button == 1 and self.tool != "follow":
+                self._click_tank(start)
         elif event.type == pygame.KEYDOWN:
             self._key(event)
+
+    TOOLS = ("follow", "food", "rock", "clear")
+    TOOL_LABELS: ClassVar[dict[str, str]] = {"follow": "Click: follow", "food": "Click: drop food", "rock": "Click: place rock",
+                                             "clear": "Click: clear rock"}
+
+    def _click_tank(self, pos) -> None:
+        """A click in the tank: follow the fish there, or the hand tool's intervention."""
+        if self.tool == "follow":
+            self.selected = self.renderer.fish_at(pos, self.view)
+            self._centred = True
+            return
+        x, y = (int(round(v)) for v in self.renderer.cell_at(pos))
+        self.intervene({"kind": self.tool, "x": x, "y": y})
+
+    def cycle_tool(self) -> None:
+        self.tool = self.TOOLS[(self.TOOLS.index(self.tool) + 1) % len(self.TOOLS)]
+        self.message = f"{self.TOOL_LABELS[self.tool].lower()} (D: next tool)"
+
+    def zoom_at(self, pos, factor: float) -> None:
+        """Zoom the tank by ``factor`` keeping the cell under ``pos`` where it is."""
+        r = self.renderer
+        fit = r.fit_cell(self.rects["tank"])
+        zoom = min(r.MAX_ZOOM_CELL / fit, max(1.0, self.zoom * factor))
+        if zoom == self.zoom:
+            return
+        under = r.cell_at(pos)
+        centre = r.cell_at(r.view_rect.center)
+        new_cell = max(fit, min(r.MAX_ZOOM_CELL, int(round(fit * zoom))))
+        scale = r.cell / new_cell
+        self.pan = (under[0] + (centre[0] - under[0]) * scale, under[1] + (centre[1] - under[1]) * scale)
+        self.zoom = zoom
+        self._centred = False
+        if zoom == 1.0:
+            self.pan = None
+
+    def reset_zoom(self) -> None:
+        self.zoom, self.pan = 1.0, None
 
     def _key(self, event) -> None:
         k, n = event.key, len(self.view.x)
@@ -284,21 +465,21 @@ class AquariumScene:
                 self.message = "fork cancelled"
             self._end_pick()
             return
+        if self.picking_current:
+            self._pick_current(k)
+            return
         if pacing_key(k, self.pacer, self.step):
             return
-        if k == pygame.K_COMMA and self.session.can_seek and self.fork is None:
+        if k == pygame.K_COMMA and self.fork is None:
             self.pacer.paused = True
-            self.seek(self.session.tick - 1)
+            self.seek(self.tick - 1)
         elif k in (pygame.K_TAB, pygame.K_RIGHT, pygame.K_DOWN):
             back = k == pygame.K_TAB and bool(event.mod & pygame.KMOD_SHIFT)
             self.selected = ((self.selected if self.selected is not None else -1) + (-1 if back else 1)) % n
         elif k in (pygame.K_LEFT, pygame.K_UP):
             self.selected = ((self.selected if self.selected is not None else 0) - 1) % n
         elif k == pygame.K_ESCAPE:
-            if self.why is not None:
-                self.why = None
-            else:
-                self.selected = None
+            self._escape()
         elif k == pygame.K_v:
             self.show_fov = not self.show_fov
         elif k == pygame.K_m:
@@ -316,6 +497,22 @@ class AquariumScene:
                 self._begin_fork_pick()
         elif k == pygame.K_o and self.mode == "fork":
             self.end_fork()
+        elif k == pygame.K_n:
+            if self.live_home is None:
+                self.message = "N returns to the live tank from its past or a recording (this is it)"
+            else:
+                self.to_now()
+        elif k == pygame.K_k:
+            self._toggle_record()
+        elif k == pygame.K_l:
+            self._open_picker()
+        elif k == pygame.K_d:
+            self.cycle_tool()
+        elif k == pygame.K_u:
+            self.picking_current = True
+            self.message = "current: an arrow key picks its direction (60 ticks), 0 stops it, any other key cancels"
+        elif k == pygame.K_z:
+            self.reset_zoom()
         elif k == pygame.K_r:
             self.reset(None if not event.mod & pygame.KMOD_SHIFT else self._new_seed())
         elif k == pygame.K_c:
@@ -331,6 +528,42 @@ class AquariumScene:
                 self.message = ("T types a question to a model fish (after I); this tank's brain is the embedded one, "
                                 "which I explains with its numbers" if self.cfg.brain.kind != "llm"
                                 else "follow a fish and press I first, then T types your own question")
+
+    CURRENT_KEYS: ClassVar[dict[int, str]] = {pygame.K_UP: "north", pygame.K_DOWN: "south",
+                                              pygame.K_LEFT: "west", pygame.K_RIGHT: "east"}
+
+    def _pick_current(self, k: int) -> None:
+        self.picking_current = False
+        if k in self.CURRENT_KEYS:
+            self.intervene({"kind": "current", "dir": self.CURRENT_KEYS[k], "ticks": 60})
+        elif k in (pygame.K_0, pygame.K_KP0):
+            self.intervene({"kind": "current", "dir": "east", "ticks": 0})
+        else:
+            self.message = "current cancelled"
+
+    wants_quit = False  # the app closes the window when a scene sets this
+
+    @property
+    def capturing_keys(self) -> bool:
+        """Whether keys are text or a picker's choice now (the app's Q and S then do not apply)."""
+        return self.typing is not None or self.picking_action or self.picking_current
+
+    def _escape(self) -> None:
+        """Esc closes what is open, one thing at a time; with nothing open, Esc twice quits."""
+        if self.why is not None:
+            self.why = None
+        elif self.show_help or self.show_menu or self.show_charts:
+            self.show_help = self.show_menu = self.show_charts = False
+        elif self.selected is not None:
+            self.selected = None
+        elif self.tool != "follow":
+            self.tool = "follow"
+            self.message = "click: follow a fish"
+        elif time.monotonic() - self._esc_at < 3.0:
+            self.wants_quit = True
+        else:
+            self._esc_at = time.monotonic()
+            self.message = "Esc again (or Q) quits"
 
     def update(self, dt: float) -> None:
         due = self.pacer.due(self._clock(dt), 32)
@@ -360,7 +593,16 @@ class AquariumScene:
         surf.fill(theme.PANEL)
         self._surf_size = surf.get_size()
         r = self.rects = self.layout(surf.get_size())
-        self.renderer.layout(r["tank"])
+        centre = self.pan
+        if self.zoom > 1.0 and self.selected is not None and self._centred \
+                and self.selected < len(self.view.x):  # zoomed in, the followed fish stays in the middle
+            centre = (float(self.view.x[self.selected]), float(self.view.y[self.selected]))
+            self.pan = centre
+        self.renderer.layout(r["tank"], self.zoom, centre)
+        if isinstance(self.session, LiveSession) and self.timeline is not None:
+            rng = self.session.past_range()  # the live timeline: the kept past up to now
+            if rng is not None:
+                self.timeline.first, self.timeline.last = rng
         self._draw_controls(surf, r["controls"])
         ghost = self.shown.ghost_view()
         heat = self._heat() if self.show_heat else None
@@ -394,6 +636,8 @@ class AquariumScene:
         elif self.fork is not None and self.fork.curve:
             self._draw_live_curve(surf, r["footer"])
         self._draw_footer(surf, r["footer"])
+        if self.show_menu:
+            self._draw_menu(surf)
         if self.picking_action:
             self._draw_picker(surf)
         if self.picking_file is not None:
@@ -412,9 +656,7 @@ class AquariumScene:
         def live(key: str):
             def apply(value: float) -> None:
                 try:
-                    self.session.tune(key, value)  # type: ignore[attr-defined]
-                    self.cfg = self.session.cfg
-                    self.message = f"{key} = {value:g} (now)"
+                    self.intervene({"kind": "tune", "key": key, "value": value})
                 except ValueError as exc:
                     self.message = str(exc)
             return apply
@@ -428,10 +670,14 @@ class AquariumScene:
             return apply
 
         return [
-            Slider("food per open cell per tick", 0.0, 0.003, c.food.spawn_rate, live("food.spawn_rate"), "{:.4f}"),
-            Slider("school: alignment", 0.0, 15.0, c.steering.alignment, live("steering.alignment"), "{:.1f}"),
-            Slider("school: cohesion", 0.0, 15.0, c.steering.cohesion, live("steering.cohesion"), "{:.1f}"),
-            Slider("separation", 0.0, 10.0, c.steering.separation, live("steering.separation"), "{:.1f}"),
+            Slider("food per open cell per tick", 0.0, 0.003, c.food.spawn_rate, live("food.spawn_rate"), "{:.4f}",
+                   key="food.spawn_rate"),
+            Slider("school: alignment", 0.0, 15.0, c.steering.alignment, live("steering.alignment"), "{:.1f}",
+                   key="steering.alignment"),
+            Slider("school: cohesion", 0.0, 15.0, c.steering.cohesion, live("steering.cohesion"), "{:.1f}",
+                   key="steering.cohesion"),
+            Slider("separation", 0.0, 10.0, c.steering.separation, live("steering.separation"), "{:.1f}",
+                   key="steering.separation"),
             Slider("fish at reset", 10, 240, c.fish.count, at_reset("count", "fish:"), "{:.0f}", step=1),
             Slider("mix at reset: loners … sociable", -50, 50, c.fish.sociability_shift,
                    at_reset("sociability_shift", "sociability shift"), "{:+.0f}", step=1),
@@ -452,21 +698,16 @@ class AquariumScene:
             self.pacer.restart()
 
     def _toggle_record(self) -> None:
-        live = self.session
+        """K / the Record button: keep the recent past and record on (Keep this), or stop."""
+        live = self.live_home if self.live_home is not None else self.session
         if not isinstance(live, LiveSession):
+            self.message = "K records a live tank; this is a recording already"
             return
-        if live.recorder is not None:
+        if live.is_recording:
             path = live.stop_recording()
-            self.message = f"recording saved: {path}  (O-pen it from the controls)"
+            self.message = f"recording saved: {path}  (L opens it)"
             return
-        from ..observe.recording import RecordingError
-
-        path = self.saves / time.strftime("run-%Y%m%d-%H%M%S.db")
-        try:
-            live.start_recording(path)
-            self.message = f"recording to {path}"
-        except RecordingError as exc:
-            self.message = str(exc)
+        self.keep()
 
     def _open_picker(self) -> None:
         files = sorted(self.saves.glob("*.db"), key=lambda p: p.stat().st_mtime, reverse=True)[:9]
@@ -500,7 +741,7 @@ class AquariumScene:
             self.open_recording(choice)
 
     def open_recording(self, path) -> None:
-        """Show a recording (the current tank is closed; its recording, if any, is saved)."""
+        """Show a recording; a live tank waits meanwhile (N returns to it)."""
         from ..observe.recording import RecordingError
 
         try:
@@ -510,17 +751,12 @@ class AquariumScene:
             return
         if self.fork is not None:
             self.end_fork()
-        self.session.close()
-        self.session, self.cfg, self.mode = replay, replay.cfg, "replay"
-        self.renderer = TankRenderer(replay.terrain())
-        self.timeline = Timeline(replay.first_tick, replay.last_tick, replay.markers())
+        self._show_replay(replay, own=False)
         self.sliders = []
         self.selected = None
-        self.goal_counts = np.zeros((len(replay.view().x), 6), np.int64)
-        self.hud = Hud()
-        self._reset_views()
         self.pacer.paused = True
-        self.message = f"replaying {path} (Space plays, drag the timeline to seek)"
+        back = " · N: back to the live tank" if self.live_home is not None else ""
+        self.message = f"replaying {path} (Space plays, drag the timeline to seek){back}"
 
     def _buttons(self) -> list[Button]:
         paused = self.pacer.paused
@@ -528,20 +764,27 @@ class AquariumScene:
                Button("Step", self._step_button, "."),
                Button("Slower", lambda: self.set_speed(self.speed / 2), "-"),
                Button(f"Faster ({self.speed:g}x)", lambda: self.set_speed(self.speed * 2), "+")]
+        live = self.live_home if self.live_home is not None else self.session
+        if self.live_home is not None and self.fork is None:
+            out += [Button("Back to now", self.to_now, "N", active=True)]
+        if isinstance(live, LiveSession) and self.fork is None:
+            rec = live.is_recording
+            keep = "Keep this" if self._showing_own_past() else "Record"
+            out += [Button("Stop rec" if rec else keep, self._toggle_record, "K", active=rec)]
         if isinstance(self.session, LiveSession) and self.fork is None:
-            rec = self.session.recorder is not None
             out += [Button("Reset", lambda: self.reset(None), "R"),
-                    Button("New seed", lambda: self.reset(self._new_seed()), "Shift+R"),
-                    Button("Stop rec" if rec else "Record", self._toggle_record, "", active=rec)]
+                    Button("New seed", lambda: self.reset(self._new_seed()), "Shift+R")]
         elif self.fork is None:
             out += [Button("To start", lambda: self.reset(None), "R")]
         if self.fork is not None:
             out += [Button("Back to original", self.end_fork, "O")]
         elif self.selected is not None:
             out += [Button("Why?", self.ask_why, "I"), Button("Fork this fish", self._begin_fork_pick, "F")]
+        if self.shown.kind != "replay":
+            out += [Button(self.TOOL_LABELS[self.tool], self.cycle_tool, "D", active=self.tool != "follow")]
         out += [Button("Charts", lambda: setattr(self, "show_charts", not self.show_charts), "C",
                        active=self.show_charts),
-                Button("Open recording", self._open_picker, ""),
+                Button("Open recording", self._open_picker, "L"),
                 Button("Help", lambda: setattr(self, "show_help", not self.show_help), "H")]
         return out
 
@@ -557,14 +800,52 @@ class AquariumScene:
     def _draw_controls(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
         pygame.draw.rect(surf, theme.PANEL, rect)
         self.buttons = self._buttons()
+        more = Button("\u22ef more", lambda: setattr(self, "show_menu", not self.show_menu), "", active=self.show_menu)
         self.hidden_buttons = lay_out_row(self.buttons, rect.inflate(-16, 0))
+        if self.hidden_buttons:  # room for "⋯ more": the last shown button goes into its menu too
+            inner = rect.inflate(-16, 0)
+            self.hidden_buttons = lay_out_row(self.buttons, pygame.Rect(inner.x, inner.y,
+                                                                        inner.w - more.width() - 6, inner.h))
+            more.rect = pygame.Rect(inner.right - more.width(), rect.y + (rect.h - 28) // 2, more.width(), 28)
+            self.buttons = [*self.buttons, more]
+        else:
+            self.show_menu = False
         mouse = theme.mouse_pos() if pygame.display.get_init() else (-1, -1)
         for b in self.buttons:
             if b.rect.w:
                 b.draw(surf, b.rect.collidepoint(mouse))
-        if self.hidden_buttons:
-            more = theme.text("…", 22, theme.DIM)
-            surf.blit(more, (rect.right - more.get_width() - 6, rect.y + 6))
+
+    def _menu_rows(self) -> list[tuple[Button, pygame.Rect]]:
+        """Where the "⋯ more" menu lists the controls that did not fit (under its button)."""
+        more = self.buttons[-1].rect if self.buttons else pygame.Rect(0, 0, 0, 0)
+        w = max([b.width() + 80 for b in self.hidden_buttons] + [200])
+        x = max(0, more.right - w)
+        return [(b, pygame.Rect(x, more.bottom + 4 + 32 * k, w, 30)) for k, b in enumerate(self.hidden_buttons)]
+
+    def _menu_click(self, pos) -> None:
+        self.show_menu = False
+        for b, row in self._menu_rows():
+            if row.collidepoint(pos):
+                b.action()
+                return
+        more = self.buttons[-1].rect if self.buttons else None
+        if more is not None and more.collidepoint(pos):
+            return  # the "⋯" button itself closes its menu
+
+    def _draw_menu(self, surf: pygame.Surface) -> None:
+        rows = self._menu_rows()
+        if not rows:
+            return
+        box = rows[0][1].unionall([r for _, r in rows]).inflate(8, 8)
+        theme.overlay(surf, box, theme.ACCENT, alpha=245)
+        mouse = theme.mouse_pos() if pygame.display.get_init() else (-1, -1)
+        for b, row in rows:
+            if row.collidepoint(mouse):
+                pygame.draw.rect(surf, (34, 58, 92), row, border_radius=4)
+            surf.blit(theme.fit(b.label, 17, row.w - 70, theme.INK), (row.x + 10, row.y + 6))
+            if b.key_hint:
+                hint = theme.text(b.key_hint, 15, theme.FAINT)
+                surf.blit(hint, (row.right - hint.get_width() - 10, row.y + 7))
 
     def _draw_tune_panel(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
         """No fish followed: how to follow one, the live settings, and the legends."""
@@ -575,20 +856,20 @@ class AquariumScene:
             surf.blit(theme.fit(line, 19, w, theme.DIM), (x, y))
             y += 22
         y += 8
-        if self.sliders:
+        if self.sliders and self.shown.kind == "live":
             surf.blit(theme.fit("Tune the tank", 22, w, theme.INK, bold=True), (x, y))
             y += 26
+            now = self.shown.world.cfg  # the tank's settings as of the tick shown (after a rewind too)
             for sl in self.sliders:
+                if sl.key and not sl.dragging:
+                    section, name = sl.key.split(".")
+                    sl.value = float(getattr(getattr(now, section), name))
                 sl.rect = pygame.Rect(x, y, w, 34)
                 if sl.rect.bottom < rect.bottom - 150:
                     sl.draw(surf)
                 else:
                     sl.rect = pygame.Rect(0, 0, 0, 0)
                 y += 40
-            live = self.session
-            if isinstance(live, LiveSession) and live.recorder is not None:
-                surf.blit(theme.fit("recording: stop it to tune", 15, w, theme.WARN), (x, y))
-                y += 18
         y += 6
         y = draw_legends(surf, pygame.Rect(x, y, w, rect.bottom - y - 8), self.show_heat)
 

@@ -8,9 +8,13 @@ import pygame
 from ..snapshot import TankView
 from . import theme
 
+MAX_CELL = 40  # px per cell at the closest zoom
+
 
 class TankRenderer:
-    """Draws a :class:`TankView` into a rectangle, with crisp integer-sized cells (≤ 20 px)."""
+    """Draws a :class:`TankView` into a rectangle, with crisp integer-sized cells: the whole
+    tank fits (≤ 20 px a cell) at zoom 1; zoomed in, a window on it centred on a cell
+    (:meth:`layout`), clipped to the rectangle, drawing only the fish in view."""
 
     def __init__(self, terrain: list[str]):
         self.terrain = terrain
@@ -23,17 +27,42 @@ class TankRenderer:
 
     # ------------------------------------------------------------ layout
 
-    def layout(self, rect: pygame.Rect) -> None:
-        cell = max(2, min(20, rect.w // self.w, rect.h // self.h))
+    def fit_cell(self, rect: pygame.Rect) -> int:
+        """Pixels per cell that show the whole tank in ``rect``."""
+        return max(2, min(20, rect.w // self.w, rect.h // self.h))
+
+    def layout(self, rect: pygame.Rect, zoom: float = 1.0, centre: tuple[float, float] | None = None) -> None:
+        """Fit the tank into ``rect``; with ``zoom`` > 1, ``zoom`` times larger (up to
+        ``MAX_CELL`` px a cell) around ``centre`` (tank cells; default the middle)."""
+        fit = self.fit_cell(rect)
+        cell = max(fit, min(MAX_CELL, int(round(fit * zoom))))
         if cell != self.cell or self._bg is None:
             self.cell = cell
             self._bg = self._background()
             self._sprites.clear()
-        self.origin = (rect.x + (rect.w - self.w * cell) // 2, rect.y + (rect.h - self.h * cell) // 2)
+        self.view_rect = rect
+        ox, oy = rect.x + (rect.w - self.w * cell) // 2, rect.y + (rect.h - self.h * cell) // 2
+        if centre is not None:
+            if self.w * cell > rect.w:
+                ox = int(round(rect.centerx - (centre[0] + 0.5) * cell))
+                ox = min(rect.x, max(rect.right - self.w * cell, ox))
+            if self.h * cell > rect.h:
+                oy = int(round(rect.centery - (centre[1] + 0.5) * cell))
+                oy = min(rect.y, max(rect.bottom - self.h * cell, oy))
+        self.origin = (ox, oy)
+
+    def cell_at(self, pos: tuple[int, int]) -> tuple[float, float]:
+        """The tank cell (fractional) under a pixel."""
+        return (pos[0] - self.origin[0]) / self.cell - 0.5, (pos[1] - self.origin[1]) / self.cell - 0.5
+
+    view_rect = pygame.Rect(0, 0, 0, 0)
+    MAX_ZOOM_CELL = MAX_CELL
 
     @property
     def rect(self) -> pygame.Rect:
-        return pygame.Rect(self.origin, (self.w * self.cell, self.h * self.cell))
+        """The part of the window the tank covers (clipped to its rectangle when zoomed)."""
+        full = pygame.Rect(self.origin, (self.w * self.cell, self.h * self.cell))
+        return full.clip(self.view_rect) if self.view_rect.w else full
 
     def _background(self) -> pygame.Surface:
         c, w, h = self.cell, self.w, self.h
@@ -105,8 +134,17 @@ class TankRenderer:
     def draw(self, surf: pygame.Surface, view: TankView, prev: TankView | None = None, alpha: float = 1.0,
              selected: int | None = None, show_fov: bool = True, heat: np.ndarray | None = None,
              heat_cell: int = 8, ghost: TankView | None = None) -> None:
-        c = self.cell
         assert self._bg is not None, "layout() first"
+        clip = surf.get_clip()
+        surf.set_clip(self.rect)
+        try:
+            self._draw(surf, view, prev, alpha, selected, show_fov, heat, heat_cell, ghost)
+        finally:
+            surf.set_clip(clip)
+
+    def _draw(self, surf, view, prev, alpha, selected, show_fov, heat, heat_cell, ghost) -> None:
+        c = self.cell
+        assert self._bg is not None
         surf.blit(self._bg, self.origin)
         if heat is not None and heat.max() > 0:
             layer = pygame.Surface((self.w * c, self.h * c), pygame.SRCALPHA)
@@ -133,7 +171,9 @@ class TankRenderer:
             y = np.where(step, prev.y + (view.y - prev.y) * alpha, y)
         px, py = self.to_px(x, y)
         half = c / 2
-        for i in range(len(px)):
+        box = self.rect.inflate(2 * c, 2 * c)
+        seen = np.flatnonzero((px >= box.x) & (px < box.right) & (py >= box.y) & (py < box.bottom))
+        for i in seen.tolist():
             colour = self._colours.get(i)
             if colour is None:
                 colour = self._colours[i] = theme.fish_colour(view.traits[i])

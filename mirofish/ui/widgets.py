@@ -57,6 +57,7 @@ class Slider:
     on_change: Callable[[float], None]
     fmt: str = "{:.2f}"
     step: float | None = None
+    key: str = ""  # the setting it shows (its value follows the tank shown)
     rect: pygame.Rect = field(default_factory=lambda: pygame.Rect(0, 0, 0, 0))
     dragging: bool = False
 

@@ -1,0 +1,211 @@
+"""Hands-on interventions: a person changes the tank, not a fish's mind.
+
+An intervention is a small JSON-ready dict applied at the start of a tick, before the fish
+are asked and before the world steps — in a live tank (the window's clicks), in a fork (the
+``fork`` command's flags) and in a replay (read back from the recording), always through
+:meth:`mirofish.engine.Engine.step`, so a recording with interventions replays exactly and a
+fork of it reproduces them. The kinds (``KINDS``):
+
+``{"kind": "food", "x": X, "y": Y}``
+    a handful of food: every open cell of the 3×3 square around (X, Y) without food gets one.
+``{"kind": "rock", "x": X, "y": Y}`` / ``{"kind": "clear", "x": X, "y": Y}``
+    a 3×3 rock (on water cells no fish is in; food there goes) / rocks and plants of the 3×3
+    square removed (never the glass).
+``{"kind": "current", "dir": "east", "ticks": N}``
+    for N ticks, after every tick, each fish that can is pushed one cell that way (downstream
+    fish first, ties by id). ``ticks`` 0 stops a current.
+``{"kind": "tune", "key": K, "value": V}``
+    one of :data:`LIVE_KEYS` changed (the window's sliders).
+
+What an intervention leaves in the world (changed terrain, a current, tuned settings) is part
+of the keyframes and — only when present — of the state hash, so a tank nobody touched hashes
+as it always did. Everything here is integer and deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .water import NO_FOOD, ROCK, WATER
+
+if TYPE_CHECKING:
+    from .world import World
+
+KINDS = ("food", "rock", "clear", "current", "tune")
+# Settings a running tank may change (the window's sliders, ``tune``); the rest apply at a reset.
+LIVE_KEYS = ("food.spawn_rate", "steering.alignment", "steering.cohesion", "steering.separation",
+             "steering.food", "steering.open_water")
+DIRECTIONS = ("north", "south", "west", "east")  # = the move actions' order
+PATCH = 1  # the square's half-width: 3×3
+
+
+class InterventionError(ValueError):
+    """An intervention that cannot be applied (bad kind, a place outside the tank …)."""
+
+
+def check(iv: object, world: World | None = None) -> dict:
+    """``iv`` as a valid intervention dict (a copy), or :class:`InterventionError` naming the
+    problem (with ``world``: also a place outside its tank)."""
+
+    if not isinstance(iv, dict) or iv.get("kind") not in KINDS:
+        kind = iv.get("kind") if isinstance(iv, dict) else iv
+        raise InterventionError(f"unknown intervention {kind!r} (one of {', '.join(KINDS)})")
+    kind = iv["kind"]
+    if kind in ("food", "rock", "clear"):
+        if not all(type(iv.get(k)) is int for k in ("x", "y")):
+            raise InterventionError(f"{kind} needs whole-number x and y, got {iv.get('x')!r}, {iv.get('y')!r}")
+        if world is not None:
+            _square(world, iv["x"], iv["y"])
+        return {"kind": kind, "x": iv["x"], "y": iv["y"]}
+    if kind == "current":
+        if iv.get("dir") not in DIRECTIONS:
+            raise InterventionError(f"current: dir must be one of {', '.join(DIRECTIONS)}, got {iv.get('dir')!r}")
+        if type(iv.get("ticks")) is not int or not 0 <= iv["ticks"] <= 1_000_000:
+            raise InterventionError(f"current: ticks must be a whole number 0..1000000, got {iv.get('ticks')!r}")
+        return {"kind": kind, "dir": iv["dir"], "ticks": iv["ticks"]}
+    if iv.get("key") not in LIVE_KEYS:
+        raise InterventionError(f"tune: key must be one of {', '.join(LIVE_KEYS)}, got {iv.get('key')!r}")
+    value = iv.get("value")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InterventionError(f"tune {iv['key']}: value must be a number, got {value!r}")
+    if world is not None:
+        try:
+            world.tuned_config(iv["key"], float(value))
+        except ValueError as exc:
+            raise InterventionError(str(exc)) from None
+    return {"kind": kind, "key": iv["key"], "value": float(value)}
+
+
+def describe(iv: dict) -> str:
+    """One short line for a person: ``food at 40,20``, ``current east for 60 ticks``."""
+    kind = iv["kind"]
+    if kind == "food":
+        return f"food dropped at {iv['x']},{iv['y']}"
+    if kind == "rock":
+        return f"rock placed at {iv['x']},{iv['y']}"
+    if kind == "clear":
+        return f"rocks cleared at {iv['x']},{iv['y']}"
+    if kind == "current":
+        return f"current {iv['dir']} for {iv['ticks']} ticks" if iv["ticks"] else "current stopped"
+    return f"{iv['key']} = {iv['value']:g}"
+
+
+def parse_point(text: str, kind: str) -> dict:
+    """``"X,Y"`` (a command-line flag) → an intervention of ``kind``."""
+    try:
+        x, y = (int(v) for v in text.split(","))
+    except ValueError:
+        raise InterventionError(f"--{kind}: expected X,Y (two whole numbers), got {text!r}") from None
+    return {"kind": kind, "x": x, "y": y}
+
+
+def parse_current(text: str) -> dict:
+    """``"east,60"`` → a current intervention."""
+    parts = text.split(",")
+    if len(parts) != 2 or not parts[1].strip().isdigit():
+        raise InterventionError(f"--current: expected DIR,TICKS such as east,60, got {text!r}")
+    return check({"kind": "current", "dir": parts[0].strip(), "ticks": int(parts[1])})
+
+
+def read_file(path: str | Path) -> list[tuple[int, dict]]:
+    """An interventions file: JSON Lines, one ``{"tick": T, "kind": ..., ...}`` per line
+    (blank lines and ``#`` comments skipped) → sorted ``(tick, intervention)`` pairs."""
+    out: list[tuple[int, dict]] = []
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InterventionError(f"cannot read interventions file {path}: {exc}") from None
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InterventionError(f"{path} line {n}: not JSON ({exc.msg})") from None
+        if not isinstance(item, dict) or type(item.get("tick")) is not int or item["tick"] < 0:
+            raise InterventionError(f"{path} line {n}: needs a \"tick\" (a whole number ≥ 0)")
+        try:
+            out.append((item["tick"], check(item)))
+        except InterventionError as exc:
+            raise InterventionError(f"{path} line {n}: {exc}") from None
+    return sorted(out, key=lambda p: p[0])
+
+
+# ---------------------------------------------------------------- applying
+
+
+def _square(world: World, x: int, y: int) -> np.ndarray:
+    """The padded cells of the 3×3 square around (x, y) inside the tank."""
+    w = world.water
+    if not (0 <= x < w.width and 0 <= y < w.height):
+        raise InterventionError(f"{x},{y} is outside the tank (0..{w.width - 1}, 0..{w.height - 1})")
+    xs = np.arange(max(0, x - PATCH), min(w.width, x + PATCH + 1))
+    ys = np.arange(max(0, y - PATCH), min(w.height, y + PATCH + 1))
+    gx, gy = np.meshgrid(xs, ys)
+    return np.asarray(w.cell(gx.ravel(), gy.ravel()), np.int64)
+
+
+def apply(world: World, iv: dict) -> dict:
+    """Apply ``iv`` (checked) to ``world`` now; returns what it did (``iv`` plus ``"cells"``:
+    how many cells changed — 0 when nothing could: food everywhere already, fish in the way)."""
+    iv = check(iv)
+    w, kind = world.water, iv["kind"]
+    changed = 0
+    if kind == "food":
+        cells = _square(world, iv["x"], iv["y"])
+        cells = cells[~w.blocked[cells] & (w.food_born[cells] == NO_FOOD)]
+        w.food_born[cells] = world.tick
+        changed = int(cells.size)
+    elif kind == "rock":
+        cells = _square(world, iv["x"], iv["y"])
+        cells = cells[(w.terrain[cells] == WATER) & (world.occupant[cells] < 0)]
+        if cells.size:
+            w.edit(cells, ROCK)
+        changed = int(cells.size)
+    elif kind == "clear":
+        cells = _square(world, iv["x"], iv["y"])
+        x, y = w.xy(cells)
+        inner = (x >= w.margin) & (x < w.width - w.margin) & (y >= w.margin) & (y < w.height - w.margin)
+        cells = cells[inner & (w.terrain[cells] != WATER)]
+        if cells.size:
+            w.edit(cells, WATER)
+        changed = int(cells.size)
+    elif kind == "current":
+        world.current = (DIRECTIONS.index(iv["dir"]), world.tick + iv["ticks"]) if iv["ticks"] else None
+    else:
+        world.tune(iv["key"], iv["value"])
+    if kind != "tune":
+        world.look()  # what the fish see changed
+    return {**iv, "cells": changed}
+
+
+def drift(world: World) -> int:
+    """One tick of the current: each fish whose downstream cell is open and free moves there
+    (downstream fish first, so a line of fish moves together; ties by id). Returns how many moved."""
+    if world.current is None:
+        return 0
+    direction, until = world.current
+    if world.tick >= until:
+        world.current = None
+        return 0
+    s, w = world.school, world.water
+    x, y = w.xy(s.cell)
+    along = (-y, y, -x, x)[direction]  # larger = further downstream
+    order = np.lexsort((s.ids, -along))
+    step = int(world.delta[direction])
+    occupant, blocked, cell = world.occupant, w.blocked, s.cell
+    moved = 0
+    for i in order.tolist():
+        target = cell[i] + step
+        if not blocked[target] and occupant[target] < 0:
+            occupant[cell[i]] = -1
+            cell[i] = target
+            occupant[target] = i
+            moved += 1
+    if moved:
+        world.look()
+    return moved
