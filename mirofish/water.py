@@ -56,6 +56,7 @@ class Water:
 
     def _set_terrain(self, terrain: np.ndarray) -> None:
         """Take ``terrain`` (padded flat codes) and derive the rest: blocked cells, open cells, food spawn weights."""
+        self.terrain_version = getattr(self, "terrain_version", -1) + 1  # views redraw the terrain when it changes
         self.terrain = terrain
         self.terrain.flags.writeable = False
         self.blocked = self.terrain != WATER

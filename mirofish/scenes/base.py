@@ -41,6 +41,9 @@ class PacedScene:
     between steps, never while one runs."""
 
     uses_model = False
+    # What the scene's help overlay (H) says: (what you see / a key, what it means), in plain words.
+    help_lines: tuple[tuple[str, str], ...] = ()
+    show_help = False
 
     def __init__(self) -> None:
         from ..pacing import Pacer
@@ -83,7 +86,12 @@ class PacedScene:
         import pygame
 
         if event.type == pygame.KEYDOWN:
-            pacing_key(event.key, self.pacer, self._step_now)
+            if event.key == pygame.K_h:
+                self.show_help = not self.show_help
+            elif event.key == pygame.K_ESCAPE:
+                self.show_help = False
+            else:
+                pacing_key(event.key, self.pacer, self._step_now)
 
     def update(self, dt: float) -> None:
         self._t += dt
@@ -109,6 +117,12 @@ class PacedScene:
         self.draw_scene(surface)
         if self.uses_model:
             self._last_frame = surface.copy()
+        if self.show_help:
+            from ..ui.panels import draw_help
+
+            keys = (("Space / .", "pause or play / one step"), ("+ / -", "faster / slower"),
+                    ("S", "next scene"), ("H / Esc", "close this help"), ("Q", "quit"))
+            draw_help(surface, (*self.help_lines, *keys), f"{self.title}: what you see")
 
     def close_worker(self) -> None:
         if self._executor is not None:

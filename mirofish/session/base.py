@@ -139,6 +139,10 @@ class Session:
     def terrain(self) -> list[str]:
         return take_terrain(self.engine.world)
 
+    def terrain_key(self) -> tuple[int, int]:
+        """Changes whenever :meth:`terrain` does (a rock placed or cleared, a seek across one)."""
+        return id(self.engine.world.water), self.engine.world.water.terrain_version
+
     def snapshot(self) -> Snapshot:
         return take(self.engine.world, self.metrics_summary())
 

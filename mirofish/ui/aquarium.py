@@ -414,8 +414,8 @@ class AquariumScene:
             self._key(event)
 
     TOOLS = ("follow", "food", "rock", "clear")
-    TOOL_LABELS: ClassVar[dict[str, str]] = {"follow": "Click: follow", "food": "Click: drop food", "rock": "Click: place rock",
-                                             "clear": "Click: clear rock"}
+    TOOL_LABELS: ClassVar[dict[str, str]] = {"follow": "Click: follow", "food": "Click: drop food",
+                                             "rock": "Click: place rock", "clear": "Click: clear rock"}
 
     def _click_tank(self, pos) -> None:
         """A click in the tank: follow the fish there, or the hand tool's intervention."""
@@ -598,6 +598,10 @@ class AquariumScene:
                 and self.selected < len(self.view.x):  # zoomed in, the followed fish stays in the middle
             centre = (float(self.view.x[self.selected]), float(self.view.y[self.selected]))
             self.pan = centre
+        key = self.shown.terrain_key()
+        if key != getattr(self, "_terrain_key", None):
+            self._terrain_key = key
+            self.renderer.set_terrain(self.shown.terrain())
         self.renderer.layout(r["tank"], self.zoom, centre)
         if isinstance(self.session, LiveSession) and self.timeline is not None:
             rng = self.session.past_range()  # the live timeline: the kept past up to now
@@ -613,7 +617,9 @@ class AquariumScene:
         if self.show_charts:
             self._draw_charts(surf, r["tank"])
         status = {"tick": self.tick, "speed": self.speed, "paused": self.pacer.paused,
-                  "mode": {"live": "", "replay": f"REPLAY t{self.tick}",
+                  "mode": {"live": "", "replay": (f"PAST t{self.tick} (now t{self.live_home.tick})"
+                                                  if self._showing_own_past() and self.live_home else
+                                                  f"REPLAY t{self.tick}"),
                            "fork": "FORK: rings = the original's fish"}[self.mode]}
         self.hud.draw(surf, r["hud"], {}, status, self._brain())
         if r["panel"].w and self.selected is None:
@@ -800,7 +806,7 @@ class AquariumScene:
     def _draw_controls(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
         pygame.draw.rect(surf, theme.PANEL, rect)
         self.buttons = self._buttons()
-        more = Button("\u22ef more", lambda: setattr(self, "show_menu", not self.show_menu), "", active=self.show_menu)
+        more = Button("More\u2026", lambda: setattr(self, "show_menu", not self.show_menu), "", active=self.show_menu)
         self.hidden_buttons = lay_out_row(self.buttons, rect.inflate(-16, 0))
         if self.hidden_buttons:  # room for "⋯ more": the last shown button goes into its menu too
             inner = rect.inflate(-16, 0)

@@ -48,8 +48,10 @@ def draw_axes_chart(surf: pygame.Surface, rect: pygame.Rect, xs: np.ndarray, ys:
     """A line chart with a title, the current value, and labelled x (tick) and y axes."""
     pygame.draw.rect(surf, (16, 32, 56), rect, border_radius=6)
     at = len(ys) - 1 if cursor is None else int(np.searchsorted(xs, cursor, side="right")) - 1
-    now = fmt.format(ys[at]) if len(ys) and at >= 0 else "–"  # the value at the cursor in replay
-    surf.blit(theme.fit(f"{title}: {now}", 17, rect.w - 16, theme.INK), (rect.x + 8, rect.y + 6))
+    # the value of the newest sample (at the cursor in replay), with its tick: samples are taken every
+    # metrics.sample_every ticks, so it can differ from the HUD's value of the tick shown
+    now = f" at t{int(xs[at])}: {fmt.format(ys[at])}" if len(ys) and at >= 0 else ": –"
+    surf.blit(theme.fit(f"{title}{now}", 17, rect.w - 16, theme.INK), (rect.x + 8, rect.y + 6))
     plot = pygame.Rect(rect.x + 46, rect.y + 28, rect.w - 58, rect.h - 50)
     if plot.w < 20 or plot.h < 12:
         return

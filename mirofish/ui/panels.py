@@ -166,19 +166,23 @@ class FollowPanel:
         self._word_deed = word_deed
         bottom = self._draw_page(page, page.get_rect(), fish, energy_hist, last_decision, max_energy, drift,
                                  drift_alert, why)
-        self._content_h, self._view_h = bottom + 12, rect.h
+        overflow = bottom + 12 > rect.h
+        hint_h = 22 if overflow else 0  # a strip of its own for the hint: it never covers text
+        view_h = rect.h - hint_h
+        self._content_h, self._view_h = bottom + 12, view_h
         self.scroll_by(0)
-        surf.blit(page, rect.topleft, pygame.Rect(0, self.scroll, rect.w, rect.h))
+        surf.blit(page, rect.topleft, pygame.Rect(0, self.scroll, rect.w, view_h))
         pygame.draw.line(surf, theme.PANEL_EDGE, rect.topleft, rect.bottomleft)
-        if self._content_h > rect.h:  # a scrollbar, and a hint
-            bar_h = max(30, rect.h * rect.h // self._content_h)
-            bar_y = rect.y + (rect.h - bar_h) * self.scroll // max(1, self._content_h - rect.h)
+        if overflow:  # a scrollbar, and a hint
+            bar_h = max(30, view_h * view_h // self._content_h)
+            bar_y = rect.y + (view_h - bar_h) * self.scroll // max(1, self._content_h - view_h)
             pygame.draw.rect(surf, theme.FAINT, (rect.right - 6, bar_y, 4, bar_h), border_radius=2)
-            if self.scroll < self._content_h - rect.h:
-                more = theme.text("… scroll for more", 15, theme.DIM)
-                spot = more.get_rect(bottomright=(rect.right - 12, rect.bottom - 2))
-                pygame.draw.rect(surf, theme.PANEL, spot.inflate(8, 4))
-                surf.blit(more, spot)
+            strip = pygame.Rect(rect.x + 1, rect.bottom - hint_h, rect.w - 1, hint_h)
+            pygame.draw.rect(surf, theme.PANEL, strip)
+            pygame.draw.line(surf, theme.PANEL_EDGE, strip.topleft, strip.topright)
+            at_end = self.scroll >= self._content_h - view_h
+            more = theme.text("end (wheel scrolls up)" if at_end else "… wheel scrolls for more", 15, theme.DIM)
+            surf.blit(more, more.get_rect(midright=(rect.right - 12, strip.centery)))
 
     def _draw_page(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
                    last_decision: dict | None, max_energy: float, drift: float | None,
@@ -430,20 +434,39 @@ HELP = [
     ("O", "after a fork: back to the original, at the fork tick"), ("I", "ask the followed fish why"),
     ("T", "type a question to a model fish (after I)"), ("G", "ask the fish's model its last request again"),
     ("C", "charts over time"),
+    ("drag timeline", "go back: live, into the tank's recent past (it waits); N back to now"),
+    ("K", "record: keep the recent past and go on recording (Stop rec ends it)"), ("L", "open a recording"),
+    ("D", "what a click does: follow, drop food, place a rock, clear rocks"),
+    ("U + arrow", "a current pushes the fish that way for 60 ticks (U 0 stops it)"),
+    ("wheel / drag / Z", "zoom at the cursor / pan / fit the whole tank"),
     ("R / Shift+R", "reset / reset with a new seed"),
-    ("S", "next scene"), ("H", "this help"), ("Q", "quit"),
+    ("S", "next scene"), ("H / Esc", "this help / close what is open (twice: quit)"), ("Q", "quit"),
 ]
 
 
-def draw_help(surf: pygame.Surface) -> None:
-    w, h = min(620, surf.get_width() - 20), min(50 + 26 * len(HELP), surf.get_height() - 20)
+def draw_help(surf: pygame.Surface, lines=None, title: str = "Keys") -> None:
+    """An overlay listing ``lines`` (``(key or thing, what it means)``; default the aquarium's
+    keys), wrapped to the window; H or Esc closes it."""
+    lines = HELP if lines is None else lines
+    w = min(900, surf.get_width() - 20)
+    key_w = min(230, w // 3)
+    wrapped = [(key, theme.wrap(what, w - key_w - 40, 18)) for key, what in lines]
+    rows = sum(max(1, len(ws)) for _, ws in wrapped)
+    size = 18 if 50 + 22 * rows <= surf.get_height() - 20 else 15
+    step = size + 4
+    h = min(56 + step * rows, surf.get_height() - 20)
     rect = pygame.Rect(0, 0, w, h)
     rect.center = surf.get_rect().center
-    theme.overlay(surf, rect, alpha=236)
-    surf.blit(theme.text("Keys", 28, theme.INK, bold=True), (rect.x + 20, rect.y + 10))
-    for k, (key, what) in enumerate(HELP):
-        surf.blit(theme.text(key, 20, theme.ACCENT, bold=True), (rect.x + 20, rect.y + 42 + k * 26))
-        surf.blit(theme.text(what, 20, theme.INK), (rect.x + 190, rect.y + 42 + k * 26))
+    theme.overlay(surf, rect, alpha=240)
+    surf.blit(theme.fit(title, 24, w - 40, theme.INK, bold=True), (rect.x + 20, rect.y + 10))
+    y = rect.y + 44
+    for key, ws in wrapped:
+        if y + step > rect.bottom:
+            break
+        surf.blit(theme.fit(key, size, key_w - 10, theme.ACCENT, bold=True), (rect.x + 20, y))
+        for line in ws or [""]:
+            surf.blit(theme.text(line, size, theme.INK), (rect.x + 20 + key_w, y))
+            y += step
 
 
 def plan_progress(fish: FishSnapshot) -> str:

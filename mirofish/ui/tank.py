@@ -27,6 +27,11 @@ class TankRenderer:
 
     # ------------------------------------------------------------ layout
 
+    def set_terrain(self, terrain: list[str]) -> None:
+        """New terrain (an intervention placed or cleared rocks): redrawn at the next layout."""
+        if terrain != self.terrain:
+            self.terrain, self._bg = terrain, None
+
     def fit_cell(self, rect: pygame.Rect) -> int:
         """Pixels per cell that show the whole tank in ``rect``."""
         return max(2, min(20, rect.w // self.w, rect.h // self.h))

@@ -34,6 +34,20 @@ class ReferentialScene(PacedScene):
     """Scene protocol over an :class:`Experiment` (one round per tick; 2 rounds/s at 1×)."""
 
     title = "Referential game"
+    help_lines = (
+        ("the game", "one agent (the sender) sees a target object and sends a short message; the other (the "
+                     "receiver) sees a few candidate objects and picks the one it thinks is meant"),
+        ("message", "the words the sender used, and how long they are against spelling the object out"),
+        ("candidates", "green frame: the receiver picked the target; red: it picked another one; 'picked none': "
+                       "it could not read the message"),
+        ("new terms", "words the agents made up this round for a colour, shape or size"),
+        ("glossary", "the made-up words both agents use: what the sender means, what the receiver reads, how "
+                     "often used, how often it worked, and 'stable' (a score that is high for words used "
+                     "often, successfully, and read the same by both)"),
+        ("charts", "success over the last 50 rounds (against picking at random), message length against "
+                   "spelled out (lower = shorter), and the glossary's size"),
+        ("A / R", "with --review: approve or reject the first new word waiting for a person"),
+    )
 
     def __init__(self, experiment: Experiment | None = None):
         self.exp = experiment or Experiment(GameConfig(seed=0, rounds=10_000))
@@ -111,7 +125,7 @@ class ReferentialScene(PacedScene):
         s = exp.summary() if exp.rounds else {}
         surf.blit(theme.fit(f"round {len(exp.rounds)}/{exp.cfg.rounds}   condition {exp.cfg.condition}   "
                             f"{len(exp.present)} agents   {exp.cfg.candidates} candidates   speed "
-                            f"{self.pacer.speed:g}x{'  PAUSED' if self.pacer.paused else ''}   S: next scene",
+                            f"{self.pacer.speed:g}x{'  PAUSED' if self.pacer.paused else ''}   H: what you see   S: next scene",
                             20, w - 48, theme.DIM), (24, 52))
         r = self.last
         card = rects["card"]
@@ -146,6 +160,9 @@ class ReferentialScene(PacedScene):
                                                     2 * unit + 28), 3, border_radius=8)
                 if c.id == r.target.id:
                     surf.blit(theme.text("target", 16, theme.INK), (cx - 20, cands.bottom - 20))
+            if r.choice not in {c.id for c in r.candidates}:  # the receiver could not read the message
+                none = theme.text("the receiver picked none", 18, theme.BAD, bold=True)
+                surf.blit(none, none.get_rect(midtop=(cands.centerx, cands.y + 34)))
         # charts
         chart = rects["charts"]
         rows = [("success (last 50)", self.success, theme.GOOD, "{:.0%}", (0.0, 1.0)),
@@ -166,7 +183,8 @@ class ReferentialScene(PacedScene):
         # glossary table
         table = rects["glossary"]
         pygame.draw.rect(surf, (16, 32, 56), table, border_radius=10)
-        surf.blit(theme.text("glossary (by stable score)", 20, theme.INK, bold=True), (table.x + 14, table.y + 10))
+        surf.blit(theme.fit("made-up words (most stable first)", 20, table.w - 28, theme.INK, bold=True),
+                  (table.x + 14, table.y + 10))
         heads = ("term", "means", "receiver reads", "uses", "success", "stable")
         inner = table.w - 28
         cols = [int(inner * f) for f in (0.0, 0.11, 0.38, 0.65, 0.76, 0.88)]
