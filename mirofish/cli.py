@@ -201,6 +201,22 @@ def build_parser() -> argparse.ArgumentParser:
     fk.add_argument("--model", metavar="NAME", help="model runs: ask this model instead of the recorded one")
     fk.add_argument("--reply-cache", metavar="DIR", help="model runs: also keep and reuse replies in DIR")
 
+    cl = sub.add_parser("clip", help="draw a stretch of a recording, as the window shows it, into a GIF or an MP4 "
+                                     "(needs pip install -e '.[clips]')")
+    cl.add_argument("path", help="a recording (only read)")
+    cl.add_argument("--from", dest="t_from", type=_int_at_least(0), metavar="T1", help="first tick (default: the start)")
+    cl.add_argument("--to", dest="t_to", type=_int_at_least(1), metavar="T2", help="last tick, excluded (default: the end)")
+    cl.add_argument("--out", required=True, metavar="FILE", help="demo.gif or demo.mp4 (never the recording)")
+    cl.add_argument("--follow", type=_int_at_least(0), metavar="N", help="ring and follow fish N (its panel shown)")
+    cl.add_argument("--speed", type=_speed, default=4.0,
+                    help="simulated seconds per clip second, 0.25 to 64 (default 4: a tick is 0.5 s, so 8 ticks/s)")
+    cl.add_argument("--size", metavar="WxH", default="1280x720", help="the window drawn (default 1280x720)")
+    cl.add_argument("--zoom", type=float, default=1.0, metavar="Z",
+                    help="zoom into the tank Z times (around the followed fish with --follow; default 1: all of it)")
+    cl.add_argument("--hud", action=argparse.BooleanOptionalAction, default=True,
+                    help="the whole window (default) or, with --no-hud, the tank alone")
+    cl.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+
     rep = sub.add_parser("report", help="single-fish report over a tick range")
     rep.add_argument("path", help="a recording (only read)")
     rep.add_argument("--fish", type=_int_at_least(0), required=True, metavar="ID", help="the fish to report on")
@@ -451,6 +467,30 @@ def _play_terminal(player, start: int, speed: float) -> int:
     except KeyboardInterrupt:
         pass
     print(json.dumps({"tick": player.tick, "state_hash": player.state_hash()}))
+    return 0
+
+
+def run_clip(args: argparse.Namespace) -> int:
+    from .ui.clip import ClipError, make_clip
+
+    if not 1.0 <= args.zoom <= 8.0:
+        raise UsageError(f"mirofish clip: --zoom must be 1 to 8, got {args.zoom:g}")
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if tty:
+            sys.stderr.write(f"\rclip: tick {done}/{total}  ")
+
+    try:
+        result = make_clip(args.path, args.out, args.t_from, args.t_to, args.follow, args.speed, _size(args.size),
+                           args.hud, args.zoom, args.overwrite, progress)
+    except ClipError as exc:
+        print(f"mirofish: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        if tty:
+            sys.stderr.write("\n")
+    print(json.dumps(result))
     return 0
 
 
@@ -856,7 +896,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential,
                     "sweep": run_sweep,
                     "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
-                    "trace": run_trace, "reask": run_reask, "diff": run_diff}
+                    "trace": run_trace, "reask": run_reask, "diff": run_diff, "clip": run_clip}
         if args.command in handlers:
             return handlers[args.command](args)
         parser.print_help()

@@ -1,0 +1,84 @@
+"""Clips: a stretch of a recording drawn as the window draws it, into a GIF or an MP4."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import imageio_ffmpeg  # the clips extra, part of the dev install
+import pytest
+from PIL import Image as PIL
+
+from mirofish.config import load_config
+from mirofish.session import LiveSession
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    path = tmp_path_factory.mktemp("clip") / "run.db"
+    live = LiveSession(load_config(seed=3))
+    live.start_recording(path)
+    live.run(60)
+    live.close()
+    return path
+
+
+def clip(*args):
+    return subprocess.run([sys.executable, "-m", "mirofish", "clip", *map(str, args)], capture_output=True,
+                          text=True, timeout=180, env={"SDL_VIDEODRIVER": "dummy", "PATH": "/usr/bin:/bin"})
+
+
+def test_a_gif_clip_has_a_frame_per_step_of_the_stretch(recording, tmp_path):
+    out = tmp_path / "a.gif"
+    done = clip(recording, "--from", 20, "--to", 40, "--out", out, "--size", "640x400", "--follow", 3)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    img = PIL.open(out)
+    # 20 ticks at 4x (8 ticks per clip second) and 20 frames a second: 50 frames, 2.5 s
+    assert img.n_frames == result["frames"] == 50 and img.size == (640, 400)
+    first, last = img.convert("RGB").tobytes(), None
+    img.seek(img.n_frames - 1)
+    last = img.convert("RGB").tobytes()
+    assert first != last  # the fish moved
+
+
+def test_an_mp4_clip_decodes_and_tank_only_is_smaller_than_the_window(recording, tmp_path):
+    out = tmp_path / "a.mp4"
+    done = clip(recording, "--from", 0, "--to", 16, "--out", out, "--no-hud", "--speed", 8)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["frames"] == 20 and result["size"][0] < 1280 and result["size"][0] % 2 == 0
+    decoded = subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-v", "error", "-i", str(out), "-f", "null", "-"],
+                             capture_output=True, text=True)
+    assert decoded.returncode == 0 and not decoded.stderr
+    frames = sum(1 for _ in imageio_ffmpeg.read_frames(str(out))) - 1  # the first item is the metadata
+    assert frames == 20
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--from", "50", "--to", "80"], "the recording holds ticks 0..60"),
+    (["--out", "x.webm"], "a .gif or an .mp4"),
+    (["--follow", "999"], "this tank has fish"),
+])
+def test_bad_clip_requests_get_one_line(recording, tmp_path, args, says):
+    out = ["--out", str(tmp_path / "c.gif")] if "--out" not in args else []
+    done = clip(recording, *args, *out)
+    assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_clip_never_overwrites_its_recording_or_a_file(recording, tmp_path):
+    done = clip(recording, "--out", recording.with_suffix(".gif"))
+    assert done.returncode == 0
+    again = clip(recording, "--out", recording.with_suffix(".gif"))
+    assert again.returncode == 2 and "--overwrite" in again.stderr
+
+
+def test_without_the_extra_a_clip_is_one_line_naming_it(recording, tmp_path):
+    blocked = ("import sys; sys.modules['PIL'] = None; sys.modules['imageio_ffmpeg'] = None; "
+               "from mirofish.cli import main; sys.exit(main(sys.argv[1:]))")
+    for name, extra in (("c.gif", "Pillow"), ("c.mp4", "imageio-ffmpeg")):
+        done = subprocess.run([sys.executable, "-c", blocked, "clip", str(recording), "--out", str(tmp_path / name)],
+                              capture_output=True, text=True, timeout=60, env={"SDL_VIDEODRIVER": "dummy"})
+        assert done.returncode == 2 and extra in done.stderr and "[clips]" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / name).exists()

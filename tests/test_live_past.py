@@ -1,0 +1,307 @@
+"""A live tank with a past: interventions that replay and fork exactly, the recent past kept
+without Record, "Keep this", and panels that show the tank as of the tick on screen."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+os.environ["SDL_VIDEODRIVER"] = "dummy"
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+import numpy as np
+import pygame
+import pytest
+
+from mirofish.config import load_config
+from mirofish.interventions import InterventionError, read_file
+from mirofish.observe.recording import Recording
+from mirofish.session import LiveSession, ReplaySession
+from mirofish.session.replay import fork_recording
+from mirofish.ui.app import App
+from mirofish.ui.aquarium import AquariumScene
+
+EVERY_KIND = {
+    40: [{"kind": "food", "x": 30, "y": 20}, {"kind": "rock", "x": 50, "y": 30}],
+    90: [{"kind": "current", "dir": "east", "ticks": 40}],
+    150: [{"kind": "tune", "key": "steering.alignment", "value": 1.5}, {"kind": "clear", "x": 50, "y": 30}],
+    210: [{"kind": "rock", "x": 20, "y": 12}, {"kind": "current", "dir": "north", "ticks": 30}],
+}
+
+
+@pytest.fixture(scope="module")
+def touched(tmp_path_factory):
+    """A 300-tick recording with every kind of intervention, and the live run's hash per tick."""
+    path = tmp_path_factory.mktemp("iv") / "touched.db"
+    cfg = load_config(seed=5, overrides=["record.keyframe_every=50"])
+    live = LiveSession(cfg)
+    live.start_recording(path)
+    hashes = {}
+    for _ in range(300):
+        for iv in EVERY_KIND.get(live.tick, []):
+            live.intervene(iv)
+        live.step()
+        hashes[live.tick] = live.state_hash()
+    live.close()
+    return path, hashes
+
+
+def test_every_kind_of_intervention_changes_the_tank_and_replays_tick_by_tick(touched):
+    path, hashes = touched
+    rec = Recording(path)
+    assert {t: [{k: v for k, v in iv.items() if k != "cells"} for iv in ivs]
+            for t, ivs in rec.interventions().items()} == EVERY_KIND
+    assert all(iv["cells"] > 0 for t, ivs in rec.interventions().items() for iv in ivs
+               if iv["kind"] in ("food", "rock", "clear"))
+    replay = ReplaySession(rec)
+    while replay.tick < 300:
+        replay.step()
+        assert replay.state_hash() == hashes[replay.tick], f"diverged at t{replay.tick}"
+    for t in (45, 120, 160, 260, 299, 40):  # seeks restore rocks, currents and tuning from keyframes
+        replay.seek(t)
+        assert replay.state_hash() == hashes[t]
+    replay.close()
+    untouched = LiveSession(load_config(seed=5, overrides=["record.keyframe_every=50"]))
+    untouched.run(300)
+    assert untouched.state_hash() != hashes[300]  # they changed something
+    rec.close()
+
+
+def test_a_current_pushes_the_fish_the_way_it_flows():
+    cfg = load_config(seed=5)
+    plain, pushed = LiveSession(cfg), LiveSession(cfg)
+    plain.run(50)
+    pushed.run(50)
+    pushed.intervene({"kind": "current", "dir": "east", "ticks": 40})
+    plain.run(40)
+    pushed.run(40)
+    assert pushed.view().x.mean() > plain.view().x.mean() + 5
+    assert pushed.world.current is None or pushed.tick >= pushed.world.current[1]
+
+
+def test_a_fork_of_a_recording_reproduces_its_interventions(touched):
+    path, hashes = touched
+    rec = Recording(path)
+    fork = fork_recording(rec, 20, 3, "rest 30")
+    applied = {}
+    while fork.tick < 300:
+        frame = fork.step()
+        if frame.interventions:
+            applied[frame.tick] = [{k: v for k, v in iv.items() if k != "cells"} for iv in frame.interventions]
+    assert applied == EVERY_KIND
+    assert fork.world.tuned() == {"steering.alignment": 1.5}
+    fork.close()
+    rec.close()
+
+
+def test_fork_flags_drop_food_and_an_interventions_file_are_recorded_and_replay(touched, tmp_path):
+    path, _ = touched
+    plan = tmp_path / "plan.jsonl"
+    plan.write_text('# a rock in the school\'s way\n{"tick": 130, "kind": "rock", "x": 60, "y": 25}\n')
+    out = tmp_path / "fork.db"
+    cmd = [sys.executable, "-m", "mirofish", "fork", str(path), "--at", "100", "--drop-food", "40,20",
+           "--current", "west,20", "--interventions", str(plan), "--ticks", "100", "--record", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["fish"] is None and "food dropped at 40,20 at t100" in summary["action"]
+    kept = Recording(out)
+    ticks = {t: [iv["kind"] for iv in ivs] for t, ivs in kept.interventions().items()}
+    assert ticks[100] == ["food", "current"] and ticks[130] == ["rock"] and ticks[150] == ["tune", "clear"]
+    replay = ReplaySession(kept)
+    replay.seek(200)
+    assert replay.state_hash() == summary["final_state_hash"]
+    replay.close()
+    kept.close()
+    help_text = subprocess.run([sys.executable, "-m", "mirofish", "fork", "--help"], capture_output=True,
+                               text=True).stdout
+    assert all(flag in help_text for flag in ("--drop-food", "--rock", "--clear-rock", "--current", "--interventions"))
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--drop-food", "40"], "expected X,Y"),
+    (["--drop-food", "400,20"], "outside the tank"),
+    (["--current", "up,10"], "dir must be one of"),
+    ([], "say what changes"),
+    (["--fish", "3"], "go together"),
+])
+def test_bad_intervention_flags_get_one_line_and_exit_2(touched, args, says):
+    path, _ = touched
+    done = subprocess.run([sys.executable, "-m", "mirofish", "fork", str(path), "--at", "10", *args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_interventions_file_with_a_bad_line_is_named(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"tick": 5, "kind": "food", "x": 1, "y": 2}\n{"tick": 6, "kind": "flood"}\n')
+    with pytest.raises(InterventionError, match="line 2: unknown intervention 'flood'"):
+        read_file(bad)
+
+
+# ---------------------------------------------------------------- the recent past
+
+
+def test_the_recent_past_is_trimmed_replays_to_now_and_keep_makes_a_recording(tmp_path):
+    cfg = load_config(seed=4, overrides=["record.history_minutes=1.0", "record.keyframe_every=20"])
+    live = LiveSession(cfg, past=True)  # one simulated minute = 120 ticks
+    folder = live.past_folder
+    live.run(400)
+    live.intervene({"kind": "food", "x": 30, "y": 20})
+    live.run(20)
+    past = live.past()
+    assert 400 - 120 - 20 <= past.first_tick <= 420 - 120 and past.last_tick == live.tick == 420
+    past.seek(420)
+    assert past.state_hash() == live.state_hash()
+    past.close()
+    kept = live.keep(tmp_path / "kept.db")
+    assert not folder.exists()  # the temporary past is gone; the kept file goes on
+    live.run(30)
+    now = live.state_hash()
+    assert live.stop_recording() == kept
+    replay = ReplaySession(kept)
+    assert replay.first_tick >= 280 and replay.last_tick == 450
+    replay.seek(450)
+    assert replay.state_hash() == now
+    replay.close()
+    assert live.past_folder is not None  # a new recent past starts when the recording stops
+    live.close()
+    assert not live.past_folder
+
+
+def test_closing_a_live_tank_removes_its_past_unless_kept():
+    live = LiveSession(load_config(seed=1), past=True)
+    folder = live.past_folder
+    live.run(30)
+    assert (folder / "past.db").exists()
+    live.close()
+    assert not folder.exists()
+
+
+def _ticks_of(scene) -> dict[int, int]:
+    return {f: d["tick"] for f, d in scene.last_decision.items()}
+
+
+def test_live_rewind_drag_back_fork_return_to_now_and_keep(tmp_path):
+    """The acceptance path: 60 fish, 5 simulated minutes without Record; drag the timeline
+    back 3 minutes; fork a fish there; O; N back to now; K keeps the past, which replays to
+    the live tank's state."""
+    scene = AquariumScene.live(load_config(seed=6))
+    scene.saves = tmp_path
+    app = App([scene], (1280, 720), offscreen=True)
+    scene.pacer.paused = True
+    for _ in range(600):  # 5 simulated minutes at 0.5 s a tick
+        scene.step()
+    app.frame(0.0)
+    now_tick, now_hash = scene.tick, scene.session.state_hash()
+    bar = scene.timeline.bar
+    x = scene.timeline.x_of(240)
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=(x, bar.centery)))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, button=1, pos=(x, bar.centery)))
+    app.frame(0.0)
+    assert scene.mode == "replay" and abs(scene.tick - 240) <= 2 and scene.live_home is not None
+    back = scene.tick
+    assert all(t < back for t in _ticks_of(scene).values())  # no decision from after the tick shown
+    fresh = LiveSession(load_config(seed=6))
+    fresh.run(back)
+    assert _ticks_of(scene) == {f: d["tick"] for f, d in fresh.decisions().last.items()}
+    assert np.array_equal(scene.goal_counts, fresh.decisions().counts)
+    fresh.close()
+    scene.selected = 11
+    scene.start_fork("explore east 30")
+    for _ in range(40):
+        scene.step()
+    scene.end_fork()
+    assert scene.tick == back and all(t < back for t in _ticks_of(scene).values())
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_n, mod=0, unicode="n"))
+    app.frame(0.0)
+    assert scene.mode == "live" and scene.tick == now_tick and scene.session.state_hash() == now_hash
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_k, mod=0, unicode="k"))
+    app.frame(0.0)
+    kept = list(tmp_path.glob("kept-*.db"))
+    assert len(kept) == 1 and scene.session.is_recording
+    for _ in range(20):
+        scene.step()
+    final = scene.session.state_hash()
+    scene.session.stop_recording()
+    replay = ReplaySession(kept[0])
+    assert replay.first_tick == 0 and replay.last_tick == now_tick + 20
+    replay.seek(now_tick)
+    assert replay.state_hash() == now_hash
+    replay.seek(now_tick + 20)
+    assert replay.state_hash() == final
+    replay.close()
+    app.close()
+
+
+def test_playing_the_past_forward_becomes_live_again_at_now():
+    scene = AquariumScene.live(load_config(seed=2))
+    app = App([scene], (1280, 720), offscreen=True)
+    scene.pacer.paused = True
+    for _ in range(100):
+        scene.step()
+    now = scene.session.state_hash()
+    scene.seek(90)
+    assert scene.mode == "replay"
+    for _ in range(11):
+        scene.step()
+    assert scene.mode == "live" and scene.tick == 100 and scene.session.state_hash() == now
+    scene.step()
+    assert scene.tick == 101
+    app.close()
+
+
+def test_a_live_fork_then_o_shows_the_panels_of_the_fork_tick_and_its_past_has_no_branch(tmp_path):
+    scene = AquariumScene.live(load_config(seed=2))
+    app = App([scene], (1280, 720), offscreen=True)
+    scene.pacer.paused = True
+    for _ in range(80):
+        scene.step()
+    tick, state = scene.tick, scene.session.state_hash()
+    scene.selected = 5
+    scene.start_fork("rest 10")
+    for _ in range(60):
+        scene.step()
+    scene.end_fork()
+    assert scene.tick == tick and all(t < tick for t in _ticks_of(scene).values())
+    fresh = LiveSession(load_config(seed=2))
+    fresh.run(tick)
+    assert _ticks_of(scene) == {f: d["tick"] for f, d in fresh.decisions().last.items()}
+    for _ in range(30):  # on from the fork tick; the past forgot the parent's run beside the branch
+        scene.step()
+        fresh.step()
+    assert scene.session.state_hash() == fresh.state_hash()
+    past = scene.session.past()
+    assert past.last_tick == tick + 30
+    past.seek(tick + 30)
+    assert past.state_hash() == fresh.state_hash()
+    past.close()
+    fresh.close()
+    app.close()
+    assert state
+
+
+def test_interventions_from_the_window_are_recorded_with_their_tick(tmp_path):
+    scene = AquariumScene.live(load_config(seed=3))
+    app = App([scene], (1280, 720), offscreen=True)
+    scene.pacer.paused = True
+    for _ in range(20):
+        scene.step()
+    scene.tool = "food"
+    rect = scene.renderer.rect
+    pos = (rect.x + rect.w // 2, rect.y + rect.h // 2)
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=pos))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, button=1, pos=pos))
+    app.frame(0.0)
+    assert scene.tick == 21 and "food dropped" in scene.message
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_u, mod=0, unicode="u"))
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_LEFT, mod=0, unicode=""))
+    app.frame(0.0)
+    assert "current west" in scene.message and scene.selected is None  # the arrow picked, not a fish
+    past = scene.session.past()
+    kinds = {t: [iv["kind"] for iv in ivs] for t, ivs in past.recording.interventions().items()}
+    assert kinds == {20: ["food"], 21: ["current"]}
+    past.close()
+    app.close()
