@@ -204,8 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
     cl = sub.add_parser("clip", help="draw a stretch of a recording, as the window shows it, into a GIF or an MP4 "
                                      "(needs pip install -e '.[clips]')")
     cl.add_argument("path", help="a recording (only read)")
-    cl.add_argument("--from", dest="t_from", type=_int_at_least(0), metavar="T1", help="first tick (default: the start)")
-    cl.add_argument("--to", dest="t_to", type=_int_at_least(1), metavar="T2", help="last tick, excluded (default: the end)")
+    cl.add_argument("--from", dest="t_from", type=_int_at_least(0), metavar="T1",
+                    help="first tick (default: the start)")
+    cl.add_argument("--to", dest="t_to", type=_int_at_least(1), metavar="T2",
+                    help="last tick, excluded (default: the end)")
     cl.add_argument("--out", required=True, metavar="FILE", help="demo.gif or demo.mp4 (never the recording)")
     cl.add_argument("--follow", type=_int_at_least(0), metavar="N", help="ring and follow fish N (its panel shown)")
     cl.add_argument("--speed", type=_speed, default=4.0,

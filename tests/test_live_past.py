@@ -82,7 +82,7 @@ def test_a_current_pushes_the_fish_the_way_it_flows():
 
 
 def test_a_fork_of_a_recording_reproduces_its_interventions(touched):
-    path, hashes = touched
+    path, _ = touched
     rec = Recording(path)
     fork = fork_recording(rec, 20, 3, "rest 30")
     applied = {}

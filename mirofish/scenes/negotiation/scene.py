@@ -100,7 +100,8 @@ class NegotiationScene(PacedScene):
         surf.blit(theme.fit(f"session {self.index + 1} ({neg.tracker.session})   {agents}   repair "
                             f"{'ON' if self.repair else 'OFF'}   Argent layers 1-{self.layers}   "
                             f"finished {len(self.results)}, deals {deals}   "
-                            f"speed {self.pacer.speed:g}x   H: what you see   S: next scene", 20, w - 48, theme.DIM), (24, 52))
+                            f"speed {self.pacer.speed:g}x   H: what you see   S: next scene", 20, w - 48, theme.DIM),
+                  (24, 52))
         surf.blit(theme.fit("badges: [1] task id, goal hash, constraints   [2] assumptions + confidence   "
                             "[3] role, handoff, drift alert      colours: orange repair, yellow recalibration "
                             "or check, red dispute, green deal", 16, w - 48, theme.FAINT), (24, 78))

@@ -125,7 +125,8 @@ class ReferentialScene(PacedScene):
         s = exp.summary() if exp.rounds else {}
         surf.blit(theme.fit(f"round {len(exp.rounds)}/{exp.cfg.rounds}   condition {exp.cfg.condition}   "
                             f"{len(exp.present)} agents   {exp.cfg.candidates} candidates   speed "
-                            f"{self.pacer.speed:g}x{'  PAUSED' if self.pacer.paused else ''}   H: what you see   S: next scene",
+                            f"{self.pacer.speed:g}x{'  PAUSED' if self.pacer.paused else ''}   "
+                            "H: what you see   S: next scene",
                             20, w - 48, theme.DIM), (24, 52))
         r = self.last
         card = rects["card"]
