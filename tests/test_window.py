@@ -599,3 +599,85 @@ def test_o_after_a_live_fork_brings_back_every_panel_as_it_was_at_the_fork():
     assert {f: d["tick"] for f, d in scene.last_decision.items()} == before[0]
     assert np.array_equal(scene.goal_counts, before[1]) and np.array_equal(scene.energy_hist, before[2])
     app.close()
+
+
+def test_at_1024x600_the_controls_that_do_not_fit_are_in_a_menu_that_works(tmp_path):
+    scene = AquariumScene.live(load_config(seed=2))
+    scene.saves = tmp_path
+    app = app_for(scene, (1024, 600))
+    scene.selected = 3
+    app.frame(0.0)
+    assert scene.hidden_buttons, "at 1024x600 with a fish followed some controls do not fit"
+    hidden = [b.label for b in scene.hidden_buttons]
+    assert "Help" in hidden and "Open recording" in hidden
+    more = button(scene, "More")
+    click(more.rect.center)
+    app.frame(0.0)
+    assert scene.show_menu
+    rows = dict((b.label, r) for b, r in scene._menu_rows())
+    assert all(app.canvas().get_rect().contains(r) for r in rows.values())
+    click(rows["Help"].center)
+    app.frame(0.0)
+    assert scene.show_help and not scene.show_menu
+    key(pygame.K_ESCAPE)
+    click(button(scene, "More").rect.center)
+    app.frame(0.0)
+    click(dict((b.label, r) for b, r in scene._menu_rows())["Open recording"].center)
+    app.frame(0.0)
+    assert "no recordings in" in scene.message  # the picker's own answer: the click reached it
+    app.close()
+
+
+def test_escape_closes_one_thing_at_a_time_and_twice_quits():
+    scene = AquariumScene.live(load_config(seed=2))
+    app = app_for(scene, (1280, 720))
+    scene.selected, scene.show_help = 4, True
+    for expect in ("help", "fish", "quit?"):
+        key(pygame.K_ESCAPE)
+        app.frame(0.0)
+        if expect == "help":
+            assert not scene.show_help and scene.selected == 4 and app.running
+        elif expect == "fish":
+            assert scene.selected is None and app.running
+        else:
+            assert "Esc again" in scene.message and app.running
+    key(pygame.K_ESCAPE)
+    app.frame(0.0)
+    assert not app.running
+    app.close()
+
+
+def test_keys_typed_into_a_picker_or_a_question_never_switch_scene_or_quit():
+    from mirofish.scenes.referential.scene import ReferentialScene
+
+    scene = AquariumScene.live(load_config(seed=2))
+    app = App([scene, ReferentialScene()], (1280, 720), offscreen=True)
+    app.frame(0.0)
+    scene.typing = ""
+    for k, ch in ((pygame.K_s, "s"), (pygame.K_q, "q"), (pygame.K_h, "h")):
+        pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=0, unicode=ch))
+    app.frame(0.0)
+    assert app.running and app.scene is scene and scene.typing == "sqh" and not scene.show_help
+    scene.typing = None
+    key(pygame.K_u)  # the current picker: its keys are its own
+    key(pygame.K_s)
+    app.frame(0.0)
+    assert app.scene is scene and "cancelled" in scene.message
+    app.close()
+
+
+def test_the_scenes_explain_themselves_on_h(tmp_path):
+    from mirofish.scenes.negotiation.scene import NegotiationScene
+    from mirofish.scenes.referential.scene import ReferentialScene
+
+    for scene in (NegotiationScene(seed=1), ReferentialScene()):
+        app = app_for(scene, (1280, 720))
+        plain = app.canvas().copy()
+        key(pygame.K_h)
+        app.frame(0.0)
+        assert scene.show_help and scene.help_lines
+        assert pygame.image.tobytes(app.canvas(), "RGB") != pygame.image.tobytes(plain, "RGB")
+        key(pygame.K_ESCAPE)
+        app.frame(0.0)
+        assert not scene.show_help
+        app.close()

@@ -398,6 +398,7 @@ class Recorder:
             start = db.execute("SELECT MIN(tick0) FROM chunks").fetchone()[0]
             db.execute("DELETE FROM calls WHERE tick0 < ?", (start if start is not None else first,))
             db.execute("DELETE FROM interventions WHERE tick < ?", (first,))
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the pages freed are reused: the file stays bounded
 
 
 def content_digest(db: sqlite3.Connection) -> str:
