@@ -191,6 +191,41 @@ def negotiation() -> None:
 SIZES = [(1024, 600), (1280, 720), (1920, 1080), (2560, 1440), (3840, 2160)]
 
 
+def first_and_past(size=(1280, 720)) -> None:
+    """docs/first.png: what ``python run.py`` opens (the default tank, seed 7) after 40 ticks
+    (20 s at 1x); docs/window-past-1280x720.png: the same tank at t400 after a rock, a handful
+    of food and a current east at t300, gone back into its recent past (t330); and
+    docs/window-zoom-1280x720.png: zoomed in on a followed fish."""
+    scene = AquariumScene.live(load_config())
+    app = App([scene], size, offscreen=True)
+    scene.pacer.paused = True
+    for _ in range(40):
+        scene.step()
+    scene.pacer.paused = False
+    app.frame(0.0)
+    app.screenshot(HERE / "first.png")
+    print("wrote", HERE / "first.png")
+    scene.pacer.paused = True
+    for _ in range(260):
+        scene.step()
+    scene.intervene({"kind": "rock", "x": 48, "y": 26})
+    scene.intervene({"kind": "food", "x": 60, "y": 20})
+    scene.intervene({"kind": "current", "dir": "east", "ticks": 60})
+    for _ in range(99):
+        scene.step()
+    scene.selected = 12
+    scene.zoom_at(scene.rects["tank"].center, 2.6)
+    app.frame(0.0)
+    app.screenshot(HERE / "window-zoom-1280x720.png")
+    print("wrote", HERE / "window-zoom-1280x720.png")
+    scene.reset_zoom()
+    scene.seek(330)
+    app.frame(0.0)
+    app.screenshot(HERE / "window-past-1280x720.png")
+    print("wrote", HERE / "window-past-1280x720.png")
+    app.close()
+
+
 def window_sizes(out_all: Path | None = None) -> None:
     """Every scene at the four window sizes the layout is tested at; the 1280×720 ones (a
     laptop screen) are kept in docs/ as window-*-1280x720.png, the others go to ``out_all``."""
@@ -228,7 +263,10 @@ def window_sizes(out_all: Path | None = None) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--sizes"]:  # python docs/make_screenshots.py --sizes [DIR for the other sizes]
         window_sizes(Path(sys.argv[2]) if len(sys.argv) > 2 else None)
+    elif sys.argv[1:2] == ["--first"]:  # python docs/make_screenshots.py --first
+        first_and_past()
     else:
+        first_and_past()
         referential()
         negotiation()
         main()

@@ -305,3 +305,29 @@ def test_interventions_from_the_window_are_recorded_with_their_tick(tmp_path):
     assert kinds == {20: ["food"], 21: ["current"]}
     past.close()
     app.close()
+
+
+def test_one_drag_from_now_goes_on_into_the_past_and_to_start_never_resets_the_live_tank():
+    """A real drag: press at now, move back step by step, release — the past follows the mouse
+    to where it is released; "To start" there goes to the past's first tick, the live tank
+    (waiting) is untouched."""
+    scene = AquariumScene.live(load_config(seed=2))
+    app = App([scene], (1280, 720), offscreen=True)
+    scene.pacer.paused = True
+    for _ in range(200):
+        scene.step()
+    app.frame(0.0)
+    live_hash = scene.session.state_hash()
+    tl = scene.timeline
+    y = tl.bar.centery
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=(tl.x_of(200), y)))
+    for t in (190, 160, 120, 100):
+        pygame.event.post(pygame.event.Event(pygame.MOUSEMOTION, pos=(tl.x_of(t), y), rel=(0, 0), buttons=(1, 0, 0)))
+        app.frame(0.0)
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, button=1, pos=(tl.x_of(100), y)))
+    app.frame(0.0)
+    assert scene.mode == "replay" and abs(scene.tick - 100) <= 1
+    next(b for b in scene.buttons if b.label == "To start").action()
+    assert scene.mode == "replay" and scene.tick == 0 and scene.live_home is not None
+    assert scene.live_home.tick == 200 and scene.live_home.state_hash() == live_hash
+    app.close()

@@ -528,16 +528,30 @@ def test_replay_of_a_model_run_shows_what_a_fish_saw_and_said_and_asks_again(tmp
         app.close()
 
 
-def test_t_with_the_embedded_brain_says_what_it_needs_and_types_nothing():
+def test_t_with_the_embedded_brain_types_a_question_and_letters_stay_text():
+    """With the embedded brain T opens the question box too: h, s and q are letters of the
+    question (not help, next scene, quit); Enter answers with the planner's reasons and says
+    the embedded brain does not talk."""
+    from mirofish.scenes.referential.scene import ReferentialScene
+
     scene = AquariumScene.live(load_config(seed=2))
-    app = app_for(scene, (1280, 720))
+    app = App([scene, ReferentialScene()], (1280, 720), offscreen=True)
+    app.frame(0.0)
     scene.selected = 3
     key(pygame.K_t)
+    for k, ch in ((pygame.K_h, "h"), (pygame.K_s, "s"), (pygame.K_q, "q")):
+        pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=0, unicode=ch))
     app.frame(0.0)
-    assert scene.typing is None and "embedded" in scene.message
-    key(pygame.K_h)  # still a command, not typed text
+    assert scene.typing == "hsq" and not scene.show_help and app.scene is scene and app.running
+    key(pygame.K_RETURN)
     app.frame(0.0)
-    assert scene.show_help
+    lines = [t for t, _ in scene._why_lines()]
+    assert "you asked: hsq" in lines and any("does not talk" in t for t in lines)
+    assert any(t.startswith("plan now") for t in lines)
+    scene.selected = None
+    key(pygame.K_t)
+    app.frame(0.0)
+    assert scene.typing is None and "follow a fish first" in scene.message
     app.close()
 
 

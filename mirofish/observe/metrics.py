@@ -228,9 +228,13 @@ class Metrics:
         """Per fish: moved in the last ``MOVED_WITHIN`` ticks."""
         return self.last_moved >= self.ticks - MOVED_WITHIN
 
+    first_tick = 0
+
     def observe(self, f: Frame) -> None:
         """Fold one tick in: rolling windows every tick, values and run means every ``sample_every``."""
         cfg, slot = self.cfg, self.ticks % self.cfg.window
+        if self.ticks == 0:
+            self.first_tick = f.tick  # what these metrics have seen starts here (a replay: its keyframe)
         self.ticks += 1
         self.word_deed.observe(f)
         counts = np.bincount(f.executed, minlength=N_ACTIONS)

@@ -207,7 +207,10 @@ class AquariumScene:
         self.session, self.mode = replay, "replay"
         self.cfg = replay.cfg
         self.renderer = TankRenderer(replay.terrain())
+        old = self.timeline  # a drag that went back goes on, on the same bar
         self.timeline = Timeline(replay.first_tick, replay.last_tick, replay.markers())
+        if old is not None:
+            self.timeline.dragging, self.timeline.rect = old.dragging, old.rect
         self.hud = Hud()
         self._reset_views()
 
@@ -322,8 +325,10 @@ class AquariumScene:
         replay: back to the first tick)."""
         if self.fork is not None:
             self.end_fork()
-        if self.live_home is not None and self._showing_own_past():
-            self.to_now()
+        if self.live_home is not None:  # the past or a recording: back to its start (the live tank waits)
+            self.seek(self.session.first_tick)  # type: ignore[attr-defined]
+            self.message = f"t{self.tick}: the start of {'the kept past' if self._showing_own_past() else 'the recording'}"
+            return
         if isinstance(self.session, LiveSession):
             cfg = self._pending_cfg  # with the fish count of the reset sliders, and the tuned settings kept
             for key, value in self.session.tuned().items():
@@ -442,8 +447,7 @@ class AquariumScene:
         new_cell = max(fit, min(r.MAX_ZOOM_CELL, int(round(fit * zoom))))
         scale = r.cell / new_cell
         self.pan = (under[0] + (centre[0] - under[0]) * scale, under[1] + (centre[1] - under[1]) * scale)
-        self.zoom = zoom
-        self._centred = False
+        self.zoom = zoom  # (a followed fish stays centred; only a drag stops that)
         if zoom == 1.0:
             self.pan = None
 
@@ -522,12 +526,12 @@ class AquariumScene:
         elif k == pygame.K_g:
             self.ask_again()
         elif k == pygame.K_t:
-            if self.why is not None and self.why["future"] is not None:
+            if self.selected is None:
+                self.message = "follow a fish first (click it), then T types a question to it"
+            else:  # a box for the question; every key is text until Enter or Esc
+                if self.why is None or self.why["fish"] != self.selected:
+                    self.ask_why()
                 self.typing = ""
-            else:  # never a silent key: say what T needs
-                self.message = ("T types a question to a model fish (after I); this tank's brain is the embedded one, "
-                                "which I explains with its numbers" if self.cfg.brain.kind != "llm"
-                                else "follow a fish and press I first, then T types your own question")
 
     CURRENT_KEYS: ClassVar[dict[int, str]] = {pygame.K_UP: "north", pygame.K_DOWN: "south",
                                               pygame.K_LEFT: "west", pygame.K_RIGHT: "east"}
@@ -566,6 +570,8 @@ class AquariumScene:
             self.message = "Esc again (or Q) quits"
 
     def update(self, dt: float) -> None:
+        if not self.pacer.paused and "Space plays" in self.message:
+            self.message = ""  # it plays now: the hint is stale
         due = self.pacer.due(self._clock(dt), 32)
         for _ in range(due):
             if self.step() is None:
@@ -631,6 +637,8 @@ class AquariumScene:
             last = self.last_decision.get(self.selected) if self.selected is not None else None
             model = self.cfg.brain.kind == "llm"
             word_deed = self.shown.metrics.word_deed.fish(self.selected) if self.selected is not None else None
+            if word_deed is not None and self.shown.metrics.first_tick > 0:
+                word_deed["since"] = self.shown.metrics.first_tick
             self.follow.draw(surf, r["panel"], fish, hist, last,
                              self.view.max_energy / 100, drift, self.cfg.brain.drift_alert, self._why_lines(),
                              behaviour=self._behaviour(), text_drift_applies=model, word_deed=word_deed)
@@ -711,7 +719,7 @@ class AquariumScene:
             return
         if live.is_recording:
             path = live.stop_recording()
-            self.message = f"recording saved: {path}  (L opens it)"
+            self.message = f"recording saved: {path} (L opens it); the recent past is kept again from t{live.tick}"
             return
         self.keep()
 
@@ -773,7 +781,7 @@ class AquariumScene:
         live = self.live_home if self.live_home is not None else self.session
         if self.live_home is not None and self.fork is None:
             out += [Button("Back to now", self.to_now, "N", active=True)]
-        if isinstance(live, LiveSession) and self.fork is None:
+        if isinstance(live, LiveSession) and self.fork is None and (self.live_home is None or self._showing_own_past()):
             rec = live.is_recording
             keep = "Keep this" if self._showing_own_past() else "Record"
             out += [Button("Stop rec" if rec else keep, self._toggle_record, "K", active=rec)]
@@ -953,16 +961,22 @@ class AquariumScene:
                             f"no answer ({answer['error']})", theme.ACCENT if answer["text"] else theme.BAD))
             if self.typing is None:
                 out.append(("T: type your own question", theme.FAINT))
+        elif why.get("typed"):  # the embedded brain has no words: its answer is its reasons
+            out.append((f"you asked: {why['question']}", theme.FAINT))
+            out.append(("the embedded brain does not talk: the reasons above are its whole answer "
+                        "(a model brain answers in the fish's words)", theme.DIM))
         if self.typing is not None:
             out.append((f"ask: {self.typing}_", theme.INK))
         return out
 
     def _type(self, event) -> None:
-        """Typing a question to a model fish: Enter asks, Esc cancels."""
+        """Typing a question to the followed fish: Enter asks, Esc cancels (every other key is text)."""
         if event.key == pygame.K_RETURN:
             question, self.typing = (self.typing or "").strip(), None
             if question:
                 self.ask_why(question)
+                if self.why is not None:
+                    self.why["typed"] = True
         elif event.key == pygame.K_ESCAPE:
             self.typing = None
         elif event.key == pygame.K_BACKSPACE:
@@ -985,10 +999,12 @@ class AquariumScene:
     def _draw_footer(self, surf, rect) -> None:
         alerts = self._metrics().get("alerts", [])
         text = self.message or "H: keys   click: follow a fish   F: fork   space: pause   +/-: speed"
-        surf.blit(theme.text(text, 18, theme.DIM), (rect.x + 10, rect.y + 3))
-        if alerts:
-            a = theme.text("ALERT: " + "; ".join(alerts), 18, theme.BAD)
+        room = rect.w - 20
+        if alerts:  # the alert on the right, at most half the line; the message fits in what is left
+            a = theme.fit("ALERT: " + "; ".join(alerts), 18, rect.w // 2, theme.BAD)
             surf.blit(a, (rect.right - a.get_width() - 10, rect.y + 3))
+            room -= a.get_width() + 20
+        surf.blit(theme.fit(text, 18, room, theme.DIM), (rect.x + 10, rect.y + 3))
 
     def _draw_live_curve(self, surf, rect) -> None:
         if self.fork is None:
@@ -1019,7 +1035,7 @@ class AquariumScene:
 
     def _draw_picker(self, surf) -> None:
         rect = self._picker_rect(surf.get_rect())
-        theme.overlay(surf, rect, theme.ACCENT)
+        theme.overlay(surf, rect, theme.ACCENT, alpha=250)
         surf.blit(theme.text(f"Fork at t{self.tick}: what should fish {self.selected} do now?", 22, theme.INK,
                              bold=True), (rect.x + 16, rect.y + 12))
         surf.blit(theme.text("a new plan", 16, theme.FAINT), (rect.x + 30, rect.y + 42))
@@ -1049,7 +1065,7 @@ class AquariumScene:
         files = self.picking_file or []
         rect = pygame.Rect(0, 0, min(720, surf.get_width() - 40), 80 + 30 * len(files))
         rect.center = surf.get_rect().center
-        theme.overlay(surf, rect, theme.ACCENT)
+        theme.overlay(surf, rect, theme.ACCENT, alpha=250)
         surf.blit(theme.text("Open a recording (newest first)", 22, theme.INK, bold=True), (rect.x + 16, rect.y + 12))
         self._file_rows = []
         for k, path in enumerate(files):

@@ -262,7 +262,7 @@ class FollowPanel:
         y += 17
         for s in fish.summaries[-3:]:
             body = s.split(" Anchors:")[0]
-            for line in theme.wrap(body, w, 16)[:2]:
+            for line in theme.wrap(body, w, 16)[:4]:
                 surf.blit(theme.text(line, 16, theme.DIM), (x, y))
                 y += 16
         if not fish.summaries:
@@ -338,6 +338,8 @@ class FollowPanel:
         else:
             line = (f"words agree {wd['word_agrees']:.0%} of {wd['thoughts_judged']} · plans happened "
                     f"{wd['deed_done']:.0%} · both {wd['word_and_deed']:.0%}")
+        if wd.get("since"):  # a replay after a seek measures from the keyframe it restored
+            line += f" since t{wd['since']}"
         low = wd["word_agrees"] is not None and wd["word_agrees"] < 0.5
         surf.blit(theme.fit(line, 16, w, theme.WARN if low else theme.INK), (x, y))
         y += 17
@@ -377,8 +379,8 @@ class Timeline:
 
     def handle(self, event) -> int | None:
         """A tick to seek to, if the event asks for one."""
-        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.bar.inflate(0,
-                                                                                           18).collidepoint(event.pos):
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.bar.inflate(20, 18).collidepoint(
+                event.pos):  # the handle at either end sticks out of the bar: it counts
             self.dragging = True
             return self.tick_at(event.pos[0])
         if event.type == pygame.MOUSEMOTION and self.dragging:
@@ -457,7 +459,7 @@ def draw_help(surf: pygame.Surface, lines=None, title: str = "Keys") -> None:
     h = min(56 + step * rows, surf.get_height() - 20)
     rect = pygame.Rect(0, 0, w, h)
     rect.center = surf.get_rect().center
-    theme.overlay(surf, rect, alpha=240)
+    theme.overlay(surf, rect, alpha=250)
     surf.blit(theme.fit(title, 24, w - 40, theme.INK, bold=True), (rect.x + 20, rect.y + 10))
     y = rect.y + 44
     for key, ws in wrapped:
