@@ -41,6 +41,7 @@ class PacedScene:
     between steps, never while one runs."""
 
     uses_model = False
+    title = "Scene"
     # What the scene's help overlay (H) says: (what you see / a key, what it means), in plain words.
     help_lines: tuple[tuple[str, str], ...] = ()
     show_help = False

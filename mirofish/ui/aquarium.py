@@ -327,7 +327,8 @@ class AquariumScene:
             self.end_fork()
         if self.live_home is not None:  # the past or a recording: back to its start (the live tank waits)
             self.seek(self.session.first_tick)  # type: ignore[attr-defined]
-            self.message = f"t{self.tick}: the start of {'the kept past' if self._showing_own_past() else 'the recording'}"
+            what = "the kept past" if self._showing_own_past() else "the recording"
+            self.message = f"t{self.tick}: the start of {what}"
             return
         if isinstance(self.session, LiveSession):
             cfg = self._pending_cfg  # with the fish count of the reset sliders, and the tuned settings kept
