@@ -5,5 +5,9 @@ try:
 except KeyboardInterrupt:
     print("mirofish: interrupted", file=sys.stderr)
     sys.exit(130)
+except ModuleNotFoundError as exc:  # a Python MiroFish was not installed into
+    print(f"mirofish: {exc.name} is not installed for this Python ({sys.executable}); run MiroFish with the one "
+          f"it was installed into, e.g. .venv/bin/python -m mirofish (or pip install -e .)", file=sys.stderr)
+    sys.exit(2)
 
 sys.exit(main())

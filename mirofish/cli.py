@@ -25,6 +25,9 @@ from .ui import WindowError
 EXIT_BAD_INPUT = 2
 
 
+_NEEDED = ("pygame", "numpy", "pydantic", "openai")  # the dependencies pip installs
+
+
 class UsageError(Exception):
     """Bad command-line input; the message is one line."""
 
@@ -188,10 +191,17 @@ def build_parser() -> argparse.ArgumentParser:
     iv.add_argument("--rock", action="append", default=[], metavar="X,Y", help="a 3x3 rock around X,Y")
     iv.add_argument("--clear-rock", action="append", default=[], metavar="X,Y",
                     help="remove rocks and plants on the 3x3 cells around X,Y")
+    iv.add_argument("--add-fish", action="append", default=[], metavar="X,Y[,S,C,A,P,M]",
+                    help="a new fish on the free water nearest X,Y, with random traits or the five given "
+                         "(sociability, curiosity, caution, appetite, calm; 0..100); needs room: the recording's "
+                         "fish.spare, or a fish taken out")
+    iv.add_argument("--remove-fish", action="append", default=[], type=_int_at_least(0), metavar="N",
+                    help="take fish N out of the water")
     iv.add_argument("--current", action="append", default=[], metavar="DIR,TICKS",
                     help="push every fish that can one cell DIR (north, south, west, east) each tick for TICKS ticks")
     iv.add_argument("--interventions", metavar="FILE",
-                    help="JSON Lines, one {\"tick\": T, \"kind\": food|rock|clear|current|tune, ...} per line "
+                    help="JSON Lines, one {\"tick\": T, \"kind\": food|rock|clear|current|tune|add|remove, ...} "
+                         "per line "
                          "(README \"Interventions\"); each happens at its tick (>= --at)")
     fk.add_argument("--ticks", type=_int_at_least(1), default=600, help="ticks to run after the fork (default 600)")
     fk.add_argument("--record", metavar="OUT", help="write the fork as its own recording")
@@ -417,7 +427,7 @@ def run_replay(args: argparse.Namespace) -> int:
     from .session import ReplaySession
 
     player = ReplaySession(args.path)
-    _check_select(args, player.cfg.fish.count)
+    _check_select(args, player.cfg.fish.slots)
     cache = _reply_cache(args.reply_cache)
     filled = cache.fill(player.recording.model_calls()) if cache is not None else None
     if args.headless:
@@ -505,7 +515,8 @@ def run_fork(args: argparse.Namespace) -> int:
         raise UsageError("mirofish fork: --fish and --plan/--action go together (or leave both out and intervene)")
     try:
         now = ([ivs.parse_point(t, "food") for t in args.drop_food] + [ivs.parse_point(t, "rock") for t in args.rock]
-               + [ivs.parse_point(t, "clear") for t in args.clear_rock] + [ivs.parse_current(t) for t in args.current])
+               + [ivs.parse_point(t, "clear") for t in args.clear_rock] + [ivs.parse_current(t) for t in args.current]
+               + [ivs.parse_add(t) for t in args.add_fish] + [{"kind": "remove", "fish": n} for n in args.remove_fish])
         later = ivs.read_file(args.interventions) if args.interventions else []
     except ivs.InterventionError as exc:
         raise UsageError(f"mirofish fork: {exc}") from None
@@ -514,7 +525,7 @@ def run_fork(args: argparse.Namespace) -> int:
     added = [(args.at, iv) for iv in now] + later
     if swap is None and not added:
         raise UsageError("mirofish fork: say what changes: --fish with --plan/--action, or an intervention "
-                       "(--drop-food, --rock, --clear-rock, --current, --interventions)")
+                       "(--drop-food, --rock, --clear-rock, --current, --add-fish, --remove-fish, --interventions)")
     print(json.dumps(fork(args.path, args.at, args.fish, swap, args.ticks, args.record,
                           overwrite=args.overwrite, base_url=args.base_url, model=args.model,
                           cache=_reply_cache(args.reply_cache), added=added)))
@@ -886,7 +897,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
                          "screenshot")
         if args.command == "live":
             cfg = _config_from(args)
-            _check_select(args, cfg.fish.count)
+            _check_select(args, cfg.fish.slots)
             if args.headless:
                 progress = args.progress or sys.stderr.isatty()
                 run_headless(cfg, args.ticks or 2000, args.ascii, progress, record=args.record,
@@ -935,6 +946,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
         if isinstance(exc, sqlite3.Error):  # a database file that cannot be written or read
             print(f"mirofish: database error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if isinstance(exc, ModuleNotFoundError) and exc.name in _NEEDED:  # run with a Python MiroFish isn't in
+            print(f"mirofish: {exc.name} is not installed for this Python ({sys.executable}); run MiroFish with the "
+                  f"one it was installed into, e.g. .venv/bin/python run.py (or pip install -e .)", file=sys.stderr)
             return EXIT_BAD_INPUT
         if os.environ.get("MIROFISH_DEBUG"):
             raise

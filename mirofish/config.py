@@ -86,6 +86,8 @@ class FishConfig(_Section):
     """Energy bookkeeping and population."""
 
     count: int = Field(60, ge=1, le=100_000)
+    spare: int = Field(0, ge=0, le=10_000, description="room for fish added while the tank runs (an intervention); "
+                                                      "they start out of the water")
     sociability_shift: int = Field(0, ge=-50, le=50,
                                    description="the personality mix: added to every fish's drawn sociability")
     max_energy: float = Field(100.0, gt=0, le=10_000)
@@ -108,6 +110,11 @@ class FishConfig(_Section):
     @classmethod
     def _check_energy(cls, v: float) -> float:
         return _energy(v)
+
+    @property
+    def slots(self) -> int:
+        """Fish the tank has room for: ``count`` in the water at the start, ``spare`` out of it."""
+        return self.count + self.spare
 
     @model_validator(mode="after")
     def _ranges(self) -> FishConfig:

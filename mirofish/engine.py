@@ -75,7 +75,7 @@ class Engine:
     def _request(self) -> np.ndarray:
         w, s = self.world, self.world.school
         trig = w.triggers()
-        need = ((trig >= 0) & ~self.pending).nonzero()[0]
+        need = ((trig >= 0) & ~self.pending & ~s.absent).nonzero()[0]  # fish out of the water are asked nothing
         if need.size == 0:
             return need
         refused = w.recently_refused(need, w.cfg.triggers.hard_timeout)
@@ -182,7 +182,7 @@ class Engine:
         frame = Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
                       stuck=s.stuck.copy(), neighbours=s.neighbours.copy(), executed=out.executed,
                       move_outcome=out.move_outcome, applied=applied, latencies=latencies,
-                      interventions=done)
+                      interventions=done, present=~s.absent if s.absent.any() else None)
         for obs in self.observers:
             obs(frame)
         return frame

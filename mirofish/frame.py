@@ -33,6 +33,12 @@ class Frame:
     applied: list[DecisionBatch] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
     interventions: list[dict] = field(default_factory=list)  # applied at the start of the tick
+    present: np.ndarray | None = None  # which fish are in the water; None: all of them
+
+    @property
+    def in_water(self) -> np.ndarray:
+        """Ids of the fish in the water (all but those taken out or not yet added)."""
+        return np.arange(len(self.x)) if self.present is None else np.flatnonzero(self.present)
 
     @property
     def outcome_counts(self) -> np.ndarray:

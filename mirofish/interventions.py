@@ -16,6 +16,13 @@ fork of it reproduces them. The kinds (``KINDS``):
     fish first, ties by id). ``ticks`` 0 stops a current.
 ``{"kind": "tune", "key": K, "value": V}``
     one of :data:`LIVE_KEYS` changed (the window's sliders).
+``{"kind": "add", "x": X, "y": Y}`` (optional ``"traits": [sociability, curiosity, caution,
+appetite, calm]``, 0..100 each; drawn like the tank's own fish when left out)
+    a new fish in the free room with the lowest id (a fish taken out before, or ``fish.spare``), on the
+    open cell nearest (X, Y): young, its energy at the start maximum, no memories.
+``{"kind": "remove", "fish": N}``
+    fish N is taken out of the water: parked where nothing sees or meets it, it only rests,
+    is asked nothing and counts in no metric; its room can take an added fish.
 
 What an intervention leaves in the world (changed terrain, a current, tuned settings) is part
 of the keyframes and — only when present — of the state hash, so a tank nobody touched hashes
@@ -35,7 +42,7 @@ from .water import NO_FOOD, ROCK, WATER
 if TYPE_CHECKING:
     from .world import World
 
-KINDS = ("food", "rock", "clear", "current", "tune")
+KINDS = ("food", "rock", "clear", "current", "tune", "add", "remove")
 # Settings a running tank may change (the window's sliders, ``tune``); the rest apply at a reset.
 LIVE_KEYS = ("food.spawn_rate", "steering.alignment", "steering.cohesion", "steering.separation",
              "steering.food", "steering.open_water")
@@ -61,6 +68,27 @@ def check(iv: object, world: World | None = None) -> dict:
         if world is not None:
             _square(world, iv["x"], iv["y"])
         return {"kind": kind, "x": iv["x"], "y": iv["y"]}
+    if kind == "add":
+        if not all(type(iv.get(k)) is int for k in ("x", "y")):
+            raise InterventionError(f"add needs whole-number x and y, got {iv.get('x')!r}, {iv.get('y')!r}")
+        traits = iv.get("traits")
+        if traits is not None and (not isinstance(traits, list) or len(traits) != 5
+                                   or not all(type(v) is int and 0 <= v <= 100 for v in traits)):
+            raise InterventionError(f"add: traits must be five whole numbers 0..100, got {traits!r}")
+        if world is not None:
+            _square(world, iv["x"], iv["y"])
+            if not world.school.absent.any():
+                raise InterventionError(f"no room for another fish: all {world.school.n} are in the water "
+                                        f"(start the tank with --set fish.spare=N, or take one out)")
+        out = {"kind": kind, "x": iv["x"], "y": iv["y"]}
+        return {**out, "traits": traits} if traits is not None else out
+    if kind == "remove":
+        fish = iv.get("fish")
+        if type(fish) is not int or (world is not None and not 0 <= fish < world.school.n):
+            raise InterventionError(f"remove: no fish {fish!r} in this tank")
+        if world is not None and world.school.absent[fish]:
+            raise InterventionError(f"remove: fish {fish} is not in the water")
+        return {"kind": kind, "fish": fish}
     if kind == "current":
         if iv.get("dir") not in DIRECTIONS:
             raise InterventionError(f"current: dir must be one of {', '.join(DIRECTIONS)}, got {iv.get('dir')!r}")
@@ -91,6 +119,10 @@ def describe(iv: dict) -> str:
         return f"rocks cleared at {iv['x']},{iv['y']}"
     if kind == "current":
         return f"current {iv['dir']} for {iv['ticks']} ticks" if iv["ticks"] else "current stopped"
+    if kind == "add":
+        return f"a fish added at {iv['x']},{iv['y']}" + (f" (fish {iv['fish']})" if "fish" in iv else "")
+    if kind == "remove":
+        return f"fish {iv['fish']} taken out"
     return f"{iv['key']} = {iv['value']:g}"
 
 
@@ -101,6 +133,19 @@ def parse_point(text: str, kind: str) -> dict:
     except ValueError:
         raise InterventionError(f"--{kind}: expected X,Y (two whole numbers), got {text!r}") from None
     return {"kind": kind, "x": x, "y": y}
+
+
+def parse_add(text: str) -> dict:
+    """``"X,Y"`` or ``"X,Y,S,C,A,P,M"`` (the five traits 0..100) → an add intervention."""
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) not in (2, 7):
+        raise InterventionError(f"--add-fish: expected X,Y or X,Y and five traits (sociability, curiosity, caution, "
+                                f"appetite, calm; 0..100), got {text!r}")
+    iv = {"kind": "add", "x": values[0], "y": values[1]}
+    return check({**iv, "traits": values[2:]} if len(values) == 7 else iv)
 
 
 def parse_current(text: str) -> dict:
@@ -176,11 +221,68 @@ def apply(world: World, iv: dict) -> dict:
         changed = int(cells.size)
     elif kind == "current":
         world.current = (DIRECTIONS.index(iv["dir"]), world.tick + iv["ticks"]) if iv["ticks"] else None
+    elif kind == "add":
+        fish = _add_fish(world, iv)
+        world.look()
+        return {**iv, "fish": fish, "cells": 1}
+    elif kind == "remove":
+        _remove_fish(world, iv["fish"])
+        world.look()
+        return {**iv, "cells": 1}
     else:
         world.tune(iv["key"], iv["value"])
     if kind != "tune":
         world.look()  # what the fish see changed
     return {**iv, "cells": changed}
+
+
+def _add_fish(world: World, iv: dict) -> int:
+    """Put a new fish in the first free room, on the free open cell nearest (x, y); its id."""
+    from .config import hundredths
+    from .fish.personality import persona_text, sample_traits
+    from .fish.plans import Goal
+
+    s, w, cfg = world.school, world.water, world.cfg
+    fish = int(np.flatnonzero(s.absent)[0])
+    open_free = w.open_cells[world.occupant[w.open_cells] < 0]
+    if open_free.size == 0:
+        raise InterventionError("no free water for another fish")
+    ox, oy = w.xy(open_free)
+    d2 = (ox - iv["x"]) ** 2 + (oy - iv["y"]) ** 2
+    cell = int(open_free[np.lexsort((open_free, d2))[0]])  # nearest, ties by cell
+    if iv.get("traits") is not None:
+        traits = np.array(iv["traits"], np.int16)
+    else:  # drawn like the tank's own fish, from the world's generator (so a replay draws the same)
+        traits = sample_traits(world.rng, 1, cfg.fish.sociability_shift)[0]
+    fresh = type(s)(1, cfg.memory)  # a new fish's every array, then what makes it this one
+    for name in type(s).STATE:
+        getattr(s, name)[fish] = getattr(fresh, name)[0]
+    s.memory.tick[fish], s.memory.code[fish], s.memory.arg[fish], s.memory.count[fish] = 0, 0, 0, 0
+    s.long_memory.records[fish], s.long_memory.count[fish] = 0, 0
+    s.long_memory.texts = {k: v for k, v in s.long_memory.texts.items() if k[0] != fish}
+    s.absent[fish] = False
+    s.cell[fish] = cell
+    world.occupant[cell] = fish
+    s.heading[fish] = int(world.rng.integers(0, 4))
+    s.energy[fish] = hundredths(cfg.fish.start_energy_max)
+    s.traits[fish] = traits
+    s.persona[fish] = persona_text(traits)
+    s.plan_goal[fish], s.plan_param[fish] = (int(Goal.EXPLORE), s.heading[fish]) if world.plans else (
+        s.plan_goal[fish], s.plan_param[fish])
+    s.last_decision[fish] = world.tick - max(cfg.triggers.hard_timeout, cfg.triggers.plan_timeout)  # it decides now
+    s.at_summary[fish, 0], s.at_summary[fish, 5] = 0, s.energy[fish]
+    world.used_slots = max(world.used_slots, fish + 1)
+    world.refit_fish()
+    return fish
+
+
+def _remove_fish(world: World, fish: int) -> None:
+    s = world.school
+    world.occupant[s.cell[fish]] = -1
+    s.absent[fish] = True
+    s.cell[fish] = world.park
+    s.stuck[fish] = 0
+    world.refit_fish()
 
 
 def drift(world: World) -> int:
@@ -196,6 +298,7 @@ def drift(world: World) -> int:
     x, y = w.xy(s.cell)
     along = (-y, y, -x, x)[direction]  # larger = further downstream
     order = np.lexsort((s.ids, -along))
+    order = order[~s.absent[order]]  # fish out of the water feel no current
     step = int(world.delta[direction])
     occupant, blocked, cell = world.occupant, w.blocked, s.cell
     moved = 0

@@ -53,6 +53,7 @@ class FishSnapshot(BaseModel):
     counters: dict[str, int | list[int]]
     at_summary: list[int]
     plan: str = ""  # the standing plan in words, e.g. "explore east"
+    in_water: bool = True  # False: taken out, or room for a fish not yet added (fish.spare)
     # the plan as numbers: goal, param, end tick, trigger raised since (-1 none), and the
     # plan-mode event state: ticks without food in view, ticks alone, crowded, hungry with food
     plan_state: list[int] = []
@@ -111,6 +112,7 @@ def fish_snapshot(world: World, i: int, xs=None, ys=None) -> FishSnapshot:
         plan=describe(int(s.plan_goal[i]), int(s.plan_param[i])),
         plan_state=[int(s.plan_goal[i]), int(s.plan_param[i]), int(s.plan_end[i]), int(s.plan_trigger[i]),
                     int(s.no_food[i]), int(s.alone[i]), int(s.crowded[i]), int(s.hungry_food[i])],
+        in_water=not bool(s.absent[i]),
     )
 
 
@@ -130,6 +132,10 @@ class TankView:
     food_y: np.ndarray
     food_age: np.ndarray
     rot_ticks: int
+    present: np.ndarray | None = None  # which fish are in the water; None: all
+
+    def in_water(self, i: int) -> bool:
+        return self.present is None or bool(self.present[i])
 
 
 def tank_view(world: World) -> TankView:
@@ -139,7 +145,8 @@ def tank_view(world: World) -> TankView:
     fx, fy = w.xy(cells)
     return TankView(tick=world.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
                     max_energy=world.max_energy, traits=s.traits.copy(), stuck=s.stuck.copy(), food_x=fx, food_y=fy,
-                    food_age=world.tick - w.food_born[cells], rot_ticks=w.rot_ticks)
+                    food_age=world.tick - w.food_born[cells], rot_ticks=w.rot_ticks,
+                    present=~s.absent if s.absent.any() else None)
 
 
 def take_terrain(world: World) -> list[str]:

@@ -107,6 +107,7 @@ class School:
         self.food_seen = np.zeros(n, np.int16)  # food count in view after the last tick
         self.neighbours = np.zeros(n, np.int16)  # other fish in view after the last tick
         self.failed = np.zeros(n, bool)  # last attempted action failed
+        self.absent = np.zeros(n, bool)  # out of the water (spare room, or taken out): see World.park
         self.refused_at = np.full((n, 4), NEVER, np.int32)  # last tick a move north/south/west/east failed
         self.food_rose = np.zeros(n, bool)  # more food in view than a tick before
         self.neighbours_changed = np.zeros(n, bool)
@@ -158,22 +159,29 @@ class World:
         self.window = w.view_offsets().astype(np.int64)
         self.occupant = np.full(w.terrain.size, -1, np.int64)
 
-        n = f.count
-        if n > w.open_cells.size:
-            raise ValueError(f"{n} fish do not fit in {w.open_cells.size} open cells")
+        n, k = f.slots, f.count  # room for n fish; k in the water at the start (spare ones out of it)
+        if k > w.open_cells.size:
+            raise ValueError(f"{k} fish do not fit in {w.open_cells.size} open cells")
         self.school = s = School(n, cfg.memory)
-        s.cell[:] = self.rng.choice(w.open_cells, size=n, replace=False)
-        s.heading[:] = self.rng.integers(0, 4, n)
+        s.cell[:k] = self.rng.choice(w.open_cells, size=k, replace=False)
+        s.heading[:k] = self.rng.integers(0, 4, k)
         lo, hi = hundredths(f.start_energy_min), hundredths(f.start_energy_max)
-        s.energy[:] = self.rng.integers(lo, hi + 1, n)
-        s.age[:] = self.rng.integers(0, f.start_age_max + 1, n)
-        s.traits[:] = sample_traits(self.rng, n, cfg.fish.sociability_shift)
+        s.energy[:k] = self.rng.integers(lo, hi + 1, k)
+        s.age[:k] = self.rng.integers(0, f.start_age_max + 1, k)
+        s.traits[:k] = sample_traits(self.rng, k, cfg.fish.sociability_shift)
+        # Out of the water (spare room, or taken out): parked on the glass corner, where nothing
+        # sees them (a viewer sees glass there), nothing enters, and they only rest.
+        self.park = int(w.cell(0, 0))
+        self.used_slots = k  # slots ever in the water: the state hash covers these
+        s.absent[k:] = True
+        s.cell[k:] = self.park
+        s.energy[k:] = hundredths(f.start_energy_max)
         s.persona = [persona_text(t) for t in s.traits]
         if self.plans:  # until its first plan arrives (late, from a slow model), a fish swims on
             s.plan_goal[:], s.plan_param[:] = G_EXPLORE, s.heading
         s.last_decision[:] = -max(cfg.triggers.hard_timeout, cfg.triggers.plan_timeout)  # all decide at tick 0
         s.at_summary[:, 5] = s.energy
-        self.occupant[s.cell] = s.ids
+        self.occupant[s.cell[:k]] = s.ids[:k]
         self._id_keys = mix64(cfg.seed, s.ids)
         self._flags = np.zeros((n, EVENT_ORDER.size), bool)  # per tick: which memory events happened
         self._args = np.zeros((n, EVENT_ORDER.size), np.int16)  # … and their arguments
@@ -257,6 +265,12 @@ class World:
     def intervene(self, iv: dict) -> dict:
         """Apply a hands-on intervention now (see :mod:`mirofish.interventions`)."""
         return interventions.apply(self, iv)
+
+    def refit_fish(self) -> None:
+        """After fish were added or taken out: steering takes the traits and plans as they are now."""
+        s = self.school
+        self.steering = Steering(self.cfg.steering, self.cfg.seed, self.cfg.perception.radius, s.traits)
+        self.steering.set_plans(s.ids, s.plan_goal, s.plan_param)
 
     def refresh(self) -> None:
         """Recompute what is derived from the state (views, the steering's plan weights) after
@@ -365,6 +379,8 @@ class World:
         s, w, t = self.school, self.water, self.tick
         n = s.n
         executed = self.steer()
+        if self.used_slots != n or s.absent.any():
+            executed[s.absent] = _REST  # out of the water: it only rests
         s.intent = executed.copy()
 
         cfg_a = self.cfg.arbiter
@@ -448,6 +464,8 @@ class World:
         assert k is not None
         n, trig, cfg_a, m = s.n, self.cfg.triggers, self.cfg.arbiter, s.memory
         executed = self.steer()
+        if self.used_slots != n or s.absent.any():
+            executed[s.absent] = _REST  # out of the water: it only rests
         s.intent = executed.copy()
         outcome, meal = np.empty(n, np.int8), np.empty(n, np.int8)
         k.arbitrate(executed, s.cell, s.heading, s.age, s.energy, self._id_keys, w.blocked, self.occupant,
@@ -591,6 +609,11 @@ class World:
             out["water.terrain"] = self.water.terrain.copy()
         if self.current is not None:
             out["world.current"] = np.array(self.current, np.int64)
+        s = self.school
+        if self.used_slots != self.cfg.fish.count:
+            out["world.slots"] = np.array([self.used_slots], np.int64)
+        if not np.array_equal(s.absent, s.ids >= self.cfg.fish.count):
+            out["fish.absent"] = s.absent.copy()
         tuned = self.tuned()
         if tuned:
             out["world.tuned"] = np.frombuffer(json.dumps(tuned, sort_keys=True).encode(), np.uint8).copy()
@@ -615,6 +638,8 @@ class World:
         s.long_memory.texts = {(int(f), int(k)): t for f, k, t in json.loads(bytes(d["long.texts"]).decode())}
         s.persona = [persona_text(t) for t in s.traits]
         w.load_terrain(d.get("water.terrain"))
+        self.used_slots = int(d["world.slots"][0]) if "world.slots" in d else self.cfg.fish.count
+        s.absent = np.array(d["fish.absent"], bool) if "fish.absent" in d else s.ids >= self.cfg.fish.count
         self.current = tuple(int(v) for v in d["world.current"]) if "world.current" in d else None  # type: ignore[assignment]
         tuned = json.loads(bytes(d["world.tuned"]).decode()) if "world.tuned" in d else {}
         if tuned or self.tuned():
@@ -624,7 +649,8 @@ class World:
         w.food_born[:] = NO_FOOD
         w.food_born[d["food.cell"]] = d["food.born"]
         self.occupant[:] = -1
-        self.occupant[s.cell] = s.ids
+        self.occupant[s.cell[~s.absent]] = s.ids[~s.absent]
+        self.refit_fish()  # added fish have traits of their own
         self.refresh()
         rng = json.loads(bytes(d["rng"]).decode())
         self.rng.bit_generator.state = {
@@ -636,15 +662,13 @@ class World:
         """A digest of everything that decides the future: fish, food, memories, tick, RNG state."""
         h = hashlib.blake2b(digest_size=16)
         s = self.school
+        k = self.used_slots  # room never used (fish.spare) is not hashed: a tank with spare room hashes as without
         h.update(np.int64(self.tick).tobytes())
         for name in School.HASHED:
-            h.update(np.ascontiguousarray(getattr(s, name)).tobytes())
-        h.update(s.memory.tick.tobytes())
-        h.update(s.memory.code.tobytes())
-        h.update(s.memory.arg.tobytes())
-        h.update(s.memory.count.tobytes())
-        h.update(s.long_memory.records.tobytes())
-        h.update(s.long_memory.count.tobytes())
+            h.update(np.ascontiguousarray(getattr(s, name)[:k]).tobytes())
+        for arr in (s.memory.tick, s.memory.code, s.memory.arg, s.memory.count, s.long_memory.records,
+                    s.long_memory.count):
+            h.update(np.ascontiguousarray(arr[:k]).tobytes())
         h.update(self.water.food_born.tobytes())
         st = self.rng.bit_generator.state["state"]
         h.update(f"{st['state']}:{st['inc']}".encode())

@@ -25,17 +25,27 @@ from mirofish.ui.aquarium import AquariumScene
 
 EVERY_KIND = {
     40: [{"kind": "food", "x": 30, "y": 20}, {"kind": "rock", "x": 50, "y": 30}],
+    60: [{"kind": "remove", "fish": 3}],
     90: [{"kind": "current", "dir": "east", "ticks": 40}],
+    120: [{"kind": "add", "x": 40, "y": 20, "traits": [95, 50, 20, 50, 50]}],
     150: [{"kind": "tune", "key": "steering.alignment", "value": 1.5}, {"kind": "clear", "x": 50, "y": 30}],
     210: [{"kind": "rock", "x": 20, "y": 12}, {"kind": "current", "dir": "north", "ticks": 30}],
+    250: [{"kind": "add", "x": 10, "y": 10}],
 }
+CONFIG = ["record.keyframe_every=50", "fish.spare=1"]  # room for one more fish; fish 3 taken out makes two
+
+
+def as_given(ivs: list[dict]) -> list[dict]:
+    """Interventions as they were asked for (without what applying them added: cells, the new fish's id)."""
+    return [{k: v for k, v in iv.items() if k not in ("cells",) and not (iv["kind"] == "add" and k == "fish")}
+            for iv in ivs]
 
 
 @pytest.fixture(scope="module")
 def touched(tmp_path_factory):
     """A 300-tick recording with every kind of intervention, and the live run's hash per tick."""
     path = tmp_path_factory.mktemp("iv") / "touched.db"
-    cfg = load_config(seed=5, overrides=["record.keyframe_every=50"])
+    cfg = load_config(seed=5, overrides=CONFIG)
     live = LiveSession(cfg)
     live.start_recording(path)
     hashes = {}
@@ -51,8 +61,9 @@ def touched(tmp_path_factory):
 def test_every_kind_of_intervention_changes_the_tank_and_replays_tick_by_tick(touched):
     path, hashes = touched
     rec = Recording(path)
-    assert {t: [{k: v for k, v in iv.items() if k != "cells"} for iv in ivs]
-            for t, ivs in rec.interventions().items()} == EVERY_KIND
+    assert {t: as_given(ivs) for t, ivs in rec.interventions().items()} == EVERY_KIND
+    added = [iv["fish"] for ivs in rec.interventions().values() for iv in ivs if iv["kind"] == "add"]
+    assert added == [3, 60]  # the lowest free room: fish 3 taken out at t60, then the spare one
     assert all(iv["cells"] > 0 for t, ivs in rec.interventions().items() for iv in ivs
                if iv["kind"] in ("food", "rock", "clear"))
     replay = ReplaySession(rec)
@@ -63,7 +74,7 @@ def test_every_kind_of_intervention_changes_the_tank_and_replays_tick_by_tick(to
         replay.seek(t)
         assert replay.state_hash() == hashes[t]
     replay.close()
-    untouched = LiveSession(load_config(seed=5, overrides=["record.keyframe_every=50"]))
+    untouched = LiveSession(load_config(seed=5, overrides=CONFIG))
     untouched.run(300)
     assert untouched.state_hash() != hashes[300]  # they changed something
     rec.close()
@@ -89,7 +100,7 @@ def test_a_fork_of_a_recording_reproduces_its_interventions(touched):
     while fork.tick < 300:
         frame = fork.step()
         if frame.interventions:
-            applied[frame.tick] = [{k: v for k, v in iv.items() if k != "cells"} for iv in frame.interventions]
+            applied[frame.tick] = as_given(frame.interventions)
     assert applied == EVERY_KIND
     assert fork.world.tuned() == {"steering.alignment": 1.5}
     fork.close()
@@ -207,7 +218,7 @@ def test_live_rewind_drag_back_fork_return_to_now_and_keep(tmp_path):
     fresh = LiveSession(load_config(seed=6))
     fresh.run(back)
     assert _ticks_of(scene) == {f: d["tick"] for f, d in fresh.decisions().last.items()}
-    assert np.array_equal(scene.goal_counts, fresh.decisions().counts)
+    assert np.array_equal(scene.goal_counts[:60], fresh.decisions().counts)  # (the window has room for 8 more)
     fresh.close()
     scene.selected = 11
     scene.start_fork("explore east 30")
@@ -331,3 +342,61 @@ def test_one_drag_from_now_goes_on_into_the_past_and_to_start_never_resets_the_l
     assert scene.mode == "replay" and scene.tick == 0 and scene.live_home is not None
     assert scene.live_home.tick == 200 and scene.live_home.state_hash() == live_hash
     app.close()
+
+
+def test_room_for_more_fish_changes_nothing_until_one_is_added():
+    plain = LiveSession(load_config(seed=8))
+    roomy = LiveSession(load_config(seed=8, overrides=["fish.spare=5"]))
+    for _ in range(150):
+        plain.step()
+        roomy.step()
+        assert roomy.state_hash() == plain.state_hash()
+    assert roomy.metrics_summary()["schooling_degree"] == plain.metrics_summary()["schooling_degree"]
+    roomy.intervene({"kind": "add", "x": 30, "y": 20})
+    roomy.step()
+    plain.step()
+    assert roomy.state_hash() != plain.state_hash()
+
+
+def test_a_fish_taken_out_is_not_seen_asked_drawn_or_counted_and_an_added_one_joins_in():
+    live = LiveSession(load_config(seed=8, overrides=["fish.spare=1"]))
+    live.run(30)
+    gone = 7
+    live.intervene({"kind": "remove", "fish": gone})
+    live.run(200)
+    d = live.decisions().last[gone]
+    assert d["tick"] < 30  # asked nothing since
+    assert not live.fish(gone).in_water and live.view().present[gone] is np.False_
+    w, s = live.world, live.world.school  # no fish in the water sees it: each sees exactly the others there
+    here = np.flatnonzero(~s.absent)
+    for i in here:
+        others = np.isin(s.cell[here], s.cell[i] + w.window) & (here != i)
+        assert s.neighbours[i] == np.count_nonzero(others)
+    assert "fish 59" in __import__("mirofish.observe.ascii", fromlist=["x"]).status_line(live.snapshot())
+    live.intervene({"kind": "add", "x": 40, "y": 25, "traits": [95, 10, 10, 50, 50]})
+    frame = live.step()
+    new = frame.interventions[0]["fish"]
+    fish = live.fish(new)
+    assert new in (7, 60) and fish.in_water and fish.traits["sociability"] == 95 and "sociable" in fish.persona
+    assert abs(fish.x - 40) + abs(fish.y - 25) <= 2 and fish.memory_count <= 2
+    live.run(60)
+    assert live.decisions().last[new]["tick"] >= frame.tick  # it is asked like any fish
+    live.intervene({"kind": "add", "x": 20, "y": 20})  # the other room (fish.spare = 1, and fish 7's)
+    live.step()
+    with pytest.raises(InterventionError, match="no room for another fish"):
+        live.intervene({"kind": "add", "x": 40, "y": 25})
+    live.close()
+
+
+def test_fork_flags_add_and_remove_fish(touched, tmp_path):
+    path, _ = touched
+    done = subprocess.run([sys.executable, "-m", "mirofish", "fork", str(path), "--at", "20", "--remove-fish", "5",
+                           "--ticks", "30"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "fish 5 taken out at t20" in json.loads(done.stdout)["action"]
+    full = subprocess.run([sys.executable, "-m", "mirofish", "fork", str(path), "--at", "280", "--add-fish", "30,20",
+                           "--ticks", "10"], capture_output=True, text=True, timeout=60)
+    assert full.returncode == 2 and "no room for another fish" in full.stderr
+    bad = subprocess.run([sys.executable, "-m", "mirofish", "fork", str(path), "--at", "20", "--add-fish", "3,4,5",
+                          "--ticks", "10"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "five traits" in bad.stderr

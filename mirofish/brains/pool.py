@@ -126,7 +126,7 @@ class ModelPool(DecisionSource):
         self.fallback = instinct_source(cfg, tier="fallback")
         self._warn = warn or (lambda msg: print(f"mirofish: warning: {msg}", file=sys.stderr, flush=True))
         self.stats = Accounts()
-        self.tokens_by_fish = np.zeros(cfg.fish.count, np.int64)
+        self.tokens_by_fish = np.zeros(cfg.fish.slots, np.int64)
         self.drift: dict[int, float] = {}  # fish → drift score of its newest model-written summary
         self._seen: dict[int, set] = {}
         self._prefix_tokens = estimate_tokens(system_prompt(self.plans, self.bcfg.tendency))

@@ -18,7 +18,8 @@ def render(snap: Snapshot) -> str:
     for x, y, _ in snap.food:
         grid[y][x] = "F"
     for f in snap.fish:
-        grid[f.y][f.x] = "x" if f.energy == 0 else ARROWS[f.heading]
+        if f.in_water:
+            grid[f.y][f.x] = "x" if f.energy == 0 else ARROWS[f.heading]
     return "\n".join("".join(row) for row in grid)
 
 
@@ -29,10 +30,11 @@ def status_line(snap: Snapshot) -> str:
     def cur(key: str) -> float:
         return float(m.get(key, {}).get("current", 0.0))
 
-    energy = sum(f.energy for f in snap.fish) / max(1, len(snap.fish)) / 100
+    here = [f for f in snap.fish if f.in_water]
+    energy = sum(f.energy for f in here) / max(1, len(here)) / 100
     alerts = m.get("alerts") or []
     return (
-        f"tick {snap.tick}  fish {len(snap.fish)}  food {len(snap.food)}  energy {energy:.1f}  "
+        f"tick {snap.tick}  fish {len(here)}  food {len(snap.food)}  energy {energy:.1f}  "
         f"entropy {cur('action_entropy'):.2f}  conflicts {cur('conflict_rate'):.1%}  "
         f"schooling {cur('schooling_degree'):.2f}  polarization {cur('polarization'):.2f}"
         + (f"  ALERT: {'; '.join(alerts)}" if alerts else "")

@@ -229,6 +229,7 @@ class Metrics:
         return self.last_moved >= self.ticks - MOVED_WITHIN
 
     first_tick = 0
+    in_water = 0  # fish in the water at the last tick observed
 
     def observe(self, f: Frame) -> None:
         """Fold one tick in: rolling windows every tick, values and run means every ``sample_every``."""
@@ -237,14 +238,17 @@ class Metrics:
             self.first_tick = f.tick  # what these metrics have seen starts here (a replay: its keyframe)
         self.ticks += 1
         self.word_deed.observe(f)
-        counts = np.bincount(f.executed, minlength=N_ACTIONS)
+        here = f.present  # fish out of the water count in nothing
+        executed = f.executed if here is None else f.executed[here]
+        self.in_water = len(executed)
+        counts = np.bincount(executed, minlength=N_ACTIONS)
         self._action_sum += counts - self._actions[slot]
         self._actions[slot] = counts
         oc = f.outcome_counts
         conflicts = f.conflicts
         self._conflict_sum[0] += conflicts - self._conflicts[slot, 0]
-        self._conflict_sum[1] += len(f.executed) - self._conflicts[slot, 1]
-        self._conflicts[slot] = (conflicts, len(f.executed))
+        self._conflict_sum[1] += len(executed) - self._conflicts[slot, 1]
+        self._conflicts[slot] = (conflicts, len(executed))
         if f.applied:
             tiers = f.tiers
             by_tier = np.bincount(tiers, minlength=len(TIERS))
@@ -283,7 +287,7 @@ class Metrics:
     def schooling_now(self) -> float:
         """The schooling degree over the current window (cheap; called every tick by recorders)."""
         filled = min(self.ticks, self.cfg.schooling_window)
-        return float(np.count_nonzero((self._nb_sum > filled) & self.moving()) / max(1, len(self._nb_sum)))
+        return float(np.count_nonzero((self._nb_sum > filled) & self.moving()) / max(1, self.in_water))
 
     def _window_values(self) -> dict[str, float]:
         cur = {"action_entropy": entropy(self._action_sum)}
@@ -299,16 +303,20 @@ class Metrics:
     def _sample(self, f: Frame) -> None:
         cur = self._current
         cur.update(self._window_values())
-        xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
-        cur["polarization"] = polarization(f.heading)
-        cur["rotation"] = rotation(xy, f.heading)
+        ids = f.in_water  # the collective figures are of the fish in the water
+        full_xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
+        xy, heading = full_xy[ids], f.heading[ids]
+        cur["polarization"] = polarization(heading)
+        cur["rotation"] = rotation(xy, heading)
         cur["nn_distance"], labels = nn_and_labels(xy)
         sizes = np.bincount(labels, minlength=len(xy)) if labels is not None else np.ones(len(xy), np.int64)
-        cur["clusters"], cur["largest_cluster"] = float(np.count_nonzero(sizes >= 2)), float(sizes.max())
-        moving = self.moving()
+        cur["clusters"], cur["largest_cluster"] = float(np.count_nonzero(sizes >= 2)), float(sizes.max(initial=0))
+        moving = self.moving()[ids]
         found = schools(labels, moving)
-        self.school_members = found[0] if found else np.zeros(0, np.int64)
-        cur.update(school_figures(self.school_members, xy, f.heading, moving))
+        members = found[0] if found else np.zeros(0, np.int64)
+        cur.update(school_figures(members, xy, heading, moving))
+        self.school_members = ids[members]
+        xy = full_xy
         prev, m = self._prev_xy, self.school_members
         moved = xy[m].mean(axis=0) - prev[m].mean(axis=0) if m.size and prev is not None else np.zeros(2)
         cur["school_travel"] = float(np.hypot(*moved))

@@ -222,9 +222,10 @@ class Recorder:
         """One simulated tick (``f.tick``): decisions applied at it, its measures, keyframes."""
         t = f.tick
         m = self._session.metrics if self._session is not None else None
-        row = (t, int(f.energy.sum()) / (100.0 * len(f.energy)), m.schooling_now() if m else 0.0,
+        energy = f.energy if f.present is None else f.energy[f.present]  # of the fish in the water
+        row = (t, int(energy.sum()) / (100.0 * max(1, len(energy))), m.schooling_now() if m else 0.0,
                f.conflicts, f.moved, sum(len(b) for b in f.applied),
-               int(np.count_nonzero(f.energy < self._low_line)))
+               int(np.count_nonzero(energy < self._low_line)))
         sample = None
         if m is not None and t % self.sample_every == 0:
             cur = m.current()
@@ -728,9 +729,9 @@ class Recording:
                 continue
             try:
                 d, texts = decode_columns(_blob(data))
-                if d["fish"].size and int(d["fish"].max()) >= self.config.fish.count:
-                    raise ValueError(f"fish id {int(d['fish'].max())} in a tank of {self.config.fish.count}")
-                if d["executed"].size and d["executed"].shape[1] != self.config.fish.count:
+                if d["fish"].size and int(d["fish"].max()) >= self.config.fish.slots:
+                    raise ValueError(f"fish id {int(d['fish'].max())} in a tank of {self.config.fish.slots}")
+                if d["executed"].size and d["executed"].shape[1] != self.config.fish.slots:
                     raise ValueError("executed actions for a different number of fish")
                 self._cache[tick0] = (tick1, d, texts, d["ticks"], d["samples"], d["divergence"])
             except _DAMAGE as exc:

@@ -53,7 +53,7 @@ class FishReport:
 def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, t1: int | None = None) -> FishReport:
     """Re-simulate ``[t0, t1)`` of a recording and measure fish ``fish``."""
     player = ReplaySession(path)
-    n = player.cfg.fish.count
+    n = player.cfg.fish.slots
     if not 0 <= fish < n:
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{n - 1})")
     t0 = player.first_tick if t0 is None else t0

@@ -47,7 +47,7 @@ class _Side:
         self.rec, self.t0, self.t1, self.label = rec, t0, t1, label
         self.player = ReplaySession(rec)
         self.player.seek(t0)
-        n = rec.config.fish.count
+        n = rec.config.fish.slots
         self.actions = np.zeros(len(ACTION_NAMES), np.int64)
         self.plans = np.zeros(len(GOAL_NAMES), np.int64)
         self.decisions = 0
@@ -105,8 +105,8 @@ def diff_runs(a_path: str | Path, b_path: str | Path) -> dict:
     """Two recordings of the same tank compared over the ticks both hold (see the module doc)."""
     a, b = _open(a_path), _open(b_path)
     try:
-        if a.config.fish.count != b.config.fish.count:
-            raise RecordingError(f"{a.path} has {a.config.fish.count} fish and {b.path} {b.config.fish.count}: "
+        if a.config.fish.slots != b.config.fish.slots:
+            raise RecordingError(f"{a.path} has {a.config.fish.slots} fish and {b.path} {b.config.fish.slots}: "
                                  f"diff compares the same tank")
         t0, t1 = max(a.first_tick, b.first_tick), min(a.last_tick, b.last_tick)
         if t0 >= t1:
@@ -118,7 +118,7 @@ def diff_runs(a_path: str | Path, b_path: str | Path) -> dict:
             first_decision: dict | None = None
             first_cell: dict | None = None
             curve: list[tuple[int, int]] = []
-            ever = np.zeros(a.config.fish.count, bool)
+            ever = np.zeros(a.config.fish.slots, bool)
             for t in range(t0, t1):
                 ra, rb = sa.step(), sb.step()
                 if ra is None or rb is None:

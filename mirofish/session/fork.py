@@ -143,8 +143,8 @@ class ForkSession(Session):
                  recorded: DecisionBatch | None, source: DecisionSource, mode: str, owns_parent: bool,
                  added: list[tuple[int, dict]] | None = None):
         cfg = parent.cfg
-        if fish is not None and not 0 <= fish < cfg.fish.count:
-            raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{cfg.fish.count - 1})")
+        if fish is not None and not 0 <= fish < cfg.fish.slots:
+            raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{cfg.fish.slots - 1})")
         if (fish is None or plan is None) and not added:
             raise RecordingError("a fork needs a fish and its new plan, or an intervention")
         self.parent, self.fish_id, self.plan, self._owns_parent = parent, fish, plan, owns_parent

@@ -23,8 +23,8 @@ from ..observe.recording import Recording, RecordingError
 def find_exchange(rec: Recording, fish: int, tick: int) -> dict:
     """The decision exchange of ``fish`` at ``tick`` (applied or asked there), or a one-line error
     naming the nearest ticks where it has one."""
-    if not 0 <= fish < rec.config.fish.count:
-        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
+    if not 0 <= fish < rec.config.fish.slots:
+        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
     if rec.config.brain.kind != "llm":
         raise RecordingError(f"{rec.path} is a run of the {rec.config.brain.kind} brain: no model was asked")
     calls = [c for c in rec.model_calls(fish=fish) if c["kind"] == "decision"]

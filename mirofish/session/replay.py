@@ -189,7 +189,7 @@ class ReplaySession(Session):
         a multiple of ``_CHECKPOINT_TICKS`` at or below ``tick`` — built once, one pass, so that
         a seek (a timeline drag) scans at most that many ticks."""
         if getattr(self, "_checkpoints", None) is None:
-            rec, n, every = self.recording, self.cfg.fish.count, self._CHECKPOINT_TICKS
+            rec, n, every = self.recording, self.cfg.fish.slots, self._CHECKPOINT_TICKS
             counts, last = np.zeros((n, 6), np.int64), np.full(n, -1, np.int64)
             marks: dict[int, tuple[np.ndarray, np.ndarray]] = {}
             next_mark = (rec.first_tick // every + 1) * every
@@ -208,8 +208,8 @@ class ReplaySession(Session):
             self._checkpoints = marks
         best = max((b for b in self._checkpoints if b <= tick), default=None)
         if best is None:
-            return self.recording.first_tick, np.zeros((self.cfg.fish.count, 6), np.int64), \
-                np.full(self.cfg.fish.count, -1, np.int64)
+            return self.recording.first_tick, np.zeros((self.cfg.fish.slots, 6), np.int64), \
+                np.full(self.cfg.fish.slots, -1, np.int64)
         c, lt = self._checkpoints[best]
         return best, c.copy(), lt.copy()
 
@@ -304,8 +304,8 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
         check_out(out, rec, overwrite)
     if not rec.first_tick <= tick < rec.last_tick:
         raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
-    if fish is not None and not 0 <= fish < rec.config.fish.count:
-        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
+    if fish is not None and not 0 <= fish < rec.config.fish.slots:
+        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
     plan = plan_of(action) if action is not None else None
     if source is None:
         source = fork_source(rec, tick)

@@ -81,7 +81,7 @@ def word_deed_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
     player = ReplaySession(rec)
     try:
         player.seek(t0)
-        judge = WordDeed(rec.config.fish.count, keep=True)
+        judge = WordDeed(rec.config.fish.slots, keep=True)
         player.engine.observers.append(judge.observe)
         while player.tick < t1 and player.step() is not None:
             pass

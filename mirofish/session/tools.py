@@ -48,8 +48,8 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
     where they were (isolating a fish without its neighbours proves nothing).
     """
     rec = recording if isinstance(recording, Recording) else Recording(recording)
-    if not 0 <= fish < rec.config.fish.count:
-        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.count - 1})")
+    if not 0 <= fish < rec.config.fish.slots:
+        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
     player = ReplaySession(rec)
     player.seek(t0)
     # the embedded brain is asked again; a model is never re-asked

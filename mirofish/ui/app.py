@@ -177,7 +177,7 @@ def run_window(scene, screenshot: str | None = None, frames: int = 60, select: i
                 print(json.dumps({"fps_median": round(1000 / statistics.median(body), 1),
                                   "frame_ms_median": round(statistics.median(body), 2),
                                   "frame_ms_p95": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
-                                  "frames": len(times), "fish": len(scene.view.x),
+                                  "frames": len(times), "fish": _in_water(scene.view),
                                   "size": list(app.screen.get_size())}))
         else:
             app.run()
@@ -187,3 +187,8 @@ def run_window(scene, screenshot: str | None = None, frames: int = 60, select: i
 
 
 __all__ = ["App", "run_window", "theme"]
+
+
+def _in_water(view) -> int:
+    """Fish in the water in a tank view (not the room kept for fish added later)."""
+    return int(len(view.x) if view.present is None else view.present.sum())

@@ -34,6 +34,7 @@ from .tank import TankRenderer
 from .widgets import Button, Slider, lay_out_row
 
 HISTORY = 160  # ticks of energy history per fish (follow panel sparkline)
+SPARE = 8  # room for fish added by a click in a live tank (fish.spare)
 _CELLS = 1 + DIVERGENCE_COLUMNS.index("cells_differ")  # columns of ForkSession.curve (tick first)
 
 
@@ -101,8 +102,11 @@ class AquariumScene:
     @classmethod
     def live(cls, cfg, cache=None, past: bool = True) -> AquariumScene:
         """A live tank from ``cfg``, in realtime (the window's pace), keeping its recent past
-        (``record.history_minutes``) for the timeline; ``cache``: a model brain's reply cache
-        (``--reply-cache``)."""
+        (``record.history_minutes``) for the timeline, with room for ``SPARE`` fish added by
+        a click (``fish.spare``: the tank and its state hash are those of the same config
+        without it until one is added); ``cache``: a model brain's reply cache (``--reply-cache``)."""
+        if cfg.fish.spare < SPARE:
+            cfg = cfg.model_copy(update={"fish": cfg.fish.model_copy(update={"spare": SPARE})})
         return cls(LiveSession(cfg, mode="realtime", cache=cache, past=past))
 
     # ------------------------------------------------------------ the session being shown
@@ -419,15 +423,25 @@ class AquariumScene:
         elif event.type == pygame.KEYDOWN:
             self._key(event)
 
-    TOOLS = ("follow", "food", "rock", "clear")
+    TOOLS = ("follow", "food", "rock", "clear", "add", "remove")
     TOOL_LABELS: ClassVar[dict[str, str]] = {"follow": "Click: follow", "food": "Click: drop food",
-                                             "rock": "Click: place rock", "clear": "Click: clear rock"}
+                                             "rock": "Click: place rock", "clear": "Click: clear rock",
+                                             "add": "Click: add a fish", "remove": "Click: take out"}
 
     def _click_tank(self, pos) -> None:
         """A click in the tank: follow the fish there, or the hand tool's intervention."""
         if self.tool == "follow":
             self.selected = self.renderer.fish_at(pos, self.view)
             self._centred = True
+            return
+        if self.tool == "remove":
+            fish = self.renderer.fish_at(pos, self.view)
+            if fish is None:
+                self.message = "click on a fish to take it out"
+                return
+            if self.selected == fish:
+                self.selected = None
+            self.intervene({"kind": "remove", "fish": fish})
             return
         x, y = (int(round(v)) for v in self.renderer.cell_at(pos))
         self.intervene({"kind": self.tool, "x": x, "y": y})
@@ -478,11 +492,13 @@ class AquariumScene:
         if k == pygame.K_COMMA and self.fork is None:
             self.pacer.paused = True
             self.seek(self.tick - 1)
-        elif k in (pygame.K_TAB, pygame.K_RIGHT, pygame.K_DOWN):
-            back = k == pygame.K_TAB and bool(event.mod & pygame.KMOD_SHIFT)
-            self.selected = ((self.selected if self.selected is not None else -1) + (-1 if back else 1)) % n
-        elif k in (pygame.K_LEFT, pygame.K_UP):
-            self.selected = ((self.selected if self.selected is not None else 0) - 1) % n
+        elif k in (pygame.K_TAB, pygame.K_RIGHT, pygame.K_DOWN, pygame.K_LEFT, pygame.K_UP):
+            back = k in (pygame.K_LEFT, pygame.K_UP) or (k == pygame.K_TAB and bool(event.mod & pygame.KMOD_SHIFT))
+            here = [i for i in range(n) if self.view.in_water(i)]  # the fish in the water, in id order
+            if here:
+                at = self.selected if self.selected is not None else (-1 if not back else 0)
+                later = [i for i in here if (i < at if back else i > at)]
+                self.selected = (later[-1] if back else later[0]) if later else (here[-1] if back else here[0])
         elif k == pygame.K_ESCAPE:
             self._escape()
         elif k == pygame.K_v:

@@ -89,8 +89,8 @@ def make_clip(recording, out, t_from: int | None = None, t_to: int | None = None
         t1 = rec.last_tick if t_to is None else t_to
         if not rec.first_tick <= t0 < t1 <= rec.last_tick:
             raise ClipError(f"--from {t0} --to {t1}: the recording holds ticks {rec.first_tick}..{rec.last_tick}")
-        if follow is not None and not 0 <= follow < rec.config.fish.count:
-            raise ClipError(f"--follow {follow}: this tank has fish 0..{rec.config.fish.count - 1}")
+        if follow is not None and not 0 <= follow < rec.config.fish.slots:
+            raise ClipError(f"--follow {follow}: this tank has fish 0..{rec.config.fish.slots - 1}")
         return _render(rec, out, t0, t1, follow, speed, size, hud, zoom, progress)
     except RecordingError as exc:
         raise ClipError(str(exc)) from None

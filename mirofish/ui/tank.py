@@ -112,6 +112,8 @@ class TankRenderer:
         """The fish under (or nearest within a cell of) a pixel, if any."""
         px, py = self.to_px(view.x, view.y)
         d2 = (px - pos[0]) ** 2 + (py - pos[1]) ** 2
+        if view.present is not None:
+            d2 = np.where(view.present, d2, np.inf)  # fish out of the water cannot be clicked
         i = int(np.argmin(d2)) if d2.size else -1
         return i if i >= 0 and d2[i] <= (self.cell * 1.1) ** 2 else None
 
@@ -166,6 +168,8 @@ class TankRenderer:
             pygame.draw.circle(surf, theme.food_colour(age, view.rot_ticks), (int(x), int(y)), r)
         if ghost is not None:  # the original's fish, where they differ from the branch
             moved = (ghost.x != view.x) | (ghost.y != view.y)
+            if ghost.present is not None:
+                moved &= ghost.present
             gx, gy = self.to_px(ghost.x[moved], ghost.y[moved])
             for x, y in zip(gx.tolist(), gy.tolist()):
                 pygame.draw.circle(surf, theme.GHOST, (int(x), int(y)), max(3, int(c * 0.5)), 1)
@@ -177,7 +181,8 @@ class TankRenderer:
         px, py = self.to_px(x, y)
         half = c / 2
         box = self.rect.inflate(2 * c, 2 * c)
-        seen = np.flatnonzero((px >= box.x) & (px < box.right) & (py >= box.y) & (py < box.bottom))
+        seen = np.flatnonzero((px >= box.x) & (px < box.right) & (py >= box.y) & (py < box.bottom)
+                              & (view.present if view.present is not None else True))
         for i in seen.tolist():
             colour = self._colours.get(i)
             if colour is None:
