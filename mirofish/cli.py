@@ -167,6 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--headless", action="store_true", help="no view: seek and print JSON {tick, state_hash, ...}")
     rp.add_argument("--to-tick", type=_int_at_least(0), metavar="T",
                     help="headless: the tick to seek to (default: end)")
+    rp.add_argument("--verify", action="store_true",
+                    help="headless: re-simulate every tick from the first (not from the nearest keyframe), checking "
+                         "each tick's actions and the kept state hashes against the recording; a replay that "
+                         "diverges is one line naming the tick (exit 2)")
     rp.add_argument("--at-tick", type=_int_at_least(0), metavar="T", help="view: start playing from this tick")
     rp.add_argument("--speed", type=_speed, default=1.0, help="view: playback speed, 0.25 to 64 (default 1)")
     rp.add_argument("--terminal", action="store_true", help="play back as characters in the terminal")
@@ -435,12 +439,18 @@ def run_replay(args: argparse.Namespace) -> int:
         if not player.first_tick <= target <= player.last_tick:
             raise UsageError(f"mirofish replay: --to-tick {target} is outside the recording "
                              f"({player.first_tick}..{player.last_tick})")
-        player.seek(target)
+        if args.verify:  # every tick from the first, each checked against the recording
+            player.seek(player.first_tick)
+            while player.tick < target:
+                player.step()
+        else:
+            player.seek(target)
         w = player.world
         print(json.dumps({"tick": player.tick, "state_hash": player.state_hash(),
                           "mean_energy": round(float(w.school.energy.mean()) / 100, 2),
                           "low_energy_fish": w.low_energy_count(), "first_tick": player.first_tick,
                           "last_tick": player.last_tick, "recorded": player.recorded_metrics(),
+                          **({"verified_ticks": target - player.first_tick} if args.verify else {}),
                           **({"reply_cache": {"folder": args.reply_cache, "replies_added": filled}}
                              if cache is not None else {})}))
         return 0

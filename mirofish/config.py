@@ -369,6 +369,9 @@ class RecordConfig(_Section):
     commit_seconds: float = Field(1.0, gt=0, le=3600, description="simulated seconds per commit (crash loss bound)")
     model_calls: bool = Field(True, description="keep every model exchange: the per-fish prompt, the raw reply, how "
                                                 "it was read, model, endpoint, latency, tokens (brains/exchanges.py)")
+    hash_every: int = Field(10, ge=0, le=1_000_000,
+                            description="ticks between state hashes kept in a recording, which replays check "
+                                        "(0: none; each costs about a fifth of a 60-fish tick)")
     history_minutes: float = Field(10.0, ge=0, le=24 * 60,
                                    description="simulated minutes of its past a live tank in the window keeps, to "
                                                "rewind and fork without recording (0: none)")

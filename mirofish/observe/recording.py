@@ -78,6 +78,8 @@ class Recordable(Protocol):
 
     def state_arrays(self) -> dict[str, np.ndarray]: ...
 
+    def state_hash(self) -> str: ...
+
 
 FORMAT_VERSION = 1
 MAX_CHUNK_TICKS = 100_000  # no writer makes a chunk longer than this (they hold ~1 s of ticks)
@@ -159,6 +161,7 @@ class Recorder:
         self.keyframe_every = cfg.record.keyframe_every
         self.chunk_ticks = max(1, int(round(cfg.record.commit_seconds / cfg.world.tick_seconds)))
         self.sample_every = cfg.metrics.sample_every
+        self.hash_every = cfg.record.hash_every
         if self.path.exists():
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
@@ -208,6 +211,10 @@ class Recorder:
         hands frames to :meth:`on_frame` itself, as a fork does with its divergence row), its
         metrics' measures, and a keyframe every ``keyframe_every`` ticks."""
         self._session = session
+        kernel = getattr(getattr(session, "world", None), "tick_kernel", None)
+        if kernel is not None:  # which tick wrote it: a replay on the other one says so if it diverges
+            with self._db_lock:
+                self._db.execute("INSERT OR REPLACE INTO header VALUES ('tick_kernel', ?)", (json.dumps(kernel),))
         self.keyframe(session.tick, session.state_arrays())
         if observe:
             session.observers.append(self.on_frame)
@@ -230,7 +237,10 @@ class Recorder:
         if m is not None and t % self.sample_every == 0:
             cur = m.current()
             sample = [t] + [cur[k] for k in SAMPLE_COLUMNS]
-        self._ticks.append((t, f.applied, f.latencies, row, sample, divergence, f.executed, f.interventions))
+        digest = None
+        if self.hash_every and (t + 1) % self.hash_every == 0 and self._session is not None:
+            digest = bytes.fromhex(self._session.state_hash())  # the state after tick t, for replays to check
+        self._ticks.append((t, f.applied, f.latencies, row, sample, divergence, f.executed, f.interventions, digest))
         if (t + 1) % self.keyframe_every == 0 and self._session is not None:
             self.keyframe(t + 1, self._session.state_arrays())
 
@@ -362,7 +372,7 @@ class Recorder:
             rows_c, rows_t = [], []
             rows_calls: list[tuple] = []
             rows_d: list[tuple] = []
-            rows_i = [(r[0], k, json.dumps(iv, sort_keys=True)) for r in batch for k, iv in enumerate(r[7])]
+            rows_i = [(r[0], k, json.dumps(iv, sort_keys=True)) for r in batch for k, iv in enumerate(r[7:8] and r[7])]
             if batch:
                 *row, texts, calls = _encode_chunk(batch, self.cfg.record.model_calls)
                 rows_c.append(tuple(row))
@@ -461,6 +471,8 @@ def _encode_chunk(ticks: list[tuple], keep_calls: bool = True) -> tuple:
         "divergence": np.array([np.concatenate([[r[0]], r[5]]) for r in ticks if r[5] is not None],
                                np.float32).reshape(-1, 1 + len(DIVERGENCE_COLUMNS)),
         "executed": np.stack([r[6] for r in ticks]).astype(np.uint8),
+        "hashes": np.array([list(struct.pack("<I", r[0] - tick0)) + list(r[8]) for r in ticks
+                            if len(r) > 8 and r[8] is not None], np.uint8).reshape(-1, HASH_ROW),
     }
     texts = {"thoughts": thoughts, "summaries": summaries} if thoughts or summaries else None
     return tick0, tick1, encode_columns(arrays, texts), shared, calls
@@ -512,18 +524,23 @@ def decode_calls(blob: bytes, zdict: bytes | None) -> list[dict]:
 
 # A chunk's columns in a fixed order (dtype, row width); fish ids are 16-bit unless a tank
 # has more than 65,535 fish. A fixed layout keeps small (one-second) chunks small.
-_CHUNK_MAGIC = b"MFC2"
-_CHUNK_LAYOUT = (
+_CHUNK_MAGIC = b"MFC3"
+_MFC2 = (
     ("dt", np.uint16, 0), ("fish", None, 0), ("goal", np.uint8, 0), ("param", np.int16, 0),
     ("horizon", np.uint16, 0), ("tier", np.uint8, 0),
     ("status", np.uint8, 0), ("latency", np.uint32, 0), ("tokens", np.uint32, 0),
     ("ticks", np.float32, 1 + len(TICK_COLUMNS)), ("samples", np.float32, 1 + len(SAMPLE_COLUMNS)),
     ("divergence", np.float32, 1 + len(DIVERGENCE_COLUMNS)), ("executed", np.uint8, -1),
 )
+# MFC3 adds the state hash every record.hash_every ticks: per row the tick's offset in the
+# chunk (4 bytes, little-endian) and the 16-byte digest of the state after it.
+HASH_ROW = 20
+_CHUNK_LAYOUT = (*_MFC2, ("hashes", np.uint8, HASH_ROW))
 # Before plans: single actions, 16-bit latency, fewer sampled metrics, no executed actions.
 _OLD_SAMPLE_COLUMNS = SAMPLE_COLUMNS[: SAMPLE_COLUMNS.index("school_size")]
 _LAYOUTS = {
-    b"MFC2": _CHUNK_LAYOUT,
+    b"MFC3": _CHUNK_LAYOUT,
+    b"MFC2": _MFC2,
     b"MFC1": (
         ("dt", np.uint16, 0), ("fish", None, 0), ("param", np.uint8, 0), ("tier", np.uint8, 0),
         ("status", np.uint8, 0), ("latency", np.uint16, 0), ("tokens", np.uint32, 0),
@@ -532,12 +549,13 @@ _LAYOUTS = {
     ),
 }
 _CHUNK_HEAD = struct.Struct("<4sBIIIII")
+_CHUNK_HEAD3 = struct.Struct("<4sBIIIIII")  # MFC3: and the number of state hashes
 
 
 def encode_columns(arrays: dict[str, np.ndarray], texts: dict | None) -> bytes:
     wide = bool(arrays["fish"].size and arrays["fish"].max() >= 65536)
-    head = _CHUNK_HEAD.pack(_CHUNK_MAGIC, wide, len(arrays["dt"]), len(arrays["ticks"]), len(arrays["samples"]),
-                            len(arrays["divergence"]), arrays["executed"].shape[1])
+    head = _CHUNK_HEAD3.pack(_CHUNK_MAGIC, wide, len(arrays["dt"]), len(arrays["ticks"]), len(arrays["samples"]),
+                             len(arrays["divergence"]), arrays["executed"].shape[1], len(arrays["hashes"]))
     parts = [head]
     for name, dtype, _ in _CHUNK_LAYOUT:
         dtype = dtype or (np.uint32 if wide else np.uint16)
@@ -549,12 +567,14 @@ def encode_columns(arrays: dict[str, np.ndarray], texts: dict | None) -> bytes:
 
 def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict]:
     raw = zlib.decompress(blob)
-    magic, wide, n_dec, n_ticks, n_samples, n_div, n_fish = _CHUNK_HEAD.unpack_from(raw)
+    head = _CHUNK_HEAD3 if raw[:4] == b"MFC3" else _CHUNK_HEAD
+    magic, wide, n_dec, n_ticks, n_samples, n_div, n_fish, *more = head.unpack_from(raw)
     layout = _LAYOUTS.get(magic)
     if layout is None:
         raise ValueError("unknown chunk layout")
-    rows = {"ticks": n_ticks, "samples": n_samples, "divergence": n_div, "executed": n_ticks}
-    pos, out = _CHUNK_HEAD.size, {}
+    rows = {"ticks": n_ticks, "samples": n_samples, "divergence": n_div, "executed": n_ticks,
+            "hashes": more[0] if more else 0}
+    pos, out = head.size, {}
     for name, dtype, width in layout:
         dt = np.dtype(dtype or (np.uint32 if wide else np.uint16)).newbyteorder("<")
         width = n_fish if width == -1 else width
@@ -569,6 +589,8 @@ def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict]:
     for key, width in (("thoughts", 3), ("summaries", 4)):
         if not all(isinstance(row, list) and len(row) == width for row in texts.get(key, [])):
             raise ValueError(f"its {key} are not rows of {width}")
+    if magic != b"MFC3":  # made before state hashes were kept
+        out["hashes"] = np.zeros((0, HASH_ROW), np.uint8)
     if magic == b"MFC1":  # single actions → hold plans; old sample rows padded with zeros
         out["goal"] = np.zeros(n_dec, np.uint8)
         out["horizon"] = np.zeros(n_dec, np.uint16)
@@ -861,6 +883,19 @@ class Recording:
         rows = self._fetch("SELECT tick0, dict, data FROM calls WHERE tick0 >= ? AND tick0 < ? ORDER BY tick0",
                            (start if start is not None else lo, hi))
         return [c for c in self._calls_rows(rows) if lo <= c["tick"] < hi and (fish is None or c["fish"] == fish)]
+
+    def hash_after(self, tick: int) -> str | None:
+        """The state hash the recording kept for the state after ``tick`` ticks (the state at
+        ``tick``), or None where it kept none (``record.hash_every``)."""
+        tick0, entry = self._chunk_for(tick - 1)
+        if entry is None:
+            return None
+        rows = entry[1]["hashes"]
+        if not len(rows):
+            return None
+        offsets = rows[:, :4].copy().view("<u4").ravel()
+        hit = np.flatnonzero(offsets == tick - 1 - tick0)
+        return bytes(rows[hit[0], 4:]).hex() if hit.size else None
 
     def executed_at(self, tick: int) -> np.ndarray | None:
         """The action every fish executed at ``tick`` (None for recordings made before plans)."""

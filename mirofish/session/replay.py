@@ -9,6 +9,7 @@ the target and re-simulates from there, so every tick's state equals the live ru
 from __future__ import annotations
 
 import queue
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,36 @@ from .fork import ForkSession, fork_source, plan_of
 
 _MOVED = 1 + TICK_COLUMNS.index("moved")  # columns of Recording.tick_rows (tick first)
 _LOW = 1 + TICK_COLUMNS.index("low_energy_fish")
+
+
+class ReplayDiverged(RecordingError):
+    """A re-simulation that does not give what the recording says (another tick kernel, a
+    file altered and re-sealed, a bug): the message names the tick and what differs."""
+
+
+def replay_check(rec: Recording, world: Callable[[], World]) -> Callable[[Frame], None]:
+    """An engine observer that compares each re-simulated tick with the recording: the actions
+    every fish executed (kept for every tick) and the state hash (kept every
+    ``record.hash_every`` ticks); raises :class:`ReplayDiverged` at the first difference."""
+
+    def check(frame: Frame) -> None:
+        want = rec.executed_at(frame.tick)
+        if want is not None and want.shape == frame.executed.shape:
+            differ = np.flatnonzero(want != frame.executed)
+            if differ.size:
+                fish = ", ".join(map(str, differ[:5].tolist())) + (" …" if differ.size > 5 else "")
+                raise ReplayDiverged(_diverged(rec, world(), frame.tick, f"fish {fish} did otherwise than recorded"))
+        kept = rec.hash_after(frame.tick + 1)
+        if kept is not None and kept != world().state_hash():
+            raise ReplayDiverged(_diverged(rec, world(), frame.tick, "the state after it is not the recorded one"))
+
+    return check
+
+
+def _diverged(rec: Recording, world: World, tick: int, what: str) -> str:
+    made, now = rec.header.get("tick_kernel"), world.tick_kernel
+    kernels = f"; recorded with the {made} tick, replayed with the {now} one" if made and made != now else ""
+    return f"replay diverges from the recording at tick {tick} ({what}{kernels}): {rec.path}"
 
 
 class ReplaySource(DecisionSource):
@@ -114,11 +145,11 @@ class ReplaySession(Session):
         except (KeyError, ValueError, IndexError) as exc:
             raise RecordingError(f"recording is damaged (keyframe {keyframe_tick}: {exc})") from None
         engine: Engine | None = getattr(self, "engine", None)
-        observers = engine.observers[2:] if engine is not None else []  # keep a recorder's
+        observers = engine.observers[2:] if engine is not None else []  # keep a recorder's (and the check)
         self.engine = Engine(world, self.source_, mode="lockstep")
         self.metrics = observed(self.engine)
         self.history = remembered(self.engine)
-        self.engine.observers.extend(observers)
+        self.engine.observers.extend(observers or [replay_check(self.recording, lambda: self.engine.world)])
 
     def seek(self, tick: int) -> None:
         """Go to the state after ``tick`` ticks (clamped to the recording's range)."""

@@ -21,7 +21,7 @@ from ..fish.personality import behaviour_score
 from ..fish.plans import describe, parse_plan
 from ..frame import Frame
 from ..observe import ascii as ascii_view
-from ..observe.recording import DIVERGENCE_COLUMNS
+from ..observe.recording import DIVERGENCE_COLUMNS, RecordingError
 from ..pacing import Pacer, clamp_speed
 from ..scenes.base import pacing_key
 from ..session import ForkSession, LiveSession, ReplaySession, Session
@@ -152,7 +152,17 @@ class AquariumScene:
     def step(self) -> Frame | None:
         """One tick of whatever is shown (a fork steps its ghost too)."""
         self.prev = self.view
-        frame = self.shown.step()
+        if self._diverged is self.shown:  # it stopped where it left its recording; a seek goes elsewhere
+            self.pacer.paused = True
+            return None
+        try:
+            frame = self.shown.step()
+        except RecordingError as exc:  # a replay that drifts from its recording stops and says where
+            self.pacer.paused = True
+            self.message = str(exc)
+            self.alarm = True
+            self._diverged = self.shown
+            return None
         if frame is None:  # the end of a recording
             if self._showing_own_past() and self.fork is None:
                 playing = not self.pacer.paused
@@ -176,7 +186,14 @@ class AquariumScene:
             return
         if not self.session.can_seek:
             return
-        self.session.seek(tick)
+        try:
+            self.session.seek(tick)
+            self._diverged = None
+        except RecordingError as exc:
+            self.pacer.paused = True
+            self.message = str(exc)
+            self.alarm = True
+            self._diverged = self.session
         self.hud = Hud()  # the HUD's sparklines start again from the tick shown
         self._reset_views()
         self._push_metrics()
@@ -1013,7 +1030,25 @@ class AquariumScene:
     def _heat(self):
         return self.shown.heat()
 
+    alarm = False  # the message is an alarm (a replay that diverged): drawn as a banner
+    _diverged: object = None  # the session that left its recording (it is not stepped on)
+    _message = ""
+
+    @property
+    def message(self) -> str:
+        """The footer's line: what the last command did (or an alarm, see :attr:`alarm`)."""
+        return self._message
+
+    @message.setter
+    def message(self, text: str) -> None:
+        self._message, self.alarm = text, False
+
     def _draw_footer(self, surf, rect) -> None:
+        if self.alarm and self.message:
+            banner = pygame.Rect(rect.x, rect.y - 6, rect.w, rect.h + 6)
+            pygame.draw.rect(surf, (90, 20, 24), banner)
+            surf.blit(theme.fit(self.message, 18, rect.w - 20, theme.INK, bold=True), (rect.x + 10, rect.y))
+            return
         alerts = self._metrics().get("alerts", [])
         text = self.message or "H: keys   click: follow a fish   F: fork   space: pause   +/-: speed"
         room = rect.w - 20
