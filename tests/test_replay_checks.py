@@ -41,7 +41,8 @@ def resealed(src, dst, change) -> None:
 def _other_plan_at(tick: int):
     """Re-seal a chunk with one fish's plan at ``tick`` changed to rest (its file checks out)."""
     def change(db):
-        tick0, blob = db.execute("SELECT tick0, data FROM chunks WHERE tick0 <= ? AND tick1 > ?", (tick, tick)).fetchone()
+        tick0, blob = db.execute("SELECT tick0, data FROM chunks WHERE tick0 <= ? AND tick1 > ?",
+                                 (tick, tick)).fetchone()
         cols, texts = decode_columns(blob)
         at = np.flatnonzero(cols["dt"] == tick - tick0)
         assert at.size, "a decision at that tick"
@@ -86,7 +87,7 @@ def test_an_altered_keyframe_is_reported_after_a_seek_from_it(recorded, tmp_path
     resealed(recorded, path, _lighter_fish_in_keyframe(200))
     replay = ReplaySession(path)
     replay.seek(150)  # before the keyframe: all as recorded
-    with pytest.raises(ReplayDiverged, match="at tick 20[0-9]"):
+    with pytest.raises(ReplayDiverged, match=r"at tick 20[0-9]"):
         replay.seek(260)  # restored from the altered keyframe at 200
     replay.close()
 
