@@ -119,14 +119,28 @@ def file_kind(path: Path) -> str | None:
 RECORDING_TABLES = {"header", "keyframes", "chunks"}
 
 
+def open_read_only(path: str | os.PathLike):
+    """The one way MiroFish opens an SQLite file it only reads: read-only by a URI whose path is
+    quoted (``#``, ``?`` or ``%`` in a name would otherwise end it and leave a stray file), and
+    — when no writer's ``-wal``/``-journal`` is beside it — as an immutable file, so that not
+    even a ``-shm`` appears. Raises ``sqlite3.Error`` like ``sqlite3.connect``."""
+    import sqlite3
+    from urllib.parse import quote
+
+    p = Path(path)
+    uri = f"file:{quote(str(p.resolve()))}?mode=ro"
+    if not any(Path(f"{p}{x}").exists() for x in ("-wal", "-journal")):
+        uri += "&immutable=1"
+    return sqlite3.connect(uri, uri=True, check_same_thread=False)
+
+
 def sqlite_tables(path: Path) -> set[str] | None:
     """The table names of an SQLite file, read without writing to it; None when it is not a
     readable SQLite database."""
     import sqlite3
-    from urllib.parse import quote
 
     try:
-        db = sqlite3.connect(f"file:{quote(str(Path(path).resolve()))}?mode=ro", uri=True)
+        db = open_read_only(path)
         try:
             return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         finally:

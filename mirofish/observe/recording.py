@@ -48,7 +48,6 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
-from urllib.parse import quote
 
 import numpy as np
 from pydantic import ValidationError
@@ -56,7 +55,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..config import Config, redacted
 from .metrics import COLLECTIVE, SIX
-from .paths import OutputError, WriterLock, check_output
+from .paths import OutputError, WriterLock, check_output, open_read_only
 
 if TYPE_CHECKING:
     from ..frame import Frame
@@ -642,13 +641,7 @@ class Recording:
         if magic != b"SQLite format 3\x00":
             raise RecordingError(f"not a MiroFish recording (not an SQLite database): {self.path}")
         try:
-            # the path is quoted: '#', '?' or '%' in a file name would otherwise end the URI's path
-            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-            if not any(Path(f"{self.path}{x}").exists() for x in ("-wal", "-journal")):
-                # nobody is writing it (a recorder keeps a -wal file while it writes): read it as
-                # an immutable file, so that even a file left in WAL mode gets no -wal/-shm beside it
-                uri += "&immutable=1"
-            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            self._db = open_read_only(self.path)  # (immutable unless a recorder is writing it)
             rows = self._db.execute("SELECT key, value FROM header").fetchall()
             self.header = {k: json.loads(v) for k, v in rows}
         except sqlite3.DatabaseError as exc:

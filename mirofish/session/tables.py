@@ -46,7 +46,7 @@ from ..brains.base import TIERS, status_name
 from ..engine import Engine
 from ..fish.memory import event_text
 from ..fish.plans import GOAL_NAMES, Goal, describe
-from ..observe.paths import OutputError, check_output
+from ..observe.paths import OutputError, check_output, open_read_only
 from ..observe.recording import DIVERGENCE_COLUMNS, SAMPLE_COLUMNS, TICK_COLUMNS, Recording, RecordingError
 from ..world import World
 from .replay import ReplaySource
@@ -397,7 +397,6 @@ def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "par
     its ``run_id`` (the runs table adds the run's parameters; its seed is in the header), so a whole sweep loads
     as one frame."""
     import sqlite3
-    from urllib.parse import quote
 
     start = time.perf_counter()
     folder = Path(folder)
@@ -405,7 +404,7 @@ def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "par
     if not db_path.is_file():
         raise RecordingError(f"{folder} is a folder but not a sweep's results (no runs.sqlite)")
     try:
-        db = sqlite3.connect(f"file:{quote(str(db_path.resolve()))}?mode=ro", uri=True)
+        db = open_read_only(db_path)
         runs = db.execute("SELECT run_id, params FROM runs WHERE status = 'ok' ORDER BY run_id").fetchall()
         db.close()
     except sqlite3.DatabaseError as exc:

@@ -20,9 +20,8 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
-from ...observe.paths import OutputError, check_scene_db
+from ...observe.paths import OutputError, check_scene_db, open_read_only
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS glossary (
@@ -102,8 +101,7 @@ class Glossary:
             raise GlossaryError(str(exc)) from None
         try:
             if read_only:
-                uri = f"file:{quote(str(Path(self.path).resolve()))}?mode=ro"
-                self.db = sqlite3.connect(uri, uri=True, check_same_thread=False)
+                self.db = open_read_only(self.path)
                 kinds = {r[0]: r[1] for r in self.db.execute("SELECT name, type FROM sqlite_master")}
                 if kinds.get("glossary") != "table":
                     raise GlossaryError(f"{self.path} is not a glossary (no glossary table)")
