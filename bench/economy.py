@@ -26,7 +26,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mirofish.config import load_config
-from mirofish.observe.studies import schooling_run
+from mirofish.session.studies import schooling_run
 
 MODES = {"plan": {}, "action": {"brain.decides": "action"},
          "poll": {"brain.decides": "action", "triggers.poll_every": 4}}

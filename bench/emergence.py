@@ -20,7 +20,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mirofish.config import load_config
-from mirofish.observe.studies import schooling_run
+from mirofish.session.studies import schooling_run
 
 
 def run(seed: int, ticks: int, decides: str) -> dict:

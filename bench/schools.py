@@ -19,7 +19,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mirofish.config import load_config
-from mirofish.observe.studies import demo_run
+from mirofish.session.studies import demo_run
 
 
 def main() -> None:

@@ -555,7 +555,7 @@ def _reply_cache(folder: str | None):
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from .observe.report import fish_report, render_png, render_text
+    from .session.report import fish_report, render_png, render_text
 
     if args.png:
         guard_output(args.png, (args.path,), args.overwrite, "chart")

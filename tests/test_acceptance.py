@@ -3,8 +3,8 @@
 import pytest
 
 from mirofish.config import load_config
-from mirofish.observe.studies import schooling_run
 from mirofish.session import LiveSession
+from mirofish.session.studies import schooling_run
 
 SEEDS = (1, 2, 3)
 

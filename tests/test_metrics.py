@@ -131,7 +131,7 @@ def test_a_resting_heap_is_not_a_school_and_a_moving_group_is():
 
 
 def test_school_splits_and_merges_are_counted():
-    from mirofish.observe.studies import school_events
+    from mirofish.session.studies import school_events
 
     whole, halves = [np.arange(1, 7)], [np.array([1, 2, 3]), np.array([4, 5, 6])]
     assert school_events(whole, halves) == (1, 0)

@@ -18,8 +18,8 @@ import pytest
 from mirofish.config import load_config
 from mirofish.fish.plans import Goal, describe, parse_plan
 from mirofish.observe.recording import Recorder, Recording, RecordingError, pack, unpack
-from mirofish.observe.report import fish_report, render_png, render_text
 from mirofish.session import LiveSession, ReplaySession, export_window, fork, trace_fish
+from mirofish.session.report import fish_report, render_png, render_text
 
 ROOT = Path(__file__).resolve().parent.parent
 

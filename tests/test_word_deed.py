@@ -54,7 +54,7 @@ def test_the_instinct_brain_has_a_deed_score_and_no_word_score():
 
 def test_report_and_tables_carry_the_score_of_a_recorded_model_run(tmp_path):
     from mirofish.observe.recording import Recorder
-    from mirofish.observe.report import fish_report, render_text
+    from mirofish.session.report import fish_report, render_text
     from mirofish.session.tables import export_tables
 
     with TestServer() as server:

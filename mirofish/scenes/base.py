@@ -7,8 +7,9 @@ The window's scene switcher (key S) cycles through the scenes the command line h
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
+
+from ..ui.keys import pacing_key
 
 
 @runtime_checkable
@@ -129,25 +130,3 @@ class PacedScene:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
-
-
-def pacing_key(key: int, pacer: Any, step: Callable[[], Any]) -> bool:
-    """The run keys every scene shares: Space pause/play, "." one step (and pause), +/- speed
-    ×2 / ÷2 (¼× … 64×). Returns whether ``key`` was one of them."""
-    import pygame
-
-    from ..pacing import clamp_speed
-
-    if key == pygame.K_SPACE:
-        pacer.paused = not pacer.paused
-        pacer.restart()
-    elif key == pygame.K_PERIOD:
-        pacer.paused = True
-        step()
-    elif key in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
-        pacer.speed = clamp_speed(pacer.speed * 2)
-    elif key in (pygame.K_MINUS, pygame.K_KP_MINUS):
-        pacer.speed = clamp_speed(pacer.speed / 2)
-    else:
-        return False
-    return True

@@ -23,11 +23,11 @@ from ..frame import Frame
 from ..observe import ascii as ascii_view
 from ..observe.recording import DIVERGENCE_COLUMNS, RecordingError
 from ..pacing import Pacer, clamp_speed
-from ..scenes.base import pacing_key
 from ..session import ForkSession, LiveSession, ReplaySession, Session
 from ..snapshot import TankView
 from . import theme
 from .charts import Series, draw_charts
+from .keys import pacing_key
 from .layout import aquarium_layout
 from .panels import FollowPanel, Hud, Timeline, draw_help, draw_legends
 from .tank import TankRenderer

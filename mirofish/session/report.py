@@ -18,9 +18,9 @@ import numpy as np
 from ..actions import ACTION_NAMES, N_ACTIONS
 from ..brains.base import TIERS, status_name
 from ..fish.memory import drift_score
-from ..session.replay import ReplaySession
-from .recording import Recording, RecordingError
-from .worddeed import WordDeed
+from ..observe.recording import Recording, RecordingError
+from ..observe.worddeed import WordDeed
+from .replay import ReplaySession
 
 
 @dataclass

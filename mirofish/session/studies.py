@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import Config
-from .metrics import nn_and_labels, polarization, school_figures, schools
+from ..observe.metrics import nn_and_labels, polarization, school_figures, schools
 
 
 def schooling_run(cfg: Config, ticks: int, every: int = 10):
@@ -13,7 +13,7 @@ def schooling_run(cfg: Config, ticks: int, every: int = 10):
     schooling degree, the largest cluster's polarization and size, and its alignment beyond
     chance (polarization minus :func:`chance_polarization` of its size) — the cluster figures
     sampled every ``every`` ticks — each averaged over the first 100 ticks and the last 1,000."""
-    from ..session import LiveSession
+    from . import LiveSession
 
     engine = LiveSession(cfg)
     first: dict[str, list] = {"schooling": [], "polarization": [], "cluster_size": [], "alignment": []}
@@ -73,7 +73,7 @@ def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, e
     polarization, share moved in the last 10 ticks), how far its members' centre travels over the
     next ``follow`` ticks — the path, sampled every ``every`` ticks, and the net displacement —
     and school splits and merges (checked every ``every`` ticks) over ``ticks``."""
-    from ..session import LiveSession
+    from . import LiveSession
 
     engine = LiveSession(cfg)
     out: dict = {}
