@@ -268,6 +268,253 @@ def _embedding(text: str, dims: int = 64) -> list[float]:
     return [v / norm for v in vec]
 
 
+class _Handler(BaseHTTPRequestHandler):
+    """One request to a :class:`TestServer` (its settings and counters are ``self.owner``)."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
+
+    @property
+    def owner(self) -> TestServer:
+        return self.server.owner  # type: ignore[attr-defined]
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def setup(self):
+        super().setup()
+        with self.owner._lock:
+            self.owner._connections.add(self.connection)
+
+    def finish(self):
+        with self.owner._lock:
+            self.owner._connections.discard(self.connection)
+        super().finish()
+
+    def _send(self, status: int, body: dict | str, headers: dict | None = None):
+        data = (body if isinstance(body, str) else json.dumps(body)).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        with self.owner._lock:
+            self.owner.by_status[status] = self.owner.by_status.get(status, 0) + 1
+
+    def do_GET(self):
+        if self.path.rstrip("/") == "/props" and self.owner.slots:  # as llama.cpp's server says it
+            self._send(200, {"total_slots": self.owner.slots, "model_path": self.owner.model})
+        elif self.path.rstrip("/").endswith("/models"):
+            names = [self.owner.model] + [f"{self.owner.model}-{p}" for p in POLICIES[1:]]
+            self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "mirofish"}
+                                                        for m in names]})
+        else:
+            self._send(404, {"error": {"message": "not found"}})
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.rstrip("/").endswith("/chat/completions") and (self.owner.keep_bodies or self.owner.log):
+            with self.owner._lock:
+                if self.owner.keep_bodies:
+                    self.owner.bodies.append(raw)
+                if self.owner.log:
+                    with open(self.owner.log, "ab") as fh:
+                        fh.write(raw.replace(b"\n", b" ") + b"\n")
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "body is not JSON"}})
+            return
+        auth = self.headers.get("Authorization", "")
+        with self.owner._lock:
+            self.owner.requests += 1
+            n = self.owner.requests
+            self.owner.seen_auth.add(auth)
+        if self.path.rstrip("/").endswith("/embeddings"):
+            inputs = body.get("input")
+            inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+            self._send(200, {"object": "list", "model": self.owner.model, "data": [
+                {"object": "embedding", "index": i, "embedding": _embedding(t)} for i, t in enumerate(inputs)],
+                "usage": {"prompt_tokens": sum(estimate_tokens(t) for t in inputs),
+                          "total_tokens": sum(estimate_tokens(t) for t in inputs)}})
+            return
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, {"error": {"message": "not found"}})
+            return
+        self.owner.pace()
+        fault = self.owner.fault if n % max(1, self.owner.fault_every) == 0 else "none"
+        if fault in ("hang", "drip", "endless", "reset", "not_http", "huge_body"):
+            self._misbehave(fault)
+            return
+        if fault == "retry_after_forever":
+            self._send(429, {"error": {"message": "come back much later"}}, {"Retry-After": "100000"})
+            return
+        if fault == "slow":
+            time.sleep(self.owner.delay)
+        if fault == "429":
+            self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
+                       {"Retry-After": "0.05"})
+            return
+        if fault == "500":
+            self._send(500, {"error": {"message": "internal error"}})
+            return
+        fmt = (body.get("response_format") or {}).get("type")
+        if self.owner.fault == "reject_json_schema" and fmt == "json_schema":
+            self._send(500, {"error": {"message": "response_format json_schema is not supported"}})
+            return
+        schema = None
+        if fmt == "json_schema":
+            spec = body["response_format"].get("json_schema") or {}
+            schema = spec.get("schema")
+            errors = strict_schema_errors(schema) if self.owner.strict and spec.get("strict") else []
+            if errors:  # as OpenAI answers a schema its strict mode cannot take
+                with self.owner._lock:
+                    self.owner.schema_errors += errors
+                self._send(400, {"error": {"message": f"Invalid schema for response_format "
+                                                      f"'{spec.get('name')}': {errors[0]}",
+                                           "type": "invalid_request_error"}})
+                return
+        with self.owner._lock:
+            self.owner.completions += 1
+        messages = body.get("messages") or []
+        prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        if "negotiation between a buyer and a seller" in prompt:
+            self._complete(n, prompt, negotiation_reply(prompt) if fault != "garbage"
+                           else '{"accept": false, "signals": 7}')
+            return
+        if "referential game" in prompt:
+            if fault == "rule_breaker" and "You are the SENDER" in prompt and "is not allowed" not in prompt:
+                # a small model's first answer: too long and spelled out, until corrected
+                self._complete(n, prompt, json.dumps({"message": "Your target is a circle.", "new_terms": []}))
+                return
+            self._complete(n, prompt, referential_reply(prompt) if fault != "garbage"
+                           else "I would rather not say.")
+            return
+        if "keeping a diary" in prompt:  # a long-term summary in the fish's words
+            asked = re.search(r"About (t\d+-t\d+)\. Facts: (.*)", prompt)
+            span, facts = (asked.group(1), asked.group(2)) if asked else ("a while", "nothing much")
+            content = json.dumps({"summary": f"I remember {span}: {facts.split('; energy')[0]}"[:160]})
+            self._complete(n, prompt, content if fault != "garbage" else "I forget.")
+            return
+        policy = self.owner.policy
+        for name in POLICIES:
+            if str(body.get("model", "")).endswith(f"-{name}"):
+                policy = name
+        if "Plans that fit now" in prompt:
+            reply = scripted_plan(prompt)
+            if policy == "forager":  # a small model that always answers forage
+                reply = {"goal": "forage", "ticks": 60, "thought": "food first"}
+            elif policy == "contrarian":
+                reply = contrary(reply)
+            if schema is not None and self.owner.strict:  # a strict server fills every key
+                reply = {k: reply.get(k) for k in schema.get("properties", reply)}
+                reply["thought"] = reply["thought"] or ""
+            if fault == "schema_breaker":  # a server that ignores the schema's narrowed enum
+                reply = {**reply, "goal": "school" if "school" not in _offered(schema) else "dance"}
+            if fault == "illegal":  # school with nobody in view, else explore into adjacent glass
+                glass = [w for w, ch in zip(("north", "south", "west", "east"), _ahead(prompt)) if ch == "#"]
+                if not any(c in "".join(_VIEW_ROW.findall(prompt)[-5:]) for c in _FISH):
+                    reply = {"goal": "school", "thought": "with nobody"}
+                elif glass:
+                    reply = {"goal": "explore", "direction": glass[0], "thought": "into the glass"}
+        else:
+            action, thought = scripted_reply(prompt)
+            if fault == "illegal":
+                action = illegal_action(prompt) or action
+            reply = {"action": action, "thought": thought}
+        asked = re.search(r'"summary": one sentence in your own words about (t\d+-t\d+),.*? Facts: (.*)',
+                          prompt)
+        if asked:
+            facts = asked.group(2).split(". Anchors:")[0].split("; energy")[0].split(". For example")[0]
+            reply["summary"] = f"I remember {asked.group(1)}: {facts}"[:160]
+        content = json.dumps(reply)
+        if fault == "garbage":
+            content = "Hmm, I think I will swim around a bit and see."
+        elif fault == "fenced":
+            content = f"Sure! Here is my choice:\n```json\n{content}\n```\nHope that helps."
+        self._complete(n, prompt, content)
+
+    def _misbehave(self, fault: str) -> None:
+        """Never answer, drip a reply byte by byte, or stream a body that never ends —
+        until the client gives up or the server stops."""
+        try:
+            if fault == "hang":
+                self.owner._stopping.wait()
+                return
+            if fault == "reset":
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if fault == "not_http":
+                self.wfile.write(b"\x00\xffthis is not HTTP at all\r\n\r\n")
+                self.close_connection = True
+                return
+            if fault == "huge_body":
+                size = 50 * 2**20
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(size))
+                self.end_headers()
+                block = b" " * 2**20
+                for _ in range(50):
+                    if self.owner._stopping.is_set():
+                        return
+                    self.wfile.write(block)
+                return
+            if fault == "drip":
+                body = json.dumps({"id": "drip", "object": "chat.completion", "created": 0,
+                                   "model": self.owner.model, "choices": [{"index": 0, "finish_reason": "stop",
+                                   "message": {"role": "assistant", "content": "{}"}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                for k in range(len(body)):
+                    if self.owner._stopping.wait(self.owner.delay or 1.0):
+                        return
+                    self.wfile.write(body[k : k + 1])
+                    self.wfile.flush()
+                return
+            self.send_response(200)  # endless
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b"400\r\n" + b" " * 1024 + b"\r\n"
+            while not self.owner._stopping.wait(0.001):
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        except OSError:  # the client hung up
+            return
+
+    def _complete(self, n: int, prompt: str, content: str) -> None:
+        """A chat completion reply with usage counted by :func:`estimate_tokens`
+        (``echo_auth``: with the request's Authorization header echoed in the reply)."""
+        if self.owner.fault == "echo_auth":
+            auth = self.headers.get("Authorization", "")
+            try:
+                data = json.loads(content)
+            except ValueError:
+                data = None
+            if isinstance(data, dict):
+                data["echo"] = auth
+                if "thought" in data:
+                    data["thought"] = auth.split()[-1][:80] if auth else ""
+                content = json.dumps(data)
+            else:
+                content = f"{content} {auth}"
+        usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        self._send(200, {
+            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": self.owner.model,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": usage,
+        })
+
+
 class TestServer:
     """The server, running in a background thread. ``url`` is the base URL (…/v1)."""
 
@@ -295,249 +542,8 @@ class TestServer:
         self._connections: set = set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()  # ends the hang / drip / endless loops
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
-
-            def log_message(self, *args):  # quiet
-                pass
-
-            def setup(self):
-                super().setup()
-                with server._lock:
-                    server._connections.add(self.connection)
-
-            def finish(self):
-                with server._lock:
-                    server._connections.discard(self.connection)
-                super().finish()
-
-            def _send(self, status: int, body: dict | str, headers: dict | None = None):
-                data = (body if isinstance(body, str) else json.dumps(body)).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-                with server._lock:
-                    server.by_status[status] = server.by_status.get(status, 0) + 1
-
-            def do_GET(self):
-                if self.path.rstrip("/") == "/props" and server.slots:  # as llama.cpp's server says it
-                    self._send(200, {"total_slots": server.slots, "model_path": server.model})
-                elif self.path.rstrip("/").endswith("/models"):
-                    names = [server.model] + [f"{server.model}-{p}" for p in POLICIES[1:]]
-                    self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "mirofish"}
-                                                                for m in names]})
-                else:
-                    self._send(404, {"error": {"message": "not found"}})
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
-                if self.path.rstrip("/").endswith("/chat/completions") and (server.keep_bodies or server.log):
-                    with server._lock:
-                        if server.keep_bodies:
-                            server.bodies.append(raw)
-                        if server.log:
-                            with open(server.log, "ab") as fh:
-                                fh.write(raw.replace(b"\n", b" ") + b"\n")
-                try:
-                    body = json.loads(raw or b"{}")
-                except json.JSONDecodeError:
-                    self._send(400, {"error": {"message": "body is not JSON"}})
-                    return
-                auth = self.headers.get("Authorization", "")
-                with server._lock:
-                    server.requests += 1
-                    n = server.requests
-                    server.seen_auth.add(auth)
-                if self.path.rstrip("/").endswith("/embeddings"):
-                    inputs = body.get("input")
-                    inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
-                    self._send(200, {"object": "list", "model": server.model, "data": [
-                        {"object": "embedding", "index": i, "embedding": _embedding(t)} for i, t in enumerate(inputs)],
-                        "usage": {"prompt_tokens": sum(estimate_tokens(t) for t in inputs),
-                                  "total_tokens": sum(estimate_tokens(t) for t in inputs)}})
-                    return
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, {"error": {"message": "not found"}})
-                    return
-                server.pace()
-                fault = server.fault if n % max(1, server.fault_every) == 0 else "none"
-                if fault in ("hang", "drip", "endless", "reset", "not_http", "huge_body"):
-                    self._misbehave(fault)
-                    return
-                if fault == "retry_after_forever":
-                    self._send(429, {"error": {"message": "come back much later"}}, {"Retry-After": "100000"})
-                    return
-                if fault == "slow":
-                    time.sleep(server.delay)
-                if fault == "429":
-                    self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
-                               {"Retry-After": "0.05"})
-                    return
-                if fault == "500":
-                    self._send(500, {"error": {"message": "internal error"}})
-                    return
-                fmt = (body.get("response_format") or {}).get("type")
-                if server.fault == "reject_json_schema" and fmt == "json_schema":
-                    self._send(500, {"error": {"message": "response_format json_schema is not supported"}})
-                    return
-                schema = None
-                if fmt == "json_schema":
-                    spec = body["response_format"].get("json_schema") or {}
-                    schema = spec.get("schema")
-                    errors = strict_schema_errors(schema) if server.strict and spec.get("strict") else []
-                    if errors:  # as OpenAI answers a schema its strict mode cannot take
-                        with server._lock:
-                            server.schema_errors += errors
-                        self._send(400, {"error": {"message": f"Invalid schema for response_format "
-                                                              f"'{spec.get('name')}': {errors[0]}",
-                                                   "type": "invalid_request_error"}})
-                        return
-                with server._lock:
-                    server.completions += 1
-                messages = body.get("messages") or []
-                prompt = "\n".join(str(m.get("content", "")) for m in messages)
-                if "negotiation between a buyer and a seller" in prompt:
-                    self._complete(n, prompt, negotiation_reply(prompt) if fault != "garbage"
-                                   else '{"accept": false, "signals": 7}')
-                    return
-                if "referential game" in prompt:
-                    if fault == "rule_breaker" and "You are the SENDER" in prompt and "is not allowed" not in prompt:
-                        # a small model's first answer: too long and spelled out, until corrected
-                        self._complete(n, prompt, json.dumps({"message": "Your target is a circle.", "new_terms": []}))
-                        return
-                    self._complete(n, prompt, referential_reply(prompt) if fault != "garbage"
-                                   else "I would rather not say.")
-                    return
-                if "keeping a diary" in prompt:  # a long-term summary in the fish's words
-                    asked = re.search(r"About (t\d+-t\d+)\. Facts: (.*)", prompt)
-                    span, facts = (asked.group(1), asked.group(2)) if asked else ("a while", "nothing much")
-                    content = json.dumps({"summary": f"I remember {span}: {facts.split('; energy')[0]}"[:160]})
-                    self._complete(n, prompt, content if fault != "garbage" else "I forget.")
-                    return
-                policy = server.policy
-                for name in POLICIES:
-                    if str(body.get("model", "")).endswith(f"-{name}"):
-                        policy = name
-                if "Plans that fit now" in prompt:
-                    reply = scripted_plan(prompt)
-                    if policy == "forager":  # a small model that always answers forage
-                        reply = {"goal": "forage", "ticks": 60, "thought": "food first"}
-                    elif policy == "contrarian":
-                        reply = contrary(reply)
-                    if schema is not None and server.strict:  # a strict server fills every key
-                        reply = {k: reply.get(k) for k in schema.get("properties", reply)}
-                        reply["thought"] = reply["thought"] or ""
-                    if fault == "schema_breaker":  # a server that ignores the schema's narrowed enum
-                        reply = {**reply, "goal": "school" if "school" not in _offered(schema) else "dance"}
-                    if fault == "illegal":  # school with nobody in view, else explore into adjacent glass
-                        glass = [w for w, ch in zip(("north", "south", "west", "east"), _ahead(prompt)) if ch == "#"]
-                        if not any(c in "".join(_VIEW_ROW.findall(prompt)[-5:]) for c in _FISH):
-                            reply = {"goal": "school", "thought": "with nobody"}
-                        elif glass:
-                            reply = {"goal": "explore", "direction": glass[0], "thought": "into the glass"}
-                else:
-                    action, thought = scripted_reply(prompt)
-                    if fault == "illegal":
-                        action = illegal_action(prompt) or action
-                    reply = {"action": action, "thought": thought}
-                asked = re.search(r'"summary": one sentence in your own words about (t\d+-t\d+),.*? Facts: (.*)',
-                                  prompt)
-                if asked:
-                    facts = asked.group(2).split(". Anchors:")[0].split("; energy")[0].split(". For example")[0]
-                    reply["summary"] = f"I remember {asked.group(1)}: {facts}"[:160]
-                content = json.dumps(reply)
-                if fault == "garbage":
-                    content = "Hmm, I think I will swim around a bit and see."
-                elif fault == "fenced":
-                    content = f"Sure! Here is my choice:\n```json\n{content}\n```\nHope that helps."
-                self._complete(n, prompt, content)
-
-            def _misbehave(self, fault: str) -> None:
-                """Never answer, drip a reply byte by byte, or stream a body that never ends —
-                until the client gives up or the server stops."""
-                try:
-                    if fault == "hang":
-                        server._stopping.wait()
-                        return
-                    if fault == "reset":
-                        self.close_connection = True
-                        self.connection.shutdown(socket.SHUT_RDWR)
-                        return
-                    if fault == "not_http":
-                        self.wfile.write(b"\x00\xffthis is not HTTP at all\r\n\r\n")
-                        self.close_connection = True
-                        return
-                    if fault == "huge_body":
-                        size = 50 * 2**20
-                        self.send_response(200)
-                        self.send_header("Content-Type", "application/json")
-                        self.send_header("Content-Length", str(size))
-                        self.end_headers()
-                        block = b" " * 2**20
-                        for _ in range(50):
-                            if server._stopping.is_set():
-                                return
-                            self.wfile.write(block)
-                        return
-                    if fault == "drip":
-                        body = json.dumps({"id": "drip", "object": "chat.completion", "created": 0,
-                                           "model": server.model, "choices": [{"index": 0, "finish_reason": "stop",
-                                           "message": {"role": "assistant", "content": "{}"}}]}).encode()
-                        self.send_response(200)
-                        self.send_header("Content-Type", "application/json")
-                        self.send_header("Content-Length", str(len(body)))
-                        self.end_headers()
-                        for k in range(len(body)):
-                            if server._stopping.wait(server.delay or 1.0):
-                                return
-                            self.wfile.write(body[k : k + 1])
-                            self.wfile.flush()
-                        return
-                    self.send_response(200)  # endless
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Transfer-Encoding", "chunked")
-                    self.end_headers()
-                    chunk = b"400\r\n" + b" " * 1024 + b"\r\n"
-                    while not server._stopping.wait(0.001):
-                        self.wfile.write(chunk)
-                        self.wfile.flush()
-                except OSError:  # the client hung up
-                    return
-
-            def _complete(self, n: int, prompt: str, content: str) -> None:
-                """A chat completion reply with usage counted by :func:`estimate_tokens`
-                (``echo_auth``: with the request's Authorization header echoed in the reply)."""
-                if server.fault == "echo_auth":
-                    auth = self.headers.get("Authorization", "")
-                    try:
-                        data = json.loads(content)
-                    except ValueError:
-                        data = None
-                    if isinstance(data, dict):
-                        data["echo"] = auth
-                        if "thought" in data:
-                            data["thought"] = auth.split()[-1][:80] if auth else ""
-                        content = json.dumps(data)
-                    else:
-                        content = f"{content} {auth}"
-                usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
-                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-                self._send(200, {
-                    "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": server.model,
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": usage,
-                })
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self._httpd.owner = self  # type: ignore[attr-defined]
         self._httpd.daemon_threads = False  # request threads are joined by stop() (server_close)
         self._httpd.block_on_close = True
         self.port = self._httpd.server_address[1]
