@@ -48,6 +48,7 @@ from ..fish.memory import event_text
 from ..fish.plans import GOAL_NAMES, Goal, describe
 from ..observe.paths import OutputError, check_output, open_read_only
 from ..observe.recording import DIVERGENCE_COLUMNS, SAMPLE_COLUMNS, TICK_COLUMNS, Recording, RecordingError
+from ..observe.tablefile import write_table
 from ..world import World
 from .replay import ReplaySource
 
@@ -275,43 +276,18 @@ def _model_summaries(rec: Recording, t0: int, t1: int) -> dict[str, list]:
     return out
 
 
-def _schema(name: str, cols: dict[str, list]):
-    import pyarrow as pa
-
+def _types(name: str, cols: dict) -> dict[str, str] | None:
+    """The column types of table ``name`` (None: each value's own, for ``runs``)."""
     if name in ("metrics", "divergence"):
-        types = {c: "string" if c == "run_id" else "int64" if c == "tick" else "float64" for c in cols}
-    elif name in TYPES:
-        types = {"run_id": "string", **TYPES[name]}
-    else:
-        return None  # runs: each value's own type
-    return pa.schema([(c, pa.type_for_alias(types[c])) for c in cols])
-
-
-def _arrow(cols: dict, name: str):
-    import pyarrow as pa
-
-    arrays = {k: (v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v) for k, v in cols.items()}
-    return pa.table(arrays, schema=_schema(name, cols))
+        return {c: "string" if c == "run_id" else "int64" if c == "tick" else "float64" for c in cols}
+    if name in TYPES:
+        return {"run_id": "string", **TYPES[name]}
+    return None
 
 
 def _write(path: Path, cols: dict, fmt: str, name: str = "") -> int:
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        pq.write_table(_arrow(cols, name), path, compression="zstd")
-    else:
-        try:  # fast path, when pyarrow is there
-            import pyarrow.csv as pa_csv
-
-            pa_csv.write_csv(_arrow(cols, name), path)
-        except ImportError:
-            import csv
-
-            with open(path, "w", newline="") as fh:
-                w = csv.writer(fh)
-                w.writerow(cols)
-                w.writerows(zip(*cols.values()))
-    return len(next(iter(cols.values()), []))
+    types = _types(name, cols)
+    return write_table(path, cols, fmt, {c: types[c] for c in cols} if types else None)
 
 
 def read_tables(rec: Recording, t0: int | None = None, t1: int | None = None, every: int = 10,

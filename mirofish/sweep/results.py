@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import csv
 import fcntl
 import json
 import math
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..observe.tablefile import write_table
 from .runs import flatten
 from .spec import SweepSpec
 
@@ -173,33 +173,16 @@ def _order(value) -> tuple:
 
 
 def write_csv(path: Path, cols: list[str], rows: list[list]) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(cols)
-        w.writerows(rows)
-    tmp.replace(path)
+    write_table(path, {c: [r[k] for r in rows] for k, c in enumerate(cols)}, "csv")
 
 
 def write_parquet(path: Path, cols: list[str], rows: list[list]) -> bool:
     """The per-run table as Parquet, when pyarrow is installed (returns whether it was written)."""
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow  # noqa: F401
     except ImportError:
         return False
-    columns = {}
-    for k, c in enumerate(cols):
-        vals = [r[k] for r in rows]
-        kinds = {type(v) for v in vals if v is not None}
-        if kinds <= {int, float} and kinds:
-            vals = [None if v is None else float(v) if float in kinds else int(v) for v in vals]
-        elif kinds - {str}:
-            vals = [None if v is None else json.dumps(v) if not isinstance(v, str) else v for v in vals]
-        columns[c] = vals
-    tmp = path.with_suffix(".tmp")
-    pq.write_table(pa.table(columns), tmp)
-    tmp.replace(path)
+    write_table(path, {c: [r[k] for r in rows] for k, c in enumerate(cols)}, "parquet")
     return True
 
 
