@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,12 +32,13 @@ def _plain(values) -> list:
     return vals
 
 
-def write_table(path: str | Path, columns: dict[str, object], fmt: str = "parquet",
+def write_table(path: str | Path, columns: dict[str, Any], fmt: str = "parquet",
                 types: dict[str, str] | None = None) -> int:
     """Write ``columns`` to ``path`` (``fmt``: ``parquet`` — needs pyarrow — or ``csv``);
     returns the number of rows."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
+    cols: dict[str, Any]
     if types:  # pyarrow converts to the named types (numpy arrays as they are; object arrays as lists)
         cols = {k: v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v for k, v in columns.items()}
     else:
