@@ -51,7 +51,8 @@ class Session:
     """The shared part of live, replay and fork sessions (see the module doc)."""
 
     kind = "session"
-    can_seek = False
+    can_seek = False  # a replay: seek(tick), first_tick, last_tick, curves(), markers()
+    can_record = False  # a live tank: recordings, its kept past, tuning (LiveSession)
     engine: Engine
     metrics: Metrics
     history: DecisionHistory

@@ -43,6 +43,7 @@ class LiveSession(Session):
     """
 
     kind = "live"
+    can_record = True
 
     def __init__(self, cfg: Config, mode: str | None = None, source: DecisionSource | None = None,
                  clock: Callable[[], float] = time.perf_counter, world: World | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import numpy as np
 import pygame
@@ -66,11 +66,11 @@ class AquariumScene:
         self.fork: ForkSession | None = None
         self.renderer = TankRenderer(session.terrain())
         self.hud, self.follow, self.timeline = Hud(), FollowPanel(), None
-        if isinstance(session, ReplaySession):
-            self.timeline = Timeline(session.first_tick, session.last_tick, session.markers())
-        elif isinstance(session, LiveSession):
-            self.timeline = _live_timeline(session)
         self.live_home: LiveSession | None = None  # the live tank, paused, while its past or a recording is shown
+        if self.replay is not None:
+            self.timeline = Timeline(self.replay.first_tick, self.replay.last_tick, self.replay.markers())
+        elif self.showing_live is not None:
+            self.timeline = _live_timeline(self.showing_live)
         self.tool = "follow"  # what a click in the tank does: follow, food, rock, clear
         self.picking_current = False
         self.show_menu = False  # the "⋯" menu of controls that did not fit
@@ -119,6 +119,25 @@ class AquariumScene:
     @property
     def tick(self) -> int:
         return self.shown.tick
+
+    # The session's capabilities, not its class, say what it is (can_record: a live tank;
+    # can_seek: a replay); these narrow the type once, here.
+
+    @property
+    def live_tank(self) -> LiveSession | None:
+        """The live tank: shown, or waiting while its past or a recording is shown (None: only a recording)."""
+        s = self.live_home if self.live_home is not None else self.session
+        return cast(LiveSession, s) if s.can_record else None
+
+    @property
+    def showing_live(self) -> LiveSession | None:
+        """The live tank when it is the session shown (not waiting)."""
+        return cast(LiveSession, self.session) if self.session.can_record else None
+
+    @property
+    def replay(self) -> ReplaySession | None:
+        """The replay shown (a recording, or the live tank's past)."""
+        return cast(ReplaySession, self.session) if self.session.can_seek else None
 
     @property
     def last_decision(self) -> dict[int, dict]:
@@ -182,7 +201,7 @@ class AquariumScene:
     def seek(self, tick: int) -> None:
         if self.fork is not None:
             return
-        if isinstance(self.session, LiveSession) and (tick >= self.session.tick or not self._go_back()):
+        if self.showing_live is not None and (tick >= self.showing_live.tick or not self._go_back()):
             return
         if not self.session.can_seek:
             return
@@ -205,8 +224,8 @@ class AquariumScene:
 
     def _go_back(self) -> bool:
         """Show the live tank's recent past (it waits, paused, meanwhile); False without one."""
-        live = self.session
-        if not isinstance(live, LiveSession):
+        live = self.showing_live
+        if live is None:
             return False
         past = live.past()
         if past is None:
@@ -220,8 +239,8 @@ class AquariumScene:
 
     def _show_replay(self, replay: ReplaySession, own: bool) -> None:
         """Show ``replay``; a live tank waits as ``live_home`` (N returns to it)."""
-        if isinstance(self.session, LiveSession):
-            self.live_home = self.session
+        if self.showing_live is not None:
+            self.live_home = self.showing_live
         elif self.session is not self.live_home:
             self.session.close()
         self._past_is_own = own
@@ -254,8 +273,8 @@ class AquariumScene:
 
     def keep(self) -> None:
         """Keep the live tank's recent past as a recording in saves/ and go on recording ("Keep this")."""
-        live = self.live_home if self.live_home is not None else self.session
-        if not isinstance(live, LiveSession):
+        live = self.live_tank
+        if live is None:
             self.message = "K keeps a live tank's past; this is a recording already"
             return
         if self.fork is not None:
@@ -346,18 +365,19 @@ class AquariumScene:
         replay: back to the first tick)."""
         if self.fork is not None:
             self.end_fork()
-        if self.live_home is not None:  # the past or a recording: back to its start (the live tank waits)
-            self.seek(self.session.first_tick)  # type: ignore[attr-defined]
+        if self.live_home is not None and self.replay is not None:  # back to its start (the live tank waits)
+            self.seek(self.replay.first_tick)
             what = "the kept past" if self._showing_own_past() else "the recording"
             self.message = f"t{self.tick}: the start of {what}"
             return
-        if isinstance(self.session, LiveSession):
+        live = self.showing_live
+        if live is not None:
             cfg = self._pending_cfg  # with the fish count of the reset sliders, and the tuned settings kept
-            for key, value in self.session.tuned().items():
+            for key, value in live.tuned().items():
                 section, name = key.split(".")
                 cfg = cfg.model_copy(update={section: getattr(cfg, section).model_copy(update={name: value})})
-            self.session.reset(seed, cfg)
-            self.timeline = _live_timeline(self.session)
+            live.reset(seed, cfg)
+            self.timeline = _live_timeline(live)
             self.cfg = self.session.cfg
             self.renderer = TankRenderer(self.session.terrain())
         else:
@@ -643,8 +663,8 @@ class AquariumScene:
             self._terrain_key = key
             self.renderer.set_terrain(self.shown.terrain())
         self.renderer.layout(r["tank"], self.zoom, centre)
-        if isinstance(self.session, LiveSession) and self.timeline is not None:
-            rng = self.session.past_range()  # the live timeline: the kept past up to now
+        if self.showing_live is not None and self.timeline is not None:
+            rng = self.showing_live.past_range()  # the live timeline: the kept past up to now
             if rng is not None:
                 self.timeline.first, self.timeline.last = rng
         self._draw_controls(surf, r["controls"])
@@ -697,7 +717,7 @@ class AquariumScene:
 
     def _make_sliders(self) -> list[Slider]:
         """Live settings (applied to the running tank) and one that applies at a reset."""
-        if not isinstance(self.session, LiveSession):
+        if self.showing_live is None:
             return []
         c = self.cfg
 
@@ -747,8 +767,8 @@ class AquariumScene:
 
     def _toggle_record(self) -> None:
         """K / the Record button: keep the recent past and record on (Keep this), or stop."""
-        live = self.live_home if self.live_home is not None else self.session
-        if not isinstance(live, LiveSession):
+        live = self.live_tank
+        if live is None:
             self.message = "K records a live tank; this is a recording already"
             return
         if live.is_recording:
@@ -812,14 +832,14 @@ class AquariumScene:
                Button("Step", self._step_button, "."),
                Button("Slower", lambda: self.set_speed(self.speed / 2), "-"),
                Button(f"Faster ({self.speed:g}x)", lambda: self.set_speed(self.speed * 2), "+")]
-        live = self.live_home if self.live_home is not None else self.session
+        live = self.live_tank
         if self.live_home is not None and self.fork is None:
             out += [Button("Back to now", self.to_now, "N", active=True)]
-        if isinstance(live, LiveSession) and self.fork is None and (self.live_home is None or self._showing_own_past()):
+        if live is not None and self.fork is None and (self.live_home is None or self._showing_own_past()):
             rec = live.is_recording
             keep = "Keep this" if self._showing_own_past() else "Record"
             out += [Button("Stop rec" if rec else keep, self._toggle_record, "K", active=rec)]
-        if isinstance(self.session, LiveSession) and self.fork is None:
+        if self.showing_live is not None and self.fork is None:
             out += [Button("Reset", lambda: self.reset(None), "R"),
                     Button("New seed", lambda: self.reset(self._new_seed()), "Shift+R")]
         elif self.fork is None:
@@ -1019,8 +1039,8 @@ class AquariumScene:
             self.typing = (self.typing or "") + event.unicode
 
     def _draw_charts(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
-        if isinstance(self.session, ReplaySession) and self.fork is None:
-            rec = self.session
+        rec = self.replay
+        if rec is not None and self.fork is None:
             draw_charts(surf, rect, rec.curves(), cursor=self.tick, x_range=(rec.first_tick, rec.last_tick))
             return
         data = {k: (np.array([p[0] for p in pts], np.float64), np.array([p[1] for p in pts], np.float64))
