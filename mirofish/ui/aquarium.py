@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pygame
@@ -507,7 +508,7 @@ class AquariumScene:
         self.zoom, self.pan = 1.0, None
 
     def _key(self, event) -> None:
-        k, n = event.key, len(self.view.x)
+        k = event.key
         if self.typing is not None:
             self._type(event)
             return
@@ -526,66 +527,55 @@ class AquariumScene:
             return
         if pacing_key(k, self.pacer, self.step):
             return
-        if k == pygame.K_COMMA and self.fork is None:
+        handler = KEYS.get(k)
+        if handler is not None:
+            handler(self, event)
+
+    # -- what the keys do (the table KEYS, after the class, maps each key to one of these)
+
+    def _back_one(self, event) -> None:
+        if self.fork is None:
             self.pacer.paused = True
             self.seek(self.tick - 1)
-        elif k in (pygame.K_TAB, pygame.K_RIGHT, pygame.K_DOWN, pygame.K_LEFT, pygame.K_UP):
-            back = k in (pygame.K_LEFT, pygame.K_UP) or (k == pygame.K_TAB and bool(event.mod & pygame.KMOD_SHIFT))
-            here = [i for i in range(n) if self.view.in_water(i)]  # the fish in the water, in id order
-            if here:
-                at = self.selected if self.selected is not None else (-1 if not back else 0)
-                later = [i for i in here if (i < at if back else i > at)]
-                self.selected = (later[-1] if back else later[0]) if later else (here[-1] if back else here[0])
-        elif k == pygame.K_ESCAPE:
-            self._escape()
-        elif k == pygame.K_v:
-            self.show_fov = not self.show_fov
-        elif k == pygame.K_m:
-            self.show_heat = not self.show_heat
-        elif k == pygame.K_a:
-            self.show_ascii = not self.show_ascii
-        elif k == pygame.K_h:
-            self.show_help = not self.show_help
-        elif k == pygame.K_f:
-            if self.mode == "fork":
-                self.message = "already in a fork: O returns to the original first"
-            elif self.selected is None:
-                self.message = "select a fish first (click it), then F"
-            else:
-                self._begin_fork_pick()
-        elif k == pygame.K_o and self.mode == "fork":
-            self.end_fork()
-        elif k == pygame.K_n:
-            if self.live_home is None:
-                self.message = "N returns to the live tank from its past or a recording (this is it)"
-            else:
-                self.to_now()
-        elif k == pygame.K_k:
-            self._toggle_record()
-        elif k == pygame.K_l:
-            self._open_picker()
-        elif k == pygame.K_d:
-            self.cycle_tool()
-        elif k == pygame.K_u:
-            self.picking_current = True
-            self.message = "current: an arrow key picks its direction (60 ticks), 0 stops it, any other key cancels"
-        elif k == pygame.K_z:
-            self.reset_zoom()
-        elif k == pygame.K_r:
-            self.reset(None if not event.mod & pygame.KMOD_SHIFT else self._new_seed())
-        elif k == pygame.K_c:
-            self.show_charts = not self.show_charts
-        elif k == pygame.K_i:
-            self.ask_why()
-        elif k == pygame.K_g:
-            self.ask_again()
-        elif k == pygame.K_t:
-            if self.selected is None:
-                self.message = "follow a fish first (click it), then T types a question to it"
-            else:  # a box for the question; every key is text until Enter or Esc
-                if self.why is None or self.why["fish"] != self.selected:
-                    self.ask_why()
-                self.typing = ""
+
+    def _next_fish(self, event) -> None:
+        """Tab / arrows: the next (Shift+Tab, Left, Up: the previous) fish in the water."""
+        k = event.key
+        back = k in (pygame.K_LEFT, pygame.K_UP) or (k == pygame.K_TAB and bool(event.mod & pygame.KMOD_SHIFT))
+        here = [i for i in range(len(self.view.x)) if self.view.in_water(i)]  # in id order
+        if here:
+            at = self.selected if self.selected is not None else (-1 if not back else 0)
+            later = [i for i in here if (i < at if back else i > at)]
+            self.selected = (later[-1] if back else later[0]) if later else (here[-1] if back else here[0])
+
+    def _toggle(self, what: str) -> None:
+        setattr(self, what, not getattr(self, what))
+
+    def _fork_key(self, event) -> None:
+        if self.mode == "fork":
+            self.message = "already in a fork: O returns to the original first"
+        elif self.selected is None:
+            self.message = "select a fish first (click it), then F"
+        else:
+            self._begin_fork_pick()
+
+    def _now_key(self, event) -> None:
+        if self.live_home is None:
+            self.message = "N returns to the live tank from its past or a recording (this is it)"
+        else:
+            self.to_now()
+
+    def _current_key(self, event) -> None:
+        self.picking_current = True
+        self.message = "current: an arrow key picks its direction (60 ticks), 0 stops it, any other key cancels"
+
+    def _type_key(self, event) -> None:
+        if self.selected is None:
+            self.message = "follow a fish first (click it), then T types a question to it"
+        else:  # a box for the question; every key is text until Enter or Esc
+            if self.why is None or self.why["fish"] != self.selected:
+                self.ask_why()
+            self.typing = ""
 
     CURRENT_KEYS: ClassVar[dict[int, str]] = {pygame.K_UP: "north", pygame.K_DOWN: "south",
                                               pygame.K_LEFT: "west", pygame.K_RIGHT: "east"}
@@ -1148,3 +1138,29 @@ class AquariumScene:
                                 row.w, theme.ACCENT), row.topleft)
         surf.blit(theme.text("a number or a click opens it; any other key cancels", 16, theme.DIM),
                   (rect.x + 16, rect.bottom - 24))
+
+
+# Every key of the aquarium window and what it does (the help overlay lists them: ui/panels.HELP).
+KEYS: dict[int, Callable[[AquariumScene, Any], None]] = {
+    pygame.K_COMMA: AquariumScene._back_one,
+    **dict.fromkeys((pygame.K_TAB, pygame.K_RIGHT, pygame.K_DOWN, pygame.K_LEFT, pygame.K_UP),
+                    AquariumScene._next_fish),
+    pygame.K_ESCAPE: lambda s, e: s._escape(),
+    pygame.K_v: lambda s, e: s._toggle("show_fov"),
+    pygame.K_m: lambda s, e: s._toggle("show_heat"),
+    pygame.K_a: lambda s, e: s._toggle("show_ascii"),
+    pygame.K_h: lambda s, e: s._toggle("show_help"),
+    pygame.K_c: lambda s, e: s._toggle("show_charts"),
+    pygame.K_f: AquariumScene._fork_key,
+    pygame.K_o: lambda s, e: s.end_fork(),
+    pygame.K_n: AquariumScene._now_key,
+    pygame.K_k: lambda s, e: s._toggle_record(),
+    pygame.K_l: lambda s, e: s._open_picker(),
+    pygame.K_d: lambda s, e: s.cycle_tool(),
+    pygame.K_u: AquariumScene._current_key,
+    pygame.K_z: lambda s, e: s.reset_zoom(),
+    pygame.K_r: lambda s, e: s.reset(s._new_seed() if e.mod & pygame.KMOD_SHIFT else None),
+    pygame.K_i: lambda s, e: s.ask_why(),
+    pygame.K_g: lambda s, e: s.ask_again(),
+    pygame.K_t: AquariumScene._type_key,
+}
