@@ -27,10 +27,12 @@ from ..pacing import Pacer, clamp_speed
 from ..session import ForkSession, LiveSession, ReplaySession, Session
 from ..snapshot import TankView
 from . import theme
+from .ask import AskBox
 from .charts import Series, draw_charts
 from .keys import pacing_key
 from .layout import aquarium_layout
 from .panels import FollowPanel, Hud, Timeline, draw_help, draw_legends
+from .pickers import draw_file_picker, draw_fork_picker, file_choice, fork_choice_at, fork_choice_for_key
 from .tank import TankRenderer
 from .widgets import Button, Slider, lay_out_row
 
@@ -39,12 +41,6 @@ SPARE = 8  # room for fish added by a click in a live tank (fish.spare)
 _CELLS = 1 + DIVERGENCE_COLUMNS.index("cells_differ")  # columns of ForkSession.curve (tick first)
 
 
-# The fork picker: nine plans on the number keys, the six single actions on letters.
-FORK_PLANS = ("forage 60", "school 120", "explore north 30", "explore south 30", "explore west 30",
-              "explore east 30", "rest 100 30", "keep_away crowd 8", "keep_away glass 8")
-FORK_ACTION_LABELS = (("Q", "move_n"), ("W", "move_s"), ("E", "move_w"), ("R", "move_e"), ("T", "eat"),
-                      ("Y", "rest"))
-FORK_ACTION_KEYS = {getattr(pygame, f"K_{key.lower()}"): action for key, action in FORK_ACTION_LABELS}
 
 
 def _live_timeline(live: LiveSession) -> Timeline | None:
@@ -83,8 +79,7 @@ class AquariumScene:
         self.selected: int | None = None
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
         self.show_charts = False
-        self.why: dict | None = None  # {"fish", "lines", "future", "question"} while shown
-        self.typing: str | None = None  # a question being typed to a model fish
+        self.asking = AskBox()  # "why?", a question typed to the fish, its request asked again
         self.series = Series()
         self.picking_action = False
         self.picking_file: list[Path] | None = None  # the open-a-recording list, while shown
@@ -416,7 +411,8 @@ class AquariumScene:
             self._pick_file(event)
             return
         if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.picking_action:
-            self._pick_fork_click(event.pos)
+            self.picking_action = False
+            self._fork_choice(fork_choice_at(event.pos, getattr(self, "_surf_size", (1920, 1080))))
             return
         if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.show_menu:
             self._menu_click(event.pos)
@@ -514,13 +510,7 @@ class AquariumScene:
             return
         if self.picking_action:
             self.picking_action = False
-            if pygame.K_1 <= k <= pygame.K_9:
-                self.start_fork(FORK_PLANS[k - pygame.K_1])
-            elif k in FORK_ACTION_KEYS:
-                self.start_fork(FORK_ACTION_KEYS[k])
-            else:
-                self.message = "fork cancelled"
-            self._end_pick()
+            self._fork_choice(fork_choice_for_key(k))
             return
         if self.picking_current:
             self._pick_current(k)
@@ -697,9 +687,9 @@ class AquariumScene:
         if self.show_menu:
             self._draw_menu(surf)
         if self.picking_action:
-            self._draw_picker(surf)
+            draw_fork_picker(surf, self.tick, self.selected)
         if self.picking_file is not None:
-            self._draw_file_picker(surf)
+            self._file_rows = draw_file_picker(surf, self.picking_file)
         if self.show_help:
             draw_help(surf)
 
@@ -776,25 +766,20 @@ class AquariumScene:
         self.pacer.paused = True
         self.picking_file = files
 
+    def _fork_choice(self, plan: str | None) -> None:
+        """What the fork picker chose (None: cancelled)."""
+        if plan is None:
+            self.message = "fork cancelled"
+        else:
+            self.start_fork(plan)
+        self._end_pick()
+
     def _pick_file(self, event) -> None:
-        files = self.picking_file or []
-        choice = None
-        if event.type == pygame.KEYDOWN:
-            if pygame.K_1 <= event.key < pygame.K_1 + len(files):
-                choice = files[event.key - pygame.K_1]
-            else:
-                self.picking_file = None
-                self._end_pick()
-                return
-        elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
-            for k, rect in enumerate(getattr(self, "_file_rows", [])):
-                if rect.collidepoint(event.pos):
-                    choice = files[k]
-            if choice is None:
-                self.picking_file = None
-                self._end_pick()
-                return
-        if choice is not None:
+        choice = file_choice(event, self.picking_file or [], getattr(self, "_file_rows", []))
+        if choice is False:  # any other key or click cancels
+            self.picking_file = None
+            self._end_pick()
+        elif choice is not None:
             self.picking_file = None
             self.open_recording(choice)
 
@@ -939,94 +924,49 @@ class AquariumScene:
         traits = self.shown.fish(self.selected).traits.values()
         return behaviour_score(counts, list(traits), self.goal_counts.sum(axis=0)), int(counts[1:].sum())
 
-    # ------------------------------------------------------------ ask a fish
+    # ------------------------------------------------------------ ask a fish (ui/ask.py)
+
+    @property
+    def why(self) -> dict | None:
+        return self.asking.why
+
+    @why.setter
+    def why(self, value: dict | None) -> None:
+        self.asking.why = value
+
+    @property
+    def typing(self) -> str | None:
+        return self.asking.typing
+
+    @typing.setter
+    def typing(self, value: str | None) -> None:
+        self.asking.typing = value
 
     def ask_why(self, question: str = "Why are you doing this?") -> None:
-        """Explain the followed fish's plan: the planner's reasons now, and with a model brain
-        the model's own answer in the fish's persona (asked without blocking the window)."""
+        """Explain the followed fish's plan (see :meth:`AskBox.ask`)."""
         if self.selected is None:
             self.message = "follow a fish first (click it), then I asks it why"
             return
-        fish = self.selected
-        self.why = {"fish": fish, "lines": self.shown.explain(fish), "future": self.shown.ask(fish, question),
-                    "question": question}
+        self.asking.ask(self.shown, self.selected, question)
 
     def ask_again(self) -> None:
-        """Send the followed fish's last model request again, as it was sent (live, replay or
-        fork), and show the answer beside the one it got (without blocking the window)."""
+        """Send the followed fish's last model request again (see :meth:`AskBox.again`)."""
         last = self.last_decision.get(self.selected) if self.selected is not None else None
-        call = last.get("call") if last else None
-        if last is None or call is None:
+        if last is None or last.get("call") is None:
             self.message = ("follow a fish first (click it), then G asks its model again" if self.selected is None
                             else "no model request behind this fish's last decision (G needs a model brain)")
             return
-        import concurrent.futures
-
-        from ..session.reask import ask_exchange
-
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirofish-ask-again")
-        future = pool.submit(ask_exchange, call, call.get("_texts") or {}, self.cfg, None, None, 1, 60.0)
-        pool.shutdown(wait=False)
-        self.why = {"fish": self.selected, "again": future, "call": call, "tick": last["tick"], "lines": [],
-                    "future": None, "question": ""}
-
-    def _again_lines(self, why: dict) -> list[tuple[str, tuple]]:
-        call, fut = why["call"], why["again"]
-        out = [(f"Asked again: its request of t{why['tick']} (G again, Esc closes)", theme.INK),
-               (f"it got: {call.get('reply')!r}  [{call.get('read')}]", theme.DIM)]
-        if not fut.done():
-            return [*out, (f"{call['model']} is thinking…", theme.WARN)]
-        try:
-            answer = fut.result()[0]
-        except Exception as exc:  # noqa: BLE001 — a server that is gone is shown, not raised
-            return [*out, (f"no answer: {exc}", theme.BAD)]
-        same = answer.get("reply") == call.get("reply")
-        colour = theme.ACCENT if answer["legal"] else theme.BAD
-        out.append((f"now: {answer.get('reply')!r}  [{answer['read']}]", colour))
-        out.append(("the same answer" if same else "a different answer", theme.GOOD if same else theme.WARN))
-        return out
+        self.asking.again(self.selected, last, self.cfg)  # type: ignore[arg-type]
 
     def _why_lines(self) -> list[tuple[str, tuple]] | None:
-        why = self.why
-        if why is None or why["fish"] != self.selected:
-            return None
-        if "again" in why:
-            return self._again_lines(why)
-        out = [("Why? (I asks again, Esc closes)", theme.INK)]
-        out += [(line, theme.DIM) for line in why["lines"]]
-        fut = why["future"]
-        if fut is not None:
-            out.append((f"you asked: {why['question']}", theme.FAINT))
-            if not fut.done():
-                out.append(("the model is thinking…", theme.WARN))
-            else:
-                answer = fut.result()
-                out.append((f"\u201c{answer['text']}\u201d" if answer["text"] else
-                            f"no answer ({answer['error']})", theme.ACCENT if answer["text"] else theme.BAD))
-            if self.typing is None:
-                out.append(("T: type your own question", theme.FAINT))
-        elif why.get("typed"):  # the embedded brain has no words: its answer is its reasons
-            out.append((f"you asked: {why['question']}", theme.FAINT))
-            out.append(("the embedded brain does not talk: the reasons above are its whole answer "
-                        "(a model brain answers in the fish's words)", theme.DIM))
-        if self.typing is not None:
-            out.append((f"ask: {self.typing}_", theme.INK))
-        return out
+        return self.asking.lines(self.selected)
 
     def _type(self, event) -> None:
-        """Typing a question to the followed fish: Enter asks, Esc cancels (every other key is text)."""
-        if event.key == pygame.K_RETURN:
-            question, self.typing = (self.typing or "").strip(), None
-            if question:
-                self.ask_why(question)
-                if self.why is not None:
-                    self.why["typed"] = True
-        elif event.key == pygame.K_ESCAPE:
-            self.typing = None
-        elif event.key == pygame.K_BACKSPACE:
-            self.typing = (self.typing or "")[:-1]
-        elif event.unicode and event.unicode.isprintable() and len(self.typing or "") < 160:
-            self.typing = (self.typing or "") + event.unicode
+        question = self.asking.type_key(event)
+        if question:
+            self.ask_why(question)
+            if self.why is not None:
+                self.why["typed"] = True
 
     def _draw_charts(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
         rec = self.replay
@@ -1076,39 +1016,6 @@ class AquariumScene:
         a = theme.text(f"divergence: {int(cells[-1])} fish in another cell", 18, theme.BAD)
         surf.blit(a, (rect.right - a.get_width() - 10, rect.y - 20))
 
-    def _picker_rect(self, surf_rect: pygame.Rect) -> pygame.Rect:
-        rect = pygame.Rect(0, 0, 560, 300)
-        rect.center = surf_rect.center
-        return rect
-
-    def _pick_fork_click(self, pos) -> None:
-        """A click on a line of the fork picker chooses it; elsewhere cancels."""
-        rect = self._picker_rect(pygame.Rect(0, 0, *getattr(self, "_surf_size", (1920, 1080))))
-        self.picking_action = False
-        x, y = pos
-        row = (y - rect.y - 62) // 23
-        if rect.x + 20 <= x < rect.x + 330 and 0 <= row < len(FORK_PLANS):
-            self.start_fork(FORK_PLANS[row])
-        elif rect.x + 340 <= x < rect.right and 0 <= row < len(FORK_ACTION_LABELS):
-            self.start_fork(FORK_ACTION_LABELS[row][1])
-        else:
-            self.message = "fork cancelled"
-        self._end_pick()
-
-    def _draw_picker(self, surf) -> None:
-        rect = self._picker_rect(surf.get_rect())
-        theme.overlay(surf, rect, theme.ACCENT, alpha=250)
-        surf.blit(theme.text(f"Fork at t{self.tick}: what should fish {self.selected} do now?", 22, theme.INK,
-                             bold=True), (rect.x + 16, rect.y + 12))
-        surf.blit(theme.text("a new plan", 16, theme.FAINT), (rect.x + 30, rect.y + 42))
-        for k, plan in enumerate(FORK_PLANS):
-            surf.blit(theme.text(f"{k + 1}  {plan}", 19, theme.ACCENT), (rect.x + 30, rect.y + 62 + k * 23))
-        surf.blit(theme.text("or one action", 16, theme.FAINT), (rect.x + 340, rect.y + 42))
-        for k, (key, action) in enumerate(FORK_ACTION_LABELS):
-            surf.blit(theme.text(f"{key}  {action}", 19, theme.ACCENT), (rect.x + 350, rect.y + 62 + k * 23))
-        surf.blit(theme.text("any other key cancels", 16, theme.DIM), (rect.x + 350, rect.y + 270))
-        surf.blit(theme.text("the tank waits while you choose", 16, theme.DIM), (rect.x + 30, rect.y + 270))
-
     def _draw_ascii(self, surf, rect) -> None:
         """The terminal view's characters over the tank (rendered once per tick)."""
         key = (self.tick, rect.size, self.mode)
@@ -1123,21 +1030,6 @@ class AquariumScene:
             self._ascii_key, self._ascii_layer = key, layer
         surf.blit(self._ascii_layer, rect)
 
-    def _draw_file_picker(self, surf) -> None:
-        files = self.picking_file or []
-        rect = pygame.Rect(0, 0, min(720, surf.get_width() - 40), 80 + 30 * len(files))
-        rect.center = surf.get_rect().center
-        theme.overlay(surf, rect, theme.ACCENT, alpha=250)
-        surf.blit(theme.text("Open a recording (newest first)", 22, theme.INK, bold=True), (rect.x + 16, rect.y + 12))
-        self._file_rows = []
-        for k, path in enumerate(files):
-            row = pygame.Rect(rect.x + 16, rect.y + 46 + 30 * k, rect.w - 32, 26)
-            self._file_rows.append(row)
-            stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
-            surf.blit(theme.fit(f"{k + 1}  {path.name}   {stamp}   {path.stat().st_size / 1e6:.1f} MB", 19,
-                                row.w, theme.ACCENT), row.topleft)
-        surf.blit(theme.text("a number or a click opens it; any other key cancels", 16, theme.DIM),
-                  (rect.x + 16, rect.bottom - 24))
 
 
 # Every key of the aquarium window and what it does (the help overlay lists them: ui/panels.HELP).

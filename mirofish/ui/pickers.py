@@ -1,0 +1,91 @@
+"""The aquarium's pickers: the fork picker (what should the followed fish do now?) and the
+open-a-recording list — drawn over the window, chosen by a key or a click."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pygame
+
+from . import theme
+
+# The fork picker: nine plans on the number keys, the six single actions on letters.
+FORK_PLANS = ("forage 60", "school 120", "explore north 30", "explore south 30", "explore west 30",
+              "explore east 30", "rest 100 30", "keep_away crowd 8", "keep_away glass 8")
+FORK_ACTION_LABELS = (("Q", "move_n"), ("W", "move_s"), ("E", "move_w"), ("R", "move_e"), ("T", "eat"),
+                      ("Y", "rest"))
+FORK_ACTION_KEYS = {getattr(pygame, f"K_{key.lower()}"): action for key, action in FORK_ACTION_LABELS}
+
+
+def _fork_rect(size: tuple[int, int]) -> pygame.Rect:
+    rect = pygame.Rect(0, 0, 560, 300)
+    rect.center = (size[0] // 2, size[1] // 2)
+    return rect
+
+
+def fork_choice_for_key(k: int) -> str | None:
+    """1–9: a plan; Q W E R T Y: one action; any other key: None (cancel)."""
+    if pygame.K_1 <= k <= pygame.K_9:
+        return FORK_PLANS[k - pygame.K_1]
+    return FORK_ACTION_KEYS.get(k)
+
+
+def fork_choice_at(pos: tuple[int, int], size: tuple[int, int]) -> str | None:
+    """The line of the fork picker under a click (in a window of ``size``); None elsewhere."""
+    rect = _fork_rect(size)
+    x, y = pos
+    row = (y - rect.y - 62) // 23
+    if rect.x + 20 <= x < rect.x + 330 and 0 <= row < len(FORK_PLANS):
+        return FORK_PLANS[row]
+    if rect.x + 340 <= x < rect.right and 0 <= row < len(FORK_ACTION_LABELS):
+        return FORK_ACTION_LABELS[row][1]
+    return None
+
+
+def draw_fork_picker(surf: pygame.Surface, tick: int, fish: int | None) -> None:
+    rect = _fork_rect(surf.get_size())
+    theme.overlay(surf, rect, theme.ACCENT, alpha=250)
+    surf.blit(theme.text(f"Fork at t{tick}: what should fish {fish} do now?", 22, theme.INK, bold=True),
+              (rect.x + 16, rect.y + 12))
+    surf.blit(theme.text("a new plan", 16, theme.FAINT), (rect.x + 30, rect.y + 42))
+    for k, plan in enumerate(FORK_PLANS):
+        surf.blit(theme.text(f"{k + 1}  {plan}", 19, theme.ACCENT), (rect.x + 30, rect.y + 62 + k * 23))
+    surf.blit(theme.text("or one action", 16, theme.FAINT), (rect.x + 340, rect.y + 42))
+    for k, (key, action) in enumerate(FORK_ACTION_LABELS):
+        surf.blit(theme.text(f"{key}  {action}", 19, theme.ACCENT), (rect.x + 350, rect.y + 62 + k * 23))
+    surf.blit(theme.text("any other key cancels", 16, theme.DIM), (rect.x + 350, rect.y + 270))
+    surf.blit(theme.text("the tank waits while you choose", 16, theme.DIM), (rect.x + 30, rect.y + 270))
+
+
+def file_choice(event, files: list[Path], rows: list[pygame.Rect]) -> Path | bool | None:
+    """The recording an event picks: a number key or a click on its row; False: cancelled
+    (any other key, a click elsewhere); None: the event says nothing."""
+    if event.type == pygame.KEYDOWN:
+        if pygame.K_1 <= event.key < pygame.K_1 + len(files):
+            return files[event.key - pygame.K_1]
+        return False
+    if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+        for k, rect in enumerate(rows):
+            if rect.collidepoint(event.pos):
+                return files[k]
+        return False
+    return None
+
+
+def draw_file_picker(surf: pygame.Surface, files: list[Path]) -> list[pygame.Rect]:
+    """Draw the list of recordings; returns each row's rect (for clicks)."""
+    rect = pygame.Rect(0, 0, min(720, surf.get_width() - 40), 80 + 30 * len(files))
+    rect.center = surf.get_rect().center
+    theme.overlay(surf, rect, theme.ACCENT, alpha=250)
+    surf.blit(theme.text("Open a recording (newest first)", 22, theme.INK, bold=True), (rect.x + 16, rect.y + 12))
+    rows = []
+    for k, path in enumerate(files):
+        row = pygame.Rect(rect.x + 16, rect.y + 46 + 30 * k, rect.w - 32, 26)
+        rows.append(row)
+        stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
+        surf.blit(theme.fit(f"{k + 1}  {path.name}   {stamp}   {path.stat().st_size / 1e6:.1f} MB", 19,
+                            row.w, theme.ACCENT), row.topleft)
+    surf.blit(theme.text("a number or a click opens it; any other key cancels", 16, theme.DIM),
+              (rect.x + 16, rect.bottom - 24))
+    return rows
