@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,9 +24,12 @@ from ..engine import Engine
 from ..fish.plans import Goal, describe, parse_plan
 from ..frame import Frame
 from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, Recording, RecordingError
-from ..snapshot import TankView, tank_view
+from ..snapshot import TankView
 from ..world import World
 from .base import Session, observed, remembered
+
+if TYPE_CHECKING:
+    from .live import LiveSession
 
 _CELLS = DIVERGENCE_COLUMNS.index("cells_differ")
 
@@ -206,11 +210,30 @@ class ForkSession(Session):
     # -- construction
 
     @classmethod
-    def from_live(cls, live: Session, fish: int, action: Action | str) -> ForkSession:
+    def from_live(cls, live: LiveSession, fish: int, action: Action | str) -> ForkSession:
         """Fork a live tank now: ``fish`` follows ``action`` in the branch while the other fish
-        ask their brain as usual; the live tank keeps running beside it as the parent."""
-        return cls(live, fish, plan_of(action), None, make_source(live.cfg, live.mode), live.mode,
+        ask their brain as usual; the live tank keeps running beside it as the parent (and
+        :meth:`back` rewinds it to now)."""
+        origin = live.mark()
+        fork = cls(live, fish, plan_of(action), None, make_source(live.cfg, live.mode), live.mode,
                    owns_parent=False)
+        fork._origin = origin
+        return fork
+
+    _origin: tuple | None = None  # a live parent's state at the fork tick
+
+    def back(self) -> int:
+        """End the branch and put the parent back at the fork tick (a live tank is rewound to it,
+        a replay seeks there; a fork of a recording closes the replay it opened, and whoever
+        shows the recording seeks it); returns that tick."""
+        self.close()
+        if self._owns_parent:
+            return self.tick0
+        if self._origin is not None:
+            self.parent.rewind(self._origin)  # type: ignore[attr-defined]
+        elif self.parent.can_seek:
+            self.parent.seek(self.tick0)
+        return self.tick0
 
     # -- stepping
 
@@ -239,7 +262,7 @@ class ForkSession(Session):
     # -- views
 
     def ghost_view(self) -> TankView:
-        return tank_view(self.parent.engine.world)
+        return self.parent.view()
 
     def summary(self) -> dict:
         rows = np.array([r[1:] for r in self.curve]) if self.curve else np.zeros((0, 3))

@@ -86,7 +86,6 @@ class AquariumScene:
         self.message = ""
         self.saves = Path("saves")
         self._paused_before_pick = False
-        self._fork_origin = None  # a live tank's state at the fork, for O
         self._window_past: tuple | None = None  # … and what the window showed then
         self._pending_cfg = self.cfg  # settings that apply at the next reset (fish count)
         self.rects: dict[str, pygame.Rect] = {}
@@ -324,7 +323,6 @@ class AquariumScene:
             self.message = "select a fish first (click it), then F"
             return
         if self.session.kind == "live":
-            self._fork_origin = self.session.mark()  # type: ignore[attr-defined]
             # what the window knew at the fork tick: O brings it back with the tank
             self._window_past = (self.energy_hist.copy(), copy.deepcopy(self.series), copy.deepcopy(self.hud))
         self.fork = self.session.fork(self.selected, plan)
@@ -338,15 +336,11 @@ class AquariumScene:
     def end_fork(self) -> None:
         if self.fork is None:
             return
-        tick = self.fork.tick0
-        self.fork.close()
+        tick = self.fork.back()  # the branch ends; the original is back at the fork tick
         self.fork = None
         self.mode = self.session.kind
         if self.session.can_seek:
-            self.seek(tick)
-        elif self._fork_origin is not None:  # a live tank: back to where it was forked
-            self.session.rewind(self._fork_origin)
-            self._fork_origin = None
+            self.seek(tick)  # (the panels follow the replay)
         self.pacer.paused = True
         self.message = f"back to the original at the fork tick t{tick} (paused; Space plays)"
         self._reset_views()
