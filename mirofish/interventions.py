@@ -42,7 +42,7 @@ from .water import NO_FOOD, ROCK, WATER
 if TYPE_CHECKING:
     from .world import World
 
-KINDS = ("food", "rock", "clear", "current", "tune", "add", "remove")
+KINDS = ("food", "rock", "clear", "current", "tune", "add", "remove")  # (checked by _CHECKS)
 # Settings a running tank may change (the window's sliders, ``tune``); the rest apply at a reset.
 LIVE_KEYS = ("food.spawn_rate", "steering.alignment", "steering.cohesion", "steering.separation",
              "steering.food", "steering.open_water")
@@ -54,47 +54,44 @@ class InterventionError(ValueError):
     """An intervention that cannot be applied (bad kind, a place outside the tank …)."""
 
 
-def check(iv: object, world: World | None = None) -> dict:
-    """``iv`` as a valid intervention dict (a copy), or :class:`InterventionError` naming the
-    problem (with ``world``: also a place outside its tank)."""
+def _point(iv: dict, world: World | None) -> dict:
+    if not all(type(iv.get(k)) is int for k in ("x", "y")):
+        raise InterventionError(f"{iv['kind']} needs whole-number x and y, got {iv.get('x')!r}, {iv.get('y')!r}")
+    if world is not None:
+        _square(world, iv["x"], iv["y"])
+    return {"kind": iv["kind"], "x": iv["x"], "y": iv["y"]}
 
-    if not isinstance(iv, dict) or iv.get("kind") not in KINDS:
-        kind = iv.get("kind") if isinstance(iv, dict) else iv
-        raise InterventionError(f"unknown intervention {kind!r} (one of {', '.join(KINDS)})")
-    kind = iv["kind"]
-    if kind in ("food", "rock", "clear"):
-        if not all(type(iv.get(k)) is int for k in ("x", "y")):
-            raise InterventionError(f"{kind} needs whole-number x and y, got {iv.get('x')!r}, {iv.get('y')!r}")
-        if world is not None:
-            _square(world, iv["x"], iv["y"])
-        return {"kind": kind, "x": iv["x"], "y": iv["y"]}
-    if kind == "add":
-        if not all(type(iv.get(k)) is int for k in ("x", "y")):
-            raise InterventionError(f"add needs whole-number x and y, got {iv.get('x')!r}, {iv.get('y')!r}")
-        traits = iv.get("traits")
-        if traits is not None and (not isinstance(traits, list) or len(traits) != 5
-                                   or not all(type(v) is int and 0 <= v <= 100 for v in traits)):
-            raise InterventionError(f"add: traits must be five whole numbers 0..100, got {traits!r}")
-        if world is not None:
-            _square(world, iv["x"], iv["y"])
-            if not world.school.absent.any():
-                raise InterventionError(f"no room for another fish: all {world.school.n} are in the water "
-                                        f"(start the tank with --set fish.spare=N, or take one out)")
-        out = {"kind": kind, "x": iv["x"], "y": iv["y"]}
-        return {**out, "traits": traits} if traits is not None else out
-    if kind == "remove":
-        fish = iv.get("fish")
-        if type(fish) is not int or (world is not None and not 0 <= fish < world.school.n):
-            raise InterventionError(f"remove: no fish {fish!r} in this tank")
-        if world is not None and world.school.absent[fish]:
-            raise InterventionError(f"remove: fish {fish} is not in the water")
-        return {"kind": kind, "fish": fish}
-    if kind == "current":
-        if iv.get("dir") not in DIRECTIONS:
-            raise InterventionError(f"current: dir must be one of {', '.join(DIRECTIONS)}, got {iv.get('dir')!r}")
-        if type(iv.get("ticks")) is not int or not 0 <= iv["ticks"] <= 1_000_000:
-            raise InterventionError(f"current: ticks must be a whole number 0..1000000, got {iv.get('ticks')!r}")
-        return {"kind": kind, "dir": iv["dir"], "ticks": iv["ticks"]}
+
+def _add(iv: dict, world: World | None) -> dict:
+    out = _point(iv, world)
+    traits = iv.get("traits")
+    if traits is not None and (not isinstance(traits, list) or len(traits) != 5
+                               or not all(type(v) is int and 0 <= v <= 100 for v in traits)):
+        raise InterventionError(f"add: traits must be five whole numbers 0..100, got {traits!r}")
+    if world is not None and not world.school.absent.any():
+        raise InterventionError(f"no room for another fish: all {world.school.n} are in the water "
+                                f"(start the tank with --set fish.spare=N, or take one out)")
+    return {**out, "traits": traits} if traits is not None else out
+
+
+def _remove(iv: dict, world: World | None) -> dict:
+    fish = iv.get("fish")
+    if type(fish) is not int or (world is not None and not 0 <= fish < world.school.n):
+        raise InterventionError(f"remove: no fish {fish!r} in this tank")
+    if world is not None and world.school.absent[fish]:
+        raise InterventionError(f"remove: fish {fish} is not in the water")
+    return {"kind": "remove", "fish": fish}
+
+
+def _current(iv: dict, world: World | None) -> dict:
+    if iv.get("dir") not in DIRECTIONS:
+        raise InterventionError(f"current: dir must be one of {', '.join(DIRECTIONS)}, got {iv.get('dir')!r}")
+    if type(iv.get("ticks")) is not int or not 0 <= iv["ticks"] <= 1_000_000:
+        raise InterventionError(f"current: ticks must be a whole number 0..1000000, got {iv.get('ticks')!r}")
+    return {"kind": "current", "dir": iv["dir"], "ticks": iv["ticks"]}
+
+
+def _tune(iv: dict, world: World | None) -> dict:
     if iv.get("key") not in LIVE_KEYS:
         raise InterventionError(f"tune: key must be one of {', '.join(LIVE_KEYS)}, got {iv.get('key')!r}")
     value = iv.get("value")
@@ -105,7 +102,21 @@ def check(iv: object, world: World | None = None) -> dict:
             world.tuned_config(iv["key"], float(value))
         except ValueError as exc:
             raise InterventionError(str(exc)) from None
-    return {"kind": kind, "key": iv["key"], "value": float(value)}
+    return {"kind": "tune", "key": iv["key"], "value": float(value)}
+
+
+# What each kind needs (and how it is checked): one entry per kind of KINDS.
+_CHECKS = {"food": _point, "rock": _point, "clear": _point, "current": _current, "tune": _tune, "add": _add,
+           "remove": _remove}
+
+
+def check(iv: object, world: World | None = None) -> dict:
+    """``iv`` as a valid intervention dict (a copy), or :class:`InterventionError` naming the
+    problem (with ``world``: also a place outside its tank, a fish that is not there …)."""
+    if not isinstance(iv, dict) or iv.get("kind") not in KINDS:
+        kind = iv.get("kind") if isinstance(iv, dict) else iv
+        raise InterventionError(f"unknown intervention {kind!r} (one of {', '.join(KINDS)})")
+    return _CHECKS[iv["kind"]](iv, world)
 
 
 def describe(iv: dict) -> str:

@@ -401,41 +401,65 @@ class AquariumScene:
         return self.shown.brain_status()
 
     def handle_event(self, event) -> None:
+        """Each part of the window in turn, from what lies on top: the first that takes the
+        event ends it."""
+        for part in (self._overlays, self._controls, self._wheel, self._timeline, self._tank_mouse):
+            if part(event):
+                return
+        if event.type == pygame.KEYDOWN:
+            self._key(event)
+
+    def _overlays(self, event) -> bool:
+        """The open pickers and the More… menu take every event (clicks and keys) meant for them."""
         if self.picking_file is not None:
             self._pick_file(event)
-            return
-        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.picking_action:
+            return True
+        clicked = event.type == pygame.MOUSEBUTTONDOWN and event.button == 1
+        if clicked and self.picking_action:
             self.picking_action = False
             self._fork_choice(fork_choice_at(event.pos, getattr(self, "_surf_size", (1920, 1080))))
-            return
-        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.show_menu:
+            return True
+        if clicked and self.show_menu:
             self._menu_click(event.pos)
-            return
-        for b in self.buttons:
-            if b.handle(event):
-                return
-        if self.selected is None and self.shown.kind == "live":
-            for sl in self.sliders:
-                if sl.handle(event):
-                    return
-        if event.type == pygame.MOUSEWHEEL:
-            mouse = theme.mouse_pos()
-            if self.rects.get("panel") is not None and self.rects["panel"].collidepoint(mouse):
-                self.follow.scroll_by(-event.y * 40)
-            elif self.rects.get("tank") is not None and self.rects["tank"].collidepoint(mouse):
-                self.zoom_at(mouse, 1.25 ** event.y)
-            return
-        if self.timeline is not None and self.fork is None:
-            tick = self.timeline.handle(event)
-            if tick is not None:
-                self.seek(tick)
-                return
+            return True
+        return False
+
+    def _controls(self, event) -> bool:
+        """The buttons, and the sliders of a live tank with no fish followed."""
+        if any(b.handle(event) for b in self.buttons):
+            return True
+        return self.selected is None and self.shown.kind == "live" and any(sl.handle(event) for sl in self.sliders)
+
+    def _wheel(self, event) -> bool:
+        """The wheel scrolls the side panel under the mouse, or zooms the tank at the cursor."""
+        if event.type != pygame.MOUSEWHEEL:
+            return False
+        mouse = theme.mouse_pos()
+        if self.rects.get("panel") is not None and self.rects["panel"].collidepoint(mouse):
+            self.follow.scroll_by(-event.y * 40)
+        elif self.rects.get("tank") is not None and self.rects["tank"].collidepoint(mouse):
+            self.zoom_at(mouse, 1.25 ** event.y)
+        return True
+
+    def _timeline(self, event) -> bool:
+        if self.timeline is None or self.fork is not None:
+            return False
+        tick = self.timeline.handle(event)
+        if tick is None:
+            return False
+        self.seek(tick)
+        return True
+
+    def _tank_mouse(self, event) -> bool:
+        """In the tank: a press follows a fish (or starts a drag), a drag pans, a click with a
+        hand tool intervenes."""
         if event.type == pygame.MOUSEBUTTONDOWN and event.button in (1, 2, 3) \
                 and self.renderer.rect.collidepoint(event.pos):
             self._drag = (event.pos, self.renderer.cell_at(self.renderer.view_rect.center), False, event.button)
             if event.button == 1 and self.tool == "follow":  # follows at once; a drag then pans
                 self._click_tank(event.pos)
-        elif event.type == pygame.MOUSEMOTION and self._drag is not None:
+            return True
+        if event.type == pygame.MOUSEMOTION and self._drag is not None:
             start, centre, moved, button = self._drag
             dx, dy = event.pos[0] - start[0], event.pos[1] - start[1]
             if moved or abs(dx) + abs(dy) > 4:  # a drag pans (a click stays a click)
@@ -443,13 +467,14 @@ class AquariumScene:
                 self.pan = (centre[0] - dx / c, centre[1] - dy / c)
                 self._centred = False
                 self._drag = (start, centre, True, button)
-        elif event.type == pygame.MOUSEBUTTONUP and self._drag is not None:
+            return True
+        if event.type == pygame.MOUSEBUTTONUP and self._drag is not None:
             start, _, moved, button = self._drag
             self._drag = None
             if not moved and button == 1 and self.tool != "follow":
                 self._click_tank(start)
-        elif event.type == pygame.KEYDOWN:
-            self._key(event)
+            return True
+        return False
 
     TOOLS = ("follow", "food", "rock", "clear", "add", "remove")
     TOOL_LABELS: ClassVar[dict[str, str]] = {"follow": "Click: follow", "food": "Click: drop food",
@@ -627,56 +652,14 @@ class AquariumScene:
         surf.fill(theme.PANEL)
         self._surf_size = surf.get_size()
         r = self.rects = self.layout(surf.get_size())
-        centre = self.pan
-        if self.zoom > 1.0 and self.selected is not None and self._centred \
-                and self.selected < len(self.view.x):  # zoomed in, the followed fish stays in the middle
-            centre = (float(self.view.x[self.selected]), float(self.view.y[self.selected]))
-            self.pan = centre
-        key = self.shown.terrain_key()
-        if key != getattr(self, "_terrain_key", None):
-            self._terrain_key = key
-            self.renderer.set_terrain(self.shown.terrain())
-        self.renderer.layout(r["tank"], self.zoom, centre)
-        if self.showing_live is not None and self.timeline is not None:
-            rng = self.showing_live.past_range()  # the live timeline: the kept past up to now
-            if rng is not None:
-                self.timeline.first, self.timeline.last = rng
+        self._draw_tank(surf, r["tank"])
         self._draw_controls(surf, r["controls"])
-        ghost = self.shown.ghost_view()
-        heat = self._heat() if self.show_heat else None
-        self.renderer.draw(surf, self.view, self.prev, getattr(self, "_alpha", 1.0), self.selected, self.show_fov,
-                           heat, self.cfg.metrics.hotspot_cell, ghost)
-        if self.show_ascii:
-            self._draw_ascii(surf, r["tank"])
-        if self.show_charts:
-            self._draw_charts(surf, r["tank"])
-        status = {"tick": self.tick, "speed": self.speed, "paused": self.pacer.paused,
-                  "mode": {"live": "", "replay": (f"PAST t{self.tick} (now t{self.live_home.tick})"
-                                                  if self._showing_own_past() and self.live_home else
-                                                  f"REPLAY t{self.tick}"),
-                           "fork": "FORK: rings = the original's fish"}[self.mode]}
-        self.hud.draw(surf, r["hud"], {}, status, self._brain())
+        self.hud.draw(surf, r["hud"], {}, self._status(), self._brain())
         if r["panel"].w and self.selected is None:
             self._draw_tune_panel(surf, r["panel"])
         elif r["panel"].w:
-            fish = self.shown.fish(self.selected) if self.selected is not None else None
-            hist = self.energy_hist[self.selected] if self.selected is not None else []
-            drift = self.shown.drift(self.selected) if self.selected is not None else None
-            last = self.last_decision.get(self.selected) if self.selected is not None else None
-            model = self.cfg.brain.kind == "llm"
-            word_deed = self.shown.metrics.word_deed.fish(self.selected) if self.selected is not None else None
-            if word_deed is not None and self.shown.metrics.first_tick > 0:
-                word_deed["since"] = self.shown.metrics.first_tick
-            self.follow.draw(surf, r["panel"], fish, hist, last,
-                             self.view.max_energy / 100, drift, self.cfg.brain.drift_alert, self._why_lines(),
-                             behaviour=self._behaviour(), text_drift_applies=model, word_deed=word_deed)
-        if self.timeline is not None:
-            if self.fork is not None:
-                self.timeline.last = max(self.timeline.last, self.tick)
-            curve = self.fork.curve if self.fork is not None else None
-            self.timeline.draw(surf, r["timeline"], self.tick, curve)
-        elif self.fork is not None and self.fork.curve:
-            self._draw_live_curve(surf, r["footer"])
+            self._draw_follow_panel(surf, r["panel"])
+        self._draw_time(surf, r)
         self._draw_footer(surf, r["footer"])
         if self.show_menu:
             self._draw_menu(surf)
@@ -686,6 +669,61 @@ class AquariumScene:
             self._file_rows = draw_file_picker(surf, self.picking_file)
         if self.show_help:
             draw_help(surf)
+
+    def _draw_tank(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
+        """The water (zoomed and panned; the followed fish kept in the middle), the ghost of a
+        fork's original, the heat map, and over it the ASCII view or the charts when open."""
+        centre = self.pan
+        if self.zoom > 1.0 and self.selected is not None and self._centred \
+                and self.selected < len(self.view.x):  # zoomed in, the followed fish stays in the middle
+            centre = (float(self.view.x[self.selected]), float(self.view.y[self.selected]))
+            self.pan = centre
+        key = self.shown.terrain_key()
+        if key != getattr(self, "_terrain_key", None):
+            self._terrain_key = key
+            self.renderer.set_terrain(self.shown.terrain())
+        self.renderer.layout(rect, self.zoom, centre)
+        heat = self._heat() if self.show_heat else None
+        self.renderer.draw(surf, self.view, self.prev, getattr(self, "_alpha", 1.0), self.selected, self.show_fov,
+                           heat, self.cfg.metrics.hotspot_cell, self.shown.ghost_view())
+        if self.show_ascii:
+            self._draw_ascii(surf, rect)
+        if self.show_charts:
+            self._draw_charts(surf, rect)
+
+    def _status(self) -> dict:
+        """The HUD's status: tick, speed, paused, and which tank this is."""
+        if self.mode == "replay":
+            mode = (f"PAST t{self.tick} (now t{self.live_home.tick})" if self._showing_own_past() and self.live_home
+                    else f"REPLAY t{self.tick}")
+        else:
+            mode = "FORK: rings = the original's fish" if self.mode == "fork" else ""
+        return {"tick": self.tick, "speed": self.speed, "paused": self.pacer.paused, "mode": mode}
+
+    def _draw_follow_panel(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
+        fish = self.selected
+        assert fish is not None
+        word_deed = self.shown.metrics.word_deed.fish(fish)
+        if self.shown.metrics.first_tick > 0:
+            word_deed["since"] = self.shown.metrics.first_tick
+        self.follow.draw(surf, rect, self.shown.fish(fish), self.energy_hist[fish], self.last_decision.get(fish),
+                         self.view.max_energy / 100, self.shown.drift(fish), self.cfg.brain.drift_alert,
+                         self._why_lines(), behaviour=self._behaviour(),
+                         text_drift_applies=self.cfg.brain.kind == "llm", word_deed=word_deed)
+
+    def _draw_time(self, surf: pygame.Surface, r: dict[str, pygame.Rect]) -> None:
+        """The timeline (a replay's, the live tank's kept past) with a fork's divergence under it;
+        a live fork without a timeline: the divergence count above the footer."""
+        if self.timeline is not None:
+            if self.showing_live is not None:
+                rng = self.showing_live.past_range()  # the live timeline: the kept past up to now
+                if rng is not None:
+                    self.timeline.first, self.timeline.last = rng
+            if self.fork is not None:
+                self.timeline.last = max(self.timeline.last, self.tick)
+            self.timeline.draw(surf, r["timeline"], self.tick, self.fork.curve if self.fork is not None else None)
+        elif self.fork is not None and self.fork.curve:
+            self._draw_live_curve(surf, r["footer"])
 
     # ------------------------------------------------------------ controls
 
