@@ -406,8 +406,9 @@ fail: /* and done: result is NULL on an error */
 static const char after_doc[] =
     "after(arrays, ints)\n"
     "Everything World.step does after the food spawned and rotted: energy, age, counters, the\n"
-    "new views and their counts, plan triggers (when ``ints[plan_events]``) and memories.\n"
-    "``arrays`` and ``ints`` are tuples in the order of the X_ and I_ enums below (World._step_compiled).";
+    "new views and their counts, plan triggers (when ``ints['plan_events']``) and memories.\n"
+    "``arrays`` and ``ints`` are dicts by name: exactly the names of AFTER_ARRAYS and AFTER_INTS\n"
+    "(World._step_compiled); a missing, unknown or misspelt name is an error, never a silent swap.";
 
 enum {
     /* arrays, in the order World._step_compiled passes them */
@@ -424,23 +425,57 @@ enum {
     I_T_HORIZON, I_T_FOUND_COMPANY, I_T_CROWDED, I_T_HUNGRY_FOOD, I_T_LOST_COMPANY, I_T_FOOD_GONE,
     I_T_ENERGY_REACHED, I_T_ATE, I_T_STUCK, I_T_LOW_ENERGY, I_SATED_LINE, N_I
 };
+/* the names after() takes its arguments by, in the order of the enums (exported as AFTER_ARRAYS, AFTER_INTS) */
+static const char *X_NAMES[N_X] = {
+    "executed", "outcome", "meal", "before", "energy", "age", "stuck", "refused_at", "max_stuck", "action_counts",
+    "moves", "refusals", "eats", "failed", "cell", "heading", "blocked", "occupant", "food_born", "window",
+    "codes", "food_seen_old", "neighbours_old", "food_seen", "neighbours", "food_rose", "neighbours_changed",
+    "company_ticks", "plan_goal", "plan_param", "plan_end", "plan_trigger", "no_food", "alone", "crowded",
+    "hungry_food", "goal_flags", "mem_tick", "mem_code", "mem_arg", "mem_count", "event_order"};
+static const char *I_NAMES[N_I] = {
+    "tick", "decay", "move_cost", "food_gain", "rest_gain", "rest_ceiling", "max_energy", "low_line", "hungry_line",
+    "plan_events", "alone_ticks", "crowd_line", "forage_patience", "stuck_ticks", "mem_size",
+    "t_horizon", "t_found_company", "t_crowded", "t_hungry_food", "t_lost_company", "t_food_gone",
+    "t_energy_reached", "t_ate", "t_stuck", "t_low_energy", "sated_line"};
+
+/* Look every name up in ``d`` (a dict of exactly those names) into ``out``. */
+static int by_name(PyObject *d, const char **names, int count, PyObject **out, const char *what) {
+    if (PyDict_GET_SIZE(d) != count) {
+        for (int k = 0; k < count; k++)
+            if (!PyDict_GetItemString(d, names[k])) {
+                PyErr_Format(PyExc_ValueError, "after(): no %s named '%s'", what, names[k]);
+                return -1;
+            }
+        PyErr_Format(PyExc_ValueError, "after(): %zd %ss given, it takes exactly %d (AFTER_%s)", PyDict_GET_SIZE(d),
+                     what, count, strcmp(what, "array") == 0 ? "ARRAYS" : "INTS");
+        return -1;
+    }
+    for (int k = 0; k < count; k++) {
+        out[k] = PyDict_GetItemString(d, names[k]);
+        if (!out[k]) {
+            PyErr_Format(PyExc_ValueError, "after(): no %s named '%s'", what, names[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* goal flag columns (world._GOAL_FLAGS) */
 enum { GF_PLANNED, GF_FORAGE, GF_SCHOOL, GF_REST, GF_ROAMING, GF_CROWD, GF_HUNGRY };
 
 static PyObject *after(PyObject *self, PyObject *args) {
-    PyObject *arrays, *ints;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &arrays, &PyTuple_Type, &ints)) return NULL;
-    if (PyTuple_GET_SIZE(arrays) != N_X || PyTuple_GET_SIZE(ints) != N_I)
-        return PyErr_Format(PyExc_ValueError, "after() takes %d arrays and %d ints", N_X, N_I);
+    PyObject *arrays, *ints, *xa[N_X], *ia[N_I];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (by_name(arrays, X_NAMES, N_X, xa, "array") < 0 || by_name(ints, I_NAMES, N_I, ia, "int") < 0) return NULL;
     long long v[N_I];
     for (int k = 0; k < N_I; k++) {
-        v[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(ints, k));
+        v[k] = PyLong_AsLongLong(ia[k]);
         if (v[k] == -1 && PyErr_Occurred()) return NULL;
     }
     if (v[I_MEM_SIZE] <= 0 || v[I_STUCK_TICKS] <= 0)
         return PyErr_Format(PyExc_ValueError, "memory size and stuck_ticks must be > 0");
     Bufs bs = {.n = 0};
-#define ARR(k) PyTuple_GET_ITEM(arrays, k)
+#define ARR(k) xa[k]
     Py_ssize_t n = items(ARR(X_EXECUTED), 1, "executed"), grid = items(ARR(X_BLOCKED), 1, "blocked");
     Py_ssize_t nc = items(ARR(X_WINDOW), 8, "window"), ms = (Py_ssize_t)v[I_MEM_SIZE];
     if (n < 0 || grid < 0 || nc < 0) return NULL;
@@ -617,6 +652,19 @@ PyMODINIT_FUNC PyInit__tick(void) {
         "F_FOOD_CLOSE", F_FOOD_CLOSE, "N_GOALS", N_GOALS, "N_GOAL_FLAGS", N_GOAL_FLAGS, "NEG", NEG, "BOXED", BOXED);
     if (!c || PyModule_AddObject(m, "CONSTANTS", c) < 0) {
         Py_XDECREF(c);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyObject *xn = PyTuple_New(N_X), *in = PyTuple_New(N_I);
+    if (!xn || !in) {
+        Py_XDECREF(xn);
+        Py_XDECREF(in);
+        Py_DECREF(m);
+        return NULL;
+    }
+    for (int k = 0; k < N_X; k++) PyTuple_SET_ITEM(xn, k, PyUnicode_FromString(X_NAMES[k]));
+    for (int k = 0; k < N_I; k++) PyTuple_SET_ITEM(in, k, PyUnicode_FromString(I_NAMES[k]));
+    if (PyModule_AddObject(m, "AFTER_ARRAYS", xn) < 0 || PyModule_AddObject(m, "AFTER_INTS", in) < 0) {
         Py_DECREF(m);
         return NULL;
     }

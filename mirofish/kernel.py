@@ -25,6 +25,8 @@ try:
     from . import _tick as _compiled  # type: ignore[attr-defined]
 except ImportError:  # not built (no compiler at install time): the numpy tick runs
     _compiled = None
+if _compiled is not None and not hasattr(_compiled, "AFTER_ARRAYS"):  # built from an older _tick.c (before the
+    _compiled = None  # arguments went by name): stale, so the numpy tick runs until pip install -e . rebuilds it
 
 ENV = "MIROFISH_TICK"
 

@@ -478,17 +478,29 @@ class World:
         codes = np.empty((n, self.window.size), np.int8)
         food_seen, neighbours = np.empty(n, np.int16), np.empty(n, np.int16)
         food_rose, changed = np.empty(n, bool), np.empty(n, bool)
-        k.after(
-            (executed, outcome, meal, before, s.energy, s.age, s.stuck, s.refused_at, s.max_stuck, s.action_counts,
-             s.moves, s.refusals, s.eats, s.failed, s.cell, s.heading, w.blocked, self.occupant, w.food_born,
-             self.window, codes, s.food_seen, s.neighbours, food_seen, neighbours, food_rose, changed,
-             s.company_ticks, s.plan_goal, s.plan_param, s.plan_end, s.plan_trigger, s.no_food, s.alone, s.crowded,
-             s.hungry_food, _GOAL_FLAGS_U8, m.tick, m.code, m.arg, m.count, EVENT_ORDER),
-            (t, self.decay, self.move_cost, self.food_energy - self.eat_cost, self.rest_gain, self.rest_ceiling,
-             self.max_energy, self.low_line, self.hungry_line, int(self.plans and self.given_actions is None),
-             trig.alone_ticks, trig.crowd_line, trig.forage_patience, trig.stuck_ticks, m.size,
-             T_HORIZON, T_FOUND_COMPANY, T_CROWDED, T_HUNGRY_FOOD, T_LOST_COMPANY, T_FOOD_GONE, T_ENERGY_REACHED,
-             T_ATE, T_STUCK, T_LOW_ENERGY, self.sated_line))
+        k.after(  # by name: the C side refuses a missing, unknown or misspelt one (kernel.AFTER_ARRAYS)
+            {"executed": executed, "outcome": outcome, "meal": meal, "before": before, "energy": s.energy,
+             "age": s.age, "stuck": s.stuck, "refused_at": s.refused_at, "max_stuck": s.max_stuck,
+             "action_counts": s.action_counts, "moves": s.moves, "refusals": s.refusals, "eats": s.eats,
+             "failed": s.failed, "cell": s.cell, "heading": s.heading, "blocked": w.blocked,
+             "occupant": self.occupant, "food_born": w.food_born, "window": self.window, "codes": codes,
+             "food_seen_old": s.food_seen, "neighbours_old": s.neighbours, "food_seen": food_seen,
+             "neighbours": neighbours, "food_rose": food_rose, "neighbours_changed": changed,
+             "company_ticks": s.company_ticks, "plan_goal": s.plan_goal, "plan_param": s.plan_param,
+             "plan_end": s.plan_end, "plan_trigger": s.plan_trigger, "no_food": s.no_food, "alone": s.alone,
+             "crowded": s.crowded, "hungry_food": s.hungry_food, "goal_flags": _GOAL_FLAGS_U8,
+             "mem_tick": m.tick, "mem_code": m.code, "mem_arg": m.arg, "mem_count": m.count,
+             "event_order": EVENT_ORDER},
+            {"tick": t, "decay": self.decay, "move_cost": self.move_cost,
+             "food_gain": self.food_energy - self.eat_cost, "rest_gain": self.rest_gain,
+             "rest_ceiling": self.rest_ceiling, "max_energy": self.max_energy, "low_line": self.low_line,
+             "hungry_line": self.hungry_line, "plan_events": int(self.plans and self.given_actions is None),
+             "alone_ticks": trig.alone_ticks, "crowd_line": trig.crowd_line,
+             "forage_patience": trig.forage_patience, "stuck_ticks": trig.stuck_ticks, "mem_size": m.size,
+             "t_horizon": T_HORIZON, "t_found_company": T_FOUND_COMPANY, "t_crowded": T_CROWDED,
+             "t_hungry_food": T_HUNGRY_FOOD, "t_lost_company": T_LOST_COMPANY, "t_food_gone": T_FOOD_GONE,
+             "t_energy_reached": T_ENERGY_REACHED, "t_ate": T_ATE, "t_stuck": T_STUCK,
+             "t_low_energy": T_LOW_ENERGY, "sated_line": self.sated_line})
         self.codes = codes
         s.food_seen, s.neighbours, s.food_rose, s.neighbours_changed = food_seen, neighbours, food_rose, changed
         self.tick = t + 1

@@ -171,3 +171,51 @@ def test_corrupted_states_are_refused_or_run_never_a_crash(tmp_path):
     assert out.returncode == 0, f"the fuzz child died ({out.returncode}): {out.stderr[-500:]}"
     counts = json.loads(out.stdout.strip().splitlines()[-1])
     assert counts["refused"] >= 10 and counts["ran"] >= 10, counts
+
+
+def test_the_compiled_tick_takes_its_arrays_by_name_and_refuses_a_wrong_one():
+    """The C side names every argument (AFTER_ARRAYS, AFTER_INTS): the order they are passed in
+    does not matter, and a missing, extra or misspelt name fails loudly instead of silently
+    using the wrong array."""
+    from mirofish import kernel
+    from mirofish.config import load_config
+    from mirofish.world import World
+
+    k = kernel.compiled_tick()
+    assert k is not None and len(k.AFTER_ARRAYS) == 42 and len(k.AFTER_INTS) == 26
+    calls = []
+    world = World(load_config(seed=3))
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(k, name)
+
+        def after(self, arrays, ints):
+            calls.append((arrays, ints))
+            return k.after(arrays, ints)
+
+    world._kernel = Spy()
+    world.step()
+    arrays, ints = calls[0]
+    assert set(arrays) == set(k.AFTER_ARRAYS) and set(ints) == set(k.AFTER_INTS)
+    import numpy as np
+
+    def fresh(d):
+        return {name: (v.copy() if isinstance(v, np.ndarray) else v) for name, v in d.items()}
+
+    a = fresh(arrays)
+    reordered = dict(reversed(list(fresh(arrays).items())))
+    k.after(a, dict(ints))
+    k.after(reordered, dict(reversed(list(ints.items()))))
+    assert all(np.array_equal(a[n], reordered[n]) for n in a)  # by name, whatever the order
+    swapped = fresh(arrays)
+    swapped["moves_"] = swapped.pop("moves")
+    with pytest.raises(ValueError, match="no array named 'moves'"):
+        k.after(swapped, dict(ints))
+    extra = {**fresh(arrays), "spare": np.zeros(1)}
+    with pytest.raises(ValueError, match="43 arrays given, it takes exactly 42"):
+        k.after(extra, dict(ints))
+    short = dict(ints)
+    del short["tick"]
+    with pytest.raises(ValueError, match="no int named 'tick'"):
+        k.after(fresh(arrays), short)
