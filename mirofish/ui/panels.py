@@ -187,7 +187,7 @@ class FollowPanel:
     def _draw_page(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
                    last_decision: dict | None, max_energy: float, drift: float | None,
                    drift_alert: float | None, why: list[tuple[str, tuple]] | None = None) -> int:
-        """The panel's content; returns where it ends."""
+        """The panel's content, section by section; returns where it ends."""
         pygame.draw.rect(surf, theme.PANEL, rect)
         x, y, w = rect.x + 16, rect.y + 12, rect.w - 32
         if fish is None:
@@ -195,6 +195,17 @@ class FollowPanel:
                                       "H: all keys."]):
                 surf.blit(theme.fit(line, 20, w, theme.DIM), (x, y + 8 + k * 24))
             return y + 80
+        y = self._draw_head(surf, x, y, w, fish, energy_hist, max_energy)
+        y = self._draw_plan(surf, x, y, w, fish)
+        y = self._draw_why(surf, x, y, w, why)
+        y = self._draw_last(surf, x, y, w, last_decision)
+        y = self._draw_word_deed(surf, x, y, w)
+        y = self._draw_memories(surf, x, y, w, fish)
+        y = self._draw_in_character(surf, x, y, w, drift, drift_alert)
+        return self._draw_actions(surf, x, y, w, fish)
+
+    def _draw_head(self, surf, x: int, y: int, w: int, fish: FishSnapshot, energy_hist, max_energy: float) -> int:
+        """Who it is: id, age, place, persona, traits; its energy and the energy sparkline."""
         colour = theme.fish_colour(list(fish.traits.values()))
         pygame.draw.circle(surf, colour, (x + 8, y + 12), 8)
         surf.blit(theme.text(f"Fish {fish.id}", 30, theme.INK, bold=True), (x + 24, y))
@@ -221,6 +232,9 @@ class FollowPanel:
         y += 20
         sparkline(surf, pygame.Rect(x, y, w, 28), energy_hist, ecol, 0.0, max_energy)
         y += 34
+        return y
+
+    def _draw_plan(self, surf, x: int, y: int, w: int, fish: FishSnapshot) -> int:
         surf.blit(theme.fit(f"plan: {fish.plan}", 20, w, theme.ACCENT, bold=True), (x, y))
         y += 21
         progress = plan_progress(fish)
@@ -230,6 +244,10 @@ class FollowPanel:
         surf.blit(theme.fit(f"doing {fish.intent}    stuck {fish.stuck_ticks} (peak {fish.max_stuck_ticks})",
                             18, w, theme.INK), (x, y))
         y += 20
+        return y
+
+    @staticmethod
+    def _draw_why(surf, x: int, y: int, w: int, why: list[tuple[str, tuple]] | None) -> int:
         if why:  # the answer to "why?" (I)
             pygame.draw.rect(surf, (16, 32, 56), (x - 6, y, w + 12, 8 + 17 * sum(
                 len(theme.wrap(t, w, 17)) for t, _ in why)), border_radius=6)
@@ -239,6 +257,9 @@ class FollowPanel:
                     surf.blit(theme.text(line, 17, colour), (x, y))
                     y += 17
             y += 8
+        return y
+
+    def _draw_last(self, surf, x: int, y: int, w: int, last_decision: dict | None) -> int:
         if last_decision:
             d = last_decision
             because = f": {d['reason'].replace('_', ' ')}" if d.get("reason") else ""
@@ -250,7 +271,10 @@ class FollowPanel:
                     surf.blit(theme.text(line, 17, theme.DIM), (x, y))
                     y += 17
             y = self._draw_exchange(surf, x, y, w, d.get("call"))
-        y = self._draw_word_deed(surf, x, y, w)
+        return y
+
+    @staticmethod
+    def _draw_memories(surf, x: int, y: int, w: int, fish: FishSnapshot) -> int:
         y += 6
         surf.blit(theme.text("short memory", 17, theme.FAINT), (x, y))
         y += 17
@@ -268,6 +292,9 @@ class FollowPanel:
         if not fish.summaries:
             surf.blit(theme.text("(none yet: one every 20 ticks)", 16, theme.DIM), (x, y))
             y += 16
+        return y
+
+    def _draw_in_character(self, surf, x: int, y: int, w: int, drift: float | None, drift_alert: float | None) -> int:
         # In character? The behaviour score applies to every brain; the text drift only to
         # summaries a model wrote. A figure that does not apply says n/a, never a green 0.
         score, seen = self._behaviour
@@ -290,6 +317,11 @@ class FollowPanel:
         surf.blit(theme.fit(line, 17, w, col), (x, y + 2))
         y += 22
         y += 4
+        return y
+
+    @staticmethod
+    def _draw_actions(surf, x: int, y: int, w: int, fish: FishSnapshot) -> int:
+        colour = theme.fish_colour(list(fish.traits.values()))
         counts = np.array(fish.counters["actions"], np.float64)
         total = max(1.0, counts.sum())
         surf.blit(theme.text("actions so far", 17, theme.FAINT), (x, y))
@@ -301,7 +333,6 @@ class FollowPanel:
             surf.blit(theme.text(f"{share:.0%}", 16, theme.DIM), (x + w - 40, y))
             y += 15
         return y
-
 
     @staticmethod
     def _draw_exchange(surf: pygame.Surface, x: int, y: int, w: int, call: dict | None) -> int:
