@@ -129,6 +129,14 @@ class ReferentialScene(PacedScene):
                             "H: what you see   S: next scene",
                             20, w - 48, theme.DIM), (24, 52))
         r = self.last
+        self._draw_round(surf, rects, r, names)
+        self._draw_candidates(surf, rects["candidates"], r, names)
+        self._draw_charts(surf, rects["charts"])
+        self._draw_glossary(surf, rects["glossary"], s)
+
+    @staticmethod
+    def _draw_round(surf: pygame.Surface, rects: dict, r, names) -> None:
+        """What the sender sees (the target) and the message it sent."""
         card = rects["card"]
         pygame.draw.rect(surf, (16, 32, 56), card, border_radius=10)
         surf.blit(theme.text("sender sees the target", 18, theme.DIM), (card.x + 14, card.y + 10))
@@ -146,7 +154,10 @@ class ReferentialScene(PacedScene):
             if r.new_terms:
                 surf.blit(theme.fit("new terms: " + ", ".join(r.new_terms), 20, msg_box.w - 40, theme.WARN),
                           (msg_box.x + 20, msg_box.y + msg_box.h * 3 // 4))
-        cands = rects["candidates"]
+
+    @staticmethod
+    def _draw_candidates(surf: pygame.Surface, cands: pygame.Rect, r, names) -> None:
+        """What the receiver sees, its pick framed (green: the target), the target named."""
         pygame.draw.rect(surf, (16, 32, 56), cands, border_radius=10)
         surf.blit(theme.text("receiver sees the candidates and chooses", 18, theme.DIM), (cands.x + 14, cands.y + 10))
         if r is not None:
@@ -164,8 +175,9 @@ class ReferentialScene(PacedScene):
             if r.choice not in {c.id for c in r.candidates}:  # the receiver could not read the message
                 none = theme.text("the receiver picked none", 18, theme.BAD, bold=True)
                 surf.blit(none, none.get_rect(midtop=(cands.centerx, cands.y + 34)))
-        # charts
-        chart = rects["charts"]
+
+    def _draw_charts(self, surf: pygame.Surface, chart: pygame.Rect) -> None:
+        exp = self.exp
         rows = [("success (last 50)", self.success, theme.GOOD, "{:.0%}", (0.0, 1.0)),
                 ("compression vs spelled out", self.compression, theme.ACCENT, "{:.2f}", (0.0, 1.2)),
                 ("glossary size", self.size, theme.WARN, "{:.0f}", (0.0, max(4.0, max(self.size, default=0.0) * 1.1)))]
@@ -181,8 +193,10 @@ class ReferentialScene(PacedScene):
             xs = np.arange(first + 1, first + 1 + len(ys), dtype=np.float64)
             note = f"  (chance {exp.game.chance:.0%})" if "success" in label else ""
             draw_axes_chart(surf, box, xs, ys, label + note, colour, fmt, y_range)
-        # glossary table
-        table = rects["glossary"]
+
+    def _draw_glossary(self, surf: pygame.Surface, table: pygame.Rect, s: dict) -> None:
+        """The glossary table, its facts, the alarm and the review line."""
+        exp = self.exp
         pygame.draw.rect(surf, (16, 32, 56), table, border_radius=10)
         surf.blit(theme.fit("made-up words (most stable first)", 20, table.w - 28, theme.INK, bold=True),
                   (table.x + 14, table.y + 10))
@@ -226,3 +240,4 @@ class ReferentialScene(PacedScene):
                 verdict = "approved" if self.reviewed[1] else "rejected"
                 surf.blit(theme.fit(f"review: '{self.reviewed[0]}' {verdict}; none waiting", 18, inner, theme.DIM),
                           (table.x + 14, y))
+
