@@ -542,7 +542,9 @@ class Negotiation:
         return False
 
     def _negotiate(self, t: int, role: str) -> Turn:
-        p, other = self.party(role), ("seller" if role == "buyer" else "buyer")
+        """One negotiation turn: the goal may drift, the other side's offer is weighed (accepted,
+        checked first, or it collapses at drafting), else a counter-offer is made."""
+        other = "seller" if role == "buyer" else "buyer"
         incoming = self.last_offer[other]
         if self.rng.random() < 0.02:  # goal drift: only the wording changes (robust hash: no alarm) …
             self.goal[role] = self.goal[role].upper().replace(",", " ,")
@@ -554,54 +556,73 @@ class Negotiation:
             sent = model["signals"]["layer1"].get("goal_hash")
             if sent != goal_hash(GOAL):  # the model's own goal hash goes out; the other side checks it
                 self.stated_hash[role] = str(sent)
-        price_only = goal_hash(self.goal[role]) != goal_hash(GOAL)
         if incoming is not None:
-            u_in = p.utility(incoming)
-            if price_only:  # a drifted negotiator only looks at the price, and wants it all
-                lo, hi = NUMERIC["price"]
-                x = (incoming["price"] - lo) / (hi - lo)
-                u_in = min(u_in, x if p.role == "seller" else 1 - x)
-            keeps_limit = p.satisfies(incoming)
-            if not keeps_limit and self.layers >= 1:  # answer the mismatch with its checklist item
-                note += f"My limit {p.must_text()} is missed. "
-                self._count("constraint_alert")
-            if keeps_limit and (model["accept"] if model is not None else u_in >= self.target(p, t)):
-                open_names = [f"{i}:{incoming[i]}" for i in NAMED
-                              if not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("grounded")]
-                confidence = (self.last_signals[other].get("layer2") or {}).get("confidence", 1.0)
-                if self.layers >= 2 and confidence < 0.6 and open_names and self.last_prop[other] not in self.checked:
-                    self.checked.add(self.last_prop[other])
-                    return self._check_before_accepting(t, role, open_names, confidence)
-                mismatch = [i for i in NAMED if self.s.buyer.definitions[i][incoming[i]]
-                            != self.s.seller.definitions[i][incoming[i]]]
-                if mismatch:  # drafting the contract surfaces what each side meant: the deal falls through
-                    drafted = []
-                    for issue in mismatch:
-                        self.s.buyer.definitions[issue] = dict(self.s.seller.definitions[issue])
-                        level = self.s.seller.definitions[issue][incoming[issue]]
-                        drafted += [(f"{issue}:{incoming[issue]}", r, level) for r in ("buyer", "seller")]
-                    self.tracker.merge(t, drafted)
-                    self.tracker.propositions[self.last_prop[other]]["status"] = "rejected"
-                    self.tracker.history.append({"turn": t, "agent": role, "action": "deal_collapsed",
-                                                 "target": ",".join(mismatch)})
-                    self.tracker.recent_flags += 0.4
-                    self.last_offer[other] = None
-                    walk = self.rng.random() < 0.6  # feeling misled, one side often walks away
-                    if walk:
-                        self.walked_away = True
-                    return Turn(t, role, "dispute", "Drafting the contract shows we meant different things by "
-                                + " and ".join(f"'{incoming[i]} {i.replace('_', ' ')}'" for i in mismatch)
-                                + (": the deal falls through and we walk away." if walk
-                                   else ": the deal falls through."),
-                                self._signals(role, t, incoming, None))
-                self.agreement = incoming
-                self.completed = self.s.buyer.satisfies(incoming) and self.s.seller.satisfies(incoming) and all(
-                    goal_hash(g) == goal_hash(GOAL) for g in self.goal.values())
-                self.tracker.propositions[self.last_prop[other]]["status"] = "accepted"
-                self.tracker.history.append({"turn": t, "agent": role, "action": "accept"})
-                return Turn(t, role, "accept", "Deal: I accept.", self._signals(role, t, incoming, None))
-            self.rejected[role].append(incoming)
-            self.tracker.propositions[self.last_prop[other]]["status"] = "countered"
+            turn, note = self._weigh(t, role, other, incoming, model, note)
+            if turn is not None:
+                return turn
+        return self._propose(t, role, incoming, model, note)
+
+    def _weigh(self, t: int, role: str, other: str, incoming: dict, model: dict | None,
+               note: str) -> tuple[Turn | None, str]:
+        """The other side's offer: accepted (after a layer-2 check when it came unsure, unless
+        drafting the contract shows the two meant different things), or countered (None)."""
+        p = self.party(role)
+        u_in = p.utility(incoming)
+        if goal_hash(self.goal[role]) != goal_hash(GOAL):  # a drifted negotiator only looks at the price
+            lo, hi = NUMERIC["price"]
+            x = (incoming["price"] - lo) / (hi - lo)
+            u_in = min(u_in, x if p.role == "seller" else 1 - x)
+        keeps_limit = p.satisfies(incoming)
+        if not keeps_limit and self.layers >= 1:  # answer the mismatch with its checklist item
+            note += f"My limit {p.must_text()} is missed. "
+            self._count("constraint_alert")
+        if keeps_limit and (model["accept"] if model is not None else u_in >= self.target(p, t)):
+            open_names = [f"{i}:{incoming[i]}" for i in NAMED
+                          if not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("grounded")]
+            confidence = (self.last_signals[other].get("layer2") or {}).get("confidence", 1.0)
+            if self.layers >= 2 and confidence < 0.6 and open_names and self.last_prop[other] not in self.checked:
+                self.checked.add(self.last_prop[other])
+                return self._check_before_accepting(t, role, open_names, confidence), note
+            mismatch = [i for i in NAMED if self.s.buyer.definitions[i][incoming[i]]
+                        != self.s.seller.definitions[i][incoming[i]]]
+            if mismatch:  # drafting the contract surfaces what each side meant: the deal falls through
+                return self._deal_collapses(t, role, other, incoming, mismatch), note
+            self.agreement = incoming
+            self.completed = self.s.buyer.satisfies(incoming) and self.s.seller.satisfies(incoming) and all(
+                goal_hash(g) == goal_hash(GOAL) for g in self.goal.values())
+            self.tracker.propositions[self.last_prop[other]]["status"] = "accepted"
+            self.tracker.history.append({"turn": t, "agent": role, "action": "accept"})
+            return Turn(t, role, "accept", "Deal: I accept.", self._signals(role, t, incoming, None)), note
+        self.rejected[role].append(incoming)
+        self.tracker.propositions[self.last_prop[other]]["status"] = "countered"
+        return None, note
+
+    def _deal_collapses(self, t: int, role: str, other: str, incoming: dict, mismatch: list[str]) -> Turn:
+        """The contract's draft shows the sides meant different things by ``mismatch``: the
+        buyer learns the seller's meaning, the offer is rejected, and one side often walks away."""
+        drafted = []
+        for issue in mismatch:
+            self.s.buyer.definitions[issue] = dict(self.s.seller.definitions[issue])
+            level = self.s.seller.definitions[issue][incoming[issue]]
+            drafted += [(f"{issue}:{incoming[issue]}", r, level) for r in ("buyer", "seller")]
+        self.tracker.merge(t, drafted)
+        self.tracker.propositions[self.last_prop[other]]["status"] = "rejected"
+        self.tracker.history.append({"turn": t, "agent": role, "action": "deal_collapsed",
+                                     "target": ",".join(mismatch)})
+        self.tracker.recent_flags += 0.4
+        self.last_offer[other] = None
+        walk = self.rng.random() < 0.6  # feeling misled, one side often walks away
+        if walk:
+            self.walked_away = True
+        return Turn(t, role, "dispute", "Drafting the contract shows we meant different things by "
+                    + " and ".join(f"'{incoming[i]} {i.replace('_', ' ')}'" for i in mismatch)
+                    + (": the deal falls through and we walk away." if walk else ": the deal falls through."),
+                    self._signals(role, t, incoming, None))
+
+    def _propose(self, t: int, role: str, incoming: dict | None, model: dict | None, note: str) -> Turn:
+        """A (counter-)offer, in words, with its signals; what the speaker states it means by
+        the names it used goes on the grounding board."""
+        p = self.party(role)
         offer = self._choose_offer(p, t, incoming)
         alt = self._choose_offer(p, t, None)
         if model is not None and model.get("offer"):
