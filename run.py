@@ -1,16 +1,9 @@
 #!/usr/bin/env python3
-"""MiroFish entry point: ``python run.py`` starts the live aquarium; ``--help`` lists commands."""
+"""MiroFish entry point: ``python run.py`` starts the live aquarium; ``--help`` lists commands.
+The same as ``python -m mirofish`` (mirofish/__main__.py: also one line for Ctrl-C while it
+imports, or for a Python MiroFish was not installed into)."""
 
-import sys
+import runpy
 
 if __name__ == "__main__":
-    try:
-        from mirofish.cli import main  # Ctrl-C while this imports is one line too
-    except KeyboardInterrupt:
-        print("mirofish: interrupted", file=sys.stderr)
-        sys.exit(130)
-    except ModuleNotFoundError as exc:  # a Python MiroFish was not installed into
-        print(f"mirofish: {exc.name} is not installed for this Python ({sys.executable}); run MiroFish with the one "
-              f"it was installed into, e.g. .venv/bin/python run.py (or pip install -e .)", file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main())
+    runpy.run_module("mirofish", run_name="__main__")

@@ -7,7 +7,7 @@ except KeyboardInterrupt:
     sys.exit(130)
 except ModuleNotFoundError as exc:  # a Python MiroFish was not installed into
     print(f"mirofish: {exc.name} is not installed for this Python ({sys.executable}); run MiroFish with the one "
-          f"it was installed into, e.g. .venv/bin/python -m mirofish (or pip install -e .)", file=sys.stderr)
+          f"it was installed into, e.g. .venv/bin/python run.py (or pip install -e .)", file=sys.stderr)
     sys.exit(2)
 
 sys.exit(main())

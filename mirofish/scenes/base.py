@@ -60,6 +60,23 @@ class PacedScene:
     def step(self) -> Any:
         raise NotImplementedError
 
+    def layout(self, size: tuple[int, int]) -> dict:
+        """The scene's boxes for a window of ``size`` (scenes define theirs)."""
+        return {}
+
+    def begin_frame(self, surf: Any) -> tuple[int, int, dict]:
+        """Clear the frame and lay the scene out for its size: (width, height, boxes)."""
+        from ..ui import theme
+
+        surf.fill(theme.PANEL)
+        w, h = surf.get_size()
+        self.rects = self.layout((w, h))
+        return w, h, self.rects
+
+    def widget_rects(self) -> dict:
+        """Every box drawn last frame (the layout test checks them)."""
+        return dict(getattr(self, "rects", {}))
+
     def draw_scene(self, surface: Any) -> None:
         raise NotImplementedError
 

@@ -86,13 +86,8 @@ class NegotiationScene(PacedScene):
         curve = pygame.Rect(24, h - curve_h - 16, w - 48, curve_h)
         return {"dialogue": box, "board": board, "bandit": arms, "uncertainty": curve}
 
-    def widget_rects(self) -> dict[str, pygame.Rect]:
-        return dict(getattr(self, "rects", {}))
-
     def draw_scene(self, surf: pygame.Surface) -> None:
-        surf.fill(theme.PANEL)
-        w, h = surf.get_size()
-        rects = self.rects = self.layout((w, h))
+        w, _, rects = self.begin_frame(surf)
         neg = self.neg
         surf.blit(theme.text("Negotiation", 32, theme.INK, bold=True), (24, 16))
         deals = sum(r["agreement"] for r in self.results)

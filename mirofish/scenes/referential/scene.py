@@ -113,13 +113,8 @@ class ReferentialScene(PacedScene):
         table = pygame.Rect(left + 48, top, w - left - 72, h - top - 16)
         return {"card": card, "message": msg, "candidates": cands, "charts": chart, "glossary": table}
 
-    def widget_rects(self) -> dict[str, pygame.Rect]:
-        return dict(getattr(self, "rects", {}))
-
     def draw_scene(self, surf: pygame.Surface) -> None:
-        surf.fill(theme.PANEL)
-        w, h = surf.get_size()
-        rects = self.rects = self.layout((w, h))
+        w, _, rects = self.begin_frame(surf)
         exp, names = self.exp, self.exp.game.names
         surf.blit(theme.text("Referential game", 32, theme.INK, bold=True), (24, 16))
         s = exp.summary() if exp.rounds else {}
