@@ -29,12 +29,13 @@ from ..snapshot import TankView
 from . import theme
 from .ask import AskBox
 from .charts import Series, draw_charts
+from .controls import ControlsBar
 from .keys import pacing_key
 from .layout import aquarium_layout
 from .panels import FollowPanel, Hud, Timeline, draw_help, draw_legends
 from .pickers import draw_file_picker, draw_fork_picker, file_choice, fork_choice_at, fork_choice_for_key
 from .tank import TankRenderer
-from .widgets import Button, Slider, lay_out_row
+from .widgets import Button, Slider
 
 HISTORY = 160  # ticks of energy history per fish (follow panel sparkline)
 SPARE = 8  # room for fish added by a click in a live tank (fish.spare)
@@ -70,7 +71,7 @@ class AquariumScene:
             self.timeline = _live_timeline(self.showing_live)
         self.tool = "follow"  # what a click in the tank does: follow, food, rock, clear
         self.picking_current = False
-        self.show_menu = False  # the "⋯" menu of controls that did not fit
+        self.controls = ControlsBar()  # the buttons under the HUD, and the More… menu of those that do not fit
         self.zoom = 1.0
         self.pan: tuple[float, float] | None = None  # the cell at the tank's centre when zoomed (None: fit)
         self._drag: tuple | None = None  # a mouse press in the tank: (where, centre then, moved, button)
@@ -89,8 +90,6 @@ class AquariumScene:
         self._window_past: tuple | None = None  # … and what the window showed then
         self._pending_cfg = self.cfg  # settings that apply at the next reset (fish count)
         self.rects: dict[str, pygame.Rect] = {}
-        self.buttons: list[Button] = []
-        self.hidden_buttons: list[Button] = []
         self.sliders: list[Slider] = self._make_sliders()
         self._reset_views()
 
@@ -873,54 +872,33 @@ class AquariumScene:
         self.step()
 
     def _draw_controls(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
-        pygame.draw.rect(surf, theme.PANEL, rect)
-        self.buttons = self._buttons()
-        more = Button("More\u2026", lambda: setattr(self, "show_menu", not self.show_menu), "", active=self.show_menu)
-        self.hidden_buttons = lay_out_row(self.buttons, rect.inflate(-16, 0))
-        if self.hidden_buttons:  # room for "⋯ more": the last shown button goes into its menu too
-            inner = rect.inflate(-16, 0)
-            self.hidden_buttons = lay_out_row(self.buttons, pygame.Rect(inner.x, inner.y,
-                                                                        inner.w - more.width() - 6, inner.h))
-            more.rect = pygame.Rect(inner.right - more.width(), rect.y + (rect.h - 28) // 2, more.width(), 28)
-            self.buttons = [*self.buttons, more]
-        else:
-            self.show_menu = False
-        mouse = theme.mouse_pos() if pygame.display.get_init() else (-1, -1)
-        for b in self.buttons:
-            if b.rect.w:
-                b.draw(surf, b.rect.collidepoint(mouse))
+        self.controls.draw(surf, rect, self._buttons())
+
+    # the controls bar's state, as the window's tests and the Esc key reach it
+    @property
+    def buttons(self) -> list[Button]:
+        return self.controls.buttons
+
+    @property
+    def hidden_buttons(self) -> list[Button]:
+        return self.controls.hidden
+
+    @property
+    def show_menu(self) -> bool:
+        return self.controls.menu_open
+
+    @show_menu.setter
+    def show_menu(self, value: bool) -> None:
+        self.controls.menu_open = value
 
     def _menu_rows(self) -> list[tuple[Button, pygame.Rect]]:
-        """Where the "⋯ more" menu lists the controls that did not fit (under its button)."""
-        more = self.buttons[-1].rect if self.buttons else pygame.Rect(0, 0, 0, 0)
-        w = max([b.width() + 80 for b in self.hidden_buttons] + [200])
-        x = max(0, more.right - w)
-        return [(b, pygame.Rect(x, more.bottom + 4 + 32 * k, w, 30)) for k, b in enumerate(self.hidden_buttons)]
+        return self.controls.menu_rows()
 
     def _menu_click(self, pos) -> None:
-        self.show_menu = False
-        for b, row in self._menu_rows():
-            if row.collidepoint(pos):
-                b.action()
-                return
-        more = self.buttons[-1].rect if self.buttons else None
-        if more is not None and more.collidepoint(pos):
-            return  # the "⋯" button itself closes its menu
+        self.controls.menu_click(pos)
 
     def _draw_menu(self, surf: pygame.Surface) -> None:
-        rows = self._menu_rows()
-        if not rows:
-            return
-        box = rows[0][1].unionall([r for _, r in rows]).inflate(8, 8)
-        theme.overlay(surf, box, theme.ACCENT, alpha=245)
-        mouse = theme.mouse_pos() if pygame.display.get_init() else (-1, -1)
-        for b, row in rows:
-            if row.collidepoint(mouse):
-                pygame.draw.rect(surf, (34, 58, 92), row, border_radius=4)
-            surf.blit(theme.fit(b.label, 17, row.w - 70, theme.INK), (row.x + 10, row.y + 6))
-            if b.key_hint:
-                hint = theme.text(b.key_hint, 15, theme.FAINT)
-                surf.blit(hint, (row.right - hint.get_width() - 10, row.y + 7))
+        self.controls.draw_menu(surf)
 
     def _draw_tune_panel(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
         """No fish followed: how to follow one, the live settings, and the legends."""

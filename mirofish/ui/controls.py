@@ -1,0 +1,63 @@
+"""The controls bar under the HUD: a row of buttons (each also has a key), and a "More…"
+menu listing those that do not fit the window's width."""
+
+from __future__ import annotations
+
+import pygame
+
+from . import theme
+from .widgets import Button, lay_out_row
+
+
+class ControlsBar:
+    def __init__(self) -> None:
+        self.buttons: list[Button] = []  # drawn last frame (the More… button last, when shown)
+        self.hidden: list[Button] = []  # those that did not fit: in the menu
+        self.menu_open = False
+
+    def draw(self, surf: pygame.Surface, rect: pygame.Rect, buttons: list[Button]) -> None:
+        pygame.draw.rect(surf, theme.PANEL, rect)
+        self.buttons = buttons
+        more = Button("More\u2026", lambda: setattr(self, "menu_open", not self.menu_open), "", active=self.menu_open)
+        inner = rect.inflate(-16, 0)
+        self.hidden = lay_out_row(buttons, inner)
+        if self.hidden:  # room for "More…": the last shown button goes into its menu too
+            self.hidden = lay_out_row(buttons, pygame.Rect(inner.x, inner.y, inner.w - more.width() - 6, inner.h))
+            more.rect = pygame.Rect(inner.right - more.width(), rect.y + (rect.h - 28) // 2, more.width(), 28)
+            self.buttons = [*buttons, more]
+        else:
+            self.menu_open = False
+        mouse = theme.mouse_pos() if pygame.display.get_init() else (-1, -1)
+        for b in self.buttons:
+            if b.rect.w:
+                b.draw(surf, b.rect.collidepoint(mouse))
+
+    def menu_rows(self) -> list[tuple[Button, pygame.Rect]]:
+        """Where the menu lists the controls that did not fit (under its button)."""
+        more = self.buttons[-1].rect if self.buttons else pygame.Rect(0, 0, 0, 0)
+        w = max([b.width() + 80 for b in self.hidden] + [200])
+        x = max(0, more.right - w)
+        return [(b, pygame.Rect(x, more.bottom + 4 + 32 * k, w, 30)) for k, b in enumerate(self.hidden)]
+
+    def menu_click(self, pos) -> None:
+        """A click while the menu is open: runs the control clicked (the menu closes either way)."""
+        self.menu_open = False
+        for b, row in self.menu_rows():
+            if row.collidepoint(pos):
+                b.action()
+                return
+
+    def draw_menu(self, surf: pygame.Surface) -> None:
+        rows = self.menu_rows()
+        if not rows:
+            return
+        box = rows[0][1].unionall([r for _, r in rows]).inflate(8, 8)
+        theme.overlay(surf, box, theme.ACCENT, alpha=245)
+        mouse = theme.mouse_pos() if pygame.display.get_init() else (-1, -1)
+        for b, row in rows:
+            if row.collidepoint(mouse):
+                pygame.draw.rect(surf, (34, 58, 92), row, border_radius=4)
+            surf.blit(theme.fit(b.label, 17, row.w - 70, theme.INK), (row.x + 10, row.y + 6))
+            if b.key_hint:
+                hint = theme.text(b.key_hint, 15, theme.FAINT)
+                surf.blit(hint, (row.right - hint.get_width() - 10, row.y + 7))
