@@ -32,9 +32,10 @@ from .charts import Series, draw_charts
 from .controls import ControlsBar
 from .keys import pacing_key
 from .layout import aquarium_layout
-from .panels import FollowPanel, Hud, Timeline, draw_help, draw_legends
+from .panels import FollowPanel, Hud, Timeline, draw_help
 from .pickers import draw_file_picker, draw_fork_picker, file_choice, fork_choice_at, fork_choice_for_key
 from .tank import TankRenderer
+from .tune import draw_tune_panel, tune_sliders
 from .widgets import Button, Slider
 
 HISTORY = 160  # ticks of energy history per fish (follow panel sparkline)
@@ -727,40 +728,23 @@ class AquariumScene:
     # ------------------------------------------------------------ controls
 
     def _make_sliders(self) -> list[Slider]:
-        """Live settings (applied to the running tank) and one that applies at a reset."""
+        """Live settings (a ``tune`` intervention from the next tick) and two that apply at a reset."""
         if self.showing_live is None:
             return []
-        c = self.cfg
 
-        def live(key: str):
-            def apply(value: float) -> None:
-                try:
-                    self.intervene({"kind": "tune", "key": key, "value": value})
-                except ValueError as exc:
-                    self.message = str(exc)
-            return apply
+        def tune(key: str, value: float) -> None:
+            try:
+                self.intervene({"kind": "tune", "key": key, "value": value})
+            except ValueError as exc:
+                self.message = str(exc)
 
-        def at_reset(key: str, what: str):
-            def apply(value: float) -> None:
-                data = self._pending_cfg.model_dump()
-                data["fish"][key] = int(value)
-                self._pending_cfg = type(self.cfg).model_validate(data)
-                self.message = f"{what} {int(value)} from the next reset (R)"
-            return apply
+        def at_reset(key: str, value: float, what: str) -> None:
+            data = self._pending_cfg.model_dump()
+            data["fish"][key] = int(value)
+            self._pending_cfg = type(self.cfg).model_validate(data)
+            self.message = f"{what} {int(value)} from the next reset (R)"
 
-        return [
-            Slider("food per open cell per tick", 0.0, 0.003, c.food.spawn_rate, live("food.spawn_rate"), "{:.4f}",
-                   key="food.spawn_rate"),
-            Slider("school: alignment", 0.0, 15.0, c.steering.alignment, live("steering.alignment"), "{:.1f}",
-                   key="steering.alignment"),
-            Slider("school: cohesion", 0.0, 15.0, c.steering.cohesion, live("steering.cohesion"), "{:.1f}",
-                   key="steering.cohesion"),
-            Slider("separation", 0.0, 10.0, c.steering.separation, live("steering.separation"), "{:.1f}",
-                   key="steering.separation"),
-            Slider("fish at reset", 10, 240, c.fish.count, at_reset("count", "fish:"), "{:.0f}", step=1),
-            Slider("mix at reset: loners … sociable", -50, 50, c.fish.sociability_shift,
-                   at_reset("sociability_shift", "sociability shift"), "{:+.0f}", step=1),
-        ]
+        return tune_sliders(self.cfg, tune, at_reset)
 
     def _new_seed(self) -> int:
         return (self.cfg.seed * 7919 + 104729 + int(time.time())) % (2**31 - 1)
@@ -901,30 +885,10 @@ class AquariumScene:
         self.controls.draw_menu(surf)
 
     def _draw_tune_panel(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
-        """No fish followed: how to follow one, the live settings, and the legends."""
-        pygame.draw.rect(surf, theme.PANEL, rect)
-        pygame.draw.line(surf, theme.PANEL_EDGE, rect.topleft, rect.bottomleft)
-        x, y, w = rect.x + 16, rect.y + 12, rect.w - 32
-        for line in ("Click a fish to follow it (Tab: next).", "H: all keys."):
-            surf.blit(theme.fit(line, 19, w, theme.DIM), (x, y))
-            y += 22
-        y += 8
-        if self.sliders and self.shown.kind == "live":
-            surf.blit(theme.fit("Tune the tank", 22, w, theme.INK, bold=True), (x, y))
-            y += 26
-            now = self.shown.world.cfg  # the tank's settings as of the tick shown (after a rewind too)
-            for sl in self.sliders:
-                if sl.key and not sl.dragging:
-                    section, name = sl.key.split(".")
-                    sl.value = float(getattr(getattr(now, section), name))
-                sl.rect = pygame.Rect(x, y, w, 34)
-                if sl.rect.bottom < rect.bottom - 150:
-                    sl.draw(surf)
-                else:
-                    sl.rect = pygame.Rect(0, 0, 0, 0)
-                y += 40
-        y += 6
-        y = draw_legends(surf, pygame.Rect(x, y, w, rect.bottom - y - 8), self.show_heat)
+        """No fish followed: how to follow one, the live settings as of the tick shown, the legends."""
+        live = self.shown.kind == "live"
+        draw_tune_panel(surf, rect, self.sliders if live else [], self.shown.world.cfg if live else None,
+                        self.show_heat)
 
     def _behaviour(self) -> tuple[float | None, int]:
         """(behaviour score, plans seen) of the followed fish (see fish.personality)."""
