@@ -42,3 +42,15 @@ def set_intents(world: World, actions) -> None:
 @pytest.fixture
 def default_config() -> Config:
     return load_config()
+
+
+def record_run(path, seed: int, ticks: int):
+    """A recording of ``ticks`` ticks of the default tank with ``seed`` at ``path``."""
+    from mirofish.config import load_config
+    from mirofish.session import LiveSession
+
+    live = LiveSession(load_config(seed=seed))
+    live.start_recording(path)
+    live.run(ticks)
+    live.close()
+    return path

@@ -8,20 +8,13 @@ import sys
 
 import imageio_ffmpeg  # the clips extra, part of the dev install
 import pytest
+from conftest import record_run
 from PIL import Image as PIL
-
-from mirofish.config import load_config
-from mirofish.session import LiveSession
 
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
-    path = tmp_path_factory.mktemp("clip") / "run.db"
-    live = LiveSession(load_config(seed=3))
-    live.start_recording(path)
-    live.run(60)
-    live.close()
-    return path
+    return record_run(tmp_path_factory.mktemp("clip") / "run.db", seed=3, ticks=60)
 
 
 def clip(*args):

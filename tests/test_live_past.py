@@ -195,6 +195,13 @@ def _ticks_of(scene) -> dict[int, int]:
     return {f: d["tick"] for f, d in scene.last_decision.items()}
 
 
+def _fresh(seed: int, ticks: int) -> LiveSession:
+    """The same tank run straight to ``ticks``: what every panel should show there."""
+    fresh = LiveSession(load_config(seed=seed))
+    fresh.run(ticks)
+    return fresh
+
+
 def test_live_rewind_drag_back_fork_return_to_now_and_keep(tmp_path):
     """The acceptance path: 60 fish, 5 simulated minutes without Record; drag the timeline
     back 3 minutes; fork a fish there; O; N back to now; K keeps the past, which replays to
@@ -215,8 +222,7 @@ def test_live_rewind_drag_back_fork_return_to_now_and_keep(tmp_path):
     assert scene.mode == "replay" and abs(scene.tick - 240) <= 2 and scene.live_home is not None
     back = scene.tick
     assert all(t < back for t in _ticks_of(scene).values())  # no decision from after the tick shown
-    fresh = LiveSession(load_config(seed=6))
-    fresh.run(back)
+    fresh = _fresh(6, back)
     assert _ticks_of(scene) == {f: d["tick"] for f, d in fresh.decisions().last.items()}
     assert np.array_equal(scene.goal_counts[:60], fresh.decisions().counts)  # (the window has room for 8 more)
     fresh.close()
@@ -277,8 +283,7 @@ def test_a_live_fork_then_o_shows_the_panels_of_the_fork_tick_and_its_past_has_n
         scene.step()
     scene.end_fork()
     assert scene.tick == tick and all(t < tick for t in _ticks_of(scene).values())
-    fresh = LiveSession(load_config(seed=2))
-    fresh.run(tick)
+    fresh = _fresh(2, tick)
     assert _ticks_of(scene) == {f: d["tick"] for f, d in fresh.decisions().last.items()}
     for _ in range(30):  # on from the fork tick; the past forgot the parent's run beside the branch
         scene.step()

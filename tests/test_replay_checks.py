@@ -13,21 +13,16 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import record_run
 
-from mirofish.config import load_config
 from mirofish.observe.recording import Recording, content_digest, decode_columns, encode_columns, pack, unpack
-from mirofish.session import LiveSession, ReplaySession
+from mirofish.session import ReplaySession
 from mirofish.session.replay import ReplayDiverged
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
-    path = tmp_path_factory.mktemp("checks") / "run.db"
-    live = LiveSession(load_config(seed=9))
-    live.start_recording(path)
-    live.run(400)
-    live.close()
-    return path
+    return record_run(tmp_path_factory.mktemp("checks") / "run.db", seed=9, ticks=400)
 
 
 def resealed(src, dst, change) -> None:

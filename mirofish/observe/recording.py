@@ -45,9 +45,10 @@ import struct
 import threading
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import numpy as np
 from pydantic import ValidationError
@@ -136,6 +137,20 @@ def unpack(blob: bytes) -> tuple[dict[str, np.ndarray], object]:
 # ---------------------------------------------------------------- writing
 
 
+class RecordedTick(NamedTuple):
+    """One tick as the tick loop hands it to the recorder's writer thread."""
+
+    tick: int
+    applied: list  # the decision batches applied at it
+    latencies: list
+    row: tuple  # the per-tick measures (TICK_COLUMNS, tick first)
+    sample: list | None  # the sampled metrics, every metrics.sample_every ticks
+    divergence: np.ndarray | None  # a fork's divergence row
+    executed: np.ndarray  # every fish's executed action
+    interventions: list | tuple = ()  # applied at its start (mirofish.interventions)
+    digest: bytes | None = None  # the state hash after it, every record.hash_every ticks
+
+
 class Recorder:
     """Writes one run to ``path`` while an engine runs; attach with :meth:`attach`.
 
@@ -189,7 +204,7 @@ class Recorder:
         self.keep_ticks = keep_ticks
         self.first_kept: int | None = None  # the oldest keyframe still kept (keep_ticks)
         self._flush_all = False
-        self._ticks: list[tuple] = []  # per tick, handed over by the tick loop
+        self._ticks: list[RecordedTick] = []  # per tick, handed over by the tick loop
         self._keyframes: list[tuple[int, dict]] = []
         self._wake = threading.Event()
         self._texts_written: set[str] = set()  # hashes already in the texts table
@@ -239,7 +254,8 @@ class Recorder:
         digest = None
         if self.hash_every and (t + 1) % self.hash_every == 0 and self._session is not None:
             digest = bytes.fromhex(self._session.state_hash())  # the state after tick t, for replays to check
-        self._ticks.append((t, f.applied, f.latencies, row, sample, divergence, f.executed, f.interventions, digest))
+        self._ticks.append(RecordedTick(t, f.applied, f.latencies, row, sample, divergence, f.executed,
+                                        f.interventions, digest))
         if (t + 1) % self.keyframe_every == 0 and self._session is not None:
             self.keyframe(t + 1, self._session.state_arrays())
 
@@ -276,7 +292,7 @@ class Recorder:
         self.keyframe(tick, arrays)
         self.flush()
 
-    def keep_as(self, path: str | Path, overwrite: bool = False, header: dict | None = None) -> Path:
+    def keep_as(self, path: str | Path, overwrite: bool = False) -> Path:
         """Make what was recorded so far a normal recording at ``path`` (refused like any
         output) and go on recording there, keeping everything from now on: a live tank's
         recent past kept ("Keep this"). The old file is removed."""
@@ -296,10 +312,6 @@ class Recorder:
                 self._db.backup(db)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
-                db.execute("BEGIN")
-                db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)",
-                               [(k, json.dumps(v)) for k, v in (header or {}).items()])
-                db.execute("COMMIT")
             except (sqlite3.Error, OSError) as exc:
                 new_lock.release()
                 raise RecordingError(f"cannot write {new_path}: {exc}") from None
@@ -371,7 +383,8 @@ class Recorder:
             rows_c, rows_t = [], []
             rows_calls: list[tuple] = []
             rows_d: list[tuple] = []
-            rows_i = [(r[0], k, json.dumps(iv, sort_keys=True)) for r in batch for k, iv in enumerate(r[7:8] and r[7])]
+            rows_i = [(r.tick, k, json.dumps(iv, sort_keys=True))
+                      for r in batch for k, iv in enumerate(r.interventions)]
             if batch:
                 *row, texts, calls = _encode_chunk(batch, self.cfg.record.model_calls)
                 rows_c.append(tuple(row))
@@ -431,10 +444,11 @@ def content_digest(db: sqlite3.Connection) -> str:
     return h.hexdigest()
 
 
-def _encode_chunk(ticks: list[tuple], keep_calls: bool = True) -> tuple:
+def _encode_chunk(given: Sequence[tuple], keep_calls: bool = True) -> tuple:
     """Consecutive ticks → (tick0, tick1, blob, texts) with every column in one packed blob;
     ``texts``: the shared texts (``{hash: text}``) the chunk's model exchanges reference."""
-    tick0, tick1 = ticks[0][0], ticks[-1][0] + 1
+    ticks = [RecordedTick(*r) for r in given]  # (plain tuples too: the tests hand some in)
+    tick0, tick1 = ticks[0].tick, ticks[-1].tick + 1
     batches, dts, lats, thoughts, summaries, calls = [], [], [], [], [], []
     shared: dict[str, str] = {}
     for t, applied, latencies, *_ in ticks:
@@ -465,13 +479,14 @@ def _encode_chunk(ticks: list[tuple], keep_calls: bool = True) -> tuple:
         "tier": column("tier", np.uint8), "status": column("status", np.uint8),
         "latency": np.minimum(np.round(lat * 1e4), 2**32 - 1).astype(np.uint32),  # 0.1 ms units
         "tokens": column("tokens", np.uint32),
-        "ticks": np.array([r[3] for r in ticks], np.float32),
-        "samples": np.array([r[4] for r in ticks if r[4] is not None], np.float32).reshape(-1, 1 + len(SAMPLE_COLUMNS)),
-        "divergence": np.array([np.concatenate([[r[0]], r[5]]) for r in ticks if r[5] is not None],
+        "ticks": np.array([r.row for r in ticks], np.float32),
+        "samples": np.array([r.sample for r in ticks if r.sample is not None],
+                            np.float32).reshape(-1, 1 + len(SAMPLE_COLUMNS)),
+        "divergence": np.array([np.concatenate([[r.tick], r.divergence]) for r in ticks if r.divergence is not None],
                                np.float32).reshape(-1, 1 + len(DIVERGENCE_COLUMNS)),
-        "executed": np.stack([r[6] for r in ticks]).astype(np.uint8),
-        "hashes": np.array([list(struct.pack("<I", r[0] - tick0)) + list(r[8]) for r in ticks
-                            if len(r) > 8 and r[8] is not None], np.uint8).reshape(-1, HASH_ROW),
+        "executed": np.stack([r.executed for r in ticks]).astype(np.uint8),
+        "hashes": np.array([list(struct.pack("<I", r.tick - tick0)) + list(r.digest) for r in ticks
+                            if r.digest is not None], np.uint8).reshape(-1, HASH_ROW),
     }
     texts = {"thoughts": thoughts, "summaries": summaries} if thoughts or summaries else None
     return tick0, tick1, encode_columns(arrays, texts), shared, calls
@@ -817,6 +832,10 @@ class Recording:
                 raise RecordingError(f"recording is damaged (an intervention: {exc}): {self.path}") from None
             self._interventions = out
         return self._interventions
+
+    def interventions_at(self, tick: int) -> list[dict]:
+        """The interventions applied at the start of ``tick`` (what replays and forks apply again)."""
+        return self.interventions().get(tick, [])
 
     def _has(self, table: str) -> bool:
         if table not in self._tables:

@@ -197,9 +197,8 @@ class ForkSession(Session):
                               horizons=cols[2], tier=cols[3], thoughts=thoughts, summaries=recorded.summaries,
                               calls=[c for c in recorded.calls or () if c["fish"] != fish or c["kind"] == "summary"]
                               or None)
-        rec = getattr(parent, "recording", None)
-        later = rec.interventions().get if rec is not None else None
-        self.engine = Engine(world, ForkSource(source, tick, first, (lambda t: later(t, [])) if later else None,
+        rec = getattr(parent, "recording", None)  # a recording's own interventions happen in its forks too
+        self.engine = Engine(world, ForkSource(source, tick, first, rec.interventions_at if rec is not None else None,
                                                self.added), mode=self._mode)
         self.metrics = observed(self.engine, copy.deepcopy(parent.metrics))  # the same history up to T
         self.history = remembered(self.engine, parent.decisions().copy())

@@ -123,8 +123,7 @@ class LiveSession(Session):
         rec = self.recorder
         if rec is None:
             return None
-        first = rec.first_kept if rec.first_kept is not None else self._recorded_from
-        return max(first, self._recorded_from), self.tick
+        return (rec.first_kept if rec.first_kept is not None else self._recorded_from), self.tick
 
     _recorded_from = 0
 

@@ -91,7 +91,7 @@ class ReplaySource(DecisionSource):
                              meta={"latency_s": d.latency_s}, calls=calls)
 
     def interventions_at(self, tick: int) -> list[dict]:
-        return self.recording.interventions().get(tick, [])
+        return self.recording.interventions_at(tick)
 
     def begin_tick(self, tick: int) -> None:
         batch = self.batch_at(tick)
