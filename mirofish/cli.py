@@ -891,6 +891,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout, sys.stderr = _Redacting(out), _Redacting(err)
     try:
         return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C while the parser is built or an error is printed: one line
+        print("mirofish: interrupted", file=err)
+        return 130
     finally:
         sys.stdout, sys.stderr = out, err
 

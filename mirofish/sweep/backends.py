@@ -65,7 +65,9 @@ class LocalBackend:
         pool, self._pool = self._pool, None
         if pool is None:
             return
-        for proc in list(getattr(pool, "_processes", {}).values()):  # a run in flight is abandoned
+        # A run in flight is abandoned. A Ctrl-C inside submit() can leave a worker forked but not
+        # yet known to the pool, and Python's exit would wait for it forever: end every child.
+        for proc in {*getattr(pool, "_processes", {}).values(), *multiprocessing.active_children()}:
             proc.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
 
