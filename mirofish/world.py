@@ -190,8 +190,8 @@ class World:
         self._hunger_scale = 1.0 / (0.8 * self.max_energy)
         # Set by a reader that replays a recording for its states only: the actions the
         # recording says each fish executed this tick, used instead of steering (which would
-        # choose the same ones). Positions, energy, food and memories follow exactly; the plan
-        # triggers (which only steering and brains read) are not kept up to date meanwhile.
+        # choose the same ones). Everything else follows exactly — plan triggers included, so
+        # the state hash a recording keeps can be checked on this path too.
         self.given_actions: np.ndarray | None = None
         # The compiled tick (mirofish.kernel) or None for the numpy reference; a scratch grid for it.
         self._kernel = kernel.compiled_tick()
@@ -440,7 +440,7 @@ class World:
         s.food_rose = food_seen > food_before
         s.neighbours_changed = neighbours != nb_before
         s.company_ticks[neighbours > 0] += 1
-        if self.plans and self.given_actions is None:  # triggers only matter to steering and brains
+        if self.plans:
             self._plan_events(ate_mask, before, food_seen, neighbours)
 
         # Memories, in this order within a tick (columns of EVENT_ORDER), filled in place.
@@ -494,7 +494,7 @@ class World:
             {"tick": t, "decay": self.decay, "move_cost": self.move_cost,
              "food_gain": self.food_energy - self.eat_cost, "rest_gain": self.rest_gain,
              "rest_ceiling": self.rest_ceiling, "max_energy": self.max_energy, "low_line": self.low_line,
-             "hungry_line": self.hungry_line, "plan_events": int(self.plans and self.given_actions is None),
+             "hungry_line": self.hungry_line, "plan_events": int(self.plans),
              "alone_ticks": trig.alone_ticks, "crowd_line": trig.crowd_line,
              "forage_patience": trig.forage_patience, "stuck_ticks": trig.stuck_ticks, "mem_size": m.size,
              "t_horizon": T_HORIZON, "t_found_company": T_FOUND_COMPANY, "t_crowded": T_CROWDED,

@@ -88,15 +88,28 @@ def test_an_altered_keyframe_is_reported_after_a_seek_from_it(recorded, tmp_path
 
 
 @pytest.mark.parametrize("argv", [["replay", "{p}", "--headless", "--verify"],
-                                  ["trace", "{p}", "--fish", "1", "--from", "140", "--to", "260"]])
+                                  ["trace", "{p}", "--fish", "1", "--from", "140", "--to", "260"],
+                                  ["export", "{p}", "--tables", "{out}", "--format", "csv"]])
 def test_the_command_line_says_where_in_one_line(recorded, tmp_path, argv):
     t = first_decision_tick_at_or_after(recorded, 150)
     path = tmp_path / "plan.db"
     resealed(recorded, path, _other_plan_at(t))
-    done = subprocess.run([sys.executable, "-m", "mirofish", *[a.replace("{p}", str(path)) for a in argv]],
-                          capture_output=True, text=True, timeout=120)
+    argv = [a.replace("{p}", str(path)).replace("{out}", str(tmp_path / "tables")) for a in argv]
+    done = subprocess.run([sys.executable, "-m", "mirofish", *argv], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "replay diverges from the recording at tick" in done.stderr
+    at = int(done.stderr.split("at tick ")[1].split(" ")[0])
+    assert t <= at <= t + 10, (t, at)
+    assert not (tmp_path / "tables").exists() or not any((tmp_path / "tables").iterdir())  # no half-true tables
+
+
+def test_tables_and_trace_report_an_altered_keyframe(recorded, tmp_path):
+    path = tmp_path / "keyframe.db"
+    resealed(recorded, path, _lighter_fish_in_keyframe(200))
+    for argv in (["export", str(path), "--tables", str(tmp_path / "t"), "--format", "csv"],
+                 ["trace", str(path), "--fish", "4", "--from", "200", "--to", "260"]):
+        done = subprocess.run([sys.executable, "-m", "mirofish", *argv], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "replay diverges from the recording at tick 20" in done.stderr, done.stderr
 
 
 def test_the_window_stops_on_a_banner(recorded, tmp_path):

@@ -9,7 +9,8 @@ beside it for analysis in pandas, polars or DuckDB. Reading never changes the re
   param, horizon, plan (in words), action (single-action decisions), status and
   fallback_reason, latency_ms, tokens (prompt + completion: recordings keep the sum), thought.
 * ``fish`` — tick, fish, x, y, heading, energy, age, plan, plan_goal, stuck — every K ticks,
-  from re-simulating the recording (keyframe segments in parallel processes, no metrics);
+  from re-simulating the recording (keyframe segments in parallel processes, no metrics,
+  checked against the state hashes the recording keeps, like replay);
   the state after ``tick`` ticks, as ``replay`` shows it at that tick.
 * ``metrics`` — the per-tick measures at every tick, and the sampled metric set where it was
   sampled (empty cells elsewhere).
@@ -50,7 +51,7 @@ from ..observe.paths import OutputError, check_output, open_read_only
 from ..observe.recording import DIVERGENCE_COLUMNS, SAMPLE_COLUMNS, TICK_COLUMNS, Recording, RecordingError
 from ..observe.tablefile import write_table
 from ..world import World
-from .replay import ReplaySource
+from .replay import ReplaySource, replay_check
 
 TABLES = ("runs", "decisions", "fish", "metrics", "memory", "model_calls", "word_deed", "divergence")
 # Column types (Parquet / DuckDB names); ``metrics`` and ``divergence`` are ``tick`` (BIGINT)
@@ -189,6 +190,7 @@ def _segment(args: tuple) -> dict:
         world = World(rec.config)
         world.load_state_arrays(rec.keyframe(k0))
         engine = Engine(world, ReplaySource(rec), mode="lockstep")
+        engine.observers.append(replay_check(rec, lambda: world))  # the recorded state hashes, as replay checks
         s, width = world.school, rec.config.world.width
         fish_rows, mem_rows = [], []
         rec.load_chunks(k0, k1)
