@@ -174,13 +174,22 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--at-tick", type=_int_at_least(0), metavar="T", help="view: start playing from this tick")
     rp.add_argument("--speed", type=_speed, default=1.0, help="view: playback speed, 0.25 to 64 (default 1)")
     rp.add_argument("--terminal", action="store_true", help="play back as characters in the terminal")
+    rp.add_argument("--session", type=_int_at_least(0), metavar="K",
+                    help="negotiation recordings: the session to show first (default: the first)")
     rp.add_argument("--reply-cache", metavar="DIR", help="model runs: put every recorded model reply into the reply "
                                                          "cache DIR (for live --reply-cache and fork --reply-cache)")
     _add_window_flags(rp)
 
     fk = sub.add_parser("fork", help="swap one fish's decision at a tick and run on live (intervention replay)")
     fk.add_argument("path", help="the recording to fork (it is only read)")
-    fk.add_argument("--at", type=_int_at_least(0), required=True, metavar="T", help="the tick of the swapped decision")
+    fk.add_argument("--at", type=_int_at_least(0), metavar="T", help="the tick of the swapped decision")
+    neg_fork = fk.add_argument_group("a negotiation recording (negotiation --record)")
+    neg_fork.add_argument("--at-turn", type=_int_at_least(0), metavar="N", help="the repair turn to choose again")
+    neg_fork.add_argument("--repair", metavar="STRATEGY",
+                          help="the repair strategy at that turn: confirming_restatement, exploratory_question, "
+                               "offering_options, revealing_assumptions, rebuilding_consensus")
+    neg_fork.add_argument("--session", type=_int_at_least(0), default=0, metavar="K",
+                          help="the session to fork (default 0)")
     fk.add_argument("--fish", type=_int_at_least(0), metavar="ID",
                     help="the fish whose decision changes (with --plan or --action)")
     swap = fk.add_mutually_exclusive_group()
@@ -297,6 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     neg.add_argument("--agents", choices=("embedded", "llm"), default="embedded",
                      help="embedded negotiators (default) or a model through --base-url/--model")
     neg.add_argument("--db", metavar="PATH", help="SQLite file for each session's grounding state and turns")
+    neg.add_argument("--record", metavar="OUT", help="record the run (every turn; replay, fork --at-turn and export "
+                                                     "--tables read it)")
     neg.add_argument("--base-url", metavar="URL", help="llm negotiators: OpenAI-compatible server")
     neg.add_argument("--model", metavar="NAME", help="llm negotiators: model name")
     neg.add_argument("--timeout", metavar="S", type=_seconds, default=20.0,
@@ -428,8 +439,11 @@ def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, over
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    from .observe.recording import TURN_SCENES, recording_scene
     from .session import ReplaySession
 
+    if recording_scene(args.path) in TURN_SCENES:
+        return _replay_turns(args)
     player = ReplaySession(args.path)
     _check_select(args, player.cfg.fish.slots)
     cache = _reply_cache(args.reply_cache)
@@ -516,10 +530,53 @@ def run_clip(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replay_turns(args: argparse.Namespace) -> int:
+    """``replay`` of a negotiation recording: headless, every session checked turn by turn;
+    else the window, stepping through a session's turns with a timeline."""
+    from .scenes.negotiation.recording import NegotiationRecording, verify
+
+    rec = NegotiationRecording(args.path)
+    try:
+        if args.session is not None:
+            rec.session(args.session)  # one line if it is not there
+        if args.headless:
+            print(json.dumps(verify(rec)))
+            return 0
+    except BaseException:
+        rec.close()
+        raise
+    from .scenes.negotiation.scene import NegotiationScene
+    from .ui.app import run_window
+
+    scene = NegotiationScene.replaying(rec, args.session)
+    return run_window(scene, args.screenshot, args.frames, None, args.fps, _size(args.size))
+
+
+def _fork_turns(args: argparse.Namespace) -> int:
+    from .scenes.negotiation.recording import NegotiationRecording, fork_summary
+
+    if args.at_turn is None or args.repair is None or args.at is not None or args.fish is not None:
+        raise UsageError(f"mirofish fork: {args.path} is a negotiation recording: a negotiation forks with --at-turn N "
+                         f"--repair STRATEGY (--at and --fish fork an aquarium)")
+    rec = NegotiationRecording(args.path)
+    try:
+        print(json.dumps(fork_summary(rec, args.session, args.at_turn, args.repair, args.record, args.overwrite)))
+    finally:
+        rec.close()
+    return 0
+
+
 def run_fork(args: argparse.Namespace) -> int:
     from . import interventions as ivs
+    from .observe.recording import TURN_SCENES, recording_scene
     from .session import fork
 
+    if recording_scene(args.path) in TURN_SCENES:
+        return _fork_turns(args)
+    if args.at is None:
+        raise UsageError("mirofish fork: --at T is required (the tick to fork at)")
+    if args.at_turn is not None or args.repair is not None:
+        raise UsageError("mirofish fork: --at-turn and --repair fork a negotiation recording; this one is an aquarium")
     swap = args.plan or args.action
     if (args.fish is None) != (swap is None):
         raise UsageError("mirofish fork: --fish and --plan/--action go together (or leave both out and intervene)")
@@ -618,6 +675,19 @@ def run_glossary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _negotiation_recorder(args: argparse.Namespace):
+    if args.record is None:
+        return None
+    from .scenes.negotiation.recording import NegotiationRecorder
+
+    inputs = [p for p in (args.db,) if p]
+    guard_output(args.record, inputs, args.overwrite, "recording")
+    return NegotiationRecorder(args.record, {"seed": args.seed, "repair": not args.no_repair, "layers": args.layers,
+                                             "agents": "model" if args.agents == "llm" else "embedded",
+                                             **({"model": args.model} if args.agents == "llm" else {})},
+                               args.overwrite)
+
+
 def run_negotiation(args: argparse.Namespace) -> int:
     from .observe.paths import OutputError, check_scene_db
     from .scenes.negotiation.dialogue import evaluate
@@ -637,14 +707,17 @@ def run_negotiation(args: argparse.Namespace) -> int:
         from .scenes.negotiation.scene import NegotiationScene
         from .ui.app import run_window
 
-        return run_window(NegotiationScene(args.seed, not args.no_repair, speakers_for, args.layers), args.screenshot,
-                          args.frames,
-                          None, args.fps, _size(args.size))
+        scene = NegotiationScene(args.seed, not args.no_repair, speakers_for, args.layers,
+                                 recorder=_negotiation_recorder(args))
+        return run_window(scene, args.screenshot, args.frames, None, args.fps, _size(args.size))
+    recorder = _negotiation_recorder(args)
     try:
         with _locks([args.db]):  # no other run writes into it meanwhile
             summary, _, _ = evaluate(args.sessions, args.seed, not args.no_repair, db_path=args.db,
-                                     speakers_for=speakers_for, layers=args.layers)
+                                     speakers_for=speakers_for, layers=args.layers, recorder=recorder)
     finally:
+        if recorder is not None:
+            recorder.close()  # every finished session stays recorded, Ctrl-C included
         if close:
             summary_failures = close()
     # say plainly who played: embedded agents answer repairs by the simulated world's table

@@ -424,18 +424,49 @@ class Recorder:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the pages freed are reused: the file stays bounded
 
 
-def content_digest(db: sqlite3.Connection) -> str:
-    """A digest of everything a recording holds — header (but its checksum), keyframes and
-    chunks in tick order — written at a clean close and checked when the file is opened, so
-    a file edited afterwards says so instead of replaying something else."""
+TURN_SCENES = ("negotiation",)  # scenes recorded turn by turn (scenes/negotiation/recording.py)
+
+
+def open_recording_file(path: Path) -> tuple[sqlite3.Connection, dict]:
+    """Any MiroFish recording opened read-only, and its header; :class:`RecordingError` (one
+    line) for a missing file, a folder, a file that is not SQLite or has no header."""
+    if not path.exists():
+        raise RecordingError(f"recording not found: {path}")
+    if path.is_dir():
+        raise RecordingError(f"recording path is a directory: {path}")
+    with open(path, "rb") as fh:
+        magic = fh.read(16)
+    if magic != b"SQLite format 3\x00":
+        raise RecordingError(f"not a MiroFish recording (not an SQLite database): {path}")
+    try:
+        db = open_read_only(path)  # (immutable unless a recorder is writing it)
+        rows = db.execute("SELECT key, value FROM header").fetchall()
+        return db, {k: json.loads(v) for k, v in rows}
+    except (sqlite3.DatabaseError, ValueError) as exc:
+        raise RecordingError(f"recording is damaged or not a MiroFish recording ({exc}): {path}") from None
+
+
+def recording_scene(path: str | Path) -> str:
+    """The scene a recording file holds (``aquarium``, ``negotiation`` …), read from its header."""
+    db, header = open_recording_file(Path(path))
+    db.close()
+    return str(header.get("scene", "aquarium"))
+
+
+def content_digest(db: sqlite3.Connection, tables: Sequence[tuple[str, str]] | None = None) -> str:
+    """A digest of everything a recording holds — header (but its checksum), then ``tables``
+    (name, order) row by row; by default an aquarium's keyframes and chunks in tick order —
+    written at a clean close and checked when the file is opened, so a file edited afterwards
+    says so instead of replaying something else."""
     h = hashlib.blake2b(digest_size=16)
     for key, value in db.execute("SELECT key, value FROM header WHERE key != 'checksum' ORDER BY key"):
         h.update(f"{key}={value}\n".encode())
-    tables = [("keyframes", "tick"), ("chunks", "tick0")]
-    for name, key in (("texts", "hash"), ("calls", "tick0"), ("dicts", "hash"), ("interventions", "tick, seq")):
-        # recordings made before exchanges were kept have none of these
-        if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone():
-            tables.append((name, key))
+    if tables is None:
+        tables = [("keyframes", "tick"), ("chunks", "tick0")]
+        for name, key in (("texts", "hash"), ("calls", "tick0"), ("dicts", "hash"), ("interventions", "tick, seq")):
+            # recordings made before exchanges were kept have none of these
+            if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone():
+                tables.append((name, key))
     for table, key in tables:
         for row in db.execute(f"SELECT * FROM {table} ORDER BY {key}"):
             for v in row:
@@ -647,20 +678,10 @@ class Recording:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        if not self.path.exists():
-            raise RecordingError(f"recording not found: {self.path}")
-        if self.path.is_dir():
-            raise RecordingError(f"recording path is a directory: {self.path}")
-        with open(self.path, "rb") as fh:
-            magic = fh.read(16)
-        if magic != b"SQLite format 3\x00":
-            raise RecordingError(f"not a MiroFish recording (not an SQLite database): {self.path}")
-        try:
-            self._db = open_read_only(self.path)  # (immutable unless a recorder is writing it)
-            rows = self._db.execute("SELECT key, value FROM header").fetchall()
-            self.header = {k: json.loads(v) for k, v in rows}
-        except sqlite3.DatabaseError as exc:
-            raise RecordingError(f"recording is damaged or not a MiroFish recording ({exc}): {self.path}") from None
+        self._db, self.header = open_recording_file(self.path)
+        if self.header.get("scene") in TURN_SCENES:
+            raise RecordingError(f"{self.path} is a {self.header['scene']} recording (turns, not ticks): replay, fork "
+                                 f"--at-turn and export --tables read it")
         version = self.header.get("format_version")
         if not isinstance(version, int):
             raise RecordingError(f"not a MiroFish recording (no format version): {self.path}")

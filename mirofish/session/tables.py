@@ -48,7 +48,15 @@ from ..engine import Engine
 from ..fish.memory import event_text
 from ..fish.plans import GOAL_NAMES, Goal, describe
 from ..observe.paths import OutputError, check_output, open_read_only
-from ..observe.recording import DIVERGENCE_COLUMNS, SAMPLE_COLUMNS, TICK_COLUMNS, Recording, RecordingError
+from ..observe.recording import (
+    DIVERGENCE_COLUMNS,
+    SAMPLE_COLUMNS,
+    TICK_COLUMNS,
+    TURN_SCENES,
+    Recording,
+    RecordingError,
+    recording_scene,
+)
 from ..observe.tablefile import write_table
 from ..world import World
 from .replay import ReplaySource, replay_check
@@ -349,6 +357,16 @@ def export_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet", t
     if Path(path).is_dir():
         return export_sweep_tables(path, out_dir, fmt, t0, t1, every, overwrite, workers)
     start = time.perf_counter()
+    if recording_scene(path) in TURN_SCENES:  # a negotiation: its turns and sessions, checked by a replay
+        from ..scenes.negotiation.recording import NegotiationRecording, turn_tables, verify
+
+        turned = NegotiationRecording(path)
+        try:
+            files = _targets(out_dir, ["turns", "sessions"], fmt, (turned.path,), overwrite)
+            checked = verify(turned)
+            return _finish(turn_tables(turned), files, fmt, start, {"verified_turns": checked["verified_turns"]})
+        finally:
+            turned.close()
     rec = Recording(path)
     try:
         lo, hi = _range(rec, t0, t1)

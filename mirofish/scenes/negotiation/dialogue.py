@@ -107,6 +107,17 @@ class Bandit:
     def stats(self) -> dict:
         return {a: {"pulls": self.pulls[a], "mean_reward": round(self.value[a], 3)} for a in self.arms}
 
+    def state(self) -> dict:
+        """What it has learnt so far, JSON-ready (a recording keeps it at each session's start)."""
+        return {"c": self.c, "pulls": dict(self.pulls), "value": dict(self.value), "history": list(self.history)}
+
+    @classmethod
+    def from_state(cls, state: dict) -> Bandit:
+        bandit = cls(list(state["pulls"]), state["c"])
+        bandit.pulls, bandit.value = dict(state["pulls"]), dict(state["value"])
+        bandit.history = list(state["history"])
+        return bandit
+
 
 @dataclass
 class Tracker:
@@ -220,6 +231,7 @@ class Negotiation:
         self.interventions: dict[str, int] = {}  # calibrations, goal clarifications, constraint alerts, checks
         self.completed = False  # the deal meets every initial requirement
         self.checked: set[str] = set()  # offers a low-confidence check has asked about
+        self.forced: dict[int, str] = {}  # turn → repair strategy chosen by hand (a fork), not by the bandit
 
     # ------------------------------------------------------------ helpers
 
@@ -414,7 +426,7 @@ class Negotiation:
         initiator = self.initiator(topic)
         responder = "seller" if initiator == "buyer" else "buyer"
         loops = self.failed_repairs.get(topic, 0)
-        strategy = "yes_no_confirmation" if loops >= 2 else self.bandit.choose()  # anti-loop rule
+        strategy = self.forced.get(t) or ("yes_no_confirmation" if loops >= 2 else self.bandit.choose())  # anti-loop
         keys = self.repair_keys(topic)
         u_before, g_before = self.tracker.uncertainty, self.grounded_count()
         before = {k: self.reading(responder, k) for k in keys}
@@ -730,16 +742,25 @@ class Negotiation:
 
 
 def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = None, effect: dict | None = None,
-             db_path: str | None = None, speakers_for=None, layers: int = 3) -> tuple[dict, Bandit, list]:
+             db_path: str | None = None, speakers_for=None, layers: int = 3,
+             recorder=None) -> tuple[dict, Bandit, list]:
     """Run ``sessions`` seeded sessions with Argent ``layers`` (0–3); returns (summary, bandit,
-    per-session results)."""
+    per-session results). ``recorder`` (recording.NegotiationRecorder) keeps each session as
+    it ends."""
     bandit = bandit or Bandit()
     results = []
     db = sqlite3.connect(db_path) if db_path else None
     for k in range(sessions):
-        neg = Negotiation(Session.draw(seed * 100_003 + k), repair, bandit, effect,
-                          speakers_for(k) if speakers_for else None, layers)
-        results.append(neg.run())
+        speakers = speakers_for(k) if speakers_for else None
+        if recorder is not None:
+            speakers = recorder.begin(bandit, speakers)
+        neg = Negotiation(Session.draw(seed * 100_003 + k), repair, bandit, effect, speakers, layers)
+        for turn in neg.iter_turns():
+            if recorder is not None:
+                recorder.turn(turn)
+        results.append(neg.result())
+        if recorder is not None:
+            recorder.end(k, neg)
         if db is not None:
             neg.save(db)
     if db is not None:

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import pygame
 
+from ...observe.recording import RecordingError
 from ...ui import theme
-from ...ui.panels import sparkline
+from ...ui.panels import Timeline, sparkline
 from ..base import PacedScene
-from .dialogue import Bandit, Negotiation
+from .dialogue import STRATEGIES, Bandit, Negotiation
+from .recording import NegotiationRecording, NegotiationReplay, ReplayDiverged
 from .world import Session
 
 
 class NegotiationScene(PacedScene):
     title = "Negotiation"
-    help_lines = (
+    help_lines: tuple[tuple[str, str], ...] = (
         ("the dialogue", "a buyer and a seller bargain over price, delivery, payment and an AI feature; "
                          "the newest turns at the bottom"),
         ("[1] [2] [3] badges", "the Argent signals a turn carried: [1] the task, a hash of the goal and the hard "
@@ -32,16 +34,43 @@ class NegotiationScene(PacedScene):
                              "repair success here is simulated (labelled so)"),
     )
 
-    def __init__(self, seed: int = 0, repair: bool = True, speakers_for=None, layers: int = 3):
+    REPLAY_HELP = (
+        ("replay", "a recorded negotiation, re-played and checked turn by turn against the recording"),
+        (", / .", "one turn back / forward;  drag the timeline: any turn;  [ / ]: previous / next session"),
+        ("F then 1-5", "fork: when the newest turn is a repair, play it again with another strategy "
+                       "(1 confirming restatement, 2 exploratory question, 3 offering options, "
+                       "4 revealing assumptions, 5 rebuilding consensus); the turns after are new"),
+        ("O", "after a fork: back to the recording, at the fork's turn"),
+    )
+
+    def __init__(self, seed: int = 0, repair: bool = True, speakers_for=None, layers: int = 3, recorder=None):
         self.seed, self.repair, self.speakers_for, self.layers = seed, repair, speakers_for, layers
         self.bandit = Bandit()
         super().__init__()
         self.index = 0
         self.results: list[dict] = []
+        self.recorder = recorder  # negotiation --record: each session kept as it ends
+        self.player: NegotiationReplay | None = None  # replay R.db: a recording played back
+        self.timeline: Timeline | None = None
+        self.picking = False  # the fork's strategy picker is open
+        self.message, self.alarm = "", False
         self._start()
+
+    @classmethod
+    def replaying(cls, rec: NegotiationRecording, session: int | None = None) -> NegotiationScene:
+        """The scene playing a recording back (``replay R.db``), paused at its first turn."""
+        scene = cls(int(rec.header.get("seed", 0)), bool(rec.header.get("repair", True)), None,
+                    int(rec.header.get("layers", 3)))
+        scene.player = NegotiationReplay(rec, session)
+        scene.timeline = Timeline(0, scene.player.last)
+        scene.help_lines = (*cls.REPLAY_HELP, *cls.help_lines)
+        scene.pacer.paused = True
+        return scene
 
     def _start(self) -> None:
         speakers = self.speakers_for(self.index) if self.speakers_for else None
+        if self.recorder is not None:
+            speakers = self.recorder.begin(self.bandit, speakers)
         self.neg = Negotiation(Session.draw(self.seed * 100_003 + self.index), self.repair, self.bandit,
                                speakers=speakers, layers=self.layers)
         self.turn_iter = self.neg.iter_turns()
@@ -49,23 +78,54 @@ class NegotiationScene(PacedScene):
 
     # model side
     def reset(self, seed: int) -> None:
+        if self.player is not None:
+            self._replay(lambda p: p.seek(0))
+            return
         self.seed, self.index, self.results = seed, 0, []
         self.bandit = Bandit()
         self._start()
 
     def step(self) -> None:
+        if self.player is not None:
+            self._replay(self._replay_step)
+            return
         if self.done:
             self.results.append(self.neg.result())
+            if self.recorder is not None:
+                self.recorder.end(self.index, self.neg)
             self.index += 1
             self._start()
             return
         try:
-            next(self.turn_iter)
+            turn = next(self.turn_iter)
         except StopIteration:
             self.done = True
+            return
+        if self.recorder is not None:
+            self.recorder.turn(turn)
+
+    def _replay_step(self, player: NegotiationReplay) -> None:
+        if player.step() is None and not player.session_by(+1):
+            self.pacer.paused = True  # the recording's end
+            self.message = "the end of the recording"
+
+    def _replay(self, move) -> None:
+        """A move in the recording; a turn that is not the recorded one stops it, on a banner."""
+        assert self.player is not None
+        try:
+            move(self.player)
+        except RecordingError as exc:
+            self.pacer.paused = True
+            self.message, self.alarm = str(exc), isinstance(exc, ReplayDiverged)
+            return
+        self.neg = self.player.neg
+        if self.timeline is not None:
+            self.timeline.last = max(1, self.player.last)
+            fork = self.player.fork_point
+            self.timeline.markers = [(fork[0], "fork")] if fork else []
 
     def snapshot(self) -> dict:
-        return {"session": self.neg.tracker.as_json(), "results": self.results, "bandit": self.bandit.stats()}
+        return {"session": self.neg.tracker.as_json(), "results": self.results, "bandit": self.neg.bandit.stats()}
 
     @property
     def uses_model(self) -> bool:  # type: ignore[override]
@@ -73,33 +133,73 @@ class NegotiationScene(PacedScene):
 
     def close(self) -> None:
         self.close_worker()
+        if self.recorder is not None:
+            self.recorder.close()  # finished sessions stay recorded
+        if self.player is not None:
+            self.player.rec.close()
+
+    def handle_event(self, event) -> None:
+        if self.player is None:
+            return super().handle_event(event)
+        if self.timeline is not None and (n := self.timeline.handle(event)) is not None:
+            self.pacer.paused = True
+            self._replay(lambda p: p.seek(n))
+            return None
+        if event.type != pygame.KEYDOWN:
+            return None
+        if self.picking:  # the strategy picker: 1-5, any other key cancels
+            self.picking = False
+            k = event.key - pygame.K_1
+            if 0 <= k < len(STRATEGIES):
+                self.message, self.alarm = "", False
+                self._replay(lambda p: p.fork(STRATEGIES[k]))
+            return None
+        keys = {pygame.K_COMMA: lambda p: p.back(), pygame.K_LEFTBRACKET: lambda p: p.session_by(-1),
+                pygame.K_RIGHTBRACKET: lambda p: p.session_by(+1), pygame.K_o: lambda p: p.original()}
+        if event.key in keys:
+            self.pacer.paused = True
+            self.message, self.alarm = "", False
+            self._replay(keys[event.key])
+        elif event.key == pygame.K_f:
+            self.pacer.paused = True
+            last = self.neg.turns[-1] if self.neg.turns else None
+            if last is None or last.kind != "repair":
+                repairs = ", ".join(map(str, self.player.rec.repair_turns(self.player.index))) or "none"
+                self.message, self.alarm = f"F forks a repair: step to one first (repairs at turns {repairs})", False
+            else:
+                self.picking = True
+        else:
+            return super().handle_event(event)
+        return None
 
     # view side
     def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
         """The scene's boxes for a window of ``size`` (1024×600 and up): inside it, apart."""
         w, h = size
-        curve_h = max(110, min(180, h // 5))
-        top, bottom = 108, h - curve_h - 24
+        line = Timeline.height - 20 if self.player is not None else 0  # a replay's timeline along the bottom
+        curve_h = max(100, min(180, h // 5)) - (20 if line else 0)
+        top, bottom = 108, h - curve_h - 24 - line
         box = pygame.Rect(24, top, int(w * 0.55), bottom - top - 16)
         board = pygame.Rect(box.right + 24, top, w - box.right - 48, (box.h - 16) // 2)
         arms = pygame.Rect(board.x, board.bottom + 16, board.w, box.h - board.h - 16)
-        curve = pygame.Rect(24, h - curve_h - 16, w - 48, curve_h)
-        return {"dialogue": box, "board": board, "bandit": arms, "uncertainty": curve}
+        curve = pygame.Rect(24, h - curve_h - 16 - line, w - 48, curve_h)
+        boxes = {"dialogue": box, "board": board, "bandit": arms, "uncertainty": curve}
+        if line:
+            boxes["timeline"] = pygame.Rect(0, h - line - 8, w, line)
+        return boxes
 
     def draw_scene(self, surf: pygame.Surface) -> None:
         w, _, rects = self.begin_frame(surf)
         neg = self.neg
         surf.blit(theme.text("Negotiation", 32, theme.INK, bold=True), (24, 16))
-        deals = sum(r["agreement"] for r in self.results)
-        agents = "model agents" if self.speakers_for else "simulated agents"
-        surf.blit(theme.fit(f"session {self.index + 1} ({neg.tracker.session})   {agents}   repair "
-                            f"{'ON' if self.repair else 'OFF'}   Argent layers 1-{self.layers}   "
-                            f"finished {len(self.results)}, deals {deals}   "
-                            f"speed {self.pacer.speed:g}x   H: what you see   S: next scene", 20, w - 48, theme.DIM),
-                  (24, 52))
-        surf.blit(theme.fit("badges: [1] task id, goal hash, constraints   [2] assumptions + confidence   "
-                            "[3] role, handoff, drift alert      colours: orange repair, yellow recalibration "
-                            "or check, red dispute, green deal", 16, w - 48, theme.FAINT), (24, 78))
+        surf.blit(theme.fit(self._status_line(), 20, w - 48, theme.DIM), (24, 52))
+        note = self._replay_note()
+        if note is not None:  # a replay's line: a fork, a message, a divergence
+            surf.blit(theme.fit(note[0], 17, w - 48, note[1]), (24, 78))
+        else:
+            surf.blit(theme.fit("badges: [1] task id, goal hash, constraints   [2] assumptions + confidence   "
+                                "[3] role, handoff, drift alert      colours: orange repair, yellow recalibration "
+                                "or check, red dispute, green deal", 16, w - 48, theme.FAINT), (24, 78))
         # dialogue
         box = rects["dialogue"]
         pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
@@ -150,7 +250,7 @@ class NegotiationScene(PacedScene):
         pygame.draw.rect(surf, (16, 32, 56), arms, border_radius=10)
         surf.blit(theme.fit("how misunderstandings get fixed: tried, average reward", 20, arms.w - 24, theme.INK,
                             bold=True), (arms.x + 12, arms.y + 8))
-        stats = self.bandit.stats()
+        stats = neg.bandit.stats()
         most = max(1, max(s["pulls"] for s in stats.values()))
         row_h = max(18, min(30, (arms.h - 44) // max(1, len(stats))))
         for k, (name, s) in enumerate(stats.items()):
@@ -171,6 +271,54 @@ class NegotiationScene(PacedScene):
             if t.kind == "repair" and len(us) > 1:
                 x = area.x + t.index / max(1, len(us) - 1) * (area.w - 1)
                 pygame.draw.line(surf, theme.ACCENT, (x, area.y), (x, area.bottom), 1)
+        if self.player is not None:
+            self._draw_replay(surf, rects)
+
+    def _status_line(self) -> str:
+        neg = self.neg
+        agents = "model agents" if self.speakers_for else "simulated agents"
+        setup = f"{agents}   repair {'ON' if self.repair else 'OFF'}   Argent layers 1-{self.layers}"
+        if self.player is None:
+            deals = sum(r["agreement"] for r in self.results)
+            rec = "   recording" if self.recorder is not None else ""
+            return (f"session {self.index + 1} ({neg.tracker.session})   {setup}   finished {len(self.results)}, "
+                    f"deals {deals}{rec}   speed {self.pacer.speed:g}x   H: what you see   S: next scene")
+        p = self.player
+        turn = f"turn {p.shown} (a fork)" if p.fork_point else f"turn {p.shown} of {len(p.recorded)}"
+        where = f"replay: session {p.index} ({p.pos + 1} of {len(p.order)}), {turn}"
+        state = "paused" if self.pacer.paused else f"playing {self.pacer.speed:g}x"
+        return f"{where}   {state}   {setup}   H: keys"
+
+    def _replay_note(self) -> tuple[str, tuple] | None:
+        """What a replay says under its status line: a message, or what the fork changed."""
+        if self.player is None:
+            return None
+        if self.message:
+            return self.message, theme.BAD if self.alarm else theme.WARN
+        fork = self.player.fork_point
+        if fork:
+            return (f"fork at turn {fork[0]}: {fork[1].replace('_', ' ')} instead of the recorded "
+                    f"{fork[2].replace('_', ' ')}; the turns after it are new   (O: back to the recording)",
+                    theme.ACCENT)
+        return None
+
+    def _draw_replay(self, surf: pygame.Surface, rects: dict) -> None:
+        """The timeline, what a fork changed, a message or a divergence, the strategy picker."""
+        assert self.player is not None and self.timeline is not None
+        self.timeline.draw(surf, rects["timeline"], self.player.shown)
+        w = surf.get_width()
+        if self.picking:
+            rect = pygame.Rect(0, 0, min(560, w - 48), 54 + 26 * len(STRATEGIES) + 30)
+            rect.center = (w // 2, surf.get_height() // 2)
+            theme.overlay(surf, rect, theme.ACCENT, alpha=250)
+            turn = self.neg.turns[-1]
+            surf.blit(theme.fit(f"Fork at turn {turn.index}: repair with which strategy?", 22, rect.w - 32,
+                                theme.INK, bold=True), (rect.x + 16, rect.y + 12))
+            for k, name in enumerate(STRATEGIES):
+                now = "   (recorded)" if name == turn.strategy else ""
+                surf.blit(theme.text(f"{k + 1}  {name.replace('_', ' ')}{now}", 19, theme.ACCENT),
+                          (rect.x + 30, rect.y + 50 + k * 26))
+            surf.blit(theme.text("any other key cancels", 16, theme.DIM), (rect.x + 30, rect.bottom - 28))
 
 
 def readable(text: str) -> str:
