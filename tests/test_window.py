@@ -159,7 +159,7 @@ def test_unreachable_model_server_is_shown_and_fish_keep_moving():
     for _ in range(30):  # real time passes, as in a window: the fallback answers arrive
         app.frame(0.1)
         time.sleep(0.03)
-    brain = scene._brain()
+    brain = scene.shown.brain_status()
     from mirofish.ui.panels import status_lines
 
     lines = [text for text, _ in status_lines({"tick": 1}, brain)]
@@ -436,7 +436,7 @@ def test_on_a_4k_screen_the_window_is_drawn_twice_as_large_and_clicks_land():
 
     scene = AquariumScene.live(load_config(seed=2))
     app = app_for(scene, (3840, 2160))
-    assert theme.SCALE == 2.0 and scene._surf_size == (1920, 1080)  # drawn at 1920×1080, shown at 2×
+    assert theme.SCALE == 2.0 and scene.pickers.size == (1920, 1080)  # drawn at 1920×1080, shown at 2×
     charts = button(scene, "Charts").rect
     click((charts.centerx * 2, charts.centery * 2))  # where the user sees it on the 4K screen
     app.frame(0.0)
@@ -628,7 +628,7 @@ def test_at_1024x600_the_controls_that_do_not_fit_are_in_a_menu_that_works(tmp_p
     click(more.rect.center)
     app.frame(0.0)
     assert scene.show_menu
-    rows = dict((b.label, r) for b, r in scene._menu_rows())
+    rows = dict((b.label, r) for b, r in scene.controls.menu_rows())
     assert all(app.canvas().get_rect().contains(r) for r in rows.values())
     click(rows["Help"].center)
     app.frame(0.0)
@@ -636,7 +636,7 @@ def test_at_1024x600_the_controls_that_do_not_fit_are_in_a_menu_that_works(tmp_p
     key(pygame.K_ESCAPE)
     click(button(scene, "More").rect.center)
     app.frame(0.0)
-    click(dict((b.label, r) for b, r in scene._menu_rows())["Open recording"].center)
+    click(dict((b.label, r) for b, r in scene.controls.menu_rows())["Open recording"].center)
     app.frame(0.0)
     assert "no recordings in" in scene.message  # the picker's own answer: the click reached it
     app.close()

@@ -1,9 +1,11 @@
-"""The aquarium scene: live tank, replay with a timeline, and forks with a ghost of the original.
+"""The aquarium window: live tank, replay with a timeline, and forks with a ghost of the original.
 
-It holds a session (:mod:`mirofish.session`: live or replay) and, while a fork is shown, a
-fork session; it reads :class:`~mirofish.snapshot.TankView` and
-:class:`~mirofish.snapshot.FishSnapshot` objects from them and changes the tank only
-through commands — pause, speed, step, seek, fork, end fork, reset.
+The scene is made of parts, each drawing itself and taking the events meant for it: the
+navigator (:mod:`mirofish.session.navigator`: which tank is shown, and the moves between
+them), the tank pane (ui/tankpane.py), the controls bar (ui/controls.py), the pickers
+(ui/pickers.py), the follow and tune panels (ui/panels.py, ui/tune.py), the ask box
+(ui/ask.py), the HUD, timeline and charts. It reads snapshots from the session shown and
+changes the tank only through the navigator's moves; every key is in the table ``KEYS``.
 """
 
 from __future__ import annotations
@@ -12,84 +14,63 @@ import copy
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any
 
 import numpy as np
 import pygame
 
 from ..brains.base import TIERS, status_name
+from ..config import Config
 from ..fish.personality import behaviour_score
-from ..fish.plans import describe, parse_plan
+from ..fish.plans import describe
 from ..frame import Frame
-from ..observe import ascii as ascii_view
+from ..interventions import InterventionError
+from ..interventions import describe as describe_iv
 from ..observe.recording import DIVERGENCE_COLUMNS, RecordingError
 from ..pacing import Pacer, clamp_speed
 from ..session import ForkSession, LiveSession, ReplaySession, Session
+from ..session.navigator import Navigator, Refused
 from ..snapshot import TankView
 from . import theme
 from .ask import AskBox
 from .charts import Series, draw_charts
-from .controls import ControlsBar
+from .controls import ControlsBar, aquarium_buttons
 from .keys import pacing_key
 from .layout import aquarium_layout
-from .panels import FollowPanel, Hud, Timeline, draw_help
-from .pickers import draw_file_picker, draw_fork_picker, file_choice, fork_choice_at, fork_choice_for_key
-from .tank import TankRenderer
+from .panels import FollowPanel, Hud, Timeline, draw_footer, draw_help
+from .pickers import Pickers
+from .tankpane import TankPane
 from .tune import draw_tune_panel, tune_sliders
-from .widgets import Button, Slider
+from .widgets import Slider
 
 HISTORY = 160  # ticks of energy history per fish (follow panel sparkline)
 SPARE = 8  # room for fish added by a click in a live tank (fish.spare)
 _CELLS = 1 + DIVERGENCE_COLUMNS.index("cells_differ")  # columns of ForkSession.curve (tick first)
 
 
-
-
-def _live_timeline(live: LiveSession) -> Timeline | None:
-    """The live tank's timeline: its kept past up to now (None when it keeps none)."""
-    rng = live.past_range()
-    return Timeline(rng[0], rng[1], []) if rng is not None else None
-
-
 class AquariumScene:
-    """One scene, three modes: ``live`` (a live session), ``replay`` (a replay session) and
-    ``fork`` (a fork session of either, its parent drawn as a ghost)."""
+    """One scene, three modes: ``live``, ``replay`` and ``fork`` (:attr:`mode`)."""
 
     title = "Aquarium"
+    wants_quit = False  # the app closes the window when a scene sets this
+    alarm = False  # the message is an alarm (a replay that diverged): drawn as a banner
 
     def __init__(self, session: Session):
-        self.session = session
-        self.cfg = session.cfg
-        self.mode = session.kind
-        self.pacer = Pacer(self.cfg.world.tick_seconds, self.cfg.engine.speed)
-        self.fork: ForkSession | None = None
-        self.renderer = TankRenderer(session.terrain())
-        self.hud, self.follow, self.timeline = Hud(), FollowPanel(), None
-        self.live_home: LiveSession | None = None  # the live tank, paused, while its past or a recording is shown
-        if self.replay is not None:
-            self.timeline = Timeline(self.replay.first_tick, self.replay.last_tick, self.replay.markers())
-        elif self.showing_live is not None:
-            self.timeline = _live_timeline(self.showing_live)
-        self.tool = "follow"  # what a click in the tank does: follow, food, rock, clear
-        self.picking_current = False
-        self.controls = ControlsBar()  # the buttons under the HUD, and the More… menu of those that do not fit
-        self.zoom = 1.0
-        self.pan: tuple[float, float] | None = None  # the cell at the tank's centre when zoomed (None: fit)
-        self._drag: tuple | None = None  # a mouse press in the tank: (where, centre then, moved, button)
-        self._centred = True  # zoomed in, the followed fish stays in the middle (until a drag pans)
-        self._esc_at = -10.0
+        self.nav = Navigator(session)
+        self.pacer = Pacer(session.cfg.world.tick_seconds, session.cfg.engine.speed)
+        self.pane = TankPane(session.terrain())
+        self.hud, self.follow, self.controls = Hud(), FollowPanel(), ControlsBar()
+        self.pickers = Pickers(self.pacer)
+        self.asking = AskBox()  # "why?", a question typed to the fish, its request asked again
+        self.timeline = self._new_timeline()
         self.selected: int | None = None
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
         self.show_charts = False
-        self.asking = AskBox()  # "why?", a question typed to the fish, its request asked again
         self.series = Series()
-        self.picking_action = False
-        self.picking_file: list[Path] | None = None  # the open-a-recording list, while shown
-        self.message = ""
-        self.saves = Path("saves")
-        self._paused_before_pick = False
-        self._window_past: tuple | None = None  # … and what the window showed then
-        self._pending_cfg = self.cfg  # settings that apply at the next reset (fish count)
+        self._message, self.saves = "", Path("saves")
+        self._esc_at, self._t, self._alpha = -10.0, 0.0, 1.0
+        self._window_past: tuple | None = None  # what the window showed at a live fork's tick (O restores it)
+        self._pending_cfg = session.cfg  # settings that apply at the next reset (fish count)
         self.rects: dict[str, pygame.Rect] = {}
         self.sliders: list[Slider] = self._make_sliders()
         self._reset_views()
@@ -104,35 +85,36 @@ class AquariumScene:
             cfg = cfg.model_copy(update={"fish": cfg.fish.model_copy(update={"spare": SPARE})})
         return cls(LiveSession(cfg, mode="realtime", cache=cache, past=past))
 
-    # ------------------------------------------------------------ the session being shown
+    # ------------------------------------------------------------ what is shown (the navigator's)
+
+    @property
+    def session(self) -> Session:
+        return self.nav.session
+
+    @property
+    def fork(self) -> ForkSession | None:
+        return self.nav.fork
 
     @property
     def shown(self) -> Session:
-        """The fork while one is shown, else the live or replay session."""
-        return self.fork if self.fork is not None else self.session
-
-    @property
-    def tick(self) -> int:
-        return self.shown.tick
-
-    # The session's capabilities, not its class, say what it is (can_record: a live tank;
-    # can_seek: a replay); these narrow the type once, here.
-
-    @property
-    def live_tank(self) -> LiveSession | None:
-        """The live tank: shown, or waiting while its past or a recording is shown (None: only a recording)."""
-        s = self.live_home if self.live_home is not None else self.session
-        return cast(LiveSession, s) if s.can_record else None
-
-    @property
-    def showing_live(self) -> LiveSession | None:
-        """The live tank when it is the session shown (not waiting)."""
-        return cast(LiveSession, self.session) if self.session.can_record else None
+        return self.nav.shown
 
     @property
     def replay(self) -> ReplaySession | None:
-        """The replay shown (a recording, or the live tank's past)."""
-        return cast(ReplaySession, self.session) if self.session.can_seek else None
+        return self.nav.replay
+
+    @property
+    def live_home(self) -> LiveSession | None:
+        return self.nav.live_home
+
+    @property
+    def cfg(self) -> Config:
+        return self.nav.cfg
+
+    mode = property(lambda self: self.nav.mode)
+    renderer = property(lambda self: self.pane.renderer)
+    tick = property(lambda self: self.nav.shown.tick)
+    speed = property(lambda self: self.pacer.speed)
 
     @property
     def last_decision(self) -> dict[int, dict]:
@@ -148,17 +130,44 @@ class AquariumScene:
         """Plans per fish by goal up to the tick shown (the behaviour score's counts)."""
         return self.shown.decisions().counts
 
+    @property
+    def message(self) -> str:
+        """The footer's line: what the last command did (or an alarm, see :attr:`alarm`)."""
+        return self._message
+
+    @message.setter
+    def message(self, text: str) -> None:
+        self._message, self.alarm = text, False
+
+    def _new_timeline(self) -> Timeline | None:
+        """A replay's timeline, or the live tank's over its kept past (None: it keeps none)."""
+        if self.nav.replay is not None:
+            r = self.nav.replay
+            return Timeline(r.first_tick, r.last_tick, r.markers())
+        live = self.nav.showing_live
+        rng = live.past_range() if live is not None else None
+        return Timeline(rng[0], rng[1], []) if rng is not None else None
+
     def _reset_views(self) -> None:
         self.view: TankView = self.shown.view()
         self.prev: TankView | None = None
         self.energy_hist = np.repeat(self.view.energy[:, None] / 100.0, HISTORY, axis=1)
         self._since_tick = 0.0
 
-    # ------------------------------------------------------------ commands
+    def _new_tank(self) -> None:
+        """Another session is shown: its terrain, its timeline, fresh sparklines and views."""
+        self.pane.new_tank(self.session.terrain())
+        old, self.timeline = self.timeline, self._new_timeline()
+        if old is not None and self.timeline is not None:  # a drag that went back goes on, on the same bar
+            self.timeline.dragging, self.timeline.rect = old.dragging, old.rect
+        self.hud = Hud()
+        self._reset_views()
 
-    @property
-    def speed(self) -> float:
-        return self.pacer.speed
+    def _alarm(self, exc: Exception) -> None:
+        self.pacer.paused = True
+        self.message, self.alarm = str(exc), True
+
+    # ------------------------------------------------------------ commands
 
     def set_speed(self, speed: float) -> None:
         self.pacer.speed = clamp_speed(speed)
@@ -166,24 +175,17 @@ class AquariumScene:
     def step(self) -> Frame | None:
         """One tick of whatever is shown (a fork steps its ghost too)."""
         self.prev = self.view
-        if self._diverged is self.shown:  # it stopped where it left its recording; a seek goes elsewhere
-            self.pacer.paused = True
-            return None
         try:
-            frame = self.shown.step()
+            frame = self.nav.step()
         except RecordingError as exc:  # a replay that drifts from its recording stops and says where
-            self.pacer.paused = True
-            self.message = str(exc)
-            self.alarm = True
-            self._diverged = self.shown
+            self._alarm(exc)
             return None
-        if frame is None:  # the end of a recording
-            if self._showing_own_past() and self.fork is None:
-                playing = not self.pacer.paused
+        if frame is None:  # the end of a recording (or where it left it)
+            playing = not self.pacer.paused
+            self.pacer.paused = True
+            if self.nav.showing_own_past() and self.fork is None and self.nav.diverged is not self.shown:
                 self.to_now()  # the past has caught up with the live tank: it goes on live
                 self.pacer.paused = not playing
-                return None
-            self.pacer.paused = True
             return None
         self.view = self.shown.view()
         self.energy_hist = np.roll(self.energy_hist, -1, axis=1)
@@ -194,72 +196,36 @@ class AquariumScene:
         return frame
 
     def seek(self, tick: int) -> None:
-        if self.fork is not None:
-            return
-        if self.showing_live is not None and (tick >= self.showing_live.tick or not self._go_back()):
-            return
-        if not self.session.can_seek:
-            return
+        was, drifted = self.session, None
         try:
-            self.session.seek(tick)
-            self._diverged = None
-        except RecordingError as exc:
-            self.pacer.paused = True
+            moved = self.nav.seek(tick)
+        except Refused as exc:
             self.message = str(exc)
-            self.alarm = True
-            self._diverged = self.session
-        self.hud = Hud()  # the HUD's sparklines start again from the tick shown
-        self._reset_views()
-        self._push_metrics()
-
-    # ------------------------------------------------------------ the live tank's past
-
-    def _showing_own_past(self) -> bool:
-        return self.live_home is not None and getattr(self, "_past_is_own", False)
-
-    def _go_back(self) -> bool:
-        """Show the live tank's recent past (it waits, paused, meanwhile); False without one."""
-        live = self.showing_live
-        if live is None:
-            return False
-        past = live.past()
-        if past is None:
-            self.message = "this tank keeps no past (record.history_minutes is 0)"
-            return False
-        self.pacer.paused = True
-        self._show_replay(past, own=True)
-        self.message = ("the tank's past: Space plays on (it becomes live again at now), F forks, "
-                        "N returns to now, K keeps it as a recording")
-        return True
-
-    def _show_replay(self, replay: ReplaySession, own: bool) -> None:
-        """Show ``replay``; a live tank waits as ``live_home`` (N returns to it)."""
-        if self.showing_live is not None:
-            self.live_home = self.showing_live
-        elif self.session is not self.live_home:
-            self.session.close()
-        self._past_is_own = own
-        self.session, self.mode = replay, "replay"
-        self.cfg = replay.cfg
-        self.renderer = TankRenderer(replay.terrain())
-        old = self.timeline  # a drag that went back goes on, on the same bar
-        self.timeline = Timeline(replay.first_tick, replay.last_tick, replay.markers())
-        if old is not None:
-            self.timeline.dragging, self.timeline.rect = old.dragging, old.rect
-        self.hud = Hud()
-        self._reset_views()
+            return
+        except RecordingError as exc:
+            drifted, moved = exc, True
+        if self.session is not was:  # into the live tank's past: it waits meanwhile
+            self.pacer.paused = True
+            self._new_tank()
+            self.message = ("the tank's past: Space plays on (it becomes live again at now), F forks, "
+                            "N returns to now, K keeps it as a recording")
+        if drifted is not None:
+            self._alarm(drifted)
+        if moved:
+            self.hud = Hud()  # the HUD's sparklines start again from the tick shown
+            self._reset_views()
+            self._push_metrics()
 
     def to_now(self) -> None:
         """Back to the live tank as it is now (from its past or an opened recording)."""
         if self.live_home is None:
+            self.message = "N returns to the live tank from its past or a recording (this is it)"
             return
         if self.fork is not None:
             self.end_fork()
-        self.session.close()
-        live, self.live_home = self.live_home, None
-        self.session, self.mode, self.cfg = live, "live", live.cfg
-        self.renderer = TankRenderer(live.terrain())
-        self.timeline = _live_timeline(live)
+        live = self.nav.to_now()
+        self.pane.new_tank(live.terrain())
+        self.timeline = self._new_timeline()
         self.sliders = self._make_sliders()
         self.hud = Hud()
         self._reset_views()
@@ -268,85 +234,76 @@ class AquariumScene:
 
     def keep(self) -> None:
         """Keep the live tank's recent past as a recording in saves/ and go on recording ("Keep this")."""
-        live = self.live_tank
-        if live is None:
-            self.message = "K keeps a live tank's past; this is a recording already"
-            return
-        if self.fork is not None:
-            self.message = "O returns to the original first, then K keeps its past"
-            return
-        if live.is_recording:
-            self.message = f"already recording to {live.recorder.path} (Stop rec ends it)"  # type: ignore[union-attr]
-            return
-        from ..observe.recording import RecordingError
+        self._say(lambda: self.nav.keep(self.saves))
 
-        path = self.saves / time.strftime("kept-%Y%m%d-%H%M%S.db")
-        shown = self.tick if self._showing_own_past() else None
+    def toggle_record(self) -> None:
+        """K / the Record button: keep the recent past and record on (Keep this), or stop."""
+        self._say(lambda: self.nav.toggle_record(self.saves))
+
+    def _say(self, move: Callable[[], str]) -> None:
         try:
-            if shown is not None:
-                self.session.close()  # the past's reader: reopened on the kept file below
-            first = (live.past_range() or (live.tick, live.tick))[0]
-            path = live.keep(path)
-        except RecordingError as exc:
+            self.message = move()
+        except Refused as exc:
             self.message = str(exc)
-            return
-        finally:
-            if shown is not None:
-                past = live.past()
-                if past is not None:
-                    self.session = past
-                    past.seek(shown)
-        self.message = f"kept t{first}..t{live.tick} in {path}; recording goes on (Stop rec ends it)"
 
     def intervene(self, iv: dict) -> None:
         """A hands-on change to the tank shown (live or a fork), from its next tick."""
-        from ..interventions import InterventionError
-        from ..interventions import describe as describe_iv
-
-        target = self.shown
-        if target.kind == "replay":
-            self.message = "a replay can't be changed: F forks it first (or N returns to the live tank)"
-            return
         try:
-            target.intervene(iv)
-        except InterventionError as exc:
+            self.nav.intervene(iv)
+        except (Refused, InterventionError) as exc:
             self.message = str(exc)
             return
-        self.message = f"{describe_iv(iv)} at t{target.tick}" + (" (paused: Space plays)" if self.pacer.paused else "")
+        self.message = f"{describe_iv(iv)} at t{self.tick}" + (" (paused: Space plays)" if self.pacer.paused else "")
         if self.pacer.paused:
             self.step()  # show it: a paused tank takes the one tick that applies it
 
     def start_fork(self, plan: str) -> None:
         """Swap the followed fish's plan (or give it one action) now and let the branch play live,
         the original as a ghost. ``plan`` is text :func:`~mirofish.fish.plans.parse_plan` reads."""
-        if self.selected is None:
-            self.message = "select a fish first (click it), then F"
+        live = self.session.kind == "live"
+        window = (self.energy_hist.copy(), copy.deepcopy(self.series), copy.deepcopy(self.hud)) if live else None
+        try:
+            self.message = self.nav.start_fork(self.selected, plan)
+        except Refused as exc:
+            self.message = str(exc)
             return
-        if self.session.kind == "live":
-            # what the window knew at the fork tick: O brings it back with the tank
-            self._window_past = (self.energy_hist.copy(), copy.deepcopy(self.series), copy.deepcopy(self.hud))
-        self.fork = self.session.fork(self.selected, plan)
-        if self.timeline is not None:
+        self._window_past = window  # what the window knew at the fork tick: O brings it back with the tank
+        if self.timeline is not None and self.fork is not None:
             self.timeline.markers.append((self.fork.tick0, "fork"))
-        self.mode = "fork"
-        self.message = (f"fork: fish {self.selected} will {describe(*parse_plan(plan))} from t{self.fork.tick0}; "
-                        f"O returns to the original")
         self._reset_views()
 
     def end_fork(self) -> None:
-        if self.fork is None:
+        try:
+            tick = self.nav.end_fork()
+        except RecordingError as exc:
+            self._alarm(exc)
             return
-        tick = self.fork.back()  # the branch ends; the original is back at the fork tick
-        self.fork = None
-        self.mode = self.session.kind
+        if tick is None:
+            return
         if self.session.can_seek:
-            self.seek(tick)  # (the panels follow the replay)
+            self.hud = Hud()
+            self._reset_views()
+            self._push_metrics()
         self.pacer.paused = True
         self.message = f"back to the original at the fork tick t{tick} (paused; Space plays)"
         self._reset_views()
         if self._window_past is not None:  # every panel as it was at the fork tick, not the branch's
             self.energy_hist, self.series, self.hud = self._window_past
             self._window_past = None
+
+    def open_recording(self, path) -> None:
+        """Show a recording; a live tank waits meanwhile (N returns to it)."""
+        try:
+            self.nav.open_recording(path)  # (a fork shown ends)
+        except RecordingError as exc:
+            self.message = str(exc)
+            return
+        self._window_past = None
+        self._new_tank()
+        self.sliders, self.selected = [], None
+        self.pacer.paused = True
+        back = " · N: back to the live tank" if self.live_home is not None else ""
+        self.message = f"replaying {path} (Space plays, drag the timeline to seek){back}"
 
     # ------------------------------------------------------------ Scene protocol: model side
 
@@ -357,21 +314,13 @@ class AquariumScene:
             self.end_fork()
         if self.live_home is not None and self.replay is not None:  # back to its start (the live tank waits)
             self.seek(self.replay.first_tick)
-            what = "the kept past" if self._showing_own_past() else "the recording"
+            what = "the kept past" if self.nav.showing_own_past() else "the recording"
             self.message = f"t{self.tick}: the start of {what}"
             return
-        live = self.showing_live
-        if live is not None:
-            cfg = self._pending_cfg  # with the fish count of the reset sliders, and the tuned settings kept
-            for key, value in live.tuned().items():
-                section, name = key.split(".")
-                cfg = cfg.model_copy(update={section: getattr(cfg, section).model_copy(update={name: value})})
-            live.reset(seed, cfg)
-            self.timeline = _live_timeline(live)
-            self.cfg = self.session.cfg
-            self.renderer = TankRenderer(self.session.terrain())
-        else:
-            self.session.reset(seed)
+        self.nav.reset(seed, self._pending_cfg)
+        if self.nav.showing_live is not None:
+            self.timeline = self._new_timeline()
+            self.pane.new_tank(self.session.terrain())
         self.selected = None
         self.hud = Hud()
         self._reset_views()
@@ -381,24 +330,14 @@ class AquariumScene:
         return self.shown.snapshot()
 
     def close(self) -> None:
-        if self.fork is not None:
-            self.fork.close()
-        self.session.close()
-        if self.live_home is not None:
-            self.live_home.close()
+        self.nav.close()
 
     # ------------------------------------------------------------ Scene protocol: view side
 
-    def _metrics(self) -> dict:
-        return self.shown.metrics_summary()
-
     def _push_metrics(self) -> dict:
-        metrics = self._metrics()
+        metrics = self.shown.metrics_summary()
         self.hud.push(metrics)
         return metrics
-
-    def _brain(self) -> dict:
-        return self.shown.brain_status()
 
     def handle_event(self, event) -> None:
         """Each part of the window in turn, from what lies on top: the first that takes the
@@ -411,16 +350,12 @@ class AquariumScene:
 
     def _overlays(self, event) -> bool:
         """The open pickers and the More… menu take every event (clicks and keys) meant for them."""
-        if self.picking_file is not None:
-            self._pick_file(event)
+        picked = self.pickers.handle_overlay(event)
+        if picked is not None:
+            self._picked(*picked)
             return True
-        clicked = event.type == pygame.MOUSEBUTTONDOWN and event.button == 1
-        if clicked and self.picking_action:
-            self.picking_action = False
-            self._fork_choice(fork_choice_at(event.pos, getattr(self, "_surf_size", (1920, 1080))))
-            return True
-        if clicked and self.show_menu:
-            self._menu_click(event.pos)
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.controls.menu_open:
+            self.controls.menu_click(event.pos)
             return True
         return False
 
@@ -442,190 +377,75 @@ class AquariumScene:
         return True
 
     def _timeline(self, event) -> bool:
-        if self.timeline is None or self.fork is not None:
-            return False
-        tick = self.timeline.handle(event)
-        if tick is None:
-            return False
-        self.seek(tick)
-        return True
+        tick = self.timeline.handle(event) if self.timeline is not None and self.fork is None else None
+        if tick is not None:
+            self.seek(tick)
+        return tick is not None
 
     def _tank_mouse(self, event) -> bool:
-        """In the tank: a press follows a fish (or starts a drag), a drag pans, a click with a
-        hand tool intervenes."""
-        if event.type == pygame.MOUSEBUTTONDOWN and event.button in (1, 2, 3) \
-                and self.renderer.rect.collidepoint(event.pos):
-            self._drag = (event.pos, self.renderer.cell_at(self.renderer.view_rect.center), False, event.button)
-            if event.button == 1 and self.tool == "follow":  # follows at once; a drag then pans
-                self._click_tank(event.pos)
-            return True
-        if event.type == pygame.MOUSEMOTION and self._drag is not None:
-            start, centre, moved, button = self._drag
-            dx, dy = event.pos[0] - start[0], event.pos[1] - start[1]
-            if moved or abs(dx) + abs(dy) > 4:  # a drag pans (a click stays a click)
-                c = self.renderer.cell
-                self.pan = (centre[0] - dx / c, centre[1] - dy / c)
-                self._centred = False
-                self._drag = (start, centre, True, button)
-            return True
-        if event.type == pygame.MOUSEBUTTONUP and self._drag is not None:
-            start, _, moved, button = self._drag
-            self._drag = None
-            if not moved and button == 1 and self.tool != "follow":
-                self._click_tank(start)
-            return True
-        return False
-
-    TOOLS = ("follow", "food", "rock", "clear", "add", "remove")
-    TOOL_LABELS: ClassVar[dict[str, str]] = {"follow": "Click: follow", "food": "Click: drop food",
-                                             "rock": "Click: place rock", "clear": "Click: clear rock",
-                                             "add": "Click: add a fish", "remove": "Click: take out"}
+        taken, clicked = self.pane.handle(event)
+        if clicked is not None:
+            self._click_tank(clicked)
+        return taken
 
     def _click_tank(self, pos) -> None:
         """A click in the tank: follow the fish there, or the hand tool's intervention."""
-        if self.tool == "follow":
-            self.selected = self.renderer.fish_at(pos, self.view)
-            self._centred = True
-            return
-        if self.tool == "remove":
-            fish = self.renderer.fish_at(pos, self.view)
+        tool, r = self.pane.tool, self.pane.renderer
+        if tool == "follow":
+            self.selected = r.fish_at(pos, self.view)
+            self.pane.centred = True
+        elif tool == "remove":
+            fish = r.fish_at(pos, self.view)
             if fish is None:
                 self.message = "click on a fish to take it out"
                 return
             if self.selected == fish:
                 self.selected = None
             self.intervene({"kind": "remove", "fish": fish})
-            return
-        x, y = (int(round(v)) for v in self.renderer.cell_at(pos))
-        self.intervene({"kind": self.tool, "x": x, "y": y})
+        else:
+            x, y = (int(round(v)) for v in r.cell_at(pos))
+            self.intervene({"kind": tool, "x": x, "y": y})
 
-    def cycle_tool(self) -> None:
-        self.tool = self.TOOLS[(self.TOOLS.index(self.tool) + 1) % len(self.TOOLS)]
-        self.message = f"{self.TOOL_LABELS[self.tool].lower()} (D: next tool)"
-
-    def zoom_at(self, pos, factor: float) -> None:
-        """Zoom the tank by ``factor`` keeping the cell under ``pos`` where it is."""
-        r = self.renderer
-        fit = r.fit_cell(self.rects["tank"])
-        zoom = min(r.MAX_ZOOM_CELL / fit, max(1.0, self.zoom * factor))
-        if zoom == self.zoom:
-            return
-        under = r.cell_at(pos)
-        centre = r.cell_at(r.view_rect.center)
-        new_cell = max(fit, min(r.MAX_ZOOM_CELL, int(round(fit * zoom))))
-        scale = r.cell / new_cell
-        self.pan = (under[0] + (centre[0] - under[0]) * scale, under[1] + (centre[1] - under[1]) * scale)
-        self.zoom = zoom  # (a followed fish stays centred; only a drag stops that)
-        if zoom == 1.0:
-            self.pan = None
-
-    def reset_zoom(self) -> None:
-        self.zoom, self.pan = 1.0, None
+    def _picked(self, what: str, choice: Any) -> None:
+        """What a picker chose (None: cancelled)."""
+        if what == "fork":
+            if choice is None:
+                self.message = "fork cancelled"
+            else:
+                self.start_fork(choice)
+            self.pickers.done()
+        elif what == "file":
+            if choice is None:
+                self.pickers.done()
+            else:
+                self.open_recording(choice)
+        elif what == "current":
+            if choice is None:
+                self.message = "current cancelled"
+            else:
+                self.intervene({"kind": "current", "dir": "east" if choice == "stop" else choice,
+                                "ticks": 0 if choice == "stop" else 60})
 
     def _key(self, event) -> None:
-        k = event.key
         if self.typing is not None:
             self._type(event)
             return
-        if self.picking_action:
-            self.picking_action = False
-            self._fork_choice(fork_choice_for_key(k))
-            return
-        if self.picking_current:
-            self._pick_current(k)
-            return
-        if pacing_key(k, self.pacer, self.step):
-            return
-        handler = KEYS.get(k)
-        if handler is not None:
-            handler(self, event)
-
-    # -- what the keys do (the table KEYS, after the class, maps each key to one of these)
-
-    def _back_one(self, event) -> None:
-        if self.fork is None:
-            self.pacer.paused = True
-            self.seek(self.tick - 1)
-
-    def _next_fish(self, event) -> None:
-        """Tab / arrows: the next (Shift+Tab, Left, Up: the previous) fish in the water."""
-        k = event.key
-        back = k in (pygame.K_LEFT, pygame.K_UP) or (k == pygame.K_TAB and bool(event.mod & pygame.KMOD_SHIFT))
-        here = [i for i in range(len(self.view.x)) if self.view.in_water(i)]  # in id order
-        if here:
-            at = self.selected if self.selected is not None else (-1 if not back else 0)
-            later = [i for i in here if (i < at if back else i > at)]
-            self.selected = (later[-1] if back else later[0]) if later else (here[-1] if back else here[0])
-
-    def _toggle(self, what: str) -> None:
-        setattr(self, what, not getattr(self, what))
-
-    def _fork_key(self, event) -> None:
-        if self.mode == "fork":
-            self.message = "already in a fork: O returns to the original first"
-        elif self.selected is None:
-            self.message = "select a fish first (click it), then F"
-        else:
-            self._begin_fork_pick()
-
-    def _now_key(self, event) -> None:
-        if self.live_home is None:
-            self.message = "N returns to the live tank from its past or a recording (this is it)"
-        else:
-            self.to_now()
-
-    def _current_key(self, event) -> None:
-        self.picking_current = True
-        self.message = "current: an arrow key picks its direction (60 ticks), 0 stops it, any other key cancels"
-
-    def _type_key(self, event) -> None:
-        if self.selected is None:
-            self.message = "follow a fish first (click it), then T types a question to it"
-        else:  # a box for the question; every key is text until Enter or Esc
-            if self.why is None or self.why["fish"] != self.selected:
-                self.ask_why()
-            self.typing = ""
-
-    CURRENT_KEYS: ClassVar[dict[int, str]] = {pygame.K_UP: "north", pygame.K_DOWN: "south",
-                                              pygame.K_LEFT: "west", pygame.K_RIGHT: "east"}
-
-    def _pick_current(self, k: int) -> None:
-        self.picking_current = False
-        if k in self.CURRENT_KEYS:
-            self.intervene({"kind": "current", "dir": self.CURRENT_KEYS[k], "ticks": 60})
-        elif k in (pygame.K_0, pygame.K_KP0):
-            self.intervene({"kind": "current", "dir": "east", "ticks": 0})
-        else:
-            self.message = "current cancelled"
-
-    wants_quit = False  # the app closes the window when a scene sets this
+        picked = self.pickers.handle_key(event.key)
+        if picked is not None:
+            self._picked(*picked)
+        elif not pacing_key(event.key, self.pacer, self.step) and event.key in KEYS:
+            KEYS[event.key](self, event)
 
     @property
     def capturing_keys(self) -> bool:
         """Whether keys are text or a picker's choice now (the app's Q and S then do not apply)."""
-        return self.typing is not None or self.picking_action or self.picking_current
-
-    def _escape(self) -> None:
-        """Esc closes what is open, one thing at a time; with nothing open, Esc twice quits."""
-        if self.why is not None:
-            self.why = None
-        elif self.show_help or self.show_menu or self.show_charts:
-            self.show_help = self.show_menu = self.show_charts = False
-        elif self.selected is not None:
-            self.selected = None
-        elif self.tool != "follow":
-            self.tool = "follow"
-            self.message = "click: follow a fish"
-        elif time.monotonic() - self._esc_at < 3.0:
-            self.wants_quit = True
-        else:
-            self._esc_at = time.monotonic()
-            self.message = "Esc again (or Q) quits"
+        return self.typing is not None or self.pickers.action or self.pickers.current
 
     def update(self, dt: float) -> None:
         if not self.pacer.paused and "Space plays" in self.message:
             self.message = ""  # it plays now: the hint is stale
-        due = self.pacer.due(self._clock(dt), 32)
+        self._t += dt
+        due = self.pacer.due(self._t, 32)
         for _ in range(due):
             if self.step() is None:
                 break
@@ -633,71 +453,53 @@ class AquariumScene:
         self._since_tick = 0.0 if due else min(tick_s, self._since_tick + dt)
         self._alpha = 1.0 if self.pacer.paused else min(1.0, self._since_tick / tick_s)
 
-    _t = 0.0
-
-    def _clock(self, dt: float) -> float:
-        self._t += dt
-        return self._t
-
     def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
         return aquarium_layout(size, replay=self.timeline is not None)
 
     def widget_rects(self) -> dict[str, pygame.Rect]:
         """Every region and control drawn last frame (the layout test checks them)."""
-        out = dict(self.rects)
-        out.update({f"button:{b.label}": b.rect for b in self.buttons})
-        return out
+        return {**self.rects, **{f"button:{b.label}": b.rect for b in self.buttons}}
 
     def draw(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
-        self._surf_size = surf.get_size()
         r = self.rects = self.layout(surf.get_size())
         self._draw_tank(surf, r["tank"])
-        self._draw_controls(surf, r["controls"])
-        self.hud.draw(surf, r["hud"], {}, self._status(), self._brain())
+        self.controls.draw(surf, r["controls"], aquarium_buttons(self))
+        self.hud.draw(surf, r["hud"], {}, self._status(), self.shown.brain_status())
         if r["panel"].w and self.selected is None:
-            self._draw_tune_panel(surf, r["panel"])
+            live = self.shown.kind == "live"
+            draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.shown.world.cfg if live else None,
+                            self.show_heat)
         elif r["panel"].w:
             self._draw_follow_panel(surf, r["panel"])
         self._draw_time(surf, r)
-        self._draw_footer(surf, r["footer"])
+        draw_footer(surf, r["footer"], self.message, self.alarm, self.shown.metrics_summary().get("alerts", []))
         if self.show_menu:
-            self._draw_menu(surf)
-        if self.picking_action:
-            draw_fork_picker(surf, self.tick, self.selected)
-        if self.picking_file is not None:
-            self._file_rows = draw_file_picker(surf, self.picking_file)
+            self.controls.draw_menu(surf)
+        self.pickers.draw(surf, self.tick, self.selected)
         if self.show_help:
             draw_help(surf)
 
     def _draw_tank(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
-        """The water (zoomed and panned; the followed fish kept in the middle), the ghost of a
-        fork's original, the heat map, and over it the ASCII view or the charts when open."""
-        centre = self.pan
-        if self.zoom > 1.0 and self.selected is not None and self._centred \
-                and self.selected < len(self.view.x):  # zoomed in, the followed fish stays in the middle
-            centre = (float(self.view.x[self.selected]), float(self.view.y[self.selected]))
-            self.pan = centre
-        key = self.shown.terrain_key()
-        if key != getattr(self, "_terrain_key", None):
-            self._terrain_key = key
-            self.renderer.set_terrain(self.shown.terrain())
-        self.renderer.layout(rect, self.zoom, centre)
-        heat = self._heat() if self.show_heat else None
-        self.renderer.draw(surf, self.view, self.prev, getattr(self, "_alpha", 1.0), self.selected, self.show_fov,
-                           heat, self.cfg.metrics.hotspot_cell, self.shown.ghost_view())
+        """The water, the heat map, and over it the ASCII view or the charts when open."""
+        heat = self.shown.heat() if self.show_heat else None
+        self.pane.draw(surf, rect, self.shown, self.view, self.prev, self._alpha, self.selected, self.show_fov, heat)
         if self.show_ascii:
-            self._draw_ascii(surf, rect)
+            self.pane.draw_ascii(surf, rect, self.shown, self.mode)
         if self.show_charts:
-            self._draw_charts(surf, rect)
+            rec = self.replay
+            if rec is not None and self.fork is None:
+                draw_charts(surf, rect, rec.curves(), cursor=self.tick, x_range=(rec.first_tick, rec.last_tick))
+            else:
+                draw_charts(surf, rect, {k: (np.array([p[0] for p in pts], np.float64),
+                                             np.array([p[1] for p in pts], np.float64))
+                                         for k, pts in self.series.points.items()})
 
     def _status(self) -> dict:
         """The HUD's status: tick, speed, paused, and which tank this is."""
-        if self.mode == "replay":
-            mode = (f"PAST t{self.tick} (now t{self.live_home.tick})" if self._showing_own_past() and self.live_home
-                    else f"REPLAY t{self.tick}")
-        else:
-            mode = "FORK: rings = the original's fish" if self.mode == "fork" else ""
+        mode = {"fork": "FORK: rings = the original's fish", "live": ""}.get(self.mode, f"REPLAY t{self.tick}")
+        if self.mode == "replay" and self.nav.showing_own_past() and self.live_home is not None:
+            mode = f"PAST t{self.tick} (now t{self.live_home.tick})"
         return {"tick": self.tick, "speed": self.speed, "paused": self.pacer.paused, "mode": mode}
 
     def _draw_follow_panel(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
@@ -714,22 +516,32 @@ class AquariumScene:
     def _draw_time(self, surf: pygame.Surface, r: dict[str, pygame.Rect]) -> None:
         """The timeline (a replay's, the live tank's kept past) with a fork's divergence under it;
         a live fork without a timeline: the divergence count above the footer."""
+        fork = self.fork
         if self.timeline is not None:
-            if self.showing_live is not None:
-                rng = self.showing_live.past_range()  # the live timeline: the kept past up to now
-                if rng is not None:
-                    self.timeline.first, self.timeline.last = rng
-            if self.fork is not None:
+            rng = self.nav.showing_live.past_range() if self.nav.showing_live is not None else None
+            if rng is not None:  # the live timeline: the kept past up to now
+                self.timeline.first, self.timeline.last = rng
+            if fork is not None:
                 self.timeline.last = max(self.timeline.last, self.tick)
-            self.timeline.draw(surf, r["timeline"], self.tick, self.fork.curve if self.fork is not None else None)
-        elif self.fork is not None and self.fork.curve:
-            self._draw_live_curve(surf, r["footer"])
+            self.timeline.draw(surf, r["timeline"], self.tick, fork.curve if fork is not None else None)
+        elif fork is not None and fork.curve:
+            cells = np.array(fork.curve)[-200:, _CELLS]
+            a = theme.text(f"divergence: {int(cells[-1])} fish in another cell", 18, theme.BAD)
+            surf.blit(a, (r["footer"].right - a.get_width() - 10, r["footer"].y - 20))
+
+    def _behaviour(self) -> tuple[float | None, int]:
+        """(behaviour score, plans seen) of the followed fish (see fish.personality)."""
+        if self.selected is None or self.selected >= len(self.goal_counts):
+            return None, 0
+        counts = self.goal_counts[self.selected]
+        traits = self.shown.fish(self.selected).traits.values()
+        return behaviour_score(counts, list(traits), self.goal_counts.sum(axis=0)), int(counts[1:].sum())
 
     # ------------------------------------------------------------ controls
 
     def _make_sliders(self) -> list[Slider]:
         """Live settings (a ``tune`` intervention from the next tick) and two that apply at a reset."""
-        if self.showing_live is None:
+        if self.nav.showing_live is None:
             return []
 
         def tune(key: str, value: float) -> None:
@@ -746,175 +558,53 @@ class AquariumScene:
 
         return tune_sliders(self.cfg, tune, at_reset)
 
-    def _new_seed(self) -> int:
+    def new_seed(self) -> int:
         return (self.cfg.seed * 7919 + 104729 + int(time.time())) % (2**31 - 1)
 
-    def _begin_fork_pick(self) -> None:
-        """The tank waits while the picker is open: the fork happens at the tick F was pressed."""
-        self._paused_before_pick = self.pacer.paused
-        self.pacer.paused = True
-        self.picking_action = True
+    def toggle(self, what: str) -> None:
+        setattr(self, what, not getattr(self, what))
 
-    def _end_pick(self) -> None:
-        self.pacer.paused = self._paused_before_pick
-        if not self.pacer.paused:
-            self.pacer.restart()
-
-    def _toggle_record(self) -> None:
-        """K / the Record button: keep the recent past and record on (Keep this), or stop."""
-        live = self.live_tank
-        if live is None:
-            self.message = "K records a live tank; this is a recording already"
-            return
-        if live.is_recording:
-            path = live.stop_recording()
-            self.message = f"recording saved: {path} (L opens it); the recent past is kept again from t{live.tick}"
-            return
-        self.keep()
-
-    def _open_picker(self) -> None:
-        files = sorted(self.saves.glob("*.db"), key=lambda p: p.stat().st_mtime, reverse=True)[:9]
-        if not files:
-            self.message = f"no recordings in {self.saves}/ yet (Rec starts one)"
-            return
-        self._paused_before_pick = self.pacer.paused
-        self.pacer.paused = True
-        self.picking_file = files
-
-    def _fork_choice(self, plan: str | None) -> None:
-        """What the fork picker chose (None: cancelled)."""
-        if plan is None:
-            self.message = "fork cancelled"
-        else:
-            self.start_fork(plan)
-        self._end_pick()
-
-    def _pick_file(self, event) -> None:
-        choice = file_choice(event, self.picking_file or [], getattr(self, "_file_rows", []))
-        if choice is False:  # any other key or click cancels
-            self.picking_file = None
-            self._end_pick()
-        elif choice is not None:
-            self.picking_file = None
-            self.open_recording(choice)
-
-    def open_recording(self, path) -> None:
-        """Show a recording; a live tank waits meanwhile (N returns to it)."""
-        from ..observe.recording import RecordingError
-
-        try:
-            replay = ReplaySession(path)
-        except RecordingError as exc:
-            self.message = str(exc)
-            return
-        if self.fork is not None:
-            self.end_fork()
-        self._show_replay(replay, own=False)
-        self.sliders = []
-        self.selected = None
-        self.pacer.paused = True
-        back = " · N: back to the live tank" if self.live_home is not None else ""
-        self.message = f"replaying {path} (Space plays, drag the timeline to seek){back}"
-
-    def _buttons(self) -> list[Button]:
-        paused = self.pacer.paused
-        out = [Button("Play" if paused else "Pause", self._toggle_pause_button, "Space"),
-               Button("Step", self._step_button, "."),
-               Button("Slower", lambda: self.set_speed(self.speed / 2), "-"),
-               Button(f"Faster ({self.speed:g}x)", lambda: self.set_speed(self.speed * 2), "+")]
-        live = self.live_tank
-        if self.live_home is not None and self.fork is None:
-            out += [Button("Back to now", self.to_now, "N", active=True)]
-        if live is not None and self.fork is None and (self.live_home is None or self._showing_own_past()):
-            rec = live.is_recording
-            keep = "Keep this" if self._showing_own_past() else "Record"
-            out += [Button("Stop rec" if rec else keep, self._toggle_record, "K", active=rec)]
-        if self.showing_live is not None and self.fork is None:
-            out += [Button("Reset", lambda: self.reset(None), "R"),
-                    Button("New seed", lambda: self.reset(self._new_seed()), "Shift+R")]
-        elif self.fork is None:
-            out += [Button("To start", lambda: self.reset(None), "R")]
-        if self.fork is not None:
-            out += [Button("Back to original", self.end_fork, "O")]
-        elif self.selected is not None:
-            out += [Button("Why?", self.ask_why, "I"), Button("Fork this fish", self._begin_fork_pick, "F")]
-        if self.shown.kind != "replay":
-            out += [Button(self.TOOL_LABELS[self.tool], self.cycle_tool, "D", active=self.tool != "follow")]
-        out += [Button("Charts", lambda: setattr(self, "show_charts", not self.show_charts), "C",
-                       active=self.show_charts),
-                Button("Open recording", self._open_picker, "L"),
-                Button("Help", lambda: setattr(self, "show_help", not self.show_help), "H")]
-        return out
-
-    def _toggle_pause_button(self) -> None:
+    def toggle_pause(self) -> None:
         self.pacer.paused = not self.pacer.paused
         if not self.pacer.paused:
             self.pacer.restart()
 
-    def _step_button(self) -> None:
+    def step_paused(self) -> None:
         self.pacer.paused = True
         self.step()
 
-    def _draw_controls(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
-        self.controls.draw(surf, rect, self._buttons())
+    def begin_fork_pick(self) -> None:
+        """The tank waits while the picker is open: the fork happens at the tick F was pressed."""
+        self.pickers.open_fork()
 
-    # the controls bar's state, as the window's tests and the Esc key reach it
-    @property
-    def buttons(self) -> list[Button]:
-        return self.controls.buttons
+    def open_picker(self) -> None:
+        files = sorted(self.saves.glob("*.db"), key=lambda p: p.stat().st_mtime, reverse=True)[:9]
+        if not files:
+            self.message = f"no recordings in {self.saves}/ yet (Rec starts one)"
+            return
+        self.pickers.open_files(files)
 
-    @property
-    def hidden_buttons(self) -> list[Button]:
-        return self.controls.hidden
+    def cycle_tool(self) -> None:
+        self.message = self.pane.cycle_tool()
 
-    @property
-    def show_menu(self) -> bool:
-        return self.controls.menu_open
+    def zoom_at(self, pos, factor: float) -> None:
+        self.pane.zoom_at(pos, factor, self.rects["tank"])
 
-    @show_menu.setter
-    def show_menu(self, value: bool) -> None:
-        self.controls.menu_open = value
+    def reset_zoom(self) -> None:
+        self.pane.reset_zoom()
 
-    def _menu_rows(self) -> list[tuple[Button, pygame.Rect]]:
-        return self.controls.menu_rows()
-
-    def _menu_click(self, pos) -> None:
-        self.controls.menu_click(pos)
-
-    def _draw_menu(self, surf: pygame.Surface) -> None:
-        self.controls.draw_menu(surf)
-
-    def _draw_tune_panel(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
-        """No fish followed: how to follow one, the live settings as of the tick shown, the legends."""
-        live = self.shown.kind == "live"
-        draw_tune_panel(surf, rect, self.sliders if live else [], self.shown.world.cfg if live else None,
-                        self.show_heat)
-
-    def _behaviour(self) -> tuple[float | None, int]:
-        """(behaviour score, plans seen) of the followed fish (see fish.personality)."""
-        if self.selected is None or self.selected >= len(self.goal_counts):
-            return None, 0
-        counts = self.goal_counts[self.selected]
-        traits = self.shown.fish(self.selected).traits.values()
-        return behaviour_score(counts, list(traits), self.goal_counts.sum(axis=0)), int(counts[1:].sum())
+    # the parts' state, as the window's tests and the keys reach it
+    buttons = property(lambda self: self.controls.buttons)
+    hidden_buttons = property(lambda self: self.controls.hidden)
+    show_menu = property(lambda self: self.controls.menu_open,
+                         lambda self, value: setattr(self.controls, "menu_open", value))
+    tool = property(lambda self: self.pane.tool, lambda self, value: setattr(self.pane, "tool", value))
+    picking_action = property(lambda self: self.pickers.action)
+    picking_file = property(lambda self: self.pickers.files)
+    why = property(lambda self: self.asking.why, lambda self, value: setattr(self.asking, "why", value))
+    typing = property(lambda self: self.asking.typing, lambda self, value: setattr(self.asking, "typing", value))
 
     # ------------------------------------------------------------ ask a fish (ui/ask.py)
-
-    @property
-    def why(self) -> dict | None:
-        return self.asking.why
-
-    @why.setter
-    def why(self, value: dict | None) -> None:
-        self.asking.why = value
-
-    @property
-    def typing(self) -> str | None:
-        return self.asking.typing
-
-    @typing.setter
-    def typing(self, value: str | None) -> None:
-        self.asking.typing = value
 
     def ask_why(self, question: str = "Why are you doing this?") -> None:
         """Explain the followed fish's plan (see :meth:`AskBox.ask`)."""
@@ -942,91 +632,88 @@ class AquariumScene:
             if self.why is not None:
                 self.why["typed"] = True
 
-    def _draw_charts(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
-        rec = self.replay
-        if rec is not None and self.fork is None:
-            draw_charts(surf, rect, rec.curves(), cursor=self.tick, x_range=(rec.first_tick, rec.last_tick))
-            return
-        data = {k: (np.array([p[0] for p in pts], np.float64), np.array([p[1] for p in pts], np.float64))
-                for k, pts in self.series.points.items()}
-        draw_charts(surf, rect, data)
 
-    def _heat(self):
-        return self.shown.heat()
+# ---------------------------------------------------------------- the keys
 
-    alarm = False  # the message is an alarm (a replay that diverged): drawn as a banner
-    _diverged: object = None  # the session that left its recording (it is not stepped on)
-    _message = ""
 
-    @property
-    def message(self) -> str:
-        """The footer's line: what the last command did (or an alarm, see :attr:`alarm`)."""
-        return self._message
+def _back_one(s: AquariumScene, event) -> None:
+    if s.fork is None:
+        s.pacer.paused = True
+        s.seek(s.tick - 1)
 
-    @message.setter
-    def message(self, text: str) -> None:
-        self._message, self.alarm = text, False
 
-    def _draw_footer(self, surf, rect) -> None:
-        if self.alarm and self.message:
-            banner = pygame.Rect(rect.x, rect.y - 6, rect.w, rect.h + 6)
-            pygame.draw.rect(surf, (90, 20, 24), banner)
-            surf.blit(theme.fit(self.message, 18, rect.w - 20, theme.INK, bold=True), (rect.x + 10, rect.y))
-            return
-        alerts = self._metrics().get("alerts", [])
-        text = self.message or "H: keys   click: follow a fish   F: fork   space: pause   +/-: speed"
-        room = rect.w - 20
-        if alerts:  # the alert on the right, at most half the line; the message fits in what is left
-            a = theme.fit("ALERT: " + "; ".join(alerts), 18, rect.w // 2, theme.BAD)
-            surf.blit(a, (rect.right - a.get_width() - 10, rect.y + 3))
-            room -= a.get_width() + 20
-        surf.blit(theme.fit(text, 18, room, theme.DIM), (rect.x + 10, rect.y + 3))
+def _next_fish(s: AquariumScene, event) -> None:
+    """Tab / arrows: the next (Shift+Tab, Left, Up: the previous) fish in the water."""
+    k = event.key
+    back = k in (pygame.K_LEFT, pygame.K_UP) or (k == pygame.K_TAB and bool(event.mod & pygame.KMOD_SHIFT))
+    here = [i for i in range(len(s.view.x)) if s.view.in_water(i)]  # in id order
+    if here:
+        at = s.selected if s.selected is not None else (-1 if not back else 0)
+        later = [i for i in here if (i < at if back else i > at)]
+        s.selected = (later[-1] if back else later[0]) if later else (here[-1] if back else here[0])
 
-    def _draw_live_curve(self, surf, rect) -> None:
-        if self.fork is None:
-            return
-        d = np.array(self.fork.curve)
-        cells = d[-200:, _CELLS]
-        a = theme.text(f"divergence: {int(cells[-1])} fish in another cell", 18, theme.BAD)
-        surf.blit(a, (rect.right - a.get_width() - 10, rect.y - 20))
 
-    def _draw_ascii(self, surf, rect) -> None:
-        """The terminal view's characters over the tank (rendered once per tick)."""
-        key = (self.tick, rect.size, self.mode)
-        if getattr(self, "_ascii_key", None) != key:
-            lines = ascii_view.render(self.shown.snapshot()).split("\n")
-            size = max(8, min(16, rect.h // max(1, len(lines))))
-            layer = pygame.Surface(rect.size, pygame.SRCALPHA)
-            layer.fill((0, 0, 0, 210))
-            font = theme.mono(size)
-            for k, line in enumerate(lines):
-                layer.blit(font.render(line, False, theme.GOOD), (6, 4 + k * size))
-            self._ascii_key, self._ascii_layer = key, layer
-        surf.blit(self._ascii_layer, rect)
+def _fork_key(s: AquariumScene, event) -> None:
+    if s.mode == "fork":
+        s.message = "already in a fork: O returns to the original first"
+    elif s.selected is None:
+        s.message = "select a fish first (click it), then F"
+    else:
+        s.begin_fork_pick()
 
+
+def _current_key(s: AquariumScene, event) -> None:
+    s.pickers.current = True
+    s.message = "current: an arrow key picks its direction (60 ticks), 0 stops it, any other key cancels"
+
+
+def _type_key(s: AquariumScene, event) -> None:
+    if s.selected is None:
+        s.message = "follow a fish first (click it), then T types a question to it"
+    else:  # a box for the question; every key is text until Enter or Esc
+        if s.why is None or s.why["fish"] != s.selected:
+            s.ask_why()
+        s.typing = ""
+
+
+def _escape(s: AquariumScene, event) -> None:
+    """Esc closes what is open, one thing at a time; with nothing open, Esc twice quits."""
+    if s.why is not None:
+        s.why = None
+    elif s.show_help or s.show_menu or s.show_charts:
+        s.show_help = s.show_menu = s.show_charts = False
+    elif s.selected is not None:
+        s.selected = None
+    elif s.tool != "follow":
+        s.tool = "follow"
+        s.message = "click: follow a fish"
+    elif time.monotonic() - s._esc_at < 3.0:
+        s.wants_quit = True
+    else:
+        s._esc_at = time.monotonic()
+        s.message = "Esc again (or Q) quits"
 
 
 # Every key of the aquarium window and what it does (the help overlay lists them: ui/panels.HELP).
 KEYS: dict[int, Callable[[AquariumScene, Any], None]] = {
-    pygame.K_COMMA: AquariumScene._back_one,
-    **dict.fromkeys((pygame.K_TAB, pygame.K_RIGHT, pygame.K_DOWN, pygame.K_LEFT, pygame.K_UP),
-                    AquariumScene._next_fish),
-    pygame.K_ESCAPE: lambda s, e: s._escape(),
-    pygame.K_v: lambda s, e: s._toggle("show_fov"),
-    pygame.K_m: lambda s, e: s._toggle("show_heat"),
-    pygame.K_a: lambda s, e: s._toggle("show_ascii"),
-    pygame.K_h: lambda s, e: s._toggle("show_help"),
-    pygame.K_c: lambda s, e: s._toggle("show_charts"),
-    pygame.K_f: AquariumScene._fork_key,
+    pygame.K_COMMA: _back_one,
+    **dict.fromkeys((pygame.K_TAB, pygame.K_RIGHT, pygame.K_DOWN, pygame.K_LEFT, pygame.K_UP), _next_fish),
+    pygame.K_ESCAPE: _escape,
+    pygame.K_v: lambda s, e: s.toggle("show_fov"),
+    pygame.K_m: lambda s, e: s.toggle("show_heat"),
+    pygame.K_a: lambda s, e: s.toggle("show_ascii"),
+    pygame.K_h: lambda s, e: s.toggle("show_help"),
+    pygame.K_c: lambda s, e: s.toggle("show_charts"),
+    pygame.K_f: _fork_key,
     pygame.K_o: lambda s, e: s.end_fork(),
-    pygame.K_n: AquariumScene._now_key,
-    pygame.K_k: lambda s, e: s._toggle_record(),
-    pygame.K_l: lambda s, e: s._open_picker(),
+    pygame.K_n: lambda s, e: s.to_now(),
+    pygame.K_k: lambda s, e: s.toggle_record(),
+    pygame.K_l: lambda s, e: s.open_picker(),
     pygame.K_d: lambda s, e: s.cycle_tool(),
-    pygame.K_u: AquariumScene._current_key,
+    pygame.K_u: _current_key,
     pygame.K_z: lambda s, e: s.reset_zoom(),
-    pygame.K_r: lambda s, e: s.reset(s._new_seed() if e.mod & pygame.KMOD_SHIFT else None),
+    pygame.K_r: lambda s, e: s.reset(s.new_seed() if e.mod & pygame.KMOD_SHIFT else None),
     pygame.K_i: lambda s, e: s.ask_why(),
     pygame.K_g: lambda s, e: s.ask_again(),
-    pygame.K_t: AquariumScene._type_key,
+    pygame.K_t: _type_key,
 }

@@ -120,7 +120,7 @@ def _render(rec, out: Path, t0: int, t1: int, follow: int | None, speed: float, 
         scene.draw(surface)  # lays the window out
         if zoom > 1.0:  # zoomed around the middle, or kept on the followed fish
             scene.zoom_at(scene.rects["tank"].center, zoom)
-            scene._centred = follow is not None
+            scene.pane.centred = follow is not None
             scene.draw(surface)
         crop = surface.get_rect() if hud else scene.renderer.rect.clip(surface.get_rect())
         frame_size = (crop.w - crop.w % 2, crop.h - crop.h % 2)  # H.264 wants even sides

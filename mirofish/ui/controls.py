@@ -3,6 +3,8 @@ menu listing those that do not fit the window's width."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pygame
 
 from . import theme
@@ -61,3 +63,36 @@ class ControlsBar:
             if b.key_hint:
                 hint = theme.text(b.key_hint, 15, theme.FAINT)
                 surf.blit(hint, (row.right - hint.get_width() - 10, row.y + 7))
+
+
+def aquarium_buttons(scene: Any) -> list[Button]:
+    """The aquarium's controls for what it shows now (each with its key)."""
+    paused = scene.pacer.paused
+    out = [Button("Play" if paused else "Pause", scene.toggle_pause, "Space"),
+           Button("Step", scene.step_paused, "."),
+           Button("Slower", lambda: scene.set_speed(scene.speed / 2), "-"),
+           Button(f"Faster ({scene.speed:g}x)", lambda: scene.set_speed(scene.speed * 2), "+")]
+    nav = scene.nav
+    live, forked, own_past = nav.live_tank, nav.fork is not None, nav.showing_own_past()
+    if nav.live_home is not None and not forked:
+        out += [Button("Back to now", scene.to_now, "N", active=True)]
+    if live is not None and not forked and (nav.live_home is None or own_past):
+        rec = live.is_recording
+        keep = "Keep this" if own_past else "Record"
+        out += [Button("Stop rec" if rec else keep, scene.toggle_record, "K", active=rec)]
+    if nav.showing_live is not None and not forked:
+        out += [Button("Reset", lambda: scene.reset(None), "R"),
+                Button("New seed", lambda: scene.reset(scene.new_seed()), "Shift+R")]
+    elif not forked:
+        out += [Button("To start", lambda: scene.reset(None), "R")]
+    if forked:
+        out += [Button("Back to original", scene.end_fork, "O")]
+    elif scene.selected is not None:
+        out += [Button("Why?", scene.ask_why, "I"), Button("Fork this fish", scene.begin_fork_pick, "F")]
+    if nav.shown.kind != "replay":
+        out += [Button(scene.pane.TOOL_LABELS[scene.pane.tool], scene.cycle_tool, "D",
+                       active=scene.pane.tool != "follow")]
+    out += [Button("Charts", lambda: scene.toggle("show_charts"), "C", active=scene.show_charts),
+            Button("Open recording", scene.open_picker, "L"),
+            Button("Help", lambda: scene.toggle("show_help"), "H")]
+    return out

@@ -544,3 +544,20 @@ def draw_legends(surf: pygame.Surface, rect: pygame.Rect, show_heat: bool) -> in
         y += 18
     surf.blit(theme.fit("fork: rings = where the original's fish are", 15, w, theme.DIM), (x, y))
     return y + 18
+
+
+def draw_footer(surf: pygame.Surface, rect: pygame.Rect, message: str, alarm: bool, alerts: list[str]) -> None:
+    """The footer line: what the last command did, the tank's alerts on the right — or an
+    alarm (a replay that left its recording) as a red banner."""
+    if alarm and message:
+        banner = pygame.Rect(rect.x, rect.y - 6, rect.w, rect.h + 6)
+        pygame.draw.rect(surf, (90, 20, 24), banner)
+        surf.blit(theme.fit(message, 18, rect.w - 20, theme.INK, bold=True), (rect.x + 10, rect.y))
+        return
+    text = message or "H: keys   click: follow a fish   F: fork   space: pause   +/-: speed"
+    room = rect.w - 20
+    if alerts:  # the alert on the right, at most half the line; the message fits in what is left
+        a = theme.fit("ALERT: " + "; ".join(alerts), 18, rect.w // 2, theme.BAD)
+        surf.blit(a, (rect.right - a.get_width() - 10, rect.y + 3))
+        room -= a.get_width() + 20
+    surf.blit(theme.fit(text, 18, room, theme.DIM), (rect.x + 10, rect.y + 3))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pygame
 
@@ -89,3 +90,69 @@ def draw_file_picker(surf: pygame.Surface, files: list[Path]) -> list[pygame.Rec
     surf.blit(theme.text("a number or a click opens it; any other key cancels", 16, theme.DIM),
               (rect.x + 16, rect.bottom - 24))
     return rows
+
+
+CURRENT_KEYS = {pygame.K_UP: "north", pygame.K_DOWN: "south", pygame.K_LEFT: "west", pygame.K_RIGHT: "east"}
+
+
+class Pickers:
+    """The choices drawn over the aquarium — a fork's plan, a recording to open, a current's
+    direction. The tank waits while the fork or file picker is open. ``handle_*`` answer
+    ``(what, choice)`` for the scene to act on: ``("fork", plan or None)``, ``("file", path
+    or None)``, ``("current", direction, "stop" or None)``; None when the event is not theirs."""
+
+    def __init__(self, pacer: Any):
+        self.pacer = pacer
+        self.action = False  # the fork picker is open
+        self.files: list[Path] | None = None  # the open-a-recording list, while shown
+        self.current = False  # the next key picks a current's direction
+        self._paused_before = False
+        self._rows: list[pygame.Rect] = []
+        self.size = (1920, 1080)  # the window's, at the last frame (where the fork picker's lines are)
+
+    def _wait(self) -> None:
+        self._paused_before = self.pacer.paused
+        self.pacer.paused = True
+
+    def open_fork(self) -> None:
+        """The fork happens at the tick F was pressed."""
+        self._wait()
+        self.action = True
+
+    def open_files(self, files: list[Path]) -> None:
+        self._wait()
+        self.files = files
+
+    def done(self) -> None:
+        self.pacer.paused = self._paused_before
+        if not self.pacer.paused:
+            self.pacer.restart()
+
+    def handle_overlay(self, event: Any) -> tuple[str, Any] | None:
+        """The file list takes every event; the fork picker every click."""
+        if self.files is not None:
+            choice = file_choice(event, self.files, self._rows)
+            if choice is None:
+                return "", None
+            self.files = None
+            return "file", choice or None
+        if self.action and event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            self.action = False
+            return "fork", fork_choice_at(event.pos, self.size)
+        return None
+
+    def handle_key(self, k: int) -> tuple[str, Any] | None:
+        if self.action:
+            self.action = False
+            return "fork", fork_choice_for_key(k)
+        if self.current:
+            self.current = False
+            return "current", CURRENT_KEYS.get(k) or ("stop" if k in (pygame.K_0, pygame.K_KP0) else None)
+        return None
+
+    def draw(self, surf: pygame.Surface, tick: int, fish: int | None) -> None:
+        self.size = surf.get_size()
+        if self.action:
+            draw_fork_picker(surf, tick, fish)
+        if self.files is not None:
+            self._rows = draw_file_picker(surf, self.files)

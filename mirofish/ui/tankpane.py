@@ -1,0 +1,118 @@
+"""The water as the aquarium window shows it: zoom and pan, the followed fish kept in the
+middle, a fork's ghost, the heat map and the ASCII view over it — and what the mouse does in
+it (a press follows a fish or starts a drag, a drag pans, a click with a hand tool intervenes)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pygame
+
+from ..observe import ascii as ascii_view
+from ..session import Session
+from ..snapshot import TankView
+from . import theme
+from .tank import TankRenderer
+
+
+class TankPane:
+    """The tank's pane: a renderer plus the view state (zoom, pan, tool) of one window."""
+
+    TOOLS = ("follow", "food", "rock", "clear", "add", "remove")
+    TOOL_LABELS: ClassVar[dict[str, str]] = {"follow": "Click: follow", "food": "Click: drop food",
+                                             "rock": "Click: place rock", "clear": "Click: clear rock",
+                                             "add": "Click: add a fish", "remove": "Click: take out"}
+
+    def __init__(self, terrain: list[str]):
+        self.renderer = TankRenderer(terrain)
+        self.tool = "follow"  # what a click in the tank does: follow, food, rock, clear, add, remove
+        self.zoom = 1.0
+        self.pan: tuple[float, float] | None = None  # the cell at the tank's centre when zoomed (None: fit)
+        self._drag: tuple | None = None  # a mouse press in the tank: (where, centre then, moved, button)
+        self.centred = True  # zoomed in, the followed fish stays in the middle (until a drag pans)
+        self._terrain_key: Any = None
+        self._ascii: tuple[Any, pygame.Surface] | None = None
+
+    def new_tank(self, terrain: list[str]) -> None:
+        """Another session is shown: its terrain (the zoom stays)."""
+        self.renderer = TankRenderer(terrain)
+
+    # ------------------------------------------------------------ the mouse
+
+    def handle(self, event: Any) -> tuple[bool, tuple[int, int] | None]:
+        """(consumed, the point clicked — for the scene's follow or hand tool — or None)."""
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button in (1, 2, 3) \
+                and self.renderer.rect.collidepoint(event.pos):
+            self._drag = (event.pos, self.renderer.cell_at(self.renderer.view_rect.center), False, event.button)
+            follows = event.button == 1 and self.tool == "follow"  # follows at once; a drag then pans
+            return True, event.pos if follows else None
+        if event.type == pygame.MOUSEMOTION and self._drag is not None:
+            start, centre, moved, button = self._drag
+            dx, dy = event.pos[0] - start[0], event.pos[1] - start[1]
+            if moved or abs(dx) + abs(dy) > 4:  # a drag pans (a click stays a click)
+                c = self.renderer.cell
+                self.pan = (centre[0] - dx / c, centre[1] - dy / c)
+                self.centred = False
+                self._drag = (start, centre, True, button)
+            return True, None
+        if event.type == pygame.MOUSEBUTTONUP and self._drag is not None:
+            start, _, moved, button = self._drag
+            self._drag = None
+            return True, start if not moved and button == 1 and self.tool != "follow" else None
+        return False, None
+
+    def cycle_tool(self) -> str:
+        self.tool = self.TOOLS[(self.TOOLS.index(self.tool) + 1) % len(self.TOOLS)]
+        return f"{self.TOOL_LABELS[self.tool].lower()} (D: next tool)"
+
+    def zoom_at(self, pos: tuple[int, int], factor: float, tank: pygame.Rect) -> None:
+        """Zoom by ``factor`` keeping the cell under ``pos`` where it is (``tank``: the pane)."""
+        r = self.renderer
+        fit = r.fit_cell(tank)
+        zoom = min(r.MAX_ZOOM_CELL / fit, max(1.0, self.zoom * factor))
+        if zoom == self.zoom:
+            return
+        under = r.cell_at(pos)
+        centre = r.cell_at(r.view_rect.center)
+        new_cell = max(fit, min(r.MAX_ZOOM_CELL, int(round(fit * zoom))))
+        scale = r.cell / new_cell
+        self.pan = (under[0] + (centre[0] - under[0]) * scale, under[1] + (centre[1] - under[1]) * scale)
+        self.zoom = zoom  # (a followed fish stays centred; only a drag stops that)
+        if zoom == 1.0:
+            self.pan = None
+
+    def reset_zoom(self) -> None:
+        self.zoom, self.pan = 1.0, None
+
+    # ------------------------------------------------------------ drawing
+
+    def draw(self, surf: pygame.Surface, rect: pygame.Rect, shown: Session, view: TankView, prev: TankView | None,
+             alpha: float, selected: int | None, show_fov: bool, heat: Any) -> None:
+        """The water (zoomed and panned; the followed fish kept in the middle) and the ghost of
+        a fork's original."""
+        centre = self.pan
+        if self.zoom > 1.0 and selected is not None and self.centred \
+                and selected < len(view.x):  # zoomed in, the followed fish stays in the middle
+            centre = (float(view.x[selected]), float(view.y[selected]))
+            self.pan = centre
+        key = shown.terrain_key()
+        if key != self._terrain_key:
+            self._terrain_key = key
+            self.renderer.set_terrain(shown.terrain())
+        self.renderer.layout(rect, self.zoom, centre)
+        self.renderer.draw(surf, view, prev, alpha, selected, show_fov, heat, shown.cfg.metrics.hotspot_cell,
+                           shown.ghost_view())
+
+    def draw_ascii(self, surf: pygame.Surface, rect: pygame.Rect, shown: Session, mode: str) -> None:
+        """The terminal view's characters over the tank (rendered once per tick)."""
+        key = (shown.tick, rect.size, mode)
+        if self._ascii is None or self._ascii[0] != key:
+            lines = ascii_view.render(shown.snapshot()).split("\n")
+            size = max(8, min(16, rect.h // max(1, len(lines))))
+            layer = pygame.Surface(rect.size, pygame.SRCALPHA)
+            layer.fill((0, 0, 0, 210))
+            font = theme.mono(size)
+            for k, line in enumerate(lines):
+                layer.blit(font.render(line, False, theme.GOOD), (6, 4 + k * size))
+            self._ascii = (key, layer)
+        surf.blit(self._ascii[1], rect)
