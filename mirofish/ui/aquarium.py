@@ -10,70 +10,46 @@ changes the tank only through the navigator's moves; every key is in the table `
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pygame
 
-from ..brains.base import TIERS, status_name
-from ..config import Config
-from ..fish.personality import behaviour_score
-from ..fish.plans import describe
-from ..frame import Frame
-from ..interventions import InterventionError
-from ..interventions import describe as describe_iv
-from ..observe.recording import DIVERGENCE_COLUMNS, RecordingError
-from ..pacing import Pacer, clamp_speed
-from ..session import ForkSession, LiveSession, ReplaySession, Session
-from ..session.navigator import Navigator, Refused
-from ..snapshot import TankView
+from ..observe.recording import DIVERGENCE_COLUMNS
+from ..session import LiveSession, Session
 from . import theme
 from .ask import AskBox
-from .charts import Series, draw_charts
+from .charts import draw_charts
 from .controls import ControlsBar, aquarium_buttons
 from .keys import pacing_key
 from .layout import aquarium_layout
-from .panels import FollowPanel, Hud, Timeline, draw_footer, draw_help
+from .panels import FollowPanel, draw_footer, draw_help
 from .pickers import Pickers
-from .tankpane import TankPane
-from .tune import draw_tune_panel, tune_sliders
-from .widgets import Slider
+from .shown import ShownTank
+from .tune import draw_tune_panel
 
-HISTORY = 160  # ticks of energy history per fish (follow panel sparkline)
 SPARE = 8  # room for fish added by a click in a live tank (fish.spare)
 _CELLS = 1 + DIVERGENCE_COLUMNS.index("cells_differ")  # columns of ForkSession.curve (tick first)
 
 
-class AquariumScene:
-    """One scene, three modes: ``live``, ``replay`` and ``fork`` (:attr:`mode`)."""
+class AquariumScene(ShownTank):
+    """One scene, three modes: ``live``, ``replay`` and ``fork`` (:attr:`mode`); the tank as of
+    the tick on screen and the commands that move it are :class:`~mirofish.ui.shown.ShownTank`'s."""
 
     title = "Aquarium"
     wants_quit = False  # the app closes the window when a scene sets this
-    alarm = False  # the message is an alarm (a replay that diverged): drawn as a banner
 
     def __init__(self, session: Session):
-        self.nav = Navigator(session)
-        self.pacer = Pacer(session.cfg.world.tick_seconds, session.cfg.engine.speed)
-        self.pane = TankPane(session.terrain())
-        self.hud, self.follow, self.controls = Hud(), FollowPanel(), ControlsBar()
+        super().__init__(session)
+        self.follow, self.controls = FollowPanel(), ControlsBar()
         self.pickers = Pickers(self.pacer)
         self.asking = AskBox()  # "why?", a question typed to the fish, its request asked again
-        self.timeline = self._new_timeline()
-        self.selected: int | None = None
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
         self.show_charts = False
-        self.series = Series()
-        self._message, self.saves = "", Path("saves")
         self._esc_at, self._t, self._alpha = -10.0, 0.0, 1.0
-        self._window_past: tuple | None = None  # what the window showed at a live fork's tick (O restores it)
-        self._pending_cfg = session.cfg  # settings that apply at the next reset (fish count)
         self.rects: dict[str, pygame.Rect] = {}
-        self.sliders: list[Slider] = self._make_sliders()
-        self._reset_views()
 
     @classmethod
     def live(cls, cfg, cache=None, past: bool = True) -> AquariumScene:
@@ -85,259 +61,7 @@ class AquariumScene:
             cfg = cfg.model_copy(update={"fish": cfg.fish.model_copy(update={"spare": SPARE})})
         return cls(LiveSession(cfg, mode="realtime", cache=cache, past=past))
 
-    # ------------------------------------------------------------ what is shown (the navigator's)
-
-    @property
-    def session(self) -> Session:
-        return self.nav.session
-
-    @property
-    def fork(self) -> ForkSession | None:
-        return self.nav.fork
-
-    @property
-    def shown(self) -> Session:
-        return self.nav.shown
-
-    @property
-    def replay(self) -> ReplaySession | None:
-        return self.nav.replay
-
-    @property
-    def live_home(self) -> LiveSession | None:
-        return self.nav.live_home
-
-    @property
-    def cfg(self) -> Config:
-        return self.nav.cfg
-
-    mode = property(lambda self: self.nav.mode)
-    renderer = property(lambda self: self.pane.renderer)
-    tick = property(lambda self: self.nav.shown.tick)
-    speed = property(lambda self: self.pacer.speed)
-
-    @property
-    def last_decision(self) -> dict[int, dict]:
-        """Each fish's last decision before the tick shown, as the panel words it (asked of the
-        session shown: never one the window drew in a discarded branch or after a seek)."""
-        return {f: {"tick": d["tick"], "action": describe(d["goal"], d["param"], d["horizon"]),
-                    "tier": TIERS[d["tier"]], "thought": d["thought"],
-                    "reason": status_name(d["status"]) if d["status"] else None, "call": d["call"]}
-                for f, d in self.shown.decisions().last.items()}
-
-    @property
-    def goal_counts(self) -> np.ndarray:
-        """Plans per fish by goal up to the tick shown (the behaviour score's counts)."""
-        return self.shown.decisions().counts
-
-    @property
-    def message(self) -> str:
-        """The footer's line: what the last command did (or an alarm, see :attr:`alarm`)."""
-        return self._message
-
-    @message.setter
-    def message(self, text: str) -> None:
-        self._message, self.alarm = text, False
-
-    def _new_timeline(self) -> Timeline | None:
-        """A replay's timeline, or the live tank's over its kept past (None: it keeps none)."""
-        if self.nav.replay is not None:
-            r = self.nav.replay
-            return Timeline(r.first_tick, r.last_tick, r.markers())
-        live = self.nav.showing_live
-        rng = live.past_range() if live is not None else None
-        return Timeline(rng[0], rng[1], []) if rng is not None else None
-
-    def _reset_views(self) -> None:
-        self.view: TankView = self.shown.view()
-        self.prev: TankView | None = None
-        self.energy_hist = np.repeat(self.view.energy[:, None] / 100.0, HISTORY, axis=1)
-        self._since_tick = 0.0
-
-    def _new_tank(self) -> None:
-        """Another session is shown: its terrain, its timeline, fresh sparklines and views."""
-        self.pane.new_tank(self.session.terrain())
-        old, self.timeline = self.timeline, self._new_timeline()
-        if old is not None and self.timeline is not None:  # a drag that went back goes on, on the same bar
-            self.timeline.dragging, self.timeline.rect = old.dragging, old.rect
-        self.hud = Hud()
-        self._reset_views()
-
-    def _alarm(self, exc: Exception) -> None:
-        self.pacer.paused = True
-        self.message, self.alarm = str(exc), True
-
-    # ------------------------------------------------------------ commands
-
-    def set_speed(self, speed: float) -> None:
-        self.pacer.speed = clamp_speed(speed)
-
-    def step(self) -> Frame | None:
-        """One tick of whatever is shown (a fork steps its ghost too)."""
-        self.prev = self.view
-        try:
-            frame = self.nav.step()
-        except RecordingError as exc:  # a replay that drifts from its recording stops and says where
-            self._alarm(exc)
-            return None
-        if frame is None:  # the end of a recording (or where it left it)
-            playing = not self.pacer.paused
-            self.pacer.paused = True
-            if self.nav.showing_own_past() and self.fork is None and self.nav.diverged is not self.shown:
-                self.to_now()  # the past has caught up with the live tank: it goes on live
-                self.pacer.paused = not playing
-            return None
-        self.view = self.shown.view()
-        self.energy_hist = np.roll(self.energy_hist, -1, axis=1)
-        self.energy_hist[:, -1] = self.view.energy / 100.0
-        metrics = self._push_metrics()
-        if frame.tick % self.cfg.metrics.sample_every == 0:
-            self.series.add(frame.tick + 1, {**metrics, "mean_energy": float(self.view.energy.mean()) / 100})
-        return frame
-
-    def seek(self, tick: int) -> None:
-        was, drifted = self.session, None
-        try:
-            moved = self.nav.seek(tick)
-        except Refused as exc:
-            self.message = str(exc)
-            return
-        except RecordingError as exc:
-            drifted, moved = exc, True
-        if self.session is not was:  # into the live tank's past: it waits meanwhile
-            self.pacer.paused = True
-            self._new_tank()
-            self.message = ("the tank's past: Space plays on (it becomes live again at now), F forks, "
-                            "N returns to now, K keeps it as a recording")
-        if drifted is not None:
-            self._alarm(drifted)
-        if moved:
-            self.hud = Hud()  # the HUD's sparklines start again from the tick shown
-            self._reset_views()
-            self._push_metrics()
-
-    def to_now(self) -> None:
-        """Back to the live tank as it is now (from its past or an opened recording)."""
-        if self.live_home is None:
-            self.message = "N returns to the live tank from its past or a recording (this is it)"
-            return
-        if self.fork is not None:
-            self.end_fork()
-        live = self.nav.to_now()
-        self.pane.new_tank(live.terrain())
-        self.timeline = self._new_timeline()
-        self.sliders = self._make_sliders()
-        self.hud = Hud()
-        self._reset_views()
-        self._push_metrics()
-        self.message = f"now: t{live.tick} (live)"
-
-    def keep(self) -> None:
-        """Keep the live tank's recent past as a recording in saves/ and go on recording ("Keep this")."""
-        self._say(lambda: self.nav.keep(self.saves))
-
-    def toggle_record(self) -> None:
-        """K / the Record button: keep the recent past and record on (Keep this), or stop."""
-        self._say(lambda: self.nav.toggle_record(self.saves))
-
-    def _say(self, move: Callable[[], str]) -> None:
-        try:
-            self.message = move()
-        except Refused as exc:
-            self.message = str(exc)
-
-    def intervene(self, iv: dict) -> None:
-        """A hands-on change to the tank shown (live or a fork), from its next tick."""
-        try:
-            self.nav.intervene(iv)
-        except (Refused, InterventionError) as exc:
-            self.message = str(exc)
-            return
-        self.message = f"{describe_iv(iv)} at t{self.tick}" + (" (paused: Space plays)" if self.pacer.paused else "")
-        if self.pacer.paused:
-            self.step()  # show it: a paused tank takes the one tick that applies it
-
-    def start_fork(self, plan: str) -> None:
-        """Swap the followed fish's plan (or give it one action) now and let the branch play live,
-        the original as a ghost. ``plan`` is text :func:`~mirofish.fish.plans.parse_plan` reads."""
-        live = self.session.kind == "live"
-        window = (self.energy_hist.copy(), copy.deepcopy(self.series), copy.deepcopy(self.hud)) if live else None
-        try:
-            self.message = self.nav.start_fork(self.selected, plan)
-        except Refused as exc:
-            self.message = str(exc)
-            return
-        self._window_past = window  # what the window knew at the fork tick: O brings it back with the tank
-        if self.timeline is not None and self.fork is not None:
-            self.timeline.markers.append((self.fork.tick0, "fork"))
-        self._reset_views()
-
-    def end_fork(self) -> None:
-        try:
-            tick = self.nav.end_fork()
-        except RecordingError as exc:
-            self._alarm(exc)
-            return
-        if tick is None:
-            return
-        if self.session.can_seek:
-            self.hud = Hud()
-            self._reset_views()
-            self._push_metrics()
-        self.pacer.paused = True
-        self.message = f"back to the original at the fork tick t{tick} (paused; Space plays)"
-        self._reset_views()
-        if self._window_past is not None:  # every panel as it was at the fork tick, not the branch's
-            self.energy_hist, self.series, self.hud = self._window_past
-            self._window_past = None
-
-    def open_recording(self, path) -> None:
-        """Show a recording; a live tank waits meanwhile (N returns to it)."""
-        try:
-            self.nav.open_recording(path)  # (a fork shown ends)
-        except RecordingError as exc:
-            self.message = str(exc)
-            return
-        self._window_past = None
-        self._new_tank()
-        self.sliders, self.selected = [], None
-        self.pacer.paused = True
-        back = " · N: back to the live tank" if self.live_home is not None else ""
-        self.message = f"replaying {path} (Space plays, drag the timeline to seek){back}"
-
-    # ------------------------------------------------------------ Scene protocol: model side
-
-    def reset(self, seed: int | None = None) -> None:
-        """A fresh tank (live: with the settings that apply at a reset, and ``seed`` if given;
-        replay: back to the first tick)."""
-        if self.fork is not None:
-            self.end_fork()
-        if self.live_home is not None and self.replay is not None:  # back to its start (the live tank waits)
-            self.seek(self.replay.first_tick)
-            what = "the kept past" if self.nav.showing_own_past() else "the recording"
-            self.message = f"t{self.tick}: the start of {what}"
-            return
-        self.nav.reset(seed, self._pending_cfg)
-        if self.nav.showing_live is not None:
-            self.timeline = self._new_timeline()
-            self.pane.new_tank(self.session.terrain())
-        self.selected = None
-        self.hud = Hud()
-        self._reset_views()
-        self.message = f"reset: seed {self.cfg.seed}, {self.cfg.fish.count} fish"
-
-    def snapshot(self):
-        return self.shown.snapshot()
-
-    def close(self) -> None:
-        self.nav.close()
-
     # ------------------------------------------------------------ Scene protocol: view side
-
-    def _push_metrics(self) -> dict:
-        metrics = self.shown.metrics_summary()
-        self.hud.push(metrics)
-        return metrics
 
     def handle_event(self, event) -> None:
         """Each part of the window in turn, from what lies on top: the first that takes the
@@ -466,12 +190,14 @@ class AquariumScene:
         self._draw_tank(surf, r["tank"])
         self.controls.draw(surf, r["controls"], aquarium_buttons(self))
         self.hud.draw(surf, r["hud"], {}, self._status(), self.shown.brain_status())
-        if r["panel"].w and self.selected is None:
+        if r["panel"].w and self.selected is None:  # no fish followed: the live settings
             live = self.shown.kind == "live"
             draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.shown.world.cfg if live else None,
                             self.show_heat)
-        elif r["panel"].w:
-            self._draw_follow_panel(surf, r["panel"])
+        elif r["panel"].w and self.selected is not None:
+            fish = self.selected
+            self.follow.draw_followed(surf, r["panel"], self.shown, fish, self.energy_hist[fish],
+                                      self.last_decision.get(fish), self._why_lines())
         self._draw_time(surf, r)
         draw_footer(surf, r["footer"], self.message, self.alarm, self.shown.metrics_summary().get("alerts", []))
         if self.show_menu:
@@ -502,17 +228,6 @@ class AquariumScene:
             mode = f"PAST t{self.tick} (now t{self.live_home.tick})"
         return {"tick": self.tick, "speed": self.speed, "paused": self.pacer.paused, "mode": mode}
 
-    def _draw_follow_panel(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
-        fish = self.selected
-        assert fish is not None
-        word_deed = self.shown.metrics.word_deed.fish(fish)
-        if self.shown.metrics.first_tick > 0:
-            word_deed["since"] = self.shown.metrics.first_tick
-        self.follow.draw(surf, rect, self.shown.fish(fish), self.energy_hist[fish], self.last_decision.get(fish),
-                         self.view.max_energy / 100, self.shown.drift(fish), self.cfg.brain.drift_alert,
-                         self._why_lines(), behaviour=self._behaviour(),
-                         text_drift_applies=self.cfg.brain.kind == "llm", word_deed=word_deed)
-
     def _draw_time(self, surf: pygame.Surface, r: dict[str, pygame.Rect]) -> None:
         """The timeline (a replay's, the live tank's kept past) with a fork's divergence under it;
         a live fork without a timeline: the divergence count above the footer."""
@@ -529,49 +244,8 @@ class AquariumScene:
             a = theme.text(f"divergence: {int(cells[-1])} fish in another cell", 18, theme.BAD)
             surf.blit(a, (r["footer"].right - a.get_width() - 10, r["footer"].y - 20))
 
-    def _behaviour(self) -> tuple[float | None, int]:
-        """(behaviour score, plans seen) of the followed fish (see fish.personality)."""
-        if self.selected is None or self.selected >= len(self.goal_counts):
-            return None, 0
-        counts = self.goal_counts[self.selected]
-        traits = self.shown.fish(self.selected).traits.values()
-        return behaviour_score(counts, list(traits), self.goal_counts.sum(axis=0)), int(counts[1:].sum())
-
-    # ------------------------------------------------------------ controls
-
-    def _make_sliders(self) -> list[Slider]:
-        """Live settings (a ``tune`` intervention from the next tick) and two that apply at a reset."""
-        if self.nav.showing_live is None:
-            return []
-
-        def tune(key: str, value: float) -> None:
-            try:
-                self.intervene({"kind": "tune", "key": key, "value": value})
-            except ValueError as exc:
-                self.message = str(exc)
-
-        def at_reset(key: str, value: float, what: str) -> None:
-            data = self._pending_cfg.model_dump()
-            data["fish"][key] = int(value)
-            self._pending_cfg = type(self.cfg).model_validate(data)
-            self.message = f"{what} {int(value)} from the next reset (R)"
-
-        return tune_sliders(self.cfg, tune, at_reset)
-
-    def new_seed(self) -> int:
-        return (self.cfg.seed * 7919 + 104729 + int(time.time())) % (2**31 - 1)
-
     def toggle(self, what: str) -> None:
         setattr(self, what, not getattr(self, what))
-
-    def toggle_pause(self) -> None:
-        self.pacer.paused = not self.pacer.paused
-        if not self.pacer.paused:
-            self.pacer.restart()
-
-    def step_paused(self) -> None:
-        self.pacer.paused = True
-        self.step()
 
     def begin_fork_pick(self) -> None:
         """The tank waits while the picker is open: the fork happens at the tick F was pressed."""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 import numpy as np
 import pygame
 
 from ..actions import ACTION_NAMES
-from ..fish.personality import BEHAVIOUR_ALERT, BEHAVIOUR_MIN_DECISIONS
+from ..fish.personality import BEHAVIOUR_ALERT, BEHAVIOUR_MIN_DECISIONS, behaviour_score
 from ..fish.plans import NO_END
 from ..fish.triggers import TRIGGER_NAMES
 from ..snapshot import FishSnapshot
@@ -149,6 +150,23 @@ class FollowPanel:
 
     def scroll_by(self, dy: int) -> None:
         self.scroll = max(0, min(self.scroll + dy, max(0, self._content_h - self._view_h)))
+
+    def draw_followed(self, surf: pygame.Surface, rect: pygame.Rect, shown: Any, fish: int, energy_hist,
+                      last_decision: dict | None, why: list[tuple[str, tuple]] | None) -> None:
+        """Fish ``fish`` of the session ``shown``, as of the tick shown: its snapshot, how it
+        behaves against its character (plans by goal, the tank's for scale), its words and deeds."""
+        word_deed = shown.metrics.word_deed.fish(fish)
+        if shown.metrics.first_tick > 0:
+            word_deed["since"] = shown.metrics.first_tick
+        counts = shown.decisions().counts
+        behaviour: tuple[float | None, int] = (None, 0)
+        if fish < len(counts):
+            traits = list(shown.fish(fish).traits.values())
+            behaviour = behaviour_score(counts[fish], traits, counts.sum(axis=0)), int(counts[fish][1:].sum())
+        cfg, snap = shown.cfg, shown.fish(fish)
+        self.draw(surf, rect, snap, energy_hist, last_decision, shown.world.max_energy / 100,
+                  shown.drift(fish), cfg.brain.drift_alert, why, behaviour=behaviour,
+                  text_drift_applies=cfg.brain.kind == "llm", word_deed=word_deed)
 
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
              last_decision: dict | None, max_energy: float, drift: float | None = None,
