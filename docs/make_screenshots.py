@@ -17,12 +17,12 @@ import pygame
 
 from mirofish.config import load_config
 from mirofish.observe.recording import Recorder
+from mirofish.scenes.aquarium.scene import AquariumScene
 from mirofish.session import (
     LiveSession,
     ReplaySession,
 )
 from mirofish.ui.app import App
-from mirofish.ui.aquarium import AquariumScene
 
 
 def recorded_run(seed: int, ticks: int) -> Path:

@@ -113,10 +113,10 @@ def _check_select(args: argparse.Namespace, fish: int) -> None:
 
 
 def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
+    from .scenes.aquarium.scene import AquariumScene
     from .scenes.negotiation.scene import NegotiationScene
     from .scenes.referential.scene import ReferentialScene
     from .ui.app import run_window
-    from .ui.aquarium import AquariumScene
 
     size = _size(args.size)
     scene = AquariumScene.live(cfg, cache=_reply_cache(args.reply_cache))
@@ -470,10 +470,10 @@ def run_replay(args: argparse.Namespace) -> int:
         return 0
     if args.terminal:
         return _play_terminal(player, args.at_tick or player.first_tick, args.speed)
+    from .scenes.aquarium.scene import AquariumScene
     from .scenes.negotiation.scene import NegotiationScene
     from .scenes.referential.scene import ReferentialScene
     from .ui.app import run_window
-    from .ui.aquarium import AquariumScene
 
     scene = AquariumScene(player)
     scene.set_speed(args.speed)
@@ -507,7 +507,7 @@ def _play_terminal(player, start: int, speed: float) -> int:
 
 
 def run_clip(args: argparse.Namespace) -> int:
-    from .ui.clip import ClipError, make_clip
+    from .scenes.aquarium.clip import ClipError, make_clip
 
     if not 1.0 <= args.zoom <= 8.0:
         raise UsageError(f"mirofish clip: --zoom must be 1 to 8, got {args.zoom:g}")
@@ -628,7 +628,14 @@ def run_export(args: argparse.Namespace) -> int:
     if args.tables is not None:
         if args.around is not None or args.out is not None:
             raise UsageError("mirofish export: --tables DIR writes tables; --around/--out copy a window (not both)")
+        from .observe.recording import TURN_SCENES, recording_scene
         from .session.tables import export_tables
+
+        if not Path(args.path).is_dir() and recording_scene(args.path) in TURN_SCENES:  # a negotiation's turns
+            from .scenes.negotiation.recording import export_turn_tables
+
+            print(json.dumps(export_turn_tables(args.path, args.tables, args.format, args.overwrite)))
+            return 0
 
         print(json.dumps(export_tables(args.path, args.tables, args.format, args.t_from, args.t_to, args.every,
                                        args.overwrite)))

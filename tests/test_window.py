@@ -15,12 +15,12 @@ import pytest
 
 from mirofish.config import load_config
 from mirofish.observe.recording import Recorder
+from mirofish.scenes.aquarium.scene import AquariumScene
 from mirofish.session import (
     LiveSession,
     ReplaySession,
 )
 from mirofish.ui.app import App
-from mirofish.ui.aquarium import AquariumScene
 
 ROOT = Path(__file__).resolve().parent.parent
 

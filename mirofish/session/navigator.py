@@ -3,7 +3,7 @@
 A window shows one session at a time: a live tank, the live tank's recent past, a recording,
 or a fork of any of them (its parent drawn as a ghost). :class:`Navigator` holds them and
 makes the moves — back into the past, to a recording, back to now, fork, back to the
-original, keep the past, reset — so the window (ui/aquarium.py) only draws what
+original, keep the past, reset — so the window (scenes/aquarium/scene.py) only draws what
 :attr:`Navigator.shown` answers and says what a move did. A move that cannot be made raises
 :class:`Refused` with the sentence the window shows.
 """

@@ -324,7 +324,7 @@ def read_tables(rec: Recording, t0: int | None = None, t1: int | None = None, ev
     return tables
 
 
-def _check_parquet(fmt: str) -> None:
+def check_parquet(fmt: str) -> None:
     if fmt == "parquet":
         try:
             import pyarrow  # noqa: F401
@@ -333,7 +333,7 @@ def _check_parquet(fmt: str) -> None:
                 from None
 
 
-def _targets(out_dir: str | Path, names, fmt: str, inputs: tuple, overwrite: bool) -> dict[str, Path]:
+def table_targets(out_dir: str | Path, names, fmt: str, inputs: tuple, overwrite: bool) -> dict[str, Path]:
     if not str(out_dir).strip():
         raise RecordingError("--tables needs a folder name (an empty one would write into the current folder)")
     out = Path(out_dir)
@@ -353,32 +353,24 @@ def export_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet", t
                   workers: int | None = None) -> dict:
     """Write a recording's tables — or, for a sweep's results folder, every recorded run's
     tables concatenated with a ``run_id`` column — into ``out_dir``."""
-    _check_parquet(fmt)
+    check_parquet(fmt)
     if Path(path).is_dir():
         return export_sweep_tables(path, out_dir, fmt, t0, t1, every, overwrite, workers)
     start = time.perf_counter()
-    if recording_scene(path) in TURN_SCENES:  # a negotiation: its turns and sessions, checked by a replay
-        from ..scenes.negotiation.recording import NegotiationRecording, turn_tables, verify
-
-        turned = NegotiationRecording(path)
-        try:
-            files = _targets(out_dir, ["turns", "sessions"], fmt, (turned.path,), overwrite)
-            checked = verify(turned)
-            return _finish(turn_tables(turned), files, fmt, start, {"verified_turns": checked["verified_turns"]})
-        finally:
-            turned.close()
+    if recording_scene(path) in TURN_SCENES:
+        raise RecordingError(f"{path} is a turn-by-turn recording: its scene exports it (scenes/*/recording.py)")
     rec = Recording(path)
     try:
         lo, hi = _range(rec, t0, t1)
         names = [n for n in TABLES if n != "divergence" or "fork_tick" in rec.header]
-        files = _targets(out_dir, names, fmt, (rec.path,), overwrite)
+        files = table_targets(out_dir, names, fmt, (rec.path,), overwrite)
         tables = read_tables(rec, lo, hi, every, workers)
     finally:
         rec.close()
-    return _finish(tables, files, fmt, start, {"from": lo, "to": hi, "every": every})
+    return finish_export(tables, files, fmt, start, {"from": lo, "to": hi, "every": every})
 
 
-def _finish(tables: dict, files: dict[str, Path], fmt: str, start: float, extra: dict) -> dict:
+def finish_export(tables: dict, files: dict[str, Path], fmt: str, start: float, extra: dict) -> dict:
     next(iter(files.values())).parent.mkdir(parents=True, exist_ok=True)
     rows = {n: _write(files[n], cols, fmt, n) for n, cols in tables.items()}
     return {"tables": {n: {"rows": rows[n], "file": str(files[n])} for n in rows}, **extra, "format": fmt,
@@ -409,7 +401,7 @@ def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "par
     if not recorded:
         raise RecordingError(f"no recorded aquarium runs in {folder} (run the sweep with --record)")
     names = ("runs", "decisions", "fish", "metrics", "memory", "model_calls", "word_deed")
-    files = _targets(out_dir, names, fmt, tuple(folder / "runs" / f"{r}.mfrec" for r, _ in recorded), overwrite)
+    files = table_targets(out_dir, names, fmt, tuple(folder / "runs" / f"{r}.mfrec" for r, _ in recorded), overwrite)
     merged: dict[str, dict[str, list]] = {}
     for rid, params in recorded:
         rec = Recording(folder / "runs" / f"{rid}.mfrec")
@@ -427,4 +419,4 @@ def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "par
                 into.setdefault(k, [None] * len(into["run_id"]))
             for k in into:
                 into[k].extend(block.get(k, [None] * n))
-    return _finish(merged, files, fmt, start, {"runs": len(recorded), "every": every})
+    return finish_export(merged, files, fmt, start, {"runs": len(recorded), "every": every})

@@ -7,7 +7,7 @@ motion), each fish's energy history, the HUD's sparklines, the charts' series, t
 timeline, the live sliders, the footer's message. Each command (step, seek, back to now,
 fork, back to the original, keep, open a recording, reset) makes the navigator's move and
 brings these along, so that after going back every panel shows the tank as of the tick on
-screen. The drawing and the input are the scene's (ui/aquarium.py).
+screen. The drawing and the input are the scene's (scenes/aquarium/scene.py).
 """
 
 from __future__ import annotations

@@ -432,3 +432,18 @@ class NegotiationReplay:
             turn = self.fork_point[0]
             self.fork_point = None
             self.seek(turn + 1)
+
+
+def export_turn_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet", overwrite: bool = False) -> dict:
+    """``export R.db --tables DIR``: the turns and sessions tables, after a replay checked every turn."""
+    from ...session.tables import check_parquet, finish_export, table_targets
+
+    check_parquet(fmt)
+    start = time.perf_counter()
+    rec = NegotiationRecording(path)
+    try:
+        files = table_targets(out_dir, ["turns", "sessions"], fmt, (rec.path,), overwrite)
+        checked = verify(rec)
+        return finish_export(turn_tables(rec), files, fmt, start, {"verified_turns": checked["verified_turns"]})
+    finally:
+        rec.close()
