@@ -1,7 +1,7 @@
 /* The tick, compiled: steering, the arbiter and the after-tick bookkeeping of mirofish.world.
  *
- * Three functions do, fish by fish in C, exactly what World's numpy code does for the whole
- * tank at once (World._step_numpy is the reference and the fallback when this module was
+  * Three functions do, fish by fish in C, exactly what World's numpy code does for the whole
+ * tank at once (World.step's numpy path is the reference and the fallback when this module was
  * not built). At 60 fish the numpy tick is bound by the fixed cost of a few hundred small
  * array operations, not by the fish; here a tick costs a few microseconds per fish.
  *
@@ -123,24 +123,78 @@ static PyObject *bad_index(Bufs *bs, const char *what, long long value) {
     return out_of_range(what, value);
 }
 
+/* ------------------------------------------------------------------ arguments by name */
+
+/* Look every one of ``names`` up in ``d`` (a dict of exactly those names) into ``out``;
+   ``fn`` and ``what`` name the call in the error ("after(): no array named 'moves'"). */
+static int by_name(PyObject *d, const char **names, int count, PyObject **out, const char *fn, const char *what,
+                   const char *table) {
+    for (int k = 0; k < count; k++) {
+        out[k] = PyDict_GetItemString(d, names[k]);
+        if (!out[k]) {
+            PyErr_Format(PyExc_ValueError, "%s(): no %s named '%s'", fn, what, names[k]);
+            return -1;
+        }
+    }
+    if (PyDict_GET_SIZE(d) != count) {
+        PyErr_Format(PyExc_ValueError, "%s(): %zd %ss given, it takes exactly %d (%s)", fn, PyDict_GET_SIZE(d), what,
+                     count, table);
+        return -1;
+    }
+    return 0;
+}
+
+/* The numbers by name, as long long (``ints``) or double (``floats``: the others). */
+static int numbers_by_name(PyObject *d, const char **names, int count, long long *ints, double *floats,
+                           int n_ints, const char *fn, const char *table) {
+    PyObject *o[64];
+    if (count > 64 || by_name(d, names, count, o, fn, "number", table) < 0) return -1;
+    for (int k = 0; k < count; k++) {
+        if (k < n_ints) {
+            ints[k] = PyLong_AsLongLong(o[k]);
+            if (ints[k] == -1 && PyErr_Occurred()) return -1;
+        } else {
+            floats[k - n_ints] = PyFloat_AsDouble(o[k]);
+            if (floats[k - n_ints] == -1.0 && PyErr_Occurred()) return -1;
+        }
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ steer */
 
 static const char steer_doc[] =
-    "steer(out, goal, param, codes, heading, energy, food_born, cell, refused_at, stuck, w, bias, forage,\n"
-    "      snacks, rests, keys, matrix, tick, hunger_scale, persistence, refused, eat, rest, temperature)\n"
-    "Write every fish's action this tick into ``out`` (int8): hold plans their action, the others by\n"
-    "steering (World.steer, Steering.utilities and Steering.choose); exhausted fish rest.";
+    "steer(arrays, numbers)\n"
+    "Write every fish's action this tick into ``arrays['out']`` (int8): hold plans their action, the\n"
+    "others by steering (World.steer, Steering.utilities and Steering.choose); exhausted fish rest.\n"
+    "By name: exactly the names of STEER_ARRAYS and STEER_NUMBERS.";
+
+enum { S_OUT, S_GOAL, S_PARAM, S_CODES, S_HEADING, S_ENERGY, S_FOOD_BORN, S_CELL, S_REFUSED_AT, S_STUCK, S_W, S_BIAS,
+       S_FORAGE, S_SNACKS, S_RESTS, S_KEYS, S_MATRIX, N_S };
+static const char *S_NAMES[N_S] = {"out", "goal", "param", "codes", "heading", "energy", "food_born", "cell",
+                                   "refused_at", "stuck", "w", "bias", "forage", "snacks", "rests", "keys", "matrix"};
+enum { SN_TICK, N_SN_INTS, SN_HUNGER_SCALE = N_SN_INTS, SN_PERSISTENCE, SN_REFUSED, SN_EAT, SN_REST, SN_TEMPERATURE,
+       N_SN };
+static const char *SN_NAMES[N_SN] = {"tick", "hunger_scale", "persistence", "refused", "eat", "rest", "temperature"};
+/* the six weighted terms of a move's utility, in the order of a fish's weights (Steering.w) */
+static const char *STEER_TERMS[6] = {"open", "glass", "crowd", "align", "cohesion", "food"};
 
 static PyObject *steer(PyObject *self, PyObject *args) {
-    PyObject *o_out, *o_goal, *o_param, *o_codes, *o_heading, *o_energy, *o_food, *o_cell, *o_refused, *o_stuck,
-        *o_w, *o_bias, *o_forage, *o_snacks, *o_rests, *o_keys, *o_matrix;
+    PyObject *arrays, *numbers, *sa[N_S];
     long long tick;
-    double hunger_scale, persistence, refused_w, eat_w, rest_w, temperature;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOLdddddd", &o_out, &o_goal, &o_param, &o_codes, &o_heading,
-                          &o_energy, &o_food, &o_cell, &o_refused, &o_stuck, &o_w, &o_bias, &o_forage, &o_snacks,
-                          &o_rests, &o_keys, &o_matrix, &tick, &hunger_scale, &persistence, &refused_w, &eat_w,
-                          &rest_w, &temperature))
+    double fl[N_SN - N_SN_INTS];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &numbers)) return NULL;
+    if (by_name(arrays, S_NAMES, N_S, sa, "steer", "array", "STEER_ARRAYS") < 0 ||
+        numbers_by_name(numbers, SN_NAMES, N_SN, &tick, fl, N_SN_INTS, "steer", "STEER_NUMBERS") < 0)
         return NULL;
+    double hunger_scale = fl[SN_HUNGER_SCALE - N_SN_INTS], persistence = fl[SN_PERSISTENCE - N_SN_INTS],
+           refused_w = fl[SN_REFUSED - N_SN_INTS], eat_w = fl[SN_EAT - N_SN_INTS], rest_w = fl[SN_REST - N_SN_INTS],
+           temperature = fl[SN_TEMPERATURE - N_SN_INTS];
+    PyObject *o_out = sa[S_OUT], *o_goal = sa[S_GOAL], *o_param = sa[S_PARAM], *o_codes = sa[S_CODES],
+             *o_heading = sa[S_HEADING], *o_energy = sa[S_ENERGY], *o_food = sa[S_FOOD_BORN], *o_cell = sa[S_CELL],
+             *o_refused = sa[S_REFUSED_AT], *o_stuck = sa[S_STUCK], *o_w = sa[S_W], *o_bias = sa[S_BIAS],
+             *o_forage = sa[S_FORAGE], *o_snacks = sa[S_SNACKS], *o_rests = sa[S_RESTS], *o_keys = sa[S_KEYS],
+             *o_matrix = sa[S_MATRIX];
     Bufs bs = {.n = 0};
     Py_ssize_t n = items(o_goal, 1, "goal"), grid = items(o_food, 4, "food_born");
     if (n < 0 || grid < 0) return NULL;
@@ -240,20 +294,32 @@ static int outranks(Py_ssize_t a, Py_ssize_t b, const int64_t *score, const uint
 }
 
 static const char arbitrate_doc[] =
-    "arbitrate(executed, cell, heading, age, energy, id_keys, blocked, occupant, food_born, best, delta,\n"
-    "          eat_offsets, outcome, meal, tick, max_energy, age_weight, energy_weight, age_cap)\n"
+    "arbitrate(arrays, ints)\n"
     "Resolve this tick's moves and meals (arbiter.py) and apply them: fish move (cell, heading,\n"
     "occupant), eaten food disappears. Writes each fish's move outcome and meal result (-1: did not\n"
-    "eat). ``best`` is a scratch grid of -1 the size of the tank, left as it was found.";
+    "eat). ``best`` is a scratch grid of -1 the size of the tank, left as it was found. By name:\n"
+    "exactly the names of ARBITRATE_ARRAYS and ARBITRATE_INTS.";
+
+enum { R_EXECUTED, R_CELL, R_HEADING, R_AGE, R_ENERGY, R_ID_KEYS, R_BLOCKED, R_OCCUPANT, R_FOOD_BORN, R_BEST,
+       R_DELTA, R_EAT_OFFSETS, R_OUTCOME, R_MEAL, N_R };
+static const char *R_NAMES[N_R] = {"executed", "cell", "heading", "age", "energy", "id_keys", "blocked", "occupant",
+                                   "food_born", "best", "delta", "eat_offsets", "outcome", "meal"};
+enum { RI_TICK, RI_MAX_ENERGY, RI_AGE_WEIGHT, RI_ENERGY_WEIGHT, RI_AGE_CAP, N_RI };
+static const char *RI_NAMES[N_RI] = {"tick", "max_energy", "age_weight", "energy_weight", "age_cap"};
 
 static PyObject *arbitrate(PyObject *self, PyObject *args) {
-    PyObject *o_exec, *o_cell, *o_heading, *o_age, *o_energy, *o_keys, *o_blocked, *o_occ, *o_food, *o_best,
-        *o_delta, *o_eatoff, *o_outcome, *o_meal;
-    long long tick, max_energy, age_weight, energy_weight, age_cap;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOLLLLL", &o_exec, &o_cell, &o_heading, &o_age, &o_energy, &o_keys,
-                          &o_blocked, &o_occ, &o_food, &o_best, &o_delta, &o_eatoff, &o_outcome, &o_meal, &tick,
-                          &max_energy, &age_weight, &energy_weight, &age_cap))
+    PyObject *arrays, *ints, *ra[N_R];
+    long long ri[N_RI];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (by_name(arrays, R_NAMES, N_R, ra, "arbitrate", "array", "ARBITRATE_ARRAYS") < 0 ||
+        numbers_by_name(ints, RI_NAMES, N_RI, ri, NULL, N_RI, "arbitrate", "ARBITRATE_INTS") < 0)
         return NULL;
+    long long tick = ri[RI_TICK], max_energy = ri[RI_MAX_ENERGY], age_weight = ri[RI_AGE_WEIGHT],
+              energy_weight = ri[RI_ENERGY_WEIGHT], age_cap = ri[RI_AGE_CAP];
+    PyObject *o_exec = ra[R_EXECUTED], *o_cell = ra[R_CELL], *o_heading = ra[R_HEADING], *o_age = ra[R_AGE],
+             *o_energy = ra[R_ENERGY], *o_keys = ra[R_ID_KEYS], *o_blocked = ra[R_BLOCKED], *o_occ = ra[R_OCCUPANT],
+             *o_food = ra[R_FOOD_BORN], *o_best = ra[R_BEST], *o_delta = ra[R_DELTA], *o_eatoff = ra[R_EAT_OFFSETS],
+             *o_outcome = ra[R_OUTCOME], *o_meal = ra[R_MEAL];
     if (max_energy <= 0 || age_cap <= 0) return PyErr_Format(PyExc_ValueError, "max_energy and age_cap must be > 0");
     Bufs bs = {.n = 0};
     PyObject *result = NULL;
@@ -438,40 +504,17 @@ static const char *I_NAMES[N_I] = {
     "t_horizon", "t_found_company", "t_crowded", "t_hungry_food", "t_lost_company", "t_food_gone",
     "t_energy_reached", "t_ate", "t_stuck", "t_low_energy", "sated_line"};
 
-/* Look every name up in ``d`` (a dict of exactly those names) into ``out``. */
-static int by_name(PyObject *d, const char **names, int count, PyObject **out, const char *what) {
-    if (PyDict_GET_SIZE(d) != count) {
-        for (int k = 0; k < count; k++)
-            if (!PyDict_GetItemString(d, names[k])) {
-                PyErr_Format(PyExc_ValueError, "after(): no %s named '%s'", what, names[k]);
-                return -1;
-            }
-        PyErr_Format(PyExc_ValueError, "after(): %zd %ss given, it takes exactly %d (AFTER_%s)", PyDict_GET_SIZE(d),
-                     what, count, strcmp(what, "array") == 0 ? "ARRAYS" : "INTS");
-        return -1;
-    }
-    for (int k = 0; k < count; k++) {
-        out[k] = PyDict_GetItemString(d, names[k]);
-        if (!out[k]) {
-            PyErr_Format(PyExc_ValueError, "after(): no %s named '%s'", what, names[k]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* goal flag columns (world._GOAL_FLAGS) */
-enum { GF_PLANNED, GF_FORAGE, GF_SCHOOL, GF_REST, GF_ROAMING, GF_CROWD, GF_HUNGRY };
+/* goal flag columns (world._GOAL_FLAGS; exported as GOAL_FLAG_COLUMNS) */
+enum { GF_PLANNED, GF_FORAGE, GF_SCHOOL, GF_REST, GF_ROAMING, GF_CROWD, GF_HUNGRY, N_GF };
+static const char *GF_NAMES[N_GF] = {"planned", "forage", "school", "rest", "roaming", "crowd", "hungry"};
 
 static PyObject *after(PyObject *self, PyObject *args) {
-    PyObject *arrays, *ints, *xa[N_X], *ia[N_I];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
-    if (by_name(arrays, X_NAMES, N_X, xa, "array") < 0 || by_name(ints, I_NAMES, N_I, ia, "int") < 0) return NULL;
+    PyObject *arrays, *ints, *xa[N_X];
     long long v[N_I];
-    for (int k = 0; k < N_I; k++) {
-        v[k] = PyLong_AsLongLong(ia[k]);
-        if (v[k] == -1 && PyErr_Occurred()) return NULL;
-    }
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (by_name(arrays, X_NAMES, N_X, xa, "after", "array", "AFTER_ARRAYS") < 0 ||
+        numbers_by_name(ints, I_NAMES, N_I, v, NULL, N_I, "after", "AFTER_INTS") < 0)
+        return NULL;
     if (v[I_MEM_SIZE] <= 0 || v[I_STUCK_TICKS] <= 0)
         return PyErr_Format(PyExc_ValueError, "memory size and stuck_ticks must be > 0");
     Bufs bs = {.n = 0};
@@ -630,6 +673,26 @@ fail:
 
 /* ------------------------------------------------------------------ module */
 
+/* A tuple of ``names`` as the module's attribute ``attr`` (the names a function takes its
+   arguments by, or a layout's column names, for the tests to compare with the Python side). */
+static int add_names(PyObject *m, const char *attr, const char **names, int count) {
+    PyObject *t = PyTuple_New(count);
+    if (!t) return -1;
+    for (int k = 0; k < count; k++) {
+        PyObject *u = PyUnicode_FromString(names[k]);
+        if (!u) {
+            Py_DECREF(t);
+            return -1;
+        }
+        PyTuple_SET_ITEM(t, k, u);
+    }
+    if (PyModule_AddObject(m, attr, t) < 0) {
+        Py_DECREF(t);
+        return -1;
+    }
+    return 0;
+}
+
 static PyMethodDef methods[] = {
     {"steer", steer, METH_VARARGS, steer_doc},
     {"arbitrate", arbitrate, METH_VARARGS, arbitrate_doc},
@@ -644,27 +707,23 @@ PyMODINIT_FUNC PyInit__tick(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyObject *c = Py_BuildValue(
-        "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:d,s:d}",
+        "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:d,s:d,"
+        "s:i,s:i,s:i,s:i,s:i,s:i,s:i}",
         "EAT", A_EAT, "REST", A_REST, "MOVED", MOVED, "STAYED", STAYED, "BLOCKED", BLOCKED, "CROWDED", CROWDED,
         "OCCUPIED", OCCUPIED, "ATE", ATE, "NO_FOOD", NO_FOOD_R, "TAKEN", TAKEN, "V_WATER", V_WATER, "V_WALL", V_WALL,
         "V_FOOD", V_FOOD, "V_SELF", V_SELF, "V_FISH", V_FISH, "N_CODES", N_CODES, "G_HOLD", G_HOLD, "NO_FOOD_BORN",
         NO_FOOD_BORN, "N_FEATURES", N_FEATURES, "N_EVENTS", N_EVENTS, "F_BLOCKED", F_BLOCKED, "F_VISIBLE", F_VISIBLE,
-        "F_FOOD_CLOSE", F_FOOD_CLOSE, "N_GOALS", N_GOALS, "N_GOAL_FLAGS", N_GOAL_FLAGS, "NEG", NEG, "BOXED", BOXED);
+        "F_FOOD_CLOSE", F_FOOD_CLOSE, "N_GOALS", N_GOALS, "N_GOAL_FLAGS", N_GOAL_FLAGS, "NEG", NEG, "BOXED", BOXED, "F_OPEN", F_OPEN, "F_WALL",
+        F_WALL, "F_CROWD", F_CROWD, "F_ALIGN", F_ALIGN, "F_FISH", F_FISH, "F_LOST", F_LOST, "F_FOOD", F_FOOD);
     if (!c || PyModule_AddObject(m, "CONSTANTS", c) < 0) {
         Py_XDECREF(c);
         Py_DECREF(m);
         return NULL;
     }
-    PyObject *xn = PyTuple_New(N_X), *in = PyTuple_New(N_I);
-    if (!xn || !in) {
-        Py_XDECREF(xn);
-        Py_XDECREF(in);
-        Py_DECREF(m);
-        return NULL;
-    }
-    for (int k = 0; k < N_X; k++) PyTuple_SET_ITEM(xn, k, PyUnicode_FromString(X_NAMES[k]));
-    for (int k = 0; k < N_I; k++) PyTuple_SET_ITEM(in, k, PyUnicode_FromString(I_NAMES[k]));
-    if (PyModule_AddObject(m, "AFTER_ARRAYS", xn) < 0 || PyModule_AddObject(m, "AFTER_INTS", in) < 0) {
+    if (add_names(m, "STEER_ARRAYS", S_NAMES, N_S) < 0 || add_names(m, "STEER_NUMBERS", SN_NAMES, N_SN) < 0 ||
+        add_names(m, "STEER_TERMS", STEER_TERMS, 6) < 0 || add_names(m, "ARBITRATE_ARRAYS", R_NAMES, N_R) < 0 ||
+        add_names(m, "ARBITRATE_INTS", RI_NAMES, N_RI) < 0 || add_names(m, "AFTER_ARRAYS", X_NAMES, N_X) < 0 ||
+        add_names(m, "AFTER_INTS", I_NAMES, N_I) < 0 || add_names(m, "GOAL_FLAG_COLUMNS", GF_NAMES, N_GF) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -63,3 +63,13 @@ class KeyTable:
         if top > self.keys.size:
             self.keys = mix64(self.salt, np.arange(max(top, 2 * self.keys.size)))
         return self.keys[ids]
+
+
+def seeded_softmax(u: np.ndarray, temperature: float, draws: np.ndarray) -> np.ndarray:
+    """Index sampled from ``softmax(u / temperature)`` per row, with uniform ``draws`` in [0, 1)
+    — the one seeded softmax of steering, the action brain and the planner (``_tick.c``'s
+    steer() does the same sums in C)."""
+    z = u / temperature
+    z -= z.max(axis=1, keepdims=True)
+    cdf = np.cumsum(np.exp(z), axis=1)
+    return np.minimum((cdf <= (draws * cdf[:, -1])[:, None]).sum(axis=1), u.shape[1] - 1)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,7 +57,8 @@ EVENT_ORDER = np.array([mem.EXHAUSTED, mem.REFUSED, mem.BLOCKED, mem.ATE, mem.FO
 _EAT, _REST = int(Action.EAT), int(Action.REST)
 
 # Which plan events concern a goal (rows: hold, forage, school, explore, rest, keep_away).
-_F_PLANNED, _F_FORAGE, _F_SCHOOL, _F_REST, _F_ROAMING, _F_CROWD, _F_HUNGRY = range(7)
+GOAL_FLAG_COLUMNS = ("planned", "forage", "school", "rest", "roaming", "crowd", "hungry")  # (_tick.c's too)
+_F_PLANNED, _F_FORAGE, _F_SCHOOL, _F_REST, _F_ROAMING, _F_CROWD, _F_HUNGRY = range(len(GOAL_FLAG_COLUMNS))
 _GOAL_FLAGS = np.array([
     # planned forage school rest   roaming crowd  hungry-with-food-in-view
     [False, False, False, False, False, False, False],  # hold: the source design's mode, no plan events
@@ -81,57 +83,82 @@ class StepOutcome:
     food_rotted: int
 
 
-class School:
-    """All per-fish state as parallel arrays (index = fish id)."""
+@dataclass(frozen=True)
+class StateArray:
+    """One per-fish array of the tank's state, declared once in :data:`FISH_STATE`: the
+    :class:`School` builds it from here, the state hash and the keyframes walk this table (in
+    its order), and the compiled tick takes it by this name (``_tick.c`` checks every array's
+    size against the dtype it expects, so a row given another dtype fails loudly)."""
 
-    def __init__(self, n: int, cfg_memory: MemoryConfig):
+    name: str
+    dtype: Any
+    width: int = 0  # columns per fish (0: one value per fish)
+    fill: int = 0  # the value of a fresh tank
+    hashed: bool = True  # part of the state hash
+    kept: bool = True  # in keyframes (everything hashed is kept; report counters are kept too)
+
+
+FISH_STATE: tuple[StateArray, ...] = (
+    StateArray("cell", np.int64),
+    StateArray("heading", np.int8),
+    StateArray("energy", np.int32),
+    StateArray("age", np.int32),
+    StateArray("intent", np.int8, fill=Action.REST),  # the action steering chose last tick
+    StateArray("stuck", np.int32),
+    StateArray("last_decision", np.int32),
+    StateArray("food_seen", np.int16),  # food count in view after the last tick
+    StateArray("neighbours", np.int16),  # other fish in view after the last tick
+    StateArray("failed", bool),  # last attempted action failed
+    StateArray("refused_at", np.int32, width=4, fill=NEVER),  # last tick a move north/south/west/east failed
+    StateArray("food_rose", bool),  # more food in view than a tick before
+    StateArray("neighbours_changed", bool),
+    StateArray("traits", np.int16, width=5),
+    StateArray("eats", np.int32),
+    StateArray("refusals", np.int32),
+    StateArray("moves", np.int32),
+    StateArray("company_ticks", np.int32),
+    # The standing plan (fish.plans): goal, parameter, the tick it ends, and the trigger raised
+    # since it was set (-1: none yet).
+    StateArray("plan_goal", np.int8, fill=Goal.HOLD),
+    StateArray("plan_param", np.int16, fill=Action.REST),
+    StateArray("plan_end", np.int32, fill=NO_END),
+    StateArray("plan_trigger", np.int8, fill=-1),
+    StateArray("no_food", np.int32),  # ticks since food was last in view
+    StateArray("alone", np.int32),  # ticks since another fish was last in view
+    StateArray("crowded", bool),
+    StateArray("hungry_food", bool),
+    # Counters for reports and summaries: kept in keyframes, not hashed.
+    StateArray("max_stuck", np.int32, hashed=False),
+    StateArray("action_counts", np.int32, width=N_ACTIONS, hashed=False),
+    StateArray("decisions", np.int32, hashed=False),
+    StateArray("at_summary", np.int64, width=6, hashed=False),  # at the last summary: tick, eats, refusals,
+    # moves, company, energy
+    # Out of the water (spare room, or taken out: see World.park); kept and hashed only when it
+    # differs from a fresh tank's (World._touched), so untouched tanks hash as before it existed.
+    StateArray("absent", bool, hashed=False, kept=False),
+)
+MEMORY_STATE = ("tick", "code", "arg", "count")  # the short memory's arrays (fish.memory.ShortMemory): kept, hashed
+
+
+class School:
+    """All per-fish state as parallel arrays (index = fish id), one per row of :data:`FISH_STATE`."""
+
+    HASHED = tuple(a.name for a in FISH_STATE if a.hashed)  # in the state hash, in this order
+    STATE = tuple(a.name for a in FISH_STATE if a.kept)  # everything a keyframe must hold
+
+    def __init__(self, n: int, cfg_memory: MemoryConfig, table: tuple[StateArray, ...] = FISH_STATE):
         self.n = n
         self.ids = np.arange(n, dtype=np.int64)
-        self.cell = np.zeros(n, np.int64)
-        self.heading = np.zeros(n, np.int8)
-        self.energy = np.zeros(n, np.int32)
-        self.age = np.zeros(n, np.int32)
-        self.intent = np.full(n, Action.REST, np.int8)  # the action steering chose last tick
-        # The standing plan (fish.plans): goal, parameter, the tick it ends, and the trigger
-        # raised since it was set (-1: none yet).
-        self.plan_goal = np.full(n, Goal.HOLD, np.int8)
-        self.plan_param = np.full(n, Action.REST, np.int16)
-        self.plan_end = np.full(n, NO_END, np.int32)
-        self.plan_trigger = np.full(n, -1, np.int8)
-        self.no_food = np.zeros(n, np.int32)  # ticks since food was last in view
-        self.alone = np.zeros(n, np.int32)  # ticks since another fish was last in view
-        self.crowded = np.zeros(n, bool)
-        self.hungry_food = np.zeros(n, bool)
-        self.stuck = np.zeros(n, np.int32)
-        self.last_decision = np.zeros(n, np.int32)
-        self.food_seen = np.zeros(n, np.int16)  # food count in view after the last tick
-        self.neighbours = np.zeros(n, np.int16)  # other fish in view after the last tick
-        self.failed = np.zeros(n, bool)  # last attempted action failed
-        self.absent = np.zeros(n, bool)  # out of the water (spare room, or taken out): see World.park
-        self.refused_at = np.full((n, 4), NEVER, np.int32)  # last tick a move north/south/west/east failed
-        self.food_rose = np.zeros(n, bool)  # more food in view than a tick before
-        self.neighbours_changed = np.zeros(n, bool)
-        self.traits = np.zeros((n, 5), np.int16)
+        for a in table:
+            setattr(self, a.name, np.full((n, a.width) if a.width else n, a.fill, a.dtype))
         self.persona: list[str] = []
         self.memory = ShortMemory(n, cfg_memory.short_size)
         self.long_memory = LongMemory(n, cfg_memory.summaries_kept, cfg_memory.summary_anchors)
-        # Counters for reports and summaries.
-        self.action_counts = np.zeros((n, N_ACTIONS), np.int32)
-        self.eats = np.zeros(n, np.int32)
-        self.refusals = np.zeros(n, np.int32)
-        self.moves = np.zeros(n, np.int32)
-        self.company_ticks = np.zeros(n, np.int32)
-        self.max_stuck = np.zeros(n, np.int32)
-        self.decisions = np.zeros(n, np.int32)
-        # Values at the last summary: tick, eats, refusals, moves, company, energy.
-        self.at_summary = np.zeros((n, 6), np.int64)
 
-    HASHED = ("cell", "heading", "energy", "age", "intent", "stuck", "last_decision", "food_seen",
-              "neighbours", "failed", "refused_at", "food_rose", "neighbours_changed", "traits", "eats", "refusals",
-              "moves", "company_ticks", "plan_goal", "plan_param", "plan_end", "plan_trigger", "no_food", "alone",
-              "crowded", "hungry_food")
-    # Everything a keyframe must hold: the hashed state plus report counters.
-    STATE = HASHED + ("max_stuck", "action_counts", "decisions", "at_summary")
+    if TYPE_CHECKING:  # the arrays are set from FISH_STATE: to a type checker, every one is an array
+        def __getattr__(self, name: str) -> np.ndarray: ...
+
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
 
 class World:
@@ -349,10 +376,13 @@ class World:
         if self._kernel is not None:
             out, st = np.empty(s.n, np.int8), self.steering
             c = st.cfg
-            self._kernel.steer(out, s.plan_goal, s.plan_param, self.codes, s.heading, s.energy, self.water.food_born,
-                               s.cell, s.refused_at, s.stuck, st.w, st.bias, st.forage, st.snacks, st.rests,
-                               st.keys, st.matrix, self.tick, self._hunger_scale, c.persistence, c.refused, c.eat,
-                               c.rest, c.temperature)
+            self._kernel.steer(  # by name (kernel.STEER_ARRAYS, STEER_NUMBERS)
+                {"out": out, "goal": s.plan_goal, "param": s.plan_param, "codes": self.codes, "heading": s.heading,
+                 "energy": s.energy, "food_born": self.water.food_born, "cell": s.cell, "refused_at": s.refused_at,
+                 "stuck": s.stuck, "w": st.w, "bias": st.bias, "forage": st.forage, "snacks": st.snacks,
+                 "rests": st.rests, "keys": st.keys, "matrix": st.matrix},
+                {"tick": self.tick, "hunger_scale": self._hunger_scale, "persistence": c.persistence,
+                 "refused": c.refused, "eat": c.eat, "rest": c.rest, "temperature": c.temperature})
             return out
         executed = s.plan_param.astype(np.int8)  # hold plans: their action
         planned = (s.plan_goal != G_HOLD).nonzero()[0]
@@ -468,9 +498,13 @@ class World:
             executed[s.absent] = _REST  # out of the water: it only rests
         s.intent = executed.copy()
         outcome, meal = np.empty(n, np.int8), np.empty(n, np.int8)
-        k.arbitrate(executed, s.cell, s.heading, s.age, s.energy, self._id_keys, w.blocked, self.occupant,
-                    w.food_born, self._best, self.delta, self.eat_offsets, outcome, meal, t, self.max_energy,
-                    cfg_a.age_weight, cfg_a.energy_weight, cfg_a.age_cap)
+        k.arbitrate(  # by name (kernel.ARBITRATE_ARRAYS, ARBITRATE_INTS)
+            {"executed": executed, "cell": s.cell, "heading": s.heading, "age": s.age, "energy": s.energy,
+             "id_keys": self._id_keys, "blocked": w.blocked, "occupant": self.occupant, "food_born": w.food_born,
+             "best": self._best, "delta": self.delta, "eat_offsets": self.eat_offsets, "outcome": outcome,
+             "meal": meal},
+            {"tick": t, "max_energy": self.max_energy, "age_weight": cfg_a.age_weight,
+             "energy_weight": cfg_a.energy_weight, "age_cap": cfg_a.age_cap})
         spawned = w.spawn_food(self.rng, t)
         rotted = w.rot_food(t)
         before = s.energy
@@ -598,7 +632,7 @@ class World:
         out: dict[str, np.ndarray] = {"tick": np.array([self.tick], np.int64)}
         for name in School.STATE:
             out[f"fish.{name}"] = getattr(s, name).copy()
-        for name in ("tick", "code", "arg", "count"):
+        for name in MEMORY_STATE:
             out[f"memory.{name}"] = getattr(s.memory, name).copy()
         out["long.records"] = s.long_memory.records.copy()
         out["long.count"] = s.long_memory.count.copy()
@@ -643,7 +677,7 @@ class World:
         for name in School.STATE:
             if f"fish.{name}" in d:  # recordings made before plans lack the plan arrays: hold plans
                 setattr(s, name, np.array(d[f"fish.{name}"], dtype=getattr(s, name).dtype))
-        for name in ("tick", "code", "arg", "count"):
+        for name in MEMORY_STATE:
             setattr(s.memory, name, np.array(d[f"memory.{name}"], dtype=getattr(s.memory, name).dtype))
         s.long_memory.records = np.array(d["long.records"], np.int32)
         s.long_memory.count = np.array(d["long.count"], np.int32)
@@ -678,8 +712,7 @@ class World:
         h.update(np.int64(self.tick).tobytes())
         for name in School.HASHED:
             h.update(np.ascontiguousarray(getattr(s, name)[:k]).tobytes())
-        for arr in (s.memory.tick, s.memory.code, s.memory.arg, s.memory.count, s.long_memory.records,
-                    s.long_memory.count):
+        for arr in (*(getattr(s.memory, name) for name in MEMORY_STATE), s.long_memory.records, s.long_memory.count):
             h.update(np.ascontiguousarray(arr[:k]).tobytes())
         h.update(self.water.food_born.tobytes())
         st = self.rng.bit_generator.state["state"]

@@ -173,49 +173,92 @@ def test_corrupted_states_are_refused_or_run_never_a_crash(tmp_path):
     assert counts["refused"] >= 10 and counts["ran"] >= 10, counts
 
 
-def test_the_compiled_tick_takes_its_arrays_by_name_and_refuses_a_wrong_one():
-    """The C side names every argument (AFTER_ARRAYS, AFTER_INTS): the order they are passed in
-    does not matter, and a missing, extra or misspelt name fails loudly instead of silently
-    using the wrong array."""
-    from mirofish import kernel
-    from mirofish.config import load_config
-    from mirofish.world import World
-
+def _spied_calls(seed: int = 3) -> dict[str, tuple[dict, dict]]:
+    """The arguments of each compiled function in one tick of a fresh tank."""
     k = kernel.compiled_tick()
-    assert k is not None and len(k.AFTER_ARRAYS) == 42 and len(k.AFTER_INTS) == 26
-    calls = []
-    world = World(load_config(seed=3))
+    assert k is not None
+    calls: dict[str, tuple[dict, dict]] = {}
 
     class Spy:
         def __getattr__(self, name):
-            return getattr(k, name)
+            def call(arrays, numbers):
+                calls[name] = ({n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in arrays.items()},
+                               dict(numbers))
+                return getattr(k, name)(arrays, numbers)
+            return call
 
-        def after(self, arrays, ints):
-            calls.append((arrays, ints))
-            return k.after(arrays, ints)
-
+    world = World(load_config(seed=seed))
     world._kernel = Spy()
     world.step()
-    arrays, ints = calls[0]
-    assert set(arrays) == set(k.AFTER_ARRAYS) and set(ints) == set(k.AFTER_INTS)
-    import numpy as np
+    return calls
+
+
+@pytest.mark.parametrize("fn, arrays, numbers", [("steer", "STEER_ARRAYS", "STEER_NUMBERS"),
+                                                  ("arbitrate", "ARBITRATE_ARRAYS", "ARBITRATE_INTS"),
+                                                  ("after", "AFTER_ARRAYS", "AFTER_INTS")])
+def test_the_compiled_tick_takes_its_arguments_by_name_and_refuses_a_wrong_one(fn, arrays, numbers):
+    """The C side names every argument of its three functions: the order they are passed in
+    does not matter, and a missing, extra or misspelt name fails loudly instead of silently
+    using the wrong array."""
+    k = kernel.compiled_tick()
+    given, nums = _spied_calls()[fn]
+    assert set(given) == set(getattr(k, arrays)) and set(nums) == set(getattr(k, numbers))
 
     def fresh(d):
         return {name: (v.copy() if isinstance(v, np.ndarray) else v) for name, v in d.items()}
 
-    a = fresh(arrays)
-    reordered = dict(reversed(list(fresh(arrays).items())))
-    k.after(a, dict(ints))
-    k.after(reordered, dict(reversed(list(ints.items()))))
+    a, reordered = fresh(given), dict(reversed(list(fresh(given).items())))
+    getattr(k, fn)(a, dict(nums))
+    getattr(k, fn)(reordered, dict(reversed(list(nums.items()))))
     assert all(np.array_equal(a[n], reordered[n]) for n in a)  # by name, whatever the order
-    swapped = fresh(arrays)
-    swapped["moves_"] = swapped.pop("moves")
-    with pytest.raises(ValueError, match="no array named 'moves'"):
-        k.after(swapped, dict(ints))
-    extra = {**fresh(arrays), "spare": np.zeros(1)}
-    with pytest.raises(ValueError, match="43 arrays given, it takes exactly 42"):
-        k.after(extra, dict(ints))
-    short = dict(ints)
+    first = getattr(k, arrays)[1]
+    misspelt = fresh(given)
+    misspelt[first + "_"] = misspelt.pop(first)
+    with pytest.raises(ValueError, match=f"{fn}\\(\\): no array named '{first}'"):
+        getattr(k, fn)(misspelt, dict(nums))
+    with pytest.raises(ValueError, match=f"{len(given) + 1} arrays given, it takes exactly {len(given)}"):
+        getattr(k, fn)({**fresh(given), "spare": np.zeros(1)}, dict(nums))
+    short = dict(nums)
     del short["tick"]
-    with pytest.raises(ValueError, match="no int named 'tick'"):
-        k.after(fresh(arrays), short)
+    with pytest.raises(ValueError, match="no number named 'tick'"):
+        getattr(k, fn)(fresh(given), short)
+
+
+def test_two_same_shaped_state_arrays_swapped_in_the_declared_table_fail_loudly():
+    """The tank's state is declared once (world.FISH_STATE): the school is built from it and
+    the compiled tick checks each array it is given by name against the size it expects, so
+    two same-shaped rows swapped in the table (heading int8[n] ↔ energy int32[n]) make the
+    first tick fail, naming the array — never a tick run on the wrong memory."""
+    from mirofish import world as world_module
+    from mirofish.world import FISH_STATE, School
+
+    rows = list(FISH_STATE)
+    h = next(i for i, r in enumerate(rows) if r.name == "heading")
+    e = next(i for i, r in enumerate(rows) if r.name == "energy")
+    assert rows[h].width == rows[e].width == 0 and rows[h].dtype != rows[e].dtype
+    rows[h], rows[e] = (world_module.StateArray("heading", rows[e].dtype),
+                        world_module.StateArray("energy", rows[h].dtype))
+    cfg = load_config(seed=2)
+    good = World(cfg)
+    bad = World(cfg)
+    bad.school = School(cfg.fish.slots, cfg.memory, tuple(rows))
+    for name in School.STATE:  # the same tank, laid out by the swapped table
+        value = getattr(good.school, name)
+        setattr(bad.school, name, value.astype(getattr(bad.school, name).dtype))
+    good.step()
+    with pytest.raises(ValueError, match=r"array (heading|energy): \d+ bytes, expected \d+"):
+        bad.step()
+
+
+def test_the_layouts_the_c_side_uses_are_the_python_ones():
+    """Feature columns, the order of steering's six weighted terms, the goal flag columns."""
+    from mirofish.fish import steering
+    from mirofish.world import GOAL_FLAG_COLUMNS
+
+    k = kernel.compiled_tick()
+    c = k.CONSTANTS
+    assert [c[f"F_{n}"] for n in ("OPEN", "WALL", "CROWD", "ALIGN", "FISH", "LOST", "FOOD")] == [
+        steering.F_OPEN, steering.F_WALL, steering.F_CROWD, steering.F_ALIGN, steering.F_FISH, steering.F_LOST,
+        steering.F_FOOD]
+    assert k.STEER_TERMS == steering.TERMS
+    assert k.GOAL_FLAG_COLUMNS == GOAL_FLAG_COLUMNS and len(GOAL_FLAG_COLUMNS) == _GOAL_FLAGS.shape[1]

@@ -24,7 +24,7 @@ from ..config import Config, InstinctConfig, PlannerConfig, TriggersConfig, hund
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
 from ..fish.plans import Goal
 from ..fish.steering import F_ALIGN, F_FOOD_SEEN, F_OPEN, F_VISIBLE, F_WALLS, feature_matrix, view_features
-from ..rng import KeyTable, at_tick, mix64, to_unit
+from ..rng import KeyTable, at_tick, mix64, seeded_softmax, to_unit
 from .base import TIER_INDEX, DecisionBatch, InlineSource, RequestBatch
 
 _NEG = -1e9
@@ -149,26 +149,14 @@ class InstinctBrain(InlineSource):
         return u
 
     def decide(self, b: RequestBatch) -> DecisionBatch:
-        u = self.utilities(b) / self.cfg.temperature
-        u -= u.max(axis=1, keepdims=True)
-        p = np.exp(u)
-        cdf = np.cumsum(p, axis=1)
-        draw = to_unit(at_tick(self._keys[b.fish], b.tick)) * cdf[:, -1]
-        actions = np.minimum((cdf <= draw[:, None]).sum(axis=1), 5).astype(np.int8)
+        draws = to_unit(at_tick(self._keys[b.fish], b.tick))
+        actions = seeded_softmax(self.utilities(b), self.cfg.temperature, draws).astype(np.int8)
         self.decisions += len(b)
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions,
                              tier=np.full(len(b), self.tier, np.int8))
 
     def status(self) -> dict:
         return {"source": self.name, "decisions": self.decisions}
-
-
-def seeded_softmax(u: np.ndarray, temperature: float, draws: np.ndarray) -> np.ndarray:
-    """Index sampled from ``softmax(u / temperature)`` per row, with uniform ``draws`` in [0, 1)."""
-    z = u / temperature
-    z -= z.max(axis=1, keepdims=True)
-    cdf = np.cumsum(np.exp(z), axis=1)
-    return np.minimum((cdf <= (draws * cdf[:, -1])[:, None]).sum(axis=1), u.shape[1] - 1)
 
 
 _PLAN_GOALS = np.array([Goal.FORAGE, Goal.SCHOOL, Goal.EXPLORE, Goal.REST, Goal.KEEP_AWAY], np.int8)

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..actions import MOVE_DXDY
 from ..config import SteeringConfig
-from ..rng import at_tick, mix64, to_unit
+from ..rng import at_tick, mix64, seeded_softmax, to_unit
 from .perception import N_CODES, V_FISH, V_FOOD, V_WALL, V_WATER
 from .plans import G_EXPLORE, G_FORAGE, G_KEEP_AWAY, G_REST, G_SCHOOL
 
@@ -44,6 +44,10 @@ _EAT, _REST = 4, 5
 F_OPEN, F_WALL, F_CROWD, F_ALIGN, F_FISH, F_LOST, F_FOOD, F_BLOCKED = (4 * i for i in range(8))
 F_VISIBLE, F_FOOD_CLOSE, F_FOOD_SEEN, F_WALLS = 32, 33, 34, 35
 N_FEATURES = 36
+# The six weighted terms of a move's utility, in the order of a fish's weights (Steering.w, the
+# goal table's columns, Steering.utilities' terms; _tick.c exports its own as STEER_TERMS).
+TERMS = ("open", "glass", "crowd", "align", "cohesion", "food")
+T_OPEN, T_GLASS, T_CROWD, T_ALIGN, T_COHESION, T_FOOD = range(len(TERMS))
 # Rows of the goal table: goals, with keep_away split by what it keeps away from.
 _ROWS = 7
 _AWAY_GLASS_ROW = 6
@@ -108,19 +112,19 @@ class Steering:
         # (open water, glass, crowding, alignment, cohesion, food).
         self.personal = np.stack([0.5 + cur, 0.3 + cau, 0.3 + cau, 0.5 + soc, 0.5 + soc, 0.6 + app], axis=1)
         # Per goal row and term: the weight (sign included) of each block.
-        table = np.zeros((_ROWS, 6))
-        table[:, 0], table[:, 1], table[:, 2] = c.open_water, -c.wall, -c.separation
-        table[G_SCHOOL, 3], table[G_SCHOOL, 4] = c.alignment, c.cohesion
-        table[G_FORAGE, 5] = c.food
-        table[G_KEEP_AWAY, 4] = -c.cohesion  # away from a crowd: away from the fish in view
+        table = np.zeros((_ROWS, len(TERMS)))
+        table[:, T_OPEN], table[:, T_GLASS], table[:, T_CROWD] = c.open_water, -c.wall, -c.separation
+        table[G_SCHOOL, T_ALIGN], table[G_SCHOOL, T_COHESION] = c.alignment, c.cohesion
+        table[G_FORAGE, T_FOOD] = c.food
+        table[G_KEEP_AWAY, T_COHESION] = -c.cohesion  # away from a crowd: away from the fish in view
         table[_AWAY_GLASS_ROW] = table[G_KEEP_AWAY]
-        table[_AWAY_GLASS_ROW, 1] = -4.0 * c.wall
-        table[_AWAY_GLASS_ROW, 4] = 0.0
+        table[_AWAY_GLASS_ROW, T_GLASS] = -4.0 * c.wall
+        table[_AWAY_GLASS_ROW, T_COHESION] = 0.0
         self.table = table
         # Per fish, derived from its standing plan (set_plans): the block weights, the bonus of
         # each direction (explore), whether it forages, may eat when hungry (not resting), rests.
         n = len(traits)
-        self.w = np.zeros((n, 6))
+        self.w = np.zeros((n, len(TERMS)))
         self.bias = np.zeros((n, 4))
         self.forage = np.zeros(n, bool)
         self.snacks = np.zeros(n, bool)
@@ -154,12 +158,12 @@ class Steering:
         w = self.w[fish]
         inv = 1.0 / np.maximum(f[:, F_VISIBLE], 1.0)[:, None]
         blocks = f[:, :32].reshape(k, 8, 4)
-        terms = np.empty((k, 6, 4))
-        terms[:, :2] = blocks[:, :2]  # open water, glass
-        np.maximum(blocks[:, 2] - 1.0, 0.0, out=terms[:, 2])  # crowding beyond one neighbour
-        np.multiply(blocks[:, 3], inv, out=terms[:, 3])  # share of the fish in view facing each way
-        terms[:, 4] = blocks[:, 4] - blocks[:, 5] * inv  # toward the others, not losing them
-        terms[:, 5] = blocks[:, 6]  # food
+        terms = np.empty((k, len(TERMS), 4))  # (TERMS, from the feature blocks F_OPEN … F_FOOD)
+        terms[:, T_OPEN:T_GLASS + 1] = blocks[:, :2]  # open water, glass
+        np.maximum(blocks[:, 2] - 1.0, 0.0, out=terms[:, T_CROWD])  # crowding beyond one neighbour
+        np.multiply(blocks[:, 3], inv, out=terms[:, T_ALIGN])  # share of the fish in view facing each way
+        terms[:, T_COHESION] = blocks[:, 4] - blocks[:, 5] * inv  # toward the others, not losing them
+        terms[:, T_FOOD] = blocks[:, 6]  # food
         u = np.empty((k, 6))
         moves = u[:, :4]
         np.einsum("kj,kjd->kd", w, terms, out=moves)
@@ -178,8 +182,4 @@ class Steering:
 
     def choose(self, tick: int, fish: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Seeded softmax over utilities → actions (int8)."""
-        z = u / self.cfg.temperature
-        z -= z.max(axis=1, keepdims=True)
-        cdf = np.cumsum(np.exp(z), axis=1)
-        draw = to_unit(at_tick(self.keys[fish], tick)) * cdf[:, -1]
-        return np.minimum((cdf <= draw[:, None]).sum(axis=1), 5).astype(np.int8)
+        return seeded_softmax(u, self.cfg.temperature, to_unit(at_tick(self.keys[fish], tick))).astype(np.int8)
