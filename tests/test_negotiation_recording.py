@@ -139,9 +139,21 @@ def test_a_model_run_replays_without_the_server(tmp_path):
     assert done.returncode == 2 and "played by models is not supported" in done.stderr
 
 
-def test_record_refuses_an_existing_file_and_keeps_finished_sessions(recorded, tmp_path):
+def test_record_refuses_an_existing_file_replaces_a_recording_with_overwrite_only(recorded, tmp_path):
     done = cli("negotiation", "--headless", "--sessions", "2", "--record", str(recorded))
     assert done.returncode == 2 and "--overwrite" in done.stderr and "Traceback" not in done.stderr
+    again = tmp_path / "again.db"
+    shutil.copy(recorded, again)
+    done = cli("negotiation", "--headless", "--sessions", "2", "--record", str(again), "--overwrite")
+    assert done.returncode == 0, done.stderr
+    assert len(NegotiationRecording(again).sessions) == 2
+    done = cli("negotiation", "--headless", "--sessions", "2", "--db", str(recorded))  # a recording is not a --db
+    assert done.returncode == 2 and "is a MiroFish recording" in done.stderr
+    glossary = tmp_path / "g.db"
+    with contextlib.closing(sqlite3.connect(glossary)) as db:
+        db.execute("CREATE TABLE terms (x)")
+    done = cli("negotiation", "--headless", "--sessions", "2", "--record", str(glossary), "--overwrite")
+    assert done.returncode == 2 and "SQLite database" in done.stderr and glossary.stat().st_size > 0
 
 
 def _key(scene, k):

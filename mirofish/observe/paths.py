@@ -43,45 +43,16 @@ class OutputError(ValueError):
 
 def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathLike] = (),
                  overwrite: bool = False, what: str = "output") -> Path:
-    """``path`` as a Path if it is safe to write (see the module doc); raises :class:`OutputError`."""
+    """``path`` as a Path if it is safe to write (see the module doc); raises :class:`OutputError`
+    with the first rule it breaks, its folder created when it did not exist."""
     if path is None or not str(path).strip():
         raise OutputError(f"{what} path is empty")
     p = Path(path)
-    if any(len(part.encode()) > 255 for part in p.parts):
-        raise OutputError(f"{what} file name is too long ({max(len(q.encode()) for q in p.parts)} bytes; 255 at most)")
-    if len(os.fsencode(p.absolute())) > 4095:
-        raise OutputError(f"{what} path is too long ({len(os.fsencode(p.absolute()))} bytes; 4095 at most)")
-    if p.is_dir() or str(path).endswith(os.sep):
-        raise OutputError(f"{what} {p} is a directory; give a file name")
-    target = p.resolve()
-    if target.parts[1:2] and target.parts[1] in ("proc", "sys", "dev"):
-        raise OutputError(f"{what} {p} is under /{target.parts[1]}: not a place for files")
-    if target.parent.exists() and not target.parent.is_dir():
-        raise OutputError(f"{what} {p}: {target.parent} is a file, not a folder")
-    for source in inputs:
-        src = Path(source).resolve()
-        if any(target == Path(str(src) + suffix) for suffix in COMPANIONS):
-            raise OutputError(f"refusing to write the {what} {p} over its input {source}")
-    from ..config import READ_FILES
-
-    if target in READ_FILES or (target.suffix.lower() == ".toml" and target.exists()):
-        raise OutputError(f"{p} is a config file; MiroFish never writes a {what} over one")
-    journal = journal_name(target)
-    if journal:
-        raise OutputError(f"{what} {p}: {journal}")
-    if locked_by_another_run(target):
-        raise OutputError(f"{p} is being written by another run; choose another path")
-    if p.exists() and not p.is_file():
-        raise OutputError(f"{what} {p} is not a regular file (a device, pipe or socket); give a file name")
-    if p.exists() and not overwrite:
-        raise OutputError(f"{what} {p} exists; add --overwrite to replace it")
-    if p.exists():
-        kind = file_kind(target)
-        if kind == "recording" and what != "recording":
-            raise OutputError(f"{p} is a MiroFish recording; --overwrite never replaces one with a {what}")
-        if kind == "sqlite":
-            raise OutputError(f"{p} is an SQLite database; --overwrite never replaces one with a {what}")
-    parent = target.parent
+    for rule in (_unusable, _clashes, _replaces):  # (each resolves the path only once the name is usable)
+        refusal = rule(p, str(path), inputs, overwrite, what)
+        if refusal:
+            raise OutputError(refusal)
+    parent = p.resolve().parent
     if not parent.exists():
         try:
             parent.mkdir(parents=True, exist_ok=True)
@@ -90,6 +61,58 @@ def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathL
     if not os.access(parent, os.W_OK):
         raise OutputError(f"cannot write {what} {p}: the folder is not writable")
     return p
+
+
+def _unusable(p: Path, given: str, inputs: Iterable, overwrite: bool, what: str) -> str | None:
+    """A name no file can have here: too long, a folder, under /proc, /sys or /dev, in a file."""
+    if any(len(part.encode()) > 255 for part in p.parts):
+        return f"{what} file name is too long ({max(len(q.encode()) for q in p.parts)} bytes; 255 at most)"
+    if len(os.fsencode(p.absolute())) > 4095:
+        return f"{what} path is too long ({len(os.fsencode(p.absolute()))} bytes; 4095 at most)"
+    if p.is_dir() or given.endswith(os.sep):
+        return f"{what} {p} is a directory; give a file name"
+    target = p.resolve()
+    if target.parts[1:2] and target.parts[1] in ("proc", "sys", "dev"):
+        return f"{what} {p} is under /{target.parts[1]}: not a place for files"
+    if target.parent.exists() and not target.parent.is_dir():
+        return f"{what} {p}: {target.parent} is a file, not a folder"
+    return None
+
+
+def _clashes(p: Path, given: str, inputs: Iterable, overwrite: bool, what: str) -> str | None:
+    """A file this run reads or another run writes: an input (or its journal), a config file,
+    a name SQLite would take for a journal, a file under another run's writer lock."""
+    target = p.resolve()
+    for source in inputs:
+        src = Path(source).resolve()
+        if any(target == Path(str(src) + suffix) for suffix in COMPANIONS):
+            return f"refusing to write the {what} {p} over its input {source}"
+    from ..config import READ_FILES
+
+    if target in READ_FILES or (target.suffix.lower() == ".toml" and target.exists()):
+        return f"{p} is a config file; MiroFish never writes a {what} over one"
+    journal = journal_name(target)
+    if journal:
+        return f"{what} {p}: {journal}"
+    if locked_by_another_run(target):
+        return f"{p} is being written by another run; choose another path"
+    return None
+
+
+def _replaces(p: Path, given: str, inputs: Iterable, overwrite: bool, what: str) -> str | None:
+    """An existing file: only a regular one, only with --overwrite, only one of the kind written."""
+    if not p.exists():
+        return None
+    if not p.is_file():
+        return f"{what} {p} is not a regular file (a device, pipe or socket); give a file name"
+    if not overwrite:
+        return f"{what} {p} exists; add --overwrite to replace it"
+    kind = file_kind(p.resolve())
+    if kind == "recording" and what != "recording":
+        return f"{p} is a MiroFish recording; --overwrite never replaces one with a {what}"
+    if kind == "sqlite":
+        return f"{p} is an SQLite database; --overwrite never replaces one with a {what}"
+    return None
 
 
 def journal_name(path: Path) -> str | None:
@@ -113,10 +136,16 @@ def file_kind(path: Path) -> str | None:
     except OSError:
         return None
     tables = sqlite_tables(path)
-    return "recording" if tables is not None and tables >= RECORDING_TABLES else "sqlite"
+    return "recording" if tables is not None and holds_recording(tables) else "sqlite"
 
 
-RECORDING_TABLES = {"header", "keyframes", "chunks"}
+# The tables every MiroFish recording has: an aquarium's (tick by tick), a negotiation's (turn by turn).
+RECORDING_TABLES = ({"header", "keyframes", "chunks"}, {"header", "sessions", "turns"})
+
+
+def holds_recording(tables: set[str]) -> bool:
+    """Whether an SQLite file with these tables is a MiroFish recording."""
+    return any(tables >= kind for kind in RECORDING_TABLES)
 
 
 def open_read_only(path: str | os.PathLike):
@@ -248,7 +277,7 @@ def check_scene_db(path: str | os.PathLike | None, own: set[str], what: str) -> 
     tables = sqlite_tables(p)
     if tables is None:
         raise OutputError(f"{what} {p} is not an SQLite database")
-    if tables >= RECORDING_TABLES:
+    if holds_recording(tables):
         raise OutputError(f"{p} is a MiroFish recording, not a {what}; give another file")
     foreign = tables - own - {"sqlite_sequence"}
     if foreign:  # even beside tables of ours: a sweep's store has a "meta" table too

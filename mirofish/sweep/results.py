@@ -47,7 +47,7 @@ def check_folder(out: Path, overwrite: bool) -> None:
     like a SQLite journal (or inside one), a ``runs.sqlite`` that is not a sweep's store (a
     recording, a glossary), tables or plots of something else there without ``--overwrite``,
     an output name taken by a folder or ``plots`` by a file."""
-    from ..observe.paths import RECORDING_TABLES, journal_name, sqlite_tables
+    from ..observe.paths import holds_recording, journal_name, sqlite_tables
 
     if out.exists() and not out.is_dir():
         raise ResultsError(f"--out {out} is a file, not a folder")
@@ -59,7 +59,7 @@ def check_folder(out: Path, overwrite: bool) -> None:
         tables = sqlite_tables(store)
         if tables is None:
             raise ResultsError(f"{store} is not a sweep's results (not an SQLite database)")
-        if tables >= RECORDING_TABLES:
+        if holds_recording(tables):
             raise ResultsError(f"{store} is a MiroFish recording, not a sweep's results; choose another --out")
         if not tables <= {"meta", "runs"} or "runs" not in tables:
             held = ", ".join(sorted(tables)[:3]) or "nothing"

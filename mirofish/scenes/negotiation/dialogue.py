@@ -344,51 +344,71 @@ class Negotiation:
     # ------------------------------------------------------------ detection
 
     def detect(self, role: str, offer: dict | None, text: str, signals: dict, t: int) -> list[dict]:
+        """What in this turn looks like a misunderstanding, by failure type, each with a
+        confidence and an impact. Each type's confidence × impact is calibrated so that every
+        type can pass the gate (≥ 0.6 confidence, ≥ 0.4 impact, product ≥ the phase's
+        threshold) at a plausible rate."""
         other = "seller" if role == "buyer" else "buyer"
-        found = []
-        # Each type's confidence × impact is calibrated so that every type can pass the gate
-        # (≥ 0.6 confidence, ≥ 0.4 impact, product ≥ the phase's threshold) at a plausible rate.
-        if re.search(r"\b(that offer|it|as above)\b", text, re.I):
-            found.append({"type": "vague_reference", "topic": "reference", "confidence": 0.6, "impact": 0.6})
-        if re.search(r"\b(absolutely not|no way|never)\b", text, re.I):
-            found.append({"type": "extreme_statement", "topic": "stance", "confidence": 0.65, "impact": 0.6})
-        if re.search(r"\bbut you said\b", text, re.I):  # a party points at what the other said before
-            found.append({"type": "contradiction", "topic": "history", "confidence": 0.75, "impact": 0.6})
-        asked = self.turns[-1] if self.turns else None
-        if asked is not None and asked.kind == "repair" and asked.speaker == other and offer is not None \
-                and asked.detections and asked.detections[0]["topic"] in NAMED:
-            topic = asked.detections[0]["topic"]
-            prev = self.last_offer[role]
-            if prev is not None and prev[topic] == offer[topic]:  # asked about it, answered as if not asked
-                found.append({"type": "response_expectation", "topic": "response", "confidence": 0.75, "impact": 0.8})
+        found = self._said(text) + self._unanswered(role, other, offer)
         if offer is not None:
-            for key in self.tracker.use_terms(offer):
-                issue = key.split(":")[0]
-                impact = min(1.0, 2.0 * max(self.s.buyer.weights[issue], self.s.seller.weights[issue]))
-                found.append({"type": "undefined_term", "topic": issue, "confidence": 0.65, "impact": impact})
-            mine = self.last_offer[other]
-            if mine is not None and self.party(other).utility(mine, self.party(role).definitions) > \
-                    self.party(role).utility(offer) + 0.15:
-                # the rejecter turned down what the proposer's reading says was better for it
-                issue = max(NAMED, key=lambda i: abs(self.party(role).definitions[i][mine[i]]
-                                                     - self.party(other).definitions[i][mine[i]]))
-                found.append({"type": "contradiction", "topic": issue, "confidence": 0.8, "impact": 0.7})
-            prev = self.last_offer[role]
-            # backtracking: an offer the proposer rejected before, or one that takes back a concession
-            # (worse for the other side than the proposer's own previous offer)
-            retreat = prev is not None and self.party(other).utility(offer) < self.party(other).utility(prev) - 0.08
-            if retreat or any(all(offer[k] == r[k] for k in offer) for r in self.rejected[role]):
-                found.append({"type": "backtracking", "topic": "history", "confidence": 0.75, "impact": 0.8})
-            if prev is not None:
-                for issue in NAMED:
-                    if prev[issue] != offer[issue] and prev["price"] == offer["price"]:
-                        found.append({"type": "inheritance", "topic": issue, "confidence": 0.6, "impact": 0.6})
-        if "layer2" in signals:  # the receiver compares stated assumptions with its own readings
-            for key, level in signals["layer2"]["assumptions"].items():
-                issue, name = key.split(":")
-                if self.party(other).definitions[issue][name] != level and not self.tracker.entities[key]["grounded"]:
-                    found.append({"type": "assumption_conflict", "topic": issue, "confidence": 0.9, "impact": 0.8})
+            found += self._offer_failures(role, other, offer)
+        if "layer2" in signals:
+            found += self._assumption_conflicts(other, signals["layer2"]["assumptions"])
         self.tracker.recent_flags += 0.05 * len(found)
+        return found
+
+    @staticmethod
+    def _said(text: str) -> list[dict]:
+        """Vague references, extreme statements and "but you said" in the words of the turn."""
+        patterns = ((r"\b(that offer|it|as above)\b", "vague_reference", "reference", 0.6, 0.6),
+                    (r"\b(absolutely not|no way|never)\b", "extreme_statement", "stance", 0.65, 0.6),
+                    (r"\bbut you said\b", "contradiction", "history", 0.75, 0.6))  # points at what was said before
+        return [{"type": kind, "topic": topic, "confidence": conf, "impact": impact}
+                for pattern, kind, topic, conf, impact in patterns if re.search(pattern, text, re.I)]
+
+    def _unanswered(self, role: str, other: str, offer: dict | None) -> list[dict]:
+        """Asked about a name in a repair, answered as if not asked (the same level again)."""
+        asked = self.turns[-1] if self.turns else None
+        if asked is None or asked.kind != "repair" or asked.speaker != other or offer is None \
+                or not asked.detections or asked.detections[0]["topic"] not in NAMED:
+            return []
+        topic, prev = asked.detections[0]["topic"], self.last_offer[role]
+        if prev is not None and prev[topic] == offer[topic]:
+            return [{"type": "response_expectation", "topic": "response", "confidence": 0.75, "impact": 0.8}]
+        return []
+
+    def _offer_failures(self, role: str, other: str, offer: dict) -> list[dict]:
+        """Undefined terms, a rejection that contradicts the proposer's reading, backtracking,
+        attribute-inheritance contradictions."""
+        found = []
+        for key in self.tracker.use_terms(offer):
+            issue = key.split(":")[0]
+            impact = min(1.0, 2.0 * max(self.s.buyer.weights[issue], self.s.seller.weights[issue]))
+            found.append({"type": "undefined_term", "topic": issue, "confidence": 0.65, "impact": impact})
+        me, them = self.party(role), self.party(other)
+        mine = self.last_offer[other]
+        if mine is not None and them.utility(mine, me.definitions) > me.utility(offer) + 0.15:
+            # the rejecter turned down what the proposer's reading says was better for it
+            issue = max(NAMED, key=lambda i: abs(me.definitions[i][mine[i]] - them.definitions[i][mine[i]]))
+            found.append({"type": "contradiction", "topic": issue, "confidence": 0.8, "impact": 0.7})
+        prev = self.last_offer[role]
+        # backtracking: an offer the proposer rejected before, or one that takes back a concession
+        # (worse for the other side than the proposer's own previous offer)
+        retreat = prev is not None and them.utility(offer) < them.utility(prev) - 0.08
+        if retreat or any(all(offer[k] == r[k] for k in offer) for r in self.rejected[role]):
+            found.append({"type": "backtracking", "topic": "history", "confidence": 0.75, "impact": 0.8})
+        if prev is not None and prev["price"] == offer["price"]:
+            found += [{"type": "inheritance", "topic": issue, "confidence": 0.6, "impact": 0.6}
+                      for issue in NAMED if prev[issue] != offer[issue]]
+        return found
+
+    def _assumption_conflicts(self, other: str, assumptions: dict) -> list[dict]:
+        """The receiver compares the speaker's stated assumptions (layer 2) with its own readings."""
+        found = []
+        for key, level in assumptions.items():
+            issue, name = key.split(":")
+            if self.party(other).definitions[issue][name] != level and not self.tracker.entities[key]["grounded"]:
+                found.append({"type": "assumption_conflict", "topic": issue, "confidence": 0.9, "impact": 0.8})
         return found
 
     def threshold(self, t: int) -> float:
@@ -767,6 +787,13 @@ def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = Non
         db.commit()
         db.close()
 
+    summary = _summary(results, sessions, seed, repair, layers, bandit)
+    return summary, bandit, results
+
+
+def _summary(results: list[dict], sessions: int, seed: int, repair: bool, layers: int, bandit: Bandit) -> dict:
+    """The run's summary: rates and means over the sessions, then the tables below."""
+
     def mean(key):
         return round(float(np.mean([r[key] for r in results])), 4)
 
@@ -776,26 +803,8 @@ def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = Non
                "uncertainty_mean": mean("uncertainty_mean"),
                "uncertainty_max": round(float(max(r["uncertainty_max"] for r in results)), 4),
                "unresolved_conflicts_mean": mean("unresolved_conflicts"), "bandit": bandit.stats()}
-    table: dict[str, dict[str, int]] = {}
-    for r in results:
-        for kind, (det, rep, ok) in r["by_type"].items():
-            row = table.setdefault(kind, {"detections": 0, "repairs": 0, "restored": 0})
-            row["detections"] += det
-            row["repairs"] += rep
-            row["restored"] += ok
-    summary["failure_types"] = dict(sorted(table.items()))
-    repairs = [x for r in results for x in r["repairs"]]
-    spoken = [x for x in repairs if x["by_model"]]
-    summary["repairs"] = {
-        "turns": len(repairs), "restored": sum(bool(x["restored"]) for x in repairs),
-        # repairs that met a real difference in readings, and those after which the other side's
-        # stated reading had changed to match the initiator's
-        "readings_differed": sum(bool(x["needed"]) for x in repairs),
-        "resolved": sum(bool(x["needed"] and x["restored"]) for x in repairs),
-        "not_yet": sum(r["not_yet"] for r in results),
-        "spoken_by_model": len(spoken),
-        "judged": "none" if not repairs else "model" if len(spoken) == len(repairs) else
-        "simulated" if not spoken else "mixed"}
+    summary["failure_types"] = _failure_types(results)
+    summary["repairs"] = _repairs(results)
     summary["communication_cost_mean"] = mean("communication_cost")
     summary["completion_rate"] = mean("completed")  # deals that meet every initial requirement
     summary["semantic_consistency"] = mean("semantic_consistency")
@@ -805,11 +814,41 @@ def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = Non
             kinds[kind] = kinds.get(kind, 0) + n
     summary["drift_interventions"] = {"per_session": round(sum(kinds.values()) / max(1, sessions), 3),
                                       **dict(sorted(kinds.items()))}
+    summary["signal_overhead"] = _signal_overhead(results)
+    return summary
+
+
+def _failure_types(results: list[dict]) -> dict:
+    """Per failure type: detections, repairs, repairs that restored common ground."""
+    table: dict[str, dict[str, int]] = {}
+    for r in results:
+        for kind, (det, rep, ok) in r["by_type"].items():
+            row = table.setdefault(kind, {"detections": 0, "repairs": 0, "restored": 0})
+            row["detections"] += det
+            row["repairs"] += rep
+            row["restored"] += ok
+    return dict(sorted(table.items()))
+
+
+def _repairs(results: list[dict]) -> dict:
+    repairs = [x for r in results for x in r["repairs"]]
+    spoken = [x for x in repairs if x["by_model"]]
+    return {
+        "turns": len(repairs), "restored": sum(bool(x["restored"]) for x in repairs),
+        # repairs that met a real difference in readings, and those after which the other side's
+        # stated reading had changed to match the initiator's
+        "readings_differed": sum(bool(x["needed"]) for x in repairs),
+        "resolved": sum(bool(x["needed"] and x["restored"]) for x in repairs),
+        "not_yet": sum(r["not_yet"] for r in results),
+        "spoken_by_model": len(spoken),
+        "judged": "none" if not repairs else "model" if len(spoken) == len(repairs) else
+        "simulated" if not spoken else "mixed"}
+
+
+def _signal_overhead(results: list[dict]) -> dict:
     o = {k: sum(r["overhead"][k] for r in results) for k in results[0]["overhead"]} if results else {}
     n = max(1, o.get("messages", 0))
-    summary["signal_overhead"] = {
-        "chars_per_message": round(o.get("signal_chars", 0) / n, 1),
-        "tokens_per_message": round(o.get("signal_tokens", 0) / n, 1),
-        "share_of_tokens": round(o.get("signal_tokens", 0) / max(1, o.get("signal_tokens", 0)
-                                                                 + o.get("message_tokens", 0)), 3)}
-    return summary, bandit, results
+    return {"chars_per_message": round(o.get("signal_chars", 0) / n, 1),
+            "tokens_per_message": round(o.get("signal_tokens", 0) / n, 1),
+            "share_of_tokens": round(o.get("signal_tokens", 0) / max(1, o.get("signal_tokens", 0)
+                                                                    + o.get("message_tokens", 0)), 3)}
