@@ -302,60 +302,70 @@ class Transport:
         ep = min(endpoints, key=lambda e: e.outstanding + e.queued)
         if trace is not None:
             trace.update(endpoint=redact_url(ep.cfg.base_url), model=ep.cfg.model, retries=0, latency_s=0.0)
-        attempt = 0
-        prober = False
+        attempt, prober = 0, False
         while True:
-            if formats is not None and ep.format is None and ep.probing and not prober:
-                # one request per server finds out its structured-output support; the others wait
-                # for it, but no longer than their own deadline
-                try:
-                    await asyncio.wait_for(ep.probed.wait(), None if budget_end is None
-                                           else max(0.0, budget_end - self.loop.time()))
-                except TimeoutError:
-                    raise Failure("timeout") from None
-            if formats is not None and ep.format is None and not ep.probing:
-                ep.probing = prober = True
+            prober = await self._probe_turn(ep, formats, budget_end, prober)
             fmt = ep.format or "json_schema"
             kwargs: dict[str, Any] = {"model": ep.cfg.model, "messages": msgs, "temperature": 0,
                                       "max_tokens": max_tokens, "seed": self.s.seed,
                                       "timeout": self.limit(None, attempt_s)}
-            if formats is not None and fmt == "json_schema":
-                kwargs["response_format"] = formats[0]
-            elif formats is not None and fmt == "json_object":
-                kwargs["response_format"] = formats[1]
+            if formats is not None and fmt in ("json_schema", "json_object"):
+                kwargs["response_format"] = formats[0] if fmt == "json_schema" else formats[1]
             if trace is not None:
                 trace.update(format=fmt if formats is not None else None, retries=attempt)
             try:
                 text, prompt_toks, completion_toks = await self._attempt(ep, kwargs, budget_end, attempt_s, wanted,
                                                                          dispatched, trace)
             except Exception as exc:  # noqa: BLE001 — every failure is classified
-                c = classify_error(exc, fmt)
-                if c.unreachable:
-                    ep.reachable = False
-                if c.format_unsupported:
-                    ep.format = FORMATS[FORMATS.index(fmt) + 1]
-                    if prober:  # the others may go now, in the format that works
-                        ep.probing, prober = False, False
-                        ep.probed.set()
-                    continue
-                pause = backoff_delay(attempt, self.s.backoff_s, self.s.backoff_cap_s, self._rng.random(), c.wait,
-                                      self.s.retry_after_cap_s)
-                in_time = budget_end is None or self.loop.time() + pause + 0.05 < budget_end
-                busy_server = c.reason == "timeout" and ep.slots == 1  # it is still computing the answer
-                if c.retry and not busy_server and attempt < self.s.max_retries and in_time:
-                    attempt += 1
-                    if self.stats is not None:
-                        self.stats.retries += 1
-                    await asyncio.sleep(pause)
-                    continue
-                if prober:  # it learned nothing about the format; let the next request try
-                    self._release_probe(ep, learned=False)
-                raise Failure(c.reason, server=c.reason not in ("superseded", "tick_budget_queued")) from None
+                attempt, prober = await self._after_failure(exc, ep, fmt, attempt, prober, budget_end)
+                continue
             ep.format = fmt
             if prober:
                 self._release_probe(ep, learned=True)
             ep.reachable = True
             return scrub(text, self._secrets), prompt_toks, completion_toks
+
+    async def _probe_turn(self, ep: Endpoint, formats: tuple[dict, dict] | None, budget_end: float | None,
+                          prober: bool) -> bool:
+        """One request per server finds out its structured-output support; the others wait for
+        it, but no longer than their own deadline. Returns whether this request is the prober."""
+        if formats is None or ep.format is not None:
+            return prober
+        if ep.probing and not prober:
+            try:
+                await asyncio.wait_for(ep.probed.wait(), None if budget_end is None
+                                       else max(0.0, budget_end - self.loop.time()))
+            except TimeoutError:
+                raise Failure("timeout") from None
+        if ep.format is None and not ep.probing:
+            ep.probing = prober = True
+        return prober
+
+    async def _after_failure(self, exc: Exception, ep: Endpoint, fmt: str, attempt: int, prober: bool,
+                             budget_end: float | None) -> tuple[int, bool]:
+        """A failed attempt: the next format to try, or a pause and a retry (attempt, prober for
+        the next one); raises :class:`Failure` when it is not retried."""
+        c = classify_error(exc, fmt)
+        if c.unreachable:
+            ep.reachable = False
+        if c.format_unsupported:
+            ep.format = FORMATS[FORMATS.index(fmt) + 1]
+            if prober:  # the others may go now, in the format that works
+                ep.probing = False
+                ep.probed.set()
+            return attempt, False
+        pause = backoff_delay(attempt, self.s.backoff_s, self.s.backoff_cap_s, self._rng.random(), c.wait,
+                              self.s.retry_after_cap_s)
+        in_time = budget_end is None or self.loop.time() + pause + 0.05 < budget_end
+        busy_server = c.reason == "timeout" and ep.slots == 1  # it is still computing the answer
+        if c.retry and not busy_server and attempt < self.s.max_retries and in_time:
+            if self.stats is not None:
+                self.stats.retries += 1
+            await asyncio.sleep(pause)
+            return attempt + 1, prober
+        if prober:  # it learned nothing about the format; let the next request try
+            self._release_probe(ep, learned=False)
+        raise Failure(c.reason, server=c.reason not in ("superseded", "tick_budget_queued")) from None
 
     async def _attempt(self, ep: Endpoint, kwargs: dict, budget_end: float | None, attempt_s: float | None,
                        wanted: Callable[[], bool] | None, dispatched: Callable[[Endpoint], None] | None,

@@ -248,8 +248,27 @@ def load_spec(path: str | Path, base_url: str | None = None, model: str | None =
         SpecError: one line naming the file and the problem.
     """
     p = Path(path)
+    data = _read_toml(p)
+    if base_url or model:
+        _ask_server(data, p, base_url, model)
     try:
-        data = tomllib.loads(p.read_text())
+        spec = SweepSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(f"sweep file {p}: {_first_problem(exc)}") from None
+    tasks = spec.tasks()
+    for task in {json.dumps(t.params, sort_keys=True): t for t in tasks}.values():
+        problem = check_settings(task)
+        if problem:
+            raise SpecError(f"sweep file {p}: {problem}")
+    for m in spec.metrics or []:
+        if not isinstance(m, str) or not m:
+            raise SpecError(f"sweep file {p}: metrics: names of summary figures, e.g. \"mean_energy\"")
+    return spec
+
+
+def _read_toml(p: Path) -> dict:
+    try:
+        return tomllib.loads(p.read_text())
     except FileNotFoundError:
         raise SpecError(f"sweep file not found: {p}") from None
     except IsADirectoryError:
@@ -260,39 +279,34 @@ def load_spec(path: str | Path, base_url: str | None = None, model: str | None =
         raise SpecError(f"sweep file {p} is nested too deeply") from None
     except OSError as exc:
         raise SpecError(f"cannot read sweep file {p}: {exc.strerror}") from None
-    if base_url or model:
-        if not (base_url and model):
-            raise SpecError("--base-url and --model go together")
-        if data.get("scene") != "aquarium":
-            raise SpecError(f"sweep file {p}: --base-url/--model are for aquarium sweeps")
-        if "@" in base_url.split("//", 1)[-1].split("/", 1)[0]:
-            raise SpecError("--base-url must not carry credentials (every run's command is written to the results): "
-                            "put the key in the environment variable brain.api_key_env names")
-        params = data.setdefault("params", {})
-        if not isinstance(params, dict):
-            raise SpecError(f"sweep file {p}: params: a table of settings")
-        params["brain.small.endpoints"] = [[{"base_url": base_url, "model": model}]]
-    try:
-        spec = SweepSpec.model_validate(data)
-    except ValidationError as exc:
-        errors = exc.errors()
-        # a {from, to, step} table fails as a list too: name what is wrong with the table
-        tabled = [e for e in errors if any(k in str(x) for x in e["loc"] for k in ("Range", "Seeds"))]
-        said = [e for e in tabled if e["type"] != "model_type"]  # not "a {from, to} table was expected"
-        err = said[0] if said and errors[0]["type"] == "list_type" else errors[0]
-        loc = ".".join(str(x) for x in err["loc"]
-                       if not (str(x).startswith("list[") or "Range" in str(x) or "Seeds" in str(x))) or "sweep"
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
-        raise SpecError(f"sweep file {p}: {loc}: {msg}") from None
-    tasks = spec.tasks()
-    for task in {json.dumps(t.params, sort_keys=True): t for t in tasks}.values():
-        problem = check_settings(task)
-        if problem:
-            raise SpecError(f"sweep file {p}: {problem}")
-    for m in spec.metrics or []:
-        if not isinstance(m, str) or not m:
-            raise SpecError(f"sweep file {p}: metrics: names of summary figures, e.g. \"mean_energy\"")
-    return spec
+
+
+def _ask_server(data: dict, p: Path, base_url: str | None, model: str | None) -> None:
+    """``--base-url --model``: every aquarium run of the sweep asks that server."""
+    if not (base_url and model):
+        raise SpecError("--base-url and --model go together")
+    if data.get("scene") != "aquarium":
+        raise SpecError(f"sweep file {p}: --base-url/--model are for aquarium sweeps")
+    if "@" in base_url.split("//", 1)[-1].split("/", 1)[0]:
+        raise SpecError("--base-url must not carry credentials (every run's command is written to the results): "
+                        "put the key in the environment variable brain.api_key_env names")
+    params = data.setdefault("params", {})
+    if not isinstance(params, dict):
+        raise SpecError(f"sweep file {p}: params: a table of settings")
+    params["brain.small.endpoints"] = [[{"base_url": base_url, "model": model}]]
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """``where: what`` of the sweep file's first problem, in the file's words."""
+    errors = exc.errors()
+    # a {from, to, step} table fails as a list too: name what is wrong with the table
+    tabled = [e for e in errors if any(k in str(x) for x in e["loc"] for k in ("Range", "Seeds"))]
+    said = [e for e in tabled if e["type"] != "model_type"]  # not "a {from, to} table was expected"
+    err = said[0] if said and errors[0]["type"] == "list_type" else errors[0]
+    loc = ".".join(str(x) for x in err["loc"]
+                   if not (str(x).startswith("list[") or "Range" in str(x) or "Seeds" in str(x))) or "sweep"
+    msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+    return f"{loc}: {msg}"
 
 
 def referential_config(task: RunTask):
