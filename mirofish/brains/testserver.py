@@ -268,6 +268,44 @@ def _embedding(text: str, dims: int = 64) -> list[float]:
     return [v / norm for v in vec]
 
 
+def _scene_reply(prompt: str, fault: str) -> str | None:
+    """The reply to a scene's prompt (negotiation, referential game, a fish's diary); None for a fish's decision."""
+    if "negotiation between a buyer and a seller" in prompt:
+        return negotiation_reply(prompt) if fault != "garbage" else '{"accept": false, "signals": 7}'
+    if "referential game" in prompt:
+        if fault == "rule_breaker" and "You are the SENDER" in prompt and "is not allowed" not in prompt:
+            # a small model's first answer: too long and spelled out, until corrected
+            return json.dumps({"message": "Your target is a circle.", "new_terms": []})
+        return referential_reply(prompt) if fault != "garbage" else "I would rather not say."
+    if "keeping a diary" in prompt:  # a long-term summary in the fish's words
+        asked = re.search(r"About (t\d+-t\d+)\. Facts: (.*)", prompt)
+        span, facts = (asked.group(1), asked.group(2)) if asked else ("a while", "nothing much")
+        content = json.dumps({"summary": f"I remember {span}: {facts.split('; energy')[0]}"[:160]})
+        return content if fault != "garbage" else "I forget."
+    return None
+
+
+def _plan_reply(prompt: str, policy: str, strict_schema: dict | None, fault: str, schema: dict | None) -> dict:
+    """A plan, as the server's policy and fault answer (a strict server fills every key of ``strict_schema``)."""
+    reply = scripted_plan(prompt)
+    if policy == "forager":  # a small model that always answers forage
+        reply = {"goal": "forage", "ticks": 60, "thought": "food first"}
+    elif policy == "contrarian":
+        reply = contrary(reply)
+    if strict_schema is not None:  # a strict server fills every key
+        reply = {k: reply.get(k) for k in strict_schema.get("properties", reply)}
+        reply["thought"] = reply["thought"] or ""
+    if fault == "schema_breaker":  # a server that ignores the schema's narrowed enum
+        reply = {**reply, "goal": "school" if "school" not in _offered(schema) else "dance"}
+    if fault == "illegal":  # school with nobody in view, else explore into adjacent glass
+        glass = [w for w, ch in zip(("north", "south", "west", "east"), _ahead(prompt)) if ch == "#"]
+        if not any(c in "".join(_VIEW_ROW.findall(prompt)[-5:]) for c in _FISH):
+            reply = {"goal": "school", "thought": "with nobody"}
+        elif glass:
+            reply = {"goal": "explore", "direction": glass[0], "thought": "into the glass"}
+    return reply
+
+
 class _Handler(BaseHTTPRequestHandler):
     """One request to a :class:`TestServer` (its settings and counters are ``self.owner``)."""
 
@@ -314,112 +352,105 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": "not found"}})
 
     def do_POST(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
-        if self.path.rstrip("/").endswith("/chat/completions") and (self.owner.keep_bodies or self.owner.log):
-            with self.owner._lock:
-                if self.owner.keep_bodies:
-                    self.owner.bodies.append(raw)
-                if self.owner.log:
-                    with open(self.owner.log, "ab") as fh:
-                        fh.write(raw.replace(b"\n", b" ") + b"\n")
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        chat = self.path.rstrip("/").endswith("/chat/completions")
+        if chat:
+            self._keep(raw)
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             self._send(400, {"error": {"message": "body is not JSON"}})
             return
-        auth = self.headers.get("Authorization", "")
         with self.owner._lock:
             self.owner.requests += 1
             n = self.owner.requests
-            self.owner.seen_auth.add(auth)
+            self.owner.seen_auth.add(self.headers.get("Authorization", ""))
         if self.path.rstrip("/").endswith("/embeddings"):
-            inputs = body.get("input")
-            inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
-            self._send(200, {"object": "list", "model": self.owner.model, "data": [
-                {"object": "embedding", "index": i, "embedding": _embedding(t)} for i, t in enumerate(inputs)],
-                "usage": {"prompt_tokens": sum(estimate_tokens(t) for t in inputs),
-                          "total_tokens": sum(estimate_tokens(t) for t in inputs)}})
-            return
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._embeddings(body)
+        elif not chat:
             self._send(404, {"error": {"message": "not found"}})
+        else:
+            self.owner.pace()
+            fault = self.owner.fault if n % max(1, self.owner.fault_every) == 0 else "none"
+            if not self._fails(fault):
+                self._chat(n, body, fault)
+
+    def _keep(self, raw: bytes) -> None:
+        """The request body as it arrived (``keep_bodies``, ``--log``)."""
+        if not (self.owner.keep_bodies or self.owner.log):
             return
-        self.owner.pace()
-        fault = self.owner.fault if n % max(1, self.owner.fault_every) == 0 else "none"
+        with self.owner._lock:
+            if self.owner.keep_bodies:
+                self.owner.bodies.append(raw)
+            if self.owner.log:
+                with open(self.owner.log, "ab") as fh:
+                    fh.write(raw.replace(b"\n", b" ") + b"\n")
+
+    def _embeddings(self, body: dict) -> None:
+        inputs = body.get("input")
+        inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        self._send(200, {"object": "list", "model": self.owner.model, "data": [
+            {"object": "embedding", "index": i, "embedding": _embedding(t)} for i, t in enumerate(inputs)],
+            "usage": {"prompt_tokens": sum(estimate_tokens(t) for t in inputs),
+                      "total_tokens": sum(estimate_tokens(t) for t in inputs)}})
+
+    def _fails(self, fault: str) -> bool:
+        """The faults that answer no completion (True: answered, or not at all); "slow" waits first."""
         if fault in ("hang", "drip", "endless", "reset", "not_http", "huge_body"):
             self._misbehave(fault)
-            return
+            return True
         if fault == "retry_after_forever":
             self._send(429, {"error": {"message": "come back much later"}}, {"Retry-After": "100000"})
-            return
+            return True
         if fault == "slow":
             time.sleep(self.owner.delay)
         if fault == "429":
-            self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
-                       {"Retry-After": "0.05"})
-            return
+            self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}}, {"Retry-After": "0.05"})
+            return True
         if fault == "500":
             self._send(500, {"error": {"message": "internal error"}})
-            return
+            return True
+        return False
+
+    def _schema(self, body: dict) -> tuple[dict | None, bool]:
+        """(the JSON schema asked for, refused): a server without json_schema, or a strict one
+        that refuses a schema its strict mode cannot take, answers as OpenAI does."""
         fmt = (body.get("response_format") or {}).get("type")
-        if self.owner.fault == "reject_json_schema" and fmt == "json_schema":
+        if fmt != "json_schema":
+            return None, False
+        if self.owner.fault == "reject_json_schema":
             self._send(500, {"error": {"message": "response_format json_schema is not supported"}})
+            return None, True
+        spec = body["response_format"].get("json_schema") or {}
+        errors = strict_schema_errors(spec.get("schema")) if self.owner.strict and spec.get("strict") else []
+        if errors:
+            with self.owner._lock:
+                self.owner.schema_errors += errors
+            self._send(400, {"error": {"message": f"Invalid schema for response_format '{spec.get('name')}': "
+                                                  f"{errors[0]}", "type": "invalid_request_error"}})
+            return None, True
+        return spec.get("schema"), False
+
+    def _chat(self, n: int, body: dict, fault: str) -> None:
+        schema, refused = self._schema(body)
+        if refused:
             return
-        schema = None
-        if fmt == "json_schema":
-            spec = body["response_format"].get("json_schema") or {}
-            schema = spec.get("schema")
-            errors = strict_schema_errors(schema) if self.owner.strict and spec.get("strict") else []
-            if errors:  # as OpenAI answers a schema its strict mode cannot take
-                with self.owner._lock:
-                    self.owner.schema_errors += errors
-                self._send(400, {"error": {"message": f"Invalid schema for response_format "
-                                                      f"'{spec.get('name')}': {errors[0]}",
-                                           "type": "invalid_request_error"}})
-                return
         with self.owner._lock:
             self.owner.completions += 1
-        messages = body.get("messages") or []
-        prompt = "\n".join(str(m.get("content", "")) for m in messages)
-        if "negotiation between a buyer and a seller" in prompt:
-            self._complete(n, prompt, negotiation_reply(prompt) if fault != "garbage"
-                           else '{"accept": false, "signals": 7}')
-            return
-        if "referential game" in prompt:
-            if fault == "rule_breaker" and "You are the SENDER" in prompt and "is not allowed" not in prompt:
-                # a small model's first answer: too long and spelled out, until corrected
-                self._complete(n, prompt, json.dumps({"message": "Your target is a circle.", "new_terms": []}))
-                return
-            self._complete(n, prompt, referential_reply(prompt) if fault != "garbage"
-                           else "I would rather not say.")
-            return
-        if "keeping a diary" in prompt:  # a long-term summary in the fish's words
-            asked = re.search(r"About (t\d+-t\d+)\. Facts: (.*)", prompt)
-            span, facts = (asked.group(1), asked.group(2)) if asked else ("a while", "nothing much")
-            content = json.dumps({"summary": f"I remember {span}: {facts.split('; energy')[0]}"[:160]})
-            self._complete(n, prompt, content if fault != "garbage" else "I forget.")
-            return
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages") or [])
+        content = _scene_reply(prompt, fault)
+        if content is None:
+            content = self._fish_reply(body, prompt, schema, fault)
+        self._complete(n, prompt, content)
+
+    def _fish_reply(self, body: dict, prompt: str, schema: dict | None, fault: str) -> str:
+        """A fish's plan or action (as the test policies and faults answer), with a summary when asked."""
         policy = self.owner.policy
         for name in POLICIES:
             if str(body.get("model", "")).endswith(f"-{name}"):
                 policy = name
         if "Plans that fit now" in prompt:
-            reply = scripted_plan(prompt)
-            if policy == "forager":  # a small model that always answers forage
-                reply = {"goal": "forage", "ticks": 60, "thought": "food first"}
-            elif policy == "contrarian":
-                reply = contrary(reply)
-            if schema is not None and self.owner.strict:  # a strict server fills every key
-                reply = {k: reply.get(k) for k in schema.get("properties", reply)}
-                reply["thought"] = reply["thought"] or ""
-            if fault == "schema_breaker":  # a server that ignores the schema's narrowed enum
-                reply = {**reply, "goal": "school" if "school" not in _offered(schema) else "dance"}
-            if fault == "illegal":  # school with nobody in view, else explore into adjacent glass
-                glass = [w for w, ch in zip(("north", "south", "west", "east"), _ahead(prompt)) if ch == "#"]
-                if not any(c in "".join(_VIEW_ROW.findall(prompt)[-5:]) for c in _FISH):
-                    reply = {"goal": "school", "thought": "with nobody"}
-                elif glass:
-                    reply = {"goal": "explore", "direction": glass[0], "thought": "into the glass"}
+            reply = _plan_reply(prompt, policy, schema if self.owner.strict else None, fault, schema)
         else:
             action, thought = scripted_reply(prompt)
             if fault == "illegal":
@@ -432,10 +463,10 @@ class _Handler(BaseHTTPRequestHandler):
             reply["summary"] = f"I remember {asked.group(1)}: {facts}"[:160]
         content = json.dumps(reply)
         if fault == "garbage":
-            content = "Hmm, I think I will swim around a bit and see."
-        elif fault == "fenced":
-            content = f"Sure! Here is my choice:\n```json\n{content}\n```\nHope that helps."
-        self._complete(n, prompt, content)
+            return "Hmm, I think I will swim around a bit and see."
+        if fault == "fenced":
+            return f"Sure! Here is my choice:\n```json\n{content}\n```\nHope that helps."
+        return content
 
     def _misbehave(self, fault: str) -> None:
         """Never answer, drip a reply byte by byte, or stream a body that never ends —
