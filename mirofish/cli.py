@@ -52,24 +52,23 @@ def _int_at_least(lo: int, hi: int = 2**31 - 1):
     return parse
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
-    if not 0.1 <= value <= 3600:  # also refuses nan and inf
-        raise argparse.ArgumentTypeError(f"must be between 0.1 and 3600 seconds, got {text}")
-    return value
+def _number_between(lo: float, hi: float, unit: str = ""):
+    """An argument type: a number from ``lo`` to ``hi`` (``unit`` words it: "seconds")."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number{' of ' + unit if unit else ''}, got {text!r}") from None
+        if not lo <= value <= hi:  # also refuses nan and inf
+            raise argparse.ArgumentTypeError(f"must be between {lo:g} and {hi:g}{' ' + unit if unit else ''}, "
+                                             f"got {text}")
+        return value
+
+    return parse
 
 
-def _speed(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"speed must be a number, got {text!r}") from None
-    if not 0.25 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"speed must be between 0.25 and 64, got {value}")
-    return value
+_seconds = _number_between(0.1, 3600, "seconds")
+_speed = _number_between(0.25, 64)
 
 
 def _add_config_flags(p: argparse.ArgumentParser) -> None:
