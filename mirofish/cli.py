@@ -286,6 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="new terms wait for a person's approval before they become global (window: A approve, "
                           "R reject; or: glossary review PATH)")
     ref.add_argument("--glossary", metavar="PATH", help="SQLite glossary to use and keep (default: in memory)")
+    ref.add_argument("--record", metavar="OUT", help="record the game round by round (embedded agents, a new "
+                                                     "glossary): replay and export --tables read it")
     ref.add_argument("--log", metavar="PATH",
                      help="JSON Lines round log, one line per round (fields in README \"Referential game\")")
     ref.add_argument("--base-url", metavar="URL", help="llm agents: OpenAI-compatible server")
@@ -441,8 +443,9 @@ def run_replay(args: argparse.Namespace) -> int:
     from .observe.recording import TURN_SCENES, recording_scene
     from .session import ReplaySession
 
-    if recording_scene(args.path) in TURN_SCENES:
-        return _replay_turns(args)
+    kind = recording_scene(args.path)
+    if kind in TURN_SCENES:
+        return _replay_rounds(args) if kind == "referential" else _replay_turns(args)
     player = ReplaySession(args.path)
     _check_select(args, player.cfg.fish.slots)
     cache = _reply_cache(args.reply_cache)
@@ -551,6 +554,24 @@ def _replay_turns(args: argparse.Namespace) -> int:
     return run_window(scene, args.screenshot, args.frames, None, args.fps, _size(args.size))
 
 
+def _replay_rounds(args: argparse.Namespace) -> int:
+    """``replay`` of a referential game: headless, every round played again and checked; else
+    the window, with a timeline over the rounds."""
+    from .scenes.referential.recording import ReferentialRecording, verify
+
+    rec = ReferentialRecording(args.path)
+    if args.headless:
+        try:
+            print(json.dumps(verify(rec)))
+        finally:
+            rec.close()
+        return 0
+    from .scenes.referential.scene import ReferentialScene
+    from .ui.app import run_window
+
+    return run_window(ReferentialScene.replaying(rec), args.screenshot, args.frames, None, args.fps, _size(args.size))
+
+
 def _fork_turns(args: argparse.Namespace) -> int:
     from .scenes.negotiation.recording import NegotiationRecording, fork_summary
 
@@ -570,7 +591,11 @@ def run_fork(args: argparse.Namespace) -> int:
     from .observe.recording import TURN_SCENES, recording_scene
     from .session import fork
 
-    if recording_scene(args.path) in TURN_SCENES:
+    kind = recording_scene(args.path)
+    if kind == "referential":
+        raise UsageError("mirofish fork: a referential game's recording replays (replay, export --tables); forks "
+                         "are for the aquarium and the negotiation")
+    if kind in TURN_SCENES:
         return _fork_turns(args)
     if args.at is None:
         raise UsageError("mirofish fork: --at T is required (the tick to fork at)")
@@ -630,10 +655,13 @@ def run_export(args: argparse.Namespace) -> int:
         from .observe.recording import TURN_SCENES, recording_scene
         from .session.tables import export_tables
 
-        if not Path(args.path).is_dir() and recording_scene(args.path) in TURN_SCENES:  # a negotiation's turns
+        scene = "" if Path(args.path).is_dir() else recording_scene(args.path)
+        if scene in TURN_SCENES:  # a negotiation's turns, a referential game's rounds
             from .scenes.negotiation.recording import export_turn_tables
+            from .scenes.referential.recording import export_round_tables
 
-            print(json.dumps(export_turn_tables(args.path, args.tables, args.format, args.overwrite)))
+            write = export_round_tables if scene == "referential" else export_turn_tables
+            print(json.dumps(write(args.path, args.tables, args.format, args.overwrite)))
             return 0
 
         print(json.dumps(export_tables(args.path, args.tables, args.format, args.t_from, args.t_to, args.every,
@@ -771,16 +799,29 @@ def run_referential(args: argparse.Namespace) -> int:
         exp = Experiment(cfg, args.glossary, args.log, args.agents, factory)
     except GlossaryError as exc:
         raise UsageError(f"mirofish: {exc}") from None
+    recorder = None
+    if args.record:
+        from .scenes.referential.recording import ReferentialRecorder
+
+        try:
+            recorder = ReferentialRecorder(args.record, exp, args.overwrite, tuple(filter(None, [args.glossary,
+                                                                                               args.log])))
+        except BaseException:
+            exp.close()
+            raise
     if not args.headless:
         from .scenes.referential.scene import ReferentialScene
         from .ui.app import run_window
 
-        return run_window(ReferentialScene(exp), args.screenshot, args.frames, None, args.fps, _size(args.size))
+        return run_window(ReferentialScene(exp, recorder), args.screenshot, args.frames, None, args.fps,
+                          _size(args.size))
     try:
         with _locks([args.log, args.glossary]):  # no other run writes into them meanwhile
             summary = exp.run()
     finally:
         exp.close()
+        if recorder is not None:
+            recorder.close()  # every round played is kept, Ctrl-C included
     print(json.dumps(summary))
     return 0
 

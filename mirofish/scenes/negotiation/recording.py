@@ -25,15 +25,14 @@ the ones after are the new branch.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ... import __version__
-from ...observe.paths import OutputError, WriterLock, check_output
-from ...observe.recording import RecordingError, content_digest, open_recording_file
+from ...observe.paths import OutputError, check_output
+from ...observe.recording import RecordingError
+from ...observe.turns import TurnReader, TurnWriter
 from .dialogue import STRATEGIES, Bandit, Negotiation, Turn
 from .world import Session
 
@@ -41,7 +40,6 @@ SCENE = "negotiation"
 TURNS_VERSION = 1
 _TABLES = [("sessions", "session"), ("turns", "session, turn"), ("said", "session, turn, role, what")]
 _SCHEMA = """
-CREATE TABLE header (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE sessions (session INTEGER PRIMARY KEY, seed INTEGER, bandit TEXT, result TEXT);
 CREATE TABLE turns (session INTEGER, turn INTEGER, data TEXT, PRIMARY KEY (session, turn));
 CREATE TABLE said (session INTEGER, turn INTEGER, role TEXT, what TEXT, data TEXT,
@@ -109,23 +107,8 @@ class NegotiationRecorder:
     path another run is writing)."""
 
     def __init__(self, path: str | Path, header: dict, overwrite: bool = False):
-        try:
-            self.path = check_output(path, (), overwrite, "recording")
-            self._lock = WriterLock(self.path)
-        except OutputError as exc:
-            raise RecordingError(str(exc)) from None
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db: sqlite3.Connection | None = sqlite3.connect(self.path, isolation_level=None)
-            self._db.executescript(_SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
-            self._lock.release()
-            raise RecordingError(f"cannot create recording {self.path}: {exc}") from None
-        full = {"scene": SCENE, "turns_version": TURNS_VERSION, "code_version": __version__,
-                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **header}
-        self._db.executemany("INSERT INTO header VALUES (?, ?)", [(k, json.dumps(v)) for k, v in full.items()])
+        self._out = TurnWriter(path, SCENE, {"turns_version": TURNS_VERSION, **header}, _SCHEMA, _TABLES, overwrite)
+        self.path = self._out.path
         self._log: list[tuple[int, str, str, Any]] = []
         self._turns: list[dict] = []
         self._bandit: dict = {}
@@ -143,55 +126,28 @@ class NegotiationRecorder:
 
     def end(self, index: int, neg: Negotiation) -> None:
         """A session ended: its turns, what its models said and its result, in one commit."""
-        db = self._db
-        if db is None:
-            return
-        db.execute("BEGIN")
-        db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?)",
-                   (index, neg.s.seed, json.dumps(self._bandit), json.dumps(neg.result(), default=str)))
-        db.executemany("INSERT OR REPLACE INTO turns VALUES (?, ?, ?)",
-                       [(index, x["index"], json.dumps(x)) for x in self._turns])
-        db.executemany("INSERT OR REPLACE INTO said VALUES (?, ?, ?, ?, ?)",
-                       [(index, t, role, what, json.dumps(data)) for t, role, what, data in self._log])
-        db.execute("COMMIT")
+        self._out.write({
+            "sessions": [(index, neg.s.seed, json.dumps(self._bandit), json.dumps(neg.result(), default=str))],
+            "turns": [(index, x["index"], json.dumps(x)) for x in self._turns],
+            "said": [(index, t, role, what, json.dumps(data)) for t, role, what, data in self._log]})
 
     def close(self) -> None:
-        db, self._db = self._db, None
-        if db is None:
-            return
-        try:
-            db.execute("INSERT OR REPLACE INTO header VALUES ('checksum', ?)",
-                       (json.dumps(content_digest(db, _TABLES)),))
-        finally:
-            db.close()
-            self._lock.release()
+        self._out.close()
 
 
 class NegotiationRecording:
     """A negotiation recording opened read-only (checked against its checksum)."""
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self._db, self.header = open_recording_file(self.path)
+        self._in = TurnReader(path, SCENE, "turns_version", TURNS_VERSION, _TABLES)
+        self.path, self.header = self._in.path, self._in.header
         try:
-            if self.header.get("scene") != SCENE:
-                raise RecordingError(f"not a negotiation recording: {self.path}")
-            if not isinstance(self.header.get("turns_version"), int) or self.header["turns_version"] > TURNS_VERSION:
-                raise RecordingError(f"negotiation recording format {self.header.get('turns_version')!r} is not one "
-                                     f"this MiroFish reads: {self.path}")
-            stored = self.header.get("checksum")
-            if stored is not None and stored != content_digest(self._db, _TABLES):
-                raise RecordingError(f"recording was modified after it was written (its checksum does not match): "
-                                     f"{self.path}")
-            rows = self._db.execute("SELECT session, seed, bandit, result FROM sessions ORDER BY session").fetchall()
             self.sessions = [{"session": k, "seed": seed, "bandit": json.loads(b), "result": json.loads(r)}
-                             for k, seed, b, r in rows]
-        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+                             for k, seed, b, r in self._in.rows("SELECT session, seed, bandit, result FROM sessions "
+                                                                "ORDER BY session")]
+        except (ValueError, TypeError) as exc:
             self.close()
             raise RecordingError(f"recording is damaged ({exc}): {self.path}") from None
-        except RecordingError:
-            self.close()
-            raise
         if not self.sessions:
             self.close()
             raise RecordingError(f"recording holds no finished session: {self.path}")
@@ -205,11 +161,11 @@ class NegotiationRecording:
                              f"{self.sessions[0]['session']}..{self.sessions[-1]['session']})")
 
     def turns(self, index: int) -> list[dict]:
-        return [json.loads(d) for (d,) in self._db.execute(
-            "SELECT data FROM turns WHERE session = ? ORDER BY turn", (index,))]
+        return [json.loads(d) for (d,) in self._in.rows("SELECT data FROM turns WHERE session = ? ORDER BY turn",
+                                                         (index,))]
 
     def said(self, index: int) -> dict[tuple[int, str, str], Any]:
-        return {(t, role, what): json.loads(d) for t, role, what, d in self._db.execute(
+        return {(t, role, what): json.loads(d) for t, role, what, d in self._in.rows(
             "SELECT turn, role, what, data FROM said WHERE session = ?", (index,))}
 
     def negotiation(self, index: int) -> Negotiation:
@@ -284,7 +240,7 @@ class NegotiationRecording:
         return neg, self.replay(index, neg, until=turn)
 
     def close(self) -> None:
-        self._db.close()
+        self._in.close()
 
 
 def fork_summary(rec: NegotiationRecording, index: int, turn: int, strategy: str, out: str | Path | None = None,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -157,6 +158,7 @@ class Experiment:
         self.log = open(log_path, "w") if log_path else None  # noqa: SIM115 — open for the run, closed by close()
         self.run_id = f"seed{cfg.seed}-{cfg.condition}-{agents}"
         self.offset = self.glossary.rounds_played  # a restarted glossary keeps counting rounds
+        self.watch: Callable[[dict], None] | None = None  # each round's record, as --log writes it
 
     def _fixed_glossary(self) -> None:
         """The fixed-glossary condition: one agreed term per value, given to every agent."""
@@ -240,12 +242,14 @@ class Experiment:
         self.tokens.append(self._model_tokens() - spent)
         self.rounds.append(rnd)
         alarm = self._watch_success(r)
+        record = {"round": r, "target_id": rnd.target.id, "candidate_ids": [c.id for c in rnd.candidates],
+                  "message": rnd.message, "sender_raw": rnd.sender_raw, "receiver_raw": rnd.receiver_raw,
+                  "choice": rnd.choice, "success": rnd.success, "used_terms": rnd.used_terms,
+                  "new_terms": rnd.new_terms, "alarm": alarm}
         if self.log:
-            self.log.write(json.dumps({
-                "round": r, "target_id": rnd.target.id, "candidate_ids": [c.id for c in rnd.candidates],
-                "message": rnd.message, "sender_raw": rnd.sender_raw, "receiver_raw": rnd.receiver_raw,
-                "choice": rnd.choice, "success": rnd.success, "used_terms": rnd.used_terms,
-                "new_terms": rnd.new_terms, "alarm": alarm}) + "\n")
+            self.log.write(json.dumps(record) + "\n")
+        if self.watch is not None:  # a recorder keeps it; a replay checks it
+            self.watch(record)
         return rnd
 
     def _model_tokens(self) -> int:

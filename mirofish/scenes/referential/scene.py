@@ -7,11 +7,14 @@ from collections import deque
 import numpy as np
 import pygame
 
+from ...observe.recording import RecordingError
 from ...ui import theme
 from ...ui.charts import draw_axes_chart
+from ...ui.panels import Timeline
 from ..base import PacedScene
 from .experiment import Experiment
 from .game import GameConfig, GameObject, Round
+from .recording import ReferentialRecorder, ReferentialRecording
 
 COLOURS = {"red": (232, 88, 80), "blue": (84, 140, 240), "green": (96, 200, 120), "yellow": (240, 210, 90)}
 
@@ -34,7 +37,7 @@ class ReferentialScene(PacedScene):
     """Scene protocol over an :class:`Experiment` (one round per tick; 2 rounds/s at 1×)."""
 
     title = "Referential game"
-    help_lines = (
+    help_lines: tuple[tuple[str, str], ...] = (
         ("the game", "one agent (the sender) sees a target object and sends a short message; the other (the "
                      "receiver) sees a few candidate objects and picks the one it thinks is meant"),
         ("message", "the words the sender used, and how long they are against spelling the object out"),
@@ -49,7 +52,12 @@ class ReferentialScene(PacedScene):
         ("A / R", "with --review: approve or reject the first new word waiting for a person"),
     )
 
-    def __init__(self, experiment: Experiment | None = None):
+    REPLAY_HELP = (
+        ("replay", "a recorded game, played again and checked round by round against the recording"),
+        (", / .", "one round back / forward;  drag the timeline: any round"),
+    )
+
+    def __init__(self, experiment: Experiment | None = None, recorder: ReferentialRecorder | None = None):
         self.exp = experiment or Experiment(GameConfig(seed=0, rounds=10_000))
         super().__init__()
         self.success: deque[float] = deque(maxlen=300)
@@ -57,21 +65,50 @@ class ReferentialScene(PacedScene):
         self.size: deque[float] = deque(maxlen=300)
         self.last: Round | None = None
         self.reviewed: tuple[str, bool] | None = None  # the last verdict, shown in the review strip
+        self.recorder = recorder  # referential --record: each round kept as it is played
+        self.recording: ReferentialRecording | None = None  # replay R.db: the rounds played again
+        self.timeline: Timeline | None = None
+        self.message = ""
+
+    @classmethod
+    def replaying(cls, rec: ReferentialRecording) -> ReferentialScene:
+        """The scene playing a recording back (``replay R.db``), paused at its start."""
+        scene = cls(rec.experiment())
+        scene.recording, scene.timeline = rec, Timeline(0, len(rec.rounds))
+        scene.help_lines = (*cls.REPLAY_HELP, *cls.help_lines)
+        scene.pacer.paused = True
+        return scene
+
+    @property
+    def last_round(self) -> int:
+        """The rounds there are: the recording's, or the game's."""
+        return len(self.recording.rounds) if self.recording is not None else self.exp.cfg.rounds
 
     # model side
     def reset(self, seed: int) -> None:
         cfg = self.exp.cfg.model_copy(update={"seed": seed})
         self.exp.close()
-        self.exp = Experiment(cfg)
+        self.exp = self.recording.experiment() if self.recording is not None else Experiment(cfg)
         for series in (self.success, self.compression, self.size):
             series.clear()
         self.last = None
 
+    def seek(self, n: int) -> None:
+        """A replay at round ``n``: the game played again from its start (the charts too)."""
+        self.reset(self.exp.cfg.seed)
+        for _ in range(max(0, min(n, self.last_round))):
+            self.step()
+
     def step(self) -> None:
-        if len(self.exp.rounds) >= self.exp.cfg.rounds:
+        if len(self.exp.rounds) >= self.last_round:
             self.pacer.paused = True
             return
-        self.last = self.exp.step()
+        try:
+            self.last = self.exp.step()
+        except RecordingError as exc:  # a replay that leaves its recording stops and says where
+            self.pacer.paused = True
+            self.message = str(exc)
+            return
         self.success.append(float(np.mean(self.exp.success[-50:])))
         msg, nat = zip(*self.exp.lengths[-50:])
         self.compression.append(sum(msg) / sum(nat))
@@ -81,7 +118,16 @@ class ReferentialScene(PacedScene):
         return {"summary": self.exp.summary(), "glossary": self.exp.glossary.as_dict()}
 
     def handle_event(self, event) -> None:
-        """A / R: approve or reject the first term waiting for review (``--review``)."""
+        """A / R: approve or reject the first term waiting for review (``--review``); a replay's
+        timeline and "," (one round back)."""
+        if self.timeline is not None:
+            n = self.timeline.handle(event)
+            if n is None and event.type == pygame.KEYDOWN and event.key == pygame.K_COMMA:
+                n = len(self.exp.rounds) - 1
+            if n is not None:
+                self.pacer.paused = True
+                self.seek(n)
+                return
         if event.type == pygame.KEYDOWN and event.key in (pygame.K_a, pygame.K_r) and not self.thinking:
             waiting = self.exp.glossary.pending()
             if waiting:
@@ -97,11 +143,17 @@ class ReferentialScene(PacedScene):
     def close(self) -> None:
         self.close_worker()
         self.exp.close()
+        if self.recorder is not None:
+            self.recorder.close()  # every round played stays recorded
+        if self.recording is not None:
+            self.recording.close()
 
     # view side
     def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
         """The scene's boxes for a window of ``size`` (1024×600 and up): inside it, apart."""
         w, h = size
+        line = Timeline.height - 20 if self.timeline is not None else 0  # a replay's timeline along the bottom
+        h -= line
         left = min(700, int(w * 0.62))
         top, room = 90, h - 90 - 16
         card_h = min(260, int(room * 0.4))
@@ -111,23 +163,31 @@ class ReferentialScene(PacedScene):
         cands = pygame.Rect(24, card.bottom + 16, left, cands_h)
         chart = pygame.Rect(24, cands.bottom + 16, left, h - cands.bottom - 32)
         table = pygame.Rect(left + 48, top, w - left - 72, h - top - 16)
-        return {"card": card, "message": msg, "candidates": cands, "charts": chart, "glossary": table}
+        boxes = {"card": card, "message": msg, "candidates": cands, "charts": chart, "glossary": table}
+        if line:
+            boxes["timeline"] = pygame.Rect(0, h - 4, w, line)
+        return boxes
 
     def draw_scene(self, surf: pygame.Surface) -> None:
         w, _, rects = self.begin_frame(surf)
         exp, names = self.exp, self.exp.game.names
         surf.blit(theme.text("Referential game", 32, theme.INK, bold=True), (24, 16))
         s = exp.summary() if exp.rounds else {}
-        surf.blit(theme.fit(f"round {len(exp.rounds)}/{exp.cfg.rounds}   condition {exp.cfg.condition}   "
+        what = "replay: " if self.recording is not None else ""
+        surf.blit(theme.fit(f"{what}round {len(exp.rounds)}/{self.last_round}   condition {exp.cfg.condition}   "
                             f"{len(exp.present)} agents   {exp.cfg.candidates} candidates   speed "
                             f"{self.pacer.speed:g}x{'  PAUSED' if self.pacer.paused else ''}   "
-                            "H: what you see   S: next scene",
+                            f"{'recording   ' if self.recorder is not None else ''}H: what you see   S: next scene",
                             20, w - 48, theme.DIM), (24, 52))
+        if self.message:  # a replay that left its recording
+            surf.blit(theme.fit(self.message, 17, w - 48, theme.BAD), (24, 72))
         r = self.last
         self._draw_round(surf, rects, r, names)
         self._draw_candidates(surf, rects["candidates"], r, names)
         self._draw_charts(surf, rects["charts"])
         self._draw_glossary(surf, rects["glossary"], s)
+        if self.timeline is not None:
+            self.timeline.draw(surf, rects["timeline"], len(exp.rounds))
 
     @staticmethod
     def _draw_round(surf: pygame.Surface, rects: dict, r, names) -> None:
