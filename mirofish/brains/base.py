@@ -13,6 +13,7 @@ from __future__ import annotations
 import queue
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -109,13 +110,13 @@ class DecisionBatch:
     thoughts: list[str] | None = None
     # (fish, serial, text): long-term summaries written by the source (a model), applied with the decisions
     summaries: list[tuple[int, int, str]] | None = None
-    meta: dict = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict[str, Any])
     # True: a plan to swim while the fish's request is still open (realtime, waiting for a model's
     # first answer); the engine applies it and keeps the request pending
     provisional: bool = False
     # the model exchanges behind these decisions (dicts, see brains/exchanges.py; each names its
     # fish): what was sent and said, kept by recordings; None for brains that ask no model
-    calls: list[dict] | None = None
+    calls: list[dict[str, Any]] | None = None
     goals: np.ndarray = None  # type: ignore[assignment]
     params: np.ndarray = None  # type: ignore[assignment]
     horizons: np.ndarray = None  # type: ignore[assignment]
@@ -167,7 +168,7 @@ class DecisionSource:
         ``results`` here.
         """
 
-    def interventions_at(self, tick: int) -> list[dict]:
+    def interventions_at(self, tick: int) -> list[dict[str, Any]]:
         """Hands-on interventions this source knows for ``tick`` (a replay: the recorded ones;
         see :mod:`mirofish.interventions`); the engine applies them before anything else."""
         return []
@@ -182,7 +183,7 @@ class DecisionSource:
     def pump(self) -> None:
         """Answer queued requests in the caller's thread; threaded sources leave this empty."""
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """Whatever the source wants the HUD and the run summary to show."""
         return {"source": self.name}
 

@@ -8,6 +8,8 @@ returns ``{"text", "tokens", "error"}`` with ``error`` None on success, never ra
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
 from ..config import ConfigError, EndpointConfig
@@ -49,13 +51,14 @@ class ModelClient:
 
         self._transport = self._thread.run(start(), timeout=30)
 
-    def complete(self, msgs: list[dict], schema: dict | None = None, max_tokens: int = 200) -> dict:
+    def complete(self, msgs: list[dict[str, Any]], schema: dict[str, Any] | None = None,
+                 max_tokens: int = 200) -> dict[str, Any]:
         """One completion (JSON shaped by ``schema`` when given); at most ``timeout_s`` in all,
         whatever the server does; an open breaker answers at once."""
         formats = response_formats(schema) if schema is not None else None
         loop = self._thread.loop
 
-        async def run():
+        async def run() -> tuple[str | None, int, int]:
             return await self.breaker.call(self._transport.complete(
                 [self.endpoint], msgs, formats, max_tokens, loop.time() + self.timeout_s))
 

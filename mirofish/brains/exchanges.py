@@ -26,6 +26,7 @@ import json
 import os
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def schema_of(formats: tuple[dict, dict] | None) -> dict | None:
+def schema_of(formats: tuple[dict[str, Any], dict[str, Any]] | None) -> dict[str, Any] | None:
     """The JSON schema both forms of a request's structured-output formats carry (None: none)."""
     if formats is None:
         return None
@@ -55,15 +56,16 @@ def schema_of(formats: tuple[dict, dict] | None) -> dict | None:
     return spec.get("schema") or formats[1].get("schema")
 
 
-def cache_key(model: str, msgs: list[dict], schema: dict | None, max_tokens: int) -> str:
+def cache_key(model: str, msgs: list[dict[str, Any]], schema: dict[str, Any] | None, max_tokens: int) -> str:
     """The reply cache's key of a request: a digest of what decides the reply."""
     body = {"model": model, "messages": msgs, "schema": schema, "max_tokens": max_tokens, "temperature": TEMPERATURE}
     return hashlib.blake2b(canonical(body).encode(), digest_size=16).hexdigest()
 
 
-def exchange(*, tick: int, fish: int, kind: str, model: str, msgs: list[dict], formats: tuple[dict, dict] | None,
-             max_tokens: int, trace: dict, reply: str | None, read: str, tier: str, view: str = "",
-             cached: bool = False) -> dict:
+def exchange(*, tick: int, fish: int, kind: str, model: str, msgs: list[dict[str, Any]],
+             formats: tuple[dict[str, Any], dict[str, Any]] | None, max_tokens: int, trace: dict[str, Any],
+             reply: str | None, read: str, tier: str, view: str = "",
+             cached: bool = False) -> dict[str, Any]:
     """One exchange as recordings store it, with the shared texts it references under
     ``_texts`` (``{hash: text}``; the recorder stores each once and drops the key)."""
     system = msgs[0]["content"] if msgs and msgs[0].get("role") == "system" else ""
@@ -87,7 +89,7 @@ def exchange(*, tick: int, fish: int, kind: str, model: str, msgs: list[dict], f
     }
 
 
-def complete_call(call: dict, texts: dict[str, str]) -> dict:
+def complete_call(call: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]:
     """A stored exchange with the fields recordings leave out, derived: ``key`` (the reply
     cache's) and ``view`` (the 5x5 view, lines 2-6 of a decision's per-fish message)."""
     out = dict(call)
@@ -101,7 +103,7 @@ def complete_call(call: dict, texts: dict[str, str]) -> dict:
     return out
 
 
-def request_body(call: dict, texts: dict[str, str], seed: int) -> dict:
+def request_body(call: dict[str, Any], texts: dict[str, str], seed: int) -> dict[str, Any]:
     """The chat-completion body an exchange was sent as (what the server received, parsed):
     model, messages, temperature, max_tokens, seed and the response format in the form the
     server took (none for ``plain`` or a request without a schema)."""
@@ -118,11 +120,12 @@ def request_body(call: dict, texts: dict[str, str], seed: int) -> dict:
     return body
 
 
-def messages_of(call: dict, texts: dict[str, str]) -> list[dict]:
-    return request_body(call, texts, 0)["messages"]
+def messages_of(call: dict[str, Any], texts: dict[str, str]) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = request_body(call, texts, 0)["messages"]
+    return messages
 
 
-def formats_of(call: dict, texts: dict[str, str]) -> tuple[dict, dict] | None:
+def formats_of(call: dict[str, Any], texts: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """Both structured-output forms of the exchange's schema (None: it had none)."""
     if not call.get("schema"):
         return None
@@ -131,7 +134,7 @@ def formats_of(call: dict, texts: dict[str, str]) -> tuple[dict, dict] | None:
     return response_format(schema, "json_schema", kind), response_format(schema, "json_object", kind)
 
 
-def response_format(schema: dict, fmt: str, kind: str) -> dict:
+def response_format(schema: dict[str, Any], fmt: str, kind: str) -> dict[str, Any]:
     """The ``response_format`` field as the model brain sends it (names as in :mod:`.prompt`)."""
     if fmt == "json_object":
         return {"type": "json_object", "schema": schema}
@@ -147,7 +150,7 @@ class ReplyCache:
 
     def __init__(self, folder: str | Path | None = None):
         self.folder = Path(folder) if folder is not None else None
-        self._mem: dict[str, dict] = {}
+        self._mem: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self.hits = self.misses = self.stored = 0
         if self.folder is not None:
@@ -162,7 +165,7 @@ class ReplyCache:
         assert self.folder is not None
         return self.folder / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str) -> dict[str, Any] | None:
         """``{"reply", "prompt_tokens", "completion_tokens"}`` for ``key``, or None (counted)."""
         with self._lock:
             hit = self._mem.get(key)
@@ -205,7 +208,7 @@ class ReplyCache:
             except OSError:
                 pass  # a cache that cannot be written is only a slower cache
 
-    def fill(self, calls) -> int:
+    def fill(self, calls: Iterable[dict[str, Any]]) -> int:
         """Add the replies of recorded exchanges (dicts with ``key``, ``reply``, tokens);
         returns how many were new."""
         before = self.stored
@@ -215,6 +218,6 @@ class ReplyCache:
                          c.get("model", ""))
         return self.stored - before
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         return {"cache_hits": self.hits, "cache_misses": self.misses, "cached_replies": len(self._mem),
                 "folder": str(self.folder) if self.folder is not None else None}

@@ -17,6 +17,8 @@ wall or an occupied cell are impossible (the fish can see both), so it never sta
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..actions import MOVE_DXDY, Action
@@ -155,7 +157,7 @@ class InstinctBrain(InlineSource):
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions,
                              tier=np.full(len(b), self.tier, np.int8))
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         return {"source": self.name, "decisions": self.decisions}
 
 
@@ -238,7 +240,7 @@ class InstinctPlanner(InlineSource):
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
                              goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         return {"source": self.name, "decisions": self.decisions}
 
     def explain(self, b: RequestBatch) -> list[str]:
@@ -265,7 +267,8 @@ def _open_ways(codes: np.ndarray, radius: int) -> np.ndarray:
     side = 2 * radius + 1
     centre = codes.shape[1] // 2
     nbr = codes[:, [centre - side, centre + side, centre - 1, centre + 1]]
-    return (nbr == V_WATER) | (nbr == V_FOOD)
+    ways: np.ndarray = (nbr == V_WATER) | (nbr == V_FOOD)
+    return ways
 
 
 class RandomChooser(InlineSource):
@@ -311,7 +314,7 @@ class RandomChooser(InlineSource):
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
                              goals=_PLAN_GOALS[pick], params=params, horizons=self._base[pick][rows])
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         return {"source": self.name, "decisions": self.decisions}
 
 
@@ -319,7 +322,8 @@ def _pick(allowed: np.ndarray, draws: np.ndarray) -> np.ndarray:
     """Per row, the index of one allowed column, uniformly by ``draws`` in [0, 1)."""
     counts = allowed.sum(axis=1)
     nth = np.minimum((draws * counts).astype(np.int64), np.maximum(counts - 1, 0))
-    return (np.cumsum(allowed, axis=1) > nth[:, None]).argmax(axis=1)
+    picked: np.ndarray = (np.cumsum(allowed, axis=1) > nth[:, None]).argmax(axis=1)
+    return picked
 
 
 def instinct_source(cfg: Config, tier: str = "instinct") -> InlineSource:

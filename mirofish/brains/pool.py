@@ -23,9 +23,11 @@ is read from the environment variable ``brain.api_key_env`` and is never written
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,8 +86,8 @@ class Accounts:
     retries: int = 0
     decisions: int = 0
     model_decisions: int = 0
-    fallbacks: Counter = field(default_factory=Counter)
-    classes: Counter = field(default_factory=Counter)
+    fallbacks: Counter[str] = field(default_factory=Counter[str])
+    classes: Counter[str] = field(default_factory=Counter[str])
     prompt_tokens: int = 0
     completion_tokens: int = 0
     prefix_tokens: int = 0
@@ -99,7 +101,7 @@ class Accounts:
     summaries_asked: int = 0
     summaries_written: int = 0
     summary_tokens: int = 0
-    miss_reasons: Counter = field(default_factory=Counter)  # reply cache in use: why a miss fell back
+    miss_reasons: Counter[str] = field(default_factory=Counter[str])  # reply cache in use: why a miss fell back
 
     @property
     def tokens(self) -> int:
@@ -113,8 +115,8 @@ class ModelPool(DecisionSource):
     wants_perceptions = True
     writes_summaries = True
 
-    def __init__(self, cfg: Config, mode: str = "lockstep", warn=None, cache: ReplyCache | None = None,
-                 asked_before: set[int] | None = None):
+    def __init__(self, cfg: Config, mode: str = "lockstep", warn: Callable[[str], None] | None = None,
+                 cache: ReplyCache | None = None, asked_before: set[int] | None = None):
         """``cache``: a reply cache answering every request whose body it holds (a fork of a
         model run: the parent's replies; ``--reply-cache DIR``), filled with every new reply.
         ``asked_before``: fish that asked before this pool started (a fork: their next request
@@ -128,16 +130,16 @@ class ModelPool(DecisionSource):
         self.stats = Accounts()
         self.tokens_by_fish = np.zeros(cfg.fish.slots, np.int64)
         self.drift: dict[int, float] = {}  # fish → drift score of its newest model-written summary
-        self._seen: dict[int, set] = {}
+        self._seen: dict[int, set[Any]] = {}
         self._prefix_tokens = estimate_tokens(system_prompt(self.plans, self.bcfg.tendency))
         self._tick = 0  # the newest tick asked about (lockstep breaker cooldown)
         self._given_up: set[tuple[int, int]] = set()  # (tick, fish) of requests the engine gave up on
         self._latest: dict[int, int] = {}  # fish → tick of its newest request
         self._asked_before: set[int] = set(asked_before or ())  # fish that have asked at least once
-        self.warmup: dict[str, dict] = {}  # server → what its warm-up request found
+        self.warmup: dict[str, dict[str, Any]] = {}  # server → what its warm-up request found
         self._born = time.monotonic()
         self._first_plan_s: dict[int, float] = {}  # fish → wall seconds from start to its first model plan
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._thread = LoopThread("mirofish-model-pool")
         self._loop = self._thread.loop
         self._thread.run(self._start(), timeout=self.bcfg.warmup_timeout_s + 30)
@@ -153,7 +155,7 @@ class ModelPool(DecisionSource):
             return
         self._thread.call_soon(self._inbox.put_nowait, batch)
 
-    def _instead(self, batch: RequestBatch, reason: str, calls: list[dict] | None = None) -> DecisionBatch:
+    def _instead(self, batch: RequestBatch, reason: str, calls: list[dict[str, Any]] | None = None) -> DecisionBatch:
         """The fallback's decisions for a whole batch, counted and recorded under ``reason``
         (``calls``: the model exchanges that failed, kept with the decision)."""
         self.stats.fallbacks[reason] += len(batch)
@@ -196,7 +198,7 @@ class ModelPool(DecisionSource):
         self.stats.late += n
         self.stats.wasted += n
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         s = self.stats
         return {
             "source": self.name, "calls": s.calls, "requests": s.requests, "decisions": s.decisions,
@@ -248,14 +250,15 @@ class ModelPool(DecisionSource):
             out.append(f"drift: {len(drifting)} fish's summaries no longer sound like their persona")
         return out
 
-    def ask(self, perception, persona: str, plan: str, question: str):
+    def ask(self, perception: Perception, persona: str, plan: str,
+            question: str) -> concurrent.futures.Future[dict[str, Any]]:
         """A question to a fish, answered by its model in its persona, with its view, memories
         and plan as context — through the small tier's transport, breaker and accounting, on
         the pool's loop. Returns a ``concurrent.futures.Future`` of ``{"text", "error"}``."""
         msgs = interview_messages(perception, persona, plan, question)
         tier = self.tiers["small"]
 
-        async def run() -> dict:
+        async def run() -> dict[str, Any]:
             try:
                 text, p, c = await tier.breaker.call(self.transport.complete(
                     tier.endpoints, msgs, None, 120, self._loop.time() + self.bcfg.request_timeout_s))
@@ -426,7 +429,7 @@ class ModelPool(DecisionSource):
         trace: dict[str, Any] = {}
         asked = tier or self.tiers["small"]
 
-        def record(reply: str | None, read: str, cached: bool = False) -> list[dict]:
+        def record(reply: str | None, read: str, cached: bool = False) -> list[dict[str, Any]]:
             return [exchange(tick=tick, fish=fish, kind="decision",
                              model=trace.get("model", asked.endpoints[0].cfg.model), msgs=msgs, formats=formats,
                              max_tokens=80, trace=dict(trace), reply=reply, read=read, tier=asked.name, view=view,
@@ -499,7 +502,7 @@ class ModelPool(DecisionSource):
         await self._deliver(batch, i, tier, text, prompt_toks + completion_toks, fell_back, record)
 
     async def _deliver(self, batch: RequestBatch, i: int, tier: Tier, text: str | None, tokens: int,
-                       fell_back: bool, record) -> None:
+                       fell_back: bool, record: Callable[[str | None, str], list[dict[str, Any]]]) -> None:
         """A model's reply (from the server, or from the reply cache) read into the fish's
         decision and put on ``results`` with its exchange (and a due summary's); a reply that
         cannot be used is a fallback with its reason."""
@@ -548,7 +551,7 @@ class ModelPool(DecisionSource):
         return {"actions": np.array([Action.parse(reply.action)], np.int8)}, reply
 
     async def _summary(self, batch: RequestBatch, i: int, tier: Tier, persona: str,
-                       calls: list[dict]) -> list[tuple[int, int, str]] | None:
+                       calls: list[dict[str, Any]]) -> list[tuple[int, int, str]] | None:
         """A due long-term summary, written by the model in a small request of its own before
         the decision is delivered (so lockstep stays reproducible; answered from the reply cache
         when it holds the request). None when none is due or the request failed (the template
@@ -618,7 +621,8 @@ class ModelPool(DecisionSource):
         if 0 <= fish < self.tokens_by_fish.size:
             self.tokens_by_fish[fish] += prompt_toks + completion_toks
 
-    def _from_cache(self, tier: Tier, msgs: list[dict], formats, max_tokens: int) -> dict | None:
+    def _from_cache(self, tier: Tier, msgs: list[dict[str, Any]], formats: tuple[dict[str, Any], dict[str, Any]] | None,
+                    max_tokens: int) -> dict[str, Any] | None:
         """The reply cache's entry for this request to ``tier``'s model(s), or None."""
         if self.cache is None:
             return None
@@ -629,7 +633,7 @@ class ModelPool(DecisionSource):
                 return hit
         return None
 
-    def _fallback(self, batch: RequestBatch, i: int, reason: str, calls: list[dict] | None = None,
+    def _fallback(self, batch: RequestBatch, i: int, reason: str, calls: list[dict[str, Any]] | None = None,
                   missed: bool = False) -> None:
         """The fallback decides request ``i``; ``missed``: the reply cache did not hold it and
         the server gave nothing (labelled ``cache_miss``, the server's reason counted apart)."""

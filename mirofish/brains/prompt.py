@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -111,13 +112,13 @@ class PlanReply(BaseModel):
 DEFAULT_TICKS = {"forage": 60, "school": 120, "explore": 30, "rest": 20, "keep_away": 8}
 
 
-def strict_schema(schema: dict, drop: tuple[str, ...] = ()) -> dict:
+def strict_schema(schema: dict[str, Any], drop: tuple[str, ...] = ()) -> dict[str, Any]:
     """``schema`` made valid for OpenAI's strict structured outputs: every object lists all
     its properties as required (an optional one is nullable already: pydantic writes
     ``anyOf [..., null]`` for ``X | None``), allows no others, and carries no ``title`` or
     ``default``. ``drop``: top-level properties to leave out."""
 
-    def walk(node):
+    def walk(node: Any) -> Any:
         if isinstance(node, dict):
             out = {k: walk(v) for k, v in node.items() if k not in ("title", "default")}
             if out.get("type") == "object" and "properties" in out:
@@ -129,16 +130,17 @@ def strict_schema(schema: dict, drop: tuple[str, ...] = ()) -> dict:
             return [walk(v) for v in node]
         return node
 
-    return walk(schema)
+    strict: dict[str, Any] = walk(schema)
+    return strict
 
 
 PLAN_REPLY_SCHEMA = strict_schema(PlanReply.model_json_schema(by_alias=True), drop=("summary",))
 
 
-def plan_schema(goals: list[str] | None = None, directions: list[str] | None = None) -> dict:
+def plan_schema(goals: list[str] | None = None, directions: list[str] | None = None) -> dict[str, Any]:
     """The plan reply's schema with ``goal`` (and explore's ``direction``) narrowed to the
     plans that fit the fish's view, so a grammar-constrained server cannot choose another."""
-    schema = json.loads(json.dumps(PLAN_REPLY_SCHEMA))
+    schema: dict[str, Any] = json.loads(json.dumps(PLAN_REPLY_SCHEMA))
     props = schema["properties"]
     if goals:
         props["goal"]["enum"] = list(goals)
@@ -149,7 +151,8 @@ def plan_schema(goals: list[str] | None = None, directions: list[str] | None = N
     return schema
 
 
-def plan_formats(goals: list[str] | None = None, directions: list[str] | None = None) -> tuple[dict, dict]:
+def plan_formats(goals: list[str] | None = None,
+                 directions: list[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """json_schema (strict) and json_object + schema forms of :func:`plan_schema`."""
     schema = plan_schema(goals, directions)
     return ({"type": "json_schema", "json_schema": {"name": "fish_plan", "schema": schema, "strict": True}},
@@ -196,7 +199,7 @@ SUMMARY_SYSTEM = ("You are a fish in an aquarium keeping a diary. Write one sent
                   "for example:\n{\"summary\": \"I ate twice, bumped into others and swam with a school.\"}")
 
 
-def summary_messages(persona: str, summary_facts: str) -> list[dict]:
+def summary_messages(persona: str, summary_facts: str) -> list[dict[str, Any]]:
     """The small request that asks a model to write a due long-term summary in the fish's words."""
     span, _, facts = summary_facts.partition(": ")
     return [{"role": "system", "content": SUMMARY_SYSTEM},
@@ -245,12 +248,12 @@ def fish_message(perception: Perception, persona: str, trigger: str, summary_fac
     return "\n".join(lines)
 
 
-def _newest(items, k: int) -> list[str]:
+def _newest(items: Iterable[str], k: int) -> list[str]:
     return list(items)[-k:] if k > 0 else []
 
 
 def messages(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
-             plans: bool = False, memories: int = 8, summaries: int = 3, tendency: bool = True) -> list[dict]:
+             plans: bool = False, memories: int = 8, summaries: int = 3, tendency: bool = True) -> list[dict[str, Any]]:
     """A fish's request: the shared prefix (:func:`system_prompt`) and its own message, with its
     newest ``memories`` short memories and ``summaries`` long-term summaries."""
     body = (plan_message if plans else fish_message)(perception, persona, trigger, summary_facts, memories,
@@ -337,7 +340,7 @@ class ReplyError(ValueError):
         self.reason = reason
 
 
-def _json_candidates(text: str):
+def _json_candidates(text: str) -> Iterator[str]:
     for m in _FENCE.finditer(text):
         yield m.group(1)
     yield text
@@ -354,7 +357,7 @@ def _json_candidates(text: str):
                 start = None
 
 
-def first_json_object(text: str | None) -> dict | None:
+def first_json_object(text: str | None) -> dict[str, Any] | None:
     """The first JSON object in a reply: raw, in a code fence, or inside prose (raw newlines allowed)."""
     for candidate in _json_candidates((text or "").strip()):
         try:
@@ -393,7 +396,7 @@ def parse_plan_reply(text: str | None) -> PlanReply:
     return reply
 
 
-def _reply_object(text: str | None) -> dict:
+def _reply_object(text: str | None) -> dict[str, Any]:
     if not text or not text.strip():
         raise ReplyError("empty")
     data = first_json_object(text)
@@ -402,7 +405,7 @@ def _reply_object(text: str | None) -> dict:
     return data
 
 
-def _clean_texts(data: dict) -> None:
+def _clean_texts(data: dict[str, Any]) -> None:
     if isinstance(data.get("thought"), str):
         data["thought"] = " ".join(data["thought"].split())[:80]
     if isinstance(data.get("summary"), str):
@@ -425,7 +428,7 @@ def plan_legal_for_view(reply: PlanReply, view: str) -> str | None:
     return None
 
 
-def interview_messages(perception: Perception, persona: str, plan: str, question: str) -> list[dict]:
+def interview_messages(perception: Perception, persona: str, plan: str, question: str) -> list[dict[str, Any]]:
     """A question to a fish, answered in its persona with its view, memories and plan as context."""
     p = perception
     return [{"role": "system", "content": f"You are a fish in an aquarium. {persona}. Answer in one or two "

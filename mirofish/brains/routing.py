@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -45,7 +45,7 @@ def contested(codes: np.ndarray, reach: int = 2) -> bool:
     return False
 
 
-def classify(trigger: str, codes: np.ndarray, seen: set) -> str:
+def classify(trigger: str, codes: np.ndarray, seen: set[Any]) -> str:
     """routine / foraging / conflict_social / novel for one request (``seen``: the view
     signatures this fish has met; updated)."""
     food = bool(np.any(codes == V_FOOD))

@@ -50,6 +50,7 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from .prompt import estimate_tokens
 
@@ -59,7 +60,7 @@ POLICIES = ("scripted", "forager", "contrarian")
 _OPPOSITE = {"north": "south", "south": "north", "west": "east", "east": "west"}
 
 
-def contrary(reply: dict) -> dict:
+def contrary(reply: dict[str, Any]) -> dict[str, Any]:
     """A plan whose thought says something else than the plan does (a model whose words and
     deeds disagree): explore one way while saying the opposite, anything else while saying it
     will rest."""
@@ -68,7 +69,7 @@ def contrary(reply: dict) -> dict:
     return {**reply, "thought": "tired, I stay put and rest"}
 
 
-def strict_schema_errors(schema, path: str = "schema") -> list[str]:
+def strict_schema_errors(schema: Any, path: str = "schema") -> list[str]:
     """Where ``schema`` breaks OpenAI's strict structured-output rules: every object must list
     all its properties as required and set ``additionalProperties: false``."""
     errors: list[str] = []
@@ -104,7 +105,7 @@ def _find(pattern: str, text: str, flags: int = 0) -> str:
     return found.group(1)
 
 
-def scripted_plan(prompt: str) -> dict:
+def scripted_plan(prompt: str) -> dict[str, Any]:
     """A plan for a plan-mode fish prompt: deterministic and legal for the view in it."""
     rows = _VIEW_ROW.findall(prompt)
     found = re.search(r"energy (\d+)/", prompt, re.I)
@@ -140,7 +141,7 @@ def scripted_reply(prompt: str) -> tuple[str, str]:
     if food_here or any(cells[d] == "F" for d in _MOVES.values()):
         return "eat", "food right here"
 
-    def toward(target: str):
+    def toward(target: str) -> str | None:
         spots = sorted((abs(x) + abs(y), x, y) for (x, y), c in cells.items() if c == target and abs(x) + abs(y) > 1)
         for _, x, y in spots:
             best = [a for a in legal if abs(x - _MOVES[a][0]) + abs(y - _MOVES[a][1]) < abs(x) + abs(y)]
@@ -227,7 +228,7 @@ def referential_reply(prompt: str) -> str:
     terms = [t for t in re.split(r"[^A-Za-z0-9]+", message) if t]
     meaning = {t: glossary[t] for t in terms if t in glossary}
 
-    def fit(props):
+    def fit(props: dict[str, Any]) -> int:
         return sum(all(props.get(a) == v for a, v in m.items()) for m in meaning.values())
 
     best = max(sorted(cands), key=lambda cid: fit(cands[cid])) if cands else ""
@@ -248,7 +249,7 @@ def illegal_action(prompt: str) -> str | None:
     return None
 
 
-def _offered(schema: dict | None) -> list[str]:
+def _offered(schema: dict[str, Any] | None) -> list[str]:
     """The goals a plan schema allows."""
     return list(((schema or {}).get("properties") or {}).get("goal", {}).get("enum") or [])
 
@@ -285,7 +286,8 @@ def _scene_reply(prompt: str, fault: str) -> str | None:
     return None
 
 
-def _plan_reply(prompt: str, policy: str, strict_schema: dict | None, fault: str, schema: dict | None) -> dict:
+def _plan_reply(prompt: str, policy: str, strict_schema: dict[str, Any] | None, fault: str,
+                schema: dict[str, Any] | None) -> dict[str, Any]:
     """A plan, as the server's policy and fault answer (a strict server fills every key of ``strict_schema``)."""
     reply = scripted_plan(prompt)
     if policy == "forager":  # a small model that always answers forage
@@ -314,22 +316,23 @@ class _Handler(BaseHTTPRequestHandler):
 
     @property
     def owner(self) -> TestServer:
-        return self.server.owner  # type: ignore[attr-defined]
+        owner: TestServer = self.server.owner  # type: ignore[attr-defined]
+        return owner
 
-    def log_message(self, *args):  # quiet
+    def log_message(self, *args: Any) -> None:  # quiet
         pass
 
-    def setup(self):
+    def setup(self) -> None:
         super().setup()
         with self.owner._lock:
             self.owner._connections.add(self.connection)
 
-    def finish(self):
+    def finish(self) -> None:
         with self.owner._lock:
             self.owner._connections.discard(self.connection)
         super().finish()
 
-    def _send(self, status: int, body: dict | str, headers: dict | None = None):
+    def _send(self, status: int, body: dict[str, Any] | str, headers: dict[str, Any] | None = None) -> None:
         data = (body if isinstance(body, str) else json.dumps(body)).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -341,7 +344,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.owner._lock:
             self.owner.by_status[status] = self.owner.by_status.get(status, 0) + 1
 
-    def do_GET(self):
+    def do_GET(self) -> None:
         if self.path.rstrip("/") == "/props" and self.owner.slots:  # as llama.cpp's server says it
             self._send(200, {"total_slots": self.owner.slots, "model_path": self.owner.model})
         elif self.path.rstrip("/").endswith("/models"):
@@ -351,7 +354,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, {"error": {"message": "not found"}})
 
-    def do_POST(self):
+    def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         chat = self.path.rstrip("/").endswith("/chat/completions")
         if chat:
@@ -386,7 +389,7 @@ class _Handler(BaseHTTPRequestHandler):
                 with open(self.owner.log, "ab") as fh:
                     fh.write(raw.replace(b"\n", b" ") + b"\n")
 
-    def _embeddings(self, body: dict) -> None:
+    def _embeddings(self, body: dict[str, Any]) -> None:
         inputs = body.get("input")
         inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
         self._send(200, {"object": "list", "model": self.owner.model, "data": [
@@ -412,7 +415,7 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         return False
 
-    def _schema(self, body: dict) -> tuple[dict | None, bool]:
+    def _schema(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
         """(the JSON schema asked for, refused): a server without json_schema, or a strict one
         that refuses a schema its strict mode cannot take, answers as OpenAI does."""
         fmt = (body.get("response_format") or {}).get("type")
@@ -431,7 +434,7 @@ class _Handler(BaseHTTPRequestHandler):
             return None, True
         return spec.get("schema"), False
 
-    def _chat(self, n: int, body: dict, fault: str) -> None:
+    def _chat(self, n: int, body: dict[str, Any], fault: str) -> None:
         schema, refused = self._schema(body)
         if refused:
             return
@@ -443,7 +446,7 @@ class _Handler(BaseHTTPRequestHandler):
             content = self._fish_reply(body, prompt, schema, fault)
         self._complete(n, prompt, content)
 
-    def _fish_reply(self, body: dict, prompt: str, schema: dict | None, fault: str) -> str:
+    def _fish_reply(self, body: dict[str, Any], prompt: str, schema: dict[str, Any] | None, fault: str) -> str:
         """A fish's plan or action (as the test policies and faults answer), with a summary when asked."""
         policy = self.owner.policy
         for name in POLICIES:
@@ -570,7 +573,7 @@ class TestServer:
         self.requests = 0
         self.by_status: dict[int, int] = {}
         self.seen_auth: set[str] = set()
-        self._connections: set = set()
+        self._connections: set[Any] = set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()  # ends the hang / drip / endless loops
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
@@ -614,7 +617,7 @@ class TestServer:
     def __enter__(self) -> TestServer:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

@@ -16,6 +16,7 @@ Models are reached only through the ``openai`` package; nothing here knows about
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import random
@@ -87,7 +88,7 @@ def backoff_delay(attempt: int, base_s: float, cap_s: float, jitter: float, retr
     and is honoured up to ``retry_after_cap_s`` (a caller's deadline may still forbid it)."""
     if retry_after is not None and retry_after >= 0:
         return min(retry_after, retry_after_cap_s)
-    base = base_s * (2 ** attempt)
+    base: float = base_s * (2 ** attempt)
     return min(cap_s, base + jitter * base)
 
 
@@ -193,7 +194,7 @@ def scrub(text: str | None, secrets: set[str]) -> str | None:
     return text
 
 
-def response_formats(schema: dict) -> tuple[dict, dict]:
+def response_formats(schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The two structured-output forms of ``schema``: json_schema, and json_object + schema."""
     return ({"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}},
             {"type": "json_object", "schema": schema})
@@ -279,11 +280,12 @@ class Transport:
             return own
         return min(own, budget_end - self.loop.time())
 
-    async def complete(self, endpoints: list[Endpoint], msgs: list[dict], formats: tuple[dict, dict] | None,
-                       max_tokens: int, budget_end: float | None = None, *, attempt_s: float | None = None,
+    async def complete(self, endpoints: list[Endpoint], msgs: list[dict[str, Any]],
+                       formats: tuple[dict[str, Any], dict[str, Any]] | None, max_tokens: int,
+                       budget_end: float | None = None, *, attempt_s: float | None = None,
                        wanted: Callable[[], bool] | None = None,
                        dispatched: Callable[[Endpoint], None] | None = None,
-                       trace: dict | None = None) -> tuple[str | None, int, int]:
+                       trace: dict[str, Any] | None = None) -> tuple[str | None, int, int]:
         """One chat completion from the least busy of ``endpoints``. Returns (text, prompt
         tokens, completion tokens; 0 when the server gave none); raises :class:`Failure`.
 
@@ -325,8 +327,8 @@ class Transport:
             ep.reachable = True
             return scrub(text, self._secrets), prompt_toks, completion_toks
 
-    async def _probe_turn(self, ep: Endpoint, formats: tuple[dict, dict] | None, budget_end: float | None,
-                          prober: bool) -> bool:
+    async def _probe_turn(self, ep: Endpoint, formats: tuple[dict[str, Any], dict[str, Any]] | None,
+                          budget_end: float | None, prober: bool) -> bool:
         """One request per server finds out its structured-output support; the others wait for
         it, but no longer than their own deadline. Returns whether this request is the prober."""
         if formats is None or ep.format is not None:
@@ -367,9 +369,9 @@ class Transport:
             self._release_probe(ep, learned=False)
         raise Failure(c.reason, server=c.reason not in ("superseded", "tick_budget_queued")) from None
 
-    async def _attempt(self, ep: Endpoint, kwargs: dict, budget_end: float | None, attempt_s: float | None,
+    async def _attempt(self, ep: Endpoint, kwargs: dict[str, Any], budget_end: float | None, attempt_s: float | None,
                        wanted: Callable[[], bool] | None, dispatched: Callable[[Endpoint], None] | None,
-                       trace: dict | None = None) -> tuple[str | None, int, int]:
+                       trace: dict[str, Any] | None = None) -> tuple[str | None, int, int]:
         """Wait for a slot (bounded by ``budget_end`` only), then one request with its own deadline."""
         assert ep.semaphore is not None
         ep.queued += 1
@@ -413,7 +415,7 @@ class Transport:
         if not learned:
             ep.probed.clear()
 
-    async def _post(self, ep: Endpoint, kwargs: dict) -> tuple[str | None, int, int]:
+    async def _post(self, ep: Endpoint, kwargs: dict[str, Any]) -> tuple[str | None, int, int]:
         """One request. The body is read in pieces and cut off past ``max_reply_bytes`` (a
         server that answers 50 MB, or an endless stream, costs at most that much memory)."""
         cap = self.s.max_reply_bytes
@@ -455,7 +457,7 @@ class LoopThread:
         """Run ``coro`` on the loop and wait for its result (raises what it raises)."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout=timeout)  # type: ignore[arg-type]
 
-    def submit(self, coro: Awaitable[Any]):
+    def submit(self, coro: Awaitable[T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
 
     def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:

@@ -184,7 +184,7 @@ def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3) ->
     return [np.flatnonzero(labels == k) for k in ok]
 
 
-def school_figures(members: np.ndarray, xy: np.ndarray, heading: np.ndarray, moving: np.ndarray) -> dict:
+def school_figures(members: np.ndarray, xy: np.ndarray, heading: np.ndarray, moving: np.ndarray) -> dict[str, Any]:
     """Couzin's order parameters of one school: size, polarization, milling, share that moved lately."""
     if members.size == 0:
         return {"school_size": 0.0, "school_polarization": 0.0, "school_milling": 0.0, "school_moving": 0.0}
@@ -367,7 +367,7 @@ class Metrics:
         total = max(1, int(counts.sum()))
         return {name: float(c / total) for name, c in zip(ACTION_NAMES, counts)}
 
-    def hotspots(self, top: int = 3) -> list[dict]:
+    def hotspots(self, top: int = 3) -> list[dict[str, Any]]:
         """The coarse squares where most refused/blocked moves happened (cumulative)."""
         flat = self.heat.ravel()
         order = np.argsort(-flat, kind="stable")[:top]
@@ -376,7 +376,7 @@ class Metrics:
         return [{"x": int(k % w) * side, "y": int(k // w) * side, "size": side, "stuck_events": int(flat[k])}
                 for k in order if flat[k] > 0]
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Current and run-mean values of every metric, plus alerts — JSON-ready."""
         cur, mean = self.current(), self.run_mean()
         out: dict[str, Any] = {k: {"current": round(cur[k], 4), "mean": round(mean[k], 4)} for k in SIX + COLLECTIVE}

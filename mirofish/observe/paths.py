@@ -26,7 +26,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlite3
 
 fcntl: Any
 try:  # POSIX; elsewhere a second writer is not detected
@@ -41,7 +44,7 @@ class OutputError(ValueError):
     """An output path the command refuses; the message is one line."""
 
 
-def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathLike] = (),
+def check_output(path: str | os.PathLike[str] | None, inputs: Iterable[str | os.PathLike[str]] = (),
                  overwrite: bool = False, what: str = "output") -> Path:
     """``path`` as a Path if it is safe to write (see the module doc); raises :class:`OutputError`
     with the first rule it breaks, its folder created when it did not exist."""
@@ -63,7 +66,7 @@ def check_output(path: str | os.PathLike | None, inputs: Iterable[str | os.PathL
     return p
 
 
-def _unusable(p: Path, given: str, inputs: Iterable, overwrite: bool, what: str) -> str | None:
+def _unusable(p: Path, given: str, inputs: Iterable[Any], overwrite: bool, what: str) -> str | None:
     """A name no file can have here: too long, a folder, under /proc, /sys or /dev, in a file."""
     if any(len(part.encode()) > 255 for part in p.parts):
         return f"{what} file name is too long ({max(len(q.encode()) for q in p.parts)} bytes; 255 at most)"
@@ -79,7 +82,7 @@ def _unusable(p: Path, given: str, inputs: Iterable, overwrite: bool, what: str)
     return None
 
 
-def _clashes(p: Path, given: str, inputs: Iterable, overwrite: bool, what: str) -> str | None:
+def _clashes(p: Path, given: str, inputs: Iterable[Any], overwrite: bool, what: str) -> str | None:
     """A file this run reads or another run writes: an input (or its journal), a config file,
     a name SQLite would take for a journal, a file under another run's writer lock."""
     target = p.resolve()
@@ -99,7 +102,7 @@ def _clashes(p: Path, given: str, inputs: Iterable, overwrite: bool, what: str) 
     return None
 
 
-def _replaces(p: Path, given: str, inputs: Iterable, overwrite: bool, what: str) -> str | None:
+def _replaces(p: Path, given: str, inputs: Iterable[Any], overwrite: bool, what: str) -> str | None:
     """An existing file: only a regular one, only with --overwrite, only one of the kind written."""
     if not p.exists():
         return None
@@ -148,7 +151,7 @@ def holds_recording(tables: set[str]) -> bool:
     return any(tables >= kind for kind in RECORDING_TABLES)
 
 
-def open_read_only(path: str | os.PathLike):
+def open_read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
     """The one way MiroFish opens an SQLite file it only reads: read-only by a URI whose path is
     quoted (``#``, ``?`` or ``%`` in a name would otherwise end it and leave a stray file), and
     — when no writer's ``-wal``/``-journal`` is beside it — as an immutable file, so that not
@@ -231,7 +234,7 @@ class WriterLock:
 class Locks:
     """The writer locks of a run's outputs, held until :meth:`release` (a context manager)."""
 
-    def __init__(self, paths: Iterable[str | os.PathLike | None]):
+    def __init__(self, paths: Iterable[str | os.PathLike[str] | None]):
         self.locks: list[WriterLock] = []
         try:
             for path in paths:
@@ -249,11 +252,11 @@ class Locks:
     def __enter__(self) -> Locks:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 
-def check_scene_db(path: str | os.PathLike | None, own: set[str], what: str) -> None:
+def check_scene_db(path: str | os.PathLike[str] | None, own: set[str], what: str) -> None:
     """A scene's SQLite file may be new or its own; one that holds other tables — a recording,
     another program's database — is refused rather than written into."""
     if path is not None and not str(path).strip():

@@ -45,10 +45,10 @@ import struct
 import threading
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 from pydantic import ValidationError
@@ -74,7 +74,7 @@ class Recordable(Protocol):
     def metrics(self) -> Metrics: ...
 
     @property
-    def observers(self) -> list: ...
+    def observers(self) -> list[Any]: ...
 
     def state_arrays(self) -> dict[str, np.ndarray]: ...
 
@@ -141,13 +141,13 @@ class RecordedTick(NamedTuple):
     """One tick as the tick loop hands it to the recorder's writer thread."""
 
     tick: int
-    applied: list  # the decision batches applied at it
-    latencies: list
-    row: tuple  # the per-tick measures (TICK_COLUMNS, tick first)
-    sample: list | None  # the sampled metrics, every metrics.sample_every ticks
+    applied: list[Any]  # the decision batches applied at it
+    latencies: list[Any]
+    row: tuple[Any, ...]  # the per-tick measures (TICK_COLUMNS, tick first)
+    sample: list[Any] | None  # the sampled metrics, every metrics.sample_every ticks
     divergence: np.ndarray | None  # a fork's divergence row
     executed: np.ndarray  # every fish's executed action
-    interventions: list | tuple = ()  # applied at its start (mirofish.interventions)
+    interventions: list[Any] | tuple[Any, ...] = ()  # applied at its start (mirofish.interventions)
     digest: bytes | None = None  # the state hash after it, every record.hash_every ticks
 
 
@@ -164,8 +164,9 @@ class Recorder:
             older keyframes and chunks are deleted as the run goes on); None keeps all.
     """
 
-    def __init__(self, path: str | Path, cfg: Config, scene: str = "aquarium", extra_header: dict | None = None,
-                 overwrite: bool = False, inputs: tuple = (), keep_ticks: int | None = None):
+    def __init__(self, path: str | Path, cfg: Config, scene: str = "aquarium",
+                 extra_header: dict[str, Any] | None = None, overwrite: bool = False, inputs: tuple[Any, ...] = (),
+                 keep_ticks: int | None = None):
         try:
             self.path = check_output(path, inputs, overwrite, "recording")
             self._lock_file = WriterLock(self.path)  # before anything is written or removed
@@ -205,7 +206,7 @@ class Recorder:
         self.first_kept: int | None = None  # the oldest keyframe still kept (keep_ticks)
         self._flush_all = False
         self._ticks: list[RecordedTick] = []  # per tick, handed over by the tick loop
-        self._keyframes: list[tuple[int, dict]] = []
+        self._keyframes: list[tuple[int, dict[str, Any]]] = []
         self._wake = threading.Event()
         self._texts_written: set[str] = set()  # hashes already in the texts table
         self._calls = CallsCodec()
@@ -271,7 +272,7 @@ class Recorder:
             self._flush_all = False
 
     @staticmethod
-    def check_path(path: str | Path, overwrite: bool = False, inputs: tuple = ()) -> Path:
+    def check_path(path: str | Path, overwrite: bool = False, inputs: tuple[Any, ...] = ()) -> Path:
         """Refuse ``path`` as a new recording (RecordingError naming why) before anything is touched."""
         try:
             return check_output(path, inputs, overwrite, "recording")
@@ -381,8 +382,8 @@ class Recorder:
         try:
             rows_k = [(tick, pack(arrays)) for tick, arrays in keyframes]
             rows_c, rows_t = [], []
-            rows_calls: list[tuple] = []
-            rows_d: list[tuple] = []
+            rows_calls: list[tuple[Any, ...]] = []
+            rows_d: list[tuple[Any, ...]] = []
             rows_i = [(r.tick, k, json.dumps(iv, sort_keys=True))
                       for r in batch for k, iv in enumerate(r.interventions)]
             if batch:
@@ -424,10 +425,10 @@ class Recorder:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the pages freed are reused: the file stays bounded
 
 
-TURN_SCENES = ("negotiation",)  # scenes recorded turn by turn (scenes/negotiation/recording.py)
+TURN_SCENES = ("negotiation", "referential")  # scenes recorded turn by turn (observe/turns.py)
 
 
-def open_recording_file(path: Path) -> tuple[sqlite3.Connection, dict]:
+def open_recording_file(path: Path) -> tuple[sqlite3.Connection, dict[str, Any]]:
     """Any MiroFish recording opened read-only, and its header; :class:`RecordingError` (one
     line) for a missing file, a folder, a file that is not SQLite or has no header."""
     if not path.exists():
@@ -475,7 +476,7 @@ def content_digest(db: sqlite3.Connection, tables: Sequence[tuple[str, str]] | N
     return h.hexdigest()
 
 
-def _encode_chunk(given: Sequence[tuple], keep_calls: bool = True) -> tuple:
+def _encode_chunk(given: Sequence[tuple[Any, ...]], keep_calls: bool = True) -> tuple[Any, ...]:
     """Consecutive ticks → (tick0, tick1, blob, texts) with every column in one packed blob;
     ``texts``: the shared texts (``{hash: text}``) the chunk's model exchanges reference."""
     ticks = [RecordedTick(*r) for r in given]  # (plain tuples too: the tests hand some in)
@@ -496,7 +497,7 @@ def _encode_chunk(given: Sequence[tuple], keep_calls: bool = True) -> tuple:
         if latencies:
             lats.append(np.asarray(latencies))
 
-    def column(attr: str, dtype) -> np.ndarray:
+    def column(attr: str, dtype: type[np.generic]) -> np.ndarray:
         parts = [np.zeros(len(b), dtype) if getattr(b, attr) is None else getattr(b, attr) for b in batches]
         return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
 
@@ -541,7 +542,7 @@ class CallsCodec:
         self._since = 0
         self._dict: tuple[str, bytes] | None = None
 
-    def encode(self, tick0: int, calls: list[dict]) -> tuple[list[tuple], list[tuple]]:
+    def encode(self, tick0: int, calls: list[dict[str, Any]]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         raw = json.dumps([{k: v for k, v in c.items() if k not in _DERIVED} for c in calls],
                          separators=(",", ":")).encode()
         name, zdict = self._dict if self._dict is not None else (None, b"")
@@ -549,7 +550,7 @@ class CallsCodec:
         row = (tick0, name, comp.compress(raw) + comp.flush())
         self._recent = (self._recent + raw)[-self.WINDOW :]
         self._since += len(raw)
-        new: list[tuple] = []
+        new: list[tuple[Any, ...]] = []
         if self._since >= (self.EVERY if self._dict is not None else self.FIRST):
             zd = self._recent
             key = hashlib.blake2b(zd, digest_size=8).hexdigest()
@@ -558,7 +559,7 @@ class CallsCodec:
         return [row], new
 
 
-def decode_calls(blob: bytes, zdict: bytes | None) -> list[dict]:
+def decode_calls(blob: bytes, zdict: bytes | None) -> list[dict[str, Any]]:
     d = zlib.decompressobj(zdict=zdict) if zdict else zlib.decompressobj()
     calls = json.loads(d.decompress(blob) + d.flush())
     if not (isinstance(calls, list) and all(isinstance(c, dict) and isinstance(c.get("tick"), int)
@@ -597,7 +598,7 @@ _CHUNK_HEAD = struct.Struct("<4sBIIIII")
 _CHUNK_HEAD3 = struct.Struct("<4sBIIIIII")  # MFC3: and the number of state hashes
 
 
-def encode_columns(arrays: dict[str, np.ndarray], texts: dict | None) -> bytes:
+def encode_columns(arrays: dict[str, np.ndarray], texts: dict[str, Any] | None) -> bytes:
     wide = bool(arrays["fish"].size and arrays["fish"].max() >= 65536)
     head = _CHUNK_HEAD3.pack(_CHUNK_MAGIC, wide, len(arrays["dt"]), len(arrays["ticks"]), len(arrays["samples"]),
                              len(arrays["divergence"]), arrays["executed"].shape[1], len(arrays["hashes"]))
@@ -610,7 +611,7 @@ def encode_columns(arrays: dict[str, np.ndarray], texts: dict | None) -> bytes:
     return zlib.compress(b"".join(parts), 6)
 
 
-def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict]:
+def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     raw = zlib.decompress(blob)
     head = _CHUNK_HEAD3 if raw[:4] == b"MFC3" else _CHUNK_HEAD
     magic, wide, n_dec, n_ticks, n_samples, n_div, n_fish, *more = head.unpack_from(raw)
@@ -660,14 +661,14 @@ class TickDecisions:
     tokens: np.ndarray
     thoughts: dict[int, str]
     summaries: list[tuple[int, int, str]]  # (fish, serial, text) written by a model at this tick
-    calls: list[dict] = None  # type: ignore[assignment]  # the model exchanges behind them (brains/exchanges.py)
+    calls: list[dict[str, Any]] = None  # type: ignore[assignment]  # the model exchanges behind them (brains/exchanges.py)
 
 
 # What a damaged blob can raise while it is decoded (all become a one-line RecordingError).
 _DAMAGE = (zlib.error, ValueError, KeyError, IndexError, TypeError, struct.error, OverflowError, MemoryError)
 
 
-def _blob(data) -> bytes:
+def _blob(data: object) -> bytes:
     if not isinstance(data, bytes):
         raise TypeError(f"stored as {type(data).__name__}, not a blob")
     return data
@@ -697,7 +698,8 @@ class Recording:
         except (KeyError, TypeError):
             raise RecordingError(f"recording has no usable config in its header: {self.path}") from None
         try:
-            self.keyframe_ticks = [r[0] for r in self._db.execute("SELECT tick FROM keyframes ORDER BY tick")]
+            self.keyframe_ticks: list[int] = [r[0] for r in
+                                              self._db.execute("SELECT tick FROM keyframes ORDER BY tick")]
             spans = self._db.execute("SELECT tick0, tick1 FROM chunks ORDER BY tick0").fetchall()
         except sqlite3.DatabaseError as exc:
             raise RecordingError(f"recording is damaged ({type(exc).__name__}: {exc}): {self.path}") from None
@@ -720,15 +722,15 @@ class Recording:
         if type(self.chunk_ticks) is not int or not 1 <= self.chunk_ticks <= MAX_CHUNK_TICKS:
             raise RecordingError(f"recording is damaged (chunk_ticks {self.chunk_ticks!r} in its header): "
                                  f"{self.path}")
-        self._cache: dict[int, tuple] = {}
+        self._cache: dict[int, tuple[Any, ...]] = {}
         self._texts: dict[str, str] | None = None  # the shared texts, read once
         self._tables: dict[str, bool] = {}  # which optional tables the file has
         self._dicts: dict[str, bytes] = {}  # exchange dictionaries by hash
-        self._calls_cache: dict[int, list[dict]] = {}  # decoded exchanges by chunk start
+        self._calls_cache: dict[int, list[dict[str, Any]]] = {}  # decoded exchanges by chunk start
         self._starts: list[int] = []  # sorted keys of _cache
-        self._interventions: dict[int, list[dict]] | None = None
+        self._interventions: dict[int, list[dict[str, Any]]] | None = None
 
-    def _check_spans(self, spans: list) -> int:
+    def _check_spans(self, spans: list[Any]) -> int:
         """The last recorded tick, after checking that the chunks cover the ticks from the
         first keyframe on without gap or overlap (a damaged or edited file is refused, not
         re-simulated for ticks it does not hold)."""
@@ -750,7 +752,7 @@ class Recording:
     def close(self) -> None:
         self._db.close()
 
-    def _fetch(self, sql: str, args: tuple) -> list:
+    def _fetch(self, sql: str, args: tuple[Any, ...]) -> list[Any]:
         try:
             return self._db.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as exc:
@@ -793,7 +795,7 @@ class Recording:
                 del self._cache[key]
             del self._starts[:10000]
 
-    def chunks(self, t0: int, t1: int):
+    def chunks(self, t0: int, t1: int) -> Iterator[tuple[int, Any, dict[str, Any]]]:
         """``(tick0, columns, texts)`` of every chunk covering ticks in ``[t0, t1)``, in order
         (decoded columns as in :func:`decode_columns`; callers select the ticks they want)."""
         self.load_chunks(t0, t1)
@@ -802,7 +804,7 @@ class Recording:
             if k < t1 and tick1 > t0:
                 yield k, d, texts
 
-    def _chunk_for(self, tick: int):
+    def _chunk_for(self, tick: int) -> tuple[Any, tuple[Any, ...] | None]:
         for attempt in range(2):
             i = bisect.bisect_right(self._starts, tick) - 1
             if i >= 0:
@@ -839,13 +841,13 @@ class Recording:
             self._texts = {str(h): str(b) for h, b in rows}
         return self._texts
 
-    def interventions(self) -> dict[int, list[dict]]:
+    def interventions(self) -> dict[int, list[dict[str, Any]]]:
         """The hands-on interventions by tick (see :mod:`mirofish.interventions`), read once;
         each as applied, with ``cells`` (how many cells it changed)."""
         if self._interventions is None:
             rows = self._fetch("SELECT tick, data FROM interventions ORDER BY tick, seq", ()) \
                 if self._has("interventions") else []
-            out: dict[int, list[dict]] = {}
+            out: dict[int, list[dict[str, Any]]] = {}
             try:
                 for tick, data in rows:
                     out.setdefault(int(tick), []).append(json.loads(data))
@@ -854,7 +856,7 @@ class Recording:
             self._interventions = out
         return self._interventions
 
-    def interventions_at(self, tick: int) -> list[dict]:
+    def interventions_at(self, tick: int) -> list[dict[str, Any]]:
         """The interventions applied at the start of ``tick`` (what replays and forks apply again)."""
         return self.interventions().get(tick, [])
 
@@ -880,7 +882,7 @@ class Recording:
                 raise RecordingError(f"recording is damaged (exchange dictionary {name}: {exc}): {self.path}") from None
         return self._dicts[name]
 
-    def _calls_rows(self, rows: list) -> list[dict]:
+    def _calls_rows(self, rows: list[Any]) -> list[dict[str, Any]]:
         from ..brains.exchanges import complete_call
 
         texts = self.texts()
@@ -893,7 +895,7 @@ class Recording:
                                      f"{self.path}") from None
         return out
 
-    def _calls_of(self, tick0: int | None) -> list[dict]:
+    def _calls_of(self, tick0: int | None) -> list[dict[str, Any]]:
         """The exchanges stored with the chunk that starts at ``tick0``."""
         if tick0 is None or not self._has("calls"):
             return []
@@ -905,7 +907,8 @@ class Recording:
                                                         (tick0,)))
         return cache[tick0]
 
-    def model_calls(self, t0: int | None = None, t1: int | None = None, fish: int | None = None) -> list[dict]:
+    def model_calls(self, t0: int | None = None, t1: int | None = None,
+                    fish: int | None = None) -> list[dict[str, Any]]:
         """The model exchanges of decisions applied in ``[t0, t1)`` (default: all), in tick
         order, each with its cache ``key`` and ``view`` (see :mod:`mirofish.brains.exchanges`)."""
         lo = self.first_tick if t0 is None else t0
@@ -935,7 +938,8 @@ class Recording:
         tick0, entry = self._chunk_for(tick)
         if entry is None or entry[1]["executed"].size == 0:
             return None
-        return entry[1]["executed"][tick - tick0].astype(np.int8)
+        executed: np.ndarray = entry[1]["executed"][tick - tick0].astype(np.int8)
+        return executed
 
     def _rows(self, t0: int, t1: int, slot: int, width: int) -> np.ndarray:
         self.load_chunks(t0, t1)

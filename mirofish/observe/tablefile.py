@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 
-def _plain(values) -> list:
+def _plain(values: Iterable[Any]) -> list[Any]:
     """A column as Python values of one kind: numbers stay numbers (float if any is), text stays
     text, anything else becomes JSON text; None stays None."""
     vals = values.tolist() if isinstance(values, np.ndarray) else [v.item() if isinstance(v, np.generic) else v

@@ -31,12 +31,16 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..actions import MOVE_DXDY, Action
 from ..arbiter import MOVED
 from ..fish.plans import AWAY_NAMES, GOAL_NAMES, Goal
+
+if TYPE_CHECKING:
+    from ..frame import Frame
 
 GOAL_WORDS = {
     "forage": ("food", "eat", "hungry", "feed", "snack", "meal", "forag"),
@@ -88,8 +92,8 @@ class WordDeed:
     def __init__(self, n_fish: int, keep: bool = False):
         self.n = n_fish
         self.keep = keep
-        self.records: list[dict] = []
-        self.recent: list[deque] = [deque(maxlen=RECENT) for _ in range(n_fish)]
+        self.records: list[dict[str, Any]] = []
+        self.recent: list[deque[Any]] = [deque(maxlen=RECENT) for _ in range(n_fish)]
         self.counts = np.zeros((n_fish, 6), np.int64)  # word agree, word disagree, deed done, not, both, judged
         self.open = np.zeros(n_fish, bool)
         self.plan = {c: np.zeros(n_fish, np.int64) for c in _COLS}
@@ -97,7 +101,7 @@ class WordDeed:
         self._prev: tuple[np.ndarray, ...] | None = None
         self._holds = 0  # open single-action plans (action mode)
 
-    def observe(self, f) -> None:
+    def observe(self, f: Frame) -> None:
         prev = self._prev if self._prev is not None else (f.x, f.y, f.energy, f.neighbours)
         P = self.plan
         for b in f.applied:
@@ -125,7 +129,7 @@ class WordDeed:
             P["worked"] += on & (P["goal"] == _HOLD) & worked
         self._prev = (f.x, f.y, f.energy, f.neighbours)
 
-    def _close(self, fish: int, tick: int, prev) -> None:
+    def _close(self, fish: int, tick: int, prev: tuple[np.ndarray, ...]) -> None:
         """Judge ``fish``'s open plan, which ended before ``tick`` (``prev``: the frame arrays
         after its last tick: x, y, energy, fish in view)."""
         if not self.open[fish]:
@@ -165,11 +169,11 @@ class WordDeed:
         if self.keep:
             self.records.append(rec)
 
-    def fish(self, i: int) -> dict:
+    def fish(self, i: int) -> dict[str, Any]:
         """One fish's score (for the follow panel): shares and the newest judged plans."""
         return {**_shares(self.counts[i]), "recent": list(self.recent[i])}
 
-    def summary(self, brain: str = "") -> dict:
+    def summary(self, brain: str = "") -> dict[str, Any]:
         """The tank's score (JSON): shares over all judged plans (per goal with ``keep``), and
         for the instinct brain what it means."""
         out = _shares(self.counts.sum(axis=0))
@@ -186,7 +190,7 @@ class WordDeed:
         return out
 
 
-def _shares(c: np.ndarray) -> dict:
+def _shares(c: np.ndarray) -> dict[str, Any]:
     said = int(c[0] + c[1])
     return {"plans_judged": int(c[5]), "thoughts_judged": said,
             "word_agrees": round(float(c[0]) / said, 3) if said else None,

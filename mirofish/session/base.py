@@ -17,7 +17,7 @@ same small protocol:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,11 @@ from ..snapshot import FishSnapshot, Snapshot, TankView, fish_snapshot, take, ta
 from .history import DecisionHistory
 
 if TYPE_CHECKING:
+    import concurrent.futures
+
+    from ..brains.base import DecisionSource, RequestBatch
+    from ..fish.perception import Perception
+    from ..world import World
     from .fork import ForkSession
 
 
@@ -70,7 +75,7 @@ class Session:
         """Live settings changed since the tank was built (sliders, ``tune`` interventions)."""
         return self.engine.world.tuned()
 
-    def intervene(self, iv: dict) -> None:
+    def intervene(self, iv: dict[str, Any]) -> None:
         """A hands-on change at the start of the next tick (see :mod:`mirofish.interventions`);
         recorded with that tick. Raises ``InterventionError`` naming what is wrong."""
         self.engine.intervene(iv)
@@ -81,13 +86,13 @@ class Session:
         return self.engine.world.tick
 
     @property
-    def world(self):
+    def world(self) -> World:
         """The world being stepped. For sessions and their tests only: views go through
         :meth:`view`, :meth:`fish` and :meth:`snapshot`."""
         return self.engine.world
 
     @property
-    def source(self):
+    def source(self) -> DecisionSource:
         return self.engine.source
 
     @property
@@ -154,7 +159,7 @@ class Session:
         """The keyframe of the current state (recorders store these)."""
         return self.engine.world.state_arrays()
 
-    def metrics_summary(self) -> dict:
+    def metrics_summary(self) -> dict[str, Any]:
         """The metrics summary with the brain's own alerts (budget, breakers, drift) merged in."""
         summary = self.metrics.summary()
         brain_alerts = getattr(self.engine.source, "alerts", None)
@@ -162,7 +167,7 @@ class Session:
             summary["alerts"] = summary["alerts"] + brain_alerts()
         return summary
 
-    def brain_status(self) -> dict:
+    def brain_status(self) -> dict[str, Any]:
         return self.engine.source.status()
 
     def drift(self, fish: int) -> float | None:
@@ -172,7 +177,7 @@ class Session:
         scores = getattr(self.engine.source, "drift", None)
         return scores.get(fish) if isinstance(scores, dict) else None
 
-    def request_for(self, fish: int):
+    def request_for(self, fish: int) -> RequestBatch:
         """A decision request for ``fish`` as the engine would make it now (for explanations)."""
         from ..brains.base import RequestBatch
 
@@ -195,7 +200,7 @@ class Session:
             return [*head, "(the action brain has no plans to explain)"]
         return head + planner.explain(self.request_for(fish))
 
-    def ask(self, fish: int, question: str):
+    def ask(self, fish: int, question: str) -> concurrent.futures.Future[dict[str, Any]] | None:
         """Ask the fish's model (a model brain only) with the context it has at the tick shown —
         live, in a fork or in a replay (the recorded run's server): a Future of ``{"text",
         "error"}``; None when the brain is not a model. Never blocks."""
@@ -203,13 +208,16 @@ class Session:
         if ask is None and self.cfg.brain.kind == "llm":  # a replay: the recorded run's server, asked now
             from .reask import interview
 
-            def ask(perception, persona, plan, question):
+            def ask(perception: Perception, persona: str, plan: str,
+                    question: str) -> concurrent.futures.Future[dict[str, Any]]:
                 return interview(self.cfg, perception, persona, plan, question)
         if ask is None:
             return None
         w, s = self.engine.world, self.engine.world.school
         snap = self.fish(fish)
-        return ask(w.perceive(fish), s.persona[fish], snap.plan, question)
+        answer: concurrent.futures.Future[dict[str, Any]] | None  # what the source's (or the replay's) ask returns
+        answer = ask(w.perceive(fish), s.persona[fish], snap.plan, question)
+        return answer
 
     def heat(self) -> np.ndarray | None:
         """Stuck events per hotspot cell (the heat map)."""

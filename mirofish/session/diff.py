@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -71,7 +72,7 @@ class _Side:
         self.stuck_ticks += int(np.count_nonzero(self.player.world.school.stuck))
         return self.player.world.school.cell.copy(), decided
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         s = self.player.world.school
         mem = s.memory
         sizes = np.count_nonzero(mem.code != 0, axis=1)
@@ -101,7 +102,7 @@ def _open(path: str | Path) -> Recording:
     return Recording(path)
 
 
-def diff_runs(a_path: str | Path, b_path: str | Path) -> dict:
+def diff_runs(a_path: str | Path, b_path: str | Path) -> dict[str, Any]:
     """Two recordings of the same tank compared over the ticks both hold (see the module doc)."""
     a, b = _open(a_path), _open(b_path)
     try:
@@ -115,8 +116,8 @@ def diff_runs(a_path: str | Path, b_path: str | Path) -> dict:
         sa, sb = _Side(a, t0, t1, "A"), _Side(b, t0, t1, "B")
         try:
             same_start = sa.player.state_hash() == sb.player.state_hash()
-            first_decision: dict | None = None
-            first_cell: dict | None = None
+            first_decision: dict[str, Any] | None = None
+            first_cell: dict[str, Any] | None = None
             curve: list[tuple[int, int]] = []
             ever = np.zeros(a.config.fish.slots, bool)
             for t in range(t0, t1):
@@ -153,7 +154,7 @@ def diff_runs(a_path: str | Path, b_path: str | Path) -> dict:
     return out
 
 
-def diff_windows(path: str | Path, wa: tuple[int, int], wb: tuple[int, int]) -> dict:
+def diff_windows(path: str | Path, wa: tuple[int, int], wb: tuple[int, int]) -> dict[str, Any]:
     """Two windows of one recording compared (see the module doc)."""
     rec = _open(path)
     try:
@@ -174,7 +175,7 @@ def diff_windows(path: str | Path, wa: tuple[int, int], wb: tuple[int, int]) -> 
     return {"kind": "windows", "recording": str(path), "a": sides[0], "b": sides[1]}
 
 
-def render_text(d: dict) -> str:
+def render_text(d: dict[str, Any]) -> str:
     a, b = d["a"], d["b"]
     lines = []
     if d["kind"] == "runs":
@@ -196,7 +197,7 @@ def render_text(d: dict) -> str:
         lines.append(f"{d['recording']}: window {a['label']}  vs  window {b['label']}")
     width = 22
 
-    def row(name: str, va, vb) -> str:
+    def row(name: str, va: object, vb: object) -> str:
         return f"  {name:<{width}} {va!s:>10} {vb!s:>10}"
 
     lines.append(row("", "A", "B"))
@@ -215,7 +216,7 @@ def render_text(d: dict) -> str:
     return "\n".join(lines)
 
 
-def render_png(d: dict, out: str | Path, size: tuple[int, int] = (1200, 640)) -> None:
+def render_png(d: dict[str, Any], out: str | Path, size: tuple[int, int] = (1200, 640)) -> None:
     """The diff as a picture (pygame, offscreen): fish in another cell over time (runs), and the
     action, plan and metric comparisons as paired bars."""
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..actions import Action
-from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
+from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch
 from ..brains.exchanges import ReplyCache
 from ..brains.sources import make_source
 from ..engine import Engine
@@ -29,6 +29,8 @@ from ..world import World
 from .base import Session, observed, remembered
 
 if TYPE_CHECKING:
+    import concurrent.futures
+
     from .live import LiveSession
 
 _CELLS = DIVERGENCE_COLUMNS.index("cells_differ")
@@ -40,18 +42,19 @@ class ForkSource(DecisionSource):
     name = "fork"
 
     def __init__(self, live: DecisionSource, tick: int, first: DecisionBatch,
-                 recorded: Callable[[int], list[dict]] | None = None, added: list[tuple[int, dict]] | None = None):
+                 recorded: Callable[[int], list[dict[str, Any]]] | None = None,
+                 added: list[tuple[int, dict[str, Any]]] | None = None):
         super().__init__()
         self.live, self.tick, self.first = live, tick, first
         self.recorded = recorded
-        self.added: dict[int, list[dict]] = {}
+        self.added: dict[int, list[dict[str, Any]]] = {}
         for t, iv in added or ():
             self.added.setdefault(t, []).append(iv)
         self.requests, self.results = live.requests, live.results  # share the live brain's queues
         self.wants_perceptions = live.wants_perceptions
         self.writes_summaries = live.writes_summaries
 
-    def interventions_at(self, tick: int) -> list[dict]:
+    def interventions_at(self, tick: int) -> list[dict[str, Any]]:
         """The parent recording's interventions (a fork reproduces them), and the ones the fork adds."""
         out = self.recorded(tick) if self.recorded is not None else []
         return out + self.added.get(tick, [])
@@ -62,7 +65,7 @@ class ForkSource(DecisionSource):
         else:
             self.live.begin_tick(tick)
 
-    def submit(self, batch) -> None:
+    def submit(self, batch: RequestBatch) -> None:
         if batch.tick == self.tick:  # already answered by the intervention batch where it can be
             keep = ~np.isin(batch.fish, self.first.fish)
             if not keep.any():
@@ -73,13 +76,13 @@ class ForkSource(DecisionSource):
     def pump(self) -> None:
         self.live.pump()
 
-    def give_up(self, batch):
+    def give_up(self, batch: RequestBatch) -> DecisionBatch | None:
         return self.live.give_up(batch)
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         return {"source": "fork", "live": self.live.status()}
 
-    def ask(self, *args):
+    def ask(self, *args: Any) -> concurrent.futures.Future[dict[str, Any]] | None:
         """A question to a fish of the branch, by the live brain's model (None without one)."""
         ask = getattr(self.live, "ask", None)
         return ask(*args) if ask is not None else None
@@ -145,7 +148,7 @@ class ForkSession(Session):
 
     def __init__(self, parent: Session, fish: int | None, plan: tuple[int, int, int] | None,
                  recorded: DecisionBatch | None, source: DecisionSource, mode: str, owns_parent: bool,
-                 added: list[tuple[int, dict]] | None = None):
+                 added: list[tuple[int, dict[str, Any]]] | None = None):
         cfg = parent.cfg
         if fish is not None and not 0 <= fish < cfg.fish.slots:
             raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{cfg.fish.slots - 1})")
@@ -219,7 +222,7 @@ class ForkSession(Session):
         fork._origin = origin
         return fork
 
-    _origin: tuple | None = None  # a live parent's state at the fork tick
+    _origin: tuple[Any, ...] | None = None  # a live parent's state at the fork tick
 
     def back(self) -> int:
         """End the branch and put the parent back at the fork tick (a live tank is rewound to it,
@@ -263,7 +266,7 @@ class ForkSession(Session):
     def ghost_view(self) -> TankView:
         return self.parent.view()
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         rows = np.array([r[1:] for r in self.curve]) if self.curve else np.zeros((0, 3))
         parent_at_same = self.parent.tick == self.tick
         out = {

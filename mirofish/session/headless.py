@@ -10,9 +10,15 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..actions import Action
 from ..config import Config
+
+if TYPE_CHECKING:
+    from ..brains.exchanges import ReplyCache
+    from ..observe.recording import Recorder
+    from .base import Session
 
 
 class _Progress:
@@ -36,7 +42,7 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _recorder(path: str | None, engine, overwrite: bool = False):
+def _recorder(path: str | None, engine: Session, overwrite: bool = False) -> Recorder | None:
     if path is None:
         return None
     from ..observe.recording import Recorder
@@ -45,7 +51,8 @@ def _recorder(path: str | None, engine, overwrite: bool = False):
 
 
 def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
-                 out=None, record: str | None = None, overwrite: bool = False, cache=None) -> dict:
+                 out: TextIO | None = None, record: str | None = None, overwrite: bool = False,
+                 cache: ReplyCache | None = None) -> dict[str, Any]:
     """Run ``ticks`` ticks and return (and print) the summary JSON.
 
     Lockstep runs as fast as the brain answers; realtime runs keep the simulated clock
@@ -95,7 +102,7 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     return summary
 
 
-def summarize_run(engine, ticks: int, elapsed: float) -> dict:
+def summarize_run(engine: Session, ticks: int, elapsed: float) -> dict[str, Any]:
     """The headless run's closing JSON object."""
     w, m = engine.world, engine.metrics
     s = w.school
@@ -127,7 +134,7 @@ def summarize_run(engine, ticks: int, elapsed: float) -> dict:
     }
 
 
-def _brain_status(engine, ticks: int) -> dict:
+def _brain_status(engine: Session, ticks: int) -> dict[str, Any]:
     status = engine.source.status()
     by_tier = engine.metrics.decisions_by_tier()
     made = sum(by_tier.values())

@@ -9,6 +9,8 @@ the tick on screen.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..frame import Frame
@@ -23,8 +25,8 @@ class DecisionHistory:
     (``call``: the model exchange behind it, or None); ``counts``: ``(fish, N_GOALS)`` int64.
     """
 
-    def __init__(self, n: int, last: dict[int, dict] | None = None, counts: np.ndarray | None = None):
-        self.last: dict[int, dict] = dict(last or {})
+    def __init__(self, n: int, last: dict[int, dict[str, Any]] | None = None, counts: np.ndarray | None = None):
+        self.last: dict[int, dict[str, Any]] = dict(last or {})
         self.counts = counts if counts is not None else np.zeros((n, N_GOALS), np.int64)
 
     def observe(self, frame: Frame) -> None:

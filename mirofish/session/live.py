@@ -7,7 +7,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..brains.base import DecisionSource
 from ..brains.exchanges import ReplyCache
@@ -127,7 +127,7 @@ class LiveSession(Session):
 
     _recorded_from = 0
 
-    def keep(self, path, overwrite: bool = False) -> Path:
+    def keep(self, path: str | Path, overwrite: bool = False) -> Path:
         """Save the recent past as a normal recording at ``path`` and go on recording there
         ("Keep this"): everything from the oldest kept tick on, and what follows."""
         if self.recorder is None:
@@ -139,7 +139,7 @@ class LiveSession(Session):
         self.past_folder = None
         return new
 
-    def start_recording(self, path, overwrite: bool = False) -> Recorder:
+    def start_recording(self, path: str | Path, overwrite: bool = False) -> Recorder:
         """Record from now on to ``path`` (refused if it exists, unless ``overwrite``)."""
         Recorder.check_path(path, overwrite)
         self._close_recorder()
@@ -155,7 +155,7 @@ class LiveSession(Session):
         self._keep_past()
         return path
 
-    def mark(self) -> tuple[dict, object, object]:
+    def mark(self) -> tuple[dict[str, Any], object, object]:
         """The current state, metrics and decision history, to :meth:`rewind` to (the window's
         fork point); the recorder gets a chunk boundary here."""
         import copy
@@ -164,7 +164,7 @@ class LiveSession(Session):
             self.recorder.flush()
         return self.state_arrays(), copy.deepcopy(self.metrics), self.history.copy()
 
-    def rewind(self, point: tuple[dict, object, object]) -> None:
+    def rewind(self, point: tuple[dict[str, Any], object, object]) -> None:
         """Back to a :meth:`mark`: the tank continues from there as it would have; what the
         recorder wrote since is forgotten."""
         arrays, metrics, history = point

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from ..config import Config
 from ..fish.plans import describe, parse_plan
@@ -185,7 +185,7 @@ class Navigator:
 
     # ------------------------------------------------------------ changes
 
-    def intervene(self, iv: dict) -> None:
+    def intervene(self, iv: dict[str, Any]) -> None:
         """A hands-on change to the tank shown (live or a fork), from its next tick
         (InterventionError for one that cannot be made)."""
         if self.shown.kind == "replay":

@@ -13,14 +13,20 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..brains.exchanges import formats_of, messages_of
 from ..brains.prompt import PlanReply, judge_reply
-from ..config import redact_url
+from ..config import Config, redact_url
 from ..observe.recording import Recording, RecordingError
 
+if TYPE_CHECKING:
+    import concurrent.futures
 
-def find_exchange(rec: Recording, fish: int, tick: int) -> dict:
+    from ..fish.perception import Perception
+
+
+def find_exchange(rec: Recording, fish: int, tick: int) -> dict[str, Any]:
     """The decision exchange of ``fish`` at ``tick`` (applied or asked there), or a one-line error
     naming the nearest ticks where it has one."""
     if not 0 <= fish < rec.config.fish.slots:
@@ -39,9 +45,9 @@ def find_exchange(rec: Recording, fish: int, tick: int) -> dict:
     return here[-1]
 
 
-def _reading(text: str | None, view: str, plans: bool, food_here: bool) -> dict:
+def _reading(text: str | None, view: str, plans: bool, food_here: bool) -> dict[str, Any]:
     reply, read = judge_reply(text, view, plans, food_here)
-    out: dict = {"reply": text, "read": read, "legal": read == "ok"}
+    out: dict[str, Any] = {"reply": text, "read": read, "legal": read == "ok"}
     if isinstance(reply, PlanReply):
         out["choice"] = reply.goal + (f" {reply.direction}" if reply.goal == "explore" and reply.direction else "")
         out["thought"] = reply.thought
@@ -51,8 +57,9 @@ def _reading(text: str | None, view: str, plans: bool, food_here: bool) -> dict:
     return out
 
 
-def ask_exchange(call: dict, texts: dict[str, str], cfg, base_url: str | None = None, model: str | None = None,
-                 n: int = 1, timeout_s: float = 60.0, plain: bool = False) -> list[dict]:
+def ask_exchange(call: dict[str, Any], texts: dict[str, str], cfg: Config, base_url: str | None = None,
+                 model: str | None = None, n: int = 1, timeout_s: float = 60.0,
+                 plain: bool = False) -> list[dict[str, Any]]:
     """Send exchange ``call`` (its shared texts in ``texts``) again ``n`` times to ``base_url``
     (default: the first endpoint of ``cfg``) and ``model`` (default: the recorded one); each
     answer read as the brain reads it. Blocks; never raises for a server's failure (the answer
@@ -72,7 +79,7 @@ def ask_exchange(call: dict, texts: dict[str, str], cfg, base_url: str | None = 
     if plain:  # a question: the answer is text, not a decision
         formats = None
     ask_model = model or call["model"]
-    answers: list[dict] = []
+    answers: list[dict[str, Any]] = []
     thread = LoopThread("mirofish-reask")
     try:
         async def run() -> None:
@@ -84,7 +91,7 @@ def ask_exchange(call: dict, texts: dict[str, str], cfg, base_url: str | None = 
             transport.connect(ep, cfg.brain.api_key_env)
             try:
                 for _ in range(n):
-                    trace: dict = {}
+                    trace: dict[str, Any] = {}
                     try:
                         text, p, c = await transport.complete([ep], msgs, formats, call["max_tokens"], trace=trace)
                         read = {"reply": text} if plain else _reading(text, view, plans, food_here)
@@ -103,7 +110,7 @@ def ask_exchange(call: dict, texts: dict[str, str], cfg, base_url: str | None = 
 
 
 def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, model: str | None = None,
-          n: int = 1, timeout_s: float = 60.0) -> dict:
+          n: int = 1, timeout_s: float = 60.0) -> dict[str, Any]:
     """Send fish ``fish``'s recorded request of tick ``tick`` again, ``n`` times; return the
     recorded answer and the new ones, read as the brain reads them (JSON-ready)."""
     rec = Recording(path)
@@ -133,7 +140,7 @@ def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, m
     }
 
 
-def render_reask(r: dict) -> str:
+def render_reask(r: dict[str, Any]) -> str:
     """``reask``'s text output."""
     rec = r["recorded"]
     lines = [f"fish {r['fish']} at t{r['tick']} saw:", "  " + r["message"].replace("\n", "\n  "),
@@ -147,7 +154,8 @@ def render_reask(r: dict) -> str:
     return "\n".join(lines)
 
 
-def interview(cfg, perception, persona: str, plan: str, question: str, timeout_s: float = 60.0):
+def interview(cfg: Config, perception: Perception, persona: str, plan: str, question: str,
+              timeout_s: float = 60.0) -> concurrent.futures.Future[dict[str, Any]]:
     """Ask a fish of a recorded or forked model run a question, with the context it has at the
     tick shown (its view, memories, plan), from the run's small-tier server — for sessions whose
     source has no model pool (a replay). A ``concurrent.futures.Future`` of ``{"text", "error"}``;
@@ -162,7 +170,7 @@ def interview(cfg, perception, persona: str, plan: str, question: str, timeout_s
     texts = {"q": msgs[0]["content"]}
     call["prefix"] = "q"
 
-    def ask() -> dict:
+    def ask() -> dict[str, Any]:
         try:
             answers = ask_exchange(call, texts, cfg, n=1, timeout_s=timeout_s, plain=True)
         except RecordingError as exc:

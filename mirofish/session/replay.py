@@ -11,6 +11,7 @@ from __future__ import annotations
 import queue
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recordin
 from ..world import World
 from .base import Session, observed, remembered
 from .fork import ForkSession, fork_source, plan_of
+
+if TYPE_CHECKING:
+    from ..snapshot import Snapshot
 
 _MOVED = 1 + TICK_COLUMNS.index("moved")  # columns of Recording.tick_rows (tick first)
 _LOW = 1 + TICK_COLUMNS.index("low_energy_fish")
@@ -90,7 +94,7 @@ class ReplaySource(DecisionSource):
                              tokens=d.tokens, thoughts=thoughts, summaries=d.summaries or None,
                              meta={"latency_s": d.latency_s}, calls=calls)
 
-    def interventions_at(self, tick: int) -> list[dict]:
+    def interventions_at(self, tick: int) -> list[dict[str, Any]]:
         return self.recording.interventions_at(tick)
 
     def begin_tick(self, tick: int) -> None:
@@ -105,7 +109,7 @@ class ReplaySource(DecisionSource):
             except queue.Empty:
                 return
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         return {"source": "replay"}
 
 
@@ -181,7 +185,7 @@ class ReplaySession(Session):
         recorded decisions after it) and run the branch live beside the recording."""
         return fork_recording(self.recording, min(self.tick, self.last_tick - 1), fish, plan)
 
-    def decisions_before(self, tick: int | None = None) -> tuple[dict[int, dict], np.ndarray]:
+    def decisions_before(self, tick: int | None = None) -> tuple[dict[int, dict[str, Any]], np.ndarray]:
         """What the recording says was decided before ``tick`` (default: the tick shown): each
         fish's last decision (``tick``, ``goal``, ``param``, ``horizon``, ``tier``, ``status``,
         ``thought``, ``call``) and the plans per fish by goal — the window's history as of a tick,
@@ -195,7 +199,7 @@ class ReplaySession(Session):
             fish, goals = d["fish"][keep].astype(np.int64), d["goal"][keep].astype(np.int64)
             np.add.at(counts, (fish, np.minimum(goals, 5)), 1)
             np.maximum.at(last_tick, fish, ticks[keep])
-        last: dict[int, dict] = {}
+        last: dict[int, dict[str, Any]] = {}
         for t in sorted(set(last_tick[last_tick >= 0].tolist())):
             d = rec.decisions_at(t)
             if d is None:
@@ -244,10 +248,10 @@ class ReplaySession(Session):
         c, lt = self._checkpoints[best]
         return best, c.copy(), lt.copy()
 
-    def recorded_metrics(self, tick: int | None = None) -> dict:
+    def recorded_metrics(self, tick: int | None = None) -> dict[str, Any]:
         """The measures recorded at ``tick`` (default: the last simulated tick) and the latest sample."""
         t = (self.tick - 1) if tick is None else tick
-        out: dict = {}
+        out: dict[str, Any] = {}
         rows = self.recording.tick_rows(t, t + 1)
         if len(rows):
             out.update({k: float(v) for k, v in zip(TICK_COLUMNS, rows[0, 1:])})
@@ -256,19 +260,19 @@ class ReplaySession(Session):
             out["sampled"] = {k: round(float(v), 4) for k, v in zip(SAMPLE_COLUMNS, samples[-1, 1:])}
         return out
 
-    def metrics_summary(self) -> dict:
+    def metrics_summary(self) -> dict[str, Any]:
         """What the recording measured at this tick (flat, as the HUD reads it); no alerts."""
         rec = self.recorded_metrics()
         flat = dict(rec.get("sampled", {}))
         flat["schooling_degree"] = rec.get("schooling_degree", flat.get("schooling_degree", 0.0))
         return flat
 
-    def snapshot(self):
+    def snapshot(self) -> Snapshot:
         from ..snapshot import take
 
         return take(self.engine.world, self.recorded_metrics())
 
-    def brain_status(self) -> dict:
+    def brain_status(self) -> dict[str, Any]:
         """Which brain made the recording."""
         kind = self.cfg.brain.kind
         if kind == "instinct":
@@ -322,7 +326,7 @@ class ReplaySession(Session):
 
 def fork_recording(recording: Recording | str | Path, tick: int, fish: int | None, action: Action | str | None,
                    out: str | Path | None = None, source: DecisionSource | None = None,
-                   overwrite: bool = False, added: list[tuple[int, dict]] | None = None) -> ForkSession:
+                   overwrite: bool = False, added: list[tuple[int, dict[str, Any]]] | None = None) -> ForkSession:
     """Fork a recording at ``tick``: ``fish`` does ``action`` (a plan such as ``"school 60"``,
     ``"explore east 30"``, ``"rest 10"`` — see :func:`mirofish.fish.plans.parse_plan` — or a
     single action, held one tick), and/or the ``added`` ``(tick, intervention)`` pairs happen
@@ -372,7 +376,7 @@ def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
 def fork(recording: Recording | str | Path, tick: int, fish: int | None, action: Action | str | None, ticks: int,
          out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False,
          base_url: str | None = None, model: str | None = None, cache: ReplyCache | None = None,
-         added: list[tuple[int, dict]] | None = None) -> dict:
+         added: list[tuple[int, dict[str, Any]]] | None = None) -> dict[str, Any]:
     """Swap ``fish``'s decision at ``tick`` (and/or apply the ``added`` interventions there) and
     run ``ticks`` ticks live; return a JSON-ready summary (for a model run with
     ``cache_hits``/``cache_misses``: see :func:`fork_source`)."""

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,11 +44,12 @@ class FishReport:
     tank_exploration: float
     eats: int
     refusals: int
-    decisions: dict  # this fish's decisions in the window by tier
-    fallback_reasons: dict  # … and, of those the fallback made, why
-    word_deed: dict  # does it do what it says: shares over its plans judged in the window (observe/worddeed.py)
+    decisions: dict[str, Any]  # this fish's decisions in the window by tier
+    fallback_reasons: dict[str, Any]  # … and, of those the fallback made, why
+    # does it do what it says: shares over its plans judged in the window (observe/worddeed.py)
+    word_deed: dict[str, Any]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
@@ -73,8 +76,8 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
     energy, memory_chars = [], []
     company = encounters = stuck_peak = 0
     before = int(s.neighbours[fish])
-    tiers: Counter = Counter()
-    reasons: Counter = Counter()
+    tiers: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
     for k in range(t1 - t0):
         frame = player.step()
         assert frame is not None  # t1 <= last_tick
@@ -115,7 +118,7 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
     return report
 
 
-def _word_deed_line(wd: dict) -> str:
+def _word_deed_line(wd: dict[str, Any]) -> str:
     if not wd["plans_judged"]:
         return "no plan began and ended in this window"
     deeds = f"{wd['deed_done']:.0%} of {wd['plans_judged']} plans happened"
@@ -128,7 +131,7 @@ def _word_deed_line(wd: dict) -> str:
 
 
 def render_text(r: FishReport) -> str:
-    bar = lambda v: "#" * int(round(v * 40))
+    bar: Callable[[float], str] = lambda v: "#" * int(round(v * 40))
     e = np.array(r.energy)
     lines = [
         f"Fish {r.fish}, ticks {r.t0}..{r.t1} ({r.t1 - r.t0} ticks)",

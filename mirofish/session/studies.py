@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..config import Config
 from ..observe.metrics import nn_and_labels, polarization, school_figures, schools
 
+if TYPE_CHECKING:
+    from ..frame import Frame
+    from .live import LiveSession
 
-def schooling_run(cfg: Config, ticks: int, every: int = 10):
+
+def schooling_run(cfg: Config, ticks: int, every: int = 10) -> tuple[LiveSession, dict[str, float]]:
     """Run ``cfg`` for ``ticks`` ticks; return (engine, figures) where figures holds the
     schooling degree, the largest cluster's polarization and size, and its alignment beyond
     chance (polarization minus :func:`chance_polarization` of its size) — the cluster figures
@@ -16,8 +22,8 @@ def schooling_run(cfg: Config, ticks: int, every: int = 10):
     from . import LiveSession
 
     engine = LiveSession(cfg)
-    first: dict[str, list] = {"schooling": [], "polarization": [], "cluster_size": [], "alignment": []}
-    last: dict[str, list] = {"schooling": [], "polarization": [], "cluster_size": [], "alignment": []}
+    first: dict[str, list[Any]] = {"schooling": [], "polarization": [], "cluster_size": [], "alignment": []}
+    last: dict[str, list[Any]] = {"schooling": [], "polarization": [], "cluster_size": [], "alignment": []}
     for t in range(ticks):
         frame = engine.step()
         into = first if t < 100 else last if t >= ticks - 1000 else None
@@ -33,7 +39,7 @@ def schooling_run(cfg: Config, ticks: int, every: int = 10):
     return engine, figures
 
 
-def _xy(frame) -> np.ndarray:
+def _xy(frame: Frame) -> np.ndarray:
     return np.stack([frame.x, frame.y], axis=1).astype(np.float64)
 
 
@@ -43,7 +49,7 @@ def chance_polarization(n: int) -> float:
     return float(np.sqrt(np.pi / (4 * n))) if n > 0 else 0.0
 
 
-def largest_cluster_polarization(frame) -> tuple[float, int]:
+def largest_cluster_polarization(frame: Frame) -> tuple[float, int]:
     """(polarization, size) of the largest cluster (fish linked by being in each other's view), moving or not."""
     _, labels = nn_and_labels(_xy(frame))
     if labels is None:
@@ -68,7 +74,7 @@ def school_events(before: list[np.ndarray], after: list[np.ndarray], least: int 
     return _fanned_out(before, after, least), _fanned_out(after, before, least)
 
 
-def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, every: int = 10) -> dict:
+def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, every: int = 10) -> dict[str, Any]:
     """The schooling-demo figures of one run: the largest moving school at tick ``at`` (size,
     polarization, share moved in the last 10 ticks), how far its members' centre travels over the
     next ``follow`` ticks — the path, sampled every ``every`` ticks, and the net displacement —
@@ -76,7 +82,7 @@ def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, e
     from . import LiveSession
 
     engine = LiveSession(cfg)
-    out: dict = {}
+    out: dict[str, Any] = {}
     members = None
     start = last = None
     path = 0.0

@@ -38,7 +38,9 @@ import json
 import multiprocessing
 import os
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +85,7 @@ TYPES = {
 }
 
 
-def word_deed_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
+def word_deed_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     """Every plan that began and ended in ``[t0, t1)``, judged (replays the range once)."""
     from ..observe.worddeed import WordDeed
     from .replay import ReplaySession
@@ -97,16 +99,16 @@ def word_deed_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
             pass
     finally:
         player.close()
-    cols: dict[str, list] = {c: [] for c in TYPES["word_deed"]}
+    cols: dict[str, list[Any]] = {c: [] for c in TYPES["word_deed"]}
     for r in judge.records:
         for k in cols:
             cols[k].append(r[k])
     return cols
 
 
-def model_calls_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
+def model_calls_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     calls = rec.model_calls(t0, t1)
-    cols: dict[str, list] = {c: [] for c in TYPES["model_calls"]}
+    cols: dict[str, list[Any]] = {c: [] for c in TYPES["model_calls"]}
     for c in calls:
         row = {**c, "message": c.get("user"), "latency_ms": round(float(c.get("latency_s") or 0.0) * 1000, 1)}
         for k in cols:
@@ -123,7 +125,7 @@ def _range(rec: Recording, t0: int | None, t1: int | None) -> tuple[int, int]:
     return lo, hi
 
 
-def decisions_table(rec: Recording, t0: int, t1: int) -> dict:
+def decisions_table(rec: Recording, t0: int, t1: int) -> dict[str, Any]:
     parts = []
     thoughts: dict[tuple[int, int], str] = {}
     for tick0, d, texts in rec.chunks(t0, t1):
@@ -151,10 +153,10 @@ def decisions_table(rec: Recording, t0: int, t1: int) -> dict:
     }
 
 
-def metrics_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
+def metrics_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     ticks = rec.tick_rows(t0, t1)
     samples = {int(r[0]): r[1:] for r in rec.sample_rows(t0, t1)}
-    cols: dict[str, list] = {"tick": [int(t) for t in ticks[:, 0]]}
+    cols: dict[str, list[Any]] = {"tick": [int(t) for t in ticks[:, 0]]}
     for k, name in enumerate(TICK_COLUMNS):
         cols[name] = [float(v) for v in ticks[:, 1 + k]]
     for k, name in enumerate(SAMPLE_COLUMNS):
@@ -163,21 +165,21 @@ def metrics_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
     return cols
 
 
-def divergence_table(rec: Recording, t0: int, t1: int) -> dict[str, list]:
+def divergence_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     rows = rec.divergence_rows(t0, t1)
-    cols: dict[str, list] = {"tick": [int(t) for t in rows[:, 0]]}
+    cols: dict[str, list[Any]] = {"tick": [int(t) for t in rows[:, 0]]}
     for k, name in enumerate(DIVERGENCE_COLUMNS):
         cols[name] = [float(v) for v in rows[:, 1 + k]]
     return cols
 
 
-def runs_table(rec: Recording) -> dict[str, list]:
+def runs_table(rec: Recording) -> dict[str, list[Any]]:
     head = {k: v for k, v in rec.header.items() if k not in ("config", "checksum")}
-    row: dict = {"path": str(rec.path), "first_tick": rec.first_tick, "last_tick": rec.last_tick}
+    row: dict[str, Any] = {"path": str(rec.path), "first_tick": rec.first_tick, "last_tick": rec.last_tick}
     for k, v in head.items():
         row[k] = v if isinstance(v, (int, float, str, bool)) or v is None else json.dumps(v)
 
-    def flat(d: dict, prefix: str) -> None:
+    def flat(d: dict[str, Any], prefix: str) -> None:
         for k, v in d.items():
             if isinstance(v, dict):
                 flat(v, f"{prefix}{k}.")
@@ -189,7 +191,7 @@ def runs_table(rec: Recording) -> dict[str, list]:
     return {k: [v] for k, v in row.items()}
 
 
-def _segment(args: tuple) -> dict:
+def _segment(args: tuple[Any, ...]) -> dict[str, Any]:
     """Re-simulate keyframe segment ``[k0, k1)`` of the recording; the fish state every
     ``every`` ticks inside ``[t0, t1)`` and the short-memory events that happened."""
     path, k0, k1, t0, t1, every = args
@@ -223,7 +225,8 @@ def _segment(args: tuple) -> dict:
         rec.close()
 
 
-def simulated_tables(rec: Recording, t0: int, t1: int, every: int, workers: int) -> tuple[dict, dict]:
+def simulated_tables(rec: Recording, t0: int, t1: int, every: int,
+                     workers: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """The fish table and the perception part of the memory table, by re-simulating."""
     keys = [k for k in rec.keyframe_ticks if k < t1]
     start = max(k for k in keys if k <= t0) if any(k <= t0 for k in keys) else keys[0]
@@ -254,7 +257,7 @@ def simulated_tables(rec: Recording, t0: int, t1: int, every: int, workers: int)
     return fcols, mcols
 
 
-def _lookup(rows: np.ndarray, words) -> np.ndarray:
+def _lookup(rows: np.ndarray, words: Callable[..., str]) -> np.ndarray:
     """``words(*row)`` for each row of ``rows``, computed once per distinct row."""
     if not len(rows):
         return np.zeros(0, object)
@@ -272,8 +275,8 @@ def _lookup(rows: np.ndarray, words) -> np.ndarray:
     return np.array([words(*map(int, u)) for u in uniq], object)[inverse.ravel()]
 
 
-def _model_summaries(rec: Recording, t0: int, t1: int) -> dict[str, list]:
-    out: dict[str, list] = {"tick": [], "fish": [], "kind": [], "code": [], "text": [], "source": []}
+def _model_summaries(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {"tick": [], "fish": [], "kind": [], "code": [], "text": [], "source": []}
     for t in range(t0, t1):
         d = rec.decisions_at(t)
         for f, _serial, text in (d.summaries if d is not None else []):
@@ -286,7 +289,7 @@ def _model_summaries(rec: Recording, t0: int, t1: int) -> dict[str, list]:
     return out
 
 
-def _types(name: str, cols: dict) -> dict[str, str] | None:
+def _types(name: str, cols: dict[str, Any]) -> dict[str, str] | None:
     """The column types of table ``name`` (None: each value's own, for ``runs``)."""
     if name in ("metrics", "divergence"):
         return {c: "string" if c == "run_id" else "int64" if c == "tick" else "float64" for c in cols}
@@ -295,13 +298,13 @@ def _types(name: str, cols: dict) -> dict[str, str] | None:
     return None
 
 
-def _write(path: Path, cols: dict, fmt: str, name: str = "") -> int:
+def _write(path: Path, cols: dict[str, Any], fmt: str, name: str = "") -> int:
     types = _types(name, cols)
     return write_table(path, cols, fmt, {c: types[c] for c in cols} if types else None)
 
 
 def read_tables(rec: Recording, t0: int | None = None, t1: int | None = None, every: int = 10,
-                workers: int | None = None) -> dict[str, dict[str, list]]:
+                workers: int | None = None) -> dict[str, dict[str, list[Any]]]:
     """Every table of one recording as columns (``{table: {column: values}}``)."""
     if every < 1:
         raise RecordingError(f"--every must be at least 1 (got {every})")
@@ -333,7 +336,8 @@ def check_parquet(fmt: str) -> None:
                 from None
 
 
-def table_targets(out_dir: str | Path, names, fmt: str, inputs: tuple, overwrite: bool) -> dict[str, Path]:
+def table_targets(out_dir: str | Path, names: Iterable[str], fmt: str, inputs: tuple[Any, ...],
+                  overwrite: bool) -> dict[str, Path]:
     if not str(out_dir).strip():
         raise RecordingError("--tables needs a folder name (an empty one would write into the current folder)")
     out = Path(out_dir)
@@ -350,7 +354,7 @@ def table_targets(out_dir: str | Path, names, fmt: str, inputs: tuple, overwrite
 
 def export_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet", t0: int | None = None,
                   t1: int | None = None, every: int = 10, overwrite: bool = False,
-                  workers: int | None = None) -> dict:
+                  workers: int | None = None) -> dict[str, Any]:
     """Write a recording's tables — or, for a sweep's results folder, every recorded run's
     tables concatenated with a ``run_id`` column — into ``out_dir``."""
     check_parquet(fmt)
@@ -370,7 +374,8 @@ def export_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet", t
     return finish_export(tables, files, fmt, start, {"from": lo, "to": hi, "every": every})
 
 
-def finish_export(tables: dict, files: dict[str, Path], fmt: str, start: float, extra: dict) -> dict:
+def finish_export(tables: dict[str, Any], files: dict[str, Path], fmt: str, start: float,
+                  extra: dict[str, Any]) -> dict[str, Any]:
     next(iter(files.values())).parent.mkdir(parents=True, exist_ok=True)
     rows = {n: _write(files[n], cols, fmt, n) for n, cols in tables.items()}
     return {"tables": {n: {"rows": rows[n], "file": str(files[n])} for n in rows}, **extra, "format": fmt,
@@ -380,7 +385,7 @@ def finish_export(tables: dict, files: dict[str, Path], fmt: str, start: float, 
 
 def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "parquet", t0: int | None = None,
                         t1: int | None = None, every: int = 10, overwrite: bool = False,
-                        workers: int | None = None) -> dict:
+                        workers: int | None = None) -> dict[str, Any]:
     """A sweep's recorded runs (``sweep --record``) as one set of tables, each row tagged with
     its ``run_id`` (the runs table adds the run's parameters; its seed is in the header), so a whole sweep loads
     as one frame."""
@@ -402,7 +407,7 @@ def export_sweep_tables(folder: str | Path, out_dir: str | Path, fmt: str = "par
         raise RecordingError(f"no recorded aquarium runs in {folder} (run the sweep with --record)")
     names = ("runs", "decisions", "fish", "metrics", "memory", "model_calls", "word_deed")
     files = table_targets(out_dir, names, fmt, tuple(folder / "runs" / f"{r}.mfrec" for r, _ in recorded), overwrite)
-    merged: dict[str, dict[str, list]] = {}
+    merged: dict[str, dict[str, list[Any]]] = {}
     for rid, params in recorded:
         rec = Recording(folder / "runs" / f"{rid}.mfrec")
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from .replay import ReplaySession, check_out
 
 
 def export_window(recording: Recording | str | Path, around: int, radius: int, out: str | Path,
-                  overwrite: bool = False) -> dict:
+                  overwrite: bool = False) -> dict[str, Any]:
     """Copy ticks ``[around - radius, around + radius)`` into a new, self-contained recording.
 
     The export starts with a keyframe at its first tick and re-records the same decisions;
@@ -40,7 +41,7 @@ def export_window(recording: Recording | str | Path, around: int, radius: int, o
             "state_hash_at_end": player.state_hash()}
 
 
-def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -> list[dict]:
+def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -> list[dict[str, Any]]:
     """Isolate one fish: its perception, recorded decision and what the brain decides now, per
     tick; for a model run, what its model was sent and answered (``exchanges``).
 
