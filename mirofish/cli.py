@@ -113,6 +113,7 @@ def _check_select(args: argparse.Namespace, fish: int) -> None:
 
 def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
     from .scenes.aquarium.scene import AquariumScene
+    from .scenes.handoff.scene import HandoffScene
     from .scenes.negotiation.scene import NegotiationScene
     from .scenes.referential.scene import ReferentialScene
     from .ui.app import run_window
@@ -127,7 +128,7 @@ def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
             scene.close()
             raise
     return run_window(scene, args.screenshot, args.frames, args.select, args.fps, size,
-                      more=[ReferentialScene(), NegotiationScene()])
+                      more=[ReferentialScene(), NegotiationScene(), HandoffScene()])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -316,6 +317,20 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default 20)")
     _add_window_flags(neg, aquarium=False)
 
+    ho = sub.add_parser("handoff", help="Argent's scenario: analyst, writer and reviewer write a report, with a "
+                                        "hand-over and injected drifts; which signal layers catch them")
+    ho.add_argument("--headless", action="store_true",
+                    help="no window; print one JSON line: the four arms (none, L1, L1+2, L1+2+3) on the same tasks")
+    ho.add_argument("--tasks", type=_int_at_least(1), default=250, help="tasks per arm (default 250)")
+    ho.add_argument("--seed", type=_int_at_least(0), default=1, help="random seed (default 1)")
+    ho.add_argument("--layers", choices=("none", "L1", "L1+2", "L1+2+3"), default=None,
+                    help="one arm only (headless), or the arm the window shows (default L1+2+3)")
+    ho.add_argument("--l2-every", type=_int_at_least(0), default=4, metavar="K",
+                    help="layer 2 on every K-th message besides its triggers (0: only on its triggers; default 4)")
+    ho.add_argument("--no-l2-triggers", action="store_true",
+                    help="layer 2 only every K-th message (not on state changes, low confidence, entropy jumps)")
+    _add_window_flags(ho, aquarium=False)
+
     gl = sub.add_parser("glossary", help="list a glossary file's terms and snapshots, diff two snapshots, or review "
                                          "pending terms (glossary review PATH)")
     gl.add_argument("path", help="a glossary SQLite file (referential --glossary PATH), or 'review' then the file")
@@ -473,6 +488,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if args.terminal:
         return _play_terminal(player, args.at_tick or player.first_tick, args.speed)
     from .scenes.aquarium.scene import AquariumScene
+    from .scenes.handoff.scene import HandoffScene
     from .scenes.negotiation.scene import NegotiationScene
     from .scenes.referential.scene import ReferentialScene
     from .ui.app import run_window
@@ -483,7 +499,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if args.at_tick is not None:
         scene.seek(args.at_tick)
     return run_window(scene, args.screenshot, args.frames, args.select, args.fps, _size(args.size),
-                      more=[ReferentialScene(), NegotiationScene()])
+                      more=[ReferentialScene(), NegotiationScene(), HandoffScene()])
 
 
 def _play_terminal(player, start: int, speed: float) -> int:
@@ -706,6 +722,22 @@ def run_glossary(args: argparse.Namespace) -> int:
         g.close()
     except GlossaryError as exc:
         raise UsageError(f"mirofish: {exc}") from None
+    return 0
+
+
+def run_handoff(args: argparse.Namespace) -> int:
+    from .scenes.handoff.chain import ARMS, evaluate
+
+    if not args.headless:
+        from .scenes.handoff.scene import HandoffScene
+        from .ui.app import run_window
+
+        return run_window(HandoffScene(args.seed, args.layers or "L1+2+3"), args.screenshot, args.frames, None,
+                          args.fps, _size(args.size))
+    arms = [args.layers] if args.layers else list(ARMS)
+    out = {name: evaluate(args.tasks, args.seed, ARMS[name], args.l2_every, not args.no_l2_triggers)
+           for name in arms}
+    print(json.dumps(out if len(out) > 1 else out[arms[0]]))
     return 0
 
 
@@ -1040,6 +1072,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 return run_terminal(cfg, args.ticks, args.record, args.overwrite, _reply_cache(args.reply_cache))
             return run_window_live(cfg, args)
         handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential,
+                    "handoff": run_handoff,
                     "sweep": run_sweep,
                     "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
                     "trace": run_trace, "reask": run_reask, "diff": run_diff, "clip": run_clip}

@@ -398,13 +398,15 @@ def test_why_asks_a_model_fish_without_freezing_the_window():
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("which", ["referential", "negotiation"])
+@pytest.mark.parametrize("which", ["referential", "negotiation", "handoff"])
 def test_the_alternate_scenes_fit_every_window_size(size, which, tmp_path):
+    from mirofish.scenes.handoff.scene import HandoffScene
     from mirofish.scenes.negotiation.scene import NegotiationScene
     from mirofish.scenes.referential.scene import ReferentialScene
     from mirofish.ui.layout import inside_and_apart
 
-    scene = ReferentialScene() if which == "referential" else NegotiationScene(seed=2)
+    scene = {"referential": ReferentialScene, "negotiation": lambda: NegotiationScene(seed=2),
+             "handoff": HandoffScene}[which]()
     app = App([scene], size, offscreen=True)
     for _ in range(60):
         scene.step()
@@ -684,7 +686,9 @@ def test_the_scenes_explain_themselves_on_h(tmp_path):
     from mirofish.scenes.negotiation.scene import NegotiationScene
     from mirofish.scenes.referential.scene import ReferentialScene
 
-    for scene in (NegotiationScene(seed=1), ReferentialScene()):
+    from mirofish.scenes.handoff.scene import HandoffScene
+
+    for scene in (NegotiationScene(seed=1), ReferentialScene(), HandoffScene()):
         app = app_for(scene, (1280, 720))
         plain = app.canvas().copy()
         key(pygame.K_h)

@@ -32,7 +32,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import math
 import re
@@ -42,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...brains.prompt import estimate_tokens
+from ..argent import goal_hash
 from .world import ISSUES, LEVELS, NAMED, NUMERIC, OfferTable, Party, Session, candidate_offers
 
 STRATEGIES = ("confirming_restatement", "exploratory_question", "offering_options", "revealing_assumptions",
@@ -74,12 +74,6 @@ STRATEGY_HOW = {
 }
 _TABLE = None  # built on first use (OfferTable)
 GOAL = "Agree on price, delivery time, payment terms, support scope and the AI feature."
-
-
-def goal_hash(text: str) -> str:
-    """A goal's hash, robust to case, whitespace and punctuation (Argent layer 1)."""
-    norm = " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-    return hashlib.blake2b(norm.encode(), digest_size=6).hexdigest()
 
 
 class Bandit:

@@ -1,0 +1,1 @@
+"""Argent's scenario: a chain of agents writing a report, with injected drifts (chain.py, brief.py)."""

@@ -1,0 +1,461 @@
+"""Argent's own scenario: a chain of agents writing a market-analysis report, with drifts.
+
+An **analyst** picks the facts that serve the brief, a **writer** turns them into a report, a
+**reviewer** checks it; half-way the writer hands over to a **colleague**. Eleven messages
+(:data:`FLOW`), each of a report's size. Only the analyst reads the brief; everyone else
+learns the task from the messages — a game of telephone, in which:
+
+* **dilution** (no injection, always on): a requirement that travels only in prose reaches
+  the next agent with probability ``KEEP`` (0.985), and a hand-over without its context keeps
+  each with ``HANDOVER_KEEP`` (0.85); the receiver works to what it received and what it held;
+* **injected drifts** at known points, one or two per task, of the source's three kinds:
+  *cumulative misunderstanding* (a key concept — "growth", "the quarter", "the competitor" —
+  read another way: the same words, another meaning, and the agent picks other facts),
+  *invented* (a constraint or goal the brief never set: "add a financial forecast"), *lost*
+  (a requirement dropped). A drift changes what the agent believes; what it then writes and
+  signals follows from that belief, never from knowing it drifted.
+
+The **signals** (Argent, by layer; ``layers`` is any subset of {1, 2, 3}):
+
+* layer 1 on every message: the task id, the hash of the goal the sender works to, its
+  checklist of requirements. The receiver looks the task id up in the task registry and
+  compares: a goal hash or checklist that differs is a detection (goal, lost, invented).
+  The checklist also carries the requirements, so they no longer dilute.
+* layer 2 on some messages: the sender's assumptions (its reading of each key concept) and
+  confidence. It goes out when the sender's state changed (a role's first message, the
+  final report), when its confidence is low (< 0.6), when the message's word entropy jumps
+  from the conversation's (``ENTROPY_JUMP``), or every ``L2_EVERY`` messages otherwise. The
+  receiver compares the readings with the registry's (layer 1's task id is the anchor;
+  without it, with its own readings — which it may have inherited).
+* layer 3: role awareness and, at the hand-over, the handoff context (done, pending, the
+  checklist): the colleague loses nothing at the hand-over; a detection raises a drift alert
+  that calibrates the whole chain, not only the pair.
+
+A detection opens a **calibration** (an intervention: two short messages that cost tokens):
+the agents involved take the registry's reading of what was found. A drift counts as
+**intercepted** when a detection of it happened before the reviewer accepted the final
+report. Completion, consistency and the signals' share of tokens are measured per task; the
+tokens are estimated (``brains.prompt.estimate_tokens``, no tokenizer) — labelled so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...brains.prompt import estimate_tokens
+from ..argent import goal_hash, wire
+from .brief import CONCEPTS, INVENTED, READING_CODES, REQUIREMENTS, Brief, draw_brief
+
+# (sender, receiver, kind) of each message; the writer hands over to the colleague at "handoff".
+FLOW: tuple[tuple[str, str, str], ...] = (
+    ("analyst", "writer", "insights"), ("writer", "reviewer", "draft"), ("reviewer", "writer", "review"),
+    ("writer", "analyst", "question"), ("analyst", "writer", "insights"), ("writer", "colleague", "handoff"),
+    ("colleague", "reviewer", "draft"), ("reviewer", "colleague", "review"), ("colleague", "analyst", "question"),
+    ("analyst", "colleague", "insights"), ("colleague", "reviewer", "final"),
+)
+HANDOVER = 5  # the index of the hand-over message in FLOW
+KEEP, HANDOVER_KEEP = 0.985, 0.85
+L2_EVERY = 4
+ENTROPY_JUMP = 0.35  # bits: a message whose word entropy differs this much from the running mean
+LOW_CONFIDENCE = 0.6
+DRIFT_KINDS = ("misunderstanding", "invented", "lost")
+ARMS: dict[str, frozenset[int]] = {"none": frozenset(), "L1": frozenset({1}), "L1+2": frozenset({1, 2}),
+                                   "L1+2+3": frozenset({1, 2, 3})}
+
+
+@dataclass
+class Understanding:
+    """What an agent believes the task is."""
+
+    goal: str
+    requirements: set[str]
+    concepts: dict[str, str]
+
+    def copy(self) -> Understanding:
+        return Understanding(self.goal, set(self.requirements), dict(self.concepts))
+
+
+@dataclass
+class Drift:
+    at: int  # the message (index in FLOW) before which the sender drifts
+    kind: str  # misunderstanding, invented, lost
+    what: str  # the concept, the invented requirement, or the lost one
+    detected_at: int | None = None  # the message at which a check found it (None: never)
+
+
+@dataclass
+class Message:
+    index: int
+    sender: str
+    receiver: str
+    kind: str
+    text: str
+    signals: dict[str, Any]
+    detections: list[str] = field(default_factory=list)  # what the receiver's checks found
+    calibration: str = ""  # the calibration exchange it opened (empty: none)
+
+
+def _entropy(text: str) -> float:
+    words = [w for w in text.lower().split() if w.isalpha()]
+    if not words:
+        return 0.0
+    counts = np.array(list(Counter(words).values()), np.float64)
+    p = counts / counts.sum()
+    return float(-(p * np.log2(p)).sum())
+
+
+def _lexical(text: str) -> Counter[str]:
+    return Counter(w.strip(".,:;()%").lower() for w in text.split() if len(w) > 3)
+
+
+def _cosine(a: Counter[str], b: Counter[str]) -> float:
+    dot = sum(a[k] * b[k] for k in a.keys() & b.keys())
+    na, nb = math.sqrt(sum(v * v for v in a.values())), math.sqrt(sum(v * v for v in b.values()))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+class Chain:
+    """One task through the chain, message by message (``iter_messages``; ``run`` to the end)."""
+
+    def __init__(self, brief: Brief, layers: frozenset[int], seed: int, l2_every: int = L2_EVERY,
+                 l2_triggers: bool = True):
+        self.brief, self.layers = brief, layers
+        self.l2_every, self.l2_triggers = l2_every, l2_triggers  # layer 2's schedule (see the module doc)
+        self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, int(brief.task_id[-4:]), 11])))
+        truth = Understanding(brief.goal, set(brief.requirements), dict(brief.concepts))
+        self.registry = truth  # layer 1's anchor: task id → the brief as set
+        self.minds: dict[str, Understanding] = {"analyst": truth.copy()}
+        self.drifts = self._draw_drifts()
+        self.messages: list[Message] = []
+        self.calibrations = 0
+        self.calibration_tokens = 0
+        self.entropies: list[tuple[tuple[str, str], float]] = []
+        self.meta_checks: list[float] = []  # meta-task consistency every 3 messages (0..1)
+        self.concept_drift: list[float] = []  # cosine of the conversation's concept sentences to the brief's
+        self._brief_vector = _lexical(" ".join(brief.concepts.values()) + " " + brief.goal)
+        self.accepted = False
+
+    def _draw_drifts(self) -> list[Drift]:
+        """One or two drifts at known points (messages 1–10), of the three kinds."""
+        out = []
+        points = sorted(self.rng.choice(np.arange(1, len(FLOW)), int(self.rng.integers(1, 3)), replace=False).tolist())
+        for at in points:
+            kind = DRIFT_KINDS[int(self.rng.integers(len(DRIFT_KINDS)))]
+            if kind == "misunderstanding":
+                what = list(CONCEPTS)[int(self.rng.integers(len(CONCEPTS)))]
+            elif kind == "invented":
+                what = list(INVENTED)[int(self.rng.integers(len(INVENTED)))]
+            else:
+                what = self.brief.requirements[int(self.rng.integers(len(self.brief.requirements)))]
+            out.append(Drift(at, kind, what))
+        return out
+
+    # ------------------------------------------------------------ the loop
+
+    def run(self) -> dict[str, Any]:
+        for _ in self.iter_messages():
+            pass
+        return self.result()
+
+    def iter_messages(self) -> Iterator[Message]:
+        """Each message as it is sent (the window steps through them)."""
+        for i, (sender, receiver, kind) in enumerate(FLOW):
+            for d in self.drifts:
+                if d.at == i:
+                    self._drift(sender, d)
+            msg = self._send(i, sender, receiver, kind)
+            self.messages.append(msg)
+            self._diagnose(i)
+            yield msg
+        self.accepted = True
+
+    def _drift(self, agent: str, d: Drift) -> None:
+        mind = self.minds[agent]
+        if d.kind == "misunderstanding":
+            mind.concepts[d.what] = CONCEPTS[d.what][1 + int(self.rng.integers(len(CONCEPTS[d.what]) - 1))]
+        elif d.kind == "invented":
+            mind.requirements.add(d.what)
+            if d.what in ("persuasive", "forecast"):  # a local goal the agent now also pursues
+                mind.goal = f"{self.brief.goal} Also {INVENTED[d.what]}."
+        else:
+            mind.requirements.discard(d.what)
+
+    def _send(self, i: int, sender: str, receiver: str, kind: str) -> Message:
+        mind = self.minds[sender]
+        text = self._write(sender, kind, mind)
+        signals = self._signals(i, sender, kind, mind, text)
+        msg = Message(i, sender, receiver, kind, text, signals)
+        own = dict(self.minds[receiver].concepts) if receiver in self.minds else {}  # its readings until now
+        self._receive(msg, receiver)
+        found = self._check(msg, own)
+        if found:
+            msg.detections = found
+            self._calibrate(msg, found)
+        return msg
+
+    # ------------------------------------------------------------ writing
+
+    def _facts_for(self, mind: Understanding, n: int) -> list[str]:
+        """The facts an agent picks: those that fit its reading of growth and the competitor."""
+        growth = mind.concepts["growth"]
+        key = {"revenue growth year over year": "revenue", "unit sales growth": "unit sales",
+               "growth in market share": "market share"}[growth]
+        comp = mind.concepts["competitor"]
+        ranked = sorted(self.brief.facts, key=lambda f: (key not in f,
+                                                         ("largest" not in f) if "largest" in comp else
+                                                         ("launched" not in f), f))
+        return ranked[:n]
+
+    def _write(self, sender: str, kind: str, mind: Understanding) -> str:
+        """A message of a report's size, from what the sender believes (never from the brief)."""
+        b = self.brief
+        quarter = {"the calendar quarter": b.quarter, "the fiscal quarter": f"fiscal {b.quarter}",
+                   "the last three months": "the last three months"}[mind.concepts["quarter"]]
+        asks = "; ".join(_req_text(r) for r in sorted(mind.requirements))
+        if kind == "insights":
+            facts = self._facts_for(mind, 10)
+            return (f"Insights for {b.segment}, {quarter}. The task as I understand it: {mind.goal} "
+                    f"Requirements: {asks}. Key facts:\n- " + "\n- ".join(facts)
+                    + f"\nGrowth here means {mind.concepts['growth']}; the competitor that matters is "
+                      f"{mind.concepts['competitor']}.")
+        if kind in ("draft", "final"):
+            facts = self._facts_for(mind, 18 if kind == "final" else 12)
+            body = " ".join(f"{f} This matters for {b.segment} because it shows how {quarter} developed, and it "
+                            f"should be read against the {mind.concepts['growth']} of the segment as a whole."
+                            for f in facts)
+            extra = "".join(f" As required, we {INVENTED[r]}." for r in sorted(mind.requirements) if r in INVENTED)
+            ending = (" Disclaimer: this report is for information only and is not investment advice."
+                      if "disclaimer" in mind.requirements else "")
+            return f"{'Final report' if kind == 'final' else 'Draft'}: {b.segment} in {quarter}. {body}{extra}{ending}"
+        if kind == "review":
+            return (f"Review of the draft on {b.segment}: the facts on {mind.concepts['growth']} read well; "
+                    f"check these requirements before the final version: {asks}. Keep the structure, "
+                    f"tighten the section on {mind.concepts['competitor']}, and make every number cite its source.")
+        if kind == "question":
+            return (f"Question for the analyst: for {quarter}, do you have more data on {mind.concepts['growth']} "
+                    f"and on {mind.concepts['competitor']}? I am writing to: {mind.goal}")
+        done = [m.kind for m in self.messages]
+        return (f"Hand-over: I am leaving this report to you. Done so far: {', '.join(done)}. The latest draft "
+                f"covers {b.segment} in {quarter}. Pending: the final version and the review's points.")
+
+    def _signals(self, i: int, sender: str, kind: str, mind: Understanding, text: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if 1 in self.layers:  # filled by the signal wrapper from the task registry (the source's design)
+            reg = self.registry
+            out["layer1"] = {"task_id": self.brief.task_id, "goal_hash": goal_hash(reg.goal),
+                             "constraints": sorted(reg.requirements)}
+        h = _entropy(text)
+        own = [e for (who, e) in self.entropies if who == (sender, kind)]  # the sender's earlier messages of this kind
+        mean = float(np.mean(own)) if own else h
+        self.entropies.append(((sender, kind), h))
+        confidence = round(float(self.rng.uniform(0.5, 0.98)), 2)
+        first_of_role = sender not in {m.sender for m in self.messages}
+        periodic = self.l2_every > 0 and i % self.l2_every == self.l2_every - 1
+        why = "" if not self.l2_triggers else ("state change" if first_of_role or kind == "final" else
+                                               "low confidence" if confidence < LOW_CONFIDENCE else
+                                               "entropy jump" if abs(h - mean) > ENTROPY_JUMP else "")
+        why = why or ("periodic" if periodic else "")
+        if 2 in self.layers and why:
+            out["layer2"] = {"assumptions": {c: READING_CODES[r] for c, r in mind.concepts.items()},
+                             "confidence": confidence, "why": why}
+        if 3 in self.layers:
+            out["layer3"] = {"role": sender if sender != "colleague" else "writer (after the hand-over)"}
+            if kind == "handoff":
+                out["layer3"]["handoff_context"] = {"done": [m.kind for m in self.messages],
+                                                    "pending": ["final report", "review points"],
+                                                    "checklist": sorted(mind.requirements)}
+        return out
+
+    # ------------------------------------------------------------ receiving and checking
+
+    def _receive(self, msg: Message, receiver: str) -> None:
+        """The receiver works to what the message conveyed (the telephone game): the sender's
+        goal and readings, and the requirements the prose carried, plus those it held."""
+        sent = self.minds[msg.sender]
+        before = self.minds.get(receiver)
+        context = "handoff_context" in msg.signals.get("layer3", {})
+        keep = 1.0 if context else HANDOVER_KEEP if msg.kind == "handoff" else KEEP
+        reqs = {r for r in sorted(sent.requirements) if self.rng.random() < keep}
+        if before is not None:  # what it held before stays where the message is silent
+            reqs |= before.requirements
+        self.minds[receiver] = Understanding(sent.goal, reqs, dict(sent.concepts))
+
+    def _check(self, msg: Message, own: dict[str, str]) -> list[str]:
+        """What the receiver's checks find (empty: nothing).
+
+        Layer 1: before replying, the receiver checks itself against the checklist and the
+        goal hash (what it now believes, inherited drift included); a draft or the final
+        report is also checked against the checklist — what it includes and what it does
+        that the brief did not ask. Layer 2: the sender's stated readings against the
+        registry's (layer 1 names the task), or without layer 1 against the receiver's own
+        readings until now (which it may have inherited)."""
+        reg, found = self.registry, []
+        l1 = msg.signals.get("layer1")
+        if l1 is not None:
+            mind, listed = self.minds[msg.receiver], set(l1["constraints"])
+            if goal_hash(mind.goal) != l1["goal_hash"]:
+                found.append("goal")
+            held = set(mind.requirements)
+            if msg.kind in ("draft", "final"):  # the report as written: the sender's requirements
+                held |= self.minds[msg.sender].requirements
+                held -= listed - self.minds[msg.sender].requirements
+            found += [f"lost:{r}" for r in sorted(listed - held)]
+            found += [f"invented:{r}" for r in sorted(held - listed)]
+        l2 = msg.signals.get("layer2")
+        if l2 is not None:
+            anchor = reg.concepts if l1 is not None else own
+            found += [f"misunderstanding:{c}" for c, code in sorted(l2["assumptions"].items())
+                      if c in anchor and READING_CODES[anchor[c]] != code]
+        return found
+
+    def _calibrate(self, msg: Message, found: list[str]) -> None:
+        """A calibration exchange: the agents involved take the registry's reading of what was
+        found (with layer 3's drift alert: every agent)."""
+        reg = self.registry
+        involved = list(self.minds) if 3 in self.layers else [msg.sender, msg.receiver]
+        for agent in involved:
+            mind = self.minds[agent]
+            for f in found:
+                kind, _, what = f.partition(":")
+                if kind == "goal":
+                    mind.goal = reg.goal
+                elif kind == "lost":
+                    mind.requirements.add(what)
+                elif kind == "invented":
+                    mind.requirements.discard(what)
+                    if mind.goal != reg.goal:
+                        mind.goal = reg.goal
+                else:
+                    mind.concepts[what] = reg.concepts[what]
+        for d in self.drifts:
+            if d.detected_at is None and d.at <= msg.index and any(self._matches(d, f) for f in found):
+                d.detected_at = msg.index
+        self.calibrations += 1
+        said = f"[calibration] {self.brief.task_id}: " + "; ".join(self._registry_says(f) for f in found) + \
+            ". Please confirm."
+        msg.calibration = said
+        self.calibration_tokens += 2 * estimate_tokens(said)  # the question and its confirmation
+
+    def _registry_says(self, found: str) -> str:
+        """One finding as the calibration words it: what the registry holds instead."""
+        kind, _, what = found.partition(":")
+        if kind == "goal":
+            return f"the goal is: {self.registry.goal}"
+        if kind == "lost":
+            return f"required: {_req_text(what)}"
+        if kind == "invented":
+            return f"not required: {_req_text(what)}"
+        return f"{what} means {self.registry.concepts[what]}"
+
+    @staticmethod
+    def _matches(d: Drift, found: str) -> bool:
+        kind, _, what = found.partition(":")
+        if kind == "goal":
+            return d.kind == "invented" and d.what in ("persuasive", "forecast")
+        return kind == d.kind and what == d.what
+
+    # ------------------------------------------------------------ diagnosis and result
+
+    def _diagnose(self, i: int) -> None:
+        """The meta-task check every 3 messages (does each agent still hold the core task and its
+        requirements?) and the concept-vector drift of the conversation so far."""
+        if i % 3 == 2:
+            scores = [(m.goal == self.registry.goal) * 0.4
+                      + 0.6 * len(m.requirements & self.registry.requirements) / len(self.registry.requirements)
+                      for m in self.minds.values()]
+            self.meta_checks.append(float(np.mean(scores)))
+        said = " ".join(m.text for m in self.messages[-3:])
+        self.concept_drift.append(_cosine(_lexical(said), self._brief_vector))
+
+    def result(self) -> dict[str, Any]:
+        final = self.minds.get("colleague") or self.minds["writer"]
+        reg = self.registry
+        honoured = [r for r in reg.requirements if r in final.requirements]
+        conflicts = [r for r in final.requirements - reg.requirements
+                     if (r == "forecast" and "no_forecast" in reg.requirements)
+                     or (r == "pricing" and "no_pricing" in reg.requirements) or r in ("persuasive", "fact_check")]
+        concepts_right = sum(final.concepts[c] == reg.concepts[c] for c in reg.concepts)
+        goal_right = final.goal == reg.goal
+        completed = len(honoured) == len(reg.requirements) and not conflicts and goal_right \
+            and concepts_right == len(reg.concepts)
+        consistency = 100 * (0.6 * (len(honoured) - len(conflicts) * 0.5) / len(reg.requirements)
+                             + 0.25 * concepts_right / len(reg.concepts) + 0.15 * goal_right)
+        message_tokens = sum(estimate_tokens(m.text) for m in self.messages)
+        signal_toks = sum(estimate_tokens(wire(m.signals)) for m in self.messages if m.signals)
+        return {"task_id": self.brief.task_id, "completed": bool(completed), "consistency": round(consistency, 2),
+                "drifts": [{"at": d.at, "kind": d.kind, "what": d.what, "detected_at": d.detected_at}
+                           for d in self.drifts],
+                "calibrations": self.calibrations, "messages": len(self.messages) + 2 * self.calibrations,
+                "message_tokens": message_tokens, "signal_tokens": signal_toks,
+                "calibration_tokens": self.calibration_tokens,
+                "meta_task": round(float(np.mean(self.meta_checks)), 3) if self.meta_checks else 1.0,
+                "concept_similarity_end": round(self.concept_drift[-1], 3) if self.concept_drift else 1.0}
+
+
+def _req_text(r: str) -> str:
+    return INVENTED.get(r) or REQUIREMENTS[r][1]
+
+
+def major_drifts(brief: Brief, seed: int) -> list[bool]:
+    """Which of a task's drifts are *major*: left alone (no signals), they reach the final
+    report — the same task run without signals ends with that drift in the final writer's
+    belief (a drift in an agent that never writes the report again may not)."""
+    shadow = Chain(brief, frozenset(), seed)
+    shadow.run()
+    final, reg = shadow.minds.get("colleague") or shadow.minds["writer"], shadow.registry
+    return [(final.concepts[d.what] != reg.concepts[d.what]) if d.kind == "misunderstanding" else
+            (d.what in final.requirements) if d.kind == "invented" else (d.what not in final.requirements)
+            for d in shadow.drifts]
+
+
+def evaluate(tasks: int, seed: int, layers: frozenset[int], l2_every: int = L2_EVERY,
+             l2_triggers: bool = True) -> dict[str, Any]:
+    """``tasks`` seeded tasks through the chain with Argent ``layers``: the arm's figures."""
+    results = []
+    for k in range(tasks):
+        brief = draw_brief(seed, k)
+        r = Chain(brief, layers, seed, l2_every, l2_triggers).run()
+        for d, major in zip(r["drifts"], major_drifts(brief, seed), strict=True):
+            d["major"] = major
+        results.append(r)
+    drifts = [d for r in results for d in r["drifts"]]
+    caught = [d for d in drifts if d["detected_at"] is not None]
+    major = [d for d in drifts if d["major"]]
+    by_kind = {k: {"injected": sum(d["kind"] == k for d in drifts), "major": sum(d["kind"] == k for d in major),
+                   "intercepted": sum(d["kind"] == k for d in caught),
+                   "major_intercepted": sum(d["kind"] == k and d["detected_at"] is not None for d in major)}
+               for k in DRIFT_KINDS}
+    message_toks = sum(r["message_tokens"] for r in results)
+    extra = sum(r["signal_tokens"] + r["calibration_tokens"] for r in results)
+    return {"tasks": tasks, "seed": seed, "layers": sorted(layers),
+            "drifts_injected": len(drifts), "intercepted_share": round(len(caught) / max(1, len(drifts)), 4),
+            "major_drifts": len(major),
+            "major_intercepted_share": round(sum(d["detected_at"] is not None for d in major) / max(1, len(major)), 4),
+            "by_kind": by_kind,
+            "completion_rate": round(float(np.mean([r["completed"] for r in results])), 4),
+            "consistency_mean": round(float(np.mean([r["consistency"] for r in results])), 2),
+            "interventions_per_task": round(float(np.mean([r["calibrations"] for r in results])), 3),
+            "messages_per_task": round(float(np.mean([r["messages"] for r in results])), 2),
+            "extra_token_share": round(extra / max(1, message_toks + extra), 4),
+            "signal_token_share": round(sum(r["signal_tokens"] for r in results)
+                                        / max(1, message_toks + extra), 4),
+            "tokens": "estimated (no tokenizer: brains.prompt.estimate_tokens); signals as their wire text",
+            "l2_every": l2_every if 2 in layers else None, "l2_triggers": l2_triggers if 2 in layers else None,
+            "meta_task_consistency": round(float(np.mean([r["meta_task"] for r in results])), 3),
+            "concept_similarity_end": round(float(np.mean([r["concept_similarity_end"] for r in results])), 3)}
+
+
+def compare(tasks: int, seed: int) -> dict[str, Any]:
+    """The four arms on the same tasks (none, L1, L1+2, L1+2+3)."""
+    return {name: evaluate(tasks, seed, layers) for name, layers in ARMS.items()}
+
+
+def dumps(summary: dict[str, Any]) -> str:
+    return json.dumps(summary)
