@@ -683,10 +683,9 @@ def test_keys_typed_into_a_picker_or_a_question_never_switch_scene_or_quit():
 
 
 def test_the_scenes_explain_themselves_on_h(tmp_path):
+    from mirofish.scenes.handoff.scene import HandoffScene
     from mirofish.scenes.negotiation.scene import NegotiationScene
     from mirofish.scenes.referential.scene import ReferentialScene
-
-    from mirofish.scenes.handoff.scene import HandoffScene
 
     for scene in (NegotiationScene(seed=1), ReferentialScene(), HandoffScene()):
         app = app_for(scene, (1280, 720))
