@@ -181,6 +181,7 @@ class Turn:
     changed: bool | None = None  # a repair: the answer's reading differs from what that side held before
     needed: bool | None = None  # a repair: the two sides' readings differed going in
     spoken_by_model: bool = False  # a repair: a model wrote both utterances
+    offer: dict | None = None  # a proposal: the offer made
 
 
 class Negotiation:
@@ -226,6 +227,11 @@ class Negotiation:
         self.completed = False  # the deal meets every initial requirement
         self.checked: set[str] = set()  # offers a low-confidence check has asked about
         self.forced: dict[int, str] = {}  # turn → repair strategy chosen by hand (a fork), not by the bandit
+        self.clarity = {"buyer": 0.5, "seller": 0.5}  # clarity reputation: repairs a side started that worked
+        # what each side has said it means by each name (kept across a hand-over: the other side
+        # remembers what was said, whoever says it now)
+        self.said_readings: dict[str, dict[str, int]] = {"buyer": {}, "seller": {}}
+        self.introduces: set[str] = set()  # a side whose new negotiator has not yet said what it means
 
     # ------------------------------------------------------------ helpers
 
@@ -329,6 +335,7 @@ class Negotiation:
                                        "next": "carry on from the offer on the table"}
             return
         self.party(role).definitions = copy.deepcopy(self.defaults[role])
+        self.introduces.add(role)  # the colleague says what it means by the names in its first offer
         self.knows_limit[role] = False
         self.rejected[role] = []
         for e in ents.values():
@@ -339,11 +346,13 @@ class Negotiation:
 
     def detect(self, role: str, offer: dict | None, text: str, signals: dict, t: int) -> list[dict]:
         """What in this turn looks like a misunderstanding, by failure type, each with a
-        confidence and an impact. Each type's confidence × impact is calibrated so that every
-        type can pass the gate (≥ 0.6 confidence, ≥ 0.4 impact, product ≥ the phase's
-        threshold) at a plausible rate."""
+        confidence and an impact — read from the dialogue only: the words, the offers made and
+        rejected, the readings stated, the signals. Never a party's private utility, weights or
+        reservation (tests/test_negotiation.py checks it). Each type's confidence × impact is
+        calibrated so that every type can pass the gate (≥ 0.6 confidence, ≥ 0.4 impact,
+        product ≥ the phase's threshold) at a plausible rate."""
         other = "seller" if role == "buyer" else "buyer"
-        found = self._said(text) + self._unanswered(role, other, offer)
+        found = self._said(text) + self._unanswered(role, other, offer) + self._priorities(role, other, text)
         if offer is not None:
             found += self._offer_failures(role, other, offer)
         if "layer2" in signals:
@@ -351,14 +360,50 @@ class Negotiation:
         self.tracker.recent_flags += 0.05 * len(found)
         return found
 
-    @staticmethod
-    def _said(text: str) -> list[dict]:
-        """Vague references, extreme statements and "but you said" in the words of the turn."""
-        patterns = ((r"\b(that offer|it|as above)\b", "vague_reference", "reference", 0.6, 0.6),
-                    (r"\b(absolutely not|no way|never)\b", "extreme_statement", "stance", 0.65, 0.6),
+    def _said(self, text: str) -> list[dict]:
+        """Vague references (only when the referent cannot be resolved), extreme statements and
+        "but you said" in the words of the turn."""
+        patterns = ((r"\b(absolutely not|no way|never)\b", "extreme_statement", "stance", 0.65, 0.6),
                     (r"\bbut you said\b", "contradiction", "history", 0.75, 0.6))  # points at what was said before
-        return [{"type": kind, "topic": topic, "confidence": conf, "impact": impact}
-                for pattern, kind, topic, conf, impact in patterns if re.search(pattern, text, re.I)]
+        found = [{"type": kind, "topic": topic, "confidence": conf, "impact": impact}
+                 for pattern, kind, topic, conf, impact in patterns if re.search(pattern, text, re.I)]
+        if re.search(r"\b(that offer|it|as above)\b", text, re.I) and not self._one_referent():
+            found.insert(0, {"type": "vague_reference", "topic": "reference", "confidence": 0.6, "impact": 0.6})
+        return found
+
+    def _one_referent(self) -> bool:
+        """A bare reference ("that offer", "it") points at one thing only when the turn just
+        before was an offer; after a repair, a check or a calibration it could mean the offer
+        or what was just restated."""
+        return bool(self.turns) and self.turns[-1].kind == "propose"
+
+    def _priorities(self, role: str, other: str, text: str) -> list[dict]:
+        """Strategy misjudgment: the speaker says what the other side cares most about, and the
+        other side's own offers conceded most on exactly that issue (one does not give most on
+        what matters most)."""
+        m = re.search(r"\bI know (\w+) matters most to you\b", text)
+        if m is None or m.group(1) not in ISSUES:
+            return []
+        conceded = self.concessions(other)
+        if conceded and max(conceded, key=lambda i: conceded[i]) == m.group(1) and conceded[m.group(1)] > 0:
+            return [{"type": "strategy_misjudgment", "topic": "priorities", "confidence": 0.75, "impact": 0.75,
+                     "stated": m.group(1)}]
+        return []
+
+    def concessions(self, role: str) -> dict[str, float]:
+        """How far ``role``'s own offers moved toward the other side's, per issue, over the
+        dialogue (its revealed concessions: from the offers made, nothing private)."""
+        mine = [x.offer for x in self.turns if x.speaker == role and x.kind == "propose" and x.offer]
+        theirs = [x.offer for x in self.turns if x.speaker != role and x.kind == "propose" and x.offer]
+        if len(mine) < 2 or not theirs:
+            return {}
+        first, last, target = mine[0], mine[-1], theirs[-1]
+        out = {}
+        for i, (lo, hi) in NUMERIC.items():
+            out[i] = (abs(first[i] - target[i]) - abs(last[i] - target[i])) / (hi - lo)
+        for i in NAMED:
+            out[i] = 0.5 * ((first[i] != target[i]) - (last[i] != target[i]))
+        return out
 
     def _unanswered(self, role: str, other: str, offer: dict | None) -> list[dict]:
         """Asked about a name in a repair, answered as if not asked (the same level again)."""
@@ -372,28 +417,57 @@ class Negotiation:
         return []
 
     def _offer_failures(self, role: str, other: str, offer: dict) -> list[dict]:
-        """Undefined terms, a rejection that contradicts the proposer's reading, backtracking,
-        attribute-inheritance contradictions."""
+        """Undefined terms, a counter-offer that contradicts the speaker's own positions,
+        backtracking, attribute-inheritance contradictions — from the offers on record."""
         found = []
+        theirs = self.last_offer[other]
         for key in self.tracker.use_terms(offer):
             issue = key.split(":")[0]
-            impact = min(1.0, 2.0 * max(self.s.buyer.weights[issue], self.s.seller.weights[issue]))
-            found.append({"type": "undefined_term", "topic": issue, "confidence": 0.65, "impact": impact})
-        me, them = self.party(role), self.party(other)
-        mine = self.last_offer[other]
-        if mine is not None and them.utility(mine, me.definitions) > me.utility(offer) + 0.15:
-            # the rejecter turned down what the proposer's reading says was better for it
-            issue = max(NAMED, key=lambda i: abs(me.definitions[i][mine[i]] - them.definitions[i][mine[i]]))
-            found.append({"type": "contradiction", "topic": issue, "confidence": 0.8, "impact": 0.7})
+            contested = theirs is not None and theirs[issue] != offer[issue]  # the sides name it differently
+            found.append({"type": "undefined_term", "topic": issue, "confidence": 0.65,
+                          "impact": 0.75 if contested else 0.6})
         prev = self.last_offer[role]
+        if theirs is not None and prev is not None and self._gives_all_asked(role, prev, theirs):
+            # the other side offered at least what the speaker itself asked on every number, and
+            # the speaker counters anyway: it must read a named term otherwise
+            named = [i for i in NAMED if theirs[i] != prev[i]]
+            found.append({"type": "contradiction", "topic": named[0] if named else "history",
+                          "confidence": 0.8, "impact": 0.7})
         # backtracking: an offer the proposer rejected before, or one that takes back a concession
-        # (worse for the other side than the proposer's own previous offer)
-        retreat = prev is not None and them.utility(offer) < them.utility(prev) - 0.08
-        if retreat or any(all(offer[k] == r[k] for k in offer) for r in self.rejected[role]):
+        # (a number it had moved toward the other side moved back away by a tenth of its range)
+        taken_back = prev is not None and theirs is not None and any(
+            self._conceded_before(role, i) and abs(offer[i] - theirs[i]) > abs(prev[i] - theirs[i]) + 0.1 * (hi - lo)
+            for i, (lo, hi) in NUMERIC.items())
+        if taken_back or any(all(offer[k] == r[k] for k in offer) for r in self.rejected[role]):
             found.append({"type": "backtracking", "topic": "history", "confidence": 0.75, "impact": 0.8})
         if prev is not None and prev["price"] == offer["price"]:
             found += [{"type": "inheritance", "topic": issue, "confidence": 0.6, "impact": 0.6}
                       for issue in NAMED if prev[issue] != offer[issue]]
+        return found
+
+    def _conceded_before(self, role: str, issue: str) -> bool:
+        """Whether ``role``'s offers had moved ``issue`` toward the other side's (from the offers made)."""
+        return self.concessions(role).get(issue, 0.0) > 0
+
+    def _gives_all_asked(self, role: str, mine: dict, theirs: dict) -> bool:
+        """Whether ``theirs`` is at least what ``role``'s own offer ``mine`` asked on every
+        number, in the direction ``role``'s offers have been pushing (from the offers made)."""
+        first = next((x.offer for x in self.turns if x.speaker == role and x.kind == "propose" and x.offer), None)
+        if first is None:
+            return False
+        for i in NUMERIC:
+            push = np.sign(first[i] - theirs[i]) or np.sign(mine[i] - theirs[i])
+            if push and np.sign(theirs[i] - mine[i]) == -push:
+                return False  # it falls short of what I asked on this number
+        return any(theirs[i] != mine[i] for i in NUMERIC)
+
+    def _restated_otherwise(self, role: str, readings: list[tuple[str, str, int]]) -> list[dict]:
+        """A contradiction with the speaker's own history: it now states another reading of a
+        name than the one it stated before (a colleague after a hand-over often does)."""
+        before = self.said_readings[role]
+        found = [{"type": "contradiction", "topic": key.split(":")[0], "confidence": 0.8, "impact": 0.8}
+                 for key, _, level in readings if before.get(key, level) != level]
+        before.update({key: level for key, _, level in readings})
         return found
 
     def _assumption_conflicts(self, other: str, assumptions: dict) -> list[dict]:
@@ -427,9 +501,15 @@ class Negotiation:
         return [k for k in keys if not ents.get(k, {}).get("grounded")]  # settled names need no repair
 
     def initiator(self, topic: str) -> str:
-        """Who starts a repair on ``topic``: the side with more at stake in it."""
-        stake = {r: self.party(r).weights.get(topic, 0.2) for r in ("buyer", "seller")}
-        return max(stake, key=lambda r: stake[r])
+        """Who starts a repair on ``topic``: by stake (what its own offers reveal: the side that
+        conceded less on the issue cares more), turn-taking (the side that did not start the
+        last repair) and its clarity reputation (repairs it started that restored ground)."""
+        last = next((x.speaker for x in reversed(self.turns) if x.kind == "repair"), None)
+
+        def score(r: str) -> float:
+            conceded = self.concessions(r).get(topic, 0.0)
+            return -conceded + 0.2 * (r != last) + 0.3 * self.clarity[r]
+        return max(("buyer", "seller"), key=score)
 
     def reading(self, role: str, key: str) -> int:
         issue, name = key.split(":")
@@ -464,6 +544,7 @@ class Negotiation:
         for key, role, level in statements:  # from here on each side acts on the reading it stated
             issue, name = key.split(":")
             self.party(role).definitions[issue][name] = int(level)
+            self.said_readings[role][key] = int(level)
         self.tracker.merge(t, statements)
         ok = bool(keys) and all(answer["readings"].get(k) == said["readings"][k] for k in keys)
         changed = any(k in answer["readings"] and answer["readings"][k] != before[k] for k in keys)
@@ -473,6 +554,7 @@ class Negotiation:
             self.failed_repairs.pop(topic, None)
         else:
             self.failed_repairs[topic] = loops + 1
+        self.clarity[initiator] = min(1.0, max(0.0, self.clarity[initiator] + (0.1 if ok else -0.1)))
         text = said["message"]
         if not ok and loops >= 2 and topic in NAMED:
             self.disagreed.add(topic)
@@ -609,6 +691,10 @@ class Negotiation:
             if self.layers >= 2 and confidence < 0.6 and open_names and self.last_prop[other] not in self.checked:
                 self.checked.add(self.last_prop[other])
                 return self._check_before_accepting(t, role, open_names, confidence), note
+            unstated = [i for i in NAMED if not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("attributes")]
+            if self.repair and unstated and self.last_prop[other] not in self.checked:
+                self.checked.add(self.last_prop[other])  # value opacity: a name nobody has said the meaning of
+                return self._unstated_before_accepting(t, role, incoming, unstated), note
             mismatch = [i for i in NAMED if self.s.buyer.definitions[i][incoming[i]]
                         != self.s.seller.definitions[i][incoming[i]]]
             if mismatch:  # drafting the contract surfaces what each side meant: the deal falls through
@@ -661,6 +747,11 @@ class Negotiation:
             text = "About that offer: " + text
         if incoming is not None and self.rng.random() < 0.2 * p.traits["directness"]:
             text = "Absolutely not. " + text
+        if incoming is not None and self.rng.random() < 0.2:  # a read of the other side's priorities
+            held = self.concessions("seller" if role == "buyer" else "buyer")
+            guess = min(held, key=lambda i: held[i]) if held and self.rng.random() < 0.6 else \
+                ISSUES[int(self.rng.integers(len(ISSUES)))]
+            text = f"I know {guess} matters most to you. " + text
         self.tracker.propositions[f"prop_{t}"] = {"content": offer, "proponent": role, "status": "pending"}
         self.tracker.history.append({"turn": t, "agent": role, "action": "propose", "target": f"prop_{t}"})
         if model is not None and model.get("message"):
@@ -674,12 +765,28 @@ class Negotiation:
             if self.layers >= 2 and isinstance(said.get("layer2"), dict) else None
         if not isinstance(stated, dict) and "layer2" in signals:
             stated = signals["layer2"]["assumptions"]
+        if role in self.introduces and not isinstance(stated, dict):  # a new negotiator states its readings
+            self.introduces.discard(role)
+            stated = {f"{i}:{offer[i]}": p.definitions[i][offer[i]] for i in NAMED}
+            text += " " + " ".join(f"By '{offer[i]} {i.replace('_', ' ')}' we mean level {stated[f'{i}:{offer[i]}']}."
+                                   for i in NAMED)
         if isinstance(stated, dict):  # what the speaker says it means by the names it used
-            self.tracker.merge(t, [(k, role, int(v)) for k, v in stated.items()
-                                   if k in self.tracker.entities and type(v) is int and 0 <= v < LEVELS])
+            readings = [(k, role, int(v)) for k, v in stated.items()
+                        if k in self.tracker.entities and type(v) is int and 0 <= v < LEVELS]
+            dets += self._restated_otherwise(role, readings)
+            self.tracker.merge(t, readings)
         self.last_offer[role] = offer
         self.last_prop[role] = f"prop_{t}"
-        return Turn(t, role, "propose", text, signals, dets)
+        return Turn(t, role, "propose", text, signals, dets, offer=offer)
+
+    def _unstated_before_accepting(self, t: int, role: str, incoming: dict, unstated: list[str]) -> Turn:
+        """Value opacity: the deal would settle on a name whose meaning neither side has ever
+        stated; before accepting, the speaker says so (the repair executor takes it up)."""
+        self.tracker.history.append({"turn": t, "agent": role, "action": "check", "target": ",".join(unstated)})
+        text = ("Before I accept: neither of us has said what we mean by "
+                + " and ".join(f"'{incoming[i]} {i.replace('_', ' ')}'" for i in unstated) + ".")
+        return Turn(t, role, "check", text, self._signals(role, t, None, None),
+                    [{"type": "value_opacity", "topic": i, "confidence": 0.7, "impact": 0.7} for i in unstated])
 
     def _check_before_accepting(self, t: int, role: str, names: list[str], confidence: float) -> Turn:
         """Layer 2's low-confidence response: the offer came with confidence < 0.6, so before
@@ -726,9 +833,38 @@ class Negotiation:
                 "communication_cost": 2 * spent, "not_yet": self.not_yet,
                 "completed": self.completed, "interventions": dict(self.interventions),
                 "semantic_consistency": self.semantic_consistency(), "overhead": self.overhead(),
+                "judged": self.judge_detections(),
                 "repairs": [{"strategy": x.strategy, "restored": x.restored, "changed": x.changed,
                              "needed": x.needed, "by_model": x.spoken_by_model}
                             for x in self.turns if x.kind == "repair"]}
+
+    def judge_detections(self) -> dict[str, list[int]]:
+        """Per failure type, [detections judged, of which real] against the simulation's truth
+        (embedded mode knows it): a detection about a named issue is real when the two sides'
+        own definitions of a name of that issue in play differed at the start; a strategy
+        misjudgment when the side named was not what the other side's weights put first.
+        Types with no such truth (a vague reference, an extreme statement, backtracking, an
+        unanswered question) are not judged."""
+        used = {k.split(":")[0]: [] for k in self.tracker.entities}
+        for k, e in self.tracker.entities.items():
+            if e["used"]:
+                used[k.split(":")[0]].append(k.split(":")[1])
+        out: dict[str, list[int]] = {}
+        for turn in self.turns:
+            for d in turn.detections:
+                if d["topic"] in NAMED:
+                    b, sl = self.defaults["buyer"][d["topic"]], self.defaults["seller"][d["topic"]]
+                    real = any(b[name] != sl[name] for name in used.get(d["topic"], []))
+                elif d["type"] == "strategy_misjudgment":
+                    listener = "seller" if turn.speaker == "buyer" else "buyer"
+                    weights = self.party(listener).weights
+                    real = d.get("stated") != max(weights, key=lambda i: weights[i])
+                else:
+                    continue
+                row = out.setdefault(d["type"], [0, 0])
+                row[0] += 1
+                row[1] += int(real)
+        return out
 
     def semantic_consistency(self) -> float:
         """The share of names in play that both sides read the same at the end (1.0 when none)."""
@@ -798,6 +934,7 @@ def _summary(results: list[dict], sessions: int, seed: int, repair: bool, layers
                "uncertainty_max": round(float(max(r["uncertainty_max"] for r in results)), 4),
                "unresolved_conflicts_mean": mean("unresolved_conflicts"), "bandit": bandit.stats()}
     summary["failure_types"] = _failure_types(results)
+    summary["detector_precision"] = _precision(results)
     summary["repairs"] = _repairs(results)
     summary["communication_cost_mean"] = mean("communication_cost")
     summary["completion_rate"] = mean("completed")  # deals that meet every initial requirement
@@ -822,6 +959,23 @@ def _failure_types(results: list[dict]) -> dict:
             row["repairs"] += rep
             row["restored"] += ok
     return dict(sorted(table.items()))
+
+
+def _precision(results: list[dict]) -> dict:
+    """Detections that were real misunderstandings, by type, against the simulation's truth
+    (see :meth:`Negotiation.judge_detections`; types without a truth are not in it)."""
+    table: dict[str, list[int]] = {}
+    for r in results:
+        for kind, (judged, real) in r["judged"].items():
+            row = table.setdefault(kind, [0, 0])
+            row[0] += judged
+            row[1] += real
+    out = {k: {"judged": j, "real": rl, "precision": round(rl / j, 3) if j else None}
+           for k, (j, rl) in sorted(table.items())}
+    judged = sum(j for j, _ in table.values())
+    out["all_judged"] = {"judged": judged, "real": sum(rl for _, rl in table.values()),
+                         "precision": round(sum(rl for _, rl in table.values()) / judged, 3) if judged else None}
+    return out
 
 
 def _repairs(results: list[dict]) -> dict:

@@ -17,7 +17,7 @@ from .world import LEVELS, NAMED, NUMERIC, SCOPE
 
 SYSTEM = """You are a negotiator in a negotiation between a buyer and a seller.
 Issues: price, delivery_weeks, payment_days, support (basic/standard/premium), ai_feature (none/basic/full).
-Answer with JSON only: accept (true or false), offer (one of the suggested offers, or your own), message (what you
+Answer with JSON only: accept (true or false), offer (your own: every issue within its range), message (what you
 say) and signals.layer1 (the task id and goal hash you were given, and your constraints)."""
 
 _ISSUES = {**{k: {"type": "number", "minimum": lo, "maximum": hi} for k, (lo, hi) in NUMERIC.items()},  # bounded
@@ -82,16 +82,13 @@ class ModelNegotiator:
         p = neg.party(role)
         other = "seller" if role == "buyer" else "buyer"
         incoming = neg.last_offer[other]
-        suggestions = [neg._choose_offer(p, t, incoming), neg._choose_offer(p, t, None),
-                       neg._choose_offer(p, max(0, t - 3), incoming)]
         lines = [f"You are the {role}. Task id: {neg.tracker.session}. Goal: {GOAL} Goal hash: {goal_hash(GOAL)}",
                  "Your priorities: " + json.dumps({k: round(v, 2) for k, v in p.weights.items()}),
                  "What the names mean to you: " + json.dumps(p.definitions),
                  f"Your target now: {neg.target(p, t):.3f}"]
         if incoming is not None:
             lines.append(f"Offer on the table: {json.dumps(incoming)}. It is worth {p.utility(incoming):.3f} to you.")
-        for k, o in enumerate(suggestions, 1):
-            lines.append(f"Suggested offer {k}: {json.dumps(o)}")
+        lines.append("Make your own offer (the five issues, each within its range), or accept the one on the table.")
         reply = self.client.complete([{"role": "system", "content": SYSTEM},
                                     {"role": "user", "content": "\n".join(lines)}], REPLY_SCHEMA, max_tokens=300)
         if reply["error"]:
