@@ -422,8 +422,8 @@ def evaluate(tasks: int, seed: int, layers: frozenset[int], l2_every: int = L2_E
     for k in range(tasks):
         brief = draw_brief(seed, k)
         r = Chain(brief, layers, seed, l2_every, l2_triggers).run()
-        for d, major in zip(r["drifts"], major_drifts(brief, seed), strict=True):
-            d["major"] = major
+        for d, reaches in zip(r["drifts"], major_drifts(brief, seed), strict=True):
+            d["major"] = reaches
         results.append(r)
     drifts = [d for r in results for d in r["drifts"]]
     caught = [d for d in drifts if d["detected_at"] is not None]

@@ -845,7 +845,7 @@ class Negotiation:
         misjudgment when the side named was not what the other side's weights put first.
         Types with no such truth (a vague reference, an extreme statement, backtracking, an
         unanswered question) are not judged."""
-        used = {k.split(":")[0]: [] for k in self.tracker.entities}
+        used: dict[str, list[str]] = {k.split(":")[0]: [] for k in self.tracker.entities}
         for k, e in self.tracker.entities.items():
             if e["used"]:
                 used[k.split(":")[0]].append(k.split(":")[1])
