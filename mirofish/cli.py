@@ -333,11 +333,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     gl = sub.add_parser("glossary", help="list a glossary file's terms and snapshots, diff two snapshots, or review "
                                          "pending terms (glossary review PATH)")
-    gl.add_argument("path", help="a glossary SQLite file (referential --glossary PATH), or 'review' then the file")
-    gl.add_argument("review_path", nargs="?", metavar="PATH", help="with 'review': the glossary file to review")
+    gl.add_argument("path", help="a glossary SQLite file (referential --glossary PATH), or 'review' or 'check' then "
+                                 "the file")
+    gl.add_argument("review_path", nargs="?", metavar="PATH", help="with 'review' or 'check': the glossary file")
     gl.add_argument("--diff", nargs=2, type=_int_at_least(1), metavar=("OLD", "NEW"), help="snapshot ids to compare")
     gl.add_argument("--approve", nargs="+", metavar="TERM", default=[], help="review: make these pending terms global")
     gl.add_argument("--reject", nargs="+", metavar="TERM", default=[], help="review: reject these pending terms")
+    gl.add_argument("--base-url", metavar="URL", help="check: the OpenAI-compatible server of the model to check")
+    gl.add_argument("--model", metavar="NAME", help="check: the model to check (glossary check PATH --base-url … "
+                                                     "--model …: which terms it still reads as defined)")
+    gl.add_argument("--rounds", type=_int_at_least(1), default=40, help="check: rounds to play (default 40)")
+    gl.add_argument("--timeout", metavar="S", type=_seconds, default=20.0, help="check: seconds per model call")
 
     sw = sub.add_parser("sweep", help="run a parameter sweep: many seeded headless runs, in parallel or on a "
                                       "Dask cluster, with tables and plots")
@@ -697,7 +703,12 @@ def run_glossary(args: argparse.Namespace) -> int:
     from .scenes.referential.glossary import Glossary, GlossaryError
 
     reviewing = args.path == "review" and args.review_path is not None
-    path = args.review_path if reviewing else args.path
+    checking = args.path == "check" and args.review_path is not None
+    path = args.review_path if reviewing or checking else args.path
+    if checking:
+        return _check_glossary(args, path)
+    if args.base_url or args.model:
+        raise UsageError("mirofish glossary: --base-url/--model go with: glossary check PATH")
     if args.review_path is not None and not reviewing:
         raise UsageError(f"mirofish glossary: unexpected argument {args.review_path!r} (did you mean: glossary review "
                          f"{args.review_path}?)")
@@ -720,6 +731,28 @@ def run_glossary(args: argparse.Namespace) -> int:
             print(json.dumps({"terms": g.as_dict(), "snapshots": [
                 {"id": i, "run": run, "round": r} for i, run, r in g.snapshots()]}))
         g.close()
+    except GlossaryError as exc:
+        raise UsageError(f"mirofish: {exc}") from None
+    return 0
+
+
+def _check_glossary(args: argparse.Namespace, path: str) -> int:
+    """``glossary check PATH --base-url … --model …``: which terms a model still reads."""
+    from pathlib import Path
+
+    from .scenes.referential.glossary import Glossary, GlossaryError
+    from .scenes.referential.model_agents import check_glossary
+
+    if not (args.base_url and args.model):
+        raise UsageError("mirofish glossary check: give the model to check: --base-url URL --model NAME")
+    if not Path(path).is_file():
+        raise UsageError(f"mirofish: glossary file not found: {path}")
+    try:
+        g = Glossary(path, read_only=True)
+        try:
+            print(json.dumps(check_glossary(g, args.base_url, args.model, args.rounds, timeout_s=args.timeout)))
+        finally:
+            g.close()
     except GlossaryError as exc:
         raise UsageError(f"mirofish: {exc}") from None
     return 0

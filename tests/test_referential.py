@@ -312,3 +312,63 @@ def test_the_window_reviews_pending_terms_with_a_and_r(monkeypatch):
     surf = pygame.Surface((1280, 720))
     scene.draw(surf)  # the review strip names the next waiting term
     scene.close()
+
+
+def test_the_sender_names_only_what_tells_the_target_apart():
+    """Context-dependent terms: candidates that differ in colour alone get one term; every
+    attribute spelled out (context off) costs three times as many characters."""
+    from mirofish.scenes.referential.experiment import Experiment
+    from mirofish.scenes.referential.game import GameConfig, distinguishing
+
+    attrs = {"color": ["red", "blue", "green", "yellow", "purple"], "shape": ["circle", "square", "triangle"],
+             "size": ["small", "large"]}
+    runs = {}
+    for vary, context in ((1, True), (3, True), (1, False)):
+        exp = Experiment(GameConfig(seed=2, rounds=300, attributes=attrs, vary=vary, context=context))
+        runs[(vary, context)] = exp.run()
+        for rnd in exp.rounds[-20:]:  # every message names exactly the values that tell the target apart
+            if context and rnd.success:
+                assert len(rnd.used_terms) == len(distinguishing(rnd.target, rnd.candidates, exp.game.names))
+        exp.close()
+    one, three, spelled = runs[(1, True)], runs[(3, True)], runs[(1, False)]
+    assert one["message_chars_per_round"] < 2.5 < 3 * one["message_chars_per_round"] <= spelled[
+        "message_chars_per_round"] + 0.01
+    assert one["compression_ratio"] < three["compression_ratio"] < spelled["compression_ratio"]
+    assert one["success_rate"] > 0.85 and three["success_rate"] > 0.8
+
+
+def test_terms_climb_the_tiers_private_shared_global():
+    from mirofish.scenes.referential.experiment import Experiment
+    from mirofish.scenes.referential.game import GameConfig
+
+    exp = Experiment(GameConfig(seed=3, rounds=300))
+    exp.run()
+    tiers = {t.term: t.tier for t in exp.glossary._cache.values()}
+    assert {"private", "shared", "global"} <= set(tiers.values())
+    for t in exp.glossary._cache.values():
+        if t.tier == "private":
+            assert t.success == 0  # never understood yet
+        if t.tier == "global":
+            assert t.usage >= 10 and t.success > 0
+    listed = exp.glossary.as_dict()
+    assert all("tier" in v for v in listed.values())
+    exp.close()
+
+
+def test_glossary_check_asks_a_model_which_terms_it_still_reads(tmp_path):
+    from mirofish.brains.testserver import TestServer
+
+    glossary = tmp_path / "g.db"
+    assert subprocess.run([sys.executable, "run.py", "referential", "--headless", "--rounds", "150", "--glossary",
+                           str(glossary)], cwd=ROOT, capture_output=True).returncode == 0
+    with TestServer() as server:
+        out = subprocess.run([sys.executable, "run.py", "glossary", "check", str(glossary), "--base-url", server.url,
+                              "--model", "m", "--rounds", "15"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert server.completions >= 15
+    data = json.loads(out.stdout)
+    assert data["rounds"] == 15 and data["terms_checked"] > 3
+    assert data["terms_still_read"] + len(data["terms_lost"]) == data["terms_checked"]
+    bad = subprocess.run([sys.executable, "run.py", "glossary", "check", str(glossary)], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--base-url" in bad.stderr

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .game import Game, GameConfig, GameObject, Round
+from .game import Game, GameConfig, GameObject, Round, distinguishing
 from .glossary import Glossary
 
 CONSONANTS, VOWELS = "bdfgklmnprstvz", "aeiou"
@@ -47,45 +47,82 @@ class EmbeddedAgent:
     def __init__(self, name: str, game: Game, glossary: Glossary, rng: np.random.Generator):
         self.name, self.game, self.glossary, self.rng = name, game, glossary, rng
         self.assoc: dict[str, dict[tuple[str, str], float]] = defaultdict(lambda: defaultdict(float))
+        self.combos: dict[tuple, int] = {}  # how often each combination of values had to be named
 
     # ------------------------------------------------------------ speaking
 
-    def _invent(self) -> str:
+    def _invent(self) -> str | None:
+        """A two-letter term not in the glossary yet (None when all 70 are taken)."""
+        free = [c + v for c in CONSONANTS for v in VOWELS if c + v not in self.glossary]
+        if not free:
+            return None
         for _ in range(1000):
             term = "".join([CONSONANTS[int(self.rng.integers(len(CONSONANTS)))],
                             VOWELS[int(self.rng.integers(len(VOWELS)))]])
             if term not in self.glossary:
                 return term
-        raise RuntimeError("ran out of two-letter terms")
+        return free[0]
 
-    def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str) -> tuple[str, list,
-                                                                                                         list]:
-        terms, new = [], []
-        for attr, value in target.properties(self.game.names).items():
-            canonical = {attr: value}
-            known = self.glossary.terms_for(canonical)
-            known += [t for t in self.glossary.terms_for(canonical, ("proposed", "pending"))
-                      if t.proposed_by == self.name]
-            if known and not (invent and self.rng.random() < explore):
-                best = max(known, key=lambda t: (t.stable_score, t.usage, t.term))
-                terms.append(best.term)
-            elif invent:
-                term = self._invent()
-                self.glossary.add(term, canonical, canonical, round_, status=status, proposed_by=self.name)
+    COMBINE_AFTER = 3  # a combination of values needed this often gets a term of its own
+
+    def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str,
+              candidates: list[GameObject] | None = None) -> tuple[str, list, list]:
+        """The message for ``target``: with the game's ``context`` on, only the attributes that
+        tell it apart from ``candidates`` (fewest first), and one term for a combination of
+        values once that combination keeps being needed; each value by its best term,
+        reused before invented."""
+        props = target.properties(self.game.names)
+        need = distinguishing(target, candidates, self.game.names) if candidates and self.game.cfg.context \
+            else list(props)
+        wanted = {a: props[a] for a in need}
+        terms: list[str] = []
+        new: list[str] = []
+        if len(wanted) == 2 and self.game.cfg.combine:  # (a term for all three values would be a name per object)
+            combo = self._term_for(wanted, round_, explore, invent, status, new,
+                                   invent_now=self._needed(wanted) >= self.COMBINE_AFTER)
+            if combo is not None:
+                return combo, [combo], new
+        for attr, value in wanted.items():
+            term = self._term_for({attr: value}, round_, explore, invent, status, new, invent_now=True)
+            if term is not None:
                 terms.append(term)
-                new.append(term)
-            elif known:
-                terms.append(known[0].term)
         return "".join(terms), terms, new
+
+    def _needed(self, wanted: dict) -> int:
+        key = tuple(sorted(wanted.items()))
+        self.combos[key] = self.combos.get(key, 0) + 1
+        return self.combos[key]
+
+    def _term_for(self, canonical: dict, round_: int, explore: float, invent: bool, status: str, new: list,
+                  invent_now: bool) -> str | None:
+        """The best known term for ``canonical`` (one value or a combination), or a new one."""
+        known = self.glossary.terms_for(canonical)
+        known += [t for t in self.glossary.terms_for(canonical, ("proposed", "pending")) if t.proposed_by == self.name]
+        if known and not (invent and self.rng.random() < explore):
+            return max(known, key=lambda t: (t.stable_score, t.usage, t.term)).term
+        term = self._invent() if invent and invent_now else None
+        if term is not None:
+            self.glossary.add(term, canonical, canonical, round_, status=status, proposed_by=self.name)
+            new.append(term)
+            return term
+        return known[0].term if known else None
 
     # ------------------------------------------------------------ listening
 
     def interpretation(self, term: str) -> dict | None:
+        """What the term means to this agent: its most frequent value, and — once there is
+        evidence (3 rounds) — every other value that came with it nearly as often (a
+        combination term's)."""
         counts = self.assoc.get(term)
         if not counts:
             return None
-        (attr, value), _ = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
-        return {attr: value}
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        (attr, value), top = ranked[0]
+        out = {attr: value}
+        for (a, v), c in ranked[1:]:
+            if c >= 3 and c >= 0.9 * top and a not in out:
+                out[a] = v
+        return dict(sorted(out.items()))
 
     def split(self, message: str) -> list[str]:
         """A message's units: words in the natural baseline, two-letter terms otherwise."""
@@ -120,8 +157,8 @@ class EmbeddedAgent:
     def learn_glossary(self, weight: float = 3.0) -> None:
         """Join with the existing glossary: take its agreed meanings as prior experience."""
         for t in self.glossary.active():
-            (attr, value), = (t.by_receiver or t.canonical).items()
-            self.assoc[t.term][(attr, value)] += weight
+            for attr, value in (t.by_receiver or t.canonical).items():
+                self.assoc[t.term][(attr, value)] += weight
 
 
 class Experiment:
@@ -165,7 +202,8 @@ class Experiment:
         for attr, values in self.cfg.attributes.items():
             for value in values:
                 if not self.glossary.terms_for({attr: value}):
-                    term = self.agents[0]._invent() if hasattr(self.agents[0], "_invent") else f"{attr[0]}{value[0]}"
+                    term = (self.agents[0]._invent() if hasattr(self.agents[0], "_invent") else None) \
+                        or f"{attr[0]}{value[0]}"
                     n = 1
                     while term in self.glossary:  # shape:square and size:small would both be "ss"
                         term, n = f"{attr[:2]}{value[:2]}{n if n > 1 else ''}", n + 1
@@ -198,7 +236,7 @@ class Experiment:
             explore = 0.25 * math.exp(-r / 40.0) if cfg.condition == "dynamic" else 0.0
             status = "proposed" if three else "pending" if cfg.review else "active"
             rnd.message, rnd.used_terms, rnd.new_terms = sender.speak(
-                rnd.target, r, explore, invent=cfg.condition == "dynamic", status=status)
+                rnd.target, r, explore, invent=cfg.condition == "dynamic", status=status, candidates=rnd.candidates)
         rnd.sender_raw = getattr(sender, "last_raw", rnd.message)
         problem = self.game.check_message(rnd.message)
         correct = []

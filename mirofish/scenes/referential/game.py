@@ -36,12 +36,23 @@ class GameConfig(BaseModel):
     review: bool = Field(False, description="new terms wait for a person's approval before they become global")
     alarm_window: int = Field(20, ge=5, description="rounds in the rolling success rate the alarm watches")
     alarm_drop: float = Field(0.25, gt=0, le=1, description="alarm when it falls this far below its best")
+    vary: int = Field(0, ge=0, le=10, description="candidates vary along this many attributes and share the "
+                                                   "target's other values (0: any objects)")
+    context: bool = Field(True, description="the sender names only what tells the target apart from these "
+                                            "candidates (False: every attribute, every time)")
+    combine: bool = Field(False, description="a pair of values needed three times gets one term of its own (off by "
+                                             "default: each new pair must be learnt, and success falls)")
 
     @model_validator(mode="after")
     def _enough_objects(self) -> GameConfig:
         n = int(np.prod([len(v) for v in self.attributes.values()]))
         if n < self.candidates:
             raise ValueError(f"only {n} objects for {self.candidates} candidates")
+        if self.vary > len(self.attributes):
+            raise ValueError(f"vary {self.vary}: there are only {len(self.attributes)} attributes")
+        if self.vary and max(int(np.prod([len(v) for v in c])) for c in _subsets(list(self.attributes.values()),
+                                                                                  self.vary)) < self.candidates:
+            raise ValueError(f"no {self.vary} attributes have {self.candidates} different objects between them")
         if any(len(v) < 1 for v in self.attributes.values()):
             raise ValueError("every attribute needs at least one value")
         return self
@@ -93,9 +104,26 @@ class Game:
                                    re.I)
 
     def draw_round(self, index: int) -> Round:
+        if self.cfg.vary:
+            return self._similar_round(index)
         pick = self.rng.choice(len(self.objects), size=self.cfg.candidates, replace=False)
         cands = [self.objects[i] for i in pick]
         return Round(index, cands[int(self.rng.integers(len(cands)))], cands)
+
+    def _similar_round(self, index: int) -> Round:
+        """Candidates that vary along ``vary`` attributes (chosen at random among those with
+        enough objects between them) and share the target's values on the others."""
+        k = len(self.names)
+        fits = [c for c in _subsets(list(range(k)), self.cfg.vary)
+                if int(np.prod([len(self.cfg.attributes[self.names[a]]) for a in c])) >= self.cfg.candidates]
+        varying = fits[int(self.rng.integers(len(fits)))]
+        target = self.objects[int(self.rng.integers(len(self.objects)))]
+        same = [o for o in self.objects if all(o.values[a] == target.values[a] for a in range(k) if a not in varying)
+                and o.id != target.id]
+        pick = self.rng.choice(len(same), size=self.cfg.candidates - 1, replace=False)
+        cands = [target, *(same[i] for i in pick)]
+        order = self.rng.permutation(len(cands))
+        return Round(index, target, [cands[i] for i in order])
 
     def check_message(self, message: str) -> str | None:
         """Why a message is not allowed (None if it is)."""
@@ -110,3 +138,20 @@ class Game:
     @property
     def chance(self) -> float:
         return 1.0 / self.cfg.candidates
+
+
+def _subsets(items: list, k: int) -> list[tuple]:
+    from itertools import combinations
+
+    return list(combinations(items, k))
+
+
+def distinguishing(target: GameObject, candidates: list[GameObject], names: list[str]) -> list[str]:
+    """The fewest attributes that tell ``target`` apart from every other candidate (ties: in
+    attribute order); all of them when nothing fewer does."""
+    others = [c for c in candidates if c.id != target.id]
+    for k in range(1, len(names) + 1):
+        for combo in _subsets(list(range(len(names))), k):
+            if all(any(o.values[a] != target.values[a] for a in combo) for o in others):
+                return [names[a] for a in combo]
+    return list(names)

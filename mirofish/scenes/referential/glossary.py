@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS glossary (
     status TEXT DEFAULT 'active',
     proposed_by TEXT,
     heard_count INTEGER DEFAULT 0,
-    agreed_count INTEGER DEFAULT 0
+    agreed_count INTEGER DEFAULT 0,
+    tier TEXT DEFAULT 'private'
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS glossary_snapshots (
@@ -70,6 +71,7 @@ class Term:
     proposed_by: str | None
     heard: int = 0  # receivers' interpretations recorded
     agreed_n: int = 0  # … that matched the sender's definition
+    tier: str = "private"  # private (its proposer's), shared (understood once), global (voted, approved, settled)
 
     @property
     def agreement_rate(self) -> float:
@@ -113,7 +115,10 @@ class Glossary:
                 for column in ("heard_count", "agreed_count"):  # glossaries written before these columns
                     if column not in have:
                         self.db.execute(f"ALTER TABLE glossary ADD COLUMN {column} INTEGER DEFAULT 0")
-                have |= {"heard_count", "agreed_count"}
+                if "tier" not in have:  # … and before tiers: what it was is unknown, "shared" if it worked once
+                    self.db.execute("ALTER TABLE glossary ADD COLUMN tier TEXT DEFAULT 'private'")
+                    self.db.execute("UPDATE glossary SET tier = 'shared' WHERE success_count > 0")
+                have |= {"heard_count", "agreed_count", "tier"}
         except sqlite3.DatabaseError as exc:
             raise GlossaryError(f"glossary file {self.path} is not usable: {exc}") from None
         self._columns = have
@@ -122,7 +127,7 @@ class Glossary:
 
     _FIELDS = ("term", "canonical_properties", "definition_by_sender", "definition_by_receiver", "usage_count",
                "success_count", "success_rate", "stable_score", "last_used_round", "model", "status", "proposed_by",
-               "heard_count", "agreed_count")
+               "heard_count", "agreed_count", "tier")
 
     def _load(self) -> None:
         """Every term, checked: JSON objects where meanings are, numbers where counts are,
@@ -153,7 +158,8 @@ class Glossary:
             except (ValueError, TypeError, UnicodeDecodeError) as exc:
                 raise GlossaryError(f"glossary file {self.path} is damaged (term row {n}: {exc})") from None
             cache[r[0]] = Term(r[0], meaning[0], meaning[1], meaning[2], counts[0], counts[1], rates[0], rates[1],
-                               last, str(r[9] or ""), str(r[10] or "active"), r[11], counts[2], counts[3])
+                               last, str(r[9] or ""), str(r[10] or "active"), r[11], counts[2], counts[3],
+                               str(r[14] or ("shared" if counts[1] else "private")))
         self._cache = cache
 
     # ------------------------------------------------------------ reading
@@ -183,18 +189,31 @@ class Glossary:
         if term in self._cache:
             raise ValueError(f"term {term!r} exists already")
         now = _now()
+        tier = "global" if proposed_by == "fixed" else "private"  # the fixed condition's terms are agreed upfront
         self.db.execute("INSERT INTO glossary (term, canonical_properties, definition_by_sender, created_at, "
-                        "updated_at, last_used_round, model, status, proposed_by) VALUES (?,?,?,?,?,?,?,?,?)",
+                        "updated_at, last_used_round, model, status, proposed_by, tier) VALUES (?,?,?,?,?,?,?,?,?,?)",
                         (term, json.dumps(canonical, sort_keys=True), json.dumps(definition_by_sender, sort_keys=True),
-                         now, now, round_, self.model, status, proposed_by))
+                         now, now, round_, self.model, status, proposed_by, tier))
         t = Term(term, dict(canonical), dict(definition_by_sender), None, 0, 0, 0.0, 0.0, round_, self.model, status,
-                 proposed_by)
+                 proposed_by, tier=tier)
         self._cache[term] = t
         return t
 
     def set_status(self, term: str, status: str) -> None:
+        """A new status; a term voted in (three agents) or approved by a person becomes global."""
+        t = self._cache[term]
+        if status == "active" and t.status in ("proposed", "pending"):
+            self.set_tier(term, "global")
         self.db.execute("UPDATE glossary SET status = ?, updated_at = ? WHERE term = ?", (status, _now(), term))
-        self._cache[term].status = status
+        t.status = status
+
+    # the tiers' lifecycle: private → shared (a receiver understood it once) → global (voted in,
+    # approved, or settled: used 10 times with a stable score of 0.6 or more)
+    GLOBAL_USES, GLOBAL_SCORE = 10, 0.6
+
+    def set_tier(self, term: str, tier: str) -> None:
+        self.db.execute("UPDATE glossary SET tier = ? WHERE term = ?", (tier, term))
+        self._cache[term].tier = tier
 
     def interpret(self, term: str, definition: dict | None) -> None:
         """Store the receiver's interpretation of a term; a reading that differs from the
@@ -224,6 +243,11 @@ class Glossary:
         self.db.execute("UPDATE glossary SET usage_count = ?, success_count = ?, success_rate = ?, stable_score = ?, "
                         "last_used_round = ?, updated_at = ? WHERE term = ?",
                         (t.usage, t.success, t.success_rate, t.stable_score, round_, _now(), term))
+        if success and t.tier == "private":
+            self.set_tier(term, "shared")
+        if t.tier == "shared" and t.status == "active" and t.usage >= self.GLOBAL_USES \
+                and t.stable_score >= self.GLOBAL_SCORE:
+            self.set_tier(term, "global")
 
     def prune(self, round_: int, below: float, after_uses: int, stale_rounds: int) -> list[str]:
         """Retire weak (low stable score once used enough) and stale (long unused) terms."""
@@ -284,7 +308,7 @@ class Glossary:
         return {t.term: {"canonical": t.canonical, "by_sender": t.by_sender, "by_receiver": t.by_receiver,
                          "usage": t.usage, "success_rate": round(t.success_rate, 4),
                          "stable_score": round(t.stable_score, 4), "agreement": round(t.agreement_rate, 4),
-                         "status": t.status, "model": t.model}
+                         "status": t.status, "tier": t.tier, "model": t.model}
                 for t in sorted(self._cache.values(), key=lambda t: t.term)}
 
     def snapshot(self, run_id: str, round_: int) -> int:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from ...brains.client import ModelClient
 from ...brains.prompt import first_json_object
-from .game import Game, GameConfig, GameObject
-from .glossary import Glossary
+from .game import Game, GameConfig, GameObject, distinguishing
+from .glossary import Glossary, GlossaryError
 
 # The prompts show a worked example made from the game's real attributes (a small model copies
 # placeholders such as "<attribute>" verbatim; it may as well copy something valid).
@@ -71,10 +72,16 @@ class ModelAgent:
     def _fail(self, reason: str) -> None:
         self.failures[reason] = self.failures.get(reason, 0) + 1
 
-    def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str):
+    def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str,
+              candidates: list[GameObject] | None = None):
         cfg = self.game.cfg
         words = ", ".join(v for vals in cfg.attributes.values() for v in vals)
-        user = (f"Glossary:\n{_glossary_lines(self.glossary)}\n"
+        seen = ""
+        if candidates and cfg.context:  # name only what tells the target apart from these
+            need = distinguishing(target, candidates, self.game.names)
+            seen = (f"The receiver sees {len(candidates)} objects; naming {', '.join(need)} is enough to tell the "
+                    f"target apart.\n")
+        user = (f"Glossary:\n{_glossary_lines(self.glossary)}\n{seen}"
                 f"Your target: {json.dumps(target.properties(self.game.names))}\nYour JSON:")
         msgs = [{"role": "system", "content": SENDER_SYSTEM.format(max_chars=cfg.max_chars, words=words,
                                                                    example=self._sender_example)},
@@ -173,3 +180,56 @@ class _Bound:
         if not self.state["closed"]:
             self.state["closed"] = True
             self.client.close()
+
+
+def check_glossary(glossary: Glossary, base_url: str, model: str, rounds: int = 40, seed: int = 0,
+                   timeout_s: float = 20.0) -> dict[str, Any]:
+    """``glossary check``: does a (new) model still read the glossary's terms? ``rounds``
+    rounds are drawn over the values the glossary names (a target among up to five
+    candidates, its message made of the glossary's best term for each value that tells it
+    apart) and the model, as the receiver, picks one and says what each term means. Per
+    term: how often it was read as defined; a term read as defined in fewer than half of its
+    rounds is *lost* for that model."""
+    attributes: dict[str, set[str]] = {}
+    for t in glossary.active():
+        for attr, value in t.canonical.items():
+            attributes.setdefault(attr, set()).add(value)
+    if not attributes:
+        raise GlossaryError(f"glossary {glossary.path} has no active terms to check")
+    values = {a: sorted(v) for a, v in sorted(attributes.items())}
+    objects = 1
+    for v in values.values():
+        objects *= len(v)
+    game = Game(GameConfig(seed=seed, attributes=values, candidates=max(2, min(5, objects))))
+    client = ModelClient(base_url, model, timeout_s=timeout_s, seed=seed)
+    failures: dict[str, int] = {}
+    agent = ModelAgent("check", game, glossary, client, failures)
+    per_term: dict[str, list[int]] = {}
+    picked = asked = 0
+    try:
+        for r in range(rounds):
+            rnd = game.draw_round(r)
+            props = rnd.target.properties(game.names)
+            terms = []
+            for attr in distinguishing(rnd.target, rnd.candidates, game.names):
+                known = glossary.terms_for({attr: props[attr]})
+                if known:
+                    terms.append(max(known, key=lambda t: (t.stable_score, t.usage, t.term)).term)
+            if not terms:
+                continue
+            asked += 1
+            choice, interp = agent.listen("".join(terms), rnd.candidates)
+            picked += choice == rnd.target.id
+            for term in terms:
+                row = per_term.setdefault(term, [0, 0])
+                row[0] += 1
+                defined = glossary.get(term)
+                row[1] += defined is not None and (interp or {}).get(term) == defined.canonical
+    finally:
+        client.close()
+    read = {t: {"means": glossary.get(t).canonical if glossary.get(t) else None, "asked": n,  # type: ignore[union-attr]
+                "read_as_defined": ok, "still_read": ok * 2 >= n} for t, (n, ok) in sorted(per_term.items())}
+    return {"model": model, "rounds": asked, "target_picked": round(picked / max(1, asked), 4),
+            "terms_checked": len(read), "terms_still_read": sum(v["still_read"] for v in read.values()),
+            "terms_lost": sorted(t for t, v in read.items() if not v["still_read"]), "terms": read,
+            "model_failures": failures}

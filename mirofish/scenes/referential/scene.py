@@ -44,9 +44,12 @@ class ReferentialScene(PacedScene):
         ("candidates", "green frame: the receiver picked the target; red: it picked another one; 'picked none': "
                        "it could not read the message"),
         ("new terms", "words the agents made up this round for a colour, shape or size"),
-        ("glossary", "the made-up words both agents use: what the sender means, what the receiver reads, how "
-                     "often used, how often it worked, and 'stable' (a score that is high for words used "
-                     "often, successfully, and read the same by both)"),
+        ("glossary", "the made-up words both agents use: what the sender means, what the receiver reads, its "
+                     "tier (private: only its inventor's so far; shared: understood once; global: voted in, "
+                     "approved, or settled by use), how often used and how often it worked, and 'stable' (high "
+                     "for words used often, successfully, and read the same by both)"),
+        ("context", "the sender names only what tells the target apart from the other candidates: one word when "
+                    "the colour alone does, more when it must"),
         ("charts", "success over the last 50 rounds (against picking at random), message length against "
                    "spelled out (lower = shorter), and the glossary's size"),
         ("A / R", "with --review: approve or reject the first new word waiting for a person"),
@@ -255,9 +258,9 @@ class ReferentialScene(PacedScene):
         pygame.draw.rect(surf, (16, 32, 56), table, border_radius=10)
         surf.blit(theme.fit("made-up words (most stable first)", 20, table.w - 28, theme.INK, bold=True),
                   (table.x + 14, table.y + 10))
-        heads = ("term", "means", "receiver reads", "uses", "success", "stable")
+        heads = ("term", "means", "receiver reads", "tier", "uses", "success", "stable")
         inner = table.w - 28
-        cols = [int(inner * f) for f in (0.0, 0.11, 0.38, 0.65, 0.76, 0.88)]
+        cols = [int(inner * f) for f in (0.0, 0.1, 0.33, 0.56, 0.7, 0.79, 0.89)]
         widths = [b - a - 6 for a, b in zip(cols, [*cols[1:], inner])]
         for x, cw, head in zip(cols, widths, heads):
             surf.blit(theme.fit(head, 17, cw, theme.DIM), (table.x + 14 + x, table.y + 40))
@@ -270,7 +273,7 @@ class ReferentialScene(PacedScene):
             read = " ".join(t.by_receiver.values()) if t.by_receiver else "?"
             colour = theme.GOOD if t.agreed else theme.BAD
             waiting = t.status == "pending"  # listed under the global terms, greyed, until reviewed
-            cells = (t.term, meaning, read, str(t.usage), f"{t.success_rate:.0%}",
+            cells = (t.term, meaning, read, t.tier, str(t.usage), f"{t.success_rate:.0%}",
                      "pending" if waiting else f"{t.stable_score:.2f}")
             for k2, (x, cw, cell) in enumerate(zip(cols, widths, cells)):
                 ink = theme.FAINT if waiting else colour if k2 == 2 else theme.INK
