@@ -329,6 +329,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="layer 2 on every K-th message besides its triggers (0: only on its triggers; default 4)")
     ho.add_argument("--no-l2-triggers", action="store_true",
                     help="layer 2 only every K-th message (not on state changes, low confidence, entropy jumps)")
+    ho.add_argument("--agents", choices=("embedded", "llm"), default="embedded",
+                    help="embedded writers (default: messages from templates) or a model through --base-url/--model")
+    ho.add_argument("--base-url", metavar="URL", help="llm agents: OpenAI-compatible server")
+    ho.add_argument("--model", metavar="NAME", help="llm agents: model name")
+    ho.add_argument("--timeout", metavar="S", type=_seconds, default=20.0,
+                    help="llm agents: one model call takes at most S seconds in all, retries included (default 20)")
     _add_window_flags(ho, aquarium=False)
 
     gl = sub.add_parser("glossary", help="list a glossary file's terms and snapshots, diff two snapshots, or review "
@@ -761,16 +767,29 @@ def _check_glossary(args: argparse.Namespace, path: str) -> int:
 def run_handoff(args: argparse.Namespace) -> int:
     from .scenes.handoff.chain import ARMS, evaluate
 
+    writer = None
+    if args.agents == "llm":
+        if not (args.base_url and args.model):
+            raise UsageError("mirofish handoff: --agents llm needs --base-url and --model")
+        from .scenes.handoff.model_agents import ModelWriter
+
+        writer = ModelWriter(args.base_url, args.model, args.seed, args.timeout)
     if not args.headless:
         from .scenes.handoff.scene import HandoffScene
         from .ui.app import run_window
 
-        return run_window(HandoffScene(args.seed, args.layers or "L1+2+3"), args.screenshot, args.frames, None,
-                          args.fps, _size(args.size))
+        return run_window(HandoffScene(args.seed, args.layers or "L1+2+3", writer), args.screenshot, args.frames,
+                          None, args.fps, _size(args.size))
     arms = [args.layers] if args.layers else list(ARMS)
-    out = {name: evaluate(args.tasks, args.seed, ARMS[name], args.l2_every, not args.no_l2_triggers)
-           for name in arms}
-    print(json.dumps(out if len(out) > 1 else out[arms[0]]))
+    try:
+        out = {name: evaluate(args.tasks, args.seed, ARMS[name], args.l2_every, not args.no_l2_triggers, writer)
+               for name in arms}
+    finally:
+        failures = writer.close() if writer is not None else None
+    result = out if len(out) > 1 else out[arms[0]]
+    if failures is not None:
+        result = {**result, "model_failures": failures}
+    print(json.dumps(result))
     return 0
 
 

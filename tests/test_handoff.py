@@ -62,3 +62,24 @@ def test_the_command_line_prints_the_four_arms_and_refuses_bad_input():
     bad = subprocess.run([sys.executable, "run.py", "handoff", "--headless", "--layers", "L9"],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_model_writers_against_the_bundled_server_and_a_failing_one():
+    """A model writes every message from its agent's belief; when it fails the template
+    writes it and the failure is counted — the checks and drifts do not depend on who wrote."""
+    from mirofish.brains.testserver import TestServer
+
+    with TestServer() as server:
+        out = subprocess.run([sys.executable, "run.py", "handoff", "--headless", "--tasks", "6", "--seed", "1",
+                              "--layers", "L1+2", "--agents", "llm", "--base-url", server.url, "--model", "m"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert server.completions == 66
+    data = json.loads(out.stdout)
+    assert data["model_made"] == {"messages": 66, "of": 66, "share": 1.0} and data["model_failures"] == {}
+    assert data["major_intercepted_share"] == evaluate(6, 1, ARMS["L1+2"])["major_intercepted_share"]
+    with TestServer(fault="garbage", fault_every=3) as server:
+        out = subprocess.run([sys.executable, "run.py", "handoff", "--headless", "--tasks", "6", "--seed", "1",
+                              "--layers", "L1", "--agents", "llm", "--base-url", server.url, "--model", "m"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+    data = json.loads(out.stdout)
+    assert 0 < data["model_made"]["share"] < 1 and data["model_failures"].get("writer_empty", 0) > 0

@@ -287,8 +287,21 @@ def _embedding(text: str, dims: int = 64) -> list[float]:
     return [v / norm for v in vec]
 
 
+def _chain_reply(prompt: str) -> str:
+    """A report chain's message: the facts it was given, in the role's form (the test server
+    writes from the prompt only, like a model)."""
+    role = _find(r"You are the (\w+)\.", prompt)
+    facts = re.findall(r"^- (.+)$", prompt, re.M)
+    ask = re.search(r"Write (.+)\.$", prompt, re.M)
+    head = f"{role.capitalize()} here. " + (ask.group(1).capitalize() + ": " if ask else "")
+    return head + (" ".join(facts[:8]) if facts else "Noted; please send the data on the quarter's growth.")
+
+
 def _scene_reply(prompt: str, fault: str) -> str | None:
-    """The reply to a scene's prompt (negotiation, referential game, a fish's diary); None for a fish's decision."""
+    """The reply to a scene's prompt (negotiation, referential game, report chain, a fish's
+    diary); None for a fish's decision."""
+    if "market-analysis report chain" in prompt:
+        return _chain_reply(prompt) if fault != "garbage" else ""
     if "negotiation between a buyer and a seller" in prompt:
         return negotiation_reply(prompt) if fault != "garbage" else '{"accept": false, "signals": 7}'
     if "referential game" in prompt:

@@ -125,8 +125,10 @@ class Chain:
     """One task through the chain, message by message (``iter_messages``; ``run`` to the end)."""
 
     def __init__(self, brief: Brief, layers: frozenset[int], seed: int, l2_every: int = L2_EVERY,
-                 l2_triggers: bool = True):
+                 l2_triggers: bool = True, writer: Any = None):
         self.brief, self.layers = brief, layers
+        self.writer = writer  # a model that writes the messages (handoff --agents llm); None: the templates
+        self.model_written = 0
         self.l2_every, self.l2_triggers = l2_every, l2_triggers  # layer 2's schedule (see the module doc)
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, int(brief.task_id[-4:]), 11])))
         truth = Understanding(brief.goal, set(brief.requirements), dict(brief.concepts))
@@ -190,6 +192,12 @@ class Chain:
     def _send(self, i: int, sender: str, receiver: str, kind: str) -> Message:
         mind = self.minds[sender]
         text = self._write(sender, kind, mind)
+        if self.writer is not None:  # the model writes it from the same belief (the template if it fails)
+            received = next((m.text for m in reversed(self.messages) if m.receiver == sender), "")
+            said = self.writer.write(sender, kind, mind, received, self._facts_for(mind, 10), self.brief)
+            if said:
+                text = said
+                self.model_written += 1
         signals = self._signals(i, sender, kind, mind, text)
         msg = Message(i, sender, receiver, kind, text, signals)
         own = dict(self.minds[receiver].concepts) if receiver in self.minds else {}  # its readings until now
@@ -395,6 +403,7 @@ class Chain:
                 "calibrations": self.calibrations, "messages": len(self.messages) + 2 * self.calibrations,
                 "message_tokens": message_tokens, "signal_tokens": signal_toks,
                 "calibration_tokens": self.calibration_tokens,
+                "model_written": self.model_written,
                 "meta_task": round(float(np.mean(self.meta_checks)), 3) if self.meta_checks else 1.0,
                 "concept_similarity_end": round(self.concept_drift[-1], 3) if self.concept_drift else 1.0}
 
@@ -416,12 +425,13 @@ def major_drifts(brief: Brief, seed: int) -> list[bool]:
 
 
 def evaluate(tasks: int, seed: int, layers: frozenset[int], l2_every: int = L2_EVERY,
-             l2_triggers: bool = True) -> dict[str, Any]:
-    """``tasks`` seeded tasks through the chain with Argent ``layers``: the arm's figures."""
+             l2_triggers: bool = True, writer: Any = None) -> dict[str, Any]:
+    """``tasks`` seeded tasks through the chain with Argent ``layers``: the arm's figures
+    (``writer``: a model writes the messages)."""
     results = []
     for k in range(tasks):
         brief = draw_brief(seed, k)
-        r = Chain(brief, layers, seed, l2_every, l2_triggers).run()
+        r = Chain(brief, layers, seed, l2_every, l2_triggers, writer).run()
         for d, reaches in zip(r["drifts"], major_drifts(brief, seed), strict=True):
             d["major"] = reaches
         results.append(r)
@@ -449,6 +459,11 @@ def evaluate(tasks: int, seed: int, layers: frozenset[int], l2_every: int = L2_E
             "tokens": "estimated (no tokenizer: brains.prompt.estimate_tokens); signals as their wire text",
             "l2_every": l2_every if 2 in layers else None, "l2_triggers": l2_triggers if 2 in layers else None,
             "meta_task_consistency": round(float(np.mean([r["meta_task"] for r in results])), 3),
+            **({"model_made": {"messages": sum(r["model_written"] for r in results),
+                               "of": sum(len(FLOW) for _ in results),
+                               "share": round(sum(r["model_written"] for r in results)
+                                              / max(1, len(FLOW) * len(results)), 4)}}
+               if writer is not None else {}),
             "concept_similarity_end": round(float(np.mean([r["concept_similarity_end"] for r in results])), 3)}
 
 

@@ -28,15 +28,15 @@ class HandoffScene(PacedScene):
                                      "red: not the brief's"),
     )
 
-    def __init__(self, seed: int = 1, layers: str = "L1+2+3"):
-        self.seed, self.arm = seed, layers
+    def __init__(self, seed: int = 1, layers: str = "L1+2+3", writer: Any = None):
+        self.seed, self.arm, self.writer = seed, layers, writer  # writer: a model writes the messages
         super().__init__()
         self.index = 0
         self.done: list[dict[str, Any]] = []
         self._start()
 
     def _start(self) -> None:
-        self.chain = Chain(draw_brief(self.seed, self.index), ARMS[self.arm], self.seed)
+        self.chain = Chain(draw_brief(self.seed, self.index), ARMS[self.arm], self.seed, writer=self.writer)
         self.messages = self.chain.iter_messages()
         self.finished = False
 
@@ -58,8 +58,14 @@ class HandoffScene(PacedScene):
     def snapshot(self) -> dict[str, Any]:
         return {"task": self.chain.brief.task_id, "messages": len(self.chain.messages), "done": self.done[-20:]}
 
+    @property
+    def uses_model(self) -> bool:  # type: ignore[override]
+        return self.writer is not None
+
     def close(self) -> None:
         self.close_worker()
+        if self.writer is not None:
+            self.writer.close()
 
     # ------------------------------------------------------------ view
 
