@@ -188,6 +188,15 @@ def negotiation() -> None:
     shoot(scene, "negotiation.png", 200)
 
 
+def handoff() -> None:
+    """docs/handoff.png: the report chain (Argent layers 1+2), mid-way through a task."""
+    from mirofish.scenes.handoff.scene import HandoffScene
+
+    scene = HandoffScene(seed=1, layers="L1+2")
+    scene.pacer.speed = 8
+    shoot(scene, "handoff.png", 200, size=(1280, 720))
+
+
 SIZES = [(1024, 600), (1280, 720), (1920, 1080), (2560, 1440), (3840, 2160)]
 
 
