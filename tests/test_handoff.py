@@ -73,9 +73,10 @@ def test_model_writers_against_the_bundled_server_and_a_failing_one():
         out = subprocess.run([sys.executable, "run.py", "handoff", "--headless", "--tasks", "6", "--seed", "1",
                               "--layers", "L1+2", "--agents", "llm", "--base-url", server.url, "--model", "m"],
                              capture_output=True, text=True, cwd=ROOT, timeout=120)
-        assert server.completions == 66
+        assert server.completions == 66  # (and one embedding call per message: the concept drift)
     data = json.loads(out.stdout)
     assert data["model_made"] == {"messages": 66, "of": 66, "share": 1.0} and data["model_failures"] == {}
+    assert data["concept_measure"] == "embeddings" and data["server_message_tokens"] > 66 * 20
     assert data["major_intercepted_share"] == evaluate(6, 1, ARMS["L1+2"])["major_intercepted_share"]
     with TestServer(fault="garbage", fault_every=3) as server:
         out = subprocess.run([sys.executable, "run.py", "handoff", "--headless", "--tasks", "6", "--seed", "1",

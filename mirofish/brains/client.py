@@ -70,7 +70,16 @@ class ModelClient:
         except Exception as exc:  # noqa: BLE001 — the wait itself timed out, or was cancelled
             return {"text": None, "tokens": 0, "error": f"error_{type(exc).__name__}"}
         self.tokens += p + c
-        return {"text": text, "tokens": p + c, "error": None}
+        return {"text": text, "tokens": p + c, "completion_tokens": c, "error": None}
+
+    def embed(self, texts: list[str]) -> list[list[float]] | None:
+        """Embeddings of ``texts`` from the server (``/v1/embeddings``); None when it serves none."""
+        try:
+            out: list[list[float]] = self._thread.run(self._transport.embeddings(self.endpoint, texts),
+                                                      timeout=self.timeout_s + 5.0)
+        except Exception:  # noqa: BLE001 — a server without embeddings: the caller measures otherwise
+            return None
+        return out
 
     def close(self) -> None:
         self._thread.close(self._transport.close)

@@ -141,7 +141,9 @@ class Chain:
         self.entropies: list[tuple[tuple[str, str], float]] = []
         self.meta_checks: list[float] = []  # meta-task consistency every 3 messages (0..1)
         self.concept_drift: list[float] = []  # cosine of the conversation's concept sentences to the brief's
-        self._brief_vector = _lexical(" ".join(brief.concepts.values()) + " " + brief.goal)
+        self._brief_text = " ".join(brief.concepts.values()) + " " + brief.goal
+        self._brief_vector = _lexical(self._brief_text)
+        self.concept_measure = "lexical"  # or "embeddings", when the model's server serves them
         self.accepted = False
 
     def _draw_drifts(self) -> list[Drift]:
@@ -380,7 +382,9 @@ class Chain:
                       for m in self.minds.values()]
             self.meta_checks.append(float(np.mean(scores)))
         said = " ".join(m.text for m in self.messages[-3:])
-        self.concept_drift.append(_cosine(_lexical(said), self._brief_vector))
+        served = self.writer.similarity(said, self._brief_text) if self.writer is not None else None
+        self.concept_measure = "embeddings" if served is not None else "lexical"
+        self.concept_drift.append(served if served is not None else _cosine(_lexical(said), self._brief_vector))
 
     def result(self) -> dict[str, Any]:
         final = self.minds.get("colleague") or self.minds["writer"]
@@ -405,7 +409,8 @@ class Chain:
                 "calibration_tokens": self.calibration_tokens,
                 "model_written": self.model_written,
                 "meta_task": round(float(np.mean(self.meta_checks)), 3) if self.meta_checks else 1.0,
-                "concept_similarity_end": round(self.concept_drift[-1], 3) if self.concept_drift else 1.0}
+                "concept_similarity_end": round(self.concept_drift[-1], 3) if self.concept_drift else 1.0,
+                "concept_measure": self.concept_measure}
 
 
 def _req_text(r: str) -> str:
@@ -464,7 +469,9 @@ def evaluate(tasks: int, seed: int, layers: frozenset[int], l2_every: int = L2_E
                                "share": round(sum(r["model_written"] for r in results)
                                               / max(1, len(FLOW) * len(results)), 4)}}
                if writer is not None else {}),
-            "concept_similarity_end": round(float(np.mean([r["concept_similarity_end"] for r in results])), 3)}
+            "concept_similarity_end": round(float(np.mean([r["concept_similarity_end"] for r in results])), 3),
+            "concept_measure": results[-1]["concept_measure"] if results else "lexical",
+            **({"server_message_tokens": writer.server_tokens} if writer is not None else {})}
 
 
 def compare(tasks: int, seed: int) -> dict[str, Any]:

@@ -28,6 +28,8 @@ class ModelWriter:
         self.client = ModelClient(base_url, model, timeout_s=timeout_s, seed=seed)
         self.max_tokens = max_tokens
         self.failures: dict[str, int] = {}
+        self.server_tokens = 0  # the model's messages, counted by the server's own tokenizer
+        self._embeds = True  # until the server shows it serves no embeddings
 
     def write(self, role: str, kind: str, mind: Understanding, received: str, facts: list[str],
               brief: Brief) -> str | None:
@@ -48,7 +50,21 @@ class ModelWriter:
             why = f"writer_{reply.get('error') or 'empty'}"
             self.failures[why] = self.failures.get(why, 0) + 1
             return None
+        self.server_tokens += int(reply.get("completion_tokens") or 0)
         return text
+
+    def similarity(self, a: str, b: str) -> float | None:
+        """The cosine of two texts' embeddings, when the server serves embeddings (else None)."""
+        if not self._embeds:
+            return None
+        vecs = self.client.embed([a, b])
+        if not vecs or len(vecs) < 2:
+            self._embeds = False
+            return None
+        x, y = vecs[0], vecs[1]
+        dot = sum(p * q for p, q in zip(x, y, strict=False))
+        nx, ny = sum(p * p for p in x) ** 0.5, sum(q * q for q in y) ** 0.5
+        return dot / (nx * ny) if nx and ny else 0.0
 
     def close(self) -> dict[str, Any]:
         self.client.close()
