@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import kernel
 from .config import Config, hundredths
 
 WATER, GLASS, PLANT, ROCK, OFFGRID = 0, 1, 2, 3, 4
@@ -181,7 +182,25 @@ def _place_rocks(tank: np.ndarray, m: int, rocks: int, rng: np.random.Generator)
 
 
 def _seal_pockets(tank: np.ndarray) -> None:
-    """Fill water cut off from the main body (a fish born there could never leave)."""
+    """Fill water cut off from the main body (a fish born there could never leave): the largest
+    4-connected body of water stays (the first in row-major order on a tie), the rest is rock.
+    The compiled tick's union-find when it is built (linear in the grid: 1,000×600 in a few
+    milliseconds), else a flood fill."""
+    k = kernel.compiled_tick()
+    if k is not None:
+        water = tank == WATER
+        h, w = tank.shape
+        idx = np.arange(h * w, dtype=np.int64).reshape(h, w)
+        across, down = water[:, :-1] & water[:, 1:], water[:-1, :] & water[1:, :]
+        i = np.concatenate([idx[:, :-1][across], idx[:-1, :][down]])
+        j = np.concatenate([idx[:, 1:][across], idx[1:, :][down]])
+        labels = np.empty(h * w, np.int64)
+        k.components(h * w, i, j, labels)
+        labels = labels.reshape(h, w)
+        bodies = np.bincount(labels[water], minlength=h * w)
+        if np.count_nonzero(bodies) > 1:
+            tank[(labels != int(np.argmax(bodies))) & water] = ROCK
+        return
     water = tank == WATER
     label = np.zeros(tank.shape, np.int32)
     sizes = []

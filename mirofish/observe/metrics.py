@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import arbiter
+from .. import arbiter, kernel
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
 from ..brains.base import TIER_INDEX, TIERS, status_code
 from ..config import MetricsConfig
@@ -86,7 +86,13 @@ def rotation(xy: np.ndarray, heading: np.ndarray) -> float:
 
 
 def _components(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """Connected-component labels of ``n`` nodes joined by the pairs (i, j)."""
+    """Connected-component labels of ``n`` nodes joined by the pairs (i, j): each node's label
+    is the smallest node of its component (the compiled tick's union-find when built)."""
+    k = kernel.compiled_tick()
+    if k is not None:
+        out = np.empty(n, np.int64)
+        k.components(n, np.ascontiguousarray(i, np.int64), np.ascontiguousarray(j, np.int64), out)
+        return out
     label = np.arange(n)
     while i.size:
         before = label.copy()

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""The cost curve: ticks per second, µs per fish-tick, setup time and peak memory, from 60 to
+100,000 fish, the tank growing with the fish.
+
+Sizes (the default tank's density for 60 and 240 fish; the issue's tanks for 1,000 and
+10,000; the largest tank the config allows for 100,000): 60 fish on 96×54, 240 on 192×108,
+1,000 on 320×180, 10,000 on 1,000×600, 100,000 on 2,000×2,000, with plants and rocks in
+proportion to the area. Each size runs in a fresh process (its peak RSS is its own): build the
+live tank (setup: config to first tick), warm up, then time the full headless loop (triggers,
+the instinct planner, steering, arbiter, physics, metrics). One core. Prints a table, then
+one JSON line.
+
+    .venv/bin/python bench/scale.py [--sizes 60 240 1000 10000 100000] [--seconds 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TANKS = {60: (96, 54), 240: (192, 108), 1000: (320, 180), 10_000: (1000, 600), 100_000: (2000, 2000)}
+
+CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, {root!r})
+from mirofish.config import load_config
+from mirofish.session import LiveSession
+fish, width, height, budget = {fish}, {width}, {height}, {seconds}
+area = width * height / (96 * 54)
+start = time.perf_counter()
+cfg = load_config(seed=7, **{{"fish.count": fish, "world.width": width, "world.height": height,
+                            "world.plant_patches": min(200, round(6 * area)),
+                            "world.rocks": min(200, round(5 * area))}})
+live = LiveSession(cfg)
+setup = time.perf_counter() - start
+live.run(3)  # warm-up (first metrics, caches)
+done, start = 0, time.perf_counter()
+while time.perf_counter() - start < budget or done < 3:
+    live.run(1)
+    done += 1
+elapsed = time.perf_counter() - start
+print(json.dumps({{"fish": fish, "tank": f"{{width}}x{{height}}", "setup_s": round(setup, 3), "ticks": done,
+                  "ticks_per_s": round(done / elapsed, 2), "us_per_fish_tick": round(elapsed / done / fish * 1e6, 2),
+                  "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                  "tick_kernel": live.world.tick_kernel}}))
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=list(TANKS))
+    ap.add_argument("--seconds", type=float, default=20.0, help="time each size's loop for about this long")
+    args = ap.parse_args()
+    rows = []
+    print(f"{'fish':>8} {'tank':>10} {'setup s':>8} {'ticks/s':>9} {'µs/fish-tick':>13} {'peak MB':>8}")
+    for fish in args.sizes:
+        width, height = TANKS[fish]
+        code = CHILD.format(root=ROOT, fish=fish, width=width, height=height, seconds=args.seconds)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+        if out.returncode != 0:
+            print(f"{fish:>8} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
+            continue
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append(row)
+        print(f"{fish:>8} {row['tank']:>10} {row['setup_s']:>8.2f} {row['ticks_per_s']:>9.1f} "
+              f"{row['us_per_fish_tick']:>13.2f} {row['peak_rss_mb']:>8.0f}", flush=True)
+    print(json.dumps({"scale": rows}))
+
+
+if __name__ == "__main__":
+    main()
