@@ -169,10 +169,14 @@ def _grid_neighbours_and_clusters(xy: np.ndarray, link: int) -> tuple[float, np.
     first = found.argmax(axis=1)
     nnd = np.where(has, np.hypot(_NEAR[first, 0], _NEAR[first, 1]), np.inf)
     lonely = np.flatnonzero(~has)
-    for a in lonely:  # nobody within 6 cells: compare with everyone
-        d2 = ((xy - xy[a]) ** 2).sum(axis=1).astype(np.float64)
-        d2[a] = np.inf
-        nnd[a] = np.sqrt(d2.min())
+    if lonely.size and n > 1:  # nobody within 6 cells: compare with everyone, a block of them at a time
+        step = max(1, 4_000_000 // n)
+        pts = xy.astype(np.int64)
+        for s in range(0, lonely.size, step):
+            part = lonely[s:s + step]
+            d2 = ((pts[None, :, 0] - pts[part, None, 0]) ** 2 + (pts[None, :, 1] - pts[part, None, 1]) ** 2)
+            d2[np.arange(part.size), part] = np.iinfo(np.int64).max  # not itself
+            nnd[part] = np.sqrt(d2.min(axis=1).astype(np.float64))
     near = np.maximum(np.abs(_NEAR[:, 0]), np.abs(_NEAR[:, 1])) <= link
     rows, cols = np.nonzero(found[:, near])
     return float(nnd.mean()), _components(n, rows, hits[:, near][rows, cols])
