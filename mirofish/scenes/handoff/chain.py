@@ -440,6 +440,26 @@ def evaluate(tasks: int, seed: int, layers: frozenset[int], l2_every: int = L2_E
         for d, reaches in zip(r["drifts"], major_drifts(brief, seed), strict=True):
             d["major"] = reaches
         results.append(r)
+
+    def mean(key: str, digits: int) -> float:
+        return round(float(np.mean([r[key] for r in results])), digits)
+
+    message_toks = sum(r["message_tokens"] for r in results)
+    extra = sum(r["signal_tokens"] + r["calibration_tokens"] for r in results)
+    return {"tasks": tasks, "seed": seed, "layers": sorted(layers), **_drift_figures(results),
+            "completion_rate": mean("completed", 4), "consistency_mean": mean("consistency", 2),
+            "interventions_per_task": mean("calibrations", 3), "messages_per_task": mean("messages", 2),
+            "extra_token_share": round(extra / max(1, message_toks + extra), 4),
+            "signal_token_share": round(sum(r["signal_tokens"] for r in results) / max(1, message_toks + extra), 4),
+            "tokens": "estimated (no tokenizer: brains.prompt.estimate_tokens); signals as their wire text",
+            "l2_every": l2_every if 2 in layers else None, "l2_triggers": l2_triggers if 2 in layers else None,
+            "meta_task_consistency": mean("meta_task", 3), "concept_similarity_end": mean("concept_similarity_end", 3),
+            "concept_measure": results[-1]["concept_measure"] if results else "lexical",
+            **(_model_figures(results, writer) if writer is not None else {})}
+
+
+def _drift_figures(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Drifts injected, major, and caught, overall and by kind."""
     drifts = [d for r in results for d in r["drifts"]]
     caught = [d for d in drifts if d["detected_at"] is not None]
     major = [d for d in drifts if d["major"]]
@@ -447,31 +467,17 @@ def evaluate(tasks: int, seed: int, layers: frozenset[int], l2_every: int = L2_E
                    "intercepted": sum(d["kind"] == k for d in caught),
                    "major_intercepted": sum(d["kind"] == k and d["detected_at"] is not None for d in major)}
                for k in DRIFT_KINDS}
-    message_toks = sum(r["message_tokens"] for r in results)
-    extra = sum(r["signal_tokens"] + r["calibration_tokens"] for r in results)
-    return {"tasks": tasks, "seed": seed, "layers": sorted(layers),
-            "drifts_injected": len(drifts), "intercepted_share": round(len(caught) / max(1, len(drifts)), 4),
+    return {"drifts_injected": len(drifts), "intercepted_share": round(len(caught) / max(1, len(drifts)), 4),
             "major_drifts": len(major),
             "major_intercepted_share": round(sum(d["detected_at"] is not None for d in major) / max(1, len(major)), 4),
-            "by_kind": by_kind,
-            "completion_rate": round(float(np.mean([r["completed"] for r in results])), 4),
-            "consistency_mean": round(float(np.mean([r["consistency"] for r in results])), 2),
-            "interventions_per_task": round(float(np.mean([r["calibrations"] for r in results])), 3),
-            "messages_per_task": round(float(np.mean([r["messages"] for r in results])), 2),
-            "extra_token_share": round(extra / max(1, message_toks + extra), 4),
-            "signal_token_share": round(sum(r["signal_tokens"] for r in results)
-                                        / max(1, message_toks + extra), 4),
-            "tokens": "estimated (no tokenizer: brains.prompt.estimate_tokens); signals as their wire text",
-            "l2_every": l2_every if 2 in layers else None, "l2_triggers": l2_triggers if 2 in layers else None,
-            "meta_task_consistency": round(float(np.mean([r["meta_task"] for r in results])), 3),
-            **({"model_made": {"messages": sum(r["model_written"] for r in results),
-                               "of": sum(len(FLOW) for _ in results),
-                               "share": round(sum(r["model_written"] for r in results)
-                                              / max(1, len(FLOW) * len(results)), 4)}}
-               if writer is not None else {}),
-            "concept_similarity_end": round(float(np.mean([r["concept_similarity_end"] for r in results])), 3),
-            "concept_measure": results[-1]["concept_measure"] if results else "lexical",
-            **({"server_message_tokens": writer.server_tokens} if writer is not None else {})}
+            "by_kind": by_kind}
+
+
+def _model_figures(results: list[dict[str, Any]], writer: Any) -> dict[str, Any]:
+    written = sum(r["model_written"] for r in results)
+    return {"model_made": {"messages": written, "of": len(FLOW) * len(results),
+                           "share": round(written / max(1, len(FLOW) * len(results)), 4)},
+            "server_message_tokens": writer.server_tokens}
 
 
 def compare(tasks: int, seed: int) -> dict[str, Any]:

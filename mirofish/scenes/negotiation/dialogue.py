@@ -739,19 +739,7 @@ class Negotiation:
         alt = self._choose_offer(p, t, None)
         if model is not None and model.get("offer"):
             offer = model["offer"]
-        pieces = [f"price {offer['price']:.0f}", f"delivery {offer['delivery_weeks']:.0f} weeks",
-                  f"payment {offer['payment_days']:.0f} days", f"{offer['support']} support",
-                  f"{offer['ai_feature']} AI feature"]
-        text = note + "I propose " + ", ".join(pieces) + "."
-        if incoming is not None and self.rng.random() < 0.35 * (1 - p.traits["directness"]):
-            text = "About that offer: " + text
-        if incoming is not None and self.rng.random() < 0.2 * p.traits["directness"]:
-            text = "Absolutely not. " + text
-        if incoming is not None and self.rng.random() < 0.2:  # a read of the other side's priorities
-            held = self.concessions("seller" if role == "buyer" else "buyer")
-            guess = min(held, key=lambda i: held[i]) if held and self.rng.random() < 0.6 else \
-                ISSUES[int(self.rng.integers(len(ISSUES)))]
-            text = f"I know {guess} matters most to you. " + text
+        text = self._offer_words(role, offer, incoming, note)
         self.tracker.propositions[f"prop_{t}"] = {"content": offer, "proponent": role, "status": "pending"}
         self.tracker.history.append({"turn": t, "agent": role, "action": "propose", "target": f"prop_{t}"})
         if model is not None and model.get("message"):
@@ -760,17 +748,9 @@ class Negotiation:
         if model is not None and model.get("signals"):
             signals["model"] = model["signals"]
         dets = self.detect(role, offer, text, signals, t)
-        said = signals.get("model") or {}
-        stated = said["layer2"].get("assumptions") \
-            if self.layers >= 2 and isinstance(said.get("layer2"), dict) else None
-        if not isinstance(stated, dict) and "layer2" in signals:
-            stated = signals["layer2"]["assumptions"]
-        if role in self.introduces and not isinstance(stated, dict):  # a new negotiator states its readings
-            self.introduces.discard(role)
-            stated = {f"{i}:{offer[i]}": p.definitions[i][offer[i]] for i in NAMED}
-            text += " " + " ".join(f"By '{offer[i]} {i.replace('_', ' ')}' we mean level {stated[f'{i}:{offer[i]}']}."
-                                   for i in NAMED)
-        if isinstance(stated, dict):  # what the speaker says it means by the names it used
+        stated, introduced = self._stated(role, offer, signals)
+        text += introduced
+        if stated is not None:  # what the speaker says it means by the names it used
             readings = [(k, role, int(v)) for k, v in stated.items()
                         if k in self.tracker.entities and type(v) is int and 0 <= v < LEVELS]
             dets += self._restated_otherwise(role, readings)
@@ -778,6 +758,43 @@ class Negotiation:
         self.last_offer[role] = offer
         self.last_prop[role] = f"prop_{t}"
         return Turn(t, role, "propose", text, signals, dets, offer=offer)
+
+    def _offer_words(self, role: str, offer: dict, incoming: dict | None, note: str) -> str:
+        """The offer as the embedded negotiator says it (a bare "that offer", an "Absolutely
+        not", a read of the other side's priorities, by its traits and the seeded draws)."""
+        p = self.party(role)
+        pieces = [f"price {offer['price']:.0f}", f"delivery {offer['delivery_weeks']:.0f} weeks",
+                  f"payment {offer['payment_days']:.0f} days", f"{offer['support']} support",
+                  f"{offer['ai_feature']} AI feature"]
+        text = note + "I propose " + ", ".join(pieces) + "."
+        if incoming is None:
+            return text
+        if self.rng.random() < 0.35 * (1 - p.traits["directness"]):
+            text = "About that offer: " + text
+        if self.rng.random() < 0.2 * p.traits["directness"]:
+            text = "Absolutely not. " + text
+        if self.rng.random() < 0.2:  # a read of the other side's priorities
+            held = self.concessions("seller" if role == "buyer" else "buyer")
+            guess = min(held, key=lambda i: held[i]) if held and self.rng.random() < 0.6 else \
+                ISSUES[int(self.rng.integers(len(ISSUES)))]
+            text = f"I know {guess} matters most to you. " + text
+        return text
+
+    def _stated(self, role: str, offer: dict, signals: dict) -> tuple[dict | None, str]:
+        """The readings the speaker states with this offer (a model's layer 2, the embedded
+        layer 2, or a new negotiator introducing itself — with the words that say so)."""
+        said = signals.get("model") or {}
+        stated = said["layer2"].get("assumptions") \
+            if self.layers >= 2 and isinstance(said.get("layer2"), dict) else None
+        if not isinstance(stated, dict) and "layer2" in signals:
+            stated = signals["layer2"]["assumptions"]
+        if role in self.introduces and not isinstance(stated, dict):  # a new negotiator states its readings
+            self.introduces.discard(role)
+            p = self.party(role)
+            stated = {f"{i}:{offer[i]}": p.definitions[i][offer[i]] for i in NAMED}
+            return stated, " " + " ".join(f"By '{offer[i]} {i.replace('_', ' ')}' we mean level "
+                                          f"{stated[f'{i}:{offer[i]}']}." for i in NAMED)
+        return (stated if isinstance(stated, dict) else None), ""
 
     def _unstated_before_accepting(self, t: int, role: str, incoming: dict, unstated: list[str]) -> Turn:
         """Value opacity: the deal would settle on a name whose meaning neither side has ever
