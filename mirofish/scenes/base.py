@@ -46,6 +46,7 @@ class PacedScene:
     # What the scene's help overlay (H) says: (what you see / a key, what it means), in plain words.
     help_lines: tuple[tuple[str, str], ...] = ()
     show_help = False
+    switchable = True  # S goes to the next scene (a replay's window has none)
 
     def __init__(self) -> None:
         from ..pacing import Pacer
@@ -140,7 +141,8 @@ class PacedScene:
             from ..ui.panels import draw_help
 
             keys = (("Space / .", "pause or play / one step"), ("+ / -", "faster / slower"),
-                    ("S", "next scene"), ("H / Esc", "close this help"), ("Q", "quit"))
+                    *((("S", "next scene"),) if self.switchable else ()), ("H / Esc", "close this help"),
+                    ("Q", "quit"))
             draw_help(surface, (*self.help_lines, *keys), f"{self.title}: what you see")
 
     def close_worker(self) -> None:

@@ -85,9 +85,9 @@ class HandoffScene(PacedScene):
         caught = sum(d["detected_at"] is not None for r in self.done for d in r["drifts"])
         injected = sum(len(r["drifts"]) for r in self.done)
         rate = f"{caught}/{injected} drifts caught" if injected else "no task finished yet"
+        pace = "paused" if self.pacer.paused else f"speed {self.pacer.speed:g}x"
         surf.blit(theme.fit(f"task {self.index + 1} ({c.brief.task_id})   Argent {self.arm}   {rate}   "
-                            f"speed {self.pacer.speed:g}x   H: what you see   S: next scene", 20, w - 48, theme.DIM),
-                  (24, 52))
+                            f"{pace}   H: what you see   S: next scene", 20, w - 48, theme.DIM), (24, 52))
         brief = theme.wrap(f"brief: {c.brief.goal}  Requirements: "
                            + "; ".join(_req_text(r) for r in c.brief.requirements), w - 48, 16)
         for k, line in enumerate(brief[:2]):
@@ -123,7 +123,10 @@ class HandoffScene(PacedScene):
         shown: list[tuple[Message, list[tuple[str, tuple]]]] = []
         used = 0
         for m in reversed(self.chain.messages):  # the newest that fit
-            lines = [(line, theme.INK) for line in theme.wrap(m.text.replace("\n", " "), box.w - 24, 16)[:2]]
+            wrapped = theme.wrap(m.text.replace("\n", " "), box.w - 40, 16)
+            lines = [(line, theme.INK) for line in wrapped[:2]]
+            if len(wrapped) > 2:  # the rest of a long message: cut, and said so
+                lines[-1] = (lines[-1][0] + " …", theme.INK)
             lines += [("found: " + ", ".join(m.detections), theme.BAD)] if m.detections else []
             lines += [(theme.wrap(m.calibration, box.w - 24, 16)[0] + " …", theme.WARN)] if m.calibration else []
             need = 20 + 17 * len(lines) + 8
@@ -177,7 +180,27 @@ class HandoffScene(PacedScene):
                 state, colour = f"at message {d.at} ({who})", theme.DIM
             elif d.detected_at is not None:
                 state, colour = f"caught at message {d.detected_at}", theme.GOOD
+            elif not self._carried(d):
+                state, colour = "gone: a calibration of the whole chain restored it unseen", theme.DIM
             else:
                 state, colour = "not caught yet" if not self.finished else "never caught", theme.BAD
             surf.blit(theme.fit(f"{d.kind}: {d.what}   {state}", 17, box.w - 24, colour), (box.x + 12, y))
             y += 21
+        injected = {f"{d.kind}:{d.what}" for d in self.chain.drifts}
+        natural = sorted({f for m in self.chain.messages for f in m.detections
+                          if f.startswith("lost:") and f not in injected})
+        if natural and y < box.bottom - 20:  # requirements the telephone game dropped on its own
+            surf.blit(theme.fit("also caught, not injected (lost in transmission): " + ", ".join(natural), 16,
+                                box.w - 24, theme.DIM), (box.x + 12, y))
+
+    def _carried(self, d: Any) -> bool:
+        """Whether any agent still believes what drift ``d`` made it believe."""
+        reg = self.chain.registry
+        for mind in self.chain.minds.values():
+            if d.kind == "misunderstanding" and mind.concepts[d.what] != reg.concepts[d.what]:
+                return True
+            if d.kind == "invented" and d.what in mind.requirements:
+                return True
+            if d.kind == "lost" and d.what not in mind.requirements:
+                return True
+        return False

@@ -26,7 +26,9 @@ class NegotiationScene(PacedScene):
                     "yellow: a recalibration or check; red: a dispute; green: a deal"),
         ("what each side understood", "for each issue, the reading each side has stated; 'agreed' when both "
                                       "stated the same (grounding), and the latest offers"),
-        ("how misunderstandings get fixed", "the five ways to repair; each bar is how often it was tried, "
+        ("how misunderstandings get fixed", "the five ways to repair; each bar is how many of its repairs have been "
+                                            "scored (a repair is scored three turns after it, by the drop in "
+                                            "uncertainty plus half a point per name newly agreed: 0 to 1.5), "
                                             "'reward' its average success; the scene learns to try the best "
                                             "more often (a UCB1 bandit)"),
         ("uncertainty", "how unsure the two sides are of each other, turn by turn; orange lines: repairs"),
@@ -65,6 +67,7 @@ class NegotiationScene(PacedScene):
         scene.timeline = Timeline(0, scene.player.last)
         scene.help_lines = (*cls.REPLAY_HELP, *cls.help_lines)
         scene.pacer.paused = True
+        scene.switchable = False  # a replay's window shows the recording only
         return scene
 
     def _start(self) -> None:
@@ -105,6 +108,8 @@ class NegotiationScene(PacedScene):
             self.recorder.turn(turn)
 
     def _replay_step(self, player: NegotiationReplay) -> None:
+        if not self.alarm:
+            self.message = ""  # a hint about the turn before is stale now
         if player.step() is None and not player.session_by(+1):
             self.pacer.paused = True  # the recording's end
             self.message = "the end of the recording"
@@ -248,8 +253,8 @@ class NegotiationScene(PacedScene):
         # bandit
         arms = rects["bandit"]
         pygame.draw.rect(surf, (16, 32, 56), arms, border_radius=10)
-        surf.blit(theme.fit("how misunderstandings get fixed: tried, average reward", 20, arms.w - 24, theme.INK,
-                            bold=True), (arms.x + 12, arms.y + 8))
+        surf.blit(theme.fit("how misunderstandings get fixed: repairs scored, average reward", 20, arms.w - 24,
+                            theme.INK, bold=True), (arms.x + 12, arms.y + 8))
         stats = neg.bandit.stats()
         most = max(1, max(s["pulls"] for s in stats.values()))
         row_h = max(18, min(30, (arms.h - 44) // max(1, len(stats))))
@@ -297,9 +302,15 @@ class NegotiationScene(PacedScene):
             return self.message, theme.BAD if self.alarm else theme.WARN
         fork = self.player.fork_point
         if fork:
+            from .recording import turn_record
+
+            played = [turn_record(x) for x in self.neg.turns[fork[0] + 1:]]
+            recorded = self.player.recorded[fork[0] + 1:fork[0] + 1 + len(played)]
+            differs = next((fork[0] + 1 + k for k, (a, b) in enumerate(zip(played, recorded)) if a != b), None)
+            since = (f"the turns differ from turn {differs}" if differs is not None else
+                     "the turns after it are the recording's so far (this repair landed the same way)")
             return (f"fork at turn {fork[0]}: {fork[1].replace('_', ' ')} instead of the recorded "
-                    f"{fork[2].replace('_', ' ')}; the turns after it are new   (O: back to the recording)",
-                    theme.ACCENT)
+                    f"{fork[2].replace('_', ' ')}; {since}   (O: back to the recording)", theme.ACCENT)
         return None
 
     def _draw_replay(self, surf: pygame.Surface, rects: dict) -> None:

@@ -80,6 +80,7 @@ class ReferentialScene(PacedScene):
         scene.recording, scene.timeline = rec, Timeline(0, len(rec.rounds))
         scene.help_lines = (*cls.REPLAY_HELP, *cls.help_lines)
         scene.pacer.paused = True
+        scene.switchable = False  # a replay's window shows the recording only
         return scene
 
     @property
@@ -180,7 +181,8 @@ class ReferentialScene(PacedScene):
         surf.blit(theme.fit(f"{what}round {len(exp.rounds)}/{self.last_round}   condition {exp.cfg.condition}   "
                             f"{len(exp.present)} agents   {exp.cfg.candidates} candidates   speed "
                             f"{self.pacer.speed:g}x{'  PAUSED' if self.pacer.paused else ''}   "
-                            f"{'recording   ' if self.recorder is not None else ''}H: what you see   S: next scene",
+                            f"{'recording   ' if self.recorder is not None else ''}H: what you see"
+                            f"{'   S: next scene' if self.switchable else ''}",
                             20, w - 48, theme.DIM), (24, 52))
         if self.message:  # a replay that left its recording
             surf.blit(theme.fit(self.message, 17, w - 48, theme.BAD), (24, 72))
@@ -284,7 +286,8 @@ class ReferentialScene(PacedScene):
             surf.blit(theme.fit(facts, 18, inner, theme.DIM), (table.x + 14, table.bottom - 28))
             if s["success_alarms"]:
                 a = s["success_alarms"][-1]
-                surf.blit(theme.fit(f"ALARM round {a['round']}: success {a['now']:.0%} (best {a['best']:.0%})", 18,
+                surf.blit(theme.fit(f"ALARM round {a['round']}: success over the last {exp.cfg.alarm_window} rounds "
+                                    f"{a['now']:.0%} (best {a['best']:.0%})", 18,
                                     inner, theme.BAD, bold=True), (table.x + 14, table.bottom - 52))
         if exp.cfg.review:
             queue = exp.glossary.pending()
