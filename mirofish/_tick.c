@@ -671,6 +671,126 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ plan */
+
+static const char plan_doc[] =
+    "plan(arrays, numbers)\n"
+    "The instinct planner (brains/instinct.InstinctPlanner.decide) for a batch of fish: view features,\n"
+    "goal utilities, the seeded softmax over them, each goal's parameter and the horizon. Writes\n"
+    "``pick`` (the goal's column: forage, school, explore, rest, keep away), ``param`` and ``horizon``.\n"
+    "By name: exactly the names of PLAN_ARRAYS and PLAN_NUMBERS.";
+
+enum { P_CODES, P_MATRIX, P_TRAITS, P_ENERGY, P_HEADING, P_DRAWS, P_BASE, P_PICK, P_PARAM, P_HORIZON, N_P };
+static const char *P_NAMES[N_P] = {"codes", "matrix", "traits", "energy", "heading", "draws", "base", "pick", "param",
+                                   "horizon"};
+enum { PN_REST_CEILING, PN_NEVER_SCHOOL, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY, PN_CROWD_LINE,
+       PN_FORAGE, PN_SCHOOL, PN_EXPLORE, PN_REST, PN_KEEP_AWAY, PN_TEMPERATURE, N_PN };
+static const char *PN_NAMES[N_PN] = {"rest_ceiling", "never_school", "max_energy", "low_energy_fraction",
+                                     "hungry_fraction", "crowd_line", "forage", "school", "explore", "rest",
+                                     "keep_away", "temperature"};
+enum { F_FOOD_SEEN = 34, F_WALLS = 35 };
+
+static PyObject *plan(PyObject *self, PyObject *args) {
+    PyObject *arrays, *numbers, *pa[N_P];
+    long long ints[N_PN_INTS];
+    double fl[N_PN - N_PN_INTS];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &numbers)) return NULL;
+    if (by_name(arrays, P_NAMES, N_P, pa, "plan", "array", "PLAN_ARRAYS") < 0 ||
+        numbers_by_name(numbers, PN_NAMES, N_PN, ints, fl, N_PN_INTS, "plan", "PLAN_NUMBERS") < 0)
+        return NULL;
+#define NUM(k) fl[(k) - N_PN_INTS]
+    double max_energy = NUM(PN_MAX_ENERGY), low_f = NUM(PN_LOW), hungry_f = NUM(PN_HUNGRY),
+           crowd_line = NUM(PN_CROWD_LINE), temperature = NUM(PN_TEMPERATURE);
+    double cw[5] = {NUM(PN_FORAGE), NUM(PN_SCHOOL), NUM(PN_EXPLORE), NUM(PN_REST), NUM(PN_KEEP_AWAY)};
+#undef NUM
+    long long rest_ceiling = ints[PN_REST_CEILING];
+    Bufs bs = {.n = 0};
+    Py_ssize_t k = items(pa[P_ENERGY], 4, "energy");
+    if (k < 0) return NULL;
+    Py_ssize_t nc = k ? items(pa[P_CODES], 1, "codes") / k : 0;
+    if (nc <= 0 && k) return PyErr_Format(PyExc_ValueError, "array codes: empty");
+    TAKE(codes, int8_t, pa[P_CODES], k * nc, 0);
+    TAKE(matrix, double, pa[P_MATRIX], N_CODES * nc * N_FEATURES, 0);
+    TAKE(traits, int16_t, pa[P_TRAITS], 5 * k, 0);
+    TAKE(energy, int32_t, pa[P_ENERGY], k, 0);
+    TAKE(heading, int8_t, pa[P_HEADING], k, 0);
+    TAKE(draws, double, pa[P_DRAWS], 5 * k, 0);
+    TAKE(base, double, pa[P_BASE], 5, 0);
+    TAKE(pick, int64_t, pa[P_PICK], k, 1);
+    TAKE(param, int64_t, pa[P_PARAM], k, 1);
+    TAKE(horizon, double, pa[P_HORIZON], k, 1);
+    for (Py_ssize_t i = 0; i < k; i++) {
+        double f[N_FEATURES] = {0};
+        const int8_t *view = codes + i * nc;
+        for (Py_ssize_t p = 0; p < nc; p++) {
+            int code = view[p];
+            if (code < 0 || code >= N_CODES) return bad_index(&bs, "view code", code);
+            const double *row = matrix + (code * nc + p) * N_FEATURES;
+            for (int q = 0; q < N_FEATURES; q++) f[q] += row[q];
+        }
+        double soc = traits[5 * i] / 100.0, cur = traits[5 * i + 1] / 100.0, cau = traits[5 * i + 2] / 100.0,
+               app = traits[5 * i + 3] / 100.0, calm = traits[5 * i + 4] / 100.0;
+        double e = (double)energy[i];
+        double hunger = 1.0 - e / (0.8 * max_energy);
+        hunger = hunger < 0.0 ? 0.0 : (hunger > 1.0 ? 1.0 : hunger);
+        double visible = f[F_VISIBLE];
+        int food = f[F_FOOD_SEEN] > 0;
+        double company = (visible < 3.0 ? visible : 3.0) / 3.0;
+        int low = e < max_energy * low_f;
+        int hungry_food = (e < max_energy * hungry_f) && food;
+        double crowd = visible - crowd_line + 2;
+        crowd = (crowd > 0.0 ? crowd : 0.0) / 3.0;
+        double u[5];
+        u[0] = cw[0] * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food;
+        double fade = 1.0 - 1.5 * hunger;
+        u[1] = cw[1] * (0.3 + soc) * company * (fade > 0.0 ? fade : 0.0);
+        u[2] = cw[2] * ((0.5 + cur) * (1.0 - 0.6 * company) + soc * (visible == 0));
+        u[3] = hungry_food ? NEG
+                           : cw[3] * (calm - 0.4 - 3.0 * hunger - 0.3 * company) + 4.0 * ((e < rest_ceiling) && !food);
+        u[4] = cw[4] * (0.3 + cau) * (crowd + 0.5 * (f[F_WALLS] >= 10)) - 0.5;
+        if (ints[PN_NEVER_SCHOOL]) u[1] = NEG;
+        /* rng.seeded_softmax */
+        double z[5], top, cdf[5], acc = 0.0;
+        for (int a = 0; a < 5; a++) z[a] = u[a] / temperature;
+        top = z[0];
+        for (int a = 1; a < 5; a++)
+            if (z[a] > top) top = z[a];
+        for (int a = 0; a < 5; a++) {
+            acc += exp(z[a] - top);
+            cdf[a] = acc;
+        }
+        const double *d = draws + 5 * i;
+        double x = d[0] * cdf[4];
+        int g = 0;
+        for (int a = 0; a < 5; a++) g += cdf[a] <= x;
+        g = g < 4 ? g : 4;
+        /* explore: the open way, favouring the course and where others swim */
+        double vis1 = visible > 1.0 ? visible : 1.0;
+        int best = 0;
+        double bestv = 0.0;
+        for (int w = 0; w < 4; w++) {
+            double v = f[F_OPEN + w] + 0.5 * f[F_ALIGN + w] / vis1;
+            if (w == heading[i]) v += 0.3;
+            v += 0.6 * d[1 + w];
+            if (w == 0 || v > bestv) {
+                bestv = v;
+                best = w;
+            }
+        }
+        int64_t choices[5] = {0, 0, best, energy[i] < rest_ceiling ? rest_ceiling / 100 : 100,
+                              visible < crowd_line - 2};
+        double stretch[5] = {1.0, 0.5 + soc, 0.5 + cur, 0.5 + calm, 1.0};
+        pick[i] = g;
+        param[i] = choices[g];
+        horizon[i] = nearbyint(base[g] * stretch[g]);
+    }
+    release_all(&bs);
+    Py_RETURN_NONE;
+fail:
+    release_all(&bs);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ components */
 
 static const char components_doc[] =
@@ -740,6 +860,7 @@ static PyMethodDef methods[] = {
     {"arbitrate", arbitrate, METH_VARARGS, arbitrate_doc},
     {"after", after, METH_VARARGS, after_doc},
     {"components", components, METH_VARARGS, components_doc},
+    {"plan", plan, METH_VARARGS, plan_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -766,7 +887,8 @@ PyMODINIT_FUNC PyInit__tick(void) {
     if (add_names(m, "STEER_ARRAYS", S_NAMES, N_S) < 0 || add_names(m, "STEER_NUMBERS", SN_NAMES, N_SN) < 0 ||
         add_names(m, "STEER_TERMS", STEER_TERMS, 6) < 0 || add_names(m, "ARBITRATE_ARRAYS", R_NAMES, N_R) < 0 ||
         add_names(m, "ARBITRATE_INTS", RI_NAMES, N_RI) < 0 || add_names(m, "AFTER_ARRAYS", X_NAMES, N_X) < 0 ||
-        add_names(m, "AFTER_INTS", I_NAMES, N_I) < 0 || add_names(m, "GOAL_FLAG_COLUMNS", GF_NAMES, N_GF) < 0) {
+        add_names(m, "AFTER_INTS", I_NAMES, N_I) < 0 || add_names(m, "GOAL_FLAG_COLUMNS", GF_NAMES, N_GF) < 0 ||
+        add_names(m, "PLAN_ARRAYS", P_NAMES, N_P) < 0 || add_names(m, "PLAN_NUMBERS", PN_NAMES, N_PN) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -286,3 +286,21 @@ def test_the_compiled_union_find_labels_as_the_numpy_code_does(monkeypatch):
         assert np.array_equal(fast_tank, tank) and np.array_equal(fast, slow), trial
     with pytest.raises(ValueError, match="pair node"):
         kernel.compiled_tick().components(3, np.array([0, 5]), np.array([1, 2]), np.empty(3, np.int64))
+
+
+@pytest.mark.parametrize("kw", [{"seed": 1}, {"seed": 4}, {"seed": 2, "preset": "schooling-demo"},
+                                {"seed": 3, "fish.count": 240}, {"seed": 5, "brain.chooser": "never_school"}])
+def test_the_compiled_planner_decides_as_the_numpy_planner(kw):
+    """The instinct planner in C (``plan``) against its numpy reference, in whole runs: every
+    batch's goals, parameters and horizons the same, and the same world after every tick."""
+    preset = kw.pop("preset", None)
+    cfg = load_config(preset=preset, seed=kw.pop("seed"), **kw)
+    fast, ref = LiveSession(cfg), LiveSession(cfg)
+    from mirofish.brains.instinct import InstinctPlanner
+
+    assert isinstance(ref.engine.source, InstinctPlanner) and fast.engine.source._kernel is compiled
+    ref.engine.source._kernel = None  # the reference planner: numpy
+    for _ in range(600):
+        fast.step()
+        ref.step()
+        assert fast.state_hash() == ref.state_hash(), f"tick {fast.tick}: the planners decided differently"

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import kernel
 from ..actions import MOVE_DXDY, Action
 from ..config import Config, InstinctConfig, PlannerConfig, TriggersConfig, hundredths
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
@@ -189,6 +190,9 @@ class InstinctPlanner(InlineSource):
                                      cfg.away_ticks], np.float64)
         self.never_school = False  # brain.chooser = "never_school": school is never chosen
         self.decisions = 0
+        # the compiled planner (_tick.c's plan(): the same decisions, tests/test_kernel.py), or
+        # None: this module's numpy code, the reference
+        self._kernel = kernel.compiled_tick()
 
     def goal_utilities(self, b: RequestBatch, f: np.ndarray, t: np.ndarray) -> np.ndarray:
         """``(k, 5)`` utilities of forage, school, explore, rest, keep_away (``t``: traits / 100)."""
@@ -212,6 +216,8 @@ class InstinctPlanner(InlineSource):
         return u
 
     def decide(self, b: RequestBatch) -> DecisionBatch:
+        if self._kernel is not None and len(b):
+            return self._decide_compiled(b)
         c, k = self.cfg, len(b)
         rows = np.arange(k)
         f = view_features(b.codes, self._matrix)
@@ -236,6 +242,27 @@ class InstinctPlanner(InlineSource):
         stretch = np.ones((k, 5))
         stretch[:, 1:4] = 0.5 + t[:, _STRETCH]
         horizons = np.round(self._base_ticks[pick] * stretch[rows, pick])
+        self.decisions += k
+        return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
+                             goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
+
+    def _decide_compiled(self, b: RequestBatch) -> DecisionBatch:
+        """:meth:`decide` in the compiled tick: the same arithmetic, fish by fish in C."""
+        k = len(b)
+        draws = np.ascontiguousarray(to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE, b.tick)))
+        pick, params, horizons = np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.float64)
+        c, t, compiled = self.cfg, self.trig, self._kernel
+        assert compiled is not None
+        compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS)
+            {"codes": np.ascontiguousarray(b.codes, np.int8), "matrix": self._matrix,
+             "traits": np.ascontiguousarray(b.traits, np.int16), "energy": np.ascontiguousarray(b.energy, np.int32),
+             "heading": np.ascontiguousarray(b.heading, np.int8), "draws": draws, "base": self._base_ticks,
+             "pick": pick, "param": params, "horizon": horizons},
+            {"rest_ceiling": int(self.rest_ceiling), "never_school": int(self.never_school),
+             "max_energy": float(b.max_energy), "low_energy_fraction": float(t.low_energy_fraction),
+             "hungry_fraction": float(t.hungry_fraction), "crowd_line": float(t.crowd_line),
+             "forage": c.forage, "school": c.school, "explore": c.explore, "rest": c.rest, "keep_away": c.keep_away,
+             "temperature": c.temperature})
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
                              goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
