@@ -159,3 +159,18 @@ def test_a_healthy_instinct_tank_has_no_fish_out_of_character():
     s.run(2000)
     scores = [behaviour_score(counts[i], s.world.school.traits[i], counts.sum(axis=0)) for i in range(60)]
     assert all(x is not None and x >= BEHAVIOUR_ALERT for x in scores), min(x for x in scores if x is not None)
+
+
+def test_the_nearest_neighbour_of_a_lonely_fish_is_exact():
+    """Fish with nobody within 6 cells: the bucket search finds the same nearest distance as
+    comparing with everyone, in sparse and crowded tanks."""
+    from mirofish.observe import metrics as M
+
+    rng = np.random.default_rng(11)
+    for trial in range(20):
+        size = int(rng.integers(20, 900))
+        cells = rng.choice(size * size, size=min(int(rng.integers(2, 1500)), size * size), replace=False)
+        xy = np.stack([cells % size, cells // size], axis=1).astype(np.int64)
+        d2 = ((xy[None] - xy[:, None]) ** 2).sum(axis=2).astype(float)
+        np.fill_diagonal(d2, np.inf)
+        assert np.array_equal(M._far_nearest(xy, np.arange(len(xy))), np.sqrt(d2.min(axis=1))), trial

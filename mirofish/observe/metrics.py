@@ -169,17 +169,48 @@ def _grid_neighbours_and_clusters(xy: np.ndarray, link: int) -> tuple[float, np.
     first = found.argmax(axis=1)
     nnd = np.where(has, np.hypot(_NEAR[first, 0], _NEAR[first, 1]), np.inf)
     lonely = np.flatnonzero(~has)
-    if lonely.size and n > 1:  # nobody within 6 cells: compare with everyone, a block of them at a time
-        step = max(1, 4_000_000 // n)
-        pts = xy.astype(np.int64)
-        for s in range(0, lonely.size, step):
-            part = lonely[s:s + step]
-            d2 = ((pts[None, :, 0] - pts[part, None, 0]) ** 2 + (pts[None, :, 1] - pts[part, None, 1]) ** 2)
-            d2[np.arange(part.size), part] = np.iinfo(np.int64).max  # not itself
-            nnd[part] = np.sqrt(d2.min(axis=1).astype(np.float64))
+    if lonely.size and n > 1:
+        nnd[lonely] = _far_nearest(xy.astype(np.int64), lonely)
     near = np.maximum(np.abs(_NEAR[:, 0]), np.abs(_NEAR[:, 1])) <= link
     rows, cols = np.nonzero(found[:, near])
     return float(nnd.mean()), _components(n, rows, hits[:, near][rows, cols])
+
+
+_BUCKET = 16  # cells: a fish's 3x3 block of buckets holds everyone within 16 cells of it
+
+
+def _far_nearest(pts: np.ndarray, lonely: np.ndarray) -> np.ndarray:
+    """The nearest-neighbour distance of fish ``lonely`` (nobody within 6 cells), exactly: first
+    among the fish in their 3x3 block of 16-cell buckets (anyone outside is farther than 16
+    cells away, so a distance of at most 16 found there is the nearest), then, for the few
+    still without one, against everyone, a block of fish at a time."""
+    n = len(pts)
+    b = pts // _BUCKET
+    width = int(b[:, 0].max()) + 3
+    key = (b[:, 1] + 1) * width + (b[:, 0] + 1)  # (+1: the blocks of the edge buckets stay inside)
+    order = np.argsort(key, kind="stable")
+    starts = np.searchsorted(key[order], np.arange(int(key.max()) + 2 * width + 3))
+    cap = int(np.bincount(key).max())
+    best = np.full(lonely.size, np.iinfo(np.int64).max)
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            k = key[lonely] + dy * width + dx
+            lo, hi = starts[k], starts[k + 1]
+            slots = lo[:, None] + np.arange(cap)[None, :]
+            valid = slots < hi[:, None]
+            cand = order[np.minimum(slots, n - 1)]
+            d2 = ((pts[cand] - pts[lonely][:, None, :]) ** 2).sum(axis=2)
+            d2[~valid | (cand == lonely[:, None])] = np.iinfo(np.int64).max
+            best = np.minimum(best, d2.min(axis=1))
+    out = np.sqrt(best.astype(np.float64))
+    far = np.flatnonzero(best > _BUCKET * _BUCKET)  # nobody close enough in the block: everyone
+    step = max(1, 4_000_000 // n)
+    for s in range(0, far.size, step):
+        part = lonely[far[s:s + step]]
+        d2 = ((pts[None, :, 0] - pts[part, None, 0]) ** 2 + (pts[None, :, 1] - pts[part, None, 1]) ** 2)
+        d2[np.arange(part.size), part] = np.iinfo(np.int64).max  # not itself
+        out[far[s:s + step]] = np.sqrt(d2.min(axis=1).astype(np.float64))
+    return out
 
 
 def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3) -> list[np.ndarray]:
