@@ -161,6 +161,40 @@ static int numbers_by_name(PyObject *d, const char **names, int count, long long
     return 0;
 }
 
+/* rng.seeded_softmax for one row of ``n`` utilities and its uniform draw ``unit`` in [0, 1):
+   the same sums in the same order as the numpy code (steering, the planner). */
+static int seeded_softmax(const double *u, int n, double temperature, double unit) {
+    double z[8], cdf[8], top, acc = 0.0;
+    for (int a = 0; a < n; a++) z[a] = u[a] / temperature;
+    top = z[0];
+    for (int a = 1; a < n; a++)
+        if (z[a] > top) top = z[a];
+    for (int a = 0; a < n; a++) {
+        acc += exp(z[a] - top);
+        cdf[a] = acc;
+    }
+    double draw = unit * cdf[n - 1];
+    int pick = 0;
+    for (int a = 0; a < n; a++) pick += cdf[a] <= draw;
+    return pick < n - 1 ? pick : n - 1;
+}
+
+/* steering.view_features for one fish: the matrix rows of its ``nc`` view codes summed into
+   ``f`` (zeroed first); -1 with the bad code in ``*bad`` when a code is out of range. */
+static int view_features(double *f, const int8_t *view, Py_ssize_t nc, const double *matrix, int *bad) {
+    memset(f, 0, sizeof(double) * N_FEATURES);
+    for (Py_ssize_t p = 0; p < nc; p++) {
+        int code = view[p];
+        if (code < 0 || code >= N_CODES) {
+            *bad = code;
+            return -1;
+        }
+        const double *row = matrix + (code * nc + p) * N_FEATURES;
+        for (int q = 0; q < N_FEATURES; q++) f[q] += row[q];
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ steer */
 
 static const char steer_doc[] =
@@ -223,14 +257,9 @@ static PyObject *steer(PyObject *self, PyObject *args) {
             out[i] = (int8_t)param[i];
         } else {
             if (cell[i] < 0 || cell[i] >= grid) return bad_index(&bs, "fish cell", cell[i]);
-            double f[N_FEATURES] = {0};
-            const int8_t *view = codes + i * nc;
-            for (Py_ssize_t p = 0; p < nc; p++) {
-                int code = view[p];
-                if (code < 0 || code >= N_CODES) return bad_index(&bs, "view code", code);
-                const double *row = matrix + (code * nc + p) * N_FEATURES;
-                for (int q = 0; q < N_FEATURES; q++) f[q] += row[q];
-            }
+            double f[N_FEATURES];
+            int bad;
+            if (view_features(f, codes + i * nc, nc, matrix, &bad) < 0) return bad_index(&bs, "view code", bad);
             double hungry = 1.0 - (double)energy[i] * hunger_scale;
             hungry = hungry < 0.0 ? 0.0 : (hungry > 1.0 ? 1.0 : hungry);
             double inv = 1.0 / (f[F_VISIBLE] > 1.0 ? f[F_VISIBLE] : 1.0);
@@ -259,21 +288,7 @@ static PyObject *steer(PyObject *self, PyObject *args) {
             int can_eat = (f[F_FOOD_CLOSE] > 0.0 || food_here) && (forage[i] || (hungry > 0.0 && snacks[i]));
             u[A_EAT] = can_eat ? eat_w * (1.0 + hungry) : NEG;
             u[A_REST] = rests[i] ? rest_w : (stuck[i] >= 2 ? refused_w * ((double)stuck[i] - 1.0) : BOXED);
-            /* Steering.choose: seeded softmax */
-            double z[6], top;
-            for (int a = 0; a < 6; a++) z[a] = u[a] / temperature;
-            top = z[0];
-            for (int a = 1; a < 6; a++)
-                if (z[a] > top) top = z[a];
-            double cdf[6], acc = 0.0;
-            for (int a = 0; a < 6; a++) {
-                acc += exp(z[a] - top);
-                cdf[a] = acc;
-            }
-            double draw = to_unit(at_tick(keys[i], tick)) * cdf[5];
-            int action = 0;
-            for (int a = 0; a < 6; a++) action += cdf[a] <= draw;
-            out[i] = (int8_t)(action < 5 ? action : 5);
+            out[i] = (int8_t)seeded_softmax(u, 6, temperature, to_unit(at_tick(keys[i], tick)));  /* Steering.choose */
         }
         if (energy[i] <= 0) out[i] = A_REST;
     }
@@ -720,14 +735,9 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(param, int64_t, pa[P_PARAM], k, 1);
     TAKE(horizon, double, pa[P_HORIZON], k, 1);
     for (Py_ssize_t i = 0; i < k; i++) {
-        double f[N_FEATURES] = {0};
-        const int8_t *view = codes + i * nc;
-        for (Py_ssize_t p = 0; p < nc; p++) {
-            int code = view[p];
-            if (code < 0 || code >= N_CODES) return bad_index(&bs, "view code", code);
-            const double *row = matrix + (code * nc + p) * N_FEATURES;
-            for (int q = 0; q < N_FEATURES; q++) f[q] += row[q];
-        }
+        double f[N_FEATURES];
+        int bad;
+        if (view_features(f, codes + i * nc, nc, matrix, &bad) < 0) return bad_index(&bs, "view code", bad);
         double soc = traits[5 * i] / 100.0, cur = traits[5 * i + 1] / 100.0, cau = traits[5 * i + 2] / 100.0,
                app = traits[5 * i + 3] / 100.0, calm = traits[5 * i + 4] / 100.0;
         double e = (double)energy[i];
@@ -749,21 +759,8 @@ static PyObject *plan(PyObject *self, PyObject *args) {
                            : cw[3] * (calm - 0.4 - 3.0 * hunger - 0.3 * company) + 4.0 * ((e < rest_ceiling) && !food);
         u[4] = cw[4] * (0.3 + cau) * (crowd + 0.5 * (f[F_WALLS] >= 10)) - 0.5;
         if (ints[PN_NEVER_SCHOOL]) u[1] = NEG;
-        /* rng.seeded_softmax */
-        double z[5], top, cdf[5], acc = 0.0;
-        for (int a = 0; a < 5; a++) z[a] = u[a] / temperature;
-        top = z[0];
-        for (int a = 1; a < 5; a++)
-            if (z[a] > top) top = z[a];
-        for (int a = 0; a < 5; a++) {
-            acc += exp(z[a] - top);
-            cdf[a] = acc;
-        }
         const double *d = draws + 5 * i;
-        double x = d[0] * cdf[4];
-        int g = 0;
-        for (int a = 0; a < 5; a++) g += cdf[a] <= x;
-        g = g < 4 ? g : 4;
+        int g = seeded_softmax(u, 5, temperature, d[0]);
         /* explore: the open way, favouring the course and where others swim */
         double vis1 = visible > 1.0 ? visible : 1.0;
         int best = 0;

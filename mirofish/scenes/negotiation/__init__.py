@@ -1,1 +1,1 @@
-"""Negotiation with dynamic grounding, bandit-chosen repairs and Argent signals (seeds 002, 001)."""
+"""Negotiation with dynamic grounding, bandit-chosen repairs and Argent signals (docs/design.md §5)."""
