@@ -41,7 +41,6 @@ tokens are estimated (``brains.prompt.estimate_tokens``, no tokenizer) — label
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from ...brains.prompt import estimate_tokens
+from ...fish.memory import lexical_similarity
 from ..argent import goal_hash, wire
 from .brief import CONCEPTS, INVENTED, READING_CODES, REQUIREMENTS, Brief, draw_brief
 
@@ -111,16 +111,6 @@ def _entropy(text: str) -> float:
     return float(-(p * np.log2(p)).sum())
 
 
-def _lexical(text: str) -> Counter[str]:
-    return Counter(w.strip(".,:;()%").lower() for w in text.split() if len(w) > 3)
-
-
-def _cosine(a: Counter[str], b: Counter[str]) -> float:
-    dot = sum(a[k] * b[k] for k in a.keys() & b.keys())
-    na, nb = math.sqrt(sum(v * v for v in a.values())), math.sqrt(sum(v * v for v in b.values()))
-    return dot / (na * nb) if na and nb else 0.0
-
-
 class Chain:
     """One task through the chain, message by message (``iter_messages``; ``run`` to the end)."""
 
@@ -142,7 +132,6 @@ class Chain:
         self.meta_checks: list[float] = []  # meta-task consistency every 3 messages (0..1)
         self.concept_drift: list[float] = []  # cosine of the conversation's concept sentences to the brief's
         self._brief_text = " ".join(brief.concepts.values()) + " " + brief.goal
-        self._brief_vector = _lexical(self._brief_text)
         self.concept_measure = "lexical"  # or "embeddings", when the model's server serves them
         self.accepted = False
 
@@ -384,7 +373,7 @@ class Chain:
         said = " ".join(m.text for m in self.messages[-3:])
         served = self.writer.similarity(said, self._brief_text) if self.writer is not None else None
         self.concept_measure = "embeddings" if served is not None else "lexical"
-        self.concept_drift.append(served if served is not None else _cosine(_lexical(said), self._brief_vector))
+        self.concept_drift.append(served if served is not None else lexical_similarity(said, self._brief_text))
 
     def result(self) -> dict[str, Any]:
         final = self.minds.get("colleague") or self.minds["writer"]
