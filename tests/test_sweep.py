@@ -277,4 +277,5 @@ def test_ctrl_c_at_any_moment_of_a_sweeps_start_is_one_line(tmp_path, delay):
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "Traceback" not in err and "interrupted" in err.strip().splitlines()[-1]
+    assert proc.returncode == 130 and "Traceback" not in err and "interrupted" in err.strip().splitlines()[-1], (
+        proc.returncode, err[-2000:])

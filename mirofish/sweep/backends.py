@@ -53,7 +53,16 @@ class LocalBackend:
         ctx = multiprocessing.get_context("fork")
         self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_worker_init)
         try:
-            pending: set[Future] = {self._pool.submit(run_task, t, record_dir) for t in tasks}
+            # Ctrl-C waits while the workers are forked: one arriving inside os.fork's
+            # after-fork handlers is swallowed there ("Exception ignored"), and the sweep would
+            # run on as if it had not been pressed; unblocked, it is raised here.
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") \
+                else None
+            try:
+                pending: set[Future] = {self._pool.submit(run_task, t, record_dir) for t in tasks}
+            finally:
+                if mask is not None:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in finished:
