@@ -1,6 +1,6 @@
 /* The tick, compiled: steering, the arbiter and the after-tick bookkeeping of mirofish.world.
  *
-  * Three functions do, fish by fish in C, exactly what World's numpy code does for the whole
+ * Three functions do, fish by fish in C, exactly what World's numpy code does for the whole
  * tank at once (World.step's numpy path is the reference and the fallback when this module was
  * not built). At 60 fish the numpy tick is bound by the fixed cost of a few hundred small
  * array operations, not by the fish; here a tick costs a few microseconds per fish.
@@ -8,6 +8,15 @@
  *   steer(...)      plan + view -> this tick's action per fish (fish/steering.py, World.steer)
  *   arbitrate(...)  priorities, tie-breaks, moves and meals, applied (arbiter.py, World.step)
  *   after(...)      energy, counters, the new views, plan triggers, memories (World.step)
+ *   food(...)       food spawned where the draws fall, food rotted (Water.spawn_food, rot_food)
+ *   plan(...)       the instinct planner for a batch of fish (brains/instinct.py)
+ *
+ * and the observers' per-tick work, each beside its numpy reference and tested against it:
+ *
+ *   tally(...)      the metrics' rolling windows (observe/metrics.Metrics.observe)
+ *   deeds(...)      the word-and-deed tally of open plans (observe/worddeed.WordDeed.observe)
+ *   neighbours(...) nearest neighbours and clusters from a grid of the fish (metrics.nn_and_labels)
+ *   components(...) union-find labels (metrics' clusters, water's pocket sealing)
  *
  * Everything but steering's utilities is integer arithmetic and identical by construction.
  * Steering's floats follow the numpy code operation by operation (no fused multiply-add:
@@ -37,6 +46,7 @@ enum { G_HOLD = 0 };                                               /* plans.Goal
 #define N_EVENTS 9                                                 /* world.EVENT_ORDER */
 #define N_GOALS 6
 #define N_GOAL_FLAGS 7                                             /* world._GOAL_FLAGS */
+#define BIG_GRID 200000 /* cells: above this, after() reads the views from a grid of view codes */
 #define NEG (-1e9)
 #define BOXED (-1e8)
 /* steering feature columns */
@@ -179,9 +189,51 @@ static int seeded_softmax(const double *u, int n, double temperature, double uni
     return pick < n - 1 ? pick : n - 1;
 }
 
+/* The view-feature matrix ((code, cell) rows of N_FEATURES) without its zeros: about one entry
+   in ten is not zero, and adding a zero changes no sum (the sums start at +0.0), so the sums
+   over the nonzero entries, cell by cell in the same order, are the dense sums exactly. */
+typedef struct {
+    Py_ssize_t *start; /* row r's entries: start[r] .. start[r + 1] - 1 */
+    int *column;
+    double *value;
+} Sparse;
+
+static void sparse_free(Sparse *sp) {
+    PyMem_Free(sp->start);
+    PyMem_Free(sp->column);
+    PyMem_Free(sp->value);
+    sp->start = NULL;
+    sp->column = NULL;
+    sp->value = NULL;
+}
+
+static int sparse_build(Sparse *sp, const double *matrix, Py_ssize_t nc) {
+    Py_ssize_t rows = N_CODES * nc, k = 0;
+    sp->start = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(rows + 1));
+    sp->column = PyMem_Malloc(sizeof(int) * (size_t)(rows * N_FEATURES + 1));
+    sp->value = PyMem_Malloc(sizeof(double) * (size_t)(rows * N_FEATURES + 1));
+    if (!sp->start || !sp->column || !sp->value) {
+        sparse_free(sp);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        sp->start[r] = k;
+        for (int q = 0; q < N_FEATURES; q++) {
+            double v = matrix[r * N_FEATURES + q];
+            if (v != 0.0) {
+                sp->column[k] = q;
+                sp->value[k++] = v;
+            }
+        }
+    }
+    sp->start[rows] = k;
+    return 0;
+}
+
 /* steering.view_features for one fish: the matrix rows of its ``nc`` view codes summed into
    ``f`` (zeroed first); -1 with the bad code in ``*bad`` when a code is out of range. */
-static int view_features(double *f, const int8_t *view, Py_ssize_t nc, const double *matrix, int *bad) {
+static int view_features(double *f, const int8_t *view, Py_ssize_t nc, const Sparse *sp, int *bad) {
     memset(f, 0, sizeof(double) * N_FEATURES);
     for (Py_ssize_t p = 0; p < nc; p++) {
         int code = view[p];
@@ -189,8 +241,8 @@ static int view_features(double *f, const int8_t *view, Py_ssize_t nc, const dou
             *bad = code;
             return -1;
         }
-        const double *row = matrix + (code * nc + p) * N_FEATURES;
-        for (int q = 0; q < N_FEATURES; q++) f[q] += row[q];
+        Py_ssize_t r = code * nc + p;
+        for (Py_ssize_t e = sp->start[r]; e < sp->start[r + 1]; e++) f[sp->column[e]] += sp->value[e];
     }
     return 0;
 }
@@ -230,6 +282,7 @@ static PyObject *steer(PyObject *self, PyObject *args) {
              *o_forage = sa[S_FORAGE], *o_snacks = sa[S_SNACKS], *o_rests = sa[S_RESTS], *o_keys = sa[S_KEYS],
              *o_matrix = sa[S_MATRIX];
     Bufs bs = {.n = 0};
+    Sparse sp = {NULL, NULL, NULL};
     Py_ssize_t n = items(o_goal, 1, "goal"), grid = items(o_food, 4, "food_born");
     if (n < 0 || grid < 0) return NULL;
     Py_ssize_t nc = n ? items(o_codes, 1, "codes") / n : 0;
@@ -251,15 +304,22 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     TAKE(rests, uint8_t, o_rests, n, 0);
     TAKE(keys, uint64_t, o_keys, n, 0);
     TAKE(matrix, double, o_matrix, N_CODES * nc * N_FEATURES, 0);
+    if (n && sparse_build(&sp, matrix, nc) < 0) goto fail;
 
     for (Py_ssize_t i = 0; i < n; i++) {
         if (goal[i] == G_HOLD) {
             out[i] = (int8_t)param[i];
         } else {
-            if (cell[i] < 0 || cell[i] >= grid) return bad_index(&bs, "fish cell", cell[i]);
+            if (cell[i] < 0 || cell[i] >= grid) {
+                sparse_free(&sp);
+                return bad_index(&bs, "fish cell", cell[i]);
+            }
             double f[N_FEATURES];
             int bad;
-            if (view_features(f, codes + i * nc, nc, matrix, &bad) < 0) return bad_index(&bs, "view code", bad);
+            if (view_features(f, codes + i * nc, nc, &sp, &bad) < 0) {
+                sparse_free(&sp);
+                return bad_index(&bs, "view code", bad);
+            }
             double hungry = 1.0 - (double)energy[i] * hunger_scale;
             hungry = hungry < 0.0 ? 0.0 : (hungry > 1.0 ? 1.0 : hungry);
             double inv = 1.0 / (f[F_VISIBLE] > 1.0 ? f[F_VISIBLE] : 1.0);
@@ -292,9 +352,11 @@ static PyObject *steer(PyObject *self, PyObject *args) {
         }
         if (energy[i] <= 0) out[i] = A_REST;
     }
+    sparse_free(&sp);
     release_all(&bs);
     Py_RETURN_NONE;
 fail:
+    sparse_free(&sp);
     release_all(&bs);
     return NULL;
 }
@@ -582,9 +644,31 @@ static PyObject *after(PyObject *self, PyObject *args) {
 #undef ARR
     const int64_t t = v[I_TICK], low = v[I_LOW_LINE];
     const Py_ssize_t centre = nc / 2;
+    /* A large tank: each cell's view code first, in one pass over the grid (reading three big
+       arrays in order), so that the views below read one small array instead of three big ones
+       at random. Heading codes are checked as they are read. */
+    int8_t *cellcode = NULL;
+    if (grid > BIG_GRID && n * nc * 4 > grid) {
+        cellcode = PyMem_Malloc((size_t)grid);
+        if (!cellcode) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        for (Py_ssize_t c = 0; c < grid; c++) {
+            int64_t o = occupant[c];
+            if (blocked[c]) cellcode[c] = V_WALL;
+            else if (o >= 0) cellcode[c] = o < n ? (int8_t)(V_FISH + heading[o]) : -1;
+            else cellcode[c] = food_born[c] != NO_FOOD_BORN ? V_FOOD : V_WATER;
+        }
+    }
+#define AFTER_BAD(what, value)              \
+    do {                                    \
+        PyMem_Free(cellcode);               \
+        return bad_index(&bs, what, value); \
+    } while (0)
     for (Py_ssize_t i = 0; i < n; i++) {
         int e = executed[i], oc = outcome[i];
-        if (e < 0 || e > 5) return bad_index(&bs, "action", e);
+        if (e < 0 || e > 5) AFTER_BAD("action", e);
         int moved = oc == MOVED, ate = meal[i] == ATE;
         int refused = oc == CROWDED || oc == OCCUPIED, bumped = oc == BLOCKED, is_stuck = refused || bumped;
         /* energy and age */
@@ -610,18 +694,21 @@ static PyObject *after(PyObject *self, PyObject *args) {
         int taken = meal[i] == TAKEN, nothing = meal[i] == NO_FOOD_R;
         failed[i] = is_stuck || taken || nothing;
         /* the new view (perception.cell_codes + view_codes): glass, then a fish by heading, then food */
-        if (cell[i] < 0 || cell[i] >= grid) return bad_index(&bs, "fish cell", cell[i]);
+        if (cell[i] < 0 || cell[i] >= grid) AFTER_BAD("fish cell", cell[i]);
         int8_t *view = codes + i * nc;
         int fs = 0, nb = 0;
         for (Py_ssize_t p = 0; p < nc; p++) {
             int64_t c = cell[i] + window[p];
-            if (c < 0 || c >= grid) return bad_index(&bs, "view cell", c);
+            if (c < 0 || c >= grid) AFTER_BAD("view cell", c);
             int8_t code;
-            if (blocked[c]) {
+            if (cellcode) {
+                code = cellcode[c];
+                if (code < 0) AFTER_BAD("occupant", occupant[c]);
+            } else if (blocked[c]) {
                 code = V_WALL;
             } else if (occupant[c] >= 0) {
                 int64_t o = occupant[c];
-                if (o >= n) return bad_index(&bs, "occupant", o);
+                if (o >= n) AFTER_BAD("occupant", o);
                 code = (int8_t)(V_FISH + heading[o]);
             } else {
                 code = food_born[c] != NO_FOOD_BORN ? V_FOOD : V_WATER;
@@ -639,7 +726,7 @@ static PyObject *after(PyObject *self, PyObject *args) {
         /* plan triggers (World._plan_events): later lines win */
         if (v[I_PLAN_EVENTS]) {
             int g = plan_goal[i];
-            if (g < 0 || g >= N_GOALS) return bad_index(&bs, "plan goal", g);
+            if (g < 0 || g >= N_GOALS) AFTER_BAD("plan goal", g);
             const uint8_t *gf = goal_flags + g * N_GOAL_FLAGS;
             int seen_food = fs > 0, company = nb > 0;
             no_food[i] = seen_food ? 0 : no_food[i] + 1;
@@ -669,7 +756,7 @@ static PyObject *after(PyObject *self, PyObject *args) {
         int flags[N_EVENTS] = {before[i] > 0 && energy[i] == 0, refused, bumped, ate, taken, nothing,
                                before[i] >= low && energy[i] < low, food_rose[i], nb_changed[i]};
         int argv[N_EVENTS] = {0, e, e, level, 0, 0, level, fs, nb};
-        if (mem_count[i] < 0) return bad_index(&bs, "memory count", mem_count[i]);
+        if (mem_count[i] < 0) AFTER_BAD("memory count", mem_count[i]);
         for (int k = 0; k < N_EVENTS; k++) {
             if (!flags[k]) continue;
             Py_ssize_t slot = i * ms + mem_count[i] % ms;
@@ -679,8 +766,10 @@ static PyObject *after(PyObject *self, PyObject *args) {
             mem_count[i] += 1;
         }
     }
+    PyMem_Free(cellcode);
     release_all(&bs);
     Py_RETURN_NONE;
+#undef AFTER_BAD
 fail:
     release_all(&bs);
     return NULL;
@@ -720,6 +809,7 @@ static PyObject *plan(PyObject *self, PyObject *args) {
 #undef NUM
     long long rest_ceiling = ints[PN_REST_CEILING];
     Bufs bs = {.n = 0};
+    Sparse sp = {NULL, NULL, NULL};
     Py_ssize_t k = items(pa[P_ENERGY], 4, "energy");
     if (k < 0) return NULL;
     Py_ssize_t nc = k ? items(pa[P_CODES], 1, "codes") / k : 0;
@@ -734,10 +824,14 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(pick, int64_t, pa[P_PICK], k, 1);
     TAKE(param, int64_t, pa[P_PARAM], k, 1);
     TAKE(horizon, double, pa[P_HORIZON], k, 1);
+    if (k && sparse_build(&sp, matrix, nc) < 0) goto fail;
     for (Py_ssize_t i = 0; i < k; i++) {
         double f[N_FEATURES];
         int bad;
-        if (view_features(f, codes + i * nc, nc, matrix, &bad) < 0) return bad_index(&bs, "view code", bad);
+        if (view_features(f, codes + i * nc, nc, &sp, &bad) < 0) {
+            sparse_free(&sp);
+            return bad_index(&bs, "view code", bad);
+        }
         double soc = traits[5 * i] / 100.0, cur = traits[5 * i + 1] / 100.0, cau = traits[5 * i + 2] / 100.0,
                app = traits[5 * i + 3] / 100.0, calm = traits[5 * i + 4] / 100.0;
         double e = (double)energy[i];
@@ -781,9 +875,11 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         param[i] = choices[g];
         horizon[i] = nearbyint(base[g] * stretch[g]);
     }
+    sparse_free(&sp);
     release_all(&bs);
     Py_RETURN_NONE;
 fail:
+    sparse_free(&sp);
     release_all(&bs);
     return NULL;
 }
@@ -830,6 +926,318 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ neighbours */
+
+static const char neighbours_doc[] =
+    "neighbours(x, y, link, nnd, labels)\n"
+    "For fish at (x[k], y[k]) (int64 arrays): each one's nearest-neighbour distance (Euclidean, into\n"
+    "``nnd``, float64[n]) and its cluster label (into ``labels``, int64[n]: the smallest index of\n"
+    "the fish linked to it through chains of fish within ``link`` cells, Chebyshev) — what\n"
+    "metrics.nn_and_labels computes in numpy, from a grid of the fish: the nearest one is searched\n"
+    "ring by ring around each fish, and stops once no farther ring can hold a nearer one.";
+
+static void link_fish(int64_t *parent, int64_t a, int64_t b) {
+    a = find_root(parent, a);
+    b = find_root(parent, b);
+    if (a < b) parent[b] = a;
+    else if (b < a) parent[a] = b;
+}
+
+static PyObject *neighbours(PyObject *self, PyObject *args) {
+    PyObject *o_x, *o_y, *o_nnd, *o_labels;
+    Py_ssize_t link;
+    if (!PyArg_ParseTuple(args, "OOnOO", &o_x, &o_y, &link, &o_nnd, &o_labels)) return NULL;
+    if (link < 0) return PyErr_Format(PyExc_ValueError, "neighbours(): link must be >= 0");
+    Bufs bs = {.n = 0};
+    int64_t *head = NULL, *next = NULL;
+    Py_ssize_t n = items(o_x, 8, "x");
+    if (n < 0) return NULL;
+    TAKE(x, int64_t, o_x, n, 0);
+    TAKE(y, int64_t, o_y, n, 0);
+    TAKE(nnd, double, o_nnd, n, 1);
+    TAKE(labels, int64_t, o_labels, n, 1);
+    if (n == 0) goto done;
+    int64_t x0 = x[0], x1 = x[0], y0 = y[0], y1 = y[0];
+    for (Py_ssize_t k = 1; k < n; k++) {
+        x0 = x[k] < x0 ? x[k] : x0;
+        x1 = x[k] > x1 ? x[k] : x1;
+        y0 = y[k] < y0 ? y[k] : y0;
+        y1 = y[k] > y1 ? y[k] : y1;
+    }
+    int64_t gw = x1 - x0 + 1, gh = y1 - y0 + 1;
+    if (gw > 1000000 || gh > 1000000 || gw * gh > 100000000) {
+        release_all(&bs);
+        return PyErr_Format(PyExc_ValueError, "neighbours(): fish spread over %lld x %lld cells", (long long)gw,
+                            (long long)gh);
+    }
+    head = PyMem_Malloc(sizeof(int64_t) * (size_t)(gw * gh));
+    next = PyMem_Malloc(sizeof(int64_t) * (size_t)n);
+    if (!head || !next) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (int64_t c = 0; c < gw * gh; c++) head[c] = -1;
+    for (Py_ssize_t k = n - 1; k >= 0; k--) { /* each cell's list in index order */
+        int64_t c = (y[k] - y0) * gw + (x[k] - x0);
+        next[k] = head[c];
+        head[c] = k;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) labels[k] = k;
+    int64_t reach = gw > gh ? gw : gh;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t cx = x[k] - x0, cy = y[k] - y0, best = INT64_MAX;
+        for (int64_t r = 0; r <= reach && (best == INT64_MAX || r * r < best); r++) {
+            for (int64_t dy = -r; dy <= r; dy++) {
+                int64_t yy = cy + dy;
+                if (yy < 0 || yy >= gh) continue;
+                int edge = dy == -r || dy == r;
+                for (int64_t dx = -r; dx <= r; dx += edge ? 1 : 2 * r) {
+                    int64_t xx = cx + dx;
+                    if (xx >= 0 && xx < gw) {
+                        for (int64_t o = head[yy * gw + xx]; o >= 0; o = next[o]) {
+                            if (o == k) continue;
+                            int64_t d2 = dx * dx + dy * dy;
+                            if (d2 < best) best = d2;
+                            if (r <= link && o > k) link_fish(labels, k, o);
+                        }
+                    }
+                    if (r == 0) break;
+                }
+            }
+        }
+        /* rings beyond the nearest one that are still within the link */
+        for (int64_t r = 0; r <= link; r++) {
+            if (best != INT64_MAX && r * r < best) continue; /* scanned above */
+            for (int64_t dy = -r; dy <= r; dy++) {
+                int64_t yy = cy + dy;
+                if (yy < 0 || yy >= gh) continue;
+                int edge = dy == -r || dy == r;
+                for (int64_t dx = -r; dx <= r; dx += edge ? 1 : 2 * r) {
+                    int64_t xx = cx + dx;
+                    if (xx >= 0 && xx < gw)
+                        for (int64_t o = head[yy * gw + xx]; o >= 0; o = next[o])
+                            if (o > k) link_fish(labels, k, o);
+                    if (r == 0) break;
+                }
+            }
+        }
+        nnd[k] = best == INT64_MAX ? INFINITY : sqrt((double)best);
+    }
+    for (Py_ssize_t k = 0; k < n; k++) labels[k] = find_root(labels, k);
+done:
+    PyMem_Free(head);
+    PyMem_Free(next);
+    release_all(&bs);
+    Py_RETURN_NONE;
+fail:
+    PyMem_Free(head);
+    PyMem_Free(next);
+    release_all(&bs);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ tally */
+
+static const char tally_doc[] =
+    "tally(arrays, ints)\n"
+    "The metrics' per-tick bookkeeping (observe/metrics.Metrics.observe): the executed actions of the\n"
+    "fish in the water into the action window, (conflicts, intents) into the conflict window, each\n"
+    "fish's fish-in-view into the schooling window, the tick of each successful move; writes the\n"
+    "tick's fish per move outcome into ``arrays['outcomes']`` and, when a move was refused or\n"
+    "bumped, each such fish's square into the ``heat`` map. Returns (fish in the water, the first\n"
+    "fish of the longest stuck streak).\n"
+    "By name: exactly the names of TALLY_ARRAYS and TALLY_INTS.";
+
+enum { T_EXECUTED, T_OUTCOME, T_PRESENT, T_NEIGHBOURS, T_STUCK, T_X, T_Y, T_ACTIONS, T_ACTION_SUM, T_CONFLICTS,
+       T_CONFLICT_SUM, T_NB, T_NB_SUM, T_LAST_MOVED, T_HEAT, T_OUTCOMES, N_T };
+static const char *T_NAMES[N_T] = {"executed", "move_outcome", "present", "neighbours", "stuck", "x", "y", "actions",
+                                   "action_sum", "conflicts", "conflict_sum", "nb", "nb_sum", "last_moved", "heat",
+                                   "outcomes"};
+enum { TI_SLOT, TI_NSLOT, TI_WINDOW, TI_SCHOOLING_WINDOW, TI_TICKS, TI_HOTSPOT_CELL, TI_HEAT_WIDTH, TI_HEAT_HEIGHT,
+       N_TI };
+static const char *TI_NAMES[N_TI] = {"slot", "nslot", "window", "schooling_window", "ticks", "hotspot_cell",
+                                     "heat_width", "heat_height"};
+
+static PyObject *tally(PyObject *self, PyObject *args) {
+    PyObject *arrays, *ints, *ta[N_T];
+    long long v[N_TI];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (by_name(arrays, T_NAMES, N_T, ta, "tally", "array", "TALLY_ARRAYS") < 0 ||
+        numbers_by_name(ints, TI_NAMES, N_TI, v, NULL, N_TI, "tally", "TALLY_INTS") < 0)
+        return NULL;
+    if (v[TI_SLOT] < 0 || v[TI_SLOT] >= v[TI_WINDOW] || v[TI_NSLOT] < 0 || v[TI_NSLOT] >= v[TI_SCHOOLING_WINDOW])
+        return PyErr_Format(PyExc_ValueError, "tally(): slot out of its window");
+    Bufs bs = {.n = 0};
+    Py_ssize_t n = items(ta[T_EXECUTED], 1, "executed"), w = v[TI_WINDOW], sw = v[TI_SCHOOLING_WINDOW];
+    if (n < 0) return NULL;
+    TAKE(executed, int8_t, ta[T_EXECUTED], n, 0);
+    TAKE(outcome, int8_t, ta[T_OUTCOME], n, 0);
+    TAKE(present, uint8_t, ta[T_PRESENT], n, 0);
+    TAKE(nbv, int16_t, ta[T_NEIGHBOURS], n, 0);
+    TAKE(actions, int64_t, ta[T_ACTIONS], w * 6, 1);
+    TAKE(action_sum, int64_t, ta[T_ACTION_SUM], 6, 1);
+    TAKE(conflicts, int64_t, ta[T_CONFLICTS], w * 2, 1);
+    TAKE(conflict_sum, int64_t, ta[T_CONFLICT_SUM], 2, 1);
+    TAKE(nb, int64_t, ta[T_NB], sw * n, 1);
+    TAKE(nb_sum, int64_t, ta[T_NB_SUM], n, 1);
+    TAKE(last_moved, int64_t, ta[T_LAST_MOVED], n, 1);
+    TAKE(outcomes, int64_t, ta[T_OUTCOMES], 5, 1);
+    TAKE(stuck, int32_t, ta[T_STUCK], n, 0);
+    TAKE(xs, int64_t, ta[T_X], n, 0);
+    TAKE(ys, int64_t, ta[T_Y], n, 0);
+    TAKE(heat, int64_t, ta[T_HEAT], v[TI_HEAT_WIDTH] * v[TI_HEAT_HEIGHT], 1);
+    if (v[TI_HOTSPOT_CELL] <= 0) {
+        release_all(&bs);
+        return PyErr_Format(PyExc_ValueError, "tally(): hotspot_cell must be > 0");
+    }
+    int64_t counts[6] = {0}, here = 0, worst = 0;
+    for (int k = 0; k < 5; k++) outcomes[k] = 0;
+    int64_t *nb_row = nb + v[TI_NSLOT] * n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int e = executed[i], o = outcome[i];
+        if (e < 0 || e > 5) return bad_index(&bs, "action", e);
+        if (o < 0 || o > 4) return bad_index(&bs, "move outcome", o);
+        if (present[i]) {
+            counts[e] += 1;
+            here += 1;
+        }
+        outcomes[o] += 1;
+        if (o == MOVED) last_moved[i] = v[TI_TICKS];
+        nb_sum[i] += nbv[i] - nb_row[i];
+        nb_row[i] = nbv[i];
+        if (stuck[i] > stuck[worst]) worst = i;
+    }
+    if (outcomes[CROWDED] + outcomes[OCCUPIED] + outcomes[BLOCKED])
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (outcome[i] < BLOCKED) continue;
+            int64_t hx = xs[i] / v[TI_HOTSPOT_CELL], hy = ys[i] / v[TI_HOTSPOT_CELL];
+            if (xs[i] < 0 || ys[i] < 0 || hx >= v[TI_HEAT_WIDTH] || hy >= v[TI_HEAT_HEIGHT])
+                return bad_index(&bs, "fish position", xs[i] < 0 || hx >= v[TI_HEAT_WIDTH] ? xs[i] : ys[i]);
+            heat[hy * v[TI_HEAT_WIDTH] + hx] += 1;
+        }
+    int64_t *a_row = actions + v[TI_SLOT] * 6, *c_row = conflicts + v[TI_SLOT] * 2;
+    for (int k = 0; k < 6; k++) {
+        action_sum[k] += counts[k] - a_row[k];
+        a_row[k] = counts[k];
+    }
+    int64_t refused = outcomes[CROWDED] + outcomes[OCCUPIED];
+    conflict_sum[0] += refused - c_row[0];
+    conflict_sum[1] += here - c_row[1];
+    c_row[0] = refused;
+    c_row[1] = here;
+    release_all(&bs);
+    return Py_BuildValue("LL", (long long)here, (long long)worst);
+fail:
+    release_all(&bs);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ deeds */
+
+static const char deeds_doc[] =
+    "deeds(arrays, ints)\n"
+    "The word-and-deed tally of every open plan for one tick (observe/worddeed.WordDeed.observe):\n"
+    "ticks, successful moves, meals (an eat that raised energy), ticks with company and, for\n"
+    "single-action plans (goal hold), ticks the action worked. By name: exactly the names of\n"
+    "DEEDS_ARRAYS and DEEDS_INTS.";
+
+enum { D_OPEN, D_OUTCOME, D_EXECUTED, D_ENERGY, D_ENERGY_BEFORE, D_NEIGHBOURS, D_GOAL, D_PARAM, D_TICKS, D_MOVED,
+       D_ATE, D_COMPANY, D_WORKED, N_D };
+static const char *D_NAMES[N_D] = {"open", "move_outcome", "executed", "energy", "energy_before", "neighbours", "goal",
+                                   "param", "ticks", "moved", "ate", "company", "worked"};
+enum { DI_HOLDS, N_DI };
+static const char *DI_NAMES[N_DI] = {"holds"};
+
+static PyObject *deeds(PyObject *self, PyObject *args) {
+    PyObject *arrays, *ints, *da[N_D];
+    long long v[N_DI];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (by_name(arrays, D_NAMES, N_D, da, "deeds", "array", "DEEDS_ARRAYS") < 0 ||
+        numbers_by_name(ints, DI_NAMES, N_DI, v, NULL, N_DI, "deeds", "DEEDS_INTS") < 0)
+        return NULL;
+    Bufs bs = {.n = 0};
+    Py_ssize_t n = items(da[D_OPEN], 1, "open");
+    if (n < 0) return NULL;
+    TAKE(open, uint8_t, da[D_OPEN], n, 0);
+    TAKE(outcome, int8_t, da[D_OUTCOME], n, 0);
+    TAKE(executed, int8_t, da[D_EXECUTED], n, 0);
+    TAKE(energy, int32_t, da[D_ENERGY], n, 0);
+    TAKE(before, int32_t, da[D_ENERGY_BEFORE], n, 0);
+    TAKE(nbv, int16_t, da[D_NEIGHBOURS], n, 0);
+    TAKE(goal, int64_t, da[D_GOAL], n, 0);
+    TAKE(param, int64_t, da[D_PARAM], n, 0);
+    TAKE(ticks, int64_t, da[D_TICKS], n, 1);
+    TAKE(moved, int64_t, da[D_MOVED], n, 1);
+    TAKE(ate, int64_t, da[D_ATE], n, 1);
+    TAKE(company, int64_t, da[D_COMPANY], n, 1);
+    TAKE(worked, int64_t, da[D_WORKED], n, 1);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!open[i]) continue;
+        int mv = outcome[i] == MOVED, eat = executed[i] == A_EAT && energy[i] > before[i];
+        ticks[i] += 1;
+        moved[i] += mv;
+        ate[i] += eat;
+        company[i] += nbv[i] > 0;
+        if (v[DI_HOLDS] && goal[i] == G_HOLD) {
+            int64_t act = param[i];
+            worked[i] += act == A_EAT ? eat : (act <= 3 ? mv : executed[i] == act);
+        }
+    }
+    release_all(&bs);
+    Py_RETURN_NONE;
+fail:
+    release_all(&bs);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ food */
+
+static const char food_doc[] =
+    "food(food_born, open_cells, cdf, draws, tick, rot_ticks)\n"
+    "Water.spawn_food and Water.rot_food after the draws: each uniform draw picks an open cell by the\n"
+    "spawn weights (``cdf``, as numpy's searchsorted side='right'); a pick on a cell with food is lost;\n"
+    "then food born ``rot_ticks`` or more ticks ago rots. Returns (spawned, rotted).";
+
+static PyObject *food(PyObject *self, PyObject *args) {
+    PyObject *o_born, *o_open, *o_cdf, *o_draws;
+    long long tick, rot_ticks;
+    if (!PyArg_ParseTuple(args, "OOOOLL", &o_born, &o_open, &o_cdf, &o_draws, &tick, &rot_ticks)) return NULL;
+    Bufs bs = {.n = 0};
+    Py_ssize_t grid = items(o_born, 4, "food_born"), m = items(o_open, 4, "open_cells"), k = items(o_draws, 8, "draws");
+    if (grid < 0 || m < 0 || k < 0) return NULL;
+    TAKE(born, int32_t, o_born, grid, 1);
+    TAKE(open_cells, int32_t, o_open, m, 0);
+    TAKE(cdf, double, o_cdf, m, 0);
+    TAKE(draws, double, o_draws, k, 0);
+    long long spawned = 0, rotted = 0;
+    for (Py_ssize_t d = 0; d < k && m > 0; d++) {
+        Py_ssize_t lo = 0, hi = m; /* first index with cdf > draw */
+        while (lo < hi) {
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            if (cdf[mid] <= draws[d]) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo >= m) return bad_index(&bs, "spawn draw", (long long)(draws[d] * 1e6));
+        int64_t c = open_cells[lo];
+        if (c < 0 || c >= grid) return bad_index(&bs, "open cell", c);
+        if (born[c] == NO_FOOD_BORN) {
+            born[c] = (int32_t)tick;
+            spawned += 1;
+        }
+    }
+    long long line = tick - rot_ticks;
+    for (Py_ssize_t c = 0; c < grid; c++)
+        if (born[c] != NO_FOOD_BORN && born[c] <= line) {
+            born[c] = NO_FOOD_BORN;
+            rotted += 1;
+        }
+    release_all(&bs);
+    return Py_BuildValue("LL", spawned, rotted);
+fail:
+    release_all(&bs);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ module */
 
 /* A tuple of ``names`` as the module's attribute ``attr`` (the names a function takes its
@@ -858,6 +1266,10 @@ static PyMethodDef methods[] = {
     {"after", after, METH_VARARGS, after_doc},
     {"components", components, METH_VARARGS, components_doc},
     {"plan", plan, METH_VARARGS, plan_doc},
+    {"neighbours", neighbours, METH_VARARGS, neighbours_doc},
+    {"tally", tally, METH_VARARGS, tally_doc},
+    {"deeds", deeds, METH_VARARGS, deeds_doc},
+    {"food", food, METH_VARARGS, food_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -885,7 +1297,9 @@ PyMODINIT_FUNC PyInit__tick(void) {
         add_names(m, "STEER_TERMS", STEER_TERMS, 6) < 0 || add_names(m, "ARBITRATE_ARRAYS", R_NAMES, N_R) < 0 ||
         add_names(m, "ARBITRATE_INTS", RI_NAMES, N_RI) < 0 || add_names(m, "AFTER_ARRAYS", X_NAMES, N_X) < 0 ||
         add_names(m, "AFTER_INTS", I_NAMES, N_I) < 0 || add_names(m, "GOAL_FLAG_COLUMNS", GF_NAMES, N_GF) < 0 ||
-        add_names(m, "PLAN_ARRAYS", P_NAMES, N_P) < 0 || add_names(m, "PLAN_NUMBERS", PN_NAMES, N_PN) < 0) {
+        add_names(m, "PLAN_ARRAYS", P_NAMES, N_P) < 0 || add_names(m, "PLAN_NUMBERS", PN_NAMES, N_PN) < 0 ||
+        add_names(m, "TALLY_ARRAYS", T_NAMES, N_T) < 0 || add_names(m, "TALLY_INTS", TI_NAMES, N_TI) < 0 ||
+        add_names(m, "DEEDS_ARRAYS", D_NAMES, N_D) < 0 || add_names(m, "DEEDS_INTS", DI_NAMES, N_DI) < 0) {
         Py_DECREF(m);
         return NULL;
     }

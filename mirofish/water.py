@@ -10,6 +10,8 @@ Integers only; the only randomness is the world's ``numpy.random.Generator`` pas
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import kernel
@@ -17,6 +19,7 @@ from .config import Config, hundredths
 
 WATER, GLASS, PLANT, ROCK, OFFGRID = 0, 1, 2, 3, 4
 NO_FOOD = -1
+_NO_DRAWS = np.zeros(0)
 
 
 class Water:
@@ -134,6 +137,14 @@ class Water:
             picks = np.unique(picks)
         self.food_born[picks] = tick
         return int(picks.size)
+
+    def feed_compiled(self, k: Any, rng: np.random.Generator, tick: int) -> tuple[int, int]:
+        """:meth:`spawn_food` then :meth:`rot_food` with the compiled tick ``k`` (_tick.food):
+        the same draws, picks and rot. Returns (spawned, rotted)."""
+        n = int(rng.binomial(self.open_cells.size, self.spawn_rate)) if self.spawn_rate else 0
+        draws = rng.random(n) if n else _NO_DRAWS
+        spawned, rotted = k.food(self.food_born, self.open_cells, self._spawn_cdf, draws, tick, self.rot_ticks)
+        return int(spawned), int(rotted)
 
     def rot_food(self, tick: int) -> int:
         """Remove food older than ``rot_ticks``; returns how many rotted."""

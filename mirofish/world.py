@@ -505,8 +505,7 @@ class World:
              "meal": meal},
             {"tick": t, "max_energy": self.max_energy, "age_weight": cfg_a.age_weight,
              "energy_weight": cfg_a.energy_weight, "age_cap": cfg_a.age_cap})
-        spawned = w.spawn_food(self.rng, t)
-        rotted = w.rot_food(t)
+        spawned, rotted = w.feed_compiled(k, self.rng, t)
         before = s.energy
         s.energy, s.failed = np.empty(n, np.int32), np.empty(n, bool)
         codes = np.empty((n, self.window.size), np.int8)

@@ -181,10 +181,12 @@ def _spied_calls(seed: int = 3) -> dict[str, tuple[dict, dict]]:
 
     class Spy:
         def __getattr__(self, name):
-            def call(arrays, numbers):
-                calls[name] = ({n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in arrays.items()},
-                               dict(numbers))
-                return getattr(k, name)(arrays, numbers)
+            def call(*args):
+                if len(args) == 2 and all(isinstance(a, dict) for a in args):  # the functions by name
+                    arrays, numbers = args
+                    calls[name] = ({n: (v.copy() if isinstance(v, np.ndarray) else v) for n, v in arrays.items()},
+                                   dict(numbers))
+                return getattr(k, name)(*args)
             return call
 
     world = World(load_config(seed=seed))
@@ -304,3 +306,56 @@ def test_the_compiled_planner_decides_as_the_numpy_planner(kw):
         fast.step()
         ref.step()
         assert fast.state_hash() == ref.state_hash(), f"tick {fast.tick}: the planners decided differently"
+
+
+def test_a_large_tank_reads_its_views_from_a_grid_of_codes_and_agrees():
+    """Above BIG_GRID cells after() first builds a grid of view codes (one pass in order instead
+    of three big arrays read at random); the views, and so the world, stay the numpy tick's."""
+    fast, ref = pair(seed=9, **{"fish.count": 3000, "world.width": 520, "world.height": 400})
+    assert fast.world.water.food_born.size > 200_000
+    agree(fast, ref, 25)
+
+
+def test_the_compiled_neighbours_give_the_numpy_figures():
+    """Nearest-neighbour distances and cluster labels from the C grid search equal the numpy
+    reference (all pairs up to 300 fish, its own grid search beyond), on random tanks."""
+    from mirofish.observe import metrics as M
+
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        n = int(rng.choice([2, 3, 7, 60, 299, 301, 900]))
+        w, h = int(rng.integers(4, 300)), int(rng.integers(4, 200))
+        if n > w * h:
+            continue
+        cells = rng.choice(w * h, n, replace=False)
+        xy = np.stack([cells % w, cells // w], axis=1).astype(np.float64)
+        nnd, labels = M.nn_and_labels(xy)
+        ref_nnd, ref_labels = M.numpy_nn_and_labels(xy)
+        assert nnd == ref_nnd and np.array_equal(labels, ref_labels), trial
+        moving = rng.random(n) < 0.6
+        found = [k for k in sorted(set(labels.tolist()))  # moving schools, largest first, then by label
+                 if (labels == k).sum() >= 3 and 2 * moving[labels == k].sum() >= (labels == k).sum()]
+        found.sort(key=lambda k: -(labels == k).sum())
+        assert [list(s) for s in M.schools(labels, moving)] == [list(np.flatnonzero(labels == k)) for k in found]
+
+
+@pytest.mark.parametrize("kw", [{"seed": 1}, {"seed": 2, "brain.decides": "action"},
+                                {"seed": 3, "fish.count": 240, "world.width": 36, "world.height": 20}])
+def test_the_compiled_metrics_tally_as_the_numpy_metrics(kw):
+    """The metrics' and the word-and-deed score's per-tick bookkeeping in C (tally, deeds) against
+    their numpy reference fed the same frames: every figure, alert and plan tally the same."""
+    from mirofish.observe.metrics import Metrics
+
+    cfg = load_config(**kw)
+    live = LiveSession(cfg)
+    ref = Metrics(cfg.metrics, live.world.school.n, cfg.world.width, cfg.world.height)
+    ref._k = ref.word_deed._k = None
+    live.engine.observers.append(ref.observe)
+    assert live.metrics._k is compiled
+    for t in range(600):
+        live.step()
+        if t % 25 == 0:
+            assert live.metrics.summary() == ref.summary(), t
+            assert np.array_equal(live.metrics.word_deed.counts, ref.word_deed.counts), t
+            assert np.array_equal(live.metrics.heat, ref.heat), t
+    assert ref.heat.sum() > 0 and ref.word_deed.counts[:, 5].sum() > 0  # stuck squares and judged plans were tallied

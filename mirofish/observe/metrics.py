@@ -60,6 +60,11 @@ _FALLBACK = TIER_INDEX["fallback"]
 _WAITING = status_code("waiting_for_the_model")
 
 
+def _as(a: np.ndarray, dtype: Any) -> np.ndarray:
+    """``a`` as a contiguous array of ``dtype`` for the compiled code (no copy when it is one)."""
+    return np.ascontiguousarray(a, dtype)
+
+
 def entropy(counts: np.ndarray) -> float:
     total = counts.sum()
     if total <= 0:
@@ -134,6 +139,20 @@ def nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[floa
     hundred fish this compares all pairs; beyond that it looks fish up in a grid around
     each fish and compares all pairs only for the fish with nobody within 6 cells.
     """
+    n = len(xy)
+    if n < 2:
+        return 0.0, None
+    k = kernel.compiled_tick()
+    if k is not None:  # the same figures from a grid of the fish, in C (_tick.neighbours)
+        pts = np.ascontiguousarray(xy, np.int64)
+        nnd, labels = np.empty(n), np.empty(n, np.int64)
+        k.neighbours(np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1]), link, nnd, labels)
+        return float(nnd.mean()), labels
+    return numpy_nn_and_labels(xy, link, chunk)
+
+
+def numpy_nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[float, np.ndarray | None]:
+    """:func:`nn_and_labels` in numpy (the reference the compiled one is tested against)."""
     n = len(xy)
     if n < 2:
         return 0.0, None
@@ -222,7 +241,11 @@ def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3) ->
     moved = np.bincount(labels, weights=moving.astype(np.float64), minlength=len(labels))
     ok = np.flatnonzero((sizes >= min_size) & (moved * 2 >= sizes))
     ok = ok[np.argsort(-sizes[ok], kind="stable")]
-    return [np.flatnonzero(labels == k) for k in ok]
+    if not ok.size:
+        return []
+    by_label = np.argsort(labels, kind="stable")  # each cluster's fish together, in index order
+    starts = np.cumsum(sizes) - sizes
+    return [by_label[starts[k]:starts[k] + sizes[k]] for k in ok]
 
 
 def school_figures(members: np.ndarray, xy: np.ndarray, heading: np.ndarray, moving: np.ndarray) -> dict[str, Any]:
@@ -264,6 +287,9 @@ class Metrics:
         self._prev_xy: np.ndarray | None = None
         self.school_members = np.zeros(0, np.int64)  # the largest moving school at the last sample
         self.word_deed = WordDeed(n_fish)  # does each fish do what its thoughts say (observe/worddeed.py)
+        self._k = kernel.compiled_tick()  # the per-tick bookkeeping in C (_tick.tally) when built
+        self._outcomes = np.zeros(5, np.int64)  # fish per move outcome at the last tick (filled by tally)
+        self._all_here = np.ones(n_fish, np.uint8)
 
     def moving(self) -> np.ndarray:
         """Per fish: moved in the last ``MOVED_WITHIN`` ticks."""
@@ -279,17 +305,28 @@ class Metrics:
             self.first_tick = f.tick  # what these metrics have seen starts here (a replay: its keyframe)
         self.ticks += 1
         self.word_deed.observe(f)
-        here = f.present  # fish out of the water count in nothing
-        executed = f.executed if here is None else f.executed[here]
-        self.in_water = len(executed)
-        counts = np.bincount(executed, minlength=N_ACTIONS)
-        self._action_sum += counts - self._actions[slot]
-        self._actions[slot] = counts
-        oc = f.outcome_counts
-        conflicts = f.conflicts
-        self._conflict_sum[0] += conflicts - self._conflicts[slot, 0]
-        self._conflict_sum[1] += len(executed) - self._conflicts[slot, 1]
-        self._conflicts[slot] = (conflicts, len(executed))
+        nslot = self.ticks % cfg.schooling_window
+        if self._k is not None:
+            oc = self._outcomes
+            self.in_water, worst = self._k.tally(  # by name (_tick.TALLY_ARRAYS, TALLY_INTS)
+                {"executed": _as(f.executed, np.int8), "move_outcome": _as(f.move_outcome, np.int8),
+                 "present": self._all_here if f.present is None else _as(f.present, np.bool_).view(np.uint8),
+                 "neighbours": _as(f.neighbours, np.int16), "stuck": _as(f.stuck, np.int32),
+                 "x": _as(f.x, np.int64), "y": _as(f.y, np.int64), "actions": self._actions,
+                 "action_sum": self._action_sum, "conflicts": self._conflicts, "conflict_sum": self._conflict_sum,
+                 "nb": self._nb, "nb_sum": self._nb_sum, "last_moved": self.last_moved, "heat": self.heat,
+                 "outcomes": oc},
+                {"slot": slot, "nslot": nslot, "window": cfg.window, "schooling_window": cfg.schooling_window,
+                 "ticks": self.ticks, "hotspot_cell": cfg.hotspot_cell, "heat_width": self.heat.shape[1],
+                 "heat_height": self.heat.shape[0]})
+        else:
+            oc, worst = self._tally(f, slot, nslot)
+        self.since_move = 0 if oc[arbiter.MOVED] else self.since_move + 1
+        if oc[arbiter.CROWDED] + oc[arbiter.OCCUPIED] + oc[arbiter.BLOCKED]:
+            self.stuck_now = (int(f.stuck[worst]), int(f.x[worst]), int(f.y[worst]))
+            self.max_stuck = max(self.max_stuck, self.stuck_now[0])
+        elif self.stuck_now[0]:  # streaks end on a successful move
+            self.stuck_now = (int(f.stuck[worst]), *self.stuck_now[1:])
         if f.applied:
             tiers = f.tiers
             by_tier = np.bincount(tiers, minlength=len(TIERS))
@@ -308,22 +345,32 @@ class Metrics:
             pos = (self._lat_n + np.arange(lat.size)) % self._lat.size
             self._lat[pos] = lat
             self._lat_n += lat.size
-        self.last_moved[f.move_outcome == arbiter.MOVED] = self.ticks
-        nslot = self.ticks % cfg.schooling_window
-        self._nb_sum += f.neighbours - self._nb[nslot]
-        self._nb[nslot] = f.neighbours
-        self.since_move = 0 if oc[arbiter.MOVED] else self.since_move + 1
-        if conflicts or oc[arbiter.BLOCKED]:
-            worst = int(np.argmax(f.stuck))
-            self.stuck_now = (int(f.stuck[worst]), int(f.x[worst]), int(f.y[worst]))
-            self.max_stuck = max(self.max_stuck, self.stuck_now[0])
-            ev = f.stuck_events
-            cell = (f.y[ev] // cfg.hotspot_cell) * self.heat.shape[1] + f.x[ev] // cfg.hotspot_cell
-            self.heat += np.bincount(cell, minlength=self.heat.size).reshape(self.heat.shape)
-        elif self.stuck_now[0]:  # streaks end on a successful move
-            self.stuck_now = (int(f.stuck.max()), *self.stuck_now[1:])
         if (self.ticks - 1) % cfg.sample_every == 0:
             self._sample(f)
+
+    def _tally(self, f: Frame, slot: int, nslot: int) -> tuple[np.ndarray, int]:
+        """The per-tick bookkeeping in numpy (the reference for _tick.tally): the rolling
+        windows of actions, conflicts and fish in view, each fish's last move, the squares of
+        refused or bumped moves. Returns (fish per move outcome, the longest-stuck fish)."""
+        here = f.present  # fish out of the water count in nothing
+        executed = f.executed if here is None else f.executed[here]
+        self.in_water = len(executed)
+        counts = np.bincount(executed, minlength=N_ACTIONS)
+        self._action_sum += counts - self._actions[slot]
+        self._actions[slot] = counts
+        oc = f.outcome_counts
+        conflicts = f.conflicts
+        self._conflict_sum[0] += conflicts - self._conflicts[slot, 0]
+        self._conflict_sum[1] += len(executed) - self._conflicts[slot, 1]
+        self._conflicts[slot] = (conflicts, len(executed))
+        self.last_moved[f.move_outcome == arbiter.MOVED] = self.ticks
+        self._nb_sum += f.neighbours - self._nb[nslot]
+        self._nb[nslot] = f.neighbours
+        if conflicts or oc[arbiter.BLOCKED]:
+            ev, side = f.stuck_events, self.cfg.hotspot_cell
+            cell = (f.y[ev] // side) * self.heat.shape[1] + f.x[ev] // side
+            self.heat += np.bincount(cell, minlength=self.heat.size).reshape(self.heat.shape)
+        return oc, int(np.argmax(f.stuck))
 
     def schooling_now(self) -> float:
         """The schooling degree over the current window (cheap; called every tick by recorders)."""

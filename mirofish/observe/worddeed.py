@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import kernel
 from ..actions import MOVE_DXDY, Action
 from ..arbiter import MOVED
 from ..fish.plans import AWAY_NAMES, GOAL_NAMES, Goal
@@ -80,6 +81,8 @@ def word_verdict(goal: int, param: int, thought: str) -> bool | None:
 
 _COLS = ("tick", "goal", "param", "x0", "y0", "nb0", "ticks", "moved", "ate", "company", "worked")
 _HOLD, _EAT = int(Goal.HOLD), int(Action.EAT)
+_FORAGE, _SCHOOL, _EXPLORE, _REST, _AWAY = (int(Goal.FORAGE), int(Goal.SCHOOL), int(Goal.EXPLORE), int(Goal.REST),
+                                            int(Goal.KEEP_AWAY))
 
 
 class WordDeed:
@@ -100,6 +103,7 @@ class WordDeed:
         self.thought = [""] * n_fish
         self._prev: tuple[np.ndarray, ...] | None = None
         self._holds = 0  # open single-action plans (action mode)
+        self._k = kernel.compiled_tick()  # the per-tick tally in C (_tick.deeds) when built
 
     def observe(self, f: Frame) -> None:
         prev = self._prev if self._prev is not None else (f.x, f.y, f.energy, f.neighbours)
@@ -116,7 +120,23 @@ class WordDeed:
                              ("x0", int(prev[0][fish])), ("y0", int(prev[1][fish])), ("nb0", int(f.neighbours[fish])),
                              ("ticks", 0), ("moved", 0), ("ate", 0), ("company", 0), ("worked", 0)):
                     P[c][fish] = v
-        on = self.open
+        if self._k is not None:
+            self._k.deeds(  # by name (_tick.DEEDS_ARRAYS, DEEDS_INTS)
+                {"open": self.open.view(np.uint8), "move_outcome": np.ascontiguousarray(f.move_outcome, np.int8),
+                 "executed": np.ascontiguousarray(f.executed, np.int8),
+                 "energy": np.ascontiguousarray(f.energy, np.int32),
+                 "energy_before": np.ascontiguousarray(prev[2], np.int32),
+                 "neighbours": np.ascontiguousarray(f.neighbours, np.int16), "goal": P["goal"], "param": P["param"],
+                 "ticks": P["ticks"], "moved": P["moved"], "ate": P["ate"], "company": P["company"],
+                 "worked": P["worked"]},
+                {"holds": self._holds})
+        else:
+            self._tally(f, prev)
+        self._prev = (f.x, f.y, f.energy, f.neighbours)
+
+    def _tally(self, f: Frame, prev: tuple[np.ndarray, ...]) -> None:
+        """One tick of every open plan in numpy (the reference for _tick.deeds)."""
+        P, on = self.plan, self.open
         moved = (f.move_outcome == MOVED) & on
         ate = (f.executed == _EAT) & (f.energy > prev[2]) & on
         P["ticks"] += on
@@ -127,7 +147,6 @@ class WordDeed:
             act = P["param"]
             worked = np.where(act == _EAT, ate, np.where(act <= int(Action.MOVE_E), moved, f.executed == act))
             P["worked"] += on & (P["goal"] == _HOLD) & worked
-        self._prev = (f.x, f.y, f.energy, f.neighbours)
 
     def _close(self, fish: int, tick: int, prev: tuple[np.ndarray, ...]) -> None:
         """Judge ``fish``'s open plan, which ended before ``tick`` (``prev``: the frame arrays
@@ -135,35 +154,35 @@ class WordDeed:
         if not self.open[fish]:
             return
         self.open[fish] = False
-        p = {c: int(a[fish]) for c, a in self.plan.items()}
-        self._holds -= p["goal"] == _HOLD
-        if p["ticks"] == 0:
+        P = self.plan
+        g, prm, ticks = int(P["goal"][fish]), int(P["param"][fish]), int(P["ticks"][fish])
+        self._holds -= g == _HOLD
+        if ticks == 0:
             return
-        p["x"], p["y"], p["nb"] = int(prev[0][fish]), int(prev[1][fish]), int(prev[3][fish])
-        g, prm = p["goal"], p["param"]
-        if g == int(Goal.FORAGE):
-            done = p["ate"] > 0
-        elif g == int(Goal.SCHOOL):
-            done = 2 * p["company"] >= p["ticks"]
-        elif g == int(Goal.EXPLORE):
+        if g == _FORAGE:
+            done = P["ate"][fish] > 0
+        elif g == _SCHOOL:
+            done = 2 * P["company"][fish] >= ticks
+        elif g == _EXPLORE:
             dx, dy = MOVE_DXDY[prm] if 0 <= prm < 4 else (0, 0)
-            along = (p["x"] - p["x0"]) * dx + (p["y"] - p["y0"]) * dy
-            done = along >= max(1, p["moved"] // 2)
-        elif g == int(Goal.REST):
-            done = 5 * p["moved"] <= p["ticks"]
-        elif g == int(Goal.KEEP_AWAY):
-            done = p["nb"] <= p["nb0"] if AWAY_NAMES[prm % 2] == "crowd" else p["moved"] > 0
+            along = (int(prev[0][fish]) - int(P["x0"][fish])) * dx + (int(prev[1][fish]) - int(P["y0"][fish])) * dy
+            done = along >= max(1, int(P["moved"][fish]) // 2)
+        elif g == _REST:
+            done = 5 * P["moved"][fish] <= ticks
+        elif g == _AWAY:
+            done = prev[3][fish] <= P["nb0"][fish] if AWAY_NAMES[prm % 2] == "crowd" else P["moved"][fish] > 0
         else:
-            done = p["worked"] > 0
+            done = P["worked"][fish] > 0
+        done = bool(done)
         thought = self.thought[fish]
-        word = word_verdict(g, prm, thought)
+        word = word_verdict(g, prm, thought) if thought else None
         c = self.counts[fish]
         if word is not None:
             c[0 if word else 1] += 1
             c[4] += int(word and done)
         c[2 if done else 3] += 1
         c[5] += 1
-        rec = {"tick": p["tick"], "end": tick, "fish": fish, "goal": GOAL_NAMES[g], "param": prm,
+        rec = {"tick": int(P["tick"][fish]), "end": tick, "fish": fish, "goal": GOAL_NAMES[g], "param": prm,
                "thought": thought, "word": word, "deed": bool(done)}
         self.recent[fish].append(rec)
         if self.keep:
