@@ -47,3 +47,10 @@ def compiled_tick() -> ModuleType | None:
 def name() -> str:
     """``"compiled"`` or ``"numpy"``: the tick a world built now would run."""
     return "numpy" if compiled_tick() is None else "compiled"
+
+
+def built() -> ModuleType | None:
+    """The compiled module if it was built, whatever ``MIROFISH_TICK`` says (for objects that
+    decided with :func:`compiled_tick` when made and keep only that choice, so that they stay
+    copyable and picklable)."""
+    return _compiled

@@ -75,3 +75,32 @@ def test_without_the_extra_a_clip_is_one_line_naming_it(recording, tmp_path):
                               capture_output=True, text=True, timeout=60, env={"SDL_VIDEODRIVER": "dummy"})
         assert done.returncode == 2 and extra in done.stderr and "[clips]" in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / name).exists()
+
+
+def test_a_clip_with_the_hud_has_no_buttons_or_key_hints(recording, tmp_path):
+    """A video is watched, not clicked: the controls' strip and the footer are empty water-panel
+    colour in every frame, while the HUD above them has its figures."""
+    import os
+
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    from mirofish.scenes.aquarium.scene import AquariumScene
+    from mirofish.session import ReplaySession
+    from mirofish.ui.app import App
+
+    out = tmp_path / "b.gif"
+    assert clip(recording, "--from", 20, "--to", 24, "--out", out, "--size", "1280x720").returncode == 0
+    scene = AquariumScene(ReplaySession(recording))  # the window's layout at that size
+    app = App([scene], (1280, 720), offscreen=True)
+    surf = app.canvas()
+    scene.draw(surf)
+    rects = {k: scene.rects[k] for k in ("controls", "footer", "hud")}
+    app.close()
+    img = PIL.open(out)
+    for k in range(0, img.n_frames, 4):
+        img.seek(k)
+        frame = img.convert("RGB")
+        for name in ("controls", "footer"):
+            r = rects[name]
+            assert len(frame.crop((r.x, r.y, r.right, r.bottom)).getcolors(1 << 20)) <= 2, (name, k)
+        r = rects["hud"]
+        assert len(frame.crop((r.x, r.y, r.right, r.bottom)).getcolors(1 << 20)) > 20

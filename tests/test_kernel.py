@@ -349,9 +349,9 @@ def test_the_compiled_metrics_tally_as_the_numpy_metrics(kw):
     cfg = load_config(**kw)
     live = LiveSession(cfg)
     ref = Metrics(cfg.metrics, live.world.school.n, cfg.world.width, cfg.world.height)
-    ref._k = ref.word_deed._k = None
+    ref.compiled = ref.word_deed.compiled = False
     live.engine.observers.append(ref.observe)
-    assert live.metrics._k is compiled
+    assert live.metrics.compiled and live.metrics.word_deed.compiled
     for t in range(600):
         live.step()
         if t % 25 == 0:

@@ -405,3 +405,62 @@ def test_fork_flags_add_and_remove_fish(touched, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "mirofish", "fork", str(path), "--at", "20", "--add-fish", "3,4,5",
                           "--ticks", "10"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "five traits" in bad.stderr
+
+
+def _chart_ticks(scene) -> list[int]:
+    return [t for t, _ in scene.series.points["schooling_degree"]]
+
+
+def test_the_live_charts_end_at_the_tick_shown_and_come_back_at_now():
+    """Charts (key C) after going back into the live past, a fork there and O, playing the past
+    on, and N: never a point after the tick shown, never a tick twice or out of order, and at
+    now the live tank's whole series again."""
+    scene = AquariumScene.live(load_config(seed=3))
+    app = App([scene], (1280, 720), offscreen=True)
+    scene.pacer.paused = True
+    for _ in range(300):
+        scene.step()
+    live_points = _chart_ticks(scene)
+    assert live_points[-1] <= 300 and len(live_points) >= 25
+    scene.seek(150)
+    assert scene.mode == "replay" and max(_chart_ticks(scene)) <= scene.tick
+    scene.selected = 4
+    scene.start_fork("rest 10")
+    for _ in range(50):
+        scene.step()
+    scene.end_fork()
+    assert max(_chart_ticks(scene)) <= scene.tick == 150
+    for _ in range(60):  # the past played on: its points, once each, in order
+        scene.step()
+        ticks = _chart_ticks(scene)
+        assert ticks == sorted(set(ticks)) and ticks[-1] <= scene.tick
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_n, mod=0, unicode="n"))
+    app.frame(0.0)
+    assert scene.mode == "live" and scene.tick == 300 and _chart_ticks(scene) == live_points
+    app.close()
+
+
+def test_keep_while_the_past_is_shown_reads_the_kept_recording_and_stop_returns_to_now(tmp_path):
+    """K while the past is shown: the tank and its timeline are the kept recording's at the tick
+    shown; K again (Stop rec) closes it and the window is live at now, with a new past."""
+    scene = AquariumScene.live(load_config(seed=4))
+    scene.saves = tmp_path
+    app = App([scene], (1280, 720), offscreen=True)
+    scene.pacer.paused = True
+    for _ in range(200):
+        scene.step()
+    scene.seek(100)
+    shown = scene.tick
+    scene.toggle_record()  # Keep this
+    kept = list(tmp_path.glob("kept-*.db"))
+    assert len(kept) == 1 and "kept t0..t200" in scene.message
+    assert scene.mode == "replay" and scene.tick == shown
+    assert np.array_equal(scene.view.x, scene.shown.view().x) and scene.timeline.last == 200
+    for _ in range(5):
+        scene.step()
+    assert np.array_equal(scene.view.x, scene.shown.view().x) and scene.tick == shown + 5
+    scene.toggle_record()  # Stop rec
+    assert scene.mode == "live" and scene.tick == 200 and "back to now" in scene.message
+    assert not scene.session.is_recording and np.array_equal(scene.view.x, scene.session.view().x)
+    assert ReplaySession(kept[0]).last_tick == 200
+    app.close()

@@ -287,7 +287,7 @@ class Metrics:
         self._prev_xy: np.ndarray | None = None
         self.school_members = np.zeros(0, np.int64)  # the largest moving school at the last sample
         self.word_deed = WordDeed(n_fish)  # does each fish do what its thoughts say (observe/worddeed.py)
-        self._k = kernel.compiled_tick()  # the per-tick bookkeeping in C (_tick.tally) when built
+        self.compiled = kernel.compiled_tick() is not None  # the per-tick bookkeeping in C (_tick.tally)
         self._outcomes = np.zeros(5, np.int64)  # fish per move outcome at the last tick (filled by tally)
         self._all_here = np.ones(n_fish, np.uint8)
 
@@ -306,9 +306,10 @@ class Metrics:
         self.ticks += 1
         self.word_deed.observe(f)
         nslot = self.ticks % cfg.schooling_window
-        if self._k is not None:
+        k = kernel.built() if self.compiled else None
+        if k is not None:
             oc = self._outcomes
-            self.in_water, worst = self._k.tally(  # by name (_tick.TALLY_ARRAYS, TALLY_INTS)
+            self.in_water, worst = k.tally(  # by name (_tick.TALLY_ARRAYS, TALLY_INTS)
                 {"executed": _as(f.executed, np.int8), "move_outcome": _as(f.move_outcome, np.int8),
                  "present": self._all_here if f.present is None else _as(f.present, np.bool_).view(np.uint8),
                  "neighbours": _as(f.neighbours, np.int16), "stuck": _as(f.stuck, np.int32),

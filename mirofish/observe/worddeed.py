@@ -103,7 +103,7 @@ class WordDeed:
         self.thought = [""] * n_fish
         self._prev: tuple[np.ndarray, ...] | None = None
         self._holds = 0  # open single-action plans (action mode)
-        self._k = kernel.compiled_tick()  # the per-tick tally in C (_tick.deeds) when built
+        self.compiled = kernel.compiled_tick() is not None  # the per-tick tally in C (_tick.deeds)
 
     def observe(self, f: Frame) -> None:
         prev = self._prev if self._prev is not None else (f.x, f.y, f.energy, f.neighbours)
@@ -120,8 +120,9 @@ class WordDeed:
                              ("x0", int(prev[0][fish])), ("y0", int(prev[1][fish])), ("nb0", int(f.neighbours[fish])),
                              ("ticks", 0), ("moved", 0), ("ate", 0), ("company", 0), ("worked", 0)):
                     P[c][fish] = v
-        if self._k is not None:
-            self._k.deeds(  # by name (_tick.DEEDS_ARRAYS, DEEDS_INTS)
+        k = kernel.built() if self.compiled else None
+        if k is not None:
+            k.deeds(  # by name (_tick.DEEDS_ARRAYS, DEEDS_INTS)
                 {"open": self.open.view(np.uint8), "move_outcome": np.ascontiguousarray(f.move_outcome, np.int8),
                  "executed": np.ascontiguousarray(f.executed, np.int8),
                  "energy": np.ascontiguousarray(f.energy, np.int32),

@@ -1,8 +1,9 @@
 """The charts view (key C): the metrics over time on labelled axes.
 
-Live, the series are what this window has seen since the tank started (sampled every
-``metrics.sample_every`` ticks); in replay, the whole recording's curves with a cursor at
-the current tick.
+Live, the series are what this window has seen of the tank up to the tick shown (sampled
+every ``metrics.sample_every`` ticks; going back into the past drops the later points, and
+back at now the live tank's series return); in replay, the whole recording's curves with a
+cursor at the current tick.
 """
 
 from __future__ import annotations
@@ -30,7 +31,16 @@ class Series:
     def __init__(self) -> None:
         self.points: dict[str, list[tuple[int, float]]] = {key: [] for _, key, *_ in CHARTS}
 
+    def cut(self, tick: int) -> None:
+        """Forget the points after ``tick`` (the window went back to it)."""
+        for pts in self.points.values():
+            while pts and pts[-1][0] > tick:
+                pts.pop()
+
     def add(self, tick: int, values: dict) -> None:
+        """A sample at ``tick``; one at or before the last point's tick means time went back:
+        the points from that tick on belong to a past that was replaced, and go."""
+        self.cut(tick - 1)
         for key, pts in self.points.items():
             v = values.get(key)
             if isinstance(v, dict):

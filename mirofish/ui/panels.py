@@ -390,8 +390,10 @@ class FollowPanel:
         if wd.get("since"):  # a replay after a seek measures from the keyframe it restored
             line += f" since t{wd['since']}"
         low = wd["word_agrees"] is not None and wd["word_agrees"] < 0.5
-        surf.blit(theme.fit(line, 16, w, theme.WARN if low else theme.INK), (x, y))
-        y += 17
+        for part in theme.wrap(line, w, 15)[:2]:  # two readable lines rather than one shrunk to fit
+            surf.blit(theme.fit(part, 15, w, theme.WARN if low else theme.INK), (x, y))
+            y += 16
+        y += 1
         if wd["recent"]:
             r = wd["recent"][-1]
             said = "n/a" if r["word"] is None else ("agreed" if r["word"] else "DISAGREED")
@@ -483,11 +485,11 @@ HELP = [
     ("Esc", "stop following"), ("V", "field of view on/off"), ("M", "stuck heat map on/off"),
     ("A", "ASCII debug view on/off"), ("F", "fork: the tank waits; pick a plan (1-9) or an action"),
     ("O", "after a fork: back to the original, at the fork tick"), ("I", "ask the followed fish why"),
-    ("T", "type a question to a model fish (after I)"), ("G", "ask the fish's model its last request again"),
+    ("T", "type a question to the followed fish (a model fish answers)"), ("G", "ask the fish's model its last request again"),
     ("C", "charts over time"),
     ("drag timeline", "go back: live, into the tank's recent past (it waits); N back to now"),
     ("K", "record: keep the recent past and go on recording (Stop rec ends it)"), ("L", "open a recording"),
-    ("D", "what a click does: follow, drop food, place a rock, clear rocks"),
+    ("D", "what a click does: follow, drop food, place or clear a rock, add a fish, take one out"),
     ("U + arrow", "a current pushes the fish that way for 60 ticks (U 0 stops it)"),
     ("wheel / drag / Z", "zoom at the cursor / pan / fit the whole tank"),
     ("R / Shift+R", "reset / reset with a new seed"),

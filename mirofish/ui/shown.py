@@ -52,7 +52,8 @@ class ShownTank:
         self.timeline = self._new_timeline()
         self.selected: int | None = None
         self._message, self.saves = "", Path("saves")
-        self._window_past: tuple | None = None  # what the window showed at a live fork's tick (O restores it)
+        self._window_past: tuple | None = None  # what the window showed at a fork's tick (O restores it)
+        self._live_series: Series | None = None  # the live tank's charts while its past or a recording is shown
         self._pending_cfg = session.cfg  # settings that apply at the next reset (fish count)
         self.sliders: list[Slider] = self._make_sliders()
         self._reset_views()
@@ -176,6 +177,7 @@ class ShownTank:
         except RecordingError as exc:
             drifted, moved = exc, True
         if self.session is not was:  # into the live tank's past: it waits meanwhile
+            self._live_series = copy.deepcopy(self.series)  # the live tank's, for when it is shown again
             self.pacer.paused = True
             self._new_tank()
             self.message = ("the tank's past: Space plays on (it becomes live again at now), F forks, "
@@ -184,8 +186,11 @@ class ShownTank:
             self._alarm(drifted)
         if moved:
             self.hud = Hud()  # the HUD's sparklines start again from the tick shown
+            self.series.cut(self.tick)  # and the charts end there
             self._reset_views()
             self._push_metrics()
+            if self.session is was and not self.alarm:
+                self.message = f"t{self.tick} (Space plays, F forks)"
 
     def to_now(self) -> None:
         """Back to the live tank as it is now (from its past or an opened recording)."""
@@ -195,6 +200,8 @@ class ShownTank:
         if self.fork is not None:
             self.end_fork()
         live = self.nav.to_now()
+        if self._live_series is not None:  # the charts as they were at now (the past's points go)
+            self.series, self._live_series = self._live_series, None
         self.pane.new_tank(live.terrain())
         self.timeline = self._new_timeline()
         self.sliders = self._make_sliders()
@@ -206,10 +213,27 @@ class ShownTank:
     def keep(self) -> None:
         """Keep the live tank's recent past as a recording in saves/ and go on recording ("Keep this")."""
         self._say(lambda: self.nav.keep(self.saves))
+        self._past_reopened()
 
     def toggle_record(self) -> None:
-        """K / the Record button: keep the recent past and record on (Keep this), or stop."""
+        """K / the Record button: keep the recent past and record on (Keep this), or stop. Stopping
+        while the past is shown returns to now: the past shown was the recording just closed."""
+        live = self.nav.live_tank
+        stopping, in_past = live is not None and live.is_recording, self.nav.showing_own_past()
         self._say(lambda: self.nav.toggle_record(self.saves))
+        if stopping and in_past:
+            said = self.message
+            self.to_now()
+            self.message = f"{said}; back to now (t{self.tick})"
+        else:
+            self._past_reopened()
+
+    def _past_reopened(self) -> None:
+        """After Keep this while the past is shown, the past is read from the kept recording:
+        its timeline and the tank at the tick shown."""
+        if self.nav.showing_own_past():
+            self._new_tank()
+            self._push_metrics()
 
     def _say(self, move: Callable[[], str]) -> None:
         try:
@@ -231,8 +255,7 @@ class ShownTank:
     def start_fork(self, plan: str) -> None:
         """Swap the followed fish's plan (or give it one action) now and let the branch play live,
         the original as a ghost. ``plan`` is text :func:`~mirofish.fish.plans.parse_plan` reads."""
-        live = self.session.kind == "live"
-        window = (self.energy_hist.copy(), copy.deepcopy(self.series), copy.deepcopy(self.hud)) if live else None
+        window = (self.energy_hist.copy(), copy.deepcopy(self.series), copy.deepcopy(self.hud))
         try:
             self.message = self.nav.start_fork(self.selected, plan)
         except Refused as exc:
@@ -264,12 +287,16 @@ class ShownTank:
 
     def open_recording(self, path) -> None:
         """Show a recording; a live tank waits meanwhile (N returns to it)."""
+        live_series = copy.deepcopy(self.series) if self.nav.showing_live is not None else None
         try:
             self.nav.open_recording(path)  # (a fork shown ends)
         except RecordingError as exc:
             self.message = str(exc)
             return
         self._window_past = None
+        if live_series is not None:
+            self._live_series = live_series
+        self.series = Series()
         self._new_tank()
         self.sliders, self.selected = [], None
         self.pacer.paused = True

@@ -37,12 +37,14 @@ def tune_sliders(cfg, tune: Callable[[str, float], None], at_reset: Callable[[st
     ]
 
 
-def draw_tune_panel(surf: pygame.Surface, rect: pygame.Rect, sliders: list[Slider], now, show_heat: bool) -> None:
-    """Draw the panel; ``now``: the settings of the tick shown (the sliders follow them)."""
+def draw_tune_panel(surf: pygame.Surface, rect: pygame.Rect, sliders: list[Slider], now, show_heat: bool,
+                    hints: bool = True) -> None:
+    """Draw the panel; ``now``: the settings of the tick shown (the sliders follow them);
+    ``hints``: the keys' hints at the top (a clip leaves them out)."""
     pygame.draw.rect(surf, theme.PANEL, rect)
     pygame.draw.line(surf, theme.PANEL_EDGE, rect.topleft, rect.bottomleft)
     x, y, w = rect.x + 16, rect.y + 12, rect.w - 32
-    for line in ("Click a fish to follow it (Tab: next).", "H: all keys."):
+    for line in ("Click a fish to follow it (Tab: next).", "H: all keys.") if hints else ():
         surf.blit(theme.fit(line, 19, w, theme.DIM), (x, y))
         y += 22
     y += 8

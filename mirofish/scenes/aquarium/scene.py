@@ -184,22 +184,26 @@ class AquariumScene(ShownTank):
         """Every region and control drawn last frame (the layout test checks them)."""
         return {**self.rects, **{f"button:{b.label}": b.rect for b in self.buttons}}
 
+    chrome = True  # the buttons and the footer's keys and messages (a clip leaves them out)
+
     def draw(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
         r = self.rects = self.layout(surf.get_size())
         self._draw_tank(surf, r["tank"])
-        self.controls.draw(surf, r["controls"], aquarium_buttons(self))
+        if self.chrome:
+            self.controls.draw(surf, r["controls"], aquarium_buttons(self))
         self.hud.draw(surf, r["hud"], {}, self._status(), self.shown.brain_status())
         if r["panel"].w and self.selected is None:  # no fish followed: the live settings
             live = self.shown.kind == "live"
             draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.shown.world.cfg if live else None,
-                            self.show_heat)
+                            self.show_heat, hints=self.chrome)
         elif r["panel"].w and self.selected is not None:
             fish = self.selected
             self.follow.draw_followed(surf, r["panel"], self.shown, fish, self.energy_hist[fish],
                                       self.last_decision.get(fish), self._why_lines())
         self._draw_time(surf, r)
-        draw_footer(surf, r["footer"], self.message, self.alarm, self.shown.metrics_summary().get("alerts", []))
+        if self.chrome:
+            draw_footer(surf, r["footer"], self.message, self.alarm, self.shown.metrics_summary().get("alerts", []))
         if self.show_menu:
             self.controls.draw_menu(surf)
         self.pickers.draw(surf, self.tick, self.selected)

@@ -238,7 +238,9 @@ class NegotiationScene(PacedScene):
         for key, ent in sorted(neg.tracker.entities.items()):
             readings = ", ".join(f"{r} says {lvl}" for r, lvl in ent["attributes"].items()) or "no one has said"
             mark, colour = ("agreed", theme.GOOD) if ent["grounded"] else ("not yet agreed", theme.WARN)
-            surf.blit(theme.fit(readable(f"{key}: {mark}  ({readings})"), 17, board.w - 24, colour), (board.x + 12, y))
+            issue, _, value = key.partition(":")  # "support:premium" reads "support = premium"
+            what = f"{issue} = {value}" if value else issue
+            surf.blit(theme.fit(readable(f"{what}: {mark}  ({readings})"), 17, board.w - 24, colour), (board.x + 12, y))
             y += 19
             if y > board.bottom - 20:
                 break
