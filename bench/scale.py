@@ -10,7 +10,10 @@ live tank (setup: config to first tick), warm up, then time the full headless lo
 the instinct planner, steering, arbiter, physics, metrics). One core. Prints a table, then
 one JSON line.
 
-    .venv/bin/python bench/scale.py [--sizes 60 240 1000 10000 100000] [--seconds 20]
+    .venv/bin/python bench/scale.py [--sizes 60 240 1000 10000 100000] [--seconds 20] [--plot PNG]
+
+``--plot`` draws ticks per second and µs per fish-tick against the fish, log-log (needs the
+``plots`` extra, matplotlib).
 """
 
 from __future__ import annotations
@@ -54,7 +57,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=list(TANKS))
     ap.add_argument("--seconds", type=float, default=20.0, help="time each size's loop for about this long")
+    ap.add_argument("--plot", metavar="PNG", help="a log-log plot of the curve (matplotlib)")
     args = ap.parse_args()
+    if args.plot:
+        try:
+            import matplotlib
+        except ImportError:
+            sys.exit("scale.py: --plot needs matplotlib: pip install -e '.[plots]'")
+        matplotlib.use("Agg")
     rows = []
     print(f"{'fish':>8} {'tank':>10} {'setup s':>8} {'ticks/s':>9} {'µs/fish-tick':>13} {'peak MB':>8}")
     for fish in args.sizes:
@@ -69,6 +79,26 @@ def main() -> None:
         print(f"{fish:>8} {row['tank']:>10} {row['setup_s']:>8.2f} {row['ticks_per_s']:>9.1f} "
               f"{row['us_per_fish_tick']:>13.2f} {row['peak_rss_mb']:>8.0f}", flush=True)
     print(json.dumps({"scale": rows}))
+    if args.plot and rows:
+        plot(rows, args.plot)
+
+
+def plot(rows: list[dict], path: str) -> None:
+    """Ticks per second and µs per fish-tick against the fish, both axes logarithmic."""
+    import matplotlib.pyplot as plt
+
+    fish = [r["fish"] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    a.loglog(fish, [r["ticks_per_s"] for r in rows], "o-")
+    a.set(xlabel="fish (tank grows with them)", ylabel="ticks per second", title="speed")
+    b.loglog(fish, [r["us_per_fish_tick"] for r in rows], "o-", color="tab:orange")
+    b.set(xlabel="fish (tank grows with them)", ylabel="µs per fish-tick", title="cost per fish")
+    b.set_ylim(1, 30)
+    for ax in (a, b):
+        ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
 
 
 if __name__ == "__main__":

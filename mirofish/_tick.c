@@ -30,6 +30,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -1193,15 +1194,22 @@ fail:
 /* ------------------------------------------------------------------ food */
 
 static const char food_doc[] =
-    "food(food_born, open_cells, cdf, draws, tick, rot_ticks)\n"
+    "food(food_born, open_cells, cdf, draws, tick, rot_ticks, oldest)\n"
     "Water.spawn_food and Water.rot_food after the draws: each uniform draw picks an open cell by the\n"
     "spawn weights (``cdf``, as numpy's searchsorted side='right'); a pick on a cell with food is lost;\n"
-    "then food born ``rot_ticks`` or more ticks ago rots. Returns (spawned, rotted).";
+    "then food born ``rot_ticks`` or more ticks ago rots. ``oldest``: no food on the grid is older\n"
+    "than this tick (a lower bound; None: not known), so the grid is scanned for rot only when\n"
+    "something may be due. Returns (spawned, rotted, the new bound).";
 
 static PyObject *food(PyObject *self, PyObject *args) {
-    PyObject *o_born, *o_open, *o_cdf, *o_draws;
-    long long tick, rot_ticks;
-    if (!PyArg_ParseTuple(args, "OOOOLL", &o_born, &o_open, &o_cdf, &o_draws, &tick, &rot_ticks)) return NULL;
+    PyObject *o_born, *o_open, *o_cdf, *o_draws, *o_oldest;
+    long long tick, rot_ticks, oldest = LLONG_MIN;
+    if (!PyArg_ParseTuple(args, "OOOOLLO", &o_born, &o_open, &o_cdf, &o_draws, &tick, &rot_ticks, &o_oldest))
+        return NULL;
+    if (o_oldest != Py_None) {
+        oldest = PyLong_AsLongLong(o_oldest);
+        if (oldest == -1 && PyErr_Occurred()) return NULL;
+    }
     Bufs bs = {.n = 0};
     Py_ssize_t grid = items(o_born, 4, "food_born"), m = items(o_open, 4, "open_cells"), k = items(o_draws, 8, "draws");
     if (grid < 0 || m < 0 || k < 0) return NULL;
@@ -1225,14 +1233,22 @@ static PyObject *food(PyObject *self, PyObject *args) {
             spawned += 1;
         }
     }
+    if (spawned && tick < oldest) oldest = tick;
     long long line = tick - rot_ticks;
-    for (Py_ssize_t c = 0; c < grid; c++)
-        if (born[c] != NO_FOOD_BORN && born[c] <= line) {
-            born[c] = NO_FOOD_BORN;
-            rotted += 1;
+    if (oldest <= line) { /* something may be due: scan, and find the oldest food left */
+        oldest = LLONG_MAX;
+        for (Py_ssize_t c = 0; c < grid; c++) {
+            if (born[c] == NO_FOOD_BORN) continue;
+            if (born[c] <= line) {
+                born[c] = NO_FOOD_BORN;
+                rotted += 1;
+            } else if (born[c] < oldest) {
+                oldest = born[c];
+            }
         }
+    }
     release_all(&bs);
-    return Py_BuildValue("LL", spawned, rotted);
+    return Py_BuildValue("LLL", spawned, rotted, oldest);
 fail:
     release_all(&bs);
     return NULL;

@@ -215,6 +215,7 @@ def apply(world: World, iv: dict) -> dict:
         cells = _square(world, iv["x"], iv["y"])
         cells = cells[~w.blocked[cells] & (w.food_born[cells] == NO_FOOD)]
         w.food_born[cells] = world.tick
+        w.oldest_food = None
         changed = int(cells.size)
     elif kind == "rock":
         cells = _square(world, iv["x"], iv["y"])

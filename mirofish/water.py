@@ -53,6 +53,10 @@ class Water:
         padded = np.full((self.ph, self.pw), OFFGRID, np.uint8)
         padded[p : p + h, p : p + w] = tank
         self.food_born = np.full(self.ph * self.pw, NO_FOOD, np.int32)
+        # no food is older than this tick (a lower bound kept by the compiled tick so that it scans
+        # the grid for rot only when something may be due); None: not known — whoever puts food
+        # down other than by spawning (a keyframe, an intervention) sets it to None
+        self.oldest_food: int | None = None
         self._bias = cfg.food.open_water_bias
         self.base_terrain = padded.ravel()
         self.base_terrain.flags.writeable = False
@@ -143,7 +147,8 @@ class Water:
         the same draws, picks and rot. Returns (spawned, rotted)."""
         n = int(rng.binomial(self.open_cells.size, self.spawn_rate)) if self.spawn_rate else 0
         draws = rng.random(n) if n else _NO_DRAWS
-        spawned, rotted = k.food(self.food_born, self.open_cells, self._spawn_cdf, draws, tick, self.rot_ticks)
+        spawned, rotted, self.oldest_food = k.food(self.food_born, self.open_cells, self._spawn_cdf, draws, tick,
+                                                   self.rot_ticks, self.oldest_food)
         return int(spawned), int(rotted)
 
     def rot_food(self, tick: int) -> int:

@@ -693,6 +693,7 @@ class World:
                 self.tune(key, value)
         w.food_born[:] = NO_FOOD
         w.food_born[d["food.cell"]] = d["food.born"]
+        w.oldest_food = None
         self.occupant[:] = -1
         self.occupant[s.cell[~s.absent]] = s.ids[~s.absent]
         self.refit_fish()  # added fish have traits of their own

@@ -71,3 +71,30 @@ def test_report_and_tables_carry_the_score_of_a_recorded_model_run(tmp_path):
     assert "disagreed: t" in render_text(r)
     out = export_tables(tmp_path / "r.db", tmp_path / "t", fmt="csv", workers=1)
     assert out["tables"]["word_deed"]["rows"] >= s.metrics.word_deed.counts[:, 5].sum() - 12
+
+
+def test_large_batches_judged_at_once_score_as_fish_by_fish(monkeypatch):
+    """A large tank's batches of new plans are opened and judged in numpy (worddeed.MANY); the
+    scores and every record equal judging them one fish at a time, thoughts included."""
+    from mirofish.observe import worddeed
+
+    live = LiveSession(load_config(seed=4, **{"fish.count": 400, "world.width": 120, "world.height": 70,
+                                               "brain.decides": "plan"}))
+    said = ["I forage north", "school with them", "", "rest a while", "go east", "keep away from the crowd"]
+    frames = []
+    for t in range(300):
+        f = live.step()
+        for b in f.applied:  # thoughts to read, as a model's would be
+            b.thoughts = [said[(t + int(i)) % len(said)] for i in b.fish]
+        frames.append(f)
+    assert max(len(b) for f in frames for b in f.applied) >= worddeed.MANY
+    scores = []
+    for many in (worddeed.MANY, 10**9):
+        monkeypatch.setattr(worddeed, "MANY", many)
+        wd = worddeed.WordDeed(400, keep=True)
+        for f in frames:
+            wd.observe(f)
+        scores.append((wd.counts.copy(), wd.records, {c: a.copy() for c, a in wd.plan.items()}))
+    (c1, r1, p1), (c2, r2, p2) = scores
+    assert np.array_equal(c1, c2) and r1 == r2 and all(np.array_equal(p1[c], p2[c]) for c in p1)
+    assert len(r1) > 1000 and c1[:, 0].sum() > 0 and c1[:, 1].sum() > 0  # words agreed and disagreed

@@ -79,6 +79,7 @@ def word_verdict(goal: int, param: int, thought: str) -> bool | None:
     return name in goals
 
 
+MANY = 16  # a batch of this many new plans or more is opened and judged in numpy (a large tank)
 _COLS = ("tick", "goal", "param", "x0", "y0", "nb0", "ticks", "moved", "ate", "company", "worked")
 _HOLD, _EAT = int(Goal.HOLD), int(Action.EAT)
 _FORAGE, _SCHOOL, _EXPLORE, _REST, _AWAY = (int(Goal.FORAGE), int(Goal.SCHOOL), int(Goal.EXPLORE), int(Goal.REST),
@@ -110,6 +111,9 @@ class WordDeed:
         P = self.plan
         for b in f.applied:
             thoughts = b.thoughts or [""] * len(b)
+            if len(b) >= MANY:
+                self._open_many(b.fish, b.goals, b.params, thoughts, f, prev)
+                continue
             for k, fish in enumerate(b.fish.tolist()):
                 self._close(fish, f.tick, prev)
                 self.open[fish] = True
@@ -149,6 +153,64 @@ class WordDeed:
             worked = np.where(act == _EAT, ate, np.where(act <= int(Action.MOVE_E), moved, f.executed == act))
             P["worked"] += on & (P["goal"] == _HOLD) & worked
 
+    def _open_many(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, thoughts: list,
+                   f: Frame, prev: tuple[np.ndarray, ...]) -> None:
+        """A batch of new plans at once (a large tank's tick): the open ones are judged first."""
+        fish = np.asarray(fish, np.int64)
+        self._close_many(fish, f.tick, prev)
+        P = self.plan
+        self.open[fish] = True
+        for i, t in zip(fish.tolist(), thoughts):
+            self.thought[i] = t or ""
+        goals = np.asarray(goals, np.int64)
+        self._holds += int(np.count_nonzero(goals == _HOLD))
+        P["tick"][fish], P["goal"][fish], P["param"][fish] = f.tick, goals, params
+        P["x0"][fish], P["y0"][fish], P["nb0"][fish] = prev[0][fish], prev[1][fish], f.neighbours[fish]
+        for c in ("ticks", "moved", "ate", "company", "worked"):
+            P[c][fish] = 0
+
+    def _close_many(self, fish: np.ndarray, tick: int, prev: tuple[np.ndarray, ...]) -> None:
+        """:meth:`_close` for many fish at once: the deeds judged in numpy, the words and the
+        records fish by fish (tests/test_word_deed.py checks both give the same scores)."""
+        P = self.plan
+        sel = fish[self.open[fish]]
+        self.open[sel] = False
+        self._holds -= int(np.count_nonzero(P["goal"][sel] == _HOLD))
+        sel = sel[P["ticks"][sel] > 0]
+        if not sel.size:
+            return
+        g, prm, ticks = P["goal"][sel], P["param"][sel], P["ticks"][sel]
+        moved = P["moved"][sel]
+        step = np.zeros((len(sel), 2), np.int64)
+        way = (prm >= 0) & (prm < 4)
+        step[way] = np.asarray(MOVE_DXDY, np.int64)[prm[way]]
+        along = (prev[0][sel] - P["x0"][sel]) * step[:, 0] + (prev[1][sel] - P["y0"][sel]) * step[:, 1]
+        crowd = np.array([AWAY_NAMES[k % 2] == "crowd" for k in range(2)])[prm % 2]
+        done = np.select(
+            [g == _FORAGE, g == _SCHOOL, g == _EXPLORE, g == _REST, g == _AWAY],
+            [P["ate"][sel] > 0, 2 * P["company"][sel] >= ticks, along >= np.maximum(1, moved // 2),
+             5 * moved <= ticks, np.where(crowd, prev[3][sel] <= P["nb0"][sel], moved > 0)],
+            P["worked"][sel] > 0)
+        for fish_i, g_i, p_i, d_i, t0 in zip(sel.tolist(), g.tolist(), prm.tolist(), done.tolist(),
+                                             P["tick"][sel].tolist()):
+            self._judged(fish_i, g_i, p_i, bool(d_i), t0, tick)
+
+    def _judged(self, fish: int, g: int, prm: int, done: bool, start: int, tick: int) -> None:
+        """Count one judged plan (its deed ``done``; its words read here) and keep its record."""
+        thought = self.thought[fish]
+        word = word_verdict(g, prm, thought) if thought else None
+        c = self.counts[fish]
+        if word is not None:
+            c[0 if word else 1] += 1
+            c[4] += int(word and done)
+        c[2 if done else 3] += 1
+        c[5] += 1
+        rec = {"tick": start, "end": tick, "fish": fish, "goal": GOAL_NAMES[g], "param": prm,
+               "thought": thought, "word": word, "deed": done}
+        self.recent[fish].append(rec)
+        if self.keep:
+            self.records.append(rec)
+
     def _close(self, fish: int, tick: int, prev: tuple[np.ndarray, ...]) -> None:
         """Judge ``fish``'s open plan, which ended before ``tick`` (``prev``: the frame arrays
         after its last tick: x, y, energy, fish in view)."""
@@ -174,20 +236,7 @@ class WordDeed:
             done = prev[3][fish] <= P["nb0"][fish] if AWAY_NAMES[prm % 2] == "crowd" else P["moved"][fish] > 0
         else:
             done = P["worked"][fish] > 0
-        done = bool(done)
-        thought = self.thought[fish]
-        word = word_verdict(g, prm, thought) if thought else None
-        c = self.counts[fish]
-        if word is not None:
-            c[0 if word else 1] += 1
-            c[4] += int(word and done)
-        c[2 if done else 3] += 1
-        c[5] += 1
-        rec = {"tick": int(P["tick"][fish]), "end": tick, "fish": fish, "goal": GOAL_NAMES[g], "param": prm,
-               "thought": thought, "word": word, "deed": bool(done)}
-        self.recent[fish].append(rec)
-        if self.keep:
-            self.records.append(rec)
+        self._judged(fish, g, prm, bool(done), int(P["tick"][fish]), tick)
 
     def fish(self, i: int) -> dict[str, Any]:
         """One fish's score (for the follow panel): shares and the newest judged plans."""
