@@ -124,9 +124,9 @@ class WordDeed:
                              ("x0", int(prev[0][fish])), ("y0", int(prev[1][fish])), ("nb0", int(f.neighbours[fish])),
                              ("ticks", 0), ("moved", 0), ("ate", 0), ("company", 0), ("worked", 0)):
                     P[c][fish] = v
-        k = kernel.built() if self.compiled else None
-        if k is not None:
-            k.deeds(  # by name (_tick.DEEDS_ARRAYS, DEEDS_INTS)
+        compiled = kernel.built() if self.compiled else None
+        if compiled is not None:
+            compiled.deeds(  # by name (_tick.DEEDS_ARRAYS, DEEDS_INTS)
                 {"open": self.open.view(np.uint8), "move_outcome": np.ascontiguousarray(f.move_outcome, np.int8),
                  "executed": np.ascontiguousarray(f.executed, np.int8),
                  "energy": np.ascontiguousarray(f.energy, np.int32),
@@ -153,7 +153,7 @@ class WordDeed:
             worked = np.where(act == _EAT, ate, np.where(act <= int(Action.MOVE_E), moved, f.executed == act))
             P["worked"] += on & (P["goal"] == _HOLD) & worked
 
-    def _open_many(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, thoughts: list,
+    def _open_many(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, thoughts: list[str],
                    f: Frame, prev: tuple[np.ndarray, ...]) -> None:
         """A batch of new plans at once (a large tank's tick): the open ones are judged first."""
         fish = np.asarray(fish, np.int64)
