@@ -93,7 +93,7 @@ def plot(rows: list[dict], path: str) -> None:
     a.set(xlabel="fish (tank grows with them)", ylabel="ticks per second", title="speed")
     b.loglog(fish, [r["us_per_fish_tick"] for r in rows], "o-", color="tab:orange")
     b.set(xlabel="fish (tank grows with them)", ylabel="µs per fish-tick", title="cost per fish")
-    b.set_ylim(1, 30)
+    b.set_ylim(0.5, 30)
     for ax in (a, b):
         ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
