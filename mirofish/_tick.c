@@ -45,7 +45,7 @@ enum { G_HOLD = 0 };                                               /* plans.Goal
 #define NO_FOOD_BORN (-1)                                          /* water.NO_FOOD */
 #define N_FEATURES 36
 #define N_EVENTS 9                                                 /* world.EVENT_ORDER */
-#define N_GOALS 6
+#define N_GOALS 7
 #define N_GOAL_FLAGS 7                                             /* world._GOAL_FLAGS */
 #define BIG_GRID 200000 /* cells: above this, after() reads the views from a grid of view codes */
 #define NEG (-1e9)
@@ -782,12 +782,14 @@ static const char plan_doc[] =
     "plan(arrays, numbers)\n"
     "The instinct planner (brains/instinct.InstinctPlanner.decide) for a batch of fish: view features,\n"
     "goal utilities, the seeded softmax over them, each goal's parameter and the horizon. Writes\n"
-    "``pick`` (the goal's column: forage, school, explore, rest, keep away), ``param`` and ``horizon``.\n"
+    "``pick`` (the goal's column: forage, school, explore, rest, keep away, return), ``param`` and\n"
+    "``horizon``; return's utility, place and horizon come computed (``revisit``: NEG when none).\n"
     "By name: exactly the names of PLAN_ARRAYS and PLAN_NUMBERS.";
 
-enum { P_CODES, P_MATRIX, P_TRAITS, P_ENERGY, P_HEADING, P_DRAWS, P_BASE, P_PICK, P_PARAM, P_HORIZON, N_P };
-static const char *P_NAMES[N_P] = {"codes", "matrix", "traits", "energy", "heading", "draws", "base", "pick", "param",
-                                   "horizon"};
+enum { P_CODES, P_MATRIX, P_TRAITS, P_ENERGY, P_HEADING, P_DRAWS, P_BASE, P_REVISIT, P_REVISIT_PARAM,
+       P_REVISIT_HORIZON, P_PICK, P_PARAM, P_HORIZON, N_P };
+static const char *P_NAMES[N_P] = {"codes", "matrix", "traits", "energy", "heading", "draws", "base", "revisit",
+                                   "revisit_param", "revisit_horizon", "pick", "param", "horizon"};
 enum { PN_REST_CEILING, PN_NEVER_SCHOOL, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY, PN_CROWD_LINE,
        PN_FORAGE, PN_SCHOOL, PN_EXPLORE, PN_REST, PN_KEEP_AWAY, PN_TEMPERATURE, N_PN };
 static const char *PN_NAMES[N_PN] = {"rest_ceiling", "never_school", "max_energy", "low_energy_fraction",
@@ -822,6 +824,9 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(heading, int8_t, pa[P_HEADING], k, 0);
     TAKE(draws, double, pa[P_DRAWS], 5 * k, 0);
     TAKE(base, double, pa[P_BASE], 5, 0);
+    TAKE(revisit, double, pa[P_REVISIT], k, 0); /* return's utility (NEG: no place to return to), its place, horizon */
+    TAKE(revisit_param, int64_t, pa[P_REVISIT_PARAM], k, 0);
+    TAKE(revisit_horizon, double, pa[P_REVISIT_HORIZON], k, 0);
     TAKE(pick, int64_t, pa[P_PICK], k, 1);
     TAKE(param, int64_t, pa[P_PARAM], k, 1);
     TAKE(horizon, double, pa[P_HORIZON], k, 1);
@@ -845,7 +850,7 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         int hungry_food = (e < max_energy * hungry_f) && food;
         double crowd = visible - crowd_line + 2;
         crowd = (crowd > 0.0 ? crowd : 0.0) / 3.0;
-        double u[5];
+        double u[6];
         u[0] = cw[0] * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food;
         double fade = 1.0 - 1.5 * hunger;
         u[1] = cw[1] * (0.3 + soc) * company * (fade > 0.0 ? fade : 0.0);
@@ -854,8 +859,9 @@ static PyObject *plan(PyObject *self, PyObject *args) {
                            : cw[3] * (calm - 0.4 - 3.0 * hunger - 0.3 * company) + 4.0 * ((e < rest_ceiling) && !food);
         u[4] = cw[4] * (0.3 + cau) * (crowd + 0.5 * (f[F_WALLS] >= 10)) - 0.5;
         if (ints[PN_NEVER_SCHOOL]) u[1] = NEG;
+        u[5] = revisit[i];
         const double *d = draws + 5 * i;
-        int g = seeded_softmax(u, 5, temperature, d[0]);
+        int g = seeded_softmax(u, revisit[i] <= NEG ? 5 : 6, temperature, d[0]); /* without a place: the five */
         /* explore: the open way, favouring the course and where others swim */
         double vis1 = visible > 1.0 ? visible : 1.0;
         int best = 0;
@@ -873,8 +879,8 @@ static PyObject *plan(PyObject *self, PyObject *args) {
                               visible < crowd_line - 2};
         double stretch[5] = {1.0, 0.5 + soc, 0.5 + cur, 0.5 + calm, 1.0};
         pick[i] = g;
-        param[i] = choices[g];
-        horizon[i] = nearbyint(base[g] * stretch[g]);
+        param[i] = g == 5 ? revisit_param[i] : choices[g];
+        horizon[i] = g == 5 ? revisit_horizon[i] : nearbyint(base[g] * stretch[g]);
     }
     sparse_free(&sp);
     release_all(&bs);

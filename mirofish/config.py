@@ -88,6 +88,9 @@ class FishConfig(_Section):
     count: int = Field(60, ge=1, le=100_000)
     spare: int = Field(0, ge=0, le=10_000, description="room for fish added while the tank runs (an intervention); "
                                                       "they start out of the water")
+    places: int = Field(0, ge=0, le=8,
+                        description="places each fish remembers where it ate (0: none; the source design's "
+                                    "environmental memory: fish/places.py)")
     sociability_shift: int = Field(0, ge=-50, le=50,
                                    description="the personality mix: added to every fish's drawn sociability")
     max_energy: float = Field(100.0, gt=0, le=10_000)
@@ -215,11 +218,15 @@ class PlannerConfig(_Section):
     explore: float = Field(1.0, ge=0, le=1000)
     rest: float = Field(6.0, ge=0, le=1000)
     keep_away: float = Field(1.5, ge=0, le=1000)
+    revisit: float = Field(4.0, ge=0, le=1000, description="return to a remembered place where it ate (with "
+                                                           "fish.places; 0: never)")
     school_ticks: int = Field(150, ge=1, le=30_000)
     explore_ticks: int = Field(40, ge=1, le=30_000)
     rest_ticks: int = Field(24, ge=1, le=30_000)
     forage_ticks: int = Field(80, ge=1, le=30_000)
     away_ticks: int = Field(8, ge=1, le=30_000)
+    revisit_ticks: int = Field(60, ge=1, le=30_000,
+                               description="a return's horizon: at least this, more for a far place")
 
 
 class EndpointConfig(_Section):

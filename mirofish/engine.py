@@ -84,11 +84,12 @@ class Engine:
             tick=w.tick, fish=need, triggers=trig[need], codes=w.view_codes(need), energy=s.energy[need],
             max_energy=w.max_energy, heading=s.heading[need], traits=s.traits[need],
             food_here=w.water.food_born[s.cell[need]] >= 0,
-            refused=refused, queued_at=now,
+            refused=refused, queued_at=now, places=w.place_options(need),
         )
         if self.source.wants_perceptions:
             batch.perceptions = [w.perceive(int(i), c) for i, c in zip(need, batch.codes)]
             batch.personas = [s.persona[int(i)] for i in need]
+
         if self.source.writes_summaries:
             batch.summaries_due = [w.summary_due(int(i)) for i in need]
         self.pending[need] = True
@@ -183,6 +184,8 @@ class Engine:
                       stuck=s.stuck.copy(), neighbours=s.neighbours.copy(), executed=out.executed,
                       move_outcome=out.move_outcome, applied=applied, latencies=latencies,
                       interventions=done, present=~s.absent if s.absent.any() else None)
+        if w.places is not None:
+            frame.meals, frame.returns = w.places.meals.copy(), w.places.returns.copy()
         for obs in self.observers:
             obs(frame)
         return frame

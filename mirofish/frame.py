@@ -34,6 +34,10 @@ class Frame:
     latencies: list[float] = field(default_factory=list)
     interventions: list[dict] = field(default_factory=list)  # applied at the start of the tick
     present: np.ndarray | None = None  # which fish are in the water; None: all of them
+    # with remembered places (fish.places): every fish's meals so far, and those eaten back at a
+    # place it remembered (fish/places.py); None in tanks without places
+    meals: np.ndarray | None = None
+    returns: np.ndarray | None = None
 
     @property
     def in_water(self) -> np.ndarray:

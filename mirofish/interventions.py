@@ -272,6 +272,10 @@ def _add_fish(world: World, iv: dict) -> int:
     s.memory.tick[fish], s.memory.code[fish], s.memory.arg[fish], s.memory.count[fish] = 0, 0, 0, 0
     s.long_memory.records[fish], s.long_memory.count[fish] = 0, 0
     s.long_memory.texts = {k: v for k, v in s.long_memory.texts.items() if k[0] != fish}
+    if world.places is not None:  # the places of a fish that had this room before are not its own
+        fresh_places = type(world.places)(1, world.places.k)
+        for name, arr in world.places.arrays().items():
+            arr[fish] = fresh_places.arrays()[name][0]
     s.absent[fish] = False
     s.cell[fish] = cell
     world.occupant[cell] = fish

@@ -27,7 +27,8 @@ from .fish import memory as mem
 from .fish.memory import LongMemory, ShortMemory, Summarizer, TemplateSummarizer
 from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view, view_codes
 from .fish.personality import persona_text, sample_traits
-from .fish.plans import G_EXPLORE, G_HOLD, NO_END, Goal
+from .fish.places import Places
+from .fish.plans import G_EXPLORE, G_HOLD, G_RETURN, NO_END, Goal
 from .fish.steering import Steering
 from .fish.triggers import (
     T_ACTION_FAILED,
@@ -67,6 +68,7 @@ _GOAL_FLAGS = np.array([
     [True, False, False, False, True, True, True],  # explore
     [True, False, False, True, False, True, True],  # rest
     [True, False, False, False, True, False, True],  # keep_away
+    [True, False, False, False, False, False, True],  # return (to a remembered place; ends there)
 ])
 _GOAL_FLAGS_U8 = _GOAL_FLAGS.astype(np.uint8)
 
@@ -215,6 +217,9 @@ class World:
         self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits)
         self.steering.set_plans(s.ids, s.plan_goal, s.plan_param)
         self._hunger_scale = 1.0 / (0.8 * self.max_energy)
+        # Places each fish remembers where it ate (fish/places.py); None: none (fish.places = 0),
+        # and then nothing of them is kept or hashed, so such tanks hash as before they existed.
+        self.places = Places(n, f.places) if f.places else None
         # Set by a reader that replays a recording for its states only: the actions the
         # recording says each fish executed this tick, used instead of steering (which would
         # choose the same ones). Everything else follows exactly — plan triggers included, so
@@ -318,6 +323,8 @@ class World:
             tick=self.tick, view=render_view(codes), food_here=bool(self.water.food_born[s.cell[i]] != NO_FOOD),
             energy=int(s.energy[i]), max_energy=self.max_energy, age=int(s.age[i]),
             memories=tuple(s.memory.lines(i)), summaries=tuple(self.summaries(i)),
+            places=self.places.describe(i, tuple(int(v) for v in self.water.xy(s.cell[i])), self.tick)  # type: ignore[arg-type]
+            if self.places is not None else "",
         )
 
     # ------------------------------------------------------------ decisions
@@ -399,10 +406,48 @@ class World:
 
     def step(self) -> StepOutcome:
         """Advance one tick using every fish's standing intent (then a current, if one flows)."""
+        if self.places is not None:
+            self._pull_to_places()
         out = self._step_compiled() if self._kernel is not None else self._step_numpy()
+        if self.places is not None and out.ate.any():
+            eaters = np.flatnonzero(out.ate)
+            x, y = self.water.xy(self.school.cell[eaters])
+            self.places.remember(eaters, x, y, out.tick)
         if self.current is not None:
             interventions.drift(self)
         return out
+
+    def _pull_to_places(self) -> None:
+        """Fish whose plan is ``return``: steering pulls each toward its place (the way that
+        closes the larger of the two distances, as explore's way is pulled); one within a cell
+        of it has arrived, and its plan ends this tick (so does one whose place was forgotten)."""
+        s, p = self.school, self.places
+        assert p is not None
+        fish = np.flatnonzero((s.plan_goal == G_RETURN) & ~s.absent)
+        if not fish.size:
+            return
+        slot = np.clip(s.plan_param[fish].astype(np.intp), 0, p.k - 1)
+        x, y = self.water.xy(s.cell[fish])
+        dx, dy = p.x[fish, slot] - x, p.y[fish, slot] - y
+        gone = (np.maximum(np.abs(dx), np.abs(dy)) <= 1) | (p.meals_at[fish, slot] == 0)
+        s.plan_end[fish[gone]] = np.minimum(s.plan_end[fish[gone]], self.tick)
+        way = np.where(np.abs(dx) >= np.abs(dy), np.where(dx > 0, 3, 2), np.where(dy > 0, 1, 0))
+        bias = self.steering.bias
+        bias[fish] = 0.0
+        pulled = fish[~gone]
+        bias[pulled, way[~gone]] = self.steering.cfg.direction
+
+    def place_options(self, fish: np.ndarray) -> np.ndarray | None:
+        """``(k, 3)`` for a request: each fish's place with the most meals (slot, or -1 for
+        none), its meals there and its distance (Chebyshev, cells); None without places."""
+        if self.places is None:
+            return None
+        p, s = self.places, self.school
+        slot = p.best(fish)
+        j = np.maximum(slot, 0)
+        x, y = self.water.xy(s.cell[fish])
+        dist = np.maximum(np.abs(p.x[fish, j] - x), np.abs(p.y[fish, j] - y))
+        return np.stack([slot, np.where(slot >= 0, p.meals_at[fish, j], 0), dist], axis=1).astype(np.int64)
 
     def _step_numpy(self) -> StepOutcome:
         """The tick in numpy (the reference the compiled tick is tested against)."""
@@ -643,6 +688,8 @@ class World:
         out["rng"] = np.frombuffer(json.dumps(rng).encode(), np.uint8).copy()
         texts = [[f, k, t] for (f, k), t in s.long_memory.texts.items()]
         out["long.texts"] = np.frombuffer(json.dumps(texts).encode(), np.uint8).copy()
+        if self.places is not None:
+            out.update({name: a.copy() for name, a in self.places.arrays().items()})
         out.update(self._touched())
         return out
 
@@ -694,6 +741,8 @@ class World:
         w.food_born[:] = NO_FOOD
         w.food_born[d["food.cell"]] = d["food.born"]
         w.oldest_food = None
+        if self.places is not None:
+            self.places.load(d)
         self.occupant[:] = -1
         self.occupant[s.cell[~s.absent]] = s.ids[~s.absent]
         self.refit_fish()  # added fish have traits of their own
@@ -715,6 +764,10 @@ class World:
         for arr in (*(getattr(s.memory, name) for name in MEMORY_STATE), s.long_memory.records, s.long_memory.count):
             h.update(np.ascontiguousarray(arr[:k]).tobytes())
         h.update(self.water.food_born.tobytes())
+        if self.places is not None:  # only in tanks whose fish remember places
+            for name, arr in self.places.arrays().items():
+                h.update(name.encode())
+                h.update(np.ascontiguousarray(arr[:k]).tobytes())
         st = self.rng.bit_generator.state["state"]
         h.update(f"{st['state']}:{st['inc']}".encode())
         for name, arr in sorted(self._touched().items()):  # interventions' traces, only when present

@@ -74,6 +74,9 @@ class RequestBatch:
     personas: list[str] | None = None
     # (serial, facts) of a long-term summary the source may write in its own words, per request
     summaries_due: list[tuple[int, str] | None] | None = None
+    # (k, 3) when fish remember places (World.place_options): the place with the most meals
+    # (slot, -1: none), the meals there, its distance in cells; None in tanks without places
+    places: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.fish.size)
@@ -88,6 +91,7 @@ class RequestBatch:
             perceptions=[self.perceptions[i] for i in pick] if self.perceptions is not None else None,
             personas=[self.personas[i] for i in pick] if self.personas is not None else None,
             summaries_due=[self.summaries_due[i] for i in pick] if self.summaries_due is not None else None,
+            places=self.places[pick] if self.places is not None else None,
         )
 
 

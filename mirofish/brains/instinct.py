@@ -24,6 +24,7 @@ import numpy as np
 from .. import kernel
 from ..actions import MOVE_DXDY, Action
 from ..config import Config, InstinctConfig, PlannerConfig, TriggersConfig, hundredths
+from ..fish import places
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
 from ..fish.plans import Goal
 from ..fish.steering import F_ALIGN, F_FOOD_SEEN, F_OPEN, F_VISIBLE, F_WALLS, feature_matrix, view_features
@@ -162,7 +163,7 @@ class InstinctBrain(InlineSource):
         return {"source": self.name, "decisions": self.decisions}
 
 
-_PLAN_GOALS = np.array([Goal.FORAGE, Goal.SCHOOL, Goal.EXPLORE, Goal.REST, Goal.KEEP_AWAY], np.int8)
+_PLAN_GOALS = np.array([Goal.FORAGE, Goal.SCHOOL, Goal.EXPLORE, Goal.REST, Goal.KEEP_AWAY, Goal.RETURN], np.int8)
 _FIVE = np.arange(5, dtype=np.uint64)[None, :]
 _STRETCH = [0, 1, 4]  # trait columns: sociability, curiosity, calm
 
@@ -215,6 +216,23 @@ class InstinctPlanner(InlineSource):
         u[:, 4] = c.keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5
         return u
 
+    def revisit(self, b: RequestBatch, food_seen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return's utility (``_NEG`` where there is no place to return to), place and horizon per
+        fish: a hungry fish with no food in view, away from its place with the most meals, is
+        drawn back to it — more by appetite, hunger and the meals it had there."""
+        k = len(b)
+        u, param, horizon = np.full(k, _NEG), np.zeros(k, np.int64), np.zeros(k)
+        if b.places is None or self.cfg.revisit <= 0:
+            return u, param, horizon
+        slot, meals, dist = b.places[:, 0], b.places[:, 1], b.places[:, 2]
+        hunger = np.clip(1.0 - b.energy.astype(np.float64) / (0.8 * b.max_energy), 0.0, 1.0)
+        app = b.traits[:, 3].astype(np.float64) / 100.0
+        ok = (slot >= 0) & (dist > places.RADIUS) & ~food_seen & (hunger > 0)
+        u[ok] = (self.cfg.revisit * (0.5 + app) * hunger * (1.0 + 0.25 * np.minimum(meals, 4)))[ok]
+        param[ok] = slot[ok]
+        horizon[ok] = np.minimum(np.maximum(self.cfg.revisit_ticks, 3 * dist), 600)[ok]
+        return u, param, horizon
+
     def decide(self, b: RequestBatch) -> DecisionBatch:
         if self._kernel is not None and len(b):
             return self._decide_compiled(b)
@@ -224,24 +242,29 @@ class InstinctPlanner(InlineSource):
         t = b.traits.astype(np.float64) / 100.0
         # one hash per fish and tick gives the goal draw and the four direction jitters
         draws = to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE, b.tick))
-        u = self.goal_utilities(b, f, t)
+        u5 = self.goal_utilities(b, f, t)
         if self.never_school:
-            u[:, 1] = _NEG
+            u5[:, 1] = _NEG
+        back, back_param, back_horizon = self.revisit(b, f[:, F_FOOD_SEEN] > 0)
+        u = np.concatenate([u5, back[:, None]], axis=1)
         pick = seeded_softmax(u, c.temperature, draws[:, 0])
+        pick = np.where(back <= _NEG, np.minimum(pick, 4), pick)  # without a place, exactly the five goals
         # explore: the way that is open, favouring the current course and where others swim
         way = f[:, F_OPEN : F_OPEN + 4] + 0.5 * f[:, F_ALIGN : F_ALIGN + 4] / np.maximum(f[:, F_VISIBLE], 1)[:, None]
         way[rows, b.heading.astype(np.intp)] += 0.3
         way += 0.6 * draws[:, 1:]
-        choices = np.zeros((k, 5), np.int64)  # each goal's parameter: explore a way, rest until, keep away from
+        choices = np.zeros((k, 6), np.int64)  # each goal's parameter: explore a way, rest until, keep away from
         choices[:, 2] = way.argmax(axis=1)
         choices[:, 3] = np.where(b.energy < self.rest_ceiling, self.rest_ceiling // 100, 100)
         choices[:, 4] = f[:, F_VISIBLE] < self.trig.crowd_line - 2
+        choices[:, 5] = back_param
         params = choices[rows, pick]
         # horizons: a base per goal, stretched by the trait that goal answers to (school:
-        # sociability, explore: curiosity, rest: calm)
+        # sociability, explore: curiosity, rest: calm); return's by the distance
         stretch = np.ones((k, 5))
         stretch[:, 1:4] = 0.5 + t[:, _STRETCH]
-        horizons = np.round(self._base_ticks[pick] * stretch[rows, pick])
+        five = np.minimum(pick, 4)
+        horizons = np.where(pick == 5, back_horizon, np.round(self._base_ticks[five] * stretch[rows, five]))
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
                              goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
@@ -253,10 +276,15 @@ class InstinctPlanner(InlineSource):
         pick, params, horizons = np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.float64)
         c, t, compiled = self.cfg, self.trig, self._kernel
         assert compiled is not None
+        if b.places is None:
+            back, back_param, back_horizon = self._no_places(k)
+        else:
+            back, back_param, back_horizon = self.revisit(b, (b.codes == V_FOOD).any(axis=1))
         compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS)
             {"codes": np.ascontiguousarray(b.codes, np.int8), "matrix": self._matrix,
              "traits": np.ascontiguousarray(b.traits, np.int16), "energy": np.ascontiguousarray(b.energy, np.int32),
              "heading": np.ascontiguousarray(b.heading, np.int8), "draws": draws, "base": self._base_ticks,
+             "revisit": back, "revisit_param": back_param, "revisit_horizon": back_horizon,
              "pick": pick, "param": params, "horizon": horizons},
             {"rest_ceiling": int(self.rest_ceiling), "never_school": int(self.never_school),
              "max_energy": float(b.max_energy), "low_energy_fraction": float(t.low_energy_fraction),
@@ -266,6 +294,14 @@ class InstinctPlanner(InlineSource):
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
                              goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
+
+    def _no_places(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Return's inputs for ``k`` fish of a tank without places: never (kept between calls)."""
+        if self._none is None or len(self._none[0]) < k:
+            self._none = (np.full(max(k, 64), _NEG), np.zeros(max(k, 64), np.int64), np.zeros(max(k, 64)))
+        return self._none[0][:k], self._none[1][:k], self._none[2][:k]
+
+    _none: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def status(self) -> dict[str, Any]:
         return {"source": self.name, "decisions": self.decisions}

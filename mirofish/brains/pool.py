@@ -421,7 +421,7 @@ class ModelPool(DecisionSource):
         lock_tick = tick if self.mode == "lockstep" else None
         assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
         view, persona = batch.perceptions[i].view, batch.personas[i]
-        goals, ways = fitting_choices(view)
+        goals, ways = fitting_choices(view, batch.perceptions[i].places)
         formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
         b = self.bcfg
         msgs = messages(batch.perceptions[i], persona, trigger, None, plans=self.plans, memories=b.prompt_memories,
@@ -542,7 +542,8 @@ class ModelPool(DecisionSource):
         """The plan (or action) in a reply, checked against the fish's view and the choices it
         was offered (:func:`~.prompt.judge_reply`); raises :class:`Failure` with the counted reason."""
         assert batch.perceptions is not None
-        reply, read = judge_reply(text, batch.perceptions[i].view, self.plans, bool(batch.food_here[i]))
+        reply, read = judge_reply(text, batch.perceptions[i].view, self.plans, bool(batch.food_here[i]),
+                                  batch.perceptions[i].places)
         if read != "ok" or reply is None:
             raise Failure(read, server=False)
         if isinstance(reply, PlanReply):

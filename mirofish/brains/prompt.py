@@ -88,7 +88,8 @@ class PlanReply(BaseModel):
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    goal: Literal["forage", "school", "explore", "rest", "keep_away"]
+    goal: Literal["forage", "school", "explore", "rest", "keep_away", "return"]
+    place: int | None = Field(default=None, ge=0, le=7)  # return: which remembered place (#)
     direction: Literal["north", "south", "west", "east"] | None = None
     until: int | None = Field(default=None, ge=0, le=10_000)
     away_from: Literal["crowd", "glass"] | None = Field(default=None, alias="from")
@@ -106,10 +107,12 @@ class PlanReply(BaseModel):
             param = min(self.until if self.until is not None else 10, max_energy // 100)
         elif goal == Goal.KEEP_AWAY:
             param = AWAY_NAMES.index(self.away_from or "crowd")
+        elif goal == Goal.RETURN:
+            param = self.place or 0
         return int(goal), int(param), int(self.ticks or DEFAULT_TICKS[self.goal])
 
 
-DEFAULT_TICKS = {"forage": 60, "school": 120, "explore": 30, "rest": 20, "keep_away": 8}
+DEFAULT_TICKS = {"forage": 60, "school": 120, "explore": 30, "rest": 20, "keep_away": 8, "return": 60}
 
 
 def strict_schema(schema: dict[str, Any], drop: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -298,14 +301,15 @@ def reading(view: str) -> tuple[str, list[str]]:
     return ", ".join(parts), fitting
 
 
-def fitting_choices(view: str) -> tuple[list[str], list[str]]:
-    """(goals, explore directions) that fit ``view``: the enums a plan reply's schema is narrowed to."""
+def fitting_choices(view: str, places: str = "") -> tuple[list[str], list[str]]:
+    """(goals, explore directions) that fit ``view`` (and ``return`` for a fish that remembers
+    ``places``): the enums a plan reply's schema is narrowed to."""
     rows = view.split("\n")
     r = len(rows) // 2
     fish = any(ch in _FACING for row in rows for ch in row)
     ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
     goals = ["forage"] + (["school"] if fish else []) + (["explore"] if ways else []) + ["rest", "keep_away"]
-    return goals, ways
+    return goals + (["return"] if places else []), ways
 
 
 def plan_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
@@ -323,6 +327,9 @@ def plan_message(perception: Perception, persona: str, trigger: str, summary_fac
              "Recent: " + ("; ".join(_newest(p.memories, memories)) or "nothing yet") + "."]
     for s in _newest(p.summaries, summaries):
         lines.append("Earlier: " + s.split(" Anchors:")[0])
+    if p.places:  # environmental memory (fish.places): one line, and the plan that uses it
+        lines.append(f"Places you ate at: {p.places}.")
+        fitting = [*fitting, 'return {"place": #}']
     lines.append("Plans that fit now: " + ", ".join(fitting) + ".")
     return "\n".join(lines)
 
@@ -440,7 +447,7 @@ def interview_messages(perception: Perception, persona: str, plan: str, question
 
 
 def judge_reply(text: str | None, view: str, plans: bool = True,
-                food_here: bool = False) -> tuple[PlanReply | FishReply | None, str]:
+                food_here: bool = False, places: str = "") -> tuple[PlanReply | FishReply | None, str]:
     """How a model brain reads a reply to a fish whose view is ``view``: ``(reply, "ok")``, or
     the reason it cannot be used — ``reply_empty``/``reply_garbage``/``reply_schema`` (not a
     reply), ``school_without_fish``/``explore_into_glass`` (impossible from this view),
@@ -451,7 +458,7 @@ def judge_reply(text: str | None, view: str, plans: bool = True,
     except ReplyError as exc:
         return None, f"reply_{exc.reason}"
     if isinstance(reply, PlanReply):
-        goals, ways = fitting_choices(view)
+        goals, ways = fitting_choices(view, places)
         illegal = plan_legal_for_view(reply, view)
         if not illegal and (reply.goal not in goals or (reply.goal == "explore" and reply.direction not in ways)):
             illegal = "illegal_not_offered"  # outside the schema's narrowed enum

@@ -61,6 +61,7 @@ class Perception:
     age: int
     memories: tuple[str, ...]
     summaries: tuple[str, ...] = ()
+    places: str = ""  # the places it remembers eating at (fish.places; fish/places.py), "" when none
 
     def text(self) -> str:
         """The per-fish block a brain reads (view, state, memories)."""

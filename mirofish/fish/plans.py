@@ -16,7 +16,12 @@ school      —                                        failed: alone for a while
 explore     direction (0 n, 1 s, 2 w, 3 e)           horizon; found company
 rest        energy (whole units) to rest up to       done: energy reached · failed: hungry with food in view
 keep_away   0 = from a crowd, 1 = from the glass     horizon
+return      a remembered place (0 … fish.places-1)   arrived there · horizon
 =========== ======================================== ==========================================
+
+``return`` exists when fish remember places (``fish.places`` > 0, :mod:`mirofish.fish.places`):
+the fish swims back to a place where it ate (steering: the forage weights plus a pull toward
+the place, set every tick), and the plan ends when it is there.
 
 Every plan also ends at its horizon and fails when the fish is stuck for
 ``triggers.stuck_ticks`` ticks. ``hold`` with the source design's triggers (``brain.decides =
@@ -42,6 +47,7 @@ class Goal(IntEnum):
     EXPLORE = 3
     REST = 4
     KEEP_AWAY = 5
+    RETURN = 6
 
     @property
     def label(self) -> str:
@@ -50,8 +56,8 @@ class Goal(IntEnum):
 
 GOAL_NAMES = tuple(g.label for g in Goal)
 # Plain ints for vectorised code (an IntEnum member lookup costs a Python call each time).
-G_HOLD, G_FORAGE, G_SCHOOL, G_EXPLORE, G_REST, G_KEEP_AWAY = (int(g) for g in Goal)
-PLAN_GOALS = GOAL_NAMES[1:]  # what a planning brain may choose (hold is the action mode)
+G_HOLD, G_FORAGE, G_SCHOOL, G_EXPLORE, G_REST, G_KEEP_AWAY, G_RETURN = (int(g) for g in Goal)
+PLAN_GOALS = GOAL_NAMES[1:]  # what a planning brain may choose (hold is the action mode; return needs places)
 AWAY_NAMES = ("crowd", "glass")
 NO_END = 2**31 - 1  # plan_end of a plan without a horizon
 
@@ -74,6 +80,8 @@ def describe(goal: int, param: int, horizon: int = 0) -> str:
         text = f"rest until {int(param)} energy"
     elif g == Goal.KEEP_AWAY:
         text = f"keep_away from the {AWAY_NAMES[int(param) % 2]}"
+    elif g == Goal.RETURN:
+        text = f"return to place {int(param)}"
     else:
         text = g.label
     return f"{text} for {int(horizon)} tick{'s' if int(horizon) != 1 else ''}" if horizon else text
@@ -113,6 +121,9 @@ def parse_plan(text: str) -> tuple[int, int, int]:
         if word not in AWAY_NAMES:
             raise ValueError(f"keep_away from {word!r}? choose crowd or glass")
         param = AWAY_NAMES.index(word)
+    elif goal == Goal.RETURN:
+        param = nums[0] if nums else 0
+        horizon = nums[1] if len(nums) > 1 else 0
     elif goal == Goal.HOLD:
         raise ValueError("type the action itself (move_n … rest) to hold one action")
     return int(goal), int(param), int(horizon)

@@ -34,7 +34,7 @@ from ..actions import MOVE_DXDY
 from ..config import SteeringConfig
 from ..rng import at_tick, mix64, seeded_softmax, to_unit
 from .perception import N_CODES, V_FISH, V_FOOD, V_WALL, V_WATER
-from .plans import G_EXPLORE, G_FORAGE, G_KEEP_AWAY, G_REST, G_SCHOOL
+from .plans import G_EXPLORE, G_FORAGE, G_KEEP_AWAY, G_REST, G_RETURN, G_SCHOOL
 
 _NEG = -1e9  # impossible
 _BOXED = -1e8  # rest when nothing else is possible
@@ -49,8 +49,8 @@ N_FEATURES = 36
 TERMS = ("open", "glass", "crowd", "align", "cohesion", "food")
 T_OPEN, T_GLASS, T_CROWD, T_ALIGN, T_COHESION, T_FOOD = range(len(TERMS))
 # Rows of the goal table: goals, with keep_away split by what it keeps away from.
-_ROWS = 7
-_AWAY_GLASS_ROW = 6
+_ROWS = 8
+_AWAY_GLASS_ROW = 7
 
 
 def feature_matrix(radius: int) -> np.ndarray:
@@ -116,6 +116,7 @@ class Steering:
         table[:, T_OPEN], table[:, T_GLASS], table[:, T_CROWD] = c.open_water, -c.wall, -c.separation
         table[G_SCHOOL, T_ALIGN], table[G_SCHOOL, T_COHESION] = c.alignment, c.cohesion
         table[G_FORAGE, T_FOOD] = c.food
+        table[G_RETURN] = table[G_FORAGE]  # back to a place where it ate: foraging, pulled toward it (World)
         table[G_KEEP_AWAY, T_COHESION] = -c.cohesion  # away from a crowd: away from the fish in view
         table[_AWAY_GLASS_ROW] = table[G_KEEP_AWAY]
         table[_AWAY_GLASS_ROW, T_GLASS] = -4.0 * c.wall
@@ -140,7 +141,7 @@ class Steering:
         self.bias[fish] = 0.0
         explore = g == G_EXPLORE
         self.bias[fish[explore], param[explore] & 3] = self.cfg.direction
-        self.forage[fish] = g == G_FORAGE
+        self.forage[fish] = (g == G_FORAGE) | (g == G_RETURN)
         self.snacks[fish] = g != G_REST
         self.rests[fish] = g == G_REST
 

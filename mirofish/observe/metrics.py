@@ -45,6 +45,8 @@ from .. import arbiter, kernel
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
 from ..brains.base import TIER_INDEX, TIERS, status_code
 from ..config import MetricsConfig
+from .territory import KEYS as TERRITORY
+from .territory import Territory
 from .worddeed import WordDeed
 
 if TYPE_CHECKING:
@@ -260,8 +262,11 @@ def school_figures(members: np.ndarray, xy: np.ndarray, heading: np.ndarray, mov
 class Metrics:
     """Rolling metrics over :class:`Frame` objects; one instance per run."""
 
-    def __init__(self, cfg: MetricsConfig, n_fish: int, width: int, height: int):
+    def __init__(self, cfg: MetricsConfig, n_fish: int, width: int, height: int, territory: bool = False):
         self.cfg = cfg
+        # with remembered places: home ranges, site fidelity, overlap (observe/territory.py)
+        self.territory = Territory(n_fish, width, height, cfg.sample_every) if territory else None
+        self.keys = SIX + COLLECTIVE + (TERRITORY if territory else ())
         w = cfg.window
         self.ticks = 0
         # Rolling windows: a ring of per-tick rows plus their running sum.
@@ -280,8 +285,8 @@ class Metrics:
         self.max_stuck = 0
         self.stuck_now = (0, 0, 0)  # (longest current stuck streak, x, y)
         self.heat = np.zeros((height // cfg.hotspot_cell + 1, width // cfg.hotspot_cell + 1), np.int64)
-        self._current: dict[str, float] = {k: 0.0 for k in SIX + COLLECTIVE}
-        self._sums = dict.fromkeys(SIX + COLLECTIVE, 0.0)
+        self._current: dict[str, float] = dict.fromkeys(self.keys, 0.0)
+        self._sums = dict.fromkeys(self.keys, 0.0)
         self._samples = 0
         self.last_moved = np.full(n_fish, -(2**30), np.int64)  # tick of each fish's last successful move
         self._prev_xy: np.ndarray | None = None
@@ -410,8 +415,10 @@ class Metrics:
         moved = xy[m].mean(axis=0) - prev[m].mean(axis=0) if m.size and prev is not None else np.zeros(2)
         cur["school_travel"] = float(np.hypot(*moved))
         self._prev_xy = xy
+        if self.territory is not None:
+            cur.update(self.territory.sample(f))
         self._samples += 1
-        for k in SIX + COLLECTIVE:
+        for k in self.keys:
             self._sums[k] += cur[k]
 
     def alerts(self) -> list[str]:
@@ -468,7 +475,7 @@ class Metrics:
     def summary(self) -> dict[str, Any]:
         """Current and run-mean values of every metric, plus alerts — JSON-ready."""
         cur, mean = self.current(), self.run_mean()
-        out: dict[str, Any] = {k: {"current": round(cur[k], 4), "mean": round(mean[k], 4)} for k in SIX + COLLECTIVE}
+        out: dict[str, Any] = {k: {"current": round(cur[k], 4), "mean": round(mean[k], 4)} for k in self.keys}
         out["heartbeat"] = {"ticks_since_move": self.since_move, "alert": self.heartbeat_alert}
         out["stuck_hotspots"] = self.hotspots()
         out["alerts"] = self.alerts()

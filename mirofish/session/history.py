@@ -15,7 +15,7 @@ import numpy as np
 
 from ..frame import Frame
 
-N_GOALS = 6  # plan goals counted per fish (fish.plans.Goal; larger codes count as the last)
+N_GOALS = 7  # plan goals counted per fish (fish.plans.Goal; larger codes count as the last)
 
 
 class DecisionHistory:
