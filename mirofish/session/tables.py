@@ -8,7 +8,8 @@ beside it for analysis in pandas, polars or DuckDB. Reading never changes the re
 * ``decisions`` — every applied decision, from the recorded chunks: tick, fish, tier, goal,
   param, horizon, plan (in words), action (single-action decisions), status and
   fallback_reason, latency_ms, tokens (prompt + completion: recordings keep the sum), thought.
-* ``fish`` — tick, fish, x, y, heading, energy, age, plan, plan_goal, stuck — every K ticks,
+* ``fish`` — tick, fish, x, y, heading, energy, age, plan, plan_goal, stuck, meals and returns
+  (meals back at a remembered place: tanks with ``fish.places``, else 0) — every K ticks,
   from re-simulating the recording (keyframe segments in parallel processes, no metrics,
   checked against the state hashes the recording keeps, like replay);
   the state after ``tick`` ticks, as ``replay`` shows it at that tick.
@@ -72,7 +73,8 @@ TYPES = {
                   "horizon": "int64", "plan": "string", "action": "string", "status": "string",
                   "fallback_reason": "string", "latency_ms": "float64", "tokens": "int64", "thought": "string"},
     "fish": {"tick": "int64", "fish": "int64", "x": "int64", "y": "int64", "heading": "string", "energy": "float64",
-             "age": "int64", "plan": "string", "plan_goal": "string", "stuck": "int64"},
+             "age": "int64", "plan": "string", "plan_goal": "string", "stuck": "int64",
+             "meals": "int64", "returns": "int64"},
     "memory": {"tick": "int64", "fish": "int64", "kind": "string", "code": "int64", "text": "string",
                "source": "string"},
     "model_calls": {"tick": "int64", "asked": "int64", "fish": "int64", "kind": "string", "tier": "string",
@@ -208,9 +210,11 @@ def _segment(args: tuple[Any, ...]) -> dict[str, Any]:
             t = world.tick
             if t0 <= t < t1 and t % every == 0:
                 cell = s.cell.astype(np.int64)
+                p = world.places
+                meals, returns = (p.meals, p.returns) if p is not None else (np.zeros(s.n), np.zeros(s.n))
                 fish_rows.append(np.stack([np.full(s.n, t), np.arange(s.n), cell % width, cell // width,
                                            s.heading, s.energy, s.age, s.plan_goal, s.plan_param,
-                                           s.stuck]).T.astype(np.int64))
+                                           s.stuck, meals, returns]).T.astype(np.int64))
             if t >= min(k1, t1):
                 break
             world.given_actions = rec.executed_at(t)  # None (steer) for recordings made before plans
@@ -219,7 +223,7 @@ def _segment(args: tuple[Any, ...]) -> dict[str, Any]:
             if hit[0].size and t0 <= t < t1:
                 mem_rows.append(np.stack([np.full(hit[0].size, t), hit[0], s.memory.code[hit],
                                           s.memory.arg[hit]]).T.astype(np.int64))
-        return {"fish": np.concatenate(fish_rows) if fish_rows else np.zeros((0, 10), np.int64),
+        return {"fish": np.concatenate(fish_rows) if fish_rows else np.zeros((0, 12), np.int64),
                 "memory": np.concatenate(mem_rows) if mem_rows else np.zeros((0, 4), np.int64)}
     finally:
         rec.close()
@@ -242,7 +246,7 @@ def simulated_tables(rec: Recording, t0: int, t1: int, every: int,
             parts = pool.map(_segment, jobs, chunksize=1)
     else:
         parts = [_segment(j) for j in jobs]
-    fish = np.concatenate([p["fish"] for p in parts]) if parts else np.zeros((0, 10), np.int64)
+    fish = np.concatenate([p["fish"] for p in parts]) if parts else np.zeros((0, 12), np.int64)
     _, first = np.unique(fish[:, :2], axis=0, return_index=True)  # a keyframe tick sampled twice
     fish = fish[np.sort(first)]
     mem = np.concatenate([p["memory"] for p in parts]) if parts else np.zeros((0, 4), np.int64)
@@ -250,7 +254,8 @@ def simulated_tables(rec: Recording, t0: int, t1: int, every: int,
         "tick": fish[:, 0], "fish": fish[:, 1], "x": fish[:, 2], "y": fish[:, 3],
         "heading": np.array(DIRECTION_NAMES, object)[fish[:, 4]], "energy": fish[:, 5] / 100,
         "age": fish[:, 6], "plan": _lookup(fish[:, 7:9], lambda g, p: describe(g, p)),
-        "plan_goal": np.array(GOAL_NAMES, object)[fish[:, 7]], "stuck": fish[:, 9]}
+        "plan_goal": np.array(GOAL_NAMES, object)[fish[:, 7]], "stuck": fish[:, 9],
+        "meals": fish[:, 10], "returns": fish[:, 11]}
     mcols = {"tick": mem[:, 0], "fish": mem[:, 1], "kind": np.full(len(mem), "event", object),
              "code": mem[:, 2], "text": _lookup(mem[:, 2:4], event_text),
              "source": np.full(len(mem), "perception", object)}

@@ -164,6 +164,7 @@ class FollowPanel:
             traits = list(shown.fish(fish).traits.values())
             behaviour = behaviour_score(counts[fish], traits, counts.sum(axis=0)), int(counts[fish][1:].sum())
         cfg, snap = shown.cfg, shown.fish(fish)
+        self._places = _places_lines(shown, fish)
         self.draw(surf, rect, snap, energy_hist, last_decision, shown.world.max_energy / 100,
                   shown.drift(fish), cfg.brain.drift_alert, why, behaviour=behaviour,
                   text_drift_applies=cfg.brain.kind == "llm", word_deed=word_deed)
@@ -218,6 +219,10 @@ class FollowPanel:
         y = self._draw_why(surf, x, y, w, why)
         y = self._draw_last(surf, x, y, w, last_decision)
         y = self._draw_word_deed(surf, x, y, w)
+        for i, line in enumerate(self._places):  # remembered places and its range (fish.places)
+            for part in theme.wrap(line, w, 16)[:3]:
+                surf.blit(theme.fit(part, 16, w, theme.INK if i == 0 else theme.DIM), (x, y + 4))
+                y += 18
         y = self._draw_memories(surf, x, y, w, fish)
         y = self._draw_in_character(surf, x, y, w, drift, drift_alert)
         return self._draw_actions(surf, x, y, w, fish)
@@ -376,6 +381,8 @@ class FollowPanel:
             y += 15
         return y
 
+    _places: list[str] = []
+
     def _draw_word_deed(self, surf: pygame.Surface, x: int, y: int, w: int) -> int:
         """Does the fish do what it says? Its word-and-deed shares and its newest judged plan."""
         wd = self._word_deed
@@ -477,6 +484,21 @@ class Timeline:
                 pygame.draw.lines(surf, theme.BAD, False, list(zip(xs.tolist(), ys.tolist())), 2)
             surf.blit(theme.fit(f"fish in another cell than in the original (now {int(cells[-1])})", 15,
                                 area.w - 8, theme.BAD), (area.x + 6, area.y))
+
+
+def _places_lines(shown: Any, fish: int) -> list[str]:
+    """The followed fish's remembered places and territory figures (tanks with fish.places)."""
+    places = shown.world.places
+    if places is None:
+        return []
+    said = places.describe(fish) or "none yet"
+    lines = [f"places it ate at: {said}"]
+    territory = getattr(shown.metrics, "territory", None)
+    if territory is not None and territory.taken:
+        t = territory.fish(fish)
+        lines.append(f"home range {t['home_range']:.0f} cells (5 min) · back at a place for "
+                     f"{t['returns']} of {t['meals']} meals")
+    return lines
 
 
 HELP = [

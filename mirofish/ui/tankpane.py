@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import numpy as np
 import pygame
 
 from ..observe import ascii as ascii_view
@@ -102,6 +103,22 @@ class TankPane:
         self.renderer.layout(rect, self.zoom, centre)
         self.renderer.draw(surf, view, prev, alpha, selected, show_fov, heat, shown.cfg.metrics.hotspot_cell,
                            shown.ghost_view())
+        places = shown.world.places
+        if selected is not None and places is not None and selected < len(places.meals):
+            self._draw_places(surf, places, selected)
+
+    def _draw_places(self, surf: pygame.Surface, places: Any, fish: int) -> None:
+        """The followed fish's remembered places: a ring per place (thicker for more meals) and
+        its slot number, clipped to the water."""
+        clip = surf.get_clip()
+        surf.set_clip(self.renderer.rect)
+        r = max(4, int(self.renderer.cell * 1.6))
+        for j in np.flatnonzero(places.meals_at[fish] > 0).tolist():
+            px, py = self.renderer.to_px(int(places.x[fish, j]), int(places.y[fish, j]))
+            width = 1 + min(3, int(places.meals_at[fish, j]) // 2)
+            pygame.draw.circle(surf, theme.GOOD, (int(px), int(py)), r, width)
+            surf.blit(theme.text(f"#{j}", 13, theme.GOOD), (int(px) + r - 2, int(py) - r - 4))
+        surf.set_clip(clip)
 
     def draw_ascii(self, surf: pygame.Surface, rect: pygame.Rect, shown: Session, mode: str) -> None:
         """The terminal view's characters over the tank (rendered once per tick)."""
