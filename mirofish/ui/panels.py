@@ -143,6 +143,7 @@ class FollowPanel:
         self._behaviour: tuple[float | None, int] = (None, 0)
         self._text_drift_applies = False
         self._word_deed: dict | None = None
+        self._places: list[str] = []  # the followed fish's remembered places (fish.places)
         self._page: pygame.Surface | None = None
         self.scroll = 0
         self._content_h = 0
@@ -380,8 +381,6 @@ class FollowPanel:
             surf.blit(theme.text(part, 15, theme.INK), (x + 8, y))
             y += 15
         return y
-
-    _places: list[str] = []
 
     def _draw_word_deed(self, surf: pygame.Surface, x: int, y: int, w: int) -> int:
         """Does the fish do what it says? Its word-and-deed shares and its newest judged plan."""
