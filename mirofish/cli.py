@@ -337,6 +337,21 @@ def build_parser() -> argparse.ArgumentParser:
                     help="llm agents: one model call takes at most S seconds in all, retries included (default 20)")
     _add_window_flags(ho, aquarium=False)
 
+    rf = sub.add_parser("reef", help="a reef of tanks joined by corridors, fish migrating between them "
+                                     "(one process, local processes or a Dask cluster)")
+    rf.add_argument("path", nargs="?", metavar="REEF.toml", help="the reef file (see mirofish/reef/spec.py)")
+    rf.add_argument("--headless", action="store_true", help="no window; print one JSON line at the end")
+    rf.add_argument("--ticks", type=_int_at_least(1, 10_000_000), help="ticks to run (default: the file's)")
+    rf.add_argument("--workers", type=_int_at_least(1, 256), default=1,
+                    help="local processes stepping the tanks (default 1: all in this process)")
+    rf.add_argument("--cluster", metavar="ADDRESS", help="run the tanks on a Dask cluster (tcp://HOST:PORT)")
+    rf.add_argument("--record", metavar="DIR", help="record every tank and the migrations into DIR")
+    rf.add_argument("--checkpoint", metavar="FILE", help="write the reef's state at every exchange (to --resume)")
+    rf.add_argument("--resume", metavar="FILE", help="go on from a --checkpoint file of the same reef file")
+    rf.add_argument("--replay", metavar="DIR", help="replay a recorded reef (every tank) and check its reef hash")
+    rf.add_argument("--progress", action="store_true", help="headless: a progress line on stderr")
+    _add_window_flags(rf, aquarium=False)
+
     gl = sub.add_parser("glossary", help="list a glossary file's terms and snapshots, diff two snapshots, or review "
                                          "pending terms (glossary review PATH)")
     gl.add_argument("path", help="a glossary SQLite file (referential --glossary PATH), or 'review' or 'check' then "
@@ -793,6 +808,63 @@ def run_handoff(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_reef(args: argparse.Namespace) -> int:
+    from .reef.record import prepare, replay_reef, write
+    from .reef.run import Reef, ReefError
+    from .reef.spec import load_reef
+
+    try:
+        if args.replay:
+            if args.path:
+                raise UsageError("mirofish reef: give a reef file or --replay DIR, not both")
+            print(json.dumps(replay_reef(args.replay)))
+            return 0
+        if not args.path:
+            raise UsageError("mirofish reef: a reef file is needed (REEF.toml), or --replay DIR")
+        spec = load_reef(args.path)
+        if args.resume and args.record:
+            raise UsageError("mirofish reef: --record starts recordings at tick 0; it can't go with --resume")
+        for what, path in (("checkpoint", args.checkpoint),):
+            if path and path != args.resume:
+                guard_output(path, (args.path,), args.overwrite, what)
+        folder = prepare(args.record, args.overwrite) if args.record else None
+        backend = "dask" if args.cluster else ("local" if args.workers > 1 else "inline")
+        if not args.headless:
+            if backend != "inline":
+                raise UsageError("mirofish reef: the window steps the reef in its own process (no --workers or "
+                                 "--cluster; use --headless for those)")
+            from .reef.scene import ReefScene
+            from .ui.app import run_window
+
+            return run_window(ReefScene(spec, str(folder) if folder else None), args.screenshot, args.frames,
+                              None, args.fps, _size(args.size))
+        reef = Reef(spec, backend, args.workers, args.cluster, str(folder) if folder else None, args.checkpoint,
+                    args.resume)
+        ticks = args.ticks or spec.ticks
+
+        def progress(r: Reef) -> None:
+            if args.progress:
+                print(f"\rt{r.tick}/{ticks} migrations {len(r.log)}", end="", file=sys.stderr, flush=True)
+
+        try:
+            summary = reef.run(ticks, progress)
+        except ReefError as exc:
+            hint = (f"; resume from the last exchange with --resume {args.checkpoint}" if args.checkpoint
+                    else "; run with --checkpoint FILE to be able to resume")
+            raise ReefError(f"{exc} at tick {reef.tick}{hint}") from None
+        finally:
+            reef.close()
+            if args.progress:
+                print(file=sys.stderr)
+        if folder is not None:
+            write(folder, reef, summary)
+        print(json.dumps(summary))
+        return 0
+    except ReefError as exc:
+        print(f"mirofish: reef: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
 def _negotiation_recorder(args: argparse.Namespace):
     if args.record is None:
         return None
@@ -1124,7 +1196,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 return run_terminal(cfg, args.ticks, args.record, args.overwrite, _reply_cache(args.reply_cache))
             return run_window_live(cfg, args)
         handlers = {"glossary": run_glossary, "negotiation": run_negotiation, "referential": run_referential,
-                    "handoff": run_handoff,
+                    "handoff": run_handoff, "reef": run_reef,
                     "sweep": run_sweep,
                     "replay": run_replay, "fork": run_fork, "report": run_report, "export": run_export,
                     "trace": run_trace, "reask": run_reask, "diff": run_diff, "clip": run_clip}

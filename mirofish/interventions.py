@@ -71,6 +71,11 @@ def _add(iv: dict, world: World | None) -> dict:
     if world is not None and not world.school.absent.any():
         raise InterventionError(f"no room for another fish: all {world.school.n} are in the water "
                                 f"(start the tank with --set fish.spare=N, or take one out)")
+    state = iv.get("state")
+    if state is not None:  # a migrant from another tank of a reef (mirofish/reef): everything it is
+        if not isinstance(state, dict) or not isinstance(state.get("fish"), dict):
+            raise InterventionError("add: state must be a migrant's state (from a reef)")
+        out = {**out, "state": state}
     return {**out, "traits": traits} if traits is not None else out
 
 
@@ -287,9 +292,63 @@ def _add_fish(world: World, iv: dict) -> int:
         s.plan_goal[fish], s.plan_param[fish])
     s.last_decision[fish] = world.tick - max(cfg.triggers.hard_timeout, cfg.triggers.plan_timeout)  # it decides now
     s.at_summary[fish, 0], s.at_summary[fish, 5] = 0, s.energy[fish]
+    if iv.get("state") is not None:
+        arrive(world, fish, iv["state"])
     world.used_slots = max(world.used_slots, fish + 1)
     world.refit_fish()
     return fish
+
+
+# What a migrant keeps when it swims to another tank (mirofish/reef): not where it was or what it
+# was doing there — its body, its counters and its memories.
+_LEFT_BEHIND = ("cell", "absent", "intent", "stuck", "refused_at", "last_decision", "plan_goal", "plan_param",
+                "plan_end", "plan_trigger", "no_food", "alone", "crowded", "hungry_food", "failed")
+
+
+def departing(world: World, fish: int) -> dict:
+    """Fish ``fish`` as an ``add`` intervention's ``state`` (JSON-ready): every kept array but
+    where it was and its plan, its short and long memories (with their texts), its persona and
+    its remembered places (their coordinates are the old tank's: kept, as a fish remembers)."""
+    s = world.school
+    state: dict = {"fish": {name: getattr(s, name)[fish].tolist() for name in type(s).STATE
+                            if name not in _LEFT_BEHIND},
+                   "memory": {name: getattr(s.memory, name)[fish].tolist()
+                              for name in ("tick", "code", "arg", "count")},
+                   "long": {"records": s.long_memory.records[fish].tolist(), "count": int(s.long_memory.count[fish]),
+                            "texts": [[k[1], v] for k, v in sorted(s.long_memory.texts.items()) if k[0] == fish]},
+                   "persona": s.persona[fish]}
+    if world.places is not None:
+        state["places"] = {name: a[fish].tolist() for name, a in world.places.arrays().items()}
+    return state
+
+
+def arrive(world: World, fish: int, state: dict) -> None:
+    """Give the fish just added at room ``fish`` a migrant's ``state`` (see :func:`departing`);
+    a part that does not fit this tank (another memory size, no places) is left out."""
+    s = world.school
+    try:
+        for name, value in state["fish"].items():
+            arr = getattr(s, name, None)
+            if name in type(s).STATE and name not in _LEFT_BEHIND and arr is not None \
+                    and np.shape(value) == arr[fish].shape:
+                arr[fish] = value
+        mem = state.get("memory", {})
+        if all(np.shape(mem.get(n)) == getattr(s.memory, n)[fish].shape for n in ("tick", "code", "arg", "count")):
+            for name in ("tick", "code", "arg", "count"):
+                getattr(s.memory, name)[fish] = mem[name]
+        long = state.get("long", {})
+        if np.shape(long.get("records")) == s.long_memory.records[fish].shape:
+            s.long_memory.records[fish], s.long_memory.count[fish] = long["records"], long["count"]
+            for serial, text in long.get("texts", []):
+                s.long_memory.texts[(fish, int(serial))] = str(text)
+        s.persona[fish] = str(state.get("persona", s.persona[fish]))
+        places = state.get("places")
+        if world.places is not None and places is not None:
+            for name, arr in world.places.arrays().items():
+                if np.shape(places.get(name)) == arr[fish].shape:
+                    arr[fish] = places[name]
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise InterventionError(f"add: a migrant's state that does not fit: {exc}") from None
 
 
 def _remove_fish(world: World, fish: int) -> None:

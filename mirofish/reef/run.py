@@ -1,0 +1,316 @@
+"""Running a reef: tanks step on their own between exchanges; migrants cross at each exchange.
+
+The interval is every corridor's transit time. A fish that leaves tank A during interval k
+(ticks kI+1 … (k+1)I) arrives in tank B exactly I ticks later, during interval k+1 — so after
+interval k every host already knows every arrival of interval k+1, and the tanks need nothing
+from each other while they step. The reef's state after any interval is therefore the same
+however the tanks are spread: all in this process, over local processes, or over the workers
+of a Dask cluster (each host an actor holding its tanks). Arrivals are ordered by (leave tick,
+tank, fish), so every tank receives them in one order whatever finished first.
+
+``reef_hash`` digests every tank's state hash (in the reef file's order) and the migration log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import pickle
+import signal
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from .spec import ReefSpec
+from .tank import TankHost
+
+
+class ReefError(RuntimeError):
+    """A reef that cannot go on (a worker lost, a cluster that is not there); one line."""
+
+
+# ---------------------------------------------------------------- backends: where the hosts live
+
+
+class InlineHosts:
+    """Every tank in this process (one host)."""
+
+    name = "one process"
+
+    def __init__(self, spec: ReefSpec, record: str | None, states: dict | None):
+        self.hosts = [TankHost(spec, list(range(len(spec.tanks))), record, states)]
+
+    def call(self, method: str, args: list[tuple]) -> list[Any]:
+        return [getattr(h, method)(*a) for h, a in zip(self.hosts, args)]
+
+    def close(self) -> None:
+        for h in self.hosts:
+            h.close()
+
+
+def _serve(conn, spec: dict, mine: list[int], record: str | None, states: dict | None) -> None:
+    """A local worker process: one host, commands from the pipe until it closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    try:
+        host = TankHost(spec, mine, record, states)
+        conn.send(("ok", None))
+    except Exception as exc:  # noqa: BLE001 — reported to the coordinator as one line
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        return
+    while True:
+        try:
+            method, args = conn.recv()
+        except EOFError:
+            break
+        if method == "close":
+            break
+        try:
+            conn.send(("ok", getattr(host, method)(*args)))
+        except Exception as exc:  # noqa: BLE001
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    host.close()
+
+
+class LocalHosts:
+    """The tanks dealt round-robin over ``workers`` local processes, each a host."""
+
+    def __init__(self, spec: ReefSpec, workers: int, record: str | None, states: dict | None):
+        self.name = f"local processes ({workers})"
+        ctx = multiprocessing.get_context("fork")
+        self.procs, self.conns = [], []
+        data = spec.model_dump()
+        for k in range(workers):
+            mine = list(range(k, len(spec.tanks), workers))
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(child, data, mine, record,
+                                                    {i: states[i] for i in mine} if states else None), daemon=True)
+            proc.start()
+            child.close()
+            self.procs.append(proc)
+            self.conns.append(parent)
+        for k in range(workers):
+            self._answer(k)
+
+    def _answer(self, k: int) -> Any:
+        try:
+            status, value = self.conns[k].recv()
+        except (EOFError, OSError):
+            code = self.procs[k].exitcode
+            raise ReefError(f"worker {k} died" + (f" (exit code {code})" if code is not None else "")) from None
+        if status == "error":
+            raise ReefError(f"worker {k}: {value}")
+        return value
+
+    def call(self, method: str, args: list[tuple]) -> list[Any]:
+        for k, a in enumerate(args):
+            try:
+                self.conns[k].send((method, a))
+            except (BrokenPipeError, OSError):
+                raise ReefError(f"worker {k} died") from None
+        return [self._answer(k) for k in range(len(args))]
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(("close", ()))
+            except (BrokenPipeError, OSError):
+                pass
+        for proc in self.procs:
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+
+
+class DaskHosts:
+    """One host per worker of a Dask cluster, as an actor holding its tanks."""
+
+    def __init__(self, spec: ReefSpec, address: str, record: str | None, states: dict | None):
+        from ..sweep.backends import BackendError, DaskBackend
+
+        try:
+            backend = DaskBackend(address)
+        except BackendError as exc:
+            raise ReefError(str(exc)) from None
+        self.client = backend.client
+        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        if not workers:
+            raise ReefError(f"the Dask cluster at {address} has no workers")
+        self.name = f"Dask cluster {address} ({len(workers)} workers)"
+        data = spec.model_dump()
+        futures = []
+        for k, wk in enumerate(workers):
+            mine = list(range(k, len(spec.tanks), len(workers)))
+            if mine:
+                futures.append(self.client.submit(TankHost, data, mine, record,
+                                                  {i: states[i] for i in mine} if states else None,
+                                                  actor=True, workers=[wk], pure=False))
+        try:
+            with self.client.as_current():  # an actor finds its client as the current one
+                self.actors = [f.result() for f in futures]
+        except Exception as exc:  # noqa: BLE001
+            raise ReefError(f"the Dask workers could not start the tanks: {exc}") from None
+
+    def call(self, method: str, args: list[tuple]) -> list[Any]:
+        try:
+            with self.client.as_current():
+                pending = [getattr(a, method)(*x) for a, x in zip(self.actors, args)]
+                return [p.result() for p in pending]
+        except Exception as exc:  # noqa: BLE001 — a worker lost, an actor gone
+            raise ReefError(f"a Dask worker failed: {(str(exc).splitlines() or [type(exc).__name__])[0][:160]}") \
+                from None
+
+    def close(self) -> None:
+        try:
+            with self.client.as_current():
+                for a in self.actors:
+                    a.close().result()  # type: ignore[func-returns-value, attr-defined]  # an actor's call: a future
+        except Exception:  # noqa: BLE001 — closing a cluster that is going away
+            pass
+        self.client.close()
+
+
+# ---------------------------------------------------------------- the reef
+
+
+class Reef:
+    """A reef run: ``backend`` ``inline``, ``local`` (``workers`` processes) or ``dask``
+    (``cluster`` address). ``record``: a folder for each tank's recording and the migration
+    log; ``checkpoint``: a file the reef's state is written to at every exchange, which
+    ``resume`` starts from."""
+
+    def __init__(self, spec: ReefSpec, backend: str = "inline", workers: int = 2, cluster: str | None = None,
+                 record: str | None = None, checkpoint: str | None = None, resume: str | None = None):
+        self.spec = spec
+        self.checkpoint = checkpoint
+        self.tick = 0
+        self.log: list[dict[str, Any]] = []  # every crossing, in order
+        self.pending: list[tuple[int, int, dict]] = []  # arrivals to hand to the hosts: (tank, tick, add)
+        self.record = record
+        states = None
+        if resume is not None:
+            saved = _read_checkpoint(resume, spec)
+            self.tick, self.log, self.pending, states = saved["tick"], saved["log"], saved["pending"], saved["tanks"]
+        if backend == "inline":
+            self.hosts: Any = InlineHosts(spec, record, states)
+        elif backend == "local":
+            self.hosts = LocalHosts(spec, min(max(1, workers), len(spec.tanks)), record, states)
+        elif backend == "dask":
+            if not cluster:
+                raise ReefError("the dask backend needs --cluster ADDRESS")
+            self.hosts = DaskHosts(spec, cluster, record, states)
+        else:
+            raise ReefError(f"unknown backend {backend!r}")
+        self.doors: dict[int, dict[int, tuple[int, int]]] = {}  # tank → corridor → (x, y) of its opening
+        for part in self.hosts.call("openings", [() for _ in self._shares()]):
+            for i, ends in part.items():
+                self.doors[int(i)] = {c: (x, y) for c, x, y in ends}
+        self.figures: dict[int, dict[str, Any]] = {}
+        self.exchange_s: list[float] = []
+        self.step_s: list[float] = []
+
+    def _shares(self) -> list[int]:
+        return list(range(len(getattr(self.hosts, "hosts", None) or getattr(self.hosts, "conns", None)
+                               or getattr(self.hosts, "actors", []))))
+
+    def _host_of(self, tank: int) -> int:
+        return tank % len(self._shares())
+
+    def run(self, until: int, on_interval=None) -> dict[str, Any]:
+        """Step the reef to tick ``until`` (exchanging at every interval); returns the summary."""
+        every = self.spec.interval
+        started = time.perf_counter()
+        while self.tick < until:
+            nxt = min(until, (self.tick // every + 1) * every)
+            self.advance(nxt)
+            if on_interval is not None:
+                on_interval(self)
+        return self.summary(time.perf_counter() - started)
+
+    def advance(self, nxt: int) -> None:
+        """One interval: hand out the arrivals, step every host to ``nxt``, collect who left."""
+        t0 = time.perf_counter()
+        shares = self._shares()
+        per_host: list[list[tuple[int, int, dict]]] = [[] for _ in shares]
+        for arrival in self.pending:
+            per_host[self._host_of(arrival[0])].append(arrival)
+        self.pending = []
+        results = self.hosts.call("advance", [(nxt, a) for a in per_host])
+        t1 = time.perf_counter()
+        left, bounced = [], []
+        for r in results:
+            left += r["left"]
+            bounced += r["bounced"]
+            self.figures.update({int(i): f for i, f in r["figures"].items()})
+        left.sort(key=lambda d: (d[1], d[0], d[3]))
+        for tank, leave, corridor, fish, state in left:
+            cor = self.spec.corridors[corridor]
+            here = self.spec.tanks[tank].name
+            there = cor.b if cor.a == here else cor.a
+            dest = self.spec.index(there)
+            x, y = self.doors[dest][corridor]
+            arrive = leave + self.spec.interval
+            self.pending.append((dest, arrive, {"kind": "add", "x": x, "y": y, "state": state}))
+            self.log.append({"leave": leave, "arrive": arrive, "from": here, "to": there, "fish": fish,
+                             "corridor": corridor})
+        retry = -(-nxt // self.spec.interval) * self.spec.interval  # the next exchange (the window steps tick by tick)
+        for tank, iv in sorted(bounced, key=lambda b: (b[0], json.dumps(b[1], sort_keys=True))):
+            self.pending.append((tank, retry, iv))  # no room: it waits in the corridor, tries at the next exchange
+        self.tick = nxt
+        self.step_s.append(max(r["seconds"] for r in results))
+        self.exchange_s.append((t1 - t0 - self.step_s[-1]) + (time.perf_counter() - t1))
+        if self.checkpoint is not None:
+            self._save_checkpoint()
+
+    def reef_hash(self) -> str:
+        h = hashlib.blake2b(digest_size=16)
+        for i in range(len(self.spec.tanks)):
+            h.update(self.figures[i]["hash"].encode())
+        for entry in self.log:
+            h.update(json.dumps(entry, sort_keys=True).encode())
+        return h.hexdigest()
+
+    def migrations(self) -> dict[str, int]:
+        return dict(sorted(Counter(f"{e['from']}->{e['to']}" for e in self.log if e["arrive"] <= self.tick).items()))
+
+    def summary(self, elapsed: float) -> dict[str, Any]:
+        tanks = [{"name": t.name, **{k: v for k, v in self.figures[i].items() if k != "tick"}}
+                 for i, t in enumerate(self.spec.tanks)]
+        exch = self.exchange_s[1:] or self.exchange_s
+        return {"tick": self.tick, "tanks": tanks, "migrations": self.migrations(),
+                "in_transit": sum(1 for e in self.log if e["arrive"] > self.tick),
+                "reef_hash": self.reef_hash(), "backend": self.hosts.name, "intervals": len(self.exchange_s),
+                "exchange_ms_mean": round(1000 * sum(exch) / max(1, len(exch)), 3),
+                "ticks_per_s": round(self.tick / elapsed, 1) if elapsed > 0 else None,
+                "elapsed_s": round(elapsed, 3)}
+
+    def _save_checkpoint(self) -> None:
+        states: dict[int, Any] = {}
+        for part in self.hosts.call("state", [() for _ in self._shares()]):
+            states.update({int(i): v for i, v in part.items()})
+        data = {"spec": self.spec.model_dump(), "tick": self.tick, "log": self.log, "pending": self.pending,
+                "tanks": states}
+        path = Path(self.checkpoint)  # type: ignore[arg-type]
+        tmp = path.with_name(path.name + ".part")
+        with open(tmp, "wb") as fh:
+            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)  # whole or not at all: a kill during the write leaves the last one
+
+    def close(self) -> None:
+        self.hosts.close()
+
+
+def _read_checkpoint(path: str, spec: ReefSpec) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            data = pickle.load(fh)
+    except FileNotFoundError:
+        raise ReefError(f"--resume {path}: not found") from None
+    except Exception as exc:  # noqa: BLE001
+        raise ReefError(f"--resume {path}: not a reef checkpoint ({type(exc).__name__})") from None
+    if not isinstance(data, dict) or data.get("spec") != spec.model_dump():
+        raise ReefError(f"--resume {path}: a checkpoint of another reef file")
+    return data
