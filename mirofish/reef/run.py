@@ -209,6 +209,8 @@ class Reef:
             for i, ends in part.items():
                 self.doors[int(i)] = {c: (x, y) for c, x, y in ends}
         self.figures: dict[int, dict[str, Any]] = {}
+        self.waited = 0  # arrivals that found their tank full and waited for the next exchange
+        self.waiting = 0  # … of them, those waiting now
         self.exchange_s: list[float] = []
         self.step_s: list[float] = []
 
@@ -257,6 +259,8 @@ class Reef:
             self.log.append({"leave": leave, "arrive": arrive, "from": here, "to": there, "fish": fish,
                              "corridor": corridor})
         retry = -(-nxt // self.spec.interval) * self.spec.interval  # the next exchange (the window steps tick by tick)
+        self.waited += len(bounced)
+        self.waiting = len(bounced)
         for tank, iv in sorted(bounced, key=lambda b: (b[0], json.dumps(b[1], sort_keys=True))):
             self.pending.append((tank, retry, iv))  # no room: it waits in the corridor, tries at the next exchange
         self.tick = nxt
@@ -274,14 +278,20 @@ class Reef:
         return h.hexdigest()
 
     def migrations(self) -> dict[str, int]:
-        return dict(sorted(Counter(f"{e['from']}->{e['to']}" for e in self.log if e["arrive"] <= self.tick).items()))
+        """Fish that left one tank for another so far, by way (``"a->b"``)."""
+        return dict(sorted(Counter(f"{e['from']}->{e['to']}" for e in self.log if e["leave"] < self.tick).items()))
+
+    def in_transit(self) -> int:
+        """Fish in a corridor now: out of their tank, not yet in the next (a removal and an
+        arrival happen at the start of their tick; the tanks have stepped ``tick`` ticks)."""
+        return sum(1 for e in self.log if e["leave"] < self.tick <= e["arrive"])
 
     def summary(self, elapsed: float) -> dict[str, Any]:
         tanks = [{"name": t.name, **{k: v for k, v in self.figures[i].items() if k != "tick"}}
                  for i, t in enumerate(self.spec.tanks)]
         exch = self.exchange_s[1:] or self.exchange_s
         return {"tick": self.tick, "tanks": tanks, "migrations": self.migrations(),
-                "in_transit": sum(1 for e in self.log if e["arrive"] > self.tick),
+                "in_transit": self.in_transit(), "waiting": self.waiting, "waited": self.waited,
                 "reef_hash": self.reef_hash(), "backend": self.hosts.name, "intervals": len(self.exchange_s),
                 "exchange_ms_mean": round(1000 * sum(exch) / max(1, len(exch)), 3),
                 "ticks_per_s": round(self.tick / elapsed, 1) if elapsed > 0 else None,

@@ -75,7 +75,7 @@ class ReefScene(PacedScene):
         surf.blit(theme.text("Reef", 30, theme.INK, bold=True), (24, 12))
         surf.blit(theme.fit(f"tick {self.reef.tick} · {len(self.spec.tanks)} tanks · exchange every "
                             f"{self.spec.interval} ticks · {moves} crossings · "
-                            f"{sum(1 for e in self.reef.log if e['arrive'] > self.reef.tick)} in a corridor now · "
+                            f"{self.reef.in_transit()} in a corridor now · "
                             f"{what} · H: what you see", 18, r["header"].w - 48, theme.DIM), (24, 46))
         if self.opened is None:
             self._draw_map(surf, r["map"])
@@ -92,7 +92,7 @@ class ReefScene(PacedScene):
             pygame.draw.line(surf, theme.ACCENT, pa, pb, 3)
             now = self.reef.tick
             for e in self.reef.log:
-                if e["corridor"] == c and e["leave"] <= now < e["arrive"]:
+                if e["corridor"] == c and e["leave"] < now <= e["arrive"]:
                     f = (now - e["leave"]) / max(1, e["arrive"] - e["leave"])
                     start, end = (pa, pb) if e["from"] == cor.a else (pb, pa)
                     pos = (int(start[0] + f * (end[0] - start[0])), int(start[1] + f * (end[1] - start[1])))

@@ -18,8 +18,9 @@
 A fish that swims onto a water cell by an opening, moving toward the glass there, swims into
 the corridor and leaves its tank; it
 arrives in the other tank ``interval`` ticks later, at the other opening (or the free water
-nearest it). Every tank keeps room for ``room`` fish besides its own (default: as many as it
-has); a migrant that finds no room waits in the corridor and tries again at each exchange.
+nearest it). Every tank keeps room for ``room`` fish besides its own (default: a fifth of its
+own, at least 5 — room costs a little at every tick, as the tick steps every slot); a migrant
+that finds no room waits in the corridor and tries again at each exchange.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def tank_config(spec: ReefSpec, i: int) -> Config:
     t = spec.tanks[i]
     overrides = [f"{k}={_toml_value(v)}" for k, v in t.set.items()]
     base = load_config(preset=t.preset, overrides=overrides, seed=t.seed)
-    room = t.room if t.room is not None else base.fish.count
+    room = t.room if t.room is not None else max(5, base.fish.count // 5)
     return load_config(preset=t.preset, overrides=[*overrides, f"fish.spare={base.fish.spare + room}"], seed=t.seed)
 
 

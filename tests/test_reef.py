@@ -1,0 +1,154 @@
+"""A reef: tanks joined by corridors, the same reef however it runs, recorded and replayed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pygame
+import pytest
+
+from mirofish.reef.run import Reef
+from mirofish.reef.spec import load_reef
+from mirofish.session import ReplaySession
+
+ROOT = Path(__file__).resolve().parents[1]
+RING = ROOT / "assets" / "reefs" / "ring.toml"
+
+
+def reef_cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "run.py", "reef", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def ring():
+    return load_reef(RING)
+
+
+@pytest.fixture(scope="module")
+def inline_run(ring):
+    reef = Reef(ring, "inline")
+    out = reef.run(1200)
+    log = list(reef.log)
+    reef.close()
+    return out, log
+
+
+def test_fish_cross_every_corridor_both_ways_and_keep_who_they_are(inline_run, ring):
+    out, log = inline_run
+    for cor in ring.corridors:
+        assert out["migrations"].get(f"{cor.a}->{cor.b}", 0) > 0 and out["migrations"].get(f"{cor.b}->{cor.a}", 0) > 0
+    # no fish lost or made: in a tank, in a corridor, or waiting at a full tank
+    assert sum(t["population"] for t in out["tanks"]) + out["in_transit"] + out["waiting"] == 4 * 30
+    assert all(e["arrive"] - e["leave"] == ring.interval for e in log)
+
+
+def test_the_same_reef_in_one_process_two_processes_and_a_dask_cluster(inline_run, ring, tmp_path):
+    from mirofish.sweep.backends import LocalDaskCluster
+
+    out, _ = inline_run
+    local = Reef(ring, "local", workers=2)
+    try:
+        assert local.run(1200)["reef_hash"] == out["reef_hash"]
+    finally:
+        local.close()
+    with LocalDaskCluster(workers=2, log_dir=tmp_path) as address:
+        dask = Reef(ring, "dask", cluster=address)
+        try:
+            got = dask.run(1200)
+        finally:
+            dask.close()
+    assert got["reef_hash"] == out["reef_hash"] and got["migrations"] == out["migrations"]
+    assert "Dask cluster" in got["backend"]
+
+
+def test_a_recorded_reef_replays_each_tank_and_the_whole_reef(tmp_path):
+    rec = tmp_path / "rec"
+    done = reef_cli(RING, "--headless", "--ticks", 500, "--record", rec, "--workers", 2)
+    assert done.returncode == 0, done.stderr
+    live = json.loads(done.stdout)
+    assert sum(live["migrations"].values()) > 5
+    for tank in live["tanks"]:  # one tank alone, its migrants' comings and goings included
+        r = ReplaySession(rec / f"{tank['name']}.db")
+        r.seek(500)
+        assert r.state_hash() == tank["hash"], tank["name"]
+        r.close()
+    again = reef_cli("--replay", rec)
+    assert again.returncode == 0 and json.loads(again.stdout)["same"] is True
+    refused = reef_cli(RING, "--headless", "--ticks", 50, "--record", rec)
+    assert refused.returncode == 2 and "--overwrite" in refused.stderr
+
+
+def test_a_killed_worker_is_one_line_and_the_reef_resumes_from_its_last_exchange(tmp_path):
+    ckpt = tmp_path / "reef.ckpt"
+    proc = subprocess.Popen([sys.executable, "run.py", "reef", str(RING), "--headless", "--ticks", "3000",
+                             "--workers", "2", "--checkpoint", str(ckpt)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not ckpt.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert children, "no worker processes"
+    os.kill(int(children[0]), signal.SIGKILL)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and len(err.strip().splitlines()) == 1, err
+    assert "worker" in err and "died" in err and f"--resume {ckpt}" in err and "Traceback" not in err
+    resumed = reef_cli(RING, "--headless", "--ticks", 3000, "--workers", 2, "--resume", ckpt, "--checkpoint", ckpt)
+    assert resumed.returncode == 0, resumed.stderr
+    whole = reef_cli(RING, "--headless", "--ticks", 3000)
+    assert json.loads(resumed.stdout)["reef_hash"] == json.loads(whole.stdout)["reef_hash"]
+
+
+@pytest.mark.parametrize("text, says", [
+    ("interval = 0\n[[tanks]]\nname='a'\n", "interval"),
+    ("[[tanks]]\nname='a'\n[[tanks]]\nname='a'\n", "unique"),
+    ("[[tanks]]\nname='a'\n[[corridors]]\na='a'\nb='zz'\nside_a='east'\nside_b='west'\n", "no tank named 'zz'"),
+    ("[[tanks]]\nname='a'\nset={'fish.count'=-3}\n", "tank a"),
+    ("tanks = 3", "tanks"),
+    ("not toml [", "not TOML"),
+])
+def test_a_bad_reef_file_is_one_line_and_exit_2(tmp_path, text, says):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    done = reef_cli(path, "--headless")
+    assert done.returncode == 2 and says in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_a_full_tank_keeps_its_migrants_waiting_in_the_corridor(ring):
+    spec = ring.model_copy(deep=True)
+    for t in spec.tanks:
+        t.room = 0  # no room for anyone else: whoever arrives waits until someone leaves
+    reef = Reef(spec, "inline")
+    try:
+        out = reef.run(800)
+        assert all(t["population"] <= 30 for t in out["tanks"])
+        assert out["waited"] > 0 and sum(out["migrations"].values()) > 0  # fish left, and some arrivals had to wait
+    finally:
+        reef.close()
+
+
+def test_the_reef_map_opens_a_tank_on_a_click_and_esc_returns(tmp_path):
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    from mirofish.reef.scene import ReefScene
+    from mirofish.ui.app import App
+
+    scene = ReefScene(load_reef(RING))
+    app = App([scene], (1280, 720), offscreen=True)
+    for _ in range(30):
+        scene.step()
+    app.frame(0.0)
+    assert len(scene.tiles) == 4 and scene.opened is None
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=scene.tiles[3].center))
+    app.frame(0.0)
+    assert scene.opened == 3
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_ESCAPE, mod=0, unicode="\x1b"))
+    app.frame(0.0)
+    assert scene.opened is None and scene.reef.tick >= 30
+    app.close()
