@@ -21,8 +21,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from mirofish.reef.run import Reef  # noqa: E402
-from mirofish.reef.spec import ReefSpec  # noqa: E402
+from mirofish.reef.run import Reef
+from mirofish.reef.spec import ReefSpec
 
 
 def grid_reef(side: int, interval: int) -> ReefSpec:
