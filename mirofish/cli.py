@@ -85,7 +85,8 @@ def _add_window_flags(p: argparse.ArgumentParser, aquarium: bool = True) -> None
     p.add_argument("--overwrite", action="store_true", help="replace existing output files (--record, --log, "
                                                             "--screenshot …)")
     if aquarium:
-        p.add_argument("--select", type=_int_at_least(0), metavar="ID", help="follow this fish from the start")
+        p.add_argument("--select", type=_int_at_least(0), metavar="ID",
+                       help="follow this fish from the start (headless --ascii: its remembered places, as digits)")
         p.add_argument("--charts", action="store_true", help="start with the charts view open (key C)")
     p.add_argument("--fps", action="store_true", help="render offscreen as fast as possible; print frame-rate JSON")
     p.add_argument("--size", metavar="WxH", help="window size, e.g. 1280x720 (default: fits the screen)")
@@ -1190,7 +1191,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             if args.headless:
                 progress = args.progress or sys.stderr.isatty()
                 run_headless(cfg, args.ticks or 2000, args.ascii, progress, record=args.record,
-                             overwrite=args.overwrite, cache=_reply_cache(args.reply_cache))
+                             overwrite=args.overwrite, cache=_reply_cache(args.reply_cache), places_of=args.select)
                 return 0
             if args.terminal:
                 return run_terminal(cfg, args.ticks, args.record, args.overwrite, _reply_cache(args.reply_cache))

@@ -111,3 +111,34 @@ def test_the_compiled_tick_and_planner_agree_with_the_numpy_ones_with_places(see
         returns += sum(int(np.count_nonzero(b.goals == Goal.RETURN)) for b in f.applied)
         assert fast.state_hash() == ref.state_hash(), fast.tick
     assert returns > 10
+
+
+def test_the_terminal_view_marks_a_fish_s_places_on_request_and_the_charts_show_territory(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "600", "--ascii", "600",
+                           "--select", "5", "--set", "fish.places=4"], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), timeout=120)
+    assert done.returncode == 0, done.stderr
+    tank = "\n".join(done.stdout.splitlines()[:54])
+    live = LiveSession(load_config(seed=7, **{"fish.places": 4}))
+    live.run(600)
+    p = live.world.places
+    for j in np.flatnonzero(p.meals_at[5] > 0):  # each remembered place of fish 5, as its digit (unless covered)
+        ch = tank.splitlines()[p.y[5, j]][p.x[5, j]]
+        assert ch in (str(j), "F", "^", "v", "<", ">", "x")
+    assert any(str(j) in tank for j in np.flatnonzero(p.meals_at[5] > 0))
+
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    import pygame
+
+    from mirofish.ui.charts import Series, draw_charts
+
+    series = Series()
+    series.add(10, live.metrics_summary())
+    pygame.init()
+    surf = pygame.Surface((1280, 720))
+    data = {k: (np.array([t for t, _ in pts], float), np.array([v for _, v in pts])) for k, pts in series.points.items()}
+    assert len(draw_charts(surf, surf.get_rect(), data)) == 9  # the six, and fidelity, range, overlap

@@ -12,9 +12,13 @@ ARROWS = "^v<>"
 LEGEND = "# glass  * plant  o rock  F food  ^v<> fish (heading)  x exhausted"
 
 
-def render(snap: Snapshot) -> str:
-    """The tank as ``height`` lines of ``width`` characters."""
+def render(snap: Snapshot, places: list[tuple[int, int, int]] | None = None) -> str:
+    """The tank as ``height`` lines of ``width`` characters; ``places``: (number, x, y) of one
+    fish's remembered places, drawn as their digits under food and fish (``live --headless
+    --ascii K --select F`` with ``fish.places``)."""
     grid = [list(row) for row in snap.terrain]
+    for j, x, y in places or ():
+        grid[y][x] = str(j % 10)
     for x, y, _ in snap.food:
         grid[y][x] = "F"
     for f in snap.fish:

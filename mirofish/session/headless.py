@@ -52,8 +52,9 @@ def _recorder(path: str | None, engine: Session, overwrite: bool = False) -> Rec
 
 def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
                  out: TextIO | None = None, record: str | None = None, overwrite: bool = False,
-                 cache: ReplyCache | None = None) -> dict[str, Any]:
-    """Run ``ticks`` ticks and return (and print) the summary JSON.
+                 cache: ReplyCache | None = None, places_of: int | None = None) -> dict[str, Any]:
+    """Run ``ticks`` ticks and return (and print) the summary JSON (``places_of``: a fish whose
+    remembered places the ASCII view marks).
 
     Lockstep runs as fast as the brain answers; realtime runs keep the simulated clock
     (``world.tick_seconds / engine.speed`` per tick), as the window does, so a model
@@ -79,7 +80,11 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
             engine.step()
             if ascii_every and done % ascii_every == 0:
                 snap = engine.snapshot()
-                print(ascii_view.render(snap), file=out)
+                p = engine.world.places
+                marks = None if p is None or places_of is None else [
+                    (j, int(p.x[places_of, j]), int(p.y[places_of, j])) for j in range(p.k)
+                    if p.meals_at[places_of, j] > 0]
+                print(ascii_view.render(snap, marks), file=out)
                 print(ascii_view.status_line(snap), file=out, flush=True)
             if done % 64 == 0 or done == ticks:
                 bar.update(done)

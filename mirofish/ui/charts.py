@@ -22,6 +22,12 @@ CHARTS = [
     ("conflict rate", "conflict_rate", "{:.1%}", theme.WARN, None),
     ("action entropy (ln)", "action_entropy", "{:.2f}", theme.INK, (0.0, 1.8)),
 ]
+# with remembered places (fish.places): the territory measures, shown when they have points
+TERRITORY_CHARTS = [
+    ("site fidelity (meals back at a place)", "site_fidelity", "{:.0%}", theme.GOOD, (0.0, 1.0)),
+    ("home range (cells, last 5 min)", "home_range", "{:.0f}", theme.ACCENT, None),
+    ("range overlap between fish", "range_overlap", "{:.2f}", theme.WARN, (0.0, 1.0)),
+]
 MAX_POINTS = 20_000
 
 
@@ -29,7 +35,7 @@ class Series:
     """Per-key (tick, value) points, thinned to every second point when they grow too many."""
 
     def __init__(self) -> None:
-        self.points: dict[str, list[tuple[int, float]]] = {key: [] for _, key, *_ in CHARTS}
+        self.points: dict[str, list[tuple[int, float]]] = {key: [] for _, key, *_ in CHARTS + TERRITORY_CHARTS}
 
     def cut(self, tick: int) -> None:
         """Forget the points after ``tick`` (the window went back to it)."""
@@ -104,13 +110,14 @@ def draw_charts(surf: pygame.Surface, rect: pygame.Rect, data: dict[str, tuple[n
     layer = pygame.Surface(rect.size, pygame.SRCALPHA)
     layer.fill((6, 14, 26, 235))
     surf.blit(layer, rect)
-    cols = 3 if rect.w >= 1200 else 2
-    rows = -(-len(CHARTS) // cols)
+    charts = CHARTS + (TERRITORY_CHARTS if len(data.get("site_fidelity", ((), ()))[0]) else [])
+    cols = 3 if rect.w >= 1200 or len(charts) > 6 else 2
+    rows = -(-len(charts) // cols)
     gap = 10
     cw, ch = (rect.w - gap * (cols + 1)) // cols, (rect.h - 30 - gap * (rows + 1)) // rows
     surf.blit(theme.fit("Charts (C closes)", 18, rect.w - 20, theme.DIM), (rect.x + 10, rect.y + 6))
     out = []
-    for k, (title, key, fmt, colour, y_range) in enumerate(CHARTS):
+    for k, (title, key, fmt, colour, y_range) in enumerate(charts):
         r = pygame.Rect(rect.x + gap + (k % cols) * (cw + gap), rect.y + 30 + gap + (k // cols) * (ch + gap), cw, ch)
         xs, ys = data.get(key, (np.zeros(0), np.zeros(0)))
         draw_axes_chart(surf, r, xs, ys, title, colour, fmt, y_range, cursor, x_range)
