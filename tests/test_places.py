@@ -140,5 +140,6 @@ def test_the_terminal_view_marks_a_fish_s_places_on_request_and_the_charts_show_
     series.add(10, live.metrics_summary())
     pygame.init()
     surf = pygame.Surface((1280, 720))
-    data = {k: (np.array([t for t, _ in pts], float), np.array([v for _, v in pts])) for k, pts in series.points.items()}
+    data = {k: (np.array([t for t, _ in pts], float), np.array([v for _, v in pts]))
+            for k, pts in series.points.items()}
     assert len(draw_charts(surf, surf.get_rect(), data)) == 9  # the six, and fidelity, range, overlap
