@@ -58,7 +58,8 @@ def behaviour_score(goal_counts, traits, tank_counts=None) -> float | None:
     the whole tank's shares over the same time (``tank_counts``; uniform if not given), each
     tilted by the trait the goal answers to (× 0.5 + trait/100). 1 = in character; lower =
     drifting; None with fewer than ``BEHAVIOUR_MIN_DECISIONS`` plans (the figure does not
-    apply yet). Works for every brain — unlike the text drift, which needs model-written
+    apply yet). ``return`` (to a remembered place: memory, not a trait) is left out.
+    Works for every brain — unlike the text drift, which needs model-written
     summaries."""
     counts = np.asarray(goal_counts, np.float64)[1:6]  # hold plans are single actions: no goal
     if counts.sum() < BEHAVIOUR_MIN_DECISIONS:

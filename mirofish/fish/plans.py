@@ -105,28 +105,41 @@ def parse_plan(text: str) -> tuple[int, int, int]:
     if head == "hold" and rest and rest[0] in ACTION_NAMES:
         return int(Goal.HOLD), int(Action.parse(rest[0])), nums[-1] if nums else 0
     goal = parse_goal(head)
-    horizon = nums[-1] if nums and goal not in (Goal.REST,) else 0
-    param = 0
-    if goal == Goal.EXPLORE:
-        dirs = [w for w in rest if w in DIRECTION_NAMES or w in ("n", "s", "w", "e")]
-        if not dirs:
-            raise ValueError("explore needs a direction: north, south, west or east")
-        param = direction_index(dirs[0])
-    elif goal == Goal.REST:
-        param = nums[0] if nums else 10
-        horizon = nums[1] if len(nums) > 1 else 0
-    elif goal == Goal.KEEP_AWAY:
-        words = [w for w in rest if not w.isdigit() and w not in ("from", "the", "for", "ticks")]
-        word = words[0] if words else "crowd"
-        if word not in AWAY_NAMES:
-            raise ValueError(f"keep_away from {word!r}? choose crowd or glass")
-        param = AWAY_NAMES.index(word)
-    elif goal == Goal.RETURN:
-        param = nums[0] if nums else 0
-        horizon = nums[1] if len(nums) > 1 else 0
-    elif goal == Goal.HOLD:
+    if goal == Goal.HOLD:
         raise ValueError("type the action itself (move_n … rest) to hold one action")
+    param, horizon = _PARAMS.get(goal, _no_param)(rest, nums)
     return int(goal), int(param), int(horizon)
+
+
+def _no_param(rest: list[str], nums: list[int]) -> tuple[int, int]:
+    return 0, nums[-1] if nums else 0
+
+
+def _explore_param(rest: list[str], nums: list[int]) -> tuple[int, int]:
+    dirs = [w for w in rest if w in DIRECTION_NAMES or w in ("n", "s", "w", "e")]
+    if not dirs:
+        raise ValueError("explore needs a direction: north, south, west or east")
+    return direction_index(dirs[0]), nums[-1] if nums else 0
+
+
+def _first_then_horizon(default: int):
+    """rest N [H], return N [H]: the first number is the parameter, the second the horizon."""
+    def read(rest: list[str], nums: list[int]) -> tuple[int, int]:
+        return (nums[0] if nums else default), (nums[1] if len(nums) > 1 else 0)
+    return read
+
+
+def _away_param(rest: list[str], nums: list[int]) -> tuple[int, int]:
+    words = [w for w in rest if not w.isdigit() and w not in ("from", "the", "for", "ticks")]
+    word = words[0] if words else "crowd"
+    if word not in AWAY_NAMES:
+        raise ValueError(f"keep_away from {word!r}? choose crowd or glass")
+    return AWAY_NAMES.index(word), nums[-1] if nums else 0
+
+
+# each goal's parameter (and horizon) from the words after it
+_PARAMS = {Goal.EXPLORE: _explore_param, Goal.REST: _first_then_horizon(10), Goal.KEEP_AWAY: _away_param,
+           Goal.RETURN: _first_then_horizon(0)}
 
 
 def direction_index(word: str) -> int:

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from ..fish.plans import Goal
 from ..frame import Frame
 
-N_GOALS = 7  # plan goals counted per fish (fish.plans.Goal; larger codes count as the last)
+N_GOALS = len(Goal)  # plan goals counted per fish (larger codes count as the last)
 
 
 class DecisionHistory:

@@ -26,6 +26,7 @@ from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recordin
 from ..world import World
 from .base import Session, observed, remembered
 from .fork import ForkSession, fork_source, plan_of
+from .history import N_GOALS
 
 if TYPE_CHECKING:
     from ..snapshot import Snapshot
@@ -197,7 +198,7 @@ class ReplaySession(Session):
             ticks = tick0 + d["dt"].astype(np.int64)
             keep = (ticks >= start) & (ticks < t1)
             fish, goals = d["fish"][keep].astype(np.int64), d["goal"][keep].astype(np.int64)
-            np.add.at(counts, (fish, np.minimum(goals, 5)), 1)
+            np.add.at(counts, (fish, np.minimum(goals, N_GOALS - 1)), 1)
             np.maximum.at(last_tick, fish, ticks[keep])
         last: dict[int, dict[str, Any]] = {}
         for t in sorted(set(last_tick[last_tick >= 0].tolist())):
@@ -225,12 +226,12 @@ class ReplaySession(Session):
         a seek (a timeline drag) scans at most that many ticks."""
         if getattr(self, "_checkpoints", None) is None:
             rec, n, every = self.recording, self.cfg.fish.slots, self._CHECKPOINT_TICKS
-            counts, last = np.zeros((n, 6), np.int64), np.full(n, -1, np.int64)
+            counts, last = np.zeros((n, N_GOALS), np.int64), np.full(n, -1, np.int64)
             marks: dict[int, tuple[np.ndarray, np.ndarray]] = {}
             next_mark = (rec.first_tick // every + 1) * every
             for tick0, d, _ in rec.chunks(rec.first_tick, rec.last_tick):
                 ticks = tick0 + d["dt"].astype(np.int64)
-                fish, goals = d["fish"].astype(np.int64), np.minimum(d["goal"], 5)
+                fish, goals = d["fish"].astype(np.int64), np.minimum(d["goal"], N_GOALS - 1)
                 while ticks.size and next_mark <= ticks.max():  # a mark inside this chunk's decisions
                     sel = ticks < next_mark
                     c, lt = counts.copy(), last.copy()
@@ -243,7 +244,7 @@ class ReplaySession(Session):
             self._checkpoints = marks
         best = max((b for b in self._checkpoints if b <= tick), default=None)
         if best is None:
-            return self.recording.first_tick, np.zeros((self.cfg.fish.slots, 6), np.int64), \
+            return self.recording.first_tick, np.zeros((self.cfg.fish.slots, N_GOALS), np.int64), \
                 np.full(self.cfg.fish.slots, -1, np.int64)
         c, lt = self._checkpoints[best]
         return best, c.copy(), lt.copy()
