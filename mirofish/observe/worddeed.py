@@ -13,8 +13,8 @@ Every plan a brain gives a fish is judged twice when it ends (replaced by the ne
   displacement went its way (at least one cell, and at least half its moves); a school plan
   that spent at least half its ticks with another fish in view; a rest plan that stayed put
   (moved on at most a fifth of its ticks); keeping away from a crowd that ended with no more
-  fish in view than it started with, from the glass by moving at all; a single held action
-  (action mode) that succeeded at least once.
+  fish in view than it started with, from the glass by moving at all; a return to a
+  remembered place that ate; a single held action (action mode) that succeeded at least once.
 
 ``word_agrees`` and ``deed_done`` are shares of the judged plans; ``word_and_deed`` is the
 share of plans with a judged thought that both agreed and happened. The score is computed from
@@ -49,6 +49,7 @@ GOAL_WORDS = {
     "explore": ("explor", "open water", "nobody", "alone", "wander", "head ", "swim "),
     "rest": ("rest", "tired", "stay put", "sleep", "recover", "stay here", "still"),
     "keep_away": ("away from", "avoid", "crowd", "too many", "glass", "wall"),
+    "return": ("go back", "back to", "return", "where i ate", "my place"),
 }
 DIRECTIONS = ("north", "south", "west", "east")
 _DIR_RE = re.compile(r"\b(north|south|west|east)\b")
@@ -82,8 +83,8 @@ def word_verdict(goal: int, param: int, thought: str) -> bool | None:
 MANY = 16  # a batch of this many new plans or more is opened and judged in numpy (a large tank)
 _COLS = ("tick", "goal", "param", "x0", "y0", "nb0", "ticks", "moved", "ate", "company", "worked")
 _HOLD, _EAT = int(Goal.HOLD), int(Action.EAT)
-_FORAGE, _SCHOOL, _EXPLORE, _REST, _AWAY = (int(Goal.FORAGE), int(Goal.SCHOOL), int(Goal.EXPLORE), int(Goal.REST),
-                                            int(Goal.KEEP_AWAY))
+_FORAGE, _SCHOOL, _EXPLORE, _REST, _AWAY, _RETURN = (int(Goal.FORAGE), int(Goal.SCHOOL), int(Goal.EXPLORE),
+                                                     int(Goal.REST), int(Goal.KEEP_AWAY), int(Goal.RETURN))
 
 
 class WordDeed:
@@ -187,7 +188,7 @@ class WordDeed:
         along = (prev[0][sel] - P["x0"][sel]) * step[:, 0] + (prev[1][sel] - P["y0"][sel]) * step[:, 1]
         crowd = np.array([AWAY_NAMES[k % 2] == "crowd" for k in range(2)])[prm % 2]
         done = np.select(
-            [g == _FORAGE, g == _SCHOOL, g == _EXPLORE, g == _REST, g == _AWAY],
+            [(g == _FORAGE) | (g == _RETURN), g == _SCHOOL, g == _EXPLORE, g == _REST, g == _AWAY],
             [P["ate"][sel] > 0, 2 * P["company"][sel] >= ticks, along >= np.maximum(1, moved // 2),
              5 * moved <= ticks, np.where(crowd, prev[3][sel] <= P["nb0"][sel], moved > 0)],
             P["worked"][sel] > 0)
@@ -222,7 +223,7 @@ class WordDeed:
         self._holds -= g == _HOLD
         if ticks == 0:
             return
-        if g == _FORAGE:
+        if g in (_FORAGE, _RETURN):  # return: it went back to where it ate, and ate
             done = P["ate"][fish] > 0
         elif g == _SCHOOL:
             done = 2 * P["company"][fish] >= ticks
