@@ -319,12 +319,12 @@ class World:
         s = self.school
         if codes is None:
             codes = self.view_codes(np.array([i]))[0]
+        x, y = self.water.xy(s.cell[i])
         return Perception(
             tick=self.tick, view=render_view(codes), food_here=bool(self.water.food_born[s.cell[i]] != NO_FOOD),
             energy=int(s.energy[i]), max_energy=self.max_energy, age=int(s.age[i]),
             memories=tuple(s.memory.lines(i)), summaries=tuple(self.summaries(i)),
-            places=self.places.describe(i, tuple(int(v) for v in self.water.xy(s.cell[i])), self.tick)  # type: ignore[arg-type]
-            if self.places is not None else "",
+            places=self.places.describe(i, (int(x), int(y)), self.tick) if self.places is not None else "",
         )
 
     # ------------------------------------------------------------ decisions
