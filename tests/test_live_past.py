@@ -430,6 +430,9 @@ def test_the_live_charts_end_at_the_tick_shown_and_come_back_at_now():
         scene.step()
     scene.end_fork()
     assert max(_chart_ticks(scene)) <= scene.tick == 150
+    app.frame(0.0)  # the timeline is the past's again, not stretched to where the fork ran
+    assert (scene.timeline.first, scene.timeline.last) == (scene.replay.first_tick, scene.replay.last_tick) \
+        and scene.timeline.last <= 300
     for _ in range(60):  # the past played on: its points, once each, in order
         scene.step()
         ticks = _chart_ticks(scene)
@@ -462,5 +465,10 @@ def test_keep_while_the_past_is_shown_reads_the_kept_recording_and_stop_returns_
     scene.toggle_record()  # Stop rec
     assert scene.mode == "live" and scene.tick == 200 and "back to now" in scene.message
     assert not scene.session.is_recording and np.array_equal(scene.view.x, scene.session.view().x)
-    assert ReplaySession(kept[0]).last_tick == 200
+    r = ReplaySession(kept[0])
+    assert r.last_tick == 200
+    r.close()
+    app.frame(0.0)
+    assert scene.timeline.x_of(scene.tick) == scene.timeline.bar.right  # a new past of one tick: the handle at now
     app.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [kept[0].name]  # no -wal/-shm/-lock left

@@ -24,6 +24,7 @@ from .spec import ReefSpec
 class ReefScene(PacedScene):
     title = "Reef"
     help_lines = (("tiles", "the tanks: their water and fish, name, fish in it, share schooling"),
+                  ("in / out", "fish that arrived in the tank through a corridor / that left it, so far"),
                   ("lines", "corridors between openings in the glass; dots: fish swimming through one now"),
                   ("click a tank", "open it large, live; Esc or M: back to the map"),
                   ("exchange", "every interval ticks the tanks hand over the fish that left"))
@@ -73,7 +74,8 @@ class ReefScene(PacedScene):
         what = "click a tank to open it" if self.opened is None else \
             f"tank {self.spec.tanks[self.opened].name} (Esc: the map)"
         surf.blit(theme.text("Reef", 30, theme.INK, bold=True), (24, 12))
-        surf.blit(theme.fit(f"tick {self.reef.tick} · {len(self.spec.tanks)} tanks · exchange every "
+        pace = "paused" if self.pacer.paused else f"{self.pacer.speed:g}x"
+        surf.blit(theme.fit(f"tick {self.reef.tick} {pace} · {len(self.spec.tanks)} tanks · exchange every "
                             f"{self.spec.interval} ticks · {moves} crossings · "
                             f"{self.reef.in_transit()} in a corridor now · "
                             f"{what} · H: what you see", 18, r["header"].w - 48, theme.DIM), (24, 46))

@@ -432,7 +432,9 @@ class Timeline:
 
     def x_of(self, tick: int) -> int:
         bar = self.bar
-        return int(bar.x + (tick - self.first) / max(1, self.last - self.first) * bar.w)
+        if self.last <= self.first:  # nothing kept before now yet: the handle sits at now
+            return bar.right
+        return int(bar.x + (tick - self.first) / (self.last - self.first) * bar.w)
 
     def handle(self, event) -> int | None:
         """A tick to seek to, if the event asks for one."""
@@ -495,7 +497,7 @@ def _places_lines(shown: Any, fish: int) -> list[str]:
     territory = getattr(shown.metrics, "territory", None)
     if territory is not None and territory.taken:
         t = territory.fish(fish)
-        lines.append(f"home range {t['home_range']:.0f} cells (5 min) · back at a place for "
+        lines.append(f"home range {t['home_range']:.0f} cells over the last 5 min · ate back at a place "
                      f"{t['returns']} of {t['meals']} meals")
     return lines
 

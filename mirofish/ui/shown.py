@@ -219,14 +219,13 @@ class ShownTank:
         """K / the Record button: keep the recent past and record on (Keep this), or stop. Stopping
         while the past is shown returns to now: the past shown was the recording just closed."""
         live = self.nav.live_tank
-        stopping, in_past = live is not None and live.is_recording, self.nav.showing_own_past()
+        if live is not None and live.is_recording and self.nav.showing_own_past():
+            self.to_now()  # the reader of the recording closes first: then closing it leaves no -wal/-shm files
+            self._say(lambda: self.nav.toggle_record(self.saves))
+            self.message = f"{self.message}; back to now (t{self.tick})"
+            return
         self._say(lambda: self.nav.toggle_record(self.saves))
-        if stopping and in_past:
-            said = self.message
-            self.to_now()
-            self.message = f"{said}; back to now (t{self.tick})"
-        else:
-            self._past_reopened()
+        self._past_reopened()
 
     def _past_reopened(self) -> None:
         """After Keep this while the past is shown, the past is read from the kept recording:

@@ -168,6 +168,8 @@ class AquariumScene(ShownTank):
     def update(self, dt: float) -> None:
         if not self.pacer.paused and "Space plays" in self.message:
             self.message = ""  # it plays now: the hint is stale
+        if self.message == QUIT_HINT and time.monotonic() - self._esc_at >= 3.0:
+            self.message = ""  # the second Esc did not come in time: the hint would lie
         self._t += dt
         due = self.pacer.due(self._t, 32)
         for _ in range(due):
@@ -218,7 +220,9 @@ class AquariumScene(ShownTank):
             self.pane.draw_ascii(surf, rect, self.shown, self.mode)
         if self.show_charts:
             rec = self.replay
-            if rec is not None and self.fork is None:
+            if rec is not None and self.fork is None and not self.nav.showing_own_past():
+                # a recording: its whole curves, a cursor at the tick shown (the live tank's own
+                # past shows its series up to the tick shown, below: what follows is not yet shown)
                 draw_charts(surf, rect, rec.curves(), cursor=self.tick, x_range=(rec.first_tick, rec.last_tick))
             else:
                 draw_charts(surf, rect, {k: (np.array([p[0] for p in pts], np.float64),
@@ -240,6 +244,8 @@ class AquariumScene(ShownTank):
             rng = self.nav.showing_live.past_range() if self.nav.showing_live is not None else None
             if rng is not None:  # the live timeline: the kept past up to now
                 self.timeline.first, self.timeline.last = rng
+            elif self.replay is not None and fork is None:  # a replay's own range (a fork shown may have run past it)
+                self.timeline.first, self.timeline.last = self.replay.first_tick, self.replay.last_tick
             if fork is not None:
                 self.timeline.last = max(self.timeline.last, self.tick)
             self.timeline.draw(surf, r["timeline"], self.tick, fork.curve if fork is not None else None)
@@ -369,7 +375,10 @@ def _escape(s: AquariumScene, event) -> None:
         s.wants_quit = True
     else:
         s._esc_at = time.monotonic()
-        s.message = "Esc again (or Q) quits"
+        s.message = QUIT_HINT
+
+
+QUIT_HINT = "Esc again within 3 s (or Q) quits"
 
 
 # Every key of the aquarium window and what it does (the help overlay lists them: ui/panels.HELP).

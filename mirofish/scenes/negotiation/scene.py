@@ -270,10 +270,10 @@ class NegotiationScene(PacedScene):
         curve = rects["uncertainty"]
         pygame.draw.rect(surf, (16, 32, 56), curve, border_radius=10)
         us = [t.uncertainty for t in neg.turns]
-        surf.blit(theme.text(f"uncertainty {us[-1] if us else 0:.2f}   (orange marks: repairs)", 18, theme.INK),
+        surf.blit(theme.text(f"uncertainty {us[-1] if us else 0:.2f}   (vertical marks: repairs)", 18, theme.INK),
                   (curve.x + 12, curve.y + 8))
         area = pygame.Rect(curve.x + 12, curve.y + 34, curve.w - 24, curve.h - 46)
-        sparkline(surf, area, us, theme.WARN, 0.0, 1.0)
+        sparkline(surf, area, us, theme.INK, 0.0, 1.0)  # the curve white, the repairs' marks orange
         for t in neg.turns:
             if t.kind == "repair" and len(us) > 1:
                 x = area.x + t.index / max(1, len(us) - 1) * (area.w - 1)
