@@ -181,7 +181,8 @@ static int seeded_softmax(const double *u, int n, double temperature, double uni
     for (int a = 1; a < n; a++)
         if (z[a] > top) top = z[a];
     for (int a = 0; a < n; a++) {
-        acc += exp(z[a] - top);
+        double x = z[a] - top;
+        acc += x < -800.0 ? 0.0 : exp(x); /* exp() of less than -745.2 is 0.0 exactly: no call for a ruled-out choice */
         cdf[a] = acc;
     }
     double draw = unit * cdf[n - 1];
