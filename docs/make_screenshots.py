@@ -197,6 +197,32 @@ def handoff() -> None:
     shoot(scene, "handoff.png", 200, size=(1280, 720))
 
 
+def places_and_reef(size=(1280, 720)) -> None:
+    """docs/places.png: the default tank with four remembered places per fish (revisit 12) at
+    t3835, fish 5 followed, its places ringed; docs/reef.png: assets/reefs/ring.toml's map at t199."""
+    from mirofish.reef.scene import ReefScene
+    from mirofish.reef.spec import load_reef
+
+    scene = AquariumScene.live(load_config(**{"fish.places": 4, "brain.planner.revisit": 12.0}))
+    app = App([scene], size, offscreen=True)
+    scene.pacer.paused = True
+    for _ in range(3835):
+        scene.step()
+    scene.selected = 5
+    app.frame(0.0)
+    app.screenshot(HERE / "places.png")
+    app.close()
+    reef = ReefScene(load_reef(HERE.parent / "assets" / "reefs" / "ring.toml"))
+    app = App([reef], size, offscreen=True)
+    reef.pacer.paused = True
+    for _ in range(199):
+        reef.step()
+    app.frame(0.0)
+    app.screenshot(HERE / "reef.png")
+    app.close()
+    print("wrote", HERE / "places.png", HERE / "reef.png")
+
+
 SIZES = [(1024, 600), (1280, 720), (1920, 1080), (2560, 1440), (3840, 2160)]
 
 
@@ -274,9 +300,13 @@ if __name__ == "__main__":
         window_sizes(Path(sys.argv[2]) if len(sys.argv) > 2 else None)
     elif sys.argv[1:2] == ["--first"]:  # python docs/make_screenshots.py --first
         first_and_past()
+    elif sys.argv[1:2] == ["--places-reef"]:  # python docs/make_screenshots.py --places-reef
+        places_and_reef()
     else:
         first_and_past()
         referential()
         negotiation()
+        handoff()
+        places_and_reef()
         main()
         window_sizes()
