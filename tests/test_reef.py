@@ -152,3 +152,37 @@ def test_the_reef_map_opens_a_tank_on_a_click_and_esc_returns(tmp_path):
     app.frame(0.0)
     assert scene.opened is None and scene.reef.tick >= 30
     app.close()
+
+
+def test_a_killed_dask_worker_is_one_line_naming_the_checkpoint(tmp_path):
+    """On a real local Dask cluster: a worker holding tanks killed mid-run ends the reef with
+    one line (exit 2) that names the checkpoint to resume from."""
+    from mirofish.sweep.backends import LocalDaskCluster
+
+    ckpt = tmp_path / "reef.ckpt"
+    cluster = LocalDaskCluster(workers=2, log_dir=tmp_path)
+    with cluster as address:
+        proc = subprocess.Popen([sys.executable, "run.py", "reef", str(RING), "--headless", "--ticks", "3000",
+                                 "--cluster", address, "--checkpoint", str(ckpt)], cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while not ckpt.exists() and time.time() < deadline:
+            time.sleep(0.05)
+        started = cluster._procs[1].pid  # `dask worker`: its worker processes descend from it
+        ps = subprocess.run(["ps", "-ww", "-o", "pid=,ppid=,args=", "-e"], capture_output=True, text=True).stdout
+        parent = {int(line.split()[0]): int(line.split()[1]) for line in ps.splitlines()}
+
+        def descends(pid: int) -> bool:
+            while pid > 1:
+                if pid == started:
+                    return True
+                pid = parent.get(pid, 1)
+            return False
+
+        workers = [int(line.split()[0]) for line in ps.splitlines()
+                   if "spawn_main" in line and descends(int(line.split()[0]))]
+        assert workers and ckpt.exists()
+        os.kill(workers[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=180)
+    assert proc.returncode == 2 and len(err.strip().splitlines()) == 1, err
+    assert "Dask worker" in err and f"--resume {ckpt}" in err and "Traceback" not in err
