@@ -908,6 +908,14 @@ static int64_t find_root(int64_t *parent, int64_t a) {
     return a;
 }
 
+/* Join the components of a and b: the root of both is the smaller of their roots. */
+static void link_fish(int64_t *parent, int64_t a, int64_t b) {
+    a = find_root(parent, a);
+    b = find_root(parent, b);
+    if (a < b) parent[b] = a;
+    else if (b < a) parent[a] = b;
+}
+
 static PyObject *components(PyObject *self, PyObject *args) {
     Py_ssize_t n;
     PyObject *o_i, *o_j, *o_labels;
@@ -922,9 +930,7 @@ static PyObject *components(PyObject *self, PyObject *args) {
     for (Py_ssize_t k = 0; k < n; k++) labels[k] = k;
     for (Py_ssize_t k = 0; k < m; k++) {
         if (ii[k] < 0 || ii[k] >= n || jj[k] < 0 || jj[k] >= n) return bad_index(&bs, "pair node", ii[k] < 0 || ii[k] >= n ? ii[k] : jj[k]);
-        int64_t a = find_root(labels, ii[k]), b = find_root(labels, jj[k]);
-        if (a < b) labels[b] = a;
-        else if (b < a) labels[a] = b;
+        link_fish(labels, ii[k], jj[k]);
     }
     for (Py_ssize_t k = 0; k < n; k++) labels[k] = find_root(labels, k);
     release_all(&bs);
@@ -944,12 +950,6 @@ static const char neighbours_doc[] =
     "metrics.nn_and_labels computes in numpy, from a grid of the fish: the nearest one is searched\n"
     "ring by ring around each fish, and stops once no farther ring can hold a nearer one.";
 
-static void link_fish(int64_t *parent, int64_t a, int64_t b) {
-    a = find_root(parent, a);
-    b = find_root(parent, b);
-    if (a < b) parent[b] = a;
-    else if (b < a) parent[a] = b;
-}
 
 static PyObject *neighbours(PyObject *self, PyObject *args) {
     PyObject *o_x, *o_y, *o_nnd, *o_labels;
@@ -994,7 +994,10 @@ static PyObject *neighbours(PyObject *self, PyObject *args) {
     int64_t reach = gw > gh ? gw : gh;
     for (Py_ssize_t k = 0; k < n; k++) {
         int64_t cx = x[k] - x0, cy = y[k] - y0, best = INT64_MAX;
-        for (int64_t r = 0; r <= reach && (best == INT64_MAX || r * r < best); r++) {
+        /* ring by ring: while a nearer fish may still be found, and while within the link */
+        for (int64_t r = 0; r <= reach; r++) {
+            int nearer = best == INT64_MAX || r * r < best; /* a fish in ring r is r or more cells away */
+            if (!nearer && r > link) break;
             for (int64_t dy = -r; dy <= r; dy++) {
                 int64_t yy = cy + dy;
                 if (yy < 0 || yy >= gh) continue;
@@ -1005,26 +1008,10 @@ static PyObject *neighbours(PyObject *self, PyObject *args) {
                         for (int64_t o = head[yy * gw + xx]; o >= 0; o = next[o]) {
                             if (o == k) continue;
                             int64_t d2 = dx * dx + dy * dy;
-                            if (d2 < best) best = d2;
+                            if (nearer && d2 < best) best = d2;
                             if (r <= link && o > k) link_fish(labels, k, o);
                         }
                     }
-                    if (r == 0) break;
-                }
-            }
-        }
-        /* rings beyond the nearest one that are still within the link */
-        for (int64_t r = 0; r <= link; r++) {
-            if (best != INT64_MAX && r * r < best) continue; /* scanned above */
-            for (int64_t dy = -r; dy <= r; dy++) {
-                int64_t yy = cy + dy;
-                if (yy < 0 || yy >= gh) continue;
-                int edge = dy == -r || dy == r;
-                for (int64_t dx = -r; dx <= r; dx += edge ? 1 : 2 * r) {
-                    int64_t xx = cx + dx;
-                    if (xx >= 0 && xx < gw)
-                        for (int64_t o = head[yy * gw + xx]; o >= 0; o = next[o])
-                            if (o > k) link_fish(labels, k, o);
                     if (r == 0) break;
                 }
             }

@@ -216,17 +216,18 @@ class InstinctPlanner(InlineSource):
         u[:, 4] = c.keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5
         return u
 
-    def revisit(self, b: RequestBatch, food_seen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def revisit(self, b: RequestBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return's utility (``_NEG`` where there is no place to return to), place and horizon per
         fish: a hungry fish with no food in view, away from its place with the most meals, is
         drawn back to it — more by appetite, hunger and the meals it had there."""
         k = len(b)
-        u, param, horizon = np.full(k, _NEG), np.zeros(k, np.int64), np.zeros(k)
         if b.places is None or self.cfg.revisit <= 0:
-            return u, param, horizon
+            return self._no_places(k)
+        u, param, horizon = np.full(k, _NEG), np.zeros(k, np.int64), np.zeros(k)
         slot, meals, dist = b.places[:, 0], b.places[:, 1], b.places[:, 2]
         hunger = np.clip(1.0 - b.energy.astype(np.float64) / (0.8 * b.max_energy), 0.0, 1.0)
         app = b.traits[:, 3].astype(np.float64) / 100.0
+        food_seen = (b.codes == V_FOOD).any(axis=1)
         ok = (slot >= 0) & (dist > places.RADIUS) & ~food_seen & (hunger > 0)
         u[ok] = (self.cfg.revisit * (0.5 + app) * hunger * (1.0 + 0.25 * np.minimum(meals, 4)))[ok]
         param[ok] = slot[ok]
@@ -245,7 +246,7 @@ class InstinctPlanner(InlineSource):
         u5 = self.goal_utilities(b, f, t)
         if self.never_school:
             u5[:, 1] = _NEG
-        back, back_param, back_horizon = self.revisit(b, f[:, F_FOOD_SEEN] > 0)
+        back, back_param, back_horizon = self.revisit(b)
         u = np.concatenate([u5, back[:, None]], axis=1)
         pick = seeded_softmax(u, c.temperature, draws[:, 0])
         pick = np.where(back <= _NEG, np.minimum(pick, 4), pick)  # without a place, exactly the five goals
@@ -276,10 +277,7 @@ class InstinctPlanner(InlineSource):
         pick, params, horizons = np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.float64)
         c, t, compiled = self.cfg, self.trig, self._kernel
         assert compiled is not None
-        if b.places is None:
-            back, back_param, back_horizon = self._no_places(k)
-        else:
-            back, back_param, back_horizon = self.revisit(b, (b.codes == V_FOOD).any(axis=1))
+        back, back_param, back_horizon = self.revisit(b)
         compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS)
             {"codes": np.ascontiguousarray(b.codes, np.int8), "matrix": self._matrix,
              "traits": np.ascontiguousarray(b.traits, np.int16), "energy": np.ascontiguousarray(b.energy, np.int32),
@@ -296,7 +294,7 @@ class InstinctPlanner(InlineSource):
                              goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
 
     def _no_places(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Return's inputs for ``k`` fish of a tank without places: never (kept between calls)."""
+        """Return's inputs for ``k`` fish that cannot return: never (read-only, kept between calls)."""
         if self._none is None or len(self._none[0]) < k:
             self._none = (np.full(max(k, 64), _NEG), np.zeros(max(k, 64), np.int64), np.zeros(max(k, 64)))
         return self._none[0][:k], self._none[1][:k], self._none[2][:k]

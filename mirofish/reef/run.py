@@ -42,6 +42,7 @@ class InlineHosts:
 
     def __init__(self, spec: ReefSpec, record: str | None, states: dict | None):
         self.hosts = [TankHost(spec, list(range(len(spec.tanks))), record, states)]
+        self.size = 1
 
     def call(self, method: str, args: list[tuple]) -> list[Any]:
         return [getattr(h, method)(*a) for h, a in zip(self.hosts, args)]
@@ -93,6 +94,7 @@ class LocalHosts:
             self.conns.append(parent)
         for k in range(workers):
             self._answer(k)
+        self.size = workers
 
     def _answer(self, k: int) -> Any:
         try:
@@ -151,6 +153,7 @@ class DaskHosts:
         try:
             with self.client.as_current():  # an actor finds its client as the current one
                 self.actors = [f.result() for f in futures]
+                self.size = len(self.actors)
         except Exception as exc:  # noqa: BLE001
             raise ReefError(f"the Dask workers could not start the tanks: {exc}") from None
 
@@ -215,8 +218,7 @@ class Reef:
         self.step_s: list[float] = []
 
     def _shares(self) -> list[int]:
-        return list(range(len(getattr(self.hosts, "hosts", None) or getattr(self.hosts, "conns", None)
-                               or getattr(self.hosts, "actors", []))))
+        return list(range(self.hosts.size))  # each backend's hosts, in the order tanks are dealt to them
 
     def _host_of(self, tank: int) -> int:
         return tank % len(self._shares())
