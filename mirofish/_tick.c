@@ -138,11 +138,43 @@ static PyObject *bad_index(Bufs *bs, const char *what, long long value) {
 
 /* Look every one of ``names`` up in ``d`` (a dict of exactly those names) into ``out``;
    ``fn`` and ``what`` name the call in the error ("after(): no array named 'moves'"). */
+/* The names of a table as interned str objects, made once per table (a lookup with them skips
+   making and hashing a new str per name and call). NULL with an error set on failure. */
+#define MAX_TABLES 32
+static struct {
+    const char **names;
+    PyObject **keys;
+} key_tables[MAX_TABLES];
+
+static PyObject **keys_for(const char **names, int count) {
+    int t = 0;
+    for (; t < MAX_TABLES && key_tables[t].names; t++)
+        if (key_tables[t].names == names) return key_tables[t].keys;
+    if (t == MAX_TABLES) {
+        PyErr_SetString(PyExc_RuntimeError, "too many name tables");
+        return NULL;
+    }
+    PyObject **keys = PyMem_Calloc((size_t)count, sizeof(PyObject *));
+    if (!keys) return (PyObject **)PyErr_NoMemory();
+    for (int k = 0; k < count; k++)
+        if (!(keys[k] = PyUnicode_InternFromString(names[k]))) {
+            for (int j = 0; j < k; j++) Py_DECREF(keys[j]);
+            PyMem_Free(keys);
+            return NULL;
+        }
+    key_tables[t].names = names;
+    key_tables[t].keys = keys;
+    return keys;
+}
+
 static int by_name(PyObject *d, const char **names, int count, PyObject **out, const char *fn, const char *what,
                    const char *table) {
+    PyObject **keys = keys_for(names, count);
+    if (!keys) return -1;
     for (int k = 0; k < count; k++) {
-        out[k] = PyDict_GetItemString(d, names[k]);
+        out[k] = PyDict_GetItemWithError(d, keys[k]);
         if (!out[k]) {
+            if (PyErr_Occurred()) return -1;
             PyErr_Format(PyExc_ValueError, "%s(): no %s named '%s'", fn, what, names[k]);
             return -1;
         }
@@ -783,17 +815,19 @@ static const char plan_doc[] =
     "plan(arrays, numbers)\n"
     "The instinct planner (brains/instinct.InstinctPlanner.decide) for a batch of fish: view features,\n"
     "goal utilities, the seeded softmax over them, each goal's parameter and the horizon. Writes\n"
-    "``pick`` (the goal's column: forage, school, explore, rest, keep away, return), ``param`` and\n"
-    "``horizon``; return's utility, place and horizon come computed (``revisit``: NEG when none).\n"
+    "``goal`` (``goal_of`` the column: forage, school, explore, rest, keep away, return), ``param``\n"
+    "and ``horizon`` as a DecisionBatch holds them (int8, int16, int16); the draws are hashed from\n"
+    "each fish's ``keys`` and ``tick``; return's utility, place and horizon come computed\n"
+    "(``revisit``: NEG when none).\n"
     "By name: exactly the names of PLAN_ARRAYS and PLAN_NUMBERS.";
 
-enum { P_CODES, P_MATRIX, P_TRAITS, P_ENERGY, P_HEADING, P_DRAWS, P_BASE, P_REVISIT, P_REVISIT_PARAM,
-       P_REVISIT_HORIZON, P_PICK, P_PARAM, P_HORIZON, N_P };
-static const char *P_NAMES[N_P] = {"codes", "matrix", "traits", "energy", "heading", "draws", "base", "revisit",
-                                   "revisit_param", "revisit_horizon", "pick", "param", "horizon"};
-enum { PN_REST_CEILING, PN_NEVER_SCHOOL, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY, PN_CROWD_LINE,
-       PN_FORAGE, PN_SCHOOL, PN_EXPLORE, PN_REST, PN_KEEP_AWAY, PN_TEMPERATURE, N_PN };
-static const char *PN_NAMES[N_PN] = {"rest_ceiling", "never_school", "max_energy", "low_energy_fraction",
+enum { P_CODES, P_MATRIX, P_TRAITS, P_ENERGY, P_HEADING, P_KEYS, P_BASE, P_REVISIT, P_REVISIT_PARAM,
+       P_REVISIT_HORIZON, P_GOAL_OF, P_GOAL, P_PARAM, P_HORIZON, N_P };
+static const char *P_NAMES[N_P] = {"codes", "matrix", "traits", "energy", "heading", "keys", "base", "revisit",
+                                   "revisit_param", "revisit_horizon", "goal_of", "goal", "param", "horizon"};
+enum { PN_REST_CEILING, PN_NEVER_SCHOOL, PN_TICK, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY,
+       PN_CROWD_LINE, PN_FORAGE, PN_SCHOOL, PN_EXPLORE, PN_REST, PN_KEEP_AWAY, PN_TEMPERATURE, N_PN };
+static const char *PN_NAMES[N_PN] = {"rest_ceiling", "never_school", "tick", "max_energy", "low_energy_fraction",
                                      "hungry_fraction", "crowd_line", "forage", "school", "explore", "rest",
                                      "keep_away", "temperature"};
 enum { F_FOOD_SEEN = 34, F_WALLS = 35 };
@@ -823,14 +857,15 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(traits, int16_t, pa[P_TRAITS], 5 * k, 0);
     TAKE(energy, int32_t, pa[P_ENERGY], k, 0);
     TAKE(heading, int8_t, pa[P_HEADING], k, 0);
-    TAKE(draws, double, pa[P_DRAWS], 5 * k, 0);
+    TAKE(keys, uint64_t, pa[P_KEYS], k, 0);
     TAKE(base, double, pa[P_BASE], 5, 0);
     TAKE(revisit, double, pa[P_REVISIT], k, 0); /* return's utility (NEG: no place to return to), its place, horizon */
     TAKE(revisit_param, int64_t, pa[P_REVISIT_PARAM], k, 0);
     TAKE(revisit_horizon, double, pa[P_REVISIT_HORIZON], k, 0);
-    TAKE(pick, int64_t, pa[P_PICK], k, 1);
-    TAKE(param, int64_t, pa[P_PARAM], k, 1);
-    TAKE(horizon, double, pa[P_HORIZON], k, 1);
+    TAKE(goal_of, int8_t, pa[P_GOAL_OF], 6, 0);
+    TAKE(goal, int8_t, pa[P_GOAL], k, 1);
+    TAKE(param, int16_t, pa[P_PARAM], k, 1);
+    TAKE(horizon, int16_t, pa[P_HORIZON], k, 1);
     if (k && sparse_build(&sp, matrix, nc) < 0) goto fail;
     for (Py_ssize_t i = 0; i < k; i++) {
         double f[N_FEATURES];
@@ -861,7 +896,8 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         u[4] = cw[4] * (0.3 + cau) * (crowd + 0.5 * (f[F_WALLS] >= 10)) - 0.5;
         if (ints[PN_NEVER_SCHOOL]) u[1] = NEG;
         u[5] = revisit[i];
-        const double *d = draws + 5 * i;
+        double d[5]; /* one hash per fish and tick: the goal draw and the four direction jitters */
+        for (int j = 0; j < 5; j++) d[j] = to_unit(at_tick(keys[i] + (uint64_t)j, ints[PN_TICK]));
         int g = seeded_softmax(u, revisit[i] <= NEG ? 5 : 6, temperature, d[0]); /* without a place: the five */
         /* explore: the open way, favouring the course and where others swim */
         double vis1 = visible > 1.0 ? visible : 1.0;
@@ -879,15 +915,93 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         int64_t choices[5] = {0, 0, best, energy[i] < rest_ceiling ? rest_ceiling / 100 : 100,
                               visible < crowd_line - 2};
         double stretch[5] = {1.0, 0.5 + soc, 0.5 + cur, 0.5 + calm, 1.0};
-        pick[i] = g;
-        param[i] = g == 5 ? revisit_param[i] : choices[g];
-        horizon[i] = g == 5 ? revisit_horizon[i] : nearbyint(base[g] * stretch[g]);
+        goal[i] = goal_of[g];
+        param[i] = (int16_t)(g == 5 ? revisit_param[i] : choices[g]);
+        horizon[i] = (int16_t)(g == 5 ? revisit_horizon[i] : nearbyint(base[g] * stretch[g]));
     }
     sparse_free(&sp);
     release_all(&bs);
     Py_RETURN_NONE;
 fail:
     sparse_free(&sp);
+    release_all(&bs);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ adopt */
+
+static const char adopt_doc[] =
+    "adopt(arrays, numbers)\n"
+    "Make decided plans the standing plans of ``fish`` (World.apply_plans with Steering.set_plans):\n"
+    "goal, parameter, end, cleared trigger and food patience, a hold plan's action as the intent,\n"
+    "the decision's tick and count, and steering's derived weights, bias and flags. ``fish`` holds\n"
+    "no fish twice (a batch's). By name: exactly the names of ADOPT_ARRAYS and ADOPT_NUMBERS.";
+
+enum { A_FISH, A_GOALS, A_PARAMS, A_HORIZONS, A_PLAN_GOAL, A_PLAN_PARAM, A_PLAN_END, A_PLAN_TRIGGER, A_NO_FOOD,
+       A_INTENT, A_LAST_DECISION, A_DECISIONS, A_W, A_BIAS, A_FORAGE, A_SNACKS, A_RESTS, A_TABLE, A_PERSONAL, N_A };
+static const char *A_NAMES[N_A] = {"fish", "goals", "params", "horizons", "plan_goal", "plan_param", "plan_end",
+                                   "plan_trigger", "no_food", "intent", "last_decision", "decisions", "w", "bias",
+                                   "forage", "snacks", "rests", "table", "personal"};
+enum { AN_TICK, AN_NO_END, AN_ROWS, AN_AWAY_ROW, AN_FORAGE, AN_REST, AN_EXPLORE, AN_KEEP_AWAY, AN_RETURN, N_AN_INTS,
+       AN_DIRECTION = N_AN_INTS, N_AN };
+static const char *AN_NAMES[N_AN] = {"tick", "no_end", "rows", "away_row", "g_forage", "g_rest", "g_explore",
+                                     "g_keep_away", "g_return", "direction"};
+
+static PyObject *adopt(PyObject *self, PyObject *args) {
+    PyObject *arrays, *numbers, *aa[N_A];
+    long long v[N_AN_INTS];
+    double direction;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &numbers)) return NULL;
+    if (by_name(arrays, A_NAMES, N_A, aa, "adopt", "array", "ADOPT_ARRAYS") < 0 ||
+        numbers_by_name(numbers, AN_NAMES, N_AN, v, &direction, N_AN_INTS, "adopt", "ADOPT_NUMBERS") < 0)
+        return NULL;
+    Bufs bs = {.n = 0};
+    Py_ssize_t k = items(aa[A_FISH], 8, "fish"), n = items(aa[A_PLAN_GOAL], 1, "plan_goal");
+    if (k < 0 || n < 0) return NULL;
+    Py_ssize_t rows = (Py_ssize_t)v[AN_ROWS];
+    TAKE(fish, int64_t, aa[A_FISH], k, 0);
+    TAKE(goals, int8_t, aa[A_GOALS], k, 0);
+    TAKE(params, int16_t, aa[A_PARAMS], k, 0);
+    TAKE(horizons, int16_t, aa[A_HORIZONS], k, 0);
+    TAKE(plan_goal, int8_t, aa[A_PLAN_GOAL], n, 1);
+    TAKE(plan_param, int16_t, aa[A_PLAN_PARAM], n, 1);
+    TAKE(plan_end, int32_t, aa[A_PLAN_END], n, 1);
+    TAKE(plan_trigger, int8_t, aa[A_PLAN_TRIGGER], n, 1);
+    TAKE(no_food, int32_t, aa[A_NO_FOOD], n, 1);
+    TAKE(intent, int8_t, aa[A_INTENT], n, 1);
+    TAKE(last_decision, int32_t, aa[A_LAST_DECISION], n, 1);
+    TAKE(decisions, int32_t, aa[A_DECISIONS], n, 1);
+    TAKE(w, double, aa[A_W], 6 * n, 1);
+    TAKE(bias, double, aa[A_BIAS], 4 * n, 1);
+    TAKE(forage, uint8_t, aa[A_FORAGE], n, 1);
+    TAKE(snacks, uint8_t, aa[A_SNACKS], n, 1);
+    TAKE(rests, uint8_t, aa[A_RESTS], n, 1);
+    TAKE(table, double, aa[A_TABLE], 6 * rows, 0);
+    TAKE(personal, double, aa[A_PERSONAL], 6 * n, 0);
+    for (Py_ssize_t q = 0; q < k; q++) {
+        int64_t i = fish[q];
+        int g = goals[q];
+        if (i < 0 || i >= n) return bad_index(&bs, "fish", i);
+        int row = (g == v[AN_KEEP_AWAY] && params[q] == 1) ? (int)v[AN_AWAY_ROW] : g;
+        if (row < 0 || row >= rows) return bad_index(&bs, "plan goal", g);
+        plan_goal[i] = (int8_t)g;
+        plan_param[i] = params[q];
+        plan_end[i] = horizons[q] > 0 ? (int32_t)(v[AN_TICK] + horizons[q]) : (int32_t)v[AN_NO_END];
+        plan_trigger[i] = -1;
+        no_food[i] = 0; /* counts ticks without food in view during this plan */
+        if (g == G_HOLD) intent[i] = (int8_t)params[q];
+        last_decision[i] = (int32_t)v[AN_TICK];
+        decisions[i] += 1;
+        for (int j = 0; j < 6; j++) w[6 * i + j] = table[6 * row + j] * personal[6 * i + j];
+        for (int d = 0; d < 4; d++) bias[4 * i + d] = 0.0;
+        if (g == v[AN_EXPLORE]) bias[4 * i + (params[q] & 3)] = direction;
+        forage[i] = g == v[AN_FORAGE] || g == v[AN_RETURN];
+        snacks[i] = g != v[AN_REST];
+        rests[i] = g == v[AN_REST];
+    }
+    release_all(&bs);
+    Py_RETURN_NONE;
+fail:
     release_all(&bs);
     return NULL;
 }
@@ -1276,6 +1390,7 @@ static PyMethodDef methods[] = {
     {"after", after, METH_VARARGS, after_doc},
     {"components", components, METH_VARARGS, components_doc},
     {"plan", plan, METH_VARARGS, plan_doc},
+    {"adopt", adopt, METH_VARARGS, adopt_doc},
     {"neighbours", neighbours, METH_VARARGS, neighbours_doc},
     {"tally", tally, METH_VARARGS, tally_doc},
     {"deeds", deeds, METH_VARARGS, deeds_doc},
@@ -1308,6 +1423,7 @@ PyMODINIT_FUNC PyInit__tick(void) {
         add_names(m, "ARBITRATE_INTS", RI_NAMES, N_RI) < 0 || add_names(m, "AFTER_ARRAYS", X_NAMES, N_X) < 0 ||
         add_names(m, "AFTER_INTS", I_NAMES, N_I) < 0 || add_names(m, "GOAL_FLAG_COLUMNS", GF_NAMES, N_GF) < 0 ||
         add_names(m, "PLAN_ARRAYS", P_NAMES, N_P) < 0 || add_names(m, "PLAN_NUMBERS", PN_NAMES, N_PN) < 0 ||
+        add_names(m, "ADOPT_ARRAYS", A_NAMES, N_A) < 0 || add_names(m, "ADOPT_NUMBERS", AN_NAMES, N_AN) < 0 ||
         add_names(m, "TALLY_ARRAYS", T_NAMES, N_T) < 0 || add_names(m, "TALLY_INTS", TI_NAMES, N_TI) < 0 ||
         add_names(m, "DEEDS_ARRAYS", D_NAMES, N_D) < 0 || add_names(m, "DEEDS_INTS", DI_NAMES, N_DI) < 0) {
         Py_DECREF(m);

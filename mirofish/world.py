@@ -29,7 +29,7 @@ from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view
 from .fish.personality import persona_text, sample_traits
 from .fish.places import Places
 from .fish.plans import G_EXPLORE, G_HOLD, G_RETURN, NO_END, Goal
-from .fish.steering import Steering
+from .fish.steering import AWAY_GLASS_ROW, Steering
 from .fish.triggers import (
     T_ACTION_FAILED,
     T_ATE,
@@ -361,8 +361,23 @@ class World:
         self.apply_plans(fish, np.zeros(a.size, np.int8), a, np.zeros(a.size, np.int16))
 
     def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray) -> None:
-        """Make decided plans the fish's standing plans, from this tick on (horizon 0 = none)."""
+        """Make decided plans the fish's standing plans, from this tick on (horizon 0 = none).
+        ``fish`` holds no fish twice (one batch's); in the compiled tick one C call does it all."""
         s = self.school
+        if self._kernel is not None:
+            st = self.steering
+            self._kernel.adopt(  # by name (kernel.ADOPT_ARRAYS, ADOPT_NUMBERS)
+                {"fish": np.asarray(fish, np.int64), "goals": np.asarray(goals, np.int8),
+                 "params": np.asarray(params, np.int16), "horizons": np.asarray(horizons, np.int16),
+                 "plan_goal": s.plan_goal, "plan_param": s.plan_param, "plan_end": s.plan_end,
+                 "plan_trigger": s.plan_trigger, "no_food": s.no_food, "intent": s.intent,
+                 "last_decision": s.last_decision, "decisions": s.decisions, "w": st.w, "bias": st.bias,
+                 "forage": st.forage.view(np.uint8), "snacks": st.snacks.view(np.uint8),
+                 "rests": st.rests.view(np.uint8), "table": st.table, "personal": st.personal},
+                {"tick": self.tick, "no_end": NO_END, "rows": len(st.table), "away_row": AWAY_GLASS_ROW,
+                 "g_forage": Goal.FORAGE, "g_rest": Goal.REST, "g_explore": Goal.EXPLORE,
+                 "g_keep_away": Goal.KEEP_AWAY, "g_return": Goal.RETURN, "direction": st.cfg.direction})
+            return
         s.plan_goal[fish] = goals
         s.plan_param[fish] = params
         h = np.asarray(horizons, np.int64)

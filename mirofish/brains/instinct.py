@@ -271,27 +271,28 @@ class InstinctPlanner(InlineSource):
                              goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
 
     def _decide_compiled(self, b: RequestBatch) -> DecisionBatch:
-        """:meth:`decide` in the compiled tick: the same arithmetic, fish by fish in C."""
+        """:meth:`decide` in the compiled tick: the same arithmetic (the draws' hashes too), fish
+        by fish in C, written straight into the batch's own arrays."""
         k = len(b)
-        draws = np.ascontiguousarray(to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE, b.tick)))
-        pick, params, horizons = np.empty(k, np.int64), np.empty(k, np.int64), np.empty(k, np.float64)
+        goals, params, horizons = np.empty(k, np.int8), np.empty(k, np.int16), np.empty(k, np.int16)
         c, t, compiled = self.cfg, self.trig, self._kernel
         assert compiled is not None
         back, back_param, back_horizon = self.revisit(b)
         compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS)
             {"codes": np.ascontiguousarray(b.codes, np.int8), "matrix": self._matrix,
              "traits": np.ascontiguousarray(b.traits, np.int16), "energy": np.ascontiguousarray(b.energy, np.int32),
-             "heading": np.ascontiguousarray(b.heading, np.int8), "draws": draws, "base": self._base_ticks,
-             "revisit": back, "revisit_param": back_param, "revisit_horizon": back_horizon,
-             "pick": pick, "param": params, "horizon": horizons},
-            {"rest_ceiling": int(self.rest_ceiling), "never_school": int(self.never_school),
+             "heading": np.ascontiguousarray(b.heading, np.int8), "keys": self._keys[b.fish],
+             "base": self._base_ticks, "revisit": back, "revisit_param": back_param,
+             "revisit_horizon": back_horizon, "goal_of": _PLAN_GOALS, "goal": goals, "param": params,
+             "horizon": horizons},
+            {"rest_ceiling": int(self.rest_ceiling), "never_school": int(self.never_school), "tick": int(b.tick),
              "max_energy": float(b.max_energy), "low_energy_fraction": float(t.low_energy_fraction),
              "hungry_fraction": float(t.hungry_fraction), "crowd_line": float(t.crowd_line),
              "forage": c.forage, "school": c.school, "explore": c.explore, "rest": c.rest, "keep_away": c.keep_away,
              "temperature": c.temperature})
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
-                             goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
+                             goals=goals, params=params, horizons=horizons)
 
     def _no_places(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return's inputs for ``k`` fish that cannot return: never (read-only, kept between calls)."""

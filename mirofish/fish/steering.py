@@ -50,7 +50,7 @@ TERMS = ("open", "glass", "crowd", "align", "cohesion", "food")
 T_OPEN, T_GLASS, T_CROWD, T_ALIGN, T_COHESION, T_FOOD = range(len(TERMS))
 # Rows of the goal table: goals, with keep_away split by what it keeps away from.
 _ROWS = 8
-_AWAY_GLASS_ROW = 7
+AWAY_GLASS_ROW = 7
 
 
 def feature_matrix(radius: int) -> np.ndarray:
@@ -118,9 +118,9 @@ class Steering:
         table[G_FORAGE, T_FOOD] = c.food
         table[G_RETURN] = table[G_FORAGE]  # back to a place where it ate: foraging, pulled toward it (World)
         table[G_KEEP_AWAY, T_COHESION] = -c.cohesion  # away from a crowd: away from the fish in view
-        table[_AWAY_GLASS_ROW] = table[G_KEEP_AWAY]
-        table[_AWAY_GLASS_ROW, T_GLASS] = -4.0 * c.wall
-        table[_AWAY_GLASS_ROW, T_COHESION] = 0.0
+        table[AWAY_GLASS_ROW] = table[G_KEEP_AWAY]
+        table[AWAY_GLASS_ROW, T_GLASS] = -4.0 * c.wall
+        table[AWAY_GLASS_ROW, T_COHESION] = 0.0
         self.table = table
         # Per fish, derived from its standing plan (set_plans): the block weights, the bonus of
         # each direction (explore), whether it forages, may eat when hungry (not resting), rests.
@@ -136,7 +136,7 @@ class Steering:
         fish = np.asarray(fish, np.intp)
         g = np.asarray(goal, np.intp)
         param = np.asarray(param, np.intp)
-        row = np.where((g == G_KEEP_AWAY) & (param == 1), _AWAY_GLASS_ROW, g)
+        row = np.where((g == G_KEEP_AWAY) & (param == 1), AWAY_GLASS_ROW, g)
         self.w[fish] = self.table[row] * self.personal[fish]
         self.bias[fish] = 0.0
         explore = g == G_EXPLORE

@@ -274,8 +274,8 @@ class Metrics:
         self._action_sum = np.zeros(N_ACTIONS, np.int64)
         self._conflicts = np.zeros((w, 2), np.int64)  # (conflicts, intents)
         self._conflict_sum = np.zeros(2, np.int64)
-        self._decisions = np.zeros((w, 3), np.int64)  # (decisions, fallbacks, tokens)
-        self._decision_sum = np.zeros(3, np.int64)
+        self._decisions = [(0, 0, 0)] * w  # per tick of the window: (decisions, fallbacks, tokens)
+        self._decision_sum = [0, 0, 0]
         self._nb = np.zeros((cfg.schooling_window, n_fish), np.int64)
         self._nb_sum = np.zeros(n_fish, np.int64)
         self._lat = np.zeros(2048)
@@ -333,26 +333,40 @@ class Metrics:
             self.max_stuck = max(self.max_stuck, self.stuck_now[0])
         elif self.stuck_now[0]:  # streaks end on a successful move
             self.stuck_now = (int(f.stuck[worst]), *self.stuck_now[1:])
-        if f.applied:
-            tiers = f.tiers
-            by_tier = np.bincount(tiers, minlength=len(TIERS))
-            self.by_tier += by_tier
-            tok = int(f.tokens.sum())
-            # an instinct plan swum while a first request waits for the model is no answer:
-            # neither a decision nor a fallback for the rate
-            waiting = sum(int(np.count_nonzero(b.status == _WAITING)) for b in f.applied)
-            dec = (tiers.size - waiting, int(by_tier[_FALLBACK]) - waiting, tok)
-        else:
-            dec = (0, 0, 0)
-        self._decision_sum += np.subtract(dec, self._decisions[slot])
+        dec = self._count_decisions(f.applied) if f.applied else (0, 0, 0)
+        old, total = self._decisions[slot], self._decision_sum
+        for j in range(3):
+            total[j] += dec[j] - old[j]
         self._decisions[slot] = dec
         if f.latencies:
-            lat = np.asarray(f.latencies)[-self._lat.size:]
-            pos = (self._lat_n + np.arange(lat.size)) % self._lat.size
-            self._lat[pos] = lat
-            self._lat_n += lat.size
+            self._keep_latencies(f.latencies)
         if (self.ticks - 1) % cfg.sample_every == 0:
             self._sample(f)
+
+    def _count_decisions(self, applied: list) -> tuple[int, int, int]:
+        """Count a tick's decisions by tier; (decisions, fallbacks, tokens) for the window."""
+        n = fallbacks = tok = 0
+        for b in applied:
+            by_tier = np.bincount(b.tier, minlength=len(TIERS))
+            self.by_tier += by_tier
+            # an instinct plan swum while a first request waits for the model is no answer:
+            # neither a decision nor a fallback for the rate
+            waiting = int(np.count_nonzero(b.status == _WAITING))
+            n += len(b.tier) - waiting
+            fallbacks += int(by_tier[_FALLBACK]) - waiting
+            tok += int(b.tokens.sum()) if b.tokens is not None else 0
+        return n, fallbacks, tok
+
+    def _keep_latencies(self, latencies: list[float]) -> None:
+        """Put a tick's decision latencies into the ring the P95 is read from."""
+        size = self._lat.size
+        lat = np.asarray(latencies[-size:])
+        start = self._lat_n % size
+        if start + lat.size <= size:
+            self._lat[start:start + lat.size] = lat
+        else:
+            self._lat[(start + np.arange(lat.size)) % size] = lat
+        self._lat_n += lat.size
 
     def _tally(self, f: Frame, slot: int, nslot: int) -> tuple[np.ndarray, int]:
         """The per-tick bookkeeping in numpy (the reference for _tick.tally): the rolling

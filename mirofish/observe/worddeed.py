@@ -101,30 +101,31 @@ class WordDeed:
         self.recent: list[deque[Any]] = [deque(maxlen=RECENT) for _ in range(n_fish)]
         self.counts = np.zeros((n_fish, 6), np.int64)  # word agree, word disagree, deed done, not, both, judged
         self.open = np.zeros(n_fish, bool)
-        self.plan = {c: np.zeros(n_fish, np.int64) for c in _COLS}
+        self.table = np.zeros((len(_COLS), n_fish), np.int64)  # each open plan's columns (_COLS), fish by fish
         self.thought = [""] * n_fish
         self._prev: tuple[np.ndarray, ...] | None = None
         self._holds = 0  # open single-action plans (action mode)
         self.compiled = kernel.compiled_tick() is not None  # the per-tick tally in C (_tick.deeds)
 
+    @property
+    def plan(self) -> dict[str, np.ndarray]:
+        """Each open plan's columns by name (views of :attr:`table`)."""
+        return dict(zip(_COLS, self.table))
+
     def observe(self, f: Frame) -> None:
         prev = self._prev if self._prev is not None else (f.x, f.y, f.energy, f.neighbours)
-        P = self.plan
+        P, T = self.plan, self.table
         for b in f.applied:
             thoughts = b.thoughts or [""] * len(b)
             if len(b) >= MANY:
                 self._open_many(b.fish, b.goals, b.params, thoughts, f, prev)
                 continue
-            for k, fish in enumerate(b.fish.tolist()):
+            for fish, goal, param, thought in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(), thoughts):
                 self._close(fish, f.tick, prev)
                 self.open[fish] = True
-                self.thought[fish] = thoughts[k] or ""
-                goal = int(b.goals[k])
+                self.thought[fish] = thought or ""
                 self._holds += goal == _HOLD
-                for c, v in (("tick", f.tick), ("goal", goal), ("param", int(b.params[k])),
-                             ("x0", int(prev[0][fish])), ("y0", int(prev[1][fish])), ("nb0", int(f.neighbours[fish])),
-                             ("ticks", 0), ("moved", 0), ("ate", 0), ("company", 0), ("worked", 0)):
-                    P[c][fish] = v
+                T[:, fish] = (f.tick, goal, param, prev[0][fish], prev[1][fish], f.neighbours[fish], 0, 0, 0, 0, 0)
         compiled = kernel.built() if self.compiled else None
         if compiled is not None:
             compiled.deeds(  # by name (_tick.DEEDS_ARRAYS, DEEDS_INTS)
@@ -218,26 +219,25 @@ class WordDeed:
         if not self.open[fish]:
             return
         self.open[fish] = False
-        P = self.plan
-        g, prm, ticks = int(P["goal"][fish]), int(P["param"][fish]), int(P["ticks"][fish])
+        t0, g, prm, x0, y0, nb0, ticks, moved, ate, company, worked = self.table[:, fish].tolist()
         self._holds -= g == _HOLD
         if ticks == 0:
             return
         if g in (_FORAGE, _RETURN):  # return: it went back to where it ate, and ate
-            done = P["ate"][fish] > 0
+            done = ate > 0
         elif g == _SCHOOL:
-            done = 2 * P["company"][fish] >= ticks
+            done = 2 * company >= ticks
         elif g == _EXPLORE:
             dx, dy = MOVE_DXDY[prm] if 0 <= prm < 4 else (0, 0)
-            along = (int(prev[0][fish]) - int(P["x0"][fish])) * dx + (int(prev[1][fish]) - int(P["y0"][fish])) * dy
-            done = along >= max(1, int(P["moved"][fish]) // 2)
+            along = (int(prev[0][fish]) - x0) * dx + (int(prev[1][fish]) - y0) * dy
+            done = along >= max(1, moved // 2)
         elif g == _REST:
-            done = 5 * P["moved"][fish] <= ticks
+            done = 5 * moved <= ticks
         elif g == _AWAY:
-            done = prev[3][fish] <= P["nb0"][fish] if AWAY_NAMES[prm % 2] == "crowd" else P["moved"][fish] > 0
+            done = prev[3][fish] <= nb0 if AWAY_NAMES[prm % 2] == "crowd" else moved > 0
         else:
-            done = P["worked"][fish] > 0
-        self._judged(fish, g, prm, bool(done), int(P["tick"][fish]), tick)
+            done = worked > 0
+        self._judged(fish, g, prm, bool(done), t0, tick)
 
     def fish(self, i: int) -> dict[str, Any]:
         """One fish's score (for the follow panel): shares and the newest judged plans."""
