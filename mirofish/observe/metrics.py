@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import arbiter, kernel
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
-from ..brains.base import TIER_INDEX, TIERS, status_code
+from ..brains.base import TIER_INDEX, TIERS, DecisionBatch, status_code
 from ..config import MetricsConfig
 from .territory import KEYS as TERRITORY
 from .territory import Territory
@@ -343,7 +343,7 @@ class Metrics:
         if (self.ticks - 1) % cfg.sample_every == 0:
             self._sample(f)
 
-    def _count_decisions(self, applied: list) -> tuple[int, int, int]:
+    def _count_decisions(self, applied: list[DecisionBatch]) -> tuple[int, int, int]:
         """Count a tick's decisions by tier; (decisions, fallbacks, tokens) for the window."""
         n = fallbacks = tok = 0
         for b in applied:
