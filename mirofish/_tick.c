@@ -928,6 +928,96 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ ask */
+
+static const char ask_doc[] =
+    "ask(arrays, numbers) -> k\n"
+    "The fish that ask for a decision this tick (World.triggers, then the engine's request): a fish\n"
+    "asks when its trigger is set and it neither waits for an answer (``waiting``) nor is out of the\n"
+    "water. Its trigger: ``timeout`` ticks since its last decision, then (``plan_trigger_on``) its\n"
+    "plan's raised trigger, or (action mode, ``events_on``) the events whose codes are >= 0 and low\n"
+    "energy, later ones winning. The k asking fish, in index order, and what a request carries\n"
+    "about each are written into the first k rows of the ``o_`` arrays (n rows each).\n"
+    "By name: exactly the names of ASK_ARRAYS and ASK_INTS.";
+
+enum { Q_LAST_DECISION, Q_PLAN_TRIGGER, Q_NEIGHBOURS_CHANGED, Q_FOOD_ROSE, Q_FAILED, Q_ENERGY, Q_WAITING, Q_ABSENT,
+       Q_CODES, Q_HEADING, Q_TRAITS, Q_CELL, Q_FOOD_BORN, Q_REFUSED_AT, Q_O_FISH, Q_O_TRIGGERS, Q_O_CODES, Q_O_ENERGY,
+       Q_O_HEADING, Q_O_TRAITS, Q_O_FOOD_HERE, Q_O_REFUSED, N_Q };
+static const char *Q_NAMES[N_Q] = {"last_decision", "plan_trigger", "neighbours_changed", "food_rose", "failed",
+                                   "energy", "waiting", "absent", "codes", "heading", "traits", "cell", "food_born",
+                                   "refused_at", "o_fish", "o_triggers", "o_codes", "o_energy", "o_heading",
+                                   "o_traits", "o_food_here", "o_refused"};
+enum { QI_TICK, QI_TIMEOUT, QI_PLAN_TRIGGER_ON, QI_EVENTS_ON, QI_T_TIMEOUT, QI_T_NEIGHBOURS, QI_T_FOOD_ROSE,
+       QI_T_ACTION_FAILED, QI_T_LOW_ENERGY, QI_LOW_LINE, QI_REFUSED_WITHIN, N_QI };
+static const char *QI_NAMES[N_QI] = {"tick", "timeout", "plan_trigger_on", "events_on", "t_timeout",
+                                     "t_neighbours", "t_food_rose", "t_action_failed", "t_low_energy", "low_line",
+                                     "refused_within"};
+
+static PyObject *ask(PyObject *self, PyObject *args) {
+    PyObject *arrays, *ints, *qa[N_Q];
+    long long v[N_QI];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (by_name(arrays, Q_NAMES, N_Q, qa, "ask", "array", "ASK_ARRAYS") < 0 ||
+        numbers_by_name(ints, QI_NAMES, N_QI, v, NULL, N_QI, "ask", "ASK_INTS") < 0)
+        return NULL;
+    Bufs bs = {.n = 0};
+    Py_ssize_t n = items(qa[Q_ENERGY], 4, "energy"), grid = items(qa[Q_FOOD_BORN], 4, "food_born");
+    if (n < 0 || grid < 0) return NULL;
+    Py_ssize_t nc = n ? items(qa[Q_CODES], 1, "codes") / n : 0;
+    TAKE(last_decision, int32_t, qa[Q_LAST_DECISION], n, 0);
+    TAKE(plan_trigger, int8_t, qa[Q_PLAN_TRIGGER], n, 0);
+    TAKE(nb_changed, uint8_t, qa[Q_NEIGHBOURS_CHANGED], n, 0);
+    TAKE(food_rose, uint8_t, qa[Q_FOOD_ROSE], n, 0);
+    TAKE(failed, uint8_t, qa[Q_FAILED], n, 0);
+    TAKE(energy, int32_t, qa[Q_ENERGY], n, 0);
+    TAKE(waiting, uint8_t, qa[Q_WAITING], n, 0);
+    TAKE(absent, uint8_t, qa[Q_ABSENT], n, 0);
+    TAKE(codes, int8_t, qa[Q_CODES], n * nc, 0);
+    TAKE(heading, int8_t, qa[Q_HEADING], n, 0);
+    TAKE(traits, int16_t, qa[Q_TRAITS], 5 * n, 0);
+    TAKE(cell, int64_t, qa[Q_CELL], n, 0);
+    TAKE(food_born, int32_t, qa[Q_FOOD_BORN], grid, 0);
+    TAKE(refused_at, int32_t, qa[Q_REFUSED_AT], 4 * n, 0);
+    TAKE(o_fish, int64_t, qa[Q_O_FISH], n, 1);
+    TAKE(o_triggers, int8_t, qa[Q_O_TRIGGERS], n, 1);
+    TAKE(o_codes, int8_t, qa[Q_O_CODES], n * nc, 1);
+    TAKE(o_energy, int32_t, qa[Q_O_ENERGY], n, 1);
+    TAKE(o_heading, int8_t, qa[Q_O_HEADING], n, 1);
+    TAKE(o_traits, int16_t, qa[Q_O_TRAITS], 5 * n, 1);
+    TAKE(o_food_here, uint8_t, qa[Q_O_FOOD_HERE], n, 1);
+    TAKE(o_refused, uint8_t, qa[Q_O_REFUSED], 4 * n, 1);
+    long long tick = v[QI_TICK], since = tick - v[QI_REFUSED_WITHIN];
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int tr = -1;
+        if (tick - last_decision[i] >= v[QI_TIMEOUT]) tr = (int)v[QI_T_TIMEOUT];
+        if (v[QI_PLAN_TRIGGER_ON]) {
+            if (plan_trigger[i] >= 0) tr = plan_trigger[i];
+        } else if (v[QI_EVENTS_ON]) { /* an event's code < 0: that event asks nothing */
+            if (v[QI_T_NEIGHBOURS] >= 0 && nb_changed[i]) tr = (int)v[QI_T_NEIGHBOURS];
+            if (v[QI_T_FOOD_ROSE] >= 0 && food_rose[i]) tr = (int)v[QI_T_FOOD_ROSE];
+            if (v[QI_T_ACTION_FAILED] >= 0 && failed[i]) tr = (int)v[QI_T_ACTION_FAILED];
+            if (energy[i] < v[QI_LOW_LINE]) tr = (int)v[QI_T_LOW_ENERGY];
+        }
+        if (tr < 0 || waiting[i] || absent[i]) continue;
+        if (cell[i] < 0 || cell[i] >= grid) return bad_index(&bs, "fish cell", cell[i]);
+        o_fish[k] = i;
+        o_triggers[k] = (int8_t)tr;
+        memcpy(o_codes + k * nc, codes + i * nc, (size_t)nc);
+        o_energy[k] = energy[i];
+        o_heading[k] = heading[i];
+        memcpy(o_traits + 5 * k, traits + 5 * i, 5 * sizeof(int16_t));
+        o_food_here[k] = food_born[cell[i]] >= 0; /* food lies there (engine: food_born >= 0) */
+        for (int d = 0; d < 4; d++) o_refused[4 * k + d] = refused_at[4 * i + d] >= since;
+        k++;
+    }
+    release_all(&bs);
+    return PyLong_FromSsize_t(k);
+fail:
+    release_all(&bs);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ adopt */
 
 static const char adopt_doc[] =
@@ -1391,6 +1481,7 @@ static PyMethodDef methods[] = {
     {"components", components, METH_VARARGS, components_doc},
     {"plan", plan, METH_VARARGS, plan_doc},
     {"adopt", adopt, METH_VARARGS, adopt_doc},
+    {"ask", ask, METH_VARARGS, ask_doc},
     {"neighbours", neighbours, METH_VARARGS, neighbours_doc},
     {"tally", tally, METH_VARARGS, tally_doc},
     {"deeds", deeds, METH_VARARGS, deeds_doc},
@@ -1424,6 +1515,7 @@ PyMODINIT_FUNC PyInit__tick(void) {
         add_names(m, "AFTER_INTS", I_NAMES, N_I) < 0 || add_names(m, "GOAL_FLAG_COLUMNS", GF_NAMES, N_GF) < 0 ||
         add_names(m, "PLAN_ARRAYS", P_NAMES, N_P) < 0 || add_names(m, "PLAN_NUMBERS", PN_NAMES, N_PN) < 0 ||
         add_names(m, "ADOPT_ARRAYS", A_NAMES, N_A) < 0 || add_names(m, "ADOPT_NUMBERS", AN_NAMES, N_AN) < 0 ||
+        add_names(m, "ASK_ARRAYS", Q_NAMES, N_Q) < 0 || add_names(m, "ASK_INTS", QI_NAMES, N_QI) < 0 ||
         add_names(m, "TALLY_ARRAYS", T_NAMES, N_T) < 0 || add_names(m, "TALLY_INTS", TI_NAMES, N_TI) < 0 ||
         add_names(m, "DEEDS_ARRAYS", D_NAMES, N_D) < 0 || add_names(m, "DEEDS_INTS", DI_NAMES, N_DI) < 0) {
         Py_DECREF(m);

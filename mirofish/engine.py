@@ -74,17 +74,15 @@ class Engine:
 
     def _request(self) -> np.ndarray:
         w, s = self.world, self.world.school
-        trig = w.triggers()
-        need = ((trig >= 0) & ~self.pending & ~s.absent).nonzero()[0]  # fish out of the water are asked nothing
+        a = w.asks(self.pending)  # fish out of the water are asked nothing
+        need = a.fish
         if need.size == 0:
             return need
-        refused = w.recently_refused(need, w.cfg.triggers.hard_timeout)
         now = self.clock()
         batch = RequestBatch(
-            tick=w.tick, fish=need, triggers=trig[need], codes=w.view_codes(need), energy=s.energy[need],
-            max_energy=w.max_energy, heading=s.heading[need], traits=s.traits[need],
-            food_here=w.water.food_born[s.cell[need]] >= 0,
-            refused=refused, queued_at=now, places=w.place_options(need),
+            tick=w.tick, fish=need, triggers=a.triggers, codes=a.codes, energy=a.energy, max_energy=w.max_energy,
+            heading=a.heading, traits=a.traits, food_here=a.food_here, refused=a.refused, queued_at=now,
+            places=w.place_options(need),
         )
         if self.source.wants_perceptions:
             batch.perceptions = [w.perceive(int(i), c) for i, c in zip(need, batch.codes)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -71,6 +71,19 @@ _GOAL_FLAGS = np.array([
     [True, False, False, False, False, False, True],  # return (to a remembered place; ends there)
 ])
 _GOAL_FLAGS_U8 = _GOAL_FLAGS.astype(np.uint8)
+
+
+class Asks(NamedTuple):
+    """The fish asking for a decision and what a request carries about each (:meth:`World.asks`)."""
+
+    fish: np.ndarray  # int64
+    triggers: np.ndarray  # int8 trigger codes
+    codes: np.ndarray  # (k, side²) int8 view codes
+    energy: np.ndarray
+    heading: np.ndarray
+    traits: np.ndarray
+    food_here: np.ndarray  # bool
+    refused: np.ndarray  # (k, 4) bool: directions refused lately (hard_timeout ticks)
 
 
 @dataclass
@@ -350,6 +363,38 @@ class World:
             out[s.failed] = T_ACTION_FAILED
         out[s.energy < self.low_line] = T_LOW_ENERGY
         return out
+
+    def asks(self, waiting: np.ndarray) -> Asks:
+        """The fish that ask for a decision now — their trigger is set (:meth:`triggers`), they
+        are not ``waiting`` for an answer and are in the water — and what a request carries
+        about each (in the compiled tick one C call finds and gathers them)."""
+        s, t = self.school, self.cfg.triggers
+        if self._kernel is None:
+            trig = self.triggers()
+            need = ((trig >= 0) & ~waiting & ~s.absent).nonzero()[0]
+            return Asks(need, trig[need], self.view_codes(need), s.energy[need], s.heading[need], s.traits[need],
+                        self.water.food_born[s.cell[need]] >= 0, self.recently_refused(need, t.hard_timeout))
+        n, nc = s.n, self.codes.shape[1]
+        out = Asks(np.empty(n, np.int64), np.empty(n, np.int8), np.empty((n, nc), np.int8), np.empty(n, np.int32),
+                   np.empty(n, np.int8), np.empty((n, 5), np.int16), np.empty(n, bool), np.empty((n, 4), bool))
+        plan_mode, events = self.plans and not t.poll_every, not self.plans and not t.poll_every
+        k = self._kernel.ask(  # by name (kernel.ASK_ARRAYS, ASK_INTS)
+            {"last_decision": s.last_decision, "plan_trigger": s.plan_trigger,
+             "neighbours_changed": s.neighbours_changed.view(np.uint8), "food_rose": s.food_rose.view(np.uint8),
+             "failed": s.failed.view(np.uint8), "energy": s.energy, "waiting": waiting.view(np.uint8),
+             "absent": s.absent.view(np.uint8), "codes": self.codes, "heading": s.heading, "traits": s.traits,
+             "cell": s.cell, "food_born": self.water.food_born, "refused_at": s.refused_at,
+             "o_fish": out.fish, "o_triggers": out.triggers, "o_codes": out.codes, "o_energy": out.energy,
+             "o_heading": out.heading, "o_traits": out.traits, "o_food_here": out.food_here.view(np.uint8),
+             "o_refused": out.refused.view(np.uint8)},
+            {"tick": self.tick,
+             "timeout": t.plan_timeout if plan_mode else (t.poll_every or t.hard_timeout),
+             "plan_trigger_on": int(plan_mode), "events_on": int(events), "t_timeout": T_TIMEOUT,
+             "t_neighbours": T_NEIGHBOURS if t.neighbours_changed else -1,
+             "t_food_rose": T_FOOD_ROSE if t.food_rose else -1,
+             "t_action_failed": T_ACTION_FAILED if t.action_failed else -1, "t_low_energy": T_LOW_ENERGY,
+             "low_line": self.low_line, "refused_within": t.hard_timeout})
+        return Asks(*(a[:k] for a in out))
 
     def recently_refused(self, fish: np.ndarray, within: int) -> np.ndarray:
         """``(k, 4)`` bool: directions in which each fish's move failed during the last ``within`` ticks."""

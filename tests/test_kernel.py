@@ -83,6 +83,36 @@ def test_action_mode_agrees():
     agree(*pair(seed=4, **{"brain.decides": "action"}), 500)
 
 
+@pytest.mark.parametrize("kw", [{"seed": 2}, {"seed": 4, "brain.decides": "action"},
+                                {"seed": 5, "triggers.poll_every": 7},
+                                {"seed": 6, "brain.decides": "action", "triggers.food_rose": False,
+                                 "triggers.neighbours_changed": False}])
+def test_the_fish_that_ask_are_found_and_gathered_as_in_numpy(kw):
+    """Who asks for a decision and what the request carries (``World.asks``): the C call against
+    the numpy reference at every tick of a run, with fish waiting for answers and fish taken
+    out of the water, in plan, action and polling mode."""
+    from mirofish.interventions import check
+
+    fast = LiveSession(load_config(**kw))
+    rng = np.random.default_rng(0)
+    asked = 0
+    for t in range(250):
+        if t == 50:
+            fast.engine.intervene(check({"kind": "remove", "fish": 3}, fast.world))
+        fast.step()
+        w = fast.world
+        waiting = rng.random(w.school.n) < 0.3
+        got = w.asks(waiting)
+        w._kernel = None
+        want = w.asks(waiting)
+        w._kernel = compiled
+        for name, a, b in zip(got._fields, got, want):
+            assert a.dtype == b.dtype and np.array_equal(a, b), f"tick {w.tick}: {name} differs"
+        asked += len(got.fish)
+        assert 3 not in got.fish.tolist() or t < 50
+    assert asked > 100
+
+
 def test_a_jammed_tank_agrees():
     """240 fish in a small tank: crowded targets, chains and head-on swaps every tick."""
     fast, ref = pair(seed=5, **{"fish.count": 240, "world.width": 36, "world.height": 20})

@@ -31,13 +31,14 @@ class DecisionHistory:
         self.counts = counts if counts is not None else np.zeros((n, N_GOALS), np.int64)
 
     def observe(self, frame: Frame) -> None:
+        counts, top = self.counts, N_GOALS - 1
         for b in frame.applied:
-            np.add.at(self.counts, (b.fish, np.minimum(b.goals.astype(np.intp), N_GOALS - 1)), 1)
             thoughts = b.thoughts or [""] * len(b)
             status = b.status.tolist() if b.status is not None else [0] * len(b)
             asked = {c["fish"]: c for c in b.calls or () if c.get("kind") == "decision"}
             for f, g, p, h, tier, th, st in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(),
                                                 b.horizons.tolist(), b.tier.tolist(), thoughts, status):
+                counts[f, min(g, top)] += 1
                 self.last[f] = {"tick": frame.tick, "goal": g, "param": p, "horizon": h, "tier": tier,
                                 "status": st, "thought": th, "call": asked.get(f)}
 
