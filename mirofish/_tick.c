@@ -223,45 +223,34 @@ static int seeded_softmax(const double *u, int n, double temperature, double uni
     return pick < n - 1 ? pick : n - 1;
 }
 
-/* The view-feature matrix ((code, cell) rows of N_FEATURES) without its zeros: about one entry
-   in ten is not zero, and adding a zero changes no sum (the sums start at +0.0), so the sums
-   over the nonzero entries, cell by cell in the same order, are the dense sums exactly. */
+/* The view-feature matrix ((code, cell) rows of N_FEATURES) without its zeros, as
+   steering.sparse_rows builds it once per tank: about one entry in ten is not zero, and adding a
+   zero changes no sum (the sums start at +0.0), so the sums over the nonzero entries, cell by
+   cell in the same order, are the dense sums exactly. */
 typedef struct {
-    Py_ssize_t *start; /* row r's entries: start[r] .. start[r + 1] - 1 */
-    int *column;
-    double *value;
+    const int64_t *start; /* row r's entries: start[r] .. start[r + 1] - 1 */
+    const int32_t *column;
+    const double *value;
 } Sparse;
 
-static void sparse_free(Sparse *sp) {
-    PyMem_Free(sp->start);
-    PyMem_Free(sp->column);
-    PyMem_Free(sp->value);
-    sp->start = NULL;
-    sp->column = NULL;
-    sp->value = NULL;
-}
+enum { SP_START, SP_COLUMN, SP_VALUE, N_SP };
 
-static int sparse_build(Sparse *sp, const double *matrix, Py_ssize_t nc) {
-    Py_ssize_t rows = N_CODES * nc, k = 0;
-    sp->start = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(rows + 1));
-    sp->column = PyMem_Malloc(sizeof(int) * (size_t)(rows * N_FEATURES + 1));
-    sp->value = PyMem_Malloc(sizeof(double) * (size_t)(rows * N_FEATURES + 1));
-    if (!sp->start || !sp->column || !sp->value) {
-        sparse_free(sp);
-        PyErr_NoMemory();
+/* Borrow the three arrays ``o[SP_*]`` of the sparse matrix of ``nc`` view cells into ``sp``,
+   checked whole: a row's entries lie inside the arrays and every column is a feature. */
+static int sparse_take(Bufs *bs, Sparse *sp, PyObject **o, Py_ssize_t nc) {
+    Py_ssize_t rows = N_CODES * nc, entries = items(o[SP_COLUMN], 4, "rows_column");
+    if (entries < 0) return -1;
+    if (!(sp->start = take(bs, o[SP_START], rows + 1, 8, 0, "rows_start")) ||
+        !(sp->column = take(bs, o[SP_COLUMN], entries, 4, 0, "rows_column")) ||
+        !(sp->value = take(bs, o[SP_VALUE], entries, 8, 0, "rows_value")))
+        return -1;
+    int ok = sp->start[0] == 0 && sp->start[rows] == entries;
+    for (Py_ssize_t r = 0; r < rows && ok; r++) ok = sp->start[r] <= sp->start[r + 1];
+    for (Py_ssize_t e = 0; e < entries && ok; e++) ok = sp->column[e] >= 0 && sp->column[e] < N_FEATURES;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "rows_start/rows_column: not the sparse rows of a view-feature matrix");
         return -1;
     }
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        sp->start[r] = k;
-        for (int q = 0; q < N_FEATURES; q++) {
-            double v = matrix[r * N_FEATURES + q];
-            if (v != 0.0) {
-                sp->column[k] = q;
-                sp->value[k++] = v;
-            }
-        }
-    }
-    sp->start[rows] = k;
     return 0;
 }
 
@@ -290,9 +279,10 @@ static const char steer_doc[] =
     "By name: exactly the names of STEER_ARRAYS and STEER_NUMBERS.";
 
 enum { S_OUT, S_GOAL, S_PARAM, S_CODES, S_HEADING, S_ENERGY, S_FOOD_BORN, S_CELL, S_REFUSED_AT, S_STUCK, S_W, S_BIAS,
-       S_FORAGE, S_SNACKS, S_RESTS, S_KEYS, S_MATRIX, N_S };
+       S_FORAGE, S_SNACKS, S_RESTS, S_KEYS, S_ROWS_START, S_ROWS_COLUMN, S_ROWS_VALUE, N_S };
 static const char *S_NAMES[N_S] = {"out", "goal", "param", "codes", "heading", "energy", "food_born", "cell",
-                                   "refused_at", "stuck", "w", "bias", "forage", "snacks", "rests", "keys", "matrix"};
+                                   "refused_at", "stuck", "w", "bias", "forage", "snacks", "rests", "keys",
+                                   "rows_start", "rows_column", "rows_value"};
 enum { SN_TICK, N_SN_INTS, SN_HUNGER_SCALE = N_SN_INTS, SN_PERSISTENCE, SN_REFUSED, SN_EAT, SN_REST, SN_TEMPERATURE,
        N_SN };
 static const char *SN_NAMES[N_SN] = {"tick", "hunger_scale", "persistence", "refused", "eat", "rest", "temperature"};
@@ -313,10 +303,9 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     PyObject *o_out = sa[S_OUT], *o_goal = sa[S_GOAL], *o_param = sa[S_PARAM], *o_codes = sa[S_CODES],
              *o_heading = sa[S_HEADING], *o_energy = sa[S_ENERGY], *o_food = sa[S_FOOD_BORN], *o_cell = sa[S_CELL],
              *o_refused = sa[S_REFUSED_AT], *o_stuck = sa[S_STUCK], *o_w = sa[S_W], *o_bias = sa[S_BIAS],
-             *o_forage = sa[S_FORAGE], *o_snacks = sa[S_SNACKS], *o_rests = sa[S_RESTS], *o_keys = sa[S_KEYS],
-             *o_matrix = sa[S_MATRIX];
+             *o_forage = sa[S_FORAGE], *o_snacks = sa[S_SNACKS], *o_rests = sa[S_RESTS], *o_keys = sa[S_KEYS];
     Bufs bs = {.n = 0};
-    Sparse sp = {NULL, NULL, NULL};
+    Sparse sp;
     Py_ssize_t n = items(o_goal, 1, "goal"), grid = items(o_food, 4, "food_born");
     if (n < 0 || grid < 0) return NULL;
     Py_ssize_t nc = n ? items(o_codes, 1, "codes") / n : 0;
@@ -337,21 +326,18 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     TAKE(snacks, uint8_t, o_snacks, n, 0);
     TAKE(rests, uint8_t, o_rests, n, 0);
     TAKE(keys, uint64_t, o_keys, n, 0);
-    TAKE(matrix, double, o_matrix, N_CODES * nc * N_FEATURES, 0);
-    if (n && sparse_build(&sp, matrix, nc) < 0) goto fail;
+    if (n && sparse_take(&bs, &sp, sa + S_ROWS_START, nc) < 0) goto fail;
 
     for (Py_ssize_t i = 0; i < n; i++) {
         if (goal[i] == G_HOLD) {
             out[i] = (int8_t)param[i];
         } else {
             if (cell[i] < 0 || cell[i] >= grid) {
-                sparse_free(&sp);
                 return bad_index(&bs, "fish cell", cell[i]);
             }
             double f[N_FEATURES];
             int bad;
             if (view_features(f, codes + i * nc, nc, &sp, &bad) < 0) {
-                sparse_free(&sp);
                 return bad_index(&bs, "view code", bad);
             }
             double hungry = 1.0 - (double)energy[i] * hunger_scale;
@@ -386,11 +372,9 @@ static PyObject *steer(PyObject *self, PyObject *args) {
         }
         if (energy[i] <= 0) out[i] = A_REST;
     }
-    sparse_free(&sp);
     release_all(&bs);
     Py_RETURN_NONE;
 fail:
-    sparse_free(&sp);
     release_all(&bs);
     return NULL;
 }
@@ -821,9 +805,9 @@ static const char plan_doc[] =
     "(``revisit``: NEG when none).\n"
     "By name: exactly the names of PLAN_ARRAYS and PLAN_NUMBERS.";
 
-enum { P_CODES, P_MATRIX, P_TRAITS, P_ENERGY, P_HEADING, P_KEYS, P_BASE, P_REVISIT, P_REVISIT_PARAM,
+enum { P_CODES, P_ROWS_START, P_ROWS_COLUMN, P_ROWS_VALUE, P_TRAITS, P_ENERGY, P_HEADING, P_KEYS, P_BASE, P_REVISIT, P_REVISIT_PARAM,
        P_REVISIT_HORIZON, P_GOAL_OF, P_GOAL, P_PARAM, P_HORIZON, N_P };
-static const char *P_NAMES[N_P] = {"codes", "matrix", "traits", "energy", "heading", "keys", "base", "revisit",
+static const char *P_NAMES[N_P] = {"codes", "rows_start", "rows_column", "rows_value", "traits", "energy", "heading", "keys", "base", "revisit",
                                    "revisit_param", "revisit_horizon", "goal_of", "goal", "param", "horizon"};
 enum { PN_REST_CEILING, PN_NEVER_SCHOOL, PN_TICK, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY,
        PN_CROWD_LINE, PN_FORAGE, PN_SCHOOL, PN_EXPLORE, PN_REST, PN_KEEP_AWAY, PN_TEMPERATURE, N_PN };
@@ -847,13 +831,13 @@ static PyObject *plan(PyObject *self, PyObject *args) {
 #undef NUM
     long long rest_ceiling = ints[PN_REST_CEILING];
     Bufs bs = {.n = 0};
-    Sparse sp = {NULL, NULL, NULL};
+    Sparse sp;
     Py_ssize_t k = items(pa[P_ENERGY], 4, "energy");
     if (k < 0) return NULL;
     Py_ssize_t nc = k ? items(pa[P_CODES], 1, "codes") / k : 0;
     if (nc <= 0 && k) return PyErr_Format(PyExc_ValueError, "array codes: empty");
     TAKE(codes, int8_t, pa[P_CODES], k * nc, 0);
-    TAKE(matrix, double, pa[P_MATRIX], N_CODES * nc * N_FEATURES, 0);
+    if (k && sparse_take(&bs, &sp, pa + P_ROWS_START, nc) < 0) goto fail;
     TAKE(traits, int16_t, pa[P_TRAITS], 5 * k, 0);
     TAKE(energy, int32_t, pa[P_ENERGY], k, 0);
     TAKE(heading, int8_t, pa[P_HEADING], k, 0);
@@ -866,12 +850,10 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(goal, int8_t, pa[P_GOAL], k, 1);
     TAKE(param, int16_t, pa[P_PARAM], k, 1);
     TAKE(horizon, int16_t, pa[P_HORIZON], k, 1);
-    if (k && sparse_build(&sp, matrix, nc) < 0) goto fail;
     for (Py_ssize_t i = 0; i < k; i++) {
         double f[N_FEATURES];
         int bad;
         if (view_features(f, codes + i * nc, nc, &sp, &bad) < 0) {
-            sparse_free(&sp);
             return bad_index(&bs, "view code", bad);
         }
         double soc = traits[5 * i] / 100.0, cur = traits[5 * i + 1] / 100.0, cau = traits[5 * i + 2] / 100.0,
@@ -919,11 +901,9 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         param[i] = (int16_t)(g == 5 ? revisit_param[i] : choices[g]);
         horizon[i] = (int16_t)(g == 5 ? revisit_horizon[i] : nearbyint(base[g] * stretch[g]));
     }
-    sparse_free(&sp);
     release_all(&bs);
     Py_RETURN_NONE;
 fail:
-    sparse_free(&sp);
     release_all(&bs);
     return NULL;
 }

@@ -447,7 +447,7 @@ class World:
                 {"out": out, "goal": s.plan_goal, "param": s.plan_param, "codes": self.codes, "heading": s.heading,
                  "energy": s.energy, "food_born": self.water.food_born, "cell": s.cell, "refused_at": s.refused_at,
                  "stuck": s.stuck, "w": st.w, "bias": st.bias, "forage": st.forage, "snacks": st.snacks,
-                 "rests": st.rests, "keys": st.keys, "matrix": st.matrix},
+                 "rests": st.rests, "keys": st.keys, **st.rows},
                 {"tick": self.tick, "hunger_scale": self._hunger_scale, "persistence": c.persistence,
                  "refused": c.refused, "eat": c.eat, "rest": c.rest, "temperature": c.temperature})
             return out

@@ -113,6 +113,23 @@ def test_the_fish_that_ask_are_found_and_gathered_as_in_numpy(kw):
     assert asked > 100
 
 
+def test_damaged_sparse_feature_rows_are_refused_not_read_out_of_bounds():
+    """Steering and the planner read the view-feature matrix as sparse rows made once per tank
+    (steering.sparse_rows); rows pointing past their arrays or at no feature are a ValueError."""
+    world = World(load_config(seed=3))
+    world.step()
+    rows = world.steering.rows
+    for name, damage in (("rows_column", lambda a: a.__setitem__(0, N_FEATURES)),
+                         ("rows_start", lambda a: a.__setitem__(-1, a[-1] + 5)),
+                         ("rows_start", lambda a: a.__setitem__(3, a[2] - 1))):
+        good = rows[name].copy()
+        damage(rows[name])
+        with pytest.raises(ValueError, match="not the sparse rows"):
+            world.steer()
+        rows[name][:] = good
+    world.steer()
+
+
 def test_a_jammed_tank_agrees():
     """240 fish in a small tank: crowded targets, chains and head-on swaps every tick."""
     fast, ref = pair(seed=5, **{"fish.count": 240, "world.width": 36, "world.height": 20})

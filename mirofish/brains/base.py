@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..fish.perception import Perception
-from ..fish.plans import Goal, hold
+from ..fish.plans import hold
 
-_HOLD = int(Goal.HOLD)
 TIERS = ("instinct", "small", "large", "fallback", "replay", "intervention")
 TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
 
@@ -101,7 +100,8 @@ class DecisionBatch:
 
     A decision is a plan (``goals``, ``params``, ``horizons``; see :mod:`mirofish.fish.plans`).
     A source that decides single actions passes ``actions`` instead: each becomes a ``hold``
-    plan. For hold plans ``actions`` gives the action, elsewhere -1.
+    plan; ``actions`` stays as given (None for a batch of plans: a hold plan's action is its
+    ``params``).
     """
 
     # Fields typed ``np.ndarray`` with a None default are filled by __post_init__.
@@ -138,7 +138,6 @@ class DecisionBatch:
             self.goals = np.asarray(self.goals, np.int8)
             self.params = np.asarray(self.params, np.int16)
             self.horizons = np.asarray(self.horizons, np.int16)
-            self.actions = np.where(self.goals == _HOLD, self.params, -1).astype(np.int8)
 
     def __len__(self) -> int:
         return int(self.fish.size)

@@ -27,7 +27,7 @@ from ..config import Config, InstinctConfig, PlannerConfig, TriggersConfig, hund
 from ..fish import places
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
 from ..fish.plans import Goal
-from ..fish.steering import F_ALIGN, F_FOOD_SEEN, F_OPEN, F_VISIBLE, F_WALLS, feature_matrix, view_features
+from ..fish.steering import F_ALIGN, F_FOOD_SEEN, F_OPEN, F_VISIBLE, F_WALLS, feature_matrix, sparse_rows, view_features
 from ..rng import KeyTable, at_tick, mix64, seeded_softmax, to_unit
 from .base import TIER_INDEX, DecisionBatch, InlineSource, RequestBatch
 
@@ -186,6 +186,7 @@ class InstinctPlanner(InlineSource):
         self.cfg, self.trig, self.seed, self.tier = cfg, triggers, seed, TIER_INDEX[tier]
         self.rest_ceiling = rest_ceiling  # hundredths: rest revives only below this
         self._matrix = feature_matrix(radius)
+        self._rows = sparse_rows(self._matrix)  # the same, as the compiled planner reads it
         self._keys = KeyTable(mix64(seed, 0x91A2))
         self._base_ticks = np.array([cfg.forage_ticks, cfg.school_ticks, cfg.explore_ticks, cfg.rest_ticks,
                                      cfg.away_ticks], np.float64)
@@ -279,7 +280,7 @@ class InstinctPlanner(InlineSource):
         assert compiled is not None
         back, back_param, back_horizon = self.revisit(b)
         compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS)
-            {"codes": np.ascontiguousarray(b.codes, np.int8), "matrix": self._matrix,
+            {"codes": np.ascontiguousarray(b.codes, np.int8), **self._rows,
              "traits": np.ascontiguousarray(b.traits, np.int16), "energy": np.ascontiguousarray(b.energy, np.int32),
              "heading": np.ascontiguousarray(b.heading, np.int8), "keys": self._keys[b.fish],
              "base": self._base_ticks, "revisit": back, "revisit_param": back_param,

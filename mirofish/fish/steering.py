@@ -94,6 +94,17 @@ def feature_matrix(radius: int) -> np.ndarray:
 _CODES = np.arange(N_CODES, dtype=np.int8)[None, :, None]
 
 
+def sparse_rows(matrix: np.ndarray) -> dict[str, np.ndarray]:
+    """``matrix`` without its zeros, row by row, as the compiled tick reads it (made once per
+    tank): ``rows_start`` (row r's entries are ``rows_start[r]`` … ``rows_start[r + 1] - 1``),
+    each entry's ``rows_column`` and ``rows_value``, columns ascending within a row."""
+    nz = matrix != 0
+    rr, cc = np.nonzero(nz)
+    start = np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int64)
+    return {"rows_start": start, "rows_column": cc.astype(np.int32),
+            "rows_value": np.ascontiguousarray(matrix[rr, cc], np.float64)}
+
+
 def view_features(codes: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     """``(k, N_FEATURES)`` from view codes ``(k, side²)``: one-hot view (code-major) @ ``matrix``."""
     onehot = (codes[:, None, :] == _CODES).reshape(len(codes), -1)
@@ -106,6 +117,7 @@ class Steering:
     def __init__(self, cfg: SteeringConfig, seed: int, radius: int, traits: np.ndarray):
         self.cfg = c = cfg
         self.matrix = feature_matrix(radius)
+        self.rows = sparse_rows(self.matrix)  # the same, as the compiled tick reads it
         self.keys = mix64(seed, 0x5EE7, np.arange(len(traits)))
         soc, cur, cau, app, _calm = (traits.astype(np.float64) / 100.0).T
         # Per fish and term: the personality factor of each of the six feature blocks
