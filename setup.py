@@ -3,12 +3,40 @@
 The extension is optional: without a C compiler the install still succeeds and the numpy
 tick runs (``mirofish/kernel.py``). ``-ffp-contract=off`` keeps the compiler from fusing a
 multiply and an add, so steering's floats follow the numpy code operation by operation.
+
+When the compiler takes ``-fopenmp`` (gcc, clang with libomp), large tanks (4,096 fish and
+more) split steering's and the after-tick's per-fish loops over the machine's cores; each
+fish's results are its own, so the world is the same with or without it (tests/test_kernel.py).
+``MIROFISH_OPENMP=0`` builds without it.
 """
 
+import os
+import subprocess
 import sys
+import sysconfig
+import tempfile
 
 from setuptools import Extension, setup
 
 FLAGS = [] if sys.platform == "win32" else ["-O2", "-ffp-contract=off", "-fwrapv"]
 
-setup(ext_modules=[Extension("mirofish._tick", ["mirofish/_tick.c"], extra_compile_args=FLAGS, optional=True)])
+
+def openmp_flags() -> list[str]:
+    """``["-fopenmp"]`` when this machine's C compiler builds and links an OpenMP program, else []."""
+    if sys.platform == "win32" or os.environ.get("MIROFISH_OPENMP", "1") == "0":
+        return []
+    cc = (sysconfig.get_config_var("CC") or "cc").split()
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "omp.c")
+        with open(src, "w") as fh:
+            fh.write("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
+        try:
+            done = subprocess.run([*cc, "-fopenmp", src, "-o", os.path.join(tmp, "omp")], capture_output=True)
+        except OSError:
+            return []
+    return ["-fopenmp"] if done.returncode == 0 else []
+
+
+OMP = openmp_flags()
+setup(ext_modules=[Extension("mirofish._tick", ["mirofish/_tick.c"], extra_compile_args=FLAGS + OMP,
+                             extra_link_args=OMP, optional=True)])

@@ -134,6 +134,27 @@ static PyObject *bad_index(Bufs *bs, const char *what, long long value) {
     return out_of_range(what, value);
 }
 
+/* Large tanks split steer's and after's per-fish loops over the machine's cores (OpenMP, when
+   the extension was built with it: setup.py). Each fish's results depend only on the state read
+   and are written to its own rows, so the split changes no result, only the time. A bad index
+   found inside such a loop is noted (the first one noted wins) and reported after it. */
+#define PARALLEL_FISH 4096
+
+typedef struct {
+    const char *what;
+    long long value;
+} Bad;
+
+static void note_bad(Bad *b, const char *what, long long value) {
+#pragma omp critical(mirofish_bad)
+    {
+        if (!b->what) {
+            b->what = what;
+            b->value = value;
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ arguments by name */
 
 /* Look every one of ``names`` up in ``d`` (a dict of exactly those names) into ``out``;
@@ -328,17 +349,21 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     TAKE(keys, uint64_t, o_keys, n, 0);
     if (n && sparse_take(&bs, &sp, sa + S_ROWS_START, nc) < 0) goto fail;
 
+    Bad fault = {NULL, 0};
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_FISH)
     for (Py_ssize_t i = 0; i < n; i++) {
         if (goal[i] == G_HOLD) {
             out[i] = (int8_t)param[i];
         } else {
             if (cell[i] < 0 || cell[i] >= grid) {
-                return bad_index(&bs, "fish cell", cell[i]);
+                note_bad(&fault, "fish cell", cell[i]);
+                continue;
             }
             double f[N_FEATURES];
             int bad;
             if (view_features(f, codes + i * nc, nc, &sp, &bad) < 0) {
-                return bad_index(&bs, "view code", bad);
+                note_bad(&fault, "view code", bad);
+                continue;
             }
             double hungry = 1.0 - (double)energy[i] * hunger_scale;
             hungry = hungry < 0.0 ? 0.0 : (hungry > 1.0 ? 1.0 : hungry);
@@ -372,6 +397,7 @@ static PyObject *steer(PyObject *self, PyObject *args) {
         }
         if (energy[i] <= 0) out[i] = A_REST;
     }
+    if (fault.what) return bad_index(&bs, fault.what, fault.value);
     release_all(&bs);
     Py_RETURN_NONE;
 fail:
@@ -672,6 +698,7 @@ static PyObject *after(PyObject *self, PyObject *args) {
             PyErr_NoMemory();
             goto fail;
         }
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_FISH)
         for (Py_ssize_t c = 0; c < grid; c++) {
             int64_t o = occupant[c];
             if (blocked[c]) cellcode[c] = V_WALL;
@@ -679,11 +706,13 @@ static PyObject *after(PyObject *self, PyObject *args) {
             else cellcode[c] = food_born[c] != NO_FOOD_BORN ? V_FOOD : V_WATER;
         }
     }
-#define AFTER_BAD(what, value)              \
-    do {                                    \
-        PyMem_Free(cellcode);               \
-        return bad_index(&bs, what, value); \
+    Bad fault = {NULL, 0};
+#define AFTER_BAD(what, value)             \
+    do {                                   \
+        note_bad(&fault, what, value);     \
+        goto next_fish;                    \
     } while (0)
+#pragma omp parallel for schedule(static) if (n >= PARALLEL_FISH)
     for (Py_ssize_t i = 0; i < n; i++) {
         int e = executed[i], oc = outcome[i];
         if (e < 0 || e > 5) AFTER_BAD("action", e);
@@ -783,8 +812,10 @@ static PyObject *after(PyObject *self, PyObject *args) {
             mem_arg[slot] = (int16_t)argv[k];
             mem_count[i] += 1;
         }
+    next_fish:;
     }
     PyMem_Free(cellcode);
+    if (fault.what) return bad_index(&bs, fault.what, fault.value);
     release_all(&bs);
     Py_RETURN_NONE;
 #undef AFTER_BAD
