@@ -7,8 +7,10 @@ Sizes (the default tank's density for 60 and 240 fish; the issue's tanks for 1,0
 1,000 on 320×180, 10,000 on 1,000×600, 100,000 on 2,000×2,000, with plants and rocks in
 proportion to the area. Each size runs in a fresh process (its peak RSS is its own): build the
 live tank (setup: config to first tick), warm up, then time the full headless loop (triggers,
-the instinct planner, steering, arbiter, physics, metrics). One core. Prints a table, then
-one JSON line.
+the instinct planner, steering, arbiter, physics, metrics). One process: up to 4,095 fish on one
+core; from 4,096 fish the compiled steering and after-tick loops split over the cores
+(OpenMP, when the extension was built with it; ``OMP_NUM_THREADS=1`` keeps one). The
+``threads`` column says which. Prints a table, then one JSON line.
 
     .venv/bin/python bench/scale.py [--sizes 60 240 1000 10000 100000] [--seconds 20] [--plot PNG]
 
@@ -39,6 +41,9 @@ cfg = load_config(seed=7, **{{"fish.count": fish, "world.width": width, "world.h
                             "world.plant_patches": min(200, round(6 * area)),
                             "world.rocks": min(200, round(5 * area))}})
 live = LiveSession(cfg)
+from mirofish import kernel
+k = kernel.built()
+threads = k.THREADS if k is not None and fish >= k.PARALLEL_FISH and live.world.tick_kernel == "compiled" else 1
 setup = time.perf_counter() - start
 live.run(3)  # warm-up (first metrics, caches)
 done, start = 0, time.perf_counter()
@@ -49,7 +54,7 @@ elapsed = time.perf_counter() - start
 print(json.dumps({{"fish": fish, "tank": f"{{width}}x{{height}}", "setup_s": round(setup, 3), "ticks": done,
                   "ticks_per_s": round(done / elapsed, 2), "us_per_fish_tick": round(elapsed / done / fish * 1e6, 2),
                   "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                  "tick_kernel": live.world.tick_kernel}}))
+                  "tick_kernel": live.world.tick_kernel, "threads": threads}}))
 """
 
 
@@ -66,7 +71,7 @@ def main() -> None:
             sys.exit("scale.py: --plot needs matplotlib: pip install -e '.[plots]'")
         matplotlib.use("Agg")
     rows = []
-    print(f"{'fish':>8} {'tank':>10} {'setup s':>8} {'ticks/s':>9} {'µs/fish-tick':>13} {'peak MB':>8}")
+    print(f"{'fish':>8} {'tank':>10} {'setup s':>8} {'ticks/s':>9} {'µs/fish-tick':>13} {'peak MB':>8} {'threads':>8}")
     for fish in args.sizes:
         width, height = TANKS[fish]
         code = CHILD.format(root=ROOT, fish=fish, width=width, height=height, seconds=args.seconds)
@@ -77,7 +82,7 @@ def main() -> None:
         row = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(row)
         print(f"{fish:>8} {row['tank']:>10} {row['setup_s']:>8.2f} {row['ticks_per_s']:>9.1f} "
-              f"{row['us_per_fish_tick']:>13.2f} {row['peak_rss_mb']:>8.0f}", flush=True)
+              f"{row['us_per_fish_tick']:>13.2f} {row['peak_rss_mb']:>8.0f} {row['threads']:>8}", flush=True)
     print(json.dumps({"scale": rows}))
     if args.plot and rows:
         plot(rows, args.plot)

@@ -35,6 +35,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* Codes shared with the Python modules; exported as CONSTANTS and checked by the tests. */
 enum { A_EAT = 4, A_REST = 5 };                                   /* actions.Action */
@@ -1517,6 +1520,15 @@ PyMODINIT_FUNC PyInit__tick(void) {
         F_WALL, "F_CROWD", F_CROWD, "F_ALIGN", F_ALIGN, "F_FISH", F_FISH, "F_LOST", F_LOST, "F_FOOD", F_FOOD);
     if (!c || PyModule_AddObject(m, "CONSTANTS", c) < 0) {
         Py_XDECREF(c);
+        Py_DECREF(m);
+        return NULL;
+    }
+#ifdef _OPENMP
+    int threads = omp_get_max_threads(); /* the cores a large tank's loops are split over */
+#else
+    int threads = 1;
+#endif
+    if (PyModule_AddIntConstant(m, "THREADS", threads) < 0 || PyModule_AddIntConstant(m, "PARALLEL_FISH", PARALLEL_FISH) < 0) {
         Py_DECREF(m);
         return NULL;
     }
