@@ -1354,12 +1354,15 @@ static const char deeds_doc[] =
     "single-action plans (goal hold), ticks the action worked. By name: exactly the names of\n"
     "DEEDS_ARRAYS and DEEDS_INTS.";
 
-enum { D_OPEN, D_OUTCOME, D_EXECUTED, D_ENERGY, D_ENERGY_BEFORE, D_NEIGHBOURS, D_GOAL, D_PARAM, D_TICKS, D_MOVED,
-       D_ATE, D_COMPANY, D_WORKED, N_D };
-static const char *D_NAMES[N_D] = {"open", "move_outcome", "executed", "energy", "energy_before", "neighbours", "goal",
-                                   "param", "ticks", "moved", "ate", "company", "worked"};
+enum { D_OPEN, D_OUTCOME, D_EXECUTED, D_ENERGY, D_ENERGY_BEFORE, D_NEIGHBOURS, D_TABLE, N_D };
+static const char *D_NAMES[N_D] = {"open", "move_outcome", "executed", "energy", "energy_before", "neighbours",
+                                   "table"};
 enum { DI_HOLDS, N_DI };
 static const char *DI_NAMES[N_DI] = {"holds"};
+/* the rows of ``table`` (int64[N_DC, n]): worddeed._COLS */
+enum { DC_TICK, DC_GOAL, DC_PARAM, DC_X0, DC_Y0, DC_NB0, DC_TICKS, DC_MOVED, DC_ATE, DC_COMPANY, DC_WORKED, N_DC };
+static const char *DC_NAMES[N_DC] = {"tick", "goal", "param", "x0", "y0", "nb0", "ticks", "moved", "ate",
+                                     "company", "worked"};
 
 static PyObject *deeds(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *da[N_D];
@@ -1377,13 +1380,10 @@ static PyObject *deeds(PyObject *self, PyObject *args) {
     TAKE(energy, int32_t, da[D_ENERGY], n, 0);
     TAKE(before, int32_t, da[D_ENERGY_BEFORE], n, 0);
     TAKE(nbv, int16_t, da[D_NEIGHBOURS], n, 0);
-    TAKE(goal, int64_t, da[D_GOAL], n, 0);
-    TAKE(param, int64_t, da[D_PARAM], n, 0);
-    TAKE(ticks, int64_t, da[D_TICKS], n, 1);
-    TAKE(moved, int64_t, da[D_MOVED], n, 1);
-    TAKE(ate, int64_t, da[D_ATE], n, 1);
-    TAKE(company, int64_t, da[D_COMPANY], n, 1);
-    TAKE(worked, int64_t, da[D_WORKED], n, 1);
+    TAKE(table, int64_t, da[D_TABLE], N_DC * n, 1);
+    const int64_t *goal = table + DC_GOAL * n, *param = table + DC_PARAM * n;
+    int64_t *ticks = table + DC_TICKS * n, *moved = table + DC_MOVED * n, *ate = table + DC_ATE * n,
+            *company = table + DC_COMPANY * n, *worked = table + DC_WORKED * n;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (!open[i]) continue;
         int mv = outcome[i] == MOVED, eat = executed[i] == A_EAT && energy[i] > before[i];
@@ -1539,6 +1539,7 @@ PyMODINIT_FUNC PyInit__tick(void) {
         add_names(m, "PLAN_ARRAYS", P_NAMES, N_P) < 0 || add_names(m, "PLAN_NUMBERS", PN_NAMES, N_PN) < 0 ||
         add_names(m, "ADOPT_ARRAYS", A_NAMES, N_A) < 0 || add_names(m, "ADOPT_NUMBERS", AN_NAMES, N_AN) < 0 ||
         add_names(m, "ASK_ARRAYS", Q_NAMES, N_Q) < 0 || add_names(m, "ASK_INTS", QI_NAMES, N_QI) < 0 ||
+        add_names(m, "DEEDS_COLUMNS", DC_NAMES, N_DC) < 0 ||
         add_names(m, "TALLY_ARRAYS", T_NAMES, N_T) < 0 || add_names(m, "TALLY_INTS", TI_NAMES, N_TI) < 0 ||
         add_names(m, "DEEDS_ARRAYS", D_NAMES, N_D) < 0 || add_names(m, "DEEDS_INTS", DI_NAMES, N_DI) < 0) {
         Py_DECREF(m);

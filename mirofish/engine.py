@@ -121,7 +121,7 @@ class Engine:
                 continue
             except queue.Empty:
                 pass
-            if not wait or not self.pending[asked].any():
+            if not wait or not np.count_nonzero(self.pending[asked]):
                 return got
             if src.progress() != progress:  # the server finished something: it is busy, not stuck
                 progress, deadline = src.progress(), self.clock() + idle
@@ -150,7 +150,7 @@ class Engine:
         not asked again — the model's plan replaces the fallback's; otherwise it is dropped and
         the source told (a completion wasted)."""
         stale = self.asked_at[batch.fish] > batch.tick
-        if stale.any():
+        if np.count_nonzero(stale):
             self.source.dropped_late(int(np.count_nonzero(stale)))
             batch = batch.subset(np.flatnonzero(~stale))
             if not len(batch) and not batch.summaries:
@@ -181,7 +181,7 @@ class Engine:
         frame = Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
                       stuck=s.stuck.copy(), neighbours=s.neighbours.copy(), executed=out.executed,
                       move_outcome=out.move_outcome, applied=applied, latencies=latencies,
-                      interventions=done, present=~s.absent if s.absent.any() else None)
+                      interventions=done, present=~s.absent if np.count_nonzero(s.absent) else None)
         if w.places is not None:
             frame.meals, frame.returns = w.places.meals.copy(), w.places.returns.copy()
         for obs in self.observers:

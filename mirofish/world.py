@@ -469,7 +469,7 @@ class World:
         if self.places is not None:
             self._pull_to_places()
         out = self._step_compiled() if self._kernel is not None else self._step_numpy()
-        if self.places is not None and out.ate.any():
+        if self.places is not None and np.count_nonzero(out.ate):
             eaters = np.flatnonzero(out.ate)
             x, y = self.water.xy(self.school.cell[eaters])
             self.places.remember(eaters, x, y, out.tick)
@@ -514,7 +514,7 @@ class World:
         s, w, t = self.school, self.water, self.tick
         n = s.n
         executed = self.steer()
-        if self.used_slots != n or s.absent.any():
+        if self.used_slots != n or np.count_nonzero(s.absent):
             executed[s.absent] = _REST  # out of the water: it only rests
         s.intent = executed.copy()
 
@@ -599,7 +599,7 @@ class World:
         assert k is not None
         n, trig, cfg_a, m = s.n, self.cfg.triggers, self.cfg.arbiter, s.memory
         executed = self.steer()
-        if self.used_slots != n or s.absent.any():
+        if self.used_slots != n or np.count_nonzero(s.absent):
             executed[s.absent] = _REST  # out of the water: it only rests
         s.intent = executed.copy()
         outcome, meal = np.empty(n, np.int8), np.empty(n, np.int8)

@@ -312,6 +312,9 @@ def test_the_layouts_the_c_side_uses_are_the_python_ones():
         steering.F_FOOD]
     assert k.STEER_TERMS == steering.TERMS
     assert k.GOAL_FLAG_COLUMNS == GOAL_FLAG_COLUMNS and len(GOAL_FLAG_COLUMNS) == _GOAL_FLAGS.shape[1]
+    from mirofish.observe import worddeed
+
+    assert k.DEEDS_COLUMNS == worddeed._COLS  # the rows of the word-and-deed table the C tally reads
 
 
 def test_the_compiled_union_find_labels_as_the_numpy_code_does(monkeypatch):

@@ -174,3 +174,27 @@ def test_the_nearest_neighbour_of_a_lonely_fish_is_exact():
         d2 = ((xy[None] - xy[:, None]) ** 2).sum(axis=2).astype(float)
         np.fill_diagonal(d2, np.inf)
         assert np.array_equal(M._far_nearest(xy, np.arange(len(xy))), np.sqrt(d2.min(axis=1))), trial
+
+
+def test_the_sampled_school_and_polarization_take_shortcuts_to_the_same_figures():
+    """Every 10 ticks the metrics take the largest moving school directly and polarization from
+    heading counts: exactly what ranking every school and summing unit vectors give."""
+    from mirofish.actions import MOVE_DXDY
+    from mirofish.observe.metrics import largest_school, polarization, schools
+
+    rng = np.random.default_rng(3)
+    unit = np.array(MOVE_DXDY, np.float64)
+    found_any = 0
+    for _ in range(300):
+        n = int(rng.integers(0, 80))
+        heading = rng.integers(0, 4, n).astype(np.int8)
+        assert polarization(heading) == float(np.hypot(*unit[heading].sum(axis=0)) / max(1, n))
+        if n < 2:
+            continue
+        labels = np.minimum(rng.integers(0, max(1, n // 3), n), np.arange(n))
+        moving = rng.random(n) < 0.6
+        found = schools(labels, moving)
+        want = found[0] if found else np.zeros(0, np.int64)
+        found_any += bool(found)
+        assert np.array_equal(largest_school(labels, moving), want)
+    assert found_any > 100

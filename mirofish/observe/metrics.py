@@ -76,8 +76,10 @@ def entropy(counts: np.ndarray) -> float:
 
 
 def polarization(heading: np.ndarray) -> float:
-    u = _UNIT[heading]
-    return float(np.hypot(*u.sum(axis=0)) / max(1, len(heading)))
+    """|Σuᵢ|/N of the headings (unit steps): the sums of the unit vectors are whole numbers, so
+    counting the headings gives them exactly."""
+    c = np.bincount(heading, minlength=4) if len(heading) else np.zeros(4, np.int64)
+    return float(np.hypot(float(c[3] - c[2]), float(c[1] - c[0])) / max(1, len(heading)))
 
 
 def rotation(xy: np.ndarray, heading: np.ndarray) -> float:
@@ -87,7 +89,7 @@ def rotation(xy: np.ndarray, heading: np.ndarray) -> float:
     r = xy - xy.mean(axis=0)
     norm = np.hypot(r[:, 0], r[:, 1])
     ok = norm > 0
-    r[ok] /= norm[ok, None]
+    np.divide(r, norm[:, None], out=r, where=ok[:, None])
     cross = r[:, 0] * u[:, 1] - r[:, 1] * u[:, 0]
     return float(abs(cross[ok].sum()) / len(heading))
 
@@ -248,6 +250,19 @@ def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3) ->
     by_label = np.argsort(labels, kind="stable")  # each cluster's fish together, in index order
     starts = np.cumsum(sizes) - sizes
     return [by_label[starts[k]:starts[k] + sizes[k]] for k in ok]
+
+
+def largest_school(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3) -> np.ndarray:
+    """The fish of the largest moving school (``schools(...)[0]``; the lowest label of equal
+    sizes), or none."""
+    if labels is None:
+        return np.zeros(0, np.int64)
+    sizes = np.bincount(labels, minlength=len(labels))
+    moved = np.bincount(labels, weights=moving.astype(np.float64), minlength=len(labels))
+    ok = np.flatnonzero((sizes >= min_size) & (moved * 2 >= sizes))
+    if not ok.size:
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(labels == ok[np.argmax(sizes[ok])])
 
 
 def school_figures(members: np.ndarray, xy: np.ndarray, heading: np.ndarray, moving: np.ndarray) -> dict[str, Any]:
@@ -420,8 +435,7 @@ class Metrics:
         sizes = np.bincount(labels, minlength=len(xy)) if labels is not None else np.ones(len(xy), np.int64)
         cur["clusters"], cur["largest_cluster"] = float(np.count_nonzero(sizes >= 2)), float(sizes.max(initial=0))
         moving = self.moving()[ids]
-        found = schools(labels, moving)
-        members = found[0] if found else np.zeros(0, np.int64)
+        members = largest_school(labels, moving)
         cur.update(school_figures(members, xy, heading, moving))
         self.school_members = ids[members]
         xy = full_xy

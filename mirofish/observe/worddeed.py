@@ -114,7 +114,7 @@ class WordDeed:
 
     def observe(self, f: Frame) -> None:
         prev = self._prev if self._prev is not None else (f.x, f.y, f.energy, f.neighbours)
-        P, T = self.plan, self.table
+        T = self.table
         for b in f.applied:
             thoughts = b.thoughts or [""] * len(b)
             if len(b) >= MANY:
@@ -133,9 +133,7 @@ class WordDeed:
                  "executed": np.ascontiguousarray(f.executed, np.int8),
                  "energy": np.ascontiguousarray(f.energy, np.int32),
                  "energy_before": np.ascontiguousarray(prev[2], np.int32),
-                 "neighbours": np.ascontiguousarray(f.neighbours, np.int16), "goal": P["goal"], "param": P["param"],
-                 "ticks": P["ticks"], "moved": P["moved"], "ate": P["ate"], "company": P["company"],
-                 "worked": P["worked"]},
+                 "neighbours": np.ascontiguousarray(f.neighbours, np.int16), "table": T},  # rows: _COLS
                 {"holds": self._holds})
         else:
             self._tally(f, prev)
