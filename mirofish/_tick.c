@@ -37,6 +37,7 @@
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
+#include <unistd.h>
 #endif
 
 /* Codes shared with the Python modules; exported as CONSTANTS and checked by the tests. */
@@ -143,13 +144,37 @@ static PyObject *bad_index(Bufs *bs, const char *what, long long value) {
    found inside such a loop is noted (the first one noted wins) and reported after it. */
 #define PARALLEL_FISH 4096
 
+#define PRAGMA(x) _Pragma(#x)
+#ifdef _OPENMP
+#define SPLIT_FOR(cond) PRAGMA(omp parallel for schedule(static) if (cond))
+#define ONE_AT_A_TIME PRAGMA(omp critical(mirofish_bad))
+static long split_owner = 0;
+#else
+#define SPLIT_FOR(cond)
+#define ONE_AT_A_TIME
+#endif
+
+/* Split a loop over ``n`` fish? Only in the process that split first: a child forked from it
+   (sweeps and reefs fork their workers) inherits no OpenMP threads and runs serially. */
+static int split(Py_ssize_t n) {
+#ifdef _OPENMP
+    if (n < PARALLEL_FISH) return 0;
+    long me = (long)getpid();
+    if (!split_owner) split_owner = me;
+    return split_owner == me;
+#else
+    (void)n;
+    return 0;
+#endif
+}
+
 typedef struct {
     const char *what;
     long long value;
 } Bad;
 
 static void note_bad(Bad *b, const char *what, long long value) {
-#pragma omp critical(mirofish_bad)
+    ONE_AT_A_TIME
     {
         if (!b->what) {
             b->what = what;
@@ -353,7 +378,9 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     if (n && sparse_take(&bs, &sp, sa + S_ROWS_START, nc) < 0) goto fail;
 
     Bad fault = {NULL, 0};
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_FISH)
+    const int parallel = split(n);
+    (void)parallel; /* read by SPLIT_FOR only when built with OpenMP */
+    SPLIT_FOR(parallel)
     for (Py_ssize_t i = 0; i < n; i++) {
         if (goal[i] == G_HOLD) {
             out[i] = (int8_t)param[i];
@@ -695,13 +722,15 @@ static PyObject *after(PyObject *self, PyObject *args) {
        arrays in order), so that the views below read one small array instead of three big ones
        at random. Heading codes are checked as they are read. */
     int8_t *cellcode = NULL;
+    const int parallel = split(n);
+    (void)parallel; /* read by SPLIT_FOR only when built with OpenMP */
     if (grid > BIG_GRID && n * nc * 4 > grid) {
         cellcode = PyMem_Malloc((size_t)grid);
         if (!cellcode) {
             PyErr_NoMemory();
             goto fail;
         }
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_FISH)
+    SPLIT_FOR(parallel)
         for (Py_ssize_t c = 0; c < grid; c++) {
             int64_t o = occupant[c];
             if (blocked[c]) cellcode[c] = V_WALL;
@@ -715,7 +744,7 @@ static PyObject *after(PyObject *self, PyObject *args) {
         note_bad(&fault, what, value);     \
         goto next_fish;                    \
     } while (0)
-#pragma omp parallel for schedule(static) if (n >= PARALLEL_FISH)
+    SPLIT_FOR(parallel)
     for (Py_ssize_t i = 0; i < n; i++) {
         int e = executed[i], oc = outcome[i];
         if (e < 0 || e > 5) AFTER_BAD("action", e);

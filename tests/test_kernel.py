@@ -384,6 +384,28 @@ def test_a_tank_split_over_the_cores_agrees_with_the_numpy_tick_and_with_one_thr
         fast.step()
 
 
+def test_a_worker_forked_after_a_split_tick_runs_its_tank():
+    """Sweeps and reefs fork their workers. A child forked from a process whose tank split its
+    loops over the cores runs its own large tank (serially) to the same world, without hanging
+    on threads it did not inherit."""
+    code = (
+        "import os, sys\n"
+        "from mirofish.config import load_config\n"
+        "from mirofish.session import LiveSession\n"
+        "kw = {'seed': 12, 'fish.count': 4200, 'world.width': 300, 'world.height': 200}\n"
+        "def run():\n"
+        "    s = LiveSession(load_config(**kw)); s.run(8); return s.state_hash()\n"
+        "mine = run()\n"
+        "r, w = os.pipe()\n"
+        "if os.fork() == 0:\n"
+        "    os.write(w, run().encode()); os._exit(0)\n"
+        "os.close(w); child = os.read(r, 200).decode(); os.wait()\n"
+        "print(mine == child and len(child) > 0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "OMP_NUM_THREADS": "2"})
+    assert out.stdout.strip() == "True", out.stderr[-400:]
+
+
 def test_the_compiled_neighbours_give_the_numpy_figures():
     """Nearest-neighbour distances and cluster labels from the C grid search equal the numpy
     reference (all pairs up to 300 fish, its own grid search beyond), on random tanks."""
