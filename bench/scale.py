@@ -93,14 +93,19 @@ def plot(rows: list[dict], path: str) -> None:
     import matplotlib.pyplot as plt
 
     fish = [r["fish"] for r in rows]
+    split = [r for r in rows if r.get("threads", 1) > 1]  # sizes whose compiled loops ran on several cores
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
     a.loglog(fish, [r["ticks_per_s"] for r in rows], "o-")
     a.set(xlabel="fish (tank grows with them)", ylabel="ticks per second", title="speed")
     b.loglog(fish, [r["us_per_fish_tick"] for r in rows], "o-", color="tab:orange")
     b.set(xlabel="fish (tank grows with them)", ylabel="µs per fish-tick", title="cost per fish")
     b.set_ylim(0.5, 30)
-    for ax in (a, b):
+    for ax, key in ((a, "ticks_per_s"), (b, "us_per_fish_tick")):
         ax.grid(True, which="both", alpha=0.3)
+        if split:
+            ax.plot([r["fish"] for r in split], [r[key] for r in split], "o", mfc="white", color="black",
+                    label=f"steering and after-tick on {split[0]['threads']} cores")
+            ax.legend(loc="upper right" if key == "us_per_fish_tick" else "lower left", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"plot: {path}")
