@@ -3,12 +3,14 @@
 ``pip install -e .`` builds ``mirofish._tick`` with the machine's C compiler (``setup.py``;
 the build is optional, so an install without a compiler still works). When the module is
 there, :class:`~mirofish.world.World` steers, arbitrates and does the after-tick bookkeeping
-in it: the whole loop (planner and metrics included) runs about 2.3 times faster at 60 fish,
+in it: the whole loop (planner and metrics included) runs about 3–4 times faster at 60 fish,
 where the numpy tick is bound by the fixed cost of a few hundred small array operations
 (``bench/tick_kernels.py``). When it is not, or when the environment variable
 ``MIROFISH_TICK=numpy`` is set, the numpy code in ``world.py``, ``arbiter.py`` and
 ``fish/steering.py`` runs; it is the reference the compiled tick is tested against, tick by
-tick (``tests/test_kernel.py``).
+tick (``tests/test_kernel.py``). Tanks of 4,096 fish and more split the compiled steering
+and after-tick loops over the machine's cores when the extension was built with OpenMP
+(``setup.py``; ``_tick.THREADS``); the world is the same with any number of threads.
 
 Both give the same world on the same seed: everything but steering's utilities is integer
 arithmetic, and the utilities follow the numpy code operation by operation (see the C
