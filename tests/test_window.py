@@ -698,3 +698,19 @@ def test_the_scenes_explain_themselves_on_h(tmp_path):
         app.frame(0.0)
         assert not scene.show_help
         app.close()
+
+
+def test_a_slider_whose_value_is_beyond_its_range_stays_inside_its_panel():
+    """A tank made with more fish than the "fish at reset" slider reaches (``--fish 10000``)
+    shows the value in the label and a full track — nothing drawn past the slider's own width."""
+    from mirofish.ui.widgets import Slider
+
+    pygame.init()
+    surf = pygame.Surface((400, 60))
+    surf.fill((0, 0, 0))
+    s = Slider("fish at reset", 10, 240, 10_000, lambda v: None, "{:.0f}", step=1)
+    s.rect = pygame.Rect(20, 10, 200, 40)
+    s.draw(surf)
+    px = pygame.surfarray.array3d(surf)
+    assert px[240:, :, :].sum() == 0, "the slider drew past its right edge"
+    assert px[200:215, 33, :].sum() > 0  # the track is filled to its end

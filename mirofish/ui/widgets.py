@@ -94,7 +94,8 @@ class Slider:
         surf.blit(head, (self.rect.x, self.rect.y))
         t = self.track
         pygame.draw.rect(surf, theme.FAINT, t, border_radius=4)
-        f = (self.value - self.lo) / max(1e-12, self.hi - self.lo)
+        # a value beyond the range (a tank made with --fish 10000) fills the track, never past it
+        f = min(1.0, max(0.0, (self.value - self.lo) / max(1e-12, self.hi - self.lo)))
         pygame.draw.rect(surf, theme.ACCENT, (t.x, t.y, int(t.w * f), t.h), border_radius=4)
         pygame.draw.circle(surf, theme.INK, (t.x + int(t.w * f), t.centery), 7)
 
