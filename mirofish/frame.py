@@ -64,14 +64,3 @@ class Frame:
     def stuck_events(self) -> np.ndarray:
         mo = self.move_outcome
         return np.flatnonzero((mo == CROWDED) | (mo == OCCUPIED) | (mo == BLOCKED))
-
-    @property
-    def tiers(self) -> np.ndarray:
-        if not self.applied:
-            return np.zeros(0, np.int8)
-        return np.concatenate([b.tier for b in self.applied])
-
-    @property
-    def tokens(self) -> np.ndarray:
-        parts = [b.tokens for b in self.applied if b.tokens is not None]
-        return np.concatenate(parts) if parts else np.zeros(0, np.int64)

@@ -236,14 +236,20 @@ def _far_nearest(pts: np.ndarray, lonely: np.ndarray) -> np.ndarray:
     return out
 
 
+def _moving_clusters(labels: np.ndarray, moving: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(fish per label, the labels of the clusters of at least ``min_size`` fish of which at
+    least half moved lately, ascending): the schools' candidates."""
+    sizes = np.bincount(labels, minlength=len(labels))
+    moved = np.bincount(labels, weights=moving.astype(np.float64), minlength=len(labels))
+    return sizes, np.flatnonzero((sizes >= min_size) & (moved * 2 >= sizes))
+
+
 def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3) -> list[np.ndarray]:
     """Moving schools, largest first: clusters of at least ``min_size`` fish of which at least
     half moved lately (``moving``, per fish). A resting heap is a cluster, not a school."""
     if labels is None:
         return []
-    sizes = np.bincount(labels, minlength=len(labels))
-    moved = np.bincount(labels, weights=moving.astype(np.float64), minlength=len(labels))
-    ok = np.flatnonzero((sizes >= min_size) & (moved * 2 >= sizes))
+    sizes, ok = _moving_clusters(labels, moving, min_size)
     ok = ok[np.argsort(-sizes[ok], kind="stable")]
     if not ok.size:
         return []
@@ -257,9 +263,7 @@ def largest_school(labels: np.ndarray | None, moving: np.ndarray, min_size: int 
     sizes), or none."""
     if labels is None:
         return np.zeros(0, np.int64)
-    sizes = np.bincount(labels, minlength=len(labels))
-    moved = np.bincount(labels, weights=moving.astype(np.float64), minlength=len(labels))
-    ok = np.flatnonzero((sizes >= min_size) & (moved * 2 >= sizes))
+    sizes, ok = _moving_clusters(labels, moving, min_size)
     if not ok.size:
         return np.zeros(0, np.int64)
     return np.flatnonzero(labels == ok[np.argmax(sizes[ok])])
