@@ -45,12 +45,11 @@ enum { A_EAT = 4, A_REST = 5 };                                   /* actions.Act
 enum { MOVED = 0, STAYED = 1, BLOCKED = 2, CROWDED = 3, OCCUPIED = 4 }; /* arbiter outcomes */
 enum { ATE = 0, NO_FOOD_R = 1, TAKEN = 2, NOT_EATING = -1 };      /* arbiter meal results */
 enum { V_WATER = 0, V_WALL = 1, V_FOOD = 2, V_SELF = 3, V_FISH = 4, N_CODES = 8 }; /* perception */
-enum { G_HOLD = 0 };                                               /* plans.Goal */
+enum { G_HOLD = 0 };                      /* plans.G_HOLD: the first plan type (the others come by table) */
 #define NO_FOOD_BORN (-1)                                          /* water.NO_FOOD */
 #define N_FEATURES 36
 #define N_EVENTS 9                                                 /* world.EVENT_ORDER */
-#define N_GOALS 7
-#define N_GOAL_FLAGS 7                                             /* world._GOAL_FLAGS */
+#define N_GOAL_FLAGS 7                                /* world._GOAL_FLAGS' columns (GOAL_FLAG_COLUMNS) */
 #define BIG_GRID 200000 /* cells: above this, after() reads the views from a grid of view codes */
 #define NEG (-1e9)
 #define BOXED (-1e8)
@@ -709,7 +708,8 @@ static PyObject *after(PyObject *self, PyObject *args) {
     TAKE(alone, int32_t, ARR(X_ALONE), n, 1);
     TAKE(crowded, uint8_t, ARR(X_CROWDED), n, 1);
     TAKE(hungry_food, uint8_t, ARR(X_HUNGRY_FOOD), n, 1);
-    TAKE(goal_flags, uint8_t, ARR(X_GOAL_FLAGS), N_GOALS * N_GOAL_FLAGS, 0);
+    Py_ssize_t n_goals = items(ARR(X_GOAL_FLAGS), 1, "goal_flags") / N_GOAL_FLAGS; /* one row per plan type */
+    TAKE(goal_flags, uint8_t, ARR(X_GOAL_FLAGS), n_goals * N_GOAL_FLAGS, 0);
     TAKE(mem_tick, int32_t, ARR(X_MEM_TICK), n * ms, 1);
     TAKE(mem_code, int8_t, ARR(X_MEM_CODE), n * ms, 1);
     TAKE(mem_arg, int16_t, ARR(X_MEM_ARG), n * ms, 1);
@@ -805,7 +805,7 @@ static PyObject *after(PyObject *self, PyObject *args) {
         /* plan triggers (World._plan_events): later lines win */
         if (v[I_PLAN_EVENTS]) {
             int g = plan_goal[i];
-            if (g < 0 || g >= N_GOALS) AFTER_BAD("plan goal", g);
+            if (g < 0 || g >= n_goals) AFTER_BAD("plan goal", g);
             const uint8_t *gf = goal_flags + g * N_GOAL_FLAGS;
             int seen_food = fs > 0, company = nb > 0;
             no_food[i] = seen_food ? 0 : no_food[i] + 1;
@@ -862,21 +862,24 @@ static const char plan_doc[] =
     "plan(arrays, numbers)\n"
     "The instinct planner (brains/instinct.InstinctPlanner.decide) for a batch of fish: view features,\n"
     "goal utilities, the seeded softmax over them, each goal's parameter and the horizon. Writes\n"
-    "``goal`` (``goal_of`` the column: forage, school, explore, rest, keep away, return), ``param``\n"
+    "``goal`` (``goal_of`` each utility's goal, in PLANNER_UTILITIES order), ``param``\n"
     "and ``horizon`` as a DecisionBatch holds them (int8, int16, int16); the draws are hashed from\n"
     "each fish's ``keys`` and ``tick``; return's utility, place and horizon come computed\n"
-    "(``revisit``: NEG when none).\n"
+    "(``revisit``: NEG when none); ``weights`` and ``base``: each utility's weight and base horizon.\n"
     "By name: exactly the names of PLAN_ARRAYS and PLAN_NUMBERS.";
 
 enum { P_CODES, P_ROWS_START, P_ROWS_COLUMN, P_ROWS_VALUE, P_TRAITS, P_ENERGY, P_HEADING, P_KEYS, P_BASE, P_REVISIT, P_REVISIT_PARAM,
-       P_REVISIT_HORIZON, P_GOAL_OF, P_GOAL, P_PARAM, P_HORIZON, N_P };
+       P_REVISIT_HORIZON, P_GOAL_OF, P_WEIGHTS, P_GOAL, P_PARAM, P_HORIZON, N_P };
 static const char *P_NAMES[N_P] = {"codes", "rows_start", "rows_column", "rows_value", "traits", "energy", "heading", "keys", "base", "revisit",
-                                   "revisit_param", "revisit_horizon", "goal_of", "goal", "param", "horizon"};
+                                   "revisit_param", "revisit_horizon", "goal_of", "weights", "goal", "param", "horizon"};
 enum { PN_REST_CEILING, PN_NEVER_SCHOOL, PN_TICK, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY,
-       PN_CROWD_LINE, PN_FORAGE, PN_SCHOOL, PN_EXPLORE, PN_REST, PN_KEEP_AWAY, PN_TEMPERATURE, N_PN };
+       PN_CROWD_LINE, PN_TEMPERATURE, N_PN };
 static const char *PN_NAMES[N_PN] = {"rest_ceiling", "never_school", "tick", "max_energy", "low_energy_fraction",
-                                     "hungry_fraction", "crowd_line", "forage", "school", "explore", "rest",
-                                     "keep_away", "temperature"};
+                                     "hungry_fraction", "crowd_line", "temperature"};
+/* The planner's utilities, the formulas below (brains/instinct.PLANNER_UTILITIES; exported): each is
+   one plan type's ``planner``, and ``goal_of`` gives its goal code. */
+enum { U_FORAGE, U_SCHOOL, U_EXPLORE, U_REST, U_KEEP_AWAY, U_RETURN, N_U };
+static const char *U_NAMES[N_U] = {"forage", "school", "explore", "rest", "keep_away", "return"};
 enum { F_FOOD_SEEN = 34, F_WALLS = 35 };
 
 static PyObject *plan(PyObject *self, PyObject *args) {
@@ -890,7 +893,6 @@ static PyObject *plan(PyObject *self, PyObject *args) {
 #define NUM(k) fl[(k) - N_PN_INTS]
     double max_energy = NUM(PN_MAX_ENERGY), low_f = NUM(PN_LOW), hungry_f = NUM(PN_HUNGRY),
            crowd_line = NUM(PN_CROWD_LINE), temperature = NUM(PN_TEMPERATURE);
-    double cw[5] = {NUM(PN_FORAGE), NUM(PN_SCHOOL), NUM(PN_EXPLORE), NUM(PN_REST), NUM(PN_KEEP_AWAY)};
 #undef NUM
     long long rest_ceiling = ints[PN_REST_CEILING];
     Bufs bs = {.n = 0};
@@ -905,11 +907,12 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(energy, int32_t, pa[P_ENERGY], k, 0);
     TAKE(heading, int8_t, pa[P_HEADING], k, 0);
     TAKE(keys, uint64_t, pa[P_KEYS], k, 0);
-    TAKE(base, double, pa[P_BASE], 5, 0);
+    TAKE(base, double, pa[P_BASE], N_U, 0);
     TAKE(revisit, double, pa[P_REVISIT], k, 0); /* return's utility (NEG: no place to return to), its place, horizon */
     TAKE(revisit_param, int64_t, pa[P_REVISIT_PARAM], k, 0);
     TAKE(revisit_horizon, double, pa[P_REVISIT_HORIZON], k, 0);
-    TAKE(goal_of, int8_t, pa[P_GOAL_OF], 6, 0);
+    TAKE(goal_of, int8_t, pa[P_GOAL_OF], N_U, 0);
+    TAKE(cw, double, pa[P_WEIGHTS], N_U, 0);
     TAKE(goal, int8_t, pa[P_GOAL], k, 1);
     TAKE(param, int16_t, pa[P_PARAM], k, 1);
     TAKE(horizon, int16_t, pa[P_HORIZON], k, 1);
@@ -931,19 +934,20 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         int hungry_food = (e < max_energy * hungry_f) && food;
         double crowd = visible - crowd_line + 2;
         crowd = (crowd > 0.0 ? crowd : 0.0) / 3.0;
-        double u[6];
-        u[0] = cw[0] * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food;
+        double u[N_U];
+        u[U_FORAGE] = cw[U_FORAGE] * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food;
         double fade = 1.0 - 1.5 * hunger;
-        u[1] = cw[1] * (0.3 + soc) * company * (fade > 0.0 ? fade : 0.0);
-        u[2] = cw[2] * ((0.5 + cur) * (1.0 - 0.6 * company) + soc * (visible == 0));
-        u[3] = hungry_food ? NEG
-                           : cw[3] * (calm - 0.4 - 3.0 * hunger - 0.3 * company) + 4.0 * ((e < rest_ceiling) && !food);
-        u[4] = cw[4] * (0.3 + cau) * (crowd + 0.5 * (f[F_WALLS] >= 10)) - 0.5;
-        if (ints[PN_NEVER_SCHOOL]) u[1] = NEG;
-        u[5] = revisit[i];
+        u[U_SCHOOL] = cw[U_SCHOOL] * (0.3 + soc) * company * (fade > 0.0 ? fade : 0.0);
+        u[U_EXPLORE] = cw[U_EXPLORE] * ((0.5 + cur) * (1.0 - 0.6 * company) + soc * (visible == 0));
+        u[U_REST] = hungry_food ? NEG
+                                : cw[U_REST] * (calm - 0.4 - 3.0 * hunger - 0.3 * company) +
+                                      4.0 * ((e < rest_ceiling) && !food);
+        u[U_KEEP_AWAY] = cw[U_KEEP_AWAY] * (0.3 + cau) * (crowd + 0.5 * (f[F_WALLS] >= 10)) - 0.5;
+        if (ints[PN_NEVER_SCHOOL]) u[U_SCHOOL] = NEG;
+        u[U_RETURN] = revisit[i];
         double d[5]; /* one hash per fish and tick: the goal draw and the four direction jitters */
         for (int j = 0; j < 5; j++) d[j] = to_unit(at_tick(keys[i] + (uint64_t)j, ints[PN_TICK]));
-        int g = seeded_softmax(u, revisit[i] <= NEG ? 5 : 6, temperature, d[0]); /* without a place: the five */
+        int g = seeded_softmax(u, revisit[i] <= NEG ? U_RETURN : N_U, temperature, d[0]); /* no place: not return */
         /* explore: the open way, favouring the course and where others swim */
         double vis1 = visible > 1.0 ? visible : 1.0;
         int best = 0;
@@ -957,12 +961,12 @@ static PyObject *plan(PyObject *self, PyObject *args) {
                 best = w;
             }
         }
-        int64_t choices[5] = {0, 0, best, energy[i] < rest_ceiling ? rest_ceiling / 100 : 100,
-                              visible < crowd_line - 2};
-        double stretch[5] = {1.0, 0.5 + soc, 0.5 + cur, 0.5 + calm, 1.0};
+        int64_t choices[N_U] = {0, 0, best, energy[i] < rest_ceiling ? rest_ceiling / 100 : 100,
+                                visible < crowd_line - 2, revisit_param[i]};
+        double stretch[N_U] = {1.0, 0.5 + soc, 0.5 + cur, 0.5 + calm, 1.0, 1.0};
         goal[i] = goal_of[g];
-        param[i] = (int16_t)(g == 5 ? revisit_param[i] : choices[g]);
-        horizon[i] = (int16_t)(g == 5 ? revisit_horizon[i] : nearbyint(base[g] * stretch[g]));
+        param[i] = (int16_t)choices[g];
+        horizon[i] = (int16_t)(g == U_RETURN ? revisit_horizon[i] : nearbyint(base[g] * stretch[g]));
     }
     release_all(&bs);
     Py_RETURN_NONE;
@@ -1067,18 +1071,21 @@ static const char adopt_doc[] =
     "adopt(arrays, numbers)\n"
     "Make decided plans the standing plans of ``fish`` (World.apply_plans with Steering.set_plans):\n"
     "goal, parameter, end, cleared trigger and food patience, a hold plan's action as the intent,\n"
-    "the decision's tick and count, and steering's derived weights, bias and flags. ``fish`` holds\n"
-    "no fish twice (a batch's). By name: exactly the names of ADOPT_ARRAYS and ADOPT_NUMBERS.";
+    "the decision's tick and count, and steering's derived weights, bias and flags, read per goal from\n"
+    "the plan types' table (``goal_start``/``goal_variants``: its rows of ``table``, a parameter picking\n"
+    "among several; ``goal_eats`` 0 never, 1 when hungry, 2 what it reaches; ``goal_rests``;\n"
+    "``goal_biased``: the parameter is a direction steering favours). ``fish`` holds no fish twice (a\n"
+    "batch's). By name: exactly the names of ADOPT_ARRAYS and ADOPT_NUMBERS.";
 
 enum { A_FISH, A_GOALS, A_PARAMS, A_HORIZONS, A_PLAN_GOAL, A_PLAN_PARAM, A_PLAN_END, A_PLAN_TRIGGER, A_NO_FOOD,
-       A_INTENT, A_LAST_DECISION, A_DECISIONS, A_W, A_BIAS, A_FORAGE, A_SNACKS, A_RESTS, A_TABLE, A_PERSONAL, N_A };
+       A_INTENT, A_LAST_DECISION, A_DECISIONS, A_W, A_BIAS, A_FORAGE, A_SNACKS, A_RESTS, A_TABLE, A_PERSONAL,
+       A_GOAL_START, A_GOAL_VARIANTS, A_GOAL_EATS, A_GOAL_RESTS, A_GOAL_BIASED, N_A };
 static const char *A_NAMES[N_A] = {"fish", "goals", "params", "horizons", "plan_goal", "plan_param", "plan_end",
                                    "plan_trigger", "no_food", "intent", "last_decision", "decisions", "w", "bias",
-                                   "forage", "snacks", "rests", "table", "personal"};
-enum { AN_TICK, AN_NO_END, AN_ROWS, AN_AWAY_ROW, AN_FORAGE, AN_REST, AN_EXPLORE, AN_KEEP_AWAY, AN_RETURN, N_AN_INTS,
-       AN_DIRECTION = N_AN_INTS, N_AN };
-static const char *AN_NAMES[N_AN] = {"tick", "no_end", "rows", "away_row", "g_forage", "g_rest", "g_explore",
-                                     "g_keep_away", "g_return", "direction"};
+                                   "forage", "snacks", "rests", "table", "personal", "goal_start",
+                                   "goal_variants", "goal_eats", "goal_rests", "goal_biased"};
+enum { AN_TICK, AN_NO_END, N_AN_INTS, AN_DIRECTION = N_AN_INTS, N_AN };
+static const char *AN_NAMES[N_AN] = {"tick", "no_end", "direction"};
 
 static PyObject *adopt(PyObject *self, PyObject *args) {
     PyObject *arrays, *numbers, *aa[N_A];
@@ -1091,7 +1098,8 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
     Bufs bs = {.n = 0};
     Py_ssize_t k = items(aa[A_FISH], 8, "fish"), n = items(aa[A_PLAN_GOAL], 1, "plan_goal");
     if (k < 0 || n < 0) return NULL;
-    Py_ssize_t rows = (Py_ssize_t)v[AN_ROWS];
+    Py_ssize_t rows = items(aa[A_TABLE], 8, "table") / 6, n_goals = items(aa[A_GOAL_START], 8, "goal_start");
+    if (rows < 0 || n_goals < 0) return NULL;
     TAKE(fish, int64_t, aa[A_FISH], k, 0);
     TAKE(goals, int8_t, aa[A_GOALS], k, 0);
     TAKE(params, int16_t, aa[A_PARAMS], k, 0);
@@ -1111,11 +1119,17 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
     TAKE(rests, uint8_t, aa[A_RESTS], n, 1);
     TAKE(table, double, aa[A_TABLE], 6 * rows, 0);
     TAKE(personal, double, aa[A_PERSONAL], 6 * n, 0);
+    TAKE(goal_start, int64_t, aa[A_GOAL_START], n_goals, 0);
+    TAKE(goal_variants, int64_t, aa[A_GOAL_VARIANTS], n_goals, 0);
+    TAKE(goal_eats, uint8_t, aa[A_GOAL_EATS], n_goals, 0);
+    TAKE(goal_rests, uint8_t, aa[A_GOAL_RESTS], n_goals, 0);
+    TAKE(goal_biased, uint8_t, aa[A_GOAL_BIASED], n_goals, 0);
     for (Py_ssize_t q = 0; q < k; q++) {
         int64_t i = fish[q];
         int g = goals[q];
         if (i < 0 || i >= n) return bad_index(&bs, "fish", i);
-        int row = (g == v[AN_KEEP_AWAY] && params[q] == 1) ? (int)v[AN_AWAY_ROW] : g;
+        if (g < 0 || g >= n_goals) return bad_index(&bs, "plan goal", g);
+        int64_t p = params[q], row = goal_start[g] + ((goal_variants[g] > 1 && p >= 0 && p < goal_variants[g]) ? p : 0);
         if (row < 0 || row >= rows) return bad_index(&bs, "plan goal", g);
         plan_goal[i] = (int8_t)g;
         plan_param[i] = params[q];
@@ -1127,10 +1141,10 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
         decisions[i] += 1;
         for (int j = 0; j < 6; j++) w[6 * i + j] = table[6 * row + j] * personal[6 * i + j];
         for (int d = 0; d < 4; d++) bias[4 * i + d] = 0.0;
-        if (g == v[AN_EXPLORE]) bias[4 * i + (params[q] & 3)] = direction;
-        forage[i] = g == v[AN_FORAGE] || g == v[AN_RETURN];
-        snacks[i] = g != v[AN_REST];
-        rests[i] = g == v[AN_REST];
+        if (goal_biased[g]) bias[4 * i + (params[q] & 3)] = direction;
+        forage[i] = goal_eats[g] == 2;
+        snacks[i] = goal_eats[g] != 0;
+        rests[i] = goal_rests[g] != 0;
     }
     release_all(&bs);
     Py_RETURN_NONE;
@@ -1539,13 +1553,13 @@ PyMODINIT_FUNC PyInit__tick(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyObject *c = Py_BuildValue(
-        "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:d,s:d,"
+        "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:d,s:d,"
         "s:i,s:i,s:i,s:i,s:i,s:i,s:i}",
         "EAT", A_EAT, "REST", A_REST, "MOVED", MOVED, "STAYED", STAYED, "BLOCKED", BLOCKED, "CROWDED", CROWDED,
         "OCCUPIED", OCCUPIED, "ATE", ATE, "NO_FOOD", NO_FOOD_R, "TAKEN", TAKEN, "V_WATER", V_WATER, "V_WALL", V_WALL,
         "V_FOOD", V_FOOD, "V_SELF", V_SELF, "V_FISH", V_FISH, "N_CODES", N_CODES, "G_HOLD", G_HOLD, "NO_FOOD_BORN",
         NO_FOOD_BORN, "N_FEATURES", N_FEATURES, "N_EVENTS", N_EVENTS, "F_BLOCKED", F_BLOCKED, "F_VISIBLE", F_VISIBLE,
-        "F_FOOD_CLOSE", F_FOOD_CLOSE, "N_GOALS", N_GOALS, "N_GOAL_FLAGS", N_GOAL_FLAGS, "NEG", NEG, "BOXED", BOXED, "F_OPEN", F_OPEN, "F_WALL",
+        "F_FOOD_CLOSE", F_FOOD_CLOSE, "N_GOAL_FLAGS", N_GOAL_FLAGS, "NEG", NEG, "BOXED", BOXED, "F_OPEN", F_OPEN, "F_WALL",
         F_WALL, "F_CROWD", F_CROWD, "F_ALIGN", F_ALIGN, "F_FISH", F_FISH, "F_LOST", F_LOST, "F_FOOD", F_FOOD);
     if (!c || PyModule_AddObject(m, "CONSTANTS", c) < 0) {
         Py_XDECREF(c);
@@ -1566,6 +1580,7 @@ PyMODINIT_FUNC PyInit__tick(void) {
         add_names(m, "ARBITRATE_INTS", RI_NAMES, N_RI) < 0 || add_names(m, "AFTER_ARRAYS", X_NAMES, N_X) < 0 ||
         add_names(m, "AFTER_INTS", I_NAMES, N_I) < 0 || add_names(m, "GOAL_FLAG_COLUMNS", GF_NAMES, N_GF) < 0 ||
         add_names(m, "PLAN_ARRAYS", P_NAMES, N_P) < 0 || add_names(m, "PLAN_NUMBERS", PN_NAMES, N_PN) < 0 ||
+        add_names(m, "PLANNER_UTILITIES", U_NAMES, N_U) < 0 ||
         add_names(m, "ADOPT_ARRAYS", A_NAMES, N_A) < 0 || add_names(m, "ADOPT_NUMBERS", AN_NAMES, N_AN) < 0 ||
         add_names(m, "ASK_ARRAYS", Q_NAMES, N_Q) < 0 || add_names(m, "ASK_INTS", QI_NAMES, N_QI) < 0 ||
         add_names(m, "DEEDS_COLUMNS", DC_NAMES, N_DC) < 0 ||

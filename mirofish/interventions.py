@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .actions import DIRECTION_NAMES
 from .water import NO_FOOD, ROCK, WATER
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ KINDS = ("food", "rock", "clear", "current", "tune", "add", "remove")  # (checke
 # Settings a running tank may change (the window's sliders, ``tune``); the rest apply at a reset.
 LIVE_KEYS = ("food.spawn_rate", "steering.alignment", "steering.cohesion", "steering.separation",
              "steering.food", "steering.open_water")
-DIRECTIONS = ("north", "south", "west", "east")  # = the move actions' order
 PATCH = 1  # the square's half-width: 3×3
 
 
@@ -89,8 +89,8 @@ def _remove(iv: dict, world: World | None) -> dict:
 
 
 def _current(iv: dict, world: World | None) -> dict:
-    if iv.get("dir") not in DIRECTIONS:
-        raise InterventionError(f"current: dir must be one of {', '.join(DIRECTIONS)}, got {iv.get('dir')!r}")
+    if iv.get("dir") not in DIRECTION_NAMES:
+        raise InterventionError(f"current: dir must be one of {', '.join(DIRECTION_NAMES)}, got {iv.get('dir')!r}")
     if type(iv.get("ticks")) is not int or not 0 <= iv["ticks"] <= 1_000_000:
         raise InterventionError(f"current: ticks must be a whole number 0..1000000, got {iv.get('ticks')!r}")
     return {"kind": "current", "dir": iv["dir"], "ticks": iv["ticks"]}
@@ -237,7 +237,7 @@ def apply(world: World, iv: dict) -> dict:
             w.edit(cells, WATER)
         changed = int(cells.size)
     elif kind == "current":
-        world.current = (DIRECTIONS.index(iv["dir"]), world.tick + iv["ticks"]) if iv["ticks"] else None
+        world.current = (DIRECTION_NAMES.index(iv["dir"]), world.tick + iv["ticks"]) if iv["ticks"] else None
     elif kind == "add":
         fish = _add_fish(world, iv)
         world.look()
@@ -257,7 +257,8 @@ def _add_fish(world: World, iv: dict) -> int:
     """Put a new fish in the first free room, on the free open cell nearest (x, y); its id."""
     from .config import hundredths
     from .fish.personality import persona_text, sample_traits
-    from .fish.plans import Goal
+    from .fish.plans import FIRST_PLAN
+    from .world import AS as world_AS
 
     s, w, cfg = world.school, world.water, world.cfg
     fish = int(np.flatnonzero(s.absent)[0])
@@ -288,10 +289,10 @@ def _add_fish(world: World, iv: dict) -> int:
     s.energy[fish] = hundredths(cfg.fish.start_energy_max)
     s.traits[fish] = traits
     s.persona[fish] = persona_text(traits)
-    s.plan_goal[fish], s.plan_param[fish] = (int(Goal.EXPLORE), s.heading[fish]) if world.plans else (
+    s.plan_goal[fish], s.plan_param[fish] = (FIRST_PLAN, s.heading[fish]) if world.plans else (
         s.plan_goal[fish], s.plan_param[fish])
     s.last_decision[fish] = world.tick - max(cfg.triggers.hard_timeout, cfg.triggers.plan_timeout)  # it decides now
-    s.at_summary[fish, 0], s.at_summary[fish, 5] = 0, s.energy[fish]
+    s.at_summary[fish, world_AS["memories"]], s.at_summary[fish, world_AS["energy"]] = 0, s.energy[fish]
     if iv.get("state") is not None:
         arrive(world, fish, iv["state"])
     world.used_slots = max(world.used_slots, fish + 1)

@@ -24,12 +24,14 @@ from . import arbiter, interventions, kernel
 from .actions import N_ACTIONS, Action
 from .config import Config, MemoryConfig, hundredths
 from .fish import memory as mem
+from .fish import plans
 from .fish.memory import LongMemory, ShortMemory, Summarizer, TemplateSummarizer
 from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view, view_codes
 from .fish.personality import persona_text, sample_traits
 from .fish.places import Places
-from .fish.plans import G_EXPLORE, G_HOLD, G_RETURN, NO_END, Goal
-from .fish.steering import AWAY_GLASS_ROW, Steering
+from .fish.plans import FIRST_PLAN, G_HOLD, NO_END, TYPES
+from .fish.plantypes import EVENTS
+from .fish.steering import GOAL_ROWS, Steering
 from .fish.triggers import (
     T_ACTION_FAILED,
     T_ATE,
@@ -52,24 +54,19 @@ from .water import NO_FOOD, Water
 # Decision triggers, most urgent first (a request carries the first that applies).
 NEVER = -(2**30)  # "long ago" for tick-valued fields
 
-EVENT_ORDER = np.array([mem.EXHAUSTED, mem.REFUSED, mem.BLOCKED, mem.ATE, mem.FOOD_TAKEN, mem.NOTHING_TO_EAT,
-                        mem.LOW_ENERGY, mem.FOOD_SEEN, mem.NEIGHBOURS], np.int8)
+EVENTS_IN_ORDER = ("exhausted", "refused", "blocked", "ate", "food_taken", "nothing_to_eat", "low_energy",
+                   "food_seen", "neighbours")  # the memory events of a tick, in the order they are remembered
+EVENT_ORDER = np.array([getattr(mem, name.upper()) for name in EVENTS_IN_ORDER], np.int8)
+_EV = {name: i for i, name in enumerate(EVENTS_IN_ORDER)}  # their columns in World._flags / _args
 
 _EAT, _REST = int(Action.EAT), int(Action.REST)
+_TO_PLACE = np.array(plans.of_kind("place"), np.int8)  # goals whose parameter is a place: pulled toward it
 
-# Which plan events concern a goal (rows: hold, forage, school, explore, rest, keep_away).
-GOAL_FLAG_COLUMNS = ("planned", "forage", "school", "rest", "roaming", "crowd", "hungry")  # (_tick.c's too)
+# Which plan events concern a goal: one row per plan type, one column per event (the plan types'
+# table, fish/plantypes.py; _tick.c reads the same rows).
+GOAL_FLAG_COLUMNS = EVENTS  # (_tick.c's too)
 _F_PLANNED, _F_FORAGE, _F_SCHOOL, _F_REST, _F_ROAMING, _F_CROWD, _F_HUNGRY = range(len(GOAL_FLAG_COLUMNS))
-_GOAL_FLAGS = np.array([
-    # planned forage school rest   roaming crowd  hungry-with-food-in-view
-    [False, False, False, False, False, False, False],  # hold: the source design's mode, no plan events
-    [True, True, False, False, False, False, False],  # forage
-    [True, False, True, False, False, True, True],  # school
-    [True, False, False, False, True, True, True],  # explore
-    [True, False, False, True, False, True, True],  # rest
-    [True, False, False, False, True, False, True],  # keep_away
-    [True, False, False, False, False, False, True],  # return (to a remembered place; ends there)
-])
+_GOAL_FLAGS = np.array([[event in t.events for event in GOAL_FLAG_COLUMNS] for t in TYPES], bool)
 _GOAL_FLAGS_U8 = _GOAL_FLAGS.astype(np.uint8)
 
 
@@ -96,6 +93,11 @@ class StepOutcome:
     ate: np.ndarray  # bool
     food_spawned: int
     food_rotted: int
+
+
+# What a fish's counters were at its last long-term summary (School.at_summary's columns): how
+# many memories it had, its eats, refusals, moves, ticks in company, and its energy.
+AT_SUMMARY = ("memories", "eats", "refusals", "moves", "company", "energy")
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,7 @@ FISH_STATE: tuple[StateArray, ...] = (
     StateArray("company_ticks", np.int32),
     # The standing plan (fish.plans): goal, parameter, the tick it ends, and the trigger raised
     # since it was set (-1: none yet).
-    StateArray("plan_goal", np.int8, fill=Goal.HOLD),
+    StateArray("plan_goal", np.int8, fill=G_HOLD),
     StateArray("plan_param", np.int16, fill=Action.REST),
     StateArray("plan_end", np.int32, fill=NO_END),
     StateArray("plan_trigger", np.int8, fill=-1),
@@ -146,13 +148,13 @@ FISH_STATE: tuple[StateArray, ...] = (
     StateArray("max_stuck", np.int32, hashed=False),
     StateArray("action_counts", np.int32, width=N_ACTIONS, hashed=False),
     StateArray("decisions", np.int32, hashed=False),
-    StateArray("at_summary", np.int64, width=6, hashed=False),  # at the last summary: tick, eats, refusals,
-    # moves, company, energy
+    StateArray("at_summary", np.int64, width=len(AT_SUMMARY), hashed=False),  # at the last summary (AT_SUMMARY)
     # Out of the water (spare room, or taken out: see World.park); kept and hashed only when it
     # differs from a fresh tank's (World._touched), so untouched tanks hash as before it existed.
     StateArray("absent", bool, hashed=False, kept=False),
 )
 MEMORY_STATE = ("tick", "code", "arg", "count")  # the short memory's arrays (fish.memory.ShortMemory): kept, hashed
+AS = {name: i for i, name in enumerate(AT_SUMMARY)}  # at_summary's columns
 
 
 class School:
@@ -220,9 +222,9 @@ class World:
         s.energy[k:] = hundredths(f.start_energy_max)
         s.persona = [persona_text(t) for t in s.traits]
         if self.plans:  # until its first plan arrives (late, from a slow model), a fish swims on
-            s.plan_goal[:], s.plan_param[:] = G_EXPLORE, s.heading
+            s.plan_goal[:], s.plan_param[:] = FIRST_PLAN, s.heading
         s.last_decision[:] = -max(cfg.triggers.hard_timeout, cfg.triggers.plan_timeout)  # all decide at tick 0
-        s.at_summary[:, 5] = s.energy
+        s.at_summary[:, AS["energy"]] = s.energy
         self.occupant[s.cell[:k]] = s.ids[:k]
         self._id_keys = mix64(cfg.seed, s.ids)
         self._flags = np.zeros((n, EVENT_ORDER.size), bool)  # per tick: which memory events happened
@@ -418,10 +420,9 @@ class World:
                  "plan_trigger": s.plan_trigger, "no_food": s.no_food, "intent": s.intent,
                  "last_decision": s.last_decision, "decisions": s.decisions, "w": st.w, "bias": st.bias,
                  "forage": st.forage.view(np.uint8), "snacks": st.snacks.view(np.uint8),
-                 "rests": st.rests.view(np.uint8), "table": st.table, "personal": st.personal},
-                {"tick": self.tick, "no_end": NO_END, "rows": len(st.table), "away_row": AWAY_GLASS_ROW,
-                 "g_forage": Goal.FORAGE, "g_rest": Goal.REST, "g_explore": Goal.EXPLORE,
-                 "g_keep_away": Goal.KEEP_AWAY, "g_return": Goal.RETURN, "direction": st.cfg.direction})
+                 "rests": st.rests.view(np.uint8), "table": st.table, "personal": st.personal,
+                 **GOAL_ROWS.arrays()},
+                {"tick": self.tick, "no_end": NO_END, "direction": st.cfg.direction})
             return
         s.plan_goal[fish] = goals
         s.plan_param[fish] = params
@@ -478,12 +479,12 @@ class World:
         return out
 
     def _pull_to_places(self) -> None:
-        """Fish whose plan is ``return``: steering pulls each toward its place (the way that
+        """Fish whose plan goes to a place (``return``): steering pulls each toward its place (the way that
         closes the larger of the two distances, as explore's way is pulled); one within a cell
         of it has arrived, and its plan ends this tick (so does one whose place was forgotten)."""
         s, p = self.school, self.places
         assert p is not None
-        fish = np.flatnonzero((s.plan_goal == G_RETURN) & ~s.absent)
+        fish = np.flatnonzero(np.isin(s.plan_goal, _TO_PLACE) & ~s.absent)
         if not fish.size:
             return
         slot = np.clip(s.plan_param[fish].astype(np.intp), 0, p.k - 1)
@@ -581,12 +582,16 @@ class World:
         # Memories, in this order within a tick (columns of EVENT_ORDER), filled in place.
         level = s.energy // 100
         flags, args = self._flags, self._args
-        np.logical_and(before > 0, s.energy == 0, out=flags[:, 0])
-        flags[:, 1], flags[:, 2], flags[:, 3], flags[:, 4], flags[:, 5] = refused, bumped, ate_mask, taken, nothing
-        np.logical_and(before >= self.low_line, s.energy < self.low_line, out=flags[:, 6])
-        flags[:, 7], flags[:, 8] = s.food_rose, s.neighbours_changed
-        args[:, 1], args[:, 2], args[:, 3], args[:, 6], args[:, 7], args[:, 8] = (executed, executed, level, level,
-                                                                                   food_seen, neighbours)
+        col = _EV
+        np.logical_and(before > 0, s.energy == 0, out=flags[:, col["exhausted"]])
+        for name, happened in (("refused", refused), ("blocked", bumped), ("ate", ate_mask), ("food_taken", taken),
+                               ("nothing_to_eat", nothing), ("food_seen", s.food_rose),
+                               ("neighbours", s.neighbours_changed)):
+            flags[:, col[name]] = happened
+        np.logical_and(before >= self.low_line, s.energy < self.low_line, out=flags[:, col["low_energy"]])
+        for name, arg in (("refused", executed), ("blocked", executed), ("ate", level), ("low_energy", level),
+                          ("food_seen", food_seen), ("neighbours", neighbours)):
+            args[:, col[name]] = arg
         s.memory.record_many(t, flags, EVENT_ORDER, args)
 
         self.tick = t + 1
@@ -685,22 +690,24 @@ class World:
         s, c, m = self.school, self.cfg.memory, self.school.memory
         if self.tick % c.summary_every:
             return
+        a = AS
         due = np.flatnonzero((np.minimum(m.count, m.size) >= c.summary_anchors)
-                             & (m.count > s.at_summary[:, 0]))
+                             & (m.count > s.at_summary[:, a["memories"]]))
         if due.size == 0:
             return
         prev = s.at_summary[due]
         slots = (m.count[due, None] - np.arange(c.summary_anchors, 0, -1)[None, :]) % m.size
         rows_idx = due[:, None]
         anchors = np.stack([m.tick[rows_idx, slots], m.code[rows_idx, slots], m.arg[rows_idx, slots]], axis=2)
-        head = np.stack([
-            np.full(due.size, self.tick), np.full(due.size, max(0, self.tick - c.summary_every)),
-            s.eats[due] - prev[:, 1], s.refusals[due] - prev[:, 2], s.moves[due] - prev[:, 3],
-            s.company_ticks[due] - prev[:, 4], prev[:, 5] // 100, s.energy[due] // 100,
-        ], axis=1)
-        s.long_memory.add(due, np.concatenate([head, anchors.reshape(due.size, -1)], axis=1))
-        s.at_summary[due] = np.stack([m.count[due], s.eats[due], s.refusals[due], s.moves[due],
-                                      s.company_ticks[due], s.energy[due]], axis=1)
+        now = {"memories": m.count[due], "eats": s.eats[due], "refusals": s.refusals[due], "moves": s.moves[due],
+               "company": s.company_ticks[due], "energy": s.energy[due]}
+        head = {"tick": np.full(due.size, self.tick), "since": np.full(due.size, max(0, self.tick - c.summary_every)),
+                "ate": now["eats"] - prev[:, a["eats"]], "refused": now["refusals"] - prev[:, a["refusals"]],
+                "moves": now["moves"] - prev[:, a["moves"]], "company": now["company"] - prev[:, a["company"]],
+                "energy_from": prev[:, a["energy"]] // 100, "energy_to": now["energy"] // 100}
+        s.long_memory.add(due, np.concatenate([np.stack([head[f] for f in mem.SUMMARY_FIELDS], axis=1),
+                                               anchors.reshape(due.size, -1)], axis=1))
+        s.at_summary[due] = np.stack([now[col] for col in AT_SUMMARY], axis=1)
 
     def summary_due(self, i: int) -> tuple[int, str] | None:
         """(serial, facts) of fish ``i``'s newest summary if no model has written it yet."""

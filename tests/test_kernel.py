@@ -19,9 +19,10 @@ import pytest
 
 from mirofish import arbiter, kernel
 from mirofish.actions import Action
+from mirofish.brains.instinct import PLANNER_UTILITIES
 from mirofish.config import load_config
 from mirofish.fish import perception
-from mirofish.fish.plans import G_HOLD
+from mirofish.fish.plans import G_HOLD, GOAL_NAMES
 from mirofish.fish.steering import _BOXED, _NEG, F_BLOCKED, F_FOOD_CLOSE, F_VISIBLE, N_FEATURES
 from mirofish.session import LiveSession
 from mirofish.water import NO_FOOD
@@ -72,7 +73,9 @@ def test_the_c_constants_are_the_python_ones():
     assert (c["G_HOLD"], c["NO_FOOD_BORN"], c["N_FEATURES"]) == (G_HOLD, NO_FOOD, N_FEATURES)
     assert (c["F_BLOCKED"], c["F_VISIBLE"], c["F_FOOD_CLOSE"], c["NEG"], c["BOXED"]) == (
         F_BLOCKED, F_VISIBLE, F_FOOD_CLOSE, _NEG, _BOXED)
-    assert c["N_EVENTS"] == EVENT_ORDER.size and (c["N_GOALS"], c["N_GOAL_FLAGS"]) == _GOAL_FLAGS.shape
+    assert c["N_EVENTS"] == EVENT_ORDER.size and c["N_GOAL_FLAGS"] == _GOAL_FLAGS.shape[1]
+    assert _GOAL_FLAGS.shape[0] == len(GOAL_NAMES)  # one row per plan type; the C tick reads the count from it
+    assert compiled.PLANNER_UTILITIES == PLANNER_UTILITIES
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

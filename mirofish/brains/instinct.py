@@ -22,46 +22,33 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..actions import MOVE_DXDY, Action
+from ..actions import Action
 from ..config import Config, InstinctConfig, PlannerConfig, TriggersConfig, hundredths
 from ..fish import places
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
-from ..fish.plans import Goal
-from ..fish.steering import F_ALIGN, F_FOOD_SEEN, F_OPEN, F_VISIBLE, F_WALLS, feature_matrix, sparse_rows, view_features
+from ..fish.plans import CODE, TYPES
+from ..fish.steering import (
+    F_ALIGN,
+    F_BLOCKED,
+    F_CROWD,
+    F_FISH,
+    F_FOOD,
+    F_FOOD_CLOSE,
+    F_FOOD_SEEN,
+    F_LOST,
+    F_OPEN,
+    F_VISIBLE,
+    F_WALL,
+    F_WALLS,
+    N_FEATURES,
+    feature_matrix,
+    sparse_rows,
+    view_features,
+)
 from ..rng import KeyTable, at_tick, mix64, seeded_softmax, to_unit
 from .base import TIER_INDEX, DecisionBatch, InlineSource, RequestBatch
 
 _NEG = -1e9
-
-
-def _kernels(radius: int) -> tuple[np.ndarray, ...]:
-    """Direction kernels over the flat view, per move direction.
-
-    ``ahead``: cells the move brings closer, weighted 1/distance; ``food_ahead``: the same
-    without the four adjacent cells; ``around``: the target
-    cell's neighbours; ``leaving``: cells that drop out of view after the move;
-    ``target``: the target cell's index.
-    """
-    side = 2 * radius + 1
-    dy, dx = np.mgrid[-radius : radius + 1, -radius : radius + 1]
-    dx, dy = dx.ravel(), dy.ravel()
-    dist = np.abs(dx) + np.abs(dy)
-    ahead = np.zeros((4, side * side))
-    around = np.zeros((4, side * side))
-    leaving = np.zeros((4, side * side))
-    food_ahead = np.zeros((4, side * side))
-    target = np.zeros(4, np.int64)
-    for d, (mx, my) in enumerate(MOVE_DXDY):
-        closer = (np.abs(dx - mx) + np.abs(dy - my)) < dist
-        # Food beside the fish is eaten from where it is, so only cells two or more steps
-        # away pull (otherwise the fish would swim onto food and past it).
-        ahead[d] = np.where(closer, 1.0 / np.maximum(dist, 1), 0.0)
-        food_ahead[d] = np.where(closer & (dist >= 2), 1.0 / np.maximum(dist, 1), 0.0)
-        leaving[d] = (np.maximum(np.abs(dx - mx), np.abs(dy - my)) > radius).astype(float)
-        cheb = np.maximum(np.abs(dx - mx), np.abs(dy - my))
-        around[d] = ((cheb == 1) & (dist > 0)).astype(float)
-        target[d] = (radius + my) * side + (radius + mx)
-    return ahead, food_ahead, around, leaving, target
 
 
 def _onehot(codes: np.ndarray) -> np.ndarray:
@@ -71,37 +58,14 @@ def _onehot(codes: np.ndarray) -> np.ndarray:
     return classes.reshape(k, -1)
 
 
-# Columns of _feature_matrix: six blocks of four directions (Action order), then singles.
-_C_FOOD, _C_FISH, _C_WALL, _C_OPEN, _C_CROWD, _C_LOST = (4 * i for i in range(6))
-_C_VISIBLE, _C_FOOD_CLOSE, _C_BLOCKED = 24, 25, 26
-_N_COLUMNS = _C_BLOCKED + 4
-
-
-def _feature_matrix(radius: int) -> np.ndarray:
-    """One matrix turning a one-hot view ``(k, 4 classes × cells)`` into every feature at once.
-
-    Columns: food pull ×4, fish pull ×4, wall pull ×4, openness ×4, crowding at the
-    target ×4, fish lost from view ×4, fish in view, food beside the fish, target
-    blocked ×4 (directions in Action order).
-    """
-    ahead, food_ahead, around, leaving, target = _kernels(radius)
-    cells = ahead.shape[1]
+def _class_matrix(radius: int) -> np.ndarray:
+    """Steering's feature matrix (:func:`~mirofish.fish.steering.feature_matrix`, the one there
+    is) read per class of cell instead of per view code: ``(4 classes × cells, N_FEATURES)``,
+    for :func:`_onehot` views. A fish in view counts the same whichever way it faces (the rows
+    of one heading; the action brain reads no alignment column)."""
     side = 2 * radius + 1
-    centre = cells // 2
-    adjacent = [centre - side, centre + side, centre - 1, centre + 1]
-    g = np.zeros((4, cells, _N_COLUMNS))
-    water, wall, food, fish = range(4)
-    g[food, :, _C_FOOD:_C_FOOD + 4] = food_ahead.T
-    g[fish, :, _C_FISH:_C_FISH + 4] = food_ahead.T  # toward fish two or more cells away, not into contact
-    g[wall, :, _C_WALL:_C_WALL + 4] = ahead.T
-    g[water, :, _C_OPEN:_C_OPEN + 4] = (ahead / ahead.sum(axis=1, keepdims=True)).T
-    g[fish, :, _C_CROWD:_C_CROWD + 4] = around.T
-    g[fish, :, _C_LOST:_C_LOST + 4] = leaving.T
-    g[fish, :, _C_VISIBLE] = 1.0
-    g[food, adjacent, _C_FOOD_CLOSE] = 1.0
-    for d, cell in enumerate(target):
-        g[wall, cell, _C_BLOCKED + d] = g[fish, cell, _C_BLOCKED + d] = 1.0
-    return g.reshape(4 * cells, _N_COLUMNS)
+    full = feature_matrix(radius).reshape(-1, side * side, N_FEATURES)
+    return np.ascontiguousarray(full[[V_WATER, V_WALL, V_FOOD, V_FISH]].reshape(4 * side * side, N_FEATURES))
 
 
 class InstinctBrain(InlineSource):
@@ -112,7 +76,7 @@ class InstinctBrain(InlineSource):
     def __init__(self, cfg: InstinctConfig, seed: int, radius: int = 2, tier: str = "instinct"):
         super().__init__(self.decide)
         self.cfg, self.seed, self.tier = cfg, seed, TIER_INDEX[tier]
-        self._features = _feature_matrix(radius)
+        self._features = _class_matrix(radius)
         self._keys = KeyTable(seed)
         self.decisions = 0
 
@@ -121,9 +85,9 @@ class InstinctBrain(InlineSource):
         c, k = self.cfg, len(b)
         f = _onehot(b.codes).astype(np.float64) @ self._features
         food_pull, fish_pull, wall_pull, openness, crowd, lost_n = (
-            f[:, i : i + 4] for i in (_C_FOOD, _C_FISH, _C_WALL, _C_OPEN, _C_CROWD, _C_LOST))
-        visible, food_close = f[:, _C_VISIBLE], f[:, _C_FOOD_CLOSE] > 0
-        blocked = f[:, _C_BLOCKED:_C_BLOCKED + 4] > 0
+            f[:, i : i + 4] for i in (F_FOOD, F_FISH, F_WALL, F_OPEN, F_CROWD, F_LOST))
+        visible, food_close = f[:, F_VISIBLE], f[:, F_FOOD_CLOSE] > 0
+        blocked = f[:, F_BLOCKED:F_BLOCKED + 4] > 0
         soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
         # Hunger is felt below 80 % of max energy and grows to 1 at empty.
         hunger = np.minimum(np.maximum(1.0 - b.energy / (0.8 * b.max_energy), 0.0), 1.0)
@@ -163,7 +127,17 @@ class InstinctBrain(InlineSource):
         return {"source": self.name, "decisions": self.decisions}
 
 
-_PLAN_GOALS = np.array([Goal.FORAGE, Goal.SCHOOL, Goal.EXPLORE, Goal.REST, Goal.KEEP_AWAY, Goal.RETURN], np.int8)
+# The planner's utilities, in the order of its formulas here and in _tick.c's plan() (which exports
+# the same names as PLANNER_UTILITIES): each is the ``planner`` of one plan type, whose goal it chooses.
+PLANNER_UTILITIES = ("forage", "school", "explore", "rest", "keep_away", "return")
+_BY_UTILITY = {t.planner: t for t in TYPES if t.planner}
+_unknown = sorted(set(_BY_UTILITY) - set(PLANNER_UTILITIES))
+if _unknown or len(_BY_UTILITY) != len(PLANNER_UTILITIES):
+    raise ValueError(f"plan types and the instinct planner disagree: planner utilities {sorted(_BY_UTILITY)}, "
+                     f"the planner computes {list(PLANNER_UTILITIES)}")
+PLANNER_TYPES = tuple(_BY_UTILITY[u] for u in PLANNER_UTILITIES)
+_PLAN_GOALS = np.array([CODE[t.name] for t in PLANNER_TYPES], np.int8)
+_U_SCHOOL, _U_RETURN = PLANNER_UTILITIES.index("school"), PLANNER_UTILITIES.index("return")
 _FIVE = np.arange(5, dtype=np.uint64)[None, :]
 _STRETCH = [0, 1, 4]  # trait columns: sociability, curiosity, calm
 
@@ -188,8 +162,9 @@ class InstinctPlanner(InlineSource):
         self._matrix = feature_matrix(radius)
         self._rows = sparse_rows(self._matrix)  # the same, as the compiled planner reads it
         self._keys = KeyTable(mix64(seed, 0x91A2))
-        self._base_ticks = np.array([cfg.forage_ticks, cfg.school_ticks, cfg.explore_ticks, cfg.rest_ticks,
-                                     cfg.away_ticks], np.float64)
+        # each utility's weight and base horizon (PlannerConfig, named by its plan type)
+        self._weights = np.array([getattr(cfg, t.planner_weight) for t in PLANNER_TYPES], np.float64)
+        self._base_ticks = np.array([getattr(cfg, t.planner_ticks) for t in PLANNER_TYPES], np.float64)
         self.never_school = False  # brain.chooser = "never_school": school is never chosen
         self.decisions = 0
         # the compiled planner (_tick.c's plan(): the same decisions, tests/test_kernel.py), or
@@ -198,7 +173,7 @@ class InstinctPlanner(InlineSource):
 
     def goal_utilities(self, b: RequestBatch, f: np.ndarray, t: np.ndarray) -> np.ndarray:
         """``(k, 5)`` utilities of forage, school, explore, rest, keep_away (``t``: traits / 100)."""
-        c = self.cfg
+        forage, school, explore, rest, keep_away = self._weights[:_U_RETURN].tolist()
         soc, cur, cau, app, calm = t.T
         energy = b.energy.astype(np.float64)
         hunger = np.clip(1.0 - energy / (0.8 * b.max_energy), 0.0, 1.0)
@@ -208,13 +183,13 @@ class InstinctPlanner(InlineSource):
         hungry_food = (energy < b.max_energy * self.trig.hungry_fraction) & food
         crowd = np.maximum(visible - self.trig.crowd_line + 2, 0.0) / 3.0
         u = np.empty((len(energy), 5))
-        u[:, 0] = c.forage * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food
-        u[:, 1] = c.school * (0.3 + soc) * company * np.maximum(1.0 - 1.5 * hunger, 0.0)
-        u[:, 2] = c.explore * ((0.5 + cur) * (1.0 - 0.6 * company) + soc * (visible == 0))
+        u[:, 0] = forage * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food
+        u[:, 1] = school * (0.3 + soc) * company * np.maximum(1.0 - 1.5 * hunger, 0.0)
+        u[:, 2] = explore * ((0.5 + cur) * (1.0 - 0.6 * company) + soc * (visible == 0))
         # never rest hungry with food in view; an exhausted fish with no food in sight rests
-        u[:, 3] = np.where(hungry_food, -1e9, c.rest * (calm - 0.4 - 3.0 * hunger - 0.3 * company)
+        u[:, 3] = np.where(hungry_food, -1e9, rest * (calm - 0.4 - 3.0 * hunger - 0.3 * company)
                            + 4.0 * ((energy < self.rest_ceiling) & ~food))
-        u[:, 4] = c.keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5
+        u[:, 4] = keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5
         return u
 
     def revisit(self, b: RequestBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -246,7 +221,7 @@ class InstinctPlanner(InlineSource):
         draws = to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE, b.tick))
         u5 = self.goal_utilities(b, f, t)
         if self.never_school:
-            u5[:, 1] = _NEG
+            u5[:, _U_SCHOOL] = _NEG
         back, back_param, back_horizon = self.revisit(b)
         u = np.concatenate([u5, back[:, None]], axis=1)
         pick = seeded_softmax(u, c.temperature, draws[:, 0])
@@ -284,12 +259,11 @@ class InstinctPlanner(InlineSource):
              "traits": np.ascontiguousarray(b.traits, np.int16), "energy": np.ascontiguousarray(b.energy, np.int32),
              "heading": np.ascontiguousarray(b.heading, np.int8), "keys": self._keys[b.fish],
              "base": self._base_ticks, "revisit": back, "revisit_param": back_param,
-             "revisit_horizon": back_horizon, "goal_of": _PLAN_GOALS, "goal": goals, "param": params,
-             "horizon": horizons},
+             "revisit_horizon": back_horizon, "goal_of": _PLAN_GOALS, "weights": self._weights, "goal": goals,
+             "param": params, "horizon": horizons},
             {"rest_ceiling": int(self.rest_ceiling), "never_school": int(self.never_school), "tick": int(b.tick),
              "max_energy": float(b.max_energy), "low_energy_fraction": float(t.low_energy_fraction),
              "hungry_fraction": float(t.hungry_fraction), "crowd_line": float(t.crowd_line),
-             "forage": c.forage, "school": c.school, "explore": c.explore, "rest": c.rest, "keep_away": c.keep_away,
              "temperature": c.temperature})
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
@@ -314,7 +288,7 @@ class InstinctPlanner(InlineSource):
         u = self.goal_utilities(b.subset(np.array([0])), f, t)[0]
         z = np.exp((u - u.max()) / self.cfg.temperature)
         p = z / z.sum()
-        names = ("forage", "school", "explore", "rest", "keep away")
+        names = [name.replace("_", " ") for name in PLANNER_UTILITIES]
         energy = float(b.energy[0]) / 100
         hunger = max(0.0, min(1.0, 1.0 - float(b.energy[0]) / (0.8 * b.max_energy)))
         soc, cur, cau, app, calm = (int(v) for v in b.traits[0])
@@ -334,6 +308,11 @@ def _open_ways(codes: np.ndarray, radius: int) -> np.ndarray:
     return ways
 
 
+# What the random chooser picks among: the plans that fit a view by what is in it (not a remembered place).
+_RANDOM_TYPES = tuple(t for t in TYPES if t.fits in ("always", "fish_in_view", "open_way"))
+_RANDOM_GOALS = np.array([CODE[t.name] for t in _RANDOM_TYPES], np.int8)
+
+
 class RandomChooser(InlineSource):
     """A control arm (``brain.chooser = "random"``): uniformly at random among what fits the
     view — in plan mode the plans (forage; school with fish in view; explore an open way; rest;
@@ -348,7 +327,7 @@ class RandomChooser(InlineSource):
         self.never_school = False
         self.radius, self.tier = cfg.perception.radius, TIER_INDEX[tier]
         p = cfg.brain.planner
-        self._base = np.array([p.forage_ticks, p.school_ticks, p.explore_ticks, p.rest_ticks, p.away_ticks], np.int64)
+        self._base = np.array([getattr(p, t.planner_ticks) if t.planner else t.ticks for t in _RANDOM_TYPES], np.int64)
         self._rest_until = hundredths(cfg.fish.rest_ceiling) // 100
         self._keys = KeyTable(mix64(cfg.seed, 0x7A11))
         self.decisions = 0
@@ -367,15 +346,17 @@ class RandomChooser(InlineSource):
             actions = _pick(legal, draws[:, 0]).astype(np.int8)
             return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions, tier=np.full(k, self.tier, np.int8))
         fish_seen = (b.codes >= V_FISH).any(axis=1)
-        fits = np.stack([np.ones(k, bool), fish_seen & ~self.never_school, ways.any(axis=1), np.ones(k, bool),
-                         np.ones(k, bool)], axis=1)
+        fit = {"always": np.ones(k, bool), "fish_in_view": fish_seen, "open_way": ways.any(axis=1)}
+        fits = np.stack([fit[t.fits] & (not (self.never_school and t.name == "school")) for t in _RANDOM_TYPES], axis=1)
         pick = _pick(fits, draws[:, 0])
+        by_kind = {"none": np.zeros(k, np.int64), "direction": _pick(ways, draws[:, 1]),
+                   "energy": np.full(k, self._rest_until, np.int64),
+                   "away": np.where(fish_seen, 0, 1)}  # from the crowd in company, else the glass
         params = np.zeros(k, np.int64)
-        params[pick == 2] = _pick(ways, draws[:, 1])[pick == 2]
-        params[pick == 3] = self._rest_until
-        params[pick == 4] = np.where(fish_seen, 0, 1)[pick == 4]  # from the crowd in company, else the glass
+        for j, t in enumerate(_RANDOM_TYPES):
+            params[pick == j] = by_kind[t.param][pick == j]
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
-                             goals=_PLAN_GOALS[pick], params=params, horizons=self._base[pick][rows])
+                             goals=_RANDOM_GOALS[pick], params=params, horizons=self._base[pick][rows])
 
     def status(self) -> dict[str, Any]:
         return {"source": self.name, "decisions": self.decisions}

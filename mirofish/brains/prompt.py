@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..actions import ACTION_NAMES, DIRECTION_NAMES
 from ..fish.perception import Perception
-from ..fish.plans import AWAY_NAMES, Goal, direction_index
+from ..fish.plans import AWAY_NAMES, CODE, PLAN_GOALS, TYPES, direction_index
 
 # Plan mode (the default): the model chooses a standing plan; the fish's body (the steering
 # layer) swims it tick by tick. Every choice is legal in almost every view, and the format is
@@ -46,12 +46,7 @@ PLAN_PROMPT = """You are a fish in an aquarium shared with other fish. Your 5x5 
 . water, # glass or rock, F food; other fish show the way they face: ^ v < >.
 
 Plans (your body swims the plan until it ends or something changes):
-forage - go to food and eat it
-school - stay with the fish you see and swim their way
-explore - swim north, south, west or east
-rest - stay put until energy reaches "until" (rest only revives below 10)
-keep_away - from a "crowd" or the "glass"
-
+""" + "".join(f"{t.name} - {t.prompt}\n" for t in TYPES if t.prompt) + """
 Moving costs energy; food gives 40. At 0 energy you can only rest.
 Alone, the current scatters you; near others you feel steadier.
 
@@ -88,7 +83,7 @@ class PlanReply(BaseModel):
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    goal: Literal["forage", "school", "explore", "rest", "keep_away", "return"]
+    goal: Literal[PLAN_GOALS]  # type: ignore[valid-type]  # the plan types a brain may choose
     place: int | None = Field(default=None, ge=0, le=7)  # return: which remembered place (#)
     direction: Literal["north", "south", "west", "east"] | None = None
     until: int | None = Field(default=None, ge=0, le=10_000)
@@ -99,20 +94,21 @@ class PlanReply(BaseModel):
 
     def plan(self, max_energy: int) -> tuple[int, int, int]:
         """(goal, param, horizon) for the world; ``max_energy`` in hundredths."""
-        goal = Goal[self.goal.upper()]
+        goal = CODE[self.goal]
+        kind = TYPES[goal].param  # each parameter kind is read from its field of the reply
         param = 0
-        if goal == Goal.EXPLORE:
+        if kind == "direction":
             param = DIRECTION_NAMES.index(self.direction or "north")
-        elif goal == Goal.REST:
+        elif kind == "energy":
             param = min(self.until if self.until is not None else 10, max_energy // 100)
-        elif goal == Goal.KEEP_AWAY:
-            param = AWAY_NAMES.index(self.away_from or "crowd")
-        elif goal == Goal.RETURN:
+        elif kind == "away":
+            param = AWAY_NAMES.index(self.away_from or AWAY_NAMES[0])
+        elif kind == "place":
             param = self.place or 0
         return int(goal), int(param), int(self.ticks or DEFAULT_TICKS[self.goal])
 
 
-DEFAULT_TICKS = {"forage": 60, "school": 120, "explore": 30, "rest": 20, "keep_away": 8, "return": 60}
+DEFAULT_TICKS = {t.name: t.ticks for t in TYPES if t.fits != "never"}  # a plan without "ticks" (plan types)
 
 
 def strict_schema(schema: dict[str, Any], drop: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -294,22 +290,24 @@ def reading(view: str) -> tuple[str, list[str]]:
     glass = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] == "#"]
     if glass:
         parts.append("glass " + "/".join(glass))
-    open_ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
-    fitting = ["forage"] + (["school"] if fish else [])
-    fitting += [f"explore {'/'.join(open_ways)}"] if open_ways else []
-    fitting += ["rest", "keep_away"]
+    goals, ways = fitting_choices(view)
+    fitting = [f"{g} {'/'.join(ways)}" if TYPES[CODE[g]].param == "direction" else g for g in goals]
     return ", ".join(parts), fitting
 
 
+_OPTION = {"place": ' {"place": #}'}  # how the plans-that-fit line offers a parameter kind the view does not show
+
+
 def fitting_choices(view: str, places: str = "") -> tuple[list[str], list[str]]:
-    """(goals, explore directions) that fit ``view`` (and ``return`` for a fish that remembers
-    ``places``): the enums a plan reply's schema is narrowed to."""
+    """(goals, explore directions) that fit ``view`` (and the goals that need a remembered place,
+    ``return``, for a fish that remembers ``places``): the enums a plan reply's schema is narrowed
+    to, in the plan types' order (each type's ``fits``)."""
     rows = view.split("\n")
     r = len(rows) // 2
-    fish = any(ch in _FACING for row in rows for ch in row)
     ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
-    goals = ["forage"] + (["school"] if fish else []) + (["explore"] if ways else []) + ["rest", "keep_away"]
-    return goals + (["return"] if places else []), ways
+    fits = {"always": True, "fish_in_view": any(ch in _FACING for row in rows for ch in row),
+            "open_way": bool(ways), "places": bool(places), "never": False}
+    return [t.name for t in TYPES if fits[t.fits]], ways
 
 
 def plan_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
@@ -327,9 +325,9 @@ def plan_message(perception: Perception, persona: str, trigger: str, summary_fac
              "Recent: " + ("; ".join(_newest(p.memories, memories)) or "nothing yet") + "."]
     for s in _newest(p.summaries, summaries):
         lines.append("Earlier: " + s.split(" Anchors:")[0])
-    if p.places:  # environmental memory (fish.places): one line, and the plan that uses it
+    if p.places:  # environmental memory (fish.places): one line, and the plans that use it
         lines.append(f"Places you ate at: {p.places}.")
-        fitting = [*fitting, 'return {"place": #}']
+        fitting = [*fitting, *(t.name + _OPTION[t.param] for t in TYPES if t.fits == "places")]
     lines.append("Plans that fit now: " + ", ".join(fitting) + ".")
     return "\n".join(lines)
 
@@ -398,8 +396,8 @@ def parse_plan_reply(text: str | None) -> PlanReply:
         reply = PlanReply.model_validate(data)
     except ValidationError as exc:
         raise ReplyError("schema", exc.errors()[0]["msg"]) from None
-    if reply.goal == "explore" and reply.direction is None:
-        raise ReplyError("schema", "explore needs a direction")
+    if TYPES[CODE[reply.goal]].param == "direction" and reply.direction is None:
+        raise ReplyError("schema", f"{reply.goal} needs a direction")
     return reply
 
 
@@ -422,16 +420,18 @@ def _clean_texts(data: dict[str, Any]) -> None:
 
 
 def plan_legal_for_view(reply: PlanReply, view: str) -> str | None:
-    """Why a plan cannot be carried out from this view (None when it can): school with no fish
-    in view, or explore straight into glass."""
+    """Why a plan cannot be carried out from this view (None when it can): a plan that needs
+    fish in view with none (``school_without_fish``), or one that swims a way straight into
+    glass (``explore_into_glass``)."""
     rows = view.split("\n")
     r = len(rows) // 2
-    if reply.goal == "school" and not any(ch in "^v<>" for row in rows for ch in row):
-        return "school_without_fish"
-    if reply.goal == "explore" and reply.direction is not None:
+    t = TYPES[CODE[reply.goal]]
+    if t.fits == "fish_in_view" and not any(ch in "^v<>" for row in rows for ch in row):
+        return f"{t.name}_without_fish"
+    if t.param == "direction" and reply.direction is not None:
         dx, dy = {"north": (0, -1), "south": (0, 1), "west": (-1, 0), "east": (1, 0)}[reply.direction]
         if rows[r + dy][r + dx] == "#":
-            return "explore_into_glass"
+            return f"{t.name}_into_glass"
     return None
 
 
@@ -460,7 +460,8 @@ def judge_reply(text: str | None, view: str, plans: bool = True,
     if isinstance(reply, PlanReply):
         goals, ways = fitting_choices(view, places)
         illegal = plan_legal_for_view(reply, view)
-        if not illegal and (reply.goal not in goals or (reply.goal == "explore" and reply.direction not in ways)):
+        if not illegal and (reply.goal not in goals
+                            or (TYPES[CODE[reply.goal]].param == "direction" and reply.direction not in ways)):
             illegal = "illegal_not_offered"  # outside the schema's narrowed enum
         return reply, illegal or "ok"
     return reply, "ok" if legal_for_view(reply.action, view, food_here) else "illegal_action"

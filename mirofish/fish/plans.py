@@ -5,19 +5,7 @@ horizon and a short thought — and the fish keeps it until it ends, fails or so
 salient happens (:meth:`mirofish.world.World.triggers`). The steering layer
 (:mod:`mirofish.fish.steering`) turns plan + current view into one action per tick.
 
-Goals and their parameter:
-
-=========== ======================================== ==========================================
-goal        parameter                                ends / fails
-=========== ======================================== ==========================================
-hold        the action to repeat (the source design's mode)   horizon (0 = until the next decision)
-forage      —                                        done: a meal made it sated · failed: no food for a while
-school      —                                        failed: alone for a while
-explore     direction (0 n, 1 s, 2 w, 3 e)           horizon; found company
-rest        energy (whole units) to rest up to       done: energy reached · failed: hungry with food in view
-keep_away   0 = from a crowd, 1 = from the glass     horizon
-return      a remembered place (0 … fish.places-1)   arrived there · horizon
-=========== ======================================== ==========================================
+The goals, their parameters and how each ends or fails: :data:`mirofish.fish.plantypes.PLAN_TYPES`.
 
 ``return`` exists when fish remember places (``fish.places`` > 0, :mod:`mirofish.fish.places`):
 the fish swims back to a place where it ate (steering: the forage weights plus a pull toward
@@ -28,62 +16,86 @@ Every plan also ends at its horizon and fails when the fish is stuck for
 "action"``) is exactly the one-action-per-decision mode, so both modes run on the same
 engine and can be compared on the same seeds.
 
+The goals, their parameters, horizons, events, steering, words and deeds are declared once, in
+that table; :class:`Goal` and every goal list here derive from it.
+
 Everything here is integers and pure functions; no brain, no pygame, no openai.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import IntEnum
+from typing import cast
 
 import numpy as np
 
 from ..actions import ACTION_NAMES, DIRECTION_NAMES, Action
+from . import plantypes
+from .plantypes import AWAY_NAMES, PlanType
+
+plantypes.check(plantypes.PLAN_TYPES)  # again: a table extended before this module loaded is checked whole
+TYPES: tuple[PlanType, ...] = plantypes.PLAN_TYPES
 
 
-class Goal(IntEnum):
-    HOLD = 0
-    FORAGE = 1
-    SCHOOL = 2
-    EXPLORE = 3
-    REST = 4
-    KEEP_AWAY = 5
-    RETURN = 6
+class GoalBase(IntEnum):
+    """A goal code (its members come from :data:`TYPES`, in table order)."""
 
     @property
     def label(self) -> str:
         return self.name.lower()
 
+    @property
+    def type(self) -> PlanType:
+        return TYPES[int(self)]
 
-GOAL_NAMES = tuple(g.label for g in Goal)
-# Plain ints for vectorised code (an IntEnum member lookup costs a Python call each time).
-G_HOLD, G_FORAGE, G_SCHOOL, G_EXPLORE, G_REST, G_KEEP_AWAY, G_RETURN = (int(g) for g in Goal)
-PLAN_GOALS = GOAL_NAMES[1:]  # what a planning brain may choose (hold is the action mode; return needs places)
-AWAY_NAMES = ("crowd", "glass")
+
+# the functional enum API (members from the table); mypy reads the call as a member lookup
+Goal = cast("type[GoalBase]", GoalBase("Goal", [(t.name.upper(), i) for i, t in enumerate(TYPES)]))  # type: ignore[call-arg, arg-type]
+
+GOAL_NAMES = tuple(t.name for t in TYPES)
+N_GOALS = len(TYPES)
+CODE = {t.name: i for i, t in enumerate(TYPES)}  # goal name -> code
+G_HOLD = 0  # the one-action mode (plantypes.check: the first row)
+PLAN_GOALS = tuple(t.name for t in TYPES if t.fits != "never")  # what a brain may choose (return needs places)
 NO_END = 2**31 - 1  # plan_end of a plan without a horizon
+# Until its first plan arrives (late, from a slow model), a fish swims on the way it faces: this
+# goal (a direction), with its heading as the parameter.
+FIRST_PLAN = CODE["explore"]
 
 
-def parse_goal(text: str) -> Goal:
+def code(name: str) -> int:
+    """The goal code of plan type ``name`` (KeyError for an unknown one)."""
+    return CODE[name]
+
+
+def of_kind(kind: str) -> tuple[int, ...]:
+    """The goals whose parameter is of ``kind`` (plantypes.PARAM_KINDS)."""
+    return tuple(i for i, t in enumerate(TYPES) if t.param == kind)
+
+
+def parse_goal(text: str) -> int:
     try:
-        return Goal[text.strip().upper().replace(" ", "_").replace("-", "_")]
+        return CODE[text.strip().lower().replace(" ", "_").replace("-", "_")]
     except KeyError:
         raise ValueError(f"unknown goal {text!r}; choose one of {', '.join(GOAL_NAMES)}") from None
 
 
+# each parameter kind: how describe() words the parameter after the goal's name
+_WORDED: dict[str, Callable[[int], str]] = {
+    "action": lambda p: f" {ACTION_NAMES[p]}",
+    "direction": lambda p: f" {DIRECTION_NAMES[p % 4]}",
+    "energy": lambda p: f" until {p} energy",
+    "away": lambda p: f" from the {AWAY_NAMES[p % 2]}",
+    "place": lambda p: f" to place {p}",
+    "none": lambda p: "",
+}
+
+
 def describe(goal: int, param: int, horizon: int = 0) -> str:
     """``'explore east for 30 ticks'``, ``'rest until 10 energy'``, ``'hold move_n'`` …"""
-    g = Goal(int(goal))
-    if g == Goal.HOLD:
-        text = f"hold {ACTION_NAMES[int(param)]}"
-    elif g == Goal.EXPLORE:
-        text = f"explore {DIRECTION_NAMES[int(param) % 4]}"
-    elif g == Goal.REST:
-        text = f"rest until {int(param)} energy"
-    elif g == Goal.KEEP_AWAY:
-        text = f"keep_away from the {AWAY_NAMES[int(param) % 2]}"
-    elif g == Goal.RETURN:
-        text = f"return to place {int(param)}"
-    else:
-        text = g.label
+    t = TYPES[int(goal)]
+    text = t.name + _WORDED[t.param](int(param))
     return f"{text} for {int(horizon)} tick{'s' if int(horizon) != 1 else ''}" if horizon else text
 
 
@@ -101,45 +113,58 @@ def parse_plan(text: str) -> tuple[int, int, int]:
     head, rest = words[0], words[1:]
     nums = [int(w) for w in rest if w.isdigit()]
     if head in ACTION_NAMES and (head != "rest" or not rest):  # a bare action; "rest 10" is the rest plan
-        return int(Goal.HOLD), int(Action.parse(head)), 1
-    if head == "hold" and rest and rest[0] in ACTION_NAMES:
-        return int(Goal.HOLD), int(Action.parse(rest[0])), nums[-1] if nums else 0
+        return G_HOLD, int(Action.parse(head)), 1
+    if head == GOAL_NAMES[G_HOLD] and rest and rest[0] in ACTION_NAMES:
+        return G_HOLD, int(Action.parse(rest[0])), nums[-1] if nums else 0
     goal = parse_goal(head)
-    if goal == Goal.HOLD:
+    if TYPES[goal].param == "action":
         raise ValueError("type the action itself (move_n … rest) to hold one action")
-    param, horizon = _PARAMS.get(goal, _no_param)(rest, nums)
+    param, horizon = _PARAMS[TYPES[goal].param](TYPES[goal].name, rest, nums)
     return int(goal), int(param), int(horizon)
 
 
-def _no_param(rest: list[str], nums: list[int]) -> tuple[int, int]:
+def _no_param(name: str, rest: list[str], nums: list[int]) -> tuple[int, int]:
     return 0, nums[-1] if nums else 0
 
 
-def _explore_param(rest: list[str], nums: list[int]) -> tuple[int, int]:
+def _direction_param(name: str, rest: list[str], nums: list[int]) -> tuple[int, int]:
     dirs = [w for w in rest if w in DIRECTION_NAMES or w in ("n", "s", "w", "e")]
     if not dirs:
-        raise ValueError("explore needs a direction: north, south, west or east")
+        raise ValueError(f"{name} needs a direction: north, south, west or east")
     return direction_index(dirs[0]), nums[-1] if nums else 0
 
 
-def _first_then_horizon(default: int):
+def _first_then_horizon(default: int) -> Callable[[str, list[str], list[int]], tuple[int, int]]:
     """rest N [H], return N [H]: the first number is the parameter, the second the horizon."""
-    def read(rest: list[str], nums: list[int]) -> tuple[int, int]:
+    def read(name: str, rest: list[str], nums: list[int]) -> tuple[int, int]:
         return (nums[0] if nums else default), (nums[1] if len(nums) > 1 else 0)
     return read
 
 
-def _away_param(rest: list[str], nums: list[int]) -> tuple[int, int]:
+def _away_param(name: str, rest: list[str], nums: list[int]) -> tuple[int, int]:
     words = [w for w in rest if not w.isdigit() and w not in ("from", "the", "for", "ticks")]
-    word = words[0] if words else "crowd"
+    word = words[0] if words else AWAY_NAMES[0]
     if word not in AWAY_NAMES:
-        raise ValueError(f"keep_away from {word!r}? choose crowd or glass")
+        raise ValueError(f"{name} from {word!r}? choose {' or '.join(AWAY_NAMES)}")
     return AWAY_NAMES.index(word), nums[-1] if nums else 0
 
 
-# each goal's parameter (and horizon) from the words after it
-_PARAMS = {Goal.EXPLORE: _explore_param, Goal.REST: _first_then_horizon(10), Goal.KEEP_AWAY: _away_param,
-           Goal.RETURN: _first_then_horizon(0)}
+# each parameter kind's reading of the words after the goal (and the horizon)
+_PARAMS = {"none": _no_param, "direction": _direction_param, "energy": _first_then_horizon(10),
+           "away": _away_param, "place": _first_then_horizon(0)}
+
+PARAM_WORDS = {"direction": DIRECTION_NAMES, "away": AWAY_NAMES}  # the words a kind's parameter is offered as
+
+
+def fork_plans() -> tuple[str, ...]:
+    """The fork picker's plans, in table order: each plan type's ``fork`` entries, ``{param}``
+    spelled out over its parameter's words and ``{ticks}`` its default horizon."""
+    out: list[str] = []
+    for t in TYPES:
+        for entry in t.fork:
+            words = PARAM_WORDS.get(t.param, ("",)) if "{param}" in entry else ("",)
+            out += [entry.format(param=w, ticks=t.ticks) for w in words]
+    return tuple(out)
 
 
 def direction_index(word: str) -> int:
@@ -153,4 +178,4 @@ def direction_index(word: str) -> int:
 def hold(actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Single actions as plans: (goals, params, horizons) holding each action until the next decision."""
     a = np.asarray(actions, np.int16)
-    return np.zeros(a.size, np.int8), a, np.zeros(a.size, np.int16)
+    return np.full(a.size, G_HOLD, np.int8), a, np.zeros(a.size, np.int16)

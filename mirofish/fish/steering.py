@@ -30,15 +30,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..actions import MOVE_DXDY
+from ..actions import MOVE_DXDY, Action
 from ..config import SteeringConfig
 from ..rng import at_tick, mix64, seeded_softmax, to_unit
 from .perception import N_CODES, V_FISH, V_FOOD, V_WALL, V_WATER
-from .plans import G_EXPLORE, G_FORAGE, G_KEEP_AWAY, G_REST, G_RETURN, G_SCHOOL
+from .plans import TYPES
+from .plantypes import BASE_ROW, STEER_TERMS
 
 _NEG = -1e9  # impossible
 _BOXED = -1e8  # rest when nothing else is possible
-_EAT, _REST = 4, 5
+_EAT, _REST = int(Action.EAT), int(Action.REST)
 
 # Feature columns: six blocks of four (directions n, s, w, e), then scalars.
 F_OPEN, F_WALL, F_CROWD, F_ALIGN, F_FISH, F_LOST, F_FOOD, F_BLOCKED = (4 * i for i in range(8))
@@ -46,11 +47,49 @@ F_VISIBLE, F_FOOD_CLOSE, F_FOOD_SEEN, F_WALLS = 32, 33, 34, 35
 N_FEATURES = 36
 # The six weighted terms of a move's utility, in the order of a fish's weights (Steering.w, the
 # goal table's columns, Steering.utilities' terms; _tick.c exports its own as STEER_TERMS).
-TERMS = ("open", "glass", "crowd", "align", "cohesion", "food")
+TERMS = STEER_TERMS
 T_OPEN, T_GLASS, T_CROWD, T_ALIGN, T_COHESION, T_FOOD = range(len(TERMS))
-# Rows of the goal table: goals, with keep_away split by what it keeps away from.
-_ROWS = 8
-AWAY_GLASS_ROW = 7
+
+
+class GoalRows:
+    """Per goal, from the plan types' table: where its rows of the steering table start and how
+    many it has (a goal whose parameter picks a variant — keep away from a crowd or from the
+    glass — has one per variant; any other parameter value takes the first), how it eats
+    (:data:`EATS` index), whether it rests and whether its parameter is a direction to favour."""
+
+    EATS = ("no", "hungry", "reach")
+
+    def __init__(self) -> None:
+        self.start = np.cumsum([0] + [len(t.steer) for t in TYPES[:-1]]).astype(np.int64)
+        self.variants = np.array([len(t.steer) for t in TYPES], np.int64)
+        self.eats = np.array([self.EATS.index(t.eats) for t in TYPES], np.uint8)
+        self.rests = np.array([t.rests for t in TYPES], np.uint8)
+        self.biased = np.array([t.param == "direction" for t in TYPES], np.uint8)
+        self.n_rows = int(self.variants.sum())
+
+    def row(self, goal: np.ndarray, param: np.ndarray) -> np.ndarray:
+        """The steering table's row of each (goal, param)."""
+        n = self.variants[goal]
+        return self.start[goal] + np.where((n > 1) & (param >= 0) & (param < n), param, 0)
+
+    def table(self, cfg: SteeringConfig) -> np.ndarray:
+        """``(rows, TERMS)``: each row's weight of each term (sign included), from ``cfg``."""
+        out = np.zeros((self.n_rows, len(TERMS)))
+        r = 0
+        for t in TYPES:
+            for variant in t.steer:
+                for term, (key, factor) in {**BASE_ROW, **variant}.items():
+                    out[r, TERMS.index(term)] = factor * getattr(cfg, key)
+                r += 1
+        return out
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The same, as the compiled tick's adopt() reads them (by name)."""
+        return {"goal_start": self.start, "goal_variants": self.variants, "goal_eats": self.eats,
+                "goal_rests": self.rests, "goal_biased": self.biased}
+
+
+GOAL_ROWS = GoalRows()
 
 
 def feature_matrix(radius: int) -> np.ndarray:
@@ -123,17 +162,8 @@ class Steering:
         # Per fish and term: the personality factor of each of the six feature blocks
         # (open water, glass, crowding, alignment, cohesion, food).
         self.personal = np.stack([0.5 + cur, 0.3 + cau, 0.3 + cau, 0.5 + soc, 0.5 + soc, 0.6 + app], axis=1)
-        # Per goal row and term: the weight (sign included) of each block.
-        table = np.zeros((_ROWS, len(TERMS)))
-        table[:, T_OPEN], table[:, T_GLASS], table[:, T_CROWD] = c.open_water, -c.wall, -c.separation
-        table[G_SCHOOL, T_ALIGN], table[G_SCHOOL, T_COHESION] = c.alignment, c.cohesion
-        table[G_FORAGE, T_FOOD] = c.food
-        table[G_RETURN] = table[G_FORAGE]  # back to a place where it ate: foraging, pulled toward it (World)
-        table[G_KEEP_AWAY, T_COHESION] = -c.cohesion  # away from a crowd: away from the fish in view
-        table[AWAY_GLASS_ROW] = table[G_KEEP_AWAY]
-        table[AWAY_GLASS_ROW, T_GLASS] = -4.0 * c.wall
-        table[AWAY_GLASS_ROW, T_COHESION] = 0.0
-        self.table = table
+        # Per goal row and term: the weight (sign included) of each block (the plan types' steer rows).
+        self.table = GOAL_ROWS.table(c)
         # Per fish, derived from its standing plan (set_plans): the block weights, the bonus of
         # each direction (explore), whether it forages, may eat when hungry (not resting), rests.
         n = len(traits)
@@ -148,14 +178,14 @@ class Steering:
         fish = np.asarray(fish, np.intp)
         g = np.asarray(goal, np.intp)
         param = np.asarray(param, np.intp)
-        row = np.where((g == G_KEEP_AWAY) & (param == 1), AWAY_GLASS_ROW, g)
-        self.w[fish] = self.table[row] * self.personal[fish]
+        rows = GOAL_ROWS
+        self.w[fish] = self.table[rows.row(g, param)] * self.personal[fish]
         self.bias[fish] = 0.0
-        explore = g == G_EXPLORE
-        self.bias[fish[explore], param[explore] & 3] = self.cfg.direction
-        self.forage[fish] = (g == G_FORAGE) | (g == G_RETURN)
-        self.snacks[fish] = g != G_REST
-        self.rests[fish] = g == G_REST
+        biased = rows.biased[g].astype(bool)
+        self.bias[fish[biased], param[biased] & 3] = self.cfg.direction
+        self.forage[fish] = rows.eats[g] == 2
+        self.snacks[fish] = rows.eats[g] != 0
+        self.rests[fish] = rows.rests[g].astype(bool)
 
     def actions(self, tick: int, fish: np.ndarray, codes: np.ndarray, heading: np.ndarray, hungry: np.ndarray,
                 food_here: np.ndarray, refused: np.ndarray, stuck: np.ndarray) -> np.ndarray:

@@ -36,22 +36,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import kernel
-from ..actions import MOVE_DXDY, Action
+from ..actions import DIRECTION_NAMES, MOVE_DXDY, Action
 from ..arbiter import MOVED
-from ..fish.plans import AWAY_NAMES, GOAL_NAMES, Goal
+from ..fish.plans import AWAY_NAMES, G_HOLD, GOAL_NAMES, TYPES
+from ..fish.plantypes import DEEDS
 
 if TYPE_CHECKING:
     from ..frame import Frame
 
-GOAL_WORDS = {
-    "forage": ("food", "eat", "hungry", "feed", "snack", "meal", "forag"),
-    "school": ("others", "other fish", "join", "school", "together", "company", "group", "with them", "follow"),
-    "explore": ("explor", "open water", "nobody", "alone", "wander", "head ", "swim "),
-    "rest": ("rest", "tired", "stay put", "sleep", "recover", "stay here", "still"),
-    "keep_away": ("away from", "avoid", "crowd", "too many", "glass", "wall"),
-    "return": ("go back", "back to", "return", "where i ate", "my place"),
-}
-DIRECTIONS = ("north", "south", "west", "east")
+GOAL_WORDS = {t.name: t.words for t in TYPES if t.words}  # the plan types' words (fish/plantypes.py)
 _DIR_RE = re.compile(r"\b(north|south|west|east)\b")
 RECENT = 8  # judged plans kept per fish for the follow panel
 
@@ -69,11 +62,12 @@ def word_verdict(goal: int, param: int, thought: str) -> bool | None:
         return None
     goals, ways = reads(thought)
     name = GOAL_NAMES[goal] if 0 <= goal < len(GOAL_NAMES) else ""
-    if goal == int(Goal.EXPLORE):
-        own = DIRECTIONS[param] if 0 <= param < 4 else ""
+    kind = TYPES[goal].param if 0 <= goal < len(TYPES) else ""
+    if kind == "direction":
+        own = DIRECTION_NAMES[param] if 0 <= param < 4 else ""
         if ways:
             return own in ways
-    if goal == int(Goal.HOLD):
+    if kind == "action":
         return None  # a single action's thought is not read for a goal
     if not goals:
         return None
@@ -82,9 +76,10 @@ def word_verdict(goal: int, param: int, thought: str) -> bool | None:
 
 MANY = 16  # a batch of this many new plans or more is opened and judged in numpy (a large tank)
 _COLS = ("tick", "goal", "param", "x0", "y0", "nb0", "ticks", "moved", "ate", "company", "worked")
-_HOLD, _EAT = int(Goal.HOLD), int(Action.EAT)
-_FORAGE, _SCHOOL, _EXPLORE, _REST, _AWAY, _RETURN = (int(Goal.FORAGE), int(Goal.SCHOOL), int(Goal.EXPLORE),
-                                                     int(Goal.REST), int(Goal.KEEP_AWAY), int(Goal.RETURN))
+_HOLD, _EAT = G_HOLD, int(Action.EAT)
+# each goal's deed check (the plan types' ``deed``), as an index into DEEDS
+_DEED = np.array([DEEDS.index(t.deed) for t in TYPES], np.int64)
+_CROWD = AWAY_NAMES.index("crowd")
 
 
 class WordDeed:
@@ -185,12 +180,11 @@ class WordDeed:
         way = (prm >= 0) & (prm < 4)
         step[way] = np.asarray(MOVE_DXDY, np.int64)[prm[way]]
         along = (prev[0][sel] - P["x0"][sel]) * step[:, 0] + (prev[1][sel] - P["y0"][sel]) * step[:, 1]
-        crowd = np.array([AWAY_NAMES[k % 2] == "crowd" for k in range(2)])[prm % 2]
-        done = np.select(
-            [(g == _FORAGE) | (g == _RETURN), g == _SCHOOL, g == _EXPLORE, g == _REST, g == _AWAY],
-            [P["ate"][sel] > 0, 2 * P["company"][sel] >= ticks, along >= np.maximum(1, moved // 2),
-             5 * moved <= ticks, np.where(crowd, prev[3][sel] <= P["nb0"][sel], moved > 0)],
-            P["worked"][sel] > 0)
+        crowd = prm % len(AWAY_NAMES) == _CROWD
+        checks = {"ate": P["ate"][sel] > 0, "company": 2 * P["company"][sel] >= ticks,
+                  "along": along >= np.maximum(1, moved // 2), "still": 5 * moved <= ticks,
+                  "away": np.where(crowd, prev[3][sel] <= P["nb0"][sel], moved > 0), "worked": P["worked"][sel] > 0}
+        done = np.select([_DEED[g] == DEEDS.index(d) for d in checks], list(checks.values()))
         for fish_i, g_i, p_i, d_i, t0 in zip(sel.tolist(), g.tolist(), prm.tolist(), done.tolist(),
                                              P["tick"][sel].tolist()):
             self._judged(fish_i, g_i, p_i, bool(d_i), t0, tick)
@@ -221,18 +215,19 @@ class WordDeed:
         self._holds -= g == _HOLD
         if ticks == 0:
             return
-        if g in (_FORAGE, _RETURN):  # return: it went back to where it ate, and ate
+        deed = DEEDS[_DEED[g]]
+        if deed == "ate":  # return: it went back to where it ate, and ate
             done = ate > 0
-        elif g == _SCHOOL:
+        elif deed == "company":
             done = 2 * company >= ticks
-        elif g == _EXPLORE:
+        elif deed == "along":
             dx, dy = MOVE_DXDY[prm] if 0 <= prm < 4 else (0, 0)
             along = (int(prev[0][fish]) - x0) * dx + (int(prev[1][fish]) - y0) * dy
             done = along >= max(1, moved // 2)
-        elif g == _REST:
+        elif deed == "still":
             done = 5 * moved <= ticks
-        elif g == _AWAY:
-            done = prev[3][fish] <= nb0 if AWAY_NAMES[prm % 2] == "crowd" else moved > 0
+        elif deed == "away":
+            done = prev[3][fish] <= nb0 if prm % len(AWAY_NAMES) == _CROWD else moved > 0
         else:
             done = worked > 0
         self._judged(fish, g, prm, bool(done), t0, tick)

@@ -21,7 +21,7 @@ from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatc
 from ..brains.exchanges import ReplyCache
 from ..brains.sources import make_source
 from ..engine import Engine
-from ..fish.plans import Goal, describe, parse_plan
+from ..fish.plans import G_HOLD, describe, parse_plan
 from ..frame import Frame
 from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, Recording, RecordingError
 from ..snapshot import TankView
@@ -131,7 +131,7 @@ def divergence_row(branch: Frame, parent: Frame, branch_schooling: float, parent
 
 def plan_of(action: Action | str) -> tuple[int, int, int]:
     try:
-        return parse_plan(action) if isinstance(action, str) else (int(Goal.HOLD), int(Action(action)), 1)
+        return parse_plan(action) if isinstance(action, str) else (G_HOLD, int(Action(action)), 1)
     except ValueError as exc:
         raise RecordingError(f"fork plan: {exc}") from None
 

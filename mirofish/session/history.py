@@ -13,10 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..fish.plans import Goal
+from ..fish.plans import N_GOALS
 from ..frame import Frame
-
-N_GOALS = len(Goal)  # plan goals counted per fish (larger codes count as the last)
 
 
 class DecisionHistory:

@@ -20,13 +20,13 @@ from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
 from ..brains.exchanges import ReplyCache
 from ..config import Config
 from ..engine import Engine
+from ..fish.plans import N_GOALS
 from ..frame import Frame
 from ..observe.paths import OutputError, check_output
 from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
 from ..world import World
 from .base import Session, observed, remembered
 from .fork import ForkSession, fork_source, plan_of
-from .history import N_GOALS
 
 if TYPE_CHECKING:
     from ..snapshot import Snapshot

@@ -1,0 +1,142 @@
+"""The plan types: one row per goal, everything else derives from this table.
+
+A plan type says, once, what the rest of the package needs to know about a goal:
+
+* its **name** (the word a prompt, a fork picker, a recording's tables and the CLI use) and the
+  **kind of its parameter** (:data:`PARAM_KINDS`: the action it holds, a direction, an energy to
+  rest up to, what it keeps away from, a remembered place, or none);
+* its **default horizon** in ticks (a model's plan without ``ticks``, the fork picker's plans);
+* the **plan events** that concern it (:data:`EVENTS`, the columns of ``world._GOAL_FLAGS``:
+  which ends and failures the after-tick raises for it — the compiled tick reads the same rows);
+* its **steering**: which weighted terms of a move's utility it changes from the base row
+  (open water, the glass, crowding count for every goal), per parameter value where the
+  parameter picks a variant (keep away from a crowd / from the glass), whether it eats what it
+  reaches, only when hungry or never, and whether it rests;
+* the instinct **planner's utility** it answers to (None: the planner never chooses it; a
+  model or a person still can), the line that offers it in the model's prompt, when it **fits**
+  a fish's view, the words of a **fork picker**;
+* the **word-and-deed** phrases that name it in a thought and the check of its **deed**.
+
+From it: ``plans.Goal`` and every goal list (prompt enum and option lines, ``DEFAULT_TICKS``,
+the fork picker's plans, the planner's goals, the goal flags, steering's table, word and deed's
+words and checks), and the numbers the compiled tick receives by name. A new plan type is one
+row here (plus a steering term only when none of :data:`STEER_TERMS` fits, and a parameter kind
+only when none of :data:`PARAM_KINDS` does); ``tests/test_plan_types.py`` adds one and runs it.
+
+This module imports nothing of the package, so a table can be extended before the rest loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# What a goal's parameter is. ``action``: the action a hold plan repeats; ``direction``: 0 n, 1 s,
+# 2 w, 3 e (steering biases that way); ``energy``: whole units of energy to reach; ``away``: the
+# index in AWAY_NAMES; ``place``: a remembered place (steering pulls toward it; fish.places).
+PARAM_KINDS = ("none", "action", "direction", "energy", "away", "place")
+AWAY_NAMES = ("crowd", "glass")
+# The plan events a goal may care about (world.GOAL_FLAG_COLUMNS; _tick.c reads them as rows).
+EVENTS = ("planned", "forage", "school", "rest", "roaming", "crowd", "hungry")
+# The weighted terms of a move's utility (fish.steering.TERMS); a goal row sets some of them from
+# a SteeringConfig weight times a factor; open, glass and crowd have a base value for every row.
+STEER_TERMS = ("open", "glass", "crowd", "align", "cohesion", "food")
+BASE_ROW: dict[str, tuple[str, float]] = {"open": ("open_water", 1.0), "glass": ("wall", -1.0),
+                                          "crowd": ("separation", -1.0)}
+# When a plan fits a fish's view (what a model is offered, what a random chooser picks among).
+FITS = ("always", "fish_in_view", "open_way", "places", "never")
+# How a plan's deed is judged when it ends (observe.worddeed).
+DEEDS = ("ate", "company", "along", "still", "away", "worked")
+
+
+@dataclass(frozen=True)
+class PlanType:
+    """One goal (see the module doc)."""
+
+    name: str
+    param: str = "none"  # PARAM_KINDS
+    ticks: int = 0  # default horizon (0: until the next decision)
+    events: frozenset[str] = frozenset({"planned"})
+    steer: tuple[dict[str, tuple[str, float]], ...] = ({},)  # one row per parameter variant (the first: default)
+    eats: str = "hungry"  # "reach": eats whatever food it reaches; "hungry": when hungry; "no": never
+    rests: bool = False
+    planner: str | None = None  # the instinct planner's utility (_tick.c PLANNER_UTILITIES), None: never chosen
+    planner_weight: str = ""  # PlannerConfig: the utility's weight ...
+    planner_ticks: str = ""  # ... and its base horizon
+    prompt: str | None = None  # its line in the plan prompt's list ("forage - go to food and eat it")
+    fits: str = "always"  # FITS
+    fork: tuple[str, ...] = ()  # the fork picker's plans (a {param} word each; () none)
+    words: tuple[str, ...] = ()  # what a thought says when it means this goal
+    deed: str = "worked"  # DEEDS
+    doc: str = ""  # what it means, for the docs and the help
+
+    def __post_init__(self) -> None:
+        for what, value, allowed in (("param", self.param, PARAM_KINDS), ("fits", self.fits, FITS),
+                                     ("deed", self.deed, DEEDS), ("eats", self.eats, ("reach", "hungry", "no"))):
+            if value not in allowed:
+                raise ValueError(f"plan type {self.name}: {what} {value!r} is not one of {', '.join(allowed)}")
+        for event in self.events:
+            if event not in EVENTS:
+                raise ValueError(f"plan type {self.name}: event {event!r} is not one of {', '.join(EVENTS)}")
+        for row in self.steer:
+            for term in row:
+                if term not in STEER_TERMS:
+                    raise ValueError(f"plan type {self.name}: steering term {term!r} is not one of "
+                                     f"{', '.join(STEER_TERMS)}")
+        if self.planner and not (self.planner_weight and self.planner_ticks):
+            raise ValueError(f"plan type {self.name}: a planner utility needs planner_weight and planner_ticks")
+
+
+_ROAMING = frozenset({"planned", "roaming", "crowd", "hungry"})
+
+PLAN_TYPES: tuple[PlanType, ...] = (
+    PlanType("hold", param="action", events=frozenset(), fits="never",
+             doc="repeat one action (the source design's one-action mode)"),
+    PlanType("forage", ticks=60, events=frozenset({"planned", "forage"}), steer=({"food": ("food", 1.0)},),
+             eats="reach", planner="forage", planner_weight="forage", planner_ticks="forage_ticks",
+             prompt="go to food and eat it", fork=("forage {ticks}",),
+             words=("food", "eat", "hungry", "feed", "snack", "meal", "forag"), deed="ate",
+             doc="swim to food in view and eat it; done when a meal made it sated, failed after no food for a while"),
+    PlanType("school", ticks=120, events=frozenset({"planned", "school", "crowd", "hungry"}),
+             steer=({"align": ("alignment", 1.0), "cohesion": ("cohesion", 1.0)},),
+             planner="school", planner_weight="school", planner_ticks="school_ticks",
+             prompt="stay with the fish you see and swim their way", fits="fish_in_view", fork=("school {ticks}",),
+             words=("others", "other fish", "join", "school", "together", "company", "group", "with them",
+                    "follow"),
+             deed="company", doc="swim the way the fish in view face and stay near them; failed when alone a while"),
+    PlanType("explore", param="direction", ticks=30, events=_ROAMING, planner="explore", planner_weight="explore",
+             planner_ticks="explore_ticks", prompt="swim north, south, west or east", fits="open_way",
+             fork=("explore {param} {ticks}",),
+             words=("explor", "open water", "nobody", "alone", "wander", "head ", "swim "), deed="along",
+             doc="swim one way; ends at its horizon or when it finds company"),
+    PlanType("rest", param="energy", ticks=20, events=frozenset({"planned", "rest", "crowd", "hungry"}), eats="no",
+             rests=True, planner="rest", planner_weight="rest", planner_ticks="rest_ticks",
+             prompt='stay put until energy reaches "until" (rest only revives below 10)', fork=("rest 100 {ticks}",),
+             words=("rest", "tired", "stay put", "sleep", "recover", "stay here", "still"), deed="still",
+             doc="stay put until energy reaches the parameter; failed when hungry with food in view"),
+    PlanType("keep_away", param="away", ticks=8, events=frozenset({"planned", "roaming", "hungry"}),
+             steer=({"cohesion": ("cohesion", -1.0)}, {"glass": ("wall", -4.0)}),
+             planner="keep_away", planner_weight="keep_away", planner_ticks="away_ticks",
+             prompt='from a "crowd" or the "glass"', fork=("keep_away {param} {ticks}",),
+             words=("away from", "avoid", "crowd", "too many", "glass", "wall"), deed="away",
+             doc="move away from a crowd (the fish in view) or from the glass"),
+    PlanType("return", param="place", ticks=60, events=frozenset({"planned", "hungry"}),
+             steer=({"food": ("food", 1.0)},), eats="reach", planner="return", planner_weight="revisit",
+             planner_ticks="revisit_ticks", fits="places",
+             words=("go back", "back to", "return", "where i ate", "my place"), deed="ate",
+             doc="swim back to a remembered place where it ate (fish.places > 0); ends there"),
+)
+
+
+def check(table: tuple[PlanType, ...]) -> None:
+    """Raise ValueError naming the first problem of ``table`` as a whole (each row checks itself)."""
+    names = [t.name for t in table]
+    if not table or table[0].name != "hold" or table[0].param != "action":
+        raise ValueError("the first plan type must be hold (param action): the one-action mode")
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"plan type {dupes[0]} is declared twice")
+    if len(table) > 127:
+        raise ValueError("at most 127 plan types (goals are int8)")
+
+
+check(PLAN_TYPES)
