@@ -49,7 +49,7 @@ from ..actions import ACTION_NAMES, DIRECTION_NAMES
 from ..brains.base import TIERS, status_name
 from ..engine import Engine
 from ..fish.memory import event_text
-from ..fish.plans import GOAL_NAMES, Goal, describe
+from ..fish.plans import G_HOLD, GOAL_NAMES, describe
 from ..observe.paths import OutputError, check_output, open_read_only
 from ..observe.recording import (
     DIVERGENCE_COLUMNS,
@@ -127,31 +127,48 @@ def _range(rec: Recording, t0: int | None, t1: int | None) -> tuple[int, int]:
     return lo, hi
 
 
+# The integer rows these tables are gathered in, by column name (STYLE: name columns, don't count them).
+DECISION_ROWS = ("tick", "fish", "goal", "param", "horizon", "tier", "status", "latency", "tokens")
+FISH_ROWS = ("tick", "fish", "x", "y", "heading", "energy", "age", "plan_goal", "plan_param", "stuck", "meals",
+             "returns")
+MEMORY_ROWS = ("tick", "fish", "code", "arg")
+
+
+def _rows(columns: tuple[str, ...], **arrays: Any) -> np.ndarray:
+    """``(k, len(columns))`` int64 rows from one array per column name."""
+    return np.stack([np.asarray(arrays[c]) for c in columns]).T.astype(np.int64)
+
+
+def _joined(columns: tuple[str, ...], parts: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """The rows of ``parts`` joined, as one column per name."""
+    a = np.concatenate(parts) if parts else np.zeros((0, len(columns)), np.int64)
+    return {c: a[:, i] for i, c in enumerate(columns)}
+
+
 def decisions_table(rec: Recording, t0: int, t1: int) -> dict[str, Any]:
     parts = []
     thoughts: dict[tuple[int, int], str] = {}
     for tick0, d, texts in rec.chunks(t0, t1):
         tick = tick0 + d["dt"].astype(np.int64)
         keep = (tick >= t0) & (tick < t1)
-        parts.append(np.stack([tick, d["fish"], d["goal"], d["param"], d["horizon"], d["tier"], d["status"],
-                               d["latency"], d["tokens"]]).T[keep].astype(np.int64))
+        parts.append(_rows(DECISION_ROWS, **{c: d[c] for c in DECISION_ROWS if c != "tick"}, tick=tick)[keep])
         thoughts.update({(int(t), int(f)): text for t, f, text in texts["thoughts"] if t0 <= t < t1})
-    a = np.concatenate(parts) if parts else np.zeros((0, 9), np.int64)
+    a = _joined(DECISION_ROWS, parts)
     tiers = np.array([*TIERS, *(str(k) for k in range(len(TIERS), 256))], object)
-    status = _lookup(a[:, 6:7].repeat(2, axis=1), lambda c, _: status_name(c))
-    hold = a[:, 2] == int(Goal.HOLD)
-    action = np.full(len(a), None, object)
-    action[hold] = np.array(ACTION_NAMES + ("?",) * 256, object)[np.clip(a[hold, 3], 0, len(ACTION_NAMES))]
+    status = _lookup(np.stack([a["status"], a["status"]], axis=1), lambda c, _: status_name(c))
+    hold = a["goal"] == G_HOLD
+    action = np.full(len(hold), None, object)
+    action[hold] = np.array(ACTION_NAMES + ("?",) * 256, object)[np.clip(a["param"][hold], 0, len(ACTION_NAMES))]
     return {
-        "tick": a[:, 0], "fish": a[:, 1], "tier": tiers[np.clip(a[:, 5], 0, 255)],
-        "goal": np.array([*GOAL_NAMES, *("?",) * 256], object)[np.clip(a[:, 2], 0, 255)],
-        "param": a[:, 3], "horizon": a[:, 4],
-        "plan": _lookup(a[:, 2:5], lambda g, p, h: describe(g, p, h)),
+        "tick": a["tick"], "fish": a["fish"], "tier": tiers[np.clip(a["tier"], 0, 255)],
+        "goal": np.array([*GOAL_NAMES, *("?",) * 256], object)[np.clip(a["goal"], 0, 255)],
+        "param": a["param"], "horizon": a["horizon"],
+        "plan": _lookup(np.stack([a["goal"], a["param"], a["horizon"]], axis=1), lambda g, p, h: describe(g, p, h)),
         "action": action, "status": status,
-        "fallback_reason": np.where(a[:, 6] != 0, status, np.full(len(a), None, object)),
-        "latency_ms": np.round(a[:, 7] / 10.0, 1), "tokens": a[:, 8],
-        "thought": np.array([thoughts.get((int(t), int(f))) for t, f in a[:, :2]], object) if thoughts
-        else np.full(len(a), None, object),
+        "fallback_reason": np.where(a["status"] != 0, status, np.full(len(hold), None, object)),
+        "latency_ms": np.round(a["latency"] / 10.0, 1), "tokens": a["tokens"],
+        "thought": np.array([thoughts.get((int(t), int(f))) for t, f in zip(a["tick"], a["fish"])], object)
+        if thoughts else np.full(len(hold), None, object),
     }
 
 
@@ -212,19 +229,20 @@ def _segment(args: tuple[Any, ...]) -> dict[str, Any]:
                 cell = s.cell.astype(np.int64)
                 p = world.places
                 meals, returns = (p.meals, p.returns) if p is not None else (np.zeros(s.n), np.zeros(s.n))
-                fish_rows.append(np.stack([np.full(s.n, t), np.arange(s.n), cell % width, cell // width,
-                                           s.heading, s.energy, s.age, s.plan_goal, s.plan_param,
-                                           s.stuck, meals, returns]).T.astype(np.int64))
+                fish_rows.append(_rows(FISH_ROWS, tick=np.full(s.n, t), fish=np.arange(s.n), x=cell % width,
+                                       y=cell // width, heading=s.heading, energy=s.energy, age=s.age,
+                                       plan_goal=s.plan_goal, plan_param=s.plan_param, stuck=s.stuck, meals=meals,
+                                       returns=returns))
             if t >= min(k1, t1):
                 break
             world.given_actions = rec.executed_at(t)  # None (steer) for recordings made before plans
             engine.step()
             hit = np.nonzero((s.memory.tick == t) & (s.memory.code != 0))
             if hit[0].size and t0 <= t < t1:
-                mem_rows.append(np.stack([np.full(hit[0].size, t), hit[0], s.memory.code[hit],
-                                          s.memory.arg[hit]]).T.astype(np.int64))
-        return {"fish": np.concatenate(fish_rows) if fish_rows else np.zeros((0, 12), np.int64),
-                "memory": np.concatenate(mem_rows) if mem_rows else np.zeros((0, 4), np.int64)}
+                mem_rows.append(_rows(MEMORY_ROWS, tick=np.full(hit[0].size, t), fish=hit[0],
+                                      code=s.memory.code[hit], arg=s.memory.arg[hit]))
+        return {"fish": np.concatenate(fish_rows) if fish_rows else np.zeros((0, len(FISH_ROWS)), np.int64),
+                "memory": np.concatenate(mem_rows) if mem_rows else np.zeros((0, len(MEMORY_ROWS)), np.int64)}
     finally:
         rec.close()
 
@@ -246,19 +264,21 @@ def simulated_tables(rec: Recording, t0: int, t1: int, every: int,
             parts = pool.map(_segment, jobs, chunksize=1)
     else:
         parts = [_segment(j) for j in jobs]
-    fish = np.concatenate([p["fish"] for p in parts]) if parts else np.zeros((0, 12), np.int64)
-    _, first = np.unique(fish[:, :2], axis=0, return_index=True)  # a keyframe tick sampled twice
-    fish = fish[np.sort(first)]
-    mem = np.concatenate([p["memory"] for p in parts]) if parts else np.zeros((0, 4), np.int64)
+    rows = np.concatenate([p["fish"] for p in parts]) if parts else np.zeros((0, len(FISH_ROWS)), np.int64)
+    _, first = np.unique(rows[:, :2], axis=0, return_index=True)  # (tick, fish): a keyframe tick sampled twice
+    fish = _joined(FISH_ROWS, [rows[np.sort(first)]])
+    mem = _joined(MEMORY_ROWS, [p["memory"] for p in parts])
     fcols = {
-        "tick": fish[:, 0], "fish": fish[:, 1], "x": fish[:, 2], "y": fish[:, 3],
-        "heading": np.array(DIRECTION_NAMES, object)[fish[:, 4]], "energy": fish[:, 5] / 100,
-        "age": fish[:, 6], "plan": _lookup(fish[:, 7:9], lambda g, p: describe(g, p)),
-        "plan_goal": np.array(GOAL_NAMES, object)[fish[:, 7]], "stuck": fish[:, 9],
-        "meals": fish[:, 10], "returns": fish[:, 11]}
-    mcols = {"tick": mem[:, 0], "fish": mem[:, 1], "kind": np.full(len(mem), "event", object),
-             "code": mem[:, 2], "text": _lookup(mem[:, 2:4], event_text),
-             "source": np.full(len(mem), "perception", object)}
+        "tick": fish["tick"], "fish": fish["fish"], "x": fish["x"], "y": fish["y"],
+        "heading": np.array(DIRECTION_NAMES, object)[fish["heading"]], "energy": fish["energy"] / 100,
+        "age": fish["age"], "plan": _lookup(np.stack([fish["plan_goal"], fish["plan_param"]], axis=1),
+                                            lambda g, p: describe(g, p)),
+        "plan_goal": np.array(GOAL_NAMES, object)[fish["plan_goal"]], "stuck": fish["stuck"],
+        "meals": fish["meals"], "returns": fish["returns"]}
+    n_mem = len(mem["tick"])
+    mcols = {"tick": mem["tick"], "fish": mem["fish"], "kind": np.full(n_mem, "event", object),
+             "code": mem["code"], "text": _lookup(np.stack([mem["code"], mem["arg"]], axis=1), event_text),
+             "source": np.full(n_mem, "perception", object)}
     return fcols, mcols
 
 
