@@ -12,9 +12,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..config import ConfigError, EndpointConfig
+from ..config import BrainConfig, ConfigError, EndpointConfig
 from .breaker import Breaker
 from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettings, response_formats
+
+DEFAULT_TIMEOUT_S = 20.0  # a scene's model call, retries included (the scenes' --timeout)
 
 
 class ModelClient:
@@ -24,13 +26,15 @@ class ModelClient:
         base_url, model: the server and model (``--base-url``, ``--model``).
         timeout_s: a call takes at most this long in all, retries included.
         seed: sent with every request (servers that honour it answer reproducibly).
-        api_key_env: the environment variable holding the API key (never written anywhere).
-        max_retries, breaker_failures, breaker_cooldown_s, max_reply_bytes: as ``[brain]``.
+        brain: the ``[brain]`` settings for the rest — the API key's environment variable
+            (never written anywhere), retries and backoff, the breaker, the reply size cap —
+            its defaults when None; ``max_reply_bytes`` overrides the cap.
+        max_concurrency: requests at once.
     """
 
-    def __init__(self, base_url: str, model: str, timeout_s: float = 20.0, seed: int = 0,
-                 api_key_env: str = "OPENAI_API_KEY", max_retries: int = 2, breaker_failures: int = 5,
-                 breaker_cooldown_s: float = 2.0, max_reply_bytes: int = 262_144, max_concurrency: int = 4):
+    def __init__(self, base_url: str, model: str, timeout_s: float = DEFAULT_TIMEOUT_S, seed: int = 0,
+                 brain: BrainConfig | None = None, max_reply_bytes: int | None = None, max_concurrency: int = 4):
+        b = brain if brain is not None else BrainConfig()
         self.timeout_s = timeout_s
         self.calls = self.tokens = 0
         try:
@@ -40,9 +44,10 @@ class ModelClient:
             raise ConfigError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']} (got {base_url!r})") from None
         self._thread = LoopThread("mirofish-model-client")
         self.endpoint = Endpoint(endpoint)
-        self.breaker = Breaker(breaker_failures, breaker_cooldown_s)
-        settings = TransportSettings(request_timeout_s=timeout_s, max_retries=max_retries, seed=seed,
-                                     max_reply_bytes=max_reply_bytes)
+        self.breaker = Breaker(b.breaker_failures, b.breaker_cooldown_s)
+        settings = TransportSettings.of(b, seed=seed, request_timeout_s=timeout_s,
+                                        **({"max_reply_bytes": max_reply_bytes} if max_reply_bytes else {}))
+        api_key_env = b.api_key_env
 
         async def start() -> Transport:
             transport = Transport(settings, self._thread.loop)

@@ -287,10 +287,7 @@ class ModelPool(DecisionSource):
     async def _start(self) -> None:
         b = self.bcfg
         self._inbox: asyncio.Queue[RequestBatch] = asyncio.Queue()
-        self.transport = Transport(TransportSettings(
-            request_timeout_s=b.request_timeout_s, max_retries=b.max_retries, backoff_s=b.backoff_s,
-            backoff_cap_s=b.backoff_cap_s, retry_after_cap_s=b.retry_after_cap_s, max_reply_bytes=b.max_reply_bytes,
-            seed=self.cfg.seed), self._loop, self.stats)
+        self.transport = Transport(TransportSettings.of(b, seed=self.cfg.seed), self._loop, self.stats)
         tick_seconds = self.cfg.world.tick_seconds if self.mode == "lockstep" else None
         tiers = {name: Tier(name, t, [Endpoint(e) for e in t.endpoints],
                             Breaker(b.breaker_failures, b.breaker_cooldown_s, tick_seconds))

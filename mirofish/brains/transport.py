@@ -22,10 +22,10 @@ import os
 import random
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from ..config import EndpointConfig, redact_url
+from ..config import BrainConfig, EndpointConfig, redact_url
 
 FORMATS = ("json_schema", "json_object", "plain")
 RETRYABLE_STATUS = {408, 409, 429}
@@ -110,13 +110,23 @@ def parse_completion(body: bytes) -> tuple[str | None, int, int]:
 
 @dataclass
 class TransportSettings:
-    request_timeout_s: float = 20.0
-    max_retries: int = 2
-    backoff_s: float = 0.2
-    backoff_cap_s: float = 4.0
-    retry_after_cap_s: float = 30.0
-    max_reply_bytes: int = 262_144
+    """How a transport asks: the ``[brain]`` settings of the same names (:meth:`of`), and the seed
+    sent with every request."""
+
+    request_timeout_s: float
+    max_retries: int
+    backoff_s: float
+    backoff_cap_s: float
+    retry_after_cap_s: float
+    max_reply_bytes: int
     seed: int = 0
+
+    @classmethod
+    def of(cls, brain: BrainConfig | None = None, seed: int = 0, **changes: Any) -> TransportSettings:
+        """From ``brain`` (the defaults of ``[brain]`` when None), with ``changes`` on top."""
+        b = brain if brain is not None else BrainConfig()
+        values = {f.name: getattr(b, f.name) for f in fields(cls) if f.name != "seed"}
+        return cls(**{**values, "seed": seed, **changes})
 
 
 @dataclass

@@ -85,8 +85,8 @@ def ask_exchange(call: dict[str, Any], texts: dict[str, str], cfg: Config, base_
         async def run() -> None:
             import asyncio
 
-            transport = Transport(TransportSettings(request_timeout_s=timeout_s, max_retries=1, seed=cfg.seed),
-                                  asyncio.get_running_loop())
+            settings = TransportSettings.of(cfg.brain, seed=cfg.seed, request_timeout_s=timeout_s, max_retries=1)
+            transport = Transport(settings, asyncio.get_running_loop())
             ep = Endpoint(EndpointConfig(base_url=url, model=ask_model, max_concurrency=1))
             transport.connect(ep, cfg.brain.api_key_env)
             try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...brains.client import ModelClient
+from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
 from .brief import Brief
 from .chain import Understanding, _req_text
 
@@ -24,7 +24,8 @@ WHAT = {"insights": "the insights for the writer: the facts that serve the task,
 class ModelWriter:
     """Writes the chain's messages with a model (``handoff --agents llm``)."""
 
-    def __init__(self, base_url: str, model: str, seed: int = 0, timeout_s: float = 20.0, max_tokens: int = 300):
+    def __init__(self, base_url: str, model: str, seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 max_tokens: int = 300):
         self.client = ModelClient(base_url, model, timeout_s=timeout_s, seed=seed)
         self.max_tokens = max_tokens
         self.failures: dict[str, int] = {}

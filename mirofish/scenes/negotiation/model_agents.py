@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from ...brains.client import ModelClient
+from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
 from ...brains.prompt import first_json_object
 from .dialogue import GOAL, STRATEGY_HOW, Negotiation, goal_hash
 from .world import LEVELS, NAMED, NUMERIC, SCOPE
@@ -163,7 +163,7 @@ class ModelNegotiator:
         return self._readings("\n".join(lines), keys, "answer")
 
 
-def model_speakers(base_url: str, model: str, seed: int, timeout_s: float = 20.0):
+def model_speakers(base_url: str, model: str, seed: int, timeout_s: float = DEFAULT_TIMEOUT_S):
     """(speakers_for(session index) → {"buyer", "seller"}, close() → failure counts); each
     model call takes at most ``timeout_s`` in all."""
     client = ModelClient(base_url, model, timeout_s=timeout_s, seed=seed)

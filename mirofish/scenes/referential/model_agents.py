@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from ...brains.client import ModelClient
+from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
 from ...brains.prompt import first_json_object
 from .game import Game, GameConfig, GameObject, distinguishing
 from .glossary import Glossary, GlossaryError
@@ -151,7 +151,7 @@ class ModelAgent:
         return self.interps.get(term)
 
 
-def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: float = 20.0):
+def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: float = DEFAULT_TIMEOUT_S):
     """Agents sharing one model client (the same transport, limits and breaker as the
     aquarium's model brain); each model call takes at most ``timeout_s`` in all."""
     client = ModelClient(base_url, model, timeout_s=timeout_s, seed=cfg.seed)
@@ -183,7 +183,7 @@ class _Bound:
 
 
 def check_glossary(glossary: Glossary, base_url: str, model: str, rounds: int = 40, seed: int = 0,
-                   timeout_s: float = 20.0) -> dict[str, Any]:
+                   timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, Any]:
     """``glossary check``: does a (new) model still read the glossary's terms? ``rounds``
     rounds are drawn over the values the glossary names (a target among up to five
     candidates, its message made of the glossary's best term for each value that tells it
