@@ -34,7 +34,8 @@ def priority(age: np.ndarray, energy: np.ndarray, max_energy: int, *, age_weight
     """Integer arbitration score per fish (higher wins)."""
     a = np.minimum(age, age_cap).astype(np.int64) * 1000 // age_cap
     e = energy.astype(np.int64) * 1000 // max_energy
-    return age_weight * a + energy_weight * e
+    score: np.ndarray = age_weight * a + energy_weight * e
+    return score
 
 
 def tie_break(tick: int, id_keys: np.ndarray) -> np.ndarray:

@@ -279,7 +279,7 @@ def redact_text(text: str) -> str:
     return _USERINFO.sub("***@", text)
 
 
-def redacted(cfg: Config) -> dict:
+def redacted(cfg: Config) -> dict[str, Any]:
     """The config as JSON-ready data with every endpoint's credentials redacted."""
     data = cfg.model_dump(mode="json")
     for tier in ("small", "large"):
@@ -403,7 +403,7 @@ class Config(_Section):
 # ---------------------------------------------------------------- loading
 
 
-def _deep_merge(base: dict, over: dict) -> dict:
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
@@ -416,7 +416,7 @@ def _deep_merge(base: dict, over: dict) -> dict:
 READ_FILES: set[Path] = set()  # config and preset files read by this process: never an output
 
 
-def _read_toml(path: Path) -> dict:
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         READ_FILES.add(Path(path).resolve())
     except OSError:
@@ -498,7 +498,7 @@ def load_config(
         data = _deep_merge(data, _read_toml(Path(path)))
     for text in overrides:
         keys, value = parse_override(text)
-        patch: dict = {keys[-1]: value}
+        patch: dict[str, Any] = {keys[-1]: value}
         for k in reversed(keys[:-1]):
             patch = {k: patch}
         data = _deep_merge(data, patch)

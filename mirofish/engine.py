@@ -24,6 +24,7 @@ from __future__ import annotations
 import queue
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -60,9 +61,9 @@ class Engine:
         self.asked_at = np.full(n, -1, np.int64)  # tick of each fish's newest request
         self._asked: RequestBatch | None = None
         self.observers: list[Callable[[Frame], None]] = []
-        self._queued: list[dict] = []  # interventions for the next tick (the window's clicks)
+        self._queued: list[dict[str, Any]] = []  # interventions for the next tick (the window's clicks)
 
-    def intervene(self, iv: dict) -> None:
+    def intervene(self, iv: dict[str, Any]) -> None:
         """Apply ``iv`` (see :mod:`mirofish.interventions`) at the start of the next tick; it is
         in that tick's :attr:`Frame.interventions` (what recorders store). Raises
         :class:`~mirofish.interventions.InterventionError` for one that cannot apply here."""

@@ -8,6 +8,7 @@ so that neither imports the other.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ class Frame:
     move_outcome: np.ndarray
     applied: list[DecisionBatch] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
-    interventions: list[dict] = field(default_factory=list)  # applied at the start of the tick
+    interventions: list[dict[str, Any]] = field(default_factory=list)  # applied at the start of the tick
     present: np.ndarray | None = None  # which fish are in the water; None: all of them
     # with remembered places (fish.places): every fish's meals so far, and those eaten back at a
     # place it remembered (fish/places.py); None in tanks without places

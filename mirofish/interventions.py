@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -54,7 +54,7 @@ class InterventionError(ValueError):
     """An intervention that cannot be applied (bad kind, a place outside the tank …)."""
 
 
-def _point(iv: dict, world: World | None) -> dict:
+def _point(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
     if not all(type(iv.get(k)) is int for k in ("x", "y")):
         raise InterventionError(f"{iv['kind']} needs whole-number x and y, got {iv.get('x')!r}, {iv.get('y')!r}")
     if world is not None:
@@ -62,7 +62,7 @@ def _point(iv: dict, world: World | None) -> dict:
     return {"kind": iv["kind"], "x": iv["x"], "y": iv["y"]}
 
 
-def _add(iv: dict, world: World | None) -> dict:
+def _add(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
     out = _point(iv, world)
     traits = iv.get("traits")
     if traits is not None and (not isinstance(traits, list) or len(traits) != 5
@@ -79,7 +79,7 @@ def _add(iv: dict, world: World | None) -> dict:
     return {**out, "traits": traits} if traits is not None else out
 
 
-def _remove(iv: dict, world: World | None) -> dict:
+def _remove(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
     fish = iv.get("fish")
     if type(fish) is not int or (world is not None and not 0 <= fish < world.school.n):
         raise InterventionError(f"remove: no fish {fish!r} in this tank")
@@ -88,7 +88,7 @@ def _remove(iv: dict, world: World | None) -> dict:
     return {"kind": "remove", "fish": fish}
 
 
-def _current(iv: dict, world: World | None) -> dict:
+def _current(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
     if iv.get("dir") not in DIRECTION_NAMES:
         raise InterventionError(f"current: dir must be one of {', '.join(DIRECTION_NAMES)}, got {iv.get('dir')!r}")
     if type(iv.get("ticks")) is not int or not 0 <= iv["ticks"] <= 1_000_000:
@@ -96,7 +96,7 @@ def _current(iv: dict, world: World | None) -> dict:
     return {"kind": "current", "dir": iv["dir"], "ticks": iv["ticks"]}
 
 
-def _tune(iv: dict, world: World | None) -> dict:
+def _tune(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
     if iv.get("key") not in LIVE_KEYS:
         raise InterventionError(f"tune: key must be one of {', '.join(LIVE_KEYS)}, got {iv.get('key')!r}")
     value = iv.get("value")
@@ -115,7 +115,7 @@ _CHECKS = {"food": _point, "rock": _point, "clear": _point, "current": _current,
            "remove": _remove}
 
 
-def check(iv: object, world: World | None = None) -> dict:
+def check(iv: object, world: World | None = None) -> dict[str, Any]:
     """``iv`` as a valid intervention dict (a copy), or :class:`InterventionError` naming the
     problem (with ``world``: also a place outside its tank, a fish that is not there …)."""
     if not isinstance(iv, dict) or iv.get("kind") not in KINDS:
@@ -124,7 +124,7 @@ def check(iv: object, world: World | None = None) -> dict:
     return _CHECKS[iv["kind"]](iv, world)
 
 
-def describe(iv: dict) -> str:
+def describe(iv: dict[str, Any]) -> str:
     """One short line for a person: ``food at 40,20``, ``current east for 60 ticks``."""
     kind = iv["kind"]
     if kind == "food":
@@ -142,7 +142,7 @@ def describe(iv: dict) -> str:
     return f"{iv['key']} = {iv['value']:g}"
 
 
-def parse_point(text: str, kind: str) -> dict:
+def parse_point(text: str, kind: str) -> dict[str, Any]:
     """``"X,Y"`` (a command-line flag) → an intervention of ``kind``."""
     try:
         x, y = (int(v) for v in text.split(","))
@@ -151,7 +151,7 @@ def parse_point(text: str, kind: str) -> dict:
     return {"kind": kind, "x": x, "y": y}
 
 
-def parse_add(text: str) -> dict:
+def parse_add(text: str) -> dict[str, Any]:
     """``"X,Y"`` or ``"X,Y,S,C,A,P,M"`` (the five traits 0..100) → an add intervention."""
     try:
         values = [int(v) for v in text.split(",")]
@@ -164,7 +164,7 @@ def parse_add(text: str) -> dict:
     return check({**iv, "traits": values[2:]} if len(values) == 7 else iv)
 
 
-def parse_current(text: str) -> dict:
+def parse_current(text: str) -> dict[str, Any]:
     """``"east,60"`` → a current intervention."""
     parts = text.split(",")
     if len(parts) != 2 or not parts[1].strip().isdigit():
@@ -172,10 +172,10 @@ def parse_current(text: str) -> dict:
     return check({"kind": "current", "dir": parts[0].strip(), "ticks": int(parts[1])})
 
 
-def read_file(path: str | Path) -> list[tuple[int, dict]]:
+def read_file(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """An interventions file: JSON Lines, one ``{"tick": T, "kind": ..., ...}`` per line
     (blank lines and ``#`` comments skipped) → sorted ``(tick, intervention)`` pairs."""
-    out: list[tuple[int, dict]] = []
+    out: list[tuple[int, dict[str, Any]]] = []
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -210,7 +210,7 @@ def _square(world: World, x: int, y: int) -> np.ndarray:
     return np.asarray(w.cell(gx.ravel(), gy.ravel()), np.int64)
 
 
-def apply(world: World, iv: dict) -> dict:
+def apply(world: World, iv: dict[str, Any]) -> dict[str, Any]:
     """Apply ``iv`` (checked) to ``world`` now; returns what it did (``iv`` plus ``"cells"``:
     how many cells changed — 0 when nothing could: food everywhere already, fish in the way)."""
     iv = check(iv)
@@ -253,7 +253,7 @@ def apply(world: World, iv: dict) -> dict:
     return {**iv, "cells": changed}
 
 
-def _add_fish(world: World, iv: dict) -> int:
+def _add_fish(world: World, iv: dict[str, Any]) -> int:
     """Put a new fish in the first free room, on the free open cell nearest (x, y); its id."""
     from .config import hundredths
     from .fish.personality import persona_text, sample_traits
@@ -306,12 +306,12 @@ _LEFT_BEHIND = ("cell", "absent", "intent", "stuck", "refused_at", "last_decisio
                 "plan_end", "plan_trigger", "no_food", "alone", "crowded", "hungry_food", "failed")
 
 
-def departing(world: World, fish: int) -> dict:
+def departing(world: World, fish: int) -> dict[str, Any]:
     """Fish ``fish`` as an ``add`` intervention's ``state`` (JSON-ready): every kept array but
     where it was and its plan, its short and long memories (with their texts), its persona and
     its remembered places (their coordinates are the old tank's: kept, as a fish remembers)."""
     s = world.school
-    state: dict = {"fish": {name: getattr(s, name)[fish].tolist() for name in type(s).STATE
+    state: dict[str, Any] = {"fish": {name: getattr(s, name)[fish].tolist() for name in type(s).STATE
                             if name not in _LEFT_BEHIND},
                    "memory": {name: getattr(s.memory, name)[fish].tolist()
                               for name in ("tick", "code", "arg", "count")},
@@ -323,7 +323,7 @@ def departing(world: World, fish: int) -> dict:
     return state
 
 
-def arrive(world: World, fish: int, state: dict) -> None:
+def arrive(world: World, fish: int, state: dict[str, Any]) -> None:
     """Give the fish just added at room ``fish`` a migrant's ``state`` (see :func:`departing`);
     a part that does not fit this tank (another memory size, no places) is left out."""
     s = world.school

@@ -27,6 +27,7 @@ try:
     from . import _tick as _compiled  # type: ignore[attr-defined]
 except ImportError:  # not built (no compiler at install time): the numpy tick runs
     _compiled = None
+_compiled_module: ModuleType | None = _compiled
 if _compiled is not None and not hasattr(_compiled, "STEER_ARRAYS"):  # built from an older _tick.c (before all
     _compiled = None  # arguments went by name): stale, so the numpy tick runs until pip install -e . rebuilds it
 
@@ -43,7 +44,7 @@ def compiled_tick() -> ModuleType | None:
     if choice == "compiled" and _compiled is None:
         raise ValueError(f"{ENV}=compiled, but mirofish._tick was not built (reinstall with a C compiler: "
                          "pip install -e .)")
-    return _compiled
+    return _compiled_module
 
 
 def name() -> str:
@@ -55,4 +56,4 @@ def built() -> ModuleType | None:
     """The compiled module if it was built, whatever ``MIROFISH_TICK`` says (for objects that
     decided with :func:`compiled_tick` when made and keep only that choice, so that they stay
     copyable and picklable)."""
-    return _compiled
+    return _compiled_module

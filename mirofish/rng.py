@@ -26,10 +26,11 @@ def _splitmix(z: np.ndarray) -> np.ndarray:
     z = z * _M1
     z = z ^ (z >> _S27)
     z = z * _M2
-    return z ^ (z >> _S31)
+    out: np.ndarray = z ^ (z >> _S31)
+    return out
 
 
-def mix64(*keys) -> np.ndarray:
+def mix64(*keys: Any) -> np.ndarray:
     """Hash integers (scalars or arrays, broadcast) to uint64: each key is folded in and mixed."""
     with np.errstate(over="ignore"):
         acc: Any = np.uint64(0)
@@ -62,7 +63,8 @@ class KeyTable:
         top = int(ids.max()) + 1 if ids.size else 0
         if top > self.keys.size:
             self.keys = mix64(self.salt, np.arange(max(top, 2 * self.keys.size)))
-        return self.keys[ids]
+        keys: np.ndarray = self.keys[ids]
+        return keys
 
 
 def seeded_softmax(u: np.ndarray, temperature: float, draws: np.ndarray) -> np.ndarray:
@@ -72,4 +74,5 @@ def seeded_softmax(u: np.ndarray, temperature: float, draws: np.ndarray) -> np.n
     z = u / temperature
     z -= z.max(axis=1, keepdims=True)
     cdf = np.cumsum(np.exp(z), axis=1)
-    return np.minimum((cdf <= (draws * cdf[:, -1])[:, None]).sum(axis=1), u.shape[1] - 1)
+    picked: np.ndarray = np.minimum((cdf <= (draws * cdf[:, -1])[:, None]).sum(axis=1), u.shape[1] - 1)
+    return picked

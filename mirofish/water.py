@@ -98,7 +98,7 @@ class Water:
 
     # ------------------------------------------------------------ geometry
 
-    def cell(self, x: int | np.ndarray, y: int | np.ndarray):
+    def cell(self, x: int | np.ndarray, y: int | np.ndarray) -> Any:
         """Tank coordinates → padded flat index."""
         return (np.asarray(y) + self.pad) * self.pw + (np.asarray(x) + self.pad)
 
@@ -111,7 +111,8 @@ class Water:
         """Flat offsets of the (2r+1)² view window, row by row, centre included."""
         r = self.pad
         dy, dx = np.mgrid[-r : r + 1, -r : r + 1]
-        return (dy * self.pw + dx).ravel().astype(np.int32)
+        offsets: np.ndarray = (dy * self.pw + dx).ravel().astype(np.int32)
+        return offsets
 
     def tank_terrain(self) -> np.ndarray:
         """Unpadded (height, width) terrain codes."""
@@ -121,7 +122,8 @@ class Water:
     # ------------------------------------------------------------ food
 
     def has_food(self) -> np.ndarray:
-        return self.food_born != NO_FOOD
+        has: np.ndarray = self.food_born != NO_FOOD
+        return has
 
     def food_cells(self) -> np.ndarray:
         return np.flatnonzero(self.food_born != NO_FOOD)

@@ -309,7 +309,7 @@ class World:
                 out[key] = float(now)
         return out
 
-    def intervene(self, iv: dict) -> dict:
+    def intervene(self, iv: dict[str, Any]) -> dict[str, Any]:
         """Apply a hands-on intervention now (see :mod:`mirofish.interventions`)."""
         return interventions.apply(self, iv)
 
@@ -327,7 +327,8 @@ class World:
 
     def view_codes(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` view codes for the given fish (see :mod:`mirofish.fish.perception`)."""
-        return self.codes[fish]
+        codes: np.ndarray = self.codes[fish]
+        return codes
 
     def perceive(self, i: int, codes: np.ndarray | None = None) -> Perception:
         """Fish ``i``'s complete perception (the only input any brain gets)."""
@@ -400,7 +401,8 @@ class World:
 
     def recently_refused(self, fish: np.ndarray, within: int) -> np.ndarray:
         """``(k, 4)`` bool: directions in which each fish's move failed during the last ``within`` ticks."""
-        return self.school.refused_at[fish] >= self.tick - within
+        refused: np.ndarray = self.school.refused_at[fish] >= self.tick - within
+        return refused
 
     def apply_decisions(self, fish: np.ndarray, actions: np.ndarray) -> None:
         """Make single actions the fish's standing plans (``hold``), from this tick on."""

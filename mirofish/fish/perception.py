@@ -37,7 +37,7 @@ def cell_codes(blocked: np.ndarray, food: np.ndarray, cells: np.ndarray, heading
 
 def view_codes(grid: np.ndarray, windows: np.ndarray) -> np.ndarray:
     """View codes for flat-index windows ``(k, cells)`` read off :func:`cell_codes`; the centre is the viewer."""
-    codes = grid[windows]
+    codes: np.ndarray = grid[windows]
     codes[:, windows.shape[1] // 2] = V_SELF
     return codes
 

@@ -8,6 +8,9 @@ stored beside the persona, never in it.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from .plans import TYPES
 
 TRAITS = ("sociability", "curiosity", "caution", "appetite", "calm")
 
@@ -33,9 +36,9 @@ def _band(v: int) -> int:
     return 0 if v < 34 else (2 if v > 66 else 1)
 
 
-def persona_text(traits) -> str:
+def persona_text(traits: ArrayLike) -> str:
     """One line describing a fish, e.g. 'a sociable fish that loves to explore open water, always hungry'."""
-    t = dict(zip(TRAITS, (int(v) for v in traits)))
+    t = dict(zip(TRAITS, (int(v) for v in np.asarray(traits).tolist())))
     head = _WORDS["sociability"][_band(t["sociability"])]
     parts = [w for k in ("curiosity",) if (w := _WORDS[k][_band(t[k])])]
     tail = [w for k in ("caution", "appetite", "calm") if (w := _WORDS[k][_band(t[k])])]
@@ -45,14 +48,15 @@ def persona_text(traits) -> str:
     return text
 
 
-# Which trait each plan goal answers to (goals in Goal order, hold excluded): forage ←
-# appetite, school ← sociability, explore ← curiosity, rest ← calm, keep away ← caution.
-_GOAL_TRAIT = (3, 0, 1, 4, 2)
+# The goals a character shows in, and the trait each answers to (the plan types' ``trait``: forage ←
+# appetite, school ← sociability, explore ← curiosity, rest ← calm, keep away ← caution).
+_SCORED = [i for i, t in enumerate(TYPES) if t.trait]
+_GOAL_TRAIT = [TRAITS.index(str(TYPES[i].trait)) for i in _SCORED]
 BEHAVIOUR_MIN_DECISIONS = 8  # fewer plans than this say nothing about character
 BEHAVIOUR_ALERT = 0.5  # a behaviour score below this is out of character
 
 
-def behaviour_score(goal_counts, traits, tank_counts=None) -> float | None:
+def behaviour_score(goal_counts: ArrayLike, traits: ArrayLike, tank_counts: ArrayLike | None = None) -> float | None:
     """How in character a fish's recent plans are: the cosine between the shares of goals it
     chose (forage, school, explore, rest, keep away) and the shares its personality predicts —
     the whole tank's shares over the same time (``tank_counts``; uniform if not given), each
@@ -61,9 +65,9 @@ def behaviour_score(goal_counts, traits, tank_counts=None) -> float | None:
     apply yet). ``return`` (to a remembered place: memory, not a trait) is left out.
     Works for every brain — unlike the text drift, which needs model-written
     summaries."""
-    counts = np.asarray(goal_counts, np.float64)[1:6]  # hold plans are single actions: no goal
+    counts = np.asarray(goal_counts, np.float64)[_SCORED]  # hold plans are single actions: no goal
     if counts.sum() < BEHAVIOUR_MIN_DECISIONS:
         return None
-    base = np.ones(5) if tank_counts is None else np.asarray(tank_counts, np.float64)[1:6] + 1.0
+    base = np.ones(len(_SCORED)) if tank_counts is None else np.asarray(tank_counts, np.float64)[_SCORED] + 1.0
     expected = base / base.sum() * (0.5 + np.asarray(traits, np.float64)[list(_GOAL_TRAIT)] / 100.0)
     return float(counts @ expected / (np.linalg.norm(counts) * np.linalg.norm(expected)))

@@ -32,7 +32,8 @@ import numpy as np
 
 from ..actions import ACTION_NAMES, DIRECTION_NAMES, Action
 from . import plantypes
-from .plantypes import AWAY_NAMES, PlanType
+from .plantypes import AWAY_NAMES as AWAY_NAMES  # re-exported: the words of the away parameter
+from .plantypes import PlanType
 
 plantypes.check(plantypes.PLAN_TYPES)  # again: a table extended before this module loaded is checked whole
 TYPES: tuple[PlanType, ...] = plantypes.PLAN_TYPES

@@ -15,7 +15,8 @@ A plan type says, once, what the rest of the package needs to know about a goal:
 * the instinct **planner's utility** it answers to (None: the planner never chooses it; a
   model or a person still can), the line that offers it in the model's prompt, when it **fits**
   a fish's view, the words of a **fork picker**;
-* the **word-and-deed** phrases that name it in a thought and the check of its **deed**.
+* the **word-and-deed** phrases that name it in a thought and the check of its **deed**;
+* the personality **trait** it answers to (the behaviour score: how in character a fish's plans are).
 
 From it: ``plans.Goal`` and every goal list (prompt enum and option lines, ``DEFAULT_TICKS``,
 the fork picker's plans, the planner's goals, the goal flags, steering's table, word and deed's
@@ -67,6 +68,7 @@ class PlanType:
     fork: tuple[str, ...] = ()  # the fork picker's plans (a {param} word each; () none)
     words: tuple[str, ...] = ()  # what a thought says when it means this goal
     deed: str = "worked"  # DEEDS
+    trait: str | None = None  # the personality trait it answers to (personality.TRAITS; the behaviour score)
     doc: str = ""  # what it means, for the docs and the help
 
     def __post_init__(self) -> None:
@@ -94,7 +96,7 @@ PLAN_TYPES: tuple[PlanType, ...] = (
     PlanType("forage", ticks=60, events=frozenset({"planned", "forage"}), steer=({"food": ("food", 1.0)},),
              eats="reach", planner="forage", planner_weight="forage", planner_ticks="forage_ticks",
              prompt="go to food and eat it", fork=("forage {ticks}",),
-             words=("food", "eat", "hungry", "feed", "snack", "meal", "forag"), deed="ate",
+             words=("food", "eat", "hungry", "feed", "snack", "meal", "forag"), deed="ate", trait="appetite",
              doc="swim to food in view and eat it; done when a meal made it sated, failed after no food for a while"),
     PlanType("school", ticks=120, events=frozenset({"planned", "school", "crowd", "hungry"}),
              steer=({"align": ("alignment", 1.0), "cohesion": ("cohesion", 1.0)},),
@@ -102,22 +104,24 @@ PLAN_TYPES: tuple[PlanType, ...] = (
              prompt="stay with the fish you see and swim their way", fits="fish_in_view", fork=("school {ticks}",),
              words=("others", "other fish", "join", "school", "together", "company", "group", "with them",
                     "follow"),
-             deed="company", doc="swim the way the fish in view face and stay near them; failed when alone a while"),
+             deed="company", trait="sociability",
+             doc="swim the way the fish in view face and stay near them; failed when alone a while"),
     PlanType("explore", param="direction", ticks=30, events=_ROAMING, planner="explore", planner_weight="explore",
              planner_ticks="explore_ticks", prompt="swim north, south, west or east", fits="open_way",
              fork=("explore {param} {ticks}",),
              words=("explor", "open water", "nobody", "alone", "wander", "head ", "swim "), deed="along",
+             trait="curiosity",
              doc="swim one way; ends at its horizon or when it finds company"),
     PlanType("rest", param="energy", ticks=20, events=frozenset({"planned", "rest", "crowd", "hungry"}), eats="no",
              rests=True, planner="rest", planner_weight="rest", planner_ticks="rest_ticks",
              prompt='stay put until energy reaches "until" (rest only revives below 10)', fork=("rest 100 {ticks}",),
-             words=("rest", "tired", "stay put", "sleep", "recover", "stay here", "still"), deed="still",
+             words=("rest", "tired", "stay put", "sleep", "recover", "stay here", "still"), deed="still", trait="calm",
              doc="stay put until energy reaches the parameter; failed when hungry with food in view"),
     PlanType("keep_away", param="away", ticks=8, events=frozenset({"planned", "roaming", "hungry"}),
              steer=({"cohesion": ("cohesion", -1.0)}, {"glass": ("wall", -4.0)}),
              planner="keep_away", planner_weight="keep_away", planner_ticks="away_ticks",
              prompt='from a "crowd" or the "glass"', fork=("keep_away {param} {ticks}",),
-             words=("away from", "avoid", "crowd", "too many", "glass", "wall"), deed="away",
+             words=("away from", "avoid", "crowd", "too many", "glass", "wall"), deed="away", trait="caution",
              doc="move away from a crowd (the fish in view) or from the glass"),
     PlanType("return", param="place", ticks=60, events=frozenset({"planned", "hungry"}),
              steer=({"food": ("food", 1.0)},), eats="reach", planner="return", planner_weight="revisit",

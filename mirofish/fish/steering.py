@@ -70,7 +70,8 @@ class GoalRows:
     def row(self, goal: np.ndarray, param: np.ndarray) -> np.ndarray:
         """The steering table's row of each (goal, param)."""
         n = self.variants[goal]
-        return self.start[goal] + np.where((n > 1) & (param >= 0) & (param < n), param, 0)
+        row: np.ndarray = self.start[goal] + np.where((n > 1) & (param >= 0) & (param < n), param, 0)
+        return row
 
     def table(self, cfg: SteeringConfig) -> np.ndarray:
         """``(rows, TERMS)``: each row's weight of each term (sign included), from ``cfg``."""
@@ -147,7 +148,8 @@ def sparse_rows(matrix: np.ndarray) -> dict[str, np.ndarray]:
 def view_features(codes: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     """``(k, N_FEATURES)`` from view codes ``(k, side²)``: one-hot view (code-major) @ ``matrix``."""
     onehot = (codes[:, None, :] == _CODES).reshape(len(codes), -1)
-    return onehot.astype(np.float64) @ matrix
+    features: np.ndarray = onehot.astype(np.float64) @ matrix
+    return features
 
 
 class Steering:
