@@ -37,6 +37,9 @@ least half moved in the last 10 ticks. For the largest school: ``school_size``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,17 +48,12 @@ from .. import arbiter, kernel
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
 from ..brains.base import TIER_INDEX, TIERS, DecisionBatch, status_code
 from ..config import MetricsConfig
-from .territory import KEYS as TERRITORY
 from .territory import Territory
 from .worddeed import WordDeed
 
 if TYPE_CHECKING:
     from ..frame import Frame
 
-SIX = ("action_entropy", "conflict_rate", "schooling_degree", "tokens_per_decision",
-       "decision_latency_p95_ms", "fallback_rate")
-COLLECTIVE = ("polarization", "rotation", "nn_distance", "clusters", "largest_cluster", "school_size",
-              "school_polarization", "school_milling", "school_moving", "school_travel")
 MOVED_WITHIN = 10  # "moved lately" = a successful move in the last this many ticks
 _UNIT = np.array(MOVE_DXDY, np.float64)
 _FALLBACK = TIER_INDEX["fallback"]
@@ -285,7 +283,9 @@ class Metrics:
         self.cfg = cfg
         # with remembered places: home ranges, site fidelity, overlap (observe/territory.py)
         self.territory = Territory(n_fish, width, height, cfg.sample_every) if territory else None
-        self.keys = SIX + COLLECTIVE + (TERRITORY if territory else ())
+        self.keys = tuple(m.key for m in METRICS if m.kind != "tick" and (territory or m.group != "territory"))
+        self._window = [m for m in METRICS if m.kind == "window"]
+        self._sampled = [m for m in METRICS if m.kind == "sample" and m.key in self.keys]
         w = cfg.window
         self.ticks = 0
         # Rolling windows: a ring of per-tick rows plus their running sum.
@@ -417,41 +417,28 @@ class Metrics:
         return float(np.count_nonzero((self._nb_sum > filled) & self.moving()) / max(1, self.in_water))
 
     def _window_values(self) -> dict[str, float]:
-        cur = {"action_entropy": entropy(self._action_sum)}
-        c = self._conflict_sum
-        cur["conflict_rate"] = float(c[0] / c[1]) if c[1] else 0.0
-        cur["schooling_degree"] = self.schooling_now()
-        d = self._decision_sum
-        cur["tokens_per_decision"] = float(d[2] / d[0]) if d[0] else 0.0
-        cur["fallback_rate"] = float(d[1] / d[0]) if d[0] else 0.0
-        cur["decision_latency_p95_ms"] = self._latency_p95()
-        return cur
+        return {m.key: float(m.compute(self)) for m in self._window}
 
     def _sample(self, f: Frame) -> None:
         cur = self._current
         cur.update(self._window_values())
-        ids = f.in_water  # the collective figures are of the fish in the water
-        full_xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
-        xy, heading = full_xy[ids], f.heading[ids]
-        cur["polarization"] = polarization(heading)
-        cur["rotation"] = rotation(xy, heading)
-        cur["nn_distance"], labels = nn_and_labels(xy)
-        sizes = np.bincount(labels, minlength=len(xy)) if labels is not None else np.ones(len(xy), np.int64)
-        cur["clusters"], cur["largest_cluster"] = float(np.count_nonzero(sizes >= 2)), float(sizes.max(initial=0))
-        moving = self.moving()[ids]
-        members = largest_school(labels, moving)
-        cur.update(school_figures(members, xy, heading, moving))
-        self.school_members = ids[members]
-        xy = full_xy
-        prev, m = self._prev_xy, self.school_members
-        moved = xy[m].mean(axis=0) - prev[m].mean(axis=0) if m.size and prev is not None else np.zeros(2)
-        cur["school_travel"] = float(np.hypot(*moved))
-        self._prev_xy = xy
-        if self.territory is not None:
-            cur.update(self.territory.sample(f))
+        s = Sample(f, self.moving(), self._prev_xy, self.territory)
+        for m in self._sampled:
+            cur[m.key] = float(m.compute(s))
+        self.school_members = s.school_members
+        self._prev_xy = s.full_xy
         self._samples += 1
         for k in self.keys:
             self._sums[k] += cur[k]
+
+    def decisions_window(self) -> tuple[int, int, int]:
+        """(decisions, fallbacks, tokens) over the window."""
+        d = self._decision_sum
+        return d[0], d[1], d[2]
+
+    def conflicts_window(self) -> tuple[int, int]:
+        """(intents refused because of another fish, intents) over the window."""
+        return int(self._conflict_sum[0]), int(self._conflict_sum[1])
 
     def alerts(self) -> list[str]:
         """Alerts in force now: heartbeat (no fish moved for ``heartbeat_ticks``), fallback rate, jams."""
@@ -466,6 +453,10 @@ class Metrics:
         if streak > self.cfg.jam_ticks:
             out.append(f"jam: a fish refused {streak} times in a row near ({x}, {y})")
         return out
+
+    def latency_p95(self) -> float:
+        """P95 of the last 2,048 decision latencies, ms (nearest rank)."""
+        return self._latency_p95()
 
     def _latency_p95(self) -> float:
         n = min(self._lat_n, self._lat.size)
@@ -515,3 +506,207 @@ class Metrics:
 
     def decisions_by_tier(self) -> dict[str, int]:
         return {name: int(c) for name, c in zip(TIERS, self.by_tier) if c}
+
+
+# ---------------------------------------------------------------- the metrics, declared once
+
+
+class Sample:
+    """What a sampled metric reads (``compute(sample)``), every ``metrics.sample_every`` ticks: the
+    frame (:attr:`f`), the fish in the water (:attr:`ids`) with their positions and headings, who
+    moved lately, and — computed once, on first use — the clusters, the largest moving school and
+    the territory figures. A metric of a user's reads the same (docs: "Your own metric")."""
+
+    def __init__(self, f: Frame, moving: np.ndarray, prev_xy: np.ndarray | None, territory: Territory | None):
+        self.f = f
+        self.ids = f.in_water  # the collective figures are of the fish in the water
+        self.full_xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
+        self.xy, self.heading = self.full_xy[self.ids], f.heading[self.ids]
+        self.moving = moving[self.ids]
+        self.prev_xy = prev_xy
+        self._territory = territory
+
+    @cached_property
+    def neighbours(self) -> tuple[float, np.ndarray | None]:
+        """(mean nearest-neighbour distance, cluster labels) of the fish in the water."""
+        return nn_and_labels(self.xy)
+
+    @cached_property
+    def cluster_sizes(self) -> np.ndarray:
+        labels = self.neighbours[1]
+        return np.bincount(labels, minlength=len(self.xy)) if labels is not None else np.ones(len(self.xy), np.int64)
+
+    @cached_property
+    def members(self) -> np.ndarray:
+        """The largest moving school (indexes into :attr:`ids`)."""
+        return largest_school(self.neighbours[1], self.moving)
+
+    @property
+    def school_members(self) -> np.ndarray:
+        """The largest moving school's fish (fish ids)."""
+        fish: np.ndarray = self.ids[self.members]
+        return fish
+
+    @cached_property
+    def school(self) -> dict[str, Any]:
+        return school_figures(self.members, self.xy, self.heading, self.moving)
+
+    def school_travel(self) -> float:
+        m, prev = self.school_members, self.prev_xy
+        moved = self.full_xy[m].mean(axis=0) - prev[m].mean(axis=0) if m.size and prev is not None else np.zeros(2)
+        return float(np.hypot(*moved))
+
+    @cached_property
+    def territory(self) -> dict[str, float]:
+        assert self._territory is not None
+        return self._territory.sample(self.f)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric, declared once (Mesa's reporters): the metrics, the HUD, the charts, the
+    recordings' samples, the export tables, the sweeps and ``diff`` read this table.
+
+    ``kind``: ``"window"`` — exact whenever read, over the rolling window (``compute(metrics)``,
+    a :class:`Metrics`); ``"sample"`` — every ``metrics.sample_every`` ticks (``compute(sample)``,
+    a :class:`Sample`); ``"tick"`` — every tick, kept in a recording's per-tick rows
+    (``compute(frame)``). ``group``: ``"health"`` (docs/design.md §4's six), ``"collective"``,
+    ``"territory"`` (only in tanks with remembered places), ``"tank"``, or a user's own.
+    ``healthy``: the design's healthy range; ``bad_below``/``bad_above``: alarm lines. The rest
+    says where it is shown: ``hud`` / ``chart`` / ``diff`` rank (None: not there), the chart's
+    title, colour (a ``ui.theme`` name) and fixed y range, ``model_only`` (the HUD shows it only
+    with a model brain), ``recorded`` (in a recording's samples), ``computed_in`` (where the
+    numbers come from: a compiled tally's arrays or Python)."""
+
+    key: str
+    label: str
+    doc: str
+    unit: str
+    fmt: str
+    kind: str
+    compute: Callable[[Any], float]
+    group: str = "collective"
+    healthy: tuple[float, float] | None = None
+    bad_below: float | None = None
+    bad_above: float | None = None
+    model_only: bool = False
+    hud: int | None = None
+    chart: int | None = None
+    chart_title: str = ""
+    chart_colour: str = "INK"
+    chart_range: tuple[float, float] | None = None
+    diff: int | None = None
+    recorded: bool = False
+    computed_in: str = "Python"
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"metric {self.key}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        if not self.key.isidentifier():
+            raise ValueError(f"metric {self.key!r}: a key is a name (letters, digits, _)")
+        try:
+            self.fmt.format(0.5)
+        except (ValueError, IndexError, KeyError) as exc:
+            raise ValueError(f"metric {self.key}: format {self.fmt!r} does not format a number ({exc})") from None
+
+
+KINDS = ("window", "sample", "tick")
+
+
+def _ratio(a: float, b: float) -> float:
+    return float(a / b) if b else 0.0
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("action_entropy", "action entropy", "Shannon entropy (ln) of the six executed actions in the window "
+           "(max ln 6 = 1.79)", "nats", "{:.2f}", "window", lambda m: entropy(m._action_sum), group="health",
+           healthy=(1.6, 1.9), bad_below=1.2, hud=0, chart=5, chart_title="action entropy (ln)",
+           chart_range=(0.0, 1.8), diff=6, recorded=True, computed_in="C tally: actions (rolling window)"),
+    Metric("conflict_rate", "conflict rate", "intents refused because of another fish / all intents, in the "
+           "window (bumps into glass apart)", "share", "{:.1%}", "window",
+           lambda m: _ratio(*m.conflicts_window()), group="health", healthy=(0.03, 0.08), bad_above=0.15, hud=1,
+           chart=4, chart_title="conflict rate", chart_colour="WARN", diff=5, recorded=True,
+           computed_in="C tally: conflicts (rolling window)"),
+    Metric("schooling_degree", "schooling", "share of fish with more than one other fish in view on average "
+           "over the schooling window, that moved in the last 10 ticks", "share", "{:.2f}", "window",
+           lambda m: m.schooling_now(), group="health", hud=2, chart=0, chart_title="schooling degree",
+           chart_colour="GOOD", chart_range=(0.0, 1.0), diff=0, recorded=True,
+           computed_in="C tally: nb (fish in view, rolling window)"),
+    Metric("tokens_per_decision", "tokens/decision", "prompt + completion tokens per decision in the window "
+           "(0 for the instinct brain)", "tokens", "{:.0f}", "window",
+           lambda m: _ratio(m.decisions_window()[2], m.decisions_window()[0]), group="health",
+           healthy=(350, 500), bad_above=1500, model_only=True, hud=3, diff=9, recorded=True),
+    Metric("decision_latency_p95_ms", "latency p95", "request queued -> decision applied, P95 over the last "
+           "2,048 decisions", "ms", "{:.0f} ms", "window", lambda m: m.latency_p95(), group="health",
+           healthy=(0, 1200), bad_above=1200, model_only=True, hud=4, recorded=True),
+    Metric("fallback_rate", "fallback rate", "share of decisions in the window made by the fallback tier (rules "
+           "standing in for a failed model)", "share", "{:.1%}", "window",
+           lambda m: _ratio(m.decisions_window()[1], m.decisions_window()[0]), group="health", healthy=(0, 0.05),
+           bad_above=0.20, model_only=True, hud=5, diff=8, recorded=True),
+    Metric("polarization", "polarization", "|sum of the heading unit vectors| / N: 1 = all the same way",
+           "0..1", "{:.2f}", "sample", lambda s: polarization(s.heading), hud=9, diff=1, recorded=True),
+    Metric("rotation", "rotation", "|sum of r x u| / N around the group's centre (Couzin's milling)", "0..1",
+           "{:.2f}", "sample", lambda s: rotation(s.xy, s.heading), recorded=True),
+    Metric("nn_distance", "nn distance", "mean distance to the nearest other fish", "cells", "{:.1f}", "sample",
+           lambda s: s.neighbours[0], diff=7, recorded=True, computed_in="C neighbours (grid of the fish)"),
+    Metric("clusters", "clusters", "groups of 2 or more fish linked by being in each other's view", "groups",
+           "{:.0f}", "sample", lambda s: float(np.count_nonzero(s.cluster_sizes >= 2)), hud=10, recorded=True,
+           computed_in="C neighbours + components"),
+    Metric("largest_cluster", "largest cluster", "fish in the largest cluster", "fish", "{:.0f}", "sample",
+           lambda s: float(s.cluster_sizes.max(initial=0)), recorded=True),
+    Metric("school_size", "largest school", "fish in the largest moving school (a cluster of 3 or more of which "
+           "at least half moved in the last 10 ticks)", "fish", "{:.0f} fish", "sample",
+           lambda s: s.school["school_size"], hud=6, chart=1, chart_title="largest moving school (fish)",
+           chart_colour="ACCENT", diff=2, recorded=True),
+    Metric("school_polarization", "school polariz.", "polarization inside the largest moving school", "0..1",
+           "{:.2f}", "sample", lambda s: s.school["school_polarization"], hud=7, chart=2,
+           chart_title="polarization inside it", chart_colour="ACCENT", chart_range=(0.0, 1.0), recorded=True),
+    Metric("school_milling", "school milling", "rotation inside the largest moving school", "0..1", "{:.2f}",
+           "sample", lambda s: s.school["school_milling"], recorded=True),
+    Metric("school_moving", "school moving", "share of the largest school's fish that moved in the last 10 ticks",
+           "share", "{:.0%}", "sample", lambda s: s.school["school_moving"], hud=8, diff=3, recorded=True),
+    Metric("school_travel", "school travel", "cells the largest school's centre moved since the previous sample",
+           "cells", "{:.1f}", "sample", lambda s: s.school_travel(), diff=4, recorded=True),
+    Metric("home_range", "home range", "per fish, the 4x4-cell squares it was seen in over 5 minutes, in cells "
+           "(the tank's mean)", "cells", "{:.0f}", "sample", lambda s: s.territory["home_range"],
+           group="territory", chart=7, chart_title="home range (cells, last 5 min)", chart_colour="ACCENT"),
+    Metric("site_fidelity", "site fidelity", "share of meals eaten back at a remembered place", "share", "{:.0%}",
+           "sample", lambda s: s.territory["site_fidelity"], group="territory", chart=6,
+           chart_title="site fidelity (meals back at a place)", chart_colour="GOOD", chart_range=(0.0, 1.0)),
+    Metric("range_overlap", "range overlap", "mean Jaccard overlap of two fish's home ranges", "0..1", "{:.2f}",
+           "sample", lambda s: s.territory["range_overlap"], group="territory", chart=8,
+           chart_title="range overlap between fish", chart_colour="WARN", chart_range=(0.0, 1.0)),
+    Metric("territoriality", "territoriality", "site fidelity x (1 - range overlap)", "0..1", "{:.2f}", "sample",
+           lambda s: s.territory["territoriality"], group="territory"),
+    Metric("mean_energy", "mean energy", "mean energy of the fish in the water", "energy", "{:.1f}", "tick",
+           lambda f: _mean_energy(f), group="tank", chart=3, chart_title="mean energy", chart_colour="GOOD"),
+)
+_BUILT_IN = len(METRICS)
+
+
+def _mean_energy(f: Frame) -> float:
+    energy = f.energy if f.present is None else f.energy[f.present]  # of the fish in the water
+    return int(energy.sum()) / (100.0 * max(1, len(energy)))
+
+
+def metric(key: str) -> Metric:
+    """The metric named ``key`` (KeyError naming the known ones)."""
+    for m in METRICS:
+        if m.key == key:
+            return m
+    raise KeyError(f"no metric {key!r}; the metrics are {', '.join(m.key for m in METRICS)}")
+
+
+def keys(group: str | None = None, kind: str | None = None) -> tuple[str, ...]:
+    """The metrics' keys, in table order, of one ``group`` and/or ``kind``."""
+    return tuple(m.key for m in METRICS if (group is None or m.group == group) and (kind is None or m.kind == kind))
+
+
+def ranked(field: str) -> list[Metric]:
+    """The metrics shown in one place (``"hud"``, ``"chart"``, ``"diff"``), in their order there."""
+    return sorted((m for m in METRICS if getattr(m, field) is not None), key=lambda m: getattr(m, field))
+
+
+SIX = keys("health")  # docs/design.md §4
+COLLECTIVE = keys("collective")
+RECORDED = tuple(m.key for m in METRICS if m.recorded)  # a recording's sampled columns

@@ -55,7 +55,7 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..config import Config, redacted
-from .metrics import COLLECTIVE, SIX
+from .metrics import RECORDED, metric
 from .paths import OutputError, WriterLock, check_output, open_read_only
 
 if TYPE_CHECKING:
@@ -85,7 +85,8 @@ FORMAT_VERSION = 1
 MAX_CHUNK_TICKS = 100_000  # no writer makes a chunk longer than this (they hold ~1 s of ticks)
 CHECKPOINT_SECONDS = 2.0  # wall seconds between WAL checkpoints into the main file
 TICK_COLUMNS = ("mean_energy", "schooling_degree", "conflicts", "moved", "decisions", "low_energy_fish")
-SAMPLE_COLUMNS = SIX + COLLECTIVE
+SAMPLE_COLUMNS = RECORDED  # the metrics a recording samples (observe.metrics.METRICS' ``recorded``)
+_MEAN_ENERGY = metric("mean_energy")
 DIVERGENCE_COLUMNS = ("cells_differ", "schooling_diff", "energy_diff")
 
 _SCHEMA = """
@@ -245,7 +246,7 @@ class Recorder:
         t = f.tick
         m = self._session.metrics if self._session is not None else None
         energy = f.energy if f.present is None else f.energy[f.present]  # of the fish in the water
-        row = (t, int(energy.sum()) / (100.0 * max(1, len(energy))), m.schooling_now() if m else 0.0,
+        row = (t, _MEAN_ENERGY.compute(f), m.schooling_now() if m else 0.0,
                f.conflicts, f.moved, sum(len(b) for b in f.applied),
                int(np.count_nonzero(energy < self._low_line)))
         sample = None
