@@ -17,12 +17,12 @@ import pygame
 
 from mirofish.config import load_config
 from mirofish.observe.recording import Recorder
-from mirofish.scenes.aquarium.scene import AquariumScene
 from mirofish.session import (
     LiveSession,
     ReplaySession,
 )
 from mirofish.ui.app import App
+from mirofish.ui.scenes.aquarium import AquariumScene
 
 
 def recorded_run(seed: int, ticks: int) -> Path:
@@ -173,7 +173,7 @@ def model_exchange(url: str, size=(1280, 720)) -> None:
 def referential() -> None:
     from mirofish.scenes.referential.experiment import Experiment
     from mirofish.scenes.referential.game import GameConfig
-    from mirofish.scenes.referential.scene import ReferentialScene
+    from mirofish.ui.scenes.referential import ReferentialScene
 
     scene = ReferentialScene(Experiment(GameConfig(seed=2, rounds=400)))
     scene.pacer.speed = 16
@@ -181,7 +181,7 @@ def referential() -> None:
 
 
 def negotiation() -> None:
-    from mirofish.scenes.negotiation.scene import NegotiationScene
+    from mirofish.ui.scenes.negotiation import NegotiationScene
 
     scene = NegotiationScene(seed=1)
     scene.pacer.speed = 8
@@ -190,7 +190,7 @@ def negotiation() -> None:
 
 def handoff() -> None:
     """docs/handoff.png: the report chain (Argent layers 1+2), mid-way through a task."""
-    from mirofish.scenes.handoff.scene import HandoffScene
+    from mirofish.ui.scenes.handoff import HandoffScene
 
     scene = HandoffScene(seed=1, layers="L1+2")
     scene.pacer.speed = 8
@@ -200,8 +200,8 @@ def handoff() -> None:
 def places_and_reef(size=(1280, 720)) -> None:
     """docs/places.png: the default tank with four remembered places per fish (revisit 12) at
     t3835, fish 5 followed, its places ringed; docs/reef.png: assets/reefs/ring.toml's map at t199."""
-    from mirofish.reef.scene import ReefScene
     from mirofish.reef.spec import load_reef
+    from mirofish.ui.scenes.reef import ReefScene
 
     scene = AquariumScene.live(load_config(**{"fish.places": 4, "brain.planner.revisit": 12.0}))
     app = App([scene], size, offscreen=True)
@@ -264,10 +264,10 @@ def first_and_past(size=(1280, 720)) -> None:
 def window_sizes(out_all: Path | None = None) -> None:
     """Every scene at the four window sizes the layout is tested at; the 1280×720 ones (a
     laptop screen) are kept in docs/ as window-*-1280x720.png, the others go to ``out_all``."""
-    from mirofish.scenes.negotiation.scene import NegotiationScene
     from mirofish.scenes.referential.experiment import Experiment
     from mirofish.scenes.referential.game import GameConfig
-    from mirofish.scenes.referential.scene import ReferentialScene
+    from mirofish.ui.scenes.negotiation import NegotiationScene
+    from mirofish.ui.scenes.referential import ReferentialScene
 
     path = recorded_run(7, 900)
     for size in SIZES:

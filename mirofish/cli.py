@@ -113,11 +113,11 @@ def _check_select(args: argparse.Namespace, fish: int) -> None:
 
 
 def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
-    from .scenes.aquarium.scene import AquariumScene
-    from .scenes.handoff.scene import HandoffScene
-    from .scenes.negotiation.scene import NegotiationScene
-    from .scenes.referential.scene import ReferentialScene
     from .ui.app import run_window
+    from .ui.scenes.aquarium import AquariumScene
+    from .ui.scenes.handoff import HandoffScene
+    from .ui.scenes.negotiation import NegotiationScene
+    from .ui.scenes.referential import ReferentialScene
 
     size = _size(args.size)
     scene = AquariumScene.live(cfg, cache=_reply_cache(args.reply_cache))
@@ -515,11 +515,11 @@ def run_replay(args: argparse.Namespace) -> int:
         return 0
     if args.terminal:
         return _play_terminal(player, args.at_tick or player.first_tick, args.speed)
-    from .scenes.aquarium.scene import AquariumScene
-    from .scenes.handoff.scene import HandoffScene
-    from .scenes.negotiation.scene import NegotiationScene
-    from .scenes.referential.scene import ReferentialScene
     from .ui.app import run_window
+    from .ui.scenes.aquarium import AquariumScene
+    from .ui.scenes.handoff import HandoffScene
+    from .ui.scenes.negotiation import NegotiationScene
+    from .ui.scenes.referential import ReferentialScene
 
     scene = AquariumScene(player)
     scene.set_speed(args.speed)
@@ -553,7 +553,7 @@ def _play_terminal(player, start: int, speed: float) -> int:
 
 
 def run_clip(args: argparse.Namespace) -> int:
-    from .scenes.aquarium.clip import ClipError, make_clip
+    from .ui.clip import ClipError, make_clip
 
     if not 1.0 <= args.zoom <= 8.0:
         raise UsageError(f"mirofish clip: --zoom must be 1 to 8, got {args.zoom:g}")
@@ -591,8 +591,8 @@ def _replay_turns(args: argparse.Namespace) -> int:
     except BaseException:
         rec.close()
         raise
-    from .scenes.negotiation.scene import NegotiationScene
     from .ui.app import run_window
+    from .ui.scenes.negotiation import NegotiationScene
 
     scene = NegotiationScene.replaying(rec, args.session)
     return run_window(scene, args.screenshot, args.frames, None, args.fps, _size(args.size))
@@ -610,8 +610,8 @@ def _replay_rounds(args: argparse.Namespace) -> int:
         finally:
             rec.close()
         return 0
-    from .scenes.referential.scene import ReferentialScene
     from .ui.app import run_window
+    from .ui.scenes.referential import ReferentialScene
 
     return run_window(ReferentialScene.replaying(rec), args.screenshot, args.frames, None, args.fps, _size(args.size))
 
@@ -791,8 +791,8 @@ def run_handoff(args: argparse.Namespace) -> int:
 
         writer = ModelWriter(args.base_url, args.model, args.seed, args.timeout)
     if not args.headless:
-        from .scenes.handoff.scene import HandoffScene
         from .ui.app import run_window
+        from .ui.scenes.handoff import HandoffScene
 
         return run_window(HandoffScene(args.seed, args.layers or "L1+2+3", writer), args.screenshot, args.frames,
                           None, args.fps, _size(args.size))
@@ -834,8 +834,8 @@ def run_reef(args: argparse.Namespace) -> int:
             if backend != "inline":
                 raise UsageError("mirofish reef: the window steps the reef in its own process (no --workers or "
                                  "--cluster; use --headless for those)")
-            from .reef.scene import ReefScene
             from .ui.app import run_window
+            from .ui.scenes.reef import ReefScene
 
             return run_window(ReefScene(spec, str(folder) if folder else None), args.screenshot, args.frames,
                               None, args.fps, _size(args.size))
@@ -895,8 +895,8 @@ def run_negotiation(args: argparse.Namespace) -> int:
 
         speakers_for, close = model_speakers(args.base_url, args.model, args.seed, args.timeout)
     if not args.headless:
-        from .scenes.negotiation.scene import NegotiationScene
         from .ui.app import run_window
+        from .ui.scenes.negotiation import NegotiationScene
 
         scene = NegotiationScene(args.seed, not args.no_repair, speakers_for, args.layers,
                                  recorder=_negotiation_recorder(args))
@@ -967,8 +967,8 @@ def run_referential(args: argparse.Namespace) -> int:
             exp.close()
             raise
     if not args.headless:
-        from .scenes.referential.scene import ReferentialScene
         from .ui.app import run_window
+        from .ui.scenes.referential import ReferentialScene
 
         return run_window(ReferentialScene(exp, recorder), args.screenshot, args.frames, None, args.fps,
                           _size(args.size))

@@ -83,9 +83,9 @@ def test_a_clip_with_the_hud_has_no_buttons_or_key_hints(recording, tmp_path):
     import os
 
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-    from mirofish.scenes.aquarium.scene import AquariumScene
     from mirofish.session import ReplaySession
     from mirofish.ui.app import App
+    from mirofish.ui.scenes.aquarium import AquariumScene
 
     out = tmp_path / "b.gif"
     assert clip(recording, "--from", 20, "--to", 24, "--out", out, "--size", "1280x720").returncode == 0

@@ -18,10 +18,10 @@ import pytest
 from mirofish.config import load_config
 from mirofish.interventions import InterventionError, read_file
 from mirofish.observe.recording import Recording
-from mirofish.scenes.aquarium.scene import AquariumScene
 from mirofish.session import LiveSession, ReplaySession
 from mirofish.session.replay import fork_recording
 from mirofish.ui.app import App
+from mirofish.ui.scenes.aquarium import AquariumScene
 
 EVERY_KIND = {
     40: [{"kind": "food", "x": 30, "y": 20}, {"kind": "rock", "x": 50, "y": 30}],

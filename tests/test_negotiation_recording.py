@@ -166,8 +166,8 @@ def test_the_window_replays_forks_at_a_repair_and_returns(recorded, tmp_path):
     os.environ["SDL_VIDEODRIVER"] = "dummy"
     import pygame
 
-    from mirofish.scenes.negotiation.scene import NegotiationScene
     from mirofish.ui.app import App
+    from mirofish.ui.scenes.negotiation import NegotiationScene
 
     session, turn, was = a_repair(recorded)
     scene = NegotiationScene.replaying(NegotiationRecording(recorded), session)
@@ -201,7 +201,7 @@ def test_the_window_replays_forks_at_a_repair_and_returns(recorded, tmp_path):
 def test_the_window_records_a_session_that_replays(tmp_path):
     os.environ["SDL_VIDEODRIVER"] = "dummy"
     from mirofish.scenes.negotiation.recording import NegotiationRecorder
-    from mirofish.scenes.negotiation.scene import NegotiationScene
+    from mirofish.ui.scenes.negotiation import NegotiationScene
 
     path = tmp_path / "window.db"
     scene = NegotiationScene(4, recorder=NegotiationRecorder(path, {"seed": 4, "repair": True, "layers": 3,

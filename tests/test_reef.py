@@ -136,8 +136,8 @@ def test_a_full_tank_keeps_its_migrants_waiting_in_the_corridor(ring):
 
 def test_the_reef_map_opens_a_tank_on_a_click_and_esc_returns(tmp_path):
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-    from mirofish.reef.scene import ReefScene
     from mirofish.ui.app import App
+    from mirofish.ui.scenes.reef import ReefScene
 
     scene = ReefScene(load_reef(RING))
     app = App([scene], (1280, 720), offscreen=True)

@@ -298,7 +298,7 @@ def test_the_window_reviews_pending_terms_with_a_and_r(monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     import pygame
 
-    from mirofish.scenes.referential.scene import ReferentialScene
+    from mirofish.ui.scenes.referential import ReferentialScene
 
     pygame.init()
     scene = ReferentialScene(Experiment(GameConfig(seed=1, rounds=100, review=True)))

@@ -80,8 +80,8 @@ def test_the_window_replays_and_seeks_with_the_timeline(recorded):
     os.environ["SDL_VIDEODRIVER"] = "dummy"
     import pygame
 
-    from mirofish.scenes.referential.scene import ReferentialScene
     from mirofish.ui.app import App
+    from mirofish.ui.scenes.referential import ReferentialScene
 
     rec = ReferentialRecording(recorded)
     scene = ReferentialScene.replaying(rec)

@@ -114,8 +114,8 @@ def test_tables_and_trace_report_an_altered_keyframe(recorded, tmp_path):
 
 def test_the_window_stops_on_a_banner(recorded, tmp_path):
     os.environ["SDL_VIDEODRIVER"] = "dummy"
-    from mirofish.scenes.aquarium.scene import AquariumScene
     from mirofish.ui.app import App
+    from mirofish.ui.scenes.aquarium import AquariumScene
 
     t = first_decision_tick_at_or_after(recorded, 150)
     path = tmp_path / "plan.db"

@@ -15,12 +15,12 @@ import pytest
 
 from mirofish.config import load_config
 from mirofish.observe.recording import Recorder
-from mirofish.scenes.aquarium.scene import AquariumScene
 from mirofish.session import (
     LiveSession,
     ReplaySession,
 )
 from mirofish.ui.app import App
+from mirofish.ui.scenes.aquarium import AquariumScene
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -186,8 +186,8 @@ def test_fps_flag_prints_frame_rate_json():
 
 
 def test_scene_switcher_reaches_the_alternate_scenes():
-    from mirofish.scenes.negotiation.scene import NegotiationScene
-    from mirofish.scenes.referential.scene import ReferentialScene
+    from mirofish.ui.scenes.negotiation import NegotiationScene
+    from mirofish.ui.scenes.referential import ReferentialScene
 
     scenes = [AquariumScene.live(load_config(seed=1)), ReferentialScene(), NegotiationScene(seed=2)]
     app = App(scenes, (1400, 850), offscreen=True)
@@ -400,10 +400,10 @@ def test_why_asks_a_model_fish_without_freezing_the_window():
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("which", ["referential", "negotiation", "handoff"])
 def test_the_alternate_scenes_fit_every_window_size(size, which, tmp_path):
-    from mirofish.scenes.handoff.scene import HandoffScene
-    from mirofish.scenes.negotiation.scene import NegotiationScene
-    from mirofish.scenes.referential.scene import ReferentialScene
     from mirofish.ui.layout import inside_and_apart
+    from mirofish.ui.scenes.handoff import HandoffScene
+    from mirofish.ui.scenes.negotiation import NegotiationScene
+    from mirofish.ui.scenes.referential import ReferentialScene
 
     scene = {"referential": ReferentialScene, "negotiation": lambda: NegotiationScene(seed=2),
              "handoff": HandoffScene}[which]()
@@ -455,11 +455,11 @@ def test_a_scene_waiting_on_a_paced_model_keeps_the_window_drawing(which):
 
     from mirofish.brains.testserver import TestServer
     from mirofish.scenes.negotiation.model_agents import model_speakers
-    from mirofish.scenes.negotiation.scene import NegotiationScene
     from mirofish.scenes.referential.experiment import Experiment
     from mirofish.scenes.referential.game import GameConfig
     from mirofish.scenes.referential.model_agents import model_agent_factory
-    from mirofish.scenes.referential.scene import ReferentialScene
+    from mirofish.ui.scenes.negotiation import NegotiationScene
+    from mirofish.ui.scenes.referential import ReferentialScene
 
     with TestServer(latency=1.0) as server:
         if which == "referential":
@@ -534,7 +534,7 @@ def test_t_with_the_embedded_brain_types_a_question_and_letters_stay_text():
     """With the embedded brain T opens the question box too: h, s and q are letters of the
     question (not help, next scene, quit); Enter answers with the planner's reasons and says
     the embedded brain does not talk."""
-    from mirofish.scenes.referential.scene import ReferentialScene
+    from mirofish.ui.scenes.referential import ReferentialScene
 
     scene = AquariumScene.live(load_config(seed=2))
     app = App([scene, ReferentialScene()], (1280, 720), offscreen=True)
@@ -664,7 +664,7 @@ def test_escape_closes_one_thing_at_a_time_and_twice_quits():
 
 
 def test_keys_typed_into_a_picker_or_a_question_never_switch_scene_or_quit():
-    from mirofish.scenes.referential.scene import ReferentialScene
+    from mirofish.ui.scenes.referential import ReferentialScene
 
     scene = AquariumScene.live(load_config(seed=2))
     app = App([scene, ReferentialScene()], (1280, 720), offscreen=True)
@@ -683,9 +683,9 @@ def test_keys_typed_into_a_picker_or_a_question_never_switch_scene_or_quit():
 
 
 def test_the_scenes_explain_themselves_on_h(tmp_path):
-    from mirofish.scenes.handoff.scene import HandoffScene
-    from mirofish.scenes.negotiation.scene import NegotiationScene
-    from mirofish.scenes.referential.scene import ReferentialScene
+    from mirofish.ui.scenes.handoff import HandoffScene
+    from mirofish.ui.scenes.negotiation import NegotiationScene
+    from mirofish.ui.scenes.referential import ReferentialScene
 
     for scene in (NegotiationScene(seed=1), ReferentialScene(), HandoffScene()):
         app = app_for(scene, (1280, 720))

@@ -1,7 +1,7 @@
 """Clips to share: a stretch of a recording drawn offscreen, as the window draws it, into an
 animated GIF or an MP4 (``python run.py clip REC --from T1 --to T2 --out demo.gif``).
 
-Frames come from the same code as the window — an :class:`~mirofish.scenes.aquarium.scene.AquariumScene`
+Frames come from the same code as the window — an :class:`~mirofish.ui.scenes.aquarium.AquariumScene`
 over a :class:`~mirofish.session.ReplaySession`, with its smooth motion between ticks — or,
 with ``hud=False``, from the tank renderer alone. Writing them needs the optional extra
 ``clips`` (``pip install -e '.[clips]'``):
@@ -70,8 +70,8 @@ def make_clip(recording, out, t_from: int | None = None, t_to: int | None = None
     drawn; with ``hud=False`` only its tank, cropped. ``follow``: the fish ringed and followed
     (its panel shown with ``hud``; centred when ``zoom`` > 1). Returns ``{"out", "frames",
     "ticks", "seconds", "size", "bytes", "render_fps"}``."""
-    from ...observe.paths import OutputError, check_output
-    from ...observe.recording import Recording, RecordingError
+    from ..observe.paths import OutputError, check_output
+    from ..observe.recording import Recording, RecordingError
 
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
@@ -103,9 +103,9 @@ def _render(rec, out: Path, t0: int, t1: int, follow: int | None, speed: float, 
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     import pygame
 
-    from ...session import ReplaySession
-    from ...ui.app import App
-    from .scene import AquariumScene
+    from ..session import ReplaySession
+    from .app import App
+    from .scenes.aquarium import AquariumScene
 
     session = ReplaySession(rec)
     scene = AquariumScene(session)

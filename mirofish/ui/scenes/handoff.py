@@ -8,10 +8,10 @@ from typing import Any
 
 import pygame
 
-from ...ui import theme
-from ..base import PacedScene
-from .brief import READING_CODES, draw_brief
-from .chain import ARMS, FLOW, Chain, Message, _req_text
+from ...scenes.handoff.brief import READING_CODES, draw_brief
+from ...scenes.handoff.chain import ARMS, FLOW, Chain, Message, _req_text
+from .. import theme
+from .base import PacedScene
 
 
 class HandoffScene(PacedScene):

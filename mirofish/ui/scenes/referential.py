@@ -8,13 +8,13 @@ import numpy as np
 import pygame
 
 from ...observe.recording import RecordingError
-from ...ui import theme
-from ...ui.charts import draw_axes_chart
-from ...ui.panels import Timeline
-from ..base import PacedScene
-from .experiment import Experiment
-from .game import GameConfig, GameObject, Round
-from .recording import ReferentialRecorder, ReferentialRecording
+from ...scenes.referential.experiment import Experiment
+from ...scenes.referential.game import GameConfig, GameObject, Round
+from ...scenes.referential.recording import ReferentialRecorder, ReferentialRecording
+from .. import theme
+from ..charts import draw_axes_chart
+from ..panels import Timeline
+from .base import PacedScene
 
 COLOURS = {"red": (232, 88, 80), "blue": (84, 140, 240), "green": (96, 200, 120), "yellow": (240, 210, 90)}
 

@@ -19,16 +19,16 @@ import pygame
 
 from ...observe.recording import DIVERGENCE_COLUMNS
 from ...session import LiveSession, Session
-from ...ui import theme
-from ...ui.ask import AskBox
-from ...ui.charts import draw_charts
-from ...ui.controls import ControlsBar, aquarium_buttons
-from ...ui.keys import pacing_key
-from ...ui.layout import aquarium_layout
-from ...ui.panels import FollowPanel, draw_footer, draw_help
-from ...ui.pickers import Pickers
-from ...ui.shown import ShownTank
-from ...ui.tune import draw_tune_panel
+from .. import theme
+from ..ask import AskBox
+from ..charts import draw_charts
+from ..controls import ControlsBar, aquarium_buttons
+from ..keys import pacing_key
+from ..layout import aquarium_layout
+from ..panels import FollowPanel, draw_footer, draw_help
+from ..pickers import Pickers
+from ..shown import ShownTank
+from ..tune import draw_tune_panel
 
 SPARE = 8  # room for fish added by a click in a live tank (fish.spare)
 _CELLS = 1 + DIVERGENCE_COLUMNS.index("cells_differ")  # columns of ForkSession.curve (tick first)

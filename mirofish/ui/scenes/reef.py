@@ -14,11 +14,11 @@ from typing import Any
 
 import pygame
 
-from ..scenes.base import PacedScene
-from ..ui import theme
-from ..ui.tank import TankRenderer
-from .run import Reef
-from .spec import ReefSpec
+from ...reef.run import Reef
+from ...reef.spec import ReefSpec
+from .. import theme
+from ..tank import TankRenderer
+from .base import PacedScene
 
 
 class ReefScene(PacedScene):

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pygame
 
 from ...observe.recording import RecordingError
-from ...ui import theme
-from ...ui.panels import Timeline, sparkline
-from ..base import PacedScene
-from .dialogue import STRATEGIES, Bandit, Negotiation
-from .recording import NegotiationRecording, NegotiationReplay, ReplayDiverged
-from .world import Session
+from ...scenes.negotiation.dialogue import STRATEGIES, Bandit, Negotiation
+from ...scenes.negotiation.recording import NegotiationRecording, NegotiationReplay, ReplayDiverged
+from ...scenes.negotiation.world import Session
+from .. import theme
+from ..panels import Timeline, sparkline
+from .base import PacedScene
 
 
 class NegotiationScene(PacedScene):
@@ -304,7 +304,7 @@ class NegotiationScene(PacedScene):
             return self.message, theme.BAD if self.alarm else theme.WARN
         fork = self.player.fork_point
         if fork:
-            from .recording import turn_record
+            from ...scenes.negotiation.recording import turn_record
 
             played = [turn_record(x) for x in self.neg.turns[fork[0] + 1:]]
             recorded = self.player.recorded[fork[0] + 1:fork[0] + 1 + len(played)]

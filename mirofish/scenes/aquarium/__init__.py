@@ -1,1 +1,0 @@
-"""The aquarium: fish that forage, jam and school from what each one sees (scene.py: the window)."""
