@@ -177,7 +177,7 @@ def test_default_slots_by_where_the_server_is(url, slots):
     try:
         async def go():
             ep = Endpoint(EndpointConfig(base_url=url, model="m"))
-            Transport(TransportSettings(), thread.loop).connect(ep, "NO_SUCH_KEY_VAR")
+            Transport(TransportSettings.of(), thread.loop).connect(ep, "NO_SUCH_KEY_VAR")
             return ep.slots
         assert thread.run(go(), timeout=10) == slots
     finally:

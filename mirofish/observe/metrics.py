@@ -574,9 +574,10 @@ class Metric:
     ``"territory"`` (only in tanks with remembered places), ``"tank"``, or a user's own.
     ``healthy``: the design's healthy range; ``bad_below``/``bad_above``: alarm lines. The rest
     says where it is shown: ``hud`` / ``chart`` / ``diff`` rank (None: not there), the chart's
-    title, colour (a ``ui.theme`` name) and fixed y range, ``model_only`` (the HUD shows it only
-    with a model brain), ``recorded`` (in a recording's samples), ``computed_in`` (where the
-    numbers come from: a compiled tally's arrays or Python)."""
+    title, colour (a ``ui.theme`` name) and fixed y range, ``sweep`` (an aquarium sweep's default
+    figures), ``model_only`` (the HUD shows it only with a model brain), ``recorded`` (in a
+    recording's samples), ``computed_in`` (where the numbers come from: a compiled tally's arrays
+    or Python)."""
 
     key: str
     label: str
@@ -596,6 +597,7 @@ class Metric:
     chart_colour: str = "INK"
     chart_range: tuple[float, float] | None = None
     diff: int | None = None
+    sweep: int | None = None
     recorded: bool = False
     computed_in: str = "Python"
 
@@ -630,7 +632,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("schooling_degree", "schooling", "share of fish with more than one other fish in view on average "
            "over the schooling window, that moved in the last 10 ticks", "share", "{:.2f}", "window",
            lambda m: m.schooling_now(), group="health", hud=2, chart=0, chart_title="schooling degree",
-           chart_colour="GOOD", chart_range=(0.0, 1.0), diff=0, recorded=True,
+           chart_colour="GOOD", chart_range=(0.0, 1.0), diff=0, sweep=1, recorded=True,
            computed_in="C tally: nb (fish in view, rolling window)"),
     Metric("tokens_per_decision", "tokens/decision", "prompt + completion tokens per decision in the window "
            "(0 for the instinct brain)", "tokens", "{:.0f}", "window",
@@ -657,14 +659,15 @@ METRICS: tuple[Metric, ...] = (
     Metric("school_size", "largest school", "fish in the largest moving school (a cluster of 3 or more of which "
            "at least half moved in the last 10 ticks)", "fish", "{:.0f} fish", "sample",
            lambda s: s.school["school_size"], hud=6, chart=1, chart_title="largest moving school (fish)",
-           chart_colour="ACCENT", diff=2, recorded=True),
+           chart_colour="ACCENT", diff=2, sweep=4, recorded=True),
     Metric("school_polarization", "school polariz.", "polarization inside the largest moving school", "0..1",
            "{:.2f}", "sample", lambda s: s.school["school_polarization"], hud=7, chart=2,
-           chart_title="polarization inside it", chart_colour="ACCENT", chart_range=(0.0, 1.0), recorded=True),
+           chart_title="polarization inside it", chart_colour="ACCENT", chart_range=(0.0, 1.0), sweep=3,
+           recorded=True),
     Metric("school_milling", "school milling", "rotation inside the largest moving school", "0..1", "{:.2f}",
            "sample", lambda s: s.school["school_milling"], recorded=True),
     Metric("school_moving", "school moving", "share of the largest school's fish that moved in the last 10 ticks",
-           "share", "{:.0%}", "sample", lambda s: s.school["school_moving"], hud=8, diff=3, recorded=True),
+           "share", "{:.0%}", "sample", lambda s: s.school["school_moving"], hud=8, diff=3, sweep=2, recorded=True),
     Metric("school_travel", "school travel", "cells the largest school's centre moved since the previous sample",
            "cells", "{:.1f}", "sample", lambda s: s.school_travel(), diff=4, recorded=True),
     Metric("home_range", "home range", "per fish, the 4x4-cell squares it was seen in over 5 minutes, in cells "
@@ -679,7 +682,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("territoriality", "territoriality", "site fidelity x (1 - range overlap)", "0..1", "{:.2f}", "sample",
            lambda s: s.territory["territoriality"], group="territory"),
     Metric("mean_energy", "mean energy", "mean energy of the fish in the water", "energy", "{:.1f}", "tick",
-           lambda f: _mean_energy(f), group="tank", chart=3, chart_title="mean energy", chart_colour="GOOD"),
+           lambda f: _mean_energy(f), group="tank", chart=3, chart_title="mean energy", chart_colour="GOOD",
+           sweep=0),
 )
 _BUILT_IN = len(METRICS)
 
@@ -702,8 +706,14 @@ def keys(group: str | None = None, kind: str | None = None) -> tuple[str, ...]:
     return tuple(m.key for m in METRICS if (group is None or m.group == group) and (kind is None or m.kind == kind))
 
 
+def summary_key(m: Metric) -> str:
+    """Where a headless run's summary JSON holds ``m`` (dotted): a tick figure at the top, the
+    others as their run mean."""
+    return m.key if m.kind == "tick" else f"metrics.{m.key}.mean"
+
+
 def ranked(field: str) -> list[Metric]:
-    """The metrics shown in one place (``"hud"``, ``"chart"``, ``"diff"``), in their order there."""
+    """The metrics shown in one place (``"hud"``, ``"chart"``, ``"diff"``, ``"sweep"``), in their order there."""
     return sorted((m for m in METRICS if getattr(m, field) is not None), key=lambda m: getattr(m, field))
 
 

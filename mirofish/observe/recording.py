@@ -426,7 +426,7 @@ class Recorder:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the pages freed are reused: the file stays bounded
 
 
-TURN_SCENES = ("negotiation", "referential")  # scenes recorded turn by turn (observe/turns.py)
+TICK_SCENE = "aquarium"  # the scene recorded tick by tick here; every other scene records turns (observe/turns.py)
 
 
 def open_recording_file(path: Path) -> tuple[sqlite3.Connection, dict[str, Any]]:
@@ -681,7 +681,7 @@ class Recording:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._db, self.header = open_recording_file(self.path)
-        if self.header.get("scene") in TURN_SCENES:
+        if self.header.get("scene", TICK_SCENE) != TICK_SCENE:
             raise RecordingError(f"{self.path} is a {self.header['scene']} recording (turns, not ticks): replay, fork "
                                  f"--at-turn and export --tables read it")
         version = self.header.get("format_version")

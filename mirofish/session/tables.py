@@ -55,7 +55,7 @@ from ..observe.recording import (
     DIVERGENCE_COLUMNS,
     SAMPLE_COLUMNS,
     TICK_COLUMNS,
-    TURN_SCENES,
+    TICK_SCENE,
     Recording,
     RecordingError,
     recording_scene,
@@ -386,7 +386,7 @@ def export_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet", t
     if Path(path).is_dir():
         return export_sweep_tables(path, out_dir, fmt, t0, t1, every, overwrite, workers)
     start = time.perf_counter()
-    if recording_scene(path) in TURN_SCENES:
+    if recording_scene(path) != TICK_SCENE:
         raise RecordingError(f"{path} is a turn-by-turn recording: its scene exports it (scenes/*/recording.py)")
     rec = Recording(path)
     try:

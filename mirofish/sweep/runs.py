@@ -7,12 +7,11 @@ command (``RunTask.command``) prints.
 
 from __future__ import annotations
 
-import io
 import time
 import traceback
 from pathlib import Path
 
-from .spec import RunTask, _toml, referential_config
+from .spec import RunTask, hooks
 
 # Figures that measure the machine, not the run: they differ between two runs of the same
 # settings and seed, so comparisons of rows leave them out.
@@ -20,31 +19,8 @@ TIMING = ("ticks_per_sec", "elapsed_s", "latency")
 
 
 def summarize(task: RunTask, record_dir: str | None = None) -> dict:
-    """The run's summary, as its single command prints it."""
-    if task.scene == "aquarium":
-        from ..config import load_config
-        from ..session.headless import run_headless
-
-        cfg = load_config(None, [f"{k}={_toml(v)}" for k, v in task.params.items()], preset=task.preset,
-                          seed=task.seed)
-        record = str(Path(record_dir) / f"{task.run_id}.mfrec") if record_dir else None
-        return run_headless(cfg, task.length, out=io.StringIO(), record=record, overwrite=True)
-    if task.scene == "referential":
-        from ..scenes.referential.experiment import Experiment
-
-        log = str(Path(record_dir) / f"{task.run_id}.jsonl") if record_dir else None
-        exp = Experiment(referential_config(task), None, log)
-        try:
-            return exp.run()
-        finally:
-            exp.close()
-    from ..scenes.negotiation.dialogue import evaluate
-
-    db = str(Path(record_dir) / f"{task.run_id}.sqlite") if record_dir else None
-    summary, _, _ = evaluate(task.length, task.seed, bool(task.params.get("repair", True)), db_path=db,
-                             layers=int(task.params.get("layers", 3)))
-    summary["agents"] = "simulated"
-    return summary
+    """The run's summary, as its single command prints it (the scene's sweep hooks run it)."""
+    return hooks(task.scene).summarize(task, record_dir)
 
 
 def run_task(task: RunTask, record_dir: str | None = None) -> dict:

@@ -1,7 +1,7 @@
 """A sweep file (TOML) and its expansion into runs.
 
 ```toml
-scene = "aquarium"            # aquarium | referential | negotiation
+scene = "aquarium"            # any scene that sweeps: aquarium | referential | negotiation | a plug-in's
 length = 2000                 # ticks (aquarium), rounds (referential), sessions (negotiation)
 seeds = [1, 2, 3]             # or {from = 1, count = 5}
 preset = "schooling-demo"     # aquarium only, optional
@@ -31,21 +31,26 @@ import shlex
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-SCENES = ("aquarium", "referential", "negotiation")
-NEGOTIATION_PARAMS = {"repair": bool, "layers": int}
-# The figures a scene's table and plots show unless the sweep file names others.
-DEFAULT_METRICS = {
-    "aquarium": ["mean_energy", "metrics.schooling_degree.mean", "metrics.school_moving.mean",
-                 "metrics.school_polarization.mean", "metrics.school_size.mean"],
-    "referential": ["success_rate", "success_rate_last100", "compression_ratio", "glossary_size"],
-    "negotiation": ["agreement_rate", "completion_rate", "joint_utility_mean", "repair_share",
-                    "unresolved_conflicts_mean"],
-}
+from ..scenes.registry import SweepHooks
+
+
+def hooks(scene: str) -> SweepHooks:
+    """The sweep hooks of ``scene`` (scenes/registry.py); ValueError naming the scenes that sweep."""
+    from ..scenes.registry import SceneError, with_part
+
+    able = {s.name: s for s in with_part("sweep")}
+    if scene not in able:
+        raise ValueError(f"scene {scene!r} does not sweep; the scenes that do: {', '.join(able)}")
+    try:
+        found: SweepHooks = able[scene].part("sweep")
+    except SceneError as exc:
+        raise ValueError(str(exc)) from None
+    return found
 
 
 MAX_SETTINGS = 100_000  # settings in a grid (computed before anything is built)
@@ -106,13 +111,19 @@ class Sample(BaseModel):
 
 class SweepSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    scene: Literal["aquarium", "referential", "negotiation"]
+    scene: str
     length: int = Field(ge=1, le=MAX_LENGTH)
     seeds: list[int] | Seeds
     params: dict[str, list[Any] | Range] = {}
     preset: str | None = None
     sample: Sample | None = None
     metrics: list[str] | None = None
+
+    @field_validator("scene")
+    @classmethod
+    def _scene(cls, v: str) -> str:
+        hooks(v)
+        return v
 
     @field_validator("seeds")
     @classmethod
@@ -136,8 +147,8 @@ class SweepSpec(BaseModel):
                                      f"lists")
                 if any(not n.strip() for n in names):
                     raise ValueError(f"params.{key}: an empty key")
-        if self.preset is not None and self.scene != "aquarium":
-            raise ValueError("preset: only the aquarium has presets")
+        if self.preset is not None and not hooks(self.scene).presets:
+            raise ValueError(f"preset: the {self.scene} has no presets (the aquarium has)")
         settings = 1.0
         for vals in self.params.values():
             settings *= vals.size() if isinstance(vals, Range) else len(vals)
@@ -185,7 +196,7 @@ class SweepSpec(BaseModel):
         return hashlib.blake2b(self.model_dump_json(by_alias=True).encode(), digest_size=8).hexdigest()
 
     def headline(self) -> list[str]:
-        return self.metrics or DEFAULT_METRICS[self.scene]
+        return self.metrics or list(hooks(self.scene).metrics)
 
 
 @dataclass(frozen=True)
@@ -204,38 +215,23 @@ class RunTask:
         return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
 
     def command(self) -> list[str]:
-        """The single headless command that gives this run's summary."""
-        cmd = ["python", "run.py"]
-        if self.scene == "aquarium":
-            cmd += ["live", "--headless", "--ticks", str(self.length), "--seed", str(self.seed)]
-            if self.preset:
-                cmd += ["--preset", self.preset]
-            cmd += [x for k, v in sorted(self.params.items()) for x in ("--set", f"{k}={_toml(v)}")]
-        elif self.scene == "referential":
-            cmd += ["referential", "--headless", "--rounds", str(self.length), "--seed", str(self.seed)]
-            cmd += [x for k, v in sorted(self.params.items()) for x in ("--set", f"{k}={_toml(v)}")]
-        else:
-            cmd += ["negotiation", "--headless", "--sessions", str(self.length), "--seed", str(self.seed)]
-            if "repair" in self.params and not self.params["repair"]:
-                cmd.append("--no-repair")
-            if "layers" in self.params:
-                cmd += ["--layers", str(self.params["layers"])]
-        return cmd
+        """The single headless command that gives this run's summary (the scene's sweep hooks)."""
+        return hooks(self.scene).command(self)
 
     def command_line(self) -> str:
         return " ".join(shlex.quote(x) for x in self.command())
 
 
-def _toml(value: Any) -> str:
+def toml_value(value: Any) -> str:
     """A value as ``--set`` reads it back (TOML)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
     return repr(value) if isinstance(value, float) else str(value)
 
 
@@ -309,36 +305,7 @@ def _first_problem(exc: ValidationError) -> str:
     return f"{loc}: {msg}"
 
 
-def referential_config(task: RunTask):
-    """The referential game's settings for ``task`` (raises pydantic's ValidationError)."""
-    from ..scenes.referential.game import GameConfig
-
-    return GameConfig(**{**task.params, "rounds": task.length, "seed": task.seed})
-
-
 def check_settings(task: RunTask) -> str | None:
-    """Why ``task``'s settings cannot run (None if they can): unknown keys, wrong types."""
-    if task.scene == "aquarium":
-        from ..config import ConfigError, load_config
-
-        try:
-            load_config(None, [f"{k}={_toml(v)}" for k, v in task.params.items()], preset=task.preset,
-                        seed=task.seed)
-        except ConfigError as exc:
-            return f"params: {exc}"
-        return None
-    if task.scene == "referential":
-        try:
-            referential_config(task)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
-            return f"params.{'.'.join(map(str, err['loc'])) or 'game'}: {msg}"
-        return None
-    for key, value in task.params.items():
-        kind = NEGOTIATION_PARAMS.get(key)
-        if kind is None:
-            return f"params.{key}: unknown key (the negotiation sweeps {', '.join(NEGOTIATION_PARAMS)})"
-        if type(value) is not kind or (key == "layers" and value not in (0, 1, 2, 3)):
-            return f"params.{key}: {value!r} is not a {'layer count 0-3' if key == 'layers' else kind.__name__}"
-    return None
+    """Why ``task``'s settings cannot run (None if they can): unknown keys, wrong types (the
+    scene's sweep hooks say)."""
+    return hooks(task.scene).check(task)

@@ -1,0 +1,164 @@
+"""Command line (docs/design.md §6). ``python run.py --help`` lists the commands.
+
+A thin dispatcher: each scene of the registry (:mod:`mirofish.scenes.registry`) brings its own
+command (``live``, ``referential`` …, and any installed plug-in's), and :data:`COMMANDS` are the
+others (the readers of recordings, ``glossary``, ``reef``, ``sweep``); each lives in a module of
+this package.
+
+Bad input — an unknown flag, a bad value, a missing config file, an invalid config value —
+prints exactly one line on stderr and exits with code 2; no traceback. Set
+``MIROFISH_DEBUG=1`` to see tracebacks of unexpected errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from ..config import ConfigError
+from ..observe.recording import RecordingError
+from ..scenes.registry import SceneError, problems, scenes
+from ..ui import WindowError
+from . import recordings, reef, referential, sweep
+from .common import EXIT_BAD_INPUT, NEEDED, Parser, UsageError, guard_output
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command that is not a scene's own: its name, help, flags and what it runs."""
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], Any]
+    run: Callable[[argparse.Namespace], int]
+
+
+COMMANDS = (
+    Command("replay", "play a recording back in a window (or --terminal, or --headless to a tick)",
+            recordings.replay_arguments, recordings.replay),
+    Command("fork", "swap one fish's decision at a tick and run on live (intervention replay)",
+            recordings.fork_arguments, recordings.fork),
+    Command("clip", "draw a stretch of a recording, as the window shows it, into a GIF or an MP4 "
+                    "(needs pip install -e '.[clips]')", recordings.clip_arguments, recordings.clip),
+    Command("report", "single-fish report over a tick range", recordings.report_arguments, recordings.report),
+    Command("export", "copy a window of ticks around a tick into a new recording, or write the recording as "
+                      "tables (--tables DIR) for pandas, polars or DuckDB", recordings.export_arguments,
+            recordings.export),
+    Command("reef", "a reef of tanks joined by corridors, fish migrating between them (one process, local "
+                    "processes or a Dask cluster)", reef.arguments, reef.run),
+    Command("glossary", "list a glossary file's terms and snapshots, diff two snapshots, or review pending terms "
+                        "(glossary review PATH)", referential.glossary_arguments, referential.glossary),
+    Command("sweep", "run a parameter sweep: many seeded headless runs, in parallel or on a Dask cluster, with "
+                     "tables and plots", sweep.arguments, sweep.run),
+    Command("trace", "isolate one fish: its view and decisions per tick, neighbours restored",
+            recordings.trace_arguments, recordings.trace),
+    Command("reask", "send a fish's recorded model request again (same or another model, K times) and compare "
+                     "the answers with the recorded one", recordings.reask_arguments, recordings.reask),
+    Command("diff", "compare two recordings (a run and its fork) tick by tick, or two windows of one recording "
+                    "(--a T1:T2 --b T3:T4)", recordings.diff_arguments, recordings.diff),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every scene's command (the registry's order), then :data:`COMMANDS`."""
+    parser = Parser(prog="mirofish", description="MiroFish: an aquarium where order emerges among agents.")
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
+    for problem in problems():  # a plug-in that does not load: one line each, and the rest works
+        print(f"mirofish: {problem}", file=sys.stderr)
+    for s in scenes():
+        p = sub.add_parser(s.command_name, help=s.help)
+        s.part("arguments")(p)
+        p.set_defaults(handler=s.part("run"))
+    for c in COMMANDS:
+        p = sub.add_parser(c.name, help=c.help)
+        c.arguments(p)
+        p.set_defaults(handler=c.run)
+    return parser
+
+
+class _Redacting:
+    """A text stream that never shows a URL's credentials (every line the CLI prints)."""
+
+    def __init__(self, stream: TextIO):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from ..config import redact_text
+
+        return self._stream.write(redact_text(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Redacting(out), _Redacting(err)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C while the parser is built or an error is printed: one line
+        print("mirofish: interrupted", file=err)
+        return 130
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser()
+        if not args_in or (args_in[0].startswith("-") and args_in[0] not in ("-h", "--help")):
+            args_in = ["live", *args_in]
+        args = parser.parse_args(args_in)
+        if getattr(args, "screenshot", None) is not None:
+            guard_output(args.screenshot, tuple(filter(None, [getattr(args, "path", None)])), args.overwrite,
+                         "screenshot")
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help()
+            return EXIT_BAD_INPUT
+        return int(handler(args))
+    except BaseException as exc:  # noqa: BLE001 — every failure becomes one line and an exit code (below)
+        return _failed(exc)
+
+
+# What each kind of failure prints (one line on stderr) and the exit code; the first match wins.
+_ONE_LINE: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], Callable[[Any], str], int], ...] = (
+    (UsageError, str, EXIT_BAD_INPUT),
+    ((ConfigError, RecordingError, WindowError, SceneError), lambda e: f"mirofish: {e}", EXIT_BAD_INPUT),
+    (ValueError, lambda e: f"mirofish: {e}", EXIT_BAD_INPUT),  # e.g. more fish than open water
+    (KeyboardInterrupt, lambda e: "mirofish: interrupted", 130),  # before a command's own handling began
+    (OSError, lambda e: f"mirofish: {e.strerror or e}{f': {e.filename}' if getattr(e, 'filename', None) else ''}",
+     EXIT_BAD_INPUT),  # a path that cannot be used: too long, under /proc, a full device …
+    (RecursionError, lambda e: "mirofish: an input is nested too deeply", EXIT_BAD_INPUT),
+)
+
+
+def _failed(exc: BaseException) -> int:
+    """One line for ``exc`` on stderr, and the exit code (SystemExit and a broken pipe pass)."""
+    import sqlite3
+
+    if isinstance(exc, SystemExit):
+        raise exc
+    if isinstance(exc, BrokenPipeError):
+        return 0
+    for kinds, say, code in _ONE_LINE:
+        if isinstance(exc, kinds):
+            print(say(exc), file=sys.stderr)
+            return code
+    if isinstance(exc, sqlite3.Error):  # a database file that cannot be written or read
+        print(f"mirofish: database error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if isinstance(exc, ModuleNotFoundError) and exc.name in NEEDED:  # run with a Python MiroFish isn't in
+        print(f"mirofish: {exc.name} is not installed for this Python ({sys.executable}); run MiroFish with the "
+              f"one it was installed into, e.g. .venv/bin/python run.py (or pip install -e .)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if os.environ.get("MIROFISH_DEBUG") or not isinstance(exc, Exception):
+        raise exc
+    print(f"mirofish: unexpected error: {type(exc).__name__}: {exc} (set MIROFISH_DEBUG=1 for details)",
+          file=sys.stderr)
+    return 1

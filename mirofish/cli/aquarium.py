@@ -1,0 +1,278 @@
+"""The aquarium on the command line: ``live`` (window, terminal, headless JSON), and the
+aquarium's side of ``replay`` and ``fork``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from ..actions import ACTION_NAMES
+from ..config import Config, load_config
+from ..session.headless import _recorder, run_headless
+from .common import (
+    UsageError,
+    add_config_flags,
+    add_window_flags,
+    check_select,
+    int_at_least,
+    reply_cache,
+    run_window,
+    speed,
+)
+
+
+def arguments(live: argparse.ArgumentParser) -> None:
+    live.add_argument("--headless", action="store_true",
+                      help="no view; print JSON. Lockstep runs as fast as possible; with --set engine.mode=realtime "
+                      "it keeps the simulated clock at --speed (as the window does)")
+    live.add_argument("--terminal", action="store_true", help="the tank as characters in the terminal")
+    add_window_flags(live)
+    live.add_argument("--ticks", type=int_at_least(1), help="ticks to run (headless default 2000)")
+    live.add_argument("--fish", type=int_at_least(1), help="number of fish (default 60)")
+    live.add_argument("--seed", type=int_at_least(0), help="random seed (default 7)")
+    live.add_argument("--speed", type=speed, help="live view and realtime headless: simulated speed, 0.25 to 64 "
+                      "(default 1 = 2 ticks/s)")
+    live.add_argument("--ascii", nargs="?", const=100, type=int_at_least(1), metavar="K",
+                      help="headless: print the whole tank as characters every K ticks (default 100)")
+    live.add_argument("--progress", action="store_true", help="headless: progress bar on stderr even if not a TTY")
+    live.add_argument("--record", metavar="PATH", help="write the run to a recording (SQLite), e.g. saves/run.db")
+    live.add_argument("--brain", choices=("instinct", "llm"), help="who decides (default: instinct)")
+    live.add_argument("--base-url", metavar="URL", help="llm: OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
+    live.add_argument("--model", metavar="NAME", help="llm: model name on that server (small tier)")
+    live.add_argument("--large-base-url", metavar="URL", help="llm: server of the large tier (default: --base-url)")
+    live.add_argument("--large-model", metavar="NAME", help="llm: model of the large tier")
+    live.add_argument("--budget-tokens", type=int_at_least(0), metavar="N",
+                      help="llm: token budget; at 80 %% small tier only, at 100 %% instinct only")
+    live.add_argument("--reply-cache", metavar="DIR",
+                      help="llm: answer repeated requests from replies kept in DIR (and keep new ones there), so "
+                           "experiments repeated against a paid API do not pay twice")
+    add_config_flags(live)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``live``: headless JSON, the terminal, or the window."""
+    cfg = config_from(args)
+    check_select(args, cfg.fish.slots)
+    if args.headless:
+        progress = args.progress or sys.stderr.isatty()
+        run_headless(cfg, args.ticks or 2000, args.ascii, progress, record=args.record,
+                     overwrite=args.overwrite, cache=reply_cache(args.reply_cache), places_of=args.select)
+        return 0
+    if args.terminal:
+        return run_terminal(cfg, args.ticks, args.record, args.overwrite, reply_cache(args.reply_cache))
+    return run_window_live(cfg, args)
+
+
+def config_from(args: argparse.Namespace) -> Config:
+    top = {"seed": args.seed, "fish.count": args.fish, "engine.speed": getattr(args, "speed", None),
+           "brain.kind": args.brain, "brain.budget_tokens": args.budget_tokens}
+    if args.base_url or args.model:
+        if not (args.base_url and args.model):
+            raise UsageError("mirofish live: --base-url and --model go together")
+        top["brain.small.endpoints"] = [{"base_url": args.base_url, "model": args.model}]
+        top["brain.kind"] = args.brain or "llm"
+    if args.large_base_url or args.large_model:
+        top["brain.large.endpoints"] = [{"base_url": args.large_base_url or args.base_url,
+                                         "model": args.large_model or args.model}]
+    return load_config(args.config, args.overrides, preset=args.preset, **top)
+
+
+def other_scenes() -> list[Any]:
+    """A fresh window of every other scene that has one, for the window's scene switcher (S)."""
+    from ..scenes.registry import scenes
+
+    return [s.part("window")() for s in scenes() if s.has("window") and s.name != "aquarium"]
+
+
+def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
+    from ..observe.recording import RecordingError
+    from ..ui.scenes.aquarium import AquariumScene
+
+    scene = AquariumScene.live(cfg, cache=reply_cache(args.reply_cache))
+    scene.show_charts = args.charts
+    if args.record:
+        try:
+            scene.session.start_recording(args.record, args.overwrite)  # type: ignore[attr-defined]
+        except RecordingError:
+            scene.close()
+            raise
+    return run_window(scene, args, args.select, more=other_scenes())
+
+
+def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, overwrite: bool = False,
+                 cache: Any = None) -> int:
+    """The live aquarium in the terminal, realtime at ``engine.speed``; Ctrl-C quits."""
+    from ..observe import ascii as ascii_view
+    from ..pacing import Pacer
+    from ..session import LiveSession
+
+    engine = LiveSession(cfg, mode="realtime", cache=cache)
+    pacer = Pacer(cfg.world.tick_seconds, cfg.engine.speed)
+    recorder = _recorder(record, engine, overwrite)
+    clear, home = "\x1b[2J", "\x1b[H"
+    sys.stdout.write(clear)
+    last_drawn = -1
+    try:
+        while ticks is None or engine.tick < ticks:
+            due = pacer.due(time.perf_counter(), 64 if ticks is None else ticks - engine.tick)
+            engine.run(due)
+            if engine.tick != last_drawn:
+                last_drawn = engine.tick
+                snap = engine.snapshot()
+                sys.stdout.write(home + ascii_view.render(snap) + "\n" + ascii_view.status_line(snap)
+                                 + f"\n{ascii_view.LEGEND}   speed {pacer.speed:g}x   Ctrl-C quits\x1b[K\n")
+                sys.stdout.flush()
+            time.sleep(0.02)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if recorder is not None:
+            recorder.close()
+        engine.close()
+    print(json.dumps({"ticks": engine.tick, "final_state_hash": engine.state_hash()}))
+    return 0
+
+
+# ---------------------------------------------------------------- replay, fork
+
+
+def replay(args: argparse.Namespace) -> int:
+    """``replay REC`` of an aquarium recording: headless to a tick (``--verify``: every tick
+    checked), in the terminal, or in the window."""
+    from ..session import ReplaySession
+
+    player = ReplaySession(args.path)
+    check_select(args, player.cfg.fish.slots)
+    cache = reply_cache(args.reply_cache)
+    filled = cache.fill(player.recording.model_calls()) if cache is not None else None
+    if args.headless:
+        return _replay_headless(args, player, filled)
+    if args.terminal:
+        return _play_terminal(player, args.at_tick or player.first_tick, args.speed)
+    from ..ui.scenes.aquarium import AquariumScene
+
+    scene = AquariumScene(player)
+    scene.set_speed(args.speed)
+    scene.show_charts = args.charts
+    if args.at_tick is not None:
+        scene.seek(args.at_tick)
+    return run_window(scene, args, args.select, more=other_scenes())
+
+
+def _replay_headless(args: argparse.Namespace, player: Any, filled: int | None) -> int:
+    target = player.last_tick if args.to_tick is None else args.to_tick
+    if not player.first_tick <= target <= player.last_tick:
+        raise UsageError(f"mirofish replay: --to-tick {target} is outside the recording "
+                         f"({player.first_tick}..{player.last_tick})")
+    if args.verify:  # every tick from the first, each checked against the recording
+        player.seek(player.first_tick)
+        while player.tick < target:
+            player.step()
+    else:
+        player.seek(target)
+    w = player.world
+    print(json.dumps({"tick": player.tick, "state_hash": player.state_hash(),
+                      "mean_energy": round(float(w.school.energy.mean()) / 100, 2),
+                      "low_energy_fish": w.low_energy_count(), "first_tick": player.first_tick,
+                      "last_tick": player.last_tick, "recorded": player.recorded_metrics(),
+                      **({"verified_ticks": target - player.first_tick} if args.verify else {}),
+                      **({"reply_cache": {"folder": args.reply_cache, "replies_added": filled}}
+                         if filled is not None else {})}))
+    return 0
+
+
+def _play_terminal(player: Any, start: int, playback: float) -> int:
+    """Terminal playback until the end of the recording; Ctrl-C stops."""
+    from ..observe import ascii as ascii_view
+
+    player.seek(start)
+    tick_s = player.cfg.world.tick_seconds / playback
+    sys.stdout.write("\x1b[2J")
+    try:
+        while True:
+            snap = player.snapshot()
+            sys.stdout.write("\x1b[H" + ascii_view.render(snap) + "\n"
+                             + f"replay tick {snap.tick}/{player.last_tick}  speed {playback:g}x  Ctrl-C stops\x1b[K\n")
+            sys.stdout.flush()
+            if player.step() is None:
+                break
+            time.sleep(tick_s)
+    except KeyboardInterrupt:
+        pass
+    print(json.dumps({"tick": player.tick, "state_hash": player.state_hash()}))
+    return 0
+
+
+def fork_arguments(fk: argparse.ArgumentParser) -> None:
+    """The fork flags of an aquarium recording."""
+    fk.add_argument("--at", type=int_at_least(0), metavar="T", help="the tick of the swapped decision")
+    fk.add_argument("--fish", type=int_at_least(0), metavar="ID",
+                    help="the fish whose decision changes (with --plan or --action)")
+    swap = fk.add_mutually_exclusive_group()
+    swap.add_argument("--plan", metavar="PLAN",
+                      help="new plan, e.g. 'school 60', 'explore east 30', 'forage', 'rest 10', 'keep_away glass'")
+    swap.add_argument("--action", choices=ACTION_NAMES, metavar="A",
+                      help="a single action instead (held one tick, then the brain plans again): "
+                      + ", ".join(ACTION_NAMES))
+    iv = fk.add_argument_group("interventions at the fork tick (any number; with or without a swapped decision)")
+    iv.add_argument("--drop-food", action="append", default=[], metavar="X,Y",
+                    help="a handful of food on the 3x3 cells around X,Y (tank cells, 0,0 top left)")
+    iv.add_argument("--rock", action="append", default=[], metavar="X,Y", help="a 3x3 rock around X,Y")
+    iv.add_argument("--clear-rock", action="append", default=[], metavar="X,Y",
+                    help="remove rocks and plants on the 3x3 cells around X,Y")
+    iv.add_argument("--add-fish", action="append", default=[], metavar="X,Y[,S,C,A,P,M]",
+                    help="a new fish on the free water nearest X,Y, with random traits or the five given "
+                         "(sociability, curiosity, caution, appetite, calm; 0..100); needs room: the recording's "
+                         "fish.spare, or a fish taken out")
+    iv.add_argument("--remove-fish", action="append", default=[], type=int_at_least(0), metavar="N",
+                    help="take fish N out of the water")
+    iv.add_argument("--current", action="append", default=[], metavar="DIR,TICKS",
+                    help="push every fish that can one cell DIR (north, south, west, east) each tick for TICKS ticks")
+    iv.add_argument("--interventions", metavar="FILE",
+                    help="JSON Lines, one {\"tick\": T, \"kind\": food|rock|clear|current|tune|add|remove, ...} "
+                         "per line "
+                         "(README \"Interventions\"); each happens at its tick (>= --at)")
+    fk.add_argument("--ticks", type=int_at_least(1), default=600, help="ticks to run after the fork (default 600)")
+    fk.add_argument("--base-url", metavar="URL", help="model runs: ask this server instead of the recorded one "
+                                                      "(requests the recording answered come from its replies)")
+    fk.add_argument("--model", metavar="NAME", help="model runs: ask this model instead of the recorded one")
+    fk.add_argument("--reply-cache", metavar="DIR", help="model runs: also keep and reuse replies in DIR")
+
+
+def fork(args: argparse.Namespace) -> int:
+    """``fork REC --at T …`` of an aquarium recording: a swapped decision and/or interventions."""
+    from ..session import fork as fork_run
+
+    if args.at is None:
+        raise UsageError("mirofish fork: --at T is required (the tick to fork at)")
+    swap = args.plan or args.action
+    if (args.fish is None) != (swap is None):
+        raise UsageError("mirofish fork: --fish and --plan/--action go together (or leave both out and intervene)")
+    added = _interventions(args)
+    if swap is None and not added:
+        raise UsageError("mirofish fork: say what changes: --fish with --plan/--action, or an intervention "
+                         "(--drop-food, --rock, --clear-rock, --current, --add-fish, --remove-fish, --interventions)")
+    print(json.dumps(fork_run(args.path, args.at, args.fish, swap, args.ticks, args.record,
+                              overwrite=args.overwrite, base_url=args.base_url, model=args.model,
+                              cache=reply_cache(args.reply_cache), added=added)))
+    return 0
+
+
+def _interventions(args: argparse.Namespace) -> list[tuple[int, dict[str, Any]]]:
+    """The fork's interventions: those of the flags at ``--at``, and a file's at their ticks."""
+    from .. import interventions as ivs
+
+    try:
+        now = ([ivs.parse_point(t, "food") for t in args.drop_food] + [ivs.parse_point(t, "rock") for t in args.rock]
+               + [ivs.parse_point(t, "clear") for t in args.clear_rock] + [ivs.parse_current(t) for t in args.current]
+               + [ivs.parse_add(t) for t in args.add_fish] + [{"kind": "remove", "fish": n} for n in args.remove_fish])
+        later = ivs.read_file(args.interventions) if args.interventions else []
+    except ivs.InterventionError as exc:
+        raise UsageError(f"mirofish fork: {exc}") from None
+    if any(t < args.at for t, _ in later):
+        raise UsageError(f"mirofish fork: {args.interventions} has an intervention before --at {args.at}")
+    return [(args.at, iv) for iv in now] + later
+

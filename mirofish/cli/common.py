@@ -1,0 +1,148 @@
+"""What every command shares: the one-line usage error, argument types, the config and window
+flags, output guards, reply caches and writer locks."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable
+from typing import Any, NoReturn
+
+from ..brains.client import DEFAULT_TIMEOUT_S
+
+EXIT_BAD_INPUT = 2
+NEEDED = ("pygame", "numpy", "pydantic", "openai")  # the dependencies pip installs
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message is one line."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line instead of usage + message
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def int_at_least(lo: int, hi: int = 2**31 - 1) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo}, got {value}")
+        if value > hi:
+            raise argparse.ArgumentTypeError(f"must be at most {hi:,}, got {value}")
+        return value
+
+    return parse
+
+
+def number_between(lo: float, hi: float, unit: str = "") -> Callable[[str], float]:
+    """An argument type: a number from ``lo`` to ``hi`` (``unit`` words it: "seconds")."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number{' of ' + unit if unit else ''}, got {text!r}") from None
+        if not lo <= value <= hi:  # also refuses nan and inf
+            raise argparse.ArgumentTypeError(f"must be between {lo:g} and {hi:g}{' ' + unit if unit else ''}, "
+                                             f"got {text}")
+        return value
+
+    return parse
+
+
+seconds = number_between(0.1, 3600, "seconds")
+speed = number_between(0.25, 64)
+
+
+def add_config_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--preset", metavar="NAME", help="a config under assets/presets/, e.g. schooling-demo")
+    p.add_argument("--config", metavar="PATH", help="TOML file layered over assets/default.toml")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override one config value (repeatable), e.g. --set food.spawn_rate=0.0003")
+
+
+def add_window_flags(p: argparse.ArgumentParser, aquarium: bool = True) -> None:
+    p.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG after --frames frames, exit")
+    p.add_argument("--frames", type=int_at_least(1, 1_000_000), default=60,
+                   help="frames for --screenshot / --fps (default 60)")
+    p.add_argument("--overwrite", action="store_true", help="replace existing output files (--record, --log, "
+                                                            "--screenshot …)")
+    if aquarium:
+        p.add_argument("--select", type=int_at_least(0), metavar="ID",
+                       help="follow this fish from the start (headless --ascii: its remembered places, as digits)")
+        p.add_argument("--charts", action="store_true", help="start with the charts view open (key C)")
+    p.add_argument("--fps", action="store_true", help="render offscreen as fast as possible; print frame-rate JSON")
+    p.add_argument("--size", metavar="WxH", help="window size, e.g. 1280x720 (default: fits the screen)")
+
+
+def add_model_flags(p: argparse.ArgumentParser, who: str) -> None:
+    """``--base-url``, ``--model`` and ``--timeout`` of a scene whose ``who`` (agents,
+    negotiators …) can be a model."""
+    p.add_argument("--base-url", metavar="URL", help=f"llm {who}: OpenAI-compatible server")
+    p.add_argument("--model", metavar="NAME", help=f"llm {who}: model name")
+    p.add_argument("--timeout", metavar="S", type=seconds, default=DEFAULT_TIMEOUT_S,
+                   help=f"llm {who}: one model call takes at most S seconds in all, retries included "
+                        f"(default {DEFAULT_TIMEOUT_S:g})")
+
+
+def window_size(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"mirofish: --size expects WIDTHxHEIGHT, got {text!r}") from None
+    if w > 16384 or h > 16384:
+        raise UsageError(f"mirofish: --size is at most 16384x16384, got {text!r}")
+    if w < 640 or h < 400:
+        raise UsageError(f"mirofish: --size must be at least 640x400, got {text!r}")
+    return w, h
+
+
+def check_select(args: argparse.Namespace, fish: int) -> None:
+    """``--select ID`` names a fish of this tank (checked even when no window opens)."""
+    if getattr(args, "select", None) is not None and args.select >= fish:
+        raise UsageError(f"mirofish: --select {args.select} is not a fish of this tank (ids 0..{fish - 1})")
+
+
+def guard_output(path: Any, inputs: Iterable[Any] = (), overwrite: bool = False, what: str = "output") -> None:
+    """Refuse an unsafe output path before any work (see mirofish.observe.paths)."""
+    from ..observe.paths import OutputError, check_output
+
+    try:
+        check_output(path, tuple(inputs), overwrite, what)
+    except OutputError as exc:
+        raise UsageError(f"mirofish: {exc}") from None
+
+
+def reply_cache(folder: str | None) -> Any:
+    """``--reply-cache DIR`` as a reply cache (None without the flag)."""
+    if folder is None:
+        return None
+    from ..brains.exchanges import ReplyCache
+
+    try:
+        return ReplyCache(folder)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"mirofish: --reply-cache {folder}: {exc}") from None
+
+
+def locks(paths: Iterable[str | None]) -> Any:
+    """The writer locks of a command's output files, as a context manager (one-line refusal)."""
+    from ..observe.paths import Locks, OutputError
+
+    try:
+        return Locks(list(paths))
+    except OutputError as exc:
+        raise UsageError(f"mirofish: {exc}") from None
+
+
+def run_window(view: Any, args: argparse.Namespace, select: int | None = None, more: list[Any] | None = None) -> int:
+    """Open ``view`` in the window (or render it offscreen: ``--screenshot``, ``--fps``) with the
+    command's window flags."""
+    from ..ui.app import run_window as open_window
+
+    return int(open_window(view, args.screenshot, args.frames, select, args.fps, window_size(args.size),
+                           **({"more": more} if more else {})))

@@ -1,0 +1,53 @@
+"""Argent's report chain on the command line: ``handoff`` (the four signal arms headless, or
+one in the window)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from .common import UsageError, add_model_flags, add_window_flags, int_at_least, run_window
+
+
+def arguments(ho: argparse.ArgumentParser) -> None:
+    ho.add_argument("--headless", action="store_true",
+                    help="no window; print one JSON line: the four arms (none, L1, L1+2, L1+2+3) on the same tasks")
+    ho.add_argument("--tasks", type=int_at_least(1), default=250, help="tasks per arm (default 250)")
+    ho.add_argument("--seed", type=int_at_least(0), default=1, help="random seed (default 1)")
+    ho.add_argument("--layers", choices=("none", "L1", "L1+2", "L1+2+3"), default=None,
+                    help="one arm only (headless), or the arm the window shows (default L1+2+3)")
+    ho.add_argument("--l2-every", type=int_at_least(0), default=4, metavar="K",
+                    help="layer 2 on every K-th message besides its triggers (0: only on its triggers; default 4)")
+    ho.add_argument("--no-l2-triggers", action="store_true",
+                    help="layer 2 only every K-th message (not on state changes, low confidence, entropy jumps)")
+    ho.add_argument("--agents", choices=("embedded", "llm"), default="embedded",
+                    help="embedded writers (default: messages from templates) or a model through --base-url/--model")
+    add_model_flags(ho, "agents")
+    add_window_flags(ho, aquarium=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..scenes.handoff.chain import ARMS, evaluate
+
+    writer = None
+    if args.agents == "llm":
+        if not (args.base_url and args.model):
+            raise UsageError("mirofish handoff: --agents llm needs --base-url and --model")
+        from ..scenes.handoff.model_agents import ModelWriter
+
+        writer = ModelWriter(args.base_url, args.model, args.seed, args.timeout)
+    if not args.headless:
+        from ..ui.scenes.handoff import HandoffScene
+
+        return run_window(HandoffScene(args.seed, args.layers or "L1+2+3", writer), args)
+    arms = [args.layers] if args.layers else list(ARMS)
+    try:
+        out = {name: evaluate(args.tasks, args.seed, ARMS[name], args.l2_every, not args.no_l2_triggers, writer)
+               for name in arms}
+    finally:
+        failures = writer.close() if writer is not None else None
+    result = out if len(out) > 1 else out[arms[0]]
+    if failures is not None:
+        result = {**result, "model_failures": failures}
+    print(json.dumps(result))
+    return 0

@@ -1,0 +1,303 @@
+"""The commands that read recordings: ``replay``, ``fork`` and ``export`` (each goes to the
+recording's scene in the registry), ``clip``, ``report``, ``trace``, ``reask`` and ``diff``
+(the aquarium's)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ..scenes.registry import SceneError, SceneSpec, scene, with_part
+from .common import UsageError, add_window_flags, guard_output, int_at_least, seconds, speed, window_size
+
+
+def recording_spec(path: str, command: str, part: str) -> SceneSpec:
+    """The scene of the recording at ``path`` (its header says which), if it has ``part``."""
+    from ..observe.recording import recording_scene
+
+    kind = recording_scene(path)
+    try:
+        spec = scene(kind)
+    except SceneError:
+        raise UsageError(f"mirofish {command}: {path} is a recording of the scene {kind!r}, which no installed "
+                         f"package provides") from None
+    if not spec.has(part):
+        able = ", ".join(s.name for s in with_part(part)) or "no scene"
+        raise UsageError(f"mirofish {command}: a {kind} recording has no {command} ({command} is for {able}); "
+                         f"replay and export --tables read it")
+    return spec
+
+
+# ---------------------------------------------------------------- replay
+
+
+def replay_arguments(rp: argparse.ArgumentParser) -> None:
+    rp.add_argument("path", help="a recording made with --record")
+    rp.add_argument("--headless", action="store_true", help="no view: seek and print JSON {tick, state_hash, ...}")
+    rp.add_argument("--to-tick", type=int_at_least(0), metavar="T",
+                    help="headless: the tick to seek to (default: end)")
+    rp.add_argument("--verify", action="store_true",
+                    help="headless: re-simulate every tick from the first (not from the nearest keyframe), checking "
+                         "each tick's actions and the kept state hashes against the recording; a replay that "
+                         "diverges is one line naming the tick (exit 2)")
+    rp.add_argument("--at-tick", type=int_at_least(0), metavar="T", help="view: start playing from this tick")
+    rp.add_argument("--speed", type=speed, default=1.0, help="view: playback speed, 0.25 to 64 (default 1)")
+    rp.add_argument("--terminal", action="store_true", help="play back as characters in the terminal")
+    rp.add_argument("--session", type=int_at_least(0), metavar="K",
+                    help="negotiation recordings: the session to show first (default: the first)")
+    rp.add_argument("--reply-cache", metavar="DIR", help="model runs: put every recorded model reply into the reply "
+                                                         "cache DIR (for live --reply-cache and fork --reply-cache)")
+    add_window_flags(rp)
+
+
+def replay(args: argparse.Namespace) -> int:
+    return int(recording_spec(args.path, "replay", "replay").part("replay")(args))
+
+
+# ---------------------------------------------------------------- fork
+
+
+def fork_arguments(fk: argparse.ArgumentParser) -> None:
+    """The fork command's flags: the shared ones, then each scene's own (its ``fork_arguments``;
+    :data:`FORK_OWNERS` keeps which scene each of those flags belongs to, and its default)."""
+    fk.add_argument("path", help="the recording to fork (it is only read)")
+    fk.add_argument("--at-turn", type=int_at_least(0), metavar="N",
+                    help="a recording made turn by turn (negotiation --record): the turn to choose again")
+    fk.add_argument("--change", action="append", default=[], metavar="KEY=VALUE",
+                    help="a turn-by-turn scene of a plug-in (scenes/turnscene.py): a setting changed from --at-turn on")
+    fk.add_argument("--record", metavar="OUT", help="write the fork as its own recording")
+    fk.add_argument("--overwrite", action="store_true", help="replace an existing OUT file")
+    FORK_OWNERS.clear()
+    for s in with_part("fork_arguments"):
+        before = {a.dest for a in fk._actions}
+        try:
+            s.part("fork_arguments")(fk)
+        except argparse.ArgumentError as exc:
+            raise SceneError(f"scene {s.name}: its fork flags clash with another scene's ({exc})") from None
+        FORK_OWNERS.update({a.dest: (s.name, a.default) for a in fk._actions if a.dest not in before})
+
+
+FORK_OWNERS: dict[str, tuple[str, Any]] = {}  # scene-only fork flags: dest → (scene, default)
+
+
+def fork(args: argparse.Namespace) -> int:
+    spec = recording_spec(args.path, "fork", "fork")
+    for dest, (owner, default) in FORK_OWNERS.items():
+        if owner != spec.name and getattr(args, dest, default) != default:
+            flag = "--" + dest.replace("_", "-")
+            how = f": {_a(spec.name)} forks with {spec.fork_usage}" if spec.fork_usage else ""
+            raise UsageError(f"mirofish fork: {flag} forks {_a(owner)} recording; {args.path} is {_a(spec.name)} "
+                             f"recording{how}")
+    if spec.records == "ticks" and args.at_turn is not None:
+        raise UsageError("mirofish fork: --at-turn forks a recording made turn by turn; this one is an aquarium")
+    return int(spec.part("fork")(args))
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
+# ---------------------------------------------------------------- export
+
+
+def export_arguments(ex: argparse.ArgumentParser) -> None:
+    ex.add_argument("path", help="a recording (only read)")
+    ex.add_argument("--around", type=int_at_least(0), metavar="T", help="window: the tick to centre on")
+    ex.add_argument("--radius", type=int_at_least(1), default=500, metavar="N",
+                    help="window: ticks before and after --around (default 500)")
+    ex.add_argument("--out", metavar="OUT", help="window: the new recording (never the input)")
+    ex.add_argument("--tables", metavar="DIR", help="write tables (decisions, fish, metrics, memory, runs; "
+                                                    "divergence for forks) into DIR instead")
+    ex.add_argument("--format", choices=("parquet", "csv"), default="parquet",
+                    help="tables: parquet (default; needs pyarrow, pip install -e '.[tables]') or csv")
+    ex.add_argument("--from", dest="t_from", type=int_at_least(0), metavar="T", help="tables: first tick "
+                                                                                   "(default: the first recorded)")
+    ex.add_argument("--to", dest="t_to", type=int_at_least(1), metavar="T", help="tables: last tick, excluded "
+                                                                                 "(default: the last recorded)")
+    ex.add_argument("--every", type=int_at_least(1), default=10, metavar="K",
+                    help="tables: sample each fish's state every K ticks (default 10)")
+    ex.add_argument("--overwrite", action="store_true", help="replace existing output files")
+
+
+def export(args: argparse.Namespace) -> int:
+    if args.tables is not None:
+        if args.around is not None or args.out is not None:
+            raise UsageError("mirofish export: --tables DIR writes tables; --around/--out copy a window (not both)")
+        # a sweep's folder is the aquarium's; a recording's header names its scene
+        spec = scene("aquarium") if Path(args.path).is_dir() else recording_spec(args.path, "export", "export")
+        write = spec.part("export")
+        options = {"t_from": args.t_from, "t_to": args.t_to, "every": args.every} if spec.records == "ticks" else {}
+        print(json.dumps(write(args.path, args.tables, args.format, args.overwrite, **options)))
+        return 0
+    if args.around is None or args.out is None:
+        raise UsageError("mirofish export: give --around T --out OUT (a window), or --tables DIR (tables)")
+    from ..session import export_window
+
+    print(json.dumps(export_window(args.path, args.around, args.radius, args.out, overwrite=args.overwrite)))
+    return 0
+
+
+# ---------------------------------------------------------------- the aquarium's readers
+
+
+def clip_arguments(cl: argparse.ArgumentParser) -> None:
+    cl.add_argument("path", help="a recording (only read)")
+    cl.add_argument("--from", dest="t_from", type=int_at_least(0), metavar="T1",
+                    help="first tick (default: the start)")
+    cl.add_argument("--to", dest="t_to", type=int_at_least(1), metavar="T2",
+                    help="last tick, excluded (default: the end)")
+    cl.add_argument("--out", required=True, metavar="FILE", help="demo.gif or demo.mp4 (never the recording)")
+    cl.add_argument("--follow", type=int_at_least(0), metavar="N", help="ring and follow fish N (its panel shown)")
+    cl.add_argument("--speed", type=speed, default=4.0,
+                    help="simulated seconds per clip second, 0.25 to 64 (default 4: a tick is 0.5 s, so 8 ticks/s)")
+    cl.add_argument("--size", metavar="WxH", default="1280x720", help="the window drawn (default 1280x720)")
+    cl.add_argument("--zoom", type=float, default=1.0, metavar="Z",
+                    help="zoom into the tank Z times (around the followed fish with --follow; default 1: all of it)")
+    cl.add_argument("--hud", action=argparse.BooleanOptionalAction, default=True,
+                    help="the whole window (default) or, with --no-hud, the tank alone")
+    cl.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+
+
+def clip(args: argparse.Namespace) -> int:
+    import sys
+
+    from ..ui.clip import ClipError, make_clip
+    from .common import EXIT_BAD_INPUT
+
+    if not 1.0 <= args.zoom <= 8.0:
+        raise UsageError(f"mirofish clip: --zoom must be 1 to 8, got {args.zoom:g}")
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if tty:
+            sys.stderr.write(f"\rclip: tick {done}/{total}  ")
+
+    try:
+        result = make_clip(args.path, args.out, args.t_from, args.t_to, args.follow, args.speed,
+                           window_size(args.size) or (1280, 720), args.hud, args.zoom, args.overwrite, progress)
+    except ClipError as exc:
+        print(f"mirofish: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        if tty:
+            sys.stderr.write("\n")
+    print(json.dumps(result))
+    return 0
+
+
+def report_arguments(rep: argparse.ArgumentParser) -> None:
+    rep.add_argument("path", help="a recording (only read)")
+    rep.add_argument("--fish", type=int_at_least(0), required=True, metavar="ID", help="the fish to report on")
+    rep.add_argument("--from", dest="t0", type=int_at_least(0), metavar="T0", help="first tick (default: the start)")
+    rep.add_argument("--to", dest="t1", type=int_at_least(0), metavar="T1",
+                     help="last tick, excluded (default: the end)")
+    rep.add_argument("--png", metavar="OUT", help="also draw the report as a chart (a PNG file)")
+    rep.add_argument("--overwrite", action="store_true", help="replace an existing --png file")
+
+
+def report(args: argparse.Namespace) -> int:
+    from ..session.report import fish_report, render_png, render_text
+
+    if args.png:
+        guard_output(args.png, (args.path,), args.overwrite, "chart")
+    result = fish_report(args.path, args.fish, args.t0, args.t1)
+    print(render_text(result))
+    if args.png:
+        render_png(result, args.png)
+        print(f"chart written to {args.png}")
+    return 0
+
+
+def trace_arguments(tr: argparse.ArgumentParser) -> None:
+    tr.add_argument("path", help="a recording (only read)")
+    tr.add_argument("--fish", type=int_at_least(0), required=True, metavar="ID", help="the fish to trace")
+    tr.add_argument("--from", dest="t0", type=int_at_least(0), required=True, metavar="T0", help="first tick")
+    tr.add_argument("--to", dest="t1", type=int_at_least(1), required=True, metavar="T1", help="last tick, excluded")
+
+
+def trace(args: argparse.Namespace) -> int:
+    from ..session import trace_fish
+
+    rows = trace_fish(args.path, args.fish, args.t0, args.t1)
+    for r in rows:
+        print(f"t{r['tick']}  energy {r['energy']:.2f}  plan {r['plan']}  doing {r['intent']}")
+        if "decision" in r:
+            _print_decision(r)
+        print("  " + r["view"].replace("\n", "\n  "))
+    agree = [r["agrees"] for r in rows if r.get("agrees") is not None]
+    decisions = sum(1 for r in rows if "decision" in r)
+    print(json.dumps({"fish": args.fish, "ticks": len(rows), "decisions": decisions,
+                      "brain_agrees": sum(agree) if agree else None}))
+    return 0
+
+
+def _print_decision(r: dict[str, Any]) -> None:
+    """One decision of a trace: who made it and why, its thought, what the model saw and said."""
+    again = f"  (the embedded brain now: {r['brain_now']})" if "brain_now" in r else ""
+    why = f": {r['reason']}" if r.get("reason") else ""
+    print(f"  decided [{r['tier']}{why}] {r['decision']}{again}")
+    if r.get("thought"):
+        print(f"  thought: \u201c{r['thought']}\u201d")
+    for c in r.get("exchanges", []):
+        where = "reply cache" if c["cached"] else f"{c['latency_s']:.2f} s"
+        print(f"  {c['kind']}: it saw ({c['model']}, {where}, {c['prompt_tokens']}+{c['completion_tokens']} "
+              f"tokens):\n    " + c["user"].replace("\n", "\n    "))
+        print(f"    it said [{c['read']}]: {c['reply']!r}")
+
+
+def reask_arguments(ra: argparse.ArgumentParser) -> None:
+    ra.add_argument("path", help="a recording of a model run (only read)")
+    ra.add_argument("--fish", type=int_at_least(0), required=True, metavar="ID", help="the fish")
+    ra.add_argument("--tick", type=int_at_least(0), required=True, metavar="T", help="the tick it asked at")
+    ra.add_argument("--base-url", metavar="URL", help="ask this server (default: the recorded one)")
+    ra.add_argument("--model", metavar="NAME", help="ask this model (default: the recorded one)")
+    ra.add_argument("--n", type=int_at_least(1, 100), default=1, metavar="K", help="ask K times (default 1)")
+    ra.add_argument("--timeout", metavar="S", type=seconds, default=60.0,
+                    help="one answer takes at most S seconds (default 60)")
+    ra.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def reask(args: argparse.Namespace) -> int:
+    from ..session.reask import reask as ask_again
+    from ..session.reask import render_reask
+
+    result = ask_again(args.path, args.fish, args.tick, args.base_url, args.model, args.n, args.timeout)
+    print(json.dumps(result) if args.json else render_reask(result))
+    return 0
+
+
+def diff_arguments(df: argparse.ArgumentParser) -> None:
+    df.add_argument("path", help="recording A (only read)")
+    df.add_argument("other", nargs="?", help="recording B (only read); leave out to compare two windows of A")
+    df.add_argument("--a", dest="wa", metavar="T1:T2", help="windows: the first window of ticks")
+    df.add_argument("--b", dest="wb", metavar="T3:T4", help="windows: the second window of ticks")
+    df.add_argument("--json", action="store_true", help="print JSON instead of text")
+    df.add_argument("--png", metavar="OUT", help="also draw the comparison into a PNG file")
+    df.add_argument("--overwrite", action="store_true", help="replace an existing --png file")
+
+
+def diff(args: argparse.Namespace) -> int:
+    from ..session.diff import diff_runs, diff_windows, parse_window, render_png, render_text
+
+    inputs = tuple(p for p in (args.path, args.other) if p)
+    if args.png:
+        guard_output(args.png, inputs, args.overwrite, "chart")
+    if args.other:
+        if args.wa or args.wb:
+            raise UsageError("mirofish diff: --a/--b compare two windows of one recording; give one recording")
+        result = diff_runs(args.path, args.other)
+    else:
+        if not (args.wa and args.wb):
+            raise UsageError("mirofish diff: give a second recording, or two windows --a T1:T2 --b T3:T4")
+        try:
+            wa, wb = parse_window(args.wa), parse_window(args.wb)
+        except ValueError as exc:
+            raise UsageError(f"mirofish diff: {exc}") from None
+        result = diff_windows(args.path, wa, wb)
+    if args.png:
+        render_png(result, args.png)
+    print(json.dumps(result) if args.json else render_text(result))
+    return 0
+

@@ -1,0 +1,92 @@
+"""``reef``: tanks joined by corridors (one process, local processes or a Dask cluster), its
+recording, checkpoints, resume and replay, and the reef's map in the window."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .common import EXIT_BAD_INPUT, UsageError, add_window_flags, guard_output, int_at_least, run_window
+
+
+def arguments(rf: argparse.ArgumentParser) -> None:
+    rf.add_argument("path", nargs="?", metavar="REEF.toml", help="the reef file (see mirofish/reef/spec.py)")
+    rf.add_argument("--headless", action="store_true", help="no window; print one JSON line at the end")
+    rf.add_argument("--ticks", type=int_at_least(1, 10_000_000), help="ticks to run (default: the file's)")
+    rf.add_argument("--workers", type=int_at_least(1, 256), default=1,
+                    help="local processes stepping the tanks (default 1: all in this process)")
+    rf.add_argument("--cluster", metavar="ADDRESS", help="run the tanks on a Dask cluster (tcp://HOST:PORT)")
+    rf.add_argument("--record", metavar="DIR", help="record every tank and the migrations into DIR")
+    rf.add_argument("--checkpoint", metavar="FILE", help="write the reef's state at every exchange (to --resume)")
+    rf.add_argument("--resume", metavar="FILE", help="go on from a --checkpoint file of the same reef file")
+    rf.add_argument("--replay", metavar="DIR", help="replay a recorded reef (every tank) and check its reef hash")
+    rf.add_argument("--progress", action="store_true", help="headless: a progress line on stderr")
+    add_window_flags(rf, aquarium=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..reef.run import ReefError
+
+    try:
+        return _run(args)
+    except ReefError as exc:
+        print(f"mirofish: reef: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..reef.record import prepare, replay_reef
+    from ..reef.spec import load_reef
+
+    if args.replay:
+        if args.path:
+            raise UsageError("mirofish reef: give a reef file or --replay DIR, not both")
+        print(json.dumps(replay_reef(args.replay)))
+        return 0
+    if not args.path:
+        raise UsageError("mirofish reef: a reef file is needed (REEF.toml), or --replay DIR")
+    spec = load_reef(args.path)
+    if args.resume and args.record:
+        raise UsageError("mirofish reef: --record starts recordings at tick 0; it can't go with --resume")
+    if args.checkpoint and args.checkpoint != args.resume:
+        guard_output(args.checkpoint, (args.path,), args.overwrite, "checkpoint")
+    folder = prepare(args.record, args.overwrite) if args.record else None
+    backend = "dask" if args.cluster else ("local" if args.workers > 1 else "inline")
+    if not args.headless:
+        if backend != "inline":
+            raise UsageError("mirofish reef: the window steps the reef in its own process (no --workers or "
+                             "--cluster; use --headless for those)")
+        from ..ui.scenes.reef import ReefScene
+
+        return run_window(ReefScene(spec, str(folder) if folder else None), args)
+    return _headless(args, spec, backend, folder)
+
+
+def _headless(args: argparse.Namespace, spec: Any, backend: str, folder: Any) -> int:
+    from ..reef.record import write
+    from ..reef.run import Reef, ReefError
+
+    reef = Reef(spec, backend, args.workers, args.cluster, str(folder) if folder else None, args.checkpoint,
+                args.resume)
+    ticks = args.ticks or spec.ticks
+
+    def progress(r: Reef) -> None:
+        if args.progress:
+            print(f"\rt{r.tick}/{ticks} migrations {len(r.log)}", end="", file=sys.stderr, flush=True)
+
+    try:
+        summary = reef.run(ticks, progress)
+    except ReefError as exc:
+        hint = (f"; resume from the last exchange with --resume {args.checkpoint}" if args.checkpoint
+                else "; run with --checkpoint FILE to be able to resume")
+        raise ReefError(f"{exc} at tick {reef.tick}{hint}") from None
+    finally:
+        reef.close()
+        if args.progress:
+            print(file=sys.stderr)
+    if folder is not None:
+        write(folder, reef, summary)
+    print(json.dumps(summary))
+    return 0

@@ -1,0 +1,123 @@
+"""``sweep SPEC.toml``: seeded headless runs of any scene that sweeps (the scene registry), in
+local processes or on a Dask cluster, with a resumable results store, tables and plots."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from .common import UsageError, int_at_least
+
+
+def arguments(sw: argparse.ArgumentParser) -> None:
+    sw.add_argument("spec", help="a sweep file (TOML; examples in assets/sweeps/)")
+    sw.add_argument("--out", metavar="DIR", help="results folder (default saves/sweeps/<sweep file name>); a sweep "
+                                                 "started again with the same folder resumes, skipping finished runs")
+    sw.add_argument("--workers", type=int_at_least(1), default=os.cpu_count() or 1,
+                    help=f"local processes running at once (default: the cores, {os.cpu_count() or 1})")
+    sw.add_argument("--cluster", metavar="ADDRESS", help="run on an existing Dask cluster instead, e.g. "
+                                                         "tcp://127.0.0.1:8786 (pip install -e '.[cluster]')")
+    sw.add_argument("--record", action="store_true",
+                    help="keep each run's recording (aquarium), round log (referential) or session database "
+                         "(negotiation) in OUT/runs/")
+    sw.add_argument("--overwrite", action="store_true", help="start afresh in a folder that holds another sweep")
+    sw.add_argument("--dry-run", action="store_true", help="print each run's single command and exit")
+    sw.add_argument("--base-url", metavar="URL", help="aquarium: the model server every run asks (runs whose "
+                                                      "settings say brain.kind = \"llm\")")
+    sw.add_argument("--model", metavar="NAME", help="aquarium: the model on that server")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..kernel import compiled_tick
+    from ..sweep.backends import BackendError, DaskBackend, LocalBackend
+    from ..sweep.results import ResultsError, Store, write_outputs
+    from ..sweep.spec import SpecError, load_spec
+
+    compiled_tick()  # an unknown MIROFISH_TICK is one line here, not a sweep of failed runs
+    try:
+        spec = load_spec(args.spec, args.base_url, args.model)
+    except SpecError as exc:
+        raise UsageError(f"mirofish sweep: {exc}") from None
+    tasks = spec.tasks()
+    if args.dry_run:
+        for t in tasks:
+            print(t.command_line())
+        return 0
+    out = Path(args.out) if args.out else Path("saves") / "sweeps" / Path(args.spec).stem
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"mirofish sweep: --out {out} is a file, not a folder")
+    try:
+        backend = DaskBackend(args.cluster) if args.cluster else LocalBackend(args.workers)
+    except BackendError as exc:
+        raise UsageError(f"mirofish sweep: {exc}") from None
+    try:
+        store = Store(out, spec, args.overwrite)
+    except (ResultsError, OSError) as exc:
+        backend.close()
+        raise UsageError(f"mirofish sweep: {exc}") from None
+    finished = store.done()
+    todo = [t for t in tasks if t.run_id not in finished]
+    record_dir = None
+    if args.record:
+        record_dir = str((out / "runs").resolve())
+        Path(record_dir).mkdir(exist_ok=True)
+    bar = _SweepProgress(len(tasks), len(tasks) - len(todo), sys.stderr.isatty() or bool(todo))
+    failed = 0
+    interrupted = False
+    try:
+        for row in backend.run(todo, record_dir):
+            store.add(row)
+            failed += row["status"] != "ok"
+            bar.update(row["status"] == "ok")
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        backend.close()
+        files = write_outputs(store, spec)
+        rows = store.rows()
+        store.close()
+    bar.finish()
+    if interrupted:
+        print(f"mirofish sweep: interrupted with {len(rows)} of {len(tasks)} runs done (kept in {out}); "
+              f"run the same command again to resume", file=sys.stderr)
+        return 130
+    all_failed = sum(r["status"] != "ok" for r in rows)
+    print(json.dumps({"runs": len(tasks), "ran_now": len(todo), "skipped_finished": len(tasks) - len(todo),
+                      "failed": all_failed, "backend": backend.name, "out": str(out), **files}))
+    if all_failed:
+        print(f"mirofish sweep: {all_failed} run(s) failed; their errors are in {out / 'runs.csv'}", file=sys.stderr)
+    return 0
+
+
+class _SweepProgress:
+    """Runs done, failures and the time left, on one stderr line."""
+
+    def __init__(self, total: int, already: int, enabled: bool):
+        self.total, self.done, self.failed, self.enabled = total, already, 0, enabled
+        self.already, self.start = already, time.perf_counter()
+        self._draw()
+
+    def update(self, ok: bool) -> None:
+        self.done += 1
+        self.failed += not ok
+        self._draw()
+
+    def _draw(self) -> None:
+        if not self.enabled:
+            return
+        ran = self.done - self.already
+        elapsed = time.perf_counter() - self.start
+        left = (self.total - self.done) * elapsed / ran if ran else None
+        eta = "--" if left is None else f"{int(left // 60)}m{int(left % 60):02d}s"
+        bar = "#" * int(30 * self.done / max(1, self.total))
+        sys.stderr.write(f"\r[{bar:<30}] {self.done}/{self.total} runs  ETA {eta}  failures {self.failed}  ")
+        sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()

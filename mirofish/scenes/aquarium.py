@@ -1,0 +1,69 @@
+"""The aquarium as a scene of the registry (mirofish/scenes/registry.py): its command ``live``,
+its recordings (ticks), replay, fork, export tables, sweeps and its window."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from ..observe.metrics import ranked, summary_key
+from .registry import SceneSpec, SweepHooks
+
+
+def export(path: str, out_dir: str, fmt: str = "parquet", overwrite: bool = False, t_from: int | None = None,
+           t_to: int | None = None, every: int = 10) -> dict[str, Any]:
+    """``export REC --tables DIR``: a recording (or a sweep's folder) as tables (session/tables.py)."""
+    from ..session.tables import export_tables
+
+    result: dict[str, Any] = export_tables(path, out_dir, fmt, t_from, t_to, every, overwrite)
+    return result
+
+
+def _settings(task: Any) -> list[str]:
+    from ..sweep.spec import toml_value
+
+    return [f"{k}={toml_value(v)}" for k, v in task.params.items()]
+
+
+def check(task: Any) -> str | None:
+    """Why a sweep run's settings cannot run (unknown keys, values the config refuses)."""
+    from ..config import ConfigError, load_config
+
+    try:
+        load_config(None, _settings(task), preset=task.preset, seed=task.seed)
+    except ConfigError as exc:
+        return f"params: {exc}"
+    return None
+
+
+def summarize(task: Any, record_dir: str | None = None) -> dict[str, Any]:
+    """A sweep run: a headless run of ``task.length`` ticks, its summary JSON."""
+    from ..config import load_config
+    from ..session.headless import run_headless
+
+    cfg = load_config(None, _settings(task), preset=task.preset, seed=task.seed)
+    record = str(Path(record_dir) / f"{task.run_id}.mfrec") if record_dir else None
+    return run_headless(cfg, task.length, out=io.StringIO(), record=record, overwrite=True)
+
+
+def command(task: Any) -> list[str]:
+    cmd = ["python", "run.py", "live", "--headless", "--ticks", str(task.length), "--seed", str(task.seed)]
+    if task.preset:
+        cmd += ["--preset", task.preset]
+    return cmd + [x for setting in sorted(_settings(task)) for x in ("--set", setting)]
+
+
+# what an aquarium sweep's table and plots show unless the file says (the metric table's sweep ranks)
+SWEEP = SweepHooks(length="ticks", metrics=tuple(summary_key(m) for m in ranked("sweep")), check=check,
+                   summarize=summarize, command=command, presets=True)
+
+SPEC = SceneSpec(
+    name="aquarium", command="live", help="run the aquarium in a window (or --terminal, or --headless for JSON)",
+    arguments="mirofish.cli.aquarium:arguments", run="mirofish.cli.aquarium:run", records="ticks",
+    replay="mirofish.cli.aquarium:replay", fork="mirofish.cli.aquarium:fork",
+    fork_arguments="mirofish.cli.aquarium:fork_arguments",
+    fork_usage="--at T and --fish ID --plan PLAN (or --action A), or interventions",
+    export="mirofish.scenes.aquarium:export",
+    sweep="mirofish.scenes.aquarium:SWEEP", window="mirofish.ui.scenes.aquarium:AquariumScene",
+    doc="fish that forage, jam and school from what each one sees")

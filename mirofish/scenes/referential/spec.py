@@ -1,0 +1,60 @@
+"""The referential game as a scene of the registry (mirofish/scenes/registry.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..registry import SceneSpec, SweepHooks
+
+
+def game_config(task: Any) -> Any:
+    """The game's settings for a sweep run (raises pydantic's ValidationError)."""
+    from .game import GameConfig
+
+    return GameConfig(**{**task.params, "rounds": task.length, "seed": task.seed})
+
+
+def check(task: Any) -> str | None:
+    from pydantic import ValidationError
+
+    try:
+        game_config(task)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        return f"params.{'.'.join(map(str, err['loc'])) or 'game'}: {msg}"
+    return None
+
+
+def summarize(task: Any, record_dir: str | None = None) -> dict[str, Any]:
+    """A sweep run: the game played ``task.length`` rounds (``--record``: its round log kept)."""
+    from pathlib import Path
+
+    from .experiment import Experiment
+
+    log = str(Path(record_dir) / f"{task.run_id}.jsonl") if record_dir else None
+    exp = Experiment(game_config(task), None, log)
+    try:
+        summary: dict[str, Any] = exp.run()
+        return summary
+    finally:
+        exp.close()
+
+
+def command(task: Any) -> list[str]:
+    from ...sweep.spec import toml_value
+
+    return ["python", "run.py", "referential", "--headless", "--rounds", str(task.length), "--seed", str(task.seed),
+            *(x for k, v in sorted(task.params.items()) for x in ("--set", f"{k}={toml_value(v)}"))]
+
+
+SWEEP = SweepHooks(length="rounds", metrics=("success_rate", "success_rate_last100", "compression_ratio",
+                                             "glossary_size"),
+                   check=check, summarize=summarize, command=command)
+
+SPEC = SceneSpec(
+    name="referential", help="the referential game: agents invent a vocabulary (GlossoGen)",
+    arguments="mirofish.cli.referential:arguments", run="mirofish.cli.referential:run", records="turns",
+    replay="mirofish.cli.referential:replay", export="mirofish.scenes.referential.recording:export_round_tables",
+    sweep="mirofish.scenes.referential.spec:SWEEP", window="mirofish.ui.scenes.referential:ReferentialScene",
+    doc="two agents invent a shared vocabulary")

@@ -1,0 +1,107 @@
+"""A scene from another package joins through the entry point group ``mirofish.scenes`` and gets
+a command, recording, checked replay, fork, export tables and sweeps — nothing in mirofish/
+changed. The package is tests/plugin_scene (a biased coin), installed with pip into a folder."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory):
+    """tests/plugin_scene installed by pip into a folder of its own (on PYTHONPATH for the runs)."""
+    work = tmp_path_factory.mktemp("plugin")
+    shutil.copytree(ROOT / "tests" / "plugin_scene", work / "src")  # pip builds in the copy, not in tests/
+    target = work / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                           "--no-index", "--target", str(target), str(work / "src")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (target / "mirofish_coins").is_dir() and list(target.glob("mirofish_coins-*.dist-info"))
+    return target
+
+
+def cli(plugin, cwd, *args, ok=True):
+    env = {**os.environ, "PYTHONPATH": str(plugin)}
+    done = subprocess.run([sys.executable, str(ROOT / "run.py"), *args], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=300)
+    if ok:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_the_plugin_scene_records_replays_forks_exports_and_sweeps(plugin, tmp_path):
+    assert "coins" in cli(plugin, tmp_path, "--help").stdout
+    played = json.loads(cli(plugin, tmp_path, "coins", "--turns", "60", "--seed", "3", "--set", "bias=0.7",
+                            "--record", "c.db").stdout)
+    assert played["scene"] == "coins" and played["turns"] == 60 and 0.5 < played["heads_share"] < 0.9
+    replayed = json.loads(cli(plugin, tmp_path, "replay", "c.db").stdout)
+    assert replayed["verified_turns"] == 60 and replayed["heads_share"] == played["heads_share"]
+
+    forked = json.loads(cli(plugin, tmp_path, "fork", "c.db", "--at-turn", "20", "--change", "bias=1.0",
+                            "--record", "f.db").stdout)
+    assert forked["first_different_turn"] >= 20  # the turns before the fork are the recorded ones
+    assert forked["fork"]["heads_share"] > forked["original"]["heads_share"]  # every flip from turn 20 is heads
+    assert json.loads(cli(plugin, tmp_path, "replay", "f.db").stdout)["verified_turns"] == 60  # a fork replays
+
+    table = json.loads(cli(plugin, tmp_path, "export", "c.db", "--tables", "tabs", "--format", "csv").stdout)
+    assert table["tables"]["turns"]["rows"] == 60
+    rows = (tmp_path / "tabs" / "turns.csv").read_text().splitlines()
+    assert rows[0] == "turn,flip,guess,right" and len(rows) == 61
+
+    (tmp_path / "coins.toml").write_text('scene = "coins"\nlength = 80\nseeds = {from = 1, count = 4}\n'
+                                         '[params]\nbias = [0.2, 0.8]\n')
+    swept = json.loads(cli(plugin, tmp_path, "sweep", "coins.toml", "--out", "sw", "--workers", "2").stdout)
+    assert swept["runs"] == 8 and swept["failed"] == 0
+    settings = (tmp_path / "sw" / "settings.csv").read_text().splitlines()
+    assert settings[0].startswith("bias,seeds,heads_share mean,heads_share ci95")  # the scene's own figures
+    low, high = (float(line.split(",")[2]) for line in settings[1:])
+    assert low < 0.35 < 0.65 < high
+
+
+@pytest.mark.parametrize("args, says", [
+    (["coins", "--set", "colour=3"], "no setting 'colour' (its settings: bias, memory)"),
+    (["coins", "--set", "bias=x"], "setting bias = 'x' is not a float"),
+    (["coins", "--set", "bias=3.0"], "bias must be 0..1"),
+    (["fork", "c.db", "--at", "5", "--fish", "1", "--plan", "forage"], "a coins forks with --at-turn N --change"),
+    (["fork", "c.db", "--at-turn", "999", "--change", "bias=0.1"], "past the recording's last turn"),
+    (["fork", "c.db", "--at-turn", "3", "--change", "shade=1"], "no setting 'shade'"),
+])
+def test_bad_input_to_a_plugin_scene_is_one_line(plugin, tmp_path, args, says):
+    cli(plugin, tmp_path, "coins", "--turns", "20", "--record", "c.db")
+    done = cli(plugin, tmp_path, *args, ok=False)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and says in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_tampered_plugin_recording_is_refused(plugin, tmp_path):
+    import sqlite3
+
+    cli(plugin, tmp_path, "coins", "--turns", "20", "--record", "c.db")
+    db = sqlite3.connect(tmp_path / "c.db")
+    db.execute("UPDATE turns SET data = ? WHERE turn = 5", (json.dumps({"flip": "edge"}),))
+    db.commit()
+    db.close()
+    done = cli(plugin, tmp_path, "replay", "c.db", ok=False)
+    assert done.returncode == 2 and "checksum" in done.stderr
+
+
+def test_a_plugin_that_does_not_load_is_one_warning_and_the_rest_works(tmp_path):
+    site = tmp_path / "site"
+    (site / "broken_scene").mkdir(parents=True)
+    (site / "broken_scene" / "__init__.py").write_text("raise RuntimeError('half-written plug-in')\n")
+    info = site / "broken_scene-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-scene\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[mirofish.scenes]\nbroken = broken_scene:SPEC\n")
+    done = cli(site, tmp_path, "live", "--headless", "--ticks", "5")
+    assert json.loads(done.stdout)["ticks"] == 5
+    warned = [line for line in done.stderr.splitlines() if "plug-in" in line]
+    assert len(warned) == 1 and "broken" in warned[0] and "half-written plug-in" in warned[0]
