@@ -10,6 +10,7 @@ them as integer hundredths; :func:`hundredths` does that conversion exactly once
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -434,6 +435,19 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path} is nested too deeply") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+
+
+def toml_value(value: Any) -> str:
+    """A value as ``--set`` reads it back (TOML)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

@@ -256,9 +256,9 @@ def apply(world: World, iv: dict[str, Any]) -> dict[str, Any]:
 def _add_fish(world: World, iv: dict[str, Any]) -> int:
     """Put a new fish in the first free room, on the free open cell nearest (x, y); its id."""
     from .config import hundredths
+    from .fish.memory import AS
     from .fish.personality import persona_text, sample_traits
     from .fish.plans import FIRST_PLAN
-    from .world import AS as world_AS
 
     s, w, cfg = world.school, world.water, world.cfg
     fish = int(np.flatnonzero(s.absent)[0])
@@ -292,7 +292,7 @@ def _add_fish(world: World, iv: dict[str, Any]) -> int:
     s.plan_goal[fish], s.plan_param[fish] = (FIRST_PLAN, s.heading[fish]) if world.plans else (
         s.plan_goal[fish], s.plan_param[fish])
     s.last_decision[fish] = world.tick - max(cfg.triggers.hard_timeout, cfg.triggers.plan_timeout)  # it decides now
-    s.at_summary[fish, world_AS["memories"]], s.at_summary[fish, world_AS["energy"]] = 0, s.energy[fish]
+    s.at_summary[fish, AS["memories"]], s.at_summary[fish, AS["energy"]] = 0, s.energy[fish]
     if iv.get("state") is not None:
         arrive(world, fish, iv["state"])
     world.used_slots = max(world.used_slots, fish + 1)

@@ -25,7 +25,7 @@ from .actions import N_ACTIONS, Action
 from .config import Config, MemoryConfig, hundredths
 from .fish import memory as mem
 from .fish import plans
-from .fish.memory import LongMemory, ShortMemory, Summarizer, TemplateSummarizer
+from .fish.memory import AS, AT_SUMMARY, LongMemory, ShortMemory, Summarizer, TemplateSummarizer
 from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view, view_codes
 from .fish.personality import persona_text, sample_traits
 from .fish.places import Places
@@ -95,11 +95,6 @@ class StepOutcome:
     food_rotted: int
 
 
-# What a fish's counters were at its last long-term summary (School.at_summary's columns): how
-# many memories it had, its eats, refusals, moves, ticks in company, and its energy.
-AT_SUMMARY = ("memories", "eats", "refusals", "moves", "company", "energy")
-
-
 @dataclass(frozen=True)
 class StateArray:
     """One per-fish array of the tank's state, declared once in :data:`FISH_STATE`: the
@@ -154,7 +149,6 @@ FISH_STATE: tuple[StateArray, ...] = (
     StateArray("absent", bool, hashed=False, kept=False),
 )
 MEMORY_STATE = ("tick", "code", "arg", "count")  # the short memory's arrays (fish.memory.ShortMemory): kept, hashed
-AS = {name: i for i, name in enumerate(AT_SUMMARY)}  # at_summary's columns
 
 
 class School:

@@ -119,6 +119,11 @@ class SummaryInput:
 
 # Numeric long-memory record: these fields, then (tick, code, arg) per anchor.
 SUMMARY_FIELDS = ("tick", "since", "ate", "refused", "moves", "company", "energy_from", "energy_to")
+# What a fish's counters were at its last long-term summary (the columns of the school's
+# ``at_summary``, world.FISH_STATE): how many memories it had, its eats, refusals, moves, ticks
+# in company, and its energy; the next summary reports the differences.
+AT_SUMMARY = ("memories", "eats", "refusals", "moves", "company", "energy")
+AS = {name: i for i, name in enumerate(AT_SUMMARY)}  # at_summary's column of each
 
 
 class LongMemory:

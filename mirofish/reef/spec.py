@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..config import Config, ConfigError, load_config
+from ..config import Config, ConfigError, load_config, toml_value
 
 SIDES = ("north", "south", "west", "east")
 
@@ -87,18 +87,10 @@ class ReefSpec(BaseModel):
 def tank_config(spec: ReefSpec, i: int) -> Config:
     """Tank ``i``'s config: its preset and settings, its seed, and room for migrants."""
     t = spec.tanks[i]
-    overrides = [f"{k}={_toml_value(v)}" for k, v in t.set.items()]
+    overrides = [f"{k}={toml_value(v)}" for k, v in t.set.items()]
     base = load_config(preset=t.preset, overrides=overrides, seed=t.seed)
     room = t.room if t.room is not None else max(5, base.fish.count // 5)
     return load_config(preset=t.preset, overrides=[*overrides, f"fish.spare={base.fish.spare + room}"], seed=t.seed)
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return f'"{v}"'
-    return str(v)
 
 
 def load_reef(path: str | Path) -> ReefSpec:

@@ -21,7 +21,7 @@ def export(path: str, out_dir: str, fmt: str = "parquet", overwrite: bool = Fals
 
 
 def _settings(task: Any) -> list[str]:
-    from ..sweep.spec import toml_value
+    from ..config import toml_value
 
     return [f"{k}={toml_value(v)}" for k, v in task.params.items()]
 

@@ -281,7 +281,7 @@ class TurnScene:
         return self.play_run(task.seed, self.settings(task.params), task.length, record, overwrite=True)
 
     def _command(self, task: Any) -> list[str]:
-        from ..sweep.spec import toml_value
+        from ..config import toml_value
 
         return ["python", "run.py", self.name, "--headless", "--turns", str(task.length), "--seed", str(task.seed),
                 *(x for k, v in sorted(task.params.items()) for x in ("--set", f"{k}={toml_value(v)}"))]

@@ -222,19 +222,6 @@ class RunTask:
         return " ".join(shlex.quote(x) for x in self.command())
 
 
-def toml_value(value: Any) -> str:
-    """A value as ``--set`` reads it back (TOML)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
-    return repr(value) if isinstance(value, float) else str(value)
-
-
 def load_spec(path: str | Path, base_url: str | None = None, model: str | None = None) -> SweepSpec:
     """Read and check a sweep file; every run's settings are validated before any run starts.
     ``base_url``/``model`` (``sweep --base-url --model``): every aquarium run asks that server

@@ -42,7 +42,7 @@ def summarize(task: Any, record_dir: str | None = None) -> dict[str, Any]:
 
 
 def command(task: Any) -> list[str]:
-    from ...sweep.spec import toml_value
+    from ...config import toml_value
 
     return ["python", "run.py", "referential", "--headless", "--rounds", str(task.length), "--seed", str(task.seed),
             *(x for k, v in sorted(task.params.items()) for x in ("--set", f"{k}={toml_value(v)}"))]
