@@ -680,14 +680,15 @@ def _reply_cache(folder: str | None):
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from .session.report import fish_report, render_png, render_text
+    from .session.report import fish_report, render_text
+    from .ui.figures import report_png
 
     if args.png:
         guard_output(args.png, (args.path,), args.overwrite, "chart")
     report = fish_report(args.path, args.fish, args.t0, args.t1)
     print(render_text(report))
     if args.png:
-        render_png(report, args.png)
+        report_png(report, args.png)
         print(f"chart written to {args.png}")
     return 0
 
@@ -1027,7 +1028,8 @@ def run_reask(args: argparse.Namespace) -> int:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from .session.diff import diff_runs, diff_windows, parse_window, render_png, render_text
+    from .session.diff import diff_runs, diff_windows, parse_window, render_text
+    from .ui.figures import diff_png
 
     inputs = tuple(p for p in (args.path, args.other) if p)
     if args.png:
@@ -1045,7 +1047,7 @@ def run_diff(args: argparse.Namespace) -> int:
             raise UsageError(f"mirofish diff: {exc}") from None
         result = diff_windows(args.path, wa, wb)
     if args.png:
-        render_png(result, args.png)
+        diff_png(result, args.png)
     if args.json:
         print(json.dumps(result))
     else:
