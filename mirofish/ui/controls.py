@@ -58,7 +58,7 @@ class ControlsBar:
         mouse = theme.mouse_pos() if pygame.display.get_init() else (-1, -1)
         for b, row in rows:
             if row.collidepoint(mouse):
-                pygame.draw.rect(surf, (34, 58, 92), row, border_radius=4)
+                pygame.draw.rect(surf, theme.BUTTON_HOVER, row, border_radius=4)
             surf.blit(theme.fit(b.label, 17, row.w - 70, theme.INK), (row.x + 10, row.y + 6))
             if b.key_hint:
                 hint = theme.text(b.key_hint, 15, theme.FAINT)

@@ -273,7 +273,7 @@ class FollowPanel:
     @staticmethod
     def _draw_why(surf, x: int, y: int, w: int, why: list[tuple[str, tuple]] | None) -> int:
         if why:  # the answer to "why?" (I)
-            pygame.draw.rect(surf, (16, 32, 56), (x - 6, y, w + 12, 8 + 17 * sum(
+            pygame.draw.rect(surf, theme.CARD, (x - 6, y, w + 12, 8 + 17 * sum(
                 len(theme.wrap(t, w, 17)) for t, _ in why)), border_radius=6)
             y += 4
             for text, colour in why:
@@ -595,7 +595,7 @@ def draw_footer(surf: pygame.Surface, rect: pygame.Rect, message: str, alarm: bo
     alarm (a replay that left its recording) as a red banner."""
     if alarm and message:
         banner = pygame.Rect(rect.x, rect.y - 6, rect.w, rect.h + 6)
-        pygame.draw.rect(surf, (90, 20, 24), banner)
+        pygame.draw.rect(surf, theme.ALARM, banner)
         surf.blit(theme.fit(message, 18, rect.w - 20, theme.INK, bold=True), (rect.x + 10, rect.y))
         return
     text = message or "H: keys   click: follow a fish   F: fork   space: pause   +/-: speed"

@@ -127,7 +127,7 @@ class TankPane:
             lines = ascii_view.render(shown.snapshot()).split("\n")
             size = max(8, min(16, rect.h // max(1, len(lines))))
             layer = pygame.Surface(rect.size, pygame.SRCALPHA)
-            layer.fill((0, 0, 0, 210))
+            layer.fill(theme.SHADE)
             font = theme.mono(size)
             for k, line in enumerate(lines):
                 layer.blit(font.render(line, False, theme.GOOD), (6, 4 + k * size))

@@ -99,7 +99,7 @@ class HandoffScene(PacedScene):
 
     def _draw_figures(self, surf: pygame.Surface, box: pygame.Rect) -> None:
         """This arm's figures over the tasks finished so far."""
-        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, box, border_radius=10)
         surf.blit(theme.fit(f"Argent {self.arm}: the tasks finished so far", 19, box.w - 24, theme.INK, bold=True),
                   (box.x + 12, box.y + 8))
         done = self.done
@@ -119,7 +119,7 @@ class HandoffScene(PacedScene):
                 surf.blit(theme.fit(line, 16, box.w - 24, theme.DIM), (box.x + 12, box.y + 36 + 20 * k))
 
     def _draw_messages(self, surf: pygame.Surface, box: pygame.Rect) -> None:
-        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, box, border_radius=10)
         shown: list[tuple[Message, list[tuple[str, tuple]]]] = []
         used = 0
         for m in reversed(self.chain.messages):  # the newest that fit
@@ -146,7 +146,7 @@ class HandoffScene(PacedScene):
             y += 8
 
     def _draw_minds(self, surf: pygame.Surface, box: pygame.Rect) -> None:
-        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, box, border_radius=10)
         surf.blit(theme.fit("what each agent believes the task is", 19, box.w - 24, theme.INK, bold=True),
                   (box.x + 12, box.y + 8))
         reg, y = self.chain.registry, box.y + 36
@@ -169,7 +169,7 @@ class HandoffScene(PacedScene):
                 break
 
     def _draw_drifts(self, surf: pygame.Surface, box: pygame.Rect) -> None:
-        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, box, border_radius=10)
         surf.blit(theme.fit("drifts injected in this task", 19, box.w - 24, theme.INK, bold=True),
                   (box.x + 12, box.y + 8))
         y = box.y + 36

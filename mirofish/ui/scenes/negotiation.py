@@ -207,7 +207,7 @@ class NegotiationScene(PacedScene):
                                 "or check, red dispute, green deal", 16, w - 48, theme.FAINT), (24, 78))
         # dialogue
         box = rects["dialogue"]
-        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, box, border_radius=10)
         shown, used = [], 0
         for turn in reversed(neg.turns):  # the newest turns that fit, each with its wrapped lines
             other = "seller" if turn.speaker == "buyer" else "buyer"
@@ -231,7 +231,7 @@ class NegotiationScene(PacedScene):
             y += 8
         # grounding board
         board = rects["board"]
-        pygame.draw.rect(surf, (16, 32, 56), board, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, board, border_radius=10)
         surf.blit(theme.fit("what each side understood (grounding)", 20, board.w - 24, theme.INK, bold=True),
                   (board.x + 12, board.y + 8))
         y = board.y + 36
@@ -254,7 +254,7 @@ class NegotiationScene(PacedScene):
             y += 19
         # bandit
         arms = rects["bandit"]
-        pygame.draw.rect(surf, (16, 32, 56), arms, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, arms, border_radius=10)
         surf.blit(theme.fit("how misunderstandings get fixed: repairs scored, average reward", 20, arms.w - 24,
                             theme.INK, bold=True), (arms.x + 12, arms.y + 8))
         stats = neg.bandit.stats()
@@ -268,7 +268,7 @@ class NegotiationScene(PacedScene):
             surf.blit(theme.text(f"{s['pulls']}x  {s['mean_reward']:.2f}", 17, theme.INK), (arms.right - 110, y))
         # uncertainty curve
         curve = rects["uncertainty"]
-        pygame.draw.rect(surf, (16, 32, 56), curve, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, curve, border_radius=10)
         us = [t.uncertainty for t in neg.turns]
         surf.blit(theme.text(f"uncertainty {us[-1] if us else 0:.2f}   (vertical marks: repairs)", 18, theme.INK),
                   (curve.x + 12, curve.y + 8))

@@ -109,7 +109,7 @@ class ReefScene(PacedScene):
     def _draw_tank(self, surf: pygame.Surface, rect: pygame.Rect, i: int, big: bool = False) -> None:
         name = self.spec.tanks[i].name
         fig = self.reef.figures.get(i, {})
-        pygame.draw.rect(surf, (16, 32, 56), rect, border_radius=8)
+        pygame.draw.rect(surf, theme.CARD, rect, border_radius=8)
         label = (f"{name}: {fig.get('population', 0)} fish · schooling {fig.get('schooling', 0.0):.0%}"
                  f" · in {sum(1 for e in self.reef.log if e['to'] == name and e['arrive'] <= self.reef.tick)}"
                  f" / out {sum(1 for e in self.reef.log if e['from'] == name and e['leave'] <= self.reef.tick)}")

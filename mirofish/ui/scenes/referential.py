@@ -16,12 +16,10 @@ from ..charts import draw_axes_chart
 from ..panels import Timeline
 from .base import PacedScene
 
-COLOURS = {"red": (232, 88, 80), "blue": (84, 140, 240), "green": (96, 200, 120), "yellow": (240, 210, 90)}
-
 
 def draw_object(surf: pygame.Surface, obj: GameObject, names: list[str], centre: tuple[int, int], unit: int) -> None:
     props = obj.properties(names)
-    colour = COLOURS.get(props.get("color", ""), (200, 200, 210))
+    colour = theme.OBJECTS.get(props.get("color", ""), theme.OBJECT_OTHER)
     r = int(unit * (1.0 if props.get("size") == "large" else 0.6))
     x, y = centre
     shape = props.get("shape", "circle")
@@ -198,13 +196,13 @@ class ReferentialScene(PacedScene):
     def _draw_round(surf: pygame.Surface, rects: dict, r, names) -> None:
         """What the sender sees (the target) and the message it sent."""
         card = rects["card"]
-        pygame.draw.rect(surf, (16, 32, 56), card, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, card, border_radius=10)
         surf.blit(theme.text("sender sees the target", 18, theme.DIM), (card.x + 14, card.y + 10))
         if r is not None:
             draw_object(surf, r.target, names, (card.centerx, card.centery), min(56, card.h // 4))
             surf.blit(theme.text(r.target.describe(tuple(names)), 18, theme.FAINT), (card.x + 14, card.bottom - 30))
         msg_box = rects["message"]
-        pygame.draw.rect(surf, (16, 32, 56), msg_box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, msg_box, border_radius=10)
         surf.blit(theme.text("message", 18, theme.DIM), (msg_box.x + 14, msg_box.y + 10))
         if r is not None:
             surf.blit(theme.fit(f"\u201c{r.message}\u201d", 54, msg_box.w - 40, theme.ACCENT, bold=True),
@@ -218,7 +216,7 @@ class ReferentialScene(PacedScene):
     @staticmethod
     def _draw_candidates(surf: pygame.Surface, cands: pygame.Rect, r, names) -> None:
         """What the receiver sees, its pick framed (green: the target), the target named."""
-        pygame.draw.rect(surf, (16, 32, 56), cands, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, cands, border_radius=10)
         surf.blit(theme.text("receiver sees the candidates and chooses", 18, theme.DIM), (cands.x + 14, cands.y + 10))
         if r is not None:
             step = cands.w // (len(r.candidates) + 1)
@@ -257,7 +255,7 @@ class ReferentialScene(PacedScene):
     def _draw_glossary(self, surf: pygame.Surface, table: pygame.Rect, s: dict) -> None:
         """The glossary table, its facts, the alarm and the review line."""
         exp = self.exp
-        pygame.draw.rect(surf, (16, 32, 56), table, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, table, border_radius=10)
         surf.blit(theme.fit("made-up words (most stable first)", 20, table.w - 28, theme.INK, bold=True),
                   (table.x + 14, table.y + 10))
         heads = ("term", "means", "receiver reads", "tier", "uses", "success", "stable")
