@@ -12,7 +12,7 @@ from ..actions import ACTION_NAMES
 from ..fish.personality import BEHAVIOUR_ALERT, BEHAVIOUR_MIN_DECISIONS, behaviour_score
 from ..fish.plans import NO_END
 from ..fish.triggers import TRIGGER_NAMES
-from ..snapshot import FishSnapshot
+from ..snapshot import FishSnapshot, TankView
 from . import theme
 
 # (label, key, format, healthy range, bad below, bad above) — docs/design.md §4
@@ -152,10 +152,11 @@ class FollowPanel:
     def scroll_by(self, dy: int) -> None:
         self.scroll = max(0, min(self.scroll + dy, max(0, self._content_h - self._view_h)))
 
-    def draw_followed(self, surf: pygame.Surface, rect: pygame.Rect, shown: Any, fish: int, energy_hist,
-                      last_decision: dict | None, why: list[tuple[str, tuple]] | None) -> None:
-        """Fish ``fish`` of the session ``shown``, as of the tick shown: its snapshot, how it
-        behaves against its character (plans by goal, the tank's for scale), its words and deeds."""
+    def draw_followed(self, surf: pygame.Surface, rect: pygame.Rect, shown: Any, view: TankView, fish: int,
+                      energy_hist, last_decision: dict | None, why: list[tuple[str, tuple]] | None) -> None:
+        """Fish ``fish`` of the session ``shown`` (its tank ``view``), as of the tick shown: its
+        snapshot, how it behaves against its character (plans by goal, the tank's for scale), its
+        words and deeds."""
         word_deed = shown.metrics.word_deed.fish(fish)
         if shown.metrics.first_tick > 0:
             word_deed["since"] = shown.metrics.first_tick
@@ -165,8 +166,8 @@ class FollowPanel:
             traits = list(shown.fish(fish).traits.values())
             behaviour = behaviour_score(counts[fish], traits, counts.sum(axis=0)), int(counts[fish][1:].sum())
         cfg, snap = shown.cfg, shown.fish(fish)
-        self._places = _places_lines(shown, fish)
-        self.draw(surf, rect, snap, energy_hist, last_decision, shown.world.max_energy / 100,
+        self._places = _places_lines(shown, view, fish)
+        self.draw(surf, rect, snap, energy_hist, last_decision, view.max_energy / 100,
                   shown.drift(fish), cfg.brain.drift_alert, why, behaviour=behaviour,
                   text_drift_applies=cfg.brain.kind == "llm", word_deed=word_deed)
 
@@ -487,9 +488,9 @@ class Timeline:
                                 area.w - 8, theme.BAD), (area.x + 6, area.y))
 
 
-def _places_lines(shown: Any, fish: int) -> list[str]:
+def _places_lines(shown: Any, view: TankView, fish: int) -> list[str]:
     """The followed fish's remembered places and territory figures (tanks with fish.places)."""
-    places = shown.world.places
+    places = view.places
     if places is None:
         return []
     said = places.describe(fish) or "none yet"

@@ -103,7 +103,7 @@ class TankPane:
         self.renderer.layout(rect, self.zoom, centre)
         self.renderer.draw(surf, view, prev, alpha, selected, show_fov, heat, shown.cfg.metrics.hotspot_cell,
                            shown.ghost_view())
-        places = shown.world.places
+        places = view.places
         if selected is not None and places is not None and selected < len(places.meals):
             self._draw_places(surf, places, selected)
 

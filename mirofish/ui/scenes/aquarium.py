@@ -197,11 +197,11 @@ class AquariumScene(ShownTank):
         self.hud.draw(surf, r["hud"], {}, self._status(), self.shown.brain_status())
         if r["panel"].w and self.selected is None:  # no fish followed: the live settings
             live = self.shown.kind == "live"
-            draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.shown.world.cfg if live else None,
+            draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.view.settings if live else None,
                             self.show_heat, hints=self.chrome)
         elif r["panel"].w and self.selected is not None:
             fish = self.selected
-            self.follow.draw_followed(surf, r["panel"], self.shown, fish, self.energy_hist[fish],
+            self.follow.draw_followed(surf, r["panel"], self.shown, self.view, fish, self.energy_hist[fish],
                                       self.last_decision.get(fish), self._why_lines())
         self._draw_time(surf, r)
         if self.chrome:
