@@ -41,13 +41,16 @@ class ControlsBar:
         x = max(0, more.right - w)
         return [(b, pygame.Rect(x, more.bottom + 4 + 32 * k, w, 30)) for k, b in enumerate(self.hidden)]
 
-    def menu_click(self, pos) -> None:
+    def handle(self, event: Any) -> bool:
         """A click while the menu is open: runs the control clicked (the menu closes either way)."""
+        if not (self.menu_open and event.type == pygame.MOUSEBUTTONDOWN and event.button == 1):
+            return False
         self.menu_open = False
         for b, row in self.menu_rows():
-            if row.collidepoint(pos):
+            if row.collidepoint(event.pos):
                 b.action()
-                return
+                break
+        return True
 
     def draw_menu(self, surf: pygame.Surface) -> None:
         rows = self.menu_rows()

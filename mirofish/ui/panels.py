@@ -1,4 +1,5 @@
-"""The window's panels: metrics HUD, follow-a-fish panel, replay timeline, help overlay."""
+"""The window's panels: metrics HUD, follow-a-fish panel, replay timeline, help overlay
+(its lines come from each scene's table of keys, ui/keys.py)."""
 
 from __future__ import annotations
 
@@ -421,6 +422,7 @@ class Timeline:
         self.markers = markers or []
         self.rect = pygame.Rect(0, 0, 0, 0)
         self.dragging = False
+        self.seek_to = first  # the tick the last event it took asks for
 
     def tick_at(self, x: int) -> int:
         bar = self.bar
@@ -437,18 +439,20 @@ class Timeline:
             return bar.right
         return int(bar.x + (tick - self.first) / (self.last - self.first) * bar.w)
 
-    def handle(self, event) -> int | None:
-        """A tick to seek to, if the event asks for one."""
+    def handle(self, event) -> bool:
+        """Whether the event is the timeline's (a press on the bar, a drag, its release): then
+        :attr:`seek_to` is the tick it asks for."""
         if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.bar.inflate(20, 18).collidepoint(
                 event.pos):  # the handle at either end sticks out of the bar: it counts
             self.dragging = True
-            return self.tick_at(event.pos[0])
-        if event.type == pygame.MOUSEMOTION and self.dragging:
-            return self.tick_at(event.pos[0])
-        if event.type == pygame.MOUSEBUTTONUP and event.button == 1 and self.dragging:
+        elif event.type == pygame.MOUSEMOTION and self.dragging:
+            pass
+        elif event.type == pygame.MOUSEBUTTONUP and event.button == 1 and self.dragging:
             self.dragging = False
-            return self.tick_at(event.pos[0])
-        return None
+        else:
+            return False
+        self.seek_to = self.tick_at(event.pos[0])
+        return True
 
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, tick: int, divergence=None) -> None:
         self.rect = rect
@@ -503,29 +507,9 @@ def _places_lines(shown: Any, view: TankView, fish: int) -> list[str]:
     return lines
 
 
-HELP = [
-    ("Space", "pause / play"), (".", "one tick forward (paused)"), (",", "one tick back (replay)"),
-    ("+ / -", "speed ×2 / ÷2 (¼× … 64×)"), ("click", "follow a fish"), ("Tab / Left / Right", "next / previous fish"),
-    ("Esc", "stop following"), ("V", "field of view on/off"), ("M", "stuck heat map on/off"),
-    ("A", "ASCII debug view on/off"), ("F", "fork: the tank waits; pick a plan (1-9) or an action"),
-    ("O", "after a fork: back to the original, at the fork tick"), ("I", "ask the followed fish why"),
-    ("T", "type a question to the followed fish (a model fish answers)"),
-    ("G", "ask the fish's model its last request again"),
-    ("C", "charts over time"),
-    ("drag timeline", "go back: live, into the tank's recent past (it waits); N back to now"),
-    ("K", "record: keep the recent past and go on recording (Stop rec ends it)"), ("L", "open a recording"),
-    ("D", "what a click does: follow, drop food, place or clear a rock, add a fish, take one out"),
-    ("U + arrow", "a current pushes the fish that way for 60 ticks (U 0 stops it)"),
-    ("wheel / drag / Z", "zoom at the cursor / pan / fit the whole tank"),
-    ("R / Shift+R", "reset / reset with a new seed"),
-    ("S", "next scene"), ("H / Esc", "this help / close what is open (twice: quit)"), ("Q", "quit"),
-]
-
-
-def draw_help(surf: pygame.Surface, lines=None, title: str = "Keys") -> None:
-    """An overlay listing ``lines`` (``(key or thing, what it means)``; default the aquarium's
-    keys), wrapped to the window; H or Esc closes it."""
-    lines = HELP if lines is None else lines
+def draw_help(surf: pygame.Surface, lines: list[tuple[str, str]], title: str = "Keys") -> None:
+    """An overlay listing ``lines`` (``(key or thing, what it means)``: a scene's table of keys,
+    ui/keys.help_lines), wrapped to the window; H or Esc closes it."""
     w = min(900, surf.get_width() - 20)
     key_w = min(230, w // 3)
     wrapped = [(key, theme.wrap(what, w - key_w - 40, 18)) for key, what in lines]

@@ -11,21 +11,22 @@ import pygame
 from ...scenes.handoff.brief import READING_CODES, draw_brief
 from ...scenes.handoff.chain import ARMS, FLOW, Chain, Message, _req_text
 from .. import theme
+from ..keys import Line, Row
 from .base import PacedScene
 
 
 class HandoffScene(PacedScene):
     title = "Report chain (Argent)"
-    help_lines: tuple[tuple[str, str], ...] = (
-        ("the chain", "an analyst, a writer and a reviewer write a market-analysis report; half-way the writer "
-                      "hands over to a colleague. Only the analyst reads the brief: the others learn the task "
-                      "from the messages"),
-        ("drifts", "injected at known points: a concept read another way, a requirement invented, one lost"),
-        ("[1] [2] [3]", "the signals a message carried: [1] task id, goal hash, checklist; [2] the sender's "
-                        "readings and confidence (some messages); [3] role and, at the hand-over, its context"),
-        ("red lines", "what the receiver's checks found; yellow: the calibration it opened"),
-        ("what each agent believes", "the goal, the requirements and the readings each agent works to; "
-                                     "red: not the brief's"),
+    help_lines: tuple[Row, ...] = (
+        Line("the chain", "an analyst, a writer and a reviewer write a market-analysis report; half-way the writer "
+                          "hands over to a colleague. Only the analyst reads the brief: the others learn the task "
+                          "from the messages"),
+        Line("drifts", "injected at known points: a concept read another way, a requirement invented, one lost"),
+        Line("[1] [2] [3]", "the signals a message carried: [1] task id, goal hash, checklist; [2] the sender's "
+                            "readings and confidence (some messages); [3] role and, at the hand-over, its context"),
+        Line("red lines", "what the receiver's checks found; yellow: the calibration it opened"),
+        Line("what each agent believes", "the goal, the requirements and the readings each agent works to; "
+                                         "red: not the brief's"),
     )
 
     def __init__(self, seed: int = 1, layers: str = "L1+2+3", writer: Any = None):
