@@ -163,10 +163,11 @@ def model_exchange(url: str, size=(1280, 720)) -> None:
     print("wrote", HERE / "model-exchange.png")
     # docs/diff.png: the run against a fork that gives fish 5 "rest 10" at t300 (replies reused)
     from mirofish.session import fork
-    from mirofish.session.diff import diff_runs, render_png
+    from mirofish.session.diff import diff_runs
+    from mirofish.ui.figures import diff_png
 
     fork(path, 300, 5, "rest 10", 100, path.with_name("fork.db"))
-    render_png(diff_runs(path, path.with_name("fork.db")), HERE / "diff.png")
+    diff_png(diff_runs(path, path.with_name("fork.db")), HERE / "diff.png")
     print("wrote", HERE / "diff.png")
 
 

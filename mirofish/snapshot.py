@@ -8,7 +8,9 @@ CLI and tests read it. It is a *view*, not a codec: the one state codec is
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -18,6 +20,10 @@ from .fish.personality import TRAITS
 from .fish.plans import describe
 from .water import GLASS, OFFGRID, PLANT, ROCK, WATER
 from .world import World
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .fish.places import Places
 
 FORMAT = 1
 TERRAIN_CHARS = {WATER: ".", GLASS: "#", PLANT: "*", ROCK: "o", OFFGRID: " "}
@@ -118,7 +124,8 @@ def fish_snapshot(world: World, i: int, xs=None, ys=None) -> FishSnapshot:
 
 @dataclass(frozen=True)
 class TankView:
-    """What the window draws each frame: copies of the world's arrays, in tank coordinates."""
+    """What the window draws each frame: copies of the world's arrays, in tank coordinates,
+    and what else its views read of the tank at this tick (never the world itself)."""
 
     tick: int
     x: np.ndarray
@@ -133,6 +140,8 @@ class TankView:
     food_age: np.ndarray
     rot_ticks: int
     present: np.ndarray | None = None  # which fish are in the water; None: all
+    places: Places | None = None  # a copy of the fish's remembered places (fish.places), None without
+    settings: Config | None = None  # the config at this tick: live settings tuned since included
 
     def in_water(self, i: int) -> bool:
         return self.present is None or bool(self.present[i])
@@ -146,7 +155,8 @@ def tank_view(world: World) -> TankView:
     return TankView(tick=world.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
                     max_energy=world.max_energy, traits=s.traits.copy(), stuck=s.stuck.copy(), food_x=fx, food_y=fy,
                     food_age=world.tick - w.food_born[cells], rot_ticks=w.rot_ticks,
-                    present=~s.absent if s.absent.any() else None)
+                    present=~s.absent if s.absent.any() else None,
+                    places=copy.deepcopy(world.places) if world.places is not None else None, settings=world.cfg)
 
 
 def take_terrain(world: World) -> list[str]:

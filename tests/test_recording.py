@@ -19,7 +19,8 @@ from mirofish.config import load_config
 from mirofish.fish.plans import Goal, describe, parse_plan
 from mirofish.observe.recording import Recorder, Recording, RecordingError, pack, unpack
 from mirofish.session import LiveSession, ReplaySession, export_window, fork, trace_fish
-from mirofish.session.report import fish_report, render_png, render_text
+from mirofish.session.report import fish_report, render_text
+from mirofish.ui.figures import report_png
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -189,7 +190,7 @@ def test_single_fish_report(recorded, tmp_path):
     text = render_text(r)
     for needle in ("actions", "energy", "exploration", "drift score", "memory length", "stuck peak", "social"):
         assert needle in text
-    render_png(r, tmp_path / "r.png")
+    report_png(r, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

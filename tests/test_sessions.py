@@ -100,15 +100,16 @@ def test_a_swapped_decision_diverges(kind, recording):
     twin.close()
 
 
-def _imports(path: Path) -> set[str]:
-    """Modules ``path`` imports (absolute names), outside ``if TYPE_CHECKING:`` blocks."""
+def _imports(path: Path, typing: bool = False) -> set[str]:
+    """Modules ``path`` imports (absolute names), outside ``if TYPE_CHECKING:`` blocks (inside
+    them too with ``typing``)."""
     module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     if path.name == "__init__.py":
         module = package = module.rsplit(".", 1)[0] if module.endswith("__init__") else module
     tree = ast.parse(path.read_text())
-    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-            and getattr(node.test, "id", "") == "TYPE_CHECKING" for n in ast.walk(node)}
+    skip = set() if typing else {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                                 and getattr(node.test, "id", "") == "TYPE_CHECKING" for n in ast.walk(node)}
     out = set()
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -127,20 +128,85 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
-def _graph() -> dict[str, set[str]]:
-    mods = {}
-    for path in PKG.rglob("*.py"):
-        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-        mods[name.removesuffix(".__init__")] = path
-    return {m: {i for i in _imports(p) if i in mods and i != m} for m, p in mods.items()}
+def _modules() -> dict[str, Path]:
+    return {".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
+            for path in PKG.rglob("*.py")}
 
 
-def test_the_window_imports_no_world_and_no_engine():
-    graph = _graph()
-    ui = {m: deps for m, deps in graph.items() if m.startswith("mirofish.ui")}
-    assert ui, "no ui modules found"
-    for module, deps in ui.items():
-        assert not deps & {"mirofish.world", "mirofish.engine"}, (module, deps)
+def _graph(typing: bool = False) -> dict[str, set[str]]:
+    mods = _modules()
+    return {m: {i for i in _imports(p, typing) if i in mods and i != m} for m, p in mods.items()}
+
+
+def _uses_pygame(source: str) -> bool:
+    """Whether ``source`` imports pygame anywhere (at the top or inside a function)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "pygame" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "pygame":
+            return True
+    return False
+
+
+CONFIG_NAMES = {"cfg", "config", "base_cfg", "settings"}  # ``cfg.world`` and ``cfg.engine`` are config sections
+
+
+def _world_reads(source: str) -> list[str]:
+    """Every ``.world`` or ``.engine`` read in ``source`` off something other than a config
+    (``shown.world.places`` is one; ``self.cfg.world.tick_seconds`` is the config's section)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in ("world", "engine"):
+            base = node.value
+            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else ""
+            if name not in CONFIG_NAMES:
+                out.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return out
+
+
+def _views() -> dict[str, Path]:
+    """The window's modules: everything under mirofish.ui and every module that imports pygame."""
+    return {m: p for m, p in _modules().items()
+            if m == "mirofish.ui" or m.startswith("mirofish.ui.") or _uses_pygame(p.read_text())}
+
+
+def test_the_structure_checks_find_what_they_forbid():
+    """The checks below on sources that break them (so that they can fail)."""
+    assert _uses_pygame("def f():\n    import pygame\n") and _uses_pygame("from pygame.locals import K_a\n")
+    assert not _uses_pygame("import pygments\nfrom .pygame_like import x\n")
+    reads = _world_reads("a = shown.world.places\nb = self.cfg.world.tick_seconds\nc = s.cfg.engine.speed\n"
+                         "d = self.session.engine.source\ne = world.cfg\n")
+    assert reads == ["line 1: shown.world", "line 4: self.session.engine"], reads
+
+
+def test_only_the_window_imports_pygame():
+    """``ui`` is the only package (besides ``cli``) that imports pygame: not the core, session,
+    scenes, reef, observe, brains or sweep."""
+    using = sorted(m for m, p in _modules().items() if _uses_pygame(p.read_text()))
+    assert "mirofish.ui.scenes.aquarium" in using and "mirofish.ui.figures" in using, using
+    outside = [m for m in using if not (m == "mirofish.cli" or m.startswith("mirofish.ui."))]
+    assert not outside, outside
+
+
+def test_the_views_import_no_world_or_engine_and_read_none():
+    """Every view (each module that imports pygame, and all of ui/) reads the tank through
+    sessions, snapshots and TankView: it imports neither the World nor the Engine and reads no
+    ``.world`` or ``.engine`` (``Session.world`` is for sessions and their tests)."""
+    graph, views = _graph(), _views()
+    assert {"mirofish.ui.scenes.aquarium", "mirofish.ui.scenes.reef", "mirofish.ui.clip", "mirofish.ui.figures",
+            "mirofish.ui.shown", "mirofish.ui.panels"} <= set(views), sorted(views)
+    for module, path in views.items():
+        assert not graph[module] & {"mirofish.world", "mirofish.engine", "mirofish.kernel"}, (module, graph[module])
+        assert not _world_reads(path.read_text()), (module, _world_reads(path.read_text()))
+
+
+def test_the_scenes_import_nothing_of_the_window():
+    """scenes/ (the scenes' models) imports no ui module, not even for types, and no pygame."""
+    graph = _graph(typing=True)
+    scenes = {m: deps for m, deps in graph.items() if m.startswith("mirofish.scenes")}
+    assert "mirofish.scenes.base" in scenes and "mirofish.scenes.negotiation.dialogue" in scenes
+    for module, deps in scenes.items():
+        assert not {d for d in deps if d == "mirofish.ui" or d.startswith("mirofish.ui.")}, (module, deps)
 
 
 def _packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:

@@ -198,14 +198,15 @@ def report_arguments(rep: argparse.ArgumentParser) -> None:
 
 
 def report(args: argparse.Namespace) -> int:
-    from ..session.report import fish_report, render_png, render_text
+    from ..session.report import fish_report, render_text
+    from ..ui.figures import report_png
 
     if args.png:
         guard_output(args.png, (args.path,), args.overwrite, "chart")
     result = fish_report(args.path, args.fish, args.t0, args.t1)
     print(render_text(result))
     if args.png:
-        render_png(result, args.png)
+        report_png(result, args.png)
         print(f"chart written to {args.png}")
     return 0
 
@@ -279,7 +280,8 @@ def diff_arguments(df: argparse.ArgumentParser) -> None:
 
 
 def diff(args: argparse.Namespace) -> int:
-    from ..session.diff import diff_runs, diff_windows, parse_window, render_png, render_text
+    from ..session.diff import diff_runs, diff_windows, parse_window, render_text
+    from ..ui.figures import diff_png
 
     inputs = tuple(p for p in (args.path, args.other) if p)
     if args.png:
@@ -297,7 +299,7 @@ def diff(args: argparse.Namespace) -> int:
             raise UsageError(f"mirofish diff: {exc}") from None
         result = diff_windows(args.path, wa, wb)
     if args.png:
-        render_png(result, args.png)
+        diff_png(result, args.png)
     print(json.dumps(result) if args.json else render_text(result))
     return 0
 

@@ -10,12 +10,11 @@ the plans chosen, stuck fish-ticks, memory sizes and the sampled metrics, side b
 ``python run.py diff REC --a T1:T2 --b T3:T4`` — two windows of one run: the same
 distributions and measures, window against window (nothing is compared cell by cell).
 
-Text by default, ``--json`` for JSON, ``--png OUT`` for a picture.
+Text by default, ``--json`` for JSON, ``--png OUT`` for a picture (drawn by :func:`mirofish.ui.figures.diff_png`).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -214,71 +213,3 @@ def render_text(d: dict[str, Any]) -> str:
     for k in a["metrics_mean"]:
         lines.append(row(k, a["metrics_mean"][k], b["metrics_mean"].get(k)))
     return "\n".join(lines)
-
-
-def render_png(d: dict[str, Any], out: str | Path, size: tuple[int, int] = (1200, 640)) -> None:
-    """The diff as a picture (pygame, offscreen): fish in another cell over time (runs), and the
-    action, plan and metric comparisons as paired bars."""
-    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    import pygame
-
-    pygame.font.init()
-    W = size[0]
-    surf = pygame.Surface(size)
-    surf.fill((12, 28, 52))
-    title, font = pygame.font.Font(None, 30), pygame.font.Font(None, 21)
-    ink, dim, ca, cb = (230, 238, 245), (140, 160, 185), (255, 196, 80), (110, 170, 230)
-    a, b = d["a"], d["b"]
-    head = (f"diff  A {Path(a['recording']).name}  vs  B {Path(b['recording']).name}" if d["kind"] == "runs"
-            else f"diff  {Path(d['recording']).name}: {a['label']} vs {b['label']}")
-    surf.blit(title.render(head, True, ink), (20, 14))
-    surf.blit(font.render("A", True, ca), (W - 80, 18))
-    surf.blit(font.render("B", True, cb), (W - 50, 18))
-    top = 52
-    if d["kind"] == "runs":
-        box = pygame.Rect(20, top + 20, W - 40, 170)
-        pygame.draw.rect(surf, (20, 44, 78), box)
-        n = max(1, max((v for _, v in d["curve"]), default=1))
-        fd = d["first_divergent_decision"]
-        label = "fish in another cell, per tick" + (f"   first divergent decision: t{fd['tick']} fish "
-                                                    f"{', '.join(map(str, fd['fish'][:5]))}" if fd else "")
-        surf.blit(font.render(label, True, ink), (box.left, top))
-        if len(d["curve"]) > 1:
-            ts = np.array([t for t, _ in d["curve"]], float)
-            vs = np.array([v for _, v in d["curve"]], float)
-            xs = box.left + (ts - ts[0]) / max(1.0, ts[-1] - ts[0]) * (box.width - 1)
-            ys = box.bottom - vs / n * (box.height - 10)
-            pygame.draw.lines(surf, ca, False, list(zip(xs.tolist(), ys.tolist())), 2)
-        surf.blit(font.render(f"t{d['from']}", True, dim), (box.left, box.bottom + 4))
-        end = font.render(f"t{d['to']}   max {n}", True, dim)
-        surf.blit(end, (box.right - end.get_width(), box.bottom + 4))
-        top = box.bottom + 30
-    groups = [("actions executed", a["actions"], b["actions"]),
-              ("plans chosen", {k: a["plans"].get(k, 0.0) for k in GOAL_NAMES},
-               {k: b["plans"].get(k, 0.0) for k in GOAL_NAMES})]
-    col_w = (W - 60) // 3
-    for gi, (name, va, vb) in enumerate(groups):
-        x0 = 20 + gi * (col_w + 10)
-        surf.blit(font.render(name + " (share)", True, ink), (x0, top))
-        keys = [k for k in va if va[k] or vb.get(k)]
-        top_share = max([va[k] for k in keys] + [vb.get(k, 0.0) for k in keys] + [1e-9])
-        for k, key in enumerate(keys):
-            y = top + 24 + k * 26
-            surf.blit(font.render(key, True, dim), (x0, y))
-            for j, (v, c) in enumerate(((va[key], ca), (vb.get(key, 0.0), cb))):
-                pygame.draw.rect(surf, c, (x0 + 90, y + j * 10, int(v / top_share * (col_w - 150)), 8))
-            surf.blit(font.render(f"{va[key]:.0%}/{vb.get(key, 0.0):.0%}", True, dim), (x0 + col_w - 56, y))
-    x0 = 20 + 2 * (col_w + 10)
-    surf.blit(font.render("metrics (A / B)", True, ink), (x0, top))
-    rows = list(a["metrics_mean"].items())[:10] + [("stuck fish-ticks", a["stuck_fish_ticks"]),
-                                                   ("memories per fish", a["memory_entries_mean"])]
-    other = {**b["metrics_mean"], "stuck fish-ticks": b["stuck_fish_ticks"],
-             "memories per fish": b["memory_entries_mean"]}
-    for k, (key, v) in enumerate(rows):
-        y = top + 24 + k * 24
-        surf.blit(font.render(key, True, dim), (x0, y))
-        surf.blit(font.render(f"{v:g}", True, ca), (x0 + 190, y))
-        surf.blit(font.render(f"{other.get(key, 0):g}", True, cb), (x0 + 280, y))
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    pygame.image.save(surf, str(out))

@@ -3,12 +3,12 @@
 Action distribution (vs the tank), energy curve, memory length (the characters of memory a
 model would be fed), social contacts, drift score (its latest long-term summary vs its
 persona), stuck peak, and exploration share (distinct cells per tick) vs the tank mean.
-The range is re-simulated from the recording, so every figure is exact.
+The range is re-simulated from the recording, so every figure is exact. ``report --png``
+draws it with :func:`mirofish.ui.figures.report_png`.
 """
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -158,60 +158,3 @@ def render_text(r: FishReport) -> str:
         + (", ".join(f"{d:.2f}" for d in r.drift) if r.drift else "no summary yet"),
     ]
     return "\n".join(lines)
-
-
-def render_png(r: FishReport, out: str | Path, size: tuple[int, int] = (960, 540)) -> None:
-    """Draw the report (energy curve, action bars, figures) into a PNG with pygame, offscreen."""
-    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    import pygame
-
-    pygame.font.init()
-    W, H = size
-    surf = pygame.Surface(size)
-    surf.fill((12, 28, 52))
-    title = pygame.font.Font(None, 32)
-    font = pygame.font.Font(None, 22)
-    ink, dim, accent, tank_c = (230, 238, 245), (140, 160, 185), (255, 196, 80), (110, 170, 230)
-    surf.blit(title.render(f"Fish {r.fish}  ·  ticks {r.t0}..{r.t1}", True, ink), (24, 16))
-    surf.blit(font.render(r.persona, True, dim), (24, 48))
-
-    # Energy curve.
-    box = pygame.Rect(24, 84, W - 360, H - 128)
-    pygame.draw.rect(surf, (20, 44, 78), box)
-    for level in (25, 50, 75):
-        y = box.bottom - level / 100 * box.height
-        pygame.draw.line(surf, (34, 62, 100), (box.left, y), (box.right, y))
-        surf.blit(font.render(str(level), True, dim), (box.left + 4, y - 16))
-    e = np.array(r.energy)
-    if len(e) > 1:
-        xs = box.left + np.linspace(0, box.width - 1, len(e))
-        ys = box.bottom - np.clip(e, 0, 100) / 100 * box.height
-        pygame.draw.lines(surf, accent, False, list(zip(xs.tolist(), ys.tolist())), 2)
-    surf.blit(font.render("energy (0-100)", True, accent), (box.right - 120, box.top - 20))
-    surf.blit(font.render(f"t{r.t0}", True, dim), (box.left, box.bottom + 6))
-    label = font.render(f"t{r.t1}", True, dim)
-    surf.blit(label, (box.right - label.get_width(), box.bottom + 6))
-
-    # Action distribution: fish vs tank.
-    x0, y0 = W - 312, 84
-    surf.blit(font.render("actions", True, ink), (x0, y0))
-    surf.blit(font.render("fish", True, accent), (x0 + 70, y0))
-    surf.blit(font.render("tank mean", True, tank_c), (x0 + 110, y0))
-    for k, a in enumerate(ACTION_NAMES):
-        y = y0 + 28 + k * 30
-        surf.blit(font.render(a, True, dim), (x0, y))
-        pygame.draw.rect(surf, accent, (x0 + 70, y, int(r.actions[a] * 200), 11))
-        pygame.draw.rect(surf, tank_c, (x0 + 70, y + 13, int(r.tank_actions[a] * 200), 8))
-    facts = [
-        f"meals {r.eats}   stuck peak {r.stuck_peak}",
-        f"in company {r.company_ticks / (r.t1 - r.t0):.0%}   encounters {r.encounters}",
-        f"exploration {r.exploration:.3f} (tank {r.tank_exploration:.3f})",
-        f"memory {np.mean(r.memory_chars):.0f} chars (max {max(r.memory_chars)})",
-        "drift " + (" ".join(f"{d:.2f}" for d in r.drift) if r.drift else "n/a"),
-    ]
-    for k, text in enumerate(facts):
-        surf.blit(font.render(text, True, ink), (x0, y0 + 230 + k * 26))
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "wb") as fh:  # a real PNG whatever the file is called
-        pygame.image.save(surf, fh, "png")

@@ -21,6 +21,7 @@ from . import (
     WindowError,
     theme,
 )
+from .keys import APP_KEYS, dispatch
 
 DEFAULT_SIZE = (1920, 1080)
 NO_DISPLAY = ("no display to open a window on; add --terminal (the tank in this terminal) or --headless "
@@ -28,7 +29,8 @@ NO_DISPLAY = ("no display to open a window on; add --terminal (the tank in this 
 
 
 class App:
-    """Owns the pygame window and the current scene; key S switches scenes."""
+    """Owns the pygame window and the current scene; key S switches scenes and Q quits when
+    the scene did not take the key (ui/keys.APP_KEYS)."""
 
     def __init__(self, scenes: list, size: tuple[int, int] | None = None, offscreen: bool = False):
         asked_driver = os.environ.get("SDL_VIDEODRIVER")
@@ -82,19 +84,31 @@ class App:
         data["pos"] = (int(event.pos[0] / theme.SCALE), int(event.pos[1] / theme.SCALE))
         return pygame.event.Event(event.type, data)
 
-    def handle(self, event) -> None:
-        capturing = getattr(self.scene, "capturing_keys", False)  # typing a question, a picker open
-        if event.type == pygame.QUIT or (event.type == pygame.KEYDOWN and event.key == pygame.K_q and not capturing):
+    def handle(self, event) -> bool:
+        """The window's events (closing it, a resize), then the scene's; the window's keys
+        (S, Q) apply only when the scene did not consume the key (typing a question, a picker
+        open). Returns whether the event was taken."""
+        if event.type == pygame.QUIT:
             self.running = False
-        elif event.type == pygame.VIDEORESIZE:
+            return True
+        if event.type == pygame.VIDEORESIZE:
             self.screen = pygame.display.set_mode(event.size, pygame.RESIZABLE)
             self._fit_canvas()
-        elif event.type == pygame.KEYDOWN and event.key == pygame.K_s and len(self.scenes) > 1 and not capturing:
-            self.index = (self.index + 1) % len(self.scenes)
-        else:
-            self.scene.handle_event(self._logical(event))
-            if getattr(self.scene, "wants_quit", False):
-                self.running = False
+            return True
+        taken = bool(self.scene.handle_event(self._logical(event)))
+        if getattr(self.scene, "wants_quit", False):
+            self.running = False
+        return taken or dispatch(APP_KEYS, self, event, owner="app")
+
+    def next_scene(self) -> bool:
+        """S: the next scene, when there are several."""
+        if len(self.scenes) < 2:
+            return False
+        self.index = (self.index + 1) % len(self.scenes)
+        return True
+
+    def quit(self) -> None:
+        self.running = False
 
     def frame(self, dt: float) -> None:
         for event in pygame.event.get():

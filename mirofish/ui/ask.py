@@ -19,6 +19,7 @@ class AskBox:
     def __init__(self) -> None:
         self.why: dict | None = None  # {"fish", "lines", "future", "question"} while shown
         self.typing: str | None = None  # a question being typed
+        self.question: str | None = None  # the question the last key (Enter) sent
 
     def ask(self, session, fish: int, question: str) -> None:
         """The planner's reasons for ``fish``'s plan now, and with a model brain the model's
@@ -82,16 +83,19 @@ class AskBox:
             out.append((f"ask: {self.typing}_", theme.INK))
         return out
 
-    def type_key(self, event) -> str | None:
-        """A key while typing: Enter returns the question (and ends typing), Esc cancels,
-        every other key is text."""
+    def handle(self, event) -> bool:
+        """While a question is typed every key is the box's: Enter sends it (:attr:`question`)
+        and ends typing, Esc cancels, every other key is text."""
+        self.question = None
+        if self.typing is None or event.type != pygame.KEYDOWN:
+            return False
         if event.key == pygame.K_RETURN:
-            question, self.typing = (self.typing or "").strip(), None
-            return question or None
-        if event.key == pygame.K_ESCAPE:
+            question, self.typing = self.typing.strip(), None
+            self.question = question or None
+        elif event.key == pygame.K_ESCAPE:
             self.typing = None
         elif event.key == pygame.K_BACKSPACE:
-            self.typing = (self.typing or "")[:-1]
-        elif event.unicode and event.unicode.isprintable() and len(self.typing or "") < 160:
-            self.typing = (self.typing or "") + event.unicode
-        return None
+            self.typing = self.typing[:-1]
+        elif event.unicode and event.unicode.isprintable() and len(self.typing) < 160:
+            self.typing += event.unicode
+        return True

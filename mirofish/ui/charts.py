@@ -62,7 +62,7 @@ def draw_axes_chart(surf: pygame.Surface, rect: pygame.Rect, xs: np.ndarray, ys:
                     colour, fmt: str = "{:.2f}", y_range: tuple[float, float] | None = None,
                     cursor: int | None = None, x_range: tuple[int, int] | None = None) -> None:
     """A line chart with a title, the current value, and labelled x (tick) and y axes."""
-    pygame.draw.rect(surf, (16, 32, 56), rect, border_radius=6)
+    pygame.draw.rect(surf, theme.CARD, rect, border_radius=6)
     at = len(ys) - 1 if cursor is None else int(np.searchsorted(xs, cursor, side="right")) - 1
     # the value of the newest sample (at the cursor in replay), with its tick: samples are taken every
     # metrics.sample_every ticks, so it can differ from the HUD's value of the tick shown
@@ -84,7 +84,7 @@ def draw_axes_chart(surf: pygame.Surface, rect: pygame.Rect, xs: np.ndarray, ys:
         x1 = x0 + 1
     for frac in (0.0, 0.5, 1.0):  # y ticks
         y = plot.bottom - frac * plot.h
-        pygame.draw.line(surf, (30, 52, 84), (plot.x, y), (plot.right, y))
+        pygame.draw.line(surf, theme.GRIDLINE, (plot.x, y), (plot.right, y))
         label = theme.text(fmt.format(lo + frac * (hi - lo)), 13, theme.DIM)
         surf.blit(label, (plot.x - label.get_width() - 4, y - 7))
     for frac in (0.0, 0.5, 1.0):  # x ticks (ticks of the simulation)
@@ -108,7 +108,7 @@ def draw_charts(surf: pygame.Surface, rect: pygame.Rect, data: dict[str, tuple[n
                 cursor: int | None = None, x_range: tuple[int, int] | None = None) -> list[pygame.Rect]:
     """The chart grid over ``rect`` (2 or 3 columns by width); returns each chart's rect."""
     layer = pygame.Surface(rect.size, pygame.SRCALPHA)
-    layer.fill((6, 14, 26, 235))
+    layer.fill(theme.TIP)
     surf.blit(layer, rect)
     charts = CHARTS + (TERRITORY_CHARTS if len(data.get("site_fidelity", ((), ()))[0]) else [])
     cols = 3 if rect.w >= 1200 or len(charts) > 6 else 2

@@ -41,13 +41,16 @@ class ControlsBar:
         x = max(0, more.right - w)
         return [(b, pygame.Rect(x, more.bottom + 4 + 32 * k, w, 30)) for k, b in enumerate(self.hidden)]
 
-    def menu_click(self, pos) -> None:
+    def handle(self, event: Any) -> bool:
         """A click while the menu is open: runs the control clicked (the menu closes either way)."""
+        if not (self.menu_open and event.type == pygame.MOUSEBUTTONDOWN and event.button == 1):
+            return False
         self.menu_open = False
         for b, row in self.menu_rows():
-            if row.collidepoint(pos):
+            if row.collidepoint(event.pos):
                 b.action()
-                return
+                break
+        return True
 
     def draw_menu(self, surf: pygame.Surface) -> None:
         rows = self.menu_rows()
@@ -58,7 +61,7 @@ class ControlsBar:
         mouse = theme.mouse_pos() if pygame.display.get_init() else (-1, -1)
         for b, row in rows:
             if row.collidepoint(mouse):
-                pygame.draw.rect(surf, (34, 58, 92), row, border_radius=4)
+                pygame.draw.rect(surf, theme.BUTTON_HOVER, row, border_radius=4)
             surf.blit(theme.fit(b.label, 17, row.w - 70, theme.INK), (row.x + 10, row.y + 6))
             if b.key_hint:
                 hint = theme.text(b.key_hint, 15, theme.FAINT)

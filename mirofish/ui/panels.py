@@ -1,4 +1,5 @@
-"""The window's panels: metrics HUD, follow-a-fish panel, replay timeline, help overlay."""
+"""The window's panels: metrics HUD, follow-a-fish panel, replay timeline, help overlay
+(its lines come from each scene's table of keys, ui/keys.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ..actions import ACTION_NAMES
 from ..fish.personality import BEHAVIOUR_ALERT, BEHAVIOUR_MIN_DECISIONS, behaviour_score
 from ..fish.plans import NO_END
 from ..fish.triggers import TRIGGER_NAMES
-from ..snapshot import FishSnapshot
+from ..snapshot import FishSnapshot, TankView
 from . import theme
 
 # (label, key, format, healthy range, bad below, bad above) — docs/design.md §4
@@ -152,10 +153,11 @@ class FollowPanel:
     def scroll_by(self, dy: int) -> None:
         self.scroll = max(0, min(self.scroll + dy, max(0, self._content_h - self._view_h)))
 
-    def draw_followed(self, surf: pygame.Surface, rect: pygame.Rect, shown: Any, fish: int, energy_hist,
-                      last_decision: dict | None, why: list[tuple[str, tuple]] | None) -> None:
-        """Fish ``fish`` of the session ``shown``, as of the tick shown: its snapshot, how it
-        behaves against its character (plans by goal, the tank's for scale), its words and deeds."""
+    def draw_followed(self, surf: pygame.Surface, rect: pygame.Rect, shown: Any, view: TankView, fish: int,
+                      energy_hist, last_decision: dict | None, why: list[tuple[str, tuple]] | None) -> None:
+        """Fish ``fish`` of the session ``shown`` (its tank ``view``), as of the tick shown: its
+        snapshot, how it behaves against its character (plans by goal, the tank's for scale), its
+        words and deeds."""
         word_deed = shown.metrics.word_deed.fish(fish)
         if shown.metrics.first_tick > 0:
             word_deed["since"] = shown.metrics.first_tick
@@ -165,8 +167,8 @@ class FollowPanel:
             traits = list(shown.fish(fish).traits.values())
             behaviour = behaviour_score(counts[fish], traits, counts.sum(axis=0)), int(counts[fish][1:].sum())
         cfg, snap = shown.cfg, shown.fish(fish)
-        self._places = _places_lines(shown, fish)
-        self.draw(surf, rect, snap, energy_hist, last_decision, shown.world.max_energy / 100,
+        self._places = _places_lines(shown, view, fish)
+        self.draw(surf, rect, snap, energy_hist, last_decision, view.max_energy / 100,
                   shown.drift(fish), cfg.brain.drift_alert, why, behaviour=behaviour,
                   text_drift_applies=cfg.brain.kind == "llm", word_deed=word_deed)
 
@@ -273,7 +275,7 @@ class FollowPanel:
     @staticmethod
     def _draw_why(surf, x: int, y: int, w: int, why: list[tuple[str, tuple]] | None) -> int:
         if why:  # the answer to "why?" (I)
-            pygame.draw.rect(surf, (16, 32, 56), (x - 6, y, w + 12, 8 + 17 * sum(
+            pygame.draw.rect(surf, theme.CARD, (x - 6, y, w + 12, 8 + 17 * sum(
                 len(theme.wrap(t, w, 17)) for t, _ in why)), border_radius=6)
             y += 4
             for text, colour in why:
@@ -420,6 +422,7 @@ class Timeline:
         self.markers = markers or []
         self.rect = pygame.Rect(0, 0, 0, 0)
         self.dragging = False
+        self.seek_to = first  # the tick the last event it took asks for
 
     def tick_at(self, x: int) -> int:
         bar = self.bar
@@ -436,18 +439,20 @@ class Timeline:
             return bar.right
         return int(bar.x + (tick - self.first) / (self.last - self.first) * bar.w)
 
-    def handle(self, event) -> int | None:
-        """A tick to seek to, if the event asks for one."""
+    def handle(self, event) -> bool:
+        """Whether the event is the timeline's (a press on the bar, a drag, its release): then
+        :attr:`seek_to` is the tick it asks for."""
         if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.bar.inflate(20, 18).collidepoint(
                 event.pos):  # the handle at either end sticks out of the bar: it counts
             self.dragging = True
-            return self.tick_at(event.pos[0])
-        if event.type == pygame.MOUSEMOTION and self.dragging:
-            return self.tick_at(event.pos[0])
-        if event.type == pygame.MOUSEBUTTONUP and event.button == 1 and self.dragging:
+        elif event.type == pygame.MOUSEMOTION and self.dragging:
+            pass
+        elif event.type == pygame.MOUSEBUTTONUP and event.button == 1 and self.dragging:
             self.dragging = False
-            return self.tick_at(event.pos[0])
-        return None
+        else:
+            return False
+        self.seek_to = self.tick_at(event.pos[0])
+        return True
 
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, tick: int, divergence=None) -> None:
         self.rect = rect
@@ -487,9 +492,9 @@ class Timeline:
                                 area.w - 8, theme.BAD), (area.x + 6, area.y))
 
 
-def _places_lines(shown: Any, fish: int) -> list[str]:
+def _places_lines(shown: Any, view: TankView, fish: int) -> list[str]:
     """The followed fish's remembered places and territory figures (tanks with fish.places)."""
-    places = shown.world.places
+    places = view.places
     if places is None:
         return []
     said = places.describe(fish) or "none yet"
@@ -502,29 +507,9 @@ def _places_lines(shown: Any, fish: int) -> list[str]:
     return lines
 
 
-HELP = [
-    ("Space", "pause / play"), (".", "one tick forward (paused)"), (",", "one tick back (replay)"),
-    ("+ / -", "speed ×2 / ÷2 (¼× … 64×)"), ("click", "follow a fish"), ("Tab / Left / Right", "next / previous fish"),
-    ("Esc", "stop following"), ("V", "field of view on/off"), ("M", "stuck heat map on/off"),
-    ("A", "ASCII debug view on/off"), ("F", "fork: the tank waits; pick a plan (1-9) or an action"),
-    ("O", "after a fork: back to the original, at the fork tick"), ("I", "ask the followed fish why"),
-    ("T", "type a question to the followed fish (a model fish answers)"),
-    ("G", "ask the fish's model its last request again"),
-    ("C", "charts over time"),
-    ("drag timeline", "go back: live, into the tank's recent past (it waits); N back to now"),
-    ("K", "record: keep the recent past and go on recording (Stop rec ends it)"), ("L", "open a recording"),
-    ("D", "what a click does: follow, drop food, place or clear a rock, add a fish, take one out"),
-    ("U + arrow", "a current pushes the fish that way for 60 ticks (U 0 stops it)"),
-    ("wheel / drag / Z", "zoom at the cursor / pan / fit the whole tank"),
-    ("R / Shift+R", "reset / reset with a new seed"),
-    ("S", "next scene"), ("H / Esc", "this help / close what is open (twice: quit)"), ("Q", "quit"),
-]
-
-
-def draw_help(surf: pygame.Surface, lines=None, title: str = "Keys") -> None:
-    """An overlay listing ``lines`` (``(key or thing, what it means)``; default the aquarium's
-    keys), wrapped to the window; H or Esc closes it."""
-    lines = HELP if lines is None else lines
+def draw_help(surf: pygame.Surface, lines: list[tuple[str, str]], title: str = "Keys") -> None:
+    """An overlay listing ``lines`` (``(key or thing, what it means)``: a scene's table of keys,
+    ui/keys.help_lines), wrapped to the window; H or Esc closes it."""
     w = min(900, surf.get_width() - 20)
     key_w = min(230, w // 3)
     wrapped = [(key, theme.wrap(what, w - key_w - 40, 18)) for key, what in lines]
@@ -595,7 +580,7 @@ def draw_footer(surf: pygame.Surface, rect: pygame.Rect, message: str, alarm: bo
     alarm (a replay that left its recording) as a red banner."""
     if alarm and message:
         banner = pygame.Rect(rect.x, rect.y - 6, rect.w, rect.h + 6)
-        pygame.draw.rect(surf, (90, 20, 24), banner)
+        pygame.draw.rect(surf, theme.ALARM, banner)
         surf.blit(theme.fit(message, 18, rect.w - 20, theme.INK, bold=True), (rect.x + 10, rect.y))
         return
     text = message or "H: keys   click: follow a fish   F: fork   space: pause   +/-: speed"

@@ -4,6 +4,7 @@ open-a-recording list — drawn over the window, chosen by a key or a click."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,11 +99,13 @@ CURRENT_KEYS = {pygame.K_UP: "north", pygame.K_DOWN: "south", pygame.K_LEFT: "we
 class Pickers:
     """The choices drawn over the aquarium — a fork's plan, a recording to open, a current's
     direction. The tank waits while the fork or file picker is open. ``handle_*`` answer
-    ``(what, choice)`` for the scene to act on: ``("fork", plan or None)``, ``("file", path
-    or None)``, ``("current", direction, "stop" or None)``; None when the event is not theirs."""
+    whether the event was theirs, and call ``on_pick(what, choice)`` with what was chosen for
+    the scene to act on: ``("fork", plan or None)``, ``("file", path or None)``, ``("current",
+    direction, "stop" or None)`` (None: cancelled)."""
 
-    def __init__(self, pacer: Any):
+    def __init__(self, pacer: Any, on_pick: Callable[[str, Any], None]):
         self.pacer = pacer
+        self.on_pick = on_pick
         self.action = False  # the fork picker is open
         self.files: list[Path] | None = None  # the open-a-recording list, while shown
         self.current = False  # the next key picks a current's direction
@@ -128,27 +131,32 @@ class Pickers:
         if not self.pacer.paused:
             self.pacer.restart()
 
-    def handle_overlay(self, event: Any) -> tuple[str, Any] | None:
+    def handle_overlay(self, event: Any) -> bool:
         """The file list takes every event; the fork picker every click."""
         if self.files is not None:
             choice = file_choice(event, self.files, self._rows)
-            if choice is None:
-                return "", None
-            self.files = None
-            return "file", choice or None
+            if choice is not None:  # (an event that picks nothing is the list's all the same)
+                self.files = None
+                self.on_pick("file", choice or None)
+            return True
         if self.action and event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
             self.action = False
-            return "fork", fork_choice_at(event.pos, self.size)
-        return None
+            self.on_pick("fork", fork_choice_at(event.pos, self.size))
+            return True
+        return False
 
-    def handle_key(self, k: int) -> tuple[str, Any] | None:
+    def handle_key(self, event: Any) -> bool:
+        """The open fork picker, or a current's direction: the next key is theirs."""
+        if event.type != pygame.KEYDOWN or not (self.action or self.current):
+            return False
+        k = event.key
         if self.action:
             self.action = False
-            return "fork", fork_choice_for_key(k)
-        if self.current:
+            self.on_pick("fork", fork_choice_for_key(k))
+        else:
             self.current = False
-            return "current", CURRENT_KEYS.get(k) or ("stop" if k in (pygame.K_0, pygame.K_KP0) else None)
-        return None
+            self.on_pick("current", CURRENT_KEYS.get(k) or ("stop" if k in (pygame.K_0, pygame.K_KP0) else None))
+        return True
 
     def draw(self, surf: pygame.Surface, tick: int, fish: int | None) -> None:
         self.size = surf.get_size()

@@ -79,9 +79,9 @@ class TankRenderer:
         if c >= 6:
             grid = pygame.Surface((w * c, h * c), pygame.SRCALPHA)
             for x in range(0, w * c, c):
-                pygame.draw.line(grid, (255, 255, 255, 9), (x, 0), (x, h * c))
+                pygame.draw.line(grid, theme.GRID, (x, 0), (x, h * c))
             for y in range(0, h * c, c):
-                pygame.draw.line(grid, (255, 255, 255, 9), (0, y), (w * c, y))
+                pygame.draw.line(grid, theme.GRID, (0, y), (w * c, y))
             bg.blit(grid, (0, 0))
         glass = pygame.Surface((c, c), pygame.SRCALPHA)
         glass.fill((*theme.GLASS, 70))
@@ -129,9 +129,9 @@ class TankRenderer:
             tail = [(int(c * 0.3), c // 2), (int(c * 0.02), int(c * 0.2)), (int(c * 0.02), int(c * 0.8))]
             pygame.draw.polygon(base, colour, tail)
             pygame.draw.ellipse(base, colour, body)
-            pygame.draw.ellipse(base, (8, 14, 26), body, 1)
+            pygame.draw.ellipse(base, theme.FISH_EDGE, body, 1)
             if c >= 10:
-                pygame.draw.circle(base, (10, 14, 22), (int(c * 0.78), int(c * 0.44)), max(1, c // 14))
+                pygame.draw.circle(base, theme.FISH_EYE, (int(c * 0.78), int(c * 0.44)), max(1, c // 14))
             angle = {0: 90, 1: -90, 2: 180, 3: 0}[heading]  # sprites face east
             spr = self._sprites[key] = pygame.transform.rotate(base, angle)
         return spr
@@ -159,7 +159,7 @@ class TankRenderer:
             for (hy, hx), v in np.ndenumerate(heat):
                 if v:
                     a = int(30 + 140 * v / peak)
-                    pygame.draw.rect(layer, (240, 80, 60, a), (hx * heat_cell * c, hy * heat_cell * c,
+                    pygame.draw.rect(layer, (*theme.HEAT, a), (hx * heat_cell * c, hy * heat_cell * c,
                                                                heat_cell * c, heat_cell * c))
             surf.blit(layer, self.origin)
         fx, fy = self.to_px(view.food_x, view.food_y)
@@ -187,7 +187,7 @@ class TankRenderer:
             colour = self._colours.get(i)
             if colour is None:
                 colour = self._colours[i] = theme.fish_colour(view.traits[i])
-            spr = self._sprite(i, int(view.heading[i]), colour if view.energy[i] > 0 else (110, 110, 118))
+            spr = self._sprite(i, int(view.heading[i]), colour if view.energy[i] > 0 else theme.STARVED)
             surf.blit(spr, (px[i] - spr.get_width() / 2, py[i] - spr.get_height() / 2))
         if selected is not None and 0 <= selected < len(px):
             sx, sy = px[selected], py[selected]
@@ -197,6 +197,6 @@ class TankRenderer:
                 fov.center = (int(view.x[selected] * c + self.origin[0] + half),
                               int(view.y[selected] * c + self.origin[1] + half))
                 layer = pygame.Surface(fov.size, pygame.SRCALPHA)
-                layer.fill((255, 240, 150, 28))
+                layer.fill(theme.FOV)
                 surf.blit(layer, fov)
                 pygame.draw.rect(surf, theme.SELECT, fov, 1)

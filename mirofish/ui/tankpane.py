@@ -30,6 +30,7 @@ class TankPane:
         self.zoom = 1.0
         self.pan: tuple[float, float] | None = None  # the cell at the tank's centre when zoomed (None: fit)
         self._drag: tuple | None = None  # a mouse press in the tank: (where, centre then, moved, button)
+        self.clicked: tuple[int, int] | None = None  # the point the last event clicked, for the follow or hand tool
         self.centred = True  # zoomed in, the followed fish stays in the middle (until a drag pans)
         self._terrain_key: Any = None
         self._ascii: tuple[Any, pygame.Surface] | None = None
@@ -40,13 +41,16 @@ class TankPane:
 
     # ------------------------------------------------------------ the mouse
 
-    def handle(self, event: Any) -> tuple[bool, tuple[int, int] | None]:
-        """(consumed, the point clicked — for the scene's follow or hand tool — or None)."""
+    def handle(self, event: Any) -> bool:
+        """Whether the event is the pane's; :attr:`clicked` is then the point a click asks the
+        scene's follow or hand tool about (None: a press that only starts a drag, a drag)."""
+        self.clicked = None
         if event.type == pygame.MOUSEBUTTONDOWN and event.button in (1, 2, 3) \
                 and self.renderer.rect.collidepoint(event.pos):
             self._drag = (event.pos, self.renderer.cell_at(self.renderer.view_rect.center), False, event.button)
             follows = event.button == 1 and self.tool == "follow"  # follows at once; a drag then pans
-            return True, event.pos if follows else None
+            self.clicked = event.pos if follows else None
+            return True
         if event.type == pygame.MOUSEMOTION and self._drag is not None:
             start, centre, moved, button = self._drag
             dx, dy = event.pos[0] - start[0], event.pos[1] - start[1]
@@ -55,12 +59,13 @@ class TankPane:
                 self.pan = (centre[0] - dx / c, centre[1] - dy / c)
                 self.centred = False
                 self._drag = (start, centre, True, button)
-            return True, None
+            return True
         if event.type == pygame.MOUSEBUTTONUP and self._drag is not None:
             start, _, moved, button = self._drag
             self._drag = None
-            return True, start if not moved and button == 1 and self.tool != "follow" else None
-        return False, None
+            self.clicked = start if not moved and button == 1 and self.tool != "follow" else None
+            return True
+        return False
 
     def cycle_tool(self) -> str:
         self.tool = self.TOOLS[(self.TOOLS.index(self.tool) + 1) % len(self.TOOLS)]
@@ -103,7 +108,7 @@ class TankPane:
         self.renderer.layout(rect, self.zoom, centre)
         self.renderer.draw(surf, view, prev, alpha, selected, show_fov, heat, shown.cfg.metrics.hotspot_cell,
                            shown.ghost_view())
-        places = shown.world.places
+        places = view.places
         if selected is not None and places is not None and selected < len(places.meals):
             self._draw_places(surf, places, selected)
 
@@ -127,7 +132,7 @@ class TankPane:
             lines = ascii_view.render(shown.snapshot()).split("\n")
             size = max(8, min(16, rect.h // max(1, len(lines))))
             layer = pygame.Surface(rect.size, pygame.SRCALPHA)
-            layer.fill((0, 0, 0, 210))
+            layer.fill(theme.SHADE)
             font = theme.mono(size)
             for k, line in enumerate(lines):
                 layer.blit(font.render(line, False, theme.GOOD), (6, 4 + k * size))

@@ -9,7 +9,7 @@ import pygame
 
 WATER_TOP = (14, 44, 78)
 WATER_BOTTOM = (6, 22, 44)
-GRID = (255, 255, 255, 10)
+GRID = (255, 255, 255, 9)  # the water's cell lines
 GLASS = (120, 160, 190)
 GLASS_EDGE = (170, 205, 225)
 PLANT = (38, 120, 74)
@@ -18,17 +18,31 @@ ROCK = (92, 96, 104)
 ROCK_DARK = (60, 64, 72)
 PANEL = (10, 20, 36)
 PANEL_EDGE = (40, 64, 96)
+CARD = (16, 32, 56)  # a box on a panel: the scenes' cards, charts and tables, the "why?" answer
+BUTTON = (22, 40, 66)
+BUTTON_HOVER = (34, 58, 92)  # a button or menu row under the mouse
+ALARM = (90, 20, 24)  # the footer's banner when a replay leaves its recording
+GRIDLINE = (30, 52, 84)  # a chart's value lines
 INK = (226, 236, 245)
 DIM = (134, 156, 182)
 FAINT = (84, 104, 130)
 ACCENT = (255, 196, 80)
 ACCENT_DARK = (120, 86, 24)
-PROGRESS = (90, 150, 220)  # the replay bar's played part (fork marks are ACCENT)
+PROGRESS = (90, 150, 220)  # the replay bar's played part (fork marks are ACCENT); the second of two series
 GOOD = (110, 210, 140)
 WARN = (245, 190, 80)
 BAD = (240, 100, 90)
 SELECT = (255, 240, 150)
 GHOST = (230, 240, 255)
+FOV = (255, 240, 150, 28)  # the followed fish's field of view
+FISH_EDGE = (8, 14, 26)  # a fish sprite's outline
+FISH_EYE = (10, 14, 22)
+STARVED = (110, 110, 118)  # a fish with no energy left
+HEAT = (240, 80, 60)  # the stuck heat map (alpha by count)
+SHADE = (0, 0, 0, 210)  # under the ASCII view
+TIP = (6, 14, 26, 235)  # a chart's hover box
+OBJECTS = {"red": (232, 88, 80), "blue": (84, 140, 240), "green": (96, 200, 120), "yellow": (240, 210, 90)}
+OBJECT_OTHER = (200, 200, 210)  # the referential game's objects: their colours, and any other
 
 
 def fish_colour(traits) -> tuple[int, int, int]:

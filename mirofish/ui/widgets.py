@@ -38,7 +38,7 @@ class Button:
         return False
 
     def draw(self, surf: pygame.Surface, hover: bool = False) -> None:
-        fill = theme.ACCENT_DARK if self.active else ((34, 58, 92) if hover else (22, 40, 66))
+        fill = theme.ACCENT_DARK if self.active else (theme.BUTTON_HOVER if hover else theme.BUTTON)
         pygame.draw.rect(surf, fill, self.rect, border_radius=6)
         pygame.draw.rect(surf, theme.PANEL_EDGE, self.rect, 1, border_radius=6)
         label = theme.fit(self.label, 17, self.rect.w - 8, theme.INK if self.enabled else theme.FAINT)

@@ -5,13 +5,13 @@ navigator (:mod:`mirofish.session.navigator`: which tank is shown, and the moves
 them), the tank pane (ui/tankpane.py), the controls bar (ui/controls.py), the pickers
 (ui/pickers.py), the follow and tune panels (ui/panels.py, ui/tune.py), the ask box
 (ui/ask.py), the HUD, timeline and charts. It reads snapshots from the session shown and
-changes the tank only through the navigator's moves; every key is in the table ``KEYS``.
+changes the tank only through the navigator's moves; every key, with its help line, is in
+the table ``KEYS`` (ui/keys.py), which the help overlay (H) lists.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from .. import theme
 from ..ask import AskBox
 from ..charts import draw_charts
 from ..controls import ControlsBar, aquarium_buttons
-from ..keys import pacing_key
+from ..keys import MINUS, NEXT_SCENE, PLUS, QUIT, Binding, Line, Row, dispatch, help_lines, pacing
 from ..layout import aquarium_layout
 from ..panels import FollowPanel, draw_footer, draw_help
 from ..pickers import Pickers
@@ -44,7 +44,7 @@ class AquariumScene(ShownTank):
     def __init__(self, session: Session):
         super().__init__(session)
         self.follow, self.controls = FollowPanel(), ControlsBar()
-        self.pickers = Pickers(self.pacer)
+        self.pickers = Pickers(self.pacer, self._picked)
         self.asking = AskBox()  # "why?", a question typed to the fish, its request asked again
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
         self.show_charts = False
@@ -63,25 +63,15 @@ class AquariumScene(ShownTank):
 
     # ------------------------------------------------------------ Scene protocol: view side
 
-    def handle_event(self, event) -> None:
+    def handle_event(self, event) -> bool:
         """Each part of the window in turn, from what lies on top: the first that takes the
-        event ends it."""
-        for part in (self._overlays, self._controls, self._wheel, self._timeline, self._tank_mouse):
-            if part(event):
-                return
-        if event.type == pygame.KEYDOWN:
-            self._key(event)
+        event ends it; then the keys (``KEYS``). Returns whether one took it."""
+        return any(part(event) for part in (self._overlays, self._controls, self._wheel, self._timeline,
+                                            self._tank_mouse, self._typing, self.pickers.handle_key, self._keys))
 
     def _overlays(self, event) -> bool:
         """The open pickers and the More… menu take every event (clicks and keys) meant for them."""
-        picked = self.pickers.handle_overlay(event)
-        if picked is not None:
-            self._picked(*picked)
-            return True
-        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.controls.menu_open:
-            self.controls.menu_click(event.pos)
-            return True
-        return False
+        return self.pickers.handle_overlay(event) or self.controls.handle(event)
 
     def _controls(self, event) -> bool:
         """The buttons, and the sliders of a live tank with no fish followed."""
@@ -101,16 +91,30 @@ class AquariumScene(ShownTank):
         return True
 
     def _timeline(self, event) -> bool:
-        tick = self.timeline.handle(event) if self.timeline is not None and self.fork is None else None
-        if tick is not None:
-            self.seek(tick)
-        return tick is not None
+        if self.timeline is None or self.fork is not None or not self.timeline.handle(event):
+            return False
+        self.seek(self.timeline.seek_to)
+        return True
 
     def _tank_mouse(self, event) -> bool:
-        taken, clicked = self.pane.handle(event)
-        if clicked is not None:
-            self._click_tank(clicked)
-        return taken
+        if not self.pane.handle(event):
+            return False
+        if self.pane.clicked is not None:
+            self._click_tank(self.pane.clicked)
+        return True
+
+    def _typing(self, event) -> bool:
+        """While a question is typed every key is text (ui/ask.py); Enter asks it."""
+        if not self.asking.handle(event):
+            return False
+        if self.asking.question:
+            self.ask_why(self.asking.question)
+            if self.why is not None:
+                self.why["typed"] = True
+        return True
+
+    def _keys(self, event) -> bool:
+        return dispatch(KEYS, self, event)
 
     def _click_tank(self, pos) -> None:
         """A click in the tank: follow the fish there, or the hand tool's intervention."""
@@ -150,21 +154,6 @@ class AquariumScene(ShownTank):
                 self.intervene({"kind": "current", "dir": "east" if choice == "stop" else choice,
                                 "ticks": 0 if choice == "stop" else 60})
 
-    def _key(self, event) -> None:
-        if self.typing is not None:
-            self._type(event)
-            return
-        picked = self.pickers.handle_key(event.key)
-        if picked is not None:
-            self._picked(*picked)
-        elif not pacing_key(event.key, self.pacer, self.step) and event.key in KEYS:
-            KEYS[event.key](self, event)
-
-    @property
-    def capturing_keys(self) -> bool:
-        """Whether keys are text or a picker's choice now (the app's Q and S then do not apply)."""
-        return self.typing is not None or self.pickers.action or self.pickers.current
-
     def update(self, dt: float) -> None:
         if not self.pacer.paused and "Space plays" in self.message:
             self.message = ""  # it plays now: the hint is stale
@@ -197,11 +186,11 @@ class AquariumScene(ShownTank):
         self.hud.draw(surf, r["hud"], {}, self._status(), self.shown.brain_status())
         if r["panel"].w and self.selected is None:  # no fish followed: the live settings
             live = self.shown.kind == "live"
-            draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.shown.world.cfg if live else None,
+            draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.view.settings if live else None,
                             self.show_heat, hints=self.chrome)
         elif r["panel"].w and self.selected is not None:
             fish = self.selected
-            self.follow.draw_followed(surf, r["panel"], self.shown, fish, self.energy_hist[fish],
+            self.follow.draw_followed(surf, r["panel"], self.shown, self.view, fish, self.energy_hist[fish],
                                       self.last_decision.get(fish), self._why_lines())
         self._draw_time(surf, r)
         if self.chrome:
@@ -210,7 +199,7 @@ class AquariumScene(ShownTank):
             self.controls.draw_menu(surf)
         self.pickers.draw(surf, self.tick, self.selected)
         if self.show_help:
-            draw_help(surf)
+            draw_help(surf, help_lines(KEYS), "Keys")
 
     def _draw_tank(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
         """The water, the heat map, and over it the ASCII view or the charts when open."""
@@ -309,13 +298,6 @@ class AquariumScene(ShownTank):
     def _why_lines(self) -> list[tuple[str, tuple]] | None:
         return self.asking.lines(self.selected)
 
-    def _type(self, event) -> None:
-        question = self.asking.type_key(event)
-        if question:
-            self.ask_why(question)
-            if self.why is not None:
-                self.why["typed"] = True
-
 
 # ---------------------------------------------------------------- the keys
 
@@ -379,28 +361,42 @@ def _escape(s: AquariumScene, event) -> None:
 
 
 QUIT_HINT = "Esc again within 3 s (or Q) quits"
+_pace = pacing(lambda s: s.step())  # Space, ".", + and - (ui/keys.py)
 
 
-# Every key of the aquarium window and what it does (the help overlay lists them: ui/panels.HELP).
-KEYS: dict[int, Callable[[AquariumScene, Any], None]] = {
-    pygame.K_COMMA: _back_one,
-    **dict.fromkeys((pygame.K_TAB, pygame.K_RIGHT, pygame.K_DOWN, pygame.K_LEFT, pygame.K_UP), _next_fish),
-    pygame.K_ESCAPE: _escape,
-    pygame.K_v: lambda s, e: s.toggle("show_fov"),
-    pygame.K_m: lambda s, e: s.toggle("show_heat"),
-    pygame.K_a: lambda s, e: s.toggle("show_ascii"),
-    pygame.K_h: lambda s, e: s.toggle("show_help"),
-    pygame.K_c: lambda s, e: s.toggle("show_charts"),
-    pygame.K_f: _fork_key,
-    pygame.K_o: lambda s, e: s.end_fork(),
-    pygame.K_n: lambda s, e: s.to_now(),
-    pygame.K_k: lambda s, e: s.toggle_record(),
-    pygame.K_l: lambda s, e: s.open_picker(),
-    pygame.K_d: lambda s, e: s.cycle_tool(),
-    pygame.K_u: _current_key,
-    pygame.K_z: lambda s, e: s.reset_zoom(),
-    pygame.K_r: lambda s, e: s.reset(s.new_seed() if e.mod & pygame.KMOD_SHIFT else None),
-    pygame.K_i: lambda s, e: s.ask_why(),
-    pygame.K_g: lambda s, e: s.ask_again(),
-    pygame.K_t: _type_key,
-}
+# Every key of the aquarium window, what it does and its help line, in the order the help lists them.
+KEYS: tuple[Row, ...] = (
+    Binding("Space", "pause / play", (pygame.K_SPACE,), _pace),
+    Binding(".", "one tick forward (paused)", (pygame.K_PERIOD,), _pace),
+    Binding(",", "one tick back (replay)", (pygame.K_COMMA,), _back_one),
+    Binding("+ / -", "speed ×2 / ÷2 (¼× … 64×)", (pygame.K_PLUS, pygame.K_MINUS), _pace, also=(*PLUS, *MINUS)),
+    Line("click", "follow a fish"),
+    Binding("Tab / Left / Right", "next / previous fish", (pygame.K_TAB, pygame.K_LEFT, pygame.K_RIGHT), _next_fish,
+            also=(pygame.K_DOWN, pygame.K_UP)),
+    Binding("Esc", "stop following", (pygame.K_ESCAPE,), _escape),
+    Binding("V", "field of view on/off", (pygame.K_v,), lambda s, e: s.toggle("show_fov")),
+    Binding("M", "stuck heat map on/off", (pygame.K_m,), lambda s, e: s.toggle("show_heat")),
+    Binding("A", "ASCII debug view on/off", (pygame.K_a,), lambda s, e: s.toggle("show_ascii")),
+    Binding("F", "fork: the tank waits; pick a plan (1-9) or an action", (pygame.K_f,), _fork_key),
+    Binding("O", "after a fork: back to the original, at the fork tick", (pygame.K_o,), lambda s, e: s.end_fork()),
+    Binding("I", "ask the followed fish why", (pygame.K_i,), lambda s, e: s.ask_why()),
+    Binding("T", "type a question to the followed fish (a model fish answers)", (pygame.K_t,), _type_key),
+    Binding("G", "ask the fish's model its last request again", (pygame.K_g,), lambda s, e: s.ask_again()),
+    Binding("C", "charts over time", (pygame.K_c,), lambda s, e: s.toggle("show_charts")),
+    Binding("drag timeline", "go back: live, into the tank's recent past (it waits); N back to now", (pygame.K_n,),
+            lambda s, e: s.to_now()),
+    Binding("K", "record: keep the recent past and go on recording (Stop rec ends it)", (pygame.K_k,),
+            lambda s, e: s.toggle_record()),
+    Binding("L", "open a recording", (pygame.K_l,), lambda s, e: s.open_picker()),
+    Binding("D", "what a click does: follow, drop food, place or clear a rock, add a fish, take one out", (pygame.K_d,),
+            lambda s, e: s.cycle_tool()),
+    Binding("U + arrow", "a current pushes the fish that way for 60 ticks (U 0 stops it)", (pygame.K_u,), _current_key),
+    Binding("wheel / drag / Z", "zoom at the cursor / pan / fit the whole tank", (pygame.K_z,),
+            lambda s, e: s.reset_zoom()),
+    Binding("R / Shift+R", "reset / reset with a new seed", (pygame.K_r,),
+            lambda s, e: s.reset(s.new_seed() if e.mod & pygame.KMOD_SHIFT else None)),
+    NEXT_SCENE,
+    Binding("H / Esc", "this help / close what is open (twice: quit)", (pygame.K_h,),
+            lambda s, e: s.toggle("show_help")),
+    QUIT,
+)

@@ -12,12 +12,16 @@ from __future__ import annotations
 from typing import Any, Protocol, runtime_checkable
 
 from ...scenes.base import SceneModel
-from ..keys import pacing_key
+from .. import theme
+from ..keys import Row, dispatch, help_lines, paced_keys
+from ..panels import draw_help
 
 
 @runtime_checkable
 class Scene(SceneModel, Protocol):
-    def handle_event(self, event: Any) -> None: ...
+    def handle_event(self, event: Any) -> bool:
+        """Whether the scene consumed ``event`` (the window takes S and Q only when it did not)."""
+        ...
 
     def update(self, dt: float) -> None: ...
 
@@ -36,8 +40,9 @@ class PacedScene:
 
     uses_model = False
     title = "Scene"
-    # What the scene's help overlay (H) says: (what you see / a key, what it means), in plain words.
-    help_lines: tuple[tuple[str, str], ...] = ()
+    # The scene's own lines of its help overlay (H), in plain words: what you see (ui/keys.Line)
+    # and its keys (ui/keys.Binding: what they do, too); the keys every scene has follow (keys).
+    help_lines: tuple[Row, ...] = ()
     show_help = False
     switchable = True  # S goes to the next scene (a replay's window has none)
 
@@ -60,8 +65,6 @@ class PacedScene:
 
     def begin_frame(self, surf: Any) -> tuple[int, int, dict]:
         """Clear the frame and lay the scene out for its size: (width, height, boxes)."""
-        from .. import theme
-
         surf.fill(theme.PANEL)
         w, h = surf.get_size()
         self.rects = self.layout((w, h))
@@ -95,16 +98,13 @@ class PacedScene:
             pending, self._pending = self._pending, None
             pending.result()
 
-    def handle_event(self, event: Any) -> None:
-        import pygame
+    @property
+    def keys(self) -> tuple[Row, ...]:
+        """The scene's whole table of keys: its own lines, then the shared run and help keys."""
+        return (*self.help_lines, *paced_keys(self.switchable))
 
-        if event.type == pygame.KEYDOWN:
-            if event.key == pygame.K_h:
-                self.show_help = not self.show_help
-            elif event.key == pygame.K_ESCAPE:
-                self.show_help = False
-            else:
-                pacing_key(event.key, self.pacer, self._step_now)
+    def handle_event(self, event: Any) -> bool:
+        return dispatch(self.keys, self, event)
 
     def update(self, dt: float) -> None:
         self._t += dt
@@ -120,8 +120,6 @@ class PacedScene:
 
     def draw(self, surface: Any) -> None:
         if self.thinking and self._last_frame is not None and self._last_frame.get_size() == surface.get_size():
-            from .. import theme
-
             surface.blit(self._last_frame, (0, 0))
             badge = theme.text("the model is thinking…", 20, theme.WARN)
             surface.blit(badge, (surface.get_width() - badge.get_width() - 24, 20))
@@ -131,12 +129,7 @@ class PacedScene:
         if self.uses_model:
             self._last_frame = surface.copy()
         if self.show_help:
-            from ..panels import draw_help
-
-            keys = (("Space / .", "pause or play / one step"), ("+ / -", "faster / slower"),
-                    *((("S", "next scene"),) if self.switchable else ()), ("H / Esc", "close this help"),
-                    ("Q", "quit"))
-            draw_help(surface, (*self.help_lines, *keys), f"{self.title}: what you see")
+            draw_help(surface, help_lines(self.keys), f"{self.title}: what you see")
 
     def close_worker(self) -> None:
         if self._executor is not None:

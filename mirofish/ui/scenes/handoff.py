@@ -11,21 +11,22 @@ import pygame
 from ...scenes.handoff.brief import READING_CODES, draw_brief
 from ...scenes.handoff.chain import ARMS, FLOW, Chain, Message, _req_text
 from .. import theme
+from ..keys import Line, Row
 from .base import PacedScene
 
 
 class HandoffScene(PacedScene):
     title = "Report chain (Argent)"
-    help_lines: tuple[tuple[str, str], ...] = (
-        ("the chain", "an analyst, a writer and a reviewer write a market-analysis report; half-way the writer "
-                      "hands over to a colleague. Only the analyst reads the brief: the others learn the task "
-                      "from the messages"),
-        ("drifts", "injected at known points: a concept read another way, a requirement invented, one lost"),
-        ("[1] [2] [3]", "the signals a message carried: [1] task id, goal hash, checklist; [2] the sender's "
-                        "readings and confidence (some messages); [3] role and, at the hand-over, its context"),
-        ("red lines", "what the receiver's checks found; yellow: the calibration it opened"),
-        ("what each agent believes", "the goal, the requirements and the readings each agent works to; "
-                                     "red: not the brief's"),
+    help_lines: tuple[Row, ...] = (
+        Line("the chain", "an analyst, a writer and a reviewer write a market-analysis report; half-way the writer "
+                          "hands over to a colleague. Only the analyst reads the brief: the others learn the task "
+                          "from the messages"),
+        Line("drifts", "injected at known points: a concept read another way, a requirement invented, one lost"),
+        Line("[1] [2] [3]", "the signals a message carried: [1] task id, goal hash, checklist; [2] the sender's "
+                            "readings and confidence (some messages); [3] role and, at the hand-over, its context"),
+        Line("red lines", "what the receiver's checks found; yellow: the calibration it opened"),
+        Line("what each agent believes", "the goal, the requirements and the readings each agent works to; "
+                                         "red: not the brief's"),
     )
 
     def __init__(self, seed: int = 1, layers: str = "L1+2+3", writer: Any = None):
@@ -99,7 +100,7 @@ class HandoffScene(PacedScene):
 
     def _draw_figures(self, surf: pygame.Surface, box: pygame.Rect) -> None:
         """This arm's figures over the tasks finished so far."""
-        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, box, border_radius=10)
         surf.blit(theme.fit(f"Argent {self.arm}: the tasks finished so far", 19, box.w - 24, theme.INK, bold=True),
                   (box.x + 12, box.y + 8))
         done = self.done
@@ -119,7 +120,7 @@ class HandoffScene(PacedScene):
                 surf.blit(theme.fit(line, 16, box.w - 24, theme.DIM), (box.x + 12, box.y + 36 + 20 * k))
 
     def _draw_messages(self, surf: pygame.Surface, box: pygame.Rect) -> None:
-        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, box, border_radius=10)
         shown: list[tuple[Message, list[tuple[str, tuple]]]] = []
         used = 0
         for m in reversed(self.chain.messages):  # the newest that fit
@@ -146,7 +147,7 @@ class HandoffScene(PacedScene):
             y += 8
 
     def _draw_minds(self, surf: pygame.Surface, box: pygame.Rect) -> None:
-        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, box, border_radius=10)
         surf.blit(theme.fit("what each agent believes the task is", 19, box.w - 24, theme.INK, bold=True),
                   (box.x + 12, box.y + 8))
         reg, y = self.chain.registry, box.y + 36
@@ -169,7 +170,7 @@ class HandoffScene(PacedScene):
                 break
 
     def _draw_drifts(self, surf: pygame.Surface, box: pygame.Rect) -> None:
-        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, box, border_radius=10)
         surf.blit(theme.fit("drifts injected in this task", 19, box.w - 24, theme.INK, bold=True),
                   (box.x + 12, box.y + 8))
         y = box.y + 36

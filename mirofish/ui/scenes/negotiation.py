@@ -3,6 +3,9 @@ curve with repair marks, bandit arm statistics. One turn per tick; sessions foll
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, ClassVar
+
 import pygame
 
 from ...observe.recording import RecordingError
@@ -10,39 +13,42 @@ from ...scenes.negotiation.dialogue import STRATEGIES, Bandit, Negotiation
 from ...scenes.negotiation.recording import NegotiationRecording, NegotiationReplay, ReplayDiverged
 from ...scenes.negotiation.world import Session
 from .. import theme
+from ..keys import Binding, Line, Row
 from ..panels import Timeline, sparkline
 from .base import PacedScene
 
 
 class NegotiationScene(PacedScene):
     title = "Negotiation"
-    help_lines: tuple[tuple[str, str], ...] = (
-        ("the dialogue", "a buyer and a seller bargain over price, delivery, payment and an AI feature; "
-                         "the newest turns at the bottom"),
-        ("[1] [2] [3] badges", "the Argent signals a turn carried: [1] the task, a hash of the goal and the hard "
-                               "limits; [2] what the speaker assumes and how sure it is; [3] its role, a hand-over "
-                               "note, a drift alert"),
-        ("colours", "orange: a repair (one side states how it understood something, the other answers); "
-                    "yellow: a recalibration or check; red: a dispute; green: a deal"),
-        ("what each side understood", "for each issue, the reading each side has stated; 'agreed' when both "
-                                      "stated the same (grounding), and the latest offers"),
-        ("how misunderstandings get fixed", "the five ways to repair; each bar is how many of its repairs have been "
-                                            "scored (a repair is scored three turns after it, by the drop in "
-                                            "uncertainty plus half a point per name newly agreed: 0 to 1.5), "
-                                            "'reward' its average success; the scene learns to try the best "
-                                            "more often (a UCB1 bandit)"),
-        ("uncertainty", "how unsure the two sides are of each other, turn by turn; orange lines: repairs"),
-        ("simulated agents", "without a model the answers to repairs come from a table of effects, so "
-                             "repair success here is simulated (labelled so)"),
+    help_lines: tuple[Row, ...] = (
+        Line("the dialogue", "a buyer and a seller bargain over price, delivery, payment and an AI feature; "
+                             "the newest turns at the bottom"),
+        Line("[1] [2] [3] badges", "the Argent signals a turn carried: [1] the task, a hash of the goal and the hard "
+                                   "limits; [2] what the speaker assumes and how sure it is; [3] its role, a hand-over "
+                                   "note, a drift alert"),
+        Line("colours", "orange: a repair (one side states how it understood something, the other answers); "
+                        "yellow: a recalibration or check; red: a dispute; green: a deal"),
+        Line("what each side understood", "for each issue, the reading each side has stated; 'agreed' when both "
+                                          "stated the same (grounding), and the latest offers"),
+        Line("how misunderstandings get fixed",
+             "the five ways to repair; each bar is how many of its repairs have been scored (a repair is scored "
+             "three turns after it, by the drop in uncertainty plus half a point per name newly agreed: 0 to 1.5), "
+             "'reward' its average success; the scene learns to try the best more often (a UCB1 bandit)"),
+        Line("uncertainty", "how unsure the two sides are of each other, turn by turn; orange lines: repairs"),
+        Line("simulated agents", "without a model the answers to repairs come from a table of effects, so "
+                                 "repair success here is simulated (labelled so)"),
     )
 
-    REPLAY_HELP = (
-        ("replay", "a recorded negotiation, re-played and checked turn by turn against the recording"),
-        (", / .", "one turn back / forward;  drag the timeline: any turn;  [ / ]: previous / next session"),
-        ("F then 1-5", "fork: when the newest turn is a repair, play it again with another strategy "
-                       "(1 confirming restatement, 2 exploratory question, 3 offering options, "
-                       "4 revealing assumptions, 5 rebuilding consensus); the turns after are new"),
-        ("O", "after a fork: back to the recording, at the fork's turn"),
+    REPLAY_HELP: tuple[Row, ...] = (
+        Line("replay", "a recorded negotiation, re-played and checked turn by turn against the recording"),
+        Binding(", / .", "one turn back / forward;  drag the timeline: any turn;  [ / ]: previous / next session",
+                (pygame.K_COMMA, pygame.K_LEFTBRACKET, pygame.K_RIGHTBRACKET), lambda s, e: s.replay_key(e.key)),
+        Binding("F then 1-5", "fork: when the newest turn is a repair, play it again with another strategy "
+                              "(1 confirming restatement, 2 exploratory question, 3 offering options, "
+                              "4 revealing assumptions, 5 rebuilding consensus); the turns after are new",
+                (pygame.K_f,), lambda s, e: s.fork_key()),
+        Binding("O", "after a fork: back to the recording, at the fork's turn", (pygame.K_o,),
+                lambda s, e: s.replay_key(e.key)),
     )
 
     def __init__(self, seed: int = 0, repair: bool = True, speakers_for=None, layers: int = 3, recorder=None):
@@ -143,39 +149,43 @@ class NegotiationScene(PacedScene):
         if self.player is not None:
             self.player.rec.close()
 
-    def handle_event(self, event) -> None:
-        if self.player is None:
-            return super().handle_event(event)
-        if self.timeline is not None and (n := self.timeline.handle(event)) is not None:
+    def handle_event(self, event) -> bool:
+        """A replay's timeline and its strategy picker (open after F: 1-5 forks, any other key
+        cancels), then the keys (a replay's ``,`` ``[`` ``]`` ``O`` and ``F``: REPLAY_HELP)."""
+        if self.player is not None and self.timeline is not None and self.timeline.handle(event):
+            n = self.timeline.seek_to
             self.pacer.paused = True
             self._replay(lambda p: p.seek(n))
-            return None
-        if event.type != pygame.KEYDOWN:
-            return None
-        if self.picking:  # the strategy picker: 1-5, any other key cancels
+            return True
+        if self.picking and event.type == pygame.KEYDOWN:
             self.picking = False
             k = event.key - pygame.K_1
             if 0 <= k < len(STRATEGIES):
                 self.message, self.alarm = "", False
                 self._replay(lambda p: p.fork(STRATEGIES[k]))
-            return None
-        keys = {pygame.K_COMMA: lambda p: p.back(), pygame.K_LEFTBRACKET: lambda p: p.session_by(-1),
-                pygame.K_RIGHTBRACKET: lambda p: p.session_by(+1), pygame.K_o: lambda p: p.original()}
-        if event.key in keys:
-            self.pacer.paused = True
-            self.message, self.alarm = "", False
-            self._replay(keys[event.key])
-        elif event.key == pygame.K_f:
-            self.pacer.paused = True
-            last = self.neg.turns[-1] if self.neg.turns else None
-            if last is None or last.kind != "repair":
-                repairs = ", ".join(map(str, self.player.rec.repair_turns(self.player.index))) or "none"
-                self.message, self.alarm = f"F forks a repair: step to one first (repairs at turns {repairs})", False
-            else:
-                self.picking = True
+            return True
+        return super().handle_event(event)
+
+    REPLAY_MOVES: ClassVar[dict[int, Callable[[NegotiationReplay], Any]]] = {
+        pygame.K_COMMA: lambda p: p.back(), pygame.K_LEFTBRACKET: lambda p: p.session_by(-1),
+        pygame.K_RIGHTBRACKET: lambda p: p.session_by(+1), pygame.K_o: lambda p: p.original()}
+
+    def replay_key(self, key: int) -> None:
+        """One turn back, the previous or next session, back to the recording after a fork."""
+        self.pacer.paused = True
+        self.message, self.alarm = "", False
+        self._replay(self.REPLAY_MOVES[key])
+
+    def fork_key(self) -> None:
+        """F: the strategy picker, when the newest turn is a repair."""
+        assert self.player is not None
+        self.pacer.paused = True
+        last = self.neg.turns[-1] if self.neg.turns else None
+        if last is None or last.kind != "repair":
+            repairs = ", ".join(map(str, self.player.rec.repair_turns(self.player.index))) or "none"
+            self.message, self.alarm = f"F forks a repair: step to one first (repairs at turns {repairs})", False
         else:
-            return super().handle_event(event)
-        return None
+            self.picking = True
 
     # view side
     def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
@@ -207,7 +217,7 @@ class NegotiationScene(PacedScene):
                                 "or check, red dispute, green deal", 16, w - 48, theme.FAINT), (24, 78))
         # dialogue
         box = rects["dialogue"]
-        pygame.draw.rect(surf, (16, 32, 56), box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, box, border_radius=10)
         shown, used = [], 0
         for turn in reversed(neg.turns):  # the newest turns that fit, each with its wrapped lines
             other = "seller" if turn.speaker == "buyer" else "buyer"
@@ -231,7 +241,7 @@ class NegotiationScene(PacedScene):
             y += 8
         # grounding board
         board = rects["board"]
-        pygame.draw.rect(surf, (16, 32, 56), board, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, board, border_radius=10)
         surf.blit(theme.fit("what each side understood (grounding)", 20, board.w - 24, theme.INK, bold=True),
                   (board.x + 12, board.y + 8))
         y = board.y + 36
@@ -254,7 +264,7 @@ class NegotiationScene(PacedScene):
             y += 19
         # bandit
         arms = rects["bandit"]
-        pygame.draw.rect(surf, (16, 32, 56), arms, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, arms, border_radius=10)
         surf.blit(theme.fit("how misunderstandings get fixed: repairs scored, average reward", 20, arms.w - 24,
                             theme.INK, bold=True), (arms.x + 12, arms.y + 8))
         stats = neg.bandit.stats()
@@ -268,7 +278,7 @@ class NegotiationScene(PacedScene):
             surf.blit(theme.text(f"{s['pulls']}x  {s['mean_reward']:.2f}", 17, theme.INK), (arms.right - 110, y))
         # uncertainty curve
         curve = rects["uncertainty"]
-        pygame.draw.rect(surf, (16, 32, 56), curve, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, curve, border_radius=10)
         us = [t.uncertainty for t in neg.turns]
         surf.blit(theme.text(f"uncertainty {us[-1] if us else 0:.2f}   (vertical marks: repairs)", 18, theme.INK),
                   (curve.x + 12, curve.y + 8))

@@ -17,17 +17,20 @@ import pygame
 from ...reef.run import Reef
 from ...reef.spec import ReefSpec
 from .. import theme
+from ..keys import Binding, Line, Row
 from ..tank import TankRenderer
 from .base import PacedScene
 
 
 class ReefScene(PacedScene):
     title = "Reef"
-    help_lines = (("tiles", "the tanks: their water and fish, name, fish in it, share schooling"),
-                  ("in / out", "fish that arrived in the tank through a corridor / that left it, so far"),
-                  ("lines", "corridors between openings in the glass; dots: fish swimming through one now"),
-                  ("click a tank", "open it large, live; Esc or M: back to the map"),
-                  ("exchange", "every interval ticks the tanks hand over the fish that left"))
+    help_lines: tuple[Row, ...] = (
+        Line("tiles", "the tanks: their water and fish, name, fish in it, share schooling"),
+        Line("in / out", "fish that arrived in the tank through a corridor / that left it, so far"),
+        Line("lines", "corridors between openings in the glass; dots: fish swimming through one now"),
+        Binding("click a tank", "open it large, live; Esc or M: back to the map", (pygame.K_ESCAPE, pygame.K_m),
+                lambda s, e: s.to_map()),
+        Line("exchange", "every interval ticks the tanks hand over the fish that left"))
     switchable = False
 
     def __init__(self, spec: ReefSpec, record: str | None = None):
@@ -56,17 +59,21 @@ class ReefScene(PacedScene):
         return [pygame.Rect(area.x + (k % cols) * (tw + gap), area.y + (k // cols) * (th + gap), tw, th)
                 for k in range(n)]
 
-    def handle_event(self, event: Any) -> None:
+    def handle_event(self, event: Any) -> bool:
+        """A click on a tile opens its tank; then the keys."""
         if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.opened is None:
             for i, r in enumerate(self.tiles):
                 if r.collidepoint(event.pos):
                     self.opened = i
-                    return
-        if event.type == pygame.KEYDOWN and event.key in (pygame.K_ESCAPE, pygame.K_m) and self.opened is not None \
-                and not self.show_help:
-            self.opened = None
-            return
-        super().handle_event(event)
+                    return True
+        return super().handle_event(event)
+
+    def to_map(self) -> bool:
+        """Esc / M: from the tank opened back to the map (Esc closes the help first)."""
+        if self.opened is None or self.show_help:
+            return False
+        self.opened = None
+        return True
 
     def draw_scene(self, surf: pygame.Surface) -> None:
         _, _, r = self.begin_frame(surf)
@@ -109,7 +116,7 @@ class ReefScene(PacedScene):
     def _draw_tank(self, surf: pygame.Surface, rect: pygame.Rect, i: int, big: bool = False) -> None:
         name = self.spec.tanks[i].name
         fig = self.reef.figures.get(i, {})
-        pygame.draw.rect(surf, (16, 32, 56), rect, border_radius=8)
+        pygame.draw.rect(surf, theme.CARD, rect, border_radius=8)
         label = (f"{name}: {fig.get('population', 0)} fish · schooling {fig.get('schooling', 0.0):.0%}"
                  f" · in {sum(1 for e in self.reef.log if e['to'] == name and e['arrive'] <= self.reef.tick)}"
                  f" / out {sum(1 for e in self.reef.log if e['from'] == name and e['leave'] <= self.reef.tick)}")

@@ -13,15 +13,14 @@ from ...scenes.referential.game import GameConfig, GameObject, Round
 from ...scenes.referential.recording import ReferentialRecorder, ReferentialRecording
 from .. import theme
 from ..charts import draw_axes_chart
+from ..keys import Binding, Line, Row
 from ..panels import Timeline
 from .base import PacedScene
-
-COLOURS = {"red": (232, 88, 80), "blue": (84, 140, 240), "green": (96, 200, 120), "yellow": (240, 210, 90)}
 
 
 def draw_object(surf: pygame.Surface, obj: GameObject, names: list[str], centre: tuple[int, int], unit: int) -> None:
     props = obj.properties(names)
-    colour = COLOURS.get(props.get("color", ""), (200, 200, 210))
+    colour = theme.OBJECTS.get(props.get("color", ""), theme.OBJECT_OTHER)
     r = int(unit * (1.0 if props.get("size") == "large" else 0.6))
     x, y = centre
     shape = props.get("shape", "circle")
@@ -37,27 +36,29 @@ class ReferentialScene(PacedScene):
     """Scene protocol over an :class:`Experiment` (one round per tick; 2 rounds/s at 1×)."""
 
     title = "Referential game"
-    help_lines: tuple[tuple[str, str], ...] = (
-        ("the game", "one agent (the sender) sees a target object and sends a short message; the other (the "
-                     "receiver) sees a few candidate objects and picks the one it thinks is meant"),
-        ("message", "the words the sender used, and how long they are against spelling the object out"),
-        ("candidates", "green frame: the receiver picked the target; red: it picked another one; 'picked none': "
-                       "it could not read the message"),
-        ("new terms", "words the agents made up this round for a colour, shape or size"),
-        ("glossary", "the made-up words both agents use: what the sender means, what the receiver reads, its "
-                     "tier (private: only its inventor's so far; shared: understood once; global: voted in, "
-                     "approved, or settled by use), how often used and how often it worked, and 'stable' (high "
-                     "for words used often, successfully, and read the same by both)"),
-        ("context", "the sender names only what tells the target apart from the other candidates: one word when "
-                    "the colour alone does, more when it must"),
-        ("charts", "success over the last 50 rounds (against picking at random), message length against "
-                   "spelled out (lower = shorter), and the glossary's size"),
-        ("A / R", "with --review: approve or reject the first new word waiting for a person"),
+    help_lines: tuple[Row, ...] = (
+        Line("the game", "one agent (the sender) sees a target object and sends a short message; the other (the "
+                          "receiver) sees a few candidate objects and picks the one it thinks is meant"),
+        Line("message", "the words the sender used, and how long they are against spelling the object out"),
+        Line("candidates", "green frame: the receiver picked the target; red: it picked another one; 'picked none': "
+                            "it could not read the message"),
+        Line("new terms", "words the agents made up this round for a colour, shape or size"),
+        Line("glossary", "the made-up words both agents use: what the sender means, what the receiver reads, its "
+                          "tier (private: only its inventor's so far; shared: understood once; global: voted in, "
+                          "approved, or settled by use), how often used and how often it worked, and 'stable' (high "
+                          "for words used often, successfully, and read the same by both)"),
+        Line("context", "the sender names only what tells the target apart from the other candidates: one word when "
+                         "the colour alone does, more when it must"),
+        Line("charts", "success over the last 50 rounds (against picking at random), message length against "
+                        "spelled out (lower = shorter), and the glossary's size"),
+        Binding("A / R", "with --review: approve or reject the first new word waiting for a person",
+                (pygame.K_a, pygame.K_r), lambda s, e: s.review(e.key == pygame.K_a)),
     )
 
-    REPLAY_HELP = (
-        ("replay", "a recorded game, played again and checked round by round against the recording"),
-        (", / .", "one round back / forward;  drag the timeline: any round"),
+    REPLAY_HELP: tuple[Row, ...] = (
+        Line("replay", "a recorded game, played again and checked round by round against the recording"),
+        Binding(", / .", "one round back / forward;  drag the timeline: any round", (pygame.K_COMMA,),
+                lambda s, e: s.seek_paused(len(s.exp.rounds) - 1)),
     )
 
     def __init__(self, experiment: Experiment | None = None, recorder: ReferentialRecorder | None = None):
@@ -121,24 +122,27 @@ class ReferentialScene(PacedScene):
     def snapshot(self) -> dict:
         return {"summary": self.exp.summary(), "glossary": self.exp.glossary.as_dict()}
 
-    def handle_event(self, event) -> None:
-        """A / R: approve or reject the first term waiting for review (``--review``); a replay's
-        timeline and "," (one round back)."""
-        if self.timeline is not None:
-            n = self.timeline.handle(event)
-            if n is None and event.type == pygame.KEYDOWN and event.key == pygame.K_COMMA:
-                n = len(self.exp.rounds) - 1
-            if n is not None:
-                self.pacer.paused = True
-                self.seek(n)
-                return
-        if event.type == pygame.KEYDOWN and event.key in (pygame.K_a, pygame.K_r) and not self.thinking:
-            waiting = self.exp.glossary.pending()
-            if waiting:
-                self.exp.glossary.review(waiting[0].term, approve=event.key == pygame.K_a)
-                self.reviewed = (waiting[0].term, event.key == pygame.K_a)
-            return
-        super().handle_event(event)
+    def handle_event(self, event) -> bool:
+        """A replay's timeline, then the keys (A / R: review; "," one round back in a replay)."""
+        if self.timeline is not None and self.timeline.handle(event):
+            self.seek_paused(self.timeline.seek_to)
+            return True
+        return super().handle_event(event)
+
+    def seek_paused(self, n: int) -> None:
+        self.pacer.paused = True
+        self.seek(n)
+
+    def review(self, approve: bool) -> bool:
+        """Approve or reject the first term waiting for review (``--review``); not while the
+        model agents play a round."""
+        if self.thinking:
+            return False
+        waiting = self.exp.glossary.pending()
+        if waiting:
+            self.exp.glossary.review(waiting[0].term, approve=approve)
+            self.reviewed = (waiting[0].term, approve)
+        return True
 
     @property
     def uses_model(self) -> bool:  # type: ignore[override]
@@ -198,13 +202,13 @@ class ReferentialScene(PacedScene):
     def _draw_round(surf: pygame.Surface, rects: dict, r, names) -> None:
         """What the sender sees (the target) and the message it sent."""
         card = rects["card"]
-        pygame.draw.rect(surf, (16, 32, 56), card, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, card, border_radius=10)
         surf.blit(theme.text("sender sees the target", 18, theme.DIM), (card.x + 14, card.y + 10))
         if r is not None:
             draw_object(surf, r.target, names, (card.centerx, card.centery), min(56, card.h // 4))
             surf.blit(theme.text(r.target.describe(tuple(names)), 18, theme.FAINT), (card.x + 14, card.bottom - 30))
         msg_box = rects["message"]
-        pygame.draw.rect(surf, (16, 32, 56), msg_box, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, msg_box, border_radius=10)
         surf.blit(theme.text("message", 18, theme.DIM), (msg_box.x + 14, msg_box.y + 10))
         if r is not None:
             surf.blit(theme.fit(f"\u201c{r.message}\u201d", 54, msg_box.w - 40, theme.ACCENT, bold=True),
@@ -218,7 +222,7 @@ class ReferentialScene(PacedScene):
     @staticmethod
     def _draw_candidates(surf: pygame.Surface, cands: pygame.Rect, r, names) -> None:
         """What the receiver sees, its pick framed (green: the target), the target named."""
-        pygame.draw.rect(surf, (16, 32, 56), cands, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, cands, border_radius=10)
         surf.blit(theme.text("receiver sees the candidates and chooses", 18, theme.DIM), (cands.x + 14, cands.y + 10))
         if r is not None:
             step = cands.w // (len(r.candidates) + 1)
@@ -257,7 +261,7 @@ class ReferentialScene(PacedScene):
     def _draw_glossary(self, surf: pygame.Surface, table: pygame.Rect, s: dict) -> None:
         """The glossary table, its facts, the alarm and the review line."""
         exp = self.exp
-        pygame.draw.rect(surf, (16, 32, 56), table, border_radius=10)
+        pygame.draw.rect(surf, theme.CARD, table, border_radius=10)
         surf.blit(theme.fit("made-up words (most stable first)", 20, table.w - 28, theme.INK, bold=True),
                   (table.x + 14, table.y + 10))
         heads = ("term", "means", "receiver reads", "tier", "uses", "success", "stable")
