@@ -114,10 +114,10 @@ def test_fork_from_the_window_diverges_and_returns(recording):
     scene.seek(200)
     scene.selected = 9
     key(pygame.K_f)
-    key(pygame.K_7)  # the plan "rest 100 30"
+    key(pygame.K_7)  # the plan "rest 100 20" (rest's default horizon, from the plan types' table)
     app.frame(0.0)
     assert scene.mode == "fork" and scene.fork is not None and scene.fork.ghost_view() is not None
-    assert scene.fork.label == "rest until 100 energy for 30 ticks"
+    assert scene.fork.label == "rest until 100 energy for 20 ticks"
     scene.set_speed(64)
     app.run(frames=40, fixed_dt=0.1)  # ~ 500 ticks of branch
     assert scene.tick > 300

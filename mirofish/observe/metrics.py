@@ -596,6 +596,7 @@ class Metric:
     chart_title: str = ""
     chart_colour: str = "INK"
     chart_range: tuple[float, float] | None = None
+    chart_fmt: str = ""  # the chart's number format (default: fmt)
     diff: int | None = None
     sweep: int | None = None
     recorded: bool = False
@@ -659,7 +660,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("school_size", "largest school", "fish in the largest moving school (a cluster of 3 or more of which "
            "at least half moved in the last 10 ticks)", "fish", "{:.0f} fish", "sample",
            lambda s: s.school["school_size"], hud=6, chart=1, chart_title="largest moving school (fish)",
-           chart_colour="ACCENT", diff=2, sweep=4, recorded=True),
+           chart_colour="ACCENT", chart_fmt="{:.0f}", diff=2, sweep=4, recorded=True),
     Metric("school_polarization", "school polariz.", "polarization inside the largest moving school", "0..1",
            "{:.2f}", "sample", lambda s: s.school["school_polarization"], hud=7, chart=2,
            chart_title="polarization inside it", chart_colour="ACCENT", chart_range=(0.0, 1.0), sweep=3,

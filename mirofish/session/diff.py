@@ -22,11 +22,11 @@ import numpy as np
 
 from ..actions import ACTION_NAMES
 from ..fish.plans import GOAL_NAMES, describe
+from ..observe.metrics import ranked
 from ..observe.recording import SAMPLE_COLUMNS, Recording, RecordingError
 from .replay import ReplaySession
 
-_SHOWN_METRICS = ("schooling_degree", "polarization", "school_size", "school_moving", "school_travel",
-                  "conflict_rate", "action_entropy", "nn_distance", "fallback_rate", "tokens_per_decision")
+_SHOWN_METRICS = {m.key for m in ranked("diff")}  # the metric table's (observe/metrics.py)
 
 
 def parse_window(text: str) -> tuple[int, int]:

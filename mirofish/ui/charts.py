@@ -11,23 +11,18 @@ from __future__ import annotations
 import numpy as np
 import pygame
 
+from ..observe.metrics import ranked
 from . import theme
 
-# (title, key, format, colour, fixed y range or None)
-CHARTS = [
-    ("schooling degree", "schooling_degree", "{:.2f}", theme.GOOD, (0.0, 1.0)),
-    ("largest moving school (fish)", "school_size", "{:.0f}", theme.ACCENT, None),
-    ("polarization inside it", "school_polarization", "{:.2f}", theme.ACCENT, (0.0, 1.0)),
-    ("mean energy", "mean_energy", "{:.1f}", theme.GOOD, None),
-    ("conflict rate", "conflict_rate", "{:.1%}", theme.WARN, None),
-    ("action entropy (ln)", "action_entropy", "{:.2f}", theme.INK, (0.0, 1.8)),
-]
-# with remembered places (fish.places): the territory measures, shown when they have points
-TERRITORY_CHARTS = [
-    ("site fidelity (meals back at a place)", "site_fidelity", "{:.0%}", theme.GOOD, (0.0, 1.0)),
-    ("home range (cells, last 5 min)", "home_range", "{:.0f}", theme.ACCENT, None),
-    ("range overlap between fish", "range_overlap", "{:.2f}", theme.WARN, (0.0, 1.0)),
-]
+# (title, key, format, colour, fixed y range or None) of each metric the metric table
+# (observe/metrics.py) ranks for the charts, in that order; the territory measures (with
+# remembered places, fish.places) only when they have points
+Chart = tuple[str, str, str, tuple[int, int, int], "tuple[float, float] | None"]
+_ALL: list[Chart] = [(m.chart_title, m.key, m.chart_fmt or m.fmt, getattr(theme, m.chart_colour), m.chart_range)
+                     for m in ranked("chart")]
+_TERRITORY = {m.key for m in ranked("chart") if m.group == "territory"}
+CHARTS = [c for c in _ALL if c[1] not in _TERRITORY]
+TERRITORY_CHARTS = [c for c in _ALL if c[1] in _TERRITORY]
 MAX_POINTS = 20_000
 
 

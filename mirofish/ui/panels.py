@@ -13,23 +13,14 @@ from ..actions import ACTION_NAMES
 from ..fish.personality import BEHAVIOUR_ALERT, BEHAVIOUR_MIN_DECISIONS, behaviour_score
 from ..fish.plans import NO_END
 from ..fish.triggers import TRIGGER_NAMES
+from ..observe.metrics import ranked
 from ..snapshot import FishSnapshot, TankView
 from . import theme
 
-# (label, key, format, healthy range, bad below, bad above) — docs/design.md §4
-SIX = [
-    ("action entropy", "action_entropy", "{:.2f}", (1.6, 1.9), 1.2, None),
-    ("conflict rate", "conflict_rate", "{:.1%}", (0.03, 0.08), None, 0.15),
-    ("schooling", "schooling_degree", "{:.2f}", None, None, None),
-    ("tokens/decision", "tokens_per_decision", "{:.0f}", (350, 500), None, 1500),
-    ("latency p95", "decision_latency_p95_ms", "{:.0f} ms", (0, 1200), None, 1200),
-    ("fallback rate", "fallback_rate", "{:.1%}", (0, 0.05), None, 0.20),
-]
-MODEL_ONLY = ("tokens_per_decision", "decision_latency_p95_ms", "fallback_rate")
-# The largest moving school first: on a narrow window the columns that do not fit are left out.
-EXTRA = [("largest school", "school_size", "{:.0f} fish"), ("school polariz.", "school_polarization", "{:.2f}"),
-         ("school moving", "school_moving", "{:.0%}"), ("polarization", "polarization", "{:.2f}"),
-         ("clusters", "clusters", "{:.0f}")]
+# The HUD's columns, in order: the metrics the metric table (observe/metrics.py) ranks for it — the
+# six of docs/design.md §4 with their healthy ranges, then the largest moving school first (on a
+# narrow window the columns that do not fit are left out); the model's three only with a model.
+HUD_METRICS = ranked("hud")
 
 
 def sparkline(surf: pygame.Surface, rect: pygame.Rect, values, colour, lo: float | None = None,
@@ -52,7 +43,7 @@ class Hud:
     height = 86
 
     def __init__(self, history: int = 240):
-        self.history: dict[str, deque] = {k: deque(maxlen=history) for _, k, *_ in SIX + EXTRA}
+        self.history: dict[str, deque] = {m.key: deque(maxlen=history) for m in HUD_METRICS}
         self._calls: deque = deque(maxlen=120)  # (wall time, model calls) for calls/s
 
     def calls_per_second(self, calls: int) -> float:
@@ -75,9 +66,7 @@ class Hud:
         pygame.draw.rect(surf, theme.PANEL, rect)
         pygame.draw.line(surf, theme.PANEL_EDGE, rect.bottomleft, rect.bottomright)
         model = brain.get("source") == "llm" or brain.get("live", {}).get("source") == "llm"
-        cols = SIX + [(lbl, key, fmt, None, None, None) for lbl, key, fmt in EXTRA]
-        if not model:  # no model: its three columns make room for the schools
-            cols = [c for c in cols if c[1] not in MODEL_ONLY]
+        cols = [m for m in HUD_METRICS if model or not m.model_only]  # no model: room for the schools
         status_w = min(280, max(190, rect.w // 4))
         area = rect.w - status_w - 24
         fit = max(1, area // 112)
@@ -85,13 +74,13 @@ class Hud:
         cols = cols[:fit]
         w = area // len(cols)
         spark_h = max(8, rect.h - 62)
-        for k, (label, key, fmt, good, bad_lo, bad_hi) in enumerate(cols):
+        for k, m in enumerate(cols):
             x = rect.x + 12 + k * w
-            hist = self.history[key]
+            hist = self.history[m.key]
             value = hist[-1] if hist else 0.0
-            colour = theme.health_colour(value, good, bad_lo, bad_hi) if hist else theme.DIM
-            surf.blit(theme.fit(label, 17, w - 10, theme.DIM), (x, rect.y + 8))
-            shown = fmt.format(value + 0.0) if hist else "…"
+            colour = theme.health_colour(value, m.healthy, m.bad_below, m.bad_above) if hist else theme.DIM
+            surf.blit(theme.fit(m.label, 17, w - 10, theme.DIM), (x, rect.y + 8))
+            shown = m.fmt.format(value + 0.0) if hist else "…"
             surf.blit(theme.fit(shown, 26, w - 10, colour, bold=True), (x, rect.y + 24))
             sparkline(surf, pygame.Rect(x, rect.y + 52, w - 20, spark_h), hist, colour)
         if hidden > 0:  # columns that did not fit: say so

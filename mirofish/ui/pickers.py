@@ -10,11 +10,11 @@ from typing import Any
 
 import pygame
 
+from ..fish.plans import fork_plans
 from . import theme
 
 # The fork picker: nine plans on the number keys, the six single actions on letters.
-FORK_PLANS = ("forage 60", "school 120", "explore north 30", "explore south 30", "explore west 30",
-              "explore east 30", "rest 100 30", "keep_away crowd 8", "keep_away glass 8")
+FORK_PLANS = fork_plans()[:9]  # the plan types' fork entries (fish/plantypes.py), on the number keys
 FORK_ACTION_LABELS = (("Q", "move_n"), ("W", "move_s"), ("E", "move_w"), ("R", "move_e"), ("T", "eat"),
                       ("Y", "rest"))
 FORK_ACTION_KEYS = {getattr(pygame, f"K_{key.lower()}"): action for key, action in FORK_ACTION_LABELS}
