@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -77,10 +77,10 @@ class Snapshot(BaseModel):
     terrain: list[str]  # rows; . water, # glass, * plant, o rock
     food: list[tuple[int, int, int]]  # (x, y, tick spawned)
     fish: list[FishSnapshot]
-    metrics: dict | None = None
+    metrics: dict[str, Any] | None = None
 
 
-def take(world: World, metrics: dict | None = None) -> Snapshot:
+def take(world: World, metrics: dict[str, Any] | None = None) -> Snapshot:
     """The world as a JSON-ready snapshot."""
     s, w = world.school, world.water
     xs, ys = w.xy(s.cell)
@@ -96,10 +96,10 @@ def take(world: World, metrics: dict | None = None) -> Snapshot:
     )
 
 
-def fish_snapshot(world: World, i: int, xs=None, ys=None) -> FishSnapshot:
+def fish_snapshot(world: World, i: int, xs: np.ndarray | None = None, ys: np.ndarray | None = None) -> FishSnapshot:
     """One fish, as in :func:`take` (cheap enough to call every frame for the followed fish)."""
     s = world.school
-    if xs is None:
+    if xs is None or ys is None:
         xs, ys = world.water.xy(s.cell)
     return FishSnapshot(
         id=i, x=int(xs[i]), y=int(ys[i]), heading=int(s.heading[i]), energy=int(s.energy[i]), age=int(s.age[i]),
