@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..config import ConfigError
+from ..observe.metrics import PLUGIN_PROBLEMS as metric_problems
 from ..observe.recording import RecordingError
 from ..scenes.registry import SceneError, problems, scenes
 from ..ui import WindowError
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Every scene's command (the registry's order), then :data:`COMMANDS`."""
     parser = Parser(prog="mirofish", description="MiroFish: an aquarium where order emerges among agents.")
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
-    for problem in problems():  # a plug-in that does not load: one line each, and the rest works
+    for problem in [*problems(), *metric_problems]:  # a plug-in that does not load: one line each; the rest works
         print(f"mirofish: {problem}", file=sys.stderr)
     for s in scenes():
         p = sub.add_parser(s.command_name, help=s.help)

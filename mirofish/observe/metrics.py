@@ -417,14 +417,14 @@ class Metrics:
         return float(np.count_nonzero((self._nb_sum > filled) & self.moving()) / max(1, self.in_water))
 
     def _window_values(self) -> dict[str, float]:
-        return {m.key: float(m.compute(self)) for m in self._window}
+        return {m.key: _value(m, self) for m in self._window}
 
     def _sample(self, f: Frame) -> None:
         cur = self._current
         cur.update(self._window_values())
         s = Sample(f, self.moving(), self._prev_xy, self.territory)
         for m in self._sampled:
-            cur[m.key] = float(m.compute(s))
+            cur[m.key] = _value(m, s)
         self.school_members = s.school_members
         self._prev_xy = s.full_xy
         self._samples += 1
@@ -509,6 +509,25 @@ class Metrics:
 
 
 # ---------------------------------------------------------------- the metrics, declared once
+
+
+def _value(m: Metric, on: Any) -> float:
+    """``m`` computed on ``on``; a plug-in's metric that raises is 0.0 and one warning line (once)."""
+    if not m.plugin:
+        return float(m.compute(on))
+    try:
+        return float(m.compute(on))
+    except Exception as exc:  # noqa: BLE001 — someone else's metric must not stop the tank
+        if m.key not in _WARNED:
+            _WARNED.add(m.key)
+            import sys
+
+            print(f"mirofish: warning: metric {m.key} (plug-in {m.plugin}) failed: {type(exc).__name__}: {exc}; "
+                  f"it reads 0 from now on", file=sys.stderr)
+        return 0.0
+
+
+_WARNED: set[str] = set()
 
 
 class Sample:
@@ -601,6 +620,7 @@ class Metric:
     sweep: int | None = None
     recorded: bool = False
     computed_in: str = "Python"
+    plugin: str = ""  # the entry point of a metric from another package ("" for ours)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -687,6 +707,35 @@ METRICS: tuple[Metric, ...] = (
            sweep=0),
 )
 _BUILT_IN = len(METRICS)
+PLUGIN_PROBLEMS: list[str] = []
+
+
+def _plugin_metrics() -> tuple[Metric, ...]:
+    """Metrics of installed packages (entry point group ``mirofish.metrics``, each a
+    :class:`Metric` of kind ``sample`` or ``window``): shown in the summary JSON and sweeps like
+    the built-in ones; they are not recorded in a recording's samples (its columns are fixed
+    per format) and sit in no HUD column unless they rank one. A plug-in that does not load, or
+    whose key is taken, is left out with one line in :data:`PLUGIN_PROBLEMS`."""
+    from importlib.metadata import entry_points
+
+    taken, out = {m.key for m in METRICS}, []
+    for ep in sorted(entry_points(group="mirofish.metrics"), key=lambda e: e.name):
+        try:
+            m = ep.load()
+            if not isinstance(m, Metric) or m.kind == "tick":
+                raise TypeError("not a sample or window Metric")
+        except Exception as exc:  # noqa: BLE001 — someone else's package: one line, not our failure
+            PLUGIN_PROBLEMS.append(f"metric plug-in {ep.name} ({ep.value}) does not load: {exc}")
+            continue
+        if m.key in taken:
+            PLUGIN_PROBLEMS.append(f"metric plug-in {ep.name}: the key {m.key!r} is taken")
+            continue
+        taken.add(m.key)
+        out.append(Metric(**{**m.__dict__, "recorded": False, "plugin": ep.name}))
+    return tuple(out)
+
+
+METRICS = METRICS + _plugin_metrics()
 
 
 def _mean_energy(f: Frame) -> float:
