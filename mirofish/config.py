@@ -83,6 +83,32 @@ class FoodConfig(_Section):
         return _energy(v)
 
 
+class GroupConfig(_Section):
+    """One group of fish in a mixed tank (``[[fish.groups]]``, docs/groups.md): how many, how they are
+    marked, and what decides for them. Unset per-group keys take the tank's ``[brain]`` values."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$", description="short name shown in figures and the window")
+    count: int | None = Field(None, ge=1, le=100_000, description="fish in this group (or share)")
+    share: float | None = Field(None, gt=0, le=1, description="share of fish.count in this group (or count)")
+    colour: str | None = Field(None, pattern=r"^#[0-9a-fA-F]{6}$", description="ring colour in the window, #rrggbb")
+    brain: str | None = Field(None, max_length=500, description="this group's brain.kind")
+    model: str | None = Field(None, min_length=1, description="this group's model (its brain is then llm)")
+    base_url: str | None = Field(None, description="this group's server (with model)")
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+                                    description="environment variable with this group's server key")
+    prompt: str | None = Field(None, max_length=1000, description="this group's prompt file")
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _size(self) -> GroupConfig:
+        if (self.count is None) == (self.share is None):
+            raise ValueError(f"group {self.name!r} needs exactly one of count and share")
+        if (self.model is None) != (self.base_url is None):
+            raise ValueError(f"group {self.name!r} needs model and base_url together")
+        return self
+
+
 class FishConfig(_Section):
     """Energy bookkeeping and population."""
 
@@ -106,6 +132,9 @@ class FishConfig(_Section):
         10.0, ge=0, le=10_000, description="rest recovers energy only below this: it revives, it does not feed"
     )
     low_energy: float = Field(20.0, ge=0, le=10_000, description="'low energy' line used in reports")
+    groups: list[GroupConfig] = Field(
+        [], max_length=16, description="a mixed tank: groups of fish with their own brain, model, prompt "
+                                       "(docs/groups.md); fish no group takes stay with the tank's [brain]")
 
     @field_validator(
         "max_energy", "start_energy_min", "start_energy_max", "decay_per_tick",
@@ -124,7 +153,34 @@ class FishConfig(_Section):
     def _ranges(self) -> FishConfig:
         if not self.start_energy_min <= self.start_energy_max <= self.max_energy:
             raise ValueError("need start_energy_min <= start_energy_max <= max_energy")
+        names = [g.name for g in self.groups]
+        if len(set(names)) != len(names) or "tank" in names:
+            raise ValueError("group names must be unique and not 'tank' (the fish no group takes)")
+        if sum(self.group_sizes()) > self.count:
+            raise ValueError(f"the groups hold {sum(self.group_sizes())} fish; fish.count is {self.count}")
         return self
+
+    def group_sizes(self) -> list[int]:
+        """Fish in each group, in order: ``count``, or ``share`` × ``fish.count`` rounded (shares
+        that add up to 1 cover every fish: the last such group takes the rounding's rest)."""
+        sizes = [g.count if g.count is not None else int(round((g.share or 0) * self.count)) for g in self.groups]
+        if self.groups and all(g.share is not None for g in self.groups) \
+                and abs(sum(g.share or 0 for g in self.groups) - 1) < 1e-9:
+            sizes[-1] = self.count - sum(sizes[:-1])
+        return sizes
+
+    def group_of(self) -> list[int]:
+        """Each fish slot's group: an index into ``groups``, or ``len(groups)`` for the fish no group
+        takes (named ``tank``; spare slots too). Groups take fish ids in order: the first group the
+        first ``count`` ids, and so on."""
+        out: list[int] = []
+        for g, n in enumerate(self.group_sizes()):
+            out += [g] * n
+        return out + [len(self.groups)] * (self.slots - len(out))
+
+    def group_names(self) -> list[str]:
+        """The groups' names and ``tank`` last (the fish no group takes)."""
+        return [g.name for g in self.groups] + ["tank"]
 
 
 class PerceptionConfig(_Section):
@@ -235,6 +291,10 @@ class EndpointConfig(_Section):
 
     base_url: str
     model: str = Field(min_length=1)
+    api_key_env: str | None = Field(
+        None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="environment variable holding this server's API key (unset: brain.api_key_env); the key is "
+                    "sent to this server only and never written anywhere")
     max_concurrency: int | None = Field(
         None, ge=1, le=256,
         description="requests in flight to this server at once; unset = the server's slots where it says "
@@ -297,8 +357,14 @@ class TierConfig(_Section):
     price_completion_per_1k: float = Field(0.0, ge=0, le=1_000_000)
 
 
+BRAIN_SPEC = re.compile(r"^(instinct|llm|[A-Za-z_][\w.-]*|.+\.py:[A-Za-z_]\w*|[A-Za-z_][\w.]*:[A-Za-z_]\w*)$")
+
+
 class BrainConfig(_Section):
-    kind: Literal["instinct", "llm"] = "instinct"
+    kind: str = Field(
+        "instinct", min_length=1, max_length=500,
+        description="instinct (the embedded brain), llm (the model pool), or your own brain: FILE.py:NAME, "
+                    "MODULE:NAME, or the name of an installed mirofish.brains entry point (docs/brains.md)")
     chooser: Literal["instinct", "random", "never_school"] = Field(
         "instinct", description="how the embedded brain chooses (an experiment's control arms): the instinct's "
                                 "utilities; uniformly at random among what fits the view; or the instinct that never "
@@ -335,7 +401,14 @@ class BrainConfig(_Section):
                                                  "(and never past a deadline)")
     breaker_failures: int = Field(5, ge=1, le=10_000, description="consecutive failures that open a tier's breaker")
     breaker_cooldown_s: float = Field(2.0, gt=0, le=3600, description="seconds before a half-open probe")
-    api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the API key")
+    api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+                             description="environment variable holding the API key (an endpoint's own "
+                                         "api_key_env wins)")
+    temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature sent with every model request")
+    top_p: float | None = Field(None, gt=0, le=1, description="nucleus sampling; unset: not sent")
+    prompt: str = Field("", max_length=1000,
+                        description="the fish prompt file (assets/prompts/ format, docs/prompts.md); empty: the "
+                                    "bundled default, assets/prompts/fish.toml")
     small: TierConfig = TierConfig()
     large: TierConfig = TierConfig()
     prompt_memories: int = Field(8, ge=0, le=64, description="newest short memories in a fish's prompt")
@@ -346,6 +419,13 @@ class BrainConfig(_Section):
     drift_alert: float = Field(0.05, ge=0, le=1, description="alert when a summary's drift score falls below")
     instinct: InstinctConfig = InstinctConfig()
     planner: PlannerConfig = PlannerConfig()
+
+    @field_validator("kind")
+    @classmethod
+    def _brain_spec(cls, v: str) -> str:
+        if not BRAIN_SPEC.match(v):
+            raise ValueError("not a brain: use instinct, llm, FILE.py:NAME, MODULE:NAME or an entry point name")
+        return v
 
     @model_validator(mode="after")
     def _llm_needs_a_server(self) -> BrainConfig:
@@ -399,6 +479,29 @@ class Config(_Section):
     engine: EngineConfig = EngineConfig()
     metrics: MetricsConfig = MetricsConfig()
     record: RecordConfig = RecordConfig()
+
+    def for_group(self, g: int) -> Config:
+        """This config as group ``g`` sees it (``len(fish.groups)``: the tank's own brain): its
+        ``[brain]`` with the group's brain, model and server, key variable, prompt and sampling."""
+        if g >= len(self.fish.groups):
+            return self
+        grp = self.fish.groups[g]
+        brain: dict[str, Any] = {}
+        if grp.model is not None and grp.base_url is not None:
+            ep = EndpointConfig(base_url=grp.base_url, model=grp.model, api_key_env=grp.api_key_env)
+            brain.update(kind="llm", small=TierConfig(endpoints=[ep]), large=TierConfig())
+        if grp.brain is not None:
+            brain["kind"] = grp.brain
+        for key in ("prompt", "temperature", "top_p"):
+            if getattr(grp, key) is not None:
+                brain[key] = getattr(grp, key)
+        if grp.api_key_env is not None:
+            brain["api_key_env"] = grp.api_key_env
+        try:
+            new_brain = BrainConfig.model_validate({**self.brain.model_dump(), **brain})
+        except ValidationError as exc:
+            raise ConfigError(_format_error(exc).replace("invalid config: ", f"invalid config: fish.groups.{grp.name}: "))
+        return self.model_copy(update={"brain": new_brain})
 
 
 # ---------------------------------------------------------------- loading

@@ -233,7 +233,7 @@ class Transport:
 
         key = (ep.cfg.base_url, ep.cfg.model)
         if key not in self._clients:
-            api_key = os.environ.get(api_key_env) or "not-needed"
+            api_key = os.environ.get(ep.cfg.api_key_env or api_key_env) or "not-needed"
             self._secrets.update(secrets_of(ep.cfg.base_url, api_key))
             self._clients[key] = AsyncOpenAI(base_url=ep.cfg.base_url, api_key=api_key, max_retries=0,
                                              timeout=self.s.request_timeout_s)
