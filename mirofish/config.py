@@ -500,7 +500,8 @@ class Config(_Section):
         try:
             new_brain = BrainConfig.model_validate({**self.brain.model_dump(), **brain})
         except ValidationError as exc:
-            raise ConfigError(_format_error(exc).replace("invalid config: ", f"invalid config: fish.groups.{grp.name}: "))
+            where = f"invalid config: fish.groups.{grp.name}: "
+            raise ConfigError(_format_error(exc).replace("invalid config: ", where)) from None
         return self.model_copy(update={"brain": new_brain})
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from ..fish.perception import Perception
 from ..fish.plans import hold
 
-TIERS = ("instinct", "small", "large", "fallback", "replay", "intervention")
+TIERS = ("instinct", "small", "large", "fallback", "replay", "intervention", "user")  # user: your own brain
 TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
 
 # Per-decision status: 0 for a decision its brain made, else why the fallback answered
@@ -28,7 +28,7 @@ TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
 # never raised). Codes 0–3 are those of recordings made before reasons were recorded.
 STATUS_NAMES = ("ok", "tick_timeout", "invalid", "error", "timeout", "connection", "server_error", "rate_limited",
                 "breaker_open", "budget_exhausted", "reply_malformed", "reply_too_large", "illegal_plan",
-                "tick_budget", "waiting_for_the_model", "cache_miss")
+                "tick_budget", "waiting_for_the_model", "cache_miss", "brain_raised", "brain_hung", "brain_garbage")
 OK, TIMEOUT, INVALID, ERROR = 0, 1, 2, 3
 _STATUS = {name: i for i, name in enumerate(STATUS_NAMES)}
 

@@ -57,15 +57,16 @@ class ModelClient:
         self._transport = self._thread.run(start(), timeout=30)
 
     def complete(self, msgs: list[dict[str, Any]], schema: dict[str, Any] | None = None,
-                 max_tokens: int = 200) -> dict[str, Any]:
+                 max_tokens: int = 200, trace: dict[str, Any] | None = None) -> dict[str, Any]:
         """One completion (JSON shaped by ``schema`` when given); at most ``timeout_s`` in all,
-        whatever the server does; an open breaker answers at once."""
+        whatever the server does; an open breaker answers at once. ``trace``: filled as the
+        transport fills it (endpoint, format, latency, the model as returned, fingerprint)."""
         formats = response_formats(schema) if schema is not None else None
         loop = self._thread.loop
 
         async def run() -> tuple[str | None, int, int]:
             return await self.breaker.call(self._transport.complete(
-                [self.endpoint], msgs, formats, max_tokens, loop.time() + self.timeout_s))
+                [self.endpoint], msgs, formats, max_tokens, loop.time() + self.timeout_s, trace=trace))
 
         self.calls += 1
         try:

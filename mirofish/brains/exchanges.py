@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-TEMPERATURE = 0  # every model request is sent at temperature 0 (transport.Transport.complete)
+TEMPERATURE = 0  # the default temperature (brain.temperature); sent as the int 0, as before it was configurable
 KINDS = ("decision", "summary")
 # The exchange's columns, in the order of the ``model_calls`` table (recordings store dicts
 # with these keys; ``prefix``/``schema`` are hashes into the recording's ``texts`` table).
@@ -56,18 +56,28 @@ def schema_of(formats: tuple[dict[str, Any], dict[str, Any]] | None) -> dict[str
     return spec.get("schema") or formats[1].get("schema")
 
 
-def cache_key(model: str, msgs: list[dict[str, Any]], schema: dict[str, Any] | None, max_tokens: int) -> str:
-    """The reply cache's key of a request: a digest of what decides the reply."""
-    body = {"model": model, "messages": msgs, "schema": schema, "max_tokens": max_tokens, "temperature": TEMPERATURE}
+def cache_key(model: str, msgs: list[dict[str, Any]], schema: dict[str, Any] | None, max_tokens: int,
+              temperature: float = TEMPERATURE, top_p: float | None = None) -> str:
+    """The reply cache's key of a request: a digest of what decides the reply (sampling included;
+    the defaults give the keys of recordings made before sampling was configurable)."""
+    body: dict[str, Any] = {"model": model, "messages": msgs, "schema": schema, "max_tokens": max_tokens,
+                            "temperature": temperature or TEMPERATURE}
+    if top_p is not None:
+        body["top_p"] = top_p
     return hashlib.blake2b(canonical(body).encode(), digest_size=16).hexdigest()
 
 
 def exchange(*, tick: int, fish: int, kind: str, model: str, msgs: list[dict[str, Any]],
              formats: tuple[dict[str, Any], dict[str, Any]] | None, max_tokens: int, trace: dict[str, Any],
              reply: str | None, read: str, tier: str, view: str = "",
-             cached: bool = False) -> dict[str, Any]:
+             cached: bool = False, temperature: float = TEMPERATURE, top_p: float | None = None,
+             group: str | None = None) -> dict[str, Any]:
     """One exchange as recordings store it, with the shared texts it references under
-    ``_texts`` (``{hash: text}``; the recorder stores each once and drops the key)."""
+    ``_texts`` (``{hash: text}``; the recorder stores each once and drops the key). Sampling
+    (``temperature`` when not 0, ``top_p`` when set), the fish's ``group`` in a mixed tank and
+    what the server said of itself (``response_model``, ``system_fingerprint``,
+    ``finish_reason`` from ``trace``) are kept only when there is something to keep, so a
+    recording of a default run holds what it always held."""
     system = msgs[0]["content"] if msgs and msgs[0].get("role") == "system" else ""
     user = "\n\n".join(m["content"] for m in msgs if m is not msgs[0] or not system)
     schema = schema_of(formats)
@@ -77,15 +87,24 @@ def exchange(*, tick: int, fish: int, kind: str, model: str, msgs: list[dict[str
         texts[text_hash(system)] = system
     if schema_text:
         texts[text_hash(schema_text)] = schema_text
+    extra: dict[str, Any] = {k: trace[k] for k in ("response_model", "system_fingerprint", "finish_reason")
+                             if trace.get(k)}
+    if temperature:
+        extra["temperature"] = float(temperature)
+    if top_p is not None:
+        extra["top_p"] = float(top_p)
+    if group is not None:
+        extra["group"] = group
     return {
-        "tick": tick, "asked": tick, "fish": fish, "kind": kind, "key": cache_key(model, msgs, schema, max_tokens),
+        "tick": tick, "asked": tick, "fish": fish, "kind": kind,
+        "key": cache_key(model, msgs, schema, max_tokens, temperature, top_p),
         "tier": tier, "model": model, "endpoint": trace.get("endpoint", ""), "format": trace.get("format"),
         "prefix": text_hash(system) if system else None, "schema": text_hash(schema_text) if schema_text else None,
         "user": user, "max_tokens": max_tokens, "reply": reply, "read": read,
         "latency_s": round(float(trace.get("latency_s") or 0.0), 4),
         "prompt_tokens": int(trace.get("prompt_tokens") or 0),
         "completion_tokens": int(trace.get("completion_tokens") or 0),
-        "retries": int(trace.get("retries") or 0), "cached": cached, "view": view, "_texts": texts,
+        "retries": int(trace.get("retries") or 0), "cached": cached, "view": view, **extra, "_texts": texts,
     }
 
 
@@ -95,7 +114,8 @@ def complete_call(call: dict[str, Any], texts: dict[str, str]) -> dict[str, Any]
     out = dict(call)
     try:
         out["key"] = cache_key(call["model"], messages_of(call, texts),
-                               json.loads(texts[call["schema"]]) if call.get("schema") else None, call["max_tokens"])
+                               json.loads(texts[call["schema"]]) if call.get("schema") else None, call["max_tokens"],
+                               call.get("temperature", TEMPERATURE), call.get("top_p"))
     except (KeyError, TypeError, ValueError):
         out["key"] = None
     lines = str(call.get("user", "")).split("\n")
@@ -111,8 +131,11 @@ def request_body(call: dict[str, Any], texts: dict[str, str], seed: int) -> dict
     if call.get("prefix"):
         msgs.append({"role": "system", "content": texts[call["prefix"]]})
     msgs.append({"role": "user", "content": call["user"]})
-    body: dict[str, Any] = {"model": call["model"], "messages": msgs, "temperature": TEMPERATURE,
+    body: dict[str, Any] = {"model": call["model"], "messages": msgs,
+                            "temperature": call.get("temperature", TEMPERATURE),
                             "max_tokens": call["max_tokens"], "seed": seed}
+    if call.get("top_p") is not None:
+        body["top_p"] = call["top_p"]
     schema = json.loads(texts[call["schema"]]) if call.get("schema") else None
     fmt = call.get("format") or "json_schema"
     if schema is not None and fmt != "plain":

@@ -237,6 +237,15 @@ class ModelPool(DecisionSource):
                       for t in self.tiers.values()},
         }
 
+    group: str | None = None  # the group whose fish this pool decides for, in a mixed tank (brains/mixed.py)
+
+    def _sampling(self) -> tuple[float, float | None]:
+        return self.bcfg.temperature, self.bcfg.top_p
+
+    def _sampled(self) -> dict[str, Any]:
+        """What an exchange of this pool records beside the request: sampling and the group."""
+        return {"temperature": self.bcfg.temperature, "top_p": self.bcfg.top_p, "group": self.group}
+
     def alerts(self) -> list[str]:
         """Brain alerts for the HUD and the run summary: budget, open breakers, drift."""
         out = []
@@ -430,7 +439,7 @@ class ModelPool(DecisionSource):
             return [exchange(tick=tick, fish=fish, kind="decision",
                              model=trace.get("model", asked.endpoints[0].cfg.model), msgs=msgs, formats=formats,
                              max_tokens=80, trace=dict(trace), reply=reply, read=read, tier=asked.name, view=view,
-                             cached=cached)]
+                             cached=cached, **self._sampled())]
 
         hit = self._from_cache(asked, msgs, formats, 80)
         if hit is not None:  # answered as before, without the server
@@ -474,8 +483,8 @@ class ModelPool(DecisionSource):
             text, prompt_toks, completion_toks = await call
             trace.update(prompt_tokens=prompt_toks, completion_tokens=completion_toks)
             if self.cache is not None:
-                self.cache.put(cache_key(trace["model"], msgs, schema_of(formats), 80), text, prompt_toks,
-                               completion_toks, trace["model"])
+                self.cache.put(cache_key(trace["model"], msgs, schema_of(formats), 80, *self._sampling()), text,
+                               prompt_toks, completion_toks, trace["model"])
         except Failure as failure:
             if failure.reason == "superseded":
                 self.stats.superseded += 1
@@ -572,8 +581,8 @@ class ModelPool(DecisionSource):
                     tier.endpoints, msgs, SUMMARY_FORMATS, 60, attempt_s=self.bcfg.request_timeout_s, trace=trace)
                 trace.update(prompt_tokens=p, completion_tokens=c)
                 if self.cache is not None:
-                    self.cache.put(cache_key(trace["model"], msgs, schema_of(SUMMARY_FORMATS), 60), text, p, c,
-                                   trace["model"])
+                    key = cache_key(trace["model"], msgs, schema_of(SUMMARY_FORMATS), 60, *self._sampling())
+                    self.cache.put(key, text, p, c, trace["model"])
                 self._account(fish, p, c, tier, prefix=False)
                 self.stats.summary_tokens += p + c
             summary = parse_summary_reply(text)
@@ -585,7 +594,8 @@ class ModelPool(DecisionSource):
             calls.append(exchange(tick=tick, fish=fish, kind="summary", model=trace["model"], msgs=msgs,
                                   formats=SUMMARY_FORMATS, max_tokens=60, trace=trace, reply=text,
                                   read=read if read == "ok" or read.startswith("reply_") or text is None
-                                  else f"reply_{read}", tier=tier.name, cached=cached is not None))
+                                  else f"reply_{read}", tier=tier.name, cached=cached is not None,
+                                  **self._sampled()))
         self.stats.summaries_written += 1
         await self._track_drift(fish, summary, persona)
         return [(fish, due[0], summary)]
@@ -626,7 +636,7 @@ class ModelPool(DecisionSource):
             return None
         schema = schema_of(formats)
         for model in dict.fromkeys(ep.cfg.model for ep in tier.endpoints):
-            hit = self.cache.get(cache_key(model, msgs, schema, max_tokens))
+            hit = self.cache.get(cache_key(model, msgs, schema, max_tokens, *self._sampling()))
             if hit is not None:
                 return hit
         return None

@@ -9,11 +9,24 @@ from .instinct import instinct_source
 
 
 def make_source(cfg: Config, mode: str, cache: ReplyCache | None = None,
-                asked_before: set[int] | None = None) -> DecisionSource:
-    """The brain ``cfg.brain.kind`` names: the instinct brain, or the model worker pool (with
-    a reply cache, and the fish that asked before it started: see :class:`~.pool.ModelPool`)."""
+                asked_before: set[int] | None = None, group: str | None = None) -> DecisionSource:
+    """The brain ``cfg.brain.kind`` names: the instinct brain, the model worker pool (with a reply
+    cache, and the fish that asked before it started: see :class:`~.pool.ModelPool`), or a user
+    brain (:mod:`~.user`); a tank with ``[[fish.groups]]`` gets one source per group behind one
+    (:class:`~.mixed.MixedSource`). ``group``: the group this source decides for (a part of a mixed
+    tank). Raises :class:`~.user.BrainError` for a user brain that does not load."""
+    if cfg.fish.groups and group is None:
+        from .mixed import MixedSource
+
+        return MixedSource(cfg, mode, cache=cache, asked_before=asked_before)
     if cfg.brain.kind == "llm":
         from .pool import ModelPool  # imports openai; the core never does
 
-        return ModelPool(cfg, mode, cache=cache, asked_before=asked_before)
-    return instinct_source(cfg)
+        pool = ModelPool(cfg, mode, cache=cache, asked_before=asked_before)
+        pool.group = group
+        return pool
+    if cfg.brain.kind == "instinct":
+        return instinct_source(cfg)
+    from .user import UserBrainSource
+
+    return UserBrainSource(cfg, mode, cache=cache, group=group)

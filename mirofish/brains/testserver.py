@@ -574,6 +574,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         self._send(200, {
             "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": self.owner.model,
+            "system_fingerprint": f"fp_{self.owner.model}",  # a hosted model's revision, as OpenAI names it
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": content}}],
             "usage": usage,

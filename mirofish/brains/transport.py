@@ -108,6 +108,26 @@ def parse_completion(body: bytes) -> tuple[str | None, int, int]:
     return text, max(0, prompt_toks), max(0, completion_toks)
 
 
+def sampling(temperature: float) -> float | int:
+    """The temperature as sent: ``0`` (an int, as every request was sent before sampling was
+    configurable: the same bytes, the same reply-cache keys) or the configured float."""
+    return 0 if temperature == 0 else float(temperature)
+
+
+def completion_meta(body: bytes) -> dict[str, Any]:
+    """What a chat completion says about the model that answered, as recordings keep it with the
+    exchange: ``response_model`` (the model name as returned), ``system_fingerprint`` (a hosted
+    model's revision) and ``finish_reason`` — each only when the server gave it."""
+    try:
+        data = json.loads(body)
+        choice = (data.get("choices") or [{}])[0]
+        found = {"response_model": data.get("model"), "system_fingerprint": data.get("system_fingerprint"),
+                 "finish_reason": choice.get("finish_reason") if isinstance(choice, dict) else None}
+    except (ValueError, AttributeError, TypeError):
+        return {}
+    return {k: v for k, v in found.items() if isinstance(v, str) and v}
+
+
 @dataclass
 class TransportSettings:
     """How a transport asks: the ``[brain]`` settings of the same names (:meth:`of`), and the seed
@@ -119,6 +139,8 @@ class TransportSettings:
     backoff_cap_s: float
     retry_after_cap_s: float
     max_reply_bytes: int
+    temperature: float = 0.0
+    top_p: float | None = None
     seed: int = 0
 
     @classmethod
@@ -318,9 +340,12 @@ class Transport:
         while True:
             prober = await self._probe_turn(ep, formats, budget_end, prober)
             fmt = ep.format or "json_schema"
-            kwargs: dict[str, Any] = {"model": ep.cfg.model, "messages": msgs, "temperature": 0,
+            kwargs: dict[str, Any] = {"model": ep.cfg.model, "messages": msgs,
+                                      "temperature": sampling(self.s.temperature),
                                       "max_tokens": max_tokens, "seed": self.s.seed,
                                       "timeout": self.limit(None, attempt_s)}
+            if self.s.top_p is not None:
+                kwargs["top_p"] = self.s.top_p
             if formats is not None and fmt in ("json_schema", "json_object"):
                 kwargs["response_format"] = formats[0] if fmt == "json_schema" else formats[1]
             if trace is not None:
@@ -408,7 +433,7 @@ class Transport:
                 self.stats.calls += 1
             start = self.loop.time()
             try:
-                out = await asyncio.wait_for(self._post(ep, kwargs), limit)
+                out = await asyncio.wait_for(self._post(ep, kwargs, trace), limit)
             finally:
                 ep.outstanding -= 1
                 if trace is not None:
@@ -425,7 +450,8 @@ class Transport:
         if not learned:
             ep.probed.clear()
 
-    async def _post(self, ep: Endpoint, kwargs: dict[str, Any]) -> tuple[str | None, int, int]:
+    async def _post(self, ep: Endpoint, kwargs: dict[str, Any],
+                    trace: dict[str, Any] | None = None) -> tuple[str | None, int, int]:
         """One request. The body is read in pieces and cut off past ``max_reply_bytes`` (a
         server that answers 50 MB, or an endless stream, costs at most that much memory)."""
         cap = self.s.max_reply_bytes
@@ -438,7 +464,10 @@ class Transport:
                 body += piece
                 if len(body) > cap:
                     raise Failure("reply_too_large")
-        return parse_completion(bytes(body))
+        out = parse_completion(bytes(body))
+        if trace is not None:
+            trace.update(completion_meta(bytes(body)))
+        return out
 
     async def embeddings(self, ep: Endpoint, texts: list[str]) -> list[list[float]]:
         resp = await asyncio.wait_for(ep.client.embeddings.create(model=ep.cfg.model, input=texts),

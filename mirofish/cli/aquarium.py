@@ -39,7 +39,9 @@ def arguments(live: argparse.ArgumentParser) -> None:
                       help="headless: print the whole tank as characters every K ticks (default 100)")
     live.add_argument("--progress", action="store_true", help="headless: progress bar on stderr even if not a TTY")
     live.add_argument("--record", metavar="PATH", help="write the run to a recording (SQLite), e.g. saves/run.db")
-    live.add_argument("--brain", choices=("instinct", "llm"), help="who decides (default: instinct)")
+    live.add_argument("--brain", metavar="BRAIN",
+                      help="who decides: instinct (default), llm, or your own brain — FILE.py:NAME, MODULE:NAME or "
+                           "an installed mirofish.brains entry point (docs/brains.md)")
     live.add_argument("--base-url", metavar="URL", help="llm: OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
     live.add_argument("--model", metavar="NAME", help="llm: model name on that server (small tier)")
     live.add_argument("--large-base-url", metavar="URL", help="llm: server of the large tier (default: --base-url)")

@@ -1,0 +1,61 @@
+"""An LLM agent with its own prompt and memory — a worked example of your own brain (docs/brains.md).
+
+It keeps, per fish, a short diary of what it decided and what happened to its energy, writes
+its own prompt from the fish's view and that diary, and asks an OpenAI-compatible server
+through ``ctx.chat`` — the client MiroFish hands a brain: deadline, retries, the breaker, the
+API key read from its variable, every exchange recorded with the decision it served (so
+``run.py trace`` and ``export --otel`` show them) and answered from the reply cache in a fork.
+
+Run it against any OpenAI-compatible server, e.g. Ollama or the bundled test server::
+
+    python -m mirofish.brains.testserver --port 8765 &
+    python run.py live --headless --ticks 300 --brain examples/llm_agent.py:LLMAgent \\
+        --base-url http://127.0.0.1:8765/v1 --model fish-mini --record saves/agent.mirofish
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict, deque
+
+from mirofish.brains.user import Ask, BrainContext
+
+SYSTEM = """You steer one fish in a shared aquarium. Keep it fed; company helps against the current.
+Answer with one JSON object: {"goal": one of the plans offered, "direction": north|south|west|east
+(explore only), "ticks": how long to keep the plan, "thought": why, at most 80 characters}."""
+
+
+class LLMAgent:
+    name = "diary-agent"
+    concurrency = 1  # one request at a time: a local server answers one at a time anyway
+
+    def setup(self, ctx: BrainContext) -> None:
+        self.ctx = ctx
+        self.diary: dict[int, deque[str]] = defaultdict(lambda: deque(maxlen=5))
+        self.last_energy: dict[int, float] = {}
+
+    def decide(self, ask: Ask) -> dict:
+        mine = self.diary[ask.fish]
+        if ask.fish in self.last_energy:
+            mine.append(f"energy went {self.last_energy[ask.fish]:.0f} -> {ask.energy:.0f}")
+        self.last_energy[ask.fish] = ask.energy
+        user = "\n".join([
+            f"You are {ask.persona}. Asking because: {ask.trigger.replace('_', ' ')}.",
+            ask.view,
+            f"Energy {ask.energy:.0f}/{ask.max_energy:.0f}{'; food under you' if ask.food_here else ''}.",
+            "Your diary: " + ("; ".join(mine) or "empty") + ".",
+            "Plans that fit now: " + ", ".join(
+                f"explore {'/'.join(ask.directions)}" if p == "explore" else p for p in ask.plans) + ".",
+        ])
+        schema = {"type": "object", "additionalProperties": False,
+                  "required": ["goal", "direction", "ticks", "thought"],
+                  "properties": {"goal": {"type": "string", "enum": list(ask.plans)},
+                                 "direction": {"anyOf": [{"type": "string", "enum": list(ask.directions) or
+                                                          ["north"]}, {"type": "null"}]},
+                                 "ticks": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                                 "thought": {"type": "string"}}}
+        text = self.ctx.chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+                             schema=schema, max_tokens=80)
+        plan = json.loads(text)  # a reply that is not JSON raises: counted as brain_raised, instinct decides
+        mine.append(f"t{ask.tick} {plan.get('goal')}")
+        return plan
