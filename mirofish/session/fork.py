@@ -104,9 +104,10 @@ def fork_source(rec: Recording, tick: int, base_url: str | None = None, model: s
     not there — and which knows which fish had asked before ``tick`` (so their requests read as
     in the recording)."""
     cfg = rec.config
-    if cfg.brain.kind != "llm":
+    if cfg.brain.kind == "instinct" and not cfg.fish.groups:
         return make_source(cfg, "lockstep")
-    if base_url or model:
+    # a model run, a user brain (which may chat) or a mixed tank: every recorded reply is cached
+    if (base_url or model) and cfg.brain.kind == "llm":
         ep = cfg.brain.small.endpoints[0] if cfg.brain.small.endpoints else cfg.brain.large.endpoints[0]
         ep = ep.model_copy(update={k: v for k, v in (("base_url", base_url), ("model", model)) if v})
         cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={

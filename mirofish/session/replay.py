@@ -278,6 +278,8 @@ class ReplaySession(Session):
         kind = self.cfg.brain.kind
         if kind == "instinct":
             return {"source": kind}
+        if kind != "llm":  # a user brain, or a mixed tank
+            return {"source": "replay", "brain": "groups" if self.cfg.fish.groups else kind.rpartition(":")[2]}
         eps = self.cfg.brain.small.endpoints or self.cfg.brain.large.endpoints
         return {"source": "replay", "model": eps[0].model if eps else ""}
 

@@ -118,7 +118,15 @@ def status_lines(status: dict, brain: dict) -> list[tuple[str, tuple]]:
             left = max(0, limit - brain["budget"]["used"])
             lines.append((f"budget left {left:,}", theme.WARN if left < 0.2 * limit else theme.DIM))
     elif brain.get("source") == "replay":
-        lines.append((f"brain: recorded model {brain.get('model', '')} (replayed; G re-asks)", theme.DIM))
+        what = f"model {brain['model']}" if brain.get("model") else brain.get("brain", "brain")
+        lines.append((f"brain: recorded {what} (replayed{'; G re-asks' if brain.get('model') else ''})", theme.DIM))
+    elif brain.get("source") in ("user", "mixed"):
+        parts = brain.get("groups", {"": brain})
+        for group, part in parts.items():
+            who = part.get("brain") or part.get("source", "")
+            rate = part.get("fallback_rate", 0.0)
+            text = f"{group + ': ' if group else 'brain: '}{who}" + (f"  fallback {rate:.0%}" if rate else "")
+            lines.append((text, theme.WARN if rate > 0.2 else theme.DIM))
     else:
         lines.append(("brain: instinct (embedded)", theme.DIM))
     return lines
