@@ -160,6 +160,10 @@ def test_each_group_asks_only_its_own_server_with_only_its_own_key(capsys, tmp_p
     try:
         code, out, err = run(capsys, "live", "--headless", "--ticks", "60", "--fish", "20", "--set", groups,
                              "--record", str(rec))
+        asked_b = len(b.bodies)
+        beta_tick = next(c["tick"] for c in Recording(rec).model_calls(fish=15) if c["kind"] == "decision")
+        again, _, _ = run(capsys, "reask", str(rec), "--fish", "15", "--tick", str(beta_tick), "--json")
+        assert again == 0 and len(b.bodies) == asked_b + 1  # re-asked of its own group's server, with its key
     finally:
         a.stop()
         b.stop()

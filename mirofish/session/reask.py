@@ -31,9 +31,9 @@ def find_exchange(rec: Recording, fish: int, tick: int) -> dict[str, Any]:
     naming the nearest ticks where it has one."""
     if not 0 <= fish < rec.config.fish.slots:
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
-    if rec.config.brain.kind != "llm":
-        raise RecordingError(f"{rec.path} is a run of the {rec.config.brain.kind} brain: no model was asked")
     calls = [c for c in rec.model_calls(fish=fish) if c["kind"] == "decision"]
+    if not calls and rec.config.brain.kind == "instinct" and not rec.config.fish.groups:
+        raise RecordingError(f"{rec.path} is a run of the instinct brain: no model was asked")
     if not calls:
         raise RecordingError(f"fish {fish} has no recorded model exchange in {rec.path} (recorded with "
                              f"record.model_calls = false, or made before exchanges were kept)")
@@ -88,7 +88,7 @@ def ask_exchange(call: dict[str, Any], texts: dict[str, str], cfg: Config, base_
             settings = TransportSettings.of(cfg.brain, seed=cfg.seed, request_timeout_s=timeout_s, max_retries=1)
             transport = Transport(settings, asyncio.get_running_loop())
             ep = Endpoint(EndpointConfig(base_url=url, model=ask_model, max_concurrency=1))
-            transport.connect(ep, cfg.brain.api_key_env)
+            transport.connect(ep, (recorded_eps[0].api_key_env if recorded_eps else None) or cfg.brain.api_key_env)
             try:
                 for _ in range(n):
                     trace: dict[str, Any] = {}
@@ -117,7 +117,7 @@ def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, m
     try:
         call = find_exchange(rec, fish, tick)
         texts = rec.texts()
-        cfg = rec.config
+        cfg = rec.config.for_group(rec.config.fish.group_of()[fish])  # its group's server, key and sampling
     finally:
         rec.close()
     answers = ask_exchange(call, texts, cfg, base_url, model, n, timeout_s)

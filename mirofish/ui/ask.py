@@ -34,6 +34,7 @@ class AskBox:
 
         call = last["call"]
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirofish-ask-again")
+        cfg = cfg.for_group(cfg.fish.group_of()[fish])  # a mixed tank: the fish's group's server and key
         future = pool.submit(ask_exchange, call, call.get("_texts") or {}, cfg, None, None, 1, 60.0)
         pool.shutdown(wait=False)
         self.why = {"fish": fish, "again": future, "call": call, "tick": last["tick"], "lines": [],
