@@ -9,6 +9,7 @@ A tank whose groups all run the instinct brain decides exactly as the same tank 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,10 +45,9 @@ class MixedSource(DecisionSource):
 
     name = "mixed"
 
-    def __init__(self, cfg: Config, mode: str = "lockstep", cache: ReplyCache | None = None,
-                 asked_before: set[int] | None = None):
-        from .sources import make_source
-
+    def __init__(self, cfg: Config, make_source: Callable[..., DecisionSource], mode: str = "lockstep",
+                 cache: ReplyCache | None = None, asked_before: set[int] | None = None):
+        """``make_source``: :func:`~.sources.make_source`, which makes each group's source."""
         super().__init__()
         self.cfg = cfg
         self.group_of = np.array(cfg.fish.group_of(), np.int64)

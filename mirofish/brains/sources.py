@@ -18,7 +18,7 @@ def make_source(cfg: Config, mode: str, cache: ReplyCache | None = None,
     if cfg.fish.groups and group is None:
         from .mixed import MixedSource
 
-        return MixedSource(cfg, mode, cache=cache, asked_before=asked_before)
+        return MixedSource(cfg, make_source, mode, cache=cache, asked_before=asked_before)
     if cfg.brain.kind == "llm":
         from .pool import ModelPool  # imports openai; the core never does
 
