@@ -47,7 +47,8 @@ COMMANDS = (
                     "(needs pip install -e '.[clips]')", recordings.clip_arguments, recordings.clip),
     Command("report", "single-fish report over a tick range", recordings.report_arguments, recordings.report),
     Command("export", "copy a window of ticks around a tick into a new recording, or write the recording as "
-                      "tables (--tables DIR) for pandas, polars or DuckDB", recordings.export_arguments,
+                      "tables (--tables DIR) for pandas, polars or DuckDB, or its model exchanges as OpenTelemetry "
+                      "traces (--otel FILE.json)", recordings.export_arguments,
             recordings.export),
     Command("reef", "a reef of tanks joined by corridors, fish migrating between them (one process, local "
                     "processes or a Dask cluster)", reef.arguments, reef.run),

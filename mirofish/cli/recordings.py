@@ -112,16 +112,25 @@ def export_arguments(ex: argparse.ArgumentParser) -> None:
                                                     "divergence for forks) into DIR instead")
     ex.add_argument("--format", choices=("parquet", "csv"), default="parquet",
                     help="tables: parquet (default; needs pyarrow, pip install -e '.[tables]') or csv")
-    ex.add_argument("--from", dest="t_from", type=int_at_least(0), metavar="T", help="tables: first tick "
+    ex.add_argument("--from", dest="t_from", type=int_at_least(0), metavar="T", help="tables, otel: first tick "
                                                                                    "(default: the first recorded)")
-    ex.add_argument("--to", dest="t_to", type=int_at_least(1), metavar="T", help="tables: last tick, excluded "
+    ex.add_argument("--to", dest="t_to", type=int_at_least(1), metavar="T", help="tables, otel: last tick, excluded "
                                                                                  "(default: the last recorded)")
     ex.add_argument("--every", type=int_at_least(1), default=10, metavar="K",
                     help="tables: sample each fish's state every K ticks (default 10)")
+    ex.add_argument("--otel", metavar="FILE.json", help="write the model exchanges as OpenTelemetry traces "
+                                                        "(OTLP/JSON, GenAI conventions; docs/traces.md) instead")
+    ex.add_argument("--otel-content", choices=("events", "attributes", "none"), default="events",
+                    help="otel: the prompts and replies as span events (default), as gen_ai.input/output.messages "
+                         "attributes, or none")
+    ex.add_argument("--otel-anchor", metavar="WHEN", default="created",
+                    help="otel: the time of the first tick: created (the recording's, default), now, or ISO-8601")
     ex.add_argument("--overwrite", action="store_true", help="replace existing output files")
 
 
 def export(args: argparse.Namespace) -> int:
+    if args.otel is not None:
+        return export_otel(args)
     if args.tables is not None:
         if args.around is not None or args.out is not None:
             raise UsageError("mirofish export: --tables DIR writes tables; --around/--out copy a window (not both)")
@@ -136,6 +145,19 @@ def export(args: argparse.Namespace) -> int:
     from ..session import export_window
 
     print(json.dumps(export_window(args.path, args.around, args.radius, args.out, overwrite=args.overwrite)))
+    return 0
+
+
+def export_otel(args: argparse.Namespace) -> int:
+    """``export REC --otel FILE.json``: a model run's exchanges as OTLP/JSON (session/otel.py)."""
+    from ..session.otel import export_otel as write
+
+    if args.tables is not None or args.around is not None or args.out is not None:
+        raise UsageError("mirofish export: --otel FILE writes traces; --tables and --around/--out are other exports "
+                         "(one at a time)")
+    guard_output(args.otel, (args.path,), args.overwrite, "trace")
+    print(json.dumps(write(args.path, args.otel, args.otel_content, args.otel_anchor, args.t_from, args.t_to,
+                           args.overwrite)))
     return 0
 
 

@@ -1,0 +1,425 @@
+"""A model run's exchanges as OpenTelemetry traces: OTLP/JSON with the GenAI semantic conventions.
+
+``python run.py export REC --otel trace.json [--otel-content events|attributes|none] [--otel-anchor WHEN]``
+
+The file is one ``ExportTraceServiceRequest`` in the OTLP/JSON encoding (what an OTLP/HTTP
+receiver takes at ``/v1/traces`` with ``Content-Type: application/json``): ids as hex strings,
+times as unix-nanosecond strings, enums as integers. One trace per recording:
+
+* a root span ``mirofish run`` (scene, seed, ticks, brain kind …);
+* under it one span per fish that asked a model, ``fish N``;
+* under each fish one CLIENT span per model exchange, ``chat {model}``, with the GenAI
+  attributes (``gen_ai.operation.name``, ``gen_ai.provider.name``, ``gen_ai.request.*``,
+  ``gen_ai.response.*``, ``gen_ai.usage.*``, ``server.*``) and the tank's own (``mirofish.*``);
+  the prompt and the reply as span events (``gen_ai.system.message``, ``gen_ai.user.message``,
+  ``gen_ai.choice``), or as the newer ``gen_ai.input.messages``/``gen_ai.output.messages``
+  attributes, or left out. An exchange with no reply has status ERROR with its reason.
+
+Everything is derived from the recording alone, so exporting it again gives the same bytes:
+the trace id is a digest of the recording's header (which holds its checksum), each span id a
+digest of the trace id and the span's place, and the times are **simulated**: a request asked
+at tick T starts ``(T - first tick) x world.tick_seconds`` after the anchor (the recording's
+``created`` time, or the Unix epoch for a header without one), and lasts its recorded
+``latency_s``. docs/traces.md has the attribute table and how to send the file to a collector.
+
+No OpenTelemetry package is needed to write the file (the ``otel`` extra only reads it back).
+A recording never holds an API key; as a second guard, the values of the key variables the
+run's config names are replaced by ``***`` wherever they would appear in the file.
+"""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..brains.exchanges import TEMPERATURE, canonical
+from ..config import Config
+from ..observe.paths import OutputError, WriterLock, check_output
+from ..observe.recording import TICK_SCENE, Recording, RecordingError, recording_scene
+
+CONTENT = ("events", "attributes", "none")  # --otel-content: where the prompts and replies go
+PROVIDER = "openai"  # every model server is spoken to as an OpenAI-compatible endpoint
+SCOPE = "mirofish.otel"
+SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3  # opentelemetry.proto.trace.v1.Span.SpanKind
+STATUS_ERROR = 2  # opentelemetry.proto.trace.v1.Status.StatusCode.STATUS_CODE_ERROR
+
+# Why a scene's recordings have nothing to export (their model calls are not kept as exchanges).
+_NO_EXCHANGES = {
+    "negotiation": "it keeps what its model negotiators said (offers, repairs, answers), not their exchanges "
+                   "(prompts, replies, tokens, latency)",
+    "referential": "a referential game records embedded agents' rounds only (a model run's rounds go to --log)",
+}
+
+
+# ---------------------------------------------------------------- OTLP/JSON values
+
+
+def any_value(value: Any) -> dict[str, Any]:
+    """An OTLP ``AnyValue`` in JSON: bool, int (as a decimal string), float, string or array."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, (list, tuple)):
+        return {"arrayValue": {"values": [any_value(v) for v in value]}}
+    return {"stringValue": str(value)}
+
+
+def attributes(pairs: dict[str, Any]) -> list[dict[str, Any]]:
+    """``KeyValue`` list of the pairs whose value is not None, in the order given."""
+    return [{"key": k, "value": any_value(v)} for k, v in pairs.items() if v is not None]
+
+
+def _id(seed: str, size: int) -> str:
+    """A non-zero hex id of ``size`` bytes derived from ``seed`` (an all-zero id is invalid)."""
+    raw = hashlib.blake2b(seed.encode(), digest_size=size).digest()
+    return (raw if any(raw) else b"\x01" + raw[1:]).hex()
+
+
+def trace_id_of(header: dict[str, Any]) -> str:
+    """The trace id of a recording: a digest of its whole header (seed, config, created time,
+    checksum …), so the same file always gives the same trace and two runs never share one."""
+    return _id("mirofish trace " + canonical(header), 16)
+
+
+# ---------------------------------------------------------------- time
+
+
+def parse_anchor(text: str | None, header: dict[str, Any]) -> int:
+    """Unix nanoseconds of the run's first tick: ``created`` (default: the header's creation
+    time, the Unix epoch when it has none), ``now``, or an ISO-8601 time (UTC unless it says)."""
+    if text is None or text == "created":
+        created = header.get("created")
+        if not isinstance(created, str):
+            return 0
+        try:
+            return calendar.timegm(time.strptime(created, "%Y-%m-%dT%H:%M:%SZ")) * 10**9
+        except ValueError:
+            return 0
+    if text == "now":
+        return time.time_ns()
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        raise RecordingError(f"--otel-anchor {text!r} is not created, now or an ISO-8601 time "
+                             f"(e.g. 2025-01-31T12:00:00Z)") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    seconds = when.timestamp()
+    if seconds < 0:
+        raise RecordingError(f"--otel-anchor {text!r} is before 1970 (OTLP times are unix nanoseconds)")
+    return int(round(seconds * 1e6)) * 1000
+
+
+# ---------------------------------------------------------------- secrets
+
+
+def key_secrets(cfg: Config) -> set[str]:
+    """The values, in this process's environment, of every API-key variable the config names
+    (and the credentials of any URL it holds): what must never reach the file."""
+    from ..brains.transport import secrets_of
+
+    names = {cfg.brain.api_key_env}
+    urls = []
+    for tier in (cfg.brain.small, cfg.brain.large):
+        for ep in tier.endpoints:
+            urls.append(ep.base_url)
+            if ep.api_key_env:
+                names.add(ep.api_key_env)
+    for grp in cfg.fish.groups:
+        if grp.api_key_env:
+            names.add(grp.api_key_env)
+        if grp.base_url:
+            urls.append(grp.base_url)
+    out: set[str] = set()
+    for name in sorted(names):
+        out |= secrets_of("", os.environ.get(name))
+    for url in urls:
+        out |= {s for s in secrets_of(url, None) if s != "***"}
+    return out
+
+
+# ---------------------------------------------------------------- spans
+
+
+def _server(endpoint: str) -> tuple[str | None, int | None]:
+    """``server.address`` and ``server.port`` of a recorded (credential-free) endpoint."""
+    try:
+        parts = urlsplit(endpoint)
+        port = parts.port
+    except ValueError:
+        return None, None
+    if not parts.hostname:
+        return None, None
+    return parts.hostname, port or {"http": 80, "https": 443}.get(parts.scheme)
+
+
+def _messages(call: dict[str, Any], texts: dict[str, str]) -> tuple[str, str, str | None]:
+    system = texts.get(call["prefix"], "") if call.get("prefix") else ""
+    return system, str(call.get("user") or ""), call.get("reply")
+
+
+def exchange_span(call: dict[str, Any], texts: dict[str, str], seed: int, trace_id: str, span_id: str,
+                  parent: str, start: int, end: int, content: str) -> dict[str, Any]:
+    """One model exchange as a CLIENT span (GenAI semantic conventions)."""
+    model = str(call.get("model") or "unknown")
+    replied = call.get("reply") is not None
+    host, port = _server(str(call.get("endpoint") or ""))
+    finish = call.get("finish_reason")
+    temperature = call.get("temperature")
+    top_p = call.get("top_p")
+    schema = bool(call.get("schema")) and call.get("format") != "plain"
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": PROVIDER,
+        "gen_ai.system": PROVIDER,
+        "gen_ai.request.model": model,
+        "gen_ai.response.model": str(call.get("response_model") or model) if replied else None,
+        "gen_ai.request.max_tokens": int(call.get("max_tokens") or 0),
+        "gen_ai.request.temperature": float(TEMPERATURE if temperature is None else temperature),
+        "gen_ai.request.top_p": float(top_p) if top_p is not None else None,
+        "gen_ai.request.seed": int(seed if call.get("seed") is None else call["seed"]),
+        "gen_ai.output.type": "json" if schema else "text",
+        "gen_ai.usage.input_tokens": int(call.get("prompt_tokens") or 0),
+        "gen_ai.usage.output_tokens": int(call.get("completion_tokens") or 0),
+        "gen_ai.response.finish_reasons": [str(finish)] if finish else None,
+        "gen_ai.openai.response.system_fingerprint": call.get("system_fingerprint") or None,
+        "server.address": host,
+        "server.port": port,
+        "error.type": None if replied else str(call.get("read") or "no_reply"),
+        "mirofish.fish": int(call["fish"]),
+        "mirofish.tick": int(call["tick"]),
+        "mirofish.asked": int(call.get("asked", call["tick"])),
+        "mirofish.kind": str(call.get("kind") or "decision"),
+        "mirofish.tier": str(call["tier"]) if call.get("tier") else None,
+        "mirofish.read": str(call.get("read") or ""),
+        "mirofish.cached": bool(call.get("cached")),
+        "mirofish.retries": int(call.get("retries") or 0),
+        "mirofish.format": call.get("format") or None,
+        "mirofish.group": str(call["group"]) if call.get("group") is not None else None,
+    }
+    system, user, reply = _messages(call, texts)
+    events: list[dict[str, Any]] = []
+    if content == "attributes":
+        if system:
+            attrs["gen_ai.system_instructions"] = json.dumps([{"type": "text", "content": system}],
+                                                             ensure_ascii=False)
+        attrs["gen_ai.input.messages"] = json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": user}]}], ensure_ascii=False)
+        if replied:
+            out = {"role": "assistant", "parts": [{"type": "text", "content": reply}],
+                   **({"finish_reason": str(finish)} if finish else {})}
+            attrs["gen_ai.output.messages"] = json.dumps([out], ensure_ascii=False)
+    elif content == "events":
+        if system:
+            events.append(_event("gen_ai.system.message", start, {"gen_ai.system": PROVIDER, "role": "system",
+                                                                  "content": system}))
+        events.append(_event("gen_ai.user.message", start, {"gen_ai.system": PROVIDER, "role": "user",
+                                                            "content": user}))
+        if replied:
+            events.append(_event("gen_ai.choice", end, {"gen_ai.system": PROVIDER, "index": 0,
+                                                        "finish_reason": str(finish) if finish else None,
+                                                        "role": "assistant", "content": reply}))
+    span: dict[str, Any] = {
+        "traceId": trace_id, "spanId": span_id, "parentSpanId": parent, "name": f"chat {model}",
+        "kind": SPAN_KIND_CLIENT, "startTimeUnixNano": str(start), "endTimeUnixNano": str(end),
+        "attributes": attributes(attrs),
+    }
+    if events:
+        span["events"] = events
+    if not replied:
+        span["status"] = {"code": STATUS_ERROR, "message": f"no reply: {call.get('read') or 'failed'}"}
+    return span
+
+
+def _event(name: str, at: int, attrs: dict[str, Any]) -> dict[str, Any]:
+    return {"timeUnixNano": str(at), "name": name, "attributes": attributes(attrs)}
+
+
+def _internal(trace_id: str, span_id: str, parent: str | None, name: str, start: int, end: int,
+              attrs: dict[str, Any]) -> dict[str, Any]:
+    span: dict[str, Any] = {"traceId": trace_id, "spanId": span_id}
+    if parent:
+        span["parentSpanId"] = parent
+    span.update({"name": name, "kind": SPAN_KIND_INTERNAL, "startTimeUnixNano": str(start),
+                 "endTimeUnixNano": str(end), "attributes": attributes(attrs)})
+    return span
+
+
+def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "events",
+                  anchor: int | None = None) -> dict[str, Any]:
+    """The ``ExportTraceServiceRequest`` (OTLP/JSON, as a dict) of a recording's exchanges."""
+    from .. import __version__
+
+    if content not in CONTENT:
+        raise RecordingError(f"--otel-content must be one of {', '.join(CONTENT)}, got {content!r}")
+    cfg, header = rec.config, rec.header
+    trace_id = trace_id_of(header)
+    base = parse_anchor(None, header) if anchor is None else anchor
+    tick_ns = int(round(cfg.world.tick_seconds * 1e9))
+    run_id = _id(trace_id + " run", 8)
+    texts = rec.texts()
+
+    def at(tick: int) -> int:
+        return base + (tick - rec.first_tick) * tick_ns
+
+    spans: list[dict[str, Any]] = []
+    fish_spans: dict[int, dict[str, Any]] = {}
+    fish_ids = {f: _id(f"{trace_id} fish {f}", 8) for f in sorted({int(c["fish"]) for c in calls})}
+    busy: dict[tuple[int, int], int] = {}  # (fish, asked tick) → when its previous request ended
+    for i, c in enumerate(calls):
+        fish, asked = int(c["fish"]), int(c.get("asked", c["tick"]))
+        start = max(at(asked), busy.get((fish, asked), 0))  # a fish's requests of one tick: one after another
+        end = start + max(0, int(round(float(c.get("latency_s") or 0.0) * 1e9)))
+        busy[(fish, asked)] = end
+        spans.append(exchange_span(c, texts, cfg.seed, trace_id, _id(f"{trace_id} call {i}", 8), fish_ids[fish],
+                                   start, end, content))
+        agg = fish_spans.setdefault(fish, {"start": start, "end": end, "n": 0, "failed": 0, "in": 0, "out": 0,
+                                           "decisions": 0, "summaries": 0, "group": None})
+        agg["start"], agg["end"] = min(agg["start"], start), max(agg["end"], end)
+        agg["n"] += 1
+        agg["failed"] += c.get("reply") is None
+        agg["in"] += int(c.get("prompt_tokens") or 0)
+        agg["out"] += int(c.get("completion_tokens") or 0)
+        agg["decisions" if c.get("kind", "decision") == "decision" else "summaries"] += 1
+        if agg["group"] is None and c.get("group") is not None:
+            agg["group"] = str(c["group"])
+    run_start, run_end = at(rec.first_tick), at(rec.last_tick)
+    parents = []
+    for fish, agg in sorted(fish_spans.items()):
+        parents.append(_internal(trace_id, fish_ids[fish], run_id, f"fish {fish}", agg["start"], agg["end"], {
+            "mirofish.fish": fish, "mirofish.group": agg["group"], "mirofish.exchanges": agg["n"],
+            "mirofish.decisions": agg["decisions"], "mirofish.summaries": agg["summaries"],
+            "mirofish.failed": agg["failed"], "mirofish.tokens.input": agg["in"],
+            "mirofish.tokens.output": agg["out"]}))
+        run_start, run_end = min(run_start, agg["start"]), max(run_end, agg["end"])
+    groups = [g.name for g in cfg.fish.groups]
+    root = _internal(trace_id, run_id, None, "mirofish run", run_start, run_end, {
+        "mirofish.scene": str(header.get("scene", TICK_SCENE)),
+        "mirofish.seed": int(cfg.seed),
+        "mirofish.ticks": rec.last_tick - rec.first_tick,
+        "mirofish.first_tick": rec.first_tick,
+        "mirofish.last_tick": rec.last_tick,
+        "mirofish.tick_seconds": float(cfg.world.tick_seconds),
+        "mirofish.brain.kind": cfg.brain.kind,
+        "mirofish.brain.decides": cfg.brain.decides,
+        "mirofish.engine.mode": cfg.engine.mode,
+        "mirofish.fish.count": cfg.fish.count,
+        "mirofish.groups": groups or None,
+        "mirofish.exchanges": len(calls),
+        "mirofish.failed": sum(1 for c in calls if c.get("reply") is None),
+        "mirofish.tokens.input": sum(int(c.get("prompt_tokens") or 0) for c in calls),
+        "mirofish.tokens.output": sum(int(c.get("completion_tokens") or 0) for c in calls),
+        "mirofish.created": header.get("created") if isinstance(header.get("created"), str) else None,
+        "mirofish.code_version": str(header["code_version"]) if "code_version" in header else None,
+        "mirofish.fork_tick": int(header["fork_tick"]) if isinstance(header.get("fork_tick"), int) else None,
+        "mirofish.simulated_time": True,
+    })
+    resource = attributes({"service.name": "mirofish", "service.version": __version__,
+                           "mirofish.scene": str(header.get("scene", TICK_SCENE))})
+    return {"resourceSpans": [{
+        "resource": {"attributes": resource},
+        "scopeSpans": [{"scope": {"name": SCOPE, "version": __version__}, "spans": [root, *parents, *spans]}],
+    }]}
+
+
+# ---------------------------------------------------------------- the command
+
+
+def _recording(path: str | Path) -> Recording:
+    """The aquarium recording at ``path``, or a one-line refusal naming why it has no exchanges."""
+    scene = recording_scene(path)  # (a missing, damaged or foreign file: one line)
+    if scene != TICK_SCENE:
+        why = _NO_EXCHANGES.get(scene, "its scene keeps no model exchanges")
+        raise RecordingError(f"{path} is a {scene} recording: {why}; export --otel writes an aquarium model run's "
+                             f"exchanges")
+    return Recording(path)
+
+
+def _no_exchanges(rec: Recording) -> str:
+    cfg = rec.config
+    asked = cfg.brain.kind == "llm" or any(g.model for g in cfg.fish.groups)
+    if not asked:
+        return f"{rec.path} holds no model exchange: a run of the {cfg.brain.kind} brain asks no model"
+    if not cfg.record.model_calls:
+        return f"{rec.path} holds no model exchange: it was recorded with record.model_calls = false"
+    return f"{rec.path} holds no model exchange (no fish asked its model in the ticks exported)"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """``text`` into ``path`` through a temporary file beside it (a reader never sees half a file)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def export_otel(path: str | Path, out: str | Path, content: str = "events", anchor: str | None = None,
+                t0: int | None = None, t1: int | None = None, overwrite: bool = False) -> dict[str, Any]:
+    """Write the model exchanges of the recording at ``path`` (ticks ``[t0, t1)``, default all)
+    to ``out`` as OTLP/JSON; returns what was written (spans, trace id, bytes)."""
+    start = time.perf_counter()
+    if content not in CONTENT:
+        raise RecordingError(f"--otel-content must be one of {', '.join(CONTENT)}, got {content!r}")
+    try:
+        target = check_output(out, (path,), overwrite, "trace")
+    except OutputError as exc:
+        raise RecordingError(str(exc)) from None
+    rec = _recording(path)
+    try:
+        lo = rec.first_tick if t0 is None else t0
+        hi = rec.last_tick if t1 is None else t1
+        if not rec.first_tick <= lo < hi <= rec.last_tick:
+            raise RecordingError(f"--from {lo} --to {hi} is not a range inside this recording "
+                                 f"(ticks {rec.first_tick}..{rec.last_tick})")
+        calls = rec.model_calls(lo, hi)
+        if not calls:
+            raise RecordingError(_no_exchanges(rec))
+        request = build_request(rec, calls, content, parse_anchor(anchor, rec.header))
+        secrets = key_secrets(rec.config)
+    finally:
+        rec.close()
+    text = json.dumps(request, ensure_ascii=False, separators=(",", ":")) + "\n"
+    scrubbed = _scrub(text, secrets)
+    try:
+        lock = WriterLock(target)
+    except OutputError as exc:
+        raise RecordingError(str(exc)) from None
+    try:
+        write_atomically(target, scrubbed[0])
+    finally:
+        lock.release()
+    spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    summary = {"otel": str(target), "trace_id": spans[0]["traceId"], "spans": len(spans),
+               "exchange_spans": len(calls), "fish_spans": len(spans) - len(calls) - 1,
+               "errors": sum(1 for c in calls if c.get("reply") is None), "from": lo, "to": hi,
+               "content": content, "bytes": target.stat().st_size,
+               "seconds": round(time.perf_counter() - start, 2)}
+    if scrubbed[1]:
+        summary["secrets_scrubbed"] = scrubbed[1]
+    return summary
+
+
+def _scrub(text: str, secrets: Iterable[str]) -> tuple[str, int]:
+    """``text`` with every secret replaced by ``***`` (as it appears, and JSON-escaped), and how many."""
+    found = 0
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        for form in {secret, json.dumps(secret, ensure_ascii=False)[1:-1]}:
+            found += text.count(form)
+            text = text.replace(form, "***")
+    return text, found

@@ -1,0 +1,315 @@
+"""Traces out: ``export REC --otel FILE.json`` writes a model run's exchanges as OTLP/JSON that the
+OpenTelemetry protobuf classes read, one GenAI CLIENT span per recorded exchange, never a key.
+
+The runs are real: ``live --headless --brain llm`` against the bundled OpenAI-compatible test
+server on 127.0.0.1 (nothing patches the client), recorded, then exported through the CLI.
+"""
+
+import base64
+import calendar
+import itertools
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from google.protobuf.json_format import MessageToDict, Parse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+from mirofish.brains.testserver import TestServer
+from mirofish.cli import main
+from mirofish.observe.paths import WriterLock
+from mirofish.observe.recording import Recording
+
+CANARY = "sk-canary-0tel-4b9e2f"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def record(path: Path, url: str, ticks: int = 120, fish: int = 8, *more: str) -> None:
+    argv = ["live", "--headless", "--ticks", str(ticks), "--fish", str(fish), "--brain", "llm", "--base-url", url,
+            "--model", "fish-mini", "--record", str(path), *more]
+    assert main(argv) == 0
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two recorded model runs with a canary key in OPENAI_API_KEY: one against a server that
+    echoes the Authorization header into every reply, one whose server fails every other request
+    (no retries, so those exchanges have no reply)."""
+    folder = tmp_path_factory.mktemp("otel")
+    before = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = CANARY
+    try:
+        with TestServer(fault="echo_auth") as server:
+            record(folder / "echo.db", server.url)
+            echoed, port = set(server.seen_auth), server.port
+        with TestServer(fault="500", fault_every=2) as server:
+            record(folder / "failing.db", server.url, 60, 6, "--set", "brain.max_retries=0")
+    finally:
+        if before is None:
+            del os.environ["OPENAI_API_KEY"]
+        else:
+            os.environ["OPENAI_API_KEY"] = before
+    assert any(CANARY in a for a in echoed)  # the key did reach the server, which echoed it back
+    return {"echo": folder / "echo.db", "failing": folder / "failing.db", "port": port, "folder": folder}
+
+
+def export(capsys, rec: Path, out: Path, *more: str) -> dict:
+    code = main(["export", str(rec), "--otel", str(out), *more])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    return json.loads(printed.out)
+
+
+def parse(text: str) -> ExportTraceServiceRequest:
+    """The file read by the real OTLP classes. OTLP/JSON writes ids as hex (the protocol's rule),
+    where protobuf's generic JSON mapping expects base64 for bytes: convert them as a receiver does."""
+    Parse(text, ExportTraceServiceRequest())  # the file as it is parses …
+    data = json.loads(text)
+    for rs in data["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        assert span[key] == span[key].lower() and len(span[key]) in (16, 32)
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+    return Parse(json.dumps(data), ExportTraceServiceRequest())  # … and with its ids as bytes
+
+
+def spans_of(req: ExportTraceServiceRequest) -> list[Span]:
+    assert len(req.resource_spans) == 1 and len(req.resource_spans[0].scope_spans) == 1
+    return list(req.resource_spans[0].scope_spans[0].spans)
+
+
+def attrs(span) -> dict:
+    return {a.key: MessageToDict(a.value) for a in span.attributes}
+
+
+def value(span, key: str):
+    v = attrs(span)[key]
+    (kind, x), = v.items()
+    return int(x) if kind == "intValue" else [next(iter(e.values())) for e in x["values"]] \
+        if kind == "arrayValue" else x
+
+
+def test_every_exchange_is_one_genai_span_with_the_recorded_tokens_under_one_trace(runs, tmp_path, capsys):
+    rec = Recording(runs["echo"])
+    calls, texts, cfg = rec.model_calls(), rec.texts(), rec.config
+    created = calendar.timegm(time.strptime(rec.header["created"], "%Y-%m-%dT%H:%M:%SZ")) * 10**9
+    rec.close()
+    assert {c["kind"] for c in calls} == {"decision", "summary"}
+    out = tmp_path / "trace.json"
+    summary = export(capsys, runs["echo"], out)
+    text = out.read_text()
+    spans = spans_of(parse(text))
+    chats = [s for s in spans if s.kind == Span.SPAN_KIND_CLIENT]
+    assert len(chats) == len(calls) == summary["exchange_spans"] and summary["spans"] == len(spans)
+
+    # one trace; every parent a span of the file; run → fish → exchange
+    assert len({s.trace_id for s in spans}) == 1 and len(spans[0].trace_id) == 16 and any(spans[0].trace_id)
+    assert spans[0].trace_id.hex() == summary["trace_id"]
+    by_id = {s.span_id: s for s in spans}
+    assert len(by_id) == len(spans) and all(len(i) == 8 for i in by_id)
+    roots = [s for s in spans if not s.parent_span_id]
+    assert [r.name for r in roots] == ["mirofish run"]
+    root = roots[0]
+    assert value(root, "mirofish.scene") == "aquarium" and value(root, "mirofish.seed") == cfg.seed
+    assert value(root, "mirofish.ticks") == 120 and value(root, "mirofish.brain.kind") == "llm"
+    fish_spans = {value(s, "mirofish.fish"): s for s in spans if s.name.startswith("fish ")}
+    assert sorted(fish_spans) == sorted({c["fish"] for c in calls})
+    assert all(s.parent_span_id == root.span_id and s.name == f"fish {f}" for f, s in fish_spans.items())
+
+    for span, c in zip(chats, calls):  # in the recording's order
+        a = {k: value(span, k) for k in attrs(span)}
+        assert span.name == f"chat {c['model']}" == "chat fish-mini"
+        assert by_id[span.parent_span_id] is fish_spans[c["fish"]]
+        assert a["gen_ai.operation.name"] == "chat"
+        assert a["gen_ai.provider.name"] == a["gen_ai.system"] == "openai"
+        assert a["gen_ai.request.model"] == a["gen_ai.response.model"] == "fish-mini"
+        assert a["gen_ai.request.max_tokens"] == c["max_tokens"]
+        assert a["gen_ai.request.temperature"] == c.get("temperature", 0)
+        assert a["gen_ai.request.seed"] == cfg.seed
+        assert a["gen_ai.usage.input_tokens"] == c["prompt_tokens"] > 0
+        assert a["gen_ai.usage.output_tokens"] == c["completion_tokens"] > 0
+        assert a["server.address"] == "127.0.0.1" and a["server.port"] == runs["port"]
+        assert (a["mirofish.fish"], a["mirofish.tick"], a["mirofish.kind"], a["mirofish.tier"],
+                a["mirofish.read"], a["mirofish.cached"]) == (c["fish"], c["tick"], c["kind"], c["tier"], c["read"],
+                                                             c["cached"])
+        for key in ("top_p", "system_fingerprint", "finish_reason", "group"):  # the keys newer recordings have
+            if c.get(key) is not None:
+                name = {"top_p": "gen_ai.request.top_p", "group": "mirofish.group",
+                        "finish_reason": "gen_ai.response.finish_reasons",
+                        "system_fingerprint": "gen_ai.openai.response.system_fingerprint"}[key]
+                assert a[name] == ([c[key]] if key == "finish_reason" else c[key])
+        assert span.status.code == Status.STATUS_CODE_UNSET
+        # simulated time: asked at tick T → T × tick_seconds after the recording's creation; lasts latency_s
+        assert span.start_time_unix_nano >= created + int(c["asked"] * cfg.world.tick_seconds * 1e9)
+        assert span.end_time_unix_nano - span.start_time_unix_nano == round(c["latency_s"] * 1e9)
+        parent = fish_spans[c["fish"]]
+        assert parent.start_time_unix_nano <= span.start_time_unix_nano <= span.end_time_unix_nano \
+            <= parent.end_time_unix_nano <= root.end_time_unix_nano
+        events = {e.name: {x.key: MessageToDict(x.value) for x in e.attributes} for e in span.events}
+        assert list(events) == ["gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"]
+        assert events["gen_ai.system.message"]["content"]["stringValue"] == texts[c["prefix"]]
+        assert events["gen_ai.user.message"]["content"]["stringValue"] == c["user"]
+        assert events["gen_ai.choice"]["content"]["stringValue"] == c["reply"]
+    # a fish's requests of one tick (its decision, then its summary) follow each other
+    for f in fish_spans:
+        mine = sorted((s.start_time_unix_nano, s.end_time_unix_nano) for s in chats if value(s, "mirofish.fish") == f)
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(mine))
+
+    # never the key: not as text, not base64-encoded (the server echoed it into every reply)
+    raw = out.read_bytes()
+    assert CANARY.encode() not in raw and base64.b64encode(f"Bearer {CANARY}".encode()) not in raw
+    assert base64.b64encode(CANARY.encode()) not in raw
+    # exporting again gives the same file
+    assert export(capsys, runs["echo"], tmp_path / "again.json")["trace_id"] == summary["trace_id"]
+    assert (tmp_path / "again.json").read_bytes() == raw
+
+
+def test_a_failed_exchange_is_an_error_span_naming_its_reason(runs, tmp_path, capsys):
+    rec = Recording(runs["failing"])
+    calls = rec.model_calls()
+    rec.close()
+    failed = [c for c in calls if c["reply"] is None]
+    assert failed and len(failed) < len(calls)
+    summary = export(capsys, runs["failing"], tmp_path / "t.json")
+    assert summary["errors"] == len(failed)
+    chats = [s for s in spans_of(parse((tmp_path / "t.json").read_text())) if s.kind == Span.SPAN_KIND_CLIENT]
+    assert len(chats) == len(calls)
+    for span, c in zip(chats, calls):
+        names = [e.name for e in span.events]
+        if c["reply"] is None:
+            assert span.status.code == Status.STATUS_CODE_ERROR and c["read"] in span.status.message
+            assert value(span, "error.type") == c["read"] == value(span, "mirofish.read") == "http_500"
+            assert "gen_ai.choice" not in names and "gen_ai.response.model" not in attrs(span)
+        else:
+            assert span.status.code == Status.STATUS_CODE_UNSET and "error.type" not in attrs(span)
+            assert names[-1] == "gen_ai.choice"
+
+
+def test_content_can_go_to_attributes_or_be_left_out(runs, tmp_path, capsys):
+    rec = Recording(runs["echo"])
+    calls = rec.model_calls()
+    rec.close()
+    export(capsys, runs["echo"], tmp_path / "none.json", "--otel-content", "none")
+    text = (tmp_path / "none.json").read_text()
+    chats = [s for s in spans_of(parse(text)) if s.kind == Span.SPAN_KIND_CLIENT]
+    assert len(chats) == len(calls) and not any(s.events for s in chats)
+    assert not any(c["user"][:40] in text for c in calls) and "Energy" not in text
+    assert all(value(s, "gen_ai.usage.input_tokens") == c["prompt_tokens"] for s, c in zip(chats, calls))
+
+    export(capsys, runs["echo"], tmp_path / "attrs.json", "--otel-content", "attributes", "--from", "20", "--to", "80")
+    chats = [s for s in spans_of(parse((tmp_path / "attrs.json").read_text())) if s.kind == Span.SPAN_KIND_CLIENT]
+    window = [c for c in calls if 20 <= c["tick"] < 80]
+    assert window and len(chats) == len(window)
+    for span, c in zip(chats, window):
+        assert not span.events
+        said = json.loads(value(span, "gen_ai.input.messages"))
+        assert said == [{"role": "user", "parts": [{"type": "text", "content": c["user"]}]}]
+        answer = json.loads(value(span, "gen_ai.output.messages"))
+        assert answer[0]["role"] == "assistant" and answer[0]["parts"][0]["content"] == c["reply"]
+        assert json.loads(value(span, "gen_ai.system_instructions"))[0]["type"] == "text"
+
+
+def test_anchor_moves_every_time_by_the_same_offset(runs, tmp_path, capsys):
+    export(capsys, runs["failing"], tmp_path / "a.json", "--otel-anchor", "2030-01-01T00:00:00Z")
+    export(capsys, runs["failing"], tmp_path / "b.json")
+    a, b = (spans_of(parse((tmp_path / n).read_text())) for n in ("a.json", "b.json"))
+    shift = {x.start_time_unix_nano - y.start_time_unix_nano for x, y in zip(a, b)}
+    assert len(shift) == 1
+    assert a[0].start_time_unix_nano == calendar.timegm((2030, 1, 1, 0, 0, 0)) * 10**9
+
+
+def refused(capsys, argv: list[str], needle: str) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and needle in err and "Traceback" not in err, err
+    return err
+
+
+def test_bad_input_is_one_line_and_exit_2(runs, tmp_path, capsys):
+    out = tmp_path / "t.json"
+    # a run of the embedded brain has no model exchange
+    instinct = tmp_path / "instinct.db"
+    assert main(["live", "--headless", "--ticks", "20", "--fish", "4", "--record", str(instinct)]) == 0
+    capsys.readouterr()
+    refused(capsys, ["export", str(instinct), "--otel", str(out)], "instinct brain")
+    # a model run recorded without its exchanges
+    plain = tmp_path / "plain.db"
+    with TestServer() as server:
+        record(plain, server.url, 20, 4, "--set", "record.model_calls=false")
+    capsys.readouterr()
+    refused(capsys, ["export", str(plain), "--otel", str(out)], "record.model_calls = false")
+    assert not out.exists()
+    # the output: an existing file only with --overwrite; never the input, a recording, a busy path
+    out.write_text("{}")
+    refused(capsys, ["export", str(runs["failing"]), "--otel", str(out)], "exists; add --overwrite")
+    assert out.read_text() == "{}"
+    export(capsys, runs["failing"], out, "--overwrite")
+    refused(capsys, ["export", str(runs["failing"]), "--otel", str(runs["failing"]), "--overwrite"], "its input")
+    refused(capsys, ["export", str(runs["failing"]), "--otel", str(runs["echo"]), "--overwrite"],
+            "MiroFish recording")
+    busy = tmp_path / "busy.json"
+    lock = WriterLock(busy)  # what a run writing that path holds
+    try:
+        refused(capsys, ["export", str(runs["failing"]), "--otel", str(busy), "--overwrite"], "being written")
+    finally:
+        lock.release()
+    refused(capsys, ["export", str(runs["failing"]), "--otel", str(tmp_path / "x.json"), "--tables",
+                     str(tmp_path / "tables")], "one at a time")
+    refused(capsys, ["export", str(runs["failing"]), "--otel", str(tmp_path / "x.json"), "--otel-anchor", "soon"],
+            "--otel-anchor")
+    refused(capsys, ["export", str(runs["failing"]), "--otel", str(tmp_path / "x.json"), "--from", "50", "--to",
+                     "500"], "not a range")
+    # a tampered recording (its checksum no longer matches) and one that is not a recording
+    tampered = tmp_path / "tampered.db"
+    tampered.write_bytes(runs["failing"].read_bytes())
+    db = sqlite3.connect(tampered)
+    db.execute("UPDATE header SET value = '8' WHERE key = 'seed'")
+    db.commit()
+    db.close()
+    refused(capsys, ["export", str(tampered), "--otel", str(tmp_path / "x.json")], "modified after it was written")
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
+    refused(capsys, ["export", str(junk), "--otel", str(tmp_path / "x.json")], str(junk))
+    refused(capsys, ["export", str(tmp_path / "missing.db"), "--otel", str(tmp_path / "x.json")], "not found")
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_other_scenes_recordings_say_why_in_one_line(tmp_path, capsys):
+    neg = tmp_path / "neg.db"
+    assert main(["negotiation", "--headless", "--sessions", "1", "--record", str(neg)]) == 0
+    game = tmp_path / "game.db"
+    assert main(["referential", "--headless", "--rounds", "3", "--record", str(game)]) == 0
+    capsys.readouterr()
+    refused(capsys, ["export", str(neg), "--otel", str(tmp_path / "n.json")], "is a negotiation recording")
+    refused(capsys, ["export", str(game), "--otel", str(tmp_path / "g.json")], "is a referential recording")
+
+
+def test_the_command_as_a_user_runs_it(runs, tmp_path):
+    """``python run.py export …`` in its own process: the JSON line on success; one line, exit 2, on a
+    damaged file."""
+    run = [sys.executable, str(ROOT / "run.py"), "export"]
+    ok = subprocess.run([*run, str(runs["failing"]), "--otel", str(tmp_path / "t.json")], capture_output=True,
+                        text=True, timeout=120)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["exchange_spans"] > 0, ok.stderr
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(runs["failing"].read_bytes()[:4096])
+    bad = subprocess.run([*run, str(cut), "--otel", str(tmp_path / "c.json")], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr, bad.stderr
+
+
+def test_a_key_variable_s_value_is_never_written_even_if_a_text_held_it(runs, tmp_path, capsys, monkeypatch):
+    """The second guard: whatever the run's key variable holds now is replaced by *** wherever it
+    would appear (here a value the recording does hold: the model's name)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "fish-mini")
+    summary = export(capsys, runs["failing"], tmp_path / "t.json")
+    text = (tmp_path / "t.json").read_text()
+    assert "fish-mini" not in text and "chat ***" in text and summary["secrets_scrubbed"] > 0
