@@ -53,6 +53,11 @@ class _Side:
         self.decisions = 0
         self.stuck_ticks = 0
         self.n = n
+        self.groups = None
+        if rec.config.fish.groups:  # a mixed tank: figures per group (observe/groups.py)
+            from ..observe.groups import GroupFigures
+
+            self.groups = GroupFigures(rec.config)
 
     def step(self) -> tuple[np.ndarray, dict[int, tuple[int, int, int]]] | None:
         """One tick: the decisions applied at it (fish → plan), counted; then the cells after it."""
@@ -67,6 +72,8 @@ class _Side:
         frame = self.player.step()
         if frame is None:
             return None
+        if self.groups is not None:
+            self.groups(frame)
         self.actions += np.bincount(frame.executed.astype(np.int64), minlength=len(ACTION_NAMES))[: len(ACTION_NAMES)]
         self.stuck_ticks += int(np.count_nonzero(self.player.world.school.stuck))
         return self.player.world.school.cell.copy(), decided
@@ -91,6 +98,7 @@ class _Side:
             "memory_entries_mean": round(float(np.mean(sizes)), 2),
             "summaries_mean": round(float(np.mean(np.minimum(s.long_memory.count, s.long_memory.kept))), 2),
             "metrics_mean": metrics,
+            **({"groups": self.groups.summary()} if self.groups is not None else {}),
         }
 
     def close(self) -> None:
@@ -212,4 +220,11 @@ def render_text(d: dict[str, Any]) -> str:
     lines.append("metrics (mean of the samples)")
     for k in a["metrics_mean"]:
         lines.append(row(k, a["metrics_mean"][k], b["metrics_mean"].get(k)))
+    if "groups" in a or "groups" in b:
+        from ..observe.groups import render_lines
+
+        for side, name in ((a, "A"), (b, "B")):
+            if "groups" in side:
+                lines.append(f"groups, {name}")
+                lines += ["  " + x for x in render_lines(side["groups"])]
     return "\n".join(lines)

@@ -65,6 +65,12 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     out = out if out is not None else sys.stdout  # looked up now: a caller may have replaced it
 
     engine = LiveSession(cfg, cache=cache)
+    groups = None
+    if cfg.fish.groups:  # a mixed tank: figures per group too (observe/groups.py)
+        from ..observe.groups import GroupFigures
+
+        groups = GroupFigures(cfg)
+        engine.observers.append(groups)
     recorder = _recorder(record, engine, overwrite)
     bar = _Progress(ticks, progress)
     interrupted = False
@@ -95,6 +101,8 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     if recorder is not None:
         recorder.close()
     summary = summarize_run(engine, done, elapsed)
+    if groups is not None:
+        summary["groups"] = groups.summary()
     if interrupted:
         summary["interrupted"] = True
     if recorder is not None:

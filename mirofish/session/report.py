@@ -48,6 +48,9 @@ class FishReport:
     fallback_reasons: dict[str, Any]  # … and, of those the fallback made, why
     # does it do what it says: shares over its plans judged in the window (observe/worddeed.py)
     word_deed: dict[str, Any]
+    # a mixed tank: the fish's group, and every group's figures over the range (observe/groups.py)
+    group: str | None = None
+    groups: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -67,6 +70,12 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
     player.seek(t0)
     judge = WordDeed(n, keep=True)  # plans that start and end inside the window
     player.engine.observers.append(judge.observe)
+    per_group = None
+    if player.cfg.fish.groups:
+        from ..observe.groups import GroupFigures
+
+        per_group = GroupFigures(player.cfg)
+        player.engine.observers.append(per_group)
     w = player.world
     s = w.school
     start_eats, start_refusals = int(s.eats[fish]), int(s.refusals[fish])
@@ -113,6 +122,8 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
         decisions=dict(tiers), fallback_reasons=dict(reasons),
         word_deed={**{k: v for k, v in judge.fish(fish).items() if k != "recent"},
                    "plans": [r for r in judge.records if r["fish"] == fish]},
+        group=per_group.names[int(per_group.of[fish])] if per_group is not None else None,
+        groups=per_group.summary() if per_group is not None else None,
     )
     player.close()
     return report
@@ -157,4 +168,9 @@ def render_text(r: FishReport) -> str:
         "  drift score (summary vs persona, 1 = in character): "
         + (", ".join(f"{d:.2f}" for d in r.drift) if r.drift else "no summary yet"),
     ]
+    if r.groups is not None:
+        from ..observe.groups import render_lines
+
+        lines[1:1] = [f"  group: {r.group} ({r.groups[r.group or '']['brain']})"]
+        lines += ["  groups over the range:"] + ["    " + x for x in render_lines(r.groups)]
     return "\n".join(lines)

@@ -96,6 +96,17 @@ class Hud:
             surf.blit(theme.fit(text, 18, status_w - 10, line[1]), (sx, rect.y + 6 + k * 19))
 
 
+def _brain_line(cfg: Any, fish: int) -> str:
+    """Who decides for ``fish``: its group and that group's brain (a mixed tank), or the brain
+    when it is not the embedded one; "" for the instinct tank."""
+    from ..observe.groups import brain_label
+
+    if cfg.fish.groups:
+        g = cfg.fish.group_of()[fish] if fish < cfg.fish.slots else len(cfg.fish.groups)
+        return f"group {cfg.fish.group_names()[g]}: {brain_label(cfg.for_group(g))}"
+    return "" if cfg.brain.kind == "instinct" else f"brain: {brain_label(cfg)}"
+
+
 def status_lines(status: dict, brain: dict) -> list[tuple[str, tuple]]:
     run = "PAUSED" if status.get("paused") else f"{status.get('speed', 1):g}x"
     lines = [(f"tick {status.get('tick', 0)}   {run}", theme.INK)]
@@ -164,6 +175,7 @@ class FollowPanel:
             traits = list(shown.fish(fish).traits.values())
             behaviour = behaviour_score(counts[fish], traits, counts.sum(axis=0)), int(counts[fish][1:].sum())
         cfg, snap = shown.cfg, shown.fish(fish)
+        self._brain_line = _brain_line(cfg, fish)
         self._places = _places_lines(shown, view, fish)
         self.draw(surf, rect, snap, energy_hist, last_decision, view.max_energy / 100,
                   shown.drift(fish), cfg.brain.drift_alert, why, behaviour=behaviour,
@@ -236,6 +248,10 @@ class FollowPanel:
         y += 30
         for line in theme.wrap(fish.persona, w, 18)[:3]:
             surf.blit(theme.text(line, 18, theme.ACCENT), (x, y))
+            y += 18
+        brain = getattr(self, "_brain_line", "")
+        if brain:  # a mixed tank's group, or a brain other than the embedded one
+            surf.blit(theme.fit(brain, 16, w, theme.INK), (x, y))
             y += 18
         y += 4
         col_w = w // 2

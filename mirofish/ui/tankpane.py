@@ -15,6 +15,19 @@ from ..snapshot import TankView
 from . import theme
 from .tank import TankRenderer
 
+GROUP_COLOURS = ((90, 180, 255), (255, 160, 64), (120, 220, 120), (230, 110, 200), (250, 230, 90),
+                 (160, 140, 255), (90, 220, 210), (255, 110, 110))  # a group without a colour of its own
+
+
+def group_colours(cfg: Any) -> list[tuple[int, int, int]]:
+    """Each group's ring colour (its ``colour``, else the next of :data:`GROUP_COLOURS`), the
+    fish no group takes (``tank``) last, in grey."""
+    out = []
+    for g, grp in enumerate(cfg.fish.groups):
+        c = grp.colour
+        out.append((int(c[1:3], 16), int(c[3:5], 16), int(c[5:7], 16)) if c else GROUP_COLOURS[g % len(GROUP_COLOURS)])
+    return out + [theme.DIM]
+
 
 class TankPane:
     """The tank's pane: a renderer plus the view state (zoom, pan, tool) of one window."""
@@ -108,9 +121,40 @@ class TankPane:
         self.renderer.layout(rect, self.zoom, centre)
         self.renderer.draw(surf, view, prev, alpha, selected, show_fov, heat, shown.cfg.metrics.hotspot_cell,
                            shown.ghost_view())
+        if shown.cfg.fish.groups:
+            self._draw_groups(surf, shown.cfg, view, prev, alpha)
         places = view.places
         if selected is not None and places is not None and selected < len(places.meals):
             self._draw_places(surf, places, selected)
+
+    def _draw_groups(self, surf: pygame.Surface, cfg: Any, view: TankView, prev: TankView | None,
+                     alpha: float) -> None:
+        """A mixed tank: a thin ring in its group's colour around every fish (up to 3,000 fish),
+        and the groups' legend in the water's top-left corner."""
+        colours = group_colours(cfg)
+        of = np.asarray(cfg.fish.group_of(), np.int64)[: len(view.x)]
+        clip = surf.get_clip()
+        surf.set_clip(self.renderer.rect)
+        if len(view.x) <= 3000:
+            x, y = view.x.astype(float), view.y.astype(float)
+            if prev is not None and len(prev.x) == len(x) and alpha < 1.0:
+                x, y = prev.x + (x - prev.x) * alpha, prev.y + (y - prev.y) * alpha
+            px, py = self.renderer.to_px(x, y)
+            r = max(5, int(self.renderer.cell * 0.95))
+            width = 1 if self.renderer.cell < 14 else 2
+            for i in range(len(of)):
+                if view.in_water(i):
+                    pygame.draw.circle(surf, colours[int(of[i])], (int(px[i]), int(py[i])), r, width)
+        lx, ly = self.renderer.rect.x + 8, self.renderer.rect.y + 6
+        here = np.ones(len(of), bool) if view.present is None else np.asarray(view.present[: len(of)], bool)
+        for g, name in enumerate(cfg.fish.group_names()):
+            if not np.any((of == g) & here):  # spare slots out of the water (the tank's own) are not shown
+                continue
+            pygame.draw.circle(surf, colours[g], (lx + 6, ly + 9), 6, 2)
+            label = theme.text(name, 14, theme.INK)
+            surf.blit(label, (lx + 16, ly + 1))
+            lx += 30 + label.get_width()
+        surf.set_clip(clip)
 
     def _draw_places(self, surf: pygame.Surface, places: Any, fish: int) -> None:
         """The followed fish's remembered places: a ring per place (thicker for more meals) and

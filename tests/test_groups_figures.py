@@ -1,0 +1,79 @@
+"""Figures per group of a mixed tank, as a user reads them: the run summary, report, diff and
+the window's rings (examples/mixed.toml: 30 instinct fish and 30 rule-brain fish)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from mirofish.cli import main
+from mirofish.config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def mixed_toml(tmp_path: Path) -> Path:
+    cfg = tmp_path / "mixed.toml"
+    text = (ROOT / "examples" / "mixed.toml").read_text()
+    cfg.write_text(text.replace("examples/rule_brain.py", str(ROOT / "examples" / "rule_brain.py")))
+    return cfg
+
+
+def last_json(out: str) -> dict:
+    return json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])
+
+
+def test_the_summary_report_and_diff_split_a_mixed_tank_per_group(capsys, tmp_path):
+    cfg = mixed_toml(tmp_path)
+    a, b = tmp_path / "a.mirofish", tmp_path / "b.mirofish"
+    assert main(["live", "--headless", "--ticks", "200", "--config", str(cfg), "--record", str(a)]) == 0
+    run = last_json(capsys.readouterr().out)
+    groups = run["groups"]
+    assert {k: g["fish"] for k, g in groups.items()} == {"instinct": 30, "rules": 30}
+    assert groups["instinct"]["brain"] == "instinct" and groups["rules"]["brain"] == "RuleBrain"
+    assert groups["rules"]["decisions"] == {"user": run["decisions_by_tier"]["user"]}
+    final = (30 * groups["instinct"]["final_energy"] + 30 * groups["rules"]["final_energy"]) / 60
+    assert abs(final - run["mean_energy"]) < 0.02  # the groups' energies make the tank's
+    assert 0 <= groups["rules"]["schooling"] <= 1 and groups["rules"]["eats_per_fish_per_1000_ticks"] > 0
+    assert main(["live", "--headless", "--ticks", "200", "--config", str(cfg), "--seed", "9",
+                 "--record", str(b)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(a), "--fish", "45"]) == 0
+    report = capsys.readouterr().out
+    assert "group: rules (RuleBrain)" in report and "groups over the range:" in report
+    assert main(["diff", str(a), str(b)]) == 0
+    diff = capsys.readouterr().out
+    assert "groups, A" in diff and "groups, B" in diff and diff.count("RuleBrain") == 2
+    assert main(["diff", str(a), str(b), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["a"]["groups"]["rules"]["fish"] == 30 and d["a"]["groups"] != d["b"]["groups"]
+
+
+def test_a_tank_without_groups_has_no_group_figures(capsys):
+    assert main(["live", "--headless", "--ticks", "20", "--fish", "10"]) == 0
+    assert "groups" not in last_json(capsys.readouterr().out)
+
+
+def test_the_window_rings_each_groups_fish_in_its_colour(tmp_path):
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    from mirofish.ui.app import App
+    from mirofish.ui.scenes.aquarium import AquariumScene
+
+    cfg = load_config(mixed_toml(tmp_path), seed=7)
+    scene = AquariumScene.live(cfg, past=False)
+    app = App([scene], (1280, 720), offscreen=True)
+    try:
+        app.run(frames=3, fixed_dt=1 / 30, fps_cap=0)
+        app.frame(0.0)
+        r = scene.pane.renderer
+        shot = np.transpose(np.asarray(__import__("pygame").surfarray.array3d(app.screen)), (1, 0, 2))
+        for fish, colour in ((3, (0x5A, 0xB4, 0xFF)), (40, (0xFF, 0xA0, 0x40))):
+            px, py = r.to_px(float(scene.view.x[fish]), float(scene.view.y[fish]))
+            rad = max(5, int(r.cell * 0.95))
+            box = shot[int(py) - rad - 2:int(py) + rad + 3, int(px) - rad - 2:int(px) + rad + 3].reshape(-1, 3)
+            assert np.any(np.all(np.abs(box.astype(int) - colour) <= 8, axis=1)), f"no ring around fish {fish}"
+    finally:
+        scene.close()
