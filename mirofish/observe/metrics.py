@@ -311,6 +311,7 @@ class Metrics:
         self._prev_xy: np.ndarray | None = None
         self.school_members = np.zeros(0, np.int64)  # the largest moving school at the last sample
         self.word_deed = WordDeed(n_fish)  # does each fish do what its thoughts say (observe/worddeed.py)
+        self.judge_words = True  # False: no word-and-deed (mirofish.env: a policy's actions carry no words)
         self.compiled = kernel.compiled_tick() is not None  # the per-tick bookkeeping in C (_tick.tally)
         self._outcomes = np.zeros(5, np.int64)  # fish per move outcome at the last tick (filled by tally)
         self._all_here = np.ones(n_fish, np.uint8)
@@ -328,7 +329,8 @@ class Metrics:
         if self.ticks == 0:
             self.first_tick = f.tick  # what these metrics have seen starts here (a replay: its keyframe)
         self.ticks += 1
-        self.word_deed.observe(f)
+        if self.judge_words:
+            self.word_deed.observe(f)
         nslot = self.ticks % cfg.schooling_window
         k = kernel.built() if self.compiled else None
         if k is not None:
