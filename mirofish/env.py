@@ -154,7 +154,8 @@ class AquariumEnv(ParallelEnv):
         if self.record is not None:
             path = self.record if self.episode == 1 else self.record.with_name(
                 f"{self.record.stem}-{self.episode}{self.record.suffix}")
-            self.session.start_recording(path, overwrite=self.overwrite)
+            self.session.start_recording(path, overwrite=self.overwrite,
+                                         extra_header={"decided_by": "env policy"})
         self.steps = 0
         self.agents = list(self.possible_agents)
         infos = {a: {"tick": self.session.tick, "executed": -1} for a in self.agents}

@@ -139,12 +139,15 @@ class LiveSession(Session):
         self.past_folder = None
         return new
 
-    def start_recording(self, path: str | Path, overwrite: bool = False) -> Recorder:
-        """Record from now on to ``path`` (refused if it exists, unless ``overwrite``)."""
+    def start_recording(self, path: str | Path, overwrite: bool = False,
+                        extra_header: dict[str, Any] | None = None) -> Recorder:
+        """Record from now on to ``path`` (refused if it exists, unless ``overwrite``);
+        ``extra_header``: more header keys (``decided_by``: who made the decisions, when it is
+        not the config's brain — mirofish.env's policy)."""
         Recorder.check_path(path, overwrite)
         self._close_recorder()
         self._recorded_from = self.tick
-        self.recorder = Recorder(path, self.cfg, overwrite=overwrite).attach(self)
+        self.recorder = Recorder(path, self.cfg, overwrite=overwrite, extra_header=extra_header).attach(self)
         return self.recorder
 
     def stop_recording(self) -> Path | None:

@@ -276,6 +276,8 @@ class ReplaySession(Session):
     def brain_status(self) -> dict[str, Any]:
         """Which brain made the recording."""
         kind = self.cfg.brain.kind
+        if self.recording.header.get("decided_by"):  # not the config's brain (mirofish.env: a policy)
+            return {"source": "replay", "brain": str(self.recording.header["decided_by"])}
         if kind == "instinct":
             return {"source": kind}
         if kind != "llm":  # a user brain, or a mixed tank
