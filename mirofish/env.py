@@ -49,6 +49,7 @@ import numpy as np
 from .actions import N_ACTIONS
 from .brains.base import TIER_INDEX, DecisionBatch, DecisionSource
 from .brains.prompt import fish_message, system_prompt
+from .brains.prompts import load_prompt
 from .config import Config, load_config
 from .fish.plans import G_HOLD
 from .fish.triggers import trigger_name
@@ -124,7 +125,8 @@ class AquariumEnv(ParallelEnv):
             obs["text"] = spaces.Text(max_length=TEXT_MAX, min_length=0, charset=TEXT_CHARSET)
         self._obs_space = spaces.Dict(obs)
         self._act_space = spaces.Discrete(N_ACTIONS)
-        self.system_prompt = system_prompt(plans=False, tendency=self.cfg.brain.tendency)
+        self.prompt = load_prompt(self.cfg.brain.prompt)
+        self.system_prompt = system_prompt(plans=False, tendency=self.cfg.brain.tendency, prompt=self.prompt)
         self.session: Any = None
         self.episode = 0
         self.steps = 0
@@ -223,7 +225,7 @@ class AquariumEnv(ParallelEnv):
             for i, a in enumerate(self.possible_agents):
                 msg = fish_message(w.perceive(i), s.persona[i], trigger_name(int(triggers[i]))
                                    if triggers[i] >= 0 else "your turn", None, self.cfg.brain.prompt_memories,
-                                   self.cfg.brain.prompt_summaries)
+                                   self.cfg.brain.prompt_summaries, self.prompt)
                 out[a]["text"] = "".join(ch if ch in _CHARSET else "?" for ch in msg)[:TEXT_MAX]
         return out
 

@@ -59,6 +59,7 @@ from .prompt import (
     summary_messages,
     system_prompt,
 )
+from .prompts import load_prompt
 from .routing import Router, classify
 from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettings
 
@@ -125,13 +126,14 @@ class ModelPool(DecisionSource):
         self.cache = cache
         self.cfg, self.bcfg, self.mode = cfg, cfg.brain, mode
         self.plans = cfg.brain.decides == "plan"
+        self.prompt = load_prompt(cfg.brain.prompt)  # the prompt file's words (brains/prompts.py)
         self.fallback = instinct_source(cfg, tier="fallback")
         self._warn = warn or (lambda msg: print(f"mirofish: warning: {msg}", file=sys.stderr, flush=True))
         self.stats = Accounts()
         self.tokens_by_fish = np.zeros(cfg.fish.slots, np.int64)
         self.drift: dict[int, float] = {}  # fish → drift score of its newest model-written summary
         self._seen: dict[int, set[Any]] = {}
-        self._prefix_tokens = estimate_tokens(system_prompt(self.plans, self.bcfg.tendency))
+        self._prefix_tokens = estimate_tokens(system_prompt(self.plans, self.bcfg.tendency, self.prompt))
         self._tick = 0  # the newest tick asked about (lockstep breaker cooldown)
         self._given_up: set[tuple[int, int]] = set()  # (tick, fish) of requests the engine gave up on
         self._latest: dict[int, int] = {}  # fish → tick of its newest request
@@ -355,7 +357,8 @@ class ModelPool(DecisionSource):
         fish = Perception(tick=0, view=".....\n..F..\n..@.<\n.....\n.....", food_here=False, energy=5000,
                           max_energy=10000, age=0, memories=())
         goals, ways = fitting_choices(fish.view)
-        msgs = messages(fish, "a calm fish", "first_plan", plans=self.plans, tendency=self.bcfg.tendency)
+        msgs = messages(fish, "a calm fish", "first_plan", plans=self.plans, tendency=self.bcfg.tendency,
+                        prompt=self.prompt)
         record: dict[str, Any] = {"model": ep.cfg.model, "slots": ep.slots, "slots_from": ep.slots_source}
         try:
             _, p, c = await self.transport.complete(
@@ -431,7 +434,7 @@ class ModelPool(DecisionSource):
         formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
         b = self.bcfg
         msgs = messages(batch.perceptions[i], persona, trigger, None, plans=self.plans, memories=b.prompt_memories,
-                        summaries=b.prompt_summaries, tendency=b.tendency)
+                        summaries=b.prompt_summaries, tendency=b.tendency, prompt=self.prompt)
         trace: dict[str, Any] = {}
         asked = tier or self.tiers["small"]
 
@@ -568,7 +571,7 @@ class ModelPool(DecisionSource):
             return None
         fish, tick = int(batch.fish[i]), int(batch.tick)
         self.stats.summaries_asked += 1
-        msgs = summary_messages(persona, due[1])
+        msgs = summary_messages(persona, due[1], self.prompt)
         trace: dict[str, Any] = {"model": tier.endpoints[0].cfg.model}
         text: str | None = None
         read = "ok"

@@ -36,46 +36,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..actions import ACTION_NAMES, DIRECTION_NAMES
 from ..fish.perception import Perception
 from ..fish.plans import AWAY_NAMES, CODE, PLAN_GOALS, TYPES, direction_index
+from .prompts import Prompt, default_prompt
 
 # Plan mode (the default): the model chooses a standing plan; the fish's body (the steering
 # layer) swims it tick by tick. Every choice is legal in almost every view, and the format is
 # shown by worked examples, not by placeholder text a small model could copy back. Tiny models
 # (SmolLM2-135M) copy the first example's goal whatever the view: it is forage, the plan that
 # is legal in every view and keeps a fish fed (README "Model brain" has the measurements).
-PLAN_PROMPT = """You are a fish in an aquarium shared with other fish. Your 5x5 view (north up): @ you,
-. water, # glass or rock, F food; other fish show the way they face: ^ v < >.
-
-Plans (your body swims the plan until it ends or something changes):
-""" + "".join(f"{t.name} - {t.prompt}\n" for t in TYPES if t.prompt) + """
-Moving costs energy; food gives 40. At 0 energy you can only rest.
-Alone, the current scatters you; near others you feel steadier.
-
-Reply with one JSON object only, for example:
-{"goal": "forage", "ticks": 40, "thought": "hungry, food two cells east"}
-{"goal": "school", "ticks": 120, "thought": "three fish swim east, I join them"}
-{"goal": "explore", "direction": "south", "ticks": 30, "thought": "nobody here, open water south"}"""
-
-SYSTEM_PROMPT = """You are a fish in a shared aquarium with other fish, each an agent like you.
-You see only the 5x5 patch of water around you.
-
-View (north is up): @ you, . water, # glass/plant/rock (impassable), F food,
-another fish as the way it faces: ^ north, v south, < west, > east.
-"here: food" means food lies under you.
-
-Actions:
-- move_n / move_s / move_w / move_e: swim one cell north/south/west/east. The cell must be . or F. Cost 0.3.
-- eat: eat food under you or directly N, S, W or E of you. Cost 0.1, gain 40.
-- rest: stay put. No extra cost.
-
-Rules:
-- Each tick costs 0.15 energy (max 100). At 0 you can only rest; rest barely revives, only food feeds.
-- Food appears mostly in open water and rots.
-- When fish want the same cell or food, one gets it; the others stay and remember it.
-- Your action repeats until something changes, so choose a course, not a single step.
-- Alone, the current scatters you more easily; near others you feel steadier.
-
-Answer with one JSON object only:
-{"action": "move_n|move_s|move_w|move_e|eat|rest", "thought": "why, at most 80 characters"}"""
+# The words live in the prompt file (assets/prompts/fish.toml, brains/prompts.py); these are
+# the bundled file's shared prefixes.
+PLAN_PROMPT = default_prompt().system(plans=True)
+SYSTEM_PROMPT = default_prompt().system(plans=False)
 
 
 class PlanReply(BaseModel):
@@ -177,10 +148,6 @@ JSON_SCHEMA_FORMAT = {"type": "json_schema", "json_schema": {"name": "fish_reply
 JSON_OBJECT_FORMAT = {"type": "json_object", "schema": REPLY_SCHEMA}
 
 
-SUMMARY_ASK = ("Also add \"summary\": one sentence in your own words about {span}, like \"I ate twice and swam "
-               "with others.\" Facts: {facts}.")
-
-
 class SummaryReply(BaseModel):
     """A long-term memory in the fish's own words (its own small request, see :func:`summary_messages`)."""
 
@@ -193,17 +160,13 @@ SUMMARY_SCHEMA = strict_schema(SummaryReply.model_json_schema())
 SUMMARY_FORMATS = ({"type": "json_schema", "json_schema": {"name": "fish_memory", "schema": SUMMARY_SCHEMA,
                                                            "strict": True}},
                    {"type": "json_object", "schema": SUMMARY_SCHEMA})
-SUMMARY_SYSTEM = ("You are a fish in an aquarium keeping a diary. Write one sentence, first person, at most 160 "
-                  "characters, about a span of your life from the facts given. Reply with one JSON object only, "
-                  "for example:\n{\"summary\": \"I ate twice, bumped into others and swam with a school.\"}")
-
-
-def summary_messages(persona: str, summary_facts: str) -> list[dict[str, Any]]:
+def summary_messages(persona: str, summary_facts: str, prompt: Prompt | None = None) -> list[dict[str, Any]]:
     """The small request that asks a model to write a due long-term summary in the fish's words."""
+    pr = prompt or default_prompt()
     span, _, facts = summary_facts.partition(": ")
-    return [{"role": "system", "content": SUMMARY_SYSTEM},
-            {"role": "user", "content": f"You are {persona}. About {span}. Facts: "
-                                        f"{facts.split(' Anchors:')[0].rstrip('.')}."}]
+    return [{"role": "system", "content": pr.t("summary", "system")},
+            {"role": "user", "content": pr.fill("summary", "user", persona=persona, span=span,
+                                                facts=facts.split(' Anchors:')[0].rstrip('.'))}]
 
 
 def parse_summary_reply(text: str | None) -> str:
@@ -216,35 +179,27 @@ def parse_summary_reply(text: str | None) -> str:
         raise ReplyError("schema", exc.errors()[0]["msg"]) from None
 
 
-TENDENCY_LINES = ("Alone, the current scatters you; near others you feel steadier.\n",
-                  "- Alone, the current scatters you more easily; near others you feel steadier.\n")
-
-
-def system_prompt(plans: bool = True, tendency: bool = True) -> str:
-    """The shared prefix: :data:`PLAN_PROMPT` or :data:`SYSTEM_PROMPT`, with or without the tendency line."""
-    text = PLAN_PROMPT if plans else SYSTEM_PROMPT
-    if not tendency:
-        for line in TENDENCY_LINES:
-            text = text.replace(line, "")
-    return text
+def system_prompt(plans: bool = True, tendency: bool = True, prompt: Prompt | None = None) -> str:
+    """The shared prefix of plan or action mode, with or without the tendency line (``prompt``:
+    a prompt file's, default the bundled one)."""
+    return (prompt or default_prompt()).system(plans, tendency)
 
 
 def fish_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
-                 memories: int = 8, summaries: int = 3) -> str:
-    """The per-fish part of the prompt (long-term summaries without their anchor quotes, which
-    are already among the memories)."""
-    p = perception
-    lines = [f"You are {persona}. Deciding because: {trigger.replace('_', ' ')}.", p.view,
-             f"here: {'food' if p.food_here else 'water'}; energy {p.energy / 100:.0f}/{p.max_energy / 100:.0f}; "
-             f"age {p.age}", "Recent:"]
-    lines += _newest(p.memories, memories) or ["nothing yet"]
-    if p.summaries and summaries:
-        lines.append("Earlier:")
-        lines += [s.split(" Anchors:")[0] for s in _newest(p.summaries, summaries)]
+                 memories: int = 8, summaries: int = 3, prompt: Prompt | None = None) -> str:
+    """The per-fish part of the action prompt (long-term summaries without their anchor quotes,
+    which are already among the memories)."""
+    p, pr = perception, prompt or default_prompt()
+    ask = ""
     if summary_facts:
         span, _, facts = summary_facts.partition(": ")
-        lines.append(SUMMARY_ASK.format(span=span, facts=facts))
-    return "\n".join(lines)
+        ask = pr.fill("action", "summary_ask", span=span, facts=facts)
+    earlier = [s.split(" Anchors:")[0] for s in _newest(p.summaries, summaries)] if p.summaries else []
+    return pr.fill("action", "fish", persona=persona, trigger=trigger.replace("_", " "), view=p.view,
+                   here=pr.t("action", "here_food" if p.food_here else "here_water"),
+                   energy=f"{p.energy / 100:.0f}", max_energy=f"{p.max_energy / 100:.0f}", age=str(p.age),
+                   recent=pr.recent("action", _newest(p.memories, memories)),
+                   earlier=pr.earlier("action", earlier), summary_ask=ask)
 
 
 def _newest(items: Iterable[str], k: int) -> list[str]:
@@ -252,12 +207,14 @@ def _newest(items: Iterable[str], k: int) -> list[str]:
 
 
 def messages(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
-             plans: bool = False, memories: int = 8, summaries: int = 3, tendency: bool = True) -> list[dict[str, Any]]:
+             plans: bool = False, memories: int = 8, summaries: int = 3, tendency: bool = True,
+             prompt: Prompt | None = None) -> list[dict[str, Any]]:
     """A fish's request: the shared prefix (:func:`system_prompt`) and its own message, with its
-    newest ``memories`` short memories and ``summaries`` long-term summaries."""
+    newest ``memories`` short memories and ``summaries`` long-term summaries, in the words of
+    ``prompt`` (a prompt file; default the bundled one)."""
     body = (plan_message if plans else fish_message)(perception, persona, trigger, summary_facts, memories,
-                                                     summaries)
-    return [{"role": "system", "content": system_prompt(plans, tendency)},
+                                                     summaries, prompt)
+    return [{"role": "system", "content": system_prompt(plans, tendency, prompt)},
             {"role": "user", "content": body}]
 
 
@@ -311,25 +268,24 @@ def fitting_choices(view: str, places: str = "") -> tuple[list[str], list[str]]:
 
 
 def plan_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
-                 memories: int = 8, summaries: int = 3) -> str:
+                 memories: int = 8, summaries: int = 3, prompt: Prompt | None = None) -> str:
     """The per-fish part of the plan prompt: persona, why it asks (``first_plan`` for a fish's
     first request), the view with a one-line reading, energy and age, the newest ``memories``
     short memories and ``summaries`` long-term summaries, and the plans that fit. (A due
     long-term summary is asked for in a request of its own: :func:`summary_messages`;
     ``summary_facts`` is accepted for the action prompt's signature.)"""
-    p = perception
+    p, pr = perception, prompt or default_prompt()
     seen, fitting = reading(p.view)
-    lines = [f"You are {persona}. Asking because: {trigger.replace('_', ' ')}.", p.view, f"You see: {seen}.",
-             f"Energy {p.energy / 100:.0f}/{p.max_energy / 100:.0f}{'; food under you' if p.food_here else ''}; "
-             f"age {p.age} ticks.",
-             "Recent: " + ("; ".join(_newest(p.memories, memories)) or "nothing yet") + "."]
-    for s in _newest(p.summaries, summaries):
-        lines.append("Earlier: " + s.split(" Anchors:")[0])
+    places = ""
     if p.places:  # environmental memory (fish.places): one line, and the plans that use it
-        lines.append(f"Places you ate at: {p.places}.")
+        places = pr.fill("plan", "places", places=p.places)
         fitting = [*fitting, *(t.name + _OPTION[t.param] for t in TYPES if t.fits == "places")]
-    lines.append("Plans that fit now: " + ", ".join(fitting) + ".")
-    return "\n".join(lines)
+    earlier = [s.split(" Anchors:")[0] for s in _newest(p.summaries, summaries)]
+    return pr.fill("plan", "fish", persona=persona, trigger=trigger.replace("_", " "), view=p.view, seen=seen,
+                   energy=f"{p.energy / 100:.0f}", max_energy=f"{p.max_energy / 100:.0f}",
+                   food_under=pr.t("plan", "food_under") if p.food_here else "", age=str(p.age),
+                   recent=pr.recent("plan", _newest(p.memories, memories)), earlier=pr.earlier("plan", earlier),
+                   places=places, plans_that_fit=", ".join(fitting))
 
 
 # ---------------------------------------------------------------- reading replies

@@ -70,6 +70,7 @@ from .base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch, statu
 from .exchanges import ReplyCache, cache_key, exchange, schema_of
 from .instinct import instinct_source
 from .prompt import PlanReply, fitting_choices, judge_reply, legal_for_view, messages
+from .prompts import load_prompt
 
 ENTRY_POINTS = "mirofish.brains"
 MAX_LOST_WORKERS = 8  # worker threads a brain may leave hanging before the fallback decides for good
@@ -252,6 +253,7 @@ class UserBrainSource(DecisionSource):
         self.brain = load_brain(self.spec)()
         self.name = brain_name(self.spec, self.brain)
         self.plans = cfg.brain.decides == "plan"
+        self.prompt = load_prompt(cfg.brain.prompt)  # the words of Ask.messages (brains/prompts.py)
         self.deadline_s = cfg.brain.request_timeout_s
         self.fallback = instinct_source(cfg, tier="fallback")
         self._warn = warn or (lambda msg: print(f"mirofish: warning: {msg}", file=sys.stderr, flush=True))
@@ -354,7 +356,7 @@ class UserBrainSource(DecisionSource):
             ways = []
             plans = tuple(a for a in ACTION_NAMES if legal_for_view(a, p.view, p.food_here))
         msgs = messages(p, batch.personas[i], trigger, None, plans=self.plans, memories=b.prompt_memories,
-                        summaries=b.prompt_summaries, tendency=b.tendency)
+                        summaries=b.prompt_summaries, tendency=b.tendency, prompt=self.prompt)
         return Ask(fish=fish, tick=int(batch.tick), trigger=trigger, view=p.view, codes=batch.codes[i].copy(),
                    energy=p.energy / 100, max_energy=p.max_energy / 100, age=p.age,
                    heading=DIRECTION_NAMES[int(batch.heading[i]) % 4], food_here=bool(p.food_here),

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from ..actions import ACTION_NAMES
+from ..brains.prompts import prompts_of
 from ..config import Config, load_config
 from ..session.headless import _recorder, run_headless
 from .common import (
@@ -46,6 +47,9 @@ def arguments(live: argparse.ArgumentParser) -> None:
     live.add_argument("--model", metavar="NAME", help="llm: model name on that server (small tier)")
     live.add_argument("--large-base-url", metavar="URL", help="llm: server of the large tier (default: --base-url)")
     live.add_argument("--large-model", metavar="NAME", help="llm: model of the large tier")
+    live.add_argument("--prompt", metavar="FILE",
+                      help="the fish prompt file (brain.prompt; assets/prompts/fish.toml is the bundled one, "
+                           "docs/prompts.md)")
     live.add_argument("--budget-tokens", type=int_at_least(0), metavar="N",
                       help="llm: token budget; at 80 %% small tier only, at 100 %% instinct only")
     live.add_argument("--reply-cache", metavar="DIR",
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
 def config_from(args: argparse.Namespace) -> Config:
     top = {"seed": args.seed, "fish.count": args.fish, "engine.speed": getattr(args, "speed", None),
-           "brain.kind": args.brain, "brain.budget_tokens": args.budget_tokens}
+           "brain.kind": args.brain, "brain.budget_tokens": args.budget_tokens,
+           "brain.prompt": getattr(args, "prompt", None)}
     if args.base_url or args.model:
         if not (args.base_url and args.model):
             raise UsageError("mirofish live: --base-url and --model go together")
@@ -79,7 +84,9 @@ def config_from(args: argparse.Namespace) -> Config:
     if args.large_base_url or args.large_model:
         top["brain.large.endpoints"] = [{"base_url": args.large_base_url or args.base_url,
                                          "model": args.large_model or args.model}]
-    return load_config(args.config, args.overrides, preset=args.preset, **top)
+    cfg = load_config(args.config, args.overrides, preset=args.preset, **top)
+    prompts_of(cfg)  # a prompt file that cannot be used: one line before the run starts
+    return cfg
 
 
 def other_scenes() -> list[Any]:

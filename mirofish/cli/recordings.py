@@ -241,9 +241,18 @@ def trace_arguments(tr: argparse.ArgumentParser) -> None:
 
 
 def trace(args: argparse.Namespace) -> int:
+    from ..brains.prompts import recorded_prompt
+    from ..observe.recording import Recording
     from ..session import trace_fish
 
     rows = trace_fish(args.path, args.fish, args.t0, args.t1)
+    rec = Recording(args.path)
+    try:
+        prompt = recorded_prompt(rec.header, rec.config, args.fish)
+    finally:
+        rec.close()
+    if prompt:
+        print(f"fish {args.fish} was asked in the prompt {prompt['name']} ({prompt['hash']})")
     for r in rows:
         print(f"t{r['tick']}  energy {r['energy']:.2f}  plan {r['plan']}  doing {r['intent']}")
         if "decision" in r:
@@ -252,7 +261,8 @@ def trace(args: argparse.Namespace) -> int:
     agree = [r["agrees"] for r in rows if r.get("agrees") is not None]
     decisions = sum(1 for r in rows if "decision" in r)
     print(json.dumps({"fish": args.fish, "ticks": len(rows), "decisions": decisions,
-                      "brain_agrees": sum(agree) if agree else None}))
+                      "brain_agrees": sum(agree) if agree else None,
+                      "prompt": {k: prompt[k] for k in ("name", "hash")} if prompt else None}))
     return 0
 
 

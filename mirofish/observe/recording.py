@@ -196,6 +196,14 @@ class Recorder:
             "scene": scene, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "code_version": __version__, "keyframe_every": self.keyframe_every, "chunk_ticks": self.chunk_ticks,
         }
+        from ..brains.prompts import PromptError, prompts_of
+
+        try:
+            prompts = {label: p.meta() for label, p in prompts_of(cfg).items()}
+        except PromptError as exc:  # a fork of a run whose prompt file is gone: say so, record on
+            prompts = {"tank": {"name": cfg.brain.prompt or "default", "hash": "unreadable", "error": str(exc)}}
+        if prompts:  # the words the model brains were sent: name, hash and the file's text
+            header["prompts"] = prompts
         header.update(extra_header or {})
         db.execute("BEGIN")
         db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)",

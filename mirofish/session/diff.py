@@ -151,6 +151,7 @@ def diff_runs(a_path: str | Path, b_path: str | Path) -> dict[str, Any]:
                                  "fish_ever_elsewhere": int(ever.sum())},
                 "curve": curve, "a": sa.summary(), "b": sb.summary(),
                 "final_state_hashes": [sa.player.state_hash(), sb.player.state_hash()],
+                "prompts": [_prompts(a), _prompts(b)],
             }
         finally:
             sa.close()
@@ -159,6 +160,12 @@ def diff_runs(a_path: str | Path, b_path: str | Path) -> dict[str, Any]:
         a.close()
         b.close()
     return out
+
+
+def _prompts(rec: Recording) -> dict[str, dict[str, str]]:
+    """The prompts a recording says its model or user brains were asked in: label → name, hash."""
+    return {label: {"name": p.get("name", "?"), "hash": p.get("hash", "?")}
+            for label, p in (rec.header.get("prompts") or {}).items()}
 
 
 def diff_windows(path: str | Path, wa: tuple[int, int], wb: tuple[int, int]) -> dict[str, Any]:
@@ -197,6 +204,12 @@ def render_text(d: dict[str, Any]) -> str:
         fc = d["first_tick_cells_differ"]
         lines.append(f"first tick a fish is in another cell: t{fc['tick']} (fish {', '.join(map(str, fc['fish'][:8]))})"
                      if fc else "every fish is in the same cell at every tick")
+        pa, pb = d.get("prompts", [{}, {}])
+        if pa or pb:
+            from ..brains.prompts import prompt_line
+
+            same = "the same prompt" if pa == pb else "different prompts"
+            lines.append(f"{same}: A {prompt_line(pa).split(': ', 1)[1]}  vs  B {prompt_line(pb).split(': ', 1)[1]}")
         cd = d["cells_differ"]
         lines.append(f"fish in another cell: {cd['final']} at the end, {cd['max']} at most, "
                      f"{cd['fish_ever_elsewhere']} ever")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..brains.exchanges import formats_of, messages_of
 from ..brains.prompt import PlanReply, judge_reply
+from ..brains.prompts import recorded_prompt
 from ..config import Config, redact_url
 from ..observe.recording import Recording, RecordingError
 
@@ -118,6 +119,7 @@ def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, m
         call = find_exchange(rec, fish, tick)
         texts = rec.texts()
         cfg = rec.config.for_group(rec.config.fish.group_of()[fish])  # its group's server, key and sampling
+        prompt = recorded_prompt(rec.header, rec.config, fish)
     finally:
         rec.close()
     answers = ask_exchange(call, texts, cfg, base_url, model, n, timeout_s)
@@ -137,13 +139,16 @@ def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, m
         "choices": dict(Counter(a.get("choice", a["read"]) for a in answers)),
         "legal": sum(1 for a in answers if a["legal"]),
         "view": call["view"], "message": call["user"],
+        "prompt": {k: prompt[k] for k in ("name", "hash")} if prompt else None,
     }
 
 
 def render_reask(r: dict[str, Any]) -> str:
     """``reask``'s text output."""
     rec = r["recorded"]
-    lines = [f"fish {r['fish']} at t{r['tick']} saw:", "  " + r["message"].replace("\n", "\n  "),
+    pr = r.get("prompt")
+    lines = [f"fish {r['fish']} at t{r['tick']} saw (prompt {pr['name']} {pr['hash']}):" if pr
+             else f"fish {r['fish']} at t{r['tick']} saw:", "  " + r["message"].replace("\n", "\n  "),
              f"recorded ({rec['model']} at {rec['endpoint']}): {rec.get('choice', '-')}  [{rec['read']}]  "
              f"{rec['reply']!r}"]
     for k, a in enumerate(r["answers"], 1):

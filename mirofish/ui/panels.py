@@ -99,12 +99,16 @@ class Hud:
 def _brain_line(cfg: Any, fish: int) -> str:
     """Who decides for ``fish``: its group and that group's brain (a mixed tank), or the brain
     when it is not the embedded one; "" for the instinct tank."""
+    from ..brains.prompts import prompt_name
     from ..observe.groups import brain_label
+
+    def label(c: Any) -> str:
+        return brain_label(c) + ("" if c.brain.kind == "instinct" else f", prompt {prompt_name(c.brain.prompt)}")
 
     if cfg.fish.groups:
         g = cfg.fish.group_of()[fish] if fish < cfg.fish.slots else len(cfg.fish.groups)
-        return f"group {cfg.fish.group_names()[g]}: {brain_label(cfg.for_group(g))}"
-    return "" if cfg.brain.kind == "instinct" else f"brain: {brain_label(cfg)}"
+        return f"group {cfg.fish.group_names()[g]}: {label(cfg.for_group(g))}"
+    return "" if cfg.brain.kind == "instinct" else f"brain: {label(cfg)}"
 
 
 def status_lines(status: dict, brain: dict) -> list[tuple[str, tuple]]:

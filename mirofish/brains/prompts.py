@@ -1,0 +1,272 @@
+"""Prompts as files (docs/prompts.md): the fish prompt a model brain sends, read from a TOML file.
+
+The bundled file, ``assets/prompts/fish.toml``, holds every word the model brain sends about
+the aquarium — plan mode's shared prefix, its per-fish message, the tendency line, the plan
+list's line format, action mode's prompt and message, and the summary requests — and
+reproduces the built-in prompt byte for byte. A user's file (``--prompt FILE``,
+``brain.prompt``, or ``prompt`` in a ``[[fish.groups]]`` table) holds the keys it changes; the
+others come from the bundled one.
+
+Texts are :class:`string.Template` strings: ``$name`` placeholders (``$$`` is a dollar sign).
+Each key may use the placeholders listed in :data:`KEYS`; a file that uses another, misspells a
+key or a table, or gives a non-string is refused with one line naming the file, the key and
+the placeholder (:class:`PromptError`, exit code 2 at the command line). A line that holds only
+placeholders that come out empty is left out (no summaries yet, no places, the tendency off).
+
+A :class:`Prompt` is named by its file (``name``) and its **hash** — the first 12 hex digits
+of a BLAKE2b digest of the resolved texts (every key, after the defaults are filled in), so two
+files that say the same thing have the same hash. Recordings store the name, the hash and the
+file's text; ``trace``, ``reask``, ``diff`` and the follow panel name it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from hashlib import blake2b
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from ..config import ConfigError
+from ..fish.plans import TYPES
+
+BUNDLED = Path(__file__).resolve().parent.parent.parent / "assets" / "prompts" / "fish.toml"
+
+# table → key → the placeholders it may use; "plans" (a table of plan names) is checked apart
+KEYS: dict[str, dict[str, frozenset[str]]] = {
+    "plan": {
+        "system": frozenset({"plans", "tendency"}),
+        "tendency": frozenset(),
+        "plan_line": frozenset({"name", "text"}),
+        "fish": frozenset({"persona", "trigger", "view", "seen", "energy", "max_energy", "food_under", "age",
+                           "recent", "earlier", "places", "plans_that_fit"}),
+        "food_under": frozenset(), "recent_sep": frozenset(), "recent_none": frozenset(),
+        "earlier_head": frozenset(), "earlier": frozenset({"summary"}), "places": frozenset({"places"}),
+    },
+    "action": {
+        "system": frozenset({"tendency"}),
+        "tendency": frozenset(),
+        "fish": frozenset({"persona", "trigger", "view", "here", "energy", "max_energy", "age", "recent", "earlier",
+                           "summary_ask"}),
+        "here_food": frozenset(), "here_water": frozenset(), "recent_sep": frozenset(), "recent_none": frozenset(),
+        "earlier_head": frozenset(), "earlier": frozenset({"summary"}), "summary_ask": frozenset({"span", "facts"}),
+    },
+    "summary": {"system": frozenset(), "user": frozenset({"persona", "span", "facts"})},
+}
+PLAN_NAMES = tuple(t.name for t in TYPES if t.prompt)
+
+
+class PromptError(ConfigError):
+    """A prompt file that cannot be used: one line naming the file, the key and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A resolved fish prompt: every key's text, its file's name and text, and its hash."""
+
+    name: str
+    texts: dict[str, dict[str, Any]]
+    source: str = ""  # the file's own text (what the user wrote)
+    path: str = ""
+    hash: str = field(default="")
+
+    def t(self, table: str, key: str) -> str:
+        text: str = self.texts[table][key]
+        return text
+
+    def fill(self, table: str, key: str, **values: str) -> str:
+        """``table.key`` with its placeholders filled; lines of placeholders only that came out
+        empty are left out."""
+        out = []
+        for line in self.t(table, key).split("\n"):
+            text = Template(line).substitute(values)
+            if not text.strip() and _only_placeholders(line):
+                continue
+            out.append(text)
+        return "\n".join(out)
+
+    # -- the texts a model brain sends
+
+    def system(self, plans: bool = True, tendency: bool = True) -> str:
+        """The shared prefix (plan or action mode), with or without the tendency line."""
+        table = "plan" if plans else "action"
+        tend = self.t(table, "tendency") if tendency else ""
+        if not plans:
+            return self.fill("action", "system", tendency=tend)
+        wording = self.texts["plan"].get("plans", {})
+        lines = [Template(self.t("plan", "plan_line")).substitute(name=t.name, text=wording.get(t.name, t.prompt))
+                 for t in TYPES if t.prompt]
+        return self.fill("plan", "system", plans="\n".join(lines), tendency=tend)
+
+    def recent(self, table: str, memories: list[str]) -> str:
+        return self.t(table, "recent_sep").join(memories) or self.t(table, "recent_none")
+
+    def earlier(self, table: str, summaries: list[str]) -> str:
+        if not summaries:
+            return ""
+        head = self.t(table, "earlier_head")
+        lines = [Template(self.t(table, "earlier")).substitute(summary=s) for s in summaries]
+        return "\n".join(([head] if head else []) + lines)
+
+    def meta(self) -> dict[str, str]:
+        """What a recording keeps of it: name, hash and the file's text."""
+        return {"name": self.name, "hash": self.hash, "path": self.path, "text": self.source}
+
+
+_PLACEHOLDER = re.compile(r"\$(?:\$|([_a-z][_a-z0-9]*)|\{([_a-z][_a-z0-9]*)\})", re.I)
+
+
+def _only_placeholders(line: str) -> bool:
+    return bool(line.strip()) and not _PLACEHOLDER.sub("", line).strip() and "$$" not in line
+
+
+def _check(where: str, table: str, key: str, value: Any, allowed: frozenset[str]) -> str:
+    if not isinstance(value, str):
+        raise PromptError(f"{where}: [{table}] {key} must be a string (got {type(value).__name__})")
+    tpl = Template(value)
+    if not tpl.is_valid():
+        bad = re.search(r"\$(?!\$|[_a-zA-Z{])", value) or re.search(r"\$\{[^}]*$", value)
+        at = f" near {value[bad.start():bad.start() + 12]!r}" if bad else ""
+        raise PromptError(f"{where}: [{table}] {key}: a '$' that starts no placeholder{at} (write $$ for a dollar)")
+    for name in tpl.get_identifiers():
+        if name not in allowed:
+            known = ", ".join(f"${n}" for n in sorted(allowed)) or "none"
+            raise PromptError(f"{where}: [{table}] {key} uses ${name}, which it does not have (it may use: {known})")
+    return value
+
+
+def _read(path: Path, where: str) -> tuple[dict[str, Any], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PromptError(f"{where}: no such prompt file") from None
+    except IsADirectoryError:
+        raise PromptError(f"{where}: is a folder, not a prompt file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PromptError(f"{where}: cannot read it ({exc.__class__.__name__})") from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        raise PromptError(f"{where}: not a TOML file ({exc})") from None
+
+
+def _resolve(data: dict[str, Any], where: str, base: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {t: dict(v) for t, v in (base or {}).items()}
+    for table, keys in data.items():
+        if table not in KEYS:
+            raise PromptError(f"{where}: unknown table [{table}] (a prompt file has: "
+                              f"{', '.join(f'[{t}]' for t in KEYS)})")
+        if not isinstance(keys, dict):
+            raise PromptError(f"{where}: {table} must be a table [{table}]")
+        dest = out.setdefault(table, {})
+        for key, value in keys.items():
+            if table == "plan" and key == "plans":
+                if not isinstance(value, dict):
+                    raise PromptError(f"{where}: [plan.plans] must be a table of plan names")
+                for name, line in value.items():
+                    if name not in PLAN_NAMES:
+                        raise PromptError(f"{where}: [plan.plans] {name}: no such plan a model may choose "
+                                          f"({', '.join(PLAN_NAMES)})")
+                    if not isinstance(line, str) or not line.strip() or "\n" in line:
+                        raise PromptError(f"{where}: [plan.plans] {name} must be one line of text")
+                dest["plans"] = {**dest.get("plans", {}), **value}
+                continue
+            if key not in KEYS[table]:
+                raise PromptError(f"{where}: unknown key [{table}] {key} (known: {', '.join(KEYS[table])})")
+            dest[key] = _check(where, table, key, value, KEYS[table][key])
+    if base is None:
+        missing = [f"[{t}] {k}" for t, ks in KEYS.items() for k in ks if k not in out.get(t, {})]
+        if missing:
+            raise PromptError(f"{where}: the bundled prompt lacks {', '.join(missing)}")
+    return out
+
+
+def _digest(texts: dict[str, dict[str, Any]]) -> str:
+    return blake2b(json.dumps(texts, sort_keys=True, ensure_ascii=False).encode(), digest_size=6).hexdigest()
+
+
+_CACHE: dict[tuple[str, float, int], Prompt] = {}
+
+
+def load_prompt(path: str | Path | None = None) -> Prompt:
+    """The prompt of ``path`` (None or ``""``: the bundled one), its missing keys from the bundled
+    file. Raises :class:`PromptError` (one line) for a file that cannot be used."""
+    target = BUNDLED if not path else Path(path)
+    try:
+        st = target.stat()
+        stamp = (str(target.resolve()), st.st_mtime, st.st_size)
+    except OSError:
+        stamp = (str(target), -1.0, -1)
+    if stamp in _CACHE:
+        return _CACHE[stamp]
+    where = f"prompt {target}"
+    base = None
+    if target != BUNDLED:
+        base = default_prompt().texts
+    data, text = _read(target, where)
+    texts = _resolve(data, where, base)
+    name = "default" if target == BUNDLED else target.name
+    prompt = Prompt(name=name, texts=texts, source=text, path=str(path or ""), hash=_digest(texts))
+    try:  # a placeholder's use is checked at load; a template that fails to fill is a bad file too
+        for plans in (True, False):
+            prompt.system(plans, True)
+    except (KeyError, ValueError) as exc:
+        raise PromptError(f"{where}: {exc}") from None
+    _CACHE[stamp] = prompt
+    return prompt
+
+
+def default_prompt() -> Prompt:
+    """The bundled prompt (``assets/prompts/fish.toml``)."""
+    return load_prompt(None)
+
+
+def prompts_of(cfg: Any) -> dict[str, Prompt]:
+    """The prompt of every part of a tank that asks a model or a user brain: ``tank`` (the
+    config's own brain) and each ``[[fish.groups]]`` group by name; instinct parts have none.
+    Raises :class:`PromptError` for a prompt file that cannot be used (checked before a run)."""
+    out: dict[str, Prompt] = {}
+    if cfg.brain.kind != "instinct":
+        out["tank"] = load_prompt(cfg.brain.prompt)
+    for g, grp in enumerate(cfg.fish.groups):
+        sub = cfg.for_group(g)
+        if sub.brain.kind != "instinct":
+            out[grp.name] = load_prompt(sub.brain.prompt)
+    return out
+
+
+def prompt_line(prompts: dict[str, Any]) -> str:
+    """One line naming a run's prompts (``meta()`` dicts or :class:`Prompt` objects), e.g.
+    ``prompt default 3f2a…`` or ``prompts: alpha terse.toml 9c1d…, beta default 3f2a…``."""
+    def one(p: Any) -> str:
+        name, h = (p.name, p.hash) if isinstance(p, Prompt) else (p.get("name", "?"), p.get("hash", "?"))
+        return f"{name} {h}"
+    if not prompts:
+        return "prompt: none (no model or user brain)"
+    if list(prompts) == ["tank"]:
+        return "prompt: " + one(prompts["tank"])
+    return "prompts: " + ", ".join(f"{label} {one(p)}" for label, p in prompts.items())
+
+
+def recorded_prompt(header: dict[str, Any], cfg: Any, fish: int | None = None) -> dict[str, Any] | None:
+    """The prompt a recording's header says fish ``fish`` was asked in (its group's, else the
+    tank's; ``fish`` None: the tank's, or the first group's), as ``meta()``; None if it kept none."""
+    prompts = header.get("prompts") or {}
+    if not prompts:
+        return None
+    if fish is not None and cfg.fish.groups and fish < cfg.fish.slots:
+        g = cfg.fish.group_of()[fish]
+        label = cfg.fish.group_names()[g]
+        if label in prompts:
+            return dict(prompts[label])
+    if "tank" in prompts:
+        return dict(prompts["tank"])
+    return dict(next(iter(prompts.values())))
+
+
+def prompt_name(path: str) -> str:
+    """How a window names a prompt file without reading it: its file name, "default" for the bundled one."""
+    return Path(path).name if path and Path(path).resolve() != BUNDLED else "default"
