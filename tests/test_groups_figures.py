@@ -77,3 +77,27 @@ def test_the_window_rings_each_groups_fish_in_its_colour(tmp_path):
             assert np.any(np.all(np.abs(box.astype(int) - colour) <= 8, axis=1)), f"no ring around fish {fish}"
     finally:
         scene.close()
+
+
+def test_a_sweep_splits_its_figures_per_group_with_intervals(tmp_path, capsys):
+    import csv
+    import json
+    from pathlib import Path
+
+    from mirofish.cli import main
+
+    rules = Path(__file__).resolve().parent.parent / "examples" / "rule_brain.py"
+    spec = tmp_path / "groups.toml"
+    spec.write_text(
+        'scene = "aquarium"\nlength = 80\nseeds = {from = 1, count = 2}\n'
+        'metrics = ["groups.rules.eats_per_fish_per_1000_ticks", "groups.instinct.decisions.instinct",'
+        ' "groups.rules.decisions.user"]\n'
+        '[params]\n"fish.count" = [20]\n'
+        f'"fish.groups" = [[{{name = "instinct", share = 0.5}}, {{name = "rules", share = 0.5, '
+        f'brain = "{rules}:RuleBrain"}}]]\n')
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    (row,) = csv.DictReader(Path(out["settings_csv"]).read_text().splitlines())
+    assert float(row["groups.instinct.decisions.instinct mean"]) > 0  # each group's own brain decided
+    assert float(row["groups.rules.decisions.user mean"]) > 0
+    assert row["groups.rules.eats_per_fish_per_1000_ticks ci95"] != ""
