@@ -101,3 +101,23 @@ def test_a_sweep_splits_its_figures_per_group_with_intervals(tmp_path, capsys):
     assert float(row["groups.instinct.decisions.instinct mean"]) > 0  # each group's own brain decided
     assert float(row["groups.rules.decisions.user mean"]) > 0
     assert row["groups.rules.eats_per_fish_per_1000_ticks ci95"] != ""
+
+
+def test_export_tables_name_each_row_s_group(tmp_path, capsys):
+    import csv
+    from pathlib import Path
+
+    from mirofish.cli import main
+
+    root = Path(__file__).resolve().parent.parent
+    rec = tmp_path / "mixed.mirofish"
+    assert main(["live", "--headless", "--ticks", "60", "--config", str(root / "examples" / "mixed.toml"),
+                 "--record", str(rec)]) == 0
+    assert main(["export", str(rec), "--tables", str(tmp_path / "t"), "--format", "csv"]) == 0
+    capsys.readouterr()
+    for table in ("decisions", "fish"):
+        rows = list(csv.DictReader((tmp_path / "t" / f"{table}.csv").read_text().splitlines()))
+        assert {r["group"] for r in rows} == {"instinct", "rules"}, table
+        if table == "decisions":  # the rule fish decide as users, the instinct fish as the instinct
+            assert {r["tier"] for r in rows if r["group"] == "rules"} <= {"user", "fallback"}
+            assert {r["tier"] for r in rows if r["group"] == "instinct"} == {"instinct"}

@@ -27,7 +27,10 @@ beside it for analysis in pandas, polars or DuckDB. Reading never changes the re
   credentials), format, the per-fish message (``message``) and the shared prefix's hash
   (``prefix``; its text is in the recording), the raw ``reply``, how it was ``read`` (``ok`` or
   the failure), latency_ms, prompt and completion tokens, retries, cached (answered by a reply
-  cache), key (the reply cache's).
+  cache), key (the reply cache's), group (a mixed tank's group).
+
+``decisions``, ``fish`` and ``model_calls`` end with ``group``: the fish's group in a mixed tank
+(``[[fish.groups]]``, docs/groups.md), empty in a tank without groups.
 * ``word_deed`` — one row per plan that began and ended inside the range (observe/worddeed.py):
   tick it began, end, fish, goal, param, thought, word (did the thought agree with the plan;
   empty when it names nothing to judge), deed (did the plan happen).
@@ -71,17 +74,18 @@ TABLES = ("runs", "decisions", "fish", "metrics", "memory", "model_calls", "word
 TYPES = {
     "decisions": {"tick": "int64", "fish": "int64", "tier": "string", "goal": "string", "param": "int64",
                   "horizon": "int64", "plan": "string", "action": "string", "status": "string",
-                  "fallback_reason": "string", "latency_ms": "float64", "tokens": "int64", "thought": "string"},
+                  "fallback_reason": "string", "latency_ms": "float64", "tokens": "int64", "thought": "string",
+                  "group": "string"},
     "fish": {"tick": "int64", "fish": "int64", "x": "int64", "y": "int64", "heading": "string", "energy": "float64",
              "age": "int64", "plan": "string", "plan_goal": "string", "stuck": "int64",
-             "meals": "int64", "returns": "int64"},
+             "meals": "int64", "returns": "int64", "group": "string"},
     "memory": {"tick": "int64", "fish": "int64", "kind": "string", "code": "int64", "text": "string",
                "source": "string"},
     "model_calls": {"tick": "int64", "asked": "int64", "fish": "int64", "kind": "string", "tier": "string",
                     "model": "string", "endpoint": "string", "format": "string", "prefix": "string",
                     "message": "string", "reply": "string", "read": "string", "latency_ms": "float64",
                     "prompt_tokens": "int64", "completion_tokens": "int64", "retries": "int64", "cached": "bool",
-                    "key": "string"},
+                    "key": "string", "group": "string"},
     "word_deed": {"tick": "int64", "end": "int64", "fish": "int64", "goal": "string", "param": "int64",
                   "thought": "string", "word": "bool", "deed": "bool"},
 }
@@ -116,6 +120,17 @@ def model_calls_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
         for k in cols:
             cols[k].append(row.get(k))
     return cols
+
+
+def group_column(rec: Recording, fish: Any) -> np.ndarray:
+    """Each row's group name in a mixed tank (``[[fish.groups]]``; the rest of the tank is
+    ``tank``), None in a tank without groups."""
+    ids = np.asarray(fish, np.int64)
+    fc = rec.config.fish
+    if not fc.groups:
+        return np.full(ids.size, None, object)
+    names = np.array(fc.group_names(), object)
+    return names[np.asarray(fc.group_of(), np.int64)[np.clip(ids, 0, fc.slots - 1)]]
 
 
 def _range(rec: Recording, t0: int | None, t1: int | None) -> tuple[int, int]:
@@ -344,7 +359,10 @@ def read_tables(rec: Recording, t0: int | None = None, t1: int | None = None, ev
         fish_ids = np.concatenate([perceived["fish"], model["fish"]]).astype(np.int64)
         order = np.lexsort((fish_ids, ticks))
         memory = {k: v[order] for k, v in memory.items()}
-    tables = {"runs": runs_table(rec), "decisions": decisions_table(rec, lo, hi), "fish": fish,
+    decisions = decisions_table(rec, lo, hi)
+    for table in (decisions, fish):
+        table["group"] = group_column(rec, table["fish"])
+    tables = {"runs": runs_table(rec), "decisions": decisions, "fish": fish,
               "metrics": metrics_table(rec, lo, hi), "memory": memory, "model_calls": model_calls_table(rec, lo, hi),
               "word_deed": word_deed_table(rec, lo, hi)}
     if "fork_tick" in rec.header:
