@@ -170,3 +170,31 @@ def test_a_sweep_varies_the_prompt_and_reports_each_arm_with_an_interval(tmp_pat
     tokens = {k: float(r["brain.tokens.per_model_decision mean"]) for k, r in rows.items()}
     assert tokens["fish-terse.toml"] < tokens["fish.toml"]
     assert all(r["brain.tokens.per_model_decision ci95"] != "" for r in rows.values())
+
+
+SCENES = {  # scene → (its command line with model agents, a line its bundled prompt holds, its table)
+    "referential": (["referential", "--headless", "--rounds", "6", "--agents", "llm"],
+                    "Use existing glossary terms where they fit.", "sender"),
+    "negotiation": (["negotiation", "--headless", "--sessions", "2", "--agents", "llm"],
+                    "Issues: price, delivery_weeks", "negotiator"),
+    "handoff": (["handoff", "--headless", "--agents", "llm", "--tasks", "2"],
+                "market-analysis report chain", "agent"),
+}
+
+
+@pytest.mark.parametrize("scene", sorted(SCENES))
+def test_each_scene_s_model_agents_are_sent_the_prompt_file_given(tmp_path, capsys, scene):
+    argv, line, table = SCENES[scene]
+    bundled = load_prompt(None, scene).t(table, "system")
+    assert line in bundled  # the bundled file holds the scene's prompt
+    mine = tmp_path / f"my-{scene}.toml"
+    mine.write_text(f"[{table}]\nsystem = '''{bundled} Be brief: CANARY-PROMPT.'''\n")
+    with TestServer(keep_bodies=True) as srv:
+        code, _, _, err = run(capsys, *argv, "--base-url", srv.url, "--model", "fish-mini", "--prompt", str(mine))
+        assert code == 0, err
+        systems = [json.loads(b)["messages"][0]["content"] for b in srv.bodies]
+    assert any("CANARY-PROMPT" in s for s in systems)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f"[{table}]\nsystem = '''$nope'''\n")
+    code, _, _, err = run(capsys, *argv, "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--prompt", str(bad))
+    assert code == 2 and "uses $nope" in err and len(err.strip().splitlines()) == 1

@@ -57,6 +57,19 @@ KEYS: dict[str, dict[str, frozenset[str]]] = {
     "summary": {"system": frozenset(), "user": frozenset({"persona", "span", "facts"})},
 }
 PLAN_NAMES = tuple(t.name for t in TYPES if t.prompt)
+PROMPTS_DIR = BUNDLED.parent
+# Every kind of prompt file: its bundled file and its tables, keys and placeholders. The fish
+# prompt is the model brain's; the scenes' are their model agents' system prompts (the
+# per-turn messages, built from the game's state, stay in each scene's model_agents.py).
+KINDS: dict[str, tuple[Path, dict[str, dict[str, frozenset[str]]]]] = {
+    "fish": (BUNDLED, KEYS),
+    "referential": (PROMPTS_DIR / "referential.toml", {
+        "sender": {"system": frozenset({"max_chars", "words", "example"})},
+        "receiver": {"system": frozenset({"example"})}}),
+    "negotiation": (PROMPTS_DIR / "negotiation.toml", {
+        "negotiator": {"system": frozenset()}, "repair": {"system": frozenset()}}),
+    "handoff": (PROMPTS_DIR / "handoff.toml", {"agent": {"system": frozenset()}}),
+}
 
 
 class PromptError(ConfigError):
@@ -153,7 +166,8 @@ def _read(path: Path, where: str) -> tuple[dict[str, Any], str]:
         raise PromptError(f"{where}: not a TOML file ({exc})") from None
 
 
-def _resolve(data: dict[str, Any], where: str, base: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+def _resolve(data: dict[str, Any], where: str, base: dict[str, dict[str, Any]] | None,
+             KEYS: dict[str, dict[str, frozenset[str]]] = KEYS) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {t: dict(v) for t, v in (base or {}).items()}
     for table, keys in data.items():
         if table not in KEYS:
@@ -188,33 +202,36 @@ def _digest(texts: dict[str, dict[str, Any]]) -> str:
     return blake2b(json.dumps(texts, sort_keys=True, ensure_ascii=False).encode(), digest_size=6).hexdigest()
 
 
-_CACHE: dict[tuple[str, float, int], Prompt] = {}
+_CACHE: dict[tuple[str, str, float, int], Prompt] = {}
 
 
-def load_prompt(path: str | Path | None = None) -> Prompt:
-    """The prompt of ``path`` (None or ``""``: the bundled one), its missing keys from the bundled
-    file. Raises :class:`PromptError` (one line) for a file that cannot be used."""
-    target = BUNDLED if not path else Path(path)
+def load_prompt(path: str | Path | None = None, kind: str = "fish") -> Prompt:
+    """The prompt of ``path`` (None or ``""``: the bundled one of ``kind``, see :data:`KINDS`),
+    its missing keys from the bundled file. Raises :class:`PromptError` (one line) for a file
+    that cannot be used."""
+    bundled, keys = KINDS[kind]
+    target = bundled if not path else Path(path)
     try:
         st = target.stat()
-        stamp = (str(target.resolve()), st.st_mtime, st.st_size)
+        stamp = (kind, str(target.resolve()), st.st_mtime, st.st_size)
     except OSError:
-        stamp = (str(target), -1.0, -1)
+        stamp = (kind, str(target), -1.0, -1)
     if stamp in _CACHE:
         return _CACHE[stamp]
     where = f"prompt {target}"
     base = None
-    if target != BUNDLED:
-        base = default_prompt().texts
+    if target != bundled:
+        base = load_prompt(None, kind).texts
     data, text = _read(target, where)
-    texts = _resolve(data, where, base)
-    name = "default" if target == BUNDLED else target.name
+    texts = _resolve(data, where, base, keys)
+    name = "default" if target == bundled else target.name
     prompt = Prompt(name=name, texts=texts, source=text, path=str(path or ""), hash=_digest(texts))
-    try:  # a placeholder's use is checked at load; a template that fails to fill is a bad file too
-        for plans in (True, False):
-            prompt.system(plans, True)
-    except (KeyError, ValueError) as exc:
-        raise PromptError(f"{where}: {exc}") from None
+    if kind == "fish":
+        try:  # a placeholder's use is checked at load; a template that fails to fill is a bad file too
+            for plans in (True, False):
+                prompt.system(plans, True)
+        except (KeyError, ValueError) as exc:
+            raise PromptError(f"{where}: {exc}") from None
     _CACHE[stamp] = prompt
     return prompt
 

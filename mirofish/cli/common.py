@@ -85,6 +85,9 @@ def add_model_flags(p: argparse.ArgumentParser, who: str) -> None:
     p.add_argument("--timeout", metavar="S", type=seconds, default=DEFAULT_TIMEOUT_S,
                    help=f"llm {who}: one model call takes at most S seconds in all, retries included "
                         f"(default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--prompt", metavar="FILE",
+                   help=f"llm {who}: their prompt file (the bundled one is assets/prompts/<scene>.toml; "
+                        f"docs/prompts.md)")
 
 
 def window_size(text: str | None) -> tuple[int, int] | None:

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("mirofish handoff: --agents llm needs --base-url and --model")
         from ..scenes.handoff.model_agents import ModelWriter
 
-        writer = ModelWriter(args.base_url, args.model, args.seed, args.timeout)
+        writer = ModelWriter(args.base_url, args.model, args.seed, args.timeout, prompt=args.prompt)
     if not args.headless:
         from ..ui.scenes.handoff import HandoffScene
 

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("mirofish negotiation: --agents llm needs --base-url and --model")
         from ..scenes.negotiation.model_agents import model_speakers
 
-        speakers_for, close = model_speakers(args.base_url, args.model, args.seed, args.timeout)
+        speakers_for, close = model_speakers(args.base_url, args.model, args.seed, args.timeout, args.prompt)
     if not args.headless:
         from ..ui.scenes.negotiation import NegotiationScene
 

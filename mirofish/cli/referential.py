@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
         if not (args.base_url and args.model):
             raise UsageError("mirofish referential: --agents llm needs --base-url and --model")
-        factory = model_agent_factory(args.base_url, args.model, cfg, args.timeout)
+        factory = model_agent_factory(args.base_url, args.model, cfg, args.timeout, args.prompt)
     try:
         exp = Experiment(cfg, args.glossary, args.log, args.agents, factory)
     except GlossaryError as exc:

@@ -8,12 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
+from ...brains.prompts import load_prompt
 from .brief import Brief
 from .chain import Understanding, _req_text
 
-SYSTEM = ("You are one agent in a market-analysis report chain: an analyst picks facts, a writer writes the "
-          "report, a reviewer checks it. Write only your message, in plain prose, using the facts given; "
-          "follow the task and requirements exactly as stated to you.")
+# The writers' system prompt lives in assets/prompts/handoff.toml (brains/prompts.py).
 WHAT = {"insights": "the insights for the writer: the facts that serve the task, one per line",
         "draft": "a draft of the report from the facts", "final": "the final report from the facts",
         "review": "your review of the draft: what to keep, what to fix, which requirements to check",
@@ -25,8 +24,9 @@ class ModelWriter:
     """Writes the chain's messages with a model (``handoff --agents llm``)."""
 
     def __init__(self, base_url: str, model: str, seed: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 max_tokens: int = 300):
+                 max_tokens: int = 300, prompt: str | None = None):
         self.client = ModelClient(base_url, model, timeout_s=timeout_s, seed=seed)
+        self.prompt = load_prompt(prompt, "handoff")
         self.max_tokens = max_tokens
         self.failures: dict[str, int] = {}
         self.server_tokens = 0  # the model's messages, counted by the server's own tokenizer
@@ -43,7 +43,7 @@ class ModelWriter:
         if kind in ("insights", "draft", "final"):
             lines.append("Facts:\n- " + "\n- ".join(facts))
         lines.append(f"Write {WHAT[kind]}.")
-        reply = self.client.complete([{"role": "system", "content": SYSTEM},
+        reply = self.client.complete([{"role": "system", "content": self.prompt.t("agent", "system")},
                                       {"role": "user", "content": "\n".join(lines)}], None,
                                      max_tokens=self.max_tokens)
         text = str(reply.get("text") or "").strip()

@@ -12,13 +12,11 @@ import json
 
 from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
 from ...brains.prompt import first_json_object
+from ...brains.prompts import Prompt, load_prompt
 from .dialogue import GOAL, STRATEGY_HOW, Negotiation, goal_hash
 from .world import LEVELS, NAMED, NUMERIC, SCOPE
 
-SYSTEM = """You are a negotiator in a negotiation between a buyer and a seller.
-Issues: price, delivery_weeks, payment_days, support (basic/standard/premium), ai_feature (none/basic/full).
-Answer with JSON only: accept (true or false), offer (your own: every issue within its range), message (what you
-say) and signals.layer1 (the task id and goal hash you were given, and your constraints)."""
+# The negotiators' system prompts live in assets/prompts/negotiation.toml (brains/prompts.py).
 
 _ISSUES = {**{k: {"type": "number", "minimum": lo, "maximum": hi} for k, (lo, hi) in NUMERIC.items()},  # bounded
            "support": {"type": "string", "enum": ["basic", "standard", "premium"]},
@@ -32,11 +30,6 @@ REPLY_SCHEMA = {"type": "object", "properties": {
         "constraints": {"type": "array", "items": {"type": "string"}}},
         "required": ["task_id", "goal_hash", "constraints"]}}, "required": ["layer1"]}},
     "required": ["accept", "message", "signals"]}
-
-
-REPAIR_SYSTEM = """You are a negotiator in a negotiation between a buyer and a seller, and you are clearing up what a
-name means. Names like "standard support" stand for a scope level from 0 to 3. Answer with JSON only: message (one or
-two sentences you say to the other side) and readings (for each name, the level you take it to mean)."""
 
 
 def _readings_schema(keys: list[str]) -> dict:
@@ -69,8 +62,9 @@ def _valid_offer(offer) -> bool:
 
 
 class ModelNegotiator:
-    def __init__(self, client: ModelClient, failures: dict):
+    def __init__(self, client: ModelClient, failures: dict, prompt: Prompt | None = None):
         self.client, self.failures = client, failures
+        self.prompt = prompt or load_prompt(None, "negotiation")
         self.made = 0  # turns the model actually played (the others fell back to the embedded logic)
         self.spoken: dict[str, int] = {}  # repair utterances and answers the model wrote
 
@@ -89,7 +83,7 @@ class ModelNegotiator:
         if incoming is not None:
             lines.append(f"Offer on the table: {json.dumps(incoming)}. It is worth {p.utility(incoming):.3f} to you.")
         lines.append("Make your own offer (the five issues, each within its range), or accept the one on the table.")
-        reply = self.client.complete([{"role": "system", "content": SYSTEM},
+        reply = self.client.complete([{"role": "system", "content": self.prompt.t("negotiator", "system")},
                                     {"role": "user", "content": "\n".join(lines)}], REPLY_SCHEMA, max_tokens=300)
         if reply["error"]:
             return self._fail(f"negotiator_{reply['error']}")
@@ -116,7 +110,7 @@ class ModelNegotiator:
                 "message": str(data.get("message") or "")[:300], "signals": sig}
 
     def _readings(self, prompt: str, keys: list[str], what: str) -> dict | None:
-        reply = self.client.complete([{"role": "system", "content": REPAIR_SYSTEM},
+        reply = self.client.complete([{"role": "system", "content": self.prompt.t("repair", "system")},
                                       {"role": "user", "content": prompt}], _readings_schema(keys), max_tokens=200)
         if reply["error"]:
             return self._fail(f"{what}_{reply['error']}")
@@ -163,12 +157,13 @@ class ModelNegotiator:
         return self._readings("\n".join(lines), keys, "answer")
 
 
-def model_speakers(base_url: str, model: str, seed: int, timeout_s: float = DEFAULT_TIMEOUT_S):
+def model_speakers(base_url: str, model: str, seed: int, timeout_s: float = DEFAULT_TIMEOUT_S,
+                   prompt: str | None = None):
     """(speakers_for(session index) → {"buyer", "seller"}, close() → failure counts); each
     model call takes at most ``timeout_s`` in all."""
     client = ModelClient(base_url, model, timeout_s=timeout_s, seed=seed)
     failures: dict[str, int] = {}
-    negotiator = ModelNegotiator(client, failures)
+    negotiator = ModelNegotiator(client, failures, load_prompt(prompt, "negotiation"))
 
     def speakers_for(_session: int) -> dict:
         return {"buyer": negotiator, "seller": negotiator}

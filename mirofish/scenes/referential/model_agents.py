@@ -15,21 +15,14 @@ from typing import Any
 
 from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
 from ...brains.prompt import first_json_object
+from ...brains.prompts import Prompt, load_prompt
 from .game import Game, GameConfig, GameObject, distinguishing
 from .glossary import Glossary, GlossaryError
 
 # The prompts show a worked example made from the game's real attributes (a small model copies
 # placeholders such as "<attribute>" verbatim; it may as well copy something valid).
-SENDER_SYSTEM = """You are the SENDER in a referential game.
-Send a message of at most {max_chars} characters that lets the receiver pick your target object among candidates you cannot see.
-Use existing glossary terms where they fit. Never write attribute words ({words}) in the message.
-If no term fits, invent a short new term (2-3 letters) and define it.
-Answer with JSON only, for example: {example}"""  # noqa: E501 (the prompt's own lines)
-
-RECEIVER_SYSTEM = """You are the RECEIVER in a referential game.
-You get a short message and a list of candidate objects. Choose the object the message means.
-Also say how you understand each term of the message.
-Answer with JSON only, for example: {example}"""
+# The agents' system prompts live in assets/prompts/referential.toml (brains/prompts.py): $max_chars,
+# $words and $example filled per round.
 
 SENDER_SCHEMA = {"type": "object", "properties": {
     "message": {"type": "string"},
@@ -62,8 +55,10 @@ def _examples(game: Game) -> tuple[str, str]:
 
 
 class ModelAgent:
-    def __init__(self, name: str, game: Game, glossary: Glossary, client: ModelClient, failures: dict):
+    def __init__(self, name: str, game: Game, glossary: Glossary, client: ModelClient, failures: dict,
+                 prompt: Prompt | None = None):
         self.name, self.game, self.glossary, self.client, self.failures = name, game, glossary, client, failures
+        self.prompt = prompt or load_prompt(None, "referential")
         self.interps: dict[str, dict] = {}
         self.last_raw = ""
         self.made = {"sender": 0, "receiver": 0}  # turns the model actually played (the summary reports them)
@@ -83,8 +78,9 @@ class ModelAgent:
                     f"target apart.\n")
         user = (f"Glossary:\n{_glossary_lines(self.glossary)}\n{seen}"
                 f"Your target: {json.dumps(target.properties(self.game.names))}\nYour JSON:")
-        msgs = [{"role": "system", "content": SENDER_SYSTEM.format(max_chars=cfg.max_chars, words=words,
-                                                                   example=self._sender_example)},
+        system = self.prompt.fill("sender", "system", max_chars=str(cfg.max_chars), words=words,
+                                  example=self._sender_example)
+        msgs = [{"role": "system", "content": system},
                 {"role": "user", "content": user}]
         data: dict = {}
         for attempt in range(2):  # a message that breaks a rule gets one corrective retry
@@ -127,7 +123,7 @@ class ModelAgent:
     def listen(self, message: str, candidates: list[GameObject]) -> tuple[str | None, dict]:
         lines = "\n".join(f"{c.id}: {json.dumps(c.properties(self.game.names))}" for c in candidates)
         user = f"Glossary:\n{_glossary_lines(self.glossary)}\nMessage: {message}\nCandidates:\n{lines}\nYour JSON:"
-        msgs = [{"role": "system", "content": RECEIVER_SYSTEM.format(example=self._receiver_example)},
+        msgs = [{"role": "system", "content": self.prompt.fill("receiver", "system", example=self._receiver_example)},
                 {"role": "user", "content": user}]
         reply = self.client.complete(msgs, receiver_schema(sorted(c.id for c in candidates)))
         self.last_raw = reply["text"] or f"<{reply['error']}>"
@@ -151,11 +147,13 @@ class ModelAgent:
         return self.interps.get(term)
 
 
-def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: float = DEFAULT_TIMEOUT_S):
+def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: float = DEFAULT_TIMEOUT_S,
+                        prompt: str | None = None):
     """Agents sharing one model client (the same transport, limits and breaker as the
-    aquarium's model brain); each model call takes at most ``timeout_s`` in all."""
+    aquarium's model brain); each model call takes at most ``timeout_s`` in all. ``prompt``: a
+    referential prompt file (default assets/prompts/referential.toml)."""
     client = ModelClient(base_url, model, timeout_s=timeout_s, seed=cfg.seed)
-    state = {"closed": False}
+    state = {"closed": False, "prompt": load_prompt(prompt, "referential")}
 
     def make(name: str):
         return _Bound(name, client, state)
@@ -171,7 +169,7 @@ class _Bound:
         self.agent: ModelAgent | None = None
 
     def bind(self, game: Game, glossary: Glossary, failures: dict) -> None:
-        self.agent = ModelAgent(self.name, game, glossary, self.client, failures)
+        self.agent = ModelAgent(self.name, game, glossary, self.client, failures, self.state["prompt"])
 
     def __getattr__(self, item):
         return getattr(self.__dict__["agent"], item)
