@@ -130,7 +130,7 @@ class TankPane:
     def _draw_groups(self, surf: pygame.Surface, cfg: Any, view: TankView, prev: TankView | None,
                      alpha: float) -> None:
         """A mixed tank: a thin ring in its group's colour around every fish (up to 3,000 fish),
-        and the groups' legend in the water's top-left corner."""
+        and the groups' legend in the water's top-left corner: each group's fish and mean energy."""
         colours = group_colours(cfg)
         of = np.asarray(cfg.fish.group_of(), np.int64)[: len(view.x)]
         clip = surf.get_clip()
@@ -147,11 +147,15 @@ class TankPane:
                     pygame.draw.circle(surf, colours[int(of[i])], (int(px[i]), int(py[i])), r, width)
         lx, ly = self.renderer.rect.x + 8, self.renderer.rect.y + 6
         here = np.ones(len(of), bool) if view.present is None else np.asarray(view.present[: len(of)], bool)
+        energy = np.asarray(view.energy[: len(of)], np.float64) / 100.0
         for g, name in enumerate(cfg.fish.group_names()):
-            if not np.any((of == g) & here):  # spare slots out of the water (the tank's own) are not shown
+            mine = (of == g) & here
+            if not np.any(mine):  # spare slots out of the water (the tank's own) are not shown
                 continue
             pygame.draw.circle(surf, colours[g], (lx + 6, ly + 9), 6, 2)
-            label = theme.text(name, 14, theme.INK)
+            # each group's fish and their mean energy as of the tick on screen
+            label = theme.text(f"{name} {int(np.count_nonzero(mine))} fish, energy {energy[mine].mean():.0f}",
+                               14, theme.INK)
             surf.blit(label, (lx + 16, ly + 1))
             lx += 30 + label.get_width()
         surf.set_clip(clip)
