@@ -88,7 +88,9 @@ class GroupFigures:
                     self.fallbacks[g][status_name(s)] += 1
                 self.tokens[g] += tok
 
-    def summary(self) -> dict[str, dict[str, Any]]:
+    def summary(self, word_deed: Any = None) -> dict[str, dict[str, Any]]:
+        """Each group's figures; with ``word_deed`` (an observe.worddeed.WordDeed of the same
+        ticks) also its word-and-deed shares."""
         out = {}
         for g, name in enumerate(self.names):
             fish = int(np.count_nonzero(self.masks[g]))
@@ -106,17 +108,21 @@ class GroupFigures:
                 "own_share": round((made - fell) / made, 4) if made else None,
                 "tokens": int(self.tokens[g]), "tokens_per_decision": round(int(self.tokens[g]) / max(1, made), 1),
             }
+            if word_deed is not None:
+                out[name]["word_and_deed"] = word_deed.shares_of(self.masks[g])
         return out
 
 
 def render_lines(groups: dict[str, dict[str, Any]]) -> list[str]:
     """The per-group figures as text lines (``report``, ``diff``)."""
     lines = [f"{'group':<10} {'fish':>4}  {'brain':<22} {'energy':>6} {'school':>6} {'eats':>6} {'own':>5} "
-             f"{'tokens/dec':>10}  fallbacks"]
+             f"{'tokens/dec':>10} {'deed':>5}  fallbacks"]
     for name, g in groups.items():
         own = "-" if g["own_share"] is None else f"{g['own_share']:.0%}"
         fb = ", ".join(f"{k} {v}" for k, v in g["fallbacks"].items()) or "none"
+        done = (g.get("word_and_deed") or {}).get("deed_done")
+        deed = "-" if done is None else f"{done:.0%}"
         lines.append(f"{name:<10} {g['fish']:>4}  {g['brain'][:22]:<22} {g['mean_energy']:>6.1f} "
                      f"{g['schooling']:>6.2f} {g['eats_per_fish_per_1000_ticks']:>6.1f} {own:>5} "
-                     f"{g['tokens_per_decision']:>10.1f}  {fb}")
+                     f"{g['tokens_per_decision']:>10.1f} {deed:>5}  {fb}")
     return lines

@@ -236,6 +236,10 @@ class WordDeed:
         """One fish's score (for the follow panel): shares and the newest judged plans."""
         return {**_shares(self.counts[i]), "recent": list(self.recent[i])}
 
+    def shares_of(self, fish: np.ndarray) -> dict[str, Any]:
+        """The shares over the plans of the fish ``fish`` picks (a mask or ids): a group's."""
+        return _shares(self.counts[fish].sum(axis=0))
+
     def summary(self, brain: str = "") -> dict[str, Any]:
         """The tank's score (JSON): shares over all judged plans (per goal with ``keep``), and
         for the instinct brain what it means."""
@@ -254,6 +258,7 @@ class WordDeed:
 
 
 def _shares(c: np.ndarray) -> dict[str, Any]:
+    """Plans and thoughts judged and the shares of one count row (see WordDeed.counts)."""
     said = int(c[0] + c[1])
     return {"plans_judged": int(c[5]), "thoughts_judged": said,
             "word_agrees": round(float(c[0]) / said, 3) if said else None,

@@ -98,7 +98,7 @@ class _Side:
             "memory_entries_mean": round(float(np.mean(sizes)), 2),
             "summaries_mean": round(float(np.mean(np.minimum(s.long_memory.count, s.long_memory.kept))), 2),
             "metrics_mean": metrics,
-            **({"groups": self.groups.summary()} if self.groups is not None else {}),
+            **({"groups": self.groups.summary(self.player.metrics.word_deed)} if self.groups is not None else {}),
         }
 
     def close(self) -> None:

@@ -102,7 +102,7 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
         recorder.close()
     summary = summarize_run(engine, done, elapsed)
     if groups is not None:
-        summary["groups"] = groups.summary()
+        summary["groups"] = groups.summary(engine.metrics.word_deed)
     if interrupted:
         summary["interrupted"] = True
     if recorder is not None:

@@ -123,7 +123,7 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
         word_deed={**{k: v for k, v in judge.fish(fish).items() if k != "recent"},
                    "plans": [r for r in judge.records if r["fish"] == fish]},
         group=per_group.names[int(per_group.of[fish])] if per_group is not None else None,
-        groups=per_group.summary() if per_group is not None else None,
+        groups=per_group.summary(judge) if per_group is not None else None,
     )
     player.close()
     return report
