@@ -121,3 +121,18 @@ def test_export_tables_name_each_row_s_group(tmp_path, capsys):
         if table == "decisions":  # the rule fish decide as users, the instinct fish as the instinct
             assert {r["tier"] for r in rows if r["group"] == "rules"} <= {"user", "fallback"}
             assert {r["tier"] for r in rows if r["group"] == "instinct"} == {"instinct"}
+
+
+def test_each_group_has_its_own_word_and_deed(capsys):
+    import json
+    from pathlib import Path
+
+    from mirofish.cli import main
+
+    root = Path(__file__).resolve().parent.parent
+    assert main(["live", "--headless", "--ticks", "150", "--config", str(root / "examples" / "mixed.toml")]) == 0
+    groups = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["groups"]
+    rules, instinct = groups["rules"]["word_and_deed"], groups["instinct"]["word_and_deed"]
+    assert rules["thoughts_judged"] > 0 and rules["word_agrees"] is not None  # the rule brain says why
+    assert instinct["thoughts_judged"] == 0 and instinct["word_agrees"] is None  # the instinct writes no thought
+    assert rules["plans_judged"] > 0 and instinct["plans_judged"] > 0
