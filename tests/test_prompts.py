@@ -190,8 +190,9 @@ def test_each_scene_s_model_agents_are_sent_the_prompt_file_given(tmp_path, caps
     mine = tmp_path / f"my-{scene}.toml"
     mine.write_text(f"[{table}]\nsystem = '''{bundled} Be brief: CANARY-PROMPT.'''\n")
     with TestServer(keep_bodies=True) as srv:
-        code, _, _, err = run(capsys, *argv, "--base-url", srv.url, "--model", "fish-mini", "--prompt", str(mine))
+        code, got, _, err = run(capsys, *argv, "--base-url", srv.url, "--model", "fish-mini", "--prompt", str(mine))
         assert code == 0, err
+        assert got[-1]["prompt"] == {"name": mine.name, "hash": load_prompt(mine, scene).hash}
         systems = [json.loads(b)["messages"][0]["content"] for b in srv.bodies]
     assert any("CANARY-PROMPT" in s for s in systems)
     bad = tmp_path / "bad.toml"

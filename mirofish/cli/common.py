@@ -90,6 +90,14 @@ def add_model_flags(p: argparse.ArgumentParser, who: str) -> None:
                         f"docs/prompts.md)")
 
 
+def prompt_named(kind: str, path: str | None) -> dict[str, str]:
+    """A scene's prompt file as its JSON summary names it: name and hash (brains/prompts.py)."""
+    from ..brains.prompts import load_prompt
+
+    p = load_prompt(path, kind)
+    return {"name": p.name, "hash": p.hash}
+
+
 def window_size(text: str | None) -> tuple[int, int] | None:
     if not text:
         return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import UsageError, add_model_flags, add_window_flags, int_at_least, run_window
+from .common import UsageError, add_model_flags, add_window_flags, int_at_least, prompt_named, run_window
 
 
 def arguments(ho: argparse.ArgumentParser) -> None:
@@ -48,6 +48,6 @@ def run(args: argparse.Namespace) -> int:
         failures = writer.close() if writer is not None else None
     result = out if len(out) > 1 else out[arms[0]]
     if failures is not None:
-        result = {**result, "model_failures": failures}
+        result = {**result, "model_failures": failures, "prompt": prompt_named("handoff", args.prompt)}
     print(json.dumps(result))
     return 0

@@ -14,6 +14,7 @@ from .common import (
     guard_output,
     int_at_least,
     locks,
+    prompt_named,
     run_window,
 )
 
@@ -86,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         fell_back = sum(n for k, n in failures.items() if k != "goal_hash_mismatch")
         summary["model_made"] = {"turns": made, "fell_back": fell_back,
                                  "share": round(made / max(1, made + fell_back), 4)}
+        summary["prompt"] = prompt_named("negotiation", args.prompt)
     print(json.dumps(summary))
     return 0
 

@@ -16,6 +16,7 @@ from .common import (
     guard_output,
     int_at_least,
     locks,
+    prompt_named,
     run_window,
     seconds,
 )
@@ -107,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         exp.close()
         if recorder is not None:
             recorder.close()  # every round played is kept, Ctrl-C included
+    if args.agents == "llm":
+        summary["prompt"] = prompt_named("referential", args.prompt)
     print(json.dumps(summary))
     return 0
 
