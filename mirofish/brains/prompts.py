@@ -1,4 +1,6 @@
-"""Prompts as files (docs/prompts.md): the fish prompt a model brain sends, read from a TOML file.
+"""Prompts as files (docs/prompts.md): what model brains and the scenes' model agents are sent,
+read from TOML files — one kind of file per :data:`KINDS` entry: the fish prompt (below), and
+each scene's system prompts (described in their bundled files).
 
 The bundled file, ``assets/prompts/fish.toml``, holds every word the model brain sends about
 the aquarium — plan mode's shared prefix, its per-fish message, the tendency line, the plan
@@ -24,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from hashlib import blake2b
 from pathlib import Path
 from string import Template
@@ -78,13 +80,14 @@ class PromptError(ConfigError):
 
 @dataclass(frozen=True)
 class Prompt:
-    """A resolved fish prompt: every key's text, its file's name and text, and its hash."""
+    """A resolved prompt (of any kind, :data:`KINDS`): every key's text, its file's name and
+    text, and its hash. The methods after :meth:`fill` build the fish prompt's texts."""
 
     name: str
     texts: dict[str, dict[str, Any]]
     source: str = ""  # the file's own text (what the user wrote)
     path: str = ""
-    hash: str = field(default="")
+    hash: str = ""
 
     def t(self, table: str, key: str) -> str:
         text: str = self.texts[table][key]
@@ -167,16 +170,18 @@ def _read(path: Path, where: str) -> tuple[dict[str, Any], str]:
 
 
 def _resolve(data: dict[str, Any], where: str, base: dict[str, dict[str, Any]] | None,
-             KEYS: dict[str, dict[str, frozenset[str]]] = KEYS) -> dict[str, dict[str, Any]]:
+             schema: dict[str, dict[str, frozenset[str]]]) -> dict[str, dict[str, Any]]:
+    """``data`` (a file's tables) checked against ``schema`` (a kind's tables, keys and
+    placeholders) and laid over ``base`` (the bundled file's texts; None: this is the bundled file)."""
     out: dict[str, dict[str, Any]] = {t: dict(v) for t, v in (base or {}).items()}
-    for table, keys in data.items():
-        if table not in KEYS:
+    for table, given in data.items():
+        if table not in schema:
             raise PromptError(f"{where}: unknown table [{table}] (a prompt file has: "
-                              f"{', '.join(f'[{t}]' for t in KEYS)})")
-        if not isinstance(keys, dict):
+                              f"{', '.join(f'[{t}]' for t in schema)})")
+        if not isinstance(given, dict):
             raise PromptError(f"{where}: {table} must be a table [{table}]")
         dest = out.setdefault(table, {})
-        for key, value in keys.items():
+        for key, value in given.items():
             if table == "plan" and key == "plans":
                 if not isinstance(value, dict):
                     raise PromptError(f"{where}: [plan.plans] must be a table of plan names")
@@ -188,11 +193,11 @@ def _resolve(data: dict[str, Any], where: str, base: dict[str, dict[str, Any]] |
                         raise PromptError(f"{where}: [plan.plans] {name} must be one line of text")
                 dest["plans"] = {**dest.get("plans", {}), **value}
                 continue
-            if key not in KEYS[table]:
-                raise PromptError(f"{where}: unknown key [{table}] {key} (known: {', '.join(KEYS[table])})")
-            dest[key] = _check(where, table, key, value, KEYS[table][key])
+            if key not in schema[table]:
+                raise PromptError(f"{where}: unknown key [{table}] {key} (known: {', '.join(schema[table])})")
+            dest[key] = _check(where, table, key, value, schema[table][key])
     if base is None:
-        missing = [f"[{t}] {k}" for t, ks in KEYS.items() for k in ks if k not in out.get(t, {})]
+        missing = [f"[{t}] {k}" for t, ks in schema.items() for k in ks if k not in out.get(t, {})]
         if missing:
             raise PromptError(f"{where}: the bundled prompt lacks {', '.join(missing)}")
     return out
