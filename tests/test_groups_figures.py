@@ -136,3 +136,38 @@ def test_each_group_has_its_own_word_and_deed(capsys):
     assert rules["thoughts_judged"] > 0 and rules["word_agrees"] is not None  # the rule brain says why
     assert instinct["thoughts_judged"] == 0 and instinct["word_agrees"] is None  # the instinct writes no thought
     assert rules["plans_judged"] > 0 and instinct["plans_judged"] > 0
+
+
+def test_the_window_charts_and_legend_split_a_mixed_tank_per_group_as_of_the_tick_shown(tmp_path):
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    from mirofish.observe.groups import groups_now
+    from mirofish.ui.app import App
+    from mirofish.ui.charts import group_key
+    from mirofish.ui.scenes.aquarium import AquariumScene
+
+    cfg = load_config(mixed_toml(tmp_path), seed=7)
+    scene = AquariumScene.live(cfg)
+    app = App([scene], (1280, 720), offscreen=True)
+    try:
+        for _ in range(80):
+            scene.step()
+        tank = scene
+        now = groups_now(tank.cfg, tank.view, tank.shown.metrics)
+        assert [(name, n) for _, name, n, _, _ in now] == [("instinct", 30), ("rules", 30)]
+        # the groups' schooling degrees, weighted by their fish, make the tank's (the same test)
+        whole = tank.shown.metrics.schooling_now()
+        assert abs(sum(n * s for _, _, n, _, s in now) / 60 - whole) < 1e-9
+        assert any(s > 0 for *_, s in now)
+        pts = tank.series.points
+        for name in ("instinct", "rules"):  # a line per group in the schooling and energy charts
+            for key in ("schooling_degree", "mean_energy"):
+                assert len(pts[group_key(name, key)]) == len(pts[key]) > 5
+        tank.seek(40)  # back in the past: the group lines end at the tick shown too
+        assert max(t for t, _ in pts[group_key("rules", "mean_energy")]) <= 41
+        scene.show_charts = True
+        app.frame(0.0)
+        shot = np.transpose(np.asarray(__import__("pygame").surfarray.array3d(app.screen)), (1, 0, 2))
+        for colour in ((0x5A, 0xB4, 0xFF), (0xFF, 0xA0, 0x40)):  # each group's line, in its colour
+            assert np.count_nonzero(np.all(np.abs(shot.astype(int) - colour) <= 8, axis=2)) > 50
+    finally:
+        scene.close()

@@ -45,6 +45,23 @@ def brain_label(cfg: Config) -> str:
     return label
 
 
+def groups_now(cfg: Config, view: Any, metrics: Any) -> list[tuple[int, str, int, float, float]]:
+    """A mixed tank's groups as of the tick on screen (the window's legend and charts): per group
+    in the water, ``(index, name, fish, mean energy, schooling degree)`` — the energy from ``view``
+    (a :class:`~mirofish.snapshot.TankView`), the schooling degree the metrics' own test over the
+    group's fish (:meth:`~mirofish.observe.metrics.Metrics.schooling_of`)."""
+    of = np.asarray(cfg.fish.group_of(), np.int64)[: len(view.energy)]
+    here = np.ones(len(of), bool) if view.present is None else np.asarray(view.present[: len(of)], bool)
+    energy = np.asarray(view.energy[: len(of)], np.float64) / 100.0
+    out = []
+    for g, name in enumerate(cfg.fish.group_names()):
+        mine = (of == g) & here
+        n = int(np.count_nonzero(mine))
+        if n:
+            out.append((g, name, n, float(energy[mine].mean()), metrics.schooling_of(mine)))
+    return out
+
+
 class GroupFigures:
     """Per-group accumulators over the frames it is called with."""
 

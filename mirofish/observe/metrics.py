@@ -418,6 +418,15 @@ class Metrics:
         filled = min(self.ticks, self.cfg.schooling_window)
         return float(np.count_nonzero((self._nb_sum > filled) & self.moving()) / max(1, self.in_water))
 
+    def schooling_of(self, fish: np.ndarray) -> float:
+        """The schooling degree of some of the fish (``fish``: a mask of those in the water, e.g.
+        a mixed tank's group): the same test as :meth:`schooling_now`, over them only."""
+        n = int(np.count_nonzero(fish))
+        if not n:
+            return 0.0
+        filled = min(self.ticks, self.cfg.schooling_window)
+        return float(np.count_nonzero((self._nb_sum > filled) & self.moving() & fish) / n)
+
     def _window_values(self) -> dict[str, float]:
         return {m.key: _value(m, self) for m in self._window}
 

@@ -25,12 +25,13 @@ from ..fish.plans import describe
 from ..frame import Frame
 from ..interventions import InterventionError
 from ..interventions import describe as describe_iv
+from ..observe.groups import groups_now
 from ..observe.recording import RecordingError
 from ..pacing import Pacer, clamp_speed
 from ..session import ForkSession, LiveSession, ReplaySession, Session
 from ..session.navigator import Navigator, Refused
 from ..snapshot import TankView
-from .charts import Series
+from .charts import Series, group_key
 from .panels import Hud, Timeline
 from .tankpane import TankPane
 from .tune import tune_sliders
@@ -164,7 +165,11 @@ class ShownTank:
         self.energy_hist[:, -1] = self.view.energy / 100.0
         metrics = self._push_metrics()
         if frame.tick % self.cfg.metrics.sample_every == 0:
-            self.series.add(frame.tick + 1, {**metrics, "mean_energy": float(self.view.energy.mean()) / 100})
+            values = {**metrics, "mean_energy": float(self.view.energy.mean()) / 100}
+            for _, name, _, energy, school in groups_now(self.cfg, self.view, self.shown.metrics):
+                values[group_key(name, "mean_energy")] = energy  # a mixed tank's groups' lines
+                values[group_key(name, "schooling_degree")] = school
+            self.series.add(frame.tick + 1, values)
         return frame
 
     def seek(self, tick: int) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pygame
 
 from ..observe import ascii as ascii_view
+from ..observe.groups import groups_now
 from ..session import Session
 from ..snapshot import TankView
 from . import theme
@@ -122,15 +123,16 @@ class TankPane:
         self.renderer.draw(surf, view, prev, alpha, selected, show_fov, heat, shown.cfg.metrics.hotspot_cell,
                            shown.ghost_view())
         if shown.cfg.fish.groups:
-            self._draw_groups(surf, shown.cfg, view, prev, alpha)
+            self._draw_groups(surf, shown.cfg, view, prev, alpha, shown.metrics)
         places = view.places
         if selected is not None and places is not None and selected < len(places.meals):
             self._draw_places(surf, places, selected)
 
     def _draw_groups(self, surf: pygame.Surface, cfg: Any, view: TankView, prev: TankView | None,
-                     alpha: float) -> None:
+                     alpha: float, metrics: Any) -> None:
         """A mixed tank: a thin ring in its group's colour around every fish (up to 3,000 fish),
-        and the groups' legend in the water's top-left corner: each group's fish and mean energy."""
+        and the groups' legend in the water's top-left corner: each group's fish, mean energy and
+        schooling degree (:func:`~mirofish.observe.groups.groups_now`)."""
         colours = group_colours(cfg)
         of = np.asarray(cfg.fish.group_of(), np.int64)[: len(view.x)]
         clip = surf.get_clip()
@@ -146,16 +148,10 @@ class TankPane:
                 if view.in_water(i):
                     pygame.draw.circle(surf, colours[int(of[i])], (int(px[i]), int(py[i])), r, width)
         lx, ly = self.renderer.rect.x + 8, self.renderer.rect.y + 6
-        here = np.ones(len(of), bool) if view.present is None else np.asarray(view.present[: len(of)], bool)
-        energy = np.asarray(view.energy[: len(of)], np.float64) / 100.0
-        for g, name in enumerate(cfg.fish.group_names()):
-            mine = (of == g) & here
-            if not np.any(mine):  # spare slots out of the water (the tank's own) are not shown
-                continue
+        # each group's fish, their mean energy and their schooling degree as of the tick on screen
+        for g, name, n, energy, school in groups_now(cfg, view, metrics):
             pygame.draw.circle(surf, colours[g], (lx + 6, ly + 9), 6, 2)
-            # each group's fish and their mean energy as of the tick on screen
-            label = theme.text(f"{name} {int(np.count_nonzero(mine))} fish, energy {energy[mine].mean():.0f}",
-                               14, theme.INK)
+            label = theme.text(f"{name} {n} fish, energy {energy:.0f}, schooling {school:.2f}", 14, theme.INK)
             surf.blit(label, (lx + 16, ly + 1))
             lx += 30 + label.get_width()
         surf.set_clip(clip)

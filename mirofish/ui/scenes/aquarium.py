@@ -28,6 +28,7 @@ from ..layout import aquarium_layout
 from ..panels import FollowPanel, draw_footer, draw_help
 from ..pickers import Pickers
 from ..shown import ShownTank
+from ..tankpane import group_colours
 from ..tune import draw_tune_panel
 
 SPARE = 8  # room for fish added by a click in a live tank (fish.spare)
@@ -208,15 +209,18 @@ class AquariumScene(ShownTank):
         if self.show_ascii:
             self.pane.draw_ascii(surf, rect, self.shown, self.mode)
         if self.show_charts:
-            rec = self.replay
+            rec, cfg = self.replay, self.shown.cfg
+            seen = {k: (np.array([p[0] for p in pts], np.float64), np.array([p[1] for p in pts], np.float64))
+                    for k, pts in self.series.points.items()}
+            groups = list(zip(cfg.fish.group_names(), group_colours(cfg))) if cfg.fish.groups else []
             if rec is not None and self.fork is None and not self.nav.showing_own_past():
                 # a recording: its whole curves, a cursor at the tick shown (the live tank's own
-                # past shows its series up to the tick shown, below: what follows is not yet shown)
-                draw_charts(surf, rect, rec.curves(), cursor=self.tick, x_range=(rec.first_tick, rec.last_tick))
+                # past shows its series up to the tick shown, below: what follows is not yet shown);
+                # a mixed tank's group lines are those of the ticks played (a recording stores the tank's)
+                draw_charts(surf, rect, {**seen, **rec.curves()}, cursor=self.tick,
+                            x_range=(rec.first_tick, rec.last_tick), groups=groups)
             else:
-                draw_charts(surf, rect, {k: (np.array([p[0] for p in pts], np.float64),
-                                             np.array([p[1] for p in pts], np.float64))
-                                         for k, pts in self.series.points.items()})
+                draw_charts(surf, rect, seen, groups=groups)
 
     def _status(self) -> dict:
         """The HUD's status: tick, speed, paused, and which tank this is."""
