@@ -195,7 +195,48 @@ def test_each_scene_s_model_agents_are_sent_the_prompt_file_given(tmp_path, caps
         assert got[-1]["prompt"] == {"name": mine.name, "hash": load_prompt(mine, scene).hash}
         systems = [json.loads(b)["messages"][0]["content"] for b in srv.bodies]
     assert any("CANARY-PROMPT" in s for s in systems)
+    if scene == "negotiation":  # its recording keeps the prompt's text, and replay names it
+        rec = tmp_path / "neg.db"
+        with TestServer() as srv:
+            code, _, _, err = run(capsys, *argv, "--base-url", srv.url, "--model", "fish-mini", "--prompt", str(mine),
+                                  "--record", str(rec))
+        assert code == 0, err
+        code, got, _, err = run(capsys, "replay", str(rec), "--headless")
+        assert code == 0, err
+        assert got[-1]["prompt"] == {"name": mine.name, "hash": load_prompt(mine, scene).hash}
+        from mirofish.scenes.negotiation.recording import NegotiationRecording
+        kept = NegotiationRecording(rec)
+        try:
+            assert "CANARY-PROMPT" in kept.header["prompt"]["text"]
+        finally:
+            kept.close()
     bad = tmp_path / "bad.toml"
     bad.write_text(f"[{table}]\nsystem = '''$nope'''\n")
     code, _, _, err = run(capsys, *argv, "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--prompt", str(bad))
     assert code == 2 and "uses $nope" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_fork_asks_in_the_recorded_prompt_text_after_the_file_changed(tmp_path, capsys):
+    mine, rec, out = tmp_path / "mine.toml", tmp_path / "run.mirofish", tmp_path / "fork.mirofish"
+    mine.write_text(TERSE.read_text())
+    with TestServer(keep_bodies=True) as srv:
+        code, _, _, err = run(capsys, "live", "--headless", "--ticks", "80", "--fish", "12", "--brain", "llm",
+                              "--base-url", srv.url, "--model", "fish-mini", "--prompt", str(mine),
+                              "--record", str(rec))
+        assert code == 0, err
+        mine.write_text(TERSE.read_text().replace("You are a fish in a shared aquarium.", "CANARY-EDITED"))
+        srv.bodies.clear()
+        code, got, _, err = run(capsys, "fork", str(rec), "--at", "40", "--fish", "3", "--action", "move_e",
+                                "--ticks", "40", "--base-url", srv.url, "--record", str(out))
+        assert code == 0, err
+        sent = [json.loads(b)["messages"][0]["content"] for b in srv.bodies]
+    assert got[-1]["cache_misses"] > 0 and sent  # the fork asked the server for new decisions
+    assert not any("CANARY-EDITED" in s for s in sent)  # in the words of the run, not the file as it is now
+    assert all("You are a fish in a shared aquarium." in s for s in sent)
+    parent, fork = Recording(rec), Recording(out)
+    try:
+        assert fork.header["prompts"] == parent.header["prompts"]  # and its recording says so
+    finally:
+        parent.close()
+        fork.close()
+    assert "CANARY-EDITED" in load_prompt(mine).t("plan", "system")  # outside a fork: the file as it is

@@ -26,6 +26,8 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from hashlib import blake2b
 from pathlib import Path
@@ -208,26 +210,53 @@ def _digest(texts: dict[str, dict[str, Any]]) -> str:
 
 
 _CACHE: dict[tuple[str, str, float, int], Prompt] = {}
+_PINNED: dict[tuple[str, str], str] = {}  # (kind, path as recorded) → the text a recording kept (as_recorded)
+
+
+@contextmanager
+def as_recorded(header: dict[str, Any]) -> Iterator[None]:
+    """Within it, :func:`load_prompt` of a path a recording's ``header`` names gives the text the
+    recording kept, not the file as it is now (edited since, or gone): a fork's model and user
+    brains are asked in the words of the run it forks. Outside it, files are read as they are."""
+    pins = {("fish", str(p.get("path") or "")): p["text"] for p in (header.get("prompts") or {}).values()
+            if isinstance(p, dict) and isinstance(p.get("text"), str)}
+    saved = dict(_PINNED)
+    _PINNED.update(pins)
+    try:
+        yield
+    finally:
+        _PINNED.clear()
+        _PINNED.update(saved)
 
 
 def load_prompt(path: str | Path | None = None, kind: str = "fish") -> Prompt:
     """The prompt of ``path`` (None or ``""``: the bundled one of ``kind``, see :data:`KINDS`),
-    its missing keys from the bundled file. Raises :class:`PromptError` (one line) for a file
-    that cannot be used."""
+    its missing keys from the bundled file (inside :func:`as_recorded`: the text the recording
+    kept of it). Raises :class:`PromptError` (one line) for a file that cannot be used."""
     bundled, keys = KINDS[kind]
     target = bundled if not path else Path(path)
-    try:
-        st = target.stat()
-        stamp = (kind, str(target.resolve()), st.st_mtime, st.st_size)
-    except OSError:
-        stamp = (kind, str(target), -1.0, -1)
+    pinned = _PINNED.get((kind, str(path or "")))
+    if pinned is not None:
+        stamp = (kind, f"recorded:{_digest({'text': {'': pinned}})}", 0.0, 0)
+    else:
+        try:
+            st = target.stat()
+            stamp = (kind, str(target.resolve()), st.st_mtime, st.st_size)
+        except OSError:
+            stamp = (kind, str(target), -1.0, -1)
     if stamp in _CACHE:
         return _CACHE[stamp]
-    where = f"prompt {target}"
+    where = f"prompt {target}" + (" (as recorded)" if pinned is not None else "")
     base = None
     if target != bundled:
         base = load_prompt(None, kind).texts
-    data, text = _read(target, where)
+    if pinned is not None:
+        try:
+            data, text = tomllib.loads(pinned), pinned
+        except tomllib.TOMLDecodeError as exc:
+            raise PromptError(f"{where}: not a TOML file ({exc})") from None
+    else:
+        data, text = _read(target, where)
     texts = _resolve(data, where, base, keys)
     name = "default" if target == bundled else target.name
     prompt = Prompt(name=name, texts=texts, source=text, path=str(path or ""), hash=_digest(texts))

@@ -90,12 +90,17 @@ def add_model_flags(p: argparse.ArgumentParser, who: str) -> None:
                         f"docs/prompts.md)")
 
 
-def prompt_named(kind: str, path: str | None) -> dict[str, str]:
-    """A scene's prompt file as its JSON summary names it: name and hash (brains/prompts.py)."""
+def prompt_meta(kind: str, path: str | None) -> dict[str, str]:
+    """A scene's prompt file as its recording keeps it: name, hash, path and text (brains/prompts.py)."""
     from ..brains.prompts import load_prompt
 
-    p = load_prompt(path, kind)
-    return {"name": p.name, "hash": p.hash}
+    return load_prompt(path, kind).meta()
+
+
+def prompt_named(kind: str, path: str | None) -> dict[str, str]:
+    """A scene's prompt file as its JSON summary names it: name and hash."""
+    p = prompt_meta(kind, path)
+    return {"name": p["name"], "hash": p["hash"]}
 
 
 def window_size(text: str | None) -> tuple[int, int] | None:

@@ -14,6 +14,7 @@ from .common import (
     guard_output,
     int_at_least,
     locks,
+    prompt_meta,
     prompt_named,
     run_window,
 )
@@ -45,7 +46,9 @@ def _recorder(args: argparse.Namespace) -> Any:
     guard_output(args.record, inputs, args.overwrite, "recording")
     return NegotiationRecorder(args.record, {"seed": args.seed, "repair": not args.no_repair, "layers": args.layers,
                                              "agents": "model" if args.agents == "llm" else "embedded",
-                                             **({"model": args.model} if args.agents == "llm" else {})},
+                                             # model negotiators: the prompt file they were sent (text and hash)
+                                             **({"model": args.model, "prompt": prompt_meta("negotiation", args.prompt)}
+                                                if args.agents == "llm" else {})},
                                args.overwrite)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from ..actions import Action
 from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch
 from ..brains.exchanges import ReplyCache
+from ..brains.prompts import as_recorded
 from ..brains.sources import make_source
 from ..engine import Engine
 from ..fish.plans import G_HOLD, describe, parse_plan
@@ -103,6 +104,12 @@ def fork_source(rec: Recording, tick: int, base_url: str | None = None, model: s
     the recorded server (or ``base_url``/``model``), or fall back (``cache_miss``) when it is
     not there — and which knows which fish had asked before ``tick`` (so their requests read as
     in the recording)."""
+    with as_recorded(rec.header):  # its model and user brains are asked in the recording's prompt text
+        return _fork_source(rec, tick, base_url, model, cache)
+
+
+def _fork_source(rec: Recording, tick: int, base_url: str | None, model: str | None,
+                 cache: ReplyCache | None) -> DecisionSource:
     cfg = rec.config
     if cfg.brain.kind == "instinct" and not cfg.fish.groups:
         return make_source(cfg, "lockstep")

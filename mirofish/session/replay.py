@@ -366,6 +366,7 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
         session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), extra_header={
             "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": session.label,
             "fork_original_action": session.original, "fork_interventions": [[t, iv] for t, iv in session.added],
+            **({"prompts": rec.header["prompts"]} if "prompts" in rec.header else {}),  # the words it was asked in
         }).attach(session, observe=False)  # fed by step(), with the divergence row
     return session
 

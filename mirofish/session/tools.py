@@ -32,7 +32,8 @@ def export_window(recording: Recording | str | Path, around: int, radius: int, o
     player = ReplaySession(rec)
     player.seek(t0)
     recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,),
-                        extra_header={"parent": str(rec.path), "export_from": t0, "export_to": t1})
+                        extra_header={"parent": str(rec.path), "export_from": t0, "export_to": t1,
+                                      **({"prompts": rec.header["prompts"]} if "prompts" in rec.header else {})})
     recorder.attach(player)
     while player.tick < t1:
         player.step()

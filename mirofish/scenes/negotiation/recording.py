@@ -283,7 +283,10 @@ def verify(rec: NegotiationRecording) -> dict:
         turns += sum(1 for _ in rec.replay(s["session"]))
     return {"scene": SCENE, "sessions": len(rec.sessions), "verified_turns": turns,
             "agreement_rate": round(sum(bool(s["result"].get("agreement")) for s in rec.sessions)
-                                    / len(rec.sessions), 4)}
+                                    / len(rec.sessions), 4),
+            # model negotiators: the prompt file they were sent, as the recording keeps it
+            **({"prompt": {k: rec.header["prompt"][k] for k in ("name", "hash")}}
+               if isinstance(rec.header.get("prompt"), dict) else {})}
 
 
 def turn_tables(rec: NegotiationRecording) -> dict[str, dict[str, list]]:
