@@ -27,6 +27,7 @@ counted fallback with its reason: failure is data.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
@@ -451,8 +452,48 @@ def legal_for_view(action: str, view: str, food_here: bool) -> bool:
 _TOKEN = re.compile(r"[A-Za-z]+|\d{1,3}|([^\w\s])\1*")
 
 
+TOKENIZER_ENV = "MIROFISH_TOKENIZER"  # a tokenizer.json (Hugging Face tokenizers format) to count with
+_TOKENIZERS: dict[str, Any] = {}
+
+
+class TokenizerError(ValueError):
+    """The tokenizer file :data:`TOKENIZER_ENV` names cannot be used (one line)."""
+
+
+def tokenizer() -> Any:
+    """The tokenizer :data:`TOKENIZER_ENV` names (the model's own ``tokenizer.json``, read with
+    the ``tokenizers`` library, extra ``[tokens]``), or None when it names none. Raises
+    :class:`TokenizerError` for a file or library that is not there."""
+    path = os.environ.get(TOKENIZER_ENV, "")
+    if not path:
+        return None
+    if path not in _TOKENIZERS:
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise TokenizerError(f"{TOKENIZER_ENV}={path}: counting with a tokenizer needs the tokenizers library "
+                                 f"(pip install -e '.[tokens]')") from None
+        try:
+            _TOKENIZERS[path] = Tokenizer.from_file(path)
+        except Exception as exc:  # noqa: BLE001 — the library says what is wrong with the file in its own words
+            first = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
+            raise TokenizerError(f"{TOKENIZER_ENV}={path}: not a tokenizer.json it can read ({first})") from None
+    return _TOKENIZERS[path]
+
+
+def token_counter() -> str:
+    """What counts the tokens no server reported: ``estimate`` or ``tokenizer FILE``."""
+    path = os.environ.get(TOKENIZER_ENV, "")
+    return f"tokenizer {os.path.basename(path)}" if path else "estimate"
+
+
 def estimate_tokens(text: str) -> int:
-    """A tokenizer-free estimate close to BPE counts: a token per word, per 1–3 digits and per
-    run of one punctuation mark (``.....`` is one token). Used by the bundled test server and
-    whenever a server reports no ``usage``."""
+    """The tokens of ``text``: with :data:`TOKENIZER_ENV` set, counted by that tokenizer (a
+    model's own ``tokenizer.json``); else a tokenizer-free estimate close to BPE counts: a token
+    per word, per 1–3 digits and per run of one punctuation mark (``.....`` is one token). Used
+    by the bundled test server, the scenes' token figures and whenever a server reports no
+    ``usage``."""
+    tok = tokenizer()
+    if tok is not None:
+        return len(tok.encode(text, add_special_tokens=False).ids)
     return sum(1 for _ in _TOKEN.finditer(text))

@@ -119,6 +119,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "screenshot", None) is not None:
             guard_output(args.screenshot, tuple(filter(None, [getattr(args, "path", None)])), args.overwrite,
                          "screenshot")
+        from ..brains.prompt import tokenizer
+
+        tokenizer()  # MIROFISH_TOKENIZER names a file that cannot count tokens: one line before any work
         handler = getattr(args, "handler", None)
         if handler is None:
             parser.print_help()

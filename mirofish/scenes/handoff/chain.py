@@ -35,7 +35,8 @@ A detection opens a **calibration** (an intervention: two short messages that co
 the agents involved take the registry's reading of what was found. A drift counts as
 **intercepted** when a detection of it happened before the reviewer accepted the final
 report. Completion, consistency and the signals' share of tokens are measured per task; the
-tokens are estimated (``brains.prompt.estimate_tokens``, no tokenizer) — labelled so.
+tokens are estimated (``brains.prompt.estimate_tokens``), or counted by the model's own
+tokenizer when ``MIROFISH_TOKENIZER`` names its ``tokenizer.json`` — labelled either way.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ...brains.prompt import estimate_tokens
+from ...brains.prompt import estimate_tokens, token_counter
 from ...fish.memory import lexical_similarity
 from ..argent import goal_hash, wire
 from .brief import CONCEPTS, INVENTED, READING_CODES, REQUIREMENTS, Brief, draw_brief
@@ -440,7 +441,9 @@ def evaluate(tasks: int, seed: int, layers: frozenset[int], l2_every: int = L2_E
             "interventions_per_task": mean("calibrations", 3), "messages_per_task": mean("messages", 2),
             "extra_token_share": round(extra / max(1, message_toks + extra), 4),
             "signal_token_share": round(sum(r["signal_tokens"] for r in results) / max(1, message_toks + extra), 4),
-            "tokens": "estimated (no tokenizer: brains.prompt.estimate_tokens); signals as their wire text",
+            "tokens": (f"counted by {token_counter()}" if token_counter() != "estimate" else
+                       "estimated (no tokenizer: brains.prompt.estimate_tokens; MIROFISH_TOKENIZER names one)")
+            + "; signals as their wire text",
             "l2_every": l2_every if 2 in layers else None, "l2_triggers": l2_triggers if 2 in layers else None,
             "meta_task_consistency": mean("meta_task", 3), "concept_similarity_end": mean("concept_similarity_end", 3),
             "concept_measure": results[-1]["concept_measure"] if results else "lexical",
