@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..actions import ACTION_NAMES, DIRECTION_NAMES
 from ..fish.perception import Perception
@@ -51,9 +51,21 @@ SYSTEM_PROMPT = default_prompt().system(plans=False)
 
 
 class PlanReply(BaseModel):
-    """A model's plan (plan mode)."""
+    """A model's plan (plan mode). :func:`parse_plan_reply` reads a reply by what its goal uses:
+    ``clamped`` names the numbers it brought into range, ``ignored`` the fields the goal does
+    not read (kept in the recorded reply text, not checked)."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    _clamped: tuple[str, ...] = PrivateAttr(default=())
+    _ignored: tuple[str, ...] = PrivateAttr(default=())
+
+    @property
+    def clamped(self) -> tuple[str, ...]:
+        return self._clamped
+
+    @property
+    def ignored(self) -> tuple[str, ...]:
+        return self._ignored
 
     goal: Literal[PLAN_GOALS]  # type: ignore[valid-type]  # the plan types a brain may choose
     place: int | None = Field(default=None, ge=0, le=7)  # return: which remembered place (#)
@@ -131,6 +143,16 @@ def plan_formats(goals: list[str] | None = None,
 
 
 PLAN_FORMATS = plan_formats()
+
+
+def with_summary(formats: tuple[dict[str, Any], dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A decision's formats (both forms) with a required ``summary`` string after its other
+    properties: the reply of a fish whose long-term summary is due and asked in the same request."""
+    out = json.loads(json.dumps(formats))
+    for schema in (out[0]["json_schema"]["schema"], out[1]["schema"]):
+        schema["properties"]["summary"] = {"type": "string", "maxLength": 160}
+        schema["required"] = [*schema["required"], "summary"]
+    return out[0], out[1]
 
 
 class FishReply(BaseModel):
@@ -272,9 +294,9 @@ def plan_message(perception: Perception, persona: str, trigger: str, summary_fac
                  memories: int = 8, summaries: int = 3, prompt: Prompt | None = None) -> str:
     """The per-fish part of the plan prompt: persona, why it asks (``first_plan`` for a fish's
     first request), the view with a one-line reading, energy and age, the newest ``memories``
-    short memories and ``summaries`` long-term summaries, and the plans that fit. (A due
-    long-term summary is asked for in a request of its own: :func:`summary_messages`;
-    ``summary_facts`` is accepted for the action prompt's signature.)"""
+    short memories and ``summaries`` long-term summaries, and the plans that fit; with
+    ``summary_facts``, the ask for a due long-term summary on a line of its own (the reply's
+    schema then holds ``summary``: :func:`with_summary`).)"""
     p, pr = perception, prompt or default_prompt()
     seen, fitting = reading(p.view)
     places = ""
@@ -282,11 +304,15 @@ def plan_message(perception: Perception, persona: str, trigger: str, summary_fac
         places = pr.fill("plan", "places", places=p.places)
         fitting = [*fitting, *(t.name + _OPTION[t.param] for t in TYPES if t.fits == "places")]
     earlier = [s.split(" Anchors:")[0] for s in _newest(p.summaries, summaries)]
-    return pr.fill("plan", "fish", persona=persona, trigger=trigger.replace("_", " "), view=p.view, seen=seen,
+    body = pr.fill("plan", "fish", persona=persona, trigger=trigger.replace("_", " "), view=p.view, seen=seen,
                    energy=f"{p.energy / 100:.0f}", max_energy=f"{p.max_energy / 100:.0f}",
                    food_under=pr.t("plan", "food_under") if p.food_here else "", age=str(p.age),
                    recent=pr.recent("plan", _newest(p.memories, memories)), earlier=pr.earlier("plan", earlier),
                    places=places, plans_that_fit=", ".join(fitting))
+    if summary_facts:  # a due long-term summary, asked in this request (brain.summaries = "with_decision")
+        span, _, facts = summary_facts.partition(": ")
+        body += "\n" + pr.fill("plan", "summary_ask", span=span, facts=facts.split(" Anchors:")[0].rstrip("."))
+    return body
 
 
 # ---------------------------------------------------------------- reading replies
@@ -331,11 +357,25 @@ def first_json_object(text: str | None) -> dict[str, Any] | None:
     return None
 
 
-def parse_plan_reply(text: str | None) -> PlanReply:
-    """Read a model's plan; raises :class:`ReplyError` (``empty``/``garbage``/``schema``).
+# the reply field each plan parameter kind is read from (fish/plans.py TYPES[...].param)
+PARAM_FIELD = {"direction": "direction", "energy": "until", "away": "from", "place": "place"}
+# the numbers a plan reads, and their legal range (the schema's bounds: a grammar-constrained
+# server such as llama.cpp does not enforce numeric bounds, so a small model writes any number)
+NUMBER_RANGE = {"place": (0, 7), "until": (0, 10_000), "ticks": (1, 1000)}
+_PLAN_FIELDS = ("place", "direction", "until", "from", "ticks")
 
+
+def parse_plan_reply(text: str | None) -> PlanReply:
+    """Read a model's plan by what its goal uses; raises :class:`ReplyError`
+    (``empty``/``garbage``/``schema``).
+
+    Only the goal and the fields it reads are checked: a field the goal does not read is
+    ignored (``reply.ignored``; e.g. a forage plan's ``place`` or ``direction``, which a
+    grammar-constrained server fills with whatever the model wrote); a number it reads that is
+    out of range is clamped to the nearest legal value (``reply.clamped``), a fraction rounded.
     Tolerant of small models: goal and words in any case, ``keep away``, one-letter
-    directions, a missing ``direction`` for explore is a schema error."""
+    directions. A goal that is not a plan, a direction that is not one, a number that is not a
+    number, or explore without a direction is a schema error."""
     data = _reply_object(text)
     for key in ("goal", "direction", "from"):
         if isinstance(data.get(key), str):
@@ -349,12 +389,40 @@ def parse_plan_reply(text: str | None) -> PlanReply:
     thought = data.get("thought")
     if isinstance(thought, str) and ("{" in thought or "}" in thought):
         raise ReplyError("schema", "the thought holds JSON")  # e.g. two objects run together: '} {'
+    if thought is not None and not isinstance(thought, str):
+        data.pop("thought")  # words that are not words: the plan stands without them
+    goal = data.get("goal")
+    reads = {"ticks"}
+    if isinstance(goal, str) and goal in CODE and TYPES[CODE[goal]].fits != "never":
+        field = PARAM_FIELD.get(TYPES[CODE[goal]].param or "")
+        reads |= {field} if field else set()
+    ignored = tuple(k for k in _PLAN_FIELDS if k in data and k not in reads and data[k] is not None)
+    for k in _PLAN_FIELDS:
+        if k not in reads:
+            data.pop(k, None)
+    clamped = []
+    for k, (lo, hi) in NUMBER_RANGE.items():
+        v = data.get(k)
+        if k not in reads or v is None:
+            continue
+        if isinstance(v, str):
+            try:
+                v = float(v.strip())
+            except ValueError:
+                raise ReplyError("schema", f"{k} is not a number") from None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+            raise ReplyError("schema", f"{k} is not a number")
+        n = min(max(int(round(v)), lo), hi)
+        if n != v:
+            clamped.append(k)
+        data[k] = n
     try:
         reply = PlanReply.model_validate(data)
     except ValidationError as exc:
         raise ReplyError("schema", exc.errors()[0]["msg"]) from None
     if TYPES[CODE[reply.goal]].param == "direction" and reply.direction is None:
         raise ReplyError("schema", f"{reply.goal} needs a direction")
+    reply._clamped, reply._ignored = tuple(clamped), ignored
     return reply
 
 

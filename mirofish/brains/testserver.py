@@ -27,7 +27,9 @@ llama.cpp, which cannot cancel one it has started. ``slots`` makes ``GET /props`
 ``total_slots`` as llama.cpp's server does. ``strict`` refuses (HTTP 400) a json_schema
 format that breaks OpenAI's strict rules (every property required, no additional ones) and
 fills every key of its plan replies; the fault ``schema_breaker`` answers a goal outside the
-schema's enum. ``policy="forager"`` answers forage to every plan prompt, as a tiny model does.
+schema's enum; ``lax_grammar`` answers as a grammar without numeric bounds does (llama.cpp's:
+every key of the plan filled, the fields the goal does not read with any number, ``ticks``
+often past its maximum) — the goal stays the scripted, legal one. ``policy="forager"`` answers forage to every plan prompt, as a tiny model does.
 Fish prompts in plan mode get a scripted plan (forage when hungry with food in view, school
 with fish in view, rest when exhausted, else explore the most open way).
 ``policy="contrarian"``: scripted plans whose thoughts say the opposite (:func:`contrary`).
@@ -55,7 +57,8 @@ from typing import Any
 from .prompt import estimate_tokens
 
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
-          "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker", "echo_auth")
+          "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker", "echo_auth",
+          "lax_grammar")
 POLICIES = ("scripted", "forager", "contrarian")
 _OPPOSITE = {"north": "south", "south": "north", "west": "east", "east": "west"}
 
@@ -328,6 +331,12 @@ def _plan_reply(prompt: str, policy: str, strict_schema: dict[str, Any] | None, 
     if strict_schema is not None:  # a strict server fills every key
         reply = {k: reply.get(k) for k in strict_schema.get("properties", reply)}
         reply["thought"] = reply["thought"] or ""
+    if fault == "lax_grammar":  # a grammar without numeric bounds (llama.cpp): every key, any number
+        h = int(hashlib.sha256(prompt.encode()).hexdigest()[:8], 16)
+        reply = {"goal": reply["goal"], "place": 1000 + h % 9000, "direction": reply.get("direction")
+                 or ("north", "south", "west", "east")[h % 4], "until": reply.get("until", h % 300),
+                 "from": reply.get("from") or "crowd", "ticks": (reply.get("ticks") or 40) * (1 + h % 40),
+                 "thought": reply.get("thought", "")}
     if fault == "schema_breaker":  # a server that ignores the schema's narrowed enum
         reply = {**reply, "goal": "school" if "school" not in _offered(schema) else "dance"}
     if fault == "illegal":  # school with nobody in view, else explore into adjacent glass
