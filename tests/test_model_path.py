@@ -61,5 +61,5 @@ def test_reask_sends_the_recorded_request_byte_for_byte_and_gets_the_recorded_de
         again = list(srv.bodies)
     assert again == original * 2  # the raw bytes the server received, both times: schema order included
     schema = json.loads(original[0])["response_format"]["json_schema"]["schema"]
-    assert list(schema["properties"])[0] == "goal"  # as the brain sends it, not sorted
+    assert next(iter(schema["properties"])) == "goal"  # as the brain sends it, not sorted
     assert out["same_as_recorded"] == 2 and out["same_text_as_recorded"] == 2

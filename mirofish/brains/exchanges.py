@@ -4,11 +4,12 @@ Every request a model brain makes for a fish — a plan (or action) request, a l
 summary — becomes one **exchange** (:func:`exchange`): the request as sent, split into the
 *shared prefix* (the system message, byte-identical for every fish; stored once per recording
 under its hash, :func:`text_hash`) and the *per-fish part* (the user message, in full), the
-response format's schema (also stored once by hash), the raw reply text, how the reply was
-read (``ok`` or the parse/legality failure), tier, model, endpoint (credentials removed:
-:func:`~mirofish.config.redact_url`), latency, tokens and retries. Recordings keep them in
-their chunks (:mod:`mirofish.observe.recording`); ``export --tables`` writes them as the
-``model_calls`` table; ``trace`` and the follow panel show them; ``reask`` sends one again.
+response format's schema (also stored once by hash, its properties in the order sent), the
+raw reply text, how the reply was read (``ok`` or the parse/legality failure), tier, model,
+endpoint (credentials removed: :func:`~mirofish.config.redact_url`), latency, tokens and
+retries. Recordings keep them in their chunks (:mod:`mirofish.observe.recording`); ``export
+--tables`` writes them as the ``model_calls`` table; ``trace`` and the follow panel show them;
+``reask`` sends one again.
 
 The **reply cache** (:class:`ReplyCache`) is content-addressed: the key (:func:`cache_key`) is
 a digest of the model name and the request body that decides the reply — messages, schema,
@@ -45,7 +46,16 @@ def text_hash(text: str) -> str:
 
 
 def canonical(obj: Any) -> str:
+    """``obj`` as JSON with its keys sorted: the same text whatever order it was built in (the
+    reply cache's keys)."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def as_sent(obj: Any) -> str:
+    """``obj`` as JSON in the order it was sent (a request's schema as recordings keep it: with
+    grammar-constrained decoding, llama.cpp and vLLM generate the properties in the schema's
+    order, so a re-ask must send them in that order). Recordings made before keep it sorted."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 def schema_of(formats: tuple[dict[str, Any], dict[str, Any]] | None) -> dict[str, Any] | None:
@@ -81,7 +91,7 @@ def exchange(*, tick: int, fish: int, kind: str, model: str, msgs: list[dict[str
     system = msgs[0]["content"] if msgs and msgs[0].get("role") == "system" else ""
     user = "\n\n".join(m["content"] for m in msgs if m is not msgs[0] or not system)
     schema = schema_of(formats)
-    schema_text = canonical(schema) if schema is not None else ""
+    schema_text = as_sent(schema) if schema is not None else ""
     texts = {}
     if system:
         texts[text_hash(system)] = system

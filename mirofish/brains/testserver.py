@@ -29,7 +29,8 @@ format that breaks OpenAI's strict rules (every property required, no additional
 fills every key of its plan replies; the fault ``schema_breaker`` answers a goal outside the
 schema's enum; ``lax_grammar`` answers as a grammar without numeric bounds does (llama.cpp's:
 every key of the plan filled, the fields the goal does not read with any number, ``ticks``
-often past its maximum) — the goal stays the scripted, legal one. ``policy="forager"`` answers forage to every plan prompt, as a tiny model does.
+often past its maximum) — the goal stays the scripted, legal one. ``policy="forager"``
+answers forage to every plan prompt, as a tiny model does.
 Fish prompts in plan mode get a scripted plan (forage when hungry with food in view, school
 with fish in view, rest when exhausted, else explore the most open way).
 ``policy="contrarian"``: scripted plans whose thoughts say the opposite (:func:`contrary`).

@@ -2,10 +2,12 @@
 
 The recording keeps every model exchange (:mod:`mirofish.brains.exchanges`); this rebuilds
 the request a fish's model was sent at tick ``T`` — the same messages and schema, byte for
-byte — sends it ``K`` times to the recorded server and model or to another, and reads each
-answer the way the brain does (:func:`~mirofish.brains.prompt.judge_reply`): the recorded
-answer beside the new ones, the goals they chose and whether each was legal for the view the
-fish had. Against a deterministic server and the same model the answer comes back as
+byte (the schema's properties in the order sent; recordings made before kept them sorted) —
+sends it ``K`` times to the recorded server and model or to another, and reads each answer the
+way the brain does (:func:`~mirofish.brains.prompt.judge_reply`): the recorded answer beside
+the new ones, the goals they chose and whether each was legal for the view the fish had, and
+whether each is the same decision (goal, direction, horizon, thought) and the same text.
+Against a deterministic server and the same model the answer comes back as
 recorded; another model shows how its choice differs.
 """
 
@@ -51,6 +53,7 @@ def _reading(text: str | None, view: str, plans: bool, food_here: bool) -> dict[
     out: dict[str, Any] = {"reply": text, "read": read, "legal": read == "ok"}
     if isinstance(reply, PlanReply):
         out["choice"] = reply.goal + (f" {reply.direction}" if reply.goal == "explore" and reply.direction else "")
+        out["ticks"] = reply.ticks
         out["thought"] = reply.thought
     elif reply is not None:
         out["choice"] = reply.action
@@ -127,7 +130,11 @@ def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, m
     food_here = "\nhere: food" in call["user"] or "food under you" in call["user"]
     recorded = _reading(call["reply"], call["view"], plans, food_here)
     recorded["read"] = call["read"]  # as the run read it (a reply that never came has none)
-    same = sum(1 for a in answers if a.get("reply") == call["reply"])
+    # the same decision (goal, direction, horizon, thought as read); the same text, byte for byte, apart
+    decision = ("choice", "ticks", "thought")
+    same = sum(1 for a in answers if a.get("choice") is not None
+               and all(a.get(k) == recorded.get(k) for k in decision))
+    same_text = sum(1 for a in answers if a.get("reply") == call["reply"])
     recorded_eps = cfg.brain.small.endpoints or cfg.brain.large.endpoints
     url = base_url or recorded_eps[0].base_url
     return {
@@ -135,7 +142,7 @@ def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, m
         "recorded": {**recorded, "model": call["model"], "endpoint": call["endpoint"], "tier": call["tier"]},
         "asked": {"model": model or call["model"], "endpoint": redact_url(url), "times": n},
         "answers": answers,
-        "same_as_recorded": same,
+        "same_as_recorded": same, "same_text_as_recorded": same_text,
         "choices": dict(Counter(a.get("choice", a["read"]) for a in answers)),
         "legal": sum(1 for a in answers if a["legal"]),
         "view": call["view"], "message": call["user"],
@@ -154,7 +161,8 @@ def render_reask(r: dict[str, Any]) -> str:
     for k, a in enumerate(r["answers"], 1):
         lines.append(f"again #{k} ({r['asked']['model']}): {a.get('choice', '-')}  [{a['read']}]  {a['reply']!r}")
     n = r["asked"]["times"]
-    lines.append(f"same answer as recorded: {r['same_as_recorded']}/{n}; legal: {r['legal']}/{n}; choices: "
+    lines.append(f"same decision as recorded: {r['same_as_recorded']}/{n} "
+                 f"(same text {r['same_text_as_recorded']}/{n}); legal: {r['legal']}/{n}; choices: "
                  + ", ".join(f"{k} x{v}" for k, v in sorted(r["choices"].items())))
     return "\n".join(lines)
 
