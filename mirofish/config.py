@@ -417,6 +417,9 @@ class BrainConfig(_Section):
                                              "you feel steadier' (a tendency given to the model, not a rule)")
     embeddings: bool = Field(False, description="drift score via the small tier's /v1/embeddings")
     drift_alert: float = Field(0.05, ge=0, le=1, description="alert when a summary's drift score falls below")
+    summaries: Literal["with_decision", "own_request"] = Field(
+        "with_decision", description="how a due long-term summary is asked of the model: inside the fish's next "
+                                     "decision request (no request of its own), or in a small request of its own")
     instinct: InstinctConfig = InstinctConfig()
     planner: PlannerConfig = PlannerConfig()
 

@@ -58,10 +58,14 @@ from .prompt import (
     plan_formats,
     summary_messages,
     system_prompt,
+    with_summary,
 )
 from .prompts import load_prompt
 from .routing import Router, classify
 from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettings
+
+DECISION_TOKENS = 80  # max_tokens of a decision request
+SUMMARY_TOKENS = 60  # more of them when the request also asks for a due long-term summary
 
 
 @dataclass
@@ -103,6 +107,9 @@ class Accounts:
     summaries_written: int = 0
     summary_tokens: int = 0
     miss_reasons: Counter[str] = field(default_factory=Counter[str])  # reply cache in use: why a miss fell back
+    by_kind: Counter[str] = field(default_factory=Counter[str])  # requests sent to a server, by kind (= calls)
+    clamped: Counter[str] = field(default_factory=Counter[str])  # model plans used with a number brought into range
+    ignored: Counter[str] = field(default_factory=Counter[str])  # fields a plan's goal does not read, left unchecked
 
     @property
     def tokens(self) -> int:
@@ -204,8 +211,12 @@ class ModelPool(DecisionSource):
         s = self.stats
         return {
             "source": self.name, "calls": s.calls, "requests": s.requests, "decisions": s.decisions,
+            # every request sent to a server, by kind (retries included): what the server received
+            "requests_by_kind": dict(sorted(s.by_kind.items())), "requests_sent": s.calls,
             "model_decisions": s.model_decisions,
             "fallbacks": dict(s.fallbacks), "fallback_rate": round(sum(s.fallbacks.values()) / max(1, s.decisions), 4),
+            # model plans read by what their goal uses: numbers clamped into range, fields not read
+            "replies_clamped": dict(s.clamped), "fields_ignored": dict(s.ignored),
             "classes": dict(s.classes), "retries": s.retries, "late_answers_dropped": s.late,
             "late_answers_used": s.late_used, "completions_wasted": s.wasted,
             "wasted_share": round(s.wasted / max(1, s.calls), 4), "superseded_unsent": s.superseded,
@@ -272,7 +283,7 @@ class ModelPool(DecisionSource):
         async def run() -> dict[str, Any]:
             try:
                 text, p, c = await tier.breaker.call(self.transport.complete(
-                    tier.endpoints, msgs, None, 120, self._loop.time() + self.bcfg.request_timeout_s))
+                    tier.endpoints, msgs, None, 120, self._loop.time() + self.bcfg.request_timeout_s, kind="question"))
             except Failure as failure:
                 return {"text": None, "error": failure.reason}
             self._account(-1, p, c, tier, prefix=False)
@@ -363,7 +374,7 @@ class ModelPool(DecisionSource):
         try:
             _, p, c = await self.transport.complete(
                 [ep], msgs, plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT),
-                80, start + self.bcfg.warmup_timeout_s, attempt_s=self.bcfg.warmup_timeout_s)
+                80, start + self.bcfg.warmup_timeout_s, attempt_s=self.bcfg.warmup_timeout_s, kind="warmup")
             self._account(-1, p, c, pairs[0][0])
             self.stats.classes["warmup"] += 1
             record.update(ok=True, seconds=round(self._loop.time() - start, 2), format=ep.format)
@@ -433,18 +444,23 @@ class ModelPool(DecisionSource):
         goals, ways = fitting_choices(view, batch.perceptions[i].places)
         formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
         b = self.bcfg
-        msgs = messages(batch.perceptions[i], persona, trigger, None, plans=self.plans, memories=b.prompt_memories,
-                        summaries=b.prompt_summaries, tendency=b.tendency, prompt=self.prompt)
+        due = self._due_with_decision(batch, i)
+        if due is not None:  # the due long-term summary is asked in this request: no request of its own
+            formats = with_summary(formats)
+        max_tokens = DECISION_TOKENS + (SUMMARY_TOKENS if due is not None else 0)
+        msgs = messages(batch.perceptions[i], persona, trigger, due[1] if due is not None else None, plans=self.plans,
+                        memories=b.prompt_memories, summaries=b.prompt_summaries, tendency=b.tendency,
+                        prompt=self.prompt)
         trace: dict[str, Any] = {}
         asked = tier or self.tiers["small"]
 
         def record(reply: str | None, read: str, cached: bool = False) -> list[dict[str, Any]]:
             return [exchange(tick=tick, fish=fish, kind="decision",
                              model=trace.get("model", asked.endpoints[0].cfg.model), msgs=msgs, formats=formats,
-                             max_tokens=80, trace=dict(trace), reply=reply, read=read, tier=asked.name, view=view,
-                             cached=cached, **self._sampled())]
+                             max_tokens=max_tokens, trace=dict(trace), reply=reply, read=read, tier=asked.name,
+                             view=view, cached=cached, **self._sampled())]
 
-        hit = self._from_cache(asked, msgs, formats, 80)
+        hit = self._from_cache(asked, msgs, formats, max_tokens)
         if hit is not None:  # answered as before, without the server
             trace.update(model=hit.get("model") or asked.endpoints[0].cfg.model)
             await self._deliver(batch, i, asked, hit["reply"], 0, False,
@@ -468,7 +484,7 @@ class ModelPool(DecisionSource):
             self.results.put(waiting)
         sent = asyncio.Event()
         call = self._loop.create_task(self.transport.complete(
-            tier.endpoints, msgs, formats, 80,
+            tier.endpoints, msgs, formats, max_tokens,
             attempt_s=self.bcfg.abandon_after_s, wanted=lambda: self._wanted(fish, tick),
             dispatched=lambda ep: sent.set(), trace=trace))
         fell_back = False  # the fallback has answered this request (the call runs on)
@@ -486,7 +502,7 @@ class ModelPool(DecisionSource):
             text, prompt_toks, completion_toks = await call
             trace.update(prompt_tokens=prompt_toks, completion_tokens=completion_toks)
             if self.cache is not None:
-                self.cache.put(cache_key(trace["model"], msgs, schema_of(formats), 80, *self._sampling()), text,
+                self.cache.put(cache_key(trace["model"], msgs, schema_of(formats), max_tokens, *self._sampling()), text,
                                prompt_toks, completion_toks, trace["model"])
         except Failure as failure:
             if failure.reason == "superseded":
@@ -541,7 +557,8 @@ class ModelPool(DecisionSource):
         self.stats.model_tokens += tokens
         self._first_plan_s.setdefault(fish, time.monotonic() - self._born)
         calls = record(text, "ok")
-        written = await self._summary(batch, i, tier, persona, calls)
+        written = (await self._summary_in(batch, i, reply, persona) if self._due_with_decision(batch, i) is not None
+                   else await self._summary(batch, i, tier, persona, calls))
         self.results.put(DecisionBatch(
             tick=batch.tick, fish=np.array([fish]), tier=np.array([TIER_INDEX[tier.name]], np.int8),
             tokens=np.array([tokens]), thoughts=[reply.thought], summaries=written,
@@ -556,9 +573,34 @@ class ModelPool(DecisionSource):
         if read != "ok" or reply is None:
             raise Failure(read, server=False)
         if isinstance(reply, PlanReply):
+            self.stats.clamped.update(reply.clamped)
+            self.stats.ignored.update(reply.ignored)
             goal, param, horizon = reply.plan(batch.max_energy)
             return {"actions": None, "goals": [goal], "params": [param], "horizons": [horizon]}, reply
         return {"actions": np.array([Action.parse(reply.action)], np.int8)}, reply
+
+    def _due_with_decision(self, batch: RequestBatch, i: int) -> tuple[int, str] | None:
+        """Fish ``i``'s due long-term summary when it is asked inside its decision request
+        (``brain.summaries = "with_decision"``), else None."""
+        if self.bcfg.summaries != "with_decision" or not batch.summaries_due:
+            return None
+        return batch.summaries_due[i]
+
+    async def _summary_in(self, batch: RequestBatch, i: int, reply: PlanReply | FishReply,
+                          persona: str) -> list[tuple[int, int, str]] | None:
+        """The due summary a decision's reply wrote beside its plan (None: it wrote none, and the
+        template text stays; counted ``summary_failed_missing``)."""
+        due = batch.summaries_due[i] if batch.summaries_due else None
+        assert due is not None
+        fish = int(batch.fish[i])
+        self.stats.summaries_asked += 1
+        summary = (reply.summary or "").strip()
+        if not summary:
+            self.stats.classes["summary_failed_missing"] += 1
+            return None
+        self.stats.summaries_written += 1
+        await self._track_drift(fish, summary, persona)
+        return [(fish, due[0], summary)]
 
     async def _summary(self, batch: RequestBatch, i: int, tier: Tier, persona: str,
                        calls: list[dict[str, Any]]) -> list[tuple[int, int, str]] | None:
@@ -581,7 +623,8 @@ class ModelPool(DecisionSource):
                 text = cached["reply"]
             else:
                 text, p, c = await self.transport.complete(
-                    tier.endpoints, msgs, SUMMARY_FORMATS, 60, attempt_s=self.bcfg.request_timeout_s, trace=trace)
+                    tier.endpoints, msgs, SUMMARY_FORMATS, 60, attempt_s=self.bcfg.request_timeout_s, trace=trace,
+                    kind="summary")
                 trace.update(prompt_tokens=p, completion_tokens=c)
                 if self.cache is not None:
                     key = cache_key(trace["model"], msgs, schema_of(SUMMARY_FORMATS), 60, *self._sampling())

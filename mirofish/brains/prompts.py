@@ -49,6 +49,7 @@ KEYS: dict[str, dict[str, frozenset[str]]] = {
                            "recent", "earlier", "places", "plans_that_fit"}),
         "food_under": frozenset(), "recent_sep": frozenset(), "recent_none": frozenset(),
         "earlier_head": frozenset(), "earlier": frozenset({"summary"}), "places": frozenset({"places"}),
+        "summary_ask": frozenset({"span", "facts"}),
     },
     "action": {
         "system": frozenset({"tendency"}),

@@ -235,7 +235,8 @@ def response_formats(schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
 class Transport:
     """Chat completions from a set of endpoints (see the module doc). Lives on an event loop.
 
-    ``stats`` (optional) gets ``calls`` and ``retries`` incremented.
+    ``stats`` (optional) gets ``calls`` (every attempt sent to a server; by kind in ``by_kind``
+    when it has one) and ``retries`` incremented.
     """
 
     def __init__(self, settings: TransportSettings, loop: asyncio.AbstractEventLoop, stats: Any = None):
@@ -317,7 +318,7 @@ class Transport:
                        budget_end: float | None = None, *, attempt_s: float | None = None,
                        wanted: Callable[[], bool] | None = None,
                        dispatched: Callable[[Endpoint], None] | None = None,
-                       trace: dict[str, Any] | None = None) -> tuple[str | None, int, int]:
+                       trace: dict[str, Any] | None = None, kind: str = "decision") -> tuple[str | None, int, int]:
         """One chat completion from the least busy of ``endpoints``. Returns (text, prompt
         tokens, completion tokens; 0 when the server gave none); raises :class:`Failure`.
 
@@ -332,7 +333,9 @@ class Transport:
 
         ``trace`` (a dict, optional) is filled with what happened, for the exchange a recording
         keeps: ``endpoint`` (without credentials), ``model``, ``format`` (the structured-output
-        form sent last), ``retries``, ``latency_s`` (dispatch → answer of the last attempt)."""
+        form sent last), ``retries``, ``latency_s`` (dispatch → answer of the last attempt).
+        ``kind`` (decision, summary, warmup, question): what ``stats.by_kind`` counts each attempt
+        sent to a server as."""
         ep = min(endpoints, key=lambda e: e.outstanding + e.queued)
         if trace is not None:
             trace.update(endpoint=redact_url(ep.cfg.base_url), model=ep.cfg.model, retries=0, latency_s=0.0)
@@ -352,7 +355,7 @@ class Transport:
                 trace.update(format=fmt if formats is not None else None, retries=attempt)
             try:
                 text, prompt_toks, completion_toks = await self._attempt(ep, kwargs, budget_end, attempt_s, wanted,
-                                                                         dispatched, trace)
+                                                                         dispatched, trace, kind)
             except Exception as exc:  # noqa: BLE001 — every failure is classified
                 attempt, prober = await self._after_failure(exc, ep, fmt, attempt, prober, budget_end)
                 continue
@@ -406,7 +409,7 @@ class Transport:
 
     async def _attempt(self, ep: Endpoint, kwargs: dict[str, Any], budget_end: float | None, attempt_s: float | None,
                        wanted: Callable[[], bool] | None, dispatched: Callable[[Endpoint], None] | None,
-                       trace: dict[str, Any] | None = None) -> tuple[str | None, int, int]:
+                       trace: dict[str, Any] | None = None, kind: str = "decision") -> tuple[str | None, int, int]:
         """Wait for a slot (bounded by ``budget_end`` only), then one request with its own deadline."""
         assert ep.semaphore is not None
         ep.queued += 1
@@ -431,6 +434,8 @@ class Transport:
             ep.outstanding += 1
             if self.stats is not None:
                 self.stats.calls += 1
+                if hasattr(self.stats, "by_kind"):
+                    self.stats.by_kind[kind] += 1
             start = self.loop.time()
             try:
                 out = await asyncio.wait_for(self._post(ep, kwargs, trace), limit)

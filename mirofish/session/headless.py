@@ -155,7 +155,11 @@ def _brain_status(engine: Session, ticks: int) -> dict[str, Any]:
     if engine.world.cfg.brain.kind == "llm" and made > 0:
         status["model_share"] = round((by_tier.get("small", 0) + by_tier.get("large", 0)) / made, 4)
     if "requests" in status and ticks:
-        status["requests_per_fish_tick"] = round(status["requests"] / (ticks * engine.world.school.n), 4)
+        fish_ticks = ticks * engine.world.school.n
+        # every request the servers received (decisions, summaries, the warm-up, questions, retries)
+        # per fish-tick; the decision requests alone beside it
+        status["requests_per_fish_tick"] = round(status.get("requests_sent", status["requests"]) / fish_ticks, 4)
+        status["decision_requests_per_fish_tick"] = round(status["requests"] / fish_ticks, 4)
     cost = getattr(engine.source, "cost_per_sim_hour", None)
     if cost is not None:
         status["cost_per_sim_hour"] = round(cost(ticks * engine.world.cfg.world.tick_seconds), 6)
