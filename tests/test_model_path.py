@@ -63,3 +63,87 @@ def test_reask_sends_the_recorded_request_byte_for_byte_and_gets_the_recorded_de
     schema = json.loads(original[0])["response_format"]["json_schema"]["schema"]
     assert next(iter(schema["properties"])) == "goal"  # as the brain sends it, not sorted
     assert out["same_as_recorded"] == 2 and out["same_text_as_recorded"] == 2
+
+
+def test_a_breaker_probes_within_10_wall_seconds_however_slowly_the_ticks_pass():
+    from mirofish.brains.breaker import Breaker
+
+    now = [0.0]
+    b = Breaker(failures=1, cooldown_s=2.0, tick_seconds=0.5, clock=lambda: now[0])
+    b.backoff = 32  # a long outage: the next probe 64 s (128 ticks) away
+    b.failed(tick=100)
+    assert b.state(101) == "open" and b.open_until_tick == 228
+    now[0] = 9.9
+    assert b.state(102) == "open"
+    now[0] = 10.0  # ten wall seconds on, a probe may go though only two ticks passed
+    assert b.state(102) == "half_open"
+    assert b.state(228) == "half_open"  # and as before, once its ticks have passed
+
+
+def test_a_server_that_dies_and_comes_back_gets_a_line_each_and_is_used_again_within_10_s(capsys):
+    import time
+
+    from mirofish.config import load_config
+    from mirofish.session.live import LiveSession
+
+    first = TestServer().start()
+    port = first.port
+    cfg = load_config(seed=1, **{"fish.count": 12, "brain.kind": "llm",
+                                 "brain.small.endpoints": [{"base_url": first.url, "model": "fish-mini"}]})
+    eng = LiveSession(cfg)
+    try:
+        eng.run(20)
+        first.stop()
+        eng.run(600)  # a long outage: the probes back off to 128 ticks apart
+        capsys.readouterr()
+        made = eng.source.stats.model_decisions
+        second = TestServer(port=port).start()
+        back = time.monotonic()
+        while eng.source.stats.model_decisions == made and time.monotonic() - back < 20:
+            eng.step()
+            time.sleep(0.1)  # a slow tank: ticks alone would wait 12.8 s for the next probe
+        waited = time.monotonic() - back
+        second.stop()
+    finally:
+        eng.close()
+    err = capsys.readouterr().err
+    assert waited <= 11, waited
+    assert err.count("answers again") == 1, err
+    assert eng.source.status()["fallbacks"].get("breaker_open", 0) > 0
+
+
+def test_a_server_that_stops_answering_is_one_line(capsys):
+    from mirofish.config import load_config
+    from mirofish.session.live import LiveSession
+
+    srv = TestServer().start()
+    cfg = load_config(seed=1, **{"fish.count": 12, "brain.kind": "llm",
+                                 "brain.small.endpoints": [{"base_url": srv.url, "model": "fish-mini"}]})
+    eng = LiveSession(cfg)
+    try:
+        eng.run(10)
+        srv.stop()
+        eng.run(300)
+    finally:
+        eng.close()
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "stopped answering" in ln]
+    assert len(lines) == 1 and "fish-mini" in lines[0] and "connection" in lines[0], err
+
+
+def test_trace_says_why_a_reply_was_not_used(tmp_path, capsys):
+    rec = tmp_path / "run.mirofish"
+    with TestServer(fault="illegal") as srv:
+        code, _, err = run(capsys, "live", "--headless", "--ticks", "40", "--fish", "8", "--brain", "llm",
+                           "--base-url", srv.url, "--model", "fish-mini", "--record", str(rec))
+    assert code == 0, err
+    from mirofish.observe.recording import Recording
+
+    r = Recording(rec)
+    refused = next(c for c in r.model_calls() if c["read"] != "ok")
+    r.close()
+    code = main(["trace", str(rec), "--fish", str(refused["fish"]), "--from", str(refused["tick"]),
+                 "--to", str(refused["tick"] + 1)])
+    out = capsys.readouterr().out
+    assert code == 0 and "not used: " in out
+    assert "no fish in view" in out or "into glass" in out

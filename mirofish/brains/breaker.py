@@ -7,7 +7,12 @@ for twice as long (up to 32×), so a server that hangs costs one probe's wait ev
 rarely; a success closes it.
 
 In lockstep the cooldown is counted in ticks (``tick_seconds`` given): wall seconds would
-hand a fast headless run's ticks to the fallback for a whole outage.
+hand a fast headless run's ticks to the fallback for a whole outage. Either way a probe may go
+at the latest :data:`PROBE_CAP_S` wall seconds after the breaker opened, so a server that
+comes back is used again within about that long, however slowly the ticks pass.
+
+``say`` (optional) gets one line when the breaker opens after failures (the server stopped
+answering) and one when a call succeeds after it had opened (the server is back).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from .transport import Failure
 
 T = TypeVar("T")
 MAX_BACKOFF = 32
+PROBE_CAP_S = 10.0  # the longest wall time between an opening (or a failed probe) and the next probe
 
 
 class Breaker:
@@ -30,31 +36,45 @@ class Breaker:
         self.backoff = 1  # cooldown multiplier: doubles each time a half-open probe fails
         self.open_until = 0.0  # wall clock; 0 = never opened since the last success
         self.open_until_tick = -1  # lockstep: open until this tick
+        self.probe_by = 0.0  # wall clock: a probe may go from then on, whatever the ticks say
         self.probing = False
+        self.name = "model server"  # how its lines name it
+        self.say: Callable[[str], None] | None = None
+        self.down_since: float | None = None  # wall clock of the opening its line announced
 
     def state(self, tick: int | None = None) -> str:
         """closed, open or half_open. ``tick``: lockstep's current tick (cooldown in ticks)."""
         if self.open_until == 0.0:
             return "closed"
         if tick is not None and self.open_until_tick >= 0:
-            return "open" if tick < self.open_until_tick else "half_open"
+            return "open" if tick < self.open_until_tick and self.clock() < self.probe_by else "half_open"
         return "open" if self.clock() < self.open_until else "half_open"
 
     def open(self, tick: int | None = None) -> None:
         """Open for the cooldown (× the backoff multiplier) from now."""
         cooldown = self.cooldown_s * self.backoff
-        self.open_until = self.clock() + cooldown
+        self.open_until = self.clock() + min(cooldown, PROBE_CAP_S)
+        self.probe_by = self.clock() + min(cooldown, PROBE_CAP_S)
+        if self.down_since is None:
+            self.down_since = self.clock()
         if self.tick_seconds is not None and tick is not None:
             self.open_until_tick = tick + max(1, round(cooldown / self.tick_seconds))
 
-    def failed(self, tick: int | None = None) -> None:
+    def failed(self, tick: int | None = None, reason: str = "") -> None:
         """A server failure outside a probe: open after ``failures`` in a row."""
         self.failures += 1
         if self.failures >= self.threshold and not self.open_until:
             self.open(tick)  # (an open or half-open breaker is reopened by its failed probe)
+            if self.say is not None:
+                self.say(f"{self.name} stopped answering ({reason or 'failures'}, {self.failures} in a row); "
+                         f"fish use the instinct brain, and it is asked again at least every {PROBE_CAP_S:.0f} s")
 
     def succeeded(self) -> None:
+        if self.open_until and self.say is not None:
+            since = self.down_since if self.down_since is not None else self.clock()
+            self.say(f"{self.name} answers again (down {self.clock() - since:.1f} s); fish use the model again")
         self.failures, self.open_until, self.open_until_tick, self.backoff = 0, 0.0, -1, 1
+        self.down_since = None
 
     def admit(self, tick: int | None = None) -> bool:
         """May a call go now? Returns whether it is the half-open probe; raises
@@ -66,7 +86,7 @@ class Breaker:
         self.probing = self.probing or probe
         return probe
 
-    def outcome(self, ok: bool, probe: bool, tick: int | None = None) -> None:
+    def outcome(self, ok: bool, probe: bool, tick: int | None = None, reason: str = "") -> None:
         """How an admitted call ended: ``ok`` (the server answered, however late) closes the
         breaker; a failure counts, and a failed probe reopens it for twice as long."""
         if probe:
@@ -77,7 +97,7 @@ class Breaker:
             self.backoff = min(MAX_BACKOFF, self.backoff * 2)
             self.open(tick)
         else:
-            self.failed(tick)
+            self.failed(tick, reason)
 
     async def call(self, call: Awaitable[T], tick: int | None = None) -> T:
         """Await ``call`` if the breaker lets it through (:meth:`admit`); raises
@@ -93,7 +113,7 @@ class Breaker:
             out = await call
         except Failure as failure:
             if failure.server:
-                self.outcome(False, probe, tick)
+                self.outcome(False, probe, tick, failure.reason)
             elif probe:
                 self.probing = False
             raise

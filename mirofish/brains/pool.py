@@ -314,6 +314,10 @@ class ModelPool(DecisionSource):
         tiers = {name: Tier(name, t, [Endpoint(e) for e in t.endpoints],
                             Breaker(b.breaker_failures, b.breaker_cooldown_s, tick_seconds))
                  for name, t in (("small", b.small), ("large", b.large)) if t.endpoints}
+        for name, tier in tiers.items():  # one line when its server stops answering, one when it is back
+            first = tier.endpoints[0].cfg
+            tier.breaker.name = f"model server {redact_url(first.base_url)} ({first.model}, {name} tier)"
+            tier.breaker.say = self._warn
         # A missing tier is served by the other one (same servers, same breaker).
         self.tiers = {"small": tiers.get("small") or tiers["large"], "large": tiers.get("large") or tiers["small"]}
         self.router: Router[Tier] = Router(self.tiers, b.budget_tokens, b.budget_small_only_at)
@@ -496,7 +500,7 @@ class ModelPool(DecisionSource):
                 done, _ = await asyncio.wait({call}, timeout=self.bcfg.request_timeout_s)
                 if not done:
                     if not probe:
-                        tier.breaker.outcome(False, False, lock_tick)
+                        tier.breaker.outcome(False, False, lock_tick, "timeout")
                     self._fallback(batch, i, "timeout", record(None, "timeout"), missed)
                     fell_back = True
             text, prompt_toks, completion_toks = await call
@@ -510,10 +514,10 @@ class ModelPool(DecisionSource):
                 if probe:
                     tier.breaker.probing = False
                 return
-            if sent.is_set():
-                self.stats.wasted += 1  # the server was working on it
+            if sent.is_set() and failure.reason != "connection":
+                self.stats.wasted += 1  # the server was working on it (a refused connection computed nothing)
             if failure.server or probe:
-                tier.breaker.outcome(False, probe, lock_tick)
+                tier.breaker.outcome(False, probe, lock_tick, failure.reason)
             if not fell_back:
                 self._fallback(batch, i, failure.reason, record(None, failure.reason), missed)
             return
