@@ -56,7 +56,7 @@ class Engine:
         self.world, self.source, self.mode, self.clock = world, source, mode, clock
         n = world.school.n
         self.pending = np.zeros(n, bool)
-        self.queued_at = np.zeros(n)
+        self.queued_at = np.full(n, np.nan)  # when each fish's open request was made here (NaN: not by this engine)
         self.timeouts = 0
         self.asked_at = np.full(n, -1, np.int64)  # tick of each fish's newest request
         self._asked: RequestBatch | None = None
@@ -175,6 +175,7 @@ class Engine:
             w.apply_plans(b.fish, b.goals, b.params, b.horizons)
             for fish, serial, text in b.summaries or ():
                 w.write_summary(fish, serial, text)
+            # one per decision; NaN for a request made before this engine (a fork's parent's): no latency here
             latencies.extend((now - self.queued_at[b.fish]).tolist())
         out = w.step()
         s = w.school

@@ -268,20 +268,29 @@ def test_classification_routes_by_trigger_and_view():
 def test_prompt_shape_and_flat_length():
     eng = LiveSession(load_config(seed=2))
     prefix = estimate_tokens(PLAN_PROMPT)
-    lengths = []
+    lengths, asking = [], []
     for target in (200, 1000, 2500, 5000):
         eng.run(target - eng.world.tick)
         w = eng.world
-        per_fish = [estimate_tokens(plan_message(w.perceive(i), w.school.persona[i], "plan_horizon",
+        per_fish = [estimate_tokens(plan_message(w.perceive(i), w.school.persona[i], "plan_horizon"))
+                    for i in range(60)]
+        # a fish whose long-term summary is due is asked for it in the same request
+        with_ask = [estimate_tokens(plan_message(w.perceive(i), w.school.persona[i], "plan_horizon",
                                                  (w.summary_due(i) or (0, None))[1])) for i in range(60)]
         lengths.append(prefix + np.mean(per_fish))
-    assert max(lengths) / min(lengths) < 1.15  # memory is bounded: no growth over 5,000 ticks
+        asking.append(prefix + np.mean(with_ask))
+    assert max(lengths) / min(lengths) < 1.15 and max(asking) / min(asking) < 1.15  # memory is bounded
     # the full context (age, 8 memories, 3 summaries) keeps the shared prefix over half the
-    # prompt (the source design's ≈ 60 % had a thinner per-fish part)
+    # prompt (the source design's ≈ 60 % had a thinner per-fish part); with the summary's ask
+    # (about 50 tokens) a little under half
     assert all(prefix / total >= 0.5 for total in lengths)
+    assert all(prefix / total >= 0.45 for total in asking)
     # + a ~25-token reply: about the source design's 350-500 tokens per decision (its upper end
-    # is passed by the three summaries, ~30 tokens each, of an old fish)
+    # is passed by the three summaries, ~30 tokens each, of an old fish); a request that also
+    # asks for a summary (+ ~35 tokens of reply) costs what the decision and a request of its
+    # own for the summary cost together before
     assert all(350 <= total + 25 <= 530 for total in lengths)
+    assert all(total + 60 <= 620 for total in asking)
 
 
 def test_model_written_summaries_are_kept_recorded_and_replayed(tmp_path):

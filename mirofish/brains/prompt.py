@@ -471,6 +471,30 @@ def interview_messages(perception: Perception, persona: str, plan: str, question
                                         f"Your current plan: {plan}.\nQuestion: {question}"}]
 
 
+# what a refusal that is not a reading error means, in words (``trace``)
+_REFUSALS = {
+    "school_without_fish": "a school plan with no fish in view",
+    "explore_into_glass": "explore straight into glass",
+    "illegal_not_offered": "a plan (or direction) the request did not offer for this view",
+    "illegal_action": "an action the view does not allow",
+    "timeout": "no answer within brain.request_timeout_s (the fallback decided; a late answer may replace it)",
+}
+
+
+def why_refused(text: str | None, read: str, plans: bool = True) -> str | None:
+    """Why a reply was not used, in words (None when it was): the reading error with what was
+    wrong (e.g. ``schema: Input should be 'north', 'south', 'west' or 'east'``), or what the plan
+    would have done."""
+    if read == "ok":
+        return None
+    if read.startswith("reply_"):
+        try:
+            parse_plan_reply(text) if plans else parse_reply(text)
+        except ReplyError as exc:
+            return str(exc)
+    return _REFUSALS.get(read, read.replace("_", " "))
+
+
 def judge_reply(text: str | None, view: str, plans: bool = True,
                 food_here: bool = False, places: str = "") -> tuple[PlanReply | FishReply | None, str]:
     """How a model brain reads a reply to a fish whose view is ``view``: ``(reply, "ok")``, or

@@ -278,6 +278,8 @@ def _print_decision(r: dict[str, Any]) -> None:
         print(f"  {c['kind']}: it saw ({c['model']}, {where}, {c['prompt_tokens']}+{c['completion_tokens']} "
               f"tokens):\n    " + c["user"].replace("\n", "\n    "))
         print(f"    it said [{c['read']}]: {c['reply']!r}")
+        if c.get("why"):  # why the reply was not used
+            print(f"    not used: {c['why']}")
 
 
 def reask_arguments(ra: argparse.ArgumentParser) -> None:

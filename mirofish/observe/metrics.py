@@ -379,9 +379,11 @@ class Metrics:
         return n, fallbacks, tok
 
     def _keep_latencies(self, latencies: list[float]) -> None:
-        """Put a tick's decision latencies into the ring the P95 is read from."""
+        """Put a tick's decision latencies into the ring the P95 is read from (NaN: a decision
+        whose request was made before this run, a fork's first ones: left out)."""
         size = self._lat.size
-        lat = np.asarray(latencies[-size:])
+        lat = np.asarray(latencies, np.float64)
+        lat = lat[~np.isnan(lat)][-size:]
         start = self._lat_n % size
         if start + lat.size <= size:
             self._lat[start:start + lat.size] = lat

@@ -518,7 +518,8 @@ def _encode_chunk(given: Sequence[tuple[Any, ...]], keep_calls: bool = True) -> 
         "goal": column("goals", np.uint8), "param": column("params", np.int16),
         "horizon": column("horizons", np.uint16),
         "tier": column("tier", np.uint8), "status": column("status", np.uint8),
-        "latency": np.minimum(np.round(lat * 1e4), 2**32 - 1).astype(np.uint32),  # 0.1 ms units
+        # 0.1 ms units; 0 for a decision whose request this run did not make (a fork's first ones)
+        "latency": np.minimum(np.round(np.nan_to_num(lat, nan=0.0) * 1e4), 2**32 - 1).astype(np.uint32),
         "tokens": column("tokens", np.uint32),
         "ticks": np.array([r.row for r in ticks], np.float32),
         "samples": np.array([r.sample for r in ticks if r.sample is not None],

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..actions import Action
 from ..brains.base import TIERS, status_name
+from ..brains.prompt import why_refused
 from ..brains.sources import make_source
 from ..fish.plans import describe
 from ..observe.recording import Recorder, Recording, RecordingError
@@ -71,8 +72,11 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
             row["thought"] = decided.thoughts.get(int(fish), "")
             said = [c for c in decided.calls or () if c["fish"] == fish]
             if said:  # what the model saw and said (the exchanges behind this decision)
-                row["exchanges"] = [{k: c[k] for k in ("kind", "model", "user", "reply", "read", "latency_s",
-                                                        "prompt_tokens", "completion_tokens", "retries", "cached")}
+                plans = player.cfg.brain.decides == "plan"
+                row["exchanges"] = [{**{k: c[k] for k in ("kind", "model", "user", "reply", "read", "latency_s",
+                                                           "prompt_tokens", "completion_tokens", "retries", "cached")},
+                                     **({"why": why_refused(c["reply"], c["read"], plans)}
+                                        if c["kind"] == "decision" and c["read"] != "ok" else {})}
                                     for c in said]
             if brain is not None:
                 brain.submit(player.request_for(fish))
