@@ -355,6 +355,9 @@ class TierConfig(_Section):
     endpoints: list[EndpointConfig] = []
     price_prompt_per_1k: float = Field(0.0, ge=0, le=1_000_000, description="currency units per 1,000 prompt tokens")
     price_completion_per_1k: float = Field(0.0, ge=0, le=1_000_000)
+    price_cached_prompt_per_1k: float | None = Field(
+        None, ge=0, le=1_000_000, description="per 1,000 prompt tokens the server's prompt cache served (OpenAI "
+                                              "bills them at a discount); unset: the prompt price")
 
 
 BRAIN_SPEC = re.compile(r"^(instinct|llm|[A-Za-z_][\w.-]*|.+\.py:[A-Za-z_]\w*|[A-Za-z_][\w.]*:[A-Za-z_]\w*)$")

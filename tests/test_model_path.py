@@ -24,6 +24,10 @@ def test_a_reply_is_judged_by_what_its_goal_reads():
                              '"ticks": 203, "thought": "no one here, open water south"}')
     assert (reply.goal, reply.ticks, reply.place, reply.direction) == ("forage", 203, None, None)
     assert set(reply.ignored) == {"place", "direction", "until"} and reply.clamped == ()
+    # SmolLM2 runs on past its thought into the next object: the plan stands, the thought is cut
+    ran_on = parse_plan_reply('{"goal": "forage", "ticks": 40, "thought": "hunger, energy 96->98}\n{ ", '
+                              '"summary": "I ate twice."}')
+    assert ran_on.thought == "hunger, energy 96->98" and "thought" in ran_on.clamped
     long = parse_plan_reply('{"goal": "explore", "direction": "e", "ticks": 5000.4, "place": -3}')
     assert (long.direction, long.ticks, long.clamped, long.ignored) == ("east", 1000, ("ticks",), ("place",))
 
@@ -147,3 +151,42 @@ def test_trace_says_why_a_reply_was_not_used(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "not used: " in out
     assert "no fish in view" in out or "into glass" in out
+
+
+def test_a_negotiator_s_offer_out_of_range_is_clamped_and_counted_not_refused(capsys):
+    with TestServer(fault="lax_grammar") as srv:
+        code, out, err = run(capsys, "negotiation", "--headless", "--sessions", "3", "--agents", "llm",
+                             "--base-url", srv.url, "--model", "fish-mini")
+    assert code == 0, err
+    assert out["model_failures"].get("offer_clamped", 0) > 0
+    assert out["model_failures"].get("offer_invalid", 0) == 0
+    assert out["model_made"]["share"] >= 0.95, out["model_made"]
+
+
+def test_cached_prompt_tokens_are_read_where_a_server_reports_them():
+    from mirofish.brains.transport import cached_tokens
+
+    assert cached_tokens({"usage": {"prompt_tokens": 500, "prompt_tokens_details": {"cached_tokens": 256}}}) == 256
+    assert cached_tokens({"usage": {"prompt_tokens": 500}, "timings": {"cache_n": 240, "prompt_n": 260}}) == 240
+    assert cached_tokens({"usage": {"prompt_tokens": 500}}) is None
+
+
+def test_the_shared_prefix_is_served_by_the_server_s_prompt_cache_and_priced_so(tmp_path, capsys):
+    rec = tmp_path / "run.mirofish"
+    price = ["--set", "brain.small.price_prompt_per_1k=1.0"]
+    with TestServer(prefix_cache=True) as srv:
+        base = ("live", "--headless", "--ticks", "100", "--fish", "12", "--brain", "llm", "--base-url", srv.url,
+                "--model", "fish-mini", *price)
+        code, full, err = run(capsys, *base, "--record", str(rec))
+        assert code == 0, err
+        code, cheap, err = run(capsys, *base, "--set", "brain.small.price_cached_prompt_per_1k=0.5")
+        assert code == 0, err
+    tokens = full["brain"]["tokens"]
+    # every request begins with the same system message: a one-slot cache serves it each time
+    assert tokens["cached_share"] >= 0.4 and tokens["cached_per_model_decision"] > 200, tokens
+    assert cheap["brain"]["cost_per_sim_hour"] < full["brain"]["cost_per_sim_hour"]
+    from mirofish.observe.recording import Recording
+
+    r = Recording(rec)
+    assert sum(c.get("cached_tokens", 0) for c in r.model_calls()) == tokens["cached_prompt"]
+    r.close()

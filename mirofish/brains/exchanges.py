@@ -99,6 +99,8 @@ def exchange(*, tick: int, fish: int, kind: str, model: str, msgs: list[dict[str
         texts[text_hash(schema_text)] = schema_text
     extra: dict[str, Any] = {k: trace[k] for k in ("response_model", "system_fingerprint", "finish_reason")
                              if trace.get(k)}
+    if isinstance(trace.get("cached_tokens"), int):  # what the server's prompt cache served, where it says
+        extra["cached_tokens"] = int(trace["cached_tokens"])
     if temperature:
         extra["temperature"] = float(temperature)
     if top_p is not None:

@@ -77,6 +77,7 @@ class Tier:
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of the prompt tokens, those the server's prompt cache served (where it says)
 
     def state(self, tick: int | None = None) -> str:
         return self.breaker.state(tick)
@@ -107,6 +108,8 @@ class Accounts:
     summaries_written: int = 0
     summary_tokens: int = 0
     miss_reasons: Counter[str] = field(default_factory=Counter[str])  # reply cache in use: why a miss fell back
+    cached_tokens: int = 0  # prompt tokens the servers' prompt caches served, as they report them
+    cache_reports: int = 0  # completions whose server said how many prompt tokens its cache served
     by_kind: Counter[str] = field(default_factory=Counter[str])  # requests sent to a server, by kind (= calls)
     clamped: Counter[str] = field(default_factory=Counter[str])  # model plans used with a number brought into range
     ignored: Counter[str] = field(default_factory=Counter[str])  # fields a plan's goal does not read, left unchecked
@@ -237,7 +240,13 @@ class ModelPool(DecisionSource):
                        "per_model_decision": round(s.model_tokens / max(1, s.model_decisions), 1),
                        "per_call": round(s.tokens / max(1, s.calls), 1),
                        "prefix_share": (round(s.prefix_tokens / max(1, s.prompt_tokens), 3)
-                                        if s.prompt_tokens else None)},
+                                        if s.prompt_tokens else None),
+                       # what the servers' prompt caches served, as they report it (None: they do not say)
+                       "cached_prompt": s.cached_tokens if s.cache_reports else None,
+                       "cached_share": (round(s.cached_tokens / max(1, s.prompt_tokens), 3)
+                                        if s.cache_reports else None),
+                       "cached_per_model_decision": (round(s.cached_tokens / max(1, s.model_decisions), 1)
+                                                     if s.cache_reports else None)},
             "budget": {"limit": self.bcfg.budget_tokens, "used": s.tokens, "state": self.router.state},
             "tiers": {t.name: {"state": t.state(), "calls": t.calls, "prompt_tokens": t.prompt_tokens,
                                "completion_tokens": t.completion_tokens,
@@ -296,8 +305,13 @@ class ModelPool(DecisionSource):
         """Tokens per simulated hour × the tiers' prices (each tier priced once)."""
         if sim_seconds <= 0:
             return 0.0
-        cost = sum(t.prompt_tokens / 1000 * t.cfg.price_prompt_per_1k
-                   + t.completion_tokens / 1000 * t.cfg.price_completion_per_1k for t in self._unique_tiers())
+        def price(t: Tier) -> float:
+            cached = t.cfg.price_cached_prompt_per_1k
+            cached = t.cfg.price_prompt_per_1k if cached is None else cached
+            return ((t.prompt_tokens - t.cached_tokens) / 1000 * t.cfg.price_prompt_per_1k
+                    + t.cached_tokens / 1000 * cached + t.completion_tokens / 1000 * t.cfg.price_completion_per_1k)
+
+        cost = sum(price(t) for t in self._unique_tiers())
         return cost * 3600.0 / sim_seconds
 
     def close(self) -> None:
@@ -505,6 +519,7 @@ class ModelPool(DecisionSource):
                     fell_back = True
             text, prompt_toks, completion_toks = await call
             trace.update(prompt_tokens=prompt_toks, completion_tokens=completion_toks)
+            self._cached(trace, tier)
             if self.cache is not None:
                 self.cache.put(cache_key(trace["model"], msgs, schema_of(formats), max_tokens, *self._sampling()), text,
                                prompt_toks, completion_toks, trace["model"])
@@ -630,6 +645,7 @@ class ModelPool(DecisionSource):
                     tier.endpoints, msgs, SUMMARY_FORMATS, 60, attempt_s=self.bcfg.request_timeout_s, trace=trace,
                     kind="summary")
                 trace.update(prompt_tokens=p, completion_tokens=c)
+                self._cached(trace, tier)
                 if self.cache is not None:
                     key = cache_key(trace["model"], msgs, schema_of(SUMMARY_FORMATS), 60, *self._sampling())
                     self.cache.put(key, text, p, c, trace["model"])
@@ -663,6 +679,14 @@ class ModelPool(DecisionSource):
         if score is None:
             score = drift_score(summary, persona)
         self.drift[fish] = round(score, 3)
+
+    def _cached(self, trace: dict[str, Any], tier: Tier) -> None:
+        """The prompt tokens the server's prompt cache served for this completion, where it said."""
+        n = trace.get("cached_tokens")
+        if isinstance(n, int):
+            self.stats.cached_tokens += n
+            self.stats.cache_reports += 1
+            tier.cached_tokens += n
 
     def _account(self, fish: int, prompt_toks: int, completion_toks: int, tier: Tier | None = None,
                  prefix: bool = True) -> None:

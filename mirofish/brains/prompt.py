@@ -372,7 +372,8 @@ def parse_plan_reply(text: str | None) -> PlanReply:
     Only the goal and the fields it reads are checked: a field the goal does not read is
     ignored (``reply.ignored``; e.g. a forage plan's ``place`` or ``direction``, which a
     grammar-constrained server fills with whatever the model wrote); a number it reads that is
-    out of range is clamped to the nearest legal value (``reply.clamped``), a fraction rounded.
+    out of range is clamped to the nearest legal value (``reply.clamped``), a fraction rounded;
+    a thought that runs on into JSON is cut where the braces begin (``clamped`` names it too).
     Tolerant of small models: goal and words in any case, ``keep away``, one-letter
     directions. A goal that is not a plan, a direction that is not one, a number that is not a
     number, or explore without a direction is a schema error."""
@@ -387,8 +388,12 @@ def parse_plan_reply(text: str | None) -> PlanReply:
             pass
     _clean_texts(data)
     thought = data.get("thought")
+    cut = False
     if isinstance(thought, str) and ("{" in thought or "}" in thought):
-        raise ReplyError("schema", "the thought holds JSON")  # e.g. two objects run together: '} {'
+        # a small model runs on past its thought into JSON ('… energy 96->98}\n{ "summary": …'):
+        # the plan stands, its thought is cut where the braces begin
+        data["thought"] = re.split(r"[{}]", thought, maxsplit=1)[0].strip(" \n,;")
+        cut = True
     if thought is not None and not isinstance(thought, str):
         data.pop("thought")  # words that are not words: the plan stands without them
     goal = data.get("goal")
@@ -422,7 +427,7 @@ def parse_plan_reply(text: str | None) -> PlanReply:
         raise ReplyError("schema", exc.errors()[0]["msg"]) from None
     if TYPES[CODE[reply.goal]].param == "direction" and reply.direction is None:
         raise ReplyError("schema", f"{reply.goal} needs a direction")
-    reply._clamped, reply._ignored = tuple(clamped), ignored
+    reply._clamped, reply._ignored = (*clamped, *(("thought",) if cut else ())), ignored
     return reply
 
 

@@ -33,6 +33,9 @@ often past its maximum) — the goal stays the scripted, legal one. ``policy="fo
 answers forage to every plan prompt, as a tiny model does.
 Fish prompts in plan mode get a scripted plan (forage when hungry with food in view, school
 with fish in view, rest when exhausted, else explore the most open way).
+``prefix_cache`` reports ``usage.prompt_tokens_details.cached_tokens`` as OpenAI and vLLM do:
+the tokens a prompt cache per slot would serve (the longest common prefix with a slot's last
+prompt, :meth:`TestServer.cached_prefix`).
 ``policy="contrarian"``: scripted plans whose thoughts say the opposite (:func:`contrary`).
 A request for the model ``<name>-forager`` or ``<name>-contrarian`` gets that policy whatever
 the server's (two "models" to compare, e.g. with ``reask --model``). ``keep_bodies`` keeps
@@ -55,7 +58,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .prompt import estimate_tokens
+from .prompt import _TOKEN, estimate_tokens
 
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
           "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker", "echo_auth",
@@ -307,6 +310,11 @@ def _scene_reply(prompt: str, fault: str) -> str | None:
     if "market-analysis report chain" in prompt:
         return _chain_reply(prompt) if fault != "garbage" else ""
     if "negotiation between a buyer and a seller" in prompt:
+        if fault == "lax_grammar":  # no numeric bounds: the price a tenth of what it means (8.2 for 82)
+            data = json.loads(negotiation_reply(prompt))
+            if isinstance(data.get("offer"), dict):
+                data["offer"]["price"] = round(float(data["offer"]["price"]) / 10, 1)
+            return json.dumps(data)
         return negotiation_reply(prompt) if fault != "garbage" else '{"accept": false, "signals": 7}'
     if "referential game" in prompt:
         if fault == "rule_breaker" and "You are the SENDER" in prompt and "is not allowed" not in prompt:
@@ -580,8 +588,11 @@ class _Handler(BaseHTTPRequestHandler):
                 content = json.dumps(data)
             else:
                 content = f"{content} {auth}"
-        usage = {"prompt_tokens": estimate_tokens(prompt), "completion_tokens": estimate_tokens(content)}
+        usage: dict[str, Any] = {"prompt_tokens": estimate_tokens(prompt),
+                                 "completion_tokens": estimate_tokens(content)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if self.owner.prefix_cache:  # as OpenAI and vLLM report what their prompt cache served
+            usage["prompt_tokens_details"] = {"cached_tokens": self.owner.cached_prefix(prompt)}
         self._send(200, {
             "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": self.owner.model,
             "system_fingerprint": f"fp_{self.owner.model}",  # a hosted model's revision, as OpenAI names it
@@ -599,7 +610,7 @@ class TestServer:
     def __init__(self, port: int = 0, model: str = "fish-mini", fault: str = "none", delay: float = 0.0,
                  fault_every: int = 1, rate: float = 0.0, latency: float = 0.0, slots: int | None = None,
                  strict: bool = False, policy: str = "scripted", keep_bodies: bool = False,
-                 log: str | None = None):
+                 log: str | None = None, prefix_cache: bool = False):
         if fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
         if policy not in POLICIES:
@@ -608,6 +619,8 @@ class TestServer:
         self.rate, self.latency = rate, latency
         self.slots, self.strict, self.policy = slots, strict, policy
         self.keep_bodies, self.log = keep_bodies, log
+        self.prefix_cache = prefix_cache
+        self._kv: list[list[str]] = []  # prefix_cache: the prompts (as tokens) its slots hold
         self.bodies: list[bytes] = []  # chat-completion request bodies as received (keep_bodies)
         self.completions = 0  # chat completions computed (a client that hung up meanwhile still costs one)
         self.schema_errors: list[str] = []  # strict mode: schemas refused, with why
@@ -635,6 +648,27 @@ class TestServer:
             start = max(now, self._next_free)
             self._next_free = start + (1.0 / self.rate if self.rate > 0 else 0.0)
         time.sleep(max(0.0, start - now) + self.latency)
+
+    def cached_prefix(self, prompt: str) -> int:
+        """``prefix_cache``: the tokens of ``prompt`` a prompt cache would serve — its longest
+        common prefix with a prompt one of the server's slots computed last (as llama.cpp reuses
+        a slot's KV cache); the prompt then takes that slot's place."""
+        tokens = [m.group(0) for m in _TOKEN.finditer(prompt)]
+        with self._lock:
+            best, at = 0, 0
+            for k, held in enumerate(self._kv):
+                n = 0
+                for a, b in zip(held, tokens):
+                    if a != b:
+                        break
+                    n += 1
+                if n > best:
+                    best, at = n, k
+            if len(self._kv) < max(1, self.slots or 1):
+                self._kv.append(tokens)
+            else:
+                self._kv[at] = tokens
+        return best
 
     def start(self) -> TestServer:
         self._thread.start()
@@ -680,10 +714,12 @@ def main() -> None:
                     help="forager: every plan is forage, as a tiny model answers; contrarian: thoughts "
                          "that say the opposite of the plan")
     ap.add_argument("--log", default=None, help="append every chat-completion request body, one per line, to FILE")
+    ap.add_argument("--prefix-cache", action="store_true",
+                    help="report usage.prompt_tokens_details.cached_tokens as a prompt cache per slot would serve")
     args = ap.parse_args()
     server = TestServer(args.port, args.model, args.fault, args.delay, args.fault_every,
                         rate=args.rate, latency=args.latency, slots=args.slots, strict=args.strict,
-                        policy=args.policy, log=args.log).start()
+                        policy=args.policy, log=args.log, prefix_cache=args.prefix_cache).start()
     print(f"serving {server.model} at {server.url} (fault: {server.fault}); Ctrl-C stops", flush=True)
     try:
         while True:

@@ -117,7 +117,8 @@ def sampling(temperature: float) -> float | int:
 def completion_meta(body: bytes) -> dict[str, Any]:
     """What a chat completion says about the model that answered, as recordings keep it with the
     exchange: ``response_model`` (the model name as returned), ``system_fingerprint`` (a hosted
-    model's revision) and ``finish_reason`` — each only when the server gave it."""
+    model's revision) and ``finish_reason`` — each only when the server gave it — and
+    ``cached_tokens``, the prompt tokens the server's prompt cache served (:func:`cached_tokens`)."""
     try:
         data = json.loads(body)
         choice = (data.get("choices") or [{}])[0]
@@ -125,7 +126,27 @@ def completion_meta(body: bytes) -> dict[str, Any]:
                  "finish_reason": choice.get("finish_reason") if isinstance(choice, dict) else None}
     except (ValueError, AttributeError, TypeError):
         return {}
-    return {k: v for k, v in found.items() if isinstance(v, str) and v}
+    out: dict[str, Any] = {k: v for k, v in found.items() if isinstance(v, str) and v}
+    cached = cached_tokens(data) if isinstance(data, dict) else None
+    if cached is not None:
+        out["cached_tokens"] = cached
+    return out
+
+
+def cached_tokens(data: dict[str, Any]) -> int | None:
+    """The prompt tokens a server says its prompt cache served, where it says so: OpenAI and
+    vLLM ``usage.prompt_tokens_details.cached_tokens``, llama.cpp's server ``timings.cache_n``,
+    DeepSeek's ``usage.prompt_cache_hit_tokens``; None when it says nothing."""
+    def table(d: dict[str, Any], key: str) -> dict[str, Any]:
+        v = d.get(key)
+        return v if isinstance(v, dict) else {}
+
+    usage = table(data, "usage")
+    details, timings = table(usage, "prompt_tokens_details"), table(data, "timings")
+    for v in (details.get("cached_tokens"), timings.get("cache_n"), usage.get("prompt_cache_hit_tokens")):
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+            return v
+    return None
 
 
 @dataclass

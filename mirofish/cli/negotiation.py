@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if failures is not None:
         made = failures.pop("model_turns", 0)
         summary["model_failures"] = failures
-        fell_back = sum(n for k, n in failures.items() if k != "goal_hash_mismatch")
+        # notes on turns the model played (a goal hash it got wrong, an offer's number clamped) are not fallbacks
+        fell_back = sum(n for k, n in failures.items() if k not in ("goal_hash_mismatch", "offer_clamped"))
         summary["model_made"] = {"turns": made, "fell_back": fell_back,
                                  "share": round(made / max(1, made + fell_back), 4)}
         summary["prompt"] = prompt_named("negotiation", args.prompt)

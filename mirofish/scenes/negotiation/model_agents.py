@@ -51,14 +51,23 @@ def _named(key: str) -> str:
     return f'"{name}" {issue}'
 
 
-def _valid_offer(offer) -> bool:
+def _read_offer(offer) -> tuple[dict | None, bool]:
+    """An offer as the scene can use it, and whether a number was clamped: each numeric issue
+    brought into its range (a grammar-constrained server does not enforce the schema's bounds,
+    so a small model writes price 8.2 where 80-140 is allowed); None when an issue is missing,
+    not a number, or a named issue is not one of its names."""
     if not isinstance(offer, dict):
-        return False
+        return None, False
     try:
-        return all(lo <= float(offer[i]) <= hi for i, (lo, hi) in NUMERIC.items()) and \
-            all(offer[i] in names for i, names in NAMED.items())
+        values = {i: float(offer[i]) for i in NUMERIC}
+        if not all(offer[i] in names for i, names in NAMED.items()):
+            return None, False
     except (KeyError, TypeError, ValueError):
-        return False
+        return None, False
+    if any(v != v or v in (float("inf"), float("-inf")) for v in values.values()):
+        return None, False
+    clamped = {i: min(max(v, NUMERIC[i][0]), NUMERIC[i][1]) for i, v in values.items()}
+    return {**offer, **clamped}, clamped != values
 
 
 class ModelNegotiator:
@@ -101,10 +110,12 @@ class ModelNegotiator:
         offer = data.get("offer")
         if accept:
             offer = None
-        elif isinstance(offer, dict) and _valid_offer(offer):
-            offer = {**offer, **{i: float(offer[i]) for i in NUMERIC}}
         else:
-            return self._fail("offer_invalid")
+            offer, clamped = _read_offer(offer)
+            if offer is None:
+                return self._fail("offer_invalid")
+            if clamped:  # used, with its numbers brought into range: counted
+                self.failures["offer_clamped"] = self.failures.get("offer_clamped", 0) + 1
         self.made += 1
         return {"accept": accept, "offer": offer,
                 "message": str(data.get("message") or "")[:300], "signals": sig}
