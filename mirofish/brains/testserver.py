@@ -620,6 +620,7 @@ class TestServer:
         self.slots, self.strict, self.policy = slots, strict, policy
         self.keep_bodies, self.log = keep_bodies, log
         self.prefix_cache = prefix_cache
+        self._busy = threading.BoundedSemaphore(max(1, slots or 1))  # slots computing (pace)
         self._kv: list[list[str]] = []  # prefix_cache: the prompts (as tokens) its slots hold
         self.bodies: list[bytes] = []  # chat-completion request bodies as received (keep_bodies)
         self.completions = 0  # chat completions computed (a client that hung up meanwhile still costs one)
@@ -640,8 +641,14 @@ class TestServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="mirofish-testserver", daemon=True)
 
     def pace(self) -> None:
-        """Wait for this completion's turn (``rate``) and its ``latency``."""
+        """Wait for this completion's turn (``rate``) and its ``latency``; with ``slots``, a
+        completion's ``latency`` holds one of them (at most ``slots`` computed at once, as a
+        llama.cpp server started with ``--parallel N``)."""
         if self.rate <= 0 and self.latency <= 0:
+            return
+        if self.slots and self.rate <= 0:
+            with self._busy:
+                time.sleep(self.latency)
             return
         with self._lock:
             now = time.monotonic()
