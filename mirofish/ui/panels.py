@@ -128,6 +128,10 @@ def status_lines(status: dict, brain: dict) -> list[tuple[str, tuple]]:
         lines.append((state, colour))
         lines.append((f"{brain.get('calls_per_s', 0.0):.1f} calls/s  tokens {brain.get('budget', {}).get('used', 0):,}",
                       theme.DIM))
+        kinds = brain.get("requests_by_kind") or {}
+        if kinds:  # every request the server received, by kind
+            lines.append((f"requests {sum(kinds.values()):,}: " + ", ".join(f"{n:,} {k}" for k, n in kinds.items()),
+                          theme.DIM))
         limit = brain.get("budget", {}).get("limit")
         if limit:
             left = max(0, limit - brain["budget"]["used"])
