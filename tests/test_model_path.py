@@ -18,6 +18,15 @@ def run(capsys, *argv: str) -> tuple[int, dict, str]:
     return code, (lines[-1] if lines else {}), err
 
 
+def model_tank(url: str, fish: int = 12):
+    """A live model-brain tank against the server at ``url`` (seed 1)."""
+    from mirofish.config import load_config
+    from mirofish.session.live import LiveSession
+
+    return LiveSession(load_config(seed=1, **{"fish.count": fish, "brain.kind": "llm",
+                                               "brain.small.endpoints": [{"base_url": url, "model": "fish-mini"}]}))
+
+
 def test_a_reply_is_judged_by_what_its_goal_reads():
     # the llama.cpp reply the issue quotes: a forage plan whose unused fields hold any number
     reply = parse_plan_reply('{"goal": "forage", "place": 1744, "direction": "north", "until": 98, "from": null, '
@@ -87,14 +96,9 @@ def test_a_breaker_probes_within_10_wall_seconds_however_slowly_the_ticks_pass()
 def test_a_server_that_dies_and_comes_back_gets_a_line_each_and_is_used_again_within_10_s(capsys):
     import time
 
-    from mirofish.config import load_config
-    from mirofish.session.live import LiveSession
-
     first = TestServer().start()
     port = first.port
-    cfg = load_config(seed=1, **{"fish.count": 12, "brain.kind": "llm",
-                                 "brain.small.endpoints": [{"base_url": first.url, "model": "fish-mini"}]})
-    eng = LiveSession(cfg)
+    eng = model_tank(first.url)
     try:
         eng.run(20)
         first.stop()
@@ -117,13 +121,8 @@ def test_a_server_that_dies_and_comes_back_gets_a_line_each_and_is_used_again_wi
 
 
 def test_a_server_that_stops_answering_is_one_line(capsys):
-    from mirofish.config import load_config
-    from mirofish.session.live import LiveSession
-
     srv = TestServer().start()
-    cfg = load_config(seed=1, **{"fish.count": 12, "brain.kind": "llm",
-                                 "brain.small.endpoints": [{"base_url": srv.url, "model": "fish-mini"}]})
-    eng = LiveSession(cfg)
+    eng = model_tank(srv.url)
     try:
         eng.run(10)
         srv.stop()

@@ -46,7 +46,8 @@ def runs(tmp_path_factory):
     os.environ["OPENAI_API_KEY"] = CANARY
     try:
         with TestServer(fault="echo_auth") as server:
-            record(folder / "echo.db", server.url)
+            # summaries in requests of their own: the export has both kinds of exchange
+            record(folder / "echo.db", server.url, 120, 8, "--set", "brain.summaries=own_request")
             echoed, port = set(server.seen_auth), server.port
         with TestServer(fault="500", fault_every=2) as server:
             record(folder / "failing.db", server.url, 60, 6, "--set", "brain.max_retries=0")
