@@ -186,3 +186,51 @@ def test_a_killed_dask_worker_is_one_line_naming_the_checkpoint(tmp_path):
         _, err = proc.communicate(timeout=180)
     assert proc.returncode == 2 and len(err.strip().splitlines()) == 1, err
     assert "Dask worker" in err and f"--resume {ckpt}" in err and "Traceback" not in err
+
+
+def test_a_checkpoint_is_read_without_pickle_and_a_bad_one_is_one_line(tmp_path, capsys):
+    """--resume reads the file's bytes and checks them before it uses anything: a forged
+    pickle runs nothing, a file of another kind or reef, a damaged one or a tick past --ticks is
+    one line (exit 2), and a genuine checkpoint resumes to the reef a whole run reaches."""
+    import pickle
+    import zlib
+
+    from mirofish.cli import main
+
+    ckpt = tmp_path / "ring.ckpt"
+    assert main(["reef", str(RING), "--headless", "--ticks", "200", "--checkpoint", str(ckpt)]) == 0
+    capsys.readouterr()
+    assert main(["reef", str(RING), "--headless", "--ticks", "400", "--resume", str(ckpt)]) == 0
+    resumed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main(["reef", str(RING), "--headless", "--ticks", "400"]) == 0
+    assert resumed["reef_hash"] == json.loads(capsys.readouterr().out.strip().splitlines()[-1])["reef_hash"]
+
+    marker = tmp_path / "pwned"
+
+    class Forged:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    other = tmp_path / "other.toml"
+    other.write_text(RING.read_text().replace("\ninterval = 20", "\ninterval = 40", 1))
+    good = ckpt.read_bytes()
+    raw = zlib.decompress(good)
+    cases = {
+        "forged.ckpt": (pickle.dumps({"spec": None, "x": Forged()}), "not a reef checkpoint"),
+        "text.ckpt": (b"hello", "not a reef checkpoint"),
+        "empty.ckpt": (b"", "not a reef checkpoint"),
+        "cut.ckpt": (good[: len(good) // 2], "not a reef checkpoint"),
+        "arrays.ckpt": (zlib.compress(raw[: len(raw) - 64]), "not a reef checkpoint"),
+    }
+    for name, (blob, says) in cases.items():
+        (tmp_path / name).write_bytes(blob)
+        code = main(["reef", str(RING), "--headless", "--ticks", "400", "--resume", str(tmp_path / name)])
+        err = capsys.readouterr().err
+        assert code == 2 and says in err and len(err.strip().splitlines()) == 1, (name, err)
+    assert not marker.exists()  # the forged pickle ran nothing
+    assert main(["reef", str(other), "--headless", "--ticks", "400", "--resume", str(ckpt)]) == 2
+    assert "a checkpoint of another reef file" in capsys.readouterr().err
+    assert main(["reef", str(RING), "--headless", "--ticks", "100", "--resume", str(ckpt)]) == 2
+    assert "past tick 100" in capsys.readouterr().err
+    assert main(["reef", str(RING), "--headless", "--ticks", "400", "--resume", str(tmp_path)]) == 2
+    assert "folder" in capsys.readouterr().err

@@ -17,13 +17,15 @@ import hashlib
 import json
 import multiprocessing
 import os
-import pickle
 import signal
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ..observe.recording import pack, unpack
 from .spec import ReefSpec
 from .tank import TankHost
 
@@ -197,6 +199,8 @@ class Reef:
         if resume is not None:
             saved = _read_checkpoint(resume, spec)
             self.tick, self.log, self.pending, states = saved["tick"], saved["log"], saved["pending"], saved["tanks"]
+        if states is not None:  # a checkpoint's arrays must make the tanks of this reef file
+            _check_states(resume or "", spec, states)
         if backend == "inline":
             self.hosts: Any = InlineHosts(spec, record, states)
         elif backend == "local":
@@ -226,6 +230,8 @@ class Reef:
     def run(self, until: int, on_interval=None) -> dict[str, Any]:
         """Step the reef to tick ``until`` (exchanging at every interval); returns the summary."""
         every = self.spec.interval
+        if self.tick > until:
+            raise ReefError(f"the reef is at tick {self.tick} already, past tick {until}")
         started = time.perf_counter()
         while self.tick < until:
             nxt = min(until, (self.tick // every + 1) * every)
@@ -303,26 +309,99 @@ class Reef:
         states: dict[int, Any] = {}
         for part in self.hosts.call("state", [() for _ in self._shares()]):
             states.update({int(i): v for i, v in part.items()})
-        data = {"spec": self.spec.model_dump(), "tick": self.tick, "log": self.log, "pending": self.pending,
-                "tanks": states}
         path = Path(self.checkpoint)  # type: ignore[arg-type]
         tmp = path.with_name(path.name + ".part")
         with open(tmp, "wb") as fh:
-            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.write(pack_checkpoint(self.spec, self.tick, self.log, self.pending, states))
         os.replace(tmp, path)  # whole or not at all: a kill during the write leaves the last one
 
     def close(self) -> None:
         self.hosts.close()
 
 
+def _check_states(path: str, spec: ReefSpec, states: dict[int, Any]) -> None:
+    """Each tank's checkpointed arrays are those of a tank of ``spec`` (every array a fresh tank
+    has, of its type and dimensions; a tank that took arrivals has some more); a one-line
+    :class:`ReefError` if not."""
+    from ..world import World
+    from .spec import tank_config
+
+    for i, tank in enumerate(spec.tanks):
+        want = World(tank_config(spec, i)).state_arrays()
+        got = states[i]["arrays"]
+        if not set(want) <= set(got) or any(got[k].dtype != want[k].dtype or got[k].ndim != want[k].ndim
+                                            for k in want):
+            raise ReefError(f"--resume {path}: a damaged reef checkpoint (tank {tank.name}'s state does not fit it)")
+
+
+CHECKPOINT_FORMAT = "mirofish reef checkpoint"
+CHECKPOINT_VERSION = 1
+MAX_CHECKPOINT_BYTES = 2**31  # a file larger than this is not one of ours (it is not read into memory)
+
+
+def _plain(obj: Any) -> Any:
+    """``obj`` with numpy scalars and arrays as JSON numbers and lists (a checkpoint's JSON part)."""
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"{type(obj).__name__} is not JSON")
+
+
+def pack_checkpoint(spec: ReefSpec, tick: int, log: list, pending: list, states: dict[int, Any]) -> bytes:
+    """A reef's state as a checkpoint file: each tank's world arrays and the JSON of the rest, in
+    the recordings' array codec (:func:`~mirofish.observe.recording.pack`) — no pickle, so
+    reading one never runs code."""
+    arrays = {f"{i}/{name}": a for i, st in states.items() for name, a in st["arrays"].items()}
+    extra = json.loads(json.dumps({
+        "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "spec": spec.model_dump(), "tick": tick,
+        "log": log, "pending": pending,
+        "schedules": {str(i): {str(t): ivs for t, ivs in st["schedule"].items()} for i, st in states.items()}},
+        default=_plain))
+    return pack(arrays, extra)
+
+
 def _read_checkpoint(path: str, spec: ReefSpec) -> dict[str, Any]:
+    """A checkpoint file read and checked before anything of it is used; a one-line
+    :class:`ReefError` for one that is missing, not a checkpoint, damaged, or of another reef."""
+    where = f"--resume {path}"
     try:
         with open(path, "rb") as fh:
-            data = pickle.load(fh)
+            blob = fh.read(MAX_CHECKPOINT_BYTES + 1)
     except FileNotFoundError:
-        raise ReefError(f"--resume {path}: not found") from None
-    except Exception as exc:  # noqa: BLE001
-        raise ReefError(f"--resume {path}: not a reef checkpoint ({type(exc).__name__})") from None
-    if not isinstance(data, dict) or data.get("spec") != spec.model_dump():
-        raise ReefError(f"--resume {path}: a checkpoint of another reef file")
-    return data
+        raise ReefError(f"{where}: not found") from None
+    except IsADirectoryError:
+        raise ReefError(f"{where}: is a folder, not a checkpoint") from None
+    except OSError as exc:
+        raise ReefError(f"{where}: cannot read it ({exc.strerror or type(exc).__name__})") from None
+    if len(blob) > MAX_CHECKPOINT_BYTES:
+        raise ReefError(f"{where}: not a reef checkpoint (too large)")
+    try:
+        arrays, extra = unpack(blob)
+    except Exception:  # noqa: BLE001 — whatever the bytes are, they are not a checkpoint of ours
+        raise ReefError(f"{where}: not a reef checkpoint (a file --checkpoint writes)") from None
+    if not isinstance(extra, dict) or extra.get("format") != CHECKPOINT_FORMAT:
+        raise ReefError(f"{where}: not a reef checkpoint (a file --checkpoint writes)")
+    if extra.get("version") != CHECKPOINT_VERSION:
+        raise ReefError(f"{where}: a checkpoint of another version ({extra.get('version')!r}; this one reads "
+                        f"{CHECKPOINT_VERSION})")
+    if extra.get("spec") != json.loads(json.dumps(spec.model_dump())):
+        raise ReefError(f"{where}: a checkpoint of another reef file")
+    tick, log, pending, schedules = (extra.get(k) for k in ("tick", "log", "pending", "schedules"))
+    n = len(spec.tanks)
+    try:
+        assert type(tick) is int and tick >= 0 and tick % spec.interval == 0
+        assert isinstance(log, list) and all(isinstance(e, dict) for e in log)
+        assert isinstance(pending, list) and all(isinstance(p, list) and len(p) == 3 and type(p[0]) is int
+                                                 and 0 <= p[0] < n and type(p[1]) is int and isinstance(p[2], dict)
+                                                 for p in pending)
+        assert isinstance(schedules, dict) and set(schedules) == {str(i) for i in range(n)}
+        states: dict[int, Any] = {i: {"arrays": {}, "schedule": {int(t): list(ivs) for t, ivs in
+                                                                 schedules[str(i)].items()}} for i in range(n)}
+        for key, a in arrays.items():
+            i, _, name = key.partition("/")
+            states[int(i)]["arrays"][name] = a
+        assert all(st["arrays"] for st in states.values())
+    except (AssertionError, KeyError, ValueError, TypeError, AttributeError):
+        raise ReefError(f"{where}: a damaged reef checkpoint") from None
+    return {"tick": tick, "log": log, "pending": [tuple(p) for p in pending], "tanks": states}
