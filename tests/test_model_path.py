@@ -5,6 +5,7 @@ Ollama server sees in the run's JSON."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from mirofish.brains.prompt import parse_plan_reply
 from mirofish.brains.testserver import TestServer
@@ -189,3 +190,21 @@ def test_the_shared_prefix_is_served_by_the_server_s_prompt_cache_and_priced_so(
     r = Recording(rec)
     assert sum(c.get("cached_tokens", 0) for c in r.model_calls()) == tokens["cached_prompt"]
     r.close()
+
+
+def test_empty_or_unbounded_flags_are_one_line(tmp_path, capsys):
+    ring = Path(__file__).resolve().parent.parent / "assets" / "reefs" / "ring.toml"
+    rec = tmp_path / "run.mirofish"
+    with TestServer() as srv:
+        assert run(capsys, "live", "--headless", "--ticks", "20", "--fish", "4", "--brain", "llm", "--base-url",
+                   srv.url, "--model", "fish-mini", "--record", str(rec))[0] == 0
+    cases = {  # the flags, and what the one line says
+        ("reask", str(rec), "--fish", "0", "--tick", "0", "--base-url", "not a url"): "--base-url 'not a url'",
+        ("reef", str(ring), "--headless", "--cluster", ""): "--cluster needs",
+        ("handoff", "--headless", "--tasks", "1000000000"): "at most 100,000",
+        ("live", "--headless", "--ticks", "5", "--reply-cache", ""): "--reply-cache needs a folder",
+    }
+    for argv, says in cases.items():
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and says in err and len(err.strip().splitlines()) == 1, (argv, err)
+    assert not any(p.name.startswith(".tmp-") for p in Path.cwd().iterdir())  # nothing written in the cwd

@@ -137,6 +137,8 @@ def reply_cache(folder: str | None) -> Any:
     """``--reply-cache DIR`` as a reply cache (None without the flag)."""
     if folder is None:
         return None
+    if not folder.strip():
+        raise UsageError("mirofish: --reply-cache needs a folder (got an empty name)")
     from ..brains.exchanges import ReplyCache
 
     try:

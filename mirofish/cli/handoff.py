@@ -12,7 +12,8 @@ from .common import UsageError, add_model_flags, add_window_flags, int_at_least,
 def arguments(ho: argparse.ArgumentParser) -> None:
     ho.add_argument("--headless", action="store_true",
                     help="no window; print one JSON line: the four arms (none, L1, L1+2, L1+2+3) on the same tasks")
-    ho.add_argument("--tasks", type=int_at_least(1), default=250, help="tasks per arm (default 250)")
+    ho.add_argument("--tasks", type=int_at_least(1, 100_000), default=250,
+                    help="tasks per arm (default 250, at most 100,000)")
     ho.add_argument("--seed", type=int_at_least(0), default=1, help="random seed (default 1)")
     ho.add_argument("--layers", choices=("none", "L1", "L1+2", "L1+2+3"), default=None,
                     help="one arm only (headless), or the arm the window shows (default L1+2+3)")

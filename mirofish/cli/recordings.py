@@ -295,8 +295,18 @@ def reask_arguments(ra: argparse.ArgumentParser) -> None:
 
 
 def reask(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from ..config import EndpointConfig
     from ..session.reask import reask as ask_again
     from ..session.reask import render_reask
+
+    if args.base_url is not None:
+        try:
+            EndpointConfig(base_url=args.base_url, model=args.model or "m")
+        except ValidationError as exc:
+            raise UsageError(f"mirofish reask: --base-url {args.base_url!r}: "
+                             f"{exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
     result = ask_again(args.path, args.fish, args.tick, args.base_url, args.model, args.n, args.timeout)
     print(json.dumps(result) if args.json else render_reask(result))

@@ -47,6 +47,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if not args.path:
         raise UsageError("mirofish reef: a reef file is needed (REEF.toml), or --replay DIR")
+    if args.cluster is not None and not args.cluster.strip():
+        raise UsageError("mirofish reef: --cluster needs a Dask scheduler's address (got an empty one)")
     spec = load_reef(args.path)
     if args.resume and args.record:
         raise UsageError("mirofish reef: --record starts recordings at tick 0; it can't go with --resume")

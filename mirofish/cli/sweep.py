@@ -50,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("saves") / "sweeps" / Path(args.spec).stem
     if out.exists() and not out.is_dir():
         raise UsageError(f"mirofish sweep: --out {out} is a file, not a folder")
+    if args.cluster is not None and not args.cluster.strip():
+        raise UsageError("mirofish sweep: --cluster needs a Dask scheduler's address (got an empty one)")
     try:
         backend = DaskBackend(args.cluster) if args.cluster else LocalBackend(args.workers)
     except BackendError as exc:
