@@ -36,7 +36,6 @@ class Breaker:
         self.backoff = 1  # cooldown multiplier: doubles each time a half-open probe fails
         self.open_until = 0.0  # wall clock; 0 = never opened since the last success
         self.open_until_tick = -1  # lockstep: open until this tick
-        self.probe_by = 0.0  # wall clock: a probe may go from then on, whatever the ticks say
         self.probing = False
         self.name = "model server"  # how its lines name it
         self.say: Callable[[str], None] | None = None
@@ -47,14 +46,14 @@ class Breaker:
         if self.open_until == 0.0:
             return "closed"
         if tick is not None and self.open_until_tick >= 0:
-            return "open" if tick < self.open_until_tick and self.clock() < self.probe_by else "half_open"
+            # a probe may go once its ticks have passed, or at open_until (at most PROBE_CAP_S) whatever the ticks say
+            return "open" if tick < self.open_until_tick and self.clock() < self.open_until else "half_open"
         return "open" if self.clock() < self.open_until else "half_open"
 
     def open(self, tick: int | None = None) -> None:
         """Open for the cooldown (× the backoff multiplier) from now."""
         cooldown = self.cooldown_s * self.backoff
         self.open_until = self.clock() + min(cooldown, PROBE_CAP_S)
-        self.probe_by = self.clock() + min(cooldown, PROBE_CAP_S)
         if self.down_since is None:
             self.down_since = self.clock()
         if self.tick_seconds is not None and tick is not None:

@@ -183,13 +183,18 @@ SUMMARY_SCHEMA = strict_schema(SummaryReply.model_json_schema())
 SUMMARY_FORMATS = ({"type": "json_schema", "json_schema": {"name": "fish_memory", "schema": SUMMARY_SCHEMA,
                                                            "strict": True}},
                    {"type": "json_object", "schema": SUMMARY_SCHEMA})
+def summary_parts(summary_facts: str) -> tuple[str, str]:
+    """(span, facts without the anchor quotes) of a due summary's facts, as the asks word them."""
+    span, _, facts = summary_facts.partition(": ")
+    return span, facts.split(" Anchors:")[0].rstrip(".")
+
+
 def summary_messages(persona: str, summary_facts: str, prompt: Prompt | None = None) -> list[dict[str, Any]]:
     """The small request that asks a model to write a due long-term summary in the fish's words."""
     pr = prompt or default_prompt()
-    span, _, facts = summary_facts.partition(": ")
+    span, facts = summary_parts(summary_facts)
     return [{"role": "system", "content": pr.t("summary", "system")},
-            {"role": "user", "content": pr.fill("summary", "user", persona=persona, span=span,
-                                                facts=facts.split(' Anchors:')[0].rstrip('.'))}]
+            {"role": "user", "content": pr.fill("summary", "user", persona=persona, span=span, facts=facts)}]
 
 
 def parse_summary_reply(text: str | None) -> str:
@@ -310,8 +315,8 @@ def plan_message(perception: Perception, persona: str, trigger: str, summary_fac
                    recent=pr.recent("plan", _newest(p.memories, memories)), earlier=pr.earlier("plan", earlier),
                    places=places, plans_that_fit=", ".join(fitting))
     if summary_facts:  # a due long-term summary, asked in this request (brain.summaries = "with_decision")
-        span, _, facts = summary_facts.partition(": ")
-        body += "\n" + pr.fill("plan", "summary_ask", span=span, facts=facts.split(" Anchors:")[0].rstrip("."))
+        span, facts = summary_parts(summary_facts)
+        body += "\n" + pr.fill("plan", "summary_ask", span=span, facts=facts)
     return body
 
 
@@ -359,9 +364,11 @@ def first_json_object(text: str | None) -> dict[str, Any] | None:
 
 # the reply field each plan parameter kind is read from (fish/plans.py TYPES[...].param)
 PARAM_FIELD = {"direction": "direction", "energy": "until", "away": "from", "place": "place"}
-# the numbers a plan reads, and their legal range (the schema's bounds: a grammar-constrained
-# server such as llama.cpp does not enforce numeric bounds, so a small model writes any number)
-NUMBER_RANGE = {"place": (0, 7), "until": (0, 10_000), "ticks": (1, 1000)}
+# the numbers a plan reads, and their legal range: PlanReply's own bounds (its schema's; a
+# grammar-constrained server such as llama.cpp does not enforce them, so a small model writes any number)
+NUMBER_RANGE = {name: (next(m.ge for m in PlanReply.model_fields[name].metadata if hasattr(m, "ge")),
+                       next(m.le for m in PlanReply.model_fields[name].metadata if hasattr(m, "le")))
+                for name in ("place", "until", "ticks")}
 _PLAN_FIELDS = ("place", "direction", "until", "from", "ticks")
 
 

@@ -389,19 +389,23 @@ def _read_checkpoint(path: str, spec: ReefSpec) -> dict[str, Any]:
         raise ReefError(f"{where}: a checkpoint of another reef file")
     tick, log, pending, schedules = (extra.get(k) for k in ("tick", "log", "pending", "schedules"))
     n = len(spec.tanks)
+    damaged = ReefError(f"{where}: a damaged reef checkpoint")
+    # explicit checks, not asserts: they hold under python -O too
+    if not (type(tick) is int and tick >= 0 and tick % spec.interval == 0
+            and isinstance(log, list) and all(isinstance(e, dict) for e in log)
+            and isinstance(pending, list) and all(isinstance(p, list) and len(p) == 3 and type(p[0]) is int
+                                                  and 0 <= p[0] < n and type(p[1]) is int and isinstance(p[2], dict)
+                                                  for p in pending)
+            and isinstance(schedules, dict) and set(schedules) == {str(i) for i in range(n)}):
+        raise damaged
     try:
-        assert type(tick) is int and tick >= 0 and tick % spec.interval == 0
-        assert isinstance(log, list) and all(isinstance(e, dict) for e in log)
-        assert isinstance(pending, list) and all(isinstance(p, list) and len(p) == 3 and type(p[0]) is int
-                                                 and 0 <= p[0] < n and type(p[1]) is int and isinstance(p[2], dict)
-                                                 for p in pending)
-        assert isinstance(schedules, dict) and set(schedules) == {str(i) for i in range(n)}
         states: dict[int, Any] = {i: {"arrays": {}, "schedule": {int(t): list(ivs) for t, ivs in
                                                                  schedules[str(i)].items()}} for i in range(n)}
         for key, a in arrays.items():
             i, _, name = key.partition("/")
             states[int(i)]["arrays"][name] = a
-        assert all(st["arrays"] for st in states.values())
-    except (AssertionError, KeyError, ValueError, TypeError, AttributeError):
-        raise ReefError(f"{where}: a damaged reef checkpoint") from None
+    except (KeyError, ValueError, TypeError, AttributeError):
+        raise damaged from None
+    if not all(st["arrays"] for st in states.values()):
+        raise damaged
     return {"tick": tick, "log": log, "pending": [tuple(p) for p in pending], "tanks": states}
