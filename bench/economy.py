@@ -13,7 +13,14 @@ fish-tick, ≤ 12 % of polling) and both modes' school figures over the last 1,0
 (schooling degree — fish with company that also move — and the largest cluster's
 polarization). Last line JSON.
 
-    python bench/economy.py [--seeds 1 2 3] [--ticks 6000]
+With ``--ablate``, the one-action mode's triggers one by one instead: the source design's four
+(low energy, food newly in view, neighbour count changed, the 12-tick hard timeout), this tank's
+five (plus a refused move), and each left out, against 4-tick polling — where the calls come
+from, and why the source's "18 % of polling" cannot hold with its own 12-tick timeout (a fish
+that decides at least every 12 ticks asks ≥ 1/12 = 0.083 times per fish-tick, 33 % of polling
+every 4 ticks, before any event).
+
+    python bench/economy.py [--seeds 1 2 3] [--ticks 6000] [--ablate]
 """
 
 from __future__ import annotations
@@ -30,6 +37,17 @@ from mirofish.session.studies import schooling_run
 
 MODES = {"plan": {}, "action": {"brain.decides": "action"},
          "poll": {"brain.decides": "action", "triggers.poll_every": 4}}
+_ACTION = {"brain.decides": "action"}
+_FOUR = {**_ACTION, "triggers.action_failed": False}  # the source design's four triggers
+ABLATIONS = {
+    "five triggers (this tank)": _ACTION,
+    "the source's four": _FOUR,
+    "four, no neighbours changed": {**_FOUR, "triggers.neighbours_changed": False},
+    "four, no food in view": {**_FOUR, "triggers.food_rose": False},
+    "timeout + low energy only": {**_FOUR, "triggers.neighbours_changed": False, "triggers.food_rose": False},
+    "four, timeout 24": {**_FOUR, "triggers.hard_timeout": 24},
+    "poll every 4": MODES["poll"],
+}
 
 
 def run(seed: int, ticks: int, dotted: dict) -> dict:
@@ -45,7 +63,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--ticks", type=int, default=6000)
+    ap.add_argument("--ablate", action="store_true", help="the one-action mode's triggers one by one")
     args = ap.parse_args()
+    if args.ablate:
+        ablate(args.seeds, args.ticks)
+        return
     rows = []
     print(f"{'seed':>4} {'plan':>7} {'action':>7} {'poll':>7} {'plan/poll':>9}   schooling plan/action   "
           f"polarization plan/action")
@@ -58,6 +80,18 @@ def main() -> None:
               f"{r['plan']['schooling_last1000']:>9.2f} / {r['action']['schooling_last1000']:<9.2f}   "
               f"{r['plan']['polarization_last1000']:>9.2f} / {r['action']['polarization_last1000']:<9.2f}", flush=True)
     print(json.dumps({"economy": rows}))
+
+
+def ablate(seeds: list[int], ticks: int) -> None:
+    rows = {name: [run(seed, ticks, dotted)["calls_per_fish_tick"] for seed in seeds]
+            for name, dotted in ABLATIONS.items()}
+    poll = sum(rows["poll every 4"]) / len(seeds)
+    print(f"{'one-action mode, triggers':<30} " + " ".join(f"{'seed ' + str(s):>8}" for s in seeds)
+          + f" {'mean':>7} {'of poll':>8}")
+    for name, per_seed in rows.items():
+        mean = sum(per_seed) / len(per_seed)
+        print(f"{name:<30} " + " ".join(f"{v:>8.4f}" for v in per_seed) + f" {mean:>7.4f} {mean / poll:>8.1%}")
+    print(json.dumps({"ablation": rows, "seeds": seeds, "ticks": ticks}))
 
 
 if __name__ == "__main__":

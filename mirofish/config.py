@@ -390,6 +390,12 @@ class BrainConfig(_Section):
                                description="0 = no budget; budget_small_only_at → small tier only, 100 % → instinct")
     budget_small_only_at: float = Field(0.8, ge=0, le=1,
                                         description="share of budget_tokens from which only the small tier is asked")
+    novel_baseline: int = Field(
+        3, ge=1, le=1_000_000,
+        description="routing: a fish's first requests are its baseline (what it meets then is not novel)")
+    novel_forget_ticks: int = Field(
+        1000, ge=0, le=10**9,
+        description="routing: a kind of view the fish has not met for this many ticks is novel again (0: never)")
     request_timeout_s: float = Field(
         20.0, gt=0, le=3600,
         description="one model request, counted from dispatch (not from waiting for a slot); then the fallback answers")

@@ -13,6 +13,7 @@ import pytest
 
 from mirofish.brains.pool import classify
 from mirofish.brains.prompt import PLAN_PROMPT, ReplyError, estimate_tokens, legal_for_view, parse_reply, plan_message
+from mirofish.brains.routing import Familiar
 from mirofish.brains.testserver import TestServer
 from mirofish.config import load_config
 from mirofish.fish.perception import VIEW_CHARS
@@ -252,17 +253,38 @@ def test_classification_routes_by_trigger_and_view():
     def codes(view):
         return np.array([VIEW_CHARS.index(c) for c in view.replace("\n", "")], np.int8)
 
-    seen = set()
+    seen = Familiar(baseline=1, forget_ticks=0)
     empty = codes(".....\n.....\n..@..\n.....\n.....")
     assert classify("timeout", empty, seen) == "routine"  # first view: baseline
     assert classify("food_rose", codes(".F...\n.....\n..@..\n.....\n....."), seen) == "novel"
     assert classify("food_rose", codes("..F..\n.....\n..@..\n.....\n....."), seen) == "foraging"
     assert classify("action_failed", empty, seen) == "conflict_social"
-    seen |= {(True, True, False)}  # fish and food in view: met before
+    seen.last_met[(True, True, False)] = 0  # fish and food in view: met before
     # a rival as close to the nearest food as this fish: contested; a rival farther away: not
     assert classify("food_rose", codes("..F>.\n.....\n..@..\n.....\n....."), seen) == "conflict_social"
     assert classify("food_rose", codes("..F..\n.....\n..@..\n.....\n....<"), seen) == "foraging"
-    assert classify("timeout", codes("..<..\n.^...\n..@..\n...v.\n....."), seen | {(False, True, False)}) == "routine"
+    seen.last_met[(False, True, False)] = 0
+    assert classify("timeout", codes("..<..\n.^...\n..@..\n...v.\n....."), seen) == "routine"
+    # hungry, nothing to eat in view, long-term memory in the request: a question for its memory
+    assert classify("timeout", empty, seen, recall=True) == "memory_recall"
+    assert classify("food_rose", codes("..F..\n.....\n..@..\n.....\n....."), seen, recall=True) == "foraging"
+
+
+def test_novelty_fades_per_fish_baseline_first_then_forgotten_after_a_while():
+    def codes(view):
+        return np.array([VIEW_CHARS.index(c) for c in view.replace("\n", "")], np.int8)
+
+    empty, food = codes(".....\n.....\n..@..\n.....\n....."), codes("..F..\n.....\n..@..\n.....\n.....")
+    seen = Familiar(baseline=2, forget_ticks=100)
+    assert classify("timeout", empty, seen, tick=0) == "routine"
+    assert classify("food_rose", food, seen, tick=5) == "foraging"  # the baseline's second request
+    assert classify("timeout", empty, seen, tick=50) == "routine"  # met at t0: familiar
+    assert classify("food_rose", food, seen, tick=90) == "foraging"
+    assert classify("timeout", empty, seen, tick=151) == "novel"  # last met at t50: forgotten after 100
+    assert classify("timeout", empty, seen, tick=160) == "routine"  # met again at t151
+    never = Familiar(baseline=1, forget_ticks=0)
+    classify("timeout", empty, never, tick=0)
+    assert classify("timeout", empty, never, tick=10**6) == "routine"  # 0: never forgotten
 
 
 def test_prompt_shape_and_flat_length():

@@ -214,3 +214,57 @@ def test_waiting_for_a_first_answer_is_not_a_fallback_alarm():
             eng.close()
     assert eng.source.status()["waiting_plans"] == 12
     assert rate == 0.0 and not any("fallback" in a for a in alerts), (rate, alerts)
+
+
+def test_realtime_warm_up_reaches_a_one_slot_server_before_any_fish_request():
+    """Realtime starts at once, but the warm-up (the fixed warm-up fish: food north, a fish
+    east) is the first chat completion a one-slot server receives; the fish's first requests
+    queue behind it rather than in front of it."""
+    import json
+
+    with TestServer(rate=5, keep_bodies=True) as server:
+        eng = LiveSession(llm_config(server.url, **{"engine.mode": "realtime"}), mode="realtime")
+        try:
+            for _ in range(20):
+                eng.step()
+                time.sleep(0.05)
+        finally:
+            eng.close()
+        bodies = [json.loads(b) for b in server.bodies]
+    assert len(bodies) >= 3  # the warm-up and fish requests after it (5 a second)
+    first = "\n".join(m["content"] for m in bodies[0]["messages"])
+    assert "..F..\n..@.<" in first, first[-400:]
+    assert not any("..F..\n..@.<" in "\n".join(m["content"] for m in b["messages"]) for b in bodies[1:])
+
+
+def test_realtime_totals_in_the_json_equal_the_recordings():
+    """A realtime run against a paced server, recorded: the JSON's decisions and model-made
+    decisions are the recording's own rows (requests still in flight at the end are in
+    neither), and its waiting plans are the recording's "waiting for the model" rows."""
+    import collections
+    import json
+    import subprocess
+    import sys
+
+    from mirofish.observe.recording import Recording
+    from mirofish.session.tables import decisions_table
+
+    with TestServer(rate=4, latency=0.2) as server, __import__("tempfile").TemporaryDirectory() as tmp:
+        rec_path = f"{tmp}/rt.mirofish"
+        out = subprocess.run([sys.executable, "run.py", "live", "--headless", "--fish", "12", "--ticks", "60",
+                              "--seed", "1", "--brain", "llm", "--base-url", server.url, "--model", "fish-mini",
+                              "--set", "engine.mode=realtime", "--speed", "4", "--record", rec_path],
+                             capture_output=True, text=True, timeout=240)
+        assert out.returncode == 0, out.stderr[-500:]
+        brain = json.loads(out.stdout)["brain"]
+        rec = Recording(rec_path)
+        try:
+            table = decisions_table(rec, 0, rec.last_tick + 1)
+        finally:
+            rec.close()
+    status = collections.Counter(table["status"])
+    tiers = collections.Counter(table["tier"])
+    assert status["waiting_for_the_model"] == brain["waiting_plans"] == 12
+    assert sum(status.values()) - status["waiting_for_the_model"] == brain["decisions"], (status, brain)
+    assert sum(n for t, n in tiers.items() if t in ("small", "large")) == brain["model_decisions"], (tiers, brain)
+    assert brain["requests_by_kind"]["decision"] >= brain["decisions"] - status.get("fallback", 0)

@@ -61,7 +61,7 @@ from .prompt import (
     with_summary,
 )
 from .prompts import load_prompt
-from .routing import Router, classify
+from .routing import Familiar, Router, classify
 from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettings
 
 DECISION_TOKENS = 80  # max_tokens of a decision request
@@ -136,13 +136,14 @@ class ModelPool(DecisionSource):
         self.cache = cache
         self.cfg, self.bcfg, self.mode = cfg, cfg.brain, mode
         self.plans = cfg.brain.decides == "plan"
+        self.hungry_fraction = cfg.triggers.hungry_fraction  # routing: memory_recall
         self.prompt = load_prompt(cfg.brain.prompt)  # the prompt file's words (brains/prompts.py)
         self.fallback = instinct_source(cfg, tier="fallback")
         self._warn = warn or (lambda msg: print(f"mirofish: warning: {msg}", file=sys.stderr, flush=True))
         self.stats = Accounts()
         self.tokens_by_fish = np.zeros(cfg.fish.slots, np.int64)
         self.drift: dict[int, float] = {}  # fish → drift score of its newest model-written summary
-        self._seen: dict[int, set[Any]] = {}
+        self._seen: dict[int, Familiar] = {}
         self._prefix_tokens = estimate_tokens(system_prompt(self.plans, self.bcfg.tendency, self.prompt))
         self._tick = 0  # the newest tick asked about (lockstep breaker cooldown)
         self._given_up: set[tuple[int, int]] = set()  # (tick, fish) of requests the engine gave up on
@@ -459,12 +460,17 @@ class ModelPool(DecisionSource):
         self._asked_before.add(fish)
         if first and trigger == "timeout":
             trigger = "first_plan"
-        klass = classify(trigger, batch.codes[i], self._seen.setdefault(fish, set()))
+        assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
+        seen = self._seen.get(fish)
+        if seen is None:
+            seen = self._seen[fish] = Familiar(self.bcfg.novel_baseline, self.bcfg.novel_forget_ticks)
+        p = batch.perceptions[i]
+        hungry = p.energy < self.hungry_fraction * p.max_energy
+        klass = classify(trigger, batch.codes[i], seen, tick, recall=hungry and bool(p.places))
         self.stats.classes[klass] += 1
         self.stats.requests += 1
         tier = self.router.route(klass, self.stats.tokens)
         lock_tick = tick if self.mode == "lockstep" else None
-        assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
         view, persona = batch.perceptions[i].view, batch.personas[i]
         goals, ways = fitting_choices(view, batch.perceptions[i].places)
         formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
