@@ -43,15 +43,6 @@ def _energy(value: float) -> float:
 class WorldConfig(_Section):
     """The water layer: grid, glass and obstacles, time."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _drop_retired_keys(cls, data: Any) -> Any:
-        # ``cell_px`` (pixels per cell) was never used — the window scales the tank to fit — and
-        # is gone; configs and recordings written before still load.
-        if isinstance(data, dict) and "cell_px" in data:
-            data = {k: v for k, v in data.items() if k != "cell_px"}
-        return data
-
     width: int = Field(96, ge=8, le=2000, description="cells across, glass included")
     height: int = Field(54, ge=8, le=2000, description="cells down, glass included")
     wall_margin: int = Field(2, ge=1, le=10, description="cells of impassable glass")
@@ -59,6 +50,18 @@ class WorldConfig(_Section):
     plant_patches: int = Field(6, ge=0, le=200, description="plant patches growing from the floor")
     plant_height: int = Field(7, ge=1, le=100, description="tallest plant patch, in cells")
     rocks: int = Field(5, ge=0, le=200, description="rocks (small impassable blobs)")
+    cell_px: int = Field(
+        0, ge=0, le=40,
+        description="pixels per cell in the window: 0 = 20 where the window holds the tank (the panels float "
+                    "over it), else the largest whole size that fits (key X: 20); 4–40 = that size, the view "
+                    "following the followed fish. The tank's state does not depend on it")
+
+    @field_validator("cell_px")
+    @classmethod
+    def _cell_px(cls, v: int) -> int:
+        if 0 < v < 4:
+            raise ValueError("0 (20 px where it fits) or 4–40 pixels a cell")
+        return v
 
     @model_validator(mode="after")
     def _room_to_swim(self) -> WorldConfig:

@@ -249,7 +249,8 @@ def test_every_part_of_the_aquarium_fits_the_window_without_overlap(size, mode, 
     rects = scene.widget_rects()
     regions = {k: v for k, v in rects.items() if not k.startswith("button:")}
     buttons = {k: v for k, v in rects.items() if k.startswith("button:")}
-    assert not inside_and_apart(regions, size)
+    # where the window holds the tank at 20 px a cell (1920×1080), the rest floats over the tank
+    assert not inside_and_apart(regions, size, under="tank" if scene.floating(size) else None)
     assert not inside_and_apart(buttons, size)
     assert all(scene.rects["controls"].contains(r) for r in buttons.values() if r.w)
     assert scene.rects["tank"].w >= 600 and scene.rects["tank"].h >= 300

@@ -226,6 +226,9 @@ def fork_arguments(fk: argparse.ArgumentParser) -> None:
     swap.add_argument("--action", choices=ACTION_NAMES, metavar="A",
                       help="a single action instead (held one tick, then the brain plans again): "
                       + ", ".join(ACTION_NAMES))
+    fk.add_argument("--replan", action="store_true",
+                    help="let triggers (found company, food in view, stuck …) end the new plan before its horizon, "
+                         "as for any fish (default: it holds for its horizon; the window's fork picker: key 0)")
     iv = fk.add_argument_group("interventions at the fork tick (any number; with or without a swapped decision)")
     iv.add_argument("--drop-food", action="append", default=[], metavar="X,Y",
                     help="a handful of food on the 3x3 cells around X,Y (tank cells, 0,0 top left)")
@@ -261,12 +264,14 @@ def fork(args: argparse.Namespace) -> int:
     if (args.fish is None) != (swap is None):
         raise UsageError("mirofish fork: --fish and --plan/--action go together (or leave both out and intervene)")
     added = _interventions(args)
+    if args.replan and swap is None:
+        raise UsageError("mirofish fork: --replan is about a swapped plan: give --fish with --plan/--action")
     if swap is None and not added:
         raise UsageError("mirofish fork: say what changes: --fish with --plan/--action, or an intervention "
                          "(--drop-food, --rock, --clear-rock, --current, --add-fish, --remove-fish, --interventions)")
     print(json.dumps(fork_run(args.path, args.at, args.fish, swap, args.ticks, args.record,
                               overwrite=args.overwrite, base_url=args.base_url, model=args.model,
-                              cache=reply_cache(args.reply_cache), added=added)))
+                              cache=reply_cache(args.reply_cache), added=added, replan=args.replan)))
     return 0
 
 

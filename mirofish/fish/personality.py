@@ -15,7 +15,7 @@ from .plans import TYPES
 TRAITS = ("sociability", "curiosity", "caution", "appetite", "calm")
 
 _WORDS = {
-    "sociability": ("a loner", "an easygoing fish", "a sociable fish"),
+    "sociability": ("a loner", "a moderately social fish", "a sociable fish"),
     "curiosity": ("that keeps to familiar water", "", "that loves to explore open water"),
     "caution": ("bold around walls and crowds", "", "wary of walls and crowds"),
     "appetite": ("a light eater", "", "always hungry"),

@@ -127,7 +127,9 @@ class Session:
     def seek(self, tick: int) -> None:
         raise NotImplementedError(f"a {self.kind} session cannot seek")
 
-    def fork(self, fish: int, plan: str) -> ForkSession:
+    def fork(self, fish: int, plan: str, replan: bool = False) -> ForkSession:
+        """``fish`` follows ``plan`` in a branch (it holds for its horizon; ``replan``: triggers
+        may end it early, as for any fish)."""
         raise NotImplementedError
 
     # -- views
@@ -170,12 +172,22 @@ class Session:
     def brain_status(self) -> dict[str, Any]:
         return self.engine.source.status()
 
-    def drift(self, fish: int) -> float | None:
-        """The drift score of ``fish``'s newest model-written summary, scored once when it was
-        written (None when no model wrote one: the instinct brain's template summaries are
-        not scored)."""
+    def drift(self, fish: int) -> tuple[float, str] | None:
+        """``fish``'s drift score — how much its newest long-term summary still sounds like its
+        persona (1 = in character; :func:`~mirofish.fish.memory.drift_score`, the number
+        ``report`` prints) — and who wrote that summary: ``"model"`` (scored when it was
+        written) or ``"template"`` (the instinct brain's summaries, scored the same way). None:
+        no summary yet."""
+        from ..fish.memory import drift_score
+
         scores = getattr(self.engine.source, "drift", None)
-        return scores.get(fish) if isinstance(scores, dict) else None
+        if isinstance(scores, dict) and scores.get(fish) is not None:
+            return float(scores[fish]), "model"
+        w = self.engine.world
+        kept = w.summaries(fish) if fish < w.school.n else []
+        if not kept:
+            return None
+        return drift_score(kept[-1], w.school.persona[fish]), "template"
 
     def request_for(self, fish: int) -> RequestBatch:
         """A decision request for ``fish`` as the engine would make it now (for explanations)."""

@@ -23,6 +23,7 @@ from ..brains.prompts import as_recorded
 from ..brains.sources import make_source
 from ..engine import Engine
 from ..fish.plans import G_HOLD, describe, parse_plan
+from ..fish.triggers import trigger_name
 from ..frame import Frame
 from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, Recording, RecordingError
 from ..snapshot import TankView
@@ -38,15 +39,22 @@ _CELLS = DIVERGENCE_COLUMNS.index("cells_differ")
 
 
 class ForkSource(DecisionSource):
-    """At the fork tick: the intervention batch; afterwards (and for the others) a live brain."""
+    """At the fork tick: the intervention batch; afterwards (and for the others) a live brain.
+
+    ``hold`` = (fish, plan, until): the swapped plan holds for its horizon — a trigger that
+    would have the fish ask again before ``until`` (found company, food in view, stuck …) is
+    answered with the same plan for the ticks left, its thought naming the trigger that did
+    not end it (the fork's ``replan`` option lets the brain answer instead, as for any fish)."""
 
     name = "fork"
 
     def __init__(self, live: DecisionSource, tick: int, first: DecisionBatch,
                  recorded: Callable[[int], list[dict[str, Any]]] | None = None,
-                 added: list[tuple[int, dict[str, Any]]] | None = None):
+                 added: list[tuple[int, dict[str, Any]]] | None = None,
+                 hold: tuple[int, tuple[int, int, int], int] | None = None):
         super().__init__()
-        self.live, self.tick, self.first = live, tick, first
+        self.live, self.tick, self.first, self.hold = live, tick, first, hold
+        self.held: list[tuple[int, str]] = []  # (tick, trigger) the hold answered
         self.recorded = recorded
         self.added: dict[int, list[dict[str, Any]]] = {}
         for t, iv in added or ():
@@ -72,6 +80,21 @@ class ForkSource(DecisionSource):
             if not keep.any():
                 return
             batch = batch.subset(np.flatnonzero(keep))
+        if self.hold is not None and batch.tick < self.hold[2]:
+            fish, (goal, param, _), until = self.hold
+            mine = batch.fish == fish
+            if mine.any():
+                trigger = trigger_name(int(batch.triggers[np.flatnonzero(mine)[0]]))
+                self.held.append((batch.tick, trigger))
+                self.results.put(DecisionBatch(
+                    tick=batch.tick, fish=np.array([fish], np.int64), actions=None,
+                    goals=np.array([goal], np.int8), params=np.array([param], np.int16),
+                    horizons=np.array([until - batch.tick], np.int32),
+                    tier=np.array([TIER_INDEX["intervention"]], np.int8),
+                    thoughts=[f"the fork holds this plan to t{until}: {trigger.replace('_', ' ')} did not end it"]))
+                if mine.all():
+                    return
+                batch = batch.subset(np.flatnonzero(~mine))
         self.live.submit(batch)
 
     def pump(self) -> None:
@@ -156,13 +179,14 @@ class ForkSession(Session):
 
     def __init__(self, parent: Session, fish: int | None, plan: tuple[int, int, int] | None,
                  recorded: DecisionBatch | None, source: DecisionSource, mode: str, owns_parent: bool,
-                 added: list[tuple[int, dict[str, Any]]] | None = None):
+                 added: list[tuple[int, dict[str, Any]]] | None = None, replan: bool = False):
         cfg = parent.cfg
         if fish is not None and not 0 <= fish < cfg.fish.slots:
             raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{cfg.fish.slots - 1})")
         if (fish is None or plan is None) and not added:
             raise RecordingError("a fork needs a fish and its new plan, or an intervention")
         self.parent, self.fish_id, self.plan, self._owns_parent = parent, fish, plan, owns_parent
+        self.replan = replan  # may the swapped fish re-plan on triggers before its horizon? (default: it holds)
         self.added = list(added or ())
         from ..interventions import describe as describe_iv
 
@@ -209,8 +233,12 @@ class ForkSession(Session):
                               calls=[c for c in recorded.calls or () if c["fish"] != fish or c["kind"] == "summary"]
                               or None)
         rec = getattr(parent, "recording", None)  # a recording's own interventions happen in its forks too
-        self.engine = Engine(world, ForkSource(source, tick, first, rec.interventions_at if rec is not None else None,
-                                               self.added), mode=self._mode)
+        hold = None
+        if fish is not None and self.plan is not None and not self.replan:
+            hold = (fish, self.plan, tick + max(1, self.plan[2]))
+        self.fork_source = ForkSource(source, tick, first, rec.interventions_at if rec is not None else None,
+                                      self.added, hold)
+        self.engine = Engine(world, self.fork_source, mode=self._mode)
         self.metrics = observed(self.engine, copy.deepcopy(parent.metrics))  # the same history up to T
         self.history = remembered(self.engine, parent.decisions().copy())
         self.curve: list[np.ndarray] = []
@@ -220,13 +248,13 @@ class ForkSession(Session):
     # -- construction
 
     @classmethod
-    def from_live(cls, live: LiveSession, fish: int, action: Action | str) -> ForkSession:
+    def from_live(cls, live: LiveSession, fish: int, action: Action | str, replan: bool = False) -> ForkSession:
         """Fork a live tank now: ``fish`` follows ``action`` in the branch while the other fish
         ask their brain as usual; the live tank keeps running beside it as the parent (and
         :meth:`back` rewinds it to now)."""
         origin = live.mark()
         fork = cls(live, fish, plan_of(action), None, make_source(live.cfg, live.mode), live.mode,
-                   owns_parent=False)
+                   owns_parent=False, replan=replan)
         fork._origin = origin
         return fork
 
@@ -279,6 +307,7 @@ class ForkSession(Session):
         parent_at_same = self.parent.tick == self.tick
         out = {
             "fork_tick": self.tick0, "fish": self.fish_id, "action": self.label, "recorded_action": self.original,
+            "replan": self.replan, "held_against": [f"t{t} {trigger}" for t, trigger in self.fork_source.held],
             "ticks": self.tick - self.tick0, "final_tick": self.tick,
             "final_state_hash": self.state_hash(),
             "parent_state_hash_at_same_tick": self.parent.state_hash() if parent_at_same else None,

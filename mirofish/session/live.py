@@ -190,8 +190,8 @@ class LiveSession(Session):
         (``InterventionError``) for other keys or bad values."""
         self.intervene({"kind": "tune", "key": key, "value": value})
 
-    def fork(self, fish: int, plan: str) -> ForkSession:
+    def fork(self, fish: int, plan: str, replan: bool = False) -> ForkSession:
         """From now on fish ``fish`` follows ``plan`` in a branch; this tank runs on beside it."""
         from .fork import ForkSession
 
-        return ForkSession.from_live(self, fish, plan)
+        return ForkSession.from_live(self, fish, plan, replan=replan)

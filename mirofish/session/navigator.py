@@ -192,13 +192,14 @@ class Navigator:
             raise Refused("a replay can't be changed: F forks it first (or N returns to the live tank)")
         self.shown.intervene(iv)
 
-    def start_fork(self, fish: int | None, plan: str) -> str:
+    def start_fork(self, fish: int | None, plan: str, replan: bool = False) -> str:
         """Swap ``fish``'s plan (or give it one action) now; the branch is shown, the original
-        as its ghost."""
+        as its ghost. The plan holds for its horizon (``replan``: triggers may end it early)."""
         if fish is None:
             raise Refused("select a fish first (click it), then F")
-        self.fork = self.session.fork(fish, plan)
-        return (f"fork: fish {fish} will {describe(*parse_plan(plan))} from t{self.fork.tick0}; "
+        self.fork = self.session.fork(fish, plan, replan=replan)
+        holds = "may re-plan on triggers" if replan else "holds it for its horizon"
+        return (f"fork: fish {fish} will {describe(*parse_plan(plan))} from t{self.fork.tick0} ({holds}); "
                 f"O returns to the original")
 
     def end_fork(self) -> int | None:

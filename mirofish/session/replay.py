@@ -181,10 +181,10 @@ class ReplaySession(Session):
     def back(self) -> None:
         self.seek(self.tick - 1)
 
-    def fork(self, fish: int, plan: str) -> ForkSession:
+    def fork(self, fish: int, plan: str, replan: bool = False) -> ForkSession:
         """Swap ``fish``'s decision at the current tick (the last tick can't be forked: it has no
         recorded decisions after it) and run the branch live beside the recording."""
-        return fork_recording(self.recording, min(self.tick, self.last_tick - 1), fish, plan)
+        return fork_recording(self.recording, min(self.tick, self.last_tick - 1), fish, plan, replan=replan)
 
     def decisions_before(self, tick: int | None = None) -> tuple[dict[int, dict[str, Any]], np.ndarray]:
         """What the recording says was decided before ``tick`` (default: the tick shown): each
@@ -331,7 +331,8 @@ class ReplaySession(Session):
 
 def fork_recording(recording: Recording | str | Path, tick: int, fish: int | None, action: Action | str | None,
                    out: str | Path | None = None, source: DecisionSource | None = None,
-                   overwrite: bool = False, added: list[tuple[int, dict[str, Any]]] | None = None) -> ForkSession:
+                   overwrite: bool = False, added: list[tuple[int, dict[str, Any]]] | None = None,
+                   replan: bool = False) -> ForkSession:
     """Fork a recording at ``tick``: ``fish`` does ``action`` (a plan such as ``"school 60"``,
     ``"explore east 30"``, ``"rest 10"`` — see :func:`mirofish.fish.plans.parse_plan` — or a
     single action, held one tick), and/or the ``added`` ``(tick, intervention)`` pairs happen
@@ -361,11 +362,12 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
             parent.close()
             raise RecordingError(str(exc)) from None
     session = ForkSession(parent, fish, plan, ReplaySource(rec).batch_at(tick), source, "lockstep",
-                          owns_parent=True, added=added)
+                          owns_parent=True, added=added, replan=replan)
     if out is not None:
         session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), extra_header={
             "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": session.label,
-            "fork_original_action": session.original, "fork_interventions": [[t, iv] for t, iv in session.added],
+            "fork_original_action": session.original, "fork_replan": replan,
+            "fork_interventions": [[t, iv] for t, iv in session.added],
             **({"prompts": rec.header["prompts"]} if "prompts" in rec.header else {}),  # the words it was asked in
         }).attach(session, observe=False)  # fed by step(), with the divergence row
     return session
@@ -382,16 +384,17 @@ def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
 def fork(recording: Recording | str | Path, tick: int, fish: int | None, action: Action | str | None, ticks: int,
          out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False,
          base_url: str | None = None, model: str | None = None, cache: ReplyCache | None = None,
-         added: list[tuple[int, dict[str, Any]]] | None = None) -> dict[str, Any]:
+         added: list[tuple[int, dict[str, Any]]] | None = None, replan: bool = False) -> dict[str, Any]:
     """Swap ``fish``'s decision at ``tick`` (and/or apply the ``added`` interventions there) and
-    run ``ticks`` ticks live; return a JSON-ready summary (for a model run with
+    run ``ticks`` ticks live (the swapped plan holds for its horizon; ``replan``: triggers may
+    end it early, as for any fish); return a JSON-ready summary (for a model run with
     ``cache_hits``/``cache_misses``: see :func:`fork_source`)."""
     opened = None
     if source is None and (base_url or model or cache is not None):
         opened = recording = recording if isinstance(recording, Recording) else Recording(recording)
         source = fork_source(opened, tick, base_url, model, cache)
     try:
-        session = fork_recording(recording, tick, fish, action, out, source, overwrite, added)
+        session = fork_recording(recording, tick, fish, action, out, source, overwrite, added, replan=replan)
         try:
             for _ in range(ticks):
                 session.step()

@@ -97,5 +97,6 @@ def aquarium_buttons(scene: Any) -> list[Button]:
                        active=scene.pane.tool != "follow")]
     out += [Button("Charts", lambda: scene.toggle("show_charts"), "C", active=scene.show_charts),
             Button("Open recording", scene.open_picker, "L"),
+            Button("Fold panels", scene.toggle_folded, "P"),
             Button("Help", lambda: scene.toggle("show_help"), "H")]
     return out

@@ -45,6 +45,9 @@ class Hud:
     def __init__(self, history: int = 240):
         self.history: dict[str, deque] = {m.key: deque(maxlen=history) for m in HUD_METRICS}
         self._calls: deque = deque(maxlen=120)  # (wall time, model calls) for calls/s
+        self.page = 0  # a narrow window shows the columns a page at a time (click "more")
+        self.more_rect = pygame.Rect(0, 0, 0, 0)  # the "more" marker, when there are pages
+        self.tip: tuple[list[str], pygame.Rect] | None = None  # the hovered column's explanation
 
     def calls_per_second(self, calls: int) -> float:
         import time
@@ -69,13 +72,21 @@ class Hud:
         cols = [m for m in HUD_METRICS if model or not m.model_only]  # no model: room for the schools
         status_w = min(280, max(190, rect.w // 4))
         area = rect.w - status_w - 24
-        fit = max(1, area // 112)
-        hidden = len(cols) - fit
-        cols = cols[:fit]
-        w = area // len(cols)
+        fit, pages = max(1, area // 112), 1
+        if len(cols) > fit:  # a page at a time, the marker in a slot of its own
+            fit = max(1, (area - 64) // 112)
+            pages = -(-len(cols) // fit)
+        self.page %= pages
+        cols = cols[self.page * fit:(self.page + 1) * fit]
+        w = (area - (64 if pages > 1 else 0)) // fit
         spark_h = max(8, rect.h - 62)
+        mouse, self.tip = theme.mouse_pos(), None
         for k, m in enumerate(cols):
             x = rect.x + 12 + k * w
+            if pygame.Rect(x, rect.y, w, rect.h).collidepoint(mouse):  # what it measures, in what unit
+                band = f"; healthy {m.fmt.format(m.healthy[0])}–{m.fmt.format(m.healthy[1])}" if m.healthy else ""
+                self.tip = (theme.wrap(f"{m.label} ({m.unit}{band}): {m.doc}", 420, 16)[:4],
+                            pygame.Rect(x, rect.bottom + 4, 440, 0))
             hist = self.history[m.key]
             value = hist[-1] if hist else 0.0
             colour = theme.health_colour(value, m.healthy, m.bad_below, m.bad_above) if hist else theme.DIM
@@ -83,9 +94,13 @@ class Hud:
             shown = m.fmt.format(value + 0.0) if hist else "…"
             surf.blit(theme.fit(shown, 26, w - 10, colour, bold=True), (x, rect.y + 24))
             sparkline(surf, pygame.Rect(x, rect.y + 52, w - 20, spark_h), hist, colour)
-        if hidden > 0:  # columns that did not fit: say so
-            more = theme.text(f"…+{hidden}", 16, theme.FAINT)
-            surf.blit(more, (rect.x + 12 + fit * w - more.get_width() - 4, rect.bottom - 20))
+        self.more_rect = pygame.Rect(0, 0, 0, 0)
+        if pages > 1:  # the other columns: a click shows the next page
+            self.more_rect = pygame.Rect(rect.x + 12 + fit * w, rect.y + 20, 58, 40)
+            pygame.draw.rect(surf, theme.PANEL_EDGE, self.more_rect, 1, border_radius=6)
+            surf.blit(theme.text("more", 16, theme.INK), (self.more_rect.x + 10, self.more_rect.y + 3))
+            surf.blit(theme.text(f"{self.page + 1}/{pages}", 15, theme.FAINT),
+                      (self.more_rect.x + 12, self.more_rect.y + 21))
         sx = rect.right - status_w
         if brain.get("source") == "llm":
             brain = {**brain, "calls_per_s": self.calls_per_second(int(brain.get("calls", 0)))}
@@ -94,6 +109,24 @@ class Hud:
         for k, line in enumerate(lines[:room]):
             text = line[0] if k < room - 1 or len(lines) <= room else line[0] + " …"
             surf.blit(theme.fit(text, 18, status_w - 10, line[1]), (sx, rect.y + 6 + k * 19))
+
+
+    def draw_tip(self, surf: pygame.Surface) -> None:
+        """The hovered column's explanation, over whatever lies under the HUD (drawn last)."""
+        if self.tip is None:
+            return
+        lines, at = self.tip
+        box = pygame.Rect(at.x, at.y, at.w, 10 + 18 * len(lines)).clamp(surf.get_rect())
+        theme.overlay(surf, box, alpha=245)
+        for k, line in enumerate(lines):
+            surf.blit(theme.text(line, 16, theme.INK), (box.x + 10, box.y + 5 + 18 * k))
+
+    def click(self, pos: tuple[int, int]) -> bool:
+        """A click on "more" shows the next page of columns."""
+        if self.more_rect.collidepoint(pos):
+            self.page += 1
+            return True
+        return False
 
 
 def _brain_line(cfg: Any, fish: int) -> str:
@@ -158,7 +191,6 @@ class FollowPanel:
 
     def __init__(self) -> None:
         self._behaviour: tuple[float | None, int] = (None, 0)
-        self._text_drift_applies = False
         self._word_deed: dict | None = None
         self._places: list[str] = []  # the followed fish's remembered places (fish.places)
         self._page: pygame.Surface | None = None
@@ -184,24 +216,26 @@ class FollowPanel:
             behaviour = behaviour_score(counts[fish], traits, counts.sum(axis=0)), int(counts[fish][1:].sum())
         cfg, snap = shown.cfg, shown.fish(fish)
         self._brain_line = _brain_line(cfg, fish)
+        self._tick = shown.tick
         self._places = _places_lines(shown, view, fish)
         self.draw(surf, rect, snap, energy_hist, last_decision, view.max_energy / 100,
                   shown.drift(fish), cfg.brain.drift_alert, why, behaviour=behaviour,
-                  text_drift_applies=cfg.brain.kind == "llm", word_deed=word_deed)
+                  word_deed=word_deed)
 
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
-             last_decision: dict | None, max_energy: float, drift: float | None = None,
+             last_decision: dict | None, max_energy: float, drift: tuple[float, str] | None = None,
              drift_alert: float | None = None, why: list[tuple[str, tuple]] | None = None,
-             behaviour: tuple[float | None, int] = (None, 0), text_drift_applies: bool = False,
+             behaviour: tuple[float | None, int] = (None, 0),
              word_deed: dict | None = None) -> None:
-        """``drift``: the score of the fish's newest model-written summary (None: none written);
+        """``drift``: the drift score of the fish's newest summary and who wrote it, ``model`` or
+        ``template`` (:meth:`~mirofish.session.base.Session.drift`; None: no summary yet);
         ``drift_alert``: the threshold below which it is out of character. Drawn onto a tall
         page that scrolls (mouse wheel) when it is taller than the window."""
         size = (rect.w, max(rect.h, 1400))
         if self._page is None or self._page.get_size() != size:  # one page, reused every frame
             self._page = pygame.Surface(size)
         page = self._page
-        self._behaviour, self._text_drift_applies = behaviour, text_drift_applies
+        self._behaviour = behaviour
         self._word_deed = word_deed
         bottom = self._draw_page(page, page.get_rect(), fish, energy_hist, last_decision, max_energy, drift,
                                  drift_alert, why)
@@ -224,7 +258,7 @@ class FollowPanel:
             surf.blit(more, more.get_rect(midright=(rect.right - 12, strip.centery)))
 
     def _draw_page(self, surf: pygame.Surface, rect: pygame.Rect, fish: FishSnapshot | None, energy_hist,
-                   last_decision: dict | None, max_energy: float, drift: float | None,
+                   last_decision: dict | None, max_energy: float, drift: tuple[float, str] | None,
                    drift_alert: float | None, why: list[tuple[str, tuple]] | None = None) -> int:
         """The panel's content, section by section; returns where it ends."""
         pygame.draw.rect(surf, theme.PANEL, rect)
@@ -252,7 +286,10 @@ class FollowPanel:
         colour = theme.fish_colour(list(fish.traits.values()))
         pygame.draw.circle(surf, colour, (x + 8, y + 12), 8)
         surf.blit(theme.text(f"Fish {fish.id}", 30, theme.INK, bold=True), (x + 24, y))
-        surf.blit(theme.fit(f"age {fish.age}   at ({fish.x}, {fish.y})", 18, w - 140, theme.DIM), (x + 140, y + 8))
+        # a tank starts with fish of every age (they were born before its first tick)
+        born = " (born before t0)" if fish.age > getattr(self, "_tick", fish.age) else ""
+        surf.blit(theme.fit(f"age {fish.age}{born}   at ({fish.x}, {fish.y})", 18, w - 140, theme.DIM),
+                  (x + 140, y + 8))
         y += 30
         for line in theme.wrap(fish.persona, w, 18)[:3]:
             surf.blit(theme.text(line, 18, theme.ACCENT), (x, y))
@@ -341,7 +378,8 @@ class FollowPanel:
             y += 16
         return y
 
-    def _draw_in_character(self, surf, x: int, y: int, w: int, drift: float | None, drift_alert: float | None) -> int:
+    def _draw_in_character(self, surf, x: int, y: int, w: int, drift: tuple[float, str] | None,
+                           drift_alert: float | None) -> int:
         # In character? The behaviour score applies to every brain; the text drift only to
         # summaries a model wrote. A figure that does not apply says n/a, never a green 0.
         score, seen = self._behaviour
@@ -353,14 +391,16 @@ class FollowPanel:
             col = theme.BAD if alert else theme.GOOD
         surf.blit(theme.fit(line, 17, w, col), (x, y + 2))
         y += 20
-        if drift is not None:  # scored once, when a model wrote the summary
-            alert = drift_alert is not None and drift < drift_alert
-            line = f"summary drift {drift:.2f}" + ("  ALERT: out of character" if alert else "")
+        if drift is not None:  # the newest summary against the persona: report's drift score
+            score, by = drift
+            alert = drift_alert is not None and score < drift_alert
+            line = (f"drift {score:.2f} (newest summary vs persona, 1 = in character"
+                    + (", a template summary)" if by == "template" else ")"))
+            if alert:
+                line = f"drift {score:.2f} < {drift_alert:.2f}  ALERT: out of character"
             col = theme.BAD if alert else theme.GOOD
-        elif self._text_drift_applies:
-            line, col = "summary drift: n/a (no model-written summary yet)", theme.DIM
         else:
-            line, col = "summary drift: n/a (template summaries; no model)", theme.DIM
+            line, col = "drift: n/a (no summary yet: one every 20 ticks)", theme.DIM
         surf.blit(theme.fit(line, 17, w, col), (x, y + 2))
         y += 22
         y += 4
@@ -412,12 +452,13 @@ class FollowPanel:
             return y
         y += 6
         if wd["word_agrees"] is None:
-            line = f"deeds: {wd['deed_done']:.0%} of {wd['plans_judged']} plans happened (no thoughts to judge)"
+            n = wd["plans_judged"]
+            line = f"deeds: {wd['deed_done']:.0%} of {n} plan{'s' if n != 1 else ''} happened (no thoughts to judge)"
         else:
             line = (f"words agree {wd['word_agrees']:.0%} of {wd['thoughts_judged']} · plans happened "
                     f"{wd['deed_done']:.0%} · both {wd['word_and_deed']:.0%}")
         if wd.get("since"):  # a replay after a seek measures from the keyframe it restored
-            line += f" since t{wd['since']}"
+            line += f" (counted from t{wd['since']}, where this replay started)"
         low = wd["word_agrees"] is not None and wd["word_agrees"] < 0.5
         for part in theme.wrap(line, w, 15)[:2]:  # two readable lines rather than one shrunk to fit
             surf.blit(theme.fit(part, 15, w, theme.WARN if low else theme.INK), (x, y))
@@ -553,11 +594,11 @@ def draw_help(surf: pygame.Surface, lines: list[tuple[str, str]], title: str = "
 
 
 def plan_progress(fish: FishSnapshot) -> str:
-    """'since t120, ends t240 · waiting: plan_horizon' — how far the standing plan has come."""
+    """'chosen at t120, ends t240, asking again: plan horizon' — how far the standing plan has come."""
     if len(fish.plan_state) < 4:
         return ""
     _, _, end, trigger = fish.plan_state[:4]
-    parts = [f"since t{fish.last_decision_tick}" if fish.last_decision_tick >= 0 else "since the start"]
+    parts = [f"chosen at t{fish.last_decision_tick}" if fish.last_decision_tick >= 0 else "since the start"]
     if end != NO_END:
         parts.append(f"ends t{end}")
     if trigger >= 0:

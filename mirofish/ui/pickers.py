@@ -20,10 +20,12 @@ FORK_ACTION_LABELS = (("Q", "move_n"), ("W", "move_s"), ("E", "move_w"), ("R", "
 FORK_ACTION_KEYS = {getattr(pygame, f"K_{key.lower()}"): action for key, action in FORK_ACTION_LABELS}
 
 
-def _fork_rect(size: tuple[int, int]) -> pygame.Rect:
-    rect = pygame.Rect(0, 0, 560, 300)
-    rect.center = (size[0] // 2, size[1] // 2)
-    return rect
+def _fork_rect(size: tuple[int, int], area: pygame.Rect | None = None) -> pygame.Rect:
+    """Where the fork picker goes: centred on ``area`` (the part of the window beside the
+    follow panel, so the followed fish's energy and plan stay in view), inside the window."""
+    rect = pygame.Rect(0, 0, 560, 326)
+    rect.center = area.center if area is not None else (size[0] // 2, size[1] // 2)
+    return rect.clamp(pygame.Rect(0, 0, *size))
 
 
 def fork_choice_for_key(k: int) -> str | None:
@@ -33,9 +35,9 @@ def fork_choice_for_key(k: int) -> str | None:
     return FORK_ACTION_KEYS.get(k)
 
 
-def fork_choice_at(pos: tuple[int, int], size: tuple[int, int]) -> str | None:
+def fork_choice_at(pos: tuple[int, int], size: tuple[int, int], area: pygame.Rect | None = None) -> str | None:
     """The line of the fork picker under a click (in a window of ``size``); None elsewhere."""
-    rect = _fork_rect(size)
+    rect = _fork_rect(size, area)
     x, y = pos
     row = (y - rect.y - 62) // 23
     if rect.x + 20 <= x < rect.x + 330 and 0 <= row < len(FORK_PLANS):
@@ -45,8 +47,9 @@ def fork_choice_at(pos: tuple[int, int], size: tuple[int, int]) -> str | None:
     return None
 
 
-def draw_fork_picker(surf: pygame.Surface, tick: int, fish: int | None) -> None:
-    rect = _fork_rect(surf.get_size())
+def draw_fork_picker(surf: pygame.Surface, tick: int, fish: int | None, replan: bool = False,
+                     area: pygame.Rect | None = None) -> None:
+    rect = _fork_rect(surf.get_size(), area)
     theme.overlay(surf, rect, theme.ACCENT, alpha=250)
     surf.blit(theme.text(f"Fork at t{tick}: what should fish {fish} do now?", 22, theme.INK, bold=True),
               (rect.x + 16, rect.y + 12))
@@ -56,8 +59,11 @@ def draw_fork_picker(surf: pygame.Surface, tick: int, fish: int | None) -> None:
     surf.blit(theme.text("or one action", 16, theme.FAINT), (rect.x + 340, rect.y + 42))
     for k, (key, action) in enumerate(FORK_ACTION_LABELS):
         surf.blit(theme.text(f"{key}  {action}", 19, theme.ACCENT), (rect.x + 350, rect.y + 62 + k * 23))
-    surf.blit(theme.text("any other key cancels", 16, theme.DIM), (rect.x + 350, rect.y + 270))
-    surf.blit(theme.text("the tank waits while you choose", 16, theme.DIM), (rect.x + 30, rect.y + 270))
+    option = ("0  may re-plan on triggers: yes (found company, food … end it early)" if replan
+              else "0  may re-plan on triggers: no (the plan holds for its horizon)")
+    surf.blit(theme.fit(option, 16, rect.w - 40, theme.INK), (rect.x + 30, rect.y + 274))
+    surf.blit(theme.text("any other key cancels", 16, theme.DIM), (rect.x + 350, rect.y + 298))
+    surf.blit(theme.text("the tank waits while you choose", 16, theme.DIM), (rect.x + 30, rect.y + 298))
 
 
 def file_choice(event, files: list[Path], rows: list[pygame.Rect]) -> Path | bool | None:
@@ -107,11 +113,13 @@ class Pickers:
         self.pacer = pacer
         self.on_pick = on_pick
         self.action = False  # the fork picker is open
+        self.replan = False  # the fork's option (key 0 in the picker): triggers may end its plan early
         self.files: list[Path] | None = None  # the open-a-recording list, while shown
         self.current = False  # the next key picks a current's direction
         self._paused_before = False
         self._rows: list[pygame.Rect] = []
         self.size = (1920, 1080)  # the window's, at the last frame (where the fork picker's lines are)
+        self.area: pygame.Rect | None = None  # the part of the window beside the side panel (the scene sets it)
 
     def _wait(self) -> None:
         self._paused_before = self.pacer.paused
@@ -141,7 +149,7 @@ class Pickers:
             return True
         if self.action and event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
             self.action = False
-            self.on_pick("fork", fork_choice_at(event.pos, self.size))
+            self.on_pick("fork", fork_choice_at(event.pos, self.size, self.area))
             return True
         return False
 
@@ -151,6 +159,9 @@ class Pickers:
             return False
         k = event.key
         if self.action:
+            if k in (pygame.K_0, pygame.K_KP0):  # the option, the picker stays open
+                self.replan = not self.replan
+                return True
             self.action = False
             self.on_pick("fork", fork_choice_for_key(k))
         else:
@@ -161,6 +172,6 @@ class Pickers:
     def draw(self, surf: pygame.Surface, tick: int, fish: int | None) -> None:
         self.size = surf.get_size()
         if self.action:
-            draw_fork_picker(surf, tick, fish)
+            draw_fork_picker(surf, tick, fish, self.replan, self.area)
         if self.files is not None:
             self._rows = draw_file_picker(surf, self.files)

@@ -53,6 +53,7 @@ class ShownTank:
         self.timeline = self._new_timeline()
         self.selected: int | None = None
         self._message, self.saves = "", Path("saves")
+        self._message_tick = 0
         self._window_past: tuple | None = None  # what the window showed at a fork's tick (O restores it)
         self._live_series: Series | None = None  # the live tank's charts while its past or a recording is shown
         self._pending_cfg = session.cfg  # settings that apply at the next reset (fish count)
@@ -113,6 +114,16 @@ class ShownTank:
     @message.setter
     def message(self, text: str) -> None:
         self._message, self.alarm = text, False
+        nav = getattr(self, "nav", None)
+        self._message_tick = nav.shown.tick if nav is not None else 0  # said at this tick
+
+    STALE_TICKS = 20  # a message is about its moment: it goes once the tank has moved on this far
+
+    def drop_stale_message(self) -> None:
+        """The footer's message goes when the tick shown is :data:`STALE_TICKS` past (or before)
+        the tick it was said at — "now: t408" is not true at t432; an alarm stays."""
+        if self._message and not self.alarm and abs(self.tick - self._message_tick) >= self.STALE_TICKS:
+            self._message = ""
 
     def _new_timeline(self) -> Timeline | None:
         """A replay's timeline, or the live tank's over its kept past (None: it keeps none)."""
@@ -256,12 +267,12 @@ class ShownTank:
         if self.pacer.paused:
             self.step()  # show it: a paused tank takes the one tick that applies it
 
-    def start_fork(self, plan: str) -> None:
+    def start_fork(self, plan: str, replan: bool = False) -> None:
         """Swap the followed fish's plan (or give it one action) now and let the branch play live,
         the original as a ghost. ``plan`` is text :func:`~mirofish.fish.plans.parse_plan` reads."""
         window = (self.energy_hist.copy(), copy.deepcopy(self.series), copy.deepcopy(self.hud))
         try:
-            self.message = self.nav.start_fork(self.selected, plan)
+            self.message = self.nav.start_fork(self.selected, plan, replan)
         except Refused as exc:
             self.message = str(exc)
             return
@@ -301,11 +312,18 @@ class ShownTank:
         if live_series is not None:
             self._live_series = live_series
         self.series = Series()
+        followed = self.selected
         self._new_tank()
         self.sliders, self.selected = [], None
         self.pacer.paused = True
         back = " · N: back to the live tank" if self.live_home is not None else ""
-        self.message = f"replaying {path} (Space plays, drag the timeline to seek){back}"
+        follow = ""
+        if followed is not None:  # the same id in the recording's tank, or said why not
+            if followed < len(self.view.x) and self.view.in_water(followed):
+                self.selected, follow = followed, f" · following fish {followed} in it"
+            else:
+                follow = f" · fish {followed} is not in this recording: following no one"
+        self.message = f"replaying {path} (Space plays, drag the timeline to seek){follow}{back}"
 
     def reset(self, seed: int | None = None) -> None:
         """A fresh tank (live: with the settings that apply at a reset, and ``seed`` if given;

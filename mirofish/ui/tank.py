@@ -32,9 +32,12 @@ class TankRenderer:
         if terrain != self.terrain:
             self.terrain, self._bg = terrain, None
 
+    fit_cap = 20  # the largest cell size a tank is fitted at (the scene sets world.cell_px)
+
     def fit_cell(self, rect: pygame.Rect) -> int:
-        """Pixels per cell that show the whole tank in ``rect``."""
-        return max(2, min(20, rect.w // self.w, rect.h // self.h))
+        """Pixels per cell that show the whole tank in ``rect``: the largest whole number, up to
+        :attr:`fit_cap`."""
+        return max(2, min(self.fit_cap, rect.w // self.w, rect.h // self.h))
 
     def layout(self, rect: pygame.Rect, zoom: float = 1.0, centre: tuple[float, float] | None = None) -> None:
         """Fit the tank into ``rect``; with ``zoom`` > 1, ``zoom`` times larger (up to

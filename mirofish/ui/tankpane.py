@@ -104,6 +104,17 @@ class TankPane:
     def reset_zoom(self) -> None:
         self.zoom, self.pan = 1.0, None
 
+    def set_cell(self, px: int, tank: pygame.Rect) -> bool:
+        """Draw ``px`` pixels a cell in ``tank`` (the view follows the followed fish); False when
+        the whole tank already shows at that size or larger."""
+        fit = self.renderer.fit_cell(tank)
+        if px <= fit:
+            return False
+        self.zoom, self.centred = px / fit, True
+        if self.pan is None:
+            self.pan = ((self.renderer.w - 1) / 2, (self.renderer.h - 1) / 2)
+        return True
+
     # ------------------------------------------------------------ drawing
 
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, shown: Session, view: TankView, prev: TankView | None,
@@ -174,11 +185,17 @@ class TankPane:
         key = (shown.tick, rect.size, mode)
         if self._ascii is None or self._ascii[0] != key:
             lines = ascii_view.render(shown.snapshot()).split("\n")
-            size = max(8, min(16, rect.h // max(1, len(lines))))
+            size = max(8, min(16, (rect.h - 8) // max(1, len(lines))))
+            font = theme.mono(size)
+            text = pygame.Surface((max(font.size(line)[0] for line in lines) + 12, 8 + len(lines) * size),
+                                  pygame.SRCALPHA)
+            for k, line in enumerate(lines):
+                text.blit(font.render(line, False, theme.GOOD), (6, 4 + k * size))
+            if text.get_width() > rect.w or text.get_height() > rect.h:  # a small window: all of it, smaller
+                f = min(rect.w / text.get_width(), rect.h / text.get_height())
+                text = pygame.transform.smoothscale(text, (int(text.get_width() * f), int(text.get_height() * f)))
             layer = pygame.Surface(rect.size, pygame.SRCALPHA)
             layer.fill(theme.SHADE)
-            font = theme.mono(size)
-            for k, line in enumerate(lines):
-                layer.blit(font.render(line, False, theme.GOOD), (6, 4 + k * size))
+            layer.blit(text, (0, 0))
             self._ascii = (key, layer)
         surf.blit(self._ascii[1], rect)

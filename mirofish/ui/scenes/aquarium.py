@@ -24,7 +24,7 @@ from ..ask import AskBox
 from ..charts import draw_charts
 from ..controls import ControlsBar, aquarium_buttons
 from ..keys import MINUS, NEXT_SCENE, PLUS, QUIT, Binding, Line, Row, dispatch, help_lines, pacing
-from ..layout import aquarium_layout
+from ..layout import CELL_PX, aquarium_layout, floats
 from ..panels import FollowPanel, draw_footer, draw_help
 from ..pickers import Pickers
 from ..shown import ShownTank
@@ -49,6 +49,9 @@ class AquariumScene(ShownTank):
         self.asking = AskBox()  # "why?", a question typed to the fish, its request asked again
         self.show_fov, self.show_heat, self.show_ascii, self.show_help = True, False, False, False
         self.show_charts = False
+        self.folded = False  # P, the Fold panels button / the « panels tab: every part but the footer away
+        self.unfold_tab = pygame.Rect(0, 0, 0, 0)  # where the « panels tab is drawn while folded
+        self._cell_set = False  # world.cell_px applied to the first frame
         self._esc_at, self._t, self._alpha = -10.0, 0.0, 1.0
         self.rects: dict[str, pygame.Rect] = {}
 
@@ -71,12 +74,19 @@ class AquariumScene(ShownTank):
                                             self._tank_mouse, self._typing, self.pickers.handle_key, self._keys))
 
     def _overlays(self, event) -> bool:
-        """The open pickers and the More… menu take every event (clicks and keys) meant for them."""
+        """The open pickers and the More… menu take every event (clicks and keys) meant for them;
+        folded, the « panels tab brings the panels back on a click or when the mouse rests on it."""
+        if self.folded and event.type in (pygame.MOUSEBUTTONDOWN, pygame.MOUSEMOTION) \
+                and self.unfold_tab.collidepoint(event.pos):
+            self.toggle_folded()
+            return True
         return self.pickers.handle_overlay(event) or self.controls.handle(event)
 
     def _controls(self, event) -> bool:
         """The buttons, and the sliders of a live tank with no fish followed."""
         if any(b.handle(event) for b in self.buttons):
+            return True
+        if event.type == pygame.MOUSEBUTTONDOWN and event.button == 1 and self.hud.click(event.pos):
             return True
         return self.selected is None and self.shown.kind == "live" and any(sl.handle(event) for sl in self.sliders)
 
@@ -141,7 +151,7 @@ class AquariumScene(ShownTank):
             if choice is None:
                 self.message = "fork cancelled"
             else:
-                self.start_fork(choice)
+                self.start_fork(choice, replan=self.pickers.replan)
             self.pickers.done()
         elif what == "file":
             if choice is None:
@@ -156,6 +166,7 @@ class AquariumScene(ShownTank):
                                 "ticks": 0 if choice == "stop" else 60})
 
     def update(self, dt: float) -> None:
+        self.drop_stale_message()
         if not self.pacer.paused and "Space plays" in self.message:
             self.message = ""  # it plays now: the hint is stale
         if self.message == QUIT_HINT and time.monotonic() - self._esc_at >= 3.0:
@@ -169,8 +180,44 @@ class AquariumScene(ShownTank):
         self._since_tick = 0.0 if due else min(tick_s, self._since_tick + dt)
         self._alpha = 1.0 if self.pacer.paused else min(1.0, self._since_tick / tick_s)
 
+    @property
+    def cell_px(self) -> int:
+        """The cell size the design card asks for: ``world.cell_px``, 0 = 20 px where it fits."""
+        return self.shown.cfg.world.cell_px or CELL_PX
+
+    def floating(self, size: tuple[int, int]) -> bool:
+        """Does this window hold the whole tank at :attr:`cell_px` (the panels float over it)?"""
+        w = self.shown.cfg.world
+        return floats(size, (w.width, w.height), self.cell_px)
+
     def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
-        return aquarium_layout(size, replay=self.timeline is not None)
+        w = self.shown.cfg.world
+        return aquarium_layout(size, replay=self.timeline is not None, grid=(w.width, w.height),
+                               cell_px=self.cell_px, folded=self.folded, fish_at=self._followed_px())
+
+    def _followed_px(self) -> tuple[int, int] | None:
+        """Where the followed fish was drawn last frame (the floating panels keep off it)."""
+        s, r = self.selected, self.pane.renderer
+        if s is None or s >= len(self.view.x) or not r.view_rect.w:
+            return None
+        px, py = r.to_px(float(self.view.x[s]), float(self.view.y[s]))
+        return int(px), int(py)
+
+    def toggle_folded(self) -> None:
+        self.folded = not self.folded
+        self.message = "panels folded: P or the « panels tab brings them back" if self.folded else ""
+
+    def toggle_cell_size(self) -> None:
+        """X: the tank at :attr:`cell_px` (20 px a cell, the view following the followed fish)
+        or the largest whole size that shows all of it."""
+        if self.pane.renderer.cell == self.cell_px and self.pane.zoom > 1.0:
+            self.pane.reset_zoom()
+            self.message = f"the whole tank ({self.pane.renderer.fit_cell(self.rects['tank'])} px a cell)"
+        elif self.pane.set_cell(self.cell_px, self.rects["tank"]):
+            self.message = f"{self.cell_px} px a cell" + (", following the fish" if self.selected is not None
+                                                         else ": drag to pan, X shows the whole tank")
+        else:
+            self.message = f"the whole tank already shows at {self.pane.renderer.cell} px a cell"
 
     def widget_rects(self) -> dict[str, pygame.Rect]:
         """Every region and control drawn last frame (the layout test checks them)."""
@@ -181,10 +228,20 @@ class AquariumScene(ShownTank):
     def draw(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
         r = self.rects = self.layout(surf.get_size())
+        self.pane.renderer.fit_cap = self.cell_px
+        if self.shown.cfg.world.cell_px and not self._cell_set:  # asked for: that size from the start
+            self._cell_set = True
+            self.pane.set_cell(self.cell_px, r["tank"])
         self._draw_tank(surf, r["tank"])
-        if self.chrome:
+        if r["footer"].w and (self.folded or self.floating(surf.get_size())):  # over the water: a strip of its own
+            pygame.draw.rect(surf, theme.PANEL, r["footer"])
+        if self.chrome and r["controls"].w:
             self.controls.draw(surf, r["controls"], aquarium_buttons(self))
-        self.hud.draw(surf, r["hud"], {}, self._status(), self.shown.brain_status())
+        else:  # folded away (or under the followed fish): nothing there to click
+            for b in self.buttons:
+                b.rect = pygame.Rect(0, 0, 0, 0)
+        if r["hud"].w:
+            self.hud.draw(surf, r["hud"], {}, self._status(), self.shown.brain_status())
         if r["panel"].w and self.selected is None:  # no fish followed: the live settings
             live = self.shown.kind == "live"
             draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.view.settings if live else None,
@@ -198,7 +255,19 @@ class AquariumScene(ShownTank):
             draw_footer(surf, r["footer"], self.message, self.alarm, self.shown.metrics_summary().get("alerts", []))
         if self.show_menu:
             self.controls.draw_menu(surf)
+        w, h = surf.get_size()
+        panel = r["panel"]
+        self.pickers.area = (pygame.Rect(0, 0, w, h) if not panel.w else
+                             pygame.Rect(panel.right, 0, w - panel.right, h) if panel.x == 0 else
+                             pygame.Rect(0, 0, panel.x, h))
         self.pickers.draw(surf, self.tick, self.selected)
+        if self.folded:
+            label = theme.text("« panels (P)", 16, theme.INK)
+            self.unfold_tab = pygame.Rect(surf.get_width() - label.get_width() - 22, 4, label.get_width() + 16, 26)
+            pygame.draw.rect(surf, theme.PANEL, self.unfold_tab, border_radius=6)
+            surf.blit(label, (self.unfold_tab.x + 8, self.unfold_tab.y + 4))
+        if r["hud"].w and not (self.pickers.action or self.show_help):
+            self.hud.draw_tip(surf)
         if self.show_help:
             draw_help(surf, help_lines(KEYS), "Keys")
 
@@ -233,7 +302,7 @@ class AquariumScene(ShownTank):
         """The timeline (a replay's, the live tank's kept past) with a fork's divergence under it;
         a live fork without a timeline: the divergence count above the footer."""
         fork = self.fork
-        if self.timeline is not None:
+        if self.timeline is not None and r["timeline"].w:
             rng = self.nav.showing_live.past_range() if self.nav.showing_live is not None else None
             if rng is not None:  # the live timeline: the kept past up to now
                 self.timeline.first, self.timeline.last = rng
@@ -253,6 +322,7 @@ class AquariumScene(ShownTank):
     def begin_fork_pick(self) -> None:
         """The tank waits while the picker is open: the fork happens at the tick F was pressed."""
         self.pickers.open_fork()
+        self.message = f"fork fish {self.selected} at t{self.tick}: pick a plan or an action (0: the re-plan option)"
 
     def open_picker(self) -> None:
         files = sorted(self.saves.glob("*.db"), key=lambda p: p.stat().st_mtime, reverse=True)[:9]
@@ -354,6 +424,7 @@ def _escape(s: AquariumScene, event) -> None:
         s.show_help = s.show_menu = s.show_charts = False
     elif s.selected is not None:
         s.selected = None
+        s.message = ""  # what was said about that fish ("G needs a model brain" …) is not about the tank
     elif s.tool != "follow":
         s.tool = "follow"
         s.message = "click: follow a fish"
@@ -371,8 +442,8 @@ _pace = pacing(lambda s: s.step())  # Space, ".", + and - (ui/keys.py)
 # Every key of the aquarium window, what it does and its help line, in the order the help lists them.
 KEYS: tuple[Row, ...] = (
     Binding("Space", "pause / play", (pygame.K_SPACE,), _pace),
-    Binding(".", "one tick forward (paused)", (pygame.K_PERIOD,), _pace),
-    Binding(",", "one tick back (replay)", (pygame.K_COMMA,), _back_one),
+    Binding(". (period)", "one tick forward (paused)", (pygame.K_PERIOD,), _pace),
+    Binding(", (comma)", "one tick back (replay)", (pygame.K_COMMA,), _back_one),
     Binding("+ / -", "speed ×2 / ÷2 (¼× … 64×)", (pygame.K_PLUS, pygame.K_MINUS), _pace, also=(*PLUS, *MINUS)),
     Line("click", "follow a fish"),
     Binding("Tab / Left / Right", "next / previous fish", (pygame.K_TAB, pygame.K_LEFT, pygame.K_RIGHT), _next_fish,
@@ -397,6 +468,9 @@ KEYS: tuple[Row, ...] = (
     Binding("U + arrow", "a current pushes the fish that way for 60 ticks (U 0 stops it)", (pygame.K_u,), _current_key),
     Binding("wheel / drag / Z", "zoom at the cursor / pan / fit the whole tank", (pygame.K_z,),
             lambda s, e: s.reset_zoom()),
+    Binding("X", "20 px a cell (world.cell_px), following the fish / the whole tank", (pygame.K_x,),
+            lambda s, e: s.toggle_cell_size()),
+    Binding("P", "fold the panels away / back (the « panels tab too)", (pygame.K_p,), lambda s, e: s.toggle_folded()),
     Binding("R / Shift+R", "reset / reset with a new seed", (pygame.K_r,),
             lambda s, e: s.reset(s.new_seed() if e.mod & pygame.KMOD_SHIFT else None)),
     NEXT_SCENE,
