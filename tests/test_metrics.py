@@ -198,3 +198,16 @@ def test_the_sampled_school_and_polarization_take_shortcuts_to_the_same_figures(
         found_any += bool(found)
         assert np.array_equal(largest_school(labels, moving), want)
     assert found_any > 100
+
+
+def test_the_largest_school_is_moving_and_aligned_not_a_milling_crowd():
+    """The HUD's "largest school": of two moving clusters, a crowd of 8 facing every way is not a
+    school (polarization 0), the 5 facing one way are — the HUD's figure points at aligned fish."""
+    from mirofish.observe.metrics import largest_school, schools
+
+    labels = np.array([0] * 8 + [1] * 5)
+    moving = np.ones(13, bool)
+    heading = np.array([0, 1, 2, 3, 0, 1, 2, 3] + [3] * 5)
+    assert largest_school(labels, moving).tolist() == list(range(8))  # without headings: the crowd
+    assert largest_school(labels, moving, heading=heading).tolist() == list(range(8, 13))
+    assert [s.tolist() for s in schools(labels, moving, heading=heading)] == [list(range(8, 13))]

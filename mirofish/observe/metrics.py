@@ -234,20 +234,34 @@ def _far_nearest(pts: np.ndarray, lonely: np.ndarray) -> np.ndarray:
     return out
 
 
-def _moving_clusters(labels: np.ndarray, moving: np.ndarray, min_size: int) -> tuple[np.ndarray, np.ndarray]:
+SCHOOL_ALIGNED = 0.5  # a school's polarization at least this (5 fish facing random ways: ≈ 0.40)
+
+
+def _moving_clusters(labels: np.ndarray, moving: np.ndarray, min_size: int,
+                     heading: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(fish per label, the labels of the clusters of at least ``min_size`` fish of which at
-    least half moved lately, ascending): the schools' candidates."""
+    least half moved lately and — given ``heading`` — that face one way, polarization at least
+    :data:`SCHOOL_ALIGNED`, ascending): the schools' candidates."""
     sizes = np.bincount(labels, minlength=len(labels))
     moved = np.bincount(labels, weights=moving.astype(np.float64), minlength=len(labels))
-    return sizes, np.flatnonzero((sizes >= min_size) & (moved * 2 >= sizes))
+    ok = (sizes >= min_size) & (moved * 2 >= sizes)
+    if heading is not None:  # Σ of the unit headings per cluster (0 north, 1 south, 2 west, 3 east)
+        h = np.asarray(heading, np.int64)
+        sx = np.bincount(labels, weights=(h == 3).astype(np.float64) - (h == 2), minlength=len(labels))
+        sy = np.bincount(labels, weights=(h == 1).astype(np.float64) - (h == 0), minlength=len(labels))
+        ok &= np.hypot(sx, sy) >= SCHOOL_ALIGNED * np.maximum(sizes, 1) - 1e-9
+    return sizes, np.flatnonzero(ok)
 
 
-def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3) -> list[np.ndarray]:
-    """Moving schools, largest first: clusters of at least ``min_size`` fish of which at least
-    half moved lately (``moving``, per fish). A resting heap is a cluster, not a school."""
+def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3,
+            heading: np.ndarray | None = None) -> list[np.ndarray]:
+    """Moving, aligned schools, largest first: clusters of at least ``min_size`` fish of which
+    at least half moved lately (``moving``, per fish) and whose headings agree (polarization ≥
+    :data:`SCHOOL_ALIGNED`, given ``heading``). A resting heap is a cluster, not a school, and
+    so is a crowd milling every way."""
     if labels is None:
         return []
-    sizes, ok = _moving_clusters(labels, moving, min_size)
+    sizes, ok = _moving_clusters(labels, moving, min_size, heading)
     ok = ok[np.argsort(-sizes[ok], kind="stable")]
     if not ok.size:
         return []
@@ -256,12 +270,13 @@ def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3) ->
     return [by_label[starts[k]:starts[k] + sizes[k]] for k in ok]
 
 
-def largest_school(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3) -> np.ndarray:
-    """The fish of the largest moving school (``schools(...)[0]``; the lowest label of equal
-    sizes), or none."""
+def largest_school(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3,
+                   heading: np.ndarray | None = None) -> np.ndarray:
+    """The fish of the largest moving (and, given ``heading``, aligned) school
+    (``schools(...)[0]``; the lowest label of equal sizes), or none."""
     if labels is None:
         return np.zeros(0, np.int64)
-    sizes, ok = _moving_clusters(labels, moving, min_size)
+    sizes, ok = _moving_clusters(labels, moving, min_size, heading)
     if not ok.size:
         return np.zeros(0, np.int64)
     return np.flatnonzero(labels == ok[np.argmax(sizes[ok])])
@@ -571,7 +586,7 @@ class Sample:
     @cached_property
     def members(self) -> np.ndarray:
         """The largest moving school (indexes into :attr:`ids`)."""
-        return largest_school(self.neighbours[1], self.moving)
+        return largest_school(self.neighbours[1], self.moving, heading=self.heading)
 
     @property
     def school_members(self) -> np.ndarray:
@@ -693,8 +708,9 @@ METRICS: tuple[Metric, ...] = (
            computed_in="C neighbours + components"),
     Metric("largest_cluster", "largest cluster", "fish in the largest cluster", "fish", "{:.0f}", "sample",
            lambda s: float(s.cluster_sizes.max(initial=0)), recorded=True),
-    Metric("school_size", "largest school", "fish in the largest moving school (a cluster of 3 or more of which "
-           "at least half moved in the last 10 ticks)", "fish", "{:.0f} fish", "sample",
+    Metric("school_size", "largest school", "fish in the largest moving, aligned school: a cluster of 3 or more "
+           "(fish within 2 cells of each other) of which at least half moved in the last 10 ticks and whose "
+           "polarization is at least 0.5 (ringed in the tank)", "fish", "{:.0f} fish", "sample",
            lambda s: s.school["school_size"], hud=6, chart=1, chart_title="largest moving school (fish)",
            chart_colour="ACCENT", chart_fmt="{:.0f}", diff=2, sweep=4, recorded=True),
     Metric("school_polarization", "school polariz.", "polarization inside the largest moving school", "0..1",

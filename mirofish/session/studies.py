@@ -94,7 +94,7 @@ def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, e
             continue
         moving = engine.metrics.moving()
         _, labels = nn_and_labels(_xy(frame))
-        found = schools(labels, moving)
+        found = schools(labels, moving, heading=frame.heading)
         if t == at:
             members = found[0] if found else np.zeros(0, np.int64)
             out.update({k: round(v, 3) for k, v in school_figures(members, _xy(frame), frame.heading, moving).items()})

@@ -133,6 +133,7 @@ class TankPane:
         self.renderer.layout(rect, self.zoom, centre)
         self.renderer.draw(surf, view, prev, alpha, selected, show_fov, heat, shown.cfg.metrics.hotspot_cell,
                            shown.ghost_view())
+        self._draw_school(surf, view, getattr(shown.metrics, "school_members", None))
         if shown.cfg.fish.groups:
             self._draw_groups(surf, shown.cfg, view, prev, alpha, shown.metrics)
         places = view.places
@@ -165,6 +166,21 @@ class TankPane:
             label = theme.text(f"{name} {n} fish, energy {energy:.0f}, schooling {school:.2f}", 14, theme.INK)
             surf.blit(label, (lx + 16, ly + 1))
             lx += 30 + label.get_width()
+        surf.set_clip(clip)
+
+    def _draw_school(self, surf: pygame.Surface, view: TankView, members: Any) -> None:
+        """The HUD's "largest school" — moving and aligned (observe/metrics.py SCHOOL_ALIGNED) —
+        ringed in the tank, so the number points at fish."""
+        if members is None or len(members) == 0:
+            return
+        ids = np.asarray(members, np.int64)
+        ids = ids[ids < len(view.x)]
+        clip = surf.get_clip()
+        surf.set_clip(self.renderer.rect)
+        px, py = self.renderer.to_px(view.x[ids].astype(float), view.y[ids].astype(float))
+        r = max(4, int(self.renderer.cell * 0.8))
+        for x, y in zip(np.atleast_1d(px).tolist(), np.atleast_1d(py).tolist()):
+            pygame.draw.circle(surf, theme.GOOD, (int(x), int(y)), r, 1)
         surf.set_clip(clip)
 
     def _draw_places(self, surf: pygame.Surface, places: Any, fish: int) -> None:
