@@ -89,7 +89,7 @@ def test_the_check_fails_on_a_binding_without_its_line_or_a_line_naming_an_unbou
 def test_the_help_overlays_are_the_tables():
     """The aquarium's help lists its table; each alternate scene's, its lines then the shared
     keys; the window's own keys (S, Q) are listed where it offers them."""
-    assert help_lines(KEYS)[0] == ("Space", "pause / play") and len(help_lines(KEYS)) == 26
+    assert help_lines(KEYS)[0] == ("Space", "pause / play") and len(help_lines(KEYS)) == 28
     assert NEXT_SCENE in KEYS and QUIT in KEYS
     assert NEXT_SCENE in paced_keys(True) and NEXT_SCENE not in paced_keys(False) and QUIT in paced_keys(False)
     scene = NegotiationScene(seed=1)
