@@ -136,7 +136,6 @@ class ModelPool(DecisionSource):
         self.cache = cache
         self.cfg, self.bcfg, self.mode = cfg, cfg.brain, mode
         self.plans = cfg.brain.decides == "plan"
-        self.hungry_fraction = cfg.triggers.hungry_fraction  # routing: memory_recall
         self.prompt = load_prompt(cfg.brain.prompt)  # the prompt file's words (brains/prompts.py)
         self.fallback = instinct_source(cfg, tier="fallback")
         self._warn = warn or (lambda msg: print(f"mirofish: warning: {msg}", file=sys.stderr, flush=True))
@@ -465,7 +464,7 @@ class ModelPool(DecisionSource):
         if seen is None:
             seen = self._seen[fish] = Familiar(self.bcfg.novel_baseline, self.bcfg.novel_forget_ticks)
         p = batch.perceptions[i]
-        hungry = p.energy < self.hungry_fraction * p.max_energy
+        hungry = p.energy < self.cfg.triggers.hungry_fraction * p.max_energy
         klass = classify(trigger, batch.codes[i], seen, tick, recall=hungry and bool(p.places))
         self.stats.classes[klass] += 1
         self.stats.requests += 1

@@ -245,10 +245,10 @@ def _moving_clusters(labels: np.ndarray, moving: np.ndarray, min_size: int,
     sizes = np.bincount(labels, minlength=len(labels))
     moved = np.bincount(labels, weights=moving.astype(np.float64), minlength=len(labels))
     ok = (sizes >= min_size) & (moved * 2 >= sizes)
-    if heading is not None:  # Σ of the unit headings per cluster (0 north, 1 south, 2 west, 3 east)
-        h = np.asarray(heading, np.int64)
-        sx = np.bincount(labels, weights=(h == 3).astype(np.float64) - (h == 2), minlength=len(labels))
-        sy = np.bincount(labels, weights=(h == 1).astype(np.float64) - (h == 0), minlength=len(labels))
+    if heading is not None:  # Σ of the unit headings per cluster (the moves' steps, _UNIT)
+        u = _UNIT[np.asarray(heading, np.int64)]
+        sx = np.bincount(labels, weights=u[:, 0], minlength=len(labels))
+        sy = np.bincount(labels, weights=u[:, 1], minlength=len(labels))
         ok &= np.hypot(sx, sy) >= SCHOOL_ALIGNED * np.maximum(sizes, 1) - 1e-9
     return sizes, np.flatnonzero(ok)
 
