@@ -4,7 +4,7 @@ The game's compression is measured in characters (embedded agents have no tokeni
 is billed in tokens, and a BPE tokenizer may spend more tokens on an invented syllable
 ("kamoti") than on common words ("large red square"). This script plays the same seeded
 rounds in the dynamic condition and in the spelled-out baseline and counts each message's
-tokens with a GGUF model's own tokenizer (llama-cpp-python, optional — see the README's
+tokens with a GGUF model's own tokenizer (llama-cpp-python, optional — see docs/model-brain.md's
 llama.cpp recipe)::
 
     python bench/code_tokens.py --gguf PATH/TO/model.gguf [--rounds 400] [--seed 1]
@@ -32,7 +32,7 @@ def main() -> int:
     try:
         import llama_cpp
     except ImportError:
-        print("code_tokens: needs llama-cpp-python (see the README's llama.cpp recipe)", file=sys.stderr)
+        print("code_tokens: needs llama-cpp-python (see docs/model-brain.md's llama.cpp recipe)", file=sys.stderr)
         return 2
     if not Path(args.gguf).is_file():
         print(f"code_tokens: no such file: {args.gguf}", file=sys.stderr)

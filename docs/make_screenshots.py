@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate the README's screenshots (offscreen, 1920×1080): python docs/make_screenshots.py"""
+"""Regenerate the documentation's screenshots (offscreen, 1920×1080): python docs/make_screenshots.py"""
 
 from __future__ import annotations
 

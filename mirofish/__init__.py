@@ -1,3 +1,3 @@
-"""MiroFish: an aquarium of agents where order emerges (see docs/design.md and README.md)."""
+"""MiroFish: an aquarium of agents where order emerges (see README.md and docs/)."""
 
 __version__ = "0.1.0"

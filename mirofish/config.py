@@ -71,7 +71,7 @@ class WorldConfig(_Section):
 
 
 class FoodConfig(_Section):
-    """Food spawn and rot. ``spawn_rate`` is per open-water cell per tick (see README)."""
+    """Food spawn and rot. ``spawn_rate`` is per open-water cell per tick (docs/tank.md, "Carrying capacity")."""
 
     spawn_rate: float = Field(0.0003, ge=0, le=1)
     energy: float = Field(40.0, gt=0, le=1000)
@@ -481,7 +481,8 @@ class RecordConfig(_Section):
 
 
 class Config(_Section):
-    seed: int = Field(7, ge=0, lt=2**63)
+    seed: int = Field(7, ge=0, lt=2**63, description="the one seed of the tank's random draws: the same seed "
+                                                      "and the same decisions give the same tank")
     world: WorldConfig = WorldConfig()
     food: FoodConfig = FoodConfig()
     fish: FishConfig = FishConfig()

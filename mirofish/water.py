@@ -160,7 +160,7 @@ class Water:
         return int(cells.size)
 
     def carrying_capacity(self, fish_drain_per_tick: int) -> float:
-        """How many fish the expected food supply feeds if every item is eaten (see README)."""
+        """How many fish the expected food supply feeds if every item is eaten (docs/tank.md, "Carrying capacity")."""
         supply = self.open_cells.size * self.spawn_rate * self.food_energy
         return supply / fish_drain_per_tick if fish_drain_per_tick else float("inf")
 

@@ -30,7 +30,7 @@ def test_schooling_emerges_without_a_schooling_rule(runs, seed):
     _, fig = runs[seed]
     assert fig["schooling_last1000"] > 1.5 * fig["schooling_first100"], fig
     # the largest cluster doubles and stays aligned well beyond what chance gives a group of
-    # its size (alignment sets in within the first 100 ticks already: see README "Schools")
+    # its size (alignment sets in within the first 100 ticks already: see docs/schools.md)
     assert fig["cluster_size_last1000"] > 1.5 * fig["cluster_size_first100"], fig
     assert fig["alignment_last1000"] >= 0.4 and fig["alignment_last1000"] >= fig["alignment_first100"] - 0.02, fig
 
@@ -41,7 +41,7 @@ def test_hunger_is_felt_but_the_tank_is_sustainable(runs, seed):
     s = eng.world.school
     rest_share = s.action_counts[:, 5].sum() / s.action_counts.sum()
     # (0.09: since a meal that leaves a fish hungry no longer ends its forage plan, fish rest a
-    # little less — 9.7 % at seed 1, was 10–12 %; README "Plans that last")
+    # little less — 9.7 % at seed 1, was 10–12 %; docs/model-brain.md "Plans that last")
     assert 0.09 <= rest_share <= 0.30
     assert eng.world.low_energy_count() < 6  # fewer than 10 % of 60 fish below 20 energy
     assert 30 < s.energy.mean() / 100 < 85  # neither starving nor sated

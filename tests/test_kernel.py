@@ -50,7 +50,7 @@ def agree(fast: LiveSession, ref: LiveSession, ticks: int) -> None:
 
 
 def test_the_compiled_tick_is_built_and_runs_by_default(monkeypatch):
-    """`pip install -e .` builds it (setup.py); README's speed figures are this tick's."""
+    """`pip install -e .` builds it (setup.py); docs/speed.md's figures are this tick's."""
     assert compiled is not None, "mirofish._tick was not built: reinstall with a C compiler (pip install -e .)"
     monkeypatch.delenv(kernel.ENV, raising=False)
     assert kernel.name() == "compiled"

@@ -43,7 +43,7 @@ from .prompts import Prompt, default_prompt
 # layer) swims it tick by tick. Every choice is legal in almost every view, and the format is
 # shown by worked examples, not by placeholder text a small model could copy back. Tiny models
 # (SmolLM2-135M) copy the first example's goal whatever the view: it is forage, the plan that
-# is legal in every view and keeps a fish fed (README "Model brain" has the measurements).
+# is legal in every view and keeps a fish fed (docs/model-brain.md has the measurements).
 # The words live in the prompt file (assets/prompts/fish.toml, brains/prompts.py); these are
 # the bundled file's shared prefixes.
 PLAN_PROMPT = default_prompt().system(plans=True)

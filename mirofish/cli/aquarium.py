@@ -246,7 +246,7 @@ def fork_arguments(fk: argparse.ArgumentParser) -> None:
     iv.add_argument("--interventions", metavar="FILE",
                     help="JSON Lines, one {\"tick\": T, \"kind\": food|rock|clear|current|tune|add|remove, ...} "
                          "per line "
-                         "(README \"Interventions\"); each happens at its tick (>= --at)")
+                         "(docs/live-past.md); each happens at its tick (>= --at)")
     fk.add_argument("--ticks", type=int_at_least(1), default=600, help="ticks to run after the fork (default 600)")
     fk.add_argument("--base-url", metavar="URL", help="model runs: ask this server instead of the recorded one "
                                                       "(requests the recording answered come from its replies)")

@@ -42,7 +42,7 @@ def arguments(ref: argparse.ArgumentParser) -> None:
     ref.add_argument("--record", metavar="OUT", help="record the game round by round (embedded agents, a new "
                                                      "glossary): replay and export --tables read it")
     ref.add_argument("--log", metavar="PATH",
-                     help="JSON Lines round log, one line per round (fields in README \"Referential game\")")
+                     help="JSON Lines round log, one line per round (fields in docs/referential.md)")
     add_model_flags(ref, "agents")
     add_window_flags(ref, aquarium=False)
 

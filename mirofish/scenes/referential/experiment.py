@@ -367,7 +367,7 @@ class Experiment:
         spelled-out description's (the natural-language baseline) — and with model agents, the
         tokens the server counted for the whole round (prompts and replies), the real bill.
         Embedded agents have no tokenizer: their cost is characters (a tokenizer may well spend
-        more tokens on an invented syllable than on a common word — see the README)."""
+        more tokens on an invented syllable than on a common word — see docs/referential.md)."""
         if not self.lengths:
             return {}
         msg, nat = (np.array(v, float) for v in zip(*self.lengths[-100:]))
