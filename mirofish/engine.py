@@ -63,6 +63,12 @@ class Engine:
         self.observers: list[Callable[[Frame], None]] = []
         self._queued: list[dict[str, Any]] = []  # interventions for the next tick (the window's clicks)
 
+    def take_over(self, fish: int) -> None:
+        """From now on ``fish`` is answered by someone else (a person plays it): answers to its
+        earlier requests still under way are dropped when they come (counted as late)."""
+        self.asked_at[fish] = self.world.tick
+        self.pending[fish] = False
+
     def intervene(self, iv: dict[str, Any]) -> None:
         """Apply ``iv`` (see :mod:`mirofish.interventions`) at the start of the next tick; it is
         in that tick's :attr:`Frame.interventions` (what recorders store). Raises

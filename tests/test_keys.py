@@ -89,7 +89,7 @@ def test_the_check_fails_on_a_binding_without_its_line_or_a_line_naming_an_unbou
 def test_the_help_overlays_are_the_tables():
     """The aquarium's help lists its table; each alternate scene's, its lines then the shared
     keys; the window's own keys (S, Q) are listed where it offers them."""
-    assert help_lines(KEYS)[0] == ("Space", "pause / play") and len(help_lines(KEYS)) == 28
+    assert help_lines(KEYS)[0] == ("Space", "pause / play") and len(help_lines(KEYS)) == 30
     assert NEXT_SCENE in KEYS and QUIT in KEYS
     assert NEXT_SCENE in paced_keys(True) and NEXT_SCENE not in paced_keys(False) and QUIT in paced_keys(False)
     scene = NegotiationScene(seed=1)
@@ -191,3 +191,12 @@ def test_q_while_the_recordings_list_is_open_closes_the_list(tmp_path):
     assert scene.picking_file
     assert app.handle(_key(pygame.K_q)) is True and app.running and scene.picking_file is None
     app.close()
+
+
+@pytest.mark.parametrize("size", [(1024, 600), (1280, 720), (1920, 1080)])
+def test_the_help_shows_every_key_at_every_window_size(size):
+    """30 lines do not fit one column at 1024×600: the overlay takes two, and none is cut off."""
+    from mirofish.ui.panels import draw_help
+
+    pygame.font.init()
+    assert draw_help(pygame.Surface(size), help_lines(KEYS)) == len(KEYS)

@@ -27,6 +27,7 @@ from ..frame import Frame
 from ..observe.metrics import Metrics
 from ..snapshot import FishSnapshot, Snapshot, TankView, fish_snapshot, take, take_terrain, tank_view
 from .history import DecisionHistory
+from .play import PlayError, PlaySource
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -79,6 +80,47 @@ class Session:
         """A hands-on change at the start of the next tick (see :mod:`mirofish.interventions`);
         recorded with that tick. Raises ``InterventionError`` naming what is wrong."""
         self.engine.intervene(iv)
+
+    # -- a person plays a fish (session/play.py)
+
+    @property
+    def player(self) -> PlaySource | None:
+        """The person's controls while a fish is played (None: every fish has its brain)."""
+        src = self.engine.source
+        return src if isinstance(src, PlaySource) else None
+
+    @property
+    def can_play(self) -> bool:
+        """A tank whose fish are asked (live, a fork); a replay plays back what was recorded."""
+        src = self.engine.source
+        return (src.inner if isinstance(src, PlaySource) else src).needs_requests
+
+    def play(self, fish: int) -> PlaySource:
+        """Take the controls of ``fish``: its brain is not asked until :meth:`stop_playing`; its
+        decisions are the person's (:class:`~mirofish.session.play.PlaySource`), recorded as
+        interventions. Raises :class:`~mirofish.session.play.PlayError` naming why not."""
+        if not self.can_play:
+            raise PlayError("a replay plays back what was recorded: fork it (F) or go back to the live tank "
+                            "(N) to play a fish")
+        school = self.engine.world.school
+        if not 0 <= fish < school.n or school.absent[fish]:
+            raise PlayError(f"fish {fish} is not in the water")
+        if self.player is not None:
+            if self.player.fish == fish:
+                return self.player
+            self.stop_playing()
+        src = PlaySource(self.engine.source, fish)
+        self.engine.source = src
+        self.engine.take_over(fish)
+        return src
+
+    def stop_playing(self) -> int | None:
+        """Give the played fish back to its brain (it asks at the end of the tick's move); returns it."""
+        src = self.player
+        if src is None:
+            return None
+        self.engine.source = src.inner
+        return src.fish
 
     @property
     def tick(self) -> int:

@@ -216,6 +216,9 @@ class FollowPanel:
             behaviour = behaviour_score(counts[fish], traits, counts.sum(axis=0)), int(counts[fish][1:].sum())
         cfg, snap = shown.cfg, shown.fish(fish)
         self._brain_line = _brain_line(cfg, fish)
+        player = shown.player
+        if player is not None and player.fish == fish:  # a person plays it: say so, and what they chose
+            self._brain_line = f"PLAYED BY YOU: {player.doing()}"
         self._tick = shown.tick
         self._places = _places_lines(shown, view, fish)
         self.draw(surf, rect, snap, energy_hist, last_decision, view.max_energy / 100,
@@ -296,7 +299,8 @@ class FollowPanel:
             y += 18
         brain = getattr(self, "_brain_line", "")
         if brain:  # a mixed tank's group, or a brain other than the embedded one
-            surf.blit(theme.fit(brain, 16, w, theme.INK), (x, y))
+            played = brain.startswith("PLAYED BY YOU")
+            surf.blit(theme.fit(brain, 16, w, theme.WARN if played else theme.INK, bold=played), (x, y))
             y += 18
         y += 4
         col_w = w // 2
@@ -569,28 +573,45 @@ def _places_lines(shown: Any, view: TankView, fish: int) -> list[str]:
     return lines
 
 
-def draw_help(surf: pygame.Surface, lines: list[tuple[str, str]], title: str = "Keys") -> None:
+def draw_help(surf: pygame.Surface, lines: list[tuple[str, str]], title: str = "Keys") -> int:
     """An overlay listing ``lines`` (``(key or thing, what it means)``: a scene's table of keys,
-    ui/keys.help_lines), wrapped to the window; H or Esc closes it."""
-    w = min(900, surf.get_width() - 20)
-    key_w = min(230, w // 3)
-    wrapped = [(key, theme.wrap(what, w - key_w - 40, 18)) for key, what in lines]
-    rows = sum(max(1, len(ws)) for _, ws in wrapped)
-    size = 18 if 50 + 22 * rows <= surf.get_height() - 20 else 15
-    step = size + 4
-    h = min(56 + step * rows, surf.get_height() - 20)
-    rect = pygame.Rect(0, 0, w, h)
+    ui/keys.help_lines), wrapped to the window — in one column, or two where one does not fit
+    (a laptop's 1024×600); H or Esc closes it. Returns how many lines it drew (all of them
+    unless even two columns of small type are too tall)."""
+    room_w, room_h = surf.get_width() - 20, surf.get_height() - 20
+    for cols, size in ((1, 18), (1, 15), (2, 15), (2, 13)):
+        w = min(900 * cols, room_w)
+        col_w = w // cols
+        key_w = min(230, col_w // 3)
+        wrapped = [(key, theme.wrap(what, col_w - key_w - 30, size)) for key, what in lines]
+        step = size + 4
+        total = sum(max(1, len(ws)) for _, ws in wrapped)
+        split, run = len(wrapped), 0  # the first line of the second column
+        if cols == 2:
+            for i, (_, ws) in enumerate(wrapped):
+                if run >= (total + 1) // 2:
+                    split = i
+                    break
+                run += max(1, len(ws))
+        rows = max(sum(max(1, len(ws)) for _, ws in part) for part in (wrapped[:split], wrapped[split:]) if part)
+        if 56 + step * rows <= room_h:
+            break
+    rect = pygame.Rect(0, 0, w, min(56 + step * rows, room_h))
     rect.center = surf.get_rect().center
     theme.overlay(surf, rect, alpha=250)
     surf.blit(theme.fit(title, 24, w - 40, theme.INK, bold=True), (rect.x + 20, rect.y + 10))
-    y = rect.y + 44
-    for key, ws in wrapped:
-        if y + step > rect.bottom:
-            break
-        surf.blit(theme.fit(key, size, key_w - 10, theme.ACCENT, bold=True), (rect.x + 20, y))
-        for line in ws or [""]:
-            surf.blit(theme.text(line, size, theme.INK), (rect.x + 20 + key_w, y))
-            y += step
+    drawn = 0
+    for c, part in enumerate((wrapped[:split], wrapped[split:])):
+        x, y = rect.x + 20 + c * col_w, rect.y + 44
+        for key, ws in part:
+            if y + step > rect.bottom:
+                break
+            surf.blit(theme.fit(key, size, key_w - 10, theme.ACCENT, bold=True), (x, y))
+            for line in ws or [""]:
+                surf.blit(theme.text(line, size, theme.INK), (x + key_w, y))
+                y += step
+            drawn += 1
+    return drawn
 
 
 def plan_progress(fish: FishSnapshot) -> str:

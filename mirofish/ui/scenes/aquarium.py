@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pygame
 
+from ...actions import Action
 from ...observe.recording import DIVERGENCE_COLUMNS
 from ...session import LiveSession, Session
 from .. import theme
@@ -70,8 +71,17 @@ class AquariumScene(ShownTank):
     def handle_event(self, event) -> bool:
         """Each part of the window in turn, from what lies on top: the first that takes the
         event ends it; then the keys (``KEYS``). Returns whether one took it."""
-        return any(part(event) for part in (self._overlays, self._controls, self._wheel, self._timeline,
-                                            self._tank_mouse, self._typing, self.pickers.handle_key, self._keys))
+        return any(part(event) for part in (self._let_go, self._overlays, self._controls, self._wheel,
+                                            self._timeline, self._tank_mouse, self._typing, self.pickers.handle_key,
+                                            self._keys))
+
+    def _let_go(self, event) -> bool:
+        """An arrow (or E) let go while a fish is played: it stops after the move it is making."""
+        player = self.shown.player
+        if event.type != pygame.KEYUP or player is None or event.key not in PLAY_KEYS:
+            return False
+        player.release(PLAY_KEYS[event.key])
+        return True
 
     def _overlays(self, event) -> bool:
         """The open pickers and the More… menu take every event (clicks and keys) meant for them;
@@ -148,8 +158,15 @@ class AquariumScene(ShownTank):
     def _picked(self, what: str, choice: Any) -> None:
         """What a picker chose (None: cancelled)."""
         if what == "fork":
+            player = self.shown.player
             if choice is None:
-                self.message = "fork cancelled"
+                self.message = "plan cancelled" if player is not None else "fork cancelled"
+            elif player is not None:  # the person's own fish: its plan, no branch
+                try:
+                    player.choose(choice)
+                    self.message = f"fish {player.fish} follows your plan: {choice} (it holds for its horizon)"
+                except ValueError as exc:
+                    self.message = str(exc)
             else:
                 self.start_fork(choice, replan=self.pickers.replan)
             self.pickers.done()
@@ -294,6 +311,8 @@ class AquariumScene(ShownTank):
     def _status(self) -> dict:
         """The HUD's status: tick, speed, paused, and which tank this is."""
         mode = {"fork": "FORK: rings = the original's fish", "live": ""}.get(self.mode, f"REPLAY t{self.tick}")
+        if self.shown.player is not None:
+            mode = f"{mode}  YOU PLAY FISH {self.shown.player.fish}".strip()
         if self.mode == "replay" and self.nav.showing_own_past() and self.live_home is not None:
             mode = f"PAST t{self.tick} (now t{self.live_home.tick})"
         return {"tick": self.tick, "speed": self.speed, "paused": self.pacer.paused, "mode": mode}
@@ -320,9 +339,41 @@ class AquariumScene(ShownTank):
         setattr(self, what, not getattr(self, what))
 
     def begin_fork_pick(self) -> None:
-        """The tank waits while the picker is open: the fork happens at the tick F was pressed."""
+        """The tank waits while the picker is open: the fork happens at the tick F was pressed
+        (a fish the person plays gets the plan itself, with no branch)."""
         self.pickers.open_fork()
-        self.message = f"fork fish {self.selected} at t{self.tick}: pick a plan or an action (0: the re-plan option)"
+        player = self.shown.player
+        if player is not None and player.fish == self.selected:
+            self.message = f"your fish {self.selected}: pick its plan (held for its horizon) or an action"
+        else:
+            self.message = (f"fork fish {self.selected} at t{self.tick}: pick a plan or an action "
+                            "(0: the re-plan option)")
+
+    def toggle_play(self) -> None:
+        """J: take the controls of the followed fish, or give it back to its brain."""
+        shown, player = self.shown, self.shown.player
+        if player is not None and (self.selected is None or player.fish == self.selected):
+            fish = shown.stop_playing()
+            self.message = f"fish {fish} is its brain's again ({player.decisions} decisions were yours)"
+            return
+        if self.selected is None:
+            self.message = "follow a fish first (click it), then J plays it"
+            return
+        try:
+            shown.play(self.selected)
+        except ValueError as exc:
+            self.message = str(exc)
+            return
+        self.message = (f"you play fish {self.selected}: arrows move it, E eats, F picks a plan, J lets it go "
+                        "(recorded as interventions)")
+
+    def steer(self, key: int) -> bool:
+        """An arrow or E while a fish is played: that move, from the next tick (False: not playing)."""
+        player = self.shown.player
+        if player is None or player.fish != self.selected:
+            return False
+        player.steer(PLAY_KEYS[key])
+        return True
 
     def open_picker(self) -> None:
         files = sorted(self.saves.glob("*.db"), key=lambda p: p.stat().st_mtime, reverse=True)[:9]
@@ -436,6 +487,8 @@ def _escape(s: AquariumScene, event) -> None:
 
 
 QUIT_HINT = "Esc again within 3 s (or Q) quits"
+PLAY_KEYS = {pygame.K_UP: Action.MOVE_N, pygame.K_DOWN: Action.MOVE_S, pygame.K_LEFT: Action.MOVE_W,
+             pygame.K_RIGHT: Action.MOVE_E, pygame.K_e: Action.EAT}  # a played fish's moves
 _pace = pacing(lambda s: s.step())  # Space, ".", + and - (ui/keys.py)
 
 
@@ -446,6 +499,10 @@ KEYS: tuple[Row, ...] = (
     Binding(", (comma)", "one tick back (replay)", (pygame.K_COMMA,), _back_one),
     Binding("+ / -", "speed ×2 / ÷2 (¼× … 64×)", (pygame.K_PLUS, pygame.K_MINUS), _pace, also=(*PLUS, *MINUS)),
     Line("click", "follow a fish"),
+    Binding("J", "play the followed fish: arrows move it, E eats, F picks its plan (recorded); J gives it back",
+            (pygame.K_j,), lambda s, e: s.toggle_play()),
+    Binding("Up / Down / Left / Right / E", "while you play a fish: move it that way (held: it keeps going) / eat",
+            (pygame.K_UP, pygame.K_DOWN, pygame.K_LEFT, pygame.K_RIGHT, pygame.K_e), lambda s, e: s.steer(e.key)),
     Binding("Tab / Left / Right", "next / previous fish", (pygame.K_TAB, pygame.K_LEFT, pygame.K_RIGHT), _next_fish,
             also=(pygame.K_DOWN, pygame.K_UP)),
     Binding("Esc", "stop following", (pygame.K_ESCAPE,), _escape),
