@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .brains.base import DecisionBatch, DecisionSource, RequestBatch
+from .fish.triggers import T_HORIZON
 from .frame import Frame
 from .world import World
 
@@ -177,7 +178,10 @@ class Engine:
         applied = self._collect(self._request() if self.source.needs_requests else _NONE)
         now = self.clock()
         latencies: list[float] = []
+        ended: list[np.ndarray] = []  # per batch: the trigger that ended each fish's plan (-1: none raised)
         for b in applied:
+            code = w.school.plan_trigger[b.fish]  # a plan at its horizon ended there, whatever else was raised
+            ended.append(np.where((code >= 0) & (w.school.plan_end[b.fish] <= w.tick), T_HORIZON, code).astype(np.int8))
             w.apply_plans(b.fish, b.goals, b.params, b.horizons)
             for fish, serial, text in b.summaries or ():
                 w.write_summary(fish, serial, text)
@@ -189,7 +193,8 @@ class Engine:
         frame = Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
                       stuck=s.stuck.copy(), neighbours=s.neighbours.copy(), executed=out.executed,
                       move_outcome=out.move_outcome, applied=applied, latencies=latencies,
-                      interventions=done, present=~s.absent if np.count_nonzero(s.absent) else None)
+                      interventions=done, present=~s.absent if np.count_nonzero(s.absent) else None,
+                      ended=ended)
         if w.places is not None:
             frame.meals, frame.returns = w.places.meals.copy(), w.places.returns.copy()
         for obs in self.observers:

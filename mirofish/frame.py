@@ -34,6 +34,9 @@ class Frame:
     applied: list[DecisionBatch] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
     interventions: list[dict[str, Any]] = field(default_factory=list)  # applied at the start of the tick
+    # per batch of ``applied``: the trigger code (fish/triggers.py) that ended each fish's plan
+    # before the new decision replaced it, -1 where none was raised (a timeout, a fork, a person)
+    ended: list[np.ndarray] = field(default_factory=list)
     present: np.ndarray | None = None  # which fish are in the water; None: all of them
     # with remembered places (fish.places): every fish's meals so far, and those eaten back at a
     # place it remembered (fish/places.py); None in tanks without places

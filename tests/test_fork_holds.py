@@ -98,3 +98,34 @@ def test_fork_cli_replan_option(rec, tmp_path):
     assert bad.returncode == 2 and "--replan" in bad.stderr
 
 
+
+
+def test_the_trigger_that_ended_a_plan_early_is_named_live_and_after_a_seek(rec):
+    from mirofish.fish.triggers import T_HORIZON, ended_early
+
+    live = LiveSession(load_config(seed=4))
+    plan_end, early, seen = {}, 0, set()
+
+    def check(frame):  # every decision: what ended the plan before it, against that plan's horizon
+        nonlocal early
+        for b, ended in zip(frame.applied, frame.ended):
+            for f, h, code in zip(b.fish.tolist(), b.horizons.tolist(), ended.tolist()):
+                if f in plan_end and code >= 0:
+                    assert (frame.tick >= plan_end[f]) == (code == T_HORIZON), (frame.tick, f, code)
+                    if ended_early(code):
+                        early += 1
+                        seen.add(ended_early(code))
+                plan_end[f] = frame.tick + h if h else 10**9
+
+    live.observers.append(check)
+    live.run(300)
+    assert early > 50 and {"found company", "ate"} <= seen, (early, seen)
+    lasts = {f: d["ended"] for f, d in live.decisions().last.items()}
+    replay = ReplaySession(rec)
+    replay.seek(300)  # rebuilt from the recording: the same triggers, for every fish
+    assert {f: d["ended"] for f, d in replay.decisions().last.items()} == lasts
+    scene = AquariumScene(replay)
+    named = {f: d["ended_by"] for f, d in scene.last_decision.items() if d["ended_by"]}
+    assert named and all(v == ended_early(lasts[f]) for f, v in named.items())
+    replay.close()
+    live.close()

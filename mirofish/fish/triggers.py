@@ -14,3 +14,12 @@ TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed
 def trigger_name(code: int) -> str:
     """The trigger's name ("event" for a code that names none)."""
     return TRIGGER_NAMES[code] if 0 <= code < len(TRIGGER_NAMES) else "event"
+
+
+def ended_early(code: int) -> str | None:
+    """What ended a plan before its horizon, worded ("found company"), from the trigger code that
+    was raised when the next decision replaced it; None when it ran to its horizon or nothing was
+    raised (a timeout, the first plan, a fork's or a person's choice)."""
+    if code < 0 or code == T_HORIZON:
+        return None
+    return trigger_name(code).replace("_", " ")

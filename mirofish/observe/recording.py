@@ -150,6 +150,7 @@ class RecordedTick(NamedTuple):
     executed: np.ndarray  # every fish's executed action
     interventions: list[Any] | tuple[Any, ...] = ()  # applied at its start (mirofish.interventions)
     digest: bytes | None = None  # the state hash after it, every record.hash_every ticks
+    ended: list[Any] | tuple[Any, ...] = ()  # per batch of applied: the trigger that ended each plan (Frame.ended)
 
 
 class Recorder:
@@ -265,7 +266,7 @@ class Recorder:
         if self.hash_every and (t + 1) % self.hash_every == 0 and self._session is not None:
             digest = bytes.fromhex(self._session.state_hash())  # the state after tick t, for replays to check
         self._ticks.append(RecordedTick(t, f.applied, f.latencies, row, sample, divergence, f.executed,
-                                        f.interventions, digest))
+                                        f.interventions, digest, f.ended))
         if (t + 1) % self.keyframe_every == 0 and self._session is not None:
             self.keyframe(t + 1, self._session.state_arrays())
 
@@ -491,10 +492,13 @@ def _encode_chunk(given: Sequence[tuple[Any, ...]], keep_calls: bool = True) -> 
     ticks = [RecordedTick(*r) for r in given]  # (plain tuples too: the tests hand some in)
     tick0, tick1 = ticks[0].tick, ticks[-1].tick + 1
     batches, dts, lats, thoughts, summaries, calls = [], [], [], [], [], []
+    ends: list[np.ndarray] = []
     shared: dict[str, str] = {}
-    for t, applied, latencies, *_ in ticks:
-        for b in applied:
+    for r in ticks:
+        t, applied, latencies = r.tick, r.applied, r.latencies
+        for k, b in enumerate(applied):
             batches.append(b)
+            ends.append(np.asarray(r.ended[k], np.int8) if k < len(r.ended) else np.full(len(b), -1, np.int8))
             dts.append(np.full(len(b), t - tick0, np.uint16))
             if b.thoughts:
                 thoughts += [[int(t), int(f), text] for f, text in zip(b.fish, b.thoughts) if text]
@@ -521,6 +525,7 @@ def _encode_chunk(given: Sequence[tuple[Any, ...]], keep_calls: bool = True) -> 
         # 0.1 ms units; 0 for a decision whose request this run did not make (a fork's first ones)
         "latency": np.minimum(np.round(np.nan_to_num(lat, nan=0.0) * 1e4), 2**32 - 1).astype(np.uint32),
         "tokens": column("tokens", np.uint32),
+        "ended": np.concatenate(ends).astype(np.int8) if ends else np.zeros(0, np.int8),
         "ticks": np.array([r.row for r in ticks], np.float32),
         "samples": np.array([r.sample for r in ticks if r.sample is not None],
                             np.float32).reshape(-1, 1 + len(SAMPLE_COLUMNS)),
@@ -580,7 +585,7 @@ def decode_calls(blob: bytes, zdict: bytes | None) -> list[dict[str, Any]]:
 
 # A chunk's columns in a fixed order (dtype, row width); fish ids are 16-bit unless a tank
 # has more than 65,535 fish. A fixed layout keeps small (one-second) chunks small.
-_CHUNK_MAGIC = b"MFC3"
+_CHUNK_MAGIC = b"MFC4"
 _MFC2 = (
     ("dt", np.uint16, 0), ("fish", None, 0), ("goal", np.uint8, 0), ("param", np.int16, 0),
     ("horizon", np.uint16, 0), ("tier", np.uint8, 0),
@@ -591,11 +596,15 @@ _MFC2 = (
 # MFC3 adds the state hash every record.hash_every ticks: per row the tick's offset in the
 # chunk (4 bytes, little-endian) and the 16-byte digest of the state after it.
 HASH_ROW = 20
-_CHUNK_LAYOUT = (*_MFC2, ("hashes", np.uint8, HASH_ROW))
+_MFC3 = (*_MFC2, ("hashes", np.uint8, HASH_ROW))
+# MFC4 adds, per decision, the trigger that ended the fish's plan before it (-1: none raised —
+# a timeout, the first plan, a fork's or a person's choice): why a plan ended early, after a seek.
+_CHUNK_LAYOUT = (*_MFC3, ("ended", np.int8, 0))
 # Before plans: single actions, 16-bit latency, fewer sampled metrics, no executed actions.
 _OLD_SAMPLE_COLUMNS = SAMPLE_COLUMNS[: SAMPLE_COLUMNS.index("school_size")]
 _LAYOUTS = {
-    b"MFC3": _CHUNK_LAYOUT,
+    b"MFC4": _CHUNK_LAYOUT,
+    b"MFC3": _MFC3,
     b"MFC2": _MFC2,
     b"MFC1": (
         ("dt", np.uint16, 0), ("fish", None, 0), ("param", np.uint8, 0), ("tier", np.uint8, 0),
@@ -605,7 +614,7 @@ _LAYOUTS = {
     ),
 }
 _CHUNK_HEAD = struct.Struct("<4sBIIIII")
-_CHUNK_HEAD3 = struct.Struct("<4sBIIIIII")  # MFC3: and the number of state hashes
+_CHUNK_HEAD3 = struct.Struct("<4sBIIIIII")  # MFC3 and MFC4: and the number of state hashes
 
 
 def encode_columns(arrays: dict[str, np.ndarray], texts: dict[str, Any] | None) -> bytes:
@@ -623,7 +632,7 @@ def encode_columns(arrays: dict[str, np.ndarray], texts: dict[str, Any] | None) 
 
 def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     raw = zlib.decompress(blob)
-    head = _CHUNK_HEAD3 if raw[:4] == b"MFC3" else _CHUNK_HEAD
+    head = _CHUNK_HEAD3 if raw[:4] in (b"MFC3", b"MFC4") else _CHUNK_HEAD
     magic, wide, n_dec, n_ticks, n_samples, n_div, n_fish, *more = head.unpack_from(raw)
     layout = _LAYOUTS.get(magic)
     if layout is None:
@@ -645,8 +654,10 @@ def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     for key, width in (("thoughts", 3), ("summaries", 4)):
         if not all(isinstance(row, list) and len(row) == width for row in texts.get(key, [])):
             raise ValueError(f"its {key} are not rows of {width}")
-    if magic != b"MFC3":  # made before state hashes were kept
+    if magic not in (b"MFC3", b"MFC4"):  # made before state hashes were kept
         out["hashes"] = np.zeros((0, HASH_ROW), np.uint8)
+    if magic != b"MFC4":  # made before the triggers that ended plans were kept
+        out["ended"] = np.full(n_dec, -1, np.int8)
     if magic == b"MFC1":  # single actions → hold plans; old sample rows padded with zeros
         out["goal"] = np.zeros(n_dec, np.uint8)
         out["horizon"] = np.zeros(n_dec, np.uint16)
@@ -672,6 +683,7 @@ class TickDecisions:
     thoughts: dict[int, str]
     summaries: list[tuple[int, int, str]]  # (fish, serial, text) written by a model at this tick
     calls: list[dict[str, Any]] = None  # type: ignore[assignment]  # the model exchanges behind them (brains/exchanges.py)
+    ended: np.ndarray = None  # type: ignore[assignment]  # the trigger that ended each fish's plan before (-1: none)
 
 
 # What a damaged blob can raise while it is decoded (all become a one-line RecordingError).
@@ -838,7 +850,8 @@ class Recording:
         return TickDecisions(d["fish"][sel].astype(np.int64), d["goal"][sel].astype(np.int8),
                              d["param"][sel].astype(np.int16), d["horizon"][sel].astype(np.int16),
                              d["tier"][sel].astype(np.int8), d["status"][sel].astype(np.int8),
-                             d["latency"][sel] / 1e4, d["tokens"][sel].astype(np.int64), th, sm, calls)
+                             d["latency"][sel] / 1e4, d["tokens"][sel].astype(np.int64), th, sm, calls,
+                             d["ended"][sel].astype(np.int8))
 
     def texts(self) -> dict[str, str]:
         """The shared texts model exchanges reference by hash (system prompts, schemas)."""

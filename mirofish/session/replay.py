@@ -215,7 +215,7 @@ class ReplaySession(Session):
                                                    if h in shared}}
                     last[f] = {"tick": t, "goal": int(d.goal[k]), "param": int(d.param[k]),
                                "horizon": int(d.horizon[k]), "tier": int(d.tier[k]), "status": int(d.status[k]),
-                               "thought": d.thoughts.get(f, ""), "call": call}
+                               "thought": d.thoughts.get(f, ""), "call": call, "ended": int(d.ended[k])}
         return last, counts
 
     _CHECKPOINT_TICKS = 2000

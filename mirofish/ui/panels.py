@@ -354,6 +354,10 @@ class FollowPanel:
             for line in theme.wrap(f"last decision t{d['tick']}: {d['action']}  [{d['tier']}{because}]", w, 18)[:2]:
                 surf.blit(theme.text(line, 18, theme.WARN if because else theme.INK), (x, y))
                 y += 18
+            if d.get("ended_by"):  # the plan before it did not run to its horizon: say what ended it
+                for line in theme.wrap(f"the plan before ended early, at t{d['tick']}: {d['ended_by']}", w, 17)[:2]:
+                    surf.blit(theme.text(line, 17, theme.WARN), (x, y))
+                    y += 17
             if d.get("thought"):
                 for line in theme.wrap(f"\u201c{d['thought']}\u201d", w, 17)[:2]:
                     surf.blit(theme.text(line, 17, theme.DIM), (x, y))

@@ -22,6 +22,7 @@ import numpy as np
 from ..brains.base import TIERS, status_name
 from ..config import Config
 from ..fish.plans import describe
+from ..fish.triggers import ended_early
 from ..frame import Frame
 from ..interventions import InterventionError
 from ..interventions import describe as describe_iv
@@ -98,7 +99,8 @@ class ShownTank:
         session shown: never one the window drew in a discarded branch or after a seek)."""
         return {f: {"tick": d["tick"], "action": describe(d["goal"], d["param"], d["horizon"]),
                     "tier": TIERS[d["tier"]], "thought": d["thought"],
-                    "reason": status_name(d["status"]) if d["status"] else None, "call": d["call"]}
+                    "reason": status_name(d["status"]) if d["status"] else None, "call": d["call"],
+                    "ended_by": ended_early(d.get("ended", -1))}
                 for f, d in self.shown.decisions().last.items()}
 
     @property
