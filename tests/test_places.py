@@ -128,7 +128,7 @@ def test_the_terminal_view_marks_a_fish_s_places_on_request_and_the_charts_show_
     p = live.world.places
     for j in np.flatnonzero(p.meals_at[5] > 0):  # each remembered place of fish 5, as its digit (unless covered)
         ch = tank.splitlines()[p.y[5, j]][p.x[5, j]]
-        assert ch in (str(j), "F", "^", "v", "<", ">", "x")
+        assert ch in (str(j), "%", "^", "v", "<", ">", "x")
     assert any(str(j) in tank for j in np.flatnonzero(p.meals_at[5] > 0))
 
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")

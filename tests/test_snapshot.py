@@ -35,7 +35,7 @@ def test_ascii_view_draws_the_whole_tank():
     assert lines[0] == "#" * 96
     body = "".join(lines)
     assert sum(body.count(c) for c in "^v<>x") == 60
-    assert body.count("F") == len(snap.food) - sum(1 for x, y, _ in snap.food
+    assert body.count(ascii_view.FOOD) == len(snap.food) - sum(1 for x, y, _ in snap.food
                                                    if any(f.x == x and f.y == y for f in snap.fish))
     assert "schooling" in ascii_view.status_line(snap)
 

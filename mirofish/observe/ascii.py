@@ -9,7 +9,8 @@ from __future__ import annotations
 from ..snapshot import Snapshot
 
 ARROWS = "^v<>"
-LEGEND = "# glass  * plant  o rock  F food  ^v<> fish (heading)  x exhausted"
+FOOD = "%"  # not F: in the window F is the fork key, and one letter should not mean two things
+LEGEND = f"# glass  * plant  o rock  {FOOD} food  ^v<> fish (heading)  x exhausted"
 
 
 def render(snap: Snapshot, places: list[tuple[int, int, int]] | None = None) -> str:
@@ -20,7 +21,7 @@ def render(snap: Snapshot, places: list[tuple[int, int, int]] | None = None) -> 
     for j, x, y in places or ():
         grid[y][x] = str(j % 10)
     for x, y, _ in snap.food:
-        grid[y][x] = "F"
+        grid[y][x] = FOOD
     for f in snap.fish:
         if f.in_water:
             grid[f.y][f.x] = "x" if f.energy == 0 else ARROWS[f.heading]
