@@ -77,8 +77,9 @@ def school_events(before: list[np.ndarray], after: list[np.ndarray], least: int 
 def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, every: int = 10) -> dict[str, Any]:
     """The schooling-demo figures of one run: the largest moving school at tick ``at`` (size,
     polarization, share moved in the last 10 ticks), how far its members' centre travels over the
-    next ``follow`` ticks — the path, sampled every ``every`` ticks, and the net displacement —
-    and school splits and merges (checked every ``every`` ticks) over ``ticks``."""
+    next ``follow`` ticks — the path, sampled every ``every`` ticks, and the net displacement —,
+    the largest moving school at ``at + follow`` (``later_school_size`` …), and school splits and
+    merges (checked every ``every`` ticks) over ``ticks``."""
     from . import LiveSession
 
     engine = LiveSession(cfg)
@@ -103,6 +104,10 @@ def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, e
             centre = _xy(frame)[members].mean(axis=0)
             path += float(np.hypot(*(centre - last)))
             last = centre
+        if t == at + follow:  # the largest moving school then (another group, or the same one)
+            later = found[0] if found else np.zeros(0, np.int64)
+            out.update({f"later_{k}": round(v, 3)
+                        for k, v in school_figures(later, _xy(frame), frame.heading, moving).items()})
         if t == at + follow and start is not None:
             out["travel_next_100"] = round(path, 1)
             out["displacement_next_100"] = round(float(np.hypot(*(_xy(frame)[members].mean(axis=0) - start))), 1)
