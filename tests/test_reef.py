@@ -113,6 +113,9 @@ def test_a_killed_worker_is_one_line_and_the_reef_resumes_from_its_last_exchange
     ("[[tanks]]\nname='a'\nset={'fish.count'=-3}\n", "tank a"),
     ("tanks = 3", "tanks"),
     ("not toml [", "not TOML"),
+    ("ticks = true\n[[tanks]]\nname='a'\n", "ticks: Input should be a valid integer"),  # not read as 1
+    ("interval = 2.5\n[[tanks]]\nname='a'\n", "interval"),
+    ("[[tanks]]\nname='a'\nseed='7'\n", "seed"),
 ])
 def test_a_bad_reef_file_is_one_line_and_exit_2(tmp_path, text, says):
     path = tmp_path / "bad.toml"
@@ -234,3 +237,74 @@ def test_a_checkpoint_is_read_without_pickle_and_a_bad_one_is_one_line(tmp_path,
     assert "past tick 100" in capsys.readouterr().err
     assert main(["reef", str(RING), "--headless", "--ticks", "400", "--resume", str(tmp_path)]) == 2
     assert "folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["/dev/zero", "folder", "huge"])
+def test_a_reef_file_that_is_a_device_a_folder_or_huge_is_refused_unread(tmp_path, where):
+    path = {"/dev/zero": Path("/dev/zero"), "folder": tmp_path}.get(where)
+    if where == "huge":
+        path = tmp_path / "huge.toml"
+        path.write_bytes(b"# " + b"x" * 5_000_000 + b"\n")
+    done = reef_cli(path, "--headless", timeout=60)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert ("not a regular file" if where != "huge" else "larger than") in done.stderr
+
+
+def test_a_set_string_reaches_the_tank_as_written(tmp_path):
+    from mirofish.reef.spec import tank_config
+
+    path = tmp_path / "q.toml"
+    path.write_text("[[tanks]]\nname = 'a'\nset = {'brain.kind' = 'we\"ird\\\\dir/x.py:Brain'}\n")
+    spec = load_reef(path)
+    assert spec.tanks[0].set["brain.kind"] == 'we"ird\\\\dir/x.py:Brain'
+    assert tank_config(spec, 0).brain.kind == spec.tanks[0].set["brain.kind"]
+
+
+def _reef_tick(rec: Path) -> int:
+    try:
+        return int(json.loads((rec / "reef.json").read_text())["tick"])
+    except (OSError, ValueError, KeyError):
+        return -1
+
+
+@pytest.mark.parametrize("kill_after", [150, 700, 1500])
+def test_a_reef_killed_mid_run_replays_to_its_last_exchange(tmp_path, ring, kill_after):
+    """SIGKILL while recording: the folder replays to the last exchange it committed, every tank
+    equal to an uninterrupted reef at that tick."""
+    rec = tmp_path / "rec"
+    proc = subprocess.Popen([sys.executable, "run.py", "reef", str(RING), "--headless", "--ticks", "3000",
+                             "--record", str(rec)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while _reef_tick(rec) < kill_after and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    proc.kill()
+    proc.communicate(timeout=60)
+    again = reef_cli("--replay", rec)
+    assert again.returncode == 0, again.stderr
+    out = json.loads(again.stdout)
+    assert out["same"] is True and out["complete"] is False and out["tick"] >= kill_after
+    assert out["tick"] % ring.interval == 0
+    whole = Reef(ring, "inline")
+    whole.run(out["tick"])
+    assert out["reef_hash"] == whole.reef_hash()
+    whole.close()
+
+
+def test_a_replay_that_differs_exits_2_naming_the_tank_and_tick(tmp_path):
+    rec = tmp_path / "rec"
+    assert reef_cli(RING, "--headless", "--ticks", 100, "--record", rec).returncode == 0
+    saved = json.loads((rec / "reef.json").read_text())
+    saved["tanks"][2]["hash"] = "0" * 32
+    saved["reef_hash"] = "f" * 32
+    (rec / "reef.json").write_text(json.dumps(saved))
+    again = reef_cli("--replay", rec)
+    assert again.returncode == 2 and json.loads(again.stdout)["same"] is False
+    assert "tick 100" in again.stderr and "tank sw" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+
+
+def test_a_checkpoint_in_the_record_folder_is_refused_before_anything_is_written(tmp_path):
+    rec = tmp_path / "rec"
+    for ckpt in (rec, rec / "reef.ckpt"):
+        done = reef_cli(RING, "--headless", "--ticks", 40, "--record", rec, "--checkpoint", ckpt)
+        assert done.returncode == 2 and "--record folder" in done.stderr, done.stderr
+        assert not rec.exists()

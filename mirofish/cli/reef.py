@@ -8,13 +8,13 @@ import json
 import sys
 from typing import Any
 
-from .common import EXIT_BAD_INPUT, UsageError, add_window_flags, guard_output, int_at_least, run_window
+from .common import EXIT_BAD_INPUT, MAX_TICKS, UsageError, add_window_flags, guard_output, int_at_least, run_window
 
 
 def arguments(rf: argparse.ArgumentParser) -> None:
     rf.add_argument("path", nargs="?", metavar="REEF.toml", help="the reef file (see mirofish/reef/spec.py)")
     rf.add_argument("--headless", action="store_true", help="no window; print one JSON line at the end")
-    rf.add_argument("--ticks", type=int_at_least(1, 10_000_000), help="ticks to run (default: the file's)")
+    rf.add_argument("--ticks", type=int_at_least(1, MAX_TICKS), help="ticks to run (default: the file's)")
     rf.add_argument("--workers", type=int_at_least(1, 256), default=1,
                     help="local processes stepping the tanks (default 1: all in this process)")
     rf.add_argument("--cluster", metavar="ADDRESS", help="run the tanks on a Dask cluster (tcp://HOST:PORT)")
@@ -38,12 +38,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from ..reef.record import prepare, replay_reef
+    from ..reef.run import ReefError
     from ..reef.spec import load_reef
 
     if args.replay:
         if args.path:
             raise UsageError("mirofish reef: give a reef file or --replay DIR, not both")
-        print(json.dumps(replay_reef(args.replay)))
+        result = replay_reef(args.replay)
+        print(json.dumps(result))
+        if not result["same"]:
+            where = (f"tank {', '.join(result['differ'])}" if result["differ"]
+                     else "the migration log (every tank's state is the same)")
+            raise ReefError(f"{args.replay}: the replay differs from the recording at tick {result['tick']}: {where}")
         return 0
     if not args.path:
         raise UsageError("mirofish reef: a reef file is needed (REEF.toml), or --replay DIR")
@@ -52,6 +58,9 @@ def _run(args: argparse.Namespace) -> int:
     spec = load_reef(args.path)
     if args.resume and args.record:
         raise UsageError("mirofish reef: --record starts recordings at tick 0; it can't go with --resume")
+    if args.checkpoint and args.record and _inside(args.checkpoint, args.record):
+        raise UsageError(f"mirofish reef: --checkpoint {args.checkpoint} is the --record folder or in it; "
+                         "keep it outside (the folder holds the recorded reef only)")
     if args.checkpoint and args.checkpoint != args.resume:
         guard_output(args.checkpoint, (args.path,), args.overwrite, "checkpoint")
     folder = prepare(args.record, args.overwrite) if args.record else None
@@ -64,6 +73,13 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_window(ReefScene(spec, str(folder) if folder else None), args)
     return _headless(args, spec, backend, folder)
+
+
+def _inside(path: str, folder: str) -> bool:
+    from pathlib import Path
+
+    p, f = Path(path).resolve(), Path(folder).resolve()
+    return p == f or f in p.parents
 
 
 def _headless(args: argparse.Namespace, spec: Any, backend: str, folder: Any) -> int:

@@ -4,14 +4,17 @@
 alone, its migrants' arrivals and departures included, as the interventions they were),
 ``migrations.jsonl`` (one crossing per line: leave and arrival ticks, from, to, the fish's id
 in the tank it left, the corridor) and ``reef.json`` (the reef file, the tick reached, every
-tank's state hash and the reef hash). :func:`replay_reef` replays every tank to that tick and
-checks the reef hash.
+tank's state hash and the reef hash; ``complete`` false while the reef runs). Both are
+rewritten at every exchange, after the tanks' recordings committed through it, so a reef
+killed on the way leaves a folder that replays to its last exchange. :func:`replay_reef`
+replays every tank to that tick and checks the reef hash.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +41,33 @@ def prepare(folder: str | Path, overwrite: bool) -> Path:
     return out
 
 
+def _replace(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (a kill during the write leaves the one before)."""
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def save(folder: Path, reef: Reef, summary: dict[str, Any] | None = None) -> None:
+    """The reef's part of its recording as of now: ``migrations.jsonl``, then ``reef.json`` (the
+    commit point). Written at the start (tick 0, no exchange yet), at every exchange — after
+    every tank's recording committed through it — and with the run's ``summary`` at the end
+    (``complete``), so a reef killed on the way replays to its last exchange."""
+    _replace(folder / "migrations.jsonl", "".join(json.dumps(e, sort_keys=True) + "\n" for e in reef.log))
+    if summary is None:
+        exchanged = bool(reef.figures)
+        summary = {"tick": reef.tick, "complete": False,
+                   "tanks": [{"name": t.name, "hash": reef.figures[i]["hash"]} for i, t in enumerate(reef.spec.tanks)]
+                   if exchanged else [],
+                   "reef_hash": reef.reef_hash() if exchanged else None}
+    else:
+        summary = {**summary, "complete": True}
+    _replace(folder / "reef.json", json.dumps({"spec": reef.spec.model_dump(), **summary}, indent=1))
+
+
 def write(folder: Path, reef: Reef, summary: dict[str, Any]) -> None:
-    with open(folder / "migrations.jsonl", "w", encoding="utf-8") as fh:
-        for entry in reef.log:
-            fh.write(json.dumps(entry, sort_keys=True) + "\n")
-    (folder / "reef.json").write_text(json.dumps({"spec": reef.spec.model_dump(), **summary}, indent=1),
-                                      encoding="utf-8")
+    """The finished reef's summary (see :func:`save`)."""
+    save(folder, reef, summary)
 
 
 def replay_reef(folder: str | Path) -> dict[str, Any]:
@@ -62,6 +86,9 @@ def replay_reef(folder: str | Path) -> dict[str, Any]:
     except (ValueError, KeyError, TypeError) as exc:
         raise ReefError(f"{src}: a damaged reef.json or migrations.jsonl ({type(exc).__name__})") from None
     tick = int(saved["tick"])
+    if saved.get("reef_hash") is None:
+        raise ReefError(f"{src}: the reef stopped before its first exchange (tick {spec.interval}): nothing to replay")
+    recorded = {t.get("name"): t.get("hash") for t in saved.get("tanks", []) if isinstance(t, dict)}
     h = hashlib.blake2b(digest_size=16)
     tanks = []
     for t in spec.tanks:
@@ -79,5 +106,6 @@ def replay_reef(folder: str | Path) -> dict[str, Any]:
     for entry in log:
         h.update(json.dumps(entry, sort_keys=True).encode())
     again = h.hexdigest()
-    return {"tick": tick, "tanks": tanks, "reef_hash": again, "recorded_reef_hash": saved["reef_hash"],
-            "same": again == saved["reef_hash"]}
+    differ = [t["name"] for t in tanks if recorded.get(t["name"]) not in (None, t["hash"])]
+    return {"tick": tick, "complete": bool(saved.get("complete", True)), "tanks": tanks, "reef_hash": again,
+            "recorded_reef_hash": saved["reef_hash"], "same": again == saved["reef_hash"], "differ": differ}

@@ -220,6 +220,10 @@ class Reef:
         self.waiting = 0  # … of them, those waiting now
         self.exchange_s: list[float] = []
         self.step_s: list[float] = []
+        if record is not None and resume is None:  # the reef's own header first (record.save)
+            from .record import save
+
+            save(Path(record), self)
 
     def _shares(self) -> list[int]:
         return list(range(self.hosts.size))  # each backend's hosts, in the order tanks are dealt to them
@@ -276,6 +280,10 @@ class Reef:
         self.exchange_s.append((t1 - t0 - self.step_s[-1]) + (time.perf_counter() - t1))
         if self.checkpoint is not None:
             self._save_checkpoint()
+        if self.record is not None and nxt % self.spec.interval == 0:  # at every exchange, after the tanks' recordings
+            from .record import save
+
+            save(Path(self.record), self)
 
     def reef_hash(self) -> str:
         h = hashlib.blake2b(digest_size=16)

@@ -31,13 +31,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..config import Config, ConfigError, load_config, toml_value
+from ..config import Config, ConfigError, load_config
 
 SIDES = ("north", "south", "west", "east")
+MAX_REEF_BYTES = 4_000_000
 
 
 class TankSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # strict: `ticks = true` is not 1
 
     name: str = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_-]+$")
     seed: int = Field(1, ge=0, le=2**31 - 1)
@@ -47,7 +48,7 @@ class TankSpec(BaseModel):
 
 
 class CorridorSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     a: str
     b: str
@@ -59,7 +60,7 @@ class CorridorSpec(BaseModel):
 
 
 class ReefSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     interval: int = Field(20, ge=1, le=10_000)
     ticks: int = Field(2000, ge=1, le=10_000_000)
@@ -87,17 +88,25 @@ class ReefSpec(BaseModel):
 def tank_config(spec: ReefSpec, i: int) -> Config:
     """Tank ``i``'s config: its preset and settings, its seed, and room for migrants."""
     t = spec.tanks[i]
-    overrides = [f"{k}={toml_value(v)}" for k, v in t.set.items()]
-    base = load_config(preset=t.preset, overrides=overrides, seed=t.seed)
+    # the values as the reef file gave them (never through text: a string keeps its quotes and backslashes)
+    settings = {k: v for k, v in t.set.items() if k != "seed"}
+    base = load_config(preset=t.preset, **{**settings, "seed": t.seed})
     room = t.room if t.room is not None else max(5, base.fish.count // 5)
-    return load_config(preset=t.preset, overrides=[*overrides, f"fish.spare={base.fish.spare + room}"], seed=t.seed)
+    return load_config(preset=t.preset, **{**settings, "seed": t.seed, "fish.spare": base.fish.spare + room})
 
 
 def load_reef(path: str | Path) -> ReefSpec:
     """Read and check a reef file; :class:`ConfigError` (one line) naming the problem."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        if p.exists() and not p.is_file():
+            raise ConfigError(f"reef file {p}: not a regular file")
+        with open(p, "rb") as fh:  # a bounded read: /dev/zero or a huge file is refused, not read
+            raw = fh.read(MAX_REEF_BYTES + 1)
+        if len(raw) > MAX_REEF_BYTES:
+            raise ConfigError(f"reef file {p}: larger than {MAX_REEF_BYTES // 1_000_000} MB "
+                              "(a reef file is a few lines)")
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"reef file {p}: not found") from None
     except (OSError, UnicodeDecodeError) as exc:

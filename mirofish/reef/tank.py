@@ -111,6 +111,9 @@ class TankHost:
         start = time.perf_counter()
         for i in self.mine:
             self._run(i, until, left, bounced)
+            recorder = self.tanks[i].recorder
+            if recorder is not None and until % self.spec.interval == 0:  # committed through the exchange:
+                recorder.flush()  # a killed reef replays to it
         return {"left": left, "bounced": bounced, "figures": {i: self.figures(i) for i in self.mine},
                 "seconds": time.perf_counter() - start}
 
