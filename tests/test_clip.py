@@ -104,3 +104,43 @@ def test_a_clip_with_the_hud_has_no_buttons_or_key_hints(recording, tmp_path):
             assert len(frame.crop((r.x, r.y, r.right, r.bottom)).getcolors(1 << 20)) <= 2, (name, k)
         r = rects["hud"]
         assert len(frame.crop((r.x, r.y, r.right, r.bottom)).getcolors(1 << 20)) > 20
+
+
+def test_a_10000_frame_gif_is_written_in_bounded_memory(recording, tmp_path):
+    """Frames are streamed to the file: 10,000 of them (250 ticks at --speed 0.25, 40 frames a
+    tick) keep the process under 300 MB (holding them all took gigabytes: a MemoryError), and
+    the GIF reads back frame for frame."""
+    import os
+
+    long = record_run(tmp_path / "long.db", seed=3, ticks=260)
+    out = tmp_path / "long.gif"
+    proc = subprocess.Popen([sys.executable, "-m", "mirofish", "clip", str(long), "--from", "5", "--to", "255",
+                             "--speed", "0.25", "--size", "640x400", "--no-hud", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={"SDL_VIDEODRIVER": "dummy", "PATH": "/usr/bin:/bin"})
+    stdout, stderr = proc.stdout.read(), proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, stderr
+    assert json.loads(stdout)["frames"] == 10_000
+    assert usage.ru_maxrss / 1024 < 300, f"peak {usage.ru_maxrss / 1024:.0f} MB"
+    img = PIL.open(out)
+    assert img.n_frames == 10_000 and img.info["loop"] == 0
+    img.seek(9_999)
+    assert img.convert("RGB").getbbox() is not None
+
+
+def test_a_clip_too_long_to_be_meant_is_refused_with_its_size(recording, tmp_path):
+    out = tmp_path / "short.gif"
+    done = clip(recording, "--from", 0, "--to", 10, "--speed", "0.25", "--size", "640x400", "--no-hud",
+                "--out", out)  # 10 ticks at --speed 0.25: 400 frames, allowed …
+    assert done.returncode == 0 and json.loads(done.stdout)["frames"] == 400, done.stderr
+    from mirofish.ui import clip as clips
+
+    low = clips.MAX_FRAMES
+    try:
+        clips.MAX_FRAMES = 100  # … and refused, with the count, under a lower limit (like a 3-hour clip)
+        with pytest.raises(clips.ClipError, match=r"makes 400 frames .* at most 100"):
+            clips.make_clip(recording, tmp_path / "b.gif", 0, 10, speed=0.25)
+    finally:
+        clips.MAX_FRAMES = low
+    assert not (tmp_path / "b.gif").exists()

@@ -23,6 +23,7 @@ from pathlib import Path
 
 FPS = 20  # frames per second of a clip
 FORMATS = (".gif", ".mp4")
+MAX_FRAMES = 200_000  # 2.8 hours of clip: frames are streamed (memory stays flat), but a longer one is a mistake
 
 
 class ClipError(Exception):
@@ -33,24 +34,10 @@ def _writer(out: Path, size: tuple[int, int], fps: int):
     """(write(frame_rgb_bytes), close()) for ``out``'s format, or ClipError naming the missing extra."""
     if out.suffix.lower() == ".gif":
         try:
-            from PIL import Image
+            from PIL import GifImagePlugin, Image
         except ImportError:
             raise ClipError("GIF clips need Pillow: pip install -e '.[clips]'") from None
-        frames: list = []
-
-        def write(rgb: bytes) -> None:
-            img = Image.frombytes("RGB", size, rgb)
-            if not frames:  # one palette for the whole clip: frames then differ only where fish moved
-                frames.append(img.quantize(colors=160, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
-            else:
-                frames.append(img.quantize(palette=frames[0], dither=Image.Dither.NONE))
-
-        def close() -> None:
-            if frames:
-                frames[0].save(out, save_all=True, append_images=frames[1:], duration=int(round(1000 / fps)), loop=0,
-                               optimize=False, disposal=1)
-
-        return write, close
+        return _gif_writer(out, size, fps, Image, GifImagePlugin)
     try:
         import imageio_ffmpeg
     except ImportError:
@@ -60,6 +47,44 @@ def _writer(out: Path, size: tuple[int, int], fps: int):
                                       ffmpeg_log_level="error")
     gen.send(None)
     return gen.send, gen.close
+
+
+def _gif_writer(out: Path, size: tuple[int, int], fps: int, Image, GifImagePlugin):
+    """A GIF written frame by frame as the frames come (memory stays that of one frame, however
+    long the clip): one palette for the whole clip, taken from the first frame, and each later
+    frame only the rectangle where it differs from the one before (the rest stays on screen)."""
+    import numpy as np
+
+    fh = open(out, "wb")  # noqa: SIM115 — open across write() calls; close() (or the caller's cleanup) ends it
+    duration = int(round(1000 / fps))
+    first: list = []  # the first frame, quantized: its palette is every frame's
+    prev: list[np.ndarray] = []
+
+    def write(rgb: bytes) -> None:
+        img = Image.frombytes("RGB", size, rgb)
+        if not first:
+            q = img.quantize(colors=160, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+            header, _ = GifImagePlugin.getheader(q, info={"loop": 0})
+            for chunk in header:
+                fh.write(chunk)
+            first.append(q)
+            box = (0, 0, *size)
+        else:
+            q = img.quantize(palette=first[0], dither=Image.Dither.NONE)
+            changed = np.asarray(q) != prev[0]
+            rows, cols = np.flatnonzero(changed.any(axis=1)), np.flatnonzero(changed.any(axis=0))
+            box = (int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1) if rows.size else (0, 0, 1, 1)
+        part = q if box == (0, 0, *size) else q.crop(box)
+        for chunk in GifImagePlugin.getdata(part, box[:2], duration=duration, disposal=1):
+            fh.write(chunk)
+        prev[:] = [np.asarray(q)]
+
+    def close() -> None:
+        if not fh.closed:
+            fh.write(b";")  # the trailer
+            fh.close()
+
+    return write, close
 
 
 def make_clip(recording, out, t_from: int | None = None, t_to: int | None = None, follow: int | None = None,
@@ -89,6 +114,11 @@ def make_clip(recording, out, t_from: int | None = None, t_to: int | None = None
         t1 = rec.last_tick if t_to is None else t_to
         if not rec.first_tick <= t0 < t1 <= rec.last_tick:
             raise ClipError(f"--from {t0} --to {t1}: the recording holds ticks {rec.first_tick}..{rec.last_tick}")
+        frames = round((t1 - t0) * rec.config.world.tick_seconds * FPS / speed)
+        if frames > MAX_FRAMES:
+            raise ClipError(f"--from {t0} --to {t1} at --speed {speed:g} makes {frames:,} frames "
+                            f"({frames / FPS / 3600:.1f} h of clip); at most {MAX_FRAMES:,}: a shorter range or "
+                            "a higher --speed")
         if follow is not None and not 0 <= follow < rec.config.fish.slots:
             raise ClipError(f"--follow {follow}: this tank has fish 0..{rec.config.fish.slots - 1}")
         return _render(rec, out, t0, t1, follow, speed, size, hud, zoom, progress)
