@@ -508,6 +508,13 @@ class Transport:
                 pass
 
 
+async def _cancel_pending() -> None:
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class LoopThread:
     """An asyncio event loop on its own daemon thread, for sources and clients whose callers
     are synchronous (the engine's tick loop, the scenes)."""
@@ -538,6 +545,10 @@ class LoopThread:
                 self.run(shutdown(), timeout=10)
             except Exception:  # noqa: BLE001 — closing must not raise
                 pass
+        try:  # what is still pending is cancelled, not left for "Task was destroyed but it is pending!"
+            self.run(_cancel_pending(), timeout=5)
+        except Exception:  # noqa: BLE001 — closing must not raise
+            pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=10)
         self.loop.close()

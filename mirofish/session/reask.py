@@ -96,8 +96,11 @@ def ask_exchange(call: dict[str, Any], texts: dict[str, str], cfg: Config, base_
             try:
                 for _ in range(n):
                     trace: dict[str, Any] = {}
+                    # each answer's whole deadline, retries and a server's Retry-After included
+                    budget_end = asyncio.get_running_loop().time() + timeout_s
                     try:
-                        text, p, c = await transport.complete([ep], msgs, formats, call["max_tokens"], trace=trace)
+                        text, p, c = await transport.complete([ep], msgs, formats, call["max_tokens"], budget_end,
+                                                              trace=trace)
                         read = {"reply": text} if plain else _reading(text, view, plans, food_here)
                         answers.append({**read, "model": ask_model,
                                         "prompt_tokens": p, "completion_tokens": c,
@@ -107,7 +110,10 @@ def ask_exchange(call: dict[str, Any], texts: dict[str, str], cfg: Config, base_
             finally:
                 await transport.close()
 
-        thread.run(run(), timeout=n * (timeout_s + 5) + 10)
+        try:
+            thread.run(run(), timeout=n * (timeout_s + 5) + 10)
+        except TimeoutError:  # (never expected: every answer has its own deadline)
+            raise RecordingError(f"the server at {redact_url(url)} gave no answer within {timeout_s:g} s") from None
     finally:
         thread.close()
     return answers
