@@ -129,3 +129,34 @@ def test_generated_damage_is_read_as_it_is_or_one_line_and_never_written(glossar
         assert code in (0, 2) and "Traceback" not in err, (argv, err)
         assert code == 0 or err.count("\n") == 0, err
         assert digest(glossary) == before, argv
+
+
+@pytest.mark.parametrize("target", ["foreign", "empty", "damaged", "old_format_bad_term", "not_sqlite"])
+def test_a_review_that_cannot_apply_writes_not_a_byte(glossary, tmp_path, capsys, target):
+    """--approve/--reject on a file that is not a glossary, an empty or damaged one, or a term that
+    is not pending (in an old-format glossary, which a writable open would upgrade): one line,
+    exit 2, and the file's bytes as they were — "(nothing was changed)" is true."""
+    path = tmp_path / "t.db"
+    if target == "foreign":
+        db = sqlite3.connect(path)
+        db.execute("CREATE TABLE runs (run_id TEXT)")
+        db.commit()
+        db.close()
+    elif target == "empty":
+        path.write_bytes(b"")
+    elif target == "not_sqlite":
+        path.write_bytes(b"just some text, not a database\n" * 20)
+    else:
+        path.write_bytes(glossary.read_bytes())
+        db = sqlite3.connect(path)
+        if target == "damaged":
+            db.execute("UPDATE glossary SET canonical_properties = 'not json'")
+        else:  # drop the newer columns: a writable open would add them back
+            db.execute("ALTER TABLE glossary DROP COLUMN heard_count")
+        db.commit()
+        db.close()
+    before = digest(path)
+    code, _, err = run(capsys, ["glossary", "review", str(path), "--approve", "nosuch", "--reject", "other"])
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert digest(path) == before
+    assert not any(p.name.startswith("t.db-") for p in tmp_path.iterdir())  # no journal left either

@@ -24,7 +24,7 @@ from .common import (
 
 def arguments(ref: argparse.ArgumentParser) -> None:
     ref.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
-    ref.add_argument("--rounds", type=int_at_least(1), default=400, help="rounds to play (default 400)")
+    ref.add_argument("--rounds", type=int_at_least(1, 1_000_000), default=400, help="rounds to play (default 400)")
     ref.add_argument("--seed", type=int_at_least(0), default=0, help="random seed (default 0)")
     ref.add_argument("--agents", choices=("embedded", "llm"), default="embedded",
                      help="embedded learners (default) or a model through --base-url/--model")
@@ -144,7 +144,7 @@ def glossary_arguments(gl: argparse.ArgumentParser) -> None:
     gl.add_argument("--base-url", metavar="URL", help="check: the OpenAI-compatible server of the model to check")
     gl.add_argument("--model", metavar="NAME", help="check: the model to check (glossary check PATH --base-url … "
                                                      "--model …: which terms it still reads as defined)")
-    gl.add_argument("--rounds", type=int_at_least(1), default=40, help="check: rounds to play (default 40)")
+    gl.add_argument("--rounds", type=int_at_least(1, 100_000), default=40, help="check: rounds to play (default 40)")
     gl.add_argument("--timeout", metavar="S", type=seconds, default=DEFAULT_TIMEOUT_S,
                     help="check: seconds per model call")
 
@@ -163,7 +163,14 @@ def glossary(args: argparse.Namespace) -> int:
     from ..scenes.referential.glossary import Glossary, GlossaryError
 
     try:
-        g = Glossary(path, read_only=not (reviewing and (args.approve or args.reject)))
+        writing = reviewing and bool(args.approve or args.reject)
+        if writing:  # a glossary, undamaged, the verdicts all possible — checked without writing a byte
+            ro = Glossary(path, read_only=True)
+            try:
+                ro.check_review(args.approve, args.reject)
+            finally:
+                ro.close()
+        g = Glossary(path, read_only=not writing)
         if reviewing:
             g.review_all(args.approve, args.reject)  # every term checked first, then all in one transaction
             print(json.dumps({"approved": args.approve, "rejected": args.reject, "pending": [

@@ -271,13 +271,7 @@ class Glossary:
     def review_all(self, approve: list[str], reject: list[str]) -> None:
         """Verdicts on several pending terms, all or none: every term is checked first, then
         they are applied in one transaction."""
-        for term in [*approve, *reject]:
-            t = self._cache.get(term)
-            if t is None or t.status != "pending":
-                raise GlossaryError(f"no pending term {term!r} in {self.path} (nothing was changed)")
-        both = set(approve) & set(reject)
-        if both:
-            raise GlossaryError(f"term {sorted(both)[0]!r} is both approved and rejected (nothing was changed)")
+        self.check_review(approve, reject)
         self.db.commit()
         try:
             with self.db:
@@ -288,6 +282,18 @@ class Glossary:
         except sqlite3.DatabaseError as exc:
             self._load()
             raise GlossaryError(f"glossary file {self.path}: the review was not saved ({exc})") from None
+
+    def check_review(self, approve: list[str], reject: list[str]) -> None:
+        """:class:`GlossaryError` if the verdicts cannot all apply (a term not pending, one both
+        approved and rejected); works on a glossary opened read-only, so a review that would fail
+        is refused before the file is opened for writing."""
+        for term in [*approve, *reject]:
+            t = self._cache.get(term)
+            if t is None or t.status != "pending":
+                raise GlossaryError(f"no pending term {term!r} in {self.path} (nothing was changed)")
+        both = set(approve) & set(reject)
+        if both:
+            raise GlossaryError(f"term {sorted(both)[0]!r} is both approved and rejected (nothing was changed)")
 
     def commit(self) -> None:
         self.db.commit()
