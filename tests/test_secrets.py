@@ -95,3 +95,24 @@ def test_keys_in_unparseable_urls_sweep_files_and_cluster_addresses_are_never_pr
         out = capsys.readouterr()
         printed += out.out + out.err
     assert printed and PASSWORD not in printed
+
+
+def test_a_key_in_a_sweep_files_url_reaches_no_table_csv_or_parquet(tmp_path, capsys):
+    """A sweep parameter that is an endpoint with a key in its URL: the runs run against it, and
+    runs.sqlite (rows and the spec kept for resuming), runs.csv (its command column too),
+    settings.csv and runs.parquet hold it redacted."""
+    with TestServer() as server:
+        url = server.url.replace("http://", f"http://fishuser:{PASSWORD}@")
+        spec = tmp_path / "s.toml"
+        spec.write_text(f'scene = "aquarium"\nlength = 6\nseeds = [1, 2]\n[params]\n"brain.small.endpoints" = '
+                        f'[[{{base_url = "{url}", model = "fish-mini"}}]]\n"brain.kind" = ["llm"]\n'
+                        '"fish.count" = [10]\n')
+        out = tmp_path / "out"
+        code = main(["sweep", str(spec), "--out", str(out), "--workers", "1"])
+        printed = capsys.readouterr()
+    assert code == 0, printed.err
+    made = {p.name for p in out.iterdir()}
+    assert {"runs.sqlite", "runs.csv", "settings.csv", "runs.parquet"} <= made, made
+    runs_csv = (out / "runs.csv").read_text()
+    assert "***@127.0.0.1" in runs_csv and ",ok," in runs_csv.replace('"', "")  # they ran, against the server
+    assert scan(out, printed.out + printed.err) == []

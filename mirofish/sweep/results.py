@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import redact_text
 from ..observe.tablefile import write_table
 from .runs import flatten
 from .spec import SweepSpec
@@ -107,16 +108,21 @@ class Store:
             raise ResultsError(f"{out} holds the results of another sweep file; choose another --out, or "
                                f"--overwrite to start it afresh")
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('spec', ?)", (spec.digest(),))
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('spec_json', ?)", (spec.model_dump_json(by_alias=True),))
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('spec_json', ?)",
+                        (redact_text(spec.model_dump_json(by_alias=True)),))
         self.db.commit()
 
     def done(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT run_id FROM runs")}
 
     def add(self, row: dict) -> None:
+        # every text stored has the credentials of every URL in it redacted (a sweep parameter may be
+        # an endpoint with a key in it): the table, runs.csv, settings.csv, runs.parquet and exports
+        # are all read from here
         self.db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?)", (
-            row["run_id"], row["status"], row["seed"], json.dumps(row["params"], sort_keys=True),
-            json.dumps(row["summary"]), row["error"], row["elapsed_s"], row["command"]))
+            row["run_id"], row["status"], row["seed"], redact_text(json.dumps(row["params"], sort_keys=True)),
+            redact_text(json.dumps(row["summary"])), redact_text(row["error"]) if row["error"] else row["error"],
+            row["elapsed_s"], redact_text(row["command"])))
         self.db.commit()  # a row is safe the moment it is added
 
     def rows(self) -> list[dict]:
