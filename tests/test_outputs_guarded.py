@@ -160,3 +160,37 @@ def test_a_results_folder_with_a_table_name_taken_by_a_folder_or_plots_by_a_file
     (second / "plots").write_text("a file")
     refused(capsys, ["sweep", str(spec), "--out", str(second), "--workers", "1"], "plots")
     assert (second / "plots").read_text() == "a file" and sorted(p.name for p in second.iterdir()) == ["plots"]
+
+
+def test_overwrite_replaces_a_recording_only_with_one_of_the_same_scene(tmp_path):
+    """One rule for every recording kind: --overwrite replaces an aquarium recording with an
+    aquarium one, a referential game's with a referential game's, a negotiation's with a
+    negotiation's — never one scene's with another's (the file's bytes stay as they were)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "run.py", *map(str, args)], capture_output=True, text=True, cwd=root,
+                              timeout=120)
+
+    writers = {"aquarium": lambda out: cli("live", "--headless", "--ticks", 5, "--record", out, "--overwrite"),
+               "referential": lambda out: cli("referential", "--headless", "--rounds", 3, "--record", out,
+                                              "--overwrite"),
+               "negotiation": lambda out: cli("negotiation", "--headless", "--sessions", 2, "--record", out,
+                                              "--overwrite")}
+    for kind, write in writers.items():
+        made = write(tmp_path / f"{kind}.db")
+        assert made.returncode == 0, made.stderr
+    for kind, write in writers.items():
+        for other in writers:
+            target = tmp_path / f"{other}.db"
+            before = hashlib.sha256(target.read_bytes()).hexdigest()
+            done = write(target)
+            if other == kind:
+                assert done.returncode == 0, done.stderr  # the same scene's recording: replaced
+            else:
+                assert done.returncode == 2 and f"is a {other} recording" in done.stderr, (kind, other, done.stderr)
+                assert len(done.stderr.strip().splitlines()) == 1
+                assert hashlib.sha256(target.read_bytes()).hexdigest() == before

@@ -22,7 +22,7 @@ from .common import (
 
 def arguments(neg: argparse.ArgumentParser) -> None:
     neg.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
-    neg.add_argument("--sessions", type=int_at_least(1), default=200, help="negotiations to run (default 200)")
+    neg.add_argument("--sessions", type=int_at_least(1, 100_000), default=200, help="negotiations to run (default 200)")
     neg.add_argument("--seed", type=int_at_least(0), default=0, help="random seed (default 0)")
     neg.add_argument("--no-repair", action="store_true", help="no grounding repairs (the signals stay, see --layers)")
     neg.add_argument("--layers", type=int, choices=(0, 1, 2, 3), default=3,
@@ -43,7 +43,7 @@ def _recorder(args: argparse.Namespace) -> Any:
     from ..scenes.negotiation.recording import NegotiationRecorder
 
     inputs = [p for p in (args.db,) if p]
-    guard_output(args.record, inputs, args.overwrite, "recording")
+    guard_output(args.record, inputs, args.overwrite, "recording", scene="negotiation")
     return NegotiationRecorder(args.record, {"seed": args.seed, "repair": not args.no_repair, "layers": args.layers,
                                              "agents": "model" if args.agents == "llm" else "embedded",
                                              # model negotiators: the prompt file they were sent (text and hash)

@@ -45,9 +45,11 @@ class OutputError(ValueError):
 
 
 def check_output(path: str | os.PathLike[str] | None, inputs: Iterable[str | os.PathLike[str]] = (),
-                 overwrite: bool = False, what: str = "output") -> Path:
+                 overwrite: bool = False, what: str = "output", scene: str | None = None) -> Path:
     """``path`` as a Path if it is safe to write (see the module doc); raises :class:`OutputError`
-    with the first rule it breaks, its folder created when it did not exist."""
+    with the first rule it breaks, its folder created when it did not exist. ``scene``: the scene
+    a recording written there is of (``aquarium``, ``referential``, ``negotiation``) — with
+    ``--overwrite`` a recording replaces only a recording of the same scene."""
     if path is None or not str(path).strip():
         raise OutputError(f"{what} path is empty")
     p = Path(path)
@@ -55,6 +57,11 @@ def check_output(path: str | os.PathLike[str] | None, inputs: Iterable[str | os.
         refusal = rule(p, str(path), inputs, overwrite, what)
         if refusal:
             raise OutputError(refusal)
+    if scene is not None and p.exists() and file_kind(p.resolve()) == "recording":
+        there = recording_scene(p.resolve())
+        if there != scene:
+            raise OutputError(f"{p} is a {there} recording; --overwrite replaces it only with another {there} "
+                              f"recording, not a {scene} one")
     parent = p.resolve().parent
     if not parent.exists():
         try:
@@ -142,8 +149,32 @@ def file_kind(path: Path) -> str | None:
     return "recording" if tables is not None and holds_recording(tables) else "sqlite"
 
 
-# The tables every MiroFish recording has: an aquarium's (tick by tick), a negotiation's (turn by turn).
-RECORDING_TABLES = ({"header", "keyframes", "chunks"}, {"header", "sessions", "turns"})
+# The tables every MiroFish recording has: an aquarium's (tick by tick), a negotiation's (turn by
+# turn), a referential game's (round by round).
+RECORDING_TABLES = ({"header", "keyframes", "chunks"}, {"header", "sessions", "turns"}, {"header", "rounds"})
+
+
+def recording_scene(path: Path) -> str:
+    """The scene a recording is of: its header's ``scene`` (the turn-by-turn scenes write one),
+    else ``aquarium``; ``unknown`` when the header cannot be read."""
+    import json
+    import sqlite3
+
+    try:
+        db = open_read_only(path)
+        try:
+            row = db.execute("SELECT value FROM header WHERE key = 'scene'").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return "unknown"
+    if row is None:
+        return "aquarium"
+    try:
+        name = json.loads(row[0])
+    except (TypeError, ValueError):
+        return "unknown"
+    return name if isinstance(name, str) and name.isidentifier() else "unknown"
 
 
 def holds_recording(tables: set[str]) -> bool:

@@ -170,7 +170,7 @@ class Recorder:
                  extra_header: dict[str, Any] | None = None, overwrite: bool = False, inputs: tuple[Any, ...] = (),
                  keep_ticks: int | None = None):
         try:
-            self.path = check_output(path, inputs, overwrite, "recording")
+            self.path = check_output(path, inputs, overwrite, "recording", scene="aquarium")
             self._lock_file = WriterLock(self.path)  # before anything is written or removed
         except OutputError as exc:
             raise RecordingError(str(exc)) from None
@@ -285,7 +285,7 @@ class Recorder:
     def check_path(path: str | Path, overwrite: bool = False, inputs: tuple[Any, ...] = ()) -> Path:
         """Refuse ``path`` as a new recording (RecordingError naming why) before anything is touched."""
         try:
-            return check_output(path, inputs, overwrite, "recording")
+            return check_output(path, inputs, overwrite, "recording", scene="aquarium")
         except OutputError as exc:
             raise RecordingError(str(exc)) from None
 
@@ -308,7 +308,7 @@ class Recorder:
         output) and go on recording there, keeping everything from now on: a live tank's
         recent past kept ("Keep this"). The old file is removed."""
         try:
-            new_path = check_output(path, (), overwrite, "recording")
+            new_path = check_output(path, (), overwrite, "recording", scene="aquarium")
             new_lock = WriterLock(new_path)
         except OutputError as exc:
             raise RecordingError(str(exc)) from None

@@ -30,7 +30,7 @@ class TurnWriter:
     def __init__(self, path: str | Path, scene: str, header: dict[str, Any], schema: str,
                  tables: Sequence[tuple[str, str]], overwrite: bool = False, inputs: Sequence[str | Path] = ()):
         try:
-            self.path = check_output(path, inputs, overwrite, "recording")
+            self.path = check_output(path, inputs, overwrite, "recording", scene=scene)
             self._lock = WriterLock(self.path)
         except OutputError as exc:
             raise RecordingError(str(exc)) from None

@@ -231,7 +231,7 @@ class TurnScene:
                                  f"({len(rows) - 1})")
         if args.record:
             try:
-                check_output(args.record, (args.path,), args.overwrite, "recording")
+                check_output(args.record, (args.path,), args.overwrite, "recording", scene=self.name)
             except OutputError as exc:
                 raise TurnSceneError(str(exc)) from None
         original = self._replayed(header, rows, args.path)

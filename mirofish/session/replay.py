@@ -376,7 +376,7 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
 def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
     """Refuse an output onto the recording being read, or over a file, before any work."""
     try:
-        check_output(out, (rec.path,), overwrite, "recording")
+        check_output(out, (rec.path,), overwrite, "recording", scene="aquarium")
     except OutputError as exc:
         raise RecordingError(str(exc)) from None
 

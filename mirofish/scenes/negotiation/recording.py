@@ -250,7 +250,7 @@ def fork_summary(rec: NegotiationRecording, index: int, turn: int, strategy: str
     recorder = None
     if out is not None:
         try:
-            check_output(out, (rec.path,), overwrite, "recording")
+            check_output(out, (rec.path,), overwrite, "recording", scene="negotiation")
         except OutputError as exc:
             raise RecordingError(str(exc)) from None
     neg, rest = rec.fork_at(index, turn, strategy)
