@@ -1,5 +1,8 @@
 import sys
 
+from . import catch_interrupts
+
+catch_interrupts()
 try:
     from .cli import main  # Ctrl-C while this imports is one line too
 except KeyboardInterrupt:

@@ -5,7 +5,10 @@ protocol); nothing patches the client.
 """
 
 import json
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +19,8 @@ from mirofish.brains.testserver import TestServer
 from mirofish.config import load_config
 from mirofish.observe.recording import Recorder, Recording
 from mirofish.session import LiveSession
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CANARY = "sk-CANARY-7f3a9c"
 
@@ -286,3 +291,35 @@ def test_a_replay_fills_a_reply_cache_that_reruns_the_model_run_without_a_server
     assert live["final_state_hash"] == replayed["state_hash"]
     brain = live["brain"]
     assert brain["cache_misses"] == 0 and brain["cache_hits"] == replayed["reply_cache"]["replies_added"]
+
+
+@pytest.mark.parametrize("fault", ["retry_after_forever", "hang"])
+def test_reask_keeps_its_deadline_against_a_server_that_says_come_back_later_or_hangs(small_model_run, fault):
+    """--timeout bounds each answer, retries and Retry-After included: two answers against a 429
+    with Retry-After 100000 (or a server that never answers) take about 2 × 3 s at most, each
+    says why it failed, and nothing is left pending ("Task was destroyed")."""
+    import time
+
+    t, fish, _ = _a_decision(small_model_run, 50)
+    with TestServer(fault=fault) as server:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "run.py", "reask", str(small_model_run), "--fish", str(fish),
+                               "--tick", str(t), "--base-url", server.url, "--n", "2", "--timeout", "3", "--json"],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+        took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert took < 15, took
+    answers = json.loads(done.stdout)["answers"]
+    assert len(answers) == 2 and all(a["reply"] is None and a["read"] for a in answers)
+    assert "Task was destroyed" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_cache_entry_taken_by_a_folder_is_skipped_and_leaves_no_temporary_file(tmp_path):
+    key = "ab" + "0" * 30
+    cache = ReplyCache(tmp_path / "cache")
+    (tmp_path / "cache" / key[:2] / f"{key}.json").mkdir(parents=True)  # where the entry would go
+    cache.put(key, "a reply", 10, 2, "m")  # kept in memory; the file cannot be written
+    assert cache.get(key)["reply"] == "a reply"
+    left = [p.name for p in (tmp_path / "cache").rglob("*") if p.name.startswith(".tmp-")]
+    assert left == []
+    assert ReplyCache(tmp_path / "cache").get(key) is None  # a folder is not an entry

@@ -234,14 +234,19 @@ class ReplyCache:
             self.stored += 1
         if self.folder is not None:
             path = self._file(key)
+            tmp = None
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
                 with os.fdopen(fd, "w") as fh:
                     json.dump(entry, fh)
-                os.replace(tmp, path)
+                os.replace(tmp, path)  # (fails where the entry's name is taken by a folder)
+                tmp = None
             except OSError:
                 pass  # a cache that cannot be written is only a slower cache
+            finally:
+                if tmp is not None:  # no temporary file left behind
+                    Path(tmp).unlink(missing_ok=True)
 
     def fill(self, calls: Iterable[dict[str, Any]]) -> int:
         """Add the replies of recorded exchanges (dicts with ``key``, ``reply``, tokens);

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from .. import interrupted
 from ..config import ConfigError
 from ..observe.metrics import PLUGIN_PROBLEMS as metric_problems
 from ..observe.recording import RecordingError
@@ -101,7 +102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     out, err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Redacting(out), _Redacting(err)
     try:
-        return _main(argv)
+        code = _main(argv)
+        if code == 0 and interrupted():  # a Ctrl-C Python dropped (mirofish.catch_interrupts): not a clean run
+            print("mirofish: interrupted", file=err)
+            return 130
+        return code
     except KeyboardInterrupt:  # Ctrl-C while the parser is built or an error is printed: one line
         print("mirofish: interrupted", file=err)
         return 130

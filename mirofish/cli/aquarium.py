@@ -14,6 +14,7 @@ from ..brains.prompts import prompts_of
 from ..config import Config, load_config
 from ..session.headless import _recorder, run_headless
 from .common import (
+    MAX_TICKS,
     UsageError,
     add_config_flags,
     add_window_flags,
@@ -31,7 +32,7 @@ def arguments(live: argparse.ArgumentParser) -> None:
                       "it keeps the simulated clock at --speed (as the window does)")
     live.add_argument("--terminal", action="store_true", help="the tank as characters in the terminal")
     add_window_flags(live)
-    live.add_argument("--ticks", type=int_at_least(1), help="ticks to run (headless default 2000)")
+    live.add_argument("--ticks", type=int_at_least(1, MAX_TICKS), help="ticks to run (headless default 2000)")
     live.add_argument("--fish", type=int_at_least(1), help="number of fish (default 60)")
     live.add_argument("--seed", type=int_at_least(0), help="random seed (default 7)")
     live.add_argument("--speed", type=speed, help="live view and realtime headless: simulated speed, 0.25 to 64 "
@@ -247,7 +248,8 @@ def fork_arguments(fk: argparse.ArgumentParser) -> None:
                     help="JSON Lines, one {\"tick\": T, \"kind\": food|rock|clear|current|tune|add|remove, ...} "
                          "per line "
                          "(docs/live-past.md); each happens at its tick (>= --at)")
-    fk.add_argument("--ticks", type=int_at_least(1), default=600, help="ticks to run after the fork (default 600)")
+    fk.add_argument("--ticks", type=int_at_least(1, MAX_TICKS), default=600,
+                    help="ticks to run after the fork (default 600)")
     fk.add_argument("--base-url", metavar="URL", help="model runs: ask this server instead of the recorded one "
                                                       "(requests the recording answered come from its replies)")
     fk.add_argument("--model", metavar="NAME", help="model runs: ask this model instead of the recorded one")

@@ -22,6 +22,9 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+MAX_TICKS = 10_000_000  # every tick count a command takes (live, fork, reef): about 58 simulated days
+
+
 def int_at_least(lo: int, hi: int = 2**31 - 1) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
@@ -123,12 +126,13 @@ def check_select(args: argparse.Namespace, fish: int) -> None:
         raise UsageError(f"mirofish: --select {args.select} is not a fish of this tank (ids 0..{fish - 1})")
 
 
-def guard_output(path: Any, inputs: Iterable[Any] = (), overwrite: bool = False, what: str = "output") -> None:
+def guard_output(path: Any, inputs: Iterable[Any] = (), overwrite: bool = False, what: str = "output",
+                 scene: str | None = None) -> None:
     """Refuse an unsafe output path before any work (see mirofish.observe.paths)."""
     from ..observe.paths import OutputError, check_output
 
     try:
-        check_output(path, tuple(inputs), overwrite, what)
+        check_output(path, tuple(inputs), overwrite, what, scene=scene)
     except OutputError as exc:
         raise UsageError(f"mirofish: {exc}") from None
 

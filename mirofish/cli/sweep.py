@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import interrupted as interrupted_at_all
 from .common import UsageError, int_at_least
 
 
@@ -17,7 +18,7 @@ def arguments(sw: argparse.ArgumentParser) -> None:
     sw.add_argument("spec", help="a sweep file (TOML; examples in assets/sweeps/)")
     sw.add_argument("--out", metavar="DIR", help="results folder (default saves/sweeps/<sweep file name>); a sweep "
                                                  "started again with the same folder resumes, skipping finished runs")
-    sw.add_argument("--workers", type=int_at_least(1), default=os.cpu_count() or 1,
+    sw.add_argument("--workers", type=int_at_least(1, 256), default=os.cpu_count() or 1,
                     help=f"local processes running at once (default: the cores, {os.cpu_count() or 1})")
     sw.add_argument("--cluster", metavar="ADDRESS", help="run on an existing Dask cluster instead, e.g. "
                                                          "tcp://127.0.0.1:8786 (pip install -e '.[cluster]')")
@@ -75,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
             store.add(row)
             failed += row["status"] != "ok"
             bar.update(row["status"] == "ok")
+            if interrupted_at_all():  # a Ctrl-C whose exception Python dropped (see mirofish.catch_interrupts)
+                raise KeyboardInterrupt
     except KeyboardInterrupt:
         interrupted = True
     finally:
