@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from .progress import save
 from .run import Reef, ReefError
 from .spec import ReefSpec
 
@@ -41,32 +41,8 @@ def prepare(folder: str | Path, overwrite: bool) -> Path:
     return out
 
 
-def _replace(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all (a kill during the write leaves the one before)."""
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def save(folder: Path, reef: Reef, summary: dict[str, Any] | None = None) -> None:
-    """The reef's part of its recording as of now: ``migrations.jsonl``, then ``reef.json`` (the
-    commit point). Written at the start (tick 0, no exchange yet), at every exchange — after
-    every tank's recording committed through it — and with the run's ``summary`` at the end
-    (``complete``), so a reef killed on the way replays to its last exchange."""
-    _replace(folder / "migrations.jsonl", "".join(json.dumps(e, sort_keys=True) + "\n" for e in reef.log))
-    if summary is None:
-        exchanged = bool(reef.figures)
-        summary = {"tick": reef.tick, "complete": False,
-                   "tanks": [{"name": t.name, "hash": reef.figures[i]["hash"]} for i, t in enumerate(reef.spec.tanks)]
-                   if exchanged else [],
-                   "reef_hash": reef.reef_hash() if exchanged else None}
-    else:
-        summary = {**summary, "complete": True}
-    _replace(folder / "reef.json", json.dumps({"spec": reef.spec.model_dump(), **summary}, indent=1))
-
-
 def write(folder: Path, reef: Reef, summary: dict[str, Any]) -> None:
-    """The finished reef's summary (see :func:`save`)."""
+    """The finished reef's summary (see :func:`mirofish.reef.progress.save`)."""
     save(folder, reef, summary)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..observe.recording import pack, unpack
+from .progress import save
 from .spec import ReefSpec
 from .tank import TankHost
 
@@ -220,9 +221,7 @@ class Reef:
         self.waiting = 0  # … of them, those waiting now
         self.exchange_s: list[float] = []
         self.step_s: list[float] = []
-        if record is not None and resume is None:  # the reef's own header first (record.save)
-            from .record import save
-
+        if record is not None and resume is None:  # the reef's own header first (progress.save)
             save(Path(record), self)
 
     def _shares(self) -> list[int]:
@@ -281,8 +280,6 @@ class Reef:
         if self.checkpoint is not None:
             self._save_checkpoint()
         if self.record is not None and nxt % self.spec.interval == 0:  # at every exchange, after the tanks' recordings
-            from .record import save
-
             save(Path(self.record), self)
 
     def reef_hash(self) -> str:
