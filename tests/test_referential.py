@@ -372,3 +372,40 @@ def test_glossary_check_asks_a_model_which_terms_it_still_reads(tmp_path):
     bad = subprocess.run([sys.executable, "run.py", "glossary", "check", str(glossary)], cwd=ROOT,
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "--base-url" in bad.stderr
+
+
+def test_the_temperature_is_sent_recorded_and_the_reply_cache_replays_a_model_game(tmp_path):
+    """--set temperature reaches every request and the summary; a model game run again with
+    --reply-cache asks no server (it is stopped) and plays the same game."""
+    from mirofish.brains.testserver import TestServer
+
+    cache = tmp_path / "cache"
+    with TestServer(keep_bodies=True) as server:
+        first = subprocess.run([sys.executable, "run.py", "referential", "--headless", "--rounds", "12", "--seed", "2",
+                                "--agents", "llm", "--base-url", server.url, "--model", "fish-mini",
+                                "--set", "temperature=0.7", "--reply-cache", str(cache)],
+                               capture_output=True, text=True, cwd=ROOT, timeout=120)
+        temperatures = {json.loads(b).get("temperature") for b in server.bodies}
+    assert first.returncode == 0, first.stderr
+    assert temperatures == {0.7}
+    one = json.loads(first.stdout)
+    assert one["temperature"] == 0.7 and one["model_made"]["sender_turns"] == 12
+    again = subprocess.run([sys.executable, "run.py", "referential", "--headless", "--rounds", "12", "--seed", "2",
+                            "--agents", "llm", "--base-url", server.url, "--model", "fish-mini",
+                            "--set", "temperature=0.7", "--reply-cache", str(cache), "--timeout", "2"],
+                           capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert again.returncode == 0, again.stderr
+    two = json.loads(again.stdout)
+    for key in ("success_rate", "glossary_size", "compression_ratio", "model_made", "interpretability"):
+        assert two[key] == one[key], key
+    assert not two["failures"]
+
+
+def test_interpretability_tells_initials_from_syllables():
+    """Terms coined from their values' initials read as what they mean; random syllables do so
+    about as often as chance (meanings dealt to the forms at random)."""
+    runs = {coin: Experiment(GameConfig(seed=3, rounds=200, coin=coin)).run() for coin in ("syllable", "initials")}
+    initials, syllables = runs["initials"]["interpretability"], runs["syllable"]["interpretability"]
+    assert initials["terms"] >= 9 and initials["initials_share"] == 1.0 > initials["shuffled_share"] + 0.5
+    assert syllables["initials_share"] < 0.5
+    assert runs["initials"]["success_rate_last100"] >= 0.8

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from ..config import BrainConfig, ConfigError, EndpointConfig
 from .breaker import Breaker
+from .exchanges import ReplyCache, cache_key
 from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettings, response_formats
 
 DEFAULT_TIMEOUT_S = 20.0  # a scene's model call, retries included (the scenes' --timeout)
@@ -30,13 +31,18 @@ class ModelClient:
             (never written anywhere), retries and backoff, the breaker, the reply size cap —
             its defaults when None; ``max_reply_bytes`` overrides the cap.
         max_concurrency: requests at once.
+        cache: a reply cache (``--reply-cache DIR``): a request asked before is answered from it,
+            without the server — a model game run again costs nothing and replays its replies.
     """
 
     def __init__(self, base_url: str, model: str, timeout_s: float = DEFAULT_TIMEOUT_S, seed: int = 0,
-                 brain: BrainConfig | None = None, max_reply_bytes: int | None = None, max_concurrency: int = 4):
+                 brain: BrainConfig | None = None, max_reply_bytes: int | None = None, max_concurrency: int = 4,
+                 cache: ReplyCache | None = None):
         b = brain if brain is not None else BrainConfig()
         self.timeout_s = timeout_s
-        self.calls = self.tokens = 0
+        self.calls = self.tokens = self.cached = 0
+        self.cache, self.model = cache, model
+        self._sampling = (b.temperature, b.top_p)
         try:
             endpoint = EndpointConfig(base_url=base_url, model=model, max_concurrency=max_concurrency)
         except ValidationError as exc:
@@ -63,6 +69,14 @@ class ModelClient:
         transport fills it (endpoint, format, latency, the model as returned, fingerprint)."""
         formats = response_formats(schema) if schema is not None else None
         loop = self._thread.loop
+        key = cache_key(self.model, msgs, schema, max_tokens, *self._sampling) if self.cache is not None else None
+        if self.cache is not None and key is not None:
+            hit = self.cache.get(key)
+            if hit is not None:  # the same request answered before (--reply-cache): no server asked
+                self.cached += 1
+                completion = int(hit.get("completion_tokens", 0))
+                return {"text": hit["reply"], "tokens": int(hit.get("prompt_tokens", 0)) + completion,
+                        "completion_tokens": completion, "error": None, "cached": True}
 
         async def run() -> tuple[str | None, int, int]:
             return await self.breaker.call(self._transport.complete(
@@ -76,6 +90,8 @@ class ModelClient:
         except Exception as exc:  # noqa: BLE001 — the wait itself timed out, or was cancelled
             return {"text": None, "tokens": 0, "error": f"error_{type(exc).__name__}"}
         self.tokens += p + c
+        if self.cache is not None and key is not None:
+            self.cache.put(key, text, p, c, self.model)
         return {"text": text, "tokens": p + c, "completion_tokens": c, "error": None}
 
     def embed(self, texts: list[str]) -> list[list[float]] | None:

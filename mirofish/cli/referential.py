@@ -17,6 +17,7 @@ from .common import (
     int_at_least,
     locks,
     prompt_named,
+    reply_cache,
     run_window,
     seconds,
 )
@@ -44,6 +45,8 @@ def arguments(ref: argparse.ArgumentParser) -> None:
     ref.add_argument("--log", metavar="PATH",
                      help="JSON Lines round log, one line per round (fields in docs/referential.md)")
     add_model_flags(ref, "agents")
+    ref.add_argument("--reply-cache", metavar="DIR", help="llm agents: keep every reply in DIR and answer a request "
+                                                          "asked before from it (a game run again asks no server)")
     add_window_flags(ref, aquarium=False)
 
 
@@ -82,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
 
         if not (args.base_url and args.model):
             raise UsageError("mirofish referential: --agents llm needs --base-url and --model")
-        factory = model_agent_factory(args.base_url, args.model, cfg, args.timeout, args.prompt)
+        factory = model_agent_factory(args.base_url, args.model, cfg, args.timeout, args.prompt,
+                                      reply_cache(args.reply_cache))
     try:
         exp = Experiment(cfg, args.glossary, args.log, args.agents, factory)
     except GlossaryError as exc:

@@ -265,17 +265,21 @@ def _read_toml(p: Path) -> dict:
 
 
 def _ask_server(data: dict, p: Path, base_url: str | None, model: str | None) -> None:
-    """``--base-url --model``: every aquarium run of the sweep asks that server."""
+    """``--base-url --model``: every aquarium run of the sweep asks that server; in a referential
+    sweep, model agents on it play every game."""
     if not (base_url and model):
         raise SpecError("--base-url and --model go together")
-    if data.get("scene") != "aquarium":
-        raise SpecError(f"sweep file {p}: --base-url/--model are for aquarium sweeps")
+    if data.get("scene") not in ("aquarium", "referential"):
+        raise SpecError(f"sweep file {p}: --base-url/--model are for aquarium and referential sweeps")
     if "@" in base_url.split("//", 1)[-1].split("/", 1)[0]:
         raise SpecError("--base-url must not carry credentials (every run's command is written to the results): "
                         "put the key in the environment variable brain.api_key_env names")
     params = data.setdefault("params", {})
     if not isinstance(params, dict):
         raise SpecError(f"sweep file {p}: params: a table of settings")
+    if data.get("scene") == "referential":  # model agents play every run
+        params.update(agents=["llm"], base_url=[base_url], model=[model])
+        return
     params["brain.small.endpoints"] = [[{"base_url": base_url, "model": model}]]
 
 

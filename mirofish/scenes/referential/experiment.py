@@ -51,8 +51,18 @@ class EmbeddedAgent:
 
     # ------------------------------------------------------------ speaking
 
-    def _invent(self) -> str | None:
-        """A two-letter term not in the glossary yet (None when all 70 are taken)."""
+    def _invent(self, canonical: dict | None = None) -> str | None:
+        """A new term not in the glossary yet: a two-letter syllable (None when all 70 are
+        taken), or — ``coin = "initials"`` — the first two letters of each value it names
+        (``bl``, ``blci``), a letter more each time that is taken, then a number (``re2``)."""
+        if self.game.cfg.coin == "initials" and canonical:
+            words = [str(v).lower() for v in canonical.values()]
+            for k in range(2, max(len(w) for w in words) + 1):
+                term = "".join(w[:k] for w in words)
+                if term not in self.glossary:
+                    return term
+            base = "".join(w[:2] for w in words)
+            return next(f"{base}{n}" for n in range(2, 10**6) if f"{base}{n}" not in self.glossary)
         free = [c + v for c in CONSONANTS for v in VOWELS if c + v not in self.glossary]
         if not free:
             return None
@@ -100,7 +110,7 @@ class EmbeddedAgent:
         known += [t for t in self.glossary.terms_for(canonical, ("proposed", "pending")) if t.proposed_by == self.name]
         if known and not (invent and self.rng.random() < explore):
             return max(known, key=lambda t: (t.stable_score, t.usage, t.term)).term
-        term = self._invent() if invent and invent_now else None
+        term = self._invent(canonical) if invent and invent_now else None
         if term is not None:
             self.glossary.add(term, canonical, canonical, round_, status=status, proposed_by=self.name)
             new.append(term)
@@ -202,7 +212,7 @@ class Experiment:
         for attr, values in self.cfg.attributes.items():
             for value in values:
                 if not self.glossary.terms_for({attr: value}):
-                    term = (self.agents[0]._invent() if hasattr(self.agents[0], "_invent") else None) \
+                    term = (self.agents[0]._invent({attr: value}) if hasattr(self.agents[0], "_invent") else None) \
                         or f"{attr[0]}{value[0]}"
                     n = 1
                     while term in self.glossary:  # shape:square and size:small would both be "ss"
@@ -326,6 +336,27 @@ class Experiment:
                 sd.append(_edit(pairs[i][1], pairs[j][1]))
         return _spearman(np.array(md, float), np.array(sd, float))
 
+    def interpretability(self) -> dict[str, float | int]:
+        """Does a term's form tell its meaning (the source design's check: ``b-ci`` for a blue
+        circle reads, ``x9f2`` does not)? ``initials_share``: the share of used terms whose form
+        holds, in order, the first letter of every value it means; ``shuffled_share``: the same
+        with meanings dealt to the forms at random (20 fixed shuffles) — what chance gives."""
+        terms = [t for t in self.glossary.active() if t.usage > 0 and t.canonical]
+        if not terms:
+            return {"terms": 0, "initials_share": 0.0, "shuffled_share": 0.0}
+
+        def reads(form: str, meaning: dict) -> bool:
+            letters = iter(ch for ch in form.lower() if ch.isalpha())
+            return all(any(ch == str(v)[:1].lower() for ch in letters) for v in meaning.values())
+
+        forms, meanings = [t.term for t in terms], [t.canonical for t in terms]
+        rng = np.random.default_rng(0)
+        shuffled = [np.mean([reads(f, meanings[j]) for f, j in zip(forms, rng.permutation(len(terms)))])
+                    for _ in range(20)]
+        return {"terms": len(terms), "initials_share": round(float(np.mean([reads(f, m) for f, m in
+                                                                               zip(forms, meanings)])), 4),
+                "shuffled_share": round(float(np.mean(shuffled)), 4)}
+
     def code_for(self, obj: GameObject) -> str | None:
         """The message the shared glossary gives ``obj`` now (best term per attribute), if complete."""
         out = []
@@ -354,6 +385,8 @@ class Experiment:
             "new_terms_last100": int(sum(self.new_per_round[last])),
             "definition_agreement": round(self.definition_agreement(), 4),
             "topographic_similarity": round(self.topographic_similarity(), 4),
+            "interpretability": self.interpretability(),
+            "temperature": self.cfg.temperature,
             "pruned_terms": len(self.pruned),
             "pending_review": len(self.glossary.pending()),
             "success_alarms": self.alarms,

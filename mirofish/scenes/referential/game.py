@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -40,6 +41,12 @@ class GameConfig(BaseModel):
                                                    "target's other values (0: any objects)")
     context: bool = Field(True, description="the sender names only what tells the target apart from these "
                                             "candidates (False: every attribute, every time)")
+    temperature: float = Field(0.2, ge=0, le=2, description="model agents' sampling temperature (the source "
+                                                            "design's 0.2; higher: more varied terms, slower to "
+                                                            "settle); recorded with the game")
+    coin: Literal["syllable", "initials"] = Field(
+        "syllable", description="how an embedded sender coins a new term: a random consonant-vowel syllable, or "
+                                "the initials of the values it names (bl, ci: a form that tells its meaning)")
     combine: bool = Field(False, description="a pair of values needed three times gets one term of its own (off by "
                                              "default: each new pair must be learnt, and success falls)")
 

@@ -16,6 +16,7 @@ from typing import Any
 from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
 from ...brains.prompt import first_json_object
 from ...brains.prompts import Prompt, load_prompt
+from ...config import BrainConfig
 from .game import Game, GameConfig, GameObject, distinguishing
 from .glossary import Glossary, GlossaryError
 
@@ -148,11 +149,13 @@ class ModelAgent:
 
 
 def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: float = DEFAULT_TIMEOUT_S,
-                        prompt: str | None = None):
+                        prompt: str | None = None, cache: Any = None):
     """Agents sharing one model client (the same transport, limits and breaker as the
     aquarium's model brain); each model call takes at most ``timeout_s`` in all. ``prompt``: a
-    referential prompt file (default assets/prompts/referential.toml)."""
-    client = ModelClient(base_url, model, timeout_s=timeout_s, seed=cfg.seed)
+    referential prompt file (default assets/prompts/referential.toml); ``cache``: a reply cache
+    (``--reply-cache DIR``) the agents' requests are answered from when asked before."""
+    client = ModelClient(base_url, model, timeout_s=timeout_s, seed=cfg.seed,
+                         brain=BrainConfig(temperature=cfg.temperature), cache=cache)
     state = {"closed": False, "prompt": load_prompt(prompt, "referential")}
 
     def make(name: str):
