@@ -279,3 +279,24 @@ def test_ctrl_c_at_any_moment_of_a_sweeps_start_is_one_line(tmp_path, delay):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err and "interrupted" in err.strip().splitlines()[-1], (
         proc.returncode, err[-2000:])
+
+
+def test_a_referential_sweep_plays_model_agents_at_each_temperature(tmp_path):
+    """sweep --base-url --model on a referential sweep: model agents play every game, each at
+    the temperature of its run (sent to the server), and each row's command replays it."""
+    from mirofish.brains.testserver import TestServer
+
+    spec = tmp_path / "t.toml"
+    spec.write_text('scene = "referential"\nlength = 4\nseeds = [1]\n[params]\ntemperature = [0.0, 0.9]\n')
+    with TestServer(keep_bodies=True) as server:
+        done = subprocess.run([sys.executable, "run.py", "sweep", str(spec), "--out", str(tmp_path / "o"),
+                               "--workers", "1", "--base-url", server.url, "--model", "fish-mini"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=180)
+        sent = sorted({json.loads(b).get("temperature") for b in server.bodies})
+    assert done.returncode == 0, done.stderr
+    assert sent == [0, 0.9]
+    with open(tmp_path / "o" / "runs.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2 and all(r["status"] == "ok" for r in rows)
+    assert all("--agents llm" in r["command"] and "--model fish-mini" in r["command"] for r in rows)
+    assert all(float(r["model_made.sender_turns"]) == 4 for r in rows), rows[0].keys()
