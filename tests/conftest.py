@@ -54,3 +54,15 @@ def record_run(path, seed: int, ticks: int):
     live.run(ticks)
     live.close()
     return path
+
+
+def sqlite_file(path, *statements: str):
+    """An SQLite file at ``path`` after ``statements`` (a foreign database, a damaged glossary …)."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    for sql in statements:
+        db.execute(sql)
+    db.commit()
+    db.close()
+    return path

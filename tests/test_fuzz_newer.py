@@ -15,11 +15,11 @@ import hashlib
 import io
 import pickle
 import random
-import sqlite3
 import zlib
 from pathlib import Path
 
 import pytest
+from conftest import sqlite_file
 
 from mirofish.cli import main
 
@@ -272,20 +272,14 @@ def glossary_targets(good: Path, tmp_path: Path, rng: random.Random) -> Path:
         data = good.read_bytes()
         path.write_bytes(data[: len(data) // 2] if kind == "cut" else data)
         if kind in ("damaged", "old"):
-            db = sqlite3.connect(path)
-            db.execute("UPDATE glossary SET canonical_properties = '[1'" if kind == "damaged"
-                       else "ALTER TABLE glossary DROP COLUMN agreed_count")
-            db.commit()
-            db.close()
+            sqlite_file(path, "UPDATE glossary SET canonical_properties = '[1'" if kind == "damaged"
+                        else "ALTER TABLE glossary DROP COLUMN agreed_count")
     elif kind == "empty":
         path.write_bytes(b"")
     elif kind == "bytes":
         path.write_bytes(rng.randbytes(rng.randint(1, 3000)))
     elif kind == "foreign":
-        db = sqlite3.connect(path)
-        db.execute("CREATE TABLE meta (key TEXT, value TEXT)")
-        db.commit()
-        db.close()
+        sqlite_file(path, "CREATE TABLE meta (key TEXT, value TEXT)")
     elif kind == "folder":
         path.mkdir()
     return path

@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import sqlite_file
 
 from mirofish.cli import main
 
@@ -138,23 +139,15 @@ def test_a_review_that_cannot_apply_writes_not_a_byte(glossary, tmp_path, capsys
     exit 2, and the file's bytes as they were — "(nothing was changed)" is true."""
     path = tmp_path / "t.db"
     if target == "foreign":
-        db = sqlite3.connect(path)
-        db.execute("CREATE TABLE runs (run_id TEXT)")
-        db.commit()
-        db.close()
+        sqlite_file(path, "CREATE TABLE runs (run_id TEXT)")
     elif target == "empty":
         path.write_bytes(b"")
     elif target == "not_sqlite":
         path.write_bytes(b"just some text, not a database\n" * 20)
     else:
         path.write_bytes(glossary.read_bytes())
-        db = sqlite3.connect(path)
-        if target == "damaged":
-            db.execute("UPDATE glossary SET canonical_properties = 'not json'")
-        else:  # drop the newer columns: a writable open would add them back
-            db.execute("ALTER TABLE glossary DROP COLUMN heard_count")
-        db.commit()
-        db.close()
+        sqlite_file(path, "UPDATE glossary SET canonical_properties = 'not json'" if target == "damaged"
+                    else "ALTER TABLE glossary DROP COLUMN heard_count")  # (a writable open would add it back)
     before = digest(path)
     code, _, err = run(capsys, ["glossary", "review", str(path), "--approve", "nosuch", "--reject", "other"])
     assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
