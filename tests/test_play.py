@@ -180,3 +180,23 @@ def test_in_the_window_j_arrows_and_the_plan_picker_play_the_followed_fish():
         assert scene.selected == FISH + 1
     finally:
         app.close()
+
+
+def test_the_wrapped_brains_questions_alerts_and_drift_still_answer_while_a_fish_is_played():
+    """The session asks its source for ask / alerts / drift (a model pool has them): playing a fish
+    must not hide them."""
+    from mirofish.brains.base import InlineSource
+    from mirofish.session.play import PlaySource
+
+    class Pool(InlineSource):
+        def alerts(self):
+            return ["server slow"]
+
+        def drift(self):
+            return {3: 0.4}
+
+    inner = Pool(lambda batch: None)
+    played = PlaySource(inner, FISH)
+    assert played.alerts() == ["server slow"] and played.drift() == {3: 0.4}
+    with pytest.raises(AttributeError):
+        played.no_such_thing  # noqa: B018 — a name neither has is still an AttributeError

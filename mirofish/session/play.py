@@ -149,3 +149,10 @@ class PlaySource(DecisionSource):
 
     def close(self) -> None:
         self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        """Everything else is the wrapped source's — a model pool's ``ask``, ``alerts``, ``drift``,
+        ``cost_per_sim_hour`` … — so the window's why?, alerts and drift work while a fish is played."""
+        if name == "inner":  # (not set yet: no recursion while the object is being built)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
