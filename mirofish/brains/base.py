@@ -142,6 +142,13 @@ class DecisionBatch:
     def __len__(self) -> int:
         return int(self.fish.size)
 
+    @classmethod
+    def one(cls, tick: int, fish: int, goal: int, param: int, horizon: int, tier: str, thought: str) -> DecisionBatch:
+        """One fish's plan, decided outside any brain (a fork's hold, a person playing the fish)."""
+        return cls(tick=tick, fish=np.array([fish], np.int64), actions=None, goals=np.array([goal], np.int8),
+                   params=np.array([param], np.int16), horizons=np.array([horizon], np.int32),
+                   tier=np.array([TIER_INDEX[tier]], np.int8), thoughts=[thought])
+
     def subset(self, pick: np.ndarray) -> DecisionBatch:
         """The decisions at positions ``pick`` (indices into this batch)."""
         pick = np.asarray(pick, np.int64)

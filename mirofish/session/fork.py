@@ -86,12 +86,9 @@ class ForkSource(DecisionSource):
             if mine.any():
                 trigger = trigger_name(int(batch.triggers[np.flatnonzero(mine)[0]]))
                 self.held.append((batch.tick, trigger))
-                self.results.put(DecisionBatch(
-                    tick=batch.tick, fish=np.array([fish], np.int64), actions=None,
-                    goals=np.array([goal], np.int8), params=np.array([param], np.int16),
-                    horizons=np.array([until - batch.tick], np.int32),
-                    tier=np.array([TIER_INDEX["intervention"]], np.int8),
-                    thoughts=[f"the fork holds this plan to t{until}: {trigger.replace('_', ' ')} did not end it"]))
+                self.results.put(DecisionBatch.one(
+                    batch.tick, fish, goal, param, until - batch.tick, "intervention",
+                    f"the fork holds this plan to t{until}: {trigger.replace('_', ' ')} did not end it"))
                 if mine.all():
                     return
                 batch = batch.subset(np.flatnonzero(~mine))

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..actions import Action
-from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch
+from ..brains.base import DecisionBatch, DecisionSource, RequestBatch
 from ..fish.plans import G_HOLD, describe, parse_plan
 
 MOVES = (Action.MOVE_N, Action.MOVE_S, Action.MOVE_W, Action.MOVE_E, Action.EAT)
@@ -106,10 +106,7 @@ class PlaySource(DecisionSource):
             thought = WAITING
         self._tap, self._fresh, self._answered = None, False, tick
         self.decisions += 1
-        return DecisionBatch(tick=tick, fish=np.array([self.fish], np.int64), actions=None,
-                             goals=np.array([goal], np.int8), params=np.array([param], np.int16),
-                             horizons=np.array([horizon], np.int32),
-                             tier=np.array([TIER_INDEX["intervention"]], np.int8), thoughts=[f"played: {thought}"])
+        return DecisionBatch.one(tick, self.fish, goal, param, horizon, "intervention", f"played: {thought}")
 
     def begin_tick(self, tick: int) -> None:
         self.inner.begin_tick(tick)
