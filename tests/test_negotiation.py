@@ -115,20 +115,31 @@ def test_cli_json_and_bad_input():
         assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
 
 
-def test_every_failure_type_is_detected_and_repaired_over_250_sessions():
-    summary, _, _ = D.evaluate(250, 1, True)
-    table = summary["failure_types"]
+def test_every_failure_type_is_detected_repaired_and_mostly_right_on_each_seed():
+    """On each of the tuning seeds, every failure type is detected and repaired in 250 sessions,
+    and the detections are right — the two sides did read a name they are about differently —
+    at least 60 % of the time overall and 40 % for every type. (value_opacity, a deal about to
+    settle on a relative name nobody stated, is not raised with repair on: the first-use repair
+    gets there first.)"""
     kinds = {"undefined_term", "contradiction", "vague_reference", "extreme_statement", "backtracking",
-             "inheritance", "assumption_conflict", "response_expectation", "strategy_misjudgment", "value_opacity"}
-    for seed in (2, 3):  # the rarest types need the three seeds
-        more, _, _ = D.evaluate(250, seed, True)
-        for k, row in more["failure_types"].items():
-            for col in row:
-                table.setdefault(k, {"detections": 0, "repairs": 0, "restored": 0})[col] += row[col]
-    assert kinds <= set(table), set(table)
-    assert all(table[k]["detections"] > 0 and table[k]["repairs"] > 0 for k in kinds), table
-    assert all(0 <= table[k]["restored"] <= table[k]["repairs"] for k in kinds)
-    assert summary["detector_precision"]["all_judged"]["judged"] > 100
+             "inheritance", "assumption_conflict", "response_expectation", "strategy_misjudgment"}
+    for seed in (1, 2, 3):
+        summary, _, _ = D.evaluate(250, seed, True)
+        table, precision = summary["failure_types"], summary["detector_precision"]
+        assert kinds <= set(table), (seed, set(table))
+        assert all(table[k]["detections"] > 0 and table[k]["repairs"] > 0 for k in kinds), (seed, table)
+        assert all(0 <= table[k]["restored"] <= table[k]["repairs"] for k in kinds)
+        assert precision["all_judged"]["judged"] > 300 and precision["all_judged"]["precision"] >= 0.6, precision
+        assert all(precision[k]["precision"] >= 0.4 for k in kinds), (seed, precision)
+        assert summary["detector_recall"]["recall"] > 0.8
+
+
+def test_without_its_prior_about_relative_names_the_detector_is_mostly_wrong(monkeypatch):
+    """The ablation: with every name open to misreading (ends of a scale included), most
+    detections are about names both sides read the same — the prior is what makes it right."""
+    monkeypatch.setattr(D, "relative", lambda key: True)
+    summary, _, _ = D.evaluate(120, 1, True)
+    assert summary["detector_precision"]["all_judged"]["precision"] < 0.5
 
 
 def test_the_detector_reads_the_dialogue_never_a_private_utility(monkeypatch):
@@ -166,8 +177,14 @@ def test_the_detector_reads_the_dialogue_never_a_private_utility(monkeypatch):
 
 def test_the_text_detectors_read_capitalised_and_but_you_said_lines():
     neg = D.Negotiation(D.Session.draw(7), True, D.Bandit())
-    kinds = {d["type"] for d in neg.detect("buyer", None, "Absolutely not. But you said 90 days.", {}, 3)}
-    assert {"extreme_statement", "contradiction"} <= kinds
+    line = "Absolutely not. But you said 90 days."
+    assert {"extreme_statement", "contradiction"} <= {d["type"] for d in neg._said(line)}
+    assert neg.detect("buyer", None, line, {}, 3) == []  # nothing on the table a repair could settle
+    offer = dict(neg.offers[0], support="standard", ai_feature="full")  # one relative name, one end
+    neg.tracker.propositions["prop_2"] = {"content": offer, "proponent": "seller", "status": "pending"}
+    found = neg.detect("buyer", None, line, {}, 3)
+    assert {d["type"] for d in found} == {"extreme_statement", "contradiction"}
+    assert all(d["keys"] == ["support:standard"] for d in found)  # about the relative name only
 
 
 def test_model_spoken_repairs_are_judged_by_the_other_sides_answer():

@@ -6,9 +6,15 @@
 * **Failure detector** (§3.2): vague references, undefined terms, contradictions with history
   (an offer rejected that the proposer read as better for the rejecter), extreme statements,
   proposal backtracking, attribute-inheritance contradictions, and — from Argent layer-2
-  signals — assumption conflicts. Each detection has a confidence and an impact; only
-  confident, high-impact ones above the phase's threshold trigger a repair, and a topic cools
-  down after one.
+  signals — assumption conflicts. Each detection has a confidence (its type's measured
+  precision, ``CONFIDENCE``) and an impact; only confident, high-impact ones above the phase's
+  threshold trigger a repair, and a topic cools down after one. The detector's one prior is
+  :func:`relative`: a name in the middle of its scale is the one a first use or a changed offer
+  leaves misread, an end of the scale is anchored — detections are about the relative names
+  not yet grounded (``keys``), and one about none is dropped. The simulation's truth for each
+  detection (did the two sides read a name it is about differently at that moment) is kept as
+  ``real`` beside it, never read by the detector: ``bench/detector_precision.py`` reports
+  precision per type and ``--all-names`` the ablation without the prior.
 * **Repair executor** (§3.3, §4.2): five strategies picked by a UCB1 bandit, rewarded by the
   uncertainty drop over the next 3 turns and by key terms newly grounded; the party with more
   at stake initiates — or, by its clarification propensity, says "not yet" and lets it ride a
@@ -62,6 +68,12 @@ EFFECT = {
     "rebuilding_consensus": {"undefined_term": .3, "contradiction": .5, "vague_reference": .3, "extreme_statement": .6,
                              "backtracking": .7, "inheritance": .4, "assumption_conflict": .4},
 }
+# Each failure type's confidence: how often a detection of that type was real (the two sides
+# read a name it is about differently) on the seeds the detector was tuned on, 1–3 — measured
+# by ``python bench/detector_precision.py --seeds 1 2 3``. The README's figures are on 11–20.
+CONFIDENCE = {"assumption_conflict": 1.0, "backtracking": 0.94, "contradiction": 0.92, "extreme_statement": 0.88,
+              "inheritance": 0.91, "response_expectation": 0.96, "strategy_misjudgment": 0.94, "undefined_term": 0.9,
+              "vague_reference": 0.92, "value_opacity": 0.8}  # value_opacity: not raised on 1–3, left at 0.8
 COMMUNICATION_COST = 0.004  # utility each side pays per repair turn (time and attention)
 # How each strategy reads to a model asked to speak it (and the anti-loop yes/no question).
 STRATEGY_HOW = {
@@ -73,6 +85,22 @@ STRATEGY_HOW = {
     "yes_no_confirmation": "ask a yes/no question: do they mean exactly your reading?",
 }
 _TABLE = None  # built on first use (OfferTable)
+
+
+def relative(key: str) -> bool:
+    """Whether a name sits inside its issue's scale ("standard" support, "basic" AI feature)
+    rather than at an end ("basic" or "premium" support, "none", "full"). The detector's one
+    prior about words: an end of a scale is anchored by being the end, a name in the middle is
+    relative — the one a first use, a bare reference or a changed offer may leave misread. Only
+    what a side *states* (layer 2, a repair, a drafted contract) is evidence about an end."""
+    issue, name = key.split(":")
+    return name in NAMED[issue][1:-1]
+
+
+def found_(kind: str, topic: str, impact: float, **more) -> dict:
+    """One detection: its failure type, topic (an issue, or what else it is about), its
+    confidence (the type's, :data:`CONFIDENCE`) and impact; ``keys``, ``stated`` … as given."""
+    return {"type": kind, "topic": topic, "confidence": CONFIDENCE[kind], "impact": impact, **more}
 GOAL = "Agree on price, delivery time, payment terms, support scope and the AI feature."
 
 
@@ -348,27 +376,43 @@ class Negotiation:
         """What in this turn looks like a misunderstanding, by failure type, each with a
         confidence and an impact — read from the dialogue only: the words, the offers made and
         rejected, the readings stated, the signals. Never a party's private utility, weights or
-        reservation (tests/test_negotiation.py checks it). Each type's confidence × impact is
-        calibrated so that every type can pass the gate (≥ 0.6 confidence, ≥ 0.4 impact,
-        product ≥ the phase's threshold) at a plausible rate."""
+        reservation (tests/test_negotiation.py checks it). A type's confidence is its measured
+        precision on the tuning seeds (``CONFIDENCE``); its impact is set so that every type can
+        pass the gate (≥ 0.6 confidence, ≥ 0.4 impact, product ≥ the phase's threshold). What
+        is returned is about relative, ungrounded names only (:meth:`about_names`)."""
         other = "seller" if role == "buyer" else "buyer"
         found = self._said(text) + self._unanswered(role, other, offer) + self._priorities(role, other, text)
         if offer is not None:
             found += self._offer_failures(role, other, offer)
         if "layer2" in signals:
             found += self._assumption_conflicts(other, signals["layer2"]["assumptions"])
-        self.tracker.recent_flags += 0.05 * len(found)
-        return found
+        self.tracker.recent_flags += 0.05 * len(found)  # every sign of trouble raises the uncertainty …
+        return self.about_names(found)  # … but only one with names open to misreading is for repair
+
+    def about_names(self, found: list[dict]) -> list[dict]:
+        """Each detection names what a repair on it would settle (``keys``): a detection read
+        from words or offers is about the relative names among those in question (see
+        :func:`relative`) that are not grounded yet; one with none left is dropped — there is
+        nothing a repair could settle. A strategy misjudgment is about priorities, not names."""
+        out = []
+        for d in found:
+            if d["type"] != "strategy_misjudgment":
+                keys = d["keys"] if "keys" in d else [k for k in self.repair_keys(d["topic"]) if relative(k)]
+                d["keys"] = [k for k in keys if not self.tracker.entities.get(k, {}).get("grounded")]
+                if not d["keys"]:
+                    continue
+            out.append(d)
+        return out
 
     def _said(self, text: str) -> list[dict]:
         """Vague references (only when the referent cannot be resolved), extreme statements and
         "but you said" in the words of the turn."""
-        patterns = ((r"\b(absolutely not|no way|never)\b", "extreme_statement", "stance", 0.65, 0.6),
-                    (r"\bbut you said\b", "contradiction", "history", 0.75, 0.6))  # points at what was said before
-        found = [{"type": kind, "topic": topic, "confidence": conf, "impact": impact}
-                 for pattern, kind, topic, conf, impact in patterns if re.search(pattern, text, re.I)]
+        patterns = ((r"\b(absolutely not|no way|never)\b", "extreme_statement", "stance", 0.7),
+                    (r"\bbut you said\b", "contradiction", "history", 0.7))  # points at what was said before
+        found = [found_(kind, topic, impact) for pattern, kind, topic, impact in patterns
+                 if re.search(pattern, text, re.I)]
         if re.search(r"\b(that offer|it|as above)\b", text, re.I) and not self._one_referent():
-            found.insert(0, {"type": "vague_reference", "topic": "reference", "confidence": 0.6, "impact": 0.6})
+            found.insert(0, found_("vague_reference", "reference", 0.7))
         return found
 
     def _one_referent(self) -> bool:
@@ -386,8 +430,7 @@ class Negotiation:
             return []
         conceded = self.concessions(other)
         if conceded and max(conceded, key=lambda i: conceded[i]) == m.group(1) and conceded[m.group(1)] > 0:
-            return [{"type": "strategy_misjudgment", "topic": "priorities", "confidence": 0.75, "impact": 0.75,
-                     "stated": m.group(1)}]
+            return [found_("strategy_misjudgment", "priorities", 0.75, stated=m.group(1))]
         return []
 
     def concessions(self, role: str) -> dict[str, float]:
@@ -413,7 +456,7 @@ class Negotiation:
             return []
         topic, prev = asked.detections[0]["topic"], self.last_offer[role]
         if prev is not None and prev[topic] == offer[topic]:
-            return [{"type": "response_expectation", "topic": "response", "confidence": 0.75, "impact": 0.8}]
+            return [found_("response_expectation", "response", 0.8)]
         return []
 
     def _offer_failures(self, role: str, other: str, offer: dict) -> list[dict]:
@@ -423,25 +466,26 @@ class Negotiation:
         theirs = self.last_offer[other]
         for key in self.tracker.use_terms(offer):
             issue = key.split(":")[0]
+            if not relative(key):
+                continue  # an end of the scale: anchored
             contested = theirs is not None and theirs[issue] != offer[issue]  # the sides name it differently
-            found.append({"type": "undefined_term", "topic": issue, "confidence": 0.65,
-                          "impact": 0.75 if contested else 0.6})
+            found.append(found_("undefined_term", issue, 0.75 if contested else 0.6, keys=[key]))
         prev = self.last_offer[role]
         if theirs is not None and prev is not None and self._gives_all_asked(role, prev, theirs):
             # the other side offered at least what the speaker itself asked on every number, and
             # the speaker counters anyway: it must read a named term otherwise
             named = [i for i in NAMED if theirs[i] != prev[i]]
-            found.append({"type": "contradiction", "topic": named[0] if named else "history",
-                          "confidence": 0.8, "impact": 0.7})
+            found.append(found_("contradiction", named[0] if named else "history", 0.7,
+                                keys=[f"{i}:{theirs[i]}" for i in named if relative(f"{i}:{theirs[i]}")]))
         # backtracking: an offer the proposer rejected before, or one that takes back a concession
         # (a number it had moved toward the other side moved back away by a tenth of its range)
         taken_back = prev is not None and theirs is not None and any(
             self._conceded_before(role, i) and abs(offer[i] - theirs[i]) > abs(prev[i] - theirs[i]) + 0.1 * (hi - lo)
             for i, (lo, hi) in NUMERIC.items())
         if taken_back or any(all(offer[k] == r[k] for k in offer) for r in self.rejected[role]):
-            found.append({"type": "backtracking", "topic": "history", "confidence": 0.75, "impact": 0.8})
+            found.append(found_("backtracking", "history", 0.8))
         if prev is not None and prev["price"] == offer["price"]:
-            found += [{"type": "inheritance", "topic": issue, "confidence": 0.6, "impact": 0.6}
+            found += [found_("inheritance", issue, 0.7)
                       for issue in NAMED if prev[issue] != offer[issue]]
         return found
 
@@ -465,7 +509,7 @@ class Negotiation:
         """A contradiction with the speaker's own history: it now states another reading of a
         name than the one it stated before (a colleague after a hand-over often does)."""
         before = self.said_readings[role]
-        found = [{"type": "contradiction", "topic": key.split(":")[0], "confidence": 0.8, "impact": 0.8}
+        found = [found_("contradiction", key.split(":")[0], 0.8, keys=[key])
                  for key, _, level in readings if before.get(key, level) != level]
         before.update({key: level for key, _, level in readings})
         return found
@@ -476,7 +520,7 @@ class Negotiation:
         for key, level in assumptions.items():
             issue, name = key.split(":")
             if self.party(other).definitions[issue][name] != level and not self.tracker.entities[key]["grounded"]:
-                found.append({"type": "assumption_conflict", "topic": issue, "confidence": 0.9, "impact": 0.8})
+                found.append(found_("assumption_conflict", issue, 0.8, keys=[key]))
         return found
 
     def threshold(self, t: int) -> float:
@@ -500,6 +544,13 @@ class Negotiation:
             keys = [f"{i}:{props[-1]['content'][i]}" for i in NAMED] if props else []
         return [k for k in keys if not ents.get(k, {}).get("grounded")]  # settled names need no repair
 
+    def open_keys(self, det: dict) -> list[str]:
+        """The names a repair on detection ``det`` settles: those it is about that are not
+        grounded yet (a strategy misjudgment: the names on the table)."""
+        if "keys" not in det:
+            return self.repair_keys(det["topic"])
+        return [k for k in det["keys"] if not self.tracker.entities.get(k, {}).get("grounded")]
+
     def initiator(self, topic: str) -> str:
         """Who starts a repair on ``topic``: by stake (what its own offers reveal: the side that
         conceded less on the issue cares more), turn-taking (the side that did not start the
@@ -515,13 +566,19 @@ class Negotiation:
         issue, name = key.split(":")
         return self.party(role).definitions[issue][name]
 
-    def _repair_turn(self, t: int, det: dict) -> Turn:
+    def _repair_turn(self, t: int, det: dict, also: list[dict] | None = None) -> Turn:
+        """A repair led by detection ``det``; the other urgent detections of the turn whose names
+        it settles too (``also``) are repaired by it as well and listed after the leader."""
         topic, kind = det["topic"], det["type"]
         initiator = self.initiator(topic)
         responder = "seller" if initiator == "buyer" else "buyer"
         loops = self.failed_repairs.get(topic, 0)
         strategy = self.forced.get(t) or ("yes_no_confirmation" if loops >= 2 else self.bandit.choose())  # anti-loop
-        keys = self.repair_keys(topic)
+        keys = self.open_keys(det)
+        settles = [det]
+        for d in also or []:
+            if d["type"] not in {x["type"] for x in settles} and "keys" in d and set(self.open_keys(d)) <= set(keys):
+                settles.append(d)
         u_before, g_before = self.tracker.uncertainty, self.grounded_count()
         before = {k: self.reading(responder, k) for k in keys}
         mine = {k: self.reading(initiator, k) for k in keys}
@@ -564,7 +621,7 @@ class Negotiation:
             self.pending_reward.append((strategy, t + 3, u_before, g_before))
         self.tracker.history.append({"turn": t, "agent": initiator, "action": "repair", "strategy": strategy,
                                      "target": topic, "success": ok})
-        return Turn(t, initiator, "repair", text, self._signals(initiator, t, None, None), [det], strategy,
+        return Turn(t, initiator, "repair", text, self._signals(initiator, t, None, None), settles, strategy,
                     reply=str(answer["message"]), restored=ok, changed=changed, needed=needed,
                     spoken_by_model=by_model)
 
@@ -600,13 +657,13 @@ class Negotiation:
             self._hand_over(t)
             self.tracker.update_uncertainty()
             self._settle_rewards(t)
-            if queued and not self.repair_keys(queued[0]["topic"]):
+            if queued and not self.open_keys(queued[0]):
                 queued = []  # every name in question is grounded by now: nothing left to repair
             if self.repair and queued and not self._repair_now(t, queued[0]):
                 self.deferred.append(queued[0])  # "not yet": it may come back once, next turn
                 queued = []
             if self.repair and queued:
-                turn = self._repair_turn(t, queued.pop(0))
+                turn = self._repair_turn(t, queued.pop(0), queued)
                 queued.clear()
             elif self.drift_seen:  # a layer-3 drift alert opens a calibration turn
                 self.goal = {"buyer": GOAL, "seller": GOAL}
@@ -628,13 +685,29 @@ class Negotiation:
                               and d["confidence"] * d["impact"] >= self.threshold(t)
                               and (budget or d["confidence"] * d["impact"] >= 0.6)
                               and self.cooldown.get(d["topic"], -1) < t]
-                    queued = sorted(urgent, key=lambda d: -d["confidence"] * d["impact"])[:1]
+                    queued = sorted(urgent, key=lambda d: -d["confidence"] * d["impact"])  # the first leads
             turn.uncertainty = self.tracker.update_uncertainty()
+            self._judge(turn)
             self.last_signals[turn.speaker] = turn.signals
             self.turns.append(turn)
             yield turn
             if self.agreement is not None or self.walked_away:
                 break
+
+    def _judge(self, turn: Turn) -> None:
+        """The simulation's truth for each detection of a turn, kept beside it as ``real`` (the
+        detector never reads it; a repair turn's detection was judged when it was made): a
+        detection about names is real when the two sides read one of them differently at that
+        moment — the misunderstanding a repair would be for; a strategy misjudgment when the
+        issue it named is not what the other side's weights put first."""
+        if turn.kind == "repair":
+            return
+        for d in turn.detections:
+            if d["type"] == "strategy_misjudgment":
+                weights = self.party("seller" if turn.speaker == "buyer" else "buyer").weights
+                d["real"] = d.get("stated") != max(weights, key=lambda i: weights[i])
+            else:
+                d["real"] = any(self.reading("buyer", k) != self.reading("seller", k) for k in d["keys"])
 
     def _repair_now(self, t: int, det: dict) -> bool:
         """The initiator's choice: repair now, or "not yet" (by its clarification propensity;
@@ -691,7 +764,8 @@ class Negotiation:
             if self.layers >= 2 and confidence < 0.6 and open_names and self.last_prop[other] not in self.checked:
                 self.checked.add(self.last_prop[other])
                 return self._check_before_accepting(t, role, open_names, confidence), note
-            unstated = [i for i in NAMED if not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("attributes")]
+            unstated = [i for i in NAMED if relative(f"{i}:{incoming[i]}")
+                        and not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("attributes")]
             if self.repair and unstated and self.last_prop[other] not in self.checked:
                 self.checked.add(self.last_prop[other])  # value opacity: a name nobody has said the meaning of
                 return self._unstated_before_accepting(t, role, incoming, unstated), note
@@ -753,7 +827,7 @@ class Negotiation:
         if stated is not None:  # what the speaker says it means by the names it used
             readings = [(k, role, int(v)) for k, v in stated.items()
                         if k in self.tracker.entities and type(v) is int and 0 <= v < LEVELS]
-            dets += self._restated_otherwise(role, readings)
+            dets += self.about_names(self._restated_otherwise(role, readings))
             self.tracker.merge(t, readings)
         self.last_offer[role] = offer
         self.last_prop[role] = f"prop_{t}"
@@ -773,12 +847,29 @@ class Negotiation:
             text = "About that offer: " + text
         if self.rng.random() < 0.2 * p.traits["directness"]:
             text = "Absolutely not. " + text
+        took_back = self._taken_back("seller" if role == "buyer" else "buyer", role)
+        if took_back and self.rng.random() < 0.3 + 0.5 * p.traits["directness"]:
+            issue, value = took_back
+            text = f"But you said {issue.replace('_', ' ')} {value:.0f} before. " + text
         if self.rng.random() < 0.2:  # a read of the other side's priorities
             held = self.concessions("seller" if role == "buyer" else "buyer")
             guess = min(held, key=lambda i: held[i]) if held and self.rng.random() < 0.6 else \
                 ISSUES[int(self.rng.integers(len(ISSUES)))]
             text = f"I know {guess} matters most to you. " + text
         return text
+
+    def _taken_back(self, other: str, role: str) -> tuple[str, float] | None:
+        """A number ``other``'s latest offer moved back away from ``role``'s (by a tenth of its
+        range) after its offer before had come toward it: (issue, the value it had offered)."""
+        theirs = [x.offer for x in self.turns if x.speaker == other and x.kind == "propose" and x.offer]
+        mine = self.last_offer[role]
+        if len(theirs) < 2 or mine is None:
+            return None
+        before, now = theirs[-2], theirs[-1]
+        for issue, (lo, hi) in NUMERIC.items():
+            if abs(now[issue] - mine[issue]) > abs(before[issue] - mine[issue]) + 0.1 * (hi - lo):
+                return issue, before[issue]
+        return None
 
     def _stated(self, role: str, offer: dict, signals: dict) -> tuple[dict | None, str]:
         """The readings the speaker states with this offer (a model's layer 2, the embedded
@@ -802,8 +893,8 @@ class Negotiation:
         self.tracker.history.append({"turn": t, "agent": role, "action": "check", "target": ",".join(unstated)})
         text = ("Before I accept: neither of us has said what we mean by "
                 + " and ".join(f"'{incoming[i]} {i.replace('_', ' ')}'" for i in unstated) + ".")
-        return Turn(t, role, "check", text, self._signals(role, t, None, None),
-                    [{"type": "value_opacity", "topic": i, "confidence": 0.7, "impact": 0.7} for i in unstated])
+        return Turn(t, role, "check", text, self._signals(role, t, None, None), self.about_names(
+                    [found_("value_opacity", i, 0.7, keys=[f"{i}:{incoming[i]}"]) for i in unstated]))
 
     def _check_before_accepting(self, t: int, role: str, names: list[str], confidence: float) -> Turn:
         """Layer 2's low-confidence response: the offer came with confidence < 0.6, so before
@@ -812,12 +903,12 @@ class Negotiation:
         executor (if repair is on) — the check itself settles nothing."""
         self._count("low_confidence_check")
         self.tracker.merge(t, [(key, r, self.reading(r, key)) for key in names for r in ("buyer", "seller")])
-        differ = sorted({k.split(":")[0] for k in names if self.reading("buyer", k) != self.reading("seller", k)})
+        differ = [k for k in names if self.reading("buyer", k) != self.reading("seller", k)]
         self.tracker.history.append({"turn": t, "agent": role, "action": "check", "target": ",".join(names)})
         text = (f"Your confidence was {confidence:.2f}; before I accept, what do we each mean by "
                 + " and ".join(f"'{k.split(':')[1]} {k.split(':')[0]}'" for k in names) + "?")
         return Turn(t, role, "check", text, self._signals(role, t, None, None),
-                    [{"type": "assumption_conflict", "topic": i, "confidence": 0.9, "impact": 0.8} for i in differ])
+                    [found_("assumption_conflict", k.split(":")[0], 0.8, keys=[k]) for k in differ])
 
     def result(self) -> dict:
         turns = len(self.turns)
@@ -837,10 +928,11 @@ class Negotiation:
                          != defs_s[key.split(":")[0]][key.split(":")[1]]) + len(self.disagreed)
         by_type: dict[str, list[int]] = {}  # type → [detections, repairs, repairs that restored ground]
         for turn in self.turns:
-            if turn.kind == "repair" and turn.detections:
-                row = by_type.setdefault(turn.detections[0]["type"], [0, 0, 0])
-                row[1] += 1
-                row[2] += bool(turn.restored)
+            if turn.kind == "repair":  # the detection that led it and those it settled too
+                for d in turn.detections:
+                    row = by_type.setdefault(d["type"], [0, 0, 0])
+                    row[1] += 1
+                    row[2] += bool(turn.restored)
             elif turn.kind != "repair":
                 for d in turn.detections:
                     by_type.setdefault(d["type"], [0, 0, 0])[0] += 1
@@ -850,38 +942,33 @@ class Negotiation:
                 "communication_cost": 2 * spent, "not_yet": self.not_yet,
                 "completed": self.completed, "interventions": dict(self.interventions),
                 "semantic_consistency": self.semantic_consistency(), "overhead": self.overhead(),
-                "judged": self.judge_detections(),
+                "judged": self.judge_detections(), "misread_names": self.misread_names(),
                 "repairs": [{"strategy": x.strategy, "restored": x.restored, "changed": x.changed,
                              "needed": x.needed, "by_model": x.spoken_by_model}
                             for x in self.turns if x.kind == "repair"]}
 
     def judge_detections(self) -> dict[str, list[int]]:
-        """Per failure type, [detections judged, of which real] against the simulation's truth
-        (embedded mode knows it): a detection about a named issue is real when the two sides'
-        own definitions of a name of that issue in play differed at the start; a strategy
-        misjudgment when the side named was not what the other side's weights put first.
-        Types with no such truth (a vague reference, an extreme statement, backtracking, an
-        unanswered question) are not judged."""
-        used: dict[str, list[str]] = {k.split(":")[0]: [] for k in self.tracker.entities}
-        for k, e in self.tracker.entities.items():
-            if e["used"]:
-                used[k.split(":")[0]].append(k.split(":")[1])
+        """Per failure type, [detections, of which real] against the simulation's truth (each
+        detection's ``real``, see :meth:`_judge`); a repair turn's detection is counted where it
+        was made."""
         out: dict[str, list[int]] = {}
         for turn in self.turns:
+            if turn.kind == "repair":
+                continue
             for d in turn.detections:
-                if d["topic"] in NAMED:
-                    b, sl = self.defaults["buyer"][d["topic"]], self.defaults["seller"][d["topic"]]
-                    real = any(b[name] != sl[name] for name in used.get(d["topic"], []))
-                elif d["type"] == "strategy_misjudgment":
-                    listener = "seller" if turn.speaker == "buyer" else "buyer"
-                    weights = self.party(listener).weights
-                    real = d.get("stated") != max(weights, key=lambda i: weights[i])
-                else:
-                    continue
                 row = out.setdefault(d["type"], [0, 0])
                 row[0] += 1
-                row[1] += int(real)
+                row[1] += int(d["real"])
         return out
+
+    def misread_names(self) -> list[int]:
+        """[names in play read differently from the start, of which a detection named] — the
+        detector's recall of the misunderstandings there were."""
+        named = {k for x in self.turns if x.kind != "repair" for d in x.detections for k in d.get("keys", [])}
+        misread = [k for k, e in self.tracker.entities.items() if e["used"]
+                   and self.defaults["buyer"][k.split(":")[0]][k.split(":")[1]]
+                   != self.defaults["seller"][k.split(":")[0]][k.split(":")[1]]]
+        return [len(misread), sum(k in named for k in misread)]
 
     def semantic_consistency(self) -> float:
         """The share of names in play that both sides read the same at the end (1.0 when none)."""
@@ -952,6 +1039,9 @@ def _summary(results: list[dict], sessions: int, seed: int, repair: bool, layers
                "unresolved_conflicts_mean": mean("unresolved_conflicts"), "bandit": bandit.stats()}
     summary["failure_types"] = _failure_types(results)
     summary["detector_precision"] = _precision(results)
+    misread, named = (sum(r["misread_names"][i] for r in results) for i in (0, 1))
+    summary["detector_recall"] = {"misread_names_in_play": misread, "named_by_a_detection": named,
+                                  "recall": round(named / misread, 3) if misread else None}
     summary["repairs"] = _repairs(results)
     summary["communication_cost_mean"] = mean("communication_cost")
     summary["completion_rate"] = mean("completed")  # deals that meet every initial requirement

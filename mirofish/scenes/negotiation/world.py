@@ -7,6 +7,8 @@ level with its own private definition, drawn per session: the buyer may think "s
 support" means level 2 while the seller would deliver level 1. Offers are made in names, so
 two parties can agree on words and not on meaning — the grounding failure repair exists for.
 A deal is delivered by the seller's definitions; the buyer's *realised* utility uses them.
+Where the readings differ is drawn by :data:`MISREAD`: a scale's middle name often, its ends
+now and then (from a stream of their own, so the rest of a session does not depend on it).
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ import numpy as np
 
 NUMERIC = {"price": (80.0, 140.0), "delivery_weeks": (4.0, 16.0), "payment_days": (0.0, 90.0)}
 NAMED = {"support": ["basic", "standard", "premium"], "ai_feature": ["none", "basic", "full"]}
+# How often a side reads a name otherwise than the other: the middle of a scale ("standard") is
+# relative and often read a level up or down; its ends are anchored, but "basic" support and
+# "premium" or "full" can still be read a level inward now and then ("none" cannot).
+MISREAD = {"middle": 0.75, "end": 0.15}
 LEVELS = 4  # actual scope levels 0..3 behind each name
 # What each actual level is, in words (what a model negotiator is told a level means).
 SCOPE = {"support": ["email only", "business-hours phone", "24/7 phone", "a dedicated engineer"],
@@ -83,14 +89,17 @@ class Session:
             return Party(role, dict(zip(ISSUES, map(float, w))), float(rng.uniform(0.42, 0.58)), defs, traits)
 
         buyer, seller = party("buyer"), party("seller")
-        mismatched = []
         for issue, names in NAMED.items():  # private definitions differ here, by one level up or down
-            if rng.random() < 0.75:
+            if rng.random() < MISREAD["middle"]:
                 name = names[1]
                 shift = int(rng.choice([-1, 1]))
                 buyer.definitions[issue][name] = int(np.clip(seller.definitions[issue][name] + shift, 0, LEVELS - 1))
-                if buyer.definitions[issue][name] != seller.definitions[issue][name]:
-                    mismatched.append(issue)
+        ends = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 4])))  # its own stream
+        for issue, names in NAMED.items():  # an end of the scale read a level inward, now and then
+            for name, inward in ((names[0], 1), (names[-1], -1)):
+                if name != "none" and ends.random() < MISREAD["end"]:
+                    buyer.definitions[issue][name] = seller.definitions[issue][name] + inward
+        mismatched = [issue for issue in NAMED if buyer.definitions[issue] != seller.definitions[issue]]
         for p in (buyer, seller):  # one hard limit each, on a number, some way from the end it dislikes
             issue = str(rng.choice(list(NUMERIC)))
             lo, hi = NUMERIC[issue]
