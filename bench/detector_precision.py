@@ -25,10 +25,15 @@ from mirofish.scenes.negotiation import dialogue as D
 
 
 def measure(seeds: list[int], sessions: int) -> dict:
+    return combine([D.evaluate(sessions, seed, True)[0] for seed in seeds], seeds, sessions)
+
+
+def combine(summaries: list[dict], seeds: list[int], sessions: int) -> dict:
+    """The per-type table over the seeds from each seed's ``negotiation --headless`` summary
+    (``bench/source_tables.py`` builds it from the command's output the same way)."""
     table: dict[str, dict[str, int]] = {}
     recall = [0, 0]
-    for seed in seeds:
-        summary, _, _ = D.evaluate(sessions, seed, True)
+    for summary in summaries:
         for kind, row in summary["failure_types"].items():
             out = table.setdefault(kind, {"detections": 0, "real": 0, "repairs": 0, "restored": 0,
                                           "seeds_detected": 0, "seeds_repaired": 0})
@@ -54,13 +59,15 @@ def measure(seeds: list[int], sessions: int) -> dict:
 
 def markdown(m: dict) -> str:
     n = len(m["seeds"])
-    lines = ["| failure type | detections | real | precision | repairs (restored) | seeds with a repair |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| failure type | detections | real | not real | precision | repairs | restored (simulated: "
+             "EFFECT table) | seeds with a repair |", "|---|---|---|---|---|---|---|---|"]
     for kind, r in m["types"].items():
-        lines.append(f"| {kind} | {r['detections']:,} | {r['real']:,} | {r['precision']:.2f} | "
-                     f"{r['repairs']:,} ({r['restored']:,}) | {r['seeds_repaired']} of {n} |")
+        prec = f"{r['precision']:.2f}" if r["precision"] is not None else "–"
+        lines.append(f"| {kind} | {r['detections']:,} | {r['real']:,} | {r['detections'] - r['real']:,} | {prec} | "
+                     f"{r['repairs']:,} | {r['restored']:,} | {r['seeds_repaired']} of {n} |")
     a, rc = m["all"], m["recall"]
-    lines.append(f"| **all** | {a['detections']:,} | {a['real']:,} | **{a['precision']:.2f}** | | |")
+    lines.append(f"| **all** | {a['detections']:,} | {a['real']:,} | {a['detections'] - a['real']:,} | "
+                 f"**{a['precision']:.2f}** | | | |")
     lines.append("")
     lines.append(f"Recall: {rc['named']:,} of {rc['misread_names_in_play']:,} misread names in play were named by a "
                  f"detection ({rc['recall']:.2f}).")

@@ -5,12 +5,16 @@ source document gives (its own numbers where it has them, its expectation where 
 
 * Referential game (GlossoGen's control table): natural language / fixed glossary / dynamic
   glossary — message length, success, glossary size (``referential --headless --rounds 400``).
-* Report chain (Argent's A/B): no signals / layer 1 / layers 1+2 — completion, semantic
-  consistency, drift interventions per task, rounds (messages) per task
-  (``handoff --headless --tasks 250``).
+* Report chain (Argent's A/B): no signals / layer 1 / layers 1+2 written by the agents / layers
+  1+2 broadcast by the oracle — completion, semantic consistency, drift interventions per task,
+  rounds (messages) per task, major drifts caught and how many by the agents' own layer 2
+  (``handoff --headless --tasks 250 [--layers L1+2 --l2-source oracle]``).
 * Negotiation (grounding repair's evaluation dimensions): repair off / on — agreement, joint
   utility, fairness, rounds, the share of repair turns (the source: 5–15 %), uncertainty,
-  unresolved conflicts (``negotiation --headless --sessions 250 [--no-repair]``).
+  unresolved conflicts (``negotiation --headless --sessions 250 [--no-repair]``); the gains
+  from repair depend on the simulated answer (the ``EFFECT`` table), so that column says so.
+  Per failure type: detections against the simulation's truth, repairs, seeds with a repair
+  (``bench/detector_precision.py`` makes the same table in-process).
 
     python bench/source_tables.py [--seeds 11 12 …] [--json]
 """
@@ -24,6 +28,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from detector_precision import combine, markdown  # bench/ is on the path when run as a script
 
 ROOT = Path(__file__).resolve().parent.parent
 T95 = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26}
@@ -65,12 +71,17 @@ def referential(seeds: list[int]) -> dict:
 
 def handoff(seeds: list[int]) -> dict:
     runs = [cli("handoff", "--headless", "--tasks", "250", "--seed", str(s)) for s in seeds]
+    oracle = [cli("handoff", "--headless", "--tasks", "250", "--seed", str(s), "--layers", "L1+2",
+                  "--l2-source", "oracle") for s in seeds]
     out = {}
-    for arm in ("none", "L1", "L1+2"):
-        out[arm] = {"completion": [r[arm]["completion_rate"] for r in runs],
-                    "consistency": [r[arm]["consistency_mean"] for r in runs],
-                    "interventions": [r[arm]["interventions_per_task"] for r in runs],
-                    "rounds": [r[arm]["messages_per_task"] for r in runs]}
+    for arm, per_seed in (("none", [r["none"] for r in runs]), ("L1", [r["L1"] for r in runs]),
+                          ("L1+2", [r["L1+2"] for r in runs]), ("L1+2 oracle", oracle)):
+        out[arm] = {"completion": [r["completion_rate"] for r in per_seed],
+                    "consistency": [r["consistency_mean"] for r in per_seed],
+                    "interventions": [r["interventions_per_task"] for r in per_seed],
+                    "rounds": [r["messages_per_task"] for r in per_seed],
+                    "caught": [r["major_intercepted_share"] for r in per_seed],
+                    "by_agents": [r["major_caught_by"]["layer2"] / max(1, r["major_drifts"]) for r in per_seed]}
     return out
 
 
@@ -81,31 +92,9 @@ def negotiation(seeds: list[int]) -> dict:
         out[arm] = {key: [r[key] for r in runs] for key in
                     ("agreement_rate", "joint_utility_mean", "fairness_mean", "rounds_mean", "repair_share",
                      "uncertainty_mean", "unresolved_conflicts_mean")}
-        if arm == "repair":  # per failure type and seed: detections, repairs, the detector against the truth
-            out["types"] = {s: {"failure_types": r["failure_types"], "detector_precision": r["detector_precision"]}
-                            for s, r in zip(seeds, runs)}
+        if arm == "repair":  # per failure type over the seeds: detections, repairs, the detector against the truth
+            out["types"] = combine(runs, seeds, 250)
     return out
-
-
-def type_table(neg: dict) -> str:
-    """Per failure type over the seeds: detections and repairs, on how many seeds it was
-    repaired at least once, and the detector's precision against the simulation's truth."""
-    per_seed = neg["types"]
-    names = sorted({t for v in per_seed.values() for t in v["failure_types"]})
-    lines = ["| failure type | detections (all seeds) | repairs | seeds with a repair | precision (judged → real) |",
-             "|---|---|---|---|---|"]
-    for t in names:
-        det = sum(v["failure_types"].get(t, {}).get("detections", 0) for v in per_seed.values())
-        rep = sum(v["failure_types"].get(t, {}).get("repairs", 0) for v in per_seed.values())
-        seeds = sum(v["failure_types"].get(t, {}).get("repairs", 0) > 0 for v in per_seed.values())
-        judged = sum(v["detector_precision"].get(t, {}).get("judged", 0) for v in per_seed.values())
-        real = sum(v["detector_precision"].get(t, {}).get("real", 0) for v in per_seed.values())
-        prec = f"{real / judged:.2f} ({judged:,} → {real:,})" if judged else "not judged"
-        lines.append(f"| {t} | {det:,} | {rep:,} | {seeds} of {len(per_seed)} | {prec} |")
-    judged = sum(v["detector_precision"].get("all_judged", {}).get("judged", 0) for v in per_seed.values())
-    real = sum(v["detector_precision"].get("all_judged", {}).get("real", 0) for v in per_seed.values())
-    lines.append(f"| **all judged** | | | | **{real / max(1, judged):.2f}** ({judged:,} → {real:,}) |")
-    return "\n".join(lines)
 
 
 def tables(ref: dict, ho: dict, neg: dict, seeds: list[int]) -> str:
@@ -122,17 +111,22 @@ def tables(ref: dict, ho: dict, neg: dict, seeds: list[int]) -> str:
                      f"{cell(r['glossary'], '{:.0f}')} |")
     lines += ["", f"**Report chain** (Argent's A/B; {s}, 250 tasks, mean ± 95 % interval)", "",
               "| arm | source: completion | ours | source: consistency (0–100) | ours | source: interventions / task "
-              "| ours | source: rounds | ours: messages / task |", "|---|---|---|---|---|---|---|---|---|"]
+              "| ours | source: rounds | ours: messages / task | ours: major drifts caught (by the agents' layer 2) |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     src2 = {"none": ("85 %", "72", "n/a", "8.5"), "L1": ("88 %", "86", "1.2", "9.1"),
-            "L1+2": ("92 %", "89", "2.5", "10.3")}
-    for arm in ("none", "L1", "L1+2"):
+            "L1+2": ("92 %", "89", "2.5", "10.3"), "L1+2 oracle": ("–", "–", "–", "–")}
+    names = {"L1+2": "L1+2 (written by the agents)", "L1+2 oracle": "L1+2 (oracle: every reading sent)"}
+    for arm in ("none", "L1", "L1+2", "L1+2 oracle"):
         r, g = ho[arm], src2[arm]
-        lines.append(f"| {arm} | {g[0]} | {cell([100 * v for v in r['completion']], '{:.0f}')} % | {g[1]} | "
-                     f"{cell(r['consistency'], '{:.1f}')} | {g[2]} | {cell(r['interventions'], '{:.2f}')} | {g[3]} | "
-                     f"{cell(r['rounds'], '{:.1f}')} |")
+        by = f" ({cell([100 * v for v in r['by_agents']], '{:.0f}')} %)" if arm == "L1+2" else ""
+        lines.append(f"| {names.get(arm, arm)} | {g[0]} | {cell([100 * v for v in r['completion']], '{:.0f}')} % | "
+                     f"{g[1]} | {cell(r['consistency'], '{:.1f}')} | {g[2]} | {cell(r['interventions'], '{:.2f}')} | "
+                     f"{g[3]} | {cell(r['rounds'], '{:.1f}')} | "
+                     f"{cell([100 * v for v in r['caught']], '{:.0f}')} %{by} |")
     lines += ["", f"**Negotiation** (grounding repair's evaluation dimensions; {s}, 250 sessions, mean ± 95 % "
                   "interval; the source gives no numbers, only what repair should do)", "",
-              "| dimension | source expects | no repair | repair |", "|---|---|---|---|"]
+              "| dimension | source expects | no repair | repair (its answers simulated: EFFECT table) |",
+              "|---|---|---|---|"]
     dims = [("agreement_rate", "agreement", "more agreements where interests can be reconciled", "{:.3f}"),
             ("joint_utility_mean", "joint utility", "higher with grounding", "{:.3f}"),
             ("fairness_mean", "fairness", "higher with grounding", "{:.3f}"),
@@ -152,8 +146,9 @@ def main() -> None:
     args = ap.parse_args()
     ref, ho, neg = referential(args.seeds), handoff(args.seeds), negotiation(args.seeds)
     print(tables(ref, ho, neg, args.seeds))
-    print("\n**Negotiation, per failure type** (the repair arm above)\n")
-    print(type_table(neg))
+    print("\n**Negotiation, per failure type** (the repair arm above; real: the two sides read a name the "
+          "detection is about differently at that moment)\n")
+    print(markdown(neg["types"]))
     if args.json:
         print(json.dumps({"seeds": args.seeds, "referential": ref, "handoff": ho, "negotiation": neg}))
 

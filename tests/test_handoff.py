@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mirofish.scenes.handoff.brief import draw_brief
-from mirofish.scenes.handoff.chain import ARMS, Chain, evaluate
+from mirofish.scenes.handoff.chain import ARMS, Chain, Evidence, evaluate, heard_in
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,6 +40,53 @@ def test_without_layer_1_invented_and_lost_requirements_go_unseen():
     assert without["by_kind"]["misunderstanding"]["intercepted"] > 0
     with_l1 = evaluate(80, 2, frozenset({1, 2, 3}))
     assert without["major_intercepted_share"] < 0.6 * with_l1["major_intercepted_share"]
+
+
+def test_confidence_comes_from_what_the_agent_heard():
+    """Layer 2's confidence is the agent's evidence: readings stated in what it received
+    support or contradict its own; a bare word ("growth") lends weak support to whatever it
+    reads; with nothing heard it is a coin toss, and it names the reading it heard instead."""
+    stated, bare = heard_in("Growth here means unit sales growth. The fiscal Q3 figures and the growth of Arvo.")
+    assert stated["growth"]["unit sales growth"] == 1 and stated["quarter"]["the fiscal quarter"] == 1
+    assert "the calendar quarter" not in stated["quarter"] and bare["growth"] == 2  # "fiscal Q3" is not calendar
+    ev = Evidence()
+    assert ev.confidence("growth", "unit sales growth") == 0.5 and ev.alternative("growth", "unit sales growth") is None
+    ev.hear("Growth here means revenue growth year over year.")
+    assert ev.confidence("growth", "revenue growth year over year") > 0.6 > ev.confidence("growth", "unit sales growth")
+    assert ev.alternative("growth", "unit sales growth") == "revenue growth year over year"
+
+
+def test_agents_write_layer_2_from_their_evidence_and_it_catches_what_they_flag():
+    """With agent-written layer 2 the sender states only the readings it is unsure of; a
+    drifted reading is flagged because it contradicts what the agent heard — not because the
+    injection put it on the wire — and the oracle (every reading held) catches no more while
+    sending many times the readings. An agent that heard nothing against its drifted reading
+    (only bare words) is sure of it and does not flag it."""
+    agent, oracle = (evaluate(80, 2, ARMS["L1+2"], l2_source=src) for src in ("agent", "oracle"))
+    mis = agent["by_kind"]["misunderstanding"]
+    assert mis["major"] > 20 and agent["major_caught_by"]["layer2"] == mis["major_intercepted"] >= 0.9 * mis["major"]
+    assert oracle["major_intercepted_share"] >= agent["major_intercepted_share"]
+    assert 5 * agent["layer2_readings"]["sent"] < oracle["layer2_readings"]["sent"]
+    assert agent["layer2_readings"]["drifted"] / agent["layer2_readings"]["sent"] > \
+        5 * oracle["layer2_readings"]["drifted"] / oracle["layer2_readings"]["sent"]
+    chain = Chain(draw_brief(3, 11), ARMS["L1+2"], 3)
+    chain.minds["writer"] = chain.minds["analyst"].copy()
+    chain.minds["writer"].concepts["growth"] = "unit sales growth"
+    chain.evidence["writer"] = Evidence()
+    chain.evidence["writer"].hear("Insights on growth, growth and growth.")  # bare words only
+    assert "growth" not in chain.unsure("writer")
+    chain.evidence["writer"].hear("Growth here means revenue growth year over year.")
+    assert chain.unsure("writer")["growth"][2] == "revenue growth year over year"
+
+
+def test_compact_signals_catch_the_same_drifts_for_a_fraction_of_the_tokens():
+    """The compact wire form (task id; one token group a flagged reading; calibrations by id)
+    catches exactly what the full one does, and layers 1+2 written by the agents reach the
+    source's goal: at least 80 % of major drifts at no more than 5 % extra tokens."""
+    full, compact = (evaluate(80, 2, ARMS["L1+2"], wire_form=w) for w in ("full", "compact"))
+    assert compact["major_intercepted_share"] == full["major_intercepted_share"] >= 0.8
+    assert compact["extra_token_share"] <= 0.05 < full["extra_token_share"]
+    assert compact["extra_token_share"] < 0.6 * full["extra_token_share"]
 
 
 def test_a_drift_changes_what_the_agent_writes_not_only_a_flag():
@@ -77,10 +124,29 @@ def test_model_writers_against_the_bundled_server_and_a_failing_one():
     data = json.loads(out.stdout)
     assert data["model_made"] == {"messages": 66, "of": 66, "share": 1.0} and data["model_failures"] == {}
     assert data["concept_measure"] == "embeddings" and data["server_message_tokens"] > 66 * 20
-    assert data["major_intercepted_share"] == evaluate(6, 1, ARMS["L1+2"])["major_intercepted_share"]
+    # the model wrote its own layer 2 (what it is unsure of), and its flags caught misunderstandings
+    assert data["model_layer2"]["stated"] > 6 and data["model_layer2"]["invalid"] == 0
+    assert data["major_caught_by"]["layer2"] > 0 and data["major_intercepted_share"] >= 0.8
     with TestServer(fault="garbage", fault_every=3) as server:
         out = subprocess.run([sys.executable, "run.py", "handoff", "--headless", "--tasks", "6", "--seed", "1",
                               "--layers", "L1", "--agents", "llm", "--base-url", server.url, "--model", "m"],
                              capture_output=True, text=True, cwd=ROOT, timeout=120)
     data = json.loads(out.stdout)
     assert 0 < data["model_made"]["share"] < 1 and data["model_failures"].get("writer_empty", 0) > 0
+
+
+def test_a_models_layer_2_entries_that_the_chain_cannot_use_are_dropped_and_counted():
+    from mirofish.scenes.handoff.model_agents import ModelWriter
+
+    writer = ModelWriter("http://127.0.0.1:9/v1", "m")
+    try:
+        got = writer._unsure([{"concept": "growth", "reading": "units", "confidence": 0.3,
+                               "alternative": "revenue-yoy"},
+                              {"concept": "growth", "reading": "the calendar quarter", "confidence": 0.3},
+                              {"concept": "mood", "reading": "units", "confidence": 0.3},
+                              {"concept": "quarter", "reading": "fiscal", "confidence": 7},
+                              {"concept": "competitor", "reading": "newest", "confidence": True}, "nonsense"])
+    finally:
+        writer.close()
+    assert got == {"growth": ("unit sales growth", 0.3, "revenue growth year over year")}
+    assert writer.layer2 == {"stated": 6, "invalid": 5}

@@ -301,7 +301,22 @@ def _chain_reply(prompt: str) -> str:
     facts = re.findall(r"^- (.+)$", prompt, re.M)
     ask = re.search(r"Write (.+)\.$", prompt, re.M)
     head = f"{role.capitalize()} here. " + (ask.group(1).capitalize() + ": " if ask else "")
-    return head + (" ".join(facts[:8]) if facts else "Noted; please send the data on the quarter's growth.")
+    text = head + (" ".join(facts[:8]) if facts else "Noted; please send the data on the quarter's growth.")
+    if 'Reply as JSON: {"message"' not in prompt:
+        return text
+    # its own layer 2: a key word is unsure when what it was told backs its reading less than ~0.6
+    mine = dict(re.findall(r"(\w+) = ([^;]+?)(?:;|\.$)", _find(r"What the key words mean to you: (.+)$", prompt, re.M)))
+    told_line = _find(r"What you were told about the key words [^:]*: (.+)$", prompt, re.M)
+    unsure = []
+    for concept, said in re.findall(r"(\w+): ([^;]+)", told_line):
+        counts = {r: int(n) for r, n in re.findall(r"'([^']+)' (\d+)x", said)}
+        own = mine.get(concept, "")
+        confidence = (counts.get(own, 0) + 0.5) / (sum(counts.values()) + 1)
+        others = sorted((n, r) for r, n in counts.items() if r != own and n)
+        if own and confidence < 0.6:
+            unsure.append({"concept": concept, "reading": own, "confidence": round(confidence, 2),
+                           "alternative": others[-1][1] if others else ""})
+    return json.dumps({"message": text, "unsure": unsure})
 
 
 def _scene_reply(prompt: str, fault: str) -> str | None:

@@ -21,6 +21,12 @@ def arguments(ho: argparse.ArgumentParser) -> None:
                     help="layer 2 on every K-th message besides its triggers (0: only on its triggers; default 4)")
     ho.add_argument("--no-l2-triggers", action="store_true",
                     help="layer 2 only every K-th message (not on state changes, low confidence, entropy jumps)")
+    ho.add_argument("--l2-source", choices=("agent", "oracle"), default="agent",
+                    help="who writes layer 2: the agent (only the readings its evidence leaves it unsure of, with "
+                         "confidence and alternative; default) or the oracle (every reading it holds: the upper bound)")
+    ho.add_argument("--wire", choices=("full", "compact"), default="full",
+                    help="the signals' wire form: full (named fields, checklist by name) or compact (task id, one "
+                         "token group a reading, calibrations by id)")
     ho.add_argument("--agents", choices=("embedded", "llm"), default="embedded",
                     help="embedded writers (default: messages from templates) or a model through --base-url/--model")
     add_model_flags(ho, "agents")
@@ -40,11 +46,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.headless:
         from ..ui.scenes.handoff import HandoffScene
 
-        return run_window(HandoffScene(args.seed, args.layers or "L1+2+3", writer), args)
+        return run_window(HandoffScene(args.seed, args.layers or "L1+2+3", writer, args.l2_source, args.wire), args)
     arms = [args.layers] if args.layers else list(ARMS)
     try:
-        out = {name: evaluate(args.tasks, args.seed, ARMS[name], args.l2_every, not args.no_l2_triggers, writer)
-               for name in arms}
+        out = {name: evaluate(args.tasks, args.seed, ARMS[name], args.l2_every, not args.no_l2_triggers, writer,
+                              args.l2_source, args.wire) for name in arms}
     finally:
         failures = writer.close() if writer is not None else None
     result = out if len(out) > 1 else out[arms[0]]

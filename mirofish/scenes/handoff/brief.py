@@ -55,6 +55,22 @@ READING_CODES = {"revenue growth year over year": "revenue-yoy", "unit sales gro
                  "the largest competitor by revenue": "largest", "the newest entrant": "newest",
                  "the competitor in the news": "in-news"}
 
+# How a text states each reading — what a receiver *hears* (``chain.heard_in``): the reading's
+# own words and the forms the messages use for it. A concept's bare word ("growth", "the
+# quarter", "the competitor") outside these states no reading: each hearer reads it as its own.
+CUES: dict[str, tuple[str, ...]] = {
+    "revenue growth year over year": (r"revenue growth", r"year[- ]over[- ]year revenue"),
+    "unit sales growth": (r"unit[- ]sales growth", r"growth in unit sales"),
+    "growth in market share": (r"growth in market share", r"market[- ]share growth"),
+    "the calendar quarter": (r"calendar quarter", r"(?<!fiscal )\bQ[1-4]\b"),
+    "the fiscal quarter": (r"fiscal (?:quarter|Q[1-4])",),
+    "the last three months": (r"last three months", r"trailing three months"),
+    "the largest competitor by revenue": (r"largest competitor",),
+    "the newest entrant": (r"newest entrant", r"\bnew entrant"),
+    "the competitor in the news": (r"competitor in the news",),
+}
+BARE = {"growth": r"\bgrowth\b", "quarter": r"\bquarter\b", "competitor": r"\bcompetitor\b"}
+
 _FACT_TEMPLATES = (
     "{seg}: revenue in {q} rose {p}% year over year to {m} million, driven mostly by {ch}.",
     "{seg}: unit sales in {q} grew {p}% while the average price fell {p2}%, according to {src}.",

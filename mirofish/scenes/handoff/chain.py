@@ -42,6 +42,7 @@ tokenizer when ``MIROFISH_TOKENIZER`` names its ``tokenizer.json`` — labelled 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -52,7 +53,7 @@ import numpy as np
 from ...brains.prompt import estimate_tokens, token_counter
 from ...fish.memory import lexical_similarity
 from ..argent import goal_hash, wire
-from .brief import CONCEPTS, INVENTED, READING_CODES, REQUIREMENTS, Brief, draw_brief
+from .brief import BARE, CONCEPTS, CUES, INVENTED, READING_CODES, REQUIREMENTS, Brief, draw_brief
 
 # (sender, receiver, kind) of each message; the writer hands over to the colleague at "handoff".
 FLOW: tuple[tuple[str, str, str], ...] = (
@@ -69,6 +70,66 @@ LOW_CONFIDENCE = 0.6
 DRIFT_KINDS = ("misunderstanding", "invented", "lost")
 ARMS: dict[str, frozenset[int]] = {"none": frozenset(), "L1": frozenset({1}), "L1+2": frozenset({1, 2}),
                                    "L1+2+3": frozenset({1, 2, 3})}
+# Who writes layer 2: "agent" — the sender states only the readings it is unsure of, with the
+# confidence its evidence gives and the alternative it heard (the source's design); "oracle" —
+# every reading the sender holds goes out, drifted or not (the upper bound: whatever the
+# injection changed is on the wire).
+L2_SOURCES = ("agent", "oracle")
+# The signals' wire form: "full" (layer 1 with goal hash and checklist by name, layer 2 with its
+# fields named, a calibration read back in words) or "compact" (layer 1 the task id alone — the
+# receiver looks goal and checklist up in the registry —, layer 2 one token group a reading,
+# layer 3's role on a role's first message, a calibration by the registry's ids and an "ok").
+WIRES = ("full", "compact")
+VAGUE_WEIGHT = 0.3  # a concept's bare word, heard: weak support for whatever the hearer reads it as
+CODE_READING = {code: reading for reading, code in READING_CODES.items()}
+_CUES = {c: {r: re.compile("|".join(CUES[r]), re.I) for r in readings} for c, readings in CONCEPTS.items()}
+_BARE = {c: re.compile(pattern, re.I) for c, pattern in BARE.items()}
+
+
+def heard_in(text: str) -> tuple[dict[str, Counter[str]], Counter[str]]:
+    """What a text says about the key concepts, as a receiver hears it: per concept, how often
+    it states each reading (:data:`brief.CUES`), and how often it uses the concept's bare word
+    without stating a reading (which each hearer reads as its own)."""
+    stated: dict[str, Counter[str]] = {}
+    bare: Counter[str] = Counter()
+    for c, cues in _CUES.items():
+        rest, said = text, Counter[str]()
+        for reading, cue in cues.items():
+            said[reading] = len(cue.findall(rest))
+            rest = cue.sub(" ", rest)
+        stated[c] = +said
+        bare[c] = len(_BARE[c].findall(rest))
+    return stated, +bare
+
+
+@dataclass
+class Evidence:
+    """What an agent has heard about the key concepts (from the brief, the messages it
+    received and the calibrations): the readings stated, and the bare words."""
+
+    stated: dict[str, Counter[str]] = field(default_factory=lambda: {c: Counter() for c in CONCEPTS})
+    bare: Counter[str] = field(default_factory=Counter)
+
+    def hear(self, text: str) -> None:
+        stated, bare = heard_in(text)
+        for c, said in stated.items():
+            self.stated[c].update(said)
+        self.bare.update(bare)
+
+    def confidence(self, concept: str, reading: str) -> float:
+        """How sure the agent can be of ``reading`` from what it heard: (support + ½) /
+        (support + conflicts + 1), a bare word counting ``VAGUE_WEIGHT`` toward support — ½
+        with no evidence at all, under ½ when what it heard says otherwise."""
+        said = self.stated[concept]
+        support = said[reading] + VAGUE_WEIGHT * self.bare[concept]
+        conflicts = sum(n for r, n in said.items() if r != reading)
+        return (support + 0.5) / (support + conflicts + 1.0)
+
+    def alternative(self, concept: str, reading: str) -> str | None:
+        """The other reading it heard most (None: it heard none)."""
+        others = [(n, r) for r, n in self.stated[concept].items() if r != reading and n]
+        return max(others)[1] if others else None
+
 
 
 @dataclass
@@ -89,6 +150,7 @@ class Drift:
     kind: str  # misunderstanding, invented, lost
     what: str  # the concept, the invented requirement, or the lost one
     detected_at: int | None = None  # the message at which a check found it (None: never)
+    caught_by: str = ""  # "layer1" (the registry's checklist or goal hash) or "layer2" (the readings sent)
 
 
 @dataclass
@@ -116,8 +178,11 @@ class Chain:
     """One task through the chain, message by message (``iter_messages``; ``run`` to the end)."""
 
     def __init__(self, brief: Brief, layers: frozenset[int], seed: int, l2_every: int = L2_EVERY,
-                 l2_triggers: bool = True, writer: Any = None):
+                 l2_triggers: bool = True, writer: Any = None, l2_source: str = "agent", wire_form: str = "full"):
+        if l2_source not in L2_SOURCES or wire_form not in WIRES:
+            raise ValueError(f"l2_source must be one of {L2_SOURCES} and wire_form one of {WIRES}")
         self.brief, self.layers = brief, layers
+        self.l2_source, self.wire_form = l2_source, wire_form
         self.writer = writer  # a model that writes the messages (handoff --agents llm); None: the templates
         self.model_written = 0
         self.l2_every, self.l2_triggers = l2_every, l2_triggers  # layer 2's schedule (see the module doc)
@@ -125,6 +190,9 @@ class Chain:
         truth = Understanding(brief.goal, set(brief.requirements), dict(brief.concepts))
         self.registry = truth  # layer 1's anchor: task id → the brief as set
         self.minds: dict[str, Understanding] = {"analyst": truth.copy()}
+        self.evidence: dict[str, Evidence] = {"analyst": Evidence()}
+        self.evidence["analyst"].hear(brief.goal + " " + " ".join(  # the analyst reads the brief
+            f"{c.capitalize()} means {r}." for c, r in brief.concepts.items()))
         self.drifts = self._draw_drifts()
         self.messages: list[Message] = []
         self.calibrations = 0
@@ -183,14 +251,15 @@ class Chain:
 
     def _send(self, i: int, sender: str, receiver: str, kind: str) -> Message:
         mind = self.minds[sender]
-        text = self._write(sender, kind, mind)
+        text, unsure = self._write(sender, kind, mind), None
         if self.writer is not None:  # the model writes it from the same belief (the template if it fails)
             received = next((m.text for m in reversed(self.messages) if m.receiver == sender), "")
-            said = self.writer.write(sender, kind, mind, received, self._facts_for(mind, 10), self.brief)
-            if said:
-                text = said
+            told = self._told(sender) if 2 in self.layers and self.l2_source == "agent" else None
+            said = self.writer.write(sender, kind, mind, received, self._facts_for(mind, 10), self.brief, told)
+            if said is not None:
+                text, unsure = said
                 self.model_written += 1
-        signals = self._signals(i, sender, kind, mind, text)
+        signals = self._signals(i, sender, kind, mind, text, unsure)
         msg = Message(i, sender, receiver, kind, text, signals)
         own = dict(self.minds[receiver].concepts) if receiver in self.minds else {}  # its readings until now
         self._receive(msg, receiver)
@@ -245,27 +314,58 @@ class Chain:
         return (f"Hand-over: I am leaving this report to you. Done so far: {', '.join(done)}. The latest draft "
                 f"covers {b.segment} in {quarter}. Pending: the final version and the review's points.")
 
-    def _signals(self, i: int, sender: str, kind: str, mind: Understanding, text: str) -> dict[str, Any]:
+    def unsure(self, agent: str) -> dict[str, tuple[str, float, str | None]]:
+        """The readings ``agent`` would flag as assumptions — those its evidence gives less than
+        ``LOW_CONFIDENCE`` — as {concept: (reading, confidence, alternative)}. The embedded
+        agent's layer 2: it knows what it heard, never whether it drifted."""
+        ev, out = self.evidence.get(agent) or Evidence(), {}
+        for c, r in self.minds[agent].concepts.items():
+            conf = ev.confidence(c, r)
+            if conf < LOW_CONFIDENCE:
+                out[c] = (r, round(conf, 2), ev.alternative(c, r))
+        return out
+
+    def _told(self, agent: str) -> dict[str, dict[str, int]]:
+        """What ``agent`` was told about each concept, for a model's prompt: {concept: {reading:
+        times stated}} (a model writes its own layer 2 from it and from its readings)."""
+        ev = self.evidence.get(agent) or Evidence()
+        return {c: dict(ev.stated[c]) for c in CONCEPTS}
+
+    def _signals(self, i: int, sender: str, kind: str, mind: Understanding, text: str,
+                 stated: dict[str, tuple[str, float, str | None]] | None = None) -> dict[str, Any]:
+        """The message's signals. ``stated``: the layer 2 a model wrote (its unsure readings);
+        None — the embedded agent's (:meth:`unsure`)."""
         out: dict[str, Any] = {}
+        compact, reg = self.wire_form == "compact", self.registry
         if 1 in self.layers:  # filled by the signal wrapper from the task registry (the source's design)
-            reg = self.registry
-            out["layer1"] = {"task_id": self.brief.task_id, "goal_hash": goal_hash(reg.goal),
-                             "constraints": sorted(reg.requirements)}
+            out["layer1"] = ({"task_id": self.brief.task_id} if compact else  # the receiver looks the rest up
+                             {"task_id": self.brief.task_id, "goal_hash": goal_hash(reg.goal),
+                              "constraints": sorted(reg.requirements)})
         h = _entropy(text)
         own = [e for (who, e) in self.entropies if who == (sender, kind)]  # the sender's earlier messages of this kind
         mean = float(np.mean(own)) if own else h
         self.entropies.append(((sender, kind), h))
-        confidence = round(float(self.rng.uniform(0.5, 0.98)), 2)
+        unsure = self.unsure(sender) if stated is None else stated
+        ev = self.evidence.get(sender) or Evidence()
+        confidence = min([u[1] for u in unsure.values()]
+                         or [min(ev.confidence(c, r) for c, r in mind.concepts.items())])
         first_of_role = sender not in {m.sender for m in self.messages}
         periodic = self.l2_every > 0 and i % self.l2_every == self.l2_every - 1
         why = "" if not self.l2_triggers else ("state change" if first_of_role or kind == "final" else
                                                "low confidence" if confidence < LOW_CONFIDENCE else
                                                "entropy jump" if abs(h - mean) > ENTROPY_JUMP else "")
         why = why or ("periodic" if periodic else "")
-        if 2 in self.layers and why:
-            out["layer2"] = {"assumptions": {c: READING_CODES[r] for c, r in mind.concepts.items()},
-                             "confidence": confidence, "why": why}
-        if 3 in self.layers:
+        if 2 in self.layers and why and self.l2_source == "oracle":  # every reading it holds
+            codes = {c: READING_CODES[r] for c, r in mind.concepts.items()}
+            out["layer2"] = ({"assumptions": codes, "confidence": round(confidence, 2)} if compact else
+                             {"assumptions": codes, "confidence": round(confidence, 2), "why": why})
+        elif 2 in self.layers and why and unsure:  # the agent's own: only what it is unsure of
+            alt = {c: READING_CODES[u[2]] if u[2] else "-" for c, u in unsure.items()}
+            out["layer2"] = ({"unsure": {c: f"{READING_CODES[u[0]]}.{int(10 * u[1])}/{alt[c]}"
+                                         for c, u in unsure.items()}} if compact else
+                             {"assumptions": {c: READING_CODES[u[0]] for c, u in unsure.items()},
+                              "confidence": {c: u[1] for c, u in unsure.items()}, "alternatives": alt, "why": why})
+        if 3 in self.layers and (not compact or first_of_role or kind == "handoff"):
             out["layer3"] = {"role": sender if sender != "colleague" else "writer (after the hand-over)"}
             if kind == "handoff":
                 out["layer3"]["handoff_context"] = {"done": [m.kind for m in self.messages],
@@ -286,6 +386,7 @@ class Chain:
         if before is not None:  # what it held before stays where the message is silent
             reqs |= before.requirements
         self.minds[receiver] = Understanding(sent.goal, reqs, dict(sent.concepts))
+        self.evidence.setdefault(receiver, Evidence()).hear(msg.text)  # what the words said, heard
 
     def _check(self, msg: Message, own: dict[str, str]) -> list[str]:
         """What the receiver's checks find (empty: nothing).
@@ -299,8 +400,9 @@ class Chain:
         reg, found = self.registry, []
         l1 = msg.signals.get("layer1")
         if l1 is not None:
-            mind, listed = self.minds[msg.receiver], set(l1["constraints"])
-            if goal_hash(mind.goal) != l1["goal_hash"]:
+            # compact: the task id only, and the receiver looks goal and checklist up in the registry
+            mind, listed = self.minds[msg.receiver], set(l1.get("constraints", reg.requirements))
+            if goal_hash(mind.goal) != l1.get("goal_hash", goal_hash(reg.goal)):
                 found.append("goal")
             held = set(mind.requirements)
             if msg.kind in ("draft", "final"):  # the report as written: the sender's requirements
@@ -311,7 +413,7 @@ class Chain:
         l2 = msg.signals.get("layer2")
         if l2 is not None:
             anchor = reg.concepts if l1 is not None else own
-            found += [f"misunderstanding:{c}" for c, code in sorted(l2["assumptions"].items())
+            found += [f"misunderstanding:{c}" for c, code in sorted(assumptions(l2).items())
                       if c in anchor and READING_CODES[anchor[c]] != code]
         return found
 
@@ -337,11 +439,18 @@ class Chain:
         for d in self.drifts:
             if d.detected_at is None and d.at <= msg.index and any(self._matches(d, f) for f in found):
                 d.detected_at = msg.index
+                d.caught_by = "layer2" if d.kind == "misunderstanding" else "layer1"
         self.calibrations += 1
-        said = f"[calibration] {self.brief.task_id}: " + "; ".join(self._registry_says(f) for f in found) + \
-            ". Please confirm."
+        if self.wire_form == "compact":  # by the registry's ids, and a short acknowledgement
+            said = f"[cal {self.brief.task_id}] " + " ".join(self._registry_terse(f) for f in found)
+            back = f"[ok {self.brief.task_id}]"
+        else:  # by name, and the confirmation reads it back
+            said = back = f"[calibration] {self.brief.task_id}: " + "; ".join(
+                self._registry_says(f) for f in found) + ". Please confirm."
         msg.calibration = said
-        self.calibration_tokens += 2 * estimate_tokens(said)  # the question and its confirmation
+        for agent in involved:  # what the calibration said, heard
+            self.evidence.setdefault(agent, Evidence()).hear(self._registry_says_all(found))
+        self.calibration_tokens += estimate_tokens(said) + estimate_tokens(back)  # the question and its answer
 
     def _registry_says(self, found: str) -> str:
         """One finding as the calibration words it: what the registry holds instead."""
@@ -353,6 +462,19 @@ class Chain:
         if kind == "invented":
             return f"not required: {_req_text(what)}"
         return f"{what} means {self.registry.concepts[what]}"
+
+    def _registry_terse(self, found: str) -> str:
+        """One finding in the compact calibration: ``+id`` required, ``-id`` not, ``concept=code``,
+        or the goal's words."""
+        kind, _, what = found.partition(":")
+        if kind == "goal":
+            return f"goal: {self.registry.goal}"
+        return f"+{what}" if kind == "lost" else f"-{what}" if kind == "invented" else \
+            f"{what}={READING_CODES[self.registry.concepts[what]]}"
+
+    def _registry_says_all(self, found: list[str]) -> str:
+        """What a calibration tells, in words (what its hearers take in, whatever its wire form)."""
+        return "; ".join(self._registry_says(f) for f in found)
 
     @staticmethod
     def _matches(d: Drift, found: str) -> bool:
@@ -391,16 +513,26 @@ class Chain:
                              + 0.25 * concepts_right / len(reg.concepts) + 0.15 * goal_right)
         message_tokens = sum(estimate_tokens(m.text) for m in self.messages)
         signal_toks = sum(estimate_tokens(wire(m.signals)) for m in self.messages if m.signals)
+        sent = [(c, code) for m in self.messages if "layer2" in m.signals
+                for c, code in assumptions(m.signals["layer2"]).items()]
         return {"task_id": self.brief.task_id, "completed": bool(completed), "consistency": round(consistency, 2),
-                "drifts": [{"at": d.at, "kind": d.kind, "what": d.what, "detected_at": d.detected_at}
-                           for d in self.drifts],
+                "drifts": [{"at": d.at, "kind": d.kind, "what": d.what, "detected_at": d.detected_at,
+                            "caught_by": d.caught_by} for d in self.drifts],
                 "calibrations": self.calibrations, "messages": len(self.messages) + 2 * self.calibrations,
                 "message_tokens": message_tokens, "signal_tokens": signal_toks,
                 "calibration_tokens": self.calibration_tokens,
                 "model_written": self.model_written,
+                "layer2_readings": [len(sent), sum(READING_CODES[reg.concepts[c]] != code for c, code in sent)],
                 "meta_task": round(float(np.mean(self.meta_checks)), 3) if self.meta_checks else 1.0,
                 "concept_similarity_end": round(self.concept_drift[-1], 3) if self.concept_drift else 1.0,
                 "concept_measure": self.concept_measure}
+
+
+def assumptions(layer2: dict[str, Any]) -> dict[str, str]:
+    """The readings a layer 2 states, {concept: reading code}, in either wire form."""
+    if "unsure" in layer2:
+        return {c: v.split(".")[0] for c, v in layer2["unsure"].items()}
+    return dict(layer2["assumptions"])
 
 
 def _req_text(r: str) -> str:
@@ -420,13 +552,15 @@ def major_drifts(brief: Brief, seed: int) -> list[bool]:
 
 
 def evaluate(tasks: int, seed: int, layers: frozenset[int], l2_every: int = L2_EVERY,
-             l2_triggers: bool = True, writer: Any = None) -> dict[str, Any]:
+             l2_triggers: bool = True, writer: Any = None, l2_source: str = "agent",
+             wire_form: str = "full") -> dict[str, Any]:
     """``tasks`` seeded tasks through the chain with Argent ``layers``: the arm's figures
-    (``writer``: a model writes the messages)."""
-    results = []
+    (``writer``: a model writes the messages; ``l2_source``, ``wire_form``: see :data:`L2_SOURCES`,
+    :data:`WIRES`)."""
+    results, before = [], dict(writer.layer2) if writer is not None else {}
     for k in range(tasks):
         brief = draw_brief(seed, k)
-        r = Chain(brief, layers, seed, l2_every, l2_triggers, writer).run()
+        r = Chain(brief, layers, seed, l2_every, l2_triggers, writer, l2_source, wire_form).run()
         for d, reaches in zip(r["drifts"], major_drifts(brief, seed), strict=True):
             d["major"] = reaches
         results.append(r)
@@ -440,14 +574,18 @@ def evaluate(tasks: int, seed: int, layers: frozenset[int], l2_every: int = L2_E
             "completion_rate": mean("completed", 4), "consistency_mean": mean("consistency", 2),
             "interventions_per_task": mean("calibrations", 3), "messages_per_task": mean("messages", 2),
             "extra_token_share": round(extra / max(1, message_toks + extra), 4),
+            # the readings layer 2 put on the wire, and how many of them were not the brief's (a drift)
+            "layer2_readings": {"sent": sum(r["layer2_readings"][0] for r in results),
+                                "drifted": sum(r["layer2_readings"][1] for r in results)},
             "signal_token_share": round(sum(r["signal_tokens"] for r in results) / max(1, message_toks + extra), 4),
             "tokens": (f"counted by {token_counter()}" if token_counter() != "estimate" else
                        "estimated (no tokenizer: brains.prompt.estimate_tokens; MIROFISH_TOKENIZER names one)")
             + "; signals as their wire text",
             "l2_every": l2_every if 2 in layers else None, "l2_triggers": l2_triggers if 2 in layers else None,
+            "l2_source": l2_source if 2 in layers else None, "wire": wire_form,
             "meta_task_consistency": mean("meta_task", 3), "concept_similarity_end": mean("concept_similarity_end", 3),
             "concept_measure": results[-1]["concept_measure"] if results else "lexical",
-            **(_model_figures(results, writer) if writer is not None else {})}
+            **(_model_figures(results, writer, before) if writer is not None else {})}
 
 
 def _drift_figures(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -461,20 +599,24 @@ def _drift_figures(results: list[dict[str, Any]]) -> dict[str, Any]:
                for k in DRIFT_KINDS}
     return {"drifts_injected": len(drifts), "intercepted_share": round(len(caught) / max(1, len(drifts)), 4),
             "major_drifts": len(major),
+            # which signal caught each major drift: the registry's layer 1, or the readings layer 2 sent
+            "major_caught_by": {by: sum(d["caught_by"] == by for d in major) for by in ("layer1", "layer2")},
             "major_intercepted_share": round(sum(d["detected_at"] is not None for d in major) / max(1, len(major)), 4),
             "by_kind": by_kind}
 
 
-def _model_figures(results: list[dict[str, Any]], writer: Any) -> dict[str, Any]:
+def _model_figures(results: list[dict[str, Any]], writer: Any, before: dict[str, int]) -> dict[str, Any]:
     written = sum(r["model_written"] for r in results)
     return {"model_made": {"messages": written, "of": len(FLOW) * len(results),
                            "share": round(written / max(1, len(FLOW) * len(results)), 4)},
+            "model_layer2": {k: n - before.get(k, 0) for k, n in writer.layer2.items()},  # this arm's
             "server_message_tokens": writer.server_tokens}
 
 
-def compare(tasks: int, seed: int) -> dict[str, Any]:
+def compare(tasks: int, seed: int, l2_source: str = "agent", wire_form: str = "full") -> dict[str, Any]:
     """The four arms on the same tasks (none, L1, L1+2, L1+2+3)."""
-    return {name: evaluate(tasks, seed, layers) for name, layers in ARMS.items()}
+    return {name: evaluate(tasks, seed, layers, l2_source=l2_source, wire_form=wire_form)
+            for name, layers in ARMS.items()}
 
 
 def dumps(summary: dict[str, Any]) -> str:

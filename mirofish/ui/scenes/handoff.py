@@ -22,22 +22,26 @@ class HandoffScene(PacedScene):
                           "hands over to a colleague. Only the analyst reads the brief: the others learn the task "
                           "from the messages"),
         Line("drifts", "injected at known points: a concept read another way, a requirement invented, one lost"),
-        Line("[1] [2] [3]", "the signals a message carried: [1] task id, goal hash, checklist; [2] the sender's "
-                            "readings and confidence (some messages); [3] role and, at the hand-over, its context"),
+        Line("[1] [2] [3]", "the signals a message carried: [1] task id, goal hash, checklist; [2] the readings "
+                            "the sender is unsure of, with confidence and alternative; [3] role and, at the "
+                            "hand-over, its context"),
         Line("red lines", "what the receiver's checks found; yellow: the calibration it opened"),
         Line("what each agent believes", "the goal, the requirements and the readings each agent works to; "
                                          "red: not the brief's"),
     )
 
-    def __init__(self, seed: int = 1, layers: str = "L1+2+3", writer: Any = None):
+    def __init__(self, seed: int = 1, layers: str = "L1+2+3", writer: Any = None, l2_source: str = "agent",
+                 wire_form: str = "full"):
         self.seed, self.arm, self.writer = seed, layers, writer  # writer: a model writes the messages
+        self.l2_source, self.wire_form = l2_source, wire_form
         super().__init__()
         self.index = 0
         self.done: list[dict[str, Any]] = []
         self._start()
 
     def _start(self) -> None:
-        self.chain = Chain(draw_brief(self.seed, self.index), ARMS[self.arm], self.seed, writer=self.writer)
+        self.chain = Chain(draw_brief(self.seed, self.index), ARMS[self.arm], self.seed, writer=self.writer,
+                           l2_source=self.l2_source, wire_form=self.wire_form)
         self.messages = self.chain.iter_messages()
         self.finished = False
 
