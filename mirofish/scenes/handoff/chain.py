@@ -21,8 +21,11 @@ The **signals** (Argent, by layer; ``layers`` is any subset of {1, 2, 3}):
   checklist of requirements. The receiver looks the task id up in the task registry and
   compares: a goal hash or checklist that differs is a detection (goal, lost, invented).
   The checklist also carries the requirements, so they no longer dilute.
-* layer 2 on some messages: the sender's assumptions (its reading of each key concept) and
-  confidence. It goes out when the sender's state changed (a role's first message, the
+* layer 2 on some messages, written by the sender from what it *heard* (:class:`Evidence`):
+  the readings it is unsure of, each with its confidence — (support + ½) / (support +
+  conflicts + 1) over the readings stated in the brief, the messages and calibrations it
+  received — and the alternative it heard (``l2_source="oracle"``: every reading it holds,
+  the upper bound). It goes out when the sender's state changed (a role's first message, the
   final report), when its confidence is low (< 0.6), when the message's word entropy jumps
   from the conversation's (``ENTROPY_JUMP``), or every ``L2_EVERY`` messages otherwise. The
   receiver compares the readings with the registry's (layer 1's task id is the anchor;
