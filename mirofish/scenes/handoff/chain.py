@@ -448,8 +448,7 @@ class Chain:
             said = f"[cal {self.brief.task_id}] " + " ".join(self._registry_terse(f) for f in found)
             back = f"[ok {self.brief.task_id}]"
         else:  # by name, and the confirmation reads it back
-            said = back = f"[calibration] {self.brief.task_id}: " + "; ".join(
-                self._registry_says(f) for f in found) + ". Please confirm."
+            said = back = f"[calibration] {self.brief.task_id}: {self._registry_says_all(found)}. Please confirm."
         msg.calibration = said
         for agent in involved:  # what the calibration said, heard
             self.evidence.setdefault(agent, Evidence()).hear(self._registry_says_all(found))
