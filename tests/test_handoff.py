@@ -133,6 +133,16 @@ def test_model_writers_against_the_bundled_server_and_a_failing_one():
                              capture_output=True, text=True, cwd=ROOT, timeout=120)
     data = json.loads(out.stdout)
     assert 0 < data["model_made"]["share"] < 1 and data["model_failures"].get("writer_empty", 0) > 0
+    # a user sees on one line that the templates wrote part of it, and a dead server that they wrote it all
+    made = data["model_made"]
+    assert out.returncode == 0 and out.stderr.strip() == (
+        f"mirofish handoff: warning: the model at {server.url} played {made['messages']} of {made['of']} turns "
+        f"(writer_empty {data['model_failures']['writer_empty']}); the embedded agents played the rest")
+    dead = subprocess.run([sys.executable, "run.py", "handoff", "--headless", "--tasks", "2", "--layers", "L1",
+                           "--agents", "llm", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert dead.returncode == 0 and json.loads(dead.stdout)["model_made"]["messages"] == 0
+    assert len(dead.stderr.strip().splitlines()) == 1 and "played none of 22 turns" in dead.stderr
 
 
 def test_a_models_layer_2_entries_that_the_chain_cannot_use_are_dropped_and_counted():

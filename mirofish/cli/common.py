@@ -106,6 +106,24 @@ def prompt_named(kind: str, path: str | None) -> dict[str, str]:
     return {"name": p["name"], "hash": p["hash"]}
 
 
+def warn_model_made(command: str, base_url: str, made: int, of: int, failures: dict[str, int]) -> None:
+    """One stderr line when a scene's model answered few of its turns, so a dead or failing server is not
+    mistaken for a model run: the JSON still carries every count (``model_failures``) and the run's results."""
+    import sys
+
+    from ..config import redact_url
+
+    if of <= 0 or made >= of:
+        return
+    top = ", ".join(f"{k} {n}" for k, n in sorted(failures.items(), key=lambda kv: -kv[1])[:3] if n)
+    if made == 0:
+        print(f"mirofish {command}: warning: the model at {redact_url(base_url)} played none of {of} turns "
+              f"({top}); the embedded agents played them all", file=sys.stderr)
+    elif made < 0.9 * of:
+        print(f"mirofish {command}: warning: the model at {redact_url(base_url)} played {made} of {of} turns "
+              f"({top}); the embedded agents played the rest", file=sys.stderr)
+
+
 def window_size(text: str | None) -> tuple[int, int] | None:
     if not text:
         return None

@@ -6,7 +6,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import UsageError, add_model_flags, add_window_flags, int_at_least, prompt_named, run_window
+from .common import (
+    UsageError,
+    add_model_flags,
+    add_window_flags,
+    int_at_least,
+    prompt_named,
+    run_window,
+    warn_model_made,
+)
 
 
 def arguments(ho: argparse.ArgumentParser) -> None:
@@ -56,5 +64,8 @@ def run(args: argparse.Namespace) -> int:
     result = out if len(out) > 1 else out[arms[0]]
     if failures is not None:
         result = {**result, "model_failures": failures, "prompt": prompt_named("handoff", args.prompt)}
+        made = [arm["model_made"] for arm in out.values() if "model_made" in arm]
+        warn_model_made("handoff", args.base_url, sum(m["messages"] for m in made), sum(m["of"] for m in made),
+                        failures)
     print(json.dumps(result))
     return 0

@@ -17,6 +17,7 @@ from .common import (
     prompt_meta,
     prompt_named,
     run_window,
+    warn_model_made,
 )
 
 
@@ -92,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         summary["model_made"] = {"turns": made, "fell_back": fell_back,
                                  "share": round(made / max(1, made + fell_back), 4)}
         summary["prompt"] = prompt_named("negotiation", args.prompt)
+        warn_model_made("negotiation", args.base_url, made, made + fell_back, failures)
     print(json.dumps(summary))
     return 0
 

@@ -20,6 +20,7 @@ from .common import (
     reply_cache,
     run_window,
     seconds,
+    warn_model_made,
 )
 
 
@@ -114,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
             recorder.close()  # every round played is kept, Ctrl-C included
     if args.agents == "llm":
         summary["prompt"] = prompt_named("referential", args.prompt)
+        mm = summary["model_made"]
+        warn_model_made("referential", args.base_url, mm["sender_turns"] + mm["receiver_turns"], 2 * mm["rounds"],
+                        summary.get("failures", {}))
     print(json.dumps(summary))
     return 0
 
