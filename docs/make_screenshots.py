@@ -179,6 +179,9 @@ def referential() -> None:
     scene = ReferentialScene(Experiment(GameConfig(seed=2, rounds=400)))
     scene.pacer.speed = 16
     shoot(scene, "referential.png", 180)
+    scene = ReferentialScene(Experiment(GameConfig(seed=11, rounds=400, templates=True)))
+    scene.pacer.speed = 16
+    shoot(scene, "referential-templates.png", 360, size=(1280, 720))
 
 
 def negotiation() -> None:
@@ -195,7 +198,7 @@ def handoff() -> None:
 
     scene = HandoffScene(seed=1, layers="L1+2")
     scene.pacer.speed = 8
-    shoot(scene, "handoff.png", 200, size=(1280, 720))
+    shoot(scene, "handoff.png", 260, size=(1280, 720))
 
 
 def places_and_reef(size=(1280, 720)) -> None:
@@ -301,6 +304,9 @@ if __name__ == "__main__":
         window_sizes(Path(sys.argv[2]) if len(sys.argv) > 2 else None)
     elif sys.argv[1:2] == ["--first"]:  # python docs/make_screenshots.py --first
         first_and_past()
+    elif sys.argv[1:2] == ["--scenes"]:  # python docs/make_screenshots.py --scenes (referential, report chain)
+        referential()
+        handoff()
     elif sys.argv[1:2] == ["--places-reef"]:  # python docs/make_screenshots.py --places-reef
         places_and_reef()
     else:

@@ -409,3 +409,74 @@ def test_interpretability_tells_initials_from_syllables():
     assert initials["terms"] >= 9 and initials["initials_share"] == 1.0 > initials["shuffled_share"] + 0.5
     assert syllables["initials_share"] < 0.5
     assert runs["initials"]["success_rate_last100"] >= 0.8
+
+
+def _alert_values(obj) -> dict:
+    return dict(zip(("severity", "category", "service"), obj.values))
+
+
+def test_template_terms_name_the_values_that_tell_the_target_apart_and_cover_many_instances(tmp_path):
+    """With ``templates`` (the source's canonical_schema: crit-db for a critical database
+    alert): every message is one term whose schema the target satisfies and no other candidate
+    does; each alert carries a new detail each round, kept as the term's example; a term names
+    many objects, not one — and a given template glossary (fixed) plays without a miss."""
+    cfg = GameConfig(seed=11, rounds=300, templates=True)
+    assert set(cfg.attributes) == {"severity", "category", "service"}
+    exp = Experiment(cfg, tmp_path / "g.db")
+    for _ in range(cfg.rounds):
+        rnd = exp.step()
+        if not rnd.message:
+            continue
+        assert rnd.used_terms == [rnd.message]
+        schema = exp.glossary.get(rnd.message).canonical
+        assert schema.items() <= _alert_values(rnd.target).items()
+        assert not any(schema.items() <= _alert_values(c).items() for c in rnd.candidates if c.id != rnd.target.id)
+        assert rnd.target.detail and len({c.detail for c in rnd.candidates}) == len(rnd.candidates)
+    summary = exp.summary()
+    exp.close()
+    assert summary["success_rate_last100"] >= 0.6 > summary["chance_rate"] * 2
+    assert summary["templates"]["objects_per_term"] > 2 and summary["templates"]["schema_values"] > 1
+    terms = Glossary(tmp_path / "g.db").as_dict()
+    assert all(t["example"].rsplit("#", 1)[1].isdigit() for t in terms.values())
+    fixed = Experiment(GameConfig(seed=11, rounds=200, templates=True, condition="fixed")).run()
+    assert fixed["success_rate"] == 1.0 and fixed["glossary_size"] == 99 and fixed["message_chars_per_round"] <= 2.1
+
+
+def test_model_agents_name_templates_against_the_test_server(tmp_path):
+    from mirofish.brains.testserver import TestServer
+    from mirofish.scenes.referential.model_agents import model_agent_factory
+
+    cfg = GameConfig(seed=2, rounds=40, templates=True)
+    with TestServer() as server:
+        exp = Experiment(cfg, tmp_path / "g.db", None, "llm", model_agent_factory(server.url, "m", cfg))
+        rounds = [exp.step() for _ in range(cfg.rounds)]
+        summary = exp.summary()
+        exp.close()
+    assert summary["model_made"]["sender_share"] == 1.0 and summary["success_rate"] >= 0.9
+    for rnd in rounds:  # one term a message, meaning exactly the values that tell the target apart
+        schema = Glossary(tmp_path / "g.db").get(rnd.message).canonical
+        assert schema.items() <= _alert_values(rnd.target).items() and "detail" not in schema
+    assert summary["templates"]["objects_per_term"] > 1
+
+
+def test_the_window_draws_alerts_as_cards_with_their_detail():
+    """With templates the window shows each alert's values and detail on a card edged by its
+    severity (not a grey circle): the candidate strip holds the severity colours."""
+    import os
+
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    import pygame
+
+    from mirofish.ui import theme
+    from mirofish.ui.scenes.referential import CARD_EDGE, draw_object
+
+    pygame.init()
+    game = Game(GameConfig(seed=11, templates=True))
+    rnd = game.draw_round(0)
+    surf = pygame.Surface((400, 200))
+    surf.fill(theme.PANEL)
+    draw_object(surf, rnd.target, game.names, (200, 100), 40)
+    pixels = {tuple(surf.get_at((x, y)))[:3] for x in range(400) for y in range(200)}
+    severity = rnd.target.values[0]
+    assert tuple(CARD_EDGE[severity]) in pixels and tuple(theme.BUTTON) in pixels
+    assert len(pixels) > 20  # text drawn on the card, not a plain shape

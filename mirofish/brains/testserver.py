@@ -238,6 +238,15 @@ def referential_reply(prompt: str) -> str:
         glossary[term] = json.loads(meaning)
     if "You are the SENDER" in prompt:
         target = json.loads(_find(r"Your target: (\{.*\})", prompt))
+        target.pop("detail", None)
+        template = re.search(r"ONE term for the template (\{.*?\}) ", prompt)
+        if template:  # one term for the schema it is asked to name
+            schema = json.loads(template.group(1))
+            known = sorted(t for t, m in glossary.items() if m == schema)
+            if known:
+                return json.dumps({"message": known[0], "new_terms": []})
+            term = "t" + hashlib.blake2b(json.dumps(schema, sort_keys=True).encode(), digest_size=2).hexdigest()
+            return json.dumps({"message": term, "new_terms": [{"term": term, "canonical": schema}]})
         parts, new = [], []
         for attr, value in target.items():
             known = [t for t, m in glossary.items() if m == {attr: value}]

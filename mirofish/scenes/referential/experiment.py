@@ -64,6 +64,10 @@ class EmbeddedAgent:
             base = "".join(w[:2] for w in words)
             return next(f"{base}{n}" for n in range(2, 10**6) if f"{base}{n}" not in self.glossary)
         free = [c + v for c in CONSONANTS for v in VOWELS if c + v not in self.glossary]
+        if not free and self.game.cfg.templates:  # one term a message: two syllables once single ones run out
+            free = [a + b for a in (c + v for c in CONSONANTS for v in VOWELS)
+                    for b in (c + v for c in CONSONANTS for v in VOWELS) if a + b not in self.glossary]
+            return free[int(self.rng.integers(len(free)))] if free else None
         if not free:
             return None
         for _ in range(1000):
@@ -87,6 +91,10 @@ class EmbeddedAgent:
         wanted = {a: props[a] for a in need}
         terms: list[str] = []
         new: list[str] = []
+        if self.game.cfg.templates:  # one term for the template: these values, whatever the rest
+            term = self._term_for(wanted, round_, explore, invent, status, new, invent_now=True,
+                                  example=target.detail)
+            return (term, [term], new) if term is not None else ("", [], new)
         if len(wanted) == 2 and self.game.cfg.combine:  # (a term for all three values would be a name per object)
             combo = self._term_for(wanted, round_, explore, invent, status, new,
                                    invent_now=self._needed(wanted) >= self.COMBINE_AFTER)
@@ -104,7 +112,7 @@ class EmbeddedAgent:
         return self.combos[key]
 
     def _term_for(self, canonical: dict, round_: int, explore: float, invent: bool, status: str, new: list,
-                  invent_now: bool) -> str | None:
+                  invent_now: bool, example: str | None = None) -> str | None:
         """The best known term for ``canonical`` (one value or a combination), or a new one."""
         known = self.glossary.terms_for(canonical)
         known += [t for t in self.glossary.terms_for(canonical, ("proposed", "pending")) if t.proposed_by == self.name]
@@ -112,7 +120,8 @@ class EmbeddedAgent:
             return max(known, key=lambda t: (t.stable_score, t.usage, t.term)).term
         term = self._invent(canonical) if invent and invent_now else None
         if term is not None:
-            self.glossary.add(term, canonical, canonical, round_, status=status, proposed_by=self.name)
+            self.glossary.add(term, canonical, canonical, round_, status=status, proposed_by=self.name,
+                              example=example or None)
             new.append(term)
             return term
         return known[0].term if known else None
@@ -135,9 +144,12 @@ class EmbeddedAgent:
         return dict(sorted(out.items()))
 
     def split(self, message: str) -> list[str]:
-        """A message's units: words in the natural baseline, two-letter terms otherwise."""
+        """A message's units: words in the natural baseline, the one template term with
+        ``templates``, two-letter terms otherwise."""
         if self.game.cfg.condition == "natural":
             return message.split()
+        if self.game.cfg.templates:
+            return [message] if message else []
         return [message[i : i + TERM_LEN] for i in range(0, len(message), TERM_LEN)]
 
     def listen(self, message: str, candidates: list[GameObject]) -> tuple[str, dict]:
@@ -198,6 +210,7 @@ class Experiment:
         self.success: list[float] = []
         self.lengths: list[tuple[int, int]] = []  # (message chars, natural description chars)
         self.new_per_round: list[int] = []
+        self.instances: dict[str, set[tuple[str, str]]] = defaultdict(set)  # templates: term -> (object, detail) named
         self.pruned: list[str] = []
         self.tokens: list[int] = []  # per round: the tokens model agents' server counted (prompts and replies)
         self.alarms: list[dict] = []  # success-drop alarms: {"round", "best", "now"}
@@ -208,9 +221,25 @@ class Experiment:
         self.watch: Callable[[dict], None] | None = None  # each round's record, as --log writes it
 
     def _fixed_glossary(self) -> None:
-        """The fixed-glossary condition: one agreed term per value, given to every agent."""
+        """The fixed-glossary condition: one agreed term per value, given to every agent (with
+        ``templates``: one per template, every combination of values of one or more attributes)."""
+        if self.cfg.templates:
+            from itertools import combinations, product
+
+            names = list(self.cfg.attributes)
+            for k in range(1, len(names) + 1):
+                for attrs in combinations(names, k):
+                    for values in product(*(self.cfg.attributes[a] for a in attrs)):
+                        schema = dict(zip(attrs, values))
+                        if not self.glossary.terms_for(schema):
+                            term = self.agents[0]._invent(schema) if hasattr(self.agents[0], "_invent") else None
+                            term = term or f"t{len(self.glossary._cache)}"
+                            self.glossary.add(term, schema, schema, 0, proposed_by="fixed")
+                            self.glossary.interpret(term, schema)
         for attr, values in self.cfg.attributes.items():
             for value in values:
+                if self.cfg.templates:
+                    break
                 if not self.glossary.terms_for({attr: value}):
                     term = (self.agents[0]._invent({attr: value}) if hasattr(self.agents[0], "_invent") else None) \
                         or f"{attr[0]}{value[0]}"
@@ -287,6 +316,9 @@ class Experiment:
         self.glossary.commit()
         self.lengths.append((len(rnd.message), len(rnd.target.describe(tuple(self.game.names)))))
         self.new_per_round.append(len(rnd.new_terms))
+        if cfg.templates and rnd.success:
+            for term in rnd.used_terms:
+                self.instances[term].add((rnd.target.id, rnd.target.detail))
         self.tokens.append(self._model_tokens() - spent)
         self.rounds.append(rnd)
         alarm = self._watch_success(r)
@@ -393,7 +425,25 @@ class Experiment:
             **self._economy(),
             "failures": dict(self.failures),
             **self._model_made(),
+            **self._templates(),
         }
+
+    def _templates(self) -> dict:
+        """With ``templates``: how far each term generalises — the distinct objects and instances
+        (object and detail) it named in rounds that succeeded, and how many values its schema
+        fixes. A name for one object would name one object; a template names many."""
+        if not self.cfg.templates:
+            return {}
+        used = [t for t in self.glossary.active() if self.instances.get(t.term)]
+        if not used:
+            return {"templates": {"terms": 0, "objects_per_term": 0.0, "instances_per_term": 0.0,
+                                  "schema_values": 0.0, "objects": len(self.game.objects)}}
+        return {"templates": {
+            "terms": len(used),
+            "objects_per_term": round(float(np.mean([len({o for o, _ in self.instances[t.term]}) for t in used])), 2),
+            "instances_per_term": round(float(np.mean([len(self.instances[t.term]) for t in used])), 2),
+            "schema_values": round(float(np.mean([len(t.canonical) for t in used])), 2),
+            "objects": len(self.game.objects)}}
 
     def _economy(self) -> dict:
         """What a round costs over the last 100 rounds: the message's characters against the

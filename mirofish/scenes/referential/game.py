@@ -10,15 +10,39 @@ the natural-language baseline condition, which exists to be the yardstick.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+#: The objects of the ``templates`` option when no ``attributes`` are given: alerts, as in the
+#: source design's template example (``crit-db``: a critical database alert, whatever its text).
+ALERTS: dict[str, list[str]] = {
+    "severity": ["critical", "warning", "info"],
+    "category": ["database", "network", "disk", "auth"],
+    "service": ["api", "web", "batch", "queue"],
+}
+#: The free text an alert of a category carries (a different one, and a different number, each
+#: round): the part of an instance no term is about.
+DETAILS: dict[str, tuple[str, ...]] = {
+    "database": ("connection pool exhausted", "replication lag", "slow queries", "deadlock detected"),
+    "network": ("packet loss", "DNS timeouts", "TLS handshake failures", "link flapping"),
+    "disk": ("volume almost full", "inode exhaustion", "write latency high", "SMART errors"),
+    "auth": ("login failures spiking", "token signing key expiring", "MFA provider down", "locked accounts"),
+}
+
 
 class GameConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _template_objects(cls, data: Any) -> Any:
+        """``templates`` without ``attributes``: the objects are alerts (:data:`ALERTS`)."""
+        if isinstance(data, dict) and data.get("templates") and "attributes" not in data:
+            data = {**data, "attributes": ALERTS}
+        return data
 
     attributes: dict[str, list[str]] = {
         "color": ["red", "blue", "green", "yellow"],
@@ -49,6 +73,11 @@ class GameConfig(BaseModel):
                                 "the initials of the values it names (bl, ci: a form that tells its meaning)")
     combine: bool = Field(False, description="a pair of values needed three times gets one term of its own (off by "
                                              "default: each new pair must be learnt, and success falls)")
+    templates: bool = Field(False, description="terms name templates (the source design's canonical_schema): a "
+                                               "message is one term for the values that tell the target apart, "
+                                               "whatever the rest, and every object carries a new free-text detail "
+                                               "each round that no term is about; without attributes the objects "
+                                               "are alerts (severity × category × service)")
 
     @model_validator(mode="after")
     def _enough_objects(self) -> GameConfig:
@@ -69,6 +98,7 @@ class GameConfig(BaseModel):
 class GameObject:
     id: str
     values: tuple[str, ...]  # one value per attribute, in attribute order
+    detail: str = ""  # the ``templates`` option: this round's free text (an alert's message), no term's meaning
 
     def properties(self, names: list[str]) -> dict[str, str]:
         return dict(zip(names, self.values))
@@ -112,10 +142,19 @@ class Game:
 
     def draw_round(self, index: int) -> Round:
         if self.cfg.vary:
-            return self._similar_round(index)
-        pick = self.rng.choice(len(self.objects), size=self.cfg.candidates, replace=False)
-        cands = [self.objects[i] for i in pick]
-        return Round(index, cands[int(self.rng.integers(len(cands)))], cands)
+            rnd = self._similar_round(index)
+        else:
+            pick = self.rng.choice(len(self.objects), size=self.cfg.candidates, replace=False)
+            cands = [self.objects[i] for i in pick]
+            rnd = Round(index, cands[int(self.rng.integers(len(cands)))], cands)
+        if self.cfg.templates:  # each candidate an instance: this round's detail (the same draw for the target)
+            rnd.candidates = [replace(c, detail=self._detail(c)) for c in rnd.candidates]
+            rnd.target = next(c for c in rnd.candidates if c.id == rnd.target.id)
+        return rnd
+
+    def _detail(self, obj: GameObject) -> str:
+        pool = next((DETAILS[v] for v in obj.values if v in DETAILS), ("event",))
+        return f"{pool[int(self.rng.integers(len(pool)))]} #{int(self.rng.integers(1000, 10000))}"
 
     def _similar_round(self, index: int) -> Round:
         """Candidates that vary along ``vary`` attributes (chosen at random among those with

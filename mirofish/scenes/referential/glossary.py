@@ -42,7 +42,8 @@ CREATE TABLE IF NOT EXISTS glossary (
     proposed_by TEXT,
     heard_count INTEGER DEFAULT 0,
     agreed_count INTEGER DEFAULT 0,
-    tier TEXT DEFAULT 'private'
+    tier TEXT DEFAULT 'private',
+    example TEXT
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS glossary_snapshots (
@@ -72,6 +73,7 @@ class Term:
     heard: int = 0  # receivers' interpretations recorded
     agreed_n: int = 0  # … that matched the sender's definition
     tier: str = "private"  # private (its proposer's), shared (understood once), global (voted, approved, settled)
+    example: str | None = None  # a template term (game setting ``templates``): the instance it was coined for
 
     @property
     def agreement_rate(self) -> float:
@@ -118,6 +120,9 @@ class Glossary:
                 if "tier" not in have:  # … and before tiers: what it was is unknown, "shared" if it worked once
                     self.db.execute("ALTER TABLE glossary ADD COLUMN tier TEXT DEFAULT 'private'")
                     self.db.execute("UPDATE glossary SET tier = 'shared' WHERE success_count > 0")
+                if "example" not in have:  # … and before template terms
+                    self.db.execute("ALTER TABLE glossary ADD COLUMN example TEXT")
+                    have.add("example")
                 have |= {"heard_count", "agreed_count", "tier"}
         except sqlite3.DatabaseError as exc:
             raise GlossaryError(f"glossary file {self.path} is not usable: {exc}") from None
@@ -127,7 +132,7 @@ class Glossary:
 
     _FIELDS = ("term", "canonical_properties", "definition_by_sender", "definition_by_receiver", "usage_count",
                "success_count", "success_rate", "stable_score", "last_used_round", "model", "status", "proposed_by",
-               "heard_count", "agreed_count", "tier")
+               "heard_count", "agreed_count", "tier", "example")
 
     def _load(self) -> None:
         """Every term, checked: JSON objects where meanings are, numbers where counts are,
@@ -159,7 +164,8 @@ class Glossary:
                 raise GlossaryError(f"glossary file {self.path} is damaged (term row {n}: {exc})") from None
             cache[r[0]] = Term(r[0], meaning[0], meaning[1], meaning[2], counts[0], counts[1], rates[0], rates[1],
                                last, str(r[9] or ""), str(r[10] or "active"), r[11], counts[2], counts[3],
-                               str(r[14] or ("shared" if counts[1] else "private")))
+                               str(r[14] or ("shared" if counts[1] else "private")),
+                               r[15] if isinstance(r[15], str) else None)
         self._cache = cache
 
     # ------------------------------------------------------------ reading
@@ -182,8 +188,10 @@ class Glossary:
     # ------------------------------------------------------------ writing
 
     def add(self, term: str, canonical: dict, definition_by_sender: dict, round_: int, status: str = "active",
-            proposed_by: str | None = None) -> Term:
-        """A new term: refused without canonical properties and the sender's definition."""
+            proposed_by: str | None = None, example: str | None = None) -> Term:
+        """A new term: refused without canonical properties and the sender's definition. A
+        template term (``canonical`` is then its schema: the values it matches, whatever the
+        rest) keeps the ``example`` it was coined for."""
         if not term or not canonical or not definition_by_sender:
             raise ValueError("a new term needs canonical properties and the sender's definition")
         if term in self._cache:
@@ -191,11 +199,12 @@ class Glossary:
         now = _now()
         tier = "global" if proposed_by == "fixed" else "private"  # the fixed condition's terms are agreed upfront
         self.db.execute("INSERT INTO glossary (term, canonical_properties, definition_by_sender, created_at, "
-                        "updated_at, last_used_round, model, status, proposed_by, tier) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        "updated_at, last_used_round, model, status, proposed_by, tier, example) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                         (term, json.dumps(canonical, sort_keys=True), json.dumps(definition_by_sender, sort_keys=True),
-                         now, now, round_, self.model, status, proposed_by, tier))
+                         now, now, round_, self.model, status, proposed_by, tier, example))
         t = Term(term, dict(canonical), dict(definition_by_sender), None, 0, 0, 0.0, 0.0, round_, self.model, status,
-                 proposed_by, tier=tier)
+                 proposed_by, tier=tier, example=example)
         self._cache[term] = t
         return t
 
@@ -250,11 +259,13 @@ class Glossary:
             self.set_tier(term, "global")
 
     def prune(self, round_: int, below: float, after_uses: int, stale_rounds: int) -> list[str]:
-        """Retire weak (low stable score once used enough) and stale (long unused) terms."""
+        """Retire weak (low stable score once used enough) and stale (long unused) terms; a
+        given glossary's terms (the fixed condition's) are not forgotten for lack of use."""
         out = []
         for t in self.active():
             weak = t.usage >= after_uses and t.stable_score < below
-            stale = t.last_used_round is not None and round_ - t.last_used_round > stale_rounds
+            stale = (t.last_used_round is not None and round_ - t.last_used_round > stale_rounds
+                     and t.proposed_by != "fixed")
             if weak or stale:
                 self.set_status(t.term, "pruned")
                 out.append(t.term)
@@ -314,7 +325,8 @@ class Glossary:
         return {t.term: {"canonical": t.canonical, "by_sender": t.by_sender, "by_receiver": t.by_receiver,
                          "usage": t.usage, "success_rate": round(t.success_rate, 4),
                          "stable_score": round(t.stable_score, 4), "agreement": round(t.agreement_rate, 4),
-                         "status": t.status, "tier": t.tier, "model": t.model}
+                         "status": t.status, "tier": t.tier, "model": t.model,
+                         **({"example": t.example} if t.example else {})}
                 for t in sorted(self._cache.values(), key=lambda t: t.term)}
 
     def snapshot(self, run_id: str, round_: int) -> int:

@@ -77,8 +77,13 @@ class ModelAgent:
             need = distinguishing(target, candidates, self.game.names)
             seen = (f"The receiver sees {len(candidates)} objects; naming {', '.join(need)} is enough to tell the "
                     f"target apart.\n")
+            if cfg.templates:  # one term, for a schema: these values, whatever the rest and the detail
+                schema = {a: target.properties(self.game.names)[a] for a in need}
+                seen += (f"Name it with ONE term for the template {json.dumps(schema)} (a term means exactly "
+                         f"these values, on any object that has them; the detail is not part of it).\n")
+        shown = {**target.properties(self.game.names), **_detail(target)}
         user = (f"Glossary:\n{_glossary_lines(self.glossary)}\n{seen}"
-                f"Your target: {json.dumps(target.properties(self.game.names))}\nYour JSON:")
+                f"Your target: {json.dumps(shown)}\nYour JSON:")
         system = self.prompt.fill("sender", "system", max_chars=str(cfg.max_chars), words=words,
                                   example=self._sender_example)
         msgs = [{"role": "system", "content": system},
@@ -115,14 +120,16 @@ class ModelAgent:
                 continue
             if term in self.glossary:
                 continue
-            self.glossary.add(term, canonical, canonical, round_, status=status, proposed_by=self.name)
+            self.glossary.add(term, canonical, canonical, round_, status=status, proposed_by=self.name,
+                              example=target.detail or None)
             new.append(term)
         tokens = [t for t in re.split(r"[^A-Za-z0-9]+", message) if t]
         used = [t for t in tokens if t in self.glossary]
         return message, used, new
 
     def listen(self, message: str, candidates: list[GameObject]) -> tuple[str | None, dict]:
-        lines = "\n".join(f"{c.id}: {json.dumps(c.properties(self.game.names))}" for c in candidates)
+        lines = "\n".join(f"{c.id}: {json.dumps({**c.properties(self.game.names), **_detail(c)})}"
+                          for c in candidates)
         user = f"Glossary:\n{_glossary_lines(self.glossary)}\nMessage: {message}\nCandidates:\n{lines}\nYour JSON:"
         msgs = [{"role": "system", "content": self.prompt.fill("receiver", "system", example=self._receiver_example)},
                 {"role": "user", "content": user}]
@@ -146,6 +153,11 @@ class ModelAgent:
 
     def interpretation(self, term: str) -> dict | None:
         return self.interps.get(term)
+
+
+def _detail(obj: GameObject) -> dict[str, str]:
+    """An instance's free text (the ``templates`` option), shown with its attributes."""
+    return {"detail": obj.detail} if obj.detail else {}
 
 
 def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: float = DEFAULT_TIMEOUT_S,

@@ -17,9 +17,27 @@ from ..keys import Binding, Line, Row
 from ..panels import Timeline
 from .base import PacedScene
 
+#: A card's edge by the value it holds (the templates option's alerts); anything else: FAINT.
+CARD_EDGE = {"critical": theme.BAD, "warning": theme.WARN, "info": theme.PROGRESS}
+
 
 def draw_object(surf: pygame.Surface, obj: GameObject, names: list[str], centre: tuple[int, int], unit: int) -> None:
+    """A shape for colour/shape/size objects; for any other attributes (the templates option's
+    alerts) a card with its values and this round's detail, edged by its severity."""
     props = obj.properties(names)
+    if not {"color", "shape"} & set(props):
+        card = pygame.Rect(0, 0, 2 * unit + 22, 2 * unit + 22)
+        card.center = centre
+        pygame.draw.rect(surf, theme.BUTTON, card, border_radius=6)
+        edge = next((CARD_EDGE[v] for v in props.values() if v in CARD_EDGE), theme.FAINT)
+        pygame.draw.rect(surf, edge, card, 2, border_radius=6)
+        lines = [*props.values(), *(obj.detail.replace(" #", "\n#").split("\n") if obj.detail else [])]
+        size = max(11, min(16, card.h // (len(lines) + 1)))
+        for k, line in enumerate(lines):
+            colour = theme.INK if k < len(props) else theme.DIM
+            img = theme.fit(line, size, card.w - 8, colour, min_size=9)
+            surf.blit(img, img.get_rect(midtop=(card.centerx, card.y + 5 + k * (card.h - 10) // len(lines))))
+        return
     colour = theme.OBJECTS.get(props.get("color", ""), theme.OBJECT_OTHER)
     r = int(unit * (1.0 if props.get("size") == "large" else 0.6))
     x, y = centre
@@ -206,7 +224,8 @@ class ReferentialScene(PacedScene):
         surf.blit(theme.text("sender sees the target", 18, theme.DIM), (card.x + 14, card.y + 10))
         if r is not None:
             draw_object(surf, r.target, names, (card.centerx, card.centery), min(56, card.h // 4))
-            surf.blit(theme.text(r.target.describe(tuple(names)), 18, theme.FAINT), (card.x + 14, card.bottom - 30))
+            said = r.target.describe(tuple(names)) + (f" \u2014 {r.target.detail}" if r.target.detail else "")
+            surf.blit(theme.fit(said, 18, card.w - 28, theme.FAINT), (card.x + 14, card.bottom - 30))
         msg_box = rects["message"]
         pygame.draw.rect(surf, theme.CARD, msg_box, border_radius=10)
         surf.blit(theme.text("message", 18, theme.DIM), (msg_box.x + 14, msg_box.y + 10))
