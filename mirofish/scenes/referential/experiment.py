@@ -229,17 +229,15 @@ class Experiment:
             names = list(self.cfg.attributes)
             for k in range(1, len(names) + 1):
                 for attrs in combinations(names, k):
-                    for values in product(*(self.cfg.attributes[a] for a in attrs)):
-                        schema = dict(zip(attrs, values))
+                    for combo in product(*(self.cfg.attributes[a] for a in attrs)):
+                        schema = dict(zip(attrs, combo))
                         if not self.glossary.terms_for(schema):
                             term = self.agents[0]._invent(schema) if hasattr(self.agents[0], "_invent") else None
                             term = term or f"t{len(self.glossary._cache)}"
                             self.glossary.add(term, schema, schema, 0, proposed_by="fixed")
                             self.glossary.interpret(term, schema)
-        for attr, values in self.cfg.attributes.items():
+        for attr, values in ({} if self.cfg.templates else self.cfg.attributes).items():
             for value in values:
-                if self.cfg.templates:
-                    break
                 if not self.glossary.terms_for({attr: value}):
                     term = (self.agents[0]._invent({attr: value}) if hasattr(self.agents[0], "_invent") else None) \
                         or f"{attr[0]}{value[0]}"
