@@ -60,13 +60,15 @@ class ReferentialScene(PacedScene):
         Line("message", "the words the sender used, and how long they are against spelling the object out"),
         Line("candidates", "green frame: the receiver picked the target; red: it picked another one; 'picked none': "
                             "it could not read the message"),
-        Line("new terms", "words the agents made up this round for a colour, shape or size"),
+        Line("new terms", "words the agents made up this round: one for a value (a colour, a shape, a size), or "
+                           "with --set templates=true one for the combination of values that tells the target "
+                           "apart (an alert's severity with its category)"),
         Line("glossary", "the made-up words both agents use: what the sender means, what the receiver reads, its "
                           "tier (private: only its inventor's so far; shared: understood once; global: voted in, "
                           "approved, or settled by use), how often used and how often it worked, and 'stable' (high "
                           "for words used often, successfully, and read the same by both)"),
-        Line("context", "the sender names only what tells the target apart from the other candidates: one word when "
-                         "the colour alone does, more when it must"),
+        Line("context", "the sender names only what tells the target apart from the other candidates: one value "
+                         "when one alone does (the colour, say), more when it must"),
         Line("charts", "success over the last 50 rounds (against picking at random), message length against "
                         "spelled out (lower = shorter), and the glossary's size"),
         Binding("A / R", "with --review: approve or reject the first new word waiting for a person",
