@@ -81,6 +81,8 @@ def main() -> None:
     ap.add_argument("--all-names", action="store_true", help="the ablation: no prior about which names are relative")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.sessions < 1 or not args.seeds:
+        ap.exit(2, "detector_precision: --sessions must be at least 1 and --seeds name at least one seed\n")
     if args.all_names:
         D.relative = lambda key: True  # every name open to misreading
     m = measure(args.seeds, args.sessions)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from source_tables import cell, interval  # bench/ is on the path when run as a script
 
-from mirofish.brains.prompt import token_counter
+from mirofish.brains.prompt import TokenizerError, token_counter, tokenizer
 from mirofish.scenes.handoff.chain import ARMS, evaluate
 
 # name → (layers, layer-2 source, wire form, every K-th, triggers)
@@ -104,9 +104,15 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds a model call may take (default 60)")
     args = ap.parse_args()
     if args.tasks < 1 or not args.seeds:
-        sys.exit("handoff_signals: --tasks must be at least 1 and --seeds name at least one seed")
+        ap.exit(2, "handoff_signals: --tasks must be at least 1 and --seeds name at least one seed\n")
     if bool(args.base_url) != bool(args.model):
-        sys.exit("handoff_signals: --base-url and --model go together")
+        ap.exit(2, "handoff_signals: --base-url and --model go together\n")
+    if not args.timeout > 0:
+        ap.exit(2, f"handoff_signals: --timeout must be more than 0 seconds, got {args.timeout:g}\n")
+    try:
+        tokenizer()  # a MIROFISH_TOKENIZER that cannot be read: one line before any work
+    except TokenizerError as exc:
+        ap.exit(2, f"handoff_signals: {exc}\n")
     writer = None
     if args.base_url:
         from mirofish.scenes.handoff.model_agents import ModelWriter

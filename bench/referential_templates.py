@@ -71,7 +71,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.rounds < 100 or not args.seeds:
-        ap.error("--rounds must be at least 100 (the last-100 figure) and --seeds name at least one seed")
+        ap.exit(2, "referential_templates: --rounds must be at least 100 (the last-100 figure) "
+                   "and --seeds name at least one seed\n")
     res = measure(args.seeds, args.rounds)
     print(json.dumps({"seeds": args.seeds, "rounds": args.rounds, **res}) if args.json
           else table(res, args.seeds, args.rounds))

@@ -4,6 +4,7 @@ layers catch them — measured per arm on the same seeded tasks."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -109,6 +110,18 @@ def test_the_command_line_prints_the_four_arms_and_refuses_bad_input():
     bad = subprocess.run([sys.executable, "run.py", "handoff", "--headless", "--layers", "L9"],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, env, names", [
+    (["--tasks", "0"], {}, "--tasks"),
+    (["--timeout", "-1"], {}, "--timeout"),
+    (["--tasks", "2", "--seeds", "1"], {"MIROFISH_TOKENIZER": "no-such-tokenizer.json"}, "no-such-tokenizer.json"),
+])
+def test_the_signal_benchmark_refuses_bad_input_in_one_line_before_any_work(argv, env, names):
+    out = subprocess.run([sys.executable, "bench/handoff_signals.py", *argv], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60, env={**os.environ, **env})
+    assert out.returncode == 2 and out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and names in out.stderr
 
 
 def test_model_writers_against_the_bundled_server_and_a_failing_one():
