@@ -9,11 +9,14 @@ import base64
 import calendar
 import itertools
 import json
+import math
 import os
+import random
 import sqlite3
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -24,7 +27,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 from mirofish.brains.testserver import TestServer
 from mirofish.cli import main
 from mirofish.observe.paths import WriterLock
-from mirofish.observe.recording import Recording
+from mirofish.observe.recording import Recording, content_digest
+from mirofish.session.otel import INT64_MAX, LAST_NS
 
 CANARY = "sk-canary-0tel-4b9e2f"
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,9 +71,14 @@ def export(capsys, rec: Path, out: Path, *more: str) -> dict:
     return json.loads(printed.out)
 
 
+def no_constant(name: str):
+    raise AssertionError(f"{name} is not JSON")
+
+
 def parse(text: str) -> ExportTraceServiceRequest:
     """The file read by the real OTLP classes. OTLP/JSON writes ids as hex (the protocol's rule),
     where protobuf's generic JSON mapping expects base64 for bytes: convert them as a receiver does."""
+    json.loads(text, parse_constant=no_constant)  # strict JSON: no NaN, no Infinity
     Parse(text, ExportTraceServiceRequest())  # the file as it is parses …
     data = json.loads(text)
     for rs in data["resourceSpans"]:
@@ -314,3 +323,150 @@ def test_a_key_variable_s_value_is_never_written_even_if_a_text_held_it(runs, tm
     summary = export(capsys, runs["failing"], tmp_path / "t.json")
     text = (tmp_path / "t.json").read_text()
     assert "fish-mini" not in text and "chat ***" in text and summary["secrets_scrubbed"] > 0
+
+
+# ---------------------------------------------------------------- damaged and crafted recordings
+
+
+def damaged(src: Path, dst: Path, edit=None, header: dict | None = None) -> Path:
+    """A copy of the recording ``src`` whose stored model exchanges ``edit`` changed (in place, as
+    one list in the recording's order) and whose header entries ``header`` replaced, its checksum
+    written anew: what a crafted file does, which the checksum cannot catch."""
+    dst.write_bytes(src.read_bytes())
+    db = sqlite3.connect(dst)
+    if edit is not None:
+        dicts = {h: zlib.decompress(d) for h, d in db.execute("SELECT hash, data FROM dicts")}
+        batches = []
+        for tick0, name, data in db.execute("SELECT tick0, dict, data FROM calls ORDER BY tick0").fetchall():
+            d = zlib.decompressobj(zdict=dicts[name]) if name else zlib.decompressobj()
+            batches.append((tick0, json.loads(d.decompress(data) + d.flush())))
+        edit([c for _, batch in batches for c in batch])
+        for tick0, batch in batches:  # json.dumps writes NaN and Infinity as Python's json reads them
+            db.execute("UPDATE calls SET dict = NULL, data = ? WHERE tick0 = ?",
+                       (zlib.compress(json.dumps(batch).encode()), tick0))
+    for key, v in (header or {}).items():
+        db.execute("UPDATE header SET value = ? WHERE key = ?", (json.dumps(v), key))
+    db.commit()
+    db.execute("UPDATE header SET value = ? WHERE key = 'checksum'", (json.dumps(content_digest(db)),))
+    db.commit()
+    db.close()
+    return dst
+
+
+def checked(text: str) -> tuple[list[Span], dict]:
+    """The spans of a file that must be valid OTLP whatever the recording held, and its resource
+    attributes: strict JSON, read by the protobuf classes, every time in range, no span ending
+    before it starts."""
+    req = parse(text)
+    spans = spans_of(req)
+    for span in spans:
+        assert 0 <= span.start_time_unix_nano <= span.end_time_unix_nano <= LAST_NS
+        assert all(0 <= e.time_unix_nano <= LAST_NS for e in span.events)
+    return spans, {a.key: MessageToDict(a.value) for a in req.resource_spans[0].resource.attributes}
+
+
+def test_out_of_range_values_are_clamped_or_left_out_and_counted(runs, tmp_path, capsys):
+    """1e308 latency (was an OverflowError, exit 1), NaN, token counts past int64, a negative
+    latency: the file is valid OTLP and says how many values it had to change."""
+    def edit(calls):
+        calls[0]["latency_s"] = 1e308  # ends at the last time
+        calls[1]["latency_s"] = math.nan  # lasts 0
+        calls[2]["latency_s"] = -5.0  # lasts 0
+        calls[3]["prompt_tokens"] = 10**30  # clamped to int64
+        calls[4]["completion_tokens"] = math.nan  # left out
+        calls[5]["temperature"] = math.inf  # left out
+        calls[6]["max_tokens"] = -10**25  # clamped to int64's least
+        calls[7]["top_p"] = math.nan  # left out
+    rec = damaged(runs["failing"], tmp_path / "bad.db", edit)
+    out = tmp_path / "t.json"
+    summary = export(capsys, rec, out)
+    spans, resource = checked(out.read_text())
+    chats = [s for s in spans if s.kind == Span.SPAN_KIND_CLIENT]
+    assert chats[0].end_time_unix_nano == LAST_NS
+    assert chats[1].end_time_unix_nano == chats[1].start_time_unix_nano
+    assert chats[2].end_time_unix_nano == chats[2].start_time_unix_nano
+    assert value(chats[3], "gen_ai.usage.input_tokens") == INT64_MAX
+    assert "gen_ai.usage.output_tokens" not in attrs(chats[4])
+    assert "gen_ai.request.temperature" not in attrs(chats[5])
+    assert value(chats[6], "gen_ai.request.max_tokens") == -(2**63)
+    assert "gen_ai.request.top_p" not in attrs(chats[7])
+    # the fish's and the run's input-token sums hold 10**30 too: clamped as well
+    fish3 = next(s for s in spans if s.name == f"fish {value(chats[3], 'mirofish.fish')}")
+    assert value(fish3, "mirofish.tokens.input") == value(spans[0], "mirofish.tokens.input") == INT64_MAX
+    # the run's span reaches the clamped end
+    assert spans[0].end_time_unix_nano == LAST_NS
+    # 8 recorded values + the 2 sums
+    assert summary["out_of_range"] == int(resource["mirofish.out_of_range"]["intValue"]) == 10
+    # a sound recording's file has none, and no such attribute
+    sound = export(capsys, runs["failing"], tmp_path / "sound.json")
+    assert sound["out_of_range"] == 0
+    assert "mirofish.out_of_range" not in checked((tmp_path / "sound.json").read_text())[1]
+
+
+def test_the_1e308_latency_as_a_user_runs_it(runs, tmp_path):
+    """The fault campaign's case in its own process: exit 0 and a file that parses (was exit 1)."""
+    def edit(calls):
+        calls[0]["latency_s"] = 1e308
+    rec = damaged(runs["failing"], tmp_path / "bad.db", edit)
+    argv = [sys.executable, str(ROOT / "run.py"), "export", str(rec), "--otel", str(tmp_path / "t.json")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and json.loads(done.stdout)["out_of_range"] == 1, done.stderr
+    checked((tmp_path / "t.json").read_text())
+
+
+def test_an_anchor_past_the_last_time_is_refused_in_one_line(runs, tmp_path, capsys):
+    out = tmp_path / "t.json"
+    for when in ("9999-12-31T23:59:59Z", "9999-12-31T23:59:59.999999+00:00", "2262-04-11T23:47:00Z"):
+        err = refused(capsys, ["export", str(runs["failing"]), "--otel", str(out), "--otel-anchor", when],
+                      "--otel-anchor")
+        assert "2262-04-11T23:47:16Z" in err
+    assert not out.exists()
+    # a recording whose header says it was created in 9999: its default anchor, refused the same way
+    late = damaged(runs["failing"], tmp_path / "late.db", header={"created": "9999-12-31T00:00:00Z"})
+    refused(capsys, ["export", str(late), "--otel", str(out)], "--otel-anchor")
+    # … and exported with an anchor that fits
+    export(capsys, late, out, "--otel-anchor", "2030-01-01T00:00:00Z")
+    checked(out.read_text())
+    # the latest anchor that fits the run (60 ticks × 0.5 s): its last tick at most the last time
+    rec = Recording(runs["failing"])
+    run_ns = (rec.last_tick - rec.first_tick) * round(rec.config.world.tick_seconds * 1e9)
+    rec.close()
+    latest = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime((LAST_NS - run_ns) // 10**9))
+    summary = export(capsys, runs["failing"], out, "--otel-anchor", latest, "--overwrite")
+    spans, _ = checked(out.read_text())
+    assert spans[0].end_time_unix_nano <= LAST_NS and summary["out_of_range"] == 0
+    # with a 1e308 latency at that anchor: that span ends at the last time
+    big = damaged(runs["failing"], tmp_path / "big.db", lambda calls: calls[-1].update(latency_s=1e308))
+    summary = export(capsys, big, out, "--otel-anchor", latest, "--overwrite")
+    spans, _ = checked(out.read_text())
+    assert spans[-1].end_time_unix_nano == LAST_NS and summary["out_of_range"] == 1
+
+
+DAMAGE = [1e308, -1e308, math.inf, -math.inf, math.nan, 2**63, -(2**63) - 1, 2**64, 10**30, -(10**30), 10**400,
+          -1, -0.0, 5e-324, 1.5e18, 9.3e18, "abc", "12", "1e999", "nan", [], {}, True, None, [1, 2]]
+FIELDS = ["latency_s", "prompt_tokens", "completion_tokens", "max_tokens", "temperature", "top_p", "seed", "retries",
+          "asked"]
+
+
+def test_seeded_fuzz_of_damaged_numbers_always_gives_valid_otlp(runs, tmp_path, capsys):
+    """Four dozen damaged numeric values (12 recordings of 4), each exported with another content
+    mode and anchor: every file parses as OTLP and counts what it changed."""
+    rng = random.Random(62)
+    changed = 0
+    for n in range(12):
+        hits = [(rng.choice(FIELDS), rng.choice(DAMAGE), rng.random()) for _ in range(4)]
+        if n % 3 == 0:  # a fish id past int64 too (a recorded fish is an int, of any size)
+            hits.append(("fish", rng.choice([2**70, -(2**70)]), rng.random()))
+
+        def edit(calls, hits=hits):
+            for field, bad, where in hits:
+                calls[int(where * len(calls))][field] = bad
+        rec = damaged(runs["failing"], tmp_path / f"fuzz{n}.db", edit)
+        out = tmp_path / f"fuzz{n}.json"
+        anchor = rng.choice(["created", "now", "1970-01-01T00:00:00Z", "2262-04-11T00:00:00Z"])
+        summary = export(capsys, rec, out, "--otel-content", ("events", "attributes", "none")[n % 3],
+                         "--otel-anchor", anchor)
+        _, resource = checked(out.read_text())
+        assert summary["out_of_range"] == int(resource.get("mirofish.out_of_range", {}).get("intValue", 0))
+        changed += summary["out_of_range"]
+    assert changed >= 24  # most damaged values were out of range (the rest: numbers OTLP holds as they are)

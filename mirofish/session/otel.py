@@ -23,8 +23,16 @@ at tick T starts ``(T - first tick) x world.tick_seconds`` after the anchor (the
 ``latency_s``. docs/traces.md has the attribute table and how to send the file to a collector.
 
 No OpenTelemetry package is needed to write the file (the ``otel`` extra only reads it back).
-A recording never holds an API key; as a second guard, the values of the key variables the
-run's config names are replaced by ``***`` wherever they would appear in the file.
+
+Whatever a recording holds, the file is valid OTLP: a value it cannot hold as it is (a latency
+that runs past the last representable time, a token count beyond int64, a NaN or infinite
+number, a negative duration, a time before 1970) is clamped into range or its attribute left
+out, and how many were is the summary's ``out_of_range`` and, when not 0, the resource attribute
+``mirofish.out_of_range``. Times end at ``LAST_NS`` (2262-04-11, the last signed 64-bit
+nanosecond: what collectors turn a span's time into); an anchor that would put the run's ticks
+past it is refused (``RecordingError``, one line). A recording never holds an API key; as a
+second guard, the values of the key variables the run's config names are replaced by ``***``
+wherever they would appear in the file.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from __future__ import annotations
 import calendar
 import hashlib
 import json
+import math
 import os
 import tempfile
 import time
@@ -51,6 +60,11 @@ PROVIDER = "openai"  # every model server is spoken to as an OpenAI-compatible e
 SCOPE = "mirofish.otel"
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3  # opentelemetry.proto.trace.v1.Span.SpanKind
 STATUS_ERROR = 2  # opentelemetry.proto.trace.v1.Status.StatusCode.STATUS_CODE_ERROR
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # an AnyValue's intValue
+# The last time written (2262-04-11T23:47:16.854775807Z). OTLP's times are fixed64 (up to 2554),
+# but collectors and backends hold a time as signed 64-bit nanoseconds (a Go time.Time from
+# int64(t)): past this a receiver would read the span as before 1970.
+LAST_NS = INT64_MAX
 
 # Why a scene's recordings have nothing to export (their model calls are not kept as exchanges).
 _NO_EXCHANGES = {
@@ -79,6 +93,120 @@ def any_value(value: Any) -> dict[str, Any]:
 def attributes(pairs: dict[str, Any]) -> list[dict[str, Any]]:
     """``KeyValue`` list of the pairs whose value is not None, in the order given."""
     return [{"key": k, "value": any_value(v)} for k, v in pairs.items() if v is not None]
+
+
+class _Fit:
+    """Keeps every number of the request one OTLP can hold, and counts those it had to change:
+    a recorded value that is not a number at all, or out of range, is clamped into range or its
+    attribute left out (an exported file is never invalid, and never an OverflowError)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def real(self, value: Any, default: float | None = None) -> float | None:
+        """``value`` as a float (perhaps not finite: :meth:`attributes` leaves those out),
+        ``default`` when absent, None (counted) when it is no number."""
+        if value is None:
+            return default
+        if isinstance(value, (int, float, str)):
+            try:
+                return float(value)
+            except OverflowError:  # an int past a float's range
+                return math.inf if int(value) > 0 else -math.inf
+            except ValueError:
+                pass
+        self.count += 1
+        return None
+
+    def whole(self, value: Any, default: int | None = None) -> int | None:
+        """``value`` as an int (perhaps past int64: :meth:`attributes` clamps those), ``default``
+        when absent, None (counted) when it is no finite number."""
+        if value is None:
+            return default
+        if isinstance(value, int):
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        real = self.real(value)
+        if real is None:
+            return None
+        if not math.isfinite(real):
+            self.count += 1
+            return None
+        return int(real)
+
+    def time(self, ns: int) -> int:
+        """A time in unix nanoseconds, clamped into ``[0, LAST_NS]``."""
+        if 0 <= ns <= LAST_NS:
+            return ns
+        self.count += 1
+        return min(max(ns, 0), LAST_NS)
+
+    def end(self, start: int, latency: Any) -> int:
+        """When a request that started at ``start`` and lasted ``latency`` seconds ended: a
+        negative or NaN latency lasts 0, one past the last time ends at ``LAST_NS``."""
+        seconds = self.real(latency, 0.0)
+        if seconds is None:
+            return start
+        ns = seconds * 1e9
+        if math.isnan(ns) or ns < -0.5:
+            self.count += 1
+            return start
+        if ns > LAST_NS - start:
+            self.count += 1
+            return LAST_NS
+        return start + int(round(ns))
+
+    def value(self, v: dict[str, Any]) -> dict[str, Any] | None:
+        """An ``AnyValue`` OTLP holds: an int clamped to int64, None for a NaN or infinite double."""
+        if "intValue" in v:
+            n = int(v["intValue"])
+            if not INT64_MIN <= n <= INT64_MAX:
+                self.count += 1
+                return {"intValue": str(min(max(n, INT64_MIN), INT64_MAX))}
+        elif "doubleValue" in v:
+            if not math.isfinite(v["doubleValue"]):
+                self.count += 1
+                return None
+        elif "arrayValue" in v:
+            kept = (self.value(x) for x in v["arrayValue"]["values"])
+            return {"arrayValue": {"values": [x for x in kept if x is not None]}}
+        return v
+
+    def attributes(self, pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        out = []
+        for kv in pairs:
+            v = self.value(kv["value"])
+            if v is not None:
+                out.append({"key": kv["key"], "value": v})
+        return out
+
+    def request(self, request: dict[str, Any]) -> None:
+        """Every attribute and time of ``request`` (in place) made one OTLP holds."""
+        for rs in request["resourceSpans"]:
+            rs["resource"]["attributes"] = self.attributes(rs["resource"]["attributes"])
+            for ss in rs["scopeSpans"]:
+                for span in ss["spans"]:
+                    start = self.time(int(span["startTimeUnixNano"]))
+                    end = self.time(int(span["endTimeUnixNano"]))
+                    if end < start:
+                        self.count += 1
+                        end = start
+                    span["startTimeUnixNano"], span["endTimeUnixNano"] = str(start), str(end)
+                    span["attributes"] = self.attributes(span["attributes"])
+                    for event in span.get("events", ()):
+                        event["timeUnixNano"] = str(self.time(int(event["timeUnixNano"])))
+                        event["attributes"] = self.attributes(event["attributes"])
+
+
+def _iso(ns: int) -> str:
+    try:
+        return datetime.fromtimestamp(ns // 10**9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, ValueError, OSError):
+        return f"{ns} ns after 1970"
 
 
 def _id(seed: str, size: int) -> str:
@@ -171,8 +299,10 @@ def _messages(call: dict[str, Any], texts: dict[str, str]) -> tuple[str, str, st
 
 
 def exchange_span(call: dict[str, Any], texts: dict[str, str], seed: int, trace_id: str, span_id: str,
-                  parent: str, start: int, end: int, content: str) -> dict[str, Any]:
-    """One model exchange as a CLIENT span (GenAI semantic conventions)."""
+                  parent: str, start: int, end: int, content: str, fit: _Fit | None = None) -> dict[str, Any]:
+    """One model exchange as a CLIENT span (GenAI semantic conventions); ``fit`` counts the
+    recorded values that are no numbers (their attributes are left out)."""
+    fit = fit or _Fit()
     model = str(call.get("model") or "unknown")
     replied = call.get("reply") is not None
     host, port = _server(str(call.get("endpoint") or ""))
@@ -186,13 +316,13 @@ def exchange_span(call: dict[str, Any], texts: dict[str, str], seed: int, trace_
         "gen_ai.system": PROVIDER,
         "gen_ai.request.model": model,
         "gen_ai.response.model": str(call.get("response_model") or model) if replied else None,
-        "gen_ai.request.max_tokens": int(call.get("max_tokens") or 0),
-        "gen_ai.request.temperature": float(TEMPERATURE if temperature is None else temperature),
-        "gen_ai.request.top_p": float(top_p) if top_p is not None else None,
-        "gen_ai.request.seed": int(seed if call.get("seed") is None else call["seed"]),
+        "gen_ai.request.max_tokens": fit.whole(call.get("max_tokens"), 0),
+        "gen_ai.request.temperature": fit.real(temperature, float(TEMPERATURE)),
+        "gen_ai.request.top_p": fit.real(top_p),
+        "gen_ai.request.seed": fit.whole(call.get("seed"), seed),
         "gen_ai.output.type": "json" if schema else "text",
-        "gen_ai.usage.input_tokens": int(call.get("prompt_tokens") or 0),
-        "gen_ai.usage.output_tokens": int(call.get("completion_tokens") or 0),
+        "gen_ai.usage.input_tokens": _tokens(fit, call.get("prompt_tokens")),
+        "gen_ai.usage.output_tokens": _tokens(fit, call.get("completion_tokens")),
         "gen_ai.response.finish_reasons": [str(finish)] if finish else None,
         "gen_ai.openai.response.system_fingerprint": call.get("system_fingerprint") or None,
         "server.address": host,
@@ -200,12 +330,12 @@ def exchange_span(call: dict[str, Any], texts: dict[str, str], seed: int, trace_
         "error.type": None if replied else str(call.get("read") or "no_reply"),
         "mirofish.fish": int(call["fish"]),
         "mirofish.tick": int(call["tick"]),
-        "mirofish.asked": int(call.get("asked", call["tick"])),
+        "mirofish.asked": fit.whole(call.get("asked"), int(call["tick"])),
         "mirofish.kind": str(call.get("kind") or "decision"),
         "mirofish.tier": str(call["tier"]) if call.get("tier") else None,
         "mirofish.read": str(call.get("read") or ""),
         "mirofish.cached": bool(call.get("cached")),
-        "mirofish.retries": int(call.get("retries") or 0),
+        "mirofish.retries": fit.whole(call.get("retries"), 0),
         "mirofish.format": call.get("format") or None,
         "mirofish.group": str(call["group"]) if call.get("group") is not None else None,
     }
@@ -243,6 +373,22 @@ def exchange_span(call: dict[str, Any], texts: dict[str, str], seed: int, trace_
     return span
 
 
+def _asked(call: dict[str, Any]) -> int:
+    """The tick an exchange was asked at (its tick where the recorded one is no number: the
+    span's ``mirofish.asked`` counts that)."""
+    asked = _Fit().whole(call.get("asked"), int(call["tick"]))
+    return int(call["tick"]) if asked is None else asked
+
+
+def _tokens(fit: _Fit, value: Any) -> int | None:
+    """A token count: a whole number from 0 (a negative one is out of range: 0, counted)."""
+    n = fit.whole(value, 0)
+    if n is not None and n < 0:
+        fit.count += 1
+        return 0
+    return n
+
+
 def _event(name: str, at: int, attrs: dict[str, Any]) -> dict[str, Any]:
     return {"timeUnixNano": str(at), "name": name, "attributes": attributes(attrs)}
 
@@ -259,7 +405,9 @@ def _internal(trace_id: str, span_id: str, parent: str | None, name: str, start:
 
 def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "events",
                   anchor: int | None = None) -> dict[str, Any]:
-    """The ``ExportTraceServiceRequest`` (OTLP/JSON, as a dict) of a recording's exchanges."""
+    """The ``ExportTraceServiceRequest`` (OTLP/JSON, as a dict) of a recording's exchanges, every
+    value one OTLP holds (the resource's ``mirofish.out_of_range``: how many were clamped or left
+    out); an anchor that puts the run's ticks past ``LAST_NS`` is refused."""
     from .. import __version__
 
     if content not in CONTENT:
@@ -268,30 +416,39 @@ def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "e
     trace_id = trace_id_of(header)
     base = parse_anchor(None, header) if anchor is None else anchor
     tick_ns = int(round(cfg.world.tick_seconds * 1e9))
+    if base < 0 or base + (rec.last_tick - rec.first_tick) * tick_ns > LAST_NS:
+        raise RecordingError(f"the anchor {_iso(base)} (--otel-anchor, by default the recording's created time) "
+                             f"puts the run's {rec.last_tick - rec.first_tick} ticks past {_iso(LAST_NS)}, the last "
+                             f"time OTLP's nanosecond timestamps hold; give an earlier --otel-anchor")
     run_id = _id(trace_id + " run", 8)
     texts = rec.texts()
+    fit = _Fit()
 
     def at(tick: int) -> int:
-        return base + (tick - rec.first_tick) * tick_ns
+        return fit.time(base + (tick - rec.first_tick) * tick_ns)
 
     spans: list[dict[str, Any]] = []
     fish_spans: dict[int, dict[str, Any]] = {}
     fish_ids = {f: _id(f"{trace_id} fish {f}", 8) for f in sorted({int(c["fish"]) for c in calls})}
     busy: dict[tuple[int, int], int] = {}  # (fish, asked tick) → when its previous request ended
+    tokens_in: list[int] = []
+    tokens_out: list[int] = []
     for i, c in enumerate(calls):
-        fish, asked = int(c["fish"]), int(c.get("asked", c["tick"]))
+        fish, asked = int(c["fish"]), _asked(c)
         start = max(at(asked), busy.get((fish, asked), 0))  # a fish's requests of one tick: one after another
-        end = start + max(0, int(round(float(c.get("latency_s") or 0.0) * 1e9)))
+        end = fit.end(start, c.get("latency_s"))
         busy[(fish, asked)] = end
         spans.append(exchange_span(c, texts, cfg.seed, trace_id, _id(f"{trace_id} call {i}", 8), fish_ids[fish],
-                                   start, end, content))
+                                   start, end, content, fit))
+        tokens_in.append(_tokens(_Fit(), c.get("prompt_tokens")) or 0)  # (counted once, in the span)
+        tokens_out.append(_tokens(_Fit(), c.get("completion_tokens")) or 0)
         agg = fish_spans.setdefault(fish, {"start": start, "end": end, "n": 0, "failed": 0, "in": 0, "out": 0,
                                            "decisions": 0, "summaries": 0, "group": None})
         agg["start"], agg["end"] = min(agg["start"], start), max(agg["end"], end)
         agg["n"] += 1
         agg["failed"] += c.get("reply") is None
-        agg["in"] += int(c.get("prompt_tokens") or 0)
-        agg["out"] += int(c.get("completion_tokens") or 0)
+        agg["in"] += tokens_in[-1]
+        agg["out"] += tokens_out[-1]
         agg["decisions" if c.get("kind", "decision") == "decision" else "summaries"] += 1
         if agg["group"] is None and c.get("group") is not None:
             agg["group"] = str(c["group"])
@@ -319,8 +476,8 @@ def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "e
         "mirofish.groups": groups or None,
         "mirofish.exchanges": len(calls),
         "mirofish.failed": sum(1 for c in calls if c.get("reply") is None),
-        "mirofish.tokens.input": sum(int(c.get("prompt_tokens") or 0) for c in calls),
-        "mirofish.tokens.output": sum(int(c.get("completion_tokens") or 0) for c in calls),
+        "mirofish.tokens.input": sum(tokens_in),
+        "mirofish.tokens.output": sum(tokens_out),
         "mirofish.created": header.get("created") if isinstance(header.get("created"), str) else None,
         "mirofish.code_version": str(header["code_version"]) if "code_version" in header else None,
         "mirofish.fork_tick": int(header["fork_tick"]) if isinstance(header.get("fork_tick"), int) else None,
@@ -328,10 +485,14 @@ def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "e
     })
     resource = attributes({"service.name": "mirofish", "service.version": __version__,
                            "mirofish.scene": str(header.get("scene", TICK_SCENE))})
-    return {"resourceSpans": [{
+    request: dict[str, Any] = {"resourceSpans": [{
         "resource": {"attributes": resource},
         "scopeSpans": [{"scope": {"name": SCOPE, "version": __version__}, "spans": [root, *parents, *spans]}],
     }]}
+    fit.request(request)
+    if fit.count:
+        request["resourceSpans"][0]["resource"]["attributes"] += attributes({"mirofish.out_of_range": fit.count})
+    return request
 
 
 # ---------------------------------------------------------------- the command
@@ -394,7 +555,8 @@ def export_otel(path: str | Path, out: str | Path, content: str = "events", anch
         secrets = key_secrets(rec.config)
     finally:
         rec.close()
-    text = json.dumps(request, ensure_ascii=False, separators=(",", ":")) + "\n"
+    # allow_nan=False: a NaN would be no JSON (build_request left none; never write one)
+    text = json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
     scrubbed = _scrub(text, secrets)
     try:
         lock = WriterLock(target)
@@ -405,10 +567,12 @@ def export_otel(path: str | Path, out: str | Path, content: str = "events", anch
     finally:
         lock.release()
     spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    resource = {kv["key"]: kv["value"] for kv in request["resourceSpans"][0]["resource"]["attributes"]}
+    out_of_range = int(resource.get("mirofish.out_of_range", {}).get("intValue", 0))
     summary = {"otel": str(target), "trace_id": spans[0]["traceId"], "spans": len(spans),
                "exchange_spans": len(calls), "fish_spans": len(spans) - len(calls) - 1,
                "errors": sum(1 for c in calls if c.get("reply") is None), "from": lo, "to": hi,
-               "content": content, "bytes": target.stat().st_size,
+               "content": content, "out_of_range": out_of_range, "bytes": target.stat().st_size,
                "seconds": round(time.perf_counter() - start, 2)}
     if scrubbed[1]:
         summary["secrets_scrubbed"] = scrubbed[1]
