@@ -317,8 +317,9 @@ def test_the_command_as_a_user_runs_it(runs, tmp_path):
 
 
 def test_a_key_variable_s_value_is_never_written_even_if_a_text_held_it(runs, tmp_path, capsys, monkeypatch):
-    """The second guard: whatever the run's key variable holds now is replaced by *** wherever it
-    would appear (here a value the recording does hold: the model's name)."""
+    """The second guard: whatever the run's key variable holds now (8 characters or more) is
+    replaced by *** in every text field that holds it (here a value the recording does hold: the
+    model's name, in the span's name and attributes)."""
     monkeypatch.setenv("OPENAI_API_KEY", "fish-mini")
     summary = export(capsys, runs["failing"], tmp_path / "t.json")
     text = (tmp_path / "t.json").read_text()
@@ -440,6 +441,54 @@ def test_an_anchor_past_the_last_time_is_refused_in_one_line(runs, tmp_path, cap
     summary = export(capsys, big, out, "--otel-anchor", latest, "--overwrite")
     spans, _ = checked(out.read_text())
     assert spans[-1].end_time_unix_nano == LAST_NS and summary["out_of_range"] == 1
+
+
+@pytest.mark.parametrize("key", ["span", "1000", "true", "chat", "fish"])
+def test_a_short_key_value_leaves_the_file_as_it_is(runs, tmp_path, capsys, monkeypatch, key):
+    """A key variable holding a short value (which the old scrub replaced over the whole
+    serialized text, corrupting the JSON) changes nothing: no real key is under 8 characters."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    export(capsys, runs["failing"], tmp_path / "plain.json")
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    summary = export(capsys, runs["failing"], tmp_path / "keyed.json")
+    text = (tmp_path / "keyed.json").read_text()
+    checked(text)
+    assert text == (tmp_path / "plain.json").read_text() and "secrets_scrubbed" not in summary
+
+
+KEY = "sk-live-Q7v2Lm9XpR4t"  # 20 characters
+PASSWORD = "hunter2-Zk81Wq0Lm3Vb"  # in a URL only, named by no variable
+
+
+@pytest.mark.parametrize("content", ["events", "attributes"])
+def test_a_real_key_in_a_recorded_field_or_url_is_absent_from_the_file(runs, tmp_path, capsys, monkeypatch,
+                                                                       content):
+    def edit(calls):
+        calls[0]["user"] = f"ask http://alice:{KEY}@models.example.com/v1 and \"{KEY}\" again"
+        calls[1]["model"] = KEY
+        calls[2]["system_fingerprint"] = f"fp-{KEY}"
+        calls[3]["endpoint"] = f"https://bob:{KEY}@api.example.com:8443/v1"
+        calls[4]["user"] = f"mirror at https://carol:{PASSWORD}@mirror.example.com/v1/chat"
+        calls[5]["model"] = f"https://dave:{PASSWORD}@m.example.com/v1"
+        replied = next(c for c in calls[6:] if c.get("reply") is not None)
+        replied["reply"] = f'{{"say": "the key is {KEY}"}}'
+    rec = damaged(runs["failing"], tmp_path / "keyed.db", edit)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    out = tmp_path / "t.json"
+    summary = export(capsys, rec, out, "--otel-content", content)
+    raw = out.read_bytes()
+    spans, _ = checked(raw.decode())
+    for secret in (KEY, PASSWORD):
+        assert secret.encode() not in raw and base64.b64encode(secret.encode()) not in raw
+    assert summary["secrets_scrubbed"] >= 6
+    chats = [s for s in spans if s.kind == Span.SPAN_KIND_CLIENT]
+    assert chats[1].name == "chat ***" and value(chats[1], "gen_ai.request.model") == "***"
+    assert value(chats[2], "gen_ai.openai.response.system_fingerprint") == "fp-***"
+    assert value(chats[3], "server.address") == "api.example.com" and value(chats[3], "server.port") == 8443
+    assert "https://***@m.example.com/v1" in value(chats[5], "gen_ai.request.model")
+    text = raw.decode()
+    assert "http://***@models.example.com/v1" in text and "https://***@mirror.example.com/v1/chat" in text
+    assert "the key is ***" in text
 
 
 DAMAGE = [1e308, -1e308, math.inf, -math.inf, math.nan, 2**63, -(2**63) - 1, 2**64, 10**30, -(10**30), 10**400,

@@ -31,12 +31,17 @@ out, and how many were is the summary's ``out_of_range`` and, when not 0, the re
 ``mirofish.out_of_range``. Times end at ``LAST_NS`` (2262-04-11, the last signed 64-bit
 nanosecond: what collectors turn a span's time into); an anchor that would put the run's ticks
 past it is refused (``RecordingError``, one line). A recording never holds an API key; as a
-second guard, the values of the key variables the run's config names are replaced by ``***``
-wherever they would appear in the file.
+second guard the text fields of the request (string attribute values, names, status messages;
+never ids, times or numbers) are scrubbed one by one: every URL's credentials removed
+(``redact_url``/``redact_text``), and the values of the key variables the run's config names
+replaced by ``***`` where a field holds them, if they are at least ``MIN_SECRET`` (8)
+characters: a shorter value (``true``, ``span``, ``1000``) is no real key and would match
+ordinary words and numbers.
 """
 
 from __future__ import annotations
 
+import base64
 import calendar
 import hashlib
 import json
@@ -51,7 +56,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..brains.exchanges import TEMPERATURE, canonical
-from ..config import Config
+from ..config import Config, redact_text, redact_url
 from ..observe.paths import OutputError, WriterLock, check_output
 from ..observe.recording import TICK_SCENE, Recording, RecordingError, recording_scene
 
@@ -65,6 +70,7 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # an AnyValue's intValue
 # but collectors and backends hold a time as signed 64-bit nanoseconds (a Go time.Time from
 # int64(t)): past this a receiver would read the span as before 1970.
 LAST_NS = INT64_MAX
+MIN_SECRET = 8  # a key variable's value shorter than this is never matched (see _Scrub)
 
 # Why a scene's recordings have nothing to export (their model calls are not kept as exchanges).
 _NO_EXCHANGES = {
@@ -555,15 +561,16 @@ def export_otel(path: str | Path, out: str | Path, content: str = "events", anch
         secrets = key_secrets(rec.config)
     finally:
         rec.close()
+    scrub = _Scrub(secrets)
+    scrub.walk(request)
     # allow_nan=False: a NaN would be no JSON (build_request left none; never write one)
     text = json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-    scrubbed = _scrub(text, secrets)
     try:
         lock = WriterLock(target)
     except OutputError as exc:
         raise RecordingError(str(exc)) from None
     try:
-        write_atomically(target, scrubbed[0])
+        write_atomically(target, text)
     finally:
         lock.release()
     spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
@@ -574,16 +581,51 @@ def export_otel(path: str | Path, out: str | Path, content: str = "events", anch
                "errors": sum(1 for c in calls if c.get("reply") is None), "from": lo, "to": hi,
                "content": content, "out_of_range": out_of_range, "bytes": target.stat().st_size,
                "seconds": round(time.perf_counter() - start, 2)}
-    if scrubbed[1]:
-        summary["secrets_scrubbed"] = scrubbed[1]
+    if scrub.count:
+        summary["secrets_scrubbed"] = scrub.count
     return summary
 
 
-def _scrub(text: str, secrets: Iterable[str]) -> tuple[str, int]:
-    """``text`` with every secret replaced by ``***`` (as it appears, and JSON-escaped), and how many."""
-    found = 0
-    for secret in sorted(set(secrets), key=len, reverse=True):
-        for form in {secret, json.dumps(secret, ensure_ascii=False)[1:-1]}:
-            found += text.count(form)
-            text = text.replace(form, "***")
-    return text, found
+class _Scrub:
+    """The second guard against a key in the file, field by field (never over the serialized
+    text, which a short value would corrupt): each text field of the request (a string
+    attribute value, a span's or event's name, a status message — never an id, a time or a
+    number) loses every URL's credentials (``redact_url``/``redact_text``) and every occurrence
+    of a key value, as it is, JSON-escaped (inside ``gen_ai.*.messages``) or base64-encoded.
+    Only values of at least ``MIN_SECRET`` characters are looked for: a shorter one (``true``,
+    ``span``, ``1000``) is no real key and would match ordinary words and numbers."""
+
+    FIELDS = frozenset({"stringValue", "name", "message"})
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        forms = set()
+        for secret in secrets:
+            if len(secret) >= MIN_SECRET:
+                forms |= {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+                          base64.b64encode(secret.encode()).decode()}
+        self.forms = sorted(forms, key=lambda f: (-len(f), f))
+        self.count = 0  # the fields changed
+
+    def text(self, value: str) -> str:
+        clean = redact_text(value)
+        if clean and not any(ch.isspace() for ch in clean) and "://" in clean:
+            clean = redact_url(clean)  # a field that is one URL
+        for form in self.forms:
+            if form in clean:
+                clean = clean.replace(form, "***")
+        if clean != value:
+            self.count += 1
+        return clean
+
+    def walk(self, node: Any) -> None:
+        """Every text field of ``node`` (a request, in place) scrubbed."""
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(value, str):
+                    if key in self.FIELDS:
+                        node[key] = self.text(value)
+                else:
+                    self.walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                self.walk(item)
