@@ -320,36 +320,73 @@ class EndpointConfig(_Section):
         return v.rstrip("/")
 
 
+KEY_PARAM = re.compile(r"(?i)(key|token|secret|passw|pwd|auth|sig|credential|session|access|bearer|jwt)")
+_QUERY_PARAM = re.compile(r"(?<=[?&;])([^=&;#\s\"'<>]*)=([^&;#\s\"'<>]*)")
+
+
+def _redact_query(query: str) -> str:
+    """``a=1&api_key=K`` → ``a=1&api_key=***``: a query parameter whose name says key, token,
+    secret, password, auth, signature, credential, session or access keeps its name, never its value."""
+    def one(m: re.Match[str]) -> str:
+        return f"{m.group(1)}=***" if KEY_PARAM.search(m.group(1)) and m.group(2) else m.group(0)
+
+    return _QUERY_PARAM.sub(one, "?" + query)[1:]
+
+
 def redact_url(url: str) -> str:
-    """``http://user:KEY@host/v1`` → ``http://***@host/v1``: credentials in a URL are never
-    shown, logged or stored (the URL itself is still used to connect)."""
+    """``http://user:KEY@host/v1?api_key=K`` → ``http://***@host/v1?api_key=***``: credentials in a
+    URL (its userinfo, and the value of every key-like query parameter) are never shown, logged
+    or stored (the URL itself is still used to connect). The one redaction every writer uses,
+    through :func:`redact_data` for whole structures."""
     from urllib.parse import urlsplit, urlunsplit
 
     try:
         parts = urlsplit(url)
     except ValueError:  # a URL that does not parse still never shows its credentials
         return redact_text(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+    if "@" in parts.netloc:
+        parts = parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1])
+    if parts.query:
+        parts = parts._replace(query=_redact_query(parts.query))
+    return urlunsplit(parts)
 
 
 _USERINFO = re.compile(r"(?<=//)[^/@\s]*@")
+_URL_QUERY = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#\"'<>]*\?)([^\s#\"'<>]*)")
 
 
 def redact_text(text: str) -> str:
-    """Any text with the userinfo of every URL in it replaced by ``***`` — robust to URLs that
-    do not parse (``http://u:KEY@[::1/v1``); applied to every error line the CLI prints."""
-    return _USERINFO.sub("***@", text)
+    """Any text with the userinfo of every URL in it replaced by ``***``, and the value of every
+    key-like query parameter of a URL in it — robust to URLs that do not parse
+    (``http://u:KEY@[::1/v1``); applied to every error line the CLI prints and to every string
+    :func:`redact_data` meets."""
+    if "//" not in text:
+        return text
+    text = _USERINFO.sub("***@", text)
+    if "?" in text:
+        text = _URL_QUERY.sub(lambda m: m.group(1) + _redact_query(m.group(2)), text)
+    return text
+
+
+def redact_data(data: Any) -> Any:
+    """JSON-like ``data`` (dicts, lists, strings …) with :func:`redact_text` applied to every string
+    in it, keys included: the one function every writer of a config, spec, header, table or
+    export passes what it writes through, so a URL's credentials reach no file wherever in the
+    structure the URL sits (a group's server, an endpoint, a sweep's or reef's ``set`` value)."""
+    if isinstance(data, str):
+        return redact_text(data)
+    if isinstance(data, dict):
+        return {redact_text(k) if isinstance(k, str) else k: redact_data(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [redact_data(v) for v in data]
+    return data
 
 
 def redacted(cfg: Config) -> dict[str, Any]:
-    """The config as JSON-ready data with every endpoint's credentials redacted."""
-    data = cfg.model_dump(mode="json")
-    for tier in ("small", "large"):
-        for ep in data["brain"][tier]["endpoints"]:
-            ep["base_url"] = redact_url(ep["base_url"])
-    return data
+    """The config as JSON-ready data with every URL's credentials redacted (endpoints, groups,
+    anything else that holds a URL)."""
+    out: dict[str, Any] = redact_data(cfg.model_dump(mode="json"))
+    return out
 
 
 class TierConfig(_Section):

@@ -54,7 +54,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from .. import __version__
-from ..config import Config, redacted
+from ..config import Config, redact_data, redacted
 from .metrics import RECORDED, metric
 from .paths import OutputError, WriterLock, check_output, open_read_only
 
@@ -206,6 +206,7 @@ class Recorder:
         if prompts:  # the words the model brains were sent: name, hash and the file's text
             header["prompts"] = prompts
         header.update(extra_header or {})
+        header = redact_data(header)  # no URL's credentials in a file, wherever in the header it sits
         db.execute("BEGIN")
         db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)",
                        [(k, json.dumps(v)) for k, v in header.items()])

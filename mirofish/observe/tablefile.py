@@ -1,5 +1,6 @@
 """Writing a table (columns of equal length) as Parquet or CSV: the one writer that sweeps'
-results and a recording's tables use.
+results and a recording's tables use. No URL's credentials reach a table: every text cell passes
+through :func:`~mirofish.config.redact_text`.
 
 Every file is written to a temporary name beside it and renamed into place, so a reader never
 sees half a table and an interrupted run leaves the previous file. Types: a column of whole
@@ -33,6 +34,20 @@ def _plain(values: Iterable[Any]) -> list[Any]:
     return vals
 
 
+def _redacted(values: Any) -> Any:
+    """A column with every URL's credentials removed from its text (:func:`~mirofish.config.redact_text`):
+    no table carries a key, whatever recording or sweep it was made from."""
+    from ..config import redact_text
+
+    if isinstance(values, np.ndarray):
+        if values.dtype.kind not in "OU":
+            return values
+        values = values.tolist()
+    if isinstance(values, list) and any(isinstance(v, str) and "//" in v for v in values):
+        return [redact_text(v) if isinstance(v, str) else v for v in values]
+    return values
+
+
 def write_table(path: str | Path, columns: dict[str, Any], fmt: str = "parquet",
                 types: dict[str, str] | None = None) -> int:
     """Write ``columns`` to ``path`` (``fmt``: ``parquet`` — needs pyarrow — or ``csv``);
@@ -44,6 +59,7 @@ def write_table(path: str | Path, columns: dict[str, Any], fmt: str = "parquet",
         cols = {k: v.tolist() if isinstance(v, np.ndarray) and v.dtype == object else v for k, v in columns.items()}
     else:
         cols = {k: _plain(v) for k, v in columns.items()}
+    cols = {k: _redacted(v) for k, v in cols.items()}
     rows = len(next(iter(cols.values()), []))
     try:
         if fmt == "parquet" or (types and _has_pyarrow()):  # typed CSV: pyarrow's writer, much faster

@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..config import redact_data
+
 
 def _replace(path: Path, text: str) -> None:
     """Write ``path`` whole or not at all (a kill during the write leaves the one before)."""
@@ -34,4 +36,4 @@ def save(folder: Path, reef: Any, summary: dict[str, Any] | None = None) -> None
                    "reef_hash": reef.reef_hash() if exchanged else None}
     else:
         summary = {**summary, "complete": True}
-    _replace(folder / "reef.json", json.dumps({"spec": reef.spec.model_dump(), **summary}, indent=1))
+    _replace(folder / "reef.json", json.dumps(redact_data({"spec": reef.spec.model_dump(), **summary}), indent=1))

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..config import redact_data
 from ..observe.recording import pack, unpack
 from .progress import save
 from .spec import ReefSpec
@@ -359,8 +360,8 @@ def pack_checkpoint(spec: ReefSpec, tick: int, log: list, pending: list, states:
     reading one never runs code."""
     arrays = {f"{i}/{name}": a for i, st in states.items() for name, a in st["arrays"].items()}
     extra = json.loads(json.dumps({
-        "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "spec": spec.model_dump(), "tick": tick,
-        "log": log, "pending": pending,
+        "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "spec": redact_data(spec.model_dump()),
+        "tick": tick, "log": log, "pending": pending,
         "schedules": {str(i): {str(t): ivs for t, ivs in st["schedule"].items()} for i, st in states.items()}},
         default=_plain))
     return pack(arrays, extra)
@@ -390,7 +391,7 @@ def _read_checkpoint(path: str, spec: ReefSpec) -> dict[str, Any]:
     if extra.get("version") != CHECKPOINT_VERSION:
         raise ReefError(f"{where}: a checkpoint of another version ({extra.get('version')!r}; this one reads "
                         f"{CHECKPOINT_VERSION})")
-    if extra.get("spec") != json.loads(json.dumps(spec.model_dump())):
+    if extra.get("spec") != json.loads(json.dumps(redact_data(spec.model_dump()))):
         raise ReefError(f"{where}: a checkpoint of another reef file")
     tick, log, pending, schedules = (extra.get(k) for k in ("tick", "log", "pending", "schedules"))
     n = len(spec.tanks)

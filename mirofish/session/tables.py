@@ -50,6 +50,7 @@ import numpy as np
 
 from ..actions import ACTION_NAMES, DIRECTION_NAMES
 from ..brains.base import TIERS, status_name
+from ..config import redacted
 from ..engine import Engine
 from ..fish.memory import event_text
 from ..fish.plans import G_HOLD, GOAL_NAMES, describe
@@ -221,7 +222,7 @@ def runs_table(rec: Recording) -> dict[str, list[Any]]:
                 row[f"config.{prefix}{k}"] = v if isinstance(v, (int, float, str, bool)) or v is None \
                     else json.dumps(v)
 
-    flat(rec.config.model_dump(mode="json"), "")
+    flat(redacted(rec.config), "")  # a recording made before groups were redacted may hold a key
     return {k: [v] for k, v in row.items()}
 
 
