@@ -122,7 +122,8 @@ def test_a_run_in_another_prompt_sends_it_records_it_and_trace_reask_diff_name_i
         # fewer prompt tokens per decision, as the server counted them
         assert out_b[-1]["brain"]["tokens"]["per_model_decision"] < out_a[-1]["brain"]["tokens"]["per_model_decision"]
         fish, tick = calls[0]["fish"], calls[0]["asked"]
-        code, _, out, _ = run(capsys, "reask", str(b), "--fish", str(fish), "--tick", str(tick))
+        code, _, out, _ = run(capsys, "reask", str(b), "--fish", str(fish), "--tick", str(tick),
+                              "--base-url", srv.url)
         assert code == 0 and f"(prompt fish-terse.toml {meta['hash']})" in out
     code, got, out, _ = run(capsys, "trace", str(b), "--fish", str(fish), "--from", "0", "--to", "30")
     assert code == 0 and "prompt fish-terse.toml" in out and got[-1]["prompt"]["name"] == "fish-terse.toml"

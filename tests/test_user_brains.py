@@ -44,7 +44,7 @@ def test_the_rule_brain_decides_reproducibly_and_its_run_replays_and_forks(capsy
     code, replayed, _ = run(capsys, "replay", str(rec), "--headless", "--verify")
     assert code == 0 and replayed["state_hash"] == first["final_state_hash"]
     code, fork, _ = run(capsys, "fork", str(rec), "--at", "60", "--fish", "2", "--plan", "rest 100 20",
-                        "--ticks", "60")
+                        "--ticks", "60", "--brain", RULES)  # a recording never loads code: the user names it
     assert code == 0 and fork["final_state_hash"] != fork["parent_state_hash_at_same_tick"]
     thoughts = [s for _, _, texts in Recording(rec).chunks(0, 120) for _, _, s in texts["thoughts"]]
     assert any("food in view" in t for t in thoughts)  # the brain's own words are recorded
@@ -138,7 +138,7 @@ def test_a_mixed_tank_of_instinct_and_rule_fish_records_replays_and_forks(capsys
     code, replayed, _ = run(capsys, "replay", str(rec), "--headless", "--verify")
     assert code == 0 and replayed["state_hash"] == out["final_state_hash"]
     code, fork, _ = run(capsys, "fork", str(rec), "--at", "50", "--fish", "40", "--plan", "school 60",
-                        "--ticks", "50")
+                        "--ticks", "50", "--brain", f"rules={RULES}")
     assert code == 0 and fork["final_tick"] == 100
 
 
@@ -162,8 +162,9 @@ def test_each_group_asks_only_its_own_server_with_only_its_own_key(capsys, tmp_p
                              "--record", str(rec))
         asked_b = len(b.bodies)
         beta_tick = next(c["tick"] for c in Recording(rec).model_calls(fish=15) if c["kind"] == "decision")
-        again, _, _ = run(capsys, "reask", str(rec), "--fish", "15", "--tick", str(beta_tick), "--json")
-        assert again == 0 and len(b.bodies) == asked_b + 1  # re-asked of its own group's server, with its key
+        again, _, _ = run(capsys, "reask", str(rec), "--fish", "15", "--tick", str(beta_tick), "--json",
+                          "--base-url", b.url, "--api-key-env", "KEY_BETA")
+        assert again == 0 and len(b.bodies) == asked_b + 1  # re-asked of the server and key the user names
     finally:
         a.stop()
         b.stop()

@@ -127,13 +127,16 @@ class ModelPool(DecisionSource):
     writes_summaries = True
 
     def __init__(self, cfg: Config, mode: str = "lockstep", warn: Callable[[str], None] | None = None,
-                 cache: ReplyCache | None = None, asked_before: set[int] | None = None):
+                 cache: ReplyCache | None = None, asked_before: set[int] | None = None, offline: bool = False):
         """``cache``: a reply cache answering every request whose body it holds (a fork of a
         model run: the parent's replies; ``--reply-cache DIR``), filled with every new reply.
+        ``offline``: no server is connected or contacted (a fork of a recording given no
+        ``--base-url``: a recording never makes us contact the server it names) — a request the
+        cache does not hold falls back (``cache_miss``, counted as ``no_server``).
         ``asked_before``: fish that asked before this pool started (a fork: their next request
         is not their first, so its trigger reads as it did in the recording)."""
         super().__init__()
-        self.cache = cache
+        self.cache, self.offline = cache, offline
         self.cfg, self.bcfg, self.mode = cfg, cfg.brain, mode
         self.plans = cfg.brain.decides == "plan"
         self.prompt = load_prompt(cfg.brain.prompt)  # the prompt file's words (brains/prompts.py)
@@ -336,7 +339,7 @@ class ModelPool(DecisionSource):
         self.tiers = {"small": tiers.get("small") or tiers["large"], "large": tiers.get("large") or tiers["small"]}
         self.router: Router[Tier] = Router(self.tiers, b.budget_tokens, b.budget_small_only_at)
         by_server: dict[str, list[tuple[Tier, Endpoint]]] = {}
-        for tier in self._unique_tiers():
+        for tier in self._unique_tiers() if not self.offline else ():
             for ep in tier.endpoints:
                 self.transport.connect(ep, b.api_key_env)
                 by_server.setdefault(ep.cfg.base_url, []).append((tier, ep))
@@ -497,6 +500,9 @@ class ModelPool(DecisionSource):
                                 lambda reply, read: record(reply, read, cached=True))
             return
         missed = self.cache is not None
+        if self.offline:  # no server to ask: the cache did not hold it
+            self._fallback(batch, i, "no_server", None, missed)
+            return
         if tier is None:
             self._fallback(batch, i, "budget_exhausted", None, missed)
             return

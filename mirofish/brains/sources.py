@@ -9,24 +9,30 @@ from .instinct import instinct_source
 
 
 def make_source(cfg: Config, mode: str, cache: ReplyCache | None = None,
-                asked_before: set[int] | None = None, group: str | None = None) -> DecisionSource:
+                asked_before: set[int] | None = None, group: str | None = None,
+                offline: bool = False) -> DecisionSource:
     """The brain ``cfg.brain.kind`` names: the instinct brain, the model worker pool (with a reply
     cache, and the fish that asked before it started: see :class:`~.pool.ModelPool`), or a user
     brain (:mod:`~.user`); a tank with ``[[fish.groups]]`` gets one source per group behind one
     (:class:`~.mixed.MixedSource`). ``group``: the group this source decides for (a part of a mixed
-    tank). Raises :class:`~.user.BrainError` for a user brain that does not load."""
+    tank). ``offline``: no server is contacted — a model's or a chatting user brain's request is
+    answered from ``cache`` or by the fallback (a fork of a recording given no ``--base-url``:
+    :func:`mirofish.session.trust.reader_config`). Raises :class:`~.user.BrainError` for a user
+    brain that does not load."""
     if cfg.fish.groups and group is None:
+        from functools import partial
+
         from .mixed import MixedSource
 
-        return MixedSource(cfg, make_source, mode, cache=cache, asked_before=asked_before)
+        return MixedSource(cfg, partial(make_source, offline=offline), mode, cache=cache, asked_before=asked_before)
     if cfg.brain.kind == "llm":
         from .pool import ModelPool  # imports openai; the core never does
 
-        pool = ModelPool(cfg, mode, cache=cache, asked_before=asked_before)
+        pool = ModelPool(cfg, mode, cache=cache, asked_before=asked_before, offline=offline)
         pool.group = group
         return pool
     if cfg.brain.kind == "instinct":
         return instinct_source(cfg)
     from .user import UserBrainSource
 
-    return UserBrainSource(cfg, mode, cache=cache, group=group)
+    return UserBrainSource(cfg, mode, cache=cache, group=group, offline=offline)

@@ -360,6 +360,8 @@ class Transport:
         ep = min(endpoints, key=lambda e: e.outstanding + e.queued)
         if trace is not None:
             trace.update(endpoint=redact_url(ep.cfg.base_url), model=ep.cfg.model, retries=0, latency_s=0.0)
+        if ep.client is None:  # never connected (an offline pool: a fork given no server): nothing is sent
+            raise Failure("no_server", server=False)
         attempt, prober = 0, False
         while True:
             prober = await self._probe_turn(ep, formats, budget_end, prober)

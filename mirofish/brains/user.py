@@ -246,9 +246,11 @@ class UserBrainSource(DecisionSource):
     wants_perceptions = True
 
     def __init__(self, cfg: Config, mode: str = "lockstep", cache: ReplyCache | None = None,
-                 group: str | None = None, warn: Callable[[str], None] | None = None):
+                 group: str | None = None, warn: Callable[[str], None] | None = None, offline: bool = False):
+        """``offline``: the brain's ``chat()`` contacts no server — only the reply cache answers (a
+        fork of a recording given no ``--base-url``)."""
         super().__init__()
-        self.cfg, self.mode, self.cache, self.group = cfg, mode, cache, group
+        self.cfg, self.mode, self.cache, self.group, self.offline = cfg, mode, cache, group, offline
         self.spec = cfg.brain.kind
         self.brain = load_brain(self.spec)()
         self.name = brain_name(self.spec, self.brain)
@@ -479,7 +481,7 @@ class UserBrainSource(DecisionSource):
                                            "(or the group's base_url and model)")
         ep = eps[0]
         with self._lock:
-            if self._client is None:
+            if self._client is None and not self.offline:
                 from .client import ModelClient  # imports openai; only a brain that chats pays for it
 
                 brain = b.model_copy(update={"api_key_env": ep.api_key_env or b.api_key_env})
@@ -494,6 +496,9 @@ class UserBrainSource(DecisionSource):
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             text, p, c, err, trace = hit["reply"], 0, 0, None, {"model": hit.get("model") or ep.model}
+        elif self.offline:
+            raise ModelFailed("no_server", "chat(): no model server was given for this fork (give --base-url and "
+                                           "--model); only the recorded replies answer")
         else:
             trace = {}
             got = self._client.complete(msgs, schema, max_tokens, trace=trace)

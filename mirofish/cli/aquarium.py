@@ -155,6 +155,7 @@ def replay(args: argparse.Namespace) -> int:
     from ..session import ReplaySession
 
     player = ReplaySession(args.path)
+    player.choice = reader_choice(args, "replay")  # its forks' brain and its questions' server: the user's
     check_select(args, player.cfg.fish.slots)
     cache = reply_cache(args.reply_cache)
     filled = cache.fill(player.recording.model_calls()) if cache is not None else None
@@ -250,10 +251,35 @@ def fork_arguments(fk: argparse.ArgumentParser) -> None:
                          "(docs/live-past.md); each happens at its tick (>= --at)")
     fk.add_argument("--ticks", type=int_at_least(1, MAX_TICKS), default=600,
                     help="ticks to run after the fork (default 600)")
-    fk.add_argument("--base-url", metavar="URL", help="model runs: ask this server instead of the recorded one "
-                                                      "(requests the recording answered come from its replies)")
-    fk.add_argument("--model", metavar="NAME", help="model runs: ask this model instead of the recorded one")
+    reader_flags(fk, "fork")
     fk.add_argument("--reply-cache", metavar="DIR", help="model runs: also keep and reuse replies in DIR")
+
+
+def reader_flags(p: argparse.ArgumentParser, what: str) -> None:
+    """The brain, server and key a reader of a recording may use — only the user's, never the
+    recording's (mirofish/session/trust.py)."""
+    p.add_argument("--base-url", metavar="URL",
+                   help=f"model runs: the server the {what} asks (without it only the recorded replies answer; a "
+                        "recording's own server is never contacted)")
+    p.add_argument("--model", metavar="NAME", help="model runs: the model to ask (default: the recorded one)")
+    p.add_argument("--api-key-env", metavar="VAR",
+                   help="the environment variable with --base-url's key (default OPENAI_API_KEY; never a variable "
+                        "the recording names)")
+    p.add_argument("--brain", action="append", default=[], metavar="SPEC",
+                   help="a run of a user brain: the brain to use, FILE.py:NAME, MODULE:NAME or instinct (GROUP=SPEC "
+                        "for one group; a recording never loads code)")
+
+
+def reader_choice(args: argparse.Namespace, command: str) -> Any:
+    """The :class:`~mirofish.session.trust.ReaderChoice` of :func:`reader_flags`' values."""
+    from ..observe.recording import RecordingError
+    from ..session.trust import ReaderChoice
+
+    try:
+        return ReaderChoice.of(getattr(args, "base_url", None), getattr(args, "model", None),
+                               getattr(args, "api_key_env", None), getattr(args, "brain", None) or ())
+    except RecordingError as exc:
+        raise UsageError(f"mirofish {command}: {exc}") from None
 
 
 def fork(args: argparse.Namespace) -> int:
@@ -272,8 +298,8 @@ def fork(args: argparse.Namespace) -> int:
         raise UsageError("mirofish fork: say what changes: --fish with --plan/--action, or an intervention "
                          "(--drop-food, --rock, --clear-rock, --current, --add-fish, --remove-fish, --interventions)")
     print(json.dumps(fork_run(args.path, args.at, args.fish, swap, args.ticks, args.record,
-                              overwrite=args.overwrite, base_url=args.base_url, model=args.model,
-                              cache=reply_cache(args.reply_cache), added=added, replan=args.replan)))
+                              overwrite=args.overwrite, cache=reply_cache(args.reply_cache), added=added,
+                              replan=args.replan, choice=reader_choice(args, "fork"))))
     return 0
 
 

@@ -49,6 +49,9 @@ def replay_arguments(rp: argparse.ArgumentParser) -> None:
                     help="negotiation recordings: the session to show first (default: the first)")
     rp.add_argument("--reply-cache", metavar="DIR", help="model runs: put every recorded model reply into the reply "
                                                          "cache DIR (for live --reply-cache and fork --reply-cache)")
+    from .aquarium import reader_flags
+
+    reader_flags(rp, "window's forks and questions")
     add_window_flags(rp)
 
 
@@ -286,8 +289,11 @@ def reask_arguments(ra: argparse.ArgumentParser) -> None:
     ra.add_argument("path", help="a recording of a model run (only read)")
     ra.add_argument("--fish", type=int_at_least(0), required=True, metavar="ID", help="the fish")
     ra.add_argument("--tick", type=int_at_least(0), required=True, metavar="T", help="the tick it asked at")
-    ra.add_argument("--base-url", metavar="URL", help="ask this server (default: the recorded one)")
+    ra.add_argument("--base-url", metavar="URL",
+                    help="ask this server (needed: a recording's own server is never contacted)")
     ra.add_argument("--model", metavar="NAME", help="ask this model (default: the recorded one)")
+    ra.add_argument("--api-key-env", metavar="VAR", help="the environment variable with the server's key "
+                                                        "(default OPENAI_API_KEY; never one the recording names)")
     ra.add_argument("--n", type=int_at_least(1, 100), default=1, metavar="K", help="ask K times (default 1)")
     ra.add_argument("--timeout", metavar="S", type=seconds, default=60.0,
                     help="one answer takes at most S seconds (default 60)")
@@ -308,7 +314,11 @@ def reask(args: argparse.Namespace) -> int:
             raise UsageError(f"mirofish reask: --base-url {args.base_url!r}: "
                              f"{exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
-    result = ask_again(args.path, args.fish, args.tick, args.base_url, args.model, args.n, args.timeout)
+    from .aquarium import reader_choice
+
+    reader_choice(args, "reask")  # the key variable's name checked
+    result = ask_again(args.path, args.fish, args.tick, args.base_url, args.model, args.n, args.timeout,
+                       api_key_env=args.api_key_env)
     print(json.dumps(result) if args.json else render_reask(result))
     return 0
 

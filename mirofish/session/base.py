@@ -256,15 +256,16 @@ class Session:
 
     def ask(self, fish: int, question: str) -> concurrent.futures.Future[dict[str, Any]] | None:
         """Ask the fish's model (a model brain only) with the context it has at the tick shown —
-        live, in a fork or in a replay (the recorded run's server): a Future of ``{"text",
+        live, in a fork or in a replay (the server given with ``replay --base-url``, never the
+        one the recording names: :mod:`~.trust`): a Future of ``{"text",
         "error"}``; None when the brain is not a model. Never blocks."""
         ask = getattr(self.engine.source, "ask", None)
-        if ask is None and self.cfg.brain.kind == "llm":  # a replay: the recorded run's server, asked now
+        if ask is None and self.cfg.brain.kind == "llm":  # a replay: the server the user gave, asked now
             from .reask import interview
 
             def ask(perception: Perception, persona: str, plan: str,
                     question: str) -> concurrent.futures.Future[dict[str, Any]]:
-                return interview(self.cfg, perception, persona, plan, question)
+                return interview(self.cfg, perception, persona, plan, question, choice=getattr(self, "choice", None))
         if ask is None:
             return None
         w, s = self.engine.world, self.engine.world.school

@@ -29,6 +29,7 @@ from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, Recording, Recordi
 from ..snapshot import TankView
 from ..world import World
 from .base import Session, observed, remembered
+from .trust import ReaderChoice, reader_config
 
 if TYPE_CHECKING:
     import concurrent.futures
@@ -117,36 +118,32 @@ class ForkSource(DecisionSource):
 
 
 def fork_source(rec: Recording, tick: int, base_url: str | None = None, model: str | None = None,
-                cache: ReplyCache | None = None) -> DecisionSource:
-    """The live brain of a fork of ``rec`` at ``tick``: the recording's own. For a model run, a
-    model pool whose reply cache holds every exchange the recording kept — a fish whose request
-    is the same as in the recording gets the recorded reply without a server; the others ask
-    the recorded server (or ``base_url``/``model``), or fall back (``cache_miss``) when it is
-    not there — and which knows which fish had asked before ``tick`` (so their requests read as
-    in the recording)."""
+                cache: ReplyCache | None = None, choice: ReaderChoice | None = None) -> DecisionSource:
+    """The live brain of a fork of ``rec`` at ``tick``: the recording's own kind of brain, built
+    only from what the user gives (``choice``: :mod:`~.trust` — a recording never makes us import
+    code or contact a server). For a model run, a model pool whose reply cache holds every
+    exchange the recording kept — a fish whose request is the same as in the recording gets the
+    recorded reply without a server; the others ask the server the user gave
+    (``--base-url``/``--model``), or fall back (``cache_miss``) without one — and which knows
+    which fish had asked before ``tick`` (so their requests read as in the recording)."""
+    if choice is None:
+        choice = ReaderChoice(base_url=base_url, model=model)
     with as_recorded(rec.header):  # its model and user brains are asked in the recording's prompt text
-        return _fork_source(rec, tick, base_url, model, cache)
+        return _fork_source(rec, tick, cache, choice)
 
 
-def _fork_source(rec: Recording, tick: int, base_url: str | None, model: str | None,
-                 cache: ReplyCache | None) -> DecisionSource:
-    cfg = rec.config
-    if cfg.brain.kind == "instinct" and not cfg.fish.groups:
-        return make_source(cfg, "lockstep")
+def _fork_source(rec: Recording, tick: int, cache: ReplyCache | None, choice: ReaderChoice) -> DecisionSource:
+    if rec.config.brain.kind == "instinct" and not rec.config.fish.groups:
+        return make_source(rec.config, "lockstep")
+    cfg, offline = reader_config(rec.config, choice)
     # a model run, a user brain (which may chat) or a mixed tank: every recorded reply is cached
-    if (base_url or model) and cfg.brain.kind == "llm":
-        ep = cfg.brain.small.endpoints[0] if cfg.brain.small.endpoints else cfg.brain.large.endpoints[0]
-        ep = ep.model_copy(update={k: v for k, v in (("base_url", base_url), ("model", model)) if v})
-        cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={
-            "small": cfg.brain.small.model_copy(update={"endpoints": [ep]}),
-            "large": cfg.brain.large.model_copy(update={"endpoints": []})})})
     cache = cache if cache is not None else ReplyCache()
     cache.fill(rec.model_calls())
     cache.hits = cache.misses = 0
     asked: set[int] = set()
     for tick0, d, _ in rec.chunks(rec.first_tick, tick):
         asked.update(d["fish"][tick0 + d["dt"].astype(np.int64) < tick].tolist())
-    return make_source(cfg, "lockstep", cache=cache, asked_before=asked)
+    return make_source(cfg, "lockstep", cache=cache, asked_before=asked, offline=offline)
 
 
 def divergence_row(branch: Frame, parent: Frame, branch_schooling: float, parent_schooling: float) -> np.ndarray:
@@ -292,7 +289,8 @@ class ForkSession(Session):
         self.parent.seek(self.tick0)
         self.engine.close()
         recording = getattr(self.parent, "recording", None)
-        self._start(fork_source(recording, self.tick0) if recording is not None else make_source(self.cfg, self._mode))
+        self._start(fork_source(recording, self.tick0, choice=getattr(self.parent, "choice", None))
+                    if recording is not None else make_source(self.cfg, self._mode))
 
     # -- views
 

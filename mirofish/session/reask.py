@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import concurrent.futures
 
     from ..fish.perception import Perception
+    from .trust import ReaderChoice
 
 
 def find_exchange(rec: Recording, fish: int, tick: int) -> dict[str, Any]:
@@ -61,21 +62,25 @@ def _reading(text: str | None, view: str, plans: bool, food_here: bool) -> dict[
     return out
 
 
+NO_SERVER = ("give the server to ask with --base-url URL (and --api-key-env VAR for its key): a recording's "
+             "server is never contacted, nor a key sent, because the file names them")
+
+
 def ask_exchange(call: dict[str, Any], texts: dict[str, str], cfg: Config, base_url: str | None = None,
                  model: str | None = None, n: int = 1, timeout_s: float = 60.0,
-                 plain: bool = False) -> list[dict[str, Any]]:
+                 plain: bool = False, api_key_env: str | None = None) -> list[dict[str, Any]]:
     """Send exchange ``call`` (its shared texts in ``texts``) again ``n`` times to ``base_url``
-    (default: the first endpoint of ``cfg``) and ``model`` (default: the recorded one); each
-    answer read as the brain reads it. Blocks; never raises for a server's failure (the answer
-    says it)."""
+    — the user's, required: a recording is data (:mod:`~.trust`) — and ``model`` (default: the
+    recorded one), with the key in ``api_key_env`` (default ``OPENAI_API_KEY``, never a variable
+    the recording names); each answer read as the brain reads it. Blocks; never raises for a
+    server's failure (the answer says it)."""
     from ..brains.transport import Endpoint, Failure, LoopThread, Transport, TransportSettings
     from ..config import EndpointConfig
+    from .trust import DEFAULT_KEY_ENV
 
-    recorded_eps = cfg.brain.small.endpoints or cfg.brain.large.endpoints
-    url = base_url or (recorded_eps[0].base_url if recorded_eps else None)
-    if not url or "***@" in url:
-        raise RecordingError("the recorded server's address is not in the recording (it had credentials): "
-                             "give --base-url")
+    url = base_url
+    if not url:
+        raise RecordingError(NO_SERVER)
     plans = cfg.brain.decides == "plan"
     view = call.get("view") or "\n".join(str(call.get("user", "")).split("\n")[1:6])
     food_here = "\nhere: food" in call["user"] or "food under you" in call["user"]
@@ -92,7 +97,7 @@ def ask_exchange(call: dict[str, Any], texts: dict[str, str], cfg: Config, base_
             settings = TransportSettings.of(cfg.brain, seed=cfg.seed, request_timeout_s=timeout_s, max_retries=1)
             transport = Transport(settings, asyncio.get_running_loop())
             ep = Endpoint(EndpointConfig(base_url=url, model=ask_model, max_concurrency=1))
-            transport.connect(ep, (recorded_eps[0].api_key_env if recorded_eps else None) or cfg.brain.api_key_env)
+            transport.connect(ep, api_key_env or DEFAULT_KEY_ENV)
             try:
                 for _ in range(n):
                     trace: dict[str, Any] = {}
@@ -120,7 +125,7 @@ def ask_exchange(call: dict[str, Any], texts: dict[str, str], cfg: Config, base_
 
 
 def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, model: str | None = None,
-          n: int = 1, timeout_s: float = 60.0) -> dict[str, Any]:
+          n: int = 1, timeout_s: float = 60.0, api_key_env: str | None = None) -> dict[str, Any]:
     """Send fish ``fish``'s recorded request of tick ``tick`` again, ``n`` times; return the
     recorded answer and the new ones, read as the brain reads them (JSON-ready)."""
     rec = Recording(path)
@@ -131,7 +136,7 @@ def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, m
         prompt = recorded_prompt(rec.header, rec.config, fish)
     finally:
         rec.close()
-    answers = ask_exchange(call, texts, cfg, base_url, model, n, timeout_s)
+    answers = ask_exchange(call, texts, cfg, base_url, model, n, timeout_s, api_key_env=api_key_env)
     plans = cfg.brain.decides == "plan"
     food_here = "\nhere: food" in call["user"] or "food under you" in call["user"]
     recorded = _reading(call["reply"], call["view"], plans, food_here)
@@ -174,9 +179,9 @@ def render_reask(r: dict[str, Any]) -> str:
 
 
 def interview(cfg: Config, perception: Perception, persona: str, plan: str, question: str,
-              timeout_s: float = 60.0) -> concurrent.futures.Future[dict[str, Any]]:
+              timeout_s: float = 60.0, choice: ReaderChoice | None = None) -> concurrent.futures.Future[dict[str, Any]]:
     """Ask a fish of a recorded or forked model run a question, with the context it has at the
-    tick shown (its view, memories, plan), from the run's small-tier server — for sessions whose
+    tick shown (its view, memories, plan), from the server the user gave (``choice``) — for sessions whose
     source has no model pool (a replay). A ``concurrent.futures.Future`` of ``{"text", "error"}``;
     never blocks."""
     import concurrent.futures
@@ -191,7 +196,11 @@ def interview(cfg: Config, perception: Perception, persona: str, plan: str, ques
 
     def ask() -> dict[str, Any]:
         try:
-            answers = ask_exchange(call, texts, cfg, n=1, timeout_s=timeout_s, plain=True)
+            if choice is None or choice.base_url is None:
+                raise RecordingError("no server to ask: open the replay with --base-url URL --model NAME "
+                                     "(a recording's server is never contacted because the file names it)")
+            answers = ask_exchange(call, texts, cfg, choice.base_url, choice.model, n=1, timeout_s=timeout_s,
+                                   plain=True, api_key_env=choice.api_key_env)
         except RecordingError as exc:
             return {"text": None, "error": str(exc)}
         a = answers[0]

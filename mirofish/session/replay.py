@@ -27,6 +27,7 @@ from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recordin
 from ..world import World
 from .base import Session, observed, remembered
 from .fork import ForkSession, fork_source, plan_of
+from .trust import ReaderChoice
 
 if TYPE_CHECKING:
     from ..snapshot import Snapshot
@@ -124,6 +125,7 @@ class ReplaySession(Session):
 
     kind = "replay"
     can_seek = True
+    choice: ReaderChoice | None = None  # the brain and server the user gave for its forks and questions (trust.py)
 
     def __init__(self, recording: Recording | str | Path):
         self._owns_recording = not isinstance(recording, Recording)  # opened here: closed here
@@ -184,7 +186,8 @@ class ReplaySession(Session):
     def fork(self, fish: int, plan: str, replan: bool = False) -> ForkSession:
         """Swap ``fish``'s decision at the current tick (the last tick can't be forked: it has no
         recorded decisions after it) and run the branch live beside the recording."""
-        return fork_recording(self.recording, min(self.tick, self.last_tick - 1), fish, plan, replan=replan)
+        return fork_recording(self.recording, min(self.tick, self.last_tick - 1), fish, plan, replan=replan,
+                              choice=self.choice)
 
     def decisions_before(self, tick: int | None = None) -> tuple[dict[int, dict[str, Any]], np.ndarray]:
         """What the recording says was decided before ``tick`` (default: the tick shown): each
@@ -332,14 +335,15 @@ class ReplaySession(Session):
 def fork_recording(recording: Recording | str | Path, tick: int, fish: int | None, action: Action | str | None,
                    out: str | Path | None = None, source: DecisionSource | None = None,
                    overwrite: bool = False, added: list[tuple[int, dict[str, Any]]] | None = None,
-                   replan: bool = False) -> ForkSession:
+                   replan: bool = False, choice: ReaderChoice | None = None) -> ForkSession:
     """Fork a recording at ``tick``: ``fish`` does ``action`` (a plan such as ``"school 60"``,
     ``"explore east 30"``, ``"rest 10"`` — see :func:`mirofish.fish.plans.parse_plan` — or a
     single action, held one tick), and/or the ``added`` ``(tick, intervention)`` pairs happen
     (at ``tick`` or later; :mod:`mirofish.interventions` — the recording's own interventions
     happen in the fork too);
     with ``out`` the branch is written as its own recording naming its parent and fork point,
-    with the divergence per tick."""
+    with the divergence per tick. ``choice``: the brain, server and key variable the user gives
+    for the branch's live brain (:mod:`~.trust`: never the recording's)."""
     rec = recording if isinstance(recording, Recording) else Recording(recording)
     if out is not None:
         check_out(out, rec, overwrite)
@@ -349,8 +353,9 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
     plan = plan_of(action) if action is not None else None
     if source is None:
-        source = fork_source(rec, tick)
+        source = fork_source(rec, tick, choice=choice)
     parent = ReplaySession(rec)
+    parent.choice = choice  # the branch's brain again after a reset
     parent._owns_recording = not isinstance(recording, Recording)  # opened here: the fork closes it
     parent.seek(tick)
     if added:
@@ -384,17 +389,21 @@ def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
 def fork(recording: Recording | str | Path, tick: int, fish: int | None, action: Action | str | None, ticks: int,
          out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False,
          base_url: str | None = None, model: str | None = None, cache: ReplyCache | None = None,
-         added: list[tuple[int, dict[str, Any]]] | None = None, replan: bool = False) -> dict[str, Any]:
+         added: list[tuple[int, dict[str, Any]]] | None = None, replan: bool = False,
+         choice: ReaderChoice | None = None) -> dict[str, Any]:
     """Swap ``fish``'s decision at ``tick`` (and/or apply the ``added`` interventions there) and
     run ``ticks`` ticks live (the swapped plan holds for its horizon; ``replan``: triggers may
     end it early, as for any fish); return a JSON-ready summary (for a model run with
     ``cache_hits``/``cache_misses``: see :func:`fork_source`)."""
     opened = None
-    if source is None and (base_url or model or cache is not None):
+    if choice is None:
+        choice = ReaderChoice(base_url=base_url, model=model)
+    if source is None and (choice.base_url or choice.model or cache is not None):
         opened = recording = recording if isinstance(recording, Recording) else Recording(recording)
-        source = fork_source(opened, tick, base_url, model, cache)
+        source = fork_source(opened, tick, cache=cache, choice=choice)
     try:
-        session = fork_recording(recording, tick, fish, action, out, source, overwrite, added, replan=replan)
+        session = fork_recording(recording, tick, fish, action, out, source, overwrite, added, replan=replan,
+                                 choice=choice)
         try:
             for _ in range(ticks):
                 session.step()

@@ -9,8 +9,8 @@ import numpy as np
 
 from ..actions import Action
 from ..brains.base import TIERS, status_name
+from ..brains.instinct import instinct_source
 from ..brains.prompt import why_refused
-from ..brains.sources import make_source
 from ..fish.plans import describe
 from ..observe.recording import Recorder, Recording, RecordingError
 from .replay import ReplaySession, check_out
@@ -55,8 +55,10 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
     player = ReplaySession(rec)
     player.seek(t0)
-    # the embedded brain is asked again; a model is never re-asked
-    brain = make_source(rec.config, "lockstep") if rec.config.brain.kind == "instinct" else None
+    # the embedded brain is asked again where the fish's own part of the tank ran it (its group's
+    # brain in a mixed tank); a model or a user brain is never re-asked, nor any server contacted
+    own = rec.config.for_group(rec.config.fish.group_of()[fish]) if rec.config.fish.groups else rec.config
+    brain = instinct_source(own) if own.brain.kind == "instinct" else None
     out = []
     while player.tick < min(t1, player.last_tick):
         w, s = player.world, player.world.school

@@ -2,8 +2,9 @@
 typed to it, and its last model request sent again — each answered without blocking the window.
 
 The box holds what is shown (``why``) and the question being typed (``typing``); it asks the
-session shown (``Session.explain``, ``Session.ask``) and the recorded server
-(:func:`mirofish.session.reask.ask_exchange`), and gives the lines the follow panel draws.
+session shown (``Session.explain``, ``Session.ask``) and a server
+(:func:`mirofish.session.reask.ask_exchange`: a live tank's own, a recording's only the one the
+user gave), and gives the lines the follow panel draws.
 """
 
 from __future__ import annotations
@@ -27,15 +28,24 @@ class AskBox:
         self.why = {"fish": fish, "lines": session.explain(fish), "future": session.ask(fish, question),
                     "question": question}
 
-    def again(self, fish: int, last: dict, cfg) -> None:
+    def again(self, fish: int, last: dict, cfg, recorded: bool = False, choice=None) -> None:
         """Send ``fish``'s last model request (``last["call"]``) again, as it was sent, and
-        show the answer beside the one it got."""
+        show the answer beside the one it got: a live tank's to its own server (the user's
+        config); a recording's (``recorded``) only to the server the user gave (``choice``,
+        ``replay --base-url``), never to the one the file names (session/trust.py)."""
         from ..session.reask import ask_exchange
 
         call = last["call"]
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mirofish-ask-again")
         cfg = cfg.for_group(cfg.fish.group_of()[fish])  # a mixed tank: the fish's group's server and key
-        future = pool.submit(ask_exchange, call, call.get("_texts") or {}, cfg, None, None, 1, 60.0)
+        if recorded:
+            url, model, key_env = (choice.base_url, choice.model, choice.api_key_env) if choice else (None, None, None)
+        else:
+            eps = cfg.brain.small.endpoints or cfg.brain.large.endpoints
+            url, model = (eps[0].base_url if eps else None), None
+            key_env = (eps[0].api_key_env if eps else None) or cfg.brain.api_key_env
+        future = pool.submit(ask_exchange, call, call.get("_texts") or {}, cfg, url, model, 1, 60.0,
+                             api_key_env=key_env)
         pool.shutdown(wait=False)
         self.why = {"fish": fish, "again": future, "call": call, "tick": last["tick"], "lines": [],
                     "future": None, "question": ""}

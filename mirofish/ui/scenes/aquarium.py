@@ -418,7 +418,11 @@ class AquariumScene(ShownTank):
             self.message = ("follow a fish first (click it), then G asks its model again" if self.selected is None
                             else "no model request behind this fish's last decision (G needs a model brain)")
             return
-        self.asking.again(self.selected, last, self.cfg)  # type: ignore[arg-type]
+        recorded, choice = False, None
+        for part in (self.shown, getattr(self.shown, "parent", None)):  # a replay, or a fork of one
+            if part is not None and getattr(part, "recording", None) is not None:
+                recorded, choice = True, getattr(part, "choice", None)
+        self.asking.again(self.selected, last, self.cfg, recorded, choice)  # type: ignore[arg-type]
 
     def _why_lines(self) -> list[tuple[str, tuple]] | None:
         return self.asking.lines(self.selected)
