@@ -34,23 +34,36 @@
   the window, ``replay PATH --headless --verify`` re-runs it and checks every keyframe. An
   existing file is refused unless ``overwrite=True``.
 
+* **Inputs are checked** (the contract table of docs/environment.md): an action is a Python or numpy
+  integer (or a 0-d numpy integer array) in ``0..5`` — a bool, float, string, bytes, ``Decimal``
+  or ``Fraction`` is a ``TypeError``, a number out of range a ``ValueError``, each one line naming
+  the agent and the value; ``step()`` takes a dict (else ``TypeError``) of known agents (else
+  ``ValueError`` naming them). ``reset(seed=)`` takes None or an integer in ``0..2**63-1`` and
+  ``max_steps`` an integer in ``1..2**63-1`` (bool refused). Config settings are checked strictly
+  (an integer key takes an integer: not ``True``, ``"30"`` or ``30.0``), and a config path must be a
+  regular file of at most 1 MB (a FIFO, a device or a directory is refused before reading).
+
 Needs the optional extra ``[rl]`` (``pip install -e '.[rl]'``: pettingzoo, gymnasium).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import string
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import ValidationError
 
 from .actions import N_ACTIONS
 from .brains.base import TIER_INDEX, DecisionBatch, DecisionSource
 from .brains.prompt import fish_message, system_prompt
 from .brains.prompts import load_prompt
-from .config import Config, load_config
+from .config import READ_FILES, Config, ConfigError, _deep_merge, _format_error, load_config, parse_override
 from .fish.plans import G_HOLD
 from .fish.triggers import trigger_name
 from .water import NO_FOOD
@@ -65,6 +78,39 @@ except ImportError as exc:  # pragma: no cover - the extra is installed with dev
 REST = N_ACTIONS - 1
 TEXT_CHARSET = string.printable  # every character a fish's message holds (personas and views are ASCII)
 TEXT_MAX = 4096
+SEED_MAX = 2**63 - 1  # seeds and max_steps: what the tank's RNG and counters hold
+CONFIG_MAX_BYTES = 1 << 20  # a tank file is a few kB; a bigger one is not a tank file
+
+
+def _show(value: Any, width: int = 60) -> str:
+    """``value``'s repr on one short line (never raises: a repr that fails shows the type)."""
+    if isinstance(value, int) and value.bit_length() > 128:
+        return f"<an int of {value.bit_length()} bits>"  # (its repr may be refused: the int digit limit)
+    try:
+        text = " ".join(repr(value).split())
+    except Exception:  # noqa: BLE001 — a caller's object with a broken __repr__ (or a huge int) is named by type
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def _integer(value: Any, what: str) -> int:
+    """``value`` as an int when it is a Python or numpy integer (not a bool); else a one-line TypeError."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{what} must be an integer, got {_show(value)} ({type(value).__name__})")
+    return int(value)
+
+
+def _bounded(value: Any, what: str, low: int, high: int) -> int:
+    n = _integer(value, what)
+    if not low <= n <= high:
+        raise ValueError(f"{what} must be in {low}..{high}, got {_show(n)}")
+    return n
+
+
+def _flag(value: Any, what: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{what} must be True or False, got {_show(value)} ({type(value).__name__})")
+    return bool(value)
 
 
 class EnvSource(DecisionSource):
@@ -104,11 +150,16 @@ class AquariumEnv(ParallelEnv):
 
     def __init__(self, cfg: Config, max_steps: int = 1000, text: bool = False, record: str | Path | None = None,
                  overwrite: bool = False):
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be at least 1 (got {max_steps})")
-        self.cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={"decides": "action"})})
-        self.max_steps, self.text, self.overwrite = int(max_steps), bool(text), bool(overwrite)
+        if not isinstance(cfg, Config):
+            raise TypeError(f"cfg must be a mirofish.config.Config, got {type(cfg).__name__} (use parallel_env())")
+        self.max_steps = _bounded(max_steps, "max_steps", 1, SEED_MAX)
+        self.text, self.overwrite = _flag(text, "text"), _flag(overwrite, "overwrite")
+        if record is not None and not isinstance(record, str | os.PathLike):
+            raise TypeError(f"record must be a path or None, got {_show(record)} ({type(record).__name__})")
+        if record is not None and not os.fspath(record):
+            raise ValueError("record must be a file path, got an empty string")
         self.record = Path(record) if record is not None else None
+        self.cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={"decides": "action"})})
         n = self.cfg.fish.count
         self.possible_agents = [f"fish_{i}" for i in range(n)]
         self.agents: list[str] = []
@@ -143,8 +194,10 @@ class AquariumEnv(ParallelEnv):
               ) -> tuple[dict[str, Any], dict[str, Any]]:
         from .session.live import LiveSession
 
+        if seed is not None:
+            seed = _bounded(seed, "reset(seed=...)", 0, SEED_MAX)
         self.close()
-        cfg = self.cfg if seed is None else self.cfg.model_copy(update={"seed": int(seed)})
+        cfg = self.cfg if seed is None else self.cfg.model_copy(update={"seed": seed})
         self.source = EnvSource(cfg.fish.count)
         self.session = LiveSession(cfg, mode="lockstep", source=self.source)
         self.source.school = self.session.world.school
@@ -167,15 +220,10 @@ class AquariumEnv(ParallelEnv):
                                                         dict[str, bool], dict[str, Any]]:
         if self.session is None or not self.agents:
             raise RuntimeError("step() before reset(), or after the episode ended: call reset()")
+        given = self._actions(actions)  # every action checked before any is applied
         src, world = self.source, self.session.world
         src.actions[:] = REST
-        for agent, action in actions.items():
-            i = self._index.get(agent)
-            if i is None:
-                raise KeyError(f"unknown agent {agent!r}")
-            a = int(action)
-            if not 0 <= a < N_ACTIONS:
-                raise ValueError(f"{agent}: action {a} is not one of 0..{N_ACTIONS - 1}")
+        for i, a in given.items():
             src.actions[i] = a
         absent = world.school.absent
         src.present = ~absent if np.count_nonzero(absent) else None
@@ -197,6 +245,32 @@ class AquariumEnv(ParallelEnv):
             if self.session.recorder is not None:
                 self.session.stop_recording()
         return observations, rewards, terminations, truncations, infos
+
+    def _actions(self, actions: Any) -> dict[int, int]:
+        """``{fish index: action}`` from a step's dict; a one-line TypeError or ValueError naming the
+        agent and the value for anything that is not one of the agents' actions."""
+        if not isinstance(actions, Mapping):
+            raise TypeError(f"step() takes a dict of agent name → action, got {_show(actions)} "
+                            f"({type(actions).__name__})")
+        unknown = [agent for agent in actions if not isinstance(agent, str) or agent not in self._index]
+        if unknown:
+            shown = ", ".join(_show(agent, 40) for agent in unknown[:5]) + (" …" if len(unknown) > 5 else "")
+            raise ValueError(f"step(): unknown agent{'s' * (len(unknown) > 1)} {shown} "
+                             f"(the agents are {self.possible_agents[0]} … {self.possible_agents[-1]})")
+        top = int(self._act_space.n) - 1
+        out: dict[int, int] = {}
+        for agent, action in actions.items():
+            value = action
+            if isinstance(value, np.ndarray) and value.ndim == 0 and np.issubdtype(value.dtype, np.integer):
+                value = value[()]  # a 0-d integer array: its one integer
+            if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+                raise TypeError(f"{agent}: action {_show(action)} ({type(action).__name__}) is not an integer; "
+                                f"give an int in 0..{top}")
+            a = int(value)
+            if not 0 <= a <= top:
+                raise ValueError(f"{agent}: action {_show(a)} is out of range; the actions are 0..{top}")
+            out[self._index[agent]] = a
+        return out
 
     def render(self) -> None:
         """No render mode: record the episode (``record=``) and open it with ``run.py replay``."""
@@ -249,9 +323,112 @@ def parallel_env(config: str | Path | Config | None = None, overrides: tuple[str
         settings: dotted config keys, e.g. ``**{"fish.count": 30}``.
 
     Raises:
-        ConfigError: a bad config value, one line naming it.
+        ConfigError: a bad config value, file or path, one line naming it (a ``ValueError``). Setting
+            types are checked strictly: an integer key takes an integer (not ``True``, ``"30"``
+            or ``30.0``), a number key a number, a true/false key a bool. The config path must be a
+            regular file of at most 1 MB.
+        TypeError: an argument of the wrong type, one line naming it.
+        ValueError: ``max_steps`` out of ``1..2**63-1``.
     """
-    cfg = config if isinstance(config, Config) else load_config(config, list(overrides), **settings)
-    if isinstance(config, Config) and (overrides or settings):
-        raise ValueError("give overrides with a config file or None, not with a Config object")
+    if isinstance(config, Config):
+        if overrides or settings:
+            raise ValueError("give overrides with a config file or None, not with a Config object")
+        cfg = config
+    else:
+        cfg = _load(config, overrides, settings)
     return AquariumEnv(cfg, max_steps=max_steps, text=text, record=record, overwrite=overwrite)
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python values, tuples as lists (what a TOML file gives), all the way down."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _patch(keys: list[str], value: Any) -> dict[str, Any]:
+    patch: dict[str, Any] = {keys[-1]: value}
+    for k in reversed(keys[:-1]):
+        patch = {k: patch}
+    return patch
+
+
+def _load(config: Any, overrides: Any, settings: dict[str, Any]) -> Config:
+    """The tank's config from a file (or None), ``--set`` strings and dotted settings, layered on the
+    defaults as :func:`~mirofish.config.load_config` does, and validated strictly: every value given
+    must be of its key's type (pydantic's lax mode, which load_config uses, reads ``True`` as 1 and
+    ``"30"`` as 30)."""
+    if config is not None and not isinstance(config, str | os.PathLike):
+        raise TypeError(f"config must be a tank file path, a Config or None, got {_show(config)} "
+                        f"({type(config).__name__})")
+    if isinstance(overrides, str | bytes) or not isinstance(overrides, list | tuple):
+        raise TypeError(f"overrides must be a list of 'section.key=value' strings, got {_show(overrides)} "
+                        f"({type(overrides).__name__})")
+    settings = dict(settings)
+    preset = settings.pop("preset", None)  # load_config's preset keyword, as parallel_env passed it on before
+    given: dict[str, Any] = _read_config(Path(config)) if config is not None else {}
+    for text in overrides:
+        if not isinstance(text, str):
+            raise TypeError(f"an override must be a 'section.key=value' string, got {_show(text)} "
+                            f"({type(text).__name__})")
+        given = _deep_merge(given, _patch(*parse_override(text)))
+    for dotted, value in settings.items():
+        if value is not None:  # None: leave the key as it is (load_config's rule)
+            given = _deep_merge(given, _patch(dotted.split("."), _plain(value)))
+    base = load_config(None, (), preset=preset).model_dump()  # the defaults (and preset): valid, strict-clean
+    try:
+        return Config.model_validate(_deep_merge(base, given), strict=True)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(exc)) from None
+
+
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(mode: int) -> str:
+    return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    """A tank file's TOML, read only when it is a regular file of at most ``CONFIG_MAX_BYTES`` (a FIFO
+    or a device would block or never end) and at most that many bytes read."""
+    shown = _show(os.fspath(path), 200)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {shown}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise ConfigError(f"cannot read config file {shown}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"config path {shown} is {_not_regular(st.st_mode)}, not a regular file")
+    if st.st_size > CONFIG_MAX_BYTES:
+        raise ConfigError(f"config file {shown} is {st.st_size} bytes; a tank file is at most {CONFIG_MAX_BYTES}")
+    try:
+        # non-blocking: a path swapped for a FIFO since the stat does not hang the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise ConfigError(f"config path {shown} is {_not_regular(mode)}, not a regular file")
+            data = fh.read(CONFIG_MAX_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {shown}: {exc.strerror}") from None
+    if len(data) > CONFIG_MAX_BYTES:
+        raise ConfigError(f"config file {shown} is over {CONFIG_MAX_BYTES} bytes; a tank file is at most that")
+    try:
+        READ_FILES.add(path.resolve())  # a config read: never an output (as load_config's files)
+    except OSError:
+        pass
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {shown} is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {shown} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"config file {shown} is nested too deeply") from None
