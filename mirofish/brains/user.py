@@ -165,31 +165,83 @@ class BrainContext:
         return self._source.chat(messages, schema, max_tokens)
 
 
-def load_brain(spec: str) -> Callable[[], Any]:
-    """A factory of the brain ``spec`` names (see the module doc); raises :class:`BrainError`."""
+LOAD_TIMEOUT_S = 120.0  # importing a brain, making it, its setup(): each must return within this
+CLOSE_TIMEOUT_S = 10.0  # a brain's close()
+MAX_DEPTH = 8  # a reply's nesting (dicts and lists) past which it is not a decision
+MAX_ITEMS = 256  # keys and list items in a reply, all levels together
+
+
+def one_line(text: Any, limit: int = 300) -> str:
+    """``text`` as one printable line, at most ``limit`` characters: newlines and control
+    characters escaped; an object whose ``str()`` raises is named by its type."""
+    try:
+        s = text if isinstance(text, str) else str(text)
+    except BaseException:  # noqa: BLE001 — a user's object whose __str__ raises
+        s = f"<{type(text).__name__} that cannot be shown>"
+    s = s.encode("unicode_escape", "backslashreplace").decode("ascii")
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {one_line(exc, 200)}"
+
+
+def bounded(fn: Callable[[], Any], seconds: float, what: str) -> Any:
+    """``fn()`` on a watchdog thread: its result, or :class:`BrainError` (one line) when it raises
+    anything — ``BaseException`` included (SystemExit, GeneratorExit, a KeyboardInterrupt the
+    brain raises itself) — or runs past ``seconds``; the user's own Ctrl-C still stops the run."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["out"] = fn()
+        except BaseException as exc:  # noqa: BLE001 — user code: whatever it raises is one line
+            box["exc"] = exc
+
+    t = threading.Thread(target=run, name="mirofish-brain-watchdog", daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        raise BrainError(f"{what} did not return within {seconds:g} s")
+    if "exc" in box:
+        raise BrainError(f"{what} raised {_describe(box['exc'])}")
+    return box.get("out")
+
+
+def load_brain(spec: str, timeout_s: float | None = None) -> Callable[[], Any]:
+    """A factory of the brain ``spec`` names (see the module doc); raises :class:`BrainError`.
+    Importing it and making it each run under a watchdog (``timeout_s``): a brain that raises
+    anything at all, or hangs, is one line."""
+    timeout_s = LOAD_TIMEOUT_S if timeout_s is None else timeout_s
     where, sep, name = spec.rpartition(":")
     if sep and where.endswith(".py"):
         path = Path(where)
         if not path.is_file():
             raise BrainError(f"brain {spec}: file not found: {where}")
         mod_name = "mirofish_user_brain_" + blake2b(str(path.resolve()).encode(), digest_size=6).hexdigest()
-        try:
+
+        def load() -> Any:
             mspec = importlib.util.spec_from_file_location(mod_name, path)
-            assert mspec is not None and mspec.loader is not None
+            if mspec is None or mspec.loader is None:
+                raise ImportError("not a Python file")
             module = importlib.util.module_from_spec(mspec)
             sys.modules[mod_name] = module
             mspec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 — a user's file: any error becomes one line
+            return module
+
+        try:
+            module = bounded(load, timeout_s, f"importing {where}")
+        except BrainError as exc:  # a user's file: any error, or a hang, becomes one line
             sys.modules.pop(mod_name, None)
-            raise BrainError(f"brain {spec}: importing {where} raised {type(exc).__name__}: {exc}") from None
+            raise BrainError(f"brain {spec}: {exc}") from None
         obj = getattr(module, name, None)
         if obj is None:
             raise BrainError(f"brain {spec}: {where} defines no {name}")
     elif sep:
         try:
-            module = importlib.import_module(where)
-        except Exception as exc:  # noqa: BLE001
-            raise BrainError(f"brain {spec}: cannot import module {where}: {type(exc).__name__}: {exc}") from None
+            module = bounded(lambda: importlib.import_module(where), timeout_s, f"importing module {where}")
+        except BrainError as exc:
+            raise BrainError(f"brain {spec}: cannot import module {where}: {exc}") from None
         obj = getattr(module, name, None)
         if obj is None:
             raise BrainError(f"brain {spec}: module {where} defines no {name}")
@@ -201,16 +253,17 @@ def load_brain(spec: str) -> Callable[[], Any]:
                              f"installed {ENTRY_POINTS} entry point of that name"
                              + (f" (installed: {', '.join(known)})" if known else ""))
         try:
-            obj = found[0].load()
-        except Exception as exc:  # noqa: BLE001
-            raise BrainError(f"brain {spec}: the entry point does not load: {type(exc).__name__}: {exc}") from None
+            obj = bounded(found[0].load, timeout_s, "loading the entry point")
+        except BrainError as exc:
+            raise BrainError(f"brain {spec}: the entry point does not load: {exc}") from None
 
     def make() -> Any:
         try:
-            brain = obj() if isinstance(obj, type) else obj
-        except Exception as exc:  # noqa: BLE001
-            raise BrainError(f"brain {spec}: making {name} raised {type(exc).__name__}: {exc}") from None
-        if callable(getattr(brain, "decide", None)):
+            brain = bounded(lambda: obj() if isinstance(obj, type) else obj, timeout_s, f"making {name}")
+            decide = bounded(lambda: getattr(brain, "decide", None), timeout_s, "its decide attribute")
+        except BrainError as exc:
+            raise BrainError(f"brain {spec}: {exc}") from None
+        if callable(decide):
             return brain
         if callable(brain) and not isinstance(obj, type):
             return _FunctionBrain(brain, name)
@@ -253,7 +306,10 @@ class UserBrainSource(DecisionSource):
         self.cfg, self.mode, self.cache, self.group, self.offline = cfg, mode, cache, group, offline
         self.spec = cfg.brain.kind
         self.brain = load_brain(self.spec)()
-        self.name = brain_name(self.spec, self.brain)
+        try:
+            self.name = bounded(lambda: brain_name(self.spec, self.brain), LOAD_TIMEOUT_S, "its name")
+        except BrainError:
+            self.name = brain_name(self.spec)
         self.plans = cfg.brain.decides == "plan"
         self.prompt = load_prompt(cfg.brain.prompt)  # the words of Ask.messages (brains/prompts.py)
         self.deadline_s = cfg.brain.request_timeout_s
@@ -269,14 +325,17 @@ class UserBrainSource(DecisionSource):
         self.fallbacks: Counter[str] = Counter()
         self.decisions = self.brain_decisions = self.calls = self.tokens = self.late = 0
         self.lost_workers, self._streak, self._open_until, self._dead = 0, 0, 0.0, False
-        concurrency = getattr(self.brain, "concurrency", 1)
+        try:
+            concurrency = bounded(lambda: getattr(self.brain, "concurrency", 1), LOAD_TIMEOUT_S, "its concurrency")
+        except BrainError:
+            concurrency = 1
         self.concurrency = concurrency if isinstance(concurrency, int) and 1 <= concurrency <= 64 else 1
         setup = getattr(self.brain, "setup", None)
         if callable(setup):
             try:
-                setup(BrainContext(self))
-            except Exception as exc:  # noqa: BLE001 — one line, then the brain is asked anyway
-                raise BrainError(f"brain {self.spec}: setup raised {type(exc).__name__}: {exc}") from None
+                bounded(lambda: setup(BrainContext(self)), max(LOAD_TIMEOUT_S, cfg.brain.warmup_timeout_s), "setup")
+            except BrainError as exc:  # one line, exit 2
+                raise BrainError(f"brain {self.spec}: {exc}") from None
         self._workers = [self._start_worker() for _ in range(self.concurrency)]
 
     # ------------------------------------------------------------ engine side
@@ -296,6 +355,14 @@ class UserBrainSource(DecisionSource):
         """The watchdog: a call past its deadline gets the fallback now (``brain_hung``); its worker is
         replaced while fewer than :data:`MAX_LOST_WORKERS` are lost."""
         now = time.monotonic()
+        with self._lock:
+            dead = [t for t in self._workers if not t.is_alive()]
+            for t in dead:  # a worker that died (it never should): replaced and counted
+                self._workers.remove(t)
+                self.lost_workers += 1
+        if dead and not self._dead:
+            self._warn(f"brain {self.name}: {len(dead)} worker thread(s) died; replaced")
+            self._workers += [self._start_worker() for _ in dead]
         with self._lock:
             overdue = [j for j in self._running if not j.answered and j.started is not None
                        and now - j.started > self.deadline_s]
@@ -335,9 +402,9 @@ class UserBrainSource(DecisionSource):
         close = getattr(self.brain, "close", None)
         if callable(close):
             try:
-                close()
-            except Exception:  # noqa: BLE001 — closing is best effort
-                pass
+                bounded(close, CLOSE_TIMEOUT_S, "close()")
+            except BrainError as exc:  # closing is best effort: one line, the run's results stand
+                self._warn(f"brain {self.name}: {exc}")
         if self._client is not None:
             self._client.close()
 
@@ -378,32 +445,46 @@ class UserBrainSource(DecisionSource):
             job = self._jobs.get()
             if job is None:
                 return
-            with self._lock:
-                if job.answered:
-                    continue
-                job.started = time.monotonic()
-                self._running.append(job)
-            self._local.job = job
             try:
-                out = self.brain.decide(job.ask)
-                error: tuple[str, str] | None = None
-            except ModelFailed as exc:
-                out, error = None, (exc.reason, str(exc))
-            except Exception as exc:  # noqa: BLE001 — failure is data
-                out, error = None, ("brain_raised", f"raised {type(exc).__name__}: {exc}")
-            with self._lock:
-                if job.answered:  # the watchdog gave up on it: a late answer
-                    self.late += 1
-                    return  # this worker was replaced
-                self._running.remove(job)
-                if error is None:
-                    self._streak = 0
-            if error is not None:
+                if not self._one(job):
+                    return  # the watchdog replaced this worker
+            except BaseException as exc:  # noqa: BLE001 — never a dead worker and ticks left waiting
                 with self._lock:
-                    self._failed()
-                self._fall_back(job, *error)
-            else:
-                self._deliver(job, out)
+                    if job in self._running:
+                        self._running.remove(job)
+                self._fall_back(job, "brain_garbage", f"its answer could not be read ({_describe(exc)})")
+
+    def _one(self, job: _Job) -> bool:
+        """Ask the brain for ``job`` and deliver its answer or the fallback; False when the
+        watchdog gave up on it meanwhile (this worker was replaced)."""
+        with self._lock:
+            if job.answered:
+                return True
+            job.started = time.monotonic()
+            self._running.append(job)
+        self._local.job = job
+        out: Any = None
+        error: tuple[str, str] | None = None
+        try:
+            out = self.brain.decide(job.ask)
+        except ModelFailed as exc:
+            error = (str(exc.reason) if isinstance(exc.reason, str) else "error", one_line(exc))
+        except BaseException as exc:  # noqa: BLE001 — failure is data, SystemExit and the like included
+            error = ("brain_raised", f"raised {_describe(exc)}")
+        with self._lock:
+            if job.answered:  # the watchdog gave up on it: a late answer
+                self.late += 1
+                return False
+            self._running.remove(job)
+            if error is None:
+                self._streak = 0
+        if error is not None:
+            with self._lock:
+                self._failed()
+            self._fall_back(job, *error)
+        else:
+            self._deliver(job, out)
+        return True
 
     def _failed(self) -> None:
         """A raise or a hang (under the lock): open the breaker after ``breaker_failures`` in a row."""
@@ -424,7 +505,7 @@ class UserBrainSource(DecisionSource):
             self._fall_back(job, reason)
 
     def _deliver(self, job: _Job, out: Any) -> None:
-        text, detail = _reply_text(out)
+        text, detail = _reply_text(out, self.cfg.brain.max_reply_bytes)
         ask, batch = job.ask, job.batch
         if text is None:
             self._fall_back(job, "brain_garbage", detail)
@@ -462,7 +543,7 @@ class UserBrainSource(DecisionSource):
             self._warned.add(reason)
         if first and reason != "breaker_open":
             more = "" if reason == "brain_hung" and self._dead else "; further ones are counted, not shown"
-            self._warn(f"brain {self.name}: fish {job.ask.fish} at tick {job.ask.tick}: {detail or reason}; "
+            self._warn(f"brain {self.name}: fish {job.ask.fish} at tick {job.ask.tick}: {one_line(detail or reason)}; "
                        f"the instinct decides instead (counted as {reason}{more})")
         decided = self.fallback.decide(job.batch.subset(np.array([job.i])))
         decided.status = np.full(1, status_code(reason), np.int8)
@@ -522,15 +603,64 @@ class UserBrainSource(DecisionSource):
         return str(text)
 
 
-def _reply_text(out: Any) -> tuple[str | None, str]:
-    """A brain's answer as reply text (None: not a decision, with why)."""
-    if isinstance(out, Decision):
-        return json.dumps(out.reply()), ""
-    if isinstance(out, dict):
-        try:
-            return json.dumps(out), ""
-        except (TypeError, ValueError):
-            return None, "returned a dict that is not JSON"
-    if isinstance(out, str):
-        return out, ""
-    return None, f"returned {type(out).__name__}, not a Decision, a dict or a JSON string"
+class _NotPlain(ValueError):
+    pass
+
+
+def _plain(value: Any, depth: int, budget: list[int]) -> Any:
+    """``value`` as plain JSON data (numpy scalars as Python numbers), or :class:`_NotPlain` with
+    why: only exact dicts with text keys, lists and tuples, text, whole and finite numbers, bools
+    and None, at most :data:`MAX_DEPTH` deep and :data:`MAX_ITEMS` items — checked before any
+    encoding, so nothing a brain returns can raise inside ``json.dumps``."""
+    if depth > MAX_DEPTH:
+        raise _NotPlain(f"nested deeper than {MAX_DEPTH}")
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _NotPlain(f"more than {MAX_ITEMS} items")
+    t = type(value)
+    if value is None or t in (str, bool, int):
+        return value
+    if t is float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _NotPlain("a number that is not finite")
+        return value
+    if isinstance(value, (np.integer, np.floating, np.bool_)):  # numpy scalars read as Python numbers
+        return _plain(value.item(), depth, budget)
+    if t is dict:
+        out = {}
+        for k, v in list(value.items()):
+            if type(k) is not str:
+                raise _NotPlain(f"a key of type {type(k).__name__}")
+            out[k] = _plain(v, depth + 1, budget)
+        return out
+    if t in (list, tuple):
+        return [_plain(v, depth + 1, budget) for v in list(value)]
+    raise _NotPlain(f"a value of type {t.__name__}")
+
+
+def _reply_text(out: Any, limit: int = 262_144) -> tuple[str | None, str]:
+    """A brain's answer as reply text (None: not a decision, with why). Validated before any
+    encoding (types, depth, size): a dict subclass, a numpy array, an object that raises when
+    read, a 30 MB thought are each a counted ``brain_garbage``, never a dead worker."""
+    try:
+        if type(out) is Decision or isinstance(out, Decision):
+            data = {("from" if f == "away_from" else f): getattr(out, f) for f in Decision.__dataclass_fields__}
+            data = {k: v for k, v in data.items() if v is not None}
+        elif type(out) is dict:
+            data = out
+        elif isinstance(out, dict):
+            return None, f"returned a {type(out).__name__} (a dict subclass), not a plain dict"
+        elif type(out) is str:
+            if len(out) > limit:
+                return None, f"returned {len(out):,} characters (more than {limit:,})"
+            return out, ""
+        else:
+            return None, f"returned {type(out).__name__}, not a Decision, a dict or a JSON string"
+        text = json.dumps(_plain(data, 0, [MAX_ITEMS]))
+    except _NotPlain as why:
+        return None, f"returned a decision holding {why}"
+    except BaseException as exc:  # noqa: BLE001 — a user's object that raises when read
+        return None, f"returned a decision that cannot be read ({_describe(exc)})"
+    if len(text) > limit:
+        return None, f"returned {len(text):,} characters (more than {limit:,})"
+    return text, ""
