@@ -697,6 +697,30 @@ def _blob(data: object) -> bytes:
     return data
 
 
+def _check_codes(d: dict[str, Any]) -> None:
+    """A chunk's plan goals and tiers are codes this version knows (a damaged or forged file's
+    goal 7 is refused, not read past the table's end)."""
+    from ..brains.base import TIERS
+    from ..fish.plans import GOAL_NAMES
+
+    if d["goal"].size and int(d["goal"].max()) >= len(GOAL_NAMES):
+        raise ValueError(f"plan goal code {int(d['goal'].max())} (this version knows 0..{len(GOAL_NAMES) - 1})")
+    if d["tier"].size and int(d["tier"].max()) >= len(TIERS):
+        raise ValueError(f"tier code {int(d['tier'].max())} (this version knows 0..{len(TIERS) - 1})")
+
+
+def _usable_prompts(value: Any) -> dict[str, dict[str, Any]] | None:
+    """A header's ``prompts`` as this version reads it: only entries that are tables (name, hash,
+    text as text); anything else a damaged or edited file holds there is left out, not read."""
+    if not isinstance(value, dict):
+        return None
+    out = {}
+    for label, p in value.items():
+        if isinstance(label, str) and isinstance(p, dict):
+            out[label] = {k: v for k, v in p.items() if k not in ("name", "hash", "text", "path") or isinstance(v, str)}
+    return out or None
+
+
 class Recording:
     """A recording opened read-only. Raises :class:`RecordingError` for anything unusable."""
 
@@ -706,6 +730,12 @@ class Recording:
         if self.header.get("scene", TICK_SCENE) != TICK_SCENE:
             raise RecordingError(f"{self.path} is a {self.header['scene']} recording (turns, not ticks): replay, fork "
                                  f"--at-turn and export --tables read it")
+        if "prompts" in self.header:
+            prompts = _usable_prompts(self.header["prompts"])
+            if prompts is None:
+                del self.header["prompts"]
+            else:
+                self.header["prompts"] = prompts
         version = self.header.get("format_version")
         if not isinstance(version, int):
             raise RecordingError(f"not a MiroFish recording (no format version): {self.path}")
@@ -809,6 +839,7 @@ class Recording:
                     raise ValueError(f"fish id {int(d['fish'].max())} in a tank of {self.config.fish.slots}")
                 if d["executed"].size and d["executed"].shape[1] != self.config.fish.slots:
                     raise ValueError("executed actions for a different number of fish")
+                _check_codes(d)
                 self._cache[tick0] = (tick1, d, texts, d["ticks"], d["samples"], d["divergence"])
             except _DAMAGE as exc:
                 raise RecordingError(f"recording is damaged (chunk at tick {tick0}: {exc}): {self.path}") from None

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..brains.exchanges import formats_of, messages_of
 from ..brains.prompt import PlanReply, judge_reply
 from ..brains.prompts import recorded_prompt
+from ..brains.user import one_line
 from ..config import Config, redact_url
 from ..observe.recording import Recording, RecordingError
 
@@ -84,7 +85,11 @@ def ask_exchange(call: dict[str, Any], texts: dict[str, str], cfg: Config, base_
     plans = cfg.brain.decides == "plan"
     view = call.get("view") or "\n".join(str(call.get("user", "")).split("\n")[1:6])
     food_here = "\nhere: food" in call["user"] or "food under you" in call["user"]
-    msgs, formats = messages_of(call, texts), formats_of(call, texts)
+    try:
+        msgs, formats = messages_of(call, texts), formats_of(call, texts)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a damaged file's exchange
+        raise RecordingError(f"recording is damaged (the exchange's shared text {one_line(exc, 40)} is missing or "
+                             f"unreadable): the request cannot be rebuilt") from None
     if plain:  # a question: the answer is text, not a decision
         formats = None
     ask_model = model or call["model"]

@@ -335,7 +335,8 @@ class ReplaySession(Session):
 def fork_recording(recording: Recording | str | Path, tick: int, fish: int | None, action: Action | str | None,
                    out: str | Path | None = None, source: DecisionSource | None = None,
                    overwrite: bool = False, added: list[tuple[int, dict[str, Any]]] | None = None,
-                   replan: bool = False, choice: ReaderChoice | None = None) -> ForkSession:
+                   replan: bool = False, choice: ReaderChoice | None = None,
+                   cache: ReplyCache | None = None) -> ForkSession:
     """Fork a recording at ``tick``: ``fish`` does ``action`` (a plan such as ``"school 60"``,
     ``"explore east 30"``, ``"rest 10"`` — see :func:`mirofish.fish.plans.parse_plan` — or a
     single action, held one tick), and/or the ``added`` ``(tick, intervention)`` pairs happen
@@ -352,22 +353,29 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
     if fish is not None and not 0 <= fish < rec.config.fish.slots:
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
     plan = plan_of(action) if action is not None else None
-    if source is None:
-        source = fork_source(rec, tick, choice=choice)
     parent = ReplaySession(rec)
     parent.choice = choice  # the branch's brain again after a reset
     parent._owns_recording = not isinstance(recording, Recording)  # opened here: the fork closes it
-    parent.seek(tick)
-    if added:
-        from ..interventions import InterventionError, check
+    made = None
+    try:
+        parent.seek(tick)  # the recording is read and checked up to the fork before any brain or server
+        first = ReplaySource(rec).batch_at(tick)
+        if added:
+            from ..interventions import InterventionError, check
 
-        try:
-            added = [(t, check(iv, parent.world)) for t, iv in added]
-        except InterventionError as exc:
-            parent.close()
-            raise RecordingError(str(exc)) from None
-    session = ForkSession(parent, fish, plan, ReplaySource(rec).batch_at(tick), source, "lockstep",
-                          owns_parent=True, added=added, replan=replan)
+            try:
+                added = [(t, check(iv, parent.world)) for t, iv in added]
+            except InterventionError as exc:
+                raise RecordingError(str(exc)) from None
+        if source is None:
+            source = made = fork_source(rec, tick, cache=cache, choice=choice)
+        session = ForkSession(parent, fish, plan, first, source, "lockstep",
+                              owns_parent=True, added=added, replan=replan)
+    except BaseException:
+        if made is not None:  # no model pool left running (no "Task was destroyed")
+            made.close()
+        parent.close()
+        raise
     if out is not None:
         session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), extra_header={
             "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": session.label,
@@ -395,21 +403,13 @@ def fork(recording: Recording | str | Path, tick: int, fish: int | None, action:
     run ``ticks`` ticks live (the swapped plan holds for its horizon; ``replan``: triggers may
     end it early, as for any fish); return a JSON-ready summary (for a model run with
     ``cache_hits``/``cache_misses``: see :func:`fork_source`)."""
-    opened = None
     if choice is None:
         choice = ReaderChoice(base_url=base_url, model=model)
-    if source is None and (choice.base_url or choice.model or cache is not None):
-        opened = recording = recording if isinstance(recording, Recording) else Recording(recording)
-        source = fork_source(opened, tick, cache=cache, choice=choice)
+    session = fork_recording(recording, tick, fish, action, out, source, overwrite, added, replan=replan,
+                             choice=choice, cache=cache)
     try:
-        session = fork_recording(recording, tick, fish, action, out, source, overwrite, added, replan=replan,
-                                 choice=choice)
-        try:
-            for _ in range(ticks):
-                session.step()
-        finally:
-            session.close()
+        for _ in range(ticks):
+            session.step()
     finally:
-        if opened is not None:
-            opened.close()
+        session.close()
     return session.summary()
