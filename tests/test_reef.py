@@ -308,3 +308,23 @@ def test_a_checkpoint_in_the_record_folder_is_refused_before_anything_is_written
         done = reef_cli(RING, "--headless", "--ticks", 40, "--record", rec, "--checkpoint", ckpt)
         assert done.returncode == 2 and "--record folder" in done.stderr, done.stderr
         assert not rec.exists()
+
+
+def test_resuming_into_its_own_checkpoint_or_at_its_last_tick_is_one_line_and_the_checkpoint_stays(tmp_path):
+    """A checkpoint is an input of --resume: never overwritten by --checkpoint (a link to it
+    neither); a checkpoint already at --ticks has nothing left to run — one line each, exit 2."""
+    ckpt = tmp_path / "reef.ckpt"
+    done = reef_cli(RING, "--headless", "--ticks", 40, "--checkpoint", ckpt)
+    assert done.returncode == 0, done.stderr
+    before = ckpt.read_bytes()
+    link = tmp_path / "link.ckpt"
+    link.symlink_to(ckpt)
+    for other in (ckpt, link):
+        done = reef_cli(RING, "--headless", "--ticks", 80, "--resume", ckpt, "--checkpoint", other)
+        assert done.returncode == 2 and "--resume file" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    done = reef_cli(RING, "--headless", "--ticks", 40, "--resume", ckpt)
+    assert done.returncode == 2 and "at tick 40 already" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert ckpt.read_bytes() == before
+    done = reef_cli(RING, "--headless", "--ticks", 80, "--resume", ckpt, "--checkpoint", tmp_path / "next.ckpt")
+    assert done.returncode == 0, done.stderr  # going on into another file works

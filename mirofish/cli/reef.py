@@ -61,8 +61,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.checkpoint and args.record and _inside(args.checkpoint, args.record):
         raise UsageError(f"mirofish reef: --checkpoint {args.checkpoint} is the --record folder or in it; "
                          "keep it outside (the folder holds the recorded reef only)")
-    if args.checkpoint and args.checkpoint != args.resume:
-        guard_output(args.checkpoint, (args.path,), args.overwrite, "checkpoint")
+    if args.checkpoint and args.resume and _same_file(args.checkpoint, args.resume):
+        raise UsageError(f"mirofish reef: --checkpoint {args.checkpoint} is the --resume file: writing it would "
+                         f"overwrite the state you resume from; give another --checkpoint FILE")
+    if args.checkpoint:
+        guard_output(args.checkpoint, (args.path, *((args.resume,) if args.resume else ())), args.overwrite,
+                     "checkpoint")
     folder = prepare(args.record, args.overwrite) if args.record else None
     backend = "dask" if args.cluster else ("local" if args.workers > 1 else "inline")
     if not args.headless:
@@ -94,6 +98,10 @@ def _headless(args: argparse.Namespace, spec: Any, backend: str, folder: Any) ->
         if args.progress:
             print(f"\rt{r.tick}/{ticks} migrations {len(r.log)}", end="", file=sys.stderr, flush=True)
 
+    if reef.tick >= ticks and reef.tick > 0:  # resumed at or past the end: nothing to run
+        reef.close()
+        raise UsageError(f"mirofish reef: the checkpoint {args.resume} is at tick {reef.tick} already: give --ticks "
+                         f"past it to go on")
     try:
         summary = reef.run(ticks, progress)
     except ReefError as exc:
@@ -108,3 +116,13 @@ def _headless(args: argparse.Namespace, spec: Any, backend: str, folder: Any) ->
         write(folder, reef, summary)
     print(json.dumps(summary))
     return 0
+
+
+def _same_file(a: str, b: str) -> bool:
+    """The same path, or two names of one file (a link, another spelling)."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)

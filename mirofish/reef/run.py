@@ -236,6 +236,9 @@ class Reef:
         every = self.spec.interval
         if self.tick > until:
             raise ReefError(f"the reef is at tick {self.tick} already, past tick {until}")
+        if self.tick == until and self.tick > 0:  # a checkpoint of the last tick: nothing left to run
+            raise ReefError(f"the reef is at tick {self.tick} already (the checkpoint's): give --ticks past it "
+                            f"to go on")
         started = time.perf_counter()
         while self.tick < until:
             nxt = min(until, (self.tick // every + 1) * every)
