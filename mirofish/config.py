@@ -579,19 +579,18 @@ def _read_toml(path: Path) -> dict[str, Any]:
         READ_FILES.add(Path(path).resolve())
     except OSError:
         pass
+    from .files import CONFIG_LIMIT, FileRefused, read_text_bounded  # the one rule for every file read
+
+    try:  # a regular file of at most 4 MB: /dev/zero, a FIFO or a folder is one line, never read
+        text = read_text_bounded(path, CONFIG_LIMIT, "config file")
+    except FileRefused as exc:
+        raise ConfigError(f"config file not found: {path}" if exc.missing else str(exc)) from None
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except IsADirectoryError:
-        raise ConfigError(f"config path is a directory: {path}") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
     except RecursionError:
         raise ConfigError(f"config file {path} is nested too deeply") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
 
 
 def toml_value(value: Any) -> str:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .actions import DIRECTION_NAMES
+from .files import CONFIG_LIMIT, FileRefused, read_text_bounded
 from .water import NO_FOOD, ROCK, WATER
 
 if TYPE_CHECKING:
@@ -176,10 +177,10 @@ def read_file(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """An interventions file: JSON Lines, one ``{"tick": T, "kind": ..., ...}`` per line
     (blank lines and ``#`` comments skipped) → sorted ``(tick, intervention)`` pairs."""
     out: list[tuple[int, dict[str, Any]]] = []
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InterventionError(f"cannot read interventions file {path}: {exc}") from None
+    try:  # a regular file of at most files.CONFIG_LIMIT bytes: a FIFO or /dev/zero is one line, unread
+        text = read_text_bounded(path, CONFIG_LIMIT, "interventions file")
+    except FileRefused as exc:
+        raise InterventionError(str(exc)) from None
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -187,6 +188,8 @@ def read_file(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InterventionError(f"{path} line {n}: not JSON ({exc.msg})") from None
+        except RecursionError:
+            raise InterventionError(f"{path} line {n}: nested too deeply") from None
         if not isinstance(item, dict) or type(item.get("tick")) is not int or item["tick"] < 0:
             raise InterventionError(f"{path} line {n}: needs a \"tick\" (a whole number ≥ 0)")
         try:

@@ -17,7 +17,9 @@ a digest of the model name and the request body that decides the reply — messa
 take (json_schema vs json_object), which carries the same schema. A fork of a model run loads
 its parent's exchanges into one, so fish whose situation has not changed since the recording
 get their recorded answers without a server; ``--reply-cache DIR`` keeps one on disk (one small
-JSON file per reply) so repeated experiments against a paid API do not pay twice.
+JSON file per reply) so repeated experiments against a paid API do not pay twice. An entry is read
+under mirofish/files.py's rule: a FIFO, a device, a folder or a file over 8 MB in an entry's place
+is a cache miss (never a read that blocks or fills the memory).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from ..files import REPLY_CACHE_LIMIT, read_bounded
 
 TEMPERATURE = 0  # the default temperature (brain.temperature); sent as the int 0, as before it was configurable
 KINDS = ("decision", "summary")
@@ -205,13 +209,14 @@ class ReplyCache:
         with self._lock:
             hit = self._mem.get(key)
         if hit is None and self.folder is not None:
-            try:
-                data = json.loads(self._file(key).read_text())
+            try:  # a regular file of at most files.REPLY_CACHE_LIMIT bytes; a FIFO, a device, a folder or
+                # a huge file in its place is a miss, never a read that blocks or fills the memory
+                data = json.loads(read_bounded(self._file(key), REPLY_CACHE_LIMIT, "reply-cache entry"))
                 if isinstance(data, dict) and isinstance(data.get("reply"), str):
                     hit = data
                     with self._lock:
                         self._mem[key] = data
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):  # FileRefused and a bad JSON are ValueErrors
                 hit = None
         with self._lock:
             if hit is None:
@@ -236,10 +241,13 @@ class ReplyCache:
             path = self._file(key)
             tmp = None
             try:
+                text = json.dumps(entry)  # ASCII: its length is its size in bytes
+                if len(text) > REPLY_CACHE_LIMIT:
+                    return  # an entry over the limit would be a miss when read: kept in memory only
                 path.parent.mkdir(parents=True, exist_ok=True)
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
                 with os.fdopen(fd, "w") as fh:
-                    json.dump(entry, fh)
+                    fh.write(text)
                 os.replace(tmp, path)  # (fails where the entry's name is taken by a folder)
                 tmp = None
             except OSError:

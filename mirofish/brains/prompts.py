@@ -35,6 +35,7 @@ from string import Template
 from typing import Any
 
 from ..config import ConfigError
+from ..files import PROMPT_LIMIT, FileRefused, read_text_bounded
 from ..fish.plans import TYPES
 
 BUNDLED = Path(__file__).resolve().parent.parent.parent / "assets" / "prompts" / "fish.toml"
@@ -158,18 +159,20 @@ def _check(where: str, table: str, key: str, value: Any, allowed: frozenset[str]
 
 
 def _read(path: Path, where: str) -> tuple[dict[str, Any], str]:
+    """A prompt file's TOML and text: a regular file of at most ``files.PROMPT_LIMIT`` bytes (a FIFO,
+    a device or a folder is refused unread: mirofish/files.py)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PromptError(f"{where}: no such prompt file") from None
-    except IsADirectoryError:
-        raise PromptError(f"{where}: is a folder, not a prompt file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PromptError(f"{where}: cannot read it ({exc.__class__.__name__})") from None
+        text = read_text_bounded(path, PROMPT_LIMIT, "prompt file")
+    except FileRefused as exc:
+        if exc.missing:
+            raise PromptError(f"{where}: no such prompt file") from None
+        raise PromptError(str(exc)) from None
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         raise PromptError(f"{where}: not a TOML file ({exc})") from None
+    except RecursionError:
+        raise PromptError(f"{where}: nested too deeply") from None
 
 
 def _resolve(data: dict[str, Any], where: str, base: dict[str, dict[str, Any]] | None,

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..files import CONFIG_LIMIT, FileRefused, read_text_bounded
 from ..scenes.registry import SweepHooks
 
 
@@ -250,18 +251,18 @@ def load_spec(path: str | Path, base_url: str | None = None, model: str | None =
 
 
 def _read_toml(p: Path) -> dict:
+    """The sweep file's TOML: a regular file of at most ``files.CONFIG_LIMIT`` bytes (a FIFO, a
+    device or a folder is refused unread: mirofish/files.py)."""
     try:
-        return tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise SpecError(f"sweep file not found: {p}") from None
-    except IsADirectoryError:
-        raise SpecError(f"sweep file is a directory: {p}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = read_text_bounded(p, CONFIG_LIMIT, "sweep file")
+    except FileRefused as exc:
+        raise SpecError(f"sweep file not found: {p}" if exc.missing else str(exc)) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"sweep file {p} is not valid TOML: {exc}") from None
     except RecursionError:
         raise SpecError(f"sweep file {p} is nested too deeply") from None
-    except OSError as exc:
-        raise SpecError(f"cannot read sweep file {p}: {exc.strerror}") from None
 
 
 def _ask_server(data: dict, p: Path, base_url: str | None, model: str | None) -> None:
