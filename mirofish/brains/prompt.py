@@ -29,7 +29,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
+import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -557,32 +560,201 @@ _TOKEN = re.compile(r"[A-Za-z]+|\d{1,3}|([^\w\s])\1*")
 
 
 TOKENIZER_ENV = "MIROFISH_TOKENIZER"  # a tokenizer.json (Hugging Face tokenizers format) to count with
-_TOKENIZERS: dict[str, Any] = {}
+_TOKENIZERS: dict[tuple[Any, ...], Any] = {}  # (path, inode, size, mtime) → a tokenizer, or the TokenizerError
+
+# The wall in front of the native ``tokenizers`` library (issue 62): a tokenizer.json is checked
+# in Python before the library sees it, because some of its fields make the library allocate
+# without bound or panic — a Fixed padding of 10^12 tokens aborts the process ("memory allocation
+# of 4000000000000 bytes failed", exit 134), a Replace normalizer chain can make a text thousands
+# of times longer, a regular expression that backtracks panics at encoding time.
+TOKENIZER_MAX_PADDING = 1_000_000  # padding: a Fixed length or pad_to_multiple_of above it is refused
+TOKENIZER_MAX_DEPTH = 64  # JSON nesting (real files nest under 10 levels)
+TOKENIZER_MAX_VOCAB = 4_000_000  # vocabulary entries (the largest real ones hold about 260,000)
+TOKENIZER_MAX_GROWTH = 256  # how many times longer the normalizers (Replace, Prepend) may make a text
+TOKENIZER_MAX_STRING = 4_096  # characters of a setting's string (a pattern, a prefix); vocabularies apart
+TOKENIZER_PROBE_SECONDS = 2.0  # the probe text must be counted within this (a backtracking pattern is not)
+_ID_RANGE = range(0, 2**32)  # a token id is a u32
+_INT_RANGE = range(-(2**31), 2**32)  # every other number in the file
+# What the probe counts at load: every printable ASCII character, words the vocabulary may lack,
+# digits, the tank's view characters, JSON, runs of one character (backtracking patterns), and
+# characters outside ASCII. A tokenizer that cannot count it is refused before any work.
+_PROBE = ("You are a fish. Energy 42/100, age 7. View:\n..#F.\n.^@v<\n>..F#\n"
+          '{"goal": "forage", "ticks": 30, "thought": "food north"} zqxjvk qwfp 0123456789 3.14159\n'
+          + "".join(chr(c) for c in range(32, 127)) + "\t\r\n"
+          + "a" * 64 + "! " + " " * 64 + "1" * 64 + "." * 64 + "\n"
+          + "naïve café — 水族館 🐟 Ünïcödé ß ∑ \u200b")
 
 
 class TokenizerError(ValueError):
     """The tokenizer file :data:`TOKENIZER_ENV` names cannot be used (one line)."""
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [exc.__class__.__name__])[0][:300]
+
+
+def _check_tokenizer_json(data: Any) -> dict[str, Any]:
+    """``data`` (a parsed tokenizer.json) checked for what would make the native library allocate
+    without bound; returns it with its padding and truncation dropped (a count is of the text's own
+    tokens: padding would add tokens, truncation would cut them). Raises ValueError (one line)."""
+    if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+        raise ValueError("not a tokenizer.json (a JSON object with a \"model\")")
+    padding, truncation = data.get("padding"), data.get("truncation")
+    if padding is not None:
+        if not isinstance(padding, dict):
+            raise ValueError("padding: an object or null")
+        strategy = padding.get("strategy")
+        fixed = strategy.get("Fixed") if isinstance(strategy, dict) else None
+        for name, n in (("a Fixed length", fixed), ("pad_to_multiple_of", padding.get("pad_to_multiple_of"))):
+            if n is not None and (type(n) is not int or not 0 <= n <= TOKENIZER_MAX_PADDING):
+                raise ValueError(f"padding: {name} of {_shown_value(n)} tokens (at most {TOKENIZER_MAX_PADDING:,})")
+    if truncation is not None:
+        if not isinstance(truncation, dict):
+            raise ValueError("truncation: an object or null")
+        for key in ("max_length", "stride"):
+            n = truncation.get(key)
+            if n is not None and (type(n) is not int or n not in _ID_RANGE):
+                raise ValueError(f"truncation: {key} of {_shown_value(n)} (at most {_ID_RANGE.stop - 1:,})")
+    model = data["model"]
+    vocab = model.get("vocab")
+    if isinstance(vocab, (dict, list)) and len(vocab) > TOKENIZER_MAX_VOCAB:
+        raise ValueError(f"model: a vocabulary of {len(vocab):,} tokens (at most {TOKENIZER_MAX_VOCAB:,})")
+    if isinstance(vocab, dict):
+        bad = next((k for k, v in vocab.items() if type(v) is not int or v not in _ID_RANGE), None)
+        if bad is not None:
+            raise ValueError(f"model: the id of {_shown_value(bad)} is {_shown_value(vocab[bad])}, "
+                             f"not a token id (0 to {_ID_RANGE.stop - 1:,})")
+    added = data.get("added_tokens")
+    if added is not None and not isinstance(added, list):
+        raise ValueError("added_tokens: a list")
+    for tok in added or []:
+        n = tok.get("id") if isinstance(tok, dict) else None
+        if type(n) is not int or n not in _ID_RANGE:
+            raise ValueError(f"added_tokens: an id of {_shown_value(n)}, not a token id (0 to {_ID_RANGE.stop - 1:,})")
+    growth = 1
+    # the rest of the tree, without recursion: depth, numbers, strings and the normalizers' growth (the
+    # vocabulary, the merges and the added tokens are left to the library: it refuses what is malformed)
+    skip = {id(vocab), id(model.get("merges")), id(added)}
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > TOKENIZER_MAX_DEPTH:
+            raise ValueError(f"nested more than {TOKENIZER_MAX_DEPTH} levels deep")
+        if isinstance(node, dict):
+            kind = node.get("type")
+            if kind in ("Replace", "Prepend"):
+                text = node.get("content") if kind == "Replace" else node.get("prepend")
+                growth *= len(text) + 1 if isinstance(text, str) else 1
+                if growth > TOKENIZER_MAX_GROWTH:
+                    raise ValueError(f"normalizer: its Replace and Prepend steps could make a text more than "
+                                     f"{TOKENIZER_MAX_GROWTH} times longer")
+            items = list(node.items())
+        else:
+            items = [("a list", v) for v in node]
+        for key, value in items:
+            if isinstance(value, (dict, list)):
+                if id(value) not in skip:
+                    stack.append((value, depth + 1))
+            elif isinstance(value, str) and len(value) > TOKENIZER_MAX_STRING and key != "precompiled_charsmap":
+                raise ValueError(f"{key}: a string of {len(value):,} characters (at most {TOKENIZER_MAX_STRING:,})")
+            elif type(value) is int and value not in _INT_RANGE:
+                raise ValueError(f"{key}: {_shown_value(value)} is out of range")
+    return {**data, "padding": None, "truncation": None}
+
+
+def _shown_value(v: Any) -> str:
+    text = json.dumps(v, ensure_ascii=True)
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
+@contextmanager
+def _native_quiet() -> Iterator[None]:
+    """Standard error (the descriptor) sent to the null device while the native library loads and
+    probes a tokenizer: a Rust panic prints its own lines (a backtrace with RUST_BACKTRACE) before
+    Python sees the exception, which then becomes one line."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield  # no descriptor 2 to quiet
+        return
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 2)
+        finally:
+            os.close(null)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _load_tokenizer(path: str, shown: str) -> Any:
+    from ..files import TOKENIZER_LIMIT, FileRefused, read_bounded
+
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise TokenizerError(f"{shown}: counting with a tokenizer needs the tokenizers library "
+                             f"(pip install -e '.[tokens]')") from None
+    try:  # a regular file of at most 64 MB (mirofish/files.py): a FIFO or /dev/zero is refused unread
+        raw = read_bounded(path, TOKENIZER_LIMIT, "tokenizer file")
+    except FileRefused as exc:
+        raise TokenizerError(f"{TOKENIZER_ENV}: {exc}") from None
+    try:
+        data = _check_tokenizer_json(json.loads(raw))
+    except RecursionError:
+        raise TokenizerError(f"{shown}: not a tokenizer.json it can use (nested too deeply)") from None
+    except ValueError as exc:  # not JSON, not UTF-8, or a field the check refuses
+        raise TokenizerError(f"{shown}: not a tokenizer.json it can use ({_first_line(exc)})") from None
+    started = time.monotonic()
+    try:
+        with _native_quiet():
+            tok = Tokenizer.from_str(json.dumps(data))
+            tok.no_padding()
+            tok.no_truncation()
+            tok.encode(_PROBE, add_special_tokens=False)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 — a Rust panic is a BaseException (pyo3's PanicException)
+        raise TokenizerError(f"{shown}: not a tokenizer.json it can use ({_first_line(exc)})") from None
+    took = time.monotonic() - started
+    if took > TOKENIZER_PROBE_SECONDS:
+        raise TokenizerError(f"{shown}: too slow to count with ({took:.1f} s for {len(_PROBE)} characters)")
+    return tok
+
+
+def _shown_path(path: str) -> str:
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
+    return f"{TOKENIZER_ENV}={text if len(text) <= 200 else text[:200] + '…'}"
+
+
 def tokenizer() -> Any:
     """The tokenizer :data:`TOKENIZER_ENV` names (the model's own ``tokenizer.json``, read with
-    the ``tokenizers`` library, extra ``[tokens]``), or None when it names none. Raises
-    :class:`TokenizerError` for a file or library that is not there."""
+    the ``tokenizers`` library, extra ``[tokens]``), or None when it names none. The file is read
+    under mirofish/files.py's rule (a regular file, at most 64 MB), checked before the native
+    library sees it (:func:`_check_tokenizer_json`: padding, truncation, ids, nesting, growth; its
+    padding and truncation are dropped, a count is of a text's own tokens) and must count a probe
+    text (:data:`_PROBE`) within :data:`TOKENIZER_PROBE_SECONDS`. Raises :class:`TokenizerError`
+    (one line) for a file or library that cannot be used."""
     path = os.environ.get(TOKENIZER_ENV, "")
     if not path:
         return None
-    if path not in _TOKENIZERS:
+    try:  # the file as it is now (a stat never blocks, even on a FIFO)
+        st = os.stat(path)
+        key: tuple[Any, ...] = (path, st.st_ino, st.st_size, st.st_mtime_ns)
+    except (OSError, ValueError):
+        key = (path,)
+    if key not in _TOKENIZERS:
         try:
-            from tokenizers import Tokenizer
-        except ImportError:
-            raise TokenizerError(f"{TOKENIZER_ENV}={path}: counting with a tokenizer needs the tokenizers library "
-                                 f"(pip install -e '.[tokens]')") from None
-        try:
-            _TOKENIZERS[path] = Tokenizer.from_file(path)
-        except Exception as exc:  # noqa: BLE001 — the library says what is wrong with the file in its own words
-            first = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
-            raise TokenizerError(f"{TOKENIZER_ENV}={path}: not a tokenizer.json it can read ({first})") from None
-    return _TOKENIZERS[path]
+            _TOKENIZERS[key] = _load_tokenizer(path, _shown_path(path))
+        except TokenizerError as exc:
+            _TOKENIZERS[key] = exc  # refused once: not read again for every text counted
+    got = _TOKENIZERS[key]
+    if isinstance(got, TokenizerError):
+        raise TokenizerError(str(got))
+    return got
 
 
 def token_counter() -> str:
@@ -591,13 +763,25 @@ def token_counter() -> str:
     return f"tokenizer {os.path.basename(path)}" if path else "estimate"
 
 
+def estimate_without_tokenizer(text: str) -> int:
+    """The tokenizer-free estimate (what :func:`estimate_tokens` gives without :data:`TOKENIZER_ENV`)."""
+    return sum(1 for _ in _TOKEN.finditer(text))
+
+
 def estimate_tokens(text: str) -> int:
     """The tokens of ``text``: with :data:`TOKENIZER_ENV` set, counted by that tokenizer (a
     model's own ``tokenizer.json``); else a tokenizer-free estimate close to BPE counts: a token
     per word, per 1–3 digits and per run of one punctuation mark (``.....`` is one token). Used
     by the bundled test server, the scenes' token figures and whenever a server reports no
-    ``usage``."""
+    ``usage``. Raises :class:`TokenizerError` (one line) where the tokenizer cannot count ``text``
+    (one that counted the probe at load rarely does)."""
     tok = tokenizer()
     if tok is not None:
-        return len(tok.encode(text, add_special_tokens=False).ids)
-    return sum(1 for _ in _TOKEN.finditer(text))
+        try:
+            return len(tok.encode(text, add_special_tokens=False).ids)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # noqa: BLE001 — a Rust panic is a BaseException
+            raise TokenizerError(f"{_shown_path(os.environ.get(TOKENIZER_ENV, ''))}: cannot count the tokens "
+                                 f"of a text ({_first_line(exc)})") from None
+    return estimate_without_tokenizer(text)
