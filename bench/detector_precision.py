@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from mirofish.brains.prompt import TokenizerError, tokenizer
 from mirofish.scenes.negotiation import dialogue as D
 
 
@@ -83,9 +84,16 @@ def main() -> None:
     args = ap.parse_args()
     if args.sessions < 1 or not args.seeds:
         ap.exit(2, "detector_precision: --sessions must be at least 1 and --seeds name at least one seed\n")
+    try:
+        tokenizer()  # a MIROFISH_TOKENIZER that cannot count (the token figures): one line before any work
+    except TokenizerError as exc:
+        ap.exit(2, f"detector_precision: {exc}\n")
     if args.all_names:
         D.relative = lambda key: True  # every name open to misreading
-    m = measure(args.seeds, args.sessions)
+    try:
+        m = measure(args.seeds, args.sessions)
+    except TokenizerError as exc:  # a text the tokenizer cannot count (it counted the probe at load)
+        ap.exit(2, f"detector_precision: {exc}\n")
     print(json.dumps(m) if args.json else markdown(m))
 
 

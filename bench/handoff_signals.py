@@ -120,6 +120,8 @@ def main() -> None:
         writer = ModelWriter(args.base_url, args.model, timeout_s=args.timeout)
     try:
         curve = measure(args.seeds, args.tasks, writer)
+    except TokenizerError as exc:  # a text the tokenizer cannot count (it counted the probe at load)
+        ap.exit(2, f"handoff_signals: {exc}\n")
     finally:
         failures = writer.close() if writer is not None else {}
     print(table(curve, args.seeds, args.tasks, args.model))

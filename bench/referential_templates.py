@@ -24,8 +24,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
-from source_tables import cell, cli  # bench/ is on the path when run as a script
+from source_tables import ROOT, cell, cli  # bench/ is on the path when run as a script
+
+sys.path.insert(0, str(ROOT))
+from mirofish.brains.prompt import TokenizerError, tokenizer  # after the path is set
 
 ALERTS = ('attributes={severity=["critical","warning","info"],category=["database","network","disk","auth"],'
           'service=["api","web","batch","queue"]}')
@@ -73,6 +77,10 @@ def main() -> None:
     if args.rounds < 100 or not args.seeds:
         ap.exit(2, "referential_templates: --rounds must be at least 100 (the last-100 figure) "
                    "and --seeds name at least one seed\n")
+    try:  # a MIROFISH_TOKENIZER that cannot count: one line before any run (each run would refuse it)
+        tokenizer()
+    except TokenizerError as exc:
+        ap.exit(2, f"referential_templates: {exc}\n")
     res = measure(args.seeds, args.rounds)
     print(json.dumps({"seeds": args.seeds, "rounds": args.rounds, **res}) if args.json
           else table(res, args.seeds, args.rounds))

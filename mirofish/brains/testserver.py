@@ -4,7 +4,8 @@ It speaks ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/embed
 like Ollama, vLLM or llama.cpp's server do, and answers fish prompts with a scripted,
 deterministic policy read from the 5×5 view in the prompt (eat food beside you, else head
 for food, else for other fish, else a legal move picked by a hash of the prompt). Usage is
-reported with :func:`~mirofish.brains.prompt.estimate_tokens`.
+reported with :func:`~mirofish.brains.prompt.estimate_tokens` (where ``MIROFISH_TOKENIZER`` names a
+tokenizer that cannot count: with the tokenizer-free estimate, and one line on standard error).
 
 Fault modes make failures reproducible: ``slow`` (delay), ``garbage`` (prose, no JSON),
 ``fenced`` (JSON in a code fence inside prose — must still parse), ``illegal`` (an action
@@ -53,18 +54,42 @@ import json
 import math
 import re
 import socket
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .prompt import _TOKEN, estimate_tokens
+from .prompt import _TOKEN, TokenizerError, estimate_tokens, estimate_without_tokenizer, tokenizer
 
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
           "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker", "echo_auth",
           "lax_grammar")
 POLICIES = ("scripted", "forager", "contrarian")
 _OPPOSITE = {"north": "south", "south": "north", "west": "east", "east": "west"}
+
+
+_TOLD: set[str] = set()  # the tokenizer problems already said (one line each, once)
+_TOLD_LOCK = threading.Lock()
+
+
+def _tell(message: str) -> None:
+    """One line on standard error, once a message (a tokenizer problem, not a traceback a request)."""
+    with _TOLD_LOCK:
+        new = message not in _TOLD
+        _TOLD.add(message)
+    if new:
+        print(f"testserver: {message}; usage is counted with the estimate", file=sys.stderr, flush=True)
+
+
+def count_tokens(text: str) -> int:
+    """:func:`~mirofish.brains.prompt.estimate_tokens`; where ``MIROFISH_TOKENIZER`` names a tokenizer
+    that cannot count, the tokenizer-free estimate and one line on standard error (once)."""
+    try:
+        return estimate_tokens(text)
+    except TokenizerError as exc:
+        _tell(str(exc))
+        return estimate_without_tokenizer(text)
 
 
 def contrary(reply: dict[str, Any]) -> dict[str, Any]:
@@ -467,8 +492,8 @@ class _Handler(BaseHTTPRequestHandler):
         inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
         self._send(200, {"object": "list", "model": self.owner.model, "data": [
             {"object": "embedding", "index": i, "embedding": _embedding(t)} for i, t in enumerate(inputs)],
-            "usage": {"prompt_tokens": sum(estimate_tokens(t) for t in inputs),
-                      "total_tokens": sum(estimate_tokens(t) for t in inputs)}})
+            "usage": {"prompt_tokens": sum(count_tokens(t) for t in inputs),
+                      "total_tokens": sum(count_tokens(t) for t in inputs)}})
 
     def _fails(self, fault: str) -> bool:
         """The faults that answer no completion (True: answered, or not at all); "slow" waits first."""
@@ -597,7 +622,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
 
     def _complete(self, n: int, prompt: str, content: str) -> None:
-        """A chat completion reply with usage counted by :func:`estimate_tokens`
+        """A chat completion reply with usage counted by :func:`count_tokens`
         (``echo_auth``: with the request's Authorization header echoed in the reply)."""
         if self.owner.fault == "echo_auth":
             auth = self.headers.get("Authorization", "")
@@ -612,8 +637,8 @@ class _Handler(BaseHTTPRequestHandler):
                 content = json.dumps(data)
             else:
                 content = f"{content} {auth}"
-        usage: dict[str, Any] = {"prompt_tokens": estimate_tokens(prompt),
-                                 "completion_tokens": estimate_tokens(content)}
+        usage: dict[str, Any] = {"prompt_tokens": count_tokens(prompt),
+                                 "completion_tokens": count_tokens(content)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if self.owner.prefix_cache:  # as OpenAI and vLLM report what their prompt cache served
             usage["prompt_tokens_details"] = {"cached_tokens": self.owner.cached_prefix(prompt)}
@@ -752,6 +777,10 @@ def main() -> None:
                         rate=args.rate, latency=args.latency, slots=args.slots, strict=args.strict,
                         policy=args.policy, log=args.log, prefix_cache=args.prefix_cache).start()
     print(f"serving {server.model} at {server.url} (fault: {server.fault}); Ctrl-C stops", flush=True)
+    try:
+        tokenizer()  # a MIROFISH_TOKENIZER that cannot count: said once now; the estimate counts
+    except TokenizerError as exc:
+        _tell(str(exc))
     try:
         while True:
             time.sleep(3600)
