@@ -577,7 +577,7 @@ READ_FILES: set[Path] = set()  # config and preset files read by this process: n
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         READ_FILES.add(Path(path).resolve())
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path (refused below, in one line)
         pass
     from .files import CONFIG_LIMIT, FileRefused, read_text_bounded  # the one rule for every file read
 

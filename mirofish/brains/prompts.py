@@ -246,7 +246,7 @@ def load_prompt(path: str | Path | None = None, kind: str = "fish") -> Prompt:
         try:
             st = target.stat()
             stamp = (kind, str(target.resolve()), st.st_mtime, st.st_size)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the path (refused by the read, in one line)
             stamp = (kind, str(target), -1.0, -1)
     if stamp in _CACHE:
         return _CACHE[stamp]
