@@ -25,8 +25,27 @@ class ConfigError(ValueError):
     """A config value, file or override the user must fix; the message is one line."""
 
 
+def _admits_bool(annotation: Any) -> bool:
+    """Whether a field's type takes true/false (bool, Any, or a union with bool)."""
+    if annotation is bool or annotation is Any:
+        return True
+    return any(_admits_bool(a) for a in getattr(annotation, "__args__", ()) if a is not type(None))
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, data: Any) -> Any:
+        """``temperature = true`` is a mistake, not 1.0: true/false for a number is refused (pydantic
+        would read it as 1 or 0)."""
+        if isinstance(data, dict):
+            for name, value in data.items():
+                field = cls.model_fields.get(name) if isinstance(name, str) else None
+                if isinstance(value, bool) and field is not None and not _admits_bool(field.annotation):
+                    raise ValueError(f"{name} = {str(value).lower()}: a number is needed, not true/false")
+        return data
 
 
 def hundredths(value: float) -> int:
@@ -97,6 +116,11 @@ class GroupConfig(_Section):
     brain: str | None = Field(None, max_length=500, description="this group's brain.kind")
     model: str | None = Field(None, min_length=1, description="this group's model (its brain is then llm)")
     base_url: str | None = Field(None, description="this group's server (with model)")
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        return None if v is None else check_url(v)
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
                                     description="environment variable with this group's server key")
     prompt: str | None = Field(None, max_length=1000, description="this group's prompt file")
@@ -306,18 +330,28 @@ class EndpointConfig(_Section):
     @field_validator("base_url")
     @classmethod
     def _url(cls, v: str) -> str:
-        from urllib.parse import urlparse
+        return check_url(v)
 
-        if any(ch.isspace() or ord(ch) < 32 for ch in v):
-            raise ValueError(f"URL contains spaces or control characters: {redact_url(v)!r}")
+
+def check_url(v: str) -> str:
+    """An OpenAI-compatible server's address, checked (http(s), a host, a port that parses, no
+    spaces): the one check of every ``base_url`` — endpoints and groups."""
+    from urllib.parse import urlparse
+
+    if any(ch.isspace() or ord(ch) < 32 for ch in v):
+        raise ValueError(f"URL contains spaces or control characters: {redact_url(v)!r}")
+    try:
         u = urlparse(v)
-        if u.scheme not in ("http", "https") or not u.hostname:
-            raise ValueError(f"not an http(s) URL: {redact_url(v)!r}")
-        try:
-            u.port  # noqa: B018 — raises on a malformed port
-        except ValueError:
-            raise ValueError(f"bad port in URL: {redact_url(v)!r}") from None
-        return v.rstrip("/")
+        host = u.hostname
+    except ValueError:
+        raise ValueError(f"not an http(s) URL: {redact_url(v)!r}") from None
+    if u.scheme not in ("http", "https") or not host:
+        raise ValueError(f"not an http(s) URL: {redact_url(v)!r}")
+    try:
+        u.port  # noqa: B018 — raises on a malformed port
+    except ValueError:
+        raise ValueError(f"bad port in URL: {redact_url(v)!r}") from None
+    return v.rstrip("/")
 
 
 KEY_PARAM = re.compile(r"(?i)(key|token|secret|passw|pwd|auth|sig|credential|session|access|bearer|jwt)")

@@ -65,3 +65,24 @@ def test_bad_files_are_one_line_errors(tmp_path):
 def test_a_config_written_before_cell_px_was_retired_still_loads():
     """Recordings store their config; one holding the retired world.cell_px must still open."""
     assert load_config(overrides=["world.cell_px=20"]).world.width == 96
+
+
+@pytest.mark.parametrize("key", ["brain.temperature", "fish.count", "food.spawn_rate", "brain.top_p",
+                                 "world.tick_seconds"])
+@pytest.mark.parametrize("value", [True, False])
+def test_true_or_false_for_a_number_is_refused_not_read_as_1_or_0(key, value):
+    with pytest.raises(ConfigError, match="a number is needed, not true/false"):
+        load_config(overrides=[f"{key}={str(value).lower()}"])
+
+
+def test_a_groups_bad_url_or_bool_temperature_is_one_line(tmp_path, capsys):
+    from mirofish.cli import main
+
+    for body, says in [('model = "m"\nbase_url = "ftp://x"', "not an http(s) URL"),
+                       ('model = "m"\nbase_url = "http://h:99999/v1"', "bad port"),
+                       ("temperature = true", "a number is needed")]:
+        cfg = tmp_path / "g.toml"
+        cfg.write_text(f'[fish]\ncount = 10\n[[fish.groups]]\nname = "a"\ncount = 5\n{body}\n')
+        assert main(["live", "--headless", "--ticks", "2", "--config", str(cfg)]) == 2
+        err = capsys.readouterr().err
+        assert says in err and len(err.strip().splitlines()) == 1 and "pydantic" not in err
