@@ -188,7 +188,7 @@ def clip_arguments(cl: argparse.ArgumentParser) -> None:
 def clip(args: argparse.Namespace) -> int:
     import sys
 
-    from ..ui.clip import ClipError, make_clip
+    from ..ui.clip import ClipError, Terminated, make_clip
     from .common import EXIT_BAD_INPUT
 
     if not 1.0 <= args.zoom <= 8.0:
@@ -205,6 +205,9 @@ def clip(args: argparse.Namespace) -> int:
     except ClipError as exc:
         print(f"mirofish: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Terminated:  # the partial clip is gone; 128 + SIGTERM, as a shell reports a process it ended
+        print(f"mirofish: clip stopped (SIGTERM); {args.out} not written", file=sys.stderr)
+        return 143
     finally:
         if tty:
             sys.stderr.write("\n")

@@ -13,12 +13,26 @@ with ``hud=False``, from the tank renderer alone. Writing them needs the optiona
 
 Why not imageio itself: its ffmpeg plugin is imageio-ffmpeg underneath; the two writers here
 are each a few lines on the library that does the work.
+
+A clip is checked as it is drawn, as ``replay`` checks: every re-simulated tick against the
+recorded actions and the kept state hashes (:func:`~mirofish.session.replay.replay_check`). A
+recording that does not replay stops the clip with one line naming the tick (:class:`ClipError`),
+and every tick must advance the replay by one, so no loop outlives ``[t_from, t_to)``. Frames go
+to a hidden file beside ``out`` (``.NAME.PID.part.gif``), renamed into place only when the clip is
+complete; a clip that stops — an error, Ctrl-C, SIGTERM (:class:`Terminated`) — removes it and
+leaves any file already at ``out`` as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
+import re
+import signal
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 FPS = 20  # frames per second of a clip
@@ -27,11 +41,35 @@ MAX_FRAMES = 200_000  # 2.8 hours of clip: frames are streamed (memory stays fla
 
 
 class ClipError(Exception):
-    """A clip that cannot be made (a missing extra, a bad range); the message is one line."""
+    """A clip that cannot be made (a missing extra, a bad range, a recording that does not
+    replay); the message is one line."""
 
 
-def _writer(out: Path, size: tuple[int, int], fps: int):
-    """(write(frame_rgb_bytes), close()) for ``out``'s format, or ClipError naming the missing extra."""
+class Terminated(BaseException):
+    """SIGTERM during a clip: raised where the clip is, like KeyboardInterrupt for Ctrl-C, so that
+    the partial file is removed (the command line exits 143)."""
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Abort(BaseException):
+    """Thrown into the MP4 writer to stop ffmpeg at once (imageio-ffmpeg kills it on a BaseException)."""
+
+
+Writer = tuple[Callable[[bytes], None], Callable[[], None], Callable[[], None]]
+
+
+def partial_name(out: Path) -> Path:
+    """The hidden file beside ``out`` a clip is written to before it is renamed into place (its
+    suffix kept: ffmpeg picks the container from it)."""
+    return out.with_name(f".{out.stem}.{os.getpid()}.part{out.suffix}")
+
+
+def _writer(out: Path, size: tuple[int, int], fps: int) -> Writer:
+    """(write(frame_rgb_bytes), close(), abort()) for ``out``'s format, or ClipError naming the
+    missing extra; ``abort`` stops without finishing the file (its caller removes it)."""
     if out.suffix.lower() == ".gif":
         try:
             from PIL import GifImagePlugin, Image
@@ -46,7 +84,12 @@ def _writer(out: Path, size: tuple[int, int], fps: int):
                                       pix_fmt_out="yuv420p", quality=7, macro_block_size=2,
                                       ffmpeg_log_level="error")
     gen.send(None)
-    return gen.send, gen.close
+
+    def abort() -> None:
+        with contextlib.suppress(_Abort, StopIteration):
+            gen.throw(_Abort())  # ffmpeg is killed, not waited for
+
+    return gen.send, gen.close, abort
 
 
 def _gif_writer(out: Path, size: tuple[int, int], fps: int, Image, GifImagePlugin):
@@ -84,7 +127,7 @@ def _gif_writer(out: Path, size: tuple[int, int], fps: int, Image, GifImagePlugi
             fh.write(b";")  # the trailer
             fh.close()
 
-    return write, close
+    return write, close, fh.close
 
 
 def make_clip(recording, out, t_from: int | None = None, t_to: int | None = None, follow: int | None = None,
@@ -121,11 +164,76 @@ def make_clip(recording, out, t_from: int | None = None, t_to: int | None = None
                             "a higher --speed")
         if follow is not None and not 0 <= follow < rec.config.fish.slots:
             raise ClipError(f"--follow {follow}: this tank has fish 0..{rec.config.fish.slots - 1}")
-        return _render(rec, out, t0, t1, follow, speed, size, hud, zoom, progress)
+        with stoppable():
+            return _render(rec, out, t0, t1, follow, speed, size, hud, zoom, progress)
     except RecordingError as exc:
         raise ClipError(str(exc)) from None
     finally:
         rec.close()
+
+
+@contextlib.contextmanager
+def stoppable() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` (once: a second one, while the clip cleans up, changes
+    nothing), and a SIGINT nobody handles raises KeyboardInterrupt. Without this, SDL — started
+    by pygame for the offscreen window — takes any signal left at its default and turns it into a
+    quit event nobody reads: a clip went on writing. Handlers the caller set (the command line's
+    Ctrl-C, an ignored signal) are kept; the main thread only (Python's rule for handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    fired: list[int] = []
+
+    def on_term(signum: int, frame: object) -> None:
+        if not fired:
+            fired.append(signum)
+            raise Terminated(signum)
+
+    previous = {}
+    for sig, handler in ((signal.SIGTERM, on_term), (signal.SIGINT, signal.default_int_handler)):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, before in previous.items():
+            signal.signal(sig, before)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait while a partial clip is removed (they are delivered after)."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    can = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held) if can else None
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _discard(abort: Callable[[], None] | None, part: Path) -> None:
+    """Stop the writer and remove the partial file, whatever the writer says on the way."""
+    with _signals_held():
+        try:
+            if abort is not None:
+                with contextlib.suppress(Exception):
+                    abort()
+        finally:
+            part.unlink(missing_ok=True)
+
+
+def _does_not_replay(rec, scene, tick: int, exc: Exception | None = None) -> ClipError:
+    """The one line for a replay that stops at ``tick``: the replay's own when it names a tick
+    ("replay diverges from the recording at tick T (…): REC", as ``replay`` and ``export`` say;
+    "… model exchanges at tick T …"), else what it said with the tick it stopped at."""
+    said = str(exc) if exc is not None else scene.message if scene.alarm else ""
+    if re.search(r"\btick \d+\b", said):
+        return ClipError(said)
+    if said.endswith(f": {rec.path}"):  # "recording is damaged (…): REC"
+        return ClipError(f"replay stops at tick {tick}: {said}")
+    return ClipError(f"replay stops at tick {tick} ({said or 'it does not advance'}): {rec.path}")
 
 
 def _render(rec, out: Path, t0: int, t1: int, follow: int | None, speed: float, size: tuple[int, int], hud: bool,
@@ -143,6 +251,8 @@ def _render(rec, out: Path, t0: int, t1: int, follow: int | None, speed: float, 
     try:
         surface = app.canvas()
         scene.seek(t0)
+        if scene.alarm or scene.tick != t0:  # the replay left its recording on the way to t0 (checked at once:
+            raise _does_not_replay(rec, scene, scene.tick)  # setting the view up may replace the alarm's line)
         scene.pacer.paused = False  # drawn as playing, at the clip's speed
         scene.set_speed(speed)
         scene.selected = follow
@@ -156,16 +266,26 @@ def _render(rec, out: Path, t0: int, t1: int, follow: int | None, speed: float, 
         crop = surface.get_rect() if hud else scene.renderer.rect.clip(surface.get_rect())
         frame_size = (crop.w - crop.w % 2, crop.h - crop.h % 2)  # H.264 wants even sides
         crop.size = frame_size
-        write, close = _writer(out, frame_size, FPS)  # a missing extra is said before any frame is drawn
         started = time.perf_counter()
         ticks_per_frame = speed / rec.config.world.tick_seconds / FPS
+        most = math.ceil((t1 - t0) / ticks_per_frame) + 2  # frames the range can take, with rounding to spare
         frames, clock = 0, 0.0
+        part, abort = partial_name(out), None
         try:
+            write, close, abort = _writer(part, frame_size, FPS)  # a missing extra is said before any frame
             while scene.tick < t1:
+                if frames >= most:
+                    raise _does_not_replay(rec, scene, scene.tick)
                 clock += ticks_per_frame
                 while clock >= 1.0 and scene.tick < t1:
                     clock -= 1.0
-                    scene.step()
+                    before = scene.tick
+                    try:
+                        scene.step()
+                    except ValueError as exc:  # recorded decisions the engine refuses (an action out of range)
+                        raise _does_not_replay(rec, scene, before, exc) from None
+                    if scene.alarm or scene.tick != before + 1:  # it diverged (the scene's alarm says where)
+                        raise _does_not_replay(rec, scene, before)
                 scene._alpha = min(1.0, clock) if ticks_per_frame < 1.0 else 1.0  # the window's motion between ticks
                 scene.message = ""
                 scene.draw(surface)
@@ -173,13 +293,15 @@ def _render(rec, out: Path, t0: int, t1: int, follow: int | None, speed: float, 
                 frames += 1
                 if progress is not None:
                     progress(scene.tick - t0, t1 - t0)
+            close()
+            abort = None
+            os.replace(part, out)  # complete: into place at once (never a half-written clip at --out)
+        except OSError as exc:
+            _discard(abort, part)
+            raise ClipError(f"cannot write the clip {out}: {exc.strerror or exc}") from None
         except BaseException:
-            try:
-                close()
-            finally:
-                out.unlink(missing_ok=True)  # never a half-written clip left behind
+            _discard(abort, part)
             raise
-        close()
         took = time.perf_counter() - started
     finally:
         app.close()
