@@ -651,6 +651,16 @@ class _Handler(BaseHTTPRequestHandler):
         })
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up before its answer (a request given up on, a run that ended) is
+        no error of the server's: no traceback; anything else is one line."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):
+            return
+        print(f"mirofish test server: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+
+
 class TestServer:
     """The server, running in a background thread. ``url`` is the base URL (…/v1)."""
 
@@ -681,7 +691,7 @@ class TestServer:
         self._connections: set[Any] = set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()  # ends the hang / drip / endless loops
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self._httpd = _Server(("127.0.0.1", port), _Handler)
         self._httpd.owner = self  # type: ignore[attr-defined]
         self._httpd.daemon_threads = False  # request threads are joined by stop() (server_close)
         self._httpd.block_on_close = True
