@@ -159,7 +159,7 @@ class Engine:
         the source told (a completion wasted)."""
         stale = self.asked_at[batch.fish] > batch.tick
         if np.count_nonzero(stale):
-            self.source.dropped_late(int(np.count_nonzero(stale)))
+            self.source.dropped_late(int(np.count_nonzero(stale)), batch.subset(np.flatnonzero(stale)))
             batch = batch.subset(np.flatnonzero(~stale))
             if not len(batch) and not batch.summaries:
                 return

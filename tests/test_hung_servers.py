@@ -66,8 +66,8 @@ def test_realtime_fish_keep_swimming_against_a_failing_server(fault):
             eng.close()
     assert eng.world.school.moves.sum() >= 0.9 * healthy_moves(ticks)
     assert not eng.metrics.decisions_by_tier().get("small")
-    if fault != "retry_after_forever":
-        assert eng.metrics.decisions_by_tier().get("fallback", 0) > 0
+    if fault != "retry_after_forever":  # the fish swim instinct plans: waiting for the model, then fallbacks
+        assert eng.metrics.decisions_by_tier().get("fallback", 0) + eng.source.status()["waiting_plans"] > 0
 
 
 def test_late_model_answers_after_a_tick_gave_up_replace_the_fallback_once():
@@ -96,6 +96,59 @@ def test_late_model_answers_after_a_tick_gave_up_replace_the_fallback_once():
     assert late[0][0] not in asked_again
     status = eng.source.status()
     assert status["late_answers_used"] == 1 and status["superseded_unsent"] == 9, status
+    assert_one_outcome_a_request(eng)
+
+
+def assert_one_outcome_a_request(eng, before: dict | None = None):
+    """The identities of one accounting: every request one outcome (a model plan, a late model plan
+    that replaced its fallback, or a fallback by reason); tiers, shares and rates add up.
+    ``before``: the tiers a fork's metrics inherited from its parent (its brain counts its own)."""
+    from mirofish.session.headless import _brain_status
+
+    status = _brain_status(eng, eng.world.tick)
+    status = status.get("live", status)  # a fork: its live brain's accounting
+    by_tier = {k: v - (before or {}).get(k, 0) for k, v in eng.metrics.decisions_by_tier().items()}
+    if before is not None:  # a fork's shares: of its own decisions
+        status["model_share"] = by_tier.get("small", 0) / max(1, status["decisions"])
+    fallbacks = sum(status["fallbacks"].values())
+    assert status["decisions"] == status["model_decisions"] + fallbacks, status
+    assert by_tier.get("fallback", 0) == fallbacks and by_tier.get("small", 0) == status["model_decisions"], by_tier
+    if status["decisions"]:
+        assert abs(status["model_share"] + status["fallback_rate"] - 1) < 1e-3, status
+
+
+def test_realtime_late_answers_and_a_fork_keep_one_outcome_a_request():
+    """Realtime against a server slower than brain.request_timeout_s: the fallback answers each
+    request first, the model's late plan replaces it — counted once, as a model plan. A fork of
+    the tank keeps the same identities."""
+    from mirofish.session import ForkSession
+
+    with TestServer() as server:
+        cfg = load_config(seed=3, **{"fish.count": 8, "brain.kind": "llm", "engine.mode": "realtime",
+                                     "brain.request_timeout_s": 0.15, "brain.breaker_failures": 1000,
+                                     "brain.small.endpoints": [{"base_url": server.url, "model": "m",
+                                                                "max_concurrency": 8}]})
+        live = LiveSession(cfg, mode="realtime")
+        server.fault, server.delay = "slow", 0.3
+        try:
+            for _ in range(60):
+                live.step()
+                time.sleep(0.03)
+            time.sleep(1.0)  # every answer under way arrives …
+            live.step()  # … and is taken; the requests this tick makes are answered 0.15 s from now at the soonest
+            assert live.source.status()["late_answers_used"] > 0, live.source.status()
+            assert_one_outcome_a_request(live)
+            inherited = live.metrics.decisions_by_tier()
+            fork = ForkSession.from_live(live, 2, "rest 20")
+            for _ in range(30):
+                fork.step()
+                time.sleep(0.03)
+            time.sleep(1.0)
+            fork.step()
+            assert_one_outcome_a_request(fork, inherited)
+            fork.close()
+        finally:
+            live.close()
 
 
 @pytest.mark.parametrize("fault", ["huge_body", "endless"])
@@ -162,3 +215,36 @@ def test_realtime_fish_get_a_plan_within_three_simulated_seconds_from_a_hung_ser
     embedded.run(12)
     assert len(first) == 20 and max(first.values()) < 6
     assert abs(sum(moved) - sum(baseline)) <= 0.1 * sum(baseline)
+
+
+def test_a_run_with_late_answers_adds_up_and_exports_one_span_a_request(tmp_path):
+    """The issue's figures under load, measured as a user runs them: requests slower than
+    brain.request_timeout_s — the JSON's decisions are its model decisions plus its fallbacks,
+    the tiers the same, shares sum to 1, and export --otel writes one span per HTTP request
+    (the late answer marked on its request's span), not one per record."""
+    import json
+    import subprocess
+    import sys
+
+    rec = tmp_path / "late.db"
+    with TestServer(fault="slow", delay=0.25) as server:
+        run = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "60", "--fish", "6",
+                              "--base-url", server.url, "--model", "m", "--set", "brain.request_timeout_s=0.15",
+                              "--set", "brain.breaker_failures=1000", "--record", str(rec)],
+                             capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.splitlines()[-1])
+    b, tiers = out["brain"], out["decisions_by_tier"]
+    assert b["late_answers_used"] > 0, b
+    assert b["decisions"] == b["model_decisions"] + sum(b["fallbacks"].values())
+    assert tiers.get("small", 0) == b["model_decisions"] and tiers.get("fallback", 0) == sum(b["fallbacks"].values())
+    assert abs(b["model_share"] + b["fallback_rate"] - 1) < 1e-3
+    exported = subprocess.run([sys.executable, "run.py", "export", str(rec), "--otel", str(tmp_path / "t.json")],
+                              capture_output=True, text=True, timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    summary = json.loads(exported.stdout)
+    sent = b["requests_by_kind"].get("decision", 0) + b["requests_by_kind"].get("summary", 0)
+    assert summary["exchange_spans"] == sent and summary["late_answers"] == b["late_answers_used"], (summary, b)
+    spans = json.loads((tmp_path / "t.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    marked = [s for s in spans if any(e["name"] == "mirofish.fallback_answered" for e in s.get("events", ()))]
+    assert len(marked) == b["late_answers_used"]

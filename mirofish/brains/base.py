@@ -28,7 +28,12 @@ TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
 # never raised). Codes 0–3 are those of recordings made before reasons were recorded.
 STATUS_NAMES = ("ok", "tick_timeout", "invalid", "error", "timeout", "connection", "server_error", "rate_limited",
                 "breaker_open", "budget_exhausted", "reply_malformed", "reply_too_large", "illegal_plan",
-                "tick_budget", "waiting_for_the_model", "cache_miss", "brain_raised", "brain_hung", "brain_garbage")
+                "tick_budget", "waiting_for_the_model", "cache_miss", "brain_raised", "brain_hung", "brain_garbage",
+                "late_answer")
+# ``late_answer``: a model plan that came after the fallback had answered its request, and replaced
+# it while its fish had not asked again. A request has one outcome: such a plan is counted in
+# place of the fallback it replaced (the fish's latest fallback), never beside it — tiers, model
+# share and fallback rate add up (:func:`late_replaces`).
 OK, TIMEOUT, INVALID, ERROR = 0, 1, 2, 3
 _STATUS = {name: i for i, name in enumerate(STATUS_NAMES)}
 
@@ -44,6 +49,32 @@ def status_code(reason: str) -> int:
     if reason in ("illegal_action", "school_without_fish", "explore_into_glass") or reason.startswith("illegal"):
         return _STATUS["illegal_plan"]
     return ERROR
+
+
+LATE_ANSWER = STATUS_NAMES.index("late_answer")
+
+
+def late_replaces(last_fallback: np.ndarray, fish: np.ndarray, status: np.ndarray | None) -> list[tuple[int, int]]:
+    """The one accounting of a request's outcome, for counters fed decision by decision:
+    ``(fish, status of the fallback it replaces)`` for each late model answer in a batch (the
+    fish's latest fallback; -1: none seen, e.g. a fork's first ticks). ``last_fallback`` (a
+    fish-indexed int array, -1 for none) is updated: the batch's fallbacks are remembered and a
+    replaced one forgotten. Counters take one decision off the fallback tier and off that
+    reason for each pair, so a late answer moves a request from fallback to model."""
+    out: list[tuple[int, int]] = []
+    if status is None:
+        return out
+    for k in range(len(fish)):
+        f, st = int(fish[k]), int(status[k])
+        if 0 <= f < last_fallback.size:
+            if st == LATE_ANSWER:
+                out.append((f, int(last_fallback[f])))
+                last_fallback[f] = -1
+            elif st and st != _STATUS["waiting_for_the_model"]:  # a waiting plan is no answer
+                last_fallback[f] = st
+            else:
+                last_fallback[f] = -1
+    return out
 
 
 def status_name(code: int) -> str:
@@ -207,8 +238,10 @@ class DecisionSource:
         waits on while it grows, even before a decision is delivered); 0 for sources without one."""
         return 0
 
-    def dropped_late(self, n: int) -> None:
-        """The engine dropped ``n`` late answers (their fish had asked again meanwhile)."""
+    def dropped_late(self, n: int, dropped: DecisionBatch | None = None) -> None:
+        """The engine dropped ``n`` late answers (their fish had asked again meanwhile): the
+        decisions ``dropped`` (a source that counts its decisions takes them back: they were
+        never applied, so no request has them as its outcome)."""
 
     def give_up(self, batch: RequestBatch) -> DecisionBatch | None:
         """Lockstep: the tick's wait for these requests is over. A source with a fallback

@@ -94,8 +94,14 @@ class MixedSource(DecisionSource):
     def progress(self) -> int:
         return sum(s.progress() for _, s in self.parts)
 
-    def dropped_late(self, n: int) -> None:
+    def dropped_late(self, n: int, dropped: DecisionBatch | None = None) -> None:
         self.late += n
+        if dropped is not None:  # each group's source takes back its own
+            groups = self.group_of[dropped.fish]
+            for g, src in self.parts:
+                pick = np.flatnonzero(groups == g)
+                if pick.size:
+                    src.dropped_late(int(pick.size), dropped.subset(pick))
 
     def give_up(self, batch: RequestBatch) -> DecisionBatch | None:
         answered = [a for src, part in self._split(batch) if (a := src.give_up(part)) is not None]

@@ -38,7 +38,7 @@ from ..config import Config, TierConfig, redact_url
 from ..fish.memory import drift_score
 from ..fish.perception import Perception
 from ..fish.triggers import trigger_name
-from .base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch, status_code
+from .base import LATE_ANSWER, TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch, status_code
 from .breaker import Breaker
 from .exchanges import ReplyCache, cache_key, exchange, schema_of
 from .instinct import instinct_source
@@ -149,6 +149,8 @@ class ModelPool(DecisionSource):
         self._prefix_tokens = estimate_tokens(system_prompt(self.plans, self.bcfg.tendency, self.prompt))
         self._tick = 0  # the newest tick asked about (lockstep breaker cooldown)
         self._given_up: set[tuple[int, int]] = set()  # (tick, fish) of requests the engine gave up on
+        self._answered_by: dict[int, tuple[int, str]] = {}  # fish → (tick, reason) of its latest fallback
+        self._replaced: dict[tuple[int, int], str] = {}  # (tick, fish) → the fallback reason a late plan replaced
         self._latest: dict[int, int] = {}  # fish → tick of its newest request
         self._asked_before: set[int] = set(asked_before or ())  # fish that have asked at least once
         self.warmup: dict[str, dict[str, Any]] = {}  # server → what its warm-up request found
@@ -175,6 +177,8 @@ class ModelPool(DecisionSource):
         (``calls``: the model exchanges that failed, kept with the decision)."""
         self.stats.fallbacks[reason] += len(batch)
         self.stats.decisions += len(batch)
+        for f in batch.fish.tolist():  # a late model answer may replace it: then it is no longer a fallback
+            self._answered_by[int(f)] = (int(batch.tick), reason)
         decided = self.fallback.decide(batch)
         decided.status = np.full(len(batch), status_code(reason), np.int8)
         decided.meta = {"reason": reason}
@@ -209,9 +213,31 @@ class ModelPool(DecisionSource):
         delivered only after the second request: the server is busy, not stuck)."""
         return sum(ep.answered for t in self._unique_tiers() for ep in t.endpoints)
 
-    def dropped_late(self, n: int) -> None:
+    def dropped_late(self, n: int, dropped: DecisionBatch | None = None) -> None:
+        """Answers the engine dropped (their fish had asked again before they were taken): they
+        are no request's outcome, so they are taken back out of the accounting — a late plan
+        gives its request back to the fallback it had replaced."""
         self.stats.late += n
         self.stats.wasted += n
+        if dropped is None:
+            return
+        reason = dropped.meta.get("reason") if dropped.meta else None
+        for k in range(len(dropped)):
+            fish, st = int(dropped.fish[k]), int(dropped.status[k])
+            if st == LATE_ANSWER:
+                was = self._replaced.pop((int(dropped.tick), fish), None)
+                if was is not None:
+                    self.stats.fallbacks[was] += 1
+                    self.stats.late_used -= 1
+                    self.stats.model_decisions -= 1
+            elif st == 0 and int(dropped.tier[k]) in (TIER_INDEX["small"], TIER_INDEX["large"]):
+                self.stats.decisions -= 1
+                self.stats.model_decisions -= 1
+            elif st and isinstance(reason, str) and self.stats.fallbacks[reason] > 0:
+                self.stats.decisions -= 1
+                self.stats.fallbacks[reason] -= 1
+                if not self.stats.fallbacks[reason]:
+                    del self.stats.fallbacks[reason]
 
     def status(self) -> dict[str, Any]:
         s = self.stats
@@ -587,8 +613,18 @@ class ModelPool(DecisionSource):
             self.stats.wasted += 1
             return
         late = fell_back or (tick, fish) in self._given_up
-        self.stats.late_used += late
-        if not late:
+        replaced = self._answered_by.pop(fish, None) if late else None
+        if replaced is not None and replaced[0] == tick:  # one outcome a request: the fallback it replaces
+            reason = replaced[1]                           # is counted no more
+            self._replaced[(tick, fish)] = reason
+            if len(self._replaced) > 4096:  # only the newest can still be dropped by the engine
+                self._replaced.pop(next(iter(self._replaced)))
+            self.stats.fallbacks[reason] -= 1
+            if self.stats.fallbacks[reason] <= 0:
+                del self.stats.fallbacks[reason]
+            self.stats.late_used += 1
+        else:
+            late = False
             self.stats.decisions += 1
         self.stats.model_decisions += 1
         self.stats.model_tokens += tokens
@@ -599,6 +635,7 @@ class ModelPool(DecisionSource):
         self.results.put(DecisionBatch(
             tick=batch.tick, fish=np.array([fish]), tier=np.array([TIER_INDEX[tier.name]], np.int8),
             tokens=np.array([tokens]), thoughts=[reply.thought], summaries=written,
+            status=np.full(1, LATE_ANSWER if late else 0, np.int8),
             meta={"late": True} if late else {}, calls=calls, **plan))
 
     def _read(self, batch: RequestBatch, i: int, text: str | None) -> tuple[dict[str, Any], PlanReply | FishReply]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..actions import Action
 from ..arbiter import MOVED
-from ..brains.base import TIERS, status_name
+from ..brains.base import LATE_ANSWER, TIERS, late_replaces, status_name
 from ..config import Config
 from ..frame import Frame
 
@@ -68,6 +68,7 @@ class GroupFigures:
     def __init__(self, cfg: Config):
         self.names = cfg.fish.group_names()
         self.of = np.asarray(cfg.fish.group_of(), np.int64)
+        self._last_fallback = np.full(self.of.size, -1, np.int16)  # for late answers (brains/base.py)
         self.labels = [brain_label(cfg.for_group(g)) for g in range(len(self.names))]
         k = len(self.names)
         self.masks = [self.of == g for g in range(k)]
@@ -101,9 +102,14 @@ class GroupFigures:
             groups = self.of[b.fish]
             for g, t, s, tok in zip(groups.tolist(), b.tier.tolist(), b.status.tolist(), b.tokens.tolist()):
                 self.tiers[g][TIERS[t] if 0 <= t < len(TIERS) else str(t)] += 1
-                if s:
+                if s and s != LATE_ANSWER:
                     self.fallbacks[g][status_name(s)] += 1
                 self.tokens[g] += tok
+            for fish, st in late_replaces(self._last_fallback, b.fish, b.status):  # one outcome a request
+                if st >= 0:
+                    g = int(self.of[fish])
+                    self.tiers[g]["fallback"] -= 1
+                    self.fallbacks[g][status_name(st)] -= 1
 
     def summary(self, word_deed: Any = None) -> dict[str, dict[str, Any]]:
         """Each group's figures; with ``word_deed`` (an observe.worddeed.WordDeed of the same

@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import arbiter, kernel
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
-from ..brains.base import TIER_INDEX, TIERS, DecisionBatch, status_code
+from ..brains.base import TIER_INDEX, TIERS, DecisionBatch, late_replaces, status_code
 from ..config import MetricsConfig
 from .territory import Territory
 from .worddeed import WordDeed
@@ -315,6 +315,7 @@ class Metrics:
         self._lat = np.zeros(2048)
         self._lat_n = 0
         self.by_tier = np.zeros(len(TIERS), np.int64)
+        self._last_fallback = np.full(n_fish, -1, np.int16)  # each fish's latest fallback status (late answers)
         self.since_move = 0
         self.max_stuck = 0
         self.stuck_now = (0, 0, 0)  # (longest current stuck streak, x, y)
@@ -390,6 +391,11 @@ class Metrics:
             waiting = int(np.count_nonzero(b.status == _WAITING))
             n += len(b.tier) - waiting
             fallbacks += int(by_tier[_FALLBACK]) - waiting
+            # a late model answer replaces its request's fallback: one outcome, not two
+            replaced = sum(1 for _, st in late_replaces(self._last_fallback, b.fish, b.status) if st >= 0)
+            self.by_tier[_FALLBACK] -= replaced + waiting  # a waiting plan is no decision of any tier
+            n -= replaced
+            fallbacks -= replaced
             tok += int(b.tokens.sum()) if b.tokens is not None else 0
         return n, fallbacks, tok
 

@@ -98,6 +98,9 @@ class ForkSource(DecisionSource):
     def pump(self) -> None:
         self.live.pump()
 
+    def dropped_late(self, n: int, dropped: DecisionBatch | None = None) -> None:
+        self.live.dropped_late(n, dropped)
+
     def give_up(self, batch: RequestBatch) -> DecisionBatch | None:
         return self.live.give_up(batch)
 

@@ -150,8 +150,7 @@ def summarize_run(engine: Session, ticks: int, elapsed: float) -> dict[str, Any]
 def _brain_status(engine: Session, ticks: int) -> dict[str, Any]:
     status = engine.source.status()
     by_tier = engine.metrics.decisions_by_tier()
-    made = sum(by_tier.values())
-    made -= status.get("waiting_plans", 0)  # instinct plans swum while a first request waited: not answers
+    made = sum(by_tier.values())  # one outcome a request (instinct plans swum while waiting are none)
     if engine.world.cfg.brain.kind == "llm" and made > 0:
         status["model_share"] = round((by_tier.get("small", 0) + by_tier.get("large", 0)) / made, 4)
     if "requests" in status and ticks:

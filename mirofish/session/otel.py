@@ -305,7 +305,8 @@ def _messages(call: dict[str, Any], texts: dict[str, str]) -> tuple[str, str, st
 
 
 def exchange_span(call: dict[str, Any], texts: dict[str, str], seed: int, trace_id: str, span_id: str,
-                  parent: str, start: int, end: int, content: str, fit: _Fit | None = None) -> dict[str, Any]:
+                  parent: str, start: int, end: int, content: str, fit: _Fit | None = None,
+                  fallback_at: int | None = None) -> dict[str, Any]:
     """One model exchange as a CLIENT span (GenAI semantic conventions); ``fit`` counts the
     recorded values that are no numbers (their attributes are left out)."""
     fit = fit or _Fit()
@@ -372,11 +373,37 @@ def exchange_span(call: dict[str, Any], texts: dict[str, str], seed: int, trace_
         "kind": SPAN_KIND_CLIENT, "startTimeUnixNano": str(start), "endTimeUnixNano": str(end),
         "attributes": attributes(attrs),
     }
+    if isinstance(call.get("fallback_tick"), int) and fallback_at is not None:  # a late answer used
+        span["attributes"] += attributes({"mirofish.late_answer": True,
+                                          "mirofish.fallback_tick": call["fallback_tick"]})
+        events.append(_event("mirofish.fallback_answered", min(max(start, fallback_at), end),
+                             {"mirofish.tick": call["fallback_tick"]}))
     if events:
         span["events"] = events
     if not replied:
         span["status"] = {"code": STATUS_ERROR, "message": f"no reply: {call.get('read') or 'failed'}"}
     return span
+
+
+def one_a_request(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The exchanges as HTTP requests: a request that ran past ``brain.request_timeout_s`` is
+    kept twice by the recording — the fallback's record (no reply, ``timeout``) and, when its
+    late answer was used, the answer's — and is one span here, the answer's, marked with the
+    tick the fallback answered at (``mirofish.fallback_tick``, an event on the span)."""
+    out: list[dict[str, Any]] = []
+    open_: dict[tuple[int, int, str], int] = {}  # (fish, asked, kind) → index of its fallback's record
+    for c in calls:
+        key = (int(c["fish"]), _asked(c), str(c.get("kind") or "decision"))
+        if c.get("reply") is None and c.get("read") == "timeout":
+            open_[key] = len(out)
+            out.append(c)
+            continue
+        j = open_.pop(key, None)
+        if j is not None and c.get("reply") is not None:
+            out[j] = {**c, "fallback_tick": out[j]["tick"]}  # the late answer, where its request's span is
+            continue
+        out.append(c)
+    return out
 
 
 def _asked(call: dict[str, Any]) -> int:
@@ -428,6 +455,7 @@ def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "e
                              f"time OTLP's nanosecond timestamps hold; give an earlier --otel-anchor")
     run_id = _id(trace_id + " run", 8)
     texts = rec.texts()
+    calls = one_a_request(calls)
     fit = _Fit()
 
     def at(tick: int) -> int:
@@ -444,8 +472,9 @@ def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "e
         start = max(at(asked), busy.get((fish, asked), 0))  # a fish's requests of one tick: one after another
         end = fit.end(start, c.get("latency_s"))
         busy[(fish, asked)] = end
+        late = c.get("fallback_tick")
         spans.append(exchange_span(c, texts, cfg.seed, trace_id, _id(f"{trace_id} call {i}", 8), fish_ids[fish],
-                                   start, end, content, fit))
+                                   start, end, content, fit, at(late) if isinstance(late, int) else None))
         tokens_in.append(_tokens(_Fit(), c.get("prompt_tokens")) or 0)  # (counted once, in the span)
         tokens_out.append(_tokens(_Fit(), c.get("completion_tokens")) or 0)
         agg = fish_spans.setdefault(fish, {"start": start, "end": end, "n": 0, "failed": 0, "in": 0, "out": 0,
@@ -558,6 +587,7 @@ def export_otel(path: str | Path, out: str | Path, content: str = "events", anch
         if not calls:
             raise RecordingError(_no_exchanges(rec))
         request = build_request(rec, calls, content, parse_anchor(anchor, rec.header))
+        calls = one_a_request(calls)  # the spans: one a request
         secrets = key_secrets(rec.config)
     finally:
         rec.close()
@@ -578,7 +608,8 @@ def export_otel(path: str | Path, out: str | Path, content: str = "events", anch
     out_of_range = int(resource.get("mirofish.out_of_range", {}).get("intValue", 0))
     summary = {"otel": str(target), "trace_id": spans[0]["traceId"], "spans": len(spans),
                "exchange_spans": len(calls), "fish_spans": len(spans) - len(calls) - 1,
-               "errors": sum(1 for c in calls if c.get("reply") is None), "from": lo, "to": hi,
+               "errors": sum(1 for c in calls if c.get("reply") is None),
+               "late_answers": sum(1 for c in calls if "fallback_tick" in c), "from": lo, "to": hi,
                "content": content, "out_of_range": out_of_range, "bytes": target.stat().st_size,
                "seconds": round(time.perf_counter() - start, 2)}
     if scrub.count:

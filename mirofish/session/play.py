@@ -138,8 +138,8 @@ class PlaySource(DecisionSource):
     def progress(self) -> int:
         return self.inner.progress()
 
-    def dropped_late(self, n: int) -> None:
-        self.inner.dropped_late(n)
+    def dropped_late(self, n: int, dropped: DecisionBatch | None = None) -> None:
+        self.inner.dropped_late(n, dropped)
 
     def give_up(self, batch: RequestBatch) -> DecisionBatch | None:
         return self.inner.give_up(batch)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..actions import ACTION_NAMES, N_ACTIONS
-from ..brains.base import TIERS, status_name
+from ..brains.base import LATE_ANSWER, TIERS, late_replaces, status_name
 from ..fish.memory import drift_score
 from ..observe.recording import Recording, RecordingError
 from ..observe.worddeed import WordDeed
@@ -87,14 +87,21 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
     before = int(s.neighbours[fish])
     tiers: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    last_fallback = np.full(1, -1, np.int16)  # the fish's latest fallback (a late model answer replaces it)
     for k in range(t1 - t0):
         frame = player.step()
         assert frame is not None  # t1 <= last_tick
         for b in frame.applied:
             for i in np.flatnonzero(b.fish == fish):
                 tiers[TIERS[int(b.tier[i])]] += 1
-                if b.status is not None and int(b.status[i]):
-                    reasons[status_name(int(b.status[i]))] += 1
+                st = int(b.status[i]) if b.status is not None else 0
+                if st and st != LATE_ANSWER:
+                    reasons[status_name(st)] += 1
+                for _, was in late_replaces(last_fallback, np.zeros(1, np.int64), np.array([st])):
+                    if was >= 0:  # one outcome a request: the late model plan replaces the fallback
+                        tiers["fallback"] -= 1
+                        reasons[status_name(was)] -= 1
+                        reasons["late_answer"] += 1
         cells[k] = s.cell
         mine[frame.executed[fish]] += 1
         tank += np.bincount(frame.executed, minlength=N_ACTIONS)
