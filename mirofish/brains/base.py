@@ -61,19 +61,17 @@ def late_replaces(last_fallback: np.ndarray, fish: np.ndarray, status: np.ndarra
     fish-indexed int array, -1 for none) is updated: the batch's fallbacks are remembered and a
     replaced one forgotten. Counters take one decision off the fallback tier and off that
     reason for each pair, so a late answer moves a request from fallback to model."""
-    out: list[tuple[int, int]] = []
-    if status is None:
-        return out
-    for k in range(len(fish)):
-        f, st = int(fish[k]), int(status[k])
-        if 0 <= f < last_fallback.size:
-            if st == LATE_ANSWER:
-                out.append((f, int(last_fallback[f])))
-                last_fallback[f] = -1
-            elif st and st != _STATUS["waiting_for_the_model"]:  # a waiting plan is no answer
-                last_fallback[f] = st
-            else:
-                last_fallback[f] = -1
+    if status is None or not fish.size:
+        return []
+    f = np.asarray(fish, np.int64)
+    keep = (f >= 0) & (f < last_fallback.size)
+    if not keep.all():
+        f, status = f[keep], np.asarray(status)[keep]
+    st = np.asarray(status, np.int16)
+    late = st == LATE_ANSWER
+    out = list(zip(f[late].tolist(), last_fallback[f[late]].tolist())) if late.any() else []
+    waiting = st == _STATUS["waiting_for_the_model"]  # a waiting plan is no answer: leaves it as it was
+    last_fallback[f] = np.where(late | (st == 0), -1, np.where(waiting, last_fallback[f], st))
     return out
 
 
