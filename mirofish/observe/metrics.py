@@ -316,6 +316,7 @@ class Metrics:
         self._lat_n = 0
         self.by_tier = np.zeros(len(TIERS), np.int64)
         self._last_fallback = np.full(n_fish, -1, np.int16)  # each fish's latest fallback status (late answers)
+        self._fallbacks_seen = False
         self.since_move = 0
         self.max_stuck = 0
         self.stuck_now = (0, 0, 0)  # (longest current stuck streak, x, y)
@@ -392,10 +393,14 @@ class Metrics:
             n += len(b.tier) - waiting
             fallbacks += int(by_tier[_FALLBACK]) - waiting
             # a late model answer replaces its request's fallback: one outcome, not two
-            replaced = sum(1 for _, st in late_replaces(self._last_fallback, b.fish, b.status) if st >= 0)
-            self.by_tier[_FALLBACK] -= replaced + waiting  # a waiting plan is no decision of any tier
-            n -= replaced
-            fallbacks -= replaced
+            replaced = 0
+            if b.status is not None and (self._fallbacks_seen or b.status.any()):  # (never with the embedded brain)
+                self._fallbacks_seen = True
+                replaced = sum(1 for _, st in late_replaces(self._last_fallback, b.fish, b.status) if st >= 0)
+            if replaced or waiting:
+                self.by_tier[_FALLBACK] -= replaced + waiting  # a waiting plan is no decision of any tier
+                n -= replaced
+                fallbacks -= replaced
             tok += int(b.tokens.sum()) if b.tokens is not None else 0
         return n, fallbacks, tok
 
