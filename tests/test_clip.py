@@ -160,31 +160,43 @@ def test_a_clip_too_long_to_be_meant_is_refused_with_its_size(recording, tmp_pat
 # into a quit event nobody read), leaving a growing GIF. Each case below is edited and re-sealed
 # with a fresh checksum (as tests/test_fuzz.py does), so only the replay itself can tell.
 
-def _chunks(change):
-    """Every chunk's columns through ``change(arrays)``, re-encoded."""
+def _chunks(change, with_tick=False):
+    """Every chunk's columns through ``change(arrays)`` (``with_tick``: ``change(arrays, tick0)``,
+    the chunk's first tick), re-encoded."""
     from mirofish.observe.recording import decode_columns, encode_columns
 
     def edit(db):
         for tick0, blob in db.execute("SELECT tick0, data FROM chunks").fetchall():
             arrays, texts = decode_columns(blob)
-            change(arrays)
+            change(arrays, int(tick0)) if with_tick else change(arrays)
             db.execute("UPDATE chunks SET data = ? WHERE tick0 = ?", (encode_columns(arrays, texts), tick0))
     return edit
 
 
 def _column(name, forge, from_tick=0):
     """Column ``name`` forged (``forge(values)``) in the decisions from ``from_tick`` on."""
-    def change(arrays):
+    def change(arrays, tick0):  # ticks from the recording's start (a chunk's length follows the wall clock)
         values = arrays[name]
-        late = arrays["dt"] >= from_tick if values.shape[:1] == arrays["dt"].shape else slice(None)
+        late = tick0 + arrays["dt"].astype(int) >= from_tick if values.shape[:1] == arrays["dt"].shape \
+            else slice(None)
         values[late] = forge(values[late]).astype(values.dtype)
-    return _chunks(change)
+    return _chunks(change, with_tick=True)
 
 
 def _executed_from(tick):
-    def change(arrays):
-        arrays["executed"][tick:] = (arrays["executed"][tick:] + 1) % 5
-    return _chunks(change)
+    """The executed actions forged from tick ``tick`` on — counted from the recording's start, not
+    from each chunk's (a chunk's length follows the wall clock: one simulated second or more)."""
+    from mirofish.observe.recording import decode_columns, encode_columns
+
+    def edit(db):
+        for tick0, blob in db.execute("SELECT tick0, data FROM chunks").fetchall():
+            arrays, texts = decode_columns(blob)
+            rows = arrays["executed"]
+            start = max(0, tick - int(tick0))
+            if start < len(rows):
+                rows[start:] = (rows[start:] + 1) % 5
+                db.execute("UPDATE chunks SET data = ? WHERE tick0 = ?", (encode_columns(arrays, texts), tick0))
+    return edit
 
 
 def _hashes_inverted(arrays):
