@@ -16,7 +16,15 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "assets" / "default.toml"
 
@@ -35,17 +43,16 @@ def _admits_bool(annotation: Any) -> bool:
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
 
-    @model_validator(mode="before")
+    @field_validator("*", mode="before")
     @classmethod
-    def _no_bool_numbers(cls, data: Any) -> Any:
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
         """``temperature = true`` is a mistake, not 1.0: true/false for a number is refused (pydantic
-        would read it as 1 or 0)."""
-        if isinstance(data, dict):
-            for name, value in data.items():
-                field = cls.model_fields.get(name) if isinstance(name, str) else None
-                if isinstance(value, bool) and field is not None and not _admits_bool(field.annotation):
-                    raise ValueError(f"{name} = {str(value).lower()}: a number is needed, not true/false")
-        return data
+        would read it as 1 or 0); the error names the key."""
+        if isinstance(value, bool) and info.field_name is not None:
+            field = cls.model_fields.get(info.field_name)
+            if field is not None and not _admits_bool(field.annotation):
+                raise ValueError(f"a number is needed, not {str(value).lower()}")
+        return value
 
 
 def hundredths(value: float) -> int:

@@ -71,7 +71,7 @@ def test_a_config_written_before_cell_px_was_retired_still_loads():
                                  "world.tick_seconds"])
 @pytest.mark.parametrize("value", [True, False])
 def test_true_or_false_for_a_number_is_refused_not_read_as_1_or_0(key, value):
-    with pytest.raises(ConfigError, match="a number is needed, not true/false"):
+    with pytest.raises(ConfigError, match=f"{key}: a number is needed, not {str(value).lower()}"):
         load_config(overrides=[f"{key}={str(value).lower()}"])
 
 

@@ -100,7 +100,8 @@ def test_a_killed_worker_is_one_line_and_the_reef_resumes_from_its_last_exchange
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2 and len(err.strip().splitlines()) == 1, err
     assert "worker" in err and "died" in err and f"--resume {ckpt}" in err and "Traceback" not in err
-    resumed = reef_cli(RING, "--headless", "--ticks", 3000, "--workers", 2, "--resume", ckpt, "--checkpoint", ckpt)
+    resumed = reef_cli(RING, "--headless", "--ticks", 3000, "--workers", 2, "--resume", ckpt, "--checkpoint", ckpt,
+                       "--overwrite")  # saving on into the file it resumes from: said with --overwrite
     assert resumed.returncode == 0, resumed.stderr
     whole = reef_cli(RING, "--headless", "--ticks", 3000)
     assert json.loads(resumed.stdout)["reef_hash"] == json.loads(whole.stdout)["reef_hash"]
@@ -312,7 +313,8 @@ def test_a_checkpoint_in_the_record_folder_is_refused_before_anything_is_written
 
 def test_resuming_into_its_own_checkpoint_or_at_its_last_tick_is_one_line_and_the_checkpoint_stays(tmp_path):
     """A checkpoint is an input of --resume: never overwritten by --checkpoint (a link to it
-    neither); a checkpoint already at --ticks has nothing left to run — one line each, exit 2."""
+    neither) unless --overwrite says so; a checkpoint already at --ticks has nothing left to run
+    — one line each, exit 2."""
     ckpt = tmp_path / "reef.ckpt"
     done = reef_cli(RING, "--headless", "--ticks", 40, "--checkpoint", ckpt)
     assert done.returncode == 0, done.stderr

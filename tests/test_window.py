@@ -507,7 +507,11 @@ def test_replay_of_a_model_run_shows_what_a_fish_saw_and_said_and_asks_again(tmp
         eng.run(60)
         rec.close()
         eng.close()
-        scene = AquariumScene(ReplaySession(tmp_path / "model.db"))
+        from mirofish.session.trust import ReaderChoice
+
+        player = ReplaySession(tmp_path / "model.db")
+        player.choice = ReaderChoice(base_url=server.url)  # replay --base-url: the server the user names
+        scene = AquariumScene(player)
         app = app_for(scene, (1280, 720))
         scene.pacer.paused = True
         scene.selected = 0

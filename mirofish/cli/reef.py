@@ -61,10 +61,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.checkpoint and args.record and _inside(args.checkpoint, args.record):
         raise UsageError(f"mirofish reef: --checkpoint {args.checkpoint} is the --record folder or in it; "
                          "keep it outside (the folder holds the recorded reef only)")
-    if args.checkpoint and args.resume and _same_file(args.checkpoint, args.resume):
+    same = bool(args.checkpoint and args.resume and _same_file(args.checkpoint, args.resume))
+    if same and not args.overwrite:
         raise UsageError(f"mirofish reef: --checkpoint {args.checkpoint} is the --resume file: writing it would "
-                         f"overwrite the state you resume from; give another --checkpoint FILE")
-    if args.checkpoint:
+                         f"overwrite the state you resume from; give another --checkpoint FILE, or --overwrite to "
+                         f"go on saving into it")
+    if args.checkpoint and not same:
         guard_output(args.checkpoint, (args.path, *((args.resume,) if args.resume else ())), args.overwrite,
                      "checkpoint")
     folder = prepare(args.record, args.overwrite) if args.record else None
@@ -98,14 +100,15 @@ def _headless(args: argparse.Namespace, spec: Any, backend: str, folder: Any) ->
         if args.progress:
             print(f"\rt{r.tick}/{ticks} migrations {len(r.log)}", end="", file=sys.stderr, flush=True)
 
-    if reef.tick >= ticks and reef.tick > 0:  # resumed at or past the end: nothing to run
+    if reef.tick == ticks and reef.tick > 0:  # resumed at the end: nothing to run
         reef.close()
         raise UsageError(f"mirofish reef: the checkpoint {args.resume} is at tick {reef.tick} already: give --ticks "
                          f"past it to go on")
     try:
         summary = reef.run(ticks, progress)
     except ReefError as exc:
-        hint = (f"; resume from the last exchange with --resume {args.checkpoint}" if args.checkpoint
+        hint = (f"; resume from the last exchange with --resume {args.checkpoint} (--checkpoint {args.checkpoint} "
+                f"--overwrite to go on saving into it)" if args.checkpoint
                 else "; run with --checkpoint FILE to be able to resume")
         raise ReefError(f"{exc} at tick {reef.tick}{hint}") from None
     finally:
