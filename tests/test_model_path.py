@@ -208,3 +208,32 @@ def test_empty_or_unbounded_flags_are_one_line(tmp_path, capsys):
         code, _, err = run(capsys, *argv)
         assert code == 2 and says in err and len(err.strip().splitlines()) == 1, (argv, err)
     assert not any(p.name.startswith(".tmp-") for p in Path.cwd().iterdir())  # nothing written in the cwd
+
+
+def test_copied_summaries_are_refused_and_copied_thoughts_counted(capsys):
+    """A model that copies its prompt (the test server's copycat: the example thought every
+    time; the ask's example summary or the ask itself): no copied summary is written into a
+    fish's memory or counted as written, each refusal is counted by reason, the drift alert
+    sees none of them, and the copy shares say what happened. The scripted model beside it
+    copies nothing."""
+    import json
+
+    from mirofish.cli import main
+
+    with TestServer() as server:
+        runs = {}
+        for model in ("fish-mini-copycat", "fish-mini"):
+            code = main(["live", "--headless", "--ticks", "300", "--fish", "8", "--base-url", server.url,
+                         "--model", model, "--set", "memory.summary_every=40"])
+            out = capsys.readouterr().out
+            assert code == 0
+            runs[model] = json.loads(out.splitlines()[-1])["brain"]
+    copy, plain = runs["fish-mini-copycat"], runs["fish-mini"]
+    assert copy["summaries"]["asked"] > 0 and copy["summaries"]["written"] == 0, copy["summaries"]
+    refused = copy["summaries"]["refused"]
+    assert set(refused) == {"copies_example", "echoes_instruction"} and sum(refused.values()) == \
+        copy["summaries"]["asked"]
+    assert copy["copying"]["summary_copy_share"] == 1.0 and copy["copying"]["thought_copy_share"] == 1.0
+    assert copy["drift"]["fish_scored"] == 0  # no refused summary is scored
+    assert plain["summaries"]["written"] == plain["summaries"]["asked"] > 0 and not plain["summaries"]["refused"]
+    assert plain["copying"]["thought_copy_share"] < 0.2

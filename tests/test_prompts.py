@@ -50,8 +50,9 @@ def test_the_bundled_file_is_the_prompt_a_fish_is_sent():
     action = messages(FISH, "a calm fish", "hungry", "t5-t9: ate once", plans=False)[1]["content"]
     assert action.splitlines()[6:] == ["here: food; energy 42/100; age 31", "Recent:", "t3 ate", "t5 bumped into glass",
                                        "Earlier:", "t0-t5: I ate once.",
-                                       'Also add "summary": one sentence in your own words about t5-t9, like "I ate '
-                                       'twice and swam with others." Facts: ate once.']
+                                       'Also add "summary": one sentence in your own words about t5-t9, like '
+                                       '"Drifted past the grey stones, nibbled twice, trailed a striped school." '
+                                       'Facts: ate once.']
     for plans in (True, False):  # the tendency line is one line of the file, left out whole
         on, off = system_prompt(plans, True), system_prompt(plans, False)
         assert "steadier" in on and "steadier" not in off

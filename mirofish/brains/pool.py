@@ -40,6 +40,7 @@ from ..fish.perception import Perception
 from ..fish.triggers import trigger_name
 from .base import LATE_ANSWER, TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch, status_code
 from .breaker import Breaker
+from .copying import copies, examples_of, judge_summary
 from .exchanges import ReplyCache, cache_key, exchange, schema_of
 from .instinct import instinct_source
 from .prompt import (
@@ -105,7 +106,10 @@ class Accounts:
     waiting: int = 0  # realtime: instinct plans swum while a fish's first request waited for the model
     requests: int = 0  # decision requests made by fish (warm-up, summaries and questions not included)
     summaries_asked: int = 0
-    summaries_written: int = 0
+    summaries_written: int = 0  # kept: in the fish's own words (copying.judge_summary)
+    summaries_refused: Counter[str] = field(default_factory=Counter[str])  # by reason: empty, junk, copies_example …
+    thoughts: int = 0  # model plans with a thought
+    thoughts_copied: int = 0  # … whose thought is a near-copy of one of the prompt's example thoughts
     summary_tokens: int = 0
     miss_reasons: Counter[str] = field(default_factory=Counter[str])  # reply cache in use: why a miss fell back
     cached_tokens: int = 0  # prompt tokens the servers' prompt caches served, as they report them
@@ -140,6 +144,7 @@ class ModelPool(DecisionSource):
         self.cfg, self.bcfg, self.mode = cfg, cfg.brain, mode
         self.plans = cfg.brain.decides == "plan"
         self.prompt = load_prompt(cfg.brain.prompt)  # the prompt file's words (brains/prompts.py)
+        self.examples = examples_of(self.prompt)  # what copying is measured against (brains/copying.py)
         self.fallback = instinct_source(cfg, tier="fallback")
         self._warn = warn or (lambda msg: print(f"mirofish: warning: {msg}", file=sys.stderr, flush=True))
         self.stats = Accounts()
@@ -258,7 +263,16 @@ class ModelPool(DecisionSource):
             "first_model_plans": {"fish": len(self._first_plan_s),
                                   "all_within_s": round(max(self._first_plan_s.values()), 2)
                                   if self._first_plan_s else None},
-            "summaries": {"asked": s.summaries_asked, "written": s.summaries_written, "tokens": s.summary_tokens},
+            "summaries": {"asked": s.summaries_asked, "written": s.summaries_written,
+                          "refused": dict(sorted(s.summaries_refused.items())), "tokens": s.summary_tokens},
+            # how much of what the model wrote repeats its prompt's examples (brains/copying.py)
+            "copying": {"thoughts": s.thoughts, "thoughts_copied": s.thoughts_copied,
+                        "thought_copy_share": round(s.thoughts_copied / s.thoughts, 4) if s.thoughts else None,
+                        "summaries_refused_as_copies": s.summaries_refused["copies_example"]
+                        + s.summaries_refused["echoes_instruction"],
+                        "summary_copy_share": round((s.summaries_refused["copies_example"]
+                                                     + s.summaries_refused["echoes_instruction"])
+                                                    / max(1, s.summaries_asked), 4) if s.summaries_asked else None},
             "warmup": self.warmup,
             "drift": {"fish_scored": len(self.drift),
                       "mean": round(float(np.mean(list(self.drift.values()))), 3) if self.drift else None,
@@ -629,6 +643,9 @@ class ModelPool(DecisionSource):
         self.stats.model_decisions += 1
         self.stats.model_tokens += tokens
         self._first_plan_s.setdefault(fish, time.monotonic() - self._born)
+        if reply.thought:
+            self.stats.thoughts += 1
+            self.stats.thoughts_copied += copies(reply.thought, self.examples.thoughts)
         calls = record(text, "ok")
         written = (await self._summary_in(batch, i, reply, persona) if self._due_with_decision(batch, i) is not None
                    else await self._summary(batch, i, tier, persona, calls))
@@ -660,6 +677,17 @@ class ModelPool(DecisionSource):
             return None
         return batch.summaries_due[i]
 
+    def _summary_kept(self, summary: str) -> bool:
+        """Is a model-written summary kept? One that is empty, junk, the ask's example or the ask
+        itself is refused (:func:`~.copying.judge_summary`), counted by reason, never written
+        into the fish's memory (the template summary stays) and never scored for drift."""
+        refused = judge_summary(summary, self.examples)
+        if refused is not None:
+            self.stats.summaries_refused[refused] += 1
+            return False
+        self.stats.summaries_written += 1
+        return True
+
     async def _summary_in(self, batch: RequestBatch, i: int, reply: PlanReply | FishReply,
                           persona: str) -> list[tuple[int, int, str]] | None:
         """The due summary a decision's reply wrote beside its plan (None: it wrote none, and the
@@ -672,7 +700,8 @@ class ModelPool(DecisionSource):
         if not summary:
             self.stats.classes["summary_failed_missing"] += 1
             return None
-        self.stats.summaries_written += 1
+        if not self._summary_kept(summary):
+            return None
         await self._track_drift(fish, summary, persona)
         return [(fish, due[0], summary)]
 
@@ -717,7 +746,8 @@ class ModelPool(DecisionSource):
                                   read=read if read == "ok" or read.startswith("reply_") or text is None
                                   else f"reply_{read}", tier=tier.name, cached=cached is not None,
                                   **self._sampled()))
-        self.stats.summaries_written += 1
+        if not self._summary_kept(summary):
+            return None
         await self._track_drift(fish, summary, persona)
         return [(fish, due[0], summary)]
 

@@ -65,7 +65,7 @@ from .prompt import _TOKEN, TokenizerError, estimate_tokens, estimate_without_to
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
           "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker", "echo_auth",
           "lax_grammar")
-POLICIES = ("scripted", "forager", "contrarian")
+POLICIES = ("scripted", "forager", "contrarian", "copycat")  # copycat: a small model that copies its prompt
 _OPPOSITE = {"north": "south", "south": "north", "west": "east", "east": "west"}
 
 
@@ -386,6 +386,8 @@ def _plan_reply(prompt: str, policy: str, strict_schema: dict[str, Any] | None, 
         reply = {"goal": "forage", "ticks": 60, "thought": "food first"}
     elif policy == "contrarian":
         reply = contrary(reply)
+    elif policy == "copycat":  # the example thought, word for word, whatever it sees
+        reply = {**reply, "thought": "hungry, food two cells east"}
     if strict_schema is not None:  # a strict server fills every key
         reply = {k: reply.get(k) for k in strict_schema.get("properties", reply)}
         reply["thought"] = reply["thought"] or ""
@@ -562,6 +564,11 @@ class _Handler(BaseHTTPRequestHandler):
         if asked:
             facts = asked.group(2).split(". Anchors:")[0].split("; energy")[0].split(". For example")[0]
             reply["summary"] = f"I remember {asked.group(1)}: {facts}"[:160]
+            if policy == "copycat":  # the ask's example, or the ask itself, in turn
+                example = re.search(r'like "([^"]+)"', prompt)
+                odd = hashlib.sha256(asked.group(1).encode()).digest()[0] % 2
+                reply["summary"] = (example.group(1) if example and odd
+                                    else f"one sentence in your own words about {asked.group(1)}, like")
         content = json.dumps(reply)
         if fault == "garbage":
             return "Hmm, I think I will swim around a bit and see."
