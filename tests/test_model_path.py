@@ -5,6 +5,7 @@ Ollama server sees in the run's JSON."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from mirofish.brains.prompt import parse_plan_reply
@@ -106,7 +107,7 @@ def test_a_server_that_dies_and_comes_back_gets_a_line_each_and_is_used_again_wi
         eng.run(600)  # a long outage: the probes back off to 128 ticks apart
         capsys.readouterr()
         made = eng.source.stats.model_decisions
-        second = TestServer(port=port).start()
+        second = TestServer(port=port, cold_s=1.5).start()  # a cold server: its first answer is slow
         back = time.monotonic()
         while eng.source.stats.model_decisions == made and time.monotonic() - back < 20:
             eng.step()
@@ -118,6 +119,8 @@ def test_a_server_that_dies_and_comes_back_gets_a_line_each_and_is_used_again_wi
     err = capsys.readouterr().err
     assert waited <= 11, waited
     assert err.count("answers again") == 1, err
+    took = re.search(r"answers again \(down [\d.]+ s; its first answer took ([\d.]+) s\)", err)
+    assert took and float(took.group(1)) >= 1.4, err  # the line says why the model came back late
     assert eng.source.status()["fallbacks"].get("breaker_open", 0) > 0
 
 
@@ -237,3 +240,23 @@ def test_copied_summaries_are_refused_and_copied_thoughts_counted(capsys):
     assert copy["drift"]["fish_scored"] == 0  # no refused summary is scored
     assert plain["summaries"]["written"] == plain["summaries"]["asked"] > 0 and not plain["summaries"]["refused"]
     assert plain["copying"]["thought_copy_share"] < 0.2
+
+
+def test_a_model_the_server_does_not_list_is_one_warning_and_recorded(capsys):
+    """llama-cpp-python answers any model name: --model no-such-model used to give model_share
+    1.0 with no word. Now GET /v1/models is read at start: one warning line, and the JSON says it."""
+    from mirofish.cli import main
+
+    with TestServer() as server:
+        code = main(["live", "--headless", "--ticks", "20", "--fish", "4", "--base-url", server.url,
+                     "--model", "no-such-model"])
+        out, err = capsys.readouterr()
+        listed = json.loads(out.splitlines()[-1])["brain"]["models_listed"]
+        assert code == 0 and listed == {"no-such-model": False}
+        said = [ln for ln in err.splitlines() if "does not list" in ln]
+        assert len(said) == 1 and "'no-such-model'" in said[0] and "fish-mini" in said[0]
+        code = main(["live", "--headless", "--ticks", "20", "--fish", "4", "--base-url", server.url,
+                     "--model", "fish-mini"])
+        out, err = capsys.readouterr()
+        assert "does not list" not in err and json.loads(out.splitlines()[-1])["brain"]["models_listed"] == \
+            {"fish-mini": True}

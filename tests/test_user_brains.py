@@ -81,7 +81,9 @@ def test_a_brain_that_fails_gets_the_fallback_with_one_line_and_the_tank_moves(c
     code, out, err = headless(capsys, "--brain", f"{tmp_path / 'bad.py'}:{name}", "--set",
                               "brain.request_timeout_s=0.3", "--record", str(rec), ticks=60)
     assert code == 0
-    warned = [ln for ln in err.splitlines() if ln.strip()]
+    off = [ln for ln in err.splitlines() if "switched off" in ln]  # a brain that hangs every call: said once
+    assert len(off) == (1 if out["brain"]["lost_workers"] >= 8 else 0), err
+    warned = [ln for ln in err.splitlines() if ln.strip() and ln not in off]
     assert len(warned) == len({ln.split("(counted as ")[1].split(";")[0] for ln in warned})  # one line per kind
     assert any(f"counted as {reason}" in ln for ln in warned) and "Traceback" not in err
     assert out["brain"]["fallbacks"].get(reason, 0) > 0

@@ -68,10 +68,14 @@ class Breaker:
                 self.say(f"{self.name} stopped answering ({reason or 'failures'}, {self.failures} in a row); "
                          f"fish use the instinct brain, and it is asked again at least every {PROBE_CAP_S:.0f} s")
 
-    def succeeded(self) -> None:
+    def succeeded(self, latency_s: float | None = None) -> None:
+        """The server answered: closed again. ``latency_s``: how long that answer took — said in
+        the "answers again" line, since a cold server's first completion can take most of the
+        time it was down (a restarted one-slot llama.cpp server: 41 s and 85 s)."""
         if self.open_until and self.say is not None:
             since = self.down_since if self.down_since is not None else self.clock()
-            self.say(f"{self.name} answers again (down {self.clock() - since:.1f} s); fish use the model again")
+            took = f"; its first answer took {latency_s:.1f} s" if latency_s is not None else ""
+            self.say(f"{self.name} answers again (down {self.clock() - since:.1f} s{took}); fish use the model again")
         self.failures, self.open_until, self.open_until_tick, self.backoff = 0, 0.0, -1, 1
         self.down_since = None
 
@@ -85,13 +89,14 @@ class Breaker:
         self.probing = self.probing or probe
         return probe
 
-    def outcome(self, ok: bool, probe: bool, tick: int | None = None, reason: str = "") -> None:
+    def outcome(self, ok: bool, probe: bool, tick: int | None = None, reason: str = "",
+                latency_s: float | None = None) -> None:
         """How an admitted call ended: ``ok`` (the server answered, however late) closes the
         breaker; a failure counts, and a failed probe reopens it for twice as long."""
         if probe:
             self.probing = False
         if ok:
-            self.succeeded()
+            self.succeeded(latency_s)
         elif probe:
             self.backoff = min(MAX_BACKOFF, self.backoff * 2)
             self.open(tick)

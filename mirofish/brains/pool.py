@@ -159,6 +159,7 @@ class ModelPool(DecisionSource):
         self._latest: dict[int, int] = {}  # fish → tick of its newest request
         self._asked_before: set[int] = set(asked_before or ())  # fish that have asked at least once
         self.warmup: dict[str, dict[str, Any]] = {}  # server → what its warm-up request found
+        self._model_listed: dict[str, bool | None] = {}  # model → does its server list it (None: it did not say)
         self._born = time.monotonic()
         self._first_plan_s: dict[int, float] = {}  # fish → wall seconds from start to its first model plan
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -274,6 +275,7 @@ class ModelPool(DecisionSource):
                                                      + s.summaries_refused["echoes_instruction"])
                                                     / max(1, s.summaries_asked), 4) if s.summaries_asked else None},
             "warmup": self.warmup,
+            "models_listed": dict(self._model_listed),
             "drift": {"fish_scored": len(self.drift),
                       "mean": round(float(np.mean(list(self.drift.values()))), 3) if self.drift else None,
                       "alert_fish": sorted(f for f, d in self.drift.items() if d < self.bcfg.drift_alert),
@@ -407,6 +409,14 @@ class ModelPool(DecisionSource):
         if not ok:
             self._warn(f"model server {redact_url(pairs[0][1].cfg.base_url)} is unreachable; "
                        f"fish use the instinct brain until it answers")
+        listed = pairs[0][1].listed
+        for model in dict.fromkeys(ep.cfg.model for _, ep in pairs):  # a name the server does not list:
+            known = None if listed is None or not listed else model in listed  # it may answer as another model
+            self._model_listed[model] = known
+            if known is False and listed:
+                shown = ", ".join(listed[:5]) + (" …" if len(listed) > 5 else "")
+                self._warn(f"model server {redact_url(pairs[0][1].cfg.base_url)} does not list the model {model!r} "
+                           f"(GET /v1/models lists {shown}); its answers may come from another model")
         for tier, ep in pairs:
             ep.reachable = ok
             if not ok:
@@ -598,7 +608,7 @@ class ModelPool(DecisionSource):
             call.cancel()
             dispatch.cancel()
             raise
-        tier.breaker.outcome(True, probe, lock_tick)
+        tier.breaker.outcome(True, probe, lock_tick, latency_s=trace.get("latency_s"))
         tier.calls += 1
         self._account(fish, prompt_toks, completion_toks, tier)  # the tokens were spent either way
         await self._deliver(batch, i, tier, text, prompt_toks + completion_toks, fell_back, record)

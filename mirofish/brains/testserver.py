@@ -448,7 +448,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/props" and self.owner.slots:  # as llama.cpp's server says it
             self._send(200, {"total_slots": self.owner.slots, "model_path": self.owner.model})
         elif self.path.rstrip("/").endswith("/models"):
-            names = [self.owner.model] + [f"{self.owner.model}-{p}" for p in POLICIES[1:]]
+            # its model, each policy's, and "m" (the tests' shorthand): any other name it answers too,
+            # as llama-cpp-python does, but does not list
+            names = [self.owner.model] + [f"{self.owner.model}-{p}" for p in POLICIES[1:]] + ["m"]
             self._send(200, {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "mirofish"}
                                                         for m in names]})
         else:
@@ -540,6 +542,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.owner._lock:
             self.owner.completions += 1
+            cold = self.owner.cold_s if self.owner.completions == 1 else 0.0
+        if cold:
+            time.sleep(cold)
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages") or [])
         content = _scene_reply(prompt, fault)
         if content is None:
@@ -676,7 +681,10 @@ class TestServer:
     def __init__(self, port: int = 0, model: str = "fish-mini", fault: str = "none", delay: float = 0.0,
                  fault_every: int = 1, rate: float = 0.0, latency: float = 0.0, slots: int | None = None,
                  strict: bool = False, policy: str = "scripted", keep_bodies: bool = False,
-                 log: str | None = None, prefix_cache: bool = False):
+                 log: str | None = None, prefix_cache: bool = False, cold_s: float = 0.0):
+        """``cold_s``: the first chat completion takes this long (a cold server loading its model:
+        a restarted one-slot llama.cpp server's first answer took 41 s and 85 s)."""
+        self.cold_s = cold_s
         if fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; choose one of {', '.join(FAULTS)}")
         if policy not in POLICIES:

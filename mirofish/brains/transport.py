@@ -187,6 +187,7 @@ class Endpoint:
     answered: int = 0  # completions it has finished (the lockstep wait's sign of progress)
     format: str | None = None  # detected structured-output support
     reachable: bool | None = None
+    listed: list[str] | None = None  # the models GET /v1/models names (None: it did not say)
     probing: bool = False  # a first request is finding out the structured-output support
     probed: asyncio.Event = field(default_factory=asyncio.Event)  # … and has found out (others wait)
 
@@ -322,10 +323,14 @@ class Transport:
     async def reachable(self, ep: Endpoint) -> bool:
         """Does the server answer ``/v1/models`` within a few seconds?"""
         try:
-            await asyncio.wait_for(ep.client.models.list(), timeout=min(3.0, self.s.request_timeout_s))
-            return True
+            page = await asyncio.wait_for(ep.client.models.list(), timeout=min(3.0, self.s.request_timeout_s))
         except Exception:  # noqa: BLE001 — any failure means "not now"
             return False
+        try:
+            ep.listed = [str(m.id) for m in page.data][:1000]
+        except Exception:  # noqa: BLE001 — a list the server words otherwise: it did not say
+            ep.listed = None
+        return True
 
     def limit(self, budget_end: float | None, attempt_s: float | None = None) -> float:
         """Seconds an attempt may take: ``attempt_s`` (default ``request_timeout_s``), and not past ``budget_end``."""

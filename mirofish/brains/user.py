@@ -378,6 +378,8 @@ class UserBrainSource(DecisionSource):
             if replace:
                 self._workers.append(self._start_worker())
             else:
+                self._warn(f"brain {self.name}: {self.lost_workers} calls hung past brain.request_timeout_s; it is "
+                           f"switched off for the rest of the run: the instinct decides for its fish")
                 self._drain("brain_hung")
 
     def tick_wait(self) -> float:
