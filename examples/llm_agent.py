@@ -15,14 +15,16 @@ Run it against any OpenAI-compatible server, e.g. Ollama or the bundled test ser
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict, deque
 
+from mirofish.brains.prompt import first_json_object, salvage_cut
 from mirofish.brains.user import Ask, BrainContext
 
+# No placeholder text a small model could copy into its thought ("why, at most 80 characters" was
+# copied by SmolLM2 into 62 of 175 thoughts): the fields are described, not shown.
 SYSTEM = """You steer one fish in a shared aquarium. Keep it fed; company helps against the current.
-Answer with one JSON object: {"goal": one of the plans offered, "direction": north|south|west|east
-(explore only), "ticks": how long to keep the plan, "thought": why, at most 80 characters}."""
+Answer with one JSON object with the keys goal (one of the plans offered), direction (north, south,
+west or east; explore only), ticks (how long to keep the plan) and thought (your reason, a few words)."""
 
 
 class LLMAgent:
@@ -56,6 +58,9 @@ class LLMAgent:
                                  "thought": {"type": "string"}}}
         text = self.ctx.chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
                              schema=schema, max_tokens=80)
-        plan = json.loads(text)  # a reply that is not JSON raises: counted as brain_raised, instinct decides
-        mine.append(f"t{ask.tick} {plan.get('goal')}")
-        return plan
+        # read leniently, as the built-in brain reads its model: the first JSON object in the reply,
+        # or a reply cut at max_tokens inside its thought; the text itself goes back to MiroFish,
+        # which judges it (a reply with no plan in it is counted as brain_garbage, instinct decides)
+        plan = first_json_object(text) or salvage_cut(text) or {}
+        mine.append(f"t{ask.tick} {plan.get('goal', 'no plan')}")
+        return text

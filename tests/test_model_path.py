@@ -260,3 +260,33 @@ def test_a_model_the_server_does_not_list_is_one_warning_and_recorded(capsys):
         out, err = capsys.readouterr()
         assert "does not list" not in err and json.loads(out.splitlines()[-1])["brain"]["models_listed"] == \
             {"fish-mini": True}
+
+
+def test_a_reply_cut_at_max_tokens_inside_its_thought_is_salvaged_and_no_other():
+    """The grammar does not bound the thought: a quiet SmolLM2 run's six reply_garbage all had
+    goal and horizon whole and only the thought cut. Such a reply's plan stands (its thought as
+    written, named in clamped); a reply cut anywhere else is still refused."""
+    import pytest
+
+    from mirofish.brains.prompt import ReplyError
+
+    cut = parse_plan_reply('{"goal": "explore", "direction": "south", "ticks": 30, "thought": "nobody here, op')
+    assert (cut.goal, cut.direction, cut.ticks, cut.thought) == ("explore", "south", 30, "nobody here, op")
+    assert "thought" in cut.clamped
+    for text in ('{"goal": "forage", "ticks": 4', '{"goal": "forage", "thought": "hung',
+                 '{"thought": "x", "goal": "forage", "ticks": 4', '{"goal": "forag'):
+        with pytest.raises(ReplyError):
+            parse_plan_reply(text)
+
+
+def test_the_example_agent_reads_its_replies_leniently(capsys, tmp_path):
+    """examples/llm_agent.py against a server whose replies come fenced in prose: every reply
+    is still its plan (strict json.loads raised on each before), none counted as brain_raised."""
+    from mirofish.cli import main
+
+    agent = Path(__file__).resolve().parents[1] / "examples" / "llm_agent.py"
+    with TestServer(fault="fenced") as server:
+        code = main(["live", "--headless", "--ticks", "60", "--fish", "6", "--brain", f"{agent}:LLMAgent",
+                     "--base-url", server.url, "--model", "fish-mini"])
+    out = json.loads(capsys.readouterr().out.splitlines()[-1])["brain"]
+    assert code == 0 and out["brain_decisions"] == out["decisions"] > 0 and not out["fallbacks"], out

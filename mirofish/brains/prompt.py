@@ -387,7 +387,8 @@ def parse_plan_reply(text: str | None) -> PlanReply:
     Tolerant of small models: goal and words in any case, ``keep away``, one-letter
     directions. A goal that is not a plan, a direction that is not one, a number that is not a
     number, or explore without a direction is a schema error."""
-    data = _reply_object(text)
+    data = _reply_object(text, salvage=True)
+    salvaged = bool(data.pop(_CUT, False))
     for key in ("goal", "direction", "from"):
         if isinstance(data.get(key), str):
             data[key] = data[key].strip().lower().replace(" ", "_").replace("-", "_")
@@ -437,14 +438,41 @@ def parse_plan_reply(text: str | None) -> PlanReply:
         raise ReplyError("schema", exc.errors()[0]["msg"]) from None
     if TYPES[CODE[reply.goal]].param == "direction" and reply.direction is None:
         raise ReplyError("schema", f"{reply.goal} needs a direction")
-    reply._clamped, reply._ignored = (*clamped, *(("thought",) if cut else ())), ignored
+    reply._clamped, reply._ignored = (*clamped, *(("thought",) if cut or salvaged else ())), ignored
     return reply
 
 
-def _reply_object(text: str | None) -> dict[str, Any]:
+_CUT = "\x00cut"  # marks a reply salvaged from one cut at max_tokens
+
+
+def salvage_cut(text: str) -> dict[str, Any] | None:
+    """A reply cut off at ``max_tokens`` inside its thought (the grammar does not bound the
+    thought's length: all 6 ``reply_garbage`` of a quiet SmolLM2 run were so): closed where it
+    stops and read, when its goal and its horizon (``ticks``) came whole before the cut. The
+    plan stands; its thought is what was written (``clamped`` names it). None otherwise."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    body = text[start:].rstrip()
+    for closer in ('"}', "}", '""}'):
+        try:
+            data = json.loads(body + closer, strict=False)
+        except (json.JSONDecodeError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("goal"), str) and "ticks" in data \
+                and list(data)[-1] == "thought" and isinstance(data["thought"], str):  # cut in the thought
+            data[_CUT] = True
+            return data
+        return None
+    return None
+
+
+def _reply_object(text: str | None, salvage: bool = False) -> dict[str, Any]:
     if not text or not text.strip():
         raise ReplyError("empty")
     data = first_json_object(text)
+    if data is None and salvage:
+        data = salvage_cut(text)
     if data is None:
         raise ReplyError("garbage", text[:60])
     return data

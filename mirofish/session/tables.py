@@ -27,7 +27,8 @@ beside it for analysis in pandas, polars or DuckDB. Reading never changes the re
   credentials), format, the per-fish message (``message``) and the shared prefix's hash
   (``prefix``; its text is in the recording), the raw ``reply``, how it was ``read`` (``ok`` or
   the failure), latency_ms, prompt and completion tokens, retries, cached (answered by a reply
-  cache), key (the reply cache's), group (a mixed tank's group).
+  cache), reply_hash (the reply cache's content hash of the request; named ``key`` before, which
+  read like a credential), group (a mixed tank's group).
 
 ``decisions``, ``fish`` and ``model_calls`` end with ``group``: the fish's group in a mixed tank
 (``[[fish.groups]]``, docs/groups.md), empty in a tank without groups.
@@ -86,7 +87,7 @@ TYPES = {
                     "model": "string", "endpoint": "string", "format": "string", "prefix": "string",
                     "message": "string", "reply": "string", "read": "string", "latency_ms": "float64",
                     "prompt_tokens": "int64", "completion_tokens": "int64", "retries": "int64", "cached": "bool",
-                    "key": "string", "group": "string"},
+                    "reply_hash": "string", "group": "string"},
     "word_deed": {"tick": "int64", "end": "int64", "fish": "int64", "goal": "string", "param": "int64",
                   "thought": "string", "word": "bool", "deed": "bool"},
 }
@@ -117,7 +118,8 @@ def model_calls_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     calls = rec.model_calls(t0, t1)
     cols: dict[str, list[Any]] = {c: [] for c in TYPES["model_calls"]}
     for c in calls:
-        row = {**c, "message": c.get("user"), "latency_ms": round(float(c.get("latency_s") or 0.0) * 1000, 1)}
+        row = {**c, "message": c.get("user"), "latency_ms": round(float(c.get("latency_s") or 0.0) * 1000, 1),
+               "reply_hash": c.get("key")}  # the reply cache's content hash (was the column "key": no credential)
         for k in cols:
             cols[k].append(row.get(k))
     return cols
