@@ -12,13 +12,18 @@ or a confidence out of 0–1, is dropped and counted (``model_layer2.invalid``).
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Any
 
 from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
+from ...brains.copying import copies
 from ...brains.prompt import first_json_object
 from ...brains.prompts import load_prompt
 from .brief import CONCEPTS, Brief
 from .chain import CODE_READING, Understanding, _req_text
+
+_BARE_NUMBER = re.compile(r"\s*[-+]?[\d.,%]+\s*")  # a message that is only a number ("1.000")
 
 ALL_READINGS = [r for readings in CONCEPTS.values() for r in readings]
 UNSURE_SCHEMA = {"type": "object", "properties": {
@@ -97,6 +102,14 @@ class ModelWriter:
                 self._fail("writer_not_json")
                 return None
             text, unsure = str(data["message"]).strip(), self._unsure(data.get("unsure"))
+        # a message that only restates the task, or is a bare number, says nothing of the agent's
+        # own: not model-made (the template writes it), counted by why
+        if _BARE_NUMBER.fullmatch(text):
+            self._fail("writer_bare_number")
+            return None
+        if copies(text, [mind.goal, lines[0]]):
+            self._fail("writer_restates_task")
+            return None
         self.server_tokens += int(reply.get("completion_tokens") or 0)
         return text, unsure
 
@@ -126,6 +139,11 @@ class ModelWriter:
         vecs = self.client.embed([a, b])
         if not vecs or len(vecs) < 2:
             self._embeds = False
+            dead = any(k.endswith(("_connection", "_breaker_open", "_timeout")) for k in self.failures)
+            self._fail("embeddings_unavailable")  # recorded in the run's failures, and said once
+            if not dead:  # (a server that is gone is said by the run's own line)
+                print("mirofish handoff: warning: the model server gave no embeddings (/v1/embeddings); concept "
+                      "drift is measured lexically", file=sys.stderr, flush=True)
             return None
         x, y = vecs[0], vecs[1]
         dot = sum(p * q for p, q in zip(x, y, strict=False))

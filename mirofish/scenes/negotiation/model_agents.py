@@ -9,6 +9,7 @@ JSON or signals are counted by reason and that turn falls back to the embedded n
 from __future__ import annotations
 
 import json
+import re
 
 from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
 from ...brains.prompt import first_json_object
@@ -117,8 +118,10 @@ class ModelNegotiator:
             if clamped:  # used, with its numbers brought into range: counted
                 self.failures["offer_clamped"] = self.failures.get("offer_clamped", 0) + 1
         self.made += 1
-        return {"accept": accept, "offer": offer,
-                "message": str(data.get("message") or "")[:300], "signals": sig}
+        message = str(data.get("message") or "")[:300]
+        if not re.search(r"[A-Za-z]{2}", message):  # "1.000", "": the offer is the model's, the words are none
+            self.failures["message_without_words"] = self.failures.get("message_without_words", 0) + 1
+        return {"accept": accept, "offer": offer, "message": message, "signals": sig}
 
     def _readings(self, prompt: str, keys: list[str], what: str) -> dict | None:
         reply = self.client.complete([{"role": "system", "content": self.prompt.t("repair", "system")},
