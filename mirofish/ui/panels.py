@@ -158,9 +158,15 @@ def status_lines(status: dict, brain: dict) -> list[tuple[str, tuple]]:
         colour = theme.BAD if down or open_ else theme.GOOD
         state = "model UNREACHABLE: instinct answers" if down else ("breaker open: instinct answers" if open_
                                                                      else "model reachable")
+        share = (brain.get("copying") or {}).get("thought_copy_share")
+        if share is not None and not (down or open_):  # how much its thoughts copy the prompt's examples
+            state += f"; {share:.0%} of thoughts copy examples"
+            colour = theme.WARN if share > 0.3 else colour
         lines.append((state, colour))
-        lines.append((f"{brain.get('calls_per_s', 0.0):.1f} calls/s  tokens {brain.get('budget', {}).get('used', 0):,}",
-                      theme.DIM))
+        summaries = brain.get("summaries") or {}
+        kept = f"  summaries kept {summaries.get('written', 0)}/{summaries['asked']}" if summaries.get("asked") else ""
+        used = brain.get("budget", {}).get("used", 0)
+        lines.append((f"{brain.get('calls_per_s', 0.0):.1f} calls/s  tokens {used:,}{kept}", theme.DIM))
         kinds = brain.get("requests_by_kind") or {}
         if kinds:  # every request the server received, by kind
             lines.append((f"requests {sum(kinds.values()):,}: " + ", ".join(f"{n:,} {k}" for k, n in kinds.items()),
