@@ -13,7 +13,8 @@ judges a text against them:
   words (three or more) come from the reference.
 * :func:`judge_summary` — why a model-written long-term summary is refused (``empty``,
   ``junk``: fewer than three words or mostly not letters, ``copies_example``,
-  ``echoes_instruction``), or None: the summary is kept. A refused summary is never written
+  ``echoes_instruction``: a near-copy of the ask, or four of its words in a row), or None: the
+  summary is kept. A refused summary is never written
   into the fish's memory: the template summary stays (labelled as such).
 """
 
@@ -97,6 +98,17 @@ def judge_summary(text: str | None, examples: Examples) -> str | None:
         return "junk"
     if copies(s, examples.summaries):
         return "copies_example"
-    if copies(s, examples.instructions):
+    if copies(s, examples.instructions) or _shares_run(ws, examples.instructions, 4):
         return "echoes_instruction"
     return None
+
+
+def _shares_run(ws: list[str], references: Iterable[str], n: int) -> bool:
+    """Do ``ws`` hold ``n`` words in a row of a reference ("… in your own words about t84-t13:
+    found no food …": the ask's own words with facts after them)?"""
+    mine = {tuple(ws[i:i + n]) for i in range(len(ws) - n + 1)}
+    for ref in references:
+        rw = words(ref)
+        if any(tuple(rw[i:i + n]) in mine for i in range(len(rw) - n + 1)):
+            return True
+    return False
