@@ -361,7 +361,7 @@ def check_url(v: str) -> str:
     return v.rstrip("/")
 
 
-KEY_PARAM = re.compile(r"(?i)(key|token|secret|passw|pwd|auth|sig|credential|session|access|bearer|jwt)")
+KEY_PARAM = re.compile(r"(?i)(key|token|secret|passw|pwd|auth|sig|credential|session|access|bearer|jwt|code)")
 _QUERY_PARAM = re.compile(r"(?<=[?&;])([^=&;#\s\"'<>]*)=([^&;#\s\"'<>]*)")
 
 
@@ -389,10 +389,13 @@ def redact_url(url: str) -> str:
         parts = parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1])
     if parts.query:
         parts = parts._replace(query=_redact_query(parts.query))
+    if parts.fragment:  # never sent to a server: nothing there is needed, anything may be a key
+        parts = parts._replace(fragment="***")
     return urlunsplit(parts)
 
 
 _USERINFO = re.compile(r"(?<=//)[^/@\s]*@")
+_URL_FRAGMENT = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s#\"'<>]*)#[^\s\"'<>]+")
 _URL_QUERY = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#\"'<>]*\?)([^\s#\"'<>]*)")
 
 
@@ -406,6 +409,8 @@ def redact_text(text: str) -> str:
     text = _USERINFO.sub("***@", text)
     if "?" in text:
         text = _URL_QUERY.sub(lambda m: m.group(1) + _redact_query(m.group(2)), text)
+    if "#" in text:
+        text = _URL_FRAGMENT.sub(r"\1#***", text)
     return text
 
 

@@ -151,3 +151,44 @@ def test_every_damage_with_every_reader(served, tmp_path):
     srv, base = served
     for name, k in cases(seed=0, n=None):
         check_reader(srv, base, tmp_path, name, READERS[k], k)
+
+
+def test_a_fifo_or_a_device_given_as_a_recording_is_one_line(tmp_path):
+    import os
+    import time
+
+    fifo = tmp_path / "rec.db"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero"):
+        for argv in (["replay", str(path), "--headless"], ["export", str(path), "--tables", str(tmp_path / "t")]):
+            started = time.monotonic()
+            code, err = run_cli(argv)
+            assert code == 2 and len(err.strip().splitlines()) == 1 and time.monotonic() - started < 5, (argv, err)
+
+
+def test_garbled_exchanges_are_one_line_for_tables_trace_and_reask(served, tmp_path):
+    """The campaign's exit-1 cases: an exchange with a fish id past any tank, and exchanges whose
+    fields have the wrong types — refused where they are decoded, one line everywhere."""
+    import zlib
+
+    from mirofish.observe.recording import decode_calls
+
+    srv, base = served
+    cases = {"fish_huge": lambda c: {**c, "fish": 10**20}, "kind_number": lambda c: {**c, "kind": 5},
+             "user_list": lambda c: {**c, "user": [1]}, "tokens_text": lambda c: {**c, "prompt_tokens": "x"}}
+    for name, change in cases.items():
+        p = tmp_path / f"{name}.db"
+        shutil.copy(base, p)
+        with contextlib.closing(sqlite3.connect(p)) as db:
+            for tick0, dict_name, blob in db.execute("SELECT tick0, dict, data FROM calls").fetchall():
+                zdict = db.execute("SELECT data FROM dicts WHERE hash = ?", (dict_name,)).fetchone()
+                calls = [change(c) for c in decode_calls(blob, zlib.decompress(zdict[0]) if zdict else None)]
+                db.execute("UPDATE calls SET dict = NULL, data = ? WHERE tick0 = ?",  # stored without a dictionary
+                           (zlib.compress(json.dumps(calls).encode()), tick0))
+            db.execute("UPDATE header SET value = ? WHERE key = 'checksum'", (json.dumps(content_digest(db)),))
+            db.commit()
+        for argv in (["export", str(p), "--tables", str(tmp_path / f"t-{name}"), "--format", "csv"],
+                     ["trace", str(p), "--fish", "1", "--from", "0", "--to", "30"],
+                     ["reask", str(p), "--fish", "1", "--tick", "0", "--base-url", srv.url]):
+            code, err = run_cli(argv)
+            assert code == 2 and len(err.strip().splitlines()) == 1 and "damaged" in err, (name, argv, err)

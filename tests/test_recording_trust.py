@@ -6,6 +6,7 @@ variable holding a secret: ``fork``, ``reask``, ``trace``, ``export`` and a repl
 import nothing and send no credential to any server the user did not name."""
 
 import json
+import os
 import sqlite3
 import zlib
 from pathlib import Path
@@ -241,3 +242,32 @@ def test_bad_reader_flags_are_one_line(flag, tmp_path, capsys):
     code = main(["fork", str(rec), "--at", "2", "--fish", "1", "--plan", "rest 3", "--ticks", "3", *flag])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_prompt_file_a_recording_names_is_never_read_by_a_fork(tmp_path, capsys):
+    """The campaign's probe: a recording edited to name a local file as its prompt. The fork
+    (with the user's server) neither reads that file nor sends its text: a path the recording
+    kept no text of is not opened; a FIFO there does not block."""
+    notes = tmp_path / "victim_notes.toml"
+    notes.write_text('[plan]\nsystem = """SECRET-NOTES-CANARY-77"""\n')
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with TestServer(keep_bodies=True) as server:
+        rec = tmp_path / "m.db"
+        assert main(["live", "--headless", "--ticks", "30", "--fish", "6", "--base-url", server.url, "--model",
+                     "fish-mini", "--record", str(rec)]) == 0
+        for named in (notes, fifo):
+            _edit_config(rec, lambda cfg, named=named: cfg["brain"].__setitem__("prompt", str(named)))
+            out = tmp_path / f"fork-{named.stem}.db"
+            code = main(["fork", str(rec), "--at", "10", "--fish", "1", "--plan", "rest 4", "--ticks", "30",
+                         "--base-url", server.url, "--record", str(out)])
+            assert code == 0, capsys.readouterr().err
+        sent = "".join(b.decode() if isinstance(b, bytes) else b for b in server.bodies)
+    assert "SECRET-NOTES-CANARY-77" not in sent
+    assert leaks(tmp_path, ["SECRET-NOTES-CANARY-77"]) == ["victim_notes.toml"]
+
+
+def test_a_key_in_a_urls_fragment_or_code_parameter_is_redacted():
+    assert "KEYFRAG" not in redact_url("http://h/v1#KEYFRAG") and "KEYFRAG" not in redact_text("x http://h/v1#KEYFRAG")
+    assert "AUTHCODE" not in redact_url("http://h/v1?code=AUTHCODE") and "AUTHCODE" not in redact_text(
+        "x http://h/v1?code=AUTHCODE y")

@@ -49,6 +49,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import json
 import queue
 import sys
@@ -325,6 +326,7 @@ class UserBrainSource(DecisionSource):
         self.fallbacks: Counter[str] = Counter()
         self.decisions = self.brain_decisions = self.calls = self.tokens = self.late = 0
         self.lost_workers, self._streak, self._open_until, self._dead = 0, 0, 0.0, False
+        self._said_off = False
         try:
             concurrency = bounded(lambda: getattr(self.brain, "concurrency", 1), LOAD_TIMEOUT_S, "its concurrency")
         except BrainError:
@@ -378,8 +380,11 @@ class UserBrainSource(DecisionSource):
             if replace:
                 self._workers.append(self._start_worker())
             else:
-                self._warn(f"brain {self.name}: {self.lost_workers} calls hung past brain.request_timeout_s; it is "
-                           f"switched off for the rest of the run: the instinct decides for its fish")
+                with self._lock:
+                    first_off, self._said_off = not self._said_off, True
+                if first_off:  # said once
+                    self._warn(f"brain {self.name}: {self.lost_workers} calls hung past brain.request_timeout_s; "
+                               f"it is switched off for the rest of the run: the instinct decides for its fish")
                 self._drain("brain_hung")
 
     def tick_wait(self) -> float:
@@ -644,6 +649,9 @@ def _reply_text(out: Any, limit: int = 262_144) -> tuple[str | None, str]:
     """A brain's answer as reply text (None: not a decision, with why). Validated before any
     encoding (types, depth, size): a dict subclass, a numpy array, an object that raises when
     read, a 30 MB thought are each a counted ``brain_garbage``, never a dead worker."""
+    if inspect.iscoroutine(out) or inspect.isgenerator(out):  # an async decide: never awaited, closed here
+        out.close()
+        return None, f"returned a {type(out).__name__} (decide must be a plain function, not async)"
     try:
         if type(out) is Decision or isinstance(out, Decision):
             data = {("from" if f == "away_from" else f): getattr(out, f) for f in Decision.__dataclass_fields__}

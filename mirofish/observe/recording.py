@@ -199,8 +199,9 @@ class Recorder:
         }
         from ..brains.prompts import PromptError, prompts_of
 
-        try:
-            prompts = {label: p.meta() for label, p in prompts_of(cfg).items()}
+        try:  # a fork's or a window's: the words its parent kept (no file a recording names is read)
+            prompts = {} if "prompts" in (extra_header or {}) else \
+                {label: p.meta() for label, p in prompts_of(cfg).items()}
         except PromptError as exc:  # a fork of a run whose prompt file is gone: say so, record on
             prompts = {"tank": {"name": cfg.brain.prompt or "default", "hash": "unreadable", "error": str(exc)}}
         if prompts:  # the words the model brains were sent: name, hash and the file's text
@@ -442,10 +443,19 @@ TICK_SCENE = "aquarium"  # the scene recorded tick by tick here; every other sce
 def open_recording_file(path: Path) -> tuple[sqlite3.Connection, dict[str, Any]]:
     """Any MiroFish recording opened read-only, and its header; :class:`RecordingError` (one
     line) for a missing file, a folder, a file that is not SQLite or has no header."""
+    import os
+    import stat
+
     if not path.exists():
         raise RecordingError(f"recording not found: {path}")
     if path.is_dir():
         raise RecordingError(f"recording path is a directory: {path}")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise RecordingError(f"cannot read recording {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):  # a FIFO or a device would block or never end
+        raise RecordingError(f"recording path is not a file (a FIFO or a device): {path}")
     with open(path, "rb") as fh:
         magic = fh.read(16)
     if magic != b"SQLite format 3\x00":
@@ -697,6 +707,34 @@ def _blob(data: object) -> bytes:
     return data
 
 
+_CALL_TEXT = ("kind", "user")  # an exchange's fields that are text; those of _CALL_TEXT_OR_NONE may be None
+_CALL_TEXT_OR_NONE = ("model", "read", "reply", "tier", "endpoint", "format", "prefix", "schema", "group")
+_CALL_INT = ("tick", "fish")
+
+
+def _checked_call(c: Any, slots: int) -> dict[str, Any]:
+    """An exchange as readers use it, or ``ValueError`` (the recording is damaged): a dict whose
+    tick and fish are whole numbers in range and whose text fields are text — a garbled or forged
+    one is refused here, not deep inside a table writer or a trace."""
+    if not isinstance(c, dict):
+        raise ValueError("an exchange that is not a record")
+    for k in _CALL_INT:
+        v = c.get(k)
+        if type(v) is not int or not 0 <= v < 2**62 or (k == "fish" and v >= slots):
+            raise ValueError(f"an exchange's {k} is {str(v)[:20]!r}")
+    for k in _CALL_TEXT:
+        if not isinstance(c.get(k), str):
+            raise ValueError(f"an exchange's {k} is not text")
+    for k in _CALL_TEXT_OR_NONE:
+        if c.get(k) is not None and not isinstance(c[k], str):
+            raise ValueError(f"an exchange's {k} is not text")
+    for k in ("asked", "max_tokens", "prompt_tokens", "completion_tokens", "retries"):
+        v = c.get(k)
+        if v is not None and (type(v) is not int or not -2**62 < v < 2**62):
+            raise ValueError(f"an exchange's {k} is {str(v)[:20]!r}")
+    return c
+
+
 def _check_codes(d: dict[str, Any]) -> None:
     """A chunk's plan goals and tiers are codes this version knows (a damaged or forged file's
     goal 7 is refused, not read past the table's end)."""
@@ -944,7 +982,8 @@ class Recording:
         out = []
         for tick0, name, data in rows:
             try:
-                out += [complete_call(c, texts) for c in decode_calls(_blob(data), self._zdict(name))]
+                out += [complete_call(_checked_call(c, self.config.fish.slots), texts)
+                        for c in decode_calls(_blob(data), self._zdict(name))]
             except _DAMAGE as exc:
                 raise RecordingError(f"recording is damaged (model exchanges at tick {tick0}: {exc}): "
                                      f"{self.path}") from None

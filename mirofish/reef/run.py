@@ -374,17 +374,18 @@ def _read_checkpoint(path: str, spec: ReefSpec) -> dict[str, Any]:
     """A checkpoint file read and checked before anything of it is used; a one-line
     :class:`ReefError` for one that is missing, not a checkpoint, damaged, or of another reef."""
     where = f"--resume {path}"
-    try:
-        with open(path, "rb") as fh:
-            blob = fh.read(MAX_CHECKPOINT_BYTES + 1)
-    except FileNotFoundError:
-        raise ReefError(f"{where}: not found") from None
-    except IsADirectoryError:
-        raise ReefError(f"{where}: is a folder, not a checkpoint") from None
-    except OSError as exc:
-        raise ReefError(f"{where}: cannot read it ({exc.strerror or type(exc).__name__})") from None
-    if len(blob) > MAX_CHECKPOINT_BYTES:
-        raise ReefError(f"{where}: not a reef checkpoint (too large)")
+    from ..files import FileRefused, read_bounded
+
+    try:  # a regular file only (a FIFO would block, a device never end), read bounded
+        blob = read_bounded(path, MAX_CHECKPOINT_BYTES, "checkpoint")
+    except FileRefused as exc:
+        if exc.missing:
+            raise ReefError(f"{where}: not found") from None
+        if os.path.isdir(path):
+            raise ReefError(f"{where}: is a folder, not a checkpoint") from None
+        if "larger than" in str(exc) or "over" in str(exc):
+            raise ReefError(f"{where}: not a reef checkpoint (too large)") from None
+        raise ReefError(f"{where}: {str(exc).split(': ', 1)[-1]}") from None
     try:
         arrays, extra = unpack(blob)
     except Exception:  # noqa: BLE001 — whatever the bytes are, they are not a checkpoint of ours

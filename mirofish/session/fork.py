@@ -138,7 +138,9 @@ def fork_source(rec: Recording, tick: int, base_url: str | None = None, model: s
 def _fork_source(rec: Recording, tick: int, cache: ReplyCache | None, choice: ReaderChoice) -> DecisionSource:
     if rec.config.brain.kind == "instinct" and not rec.config.fish.groups:
         return make_source(rec.config, "lockstep")
-    cfg, offline = reader_config(rec.config, choice)
+    pinned = {str(p.get("path") or "") for p in (rec.header.get("prompts") or {}).values()
+              if isinstance(p, dict) and isinstance(p.get("text"), str)}
+    cfg, offline = reader_config(rec.config, choice, pinned)
     # a model run, a user brain (which may chat) or a mixed tank: every recorded reply is cached
     cache = cache if cache is not None else ReplyCache()
     cache.fill(rec.model_calls())

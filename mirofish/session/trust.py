@@ -67,14 +67,18 @@ def _user_brain(kind: str | None) -> bool:
     return kind is not None and kind not in _BUILTIN
 
 
-def reader_config(cfg: Config, choice: ReaderChoice | None = None) -> tuple[Config, bool]:
+def reader_config(cfg: Config, choice: ReaderChoice | None = None,
+                  pinned: set[str] | frozenset[str] = frozenset()) -> tuple[Config, bool]:
     """The config a reader's live brains are built from, and whether they are offline.
 
     Every server of the recording is replaced by the user's ``--base-url`` (its model kept
     unless ``--model``), or kept only as a model name for the reply cache with no server
     contacted (offline); every key variable the recording names is dropped for the user's
     (``--api-key-env``, default ``OPENAI_API_KEY``); a user brain the recording names is
-    replaced by the one the user gives, and without one the reader is refused (one line)."""
+    replaced by the one the user gives, and without one the reader is refused (one line). A
+    prompt file the recording names is used only as the text the recording kept of it
+    (``pinned``: the paths whose text its header holds, read through ``as_recorded``); a path it
+    kept no text of is never opened — the bundled prompt is used instead."""
     choice = choice or ReaderChoice()
     data: dict[str, Any] = cfg.model_dump()
     brain = data["brain"]
@@ -90,6 +94,8 @@ def reader_config(cfg: Config, choice: ReaderChoice | None = None) -> tuple[Conf
 
     if _user_brain(brain["kind"]):
         brain["kind"] = brain_for(brain["kind"], "this tank", None)
+    if brain.get("prompt") and str(brain["prompt"]) not in pinned:
+        brain["prompt"] = ""  # the bundled prompt
     brain["api_key_env"] = key_env
     recorded = brain["small"]["endpoints"] + brain["large"]["endpoints"]
     if choice.base_url is not None and (recorded or brain["kind"] == "llm"):  # one server of the user's, both tiers
@@ -101,6 +107,8 @@ def reader_config(cfg: Config, choice: ReaderChoice | None = None) -> tuple[Conf
                                     for e in brain[tier]["endpoints"]]
     for grp in data["fish"]["groups"]:
         grp["api_key_env"] = None
+        if grp.get("prompt") and str(grp["prompt"]) not in pinned:
+            grp["prompt"] = None
         if _user_brain(grp.get("brain")):
             grp["brain"] = brain_for(grp["brain"], f"group {grp['name']!r}", grp["name"])
         if grp.get("base_url") is not None:
@@ -111,7 +119,8 @@ def reader_config(cfg: Config, choice: ReaderChoice | None = None) -> tuple[Conf
     try:
         out = Config.model_validate(data)
     except (ValueError, ConfigError) as exc:
-        raise RecordingError(f"the recording's config cannot be used: {str(exc).splitlines()[0]}") from None
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        raise RecordingError(f"the recording's config cannot be used: {' '.join(lines[:3])[:200]}") from None
     return out, choice.base_url is None
 
 
