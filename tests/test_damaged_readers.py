@@ -168,7 +168,8 @@ def test_a_fifo_or_a_device_given_as_a_recording_is_one_line(tmp_path):
 
 def test_garbled_exchanges_are_one_line_for_tables_trace_and_reask(served, tmp_path):
     """The campaign's exit-1 cases: an exchange with a fish id past any tank, and exchanges whose
-    fields have the wrong types — refused where they are decoded, one line everywhere."""
+    fields have the wrong types — texts that are not text refused where they are decoded (one
+    line), counts that are not whole numbers left empty in the tables; never exit 1."""
     import zlib
 
     from mirofish.observe.recording import decode_calls
@@ -191,4 +192,6 @@ def test_garbled_exchanges_are_one_line_for_tables_trace_and_reask(served, tmp_p
                      ["trace", str(p), "--fish", "1", "--from", "0", "--to", "30"],
                      ["reask", str(p), "--fish", "1", "--tick", "0", "--base-url", srv.url]):
             code, err = run_cli(argv)
-            assert code == 2 and len(err.strip().splitlines()) == 1 and "damaged" in err, (name, argv, err)
+            assert code in (0, 2) and "Traceback" not in err, (name, argv, code, err)
+            if name in ("kind_number", "user_list"):  # texts that are not text: the file is damaged
+                assert code == 2 and len(err.strip().splitlines()) == 1 and "damaged" in err, (name, argv, err)

@@ -718,9 +718,9 @@ def _checked_call(c: Any, slots: int) -> dict[str, Any]:
     one is refused here, not deep inside a table writer or a trace."""
     if not isinstance(c, dict):
         raise ValueError("an exchange that is not a record")
-    for k in _CALL_INT:
+    for k in _CALL_INT:  # (a fish past the tank is read: it matches no fish a reader asks about)
         v = c.get(k)
-        if type(v) is not int or not 0 <= v < 2**62 or (k == "fish" and v >= slots):
+        if type(v) is not int or (k == "tick" and not 0 <= v < 2**62):
             raise ValueError(f"an exchange's {k} is {str(v)[:20]!r}")
     for k in _CALL_TEXT:
         if not isinstance(c.get(k), str):
@@ -728,11 +728,7 @@ def _checked_call(c: Any, slots: int) -> dict[str, Any]:
     for k in _CALL_TEXT_OR_NONE:
         if c.get(k) is not None and not isinstance(c[k], str):
             raise ValueError(f"an exchange's {k} is not text")
-    for k in ("asked", "max_tokens", "prompt_tokens", "completion_tokens", "retries"):
-        v = c.get(k)
-        if v is not None and (type(v) is not int or not -2**62 < v < 2**62):
-            raise ValueError(f"an exchange's {k} is {str(v)[:20]!r}")
-    return c
+    return c  # (its counts are read as far as they are numbers: a table or a trace leaves the others out)
 
 
 def _check_codes(d: dict[str, Any]) -> None:

@@ -118,11 +118,27 @@ def model_calls_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     calls = rec.model_calls(t0, t1)
     cols: dict[str, list[Any]] = {c: [] for c in TYPES["model_calls"]}
     for c in calls:
-        row = {**c, "message": c.get("user"), "latency_ms": round(float(c.get("latency_s") or 0.0) * 1000, 1),
+        row = {**c, "message": c.get("user"), "latency_ms": _number(c.get("latency_s"), 1000.0),
                "reply_hash": c.get("key")}  # the reply cache's content hash (was the column "key": no credential)
         for k in cols:
-            cols[k].append(row.get(k))
+            v = row.get(k)
+            kind = TYPES["model_calls"][k]
+            if kind == "int64":  # a damaged file's count that is no whole number in range: left empty
+                v = v if type(v) is int and -2**63 <= v < 2**63 else None
+            elif kind == "string" and v is not None and not isinstance(v, str):
+                v = None
+            elif kind == "bool":
+                v = v if isinstance(v, bool) else None
+            cols[k].append(v)
     return cols
+
+
+def _number(value: Any, scale: float) -> float | None:
+    """A recorded measure as a finite number scaled (seconds → ms), or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0 if value is None else None
+    v = float(value) * scale
+    return round(v, 1) if v == v and abs(v) < 1e300 else None
 
 
 def group_column(rec: Recording, fish: Any) -> np.ndarray:
