@@ -195,3 +195,18 @@ def test_garbled_exchanges_are_one_line_for_tables_trace_and_reask(served, tmp_p
             assert code in (0, 2) and "Traceback" not in err, (name, argv, code, err)
             if name in ("kind_number", "user_list"):  # texts that are not text: the file is damaged
                 assert code == 2 and len(err.strip().splitlines()) == 1 and "damaged" in err, (name, argv, err)
+
+
+def test_a_header_number_past_int64_goes_to_the_runs_table_as_text(served, tmp_path):
+    """The campaign's rerun: a re-sealed header whose seed is 10^30 exited 1 in export --tables
+    (Parquet): the runs table keeps such a number as its text."""
+    _, base = served
+    p = tmp_path / "seed.db"
+    shutil.copy(base, p)
+    with contextlib.closing(sqlite3.connect(p)) as db:
+        hdr(db, "seed", 10**30)
+        db.execute("UPDATE header SET value = ? WHERE key = 'checksum'", (json.dumps(content_digest(db)),))
+        db.commit()
+    for fmt in ("csv", "parquet"):
+        code, err = run_cli(["export", str(p), "--tables", str(tmp_path / f"t-{fmt}"), "--format", fmt])
+        assert code == 0, err

@@ -241,7 +241,8 @@ def runs_table(rec: Recording) -> dict[str, list[Any]]:
                     else json.dumps(v)
 
     flat(redacted(rec.config), "")  # a recording made before groups were redacted may hold a key
-    return {k: [v] for k, v in row.items()}
+    # a damaged header's whole number past what a table column holds is kept as its text
+    return {k: [str(v) if type(v) is int and not -2**63 <= v < 2**63 else v] for k, v in row.items()}
 
 
 def _segment(args: tuple[Any, ...]) -> dict[str, Any]:
