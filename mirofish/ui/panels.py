@@ -160,7 +160,7 @@ def status_lines(status: dict, brain: dict) -> list[tuple[str, tuple]]:
                                                                      else "model reachable")
         share = (brain.get("copying") or {}).get("thought_copy_share")
         if share is not None and not (down or open_):  # how much its thoughts copy the prompt's examples
-            state += f"; {share:.0%} of thoughts copy examples"
+            state += f"; thoughts copy {share:.0%}"  # (of them, near-copies of the prompt's examples)
             colour = theme.WARN if share > 0.3 else colour
         lines.append((state, colour))
         summaries = brain.get("summaries") or {}
