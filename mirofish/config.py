@@ -625,18 +625,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
         READ_FILES.add(Path(path).resolve())
     except (OSError, ValueError):  # ValueError: a NUL in the path (refused below, in one line)
         pass
-    from .files import CONFIG_LIMIT, FileRefused, read_text_bounded  # the one rule for every file read
+    from .files import CONFIG_LIMIT, read_toml_bounded  # the one rule for every file read
 
-    try:  # a regular file of at most 4 MB: /dev/zero, a FIFO or a folder is one line, never read
-        text = read_text_bounded(path, CONFIG_LIMIT, "config file")
-    except FileRefused as exc:
-        raise ConfigError(f"config file not found: {path}" if exc.missing else str(exc)) from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
-    except RecursionError:
-        raise ConfigError(f"config file {path} is nested too deeply") from None
+    # a regular file of at most 4 MB: /dev/zero, a FIFO or a folder is one line, never read
+    return read_toml_bounded(path, CONFIG_LIMIT, "config file", ConfigError)
 
 
 def toml_value(value: Any) -> str:

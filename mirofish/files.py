@@ -31,6 +31,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from typing import Any
 
 CONFIG_LIMIT = 4_000_000
 PROMPT_LIMIT = 4_000_000
@@ -121,3 +122,22 @@ def read_text_bounded(path: str | os.PathLike[str], limit: int, what: str = "fil
 
 __all__ = ["CONFIG_LIMIT", "PROMPT_LIMIT", "REPLY_CACHE_LIMIT", "TOKENIZER_LIMIT", "FileRefused", "read_bounded",
            "read_text_bounded", "what_it_is"]
+
+
+def read_toml_bounded(path: str | os.PathLike[str], limit: int, what: str,
+                      error: type[Exception]) -> dict[str, Any]:
+    """A TOML file read by the one rule (:func:`read_text_bounded`) and parsed; every problem is
+    ``error`` with one line: not found, refused, not valid TOML, nested too deeply. ``what``
+    names the kind ("config file", "sweep file")."""
+    import tomllib
+
+    try:
+        text = read_text_bounded(path, limit, what)
+    except FileRefused as exc:
+        raise error(f"{what} not found: {path}" if exc.missing else str(exc)) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{what} {path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise error(f"{what} {path} is nested too deeply") from None

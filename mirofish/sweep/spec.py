@@ -28,7 +28,6 @@ import itertools
 import json
 import math
 import shlex
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..files import CONFIG_LIMIT, FileRefused, read_text_bounded
+from ..files import CONFIG_LIMIT, read_toml_bounded
 from ..scenes.registry import SweepHooks
 
 
@@ -253,16 +252,7 @@ def load_spec(path: str | Path, base_url: str | None = None, model: str | None =
 def _read_toml(p: Path) -> dict:
     """The sweep file's TOML: a regular file of at most ``files.CONFIG_LIMIT`` bytes (a FIFO, a
     device or a folder is refused unread: mirofish/files.py)."""
-    try:
-        text = read_text_bounded(p, CONFIG_LIMIT, "sweep file")
-    except FileRefused as exc:
-        raise SpecError(f"sweep file not found: {p}" if exc.missing else str(exc)) from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"sweep file {p} is not valid TOML: {exc}") from None
-    except RecursionError:
-        raise SpecError(f"sweep file {p} is nested too deeply") from None
+    return read_toml_bounded(p, CONFIG_LIMIT, "sweep file", SpecError)
 
 
 def _ask_server(data: dict, p: Path, base_url: str | None, model: str | None) -> None:
