@@ -54,7 +54,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from .. import __version__
-from ..config import Config, redact_data, redacted
+from ..config import Config, redact_data
 from .metrics import RECORDED, metric
 from .paths import OutputError, WriterLock, check_output, open_read_only
 
@@ -193,7 +193,7 @@ class Recorder:
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)
         header = {
-            "format_version": FORMAT_VERSION, "seed": cfg.seed, "config": redacted(cfg),
+            "format_version": FORMAT_VERSION, "seed": cfg.seed, "config": cfg.model_dump(mode="json"),
             "scene": scene, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "code_version": __version__, "keyframe_every": self.keyframe_every, "chunk_ticks": self.chunk_ticks,
         }

@@ -122,10 +122,3 @@ def reader_config(cfg: Config, choice: ReaderChoice | None = None,
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         raise RecordingError(f"the recording's config cannot be used: {' '.join(lines[:3])[:200]}") from None
     return out, choice.base_url is None
-
-
-def describe_choice(choice: ReaderChoice | None) -> str:
-    """One line for a summary: what the reader's live brains ask."""
-    if choice is None or choice.base_url is None:
-        return "recorded replies only (no server given)"
-    return f"the server given ({choice.model or 'the recorded model'})"
