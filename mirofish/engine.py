@@ -179,7 +179,9 @@ class Engine:
         now = self.clock()
         latencies: list[float] = []
         ended: list[np.ndarray] = []  # per batch: the trigger that ended each fish's plan (-1: none raised)
+        food: list[np.ndarray | None] = []  # per batch with thoughts: the food each fish had in view
         for b in applied:
+            food.append(w.food_in_view(b.fish) if b.thoughts else None)
             code = w.school.plan_trigger[b.fish]  # a plan at its horizon ended there, whatever else was raised
             ended.append(np.where((code >= 0) & (w.school.plan_end[b.fish] <= w.tick), T_HORIZON, code).astype(np.int8))
             w.apply_plans(b.fish, b.goals, b.params, b.horizons)
@@ -194,7 +196,7 @@ class Engine:
                       stuck=s.stuck.copy(), neighbours=s.neighbours.copy(), executed=out.executed,
                       move_outcome=out.move_outcome, applied=applied, latencies=latencies,
                       interventions=done, present=~s.absent if np.count_nonzero(s.absent) else None,
-                      ended=ended)
+                      ended=ended, food_in_view=food)
         if w.places is not None:
             frame.meals, frame.returns = w.places.meals.copy(), w.places.returns.copy()
         for obs in self.observers:

@@ -37,6 +37,10 @@ class Frame:
     # per batch of ``applied``: the trigger code (fish/triggers.py) that ended each fish's plan
     # before the new decision replaced it, -1 where none was raised (a timeout, a fork, a person)
     ended: list[np.ndarray] = field(default_factory=list)
+    # per batch of ``applied`` whose decisions carry thoughts: the food each fish had in view
+    # (under it included) when its plan began, which is the view a lockstep decision was asked
+    # with; None for a batch without thoughts (word-and-deed reads a thought's claims against it)
+    food_in_view: list[np.ndarray | None] = field(default_factory=list)
     present: np.ndarray | None = None  # which fish are in the water; None: all of them
     # with remembered places (fish.places): every fish's meals so far, and those eaten back at a
     # place it remembered (fish/places.py); None in tanks without places

@@ -262,6 +262,13 @@ class World:
         s.food_seen, s.neighbours = food_seen, neighbours
         return food_seen, neighbours
 
+    def food_in_view(self, fish: np.ndarray) -> np.ndarray:
+        """Food cells in view of each of ``fish`` now, the one under it included (as of the
+        last :meth:`look`: what a decision asked now is asked with)."""
+        s = self.school
+        under = self.water.food_born[s.cell[fish]] != NO_FOOD
+        return s.food_seen[fish].astype(np.int16) + under
+
     LIVE_KEYS = interventions.LIVE_KEYS  # settings a running tank may change; the rest apply at a reset
 
     def retune(self, cfg: Config) -> None:

@@ -98,3 +98,27 @@ def test_large_batches_judged_at_once_score_as_fish_by_fish(monkeypatch):
     (c1, r1, p1), (c2, r2, p2) = scores
     assert np.array_equal(c1, c2) and r1 == r2 and all(np.array_equal(p1[c], p2[c]) for c in p1)
     assert len(r1) > 1000 and c1[:, 0].sum() > 0 and c1[:, 1].sum() > 0  # words agreed and disagreed
+
+
+def test_a_thought_that_claims_food_is_read_as_a_claim_not_as_a_search():
+    from mirofish.observe.worddeed import claims_food
+
+    assert claims_food("hungry, food two cells east") and claims_food("eat the food here")
+    assert not claims_food("no food here, heading east") and not claims_food("looking for food to the north")
+    assert not claims_food("hungry") and not claims_food("open water north")
+
+
+def test_a_copied_food_thought_with_no_food_in_view_never_agrees():
+    """The copycat server gives every plan the prompt's example thought ("hungry, food two cells
+    east") whatever the fish sees: where the fish had no food in view the thought is unfounded
+    and does not agree, so the copycat's word score falls below the honest server's."""
+    with TestServer() as server:
+        honest, _ = run("fish-mini", server.url)
+        copycat, session = run("fish-mini-copycat", server.url)
+    assert honest["word_unfounded"] == 0
+    assert copycat["word_unfounded"] > 10 and copycat["word_agrees"] < honest["word_agrees"]
+    wd = session.metrics.word_deed
+    said = wd.counts[:, :2].sum()
+    assert copycat["word_agrees"] == round(float(wd.counts[:, 0].sum()) / said, 3)
+    unseen = [r for f in range(wd.n) for r in wd.recent[f] if r.get("unfounded")]
+    assert unseen and all(r["word"] is False and r["thought"] == "hungry, food two cells east" for r in unseen)

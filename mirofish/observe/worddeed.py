@@ -8,7 +8,11 @@ Every plan a brain gives a fish is judged twice when it ends (replaced by the ne
   none of the plan's own goal's words ("tired, I stay put and rest" on an explore plan), or
   when an explore plan's thought names only another direction ("I head south" while the plan
   goes north); it agrees when it names the plan's goal or direction; a thought that names
-  neither (or no thought) is not judged.
+  neither (or no thought) is not judged. A thought that claims food somewhere
+  (:func:`claims_food`: "food two cells east", "food here") when the fish had no food in view
+  as its plan began (``Frame.food_in_view``) is *unfounded*: it never agrees, whatever its
+  goal, and is counted (``word_unfounded``) — a model that copies its prompt's example thought
+  would otherwise agree with every forage plan it makes.
 * **deed** — did the plan then happen? A forage plan that ate; an explore plan whose net
   displacement went its way (at least one cell, and at least half its moves); a school plan
   that spent at least half its ticks with another fish in view; a rest plan that stayed put
@@ -56,6 +60,20 @@ def reads(thought: str) -> tuple[set[str], set[str]]:
     return goals, set(_DIR_RE.findall(text))
 
 
+_FOOD = re.compile(r"\b(food|meal|snack|algae)\b")
+_PLACE = re.compile(r"\b(north|south|west|east|here|under|beside|next to|ahead|nearby|near|cells?|close)\b")
+_SEEKING = re.compile(r"\b(no|not|none|without|find|look|looking|search|searching|seek|seeking|need|want|hoping)\b")
+
+
+def claims_food(thought: str) -> bool:
+    """Does ``thought`` say food is somewhere ("food two cells east", "eat the food here")? It
+    names food and a place, and no word before the food's says it is sought or absent ("no
+    food here", "looking for food to the east" claim nothing)."""
+    text = thought.lower()
+    m = _FOOD.search(text)
+    return bool(m and _PLACE.search(text) and not _SEEKING.search(text[:m.start()]))
+
+
 def word_verdict(goal: int, param: int, thought: str) -> bool | None:
     """Does ``thought`` agree with the plan (goal, param)? None: it says nothing to judge."""
     if not thought or not thought.strip():
@@ -94,7 +112,9 @@ class WordDeed:
         self.keep = keep
         self.records: list[dict[str, Any]] = []
         self.recent: list[deque[Any]] = [deque(maxlen=RECENT) for _ in range(n_fish)]
-        self.counts = np.zeros((n_fish, 6), np.int64)  # word agree, word disagree, deed done, not, both, judged
+        # word agree, word disagree, deed done, not, both, judged, thought claimed food not in view
+        self.counts = np.zeros((n_fish, 7), np.int64)
+        self.food0 = np.full(n_fish, -1, np.int16)  # food in view as each open plan began (-1: unknown)
         self.open = np.zeros(n_fish, bool)
         self.table = np.zeros((len(_COLS), n_fish), np.int64)  # each open plan's columns (_COLS), fish by fish
         self.thought = [""] * n_fish
@@ -110,13 +130,18 @@ class WordDeed:
     def observe(self, f: Frame) -> None:
         prev = self._prev if self._prev is not None else (f.x, f.y, f.energy, f.neighbours)
         T = self.table
-        for b in f.applied:
+        seen_of = f.food_in_view or [None] * len(f.applied)
+        for b, seen in zip(f.applied, seen_of):
             thoughts = b.thoughts or [""] * len(b)
             if len(b) >= MANY:
                 self._open_many(b.fish, b.goals, b.params, thoughts, f, prev)
+                self.food0[b.fish] = -1 if seen is None else seen
                 continue
-            for fish, goal, param, thought in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(), thoughts):
+            food = seen.tolist() if seen is not None else [-1] * len(b)
+            for fish, goal, param, thought, fd in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(), thoughts,
+                                                      food):
                 self._close(fish, f.tick, prev)
+                self.food0[fish] = fd
                 self.open[fish] = True
                 self.thought[fish] = thought or ""
                 self._holds += goal == _HOLD
@@ -193,14 +218,20 @@ class WordDeed:
         """Count one judged plan (its deed ``done``; its words read here) and keep its record."""
         thought = self.thought[fish]
         word = word_verdict(g, prm, thought) if thought else None
+        unfounded = word is not None and self.food0[fish] == 0 and claims_food(thought)
+        if unfounded:
+            word = False  # it claims food the fish did not see: never agreeing (module doc)
         c = self.counts[fish]
         if word is not None:
             c[0 if word else 1] += 1
             c[4] += int(word and done)
+            c[6] += int(unfounded)
         c[2 if done else 3] += 1
         c[5] += 1
         rec = {"tick": start, "end": tick, "fish": fish, "goal": GOAL_NAMES[g], "param": prm,
                "thought": thought, "word": word, "deed": done}
+        if unfounded:
+            rec["unfounded"] = True
         self.recent[fish].append(rec)
         if self.keep:
             self.records.append(rec)
@@ -263,4 +294,5 @@ def _shares(c: np.ndarray) -> dict[str, Any]:
     return {"plans_judged": int(c[5]), "thoughts_judged": said,
             "word_agrees": round(float(c[0]) / said, 3) if said else None,
             "deed_done": round(float(c[2]) / float(c[5]), 3) if c[5] else None,
-            "word_and_deed": round(float(c[4]) / said, 3) if said else None}
+            "word_and_deed": round(float(c[4]) / said, 3) if said else None,
+            "word_unfounded": int(c[6])}

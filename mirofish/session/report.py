@@ -144,8 +144,10 @@ def _word_deed_line(wd: dict[str, Any]) -> str:
         return deeds + " (no thoughts to judge: the instinct brain writes none)"
     odd = [p for p in wd["plans"] if p["word"] is False][:2]
     said = "; ".join(f"t{p['tick']} {p['goal']} while saying \u201c{p['thought']}\u201d" for p in odd)
+    unseen = wd.get("word_unfounded") or 0
     return (f"its thoughts agree with {wd['word_agrees']:.0%} of {wd['thoughts_judged']} plans, {deeds}, both "
-            f"{wd['word_and_deed']:.0%}" + (f"; disagreed: {said}" if said else ""))
+            f"{wd['word_and_deed']:.0%}"
+            + (f"; {unseen} claimed food with none in view" if unseen else "") + (f"; disagreed: {said}" if said else ""))
 
 
 def render_text(r: FishReport) -> str:

@@ -34,7 +34,8 @@ beside it for analysis in pandas, polars or DuckDB. Reading never changes the re
 (``[[fish.groups]]``, docs/groups.md), empty in a tank without groups.
 * ``word_deed`` — one row per plan that began and ended inside the range (observe/worddeed.py):
   tick it began, end, fish, goal, param, thought, word (did the thought agree with the plan;
-  empty when it names nothing to judge), deed (did the plan happen).
+  empty when it names nothing to judge), deed (did the plan happen), unfounded (the thought
+  claimed food the fish did not have in view; its word is then false).
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ TYPES = {
                     "prompt_tokens": "int64", "completion_tokens": "int64", "retries": "int64", "cached": "bool",
                     "reply_hash": "string", "group": "string"},
     "word_deed": {"tick": "int64", "end": "int64", "fish": "int64", "goal": "string", "param": "int64",
-                  "thought": "string", "word": "bool", "deed": "bool"},
+                  "thought": "string", "word": "bool", "deed": "bool", "unfounded": "bool"},
 }
 
 
@@ -110,7 +111,7 @@ def word_deed_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     cols: dict[str, list[Any]] = {c: [] for c in TYPES["word_deed"]}
     for r in judge.records:
         for k in cols:
-            cols[k].append(r[k])
+            cols[k].append(r.get(k, False) if k == "unfounded" else r[k])
     return cols
 
 

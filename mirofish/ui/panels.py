@@ -480,7 +480,8 @@ class FollowPanel:
         y += 1
         if wd["recent"]:
             r = wd["recent"][-1]
-            said = "n/a" if r["word"] is None else ("agreed" if r["word"] else "DISAGREED")
+            said = ("n/a" if r["word"] is None else "agreed" if r["word"] else
+                    "claimed food it did not see" if r.get("unfounded") else "DISAGREED")
             text = f"last: {r['goal']} t{r['tick']}-t{r['end']}: words {said}, {'done' if r['deed'] else 'not done'}"
             surf.blit(theme.fit(text, 15, w, theme.DIM), (x, y))
             y += 16
