@@ -211,6 +211,16 @@ def test_the_llm_agent_example_asks_the_server_through_the_client_it_is_handed(c
     code, _, _ = run(capsys, "replay", str(rec), "--headless", "--verify")
     assert code == 0
     assert b"sk-canary" not in rec.read_bytes()
+    # trace names the prompt the agent wrote itself, not the one MiroFish offered it
+    fish = calls[0]["fish"]
+    code = main(["trace", str(rec), "--fish", str(fish), "--from", "0", "--to", "40"])
+    said = capsys.readouterr().out
+    assert code == 0, said
+    head, tail = said.splitlines()[0], json.loads(said.splitlines()[-1])
+    assert f"your own ({AGENT})" in head and "\u201cYou steer one fish" in head
+    assert "offered to it as Ask.messages" in head
+    mine = sum(1 for c in calls if c["fish"] == fish)
+    assert sum(tail["prompt"]["own"].values()) == mine and len(tail["prompt"]["own"]) == 1
 
 
 def test_a_brain_that_chats_without_a_server_falls_back_with_the_reason(capsys):

@@ -255,9 +255,21 @@ def trace(args: argparse.Namespace) -> int:
     rec = Recording(args.path)
     try:
         prompt = recorded_prompt(rec.header, rec.config, args.fish)
+        cfg = rec.config
+        own = cfg.for_group(cfg.fish.group_of()[args.fish]) if cfg.fish.groups else cfg
+        own_words = own_prompts(rows, rec.texts()) if own.brain.kind not in ("instinct", "llm") else None
     finally:
         rec.close()
-    if prompt:
+    if own_words is not None:  # a user brain: what it sent is its own; MiroFish's words were only offered
+        print(f"fish {args.fish}'s brain is your own ({own.brain.kind}): "
+              + ("; ".join(f"it asked its model in its own prompt {h} ({n} request{'s' if n != 1 else ''}): "
+                           f"\u201c{first}\u201d" for h, (n, first) in own_words.items())
+                 or "it asked no model in these ticks")
+              + (f"; MiroFish's prompt {prompt['name']} ({prompt['hash']}) was offered to it as Ask.messages"
+                 if prompt else ""))
+        if prompt:
+            prompt = {**prompt, "own": {h: n for h, (n, _) in own_words.items()}}
+    elif prompt:
         print(f"fish {args.fish} was asked in the prompt {prompt['name']} ({prompt['hash']})")
     for r in rows:
         print(f"t{r['tick']}  energy {r['energy']:.2f}  plan {r['plan']}  doing {r['intent']}")
@@ -268,8 +280,22 @@ def trace(args: argparse.Namespace) -> int:
     decisions = sum(1 for r in rows if "decision" in r)
     print(json.dumps({"fish": args.fish, "ticks": len(rows), "decisions": decisions,
                       "brain_agrees": sum(agree) if agree else None,
-                      "prompt": {k: prompt[k] for k in ("name", "hash")} if prompt else None}))
+                      "prompt": {k: prompt[k] for k in ("name", "hash", "own") if k in prompt} if prompt else None}))
     return 0
+
+
+def own_prompts(rows: list[dict[str, Any]], texts: dict[str, str]) -> dict[str, tuple[int, str]]:
+    """The system prompts a user brain's requests carried in a trace's ``rows``: by the text's
+    hash, how many requests and its opening words (a request without a system message is
+    counted under "none")."""
+    out: dict[str, tuple[int, str]] = {}
+    for r in rows:
+        for c in r.get("exchanges", ()):
+            h = c.get("prefix") or "none"
+            n, first = out.get(h, (0, ""))
+            text = " ".join(str(texts.get(h, "")).split())
+            out[h] = (n + 1, first or (text[:60] + ("\u2026" if len(text) > 60 else "")))
+    return out
 
 
 def _print_decision(r: dict[str, Any]) -> None:
