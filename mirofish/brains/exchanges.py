@@ -204,8 +204,22 @@ class ReplyCache:
         assert self.folder is not None
         return self.folder / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """``{"reply", "prompt_tokens", "completion_tokens"}`` for ``key``, or None (counted)."""
+    def get(self, *keys: str) -> dict[str, Any] | None:
+        """``{"reply", "prompt_tokens", "completion_tokens"}`` for the first of ``keys`` held (one
+        request's keys: its model's, its schema's earlier wordings), or None; one lookup counted."""
+        hit = None
+        for key in keys:
+            hit = self._one(key)
+            if hit is not None:
+                break
+        with self._lock:
+            if hit is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return hit
+
+    def _one(self, key: str) -> dict[str, Any] | None:
         with self._lock:
             hit = self._mem.get(key)
         if hit is None and self.folder is not None:
@@ -218,11 +232,6 @@ class ReplyCache:
                         self._mem[key] = data
             except (OSError, ValueError, RecursionError):  # FileRefused and a bad JSON are ValueErrors
                 hit = None
-        with self._lock:
-            if hit is None:
-                self.misses += 1
-            else:
-                self.hits += 1
         return hit
 
     def put(self, key: str, reply: str | None, prompt_tokens: int = 0, completion_tokens: int = 0,

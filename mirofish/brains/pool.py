@@ -50,6 +50,7 @@ from .prompt import (
     FishReply,
     PlanReply,
     ReplyError,
+    earlier_wordings,
     estimate_tokens,
     fitting_choices,
     interview_messages,
@@ -800,15 +801,15 @@ class ModelPool(DecisionSource):
 
     def _from_cache(self, tier: Tier, msgs: list[dict[str, Any]], formats: tuple[dict[str, Any], dict[str, Any]] | None,
                     max_tokens: int) -> dict[str, Any] | None:
-        """The reply cache's entry for this request to ``tier``'s model(s), or None."""
+        """The reply cache's entry for this request to ``tier``'s model(s), or None. A recording
+        made before the schemas' words changed (:func:`~.prompt.earlier_wordings`) holds its
+        replies under the schema as it sent it: looked up that way too."""
         if self.cache is None:
             return None
         schema = schema_of(formats)
-        for model in dict.fromkeys(ep.cfg.model for ep in tier.endpoints):
-            hit = self.cache.get(cache_key(model, msgs, schema, max_tokens, *self._sampling()))
-            if hit is not None:
-                return hit
-        return None
+        return self.cache.get(*(cache_key(model, msgs, worded, max_tokens, *self._sampling())
+                                for model in dict.fromkeys(ep.cfg.model for ep in tier.endpoints)
+                                for worded in (schema, *earlier_wordings(schema))))
 
     def _fallback(self, batch: RequestBatch, i: int, reason: str, calls: list[dict[str, Any]] | None = None,
                   missed: bool = False) -> None:

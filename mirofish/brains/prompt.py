@@ -98,11 +98,46 @@ class PlanReply(BaseModel):
 DEFAULT_TICKS = {t.name: t.ticks for t in TYPES if t.fits != "never"}  # a plan without "ticks" (plan types)
 
 
-def strict_schema(schema: dict[str, Any], drop: tuple[str, ...] = ()) -> dict[str, Any]:
+# What each reply's schema tells the model it is (its ``description``): words for the model,
+# not the classes' docstrings (which earlier versions sent; :data:`WORDED_BEFORE`).
+# They say what the fields are, with no sentence a small model could copy back as its thought.
+SCHEMA_WORDS = {
+    "fish_plan": "The next plan for your fish. goal: one of the plans offered. direction only for explore, "
+                 "until only for rest (the energy to rest up to), from only for keep_away, place only for "
+                 "return; null when the goal does not use it. ticks: how long to keep the plan.",
+    "fish_reply": "Your fish's action this tick.",
+    "fish_memory": "Your fish's memory of the ticks asked about.",
+}
+# The descriptions the same schemas carried before SCHEMA_WORDS (the reply classes' docstrings):
+# a recorded reply was cached under a key of the schema as it was sent, so a fork of a recording
+# made then looks its requests up under these words too (:func:`earlier_wordings`).
+WORDED_BEFORE = {
+    "fish_plan": "A model's plan (plan mode). :func:`parse_plan_reply` reads a reply by what its goal uses:\n"
+                 "``clamped`` names the numbers it brought into range, ``ignored`` the fields the goal does\n"
+                 "not read (kept in the recorded reply text, not checked).",
+    "fish_reply": "The only output a model brain may give.",
+    "fish_memory": "A long-term memory in the fish's own words (its own small request, see "
+                   ":func:`summary_messages`).",
+}
+
+
+def earlier_wordings(schema: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``schema`` as earlier versions worded it (for reply-cache lookups of old recordings'
+    replies): the same schema with its description as it was before :data:`SCHEMA_WORDS`."""
+    if not isinstance(schema, dict):
+        return []
+    for name, words in SCHEMA_WORDS.items():
+        if schema.get("description") == words:
+            return [{**schema, "description": WORDED_BEFORE[name]}]
+    return []
+
+
+def strict_schema(schema: dict[str, Any], drop: tuple[str, ...] = (), name: str | None = None) -> dict[str, Any]:
     """``schema`` made valid for OpenAI's strict structured outputs: every object lists all
     its properties as required (an optional one is nullable already: pydantic writes
     ``anyOf [..., null]`` for ``X | None``), allows no others, and carries no ``title`` or
-    ``default``. ``drop``: top-level properties to leave out."""
+    ``default``. ``drop``: top-level properties to leave out; ``name``: the reply's words for
+    the model (:data:`SCHEMA_WORDS`) as its description, in place of the class's docstring."""
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
@@ -117,10 +152,12 @@ def strict_schema(schema: dict[str, Any], drop: tuple[str, ...] = ()) -> dict[st
         return node
 
     strict: dict[str, Any] = walk(schema)
+    if name is not None:
+        strict["description"] = SCHEMA_WORDS[name]
     return strict
 
 
-PLAN_REPLY_SCHEMA = strict_schema(PlanReply.model_json_schema(by_alias=True), drop=("summary",))
+PLAN_REPLY_SCHEMA = strict_schema(PlanReply.model_json_schema(by_alias=True), drop=("summary",), name="fish_plan")
 
 
 def plan_schema(goals: list[str] | None = None, directions: list[str] | None = None) -> dict[str, Any]:
@@ -168,7 +205,7 @@ class FishReply(BaseModel):
     summary: str | None = Field(default=None, max_length=160)
 
 
-REPLY_SCHEMA = strict_schema(FishReply.model_json_schema(), drop=("summary",))
+REPLY_SCHEMA = strict_schema(FishReply.model_json_schema(), drop=("summary",), name="fish_reply")
 JSON_SCHEMA_FORMAT = {"type": "json_schema", "json_schema": {"name": "fish_reply", "schema": REPLY_SCHEMA,
                                                               "strict": True}}
 JSON_OBJECT_FORMAT = {"type": "json_object", "schema": REPLY_SCHEMA}
@@ -182,7 +219,7 @@ class SummaryReply(BaseModel):
     summary: str = Field(min_length=1, max_length=160)
 
 
-SUMMARY_SCHEMA = strict_schema(SummaryReply.model_json_schema())
+SUMMARY_SCHEMA = strict_schema(SummaryReply.model_json_schema(), name="fish_memory")
 SUMMARY_FORMATS = ({"type": "json_schema", "json_schema": {"name": "fish_memory", "schema": SUMMARY_SCHEMA,
                                                            "strict": True}},
                    {"type": "json_object", "schema": SUMMARY_SCHEMA})
