@@ -173,3 +173,29 @@ def test_a_models_layer_2_entries_that_the_chain_cannot_use_are_dropped_and_coun
         writer.close()
     assert got == {"growth": ("unit sales growth", 0.3, "revenue growth year over year")}
     assert writer.layer2 == {"stated": 6, "invalid": 5}
+
+
+def test_messages_that_restate_the_task_are_not_model_made_and_missing_embeddings_are_one_line():
+    """A model that answers every turn with the task it was given has written nothing of its own:
+    its messages are not counted model-made (the templates write them, counted by why, said on
+    one line). A server without /v1/embeddings (llama.cpp's 500) is one line, recorded in the
+    failures, and the concept drift is measured lexically."""
+    from mirofish.brains.testserver import TestServer
+
+    def handoff(url: str, model: str) -> tuple[dict, list[str]]:
+        out = subprocess.run([sys.executable, "run.py", "handoff", "--headless", "--tasks", "3", "--seed", "1",
+                              "--layers", "L1+2", "--agents", "llm", "--base-url", url, "--model", model],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout), out.stderr.strip().splitlines()
+
+    with TestServer() as server:
+        data, err = handoff(server.url, "m-copycat")
+    assert data["model_made"]["messages"] == 0 and data["model_failures"] == {"writer_restates_task": 33}
+    assert len(err) == 1 and "played none of 33 turns (writer_restates_task 33)" in err[0]
+    with TestServer(fault="no_embeddings") as server:
+        data, err = handoff(server.url, "m")
+    assert data["model_made"]["share"] == 1.0 and data["concept_measure"] == "lexical"
+    assert data["model_failures"] == {"embeddings_unavailable": 1}
+    assert err == ["mirofish handoff: warning: the model server gave no embeddings (/v1/embeddings); "
+                   "concept drift is measured lexically"]

@@ -322,3 +322,19 @@ def test_low_confidence_check_and_handoff_context():
         if lost.turns[-1].index > when:
             assert lost.agent_no[role] == 2
             assert not any("handoff_context" in t.signals.get("layer3", {}) for t in lost.turns)
+
+
+def test_a_model_whose_messages_are_bare_numbers_is_said_to_speak_no_words():
+    """A small model that answers "1.000" as its message: its offers are played (not fallbacks),
+    and the JSON and one stderr line say how many of its turns said no words."""
+    from mirofish.brains.testserver import TestServer
+
+    with TestServer() as server:
+        out = subprocess.run([sys.executable, "run.py", "negotiation", "--headless", "--sessions", "3", "--seed", "1",
+                              "--agents", "llm", "--base-url", server.url, "--model", "m-copycat"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    made = json.loads(out.stdout)["model_made"]
+    assert made["fell_back"] == 0 and made["share"] == 1.0 and 0 < made["without_words"] <= made["turns"]
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{made['without_words']} of the model's {made['turns']} turns said no words" in lines[0]

@@ -64,7 +64,7 @@ from .prompt import _TOKEN, TokenizerError, estimate_tokens, estimate_without_to
 
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
           "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker", "echo_auth",
-          "lax_grammar")
+          "lax_grammar", "no_embeddings")
 POLICIES = ("scripted", "forager", "contrarian", "copycat")  # copycat: a small model that copies its prompt
 _OPPOSITE = {"north": "south", "south": "north", "west": "east", "east": "west"}
 
@@ -353,18 +353,30 @@ def _chain_reply(prompt: str) -> str:
     return json.dumps({"message": text, "unsure": unsure})
 
 
-def _scene_reply(prompt: str, fault: str) -> str | None:
+def _scene_reply(prompt: str, fault: str, policy: str = "scripted") -> str | None:
     """The reply to a scene's prompt (negotiation, referential game, report chain, a fish's
-    diary); None for a fish's decision."""
+    diary); None for a fish's decision. ``policy`` copycat: a small model whose report-chain
+    messages restate the task it was given and whose negotiation messages are a bare number."""
     if "market-analysis report chain" in prompt:
-        return _chain_reply(prompt) if fault != "garbage" else ""
+        if fault == "garbage":
+            return ""
+        text = _chain_reply(prompt)
+        if policy == "copycat":
+            task = "The task as you understand it: " + _find(r"The task as you understand it: (.+)$", prompt, re.M)
+            return json.dumps({**json.loads(text), "message": task}) if text.startswith("{") else task
+        return text
     if "negotiation between a buyer and a seller" in prompt:
         if fault == "lax_grammar":  # no numeric bounds: the price a tenth of what it means (8.2 for 82)
             data = json.loads(negotiation_reply(prompt))
             if isinstance(data.get("offer"), dict):
                 data["offer"]["price"] = round(float(data["offer"]["price"]) / 10, 1)
             return json.dumps(data)
-        return negotiation_reply(prompt) if fault != "garbage" else '{"accept": false, "signals": 7}'
+        if fault == "garbage":
+            return '{"accept": false, "signals": 7}'
+        reply = negotiation_reply(prompt)
+        if policy == "copycat" and reply.startswith("{") and "message" in json.loads(reply):
+            reply = json.dumps({**json.loads(reply), "message": "1.000"})
+        return reply
     if "referential game" in prompt:
         if fault == "rule_breaker" and "You are the SENDER" in prompt and "is not allowed" not in prompt:
             # a small model's first answer: too long and spelled out, until corrected
@@ -471,7 +483,10 @@ class _Handler(BaseHTTPRequestHandler):
             n = self.owner.requests
             self.owner.seen_auth.add(self.headers.get("Authorization", ""))
         if self.path.rstrip("/").endswith("/embeddings"):
-            self._embeddings(body)
+            if self.owner.fault == "no_embeddings":  # a chat server that serves no embeddings (llama.cpp's 500)
+                self._send(500, {"error": {"message": "this server does not serve embeddings"}})
+            else:
+                self._embeddings(body)
         elif not chat:
             self._send(404, {"error": {"message": "not found"}})
         else:
@@ -546,17 +561,21 @@ class _Handler(BaseHTTPRequestHandler):
         if cold:
             time.sleep(cold)
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages") or [])
-        content = _scene_reply(prompt, fault)
+        content = _scene_reply(prompt, fault, self._policy(body))
         if content is None:
             content = self._fish_reply(body, prompt, schema, fault)
         self._complete(n, prompt, content)
 
-    def _fish_reply(self, body: dict[str, Any], prompt: str, schema: dict[str, Any] | None, fault: str) -> str:
-        """A fish's plan or action (as the test policies and faults answer), with a summary when asked."""
-        policy = self.owner.policy
+    def _policy(self, body: dict[str, Any]) -> str:
+        """The server's policy, or the one the request's model name ends with (``m-copycat``)."""
         for name in POLICIES:
             if str(body.get("model", "")).endswith(f"-{name}"):
-                policy = name
+                return name
+        return self.owner.policy
+
+    def _fish_reply(self, body: dict[str, Any], prompt: str, schema: dict[str, Any] | None, fault: str) -> str:
+        """A fish's plan or action (as the test policies and faults answer), with a summary when asked."""
+        policy = self._policy(body)
         if "Plans that fit now" in prompt:
             reply = _plan_reply(prompt, policy, schema if self.owner.strict else None, fault, schema)
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from .common import (
@@ -88,12 +89,20 @@ def run(args: argparse.Namespace) -> int:
     if failures is not None:
         made = failures.pop("model_turns", 0)
         summary["model_failures"] = failures
-        # notes on turns the model played (a goal hash it got wrong, an offer's number clamped) are not fallbacks
-        fell_back = sum(n for k, n in failures.items() if k not in ("goal_hash_mismatch", "offer_clamped"))
+        # notes on turns the model played (a goal hash it got wrong, an offer's number clamped, a message
+        # with no words in it) are not fallbacks
+        notes = ("goal_hash_mismatch", "offer_clamped", "message_without_words")
+        fell_back = sum(n for k, n in failures.items() if k not in notes)
+        wordless = failures.get("message_without_words", 0)
         summary["model_made"] = {"turns": made, "fell_back": fell_back,
-                                 "share": round(made / max(1, made + fell_back), 4)}
+                                 "share": round(made / max(1, made + fell_back), 4), "without_words": wordless}
         summary["prompt"] = prompt_named("negotiation", args.prompt)
-        warn_model_made("negotiation", args.base_url, made, made + fell_back, failures)
+        warn_model_made("negotiation", args.base_url, made, made + fell_back,
+                        {k: n for k, n in failures.items() if k not in notes})
+        if wordless:  # its offers were played; what it said was nothing: the agreements rest on numbers
+            print(f"mirofish negotiation: warning: {wordless} of the model's {made} turns said no words "
+                  f"(an offer with a message such as \"1.000\"); its agreements rest on offers alone",
+                  file=sys.stderr)
     print(json.dumps(summary))
     return 0
 
