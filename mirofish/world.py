@@ -267,7 +267,8 @@ class World:
         last :meth:`look`: what a decision asked now is asked with)."""
         s = self.school
         under = self.water.food_born[s.cell[fish]] != NO_FOOD
-        return s.food_seen[fish].astype(np.int16) + under
+        seen: np.ndarray = s.food_seen[fish].astype(np.int16) + under
+        return seen
 
     LIVE_KEYS = interventions.LIVE_KEYS  # settings a running tank may change; the rest apply at a reset
 

@@ -36,7 +36,7 @@ def test_there_are_golden_model_recordings():
 
 
 def test_an_old_model_recording_replays_to_its_hashes(capsys, old_model_run):
-    code, out, err = run(capsys, "replay", str(old_model_run), "--headless", "--verify")
+    code, _, err = run(capsys, "replay", str(old_model_run), "--headless", "--verify")
     assert code == 0, err
 
 
@@ -55,7 +55,7 @@ def test_a_fork_of_an_old_model_recording_is_answered_from_its_replies(capsys, o
 
 
 def test_an_old_model_recording_exports_its_tables(capsys, old_model_run, tmp_path):
-    code, out, err = run(capsys, "export", str(old_model_run), "--tables", str(tmp_path / "t"), "--format", "csv")
+    code, _, err = run(capsys, "export", str(old_model_run), "--tables", str(tmp_path / "t"), "--format", "csv")
     assert code == 0, err
     with open(tmp_path / "t" / "model_calls.csv", newline="") as fh:
         calls = list(csv.DictReader(fh))

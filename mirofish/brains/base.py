@@ -42,6 +42,8 @@ def status_code(reason: str) -> int:
     """The per-decision status code of a fallback ``reason`` (a model pool's failure code)."""
     if reason in _STATUS:
         return _STATUS[reason]
+    if reason == "request_budget_spent":  # influence's --max-requests: a budget like the tokens'
+        return _STATUS["budget_exhausted"]
     if reason.startswith("http_5"):
         return _STATUS["server_error"]
     if reason.startswith("reply_"):

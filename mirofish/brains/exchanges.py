@@ -192,6 +192,7 @@ class ReplyCache:
         self._mem: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self.hits = self.misses = self.stored = 0
+        self.filled_from: str | None = None  # the recording whose replies fill it (session/fork.py: once)
         if self.folder is not None:
             if self.folder.exists() and not self.folder.is_dir():
                 raise ValueError(f"--reply-cache {self.folder} is a file, not a folder")

@@ -132,16 +132,23 @@ class ModelPool(DecisionSource):
     writes_summaries = True
 
     def __init__(self, cfg: Config, mode: str = "lockstep", warn: Callable[[str], None] | None = None,
-                 cache: ReplyCache | None = None, asked_before: set[int] | None = None, offline: bool = False):
+                 cache: ReplyCache | None = None, asked_before: set[int] | None = None, offline: bool = False,
+                 warmed: dict[str, dict[str, Any]] | None = None, request_budget: int | None = None):
         """``cache``: a reply cache answering every request whose body it holds (a fork of a
         model run: the parent's replies; ``--reply-cache DIR``), filled with every new reply.
         ``offline``: no server is connected or contacted (a fork of a recording given no
         ``--base-url``: a recording never makes us contact the server it names) — a request the
         cache does not hold falls back (``cache_miss``, counted as ``no_server``).
         ``asked_before``: fish that asked before this pool started (a fork: their next request
-        is not their first, so its trigger reads as it did in the recording)."""
+        is not their first, so its trigger reads as it did in the recording).
+        ``warmed``: what an earlier pool of this process found of each server (:meth:`learned`:
+        format, slots) — those servers are neither probed nor warmed up again (``influence``'s
+        many forks). ``request_budget``: at most this many requests to servers; past it a
+        request the cache does not hold falls back (``request_budget_spent``)."""
         super().__init__()
         self.cache, self.offline = cache, offline
+        self._warmed = dict(warmed or {})
+        self.request_budget = request_budget
         self.cfg, self.bcfg, self.mode = cfg, cfg.brain, mode
         self.plans = cfg.brain.decides == "plan"
         self.prompt = load_prompt(cfg.brain.prompt)  # the prompt file's words (brains/prompts.py)
@@ -385,6 +392,12 @@ class ModelPool(DecisionSource):
         for tier in self._unique_tiers() if not self.offline else ():
             for ep in tier.endpoints:
                 self.transport.connect(ep, b.api_key_env)
+                known = self._warmed.get(ep.cfg.base_url)
+                if known is not None:  # an earlier pool of this process met it: as it found it
+                    ep.format, ep.reachable = known.get("format"), True
+                    if known.get("slots"):
+                        ep.slots, ep.slots_source = int(known["slots"]), str(known.get("slots_from") or "")
+                    continue
                 by_server.setdefault(ep.cfg.base_url, []).append((tier, ep))
         await asyncio.gather(*(self._probe(pairs) for pairs in by_server.values()))
         warm = [self._warm_up(pairs) for pairs in by_server.values() if pairs[0][1].reachable]
@@ -396,6 +409,24 @@ class ModelPool(DecisionSource):
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
         self._dispatcher = self._loop.create_task(self._dispatch())
+
+    def _spend(self) -> bool:
+        """May one more request go to a server (``request_budget``)? Counts it when it may."""
+        if self.request_budget is None:
+            return True
+        if self.request_budget <= 0:
+            return False
+        self.request_budget -= 1
+        return True
+
+    def learned(self) -> dict[str, dict[str, Any]]:
+        """What this pool found of each server it warmed up (``warmed`` of a later pool)."""
+        out = dict(self._warmed)
+        for tier in self._unique_tiers():
+            for ep in tier.endpoints:
+                if ep.reachable and ep.format:
+                    out[ep.cfg.base_url] = {"format": ep.format, "slots": ep.slots, "slots_from": ep.slots_source}
+        return out
 
     def _unique_tiers(self) -> list[Tier]:
         out: list[Tier] = []
@@ -428,7 +459,10 @@ class ModelPool(DecisionSource):
         """Before tick 0: ask the server how many requests it computes at once, then send one
         real-sized request — it finds out the structured-output format and meets the cold
         start (8–13 s on a CPU llama.cpp server) — within ``brain.warmup_timeout_s``. A server
-        that fails it opens its tiers' breakers (the fish use instinct until it answers)."""
+        that fails it opens its tiers' breakers (the fish use instinct until it answers). The
+        warm-up is a request like any other for ``request_budget``: none left, none sent."""
+        if not self._spend():
+            return
         ep = pairs[0][1]
         await self.transport.discover_slots(ep)
         for _, other in pairs[1:]:  # the same server: its slots are known now
@@ -556,6 +590,9 @@ class ModelPool(DecisionSource):
             return
         if tier is None:
             self._fallback(batch, i, "budget_exhausted", None, missed)
+            return
+        if not self._spend():
+            self._fallback(batch, i, "request_budget_spent", None, missed)
             return
         try:
             probe = tier.breaker.admit(lock_tick)
@@ -735,6 +772,8 @@ class ModelPool(DecisionSource):
         try:
             if cached is not None:
                 text = cached["reply"]
+            elif not self._spend():
+                raise Failure("request_budget_spent", server=False)
             else:
                 text, p, c = await self.transport.complete(
                     tier.endpoints, msgs, SUMMARY_FORMATS, 60, attempt_s=self.bcfg.request_timeout_s, trace=trace,

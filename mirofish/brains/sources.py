@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..config import Config
 from .base import DecisionSource
 from .exchanges import ReplyCache
@@ -10,7 +12,7 @@ from .instinct import instinct_source
 
 def make_source(cfg: Config, mode: str, cache: ReplyCache | None = None,
                 asked_before: set[int] | None = None, group: str | None = None,
-                offline: bool = False) -> DecisionSource:
+                offline: bool = False, pool_options: dict[str, Any] | None = None) -> DecisionSource:
     """The brain ``cfg.brain.kind`` names: the instinct brain, the model worker pool (with a reply
     cache, and the fish that asked before it started: see :class:`~.pool.ModelPool`), or a user
     brain (:mod:`~.user`); a tank with ``[[fish.groups]]`` gets one source per group behind one
@@ -28,7 +30,8 @@ def make_source(cfg: Config, mode: str, cache: ReplyCache | None = None,
     if cfg.brain.kind == "llm":
         from .pool import ModelPool  # imports openai; the core never does
 
-        pool = ModelPool(cfg, mode, cache=cache, asked_before=asked_before, offline=offline)
+        pool = ModelPool(cfg, mode, cache=cache, asked_before=asked_before, offline=offline,
+                         **(pool_options or {}))  # influence: warmed servers, a request budget (pool.py)
         pool.group = group
         return pool
     if cfg.brain.kind == "instinct":

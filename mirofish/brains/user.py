@@ -209,16 +209,18 @@ def bounded(fn: Callable[[], Any], seconds: float, what: str) -> Any:
     return box.get("out")
 
 
-def load_brain(spec: str, timeout_s: float | None = None) -> Callable[[], Any]:
-    """A factory of the brain ``spec`` names (see the module doc); raises :class:`BrainError`.
-    Importing it and making it each run under a watchdog (``timeout_s``): a brain that raises
-    anything at all, or hangs, is one line."""
+def load_object(spec: str, what: str = "brain", timeout_s: float | None = None) -> Any:
+    """The object ``FILE.py:NAME`` or ``MODULE:NAME`` names (a brain, an ``influence`` outcome
+    function), imported under a watchdog (``timeout_s``): a file that raises anything at all, or
+    hangs, is one :class:`BrainError` line naming ``what``."""
     timeout_s = LOAD_TIMEOUT_S if timeout_s is None else timeout_s
     where, sep, name = spec.rpartition(":")
-    if sep and where.endswith(".py"):
+    if not sep or not where or not name:
+        raise BrainError(f"{what} {spec}: not FILE.py:NAME or MODULE:NAME")
+    if where.endswith(".py"):
         path = Path(where)
         if not path.is_file():
-            raise BrainError(f"brain {spec}: file not found: {where}")
+            raise BrainError(f"{what} {spec}: file not found: {where}")
         mod_name = "mirofish_user_brain_" + blake2b(str(path.resolve()).encode(), digest_size=6).hexdigest()
 
         def load() -> Any:
@@ -234,18 +236,29 @@ def load_brain(spec: str, timeout_s: float | None = None) -> Callable[[], Any]:
             module = bounded(load, timeout_s, f"importing {where}")
         except BrainError as exc:  # a user's file: any error, or a hang, becomes one line
             sys.modules.pop(mod_name, None)
-            raise BrainError(f"brain {spec}: {exc}") from None
+            raise BrainError(f"{what} {spec}: {exc}") from None
         obj = getattr(module, name, None)
         if obj is None:
-            raise BrainError(f"brain {spec}: {where} defines no {name}")
-    elif sep:
-        try:
-            module = bounded(lambda: importlib.import_module(where), timeout_s, f"importing module {where}")
-        except BrainError as exc:
-            raise BrainError(f"brain {spec}: cannot import module {where}: {exc}") from None
-        obj = getattr(module, name, None)
-        if obj is None:
-            raise BrainError(f"brain {spec}: module {where} defines no {name}")
+            raise BrainError(f"{what} {spec}: {where} defines no {name}")
+        return obj
+    try:
+        module = bounded(lambda: importlib.import_module(where), timeout_s, f"importing module {where}")
+    except BrainError as exc:
+        raise BrainError(f"{what} {spec}: cannot import module {where}: {exc}") from None
+    obj = getattr(module, name, None)
+    if obj is None:
+        raise BrainError(f"{what} {spec}: module {where} defines no {name}")
+    return obj
+
+
+def load_brain(spec: str, timeout_s: float | None = None) -> Callable[[], Any]:
+    """A factory of the brain ``spec`` names (see the module doc); raises :class:`BrainError`.
+    Importing it and making it each run under a watchdog (``timeout_s``): a brain that raises
+    anything at all, or hangs, is one line."""
+    timeout_s = LOAD_TIMEOUT_S if timeout_s is None else timeout_s
+    _, sep, name = spec.rpartition(":")
+    if sep:
+        obj = load_object(spec, "brain", timeout_s)
     else:
         found = [ep for ep in importlib.metadata.entry_points(group=ENTRY_POINTS) if ep.name == spec]
         if not found:

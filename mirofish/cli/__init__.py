@@ -59,6 +59,9 @@ COMMANDS = (
                      "tables and plots", sweep.arguments, sweep.run),
     Command("trace", "isolate one fish: its view and decisions per tick, neighbours restored",
             recordings.trace_arguments, recordings.trace),
+    Command("influence", "which decisions made this? every decision of a window forked against the plans its fish "
+                         "was offered, ranked by effect on an outcome, with intervals against a null",
+            recordings.influence_arguments, recordings.influence),
     Command("reask", "send a fish's recorded model request again (same or another model, K times) and compare "
                      "the answers with the recorded one", recordings.reask_arguments, recordings.reask),
     Command("diff", "compare two recordings (a run and its fork) tick by tick, or two windows of one recording "

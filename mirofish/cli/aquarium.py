@@ -251,6 +251,9 @@ def fork_arguments(fk: argparse.ArgumentParser) -> None:
                          "(docs/live-past.md); each happens at its tick (>= --at)")
     fk.add_argument("--ticks", type=int_at_least(1, MAX_TICKS), default=600,
                     help="ticks to run after the fork (default 600)")
+    fk.add_argument("--outcome", metavar="FIGURE@T",
+                    help="also measure an outcome as `influence` does (e.g. largest_school@340): a row of its table "
+                         "re-run; with --fish and --plan/--action only")
     reader_flags(fk, "fork")
     fk.add_argument("--reply-cache", metavar="DIR", help="model runs: also keep and reuse replies in DIR")
 
@@ -297,9 +300,18 @@ def fork(args: argparse.Namespace) -> int:
     if swap is None and not added:
         raise UsageError("mirofish fork: say what changes: --fish with --plan/--action, or an intervention "
                          "(--drop-food, --rock, --clear-rock, --current, --add-fish, --remove-fish, --interventions)")
-    print(json.dumps(fork_run(args.path, args.at, args.fish, swap, args.ticks, args.record,
-                              overwrite=args.overwrite, cache=reply_cache(args.reply_cache), added=added,
-                              replan=args.replan, choice=reader_choice(args, "fork"))))
+    if args.outcome is not None and (swap is None or added or args.replan):
+        raise UsageError("mirofish fork: --outcome measures a swapped decision as influence forks it: give --fish "
+                         "with --plan/--action, and no intervention or --replan")
+    choice = reader_choice(args, "fork")
+    out = fork_run(args.path, args.at, args.fish, swap, args.ticks, args.record, overwrite=args.overwrite,
+                   cache=reply_cache(args.reply_cache), added=added, replan=args.replan, choice=choice)
+    if args.outcome is not None:
+        from ..session.influence import measure_fork
+
+        got = measure_fork(args.path, args.at, args.fish, swap, args.outcome, choice)
+        out["outcome"] = {"spec": args.outcome, "value": got["outcome"], "final_hash_at_outcome": got["final_hash"]}
+    print(json.dumps(out))
     return 0
 
 

@@ -386,3 +386,85 @@ def diff(args: argparse.Namespace) -> int:
     print(json.dumps(result) if args.json else render_text(result))
     return 0
 
+
+
+def influence_arguments(p: argparse.ArgumentParser) -> None:
+    from .aquarium import reader_flags
+
+    p.add_argument("path", help="an aquarium recording (only read)")
+    p.add_argument("--outcome", required=True, metavar="FIGURE@T",
+                   help="what to explain: a metric (largest_school, schooling_degree, mean_energy …), "
+                        "groups.NAME.mean_energy|schooling, fish.ID.energy|x|y|alive, or FILE.py:NAME / MODULE:NAME "
+                        "(a function of a snapshot returning a number); @T at tick T, @T0:T1 the mean over T0..T1")
+    p.add_argument("--window", metavar="T0:T1", help="the decisions to test: ticks T0..T1-1 (default the 100 ticks "
+                                                     "before the outcome)")
+    p.add_argument("--fish", metavar="IDS", help="test only these fish's decisions: 3,17,42 or group:NAME "
+                                                 "(the null still draws from every decision of the window)")
+    p.add_argument("--alternatives", default="all", metavar="HOW",
+                   help="all (every other plan the fish was offered, default horizons; default), random:K (K of "
+                        "them), or keep (no new decision: the plan the fish had before goes on)")
+    p.add_argument("--max-requests", type=int_at_least(0), default=0, metavar="N",
+                   help="model runs with --base-url: at most N requests to the server over all forks (a request "
+                        "the recording holds is answered from it, free); 0: none (default)")
+    p.add_argument("--workers", type=int_at_least(1, 64), default=1, metavar="N", help="fork in N processes")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="the seed of the null's and intervals' draws")
+    p.add_argument("--null-max", type=int_at_least(20, 100_000), default=400, metavar="N",
+                   help="at most N null samples (they are drawn until the null's 95th percentile is stable)")
+    p.add_argument("--ablate-fish", type=int_at_least(0, 1000), default=5, metavar="N",
+                   help="ablate the N fish with the largest summed effects (default 5)")
+    p.add_argument("--ablate-reps", type=int_at_least(1, 1000), default=6, metavar="N",
+                   help="random-chooser replicates per ablation (default 6)")
+    p.add_argument("--out", metavar="DIR", help="write influence.parquet (or .csv), influence.json and influence.png")
+    p.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="the table's format")
+    p.add_argument("--overwrite", action="store_true", help="replace existing files in DIR")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON instead of text")
+    reader_flags(p, "influence's forks")
+
+
+def _ticks_pair(text: str, flag: str) -> tuple[int, int]:
+    try:
+        a, _, b = text.partition(":")
+        t0, t1 = int(a), int(b)
+    except ValueError:
+        raise UsageError(f"mirofish influence: {flag} {text!r}: write T0:T1 (two ticks)") from None
+    if not 0 <= t0 < t1:
+        raise UsageError(f"mirofish influence: {flag} {text!r}: T0 must be below T1")
+    return t0, t1
+
+
+def influence(args: argparse.Namespace) -> int:
+    import sys
+
+    from ..session.influence import influence as run_influence
+    from ..session.influence import render_text, write_outputs
+    from .aquarium import reader_choice
+
+    spec = recording_spec(args.path, "influence", "fork")
+    if spec.records != "ticks":
+        raise UsageError(f"mirofish influence: {args.path} is {_a(spec.name)} recording; influence reads aquarium "
+                         "recordings")
+    choice = reader_choice(args, "influence")
+    brains = dict(choice.brains)
+    brain = "instinct" if brains.get(None) == "instinct" else "recorded"
+    window = _ticks_pair(args.window, "--window") if args.window else None
+    if args.out:
+        from ..session.tables import check_parquet, table_targets
+
+        check_parquet(args.format)
+        table_targets(args.out, ["influence"], args.format, (args.path,), args.overwrite)
+        for name in ("influence.json", "influence.png"):
+            guard_output(str(Path(args.out) / name), (args.path,), args.overwrite, "influence")
+    result = run_influence(args.path, args.outcome, window, args.fish, args.alternatives, brain, choice,
+                           args.max_requests, args.workers, args.seed, args.null_max, args.ablate_fish,
+                           args.ablate_reps, say=lambda m: print(m, file=sys.stderr, flush=True))
+    summary = result["summary"]
+    if args.out:
+        from ..ui.figures import influence_png
+
+        summary["files"] = write_outputs(result, args.out, args.format, (args.path,), args.overwrite)
+        png = Path(args.out) / "influence.png"
+        influence_png(summary, png)
+        summary["files"]["png"] = str(png)
+        (Path(args.out) / "influence.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary) if args.json else render_text(summary))
+    return 0

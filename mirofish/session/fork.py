@@ -121,7 +121,8 @@ class ForkSource(DecisionSource):
 
 
 def fork_source(rec: Recording, tick: int, base_url: str | None = None, model: str | None = None,
-                cache: ReplyCache | None = None, choice: ReaderChoice | None = None) -> DecisionSource:
+                cache: ReplyCache | None = None, choice: ReaderChoice | None = None,
+                pool_options: dict[str, Any] | None = None) -> DecisionSource:
     """The live brain of a fork of ``rec`` at ``tick``: the recording's own kind of brain, built
     only from what the user gives (``choice``: :mod:`~.trust` — a recording never makes us import
     code or contact a server). For a model run, a model pool whose reply cache holds every
@@ -132,10 +133,11 @@ def fork_source(rec: Recording, tick: int, base_url: str | None = None, model: s
     if choice is None:
         choice = ReaderChoice(base_url=base_url, model=model)
     with as_recorded(rec.header):  # its model and user brains are asked in the recording's prompt text
-        return _fork_source(rec, tick, cache, choice)
+        return _fork_source(rec, tick, cache, choice, pool_options)
 
 
-def _fork_source(rec: Recording, tick: int, cache: ReplyCache | None, choice: ReaderChoice) -> DecisionSource:
+def _fork_source(rec: Recording, tick: int, cache: ReplyCache | None, choice: ReaderChoice,
+                 pool_options: dict[str, Any] | None = None) -> DecisionSource:
     if rec.config.brain.kind == "instinct" and not rec.config.fish.groups:
         return make_source(rec.config, "lockstep")
     pinned = {str(p.get("path") or "") for p in (rec.header.get("prompts") or {}).values()
@@ -143,12 +145,15 @@ def _fork_source(rec: Recording, tick: int, cache: ReplyCache | None, choice: Re
     cfg, offline = reader_config(rec.config, choice, pinned)
     # a model run, a user brain (which may chat) or a mixed tank: every recorded reply is cached
     cache = cache if cache is not None else ReplyCache()
-    cache.fill(rec.model_calls())
+    if getattr(cache, "filled_from", None) != str(rec.path):  # (influence: one fill for all its forks)
+        cache.fill(rec.model_calls())
+        cache.filled_from = str(rec.path)
     cache.hits = cache.misses = 0
     asked: set[int] = set()
     for tick0, d, _ in rec.chunks(rec.first_tick, tick):
         asked.update(d["fish"][tick0 + d["dt"].astype(np.int64) < tick].tolist())
-    return make_source(cfg, "lockstep", cache=cache, asked_before=asked, offline=offline)
+    return make_source(cfg, "lockstep", cache=cache, asked_before=asked, offline=offline,
+                       pool_options=pool_options if cfg.brain.kind == "llm" and not cfg.fish.groups else None)
 
 
 def divergence_row(branch: Frame, parent: Frame, branch_schooling: float, parent_schooling: float) -> np.ndarray:
@@ -164,6 +169,68 @@ def plan_of(action: Action | str) -> tuple[int, int, int]:
         return parse_plan(action) if isinstance(action, str) else (G_HOLD, int(Action(action)), 1)
     except ValueError as exc:
         raise RecordingError(f"fork plan: {exc}") from None
+
+
+def swapped_batch(recorded: DecisionBatch | None, tick: int, fish: int | None,
+                  plan: tuple[int, int, int] | None) -> tuple[DecisionBatch, str | None]:
+    """The decisions of ``tick`` as recorded with ``fish``'s replaced by ``plan`` (added where the
+    fish decided nothing then; ``plan`` None: every decision as recorded), and the recorded plan
+    it replaced in words (None: it had none). The others keep their thoughts, the long-term
+    summaries their models wrote then, and the exchanges behind them (a model-written summary
+    left out here would change every later prompt of its fish). :class:`ForkSession` and
+    :mod:`~.influence` start every fork from it, so a bulk fork is the ``fork`` command's."""
+    if recorded is None:
+        recorded = DecisionBatch(tick=tick, fish=np.array([], np.int64), actions=np.array([], np.int8),
+                                 tier=np.array([], np.int8))
+    fish_ids = recorded.fish
+    cols = [np.asarray(a).copy() for a in (recorded.goals, recorded.params, recorded.horizons, recorded.tier)]
+    hit = np.flatnonzero(fish_ids == fish)
+    original = describe(cols[0][hit[0]], cols[1][hit[0]], cols[2][hit[0]]) if hit.size else None
+    thoughts = list(recorded.thoughts) if recorded.thoughts else [""] * len(fish_ids)
+    if fish is None or plan is None:  # interventions only: every decision as recorded
+        pass
+    elif hit.size:
+        new = (*plan, TIER_INDEX["intervention"])
+        for col, v in zip(cols, new):
+            col[hit[0]] = v
+        thoughts[hit[0]] = ""
+    else:
+        new = (*plan, TIER_INDEX["intervention"])
+        order = np.searchsorted(fish_ids, fish)
+        fish_ids = np.insert(fish_ids, order, fish)
+        cols = [np.insert(col, order, np.array(v, col.dtype)) for col, v in zip(cols, new)]
+        thoughts.insert(int(order), "")
+    first = DecisionBatch(tick=tick, fish=fish_ids, actions=None, goals=cols[0], params=cols[1],
+                          horizons=cols[2], tier=cols[3], thoughts=thoughts, summaries=recorded.summaries,
+                          calls=[c for c in recorded.calls or () if c["fish"] != fish or c["kind"] == "summary"]
+                          or None)
+    return first, original
+
+
+def held_plan(tick: int, fish: int | None, plan: tuple[int, int, int] | None,
+              replan: bool) -> tuple[int, tuple[int, int, int], int] | None:
+    """:class:`ForkSource`'s ``hold`` for a swapped plan (None: none, or the fish may re-plan)."""
+    if fish is None or plan is None or replan:
+        return None
+    return fish, plan, tick + max(1, plan[2])
+
+
+def inherited_hold(header: dict[str, Any] | None, tick: int,
+                   unless: int | None = None) -> tuple[int, tuple[int, int, int], int] | None:
+    """The hold of the fork a recording was made by (its header's ``fork_*`` keys) while ``tick``
+    is inside its horizon: forking a fork keeps the person's forced plan held, as it keeps the
+    recording's interventions — unless this fork swaps that same fish (``unless``)."""
+    h = header or {}
+    fish, action, t0 = h.get("fork_fish"), h.get("fork_action"), h.get("fork_tick")
+    if not isinstance(fish, int) or not isinstance(action, str) or not isinstance(t0, int) or h.get("fork_replan") \
+            or fish == unless:
+        return None
+    try:
+        plan = parse_plan(action.split(";")[0])
+    except ValueError:
+        return None
+    until = t0 + max(1, plan[2])
+    return (fish, plan, until) if t0 < tick < until else None
 
 
 class ForkSession(Session):
@@ -202,39 +269,10 @@ class ForkSession(Session):
         parent, fish, tick = self.parent, self.fish_id, self.tick0
         world = World(parent.cfg)
         world.load_state_arrays(parent.state_arrays())
-        recorded = self._recorded
-        if recorded is None:
-            recorded = DecisionBatch(tick=tick, fish=np.array([], np.int64), actions=np.array([], np.int8),
-                                     tier=np.array([], np.int8))
-        fish_ids = recorded.fish
-        cols = [np.asarray(a).copy() for a in (recorded.goals, recorded.params, recorded.horizons, recorded.tier)]
-        hit = np.flatnonzero(fish_ids == fish)
-        self.original = describe(cols[0][hit[0]], cols[1][hit[0]], cols[2][hit[0]]) if hit.size else None
-        thoughts = list(recorded.thoughts) if recorded.thoughts else [""] * len(fish_ids)
-        if fish is None or self.plan is None:  # interventions only: every decision as recorded
-            pass
-        elif hit.size:
-            new = (*self.plan, TIER_INDEX["intervention"])
-            for col, v in zip(cols, new):
-                col[hit[0]] = v
-            thoughts[hit[0]] = ""
-        else:
-            new = (*self.plan, TIER_INDEX["intervention"])
-            order = np.searchsorted(fish_ids, fish)
-            fish_ids = np.insert(fish_ids, order, fish)
-            cols = [np.insert(col, order, np.array(v, col.dtype)) for col, v in zip(cols, new)]
-            thoughts.insert(int(order), "")
-        # the others' decisions of that tick as recorded — with their thoughts, the long-term
-        # summaries their models wrote then, and the exchanges behind them (a model-written
-        # summary left out here would change every later prompt of its fish)
-        first = DecisionBatch(tick=tick, fish=fish_ids, actions=None, goals=cols[0], params=cols[1],
-                              horizons=cols[2], tier=cols[3], thoughts=thoughts, summaries=recorded.summaries,
-                              calls=[c for c in recorded.calls or () if c["fish"] != fish or c["kind"] == "summary"]
-                              or None)
+        first, self.original = swapped_batch(self._recorded, tick, fish, self.plan)
         rec = getattr(parent, "recording", None)  # a recording's own interventions happen in its forks too
-        hold = None
-        if fish is not None and self.plan is not None and not self.replan:
-            hold = (fish, self.plan, tick + max(1, self.plan[2]))
+        header = rec.header if rec is not None else None
+        hold = held_plan(tick, fish, self.plan, self.replan) or inherited_hold(header, tick, unless=fish)
         self.fork_source = ForkSource(source, tick, first, rec.interventions_at if rec is not None else None,
                                       self.added, hold)
         self.engine = Engine(world, self.fork_source, mode=self._mode)

@@ -147,7 +147,8 @@ def _word_deed_line(wd: dict[str, Any]) -> str:
     unseen = wd.get("word_unfounded") or 0
     return (f"its thoughts agree with {wd['word_agrees']:.0%} of {wd['thoughts_judged']} plans, {deeds}, both "
             f"{wd['word_and_deed']:.0%}"
-            + (f"; {unseen} claimed food with none in view" if unseen else "") + (f"; disagreed: {said}" if said else ""))
+            + (f"; {unseen} claimed food with none in view" if unseen else "")
+            + (f"; disagreed: {said}" if said else ""))
 
 
 def render_text(r: FishReport) -> str:

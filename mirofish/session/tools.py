@@ -75,9 +75,9 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
             said = [c for c in decided.calls or () if c["fish"] == fish]
             if said:  # what the model saw and said (the exchanges behind this decision)
                 plans = player.cfg.brain.decides == "plan"
-                row["exchanges"] = [{**{k: c.get(k) for k in ("kind", "model", "user", "reply", "read", "latency_s",
-                                                               "prompt_tokens", "completion_tokens", "retries", "cached",
-                                                               "prefix")},
+                keys = ("kind", "model", "user", "reply", "read", "latency_s", "prompt_tokens", "completion_tokens",
+                        "retries", "cached", "prefix")
+                row["exchanges"] = [{**{k: c.get(k) for k in keys},
                                      **({"why": why_refused(c["reply"], c["read"], plans)}
                                         if c["kind"] == "decision" and c["read"] != "ok" else {})}
                                     for c in said]

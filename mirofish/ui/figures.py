@@ -135,3 +135,69 @@ def diff_png(d: dict[str, Any], out: str | Path, size: tuple[int, int] = (1200, 
         surf.blit(theme.text(f"{other.get(key, 0):g}", 21, cb), (x0 + 280, y))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     pygame.image.save(surf, str(out))
+
+
+def influence_png(s: dict[str, Any], out: str | Path, size: tuple[int, int] = (1280, 720)) -> None:
+    """``influence --out``'s picture: each tested decision's effect (dot) and 95 % interval
+    (line) along the window, the null band shaded, pivotal decisions ringed and named; the
+    strongest decisions listed on the right."""
+    W, H = size
+    surf = _surface(size)
+    ink, dim = theme.INK, theme.DIM
+    w0, w1 = s["window"]
+    surf.blit(theme.text(f"Which decisions made {s['outcome']}?  (as recorded {s['outcome_recorded']:g})", 30, ink),
+              (20, 14))
+    band = s["null"]["band"]
+    surf.blit(theme.text(f"decisions t{w0}..t{w1 - 1}: {s['decisions_tested']} tested with {s['forks']} forks; "
+                         f"null band {band[0]:+.3g} .. {band[1]:+.3g} ({s['null']['samples']} random swaps); "
+                         f"{len(s['pivotal'])} pivotal", 20, dim), (20, 50))
+    box = pygame.Rect(70, 92, W - 470, H - 150)
+    pygame.draw.rect(surf, theme.CARD, box)
+    rows = [r for r in s["decisions"] if r["effect"] is not None]
+    lo = min([band[0], *(r["low"] for r in rows)], default=-1.0)
+    hi = max([band[1], *(r["high"] for r in rows)], default=1.0)
+    if hi - lo < 1e-9:
+        lo, hi = lo - 1, hi + 1
+    pad = 0.06 * (hi - lo)
+    lo, hi = lo - pad, hi + pad
+
+    def y_of(v: float) -> int:
+        return int(box.bottom - (v - lo) / (hi - lo) * box.height)
+
+    def x_of(t: int) -> int:
+        return int(box.left + 12 + (t - w0 + 0.5) / max(1, w1 - w0) * (box.width - 24))
+
+    shade = pygame.Surface((box.width, max(1, y_of(band[0]) - y_of(band[1]))), pygame.SRCALPHA)
+    shade.fill((*theme.PROGRESS, 60))
+    surf.blit(shade, (box.left, y_of(band[1])))
+    surf.blit(theme.text("null band", 18, theme.PROGRESS), (box.right - 86, y_of(band[1]) - 20))
+    for v in (lo + pad, 0.0, hi - pad):
+        if lo <= v <= hi:
+            y = y_of(v)
+            pygame.draw.line(surf, theme.GRIDLINE, (box.left, y), (box.right, y))
+            surf.blit(theme.text(f"{v:+.3g}", 18, dim), (box.left - 62, y - 9))
+    for t in range(w0, w1, max(1, (w1 - w0) // 6)):
+        surf.blit(theme.text(f"t{t}", 18, dim), (x_of(t) - 14, box.bottom + 6))
+    surf.blit(theme.text("effect of the recorded choice (recorded outcome - mean over its alternatives)", 18, dim),
+              (box.left, box.bottom + 28))
+    for r in sorted(rows, key=lambda r: r["pivotal"]):
+        x = x_of(r["tick"]) + (r["fish"] % 7 - 3)  # fish of one tick side by side
+        colour = theme.ACCENT if r["pivotal"] else theme.FAINT
+        pygame.draw.line(surf, colour, (x, y_of(r["low"])), (x, y_of(r["high"])), 1)
+        pygame.draw.circle(surf, colour, (x, y_of(r["effect"])), 3)
+        if r["pivotal"]:
+            pygame.draw.circle(surf, theme.SELECT, (x, y_of(r["effect"])), 8, 2)
+            surf.blit(theme.text(f"fish {r['fish']}", 16, theme.SELECT), (x + 10, y_of(r["effect"]) - 8))
+    x0, y = W - 380, 92
+    surf.blit(theme.text("strongest decisions", 22, ink), (x0, y))
+    y += 30
+    for r in rows[:14]:
+        mark = "pivotal " if r["pivotal"] else ""
+        surf.blit(theme.fit(f"t{r['tick']} fish {r['fish']}: {r['recorded']}", 18, 360,
+                            theme.ACCENT if r["pivotal"] else ink), (x0, y))
+        surf.blit(theme.fit(f"  {mark}{r['effect']:+.3g} [{r['low']:+.3g}, {r['high']:+.3g}]  vs "
+                            f"{r['strongest_alternative']}", 16, 360, dim), (x0, y + 19))
+        y += 42
+        if y > H - 60:
+            break
+    pygame.image.save(surf, str(out))

@@ -1,0 +1,881 @@
+"""Which decisions made this? Counterfactual influence of every decision of a window.
+
+``influence REC --outcome METRIC@TICK`` forks the recording at every decision of a window of
+ticks, once per alternative the fish was offered there (the plans that fit its view, each with
+its type's default horizon — the fork picker's list), runs each fork to the outcome's tick and
+reads the outcome. The method is the source design's own (lock the window, change one thing,
+re-run, compare: its §5.4 and §6.2) done for every decision at once, with a null:
+
+* **Effect** of a decision: the outcome as recorded minus the mean outcome over its
+  alternatives — how much the choice the fish made moved the outcome compared with what it
+  could have chosen. Its 95 % interval is a bootstrap over the alternatives (one alternative:
+  a point, said so).
+* **Null**: the world is chaotic — any change moves a later outcome somewhat. The null is the
+  effect of a decision drawn at random from the window replaced by one of its offered
+  alternatives drawn at random: sampled in batches until its 95th percentile of |effect| moves
+  by less than 5 % (or ``null_max`` samples), the count reported. Its central 95 % is the
+  **null band**.
+* A decision is **pivotal** when its whole interval lies outside the null band (the band of the
+  null's swaps of *other* decisions: a decision is not its own null): replacing it
+  moved the outcome more than replacing an arbitrary decision of the window does, in the same
+  direction for every resampling of its alternatives. It does *not* mean the decision was
+  sufficient or the only cause (several pivotal decisions may share one outcome), nor that a
+  non-pivotal decision did nothing (an effect inside the band is indistinguishable from the
+  world's own noise at these sample sizes). The band is of single swaps, the effects are means
+  over alternatives: a conservative test.
+* **Per fish**: the sum of its decisions' effects, and (for the fish with the largest sums)
+  *ablating* it: every decision it makes in the window replaced by the random chooser
+  (``brain.chooser = "random"``, seeded per replicate), outcome as recorded minus the
+  replicates' mean, with a bootstrap interval. **Per plan type**: every choice of that type in
+  the window by any fish replaced by a random other plan that fits, the same way.
+
+Forks run in this process from the state at the fork tick (the recording re-simulated once
+per keyframe interval), or in ``workers`` processes; each starts as the ``fork`` command starts
+(:func:`~.fork.swapped_batch`, the swapped plan held for its horizon, the recording's
+interventions), so any row re-runs with ``fork REC --at T --fish F --plan ALT --ticks N
+--outcome SPEC`` to the same outcome and final hash. After the fork tick the recording's own kind
+of brain decides (the instinct re-decides deterministically; a model run's brain answers a
+request it has seen from the recorded replies, and a new one from the server the user gives
+with ``--base-url`` under ``max_requests``, else the fallback, counted) — or ``--brain
+instinct``, offline, labelled so.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import queue
+import shlex
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..actions import ACTION_NAMES
+from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch
+from ..brains.exchanges import ReplyCache
+from ..brains.instinct import RandomChooser
+from ..brains.prompt import fitting_choices, legal_for_view
+from ..brains.sources import make_source
+from ..engine import Engine
+from ..fish.plans import CODE, GOAL_NAMES, PARAM_WORDS, TYPES, describe, parse_plan
+from ..frame import Frame
+from ..observe.metrics import METRICS, Metrics, Sample, _value
+from ..observe.recording import Recording, RecordingError
+from ..world import World
+from .base import observed
+from .fork import ForkSource, fork_source, held_plan, inherited_hold, swapped_batch
+from .replay import ReplaySession, ReplaySource
+from .trust import ReaderChoice
+
+ALIASES = {"largest_school": "school_size", "schooling": "schooling_degree"}
+FISH_FIGURES = ("energy", "x", "y", "alive")
+GROUP_FIGURES = ("mean_energy", "schooling")
+NULL_FIRST, NULL_BATCH, NULL_STABLE = 100, 50, 0.05  # the null: first samples, batch, stability of its P95
+BOOT = 2000  # bootstrap resamples of an interval
+NOTE = ("pivotal: replacing this decision by the other plans the fish was offered moved the outcome more than "
+        "replacing a decision drawn at random from the window does (the whole 95 % interval outside the null "
+        "band). It does not say the decision was sufficient or the only cause, and an effect inside the band is "
+        "not shown to be zero: it is as large as the world's own noise.")
+
+
+class InfluenceError(RecordingError):
+    """A request ``influence`` cannot run (one line; the CLI exits 2)."""
+
+
+# ---------------------------------------------------------------- the outcome
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What is measured: ``kind`` metric (a registry key), group (``groups.NAME.FIGURE``), fish
+    (``fish.ID.FIGURE``) or user (``FILE.py:NAME`` / ``MODULE:NAME``: a function of a snapshot
+    returning a number); at the state after tick ``t0`` — or the mean over the states after
+    ``t0`` … ``t1`` inclusive."""
+
+    spec: str
+    kind: str
+    key: str
+    target: Any
+    t0: int
+    t1: int
+    fn: Callable[[Any], float] | None = field(default=None, compare=False, repr=False)
+
+    def reads(self, world: World, metrics: Metrics, frame: Frame) -> float:
+        """The outcome's figure now (``frame``: the last tick's; ``world.tick`` = its tick + 1)."""
+        if self.kind == "metric":
+            m = next(m for m in METRICS if m.key == self.key)
+            if m.kind == "window":
+                return _value(m, metrics)
+            if m.kind == "tick":
+                return _value(m, frame)
+            return _value(m, Sample(frame, metrics.moving(), metrics._prev_xy, metrics.territory))
+        s = world.school
+        if self.kind == "fish":
+            i = int(self.target)
+            if self.key == "energy":
+                return int(s.energy[i]) / 100
+            if self.key == "alive":
+                return float(not bool(s.absent[i]))
+            x, y = world.water.xy(s.cell[i:i + 1])
+            return float((x if self.key == "x" else y)[0])
+        if self.kind == "group":
+            mask = (np.asarray(world.cfg.fish.group_of()) == self.target) & ~s.absent
+            if self.key == "schooling":
+                return metrics.schooling_of(mask)
+            return float(s.energy[mask].mean()) / 100 if mask.any() else 0.0
+        from ..snapshot import take
+
+        assert self.fn is not None
+        value = self.fn(take(world, metrics.current()))
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            raise InfluenceError(f"--outcome {self.spec}: the function returned {value!r}, not a number") from None
+        if not math.isfinite(out):
+            raise InfluenceError(f"--outcome {self.spec}: the function returned {out}, not a finite number")
+        return out
+
+
+def parse_outcome(spec: str, cfg: Any, first: int, last: int) -> Outcome:
+    """``METRIC@T`` or ``METRIC@T0:T1`` (a mean) for a recording of ticks ``first``..``last``;
+    :class:`InfluenceError` naming what is wrong."""
+    what, at, when = spec.rpartition("@")
+    if not at or not what:
+        raise InfluenceError(f"--outcome {spec!r}: write FIGURE@TICK or FIGURE@T0:T1 (e.g. largest_school@340)")
+    try:
+        lo, _, hi = when.partition(":")
+        t0, t1 = int(lo), int(hi) if hi else int(lo)
+    except ValueError:
+        raise InfluenceError(f"--outcome {spec!r}: {when!r} is not a tick or T0:T1") from None
+    if not first < t0 <= t1 <= last:
+        raise InfluenceError(f"--outcome {spec!r}: ticks {t0}..{t1} are outside the recording's {first + 1}..{last}")
+    key = ALIASES.get(what, what)
+    known = {m.key for m in METRICS}
+    if key in known:
+        return Outcome(spec, "metric", key, None, t0, t1)
+    parts = what.split(".")
+    if parts[0] == "fish" and len(parts) == 3:
+        if not parts[1].isdigit() or not 0 <= int(parts[1]) < cfg.fish.slots:
+            raise InfluenceError(f"--outcome {spec!r}: fish {parts[1]} does not exist (0..{cfg.fish.slots - 1})")
+        if parts[2] not in FISH_FIGURES:
+            raise InfluenceError(f"--outcome {spec!r}: a fish's figure is one of {', '.join(FISH_FIGURES)}")
+        return Outcome(spec, "fish", parts[2], int(parts[1]), t0, t1)
+    if parts[0] == "groups" and len(parts) == 3:
+        names = list(cfg.fish.group_names()) if cfg.fish.groups else []
+        if parts[1] not in names:
+            raise InfluenceError(f"--outcome {spec!r}: no group {parts[1]!r} in this tank"
+                                 + (f" (groups: {', '.join(names)})" if names else " (it has no groups)"))
+        if parts[2] not in GROUP_FIGURES:
+            raise InfluenceError(f"--outcome {spec!r}: a group's figure is one of {', '.join(GROUP_FIGURES)}")
+        return Outcome(spec, "group", parts[2], names.index(parts[1]), t0, t1)
+    if ":" in what:
+        from ..brains.user import BrainError, load_object
+
+        try:
+            fn = load_object(what, "outcome")
+        except BrainError as exc:
+            raise InfluenceError(f"--outcome {spec!r}: {exc}") from None
+        if not callable(fn):
+            raise InfluenceError(f"--outcome {spec!r}: {what} is not a function")
+        return Outcome(spec, "user", what, None, t0, t1, fn)
+    raise InfluenceError(f"--outcome {spec!r}: {what!r} is not a metric ({', '.join(sorted(known | set(ALIASES)))}), "
+                         "groups.NAME.FIGURE, fish.ID.FIGURE, or FILE.py:NAME / MODULE:NAME")
+
+
+def measure(outcome: Outcome, engine: Engine, metrics: Metrics) -> float:
+    """Run ``engine`` to the outcome's last tick and read it (the mean over its ticks)."""
+    values: list[float] = []
+    frame: Frame | None = None
+    while engine.world.tick < outcome.t1:
+        frame = engine.step()
+        if engine.world.tick >= outcome.t0:
+            values.append(outcome.reads(engine.world, metrics, frame))
+    if frame is None:
+        raise InfluenceError(f"--outcome {outcome.spec}: its tick is not after the fork")
+    return float(np.mean(values))
+
+
+# ---------------------------------------------------------------- alternatives
+
+
+def offered(world: World, fish: int, decides: str) -> list[str]:
+    """The plans ``fish`` was offered at the world's tick (what fits its view), as ``--plan``
+    words with each type's default horizon (the fork picker's list; action mode: the legal
+    actions)."""
+    p = world.perceive(fish)
+    if decides != "plan":
+        return [a for a in ACTION_NAMES if legal_for_view(a, p.view, p.food_here)]
+    goals, ways = fitting_choices(p.view, p.places)
+    out: list[str] = []
+    for t in TYPES:
+        if t.name not in goals or t.fits == "never":
+            continue
+        for entry in t.fork or (f"{t.name} 0 {{ticks}}",):
+            if "{param}" in entry:
+                words = ways if t.param == "direction" else PARAM_WORDS.get(t.param, ("",))
+                out += [entry.format(param=w, ticks=t.ticks) for w in words]
+            else:
+                out.append(entry.format(ticks=t.ticks))
+    return out
+
+
+def plan_words(plan: tuple[int, int, int]) -> str | None:
+    """``plan`` as ``--plan`` words that read back to it (None: it has none)."""
+    goal, param, horizon = plan
+    if not 0 <= goal < len(TYPES):
+        return None
+    t = TYPES[goal]
+    kind = t.param
+    if kind == "direction":
+        words = f"{t.name} {PARAM_WORDS['direction'][param]} {horizon}"
+    elif kind == "away":
+        words = f"{t.name} {PARAM_WORDS['away'][param % len(PARAM_WORDS['away'])]} {horizon}"
+    elif kind in ("energy", "place"):
+        words = f"{t.name} {param} {horizon}"
+    elif kind == "action":
+        words = f"hold {ACTION_NAMES[param]} {horizon}"
+    else:
+        words = f"{t.name} {horizon}"
+    try:
+        return words if parse_plan(words) == (goal, param, horizon) else None
+    except ValueError:
+        return None
+
+
+def same_plan(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
+    """The same goal and parameter (horizons aside): not an alternative to each other."""
+    return a[0] == b[0] and a[1] == b[1]
+
+
+# ---------------------------------------------------------------- the forks
+
+
+class Ablate(DecisionSource):
+    """A live brain whose decisions in ticks [t0, t1) are replaced, for ``fish`` (every decision
+    of that fish) or ``goal`` (every choice of that plan type, by any fish): by the random
+    chooser of replicate ``rep`` (seeded; a goal's replacement is never that goal where another
+    fits)."""
+
+    def __init__(self, live: DecisionSource, cfg: Any, t0: int, t1: int, fish: int | None = None,
+                 goal: int | None = None, rep: int = 0):
+        super().__init__()
+        self.live, self.t0, self.t1, self.fish, self.goal = live, t0, t1, fish, goal
+        self.wants_perceptions, self.writes_summaries = live.wants_perceptions, live.writes_summaries
+        seed = int(cfg.seed) * 7919 + 1_000_003 * (rep + 1)  # one stream per replicate, apart from the run's
+        self.choosers = [RandomChooser(cfg.model_copy(update={"seed": seed + k}))
+                         for k in range(6)]
+        self.asked: dict[int, RequestBatch] = {}
+        self.replaced = 0
+
+    def _inside(self, tick: int) -> bool:
+        return self.t0 <= tick < self.t1
+
+    def begin_tick(self, tick: int) -> None:
+        self.live.begin_tick(tick)
+        self.asked = {t: b for t, b in self.asked.items() if t >= tick - 1}
+
+    def submit(self, batch: RequestBatch) -> None:
+        if self.fish is not None and self._inside(batch.tick):
+            mine = batch.fish == self.fish
+            if mine.any():
+                self.results.put(self._drawn(batch.subset(np.flatnonzero(mine))))
+                if mine.all():
+                    return
+                batch = batch.subset(np.flatnonzero(~mine))
+        if self.goal is not None:
+            self.asked[batch.tick] = batch
+        self.live.submit(batch)
+
+    def _drawn(self, req: RequestBatch, avoid: int | None = None) -> DecisionBatch:
+        """The random chooser's plans for ``req`` (avoiding the goal ``avoid`` where it can)."""
+        self.replaced += len(req)
+        out = self.choosers[0].decide(req)
+        if avoid is not None:
+            for chooser in self.choosers[1:]:
+                again = np.flatnonzero(out.goals == avoid)
+                if not again.size:
+                    break
+                other = chooser.decide(req.subset(again))
+                keep = other.goals != avoid
+                out.goals[again[keep]] = other.goals[keep]
+                out.params[again[keep]] = other.params[keep]
+                out.horizons[again[keep]] = other.horizons[keep]
+        out.tier = np.full(len(out), TIER_INDEX["intervention"], np.int8)
+        return out
+
+    def pump(self) -> None:
+        self.live.pump()
+        while True:
+            try:
+                b = self.live.results.get_nowait()
+            except queue.Empty:
+                return
+            if self.goal is not None and self._inside(b.tick) and b.goals is not None:
+                hit = np.flatnonzero(b.goals == self.goal)
+                req = self.asked.get(b.tick)
+                if hit.size and req is not None:
+                    idx = np.searchsorted(req.fish, b.fish[hit])
+                    ok = (idx < len(req.fish)) & (req.fish[np.minimum(idx, len(req.fish) - 1)] == b.fish[hit])
+                    if ok.any():
+                        drawn = self._drawn(req.subset(idx[ok]), avoid=self.goal)
+                        rows = hit[ok]
+                        b.goals = b.goals.copy()
+                        b.params, b.horizons, b.tier = b.params.copy(), b.horizons.copy(), b.tier.copy()
+                        b.goals[rows], b.params[rows], b.horizons[rows] = drawn.goals, drawn.params, drawn.horizons
+                        b.tier[rows] = TIER_INDEX["intervention"]
+                        if b.thoughts:
+                            b.thoughts = [("" if k in set(rows.tolist()) else t) for k, t in enumerate(b.thoughts)]
+            self.results.put(b)
+
+    def give_up(self, batch: RequestBatch) -> DecisionBatch | None:
+        return self.live.give_up(batch)
+
+    def dropped_late(self, n: int, dropped: DecisionBatch | None = None) -> None:
+        self.live.dropped_late(n, dropped)
+
+    def tick_wait(self) -> float | None:
+        return self.live.tick_wait()
+
+    def progress(self) -> int:
+        return self.live.progress()
+
+    def status(self) -> dict[str, Any]:
+        return {**self.live.status(), "ablated": self.replaced}
+
+    def close(self) -> None:
+        self.live.close()
+
+
+@dataclass
+class Task:
+    """One fork: at ``tick`` fish ``fish`` gets ``plan`` (``--plan`` words); or an ablation
+    (``kind`` "ablate_fish" / "ablate_goal" with ``fish`` / ``goal`` and replicate ``rep``)."""
+
+    kind: str
+    tick: int
+    fish: int = -1
+    plan: str = ""
+    goal: int = -1
+    rep: int = 0
+
+
+class Forker:
+    """Runs forks of one recording in this process: the recording re-simulated to each fork tick
+    (restored from the keyframe at or before it, as the ``fork`` command does, so the metrics'
+    history at the fork is the command's), the branch started from that state."""
+
+    def __init__(self, path: str | Path, outcome_spec: str, brain: str = "recorded",
+                 choice: ReaderChoice | None = None, window: tuple[int, int] = (0, 0), max_requests: int = 0):
+        self.rec = Recording(path)
+        self.cfg = self.rec.config
+        self.outcome = parse_outcome(outcome_spec, self.cfg, self.rec.first_tick, self.rec.last_tick)
+        self.brain, self.choice, self.window = brain, choice or ReaderChoice(), window
+        self.player = ReplaySession(self.rec)
+        self._k: int | None = None
+        self.cache: ReplyCache | None = None
+        self.max_requests, self.requests_sent = max_requests, 0
+        self.cache_hits = self.cache_misses = 0
+        self._recorded: dict[int, tuple[float, str]] = {}
+        self.warmed: dict[str, dict[str, Any]] = {}  # servers the forks' pools have met (ModelPool.learned)
+
+    def close(self) -> None:
+        self.player.close()
+        self.rec.close()
+
+    def seek(self, tick: int) -> None:
+        """The replay at ``tick``, its metrics begun at the keyframe at or before it."""
+        k = self.rec.keyframe_at_or_before(tick)
+        if self._k != k or self.player.tick > tick:
+            self.player._restore(k)
+            self._k = k
+        self.rec.load_chunks(self.player.tick, tick)
+        while self.player.tick < tick:
+            self.player.engine.step()
+
+    def _source(self, tick: int) -> DecisionSource:
+        if self.brain == "instinct" or (self.cfg.brain.kind == "instinct" and not self.cfg.fish.groups):
+            cfg = self.cfg if self.brain != "instinct" else self.cfg.model_copy(
+                update={"brain": self.cfg.brain.model_copy(update={"kind": "instinct"}),
+                        "fish": self.cfg.fish.model_copy(update={"groups": []})})
+            return make_source(cfg, "lockstep")
+        if self.cache is None:
+            self.cache = ReplyCache()
+        choice, left = self.choice, self.max_requests - self.requests_sent
+        if left <= 0:
+            choice = ReaderChoice(brains=choice.brains)  # no budget (left): no server, the recording's replies only
+        return fork_source(self.rec, tick, cache=self.cache, choice=choice,
+                           pool_options={"warmed": self.warmed, "request_budget": max(0, left)})
+
+    def _tally(self, source: DecisionSource) -> None:
+        learned = getattr(source, "learned", None)
+        if learned is not None:  # the servers it met: the next forks' pools skip their warm-up
+            self.warmed.update(learned())
+        st = source.status()
+        live = st.get("live", st)
+        self.requests_sent += int(live.get("requests_sent") or 0)
+        self.cache_hits += int(live.get("cache_hits") or 0)
+        self.cache_misses += int(live.get("cache_misses") or 0)
+
+    def recorded(self, tick: int) -> tuple[float, str]:
+        """The outcome as recorded (the replay run on from ``tick``) and the final hash."""
+        k = self.rec.keyframe_at_or_before(tick)
+        if k not in self._recorded:  # the same for every tick of a keyframe interval
+            self.seek(tick)
+            world = World(self.cfg)
+            world.load_state_arrays(self.player.state_arrays())
+            engine = Engine(world, ReplaySource(self.rec), mode="lockstep")
+            metrics = observed(engine, copy.deepcopy(self.player.metrics))
+            self._recorded[k] = (measure(self.outcome, engine, metrics), world.state_hash())
+        return self._recorded[k]
+
+    def run(self, task: Task) -> dict[str, Any]:
+        """One fork: its outcome, final hash and what it cost."""
+        self.seek(task.tick)
+        world = World(self.cfg)
+        world.load_state_arrays(self.player.state_arrays())
+        batch = ReplaySource(self.rec).batch_at(task.tick)
+        if batch is not None and task.kind.startswith("ablate"):  # the fork tick's ablated decisions: asked again
+            goals = batch.goals if batch.goals is not None else np.full(len(batch), -1)
+            drop = (batch.fish == task.fish) if task.kind == "ablate_fish" else (goals == task.goal)
+            batch = batch.subset(np.flatnonzero(~drop))
+        live = self._source(task.tick)
+        try:
+            fish: int | None = None
+            plan: tuple[int, int, int] | None = None
+            if task.kind in ("alternative", "null", "keep"):
+                fish, plan = task.fish, parse_plan(task.plan)
+                source: DecisionSource = live
+            elif task.kind == "ablate_fish":
+                source = Ablate(live, self.cfg, task.tick, self.window[1], fish=task.fish, rep=task.rep)
+            else:
+                source = Ablate(live, self.cfg, task.tick, self.window[1], goal=task.goal, rep=task.rep)
+            first, _ = swapped_batch(batch, task.tick, fish, plan)
+            hold = held_plan(task.tick, fish, plan, False) or inherited_hold(self.rec.header, task.tick, unless=fish)
+            fork = ForkSource(source, task.tick, first, self.rec.interventions_at, [], hold)
+            engine = Engine(world, fork, mode="lockstep")
+            metrics = observed(engine, copy.deepcopy(self.player.metrics))
+            value = measure(self.outcome, engine, metrics)
+        finally:
+            self._tally(live)
+            live.close()
+        return {"outcome": value, "final_hash": world.state_hash()}
+
+
+# ---------------------------------------------------------------- running many
+
+
+_WORKER: Forker | None = None  # a worker process's own forker (its recording opened once)
+
+
+def _start_worker(path: str, spec: str, brain: str, choice: ReaderChoice | None, window: tuple[int, int],
+                  max_requests: int) -> None:
+    global _WORKER
+    _WORKER = Forker(path, spec, brain, choice, window, max_requests)
+
+
+def _work(tasks: list[Task]) -> dict[str, Any]:
+    """A worker process's share of the forks (tasks sorted by tick), and what they cost."""
+    f = _WORKER
+    assert f is not None
+    before = (f.requests_sent, f.cache_hits, f.cache_misses)
+    out = [f.run(t) for t in tasks]
+    return {"results": out, "requests_sent": f.requests_sent - before[0], "cache_hits": f.cache_hits - before[1],
+            "cache_misses": f.cache_misses - before[2]}
+
+
+class Runner:
+    """Runs tasks in this process, or split by tick among ``workers`` processes that live as long
+    as the runner (each opens the recording once; a model run's budget of requests is shared out)."""
+
+    def __init__(self, forker: Forker, workers: int, path: str, spec: str):
+        self.forker, self.workers, self.pool = forker, workers, None
+        if workers > 1:
+            import concurrent.futures
+            import multiprocessing
+
+            share = math.ceil(forker.max_requests / workers) if forker.max_requests else 0
+            self.pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=workers, mp_context=multiprocessing.get_context("spawn"),  # no model pool's threads
+                initializer=_start_worker, initargs=(path, spec, forker.brain, forker.choice, forker.window, share))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+    def run(self, tasks: list[Task]) -> list[dict[str, Any]]:
+        """Every task's result, in the tasks' order."""
+        if not tasks:
+            return []
+        order = sorted(range(len(tasks)), key=lambda i: (tasks[i].tick, i))
+        results: list[dict[str, Any] | None] = [None] * len(tasks)
+        if self.pool is None or len(tasks) < 2 * self.workers:
+            for i in order:
+                results[i] = self.forker.run(tasks[i])
+            return [r for r in results if r is not None]
+        import concurrent.futures
+
+        size = math.ceil(len(order) / (2 * self.workers))  # two shares each: a slow share does not hold the rest
+        chunks = [order[j:j + size] for j in range(0, len(order), size)]
+        futures = {self.pool.submit(_work, [tasks[i] for i in chunk]): chunk for chunk in chunks}
+        f = self.forker
+        for fut in concurrent.futures.as_completed(futures):
+            got = fut.result()
+            for i, r in zip(futures[fut], got["results"]):
+                results[i] = r
+            f.requests_sent += got["requests_sent"]
+            f.cache_hits += got["cache_hits"]
+            f.cache_misses += got["cache_misses"]
+        return [r for r in results if r is not None]
+
+
+def bootstrap(values: np.ndarray, rng: np.random.Generator, boot: int = BOOT) -> tuple[float, float]:
+    """95 % interval of the mean of ``values`` (percentile bootstrap; one value: itself)."""
+    if len(values) <= 1:
+        v = float(values[0]) if len(values) else float("nan")
+        return v, v
+    means = values[rng.integers(0, len(values), size=(boot, len(values)))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def _fish_list(spec: str | None, cfg: Any) -> set[int] | None:
+    if not spec:
+        return None
+    if spec.startswith("group:"):
+        name = spec[len("group:"):]
+        names = list(cfg.fish.group_names()) if cfg.fish.groups else []
+        if name not in names:
+            raise InfluenceError(f"--fish {spec}: no group {name!r}" + (f" (groups: {', '.join(names)})" if names
+                                                                         else " (this tank has no groups)"))
+        g = names.index(name)
+        return {i for i, gi in enumerate(cfg.fish.group_of()) if gi == g}
+    try:
+        ids = {int(x) for x in spec.split(",") if x.strip()}
+    except ValueError:
+        raise InfluenceError(f"--fish {spec!r}: fish ids separated by commas, or group:NAME") from None
+    bad = sorted(i for i in ids if not 0 <= i < cfg.fish.slots)
+    if bad or not ids:
+        raise InfluenceError(f"--fish {spec!r}: fish {bad[0] if bad else spec} does not exist "
+                             f"(0..{cfg.fish.slots - 1})")
+    return ids
+
+
+def influence(path: str | Path, outcome: str, window: tuple[int, int] | None = None, fish: str | None = None,
+              alternatives: str = "all", brain: str = "recorded", choice: ReaderChoice | None = None,
+              max_requests: int = 0, workers: int = 1, seed: int = 0, null_max: int = 400,
+              ablate_fish: int = 5, ablate_reps: int = 6, say: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Influence of every decision of ``window`` on ``outcome`` (module doc): a dict with
+    ``rows`` (one per fork) and the summary (``decisions`` ranked, ``null``, ``pivotal``,
+    ``fish``, ``plan_types``, forks run, requests sent, seconds)."""
+    start = time.perf_counter()
+    path = str(path)
+    forker = Forker(path, outcome, brain, choice, (0, 0), max_requests)
+    runner: Runner | None = None
+    try:
+        rec, cfg, out = forker.rec, forker.cfg, forker.outcome
+        if window is None:
+            window = (max(rec.first_tick, out.t0 - 100), out.t0)
+        w0, w1 = window
+        if not (rec.first_tick <= w0 < w1 <= rec.last_tick):
+            raise InfluenceError(f"--window {w0}:{w1} is outside the recording's ticks "
+                                 f"{rec.first_tick}..{rec.last_tick}")
+        if w1 > out.t0:
+            raise InfluenceError(f"--window {w0}:{w1} ends after the outcome's tick {out.t0}: a decision can only "
+                                 "influence what comes after it")
+        forker.window = (w0, w1)
+        chosen = _fish_list(fish, cfg)
+        rng = np.random.default_rng(seed)
+        kind = alternatives.split(":")[0]
+        if kind not in ("all", "random", "keep"):
+            raise InfluenceError(f"--alternatives {alternatives!r}: all, random:K or keep")
+        k_random = 0
+        if kind == "random":
+            try:
+                k_random = int(alternatives.split(":", 1)[1])
+                assert k_random >= 1
+            except (IndexError, ValueError, AssertionError):
+                raise InfluenceError(f"--alternatives {alternatives!r}: random:K with K a whole number >= 1") from None
+        # every decision of the window, with the plans its fish was offered
+        decisions: list[dict[str, Any]] = []
+        for tick in range(w0, w1):
+            made = rec.decisions_at(tick)
+            if made is None or not len(made.fish):
+                continue
+            forker.seek(tick)
+            world = forker.player.world
+            for k, f in enumerate(made.fish.tolist()):
+                own = (int(made.goal[k]), int(made.param[k]), int(made.horizon[k]))
+                alts = [a for a in offered(world, f, cfg.brain.decides) if not same_plan(parse_plan(a), own)]
+                keep = None
+                s = world.school
+                if int(s.plan_end[f]) > tick:  # the plan it had before: what "no new decision" leaves it on
+                    prior = (int(s.plan_goal[f]), int(s.plan_param[f]), int(s.plan_end[f]) - tick)
+                    keep = plan_words(prior) if not same_plan(prior, own) else None
+                decisions.append({"tick": tick, "fish": f, "recorded": describe(*own), "goal": GOAL_NAMES[own[0]],
+                                  "alternatives": alts, "keep": keep, "tier": int(made.tier[k])})
+        if not decisions:
+            raise InfluenceError(f"no decision was made in ticks {w0}..{w1 - 1}: nothing to test")
+        tested = [d for d in decisions if chosen is None or d["fish"] in chosen]
+        if not tested:
+            raise InfluenceError(f"--fish {fish}: none of them decided in ticks {w0}..{w1 - 1}")
+        tasks: list[Task] = []
+        owner: list[tuple[str, int]] = []  # per task: ("test", decision index) / ("null", sample) / ablations
+        d: dict[str, Any]
+        for j, d in enumerate(tested):
+            if kind == "keep":
+                alts = [d["keep"]] if d["keep"] else []
+            elif kind == "random":
+                alts = [d["alternatives"][i] for i in
+                        sorted(rng.choice(len(d["alternatives"]), min(k_random, len(d["alternatives"])),
+                                          replace=False).tolist())] if d["alternatives"] else []
+            else:
+                alts = d["alternatives"]
+            d["tested"] = alts
+            for a in alts:
+                tasks.append(Task("keep" if kind == "keep" else "alternative", d["tick"], d["fish"], a))
+                owner.append(("test", j))
+        done_keys: dict[tuple[int, int, str], int] = {(t.tick, t.fish, t.plan): i for i, t in enumerate(tasks)}
+        if say:
+            say(f"influence: {len(tested)} decisions in t{w0}..t{w1 - 1}, {len(tasks)} forks to t{out.t1} …")
+        runner = Runner(forker, workers, path, outcome)
+        results = runner.run(tasks)
+        # the null: random decisions of the window, each replaced by a random offered alternative
+        with_alts = [d for d in decisions if d["alternatives"]]
+        null_rows: list[tuple[int, dict[str, Any], str]] = []  # (result index, decision, alternative)
+        null_p95: list[float] = []
+        target = NULL_FIRST
+        while with_alts and len(null_rows) < min(target, null_max):
+            want = min(target, null_max) - len(null_rows)
+            picks = [(with_alts[i], with_alts[i]["alternatives"][int(rng.integers(len(with_alts[i]["alternatives"])))])
+                     for i in rng.integers(0, len(with_alts), size=want).tolist()]
+            new_tasks: list[Task] = []
+            for d, a in picks:
+                key = (d["tick"], d["fish"], a)
+                if key not in done_keys:
+                    done_keys[key] = len(tasks) + len(new_tasks)
+                    new_tasks.append(Task("null", d["tick"], d["fish"], a))
+                null_rows.append((done_keys[key], d, a))
+            tasks += new_tasks
+            owner += [("null", 0)] * len(new_tasks)
+            results += runner.run(new_tasks)
+            effects = np.array([forker.recorded(d["tick"])[0] - results[i]["outcome"] for i, d, _ in null_rows])
+            null_p95.append(float(np.percentile(np.abs(effects), 95)))
+            if len(null_p95) >= 2 and abs(null_p95[-1] - null_p95[-2]) <= NULL_STABLE * max(1e-9, null_p95[-2]):
+                break
+            target = len(null_rows) + NULL_BATCH
+        null_effects = np.array([forker.recorded(d["tick"])[0] - results[i]["outcome"] for i, d, _ in null_rows])
+        band = (float(np.percentile(null_effects, 2.5)), float(np.percentile(null_effects, 97.5))) \
+            if len(null_effects) else (0.0, 0.0)
+        # each null sample's decision, as tick * 2**20 + fish
+        null_of = np.array([d["tick"] * 2**20 + d["fish"] for _, d, _ in null_rows], np.int64)
+        # each tested decision's effect, interval and verdict
+        ranked: list[dict[str, Any]] = []
+        by_decision: dict[int, list[int]] = {}
+        for i, (what, j) in enumerate(owner):
+            if what == "test":
+                by_decision.setdefault(j, []).append(i)
+        for j, d in enumerate(tested):
+            rec_value = forker.recorded(d["tick"])[0]
+            ys = np.array([results[i]["outcome"] for i in by_decision.get(j, [])])
+            row = {"tick": d["tick"], "fish": d["fish"], "recorded": d["recorded"], "goal": d["goal"],
+                   "alternatives": len(ys), "outcome_recorded": round(rec_value, 4)}
+            if len(ys):
+                effect = float(rec_value - ys.mean())
+                lo, hi = bootstrap(rec_value - ys, rng)
+                strongest = int(np.argmax(np.abs(ys - rec_value)))
+                # its band: the null without this decision's own swaps (a decision is not its own null)
+                others = null_effects[null_of != d["tick"] * 2**20 + d["fish"]]
+                mine = (float(np.percentile(others, 2.5)), float(np.percentile(others, 97.5))) if len(others) else band
+                row.update(effect=round(effect, 4), low=round(lo, 4), high=round(hi, 4),
+                           band=[round(mine[0], 4), round(mine[1], 4)], pivotal=bool(lo > mine[1] or hi < mine[0]),
+                           strongest_alternative=d["tested"][strongest],
+                           strongest_outcome=round(float(ys[strongest]), 4))
+            else:
+                row.update(effect=None, low=None, high=None, band=None, pivotal=False, strongest_alternative=None,
+                           strongest_outcome=None)
+            ranked.append(row)
+        ranked.sort(key=lambda r: -abs(r["effect"]) if r["effect"] is not None else 0.0)
+        # per fish: the sum of its decisions' effects, and ablating the fish
+        per_fish: dict[int, float] = {}
+        for r in ranked:
+            if r["effect"] is not None:
+                per_fish[r["fish"]] = per_fish.get(r["fish"], 0.0) + r["effect"]
+        top_fish = sorted(per_fish, key=lambda f: -abs(per_fish[f]))[:ablate_fish]
+        ab_tasks = [Task("ablate_fish", w0, f, rep=r) for f in top_fish for r in range(ablate_reps)]
+        goals_seen = sorted({CODE[d["goal"]] for d in decisions if d["goal"] in CODE and d["goal"] != "hold"})
+        ab_tasks += [Task("ablate_goal", w0, goal=g, rep=r) for g in goals_seen for r in range(ablate_reps)]
+        if say and ab_tasks:
+            say(f"influence: {len(ab_tasks)} ablation forks (fish and plan types) …")
+        ab_results = runner.run(ab_tasks)
+        rec_w0 = forker.recorded(w0)[0]
+
+        def ablation(sel: list[int]) -> dict[str, Any]:
+            ys = np.array([ab_results[i]["outcome"] for i in sel])
+            lo, hi = bootstrap(rec_w0 - ys, rng)
+            return {"effect": round(float(rec_w0 - ys.mean()), 4), "low": round(lo, 4), "high": round(hi, 4),
+                    "replicates": len(ys), "beyond_null": bool(lo > band[1] or hi < band[0])}
+
+        fish_out = []
+        for f in sorted(per_fish, key=lambda f: -abs(per_fish[f])):
+            entry: dict[str, Any] = {"fish": f, "sum_of_effects": round(per_fish[f], 4),
+                                     "decisions": sum(1 for r in ranked if r["fish"] == f),
+                                     "pivotal": sum(1 for r in ranked if r["fish"] == f and r["pivotal"])}
+            sel = [i for i, t in enumerate(ab_tasks) if t.kind == "ablate_fish" and t.fish == f]
+            if sel:
+                entry["ablated"] = ablation(sel)
+            fish_out.append(entry)
+        types_out = []
+        for g in goals_seen:
+            sel = [i for i, t in enumerate(ab_tasks) if t.kind == "ablate_goal" and t.goal == g]
+            chosen_n = sum(1 for d in decisions if d["goal"] == GOAL_NAMES[g])
+            types_out.append({"plan": GOAL_NAMES[g], "choices_in_window": chosen_n, "replaced": ablation(sel)})
+        # the table: one row per fork
+        rows: dict[str, list[Any]] = {c: [] for c in ROW_TYPES}
+        ticks_run = 0
+        by_key = {(dd["tick"], dd["fish"]): dd for dd in decisions}
+        for task, r in zip(tasks, results):
+            rv = forker.recorded(task.tick)[0]
+            rows["kind"].append(task.kind)
+            rows["tick"].append(task.tick)
+            rows["fish"].append(task.fish)
+            found = by_key.get((task.tick, task.fish))
+            rows["recorded_plan"].append(found["recorded"] if found else "")
+            rows["alternative"].append(task.plan)
+            rows["outcome"].append(r["outcome"])
+            rows["outcome_recorded"].append(rv)
+            rows["delta"].append(r["outcome"] - rv)
+            rows["final_hash"].append(r["final_hash"])
+            rows["rerun"].append(f"fork {shlex.quote(path)} --at {task.tick} --fish {task.fish} --plan "
+                                 f"{shlex.quote(task.plan)} --ticks {out.t1 - task.tick} --outcome "
+                                 f"{shlex.quote(outcome)}")
+            ticks_run += out.t1 - task.tick
+        for task, r in zip(ab_tasks, ab_results):
+            rows["kind"].append(task.kind)
+            rows["tick"].append(task.tick)
+            rows["fish"].append(task.fish)
+            rows["recorded_plan"].append(GOAL_NAMES[task.goal] if task.goal >= 0 else "")
+            rows["alternative"].append(f"random chooser, replicate {task.rep}")
+            rows["outcome"].append(r["outcome"])
+            rows["outcome_recorded"].append(rec_w0)
+            rows["delta"].append(r["outcome"] - rec_w0)
+            rows["final_hash"].append(r["final_hash"])
+            rows["rerun"].append("")
+            ticks_run += out.t1 - task.tick
+        seconds = time.perf_counter() - start
+        brain_label = ("instinct (offline, in place of the recording's brain)" if brain == "instinct"
+                       else f"the recording's own ({cfg.brain.kind})")
+        summary = {
+            "recording": path, "outcome": outcome, "outcome_recorded": round(rec_w0, 4),
+            "window": [w0, w1], "alternatives": alternatives, "brain": brain_label, "seed": seed,
+            "decisions_in_window": len(decisions), "decisions_tested": len(tested),
+            "forks": len(tasks) + len(ab_tasks), "ticks_simulated": ticks_run, "workers": workers,
+            "seconds": round(seconds, 2),
+            "forks_per_second": round((len(tasks) + len(ab_tasks)) / max(seconds, 1e-9), 1),
+            "null": {"samples": len(null_effects), "band": [round(band[0], 4), round(band[1], 4)],
+                     "p95_abs": round(float(np.percentile(np.abs(null_effects), 95)), 4) if len(null_effects) else None,
+                     "stable": len(null_p95) >= 2 and abs(null_p95[-1] - null_p95[-2])
+                     <= NULL_STABLE * max(1e-9, null_p95[-2]),
+                     "what": "effect of replacing a decision drawn at random from the window by a random offered "
+                             "alternative; band = its central 95 %"},
+            "pivotal": [r for r in ranked if r["pivotal"]],
+            "pivotal_share": round(sum(1 for r in ranked if r["pivotal"]) / max(1, len(ranked)), 4),
+            "decisions": ranked, "fish": fish_out, "plan_types": types_out, "note": NOTE,
+        }
+        if cfg.brain.kind != "instinct" or cfg.fish.groups:
+            summary["model"] = {"requests_sent": forker.requests_sent, "max_requests": max_requests,
+                                "answered_from_recording": forker.cache_hits, "not_in_recording": forker.cache_misses}
+        return {"summary": summary, "rows": rows}
+    finally:
+        if runner is not None:
+            runner.close()
+        forker.close()
+
+
+ROW_TYPES = {"kind": "string", "tick": "int64", "fish": "int64", "recorded_plan": "string", "alternative": "string",
+             "outcome": "float64", "outcome_recorded": "float64", "delta": "float64", "final_hash": "string",
+             "rerun": "string"}
+
+
+def measure_fork(path: str | Path, tick: int, fish: int, plan: str, outcome: str,
+                 choice: ReaderChoice | None = None) -> dict[str, Any]:
+    """One fork as ``influence`` runs it (``fork --outcome``): its outcome and final hash."""
+    forker = Forker(path, outcome, "recorded", choice)
+    try:
+        if not forker.rec.first_tick <= tick < forker.outcome.t0:
+            raise InfluenceError(f"--outcome {outcome}: its tick must come after the fork at t{tick}")
+        return forker.run(Task("alternative", tick, fish, plan))
+    finally:
+        forker.close()
+
+
+def write_outputs(result: dict[str, Any], out_dir: str | Path, fmt: str, inputs: Iterable[str | Path],
+                  overwrite: bool) -> dict[str, str]:
+    """The table (``influence.parquet``/``.csv``), ``influence.json``; the PNG is the window's (ui)."""
+    import json
+
+    from ..observe.tablefile import write_table
+    from .tables import check_parquet, table_targets
+
+    check_parquet(fmt)
+    files = table_targets(out_dir, ["influence"], fmt, tuple(inputs), overwrite)
+    target = files["influence"]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    summary_path = target.parent / "influence.json"
+    if summary_path.exists() and not overwrite:
+        raise InfluenceError(f"{summary_path} exists (--overwrite to replace it)")
+    write_table(target, result["rows"], fmt, ROW_TYPES)
+    tmp = summary_path.with_name(summary_path.name + ".tmp")
+    tmp.write_text(json.dumps(result["summary"], indent=1))
+    os.replace(tmp, summary_path)
+    return {"table": str(target), "summary": str(summary_path)}
+
+
+def render_text(s: dict[str, Any], top: int = 12) -> str:
+    """The summary as a person reads it: the null, the ranking (pivotal marked), fish and plan types."""
+    band = s["null"]["band"]
+    lines = [f"influence on {s['outcome']} (as recorded: {s['outcome_recorded']:g}) of the decisions in "
+             f"t{s['window'][0]}..t{s['window'][1] - 1}: {s['decisions_tested']} decisions, {s['forks']} forks, "
+             f"{s['seconds']:.1f} s ({s['forks_per_second']:g} forks/s, {s['workers']} worker"
+             f"{'s' if s['workers'] != 1 else ''}); brain after the fork: {s['brain']}",
+             f"null: {s['null']['samples']} random swaps; their effects' central 95 % (the band) "
+             f"{band[0]:+.3g} .. {band[1]:+.3g}"
+             + ("" if s["null"]["stable"] else " (not yet stable: raise --null-max)"),
+             f"pivotal: {len(s['pivotal'])} of {s['decisions_tested']} decisions ({s['pivotal_share']:.0%})", "",
+             " rank  tick  fish  recorded plan                       effect   95% interval        alts  strongest "
+             "alternative"]
+    for n, r in enumerate(s["decisions"][:top], 1):
+        if r["effect"] is None:
+            continue
+        mark = "*" if r["pivotal"] else " "
+        interval = f"[{r['low']:+.3g}, {r['high']:+.3g}]"
+        lines.append(f"{mark}{n:4d}  {r['tick']:4d}  {r['fish']:4d}  {r['recorded'][:34]:34s}  {r['effect']:+7.3g}  "
+                     f"{interval:18s}  {r['alternatives']:4d}  {r['strongest_alternative']} -> "
+                     f"{r['strongest_outcome']:g}")
+    if s["fish"]:
+        lines += ["", "fish (summed effects; ablated: all its decisions in the window by the random chooser):"]
+        for f in s["fish"][:6]:
+            ab = f.get("ablated")
+            lines.append(f"  fish {f['fish']:4d}: sum {f['sum_of_effects']:+.3g} over {f['decisions']} decisions"
+                         + (f"; ablated {ab['effect']:+.3g} [{ab['low']:+.3g}, {ab['high']:+.3g}] "
+                            f"({ab['replicates']} replicates)" if ab else ""))
+    if s["plan_types"]:
+        lines += ["", "plan types (every such choice in the window replaced by another that fits):"]
+        for t in s["plan_types"]:
+            r = t["replaced"]
+            lines.append(f"  {t['plan']:10s} ({t['choices_in_window']} choices): {r['effect']:+.3g} "
+                         f"[{r['low']:+.3g}, {r['high']:+.3g}]"
+                         + ("  beyond the null band" if r["beyond_null"] else ""))
+    if "model" in s:
+        m = s["model"]
+        lines += ["", f"model: {m['answered_from_recording']} requests answered from the recording, "
+                      f"{m['requests_sent']} sent to the server (--max-requests {m['max_requests']}), "
+                      f"{m['not_in_recording']} not in the recording"]
+    lines += ["", s["note"]]
+    if "files" in s:
+        lines.append("wrote " + ", ".join(s["files"].values()))
+    return "\n".join(lines)
