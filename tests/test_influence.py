@@ -145,6 +145,11 @@ def test_a_model_runs_forks_answer_from_the_recording_and_spend_only_the_budget(
     assert budget["model"]["answered_from_recording"] > 0
     for f in out_dir.iterdir():
         assert b"sk-canary" not in f.read_bytes()
+    # the futures on the instinct brain instead: offline, and measured against a baseline fork on
+    # the same brain (not against the model's own recording), labelled so
+    inst = influence_model(capsys, rec, "--brain", "instinct")
+    assert inst["brain"].startswith("instinct (offline") and inst["baseline"].startswith("a fork keeping")
+    assert inst["model"]["requests_sent"] == 0 and inst["model"]["answered_from_recording"] == 0
 
 
 def influence_model(capsys, rec, *extra: str) -> dict:

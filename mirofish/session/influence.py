@@ -421,8 +421,22 @@ class Forker:
         self.cache_hits += int(live.get("cache_hits") or 0)
         self.cache_misses += int(live.get("cache_misses") or 0)
 
+    @property
+    def swaps_brain(self) -> bool:
+        """Do the forks' futures run on another brain than the recording's (``--brain instinct``
+        on a model or user brain's run)? Then the baseline is a fork of its own (:meth:`recorded`)."""
+        return self.brain == "instinct" and (self.cfg.brain.kind != "instinct" or bool(self.cfg.fish.groups))
+
     def recorded(self, tick: int) -> tuple[float, str]:
-        """The outcome as recorded (the replay run on from ``tick``) and the final hash."""
+        """The outcome as recorded (the replay run on from ``tick``) and the final hash — or,
+        when the futures run on another brain (:attr:`swaps_brain`), the outcome of a fork that
+        keeps every decision of ``tick`` as recorded: the same brain after it as the swaps', so
+        an effect is the decision's, not the brain's."""
+        if self.swaps_brain:
+            if tick not in self._recorded:
+                got = self.run(Task("baseline", tick))
+                self._recorded[tick] = (got["outcome"], got["final_hash"])
+            return self._recorded[tick]
         k = self.rec.keyframe_at_or_before(tick)
         if k not in self._recorded:  # the same for every tick of a keyframe interval
             self.seek(tick)
@@ -447,9 +461,11 @@ class Forker:
         try:
             fish: int | None = None
             plan: tuple[int, int, int] | None = None
+            source: DecisionSource = live
             if task.kind in ("alternative", "null", "keep"):
                 fish, plan = task.fish, parse_plan(task.plan)
-                source: DecisionSource = live
+            elif task.kind == "baseline":  # every decision of the tick as recorded
+                pass
             elif task.kind == "ablate_fish":
                 source = Ablate(live, self.cfg, task.tick, self.window[1], fish=task.fish, rep=task.rep)
             else:
@@ -767,10 +783,12 @@ def influence(path: str | Path, outcome: str, window: tuple[int, int] | None = N
             rows["rerun"].append("")
             ticks_run += out.t1 - task.tick
         seconds = time.perf_counter() - start
-        brain_label = ("instinct (offline, in place of the recording's brain)" if brain == "instinct"
+        brain_label = ("instinct (offline, in place of the recording's brain; the baseline is a fork that keeps "
+                       "the fork tick's decisions, instinct after)" if forker.swaps_brain
                        else f"the recording's own ({cfg.brain.kind})")
         summary = {
             "recording": path, "outcome": outcome, "outcome_recorded": round(rec_w0, 4),
+            "baseline": "a fork keeping the fork tick's decisions" if forker.swaps_brain else "the recording",
             "window": [w0, w1], "alternatives": alternatives, "brain": brain_label, "seed": seed,
             "decisions_in_window": len(decisions), "decisions_tested": len(tested),
             "forks": len(tasks) + len(ab_tasks), "ticks_simulated": ticks_run, "workers": workers,
@@ -838,11 +856,13 @@ def write_outputs(result: dict[str, Any], out_dir: str | Path, fmt: str, inputs:
 def render_text(s: dict[str, Any], top: int = 12) -> str:
     """The summary as a person reads it: the null, the ranking (pivotal marked), fish and plan types."""
     band = s["null"]["band"]
-    lines = [f"influence on {s['outcome']} (as recorded: {s['outcome_recorded']:g}) of the decisions in "
+    was = "as recorded" if s.get("baseline", "the recording") == "the recording" else "baseline"
+    lines = [f"influence on {s['outcome']} ({was}: {s['outcome_recorded']:g}) of the decisions in "
              f"t{s['window'][0]}..t{s['window'][1] - 1}: {s['decisions_tested']} decisions, {s['forks']} forks, "
              f"{s['seconds']:.1f} s ({s['forks_per_second']:g} forks/s, {s['workers']} worker"
              f"{'s' if s['workers'] != 1 else ''}); brain after the fork: {s['brain']}",
-             f"null: {s['null']['samples']} random swaps; their effects' central 95 % (the band) "
+             f"null: {s['null']['samples']} random swaps; their effects' central 95 % (the band; each decision is "
+             f"judged against the band of the other decisions' swaps) "
              f"{band[0]:+.3g} .. {band[1]:+.3g}"
              + ("" if s["null"]["stable"] else " (not yet stable: raise --null-max)"),
              f"pivotal: {len(s['pivotal'])} of {s['decisions_tested']} decisions ({s['pivotal_share']:.0%})", "",
@@ -855,7 +875,8 @@ def render_text(s: dict[str, Any], top: int = 12) -> str:
         interval = f"[{r['low']:+.3g}, {r['high']:+.3g}]"
         lines.append(f"{mark}{n:4d}  {r['tick']:4d}  {r['fish']:4d}  {r['recorded'][:34]:34s}  {r['effect']:+7.3g}  "
                      f"{interval:18s}  {r['alternatives']:4d}  {r['strongest_alternative']} -> "
-                     f"{r['strongest_outcome']:g}")
+                     f"{r['strongest_outcome']:g}"
+                     + (f"  (its band {r['band'][0]:+.3g} .. {r['band'][1]:+.3g})" if r["pivotal"] else ""))
     if s["fish"]:
         lines += ["", "fish (summed effects; ablated: all its decisions in the window by the random chooser):"]
         for f in s["fish"][:6]:
