@@ -49,6 +49,10 @@ def replay_arguments(rp: argparse.ArgumentParser) -> None:
                     help="negotiation recordings: the session to show first (default: the first)")
     rp.add_argument("--reply-cache", metavar="DIR", help="model runs: put every recorded model reply into the reply "
                                                          "cache DIR (for live --reply-cache and fork --reply-cache)")
+    rp.add_argument("--influence", metavar="DIR",
+                    help="aquarium window: mark the decisions of an influence study (influence --out DIR; DIR or "
+                         "its influence.json) on the timeline: pivotal ones amber; a click forks the strongest "
+                         "alternative (default: REC.influence/ beside the recording, when it is there)")
     from .aquarium import reader_flags
 
     reader_flags(rp, "window's forks and questions")
@@ -56,7 +60,24 @@ def replay_arguments(rp: argparse.ArgumentParser) -> None:
 
 
 def replay(args: argparse.Namespace) -> int:
-    return int(recording_spec(args.path, "replay", "replay").part("replay")(args))
+    import sys
+
+    from ..session.influence_marks import MarksError, for_command, given
+
+    spec = recording_spec(args.path, "replay", "replay")
+    flag = getattr(args, "influence", None)
+    aquarium = spec.records == "ticks"
+    if flag is not None and not aquarium:
+        raise UsageError(f"mirofish replay: --influence marks an aquarium recording's decisions; {args.path} is "
+                         f"{_a(spec.name)} recording")
+    window = aquarium and not (getattr(args, "headless", False) or getattr(args, "terminal", False))
+    try:
+        marks = for_command(args.path, flag, window,
+                            lambda problem: print(f"mirofish replay: warning: {problem}", file=sys.stderr))
+    except MarksError as exc:
+        raise UsageError(f"mirofish replay: --influence: {exc}") from None
+    with given(args.path, marks):  # the window of this recording shows them
+        return int(spec.part("replay")(args))
 
 
 # ---------------------------------------------------------------- fork

@@ -30,6 +30,7 @@ from ..observe.groups import groups_now
 from ..observe.recording import RecordingError
 from ..pacing import Pacer, clamp_speed
 from ..session import ForkSession, LiveSession, ReplaySession, Session
+from ..session.influence_marks import InfluenceMarks, Mark, for_recording
 from ..session.navigator import Navigator, Refused
 from ..snapshot import TankView
 from .charts import Series, group_key
@@ -51,6 +52,9 @@ class ShownTank:
         self.pacer = Pacer(session.cfg.world.tick_seconds, session.cfg.engine.speed)
         self.pane = TankPane(session.terrain())
         self.hud, self.series = Hud(), Series()
+        # each recording's influence marks (or a problem with the study beside it), read once
+        self._influence: dict[str, tuple[InfluenceMarks | None, str | None]] = {}
+        self.influence_note = ""  # a problem with the influence study beside a recording (one line)
         self.timeline = self._new_timeline()
         self.selected: int | None = None
         self._message, self.saves = "", Path("saves")
@@ -60,6 +64,8 @@ class ShownTank:
         self._pending_cfg = session.cfg  # settings that apply at the next reset (fish count)
         self.sliders: list[Slider] = self._make_sliders()
         self._reset_views()
+        if self.influence_said():
+            self.message = self.influence_said()
 
     @property
     def session(self) -> Session:
@@ -128,13 +134,63 @@ class ShownTank:
             self._message = ""
 
     def _new_timeline(self) -> Timeline | None:
-        """A replay's timeline, or the live tank's over its kept past (None: it keeps none)."""
+        """A replay's timeline (with the marks of an influence study of its recording, if any), or
+        the live tank's over its kept past (None: it keeps none)."""
         if self.nav.replay is not None:
             r = self.nav.replay
-            return Timeline(r.first_tick, r.last_tick, r.markers())
+            return Timeline(r.first_tick, r.last_tick, r.markers(), influence=self._influence_of(r))
         live = self.nav.showing_live
         rng = live.past_range() if live is not None else None
         return Timeline(rng[0], rng[1], []) if rng is not None else None
+
+    def _influence_of(self, replay: ReplaySession) -> InfluenceMarks | None:
+        """The influence study's marks for the recording ``replay`` plays: the one the command line
+        gave (``--influence``) or the one beside it, read once per recording (a problem with the
+        one beside it: :attr:`influence_note` says it, the footer shows it)."""
+        path = getattr(replay.recording, "path", None)
+        if path is None:
+            return None
+        key = str(path)
+        if key not in self._influence:
+            self._influence[key] = for_recording(path, (replay.first_tick, replay.last_tick, replay.cfg.fish.slots))
+        marks, problem = self._influence[key]
+        self.influence_note = problem or ""
+        return marks
+
+    def influence_said(self, short: bool = False) -> str:
+        """The footer's word on the timeline's influence marks ("": there are none)."""
+        influence = self.timeline.influence if self.timeline is not None else None
+        if influence is None:
+            return self.influence_note
+        n = len(influence.pivotal)
+        if n == 0:
+            what = "no pivotal decision; the strongest ones marked faintly on the timeline"
+        else:
+            what = f"{n} pivotal decision{'s' if n != 1 else ''} marked amber on the timeline"
+        if short:
+            return f"influence study: {what} (hover one)"
+        return f"influence on {influence.outcome}: {what}; hover a mark, click it to fork the strongest alternative"
+
+    def open_mark(self, mark: Mark) -> None:
+        """A click on an influence mark: the replay at the decision's tick, its fish followed and
+        forked with the study's strongest alternative (as F and a plan would; O returns). The
+        tank waits at the fork tick (Space plays the branch)."""
+        if self.fork is not None:
+            self.end_fork()
+        self.pacer.paused = True
+        self.seek(mark.tick)
+        if self.tick != mark.tick or self.alarm:  # the seek was refused or the recording drifted: it said why
+            return
+        self.selected = mark.fish
+        self.pane.centred = True
+        if not mark.alternative:
+            self.message = f"t{mark.tick} fish {mark.fish}: the influence study tested no alternative here"
+            return
+        self.start_fork(mark.alternative)
+        if self.fork is None:  # refused: the message says why
+            return
+        self.message = (f"t{mark.tick} fish {mark.fish}: forked with {mark.alternative} — the influence study's "
+                        f"strongest alternative (Space plays the branch, O returns to the original)")
 
     def _reset_views(self) -> None:
         self.view: TankView = self.shown.view()
@@ -326,6 +382,8 @@ class ShownTank:
             else:
                 follow = f" · fish {followed} is not in this recording: following no one"
         self.message = f"replaying {path} (Space plays, drag the timeline to seek){follow}{back}"
+        if self.influence_said(short=True):
+            self.message = f"{self.message} · {self.influence_said(short=True)}"
 
     def reset(self, seed: int | None = None) -> None:
         """A fresh tank (live: with the settings that apply at a reset, and ``seed`` if given;

@@ -71,6 +71,8 @@ class AquariumScene(ShownTank):
     def handle_event(self, event) -> bool:
         """Each part of the window in turn, from what lies on top: the first that takes the
         event ends it; then the keys (``KEYS``). Returns whether one took it."""
+        if self.timeline is not None:  # the influence marks' hover follows the mouse wherever it is
+            self.timeline.track(event)
         return any(part(event) for part in (self._let_go, self._overlays, self._controls, self._wheel,
                                             self._timeline, self._tank_mouse, self._typing, self.pickers.handle_key,
                                             self._keys))
@@ -112,6 +114,13 @@ class AquariumScene(ShownTank):
         return True
 
     def _timeline(self, event) -> bool:
+        """A click on an influence mark opens its decision's fork (also from a fork: it ends first);
+        a press or drag on the bar seeks (not while a fork is shown)."""
+        if self.timeline is not None and event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            mark = self.timeline.mark_at(event.pos)
+            if mark is not None:
+                self.open_mark(mark)
+                return True
         if self.timeline is None or self.fork is not None or not self.timeline.handle(event):
             return False
         self.seek(self.timeline.seek_to)
@@ -285,6 +294,9 @@ class AquariumScene(ShownTank):
             surf.blit(label, (self.unfold_tab.x + 8, self.unfold_tab.y + 4))
         if r["hud"].w and not (self.pickers.action or self.show_help):
             self.hud.draw_tip(surf)
+        covered = self.pickers.action or self.pickers.files is not None or self.show_help or self.show_menu
+        if self.timeline is not None and r["timeline"].w and not covered:
+            self.timeline.draw_tip(surf)  # the influence mark under the mouse
         if self.show_help:
             draw_help(surf, help_lines(KEYS), "Keys")
 
@@ -321,6 +333,8 @@ class AquariumScene(ShownTank):
         """The timeline (a replay's, the live tank's kept past) with a fork's divergence under it;
         a live fork without a timeline: the divergence count above the footer."""
         fork = self.fork
+        if self.timeline is not None:
+            self.timeline.hovered = None  # (a timeline folded away has no mark under the mouse)
         if self.timeline is not None and r["timeline"].w:
             rng = self.nav.showing_live.past_range() if self.nav.showing_live is not None else None
             if rng is not None:  # the live timeline: the kept past up to now
