@@ -64,3 +64,27 @@ class LLMAgent:
         plan = first_json_object(text) or salvage_cut(text) or {}
         mine.append(f"t{ask.tick} {plan.get('goal', 'no plan')}")
         return text
+
+    def answer(self, question: dict, ask: Ask):
+        """A survey's question (``run.py survey``), asked of its model in its own words, with the
+        fish's view and diary; the model's answer goes back as it came (MiroFish reads it as it
+        reads a model's: a Likert score, one of the options, a number, or text)."""
+        kind = question["kind"]
+        if kind == "likert":
+            how, answer = "a whole number from 1 to 5", {"type": "integer", "minimum": 1, "maximum": 5}
+        elif kind == "choice":
+            how, answer = "one of " + ", ".join(question["options"]), {"type": "string", "enum": question["options"]}
+        elif kind == "number":
+            how = f"a number from {question['min']:g} to {question['max']:g}"
+            answer = {"type": "number", "minimum": question["min"], "maximum": question["max"]}
+        else:
+            how, answer = "a short sentence", {"type": "string"}
+        user = "\n".join([f"You are {ask.persona}.", ask.view,
+                          f"Energy {ask.energy:.0f}/{ask.max_energy:.0f}.",
+                          "Your diary: " + ("; ".join(self.diary[ask.fish]) or "empty") + ".",
+                          f"Question: {question['text']} Answer with {how}."])
+        schema = {"type": "object", "additionalProperties": False, "required": ["answer"],
+                  "properties": {"answer": answer}}
+        text = self.ctx.chat([{"role": "system", "content": "You are one fish in a shared aquarium; answer as it."},
+                              {"role": "user", "content": user}], schema=schema, max_tokens=60)
+        return (first_json_object(text) or {}).get("answer")

@@ -36,3 +36,22 @@ class RuleBrain:
             way = ask.heading if ask.heading in ask.directions else ask.directions[0]
             return Decision(goal="explore", direction=way, ticks=25, thought=f"open water {way}: look around")
         return Decision(goal="forage", ticks=30, thought="nothing better to do")
+
+    def answer(self, question: dict, ask: Ask):
+        """A survey's question (``run.py survey``): answered by the same rules, from the same ask.
+        ``question`` has ``id``, ``kind`` (text, likert, choice, number), ``text``, ``options``,
+        ``labels``, ``min``, ``max``; the answer is read as a model's is (a Likert score 1-5, one
+        of the options, a number, or text)."""
+        company = sum(ch in "^v<>" for ch in ask.view)
+        kind, options = question["kind"], question["options"]
+        if kind == "likert":  # how safe, how good: more company, more energy, higher
+            return 1 + min(4, company + int(ask.energy >= 50))
+        if kind == "number":
+            return max(question["min"], min(question["max"], ask.energy))
+        if kind == "choice":
+            if set(options) == {"yes", "no"}:
+                return "yes" if company else "no"
+            decided = self.decide(ask)
+            way = decided.direction if decided.goal == "explore" else "stay" if decided.goal == "rest" else ask.heading
+            return way if way in options else options[0]
+        return f"{self.decide(ask).thought}, with {company} fish in view"

@@ -353,6 +353,27 @@ def _chain_reply(prompt: str) -> str:
     return json.dumps({"message": text, "unsure": unsure})
 
 
+def survey_reply(prompt: str, schema: dict[str, Any] | None) -> str:
+    """A survey question's answer (session/survey.py, a user brain's ``answer``), by what the
+    request's schema asks for — its ``answer``'s options, score or bounds — the one a hash of
+    the prompt picks, or a sentence: reproducible."""
+    h = int(hashlib.sha256(prompt.encode()).hexdigest()[:8], 16)
+    spec = ((schema or {}).get("properties") or {}).get("answer") or {}
+    if spec.get("enum"):
+        return json.dumps({"answer": spec["enum"][h % len(spec["enum"])]})
+    if spec.get("type") in ("integer", "number"):
+        lo, hi = float(spec.get("minimum", 0)), float(spec.get("maximum", 100))
+        if spec["type"] == "integer":
+            return json.dumps({"answer": int(lo) + h % (int(hi) - int(lo) + 1)})
+        return json.dumps({"answer": round(lo + (h % 1000) / 999 * (hi - lo), 1)})
+    return json.dumps({"answer": "I keep close to what I see and swim on."})
+
+
+def _is_survey(schema: dict[str, Any] | None) -> bool:
+    """A survey's request: its schema asks for one thing, ``answer``."""
+    return isinstance(schema, dict) and list(schema.get("properties") or {}) == ["answer"]
+
+
 def _scene_reply(prompt: str, fault: str, policy: str = "scripted") -> str | None:
     """The reply to a scene's prompt (negotiation, referential game, report chain, a fish's
     diary); None for a fish's decision. ``policy`` copycat: a small model whose report-chain
@@ -561,6 +582,10 @@ class _Handler(BaseHTTPRequestHandler):
         if cold:
             time.sleep(cold)
         prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages") or [])
+        asked = schema or (body.get("response_format") or {}).get("schema")  # (json_object carries it too)
+        if _is_survey(asked):  # a survey's question (session/survey.py)
+            self._complete(n, prompt, survey_reply(prompt, asked) if fault != "garbage" else "Blub.")
+            return
         content = _scene_reply(prompt, fault, self._policy(body))
         if content is None:
             content = self._fish_reply(body, prompt, schema, fault)

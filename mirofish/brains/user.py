@@ -428,6 +428,28 @@ class UserBrainSource(DecisionSource):
         if self._client is not None:
             self._client.close()
 
+    # ------------------------------------------------------------ a survey's question
+
+    def answer(self, question: dict[str, Any], batch: RequestBatch) -> tuple[Any, str]:
+        """A survey's question (``run.py survey``) put to the brain's optional ``answer(question,
+        ask)`` for the one fish of ``batch`` (with its perceptions), under the watchdog
+        (``brain.request_timeout_s``): ``(answer as plain data, "ok")`` or ``(None, why)`` —
+        ``no_answer_method``, ``brain_hung``, ``brain_raised``, ``brain_garbage``. ``question``:
+        ``id``, ``kind`` (text, likert, choice, number), ``text``, ``options``, ``labels``,
+        ``min``, ``max``. Its ``ctx.chat`` works as in a decision (the reply cache answers first)."""
+        fn = getattr(self.brain, "answer", None)
+        if not callable(fn):
+            return None, "no_answer_method"
+        ask = self._ask(batch, 0)
+        try:
+            out = bounded(lambda: fn(dict(question), ask), self.cfg.brain.request_timeout_s, "its answer")
+        except BrainError as exc:
+            return None, "brain_hung" if "did not return" in str(exc) else "brain_raised"
+        try:
+            return _plain(out, 0, [MAX_ITEMS]), "ok"
+        except _NotPlain:
+            return None, "brain_garbage"
+
     # ------------------------------------------------------------ the ask
 
     def _ask(self, batch: RequestBatch, i: int) -> Ask:

@@ -62,6 +62,9 @@ COMMANDS = (
     Command("influence", "which decisions made this? every decision of a window forked against the plans its fish "
                          "was offered, ranked by effect on an outcome, with intervals against a null",
             recordings.influence_arguments, recordings.influence),
+    Command("survey", "ask every fish (or some) questions at ticks of a recording, in the context each had; "
+                      "answers as a table, compared between recordings and against what the fish then did",
+            recordings.survey_arguments, recordings.survey),
     Command("reask", "send a fish's recorded model request again (same or another model, K times) and compare "
                      "the answers with the recorded one", recordings.reask_arguments, recordings.reask),
     Command("diff", "compare two recordings (a run and its fork) tick by tick, or two windows of one recording "

@@ -489,3 +489,74 @@ def influence(args: argparse.Namespace) -> int:
         (Path(args.out) / "influence.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary) if args.json else render_text(summary))
     return 0
+
+
+def survey_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="REC", help="aquarium recordings (only read); several: compared "
+                                                           "question by question with the first")
+    p.add_argument("--at", required=True, metavar="T[,T…]", help="the ticks to ask at")
+    p.add_argument("--questions", required=True, metavar="FILE.toml",
+                   help="the questions ([[question]] tables; assets/questions/fish.toml is an example)")
+    p.add_argument("--fish", metavar="IDS", help="all (default), 3,17,42 or group:NAME")
+    p.add_argument("--base-url", metavar="URL", help="the server that answers for model fish (a recording's own "
+                                                     "server is never contacted)")
+    p.add_argument("--model", metavar="NAME", help="the model to ask (default: the recorded one)")
+    p.add_argument("--api-key-env", metavar="VAR", help="the environment variable with the key (default "
+                                                        "OPENAI_API_KEY)")
+    p.add_argument("--reply-cache", metavar="DIR", help="keep the answers' replies in DIR; a question asked "
+                                                        "before is answered from it")
+    p.add_argument("--max-requests", type=int_at_least(0), default=10_000, metavar="N",
+                   help="at most N requests to the server (default 10,000); the rest are counted max_requests")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="the intervals' draws")
+    p.add_argument("--out", metavar="DIR", help="write survey.parquet (or .csv) and survey.json")
+    p.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="the table's format")
+    p.add_argument("--overwrite", action="store_true", help="replace existing files in DIR")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON instead of text")
+    p.add_argument("--brain", action="append", default=[], metavar="SPEC",
+                   help="a run of a user brain: the brain that answers (its answer(question, ask)), FILE.py:NAME or "
+                        "MODULE:NAME (GROUP=SPEC for one group; a recording never loads code)")
+
+
+def survey(args: argparse.Namespace) -> int:
+    import sys
+
+    from ..session.survey import render_text, write_outputs
+    from ..session.survey import survey as run_survey
+    from .aquarium import reader_choice
+
+    for path in args.paths:
+        spec = recording_spec(path, "survey", "fork")
+        if spec.records != "ticks":
+            raise UsageError(f"mirofish survey: {path} is {_a(spec.name)} recording; survey asks aquarium fish")
+    try:
+        ticks = [int(t) for t in args.at.split(",") if t.strip()]
+    except ValueError:
+        raise UsageError(f"mirofish survey: --at {args.at!r}: ticks separated by commas") from None
+    if not ticks or any(t < 0 for t in ticks):
+        raise UsageError(f"mirofish survey: --at {args.at!r}: ticks separated by commas")
+    choice = reader_choice(args, "survey")  # the server's URL, the key variable's name, the brains checked
+    if args.out:
+        from ..session.tables import check_parquet, table_targets
+
+        check_parquet(args.format)
+        table_targets(args.out, ["survey"], args.format, tuple(args.paths), args.overwrite)
+        guard_output(str(Path(args.out) / "survey.json"), tuple(args.paths), args.overwrite, "survey")
+    result = run_survey(args.paths, ticks, args.questions, args.fish, args.base_url, args.model, args.api_key_env,
+                        args.reply_cache, args.max_requests, args.seed, choice=choice)
+    summary = result["summary"]
+    if args.out:
+        summary["files"] = write_outputs(result, args.out, args.format, args.paths, args.overwrite)
+    from ..config import redact_url
+
+    reasons = summary["reasons"]
+    down = {k: v for k, v in reasons.items() if k in ("connection", "timeout", "breaker_open") or k.startswith("http_")}
+    answered = sum(v for k, v in reasons.items() if k in ("ok", "clamped"))
+    print(json.dumps(summary) if args.json else render_text(summary))
+    if down and not answered:  # a dead server: what was asked is written, and the run says so
+        print(f"mirofish survey: the server at {redact_url(args.base_url or '')} answered none of the model fish's "
+              f"questions ({', '.join(f'{k} {v}' for k, v in down.items())})", file=sys.stderr)
+        return 2
+    if down:
+        print(f"mirofish survey: warning: the server at {redact_url(args.base_url or '')} did not answer "
+              + ", ".join(f"{k} {v}" for k, v in down.items()) + " questions (counted in the table)", file=sys.stderr)
+    return 0
