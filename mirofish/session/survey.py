@@ -293,10 +293,11 @@ class Asker:
                  else self.choice.brains.get(None) if self.choice is not None else None)
         if given == "instinct":  # the user put the instinct in its place: it answers by template
             return template_answer(q, player.world, fish)
-        key = group or ""
+        key = f"{player.recording.path}:{group or ''}"
         if key not in self.users:
-            try:
-                cfg, offline = reader_config(part, self.choice, set())
+            try:  # the recording's whole config: a group's brain is named as the group's
+                full, offline = reader_config(player.recording.config, self.choice, set())
+                cfg = full.for_group(list(full.fish.group_names()).index(group)) if group is not None else full
                 self.users[key] = UserBrainSource(cfg, "lockstep", cache=self._client().cache, group=group,
                                                   offline=offline)
             except (RecordingError, BrainError) as exc:
