@@ -54,7 +54,8 @@ def test_sixty_model_fish_answer_three_questions_at_two_ticks_and_a_second_run_i
     q = questions(tmp_path)
     with TestServer() as server:
         code, out, err = run(capsys, "survey", str(runs["model"]), "--at", "40,100", "--questions", q,
-                             "--base-url", server.url, "--reply-cache", str(cache), "--out", str(out_dir), "--json")
+                             "--base-url", server.url, "--reply-cache", str(cache), "--out", str(out_dir), "--json",
+                             "--otel", str(tmp_path / "survey.otel.json"))
         assert code == 0, err
         first = json.loads(out)
         asked = server.completions
@@ -74,7 +75,13 @@ def test_sixty_model_fish_answer_three_questions_at_two_ticks_and_a_second_run_i
     rows = duckdb.sql(f"select brain, count(*), sum(valid::int) from '{out_dir / 'survey.parquet'}' "
                       "group by brain").fetchall()
     assert rows == [("model", 360, 360)]
-    for f in [*out_dir.iterdir(), *cache.rglob("*.json")]:
+    # every exchange kept as recordings keep a decision's, and as OpenTelemetry traces (one span a request)
+    kept = [json.loads(line) for line in (out_dir / "exchanges.jsonl").read_text().splitlines()]
+    assert len(kept) == 360 and {c["kind"] for c in kept} == {"survey"} and all(c["system"] for c in kept)
+    otel = json.loads((tmp_path / "survey.otel.json").read_text())
+    spans = otel["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert sum(1 for sp in spans if sp["name"].startswith("chat")) == 360
+    for f in [*out_dir.iterdir(), *cache.rglob("*.json"), tmp_path / "survey.otel.json"]:
         assert KEY.encode() not in f.read_bytes()
     assert KEY not in out + err + out2 + err2
 

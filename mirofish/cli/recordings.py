@@ -515,6 +515,8 @@ def survey_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--brain", action="append", default=[], metavar="SPEC",
                    help="a run of a user brain: the brain that answers (its answer(question, ask)), FILE.py:NAME or "
                         "MODULE:NAME (GROUP=SPEC for one group; a recording never loads code)")
+    p.add_argument("--otel", metavar="FILE.json", help="also write the model's exchanges as OpenTelemetry traces "
+                                                       "(one recording)")
 
 
 def survey(args: argparse.Namespace) -> int:
@@ -535,6 +537,10 @@ def survey(args: argparse.Namespace) -> int:
     if not ticks or any(t < 0 for t in ticks):
         raise UsageError(f"mirofish survey: --at {args.at!r}: ticks separated by commas")
     choice = reader_choice(args, "survey")  # the server's URL, the key variable's name, the brains checked
+    if args.otel:
+        if len(args.paths) > 1:
+            raise UsageError("mirofish survey: --otel writes one recording's exchanges: give one recording")
+        guard_output(args.otel, tuple(args.paths), args.overwrite, "trace")
     if args.out:
         from ..session.tables import check_parquet, table_targets
 
@@ -546,6 +552,10 @@ def survey(args: argparse.Namespace) -> int:
     summary = result["summary"]
     if args.out:
         summary["files"] = write_outputs(result, args.out, args.format, args.paths, args.overwrite)
+    if args.otel:
+        from ..session.survey import write_otel
+
+        summary.setdefault("files", {})["otel"] = write_otel(result, args.paths[0], args.otel, args.overwrite)["otel"]
     from ..config import redact_url
 
     reasons = summary["reasons"]

@@ -437,7 +437,7 @@ def _internal(trace_id: str, span_id: str, parent: str | None, name: str, start:
 
 
 def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "events",
-                  anchor: int | None = None) -> dict[str, Any]:
+                  anchor: int | None = None, texts: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``ExportTraceServiceRequest`` (OTLP/JSON, as a dict) of a recording's exchanges, every
     value one OTLP holds (the resource's ``mirofish.out_of_range``: how many were clamped or left
     out); an anchor that puts the run's ticks past ``LAST_NS`` is refused."""
@@ -454,7 +454,7 @@ def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "e
                              f"puts the run's {rec.last_tick - rec.first_tick} ticks past {_iso(LAST_NS)}, the last "
                              f"time OTLP's nanosecond timestamps hold; give an earlier --otel-anchor")
     run_id = _id(trace_id + " run", 8)
-    texts = rec.texts()
+    texts = {**rec.texts(), **(texts or {})}  # (a survey's exchanges bring their own shared texts)
     calls = one_a_request(calls)
     fit = _Fit()
 

@@ -245,6 +245,7 @@ class Asker:
     client: Any = None
     choice: Any = None  # the brains the user gave (--brain), for user brains' answers
     users: dict[str, Any] = field(default_factory=dict)
+    exchanges: list[dict[str, Any]] = field(default_factory=list)  # the model's, as recordings keep them
 
     def _client(self) -> Any:
         if self.client is None:
@@ -265,10 +266,13 @@ class Asker:
                                       seed=self.cfg.seed, brain=brain, cache=cache, max_concurrency=1)
         return self.client
 
-    def ask(self, msgs: list[dict[str, Any]], q: Question) -> dict[str, Any]:
-        """``{"text", "tokens", "latency_s", "error", "cached"}`` of one question."""
+    def ask(self, msgs: list[dict[str, Any]], q: Question, tick: int = 0, fish: int = 0,
+            group: str | None = None, view: str = "") -> dict[str, Any]:
+        """``{"text", "tokens", "latency_s", "error", "cached"}`` of one question; the exchange is
+        kept (:attr:`exchanges`, as recordings keep a decision's, kind ``survey``)."""
         client = self._client()
-        from ..brains.exchanges import cache_key
+        from ..brains.exchanges import cache_key, exchange
+        from ..brains.transport import response_formats
 
         key = cache_key(client.model, msgs, q.schema(), 120, *client._sampling)
         if client.cache.get(key) is None:  # a request the server must answer
@@ -278,9 +282,18 @@ class Asker:
                 return {"text": None, "error": "max_requests"}
             self.sent += 1
         start = time.perf_counter()
-        trace: dict[str, Any] = {}
+        trace: dict[str, Any] = {"model": client.model}
         got = client.complete(msgs, q.schema(), max_tokens=120, trace=trace)
         self.cached += int(bool(got.get("cached")))
+        c = int(got.get("completion_tokens") or 0)
+        trace.update(prompt_tokens=int(got.get("tokens") or 0) - c, completion_tokens=c,
+                     latency_s=trace.get("latency_s", time.perf_counter() - start))
+        self.exchanges.append({**exchange(tick=tick, fish=fish, kind="survey", model=client.model, msgs=msgs,
+                                          formats=response_formats(q.schema()), max_tokens=120, trace=trace,
+                                          reply=got.get("text"), read="ok" if not got.get("error") else
+                                          str(got["error"]), tier="survey", view=view,
+                                          cached=bool(got.get("cached")), group=group),
+                               "question": q.id})
         return {**got, "latency_s": round(time.perf_counter() - start, 3)}
 
     def user_answer(self, q: Question, player: Any, part: Any, fish: int, group: str | None) -> tuple[Any, bool, str]:
@@ -390,8 +403,9 @@ def survey_one(path: str | Path, ticks: list[int], questions: list[Question], fi
                                             tendency=b.tendency, prompt=load_prompt(b.prompt))
                         for q in questions:
                             row: dict[str, Any] = {"brain": brain, "tokens": 0, "latency_s": 0.0}
-                            if base is not None:
-                                got = asker.ask([*base, {"role": "user", "content": q.ask()}], q)
+                            if base is not None and p is not None:
+                                got = asker.ask([*base, {"role": "user", "content": q.ask()}], q, t, f,
+                                                names[groups[f]] if groups is not None else None, p.view)
                                 if got.get("error"):
                                     value, valid, reason = None, False, str(got["error"])
                                 else:
@@ -514,6 +528,7 @@ def survey(paths: list[str], ticks: list[int], questions_file: str, fish: str | 
     start = time.perf_counter()
     questions = load_questions(questions_file)
     rows: dict[str, list[Any]] = {c: [] for c in ROW_TYPES}
+    exchanges: dict[str, list[dict[str, Any]]] = {}
     asker: Asker | None = None
     try:
         for p in paths:
@@ -522,9 +537,11 @@ def survey(paths: list[str], ticks: list[int], questions_file: str, fish: str | 
             rec.close()
             if asker is None:
                 asker = Asker(cfg, base_url, model, api_key_env, reply_cache, max_requests, choice=choice)
+            before = len(asker.exchanges)
             got = survey_one(p, ticks, questions, fish, asker, say)
             for k in rows:
                 rows[k] += got[k]
+            exchanges[str(p)] = asker.exchanges[before:]
         sent = (asker.sent + sum(int(u.calls) for u in asker.users.values())) if asker else 0
     finally:
         if asker is not None:
@@ -536,7 +553,7 @@ def survey(paths: list[str], ticks: list[int], questions_file: str, fish: str | 
                "requests_sent": sent, "answered_from_cache": asker.cached if asker else 0,
                "max_requests": max_requests, "seconds": round(time.perf_counter() - start, 2),
                "by_question": summarize(rows, questions, seed)}
-    return {"summary": summary, "rows": rows}
+    return {"summary": summary, "rows": rows, "exchanges": exchanges}
 
 
 def write_outputs(result: dict[str, Any], out_dir: str | Path, fmt: str, inputs: list[str],
@@ -551,11 +568,52 @@ def write_outputs(result: dict[str, Any], out_dir: str | Path, fmt: str, inputs:
     target = table_targets(out_dir, ["survey"], fmt, tuple(inputs), overwrite)["survey"]
     target.parent.mkdir(parents=True, exist_ok=True)
     write_table(target, result["rows"], fmt, ROW_TYPES)
+    from ..config import redact_text
+
+    lines = []  # the model's exchanges, each whole (its shared texts in place): re-sendable as they were
+    for rec_path, calls in result.get("exchanges", {}).items():
+        for c in calls:
+            texts = c.get("_texts") or {}
+            lines.append(json.dumps({**{k: v for k, v in c.items() if k != "_texts"}, "recording": rec_path,
+                                     "system": texts.get(c.get("prefix") or "", ""),
+                                     "schema_text": texts.get(c.get("schema") or "", "")}, ensure_ascii=False))
+    ex = target.parent / "exchanges.jsonl"
+    tmp_ex = ex.with_name(ex.name + ".tmp")
+    tmp_ex.write_text(redact_text("\n".join(lines) + ("\n" if lines else "")))
+    os.replace(tmp_ex, ex)
     js = target.parent / "survey.json"
     tmp = js.with_name(js.name + ".tmp")
     tmp.write_text(json.dumps(result["summary"], indent=1))
     os.replace(tmp, js)
-    return {"table": str(target), "summary": str(js)}
+    return {"table": str(target), "summary": str(js), "exchanges": str(ex)}
+
+
+def write_otel(result: dict[str, Any], path: str, out: str | Path, overwrite: bool) -> dict[str, Any]:
+    """The survey's model exchanges of recording ``path`` as OTLP/JSON traces (``export
+    --otel``'s form: one span a request, kind ``survey``, in the recording's simulated time)."""
+    from ..observe.paths import OutputError, check_output
+    from .otel import _Scrub, build_request, key_secrets, write_atomically
+
+    calls = result.get("exchanges", {}).get(str(path), [])
+    if not calls:
+        raise SurveyError(f"--otel: no model was asked in {path} (its fish answered by template or brain)")
+    try:
+        target = check_output(out, (path,), overwrite, "trace")
+    except OutputError as exc:
+        raise SurveyError(str(exc)) from None
+    texts: dict[str, str] = {}
+    for c in calls:
+        texts.update(c.get("_texts") or {})
+    rec = Recording(path)
+    try:
+        request = build_request(rec, [{**c, "asked": c["tick"]} for c in calls], texts=texts)
+        secrets = key_secrets(rec.config)
+    finally:
+        rec.close()
+    _Scrub(secrets).walk(request)
+    write_atomically(target, json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n")
+    spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    return {"otel": str(target), "spans": len(spans), "exchange_spans": len(calls)}
 
 
 def render_text(s: dict[str, Any]) -> str:
