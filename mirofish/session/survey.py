@@ -453,19 +453,12 @@ def survey_one(path: str | Path, ticks: list[int], questions: list[Question], fi
     return rows
 
 
-def _interval(values: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
-    if len(values) < 2:
-        v = float(values.mean()) if len(values) else float("nan")
-        return v, v
-    means = values[rng.integers(0, len(values), size=(BOOT, len(values)))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
-
-
 def summarize(rows: dict[str, list[Any]], questions: list[Question], seed: int = 0) -> dict[str, Any]:
     """Per question, recording, tick and group: counts by reason, the distribution (choice,
     likert) or mean with its 95 % interval (likert, number), words against deeds; per question
     the difference of each recording from the first."""
+    from .influence import bootstrap
+
     rng = np.random.default_rng(seed)
     n = len(rows["fish"])
     col = {k: np.array(v, dtype=object) for k, v in rows.items()}
@@ -486,7 +479,7 @@ def summarize(rows: dict[str, list[Any]], questions: list[Question], seed: int =
                     brains = _counts(col["brain"][sel])
                     one["brains"] = brains
                     if q.kind in ("likert", "number") and valid.any():
-                        lo, hi = _interval(value[valid], rng)
+                        lo, hi = bootstrap(value[valid], rng)
                         one.update(mean=round(float(value[valid].mean()), 3), low=round(lo, 3), high=round(hi, 3))
                     if q.kind in ("choice", "likert") and valid.any():
                         one["distribution"] = _counts(col["answer"][valid])
