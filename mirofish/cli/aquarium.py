@@ -161,6 +161,9 @@ def replay(args: argparse.Namespace) -> int:
     filled = cache.fill(player.recording.model_calls()) if cache is not None else None
     if args.headless:
         return _replay_headless(args, player, filled)
+    if args.at_tick is not None and not player.first_tick <= args.at_tick <= player.last_tick:
+        raise UsageError(f"mirofish replay: --at-tick {args.at_tick} is outside the recording "
+                         f"({player.first_tick}..{player.last_tick})")
     if args.terminal:
         return _play_terminal(player, args.at_tick or player.first_tick, args.speed)
     from ..ui.scenes.aquarium import AquariumScene

@@ -249,10 +249,13 @@ class Session:
 
         planner = instinct_source(self.cfg)
         snap = self.fish(fish)
-        head = [f"plan now: {snap.plan}"]
         if not isinstance(planner, InstinctPlanner):
-            return [*head, "(the action brain has no plans to explain)"]
-        return head + planner.explain(self.request_for(fish))
+            return [f"plan now: {snap.plan}", "(the action brain has no plans to explain)"]
+        # the plan it swims was chosen then; the numbers below are the choice it would make now —
+        # said apart, so that they do not read as the reasons for the plan on screen
+        when = f"chosen at t{snap.last_decision_tick}" if snap.last_decision_tick >= 0 else "its first"
+        head = [f"plan now: {snap.plan} ({when}); asked now, the instinct would weigh:"]
+        return head + [f"  {line}" if ": utility" in line else line for line in planner.explain(self.request_for(fish))]
 
     def ask(self, fish: int, question: str) -> concurrent.futures.Future[dict[str, Any]] | None:
         """Ask the fish's model (a model brain only) with the context it has at the tick shown —

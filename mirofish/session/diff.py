@@ -197,8 +197,9 @@ def render_text(d: dict[str, Any]) -> str:
                      + ("" if d["same_state_at_start"] else "  (they differ already at the start)"))
         fd = d["first_divergent_decision"]
         if fd:
+            said = [v[0] if v and v[0] is not None else "no decision then" for v in (fd["a"], fd["b"])]
             lines.append(f"first divergent decision: t{fd['tick']}, fish {', '.join(map(str, fd['fish'][:8]))}"
-                         f" (A: {fd['a'][0]}; B: {fd['b'][0]})")
+                         f" (A: {said[0]}; B: {said[1]})")
         else:
             lines.append("no decision differs")
         fc = d["first_tick_cells_differ"]

@@ -349,7 +349,8 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
     if out is not None:
         check_out(out, rec, overwrite)
     if not rec.first_tick <= tick < rec.last_tick:
-        raise RecordingError(f"--at {tick} is outside the recorded ticks {rec.first_tick}..{rec.last_tick - 1}")
+        raise RecordingError(f"--at {tick}: the recording holds ticks {rec.first_tick}..{rec.last_tick} "
+                             f"(a fork starts at {rec.first_tick}..{rec.last_tick - 1}: a decision must follow it)")
     if fish is not None and not 0 <= fish < rec.config.fish.slots:
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
     plan = plan_of(action) if action is not None else None

@@ -155,8 +155,11 @@ def make_clip(recording, out, t_from: int | None = None, t_to: int | None = None
     try:
         t0 = rec.first_tick if t_from is None else t_from
         t1 = rec.last_tick if t_to is None else t_to
+        if t0 >= t1:
+            raise ClipError(f"--from {t0} is not before --to {t1} (--to is the first tick left out)")
         if not rec.first_tick <= t0 < t1 <= rec.last_tick:
-            raise ClipError(f"--from {t0} --to {t1}: the recording holds ticks {rec.first_tick}..{rec.last_tick}")
+            raise ClipError(f"--from {t0} --to {t1}: the recording holds ticks {rec.first_tick}..{rec.last_tick} "
+                            f"(--from {rec.first_tick}..{rec.last_tick - 1}, --to up to {rec.last_tick})")
         frames = round((t1 - t0) * rec.config.world.tick_seconds * FPS / speed)
         if frames > MAX_FRAMES:
             raise ClipError(f"--from {t0} --to {t1} at --speed {speed:g} makes {frames:,} frames "

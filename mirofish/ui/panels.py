@@ -407,11 +407,16 @@ class FollowPanel:
             col = theme.BAD if alert else theme.GOOD
         surf.blit(theme.fit(line, 17, w, col), (x, y + 2))
         y += 20
-        if drift is not None:  # the newest summary against the persona: report's drift score
-            score, by = drift
+        if drift is not None and drift[1] == "template":
+            # a template summary is facts in set words, not the fish's own: scored against the persona
+            # it measures nothing about its character, so it never alarms (the model brain's do)
+            line = (f"drift: n/a for a template summary (it scores {drift[0]:.2f}; only a model's own summaries "
+                    "are judged)")
+            col = theme.DIM
+        elif drift is not None:  # the newest summary a model wrote against the persona: report's drift score
+            score, _ = drift
             alert = drift_alert is not None and score < drift_alert
-            line = (f"drift {score:.2f} (newest summary vs persona, 1 = in character"
-                    + (", a template summary)" if by == "template" else ")"))
+            line = f"drift {score:.2f} (newest model summary vs persona, 1 = in character)"
             if alert:
                 line = f"drift {score:.2f} < {drift_alert:.2f}  ALERT: out of character"
             col = theme.BAD if alert else theme.GOOD

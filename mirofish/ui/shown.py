@@ -55,6 +55,7 @@ class ShownTank:
         # each recording's influence marks (or a problem with the study beside it), read once
         self._influence: dict[str, tuple[InfluenceMarks | None, str | None]] = {}
         self.influence_note = ""  # a problem with the influence study beside a recording (one line)
+        self._fork_marks: list[int] = []  # the ticks of the forks made in this window: marked across seeks
         self.timeline = self._new_timeline()
         self.selected: int | None = None
         self._message, self.saves = "", Path("saves")
@@ -136,12 +137,14 @@ class ShownTank:
     def _new_timeline(self) -> Timeline | None:
         """A replay's timeline (with the marks of an influence study of its recording, if any), or
         the live tank's over its kept past (None: it keeps none)."""
+        forks = [(t, "fork") for t in self._fork_marks]  # the forks made here: they stay marked
         if self.nav.replay is not None:
             r = self.nav.replay
-            return Timeline(r.first_tick, r.last_tick, r.markers(), influence=self._influence_of(r))
+            made = [m for m in forks if r.first_tick <= m[0] <= r.last_tick and m not in r.markers()]
+            return Timeline(r.first_tick, r.last_tick, r.markers() + made, influence=self._influence_of(r))
         live = self.nav.showing_live
         rng = live.past_range() if live is not None else None
-        return Timeline(rng[0], rng[1], []) if rng is not None else None
+        return Timeline(rng[0], rng[1], [m for m in forks if rng[0] <= m[0] <= rng[1]]) if rng is not None else None
 
     def _influence_of(self, replay: ReplaySession) -> InfluenceMarks | None:
         """The influence study's marks for the recording ``replay`` plays: the one the command line
@@ -234,7 +237,10 @@ class ShownTank:
         self.energy_hist[:, -1] = self.view.energy / 100.0
         metrics = self._push_metrics()
         if frame.tick % self.cfg.metrics.sample_every == 0:
-            values = {**metrics, "mean_energy": float(self.view.energy.mean()) / 100}
+            # the fish in the water, as the metric counts them (not the empty spare slots): the live
+            # curve and the recording's are one curve
+            here = self.view.energy if self.view.present is None else self.view.energy[self.view.present]
+            values = {**metrics, "mean_energy": int(here.sum()) / (100.0 * max(1, len(here)))}
             for _, name, _, energy, school in groups_now(self.cfg, self.view, self.shown.metrics):
                 values[group_key(name, "mean_energy")] = energy  # a mixed tank's groups' lines
                 values[group_key(name, "schooling_degree")] = school
@@ -335,8 +341,10 @@ class ShownTank:
             self.message = str(exc)
             return
         self._window_past = window  # what the window knew at the fork tick: O brings it back with the tank
-        if self.timeline is not None and self.fork is not None:
-            self.timeline.markers.append((self.fork.tick0, "fork"))
+        if self.fork is not None:
+            self._fork_marks.append(self.fork.tick0)  # kept across seeks
+            if self.timeline is not None:
+                self.timeline.markers.append((self.fork.tick0, "fork"))
         self._reset_views()
 
     def end_fork(self) -> None:
@@ -367,6 +375,7 @@ class ShownTank:
             self.message = str(exc)
             return
         self._window_past = None
+        self._fork_marks = []  # another recording's timeline: the forks made on the last one are not its
         if live_series is not None:
             self._live_series = live_series
         self.series = Series()
@@ -396,6 +405,7 @@ class ShownTank:
             self.message = f"t{self.tick}: the start of {what}"
             return
         self.nav.reset(seed, self._pending_cfg)
+        self._fork_marks = []  # another tank: the forks of the last one are not its
         if self.nav.showing_live is not None:
             self.timeline = self._new_timeline()
             self.pane.new_tank(self.session.terrain())

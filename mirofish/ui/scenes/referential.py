@@ -82,7 +82,7 @@ class ReferentialScene(PacedScene):
     )
 
     def __init__(self, experiment: Experiment | None = None, recorder: ReferentialRecorder | None = None):
-        self.exp = experiment or Experiment(GameConfig(seed=0, rounds=10_000))
+        self.exp = experiment or Experiment(GameConfig(seed=0))  # the command's default: 400 rounds
         super().__init__()
         self.success: deque[float] = deque(maxlen=300)
         self.compression: deque[float] = deque(maxlen=300)
