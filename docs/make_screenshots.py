@@ -52,7 +52,9 @@ def shoot(scene, name: str, frames: int, keys=(), select=None, size=(1920, 1080)
 def school_sequence(seed: int = 1, ticks=(240, 250, 260, 270, 280, 290), size=(1920, 1080)) -> None:
     """docs/school-sequence.png: the schooling-demo tank (seed 1) every ten ticks from tick 240,
     cropped to the part of the tank the largest moving school swims through, the same crop in
-    every panel; its fish are ringed. The full window at tick 240 is docs/school-window.png."""
+    every panel (the panels folded away and the camera held still at 20 px a cell, so a crop is
+    the same water in every panel); its fish are ringed. The full window at tick 240 is
+    docs/school-window.png."""
     demo = load_config(preset="schooling-demo", seed=seed, **{"engine.speed": 1.0})
     scene = AquariumScene.live(demo)
     app = App([scene], size, offscreen=True)
@@ -60,6 +62,11 @@ def school_sequence(seed: int = 1, ticks=(240, 250, 260, 270, 280, 290), size=(1
     scene.show_fov = False
     while scene.session.world.tick < ticks[0]:
         scene.step()
+    app.frame(0.0)
+    app.screenshot(HERE / "school-window.png")
+    scene.folded = True
+    app.frame(0.0)
+    scene.camera.following = False  # the same view in every panel
     from mirofish.observe.metrics import nn_and_labels, schools
 
     frame_xy = lambda: np.stack(scene.session.world.water.xy(scene.session.world.school.cell), axis=1)
@@ -73,8 +80,6 @@ def school_sequence(seed: int = 1, ticks=(240, 250, 260, 270, 280, 290), size=(1
         for i in members:  # ring the school's fish (the ones that made it up at tick 240)
             x, y = scene.renderer.to_px(*frame_xy()[i])
             pygame.draw.circle(app.screen, (255, 255, 255), (int(x), int(y)), 9, 1)
-        if tick == ticks[0]:
-            app.screenshot(HERE / "school-window.png")
         shots.append(app.screen.copy())
         centres.append(frame_xy()[members].mean(axis=0))
     lo, hi = np.min(centres, axis=0) - (14, 9), np.max(centres, axis=0) + (14, 9)
@@ -227,14 +232,31 @@ def places_and_reef(size=(1280, 720)) -> None:
     print("wrote", HERE / "places.png", HERE / "reef.png")
 
 
-SIZES = [(1024, 600), (1280, 720), (1920, 1080), (2560, 1440), (3840, 2160)]
+SIZES = [(1000, 600), (1024, 600), (1280, 720), (1920, 1080), (2560, 1440), (3840, 2160)]
+
+
+def camera_pictures() -> None:
+    """docs/window-camera-1840x960.png (the default window on a 1920×1080 screen),
+    window-whole-1920x1080.png (X: the whole tank) and window-camera-1024x600.png: the schooling
+    demo (seed 1) at t240, the camera on its largest school at 20 px a cell, the minimap."""
+    from mirofish.ui.app import default_size
+
+    for name, size, keys in (("window-camera-1840x960.png", default_size((1920, 1080)), ()),
+                             ("window-whole-1920x1080.png", (1920, 1080), (pygame.K_x,)),
+                             ("window-camera-1024x600.png", (1024, 600), ())):
+        scene = AquariumScene.live(load_config(preset="schooling-demo", seed=1, **{"engine.speed": 1.0}))
+        scene.pacer.paused = True
+        while scene.session.world.tick < 240:
+            scene.step()
+        shoot(scene, name, 20, keys=keys, size=size)
 
 
 def first_and_past(size=(1280, 720)) -> None:
     """docs/first.png: what ``python run.py`` opens (the default tank, seed 7) after 40 ticks
     (20 s at 1x); docs/window-past-1280x720.png: the same tank at t400 after a rock, a handful
     of food and a current east at t300, gone back into its recent past (t330); and
-    docs/window-zoom-1280x720.png: zoomed in on a followed fish."""
+    docs/window-zoom-1280x720.png: zoomed in on a followed fish (2.6× the whole tank's 8 px a
+    cell); the past is shown whole (X)."""
     scene = AquariumScene.live(load_config())
     app = App([scene], size, offscreen=True)
     scene.pacer.paused = True
@@ -253,20 +275,25 @@ def first_and_past(size=(1280, 720)) -> None:
     for _ in range(99):
         scene.step()
     scene.selected = 12
-    scene.zoom_at(scene.rects["tank"].center, 2.6)
+    scene.reset_zoom()  # from the whole tank (8 px a cell) 2.6× in, following the fish
     app.frame(0.0)
+    scene.zoom_at(scene.rects["tank"].center, 2.6)
+    scene.pane.centred = True
+    scene.pacer.paused = True
+    app.frame(1.0)  # (a second of the camera's glide to the fish, the tank waiting)
     app.screenshot(HERE / "window-zoom-1280x720.png")
     print("wrote", HERE / "window-zoom-1280x720.png")
-    scene.reset_zoom()
+    scene.reset_zoom()  # the whole tank: the rock, the food and the current's fish by the east glass
     scene.seek(330)
-    app.frame(0.0)
+    scene.pacer.paused = True
+    app.frame(1.0)
     app.screenshot(HERE / "window-past-1280x720.png")
     print("wrote", HERE / "window-past-1280x720.png")
     app.close()
 
 
 def window_sizes(out_all: Path | None = None) -> None:
-    """Every scene at the four window sizes the layout is tested at; the 1280×720 ones (a
+    """Every scene at the window sizes the layout is tested at; the 1280×720 ones (a
     laptop screen) are kept in docs/ as window-*-1280x720.png, the others go to ``out_all``."""
     from mirofish.scenes.referential.experiment import Experiment
     from mirofish.scenes.referential.game import GameConfig
@@ -309,11 +336,14 @@ if __name__ == "__main__":
         handoff()
     elif sys.argv[1:2] == ["--places-reef"]:  # python docs/make_screenshots.py --places-reef
         places_and_reef()
+    elif sys.argv[1:2] == ["--camera"]:  # python docs/make_screenshots.py --camera
+        camera_pictures()
     else:
         first_and_past()
         referential()
         negotiation()
         handoff()
         places_and_reef()
+        camera_pictures()
         main()
         window_sizes()

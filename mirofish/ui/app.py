@@ -22,10 +22,19 @@ from . import (
     theme,
 )
 from .keys import APP_KEYS, dispatch
+from .layout import MIN_SIZE
 
 DEFAULT_SIZE = (1920, 1080)
 NO_DISPLAY = ("no display to open a window on; add --terminal (the tank in this terminal) or --headless "
               "(a JSON run), or set DISPLAY")
+
+
+def default_size(screen: tuple[int, int]) -> tuple[int, int]:
+    """The window's size on a screen of ``screen``: the screen less 80×120 (its bars and the
+    window's frame), at least 1000×600 (the smallest the layout is made for) but never larger
+    than the screen, at most 1920×1080 — a 1024×600 netbook gets 1000×600."""
+    w, h = screen
+    return (min(DEFAULT_SIZE[0], w, max(MIN_SIZE[0], w - 80)), min(DEFAULT_SIZE[1], h, max(MIN_SIZE[1], h - 120)))
 
 
 class App:
@@ -47,8 +56,7 @@ class App:
         pygame.font.init()
         if size is None:
             info = pygame.display.Info()
-            w, h = (info.current_w or 1600), (info.current_h or 900)
-            size = (min(DEFAULT_SIZE[0], max(960, w - 80)), min(DEFAULT_SIZE[1], max(600, h - 120)))
+            size = default_size((info.current_w or 1600, info.current_h or 900))
         flags = 0 if offscreen else pygame.RESIZABLE
         self.screen = pygame.display.set_mode(size, flags)
         self._canvas: pygame.Surface | None = None

@@ -261,6 +261,7 @@ def _render(rec, out: Path, t0: int, t1: int, follow: int | None, speed: float, 
         scene.selected = follow
         scene.show_fov = follow is not None
         scene.chrome = False  # no buttons or key hints in a video
+        scene.reset_zoom()  # the whole tank (the window's camera would follow the school at 20 px)
         scene.draw(surface)  # lays the window out
         if zoom > 1.0:  # zoomed around the middle, or kept on the followed fish
             scene.zoom_at(scene.rects["tank"].center, zoom)

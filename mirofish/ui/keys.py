@@ -106,6 +106,18 @@ QUIT = Binding("Q", "quit", (pygame.K_q,), lambda app, e: app.quit(), owner="app
 APP_KEYS: tuple[Row, ...] = (NEXT_SCENE, QUIT)
 
 
+# ---------------------------------------------------------------- the camera over the tank (ui/camera.py)
+
+# the aquarium's camera keys, on ``scene.toggle_camera()`` / ``scene.recentre()`` (ui/scenes/aquarium.py)
+CAMERA_KEYS: tuple[Row, ...] = (
+    Binding("wheel / drag / Z", "zoom at the cursor (the whole tank … 40 px a cell) / pan (or rest the mouse at "
+            "the water's edge, or click the map) / back on the followed fish or the largest school",
+            (pygame.K_z,), lambda s, e: s.recentre()),
+    Binding("X", "camera: 20 px a cell (world.cell_px) following the followed fish, else the largest school / "
+            "the whole tank", (pygame.K_x,), lambda s, e: s.toggle_camera()),
+)
+
+
 # ---------------------------------------------------------------- the alternate scenes' shared keys
 
 

@@ -20,12 +20,19 @@ FORK_ACTION_LABELS = (("Q", "move_n"), ("W", "move_s"), ("E", "move_w"), ("R", "
 FORK_ACTION_KEYS = {getattr(pygame, f"K_{key.lower()}"): action for key, action in FORK_ACTION_LABELS}
 
 
+def _inside(rect: pygame.Rect, size: tuple[int, int], area: pygame.Rect | None) -> pygame.Rect:
+    """``rect`` centred on ``area`` (the space the picker owns: the water, so the panels stay in
+    view) and kept inside it — or, where it is too small, inside the window."""
+    window = pygame.Rect(0, 0, *size)
+    room = area.clip(window) if area is not None and area.w and area.h else window
+    rect.center = room.center
+    return rect.clamp(room if room.w >= rect.w and room.h >= rect.h else window)
+
+
 def _fork_rect(size: tuple[int, int], area: pygame.Rect | None = None) -> pygame.Rect:
-    """Where the fork picker goes: centred on ``area`` (the part of the window beside the
-    follow panel, so the followed fish's energy and plan stay in view), inside the window."""
-    rect = pygame.Rect(0, 0, 560, 326)
-    rect.center = area.center if area is not None else (size[0] // 2, size[1] // 2)
-    return rect.clamp(pygame.Rect(0, 0, *size))
+    """Where the fork picker goes: centred on ``area`` (the water, beside the follow panel, so
+    the followed fish's energy and plan stay in view), inside it."""
+    return _inside(pygame.Rect(0, 0, 560, 326), size, area)
 
 
 def fork_choice_for_key(k: int) -> str | None:
@@ -81,10 +88,10 @@ def file_choice(event, files: list[Path], rows: list[pygame.Rect]) -> Path | boo
     return None
 
 
-def draw_file_picker(surf: pygame.Surface, files: list[Path]) -> list[pygame.Rect]:
-    """Draw the list of recordings; returns each row's rect (for clicks)."""
-    rect = pygame.Rect(0, 0, min(720, surf.get_width() - 40), 80 + 30 * len(files))
-    rect.center = surf.get_rect().center
+def draw_file_picker(surf: pygame.Surface, files: list[Path], area: pygame.Rect | None = None) -> list[pygame.Rect]:
+    """Draw the list of recordings (over ``area``, the water); returns each row's rect (for clicks)."""
+    room = area if area is not None and area.w else surf.get_rect()
+    rect = _inside(pygame.Rect(0, 0, min(720, room.w - 40), 80 + 30 * len(files)), surf.get_size(), area)
     theme.overlay(surf, rect, theme.ACCENT, alpha=250)
     surf.blit(theme.text("Open a recording (newest first)", 22, theme.INK, bold=True), (rect.x + 16, rect.y + 12))
     rows = []
@@ -119,7 +126,7 @@ class Pickers:
         self._paused_before = False
         self._rows: list[pygame.Rect] = []
         self.size = (1920, 1080)  # the window's, at the last frame (where the fork picker's lines are)
-        self.area: pygame.Rect | None = None  # the part of the window beside the side panel (the scene sets it)
+        self.area: pygame.Rect | None = None  # the space the pickers own: the water (the scene sets it)
 
     def _wait(self) -> None:
         self._paused_before = self.pacer.paused
@@ -174,4 +181,4 @@ class Pickers:
         if self.action:
             draw_fork_picker(surf, tick, fish, self.replan, self.area)
         if self.files is not None:
-            self._rows = draw_file_picker(surf, self.files)
+            self._rows = draw_file_picker(surf, self.files, self.area)

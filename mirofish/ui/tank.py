@@ -11,10 +11,23 @@ from . import theme
 MAX_CELL = 40  # px per cell at the closest zoom
 
 
+def moving_xy(view: TankView, prev: TankView | None, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each fish where it is drawn between two ticks (cells, fractional): a fish that moved one
+    cell since ``prev`` is ``alpha`` of the way; the others where ``view`` has them."""
+    x, y = view.x.astype(np.float64), view.y.astype(np.float64)
+    if prev is not None and alpha < 1.0 and prev.x.shape == view.x.shape:
+        step = (np.abs(view.x - prev.x) + np.abs(view.y - prev.y)) == 1
+        x = np.where(step, prev.x + (view.x - prev.x) * alpha, x)
+        y = np.where(step, prev.y + (view.y - prev.y) * alpha, y)
+    return x, y
+
+
 class TankRenderer:
     """Draws a :class:`TankView` into a rectangle, with crisp integer-sized cells: the whole
     tank fits (≤ 20 px a cell) at zoom 1; zoomed in, a window on it centred on a cell
-    (:meth:`layout`), clipped to the rectangle, drawing only the fish in view."""
+    (:meth:`layout`, or where a camera puts it: :meth:`place`), clipped to the rectangle,
+    drawing only the fish and food in view. Everything in tank cells — fish, food, rocks,
+    rings, a fork's ghosts, the field of view — goes through :meth:`to_px`."""
 
     def __init__(self, terrain: list[str]):
         self.terrain = terrain
@@ -22,6 +35,7 @@ class TankRenderer:
         self.cell = 20
         self.origin = (0, 0)
         self._bg: pygame.Surface | None = None
+        self._backgrounds: dict[int, pygame.Surface] = {}  # by px a cell, for this terrain
         self._sprites: dict = {}
         self._colours: dict[int, tuple] = {}
 
@@ -31,6 +45,7 @@ class TankRenderer:
         """New terrain (an intervention placed or cleared rocks): redrawn at the next layout."""
         if terrain != self.terrain:
             self.terrain, self._bg = terrain, None
+            self._backgrounds.clear()
 
     fit_cap = 20  # the largest cell size a tank is fitted at (the scene sets world.cell_px)
 
@@ -41,14 +56,10 @@ class TankRenderer:
 
     def layout(self, rect: pygame.Rect, zoom: float = 1.0, centre: tuple[float, float] | None = None) -> None:
         """Fit the tank into ``rect``; with ``zoom`` > 1, ``zoom`` times larger (up to
-        ``MAX_CELL`` px a cell) around ``centre`` (tank cells; default the middle)."""
+        ``MAX_CELL`` px a cell) around ``centre`` (tank cells; default the middle). (The
+        aquarium's pane places it through its camera instead: :meth:`place`.)"""
         fit = self.fit_cell(rect)
         cell = max(fit, min(MAX_CELL, int(round(fit * zoom))))
-        if cell != self.cell or self._bg is None:
-            self.cell = cell
-            self._bg = self._background()
-            self._sprites.clear()
-        self.view_rect = rect
         ox, oy = rect.x + (rect.w - self.w * cell) // 2, rect.y + (rect.h - self.h * cell) // 2
         if centre is not None:
             if self.w * cell > rect.w:
@@ -57,7 +68,28 @@ class TankRenderer:
             if self.h * cell > rect.h:
                 oy = int(round(rect.centery - (centre[1] + 0.5) * cell))
                 oy = min(rect.y, max(rect.bottom - self.h * cell, oy))
-        self.origin = (ox, oy)
+        self.place(rect, cell, (ox, oy))
+
+    def release(self) -> None:
+        """Drop the drawing caches (backgrounds, sprites: megabytes at 20 px a cell); the next
+        frame draws them anew."""
+        self._bg = None
+        self._backgrounds.clear()
+        self._sprites.clear()
+
+    def place(self, rect: pygame.Rect, cell: int, origin: tuple[int, int]) -> None:
+        """Draw at ``cell`` px a cell with cell (0, 0)'s corner at ``origin``, clipped to ``rect``
+        (what a :class:`~mirofish.ui.camera.Camera` says)."""
+        if cell != self.cell or self._bg is None:
+            self.cell = cell
+            bg = self._backgrounds.pop(cell, None)  # (X and the wheel go back and forth: the last two sizes are kept)
+            self._bg = bg if bg is not None else self._background()
+            self._backgrounds[cell] = self._bg
+            while len(self._backgrounds) > 2:
+                self._backgrounds.pop(next(iter(self._backgrounds)))
+            self._sprites.clear()
+        self.view_rect = rect
+        self.origin = (int(origin[0]), int(origin[1]))
 
     def cell_at(self, pos: tuple[int, int]) -> tuple[float, float]:
         """The tank cell (fractional) under a pixel."""
@@ -111,9 +143,14 @@ class TankRenderer:
         c = self.cell
         return self.origin[0] + np.asarray(x) * c + c / 2, self.origin[1] + np.asarray(y) * c + c / 2
 
+    drawn_xy: tuple[np.ndarray, np.ndarray] | None = None  # where the last frame drew each fish (cells)
+
     def fish_at(self, pos: tuple[int, int], view: TankView) -> int | None:
-        """The fish under (or nearest within a cell of) a pixel, if any."""
-        px, py = self.to_px(view.x, view.y)
+        """The fish drawn under (or nearest within a cell of) a pixel, if any: where the last
+        frame drew it (between two ticks, on its way), else where the view has it."""
+        drawn = self.drawn_xy
+        x, y = drawn if drawn is not None and len(drawn[0]) == len(view.x) else (view.x, view.y)
+        px, py = self.to_px(x, y)
         d2 = (px - pos[0]) ** 2 + (py - pos[1]) ** 2
         if view.present is not None:
             d2 = np.where(view.present, d2, np.inf)  # fish out of the water cannot be clicked
@@ -167,7 +204,9 @@ class TankRenderer:
             surf.blit(layer, self.origin)
         fx, fy = self.to_px(view.food_x, view.food_y)
         r = max(1, int(c * 0.28))
-        for x, y, age in zip(fx.tolist(), fy.tolist(), view.food_age.tolist()):
+        box = self.rect.inflate(2 * c, 2 * c)  # zoomed in, only what the pane shows is drawn
+        near = (fx >= box.x) & (fx < box.right) & (fy >= box.y) & (fy < box.bottom)
+        for x, y, age in zip(fx[near].tolist(), fy[near].tolist(), np.asarray(view.food_age)[near].tolist()):
             pygame.draw.circle(surf, theme.food_colour(age, view.rot_ticks), (int(x), int(y)), r)
         if ghost is not None:  # the original's fish, where they differ from the branch
             moved = (ghost.x != view.x) | (ghost.y != view.y)
@@ -176,14 +215,9 @@ class TankRenderer:
             gx, gy = self.to_px(ghost.x[moved], ghost.y[moved])
             for x, y in zip(gx.tolist(), gy.tolist()):
                 pygame.draw.circle(surf, theme.GHOST, (int(x), int(y)), max(3, int(c * 0.5)), 1)
-        x, y = view.x.astype(np.float64), view.y.astype(np.float64)
-        if prev is not None and alpha < 1.0 and prev.x.shape == view.x.shape:
-            step = (np.abs(view.x - prev.x) + np.abs(view.y - prev.y)) == 1
-            x = np.where(step, prev.x + (view.x - prev.x) * alpha, x)
-            y = np.where(step, prev.y + (view.y - prev.y) * alpha, y)
+        x, y = self.drawn_xy = moving_xy(view, prev, alpha)
         px, py = self.to_px(x, y)
         half = c / 2
-        box = self.rect.inflate(2 * c, 2 * c)
         seen = np.flatnonzero((px >= box.x) & (px < box.right) & (py >= box.y) & (py < box.bottom)
                               & (view.present if view.present is not None else True))
         for i in seen.tolist():

@@ -1,6 +1,8 @@
-"""The water as the aquarium window shows it: zoom and pan, the followed fish kept in the
-middle, a fork's ghost, the heat map and the ASCII view over it — and what the mouse does in
-it (a press follows a fish or starts a drag, a drag pans, a click with a hand tool intervenes)."""
+"""The water as the aquarium window shows it, through its camera (ui/camera.py: 20 px a cell
+around the followed fish or the largest school, or the whole tank; the wheel zooms, a drag or
+the mouse resting at the edge pans), a fork's ghost, the heat map and the ASCII view over it —
+and what the mouse does in it (a press on a fish follows it, a drag pans, a click with a hand
+tool intervenes)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from ..observe.groups import groups_now
 from ..session import Session
 from ..snapshot import TankView
 from . import theme
-from .tank import TankRenderer
+from .camera import Camera
+from .minimap import Minimap
+from .tank import TankRenderer, moving_xy
 
 GROUP_COLOURS = ((90, 180, 255), (255, 160, 64), (120, 220, 120), (230, 110, 200), (250, 230, 90),
                  (160, 140, 255), (90, 220, 210), (255, 110, 110))  # a group without a colour of its own
@@ -31,7 +35,9 @@ def group_colours(cfg: Any) -> list[tuple[int, int, int]]:
 
 
 class TankPane:
-    """The tank's pane: a renderer plus the view state (zoom, pan, tool) of one window."""
+    """The tank's pane: a renderer, the camera over the tank (ui/camera.py) and the click tool
+    of one window. Everything drawn in tank cells goes through the camera: the renderer is
+    placed where it says each frame, and a click asks the renderer of the frame on screen."""
 
     TOOLS = ("follow", "food", "rock", "clear", "add", "remove")
     TOOL_LABELS: ClassVar[dict[str, str]] = {"follow": "Click: follow", "food": "Click: drop food",
@@ -40,44 +46,75 @@ class TankPane:
 
     def __init__(self, terrain: list[str]):
         self.renderer = TankRenderer(terrain)
+        self.camera = Camera((self.renderer.w, self.renderer.h))
+        self.minimap = Minimap()
         self.tool = "follow"  # what a click in the tank does: follow, food, rock, clear, add, remove
-        self.zoom = 1.0
-        self.pan: tuple[float, float] | None = None  # the cell at the tank's centre when zoomed (None: fit)
-        self._drag: tuple | None = None  # a mouse press in the tank: (where, centre then, moved, button)
+        # a mouse press in the tank: (where, the last point the drag panned from, moved, button, on a fish)
+        self._drag: tuple | None = None
         self.clicked: tuple[int, int] | None = None  # the point the last event clicked, for the follow or hand tool
-        self.centred = True  # zoomed in, the followed fish stays in the middle (until a drag pans)
+        self.hover: tuple[int, int] | None = None  # the mouse over the window (None: it left), for the edge scroll
+        self._dt = 0.0  # time since the last frame drawn (the camera glides by it)
+        self._edge = True  # the edge scroll may move the view (not under an open overlay)
+        self._view: TankView | None = None  # the view drawn last (what a press finds under the mouse)
+        self._followed: int | None = None  # the fish followed at the last frame (another one: the camera follows it)
         self._terrain_key: Any = None
         self._ascii: tuple[Any, pygame.Surface] | None = None
 
     def new_tank(self, terrain: list[str]) -> None:
-        """Another session is shown: its terrain (the zoom stays)."""
+        """Another session is shown: its terrain (the camera stays)."""
         self.renderer = TankRenderer(terrain)
+        self.camera.set_grid((self.renderer.w, self.renderer.h))
+        self.minimap.forget_colours()
+
+    def release(self) -> None:
+        """The window closes: its drawing caches go (the camera stays)."""
+        self.renderer.release()
+        self.minimap.forget_colours()
+        self.minimap._bg = None
+        self._ascii = None
+
+    @property
+    def centred(self) -> bool:
+        """Does the camera keep to what matters (the followed fish, else the largest school)?
+        False once a drag, the edge or the minimap moved it; a fish followed sets it again."""
+        return self.camera.following
+
+    @centred.setter
+    def centred(self, value: bool) -> None:
+        self.camera.following = bool(value)
 
     # ------------------------------------------------------------ the mouse
 
+    def track(self, event: Any) -> None:
+        """Every mouse motion of the window, whoever takes it: where the mouse rests (the edge scroll)."""
+        if event.type == pygame.MOUSEMOTION:
+            self.hover = event.pos
+        elif event.type in (getattr(pygame, "WINDOWLEAVE", -1), getattr(pygame, "WINDOWFOCUSLOST", -1)):
+            self.hover = None
+
     def handle(self, event: Any) -> bool:
         """Whether the event is the pane's; :attr:`clicked` is then the point a click asks the
-        scene's follow or hand tool about (None: a press that only starts a drag, a drag)."""
+        scene's follow or hand tool about (None: a press that only starts a drag, a drag).
+        With the follow tool a press on a fish follows it at once; a press on the water that
+        ends where it began is a click (it stops following), one that moves pans the view."""
         self.clicked = None
         if event.type == pygame.MOUSEBUTTONDOWN and event.button in (1, 2, 3) \
                 and self.renderer.rect.collidepoint(event.pos):
-            self._drag = (event.pos, self.renderer.cell_at(self.renderer.view_rect.center), False, event.button)
-            follows = event.button == 1 and self.tool == "follow"  # follows at once; a drag then pans
-            self.clicked = event.pos if follows else None
+            on_fish = (event.button == 1 and self.tool == "follow" and self._view is not None
+                       and self.renderer.fish_at(event.pos, self._view) is not None)
+            self._drag = (event.pos, event.pos, False, event.button, on_fish)
+            self.clicked = event.pos if on_fish else None
             return True
         if event.type == pygame.MOUSEMOTION and self._drag is not None:
-            start, centre, moved, button = self._drag
-            dx, dy = event.pos[0] - start[0], event.pos[1] - start[1]
-            if moved or abs(dx) + abs(dy) > 4:  # a drag pans (a click stays a click)
-                c = self.renderer.cell
-                self.pan = (centre[0] - dx / c, centre[1] - dy / c)
-                self.centred = False
-                self._drag = (start, centre, True, button)
+            start, last, moved, button, on_fish = self._drag
+            if moved or abs(event.pos[0] - start[0]) + abs(event.pos[1] - start[1]) > 4:  # a drag pans
+                self.camera.pan_px(event.pos[0] - last[0], event.pos[1] - last[1])
+                self._drag = (start, event.pos, True, button, on_fish)
             return True
         if event.type == pygame.MOUSEBUTTONUP and self._drag is not None:
-            start, _, moved, button = self._drag
+            start, _, moved, button, on_fish = self._drag
             self._drag = None
-            self.clicked = start if not moved and button == 1 and self.tool != "follow" else None
+            self.clicked = start if not moved and button == 1 and not on_fish else None
             return True
         return False
 
@@ -85,60 +122,90 @@ class TankPane:
         self.tool = self.TOOLS[(self.TOOLS.index(self.tool) + 1) % len(self.TOOLS)]
         return f"{self.TOOL_LABELS[self.tool].lower()} (D: next tool)"
 
-    def zoom_at(self, pos: tuple[int, int], factor: float, tank: pygame.Rect) -> None:
-        """Zoom by ``factor`` keeping the cell under ``pos`` where it is (``tank``: the pane)."""
-        r = self.renderer
-        fit = r.fit_cell(tank)
-        zoom = min(r.MAX_ZOOM_CELL / fit, max(1.0, self.zoom * factor))
-        if zoom == self.zoom:
-            return
-        under = r.cell_at(pos)
-        centre = r.cell_at(r.view_rect.center)
-        new_cell = max(fit, min(r.MAX_ZOOM_CELL, int(round(fit * zoom))))
-        scale = r.cell / new_cell
-        self.pan = (under[0] + (centre[0] - under[0]) * scale, under[1] + (centre[1] - under[1]) * scale)
-        self.zoom = zoom  # (a followed fish stays centred; only a drag stops that)
-        if zoom == 1.0:
-            self.pan = None
+    def zoom_at(self, pos: tuple[int, int], factor: float, tank: pygame.Rect | None = None) -> None:
+        """Zoom by ``factor`` at ``pos`` (the wheel: the whole tank … 40 px a cell)."""
+        if tank is not None:
+            self.camera.place(tank)
+        self.camera.zoom_at(pos, factor)
 
     def reset_zoom(self) -> None:
-        self.zoom, self.pan = 1.0, None
+        """The whole tank."""
+        self.camera.whole()
 
-    def set_cell(self, px: int, tank: pygame.Rect) -> bool:
-        """Draw ``px`` pixels a cell in ``tank`` (the view follows the followed fish); False when
-        the whole tank already shows at that size or larger."""
-        fit = self.renderer.fit_cell(tank)
-        if px <= fit:
-            return False
-        self.zoom, self.centred = px / fit, True
-        if self.pan is None:
-            self.pan = ((self.renderer.w - 1) / 2, (self.renderer.h - 1) / 2)
-        return True
+    def advance(self, dt: float, edge: bool = True) -> None:
+        """Time passes (the scene's update): the camera glides by it at the next frame; ``edge``:
+        whether the mouse resting at the water's edge may scroll (not under an open overlay)."""
+        self._dt += dt
+        self._edge = edge
 
     # ------------------------------------------------------------ drawing
 
+    def target(self, view: TankView, prev: TankView | None, alpha: float, selected: int | None,
+               members: Any) -> tuple[float, float] | None:
+        """What matters, in cells: the followed fish (where it is drawn, between ticks), else the
+        centre of the largest school (``members``: the metrics' ``school_members``), else None."""
+        if selected is not None and 0 <= selected < len(view.x) and view.in_water(selected):
+            x, y = moving_xy(view, prev, alpha)
+            return float(x[selected]), float(y[selected])
+        if members is not None and len(members):
+            ids = np.asarray(members, np.int64)
+            ids = ids[ids < len(view.x)]
+            if ids.size:
+                return float(view.x[ids].mean()), float(view.y[ids].mean())
+        return None
+
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, shown: Session, view: TankView, prev: TankView | None,
              alpha: float, selected: int | None, show_fov: bool, heat: Any) -> None:
-        """The water (zoomed and panned; the followed fish kept in the middle) and the ghost of
-        a fork's original."""
-        centre = self.pan
-        if self.zoom > 1.0 and selected is not None and self.centred \
-                and selected < len(view.x):  # zoomed in, the followed fish stays in the middle
-            centre = (float(view.x[selected]), float(view.y[selected]))
-            self.pan = centre
+        """The water where the camera looks (gliding to the followed fish or the largest school,
+        or scrolled by the mouse resting at its edge), the ghost of a fork's original, the
+        largest school's rings, a mixed tank's group rings, the followed fish's places and the
+        fish under the mouse."""
+        self._view = view
         key = shown.terrain_key()
         if key != self._terrain_key:
             self._terrain_key = key
             self.renderer.set_terrain(shown.terrain())
-        self.renderer.layout(rect, self.zoom, centre)
+        members = getattr(shown.metrics, "school_members", None)
+        cam = self.camera
+        cam.place(rect)
+        if selected != self._followed:  # a fish followed (a click, Tab, a mark): the camera goes to it
+            self._followed = selected
+            if selected is not None:
+                cam.following = True
+        dt, self._dt = self._dt, 0.0
+        cam.edge_scroll(self.hover if self._edge and self._drag is None else None, dt)
+        cam.update(dt, self.target(view, prev, alpha, selected, members))
+        self.renderer.place(rect, cam.cell, cam.origin)
         self.renderer.draw(surf, view, prev, alpha, selected, show_fov, heat, shown.cfg.metrics.hotspot_cell,
                            shown.ghost_view())
-        self._draw_school(surf, view, getattr(shown.metrics, "school_members", None))
+        self._draw_school(surf, members)
         if shown.cfg.fish.groups:
             self._draw_groups(surf, shown.cfg, view, prev, alpha, shown.metrics)
         places = view.places
         if selected is not None and places is not None and selected < len(places.meals):
             self._draw_places(surf, places, selected)
+        self._draw_hover(surf, view, selected)
+
+    def draw_minimap(self, surf: pygame.Surface, box: pygame.Rect, shown: Session, view: TankView,
+                     selected: int | None) -> None:
+        """The whole tank in the minimap's box, with the camera's rectangle (ui/minimap.py)."""
+        self.minimap.draw(surf, box, self.renderer.terrain, self._terrain_key, view, self.camera, selected,
+                          getattr(shown.metrics, "school_members", None))
+
+    def _draw_hover(self, surf: pygame.Surface, view: TankView, selected: int | None) -> None:
+        """A thin ring round the fish a click would follow (the follow tool, the mouse resting on
+        the water)."""
+        r = self.renderer
+        if self.tool != "follow" or self.hover is None or self._drag is not None or not r.rect.collidepoint(self.hover):
+            return
+        fish = r.fish_at(self.hover, view)
+        if fish is None or fish == selected or r.drawn_xy is None:
+            return
+        px, py = r.to_px(float(r.drawn_xy[0][fish]), float(r.drawn_xy[1][fish]))
+        clip = surf.get_clip()
+        surf.set_clip(r.rect)
+        pygame.draw.circle(surf, theme.INK, (int(px), int(py)), max(5, int(r.cell * 0.85)), 1)
+        surf.set_clip(clip)
 
     def _draw_groups(self, surf: pygame.Surface, cfg: Any, view: TankView, prev: TankView | None,
                      alpha: float, metrics: Any) -> None:
@@ -150,9 +217,7 @@ class TankPane:
         clip = surf.get_clip()
         surf.set_clip(self.renderer.rect)
         if len(view.x) <= 3000:
-            x, y = view.x.astype(float), view.y.astype(float)
-            if prev is not None and len(prev.x) == len(x) and alpha < 1.0:
-                x, y = prev.x + (x - prev.x) * alpha, prev.y + (y - prev.y) * alpha
+            x, y = moving_xy(view, prev, alpha)  # where the fish are drawn
             px, py = self.renderer.to_px(x, y)
             r = max(5, int(self.renderer.cell * 0.95))
             width = 1 if self.renderer.cell < 14 else 2
@@ -168,16 +233,17 @@ class TankPane:
             lx += 30 + label.get_width()
         surf.set_clip(clip)
 
-    def _draw_school(self, surf: pygame.Surface, view: TankView, members: Any) -> None:
+    def _draw_school(self, surf: pygame.Surface, members: Any) -> None:
         """The HUD's "largest school" — moving and aligned (observe/metrics.py SCHOOL_ALIGNED) —
-        ringed in the tank, so the number points at fish."""
-        if members is None or len(members) == 0:
+        ringed in the tank where its fish are drawn, so the number points at fish."""
+        drawn = self.renderer.drawn_xy
+        if members is None or len(members) == 0 or drawn is None:
             return
         ids = np.asarray(members, np.int64)
-        ids = ids[ids < len(view.x)]
+        ids = ids[ids < len(drawn[0])]
         clip = surf.get_clip()
         surf.set_clip(self.renderer.rect)
-        px, py = self.renderer.to_px(view.x[ids].astype(float), view.y[ids].astype(float))
+        px, py = self.renderer.to_px(drawn[0][ids], drawn[1][ids])
         r = max(4, int(self.renderer.cell * 0.8))
         for x, y in zip(np.atleast_1d(px).tolist(), np.atleast_1d(py).tolist()):
             pygame.draw.circle(surf, theme.GOOD, (int(x), int(y)), r, 1)

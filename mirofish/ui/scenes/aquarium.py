@@ -24,8 +24,8 @@ from .. import theme
 from ..ask import AskBox
 from ..charts import draw_charts
 from ..controls import ControlsBar, aquarium_buttons
-from ..keys import MINUS, NEXT_SCENE, PLUS, QUIT, Binding, Line, Row, dispatch, help_lines, pacing
-from ..layout import CELL_PX, aquarium_layout, floats
+from ..keys import CAMERA_KEYS, MINUS, NEXT_SCENE, PLUS, QUIT, Binding, Line, Row, dispatch, help_lines, pacing
+from ..layout import CELL_PX, aquarium_layout
 from ..panels import FollowPanel, draw_footer, draw_help
 from ..pickers import Pickers
 from ..shown import ShownTank
@@ -52,7 +52,7 @@ class AquariumScene(ShownTank):
         self.show_charts = False
         self.folded = False  # P, the Fold panels button / the « panels tab: every part but the footer away
         self.unfold_tab = pygame.Rect(0, 0, 0, 0)  # where the « panels tab is drawn while folded
-        self._cell_set = False  # world.cell_px applied to the first frame
+        self._cell_set = False  # world.cell_px given to the camera at the first frame
         self._esc_at, self._t, self._alpha = -10.0, 0.0, 1.0
         self.rects: dict[str, pygame.Rect] = {}
 
@@ -66,6 +66,10 @@ class AquariumScene(ShownTank):
             cfg = cfg.model_copy(update={"fish": cfg.fish.model_copy(update={"spare": SPARE})})
         return cls(LiveSession(cfg, mode="realtime", cache=cache, past=past))
 
+    def close(self) -> None:
+        super().close()
+        self.pane.release()  # (megabytes of backgrounds at 20 px a cell: gone with the window)
+
     # ------------------------------------------------------------ Scene protocol: view side
 
     def handle_event(self, event) -> bool:
@@ -73,9 +77,10 @@ class AquariumScene(ShownTank):
         event ends it; then the keys (``KEYS``). Returns whether one took it."""
         if self.timeline is not None:  # the influence marks' hover follows the mouse wherever it is
             self.timeline.track(event)
+        self.pane.track(event)  # (where the mouse rests: the edge scroll, the fish under it)
         return any(part(event) for part in (self._let_go, self._overlays, self._controls, self._wheel,
-                                            self._timeline, self._tank_mouse, self._typing, self.pickers.handle_key,
-                                            self._keys))
+                                            self._timeline, self._minimap, self._tank_mouse, self._typing,
+                                            self.pickers.handle_key, self._keys))
 
     def _let_go(self, event) -> bool:
         """An arrow (or E) let go while a fish is played: it stops after the move it is making."""
@@ -103,10 +108,11 @@ class AquariumScene(ShownTank):
         return self.selected is None and self.shown.kind == "live" and any(sl.handle(event) for sl in self.sliders)
 
     def _wheel(self, event) -> bool:
-        """The wheel scrolls the side panel under the mouse, or zooms the tank at the cursor."""
+        """The wheel scrolls the side panel under the mouse, or zooms the tank at the cursor
+        (from the whole tank to 40 px a cell)."""
         if event.type != pygame.MOUSEWHEEL:
             return False
-        mouse = theme.mouse_pos()
+        mouse = self.pane.hover or theme.mouse_pos()  # (the last motion's point: logical, as the scenes draw)
         if self.rects.get("panel") is not None and self.rects["panel"].collidepoint(mouse):
             self.follow.scroll_by(-event.y * 40)
         elif self.rects.get("tank") is not None and self.rects["tank"].collidepoint(mouse):
@@ -125,6 +131,10 @@ class AquariumScene(ShownTank):
             return False
         self.seek(self.timeline.seek_to)
         return True
+
+    def _minimap(self, event) -> bool:
+        """A click or drag on the minimap puts the camera there."""
+        return self.pane.minimap.handle(event, self.pane.camera)
 
     def _tank_mouse(self, event) -> bool:
         if not self.pane.handle(event):
@@ -149,9 +159,8 @@ class AquariumScene(ShownTank):
     def _click_tank(self, pos) -> None:
         """A click in the tank: follow the fish there, or the hand tool's intervention."""
         tool, r = self.pane.tool, self.pane.renderer
-        if tool == "follow":
+        if tool == "follow":  # (a fish followed: the camera follows it; the water: no fish followed)
             self.selected = r.fish_at(pos, self.view)
-            self.pane.centred = True
         elif tool == "remove":
             fish = r.fish_at(pos, self.view)
             if fish is None:
@@ -198,6 +207,9 @@ class AquariumScene(ShownTank):
         if self.message == QUIT_HINT and time.monotonic() - self._esc_at >= 3.0:
             self.message = ""  # the second Esc did not come in time: the hint would lie
         self._t += dt
+        covered = self.show_help or self.show_charts or self.show_menu or self.pickers.action \
+            or self.pickers.files is not None
+        self.pane.advance(dt, edge=not covered)  # the camera glides (and the edge scrolls) at the next frame
         due = self.pacer.due(self._t, 32)
         for _ in range(due):
             if self.step() is None:
@@ -208,42 +220,38 @@ class AquariumScene(ShownTank):
 
     @property
     def cell_px(self) -> int:
-        """The cell size the design card asks for: ``world.cell_px``, 0 = 20 px where it fits."""
+        """The cell size the design card asks for: ``world.cell_px``, 0 = 20 px."""
         return self.shown.cfg.world.cell_px or CELL_PX
-
-    def floating(self, size: tuple[int, int]) -> bool:
-        """Does this window hold the whole tank at :attr:`cell_px` (the panels float over it)?"""
-        w = self.shown.cfg.world
-        return floats(size, (w.width, w.height), self.cell_px)
 
     def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
         w = self.shown.cfg.world
-        return aquarium_layout(size, replay=self.timeline is not None, grid=(w.width, w.height),
-                               cell_px=self.cell_px, folded=self.folded, fish_at=self._followed_px())
-
-    def _followed_px(self) -> tuple[int, int] | None:
-        """Where the followed fish was drawn last frame (the floating panels keep off it)."""
-        s, r = self.selected, self.pane.renderer
-        if s is None or s >= len(self.view.x) or not r.view_rect.w:
-            return None
-        px, py = r.to_px(float(self.view.x[s]), float(self.view.y[s]))
-        return int(px), int(py)
+        return aquarium_layout(size, replay=self.timeline is not None, grid=(w.width, w.height), folded=self.folded)
 
     def toggle_folded(self) -> None:
         self.folded = not self.folded
         self.message = "panels folded: P or the « panels tab brings them back" if self.folded else ""
 
-    def toggle_cell_size(self) -> None:
-        """X: the tank at :attr:`cell_px` (20 px a cell, the view following the followed fish)
-        or the largest whole size that shows all of it."""
-        if self.pane.renderer.cell == self.cell_px and self.pane.zoom > 1.0:
-            self.pane.reset_zoom()
-            self.message = f"the whole tank ({self.pane.renderer.fit_cell(self.rects['tank'])} px a cell)"
-        elif self.pane.set_cell(self.cell_px, self.rects["tank"]):
-            self.message = f"{self.cell_px} px a cell" + (", following the fish" if self.selected is not None
-                                                         else ": drag to pan, X shows the whole tank")
+    @property
+    def camera(self):
+        """The tank pane's camera (ui/camera.py)."""
+        return self.pane.camera
+
+    def toggle_camera(self) -> None:
+        """X: the follow camera (:attr:`cell_px`, 20 px a cell, on the followed fish or the
+        largest school) or the whole tank."""
+        cam = self.camera
+        cam.toggle()
+        if cam.mode == "whole" or cam.whole_shown:
+            self.message = f"{cam.describe()}; X: {cam.scale} px a cell, following"
         else:
-            self.message = f"the whole tank already shows at {self.pane.renderer.cell} px a cell"
+            what = "the followed fish" if self.selected is not None else "the largest school"
+            self.message = f"{cam.scale} px a cell on {what} (drag, the water's edge or the map pan; X: the whole tank)"
+
+    def recentre(self) -> None:
+        """Z: the camera back on what matters — the followed fish, else the largest school."""
+        self.camera.follow()
+        self.message = f"{self.camera.describe()}: on " + ("the followed fish" if self.selected is not None
+                                                           else "the largest school")
 
     def widget_rects(self) -> dict[str, pygame.Rect]:
         """Every region and control drawn last frame (the layout test checks them)."""
@@ -254,13 +262,15 @@ class AquariumScene(ShownTank):
     def draw(self, surf: pygame.Surface) -> None:
         surf.fill(theme.PANEL)
         r = self.rects = self.layout(surf.get_size())
-        self.pane.renderer.fit_cap = self.cell_px
-        if self.shown.cfg.world.cell_px and not self._cell_set:  # asked for: that size from the start
+        self.camera.cell_px = self.pane.renderer.fit_cap = self.cell_px
+        if not self._cell_set:  # world.cell_px (20 px unless set): the follow camera's scale from the start
             self._cell_set = True
-            self.pane.set_cell(self.cell_px, r["tank"])
+            self.camera.scale = self.cell_px
+            if self.shown.cfg.world.cell_px:  # asked for: that size from the first frame (no overview)
+                self.camera.auto, self.camera.mode = False, "follow"
         self._draw_tank(surf, r["tank"])
-        if r["footer"].w and (self.folded or self.floating(surf.get_size())):  # over the water: a strip of its own
-            pygame.draw.rect(surf, theme.PANEL, r["footer"])
+        if r["minimap"].w:
+            self.pane.draw_minimap(surf, r["minimap"], self.shown, self.view, self.selected)
         if self.chrome and r["controls"].w:
             self.controls.draw(surf, r["controls"], aquarium_buttons(self))
         else:  # folded away (or under the followed fish): nothing there to click
@@ -276,22 +286,19 @@ class AquariumScene(ShownTank):
             fish = self.selected
             self.follow.draw_followed(surf, r["panel"], self.shown, self.view, fish, self.energy_hist[fish],
                                       self.last_decision.get(fish), self._why_lines())
-        self._draw_time(surf, r)
+        footer = self._draw_time(surf, r)
         if self.chrome:
-            draw_footer(surf, r["footer"], self.message, self.alarm, self.shown.metrics_summary().get("alerts", []))
+            draw_footer(surf, footer, self.message, self.alarm, self.shown.metrics_summary().get("alerts", []))
         if self.show_menu:
             self.controls.draw_menu(surf)
-        w, h = surf.get_size()
-        panel = r["panel"]
-        self.pickers.area = (pygame.Rect(0, 0, w, h) if not panel.w else
-                             pygame.Rect(panel.right, 0, w - panel.right, h) if panel.x == 0 else
-                             pygame.Rect(0, 0, panel.x, h))
+        self.pickers.area = pygame.Rect(r["tank"])  # a picker is laid out over the water, the panels stay in view
         self.pickers.draw(surf, self.tick, self.selected)
-        if self.folded:
-            label = theme.text("« panels (P)", 16, theme.INK)
-            self.unfold_tab = pygame.Rect(surf.get_width() - label.get_width() - 22, 4, label.get_width() + 16, 26)
-            pygame.draw.rect(surf, theme.PANEL, self.unfold_tab, border_radius=6)
-            surf.blit(label, (self.unfold_tab.x + 8, self.unfold_tab.y + 4))
+        self.unfold_tab = pygame.Rect(r["tab"])
+        if self.folded:  # the « panels tab, at the footer's right end (beside the water)
+            label = theme.fit("« panels (P)", 16, self.unfold_tab.w - 12, theme.INK)
+            pygame.draw.rect(surf, theme.BUTTON, self.unfold_tab.inflate(-4, -4), border_radius=6)
+            surf.blit(label, (self.unfold_tab.centerx - label.get_width() // 2,
+                              self.unfold_tab.centery - label.get_height() // 2))
         if r["hud"].w and not (self.pickers.action or self.show_help):
             self.hud.draw_tip(surf)
         covered = self.pickers.action or self.pickers.files is not None or self.show_help or self.show_menu
@@ -329,9 +336,10 @@ class AquariumScene(ShownTank):
             mode = f"PAST t{self.tick} (now t{self.live_home.tick})"
         return {"tick": self.tick, "speed": self.speed, "paused": self.pacer.paused, "mode": mode}
 
-    def _draw_time(self, surf: pygame.Surface, r: dict[str, pygame.Rect]) -> None:
+    def _draw_time(self, surf: pygame.Surface, r: dict[str, pygame.Rect]) -> pygame.Rect:
         """The timeline (a replay's, the live tank's kept past) with a fork's divergence under it;
-        a live fork without a timeline: the divergence count above the footer."""
+        a live fork without a timeline: the divergence count at the footer line's right end.
+        Returns the part of the footer line left for its keys and messages."""
         fork = self.fork
         if self.timeline is not None:
             self.timeline.hovered = None  # (a timeline folded away has no mark under the mouse)
@@ -344,10 +352,13 @@ class AquariumScene(ShownTank):
             if fork is not None:
                 self.timeline.last = max(self.timeline.last, self.tick)
             self.timeline.draw(surf, r["timeline"], self.tick, fork.curve if fork is not None else None)
-        elif fork is not None and fork.curve:
+        elif fork is not None and fork.curve and r["footer"].w:  # in the footer line's right end (not on the water)
             cells = np.array(fork.curve)[-200:, _CELLS]
-            a = theme.text(f"divergence: {int(cells[-1])} fish in another cell", 18, theme.BAD)
-            surf.blit(a, (r["footer"].right - a.get_width() - 10, r["footer"].y - 20))
+            footer = r["footer"]
+            a = theme.fit(f"divergence: {int(cells[-1])} fish in another cell", 18, footer.w // 3, theme.BAD)
+            surf.blit(a, (footer.right - a.get_width() - 10, footer.y + 3))
+            return pygame.Rect(footer.x, footer.y, footer.w - a.get_width() - 20, footer.h)
+        return r["footer"]
 
     def toggle(self, what: str) -> None:
         setattr(self, what, not getattr(self, what))
@@ -400,9 +411,11 @@ class AquariumScene(ShownTank):
         self.message = self.pane.cycle_tool()
 
     def zoom_at(self, pos, factor: float) -> None:
+        """Zoom the camera by ``factor`` at ``pos`` (the wheel)."""
         self.pane.zoom_at(pos, factor, self.rects["tank"])
 
     def reset_zoom(self) -> None:
+        """The whole tank."""
         self.pane.reset_zoom()
 
     # the parts' state, as the window's tests and the keys reach it
@@ -541,10 +554,7 @@ KEYS: tuple[Row, ...] = (
     Binding("D", "what a click does: follow, drop food, place or clear a rock, add a fish, take one out", (pygame.K_d,),
             lambda s, e: s.cycle_tool()),
     Binding("U + arrow", "a current pushes the fish that way for 60 ticks (U 0 stops it)", (pygame.K_u,), _current_key),
-    Binding("wheel / drag / Z", "zoom at the cursor / pan / fit the whole tank", (pygame.K_z,),
-            lambda s, e: s.reset_zoom()),
-    Binding("X", "20 px a cell (world.cell_px), following the fish / the whole tank", (pygame.K_x,),
-            lambda s, e: s.toggle_cell_size()),
+    *CAMERA_KEYS,  # X, Z, the wheel and the drags (ui/keys.py)
     Binding("P", "fold the panels away / back (the « panels tab too)", (pygame.K_p,), lambda s, e: s.toggle_folded()),
     Binding("R / Shift+R", "reset / reset with a new seed", (pygame.K_r,),
             lambda s, e: s.reset(s.new_seed() if e.mod & pygame.KMOD_SHIFT else None)),
