@@ -136,3 +136,18 @@ def test_the_referential_game_from_the_switcher_plays_the_commands_rounds():
     from mirofish.ui.scenes.referential import ReferentialScene
 
     assert ReferentialScene().last_round == 400
+
+
+def test_the_picker_of_a_played_fish_says_no_fork_is_made(monkeypatch):
+    """J then F: the person's own fish gets a plan of its own — the picker is not titled a fork."""
+    scene = AquariumScene.live(load_config(seed=2))
+    app = App([scene], (1280, 720), offscreen=True)
+    app.frame(0.0)
+    scene.selected = 3
+    scene.toggle_play()
+    scene.begin_fork_pick()
+    lines = said(monkeypatch)
+    app.frame(0.0)
+    assert any("your fish 3's next plan (no fork)" in t for t in lines)
+    assert not any(t.startswith("Fork at t") for t in lines)
+    app.close()

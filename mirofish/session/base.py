@@ -253,7 +253,7 @@ class Session:
             return [f"plan now: {snap.plan}", "(the action brain has no plans to explain)"]
         # the plan it swims was chosen then; the numbers below are the choice it would make now —
         # said apart, so that they do not read as the reasons for the plan on screen
-        when = f"chosen at t{snap.last_decision_tick}" if snap.last_decision_tick >= 0 else "its first"
+        when = f"chosen at t{snap.last_decision_tick}" if snap.last_decision_tick >= 0 else "its starting plan"
         head = [f"plan now: {snap.plan} ({when}); asked now, the instinct would weigh:"]
         return head + [f"  {line}" if ": utility" in line else line for line in planner.explain(self.request_for(fish))]
 

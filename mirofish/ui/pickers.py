@@ -55,11 +55,14 @@ def fork_choice_at(pos: tuple[int, int], size: tuple[int, int], area: pygame.Rec
 
 
 def draw_fork_picker(surf: pygame.Surface, tick: int, fish: int | None, replan: bool = False,
-                     area: pygame.Rect | None = None) -> None:
+                     area: pygame.Rect | None = None, played: bool = False) -> None:
+    """The plans and actions to give fish ``fish``: a fork of the tank — or, for the fish the
+    person plays (``played``), its own next plan, with no branch (the title says which)."""
     rect = _fork_rect(surf.get_size(), area)
     theme.overlay(surf, rect, theme.ACCENT, alpha=250)
-    surf.blit(theme.text(f"Fork at t{tick}: what should fish {fish} do now?", 22, theme.INK, bold=True),
-              (rect.x + 16, rect.y + 12))
+    title = (f"t{tick}: your fish {fish}'s next plan (no fork)" if played
+             else f"Fork at t{tick}: what should fish {fish} do now?")
+    surf.blit(theme.fit(title, 22, rect.w - 32, theme.INK, bold=True), (rect.x + 16, rect.y + 12))
     surf.blit(theme.text("a new plan", 16, theme.FAINT), (rect.x + 30, rect.y + 42))
     for k, plan in enumerate(FORK_PLANS):
         surf.blit(theme.text(f"{k + 1}  {plan}", 19, theme.ACCENT), (rect.x + 30, rect.y + 62 + k * 23))
@@ -176,9 +179,9 @@ class Pickers:
             self.on_pick("current", CURRENT_KEYS.get(k) or ("stop" if k in (pygame.K_0, pygame.K_KP0) else None))
         return True
 
-    def draw(self, surf: pygame.Surface, tick: int, fish: int | None) -> None:
+    def draw(self, surf: pygame.Surface, tick: int, fish: int | None, played: bool = False) -> None:
         self.size = surf.get_size()
         if self.action:
-            draw_fork_picker(surf, tick, fish, self.replan, self.area)
+            draw_fork_picker(surf, tick, fish, self.replan, self.area, played)
         if self.files is not None:
             self._rows = draw_file_picker(surf, self.files, self.area)

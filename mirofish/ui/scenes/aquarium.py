@@ -292,7 +292,8 @@ class AquariumScene(ShownTank):
         if self.show_menu:
             self.controls.draw_menu(surf)
         self.pickers.area = pygame.Rect(r["tank"])  # a picker is laid out over the water, the panels stay in view
-        self.pickers.draw(surf, self.tick, self.selected)
+        player = self.shown.player
+        self.pickers.draw(surf, self.tick, self.selected, played=player is not None and player.fish == self.selected)
         self.unfold_tab = pygame.Rect(r["tab"])
         if self.folded:  # the « panels tab, at the footer's right end (beside the water)
             label = theme.fit("« panels (P)", 16, self.unfold_tab.w - 12, theme.INK)
