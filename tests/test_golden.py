@@ -65,3 +65,75 @@ def test_an_old_model_recording_exports_its_tables(capsys, old_model_run, tmp_pa
         assert all(c["reply_hash"] for c in calls)  # the cache's hash, derived from the recorded texts
     finally:
         rec.close()
+
+
+def test_a_metric_added_later_never_breaks_a_recording(capsys, old_model_run, tmp_path, monkeypatch):
+    """A recording names its columns in its header and is read by name: a version with one more
+    recorded metric reads a file made before it (the column NaN there), and today's version reads
+    a file made by that one (the unknown column left aside) — replay by hash, export, fork."""
+    import numpy as np
+
+    from mirofish.observe import recording as R
+
+    today = tuple(R.SAMPLE_COLUMNS)
+    monkeypatch.setattr(R, "SAMPLE_COLUMNS", (*today[:3], "water_temperature", *today[3:]))
+    code, _, err = run(capsys, "replay", str(old_model_run), "--headless", "--verify")
+    assert code == 0, err
+    rec = Recording(old_model_run)
+    try:
+        rows = rec.sample_rows(rec.first_tick, rec.last_tick)
+        assert rows.shape[1] == len(today) + 2 and np.isnan(rows[:, 4]).all() and not np.isnan(rows[:, 1]).any()
+    finally:
+        rec.close()
+    newer = tmp_path / "newer.mirofish"  # written by the version with the extra column
+    code, _, err = run(capsys, "live", "--headless", "--ticks", "60", "--fish", "10", "--record", str(newer))
+    assert code == 0, err
+    monkeypatch.setattr(R, "SAMPLE_COLUMNS", today)
+    rec = Recording(newer)
+    try:
+        assert "water_temperature" in rec.file_columns()["samples"]
+        rows = rec.sample_rows(rec.first_tick, rec.last_tick)
+        assert rows.shape[1] == len(today) + 1 and not np.isnan(rows[:, 1:]).any()
+    finally:
+        rec.close()
+    for argv in (["replay", str(newer), "--headless", "--verify"],
+                 ["export", str(newer), "--tables", str(tmp_path / "t"), "--format", "csv"],
+                 ["fork", str(newer), "--at", "20", "--fish", "1", "--plan", "rest 20", "--ticks", "20"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 0, (argv, err)
+
+
+def test_plan_goals_are_read_by_name(tmp_path):
+    """The header names the plan goals in code order; a file whose codes are in another order
+    (a version that reordered or added plan types) reads each decision as the plan it named."""
+    import sqlite3
+
+    from mirofish.cli import main
+    from mirofish.fish.plans import GOAL_NAMES
+
+    path = tmp_path / "r.mirofish"
+    assert main(["live", "--headless", "--ticks", "80", "--fish", "12", "--record", str(path)]) == 0
+    rec = Recording(path)
+    try:
+        want = [(t, f, int(g)) for t in range(0, 80) if (d := rec.decisions_at(t)) is not None
+                for f, g in zip(d.fish.tolist(), d.goal.tolist())]
+    finally:
+        rec.close()
+    # the same file, its header naming the goals in another order (its codes left as they are)
+    swapped = list(GOAL_NAMES)
+    swapped[1], swapped[2] = swapped[2], swapped[1]
+    from mirofish.observe.recording import content_digest
+
+    db = sqlite3.connect(path)
+    db.execute("UPDATE header SET value = ? WHERE key = 'goals'", (json.dumps(swapped),))
+    db.execute("UPDATE header SET value = ? WHERE key = 'checksum'", (json.dumps(content_digest(db)),))  # resealed
+    db.commit()
+    db.close()
+    rec = Recording(path)
+    try:
+        got = [(t, f, int(g)) for t in range(0, 80) if (d := rec.decisions_at(t)) is not None
+               for f, g in zip(d.fish.tolist(), d.goal.tolist())]
+    finally:
+        rec.close()
+    flip = {1: 2, 2: 1}
+    assert got == [(t, f, flip.get(g, g)) for t, f, g in want] and any(g in flip for _, _, g in want)

@@ -88,6 +88,58 @@ TICK_COLUMNS = ("mean_energy", "schooling_degree", "conflicts", "moved", "decisi
 SAMPLE_COLUMNS = RECORDED  # the metrics a recording samples (observe.metrics.METRICS' ``recorded``)
 _MEAN_ENERGY = metric("mean_energy")
 DIVERGENCE_COLUMNS = ("cells_differ", "schooling_diff", "energy_diff")
+# A recording names its columns and plan goals in its header ("columns", "goals"): a reader maps
+# them by name onto its own, so a metric or plan type added later never breaks an earlier file —
+# a column the file lacks reads as NaN, one the reader does not know is left aside
+# (:meth:`Recording.file_columns` names it). These are the names of every file written before
+# headers named them, frozen: whatever a later version adds is not theirs.
+LEGACY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "ticks": ("mean_energy", "schooling_degree", "conflicts", "moved", "decisions", "low_energy_fish"),
+    "samples": ("action_entropy", "conflict_rate", "schooling_degree", "tokens_per_decision",
+                "decision_latency_p95_ms", "fallback_rate", "polarization", "rotation", "nn_distance", "clusters",
+                "largest_cluster", "school_size", "school_polarization", "school_milling", "school_moving",
+                "school_travel"),
+    "divergence": ("cells_differ", "schooling_diff", "energy_diff"),
+}
+LEGACY_GOALS = ("hold", "forage", "school", "explore", "rest", "keep_away", "return")
+
+
+def columns_now() -> dict[str, tuple[str, ...]]:
+    """This version's per-tick, sample and divergence columns, by name (what a header names)."""
+    return {"ticks": tuple(TICK_COLUMNS), "samples": tuple(SAMPLE_COLUMNS), "divergence": tuple(DIVERGENCE_COLUMNS)}
+
+
+def columns_of(header: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The columns a recording's header names (the frozen legacy ones where it names none)."""
+    named = header.get("columns")
+    out = dict(LEGACY_COLUMNS)
+    if isinstance(named, dict):
+        for k in out:
+            v = named.get(k)
+            if isinstance(v, list) and all(isinstance(x, str) for x in v) and 0 < len(v) <= 1000:
+                out[k] = tuple(v)
+    return out
+
+
+def goals_of(header: dict[str, Any]) -> tuple[str, ...]:
+    """The plan goals a recording's header names, in code order (the legacy ones where none)."""
+    named = header.get("goals")
+    if isinstance(named, list) and named and all(isinstance(x, str) for x in named) and len(named) <= 255:
+        return tuple(named)
+    return LEGACY_GOALS
+
+
+def by_name(rows: np.ndarray, have: tuple[str, ...], want: tuple[str, ...]) -> np.ndarray:
+    """``rows`` (``[tick, *have]``) as ``[tick, *want]``: each column by its name; one the rows
+    lack is NaN, one ``want`` does not name is left out."""
+    if have == want:
+        return rows
+    out = np.full((len(rows), 1 + len(want)), np.nan, np.float32)
+    out[:, 0] = rows[:, 0] if len(rows) else out[:, 0]
+    for j, name in enumerate(want):
+        if name in have:
+            out[:, 1 + j] = rows[:, 1 + have.index(name)]
+    return out
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS header (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -196,6 +248,8 @@ class Recorder:
             "format_version": FORMAT_VERSION, "seed": cfg.seed, "config": cfg.model_dump(mode="json"),
             "scene": scene, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "code_version": __version__, "keyframe_every": self.keyframe_every, "chunk_ticks": self.chunk_ticks,
+            # its columns and plan goals by name: a later version reads them by name (LEGACY_COLUMNS)
+            "columns": {k: list(v) for k, v in columns_now().items()}, "goals": list(_goal_names()),
         }
         from ..brains.prompts import PromptError, prompts_of
 
@@ -263,7 +317,7 @@ class Recorder:
         sample = None
         if m is not None and t % self.sample_every == 0:
             cur = m.current()
-            sample = [t] + [cur[k] for k in SAMPLE_COLUMNS]
+            sample = [t] + [cur.get(k, float("nan")) for k in SAMPLE_COLUMNS]  # (a column no metric fills: NaN)
         digest = None
         if self.hash_every and (t + 1) % self.hash_every == 0 and self._session is not None:
             digest = bytes.fromhex(self._session.state_hash())  # the state after tick t, for replays to check
@@ -612,7 +666,7 @@ _MFC3 = (*_MFC2, ("hashes", np.uint8, HASH_ROW))
 # a timeout, the first plan, a fork's or a person's choice): why a plan ended early, after a seek.
 _CHUNK_LAYOUT = (*_MFC3, ("ended", np.int8, 0))
 # Before plans: single actions, 16-bit latency, fewer sampled metrics, no executed actions.
-_OLD_SAMPLE_COLUMNS = SAMPLE_COLUMNS[: SAMPLE_COLUMNS.index("school_size")]
+_OLD_SAMPLE_COLUMNS = LEGACY_COLUMNS["samples"][: LEGACY_COLUMNS["samples"].index("school_size")]
 _LAYOUTS = {
     b"MFC4": _CHUNK_LAYOUT,
     b"MFC3": _MFC3,
@@ -641,7 +695,17 @@ def encode_columns(arrays: dict[str, np.ndarray], texts: dict[str, Any] | None) 
     return zlib.compress(b"".join(parts), 6)
 
 
-def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def _goal_names() -> tuple[str, ...]:
+    from ..fish.plans import GOAL_NAMES
+
+    return tuple(GOAL_NAMES)
+
+
+def decode_columns(blob: bytes, columns: dict[str, tuple[str, ...]] | None = None
+                   ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """A chunk's columns and texts. ``columns``: the names its per-tick, sample and divergence
+    rows hold (the file's header's, :func:`columns_of`; default this version's) — their widths."""
+    widths = {k: 1 + len(v) for k, v in (columns or columns_now()).items()}
     raw = zlib.decompress(blob)
     head = _CHUNK_HEAD3 if raw[:4] in (b"MFC3", b"MFC4") else _CHUNK_HEAD
     magic, wide, n_dec, n_ticks, n_samples, n_div, n_fish, *more = head.unpack_from(raw)
@@ -653,6 +717,8 @@ def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     pos, out = head.size, {}
     for name, dtype, width in layout:
         dt = np.dtype(dtype or (np.uint32 if wide else np.uint16)).newbyteorder("<")
+        if name in widths and not (magic == b"MFC1" and name == "samples"):
+            width = widths[name]  # as wide as the file's own columns
         width = n_fish if width == -1 else width
         count = rows[name] * width if width else n_dec
         out[name] = np.frombuffer(raw, dt, count, pos).copy()
@@ -673,7 +739,8 @@ def decode_columns(blob: bytes) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         out["goal"] = np.zeros(n_dec, np.uint8)
         out["horizon"] = np.zeros(n_dec, np.uint16)
         out["param"] = out["param"].astype(np.int16)
-        out["samples"] = np.pad(out["samples"], ((0, 0), (0, len(SAMPLE_COLUMNS) - len(_OLD_SAMPLE_COLUMNS))))
+        out["samples"] = np.pad(out["samples"], ((0, 0), (0, widths["samples"] - 1 - len(_OLD_SAMPLE_COLUMNS))),
+                                constant_values=np.nan)
         out["executed"] = np.zeros((0, 0), np.uint8)
     return out, {"thoughts": texts.get("thoughts", []), "summaries": texts.get("summaries", [])}
 
@@ -770,6 +837,14 @@ class Recording:
                 del self.header["prompts"]
             else:
                 self.header["prompts"] = prompts
+        # its columns and plan goals by name (columns_of): mapped onto this version's as chunks are read
+        self._file_columns = columns_of(self.header)
+        goals, now = goals_of(self.header), _goal_names()
+        unknown = [g for g in goals if g not in now]
+        if unknown:
+            raise RecordingError(f"recording {self.path} has plans of a type this version does not know "
+                                 f"({', '.join(unknown[:3])}): a newer MiroFish (or the plug-in that adds it) reads it")
+        self._goal_map = None if goals == now else np.array([now.index(g) for g in goals], np.uint8)
         version = self.header.get("format_version")
         if not isinstance(version, int):
             raise RecordingError(f"not a MiroFish recording (no format version): {self.path}")
@@ -868,7 +943,14 @@ class Recording:
             if tick0 in self._cache:
                 continue
             try:
-                d, texts = decode_columns(_blob(data))
+                d, texts = decode_columns(_blob(data), self._file_columns)
+                for k, want in columns_now().items():  # the file's columns by name onto this version's
+                    d[k] = by_name(d[k], self._file_columns[k], want)
+                if self._goal_map is not None:  # the file's plan goals by name onto this version's codes
+                    if d["goal"].size and int(d["goal"].max()) >= len(self._goal_map):
+                        raise ValueError(f"plan goal code {int(d['goal'].max())} (the file names "
+                                         f"{len(self._goal_map)} goals)")
+                    d["goal"] = self._goal_map[d["goal"]]
                 if d["fish"].size and int(d["fish"].max()) >= self.config.fish.slots:
                     raise ValueError(f"fish id {int(d['fish'].max())} in a tank of {self.config.fish.slots}")
                 if d["executed"].size and d["executed"].shape[1] != self.config.fish.slots:
@@ -1037,6 +1119,11 @@ class Recording:
                  if k < t1 and self._cache[k][0] > t0 and len(self._cache[k][slot])]
         rows = np.concatenate(parts) if parts else np.zeros((0, width), np.float32)
         return rows[(rows[:, 0] >= t0) & (rows[:, 0] < t1)]
+
+    def file_columns(self) -> dict[str, tuple[str, ...]]:
+        """The columns the file itself holds, by name (this version's rows hold :func:`columns_now`'s:
+        a name here that is not there was written by another version and is left aside)."""
+        return dict(self._file_columns)
 
     def tick_rows(self, t0: int, t1: int) -> np.ndarray:
         """Per-tick measures ``[tick, *TICK_COLUMNS]`` for ticks in ``[t0, t1)``."""
