@@ -105,3 +105,13 @@ def test_a_plugin_that_does_not_load_is_one_warning_and_the_rest_works(tmp_path)
     assert json.loads(done.stdout)["ticks"] == 5
     warned = [line for line in done.stderr.splitlines() if "plug-in" in line]
     assert len(warned) == 1 and "broken" in warned[0] and "half-written plug-in" in warned[0]
+
+
+def test_a_metric_plugin_that_imports_the_recording_module_loads_and_records_beside(plugin, tmp_path):
+    """The package's metric imports observe.recording at module level (which reads the metrics
+    table while it is built): it loads, with no warning, shows in the run's JSON and a recording
+    of the run replays (the recording's own columns are read by name)."""
+    done = cli(plugin, tmp_path, "live", "--headless", "--ticks", "40", "--fish", "20", "--record", "r.mirofish")
+    assert "does not load" not in done.stderr and "resting_share" in json.loads(done.stdout)["metrics"]
+    again = cli(plugin, tmp_path, "replay", "r.mirofish", "--headless", "--verify")
+    assert again.returncode == 0

@@ -778,9 +778,6 @@ def _plugin_metrics() -> tuple[Metric, ...]:
     return tuple(out)
 
 
-METRICS = METRICS + _plugin_metrics()
-
-
 def _mean_energy(f: Frame) -> float:
     energy = f.energy if f.present is None else f.energy[f.present]  # of the fish in the water
     return int(energy.sum()) / (100.0 * max(1, len(energy)))
@@ -810,6 +807,9 @@ def ranked(field: str) -> list[Metric]:
     return sorted((m for m in METRICS if getattr(m, field) is not None), key=lambda m: getattr(m, field))
 
 
+RECORDED = tuple(m.key for m in METRICS if m.recorded)  # a recording's sampled columns (built-in only)
+# The plug-ins last: every name above exists by now, so a plug-in whose package imports any part
+# of MiroFish (observe.recording, which reads RECORDED and metric() from here) loads — no import trap.
+METRICS = METRICS + _plugin_metrics()
 SIX = keys("health")  # docs/design.md §4
 COLLECTIVE = keys("collective")
-RECORDED = tuple(m.key for m in METRICS if m.recorded)  # a recording's sampled columns
