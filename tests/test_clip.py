@@ -375,10 +375,13 @@ def test_a_signal_stops_a_long_clip_at_once_and_leaves_no_file(recording, tmp_pa
     nothing at --out or beside it (ffmpeg's output included)."""
     outs = tmp_path / "clips"
     outs.mkdir()
+    # the clip as a terminal starts it: Ctrl-C not ignored (a suite launched in the background by a
+    # non-interactive shell ignores SIGINT, and a child inherits that: it would never see the signal)
     proc = subprocess.Popen([sys.executable, "-m", "mirofish", "clip", str(recording), "--speed", "0.25",
                              "--out", str(outs / f"long.{fmt}")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={"SDL_VIDEODRIVER": "dummy", "PATH": "/usr/bin:/bin"})
+                            env={"SDL_VIDEODRIVER": "dummy", "PATH": "/usr/bin:/bin"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not any(p.stat().st_size > 0 for p in outs.iterdir()):  # it has started writing
