@@ -151,3 +151,30 @@ def test_the_picker_of_a_played_fish_says_no_fork_is_made(monkeypatch):
     assert any("your fish 3's next plan (no fork)" in t for t in lines)
     assert not any(t.startswith("Fork at t") for t in lines)
     app.close()
+
+
+def test_a_mixed_tanks_group_figures_are_in_the_side_panel_not_over_the_water(monkeypatch):
+    from pathlib import Path
+
+    from mirofish.ui import tune
+
+    cfg = load_config(Path(__file__).resolve().parent.parent / "examples" / "mixed.toml", seed=7)
+    scene = AquariumScene.live(cfg)
+    app = App([scene], (1280, 720), offscreen=True)
+    legends: list[tuple[pygame.Rect, list]] = []
+    real = tune.draw_legends
+
+    def draw_legends(surf, rect, show_heat, groups=None):
+        legends.append((pygame.Rect(rect), list(groups or [])))
+        return real(surf, rect, show_heat, groups)
+
+    monkeypatch.setattr(tune, "draw_legends", draw_legends)
+    rendered: list[str] = []  # every text rendered (the legend's fit renders through it too)
+    real_text = theme.text
+    monkeypatch.setattr(theme, "text", lambda s, *a, **k: (rendered.append(s), real_text(s, *a, **k))[1])
+    app.frame(0.0)
+    rect, groups = legends[-1]
+    assert [text.split()[0] for _, text in groups] == ["instinct", "rules"]
+    assert scene.rects["panel"].contains(rect) and not rect.colliderect(scene.rects["tank"])
+    assert sum("30 fish, energy" in t for t in rendered) == 2  # once each: in the legend, not over the water
+    app.close()

@@ -783,11 +783,17 @@ def plan_progress(fish: FishSnapshot) -> str:
     return ", ".join(parts)
 
 
-def draw_legends(surf: pygame.Surface, rect: pygame.Rect, show_heat: bool) -> int:
-    """What the colours mean: personality, food, the heat map, a fork's rings. Returns where it ends."""
+def draw_legends(surf: pygame.Surface, rect: pygame.Rect, show_heat: bool,
+                 groups: list[tuple[tuple[int, int, int], str]] | None = None) -> int:
+    """What the colours mean: a mixed tank's groups (their rings and figures), personality, food,
+    the heat map, a fork's rings. Returns where it ends."""
     x, y, w = rect.x, rect.y, rect.w
     surf.blit(theme.fit("Legend", 20, w, theme.INK, bold=True), (x, y))
     y += 24
+    for colour, line in groups or ():  # a mixed tank's groups, as of the tick on screen
+        pygame.draw.circle(surf, colour, (x + 6, y + 8), 6, 2)
+        surf.blit(theme.fit(line, 16, w - 18, theme.INK), (x + 18, y))
+        y += 20
     surf.blit(theme.fit("fish colour = personality", 16, w, theme.DIM), (x, y))
     y += 18
     bar_w = max(60, w - 120)

@@ -209,9 +209,8 @@ class TankPane:
 
     def _draw_groups(self, surf: pygame.Surface, cfg: Any, view: TankView, prev: TankView | None,
                      alpha: float, metrics: Any) -> None:
-        """A mixed tank: a thin ring in its group's colour around every fish (up to 3,000 fish),
-        and the groups' legend in the water's top-left corner: each group's fish, mean energy and
-        schooling degree (:func:`~mirofish.observe.groups.groups_now`)."""
+        """A mixed tank: a thin ring in its group's colour around every fish (up to 3,000 fish);
+        the groups' figures are in the side panel's legend (:func:`group_lines`)."""
         colours = group_colours(cfg)
         of = np.asarray(cfg.fish.group_of(), np.int64)[: len(view.x)]
         clip = surf.get_clip()
@@ -224,14 +223,7 @@ class TankPane:
             for i in range(len(of)):
                 if view.in_water(i):
                     pygame.draw.circle(surf, colours[int(of[i])], (int(px[i]), int(py[i])), r, width)
-        lx, ly = self.renderer.rect.x + 8, self.renderer.rect.y + 6
-        # each group's fish, their mean energy and their schooling degree as of the tick on screen
-        for g, name, n, energy, school in groups_now(cfg, view, metrics):
-            pygame.draw.circle(surf, colours[g], (lx + 6, ly + 9), 6, 2)
-            label = theme.text(f"{name} {n} fish, energy {energy:.0f}, schooling {school:.2f}", 14, theme.INK)
-            surf.blit(label, (lx + 16, ly + 1))
-            lx += 30 + label.get_width()
-        surf.set_clip(clip)
+        surf.set_clip(clip)  # (the groups' figures are in the side panel's legend: nothing over the water)
 
     def _draw_school(self, surf: pygame.Surface, members: Any) -> None:
         """The HUD's "largest school" — moving and aligned (observe/metrics.py SCHOOL_ALIGNED) —
@@ -281,3 +273,13 @@ class TankPane:
             layer.blit(text, (0, 0))
             self._ascii = (key, layer)
         surf.blit(self._ascii[1], rect)
+
+
+def group_lines(cfg: Any, view: TankView, metrics: Any) -> list[tuple[tuple[int, int, int], str]]:
+    """A mixed tank's groups for the side panel's legend: (ring colour, "alpha 30 fish, energy 74,
+    schooling 0.41") each, as of the tick on screen (:func:`~mirofish.observe.groups.groups_now`)."""
+    if not cfg.fish.groups:
+        return []
+    colours = group_colours(cfg)
+    return [(colours[g], f"{name} {n} fish, energy {energy:.0f}, schooling {school:.2f}")
+            for g, name, n, energy, school in groups_now(cfg, view, metrics)]

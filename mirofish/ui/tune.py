@@ -38,7 +38,7 @@ def tune_sliders(cfg, tune: Callable[[str, float], None], at_reset: Callable[[st
 
 
 def draw_tune_panel(surf: pygame.Surface, rect: pygame.Rect, sliders: list[Slider], now, show_heat: bool,
-                    hints: bool = True) -> None:
+                    hints: bool = True, groups: list[tuple[tuple[int, int, int], str]] | None = None) -> None:
     """Draw the panel; ``now``: the settings of the tick shown (the sliders follow them);
     ``hints``: the keys' hints at the top (a clip leaves them out)."""
     pygame.draw.rect(surf, theme.PANEL, rect)
@@ -62,4 +62,4 @@ def draw_tune_panel(surf: pygame.Surface, rect: pygame.Rect, sliders: list[Slide
                 sl.rect = pygame.Rect(0, 0, 0, 0)
             y += 40
     y += 6
-    draw_legends(surf, pygame.Rect(x, y, w, rect.bottom - y - 8), show_heat)
+    draw_legends(surf, pygame.Rect(x, y, w, rect.bottom - y - 8), show_heat, groups)

@@ -29,7 +29,7 @@ from ..layout import CELL_PX, aquarium_layout
 from ..panels import FollowPanel, draw_footer, draw_help
 from ..pickers import Pickers
 from ..shown import ShownTank
-from ..tankpane import group_colours
+from ..tankpane import group_colours, group_lines
 from ..tune import draw_tune_panel
 
 SPARE = 8  # room for fish added by a click in a live tank (fish.spare)
@@ -281,7 +281,8 @@ class AquariumScene(ShownTank):
         if r["panel"].w and self.selected is None:  # no fish followed: the live settings
             live = self.shown.kind == "live"
             draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.view.settings if live else None,
-                            self.show_heat, hints=self.chrome)
+                            self.show_heat, hints=self.chrome,
+                            groups=group_lines(self.cfg, self.view, self.shown.metrics))
         elif r["panel"].w and self.selected is not None:
             fish = self.selected
             self.follow.draw_followed(surf, r["panel"], self.shown, self.view, fish, self.energy_hist[fish],
