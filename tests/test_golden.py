@@ -150,8 +150,8 @@ def test_every_golden_recording_replays_checked_and_exports(capsys, path, tmp_pa
     copy = tmp_path / path.name
     shutil.copy(path, copy)
     argv = ["replay", str(copy), "--headless"] + (["--verify"] if path.suffix == ".mirofish" else [])
-    code, out, err = run(capsys, *argv)
+    code, _, err = run(capsys, *argv)
     assert code == 0, err
-    code, out, err = run(capsys, "export", str(copy), "--tables", str(tmp_path / "t"), "--format", "csv")
+    code, _, err = run(capsys, "export", str(copy), "--tables", str(tmp_path / "t"), "--format", "csv")
     assert code == 0, err
     assert any((tmp_path / "t").iterdir())
