@@ -581,6 +581,187 @@ def _fish_list(spec: str | None, cfg: Any) -> set[int] | None:
     return ids
 
 
+def alternatives_of(text: str) -> tuple[str, int]:
+    """``--alternatives``: (all | random | keep, K of random:K)."""
+    kind = text.split(":")[0]
+    if kind not in ("all", "random", "keep"):
+        raise InfluenceError(f"--alternatives {text!r}: all, random:K or keep")
+    if kind != "random":
+        return kind, 0
+    try:
+        k = int(text.split(":", 1)[1])
+    except (IndexError, ValueError):
+        k = 0
+    if k < 1:
+        raise InfluenceError(f"--alternatives {text!r}: random:K with K a whole number >= 1")
+    return kind, k
+
+
+def window_decisions(forker: Forker, w0: int, w1: int) -> list[dict[str, Any]]:
+    """Every decision of ticks [w0, w1): tick, fish, the recorded plan, the plans its fish was
+    offered there (:func:`offered`) but that one, and the plan it had before (``keep``)."""
+    rec, cfg = forker.rec, forker.cfg
+    out: list[dict[str, Any]] = []
+    for tick in range(w0, w1):
+        made = rec.decisions_at(tick)
+        if made is None or not len(made.fish):
+            continue
+        forker.seek(tick)
+        world = forker.player.world
+        s = world.school
+        for k, f in enumerate(made.fish.tolist()):
+            own = (int(made.goal[k]), int(made.param[k]), int(made.horizon[k]))
+            alts = [a for a in offered(world, f, cfg.brain.decides) if not same_plan(parse_plan(a), own)]
+            keep = None
+            if int(s.plan_end[f]) > tick:  # the plan it had before: what "no new decision" leaves it on
+                prior = (int(s.plan_goal[f]), int(s.plan_param[f]), int(s.plan_end[f]) - tick)
+                keep = plan_words(prior) if not same_plan(prior, own) else None
+            out.append({"tick": tick, "fish": f, "recorded": describe(*own), "goal": GOAL_NAMES[own[0]],
+                        "alternatives": alts, "keep": keep, "tier": int(made.tier[k])})
+    return out
+
+
+def picked(d: dict[str, Any], kind: str, k: int, rng: np.random.Generator) -> list[str]:
+    """The alternatives of decision ``d`` that are tried (``--alternatives``)."""
+    if kind == "keep":
+        return [d["keep"]] if d["keep"] else []
+    alts: list[str] = d["alternatives"]
+    if kind == "random" and alts:
+        return [alts[i] for i in sorted(rng.choice(len(alts), min(k, len(alts)), replace=False).tolist())]
+    return alts
+
+
+def sample_null(forker: Forker, runner: Runner, decisions: list[dict[str, Any]], rng: np.random.Generator,
+                null_max: int, tasks: list[Task], owner: list[tuple[str, int]], results: list[dict[str, Any]],
+                done_keys: dict[tuple[int, int, str], int]
+                ) -> tuple[list[tuple[int, dict[str, Any], str]], list[float]]:
+    """The null's samples — (result index, decision, alternative) — drawn in batches until the
+    95th percentile of their |effect| is stable (module doc), and that percentile per batch;
+    forks not run yet are added to ``tasks``/``owner``/``results``."""
+    with_alts = [d for d in decisions if d["alternatives"]]
+    rows: list[tuple[int, dict[str, Any], str]] = []
+    p95: list[float] = []
+    target = NULL_FIRST
+    while with_alts and len(rows) < min(target, null_max):
+        want = min(target, null_max) - len(rows)
+        picks = [(with_alts[i], with_alts[i]["alternatives"][int(rng.integers(len(with_alts[i]["alternatives"])))])
+                 for i in rng.integers(0, len(with_alts), size=want).tolist()]
+        new: list[Task] = []
+        for d, a in picks:
+            key = (d["tick"], d["fish"], a)
+            if key not in done_keys:
+                done_keys[key] = len(tasks) + len(new)
+                new.append(Task("null", d["tick"], d["fish"], a))
+            rows.append((done_keys[key], d, a))
+        tasks += new
+        owner += [("null", 0)] * len(new)
+        results += runner.run(new)
+        effects = np.array([forker.recorded(d["tick"])[0] - results[i]["outcome"] for i, d, _ in rows])
+        p95.append(float(np.percentile(np.abs(effects), 95)))
+        if len(p95) >= 2 and abs(p95[-1] - p95[-2]) <= NULL_STABLE * max(1e-9, p95[-2]):
+            break
+        target = len(rows) + NULL_BATCH
+    return rows, p95
+
+
+def rank(tested: list[dict[str, Any]], owner: list[tuple[str, int]], results: list[dict[str, Any]], forker: Forker,
+         null_effects: np.ndarray, null_of: np.ndarray, band: tuple[float, float],
+         rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Each tested decision's effect, interval, band (the null without its own swaps) and verdict."""
+    by_decision: dict[int, list[int]] = {}
+    for i, (what, j) in enumerate(owner):
+        if what == "test":
+            by_decision.setdefault(j, []).append(i)
+    ranked: list[dict[str, Any]] = []
+    for j, d in enumerate(tested):
+        rec_value = forker.recorded(d["tick"])[0]
+        ys = np.array([results[i]["outcome"] for i in by_decision.get(j, [])])
+        row: dict[str, Any] = {"tick": d["tick"], "fish": d["fish"], "recorded": d["recorded"], "goal": d["goal"],
+                               "alternatives": len(ys), "outcome_recorded": round(rec_value, 4),
+                               "effect": None, "low": None, "high": None, "band": None, "pivotal": False,
+                               "strongest_alternative": None, "strongest_outcome": None}
+        if len(ys):
+            lo, hi = bootstrap(rec_value - ys, rng)
+            strongest = int(np.argmax(np.abs(ys - rec_value)))
+            # its band: the null without this decision's own swaps (a decision is not its own null)
+            others = null_effects[null_of != d["tick"] * 2**20 + d["fish"]]
+            mine = (float(np.percentile(others, 2.5)), float(np.percentile(others, 97.5))) if len(others) else band
+            row.update(effect=round(float(rec_value - ys.mean()), 4), low=round(lo, 4), high=round(hi, 4),
+                       band=[round(mine[0], 4), round(mine[1], 4)], pivotal=bool(lo > mine[1] or hi < mine[0]),
+                       strongest_alternative=d["tested"][strongest], strongest_outcome=round(float(ys[strongest]), 4))
+        ranked.append(row)
+    return ranked
+
+
+def table(path: str, outcome: str, t_end: int, decisions: list[dict[str, Any]], tasks: list[Task],
+          results: list[dict[str, Any]], ab_tasks: list[Task], ab_results: list[dict[str, Any]], forker: Forker,
+          rec_w0: float) -> tuple[dict[str, list[Any]], int]:
+    """The table (one row per fork, :data:`ROW_TYPES`) and the ticks all the forks simulated."""
+    rows: dict[str, list[Any]] = {c: [] for c in ROW_TYPES}
+    by_key = {(dd["tick"], dd["fish"]): dd for dd in decisions}
+    ticks_run = 0
+    for task, r in [*zip(tasks, results), *zip(ab_tasks, ab_results)]:
+        ablated = task.kind.startswith("ablate")
+        rv = rec_w0 if ablated else forker.recorded(task.tick)[0]
+        found = by_key.get((task.tick, task.fish))
+        rows["kind"].append(task.kind)
+        rows["tick"].append(task.tick)
+        rows["fish"].append(task.fish)
+        rows["recorded_plan"].append((GOAL_NAMES[task.goal] if task.goal >= 0 else "") if ablated
+                                     else (found["recorded"] if found else ""))
+        rows["alternative"].append(f"random chooser, replicate {task.rep}" if ablated else task.plan)
+        rows["outcome"].append(r["outcome"])
+        rows["outcome_recorded"].append(rv)
+        rows["delta"].append(r["outcome"] - rv)
+        rows["final_hash"].append(r["final_hash"])
+        rows["rerun"].append("" if ablated else
+                             f"fork {shlex.quote(path)} --at {task.tick} --fish {task.fish} --plan "
+                             f"{shlex.quote(task.plan)} --ticks {t_end - task.tick} --outcome {shlex.quote(outcome)}")
+        ticks_run += t_end - task.tick
+    return rows, ticks_run
+
+
+def ablations(runner: Runner, forker: Forker, ranked: list[dict[str, Any]], decisions: list[dict[str, Any]], w0: int,
+              ablate_fish: int, ablate_reps: int, band: tuple[float, float], rng: np.random.Generator,
+              say: Callable[[str], None] | None) -> tuple[list[Task], list[dict[str, Any]], list[dict[str, Any]],
+                                                          list[dict[str, Any]], float]:
+    """Per fish (its decisions' summed effects; the ``ablate_fish`` largest ablated) and per plan
+    type (every such choice replaced): (their forks, results, the fish's and the types' figures,
+    the outcome as recorded from ``w0``)."""
+    per_fish: dict[int, float] = {}
+    for r in ranked:
+        if r["effect"] is not None:
+            per_fish[r["fish"]] = per_fish.get(r["fish"], 0.0) + r["effect"]
+    order = sorted(per_fish, key=lambda f: -abs(per_fish[f]))
+    tasks = [Task("ablate_fish", w0, f, rep=r) for f in order[:ablate_fish] for r in range(ablate_reps)]
+    goals_seen = sorted({CODE[d["goal"]] for d in decisions if d["goal"] in CODE and d["goal"] != "hold"})
+    tasks += [Task("ablate_goal", w0, goal=g, rep=r) for g in goals_seen for r in range(ablate_reps)]
+    if say and tasks:
+        say(f"influence: {len(tasks)} ablation forks (fish and plan types) …")
+    results = runner.run(tasks)
+    rec_w0 = forker.recorded(w0)[0]
+
+    def ablated(sel: list[int]) -> dict[str, Any]:
+        ys = np.array([results[i]["outcome"] for i in sel])
+        lo, hi = bootstrap(rec_w0 - ys, rng)
+        return {"effect": round(float(rec_w0 - ys.mean()), 4), "low": round(lo, 4), "high": round(hi, 4),
+                "replicates": len(ys), "beyond_null": bool(lo > band[1] or hi < band[0])}
+
+    fish_out = []
+    for f in order:
+        entry: dict[str, Any] = {"fish": f, "sum_of_effects": round(per_fish[f], 4),
+                                 "decisions": sum(1 for r in ranked if r["fish"] == f),
+                                 "pivotal": sum(1 for r in ranked if r["fish"] == f and r["pivotal"])}
+        sel = [i for i, t in enumerate(tasks) if t.kind == "ablate_fish" and t.fish == f]
+        if sel:
+            entry["ablated"] = ablated(sel)
+        fish_out.append(entry)
+    types_out = [{"plan": GOAL_NAMES[g], "choices_in_window": sum(1 for d in decisions if d["goal"] == GOAL_NAMES[g]),
+                  "replaced": ablated([i for i, t in enumerate(tasks) if t.kind == "ablate_goal" and t.goal == g])}
+                 for g in goals_seen]
+    return tasks, results, fish_out, types_out, rec_w0
+
+
 def influence(path: str | Path, outcome: str, window: tuple[int, int] | None = None, fish: str | None = None,
               alternatives: str = "all", brain: str = "recorded", choice: ReaderChoice | None = None,
               max_requests: int = 0, workers: int = 1, seed: int = 0, null_max: int = 400,
@@ -606,34 +787,8 @@ def influence(path: str | Path, outcome: str, window: tuple[int, int] | None = N
         forker.window = (w0, w1)
         chosen = _fish_list(fish, cfg)
         rng = np.random.default_rng(seed)
-        kind = alternatives.split(":")[0]
-        if kind not in ("all", "random", "keep"):
-            raise InfluenceError(f"--alternatives {alternatives!r}: all, random:K or keep")
-        k_random = 0
-        if kind == "random":
-            try:
-                k_random = int(alternatives.split(":", 1)[1])
-                assert k_random >= 1
-            except (IndexError, ValueError, AssertionError):
-                raise InfluenceError(f"--alternatives {alternatives!r}: random:K with K a whole number >= 1") from None
-        # every decision of the window, with the plans its fish was offered
-        decisions: list[dict[str, Any]] = []
-        for tick in range(w0, w1):
-            made = rec.decisions_at(tick)
-            if made is None or not len(made.fish):
-                continue
-            forker.seek(tick)
-            world = forker.player.world
-            for k, f in enumerate(made.fish.tolist()):
-                own = (int(made.goal[k]), int(made.param[k]), int(made.horizon[k]))
-                alts = [a for a in offered(world, f, cfg.brain.decides) if not same_plan(parse_plan(a), own)]
-                keep = None
-                s = world.school
-                if int(s.plan_end[f]) > tick:  # the plan it had before: what "no new decision" leaves it on
-                    prior = (int(s.plan_goal[f]), int(s.plan_param[f]), int(s.plan_end[f]) - tick)
-                    keep = plan_words(prior) if not same_plan(prior, own) else None
-                decisions.append({"tick": tick, "fish": f, "recorded": describe(*own), "goal": GOAL_NAMES[own[0]],
-                                  "alternatives": alts, "keep": keep, "tier": int(made.tier[k])})
+        kind, k_random = alternatives_of(alternatives)
+        decisions = window_decisions(forker, w0, w1)  # with the plans each fish was offered
         if not decisions:
             raise InfluenceError(f"no decision was made in ticks {w0}..{w1 - 1}: nothing to test")
         tested = [d for d in decisions if chosen is None or d["fish"] in chosen]
@@ -643,16 +798,8 @@ def influence(path: str | Path, outcome: str, window: tuple[int, int] | None = N
         owner: list[tuple[str, int]] = []  # per task: ("test", decision index) / ("null", sample) / ablations
         d: dict[str, Any]
         for j, d in enumerate(tested):
-            if kind == "keep":
-                alts = [d["keep"]] if d["keep"] else []
-            elif kind == "random":
-                alts = [d["alternatives"][i] for i in
-                        sorted(rng.choice(len(d["alternatives"]), min(k_random, len(d["alternatives"])),
-                                          replace=False).tolist())] if d["alternatives"] else []
-            else:
-                alts = d["alternatives"]
-            d["tested"] = alts
-            for a in alts:
+            d["tested"] = picked(d, kind, k_random, rng)
+            for a in d["tested"]:
                 tasks.append(Task("keep" if kind == "keep" else "alternative", d["tick"], d["fish"], a))
                 owner.append(("test", j))
         done_keys: dict[tuple[int, int, str], int] = {(t.tick, t.fish, t.plan): i for i, t in enumerate(tasks)}
@@ -661,127 +808,17 @@ def influence(path: str | Path, outcome: str, window: tuple[int, int] | None = N
         runner = Runner(forker, workers, path, outcome)
         results = runner.run(tasks)
         # the null: random decisions of the window, each replaced by a random offered alternative
-        with_alts = [d for d in decisions if d["alternatives"]]
-        null_rows: list[tuple[int, dict[str, Any], str]] = []  # (result index, decision, alternative)
-        null_p95: list[float] = []
-        target = NULL_FIRST
-        while with_alts and len(null_rows) < min(target, null_max):
-            want = min(target, null_max) - len(null_rows)
-            picks = [(with_alts[i], with_alts[i]["alternatives"][int(rng.integers(len(with_alts[i]["alternatives"])))])
-                     for i in rng.integers(0, len(with_alts), size=want).tolist()]
-            new_tasks: list[Task] = []
-            for d, a in picks:
-                key = (d["tick"], d["fish"], a)
-                if key not in done_keys:
-                    done_keys[key] = len(tasks) + len(new_tasks)
-                    new_tasks.append(Task("null", d["tick"], d["fish"], a))
-                null_rows.append((done_keys[key], d, a))
-            tasks += new_tasks
-            owner += [("null", 0)] * len(new_tasks)
-            results += runner.run(new_tasks)
-            effects = np.array([forker.recorded(d["tick"])[0] - results[i]["outcome"] for i, d, _ in null_rows])
-            null_p95.append(float(np.percentile(np.abs(effects), 95)))
-            if len(null_p95) >= 2 and abs(null_p95[-1] - null_p95[-2]) <= NULL_STABLE * max(1e-9, null_p95[-2]):
-                break
-            target = len(null_rows) + NULL_BATCH
+        null_rows, null_p95 = sample_null(forker, runner, decisions, rng, null_max, tasks, owner, results, done_keys)
         null_effects = np.array([forker.recorded(d["tick"])[0] - results[i]["outcome"] for i, d, _ in null_rows])
         band = (float(np.percentile(null_effects, 2.5)), float(np.percentile(null_effects, 97.5))) \
             if len(null_effects) else (0.0, 0.0)
         # each null sample's decision, as tick * 2**20 + fish
         null_of = np.array([d["tick"] * 2**20 + d["fish"] for _, d, _ in null_rows], np.int64)
-        # each tested decision's effect, interval and verdict
-        ranked: list[dict[str, Any]] = []
-        by_decision: dict[int, list[int]] = {}
-        for i, (what, j) in enumerate(owner):
-            if what == "test":
-                by_decision.setdefault(j, []).append(i)
-        for j, d in enumerate(tested):
-            rec_value = forker.recorded(d["tick"])[0]
-            ys = np.array([results[i]["outcome"] for i in by_decision.get(j, [])])
-            row = {"tick": d["tick"], "fish": d["fish"], "recorded": d["recorded"], "goal": d["goal"],
-                   "alternatives": len(ys), "outcome_recorded": round(rec_value, 4)}
-            if len(ys):
-                effect = float(rec_value - ys.mean())
-                lo, hi = bootstrap(rec_value - ys, rng)
-                strongest = int(np.argmax(np.abs(ys - rec_value)))
-                # its band: the null without this decision's own swaps (a decision is not its own null)
-                others = null_effects[null_of != d["tick"] * 2**20 + d["fish"]]
-                mine = (float(np.percentile(others, 2.5)), float(np.percentile(others, 97.5))) if len(others) else band
-                row.update(effect=round(effect, 4), low=round(lo, 4), high=round(hi, 4),
-                           band=[round(mine[0], 4), round(mine[1], 4)], pivotal=bool(lo > mine[1] or hi < mine[0]),
-                           strongest_alternative=d["tested"][strongest],
-                           strongest_outcome=round(float(ys[strongest]), 4))
-            else:
-                row.update(effect=None, low=None, high=None, band=None, pivotal=False, strongest_alternative=None,
-                           strongest_outcome=None)
-            ranked.append(row)
+        ranked = rank(tested, owner, results, forker, null_effects, null_of, band, rng)
         ranked.sort(key=lambda r: -abs(r["effect"]) if r["effect"] is not None else 0.0)
-        # per fish: the sum of its decisions' effects, and ablating the fish
-        per_fish: dict[int, float] = {}
-        for r in ranked:
-            if r["effect"] is not None:
-                per_fish[r["fish"]] = per_fish.get(r["fish"], 0.0) + r["effect"]
-        top_fish = sorted(per_fish, key=lambda f: -abs(per_fish[f]))[:ablate_fish]
-        ab_tasks = [Task("ablate_fish", w0, f, rep=r) for f in top_fish for r in range(ablate_reps)]
-        goals_seen = sorted({CODE[d["goal"]] for d in decisions if d["goal"] in CODE and d["goal"] != "hold"})
-        ab_tasks += [Task("ablate_goal", w0, goal=g, rep=r) for g in goals_seen for r in range(ablate_reps)]
-        if say and ab_tasks:
-            say(f"influence: {len(ab_tasks)} ablation forks (fish and plan types) …")
-        ab_results = runner.run(ab_tasks)
-        rec_w0 = forker.recorded(w0)[0]
-
-        def ablation(sel: list[int]) -> dict[str, Any]:
-            ys = np.array([ab_results[i]["outcome"] for i in sel])
-            lo, hi = bootstrap(rec_w0 - ys, rng)
-            return {"effect": round(float(rec_w0 - ys.mean()), 4), "low": round(lo, 4), "high": round(hi, 4),
-                    "replicates": len(ys), "beyond_null": bool(lo > band[1] or hi < band[0])}
-
-        fish_out = []
-        for f in sorted(per_fish, key=lambda f: -abs(per_fish[f])):
-            entry: dict[str, Any] = {"fish": f, "sum_of_effects": round(per_fish[f], 4),
-                                     "decisions": sum(1 for r in ranked if r["fish"] == f),
-                                     "pivotal": sum(1 for r in ranked if r["fish"] == f and r["pivotal"])}
-            sel = [i for i, t in enumerate(ab_tasks) if t.kind == "ablate_fish" and t.fish == f]
-            if sel:
-                entry["ablated"] = ablation(sel)
-            fish_out.append(entry)
-        types_out = []
-        for g in goals_seen:
-            sel = [i for i, t in enumerate(ab_tasks) if t.kind == "ablate_goal" and t.goal == g]
-            chosen_n = sum(1 for d in decisions if d["goal"] == GOAL_NAMES[g])
-            types_out.append({"plan": GOAL_NAMES[g], "choices_in_window": chosen_n, "replaced": ablation(sel)})
-        # the table: one row per fork
-        rows: dict[str, list[Any]] = {c: [] for c in ROW_TYPES}
-        ticks_run = 0
-        by_key = {(dd["tick"], dd["fish"]): dd for dd in decisions}
-        for task, r in zip(tasks, results):
-            rv = forker.recorded(task.tick)[0]
-            rows["kind"].append(task.kind)
-            rows["tick"].append(task.tick)
-            rows["fish"].append(task.fish)
-            found = by_key.get((task.tick, task.fish))
-            rows["recorded_plan"].append(found["recorded"] if found else "")
-            rows["alternative"].append(task.plan)
-            rows["outcome"].append(r["outcome"])
-            rows["outcome_recorded"].append(rv)
-            rows["delta"].append(r["outcome"] - rv)
-            rows["final_hash"].append(r["final_hash"])
-            rows["rerun"].append(f"fork {shlex.quote(path)} --at {task.tick} --fish {task.fish} --plan "
-                                 f"{shlex.quote(task.plan)} --ticks {out.t1 - task.tick} --outcome "
-                                 f"{shlex.quote(outcome)}")
-            ticks_run += out.t1 - task.tick
-        for task, r in zip(ab_tasks, ab_results):
-            rows["kind"].append(task.kind)
-            rows["tick"].append(task.tick)
-            rows["fish"].append(task.fish)
-            rows["recorded_plan"].append(GOAL_NAMES[task.goal] if task.goal >= 0 else "")
-            rows["alternative"].append(f"random chooser, replicate {task.rep}")
-            rows["outcome"].append(r["outcome"])
-            rows["outcome_recorded"].append(rec_w0)
-            rows["delta"].append(r["outcome"] - rec_w0)
-            rows["final_hash"].append(r["final_hash"])
-            rows["rerun"].append("")
-            ticks_run += out.t1 - task.tick
+        ab_tasks, ab_results, fish_out, types_out, rec_w0 = ablations(
+            runner, forker, ranked, decisions, w0, ablate_fish, ablate_reps, band, rng, say)
+        rows, ticks_run = table(path, outcome, out.t1, decisions, tasks, results, ab_tasks, ab_results, forker, rec_w0)
         seconds = time.perf_counter() - start
         brain_label = ("instinct (offline, in place of the recording's brain; the baseline is a fork that keeps "
                        "the fork tick's decisions, instinct after)" if forker.swaps_brain
