@@ -111,49 +111,60 @@ def load_questions(path: str | Path) -> list[Question]:
         raise SurveyError(f"questions file {path}: {len(items)} questions; at most {MAX_QUESTIONS}")
     out: list[Question] = []
     for n, q in enumerate(items, 1):
-        where = f"questions file {path}, question {n}"
-        if not isinstance(q, dict):
-            raise SurveyError(f"{where}: not a table")
-        unknown = set(q) - {"id", "kind", "text", "labels", "options", "min", "max", "template", "predicts", "horizon"}
-        if unknown:
-            raise SurveyError(f"{where}: unknown key {sorted(unknown)[0]!r}")
-        kind, text = q.get("kind"), q.get("text")
-        if kind not in KINDS:
-            raise SurveyError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
-        if not isinstance(text, str) or not text.strip() or len(text) > 500:
-            raise SurveyError(f"{where}: text must be a question of 1-500 characters")
-        qid = q.get("id", f"q{n}")
-        if not isinstance(qid, str) or not qid.isidentifier() or qid in {x.id for x in out}:
-            raise SurveyError(f"{where}: id {qid!r} must be a unique name (letters, digits, _)")
-        labels = q.get("labels", list(LIKERT_LABELS))
-        if kind == "likert" and (not isinstance(labels, list) or len(labels) != 5
-                                 or not all(isinstance(x, str) and x for x in labels)):
-            raise SurveyError(f"{where}: a likert question's labels are 5 words, 1 to 5")
-        options = q.get("options", list(HEADINGS) if q.get("predicts") == "heading" else [])
-        if kind == "choice" and (not isinstance(options, list) or len(options) < 2 or len(set(options)) != len(options)
-                                 or not all(isinstance(x, str) and x and len(x) <= 60 for x in options)):
-            raise SurveyError(f"{where}: a choice question needs 2 or more distinct options")
-        low, high = q.get("min", 0), q.get("max", 100)
-        if kind == "number" and not (isinstance(low, (int, float)) and isinstance(high, (int, float))
-                                     and not isinstance(low, bool) and not isinstance(high, bool) and low < high
-                                     and math.isfinite(low) and math.isfinite(high)):
-            raise SurveyError(f"{where}: a number question needs min < max")
-        template = q.get("template")
-        if template is not None and template not in TEMPLATES:
-            raise SurveyError(f"{where}: template {template!r} is not one of {', '.join(TEMPLATES)}")
-        predicts = q.get("predicts")
-        if predicts is not None:
-            if predicts not in PREDICTS:
-                raise SurveyError(f"{where}: predicts {predicts!r} is not one of {', '.join(PREDICTS)}")
-            need = set(HEADINGS) if predicts == "heading" else {"yes", "no"}
-            if kind != "choice" or set(options) != need:
-                raise SurveyError(f"{where}: predicts = {predicts!r} needs a choice among {', '.join(sorted(need))}")
-        horizon = q.get("horizon", 30)
-        if not isinstance(horizon, int) or isinstance(horizon, bool) or not 1 <= horizon <= 10_000:
-            raise SurveyError(f"{where}: horizon must be a whole number of ticks, 1-10000")
-        out.append(Question(qid, kind, text.strip(), tuple(labels), tuple(options), float(low), float(high),
-                            template, predicts, horizon))
+        out.append(_question(q, n, {x.id for x in out}, f"questions file {path}, question {n}"))
     return out
+
+
+_KEYS = {"id", "kind", "text", "labels", "options", "min", "max", "template", "predicts", "horizon"}
+
+
+def _question(q: Any, n: int, taken: set[str], where: str) -> Question:
+    """One ``[[question]]`` table checked (``where`` names it in the one-line refusal)."""
+    if not isinstance(q, dict):
+        raise SurveyError(f"{where}: not a table")
+    unknown = set(q) - _KEYS
+    if unknown:
+        raise SurveyError(f"{where}: unknown key {sorted(unknown)[0]!r}")
+    kind, text, qid = q.get("kind"), q.get("text"), q.get("id", f"q{n}")
+    if kind not in KINDS:
+        raise SurveyError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
+    if not isinstance(text, str) or not text.strip() or len(text) > 500:
+        raise SurveyError(f"{where}: text must be a question of 1-500 characters")
+    if not isinstance(qid, str) or not qid.isidentifier() or qid in taken:
+        raise SurveyError(f"{where}: id {qid!r} must be a unique name (letters, digits, _)")
+    labels = q.get("labels", list(LIKERT_LABELS))
+    options = q.get("options", list(HEADINGS) if q.get("predicts") == "heading" else [])
+    low, high = q.get("min", 0), q.get("max", 100)
+    problem = _kind_problem(kind, labels, options, low, high)
+    if problem:
+        raise SurveyError(f"{where}: {problem}")
+    template, predicts, horizon = q.get("template"), q.get("predicts"), q.get("horizon", 30)
+    if template is not None and template not in TEMPLATES:
+        raise SurveyError(f"{where}: template {template!r} is not one of {', '.join(TEMPLATES)}")
+    if predicts is not None:
+        if predicts not in PREDICTS:
+            raise SurveyError(f"{where}: predicts {predicts!r} is not one of {', '.join(PREDICTS)}")
+        need = set(HEADINGS) if predicts == "heading" else {"yes", "no"}
+        if kind != "choice" or set(options) != need:
+            raise SurveyError(f"{where}: predicts = {predicts!r} needs a choice among {', '.join(sorted(need))}")
+    if not isinstance(horizon, int) or isinstance(horizon, bool) or not 1 <= horizon <= 10_000:
+        raise SurveyError(f"{where}: horizon must be a whole number of ticks, 1-10000")
+    return Question(qid, kind, text.strip(), tuple(labels), tuple(options), float(low), float(high),
+                    template, predicts, horizon)
+
+
+def _kind_problem(kind: str, labels: Any, options: Any, low: Any, high: Any) -> str | None:
+    """What is wrong with a question's kind-specific keys (None: nothing)."""
+    if kind == "likert" and (not isinstance(labels, list) or len(labels) != 5
+                             or not all(isinstance(x, str) and x for x in labels)):
+        return "a likert question's labels are 5 words, 1 to 5"
+    if kind == "choice" and (not isinstance(options, list) or len(options) < 2 or len(set(options)) != len(options)
+                             or not all(isinstance(x, str) and x and len(x) <= 60 for x in options)):
+        return "a choice question needs 2 or more distinct options"
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high))
+    if kind == "number" and not (numbers and low < high and math.isfinite(low) and math.isfinite(high)):
+        return "a number question needs min < max"
+    return None
 
 
 def read_answer(q: Question, text: str | None) -> tuple[Any, bool, str]:
@@ -358,11 +369,63 @@ def _deeds(player: Any, fish: list[int], start: int, horizon: int) -> dict[int, 
     return out
 
 
+def _fish_answers(player: Any, cfg: Any, f: int, t: int, questions: list[Question], asker: Asker,
+                  group: str | None, g: int | None) -> list[tuple[Question, dict[str, Any]]]:
+    """Fish ``f``'s answers at tick ``t``: its model's (asked in the words of a decision request
+    made then), its template's, or its user brain's — each ``{brain, value, valid, reason, tokens,
+    latency_s}``."""
+    from ..brains.prompt import messages
+    from ..brains.prompts import load_prompt
+
+    part = cfg.for_group(g) if g is not None else cfg
+    kind = part.brain.kind
+    brain = "model" if kind == "llm" else "template" if kind == "instinct" else "user"
+    w = player.world
+    p = w.perceive(f) if kind == "llm" else None
+    base = None
+    if p is not None:
+        b = part.brain
+        base = messages(p, w.school.persona[f], "asked", plans=b.decides == "plan", memories=b.prompt_memories,
+                        summaries=b.prompt_summaries, tendency=b.tendency, prompt=load_prompt(b.prompt))
+    out: list[tuple[Question, dict[str, Any]]] = []
+    for q in questions:
+        row: dict[str, Any] = {"brain": brain, "tokens": 0, "latency_s": 0.0}
+        if base is not None and p is not None:
+            got = asker.ask([*base, {"role": "user", "content": q.ask()}], q, t, f, group, p.view)
+            value, valid, reason = (None, False, str(got["error"])) if got.get("error") else \
+                read_answer(q, got.get("text"))
+            row.update(tokens=int(got.get("tokens") or 0), latency_s=got.get("latency_s", 0.0))
+        elif kind == "instinct":
+            value, valid, reason = template_answer(q, w, f)
+        else:
+            value, valid, reason = asker.user_answer(q, player, part, f, group)
+        row.update(value=value, valid=valid, reason=reason)
+        out.append((q, row))
+    return out
+
+
+def _add_row(rows: dict[str, list[Any]], path: str, t: int, f: int, group: str, q: Question, row: dict[str, Any],
+             deed: tuple[str, bool] | None) -> None:
+    """One answer into the table, with what the fish then did for a question that predicts it."""
+    did, agrees = "", ""
+    if q.predicts and row["valid"] and deed is not None:
+        way, together = deed
+        did = way if q.predicts == "heading" else ("yes" if together else "no")
+        agrees = str(did == row["value"]).lower()
+    v = row["value"]
+    values = {"recording": path, "tick": t, "fish": f, "group": group, "brain": row["brain"], "question": q.id,
+              "kind": q.kind, "answer": "" if v is None else str(v) if not isinstance(v, float) else f"{v:g}",
+              "value": float(v) if isinstance(v, (int, float)) else float("nan"), "valid": bool(row["valid"]),
+              "reason": row["reason"], "tokens": int(row["tokens"]), "latency_s": float(row["latency_s"] or 0.0),
+              "did": did, "agrees": agrees}
+    for k, v2 in values.items():
+        rows[k].append(v2)
+
+
 def survey_one(path: str | Path, ticks: list[int], questions: list[Question], fish: str | None, asker: Asker,
                say: Callable[[str], None] | None = None) -> dict[str, list[Any]]:
     """The answers of one recording (rows of :data:`ROW_TYPES`)."""
-    from ..brains.prompt import messages
-    from ..brains.prompts import as_recorded, load_prompt
+    from ..brains.prompts import as_recorded
     from .influence import _fish_list
     from .replay import ReplaySession
 
@@ -389,63 +452,18 @@ def survey_one(path: str | Path, ticks: list[int], questions: list[Question], fi
                     ids = [int(i) for i in np.flatnonzero(~s.absent) if chosen is None or int(i) in chosen]
                     if say:
                         say(f"survey: t{t}, {len(ids)} fish × {len(questions)} questions …")
-                    answers: list[tuple[int, Question, dict[str, Any]]] = []
-                    for f in ids:
-                        part = cfg.for_group(groups[f]) if groups is not None else cfg
-                        kind = part.brain.kind
-                        brain = "model" if kind == "llm" else "template" if kind == "instinct" else "user"
-                        p = w.perceive(f) if kind == "llm" else None
-                        base = None
-                        if p is not None:
-                            b = part.brain
-                            base = messages(p, s.persona[f], "asked", plans=b.decides == "plan",
-                                            memories=b.prompt_memories, summaries=b.prompt_summaries,
-                                            tendency=b.tendency, prompt=load_prompt(b.prompt))
-                        for q in questions:
-                            row: dict[str, Any] = {"brain": brain, "tokens": 0, "latency_s": 0.0}
-                            if base is not None and p is not None:
-                                got = asker.ask([*base, {"role": "user", "content": q.ask()}], q, t, f,
-                                                names[groups[f]] if groups is not None else None, p.view)
-                                if got.get("error"):
-                                    value, valid, reason = None, False, str(got["error"])
-                                else:
-                                    value, valid, reason = read_answer(q, got.get("text"))
-                                row.update(tokens=int(got.get("tokens") or 0), latency_s=got.get("latency_s", 0.0))
-                            elif kind == "instinct":
-                                value, valid, reason = template_answer(q, w, f)
-                            else:
-                                value, valid, reason = asker.user_answer(q, player, part, f,
-                                                                         names[groups[f]] if groups is not None
-                                                                         else None)
-                            row.update(value=value, valid=valid, reason=reason)
-                            answers.append((f, q, row))
+                    answers = [(f, q, row) for f in ids
+                               for q, row in _fish_answers(player, cfg, f, t, questions, asker,
+                                                           names[groups[f]] if groups is not None else None,
+                                                           groups[f] if groups is not None else None)]
                     horizons = sorted({q.horizon for q in questions if q.predicts})
                     deeds: dict[int, dict[int, tuple[str, bool]]] = {}
                     for h in horizons:
                         deeds[h] = _deeds(player, ids, t, h)
                         player.seek(t)
                     for f, q, row in answers:
-                        did, agrees = "", ""
-                        if q.predicts and row["valid"] and f in deeds.get(q.horizon, {}):
-                            way, together = deeds[q.horizon][f]
-                            did = way if q.predicts == "heading" else ("yes" if together else "no")
-                            agrees = str(did == row["value"]).lower()
-                        v = row["value"]
-                        rows["recording"].append(str(path))
-                        rows["tick"].append(t)
-                        rows["fish"].append(f)
-                        rows["group"].append(names[groups[f]] if groups is not None else "")
-                        rows["brain"].append(row["brain"])
-                        rows["question"].append(q.id)
-                        rows["kind"].append(q.kind)
-                        rows["answer"].append("" if v is None else str(v) if not isinstance(v, float) else f"{v:g}")
-                        rows["value"].append(float(v) if isinstance(v, (int, float)) else float("nan"))
-                        rows["valid"].append(bool(row["valid"]))
-                        rows["reason"].append(row["reason"])
-                        rows["tokens"].append(int(row["tokens"]))
-                        rows["latency_s"].append(float(row["latency_s"] or 0.0))
-                        rows["did"].append(did)
-                        rows["agrees"].append(agrees)
+                        _add_row(rows, str(path), t, f, names[groups[f]] if groups is not None else "", q, row,
+                                 deeds.get(q.horizon, {}).get(f))
         finally:
             player.close()
     finally:
