@@ -559,7 +559,9 @@ def bootstrap(values: np.ndarray, rng: np.random.Generator, boot: int = BOOT) ->
     return float(lo), float(hi)
 
 
-def _fish_list(spec: str | None, cfg: Any) -> set[int] | None:
+def fish_ids(spec: str | None, cfg: Any) -> set[int] | None:
+    """``--fish``: ids separated by commas, or ``group:NAME`` (None: every fish); one line when bad
+    (``influence`` and ``survey`` read it alike)."""
     if not spec:
         return None
     if spec.startswith("group:"):
@@ -785,7 +787,7 @@ def influence(path: str | Path, outcome: str, window: tuple[int, int] | None = N
             raise InfluenceError(f"--window {w0}:{w1} ends after the outcome's tick {out.t0}: a decision can only "
                                  "influence what comes after it")
         forker.window = (w0, w1)
-        chosen = _fish_list(fish, cfg)
+        chosen = fish_ids(fish, cfg)
         rng = np.random.default_rng(seed)
         kind, k_random = alternatives_of(alternatives)
         decisions = window_decisions(forker, w0, w1)  # with the plans each fish was offered

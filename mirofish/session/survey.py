@@ -426,7 +426,7 @@ def survey_one(path: str | Path, ticks: list[int], questions: list[Question], fi
                say: Callable[[str], None] | None = None) -> dict[str, list[Any]]:
     """The answers of one recording (rows of :data:`ROW_TYPES`)."""
     from ..brains.prompts import as_recorded
-    from .influence import _fish_list
+    from .influence import fish_ids
     from .replay import ReplaySession
 
     rec = Recording(path)
@@ -436,10 +436,7 @@ def survey_one(path: str | Path, ticks: list[int], questions: list[Question], fi
         for t in ticks:
             if not rec.first_tick <= t < rec.last_tick:
                 raise SurveyError(f"--at {t} is outside the recording's ticks {rec.first_tick}..{rec.last_tick - 1}")
-        try:
-            chosen = _fish_list(fish, cfg) if fish and fish != "all" else None
-        except RecordingError as exc:
-            raise SurveyError(str(exc).replace("influence", "survey")) from None
+        chosen = fish_ids(fish, cfg) if fish and fish != "all" else None  # (a bad one: one line)
         groups = cfg.fish.group_of() if cfg.fish.groups else None
         names = list(cfg.fish.group_names()) if cfg.fish.groups else []
         player = ReplaySession(rec)
