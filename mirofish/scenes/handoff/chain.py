@@ -339,41 +339,79 @@ class Chain:
         """The message's signals. ``stated``: the layer 2 a model wrote (its unsure readings);
         None — the embedded agent's (:meth:`unsure`)."""
         out: dict[str, Any] = {}
-        compact, reg = self.wire_form == "compact", self.registry
-        if 1 in self.layers:  # filled by the signal wrapper from the task registry (the source's design)
-            out["layer1"] = ({"task_id": self.brief.task_id} if compact else  # the receiver looks the rest up
-                             {"task_id": self.brief.task_id, "goal_hash": goal_hash(reg.goal),
-                              "constraints": sorted(reg.requirements)})
+        compact = self.wire_form == "compact"
+        first_of_role = sender not in {m.sender for m in self.messages}
+        if 1 in self.layers:
+            out["layer1"] = self._layer1(compact)
+        jump = self._entropy_jump(sender, kind, text)
+        unsure = self.unsure(sender) if stated is None else stated
+        confidence = self._confidence(sender, mind, unsure)
+        why = self._layer2_why(i, kind, first_of_role, confidence, jump)
+        layer2 = self._layer2(mind, unsure, confidence, why, compact) if 2 in self.layers and why else None
+        if layer2 is not None:
+            out["layer2"] = layer2
+        if 3 in self.layers and (not compact or first_of_role or kind == "handoff"):
+            out["layer3"] = self._layer3(sender, kind, mind)
+        return out
+
+    def _layer1(self, compact: bool) -> dict[str, Any]:
+        """Layer 1, filled by the signal wrapper from the task registry (the source's design);
+        compact: the task id alone, the receiver looks the rest up."""
+        if compact:
+            return {"task_id": self.brief.task_id}
+        return {"task_id": self.brief.task_id, "goal_hash": goal_hash(self.registry.goal),
+                "constraints": sorted(self.registry.requirements)}
+
+    def _entropy_jump(self, sender: str, kind: str, text: str) -> bool:
+        """Whether the message's word entropy differs by more than ``ENTROPY_JUMP`` from the mean
+        of the sender's earlier messages of this kind (kept for the next one)."""
         h = _entropy(text)
-        own = [e for (who, e) in self.entropies if who == (sender, kind)]  # the sender's earlier messages of this kind
+        own = [e for (who, e) in self.entropies if who == (sender, kind)]
         mean = float(np.mean(own)) if own else h
         self.entropies.append(((sender, kind), h))
-        unsure = self.unsure(sender) if stated is None else stated
+        return abs(h - mean) > ENTROPY_JUMP
+
+    def _confidence(self, sender: str, mind: Understanding,
+                    unsure: dict[str, tuple[str, float, str | None]]) -> float:
+        """The sender's confidence: the lowest of its unsure readings', or — none unsure — the
+        lowest its evidence gives any reading it holds."""
+        if unsure:
+            return min(u[1] for u in unsure.values())
         ev = self.evidence.get(sender) or Evidence()
-        confidence = min([u[1] for u in unsure.values()]
-                         or [min(ev.confidence(c, r) for c, r in mind.concepts.items())])
-        first_of_role = sender not in {m.sender for m in self.messages}
+        return min(ev.confidence(c, r) for c, r in mind.concepts.items())
+
+    def _layer2_why(self, i: int, kind: str, first_of_role: bool, confidence: float, jump: bool) -> str:
+        """Why layer 2 goes out with message ``i`` (empty: it does not): the first trigger that
+        fires (with ``l2_triggers``), else the periodic schedule."""
+        triggers = (("state change", first_of_role or kind == "final"),
+                    ("low confidence", confidence < LOW_CONFIDENCE),
+                    ("entropy jump", jump)) if self.l2_triggers else ()
         periodic = self.l2_every > 0 and i % self.l2_every == self.l2_every - 1
-        why = "" if not self.l2_triggers else ("state change" if first_of_role or kind == "final" else
-                                               "low confidence" if confidence < LOW_CONFIDENCE else
-                                               "entropy jump" if abs(h - mean) > ENTROPY_JUMP else "")
-        why = why or ("periodic" if periodic else "")
-        if 2 in self.layers and why and self.l2_source == "oracle":  # every reading it holds
+        return next((why for why, fired in (*triggers, ("periodic", periodic)) if fired), "")
+
+    def _layer2(self, mind: Understanding, unsure: dict[str, tuple[str, float, str | None]], confidence: float,
+                why: str, compact: bool) -> dict[str, Any] | None:
+        """Layer 2: every reading the sender holds (``l2_source="oracle"``), or the agent's own —
+        only what it is unsure of (None: it is sure of everything)."""
+        if self.l2_source == "oracle":
             codes = {c: READING_CODES[r] for c, r in mind.concepts.items()}
-            out["layer2"] = ({"assumptions": codes, "confidence": round(confidence, 2)} if compact else
-                             {"assumptions": codes, "confidence": round(confidence, 2), "why": why})
-        elif 2 in self.layers and why and unsure:  # the agent's own: only what it is unsure of
-            alt = {c: READING_CODES[u[2]] if u[2] else "-" for c, u in unsure.items()}
-            out["layer2"] = ({"unsure": {c: f"{READING_CODES[u[0]]}.{int(10 * u[1])}/{alt[c]}"
-                                         for c, u in unsure.items()}} if compact else
-                             {"assumptions": {c: READING_CODES[u[0]] for c, u in unsure.items()},
-                              "confidence": {c: u[1] for c, u in unsure.items()}, "alternatives": alt, "why": why})
-        if 3 in self.layers and (not compact or first_of_role or kind == "handoff"):
-            out["layer3"] = {"role": sender if sender != "colleague" else "writer (after the hand-over)"}
-            if kind == "handoff":
-                out["layer3"]["handoff_context"] = {"done": [m.kind for m in self.messages],
-                                                    "pending": ["final report", "review points"],
-                                                    "checklist": sorted(mind.requirements)}
+            held: dict[str, Any] = {"assumptions": codes, "confidence": round(confidence, 2)}
+            return held if compact else {**held, "why": why}
+        if not unsure:
+            return None
+        alt = {c: READING_CODES[u[2]] if u[2] else "-" for c, u in unsure.items()}
+        if compact:
+            return {"unsure": {c: f"{READING_CODES[u[0]]}.{int(10 * u[1])}/{alt[c]}" for c, u in unsure.items()}}
+        return {"assumptions": {c: READING_CODES[u[0]] for c, u in unsure.items()},
+                "confidence": {c: u[1] for c, u in unsure.items()}, "alternatives": alt, "why": why}
+
+    def _layer3(self, sender: str, kind: str, mind: Understanding) -> dict[str, Any]:
+        """Layer 3: role awareness, and at the hand-over the handoff context."""
+        out: dict[str, Any] = {"role": sender if sender != "colleague" else "writer (after the hand-over)"}
+        if kind == "handoff":
+            out["handoff_context"] = {"done": [m.kind for m in self.messages],
+                                      "pending": ["final report", "review points"],
+                                      "checklist": sorted(mind.requirements)}
         return out
 
     # ------------------------------------------------------------ receiving and checking
