@@ -31,6 +31,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -259,14 +260,31 @@ class Experiment:
         return self.agents
 
     def step(self) -> Round:
-        cfg, local = self.cfg, len(self.rounds)
+        """One round: the sender speaks, the receivers pick and learn, the glossary keeps score,
+        and the round's record goes to the log and the watcher."""
+        local = len(self.rounds)
         r = self.offset + local
         agents = self.present
         rnd = self.game.draw_round(r)
         sender = agents[local % len(agents)]
         receivers = [a for a in agents if a is not sender]
-        three = len(agents) == 3
         spent = self._model_tokens()
+        self._speak(rnd, sender, r, three=len(agents) == 3)
+        problem = self.game.check_message(rnd.message)
+        correct = [self._hear(rnd, receiver, problem) for receiver in receivers]
+        rnd.success = bool(all(correct))
+        self.success.append(float(np.mean(correct)))
+        for term in rnd.used_terms:
+            self._keep_score(term, rnd.success, r, receivers, len(agents))
+        self._upkeep(r)
+        self._account(rnd, spent)
+        self.rounds.append(rnd)
+        self._record(rnd, r, self._watch_success(r))
+        return rnd
+
+    def _speak(self, rnd: Round, sender: Any, r: int, three: bool) -> None:
+        """The sender's message for the round's target (the natural baseline spells it out)."""
+        cfg = self.cfg
         if cfg.condition == "natural":
             rnd.message, rnd.used_terms, rnd.new_terms = rnd.target.describe(tuple(self.game.names)), [], []
         else:
@@ -275,51 +293,58 @@ class Experiment:
             rnd.message, rnd.used_terms, rnd.new_terms = sender.speak(
                 rnd.target, r, explore, invent=cfg.condition == "dynamic", status=status, candidates=rnd.candidates)
         rnd.sender_raw = getattr(sender, "last_raw", rnd.message)
-        problem = self.game.check_message(rnd.message)
-        correct = []
-        interpretations = []
-        for receiver in receivers:
-            if problem:
-                self.failures[f"message_{problem.replace(' ', '_')}"] += 1
-                choice, interp = None, {}
-            else:
-                choice, interp = receiver.listen(rnd.message, rnd.candidates)
-                if choice is not None and not any((interp or {}).values()):  # no reading of the message:
-                    self.failures["no_interpretation"] += 1  # a lucky pick does not count
-                    choice = None
-            correct.append(choice == rnd.target.id)
-            interpretations.append(interp)
-            rnd.choice = choice
-            # a receiver not asked this round has no reply (not the previous round's)
-            rnd.receiver_raw = "" if problem else getattr(receiver, "last_raw", json.dumps({"choice": choice}))
-            if hasattr(receiver, "learn") and not problem:
-                receiver.learn(rnd.message, rnd.target)
-        rnd.success = bool(all(correct))
-        self.success.append(float(np.mean(correct)))
-        for term in rnd.used_terms:
-            t = self.glossary.get(term)
-            if t is None:
-                continue
-            self.glossary.record_use(term, rnd.success, r)
-            heard = [a.interpretation(term) for a in receivers if hasattr(a, "interpretation")]
-            if heard:
-                self.glossary.interpret(term, heard[-1])
-            if t.status == "proposed":  # three agents: a majority must read it as defined
-                votes = 1 + sum(1 for h in heard if h == t.canonical)
-                if votes * 2 > len(agents):
-                    self.glossary.set_status(term, "pending" if cfg.review else "active")
+
+    def _hear(self, rnd: Round, receiver: Any, problem: str | None) -> bool:
+        """One receiver's pick (none when the message broke a rule, or when it gave no reading
+        of the message — a lucky pick does not count), and what it learns; whether it was right."""
+        if problem:
+            self.failures[f"message_{problem.replace(' ', '_')}"] += 1
+            choice = None
+        else:
+            choice, interp = receiver.listen(rnd.message, rnd.candidates)
+            if choice is not None and not any((interp or {}).values()):  # no reading of the message:
+                self.failures["no_interpretation"] += 1  # a lucky pick does not count
+                choice = None
+        rnd.choice = choice
+        # a receiver not asked this round has no reply (not the previous round's)
+        rnd.receiver_raw = "" if problem else getattr(receiver, "last_raw", json.dumps({"choice": choice}))
+        if hasattr(receiver, "learn") and not problem:
+            receiver.learn(rnd.message, rnd.target)
+        return choice == rnd.target.id
+
+    def _keep_score(self, term: str, success: bool, r: int, receivers: list[Any], n_agents: int) -> None:
+        """A used term's score, the receivers' reading of it, and — three agents — its vote: a
+        proposed term enters the shared glossary once a majority reads it as defined."""
+        t = self.glossary.get(term)
+        if t is None:
+            return
+        self.glossary.record_use(term, success, r)
+        heard = [a.interpretation(term) for a in receivers if hasattr(a, "interpretation")]
+        if heard:
+            self.glossary.interpret(term, heard[-1])
+        if t.status == "proposed" and 2 * (1 + sum(1 for h in heard if h == t.canonical)) > n_agents:
+            self.glossary.set_status(term, "pending" if self.cfg.review else "active")
+
+    def _upkeep(self, r: int) -> None:
+        """Every 20 rounds the glossary is pruned; each round it keeps its count and is saved."""
+        cfg = self.cfg
         if r % 20 == 19:
             self.pruned += self.glossary.prune(r, cfg.prune_below, cfg.prune_after_uses, cfg.stale_rounds)
         self.glossary.rounds_played = r + 1
         self.glossary.commit()
+
+    def _account(self, rnd: Round, spent: int) -> None:
+        """The round's costs and reach: message and description lengths, new terms, the
+        instances a template term named, the model tokens it took."""
         self.lengths.append((len(rnd.message), len(rnd.target.describe(tuple(self.game.names)))))
         self.new_per_round.append(len(rnd.new_terms))
-        if cfg.templates and rnd.success:
+        if self.cfg.templates and rnd.success:
             for term in rnd.used_terms:
                 self.instances[term].add((rnd.target.id, rnd.target.detail))
         self.tokens.append(self._model_tokens() - spent)
-        self.rounds.append(rnd)
-        alarm = self._watch_success(r)
+
+    def _record(self, rnd: Round, r: int, alarm: bool) -> None:
+        """The round's record, as ``--log`` writes it and the watcher gets it."""
         record = {"round": r, "target_id": rnd.target.id, "candidate_ids": [c.id for c in rnd.candidates],
                   "message": rnd.message, "sender_raw": rnd.sender_raw, "receiver_raw": rnd.receiver_raw,
                   "choice": rnd.choice, "success": rnd.success, "used_terms": rnd.used_terms,
@@ -328,7 +353,6 @@ class Experiment:
             self.log.write(json.dumps(record) + "\n")
         if self.watch is not None:  # a recorder keeps it; a replay checks it
             self.watch(record)
-        return rnd
 
     def _model_tokens(self) -> int:
         """Tokens the model agents' server has counted so far (0 for embedded agents)."""
