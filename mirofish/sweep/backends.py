@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
+from typing import Any
 
 from .runs import run_task
 from .spec import RunTask
@@ -49,7 +50,7 @@ class LocalBackend:
         self.name = f"local processes ({workers})"
         self._pool: ProcessPoolExecutor | None = None
 
-    def run(self, tasks: list[RunTask], record_dir: str | None) -> Iterator[dict]:
+    def run(self, tasks: list[RunTask], record_dir: str | None) -> Iterator[dict[str, Any]]:
         ctx = multiprocessing.get_context("fork")
         self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_worker_init)
         try:
@@ -59,7 +60,7 @@ class LocalBackend:
             mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") \
                 else None
             try:
-                pending: set[Future] = {self._pool.submit(run_task, t, record_dir) for t in tasks}
+                pending: set[Future[dict[str, Any]]] = {self._pool.submit(run_task, t, record_dir) for t in tasks}
             finally:
                 if mask is not None:
                     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
@@ -96,6 +97,16 @@ def _quietly_collect() -> None:
         sys.unraisablehook = hook
 
 
+def _dask(needs: str) -> Any:
+    """Dask distributed, imported when a cluster is used: an optional dependency, and untyped (what
+    it makes is Any here); a :class:`BackendError` saying what ``needs`` it when it is not installed."""
+    try:
+        import distributed
+    except ImportError:
+        raise BackendError(f"{needs} needs Dask: pip install -e '.[cluster]'") from None
+    return distributed
+
+
 def check_address(address: str, timeout_s: float = 3.0) -> None:
     """``tcp://HOST:PORT`` (or ``tls://``) of a scheduler that accepts a connection; else a
     :class:`BackendError` naming the problem (no Dask traceback, no 10 s wait on a bad address)."""
@@ -125,14 +136,11 @@ class DaskBackend:
     the worker runs in); ``--record`` paths are on the workers' file system."""
 
     def __init__(self, address: str, timeout_s: float = 3.0):
-        try:
-            from distributed import Client
-        except ImportError:
-            raise BackendError("--cluster needs Dask: pip install -e '.[cluster]'") from None
+        dask = _dask("--cluster")
         check_address(address, timeout_s)  # one line, at once, before Dask builds anything
         failure = None
         try:
-            self.client = Client(address, timeout=f"{timeout_s}s", set_as_default=False)
+            self.client: Any = dask.Client(address, timeout=f"{timeout_s}s", set_as_default=False)
         except Exception as exc:  # noqa: BLE001 — whatever answers there, it is not a usable scheduler
             failure = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
         if failure is not None:
@@ -140,11 +148,10 @@ class DaskBackend:
             raise BackendError(f"no Dask scheduler at {address}: {failure}")
         workers = self.client.scheduler_info().get("workers", {})
         self.name = f"Dask cluster {address} ({len(workers)} workers)"
-        self._futures: list = []
+        self._futures: list[Any] = []
 
-    def run(self, tasks: list[RunTask], record_dir: str | None) -> Iterator[dict]:
-        from distributed import as_completed
-
+    def run(self, tasks: list[RunTask], record_dir: str | None) -> Iterator[dict[str, Any]]:
+        as_completed = _dask("--cluster").as_completed
         self._futures = [self.client.submit(run_task, t, record_dir, key=f"mirofish-run-{t.run_id}", pure=False)
                          for t in tasks]
         try:
@@ -172,19 +179,16 @@ class LocalDaskCluster:
             ...  # python run.py sweep SPEC.toml --cluster <address>
     """
 
-    def __init__(self, workers: int = 2, log_dir: str | os.PathLike | None = None, start_timeout_s: float = 60.0):
+    def __init__(self, workers: int = 2, log_dir: str | os.PathLike[str] | None = None, start_timeout_s: float = 60.0):
         self.workers, self.start_timeout_s = workers, start_timeout_s
         self.log_dir = Path(log_dir or ".")
-        self._procs: list[subprocess.Popen] = []
+        self._procs: list[subprocess.Popen[bytes]] = []
 
     def __enter__(self) -> str:
         import socket
         import time
 
-        try:
-            from distributed import Client
-        except ImportError:
-            raise BackendError("a Dask cluster needs Dask: pip install -e '.[cluster]'") from None
+        client = _dask("a Dask cluster").Client
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -199,7 +203,7 @@ class LocalDaskCluster:
         deadline = time.time() + self.start_timeout_s
         while True:
             try:
-                with Client(self.address, timeout="5s") as c:
+                with client(self.address, timeout="5s") as c:
                     if len(c.scheduler_info()["workers"]) >= self.workers:
                         return self.address
             except OSError:
@@ -209,7 +213,7 @@ class LocalDaskCluster:
                 raise BackendError(f"the local Dask cluster did not start (see {self.log_dir / 'dask.log'})")
             time.sleep(0.3)
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         for proc in reversed(self._procs):
             proc.terminate()
         for proc in reversed(self._procs):

@@ -18,6 +18,7 @@ import json
 import math
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -115,7 +116,7 @@ class Store:
     def done(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT run_id FROM runs")}
 
-    def add(self, row: dict) -> None:
+    def add(self, row: dict[str, Any]) -> None:
         # every text stored has the credentials of every URL in it redacted (a sweep parameter may be
         # an endpoint with a key in it): the table, runs.csv, settings.csv, runs.parquet and exports
         # are all read from here
@@ -125,7 +126,7 @@ class Store:
             row["elapsed_s"], redact_text(row["command"])))
         self.db.commit()  # a row is safe the moment it is added
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         return [{"run_id": r[0], "status": r[1], "seed": r[2], "params": json.loads(r[3]), "summary": json.loads(r[4]),
                  "error": r[5], "elapsed_s": r[6], "command": r[7]}
                 for r in self.db.execute("SELECT * FROM runs ORDER BY params, seed")]
@@ -137,7 +138,7 @@ class Store:
         self._lock.close()
 
 
-def table(rows: list[dict], keys: list[str]) -> tuple[list[str], list[list]]:
+def table(rows: list[dict[str, Any]], keys: list[str]) -> tuple[list[str], list[list[Any]]]:
     """(columns, rows) of the per-run table: identity, parameters, every figure, the command."""
     flat = [flatten(r["summary"]) for r in rows]
     figures = sorted({k for f in flat for k in f})
@@ -147,9 +148,9 @@ def table(rows: list[dict], keys: list[str]) -> tuple[list[str], list[list]]:
     return cols, out
 
 
-def settings(rows: list[dict], keys: list[str], figures: list[str]) -> tuple[list[str], list[list]]:
+def settings(rows: list[dict[str, Any]], keys: list[str], figures: list[str]) -> tuple[list[str], list[list[Any]]]:
     """(columns, rows) of the per-setting table: mean and 95 % interval of each figure over seeds."""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         if r["status"] == "ok":
             groups.setdefault(json.dumps([r["params"].get(k) for k in keys]), []).append(flatten(r["summary"]))
@@ -166,23 +167,23 @@ def settings(rows: list[dict], keys: list[str], figures: list[str]) -> tuple[lis
     return cols, out
 
 
-def _cell(value):
+def _cell(value: Any) -> Any:
     """A setting as a table cell: lists and tables (an endpoint list) as JSON."""
     return json.dumps(value) if isinstance(value, (list, dict)) else value
 
 
-def _order(value) -> tuple:
+def _order(value: Any) -> tuple[int, float, str]:
     """Sort settings by value (numbers as numbers), whatever their types."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return (1, float(value), "")
     return (0 if isinstance(value, bool) else 2, 0.0, json.dumps(value))
 
 
-def write_csv(path: Path, cols: list[str], rows: list[list]) -> None:
+def write_csv(path: Path, cols: list[str], rows: list[list[Any]]) -> None:
     write_table(path, {c: [r[k] for r in rows] for k, c in enumerate(cols)}, "csv")
 
 
-def write_parquet(path: Path, cols: list[str], rows: list[list]) -> bool:
+def write_parquet(path: Path, cols: list[str], rows: list[list[Any]]) -> bool:
     """The per-run table as Parquet, when pyarrow is installed (returns whether it was written)."""
     try:
         import pyarrow  # noqa: F401
@@ -192,7 +193,7 @@ def write_parquet(path: Path, cols: list[str], rows: list[list]) -> bool:
     return True
 
 
-def plots(out: Path, rows: list[dict], spec: SweepSpec, keys: list[str]) -> list[Path]:
+def plots(out: Path, rows: list[dict[str, Any]], spec: SweepSpec, keys: list[str]) -> list[Path]:
     """Each headline figure against each swept parameter with more than one value, one line
     per combination of the other parameters, with 95 % intervals (needs matplotlib)."""
     try:
@@ -211,7 +212,7 @@ def plots(out: Path, rows: list[dict], spec: SweepSpec, keys: list[str]) -> list
         for x_key in swept:
             xi = keys.index(x_key)
             others = [k for k in keys if k != x_key]
-            by_other: dict[str, list] = {}
+            by_other: dict[str, list[list[Any]]] = {}
             for line in lines:
                 label = ", ".join(f"{k}={line[keys.index(k)]}" for k in others) or "all"
                 by_other.setdefault(label, []).append(line)
@@ -244,7 +245,7 @@ def plots(out: Path, rows: list[dict], spec: SweepSpec, keys: list[str]) -> list
     return made
 
 
-def write_outputs(store: Store, spec: SweepSpec) -> dict:
+def write_outputs(store: Store, spec: SweepSpec) -> dict[str, Any]:
     """Write the tables (and plots) from every row the store holds; returns what was written."""
     rows = store.rows()
     keys = spec.param_keys()

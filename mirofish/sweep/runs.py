@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 from .spec import RunTask, hooks
 
@@ -18,15 +19,15 @@ from .spec import RunTask, hooks
 TIMING = ("ticks_per_sec", "elapsed_s", "latency")
 
 
-def summarize(task: RunTask, record_dir: str | None = None) -> dict:
+def summarize(task: RunTask, record_dir: str | None = None) -> dict[str, Any]:
     """The run's summary, as its single command prints it (the scene's sweep hooks run it)."""
     return hooks(task.scene).summarize(task, record_dir)
 
 
-def run_task(task: RunTask, record_dir: str | None = None) -> dict:
+def run_task(task: RunTask, record_dir: str | None = None) -> dict[str, Any]:
     """Run ``task``; returns its row (never raises)."""
     start = time.perf_counter()
-    row = {"run_id": task.run_id, "scene": task.scene, "seed": task.seed, "length": task.length,
+    row: dict[str, Any] = {"run_id": task.run_id, "scene": task.scene, "seed": task.seed, "length": task.length,
            "params": task.params, "command": task.command_line()}
     try:
         summary = summarize(task, record_dir)
@@ -39,9 +40,9 @@ def run_task(task: RunTask, record_dir: str | None = None) -> dict:
     return row
 
 
-def flatten(summary: dict, prefix: str = "") -> dict:
+def flatten(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Numbers (and booleans) of a nested summary as ``dotted.name → value``; lists are left out."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     for key, value in summary.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
@@ -53,6 +54,6 @@ def flatten(summary: dict, prefix: str = "") -> dict:
     return out
 
 
-def comparable(row: dict) -> dict:
+def comparable(row: dict[str, Any]) -> dict[str, Any]:
     """A row's figures without the machine's timings (for comparing two runs of one task)."""
     return {k: v for k, v in flatten(row.get("summary", {})).items() if not any(t in k for t in TIMING)}

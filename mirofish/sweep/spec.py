@@ -81,7 +81,7 @@ class Range(BaseModel):
     def size(self) -> float:
         return math.floor((self.to - self.start) / self.step + 1e-9) + 1
 
-    def values(self) -> list:
+    def values(self) -> list[int] | list[float]:
         n = int(self.size())
         if n < 1:
             raise ValueError(f"from {self.start:g} to {self.to:g} is empty")
@@ -127,7 +127,7 @@ class SweepSpec(BaseModel):
 
     @field_validator("seeds")
     @classmethod
-    def _seeds(cls, v):
+    def _seeds(cls, v: list[int] | Seeds) -> list[int] | Seeds:
         if isinstance(v, list):
             if not v:
                 raise ValueError("no seeds")
@@ -169,14 +169,14 @@ class SweepSpec(BaseModel):
         """Every setting's key (keys that vary together, ``"a,b"``, counted one by one), sorted."""
         return sorted(k.strip() for key in self.params for k in key.split(","))
 
-    def grid(self) -> list[dict]:
+    def grid(self) -> list[dict[str, Any]]:
         """The settings: the full grid, or a seeded sample of it (keys that vary together take
         their values from the same item)."""
         keys = sorted(self.params)
         values = [v.values() if isinstance(v, Range) else v for v in (self.params[k] for k in keys)]
         combos = []
         for c in itertools.product(*values) if keys else [()]:
-            combo: dict = {}
+            combo: dict[str, Any] = {}
             for key, value in zip(keys, c):
                 names = [n.strip() for n in key.split(",")]
                 combo.update(zip(names, value) if len(names) > 1 else [(key, value)])
@@ -204,7 +204,7 @@ class RunTask:
     """One run: a scene, its settings, a seed and a length."""
 
     scene: str
-    params: dict
+    params: dict[str, Any]
     seed: int
     length: int
     preset: str | None = None
@@ -249,13 +249,13 @@ def load_spec(path: str | Path, base_url: str | None = None, model: str | None =
     return spec
 
 
-def _read_toml(p: Path) -> dict:
+def _read_toml(p: Path) -> dict[str, Any]:
     """The sweep file's TOML: a regular file of at most ``files.CONFIG_LIMIT`` bytes (a FIFO, a
     device or a folder is refused unread: mirofish/files.py)."""
     return read_toml_bounded(p, CONFIG_LIMIT, "sweep file", SpecError)
 
 
-def _ask_server(data: dict, p: Path, base_url: str | None, model: str | None) -> None:
+def _ask_server(data: dict[str, Any], p: Path, base_url: str | None, model: str | None) -> None:
     """``--base-url --model``: every aquarium run of the sweep asks that server; in a referential
     sweep, model agents on it play every game."""
     if not (base_url and model):
