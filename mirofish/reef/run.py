@@ -20,6 +20,8 @@ import os
 import signal
 import time
 from collections import Counter
+from collections.abc import Callable
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,11 @@ from ..config import redact_data
 from ..observe.recording import pack, unpack
 from .progress import save
 from .spec import ReefSpec
-from .tank import TankHost
+from .tank import Arrival, TankHost
+
+# each tank's checkpointed state, by tank index: its world arrays and what is scheduled in it
+# (TankHost.state)
+States = dict[int, dict[str, Any]]
 
 
 class ReefError(RuntimeError):
@@ -44,11 +50,11 @@ class InlineHosts:
 
     name = "one process"
 
-    def __init__(self, spec: ReefSpec, record: str | None, states: dict | None):
+    def __init__(self, spec: ReefSpec, record: str | None, states: States | None):
         self.hosts = [TankHost(spec, list(range(len(spec.tanks))), record, states)]
         self.size = 1
 
-    def call(self, method: str, args: list[tuple]) -> list[Any]:
+    def call(self, method: str, args: list[tuple[Any, ...]]) -> list[Any]:
         return [getattr(h, method)(*a) for h, a in zip(self.hosts, args)]
 
     def close(self) -> None:
@@ -56,7 +62,7 @@ class InlineHosts:
             h.close()
 
 
-def _serve(conn, spec: dict, mine: list[int], record: str | None, states: dict | None) -> None:
+def _serve(conn: Connection, spec: dict[str, Any], mine: list[int], record: str | None, states: States | None) -> None:
     """A local worker process: one host, commands from the pipe until it closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
     try:
@@ -82,7 +88,7 @@ def _serve(conn, spec: dict, mine: list[int], record: str | None, states: dict |
 class LocalHosts:
     """The tanks dealt round-robin over ``workers`` local processes, each a host."""
 
-    def __init__(self, spec: ReefSpec, workers: int, record: str | None, states: dict | None):
+    def __init__(self, spec: ReefSpec, workers: int, record: str | None, states: States | None):
         self.name = f"local processes ({workers})"
         ctx = multiprocessing.get_context("fork")
         self.procs, self.conns = [], []
@@ -110,7 +116,7 @@ class LocalHosts:
             raise ReefError(f"worker {k}: {value}")
         return value
 
-    def call(self, method: str, args: list[tuple]) -> list[Any]:
+    def call(self, method: str, args: list[tuple[Any, ...]]) -> list[Any]:
         for k, a in enumerate(args):
             try:
                 self.conns[k].send((method, a))
@@ -134,7 +140,7 @@ class LocalHosts:
 class DaskHosts:
     """One host per worker of a Dask cluster, as an actor holding its tanks."""
 
-    def __init__(self, spec: ReefSpec, address: str, record: str | None, states: dict | None):
+    def __init__(self, spec: ReefSpec, address: str, record: str | None, states: States | None):
         from ..sweep.backends import BackendError, DaskBackend
 
         try:
@@ -161,7 +167,7 @@ class DaskHosts:
         except Exception as exc:  # noqa: BLE001
             raise ReefError(f"the Dask workers could not start the tanks: {exc}") from None
 
-    def call(self, method: str, args: list[tuple]) -> list[Any]:
+    def call(self, method: str, args: list[tuple[Any, ...]]) -> list[Any]:
         try:
             with self.client.as_current():
                 pending = [getattr(a, method)(*x) for a, x in zip(self.actors, args)]
@@ -174,7 +180,7 @@ class DaskHosts:
         try:
             with self.client.as_current():
                 for a in self.actors:
-                    a.close().result()  # type: ignore[func-returns-value, attr-defined]  # an actor's call: a future
+                    a.close().result()  # an actor's call: a future
         except Exception:  # noqa: BLE001 — closing a cluster that is going away
             pass
         self.client.close()
@@ -195,7 +201,7 @@ class Reef:
         self.checkpoint = checkpoint
         self.tick = 0
         self.log: list[dict[str, Any]] = []  # every crossing, in order
-        self.pending: list[tuple[int, int, dict]] = []  # arrivals to hand to the hosts: (tank, tick, add)
+        self.pending: list[Arrival] = []  # arrivals to hand to the hosts: (tank, tick, add)
         self.record = record
         states = None
         if resume is not None:
@@ -231,7 +237,7 @@ class Reef:
     def _host_of(self, tank: int) -> int:
         return tank % len(self._shares())
 
-    def run(self, until: int, on_interval=None) -> dict[str, Any]:
+    def run(self, until: int, on_interval: Callable[[Reef], None] | None = None) -> dict[str, Any]:
         """Step the reef to tick ``until`` (exchanging at every interval); returns the summary."""
         every = self.spec.interval
         if self.tick > until:
@@ -251,7 +257,7 @@ class Reef:
         """One interval: hand out the arrivals, step every host to ``nxt``, collect who left."""
         t0 = time.perf_counter()
         shares = self._shares()
-        per_host: list[list[tuple[int, int, dict]]] = [[] for _ in shares]
+        per_host: list[list[Arrival]] = [[] for _ in shares]
         for arrival in self.pending:
             per_host[self._host_of(arrival[0])].append(arrival)
         self.pending = []
@@ -357,7 +363,8 @@ def _plain(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not JSON")
 
 
-def pack_checkpoint(spec: ReefSpec, tick: int, log: list, pending: list, states: dict[int, Any]) -> bytes:
+def pack_checkpoint(spec: ReefSpec, tick: int, log: list[dict[str, Any]], pending: list[Arrival],
+                    states: States) -> bytes:
     """A reef's state as a checkpoint file: each tank's world arrays and the JSON of the rest, in
     the recordings' array codec (:func:`~mirofish.observe.recording.pack`) — no pickle, so
     reading one never runs code."""

@@ -25,6 +25,12 @@ from ..session import LiveSession
 from ..water import GLASS
 from .spec import SIDES, ReefSpec, tank_config
 
+# what crosses a corridor, as the hosts and the reef hand it on
+Intervention = dict[str, Any]  # an add or a remove (mirofish/interventions.py)
+Arrival = tuple[int, int, Intervention]  # (tank, tick, the add that brings the fish in)
+Departure = tuple[int, int, int, int, dict[str, Any]]  # (tank, leave tick, corridor, fish, its state)
+Bounce = tuple[int, Intervention]  # (tank, an arrival that found no room there)
+
 _STEP = {"north": (0, -1), "south": (0, 1), "west": (-1, 0), "east": (1, 0)}
 
 
@@ -85,7 +91,7 @@ class TankHost:
         self.mine = list(mine)
         self.tanks: dict[int, LiveSession] = {}
         self.doors: dict[int, list[Opening]] = {}
-        self.schedule: dict[int, dict[int, list[dict]]] = {}
+        self.schedule: dict[int, dict[int, list[Intervention]]] = {}
         for i in self.mine:
             live = LiveSession(tank_config(self.spec, i), mode="lockstep")
             if states and i in states:
@@ -99,15 +105,15 @@ class TankHost:
             self.tanks[i] = live
             self.doors[i] = openings(live, self.spec, i)
 
-    def advance(self, until: int, arrivals: list[tuple[int, int, dict]]) -> dict[str, Any]:
+    def advance(self, until: int, arrivals: list[Arrival]) -> dict[str, Any]:
         """Take ``arrivals`` ((tank, tick, add intervention), each at a tick not yet stepped),
         step every tank to tick ``until``; returns the fish that left ((tank, leave tick, the
         opening's corridor, fish, state)), the arrivals that found no room (to try again), each
         tank's figures, and the seconds spent stepping."""
         for i, tick, iv in arrivals:
             self.schedule[i].setdefault(int(tick), []).append(iv)
-        left: list[tuple[int, int, int, int, dict]] = []
-        bounced: list[tuple[int, dict]] = []
+        left: list[Departure] = []
+        bounced: list[Bounce] = []
         start = time.perf_counter()
         for i in self.mine:
             self._run(i, until, left, bounced)
@@ -117,7 +123,7 @@ class TankHost:
         return {"left": left, "bounced": bounced, "figures": {i: self.figures(i) for i in self.mine},
                 "seconds": time.perf_counter() - start}
 
-    def _run(self, i: int, until: int, left: list, bounced: list) -> None:
+    def _run(self, i: int, until: int, left: list[Departure], bounced: list[Bounce]) -> None:
         live, sched, doors = self.tanks[i], self.schedule[i], self.doors[i]
         w = live.engine.world
         while w.tick < until:
@@ -157,7 +163,7 @@ class TankHost:
         return {i: {"arrays": self.tanks[i].engine.world.state_arrays(),
                     "schedule": {t: list(ivs) for t, ivs in self.schedule[i].items()}} for i in self.mine}
 
-    def view(self, i: int):
+    def view(self, i: int) -> LiveSession:
         """Tank ``i``'s session (the window draws it)."""
         return self.tanks[i]
 
