@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -381,10 +381,29 @@ def _read_checkpoint(path: str, spec: ReefSpec) -> dict[str, Any]:
     """A checkpoint file read and checked before anything of it is used; a one-line
     :class:`ReefError` for one that is missing, not a checkpoint, damaged, or of another reef."""
     where = f"--resume {path}"
+    arrays, extra = _checkpoint_parts(_checkpoint_bytes(path, where), where, spec)
+    tick, log, pending, schedules = (extra.get(k) for k in ("tick", "log", "pending", "schedules"))
+    damaged = ReefError(f"{where}: a damaged reef checkpoint")
+    # explicit checks, not asserts: they hold under python -O too
+    if not (_sound_tick(tick, spec) and _sound_log(log) and _sound_pending(pending, len(spec.tanks))
+            and isinstance(schedules, dict) and set(schedules) == {str(i) for i in range(len(spec.tanks))}):
+        raise damaged
+    try:
+        states = _tank_states(arrays, schedules, len(spec.tanks))
+    except (KeyError, ValueError, TypeError, AttributeError):
+        raise damaged from None
+    if not all(st["arrays"] for st in states.values()):
+        raise damaged
+    return {"tick": tick, "log": log, "pending": [(p[0], p[1], p[2]) for p in pending], "tanks": states}
+
+
+def _checkpoint_bytes(path: str, where: str) -> bytes:
+    """The checkpoint file's bytes: a regular file only (a FIFO would block, a device never end),
+    read bounded; a one-line :class:`ReefError` (``where``: the flag and path) for any other."""
     from ..files import FileRefused, read_bounded
 
-    try:  # a regular file only (a FIFO would block, a device never end), read bounded
-        blob = read_bounded(path, MAX_CHECKPOINT_BYTES, "checkpoint")
+    try:
+        return read_bounded(path, MAX_CHECKPOINT_BYTES, "checkpoint")
     except FileRefused as exc:
         if exc.missing:
             raise ReefError(f"{where}: not found") from None
@@ -393,6 +412,11 @@ def _read_checkpoint(path: str, spec: ReefSpec) -> dict[str, Any]:
         if "larger than" in str(exc) or "over" in str(exc):
             raise ReefError(f"{where}: not a reef checkpoint (too large)") from None
         raise ReefError(f"{where}: {str(exc).split(': ', 1)[-1]}") from None
+
+
+def _checkpoint_parts(blob: bytes, where: str, spec: ReefSpec) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """A checkpoint's arrays and JSON part, when it is a reef checkpoint of this version and of
+    the reef file ``spec``; a one-line :class:`ReefError` if not."""
     try:
         arrays, extra = unpack(blob)
     except Exception:  # noqa: BLE001 — whatever the bytes are, they are not a checkpoint of ours
@@ -404,25 +428,32 @@ def _read_checkpoint(path: str, spec: ReefSpec) -> dict[str, Any]:
                         f"{CHECKPOINT_VERSION})")
     if extra.get("spec") != json.loads(json.dumps(redact_data(spec.model_dump()))):
         raise ReefError(f"{where}: a checkpoint of another reef file")
-    tick, log, pending, schedules = (extra.get(k) for k in ("tick", "log", "pending", "schedules"))
-    n = len(spec.tanks)
-    damaged = ReefError(f"{where}: a damaged reef checkpoint")
-    # explicit checks, not asserts: they hold under python -O too
-    if not (type(tick) is int and tick >= 0 and tick % spec.interval == 0
-            and isinstance(log, list) and all(isinstance(e, dict) for e in log)
-            and isinstance(pending, list) and all(isinstance(p, list) and len(p) == 3 and type(p[0]) is int
-                                                  and 0 <= p[0] < n and type(p[1]) is int and isinstance(p[2], dict)
-                                                  for p in pending)
-            and isinstance(schedules, dict) and set(schedules) == {str(i) for i in range(n)}):
-        raise damaged
-    try:
-        states: dict[int, Any] = {i: {"arrays": {}, "schedule": {int(t): list(ivs) for t, ivs in
-                                                                 schedules[str(i)].items()}} for i in range(n)}
-        for key, a in arrays.items():
-            i, _, name = key.partition("/")
-            states[int(i)]["arrays"][name] = a
-    except (KeyError, ValueError, TypeError, AttributeError):
-        raise damaged from None
-    if not all(st["arrays"] for st in states.values()):
-        raise damaged
-    return {"tick": tick, "log": log, "pending": [tuple(p) for p in pending], "tanks": states}
+    return arrays, extra
+
+
+def _sound_tick(tick: object, spec: ReefSpec) -> TypeGuard[int]:
+    """A checkpoint's tick: an exchange's (a multiple of the interval, not negative)."""
+    return type(tick) is int and tick >= 0 and tick % spec.interval == 0
+
+
+def _sound_log(log: object) -> TypeGuard[list[dict[str, Any]]]:
+    """A checkpoint's migration log: a list of crossings (objects)."""
+    return isinstance(log, list) and all(isinstance(e, dict) for e in log)
+
+
+def _sound_pending(pending: object, tanks: int) -> TypeGuard[list[list[Any]]]:
+    """A checkpoint's arrivals to hand out: [tank, tick, intervention] each, the tank one of ``tanks``."""
+    return isinstance(pending, list) and all(isinstance(p, list) and len(p) == 3 and type(p[0]) is int
+                                             and 0 <= p[0] < tanks and type(p[1]) is int and isinstance(p[2], dict)
+                                             for p in pending)
+
+
+def _tank_states(arrays: dict[str, np.ndarray], schedules: dict[str, Any], tanks: int) -> States:
+    """Each tank's state from a checkpoint: its arrays (keyed ``tank/name``) and its schedule;
+    a malformed one raises KeyError, ValueError, TypeError or AttributeError."""
+    states: States = {i: {"arrays": {}, "schedule": {int(t): list(ivs) for t, ivs in schedules[str(i)].items()}}
+                      for i in range(tanks)}
+    for key, a in arrays.items():
+        i, _, name = key.partition("/")
+        states[int(i)]["arrays"][name] = a
+    return states
