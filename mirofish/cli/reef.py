@@ -37,25 +37,45 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..reef.record import prepare, replay_reef
-    from ..reef.run import ReefError
+    from ..reef.record import prepare
     from ..reef.spec import load_reef
 
     if args.replay:
-        if args.path:
-            raise UsageError("mirofish reef: give a reef file or --replay DIR, not both")
-        result = replay_reef(args.replay)
-        print(json.dumps(result))
-        if not result["same"]:
-            where = (f"tank {', '.join(result['differ'])}" if result["differ"]
-                     else "the migration log (every tank's state is the same)")
-            raise ReefError(f"{args.replay}: the replay differs from the recording at tick {result['tick']}: {where}")
-        return 0
+        return _replay(args)
     if not args.path:
         raise UsageError("mirofish reef: a reef file is needed (REEF.toml), or --replay DIR")
     if args.cluster is not None and not args.cluster.strip():
         raise UsageError("mirofish reef: --cluster needs a Dask scheduler's address (got an empty one)")
     spec = load_reef(args.path)
+    _check_files(args)
+    folder = prepare(args.record, args.overwrite) if args.record else None
+    backend = "dask" if args.cluster else ("local" if args.workers > 1 else "inline")
+    if not args.headless:
+        return _window(args, spec, backend, folder)
+    return _headless(args, spec, backend, folder)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """``--replay DIR``: every tank replayed, its reef hash checked (a replay that differs is a
+    :class:`~mirofish.reef.run.ReefError` naming where)."""
+    from ..reef.record import replay_reef
+    from ..reef.run import ReefError
+
+    if args.path:
+        raise UsageError("mirofish reef: give a reef file or --replay DIR, not both")
+    result = replay_reef(args.replay)
+    print(json.dumps(result))
+    if not result["same"]:
+        where = (f"tank {', '.join(result['differ'])}" if result["differ"]
+                 else "the migration log (every tank's state is the same)")
+        raise ReefError(f"{args.replay}: the replay differs from the recording at tick {result['tick']}: {where}")
+    return 0
+
+
+def _check_files(args: argparse.Namespace) -> None:
+    """The files a run reads and writes, checked before it starts: --record not with --resume,
+    the checkpoint outside the recording and not the file it resumes from (unless --overwrite),
+    nothing else overwritten."""
     if args.resume and args.record:
         raise UsageError("mirofish reef: --record starts recordings at tick 0; it can't go with --resume")
     if args.checkpoint and args.record and _inside(args.checkpoint, args.record):
@@ -69,16 +89,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.checkpoint and not same:
         guard_output(args.checkpoint, (args.path, *((args.resume,) if args.resume else ())), args.overwrite,
                      "checkpoint")
-    folder = prepare(args.record, args.overwrite) if args.record else None
-    backend = "dask" if args.cluster else ("local" if args.workers > 1 else "inline")
-    if not args.headless:
-        if backend != "inline":
-            raise UsageError("mirofish reef: the window steps the reef in its own process (no --workers or "
-                             "--cluster; use --headless for those)")
-        from ..ui.scenes.reef import ReefScene
 
-        return run_window(ReefScene(spec, str(folder) if folder else None), args)
-    return _headless(args, spec, backend, folder)
+
+def _window(args: argparse.Namespace, spec: Any, backend: str, folder: Any) -> int:
+    """The reef in the window (it steps the reef in this process)."""
+    if backend != "inline":
+        raise UsageError("mirofish reef: the window steps the reef in its own process (no --workers or "
+                         "--cluster; use --headless for those)")
+    from ..ui.scenes.reef import ReefScene
+
+    return run_window(ReefScene(spec, str(folder) if folder else None), args)
 
 
 def _inside(path: str, folder: str) -> bool:
