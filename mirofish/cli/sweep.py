@@ -9,9 +9,15 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .. import interrupted as interrupted_at_all
 from .common import UsageError, int_at_least
+
+if TYPE_CHECKING:
+    from ..sweep.backends import DaskBackend, LocalBackend
+    from ..sweep.results import Store
+    from ..sweep.spec import RunTask, SweepSpec
 
 
 def arguments(sw: argparse.ArgumentParser) -> None:
@@ -34,8 +40,6 @@ def arguments(sw: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..kernel import compiled_tick
-    from ..sweep.backends import BackendError, DaskBackend, LocalBackend
-    from ..sweep.results import ResultsError, Store, write_outputs
     from ..sweep.spec import SpecError, load_spec
 
     compiled_tick()  # an unknown MIROFISH_TICK is one line here, not a sweep of failed runs
@@ -49,6 +53,34 @@ def run(args: argparse.Namespace) -> int:
             print(t.command_line())
         return 0
     out = Path(args.out) if args.out else Path("saves") / "sweeps" / Path(args.spec).stem
+    backend, store = _open(args, out, spec)
+    finished = store.done()
+    todo = [t for t in tasks if t.run_id not in finished]
+    record_dir = None
+    if args.record:
+        record_dir = str((out / "runs").resolve())
+        Path(record_dir).mkdir(exist_ok=True)
+    bar = _SweepProgress(len(tasks), len(tasks) - len(todo), sys.stderr.isatty() or bool(todo))
+    interrupted, files, rows = _drive(backend, store, spec, todo, record_dir, bar)
+    bar.finish()
+    if interrupted:
+        print(f"mirofish sweep: interrupted with {len(rows)} of {len(tasks)} runs done (kept in {out}); "
+              f"run the same command again to resume", file=sys.stderr)
+        return 130
+    all_failed = sum(r["status"] != "ok" for r in rows)
+    print(json.dumps({"runs": len(tasks), "ran_now": len(todo), "skipped_finished": len(tasks) - len(todo),
+                      "failed": all_failed, "backend": backend.name, "out": str(out), **files}))
+    if all_failed:
+        print(f"mirofish sweep: {all_failed} run(s) failed; their errors are in {out / 'runs.csv'}", file=sys.stderr)
+    return 0
+
+
+def _open(args: argparse.Namespace, out: Path, spec: SweepSpec) -> tuple[LocalBackend | DaskBackend, Store]:
+    """Where the runs go (local processes, or the --cluster) and the results folder they are
+    kept in, both checked; a :class:`UsageError` (one line) when either cannot be used."""
+    from ..sweep.backends import BackendError, DaskBackend, LocalBackend
+    from ..sweep.results import ResultsError, Store
+
     if out.exists() and not out.is_dir():
         raise UsageError(f"mirofish sweep: --out {out} is a file, not a folder")
     if args.cluster is not None and not args.cluster.strip():
@@ -62,19 +94,20 @@ def run(args: argparse.Namespace) -> int:
     except (ResultsError, OSError) as exc:
         backend.close()
         raise UsageError(f"mirofish sweep: {exc}") from None
-    finished = store.done()
-    todo = [t for t in tasks if t.run_id not in finished]
-    record_dir = None
-    if args.record:
-        record_dir = str((out / "runs").resolve())
-        Path(record_dir).mkdir(exist_ok=True)
-    bar = _SweepProgress(len(tasks), len(tasks) - len(todo), sys.stderr.isatty() or bool(todo))
-    failed = 0
+    return backend, store
+
+
+def _drive(backend: LocalBackend | DaskBackend, store: Store, spec: SweepSpec, todo: list[RunTask],
+           record_dir: str | None, bar: _SweepProgress) -> tuple[bool, dict[str, Any], list[dict[str, Any]]]:
+    """The runs still to do, each row kept as it arrives, until all are done or Ctrl-C; then the
+    backend closed and the tables written from every row kept. Returns (interrupted, the files
+    written, every row)."""
+    from ..sweep.results import write_outputs
+
     interrupted = False
     try:
         for row in backend.run(todo, record_dir):
             store.add(row)
-            failed += row["status"] != "ok"
             bar.update(row["status"] == "ok")
             if interrupted_at_all():  # a Ctrl-C whose exception Python dropped (see mirofish.catch_interrupts)
                 raise KeyboardInterrupt
@@ -85,17 +118,7 @@ def run(args: argparse.Namespace) -> int:
         files = write_outputs(store, spec)
         rows = store.rows()
         store.close()
-    bar.finish()
-    if interrupted:
-        print(f"mirofish sweep: interrupted with {len(rows)} of {len(tasks)} runs done (kept in {out}); "
-              f"run the same command again to resume", file=sys.stderr)
-        return 130
-    all_failed = sum(r["status"] != "ok" for r in rows)
-    print(json.dumps({"runs": len(tasks), "ran_now": len(todo), "skipped_finished": len(tasks) - len(todo),
-                      "failed": all_failed, "backend": backend.name, "out": str(out), **files}))
-    if all_failed:
-        print(f"mirofish sweep: {all_failed} run(s) failed; their errors are in {out / 'runs.csv'}", file=sys.stderr)
-    return 0
+    return interrupted, files, rows
 
 
 class _SweepProgress:
