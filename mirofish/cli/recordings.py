@@ -268,30 +268,10 @@ def trace_arguments(tr: argparse.ArgumentParser) -> None:
 
 
 def trace(args: argparse.Namespace) -> int:
-    from ..brains.prompts import recorded_prompt
-    from ..observe.recording import Recording
     from ..session import trace_fish
 
     rows = trace_fish(args.path, args.fish, args.t0, args.t1)
-    rec = Recording(args.path)
-    try:
-        prompt = recorded_prompt(rec.header, rec.config, args.fish)
-        cfg = rec.config
-        own = cfg.for_group(cfg.fish.group_of()[args.fish]) if cfg.fish.groups else cfg
-        own_words = own_prompts(rows, rec.texts()) if own.brain.kind not in ("instinct", "llm") else None
-    finally:
-        rec.close()
-    if own_words is not None:  # a user brain: what it sent is its own; MiroFish's words were only offered
-        print(f"fish {args.fish}'s brain is your own ({own.brain.kind}): "
-              + ("; ".join(f"it asked its model in its own prompt {h} ({n} request{'s' if n != 1 else ''}): "
-                           f"\u201c{first}\u201d" for h, (n, first) in own_words.items())
-                 or "it asked no model in these ticks")
-              + (f"; MiroFish's prompt {prompt['name']} ({prompt['hash']}) was offered to it as Ask.messages"
-                 if prompt else ""))
-        if prompt:
-            prompt = {**prompt, "own": {h: n for h, (n, _) in own_words.items()}}
-    elif prompt:
-        print(f"fish {args.fish} was asked in the prompt {prompt['name']} ({prompt['hash']})")
+    prompt = _trace_prompt(args, rows)
     for r in rows:
         print(f"t{r['tick']}  energy {r['energy']:.2f}  plan {r['plan']}  doing {r['intent']}")
         if "decision" in r:
@@ -303,6 +283,37 @@ def trace(args: argparse.Namespace) -> int:
                       "brain_agrees": sum(agree) if agree else None,
                       "prompt": {k: prompt[k] for k in ("name", "hash", "own") if k in prompt} if prompt else None}))
     return 0
+
+
+def _trace_prompt(args: argparse.Namespace, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The prompt the traced fish was asked in, said on the trace's first line: MiroFish's, or
+    (a user brain) the fish's own prompts, MiroFish's only offered; returns it for the JSON line
+    (with the user brain's prompts by hash, ``own``)."""
+    from ..brains.prompts import recorded_prompt
+    from ..observe.recording import Recording
+
+    rec = Recording(args.path)
+    try:
+        prompt = recorded_prompt(rec.header, rec.config, args.fish)
+        cfg = rec.config
+        own = cfg.for_group(cfg.fish.group_of()[args.fish]) if cfg.fish.groups else cfg
+        own_words = own_prompts(rows, rec.texts()) if own.brain.kind not in ("instinct", "llm") else None
+    finally:
+        rec.close()
+    if own_words is None:
+        if prompt:
+            print(f"fish {args.fish} was asked in the prompt {prompt['name']} ({prompt['hash']})")
+        return prompt
+    # a user brain: what it sent is its own; MiroFish's words were only offered
+    print(f"fish {args.fish}'s brain is your own ({own.brain.kind}): "
+          + ("; ".join(f"it asked its model in its own prompt {h} ({n} request{'s' if n != 1 else ''}): "
+                       f"\u201c{first}\u201d" for h, (n, first) in own_words.items())
+             or "it asked no model in these ticks")
+          + (f"; MiroFish's prompt {prompt['name']} ({prompt['hash']}) was offered to it as Ask.messages"
+             if prompt else ""))
+    if prompt:
+        prompt = {**prompt, "own": {h: n for h, (n, _) in own_words.items()}}
+    return prompt
 
 
 def own_prompts(rows: list[dict[str, Any]], texts: dict[str, str]) -> dict[str, tuple[int, str]]:
@@ -520,9 +531,7 @@ def survey_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def survey(args: argparse.Namespace) -> int:
-    import sys
-
-    from ..session.survey import render_text, write_outputs
+    from ..session.survey import render_text
     from ..session.survey import survey as run_survey
     from .aquarium import reader_choice
 
@@ -530,13 +539,31 @@ def survey(args: argparse.Namespace) -> int:
         spec = recording_spec(path, "survey", "fork")
         if spec.records != "ticks":
             raise UsageError(f"mirofish survey: {path} is {_a(spec.name)} recording; survey asks aquarium fish")
-    try:
-        ticks = [int(t) for t in args.at.split(",") if t.strip()]
-    except ValueError:
-        raise UsageError(f"mirofish survey: --at {args.at!r}: ticks separated by commas") from None
-    if not ticks or any(t < 0 for t in ticks):
-        raise UsageError(f"mirofish survey: --at {args.at!r}: ticks separated by commas")
+    ticks = _survey_ticks(args.at)
     choice = reader_choice(args, "survey")  # the server's URL, the key variable's name, the brains checked
+    _check_survey_outputs(args)
+    result = run_survey(args.paths, ticks, args.questions, args.fish, args.base_url, args.model, args.api_key_env,
+                        args.reply_cache, args.max_requests, args.seed, choice=choice)
+    summary = result["summary"]
+    _write_survey_files(args, result)
+    reasons = summary["reasons"]
+    print(json.dumps(summary) if args.json else render_text(summary))
+    return _survey_server(reasons, args.base_url)
+
+
+def _survey_ticks(at: str) -> list[int]:
+    """``--at T[,T…]``: the ticks to ask at."""
+    try:
+        ticks = [int(t) for t in at.split(",") if t.strip()]
+    except ValueError:
+        raise UsageError(f"mirofish survey: --at {at!r}: ticks separated by commas") from None
+    if not ticks or any(t < 0 for t in ticks):
+        raise UsageError(f"mirofish survey: --at {at!r}: ticks separated by commas")
+    return ticks
+
+
+def _check_survey_outputs(args: argparse.Namespace) -> None:
+    """The files a survey writes (--otel, --out DIR), checked before it asks anything."""
     if args.otel:
         if len(args.paths) > 1:
             raise UsageError("mirofish survey: --otel writes one recording's exchanges: give one recording")
@@ -547,8 +574,12 @@ def survey(args: argparse.Namespace) -> int:
         check_parquet(args.format)
         table_targets(args.out, ["survey"], args.format, tuple(args.paths), args.overwrite)
         guard_output(str(Path(args.out) / "survey.json"), tuple(args.paths), args.overwrite, "survey")
-    result = run_survey(args.paths, ticks, args.questions, args.fish, args.base_url, args.model, args.api_key_env,
-                        args.reply_cache, args.max_requests, args.seed, choice=choice)
+
+
+def _write_survey_files(args: argparse.Namespace, result: dict[str, Any]) -> None:
+    """The survey's table and summary (--out DIR) and its traces (--otel), named in the summary's ``files``."""
+    from ..session.survey import write_outputs
+
     summary = result["summary"]
     if args.out:
         summary["files"] = write_outputs(result, args.out, args.format, args.paths, args.overwrite)
@@ -556,17 +587,22 @@ def survey(args: argparse.Namespace) -> int:
         from ..session.survey import write_otel
 
         summary.setdefault("files", {})["otel"] = write_otel(result, args.paths[0], args.otel, args.overwrite)["otel"]
+
+
+def _survey_server(reasons: dict[str, int], base_url: str | None) -> int:
+    """The server's part, said on stderr: a server that answered none of the model fish's
+    questions is exit 2 (what was asked is written), one that missed some a warning."""
+    import sys
+
     from ..config import redact_url
 
-    reasons = summary["reasons"]
     down = {k: v for k, v in reasons.items() if k in ("connection", "timeout", "breaker_open") or k.startswith("http_")}
     answered = sum(v for k, v in reasons.items() if k in ("ok", "clamped"))
-    print(json.dumps(summary) if args.json else render_text(summary))
     if down and not answered:  # a dead server: what was asked is written, and the run says so
-        print(f"mirofish survey: the server at {redact_url(args.base_url or '')} answered none of the model fish's "
+        print(f"mirofish survey: the server at {redact_url(base_url or '')} answered none of the model fish's "
               f"questions ({', '.join(f'{k} {v}' for k, v in down.items())})", file=sys.stderr)
         return 2
     if down:
-        print(f"mirofish survey: warning: the server at {redact_url(args.base_url or '')} did not answer "
+        print(f"mirofish survey: warning: the server at {redact_url(base_url or '')} did not answer "
               + ", ".join(f"{k} {v}" for k, v in down.items()) + " questions (counted in the table)", file=sys.stderr)
     return 0
