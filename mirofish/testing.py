@@ -14,8 +14,10 @@ of plug-in (docs/extending.md, "Check your plug-in"):
 Each runs the plug-in through the paths a user takes — the command line (in this process,
 :func:`mirofish.cli.main` with its arguments) and the session API: a short recorded run, its
 replay compared by state hash, a second run of the same seed, a fork, an export of its tables,
-and bad input that must come back as one line and exit code 2, never a traceback. Nothing is
-mocked: a check that passes means a user's run, replay, fork and export work.
+and bad input that must come back as one line and exit code 2, never a traceback. Nothing of
+MiroFish is stubbed (a metric or scene not installed is added to its table for the check's
+duration, as its entry point would add it): a check that passes means a user's run, replay,
+fork and export work.
 
 When something is missing or broken the check raises :class:`CheckFailed` (an
 ``AssertionError``, so a bare ``pytest`` test reports it) whose message is one line naming the
@@ -548,7 +550,7 @@ def _turn_scene(c: _Check, spec: Any, length: int, seed: int, run_args: Sequence
     args = list(run_args) if run_args is not None else ["--turns", length, "--seed", seed]
     rec, again = c.path("run.db"), c.path("again.db")
     cmd = spec.command_name
-    first = c.ok(f"its command ({cmd})", cmd, *args, *(["--record", rec] if spec.records else []))
+    c.ok(f"its command ({cmd})", cmd, *args, *(["--record", rec] if spec.records else []))
     c.done(f"{cmd}: one JSON line")
     if not spec.records:
         c.one_line("an unknown flag", cmd, "--no-such-flag")
@@ -556,8 +558,8 @@ def _turn_scene(c: _Check, spec: Any, length: int, seed: int, run_args: Sequence
         return
     c.ok("replaying its recording", "replay", rec, *replay_args)
     c.done("replay: every turn checked")
-    second = c.ok("a second run of the same seed", cmd, *args, "--record", again)
-    _same_turns(c, ts, rec, again, seed, first, second)
+    c.ok("a second run of the same seed", cmd, *args, "--record", again)
+    _same_turns(c, ts, rec, again, seed)
     c.done("a second run of the same seed: the same turns")
     if fork_args is None and ts is not None and ts.defaults:
         key, value = next(iter(ts.defaults.items()))
@@ -604,7 +606,7 @@ def _at_turn(fork_args: Sequence[Any]) -> int | None:
     return None
 
 
-def _same_turns(c: _Check, ts: Any, a: str, b: str, seed: int, first: dict[str, Any], second: dict[str, Any]) -> None:
+def _same_turns(c: _Check, ts: Any, a: str, b: str, seed: int) -> None:
     why = "its step depends on more than its seed and settings (the clock, an unseeded random?)"
     if ts is not None:
         _, rows_a = ts.open(a)
