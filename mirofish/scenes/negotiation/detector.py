@@ -108,32 +108,41 @@ class Detector(SessionState):
     def _offer_failures(self, role: str, other: str, offer: dict) -> list[dict]:
         """Undefined terms, a counter-offer that contradicts the speaker's own positions,
         backtracking, attribute-inheritance contradictions — from the offers on record."""
-        found = []
-        theirs = self.last_offer[other]
-        for key in self.tracker.use_terms(offer):
-            issue = key.split(":")[0]
-            if not self._relative(key):
-                continue  # an end of the scale: anchored
-            contested = theirs is not None and theirs[issue] != offer[issue]  # the sides name it differently
-            found.append(found_("undefined_term", issue, 0.75 if contested else 0.6, keys=[key]))
-        prev = self.last_offer[role]
+        theirs, prev = self.last_offer[other], self.last_offer[role]
+        found = self._undefined_terms(offer, theirs)
         if theirs is not None and prev is not None and self._gives_all_asked(role, prev, theirs):
             # the other side offered at least what the speaker itself asked on every number, and
             # the speaker counters anyway: it must read a named term otherwise
             named = [i for i in NAMED if theirs[i] != prev[i]]
             found.append(found_("contradiction", named[0] if named else "history", 0.7,
                                 keys=[f"{i}:{theirs[i]}" for i in named if self._relative(f"{i}:{theirs[i]}")]))
-        # backtracking: an offer the proposer rejected before, or one that takes back a concession
-        # (a number it had moved toward the other side moved back away by a tenth of its range)
-        taken_back = prev is not None and theirs is not None and any(
-            self._conceded_before(role, i) and abs(offer[i] - theirs[i]) > abs(prev[i] - theirs[i]) + 0.1 * (hi - lo)
-            for i, (lo, hi) in NUMERIC.items())
-        if taken_back or any(all(offer[k] == r[k] for k in offer) for r in self.rejected[role]):
+        if self._backtracks(role, offer, prev, theirs):
             found.append(found_("backtracking", "history", 0.8))
         if prev is not None and prev["price"] == offer["price"]:
             found += [found_("inheritance", issue, 0.7)
                       for issue in NAMED if prev[issue] != offer[issue]]
         return found
+
+    def _undefined_terms(self, offer: dict, theirs: dict | None) -> list[dict]:
+        """The relative names the offer uses for the first time (an end of the scale is
+        anchored); more urgent where the other side names the issue otherwise."""
+        found = []
+        for key in self.tracker.use_terms(offer):
+            issue = key.split(":")[0]
+            if not self._relative(key):
+                continue  # an end of the scale: anchored
+            contested = theirs is not None and theirs[issue] != offer[issue]  # the sides name it differently
+            found.append(found_("undefined_term", issue, 0.75 if contested else 0.6, keys=[key]))
+        return found
+
+    def _backtracks(self, role: str, offer: dict, prev: dict | None, theirs: dict | None) -> bool:
+        """Backtracking: an offer the proposer rejected before, or one that takes back a
+        concession (a number it had moved toward the other side moved back away by a tenth of
+        its range)."""
+        taken_back = prev is not None and theirs is not None and any(
+            self._conceded_before(role, i) and abs(offer[i] - theirs[i]) > abs(prev[i] - theirs[i]) + 0.1 * (hi - lo)
+            for i, (lo, hi) in NUMERIC.items())
+        return taken_back or any(all(offer[k] == r[k] for k in offer) for r in self.rejected[role])
 
     def _conceded_before(self, role: str, issue: str) -> bool:
         """Whether ``role``'s offers had moved ``issue`` toward the other side's (from the offers made)."""

@@ -158,26 +158,12 @@ class Negotiation(Detector, Repairer):
                 turn = self._repair_turn(t, queued.pop(0), queued)
                 queued.clear()
             elif self.drift_seen:  # a layer-3 drift alert opens a calibration turn
-                self.goal = {"buyer": GOAL, "seller": GOAL}
-                self.stated_hash.clear()
-                self.drift_seen = False
-                self._count("calibration")
-                turn = Turn(t, role, "calibrate", "[drift alert] let us restate the goal: " + GOAL, {"layer3": {
-                    "drift_alert": True, "issue": "goal hashes differ"}})
+                turn = self._calibration_turn(t, role)
             else:
                 turn = self._negotiate(t, role)
                 role = "seller" if role == "buyer" else "buyer"
                 if self.repair:
-                    # communication has a cost: beyond ~11 % of the turns so far only a failure with
-                    # a large expected impact (product ≥ 0.6) is worth another repair turn
-                    spent = sum(1 for x in self.turns if x.kind == "repair")
-                    budget = spent < 0.11 * max(t, 8)
-                    again, self.deferred = self.deferred, []
-                    urgent = [d for d in turn.detections + again if d["confidence"] >= 0.6 and d["impact"] >= 0.4
-                              and d["confidence"] * d["impact"] >= self.threshold(t)
-                              and (budget or d["confidence"] * d["impact"] >= 0.6)
-                              and self.cooldown.get(d["topic"], -1) < t]
-                    queued = sorted(urgent, key=lambda d: -d["confidence"] * d["impact"])  # the first leads
+                    queued = self._urgent(t, turn.detections)
             turn.uncertainty = self.tracker.update_uncertainty()
             self._judge(turn)
             self.last_signals[turn.speaker] = turn.signals
@@ -185,6 +171,15 @@ class Negotiation(Detector, Repairer):
             yield turn
             if self.agreement is not None or self.walked_away:
                 break
+
+    def _calibration_turn(self, t: int, role: str) -> Turn:
+        """Layer 3's answer to a drift alert: both sides restate the task's goal."""
+        self.goal = {"buyer": GOAL, "seller": GOAL}
+        self.stated_hash.clear()
+        self.drift_seen = False
+        self._count("calibration")
+        return Turn(t, role, "calibrate", "[drift alert] let us restate the goal: " + GOAL, {"layer3": {
+            "drift_alert": True, "issue": "goal hashes differ"}})
 
     def _negotiate(self, t: int, role: str) -> Turn:
         """One negotiation turn: the goal may drift, the other side's offer is weighed (accepted,
@@ -212,40 +207,51 @@ class Negotiation(Detector, Repairer):
         """The other side's offer: accepted (after a layer-2 check when it came unsure, unless
         drafting the contract shows the two meant different things), or countered (None)."""
         p = self.party(role)
-        u_in = p.utility(incoming)
-        if goal_hash(self.goal[role]) != goal_hash(GOAL):  # a drifted negotiator only looks at the price
-            lo, hi = NUMERIC["price"]
-            x = (incoming["price"] - lo) / (hi - lo)
-            u_in = min(u_in, x if p.role == "seller" else 1 - x)
         keeps_limit = p.satisfies(incoming)
         if not keeps_limit and self.layers >= 1:  # answer the mismatch with its checklist item
             note += f"My limit {p.must_text()} is missed. "
             self._count("constraint_alert")
-        if keeps_limit and (model["accept"] if model is not None else u_in >= self.target(p, t)):
-            open_names = [f"{i}:{incoming[i]}" for i in NAMED
-                          if not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("grounded")]
-            confidence = (self.last_signals[other].get("layer2") or {}).get("confidence", 1.0)
-            if self.layers >= 2 and confidence < 0.6 and open_names and self.last_prop[other] not in self.checked:
-                self.checked.add(self.last_prop[other])
-                return self._check_before_accepting(t, role, open_names, confidence), note
-            unstated = [i for i in NAMED if relative(f"{i}:{incoming[i]}")
-                        and not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("attributes")]
-            if self.repair and unstated and self.last_prop[other] not in self.checked:
-                self.checked.add(self.last_prop[other])  # value opacity: a name nobody has said the meaning of
-                return self._unstated_before_accepting(t, role, incoming, unstated), note
-            mismatch = [i for i in NAMED if self.s.buyer.definitions[i][incoming[i]]
-                        != self.s.seller.definitions[i][incoming[i]]]
-            if mismatch:  # drafting the contract surfaces what each side meant: the deal falls through
-                return self._deal_collapses(t, role, other, incoming, mismatch), note
-            self.agreement = incoming
-            self.completed = self.s.buyer.satisfies(incoming) and self.s.seller.satisfies(incoming) and all(
-                goal_hash(g) == goal_hash(GOAL) for g in self.goal.values())
-            self.tracker.propositions[self.last_prop[other]]["status"] = "accepted"
-            self.tracker.history.append({"turn": t, "agent": role, "action": "accept"})
-            return Turn(t, role, "accept", "Deal: I accept.", self._signals(role, t, incoming, None)), note
+        if keeps_limit and (model["accept"] if model is not None else self._worth(p, incoming) >= self.target(p, t)):
+            return self._accepting(t, role, other, incoming), note
         self.rejected[role].append(incoming)
         self.tracker.propositions[self.last_prop[other]]["status"] = "countered"
         return None, note
+
+    def _worth(self, p: Party, offer: dict) -> float:
+        """What ``offer`` is worth to ``p`` as it now sees the task (a drifted negotiator only
+        looks at the price)."""
+        u = p.utility(offer)
+        if goal_hash(self.goal[p.role]) != goal_hash(GOAL):
+            lo, hi = NUMERIC["price"]
+            x = (offer["price"] - lo) / (hi - lo)
+            u = min(u, x if p.role == "seller" else 1 - x)
+        return u
+
+    def _accepting(self, t: int, role: str, other: str, incoming: dict) -> Turn:
+        """An offer the speaker would take: first a layer-2 check when it came unsure, or a word
+        on a name nobody has said the meaning of (once per offer each); a draft that shows the
+        two meant different things collapses the deal; else the deal is made."""
+        open_names = [f"{i}:{incoming[i]}" for i in NAMED
+                      if not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("grounded")]
+        confidence = (self.last_signals[other].get("layer2") or {}).get("confidence", 1.0)
+        if self.layers >= 2 and confidence < 0.6 and open_names and self.last_prop[other] not in self.checked:
+            self.checked.add(self.last_prop[other])
+            return self._check_before_accepting(t, role, open_names, confidence)
+        unstated = [i for i in NAMED if relative(f"{i}:{incoming[i]}")
+                    and not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("attributes")]
+        if self.repair and unstated and self.last_prop[other] not in self.checked:
+            self.checked.add(self.last_prop[other])  # value opacity: a name nobody has said the meaning of
+            return self._unstated_before_accepting(t, role, incoming, unstated)
+        mismatch = [i for i in NAMED if self.s.buyer.definitions[i][incoming[i]]
+                    != self.s.seller.definitions[i][incoming[i]]]
+        if mismatch:  # drafting the contract surfaces what each side meant: the deal falls through
+            return self._deal_collapses(t, role, other, incoming, mismatch)
+        self.agreement = incoming
+        self.completed = self.s.buyer.satisfies(incoming) and self.s.seller.satisfies(incoming) and all(
+            goal_hash(g) == goal_hash(GOAL) for g in self.goal.values())
+        self.tracker.propositions[self.last_prop[other]]["status"] = "accepted"
+        self.tracker.history.append({"turn": t, "agent": role, "action": "accept"})
+        return Turn(t, role, "accept", "Deal: I accept.", self._signals(role, t, incoming, None))
 
     def _deal_collapses(self, t: int, role: str, other: str, incoming: dict, mismatch: list[str]) -> Turn:
         """The contract's draft shows the sides meant different things by ``mismatch``: the

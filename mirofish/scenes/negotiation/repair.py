@@ -29,6 +29,21 @@ class Repairer(SessionState):
             return 0.35
         return 0.35 if t > 0.75 * self.MAX_TURNS else 0.5
 
+    def _urgent(self, t: int, detections: list[dict]) -> list[dict]:
+        """The detections of a negotiation turn (and those put off last turn) worth a repair,
+        the most urgent first (it leads): confident and with impact enough, above the phase's
+        threshold, on a topic not cooling down. Communication has a cost: beyond ~11 % of the
+        turns so far only a failure with a large expected impact (product ≥ 0.6) is worth
+        another repair turn."""
+        spent = sum(1 for x in self.turns if x.kind == "repair")
+        budget = spent < 0.11 * max(t, 8)
+        again, self.deferred = self.deferred, []
+        urgent = [d for d in detections + again if d["confidence"] >= 0.6 and d["impact"] >= 0.4
+                  and d["confidence"] * d["impact"] >= self.threshold(t)
+                  and (budget or d["confidence"] * d["impact"] >= 0.6)
+                  and self.cooldown.get(d["topic"], -1) < t]
+        return sorted(urgent, key=lambda d: -d["confidence"] * d["impact"])
+
     def initiator(self, topic: str) -> str:
         """Who starts a repair on ``topic``: by stake (what its own offers reveal: the side that
         conceded less on the issue cares more), turn-taking (the side that did not start the
@@ -43,53 +58,27 @@ class Repairer(SessionState):
     def _repair_turn(self, t: int, det: dict, also: list[dict] | None = None) -> Turn:
         """A repair led by detection ``det``; the other urgent detections of the turn whose names
         it settles too (``also``) are repaired by it as well and listed after the leader."""
-        topic, kind = det["topic"], det["type"]
+        topic = det["topic"]
         initiator = self.initiator(topic)
         responder = "seller" if initiator == "buyer" else "buyer"
         loops = self.failed_repairs.get(topic, 0)
         strategy = self.forced.get(t) or ("yes_no_confirmation" if loops >= 2 else self.bandit.choose())  # anti-loop
         keys = self.open_keys(det)
-        settles = [det]
-        for d in also or []:
-            if d["type"] not in {x["type"] for x in settles} and "keys" in d and set(self.open_keys(d)) <= set(keys):
-                settles.append(d)
+        settles = self._settled_along(det, also or [], keys)
         u_before, g_before = self.tracker.uncertainty, self.grounded_count()
         before = {k: self.reading(responder, k) for k in keys}
-        mine = {k: self.reading(initiator, k) for k in keys}
-        said = self._speak(initiator, "repair_line", t, strategy, det, keys, mine)
-        if said is None:  # the embedded initiator: a template in the chosen strategy
-            said = {"message": f"[{strategy.replace('_', ' ')}] about {topic}: " + ", ".join(
-                f"by '{k.split(':')[1]} {k.split(':')[0]}' I mean level {mine[k]}" for k in keys), "readings": mine}
+        said = self._repair_line(t, initiator, strategy, det, keys)
         answer = self._speak(responder, "read_back", t, strategy, said["message"], keys, before)
         by_model = answer is not None and said.get("model", False)
-        if answer is None:  # simulated answer: with the world's probability the repair lands and the
-            # other side states the reading it now holds; otherwise its answer leaves things unclear
-            p_ok = 0.85 if strategy == "yes_no_confirmation" else self.effect[strategy].get(kind, 0.4)
-            took = self.rng.random() < p_ok
-            answer = {"readings": dict(said["readings"]) if took else {},
-                      "message": ("understood, " + ", ".join(f"level {v} for '{k.split(':')[1]}'"
-                                                             for k, v in said["readings"].items()) + " for me too"
-                                  if took else "still unclear")}
-        statements = [(k, initiator, said["readings"][k]) for k in keys] + \
-            [(k, responder, answer["readings"][k]) for k in keys if k in answer["readings"]]
-        for key, role, level in statements:  # from here on each side acts on the reading it stated
-            issue, name = key.split(":")
-            self.party(role).definitions[issue][name] = int(level)
-            self.said_readings[role][key] = int(level)
-        self.tracker.merge(t, statements)
+        if answer is None:
+            answer = self._simulated_answer(strategy, det["type"], said["readings"])
+        self._take_readings(t, [(k, initiator, said["readings"][k]) for k in keys]
+                            + [(k, responder, answer["readings"][k]) for k in keys if k in answer["readings"]])
         ok = bool(keys) and all(answer["readings"].get(k) == said["readings"][k] for k in keys)
         changed = any(k in answer["readings"] and answer["readings"][k] != before[k] for k in keys)
         needed = any(before[k] != said["readings"][k] for k in keys)  # the readings differed going in
-        if ok:
-            self.tracker.recent_flags = max(0.0, self.tracker.recent_flags - 0.3)
-            self.failed_repairs.pop(topic, None)
-        else:
-            self.failed_repairs[topic] = loops + 1
-        self.clarity[initiator] = min(1.0, max(0.0, self.clarity[initiator] + (0.1 if ok else -0.1)))
-        text = said["message"]
-        if not ok and loops >= 2 and topic in NAMED:
-            self.disagreed.add(topic)
-            text += f" — we agree to disagree on {topic} and set it aside"
+        self._score_repair(initiator, topic, loops, ok)
+        text = said["message"] + self._set_aside(topic, loops, ok)
         self.cooldown[topic] = t + 3
         if strategy in STRATEGIES:
             self.pending_reward.append((strategy, t + 3, u_before, g_before))
@@ -98,6 +87,60 @@ class Repairer(SessionState):
         return Turn(t, initiator, "repair", text, self._signals(initiator, t, None, None), settles, strategy,
                     reply=str(answer["message"]), restored=ok, changed=changed, needed=needed,
                     spoken_by_model=by_model)
+
+    def _settled_along(self, det: dict, also: list[dict], keys: list[str]) -> list[dict]:
+        """The leading detection, then each other one of another type whose open names the
+        repair settles too."""
+        settles = [det]
+        for d in also:
+            if d["type"] not in {x["type"] for x in settles} and "keys" in d and set(self.open_keys(d)) <= set(keys):
+                settles.append(d)
+        return settles
+
+    def _repair_line(self, t: int, initiator: str, strategy: str, det: dict, keys: list[str]) -> dict:
+        """What the initiator says: a model's line, or the embedded side's template in the
+        chosen strategy — its readings of ``keys`` either way."""
+        mine = {k: self.reading(initiator, k) for k in keys}
+        said = self._speak(initiator, "repair_line", t, strategy, det, keys, mine)
+        if said is None:
+            said = {"message": f"[{strategy.replace('_', ' ')}] about {det['topic']}: " + ", ".join(
+                f"by '{k.split(':')[1]} {k.split(':')[0]}' I mean level {mine[k]}" for k in keys), "readings": mine}
+        return said
+
+    def _simulated_answer(self, strategy: str, kind: str, stated: dict) -> dict:
+        """The embedded side's answer: with the world's probability (``EFFECT``) the repair lands
+        and it states the reading it now holds; otherwise its answer leaves things unclear."""
+        p_ok = 0.85 if strategy == "yes_no_confirmation" else self.effect[strategy].get(kind, 0.4)
+        if self.rng.random() < p_ok:
+            return {"readings": dict(stated), "message": "understood, " + ", ".join(
+                f"level {v} for '{k.split(':')[1]}'" for k, v in stated.items()) + " for me too"}
+        return {"readings": {}, "message": "still unclear"}
+
+    def _take_readings(self, t: int, statements: list[tuple[str, str, int]]) -> None:
+        """From here on each side acts on the reading it stated; the tracker merges them."""
+        for key, role, level in statements:
+            issue, name = key.split(":")
+            self.party(role).definitions[issue][name] = int(level)
+            self.said_readings[role][key] = int(level)
+        self.tracker.merge(t, statements)
+
+    def _score_repair(self, initiator: str, topic: str, loops: int, ok: bool) -> None:
+        """A repair that worked calms the flags and clears the topic's failures; one that did
+        not counts one more. The initiator's clarity reputation moves either way."""
+        if ok:
+            self.tracker.recent_flags = max(0.0, self.tracker.recent_flags - 0.3)
+            self.failed_repairs.pop(topic, None)
+        else:
+            self.failed_repairs[topic] = loops + 1
+        self.clarity[initiator] = min(1.0, max(0.0, self.clarity[initiator] + (0.1 if ok else -0.1)))
+
+    def _set_aside(self, topic: str, loops: int, ok: bool) -> str:
+        """The anti-loop rule's end: a yes/no confirmation that failed too — the parties agree
+        to disagree on the issue and set it aside (what the repair then adds to its words)."""
+        if ok or loops < 2 or topic not in NAMED:
+            return ""
+        self.disagreed.add(topic)
+        return f" — we agree to disagree on {topic} and set it aside"
 
     def _speak(self, role: str, what: str, *args):
         """A model negotiator's repair line or answer (None: the embedded side speaks)."""
