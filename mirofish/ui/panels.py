@@ -146,49 +146,73 @@ def _brain_line(cfg: Any, fish: int) -> str:
     return "" if cfg.brain.kind == "instinct" else f"brain: {label(cfg)}"
 
 
-def status_lines(status: dict, brain: dict) -> list[tuple[str, tuple]]:
+Colour = tuple[int, int, int]  # an RGB colour (ui/theme.py)
+
+
+def status_lines(status: dict[str, Any], brain: dict[str, Any]) -> list[tuple[str, Colour]]:
+    """The HUD's status column: the tick and speed, the mode, and the brain's part (a model's
+    state and spending, a replay's, each user brain's fallbacks, or the embedded instinct)."""
     run = "PAUSED" if status.get("paused") else f"{status.get('speed', 1):g}x"
-    lines = [(f"tick {status.get('tick', 0)}   {run}", theme.INK)]
+    lines: list[tuple[str, Colour]] = [(f"tick {status.get('tick', 0)}   {run}", theme.INK)]
     mode = status.get("mode")
     if mode:
         lines.append((mode, theme.ACCENT))
-    if brain.get("source") == "llm":
-        tiers = brain.get("tiers", {})
-        eps = [e for t in tiers.values() for e in t.get("endpoints", [])]
-        down = any(e.get("reachable") is False for e in eps)
-        open_ = any(t.get("state") != "closed" for t in tiers.values())
-        colour = theme.BAD if down or open_ else theme.GOOD
-        state = "model UNREACHABLE: instinct answers" if down else ("breaker open: instinct answers" if open_
-                                                                     else "model reachable")
-        share = (brain.get("copying") or {}).get("thought_copy_share")
-        if share is not None and not (down or open_):  # how much its thoughts copy the prompt's examples
-            state += f"; thoughts copy {share:.0%}"  # (of them, near-copies of the prompt's examples)
-            colour = theme.WARN if share > 0.3 else colour
-        lines.append((state, colour))
-        summaries = brain.get("summaries") or {}
-        kept = f"  summaries kept {summaries.get('written', 0)}/{summaries['asked']}" if summaries.get("asked") else ""
-        used = brain.get("budget", {}).get("used", 0)
-        lines.append((f"{brain.get('calls_per_s', 0.0):.1f} calls/s  tokens {used:,}{kept}", theme.DIM))
-        kinds = brain.get("requests_by_kind") or {}
-        if kinds:  # every request the server received, by kind
-            lines.append((f"requests {sum(kinds.values()):,}: " + ", ".join(f"{n:,} {k}" for k, n in kinds.items()),
-                          theme.DIM))
-        limit = brain.get("budget", {}).get("limit")
-        if limit:
-            left = max(0, limit - brain["budget"]["used"])
-            lines.append((f"budget left {left:,}", theme.WARN if left < 0.2 * limit else theme.DIM))
-    elif brain.get("source") == "replay":
+    source = brain.get("source")
+    if source == "llm":
+        lines += _model_lines(brain)
+    elif source == "replay":
         what = f"model {brain['model']}" if brain.get("model") else brain.get("brain", "brain")
         lines.append((f"brain: recorded {what} (replayed{'; G re-asks' if brain.get('model') else ''})", theme.DIM))
-    elif brain.get("source") in ("user", "mixed"):
-        parts = brain.get("groups", {"": brain})
-        for group, part in parts.items():
-            who = part.get("brain") or part.get("source", "")
-            rate = part.get("fallback_rate", 0.0)
-            text = f"{group + ': ' if group else 'brain: '}{who}" + (f"  fallback {rate:.0%}" if rate else "")
-            lines.append((text, theme.WARN if rate > 0.2 else theme.DIM))
+    elif source in ("user", "mixed"):
+        lines += _user_brain_lines(brain)
     else:
         lines.append(("brain: instinct (embedded)", theme.DIM))
+    return lines
+
+
+def _model_lines(brain: dict[str, Any]) -> list[tuple[str, Colour]]:
+    """A model brain's lines: its state, its calls and tokens, its requests by kind, its budget."""
+    lines = [_model_state(brain)]
+    summaries = brain.get("summaries") or {}
+    kept = f"  summaries kept {summaries.get('written', 0)}/{summaries['asked']}" if summaries.get("asked") else ""
+    used = brain.get("budget", {}).get("used", 0)
+    lines.append((f"{brain.get('calls_per_s', 0.0):.1f} calls/s  tokens {used:,}{kept}", theme.DIM))
+    kinds = brain.get("requests_by_kind") or {}
+    if kinds:  # every request the server received, by kind
+        lines.append((f"requests {sum(kinds.values()):,}: " + ", ".join(f"{n:,} {k}" for k, n in kinds.items()),
+                      theme.DIM))
+    limit = brain.get("budget", {}).get("limit")
+    if limit:
+        left = max(0, limit - brain["budget"]["used"])
+        lines.append((f"budget left {left:,}", theme.WARN if left < 0.2 * limit else theme.DIM))
+    return lines
+
+
+def _model_state(brain: dict[str, Any]) -> tuple[str, Colour]:
+    """Whether the model answers (a server unreachable, a breaker open: instinct answers), and
+    how much its thoughts copy the prompt's examples."""
+    tiers = brain.get("tiers", {})
+    eps = [e for t in tiers.values() for e in t.get("endpoints", [])]
+    down = any(e.get("reachable") is False for e in eps)
+    open_ = any(t.get("state") != "closed" for t in tiers.values())
+    colour = theme.BAD if down or open_ else theme.GOOD
+    state = "model UNREACHABLE: instinct answers" if down else ("breaker open: instinct answers" if open_
+                                                                 else "model reachable")
+    share = (brain.get("copying") or {}).get("thought_copy_share")
+    if share is not None and not (down or open_):  # how much its thoughts copy the prompt's examples
+        state += f"; thoughts copy {share:.0%}"  # (of them, near-copies of the prompt's examples)
+        colour = theme.WARN if share > 0.3 else colour
+    return state, colour
+
+
+def _user_brain_lines(brain: dict[str, Any]) -> list[tuple[str, Colour]]:
+    """A user brain's line (or, a mixed tank, each group's): who decides, its fallback rate."""
+    lines = []
+    for group, part in brain.get("groups", {"": brain}).items():
+        who = part.get("brain") or part.get("source", "")
+        rate = part.get("fallback_rate", 0.0)
+        text = f"{group + ': ' if group else 'brain: '}{who}" + (f"  fallback {rate:.0%}" if rate else "")
+        lines.append((text, theme.WARN if rate > 0.2 else theme.DIM))
     return lines
 
 
