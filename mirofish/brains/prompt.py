@@ -426,6 +426,29 @@ def parse_plan_reply(text: str | None) -> PlanReply:
     number, or explore without a direction is a schema error."""
     data = _reply_object(text, salvage=True)
     salvaged = bool(data.pop(_CUT, False))
+    _plain_words(data)
+    _clean_texts(data)
+    cut = _cut_thought(data)
+    reads = _plan_reads(data.get("goal"))
+    ignored = tuple(k for k in _PLAN_FIELDS if k in data and k not in reads and data[k] is not None)
+    for k in _PLAN_FIELDS:
+        if k not in reads:
+            data.pop(k, None)
+    clamped = _clamp_numbers(data, reads)
+    try:
+        reply = PlanReply.model_validate(data)
+    except ValidationError as exc:
+        raise ReplyError("schema", exc.errors()[0]["msg"]) from None
+    if TYPES[CODE[reply.goal]].param == "direction" and reply.direction is None:
+        raise ReplyError("schema", f"{reply.goal} needs a direction")
+    reply._clamped, reply._ignored = (*clamped, *(("thought",) if cut or salvaged else ())), ignored
+    return reply
+
+
+def _plain_words(data: dict[str, Any]) -> None:
+    """A plan's words as the schema spells them: goal, direction and ``from`` in lower case with
+    underscores (``keep away`` is ``keep_away``), a one-letter or other known spelling of a
+    direction as its name."""
     for key in ("goal", "direction", "from"):
         if isinstance(data.get(key), str):
             data[key] = data[key].strip().lower().replace(" ", "_").replace("-", "_")
@@ -434,7 +457,11 @@ def parse_plan_reply(text: str | None) -> PlanReply:
             data["direction"] = DIRECTION_NAMES[direction_index(data["direction"])]
         except ValueError:
             pass
-    _clean_texts(data)
+
+
+def _cut_thought(data: dict[str, Any]) -> bool:
+    """A thought that runs on into JSON cut where the braces begin (returns whether it was);
+    a thought that is not words dropped (the plan stands without it)."""
     thought = data.get("thought")
     cut = False
     if isinstance(thought, str) and ("{" in thought or "}" in thought):
@@ -444,39 +471,47 @@ def parse_plan_reply(text: str | None) -> PlanReply:
         cut = True
     if thought is not None and not isinstance(thought, str):
         data.pop("thought")  # words that are not words: the plan stands without them
-    goal = data.get("goal")
+    return cut
+
+
+def _plan_reads(goal: Any) -> set[str]:
+    """The plan fields ``goal`` reads: its horizon (``ticks``) and its parameter's field, if it
+    is a plan that has one."""
     reads = {"ticks"}
     if isinstance(goal, str) and goal in CODE and TYPES[CODE[goal]].fits != "never":
         field = PARAM_FIELD.get(TYPES[CODE[goal]].param or "")
         reads |= {field} if field else set()
-    ignored = tuple(k for k in _PLAN_FIELDS if k in data and k not in reads and data[k] is not None)
-    for k in _PLAN_FIELDS:
-        if k not in reads:
-            data.pop(k, None)
+    return reads
+
+
+def _clamp_numbers(data: dict[str, Any], reads: set[str]) -> list[str]:
+    """Each number the plan reads made a whole number in its legal range (a numeral in a string
+    read as one); returns the fields that changed. A number that is not a number is a schema
+    :class:`ReplyError`."""
     clamped = []
     for k, (lo, hi) in NUMBER_RANGE.items():
         v = data.get(k)
         if k not in reads or v is None:
             continue
-        if isinstance(v, str):
-            try:
-                v = float(v.strip())
-            except ValueError:
-                raise ReplyError("schema", f"{k} is not a number") from None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
-            raise ReplyError("schema", f"{k} is not a number")
+        v = _plan_number(k, v)
         n = min(max(int(round(v)), lo), hi)
         if n != v:
             clamped.append(k)
         data[k] = n
-    try:
-        reply = PlanReply.model_validate(data)
-    except ValidationError as exc:
-        raise ReplyError("schema", exc.errors()[0]["msg"]) from None
-    if TYPES[CODE[reply.goal]].param == "direction" and reply.direction is None:
-        raise ReplyError("schema", f"{reply.goal} needs a direction")
-    reply._clamped, reply._ignored = (*clamped, *(("thought",) if cut or salvaged else ())), ignored
-    return reply
+    return clamped
+
+
+def _plan_number(k: str, v: Any) -> float:
+    """The number a plan's field ``k`` holds (a numeral in a string read as one); a schema
+    :class:`ReplyError` if it is not a finite number."""
+    if isinstance(v, str):
+        try:
+            v = float(v.strip())
+        except ValueError:
+            raise ReplyError("schema", f"{k} is not a number") from None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+        raise ReplyError("schema", f"{k} is not a number")
+    return v
 
 
 _CUT = "\x00cut"  # marks a reply salvaged from one cut at max_tokens
@@ -664,24 +699,47 @@ def _check_tokenizer_json(data: Any) -> dict[str, Any]:
     tokens: padding would add tokens, truncation would cut them). Raises ValueError (one line)."""
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         raise ValueError("not a tokenizer.json (a JSON object with a \"model\")")
-    padding, truncation = data.get("padding"), data.get("truncation")
-    if padding is not None:
-        if not isinstance(padding, dict):
-            raise ValueError("padding: an object or null")
-        strategy = padding.get("strategy")
-        fixed = strategy.get("Fixed") if isinstance(strategy, dict) else None
-        for name, n in (("a Fixed length", fixed), ("pad_to_multiple_of", padding.get("pad_to_multiple_of"))):
-            if n is not None and (type(n) is not int or not 0 <= n <= TOKENIZER_MAX_PADDING):
-                raise ValueError(f"padding: {name} of {_shown_value(n)} tokens (at most {TOKENIZER_MAX_PADDING:,})")
-    if truncation is not None:
-        if not isinstance(truncation, dict):
-            raise ValueError("truncation: an object or null")
-        for key in ("max_length", "stride"):
-            n = truncation.get(key)
-            if n is not None and (type(n) is not int or n not in _ID_RANGE):
-                raise ValueError(f"truncation: {key} of {_shown_value(n)} (at most {_ID_RANGE.stop - 1:,})")
+    _check_padding(data.get("padding"))
+    _check_truncation(data.get("truncation"))
     model = data["model"]
     vocab = model.get("vocab")
+    _check_vocab(vocab)
+    added = data.get("added_tokens")
+    _check_added_tokens(added)
+    # the rest of the tree: the vocabulary, the merges and the added tokens are left to the library
+    # (it refuses what is malformed)
+    _check_tree(data, skip={id(vocab), id(model.get("merges")), id(added)})
+    return {**data, "padding": None, "truncation": None}
+
+
+def _check_padding(padding: Any) -> None:
+    """A tokenizer.json's padding: null, or an object whose Fixed length and pad_to_multiple_of
+    are at most :data:`TOKENIZER_MAX_PADDING` tokens."""
+    if padding is None:
+        return
+    if not isinstance(padding, dict):
+        raise ValueError("padding: an object or null")
+    strategy = padding.get("strategy")
+    fixed = strategy.get("Fixed") if isinstance(strategy, dict) else None
+    for name, n in (("a Fixed length", fixed), ("pad_to_multiple_of", padding.get("pad_to_multiple_of"))):
+        if n is not None and (type(n) is not int or not 0 <= n <= TOKENIZER_MAX_PADDING):
+            raise ValueError(f"padding: {name} of {_shown_value(n)} tokens (at most {TOKENIZER_MAX_PADDING:,})")
+
+
+def _check_truncation(truncation: Any) -> None:
+    """A tokenizer.json's truncation: null, or an object whose max_length and stride are token counts (u32)."""
+    if truncation is None:
+        return
+    if not isinstance(truncation, dict):
+        raise ValueError("truncation: an object or null")
+    for key in ("max_length", "stride"):
+        n = truncation.get(key)
+        if n is not None and (type(n) is not int or n not in _ID_RANGE):
+            raise ValueError(f"truncation: {key} of {_shown_value(n)} (at most {_ID_RANGE.stop - 1:,})")
+
+
+def _check_vocab(vocab: Any) -> None:
+    """A model's vocabulary: at most :data:`TOKENIZER_MAX_VOCAB` entries; a token → id table's ids token ids."""
     if isinstance(vocab, (dict, list)) and len(vocab) > TOKENIZER_MAX_VOCAB:
         raise ValueError(f"model: a vocabulary of {len(vocab):,} tokens (at most {TOKENIZER_MAX_VOCAB:,})")
     if isinstance(vocab, dict):
@@ -689,30 +747,32 @@ def _check_tokenizer_json(data: Any) -> dict[str, Any]:
         if bad is not None:
             raise ValueError(f"model: the id of {_shown_value(bad)} is {_shown_value(vocab[bad])}, "
                              f"not a token id (0 to {_ID_RANGE.stop - 1:,})")
-    added = data.get("added_tokens")
+
+
+def _check_added_tokens(added: Any) -> None:
+    """A tokenizer.json's added tokens: null, or a list of objects each with a token id."""
     if added is not None and not isinstance(added, list):
         raise ValueError("added_tokens: a list")
     for tok in added or []:
         n = tok.get("id") if isinstance(tok, dict) else None
         if type(n) is not int or n not in _ID_RANGE:
             raise ValueError(f"added_tokens: an id of {_shown_value(n)}, not a token id (0 to {_ID_RANGE.stop - 1:,})")
+
+
+def _check_tree(data: dict[str, Any], skip: set[int]) -> None:
+    """Every object and list of ``data`` but those in ``skip`` (by id), without recursion: the
+    nesting depth, the normalizers' growth, each string's length and each integer's range."""
     growth = 1
-    # the rest of the tree, without recursion: depth, numbers, strings and the normalizers' growth (the
-    # vocabulary, the merges and the added tokens are left to the library: it refuses what is malformed)
-    skip = {id(vocab), id(model.get("merges")), id(added)}
     stack: list[tuple[Any, int]] = [(data, 1)]
     while stack:
         node, depth = stack.pop()
         if depth > TOKENIZER_MAX_DEPTH:
             raise ValueError(f"nested more than {TOKENIZER_MAX_DEPTH} levels deep")
         if isinstance(node, dict):
-            kind = node.get("type")
-            if kind in ("Replace", "Prepend"):
-                text = node.get("content") if kind == "Replace" else node.get("prepend")
-                growth *= len(text) + 1 if isinstance(text, str) else 1
-                if growth > TOKENIZER_MAX_GROWTH:
-                    raise ValueError(f"normalizer: its Replace and Prepend steps could make a text more than "
-                                     f"{TOKENIZER_MAX_GROWTH} times longer")
+            growth *= _growth(node)
+            if growth > TOKENIZER_MAX_GROWTH:
+                raise ValueError(f"normalizer: its Replace and Prepend steps could make a text more than "
+                                 f"{TOKENIZER_MAX_GROWTH} times longer")
             items = list(node.items())
         else:
             items = [("a list", v) for v in node]
@@ -720,11 +780,27 @@ def _check_tokenizer_json(data: Any) -> dict[str, Any]:
             if isinstance(value, (dict, list)):
                 if id(value) not in skip:
                     stack.append((value, depth + 1))
-            elif isinstance(value, str) and len(value) > TOKENIZER_MAX_STRING and key != "precompiled_charsmap":
-                raise ValueError(f"{key}: a string of {len(value):,} characters (at most {TOKENIZER_MAX_STRING:,})")
-            elif type(value) is int and value not in _INT_RANGE:
-                raise ValueError(f"{key}: {_shown_value(value)} is out of range")
-    return {**data, "padding": None, "truncation": None}
+            else:
+                _check_setting(key, value)
+
+
+def _growth(node: dict[str, Any]) -> int:
+    """How many times longer a normalizer step can make a text: a Replace by its content, a
+    Prepend by its prefix (1 for any other object)."""
+    kind = node.get("type")
+    if kind not in ("Replace", "Prepend"):
+        return 1
+    text = node.get("content") if kind == "Replace" else node.get("prepend")
+    return len(text) + 1 if isinstance(text, str) else 1
+
+
+def _check_setting(key: str, value: Any) -> None:
+    """One setting's value (not an object or list): a string of at most :data:`TOKENIZER_MAX_STRING`
+    characters (the precompiled charsmap apart), an integer in range."""
+    if isinstance(value, str) and len(value) > TOKENIZER_MAX_STRING and key != "precompiled_charsmap":
+        raise ValueError(f"{key}: a string of {len(value):,} characters (at most {TOKENIZER_MAX_STRING:,})")
+    if type(value) is int and value not in _INT_RANGE:
+        raise ValueError(f"{key}: {_shown_value(value)} is out of range")
 
 
 def _shown_value(v: Any) -> str:
