@@ -17,12 +17,13 @@ ablation without the prior.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
-from .grounding import Turn, found_, relative
+from .grounding import Detection, Turn, found_, relative
 from .state import SessionState
-from .world import ISSUES, NAMED, NUMERIC
+from .world import ISSUES, NAMED, NUMERIC, Offer
 
 
 class Detector(SessionState):
@@ -33,7 +34,7 @@ class Detector(SessionState):
         reads it from ``dialogue.relative``, which the ablation replaces."""
         return relative(key)
 
-    def detect(self, role: str, offer: dict | None, text: str, signals: dict, t: int) -> list[dict]:
+    def detect(self, role: str, offer: Offer | None, text: str, signals: dict[str, Any], t: int) -> list[Detection]:
         """What in this turn looks like a misunderstanding, by failure type, each with a
         confidence and an impact — read from the dialogue only: the words, the offers made and
         rejected, the readings stated, the signals. Never a party's private utility, weights or
@@ -50,7 +51,7 @@ class Detector(SessionState):
         self.tracker.recent_flags += 0.05 * len(found)  # every sign of trouble raises the uncertainty …
         return self.about_names(found)  # … but only one with names open to misreading is for repair
 
-    def about_names(self, found: list[dict]) -> list[dict]:
+    def about_names(self, found: list[Detection]) -> list[Detection]:
         """Each detection names what a repair on it would settle (``keys``): a detection read
         from words or offers is about the relative names among those in question (see
         :func:`relative`) that are not grounded yet; one with none left is dropped — there is
@@ -59,13 +60,13 @@ class Detector(SessionState):
         for d in found:
             if d["type"] != "strategy_misjudgment":
                 keys = d["keys"] if "keys" in d else [k for k in self.repair_keys(d["topic"]) if self._relative(k)]
-                d["keys"] = [k for k in keys if not self.tracker.entities.get(k, {}).get("grounded")]
+                d["keys"] = [k for k in keys if not self.tracker.is_grounded(k)]
                 if not d["keys"]:
                     continue
             out.append(d)
         return out
 
-    def _said(self, text: str) -> list[dict]:
+    def _said(self, text: str) -> list[Detection]:
         """Vague references (only when the referent cannot be resolved), extreme statements and
         "but you said" in the words of the turn."""
         patterns = ((r"\b(absolutely not|no way|never)\b", "extreme_statement", "stance", 0.7),
@@ -82,7 +83,7 @@ class Detector(SessionState):
         or what was just restated."""
         return bool(self.turns) and self.turns[-1].kind == "propose"
 
-    def _priorities(self, role: str, other: str, text: str) -> list[dict]:
+    def _priorities(self, role: str, other: str, text: str) -> list[Detection]:
         """Strategy misjudgment: the speaker says what the other side cares most about, and the
         other side's own offers conceded most on exactly that issue (one does not give most on
         what matters most)."""
@@ -94,7 +95,7 @@ class Detector(SessionState):
             return [found_("strategy_misjudgment", "priorities", 0.75, stated=m.group(1))]
         return []
 
-    def _unanswered(self, role: str, other: str, offer: dict | None) -> list[dict]:
+    def _unanswered(self, role: str, other: str, offer: Offer | None) -> list[Detection]:
         """Asked about a name in a repair, answered as if not asked (the same level again)."""
         asked = self.turns[-1] if self.turns else None
         if asked is None or asked.kind != "repair" or asked.speaker != other or offer is None \
@@ -105,7 +106,7 @@ class Detector(SessionState):
             return [found_("response_expectation", "response", 0.8)]
         return []
 
-    def _offer_failures(self, role: str, other: str, offer: dict) -> list[dict]:
+    def _offer_failures(self, role: str, other: str, offer: Offer) -> list[Detection]:
         """Undefined terms, a counter-offer that contradicts the speaker's own positions,
         backtracking, attribute-inheritance contradictions — from the offers on record."""
         theirs, prev = self.last_offer[other], self.last_offer[role]
@@ -123,7 +124,7 @@ class Detector(SessionState):
                       for issue in NAMED if prev[issue] != offer[issue]]
         return found
 
-    def _undefined_terms(self, offer: dict, theirs: dict | None) -> list[dict]:
+    def _undefined_terms(self, offer: Offer, theirs: Offer | None) -> list[Detection]:
         """The relative names the offer uses for the first time (an end of the scale is
         anchored); more urgent where the other side names the issue otherwise."""
         found = []
@@ -135,7 +136,7 @@ class Detector(SessionState):
             found.append(found_("undefined_term", issue, 0.75 if contested else 0.6, keys=[key]))
         return found
 
-    def _backtracks(self, role: str, offer: dict, prev: dict | None, theirs: dict | None) -> bool:
+    def _backtracks(self, role: str, offer: Offer, prev: Offer | None, theirs: Offer | None) -> bool:
         """Backtracking: an offer the proposer rejected before, or one that takes back a
         concession (a number it had moved toward the other side moved back away by a tenth of
         its range)."""
@@ -148,7 +149,7 @@ class Detector(SessionState):
         """Whether ``role``'s offers had moved ``issue`` toward the other side's (from the offers made)."""
         return self.concessions(role).get(issue, 0.0) > 0
 
-    def _gives_all_asked(self, role: str, mine: dict, theirs: dict) -> bool:
+    def _gives_all_asked(self, role: str, mine: Offer, theirs: Offer) -> bool:
         """Whether ``theirs`` is at least what ``role``'s own offer ``mine`` asked on every
         number, in the direction ``role``'s offers have been pushing (from the offers made)."""
         first = next((x.offer for x in self.turns if x.speaker == role and x.kind == "propose" and x.offer), None)
@@ -160,7 +161,7 @@ class Detector(SessionState):
                 return False  # it falls short of what I asked on this number
         return any(theirs[i] != mine[i] for i in NUMERIC)
 
-    def _restated_otherwise(self, role: str, readings: list[tuple[str, str, int]]) -> list[dict]:
+    def _restated_otherwise(self, role: str, readings: list[tuple[str, str, int]]) -> list[Detection]:
         """A contradiction with the speaker's own history: it now states another reading of a
         name than the one it stated before (a colleague after a hand-over often does)."""
         before = self.said_readings[role]
@@ -169,7 +170,7 @@ class Detector(SessionState):
         before.update({key: level for key, _, level in readings})
         return found
 
-    def _assumption_conflicts(self, other: str, assumptions: dict) -> list[dict]:
+    def _assumption_conflicts(self, other: str, assumptions: dict[str, int]) -> list[Detection]:
         """The receiver compares the speaker's stated assumptions (layer 2) with its own readings."""
         found = []
         for key, level in assumptions.items():

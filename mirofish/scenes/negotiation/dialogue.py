@@ -24,6 +24,8 @@ from __future__ import annotations
 import copy
 import json
 import sqlite3
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,17 +40,22 @@ from .grounding import (
     STRATEGIES,
     STRATEGY_HOW,
     Bandit,
+    Detection,
     Tracker,
     Turn,
     found_,
     relative,
 )
 from .repair import Repairer
+from .state import Speaker
 from .summary import summarize
-from .world import ISSUES, LEVELS, NAMED, NUMERIC, Party, Session
+from .world import ISSUES, LEVELS, NAMED, NUMERIC, Offer, Party, Session
+
+if TYPE_CHECKING:
+    from .recording import NegotiationRecorder
 
 __all__ = ["COMMUNICATION_COST", "CONFIDENCE", "EFFECT", "GOAL", "STRATEGIES", "STRATEGY_HOW", "Bandit",
-           "Negotiation", "Session", "Tracker", "Turn", "evaluate", "found_", "goal_hash", "relative"]
+           "Negotiation", "Session", "Speaker", "Tracker", "Turn", "evaluate", "found_", "goal_hash", "relative"]
 
 
 class Negotiation(Detector, Repairer):
@@ -59,7 +66,7 @@ class Negotiation(Detector, Repairer):
         (``bench/detector_precision.py --all-names``, the ablation) replaces it."""
         return relative(key)
 
-    def _choose_offer(self, p: Party, t: int, other: dict | None) -> dict:
+    def _choose_offer(self, p: Party, t: int, other: Offer | None) -> Offer:
         """An offer worth at least today's target to ``p``, as close as possible to ``other``'s."""
         table = self.table
         u = table.utilities(p)
@@ -136,14 +143,14 @@ class Negotiation(Detector, Repairer):
 
     # ------------------------------------------------------------ the loop
 
-    def run(self) -> dict:
+    def run(self) -> dict[str, Any]:
         for _ in self.iter_turns():
             pass
         return self.result()
 
-    def iter_turns(self):
+    def iter_turns(self) -> Iterator[Turn]:
         """The session turn by turn (the window steps through it)."""
-        queued: list[dict] = []
+        queued: list[Detection] = []
         role = "buyer"
         for t in range(self.MAX_TURNS):
             self._hand_over(t)
@@ -202,7 +209,7 @@ class Negotiation(Detector, Repairer):
                 return turn
         return self._propose(t, role, incoming, model, note)
 
-    def _weigh(self, t: int, role: str, other: str, incoming: dict, model: dict | None,
+    def _weigh(self, t: int, role: str, other: str, incoming: Offer, model: dict[str, Any] | None,
                note: str) -> tuple[Turn | None, str]:
         """The other side's offer: accepted (after a layer-2 check when it came unsure, unless
         drafting the contract shows the two meant different things), or countered (None)."""
@@ -217,7 +224,7 @@ class Negotiation(Detector, Repairer):
         self.tracker.propositions[self.last_prop[other]]["status"] = "countered"
         return None, note
 
-    def _worth(self, p: Party, offer: dict) -> float:
+    def _worth(self, p: Party, offer: Offer) -> float:
         """What ``offer`` is worth to ``p`` as it now sees the task (a drifted negotiator only
         looks at the price)."""
         u = p.utility(offer)
@@ -227,18 +234,18 @@ class Negotiation(Detector, Repairer):
             u = min(u, x if p.role == "seller" else 1 - x)
         return u
 
-    def _accepting(self, t: int, role: str, other: str, incoming: dict) -> Turn:
+    def _accepting(self, t: int, role: str, other: str, incoming: Offer) -> Turn:
         """An offer the speaker would take: first a layer-2 check when it came unsure, or a word
         on a name nobody has said the meaning of (once per offer each); a draft that shows the
         two meant different things collapses the deal; else the deal is made."""
         open_names = [f"{i}:{incoming[i]}" for i in NAMED
-                      if not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("grounded")]
+                      if not self.tracker.is_grounded(f"{i}:{incoming[i]}")]
         confidence = (self.last_signals[other].get("layer2") or {}).get("confidence", 1.0)
         if self.layers >= 2 and confidence < 0.6 and open_names and self.last_prop[other] not in self.checked:
             self.checked.add(self.last_prop[other])
             return self._check_before_accepting(t, role, open_names, confidence)
         unstated = [i for i in NAMED if relative(f"{i}:{incoming[i]}")
-                    and not self.tracker.entities.get(f"{i}:{incoming[i]}", {}).get("attributes")]
+                    and not self.tracker.readings(f"{i}:{incoming[i]}")]
         if self.repair and unstated and self.last_prop[other] not in self.checked:
             self.checked.add(self.last_prop[other])  # value opacity: a name nobody has said the meaning of
             return self._unstated_before_accepting(t, role, incoming, unstated)
@@ -253,7 +260,7 @@ class Negotiation(Detector, Repairer):
         self.tracker.history.append({"turn": t, "agent": role, "action": "accept"})
         return Turn(t, role, "accept", "Deal: I accept.", self._signals(role, t, incoming, None))
 
-    def _deal_collapses(self, t: int, role: str, other: str, incoming: dict, mismatch: list[str]) -> Turn:
+    def _deal_collapses(self, t: int, role: str, other: str, incoming: Offer, mismatch: list[str]) -> Turn:
         """The contract's draft shows the sides meant different things by ``mismatch``: the
         buyer learns the seller's meaning, the offer is rejected, and one side often walks away."""
         drafted = []
@@ -275,7 +282,7 @@ class Negotiation(Detector, Repairer):
                     + (": the deal falls through and we walk away." if walk else ": the deal falls through."),
                     self._signals(role, t, incoming, None))
 
-    def _propose(self, t: int, role: str, incoming: dict | None, model: dict | None, note: str) -> Turn:
+    def _propose(self, t: int, role: str, incoming: Offer | None, model: dict[str, Any] | None, note: str) -> Turn:
         """A (counter-)offer, in words, with its signals; what the speaker states it means by
         the names it used goes on the grounding board."""
         p = self.party(role)
@@ -303,7 +310,7 @@ class Negotiation(Detector, Repairer):
         self.last_prop[role] = f"prop_{t}"
         return Turn(t, role, "propose", text, signals, dets, offer=offer)
 
-    def _offer_words(self, role: str, offer: dict, incoming: dict | None, note: str) -> str:
+    def _offer_words(self, role: str, offer: Offer, incoming: Offer | None, note: str) -> str:
         """The offer as the embedded negotiator says it (a bare "that offer", an "Absolutely
         not", a read of the other side's priorities, by its traits and the seeded draws)."""
         p = self.party(role)
@@ -341,7 +348,7 @@ class Negotiation(Detector, Repairer):
                 return issue, before[issue]
         return None
 
-    def _stated(self, role: str, offer: dict, signals: dict) -> tuple[dict | None, str]:
+    def _stated(self, role: str, offer: Offer, signals: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
         """The readings the speaker states with this offer (a model's layer 2, the embedded
         layer 2, or a new negotiator introducing itself — with the words that say so)."""
         said = signals.get("model") or {}
@@ -357,7 +364,7 @@ class Negotiation(Detector, Repairer):
                                           f"{stated[f'{i}:{offer[i]}']}." for i in NAMED)
         return (stated if isinstance(stated, dict) else None), ""
 
-    def _unstated_before_accepting(self, t: int, role: str, incoming: dict, unstated: list[str]) -> Turn:
+    def _unstated_before_accepting(self, t: int, role: str, incoming: Offer, unstated: list[str]) -> Turn:
         """Value opacity: the deal would settle on a name whose meaning neither side has ever
         stated; before accepting, the speaker says so (the repair executor takes it up)."""
         self.tracker.history.append({"turn": t, "agent": role, "action": "check", "target": ",".join(unstated)})
@@ -380,7 +387,7 @@ class Negotiation(Detector, Repairer):
         return Turn(t, role, "check", text, self._signals(role, t, None, None),
                     [found_("assumption_conflict", k.split(":")[0], 0.8, keys=[k]) for k in differ])
 
-    def result(self) -> dict:
+    def result(self) -> dict[str, Any]:
         turns = len(self.turns)
         repairs = sum(1 for x in self.turns if x.kind == "repair")  # calibrations count as drift interventions
         us = [x.uncertainty for x in self.turns] or [0.0]
@@ -423,7 +430,7 @@ class Negotiation(Detector, Repairer):
         same = sum(self.s.buyer.definitions[i][n] == self.s.seller.definitions[i][n] for i, n in used)
         return same / len(used) if used else 1.0
 
-    def overhead(self) -> dict:
+    def overhead(self) -> dict[str, int]:
         """Signal size against message size: characters and estimated tokens, summed over turns."""
         sig = [json.dumps({k: v for k, v in x.signals.items() if k != "model"}) if x.signals else ""
                for x in self.turns]
@@ -442,9 +449,10 @@ class Negotiation(Detector, Repairer):
             json.dumps([t.__dict__ for t in self.turns], default=str), json.dumps(self.result())))
 
 
-def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = None, effect: dict | None = None,
-             db_path: str | None = None, speakers_for=None, layers: int = 3,
-             recorder=None) -> tuple[dict, Bandit, list]:
+def evaluate(sessions: int, seed: int, repair: bool, bandit: Bandit | None = None,
+             effect: dict[str, dict[str, float]] | None = None, db_path: str | None = None,
+             speakers_for: Callable[[int], Mapping[str, Speaker] | None] | None = None, layers: int = 3,
+             recorder: NegotiationRecorder | None = None) -> tuple[dict[str, Any], Bandit, list[dict[str, Any]]]:
     """Run ``sessions`` seeded sessions with Argent ``layers`` (0–3); returns (summary, bandit,
     per-session results). ``recorder`` (recording.NegotiationRecorder) keeps each session as
     it ends."""

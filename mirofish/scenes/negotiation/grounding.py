@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Required, TypedDict
 
-from .world import NAMED
+from .world import NAMED, Offer
 
 STRATEGIES = ("confirming_restatement", "exploratory_question", "offering_options", "revealing_assumptions",
               "rebuilding_consensus")
@@ -67,16 +69,38 @@ def relative(key: str) -> bool:
     return name in NAMED[issue][1:-1]
 
 
-def found_(kind: str, topic: str, impact: float, **more) -> dict:
+class Detection(TypedDict, total=False):
+    """One detection, JSON as a turn records it: its failure type, topic (an issue, or what
+    else it is about), confidence and impact; the names it is about (``keys``), the issue a
+    strategy misjudgment named (``stated``), the simulation's truth (``real``, never read by
+    the detector) and whether its initiator said "not yet" to it once (``put_off``)."""
+
+    type: Required[str]
+    topic: Required[str]
+    confidence: Required[float]
+    impact: Required[float]
+    keys: list[str]
+    stated: str
+    real: bool
+    put_off: bool
+
+
+def found_(kind: str, topic: str, impact: float, keys: list[str] | None = None,
+           stated: str | None = None) -> Detection:
     """One detection: its failure type, topic (an issue, or what else it is about), its
-    confidence (the type's, :data:`CONFIDENCE`) and impact; ``keys``, ``stated`` … as given."""
-    return {"type": kind, "topic": topic, "confidence": CONFIDENCE[kind], "impact": impact, **more}
+    confidence (the type's, :data:`CONFIDENCE`) and impact; ``keys``, ``stated`` when given."""
+    found: Detection = {"type": kind, "topic": topic, "confidence": CONFIDENCE[kind], "impact": impact}
+    if keys is not None:
+        found["keys"] = keys
+    if stated is not None:
+        found["stated"] = stated
+    return found
 
 
 class Bandit:
     """UCB1 over the repair strategies; shared across the sessions of a run, so it learns."""
 
-    def __init__(self, arms=STRATEGIES, c: float = 0.6):
+    def __init__(self, arms: Sequence[str] = STRATEGIES, c: float = 0.6):
         self.arms, self.c = list(arms), c
         self.pulls = {a: 0 for a in self.arms}
         self.value = {a: 0.0 for a in self.arms}
@@ -95,19 +119,35 @@ class Bandit:
         self.value[arm] += (reward - self.value[arm]) / self.pulls[arm]
         self.history.append(arm)
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, dict[str, float]]:
         return {a: {"pulls": self.pulls[a], "mean_reward": round(self.value[a], 3)} for a in self.arms}
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         """What it has learnt so far, JSON-ready (a recording keeps it at each session's start)."""
         return {"c": self.c, "pulls": dict(self.pulls), "value": dict(self.value), "history": list(self.history)}
 
     @classmethod
-    def from_state(cls, state: dict) -> Bandit:
+    def from_state(cls, state: dict[str, Any]) -> Bandit:
         bandit = cls(list(state["pulls"]), state["c"])
         bandit.pulls, bandit.value = dict(state["pulls"]), dict(state["value"])
         bandit.history = list(state["history"])
         return bandit
+
+
+class Entity(TypedDict):
+    """A named term on the grounding board ("support:standard")."""
+
+    attributes: dict[str, int]  # role → the level it stated the name means
+    grounded: bool  # both sides' stated readings agree
+    used: int  # offers that used it
+
+
+class Proposition(TypedDict):
+    """An offer on the grounding board ("prop_7")."""
+
+    content: Offer
+    proponent: str
+    status: str  # pending, countered, accepted, rejected
 
 
 @dataclass
@@ -115,13 +155,23 @@ class Tracker:
     """The dialogue grounding tracker for one session."""
 
     session: str
-    entities: dict = field(default_factory=dict)  # "support:standard" → {"attributes", "grounded", "used"}
-    propositions: dict = field(default_factory=dict)  # "prop_7" → {"content", "proponent", "status"}
-    history: list = field(default_factory=list)
+    entities: dict[str, Entity] = field(default_factory=dict)
+    propositions: dict[str, Proposition] = field(default_factory=dict)
+    history: list[dict[str, Any]] = field(default_factory=list)
     uncertainty: float = 0.0
     recent_flags: float = 0.0
 
-    def use_terms(self, offer: dict) -> list[str]:
+    def is_grounded(self, key: str) -> bool:
+        """Whether ``key`` is on the board and both sides' stated readings of it agree."""
+        ent = self.entities.get(key)
+        return ent is not None and ent["grounded"]
+
+    def readings(self, key: str) -> dict[str, int]:
+        """The levels the sides have stated ``key`` means, by role (empty: none stated)."""
+        ent = self.entities.get(key)
+        return ent["attributes"] if ent is not None else {}
+
+    def use_terms(self, offer: Offer) -> list[str]:
         """Count the names an offer uses; returns those used for the first time."""
         new = []
         for issue in NAMED:
@@ -169,8 +219,8 @@ class Turn:
     speaker: str
     kind: str  # propose, accept, repair, calibrate, agree_to_disagree
     text: str
-    signals: dict
-    detections: list = field(default_factory=list)
+    signals: dict[str, Any]
+    detections: list[Detection] = field(default_factory=list)
     strategy: str | None = None
     uncertainty: float = 0.0
     reply: str = ""  # a repair: the other side's answer
@@ -178,4 +228,4 @@ class Turn:
     changed: bool | None = None  # a repair: the answer's reading differs from what that side held before
     needed: bool | None = None  # a repair: the two sides' readings differed going in
     spoken_by_model: bool = False  # a repair: a model wrote both utterances
-    offer: dict | None = None  # a proposal: the offer made
+    offer: Offer | None = None  # a proposal: the offer made

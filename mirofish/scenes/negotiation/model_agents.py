@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from typing import Any
 
 from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
 from ...brains.prompt import first_json_object
 from ...brains.prompts import Prompt, load_prompt
 from .dialogue import GOAL, STRATEGY_HOW, Negotiation, goal_hash
-from .world import LEVELS, NAMED, NUMERIC, SCOPE
+from .grounding import Detection
+from .world import LEVELS, NAMED, NUMERIC, SCOPE, Offer
 
 # The negotiators' system prompts live in assets/prompts/negotiation.toml (brains/prompts.py).
 
@@ -33,7 +36,7 @@ REPLY_SCHEMA = {"type": "object", "properties": {
     "required": ["accept", "message", "signals"]}
 
 
-def _readings_schema(keys: list[str]) -> dict:
+def _readings_schema(keys: list[str]) -> dict[str, Any]:
     level = {"type": "integer", "minimum": 0, "maximum": LEVELS - 1}
     return {"type": "object", "properties": {
         "message": {"type": "string"},
@@ -52,7 +55,7 @@ def _named(key: str) -> str:
     return f'"{name}" {issue}'
 
 
-def _read_offer(offer) -> tuple[dict | None, bool]:
+def _read_offer(offer: Any) -> tuple[Offer | None, bool]:
     """An offer as the scene can use it, and whether a number was clamped: each numeric issue
     brought into its range (a grammar-constrained server does not enforce the schema's bounds,
     so a small model writes price 8.2 where 80-140 is allowed); None when an issue is missing,
@@ -72,17 +75,16 @@ def _read_offer(offer) -> tuple[dict | None, bool]:
 
 
 class ModelNegotiator:
-    def __init__(self, client: ModelClient, failures: dict, prompt: Prompt | None = None):
+    def __init__(self, client: ModelClient, failures: dict[str, int], prompt: Prompt | None = None):
         self.client, self.failures = client, failures
         self.prompt = prompt or load_prompt(None, "negotiation")
         self.made = 0  # turns the model actually played (the others fell back to the embedded logic)
         self.spoken: dict[str, int] = {}  # repair utterances and answers the model wrote
 
-    def _fail(self, reason: str):
+    def _fail(self, reason: str) -> None:
         self.failures[reason] = self.failures.get(reason, 0) + 1
-        return None
 
-    def __call__(self, neg: Negotiation, t: int, role: str) -> dict | None:
+    def __call__(self, neg: Negotiation, t: int, role: str) -> dict[str, Any] | None:
         p = neg.party(role)
         other = "seller" if role == "buyer" else "buyer"
         incoming = neg.last_offer[other]
@@ -96,15 +98,18 @@ class ModelNegotiator:
         reply = self.client.complete([{"role": "system", "content": self.prompt.t("negotiator", "system")},
                                     {"role": "user", "content": "\n".join(lines)}], REPLY_SCHEMA, max_tokens=300)
         if reply["error"]:
-            return self._fail(f"negotiator_{reply['error']}")
+            self._fail(f"negotiator_{reply['error']}")
+            return None
         data = first_json_object(reply["text"])
         if data is None:
-            return self._fail("reply_not_json")
+            self._fail("reply_not_json")
+            return None
         sig = data.get("signals")
         l1 = sig.get("layer1") if isinstance(sig, dict) else None
         if not (isinstance(l1, dict) and isinstance(l1.get("task_id"), str) and isinstance(l1.get("goal_hash"), str)
                 and isinstance(l1.get("constraints"), list)):
-            return self._fail("signal_json_malformed")
+            self._fail("signal_json_malformed")
+            return None
         if l1["goal_hash"] != goal_hash(GOAL):
             self.failures["goal_hash_mismatch"] = self.failures.get("goal_hash_mismatch", 0) + 1
         accept = bool(data.get("accept")) and incoming is not None
@@ -114,7 +119,8 @@ class ModelNegotiator:
         else:
             offer, clamped = _read_offer(offer)
             if offer is None:
-                return self._fail("offer_invalid")
+                self._fail("offer_invalid")
+                return None
             if clamped:  # used, with its numbers brought into range: counted
                 self.failures["offer_clamped"] = self.failures.get("offer_clamped", 0) + 1
         self.made += 1
@@ -123,27 +129,31 @@ class ModelNegotiator:
             self.failures["message_without_words"] = self.failures.get("message_without_words", 0) + 1
         return {"accept": accept, "offer": offer, "message": message, "signals": sig}
 
-    def _readings(self, prompt: str, keys: list[str], what: str) -> dict | None:
+    def _readings(self, prompt: str, keys: list[str], what: str) -> dict[str, Any] | None:
         reply = self.client.complete([{"role": "system", "content": self.prompt.t("repair", "system")},
                                       {"role": "user", "content": prompt}], _readings_schema(keys), max_tokens=200)
         if reply["error"]:
-            return self._fail(f"{what}_{reply['error']}")
+            self._fail(f"{what}_{reply['error']}")
+            return None
         data = first_json_object(reply["text"])
         if data is None:
-            return self._fail(f"{what}_not_json")
+            self._fail(f"{what}_not_json")
+            return None
         readings = data.get("readings")
         if not (isinstance(readings, dict) and all(type(readings.get(k)) is int and 0 <= readings[k] < LEVELS
                                                    for k in keys)):
-            return self._fail(f"{what}_readings_invalid")
+            self._fail(f"{what}_readings_invalid")
+            return None
         message = str(data.get("message") or "").strip()
         if not message:
-            return self._fail(f"{what}_no_message")
+            self._fail(f"{what}_no_message")
+            return None
         self.made += 1
         self.spoken[what] = self.spoken.get(what, 0) + 1
         return {"message": message[:300], "readings": {k: readings[k] for k in keys}, "model": True}
 
-    def repair_line(self, neg: Negotiation, role: str, t: int, strategy: str, det: dict, keys: list[str],
-                    mine: dict) -> dict | None:
+    def repair_line(self, neg: Negotiation, role: str, t: int, strategy: str, det: Detection, keys: list[str],
+                    mine: dict[str, int]) -> dict[str, Any] | None:
         """The initiator's repair utterance in ``strategy`` about ``keys``, with its readings."""
         if not keys:
             return None
@@ -157,7 +167,7 @@ class ModelNegotiator:
         return self._readings("\n".join(lines), keys, "repair")
 
     def read_back(self, neg: Negotiation, role: str, t: int, strategy: str, message: str, keys: list[str],
-                  mine: dict) -> dict | None:
+                  mine: dict[str, int]) -> dict[str, Any] | None:
         """The other side's answer to a repair: its reply and the readings it now holds."""
         if not keys:
             return None
@@ -172,17 +182,18 @@ class ModelNegotiator:
 
 
 def model_speakers(base_url: str, model: str, seed: int, timeout_s: float = DEFAULT_TIMEOUT_S,
-                   prompt: str | None = None):
+                   prompt: str | None = None,
+                   ) -> tuple[Callable[[int], dict[str, ModelNegotiator]], Callable[[], dict[str, int]]]:
     """(speakers_for(session index) → {"buyer", "seller"}, close() → failure counts); each
     model call takes at most ``timeout_s`` in all."""
     client = ModelClient(base_url, model, timeout_s=timeout_s, seed=seed)
     failures: dict[str, int] = {}
     negotiator = ModelNegotiator(client, failures, load_prompt(prompt, "negotiation"))
 
-    def speakers_for(_session: int) -> dict:
+    def speakers_for(_session: int) -> dict[str, ModelNegotiator]:
         return {"buyer": negotiator, "seller": negotiator}
 
-    def close() -> dict:
+    def close() -> dict[str, int]:
         client.close()
         return {**failures, "model_turns": negotiator.made}
 

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ...observe.paths import OutputError, check_output
 from ...observe.recording import RecordingError
 from ...observe.turns import TurnReader, TurnWriter
-from .dialogue import STRATEGIES, Bandit, Negotiation, Turn
+from .dialogue import STRATEGIES, Bandit, Negotiation, Speaker, Turn
 from .world import Session
 
 SCENE = "negotiation"
@@ -58,9 +58,10 @@ def session_seed(seed: int, index: int) -> int:
     return seed * 100_003 + index
 
 
-def turn_record(turn: Turn) -> dict:
+def turn_record(turn: Turn) -> dict[str, Any]:
     """A turn as JSON data (what the recording keeps and a replay compares)."""
-    return json.loads(json.dumps(turn.__dict__, default=str))
+    record: dict[str, Any] = json.loads(json.dumps(turn.__dict__, default=str))
+    return record
 
 
 class _Taped:
@@ -69,18 +70,18 @@ class _Taped:
     def __init__(self, inner: Any, role: str, log: list[tuple[int, str, str, Any]]):
         self.inner, self.role, self.log = inner, role, log
 
-    def __call__(self, neg: Negotiation, t: int, role: str) -> dict | None:
-        said = self.inner(neg, t, role)
+    def __call__(self, neg: Negotiation, t: int, role: str) -> dict[str, Any] | None:
+        said: dict[str, Any] | None = self.inner(neg, t, role)
         self.log.append((t, role, "offer", said))
         return said
 
-    def repair_line(self, neg: Negotiation, role: str, t: int, *args: Any) -> dict | None:
-        said = self.inner.repair_line(neg, role, t, *args)
+    def repair_line(self, neg: Negotiation, role: str, t: int, *args: Any) -> dict[str, Any] | None:
+        said: dict[str, Any] | None = self.inner.repair_line(neg, role, t, *args)
         self.log.append((t, role, "repair", said))
         return said
 
-    def read_back(self, neg: Negotiation, role: str, t: int, *args: Any) -> dict | None:
-        said = self.inner.read_back(neg, role, t, *args)
+    def read_back(self, neg: Negotiation, role: str, t: int, *args: Any) -> dict[str, Any] | None:
+        said: dict[str, Any] | None = self.inner.read_back(neg, role, t, *args)
         self.log.append((t, role, "answer", said))
         return said
 
@@ -89,16 +90,16 @@ class _Played:
     """A model negotiator played back from a recording: it says what was recorded, at the turn
     it was recorded (None where the model had failed and the embedded logic spoke)."""
 
-    def __init__(self, said: dict[tuple[int, str, str], Any]):
+    def __init__(self, said: dict[tuple[int, str, str], dict[str, Any] | None]):
         self.said = said
 
-    def __call__(self, neg: Negotiation, t: int, role: str) -> dict | None:
+    def __call__(self, neg: Negotiation, t: int, role: str) -> dict[str, Any] | None:
         return self.said.get((t, role, "offer"))
 
-    def repair_line(self, neg: Negotiation, role: str, t: int, *args: Any) -> dict | None:
+    def repair_line(self, neg: Negotiation, role: str, t: int, *args: Any) -> dict[str, Any] | None:
         return self.said.get((t, role, "repair"))
 
-    def read_back(self, neg: Negotiation, role: str, t: int, *args: Any) -> dict | None:
+    def read_back(self, neg: Negotiation, role: str, t: int, *args: Any) -> dict[str, Any] | None:
         return self.said.get((t, role, "answer"))
 
 
@@ -106,21 +107,21 @@ class NegotiationRecorder:
     """Writes a negotiation run (refuses an existing file without ``overwrite``, an input, a
     path another run is writing)."""
 
-    def __init__(self, path: str | Path, header: dict, overwrite: bool = False):
+    def __init__(self, path: str | Path, header: dict[str, Any], overwrite: bool = False):
         self._out = TurnWriter(path, SCENE, {"turns_version": TURNS_VERSION, **header}, _SCHEMA, _TABLES, overwrite)
         self.path = self._out.path
         self._log: list[tuple[int, str, str, Any]] = []
-        self._turns: list[dict] = []
-        self._bandit: dict = {}
+        self._turns: list[dict[str, Any]] = []
+        self._bandit: dict[str, Any] = {}
 
-    def begin(self, bandit: Bandit, speakers: dict | None) -> dict | None:
+    def begin(self, bandit: Bandit, speakers: Mapping[str, Speaker] | None) -> Mapping[str, Speaker] | None:
         """A session begins: what the bandit knows now; the speakers it will use, taped."""
         self._bandit, self._log, self._turns = bandit.state(), [], []
         if not speakers:
             return speakers
         return {role: _Taped(sp, role, self._log) for role, sp in speakers.items()}
 
-    def turn(self, turn: Turn | dict) -> None:
+    def turn(self, turn: Turn | dict[str, Any]) -> None:
         """A turn as it was played (later turns may annotate its detections: not the record)."""
         self._turns.append(turn if isinstance(turn, dict) else turn_record(turn))
 
@@ -153,14 +154,14 @@ class NegotiationRecording:
             raise RecordingError(f"recording holds no finished session: {self.path}")
         self.by_model = self.header.get("agents") == "model"
 
-    def session(self, index: int) -> dict:
+    def session(self, index: int) -> dict[str, Any]:
         for s in self.sessions:
             if s["session"] == index:
                 return s
         raise RecordingError(f"--session {index} is not in this recording (it has sessions "
                              f"{self.sessions[0]['session']}..{self.sessions[-1]['session']})")
 
-    def turns(self, index: int) -> list[dict]:
+    def turns(self, index: int) -> list[dict[str, Any]]:
         return [json.loads(d) for (d,) in self._in.rows("SELECT data FROM turns WHERE session = ? ORDER BY turn",
                                                          (index,))]
 
@@ -244,7 +245,7 @@ class NegotiationRecording:
 
 
 def fork_summary(rec: NegotiationRecording, index: int, turn: int, strategy: str, out: str | Path | None = None,
-                 overwrite: bool = False) -> dict:
+                 overwrite: bool = False) -> dict[str, Any]:
     """``fork R.db --at-turn N --repair X``: the fork beside the recorded session, and the fork
     written as a recording of its own when ``out`` is given."""
     recorder = None
@@ -276,7 +277,7 @@ def fork_summary(rec: NegotiationRecording, index: int, turn: int, strategy: str
             **({"out": str(out)} if out is not None else {})}
 
 
-def verify(rec: NegotiationRecording) -> dict:
+def verify(rec: NegotiationRecording) -> dict[str, Any]:
     """``replay R.db --headless``: every session re-simulated and checked turn by turn."""
     turns = 0
     for s in rec.sessions:
@@ -289,9 +290,9 @@ def verify(rec: NegotiationRecording) -> dict:
                if isinstance(rec.header.get("prompt"), dict) else {})}
 
 
-def turn_tables(rec: NegotiationRecording) -> dict[str, dict[str, list]]:
+def turn_tables(rec: NegotiationRecording) -> dict[str, dict[str, list[Any]]]:
     """``export --tables``: one row per turn and one per session."""
-    turns: dict[str, list] = {k: [] for k in ("session", "turn", "speaker", "kind", "text", "reply", "strategy",
+    turns: dict[str, list[Any]] = {k: [] for k in ("session", "turn", "speaker", "kind", "text", "reply", "strategy",
                                               "restored", "detections", "uncertainty", "signal_layers")}
     for s in rec.sessions:
         for t in rec.turns(s["session"]):
@@ -305,7 +306,7 @@ def turn_tables(rec: NegotiationRecording) -> dict[str, dict[str, list]]:
                 turns[key].append(value)
     scalar = ("agreement", "joint_utility", "fairness", "rounds", "repair_share", "unresolved_conflicts",
               "semantic_consistency", "completed", "communication_cost", "not_yet")
-    sessions: dict[str, list] = {"session": [s["session"] for s in rec.sessions],
+    sessions: dict[str, list[Any]] = {"session": [s["session"] for s in rec.sessions],
                                  "seed": [s["seed"] for s in rec.sessions]}
     for key in scalar:
         sessions[key] = [s["result"].get(key) for s in rec.sessions]
@@ -323,7 +324,7 @@ class NegotiationReplay:
 
     def __init__(self, rec: NegotiationRecording, session: int | None = None):
         self.rec = rec
-        self.order = [s["session"] for s in rec.sessions]
+        self.order: list[int] = [s["session"] for s in rec.sessions]
         self.pos = self.order.index(session) if session is not None else 0
         self.fork_point: tuple[int, str, str] | None = None  # (turn, strategy, the recorded strategy)
         self.seek(0)
@@ -393,7 +394,8 @@ class NegotiationReplay:
             self.seek(turn + 1)
 
 
-def export_turn_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet", overwrite: bool = False) -> dict:
+def export_turn_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet",
+                       overwrite: bool = False) -> dict[str, Any]:
     """``export R.db --tables DIR``: the turns and sessions tables, after a replay checked every turn."""
     from ...session.tables import check_parquet, finish_export, table_targets
 

@@ -15,7 +15,9 @@ utility.
 
 from __future__ import annotations
 
-from .grounding import STRATEGIES, Turn
+from typing import Any
+
+from .grounding import STRATEGIES, Detection, Turn
 from .state import SessionState
 from .world import NAMED
 
@@ -29,7 +31,7 @@ class Repairer(SessionState):
             return 0.35
         return 0.35 if t > 0.75 * self.MAX_TURNS else 0.5
 
-    def _urgent(self, t: int, detections: list[dict]) -> list[dict]:
+    def _urgent(self, t: int, detections: list[Detection]) -> list[Detection]:
         """The detections of a negotiation turn (and those put off last turn) worth a repair,
         the most urgent first (it leads): confident and with impact enough, above the phase's
         threshold, on a topic not cooling down. Communication has a cost: beyond ~11 % of the
@@ -55,7 +57,7 @@ class Repairer(SessionState):
             return -conceded + 0.2 * (r != last) + 0.3 * self.clarity[r]
         return max(("buyer", "seller"), key=score)
 
-    def _repair_turn(self, t: int, det: dict, also: list[dict] | None = None) -> Turn:
+    def _repair_turn(self, t: int, det: Detection, also: list[Detection] | None = None) -> Turn:
         """A repair led by detection ``det``; the other urgent detections of the turn whose names
         it settles too (``also``) are repaired by it as well and listed after the leader."""
         topic = det["topic"]
@@ -88,7 +90,7 @@ class Repairer(SessionState):
                     reply=str(answer["message"]), restored=ok, changed=changed, needed=needed,
                     spoken_by_model=by_model)
 
-    def _settled_along(self, det: dict, also: list[dict], keys: list[str]) -> list[dict]:
+    def _settled_along(self, det: Detection, also: list[Detection], keys: list[str]) -> list[Detection]:
         """The leading detection, then each other one of another type whose open names the
         repair settles too."""
         settles = [det]
@@ -97,7 +99,7 @@ class Repairer(SessionState):
                 settles.append(d)
         return settles
 
-    def _repair_line(self, t: int, initiator: str, strategy: str, det: dict, keys: list[str]) -> dict:
+    def _repair_line(self, t: int, initiator: str, strategy: str, det: Detection, keys: list[str]) -> dict[str, Any]:
         """What the initiator says: a model's line, or the embedded side's template in the
         chosen strategy — its readings of ``keys`` either way."""
         mine = {k: self.reading(initiator, k) for k in keys}
@@ -107,7 +109,7 @@ class Repairer(SessionState):
                 f"by '{k.split(':')[1]} {k.split(':')[0]}' I mean level {mine[k]}" for k in keys), "readings": mine}
         return said
 
-    def _simulated_answer(self, strategy: str, kind: str, stated: dict) -> dict:
+    def _simulated_answer(self, strategy: str, kind: str, stated: dict[str, int]) -> dict[str, Any]:
         """The embedded side's answer: with the world's probability (``EFFECT``) the repair lands
         and it states the reading it now holds; otherwise its answer leaves things unclear."""
         p_ok = 0.85 if strategy == "yes_no_confirmation" else self.effect[strategy].get(kind, 0.4)
@@ -142,12 +144,13 @@ class Repairer(SessionState):
         self.disagreed.add(topic)
         return f" — we agree to disagree on {topic} and set it aside"
 
-    def _speak(self, role: str, what: str, *args):
+    def _speak(self, role: str, what: str, *args: Any) -> dict[str, Any] | None:
         """A model negotiator's repair line or answer (None: the embedded side speaks)."""
         speaker = self.speakers.get(role) if self.speakers else None
         if speaker is None or not hasattr(speaker, what):
             return None
-        return getattr(speaker, what)(self, role, *args)
+        said: dict[str, Any] | None = getattr(speaker, what)(self, role, *args)
+        return said
 
     def _settle_rewards(self, t: int) -> None:
         keep = []
@@ -159,7 +162,7 @@ class Repairer(SessionState):
                 keep.append((arm, due, u0, g0))
         self.pending_reward = keep
 
-    def _repair_now(self, t: int, det: dict) -> bool:
+    def _repair_now(self, t: int, det: Detection) -> bool:
         """The initiator's choice: repair now, or "not yet" (by its clarification propensity;
         a detection already put off once is repaired now)."""
         if det.get("put_off"):

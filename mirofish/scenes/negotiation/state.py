@@ -12,14 +12,28 @@ concessions, the names a repair is about, the Argent signals a turn carries).
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ..argent import goal_hash
-from .grounding import EFFECT, GOAL, Bandit, Tracker, Turn
-from .world import ISSUES, NAMED, NUMERIC, OfferTable, Party, Session, candidate_offers
+from .grounding import EFFECT, GOAL, Bandit, Detection, Tracker, Turn
+from .world import ISSUES, NAMED, NUMERIC, Offer, OfferTable, Party, Session, candidate_offers
 
-_TABLE = None  # built on first use (OfferTable)
+if TYPE_CHECKING:
+    from .dialogue import Negotiation
+
+_TABLE: OfferTable | None = None  # built on first use
+
+
+class Speaker(Protocol):
+    """A model negotiator (``model_agents.ModelNegotiator``, or a recording's taped or played
+    one): its move at turn ``t`` — accept or an offer, a message, its signals — or None, and
+    the embedded logic plays the turn. It may also speak repairs (``repair_line``,
+    ``read_back``: looked up by name, an embedded side speaks those it lacks)."""
+
+    def __call__(self, neg: Negotiation, t: int, role: str) -> dict[str, Any] | None: ...
 
 
 class SessionState:
@@ -27,8 +41,9 @@ class SessionState:
 
     MAX_TURNS = 30
 
-    def __init__(self, session: Session, repair: bool = True, bandit: Bandit | None = None, effect: dict | None = None,
-                 speakers=None, layers: int = 3):
+    def __init__(self, session: Session, repair: bool = True, bandit: Bandit | None = None,
+                 effect: dict[str, dict[str, float]] | None = None, speakers: Mapping[str, Speaker] | None = None,
+                 layers: int = 3):
         global _TABLE
         if _TABLE is None:
             _TABLE = OfferTable(candidate_offers())
@@ -40,27 +55,27 @@ class SessionState:
         self.turns: list[Turn] = []
         self.table = _TABLE
         self.offers = _TABLE.offers
-        self.last_offer: dict[str, dict | None] = {"buyer": None, "seller": None}
+        self.last_offer: dict[str, Offer | None] = {"buyer": None, "seller": None}
         self.last_prop: dict[str, str] = {}
-        self.rejected: dict[str, list[dict]] = {"buyer": [], "seller": []}
+        self.rejected: dict[str, list[Offer]] = {"buyer": [], "seller": []}
         self.goal = {"buyer": GOAL, "seller": GOAL}
         self.cooldown: dict[str, int] = {}
         self.failed_repairs: dict[str, int] = {}
         self.disagreed: set[str] = set()
         self.pending_reward: list[tuple[str, int, float, int]] = []  # (arm, due turn, u before, grounded before)
-        self.deferred: list[dict] = []  # detections an initiator said "not yet" to (retried once)
+        self.deferred: list[Detection] = []  # detections an initiator said "not yet" to (retried once)
         self.not_yet = 0
-        self.agreement: dict | None = None
+        self.agreement: Offer | None = None
         self.walked_away = False
         self.speakers = speakers  # optional model negotiators: {"buyer": callable, "seller": callable}
         self.layers = layers  # Argent layers in use: 0 none, 1, 2 (1+2), 3 (1+2+3)
         self.defaults = {r: copy.deepcopy(self.party(r).definitions) for r in ("buyer", "seller")}  # the firms' own
         self.knows_limit = {"buyer": False, "seller": False}  # has read the other side's hard limit (layer 1)
         self.stated_hash: dict[str, str] = {}  # the goal hash each side last sent (a model may send its own)
-        self.last_signals: dict[str, dict] = {"buyer": {}, "seller": {}}
+        self.last_signals: dict[str, dict[str, Any]] = {"buyer": {}, "seller": {}}
         self.drift_seen = False  # a goal-hash mismatch was noticed (layer 3 answers it with a calibration)
         self.agent_no = {"buyer": 1, "seller": 1}  # a hand-over brings the side's next negotiator
-        self.handoff_note: dict[str, dict] = {}
+        self.handoff_note: dict[str, dict[str, Any]] = {}
         self.interventions: dict[str, int] = {}  # calibrations, goal clarifications, constraint alerts, checks
         self.completed = False  # the deal meets every initial requirement
         self.checked: set[str] = set()  # offers a low-confidence check has asked about
@@ -75,7 +90,7 @@ class SessionState:
         return self.s.buyer if role == "buyer" else self.s.seller
 
     def target(self, p: Party, t: int) -> float:
-        f = (t / self.MAX_TURNS) ** (1.0 / p.traits["toughness"])
+        f: float = (t / self.MAX_TURNS) ** (1.0 / p.traits["toughness"])
         return p.reservation + (1 - p.reservation) * (1 - f)
 
     def grounded_count(self) -> int:
@@ -96,7 +111,7 @@ class SessionState:
         if len(mine) < 2 or not theirs:
             return {}
         first, last, target = mine[0], mine[-1], theirs[-1]
-        out = {}
+        out: dict[str, float] = {}
         for i, (lo, hi) in NUMERIC.items():
             out[i] = (abs(first[i] - target[i]) - abs(last[i] - target[i])) / (hi - lo)
         for i in NAMED:
@@ -114,18 +129,18 @@ class SessionState:
             props = [p for p in self.tracker.propositions.values() if p["status"] == "pending"] or \
                 list(self.tracker.propositions.values())
             keys = [f"{i}:{props[-1]['content'][i]}" for i in NAMED] if props else []
-        return [k for k in keys if not ents.get(k, {}).get("grounded")]  # settled names need no repair
+        return [k for k in keys if not self.tracker.is_grounded(k)]  # settled names need no repair
 
-    def open_keys(self, det: dict) -> list[str]:
+    def open_keys(self, det: Detection) -> list[str]:
         """The names a repair on detection ``det`` settles: those it is about that are not
         grounded yet (a strategy misjudgment: the names on the table)."""
         if "keys" not in det:
             return self.repair_keys(det["topic"])
-        return [k for k in det["keys"] if not self.tracker.entities.get(k, {}).get("grounded")]
+        return [k for k in det["keys"] if not self.tracker.is_grounded(k)]
 
-    def _signals(self, role: str, t: int, offer: dict | None, alternative: dict | None) -> dict:
+    def _signals(self, role: str, t: int, offer: Offer | None, alternative: Offer | None) -> dict[str, Any]:
         p = self.party(role)
-        sig: dict[str, dict] = {}
+        sig: dict[str, dict[str, Any]] = {}
         if self.layers >= 1:
             sig["layer1"] = {"task_id": self.tracker.session,
                              "goal_hash": self.stated_hash.get(role, goal_hash(self.goal[role])),

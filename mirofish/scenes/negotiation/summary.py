@@ -4,18 +4,21 @@ the simulation's truth, the repairs, the drift interventions and the signals' ov
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .grounding import Bandit
 
 
-def summarize(results: list[dict], sessions: int, seed: int, repair: bool, layers: int, bandit: Bandit) -> dict:
+def summarize(results: list[dict[str, Any]], sessions: int, seed: int, repair: bool, layers: int,
+              bandit: Bandit) -> dict[str, Any]:
     """The run's summary: rates and means over the sessions, then the tables below."""
 
-    def mean(key):
+    def mean(key: str) -> float:
         return round(float(np.mean([r[key] for r in results])), 4)
 
-    summary = {"sessions": sessions, "seed": seed, "repair": repair, "layers": layers,
+    summary: dict[str, Any] = {"sessions": sessions, "seed": seed, "repair": repair, "layers": layers,
                "agreement_rate": mean("agreement"), "joint_utility_mean": mean("joint_utility"),
                "fairness_mean": mean("fairness"), "rounds_mean": mean("rounds"), "repair_share": mean("repair_share"),
                "uncertainty_mean": mean("uncertainty_mean"),
@@ -40,7 +43,7 @@ def summarize(results: list[dict], sessions: int, seed: int, repair: bool, layer
     return summary
 
 
-def _failure_types(results: list[dict]) -> dict:
+def _failure_types(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Per failure type: detections, repairs, repairs that restored common ground."""
     table: dict[str, dict[str, int]] = {}
     for r in results:
@@ -52,7 +55,7 @@ def _failure_types(results: list[dict]) -> dict:
     return dict(sorted(table.items()))
 
 
-def _precision(results: list[dict]) -> dict:
+def _precision(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Detections that were real misunderstandings, by type, against the simulation's truth
     (see :meth:`Negotiation.judge_detections`; types without a truth are not in it)."""
     table: dict[str, list[int]] = {}
@@ -69,7 +72,7 @@ def _precision(results: list[dict]) -> dict:
     return out
 
 
-def _repairs(results: list[dict]) -> dict:
+def _repairs(results: list[dict[str, Any]]) -> dict[str, Any]:
     repairs = [x for r in results for x in r["repairs"]]
     spoken = [x for x in repairs if x["by_model"]]
     return {
@@ -84,7 +87,7 @@ def _repairs(results: list[dict]) -> dict:
         "simulated" if not spoken else "mixed"}
 
 
-def _signal_overhead(results: list[dict]) -> dict:
+def _signal_overhead(results: list[dict[str, Any]]) -> dict[str, Any]:
     o = {k: sum(r["overhead"][k] for r in results) for k in results[0]["overhead"]} if results else {}
     n = max(1, o.get("messages", 0))
     return {"chars_per_message": round(o.get("signal_chars", 0) / n, 1),

@@ -14,6 +14,7 @@ now and then (from a stream of their own, so the rest of a session does not depe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -29,6 +30,8 @@ SCOPE = {"support": ["email only", "business-hours phone", "24/7 phone", "a dedi
          "ai_feature": ["nothing", "autocomplete", "an assistant", "a full agent"]}
 ISSUES = tuple(NUMERIC) + tuple(NAMED)
 # Which end of each numeric issue a party likes (named levels: buyers like more, sellers less).
+# An offer: the numeric issues as floats, the named ones by name (JSON as it goes on the wire).
+Offer: TypeAlias = dict[str, Any]
 PREFERS_HIGH = {"buyer": {"price": False, "delivery_weeks": False, "payment_days": True},
                 "seller": {"price": True, "delivery_weeks": True, "payment_days": False}}
 
@@ -44,16 +47,16 @@ class Party:
     traits: dict[str, float]  # clarification propensity, directness, toughness (Boulware exponent)
     must: tuple[str, str, float] = ("price", "<=", NUMERIC["price"][1])  # a hard limit: (issue, op, value)
 
-    def satisfies(self, offer: dict) -> bool:
+    def satisfies(self, offer: Offer) -> bool:
         """Whether ``offer`` keeps this side's hard limit (it never accepts one that does not)."""
         issue, op, value = self.must
-        return offer[issue] <= value + 1e-9 if op == "<=" else offer[issue] >= value - 1e-9
+        return bool(offer[issue] <= value + 1e-9 if op == "<=" else offer[issue] >= value - 1e-9)
 
     def must_text(self) -> str:
         issue, op, value = self.must
         return f"{issue} {op} {value:g}"
 
-    def utility(self, offer: dict, definitions: dict[str, dict[str, int]] | None = None) -> float:
+    def utility(self, offer: Offer, definitions: dict[str, dict[str, int]] | None = None) -> float:
         """0..1 utility of an offer, reading the names with ``definitions`` (default: its own)."""
         defs = definitions or self.definitions
         total = 0.0
@@ -109,7 +112,7 @@ class Session:
         handoff = (str(rng.choice(["buyer", "seller"])), int(rng.integers(8, 18))) if rng.random() < 0.5 else None
         return cls(seed, buyer, seller, mismatched, handoff)
 
-    def realised(self, offer: dict) -> tuple[float, float]:
+    def realised(self, offer: Offer) -> tuple[float, float]:
         """True utilities of a deal: the seller delivers by its definitions."""
         return self.buyer.utility(offer, self.seller.definitions), self.seller.utility(offer)
 
@@ -117,7 +120,7 @@ class Session:
 class OfferTable:
     """The candidate offers as arrays, so a party's utility over all of them is one numpy pass."""
 
-    def __init__(self, offers: list[dict]):
+    def __init__(self, offers: list[Offer]):
         self.offers = offers
         self.numeric = {i: np.array([o[i] for o in offers]) for i in NUMERIC}
         self.names = {i: np.array([NAMED[i].index(o[i]) for o in offers]) for i in NAMED}
@@ -139,7 +142,7 @@ class OfferTable:
         return total
 
 
-def candidate_offers() -> list[dict]:
+def candidate_offers() -> list[Offer]:
     """A grid of offers the embedded negotiators choose from."""
     out = []
     for price in np.linspace(*NUMERIC["price"], 7):
