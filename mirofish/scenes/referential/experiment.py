@@ -31,15 +31,26 @@ import math
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
 import numpy as np
 
 from .game import Game, GameConfig, GameObject, Round, distinguishing
-from .glossary import Glossary
+from .glossary import Glossary, Meaning
 
 CONSONANTS, VOWELS = "bdfgklmnprstvz", "aeiou"
 TERM_LEN = 2
+
+
+class Agent(Protocol):
+    """A player: the embedded learner below, or a model agent (``model_agents.py``). What else
+    an agent may have is looked up by name — ``learn``, ``interpretation``, ``learn_glossary``,
+    ``bind``, ``close``, ``made``, ``client``, ``last_raw`` — and skipped when it has not."""
+
+    def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str,
+              candidates: list[GameObject] | None = None) -> tuple[str, list[str], list[str]]: ...
+
+    def listen(self, message: str, candidates: list[GameObject]) -> tuple[str | None, dict[str, Any]]: ...
 
 
 class EmbeddedAgent:
@@ -48,11 +59,11 @@ class EmbeddedAgent:
     def __init__(self, name: str, game: Game, glossary: Glossary, rng: np.random.Generator):
         self.name, self.game, self.glossary, self.rng = name, game, glossary, rng
         self.assoc: dict[str, dict[tuple[str, str], float]] = defaultdict(lambda: defaultdict(float))
-        self.combos: dict[tuple, int] = {}  # how often each combination of values had to be named
+        self.combos: dict[tuple[tuple[str, str], ...], int] = {}  # how often each combination of values had to be named
 
     # ------------------------------------------------------------ speaking
 
-    def _invent(self, canonical: dict | None = None) -> str | None:
+    def _invent(self, canonical: Meaning | None = None) -> str | None:
         """A new term not in the glossary yet: a two-letter syllable (None when all 70 are
         taken), or — ``coin = "initials"`` — the first two letters of each value it names
         (``bl``, ``blci``), a letter more each time that is taken, then a number (``re2``)."""
@@ -81,7 +92,7 @@ class EmbeddedAgent:
     COMBINE_AFTER = 3  # a combination of values needed this often gets a term of its own
 
     def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str,
-              candidates: list[GameObject] | None = None) -> tuple[str, list, list]:
+              candidates: list[GameObject] | None = None) -> tuple[str, list[str], list[str]]:
         """The message for ``target``: with the game's ``context`` on, only the attributes that
         tell it apart from ``candidates`` (fewest first), and one term for a combination of
         values once that combination keeps being needed; each value by its best term,
@@ -107,12 +118,12 @@ class EmbeddedAgent:
                 terms.append(term)
         return "".join(terms), terms, new
 
-    def _needed(self, wanted: dict) -> int:
+    def _needed(self, wanted: Meaning) -> int:
         key = tuple(sorted(wanted.items()))
         self.combos[key] = self.combos.get(key, 0) + 1
         return self.combos[key]
 
-    def _term_for(self, canonical: dict, round_: int, explore: float, invent: bool, status: str, new: list,
+    def _term_for(self, canonical: Meaning, round_: int, explore: float, invent: bool, status: str, new: list[str],
                   invent_now: bool, example: str | None = None) -> str | None:
         """The best known term for ``canonical`` (one value or a combination), or a new one."""
         known = self.glossary.terms_for(canonical)
@@ -129,7 +140,7 @@ class EmbeddedAgent:
 
     # ------------------------------------------------------------ listening
 
-    def interpretation(self, term: str) -> dict | None:
+    def interpretation(self, term: str) -> Meaning | None:
         """What the term means to this agent: its most frequent value, and — once there is
         evidence (3 rounds) — every other value that came with it nearly as often (a
         combination term's)."""
@@ -153,7 +164,7 @@ class EmbeddedAgent:
             return [message] if message else []
         return [message[i : i + TERM_LEN] for i in range(0, len(message), TERM_LEN)]
 
-    def listen(self, message: str, candidates: list[GameObject]) -> tuple[str, dict]:
+    def listen(self, message: str, candidates: list[GameObject]) -> tuple[str, dict[str, Meaning | None]]:
         terms = self.split(message)
         n_values = sum(len(v) for v in self.game.cfg.attributes.values())
         scores = np.zeros(len(candidates))
@@ -188,13 +199,14 @@ class Experiment:
     """A run of the referential game; ``run()`` returns the summary JSON of the CLI."""
 
     def __init__(self, cfg: GameConfig, glossary_path: str | Path | None = None, log_path: str | Path | None = None,
-                 agents: str = "embedded", model_agent_factory=None):
+                 agents: str = "embedded", model_agent_factory: Callable[[str], Agent] | None = None):
         self.cfg, self.agents_kind = cfg, agents
         self.game = Game(cfg)
         self.glossary = Glossary(glossary_path or ":memory:", model="embedded" if agents == "embedded" else "llm")
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([cfg.seed, 1])))
         self.failures: dict[str, int] = defaultdict(int)
-        make = model_agent_factory or (lambda name: EmbeddedAgent(name, self.game, self.glossary, self.rng))
+        make: Callable[[str], Agent] = model_agent_factory or (
+            lambda name: EmbeddedAgent(name, self.game, self.glossary, self.rng))
         self.agents = [make("A"), make("B")]
         for a in self.agents:
             if hasattr(a, "learn_glossary"):
@@ -214,12 +226,12 @@ class Experiment:
         self.instances: dict[str, set[tuple[str, str]]] = defaultdict(set)  # templates: term -> (object, detail) named
         self.pruned: list[str] = []
         self.tokens: list[int] = []  # per round: the tokens model agents' server counted (prompts and replies)
-        self.alarms: list[dict] = []  # success-drop alarms: {"round", "best", "now"}
+        self.alarms: list[dict[str, float]] = []  # success-drop alarms: {"round", "best", "now"}
         self._alarm_on, self._best_rolling = False, 0.0
-        self.log = open(log_path, "w") if log_path else None  # noqa: SIM115 — open for the run, closed by close()
+        self.log: IO[str] | None = open(log_path, "w") if log_path else None  # noqa: SIM115 — open for the run, closed by close()
         self.run_id = f"seed{cfg.seed}-{cfg.condition}-{agents}"
         self.offset = self.glossary.rounds_played  # a restarted glossary keeps counting rounds
-        self.watch: Callable[[dict], None] | None = None  # each round's record, as --log writes it
+        self.watch: Callable[[dict[str, Any]], None] | None = None  # each round's record, as --log writes it
 
     def _fixed_glossary(self) -> None:
         """The fixed-glossary condition: one agreed term per value, given to every agent (with
@@ -252,7 +264,7 @@ class Experiment:
                 a.learn_glossary(weight=50.0)
 
     @property
-    def present(self) -> list:
+    def present(self) -> list[Agent]:
         if self.joiner is not None and len(self.rounds) >= self.join_round and self.joiner not in self.agents:
             if hasattr(self.joiner, "learn_glossary"):
                 self.joiner.learn_glossary()
@@ -282,7 +294,7 @@ class Experiment:
         self._record(rnd, r, self._watch_success(r))
         return rnd
 
-    def _speak(self, rnd: Round, sender: Any, r: int, three: bool) -> None:
+    def _speak(self, rnd: Round, sender: Agent, r: int, three: bool) -> None:
         """The sender's message for the round's target (the natural baseline spells it out)."""
         cfg = self.cfg
         if cfg.condition == "natural":
@@ -294,7 +306,7 @@ class Experiment:
                 rnd.target, r, explore, invent=cfg.condition == "dynamic", status=status, candidates=rnd.candidates)
         rnd.sender_raw = getattr(sender, "last_raw", rnd.message)
 
-    def _hear(self, rnd: Round, receiver: Any, problem: str | None) -> bool:
+    def _hear(self, rnd: Round, receiver: Agent, problem: str | None) -> bool:
         """One receiver's pick (none when the message broke a rule, or when it gave no reading
         of the message — a lucky pick does not count), and what it learns; whether it was right."""
         if problem:
@@ -312,7 +324,7 @@ class Experiment:
             receiver.learn(rnd.message, rnd.target)
         return choice == rnd.target.id
 
-    def _keep_score(self, term: str, success: bool, r: int, receivers: list[Any], n_agents: int) -> None:
+    def _keep_score(self, term: str, success: bool, r: int, receivers: list[Agent], n_agents: int) -> None:
         """A used term's score, the receivers' reading of it, and — three agents — its vote: a
         proposed term enters the shared glossary once a majority reads it as defined."""
         t = self.glossary.get(term)
@@ -399,7 +411,7 @@ class Experiment:
         if not terms:
             return {"terms": 0, "initials_share": 0.0, "shuffled_share": 0.0}
 
-        def reads(form: str, meaning: dict) -> bool:
+        def reads(form: str, meaning: Meaning) -> bool:
             letters = iter(ch for ch in form.lower() if ch.isalpha())
             return all(any(ch == str(v)[:1].lower() for ch in letters) for v in meaning.values())
 
@@ -425,7 +437,7 @@ class Experiment:
         terms = [t for t in self.glossary.active() if t.usage > 0]
         return float(np.mean([t.agreed for t in terms])) if terms else 0.0
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         last = slice(-100, None)
         msg, nat = (np.array(v, float) for v in zip(*self.lengths)) if self.lengths else (np.zeros(1), np.ones(1))
         return {
@@ -450,7 +462,7 @@ class Experiment:
             **self._templates(),
         }
 
-    def _templates(self) -> dict:
+    def _templates(self) -> dict[str, Any]:
         """With ``templates``: how far each term generalises — the distinct objects and instances
         (object and detail) it named in rounds that succeeded, and how many values its schema
         fixes. A name for one object would name one object; a template names many."""
@@ -467,7 +479,7 @@ class Experiment:
             "schema_values": round(float(np.mean([len(t.canonical) for t in used])), 2),
             "objects": len(self.game.objects)}}
 
-    def _economy(self) -> dict:
+    def _economy(self) -> dict[str, float]:
         """What a round costs over the last 100 rounds: the message's characters against the
         spelled-out description's (the natural-language baseline) — and with model agents, the
         tokens the server counted for the whole round (prompts and replies), the real bill.
@@ -482,7 +494,7 @@ class Experiment:
             out["model_tokens_per_round"] = round(float(np.mean(self.tokens[-100:])), 1)
         return out
 
-    def _model_made(self) -> dict:
+    def _model_made(self) -> dict[str, dict[str, float]]:
         """With model agents: the turns the model actually played (vs the rounds), so a run
         where every reply failed does not pass for a model result."""
         made = [a.made for a in self.agents + ([self.joiner] if self.joiner else []) if hasattr(a, "made")]
@@ -493,7 +505,7 @@ class Experiment:
         return {"model_made": {"sender_turns": sender, "receiver_turns": receiver, "rounds": len(self.rounds),
                                "sender_share": round(sender / max(1, len(self.rounds)), 4)}}
 
-    def run(self) -> dict:
+    def run(self) -> dict[str, Any]:
         for _ in range(self.cfg.rounds - len(self.rounds)):
             self.step()
         self.glossary.snapshot(self.run_id, self.offset + len(self.rounds))
@@ -519,7 +531,7 @@ def _edit(a: str, b: str) -> int:
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    def ranks(v):
+    def ranks(v: np.ndarray) -> np.ndarray:
         order = np.argsort(v, kind="stable")
         r = np.empty(len(v))
         r[order] = np.arange(len(v))

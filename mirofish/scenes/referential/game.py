@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -186,7 +186,10 @@ class Game:
         return 1.0 / self.cfg.candidates
 
 
-def _subsets(items: list, k: int) -> list[tuple]:
+_T = TypeVar("_T")
+
+
+def _subsets(items: list[_T], k: int) -> list[tuple[_T, ...]]:
     from itertools import combinations
 
     return list(combinations(items, k))

@@ -18,8 +18,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeAlias
 
 from ...observe.paths import OutputError, check_scene_db, open_read_only
 
@@ -55,13 +57,17 @@ CREATE TABLE IF NOT EXISTS glossary_snapshots (
 );
 """
 
+# What a term means: attribute → value (a term for a combination, or a template's schema, names
+# several). JSON as stated by a sender or read by a receiver — a model's may hold anything.
+Meaning: TypeAlias = dict[str, Any]
+
 
 @dataclass
 class Term:
     term: str
-    canonical: dict
-    by_sender: dict | None
-    by_receiver: dict | None
+    canonical: Meaning
+    by_sender: Meaning | None
+    by_receiver: Meaning | None
     usage: int
     success: int
     success_rate: float
@@ -176,7 +182,7 @@ class Glossary:
     def active(self) -> list[Term]:
         return [t for t in self._cache.values() if t.status == "active"]
 
-    def terms_for(self, canonical: dict, statuses=("active",)) -> list[Term]:
+    def terms_for(self, canonical: Meaning, statuses: Sequence[str] = ("active",)) -> list[Term]:
         return [t for t in self._cache.values() if t.canonical == canonical and t.status in statuses]
 
     def __contains__(self, term: str) -> bool:
@@ -187,7 +193,7 @@ class Glossary:
 
     # ------------------------------------------------------------ writing
 
-    def add(self, term: str, canonical: dict, definition_by_sender: dict, round_: int, status: str = "active",
+    def add(self, term: str, canonical: Meaning, definition_by_sender: Meaning, round_: int, status: str = "active",
             proposed_by: str | None = None, example: str | None = None) -> Term:
         """A new term: refused without canonical properties and the sender's definition. A
         template term (``canonical`` is then its schema: the values it matches, whatever the
@@ -224,7 +230,7 @@ class Glossary:
         self.db.execute("UPDATE glossary SET tier = ? WHERE term = ?", (tier, term))
         self._cache[term].tier = tier
 
-    def interpret(self, term: str, definition: dict | None) -> None:
+    def interpret(self, term: str, definition: Meaning | None) -> None:
         """Store the receiver's interpretation of a term; a reading that differs from the
         sender's definition lowers the term's stable score."""
         t = self._cache[term]
@@ -321,7 +327,7 @@ class Glossary:
 
     # ------------------------------------------------------------ versions
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, dict[str, Any]]:
         return {t.term: {"canonical": t.canonical, "by_sender": t.by_sender, "by_receiver": t.by_receiver,
                          "usage": t.usage, "success_rate": round(t.success_rate, 4),
                          "stable_score": round(t.stable_score, 4), "agreement": round(t.agreement_rate, 4),
@@ -344,7 +350,7 @@ class Glossary:
             raise GlossaryError(f"glossary file {self.path} is damaged: {exc}") from None
         return [(int(i), str(run), int(r)) for i, run, r in rows]
 
-    def load_snapshot(self, snapshot_id: int) -> dict:
+    def load_snapshot(self, snapshot_id: int) -> dict[str, dict[str, Any]]:
         try:
             row = self.db.execute("SELECT data FROM glossary_snapshots WHERE id = ?", (snapshot_id,)).fetchone()
         except sqlite3.DatabaseError as exc:
@@ -361,9 +367,10 @@ class Glossary:
         return data
 
     @staticmethod
-    def diff(old: dict, new: dict) -> dict:
+    def diff(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
         """Terms added, removed (pruned or gone) and whose meaning or status changed."""
-        live = lambda d: {k for k, v in d.items() if v["status"] == "active"}
+        live: Callable[[dict[str, dict[str, Any]]], set[str]] = lambda d: {
+            k for k, v in d.items() if v["status"] == "active"}
         changed = sorted(k for k in set(old) & set(new)
                          if (old[k]["by_receiver"], old[k]["status"]) != (new[k]["by_receiver"], new[k]["status"]))
         return {"added": sorted(live(new) - live(old)), "removed": sorted(live(old) - live(new)), "changed": changed}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ...brains.client import DEFAULT_TIMEOUT_S, ModelClient
@@ -18,7 +19,7 @@ from ...brains.prompt import first_json_object
 from ...brains.prompts import Prompt, load_prompt
 from ...config import BrainConfig
 from .game import Game, GameConfig, GameObject, distinguishing
-from .glossary import Glossary, GlossaryError
+from .glossary import Glossary, GlossaryError, Meaning
 
 # The prompts show a worked example made from the game's real attributes (a small model copies
 # placeholders such as "<attribute>" verbatim; it may as well copy something valid).
@@ -34,9 +35,9 @@ RECEIVER_SCHEMA = {"type": "object", "properties": {
     "choice": {"type": "string"}, "interpretation": {"type": "object"}}, "required": ["choice"]}
 
 
-def receiver_schema(candidate_ids: list[str]) -> dict:
+def receiver_schema(candidate_ids: list[str]) -> dict[str, Any]:
     """The receiver's reply schema with ``choice`` an enum of this round's candidate ids."""
-    schema = json.loads(json.dumps(RECEIVER_SCHEMA))
+    schema: dict[str, Any] = json.loads(json.dumps(RECEIVER_SCHEMA))
     schema["properties"]["choice"]["enum"] = list(candidate_ids)
     return schema
 
@@ -56,11 +57,11 @@ def _examples(game: Game) -> tuple[str, str]:
 
 
 class ModelAgent:
-    def __init__(self, name: str, game: Game, glossary: Glossary, client: ModelClient, failures: dict,
+    def __init__(self, name: str, game: Game, glossary: Glossary, client: ModelClient, failures: dict[str, int],
                  prompt: Prompt | None = None):
         self.name, self.game, self.glossary, self.client, self.failures = name, game, glossary, client, failures
         self.prompt = prompt or load_prompt(None, "referential")
-        self.interps: dict[str, dict] = {}
+        self.interps: dict[str, Meaning] = {}
         self.last_raw = ""
         self.made = {"sender": 0, "receiver": 0}  # turns the model actually played (the summary reports them)
         self._sender_example, self._receiver_example = _examples(game)
@@ -69,7 +70,7 @@ class ModelAgent:
         self.failures[reason] = self.failures.get(reason, 0) + 1
 
     def speak(self, target: GameObject, round_: int, explore: float, invent: bool, status: str,
-              candidates: list[GameObject] | None = None):
+              candidates: list[GameObject] | None = None) -> tuple[str, list[str], list[str]]:
         cfg = self.game.cfg
         words = ", ".join(v for vals in cfg.attributes.values() for v in vals)
         seen = ""
@@ -88,7 +89,7 @@ class ModelAgent:
                                   example=self._sender_example)
         msgs = [{"role": "system", "content": system},
                 {"role": "user", "content": user}]
-        data: dict = {}
+        data: dict[str, Any] = {}
         for attempt in range(2):  # a message that breaks a rule gets one corrective retry
             reply = self.client.complete(msgs, SENDER_SCHEMA)
             self.last_raw = reply["text"] or f"<{reply['error']}>"
@@ -127,7 +128,7 @@ class ModelAgent:
         used = [t for t in tokens if t in self.glossary]
         return message, used, new
 
-    def listen(self, message: str, candidates: list[GameObject]) -> tuple[str | None, dict]:
+    def listen(self, message: str, candidates: list[GameObject]) -> tuple[str | None, dict[str, Any]]:
         lines = "\n".join(f"{c.id}: {json.dumps({**c.properties(self.game.names), **_detail(c)})}"
                           for c in candidates)
         user = f"Glossary:\n{_glossary_lines(self.glossary)}\nMessage: {message}\nCandidates:\n{lines}\nYour JSON:"
@@ -144,14 +145,14 @@ class ModelAgent:
             self._fail("receiver_malformed" if data is None else "receiver_invalid_choice")
             return None, {}
         given = data.get("interpretation")
-        interp: dict = given if isinstance(given, dict) else {}
+        interp: dict[str, Any] = given if isinstance(given, dict) else {}
         self.made["receiver"] += 1
         for term, meaning in interp.items():
             if isinstance(meaning, dict):
                 self.interps[term] = meaning
         return data["choice"], interp
 
-    def interpretation(self, term: str) -> dict | None:
+    def interpretation(self, term: str) -> Meaning | None:
         return self.interps.get(term)
 
 
@@ -161,7 +162,7 @@ def _detail(obj: GameObject) -> dict[str, str]:
 
 
 def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: float = DEFAULT_TIMEOUT_S,
-                        prompt: str | None = None, cache: Any = None):
+                        prompt: str | None = None, cache: Any = None) -> Callable[[str], _Bound]:
     """Agents sharing one model client (the same transport, limits and breaker as the
     aquarium's model brain); each model call takes at most ``timeout_s`` in all. ``prompt``: a
     referential prompt file (default assets/prompts/referential.toml); ``cache``: a reply cache
@@ -170,7 +171,7 @@ def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: f
                          brain=BrainConfig(temperature=cfg.temperature), cache=cache)
     state = {"closed": False, "prompt": load_prompt(prompt, "referential")}
 
-    def make(name: str):
+    def make(name: str) -> _Bound:
         return _Bound(name, client, state)
 
     return make
@@ -179,14 +180,14 @@ def model_agent_factory(base_url: str, model: str, cfg: GameConfig, timeout_s: f
 class _Bound:
     """Late binding: the experiment creates agents before its game and glossary are visible here."""
 
-    def __init__(self, name: str, client: ModelClient, state: dict):
+    def __init__(self, name: str, client: ModelClient, state: dict[str, Any]):
         self.name, self.client, self.state = name, client, state
         self.agent: ModelAgent | None = None
 
-    def bind(self, game: Game, glossary: Glossary, failures: dict) -> None:
+    def bind(self, game: Game, glossary: Glossary, failures: dict[str, int]) -> None:
         self.agent = ModelAgent(self.name, game, glossary, self.client, failures, self.state["prompt"])
 
-    def __getattr__(self, item):
+    def __getattr__(self, item: str) -> Any:
         return getattr(self.__dict__["agent"], item)
 
     def close(self) -> None:
@@ -240,7 +241,7 @@ def check_glossary(glossary: Glossary, base_url: str, model: str, rounds: int = 
                 row[1] += defined is not None and (interp or {}).get(term) == defined.canonical
     finally:
         client.close()
-    read = {t: {"means": glossary.get(t).canonical if glossary.get(t) else None, "asked": n,  # type: ignore[union-attr]
+    read = {t: {"means": d.canonical if (d := glossary.get(t)) else None, "asked": n,
                 "read_as_defined": ok, "still_read": ok * 2 >= n} for t, (n, ok) in sorted(per_term.items())}
     return {"model": model, "rounds": asked, "target_picked": round(picked / max(1, asked), 4),
             "terms_checked": len(read), "terms_still_read": sum(v["still_read"] for v in read.values()),

@@ -126,7 +126,8 @@ def round_tables(rec: ReferentialRecording) -> dict[str, dict[str, list[Any]]]:
     return {"rounds": table}
 
 
-def export_round_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet", overwrite: bool = False) -> dict:
+def export_round_tables(path: str | Path, out_dir: str | Path, fmt: str = "parquet",
+                        overwrite: bool = False) -> dict[str, Any]:
     """``export R.db --tables DIR``: the rounds table, after a replay checked every round."""
     import time
 
