@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -68,6 +68,15 @@ from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettin
 
 DECISION_TOKENS = 80  # max_tokens of a decision request
 SUMMARY_TOKENS = 60  # more of them when the request also asks for a due long-term summary
+
+
+class _Ask(NamedTuple):
+    """What a decision request asks a model: the messages, the reply formats (json_schema and
+    json_object forms) and the reply's token cap."""
+
+    msgs: list[dict[str, Any]]
+    formats: tuple[dict[str, Any], dict[str, Any]]
+    max_tokens: int
 
 
 @dataclass
@@ -542,12 +551,58 @@ class ModelPool(DecisionSource):
         fallback at ``brain.request_timeout_s`` from dispatch while the request stays open (its
         late answer replaces the fallback's plan if the fish has not asked again)."""
         fish, tick = int(batch.fish[i]), int(batch.tick)
-        trigger = trigger_name(int(batch.triggers[i]))
+        trigger, first = self._trigger_of(fish, int(batch.triggers[i]))
+        assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
+        tier = self.router.route(self._classify(batch, i, trigger, fish, tick), self.stats.tokens)
+        lock_tick = tick if self.mode == "lockstep" else None
+        view = batch.perceptions[i].view
+        ask = self._decision_ask(batch, i, trigger)
+        trace: dict[str, Any] = {}
+        asked = tier or self.tiers["small"]
+
+        def record(reply: str | None, read: str, cached: bool = False) -> list[dict[str, Any]]:
+            return [exchange(tick=tick, fish=fish, kind="decision",
+                             model=trace.get("model", asked.endpoints[0].cfg.model), msgs=ask.msgs,
+                             formats=ask.formats, max_tokens=ask.max_tokens, trace=dict(trace), reply=reply, read=read,
+                             tier=asked.name, view=view, cached=cached, **self._sampled())]
+
+        hit = self._from_cache(asked, ask.msgs, ask.formats, ask.max_tokens)
+        if hit is not None:  # answered as before, without the server
+            trace.update(model=hit.get("model") or asked.endpoints[0].cfg.model)
+            await self._deliver(batch, i, asked, hit["reply"], 0, False,
+                                lambda reply, read: record(reply, read, cached=True))
+            return
+        missed = self.cache is not None
+        admitted = self._admit(batch, i, tier, lock_tick, missed)
+        if admitted is None:
+            return
+        tier, probe = admitted
+        self._tick = max(self._tick, tick)
+        if first and self.mode == "realtime":  # swim an instinct plan until the model's first answer
+            self._swim_meanwhile(batch, i)
+        answer = await self._call(batch, i, tier, probe, lock_tick, ask, trace, record, missed)
+        if answer is None:
+            return
+        text, prompt_toks, completion_toks, fell_back = answer
+        tier.breaker.outcome(True, probe, lock_tick, latency_s=trace.get("latency_s"))
+        tier.calls += 1
+        self._account(fish, prompt_toks, completion_toks, tier)  # the tokens were spent either way
+        await self._deliver(batch, i, tier, text, prompt_toks + completion_toks, fell_back, record)
+
+    def _trigger_of(self, fish: int, code: int) -> tuple[str, bool]:
+        """The trigger of ``fish``'s request (its first request's timeout is ``first_plan``), and
+        whether it is its first."""
+        trigger = trigger_name(code)
         first = fish not in self._asked_before
         self._asked_before.add(fish)
         if first and trigger == "timeout":
             trigger = "first_plan"
-        assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
+        return trigger, first
+
+    def _classify(self, batch: RequestBatch, i: int, trigger: str, fish: int, tick: int) -> str:
+        """The class of request ``i`` (:func:`~.routing.classify`: what the fish has met, whether
+        it is hungry and remembers places), counted."""
+        assert batch.perceptions is not None
         seen = self._seen.get(fish)
         if seen is None:
             seen = self._seen[fish] = Familiar(self.bcfg.novel_baseline, self.bcfg.novel_forget_ticks)
@@ -556,59 +611,64 @@ class ModelPool(DecisionSource):
         klass = classify(trigger, batch.codes[i], seen, tick, recall=hungry and bool(p.places))
         self.stats.classes[klass] += 1
         self.stats.requests += 1
-        tier = self.router.route(klass, self.stats.tokens)
-        lock_tick = tick if self.mode == "lockstep" else None
-        view, persona = batch.perceptions[i].view, batch.personas[i]
-        goals, ways = fitting_choices(view, batch.perceptions[i].places)
+        return klass
+
+    def _decision_ask(self, batch: RequestBatch, i: int, trigger: str) -> _Ask:
+        """What request ``i`` asks: the fish's prompt, the reply formats its view fits (with the
+        long-term summary when it is due, asked in the same request) and the reply's token cap."""
+        assert batch.perceptions is not None and batch.personas is not None
+        perception, persona = batch.perceptions[i], batch.personas[i]
+        goals, ways = fitting_choices(perception.view, perception.places)
         formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
         b = self.bcfg
         due = self._due_with_decision(batch, i)
         if due is not None:  # the due long-term summary is asked in this request: no request of its own
             formats = with_summary(formats)
         max_tokens = DECISION_TOKENS + (SUMMARY_TOKENS if due is not None else 0)
-        msgs = messages(batch.perceptions[i], persona, trigger, due[1] if due is not None else None, plans=self.plans,
+        msgs = messages(perception, persona, trigger, due[1] if due is not None else None, plans=self.plans,
                         memories=b.prompt_memories, summaries=b.prompt_summaries, tendency=b.tendency,
                         prompt=self.prompt)
-        trace: dict[str, Any] = {}
-        asked = tier or self.tiers["small"]
+        return _Ask(msgs, formats, max_tokens)
 
-        def record(reply: str | None, read: str, cached: bool = False) -> list[dict[str, Any]]:
-            return [exchange(tick=tick, fish=fish, kind="decision",
-                             model=trace.get("model", asked.endpoints[0].cfg.model), msgs=msgs, formats=formats,
-                             max_tokens=max_tokens, trace=dict(trace), reply=reply, read=read, tier=asked.name,
-                             view=view, cached=cached, **self._sampled())]
-
-        hit = self._from_cache(asked, msgs, formats, max_tokens)
-        if hit is not None:  # answered as before, without the server
-            trace.update(model=hit.get("model") or asked.endpoints[0].cfg.model)
-            await self._deliver(batch, i, asked, hit["reply"], 0, False,
-                                lambda reply, read: record(reply, read, cached=True))
-            return
-        missed = self.cache is not None
+    def _admit(self, batch: RequestBatch, i: int, tier: Tier | None, lock_tick: int | None,
+               missed: bool) -> tuple[Tier, bool] | None:
+        """May request ``i`` go to ``tier``: a server to ask, tokens and requests left, the
+        breaker's leave. Returns the tier and whether the call is the breaker's probe; None when
+        the fallback has answered instead (with the reason)."""
         if self.offline:  # no server to ask: the cache did not hold it
             self._fallback(batch, i, "no_server", None, missed)
-            return
+            return None
         if tier is None:
             self._fallback(batch, i, "budget_exhausted", None, missed)
-            return
+            return None
         if not self._spend():
             self._fallback(batch, i, "request_budget_spent", None, missed)
-            return
+            return None
         try:
-            probe = tier.breaker.admit(lock_tick)
+            return tier, tier.breaker.admit(lock_tick)
         except Failure as failure:
             self._fallback(batch, i, failure.reason, None, missed)
-            return
-        self._tick = max(self._tick, tick)
-        if first and self.mode == "realtime":  # swim an instinct plan until the model's first answer
-            self.stats.waiting += 1
-            waiting = self.fallback.decide(batch.subset(np.array([i])))
-            waiting.status = np.full(1, status_code("waiting_for_the_model"), np.int8)
-            waiting.provisional = True
-            self.results.put(waiting)
+            return None
+
+    def _swim_meanwhile(self, batch: RequestBatch, i: int) -> None:
+        """A fish's first request (realtime): an instinct plan to swim until the model's first answer."""
+        self.stats.waiting += 1
+        waiting = self.fallback.decide(batch.subset(np.array([i])))
+        waiting.status = np.full(1, status_code("waiting_for_the_model"), np.int8)
+        waiting.provisional = True
+        self.results.put(waiting)
+
+    async def _call(self, batch: RequestBatch, i: int, tier: Tier, probe: bool, lock_tick: int | None, ask: _Ask,
+                    trace: dict[str, Any], record: Callable[[str | None, str], list[dict[str, Any]]],
+                    missed: bool) -> tuple[str | None, int, int, bool] | None:
+        """Request ``i`` sent to ``tier`` when one of its servers has a free slot; the fallback
+        answers at ``request_timeout_s`` from dispatch while the call runs on. Returns the reply,
+        its prompt and completion tokens and whether the fallback answered meanwhile; None when
+        the call failed (its outcome counted, the fallback answering if it has not)."""
+        fish, tick = int(batch.fish[i]), int(batch.tick)
         sent = asyncio.Event()
         call = self._loop.create_task(self.transport.complete(
-            tier.endpoints, msgs, formats, max_tokens,
+            tier.endpoints, ask.msgs, ask.formats, ask.max_tokens,
             attempt_s=self.bcfg.abandon_after_s, wanted=lambda: self._wanted(fish, tick),
             dispatched=lambda ep: sent.set(), trace=trace))
         fell_back = False  # the fallback has answered this request (the call runs on)
@@ -627,29 +687,26 @@ class ModelPool(DecisionSource):
             trace.update(prompt_tokens=prompt_toks, completion_tokens=completion_toks)
             self._cached(trace, tier)
             if self.cache is not None:
-                self.cache.put(cache_key(trace["model"], msgs, schema_of(formats), max_tokens, *self._sampling()), text,
-                               prompt_toks, completion_toks, trace["model"])
+                self.cache.put(cache_key(trace["model"], ask.msgs, schema_of(ask.formats), ask.max_tokens,
+                                         *self._sampling()), text, prompt_toks, completion_toks, trace["model"])
         except Failure as failure:
             if failure.reason == "superseded":
                 self.stats.superseded += 1
                 if probe:
                     tier.breaker.probing = False
-                return
+                return None
             if sent.is_set() and failure.reason != "connection":
                 self.stats.wasted += 1  # the server was working on it (a refused connection computed nothing)
             if failure.server or probe:
                 tier.breaker.outcome(False, probe, lock_tick, failure.reason)
             if not fell_back:
                 self._fallback(batch, i, failure.reason, record(None, failure.reason), missed)
-            return
+            return None
         except asyncio.CancelledError:
             call.cancel()
             dispatch.cancel()
             raise
-        tier.breaker.outcome(True, probe, lock_tick, latency_s=trace.get("latency_s"))
-        tier.calls += 1
-        self._account(fish, prompt_toks, completion_toks, tier)  # the tokens were spent either way
-        await self._deliver(batch, i, tier, text, prompt_toks + completion_toks, fell_back, record)
+        return text, prompt_toks, completion_toks, fell_back
 
     async def _deliver(self, batch: RequestBatch, i: int, tier: Tier, text: str | None, tokens: int,
                        fell_back: bool, record: Callable[[str | None, str], list[dict[str, Any]]]) -> None:
