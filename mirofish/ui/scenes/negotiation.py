@@ -255,11 +255,11 @@ class NegotiationScene(PacedScene):
             if y > board.bottom - 20:
                 break
         props = list(neg.tracker.propositions.items())[-4:]
-        for k, p in props:
+        for prop_id, p in props:
             if y > board.bottom - 20:
                 break
             status = {"countered": "answered with another offer"}.get(p["status"], p["status"])
-            surf.blit(theme.fit(f"offer {k.removeprefix('prop_')} by {p['proponent']}: {status}", 17, board.w - 24,
+            surf.blit(theme.fit(f"offer {prop_id.removeprefix('prop_')} by {p['proponent']}: {status}", 17, board.w - 24,
                                 theme.DIM), (board.x + 12, y))
             y += 19
         # bandit
