@@ -219,6 +219,8 @@ class FishConfig(_Section):
 
 class PerceptionConfig(_Section):
     radius: int = Field(2, ge=1, le=6, description="2 gives the 5×5 view")
+    plants_seen: bool = Field(False, description="plants show as P in a fish's view (else as # like glass); "
+                                                 "the hide plan needs them")
 
 
 class MemoryConfig(_Section):

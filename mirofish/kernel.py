@@ -24,7 +24,7 @@ import os
 from types import ModuleType
 
 try:
-    from . import _tick as _compiled  # type: ignore[attr-defined]
+    from . import _tick as _compiled  # type: ignore[attr-defined,unused-ignore]
 except ImportError:  # not built (no compiler at install time): the numpy tick runs
     _compiled = None
 _compiled_module: ModuleType | None = _compiled

@@ -24,14 +24,14 @@ from . import arbiter, interventions, kernel
 from .actions import N_ACTIONS, Action
 from .config import Config, MemoryConfig, hundredths
 from .fish import memory as mem
-from .fish import plans
 from .fish.memory import AS, AT_SUMMARY, LongMemory, ShortMemory, Summarizer, TemplateSummarizer
-from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view, view_codes
+from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view, shown_codes, view_codes
 from .fish.personality import persona_text, sample_traits
 from .fish.places import Places
 from .fish.plans import FIRST_PLAN, G_HOLD, NO_END, TYPES
 from .fish.plantypes import EVENTS
 from .fish.steering import GOAL_ROWS, Steering
+from .fish.targets import TARGETS, is_there, way_to
 from .fish.triggers import (
     T_ACTION_FAILED,
     T_ATE,
@@ -49,7 +49,7 @@ from .fish.triggers import (
     T_TIMEOUT,
 )
 from .rng import make_generator, mix64
-from .water import NO_FOOD, Water
+from .water import NO_FOOD, PLANT, Water
 
 # Decision triggers, most urgent first (a request carries the first that applies).
 NEVER = -(2**30)  # "long ago" for tick-valued fields
@@ -60,7 +60,9 @@ EVENT_ORDER = np.array([getattr(mem, name.upper()) for name in EVENTS_IN_ORDER],
 _EV = {name: i for i, name in enumerate(EVENTS_IN_ORDER)}  # their columns in World._flags / _args
 
 _EAT, _REST = int(Action.EAT), int(Action.REST)
-_TO_PLACE = np.array(plans.of_kind("place"), np.int8)  # goals whose parameter is a place: pulled toward it
+# the goals that swim to a target (fish/targets.py), and their targets
+_SEEKS = tuple((goal, TARGETS[t.seek]) for goal, t in enumerate(TYPES) if t.seek)
+_SEEKING = np.array([goal for goal, _ in _SEEKS], np.int8)
 
 # Which plan events concern a goal: one row per plan type, one column per event (the plan types'
 # table, fish/plantypes.py; _tick.c reads the same rows).
@@ -229,6 +231,9 @@ class World:
         # Places each fish remembers where it ate (fish/places.py); None: none (fish.places = 0),
         # and then nothing of them is kept or hashed, so such tanks hash as before they existed.
         self.places = Places(n, f.places) if f.places else None
+        # Whether any fish may be swimming to a target (World.seek): set by a plan that seeks
+        # (apply_plans, refresh), cleared by seek when none is; a tank with places always looks.
+        self._seeking = self.places is not None
         # Set by a reader that replays a recording for its states only: the actions the
         # recording says each fish executed this tick, used instead of steering (which would
         # choose the same ones). Everything else follows exactly — plan triggers included, so
@@ -326,6 +331,7 @@ class World:
         the state was loaded from a keyframe or a snapshot."""
         self.look()
         self.steering.set_plans(self.school.ids, self.school.plan_goal, self.school.plan_param)
+        self._seeking = True  # (seek finds out)
 
     def view_codes(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` view codes for the given fish (see :mod:`mirofish.fish.perception`)."""
@@ -337,8 +343,13 @@ class World:
         s = self.school
         if codes is None:
             codes = self.view_codes(np.array([i]))[0]
+        shown: tuple[str, ...] = ()
+        if self.cfg.perception.plants_seen:  # plants show as P (steering still reads them as glass)
+            codes = shown_codes(codes, s.cell[i] + self.window, self.water.terrain == PLANT)
+            shown = ("plants_seen",)
         x, y = self.water.xy(s.cell[i])
         return Perception(
+            shown=shown,
             tick=self.tick, view=render_view(codes), food_here=bool(self.water.food_born[s.cell[i]] != NO_FOOD),
             energy=int(s.energy[i]), max_energy=self.max_energy, age=int(s.age[i]),
             memories=tuple(s.memory.lines(i)), summaries=tuple(self.summaries(i)),
@@ -415,6 +426,8 @@ class World:
         """Make decided plans the fish's standing plans, from this tick on (horizon 0 = none).
         ``fish`` holds no fish twice (one batch's); in the compiled tick one C call does it all."""
         s = self.school
+        if _SEEKING.size and np.isin(goals, _SEEKING).any():
+            self._seeking = True
         if self._kernel is not None:
             st = self.steering
             self._kernel.adopt(  # by name (kernel.ADOPT_ARRAYS, ADOPT_NUMBERS)
@@ -471,8 +484,8 @@ class World:
 
     def step(self) -> StepOutcome:
         """Advance one tick using every fish's standing intent (then a current, if one flows)."""
-        if self.places is not None:
-            self._pull_to_places()
+        if self._seeking:
+            self.seek()
         out = self._step_compiled() if self._kernel is not None else self._step_numpy()
         if self.places is not None and np.count_nonzero(out.ate):
             eaters = np.flatnonzero(out.ate)
@@ -482,25 +495,38 @@ class World:
             interventions.drift(self)
         return out
 
-    def _pull_to_places(self) -> None:
-        """Fish whose plan goes to a place (``return``): steering pulls each toward its place (the way that
-        closes the larger of the two distances, as explore's way is pulled); one within a cell
-        of it has arrived, and its plan ends this tick (so does one whose place was forgotten)."""
-        s, p = self.school, self.places
-        assert p is not None
-        fish = np.flatnonzero(np.isin(s.plan_goal, _TO_PLACE) & ~s.absent)
-        if not fish.size:
-            return
-        slot = np.clip(s.plan_param[fish].astype(np.intp), 0, p.k - 1)
-        x, y = self.water.xy(s.cell[fish])
-        dx, dy = p.x[fish, slot] - x, p.y[fish, slot] - y
-        gone = (np.maximum(np.abs(dx), np.abs(dy)) <= 1) | (p.meals_at[fish, slot] == 0)
-        s.plan_end[fish[gone]] = np.minimum(s.plan_end[fish[gone]], self.tick)
-        way = np.where(np.abs(dx) >= np.abs(dy), np.where(dx > 0, 3, 2), np.where(dy > 0, 1, 0))
-        bias = self.steering.bias
-        bias[fish] = 0.0
-        pulled = fish[~gone]
-        bias[pulled, way[~gone]] = self.steering.cfg.direction
+    def seek(self) -> None:
+        """Fish whose plan swims to a target (a plan type's ``seek``: fish/targets.py): steering
+        pulls each toward it (the way that closes the larger of the two distances, as explore's
+        way is pulled); one that is there ends its plan this tick (``then = "end"``: ``return``) or
+        rests there (``"stay"``: ``hide``, remembering its arrival), and so does one whose target
+        is gone. Runs before either tick (compiled or numpy), so both stay the same hash for hash."""
+        s, st, found_any = self.school, self.steering, False
+        for goal, target in _SEEKS:
+            if not target.on(self):
+                continue
+            fish = np.flatnonzero((s.plan_goal == goal) & ~s.absent)
+            if not fish.size:
+                continue
+            found_any = True
+            dx, dy, found = target.find(self, fish)
+            there = is_there(target, dx, dy)
+            st.bias[fish] = 0.0
+            if target.then == "end":
+                gone = there | ~found
+            else:
+                gone = ~found
+                staying = there & found
+                if target.remembers:  # came to rest there: just planned, or moved there last tick
+                    came = staying & ~st.rests[fish] & ((s.last_decision[fish] == self.tick)
+                                                        | ((s.intent[fish] < 4) & (s.stuck[fish] == 0)))
+                    s.memory.record(fish[came], self.tick, mem.ARRIVED, 0)
+                st.rests[fish] = staying
+            s.plan_end[fish[gone]] = np.minimum(s.plan_end[fish[gone]], self.tick)
+            pulled = ~gone & ~there
+            st.bias[fish[pulled], way_to(dx, dy)[pulled]] = st.cfg.direction
+        if not found_any and self.places is None:
+            self._seeking = False  # until a plan that seeks is adopted again (apply_plans)
 
     def place_options(self, fish: np.ndarray) -> np.ndarray | None:
         """``(k, 3)`` for a request: each fish's place with the most meals (slot, or -1 for

@@ -48,7 +48,7 @@ def status_code(reason: str) -> int:
         return _STATUS["server_error"]
     if reason.startswith("reply_"):
         return _STATUS["reply_malformed"]
-    if reason in ("illegal_action", "school_without_fish", "explore_into_glass") or reason.startswith("illegal"):
+    if reason.endswith(("_without_fish", "_into_glass", "_without_plant")) or reason.startswith("illegal"):
         return _STATUS["illegal_plan"]
     return ERROR
 

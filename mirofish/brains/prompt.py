@@ -247,10 +247,11 @@ def parse_summary_reply(text: str | None) -> str:
         raise ReplyError("schema", exc.errors()[0]["msg"]) from None
 
 
-def system_prompt(plans: bool = True, tendency: bool = True, prompt: Prompt | None = None) -> str:
+def system_prompt(plans: bool = True, tendency: bool = True, prompt: Prompt | None = None,
+                  shown: tuple[str, ...] = ()) -> str:
     """The shared prefix of plan or action mode, with or without the tendency line (``prompt``:
-    a prompt file's, default the bundled one)."""
-    return (prompt or default_prompt()).system(plans, tendency)
+    a prompt file's, default the bundled one; ``shown``: the tank's perception switches on)."""
+    return (prompt or default_prompt()).system(plans, tendency, shown)
 
 
 def fish_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
@@ -282,7 +283,7 @@ def messages(perception: Perception, persona: str, trigger: str, summary_facts: 
     ``prompt`` (a prompt file; default the bundled one)."""
     body = (plan_message if plans else fish_message)(perception, persona, trigger, summary_facts, memories,
                                                      summaries, prompt)
-    return [{"role": "system", "content": system_prompt(plans, tendency, prompt)},
+    return [{"role": "system", "content": system_prompt(plans, tendency, prompt, perception.shown)},
             {"role": "user", "content": body}]
 
 
@@ -331,7 +332,7 @@ def fitting_choices(view: str, places: str = "") -> tuple[list[str], list[str]]:
     r = len(rows) // 2
     ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
     fits = {"always": True, "fish_in_view": any(ch in _FACING for row in rows for ch in row),
-            "open_way": bool(ways), "places": bool(places), "never": False}
+            "open_way": bool(ways), "places": bool(places), "plants_in_view": "P" in view, "never": False}
     return [t.name for t in TYPES if fits[t.fits]], ways
 
 
@@ -568,6 +569,8 @@ def plan_legal_for_view(reply: PlanReply, view: str) -> str | None:
     t = TYPES[CODE[reply.goal]]
     if t.fits == "fish_in_view" and not any(ch in "^v<>" for row in rows for ch in row):
         return f"{t.name}_without_fish"
+    if t.fits == "plants_in_view" and "P" not in view:
+        return f"{t.name}_without_plant"
     if t.param == "direction" and reply.direction is not None:
         dx, dy = {"north": (0, -1), "south": (0, 1), "west": (-1, 0), "east": (1, 0)}[reply.direction]
         if rows[r + dy][r + dx] == "#":
@@ -593,6 +596,8 @@ _REFUSALS = {
     "illegal_not_offered": "a plan (or direction) the request did not offer for this view",
     "illegal_action": "an action the view does not allow",
     "timeout": "no answer within brain.request_timeout_s (the fallback decided; a late answer may replace it)",
+    **{f"{t.name}_without_plant": f"a {t.name} plan with no plant in view"
+       for t in TYPES if t.fits == "plants_in_view"},
 }
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from ..config import ConfigError
 from ..files import PROMPT_LIMIT, FileRefused, read_text_bounded
+from ..fish.perception import legend_extra
 from ..fish.plans import TYPES
 
 BUNDLED = Path(__file__).resolve().parent.parent.parent / "assets" / "prompts" / "fish.toml"
@@ -43,7 +44,7 @@ BUNDLED = Path(__file__).resolve().parent.parent.parent / "assets" / "prompts" /
 # table → key → the placeholders it may use; "plans" (a table of plan names) is checked apart
 KEYS: dict[str, dict[str, frozenset[str]]] = {
     "plan": {
-        "system": frozenset({"plans", "tendency"}),
+        "system": frozenset({"plans", "tendency", "shown"}),
         "tendency": frozenset(),
         "plan_line": frozenset({"name", "text"}),
         "fish": frozenset({"persona", "trigger", "view", "seen", "energy", "max_energy", "food_under", "age",
@@ -53,7 +54,7 @@ KEYS: dict[str, dict[str, frozenset[str]]] = {
         "summary_ask": frozenset({"span", "facts"}),
     },
     "action": {
-        "system": frozenset({"tendency"}),
+        "system": frozenset({"tendency", "shown"}),
         "tendency": frozenset(),
         "fish": frozenset({"persona", "trigger", "view", "here", "energy", "max_energy", "age", "recent", "earlier",
                            "summary_ask"}),
@@ -110,16 +111,20 @@ class Prompt:
 
     # -- the texts a model brain sends
 
-    def system(self, plans: bool = True, tendency: bool = True) -> str:
-        """The shared prefix (plan or action mode), with or without the tendency line."""
+    def system(self, plans: bool = True, tendency: bool = True, shown: tuple[str, ...] = ()) -> str:
+        """The shared prefix (plan or action mode), with or without the tendency line; ``shown``:
+        the perception switches on in the tank (Perception.shown): their legend, and the plan
+        types that need one (PlanType.needs) in the plan list."""
         table = "plan" if plans else "action"
         tend = self.t(table, "tendency") if tendency else ""
+        legend = legend_extra(dict.fromkeys(shown, True))
+        legend = legend + "." if legend else ""
         if not plans:
-            return self.fill("action", "system", tendency=tend)
+            return self.fill("action", "system", tendency=tend, shown=legend)
         wording = self.texts["plan"].get("plans", {})
         lines = [Template(self.t("plan", "plan_line")).substitute(name=t.name, text=wording.get(t.name, t.prompt))
-                 for t in TYPES if t.prompt]
-        return self.fill("plan", "system", plans="\n".join(lines), tendency=tend)
+                 for t in TYPES if t.prompt and (t.needs is None or t.needs in shown)]
+        return self.fill("plan", "system", plans="\n".join(lines), tendency=tend, shown=legend)
 
     def recent(self, table: str, memories: list[str]) -> str:
         return self.t(table, "recent_sep").join(memories) or self.t(table, "recent_none")

@@ -23,6 +23,7 @@ import numpy as np
 from ..actions import DIRECTION_NAMES
 
 NONE, ATE, REFUSED, BLOCKED, FOOD_TAKEN, NOTHING_TO_EAT, FOOD_SEEN, NEIGHBOURS, LOW_ENERGY, EXHAUSTED = range(10)
+ARRIVED = 10  # came to rest beside a plant (the hide plan: fish/targets.py)
 
 
 def event_text(code: int, arg: int) -> str:
@@ -45,6 +46,8 @@ def event_text(code: int, arg: int) -> str:
         return f"energy low ({arg})"
     if code == EXHAUSTED:
         return "exhausted, can only rest"
+    if code == ARRIVED:
+        return "reached a plant, hiding beside it"
     return "?"
 
 

@@ -5,6 +5,12 @@ The view alphabet is docs/design.md §2's: ``.`` water, ``#`` glass/plant/rock/o
 south, ``<`` west, ``>`` east. Seeing where the others swim is perception, not a rule:
 it is what lets a fish fall in with them. A fish standing on food cannot see it under
 itself, so the text adds ``here: food``; another fish hides the food beneath it.
+
+With ``perception.plants_seen`` a plant shows as ``P`` (:data:`V_PLANT`): a code that is *shown*,
+to a model, a person and a plan's fit, but never *steered by* — steering and the compiled tick
+read a plant as the obstacle it is, exactly as glass (their alphabet is the first
+:data:`N_CODES` codes), so turning plants visible changes what a fish is told, not how it swims.
+The prompt's legend names the shown codes that are on (:func:`legend_extra`).
 A :class:`Perception` is all a brain ever receives — never the world.
 """
 
@@ -16,8 +22,11 @@ import numpy as np
 
 V_WATER, V_WALL, V_FOOD, V_SELF = 0, 1, 2, 3
 V_FISH = 4  # another fish facing north; + heading (Action order n, s, w, e) → 4..7
-N_CODES = 8
-VIEW_CHARS = ".#F@^v<>"
+N_CODES = 8  # the codes steering reads (the compiled tick's alphabet)
+V_PLANT = 8  # shown only (perception.plants_seen): a plant; steering reads it as V_WALL
+VIEW_CHARS = ".#F@^v<>P"
+# The shown-only codes: (code, the config switch that turns it on, its words in the prompt's legend).
+SHOWN_CODES = ((V_PLANT, "plants_seen", "P a plant (a fish beside one is hidden)"),)
 FISH_CHARS = VIEW_CHARS[V_FISH:]
 _CHAR_LUT = np.frombuffer(VIEW_CHARS.encode(), np.uint8)
 
@@ -42,6 +51,21 @@ def view_codes(grid: np.ndarray, windows: np.ndarray) -> np.ndarray:
     return codes
 
 
+def legend_extra(switches: dict[str, bool] | None) -> str:
+    """The prompt legend's words for the shown-only codes whose switch is on ("" when none is:
+    a tank without them is told exactly what it was told before they existed)."""
+    on = switches or {}
+    return "; ".join(words for _, switch, words in SHOWN_CODES if on.get(switch))
+
+
+def shown_codes(codes: np.ndarray, cells: np.ndarray, is_plant: np.ndarray) -> np.ndarray:
+    """One fish's steering ``codes`` as it is shown: the glass cells among ``cells`` (its
+    window's padded flat cells, row by row) that are plants become :data:`V_PLANT`."""
+    out = np.array(codes, np.int8)
+    out[(out == V_WALL) & is_plant[cells]] = V_PLANT
+    return out
+
+
 def render_view(codes: np.ndarray) -> str:
     """One fish's codes (flat, side²) → rows of characters joined by newlines."""
     side = int(round(len(codes) ** 0.5))
@@ -62,6 +86,7 @@ class Perception:
     memories: tuple[str, ...]
     summaries: tuple[str, ...] = ()
     places: str = ""  # the places it remembers eating at (fish.places; fish/places.py), "" when none
+    shown: tuple[str, ...] = ()  # the switches of the shown-only codes on in its tank (SHOWN_CODES)
 
     def text(self) -> str:
         """The per-fish block a brain reads (view, state, memories)."""

@@ -44,7 +44,12 @@ STEER_TERMS = ("open", "glass", "crowd", "align", "cohesion", "food")
 BASE_ROW: dict[str, tuple[str, float]] = {"open": ("open_water", 1.0), "glass": ("wall", -1.0),
                                           "crowd": ("separation", -1.0)}
 # When a plan fits a fish's view (what a model is offered, what a random chooser picks among).
-FITS = ("always", "fish_in_view", "open_way", "places", "never")
+FITS = ("always", "fish_in_view", "open_way", "places", "plants_in_view", "never")
+# What a plan may swim to (fish.targets.TARGETS: where it is, when the fish is there, and what then).
+SEEKS = (None, "place")
+# The perception switches (config ``perception.*``) a plan type may need: without it, the tank's
+# prompts neither list nor offer the plan (a person and a fork still can give it).
+NEEDS = (None, "plants_seen")
 # How a plan's deed is judged when it ends (observe.worddeed).
 DEEDS = ("ate", "company", "along", "still", "away", "worked")
 
@@ -70,12 +75,16 @@ class PlanType:
     deed: str = "worked"  # DEEDS
     trait: str | None = None  # the personality trait it answers to (personality.TRAITS; the behaviour score)
     doc: str = ""  # what it means, for the docs and the help
+    seek: str | None = None  # SEEKS: a target it swims to (fish.targets), pulled there every tick
+    needs: str | None = None  # NEEDS: the perception switch without which prompts leave it out
 
     def __post_init__(self) -> None:
         for what, value, allowed in (("param", self.param, PARAM_KINDS), ("fits", self.fits, FITS),
-                                     ("deed", self.deed, DEEDS), ("eats", self.eats, ("reach", "hungry", "no"))):
+                                     ("deed", self.deed, DEEDS), ("eats", self.eats, ("reach", "hungry", "no")),
+                                     ("seek", self.seek, SEEKS), ("needs", self.needs, NEEDS)):
             if value not in allowed:
-                raise ValueError(f"plan type {self.name}: {what} {value!r} is not one of {', '.join(allowed)}")
+                choices = ", ".join(map(str, allowed))
+                raise ValueError(f"plan type {self.name}: {what} {value!r} is not one of {choices}")
         for event in self.events:
             if event not in EVENTS:
                 raise ValueError(f"plan type {self.name}: event {event!r} is not one of {', '.join(EVENTS)}")
@@ -125,7 +134,7 @@ PLAN_TYPES: tuple[PlanType, ...] = (
              doc="move away from a crowd (the fish in view) or from the glass"),
     PlanType("return", param="place", ticks=60, events=frozenset({"planned", "hungry"}),
              steer=({"food": ("food", 1.0)},), eats="reach", planner="return", planner_weight="revisit",
-             planner_ticks="revisit_ticks", fits="places",
+             planner_ticks="revisit_ticks", fits="places", seek="place",
              words=("go back", "back to", "return", "where i ate", "my place"), deed="ate",
              doc="swim back to a remembered place where it ate (fish.places > 0); ends there"),
 )

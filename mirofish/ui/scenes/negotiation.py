@@ -259,8 +259,8 @@ class NegotiationScene(PacedScene):
             if y > board.bottom - 20:
                 break
             status = {"countered": "answered with another offer"}.get(p["status"], p["status"])
-            surf.blit(theme.fit(f"offer {prop_id.removeprefix('prop_')} by {p['proponent']}: {status}", 17, board.w - 24,
-                                theme.DIM), (board.x + 12, y))
+            line = f"offer {prop_id.removeprefix('prop_')} by {p['proponent']}: {status}"
+            surf.blit(theme.fit(line, 17, board.w - 24, theme.DIM), (board.x + 12, y))
             y += 19
         # bandit
         arms = rects["bandit"]
