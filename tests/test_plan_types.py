@@ -33,7 +33,10 @@ def test_every_plan_type_has_its_derived_parts():
             [c for c in GOAL_FLAG_COLUMNS if c in t.events]
         if t.fits != "never":
             assert t.name in schema_goals and prompt.DEFAULT_TICKS[t.name] == t.ticks
-        if t.prompt:
+        if t.prompt and t.needs:  # listed only in a tank whose perception switch is on
+            assert f"\n{t.name} - " not in prompt.PLAN_PROMPT
+            assert f"\n{t.name} - {t.prompt}\n" in prompt.system_prompt(True, True, None, (t.needs,))
+        elif t.prompt:
             assert f"\n{t.name} - {t.prompt}\n" in prompt.PLAN_PROMPT
         if t.words:
             assert worddeed.GOAL_WORDS[t.name] == t.words

@@ -46,7 +46,7 @@ BASE_ROW: dict[str, tuple[str, float]] = {"open": ("open_water", 1.0), "glass": 
 # When a plan fits a fish's view (what a model is offered, what a random chooser picks among).
 FITS = ("always", "fish_in_view", "open_way", "places", "plants_in_view", "never")
 # What a plan may swim to (fish.targets.TARGETS: where it is, when the fish is there, and what then).
-SEEKS = (None, "place")
+SEEKS = (None, "place", "plant")
 # The perception switches (config ``perception.*``) a plan type may need: without it, the tank's
 # prompts neither list nor offer the plan (a person and a fork still can give it).
 NEEDS = (None, "plants_seen")
@@ -137,6 +137,10 @@ PLAN_TYPES: tuple[PlanType, ...] = (
              planner_ticks="revisit_ticks", fits="places", seek="place",
              words=("go back", "back to", "return", "where i ate", "my place"), deed="ate",
              doc="swim back to a remembered place where it ate (fish.places > 0); ends there"),
+    PlanType("hide", ticks=40, events=frozenset({"planned", "hungry"}), eats="no", seek="plant",
+             needs="plants_seen", prompt="swim beside the nearest plant (P) and stay hidden there",
+             fits="plants_in_view", fork=("hide {ticks}",), words=("hide", "hiding", "plant", "cover", "shelter"),
+             deed="still", doc="swim beside the nearest plant in view and rest there until its horizon"),
 )
 
 

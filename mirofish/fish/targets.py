@@ -63,6 +63,20 @@ def _place(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     return p.x[fish, slot] - x, p.y[fish, slot] - y, p.meals_at[fish, slot] != 0
 
 
+def _plant(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nearest plant cell in each fish's view window."""
+    from ..water import PLANT
+
+    w = world.water
+    r = w.pad
+    dy, dx = np.divmod(np.arange((2 * r + 1) ** 2), 2 * r + 1)
+    dx, dy = dx - r, dy - r
+    plant = w.terrain[world.school.cell[fish][:, None] + world.window[None, :]] == PLANT
+    far = np.where(plant, (np.abs(dx) + np.abs(dy))[None, :], 1 << 20)
+    best = np.argmin(far, axis=1)  # the first of the nearest, in the window's row order
+    return dx[best].astype(np.int64), dy[best].astype(np.int64), plant.any(axis=1)
+
+
 def _has_places(world: World) -> bool:
     return world.places is not None
 
@@ -70,6 +84,7 @@ def _has_places(world: World) -> bool:
 TARGETS: dict[str, Target] = {
     # (a tank without places has none: a return plan a person gives there is not pulled)
     "place": Target("place", _place, there="near", then="end", on=lambda world: _has_places(world)),
+    "plant": Target("plant", _plant, there="beside", then="stay", remembers=True),
 }
 
 
