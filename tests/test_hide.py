@@ -117,8 +117,8 @@ def test_a_recording_forks_to_hide_and_the_fork_replays_and_exports_the_goal_by_
                            "--ticks", "60", "--record", str(fork)], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    check = subprocess.run([*run, "replay", str(fork), "--headless", "--verify"], cwd=ROOT, capture_output=True, text=True,
-                           timeout=120)
+    check = subprocess.run([*run, "replay", str(fork), "--headless", "--verify"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=120)
     assert check.returncode == 0, check.stderr
     subprocess.run([*run, "export", str(fork), "--tables", str(out), "--format", "csv"], check=True, cwd=ROOT,
                    capture_output=True, timeout=120)
