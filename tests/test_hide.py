@@ -125,3 +125,39 @@ def test_a_recording_forks_to_hide_and_the_fork_replays_and_exports_the_goal_by_
     rows = list(csv.DictReader((out / "decisions.csv").open()))
     fish0 = [r for r in rows if r["fish"] == "0" and int(r["tick"]) == 20]
     assert fish0 and fish0[0]["goal"] == "hide", fish0
+
+
+def test_the_fork_picker_pages_through_every_plan_type_and_hide_is_on_the_second_page():
+    import os
+
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    import pygame
+
+    from mirofish.ui import pickers
+
+    picked = []
+
+    class Pacer:
+        paused = False
+
+        def restart(self) -> None: ...
+
+    p = pickers.Pickers(Pacer(), lambda kind, value: picked.append((kind, value)))
+    shown = [plan for page in range(pickers.PAGES) for plan in pickers.fork_page(page)]
+    assert shown == list(fork_plans()) and pickers.PAGES >= 2  # every entry, none cut
+    p.open_fork()
+    key = lambda k, mod=0: pygame.event.Event(pygame.KEYDOWN, key=k, mod=mod)
+    assert p.handle_key(key(pygame.K_TAB)) and p.action and p.page == 1  # the picker stays open
+    n = pickers.fork_page(1).index("hide 40")
+    assert p.handle_key(key(pygame.K_1 + n)) and picked[-1] == ("fork", "hide 40")
+    p.open_fork()
+    p.handle_key(key(pygame.K_TAB))
+    p.handle_key(key(pygame.K_TAB, pygame.KMOD_SHIFT))
+    assert p.page == 0 and p.handle_key(key(pygame.K_2)) and picked[-1] == ("fork", "school 120")
+    pygame.init()
+    surf = pygame.Surface((1024, 600))
+    p.open_fork()
+    p.handle_key(key(pygame.K_PAGEDOWN))
+    p.draw(surf, 12, 3)  # the second page draws (its lines are what a click on them picks)
+    rect = pickers._fork_rect((1024, 600), None)
+    assert pickers.fork_choice_at((rect.x + 40, rect.y + 62 + 23 * n + 5), (1024, 600), None, 1) == "hide 40"

@@ -13,8 +13,18 @@ import pygame
 from ..fish.plans import fork_plans
 from . import theme
 
-# The fork picker: nine plans on the number keys, the six single actions on letters.
-FORK_PLANS = fork_plans()[:9]  # the plan types' fork entries (fish/plantypes.py), on the number keys
+# The fork picker: the plan types' fork entries (fish/plantypes.py), every one of them, nine to a
+# page on the number keys (Tab or Page Down turns the page, Shift+Tab or Page Up back); the six
+# single actions on letters.
+FORK_PLANS = fork_plans()
+PAGE = 9
+PAGES = max(1, -(-len(FORK_PLANS) // PAGE))
+
+
+def fork_page(page: int) -> tuple[str, ...]:
+    """The plans on page ``page`` of the fork picker (wrapping)."""
+    start = (page % PAGES) * PAGE
+    return FORK_PLANS[start : start + PAGE]
 FORK_ACTION_LABELS = (("Q", "move_n"), ("W", "move_s"), ("E", "move_w"), ("R", "move_e"), ("T", "eat"),
                       ("Y", "rest"))
 FORK_ACTION_KEYS = {getattr(pygame, f"K_{key.lower()}"): action for key, action in FORK_ACTION_LABELS}
@@ -35,27 +45,30 @@ def _fork_rect(size: tuple[int, int], area: pygame.Rect | None = None) -> pygame
     return _inside(pygame.Rect(0, 0, 560, 326), size, area)
 
 
-def fork_choice_for_key(k: int) -> str | None:
-    """1–9: a plan; Q W E R T Y: one action; any other key: None (cancel)."""
+def fork_choice_for_key(k: int, page: int = 0) -> str | None:
+    """1–9: a plan of the page shown; Q W E R T Y: one action; any other key: None (cancel)."""
+    plans = fork_page(page)
     if pygame.K_1 <= k <= pygame.K_9:
-        return FORK_PLANS[k - pygame.K_1]
+        return plans[k - pygame.K_1] if k - pygame.K_1 < len(plans) else None
     return FORK_ACTION_KEYS.get(k)
 
 
-def fork_choice_at(pos: tuple[int, int], size: tuple[int, int], area: pygame.Rect | None = None) -> str | None:
+def fork_choice_at(pos: tuple[int, int], size: tuple[int, int], area: pygame.Rect | None = None,
+                   page: int = 0) -> str | None:
     """The line of the fork picker under a click (in a window of ``size``); None elsewhere."""
     rect = _fork_rect(size, area)
+    plans = fork_page(page)
     x, y = pos
     row = (y - rect.y - 62) // 23
-    if rect.x + 20 <= x < rect.x + 330 and 0 <= row < len(FORK_PLANS):
-        return FORK_PLANS[row]
+    if rect.x + 20 <= x < rect.x + 330 and 0 <= row < len(plans):
+        return plans[row]
     if rect.x + 340 <= x < rect.right and 0 <= row < len(FORK_ACTION_LABELS):
         return FORK_ACTION_LABELS[row][1]
     return None
 
 
 def draw_fork_picker(surf: pygame.Surface, tick: int, fish: int | None, replan: bool = False,
-                     area: pygame.Rect | None = None, played: bool = False) -> None:
+                     area: pygame.Rect | None = None, played: bool = False, page: int = 0) -> None:
     """The plans and actions to give fish ``fish``: a fork of the tank — or, for the fish the
     person plays (``played``), its own next plan, with no branch (the title says which)."""
     rect = _fork_rect(surf.get_size(), area)
@@ -63,8 +76,9 @@ def draw_fork_picker(surf: pygame.Surface, tick: int, fish: int | None, replan: 
     title = (f"t{tick}: your fish {fish}'s next plan (no fork)" if played
              else f"Fork at t{tick}: what should fish {fish} do now?")
     surf.blit(theme.fit(title, 22, rect.w - 32, theme.INK, bold=True), (rect.x + 16, rect.y + 12))
-    surf.blit(theme.text("a new plan", 16, theme.FAINT), (rect.x + 30, rect.y + 42))
-    for k, plan in enumerate(FORK_PLANS):
+    more = f"  page {page % PAGES + 1}/{PAGES}, Tab: more" if PAGES > 1 else ""
+    surf.blit(theme.text(f"a new plan{more}", 16, theme.FAINT), (rect.x + 30, rect.y + 42))
+    for k, plan in enumerate(fork_page(page)):
         surf.blit(theme.text(f"{k + 1}  {plan}", 19, theme.ACCENT), (rect.x + 30, rect.y + 62 + k * 23))
     surf.blit(theme.text("or one action", 16, theme.FAINT), (rect.x + 340, rect.y + 42))
     for k, (key, action) in enumerate(FORK_ACTION_LABELS):
@@ -124,6 +138,7 @@ class Pickers:
         self.on_pick = on_pick
         self.action = False  # the fork picker is open
         self.replan = False  # the fork's option (key 0 in the picker): triggers may end its plan early
+        self.page = 0  # the fork picker's page of plans (Tab / Page Down, Shift+Tab / Page Up)
         self.files: list[Path] | None = None  # the open-a-recording list, while shown
         self.current = False  # the next key picks a current's direction
         self._paused_before = False
@@ -139,6 +154,7 @@ class Pickers:
         """The fork happens at the tick F was pressed."""
         self._wait()
         self.action = True
+        self.page = 0
 
     def open_files(self, files: list[Path]) -> None:
         self._wait()
@@ -159,7 +175,7 @@ class Pickers:
             return True
         if self.action and event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
             self.action = False
-            self.on_pick("fork", fork_choice_at(event.pos, self.size, self.area))
+            self.on_pick("fork", fork_choice_at(event.pos, self.size, self.area, self.page))
             return True
         return False
 
@@ -172,8 +188,12 @@ class Pickers:
             if k in (pygame.K_0, pygame.K_KP0):  # the option, the picker stays open
                 self.replan = not self.replan
                 return True
+            if k in (pygame.K_TAB, pygame.K_PAGEDOWN, pygame.K_PAGEUP):  # another page, the picker stays open
+                back = k == pygame.K_PAGEUP or bool(getattr(event, "mod", 0) & pygame.KMOD_SHIFT)
+                self.page = (self.page + (-1 if back else 1)) % PAGES
+                return True
             self.action = False
-            self.on_pick("fork", fork_choice_for_key(k))
+            self.on_pick("fork", fork_choice_for_key(k, self.page))
         else:
             self.current = False
             self.on_pick("current", CURRENT_KEYS.get(k) or ("stop" if k in (pygame.K_0, pygame.K_KP0) else None))
@@ -182,6 +202,6 @@ class Pickers:
     def draw(self, surf: pygame.Surface, tick: int, fish: int | None, played: bool = False) -> None:
         self.size = surf.get_size()
         if self.action:
-            draw_fork_picker(surf, tick, fish, self.replan, self.area, played)
+            draw_fork_picker(surf, tick, fish, self.replan, self.area, played, self.page)
         if self.files is not None:
             self._rows = draw_file_picker(surf, self.files, self.area)
