@@ -2,6 +2,7 @@
 a command, recording, checked replay, fork, export tables and sweeps — nothing in mirofish/
 changed. The package is tests/plugin_scene (a biased coin), installed with pip into a folder."""
 
+import csv
 import json
 import os
 import shutil
@@ -115,3 +116,54 @@ def test_a_metric_plugin_that_imports_the_recording_module_loads_and_records_bes
     assert "does not load" not in done.stderr and "resting_share" in json.loads(done.stdout)["metrics"]
     again = cli(plugin, tmp_path, "replay", "r.mirofish", "--headless", "--verify")
     assert again.returncode == 0
+
+
+def test_a_plan_type_plugin_reaches_the_prompt_the_picker_the_recording_and_forks(plugin, tmp_path):
+    """The package's plan type (entry point group mirofish.plans, one row: drift) joins the table
+    after the built-in rows, and its metric the HUD: the model's prompt lists it, the window's fork picker offers it, a
+    recording names it among its goals, a fork to it replays and exports it by name — and
+    every golden recording still replays, checked, with it (and the package's metric) loaded."""
+    shown = cli(plugin, tmp_path, "--help")
+    assert "does not load" not in shown.stderr
+    env = {**os.environ, "PYTHONPATH": str(plugin), "SDL_VIDEODRIVER": "dummy"}
+    code = ("import mirofish.config, mirofish.ui.app, mirofish.ui.scenes.aquarium; "  # the window's import order
+            "from mirofish.brains.prompt import PLAN_PROMPT; from mirofish.ui.pickers import FORK_PLANS; "
+            "from mirofish.fish.plans import GOAL_NAMES; from mirofish.ui.panels import HUD_METRICS; import json; "
+            "print(json.dumps([PLAN_PROMPT, FORK_PLANS, GOAL_NAMES, [m.key for m in HUD_METRICS]]))")
+    probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                           timeout=120)
+    prompt_text, fork_plans, goals, hud = json.loads(probe.stdout.strip().splitlines()[-1])
+    assert hud[-1] == "resting_share"  # the package's metric has a HUD column (after the built-in ones)
+    assert "\ndrift - let the water carry you\n" in prompt_text and "drift 25" in fork_plans
+    assert goals[-1] == "drift" and goals.index("forage") == 1  # after the built-in rows: no code moves
+    cli(plugin, tmp_path, "live", "--headless", "--ticks", "60", "--fish", "12", "--seed", "4",
+        "--record", "r.mirofish")
+    cli(plugin, tmp_path, "fork", "r.mirofish", "--at", "20", "--fish", "0", "--plan", "drift 25", "--ticks", "50",
+        "--record", "f.mirofish")
+    assert cli(plugin, tmp_path, "replay", "f.mirofish", "--headless", "--verify").returncode == 0
+    cli(plugin, tmp_path, "export", "f.mirofish", "--tables", "tabs", "--format", "csv")
+    decided = list(csv.DictReader((tmp_path / "tabs" / "decisions.csv").open()))
+    assert [r["goal"] for r in decided if r["fish"] == "0" and r["tick"] == "20"] == ["drift"]
+    for golden in sorted((ROOT / "tests" / "golden").glob("*.mirofish")):
+        again = cli(plugin, tmp_path, "replay", str(golden), "--headless", "--verify", ok=False)
+        assert again.returncode == 0, (golden.name, again.stderr)
+        out = tmp_path / f"x-{golden.stem}"
+        assert cli(plugin, tmp_path, "export", str(golden), "--tables", str(out), "--format", "csv",
+                   ok=False).returncode == 0, golden.name
+
+
+def test_a_plan_type_plugin_that_does_not_load_or_clashes_is_one_line_and_the_rest_works(tmp_path):
+    site = tmp_path / "site"
+    (site / "bad_plans").mkdir(parents=True)
+    (site / "bad_plans" / "__init__.py").write_text(
+        "from mirofish.fish.plantypes import PlanType\nFORAGE = PlanType('forage')\nNOT_ONE = 3\n")
+    info = site / "bad_plans-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-plans\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[mirofish.plans]\nclash = bad_plans:FORAGE\nnumber = bad_plans:NOT_ONE\n")
+    done = cli(site, tmp_path, "live", "--headless", "--ticks", "5")
+    assert json.loads(done.stdout)["ticks"] == 5
+    warned = [line for line in done.stderr.splitlines() if "plug-in" in line]
+    assert len(warned) == 2, done.stderr
+    assert "clash" in warned[0] and "forage is declared twice" in warned[0]
+    assert "number" in warned[1] and "not a PlanType" in warned[1]

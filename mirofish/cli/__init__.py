@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from .. import interrupted
 from ..config import ConfigError
+from ..fish.plantypes import PLUGIN_PROBLEMS as plan_problems
 from ..observe.metrics import PLUGIN_PROBLEMS as metric_problems
 from ..observe.recording import RecordingError
 from ..scenes.registry import SceneError, problems, scenes
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Every scene's command (the registry's order), then :data:`COMMANDS`."""
     parser = Parser(prog="mirofish", description="MiroFish: an aquarium where order emerges among agents.")
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
-    for problem in [*problems(), *metric_problems]:  # a plug-in that does not load: one line each; the rest works
+    for problem in [*problems(), *metric_problems, *plan_problems]:  # a plug-in that does not load: one line each
         print(f"mirofish: {problem}", file=sys.stderr)
     for s in scenes():
         p = sub.add_parser(s.command_name, help=s.help)

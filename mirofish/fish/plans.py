@@ -36,6 +36,8 @@ from .plantypes import AWAY_NAMES as AWAY_NAMES  # re-exported: the words of the
 from .plantypes import PlanType
 
 plantypes.check(plantypes.PLAN_TYPES)  # again: a table extended before this module loaded is checked whole
+# the installed packages' plan types join the table here, once, before anything derives from it
+plantypes.PLAN_TYPES = plantypes.with_plugins(plantypes.PLAN_TYPES)
 TYPES: tuple[PlanType, ...] = plantypes.PLAN_TYPES
 
 

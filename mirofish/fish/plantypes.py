@@ -157,3 +157,40 @@ def check(table: tuple[PlanType, ...]) -> None:
 
 
 check(PLAN_TYPES)
+
+# A plan type from another package (entry point group ``mirofish.plans``: a PlanType or a tuple
+# of them) that does not load, or clashes with a row, is left out with one line here (shown by
+# the command line, as the metric and scene plug-ins' are).
+PLUGIN_PROBLEMS: list[str] = []
+
+
+def with_plugins(table: tuple[PlanType, ...]) -> tuple[PlanType, ...]:
+    """``table`` and, after it, the plan types of installed packages (entry point group
+    ``mirofish.plans``), in entry-point name order, each row checked as the built-in ones are.
+    Rows only ever go after the built-in ones, so a goal's code never moves (and recordings map
+    goals by name anyway).
+
+    The module that holds the rows is read while the plan tables are being built
+    (:mod:`mirofish.fish.plans`), so it is loaded by itself — its package's ``__init__`` (which
+    may well import MiroFish's scenes, metrics or recordings, all of which need the plan tables)
+    is not run for it (:func:`mirofish.plugins.load_entry`). The row module itself should import only this module
+    of MiroFish; one that imports more gets its one line, never a half-built table."""
+    from importlib.metadata import entry_points
+
+    from ..plugins import load_entry
+
+    out = list(table)
+    for ep in sorted(entry_points(group="mirofish.plans"), key=lambda e: e.name):
+        try:
+            rows = load_entry(ep)
+            rows = rows if isinstance(rows, tuple) else (rows,)
+            if not rows or not all(isinstance(r, PlanType) for r in rows):
+                raise TypeError("not a PlanType (or a tuple of them)")
+            check((*out, *rows))
+        except Exception as exc:  # noqa: BLE001 — someone else's package: one line, not our failure
+            PLUGIN_PROBLEMS.append(f"plan type plug-in {ep.name} ({ep.value}) does not load: {exc}")
+            continue
+        out += rows
+    return tuple(out)
+
+

@@ -761,10 +761,12 @@ def _plugin_metrics() -> tuple[Metric, ...]:
     whose key is taken, is left out with one line in :data:`PLUGIN_PROBLEMS`."""
     from importlib.metadata import entry_points
 
+    from ..plugins import load_entry
+
     taken, out = {m.key for m in METRICS}, []
     for ep in sorted(entry_points(group="mirofish.metrics"), key=lambda e: e.name):
         try:
-            m = ep.load()
+            m = load_entry(ep)  # its module by itself: the package's __init__ may import the window
             if not isinstance(m, Metric) or m.kind == "tick":
                 raise TypeError("not a sample or window Metric")
         except Exception as exc:  # noqa: BLE001 — someone else's package: one line, not our failure

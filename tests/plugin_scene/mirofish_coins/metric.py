@@ -12,4 +12,5 @@ from mirofish.observe.metrics import Metric
 
 RESTING = Metric("resting_share", "resting", "share of the fish in the water that rested this tick", "share",
                  "{:.0%}", "sample",
-                 lambda s: float(np.mean(s.f.executed[s.ids] == int(Action.REST))) if len(s.ids) else 0.0)
+                 lambda s: float(np.mean(s.f.executed[s.ids] == int(Action.REST))) if len(s.ids) else 0.0,
+                 hud=10)  # a HUD column after the built-in ones
