@@ -975,6 +975,8 @@ def _plan_fork_entries(c: _Check, row: Any, code: int, plans: Any) -> list[str]:
 def _plan_run(c: _Check, row: Any, ticks: int, fish: int, seed: int) -> str:
     probe = _PlanProbe(row, f"{row.name} - {row.prompt}" if row.prompt else None)
     sets = ["--set", "fish.places=3"] if row.fits == "places" else []
+    if getattr(row, "needs", None):  # a plan a tank offers only with a perception switch on (hide: plants_seen)
+        sets += ["--set", f"perception.{row.needs}=true"]
     if row.param == "action":
         sets += ["--set", "brain.decides=action"]
     rec = c.path("run.mirofish")
