@@ -1,0 +1,73 @@
+"""What a reader takes from an aquarium recording's header, checked: the prompts it can use,
+its plan goals as this version's codes, its format version, its config, its chunk length —
+each refused in one line (:class:`RecordingError`) when a damaged or edited file holds
+something else.
+
+Part of :mod:`mirofish.observe.recording` (:class:`~mirofish.observe.recording.Recording` reads
+its header through these).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from ..config import Config
+from .recording_columns import goal_names, goals_of
+from .recording_file import FORMAT_VERSION, MAX_CHUNK_TICKS, RecordingError
+
+
+def usable_prompts(value: Any) -> dict[str, dict[str, Any]] | None:
+    """A header's ``prompts`` as this version reads it: only entries that are tables (name, hash,
+    text as text); anything else a damaged or edited file holds there is left out, not read."""
+    if not isinstance(value, dict):
+        return None
+    out = {}
+    for label, p in value.items():
+        if isinstance(label, str) and isinstance(p, dict):
+            out[label] = {k: v for k, v in p.items() if k not in ("name", "hash", "text", "path") or isinstance(v, str)}
+    return out or None
+
+
+def goal_map(header: dict[str, Any], path: Path) -> np.ndarray | None:
+    """The codes of the plan goals a file names as this version's codes (None: the same);
+    :class:`RecordingError` for a plan type this version does not know."""
+    goals, now = goals_of(header), goal_names()
+    unknown = [g for g in goals if g not in now]
+    if unknown:
+        raise RecordingError(f"recording {path} has plans of a type this version does not know "
+                             f"({', '.join(unknown[:3])}): a newer MiroFish (or the plug-in that adds it) reads it")
+    return None if goals == now else np.array([now.index(g) for g in goals], np.uint8)
+
+
+def check_version(header: dict[str, Any], path: Path) -> None:
+    """A format version this version reads (none newer than :data:`FORMAT_VERSION`)."""
+    version = header.get("format_version")
+    if not isinstance(version, int):
+        raise RecordingError(f"not a MiroFish recording (no format version): {path}")
+    if version > FORMAT_VERSION:
+        raise RecordingError(f"recording format {version} is newer than this MiroFish reads ({FORMAT_VERSION}): "
+                             f"{path}")
+
+
+def config_of(header: dict[str, Any], path: Path) -> Config:
+    """The run's config as it was stored, validated (the first problem named)."""
+    try:
+        return Config.model_validate(header["config"])
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise RecordingError(f"recording's stored config is invalid ({'.'.join(map(str, err['loc']))}: "
+                             f"{err['msg']}): {path}") from None
+    except (KeyError, TypeError):
+        raise RecordingError(f"recording has no usable config in its header: {path}") from None
+
+
+def chunk_ticks_of(header: dict[str, Any], path: Path) -> int:
+    """The chunk length its writer aimed at, a whole number of ticks in bounds."""
+    chunk_ticks = header.get("chunk_ticks")
+    if type(chunk_ticks) is not int or not 1 <= chunk_ticks <= MAX_CHUNK_TICKS:
+        raise RecordingError(f"recording is damaged (chunk_ticks {chunk_ticks!r} in its header): {path}")
+    return chunk_ticks
