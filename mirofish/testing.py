@@ -536,10 +536,11 @@ def _turn_model(spec: Any) -> Any:
 
 def _turn_scene(c: _Check, spec: Any, length: int, seed: int, run_args: Sequence[str] | None,
                 fork_args: Sequence[str] | None, replay_args: Sequence[str]) -> None:
+    from .cli import fronts
     from .config import toml_value
 
     if spec.records:
-        missing = [p for p in ("replay", "export") if not spec.has(p)]
+        missing = [p for p in ("replay", "export") if not fronts.has(spec, p)]
         if missing:
             raise c.fail(f"records {spec.records} but has no {' and no '.join(missing)} part: "
                          + ", ".join(f"`{p} REC` of its recordings fails" for p in missing))
@@ -564,7 +565,7 @@ def _turn_scene(c: _Check, spec: Any, length: int, seed: int, run_args: Sequence
     if fork_args is None and ts is not None and ts.defaults:
         key, value = next(iter(ts.defaults.items()))
         fork_args = ["--at-turn", str(max(1, length // 2)), "--change", f"{key}={toml_value(value)}"]
-    if not spec.has("fork"):
+    if not fronts.has(spec, "fork"):
         c.done("no fork part: its recordings do not fork")
     elif fork_args is None:
         c.done("fork not checked (give fork_args=)")

@@ -2,6 +2,7 @@
 window reaches the tank only through it."""
 
 import ast
+import re
 from pathlib import Path
 
 import numpy as np
@@ -133,9 +134,20 @@ def _modules() -> dict[str, Path]:
             for path in PKG.rglob("*.py")}
 
 
-def _graph(typing: bool = False) -> dict[str, set[str]]:
+_REF = re.compile(r"^(mirofish(?:\.\w+)+):[A-Za-z_][\w.]*$")  # a registry's "module:attribute" string
+
+
+def _references(path: Path) -> set[str]:
+    """The modules ``path`` names in ``"mirofish.module:attribute"`` strings (a registry's lazy
+    imports: a scene's parts, the built-in scenes, a window): imports as much as any."""
+    return {m.group(1) for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and (m := _REF.match(node.value))}
+
+
+def _graph(typing: bool = False, strings: bool = True) -> dict[str, set[str]]:
     mods = _modules()
-    return {m: {i for i in _imports(p, typing) if i in mods and i != m} for m, p in mods.items()}
+    return {m: {i for i in _imports(p, typing) | (_references(p) if strings else set()) if i in mods and i != m}
+            for m, p in mods.items()}
 
 
 def _uses_pygame(source: str) -> bool:
@@ -173,6 +185,10 @@ def _views() -> dict[str, Path]:
 def test_the_structure_checks_find_what_they_forbid():
     """The checks below on sources that break them (so that they can fail)."""
     assert _uses_pygame("def f():\n    import pygame\n") and _uses_pygame("from pygame.locals import K_a\n")
+    spec = ROOT / "mirofish" / "scenes" / "aquarium.py"
+    assert "mirofish.scenes.aquarium" in _references(spec)  # its own export, named by string
+    assert not {m for m in _references(spec) if m.startswith(("mirofish.cli", "mirofish.ui"))}
+    assert "mirofish.cli.aquarium" in _references(ROOT / "mirofish" / "cli" / "fronts.py")
     assert not _uses_pygame("import pygments\nfrom .pygame_like import x\n")
     reads = _world_reads("a = shown.world.places\nb = self.cfg.world.tick_seconds\nc = s.cfg.engine.speed\n"
                          "d = self.session.engine.source\ne = world.cfg\n")

@@ -26,7 +26,7 @@ from ..observe.metrics import PLUGIN_PROBLEMS as metric_problems
 from ..observe.recording import RecordingError
 from ..scenes.registry import SceneError, problems, scenes
 from ..ui import WindowError
-from . import recordings, reef, referential, sweep
+from . import fronts, recordings, reef, referential, sweep
 from .common import EXIT_BAD_INPUT, NEEDED, Parser, UsageError, guard_output
 
 
@@ -81,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         print(f"mirofish: {problem}", file=sys.stderr)
     for s in scenes():
         p = sub.add_parser(s.command_name, help=s.help)
-        s.part("arguments")(p)
-        p.set_defaults(handler=s.part("run"))
+        fronts.part(s, "arguments")(p)
+        p.set_defaults(handler=fronts.part(s, "run"))
     for c in COMMANDS:
         p = sub.add_parser(c.name, help=c.help)
         c.arguments(p)

@@ -93,8 +93,9 @@ def config_from(args: argparse.Namespace) -> Config:
 def other_scenes() -> list[Any]:
     """A fresh window of every other scene that has one, for the window's scene switcher (S)."""
     from ..scenes.registry import scenes
+    from ..ui.fronts import has_window, window
 
-    return [s.part("window")() for s in scenes() if s.has("window") and s.name != "aquarium"]
+    return [window(s)() for s in scenes() if has_window(s) and s.name != "aquarium"]
 
 
 def run_window_live(cfg: Config, args: argparse.Namespace) -> int:

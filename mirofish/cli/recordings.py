@@ -9,8 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..scenes.registry import SceneError, SceneSpec, scene, with_part
+from ..scenes.registry import SceneError, SceneSpec, scene, scenes
 from .common import UsageError, add_window_flags, guard_output, int_at_least, seconds, speed, window_size
+from .fronts import has as has_part
+from .fronts import part as scene_part
 
 
 def recording_spec(path: str, command: str, part: str) -> SceneSpec:
@@ -23,8 +25,8 @@ def recording_spec(path: str, command: str, part: str) -> SceneSpec:
     except SceneError:
         raise UsageError(f"mirofish {command}: {path} is a recording of the scene {kind!r}, which no installed "
                          f"package provides") from None
-    if not spec.has(part):
-        able = ", ".join(s.name for s in with_part(part)) or "no scene"
+    if not has_part(spec, part):
+        able = ", ".join(s.name for s in scenes() if has_part(s, part)) or "no scene"
         raise UsageError(f"mirofish {command}: a {kind} recording has no {command} ({command} is for {able}); "
                          f"replay and export --tables read it")
     return spec
@@ -77,7 +79,7 @@ def replay(args: argparse.Namespace) -> int:
     except MarksError as exc:
         raise UsageError(f"mirofish replay: --influence: {exc}") from None
     with given(args.path, marks):  # the window of this recording shows them
-        return int(spec.part("replay")(args))
+        return int(scene_part(spec, "replay")(args))
 
 
 # ---------------------------------------------------------------- fork
@@ -94,10 +96,10 @@ def fork_arguments(fk: argparse.ArgumentParser) -> None:
     fk.add_argument("--record", metavar="OUT", help="write the fork as its own recording")
     fk.add_argument("--overwrite", action="store_true", help="replace an existing OUT file")
     FORK_OWNERS.clear()
-    for s in with_part("fork_arguments"):
+    for s in (s for s in scenes() if has_part(s, "fork_arguments")):
         before = {a.dest for a in fk._actions}
         try:
-            s.part("fork_arguments")(fk)
+            scene_part(s, "fork_arguments")(fk)
         except argparse.ArgumentError as exc:
             raise SceneError(f"scene {s.name}: its fork flags clash with another scene's ({exc})") from None
         FORK_OWNERS.update({a.dest: (s.name, a.default) for a in fk._actions if a.dest not in before})
@@ -116,7 +118,7 @@ def fork(args: argparse.Namespace) -> int:
                              f"recording{how}")
     if spec.records == "ticks" and args.at_turn is not None:
         raise UsageError("mirofish fork: --at-turn forks a recording made turn by turn; this one is an aquarium")
-    return int(spec.part("fork")(args))
+    return int(scene_part(spec, "fork")(args))
 
 
 def _a(word: str) -> str:

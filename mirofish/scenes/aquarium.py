@@ -1,5 +1,6 @@
 """The aquarium as a scene of the registry (mirofish/scenes/registry.py): its command ``live``,
-its recordings (ticks), replay, fork, export tables, sweeps and its window."""
+its recordings (ticks), export tables and sweeps (its command line: cli/fronts.py; its window:
+ui/fronts.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..observe.metrics import ranked, summary_key
-from .registry import SceneSpec, SweepHooks
+from .parts import SceneSpec, SweepHooks
 
 
 def export(path: str, out_dir: str, fmt: str = "parquet", overwrite: bool = False, t_from: int | None = None,
@@ -60,10 +61,8 @@ SWEEP = SweepHooks(length="ticks", metrics=tuple(summary_key(m) for m in ranked(
 
 SPEC = SceneSpec(
     name="aquarium", command="live", help="run the aquarium in a window (or --terminal, or --headless for JSON)",
-    arguments="mirofish.cli.aquarium:arguments", run="mirofish.cli.aquarium:run", records="ticks",
-    replay="mirofish.cli.aquarium:replay", fork="mirofish.cli.aquarium:fork",
-    fork_arguments="mirofish.cli.aquarium:fork_arguments",
+    records="ticks",  # (its command, replay, fork and window: cli/fronts.py, ui/fronts.py)
     fork_usage="--at T and --fish ID --plan PLAN (or --action A), or interventions",
     export="mirofish.scenes.aquarium:export",
-    sweep="mirofish.scenes.aquarium:SWEEP", window="mirofish.ui.scenes.aquarium:AquariumScene",
+    sweep="mirofish.scenes.aquarium:SWEEP",
     doc="fish that forage, jam and school from what each one sees")

@@ -3,9 +3,10 @@ know about a scene comes from its :class:`SceneSpec` (pluggy's idea: a registry,
 == …`` chains).
 
 A spec names the scene's parts by reference (``"package.module:attribute"``, or gives the objects
-themselves), resolved only when used, so that this package imports neither the window
-(``mirofish.ui``) nor the command line, and a scene's heavy modules load only for the command
-that needs them:
+themselves), resolved only when used, so that a scene's heavy modules load only for the command
+that needs them. A built-in scene's spec holds its model's parts only (``records``, ``export``,
+``sweep``); its command line's parts are :mod:`mirofish.cli.fronts`'s and its window
+:mod:`mirofish.ui.fronts`'s, so ``scenes/`` names neither (the types: :mod:`.parts`). The parts:
 
 ================ ==========================================================================
 ``arguments``    ``(parser)``: the flags of the scene's own command (``run.py NAME …``)
@@ -30,96 +31,15 @@ replay, fork, export, sweep — from a small model class (docs/scenes.md).
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
+from .parts import SceneError as SceneError
+from .parts import SceneSpec as SceneSpec
+from .parts import SweepHooks as SweepHooks
+from .parts import resolve as resolve
+
 GROUP = "mirofish.scenes"  # the entry point group of scenes from other packages
-
-
-class SceneError(ValueError):
-    """A scene that cannot be loaded or used; the message is one line."""
-
-
-@dataclass(frozen=True)
-class SweepHooks:
-    """How a sweep runs a scene (mirofish/sweep): ``length`` names what a run's ``length``
-    counts; ``metrics`` are the figures a sweep's table and plots show unless the file names
-    others; ``check(task)`` says why a run's settings cannot run (None: they can);
-    ``summarize(task, record_dir)`` runs it and returns its summary; ``command(task)`` is the
-    single command that gives the same summary; ``presets``: the scene has config presets."""
-
-    length: str
-    metrics: tuple[str, ...]
-    check: Callable[[Any], str | None]
-    summarize: Callable[[Any, str | None], dict[str, Any]]
-    command: Callable[[Any], list[str]]
-    presets: bool = False
-
-
-@dataclass(frozen=True)
-class SceneSpec:
-    """One scene (see the module doc). ``command``: its command's name (default: its name)."""
-
-    name: str
-    help: str
-    arguments: Any  # each part: a "module:attribute" reference, or the object itself
-    run: Any
-    records: str = ""
-    replay: Any = None
-    fork: Any = None
-    fork_arguments: Any = None
-    export: Any = None
-    sweep: Any = None
-    window: Any = None
-    command: str = ""
-    fork_usage: str = ""  # how its fork is asked for, in a line ("--at-turn N --repair STRATEGY")
-    doc: str = ""
-    _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not self.name.isidentifier():
-            raise SceneError(f"scene {self.name!r}: a scene's name is a word (letters, digits, _)")
-        if self.records not in ("", "ticks", "turns"):
-            raise SceneError(f"scene {self.name}: records {self.records!r} is not '', 'ticks' or 'turns'")
-
-    @property
-    def command_name(self) -> str:
-        return self.command or self.name
-
-    def part(self, what: str) -> Any:
-        """The part ``what`` (``"run"``, ``"replay"``, ``"sweep"`` …) resolved; SceneError if the
-        scene has none or its reference does not load."""
-        ref = getattr(self, what)
-        if ref is None:
-            raise SceneError(f"the {self.name} scene has no {what}")
-        if not isinstance(ref, str):
-            return ref
-        if ref not in self._cache:
-            self._cache[ref] = resolve(ref, f"scene {self.name}: {what}")
-        return self._cache[ref]
-
-    def has(self, what: str) -> bool:
-        return getattr(self, what) is not None
-
-
-def resolve(ref: str, what: str = "reference") -> Any:
-    """``"package.module:attribute"`` (attribute may be dotted) → the object; SceneError naming it."""
-    module_name, sep, attr = ref.partition(":")
-    if not sep or not module_name or not attr:
-        raise SceneError(f"{what}: {ref!r} is not 'module:attribute'")
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SceneError(f"{what}: cannot import {module_name} ({exc})") from None
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise SceneError(f"{what}: {module_name} has no {attr}") from None
-    return obj
 
 
 BUILT_IN = (

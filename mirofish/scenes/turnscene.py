@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 from ..observe.recording import RecordingError
 from ..observe.turns import TurnReader, TurnWriter
-from .registry import SceneSpec, SweepHooks
+from .parts import SceneSpec, SweepHooks
 
 VERSION = 1
 _TABLES = [("turns", "turn")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..registry import SceneSpec, SweepHooks
+from ..parts import SceneSpec, SweepHooks
 
 PARAMS = {"repair": bool, "layers": int}  # what a negotiation sweep varies
 
@@ -47,9 +47,6 @@ SWEEP = SweepHooks(length="sessions", metrics=("agreement_rate", "completion_rat
 
 SPEC = SceneSpec(
     name="negotiation", help="negotiation with grounding repair and Argent signals",
-    arguments="mirofish.cli.negotiation:arguments", run="mirofish.cli.negotiation:run", records="turns",
-    replay="mirofish.cli.negotiation:replay", fork="mirofish.cli.negotiation:fork",
-    fork_arguments="mirofish.cli.negotiation:fork_arguments", fork_usage="--at-turn N --repair STRATEGY",
+    records="turns", fork_usage="--at-turn N --repair STRATEGY",
     export="mirofish.scenes.negotiation.recording:export_turn_tables", sweep="mirofish.scenes.negotiation.spec:SWEEP",
-    window="mirofish.ui.scenes.negotiation:NegotiationScene",
     doc="negotiators who notice and repair misunderstandings")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..registry import SceneSpec, SweepHooks
+from ..parts import SceneSpec, SweepHooks
 
 # Sweep parameters that are not the game's settings: who plays (sweep --base-url --model sets them).
 AGENT_KEYS = ("agents", "base_url", "model", "timeout")
@@ -75,7 +75,6 @@ SWEEP = SweepHooks(length="rounds", metrics=("success_rate", "success_rate_last1
 
 SPEC = SceneSpec(
     name="referential", help="the referential game: agents invent a vocabulary (GlossoGen)",
-    arguments="mirofish.cli.referential:arguments", run="mirofish.cli.referential:run", records="turns",
-    replay="mirofish.cli.referential:replay", export="mirofish.scenes.referential.recording:export_round_tables",
-    sweep="mirofish.scenes.referential.spec:SWEEP", window="mirofish.ui.scenes.referential:ReferentialScene",
+    records="turns", export="mirofish.scenes.referential.recording:export_round_tables",
+    sweep="mirofish.scenes.referential.spec:SWEEP",
     doc="two agents invent a shared vocabulary")
