@@ -167,3 +167,24 @@ def test_a_plan_type_plugin_that_does_not_load_or_clashes_is_one_line_and_the_re
     assert len(warned) == 2, done.stderr
     assert "clash" in warned[0] and "forage is declared twice" in warned[0]
     assert "number" in warned[1] and "not a PlanType" in warned[1]
+
+
+def test_a_sampled_metric_reads_the_run_s_config():
+    """``Sample.cfg``: a metric's compute receives the run's whole config (here: the share of the
+    tank's fish in the water, which needs fish.count), in a live run and in a replay."""
+    from mirofish.config import load_config
+    from mirofish.observe import metrics as mx
+    from mirofish.session import LiveSession
+
+    seen = []
+    row = mx.Metric("in_water_share", "in water", "fish in the water per fish configured", "share", "{:.0%}",
+                    "sample", lambda s: seen.append(s.cfg) or len(s.ids) / s.cfg.fish.count)
+    saved = mx.METRICS
+    try:
+        mx.METRICS = (*saved, row)
+        live = LiveSession(load_config(seed=2, **{"fish.count": 24}))
+        live.run(40)
+        assert seen and seen[-1] is live.world.cfg and seen[-1].fish.count == 24
+        assert live.metrics.current()["in_water_share"] == 1.0
+    finally:
+        mx.METRICS = saved

@@ -47,7 +47,7 @@ import numpy as np
 from .. import arbiter, kernel
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
 from ..brains.base import TIER_INDEX, TIERS, DecisionBatch, late_replaces, status_code
-from ..config import MetricsConfig
+from ..config import Config, MetricsConfig
 from .territory import Territory
 from .worddeed import WordDeed
 
@@ -294,8 +294,10 @@ def school_figures(members: np.ndarray, xy: np.ndarray, heading: np.ndarray, mov
 class Metrics:
     """Rolling metrics over :class:`Frame` objects; one instance per run."""
 
-    def __init__(self, cfg: MetricsConfig, n_fish: int, width: int, height: int, territory: bool = False):
+    def __init__(self, cfg: MetricsConfig, n_fish: int, width: int, height: int, territory: bool = False,
+                 tank: Config | None = None):
         self.cfg = cfg
+        self.tank = tank  # the run's whole Config (a sampled metric reads it as Sample.cfg), or None
         # with remembered places: home ranges, site fidelity, overlap (observe/territory.py)
         self.territory = Territory(n_fish, width, height, cfg.sample_every) if territory else None
         self.keys = tuple(m.key for m in METRICS if m.kind != "tick" and (territory or m.group != "territory"))
@@ -461,7 +463,7 @@ class Metrics:
     def _sample(self, f: Frame) -> None:
         cur = self._current
         cur.update(self._window_values())
-        s = Sample(f, self.moving(), self._prev_xy, self.territory)
+        s = Sample(f, self.moving(), self._prev_xy, self.territory, self.tank)
         for m in self._sampled:
             cur[m.key] = _value(m, s)
         self.school_members = s.school_members
@@ -573,10 +575,14 @@ class Sample:
     """What a sampled metric reads (``compute(sample)``), every ``metrics.sample_every`` ticks: the
     frame (:attr:`f`), the fish in the water (:attr:`ids`) with their positions and headings, who
     moved lately, and — computed once, on first use — the clusters, the largest moving school and
-    the territory figures. A metric of a user's reads the same (docs: "Your own metric")."""
+    the territory figures; :attr:`cfg`, the run's config (its tank size, perception radius,
+    fish settings …; None where a sample is made without one). A metric of a user's reads the
+    same (docs: "Your own metric")."""
 
-    def __init__(self, f: Frame, moving: np.ndarray, prev_xy: np.ndarray | None, territory: Territory | None):
+    def __init__(self, f: Frame, moving: np.ndarray, prev_xy: np.ndarray | None, territory: Territory | None,
+                 cfg: Config | None = None):
         self.f = f
+        self.cfg = cfg
         self.ids = f.in_water  # the collective figures are of the fish in the water
         self.full_xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
         self.xy, self.heading = self.full_xy[self.ids], f.heading[self.ids]

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 def observed(engine: Engine, metrics: Metrics | None = None) -> Metrics:
     """Attach ``metrics`` (a fresh one by default) to ``engine`` as its first observer."""
     w = engine.world
-    m = metrics or Metrics(w.cfg.metrics, w.school.n, w.water.width, w.water.height, territory=w.places is not None)
+    m = metrics or Metrics(w.cfg.metrics, w.school.n, w.water.width, w.water.height, territory=w.places is not None,
+                           tank=w.cfg)
     engine.observers.insert(0, m.observe)
     return m
 

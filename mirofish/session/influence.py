@@ -113,7 +113,7 @@ class Outcome:
                 return _value(m, metrics)
             if m.kind == "tick":
                 return _value(m, frame)
-            return _value(m, Sample(frame, metrics.moving(), metrics._prev_xy, metrics.territory))
+            return _value(m, Sample(frame, metrics.moving(), metrics._prev_xy, metrics.territory, metrics.tank))
         s = world.school
         if self.kind == "fish":
             i = int(self.target)
