@@ -56,8 +56,13 @@ def command(task: Any) -> list[str]:
 
 
 # what an aquarium sweep's table and plots show unless the file says (the metric table's sweep ranks)
+def ask_server(params: dict[str, Any], base_url: str, model: str) -> None:
+    """``sweep --base-url --model``: every run's fish ask that server (its small tier)."""
+    params["brain.small.endpoints"] = [[{"base_url": base_url, "model": model}]]
+
+
 SWEEP = SweepHooks(length="ticks", metrics=tuple(summary_key(m) for m in ranked("sweep")), check=check,
-                   summarize=summarize, command=command, presets=True)
+                   summarize=summarize, command=command, presets=True, ask_server=ask_server)
 
 SPEC = SceneSpec(
     name="aquarium", command="live", help="run the aquarium in a window (or --terminal, or --headless for JSON)",

@@ -28,7 +28,9 @@ class SweepHooks:
     counts; ``metrics`` are the figures a sweep's table and plots show unless the file names
     others; ``check(task)`` says why a run's settings cannot run (None: they can);
     ``summarize(task, record_dir)`` runs it and returns its summary; ``command(task)`` is the
-    single command that gives the same summary; ``presets``: the scene has config presets."""
+    single command that gives the same summary; ``presets``: the scene has config presets;
+    ``ask_server(params, base_url, model)``: how ``sweep --base-url --model`` makes every run
+    ask that server (it edits the sweep file's ``params``; None: the scene's runs ask none)."""
 
     length: str
     metrics: tuple[str, ...]
@@ -36,6 +38,7 @@ class SweepHooks:
     summarize: Callable[[Any, str | None], dict[str, Any]]
     command: Callable[[Any], list[str]]
     presets: bool = False
+    ask_server: Callable[[dict[str, Any], str, str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class SceneSpec:
     window: Any = None
     command: str = ""
     fork_usage: str = ""  # how its fork is asked for, in a line ("--at-turn N --repair STRATEGY")
+    no_exchanges: str = ""  # why its recordings hold no model exchanges to export (export --otel's line)
     doc: str = ""
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 

@@ -72,12 +72,6 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # an AnyValue's intValue
 LAST_NS = INT64_MAX
 MIN_SECRET = 8  # a key variable's value shorter than this is never matched (see _Scrub)
 
-# Why a scene's recordings have nothing to export (their model calls are not kept as exchanges).
-_NO_EXCHANGES = {
-    "negotiation": "it keeps what its model negotiators said (offers, repairs, answers), not their exchanges "
-                   "(prompts, replies, tokens, latency)",
-    "referential": "a referential game records embedded agents' rounds only (a model run's rounds go to --log)",
-}
 
 
 # ---------------------------------------------------------------- OTLP/JSON values
@@ -533,11 +527,22 @@ def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "e
 # ---------------------------------------------------------------- the command
 
 
+def _why_no_exchanges(scene: str) -> str:
+    """Why ``scene``'s recordings hold no exchanges to export (its spec's ``no_exchanges``)."""
+    from ..scenes.registry import SceneError
+    from ..scenes.registry import scene as spec_of
+
+    try:
+        return spec_of(scene).no_exchanges or "its scene keeps no model exchanges"
+    except SceneError:
+        return "its scene keeps no model exchanges"
+
+
 def _recording(path: str | Path) -> Recording:
     """The aquarium recording at ``path``, or a one-line refusal naming why it has no exchanges."""
     scene = recording_scene(path)  # (a missing, damaged or foreign file: one line)
     if scene != TICK_SCENE:
-        why = _NO_EXCHANGES.get(scene, "its scene keeps no model exchanges")
+        why = _why_no_exchanges(scene)
         raise RecordingError(f"{path} is a {scene} recording: {why}; export --otel writes an aquarium model run's "
                              f"exchanges")
     return Recording(path)

@@ -258,20 +258,20 @@ def _read_toml(p: Path) -> dict[str, Any]:
 def _ask_server(data: dict[str, Any], p: Path, base_url: str | None, model: str | None) -> None:
     """``--base-url --model``: every aquarium run of the sweep asks that server; in a referential
     sweep, model agents on it play every game."""
+    from ..scenes.registry import with_part
+
     if not (base_url and model):
         raise SpecError("--base-url and --model go together")
-    if data.get("scene") not in ("aquarium", "referential"):
-        raise SpecError(f"sweep file {p}: --base-url/--model are for aquarium and referential sweeps")
+    asking = {s.name: s.part("sweep").ask_server for s in with_part("sweep") if s.part("sweep").ask_server}
+    if data.get("scene") not in asking:
+        raise SpecError(f"sweep file {p}: --base-url/--model are for {' and '.join(asking)} sweeps")
     if "@" in base_url.split("//", 1)[-1].split("/", 1)[0]:
         raise SpecError("--base-url must not carry credentials (every run's command is written to the results): "
                         "put the key in the environment variable brain.api_key_env names")
     params = data.setdefault("params", {})
     if not isinstance(params, dict):
         raise SpecError(f"sweep file {p}: params: a table of settings")
-    if data.get("scene") == "referential":  # model agents play every run
-        params.update(agents=["llm"], base_url=[base_url], model=[model])
-        return
-    params["brain.small.endpoints"] = [[{"base_url": base_url, "model": model}]]
+    asking[str(data["scene"])](params, base_url, model)  # the scene's hooks say how (SweepHooks)
 
 
 def _first_problem(exc: ValidationError) -> str:

@@ -49,4 +49,6 @@ SPEC = SceneSpec(
     name="negotiation", help="negotiation with grounding repair and Argent signals",
     records="turns", fork_usage="--at-turn N --repair STRATEGY",
     export="mirofish.scenes.negotiation.recording:export_turn_tables", sweep="mirofish.scenes.negotiation.spec:SWEEP",
+    no_exchanges="it keeps what its model negotiators said (offers, repairs, answers), not their exchanges "
+                 "(prompts, replies, tokens, latency)",
     doc="negotiators who notice and repair misunderstandings")

@@ -69,12 +69,18 @@ def command(task: Any) -> list[str]:
                        for x in ("--set", f"{k}={toml_value(v)}"))]
 
 
+def ask_server(params: dict[str, Any], base_url: str, model: str) -> None:
+    """``sweep --base-url --model``: model agents on that server play every game."""
+    params.update(agents=["llm"], base_url=[base_url], model=[model])
+
+
 SWEEP = SweepHooks(length="rounds", metrics=("success_rate", "success_rate_last100", "compression_ratio",
                                              "glossary_size"),
-                   check=check, summarize=summarize, command=command)
+                   check=check, summarize=summarize, command=command, ask_server=ask_server)
 
 SPEC = SceneSpec(
     name="referential", help="the referential game: agents invent a vocabulary (GlossoGen)",
     records="turns", export="mirofish.scenes.referential.recording:export_round_tables",
     sweep="mirofish.scenes.referential.spec:SWEEP",
+    no_exchanges="a referential game records embedded agents' rounds only (a model run's rounds go to --log)",
     doc="two agents invent a shared vocabulary")
