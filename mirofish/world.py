@@ -62,7 +62,8 @@ _EV = {name: i for i, name in enumerate(EVENTS_IN_ORDER)}  # their columns in Wo
 _EAT, _REST = int(Action.EAT), int(Action.REST)
 # the goals that swim to a target (fish/targets.py), and their targets
 _SEEKS = tuple((goal, TARGETS[t.seek]) for goal, t in enumerate(TYPES) if t.seek)
-_SEEKING = np.array([goal for goal, _ in _SEEKS], np.int8)
+_SEEKING = np.zeros(len(TYPES), bool)  # by goal code: does it seek
+_SEEKING[[goal for goal, _ in _SEEKS]] = True
 
 # Which plan events concern a goal: one row per plan type, one column per event (the plan types'
 # table, fish/plantypes.py; _tick.c reads the same rows).
@@ -426,7 +427,7 @@ class World:
         """Make decided plans the fish's standing plans, from this tick on (horizon 0 = none).
         ``fish`` holds no fish twice (one batch's); in the compiled tick one C call does it all."""
         s = self.school
-        if _SEEKING.size and np.isin(goals, _SEEKING).any():
+        if not self._seeking and _SEEKING[np.asarray(goals, np.intp)].any():
             self._seeking = True
         if self._kernel is not None:
             st = self.steering
