@@ -177,7 +177,7 @@ class Recording:
         """A chunk's columns by name as this version's, its goals as this version's codes,
         checked against the tank (``ValueError`` and the like: the chunk is damaged)."""
         d, texts = decode_columns(as_blob(data), self._file_columns)
-        for k, want in columns_now().items():  # the file's columns by name onto this version's
+        for k, want in self.columns().items():  # the file's columns by name onto this version's (its own after)
             d[k] = by_name(d[k], self._file_columns[k], want)
         if self._goal_map is not None:  # the file's plan goals by name onto this version's codes
             if d["goal"].size and int(d["goal"].max()) >= len(self._goal_map):
@@ -365,18 +365,25 @@ class Recording:
         return rows[(rows[:, 0] >= t0) & (rows[:, 0] < t1)]
 
     def file_columns(self) -> dict[str, tuple[str, ...]]:
-        """The columns the file itself holds, by name (this version's rows hold :func:`columns_now`'s:
-        a name here that is not there was written by another version and is left aside)."""
+        """The columns the file itself holds, by name, in its own order."""
         return dict(self._file_columns)
+
+    def columns(self) -> dict[str, tuple[str, ...]]:
+        """The columns its rows hold (:meth:`tick_rows`, :meth:`sample_rows`, …): this version's
+        (:func:`columns_now`: one the file lacks reads NaN), then the ones only the file names,
+        written by another version (a metric added there): kept, and shown where the rows are
+        shown by name (the export's tables)."""
+        now = columns_now()
+        return {k: (*now[k], *(c for c in self._file_columns.get(k, ()) if c not in now[k])) for k in now}
 
     def tick_rows(self, t0: int, t1: int) -> np.ndarray:
         """Per-tick measures ``[tick, *TICK_COLUMNS]`` for ticks in ``[t0, t1)``."""
-        return self._rows(t0, t1, 3, 1 + len(columns_now()["ticks"]))
+        return self._rows(t0, t1, 3, 1 + len(self.columns()["ticks"]))
 
     def sample_rows(self, t0: int, t1: int) -> np.ndarray:
-        """Sampled metrics ``[tick, *SAMPLE_COLUMNS]``."""
-        return self._rows(t0, t1, 4, 1 + len(columns_now()["samples"]))
+        """Sampled metrics ``[tick, *SAMPLE_COLUMNS]`` (then any only the file names: :meth:`columns`)."""
+        return self._rows(t0, t1, 4, 1 + len(self.columns()["samples"]))
 
     def divergence_rows(self, t0: int, t1: int) -> np.ndarray:
         """For a fork: ``[tick, *DIVERGENCE_COLUMNS]`` per tick."""
-        return self._rows(t0, t1, 5, 1 + len(columns_now()["divergence"]))
+        return self._rows(t0, t1, 5, 1 + len(self.columns()["divergence"]))

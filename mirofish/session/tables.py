@@ -58,9 +58,6 @@ from ..fish.memory import event_text
 from ..fish.plans import G_HOLD, GOAL_NAMES, describe
 from ..observe.paths import OutputError, check_output, open_read_only
 from ..observe.recording import (
-    DIVERGENCE_COLUMNS,
-    SAMPLE_COLUMNS,
-    TICK_COLUMNS,
     TICK_SCENE,
     Recording,
     RecordingError,
@@ -211,9 +208,10 @@ def metrics_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     ticks = rec.tick_rows(t0, t1)
     samples = {int(r[0]): r[1:] for r in rec.sample_rows(t0, t1)}
     cols: dict[str, list[Any]] = {"tick": [int(t) for t in ticks[:, 0]]}
-    for k, name in enumerate(TICK_COLUMNS):
+    named = rec.columns()  # this version's columns, then any only the file has (another version's metric)
+    for k, name in enumerate(named["ticks"]):
         cols[name] = [float(v) for v in ticks[:, 1 + k]]
-    for k, name in enumerate(SAMPLE_COLUMNS):
+    for k, name in enumerate(named["samples"]):
         key = name if name not in cols else f"sampled_{name}"
         cols[key] = [round(float(samples[t][k]), 6) if t in samples else None for t in cols["tick"]]
     return cols
@@ -222,7 +220,7 @@ def metrics_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
 def divergence_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     rows = rec.divergence_rows(t0, t1)
     cols: dict[str, list[Any]] = {"tick": [int(t) for t in rows[:, 0]]}
-    for k, name in enumerate(DIVERGENCE_COLUMNS):
+    for k, name in enumerate(rec.columns()["divergence"]):
         cols[name] = [float(v) for v in rows[:, 1 + k]]
     return cols
 
