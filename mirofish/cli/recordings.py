@@ -182,9 +182,26 @@ def export_otel(args: argparse.Namespace) -> int:
         raise UsageError("mirofish export: --otel FILE writes traces; --tables and --around/--out are other exports "
                          "(one at a time)")
     guard_output(args.otel, (args.path,), args.overwrite, "trace")
+    _has_exchanges(args.path)
     print(json.dumps(write(args.path, args.otel, args.otel_content, args.otel_anchor, args.t_from, args.t_to,
                            args.overwrite)))
     return 0
+
+
+def _has_exchanges(path: str) -> None:
+    """A recording of a scene that keeps no model exchanges: one line saying why (its spec's
+    ``no_exchanges``), before the exporter opens it."""
+    from ..observe.recording import TICK_SCENE, RecordingError, recording_scene
+
+    kind = recording_scene(path)
+    if kind == TICK_SCENE:
+        return
+    try:
+        why = scene(kind).no_exchanges or "its scene keeps no model exchanges"
+    except SceneError:
+        why = "its scene keeps no model exchanges"
+    raise RecordingError(f"{path} is a {kind} recording: {why}; export --otel writes an aquarium model run's "
+                         f"exchanges")
 
 
 # ---------------------------------------------------------------- the aquarium's readers

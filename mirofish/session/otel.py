@@ -527,22 +527,11 @@ def build_request(rec: Recording, calls: list[dict[str, Any]], content: str = "e
 # ---------------------------------------------------------------- the command
 
 
-def _why_no_exchanges(scene: str) -> str:
-    """Why ``scene``'s recordings hold no exchanges to export (its spec's ``no_exchanges``)."""
-    from ..scenes.registry import SceneError
-    from ..scenes.registry import scene as spec_of
-
-    try:
-        return spec_of(scene).no_exchanges or "its scene keeps no model exchanges"
-    except SceneError:
-        return "its scene keeps no model exchanges"
-
-
 def _recording(path: str | Path) -> Recording:
     """The aquarium recording at ``path``, or a one-line refusal naming why it has no exchanges."""
     scene = recording_scene(path)  # (a missing, damaged or foreign file: one line)
     if scene != TICK_SCENE:
-        why = _why_no_exchanges(scene)
+        why = "its scene keeps no model exchanges"  # (the command line names why: its spec's no_exchanges)
         raise RecordingError(f"{path} is a {scene} recording: {why}; export --otel writes an aquarium model run's "
                              f"exchanges")
     return Recording(path)
