@@ -9,9 +9,15 @@ from typing import Any, ClassVar
 import pygame
 
 from ...observe.recording import RecordingError
-from ...scenes.negotiation.dialogue import STRATEGIES, Bandit, Negotiation
-from ...scenes.negotiation.recording import NegotiationRecording, NegotiationReplay, ReplayDiverged
-from ...scenes.negotiation.world import Session
+from ...scenes.negotiation.recording import NegotiationRecording
+from ...session.negotiation import (
+    STRATEGIES,
+    NegotiationSession,
+    NegotiationShown,
+    NotARepair,
+    ReplayDiverged,
+    ReplayShown,
+)
 from .. import theme
 from ..keys import Binding, Line, Row
 from ..panels import Timeline, sparkline
@@ -51,103 +57,89 @@ class NegotiationScene(PacedScene):
                 lambda s, e: s.replay_key(e.key)),
     )
 
-    def __init__(self, seed: int = 0, repair: bool = True, speakers_for=None, layers: int = 3, recorder=None):
-        self.seed, self.repair, self.speakers_for, self.layers = seed, repair, speakers_for, layers
-        self.bandit = Bandit()
+    def __init__(self, seed: int = 0, repair: bool = True, speakers_for=None, layers: int = 3, recorder=None,
+                 session: NegotiationSession | None = None):
         super().__init__()
-        self.index = 0
-        self.results: list[dict] = []
-        self.recorder = recorder  # negotiation --record: each session kept as it ends
-        self.player: NegotiationReplay | None = None  # replay R.db: a recording played back
-        self.timeline: Timeline | None = None
+        # the negotiation, its bandit, its recorder and a replay's player are the session's
+        self.session = session or NegotiationSession(seed, repair, speakers_for, layers, recorder)
+        self.timeline: Timeline | None = None  # a replay's
         self.picking = False  # the fork's strategy picker is open
         self.message, self.alarm = "", False
-        self._start()
 
     @classmethod
     def replaying(cls, rec: NegotiationRecording, session: int | None = None) -> NegotiationScene:
         """The scene playing a recording back (``replay R.db``), paused at its first turn."""
-        scene = cls(int(rec.header.get("seed", 0)), bool(rec.header.get("repair", True)), None,
-                    int(rec.header.get("layers", 3)))
-        scene.player = NegotiationReplay(rec, session)
-        scene.timeline = Timeline(0, scene.player.last)
+        scene = cls(session=NegotiationSession.replaying(rec, session))
+        replay = scene.player
+        assert replay is not None
+        scene.timeline = Timeline(0, replay.last)
         scene.help_lines = (*cls.REPLAY_HELP, *cls.help_lines)
         scene.pacer.paused = True
         scene.switchable = False  # a replay's window shows the recording only
         return scene
 
-    def _start(self) -> None:
-        speakers = self.speakers_for(self.index) if self.speakers_for else None
-        if self.recorder is not None:
-            speakers = self.recorder.begin(self.bandit, speakers)
-        self.neg = Negotiation(Session.draw(self.seed * 100_003 + self.index), self.repair, self.bandit,
-                               speakers=speakers, layers=self.layers)
-        self.turn_iter = self.neg.iter_turns()
-        self.done = False
+    # what is shown: the session's snapshot
+    @property
+    def neg(self) -> NegotiationShown:
+        return self.session.snapshot()
 
-    # model side
+    @property
+    def player(self) -> ReplayShown | None:
+        """Where a replay is (None: a live run)."""
+        return self.session.snapshot().replay
+
+    @property
+    def index(self) -> int:
+        return self.session.snapshot().index
+
+    @property
+    def results(self) -> tuple[dict, ...]:
+        return self.session.snapshot().results
+
+    # model side: forwarded to the session
     def reset(self, seed: int) -> None:
         if self.player is not None:
-            self._replay(lambda p: p.seek(0))
+            self._replay(lambda s: s.seek(0))
             return
-        self.seed, self.index, self.results = seed, 0, []
-        self.bandit = Bandit()
-        self._start()
+        self.session.reset(seed)
 
     def step(self) -> None:
         if self.player is not None:
             self._replay(self._replay_step)
             return
-        if self.done:
-            self.results.append(self.neg.result())
-            if self.recorder is not None:
-                self.recorder.end(self.index, self.neg)
-            self.index += 1
-            self._start()
-            return
-        try:
-            turn = next(self.turn_iter)
-        except StopIteration:
-            self.done = True
-            return
-        if self.recorder is not None:
-            self.recorder.turn(turn)
+        self.session.step()
 
-    def _replay_step(self, player: NegotiationReplay) -> None:
+    def _replay_step(self, session: NegotiationSession) -> None:
         if not self.alarm:
             self.message = ""  # a hint about the turn before is stale now
-        if player.step() is None and not player.session_by(+1):
+        if not session.step():
             self.pacer.paused = True  # the recording's end
             self.message = "the end of the recording"
 
     def _replay(self, move) -> None:
         """A move in the recording; a turn that is not the recorded one stops it, on a banner."""
-        assert self.player is not None
         try:
-            move(self.player)
+            move(self.session)
         except RecordingError as exc:
             self.pacer.paused = True
             self.message, self.alarm = str(exc), isinstance(exc, ReplayDiverged)
             return
-        self.neg = self.player.neg
-        if self.timeline is not None:
-            self.timeline.last = max(1, self.player.last)
-            fork = self.player.fork_point
+        replay = self.player
+        if self.timeline is not None and replay is not None:
+            self.timeline.last = max(1, replay.last)
+            fork = replay.fork_point
             self.timeline.markers = [(fork[0], "fork")] if fork else []
 
     def snapshot(self) -> dict:
-        return {"session": self.neg.tracker.as_json(), "results": self.results, "bandit": self.neg.bandit.stats()}
+        return self.session.snapshot().as_json()
 
     @property
     def uses_model(self) -> bool:  # type: ignore[override]
-        return self.speakers_for is not None
+        return self.session.model_agents
 
     def close(self) -> None:
         self.close_worker()
-        if self.recorder is not None:
-            self.recorder.close()  # finished sessions stay recorded
-        if self.player is not None:
-            self.player.rec.close()
+        self.session.close()  # finished sessions stay recorded; a replay's recording is closed
 
     def handle_event(self, event) -> bool:
         """A replay's timeline and its strategy picker (open after F: 1-5 forks, any other key
@@ -155,20 +147,20 @@ class NegotiationScene(PacedScene):
         if self.player is not None and self.timeline is not None and self.timeline.handle(event):
             n = self.timeline.seek_to
             self.pacer.paused = True
-            self._replay(lambda p: p.seek(n))
+            self._replay(lambda s: s.seek(n))
             return True
         if self.picking and event.type == pygame.KEYDOWN:
             self.picking = False
             k = event.key - pygame.K_1
             if 0 <= k < len(STRATEGIES):
                 self.message, self.alarm = "", False
-                self._replay(lambda p: p.fork(STRATEGIES[k]))
+                self._replay(lambda s: s.fork(STRATEGIES[k]))
             return True
         return super().handle_event(event)
 
-    REPLAY_MOVES: ClassVar[dict[int, Callable[[NegotiationReplay], Any]]] = {
-        pygame.K_COMMA: lambda p: p.back(), pygame.K_LEFTBRACKET: lambda p: p.session_by(-1),
-        pygame.K_RIGHTBRACKET: lambda p: p.session_by(+1), pygame.K_o: lambda p: p.original()}
+    REPLAY_MOVES: ClassVar[dict[int, Callable[[NegotiationSession], Any]]] = {
+        pygame.K_COMMA: lambda s: s.back(), pygame.K_LEFTBRACKET: lambda s: s.session_by(-1),
+        pygame.K_RIGHTBRACKET: lambda s: s.session_by(+1), pygame.K_o: lambda s: s.original()}
 
     def replay_key(self, key: int) -> None:
         """One turn back, the previous or next session, back to the recording after a fork."""
@@ -178,11 +170,11 @@ class NegotiationScene(PacedScene):
 
     def fork_key(self) -> None:
         """F: the strategy picker, when the newest turn is a repair."""
-        assert self.player is not None
         self.pacer.paused = True
-        last = self.neg.turns[-1] if self.neg.turns else None
-        if last is None or last.kind != "repair":
-            repairs = ", ".join(map(str, self.player.rec.repair_turns(self.player.index))) or "none"
+        try:
+            self.session.check_fork()
+        except NotARepair as exc:
+            repairs = ", ".join(map(str, exc.repairs)) or "none"
             self.message, self.alarm = f"F forks a repair: step to one first (repairs at turns {repairs})", False
         else:
             self.picking = True
@@ -232,7 +224,7 @@ class NegotiationScene(PacedScene):
         for turn, lines in reversed(shown):
             colour = {"repair": theme.ACCENT, "calibrate": theme.WARN, "check": theme.WARN, "dispute": theme.BAD,
                       "accept": theme.GOOD}.get(turn.kind, theme.INK)
-            badges = "".join(f"[{k[-1]}]" for k in ("layer1", "layer2", "layer3") if k in turn.signals)
+            badges = "".join(f"[{k[-1]}]" for k in turn.layers)
             surf.blit(theme.fit(f"t{turn.index} {turn.speaker} {badges}", 17, box.w - 24, theme.DIM), (box.x + 12, y))
             y += 18
             for line in lines:
@@ -245,21 +237,20 @@ class NegotiationScene(PacedScene):
         surf.blit(theme.fit("what each side understood (grounding)", 20, board.w - 24, theme.INK, bold=True),
                   (board.x + 12, board.y + 8))
         y = board.y + 36
-        for key, ent in sorted(neg.tracker.entities.items()):
-            readings = ", ".join(f"{r} says {lvl}" for r, lvl in ent["attributes"].items()) or "no one has said"
-            mark, colour = ("agreed", theme.GOOD) if ent["grounded"] else ("not yet agreed", theme.WARN)
-            issue, _, value = key.partition(":")  # "support:premium" reads "support = premium"
+        for ent in neg.issues:
+            readings = ", ".join(f"{r} says {lvl}" for r, lvl in ent.readings) or "no one has said"
+            mark, colour = ("agreed", theme.GOOD) if ent.grounded else ("not yet agreed", theme.WARN)
+            issue, _, value = ent.key.partition(":")  # "support:premium" reads "support = premium"
             what = f"{issue} = {value}" if value else issue
             surf.blit(theme.fit(readable(f"{what}: {mark}  ({readings})"), 17, board.w - 24, colour), (board.x + 12, y))
             y += 19
             if y > board.bottom - 20:
                 break
-        props = list(neg.tracker.propositions.items())[-4:]
-        for prop_id, p in props:
+        for offer in neg.offers[-4:]:
             if y > board.bottom - 20:
                 break
-            status = {"countered": "answered with another offer"}.get(p["status"], p["status"])
-            line = f"offer {prop_id.removeprefix('prop_')} by {p['proponent']}: {status}"
+            status = {"countered": "answered with another offer"}.get(offer.status, offer.status)
+            line = f"offer {offer.id.removeprefix('prop_')} by {offer.proponent}: {status}"
             surf.blit(theme.fit(line, 17, board.w - 24, theme.DIM), (board.x + 12, y))
             y += 19
         # bandit
@@ -267,15 +258,14 @@ class NegotiationScene(PacedScene):
         pygame.draw.rect(surf, theme.CARD, arms, border_radius=10)
         surf.blit(theme.fit("how misunderstandings get fixed: repairs scored, average reward", 20, arms.w - 24,
                             theme.INK, bold=True), (arms.x + 12, arms.y + 8))
-        stats = neg.bandit.stats()
-        most = max(1, max(s["pulls"] for s in stats.values()))
-        row_h = max(18, min(30, (arms.h - 44) // max(1, len(stats))))
-        for k, (name, s) in enumerate(stats.items()):
+        most = max(1, max(a.pulls for a in neg.arms))
+        row_h = max(18, min(30, (arms.h - 44) // max(1, len(neg.arms))))
+        for k, arm in enumerate(neg.arms):
             y = arms.y + 40 + k * row_h
-            surf.blit(theme.fit(name.replace("_", " "), 17, 190, theme.DIM), (arms.x + 12, y))
-            pygame.draw.rect(surf, theme.ACCENT, (arms.x + 210, y + 2, int(max(0, arms.w - 330) * s["pulls"] / most),
+            surf.blit(theme.fit(arm.name.replace("_", " "), 17, 190, theme.DIM), (arms.x + 12, y))
+            pygame.draw.rect(surf, theme.ACCENT, (arms.x + 210, y + 2, int(max(0, arms.w - 330) * arm.pulls / most),
                                                   12))
-            surf.blit(theme.text(f"{s['pulls']}x  {s['mean_reward']:.2f}", 17, theme.INK), (arms.right - 110, y))
+            surf.blit(theme.text(f"{arm.pulls}x  {arm.mean_reward:.2f}", 17, theme.INK), (arms.right - 110, y))
         # uncertainty curve
         curve = rects["uncertainty"]
         pygame.draw.rect(surf, theme.CARD, curve, border_radius=10)
@@ -293,32 +283,28 @@ class NegotiationScene(PacedScene):
 
     def _status_line(self) -> str:
         neg = self.neg
-        agents = "model agents" if self.speakers_for else "simulated agents"
-        setup = f"{agents}   repair {'ON' if self.repair else 'OFF'}   Argent layers 1-{self.layers}"
-        if self.player is None:
-            deals = sum(r["agreement"] for r in self.results)
-            rec = "   recording" if self.recorder is not None else ""
-            return (f"session {self.index + 1} ({neg.tracker.session})   {setup}   finished {len(self.results)}, "
-                    f"deals {deals}{rec}   speed {self.pacer.speed:g}x   H: what you see   S: next scene")
-        p = self.player
-        turn = f"turn {p.shown} (a fork)" if p.fork_point else f"turn {p.shown} of {len(p.recorded)}"
-        where = f"replay: session {p.index} ({p.pos + 1} of {len(p.order)}), {turn}"
+        agents = "model agents" if neg.model_agents else "simulated agents"
+        setup = f"{agents}   repair {'ON' if neg.repair else 'OFF'}   Argent layers 1-{neg.layers}"
+        p = neg.replay
+        if p is None:
+            rec = "   recording" if neg.recording else ""
+            return (f"session {neg.index + 1} ({neg.session_id})   {setup}   finished {len(neg.results)}, "
+                    f"deals {neg.deals}{rec}   speed {self.pacer.speed:g}x   H: what you see   S: next scene")
+        turn = f"turn {p.shown} (a fork)" if p.fork_point else f"turn {p.shown} of {p.recorded}"
+        where = f"replay: session {p.session} ({p.pos + 1} of {p.sessions}), {turn}"
         state = "paused" if self.pacer.paused else f"playing {self.pacer.speed:g}x"
         return f"{where}   {state}   {setup}   H: keys"
 
     def _replay_note(self) -> tuple[str, tuple] | None:
         """What a replay says under its status line: a message, or what the fork changed."""
-        if self.player is None:
+        p = self.player
+        if p is None:
             return None
         if self.message:
             return self.message, theme.BAD if self.alarm else theme.WARN
-        fork = self.player.fork_point
+        fork = p.fork_point
         if fork:
-            from ...scenes.negotiation.recording import turn_record
-
-            played = [turn_record(x) for x in self.neg.turns[fork[0] + 1:]]
-            recorded = self.player.recorded[fork[0] + 1:fork[0] + 1 + len(played)]
-            differs = next((fork[0] + 1 + k for k, (a, b) in enumerate(zip(played, recorded)) if a != b), None)
+            differs = p.differs_from
             since = (f"the turns differ from turn {differs}" if differs is not None else
                      "the turns after it are the recording's so far (this repair landed the same way)")
             return (f"fork at turn {fork[0]}: {fork[1].replace('_', ' ')} instead of the recorded "
