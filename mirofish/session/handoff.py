@@ -7,21 +7,42 @@ seed and the task's index; a finished task's result is kept. :meth:`HandoffSessi
 what the window draws, as a frozen :class:`HandoffShown` — the messages, what each agent believes
 the task is against the brief, the drifts injected (caught, gone or carried), the arm's figures
 over the tasks finished; its :meth:`~HandoffShown.as_json` is the scene's JSON-ready state.
+
+The session sits below the scenes and imports none of them: the chain's model — its classes
+and tables in :mod:`mirofish.scenes.handoff` — is handed to it as :class:`HandoffParts` by
+whoever opens it (the window).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..scenes.handoff.brief import READING_CODES, draw_brief
-from ..scenes.handoff.chain import ARMS, FLOW, Chain, Drift, Message, _req_text
 from .turns import Episodes
 
-__all__ = ["DriftShown", "FiguresShown", "HandoffSession", "HandoffShown", "MessageShown", "MindShown"]
+if TYPE_CHECKING:  # (types only: the parts come from the caller)
+    from ..scenes.handoff.brief import Brief
+    from ..scenes.handoff.chain import Chain, Drift, Message
+
+__all__ = ["DriftShown", "FiguresShown", "HandoffParts", "HandoffSession", "HandoffShown", "MessageShown",
+           "MindShown"]
 
 LAYERS = ("layer1", "layer2", "layer3")  # the Argent signals a message may carry, as its badges [1] [2] [3]
+
+
+@dataclass(frozen=True)
+class HandoffParts:
+    """The report chain's model, as :mod:`mirofish.scenes.handoff` has it: ``chain``
+    (``chain.Chain``), ``brief`` (``brief.draw_brief``: a task's brief from the seed and its
+    index), ``arms`` (``chain.ARMS``: an arm's name → its signal layers), ``flow`` (``chain.FLOW``:
+    each message's sender, receiver and kind) and ``reading_codes`` (``brief.READING_CODES``)."""
+
+    chain: type[Chain]
+    brief: Callable[[int, int], Brief]
+    arms: Mapping[str, frozenset[int]]
+    flow: tuple[tuple[str, str, str], ...]
+    reading_codes: Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -99,12 +120,13 @@ class HandoffShown:
         return {"task": self.task_id, "messages": len(self.messages), "done": list(self.recent)}
 
 
-class HandoffSession(Episodes[Chain, Message, HandoffShown]):
+class HandoffSession(Episodes["Chain", "Message", HandoffShown]):
     """The report chain's tasks one after another (see the module doc). ``writer``: a model
     writes the messages (None: the templates); it is closed with the session."""
 
-    def __init__(self, seed: int = 1, layers: str = "L1+2+3", writer: Any = None, l2_source: str = "agent",
-                 wire_form: str = "full"):
+    def __init__(self, parts: HandoffParts, seed: int = 1, layers: str = "L1+2+3", writer: Any = None,
+                 l2_source: str = "agent", wire_form: str = "full"):
+        self.parts = parts
         self.arm, self.writer, self.l2_source, self.wire_form = layers, writer, l2_source, wire_form
         super().__init__(seed)
 
@@ -113,8 +135,8 @@ class HandoffSession(Episodes[Chain, Message, HandoffShown]):
         return self.writer is not None
 
     def _begin(self, index: int) -> tuple[Chain, Iterator[Message]]:
-        chain = Chain(draw_brief(self.seed, index), ARMS[self.arm], self.seed, writer=self.writer,
-                      l2_source=self.l2_source, wire_form=self.wire_form)
+        chain = self.parts.chain(self.parts.brief(self.seed, index), self.parts.arms[self.arm], self.seed,
+                                 writer=self.writer, l2_source=self.l2_source, wire_form=self.wire_form)
         return chain, chain.iter_messages()
 
     def _take(self) -> HandoffShown:
@@ -125,15 +147,16 @@ class HandoffSession(Episodes[Chain, Message, HandoffShown]):
                          for m in c.messages)
         minds = tuple(MindShown(agent, mind.goal != reg.goal, tuple(sorted(reg.requirements - mind.requirements)),
                                 tuple(sorted(mind.requirements - reg.requirements)),
-                                tuple(f"{k}={READING_CODES[r]}" for k, r in mind.concepts.items()
+                                tuple(f"{k}={self.parts.reading_codes[r]}" for k, r in mind.concepts.items()
                                       if r != reg.concepts[k]))
                       for agent, mind in c.minds.items())
-        drifts = tuple(DriftShown(d.kind, d.what, d.at, FLOW[d.at][0], d.detected_at, self._carried(d))
+        drifts = tuple(DriftShown(d.kind, d.what, d.at, self.parts.flow[d.at][0], d.detected_at, self._carried(d))
                        for d in c.drifts)
         injected = {f"{d.kind}:{d.what}" for d in c.drifts}
         lost = sorted({f for m in c.messages for f in m.detections if f.startswith("lost:") and f not in injected})
         return HandoffShown(self.index, c.brief.task_id, self.arm, c.brief.goal,
-                            tuple(_req_text(r) for r in c.brief.requirements), messages, minds, drifts, tuple(lost),
+                            tuple(c.brief.requirement_text(r) for r in c.brief.requirements), messages, minds, drifts,
+                            tuple(lost),
                             self.finished, self._figures(), tuple(self.results[-20:]))
 
     def _figures(self) -> FiguresShown:

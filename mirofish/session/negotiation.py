@@ -1,14 +1,19 @@
 """The negotiation as a session: what its window (:mod:`mirofish.ui.scenes.negotiation`) shows,
 live or replayed, without the window.
 
+The session sits below the scenes (core → brains → observe → session → scenes → ui/cli) and
+imports none of them: the negotiation's model — its classes and functions in
+:mod:`mirofish.scenes.negotiation` — is handed to it as :class:`NegotiationParts` by whoever
+opens it (the window); the session builds, steps, records and replays the model with them.
+
 Live, the session plays negotiation sessions one after another, one turn a step, all of them
 learning with one repair bandit (``negotiation``); with a recorder (``--record``) each session
 is written as it ends. Replaying (:meth:`NegotiationSession.replaying`, ``replay R.db``) it plays
 a recording back, checked turn by turn: ``step``, ``seek(n)``, ``back``, ``session_by(±1)``,
 ``fork(strategy)`` at a repair turn (``check_fork`` says why not, before a strategy is chosen)
 and ``original()``. A move the recording refuses is a one-line
-:class:`~mirofish.observe.recording.RecordingError` (:class:`ReplayDiverged` when a turn is not
-the recorded one); what is shown stays as it was before the move.
+:class:`~mirofish.observe.recording.RecordingError` (the recording's ``ReplayDiverged`` when a
+turn is not the recorded one); what is shown stays as it was before the move.
 
 :meth:`~NegotiationSession.snapshot` is what the window draws, as a frozen
 :class:`NegotiationShown`; its :meth:`~NegotiationShown.as_json` is the scene's JSON-ready state.
@@ -18,27 +23,37 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..observe.recording import RecordingError
-from ..scenes.negotiation.dialogue import STRATEGIES, Bandit, Negotiation, Speaker, Turn
-from ..scenes.negotiation.recording import (
-    NegotiationRecorder,
-    NegotiationRecording,
-    NegotiationReplay,
-    ReplayDiverged,
-    session_seed,
-    turn_record,
-)
-from ..scenes.negotiation.world import Session as Deal
 from .turns import Episodes
 
-__all__ = ["STRATEGIES", "ArmShown", "IssueShown", "NegotiationSession", "NegotiationShown", "NotARepair",
-           "OfferShown", "ReplayDiverged", "ReplayShown", "TurnShown"]
+if TYPE_CHECKING:  # (types only: the parts come from the caller)
+    from ..scenes.negotiation.dialogue import Bandit, Negotiation, Speaker, Turn
+    from ..scenes.negotiation.recording import NegotiationRecorder, NegotiationRecording, NegotiationReplay
+    from ..scenes.negotiation.world import Session as Deal
+
+__all__ = ["ArmShown", "IssueShown", "NegotiationParts", "NegotiationSession", "NegotiationShown", "NotARepair",
+           "OfferShown", "ReplayShown", "TurnShown"]
 
 LAYERS = ("layer1", "layer2", "layer3")  # the Argent signals a turn may carry, as its badges [1] [2] [3]
 
-SpeakersFor = Callable[[int], Mapping[str, Speaker] | None]  # session index → its negotiators (model agents)
+SpeakersFor = Callable[[int], "Mapping[str, Speaker] | None"]  # session index → its negotiators (model agents)
+
+
+@dataclass(frozen=True)
+class NegotiationParts:
+    """The negotiation's model, as :mod:`mirofish.scenes.negotiation` has it: ``negotiation``
+    (``dialogue.Negotiation``), ``bandit`` (``dialogue.Bandit``), ``deal`` (``world.Session.draw``:
+    a session's setup from its seed), ``session_seed`` (a run's seed and a session's index → that
+    seed), ``replay`` (``recording.NegotiationReplay``) and ``turn_record`` (a turn as recorded)."""
+
+    negotiation: type[Negotiation]
+    bandit: type[Bandit]
+    deal: Callable[[int], Deal]
+    session_seed: Callable[[int, int], int]
+    replay: type[NegotiationReplay]
+    turn_record: Callable[[Turn], dict[str, Any]]
 
 
 class NotARepair(RecordingError):
@@ -133,24 +148,27 @@ class NegotiationShown:
                 "bandit": {a.name: {"pulls": a.pulls, "mean_reward": a.mean_reward} for a in self.arms}}
 
 
-class NegotiationSession(Episodes[Negotiation, Turn, NegotiationShown]):
+class NegotiationSession(Episodes["Negotiation", "Turn", NegotiationShown]):
     """A negotiation run, live or replayed (see the module doc)."""
 
-    def __init__(self, seed: int = 0, repair: bool = True, speakers_for: SpeakersFor | None = None, layers: int = 3,
-                 recorder: NegotiationRecorder | None = None, player: NegotiationReplay | None = None):
+    def __init__(self, parts: NegotiationParts, seed: int = 0, repair: bool = True,
+                 speakers_for: SpeakersFor | None = None, layers: int = 3, recorder: NegotiationRecorder | None = None,
+                 player: NegotiationReplay | None = None):
+        self.parts = parts
         self.repair, self.speakers_for, self.layers = repair, speakers_for, layers
         self.recorder = recorder  # each session kept as it ends
         self.player = player  # a recording played back
         self.can_seek = player is not None
-        self.bandit = Bandit()
+        self.bandit = parts.bandit()
         super().__init__(seed)
 
     @classmethod
-    def replaying(cls, rec: NegotiationRecording, session: int | None = None) -> NegotiationSession:
+    def replaying(cls, parts: NegotiationParts, rec: NegotiationRecording,
+                  session: int | None = None) -> NegotiationSession:
         """Recorded session ``session`` (the first by default) at its start; RecordingError when
         the recording has no such session."""
-        return cls(int(rec.header.get("seed", 0)), bool(rec.header.get("repair", True)), None,
-                   int(rec.header.get("layers", 3)), player=NegotiationReplay(rec, session))
+        return cls(parts, int(rec.header.get("seed", 0)), bool(rec.header.get("repair", True)), None,
+                   int(rec.header.get("layers", 3)), player=parts.replay(rec, session))
 
     @property
     def model_agents(self) -> bool:
@@ -162,8 +180,8 @@ class NegotiationSession(Episodes[Negotiation, Turn, NegotiationShown]):
         speakers = self.speakers_for(index) if self.speakers_for else None
         if self.recorder is not None:
             speakers = self.recorder.begin(self.bandit, speakers)
-        neg = Negotiation(Deal.draw(session_seed(self.seed, index)), self.repair, self.bandit, speakers=speakers,
-                          layers=self.layers)
+        neg = self.parts.negotiation(self.parts.deal(self.parts.session_seed(self.seed, index)), self.repair,
+                                     self.bandit, speakers=speakers, layers=self.layers)
         return neg, neg.iter_turns()
 
     def _start(self) -> None:
@@ -200,7 +218,7 @@ class NegotiationSession(Episodes[Negotiation, Turn, NegotiationShown]):
         if self.player is not None:
             self.seek(0)
             return
-        self.bandit = Bandit()
+        self.bandit = self.parts.bandit()
         super().reset(seed)
 
     # -- a replay's moves
@@ -275,7 +293,7 @@ class NegotiationSession(Episodes[Negotiation, Turn, NegotiationShown]):
         if not p.fork_point:
             return None
         first = p.fork_point[0] + 1
-        played = [turn_record(x) for x in self.model.turns[first:]]
+        played = [self.parts.turn_record(x) for x in self.model.turns[first:]]
         recorded = p.recorded[first:first + len(played)]
         return next((first + k for k, (a, b) in enumerate(zip(played, recorded)) if a != b), None)
 

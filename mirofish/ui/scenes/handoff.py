@@ -8,10 +8,15 @@ from typing import Any
 
 import pygame
 
-from ...session.handoff import DriftShown, HandoffSession, HandoffShown, MessageShown
+from ...scenes.handoff.brief import READING_CODES, draw_brief
+from ...scenes.handoff.chain import ARMS, FLOW, Chain
+from ...session.handoff import DriftShown, HandoffParts, HandoffSession, HandoffShown, MessageShown
 from .. import theme
 from ..keys import Line, Row
 from .base import PacedScene
+
+# the chain's model, handed to its session (which sits below the scenes and imports none)
+PARTS = HandoffParts(chain=Chain, brief=draw_brief, arms=ARMS, flow=FLOW, reading_codes=READING_CODES)
 
 
 class HandoffScene(PacedScene):
@@ -33,7 +38,7 @@ class HandoffScene(PacedScene):
                  wire_form: str = "full"):
         super().__init__()
         # the chain, its tasks and their results are the session's (writer: a model writes the messages)
-        self.session = HandoffSession(seed, layers, writer, l2_source, wire_form)
+        self.session = HandoffSession(PARTS, seed, layers, writer, l2_source, wire_form)
 
     @property
     def shown(self) -> HandoffShown:

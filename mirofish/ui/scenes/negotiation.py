@@ -9,19 +9,24 @@ from typing import Any, ClassVar
 import pygame
 
 from ...observe.recording import RecordingError
-from ...scenes.negotiation.recording import NegotiationRecording
-from ...session.negotiation import (
-    STRATEGIES,
-    NegotiationSession,
-    NegotiationShown,
-    NotARepair,
+from ...scenes.negotiation.dialogue import STRATEGIES, Bandit, Negotiation
+from ...scenes.negotiation.recording import (
+    NegotiationRecording,
+    NegotiationReplay,
     ReplayDiverged,
-    ReplayShown,
+    session_seed,
+    turn_record,
 )
+from ...scenes.negotiation.world import Session
+from ...session.negotiation import NegotiationParts, NegotiationSession, NegotiationShown, NotARepair, ReplayShown
 from .. import theme
 from ..keys import Binding, Line, Row
 from ..panels import Timeline, sparkline
 from .base import PacedScene
+
+# the negotiation's model, handed to its session (which sits below the scenes and imports none)
+PARTS = NegotiationParts(negotiation=Negotiation, bandit=Bandit, deal=Session.draw, session_seed=session_seed,
+                         replay=NegotiationReplay, turn_record=turn_record)
 
 
 class NegotiationScene(PacedScene):
@@ -61,7 +66,7 @@ class NegotiationScene(PacedScene):
                  session: NegotiationSession | None = None):
         super().__init__()
         # the negotiation, its bandit, its recorder and a replay's player are the session's
-        self.session = session or NegotiationSession(seed, repair, speakers_for, layers, recorder)
+        self.session = session or NegotiationSession(PARTS, seed, repair, speakers_for, layers, recorder)
         self.timeline: Timeline | None = None  # a replay's
         self.picking = False  # the fork's strategy picker is open
         self.message, self.alarm = "", False
@@ -69,7 +74,7 @@ class NegotiationScene(PacedScene):
     @classmethod
     def replaying(cls, rec: NegotiationRecording, session: int | None = None) -> NegotiationScene:
         """The scene playing a recording back (``replay R.db``), paused at its first turn."""
-        scene = cls(session=NegotiationSession.replaying(rec, session))
+        scene = cls(session=NegotiationSession.replaying(PARTS, rec, session))
         replay = scene.player
         assert replay is not None
         scene.timeline = Timeline(0, replay.last)
