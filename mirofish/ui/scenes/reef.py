@@ -16,6 +16,7 @@ import pygame
 
 from ...reef.run import Reef
 from ...reef.spec import ReefSpec
+from ...session.reef import ReefSession, ReefShown, TankShown
 from .. import theme
 from ..keys import Binding, Line, Row
 from ..tank import TankRenderer
@@ -35,23 +36,24 @@ class ReefScene(PacedScene):
 
     def __init__(self, spec: ReefSpec, record: str | None = None):
         super().__init__()
-        self.spec = spec
-        self.reef = Reef(spec, "inline", record=record)
-        self.host = self.reef.hosts.hosts[0]
-        self.renderers = [TankRenderer(self.host.view(i).terrain()) for i in range(len(spec.tanks))]
+        self.session = ReefSession(Reef, spec, record)  # the reef and its tanks, stepped here
+        self.renderers = [TankRenderer(self.session.terrain(i)) for i in range(len(spec.tanks))]
         self.opened: int | None = None
         self.tiles: list[pygame.Rect] = []
-        self.reef.advance(0)  # the figures of tick 0
+
+    @property
+    def reef(self) -> ReefShown:
+        """What is drawn: the session's snapshot."""
+        return self.session.snapshot()
 
     def step(self) -> None:
-        self.reef.advance(self.reef.tick + 1)
+        self.session.step()
 
     def layout(self, size: tuple[int, int]) -> dict:
         w, h = size
         return {"header": pygame.Rect(0, 0, w, 70), "map": pygame.Rect(16, 78, w - 32, h - 94)}
 
-    def _tile_rects(self, area: pygame.Rect) -> list[pygame.Rect]:
-        n = len(self.spec.tanks)
+    def _tile_rects(self, area: pygame.Rect, n: int) -> list[pygame.Rect]:
         cols = max(1, round(math.sqrt(n * area.w / max(1, area.h) / 1.6)))
         rows = math.ceil(n / cols)
         gap = 28
@@ -77,60 +79,51 @@ class ReefScene(PacedScene):
 
     def draw_scene(self, surf: pygame.Surface) -> None:
         _, _, r = self.begin_frame(surf)
-        moves = sum(self.reef.migrations().values())
+        reef = self.reef
         what = "click a tank to open it" if self.opened is None else \
-            f"tank {self.spec.tanks[self.opened].name} (Esc: the map)"
+            f"tank {reef.tanks[self.opened].name} (Esc: the map)"
         surf.blit(theme.text("Reef", 30, theme.INK, bold=True), (24, 12))
         pace = "paused" if self.pacer.paused else f"{self.pacer.speed:g}x"
-        surf.blit(theme.fit(f"tick {self.reef.tick} {pace} · {len(self.spec.tanks)} tanks · exchange every "
-                            f"{self.spec.interval} ticks · {moves} crossings · "
-                            f"{self.reef.in_transit()} in a corridor now · "
+        surf.blit(theme.fit(f"tick {reef.tick} {pace} · {len(reef.tanks)} tanks · exchange every "
+                            f"{reef.interval} ticks · {reef.crossings} crossings · "
+                            f"{reef.in_transit} in a corridor now · "
                             f"{what} · H: what you see", 18, r["header"].w - 48, theme.DIM), (24, 46))
         if self.opened is None:
-            self._draw_map(surf, r["map"])
+            self._draw_map(surf, r["map"], reef)
         else:
-            self._draw_tank(surf, r["map"], self.opened, big=True)
+            self._draw_tank(surf, r["map"], self.opened, reef.tanks[self.opened], big=True)
 
-    def _draw_map(self, surf: pygame.Surface, area: pygame.Rect) -> None:
-        self.tiles = self._tile_rects(area)
+    def _draw_map(self, surf: pygame.Surface, area: pygame.Rect, reef: ReefShown) -> None:
+        self.tiles = self._tile_rects(area, len(reef.tanks))
         for i, tile in enumerate(self.tiles):
-            self._draw_tank(surf, tile, i)
-        for c, cor in enumerate(self.spec.corridors):  # corridors over the tiles, with their travellers
-            a, b = self.spec.index(cor.a), self.spec.index(cor.b)
-            pa, pb = self._opening_px(a, c), self._opening_px(b, c)
+            self._draw_tank(surf, tile, i, reef.tanks[i])
+        for cor in reef.corridors:  # corridors over the tiles, with their travellers
+            pa, pb = self._opening_px(cor.a, cor.door_a), self._opening_px(cor.b, cor.door_b)
             pygame.draw.line(surf, theme.ACCENT, pa, pb, 3)
-            now = self.reef.tick
-            for e in self.reef.log:
-                if e["corridor"] == c and e["leave"] < now <= e["arrive"]:
-                    f = (now - e["leave"]) / max(1, e["arrive"] - e["leave"])
-                    start, end = (pa, pb) if e["from"] == cor.a else (pb, pa)
-                    pos = (int(start[0] + f * (end[0] - start[0])), int(start[1] + f * (end[1] - start[1])))
-                    pygame.draw.circle(surf, theme.INK, pos, 5)
+            for f, forward in cor.travellers:
+                start, end = (pa, pb) if forward else (pb, pa)
+                pos = (int(start[0] + f * (end[0] - start[0])), int(start[1] + f * (end[1] - start[1])))
+                pygame.draw.circle(surf, theme.INK, pos, 5)
 
-    def _opening_px(self, tank: int, corridor: int) -> tuple[int, int]:
-        x, y = self.reef.doors[tank][corridor]
-        rend = self.renderers[tank]
-        px, py = rend.to_px(x, y)
+    def _opening_px(self, tank: int, door: tuple[int, int]) -> tuple[int, int]:
+        px, py = self.renderers[tank].to_px(*door)
         return int(px), int(py)
 
-    def _draw_tank(self, surf: pygame.Surface, rect: pygame.Rect, i: int, big: bool = False) -> None:
-        name = self.spec.tanks[i].name
-        fig = self.reef.figures.get(i, {})
+    def _draw_tank(self, surf: pygame.Surface, rect: pygame.Rect, i: int, tank: TankShown, big: bool = False) -> None:
         pygame.draw.rect(surf, theme.CARD, rect, border_radius=8)
-        label = (f"{name}: {fig.get('population', 0)} fish · schooling {fig.get('schooling', 0.0):.0%}"
-                 f" · in {sum(1 for e in self.reef.log if e['to'] == name and e['arrive'] <= self.reef.tick)}"
-                 f" / out {sum(1 for e in self.reef.log if e['from'] == name and e['leave'] <= self.reef.tick)}")
+        label = (f"{tank.name}: {tank.population} fish · schooling {tank.schooling:.0%}"
+                 f" · in {tank.arrived} / out {tank.left}")
         surf.blit(theme.fit(label, 20 if big else 16, rect.w - 16, theme.INK), (rect.x + 8, rect.y + 6))
         water = pygame.Rect(rect.x + 6, rect.y + 30, rect.w - 12, rect.h - 36)
         rend = self.renderers[i]
         rend.layout(water)
-        rend.draw(surf, self.host.view(i).view(), None, 1.0, None, False, None, 4, None)
+        rend.draw(surf, tank.view, None, 1.0, None, False, None, 4, None)
 
     def snapshot(self) -> Any:
-        return {"tick": self.reef.tick, "migrations": self.reef.migrations()}
+        return self.session.snapshot().as_json()
 
     def reset(self, seed: int) -> None:
-        pass
+        self.session.reset(seed)
 
     def close(self) -> None:
-        self.reef.close()
+        self.session.close()
