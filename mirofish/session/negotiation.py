@@ -13,7 +13,8 @@ a recording back, checked turn by turn: ``step``, ``seek(n)``, ``back``, ``sessi
 ``fork(strategy)`` at a repair turn (``check_fork`` says why not, before a strategy is chosen)
 and ``original()``. A move the recording refuses is a one-line
 :class:`~mirofish.observe.recording.RecordingError` (the recording's ``ReplayDiverged`` when a
-turn is not the recorded one); what is shown stays as it was before the move.
+turn is not the recorded one); the negotiation shown stays the one of the last move that went
+through (a step that diverged has played its turn into it already, as the window always showed).
 
 :meth:`~NegotiationSession.snapshot` is what the window draws, as a frozen
 :class:`NegotiationShown`; its :meth:`~NegotiationShown.as_json` is the scene's JSON-ready state.
