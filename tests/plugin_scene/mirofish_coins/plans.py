@@ -6,4 +6,5 @@ from mirofish.fish.plantypes import PlanType
 
 DRIFT = PlanType("drift", ticks=25, events=frozenset({"planned", "crowd", "hungry"}),
                  steer=({"open": ("open_water", 3.0)},), prompt="let the water carry you", fork=("drift {ticks}",),
-                 words=("drift", "carried"), deed="worked", doc="let the water carry you: open water weighs three times")
+                 words=("drift", "carried"), deed="worked",
+                 doc="let the water carry you: open water weighs three times")
