@@ -254,17 +254,17 @@ def _segment(args: tuple[Any, ...]) -> dict[str, Any]:
         world.load_state_arrays(rec.keyframe(k0))
         engine = Engine(world, ReplaySource(rec), mode="lockstep")
         engine.observers.append(replay_check(rec, lambda: world))  # the recorded state hashes, as replay checks
-        s, width = world.school, rec.config.world.width
+        s = world.school
         fish_rows, mem_rows = [], []
         rec.load_chunks(k0, k1)
         while True:
             t = world.tick
             if t0 <= t < t1 and t % every == 0:
-                cell = s.cell.astype(np.int64)
+                x, y = world.water.xy(s.cell.astype(np.int64))  # tank cells (the state's are padded by the view)
                 p = world.places
                 meals, returns = (p.meals, p.returns) if p is not None else (np.zeros(s.n), np.zeros(s.n))
-                fish_rows.append(_rows(FISH_ROWS, tick=np.full(s.n, t), fish=np.arange(s.n), x=cell % width,
-                                       y=cell // width, heading=s.heading, energy=s.energy, age=s.age,
+                fish_rows.append(_rows(FISH_ROWS, tick=np.full(s.n, t), fish=np.arange(s.n), x=x,
+                                       y=y, heading=s.heading, energy=s.energy, age=s.age,
                                        plan_goal=s.plan_goal, plan_param=s.plan_param, stuck=s.stuck, meals=meals,
                                        returns=returns))
             if t >= min(k1, t1):
