@@ -499,9 +499,9 @@ class World:
     def seek(self) -> None:
         """Fish whose plan swims to a target (a plan type's ``seek``: fish/targets.py): steering
         pulls each toward it (the way that closes the larger of the two distances, as explore's
-        way is pulled); one that is there ends its plan this tick (``then = "end"``: ``return``) or
-        rests there (``"stay"``: ``hide``, remembering its arrival), and so does one whose target
-        is gone. Runs before either tick (compiled or numpy), so both stay the same hash for hash."""
+        way is pulled); one that is there ends its plan this tick (``then = "end"``: ``return``,
+        and so does one whose place is gone) or rests there (``"stay"``: ``hide``, remembering its
+        arrival; with no target in view it keeps still where it is). Runs before either tick (compiled or numpy), so both stay the same hash for hash."""
         s, st, found_any = self.school, self.steering, False
         for goal, target in _SEEKS:
             if not target.on(self):
@@ -515,14 +515,15 @@ class World:
             st.bias[fish] = 0.0
             if target.then == "end":
                 gone = there | ~found
-            else:
-                gone = ~found
+            else:  # it stays there; with none in view it keeps still where it is (its plan goes on)
+                gone = np.zeros(fish.size, bool)
                 staying = there & found
                 if target.remembers:  # came to rest there: just planned, or moved there last tick
                     came = staying & ~st.rests[fish] & ((s.last_decision[fish] == self.tick)
                                                         | ((s.intent[fish] < 4) & (s.stuck[fish] == 0)))
                     s.memory.record(fish[came], self.tick, mem.ARRIVED, 0)
-                st.rests[fish] = staying
+                st.rests[fish] = staying | ~found
+                there = there | ~found  # (not pulled anywhere)
             s.plan_end[fish[gone]] = np.minimum(s.plan_end[fish[gone]], self.tick)
             pulled = ~gone & ~there
             st.bias[fish[pulled], way_to(dx, dy)[pulled]] = st.cfg.direction

@@ -160,3 +160,37 @@ def test_every_golden_recording_replays_checked_and_exports(capsys, path, tmp_pa
     code, _, err = run(capsys, "export", str(copy), "--tables", str(tmp_path / "t"), "--format", "csv")
     assert code == 0, err
     assert any((tmp_path / "t").iterdir())
+
+
+def test_a_file_naming_a_plan_type_this_version_lacks_reads_until_a_decision_uses_it(tmp_path, capsys):
+    """A recording made with a plan-type plug-in installed names its goals; without the plug-in it
+    still replays, exports and forks when none of its decisions is of that type, and one that is
+    refuses in one line naming the type (exit 2)."""
+    import sqlite3
+
+    from mirofish.fish.plans import GOAL_NAMES
+    from mirofish.observe.recording import content_digest
+
+    path = tmp_path / "r.mirofish"
+    code, _, err = run(capsys, "live", "--headless", "--ticks", "60", "--fish", "10", "--record", str(path))
+    assert code == 0, err
+
+    def name_goals(goals):
+        db = sqlite3.connect(path)
+        db.execute("UPDATE header SET value = ? WHERE key = 'goals'", (json.dumps(goals),))
+        db.execute("UPDATE header SET value = ? WHERE key = 'checksum'", (json.dumps(content_digest(db)),))
+        db.commit()
+        db.close()
+
+    name_goals([*GOAL_NAMES, "huddle"])  # installed then, never chosen
+    for argv in (["replay", str(path), "--headless", "--verify"],
+                 ["export", str(path), "--tables", str(tmp_path / "t"), "--format", "csv"],
+                 ["fork", str(path), "--at", "20", "--fish", "1", "--plan", "rest 20", "--ticks", "20"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 0, (argv, err)
+    used = list(GOAL_NAMES)
+    used[1] = "huddle"  # now the file's forage decisions read as a type this version lacks
+    name_goals(used)
+    code, _, err = run(capsys, "replay", str(path), "--headless", "--verify")
+    assert code == 2 and "plans of a type this version does not know (huddle)" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

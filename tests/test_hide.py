@@ -83,10 +83,9 @@ def test_a_fish_told_to_hide_reaches_a_plant_and_stays_and_remembers_it():
     assert np.mean(w.school.cell[stayed] == cells) >= 0.6  # they rest there (a rest may still drift a cell)
     lines = [line for i in stayed for line in w.school.memory.lines(int(i))]
     assert any(mem.event_text(mem.ARRIVED, 0) in line for line in lines)
-    # a fish with no plant in view has its hide plan end at once (it is asked again)
-    blind = np.flatnonzero(~sees)
-    if blind.size:
-        assert not np.any((w.school.plan_goal[blind] == HIDE) & (w.school.plan_end[blind] > 30))
+    # a fish with no plant in view keeps still where it is (its plan goes on: no churn of plans)
+    blind = np.flatnonzero(~sees & ~_beside_plant(w, np.arange(w.school.n)))
+    assert blind.size and np.all(w.school.plan_end[blind] == 60) and np.all(w.steering.rests[blind])
 
 
 @pytest.mark.parametrize("seed", [2, 7])

@@ -156,17 +156,20 @@ def test_a_plan_type_plugin_that_does_not_load_or_clashes_is_one_line_and_the_re
     site = tmp_path / "site"
     (site / "bad_plans").mkdir(parents=True)
     (site / "bad_plans" / "__init__.py").write_text(
-        "from mirofish.fish.plantypes import PlanType\nFORAGE = PlanType('forage')\nNOT_ONE = 3\n")
+        "from mirofish.fish.plantypes import PlanType\nFORAGE = PlanType('forage')\nNOT_ONE = 3\n"
+        "MUTE = PlanType('mute', ticks=5)\n")
     info = site / "bad_plans-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-plans\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[mirofish.plans]\nclash = bad_plans:FORAGE\nnumber = bad_plans:NOT_ONE\n")
+    (info / "entry_points.txt").write_text("[mirofish.plans]\nclash = bad_plans:FORAGE\nmute = bad_plans:MUTE\n"
+                                           "number = bad_plans:NOT_ONE\n")
     done = cli(site, tmp_path, "live", "--headless", "--ticks", "5")
     assert json.loads(done.stdout)["ticks"] == 5
     warned = [line for line in done.stderr.splitlines() if "plug-in" in line]
-    assert len(warned) == 2, done.stderr
+    assert len(warned) == 3, done.stderr
     assert "clash" in warned[0] and "forage is declared twice" in warned[0]
-    assert "number" in warned[1] and "not a PlanType" in warned[1]
+    assert "mute" in warned[1] and "has no prompt line" in warned[1]  # a model would be offered a word it never saw
+    assert "number" in warned[2] and "not a PlanType" in warned[2]
 
 
 def test_a_sampled_metric_reads_the_run_s_config():

@@ -152,6 +152,11 @@ def check(table: tuple[PlanType, ...]) -> None:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ValueError(f"plan type {dupes[0]} is declared twice")
+    for t in table:  # a plan a model is offered needs its line in the prompt's list (return's: the places line)
+        if t.fits not in ("never", "places") and not t.prompt:
+            raise ValueError(f"plan type {t.name}: it fits a view (fits {t.fits!r}) but has no prompt line, so a "
+                             f"model offered it would not know what it is: give prompt=, or fits='never' (people "
+                             f"and forks only)")
     if len(table) > 127:
         raise ValueError("at most 127 plan types (goals are int8)")
 

@@ -32,15 +32,26 @@ def usable_prompts(value: Any) -> dict[str, dict[str, Any]] | None:
     return out or None
 
 
+UNKNOWN_GOAL = 255  # goal_map's code for a plan type the file names and this version does not know
+
+
 def goal_map(header: dict[str, Any], path: Path) -> np.ndarray | None:
-    """The codes of the plan goals a file names as this version's codes (None: the same);
-    :class:`RecordingError` for a plan type this version does not know."""
+    """The codes of the plan goals a file names as this version's codes (None: the same); a plan
+    type this version does not know maps to :data:`UNKNOWN_GOAL` — a file that merely names one
+    (made with a plug-in installed that it never used) reads, and one of its decisions that is
+    of such a type is refused where it is read (:func:`unknown_goals`)."""
     goals, now = goals_of(header), goal_names()
-    unknown = [g for g in goals if g not in now]
-    if unknown:
-        raise RecordingError(f"recording {path} has plans of a type this version does not know "
-                             f"({', '.join(unknown[:3])}): a newer MiroFish (or the plug-in that adds it) reads it")
-    return None if goals == now else np.array([now.index(g) for g in goals], np.uint8)
+    if goals == now:
+        return None
+    return np.array([now.index(g) if g in now else UNKNOWN_GOAL for g in goals], np.uint8)
+
+
+def unknown_goals(header: dict[str, Any], path: Path, used: np.ndarray) -> RecordingError:
+    """The one line for decisions of plan types this version does not know (``used``: their codes in the file)."""
+    goals = goals_of(header)
+    names = sorted({goals[int(c)] for c in np.unique(used) if 0 <= int(c) < len(goals)})
+    return RecordingError(f"recording {path} has plans of a type this version does not know "
+                          f"({', '.join(names[:3])}): a newer MiroFish (or the plug-in that adds it) reads it")
 
 
 def check_version(header: dict[str, Any], path: Path) -> None:

@@ -31,7 +31,15 @@ from .recording_file import (
     content_digest,
     open_recording_file,
 )
-from .recording_header import check_version, chunk_ticks_of, config_of, goal_map, usable_prompts
+from .recording_header import (
+    UNKNOWN_GOAL,
+    check_version,
+    chunk_ticks_of,
+    config_of,
+    goal_map,
+    unknown_goals,
+    usable_prompts,
+)
 
 _CACHED_CHUNKS = 20000  # decoded chunks kept; past it the oldest 10,000 are forgotten
 
@@ -183,7 +191,9 @@ class Recording:
             if d["goal"].size and int(d["goal"].max()) >= len(self._goal_map):
                 raise ValueError(f"plan goal code {int(d['goal'].max())} (the file names "
                                  f"{len(self._goal_map)} goals)")
-            d["goal"] = self._goal_map[d["goal"]]
+            raw, d["goal"] = d["goal"], self._goal_map[d["goal"]]
+            if np.any(d["goal"] == UNKNOWN_GOAL):  # a decision of a plan type this version does not know
+                raise unknown_goals(self.header, self.path, raw[d["goal"] == UNKNOWN_GOAL])
         if d["fish"].size and int(d["fish"].max()) >= self.config.fish.slots:
             raise ValueError(f"fish id {int(d['fish'].max())} in a tank of {self.config.fish.slots}")
         if d["executed"].size and d["executed"].shape[1] != self.config.fish.slots:
