@@ -501,7 +501,8 @@ class World:
         pulls each toward it (the way that closes the larger of the two distances, as explore's
         way is pulled); one that is there ends its plan this tick (``then = "end"``: ``return``,
         and so does one whose place is gone) or rests there (``"stay"``: ``hide``, remembering its
-        arrival; with no target in view it keeps still where it is). Runs before either tick (compiled or numpy), so both stay the same hash for hash."""
+        arrival; with no target in view it keeps still where it is). Runs before either tick
+        (compiled or numpy), so both stay the same hash for hash."""
         s, st, found_any = self.school, self.steering, False
         for goal, target in _SEEKS:
             if not target.on(self):
