@@ -379,8 +379,9 @@ def _brain_run(c: _Check, spec: str, model_args: list[str], sets: list[str], tic
             reason, n = max(causes.items(), key=lambda kv: kv[1])
             warned = [ln for ln in done.err.splitlines() if f"counted as {reason}" in ln]
             detail = f" — {_line(warned[0].removeprefix('mirofish: warning: '))}" if warned else ""
+            others = "".join(f", {v} {k}" for k, v in sorted(fallbacks.items(), key=lambda kv: -kv[1]) if k != reason)
             raise c.fail(f"{decisions - mine} of its {decisions} decisions fell back to the instinct "
-                         f"({n} {reason}){detail}")
+                         f"({n} {reason}{others}){detail}")
         c.done(f"{mine} of {decisions} decisions its own")
 
     first, rec = _aquarium_round(c, [*model_args, *sets, "--brain", spec], ticks, fish, seed, why,
@@ -920,8 +921,10 @@ def check_plan_type(name: str, *, ticks: int = 150, fish: int = FISH, seed: int 
     with _work("check_plan_type", name, workdir) as c:
         row = next((t for t in plantypes.PLAN_TYPES if t.name == name), None)
         if row is None:
+            loaded = [p for p in plantypes.PLUGIN_PROBLEMS if f" {name} " in f" {p} " or name in p]
+            why = f"; {loaded[0]}" if loaded else ""
             raise c.fail(f"is not a plan type of the running table (mirofish.fish.plantypes.PLAN_TYPES: "
-                         f"{', '.join(t.name for t in plantypes.PLAN_TYPES)})")
+                         f"{', '.join(t.name for t in plantypes.PLAN_TYPES)}){why}")
         if name not in plans.CODE or plans.TYPES[plans.CODE[name]] != row:
             raise c.fail("was added to PLAN_TYPES after mirofish.fish.plans loaded: the goal enum, steering and the "
                          "compiled tick do not know it (extend the table before importing the rest of MiroFish)")
