@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
-from collections import deque
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pygame
 
 from ...observe.recording import RecordingError
 from ...scenes.referential.experiment import Experiment
-from ...scenes.referential.game import GameConfig, GameObject, Round
+from ...scenes.referential.game import GameConfig
 from ...scenes.referential.recording import ReferentialRecorder, ReferentialRecording
+from ...session.referential import ObjectShown, ReferentialParts, ReferentialSession, ReferentialShown, RoundShown
 from .. import theme
 from ..charts import draw_axes_chart
 from ..keys import Binding, Line, Row
 from ..panels import Timeline
 from .base import PacedScene
 
+if TYPE_CHECKING:
+    from ...scenes.referential.game import GameObject
+
+# the game's model, handed to its session (which sits below the scenes and imports none)
+PARTS = ReferentialParts(experiment=Experiment, config=GameConfig)
+
 #: A card's edge by the value it holds (the templates option's alerts); anything else: FAINT.
 CARD_EDGE = {"critical": theme.BAD, "warning": theme.WARN, "info": theme.PROGRESS}
 
 
-def draw_object(surf: pygame.Surface, obj: GameObject, names: list[str], centre: tuple[int, int], unit: int) -> None:
+def draw_object(surf: pygame.Surface, obj: GameObject | ObjectShown, names: list[str], centre: tuple[int, int],
+                unit: int) -> None:
     """A shape for colour/shape/size objects; for any other attributes (the templates option's
     alerts) a card with its values and this round's detail, edged by its severity."""
     props = obj.properties(names)
@@ -78,69 +87,85 @@ class ReferentialScene(PacedScene):
     REPLAY_HELP: tuple[Row, ...] = (
         Line("replay", "a recorded game, played again and checked round by round against the recording"),
         Binding(", / .", "one round back / forward;  drag the timeline: any round", (pygame.K_COMMA,),
-                lambda s, e: s.seek_paused(len(s.exp.rounds) - 1)),
+                lambda s, e: s.seek_paused(s.shown.rounds - 1)),
     )
 
-    def __init__(self, experiment: Experiment | None = None, recorder: ReferentialRecorder | None = None):
-        self.exp = experiment or Experiment(GameConfig(seed=0))  # the command's default: 400 rounds
+    def __init__(self, experiment: Experiment | None = None, recorder: ReferentialRecorder | None = None,
+                 session: ReferentialSession | None = None):
         super().__init__()
-        self.success: deque[float] = deque(maxlen=300)
-        self.compression: deque[float] = deque(maxlen=300)
-        self.size: deque[float] = deque(maxlen=300)
-        self.last: Round | None = None
+        # the game, its charts' series, its recorder and a replay's recording are the session's
+        self.session = session or ReferentialSession(PARTS, experiment, recorder)
         self.reviewed: tuple[str, bool] | None = None  # the last verdict, shown in the review strip
-        self.recorder = recorder  # referential --record: each round kept as it is played
-        self.recording: ReferentialRecording | None = None  # replay R.db: the rounds played again
         self.timeline: Timeline | None = None
         self.message = ""
 
     @classmethod
     def replaying(cls, rec: ReferentialRecording) -> ReferentialScene:
         """The scene playing a recording back (``replay R.db``), paused at its start."""
-        scene = cls(rec.experiment())
-        scene.recording, scene.timeline = rec, Timeline(0, len(rec.rounds))
+        scene = cls(session=ReferentialSession.replaying(PARTS, rec))
+        scene.timeline = Timeline(0, len(rec.rounds))
         scene.help_lines = (*cls.REPLAY_HELP, *cls.help_lines)
         scene.pacer.paused = True
         scene.switchable = False  # a replay's window shows the recording only
         return scene
 
+    # what is shown: the session's snapshot
+    @property
+    def shown(self) -> ReferentialShown:
+        return self.session.snapshot()
+
+    @property
+    def last(self) -> RoundShown | None:
+        """The round played last."""
+        return self.session.snapshot().last
+
+    @property
+    def success(self) -> tuple[float, ...]:
+        """The success chart's series."""
+        return self.session.snapshot().success
+
     @property
     def last_round(self) -> int:
         """The rounds there are: the recording's, or the game's."""
-        return len(self.recording.rounds) if self.recording is not None else self.exp.cfg.rounds
+        return self.session.snapshot().last_round
 
-    # model side
+    @property
+    def exp(self) -> Experiment:
+        """The session's game (for callers that inspect it; the window draws the snapshot)."""
+        return self.session.exp
+
+    @property
+    def recorder(self) -> ReferentialRecorder | None:
+        return self.session.recorder
+
+    @property
+    def recording(self) -> ReferentialRecording | None:
+        return self.session.recording
+
+    # model side: forwarded to the session
     def reset(self, seed: int) -> None:
-        cfg = self.exp.cfg.model_copy(update={"seed": seed})
-        self.exp.close()
-        self.exp = self.recording.experiment() if self.recording is not None else Experiment(cfg)
-        for series in (self.success, self.compression, self.size):
-            series.clear()
-        self.last = None
+        self.session.reset(seed)
 
     def seek(self, n: int) -> None:
         """A replay at round ``n``: the game played again from its start (the charts too)."""
-        self.reset(self.exp.cfg.seed)
-        for _ in range(max(0, min(n, self.last_round))):
-            self.step()
+        try:
+            self.session.seek(n)
+        except RecordingError as exc:  # a replay that leaves its recording stops and says where
+            self.pacer.paused = True
+            self.message = str(exc)
 
     def step(self) -> None:
-        if len(self.exp.rounds) >= self.last_round:
-            self.pacer.paused = True
-            return
         try:
-            self.last = self.exp.step()
+            played = self.session.step()
         except RecordingError as exc:  # a replay that leaves its recording stops and says where
             self.pacer.paused = True
             self.message = str(exc)
             return
-        self.success.append(float(np.mean(self.exp.success[-50:])))
-        msg, nat = zip(*self.exp.lengths[-50:])
-        self.compression.append(sum(msg) / sum(nat))
-        self.size.append(self.exp.glossary.size())
+        if not played:  # every round is played
+            self.pacer.paused = True
 
-    def snapshot(self) -> dict:
-        return {"summary": self.exp.summary(), "glossary": self.exp.glossary.as_dict()}
+    def snapshot(self) -> dict[str, Any]:
+        return self.session.snapshot().as_json()
 
     def handle_event(self, event) -> bool:
         """A replay's timeline, then the keys (A / R: review; "," one round back in a replay)."""
@@ -158,23 +183,18 @@ class ReferentialScene(PacedScene):
         model agents play a round."""
         if self.thinking:
             return False
-        waiting = self.exp.glossary.pending()
-        if waiting:
-            self.exp.glossary.review(waiting[0].term, approve=approve)
-            self.reviewed = (waiting[0].term, approve)
+        verdict = self.session.review(approve)
+        if verdict is not None:
+            self.reviewed = verdict
         return True
 
     @property
     def uses_model(self) -> bool:  # type: ignore[override]
-        return self.exp.agents_kind == "llm"
+        return self.session.model_agents
 
     def close(self) -> None:
         self.close_worker()
-        self.exp.close()
-        if self.recorder is not None:
-            self.recorder.close()  # every round played stays recorded
-        if self.recording is not None:
-            self.recording.close()
+        self.session.close()  # every round played stays recorded; a replay's recording is closed
 
     # view side
     def layout(self, size: tuple[int, int]) -> dict[str, pygame.Rect]:
@@ -198,35 +218,36 @@ class ReferentialScene(PacedScene):
 
     def draw_scene(self, surf: pygame.Surface) -> None:
         w, _, rects = self.begin_frame(surf)
-        exp, names = self.exp, self.exp.game.names
+        g = self.shown
+        names = list(g.names)
         surf.blit(theme.text("Referential game", 32, theme.INK, bold=True), (24, 16))
-        s = exp.summary() if exp.rounds else {}
-        what = "replay: " if self.recording is not None else ""
-        surf.blit(theme.fit(f"{what}round {len(exp.rounds)}/{self.last_round}   condition {exp.cfg.condition}   "
-                            f"{len(exp.present)} agents   {exp.cfg.candidates} candidates   speed "
+        s = g.summary if g.rounds else {}
+        what = "replay: " if g.replay else ""
+        surf.blit(theme.fit(f"{what}round {g.rounds}/{g.last_round}   condition {g.condition}   "
+                            f"{g.agents} agents   {g.candidates} candidates   speed "
                             f"{self.pacer.speed:g}x{'  PAUSED' if self.pacer.paused else ''}   "
-                            f"{'recording   ' if self.recorder is not None else ''}H: what you see"
+                            f"{'recording   ' if g.recording else ''}H: what you see"
                             f"{'   S: next scene' if self.switchable else ''}",
                             20, w - 48, theme.DIM), (24, 52))
         if self.message:  # a replay that left its recording
             surf.blit(theme.fit(self.message, 17, w - 48, theme.BAD), (24, 72))
-        r = self.last
+        r = g.last
         self._draw_round(surf, rects, r, names)
         self._draw_candidates(surf, rects["candidates"], r, names)
-        self._draw_charts(surf, rects["charts"])
-        self._draw_glossary(surf, rects["glossary"], s)
+        self._draw_charts(surf, rects["charts"], g)
+        self._draw_glossary(surf, rects["glossary"], s, g)
         if self.timeline is not None:
-            self.timeline.draw(surf, rects["timeline"], len(exp.rounds))
+            self.timeline.draw(surf, rects["timeline"], g.rounds)
 
     @staticmethod
-    def _draw_round(surf: pygame.Surface, rects: dict, r, names) -> None:
+    def _draw_round(surf: pygame.Surface, rects: dict, r: RoundShown | None, names: list[str]) -> None:
         """What the sender sees (the target) and the message it sent."""
         card = rects["card"]
         pygame.draw.rect(surf, theme.CARD, card, border_radius=10)
         surf.blit(theme.text("sender sees the target", 18, theme.DIM), (card.x + 14, card.y + 10))
         if r is not None:
             draw_object(surf, r.target, names, (card.centerx, card.centery), min(56, card.h // 4))
-            said = r.target.describe(tuple(names)) + (f" \u2014 {r.target.detail}" if r.target.detail else "")
+            said = r.target.description + (f" \u2014 {r.target.detail}" if r.target.detail else "")
             surf.blit(theme.fit(said, 18, card.w - 28, theme.FAINT), (card.x + 14, card.bottom - 30))
         msg_box = rects["message"]
         pygame.draw.rect(surf, theme.CARD, msg_box, border_radius=10)
@@ -234,14 +255,14 @@ class ReferentialScene(PacedScene):
         if r is not None:
             surf.blit(theme.fit(f"\u201c{r.message}\u201d", 54, msg_box.w - 40, theme.ACCENT, bold=True),
                       (msg_box.x + 20, msg_box.y + msg_box.h // 4))
-            said = f"{len(r.message)} chars vs \u201c{r.target.describe(tuple(names))}\u201d"
+            said = f"{len(r.message)} chars vs \u201c{r.target.description}\u201d"
             surf.blit(theme.fit(said, 18, msg_box.w - 40, theme.DIM), (msg_box.x + 20, msg_box.y + msg_box.h // 2 + 10))
             if r.new_terms:
                 surf.blit(theme.fit("new terms: " + ", ".join(r.new_terms), 20, msg_box.w - 40, theme.WARN),
                           (msg_box.x + 20, msg_box.y + msg_box.h * 3 // 4))
 
     @staticmethod
-    def _draw_candidates(surf: pygame.Surface, cands: pygame.Rect, r, names) -> None:
+    def _draw_candidates(surf: pygame.Surface, cands: pygame.Rect, r: RoundShown | None, names: list[str]) -> None:
         """What the receiver sees, its pick framed (green: the target), the target named."""
         pygame.draw.rect(surf, theme.CARD, cands, border_radius=10)
         surf.blit(theme.text("receiver sees the candidates and chooses", 18, theme.DIM), (cands.x + 14, cands.y + 10))
@@ -261,12 +282,12 @@ class ReferentialScene(PacedScene):
                 none = theme.text("the receiver picked none", 18, theme.BAD, bold=True)
                 surf.blit(none, none.get_rect(midtop=(cands.centerx, cands.y + 34)))
 
-    def _draw_charts(self, surf: pygame.Surface, chart: pygame.Rect) -> None:
-        exp = self.exp
-        rows = [("success (last 50)", self.success, theme.GOOD, "{:.0%}", (0.0, 1.0)),
-                ("compression vs spelled out", self.compression, theme.ACCENT, "{:.2f}", (0.0, 1.2)),
-                ("glossary size", self.size, theme.WARN, "{:.0f}", (0.0, max(4.0, max(self.size, default=0.0) * 1.1)))]
-        first = max(0, len(exp.rounds) - len(self.success))
+    @staticmethod
+    def _draw_charts(surf: pygame.Surface, chart: pygame.Rect, g: ReferentialShown) -> None:
+        rows = [("success (last 50)", g.success, theme.GOOD, "{:.0%}", (0.0, 1.0)),
+                ("compression vs spelled out", g.compression, theme.ACCENT, "{:.2f}", (0.0, 1.2)),
+                ("glossary size", g.size, theme.WARN, "{:.0f}", (0.0, max(4.0, max(g.size, default=0.0) * 1.1)))]
+        first = max(0, g.rounds - len(g.success))
         gap = 8
         stacked = chart.h >= 240  # tall: one above the other; short: side by side
         ch = (chart.h - 2 * gap) // 3 if stacked else chart.h
@@ -276,12 +297,12 @@ class ReferentialScene(PacedScene):
                    else pygame.Rect(chart.x + k * (cw + gap), chart.y, cw, ch))
             ys = np.asarray(data, np.float64)
             xs = np.arange(first + 1, first + 1 + len(ys), dtype=np.float64)
-            note = f"  (chance {exp.game.chance:.0%})" if "success" in label else ""
+            note = f"  (chance {g.chance:.0%})" if "success" in label else ""
             draw_axes_chart(surf, box, xs, ys, label + note, colour, fmt, y_range)
 
-    def _draw_glossary(self, surf: pygame.Surface, table: pygame.Rect, s: dict) -> None:
+    def _draw_glossary(self, surf: pygame.Surface, table: pygame.Rect, s: Mapping[str, Any],
+                       g: ReferentialShown) -> None:
         """The glossary table, its facts, the alarm and the review line."""
-        exp = self.exp
         pygame.draw.rect(surf, theme.CARD, table, border_radius=10)
         surf.blit(theme.fit("made-up words (most stable first)", 20, table.w - 28, theme.INK, bold=True),
                   (table.x + 14, table.y + 10))
@@ -291,13 +312,13 @@ class ReferentialScene(PacedScene):
         widths = [b - a - 6 for a, b in zip(cols, [*cols[1:], inner])]
         for x, cw, head in zip(cols, widths, heads):
             surf.blit(theme.fit(head, 17, cw, theme.DIM), (table.x + 14 + x, table.y + 40))
-        terms = sorted(exp.glossary.active(), key=lambda t: -t.stable_score) + exp.glossary.pending()
+        terms = g.terms
         # the rows stop above the footer lines: facts, and the alarm and review lines when shown
-        footer = 44 + (24 if s and s.get("success_alarms") else 0) + (24 if exp.cfg.review else 0)
+        footer = 44 + (24 if s and s.get("success_alarms") else 0) + (24 if g.review else 0)
         for k, t in enumerate(terms[: max(0, (table.h - 62 - footer) // 22)]):
             y = table.y + 62 + k * 22
-            meaning = " ".join(t.canonical.values())
-            read = " ".join(t.by_receiver.values()) if t.by_receiver else "?"
+            meaning = " ".join(t.means)
+            read = " ".join(t.reads) if t.reads else "?"
             colour = theme.GOOD if t.agreed else theme.BAD
             waiting = t.status == "pending"  # listed under the global terms, greyed, until reviewed
             cells = (t.term, meaning, read, t.tier, str(t.usage), f"{t.success_rate:.0%}",
@@ -311,15 +332,15 @@ class ReferentialScene(PacedScene):
             surf.blit(theme.fit(facts, 18, inner, theme.DIM), (table.x + 14, table.bottom - 28))
             if s["success_alarms"]:
                 a = s["success_alarms"][-1]
-                surf.blit(theme.fit(f"ALARM round {a['round']}: success over the last {exp.cfg.alarm_window} rounds "
+                surf.blit(theme.fit(f"ALARM round {a['round']}: success over the last {g.alarm_window} rounds "
                                     f"{a['now']:.0%} (best {a['best']:.0%})", 18,
                                     inner, theme.BAD, bold=True), (table.x + 14, table.bottom - 52))
-        if exp.cfg.review:
-            queue = exp.glossary.pending()
+        if g.review:
+            queue = g.pending
             y = table.bottom - (100 if s.get("success_alarms") else 76)
             if queue:
                 t = queue[0]
-                line = (f"review: '{t.term}' = {' '.join(t.canonical.values())} (by {t.proposed_by})   "
+                line = (f"review: '{t.term}' = {' '.join(t.means)} (by {t.proposed_by})   "
                         f"A approve / R reject   {len(queue)} waiting")
                 surf.blit(theme.fit(line, 18, inner, theme.WARN, bold=True), (table.x + 14, y))
             elif self.reviewed:
