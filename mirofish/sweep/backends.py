@@ -15,13 +15,17 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from multiprocessing.connection import wait as mp_wait
 from pathlib import Path
 from typing import Any
 
 from .runs import run_task
 from .spec import RunTask
+
+_TERM_GRACE_S = 2.0  # how long stop() lets a SIGTERMed worker take to end before it is killed
 
 
 class BackendError(RuntimeError):
@@ -29,10 +33,16 @@ class BackendError(RuntimeError):
 
 
 def _worker_init() -> None:
-    """A local worker leaves Ctrl-C to the sweep (which stops it), and dies with the sweep: if
-    the sweep is killed outright (kill -9), the kernel ends its workers too (Linux), so no run
-    goes on writing behind a sweep that is gone."""
+    """A local worker leaves Ctrl-C to the sweep (which stops it), ends at SIGTERM, and dies with
+    the sweep: if the sweep is killed outright (kill -9), the kernel ends its workers too (Linux),
+    so no run goes on writing behind a sweep that is gone.
+
+    SIGTERM is set back to its default: a forked worker inherits the sweep's handlers, and one
+    that does not end the process (SDL's, left by ``pygame.init()`` in the same process, turns
+    SIGTERM into a quit event) would make :meth:`LocalBackend.stop` wait for a run in flight to
+    finish."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         import ctypes
 
@@ -77,8 +87,20 @@ class LocalBackend:
             return
         # A run in flight is abandoned. A Ctrl-C inside submit() can leave a worker forked but not
         # yet known to the pool, and Python's exit would wait for it forever: end every child.
-        for proc in {*getattr(pool, "_processes", {}).values(), *multiprocessing.active_children()}:
+        procs = {*getattr(pool, "_processes", {}).values(), *multiprocessing.active_children()}
+        for proc in procs:
             proc.terminate()
+        # SIGTERM can be caught where the worker has not reset it yet (forked, its initializer not
+        # run) or where a run set its own handler (SDL's, at pygame.init()): whatever has not
+        # ended in a moment is killed, so that shutdown() below never waits on a run in flight.
+        # Waiting on the sentinels reaps nothing (the pool's manager thread does that).
+        alive = {proc.sentinel: proc for proc in procs if proc.exitcode is None}
+        deadline = time.monotonic() + _TERM_GRACE_S
+        while alive and (left := deadline - time.monotonic()) > 0:
+            for sentinel in mp_wait(list(alive), left):
+                alive.pop(sentinel)
+        for proc in alive.values():
+            proc.kill()
         pool.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
