@@ -244,6 +244,16 @@ def runs_table(rec: Recording) -> dict[str, list[Any]]:
     return {k: [str(v) if type(v) is int and not -2**63 <= v < 2**63 else v] for k, v in row.items()}
 
 
+def _sigterm_default() -> None:
+    """A pool worker ends at SIGTERM, whatever handler it inherited: the pool's exit terminates
+    its workers, and SDL's handler (``pygame.init()`` in the exporting process: the window, or a
+    test session) turns SIGTERM into a quit event — a worker that survived it was waited for
+    forever (a hung export)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _segment(args: tuple[Any, ...]) -> dict[str, Any]:
     """Re-simulate keyframe segment ``[k0, k1)`` of the recording; the fish state every
     ``every`` ticks inside ``[t0, t1)`` and the short-memory events that happened."""
@@ -294,7 +304,7 @@ def simulated_tables(rec: Recording, t0: int, t1: int, every: int,
     jobs = [(str(rec.path), k0, k1, t0, t1, every) for k0, k1 in zip(cut, [*cut[1:], t1])]
     if workers > 1 and len(jobs) > 1:
         # one stretch's last sampled tick is the next one's first: the duplicate is dropped below
-        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs)), initializer=_sigterm_default) as pool:
             parts = pool.map(_segment, jobs, chunksize=1)
     else:
         parts = [_segment(j) for j in jobs]
