@@ -205,7 +205,8 @@ def stoppable() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM wait while a partial clip is removed (they are delivered after)."""
+    """SIGINT and SIGTERM wait while a frame is written or a partial clip is removed (they are
+    delivered after)."""
     held = {signal.SIGINT, signal.SIGTERM}
     can = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
     before = signal.pthread_sigmask(signal.SIG_BLOCK, held) if can else None
@@ -293,7 +294,9 @@ def _render(rec, out: Path, t0: int, t1: int, follow: int | None, speed: float, 
                 scene._alpha = min(1.0, clock) if ticks_per_frame < 1.0 else 1.0  # the window's motion between ticks
                 scene.message = ""
                 scene.draw(surface)
-                write(pygame.image.tobytes(surface.subsurface(crop), "RGB"))
+                rgb = pygame.image.tobytes(surface.subsurface(crop), "RGB")
+                with _signals_held():  # a frame goes whole to the writer: a stop comes between frames (ffmpeg
+                    write(rgb)  # read a cut frame as "Invalid buffer size" on the user's terminal)
                 frames += 1
                 if progress is not None:
                     progress(scene.tick - t0, t1 - t0)
