@@ -150,6 +150,9 @@ def test_a_plan_type_plugin_reaches_the_prompt_the_picker_the_recording_and_fork
         out = tmp_path / f"x-{golden.stem}"
         assert cli(plugin, tmp_path, "export", str(golden), "--tables", str(out), "--format", "csv",
                    ok=False).returncode == 0, golden.name
+        forked = cli(plugin, tmp_path, "fork", str(golden), "--at", "20", "--fish", "1", "--plan", "drift 25",
+                     "--ticks", "20", ok=False)  # forked to the plug-in's own plan type
+        assert forked.returncode == 0, (golden.name, forked.stderr)
 
 
 def test_a_plan_type_plugin_that_does_not_load_or_clashes_is_one_line_and_the_rest_works(tmp_path):
