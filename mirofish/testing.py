@@ -921,7 +921,7 @@ def check_plan_type(name: str, *, ticks: int = 150, fish: int = FISH, seed: int 
     with _work("check_plan_type", name, workdir) as c:
         row = next((t for t in plantypes.PLAN_TYPES if t.name == name), None)
         if row is None:
-            loaded = [p for p in plantypes.PLUGIN_PROBLEMS if f" {name} " in f" {p} " or name in p]
+            loaded = [p for p in plantypes.PLUGIN_PROBLEMS if name in p]
             why = f"; {loaded[0]}" if loaded else ""
             raise c.fail(f"is not a plan type of the running table (mirofish.fish.plantypes.PLAN_TYPES: "
                          f"{', '.join(t.name for t in plantypes.PLAN_TYPES)}){why}")

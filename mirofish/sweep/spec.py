@@ -262,7 +262,8 @@ def _ask_server(data: dict[str, Any], p: Path, base_url: str | None, model: str 
 
     if not (base_url and model):
         raise SpecError("--base-url and --model go together")
-    asking = {s.name: s.part("sweep").ask_server for s in with_part("sweep") if s.part("sweep").ask_server}
+    hooks_of = {s.name: s.part("sweep") for s in with_part("sweep")}
+    asking = {name: h.ask_server for name, h in hooks_of.items() if h.ask_server}
     if data.get("scene") not in asking:
         raise SpecError(f"sweep file {p}: --base-url/--model are for {' and '.join(asking)} sweeps")
     if "@" in base_url.split("//", 1)[-1].split("/", 1)[0]:
