@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..scenes.parts import SceneError, SceneSpec, resolve
+from ..scenes.parts import SceneSpec, front_part
 
 # scene name -> part -> "module:attribute" (resolved when used: a command loads only its own)
 COMMANDS: dict[str, dict[str, str]] = {
@@ -27,7 +27,6 @@ COMMANDS: dict[str, dict[str, str]] = {
     "handoff": {"arguments": "mirofish.cli.handoff:arguments", "run": "mirofish.cli.handoff:run"},
 }
 PARTS = ("arguments", "run", "replay", "fork", "fork_arguments")  # the command line's parts of a scene
-_CACHE: dict[str, Any] = {}
 
 
 def has(spec: SceneSpec, what: str) -> bool:
@@ -38,11 +37,4 @@ def has(spec: SceneSpec, what: str) -> bool:
 def part(spec: SceneSpec, what: str) -> Any:
     """The part ``what`` of ``spec``'s scene resolved: the spec's own, else its entry here;
     SceneError when it has none or it does not load."""
-    if spec.has(what):
-        return spec.part(what)
-    ref = COMMANDS.get(spec.name, {}).get(what) if what in PARTS else None
-    if ref is None:
-        raise SceneError(f"the {spec.name} scene has no {what}")
-    if ref not in _CACHE:
-        _CACHE[ref] = resolve(ref, f"scene {spec.name}: {what}")
-    return _CACHE[ref]
+    return front_part(spec, what, COMMANDS.get(spec.name, {}).get(what) if what in PARTS else None)

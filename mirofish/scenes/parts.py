@@ -103,3 +103,19 @@ def resolve(ref: str, what: str = "reference") -> Any:
         except AttributeError:
             raise SceneError(f"{what}: {module_name} has no {attr}") from None
     return obj
+
+
+_FRONTS: dict[str, Any] = {}  # a front entry's resolved reference (cli/fronts.py, ui/fronts.py)
+
+
+def front_part(spec: SceneSpec, what: str, ref: str | None) -> Any:
+    """A scene's part as a front end sees it: the spec's own ``what``, else ``ref`` (the front
+    end's entry for this scene, ``"module:attribute"``) resolved once; SceneError when it has
+    neither or it does not load."""
+    if spec.has(what):
+        return spec.part(what)
+    if ref is None:
+        raise SceneError(f"the {spec.name} scene has no {what}")
+    if ref not in _FRONTS:
+        _FRONTS[ref] = resolve(ref, f"scene {spec.name}: {what}")
+    return _FRONTS[ref]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..scenes.parts import SceneError, SceneSpec, resolve
+from ..scenes.parts import SceneSpec, front_part
 
 WINDOWS: dict[str, str] = {  # scene name -> "module:attribute" of its window view (a class: a fresh one)
     "aquarium": "mirofish.ui.scenes.aquarium:AquariumScene",
@@ -22,8 +22,4 @@ def has_window(spec: SceneSpec) -> bool:
 
 def window(spec: SceneSpec) -> Any:
     """The scene's window view maker (its spec's ``window``, else its entry here)."""
-    if spec.has("window"):
-        return spec.part("window")
-    if spec.name not in WINDOWS:
-        raise SceneError(f"the {spec.name} scene has no window")
-    return resolve(WINDOWS[spec.name], f"scene {spec.name}: window")
+    return front_part(spec, "window", WINDOWS.get(spec.name))
