@@ -254,8 +254,9 @@ static int numbers_by_name(PyObject *d, const char **names, int count, long long
 
 /* rng.seeded_softmax for one row of ``n`` utilities and its uniform draw ``unit`` in [0, 1):
    the same sums in the same order as the numpy code (steering, the planner). */
+#define MAX_CHOICES 64 /* the most a seeded softmax draws among (the planner: 6 built-in + 58 formula utilities) */
 static int seeded_softmax(const double *u, int n, double temperature, double unit) {
-    double z[8], cdf[8], top, acc = 0.0;
+    double z[MAX_CHOICES], cdf[MAX_CHOICES], top, acc = 0.0;
     for (int a = 0; a < n; a++) z[a] = u[a] / temperature;
     top = z[0];
     for (int a = 1; a < n; a++)
@@ -866,12 +867,16 @@ static const char plan_doc[] =
     "and ``horizon`` as a DecisionBatch holds them (int8, int16, int16); the draws are hashed from\n"
     "each fish's ``keys`` and ``tick``; return's utility, place and horizon come computed\n"
     "(``revisit``: NEG when none); ``weights`` and ``base``: each utility's weight and base horizon.\n"
+    "``extra``: (k, m) utilities of the plan types declared as formulas (fish/formula.py, computed in\n"
+    "numpy), drawn among with the built-in ones (m > 0: all six and the m; m = 0: exactly as before),\n"
+    "each choosing goal ``extra_goal`` with parameter 0 and horizon ``extra_ticks``.\n"
     "By name: exactly the names of PLAN_ARRAYS and PLAN_NUMBERS.";
 
 enum { P_CODES, P_ROWS_START, P_ROWS_COLUMN, P_ROWS_VALUE, P_TRAITS, P_ENERGY, P_HEADING, P_KEYS, P_BASE, P_REVISIT, P_REVISIT_PARAM,
-       P_REVISIT_HORIZON, P_GOAL_OF, P_WEIGHTS, P_GOAL, P_PARAM, P_HORIZON, N_P };
+       P_REVISIT_HORIZON, P_GOAL_OF, P_WEIGHTS, P_EXTRA, P_EXTRA_GOAL, P_EXTRA_TICKS, P_GOAL, P_PARAM, P_HORIZON, N_P };
 static const char *P_NAMES[N_P] = {"codes", "rows_start", "rows_column", "rows_value", "traits", "energy", "heading", "keys", "base", "revisit",
-                                   "revisit_param", "revisit_horizon", "goal_of", "weights", "goal", "param", "horizon"};
+                                   "revisit_param", "revisit_horizon", "goal_of", "weights", "extra", "extra_goal",
+                                   "extra_ticks", "goal", "param", "horizon"};
 enum { PN_REST_CEILING, PN_NEVER_SCHOOL, PN_TICK, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY,
        PN_CROWD_LINE, PN_TEMPERATURE, N_PN };
 static const char *PN_NAMES[N_PN] = {"rest_ceiling", "never_school", "tick", "max_energy", "low_energy_fraction",
@@ -913,6 +918,15 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(revisit_horizon, double, pa[P_REVISIT_HORIZON], k, 0);
     TAKE(goal_of, int8_t, pa[P_GOAL_OF], N_U, 0);
     TAKE(cw, double, pa[P_WEIGHTS], N_U, 0);
+    Py_ssize_t m = items(pa[P_EXTRA_GOAL], 1, "extra_goal");
+    if (m < 0) goto fail;
+    if (m > MAX_CHOICES - N_U) {
+        release_all(&bs);
+        return PyErr_Format(PyExc_ValueError, "at most %d formula utilities, not %zd", MAX_CHOICES - N_U, m);
+    }
+    TAKE(extra, double, pa[P_EXTRA], k * m, 0);
+    TAKE(extra_goal, int8_t, pa[P_EXTRA_GOAL], m, 0);
+    TAKE(extra_ticks, double, pa[P_EXTRA_TICKS], m, 0);
     TAKE(goal, int8_t, pa[P_GOAL], k, 1);
     TAKE(param, int16_t, pa[P_PARAM], k, 1);
     TAKE(horizon, int16_t, pa[P_HORIZON], k, 1);
@@ -934,7 +948,7 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         int hungry_food = (e < max_energy * hungry_f) && food;
         double crowd = visible - crowd_line + 2;
         crowd = (crowd > 0.0 ? crowd : 0.0) / 3.0;
-        double u[N_U];
+        double u[MAX_CHOICES];
         u[U_FORAGE] = cw[U_FORAGE] * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food;
         double fade = 1.0 - 1.5 * hunger;
         u[U_SCHOOL] = cw[U_SCHOOL] * (0.3 + soc) * company * (fade > 0.0 ? fade : 0.0);
@@ -947,7 +961,9 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         u[U_RETURN] = revisit[i];
         double d[5]; /* one hash per fish and tick: the goal draw and the four direction jitters */
         for (int j = 0; j < 5; j++) d[j] = to_unit(at_tick(keys[i] + (uint64_t)j, ints[PN_TICK]));
-        int g = seeded_softmax(u, revisit[i] <= NEG ? U_RETURN : N_U, temperature, d[0]); /* no place: not return */
+        for (Py_ssize_t j = 0; j < m; j++) u[N_U + j] = extra[i * m + j];
+        /* no place: not return (m > 0: its utility NEG gives it no mass, and all are drawn among) */
+        int g = seeded_softmax(u, m ? N_U + (int)m : (revisit[i] <= NEG ? U_RETURN : N_U), temperature, d[0]);
         /* explore: the open way, favouring the course and where others swim */
         double vis1 = visible > 1.0 ? visible : 1.0;
         int best = 0;
@@ -964,6 +980,12 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         int64_t choices[N_U] = {0, 0, best, energy[i] < rest_ceiling ? rest_ceiling / 100 : 100,
                                 visible < crowd_line - 2, revisit_param[i]};
         double stretch[N_U] = {1.0, 0.5 + soc, 0.5 + cur, 0.5 + calm, 1.0, 1.0};
+        if (g >= N_U) { /* a formula's plan type */
+            goal[i] = extra_goal[g - N_U];
+            param[i] = 0;
+            horizon[i] = (int16_t)extra_ticks[g - N_U];
+            continue;
+        }
         goal[i] = goal_of[g];
         param[i] = (int16_t)choices[g];
         horizon[i] = (int16_t)(g == U_RETURN ? revisit_horizon[i] : nearbyint(base[g] * stretch[g]));

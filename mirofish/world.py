@@ -24,6 +24,8 @@ from . import arbiter, interventions, kernel
 from .actions import N_ACTIONS, Action
 from .config import Config, MemoryConfig, hundredths
 from .fish import memory as mem
+from .fish.features import from_world
+from .fish.formula import Formula
 from .fish.memory import AS, AT_SUMMARY, LongMemory, ShortMemory, Summarizer, TemplateSummarizer
 from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view, shown_codes, view_codes
 from .fish.personality import persona_text, sample_traits
@@ -45,6 +47,8 @@ from .fish.triggers import (
     T_LOST_COMPANY,
     T_LOW_ENERGY,
     T_NEIGHBOURS,
+    T_PLAN_DONE,
+    T_PLAN_FAILED,
     T_STUCK,
     T_TIMEOUT,
 )
@@ -64,6 +68,12 @@ _EAT, _REST = int(Action.EAT), int(Action.REST)
 _SEEKS = tuple((goal, TARGETS[t.seek]) for goal, t in enumerate(TYPES) if t.seek)
 _SEEKING = np.zeros(len(TYPES), bool)  # by goal code: does it seek
 _SEEKING[[goal for goal, _ in _SEEKS]] = True
+# the goals with plan events of their own (a plan type's ``ends``/``fails`` predicates, fish/formula.py)
+_PREDICATES = tuple((goal, Formula(t.fails, "fails") if t.fails else None, Formula(t.ends, "ends") if t.ends else None)
+                    for goal, t in enumerate(TYPES) if t.ends or t.fails)
+_PREDICATED = np.zeros(len(TYPES), bool)
+_PREDICATED[[goal for goal, _, _ in _PREDICATES]] = True
+_WATCHED = _SEEKING | _PREDICATED  # a plan World.step looks after beyond the tick itself
 
 # Which plan events concern a goal: one row per plan type, one column per event (the plan types'
 # table, fish/plantypes.py; _tick.c reads the same rows).
@@ -235,6 +245,9 @@ class World:
         # Whether any fish may be swimming to a target (World.seek): set by a plan that seeks
         # (apply_plans, refresh), cleared by seek when none is; a tank with places always looks.
         self._seeking = self.places is not None
+        # Whether any fish may hold a plan with events of its own (plan_predicates): set as
+        # _seeking is, cleared by plan_predicates when none does.
+        self._predicating = False
         # Set by a reader that replays a recording for its states only: the actions the
         # recording says each fish executed this tick, used instead of steering (which would
         # choose the same ones). Everything else follows exactly — plan triggers included, so
@@ -333,6 +346,7 @@ class World:
         self.look()
         self.steering.set_plans(self.school.ids, self.school.plan_goal, self.school.plan_param)
         self._seeking = True  # (seek finds out)
+        self._predicating = bool(_PREDICATES)  # (plan_predicates finds out)
 
     def view_codes(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` view codes for the given fish (see :mod:`mirofish.fish.perception`)."""
@@ -427,8 +441,10 @@ class World:
         """Make decided plans the fish's standing plans, from this tick on (horizon 0 = none).
         ``fish`` holds no fish twice (one batch's); in the compiled tick one C call does it all."""
         s = self.school
-        if not self._seeking and _SEEKING[np.asarray(goals, np.intp)].any():
-            self._seeking = True
+        if not (self._seeking and self._predicating) and _WATCHED[np.asarray(goals, np.intp)].any():
+            g = np.asarray(goals, np.intp)
+            self._seeking = self._seeking or bool(_SEEKING[g].any())
+            self._predicating = self._predicating or bool(_PREDICATED[g].any())
         if self._kernel is not None:
             st = self.steering
             self._kernel.adopt(  # by name (kernel.ADOPT_ARRAYS, ADOPT_NUMBERS)
@@ -488,6 +504,8 @@ class World:
         if self._seeking:
             self.seek()
         out = self._step_compiled() if self._kernel is not None else self._step_numpy()
+        if self._predicating:
+            self.plan_predicates()
         if self.places is not None and np.count_nonzero(out.ate):
             eaters = np.flatnonzero(out.ate)
             x, y = self.water.xy(self.school.cell[eaters])
@@ -530,6 +548,41 @@ class World:
             st.bias[fish[pulled], way_to(dx, dy)[pulled]] = st.cfg.direction
         if not found_any and self.places is None:
             self._seeking = False  # until a plan that seeks is adopted again (apply_plans)
+
+    def plan_predicates(self) -> None:
+        """After a tick, the plan events a plan type declares as predicates over named features
+        (its ``fails`` and ``ends``: fish/formula.py): a fish holding such a plan, in the water,
+        with no trigger raised yet since the plan was set, gets ``plan_failed`` when ``fails``
+        holds, else ``plan_done`` when ``ends`` does, and asks for its next plan. A predicate never
+        overrides a trigger the tick already raised (stuck, low energy, the horizon … outrank it).
+        Runs after either tick, compiled or numpy, so both stay the same hash for hash; a tank
+        where no fish holds such a plan pays nothing (a flag, as :meth:`seek`'s)."""
+        s, any_held = self.school, False
+        for goal, fails, ends in _PREDICATES:
+            fish = np.flatnonzero(s.plan_goal == goal)
+            if not fish.size:
+                continue
+            any_held = True
+            fish = fish[(s.plan_trigger[fish] < 0) & ~s.absent[fish]]
+            if not (self.plans and fish.size):
+                continue
+            values = from_world(self, fish)
+            ev = np.full(fish.size, -1, np.int8)
+            if ends is not None:
+                ev[ends(values, fish.size) != 0] = T_PLAN_DONE
+            if fails is not None:
+                ev[fails(values, fish.size) != 0] = T_PLAN_FAILED
+            hit = ev >= 0
+            s.plan_trigger[fish[hit]] = ev[hit]
+        self._predicating = any_held
+
+    def plants_shown(self, fish: np.ndarray) -> np.ndarray:
+        """Plant cells in each fish's view as it is shown them (0 without ``perception.plants_seen``)."""
+        if not self.cfg.perception.plants_seen:
+            return np.zeros(fish.size, np.int64)
+        counts: np.ndarray = (self.water.terrain[self.school.cell[fish][:, None] + self.window[None, :]]
+                              == PLANT).sum(axis=1)
+        return counts
 
     def place_options(self, fish: np.ndarray) -> np.ndarray | None:
         """``(k, 3)`` for a request: each fish's place with the most meals (slot, or -1 for

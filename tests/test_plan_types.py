@@ -71,7 +71,8 @@ import numpy as np
 from mirofish.fish import plantypes as pt
 pt.PLAN_TYPES = pt.PLAN_TYPES + (pt.PlanType(
     "drift", ticks=25, events=frozenset({"planned", "crowd", "hungry"}), steer=({"open": ("open_water", 3.0)},),
-    prompt="let the water carry you", fork=("drift {ticks}",), words=("drift", "carried"), deed="worked"),)
+    prompt="let the water carry you", fork=("drift {ticks}",), words=("drift", "carried"), deed="worked",
+    utility="2 * curiosity * (1 - company) - 0.3", ends="walls >= 6"),)
 
 from mirofish.brains import prompt
 from mirofish.config import load_config
@@ -94,6 +95,18 @@ out["hash"] = world.state_hash()
 out["moves"] = moves
 out["kernel"] = world.tick_kernel
 out["still_drifting"] = int(np.count_nonzero(world.school.plan_goal == g))
+# the instinct planner chooses it by its formula, and its "ends" predicate ends it
+from mirofish.fish.triggers import T_PLAN_DONE
+from mirofish.session import LiveSession
+s = LiveSession(load_config(seed=4, **{"fish.count": 40, "brain.decides": "plan"}))
+chosen = done = 0
+for _ in range(300):
+    before = s.world.school.plan_goal.copy()
+    s.step()
+    now = s.world.school.plan_goal
+    chosen += int(np.count_nonzero((now == g) & (before != g)))
+    done += int(np.count_nonzero(s.world.school.plan_trigger == T_PLAN_DONE))
+out["chosen"], out["done"], out["session_hash"] = chosen, done, s.state_hash()
 print(json.dumps(out))
 '''
 
@@ -116,6 +129,10 @@ def test_a_new_plan_type_is_one_row_and_swims_in_both_ticks():
     # the body swims it (open water weighs more: the fish move), the same world in C and numpy
     assert compiled["moves"] > 300 and compiled["still_drifting"] > 0
     assert compiled["hash"] == numpy_tick["hash"] and compiled["moves"] == numpy_tick["moves"]
+    # its utility formula gets it chosen by the instinct planner, its "ends" predicate ends it,
+    # and the compiled planner and tick decide exactly as the numpy ones
+    assert compiled["chosen"] >= 10 and compiled["done"] >= 3, compiled
+    assert compiled["session_hash"] == numpy_tick["session_hash"]
 
 
 def test_steering_rows_follow_the_table():

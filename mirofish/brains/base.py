@@ -107,6 +107,8 @@ class RequestBatch:
     # (k, 3) when fish remember places (World.place_options): the place with the most meals
     # (slot, -1: none), the meals there, its distance in cells; None in tanks without places
     places: np.ndarray | None = None
+    # (k,) plant cells each fish is shown in view (perception.plants_seen; None: plants not shown)
+    plants: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.fish.size)
@@ -122,6 +124,7 @@ class RequestBatch:
             personas=[self.personas[i] for i in pick] if self.personas is not None else None,
             summaries_due=[self.summaries_due[i] for i in pick] if self.summaries_due is not None else None,
             places=self.places[pick] if self.places is not None else None,
+            plants=self.plants[pick] if self.plants is not None else None,
         )
 
 

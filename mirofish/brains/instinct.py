@@ -25,8 +25,11 @@ from .. import kernel
 from ..actions import Action
 from ..config import Config, InstinctConfig, PlannerConfig, TriggersConfig, hundredths
 from ..fish import places
+from ..fish.features import from_request
+from ..fish.formula import Formula
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
 from ..fish.plans import CODE, TYPES
+from ..fish.plantypes import NEEDS
 from ..fish.steering import (
     F_ALIGN,
     F_BLOCKED,
@@ -139,6 +142,7 @@ PLANNER_TYPES = tuple(_BY_UTILITY[u] for u in PLANNER_UTILITIES)
 _PLAN_GOALS = np.array([CODE[t.name] for t in PLANNER_TYPES], np.int8)
 _U_SCHOOL, _U_RETURN = PLANNER_UTILITIES.index("school"), PLANNER_UTILITIES.index("return")
 _FIVE = np.arange(5, dtype=np.uint64)[None, :]
+_EMPTY = np.empty(0)
 _STRETCH = [0, 1, 4]  # trait columns: sociability, curiosity, calm
 
 
@@ -155,7 +159,7 @@ class InstinctPlanner(InlineSource):
     name = "instinct"
 
     def __init__(self, cfg: PlannerConfig, triggers: TriggersConfig, seed: int, radius: int = 2,
-                 tier: str = "instinct", rest_ceiling: int = 1000):
+                 tier: str = "instinct", rest_ceiling: int = 1000, shown: tuple[str, ...] = ()):
         super().__init__(self.decide)
         self.cfg, self.trig, self.seed, self.tier = cfg, triggers, seed, TIER_INDEX[tier]
         self.rest_ceiling = rest_ceiling  # hundredths: rest revives only below this
@@ -167,6 +171,13 @@ class InstinctPlanner(InlineSource):
         self._base_ticks = np.array([getattr(cfg, t.planner_ticks) for t in PLANNER_TYPES], np.float64)
         self.never_school = False  # brain.chooser = "never_school": school is never chosen
         self.decisions = 0
+        # The plan types whose utility is a formula over features (fish/formula.py), drawn among
+        # with the built-in six; one that needs a perception switch the tank has off (``shown``:
+        # the switches on) is left out, so such a tank decides exactly as before it existed.
+        self.formulas = tuple((t, Formula(t.utility)) for t in TYPES
+                              if t.utility and (t.needs is None or t.needs in shown))
+        self._goals = np.concatenate([_PLAN_GOALS, np.array([CODE[t.name] for t, _ in self.formulas], np.int8)])
+        self._extra_ticks = np.array([t.ticks for t, _ in self.formulas], np.float64)
         # the compiled planner (_tick.c's plan(): the same decisions, tests/test_kernel.py), or
         # None: this module's numpy code, the reference
         self._kernel = kernel.compiled_tick()
@@ -191,6 +202,18 @@ class InstinctPlanner(InlineSource):
                            + 4.0 * ((energy < self.rest_ceiling) & ~food))
         u[:, 4] = keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5
         return u
+
+    def extra_utilities(self, b: RequestBatch, f: np.ndarray) -> np.ndarray:
+        """``(k, m)`` the utilities of the formula plan types (:attr:`formulas`), from the
+        request's features (``f``: its view features)."""
+        k, m = len(b), len(self.formulas)
+        out = np.empty((k, m))
+        if m and k:
+            values = from_request(b.energy, b.max_energy, b.traits, f, b.plants,
+                                  self.trig.low_energy_fraction, self.trig.crowd_line)
+            for j, (_, formula) in enumerate(self.formulas):
+                out[:, j] = formula(values, k)
+        return out
 
     def revisit(self, b: RequestBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return's utility (``_NEG`` where there is no place to return to), place and horizon per
@@ -223,14 +246,16 @@ class InstinctPlanner(InlineSource):
         if self.never_school:
             u5[:, _U_SCHOOL] = _NEG
         back, back_param, back_horizon = self.revisit(b)
-        u = np.concatenate([u5, back[:, None]], axis=1)
+        m = len(self.formulas)
+        u = np.concatenate([u5, back[:, None], self.extra_utilities(b, f)], axis=1)
         pick = seeded_softmax(u, c.temperature, draws[:, 0])
-        pick = np.where(back <= _NEG, np.minimum(pick, 4), pick)  # without a place, exactly the five goals
+        if not m:  # without a place, exactly the five goals (with formulas return's NEG gives it no mass)
+            pick = np.where(back <= _NEG, np.minimum(pick, 4), pick)
         # explore: the way that is open, favouring the current course and where others swim
         way = f[:, F_OPEN : F_OPEN + 4] + 0.5 * f[:, F_ALIGN : F_ALIGN + 4] / np.maximum(f[:, F_VISIBLE], 1)[:, None]
         way[rows, b.heading.astype(np.intp)] += 0.3
         way += 0.6 * draws[:, 1:]
-        choices = np.zeros((k, 6), np.int64)  # each goal's parameter: explore a way, rest until, keep away from
+        choices = np.zeros((k, 6 + m), np.int64)  # each goal's parameter: explore a way, rest until, keep away from
         choices[:, 2] = way.argmax(axis=1)
         choices[:, 3] = np.where(b.energy < self.rest_ceiling, self.rest_ceiling // 100, 100)
         choices[:, 4] = f[:, F_VISIBLE] < self.trig.crowd_line - 2
@@ -242,9 +267,11 @@ class InstinctPlanner(InlineSource):
         stretch[:, 1:4] = 0.5 + t[:, _STRETCH]
         five = np.minimum(pick, 4)
         horizons = np.where(pick == 5, back_horizon, np.round(self._base_ticks[five] * stretch[rows, five]))
+        if m:  # a formula's plan type: its default horizon
+            horizons = np.where(pick > 5, self._extra_ticks[np.maximum(pick - 6, 0)], horizons)
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
-                             goals=_PLAN_GOALS[pick], params=params, horizons=horizons)
+                             goals=self._goals[pick], params=params, horizons=horizons)
 
     def _decide_compiled(self, b: RequestBatch) -> DecisionBatch:
         """:meth:`decide` in the compiled tick: the same arithmetic (the draws' hashes too), fish
@@ -259,8 +286,9 @@ class InstinctPlanner(InlineSource):
              "traits": np.ascontiguousarray(b.traits, np.int16), "energy": np.ascontiguousarray(b.energy, np.int32),
              "heading": np.ascontiguousarray(b.heading, np.int8), "keys": self._keys[b.fish],
              "base": self._base_ticks, "revisit": back, "revisit_param": back_param,
-             "revisit_horizon": back_horizon, "goal_of": _PLAN_GOALS, "weights": self._weights, "goal": goals,
-             "param": params, "horizon": horizons},
+             "revisit_horizon": back_horizon, "goal_of": _PLAN_GOALS, "weights": self._weights,
+             "extra": self._extra(b) if self.formulas else _EMPTY, "extra_goal": self._goals[6:],
+             "extra_ticks": self._extra_ticks, "goal": goals, "param": params, "horizon": horizons},
             {"rest_ceiling": int(self.rest_ceiling), "never_school": int(self.never_school), "tick": int(b.tick),
              "max_energy": float(b.max_energy), "low_energy_fraction": float(t.low_energy_fraction),
              "hungry_fraction": float(t.hungry_fraction), "crowd_line": float(t.crowd_line),
@@ -268,6 +296,12 @@ class InstinctPlanner(InlineSource):
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
                              goals=goals, params=params, horizons=horizons)
+
+    def _extra(self, b: RequestBatch) -> np.ndarray:
+        """The compiled planner's ``extra``: the formula utilities (none: an empty array)."""
+        if not self.formulas:
+            return _EMPTY
+        return self.extra_utilities(b, view_features(b.codes, self._matrix))
 
     def _no_places(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return's inputs for ``k`` fish that cannot return: never (read-only, kept between calls)."""
@@ -285,10 +319,11 @@ class InstinctPlanner(InlineSource):
         utility (with the chance the seeded softmax gives each), and the facts they rest on."""
         f = view_features(b.codes[:1], self._matrix)
         t = b.traits[:1].astype(np.float64) / 100.0
-        u = self.goal_utilities(b.subset(np.array([0])), f, t)[0]
+        one = b.subset(np.array([0]))
+        u = np.concatenate([self.goal_utilities(one, f, t)[0], self.extra_utilities(one, f)[0]])
         z = np.exp((u - u.max()) / self.cfg.temperature)
         p = z / z.sum()
-        names = [name.replace("_", " ") for name in PLANNER_UTILITIES]
+        names = [name.replace("_", " ") for name in PLANNER_UTILITIES[:5]] + [t.name for t, _ in self.formulas]
         energy = float(b.energy[0]) / 100
         hunger = max(0.0, min(1.0, 1.0 - float(b.energy[0]) / (0.8 * b.max_energy)))
         soc, cur, cau, app, calm = (int(v) for v in b.traits[0])
@@ -377,8 +412,9 @@ def instinct_source(cfg: Config, tier: str = "instinct") -> InlineSource:
     if chooser == "random":
         return RandomChooser(cfg, tier)
     if cfg.brain.decides == "plan":
+        shown = tuple(name for name in NEEDS if name and getattr(cfg.perception, name))
         planner = InstinctPlanner(cfg.brain.planner, cfg.triggers, seed=cfg.seed, radius=cfg.perception.radius,
-                                  tier=tier, rest_ceiling=hundredths(cfg.fish.rest_ceiling))
+                                  tier=tier, rest_ceiling=hundredths(cfg.fish.rest_ceiling), shown=shown)
         planner.never_school = chooser == "never_school"
         return planner
     weights = cfg.brain.instinct

@@ -12,8 +12,14 @@ A plan type says, once, what the rest of the package needs to know about a goal:
   (open water, the glass, crowding count for every goal), per parameter value where the
   parameter picks a variant (keep away from a crowd / from the glass), whether it eats what it
   reaches, only when hungry or never, and whether it rests;
-* the instinct **planner's utility** it answers to (None: the planner never chooses it; a
-  model or a person still can), the line that offers it in the model's prompt, when it **fits**
+* the instinct **planner's utility** it answers to: one of the compiled built-in utilities
+  (``planner``), or a **formula over named features** (``utility``, :mod:`mirofish.fish.formula`:
+  ``"(0.3 + caution) * min(plants_seen, 1) * crowd - 0.2"``); with neither the planner never
+  chooses it (a model or a person still can);
+* **plan events as predicates** over the same features, beside the built-in ones: ``ends``
+  (the plan is done: trigger ``plan_done``) and ``fails`` (trigger ``plan_failed``), checked
+  after every tick for the fish holding it;
+* the line that offers it in the model's prompt, when it **fits**
   a fish's view, the words of a **fork picker**;
 * the **word-and-deed** phrases that name it in a thought and the check of its **deed**;
 * the personality **trait** it answers to (the behaviour score: how in character a fish's plans are).
@@ -30,6 +36,8 @@ This module imports nothing of the package, so a table can be extended before th
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from . import formula
 
 # What a goal's parameter is. ``action``: the action a hold plan repeats; ``direction``: 0 n, 1 s,
 # 2 w, 3 e (steering biases that way); ``energy``: whole units of energy to reach; ``away``: the
@@ -77,6 +85,9 @@ class PlanType:
     doc: str = ""  # what it means, for the docs and the help
     seek: str | None = None  # SEEKS: a target it swims to (fish.targets), pulled there every tick
     needs: str | None = None  # NEEDS: the perception switch without which prompts leave it out
+    utility: str | None = None  # the instinct planner's utility as a formula over features (fish.formula)
+    ends: str | None = None  # a predicate over features: the plan is done (trigger plan_done)
+    fails: str | None = None  # a predicate over features: the plan failed (trigger plan_failed)
 
     def __post_init__(self) -> None:
         for what, value, allowed in (("param", self.param, PARAM_KINDS), ("fits", self.fits, FITS),
@@ -93,6 +104,17 @@ class PlanType:
                 if term not in STEER_TERMS:
                     raise ValueError(f"plan type {self.name}: steering term {term!r} is not one of "
                                      f"{', '.join(STEER_TERMS)}")
+        for context in ("utility", "ends", "fails"):
+            try:
+                formula.check(getattr(self, context), context)
+            except formula.FormulaError as exc:
+                raise ValueError(f"plan type {self.name}: {context} {getattr(self, context)!r}: {exc}") from None
+        if self.utility and self.planner:
+            raise ValueError(f"plan type {self.name}: a planner utility is either a built-in one (planner) or a "
+                             f"formula (utility), not both")
+        if self.utility and self.param != "none":
+            raise ValueError(f"plan type {self.name}: the planner gives a formula's plan no {self.param} parameter; "
+                             f"a utility formula is for a plan type whose param is none")
         if self.planner and not (self.planner_weight and self.planner_ticks):
             raise ValueError(f"plan type {self.name}: a planner utility needs planner_weight and planner_ticks")
 
@@ -140,7 +162,12 @@ PLAN_TYPES: tuple[PlanType, ...] = (
     PlanType("hide", ticks=40, events=frozenset({"planned", "hungry"}), eats="no", seek="plant",
              needs="plants_seen", prompt="swim beside the nearest plant (P) and stay hidden there",
              fits="plants_in_view", fork=("hide {ticks}",), words=("hide", "hiding", "plant", "cover", "shelter"),
-             deed="still", doc="swim beside the nearest plant in view and rest there until its horizon"),
+             deed="still", trait="caution",
+             # the instinct planner's utility and a plan event, as formulas over features (fish/formula.py)
+             utility="4 * (0.3 + caution) * min(plants_seen, 1) * (1 - hunger) * (crowd + 0.5 * (1 - company)) - 0.3",
+             fails="plants_seen == 0 and plan_ticks >= 10",
+             doc="swim beside the nearest plant in view and rest there until its horizon; failed after 10 ticks "
+                 "with no plant in view"),
 )
 
 

@@ -10,8 +10,8 @@ when the fish is *there*, and what its plan does then:
   then it **stays**: it rests beside the plant until its horizon, remembers ``reached a plant``
   when it comes to rest there (:data:`fish.memory.ARRIVED`), and swims back when pushed away.
   With no plant in view it keeps still where it is (hiding by not moving) until one comes into
-  view or its horizon: a person or a fork may give it anywhere, a model is offered it only
-  with a plant in view.
+  view, its horizon, or 10 ticks (hide's ``fails`` predicate, fish/formula.py): a person or a
+  fork may give it anywhere, a model and the instinct planner choose it only with a plant in view.
 
 Every tick, before steering, :meth:`mirofish.world.World.seek` pulls each seeking fish the way
 that closes the larger of its two distances to the target (steering's per-direction ``bias``,

@@ -1,14 +1,16 @@
 """Triggers: the reason a fish asks for a decision (a request carries the first that applies).
 
 The first five are the source design's action-mode triggers; the rest are plan mode's: a plan
-ended, failed, or something salient happened (docs/design.md §3).
+ended, failed, or something salient happened (docs/design.md §3). The last two are a plan type's
+own events, its ``ends`` and ``fails`` predicates (:mod:`mirofish.fish.formula`).
 """
 
 (T_LOW_ENERGY, T_ACTION_FAILED, T_FOOD_ROSE, T_NEIGHBOURS, T_TIMEOUT, T_ATE, T_ENERGY_REACHED, T_HORIZON,
- T_STUCK, T_FOOD_GONE, T_LOST_COMPANY, T_HUNGRY_FOOD, T_FOUND_COMPANY, T_CROWDED) = range(14)
+ T_STUCK, T_FOOD_GONE, T_LOST_COMPANY, T_HUNGRY_FOOD, T_FOUND_COMPANY, T_CROWDED, T_PLAN_DONE,
+ T_PLAN_FAILED) = range(16)
 TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed", "timeout", "ate",
-                 "energy_reached", "plan_horizon", "stuck", "food_gone", "lost_company", "hungry_food_in_view",
-                 "found_company", "crowded")
+                 "energy_reached", "plan_horizon", "stuck", "food_gone", "lost_company",
+                 "hungry_food_in_view", "found_company", "crowded", "plan_done", "plan_failed")
 
 
 def trigger_name(code: int) -> str:
