@@ -432,3 +432,9 @@ def _read_config(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {shown} is not valid TOML: {exc}") from None
     except RecursionError:
         raise ConfigError(f"config file {shown} is nested too deeply") from None
+
+
+# the array environment (many tanks, arrays over (tank, fish)): mirofish/vector.py
+from .vector import VectorAquariumEnv, vector_env  # noqa: E402 — after what it borrows from this module
+
+__all__ = ["AquariumEnv", "EnvSource", "VectorAquariumEnv", "parallel_env", "vector_env"]

@@ -1,0 +1,274 @@
+"""Many tanks as one array environment: actions and observations over (tank, fish), no dicts.
+
+    from mirofish.env import vector_env
+
+    env = vector_env(8, max_steps=500, **{"fish.count": 64})
+    obs, infos = env.reset(seed=7)               # obs["view"]: (8, 64, 25) int8
+    for _ in range(1000):
+        actions = env.action_space.sample()      # (8, 64) ints in 0..5
+        obs, rewards, terminated, truncated, infos = env.step(actions)
+    env.close()
+
+The tanks are the :class:`~mirofish.env.AquariumEnv`'s, as arrays (docs/environment.md):
+
+* **Action**: an integer array of shape ``(num_envs, n_fish)`` with values in ``0..5``
+  (:class:`~mirofish.actions.Action`: move n/s/w/e, eat, rest); one bad shape, dtype or value is
+  a one-line ``TypeError``/``ValueError`` naming it, before any tank steps.
+* **Observation**: a dict of arrays — ``view`` ``(num_envs, n_fish, side²)`` int8 (the view
+  codes: 0 water, 1 glass/rock/plant, 2 food, 3 the fish itself, 4–7 another fish facing
+  n/s/w/e), ``energy`` ``(num_envs, n_fish)`` float32 (config units), ``heading``
+  ``(num_envs, n_fish)`` int8 (0 n, 1 s, 2 w, 3 e), ``food_here`` ``(num_envs, n_fish)`` bool.
+  Each step returns new arrays (keep them as they are).
+* **Reward**: ``(num_envs, n_fish)`` float32, each fish's energy change over the step.
+* **Episodes** are per tank: ``terminated`` (never: no fish dies) and ``truncated`` (after
+  ``max_steps`` steps) are ``(num_envs,)`` bool. **Auto-reset** is Gymnasium's default
+  (``AutoresetMode.NEXT_STEP``): the step after a tank's episode ended resets that tank — its
+  actions are ignored, it returns the new episode's first observation with reward 0 — while the
+  others step on.
+* **Seeds**: ``reset(seed=s)`` gives tank ``i`` the seed ``s + i``; its ``k``-th later episode
+  (after auto-reset) has seed ``s + i + k × num_envs``. A list gives each tank its own first
+  seed. ``seed=None``: the config's seed as ``s``. The same seeds and actions give the same tanks,
+  tick by tick; tank ``i`` with seed ``x`` is exactly ``parallel_env``'s tank of seed ``x``.
+* ``infos``: ``tick`` ``(num_envs,)``, ``executed`` ``(num_envs, n_fish)`` (the action the world
+  executed), ``episode`` ``(num_envs,)`` and ``seed`` ``(num_envs,)``.
+* **Recording**: ``record=DIR`` records every episode of every tank as a normal recording,
+  ``DIR/tank{i}-ep{k}.mirofish`` (``replay --verify`` re-runs it); a recorded tank steps through
+  the session as ``parallel_env`` does, an unrecorded one through the world alone (the same
+  states, hash for hash, without the per-tick metrics of a recording). An existing file is
+  refused unless ``overwrite=True``.
+
+The tanks step one after another in this process (each tick a few compiled calls per tank); what
+it saves against the dict API is the per-agent dicts. Needs the extra ``[rl]`` (gymnasium).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from .actions import N_ACTIONS
+from .config import Config
+from .fish.plans import G_HOLD
+from .water import NO_FOOD
+
+REST = N_ACTIONS - 1
+SEED_MAX = 2**63 - 1
+
+
+class _Tank:
+    """One tank of the vector: its world (and its session when it is recorded)."""
+
+    def __init__(self, cfg: Config, seed: int, record: Path | None, overwrite: bool):
+        from .env import EnvSource
+        from .session.live import LiveSession
+        from .world import World
+
+        self.seed, self.steps = seed, 0
+        cfg = cfg.model_copy(update={"seed": seed})
+        self.session: Any = None
+        if record is not None:
+            self.source = EnvSource(cfg.fish.count)
+            self.session = LiveSession(cfg, mode="lockstep", source=self.source)
+            self.session.metrics.judge_words = False
+            self.session.engine.observers.remove(self.session.history.observe)
+            self.source.school = self.session.world.school
+            self.session.start_recording(record, overwrite=overwrite, extra_header={"decided_by": "env policy"})
+            self.world = self.session.world
+        else:
+            self.world = World(cfg)
+        self._zeros8 = np.zeros(cfg.fish.count, np.int8)
+        self._zeros16 = np.zeros(cfg.fish.count, np.int16)
+
+    def step(self, actions: np.ndarray) -> np.ndarray:
+        """One tick on ``actions`` (n_fish int64); the executed actions."""
+        w = self.world
+        s = w.school
+        self.steps += 1
+        if self.session is not None:
+            src = self.source
+            src.actions[:] = actions
+            src.present = ~s.absent if np.count_nonzero(s.absent) else None
+            engine = self.session.engine
+            engine.queued_at[:] = engine.clock()
+            executed: np.ndarray = self.session.step().executed
+            return executed
+        # as the environment's decision source does: a fish whose action is the one it holds keeps it
+        pick = np.flatnonzero((s.plan_goal != G_HOLD) | (s.plan_param != actions))
+        if pick.size:
+            w.apply_plans(pick, self._zeros8[:pick.size], actions[pick].astype(np.int16), self._zeros16[:pick.size])
+        out: np.ndarray = w.step().executed
+        return out
+
+    def close(self) -> None:
+        if self.session is not None:
+            if self.session.recorder is not None:
+                self.session.stop_recording()
+            self.session.close()
+            self.session = None
+
+
+class VectorAquariumEnv(VectorEnv):
+    """``num_envs`` tanks with arrays over (tank, fish) (see the module's docstring)."""
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}  # noqa: RUF012 — gymnasium's own attribute
+
+    def __init__(self, cfg: Config, num_envs: int, max_steps: int = 1000, record: str | os.PathLike[str] | None = None,
+                 overwrite: bool = False):
+        from .env import _bounded, _flag
+
+        if not isinstance(cfg, Config):
+            raise TypeError(f"cfg must be a mirofish.config.Config, got {type(cfg).__name__} (use vector_env())")
+        self.num_envs = _bounded(num_envs, "num_envs", 1, 1 << 16)
+        self.max_steps = _bounded(max_steps, "max_steps", 1, SEED_MAX)
+        self.overwrite = _flag(overwrite, "overwrite")
+        if record is not None and not isinstance(record, str | os.PathLike):
+            raise TypeError(f"record must be a folder path or None, got {type(record).__name__}")
+        self.record = Path(record) if record is not None else None
+        if self.record is not None and self.record.exists() and not self.record.is_dir():
+            raise ValueError(f"record={os.fspath(self.record)!r} is a file; give a folder for the tanks' recordings")
+        self.cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={"decides": "action"})})
+        self.n_fish = n = self.cfg.fish.count
+        side = 2 * self.cfg.perception.radius + 1
+        top = float(self.cfg.fish.max_energy)
+        self.single_observation_space = spaces.Dict({
+            "view": spaces.Box(0, 7, (n, side * side), np.int8),
+            "energy": spaces.Box(0.0, top, (n,), np.float32),
+            "heading": spaces.Box(0, 3, (n,), np.int8),
+            "food_here": spaces.MultiBinary(n),
+        })
+        self.single_action_space = spaces.MultiDiscrete(np.full(n, N_ACTIONS))
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.tanks: list[_Tank | None] = [None] * self.num_envs
+        self._first: list[int] = [0] * self.num_envs
+        self._episode = np.zeros(self.num_envs, np.int64)
+        self._ended = np.zeros(self.num_envs, bool)
+
+    # -- Gymnasium's vector API
+
+    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        from .env import _bounded
+
+        if seed is None:
+            firsts = [self.cfg.seed + i for i in range(self.num_envs)]
+        elif isinstance(seed, Sequence) and not isinstance(seed, str | bytes):
+            if len(seed) != self.num_envs:
+                raise ValueError(f"reset(seed=...): {len(seed)} seeds for {self.num_envs} tanks")
+            firsts = [_bounded(s, "reset(seed=...)", 0, SEED_MAX) for s in seed]
+        else:
+            base = _bounded(seed, "reset(seed=...)", 0, SEED_MAX - self.num_envs)
+            firsts = [base + i for i in range(self.num_envs)]
+        self.close_extras()
+        self._first = firsts
+        self._episode[:] = 0
+        self._ended[:] = False
+        for i in range(self.num_envs):
+            self._start(i)
+        return self._observe(), self._infos(np.full((self.num_envs, self.n_fish), -1, np.int8))
+
+    def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self.tanks[0] is None:
+            raise RuntimeError("step() before reset(): call reset()")
+        acts = self._check(actions)
+        rewards = np.zeros((self.num_envs, self.n_fish), np.float32)
+        executed = np.full((self.num_envs, self.n_fish), -1, np.int8)
+        truncated = np.zeros(self.num_envs, bool)
+        for i, tank in enumerate(self.tanks):
+            assert tank is not None
+            if self._ended[i]:  # the step after its episode ended: a new episode, these actions ignored
+                self._episode[i] += 1
+                self._start(i)
+                self._ended[i] = False
+                continue
+            before = tank.world.school.energy.astype(np.int64)
+            executed[i] = tank.step(acts[i])
+            rewards[i] = (tank.world.school.energy - before) / 100.0
+            if tank.steps >= self.max_steps:
+                truncated[i] = self._ended[i] = True
+                tank.close()
+        return (self._observe(), rewards, np.zeros(self.num_envs, bool), truncated, self._infos(executed))
+
+    def close_extras(self, **kwargs: Any) -> None:
+        for tank in self.tanks:
+            if tank is not None:
+                tank.close()
+
+    # -- the tanks
+
+    def seed_of(self, tank: int, episode: int) -> int:
+        """The seed of ``tank``'s ``episode``-th episode (0: the first) since the last reset."""
+        return self._first[tank] + episode * self.num_envs
+
+    def _start(self, i: int) -> None:
+        path = None
+        if self.record is not None:
+            self.record.mkdir(parents=True, exist_ok=True)
+            path = self.record / f"tank{i}-ep{int(self._episode[i])}.mirofish"
+        self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), path, self.overwrite)
+
+    def _check(self, actions: Any) -> np.ndarray:
+        shape = (self.num_envs, self.n_fish)
+        if not isinstance(actions, np.ndarray):
+            try:
+                actions = np.asarray(actions)
+            except (TypeError, ValueError):
+                raise TypeError(f"step() takes an integer array of shape {shape}, "
+                                f"got {type(actions).__name__}") from None
+        if actions.dtype == bool or not np.issubdtype(actions.dtype, np.integer):
+            raise TypeError(f"step(): actions must be integers (0..{N_ACTIONS - 1}), got dtype {actions.dtype}")
+        if actions.shape != shape:
+            raise ValueError(f"step(): actions of shape {actions.shape}, expected {shape} (tanks, fish)")
+        bad = (actions < 0) | (actions >= N_ACTIONS)
+        if bad.any():
+            t, f = (int(v) for v in np.argwhere(bad)[0])
+            raise ValueError(f"step(): tank {t} fish {f}: action {int(actions[t, f])} is out of range; "
+                             f"the actions are 0..{N_ACTIONS - 1}")
+        out: np.ndarray = actions.astype(np.int64, copy=False)
+        return out
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        t, n = self.num_envs, self.n_fish
+        first = self.tanks[0]
+        assert first is not None
+        view = np.empty((t, n, first.world.codes.shape[1]), np.int8)
+        energy = np.empty((t, n), np.float32)
+        heading = np.empty((t, n), np.int8)
+        food = np.empty((t, n), bool)
+        for i, tank in enumerate(self.tanks):
+            assert tank is not None
+            w = tank.world
+            s = w.school
+            view[i] = w.codes
+            energy[i] = s.energy / 100.0
+            heading[i] = s.heading
+            food[i] = w.water.food_born[s.cell] != NO_FOOD
+        return {"view": view, "energy": energy, "heading": heading, "food_here": food}
+
+    def _infos(self, executed: np.ndarray) -> dict[str, Any]:
+        ticks = np.array([tank.world.tick if tank is not None else 0 for tank in self.tanks], np.int64)
+        seeds = np.array([self.seed_of(i, int(e)) for i, e in enumerate(self._episode)], np.int64)
+        return {"tick": ticks, "executed": executed, "episode": self._episode.copy(), "seed": seeds}
+
+    def state_hashes(self) -> list[str]:
+        """Each tank's state hash now (the same as its own run's at this tick)."""
+        return [tank.world.state_hash() if tank is not None else "" for tank in self.tanks]
+
+
+def vector_env(num_envs: int, config: str | Path | Config | None = None, overrides: tuple[str, ...] | list[str] = (),
+               max_steps: int = 1000, record: str | os.PathLike[str] | None = None, overwrite: bool = False,
+               **settings: Any) -> VectorAquariumEnv:
+    """``num_envs`` tanks as one array environment: the config as :func:`mirofish.env.parallel_env`
+    takes it (a file, a Config, ``--set``-style overrides, dotted settings), every tank the same
+    but its seed."""
+    from .env import _load
+
+    return VectorAquariumEnv(_load(config, overrides, settings), num_envs, max_steps=max_steps, record=record,
+                             overwrite=overwrite)

@@ -1,0 +1,119 @@
+"""The array environment (mirofish.env.vector_env): many tanks, arrays over (tank, fish), auto-reset,
+seeds a user can reproduce, each tank exactly parallel_env's tank of its seed, episodes recordable."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mirofish.env import parallel_env, vector_env
+
+ROOT = Path(__file__).resolve().parent.parent
+FISH = 24
+SMALL = {"fish.count": FISH, "world.width": 30, "world.height": 14}
+
+
+def test_observations_and_actions_are_arrays_over_tanks_and_fish():
+    env = vector_env(3, max_steps=20, **SMALL)
+    obs, infos = env.reset(seed=11)
+    assert env.observation_space.contains(obs)
+    assert obs["view"].shape == (3, FISH, 25) and obs["energy"].shape == (3, FISH)
+    assert list(infos["seed"]) == [11, 12, 13] and list(infos["tick"]) == [0, 0, 0]
+    actions = env.action_space.sample()
+    assert actions.shape == (3, FISH)
+    obs, rewards, terminated, truncated, infos = env.step(actions)
+    assert env.observation_space.contains(obs)
+    assert rewards.shape == (3, FISH) and rewards.dtype == np.float32
+    assert terminated.shape == truncated.shape == (3,) and not terminated.any() and not truncated.any()
+    assert infos["executed"].shape == (3, FISH) and list(infos["tick"]) == [1, 1, 1]
+    env.close()
+
+
+def test_each_tank_is_parallel_envs_tank_of_its_seed_tick_by_tick():
+    env = vector_env(2, max_steps=100, **SMALL)
+    obs, _ = env.reset(seed=40)
+    dict_env = parallel_env(max_steps=100, **SMALL)
+    d_obs, _ = dict_env.reset(seed=41)  # tank 1 has seed 40 + 1
+    rng = np.random.default_rng(3)
+    agents = dict_env.possible_agents
+    for _ in range(40):
+        acts = rng.integers(0, 6, (2, FISH))
+        obs, rewards, _, _, infos = env.step(acts)
+        d_obs, d_rewards, _, _, d_infos = dict_env.step(dict(zip(agents, acts[1].tolist())))
+        assert env.tanks[1].world.state_hash() == dict_env.session.state_hash()
+        assert np.array_equal(obs["view"][1], np.stack([d_obs[a]["view"] for a in agents]))
+        assert np.allclose(rewards[1], [d_rewards[a] for a in agents])
+        assert list(infos["executed"][1]) == [d_infos[a]["executed"] for a in agents]
+    # the other tank is another tank (its own seed)
+    assert env.tanks[0].world.state_hash() != env.tanks[1].world.state_hash()
+
+
+def test_a_tank_resets_the_step_after_its_episode_ends_with_the_next_seed():
+    env = vector_env(2, max_steps=5, **SMALL)
+    env.reset(seed=7)
+    zero = np.zeros((2, FISH), np.int64) + 5
+    for _ in range(5):
+        obs, rewards, _, truncated, infos = env.step(zero)
+    assert truncated.all() and list(infos["episode"]) == [0, 0] and list(infos["tick"]) == [5, 5]
+    obs, rewards, _, truncated, infos = env.step(zero)  # ignored: the tanks start their next episode
+    assert not truncated.any() and not rewards.any() and list(infos["tick"]) == [0, 0]
+    assert list(infos["episode"]) == [1, 1] and list(infos["seed"]) == [9, 10]  # 7 + i + 1 × 2 tanks
+    fresh = vector_env(2, max_steps=5, **SMALL)
+    f_obs, _ = fresh.reset(seed=[9, 10])
+    assert all(np.array_equal(obs[k], f_obs[k]) for k in obs)
+    assert env.state_hashes() == fresh.state_hashes()
+
+
+def test_recorded_tanks_replay_and_step_exactly_as_unrecorded_ones(tmp_path):
+    rec = tmp_path / "runs"
+    env, lean = vector_env(2, max_steps=30, record=rec, **SMALL), vector_env(2, max_steps=30, **SMALL)
+    env.reset(seed=5)
+    lean.reset(seed=5)
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        acts = rng.integers(0, 6, (2, FISH))
+        env.step(acts)
+        lean.step(acts)
+        assert env.state_hashes() == lean.state_hashes()
+    env.close()
+    files = sorted(p.name for p in rec.iterdir())
+    assert files == ["tank0-ep0.mirofish", "tank1-ep0.mirofish"]
+    done = subprocess.run([sys.executable, "-m", "mirofish", "replay", str(rec / files[1]), "--headless", "--verify"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    # a second run into the same folder is refused, not written over
+    again = vector_env(2, max_steps=30, record=rec, **SMALL)
+    with pytest.raises(Exception, match="exists"):
+        again.reset(seed=5)
+    again.close()
+
+
+@pytest.mark.parametrize(("actions", "error", "words"), [
+    (np.zeros((2, FISH + 1), np.int64), ValueError, "shape (2, 25), expected (2, 24)"),
+    (np.zeros((2, FISH), np.float64), TypeError, "integers"),
+    (np.zeros((2, FISH), bool), TypeError, "integers"),
+    (np.full((2, FISH), 6), ValueError, "tank 0 fish 0: action 6 is out of range"),
+    ("rest", TypeError, "integers"),
+])
+def test_bad_actions_are_one_line_and_no_tank_steps(actions, error, words):
+    env = vector_env(2, max_steps=10, **SMALL)
+    env.reset(seed=1)
+    before = env.state_hashes()
+    with pytest.raises(error) as err:
+        env.step(actions)
+    assert words in str(err.value) and "\n" not in str(err.value)
+    assert env.state_hashes() == before
+
+
+def test_bad_construction_and_seeds_are_one_line():
+    with pytest.raises(ValueError, match="num_envs"):
+        vector_env(0, **SMALL)
+    env = vector_env(2, **SMALL)
+    with pytest.raises(ValueError, match="3 seeds for 2 tanks"):
+        env.reset(seed=[1, 2, 3])
+    with pytest.raises(RuntimeError, match="before reset"):
+        env.step(np.zeros((2, FISH), np.int64))
