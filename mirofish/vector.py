@@ -26,16 +26,20 @@ The tanks are the :class:`~mirofish.env.AquariumEnv`'s, as arrays (docs/environm
   actions are ignored, it returns the new episode's first observation with reward 0 — while the
   others step on.
 * **Seeds**: ``reset(seed=s)`` gives tank ``i`` the seed ``s + i``; its ``k``-th later episode
-  (after auto-reset) has seed ``s + i + k × num_envs``. A list gives each tank its own first
-  seed. ``seed=None``: the config's seed as ``s``. The same seeds and actions give the same tanks,
+  (after auto-reset) has seed ``s + i + k × num_envs`` (modulo 2⁶³). A list (or an integer
+  array) gives each tank its own first seed. ``seed=None``: the config's seed as ``s``. The same seeds and actions give the same tanks,
   tick by tick; tank ``i`` with seed ``x`` is exactly ``parallel_env``'s tank of seed ``x``.
 * ``infos``: ``tick`` ``(num_envs,)``, ``executed`` ``(num_envs, n_fish)`` (the action the world
   executed), ``episode`` ``(num_envs,)`` and ``seed`` ``(num_envs,)``.
 * **Recording**: ``record=DIR`` records every episode of every tank as a normal recording,
-  ``DIR/tank{i}-ep{k}.mirofish`` (``replay --verify`` re-runs it); a recorded tank steps through
-  the session as ``parallel_env`` does, an unrecorded one through the world alone (the same
-  states, hash for hash, without the per-tick metrics of a recording). An existing file is
-  refused unless ``overwrite=True``.
+  ``DIR/tank{i}-ep{k}.mirofish`` (``replay --verify`` re-runs it), ``k`` counting the tank's
+  episodes over the environment's life (a later ``reset()`` goes on counting, as
+  ``parallel_env``'s episodes do); a recorded tank steps through the session as ``parallel_env``
+  does, an unrecorded one through the world alone (the same states, hash for hash, without the
+  per-tick metrics of a recording). An existing file is refused unless ``overwrite=True``:
+  ``reset()`` and the auto-reset check every file they are about to start before any tank
+  changes, so a refusal (one ``ValueError``) leaves the environment as it was. Close the
+  environment (``close()``, or ``with vector_env(...) as env``) to finish the recordings.
 
 The tanks step one after another in this process (each tick a few compiled calls per tank); what
 it saves against the dict API is the per-agent dicts. Needs the extra ``[rl]`` (gymnasium).
@@ -60,6 +64,7 @@ from .water import NO_FOOD
 
 REST = N_ACTIONS - 1
 SEED_MAX = 2**63 - 1
+SEEDS = 2**63  # seeds wrap modulo this (an episode's seed stays a seed the tank's RNG takes)
 
 
 class _Tank:
@@ -130,6 +135,8 @@ class VectorAquariumEnv(VectorEnv):
         self.overwrite = _flag(overwrite, "overwrite")
         if record is not None and not isinstance(record, str | os.PathLike):
             raise TypeError(f"record must be a folder path or None, got {type(record).__name__}")
+        if record is not None and not os.fspath(record):
+            raise ValueError("record must be a folder path, got an empty string")
         self.record = Path(record) if record is not None else None
         if self.record is not None and self.record.exists() and not self.record.is_dir():
             raise ValueError(f"record={os.fspath(self.record)!r} is a file; give a folder for the tanks' recordings")
@@ -148,8 +155,22 @@ class VectorAquariumEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.tanks: list[_Tank | None] = [None] * self.num_envs
         self._first: list[int] = [0] * self.num_envs
-        self._episode = np.zeros(self.num_envs, np.int64)
+        self._episode = np.zeros(self.num_envs, np.int64)  # since the last reset (the seeds)
+        self._files = np.zeros(self.num_envs, np.int64)  # episodes recorded so far, per tank (the file names)
         self._ended = np.zeros(self.num_envs, bool)
+        self._closed = False
+
+    def __enter__(self) -> VectorAquariumEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001, S110 — at interpreter exit: nothing left to tell
+            pass
 
     # -- Gymnasium's vector API
 
@@ -157,27 +178,34 @@ class VectorAquariumEnv(VectorEnv):
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         from .env import _bounded
 
+        if self._closed:
+            raise RuntimeError("reset() after close(): make a new environment")
         if seed is None:
-            firsts = [self.cfg.seed + i for i in range(self.num_envs)]
-        elif isinstance(seed, Sequence) and not isinstance(seed, str | bytes):
+            firsts = [(self.cfg.seed + i) % SEEDS for i in range(self.num_envs)]
+        elif isinstance(seed, np.ndarray) or (isinstance(seed, Sequence) and not isinstance(seed, str | bytes)):
             if len(seed) != self.num_envs:
                 raise ValueError(f"reset(seed=...): {len(seed)} seeds for {self.num_envs} tanks")
             firsts = [_bounded(s, "reset(seed=...)", 0, SEED_MAX) for s in seed]
         else:
-            base = _bounded(seed, "reset(seed=...)", 0, SEED_MAX - self.num_envs)
-            firsts = [base + i for i in range(self.num_envs)]
+            base = _bounded(seed, "reset(seed=...)", 0, SEED_MAX)
+            firsts = [(base + i) % SEEDS for i in range(self.num_envs)]
+        every = list(range(self.num_envs))
+        self._refuse_existing(every)  # before any tank changes
         self.close_extras()
         self._first = firsts
         self._episode[:] = 0
         self._ended[:] = False
-        for i in range(self.num_envs):
+        for i in every:
             self._start(i)
         return self._observe(), self._infos(np.full((self.num_envs, self.n_fish), -1, np.int8))
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self._closed:
+            raise RuntimeError("step() after close(): make a new environment")
         if self.tanks[0] is None:
             raise RuntimeError("step() before reset(): call reset()")
         acts = self._check(actions)
+        self._refuse_existing(np.flatnonzero(self._ended).tolist())  # the tanks this step starts anew
         rewards = np.zeros((self.num_envs, self.n_fish), np.float32)
         executed = np.full((self.num_envs, self.n_fish), -1, np.int8)
         truncated = np.zeros(self.num_envs, bool)
@@ -201,21 +229,50 @@ class VectorAquariumEnv(VectorEnv):
             if tank is not None:
                 tank.close()
 
+    def close(self, **kwargs: Any) -> None:
+        """Finish every recording and release the tanks; the environment takes no more steps."""
+        super().close(**kwargs)
+        self._closed = True
+
     # -- the tanks
 
     def seed_of(self, tank: int, episode: int) -> int:
         """The seed of ``tank``'s ``episode``-th episode (0: the first) since the last reset."""
-        return self._first[tank] + episode * self.num_envs
+        return (self._first[tank] + episode * self.num_envs) % SEEDS
+
+    def _path(self, i: int) -> Path | None:
+        """Where tank ``i``'s next episode is recorded (None: not recorded)."""
+        return None if self.record is None else self.record / f"tank{i}-ep{int(self._files[i])}.mirofish"
+
+    def _refuse_existing(self, tanks: list[int]) -> None:
+        """One ValueError, before anything changes, when a file these tanks would start exists."""
+        if self.record is None or self.overwrite:
+            return
+        for i in tanks:
+            path = self._path(i)
+            if path is not None and (path.exists() or path.is_symlink()):
+                raise ValueError(f"{os.fspath(path)} exists: the environment does not write over a recording "
+                                 f"(pass overwrite=True, or record into another folder)")
 
     def _start(self, i: int) -> None:
-        path = None
-        if self.record is not None:
-            self.record.mkdir(parents=True, exist_ok=True)
-            path = self.record / f"tank{i}-ep{int(self._episode[i])}.mirofish"
-        self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), path, self.overwrite)
+        from .observe.recording import RecordingError
+
+        path = self._path(i)
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), path, self.overwrite)
+            except (OSError, RecordingError) as exc:
+                raise ValueError(f"record={os.fspath(self.record or '')!r}: cannot record tank {i} there: "
+                                 f"{exc}".replace("add --overwrite", "pass overwrite=True")) from None
+            self._files[i] += 1
+            return
+        self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), None, self.overwrite)
 
     def _check(self, actions: Any) -> np.ndarray:
         shape = (self.num_envs, self.n_fish)
+        if isinstance(actions, np.ma.MaskedArray):
+            raise TypeError("step(): a masked array hides actions; give a plain integer array")
         if not isinstance(actions, np.ndarray):
             try:
                 actions = np.asarray(actions)

@@ -136,3 +136,15 @@ def test_hiding_with_no_plant_in_view_fails_by_its_predicate_and_the_fish_plans_
     failed = [i for i in still if w.school.last_decision[i] > 9]
     assert len(failed) >= still.size // 2, "the fish hiding in the open asked for a new plan"
     assert trigger_name(T_PLAN_FAILED) == "plan_failed"
+
+
+def test_a_formula_too_long_or_too_many_is_refused_when_the_table_loads():
+    for text in ("+".join(["energy"] * 3000), "energy + " * 120 + "1", "-" * 5000 + "1"):
+        with pytest.raises(ValueError, match="at most") as err:
+            PlanType("sulk", prompt="sulk", utility=text)
+        assert "\n" not in str(err.value) and len(str(err.value)) < 300
+    from mirofish.fish import plantypes
+
+    many = tuple(PlanType(f"mood{i}", prompt="a mood", utility="calm") for i in range(58))  # and hide
+    with pytest.raises(ValueError, match="59 plan types with a utility formula"):
+        plantypes.check(plantypes.PLAN_TYPES + many)

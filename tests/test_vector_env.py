@@ -117,3 +117,52 @@ def test_bad_construction_and_seeds_are_one_line():
         env.reset(seed=[1, 2, 3])
     with pytest.raises(RuntimeError, match="before reset"):
         env.step(np.zeros((2, FISH), np.int64))
+
+
+def test_a_second_reset_goes_on_numbering_the_recordings_and_never_writes_over_one(tmp_path):
+    rec = tmp_path / "runs"
+    with vector_env(1, max_steps=100, record=rec, **SMALL) as env:
+        env.reset(seed=1)
+        for _ in range(30):
+            env.step(np.zeros((1, FISH), np.int64))
+        env.reset(seed=2)
+        for _ in range(2):
+            env.step(np.zeros((1, FISH), np.int64))
+    assert sorted(p.name for p in rec.glob("*.mirofish")) == ["tank0-ep0.mirofish", "tank0-ep1.mirofish"]
+    first = subprocess.run([sys.executable, "-m", "mirofish", "replay", str(rec / "tank0-ep0.mirofish"), "--headless",
+                            "--verify"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert first.returncode == 0 and "30" in first.stdout + first.stderr, first.stdout + first.stderr
+
+
+def test_a_refused_recording_leaves_the_environment_as_it_was(tmp_path):
+    rec = tmp_path / "runs"
+    rec.mkdir()
+    (rec / "tank1-ep0.mirofish").write_bytes(b"precious")
+    env = vector_env(2, max_steps=3, record=rec, **SMALL)
+    with pytest.raises(ValueError, match="tank1-ep0.mirofish exists.*overwrite=True"):
+        env.reset(seed=5)
+    assert sorted(p.name for p in rec.iterdir()) == ["tank1-ep0.mirofish"]  # nothing started, nothing written
+    assert (rec / "tank1-ep0.mirofish").read_bytes() == b"precious"
+    (rec / "tank1-ep0.mirofish").rename(rec / "tank1-ep1.mirofish")  # now the auto-reset's file is taken
+    env.reset(seed=5)
+    acts = np.zeros((2, FISH), np.int64)
+    for _ in range(3):
+        env.step(acts)
+    before = env.state_hashes()
+    with pytest.raises(ValueError, match="tank1-ep1.mirofish exists"):
+        env.step(acts)  # this step would start both tanks' next episodes: neither starts
+    assert env.state_hashes() == before and list(env._infos(acts)["episode"]) == [0, 0]
+    assert (rec / "tank1-ep1.mirofish").read_bytes() == b"precious"
+    env.close()
+    with pytest.raises(RuntimeError, match="after close"):
+        env.step(acts)
+
+
+def test_seeds_near_the_top_wrap_instead_of_failing_at_the_auto_reset():
+    env = vector_env(2, max_steps=1, **SMALL)
+    _, infos = env.reset(seed=2**63 - 2)
+    assert list(infos["seed"]) == [2**63 - 2, 2**63 - 1]
+    acts = np.zeros((2, FISH), np.int64)
+    env.step(acts)
+    _, _, _, _, infos = env.step(acts)  # both tanks start their second episode
+    assert list(infos["seed"]) == [0, 1]

@@ -62,6 +62,8 @@ EVENT_FEATURES: dict[str, str] = {
     "stuck": "ticks the fish has not moved though it tried",
 }
 CONTEXTS = {"utility": PLANNER_FEATURES, "ends": EVENT_FEATURES, "fails": EVENT_FEATURES}
+MAX_PARTS = 200  # nodes of a formula's tree (numbers, names, operators): a formula is a line, not a program
+MAX_TEXT = 2000  # characters
 
 _BIN: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide}
@@ -180,10 +182,19 @@ class Formula:
 
     def __post_init__(self) -> None:
         features = CONTEXTS[self.context]
+        if not isinstance(self.text, str):
+            raise FormulaError(f"a formula is text, not {type(self.text).__name__}")
+        if len(self.text) > MAX_TEXT:
+            raise FormulaError(f"{len(self.text)} characters: a formula has at most {MAX_TEXT}")
         try:
             tree = ast.parse(self.text.strip(), mode="eval")
+            parts = sum(1 for _ in ast.walk(tree)) - 1
         except SyntaxError as exc:
             raise FormulaError(f"does not parse: {exc.msg}") from None
+        except (RecursionError, MemoryError):
+            raise FormulaError(f"nested too deeply: a formula has at most {MAX_PARTS} parts") from None
+        if parts > MAX_PARTS:
+            raise FormulaError(f"{parts} parts (numbers, names, operators): a formula has at most {MAX_PARTS}")
         used: set[str] = set()
         fn = _build(tree, features, used)
         object.__setattr__(self, "names", frozenset(used))
@@ -191,7 +202,7 @@ class Formula:
 
     def __call__(self, values: Values, k: int) -> np.ndarray:
         """The formula for ``k`` fish, from ``values`` (feature name -> ``(k,)`` float64)."""
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = np.broadcast_to(_as_float(self._eval(values)), (k,))
         return np.where(np.isfinite(out), out, 0.0)  # a 0/0 counts as 0: never NaN in a softmax
 

@@ -58,6 +58,8 @@ SEEKS = (None, "place", "plant")
 # The perception switches (config ``perception.*``) a plan type may need: without it, the tank's
 # prompts neither list nor offer the plan (a person and a fork still can give it).
 NEEDS = (None, "plants_seen")
+# The most plan types with a ``utility`` formula (the compiled planner's softmax: 64 choices, 6 built in).
+MAX_FORMULA_UTILITIES = 58
 # How a plan's deed is judged when it ends (observe.worddeed).
 DEEDS = ("ate", "company", "along", "still", "away", "worked")
 
@@ -108,7 +110,12 @@ class PlanType:
             try:
                 formula.check(getattr(self, context), context)
             except formula.FormulaError as exc:
-                raise ValueError(f"plan type {self.name}: {context} {getattr(self, context)!r}: {exc}") from None
+                text = repr(getattr(self, context))
+                shown = text if len(text) <= 80 else text[:60] + " … " + text[-12:]
+                raise ValueError(f"plan type {self.name}: {context} {shown}: {exc}") from None
+        if not isinstance(self.ticks, int) or isinstance(self.ticks, bool) or not 0 <= self.ticks <= 32767:
+            raise ValueError(f"plan type {self.name}: ticks {self.ticks!r} is not a whole number of ticks in "
+                             f"0..32767 (0: until the next decision)")
         if self.utility and self.planner:
             raise ValueError(f"plan type {self.name}: a planner utility is either a built-in one (planner) or a "
                              f"formula (utility), not both")
@@ -162,7 +169,7 @@ PLAN_TYPES: tuple[PlanType, ...] = (
     PlanType("hide", ticks=40, events=frozenset({"planned", "hungry"}), eats="no", seek="plant",
              needs="plants_seen", prompt="swim beside the nearest plant (P) and stay hidden there",
              fits="plants_in_view", fork=("hide {ticks}",), words=("hide", "hiding", "plant", "cover", "shelter"),
-             deed="still", trait="caution",
+             deed="still",
              # the instinct planner's utility and a plan event, as formulas over features (fish/formula.py)
              utility="4 * (0.3 + caution) * min(plants_seen, 1) * (1 - hunger) * (crowd + 0.5 * (1 - company)) - 0.3",
              fails="plants_seen == 0 and plan_ticks >= 10",
@@ -186,6 +193,10 @@ def check(table: tuple[PlanType, ...]) -> None:
                              f"and forks only)")
     if len(table) > 127:
         raise ValueError("at most 127 plan types (goals are int8)")
+    formulas = [t.name for t in table if t.utility]
+    if len(formulas) > MAX_FORMULA_UTILITIES:
+        raise ValueError(f"{len(formulas)} plan types with a utility formula (the last: {formulas[-1]}): the "
+                         f"instinct planner draws among at most {MAX_FORMULA_UTILITIES} of them")
 
 
 check(PLAN_TYPES)
