@@ -90,7 +90,8 @@ class Engine:
         batch = RequestBatch(
             tick=w.tick, fish=need, triggers=a.triggers, codes=a.codes, energy=a.energy, max_energy=w.max_energy,
             heading=a.heading, traits=a.traits, food_here=a.food_here, refused=a.refused, queued_at=now,
-            places=w.place_options(need), plants=w.plants_shown(need) if w.cfg.perception.plants_seen else None,
+            places=w.place_options(need) if w.places is not None else None,
+            plants=w.plants_shown(need) if w.cfg.perception.plants_seen else None,
         )
         if self.source.wants_perceptions:
             batch.perceptions = [w.perceive(int(i), c) for i, c in zip(need, batch.codes)]
@@ -118,8 +119,13 @@ class Engine:
         """
         src, got = self.source, list[DecisionBatch]()
         src.pump()
+        results = src.results
+        while not results.empty():  # what has arrived (one consumer: this engine)
+            self._take(results.get_nowait(), got)
         wait = self.mode == "lockstep" and asked.size > 0
-        idle = (src.tick_wait() or self.world.cfg.brain.timeout_s) if wait else 0.0
+        if not wait or not self.pending[asked].any():
+            return got  # (an inline source: every answer is in)
+        idle = src.tick_wait() or self.world.cfg.brain.timeout_s
         deadline = self.clock() + idle
         progress = src.progress()
         while True:
@@ -158,7 +164,7 @@ class Engine:
         not asked again — the model's plan replaces the fallback's; otherwise it is dropped and
         the source told (a completion wasted)."""
         stale = self.asked_at[batch.fish] > batch.tick
-        if np.count_nonzero(stale):
+        if stale.any():
             self.source.dropped_late(int(np.count_nonzero(stale)), batch.subset(np.flatnonzero(stale)))
             batch = batch.subset(np.flatnonzero(~stale))
             if not len(batch) and not batch.summaries:
@@ -195,8 +201,8 @@ class Engine:
         frame = Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
                       stuck=s.stuck.copy(), neighbours=s.neighbours.copy(), executed=out.executed,
                       move_outcome=out.move_outcome, applied=applied, latencies=latencies,
-                      interventions=done, present=~s.absent if np.count_nonzero(s.absent) else None,
-                      ended=ended, food_in_view=food)
+                      interventions=done, present=~s.absent if s.absent.any() else None,
+                      ended=ended, food_in_view=food, native=True)
         if w.places is not None:
             frame.meals, frame.returns = w.places.meals.copy(), w.places.returns.copy()
         for obs in self.observers:

@@ -46,6 +46,10 @@ class Frame:
     # place it remembered (fish/places.py); None in tanks without places
     meals: np.ndarray | None = None
     returns: np.ndarray | None = None
+    # True: made by the engine from the world's own arrays, so each is contiguous and of the
+    # world's dtype (x, y int64; heading, executed, move_outcome int8; energy, stuck int32;
+    # neighbours int16) and the compiled observers take them as they are; False: converted first
+    native: bool = False
 
     @property
     def in_water(self) -> np.ndarray:

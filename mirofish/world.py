@@ -411,13 +411,13 @@ class World:
         plan_mode, events = self.plans and not t.poll_every, not self.plans and not t.poll_every
         k = self._kernel.ask(  # by name (kernel.ASK_ARRAYS, ASK_INTS)
             {"last_decision": s.last_decision, "plan_trigger": s.plan_trigger,
-             "neighbours_changed": s.neighbours_changed.view(np.uint8), "food_rose": s.food_rose.view(np.uint8),
-             "failed": s.failed.view(np.uint8), "energy": s.energy, "waiting": waiting.view(np.uint8),
-             "absent": s.absent.view(np.uint8), "codes": self.codes, "heading": s.heading, "traits": s.traits,
+             "neighbours_changed": s.neighbours_changed, "food_rose": s.food_rose,
+             "failed": s.failed, "energy": s.energy, "waiting": waiting,
+             "absent": s.absent, "codes": self.codes, "heading": s.heading, "traits": s.traits,
              "cell": s.cell, "food_born": self.water.food_born, "refused_at": s.refused_at,
              "o_fish": out.fish, "o_triggers": out.triggers, "o_codes": out.codes, "o_energy": out.energy,
-             "o_heading": out.heading, "o_traits": out.traits, "o_food_here": out.food_here.view(np.uint8),
-             "o_refused": out.refused.view(np.uint8)},
+             "o_heading": out.heading, "o_traits": out.traits, "o_food_here": out.food_here,
+             "o_refused": out.refused},
             {"tick": self.tick,
              "timeout": t.plan_timeout if plan_mode else (t.poll_every or t.hard_timeout),
              "plan_trigger_on": int(plan_mode), "events_on": int(events), "t_timeout": T_TIMEOUT,
@@ -425,7 +425,8 @@ class World:
              "t_food_rose": T_FOOD_ROSE if t.food_rose else -1,
              "t_action_failed": T_ACTION_FAILED if t.action_failed else -1, "t_low_energy": T_LOW_ENERGY,
              "low_line": self.low_line, "refused_within": t.hard_timeout})
-        return Asks(*(a[:k] for a in out))
+        return Asks(out.fish[:k], out.triggers[:k], out.codes[:k], out.energy[:k], out.heading[:k],
+                    out.traits[:k], out.food_here[:k], out.refused[:k])
 
     def recently_refused(self, fish: np.ndarray, within: int) -> np.ndarray:
         """``(k, 4)`` bool: directions in which each fish's move failed during the last ``within`` ticks."""
@@ -453,8 +454,7 @@ class World:
                  "plan_goal": s.plan_goal, "plan_param": s.plan_param, "plan_end": s.plan_end,
                  "plan_trigger": s.plan_trigger, "no_food": s.no_food, "intent": s.intent,
                  "last_decision": s.last_decision, "decisions": s.decisions, "w": st.w, "bias": st.bias,
-                 "forage": st.forage.view(np.uint8), "snacks": st.snacks.view(np.uint8),
-                 "rests": st.rests.view(np.uint8), "table": st.table, "personal": st.personal,
+                 "forage": st.forage, "snacks": st.snacks, "rests": st.rests, "table": st.table, "personal": st.personal,
                  **GOAL_ROWS.arrays()},
                 {"tick": self.tick, "no_end": NO_END, "direction": st.cfg.direction})
             return
@@ -690,7 +690,7 @@ class World:
         assert k is not None
         n, trig, cfg_a, m = s.n, self.cfg.triggers, self.cfg.arbiter, s.memory
         executed = self.steer()
-        if self.used_slots != n or np.count_nonzero(s.absent):
+        if self.used_slots != n or s.absent.any():
             executed[s.absent] = _REST  # out of the water: it only rests
         s.intent = executed.copy()
         outcome, meal = np.empty(n, np.int8), np.empty(n, np.int8)
@@ -733,7 +733,8 @@ class World:
         self.codes = codes
         s.food_seen, s.neighbours, s.food_rose, s.neighbours_changed = food_seen, neighbours, food_rose, changed
         self.tick = t + 1
-        self._summarize()
+        if not self.tick % self.cfg.memory.summary_every:
+            self._summarize()
         return StepOutcome(t, executed, outcome, meal == arbiter.ATE, spawned, rotted)
 
     def _plan_events(self, ate: np.ndarray, before: np.ndarray, food_seen: np.ndarray, neighbours: np.ndarray) -> None:

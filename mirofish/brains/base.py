@@ -268,10 +268,8 @@ class InlineSource(DecisionSource):
         return self._decide(batch)
 
     def pump(self) -> None:
-        while True:
-            try:
-                batch = self.requests.get_nowait()
-            except queue.Empty:
-                return
-            if len(batch):
+        requests = self.requests
+        while not requests.empty():  # (no exception raised per tick to find the queue empty)
+            batch = requests.get_nowait()
+            if batch.fish.size:
                 self.results.put(self._decide(batch))

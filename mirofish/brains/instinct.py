@@ -234,7 +234,7 @@ class InstinctPlanner(InlineSource):
         return u, param, horizon
 
     def decide(self, b: RequestBatch) -> DecisionBatch:
-        if self._kernel is not None and len(b):
+        if self._kernel is not None and b.fish.size:
             return self._decide_compiled(b)
         c, k = self.cfg, len(b)
         rows = np.arange(k)
@@ -276,15 +276,21 @@ class InstinctPlanner(InlineSource):
     def _decide_compiled(self, b: RequestBatch) -> DecisionBatch:
         """:meth:`decide` in the compiled tick: the same arithmetic (the draws' hashes too), fish
         by fish in C, written straight into the batch's own arrays."""
-        k = len(b)
+        k = b.fish.size
         goals, params, horizons = np.empty(k, np.int8), np.empty(k, np.int16), np.empty(k, np.int16)
         c, t, compiled = self.cfg, self.trig, self._kernel
         assert compiled is not None
-        back, back_param, back_horizon = self.revisit(b)
+        back, back_param, back_horizon = (self._no_places(k) if b.places is None or self.cfg.revisit <= 0
+                                          else self.revisit(b))
+        codes, traits, energy, heading = b.codes, b.traits, b.energy, b.heading
+        if not (codes.dtype == np.int8 and traits.dtype == np.int16 and energy.dtype == np.int32
+                and heading.dtype == np.int8 and codes.flags.c_contiguous and traits.flags.c_contiguous
+                and energy.flags.c_contiguous and heading.flags.c_contiguous):  # (the engine's requests are)
+            codes, traits = np.ascontiguousarray(codes, np.int8), np.ascontiguousarray(traits, np.int16)
+            energy, heading = np.ascontiguousarray(energy, np.int32), np.ascontiguousarray(heading, np.int8)
         compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS)
-            {"codes": np.ascontiguousarray(b.codes, np.int8), **self._rows,
-             "traits": np.ascontiguousarray(b.traits, np.int16), "energy": np.ascontiguousarray(b.energy, np.int32),
-             "heading": np.ascontiguousarray(b.heading, np.int8), "keys": self._keys[b.fish],
+            {"codes": codes, **self._rows, "traits": traits, "energy": energy, "heading": heading,
+             "keys": self._keys[b.fish],
              "base": self._base_ticks, "revisit": back, "revisit_param": back_param,
              "revisit_horizon": back_horizon, "goal_of": _PLAN_GOALS, "weights": self._weights,
              "extra": self._extra(b) if self.formulas else _EMPTY, "extra_goal": self._goals[6:],

@@ -65,6 +65,9 @@ def _as(a: np.ndarray, dtype: Any) -> np.ndarray:
     return np.ascontiguousarray(a, dtype)
 
 
+_TICK = kernel.built()  # the compiled module, whatever MIROFISH_TICK says (Metrics.compiled decides)
+
+
 def entropy(counts: np.ndarray) -> float:
     total = counts.sum()
     if total <= 0:
@@ -351,14 +354,17 @@ class Metrics:
         if self.judge_words:
             self.word_deed.observe(f)
         nslot = self.ticks % cfg.schooling_window
-        k = kernel.built() if self.compiled else None
+        k = _TICK if self.compiled else None
         if k is not None:
             oc = self._outcomes
+            ex, mo, nb, st, x, y = f.executed, f.move_outcome, f.neighbours, f.stuck, f.x, f.y
+            if not f.native:  # a frame from elsewhere (a replay's): as the compiled code takes them
+                ex, mo, nb, st = _as(ex, np.int8), _as(mo, np.int8), _as(nb, np.int16), _as(st, np.int32)
+                x, y = _as(x, np.int64), _as(y, np.int64)
             self.in_water, worst = k.tally(  # by name (_tick.TALLY_ARRAYS, TALLY_INTS)
-                {"executed": _as(f.executed, np.int8), "move_outcome": _as(f.move_outcome, np.int8),
-                 "present": self._all_here if f.present is None else _as(f.present, np.bool_).view(np.uint8),
-                 "neighbours": _as(f.neighbours, np.int16), "stuck": _as(f.stuck, np.int32),
-                 "x": _as(f.x, np.int64), "y": _as(f.y, np.int64), "actions": self._actions,
+                {"executed": ex, "move_outcome": mo,
+                 "present": self._all_here if f.present is None else _as(f.present, np.bool_),
+                 "neighbours": nb, "stuck": st, "x": x, "y": y, "actions": self._actions,
                  "action_sum": self._action_sum, "conflicts": self._conflicts, "conflict_sum": self._conflict_sum,
                  "nb": self._nb, "nb_sum": self._nb_sum, "last_moved": self.last_moved, "heat": self.heat,
                  "outcomes": oc},

@@ -96,6 +96,7 @@ MANY = 16  # a batch of this many new plans or more is opened and judged in nump
 _COLS = ("tick", "goal", "param", "x0", "y0", "nb0", "ticks", "moved", "ate", "company", "worked")
 _HOLD, _EAT = G_HOLD, int(Action.EAT)
 # each goal's deed check (the plan types' ``deed``), as an index into DEEDS
+_TICK = kernel.built()  # the compiled module, whatever MIROFISH_TICK says (WordDeed.compiled decides)
 _DEED = np.array([DEEDS.index(t.deed) for t in TYPES], np.int64)
 _CROWD = AWAY_NAMES.index("crowd")
 
@@ -146,14 +147,17 @@ class WordDeed:
                 self.thought[fish] = thought or ""
                 self._holds += goal == _HOLD
                 T[:, fish] = (f.tick, goal, param, prev[0][fish], prev[1][fish], f.neighbours[fish], 0, 0, 0, 0, 0)
-        compiled = kernel.built() if self.compiled else None
+        compiled = _TICK if self.compiled else None
         if compiled is not None:
+            mo, ex, en, before, nb = f.move_outcome, f.executed, f.energy, prev[2], f.neighbours
+            if not f.native:  # a frame from elsewhere (a replay's): as the compiled code takes them
+                c = np.ascontiguousarray
+                mo, ex, en, nb = c(mo, np.int8), c(ex, np.int8), c(en, np.int32), c(nb, np.int16)
+            if before.dtype != np.int32 or not before.flags.c_contiguous:  # (the last frame may have been another's)
+                before = np.ascontiguousarray(before, np.int32)
             compiled.deeds(  # by name (_tick.DEEDS_ARRAYS, DEEDS_INTS)
-                {"open": self.open.view(np.uint8), "move_outcome": np.ascontiguousarray(f.move_outcome, np.int8),
-                 "executed": np.ascontiguousarray(f.executed, np.int8),
-                 "energy": np.ascontiguousarray(f.energy, np.int32),
-                 "energy_before": np.ascontiguousarray(prev[2], np.int32),
-                 "neighbours": np.ascontiguousarray(f.neighbours, np.int16), "table": T},  # rows: _COLS
+                {"open": self.open, "move_outcome": mo, "executed": ex, "energy": en, "energy_before": before,
+                 "neighbours": nb, "table": T},  # rows: _COLS
                 {"holds": self._holds})
         else:
             self._tally(f, prev)
