@@ -28,7 +28,8 @@ The tanks are the :class:`~mirofish.env.AquariumEnv`'s, as arrays (docs/environm
 * **Seeds**: ``reset(seed=s)`` gives tank ``i`` the seed ``s + i``; its ``k``-th later episode
   (after auto-reset) has seed ``s + i + k × num_envs`` (modulo 2⁶³). A list (or an integer
   array) gives each tank its own first seed. ``seed=None``: the config's seed as ``s``. The same
-  seeds and actions give the same tanks, tick by tick; tank ``i`` with seed ``x`` is exactly ``parallel_env``'s tank of seed ``x``.
+  seeds and actions give the same tanks, tick by tick; tank ``i`` with seed ``x`` is exactly
+  ``parallel_env``'s tank of seed ``x``.
 * ``infos``: ``tick`` ``(num_envs,)``, ``executed`` ``(num_envs, n_fish)`` (the action the world
   executed), ``episode`` ``(num_envs,)`` and ``seed`` ``(num_envs,)``.
 * **Recording**: ``record=DIR`` records every episode of every tank as a normal recording,

@@ -454,8 +454,8 @@ class World:
                  "plan_goal": s.plan_goal, "plan_param": s.plan_param, "plan_end": s.plan_end,
                  "plan_trigger": s.plan_trigger, "no_food": s.no_food, "intent": s.intent,
                  "last_decision": s.last_decision, "decisions": s.decisions, "w": st.w, "bias": st.bias,
-                 "forage": st.forage, "snacks": st.snacks, "rests": st.rests, "table": st.table, "personal": st.personal,
-                 **GOAL_ROWS.arrays()},
+                 "forage": st.forage, "snacks": st.snacks, "rests": st.rests, "table": st.table,
+                 "personal": st.personal, **GOAL_ROWS.arrays()},
                 {"tick": self.tick, "no_end": NO_END, "direction": st.cfg.direction})
             return
         s.plan_goal[fish] = goals

@@ -139,7 +139,7 @@ def test_a_refused_recording_leaves_the_environment_as_it_was(tmp_path):
     rec.mkdir()
     (rec / "tank1-ep0.mirofish").write_bytes(b"precious")
     env = vector_env(2, max_steps=3, record=rec, **SMALL)
-    with pytest.raises(ValueError, match="tank1-ep0.mirofish exists.*overwrite=True"):
+    with pytest.raises(ValueError, match=r"tank1-ep0\.mirofish exists.*overwrite=True"):
         env.reset(seed=5)
     assert sorted(p.name for p in rec.iterdir()) == ["tank1-ep0.mirofish"]  # nothing started, nothing written
     assert (rec / "tank1-ep0.mirofish").read_bytes() == b"precious"
@@ -149,7 +149,7 @@ def test_a_refused_recording_leaves_the_environment_as_it_was(tmp_path):
     for _ in range(3):
         env.step(acts)
     before = env.state_hashes()
-    with pytest.raises(ValueError, match="tank1-ep1.mirofish exists"):
+    with pytest.raises(ValueError, match=r"tank1-ep1\.mirofish exists"):
         env.step(acts)  # this step would start both tanks' next episodes: neither starts
     assert env.state_hashes() == before and list(env._infos(acts)["episode"]) == [0, 0]
     assert (rec / "tank1-ep1.mirofish").read_bytes() == b"precious"
