@@ -72,7 +72,7 @@ class _Tank:
     """One tank of the vector: its world (and its session when it is recorded)."""
 
     def __init__(self, cfg: Config, seed: int, record: Path | None, overwrite: bool):
-        from .env import EnvSource
+        from .env_inputs import EnvSource
         from .session.live import LiveSession
         from .world import World
 
@@ -127,7 +127,7 @@ class VectorAquariumEnv(VectorEnv):
 
     def __init__(self, cfg: Config, num_envs: int, max_steps: int = 1000, record: str | os.PathLike[str] | None = None,
                  overwrite: bool = False):
-        from .env import _bounded, _flag
+        from .env_inputs import _bounded, _flag
 
         if not isinstance(cfg, Config):
             raise TypeError(f"cfg must be a mirofish.config.Config, got {type(cfg).__name__} (use vector_env())")
@@ -177,7 +177,7 @@ class VectorAquariumEnv(VectorEnv):
 
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        from .env import _bounded
+        from .env_inputs import _bounded
 
         if self._closed:
             raise RuntimeError("reset() after close(): make a new environment")
@@ -326,7 +326,7 @@ def vector_env(num_envs: int, config: str | Path | Config | None = None, overrid
     """``num_envs`` tanks as one array environment: the config as :func:`mirofish.env.parallel_env`
     takes it (a file, a Config, ``--set``-style overrides, dotted settings), every tank the same
     but its seed."""
-    from .env import _load
+    from .env_inputs import _load
 
     return VectorAquariumEnv(_load(config, overrides, settings), num_envs, max_steps=max_steps, record=record,
                              overwrite=overwrite)
