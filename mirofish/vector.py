@@ -153,7 +153,12 @@ class VectorAquariumEnv(VectorEnv):
         })
         self.single_action_space = spaces.MultiDiscrete(np.full(n, N_ACTIONS))
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        # (tanks, fish) of Discrete(6): what batch_space makes of it, as a MultiDiscrete (its sample
+        # is a few µs for 512 fish, a Box's about 35)
+        self.action_space = spaces.MultiDiscrete(np.full((self.num_envs, n), N_ACTIONS))
+        self._cells = side * side
+        self._ticks = np.zeros(self.num_envs, np.int64)
+        self._seeds = np.zeros(self.num_envs, np.int64)
         self.tanks: list[_Tank | None] = [None] * self.num_envs
         self._first: list[int] = [0] * self.num_envs
         self._episode = np.zeros(self.num_envs, np.int64)  # since the last reset (the seeds)
@@ -206,24 +211,30 @@ class VectorAquariumEnv(VectorEnv):
         if self.tanks[0] is None:
             raise RuntimeError("step() before reset(): call reset()")
         acts = self._check(actions)
-        self._refuse_existing(np.flatnonzero(self._ended).tolist())  # the tanks this step starts anew
-        rewards = np.zeros((self.num_envs, self.n_fish), np.float32)
-        executed = np.full((self.num_envs, self.n_fish), -1, np.int8)
-        truncated = np.zeros(self.num_envs, bool)
+        ended = self._ended
+        if ended.any():
+            self._refuse_existing(np.flatnonzero(ended).tolist())  # the tanks this step starts anew
+        t, n = self.num_envs, self.n_fish
+        rewards = np.zeros((t, n), np.float32)
+        executed = np.full((t, n), -1, np.int8)
+        truncated = np.zeros(t, bool)
+        obs = self._empty_obs()
         for i, tank in enumerate(self.tanks):
             assert tank is not None
-            if self._ended[i]:  # the step after its episode ended: a new episode, these actions ignored
+            if ended[i]:  # the step after its episode ended: a new episode, these actions ignored
                 self._episode[i] += 1
                 self._start(i)
-                self._ended[i] = False
-                continue
-            before = tank.world.school.energy.astype(np.int64)
-            executed[i] = tank.step(acts[i])
-            rewards[i] = (tank.world.school.energy - before) / 100.0
-            if tank.steps >= self.max_steps:
-                truncated[i] = self._ended[i] = True
-                tank.close()
-        return (self._observe(), rewards, np.zeros(self.num_envs, bool), truncated, self._infos(executed))
+                ended[i] = False
+            else:
+                before = tank.world.school.energy.copy()
+                executed[i] = tank.step(acts[i])
+                np.subtract(tank.world.school.energy, before, out=before)
+                np.multiply(before, 0.01, out=rewards[i], casting="unsafe")
+                if tank.steps >= self.max_steps:
+                    truncated[i] = ended[i] = True
+                    tank.close()
+            self._observe_tank(i, obs)
+        return obs, rewards, np.zeros(t, bool), truncated, self._infos(executed)
 
     def close_extras(self, **kwargs: Any) -> None:
         for tank in self.tanks:
@@ -258,6 +269,7 @@ class VectorAquariumEnv(VectorEnv):
     def _start(self, i: int) -> None:
         from .observe.recording import RecordingError
 
+        self._seeds[i] = self.seed_of(i, int(self._episode[i]))
         path = self._path(i)
         if path is not None:
             try:
@@ -280,40 +292,45 @@ class VectorAquariumEnv(VectorEnv):
             except (TypeError, ValueError):
                 raise TypeError(f"step() takes an integer array of shape {shape}, "
                                 f"got {type(actions).__name__}") from None
-        if actions.dtype == bool or not np.issubdtype(actions.dtype, np.integer):
+        if actions.dtype.kind not in "iu":  # (bool is kind "b")
             raise TypeError(f"step(): actions must be integers (0..{N_ACTIONS - 1}), got dtype {actions.dtype}")
         if actions.shape != shape:
             raise ValueError(f"step(): actions of shape {actions.shape}, expected {shape} (tanks, fish)")
-        bad = (actions < 0) | (actions >= N_ACTIONS)
-        if bad.any():
-            t, f = (int(v) for v in np.argwhere(bad)[0])
-            raise ValueError(f"step(): tank {t} fish {f}: action {int(actions[t, f])} is out of range; "
-                             f"the actions are 0..{N_ACTIONS - 1}")
+        if actions.dtype.kind == "u" and actions.dtype.itemsize == 8 and (actions >= 2**63).any():
+            raise ValueError(f"step(): an action is out of range; the actions are 0..{N_ACTIONS - 1}")
         out: np.ndarray = actions.astype(np.int64, copy=False)
+        if (out.view(np.uint64) >= N_ACTIONS).any():  # (a negative one reads as a huge one here)
+            t, f = (int(v) for v in np.argwhere((out < 0) | (out >= N_ACTIONS))[0])
+            raise ValueError(f"step(): tank {t} fish {f}: action {int(out[t, f])} is out of range; "
+                             f"the actions are 0..{N_ACTIONS - 1}")
         return out
 
-    def _observe(self) -> dict[str, np.ndarray]:
+    def _empty_obs(self) -> dict[str, np.ndarray]:
         t, n = self.num_envs, self.n_fish
-        first = self.tanks[0]
-        assert first is not None
-        view = np.empty((t, n, first.world.codes.shape[1]), np.int8)
-        energy = np.empty((t, n), np.float32)
-        heading = np.empty((t, n), np.int8)
-        food = np.empty((t, n), bool)
-        for i, tank in enumerate(self.tanks):
-            assert tank is not None
-            w = tank.world
-            s = w.school
-            view[i] = w.codes
-            energy[i] = s.energy / 100.0
-            heading[i] = s.heading
-            food[i] = w.water.food_born[s.cell] != NO_FOOD
-        return {"view": view, "energy": energy, "heading": heading, "food_here": food}
+        return {"view": np.empty((t, n, self._cells), np.int8), "energy": np.empty((t, n), np.float32),
+                "heading": np.empty((t, n), np.int8), "food_here": np.empty((t, n), bool)}
+
+    def _observe_tank(self, i: int, obs: dict[str, np.ndarray]) -> None:
+        """Tank ``i``'s observation into row ``i`` of ``obs``; its tick into the infos' ticks."""
+        tank = self.tanks[i]
+        assert tank is not None
+        w = tank.world
+        s = w.school
+        obs["view"][i] = w.codes
+        np.multiply(s.energy, 0.01, out=obs["energy"][i], casting="unsafe")
+        obs["heading"][i] = s.heading
+        np.not_equal(w.water.food_born[s.cell], NO_FOOD, out=obs["food_here"][i])
+        self._ticks[i] = w.tick
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        obs = self._empty_obs()
+        for i in range(self.num_envs):
+            self._observe_tank(i, obs)
+        return obs
 
     def _infos(self, executed: np.ndarray) -> dict[str, Any]:
-        ticks = np.array([tank.world.tick if tank is not None else 0 for tank in self.tanks], np.int64)
-        seeds = np.array([self.seed_of(i, int(e)) for i, e in enumerate(self._episode)], np.int64)
-        return {"tick": ticks, "executed": executed, "episode": self._episode.copy(), "seed": seeds}
+        return {"tick": self._ticks.copy(), "executed": executed, "episode": self._episode.copy(),
+                "seed": self._seeds.copy()}
 
     def state_hashes(self) -> list[str]:
         """Each tank's state hash now (the same as its own run's at this tick)."""
