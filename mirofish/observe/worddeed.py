@@ -34,7 +34,6 @@ word score means the plans it chooses are ones the body cannot carry out where t
 from __future__ import annotations
 
 import re
-from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -99,6 +98,7 @@ _HOLD, _EAT = G_HOLD, int(Action.EAT)
 _TICK = kernel.built()  # the compiled module, whatever MIROFISH_TICK says (WordDeed.compiled decides)
 _DEED = np.array([DEEDS.index(t.deed) for t in TYPES], np.int64)
 _CROWD = AWAY_NAMES.index("crowd")
+_RING = ("tick", "end", "goal", "param", "deed", "word", "unfounded")  # word: -1 none, 0 disagrees, 1 agrees
 
 
 class WordDeed:
@@ -112,7 +112,12 @@ class WordDeed:
         self.n = n_fish
         self.keep = keep
         self.records: list[dict[str, Any]] = []
-        self.recent: list[deque[Any]] = [deque(maxlen=RECENT) for _ in range(n_fish)]
+        # the newest RECENT judged plans of each fish, as numbers (columns: _RING), and their
+        # thoughts by (fish, slot): a large tank's tick judges thousands of plans, no dict each
+        self._ring = np.zeros((n_fish, RECENT, len(_RING)), np.int64)
+        self._ring_n = np.zeros(n_fish, np.int64)  # plans judged per fish (the next slot: this % RECENT)
+        self._ring_thought: dict[tuple[int, int], str] = {}
+        self._said = np.zeros(n_fish, bool)  # the open plan came with a thought
         # word agree, word disagree, deed done, not, both, judged, thought claimed food not in view
         self.counts = np.zeros((n_fish, 7), np.int64)
         self.food0 = np.full(n_fish, -1, np.int16)  # food in view as each open plan began (-1: unknown)
@@ -145,6 +150,7 @@ class WordDeed:
                 self.food0[fish] = fd
                 self.open[fish] = True
                 self.thought[fish] = thought or ""
+                self._said[fish] = bool(thought)
                 self._holds += goal == _HOLD
                 T[:, fish] = (f.tick, goal, param, prev[0][fish], prev[1][fish], f.neighbours[fish], 0, 0, 0, 0, 0)
         compiled = _TICK if self.compiled else None
@@ -186,6 +192,7 @@ class WordDeed:
         self.open[fish] = True
         for i, t in zip(fish.tolist(), thoughts):
             self.thought[i] = t or ""
+        self._said[fish] = [bool(t) for t in thoughts]
         goals = np.asarray(goals, np.int64)
         self._holds += int(np.count_nonzero(goals == _HOLD))
         P["tick"][fish], P["goal"][fish], P["param"][fish] = f.tick, goals, params
@@ -214,8 +221,22 @@ class WordDeed:
                   "along": along >= np.maximum(1, moved // 2), "still": 5 * moved <= ticks,
                   "away": np.where(crowd, prev[3][sel] <= P["nb0"][sel], moved > 0), "worked": P["worked"][sel] > 0}
         done = np.select([_DEED[g] == DEEDS.index(d) for d in checks], list(checks.values()))
-        for fish_i, g_i, p_i, d_i, t0 in zip(sel.tolist(), g.tolist(), prm.tolist(), done.tolist(),
-                                             P["tick"][sel].tolist()):
+        quiet = np.zeros(sel.size, bool) if self.keep else ~self._said[sel]  # no thought: no words to read
+        if quiet.any():  # judged in numpy, kept in the ring
+            qs, dq = sel[quiet], done[quiet]
+            self.counts[qs, 2] += dq
+            self.counts[qs, 3] += ~dq
+            self.counts[qs, 5] += 1
+            slot = self._ring_n[qs] % RECENT
+            self._ring[qs, slot] = np.stack([P["tick"][qs], np.full(qs.size, tick), g[quiet], prm[quiet], dq,
+                                             np.full(qs.size, -1), np.zeros(qs.size, np.int64)], axis=1)
+            self._ring_n[qs] += 1
+            if self._ring_thought:
+                for f_i, s_i in zip(qs.tolist(), slot.tolist()):
+                    self._ring_thought.pop((f_i, s_i), None)
+        said = ~quiet
+        for fish_i, g_i, p_i, d_i, t0 in zip(sel[said].tolist(), g[said].tolist(), prm[said].tolist(),
+                                             done[said].tolist(), P["tick"][sel[said]].tolist()):
             self._judged(fish_i, g_i, p_i, bool(d_i), t0, tick)
 
     def _judged(self, fish: int, g: int, prm: int, done: bool, start: int, tick: int) -> None:
@@ -232,13 +253,35 @@ class WordDeed:
             c[6] += int(unfounded)
         c[2 if done else 3] += 1
         c[5] += 1
-        rec = {"tick": start, "end": tick, "fish": fish, "goal": GOAL_NAMES[g], "param": prm,
-               "thought": thought, "word": word, "deed": done}
+        slot = int(self._ring_n[fish] % RECENT)
+        self._ring[fish, slot] = (start, tick, g, prm, done, -1 if word is None else int(word), unfounded)
+        self._ring_n[fish] += 1
+        if thought:
+            self._ring_thought[(fish, slot)] = thought
+        elif self._ring_thought:
+            self._ring_thought.pop((fish, slot), None)
+        if self.keep:
+            self.records.append(self._record(fish, slot))
+
+    def _record(self, fish: int, slot: int) -> dict[str, Any]:
+        """One judged plan as a dict, from the ring."""
+        start, end, g, prm, done, word, unfounded = self._ring[fish, slot].tolist()
+        rec = {"tick": start, "end": end, "fish": fish, "goal": GOAL_NAMES[g], "param": prm,
+               "thought": self._ring_thought.get((fish, slot), ""), "word": None if word < 0 else bool(word),
+               "deed": bool(done)}
         if unfounded:
             rec["unfounded"] = True
-        self.recent[fish].append(rec)
-        if self.keep:
-            self.records.append(rec)
+        return rec
+
+    def recent_of(self, fish: int) -> list[dict[str, Any]]:
+        """``fish``'s newest judged plans (at most RECENT), oldest first."""
+        n = int(self._ring_n[fish])
+        return [self._record(fish, j % RECENT) for j in range(max(0, n - RECENT), n)]
+
+    @property
+    def recent(self) -> list[list[dict[str, Any]]]:
+        """Every fish's newest judged plans (:meth:`recent_of` for each)."""
+        return [self.recent_of(f) for f in range(self.n)]
 
     def _close(self, fish: int, tick: int, prev: tuple[np.ndarray, ...]) -> None:
         """Judge ``fish``'s open plan, which ended before ``tick`` (``prev``: the frame arrays
@@ -269,7 +312,7 @@ class WordDeed:
 
     def fish(self, i: int) -> dict[str, Any]:
         """One fish's score (for the follow panel): shares and the newest judged plans."""
-        return {**_shares(self.counts[i]), "recent": list(self.recent[i])}
+        return {**_shares(self.counts[i]), "recent": self.recent_of(i)}
 
     def shares_of(self, fish: np.ndarray) -> dict[str, Any]:
         """The shares over the plans of the fish ``fish`` picks (a mask or ids): a group's."""

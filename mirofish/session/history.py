@@ -9,12 +9,40 @@ the tick on screen.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from ..fish.plans import N_GOALS
 from ..frame import Frame
+
+_FIELDS = ("tick", "goal", "param", "horizon", "tier", "status", "ended")  # kept as arrays, one row per fish
+SMALL = 16  # a batch of fewer decisions is kept fish by fish (a small tank's tick), more in numpy at once
+
+
+class LastDecisions(Mapping[int, dict[str, Any]]):
+    """``history.last``: fish -> its last decision as a dict (``tick``, ``goal``, ``param``,
+    ``horizon``, ``tier``, ``status``, ``thought``, ``call``, ``ended``), made when read from the
+    history's arrays; only fish that have decided are in it."""
+
+    def __init__(self, h: DecisionHistory):
+        self._h = h
+
+    def __getitem__(self, fish: int) -> dict[str, Any]:
+        h = self._h
+        if not 0 <= fish < h.tick.size or h.tick[fish] < 0:
+            raise KeyError(fish)
+        out: dict[str, Any] = {name: int(getattr(h, name)[fish]) for name in _FIELDS}
+        out["thought"] = h.thoughts.get(fish, "")
+        out["call"] = h.calls.get(fish)
+        return out
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(np.flatnonzero(self._h.tick >= 0).tolist())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self._h.tick >= 0))
 
 
 class DecisionHistory:
@@ -23,24 +51,74 @@ class DecisionHistory:
     ``last[fish]``: ``{"tick", "goal", "param", "horizon", "tier", "status", "thought", "call",
     "ended"}`` (``call``: the model exchange behind it, or None; ``ended``: the trigger code that
     ended the plan before it, -1 for none — fish/triggers.py); ``counts``: ``(fish, N_GOALS)`` int64.
+    Kept as one array per field (``tick`` -1: no decision yet) and dicts of the fish with a
+    thought or a model exchange, so a tick of 10,000 decisions costs a few array writes, not
+    10,000 dicts; ``last`` makes the dicts when read (the window reads them, not every tick).
     """
 
-    def __init__(self, n: int, last: dict[int, dict[str, Any]] | None = None, counts: np.ndarray | None = None):
-        self.last: dict[int, dict[str, Any]] = dict(last or {})
+    def __init__(self, n: int, last: Mapping[int, dict[str, Any]] | None = None, counts: np.ndarray | None = None):
         self.counts = counts if counts is not None else np.zeros((n, N_GOALS), np.int64)
+        self._set(len(self.counts), last or {})
+
+    def _set(self, n: int, last: Mapping[int, dict[str, Any]]) -> None:
+        self.tick = np.full(n, -1, np.int64)
+        self.goal, self.param, self.horizon = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+        self.tier, self.status, self.ended = np.zeros(n, np.int64), np.zeros(n, np.int64), np.full(n, -1, np.int64)
+        self.thoughts: dict[int, str] = {}
+        self.calls: dict[int, dict[str, Any]] = {}
+        for f, d in last.items():
+            for name in _FIELDS:
+                getattr(self, name)[f] = d.get(name, -1 if name == "ended" else 0)
+            if d.get("thought"):
+                self.thoughts[f] = d["thought"]
+            if d.get("call") is not None:
+                self.calls[f] = d["call"]
+
+    @property
+    def last(self) -> LastDecisions:
+        return LastDecisions(self)
+
+    @last.setter
+    def last(self, value: Mapping[int, dict[str, Any]]) -> None:
+        self._set(len(self.counts), value)
 
     def observe(self, frame: Frame) -> None:
         counts, top = self.counts, N_GOALS - 1
         for k, b in enumerate(frame.applied):
-            ended = frame.ended[k].tolist() if k < len(frame.ended) else [-1] * len(b)
-            thoughts = b.thoughts or [""] * len(b)
-            status = b.status.tolist() if b.status is not None else [0] * len(b)
+            fish = b.fish
+            ended = frame.ended[k] if k < len(frame.ended) else -1
             asked = {c["fish"]: c for c in b.calls or () if c.get("kind") == "decision"}
-            for f, g, p, h, tier, th, st, end in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(),
-                                                     b.horizons.tolist(), b.tier.tolist(), thoughts, status, ended):
-                counts[f, min(g, top)] += 1
-                self.last[f] = {"tick": frame.tick, "goal": g, "param": p, "horizon": h, "tier": tier,
-                                "status": st, "thought": th, "call": asked.get(f), "ended": end}
+            if fish.size < SMALL:
+                ends = ended.tolist() if isinstance(ended, np.ndarray) else [ended] * fish.size
+                for j, (f, g) in enumerate(zip(fish.tolist(), b.goals.tolist())):
+                    counts[f, min(g, top)] += 1
+                    self.ended[f] = ends[j]
+            else:
+                counts[fish, np.minimum(b.goals, top)] += 1  # (a batch holds each fish once)
+                self.ended[fish] = ended
+            self.tick[fish] = frame.tick
+            self.goal[fish], self.param[fish], self.horizon[fish] = b.goals, b.params, b.horizons
+            self.tier[fish] = b.tier
+            self.status[fish] = b.status if b.status is not None else 0
+            if b.thoughts or self.thoughts:
+                for f, th in zip(fish.tolist(), b.thoughts or [""] * fish.size):
+                    if th:
+                        self.thoughts[f] = th
+                    else:
+                        self.thoughts.pop(f, None)
+            if asked or self.calls:
+                for f in fish.tolist():
+                    call = asked.get(f)
+                    if call is not None:
+                        self.calls[f] = call
+                    else:
+                        self.calls.pop(f, None)
 
     def copy(self) -> DecisionHistory:
-        return DecisionHistory(len(self.counts), {f: dict(d) for f, d in self.last.items()}, self.counts.copy())
+        out = DecisionHistory.__new__(DecisionHistory)
+        out.counts = self.counts.copy()
+        for name in _FIELDS:
+            setattr(out, name, getattr(self, name).copy())
+        out.thoughts = dict(self.thoughts)
+        out.calls = {f: dict(c) for f, c in self.calls.items()}
+        return out
