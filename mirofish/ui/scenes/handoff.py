@@ -8,15 +8,13 @@ from typing import Any
 
 import pygame
 
-from ...scenes.handoff.brief import READING_CODES, draw_brief
-from ...scenes.handoff.chain import ARMS, FLOW, Chain
-from ...session.handoff import DriftShown, HandoffParts, HandoffSession, HandoffShown, MessageShown
+from ...scenes.handoff.parts import PARTS
+from ...session.handoff import DriftShown, HandoffSession, HandoffShown, MessageShown
 from .. import theme
 from ..keys import Line, Row
 from .base import PacedScene
 
-# the chain's model, handed to its session (which sits below the scenes and imports none)
-PARTS = HandoffParts(chain=Chain, brief=draw_brief, arms=ARMS, flow=FLOW, reading_codes=READING_CODES)
+# the chain's model, handed to its session: its package's own parts (scenes/handoff/parts.py)
 
 
 class HandoffScene(PacedScene):

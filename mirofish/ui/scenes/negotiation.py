@@ -9,24 +9,19 @@ from typing import Any, ClassVar
 import pygame
 
 from ...observe.recording import RecordingError
-from ...scenes.negotiation.dialogue import STRATEGIES, Bandit, Negotiation
+from ...scenes.negotiation.dialogue import STRATEGIES
+from ...scenes.negotiation.parts import PARTS
 from ...scenes.negotiation.recording import (
     NegotiationRecording,
-    NegotiationReplay,
     ReplayDiverged,
-    session_seed,
-    turn_record,
 )
-from ...scenes.negotiation.world import Session
-from ...session.negotiation import NegotiationParts, NegotiationSession, NegotiationShown, NotARepair, ReplayShown
+from ...session.negotiation import NegotiationSession, NegotiationShown, NotARepair, ReplayShown
 from .. import theme
 from ..keys import Binding, Line, Row
 from ..panels import Timeline, sparkline
 from .base import PacedScene
 
-# the negotiation's model, handed to its session (which sits below the scenes and imports none)
-PARTS = NegotiationParts(negotiation=Negotiation, bandit=Bandit, deal=Session.draw, session_seed=session_seed,
-                         replay=NegotiationReplay, turn_record=turn_record)
+# the negotiation's model, handed to its session: its package's own parts (scenes/negotiation/parts.py)
 
 
 class NegotiationScene(PacedScene):

@@ -10,9 +10,9 @@ import pygame
 
 from ...observe.recording import RecordingError
 from ...scenes.referential.experiment import Experiment
-from ...scenes.referential.game import GameConfig
+from ...scenes.referential.parts import PARTS
 from ...scenes.referential.recording import ReferentialRecorder, ReferentialRecording
-from ...session.referential import ObjectShown, ReferentialParts, ReferentialSession, ReferentialShown, RoundShown
+from ...session.referential import ObjectShown, ReferentialSession, ReferentialShown, RoundShown
 from .. import theme
 from ..charts import draw_axes_chart
 from ..keys import Binding, Line, Row
@@ -22,8 +22,7 @@ from .base import PacedScene
 if TYPE_CHECKING:
     from ...scenes.referential.game import GameObject
 
-# the game's model, handed to its session (which sits below the scenes and imports none)
-PARTS = ReferentialParts(experiment=Experiment, config=GameConfig)
+# the game's model, handed to its session: its package's own parts (scenes/referential/parts.py)
 
 #: A card's edge by the value it holds (the templates option's alerts); anything else: FAINT.
 CARD_EDGE = {"critical": theme.BAD, "warning": theme.WARN, "info": theme.PROGRESS}
