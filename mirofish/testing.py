@@ -913,7 +913,11 @@ def check_plan_type(name: str, *, ticks: int = 150, fish: int = FISH, seed: int 
     5. that run's recording replays to its state hash;
     6. a fork giving fish 0 the plan (its first fork entry, or the plan in words): the fork
        runs, records the decision by the goal's name, the fish swims it, the fork's recording
-       replays, its export has it.
+       replays, its export has it;
+    7. with a ``utility`` formula: in an instinct run (its perception switch on, if it needs
+       one) the compiled planner draws exactly as the numpy one on every fish's request, every
+       10th tick, and says how often the plan won a draw; with ``ends`` or ``fails``: the run's
+       compiled and numpy ticks stay the same world with fish holding it.
     """
     from .brains import prompt as pr
     from .fish import plans, plantypes
@@ -934,7 +938,68 @@ def check_plan_type(name: str, *, ticks: int = 150, fish: int = FISH, seed: int 
         entries = _plan_fork_entries(c, row, code, plans)
         rec = _plan_run(c, row, ticks, fish, seed)
         _plan_fork(c, row, code, rec, entries, plans, ticks)
+        _plan_formulas(c, row, code, ticks, fish, seed)
         return c.result()
+
+
+def _plan_formulas(c: _Check, row: Any, code: int, ticks: int, fish: int, seed: int) -> None:
+    """Step 7 of :func:`check_plan_type`: its formulas, the compiled planner and tick against numpy."""
+    if not (row.utility or row.ends or row.fails):
+        return
+    import numpy as np
+
+    from . import kernel
+    from .brains.base import RequestBatch
+    from .brains.instinct import InstinctPlanner, instinct_source
+    from .config import load_config
+    from .session import LiveSession
+
+    if kernel.compiled_tick() is None:
+        c.done("formulas: no compiled tick to compare (MIROFISH_TICK=numpy or not built)")
+        return
+    sets: dict[str, Any] = {"fish.count": fish, "brain.decides": "plan"}
+    if row.needs:
+        sets[f"perception.{row.needs}"] = True
+    cfg = load_config(seed=seed, **sets)
+    fast, slow = LiveSession(cfg), LiveSession(cfg)
+    slow.world._kernel = None
+    planner, reference = instinct_source(cfg), instinct_source(cfg)
+    assert isinstance(planner, InstinctPlanner) and isinstance(reference, InstinctPlanner)
+    reference._kernel = None
+    won = drawn = held = 0
+    for t in range(ticks):
+        if (row.ends or row.fails) and t % 25 == 0:  # fish given the plan now and then: its predicates run
+            for s in (fast, slow):
+                ids = np.arange(0, s.world.school.n, 2)
+                s.world.apply_plans(ids, np.full(ids.size, code, np.int8), np.zeros(ids.size, np.int16),
+                                    np.full(ids.size, row.ticks or 20, np.int16))
+        fast.step()
+        slow.step()
+        if fast.state_hash() != slow.state_hash():
+            raise c.fail(f"with fish holding it, the compiled tick and the numpy tick part at tick {fast.tick}: "
+                         f"its ends/fails formulas or its utility differ between them")
+        held += int(np.count_nonzero(fast.world.school.plan_goal == code))
+        if row.utility and t % 10 == 0:
+            w = fast.world
+            ids = np.flatnonzero(~w.school.absent)
+            batch = RequestBatch(tick=w.tick, fish=ids, triggers=np.zeros(ids.size, np.int8), codes=w.view_codes(ids),
+                                 energy=w.school.energy[ids], max_energy=w.max_energy, heading=w.school.heading[ids],
+                                 traits=w.school.traits[ids], food_here=np.zeros(ids.size, bool),
+                                 refused=np.zeros((ids.size, 4), bool), places=w.place_options(ids),
+                                 plants=w.plants_shown(ids) if w.cfg.perception.plants_seen else None)
+            a, b = planner.decide(batch), reference.decide(batch)
+            if not (np.array_equal(a.goals, b.goals) and np.array_equal(a.params, b.params)
+                    and np.array_equal(np.asarray(a.horizons, np.int64), np.asarray(b.horizons, np.int64))):
+                raise c.fail(f"its utility formula: the compiled planner and the numpy one choose differently at "
+                             f"tick {w.tick}")
+            won += int(np.count_nonzero(a.goals == code))
+            drawn += ids.size
+    parts = []
+    if row.utility:
+        parts.append(f"utility: compiled planner = numpy on {drawn} requests, the plan won {won}")
+    if row.ends or row.fails:
+        parts.append(f"ends/fails: compiled tick = numpy over {ticks} ticks ({held} fish-ticks holding it)")
+    c.done("; ".join(parts))
 
 
 def _plan_words(c: _Check, row: Any, code: int, plans: Any, pr: Any) -> None:

@@ -174,6 +174,13 @@ def test_every_built_in_plan_type_passes_the_kit(name):
     steps = " / ".join(done.steps)
     assert "decisions recorded as" in steps or "never offered" in steps, steps
     assert f"recorded as {name!r}, fish 0 swims it, replays, exports" in steps, steps
+    from mirofish.fish.plantypes import PLAN_TYPES
+
+    row = next(t for t in PLAN_TYPES if t.name == name)
+    if row.utility:  # hide: its formula drawn by the compiled planner exactly as by numpy, and it won some
+        assert re.search(r"utility: compiled planner = numpy on \d+ requests, the plan won [1-9]", steps), steps
+    if row.ends or row.fails:
+        assert "ends/fails: compiled tick = numpy" in steps, steps
 
 
 # the row of docs/extending.md "A plan type", added before the rest of MiroFish loads, then checked
