@@ -393,23 +393,35 @@ class Metrics:
         """Count a tick's decisions by tier; (decisions, fallbacks, tokens) for the window."""
         n = fallbacks = tok = 0
         for b in applied:
-            by_tier = np.bincount(b.tier, minlength=len(TIERS))
-            self.by_tier += by_tier
-            # an instinct plan swum while a first request waits for the model is no answer:
-            # neither a decision nor a fallback for the rate
-            waiting = int(np.count_nonzero(b.status == _WAITING))
-            n += len(b.tier) - waiting
-            fallbacks += int(by_tier[_FALLBACK]) - waiting
+            if b.tier.size < 16:  # a few decisions (a small tank's tick): counted in Python, fewer numpy calls
+                tiers, status = b.tier.tolist(), b.status.tolist() if b.status is not None else []
+                fb = tiers.count(_FALLBACK)
+                for t in set(tiers):
+                    self.by_tier[t] += tiers.count(t)
+                waiting = status.count(_WAITING)
+                n += len(tiers) - waiting
+                fallbacks += fb - waiting
+                said = any(status)
+                tok += sum(b.tokens.tolist()) if b.tokens is not None else 0
+            else:
+                by_tier = np.bincount(b.tier, minlength=len(TIERS))
+                self.by_tier += by_tier
+                # an instinct plan swum while a first request waits for the model is no answer:
+                # neither a decision nor a fallback for the rate
+                waiting = int(np.count_nonzero(b.status == _WAITING))
+                n += len(b.tier) - waiting
+                fallbacks += int(by_tier[_FALLBACK]) - waiting
+                said = b.status is not None and bool(b.status.any())
+                tok += int(b.tokens.sum()) if b.tokens is not None else 0
             # a late model answer replaces its request's fallback: one outcome, not two
             replaced = 0
-            if b.status is not None and (self._fallbacks_seen or b.status.any()):  # (never with the embedded brain)
+            if b.status is not None and (self._fallbacks_seen or said):  # (never with the embedded brain)
                 self._fallbacks_seen = True
                 replaced = sum(1 for _, st in late_replaces(self._last_fallback, b.fish, b.status) if st >= 0)
             if replaced or waiting:
                 self.by_tier[_FALLBACK] -= replaced + waiting  # a waiting plan is no decision of any tier
                 n -= replaced
                 fallbacks -= replaced
-            tok += int(b.tokens.sum()) if b.tokens is not None else 0
         return n, fallbacks, tok
 
     def _keep_latencies(self, latencies: list[float]) -> None:

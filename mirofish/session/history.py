@@ -83,23 +83,26 @@ class DecisionHistory:
         self._set(len(self.counts), value)
 
     def observe(self, frame: Frame) -> None:
-        counts, top = self.counts, N_GOALS - 1
+        counts, top, tick = self.counts, N_GOALS - 1, frame.tick
         for k, b in enumerate(frame.applied):
             fish = b.fish
-            ended = frame.ended[k] if k < len(frame.ended) else -1
+            ended = frame.ended[k] if k < len(frame.ended) else None
             asked = {c["fish"]: c for c in b.calls or () if c.get("kind") == "decision"}
-            if fish.size < SMALL:
-                ends = ended.tolist() if isinstance(ended, np.ndarray) else [ended] * fish.size
-                for j, (f, g) in enumerate(zip(fish.tolist(), b.goals.tolist())):
+            if fish.size < SMALL:  # a few decisions: fish by fish (fewer numpy calls than a batch's)
+                ends = ended.tolist() if ended is not None else [-1] * fish.size
+                status = b.status.tolist() if b.status is not None else [0] * fish.size
+                for f, g, p, h, tier, st, end in zip(fish.tolist(), b.goals.tolist(), b.params.tolist(),
+                                                      b.horizons.tolist(), b.tier.tolist(), status, ends):
                     counts[f, min(g, top)] += 1
-                    self.ended[f] = ends[j]
+                    self.tick[f], self.goal[f], self.param[f], self.horizon[f] = tick, g, p, h
+                    self.tier[f], self.status[f], self.ended[f] = tier, st, end
             else:
                 counts[fish, np.minimum(b.goals, top)] += 1  # (a batch holds each fish once)
-                self.ended[fish] = ended
-            self.tick[fish] = frame.tick
-            self.goal[fish], self.param[fish], self.horizon[fish] = b.goals, b.params, b.horizons
-            self.tier[fish] = b.tier
-            self.status[fish] = b.status if b.status is not None else 0
+                self.tick[fish] = tick
+                self.goal[fish], self.param[fish], self.horizon[fish] = b.goals, b.params, b.horizons
+                self.tier[fish] = b.tier
+                self.status[fish] = b.status if b.status is not None else 0
+                self.ended[fish] = ended if ended is not None else -1
             if b.thoughts or self.thoughts:
                 for f, th in zip(fish.tolist(), b.thoughts or [""] * fish.size):
                     if th:
