@@ -228,6 +228,10 @@ class MemoryConfig(_Section):
     summary_every: int = Field(20, ge=1, le=1_000_000)
     summaries_kept: int = Field(3, ge=1, le=20)
     summary_anchors: int = Field(3, ge=1, le=8, description="raw events each summary must quote")
+    kind: str = Field("two_level", min_length=1, max_length=300,
+                      description="what a decision is told of the fish's memory: two_level (the source's ring "
+                                  "and summaries), none, or your own (FILE.py:NAME, MODULE:NAME or a "
+                                  "mirofish.memories entry point; docs/memory.md)")
 
 
 class TriggersConfig(_Section):

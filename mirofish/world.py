@@ -32,6 +32,7 @@ from .fish.personality import persona_text, sample_traits
 from .fish.places import Places
 from .fish.plans import FIRST_PLAN, G_HOLD, NO_END, TYPES
 from .fish.plantypes import EVENTS
+from .fish.recall import Guarded, NoMemory, TwoLevel, new_events
 from .fish.steering import GOAL_ROWS, Steering
 from .fish.targets import TARGETS, is_there, way_to
 from .fish.triggers import (
@@ -245,6 +246,10 @@ class World:
         # Whether any fish may be swimming to a target (World.seek): set by a plan that seeks
         # (apply_plans, refresh), cleared by seek when none is; a tank with places always looks.
         self._seeking = self.places is not None
+        # What a decision is told of the fish's memory (fish/recall.py): the default, or none;
+        # a memory of a person's own is attached by the session they start (attach_memory).
+        self.recall_part: Any = NoMemory() if cfg.memory.kind == "none" else TwoLevel(self)
+        self._events_seen: np.ndarray | None = None  # event counts a memory was told up to (None: not told)
         # Whether any fish may hold a plan with events of its own (plan_predicates): set as
         # _seeking is, cleared by plan_predicates when none does.
         self._predicating = False
@@ -363,11 +368,13 @@ class World:
             codes = shown_codes(codes, s.cell[i] + self.window, self.water.terrain == PLANT)
             shown = ("plants_seen",)
         x, y = self.water.xy(s.cell[i])
+        view = render_view(codes)
+        memories, summaries = self.recall_part.recall(int(i), self.tick, view)
         return Perception(
             shown=shown,
-            tick=self.tick, view=render_view(codes), food_here=bool(self.water.food_born[s.cell[i]] != NO_FOOD),
+            tick=self.tick, view=view, food_here=bool(self.water.food_born[s.cell[i]] != NO_FOOD),
             energy=int(s.energy[i]), max_energy=self.max_energy, age=int(s.age[i]),
-            memories=tuple(s.memory.lines(i)), summaries=tuple(self.summaries(i)),
+            memories=tuple(memories), summaries=tuple(summaries),
             places=self.places.describe(i, (int(x), int(y)), self.tick) if self.places is not None else "",
         )
 
@@ -506,6 +513,8 @@ class World:
         out = self._step_compiled() if self._kernel is not None else self._step_numpy()
         if self._predicating:
             self.plan_predicates()
+        if self._events_seen is not None:
+            self.recall_part.remember(new_events(self, self._events_seen))
         if self.places is not None and np.count_nonzero(out.ate):
             eaters = np.flatnonzero(out.ate)
             x, y = self.water.xy(self.school.cell[eaters])
@@ -575,6 +584,19 @@ class World:
             hit = ev >= 0
             s.plan_trigger[fish[hit]] = ev[hit]
         self._predicating = any_held
+
+    def attach_memory(self, memory: Any, name: str) -> Guarded:
+        """Make ``memory`` (fish/recall.py's protocol) what decisions are told of the fish's
+        memory from now on; told every tick's events from now on when it has ``remember``."""
+        held = Guarded(memory, TwoLevel(self), name)
+        self.recall_part = held
+        self._events_seen = self.school.memory.count.astype(np.int64) if held.wants_events else None
+        return held
+
+    @property
+    def memory_fallbacks(self) -> int:
+        """Decisions that got the two-level block because the attached memory raised."""
+        return int(getattr(self.recall_part, "fallbacks", 0))
 
     def plants_shown(self, fish: np.ndarray) -> np.ndarray:
         """Plant cells in each fish's view as it is shown them (0 without ``perception.plants_seen``)."""

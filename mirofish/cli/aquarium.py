@@ -120,7 +120,7 @@ def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, over
     from ..pacing import Pacer
     from ..session import LiveSession
 
-    engine = LiveSession(cfg, mode="realtime", cache=cache)
+    engine = LiveSession(cfg, mode="realtime", cache=cache, own_memory=True)
     pacer = Pacer(cfg.world.tick_seconds, cfg.engine.speed)
     recorder = _recorder(record, engine, overwrite)
     clear, home = "\x1b[2J", "\x1b[H"

@@ -64,7 +64,7 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
 
     out = out if out is not None else sys.stdout  # looked up now: a caller may have replaced it
 
-    engine = LiveSession(cfg, cache=cache)
+    engine = LiveSession(cfg, cache=cache, own_memory=True)
     groups = None
     if cfg.fish.groups:  # a mixed tank: figures per group too (observe/groups.py)
         from ..observe.groups import GroupFigures
@@ -103,6 +103,12 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     summary = summarize_run(engine, done, elapsed)
     if groups is not None:
         summary["groups"] = groups.summary(engine.metrics.word_deed)
+    held = engine.world.recall_part
+    if cfg.memory.kind != "two_level":  # which memory the prompts were told, and how often it failed
+        summary["memory"] = {"kind": cfg.memory.kind, "fallbacks": engine.world.memory_fallbacks,
+                             "problems": list(getattr(held, "problems", []))}
+        for line in getattr(held, "problems", [])[:1]:
+            print(f"mirofish: warning: {line} (that decision was told the two-level memory)", file=sys.stderr)
     if interrupted:
         summary["interrupted"] = True
     if recorder is not None:

@@ -47,17 +47,27 @@ class LiveSession(Session):
 
     def __init__(self, cfg: Config, mode: str | None = None, source: DecisionSource | None = None,
                  clock: Callable[[], float] = time.perf_counter, world: World | None = None,
-                 cache: ReplyCache | None = None, past: bool = False):
+                 cache: ReplyCache | None = None, past: bool = False, own_memory: bool = False):
         self._mode = mode or cfg.engine.mode
+        # own_memory: the person starting this run named the memory (memory.kind) on their
+        # command line or in their config: a memory of their own is loaded (session/memories.py)
+        self._own_memory = own_memory
         self._clock = clock
         self._cache = cache
         self._past = past and cfg.record.history_minutes > 0
         self.engine = Engine(world or World(cfg),
                              source if source is not None else make_source(cfg, self._mode, cache=cache),
                              mode=self._mode, clock=clock)
+        self._attach_memory(cfg)
         self.metrics = observed(self.engine)
         self.history = remembered(self.engine)
         self._keep_past()
+
+    def _attach_memory(self, cfg: Config) -> None:
+        if self._own_memory:
+            from .memories import attach
+
+            attach(self.engine.world, cfg)
 
     def step(self) -> Frame:
         return self.engine.step()
@@ -73,6 +83,7 @@ class LiveSession(Session):
         self.engine.close()
         self.engine = Engine(World(cfg), make_source(cfg, self._mode, cache=self._cache), mode=self._mode,
                              clock=self._clock)
+        self._attach_memory(cfg)
         self.metrics = observed(self.engine)
         self.history = remembered(self.engine)
         self._keep_past()

@@ -64,7 +64,7 @@ class AquariumScene(ShownTank):
         without it until one is added); ``cache``: a model brain's reply cache (``--reply-cache``)."""
         if cfg.fish.spare < SPARE:
             cfg = cfg.model_copy(update={"fish": cfg.fish.model_copy(update={"spare": SPARE})})
-        return cls(LiveSession(cfg, mode="realtime", cache=cache, past=past))
+        return cls(LiveSession(cfg, mode="realtime", cache=cache, past=past, own_memory=True))
 
     def close(self) -> None:
         super().close()

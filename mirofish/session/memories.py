@@ -1,0 +1,68 @@
+"""A memory of a person's own, attached to the tank they start (fish/recall.py, docs/memory.md).
+
+``memory.kind`` other than ``two_level`` or ``none`` names one: ``FILE.py:NAME``,
+``MODULE:NAME`` or an installed ``mirofish.memories`` entry point. Only the commands a person
+starts with that setting load it (``live``, its window and ``--headless``): a recording or a
+reef that names one is data, and replaying or forking it uses ``two_level`` (never importing
+what a file names: docs/recordings.md, "a recording is data").
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from typing import Any
+
+from ..brains.user import BrainError, bounded, load_object
+from ..config import Config
+from ..fish.recall import BUILT_IN, Guarded
+
+GROUP = "mirofish.memories"
+LOAD_TIMEOUT_S = 10.0
+
+
+class MemoryLoadError(BrainError):
+    """A memory that cannot be loaded or made (one line; a ConfigError, so the command line exits 2)."""
+
+
+def load_memory(kind: str, n_fish: int, timeout_s: float = LOAD_TIMEOUT_S) -> Any:
+    """The memory ``kind`` names, made for ``n_fish`` fish (a class is called with ``n_fish``,
+    or with nothing when it takes no argument; an object is used as it is)."""
+    if ":" in kind:
+        try:
+            obj = load_object(kind, "memory", timeout_s)
+        except BrainError as exc:
+            raise MemoryLoadError(str(exc)) from None
+    else:
+        found = [ep for ep in importlib.metadata.entry_points(group=GROUP) if ep.name == kind]
+        if not found:
+            raise MemoryLoadError(f"unknown memory {kind!r}: not {' or '.join(BUILT_IN)}, not FILE.py:NAME or "
+                               f"MODULE:NAME, and no installed {GROUP} entry point of that name")
+        try:
+            obj = bounded(found[0].load, timeout_s, "loading the entry point")
+        except BrainError as exc:
+            raise MemoryLoadError(f"memory {kind}: the entry point does not load: {exc}") from None
+
+    def make() -> Any:
+        if not isinstance(obj, type):
+            return obj
+        try:
+            return obj(n_fish)
+        except TypeError:
+            return obj()
+
+    try:
+        memory = bounded(make, timeout_s, f"making memory {kind}")
+    except BrainError as exc:
+        raise MemoryLoadError(f"memory {kind}: {exc}") from None
+    if not callable(getattr(memory, "recall", None)):
+        raise MemoryLoadError(f"memory {kind}: it has no recall(fish, tick, view) method (docs/memory.md)")
+    return memory
+
+
+def attach(world: Any, cfg: Config) -> Guarded | None:
+    """Attach ``cfg``'s memory of a person's own to ``world`` (None: a built-in one, nothing to do)."""
+    kind = cfg.memory.kind
+    if kind in BUILT_IN:
+        return None
+    held: Guarded = world.attach_memory(load_memory(kind, world.school.n), kind.rpartition(":")[2] or kind)
+    return held

@@ -1,0 +1,129 @@
+"""Memory as a replaceable part (fish/recall.py, docs/memory.md): the default two-level memory
+behind the door tells prompts exactly what they held before; "none" tells them nothing; a
+memory of a person's own (the worked example, examples/last_meal_memory.py) is told every event
+and fills the prompt, through a real model run against the test server; bad memories are one
+line or a counted fallback, and a recording naming one never imports it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mirofish.brains.testserver import TestServer
+from mirofish.config import load_config
+from mirofish.fish.recall import NoMemory, TwoLevel, new_events
+from mirofish.session import LiveSession
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = "examples/last_meal_memory.py:LastMeal"
+
+
+def llm(url: str, **dotted):
+    base = {"fish.count": 8, "brain.kind": "llm", "brain.small.endpoints": [{"base_url": url, "model": "fish-mini"}],
+            "brain.request_timeout_s": 2.0, "brain.backoff_s": 0.01, "seed": 5}
+    return load_config(**{**base, **dotted})
+
+
+def test_the_default_memory_tells_a_prompt_what_the_ring_and_the_summaries_hold():
+    s = LiveSession(load_config(seed=3, **{"fish.count": 20}))
+    s.run(120)
+    w = s.world
+    assert isinstance(w.recall_part, TwoLevel)
+    for i in range(0, 20, 5):
+        p = w.perceive(i)
+        assert list(p.memories) == w.school.memory.lines(i) and list(p.summaries) == w.summaries(i)
+        assert p.memories  # 120 ticks: every fish has events
+
+
+def test_none_tells_a_prompt_nothing_and_changes_no_tank():
+    a = LiveSession(load_config(seed=3, **{"fish.count": 20}))
+    b = LiveSession(load_config(seed=3, **{"fish.count": 20, "memory.kind": "none"}))
+    a.run(80)
+    b.run(80)
+    assert isinstance(b.world.recall_part, NoMemory)
+    assert a.state_hash() == b.state_hash()  # the instinct brain reads no memory: the same tank
+    p = b.world.perceive(0)
+    assert p.memories == () and p.summaries == () and "(none yet)" in p.text()
+
+
+def test_new_events_are_the_ring_entries_a_tick_added_in_order():
+    s = LiveSession(load_config(seed=4, **{"fish.count": 30}))
+    w = s.world
+    seen = w.school.memory.count.astype(np.int64)
+    got = []
+    for _ in range(60):
+        s.step()
+        got.append(new_events(w, seen))
+    assert sum(len(e) for e in got) == int(w.school.memory.count.sum())  # every event told once (< a ring a tick)
+    last = got[-1]
+    for k in range(len(last)):  # the newest ones are in the ring's lines, in words
+        assert f"t{int(last.tick[k])} {last.text(k)}" in w.school.memory.lines(int(last.fish[k]))
+
+
+def test_a_memory_of_ones_own_fills_the_prompt_of_a_real_model_run():
+    with TestServer(keep_bodies=True) as server:
+        cfg = llm(server.url, **{"memory.kind": EXAMPLE})
+        s = LiveSession(cfg, mode="lockstep", own_memory=True)
+        try:
+            s.run(150)
+        finally:
+            s.close()
+        bodies = [json.loads(b) for b in server.bodies]
+    users = [m["content"] for b in bodies[1:] for m in b["messages"] if m["role"] == "user"]  # (first: the warm-up)
+    assert users
+    told = [u for u in users if "I last ate" in u or "I have not eaten yet" in u]
+    assert len(told) == len(users), "every decision's prompt holds the memory's lines, and only them"
+    assert any("I last ate" in u for u in users)  # some fish ate, and remembered it
+    assert not any("nothing to eat here" in u or "saw " in u.split("memories:")[-1][:200] for u in told[:5])
+    assert s.world.memory_fallbacks == 0
+
+
+def test_a_memory_that_raises_is_a_counted_fallback_and_the_tank_goes_on(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("class Flaky:\n    def __init__(self, n):\n        self.k = 0\n"
+                   "    def recall(self, fish, tick, view):\n        self.k += 1\n"
+                   "        if self.k % 2:\n            raise RuntimeError('lost my keys')\n"
+                   "        return ['fine'], []\n")
+    with TestServer() as server:
+        s = LiveSession(llm(server.url, **{"memory.kind": f"{bad}:Flaky"}), mode="lockstep", own_memory=True)
+        try:
+            s.run(60)
+        finally:
+            s.close()
+    assert s.world.memory_fallbacks > 0 and s.tick == 60
+    assert "lost my keys" in s.world.recall_part.problems[0]
+
+
+@pytest.mark.parametrize(("kind", "words"), [
+    ("nowhere.py:Nope", "memory nowhere.py:Nope"),
+    ("examples/last_meal_memory.py:Missing", "defines no Missing"),
+    ("no_such_memory", "unknown memory 'no_such_memory'"),
+])
+def test_a_memory_that_does_not_load_is_one_line_exit_2(kind, words):
+    done = subprocess.run([sys.executable, "-m", "mirofish", "live", "--headless", "--ticks", "5", "--fish", "5",
+                           "--set", f"memory.kind={kind}"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert words in done.stderr and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_recording_naming_a_memory_is_replayed_without_importing_it(tmp_path):
+    marker = tmp_path / "imported"
+    evil = tmp_path / "evil.py"
+    evil.write_text(f"open({str(marker)!r}, 'w').write('x')\nclass M:\n    def recall(self, f, t, v):\n"
+                    f"        return [], []\n")
+    rec = tmp_path / "r.mirofish"
+    run = [sys.executable, "-m", "mirofish"]
+    made = subprocess.run([*run, "live", "--headless", "--ticks", "30", "--fish", "6", "--record", str(rec),
+                           "--set", f"memory.kind={evil}:M"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert made.returncode == 0, made.stderr
+    assert marker.exists()  # the person who started the run named it: it was loaded
+    marker.unlink()
+    replayed = subprocess.run([*run, "replay", str(rec), "--headless", "--verify"], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120)
+    assert replayed.returncode == 0, replayed.stderr
+    assert not marker.exists()  # the recording names it: a replay never imports it
