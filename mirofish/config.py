@@ -230,8 +230,16 @@ class MemoryConfig(_Section):
     summary_anchors: int = Field(3, ge=1, le=8, description="raw events each summary must quote")
     kind: str = Field("two_level", min_length=1, max_length=300,
                       description="what a decision is told of the fish's memory: two_level (the source's ring "
-                                  "and summaries), none, or your own (FILE.py:NAME, MODULE:NAME or a "
-                                  "mirofish.memories entry point; docs/memory.md)")
+                                  "and summaries), none, vector (retrieval and reflection), or your own "
+                                  "(FILE.py:NAME, MODULE:NAME or a mirofish.memories entry point; docs/memory.md)")
+    top_k: int = Field(5, ge=1, le=64, description="vector memory: memories recalled for a decision")
+    candidates: int = Field(32, ge=1, le=4096, description="vector memory: the most similar items scored")
+    reflect_every: int = Field(20, ge=2, le=100_000, description="vector memory: events between reflections")
+    embed_dim: int = Field(64, ge=8, le=4096, description="vector memory: dimensions of the local embedder")
+    recency_weight: float = Field(1.0, ge=0, le=100, description="vector memory: weight of 0.995^(ticks since)")
+    importance_weight: float = Field(1.0, ge=0, le=100, description="vector memory: weight of an event's importance")
+    relevance_weight: float = Field(1.0, ge=0, le=100,
+                                    description="vector memory: weight of its similarity to the situation now")
 
 
 class TriggersConfig(_Section):

@@ -127,3 +127,44 @@ def test_a_recording_naming_a_memory_is_replayed_without_importing_it(tmp_path):
                               cwd=ROOT, timeout=120)
     assert replayed.returncode == 0, replayed.stderr
     assert not marker.exists()  # the recording names it: a replay never imports it
+
+
+def _vector_run(url: str, ticks: int, record: Path | None = None) -> LiveSession:
+    s = LiveSession(llm(url, **{"memory.kind": "vector"}), mode="lockstep", own_memory=True)
+    if record is not None:
+        s.start_recording(record)
+    try:
+        s.run(ticks)
+    finally:
+        if record is not None:
+            s.stop_recording()
+        s.close()
+    return s
+
+
+def test_the_vector_memory_recalls_by_score_reflects_on_real_events_and_replays_exactly(tmp_path):
+    rec = tmp_path / "v.mirofish"
+    with TestServer(keep_bodies=True) as server:
+        s = _vector_run(server.url, 400, rec)
+        first = [json.loads(b) for b in server.bodies[1:]]
+        server.bodies.clear()
+        again = _vector_run(server.url, 400)
+        second = [json.loads(b) for b in server.bodies[1:]]
+    assert first == second and s.state_hash() == again.state_hash()  # deterministic: the same prompts, the same tank
+    mem = s.world.recall_part.inner
+    users = [m["content"] for b in first for m in b["messages"] if m["role"] == "user"]
+    assert any("Earlier: looking back: t" in u for u in users), "reflections reach the prompt"
+    for items in mem.items:  # every reflection quotes events the fish lived, with their ticks
+        lived = {f"t{t} {words}" for t, words, _, code in items if code != -1}
+        for _, words, _, code in items:
+            if code == -1:
+                assert all(q in lived for q in words.removeprefix("looking back: ").split("; ")), words
+    # recall: the top_k of the fish's events by recency × importance × relevance, in tick order
+    fish = max(range(len(mem.items)), key=lambda f: len(mem.items[f]))
+    recalled, _ = mem.recall(fish, s.tick, s.world.perceive(fish).view)
+    assert len(recalled) == s.cfg.memory.top_k
+    ticks = [int(line.split()[0][1:]) for line in recalled]
+    assert ticks == sorted(ticks)
+    replayed = subprocess.run([sys.executable, "-m", "mirofish", "replay", str(rec), "--headless", "--verify"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=180)
+    assert replayed.returncode == 0, replayed.stderr

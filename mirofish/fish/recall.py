@@ -14,8 +14,9 @@ text block of memories for this decision:
   keeps (a plain value; the default keeps nothing, its state is the tank's own).
 
 Shipped: ``two_level`` (the default: the source's ring and its summaries with anchors, exactly
-what prompts held before memories were a part, so every state hash and prompt is unchanged)
-and ``none`` (no memories in the prompt: the ablation arm). A memory of your own is
+what prompts held before memories were a part, so every state hash and prompt is unchanged),
+``none`` (no memories in the prompt: the ablation arm) and ``vector`` (retrieval by recency ×
+importance × relevance with reflections: :mod:`mirofish.brains.vector_memory`). A memory of your own is
 ``memory.kind = "FILE.py:NAME"`` or ``"MODULE:NAME"`` (a class, made once per tank with
 ``(n_fish)``, or an object), or the name of an installed ``mirofish.memories`` entry point; it
 is loaded by the session a person starts (``live``, a sweep's live runs), never because a

@@ -64,5 +64,15 @@ def attach(world: Any, cfg: Config) -> Guarded | None:
     kind = cfg.memory.kind
     if kind in BUILT_IN:
         return None
+    if kind == "vector":  # shipped: retrieval and reflection (the optional extra "memory")
+        try:
+            from ..brains.vector_memory import VectorMemory
+
+            made = VectorMemory(world.school.n, cfg.memory)
+        except ImportError as exc:
+            raise MemoryLoadError(f"memory vector needs the optional extra memory: pip install -e '.[memory]' "
+                                  f"({exc})") from None
+        shipped: Guarded = world.attach_memory(made, "vector")
+        return shipped
     held: Guarded = world.attach_memory(load_memory(kind, world.school.n), kind.rpartition(":")[2] or kind)
     return held
