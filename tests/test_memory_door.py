@@ -168,3 +168,17 @@ def test_the_vector_memory_recalls_by_score_reflects_on_real_events_and_replays_
     replayed = subprocess.run([sys.executable, "-m", "mirofish", "replay", str(rec), "--headless", "--verify"],
                               capture_output=True, text=True, cwd=ROOT, timeout=180)
     assert replayed.returncode == 0, replayed.stderr
+
+
+def test_the_bundled_memory_sweep_runs_the_three_memories_on_identical_worlds():
+    from mirofish.sweep.spec import check_settings, load_spec
+
+    spec = load_spec(ROOT / "assets" / "sweeps" / "memory-ab.toml", base_url="http://127.0.0.1:9/v1", model="m")
+    tasks = spec.tasks()
+    kinds = sorted({t.params["memory.kind"] for t in tasks})
+    assert kinds == ["none", "two_level", "vector"] and len(tasks) == 30
+    assert all(check_settings(t) is None for t in tasks)
+    by_seed: dict[int, set] = {}
+    for t in tasks:
+        by_seed.setdefault(t.seed, set()).add(t.params["memory.kind"])
+    assert all(len(v) == 3 for v in by_seed.values())  # every seed under every memory
