@@ -240,6 +240,9 @@ class MemoryConfig(_Section):
     importance_weight: float = Field(1.0, ge=0, le=100, description="vector memory: weight of an event's importance")
     relevance_weight: float = Field(1.0, ge=0, le=100,
                                     description="vector memory: weight of its similarity to the situation now")
+    embedder: Literal["local", "server"] = Field(
+        "local", description="vector memory: embeddings from the local hashed-trigram embedder, or from the small "
+                             "tier's server (/v1/embeddings; a text it cannot embed falls back to local, counted)")
 
 
 class TriggersConfig(_Section):

@@ -182,3 +182,38 @@ def test_the_bundled_memory_sweep_runs_the_three_memories_on_identical_worlds():
     for t in tasks:
         by_seed.setdefault(t.seed, set()).add(t.params["memory.kind"])
     assert all(len(v) == 3 for v in by_seed.values())  # every seed under every memory
+
+
+@pytest.mark.parametrize("fault", ["none", "no_embeddings"])
+def test_the_vector_memory_embeds_with_the_servers_embeddings_or_falls_back_counted(fault):
+    with TestServer(fault=fault) as server:
+        s = LiveSession(llm(server.url, **{"memory.kind": "vector", "memory.embedder": "server"}), mode="lockstep",
+                        own_memory=True)
+        try:
+            s.run(120)
+        finally:
+            s.close()
+    mem = s.world.recall_part.inner
+    assert s.tick == 120 and s.world.memory_fallbacks == 0  # recall itself never failed
+    if fault == "none":
+        # the server's vectors (its dimension, 64), each distinct text asked once (events repeat), none local
+        texts = {words for items in mem.items for _, words, _, _ in items}
+        assert mem.embed_requests > 0 and mem.embed_fallbacks == 0 and mem.dim == 64
+        assert texts <= set(mem._vectors) and len(texts) < sum(len(items) for items in mem.items)
+    else:  # a chat server that serves no embeddings: given up at the probe, every text local and counted
+        assert mem.server_given_up and mem.embed_requests == 1 and mem.embed_fallbacks > 0
+    assert any(items for items in mem.items)
+
+
+def test_the_vector_memory_with_a_dead_embedding_server_keeps_the_tank_moving():
+    with TestServer() as server:
+        url = server.url
+    cfg = llm(url, **{"memory.kind": "vector", "memory.embedder": "server", "brain.request_timeout_s": 0.5,
+                      "brain.max_retries": 0})
+    s = LiveSession(cfg, mode="lockstep", own_memory=True)
+    try:
+        s.run(20)
+    finally:
+        s.close()
+    mem = s.world.recall_part.inner
+    assert s.tick == 20 and mem.server_given_up and mem.embed_fallbacks > 0

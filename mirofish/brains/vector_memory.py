@@ -17,7 +17,12 @@ invents what did not happen), kept as an item of importance 1.
 Embeddings are made offline by a deterministic local embedder (hashed character trigrams,
 ``memory.embed_dim`` dimensions, L2-normalized: the same text gives the same vector on every
 machine), so the memory runs with no server and a run is reproducible; a model run's
-decisions are recorded, so its replay is exact whatever the memory said.
+decisions are recorded, so its replay is exact whatever the memory said. With
+``memory.embedder = "server"`` they come from the small tier's server (``/v1/embeddings``, as
+llama.cpp, Ollama and vLLM serve it), each text asked once per run (a fish's events repeat:
+"saw 1 food"); a text the server cannot embed — it is down, serves no embeddings, or answers
+another dimension than its first answer — is embedded locally at the server's dimension and
+counted (``embed_fallbacks``), and the run goes on.
 """
 
 from __future__ import annotations
@@ -67,19 +72,65 @@ class VectorMemory:
 
     name = "vector"
 
-    def __init__(self, n_fish: int, cfg: Any):
+    def __init__(self, n_fish: int, cfg: Any, client: Any = None):
         from usearch.index import Index  # the optional extra "memory"
 
         self.cfg = cfg
         self._index_type = Index
+        self.client = client  # a ModelClient: embeddings from its server (memory.embedder = "server")
+        self.dim = cfg.embed_dim
+        self._vectors: dict[str, np.ndarray] = {}  # text -> its embedding (each asked once a run)
+        self.embed_requests = self.embed_fallbacks = 0
+        self._failed_in_a_row = 0  # three: the server is not asked again this run (local, counted)
+        self.server_given_up = False
+        if client is not None:  # the server's dimension, from its first answer (none: local, counted)
+            probe = self._from_server(["probe"])
+            if probe is not None:
+                self.dim = int(probe.shape[1])
+            else:
+                self.server_given_up, self.client = True, None
         self.items: list[list[tuple[int, str, float, int]]] = [[] for _ in range(n_fish)]  # (tick, text, imp, code)
         self._indexes: list[Any] = [None] * n_fish
         self._since_reflection = np.zeros(n_fish, np.int64)
 
     def _index(self, fish: int) -> Any:
         if self._indexes[fish] is None:
-            self._indexes[fish] = self._index_type(ndim=self.cfg.embed_dim, metric="cos", dtype="f32")
+            self._indexes[fish] = self._index_type(ndim=self.dim, metric="cos", dtype="f32")
         return self._indexes[fish]
+
+    def _from_server(self, texts: list[str]) -> np.ndarray | None:
+        self.embed_requests += 1
+        got = self.client.embed(texts)
+        if not got or len(got) != len(texts):
+            return None
+        try:
+            out = np.asarray(got, np.float32)
+        except (TypeError, ValueError):  # ragged or not numbers
+            return None
+        if out.ndim != 2 or (self.embed_requests > 1 and out.shape[1] != self.dim) or not np.isfinite(out).all():
+            return None
+        norm = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norm, out=out, where=norm > 0)
+        return out
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """``(len(texts), dim)`` embeddings: from the cache, the server (new texts, one request) or
+        the local embedder."""
+        if self.client is None and not self.server_given_up:
+            return embed(texts, self.dim)
+        new = sorted({t for t in texts if t not in self._vectors})
+        if new:
+            got = self._from_server(new) if self.client is not None else None
+            if got is None:
+                self.embed_fallbacks += len(new)
+                got = embed(new, self.dim)
+                self._failed_in_a_row += 1
+                if self._failed_in_a_row >= 3 and self.client is not None:
+                    self.server_given_up, self.client = True, None
+            else:
+                self._failed_in_a_row = 0
+            self._vectors.update(zip(new, got))
+        return np.stack([self._vectors[t] for t in texts])
 
     def _add(self, fish: int, tick: int, text: str, importance: float, code: int, vector: np.ndarray) -> None:
         key = len(self.items[fish])
@@ -90,7 +141,7 @@ class VectorMemory:
         if not len(events):
             return
         texts = [events.text(k) for k in range(len(events))]
-        vectors = embed(texts, self.cfg.embed_dim)
+        vectors = self.embed(texts)
         for k, text in enumerate(texts):
             fish, code = int(events.fish[k]), int(events.code[k])
             self._add(fish, int(events.tick[k]), text, IMPORTANCE.get(code, 0.3), code, vectors[k])
@@ -106,7 +157,7 @@ class VectorMemory:
         if not top:
             return
         text = "looking back: " + "; ".join(f"t{t} {words}" for t, words, _, _ in sorted(top))
-        self._add(fish, tick, text, 1.0, REFLECTION, embed([text], self.cfg.embed_dim)[0])
+        self._add(fish, tick, text, 1.0, REFLECTION, self.embed([text])[0])
 
     def recall(self, fish: int, tick: int, view: str) -> tuple[list[str], list[str]]:
         items = self.items[fish]
@@ -114,7 +165,7 @@ class VectorMemory:
         reflections = [items[k][1] for k, it in enumerate(items) if it[3] == REFLECTION][-2:]
         if not events:
             return [], reflections
-        query = embed([view.replace("\n", " ")], self.cfg.embed_dim)[0]
+        query = self.embed([view.replace("\n", " ")])[0]
         found = self._index(fish).search(query, min(len(items), self.cfg.candidates), exact=True)
         relevance = {int(k): 1.0 - float(d) for k, d in zip(np.atleast_1d(found.keys), np.atleast_1d(found.distances))}
         c = self.cfg
@@ -136,4 +187,4 @@ class VectorMemory:
         self._indexes = [None] * len(self.items)
         for fish, items in enumerate(self.items):
             if items:
-                self._index(fish).add(np.arange(len(items)), embed([it[1] for it in items], self.cfg.embed_dim))
+                self._index(fish).add(np.arange(len(items)), self.embed([it[1] for it in items]))

@@ -107,6 +107,10 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     if cfg.memory.kind != "two_level":  # which memory the prompts were told, and how often it failed
         summary["memory"] = {"kind": cfg.memory.kind, "fallbacks": engine.world.memory_fallbacks,
                              "problems": list(getattr(held, "problems", []))}
+        inner = getattr(held, "inner", None)
+        if getattr(inner, "embed_requests", 0) or getattr(inner, "server_given_up", False):
+            summary["memory"].update(embedding_requests=inner.embed_requests, embed_fallbacks=inner.embed_fallbacks,
+                                     embedding_server_given_up=inner.server_given_up)
         for line in getattr(held, "problems", [])[:1]:
             print(f"mirofish: warning: {line} (that decision was told the two-level memory)", file=sys.stderr)
     if interrupted:

@@ -59,6 +59,19 @@ def load_memory(kind: str, n_fish: int, timeout_s: float = LOAD_TIMEOUT_S) -> An
     return memory
 
 
+def _embedding_client(cfg: Config) -> Any:
+    """The small tier's first server, for the vector memory's embeddings (None: the local embedder)."""
+    if cfg.memory.embedder != "server":
+        return None
+    endpoints = cfg.brain.small.endpoints
+    if not endpoints:
+        raise MemoryLoadError("memory.embedder = server needs a model server (--base-url, or brain.small.endpoints)")
+    from ..brains.client import ModelClient
+
+    ep = endpoints[0]
+    return ModelClient(ep.base_url, ep.model, timeout_s=cfg.brain.request_timeout_s, seed=cfg.seed)
+
+
 def attach(world: Any, cfg: Config) -> Guarded | None:
     """Attach ``cfg``'s memory of a person's own to ``world`` (None: a built-in one, nothing to do)."""
     kind = cfg.memory.kind
@@ -68,7 +81,7 @@ def attach(world: Any, cfg: Config) -> Guarded | None:
         try:
             from ..brains.vector_memory import VectorMemory
 
-            made = VectorMemory(world.school.n, cfg.memory)
+            made = VectorMemory(world.school.n, cfg.memory, _embedding_client(cfg))
         except ImportError as exc:
             raise MemoryLoadError(f"memory vector needs the optional extra memory: pip install -e '.[memory]' "
                                   f"({exc})") from None
