@@ -217,3 +217,28 @@ def test_the_vector_memory_with_a_dead_embedding_server_keeps_the_tank_moving():
         s.close()
     mem = s.world.recall_part.inner
     assert s.tick == 20 and mem.server_given_up and mem.embed_fallbacks > 0
+
+
+def test_a_vector_memory_run_re_asks_exactly_with_its_embedding_server_gone(tmp_path):
+    rec = tmp_path / "v.mirofish"
+    with TestServer() as server:  # chat and embeddings
+        s = LiveSession(llm(server.url, **{"memory.kind": "vector", "memory.embedder": "server"}), mode="lockstep",
+                        own_memory=True)
+        s.start_recording(rec)
+        try:
+            s.run(60)
+        finally:
+            s.stop_recording()
+            s.close()
+    last = s.history.last  # a decision the model made, late in the run (its prompt recalled memories)
+    fish = max((f for f in last if last[f]["tier"] >= 1 and last[f]["tick"] > 0), key=lambda f: last[f]["tick"])
+    with TestServer(keep_bodies=True) as other:  # the run's server is gone; another deterministic one answers
+        done = subprocess.run([sys.executable, "-m", "mirofish", "reask", str(rec), "--fish", str(fish), "--tick",
+                               str(last[fish]["tick"]), "--base-url", other.url, "--json"], capture_output=True,
+                              text=True, cwd=ROOT, timeout=120)
+        asked = [json.loads(b) for b in other.bodies]
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["same_as_recorded"] == 1, out  # the recorded request, byte for byte: the same decision
+    assert len(asked) == 1 and "messages" in asked[0]  # one chat request, no embeddings asked or needed
+    assert "Recent: t" in [m["content"] for m in asked[0]["messages"] if m["role"] == "user"][0]
