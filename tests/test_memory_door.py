@@ -241,4 +241,4 @@ def test_a_vector_memory_run_re_asks_exactly_with_its_embedding_server_gone(tmp_
     out = json.loads(done.stdout)
     assert out["same_as_recorded"] == 1, out  # the recorded request, byte for byte: the same decision
     assert len(asked) == 1 and "messages" in asked[0]  # one chat request, no embeddings asked or needed
-    assert "Recent: t" in [m["content"] for m in asked[0]["messages"] if m["role"] == "user"][0]
+    assert "Recent: t" in next(m["content"] for m in asked[0]["messages"] if m["role"] == "user")
