@@ -131,6 +131,8 @@ class GroupConfig(_Section):
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
                                     description="environment variable with this group's server key")
     prompt: str | None = Field(None, max_length=1000, description="this group's prompt file")
+    memory: str | None = Field(None, min_length=1, max_length=300,
+                               description="this group's memory.kind (docs/memory.md)")
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
 
@@ -618,7 +620,10 @@ class Config(_Section):
         except ValidationError as exc:
             where = f"invalid config: fish.groups.{grp.name}: "
             raise ConfigError(_format_error(exc).replace("invalid config: ", where)) from None
-        return self.model_copy(update={"brain": new_brain})
+        update: dict[str, Any] = {"brain": new_brain}
+        if grp.memory is not None:
+            update["memory"] = self.memory.model_copy(update={"kind": grp.memory})
+        return self.model_copy(update=update)
 
 
 # ---------------------------------------------------------------- loading

@@ -242,3 +242,29 @@ def test_a_vector_memory_run_re_asks_exactly_with_its_embedding_server_gone(tmp_
     assert out["same_as_recorded"] == 1, out  # the recorded request, byte for byte: the same decision
     assert len(asked) == 1 and "messages" in asked[0]  # one chat request, no embeddings asked or needed
     assert "Recent: t" in next(m["content"] for m in asked[0]["messages"] if m["role"] == "user")
+
+
+def test_a_mixed_tank_gives_each_group_its_own_memory():
+    """The user-memory example in one group, the source's two-level memory in the other: each
+    fish's prompt holds its own group's memory."""
+    with TestServer(keep_bodies=True) as server:
+        cfg = llm(server.url, **{"fish.count": 8, "fish.groups": [
+            {"name": "meals", "count": 4, "memory": EXAMPLE}, {"name": "ring", "count": 4}]})
+        s = LiveSession(cfg, mode="lockstep", own_memory=True)
+        try:
+            s.run(120)
+        finally:
+            s.close()
+        bodies = [json.loads(b) for b in server.bodies[1:]]
+    held = s.world.recall_part
+    assert held.name.startswith("by group: meals=LastMeal, ring=two_level")
+    users = [m["content"] for b in bodies for m in b["messages"] if m["role"] == "user"]
+    meals = [u for u in users if "I last ate" in u or "I have not eaten yet" in u]
+    assert meals and len(meals) < len(users)  # the other group's prompts hold the ring's events
+    w = s.world
+    for f in range(8):
+        recalled = w.recall_part.recall(f, w.tick, "")[0]
+        if f < 4:
+            assert recalled and ("I last ate" in recalled[0] or "I have not eaten yet" in recalled[0])
+        else:
+            assert recalled == w.school.memory.lines(f)

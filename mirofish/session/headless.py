@@ -104,11 +104,11 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     if groups is not None:
         summary["groups"] = groups.summary(engine.metrics.word_deed)
     held = engine.world.recall_part
-    if cfg.memory.kind != "two_level":  # which memory the prompts were told, and how often it failed
-        summary["memory"] = {"kind": cfg.memory.kind, "fallbacks": engine.world.memory_fallbacks,
+    if cfg.memory.kind != "two_level" or hasattr(held, "inner"):  # the memory prompts were told, its failures
+        summary["memory"] = {"kind": getattr(held, "name", cfg.memory.kind), "fallbacks": engine.world.memory_fallbacks,
                              "problems": list(getattr(held, "problems", []))}
-        inner = getattr(held, "inner", None)
-        if getattr(inner, "embed_requests", 0) or getattr(inner, "server_given_up", False):
+        inner: Any = getattr(held, "inner", None)
+        if int(getattr(inner, "embed_requests", 0)) or bool(getattr(inner, "server_given_up", False)):
             summary["memory"].update(embedding_requests=inner.embed_requests, embed_fallbacks=inner.embed_fallbacks,
                                      embedding_server_given_up=inner.server_given_up)
         for line in getattr(held, "problems", [])[:1]:

@@ -12,9 +12,11 @@ from __future__ import annotations
 import importlib.metadata
 from typing import Any
 
+import numpy as np
+
 from ..brains.user import BrainError, bounded, load_object
 from ..config import Config
-from ..fish.recall import BUILT_IN, Guarded
+from ..fish.recall import BUILT_IN, Events, Guarded, NoMemory, TwoLevel
 
 GROUP = "mirofish.memories"
 LOAD_TIMEOUT_S = 10.0
@@ -72,20 +74,63 @@ def _embedding_client(cfg: Config) -> Any:
     return ModelClient(ep.base_url, ep.model, timeout_s=cfg.brain.request_timeout_s, seed=cfg.seed)
 
 
-def attach(world: Any, cfg: Config) -> Guarded | None:
-    """Attach ``cfg``'s memory of a person's own to ``world`` (None: a built-in one, nothing to do)."""
+def _one(world: Any, cfg: Config) -> tuple[Any, str]:
+    """The memory ``cfg.memory.kind`` names, made for ``world`` (and its name)."""
     kind = cfg.memory.kind
-    if kind in BUILT_IN:
-        return None
+    if kind == "two_level":
+        return TwoLevel(world), kind
+    if kind == "none":
+        return NoMemory(), kind
     if kind == "vector":  # shipped: retrieval and reflection (the optional extra "memory")
         try:
             from ..brains.vector_memory import VectorMemory
-
-            made = VectorMemory(world.school.n, cfg.memory, _embedding_client(cfg))
         except ImportError as exc:
             raise MemoryLoadError(f"memory vector needs the optional extra memory: pip install -e '.[memory]' "
                                   f"({exc})") from None
-        shipped: Guarded = world.attach_memory(made, "vector")
-        return shipped
-    held: Guarded = world.attach_memory(load_memory(kind, world.school.n), kind.rpartition(":")[2] or kind)
+        try:
+            return VectorMemory(world.school.n, cfg.memory, _embedding_client(cfg)), kind
+        except ImportError as exc:
+            raise MemoryLoadError(f"memory vector needs the optional extra memory: pip install -e '.[memory]' "
+                                  f"({exc})") from None
+    return load_memory(kind, world.school.n), kind.rpartition(":")[2] or kind
+
+
+class ByGroup:
+    """A mixed tank's memories: each group's own (``[[fish.groups]] memory``), each fish's recall
+    asked of its group's, each tick's events told to each group's that listens."""
+
+    def __init__(self, group_of: np.ndarray, parts: list[Any], names: list[str]):
+        self.group_of, self.parts, self.names = group_of, parts, names
+        self.name = "by group: " + ", ".join(names)
+
+    def remember(self, events: Events) -> None:
+        if not len(events):
+            return
+        groups = self.group_of[events.fish]
+        for g, part in enumerate(self.parts):
+            tell = getattr(part, "remember", None)
+            pick = np.flatnonzero(groups == g)
+            if callable(tell) and pick.size:
+                tell(Events(events.fish[pick], events.tick[pick], events.code[pick], events.arg[pick]))
+
+    def recall(self, fish: int, tick: int, view: str) -> tuple[list[str], list[str]]:
+        out: tuple[list[str], list[str]] = self.parts[int(self.group_of[fish])].recall(fish, tick, view)
+        return out
+
+
+def attach(world: Any, cfg: Config) -> Guarded | None:
+    """Attach the memory ``cfg`` names — the tank's, or each group's in a mixed tank — to
+    ``world`` (None: the tank's two-level or none, every group the same: nothing to do)."""
+    groups = cfg.fish.groups
+    if groups and any(g.memory is not None for g in groups):
+        group_of = np.array(cfg.fish.group_of(), np.int64)
+        made = [_one(world, cfg.for_group(g)) for g in range(len(groups) + 1)]  # (+1: the fish no group takes)
+        router = ByGroup(group_of, [m for m, _ in made], [f"{n}={k}" for n, (_, k) in zip(cfg.fish.group_names(),
+                                                                                            made)])
+        held_groups: Guarded = world.attach_memory(router, router.name)
+        return held_groups
+    if cfg.memory.kind in BUILT_IN:
+        return None
+    memory, name = _one(world, cfg)
+    held: Guarded = world.attach_memory(memory, name)
     return held
