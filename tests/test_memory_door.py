@@ -268,3 +268,19 @@ def test_a_mixed_tank_gives_each_group_its_own_memory():
             assert recalled and ("I last ate" in recalled[0] or "I have not eaten yet" in recalled[0])
         else:
             assert recalled == w.school.memory.lines(f)
+
+
+def test_the_report_names_the_memory_a_run_was_told(tmp_path):
+    from mirofish.session.report import fish_report, render_text
+
+    rec = tmp_path / "v.mirofish"
+    with TestServer() as server:
+        s = LiveSession(llm(server.url, **{"memory.kind": "vector"}), mode="lockstep", own_memory=True)
+        s.start_recording(rec)
+        try:
+            s.run(40)
+        finally:
+            s.stop_recording()
+            s.close()
+    r = fish_report(rec, 2)
+    assert r.memory == "vector" and "  memory: vector (what its prompts were told is in the recorded" in render_text(r)

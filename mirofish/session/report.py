@@ -51,6 +51,7 @@ class FishReport:
     # a mixed tank: the fish's group, and every group's figures over the range (observe/groups.py)
     group: str | None = None
     groups: dict[str, Any] | None = None
+    memory: str = "two_level"  # the run's memory.kind (docs/memory.md), as recorded
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -131,9 +132,18 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
                    "plans": [r for r in judge.records if r["fish"] == fish]},
         group=per_group.names[int(per_group.of[fish])] if per_group is not None else None,
         groups=per_group.summary(judge) if per_group is not None else None,
+        memory=_memory_of(player.cfg, per_group.names[int(per_group.of[fish])] if per_group is not None else None),
     )
     player.close()
     return report
+
+
+def _memory_of(cfg: Any, group: str | None) -> str:
+    """The memory the fish's prompts were told (its group's in a mixed tank)."""
+    names = cfg.fish.group_names()
+    if group is not None and group in names:
+        return str(cfg.for_group(names.index(group)).memory.kind)
+    return str(cfg.memory.kind)
 
 
 def _word_deed_line(wd: dict[str, Any]) -> str:
@@ -170,6 +180,8 @@ def render_text(r: FishReport) -> str:
         f"  social: in company {r.company_ticks / (r.t1 - r.t0):.0%} of ticks, {r.encounters} encounters",
         f"  exploration: {r.exploration:.3f} new cells per tick vs tank mean {r.tank_exploration:.3f} "
         f"({ratio:.0%}, {more} than average)",
+        f"  memory: {r.memory}" + ("" if r.memory == "two_level" else " (what its prompts were told is in the "
+                                   "recorded exchanges; the lengths below are the tank's two-level memory)"),
         f"  memory length: mean {np.mean(r.memory_chars):.0f} chars, max {max(r.memory_chars)}",
         "  decisions: " + (", ".join(f"{k} {v}" for k, v in sorted(r.decisions.items())) or "none")
         + ("   fallback because: " + ", ".join(f"{k} {v}" for k, v in sorted(r.fallback_reasons.items()))
