@@ -1,7 +1,7 @@
 """A memory of your own (docs/memory.md): each fish remembers only the last place it ate and who
 was near it then — nothing else reaches its prompt.
 
-    python run.py live --headless --brain llm --base-url … --set memory.kind=examples/last_meal_memory.py:LastMeal
+    python run.py live --headless --brain llm --base-url … --model NAME --memory examples/last_meal_memory.py:LastMeal
 
 It is told every tick's events (``remember``) and asked for the prompt's lines at each decision
 (``recall``); ``get_state``/``set_state`` let a rewind keep it.

@@ -106,7 +106,7 @@ def test_a_memory_that_raises_is_a_counted_fallback_and_the_tank_goes_on(tmp_pat
 ])
 def test_a_memory_that_does_not_load_is_one_line_exit_2(kind, words):
     done = subprocess.run([sys.executable, "-m", "mirofish", "live", "--headless", "--ticks", "5", "--fish", "5",
-                           "--set", f"memory.kind={kind}"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+                           "--memory", kind], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 2, done.stderr
     assert words in done.stderr and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
 

@@ -51,6 +51,10 @@ def arguments(live: argparse.ArgumentParser) -> None:
     live.add_argument("--prompt", metavar="FILE",
                       help="the fish prompt file (brain.prompt; assets/prompts/fish.toml is the bundled one, "
                            "docs/prompts.md)")
+    live.add_argument("--memory", metavar="MEMORY",
+                      help="what a decision is told of the fish's memory (memory.kind): two_level (default), none, "
+                           "vector, or your own — FILE.py:NAME, MODULE:NAME or a mirofish.memories entry point "
+                           "(docs/memory.md)")
     live.add_argument("--budget-tokens", type=int_at_least(0), metavar="N",
                       help="llm: token budget; at 80 %% small tier only, at 100 %% instinct only")
     live.add_argument("--reply-cache", metavar="DIR",
@@ -76,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 def config_from(args: argparse.Namespace) -> Config:
     top = {"seed": args.seed, "fish.count": args.fish, "engine.speed": getattr(args, "speed", None),
            "brain.kind": args.brain, "brain.budget_tokens": args.budget_tokens,
-           "brain.prompt": getattr(args, "prompt", None)}
+           "brain.prompt": getattr(args, "prompt", None), "memory.kind": getattr(args, "memory", None)}
     if args.base_url or args.model:
         if not (args.base_url and args.model):
             raise UsageError("mirofish live: --base-url and --model go together")
