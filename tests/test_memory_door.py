@@ -284,3 +284,21 @@ def test_the_report_names_the_memory_a_run_was_told(tmp_path):
             s.close()
     r = fish_report(rec, 2)
     assert r.memory == "vector" and "  memory: vector (what its prompts were told is in the recorded" in render_text(r)
+
+
+def test_a_rewound_live_tank_remembers_nothing_of_the_ticks_undone():
+    """The window's fork of a live tank, then back: the vector memory is as it was at the fork
+    (its items), not holding the discarded branch's events."""
+    from mirofish.session.fork import ForkSession
+
+    s = LiveSession(load_config(seed=6, **{"fish.count": 12, "memory.kind": "vector"}), own_memory=True)
+    s.run(80)
+    mem = s.world.recall_part.inner
+    before = [list(items) for items in mem.items]
+    fork = ForkSession.from_live(s, 0, "rest")
+    s.run(60)  # the live parent runs on beside the branch, remembering more
+    assert sum(map(len, mem.items)) > sum(map(len, before))
+    fork.back()
+    assert [list(items) for items in mem.items] == before and s.tick == 80
+    s.run(5)  # and it is told the events from there on, once each
+    assert all(len(items) >= len(old) for items, old in zip(mem.items, before))

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..brains.base import DecisionSource
 from ..brains.exchanges import ReplyCache
 from ..brains.sources import make_source
@@ -169,25 +171,36 @@ class LiveSession(Session):
         self._keep_past()
         return path
 
-    def mark(self) -> tuple[dict[str, Any], object, object]:
-        """The current state, metrics and decision history, to :meth:`rewind` to (the window's
-        fork point); the recorder gets a chunk boundary here."""
+    def mark(self) -> tuple[dict[str, Any], object, object, object]:
+        """The current state, metrics, decision history and the memory's own state (a memory
+        other than the tank's ring: its ``get_state()``), to :meth:`rewind` to (the window's fork
+        point); the recorder gets a chunk boundary here."""
         import copy
 
         if self.recorder is not None:
             self.recorder.flush()
-        return self.state_arrays(), copy.deepcopy(self.metrics), self.history.copy()
+        part = self.engine.world.recall_part
+        memory = copy.deepcopy(part.get_state()) if callable(getattr(part, "get_state", None)) else None
+        return self.state_arrays(), copy.deepcopy(self.metrics), self.history.copy(), memory
 
-    def rewind(self, point: tuple[dict[str, Any], object, object]) -> None:
-        """Back to a :meth:`mark`: the tank continues from there as it would have; what the
-        recorder wrote since is forgotten."""
-        arrays, metrics, history = point
-        self.engine.world.load_state_arrays(arrays)
+    def rewind(self, point: tuple[Any, ...]) -> None:
+        """Back to a :meth:`mark`: the tank continues from there as it would have (its memory
+        too: it remembers nothing of the ticks undone); what the recorder wrote since is forgotten."""
+        import copy
+
+        arrays, metrics, history, *more = point
+        world = self.engine.world
+        world.load_state_arrays(arrays)
+        part = world.recall_part
+        if more and more[0] is not None and callable(getattr(part, "set_state", None)):
+            part.set_state(copy.deepcopy(more[0]))
+        if world._events_seen is not None:  # told up to the ring as it was at the mark
+            world._events_seen = world.school.memory.count.astype(np.int64)
         self.engine.pending[:] = False
         self.engine.observers.remove(self.metrics.observe)
         self.engine.observers.remove(self.history.observe)
-        self.metrics = observed(self.engine, metrics)  # type: ignore[arg-type]
-        self.history = remembered(self.engine, history)  # type: ignore[arg-type]
+        self.metrics = observed(self.engine, metrics)
+        self.history = remembered(self.engine, history)
         if self.recorder is not None:
             self.recorder.truncate(self.tick, arrays)
 
