@@ -302,3 +302,33 @@ def test_a_rewound_live_tank_remembers_nothing_of_the_ticks_undone():
     assert [list(items) for items in mem.items] == before and s.tick == 80
     s.run(5)  # and it is told the events from there on, once each
     assert all(len(items) >= len(old) for items, old in zip(mem.items, before))
+
+
+def test_a_fork_resumes_with_the_vector_memory_as_it_was(tmp_path):
+    """A fork of a recorded vector-memory run: its fish are told the memory rebuilt from the
+    recording (the same items as the run had at the fork tick), never asking the recorded server;
+    a fork of a live tank copies the live memory."""
+    from mirofish.session.fork import ForkSession
+    from mirofish.session.replay import ReplaySession
+
+    rec = tmp_path / "v.mirofish"
+    s = LiveSession(load_config(seed=8, **{"fish.count": 10, "memory.kind": "vector"}), own_memory=True)
+    s.start_recording(rec)
+    s.run(90)
+    at_90 = [list(items) for items in s.world.recall_part.inner.items]
+    s.run(30)
+    s.stop_recording()
+    # from the live tank now: a copy, not the same object (the branch's events are its own)
+    live_fork = ForkSession.from_live(s, 1, "rest")
+    branch = live_fork.engine.world.recall_part.inner
+    assert branch is not s.world.recall_part.inner and branch.items == s.world.recall_part.inner.items
+    live_fork.back()
+    s.close()
+    # from the recording at tick 90: rebuilt to what the run had then
+    replay = ReplaySession(rec)
+    replay.seek(90)
+    fork = ForkSession(replay, 1, (4, 100, 20), None, replay.engine.source, "lockstep", owns_parent=True)
+    rebuilt = fork.engine.world.recall_part.inner
+    assert [list(items) for items in rebuilt.items] == at_90
+    fork.engine.step()  # and it goes on being told the branch's events
+    fork.close()

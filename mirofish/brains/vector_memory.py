@@ -178,6 +178,16 @@ class VectorMemory:
         chosen = sorted(k for _, _, k in sorted(scored)[:c.top_k])
         return [f"t{items[k][0]} {items[k][1]}" for k in chosen], reflections
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> VectorMemory:
+        """A copy with its own index (an index is not copied: it is rebuilt from the items)."""
+        out = VectorMemory.__new__(VectorMemory)
+        out.cfg, out._index_type, out.client, out.dim = self.cfg, self._index_type, self.client, self.dim
+        out._vectors = self._vectors  # (the embeddings of texts: the same whoever asks)
+        out.embed_requests, out.embed_fallbacks = self.embed_requests, self.embed_fallbacks
+        out._failed_in_a_row, out.server_given_up = self._failed_in_a_row, self.server_given_up
+        out.set_state(self.get_state())
+        return out
+
     def get_state(self) -> Any:
         return {"items": [list(x) for x in self.items], "since": self._since_reflection.tolist()}
 

@@ -233,6 +233,42 @@ def inherited_hold(header: dict[str, Any] | None, tick: int,
     return (fish, plan, until) if t0 < tick < until else None
 
 
+def _carry_memory(world: World, parent: Session, tick: int) -> None:
+    """The branch's memory as the parent's was at the fork tick (docs/memory.md): a live parent's
+    memory of its own is copied (its ``__deepcopy__``, else two_level for the branch, said in
+    one line); a recording's ``vector`` memory — shipped code, never a file the recording names —
+    is rebuilt by replaying the recording from its first tick with one told every event (its
+    embeddings from the local embedder: the recording's own server is never contacted)."""
+    part = parent.engine.world.recall_part
+    inner = getattr(part, "inner", None)
+    if inner is not None:
+        try:
+            world.attach_memory(copy.deepcopy(inner), getattr(part, "name", "memory"))
+        except Exception as exc:  # noqa: BLE001 — someone else's memory that cannot be copied
+            import sys
+
+            print(f"mirofish: warning: the branch tells its fish the two-level memory: {part.name} cannot be "
+                  f"copied ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return
+    rec = getattr(parent, "recording", None)
+    if rec is None or parent.cfg.memory.kind != "vector" or parent.cfg.fish.groups:
+        return
+    from .memories import attach
+    from .replay import ReplaySession
+
+    # embeddings from the local embedder: a recording's own server is never contacted (docs/recordings.md)
+    local = parent.cfg.model_copy(update={"memory": parent.cfg.memory.model_copy(update={"embedder": "local"})})
+    again = ReplaySession(rec)
+    try:
+        held = attach(again.engine.world, local)
+        while held is not None and again.tick < tick and again.step() is not None:
+            pass
+        if held is not None:
+            world.attach_memory(held.inner, held.name)
+    finally:
+        again.close()
+
+
 class ForkSession(Session):
     """An intervention, tick by tick: the branch runs live, the parent beside it.
 
@@ -275,6 +311,7 @@ class ForkSession(Session):
         hold = held_plan(tick, fish, self.plan, self.replan) or inherited_hold(header, tick, unless=fish)
         self.fork_source = ForkSource(source, tick, first, rec.interventions_at if rec is not None else None,
                                       self.added, hold)
+        _carry_memory(world, parent, tick)
         self.engine = Engine(world, self.fork_source, mode=self._mode)
         self.metrics = observed(self.engine, copy.deepcopy(parent.metrics))  # the same history up to T
         self.history = remembered(self.engine, parent.decisions().copy())
