@@ -370,7 +370,9 @@ class World:
         x, y = self.water.xy(s.cell[i])
         view = render_view(codes)
         memories, summaries = self.recall_part.recall(int(i), self.tick, view)
+        which = getattr(self.recall_part, "recalled", None)
         return Perception(
+            recalled=which(int(i)) if which is not None else (),
             shown=shown,
             tick=self.tick, view=view, food_here=bool(self.water.food_born[s.cell[i]] != NO_FOOD),
             energy=int(s.energy[i]), max_energy=self.max_energy, age=int(s.age[i]),

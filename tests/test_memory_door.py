@@ -332,3 +332,26 @@ def test_a_fork_resumes_with_the_vector_memory_as_it_was(tmp_path):
     assert [list(items) for items in rebuilt.items] == at_90
     fork.engine.step()  # and it goes on being told the branch's events
     fork.close()
+
+
+def test_what_the_vector_memory_recalled_is_recorded_with_each_exchange(tmp_path):
+    import csv
+
+    rec = tmp_path / "v.mirofish"
+    with TestServer() as server:
+        s = _vector_run(server.url, 150, rec)
+    mem = s.world.recall_part.inner
+    from mirofish.session.tables import export_tables
+
+    out = tmp_path / "t"
+    export_tables(rec, out, fmt="csv", workers=1)
+    with open(out / "model_calls.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["kind"] == "decision"]
+    said = [r for r in rows if r["recalled"]]
+    assert said and len(said) >= len(rows) // 2  # (a fish that has lived no event yet recalls nothing)
+    for r in said[-10:]:  # each recalled id is an item of that fish's memory, quoted in the prompt sent
+        items = mem.items[int(r["fish"])]
+        for part in r["recalled"].split("; "):
+            k, score = part.split(":")
+            t, words, _, _ = items[int(k)]
+            assert f"t{t} {words}" in r["message"] and float(score) > 0

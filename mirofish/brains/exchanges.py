@@ -85,7 +85,7 @@ def exchange(*, tick: int, fish: int, kind: str, model: str, msgs: list[dict[str
              formats: tuple[dict[str, Any], dict[str, Any]] | None, max_tokens: int, trace: dict[str, Any],
              reply: str | None, read: str, tier: str, view: str = "",
              cached: bool = False, temperature: float = TEMPERATURE, top_p: float | None = None,
-             group: str | None = None) -> dict[str, Any]:
+             group: str | None = None, recalled: tuple[tuple[int, float], ...] = ()) -> dict[str, Any]:
     """One exchange as recordings store it, with the shared texts it references under
     ``_texts`` (``{hash: text}``; the recorder stores each once and drops the key). Sampling
     (``temperature`` when not 0, ``top_p`` when set), the fish's ``group`` in a mixed tank and
@@ -111,6 +111,8 @@ def exchange(*, tick: int, fish: int, kind: str, model: str, msgs: list[dict[str
         extra["top_p"] = float(top_p)
     if group is not None:
         extra["group"] = group
+    if recalled:  # what the fish's memory recalled for it (item id, score): docs/memory.md
+        extra["recalled"] = [[int(k), float(s)] for k, s in recalled]
     return {
         "tick": tick, "asked": tick, "fish": fish, "kind": kind,
         "key": cache_key(model, msgs, schema, max_tokens, temperature, top_p),

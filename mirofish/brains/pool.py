@@ -555,7 +555,7 @@ class ModelPool(DecisionSource):
         assert batch.perceptions is not None and batch.personas is not None  # wants_perceptions
         tier = self.router.route(self._classify(batch, i, trigger, fish, tick), self.stats.tokens)
         lock_tick = tick if self.mode == "lockstep" else None
-        view = batch.perceptions[i].view
+        view, recalled = batch.perceptions[i].view, batch.perceptions[i].recalled
         ask = self._decision_ask(batch, i, trigger)
         trace: dict[str, Any] = {}
         asked = tier or self.tiers["small"]
@@ -564,7 +564,7 @@ class ModelPool(DecisionSource):
             return [exchange(tick=tick, fish=fish, kind="decision",
                              model=trace.get("model", asked.endpoints[0].cfg.model), msgs=ask.msgs,
                              formats=ask.formats, max_tokens=ask.max_tokens, trace=dict(trace), reply=reply, read=read,
-                             tier=asked.name, view=view, cached=cached, **self._sampled())]
+                             tier=asked.name, view=view, cached=cached, recalled=recalled, **self._sampled())]
 
         hit = self._from_cache(asked, ask.msgs, ask.formats, ask.max_tokens)
         if hit is not None:  # answered as before, without the server

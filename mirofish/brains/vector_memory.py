@@ -92,6 +92,7 @@ class VectorMemory:
         self.items: list[list[tuple[int, str, float, int]]] = [[] for _ in range(n_fish)]  # (tick, text, imp, code)
         self._indexes: list[Any] = [None] * n_fish
         self._since_reflection = np.zeros(n_fish, np.int64)
+        self._last: dict[int, tuple[tuple[int, float], ...]] = {}  # fish -> what its last recall chose, scored
 
     def _index(self, fish: int) -> Any:
         if self._indexes[fish] is None:
@@ -175,8 +176,14 @@ class VectorMemory:
             score = (c.recency_weight * DECAY ** max(0, tick - t) + c.importance_weight * imp
                      + c.relevance_weight * relevance.get(k, 0.0))
             scored.append((-score, -t, k))
-        chosen = sorted(k for _, _, k in sorted(scored)[:c.top_k])
+        best = sorted(scored)[:c.top_k]
+        chosen = sorted(k for _, _, k in best)
+        self._last[fish] = tuple((k, round(-s, 4)) for s, _, k in sorted(best, key=lambda b: b[2]))
         return [f"t{items[k][0]} {items[k][1]}" for k in chosen], reflections
+
+    def recalled(self, fish: int) -> tuple[tuple[int, float], ...]:
+        """The items ``fish``'s last recall chose (their ids in its memory, in tick order) and scores."""
+        return self._last.get(fish, ())
 
     def __deepcopy__(self, memo: dict[int, Any]) -> VectorMemory:
         """A copy with its own index (an index is not copied: it is rebuilt from the items)."""
@@ -186,6 +193,7 @@ class VectorMemory:
         out.embed_requests, out.embed_fallbacks = self.embed_requests, self.embed_fallbacks
         out._failed_in_a_row, out.server_given_up = self._failed_in_a_row, self.server_given_up
         out.set_state(self.get_state())
+        out._last = dict(self._last)
         return out
 
     def get_state(self) -> Any:
@@ -195,6 +203,7 @@ class VectorMemory:
         self.items = [[(int(it[0]), str(it[1]), float(it[2]), int(it[3])) for it in x] for x in state["items"]]
         self._since_reflection = np.array(state["since"], np.int64)
         self._indexes = [None] * len(self.items)
+        self._last = {}
         for fish, items in enumerate(self.items):
             if items:
                 self._index(fish).add(np.arange(len(items)), self.embed([it[1] for it in items]))

@@ -87,6 +87,9 @@ class Perception:
     summaries: tuple[str, ...] = ()
     places: str = ""  # the places it remembers eating at (fish.places; fish/places.py), "" when none
     shown: tuple[str, ...] = ()  # the switches of the shown-only codes on in its tank (SHOWN_CODES)
+    # what a memory other than the ring recalled for this decision: (item id, score) pairs, recorded
+    # with the model exchange (docs/memory.md); () for the two-level memory
+    recalled: tuple[tuple[int, float], ...] = ()
 
     def text(self) -> str:
         """The per-fish block a brain reads (view, state, memories)."""

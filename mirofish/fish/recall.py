@@ -143,6 +143,17 @@ class Guarded:
             return self.fallback.recall(fish, tick, view)
         return out
 
+    def recalled(self, fish: int) -> tuple[tuple[int, float], ...]:
+        """What the memory says it recalled for ``fish``'s last decision ((item id, score) pairs;
+        () when it does not say, or says something else)."""
+        which = getattr(self.inner, "recalled", None)
+        if not callable(which):
+            return ()
+        try:
+            return tuple((int(k), float(s)) for k, s in which(fish))[:64]
+        except Exception:  # noqa: BLE001 — not what a recording keeps: kept as nothing
+            return ()
+
     def get_state(self) -> Any:
         get = getattr(self.inner, "get_state", None)
         return get() if callable(get) else None

@@ -85,7 +85,7 @@ TYPES = {
                     "model": "string", "endpoint": "string", "format": "string", "prefix": "string",
                     "message": "string", "reply": "string", "read": "string", "latency_ms": "float64",
                     "prompt_tokens": "int64", "completion_tokens": "int64", "retries": "int64", "cached": "bool",
-                    "reply_hash": "string", "group": "string"},
+                    "reply_hash": "string", "group": "string", "recalled": "string"},
     "word_deed": {"tick": "int64", "end": "int64", "fish": "int64", "goal": "string", "param": "int64",
                   "thought": "string", "word": "bool", "deed": "bool", "unfounded": "bool"},
 }
@@ -117,7 +117,8 @@ def model_calls_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     cols: dict[str, list[Any]] = {c: [] for c in TYPES["model_calls"]}
     for c in calls:
         row = {**c, "message": c.get("user"), "latency_ms": _number(c.get("latency_s"), 1000.0),
-               "reply_hash": c.get("key")}  # the reply cache's content hash (was the column "key": no credential)
+               "reply_hash": c.get("key"),  # the reply cache's content hash (was the column "key": no credential)
+               "recalled": _recalled(c.get("recalled"))}
         for k in cols:
             v = row.get(k)
             kind = TYPES["model_calls"][k]
@@ -129,6 +130,16 @@ def model_calls_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
                 v = v if isinstance(v, bool) else None
             cols[k].append(v)
     return cols
+
+
+def _recalled(value: Any) -> str | None:
+    """What a memory recalled for a decision, as ``id:score; …`` (None: nothing said, or not that shape)."""
+    if not isinstance(value, list) or not value:
+        return None
+    try:
+        return "; ".join(f"{int(k)}:{float(s):g}" for k, s in value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _number(value: Any, scale: float) -> float | None:
