@@ -478,6 +478,14 @@ class FollowPanel:
                 f"{call.get('completion_tokens', 0)} tokens; G asks again)")
         surf.blit(theme.fit(head, 16, w, theme.FAINT), (x, y))
         y += 17
+        recalled = call.get("recalled")
+        if isinstance(recalled, list) and recalled:  # what its memory chose to tell it (docs/memory.md)
+            scores = [float(r[1]) for r in recalled if isinstance(r, list) and len(r) == 2]
+            line = (f"its memory recalled {len(recalled)} item{'s' if len(recalled) != 1 else ''} (#"
+                    + ", #".join(str(r[0]) for r in recalled[:6]) + ")"
+                    + (f", scores {max(scores):.2f}..{min(scores):.2f}" if scores else ""))
+            surf.blit(theme.fit(line, 15, w, theme.DIM), (x, y))
+            y += 16
         for line in str(call.get("user", "")).split("\n")[:16]:
             for part in theme.wrap(line, w - 8, 15)[:3]:
                 surf.blit(theme.text(part, 15, theme.DIM), (x + 8, y))
