@@ -254,11 +254,10 @@ def _carry_memory(world: World, parent: Session, tick: int) -> None:
     if rec is None or parent.cfg.memory.kind != "vector" or parent.cfg.fish.groups:
         return
     from .memories import attach
-    from .replay import ReplaySession
 
     # embeddings from the local embedder: a recording's own server is never contacted (docs/recordings.md)
     local = parent.cfg.model_copy(update={"memory": parent.cfg.memory.model_copy(update={"embedder": "local"})})
-    again = ReplaySession(rec)
+    again: Any = type(parent)(rec)  # type: ignore[call-arg]  # another replay of it, from its first tick (the parent is one)
     try:
         held = attach(again.engine.world, local)
         while held is not None and again.tick < tick and again.step() is not None:
