@@ -587,10 +587,11 @@ class World:
             s.plan_trigger[fish[hit]] = ev[hit]
         self._predicating = any_held
 
-    def attach_memory(self, memory: Any, name: str) -> Guarded:
+    def attach_memory(self, memory: Any, name: str, timeout_s: float | None = None) -> Guarded:
         """Make ``memory`` (fish/recall.py's protocol) what decisions are told of the fish's
-        memory from now on; told every tick's events from now on when it has ``remember``."""
-        held = Guarded(memory, TwoLevel(self), name)
+        memory from now on; told every tick's events from now on when it has ``remember``
+        (``timeout_s``: a memory of a person's own, each call bounded: fish/recall.Guarded)."""
+        held = Guarded(memory, TwoLevel(self), name, timeout_s)
         self.recall_part = held
         self._events_seen = self.school.memory.count.astype(np.int64) if held.wants_events else None
         return held

@@ -355,3 +355,78 @@ def test_what_the_vector_memory_recalled_is_recorded_with_each_exchange(tmp_path
             k, score = part.split(":")
             t, words, _, _ = items[int(k)]
             assert f"t{t} {words}" in r["message"] and float(score) > 0
+
+
+HOSTILE = """
+import sys, time
+class Hang:
+    def __init__(self, n): pass
+    def recall(self, fish, tick, view):
+        time.sleep(30)
+class Endless:
+    def __init__(self, n): pass
+    def recall(self, fish, tick, view):
+        def forever():
+            while True:
+                yield "x"
+        return forever(), []
+class Exits:
+    def __init__(self, n): pass
+    def recall(self, fish, tick, view):
+        sys.exit(3)
+class Word:
+    def __init__(self, n): pass
+    def recall(self, fish, tick, view):
+        return "ab"
+class RememberRaises:
+    def __init__(self, n): pass
+    def remember(self, events):
+        raise RuntimeError("no room")
+    def recall(self, fish, tick, view):
+        return ["raised, still here"], []
+"""
+
+
+@pytest.mark.parametrize("name", ["Hang", "Endless", "Exits", "Word"])
+def test_a_memory_that_hangs_exits_or_answers_wrongly_is_a_counted_fallback(tmp_path, monkeypatch, name):
+    import mirofish.session.memories as memories
+
+    monkeypatch.setattr(memories, "RECALL_TIMEOUT_S", 0.3)
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    with TestServer() as server:
+        s = LiveSession(llm(server.url, **{"memory.kind": f"{tmp_path / 'hostile.py'}:{name}", "fish.count": 4}),
+                        mode="lockstep", own_memory=True)
+        try:
+            s.run(30)
+        finally:
+            s.close()
+    held = s.world.recall_part
+    assert s.tick == 30 and s.world.memory_fallbacks > 0 and held.problems
+    if name == "Hang":  # not asked again after the first that ran out of time: one wait, not one a decision
+        assert held.given_up and "did not return within 0.3 s" in held.problems[0]
+    elif name == "Exits":
+        assert "SystemExit" in held.problems[0]
+    else:  # a generator or a string: not two lists of lines, refused at once (never read to its end)
+        assert "two lists of lines" in held.problems[0]
+
+
+def test_in_a_mixed_tank_one_groups_failing_memory_leaves_the_others_whole_and_a_rewind_restores_them(tmp_path):
+    from mirofish.session.fork import ForkSession
+
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    cfg = load_config(seed=9, **{"fish.count": 8, "fish.groups": [
+        {"name": "a", "count": 4, "memory": f"{tmp_path / 'hostile.py'}:RememberRaises"},
+        {"name": "b", "count": 4, "memory": "vector"}]})
+    alone = load_config(seed=9, **{"fish.count": 8, "fish.groups": [
+        {"name": "a", "count": 4, "memory": "none"}, {"name": "b", "count": 4, "memory": "vector"}]})
+    s, t = LiveSession(cfg, own_memory=True), LiveSession(alone, own_memory=True)
+    s.run(100)
+    t.run(100)
+    b, b_alone = s.world.recall_part.inner.parts[1].inner, t.world.recall_part.inner.parts[1].inner
+    assert [len(x) for x in b.items] == [len(x) for x in b_alone.items]  # group a's failures cost group b nothing
+    assert s.world.recall_part.inner.parts[0].remember_failures > 0
+    mark = [len(x) for x in b.items]
+    fork = ForkSession.from_live(s, 0, "rest")
+    s.run(40)
+    fork.back()
+    assert [len(x) for x in s.world.recall_part.inner.parts[1].inner.items] == mark

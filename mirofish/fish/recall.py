@@ -29,6 +29,7 @@ This module imports nothing of the package but ``fish.memory``.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -110,55 +111,107 @@ def new_events(world: World, seen: np.ndarray) -> Events:
                   m.arg[rows, slots].astype(np.int64))
 
 
-class Guarded:
-    """A memory of someone else's, held so that one that raises costs a counted fallback (the
-    two-level block for that decision), never the run. ``problems``: the first few, in words."""
+RECALL_TIMEOUT_S = 5.0  # a memory of a person's own: longer than this, and it is not asked again this run
 
-    def __init__(self, inner: Any, fallback: TwoLevel, name: str):
-        self.inner, self.fallback, self.name = inner, fallback, name
-        self.fallbacks = 0
-        self.problems: list[str] = []
+
+def _lines(got: Any) -> tuple[list[str], list[str]]:
+    """A recall's answer as the prompt takes it: two lists of one-line strings (at most 64 and 16)."""
+    memories, summaries = got
+    for part in (memories, summaries):
+        if isinstance(part, (str, bytes)) or not isinstance(part, (list, tuple)):
+            raise TypeError(f"recall returns (memories, summaries), two lists of lines, not {type(part).__name__}")
+    return ([" ".join(str(x).split())[:500] for x in memories[:64]],
+            [" ".join(str(x).split())[:500] for x in summaries[:16]])
+
+
+class Guarded:
+    """A memory held so that one that raises, answers the wrong shape or hangs costs a counted
+    fallback (the two-level block for that decision), never the run. ``timeout_s`` (a memory of
+    a person's own): each call runs on a watchdog thread, and one that does not return in time
+    is not asked again this run; None (shipped code): called directly. ``problems``: the first
+    few, in words; ``fallbacks``: decisions told the two-level memory instead;
+    ``remember_failures``: ticks whose events it could not take."""
+
+    def __init__(self, inner: Any, fallback: TwoLevel, name: str, timeout_s: float | None = None):
+        self.inner, self.fallback, self.name, self.timeout_s = inner, fallback, name, timeout_s
+        self.own_fallbacks = self.remember_failures = 0
+        self.own_problems: list[str] = []
+        self.given_up = False
         self.wants_events = callable(getattr(inner, "remember", None))
 
-    def _failed(self, what: str, exc: BaseException) -> None:
-        self.fallbacks += 1
-        if len(self.problems) < 5:
-            self.problems.append(f"memory {self.name}: {what} raised {type(exc).__name__}: {exc}"[:300])
+    @property
+    def fallbacks(self) -> int:
+        return self.own_fallbacks + int(getattr(self.inner, "fallbacks", 0) or 0)
+
+    @property
+    def problems(self) -> list[str]:
+        return self.own_problems + list(getattr(self.inner, "problems", []) or [])
+
+    def _problem(self, text: str) -> None:
+        if len(self.own_problems) < 5:
+            self.own_problems.append(f"memory {self.name}: {text}"[:300])
+
+    def _call(self, what: str, fn: Any) -> tuple[bool, Any]:
+        """(True, ``fn()``), or (False, None) with the problem noted."""
+        if self.timeout_s is None:
+            try:
+                return True, fn()
+            except Exception as exc:  # noqa: BLE001 — counted, the tank goes on
+                self._problem(f"{what} raised {type(exc).__name__}: {exc}")
+                return False, None
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["out"] = fn()
+            except BaseException as exc:  # noqa: BLE001 — someone else's code: whatever it raises (SystemExit too)
+                box["exc"] = exc
+
+        t = threading.Thread(target=run, name="mirofish-memory-watchdog", daemon=True)
+        t.start()
+        t.join(self.timeout_s)
+        if t.is_alive():
+            self.given_up = True
+            self._problem(f"{what} did not return within {self.timeout_s:g} s: not asked again this run")
+            return False, None
+        if "exc" in box:
+            failure = box["exc"]
+            self._problem(f"{what} raised {type(failure).__name__}: {failure}")
+            return False, None
+        return True, box.get("out")
 
     def remember(self, events: Events) -> None:
-        if not self.wants_events:
+        if not self.wants_events or self.given_up:
             return
-        try:
-            self.inner.remember(events)
-        except Exception as exc:  # noqa: BLE001 — someone else's memory: counted, the tank goes on
-            self._failed("remember", exc)
+        ok, _ = self._call("remember", lambda: self.inner.remember(events))
+        self.remember_failures += not ok
 
     def recall(self, fish: int, tick: int, view: str) -> tuple[list[str], list[str]]:
-        try:
-            got = self.inner.recall(fish, tick, view)
-            memories, summaries = got
-            out = [str(x) for x in memories][:64], [str(x) for x in summaries][:16]
-        except Exception as exc:  # noqa: BLE001 — a bad reply is a fallback, as a model's is
-            self._failed("recall", exc)
-            return self.fallback.recall(fish, tick, view)
-        return out
+        if not self.given_up:
+            ok, got = self._call("recall", lambda: _lines(self.inner.recall(fish, tick, view)))
+            if ok:
+                memories, summaries = got
+                return memories, summaries
+        self.own_fallbacks += 1
+        return self.fallback.recall(fish, tick, view)
 
     def recalled(self, fish: int) -> tuple[tuple[int, float], ...]:
         """What the memory says it recalled for ``fish``'s last decision ((item id, score) pairs;
         () when it does not say, or says something else)."""
         which = getattr(self.inner, "recalled", None)
-        if not callable(which):
+        if not callable(which) or self.given_up:
             return ()
-        try:
-            return tuple((int(k), float(s)) for k, s in which(fish))[:64]
-        except Exception:  # noqa: BLE001 — not what a recording keeps: kept as nothing
-            return ()
+        ok, got = self._call("recalled", lambda: tuple((int(k), float(s)) for k, s in which(fish))[:64])
+        return got if ok else ()
 
     def get_state(self) -> Any:
         get = getattr(self.inner, "get_state", None)
-        return get() if callable(get) else None
+        if not callable(get) or self.given_up:
+            return None
+        ok, got = self._call("get_state", get)
+        return got if ok else None
 
     def set_state(self, state: Any) -> None:
         put = getattr(self.inner, "set_state", None)
-        if callable(put) and state is not None:
-            put(state)
+        if callable(put) and state is not None and not self.given_up:
+            self._call("set_state", lambda: put(state))

@@ -57,19 +57,19 @@ class LiveSession(Session):
         self._clock = clock
         self._cache = cache
         self._past = past and cfg.record.history_minutes > 0
-        self.engine = Engine(world or World(cfg),
-                             source if source is not None else make_source(cfg, self._mode, cache=cache),
+        world = world or World(cfg)
+        self._attach_memory(world, cfg)  # (before the source: a memory that cannot load stops nothing started)
+        self.engine = Engine(world, source if source is not None else make_source(cfg, self._mode, cache=cache),
                              mode=self._mode, clock=clock)
-        self._attach_memory(cfg)
         self.metrics = observed(self.engine)
         self.history = remembered(self.engine)
         self._keep_past()
 
-    def _attach_memory(self, cfg: Config) -> None:
+    def _attach_memory(self, world: World, cfg: Config) -> None:
         if self._own_memory:
             from .memories import attach
 
-            attach(self.engine.world, cfg)
+            attach(world, cfg)
 
     def step(self) -> Frame:
         return self.engine.step()
@@ -83,9 +83,10 @@ class LiveSession(Session):
             cfg = cfg.model_copy(update={"seed": seed})
         self._close_recorder()
         self.engine.close()
-        self.engine = Engine(World(cfg), make_source(cfg, self._mode, cache=self._cache), mode=self._mode,
+        world = World(cfg)
+        self._attach_memory(world, cfg)
+        self.engine = Engine(world, make_source(cfg, self._mode, cache=self._cache), mode=self._mode,
                              clock=self._clock)
-        self._attach_memory(cfg)
         self.metrics = observed(self.engine)
         self.history = remembered(self.engine)
         self._keep_past()

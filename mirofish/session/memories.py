@@ -16,7 +16,7 @@ import numpy as np
 
 from ..brains.user import BrainError, bounded, load_object
 from ..config import Config
-from ..fish.recall import BUILT_IN, Events, Guarded, NoMemory, TwoLevel
+from ..fish.recall import BUILT_IN, RECALL_TIMEOUT_S, Events, Guarded, NoMemory, TwoLevel
 
 GROUP = "mirofish.memories"
 LOAD_TIMEOUT_S = 10.0
@@ -74,48 +74,63 @@ def _embedding_client(cfg: Config) -> Any:
     return ModelClient(ep.base_url, ep.model, timeout_s=cfg.brain.request_timeout_s, seed=cfg.seed)
 
 
-def _one(world: Any, cfg: Config) -> tuple[Any, str]:
-    """The memory ``cfg.memory.kind`` names, made for ``world`` (and its name)."""
+def _one(world: Any, cfg: Config) -> tuple[Any, str, float | None]:
+    """The memory ``cfg.memory.kind`` names, made for ``world``: (it, its name, the time each
+    call may take — None for shipped code, RECALL_TIMEOUT_S for a person's own)."""
     kind = cfg.memory.kind
     if kind == "two_level":
-        return TwoLevel(world), kind
+        return TwoLevel(world), kind, None
     if kind == "none":
-        return NoMemory(), kind
+        return NoMemory(), kind, None
     if kind == "vector":  # shipped: retrieval and reflection (the optional extra "memory")
         try:
             from ..brains.vector_memory import VectorMemory
+
+            return VectorMemory(world.school.n, cfg.memory, _embedding_client(cfg)), kind, None
         except ImportError as exc:
             raise MemoryLoadError(f"memory vector needs the optional extra memory: pip install -e '.[memory]' "
                                   f"({exc})") from None
-        try:
-            return VectorMemory(world.school.n, cfg.memory, _embedding_client(cfg)), kind
-        except ImportError as exc:
-            raise MemoryLoadError(f"memory vector needs the optional extra memory: pip install -e '.[memory]' "
-                                  f"({exc})") from None
-    return load_memory(kind, world.school.n), kind.rpartition(":")[2] or kind
+    return load_memory(kind, world.school.n), kind.rpartition(":")[2] or kind, RECALL_TIMEOUT_S
 
 
 class ByGroup:
-    """A mixed tank's memories: each group's own (``[[fish.groups]] memory``), each fish's recall
-    asked of its group's, each tick's events told to each group's that listens."""
+    """A mixed tank's memories: each group's own (``[[fish.groups]] memory``), each held on its
+    own (fish/recall.Guarded: one group's failure or hang never reaches another's), each fish's
+    recall asked of its group's, each tick's events told to each group's that listens."""
 
-    def __init__(self, group_of: np.ndarray, parts: list[Any], names: list[str]):
+    def __init__(self, group_of: np.ndarray, parts: list[Guarded], names: list[str]):
         self.group_of, self.parts, self.names = group_of, parts, names
         self.name = "by group: " + ", ".join(names)
+
+    @property
+    def fallbacks(self) -> int:
+        return sum(p.fallbacks for p in self.parts)
+
+    @property
+    def problems(self) -> list[str]:
+        return [line for p in self.parts for line in p.problems]
 
     def remember(self, events: Events) -> None:
         if not len(events):
             return
         groups = self.group_of[events.fish]
         for g, part in enumerate(self.parts):
-            tell = getattr(part, "remember", None)
             pick = np.flatnonzero(groups == g)
-            if callable(tell) and pick.size:
-                tell(Events(events.fish[pick], events.tick[pick], events.code[pick], events.arg[pick]))
+            if part.wants_events and pick.size:
+                part.remember(Events(events.fish[pick], events.tick[pick], events.code[pick], events.arg[pick]))
 
     def recall(self, fish: int, tick: int, view: str) -> tuple[list[str], list[str]]:
-        out: tuple[list[str], list[str]] = self.parts[int(self.group_of[fish])].recall(fish, tick, view)
-        return out
+        return self.parts[int(self.group_of[fish])].recall(fish, tick, view)
+
+    def recalled(self, fish: int) -> tuple[tuple[int, float], ...]:
+        return self.parts[int(self.group_of[fish])].recalled(fish)
+
+    def get_state(self) -> Any:
+        return [p.get_state() for p in self.parts]
+
+    def set_state(self, state: Any) -> None:
+        for p, st in zip(self.parts, state or []):
+            p.set_state(st)
 
 
 def attach(world: Any, cfg: Config) -> Guarded | None:
@@ -124,13 +139,16 @@ def attach(world: Any, cfg: Config) -> Guarded | None:
     groups = cfg.fish.groups
     if groups and any(g.memory is not None for g in groups):
         group_of = np.array(cfg.fish.group_of(), np.int64)
-        made = [_one(world, cfg.for_group(g)) for g in range(len(groups) + 1)]  # (+1: the fish no group takes)
-        router = ByGroup(group_of, [m for m, _ in made], [f"{n}={k}" for n, (_, k) in zip(cfg.fish.group_names(),
-                                                                                            made)])
+        parts, names = [], []
+        for g, group in enumerate(cfg.fish.group_names()):
+            memory, name, timeout_s = _one(world, cfg.for_group(g))
+            parts.append(Guarded(memory, TwoLevel(world), f"{group}={name}", timeout_s))
+            names.append(f"{group}={name}")
+        router = ByGroup(group_of, parts, names)
         held_groups: Guarded = world.attach_memory(router, router.name)
         return held_groups
     if cfg.memory.kind in BUILT_IN:
         return None
-    memory, name = _one(world, cfg)
-    held: Guarded = world.attach_memory(memory, name)
+    memory, name, timeout_s = _one(world, cfg)
+    held: Guarded = world.attach_memory(memory, name, timeout_s)
     return held
