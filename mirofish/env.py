@@ -60,7 +60,7 @@ from .actions import N_ACTIONS
 from .brains.prompt import fish_message, system_prompt
 from .brains.prompts import load_prompt
 from .config import Config
-from .env_inputs import CONFIG_MAX_BYTES, REST, SEED_MAX, EnvSource, _bounded, _flag, _load, _show
+from .env_inputs import CONFIG_MAX_BYTES, REST, SEED_MAX, EnvSource, _bounded, _flag, _load, _show, env_session
 from .fish.triggers import trigger_name
 from .water import NO_FOOD
 
@@ -126,25 +126,16 @@ class AquariumEnv(ParallelEnv):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, Any], dict[str, Any]]:
-        from .session.live import LiveSession
-
         if seed is not None:
             seed = _bounded(seed, "reset(seed=...)", 0, SEED_MAX)
         self.close()
         cfg = self.cfg if seed is None else self.cfg.model_copy(update={"seed": seed})
-        self.source = EnvSource(cfg.fish.count)
-        self.session = LiveSession(cfg, mode="lockstep", source=self.source)
-        self.source.school = self.session.world.school
-        # lean observers: the tank's metrics stay; word-and-deed (a policy's actions carry no words)
-        # and the follow panel's decision history are left to a replay of the recording
-        self.session.metrics.judge_words = False
-        self.session.engine.observers.remove(self.session.history.observe)
         self.episode += 1
+        path = None
         if self.record is not None:
             path = self.record if self.episode == 1 else self.record.with_name(
                 f"{self.record.stem}-{self.episode}{self.record.suffix}")
-            self.session.start_recording(path, overwrite=self.overwrite,
-                                         extra_header={"decided_by": "env policy"})
+        self.session, self.source = env_session(cfg, path, self.overwrite)
         self.steps = 0
         self.agents = list(self.possible_agents)
         infos = {a: {"tick": self.session.tick, "executed": -1} for a in self.agents}

@@ -55,6 +55,29 @@ def _flag(value: Any, what: str) -> bool:
     return bool(value)
 
 
+def env_session(cfg: Config, record: Path | None = None, overwrite: bool = False) -> tuple[Any, EnvSource]:
+    """A lockstep session stepped by an environment's actions, and its source: the tank's
+    metrics stay; word-and-deed (a policy's actions carry no words) and the follow panel's
+    decision history are left to a replay of the recording; ``record``: recorded there."""
+    from .session.live import LiveSession
+
+    source = EnvSource(cfg.fish.count)
+    session = LiveSession(cfg, mode="lockstep", source=source)
+    source.school = session.world.school
+    session.metrics.judge_words = False
+    session.engine.observers.remove(session.history.observe)
+    if record is not None:
+        session.start_recording(record, overwrite=overwrite, extra_header={"decided_by": "env policy"})
+    return session, source
+
+
+def changed_plans(school: Any, actions: np.ndarray) -> np.ndarray:
+    """Per fish: is ``actions`` other than the action it holds (a fish given the action it holds
+    keeps its standing plan: no new decision)?"""
+    change: np.ndarray = (school.plan_goal != G_HOLD) | (school.plan_param != actions)
+    return change
+
+
 class EnvSource(DecisionSource):
     """The decision source of the environment: each tick it hands the engine the actions of the
     step being taken (tier ``user``), for every fish in the water. The engine builds no requests."""
@@ -72,9 +95,7 @@ class EnvSource(DecisionSource):
     school: Any = None  # the world's school (set by the env at reset)
 
     def begin_tick(self, tick: int) -> None:
-        s = self.school
-        # a fish whose action is the one it holds keeps its standing plan: no new decision
-        change = (s.plan_goal != G_HOLD) | (s.plan_param != self.actions)
+        change = changed_plans(self.school, self.actions)
         if self.present is not None:
             change &= self.present
         pick = np.flatnonzero(change)

@@ -60,11 +60,9 @@ from gymnasium.vector.utils import batch_space
 
 from .actions import N_ACTIONS
 from .config import Config
-from .fish.plans import G_HOLD
+from .env_inputs import SEED_MAX, _bounded, _flag, _load, changed_plans, env_session
 from .water import NO_FOOD
 
-REST = N_ACTIONS - 1
-SEED_MAX = 2**63 - 1
 SEEDS = 2**63  # seeds wrap modulo this (an episode's seed stays a seed the tank's RNG takes)
 
 
@@ -72,20 +70,13 @@ class _Tank:
     """One tank of the vector: its world (and its session when it is recorded)."""
 
     def __init__(self, cfg: Config, seed: int, record: Path | None, overwrite: bool):
-        from .env_inputs import EnvSource
-        from .session.live import LiveSession
         from .world import World
 
         self.seed, self.steps = seed, 0
         cfg = cfg.model_copy(update={"seed": seed})
         self.session: Any = None
         if record is not None:
-            self.source = EnvSource(cfg.fish.count)
-            self.session = LiveSession(cfg, mode="lockstep", source=self.source)
-            self.session.metrics.judge_words = False
-            self.session.engine.observers.remove(self.session.history.observe)
-            self.source.school = self.session.world.school
-            self.session.start_recording(record, overwrite=overwrite, extra_header={"decided_by": "env policy"})
+            self.session, self.source = env_session(cfg, record, overwrite)
             self.world = self.session.world
         else:
             self.world = World(cfg)
@@ -105,8 +96,7 @@ class _Tank:
             engine.queued_at[:] = engine.clock()
             executed: np.ndarray = self.session.step().executed
             return executed
-        # as the environment's decision source does: a fish whose action is the one it holds keeps it
-        pick = np.flatnonzero((s.plan_goal != G_HOLD) | (s.plan_param != actions))
+        pick = np.flatnonzero(changed_plans(s, actions))  # as the environment's decision source does
         if pick.size:
             w.apply_plans(pick, self._zeros8[:pick.size], actions[pick].astype(np.int16), self._zeros16[:pick.size])
         out: np.ndarray = w.step().executed
@@ -127,8 +117,6 @@ class VectorAquariumEnv(VectorEnv):
 
     def __init__(self, cfg: Config, num_envs: int, max_steps: int = 1000, record: str | os.PathLike[str] | None = None,
                  overwrite: bool = False):
-        from .env_inputs import _bounded, _flag
-
         if not isinstance(cfg, Config):
             raise TypeError(f"cfg must be a mirofish.config.Config, got {type(cfg).__name__} (use vector_env())")
         self.num_envs = _bounded(num_envs, "num_envs", 1, 1 << 16)
@@ -182,8 +170,6 @@ class VectorAquariumEnv(VectorEnv):
 
     def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        from .env_inputs import _bounded
-
         if self._closed:
             raise RuntimeError("reset() after close(): make a new environment")
         if seed is None:
@@ -343,7 +329,5 @@ def vector_env(num_envs: int, config: str | Path | Config | None = None, overrid
     """``num_envs`` tanks as one array environment: the config as :func:`mirofish.env.parallel_env`
     takes it (a file, a Config, ``--set``-style overrides, dotted settings), every tank the same
     but its seed."""
-    from .env_inputs import _load
-
     return VectorAquariumEnv(_load(config, overrides, settings), num_envs, max_steps=max_steps, record=record,
                              overwrite=overwrite)

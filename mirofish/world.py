@@ -601,12 +601,16 @@ class World:
         """Decisions that got the two-level block because the attached memory raised."""
         return int(getattr(self.recall_part, "fallbacks", 0))
 
+    def plants_in_view(self, fish: np.ndarray) -> np.ndarray:
+        """``(k, side²)`` bool: the cells of each fish's view window that are plants, row by row."""
+        plants: np.ndarray = self.water.terrain[self.school.cell[fish][:, None] + self.window[None, :]] == PLANT
+        return plants
+
     def plants_shown(self, fish: np.ndarray) -> np.ndarray:
         """Plant cells in each fish's view as it is shown them (0 without ``perception.plants_seen``)."""
         if not self.cfg.perception.plants_seen:
             return np.zeros(fish.size, np.int64)
-        counts: np.ndarray = (self.water.terrain[self.school.cell[fish][:, None] + self.window[None, :]]
-                              == PLANT).sum(axis=1)
+        counts: np.ndarray = self.plants_in_view(fish).sum(axis=1)
         return counts
 
     def place_options(self, fish: np.ndarray) -> np.ndarray | None:

@@ -304,9 +304,7 @@ class InstinctPlanner(InlineSource):
                              goals=goals, params=params, horizons=horizons)
 
     def _extra(self, b: RequestBatch) -> np.ndarray:
-        """The compiled planner's ``extra``: the formula utilities (none: an empty array)."""
-        if not self.formulas:
-            return _EMPTY
+        """The compiled planner's ``extra``: the formula utilities (called only when there are some)."""
         return self.extra_utilities(b, view_features(b.codes, self._matrix))
 
     def _no_places(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

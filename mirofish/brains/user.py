@@ -64,6 +64,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import watchdog
 from ..actions import ACTION_NAMES, DIRECTION_NAMES, Action
 from ..config import Config, ConfigError
 from ..fish.triggers import trigger_name
@@ -191,22 +192,12 @@ def bounded(fn: Callable[[], Any], seconds: float, what: str) -> Any:
     """``fn()`` on a watchdog thread: its result, or :class:`BrainError` (one line) when it raises
     anything — ``BaseException`` included (SystemExit, GeneratorExit, a KeyboardInterrupt the
     brain raises itself) — or runs past ``seconds``; the user's own Ctrl-C still stops the run."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["out"] = fn()
-        except BaseException as exc:  # noqa: BLE001 — user code: whatever it raises is one line
-            box["exc"] = exc
-
-    t = threading.Thread(target=run, name="mirofish-brain-watchdog", daemon=True)
-    t.start()
-    t.join(seconds)
-    if t.is_alive():
+    status, out = watchdog.call(fn, seconds, "mirofish-brain-watchdog")
+    if status == "late":
         raise BrainError(f"{what} did not return within {seconds:g} s")
-    if "exc" in box:
-        raise BrainError(f"{what} raised {_describe(box['exc'])}")
-    return box.get("out")
+    if status == "raised":
+        raise BrainError(f"{what} raised {_describe(out)}")
+    return out
 
 
 def load_object(spec: str, what: str = "brain", timeout_s: float | None = None) -> Any:

@@ -24,17 +24,17 @@ recording or a shared config names it: a replay or a fork of a recording uses ``
 unless its command line names another memory. A memory that raises is a counted fallback
 (``World.memory_fallbacks``): that decision gets the two-level block and the run goes on.
 
-This module imports nothing of the package but ``fish.memory``.
+This module imports nothing of the package but ``fish.memory`` and ``watchdog``.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from .. import watchdog
 from .memory import event_text
 
 if TYPE_CHECKING:
@@ -159,26 +159,15 @@ class Guarded:
             except Exception as exc:  # noqa: BLE001 — counted, the tank goes on
                 self._problem(f"{what} raised {type(exc).__name__}: {exc}")
                 return False, None
-        box: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                box["out"] = fn()
-            except BaseException as exc:  # noqa: BLE001 — someone else's code: whatever it raises (SystemExit too)
-                box["exc"] = exc
-
-        t = threading.Thread(target=run, name="mirofish-memory-watchdog", daemon=True)
-        t.start()
-        t.join(self.timeout_s)
-        if t.is_alive():
+        status, out = watchdog.call(fn, self.timeout_s, "mirofish-memory-watchdog")
+        if status == "late":
             self.given_up = True
             self._problem(f"{what} did not return within {self.timeout_s:g} s: not asked again this run")
             return False, None
-        if "exc" in box:
-            failure = box["exc"]
-            self._problem(f"{what} raised {type(failure).__name__}: {failure}")
+        if status == "raised":
+            self._problem(f"{what} raised {type(out).__name__}: {out}")
             return False, None
-        return True, box.get("out")
+        return True, out
 
     def remember(self, events: Events) -> None:
         if not self.wants_events or self.given_up:

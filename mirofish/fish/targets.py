@@ -67,16 +67,14 @@ def _place(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
 
 def _plant(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The nearest plant cell in each fish's view window."""
-    from ..water import PLANT
-
-    w = world.water
-    r = w.pad
+    r = world.water.pad
     dy, dx = np.divmod(np.arange((2 * r + 1) ** 2), 2 * r + 1)
     dx, dy = dx - r, dy - r
-    plant = w.terrain[world.school.cell[fish][:, None] + world.window[None, :]] == PLANT
+    plant: np.ndarray = world.plants_in_view(fish)
     far = np.where(plant, (np.abs(dx) + np.abs(dy))[None, :], 1 << 20)
     best = np.argmin(far, axis=1)  # the first of the nearest, in the window's row order
-    return dx[best].astype(np.int64), dy[best].astype(np.int64), plant.any(axis=1)
+    found: np.ndarray = np.any(plant, axis=1)
+    return dx[best].astype(np.int64), dy[best].astype(np.int64), found
 
 
 def _has_places(world: World) -> bool:
