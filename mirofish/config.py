@@ -527,6 +527,9 @@ class BrainConfig(_Section):
     large: TierConfig = TierConfig()
     prompt_memories: int = Field(8, ge=0, le=64, description="newest short memories in a fish's prompt")
     prompt_summaries: int = Field(3, ge=0, le=20, description="newest long-term summaries in a fish's prompt")
+    memory_tokens: int = Field(200, ge=0, le=100_000,
+                               description="the memory block's budget in a fish's prompt (estimated tokens; 0: none): "
+                                           "over it, the oldest summaries and memories are left out (docs/memory.md)")
     tendency: bool = Field(True, description="the shared prefix says 'alone, the current scatters you; near others "
                                              "you feel steadier' (a tendency given to the model, not a rule)")
     embeddings: bool = Field(False, description="drift score via the small tier's /v1/embeddings")

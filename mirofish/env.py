@@ -224,7 +224,7 @@ class AquariumEnv(ParallelEnv):
             for i, a in enumerate(self.possible_agents):
                 msg = fish_message(w.perceive(i), s.persona[i], trigger_name(int(triggers[i]))
                                    if triggers[i] >= 0 else "your turn", None, self.cfg.brain.prompt_memories,
-                                   self.cfg.brain.prompt_summaries, self.prompt)
+                                   self.cfg.brain.prompt_summaries, self.prompt, self.cfg.brain.memory_tokens)
                 out[a]["text"] = "".join(ch if ch in _CHARSET else "?" for ch in msg)[:TEXT_MAX]
         return out
 

@@ -99,6 +99,50 @@ def test_a_memory_that_raises_is_a_counted_fallback_and_the_tank_goes_on(tmp_pat
     assert "lost my keys" in s.world.recall_part.problems[0]
 
 
+def test_a_memory_that_gives_too_much_is_kept_within_the_prompts_token_budget(tmp_path):
+    """A memory of one's own may give 64 lines; what a model is told stays within
+    brain.memory_tokens, the oldest left out first (the newest memory always kept)."""
+    from mirofish.brains.prompt import estimate_tokens
+    wordy = tmp_path / "wordy.py"
+    wordy.write_text("class Wordy:\n    def __init__(self, n):\n        pass\n"
+                     "    def recall(self, fish, tick, view):\n"
+                     "        mem = [f'm{k} at t{tick} the water was cold, I swam past a stone' for k in range(64)]\n"
+                     "        return mem, [f's{k} an afternoon of drifting, looking for food' for k in range(16)]\n")
+    told = {}
+    for budget in (120, 0):
+        with TestServer(keep_bodies=True) as server:
+            cfg = llm(server.url, **{"memory.kind": f"{wordy}:Wordy", "brain.memory_tokens": budget,
+                                     "brain.prompt_memories": 64, "brain.prompt_summaries": 16})
+            s = LiveSession(cfg, mode="lockstep", own_memory=True)
+            try:
+                s.run(30)
+            finally:
+                s.close()
+            bodies = [json.loads(b) for b in server.bodies[1:]]
+        users = [m["content"] for b in bodies for m in b["messages"] if m["role"] == "user"]
+        assert users
+        told[budget] = [[ln for ln in u.split("\n") if ln.startswith(("Recent:", "Earlier:", "- s"))]
+                        for u in users]
+    for block in told[120]:
+        text = "\n".join(block)
+        assert estimate_tokens(text) <= 120, text
+        assert "m63 at" in text and "m0 at" not in text  # the newest kept, the oldest left out
+    unbounded = "\n".join(told[0][0])
+    assert "m0 at" in unbounded and estimate_tokens(unbounded) > 600  # 0: no budget, all 64 told
+
+
+def test_one_memory_alone_over_the_budget_is_cut_to_its_first_words():
+    import dataclasses
+
+    from mirofish.brains.prompt import default_prompt, estimate_tokens, memory_block
+    w = LiveSession(load_config(seed=3, **{"fish.count": 4})).world
+    p = dataclasses.replace(w.perceive(0), memories=("t5 " + "a very long memory " * 40,), summaries=())
+    recent, earlier = memory_block(default_prompt(), "plan", p, 8, 3, budget=30)
+    assert recent.startswith("t5 a very long") and recent.endswith("…") and earlier == ""
+    assert estimate_tokens(recent) <= 30
+    assert memory_block(default_prompt(), "plan", p, 8, 3, budget=0)[0].count("memory") == 40
+
+
 @pytest.mark.parametrize(("kind", "words"), [
     ("nowhere.py:Nope", "memory nowhere.py:Nope"),
     ("examples/last_meal_memory.py:Missing", "defines no Missing"),

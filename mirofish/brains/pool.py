@@ -627,7 +627,7 @@ class ModelPool(DecisionSource):
         max_tokens = DECISION_TOKENS + (SUMMARY_TOKENS if due is not None else 0)
         msgs = messages(perception, persona, trigger, due[1] if due is not None else None, plans=self.plans,
                         memories=b.prompt_memories, summaries=b.prompt_summaries, tendency=b.tendency,
-                        prompt=self.prompt)
+                        prompt=self.prompt, memory_tokens=b.memory_tokens)
         return _Ask(msgs, formats, max_tokens)
 
     def _admit(self, batch: RequestBatch, i: int, tier: Tier | None, lock_tick: int | None,

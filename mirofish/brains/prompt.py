@@ -254,8 +254,12 @@ def system_prompt(plans: bool = True, tendency: bool = True, prompt: Prompt | No
     return (prompt or default_prompt()).system(plans, tendency, shown)
 
 
+MEMORY_TOKENS = 200  # brain.memory_tokens' default: the memory block's budget (docs/memory.md)
+
+
 def fish_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
-                 memories: int = 8, summaries: int = 3, prompt: Prompt | None = None) -> str:
+                 memories: int = 8, summaries: int = 3, prompt: Prompt | None = None,
+                 memory_tokens: int = MEMORY_TOKENS) -> str:
     """The per-fish part of the action prompt (long-term summaries without their anchor quotes,
     which are already among the memories)."""
     p, pr = perception, prompt or default_prompt()
@@ -263,26 +267,60 @@ def fish_message(perception: Perception, persona: str, trigger: str, summary_fac
     if summary_facts:
         span, _, facts = summary_facts.partition(": ")
         ask = pr.fill("action", "summary_ask", span=span, facts=facts)
-    earlier = [s.split(" Anchors:")[0] for s in _newest(p.summaries, summaries)] if p.summaries else []
+    recent, earlier = memory_block(pr, "action", p, memories, summaries, memory_tokens)
     return pr.fill("action", "fish", persona=persona, trigger=trigger.replace("_", " "), view=p.view,
                    here=pr.t("action", "here_food" if p.food_here else "here_water"),
                    energy=f"{p.energy / 100:.0f}", max_energy=f"{p.max_energy / 100:.0f}", age=str(p.age),
-                   recent=pr.recent("action", _newest(p.memories, memories)),
-                   earlier=pr.earlier("action", earlier), summary_ask=ask)
+                   recent=recent, earlier=earlier, summary_ask=ask)
 
 
 def _newest(items: Iterable[str], k: int) -> list[str]:
     return list(items)[-k:] if k > 0 else []
 
 
+def memory_block(pr: Prompt, table: str, p: Perception, memories: int, summaries: int,
+                 budget: int = MEMORY_TOKENS) -> tuple[str, str]:
+    """The prompt's "Recent" and "Earlier" text for perception ``p``: its newest ``memories``
+    memories and ``summaries`` long-term summaries (without their anchor quotes, which are among
+    the memories), kept within ``budget`` tokens (:func:`estimate_tokens`; 0: no budget). Over
+    budget, the oldest summaries but the newest go first, then the oldest memories, then the
+    last summary; a single line still over is cut to its first words and "…". Whatever memory
+    gave the lines (docs/memory.md: a memory of your own may give up to 64), the block a model is
+    told stays within the budget."""
+    mem = _newest(p.memories, memories)
+    earl = [s.split(" Anchors:")[0] for s in _newest(p.summaries, summaries)] if p.summaries else []
+    recent, earlier = pr.recent(table, mem), pr.earlier(table, earl)
+    if budget <= 0 or estimate_tokens(recent + "\n" + earlier) <= budget:
+        return recent, earlier
+    while len(mem) + len(earl) > 1:
+        if len(earl) > 1 or not mem:
+            earl.pop(0)
+        else:
+            mem.pop(0)
+        recent, earlier = pr.recent(table, mem), pr.earlier(table, earl)
+        if estimate_tokens(recent + "\n" + earlier) <= budget:
+            return recent, earlier
+    lines = mem or earl
+    if lines:  # one line, alone over the budget: its first words
+        words = lines[0].split()
+        while len(words) > 1:
+            words = words[:max(1, len(words) * 3 // 4)]
+            lines[0] = " ".join(words) + " …"
+            recent, earlier = pr.recent(table, mem), pr.earlier(table, earl)
+            if estimate_tokens(recent + "\n" + earlier) <= budget:
+                break
+    return recent, earlier
+
+
 def messages(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
              plans: bool = False, memories: int = 8, summaries: int = 3, tendency: bool = True,
-             prompt: Prompt | None = None) -> list[dict[str, Any]]:
+             prompt: Prompt | None = None, memory_tokens: int = MEMORY_TOKENS) -> list[dict[str, Any]]:
     """A fish's request: the shared prefix (:func:`system_prompt`) and its own message, with its
-    newest ``memories`` short memories and ``summaries`` long-term summaries, in the words of
-    ``prompt`` (a prompt file; default the bundled one)."""
+    newest ``memories`` short memories and ``summaries`` long-term summaries within
+    ``memory_tokens`` (:func:`memory_block`), in the words of ``prompt`` (a prompt file; default
+    the bundled one)."""
     body = (plan_message if plans else fish_message)(perception, persona, trigger, summary_facts, memories,
-                                                     summaries, prompt)
+                                                     summaries, prompt, memory_tokens)
     return [{"role": "system", "content": system_prompt(plans, tendency, prompt, perception.shown)},
             {"role": "user", "content": body}]
 
@@ -337,7 +375,8 @@ def fitting_choices(view: str, places: str = "") -> tuple[list[str], list[str]]:
 
 
 def plan_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
-                 memories: int = 8, summaries: int = 3, prompt: Prompt | None = None) -> str:
+                 memories: int = 8, summaries: int = 3, prompt: Prompt | None = None,
+                 memory_tokens: int = MEMORY_TOKENS) -> str:
     """The per-fish part of the plan prompt: persona, why it asks (``first_plan`` for a fish's
     first request), the view with a one-line reading, energy and age, the newest ``memories``
     short memories and ``summaries`` long-term summaries, and the plans that fit; with
@@ -349,12 +388,11 @@ def plan_message(perception: Perception, persona: str, trigger: str, summary_fac
     if p.places:  # environmental memory (fish.places): one line, and the plans that use it
         places = pr.fill("plan", "places", places=p.places)
         fitting = [*fitting, *(t.name + _OPTION[t.param] for t in TYPES if t.fits == "places")]
-    earlier = [s.split(" Anchors:")[0] for s in _newest(p.summaries, summaries)]
+    recent, earlier = memory_block(pr, "plan", p, memories, summaries, memory_tokens)
     body = pr.fill("plan", "fish", persona=persona, trigger=trigger.replace("_", " "), view=p.view, seen=seen,
                    energy=f"{p.energy / 100:.0f}", max_energy=f"{p.max_energy / 100:.0f}",
                    food_under=pr.t("plan", "food_under") if p.food_here else "", age=str(p.age),
-                   recent=pr.recent("plan", _newest(p.memories, memories)), earlier=pr.earlier("plan", earlier),
-                   places=places, plans_that_fit=", ".join(fitting))
+                   recent=recent, earlier=earlier, places=places, plans_that_fit=", ".join(fitting))
     if summary_facts:  # a due long-term summary, asked in this request (brain.summaries = "with_decision")
         span, facts = summary_parts(summary_facts)
         body += "\n" + pr.fill("plan", "summary_ask", span=span, facts=facts)

@@ -458,7 +458,8 @@ class UserBrainSource(DecisionSource):
             ways = []
             plans = tuple(a for a in ACTION_NAMES if legal_for_view(a, p.view, p.food_here))
         msgs = messages(p, batch.personas[i], trigger, None, plans=self.plans, memories=b.prompt_memories,
-                        summaries=b.prompt_summaries, tendency=b.tendency, prompt=self.prompt)
+                        summaries=b.prompt_summaries, tendency=b.tendency, prompt=self.prompt,
+                        memory_tokens=b.memory_tokens)
         return Ask(fish=fish, tick=int(batch.tick), trigger=trigger, view=p.view, codes=batch.codes[i].copy(),
                    energy=p.energy / 100, max_energy=p.max_energy / 100, age=p.age,
                    heading=DIRECTION_NAMES[int(batch.heading[i]) % 4], food_here=bool(p.food_here),

@@ -9,7 +9,8 @@ text block of memories for this decision:
 * ``remember(events)`` — the events of the tick just simulated (:class:`Events`: arrays of
   fish, tick, code and argument, and their words), called after every tick; optional;
 * ``recall(fish, tick, view) -> (memories, summaries)`` — two lists of lines for the prompt
-  (``memories``: "Recent memories", ``summaries``: "Long-term");
+  (``memories``: "Recent memories", ``summaries``: "Long-term"), of which a prompt tells the
+  newest within the token budget ``brain.memory_tokens`` (``brains.prompt.memory_block``);
 * ``get_state()`` / ``set_state(state)`` — optional: what a rewind or an in-process copy
   keeps (a plain value; the default keeps nothing, its state is the tank's own).
 

@@ -386,7 +386,8 @@ def _fish_answers(player: Any, cfg: Any, f: int, t: int, questions: list[Questio
     if p is not None:
         b = part.brain
         base = messages(p, w.school.persona[f], "asked", plans=b.decides == "plan", memories=b.prompt_memories,
-                        summaries=b.prompt_summaries, tendency=b.tendency, prompt=load_prompt(b.prompt))
+                        summaries=b.prompt_summaries, tendency=b.tendency, prompt=load_prompt(b.prompt),
+                        memory_tokens=b.memory_tokens)
     out: list[tuple[Question, dict[str, Any]]] = []
     for q in questions:
         row: dict[str, Any] = {"brain": brain, "tokens": 0, "latency_s": 0.0}
