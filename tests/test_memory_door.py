@@ -378,6 +378,43 @@ def test_a_fork_resumes_with_the_vector_memory_as_it_was(tmp_path):
     fork.close()
 
 
+def test_a_fork_of_a_mixed_tanks_recording_rebuilds_the_vector_group_and_imports_no_named_file(tmp_path):
+    """A mixed tank: one group told the vector memory, one a memory of one's own whose file
+    writes a marker when imported. A fork of its recording rebuilds the vector group's memory as
+    it was at the fork tick; the other group is told the two-level memory, its file never
+    imported."""
+    from mirofish.config import GroupConfig
+    from mirofish.session.fork import ForkSession
+    from mirofish.session.replay import ReplaySession
+
+    marker = tmp_path / "imported"
+    own = tmp_path / "own.py"
+    own.write_text(f"open({str(marker)!r}, 'w').close()\nclass Own:\n    def recall(self, fish, tick, view):\n"
+                   "        return ['mine'], []\n")
+    groups = [GroupConfig(name="vec", count=5, memory="vector"), GroupConfig(name="own", count=5, memory=f"{own}:Own")]
+    rec = tmp_path / "mixed.mirofish"
+    s = LiveSession(load_config(seed=8, **{"fish.groups": groups}), own_memory=True)
+    s.start_recording(rec)
+    s.run(90)
+    router = s.world.recall_part.inner
+    at_90 = [list(items) for items in router.parts[0].inner.items]
+    s.run(20)
+    s.stop_recording()
+    s.close()
+    marker.unlink()
+    replay = ReplaySession(rec)
+    replay.seek(90)
+    fork = ForkSession(replay, 1, (4, 100, 20), None, replay.engine.source, "lockstep", owns_parent=True)
+    rebuilt = fork.engine.world.recall_part.inner
+    assert rebuilt.name.startswith("by group: vec=vector, own=two_level")
+    assert [list(items) for items in rebuilt.parts[0].inner.items] == at_90
+    w = fork.engine.world
+    assert w.recall_part.recall(7, w.tick, "")[0] == w.school.memory.lines(7)  # the other group: the ring
+    fork.engine.step()
+    fork.close()
+    assert not marker.exists()
+
+
 def test_what_the_vector_memory_recalled_is_recorded_with_each_exchange(tmp_path):
     import csv
 

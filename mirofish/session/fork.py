@@ -34,6 +34,7 @@ from .trust import ReaderChoice, reader_config
 if TYPE_CHECKING:
     import concurrent.futures
 
+    from ..config import Config
     from .live import LiveSession
 
 _CELLS = DIVERGENCE_COLUMNS.index("cells_differ")
@@ -236,9 +237,9 @@ def inherited_hold(header: dict[str, Any] | None, tick: int,
 def _carry_memory(world: World, parent: Session, tick: int) -> None:
     """The branch's memory as the parent's was at the fork tick (docs/memory.md): a live parent's
     memory of its own is copied (its ``__deepcopy__``, else two_level for the branch, said in
-    one line); a recording's ``vector`` memory — shipped code, never a file the recording names —
-    is rebuilt by replaying the recording from its first tick with one told every event (its
-    embeddings from the local embedder: the recording's own server is never contacted)."""
+    one line); a recording's ``vector`` memory (the tank's, or a group's) — shipped code, never a
+    file the recording names — is rebuilt by replaying the recording from its first tick with one
+    told every event (:func:`_shipped_memories`)."""
     part = parent.engine.world.recall_part
     inner = getattr(part, "inner", None)
     if inner is not None:
@@ -251,12 +252,11 @@ def _carry_memory(world: World, parent: Session, tick: int) -> None:
                   f"copied ({type(exc).__name__}: {exc})", file=sys.stderr)
         return
     rec = getattr(parent, "recording", None)
-    if rec is None or parent.cfg.memory.kind != "vector" or parent.cfg.fish.groups:
+    local = _shipped_memories(parent.cfg)
+    if rec is None or local is None:
         return
     from .memories import attach
 
-    # embeddings from the local embedder: a recording's own server is never contacted (docs/recordings.md)
-    local = parent.cfg.model_copy(update={"memory": parent.cfg.memory.model_copy(update={"embedder": "local"})})
     again: Any = type(parent)(rec)  # type: ignore[call-arg]  # another replay of it, from its first tick (the parent is one)
     try:
         held = attach(again.engine.world, local)
@@ -266,6 +266,24 @@ def _carry_memory(world: World, parent: Session, tick: int) -> None:
             world.attach_memory(held.inner, held.name)
     finally:
         again.close()
+
+
+def _shipped_memories(cfg: Config) -> Config | None:
+    """``cfg`` with only shipped memories, for rebuilding a recording's: each group's (or the
+    tank's) memory of a person's own made ``two_level`` (a recording's named file is never
+    imported), embeddings from the local embedder (its server is never contacted); None when no
+    fish was told the vector memory (nothing to rebuild: two_level and none are the tank's own)."""
+    def shipped(kind: str) -> str:
+        return kind if kind in ("two_level", "none", "vector") else "two_level"
+
+    groups = cfg.fish.groups
+    kinds = [cfg.memory.kind] + [g.memory or cfg.memory.kind for g in groups]
+    if not any(shipped(k) == "vector" for k in (kinds[1:] if groups else kinds)):
+        return None
+    memory = cfg.memory.model_copy(update={"kind": shipped(cfg.memory.kind), "embedder": "local"})
+    fish = cfg.fish.model_copy(update={"groups": [g.model_copy(update={"memory": shipped(g.memory)})
+                                                  if g.memory is not None else g for g in groups]})
+    return cfg.model_copy(update={"memory": memory, "fish": fish})
 
 
 class ForkSession(Session):
