@@ -135,6 +135,25 @@ class GroupConfig(_Section):
                                description="this group's memory.kind (docs/memory.md)")
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
+    chooser: Literal["instinct", "random", "never_school"] | None = Field(
+        None, description="this group's brain.chooser (the embedded brain's arms: an ablation of one group)")
+    # A species (docs/species.md): the group's population rules. None of them set: its fish
+    # never die and none is born (every tank before species existed).
+    spare: int = Field(0, ge=0, le=10_000, description="room for this group's young (ids never reused: a "
+                                                      "young takes room no fish had)")
+    birth_energy: float | None = Field(None, gt=0, le=10_000,
+                                       description="a fish at or above this energy splits: the young takes half "
+                                                   "its energy (needs spare room)")
+    mutation: int = Field(5, ge=0, le=50, description="a young's personality: its parent's traits, each moved "
+                                                      "by up to this many points")
+    dies: bool = Field(False, description="its fish die when their energy reaches 0 (else they rest, as ever)")
+    hunts: list[str] = Field([], max_length=16, description="groups whose fish this group's fish catch")
+    catch_chance: float = Field(0.5, ge=0, le=1, description="a hunter's chance to catch a prey beside it "
+                                                              "that swims with none of its kind")
+    confusion: float = Field(1.0, ge=0, le=100,
+                             description="the confusion effect: the chance is divided by 1 + confusion × the "
+                                         "prey's kind within 2 cells swimming its way")
+    catch_gain: float = Field(40.0, ge=0, le=10_000, description="energy a catch gives the hunter")
 
     @model_validator(mode="after")
     def _size(self) -> GroupConfig:
@@ -142,7 +161,14 @@ class GroupConfig(_Section):
             raise ValueError(f"group {self.name!r} needs exactly one of count and share")
         if (self.model is None) != (self.base_url is None):
             raise ValueError(f"group {self.name!r} needs model and base_url together")
+        if self.name in self.hunts:
+            raise ValueError(f"group {self.name!r} hunts itself")
         return self
+
+    @property
+    def species_rules(self) -> bool:
+        """Does this group live by population rules (births, deaths or hunting)?"""
+        return bool(self.spare or self.birth_energy is not None or self.dies or self.hunts)
 
 
 class FishConfig(_Section):
@@ -182,8 +208,17 @@ class FishConfig(_Section):
 
     @property
     def slots(self) -> int:
-        """Fish the tank has room for: ``count`` in the water at the start, ``spare`` out of it."""
-        return self.count + self.spare
+        """Fish the tank has room for: ``count`` in the water at the start, ``spare`` out of it,
+        then each group's room for its young (``groups[g].spare``, in group order)."""
+        return self.count + self.spare + sum(g.spare for g in self.groups)
+
+    def young_room(self) -> list[tuple[int, int]]:
+        """Each group's room for its young: ``[first, end)`` ids, after every other slot."""
+        out, at = [], self.count + self.spare
+        for g in self.groups:
+            out.append((at, at + g.spare))
+            at += g.spare
+        return out
 
     @model_validator(mode="after")
     def _ranges(self) -> FishConfig:
@@ -194,6 +229,14 @@ class FishConfig(_Section):
             raise ValueError("group names must be unique and not 'tank' (the fish no group takes)")
         if sum(self.group_sizes()) > self.count:
             raise ValueError(f"the groups hold {sum(self.group_sizes())} fish; fish.count is {self.count}")
+        for g in self.groups:
+            unknown = [h for h in g.hunts if h not in names]
+            if unknown:
+                raise ValueError(f"group {g.name!r} hunts {', '.join(map(repr, unknown))}: no such group "
+                                 f"(groups: {', '.join(names)})")
+            if g.birth_energy is not None and hundredths(g.birth_energy) > hundredths(self.max_energy):
+                raise ValueError(f"group {g.name!r}: birth_energy {g.birth_energy} is above max_energy "
+                                 f"{self.max_energy}: none would ever be born")
         return self
 
     def group_sizes(self) -> list[int]:
@@ -212,7 +255,10 @@ class FishConfig(_Section):
         out: list[int] = []
         for g, n in enumerate(self.group_sizes()):
             out += [g] * n
-        return out + [len(self.groups)] * (self.slots - len(out))
+        out += [len(self.groups)] * (self.count + self.spare - len(out))
+        for g, group in enumerate(self.groups):  # each group's room for its young (young_room)
+            out += [g] * group.spare
+        return out
 
     def group_names(self) -> list[str]:
         """The groups' names and ``tank`` last (the fish no group takes)."""
@@ -613,7 +659,7 @@ class Config(_Section):
             brain.update(kind="llm", small=TierConfig(endpoints=[ep]), large=TierConfig())
         if grp.brain is not None:
             brain["kind"] = grp.brain
-        for key in ("prompt", "temperature", "top_p"):
+        for key in ("prompt", "temperature", "top_p", "chooser"):
             if getattr(grp, key) is not None:
                 brain[key] = getattr(grp, key)
         if grp.api_key_env is not None:

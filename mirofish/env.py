@@ -25,8 +25,12 @@
   ``food.energy``, 40 by default; each tick costs ``fish.tick_cost``, a move ``fish.move_cost``).
   ``infos[agent]`` holds the action the world executed (``executed``: -1 when it did nothing) and
   the tick.
-* **Episode end**: no fish dies, so there are no terminations; every agent is truncated after
-  ``max_steps`` steps.
+* **Episode end**: every agent is truncated after ``max_steps`` steps. In a tank with species
+  (docs/species.md) a fish that starves or is caught is terminated and leaves ``agents``; it
+  stays in every later step's dicts, terminated, with reward 0 (PettingZoo's
+  ``parallel_api_test`` reads every agent it has seen live); a fish born joins ``agents`` and
+  the dicts of the step it was born in. The possible agents are every room a fish may be born
+  into. Without species no fish dies: no terminations. (``vector_env`` has no species yet.)
 * **Seeds**: ``reset(seed=s)`` builds the tank of seed ``s`` (``seed=None``: the config's
   ``seed``), so the same seed and the same actions give the same tank, tick by tick.
 * **Recording**: ``record=PATH`` records each episode (``PATH`` for the first, ``PATH``'s stem
@@ -94,7 +98,10 @@ class AquariumEnv(ParallelEnv):
             raise ValueError("record must be a file path, got an empty string")
         self.record = Path(record) if record is not None else None
         self.cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={"decides": "action"})})
-        n = self.cfg.fish.count
+        # a tank with species (docs/species.md): every room a fish may be born into is a possible
+        # agent; the agents are the fish in the water, a fish that leaves is terminated
+        self.species = any(g.species_rules for g in self.cfg.fish.groups)
+        n = self.cfg.fish.slots if self.species else self.cfg.fish.count
         self.possible_agents = [f"fish_{i}" for i in range(n)]
         self.agents: list[str] = []
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
@@ -137,9 +144,17 @@ class AquariumEnv(ParallelEnv):
                 f"{self.record.stem}-{self.episode}{self.record.suffix}")
         self.session, self.source = env_session(cfg, path, self.overwrite)
         self.steps = 0
-        self.agents = list(self.possible_agents)
+        self.agents = self._in_water()
+        self._seen = list(self.agents)  # every agent live this episode (species: the dead stay, terminated)
         infos = {a: {"tick": self.session.tick, "executed": -1} for a in self.agents}
         return self._observe(), infos
+
+    def _in_water(self) -> list[str]:
+        """The possible agents in the water now (all of them in a tank without species)."""
+        if not self.species:
+            return list(self.possible_agents)
+        absent = self.session.world.school.absent
+        return [a for i, a in enumerate(self.possible_agents) if not absent[i]]
 
     def step(self, actions: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, float], dict[str, bool],
                                                         dict[str, bool], dict[str, Any]]:
@@ -159,12 +174,21 @@ class AquariumEnv(ParallelEnv):
         self.steps += 1
         gained = (world.school.energy.astype(np.int64) - before) / 100.0
         done = self.steps >= self.max_steps
-        agents, tick = self.agents, frame.tick
-        rewards = dict(zip(agents, gained.tolist()))
-        terminations = dict.fromkeys(agents, False)
-        truncations = dict.fromkeys(agents, done)
-        infos = {a: {"tick": tick, "executed": e} for a, e in zip(agents, frame.executed.tolist())}
-        observations = self._observe()
+        tick = frame.tick
+        if self.species:  # starved or caught: terminated (and stays so); born: live from this step
+            now = self._in_water()
+            alive = set(now)
+            self._seen += [a for a in now if a not in set(self._seen)]
+            agents = self._seen
+            self.agents = now
+        else:
+            agents, alive = self.agents, set(self.agents)
+        rewards = {a: float(gained[self._index[a]]) for a in agents}
+        terminations = {a: a not in alive for a in agents}
+        truncations = {a: done and a in alive for a in agents}
+        executed = frame.executed.tolist()
+        infos = {a: {"tick": tick, "executed": executed[self._index[a]]} for a in agents}
+        observations = self._observe(agents)
         if done:
             self.agents = []
             if self.session.recorder is not None:
@@ -208,7 +232,9 @@ class AquariumEnv(ParallelEnv):
 
     # -- observations
 
-    def _observe(self) -> dict[str, Any]:
+    def _observe(self, agents: list[str] | None = None) -> dict[str, Any]:
+        """The observations of ``agents`` (default: the agents now)."""
+        wanted = set(self.agents if agents is None else agents)
         w = self.session.world
         s = w.school
         n = s.n
@@ -218,10 +244,13 @@ class AquariumEnv(ParallelEnv):
         food = (w.water.food_born[s.cell] != NO_FOOD).astype(np.int64)
         out: dict[str, Any] = {
             a: {"view": v, "energy": e, "heading": h, "food_here": f}
-            for a, v, e, h, f in zip(self.possible_agents, codes, energy, heading.tolist(), food.tolist())}
+            for a, v, e, h, f in zip(self.possible_agents, codes, energy, heading.tolist(), food.tolist())
+            if a in wanted}
         if self.text:
             triggers = w.triggers()
             for i, a in enumerate(self.possible_agents):
+                if a not in out:
+                    continue
                 msg = fish_message(w.perceive(i), s.persona[i], trigger_name(int(triggers[i]))
                                    if triggers[i] >= 0 else "your turn", None, self.cfg.brain.prompt_memories,
                                    self.cfg.brain.prompt_summaries, self.prompt, self.cfg.brain.memory_tokens)

@@ -61,7 +61,7 @@ def env_session(cfg: Config, record: Path | None = None, overwrite: bool = False
     decision history are left to a replay of the recording; ``record``: recorded there."""
     from .session.live import LiveSession
 
-    source = EnvSource(cfg.fish.count)
+    source = EnvSource(cfg.fish.slots)  # every room (spare, a species' young): absent ones are asked nothing
     session = LiveSession(cfg, mode="lockstep", source=source)
     source.school = session.world.school
     session.metrics.judge_words = False

@@ -69,7 +69,7 @@ def _add(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
     if traits is not None and (not isinstance(traits, list) or len(traits) != 5
                                or not all(type(v) is int and 0 <= v <= 100 for v in traits)):
         raise InterventionError(f"add: traits must be five whole numbers 0..100, got {traits!r}")
-    if world is not None and not world.school.absent.any():
+    if world is not None and not world.school.absent[: world.cfg.fish.count + world.cfg.fish.spare].any():
         raise InterventionError(f"no room for another fish: all {world.school.n} are in the water "
                                 f"(start the tank with --set fish.spare=N, or take one out)")
     state = iv.get("state")
@@ -242,11 +242,11 @@ def apply(world: World, iv: dict[str, Any]) -> dict[str, Any]:
     elif kind == "current":
         world.current = (DIRECTION_NAMES.index(iv["dir"]), world.tick + iv["ticks"]) if iv["ticks"] else None
     elif kind == "add":
-        fish = _add_fish(world, iv)
+        fish = add_fish(world, iv)
         world.look()
         return {**iv, "fish": fish, "cells": 1}
     elif kind == "remove":
-        _remove_fish(world, iv["fish"])
+        remove_fish(world, iv["fish"])
         world.look()
         return {**iv, "cells": 1}
     else:
@@ -256,15 +256,18 @@ def apply(world: World, iv: dict[str, Any]) -> dict[str, Any]:
     return {**iv, "cells": changed}
 
 
-def _add_fish(world: World, iv: dict[str, Any]) -> int:
-    """Put a new fish in the first free room, on the free open cell nearest (x, y); its id."""
+def add_fish(world: World, iv: dict[str, Any], fish: int | None = None, heading: int | None = None) -> int:
+    """Put a new fish in room ``fish`` (default: the first free room that is no group's room for
+    its young), on the free open cell nearest (x, y); its id. ``heading`` (default: drawn from
+    the world's generator) and ``iv["traits"]`` (default: drawn) are the new fish's."""
     from .config import hundredths
     from .fish.memory import AS
     from .fish.personality import persona_text, sample_traits
     from .fish.plans import FIRST_PLAN
 
     s, w, cfg = world.school, world.water, world.cfg
-    fish = int(np.flatnonzero(s.absent)[0])
+    if fish is None:
+        fish = int(np.flatnonzero(s.absent[: cfg.fish.count + cfg.fish.spare])[0])
     open_free = w.open_cells[world.occupant[w.open_cells] < 0]
     if open_free.size == 0:
         raise InterventionError("no free water for another fish")
@@ -288,7 +291,7 @@ def _add_fish(world: World, iv: dict[str, Any]) -> int:
     s.absent[fish] = False
     s.cell[fish] = cell
     world.occupant[cell] = fish
-    s.heading[fish] = int(world.rng.integers(0, 4))
+    s.heading[fish] = int(world.rng.integers(0, 4)) if heading is None else heading
     s.energy[fish] = hundredths(cfg.fish.start_energy_max)
     s.traits[fish] = traits
     s.persona[fish] = persona_text(traits)
@@ -355,7 +358,8 @@ def arrive(world: World, fish: int, state: dict[str, Any]) -> None:
         raise InterventionError(f"add: a migrant's state that does not fit: {exc}") from None
 
 
-def _remove_fish(world: World, fish: int) -> None:
+def remove_fish(world: World, fish: int) -> None:
+    """Take fish ``fish`` out of the water (parked; its room is kept)."""
     s = world.school
     world.occupant[s.cell[fish]] = -1
     s.absent[fish] = True

@@ -959,7 +959,9 @@ def _plan_formulas(c: _Check, row: Any, code: int, ticks: int, fish: int, seed: 
         return
     sets: dict[str, Any] = {"fish.count": fish, "brain.decides": "plan"}
     if row.needs:
-        sets[f"perception.{row.needs}"] = True
+        from .fish.plantypes import NEED_SETTINGS
+
+        sets.update(NEED_SETTINGS.get(row.needs, {f"perception.{row.needs}": True}))
     cfg = load_config(seed=seed, **sets)
     fast, slow = LiveSession(cfg), LiveSession(cfg)
     slow.world._kernel = None
@@ -986,7 +988,8 @@ def _plan_formulas(c: _Check, row: Any, code: int, ticks: int, fish: int, seed: 
                                  energy=w.school.energy[ids], max_energy=w.max_energy, heading=w.school.heading[ids],
                                  traits=w.school.traits[ids], food_here=np.zeros(ids.size, bool),
                                  refused=np.zeros((ids.size, 4), bool), places=w.place_options(ids),
-                                 plants=w.plants_shown(ids) if w.cfg.perception.plants_seen else None)
+                                 plants=w.plants_shown(ids) if w.cfg.perception.plants_seen else None,
+                                 prey=w.prey_or_none(ids))
             a, b = planner.decide(batch), reference.decide(batch)
             if not (np.array_equal(a.goals, b.goals) and np.array_equal(a.params, b.params)
                     and np.array_equal(np.asarray(a.horizons, np.int64), np.asarray(b.horizons, np.int64))):
@@ -1041,11 +1044,27 @@ def _plan_fork_entries(c: _Check, row: Any, code: int, plans: Any) -> list[str]:
     return entries
 
 
+def _toml(value: Any) -> str:
+    """``value`` (bools, numbers, strings, lists, dicts) as a TOML value for ``--set``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 def _plan_run(c: _Check, row: Any, ticks: int, fish: int, seed: int) -> str:
     probe = _PlanProbe(row, f"{row.name} - {row.prompt}" if row.prompt else None)
     sets = ["--set", "fish.places=3"] if row.fits == "places" else []
-    if getattr(row, "needs", None):  # a plan a tank offers only with a perception switch on (hide: plants_seen)
-        sets += ["--set", f"perception.{row.needs}=true"]
+    if getattr(row, "needs", None):  # a plan a tank offers only with a switch on (hide: plants_seen; hunt: hunting)
+        from .fish.plantypes import NEED_SETTINGS
+
+        for key, value in NEED_SETTINGS.get(row.needs, {f"perception.{row.needs}": True}).items():
+            sets += ["--set", f"{key}={_toml(value)}"]
     if row.param == "action":
         sets += ["--set", "brain.decides=action"]
     rec = c.path("run.mirofish")

@@ -129,6 +129,9 @@ class VectorAquariumEnv(VectorEnv):
         self.record = Path(record) if record is not None else None
         if self.record is not None and self.record.exists() and not self.record.is_dir():
             raise ValueError(f"record={os.fspath(self.record)!r} is a file; give a folder for the tanks' recordings")
+        if any(g.species_rules for g in cfg.fish.groups):
+            raise ValueError("vector_env: a tank with species (births, deaths, hunting: docs/species.md) has no "
+                             "fixed fish axis; use parallel_env, whose agents come and go")
         self.cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={"decides": "action"})})
         self.n_fish = n = self.cfg.fish.count
         side = 2 * self.cfg.perception.radius + 1

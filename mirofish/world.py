@@ -27,7 +27,16 @@ from .fish import memory as mem
 from .fish.features import from_world
 from .fish.formula import Formula
 from .fish.memory import AS, AT_SUMMARY, LongMemory, ShortMemory, Summarizer, TemplateSummarizer
-from .fish.perception import V_FISH, V_FOOD, Perception, cell_codes, render_view, shown_codes, view_codes
+from .fish.perception import (
+    V_FISH,
+    V_FOOD,
+    Perception,
+    cell_codes,
+    hunters_shown,
+    render_view,
+    shown_codes,
+    view_codes,
+)
 from .fish.personality import persona_text, sample_traits
 from .fish.places import Places
 from .fish.plans import FIRST_PLAN, G_HOLD, NO_END, TYPES
@@ -53,6 +62,8 @@ from .fish.triggers import (
     T_STUCK,
     T_TIMEOUT,
 )
+from .population import KEY as POPULATION_KEY
+from .population import Population
 from .rng import make_generator, mix64
 from .water import NO_FOOD, PLANT, Water
 
@@ -263,6 +274,9 @@ class World:
         self._best = np.full(w.terrain.size, -1, np.int64)
         self.base_cfg = cfg  # the tank as built: tuned settings are kept (and hashed) against it
         self.current: tuple[int, int] | None = None  # a current (direction, until tick): interventions
+        # Species' births, deaths and hunting (mirofish/population.py); None: no group has a rule,
+        # and then nothing of it is kept or hashed, so such tanks hash as before species existed.
+        self.population = Population(self) if any(g.species_rules for g in f.groups) else None
         self.look()
 
     @property
@@ -367,6 +381,9 @@ class World:
         if self.cfg.perception.plants_seen:  # plants show as P (steering still reads them as glass)
             codes = shown_codes(codes, s.cell[i] + self.window, self.water.terrain == PLANT)
             shown = ("plants_seen",)
+        if self.hunting and self.population is not None:  # hunters show as X (docs/species.md)
+            codes = hunters_shown(codes, self.occupant[s.cell[i] + self.window], self.population.hunter_mask)
+            shown = (*shown, "hunting")
         x, y = self.water.xy(s.cell[i])
         view = render_view(codes)
         memories, summaries = self.recall_part.recall(int(i), self.tick, view)
@@ -513,6 +530,8 @@ class World:
         if self._seeking:
             self.seek()
         out = self._step_compiled() if self._kernel is not None else self._step_numpy()
+        if self.population is not None and self.population.step(self):
+            self.refit_fish()
         if self._predicating:
             self.plan_predicates()
         if self._events_seen is not None:
@@ -605,6 +624,36 @@ class World:
         """``(k, side²)`` bool: the cells of each fish's view window that are plants, row by row."""
         plants: np.ndarray = self.water.terrain[self.school.cell[fish][:, None] + self.window[None, :]] == PLANT
         return plants
+
+    def prey_in_view(self, fish: np.ndarray) -> np.ndarray:
+        """``(k, side²)``: where each of ``fish`` sees a fish of a group its group hunts (all
+        False in a tank without hunters: docs/species.md)."""
+        fish = np.asarray(fish, np.int64)
+        out = np.zeros((fish.size, self.window.size), bool)
+        pop = self.population
+        if pop is None or not pop.hunters:  # (self.hunting, spelt out for the type checker)
+            return out
+        occ = self.occupant[self.school.cell[fish][:, None] + self.window[None, :]]
+        seen = occ >= 0
+        prey_of = np.zeros((pop.n_groups, pop.n_groups), bool)
+        for g, mask in pop.prey.items():
+            prey_of[g] = mask
+        out[seen] = prey_of[np.repeat(pop.of[fish], self.window.size).reshape(occ.shape)[seen], pop.of[occ[seen]]]
+        return out
+
+    def prey_seen(self, fish: np.ndarray) -> np.ndarray:
+        """``(k,)`` fish of groups it hunts in each of ``fish``'s view."""
+        counts: np.ndarray = self.prey_in_view(fish).sum(axis=1)
+        return counts
+
+    @property
+    def hunting(self) -> bool:
+        """Does some group of this tank hunt (docs/species.md)?"""
+        return self.population is not None and bool(self.population.hunters)
+
+    def prey_or_none(self, fish: np.ndarray) -> np.ndarray | None:
+        """:meth:`prey_seen`, or None in a tank without hunters (what a request carries)."""
+        return self.prey_seen(fish) if self.hunting else None
 
     def plants_shown(self, fish: np.ndarray) -> np.ndarray:
         """Plant cells in each fish's view as it is shown them (0 without ``perception.plants_seen``)."""
@@ -889,6 +938,8 @@ class World:
             out["world.slots"] = np.array([self.used_slots], np.int64)
         if not np.array_equal(s.absent, s.ids >= self.cfg.fish.count):
             out["fish.absent"] = s.absent.copy()
+        if self.population is not None:
+            out[POPULATION_KEY] = self.population.state()
         tuned = self.tuned()
         if tuned:
             out["world.tuned"] = np.frombuffer(json.dumps(tuned, sort_keys=True).encode(), np.uint8).copy()
@@ -916,6 +967,8 @@ class World:
         self.used_slots = int(d["world.slots"][0]) if "world.slots" in d else self.cfg.fish.count
         s.absent = np.array(d["fish.absent"], bool) if "fish.absent" in d else s.ids >= self.cfg.fish.count
         self.current = tuple(int(v) for v in d["world.current"]) if "world.current" in d else None  # type: ignore[assignment]
+        if self.population is not None:
+            self.population.load(d.get(POPULATION_KEY))
         tuned = json.loads(bytes(d["world.tuned"]).decode()) if "world.tuned" in d else {}
         if tuned or self.tuned():
             self.retune(self.base_cfg)
@@ -958,5 +1011,18 @@ class World:
             h.update(arr.tobytes())
         return h.hexdigest()
 
+    def energy_in_water(self) -> np.ndarray:
+        """The energy (hundredths) of the fish in the water (not of room out of it: spare, taken
+        out, starved or caught)."""
+        s = self.school
+        e: np.ndarray = s.energy[~s.absent] if s.absent.any() else s.energy
+        return e
+
+    def mean_energy(self) -> float:
+        """Mean energy of the fish in the water, in units (0 when none is)."""
+        e = self.energy_in_water()
+        return float(e.mean()) / 100 if e.size else 0.0
+
     def low_energy_count(self) -> int:
-        return int(np.count_nonzero(self.school.energy < hundredths(self.cfg.fish.low_energy)))
+        """Fish in the water below the low-energy line."""
+        return int(np.count_nonzero(self.energy_in_water() < hundredths(self.cfg.fish.low_energy)))

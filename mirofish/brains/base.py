@@ -109,6 +109,8 @@ class RequestBatch:
     places: np.ndarray | None = None
     # (k,) plant cells each fish is shown in view (perception.plants_seen; None: plants not shown)
     plants: np.ndarray | None = None
+    # (k,) fish of groups it hunts in each fish's view (docs/species.md; None: the tank has no hunters)
+    prey: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.fish.size)
@@ -125,6 +127,7 @@ class RequestBatch:
             summaries_due=[self.summaries_due[i] for i in pick] if self.summaries_due is not None else None,
             places=self.places[pick] if self.places is not None else None,
             plants=self.plants[pick] if self.plants is not None else None,
+            prey=self.prey[pick] if self.prey is not None else None,
         )
 
 

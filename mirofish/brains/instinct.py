@@ -29,7 +29,7 @@ from ..fish.features import from_request
 from ..fish.formula import Formula
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
 from ..fish.plans import CODE, TYPES
-from ..fish.plantypes import NEEDS
+from ..fish.plantypes import switches_on
 from ..fish.steering import (
     F_ALIGN,
     F_BLOCKED,
@@ -210,7 +210,7 @@ class InstinctPlanner(InlineSource):
         out = np.empty((k, m))
         if m and k:
             values = from_request(b.energy, b.max_energy, b.traits, f, b.plants,
-                                  self.trig.low_energy_fraction, self.trig.crowd_line)
+                                  self.trig.low_energy_fraction, self.trig.crowd_line, b.prey)
             for j, (_, formula) in enumerate(self.formulas):
                 out[:, j] = formula(values, k)
         return out
@@ -416,7 +416,7 @@ def instinct_source(cfg: Config, tier: str = "instinct") -> InlineSource:
     if chooser == "random":
         return RandomChooser(cfg, tier)
     if cfg.brain.decides == "plan":
-        shown = tuple(name for name in NEEDS if name and getattr(cfg.perception, name))
+        shown = switches_on(cfg)
         planner = InstinctPlanner(cfg.brain.planner, cfg.triggers, seed=cfg.seed, radius=cfg.perception.radius,
                                   tier=tier, rest_ceiling=hundredths(cfg.fish.rest_ceiling), shown=shown)
         planner.never_school = chooser == "never_school"

@@ -194,7 +194,7 @@ def _replay_headless(args: argparse.Namespace, player: Any, filled: int | None) 
         player.seek(target)
     w = player.world
     print(json.dumps({"tick": player.tick, "state_hash": player.state_hash(),
-                      "mean_energy": round(float(w.school.energy.mean()) / 100, 2),
+                      "mean_energy": round(w.mean_energy(), 2),
                       "low_energy_fish": w.low_energy_count(), "first_tick": player.first_tick,
                       "last_tick": player.last_tick, "recorded": player.recorded_metrics(),
                       **({"verified_ticks": target - player.first_tick} if args.verify else {}),

@@ -42,6 +42,7 @@ _DERIVED: dict[str, Callable[[dict[str, Any], Features], np.ndarray]] = {
     "crowd": lambda r, f: np.maximum(f["visible"] - r["crowd_line"] + 2, 0.0) / 3.0,
     "walls": lambda r, f: _f(r["walls"]()),
     "plants_seen": lambda r, f: _f(r["plants"]()),
+    "prey_seen": lambda r, f: _f(r["prey"]()),
     **{name: _trait(j) for j, name in enumerate(_TRAITS)},
     "param": lambda r, f: _f(r["param"]),
     "plan_ticks": lambda r, f: _f(r["plan_ticks"]),
@@ -76,9 +77,11 @@ class Features(Mapping[str, np.ndarray]):
 
 
 def from_request(energy: np.ndarray, max_energy: int, traits: np.ndarray, view: np.ndarray,
-                 plants: np.ndarray | None, low_fraction: float, crowd_line: float) -> Features:
+                 plants: np.ndarray | None, low_fraction: float, crowd_line: float,
+                 prey: np.ndarray | None = None) -> Features:
     """The planner's features for a request: ``view`` is its view-feature rows
-    (:func:`mirofish.fish.steering.view_features`), ``plants`` the plants each fish is shown."""
+    (:func:`mirofish.fish.steering.view_features`), ``plants`` the plants each fish is shown,
+    ``prey`` the fish of groups it hunts in its view (None: the tank has no hunters)."""
     from .steering import F_FOOD_SEEN, F_VISIBLE, F_WALLS
 
     k = len(energy)
@@ -86,6 +89,7 @@ def from_request(energy: np.ndarray, max_energy: int, traits: np.ndarray, view: 
                         "visible": view[:, F_VISIBLE], "food_seen": view[:, F_FOOD_SEEN],
                         "walls": lambda: view[:, F_WALLS],
                         "plants": lambda: plants if plants is not None else np.zeros(k),
+                        "prey": lambda: prey if prey is not None else np.zeros(k),
                         "low_fraction": low_fraction, "crowd_line": crowd_line})
 
 
@@ -97,6 +101,7 @@ def from_world(world: World, fish: np.ndarray) -> Features:
         "visible": s.neighbours[fish], "food_seen": s.food_seen[fish],
         "walls": lambda: (world.codes[fish] == V_WALL).sum(axis=1),
         "plants": lambda: world.plants_shown(fish),
+        "prey": lambda: world.prey_seen(fish),
         "low_fraction": t.low_energy_fraction, "crowd_line": t.crowd_line,
         "param": s.plan_param[fish], "plan_ticks": world.tick - s.last_decision[fish],
         "ticks_left": s.plan_end[fish].astype(np.int64) - world.tick, "alone": s.alone[fish],

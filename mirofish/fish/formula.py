@@ -46,6 +46,7 @@ PLANNER_FEATURES: dict[str, str] = {
     "crowd": "how crowded the view is: max(visible - triggers.crowd_line + 2, 0) / 3",
     "walls": "glass, rock and plant cells in view",
     "plants_seen": "plant cells in view, as shown to the fish (0 unless perception.plants_seen)",
+    "prey_seen": "fish in view of the groups this fish's group hunts (0 for a fish that hunts none)",
     "sociability": "the trait, 0 to 1",
     "curiosity": "the trait, 0 to 1",
     "caution": "the trait, 0 to 1",

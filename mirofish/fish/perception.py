@@ -24,9 +24,11 @@ V_WATER, V_WALL, V_FOOD, V_SELF = 0, 1, 2, 3
 V_FISH = 4  # another fish facing north; + heading (Action order n, s, w, e) → 4..7
 N_CODES = 8  # the codes steering reads (the compiled tick's alphabet)
 V_PLANT = 8  # shown only (perception.plants_seen): a plant; steering reads it as V_WALL
-VIEW_CHARS = ".#F@^v<>P"
-# The shown-only codes: (code, the config switch that turns it on, its words in the prompt's legend).
-SHOWN_CODES = ((V_PLANT, "plants_seen", "P a plant (a fish beside one is hidden)"),)
+V_HUNTER = 9  # shown only (a tank with hunters: docs/species.md): a fish that hunts; steering reads it as a fish
+VIEW_CHARS = ".#F@^v<>PX"
+# The shown-only codes: (code, the switch that turns it on, its words in the prompt's legend).
+SHOWN_CODES = ((V_PLANT, "plants_seen", "P a plant (a fish beside one is hidden)"),
+               (V_HUNTER, "hunting", "X a hunter (a fish that catches fish; which way it faces is not shown)"))
 FISH_CHARS = VIEW_CHARS[V_FISH:]
 _CHAR_LUT = np.frombuffer(VIEW_CHARS.encode(), np.uint8)
 
@@ -63,6 +65,15 @@ def shown_codes(codes: np.ndarray, cells: np.ndarray, is_plant: np.ndarray) -> n
     window's padded flat cells, row by row) that are plants become :data:`V_PLANT`."""
     out = np.array(codes, np.int8)
     out[(out == V_WALL) & is_plant[cells]] = V_PLANT
+    return out
+
+
+def hunters_shown(codes: np.ndarray, occupants: np.ndarray, is_hunter: np.ndarray) -> np.ndarray:
+    """One fish's ``codes`` with the fish among ``occupants`` (its window's fish ids, -1 where
+    none) that hunt shown as :data:`V_HUNTER` (the viewer itself stays ``@``)."""
+    out = np.array(codes, np.int8)
+    there = (occupants >= 0) & (out >= V_FISH) & (out < N_CODES)
+    out[there] = np.where(is_hunter[occupants[there]], V_HUNTER, out[there])
     return out
 
 

@@ -36,6 +36,7 @@ This module imports nothing of the package, so a table can be extended before th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from . import formula
 
@@ -54,10 +55,26 @@ BASE_ROW: dict[str, tuple[str, float]] = {"open": ("open_water", 1.0), "glass": 
 # When a plan fits a fish's view (what a model is offered, what a random chooser picks among).
 FITS = ("always", "fish_in_view", "open_way", "places", "plants_in_view", "never")
 # What a plan may swim to (fish.targets.TARGETS: where it is, when the fish is there, and what then).
-SEEKS = (None, "place", "plant")
+SEEKS = (None, "place", "plant", "prey")
 # The perception switches (config ``perception.*``) a plan type may need: without it, the tank's
 # prompts neither list nor offer the plan (a person and a fork still can give it).
-NEEDS = (None, "plants_seen")
+NEEDS = (None, "plants_seen", "hunting")
+# What makes a tank offer a plan type that needs a switch: the settings (dotted keys) the check
+# kit runs it with (mirofish.testing.check_plan_type). "hunting" is on where a group hunts.
+
+
+def switches_on(cfg: Any) -> tuple[str, ...]:
+    """The :data:`NEEDS` switches a tank (a Config) has on: a perception switch by its name, and
+    ``hunting`` where some group hunts (docs/species.md)."""
+    return tuple(name for name in NEEDS if name and (any(g.hunts for g in cfg.fish.groups) if name == "hunting"
+                                                     else getattr(cfg.perception, name)))
+
+
+NEED_SETTINGS: dict[str, dict[str, Any]] = {
+    "plants_seen": {"perception.plants_seen": True},
+    "hunting": {"fish.groups": [{"name": "hunters", "share": 0.25, "hunts": ["prey"]},
+                                {"name": "prey", "share": 0.75}]},
+}
 # The most plan types with a ``utility`` formula (the compiled planner's softmax: 64 choices, 6 built in).
 MAX_FORMULA_UTILITIES = 58
 # How a plan's deed is judged when it ends (observe.worddeed).
@@ -175,6 +192,13 @@ PLAN_TYPES: tuple[PlanType, ...] = (
              fails="plants_seen == 0 and plan_ticks >= 10",
              doc="swim beside the nearest plant in view and rest there until its horizon; failed after 10 ticks "
                  "with no plant in view"),
+    PlanType("hunt", ticks=12, events=frozenset({"planned", "hungry"}), eats="no", seek="prey",
+             needs="hunting", prompt="swim at the nearest fish you hunt (only a hunter catches)",
+             fits="fish_in_view", fork=("hunt {ticks}",), words=("hunt", "chase", "catch", "prey", "strike"),
+             deed="worked",
+             utility="10 * min(prey_seen, 1) * (0.5 + hunger + appetite) - 8",
+             doc="a hunter (docs/species.md) swims at the nearest fish of a group it hunts in view; ends beside it "
+                 "(the catch is the population's rule) or when none is in view"),
 )
 
 

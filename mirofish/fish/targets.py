@@ -65,16 +65,26 @@ def _place(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     return p.x[fish, slot] - x, p.y[fish, slot] - y, p.meals_at[fish, slot] != 0
 
 
-def _plant(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The nearest plant cell in each fish's view window."""
+def _nearest(world: World, seen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nearest cell of each fish's view window where ``seen`` (``(k, side²)``) is set
+    (Manhattan distance, the window's row order on a tie), as a step, and whether there is one."""
     r = world.water.pad
     dy, dx = np.divmod(np.arange((2 * r + 1) ** 2), 2 * r + 1)
     dx, dy = dx - r, dy - r
-    plant: np.ndarray = world.plants_in_view(fish)
-    far = np.where(plant, (np.abs(dx) + np.abs(dy))[None, :], 1 << 20)
+    far = np.where(seen, (np.abs(dx) + np.abs(dy))[None, :], 1 << 20)
     best = np.argmin(far, axis=1)  # the first of the nearest, in the window's row order
-    found: np.ndarray = np.any(plant, axis=1)
+    found: np.ndarray = np.any(seen, axis=1)
     return dx[best].astype(np.int64), dy[best].astype(np.int64), found
+
+
+def _plant(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nearest plant cell in each fish's view window."""
+    return _nearest(world, world.plants_in_view(fish))
+
+
+def _prey(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nearest fish of a group it hunts in each fish's view (docs/species.md)."""
+    return _nearest(world, world.prey_in_view(fish))
 
 
 def _has_places(world: World) -> bool:
@@ -85,6 +95,9 @@ TARGETS: dict[str, Target] = {
     # (a tank without places has none: a return plan a person gives there is not pulled)
     "place": Target("place", _place, there="near", then="end", on=lambda world: _has_places(world)),
     "plant": Target("plant", _plant, there="beside", then="stay", remembers=True),
+    # a hunter's (the hunt plan): ends beside its prey, where the catch is the population's rule
+    "prey": Target("prey", _prey, there="near", then="end",
+                   on=lambda world: world.hunting),
 }
 
 

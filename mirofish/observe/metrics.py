@@ -303,7 +303,10 @@ class Metrics:
         self.tank = tank  # the run's whole Config (a sampled metric reads it as Sample.cfg), or None
         # with remembered places: home ranges, site fidelity, overlap (observe/territory.py)
         self.territory = Territory(n_fish, width, height, cfg.sample_every) if territory else None
-        self.keys = tuple(m.key for m in METRICS if m.kind != "tick" and (territory or m.group != "territory"))
+        # a tank whose groups live by population rules (docs/species.md) counts its fish in the water
+        population = tank is not None and any(g.species_rules for g in tank.fish.groups)
+        self.keys = tuple(m.key for m in METRICS if m.kind != "tick" and (territory or m.group != "territory")
+                          and (population or m.group != "population"))
         self._window = [m for m in METRICS if m.kind == "window"]
         self._sampled = [m for m in METRICS if m.kind == "sample" and m.key in self.keys]
         w = cfg.window
@@ -653,7 +656,8 @@ class Metric:
     a :class:`Metrics`); ``"sample"`` — every ``metrics.sample_every`` ticks (``compute(sample)``,
     a :class:`Sample`); ``"tick"`` — every tick, kept in a recording's per-tick rows
     (``compute(frame)``). ``group``: ``"health"`` (docs/design.md §4's six), ``"collective"``,
-    ``"territory"`` (only in tanks with remembered places), ``"tank"``, or a user's own.
+    ``"territory"`` (only in tanks with remembered places), ``"population"`` (only in tanks with
+    species: docs/species.md), ``"tank"``, or a user's own.
     ``healthy``: the design's healthy range; ``bad_below``/``bad_above``: alarm lines. The rest
     says where it is shown: ``hud`` / ``chart`` / ``diff`` rank (None: not there), the chart's
     title, colour (a ``ui.theme`` name) and fixed y range, ``sweep`` (an aquarium sweep's default
@@ -769,6 +773,9 @@ METRICS: tuple[Metric, ...] = (
            chart_title="range overlap between fish", chart_colour="WARN", chart_range=(0.0, 1.0)),
     Metric("territoriality", "territoriality", "site fidelity x (1 - range overlap)", "0..1", "{:.2f}", "sample",
            lambda s: s.territory["territoriality"], group="territory"),
+    Metric("fish_in_water", "fish in the water", "fish in the water now: with species they are born, starve and "
+           "are caught (docs/species.md)", "fish", "{:.0f}", "sample", lambda s: float(len(s.ids)),
+           group="population", chart=9, chart_title="fish in the water (by group)", chart_colour="ACCENT"),
     Metric("mean_energy", "mean energy", "mean energy of the fish in the water", "energy", "{:.1f}", "tick",
            lambda f: _mean_energy(f), group="tank", chart=3, chart_title="mean energy", chart_colour="GOOD",
            sweep=0),

@@ -138,7 +138,7 @@ def summarize_run(engine: Session, ticks: int, elapsed: float) -> dict[str, Any]
         "seed": w.seed,
         "ticks_per_sec": round(ticks / elapsed, 1) if elapsed > 0 else None,
         "final_state_hash": w.state_hash(),
-        "mean_energy": round(float(s.energy.mean()) / 100, 2),
+        "mean_energy": round(w.mean_energy(), 2),
         "low_energy_fish": w.low_energy_count(),
         "max_stuck_ticks": int(s.max_stuck.max()),
         "decisions_by_tier": m.decisions_by_tier(),
@@ -156,6 +156,7 @@ def summarize_run(engine: Session, ticks: int, elapsed: float) -> dict[str, Any]
         "mode": engine.mode,
         "tick_kernel": w.tick_kernel,
         "elapsed_s": round(elapsed, 3),
+        **({"population": w.population.summary(w)} if w.population is not None else {}),
     }
 
 

@@ -119,5 +119,5 @@ def demo_run(cfg: Config, at: int = 240, follow: int = 100, ticks: int = 2000, e
     out.setdefault("travel_next_100", 0.0)
     out.setdefault("displacement_next_100", 0.0)
     out["splits"], out["merges"] = splits, merges
-    out["mean_energy"] = round(float(engine.world.school.energy.mean() / 100), 1)
+    out["mean_energy"] = round(engine.world.mean_energy(), 1)
     return out

@@ -23,12 +23,14 @@ Chart = tuple[str, str, str, tuple[int, int, int], "tuple[float, float] | None"]
 _ALL: list[Chart] = [(m.chart_title, m.key, m.chart_fmt or m.fmt, getattr(theme, m.chart_colour), m.chart_range)
                      for m in ranked("chart")]
 _TERRITORY = {m.key for m in ranked("chart") if m.group == "territory"}
-CHARTS = [c for c in _ALL if c[1] not in _TERRITORY]
+_POPULATION = {m.key for m in ranked("chart") if m.group == "population"}  # a tank with species (docs/species.md)
+CHARTS = [c for c in _ALL if c[1] not in _TERRITORY | _POPULATION]
 TERRITORY_CHARTS = [c for c in _ALL if c[1] in _TERRITORY]
+POPULATION_CHARTS = [c for c in _ALL if c[1] in _POPULATION]
 MAX_POINTS = 20_000
 # the charts a mixed tank ([[fish.groups]]) splits: a thin line per group in its colour over the
 # tank's line (the schooling degree by the metrics' own test over the group's fish, the mean energy)
-GROUP_SPLIT = ("schooling_degree", "mean_energy")
+GROUP_SPLIT = ("schooling_degree", "mean_energy", "fish_in_water")
 
 
 def group_key(group: str, key: str) -> str:
@@ -40,7 +42,8 @@ class Series:
     """Per-key (tick, value) points, thinned to every second point when they grow too many."""
 
     def __init__(self) -> None:
-        self.points: dict[str, list[tuple[int, float]]] = {key: [] for _, key, *_ in CHARTS + TERRITORY_CHARTS}
+        self.points: dict[str, list[tuple[int, float]]] = {key: [] for _, key, *_ in
+                                                           CHARTS + TERRITORY_CHARTS + POPULATION_CHARTS}
 
     def cut(self, tick: int) -> None:
         """Forget the points after ``tick`` (the window went back to it)."""
@@ -145,7 +148,8 @@ def draw_charts(surf: pygame.Surface, rect: pygame.Rect, data: dict[str, tuple[n
     layer = pygame.Surface(rect.size, pygame.SRCALPHA)
     layer.fill(theme.TIP)
     surf.blit(layer, rect)
-    charts = CHARTS + (TERRITORY_CHARTS if len(data.get("site_fidelity", ((), ()))[0]) else [])
+    charts = CHARTS + (TERRITORY_CHARTS if len(data.get("site_fidelity", ((), ()))[0]) else []) \
+        + (POPULATION_CHARTS if len(data.get("fish_in_water", ((), ()))[0]) else [])
     cols = 3 if rect.w >= 1200 or len(charts) > 6 else 2
     rows = -(-len(charts) // cols)
     gap = 10

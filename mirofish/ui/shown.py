@@ -241,9 +241,11 @@ class ShownTank:
             # curve and the recording's are one curve
             here = self.view.energy if self.view.present is None else self.view.energy[self.view.present]
             values = {**metrics, "mean_energy": int(here.sum()) / (100.0 * max(1, len(here)))}
-            for _, name, _, energy, school in groups_now(self.cfg, self.view, self.shown.metrics):
+            for _, name, n, energy, school in groups_now(self.cfg, self.view, self.shown.metrics):
                 values[group_key(name, "mean_energy")] = energy  # a mixed tank's groups' lines
                 values[group_key(name, "schooling_degree")] = school
+                if "fish_in_water" in metrics:  # a tank with species: each group's population
+                    values[group_key(name, "fish_in_water")] = n
             self.series.add(frame.tick + 1, values)
         return frame
 

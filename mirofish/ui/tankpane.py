@@ -209,9 +209,11 @@ class TankPane:
 
     def _draw_groups(self, surf: pygame.Surface, cfg: Any, view: TankView, prev: TankView | None,
                      alpha: float, metrics: Any) -> None:
-        """A mixed tank: a thin ring in its group's colour around every fish (up to 3,000 fish);
-        the groups' figures are in the side panel's legend (:func:`group_lines`)."""
+        """A mixed tank: a thin ring in its group's colour around every fish (up to 3,000 fish),
+        a diamond round a hunter's (docs/species.md); the groups' figures are in the side panel's
+        legend (:func:`group_lines`)."""
         colours = group_colours(cfg)
+        hunts = [bool(g.hunts) for g in cfg.fish.groups] + [False]
         of = np.asarray(cfg.fish.group_of(), np.int64)[: len(view.x)]
         clip = surf.get_clip()
         surf.set_clip(self.renderer.rect)
@@ -222,7 +224,13 @@ class TankPane:
             width = 1 if self.renderer.cell < 14 else 2
             for i in range(len(of)):
                 if view.in_water(i):
-                    pygame.draw.circle(surf, colours[int(of[i])], (int(px[i]), int(py[i])), r, width)
+                    g, cx, cy = int(of[i]), int(px[i]), int(py[i])
+                    if hunts[g]:
+                        d = r + 3
+                        pygame.draw.polygon(surf, colours[g], [(cx, cy - d), (cx + d, cy), (cx, cy + d), (cx - d, cy)],
+                                            width + 1)
+                    else:
+                        pygame.draw.circle(surf, colours[g], (cx, cy), r, width)
         surf.set_clip(clip)  # (the groups' figures are in the side panel's legend: nothing over the water)
 
     def _draw_school(self, surf: pygame.Surface, members: Any) -> None:

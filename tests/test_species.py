@@ -1,0 +1,212 @@
+"""Species: fish that are born, starve and are caught, and hunters whose catch a school confuses
+(mirofish/population.py, docs/species.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mirofish.config import ConfigError, GroupConfig, load_config
+from mirofish.session import LiveSession
+
+ROOT = Path(__file__).resolve().parent.parent
+PRESET = "predators"
+
+
+def _tank(seed: int = 3, **dotted):
+    return load_config(seed=seed, preset=PRESET, **dotted)
+
+
+def test_births_starvation_and_catches_record_and_replay_by_hash(tmp_path):
+    rec = tmp_path / "pred.mirofish"
+    run = subprocess.run([sys.executable, "-m", "mirofish", "live", "--headless", "--ticks", "400", "--preset", PRESET,
+                          "--record", str(rec)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout.strip().splitlines()[-1])
+    pop = summary["population"]
+    assert pop["minnows"]["born"] > 0 and pop["minnows"]["caught"] > 0 and pop["minnows"]["starved"] > 0
+    assert pop["minnows"]["in_water"] == 74 + pop["minnows"]["born"] - pop["minnows"]["caught"] - pop["minnows"][
+        "starved"]
+    assert summary["metrics"]["fish_in_water"]["current"] == pop["minnows"]["in_water"] + pop["pike"]["in_water"]
+    again = subprocess.run([sys.executable, "-m", "mirofish", "replay", str(rec), "--headless", "--verify"],
+                           capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.strip().splitlines()[-1])["state_hash"] == summary["final_state_hash"]
+
+
+def test_the_compiled_and_the_numpy_tick_give_the_same_births_and_deaths():
+    fast, slow = LiveSession(_tank()), LiveSession(_tank())
+    slow.world._kernel = None
+    for _ in range(6):
+        fast.run(50)
+        slow.run(50)
+        assert fast.state_hash() == slow.state_hash()
+    assert fast.world.population.caught.sum() > 0 and fast.world.population.born.sum() > 0
+
+
+def test_a_fish_id_is_never_reused_and_the_young_take_their_groups_room():
+    s = LiveSession(_tank(seed=5))
+    w = s.world
+    first, end = w.cfg.fish.young_room()[0]  # the minnows' room
+    gone: set[int] = set()
+    for _ in range(300):
+        before = ~w.school.absent.copy()
+        s.step()
+        now = ~w.school.absent
+        assert not now[sorted(gone)].any(), "a fish that left came back"
+        gone |= set(np.flatnonzero(before & ~now).tolist())
+        born = np.flatnonzero(~before & now)
+        assert ((born >= first) & (born < end)).all()  # only the minnows breed, into their own room
+    used = first + int(w.population.born[0])  # the young took the room in id order, none skipped
+    assert w.population.born[0] > 0 and w.used_slots >= used
+    assert w.school.absent[used:end].all()  # the room no young has had yet is still out of the water
+
+
+def _duel(m: int, trials: int, chance: float = 1.0, confusion: float = 1.0) -> int:
+    """Catches in ``trials`` ticks of one hunter beside one prey facing east, with ``m`` of the
+    prey's group within two cells of it facing east too (and, for m > 0, one facing west that
+    does not count)."""
+    groups = [GroupConfig(name="prey", count=5), GroupConfig(name="hunter", count=1, hunts=["prey"],
+                                                             catch_chance=chance, confusion=confusion)]
+    cfg = load_config(seed=1, **{"fish.count": 6, "fish.groups": groups, "food.spawn_rate": 0.0})
+    caught = 0
+    for t in range(trials):
+        s = LiveSession(cfg)
+        w = s.world
+        w.tick = t + 1  # the draw is a hash of the tick: another draw each trial
+        cells = {5: (10, 10), 0: (11, 10), 1: (12, 10), 2: (12, 11), 3: (12, 9), 4: (13, 12)}  # only 0 beside it
+        w.occupant[:] = -1
+        for fish, (x, y) in cells.items():
+            w.school.cell[fish] = w.water.cell(x, y)
+            w.occupant[w.school.cell[fish]] = fish
+        w.school.heading[:] = 3  # east
+        for fish in range(m + 1, 4):  # the schoolmates not counted face west
+            w.school.heading[fish] = 2
+        w.school.heading[4] = 2
+        w.population.step(w)
+        caught += int(w.school.absent[0])
+    return caught
+
+
+def test_the_confusion_effect_a_school_swimming_together_is_caught_less():
+    trials = 300
+    alone, three = _duel(0, trials), _duel(3, trials)
+    assert alone == trials  # chance 1, nobody to confuse the hunter: always
+    assert 0.15 * trials <= three <= 0.35 * trials  # 1 / (1 + 3): about a quarter
+    assert _duel(3, trials, confusion=0.0) == trials  # the null: no confusion, no protection
+
+
+def test_a_fork_that_moves_a_fish_out_of_reach_saves_it(tmp_path):
+    from mirofish.fish.plans import CODE
+    from mirofish.session.fork import ForkSession
+    from mirofish.session.replay import ReplaySession
+
+    rec = tmp_path / "pred.mirofish"
+    s = LiveSession(_tank(seed=7))
+    s.start_recording(rec)
+    absent_at = []
+    for _ in range(300):
+        absent_at.append(s.world.school.absent.copy())
+        s.step()
+    s.stop_recording()
+    w = s.world
+    caught_at = {}
+    for t in range(1, 300):
+        for f in np.flatnonzero(~absent_at[t - 1] & absent_at[t]).tolist():
+            caught_at.setdefault(f, t)
+    pike = [i for i, g in enumerate(w.cfg.fish.group_of()) if g == 1]
+    saved = 0
+    tried = 0
+    for fish, t in sorted(caught_at.items(), key=lambda kv: kv[1]):
+        if t < 30 or tried >= 4:
+            continue
+        replay = ReplaySession(rec)
+        replay.seek(t - 4)
+        rw = replay.world
+        if rw.school.energy[fish] < 500:  # starving, not caught: a fork would not save it from that
+            replay.close()
+            continue
+        tried += 1
+        fx, fy = rw.water.xy(rw.school.cell[fish])
+        px, py = rw.water.xy(rw.school.cell[pike])
+        near = int(np.argmin(np.abs(px - fx) + np.abs(py - fy)))
+        dx, dy = int(fx - px[near]), int(fy - py[near])
+        way = (3 if dx >= 0 else 2) if abs(dx) >= abs(dy) else (1 if dy >= 0 else 0)  # away from the pike
+        fork = ForkSession(replay, fish, (CODE["explore"], way, 8), None, replay.engine.source, "lockstep",
+                           owns_parent=True)
+        for _ in range(5):
+            fork.step()
+        saved += int(not fork.engine.world.school.absent[fish])
+        fork.close()
+    assert tried and saved >= 1, "swimming away from the pike four ticks before the catch saved none"
+
+
+@pytest.mark.parametrize(("setting", "words"), [
+    ('fish.groups=[{name="a", count=3, hunts=["b"]}]', "hunts 'b': no such group"),
+    ('fish.groups=[{name="a", count=3, hunts=["a"]}]', "hunts itself"),
+    ('fish.groups=[{name="a", count=3, birth_energy=150.0}]', "above max_energy"),
+])
+def test_a_bad_species_is_one_line_exit_2(setting, words):
+    done = subprocess.run([sys.executable, "-m", "mirofish", "live", "--headless", "--ticks", "5", "--fish", "5",
+                           "--set", setting], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_tank_whose_groups_have_no_rules_has_no_population():
+    cfg = load_config(seed=1, **{"fish.groups": [GroupConfig(name="a", share=0.5), GroupConfig(name="b", share=0.5)]})
+    s = LiveSession(cfg)
+    assert s.world.population is None and "world.population" not in s.world.state_arrays()
+    s.run(20)
+    assert "fish_in_water" not in s.metrics_summary()
+    with pytest.raises(ConfigError):
+        load_config(**{"fish.groups": [GroupConfig(name="a", count=3, hunts=["zz"])]})
+
+
+def test_a_prey_is_shown_its_hunter_as_x_and_a_hunter_is_offered_the_hunt():
+    from mirofish.brains.prompt import messages
+    from mirofish.fish.plans import CODE
+
+    s = LiveSession(_tank(seed=2))
+    w = s.world
+    for _ in range(200):
+        s.step()
+        seen = [i for i in range(74) if not w.school.absent[i] and "X" in w.perceive(i).view]
+        if seen:
+            break
+    assert seen, "no minnow had a pike in view in 200 ticks"
+    p = w.perceive(seen[0])
+    system = messages(p, "a fish", "timeout", plans=True)[0]["content"]
+    assert "X a hunter" in system
+    plain = LiveSession(load_config(seed=2))
+    assert "X a hunter" not in messages(plain.world.perceive(0), "a fish", "timeout", plans=True)[0]["content"]
+    hunted = int(np.count_nonzero([w.school.plan_goal[i] == CODE["hunt"] for i in range(74)]))
+    assert hunted == 0  # the minnows never choose to hunt (no prey of theirs: its utility is -8)
+
+
+def test_the_environment_terminates_the_dead_and_admits_the_born():
+    from mirofish.env import parallel_env
+
+    env = parallel_env(str(ROOT / "assets" / "presets" / "predators.toml"), max_steps=300)
+    env.reset(seed=3)
+    start = set(env.agents)
+    rng = np.random.default_rng(0)
+    dead, born = set(), set()
+    for _ in range(200):
+        before = set(env.agents)
+        obs, _, terms, _, _ = env.step({a: int(rng.integers(0, 6)) for a in env.agents})
+        dead |= {a for a, t in terms.items() if t}
+        born |= set(env.agents) - before
+        assert not (set(env.agents) & dead), "a terminated agent came back"
+        assert set(env.agents) <= set(obs)
+    assert dead and born and not (born & start)
+    env.close()
+    with pytest.raises(ValueError, match="species"):
+        from mirofish.env import vector_env
+
+        vector_env(2, str(ROOT / "assets" / "presets" / "predators.toml"))
