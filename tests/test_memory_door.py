@@ -249,6 +249,20 @@ def test_the_vector_memory_embeds_with_the_servers_embeddings_or_falls_back_coun
     assert any(items for items in mem.items)
 
 
+def test_a_headless_run_counts_the_memorys_embedding_requests_by_kind_as_the_server_saw_them():
+    with TestServer() as server:
+        done = subprocess.run([sys.executable, "-m", "mirofish", "live", "--headless", "--ticks", "60", "--fish", "8",
+                               "--brain", "llm", "--base-url", server.url, "--model", "fish-mini", "--memory", "vector",
+                               "--set", "memory.embedder=server"], capture_output=True, text=True, cwd=ROOT,
+                              timeout=300)
+        seen = server.embeddings
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    kinds = summary["brain"]["requests_by_kind"]
+    assert seen > 0 and kinds["embedding"] == seen == summary["memory"]["embedding_requests"]
+    assert kinds["decision"] > 0
+
+
 def test_the_vector_memory_with_a_dead_embedding_server_keeps_the_tank_moving():
     with TestServer() as server:
         url = server.url

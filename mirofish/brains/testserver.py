@@ -528,6 +528,8 @@ class _Handler(BaseHTTPRequestHandler):
                     fh.write(raw.replace(b"\n", b" ") + b"\n")
 
     def _embeddings(self, body: dict[str, Any]) -> None:
+        with self.owner._lock:
+            self.owner.embeddings += 1
         inputs = body.get("input")
         inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
         self._send(200, {"object": "list", "model": self.owner.model, "data": [
@@ -742,6 +744,7 @@ class TestServer:
         self._kv: list[list[str]] = []  # prefix_cache: the prompts (as tokens) its slots hold
         self.bodies: list[bytes] = []  # chat-completion request bodies as received (keep_bodies)
         self.completions = 0  # chat completions computed (a client that hung up meanwhile still costs one)
+        self.embeddings = 0  # /v1/embeddings requests answered
         self.schema_errors: list[str] = []  # strict mode: schemas refused, with why
         self._next_free = 0.0  # pacing: when the next completion may start (monotonic seconds)
         self.requests = 0

@@ -111,6 +111,10 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
         if int(getattr(inner, "embed_requests", 0)) or bool(getattr(inner, "server_given_up", False)):
             summary["memory"].update(embedding_requests=inner.embed_requests, embed_fallbacks=inner.embed_fallbacks,
                                      embedding_server_given_up=inner.server_given_up)
+            by_kind = summary["brain"].get("requests_by_kind")
+            if isinstance(by_kind, dict):  # the memory's own requests to the server, by kind beside the brain's
+                summary["brain"]["requests_by_kind"] = dict(sorted({**by_kind,
+                                                                    "embedding": inner.embed_requests}.items()))
         summary["memory"]["remember_failures"] = int(getattr(held, "remember_failures", 0))
         for line in getattr(held, "problems", [])[:1]:
             print(f"mirofish: warning: {line} (a decision it could not tell was told the two-level memory)",
