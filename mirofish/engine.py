@@ -91,7 +91,8 @@ class Engine:
             tick=w.tick, fish=need, triggers=a.triggers, codes=a.codes, energy=a.energy, max_energy=w.max_energy,
             heading=a.heading, traits=a.traits, food_here=a.food_here, refused=a.refused, queued_at=now,
             places=w.place_options(need) if w.places is not None else None,
-            plants=w.plants_shown(need) if w.cfg.perception.plants_seen else None, prey=w.prey_or_none(need),
+            plants=w.plants_shown(need) if w.cfg.perception.plants_seen else None,
+            prey=w.prey_seen(need) if w.hunting else None,
         )
         if self.source.wants_perceptions:
             batch.perceptions = [w.perceive(int(i), c) for i, c in zip(need, batch.codes)]

@@ -277,6 +277,7 @@ class World:
         # Species' births, deaths and hunting (mirofish/population.py); None: no group has a rule,
         # and then nothing of it is kept or hashed, so such tanks hash as before species existed.
         self.population = Population(self) if any(g.species_rules for g in f.groups) else None
+        self.hunting: bool = self.population is not None and bool(self.population.hunters)  # does a group hunt?
         self.look()
 
     @property
@@ -645,15 +646,6 @@ class World:
         """``(k,)`` fish of groups it hunts in each of ``fish``'s view."""
         counts: np.ndarray = self.prey_in_view(fish).sum(axis=1)
         return counts
-
-    @property
-    def hunting(self) -> bool:
-        """Does some group of this tank hunt (docs/species.md)?"""
-        return self.population is not None and bool(self.population.hunters)
-
-    def prey_or_none(self, fish: np.ndarray) -> np.ndarray | None:
-        """:meth:`prey_seen`, or None in a tank without hunters (what a request carries)."""
-        return self.prey_seen(fish) if self.hunting else None
 
     def plants_shown(self, fish: np.ndarray) -> np.ndarray:
         """Plant cells in each fish's view as it is shown them (0 without ``perception.plants_seen``)."""

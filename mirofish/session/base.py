@@ -243,7 +243,7 @@ class Session:
                             food_here=w.water.food_born[s.cell[i]] >= 0,
                             refused=w.recently_refused(i, w.cfg.triggers.hard_timeout), places=w.place_options(i),
                             plants=w.plants_shown(i) if w.cfg.perception.plants_seen else None,
-                            prey=w.prey_or_none(i))
+                            prey=w.prey_seen(i) if w.hunting else None)
 
     def explain(self, fish: int) -> list[str]:
         """Why ``fish`` does what it does: the embedded planner's reasons, with their numbers
