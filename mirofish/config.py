@@ -154,6 +154,8 @@ class GroupConfig(_Section):
                              description="the confusion effect: the chance is divided by 1 + confusion × the "
                                          "prey's kind within 2 cells swimming its way")
     catch_gain: float = Field(40.0, ge=0, le=10_000, description="energy a catch gives the hunter")
+    eats_food: bool = Field(True, description="false: its fish never eat food nor are drawn to it (a hunter "
+                                              "that lives on its prey; its planner's forage weight is 0)")
 
     @model_validator(mode="after")
     def _size(self) -> GroupConfig:
@@ -168,7 +170,7 @@ class GroupConfig(_Section):
     @property
     def species_rules(self) -> bool:
         """Does this group live by population rules (births, deaths or hunting)?"""
-        return bool(self.spare or self.birth_energy is not None or self.dies or self.hunts)
+        return bool(self.spare or self.birth_energy is not None or self.dies or self.hunts or not self.eats_food)
 
 
 class FishConfig(_Section):
@@ -664,6 +666,8 @@ class Config(_Section):
                 brain[key] = getattr(grp, key)
         if grp.api_key_env is not None:
             brain["api_key_env"] = grp.api_key_env
+        if not grp.eats_food:  # its planner never chooses to forage (docs/species.md)
+            brain["planner"] = {**self.brain.planner.model_dump(), "forage": 0.0}
         try:
             new_brain = BrainConfig.model_validate({**self.brain.model_dump(), **brain})
         except ValidationError as exc:

@@ -81,6 +81,7 @@ class Population:
         self.caught = np.zeros(self.n_groups, np.int64)
         self.tried = np.zeros(self.n_groups, np.int64)  # catches tried (a hunter beside a prey)
         self.hunter_mask = np.isin(self.of, self.hunters)
+        self.no_food = np.array([not g.eats_food for g in groups] + [False])[self.of]  # per fish
         w = world.water
         pw = w.pw
         self._ring1 = np.array([-pw - 1, -pw, -pw + 1, -1, 1, pw - 1, pw, pw + 1], np.int64)

@@ -683,13 +683,16 @@ def check_metric(metric: Any, *, ticks: int = 200, fish: int = FISH, seed: int =
     6. bad input — a tank whose fish were all taken out — is a number, not a raise.
 
     ``metric``: a key of the running table (built-in or installed), ``"module:ATTR"``, or the
-    ``Metric`` itself. ``settings``: ``SECTION.KEY=VALUE`` for the runs (a metric of the group
-    ``territory`` gets ``fish.places=3``: it exists only where fish remember places).
+    ``Metric`` itself. ``settings``: ``SECTION.KEY=VALUE`` for the runs (a metric of a group that
+    only some tanks count gets what they need, ``observe.metrics.GROUP_SETTINGS``: ``territory``
+    ``fish.places=3``, ``population`` a tank with species).
     """
     subject = metric if isinstance(metric, str) else str(getattr(metric, "key", type(metric).__name__))
     with _work("check_metric", subject, workdir) as c, _installed_metric(c, metric) as m:
         c.subject = m.key
-        sets = [*settings, *(["fish.places=3"] if m.group == "territory" else [])]
+        from .observe.metrics import GROUP_SETTINGS
+
+        sets = [*settings, *(f"{k}={_toml(v)}" for k, v in GROUP_SETTINGS.get(m.group, {}).items())]
         _metric_runs(c, m, ticks, fish, seed, sets)
         _metric_empty_tank(c, m, seed, sets)
         return c.result()

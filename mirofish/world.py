@@ -248,8 +248,11 @@ class World:
         self._id_keys = mix64(cfg.seed, s.ids)
         self._flags = np.zeros((n, EVENT_ORDER.size), bool)  # per tick: which memory events happened
         self._args = np.zeros((n, EVENT_ORDER.size), np.int16)  # … and their arguments
-        self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits)
-        self.steering.set_plans(s.ids, s.plan_goal, s.plan_param)
+        # Species' births, deaths and hunting (mirofish/population.py); None: no group has a rule,
+        # and then nothing of it is kept or hashed, so such tanks hash as before species existed.
+        self.population = Population(self) if any(g.species_rules for g in f.groups) else None
+        self.hunting: bool = self.population is not None and bool(self.population.hunters)  # does a group hunt?
+        self.steering = self._new_steering(cfg)
         self._hunger_scale = 1.0 / (0.8 * self.max_energy)
         # Places each fish remembers where it ate (fish/places.py); None: none (fish.places = 0),
         # and then nothing of them is kept or hashed, so such tanks hash as before they existed.
@@ -274,10 +277,6 @@ class World:
         self._best = np.full(w.terrain.size, -1, np.int64)
         self.base_cfg = cfg  # the tank as built: tuned settings are kept (and hashed) against it
         self.current: tuple[int, int] | None = None  # a current (direction, until tick): interventions
-        # Species' births, deaths and hunting (mirofish/population.py); None: no group has a rule,
-        # and then nothing of it is kept or hashed, so such tanks hash as before species existed.
-        self.population = Population(self) if any(g.species_rules for g in f.groups) else None
-        self.hunting: bool = self.population is not None and bool(self.population.hunters)  # does a group hunt?
         self.look()
 
     @property
@@ -316,9 +315,15 @@ class World:
         elsewhere). A recording stores one config, so a tank being recorded is not retuned."""
         self.cfg = cfg
         self.water.spawn_rate = cfg.food.spawn_rate
+        self.steering = self._new_steering(cfg)
+
+    def _new_steering(self, cfg: Config) -> Steering:
+        """Steering for the fish as they are now (traits, plans; a species that eats no food)."""
         s = self.school
-        self.steering = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits)
-        self.steering.set_plans(s.ids, s.plan_goal, s.plan_param)
+        st = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits,
+                      no_food=self.population.no_food if self.population is not None else None)
+        st.set_plans(s.ids, s.plan_goal, s.plan_param)
+        return st
 
     def tune(self, key: str, value: float) -> None:
         """Change one of :attr:`LIVE_KEYS` to ``value`` from now on (ValueError naming the
@@ -356,9 +361,7 @@ class World:
 
     def refit_fish(self) -> None:
         """After fish were added or taken out: steering takes the traits and plans as they are now."""
-        s = self.school
-        self.steering = Steering(self.cfg.steering, self.cfg.seed, self.cfg.perception.radius, s.traits)
-        self.steering.set_plans(s.ids, s.plan_goal, s.plan_param)
+        self.steering = self._new_steering(self.cfg)
 
     def refresh(self) -> None:
         """Recompute what is derived from the state (views, the steering's plan weights) after
@@ -383,7 +386,8 @@ class World:
             codes = shown_codes(codes, s.cell[i] + self.window, self.water.terrain == PLANT)
             shown = ("plants_seen",)
         if self.hunting and self.population is not None:  # hunters show as X (docs/species.md)
-            codes = hunters_shown(codes, self.occupant[s.cell[i] + self.window], self.population.hunter_mask)
+            codes = hunters_shown(codes, self.occupant[s.cell[i] + self.window], self.population.hunter_mask,
+                                  bool(self.population.hunter_mask[i]))
             shown = (*shown, "hunting")
         x, y = self.water.xy(s.cell[i])
         view = render_view(codes)
@@ -484,6 +488,8 @@ class World:
                  "forage": st.forage, "snacks": st.snacks, "rests": st.rests, "table": st.table,
                  "personal": st.personal, **GOAL_ROWS.arrays()},
                 {"tick": self.tick, "no_end": NO_END, "direction": st.cfg.direction})
+            if st.no_food is not None:  # a species that eats no food (docs/species.md)
+                st.mask_food(np.asarray(fish))
             return
         s.plan_goal[fish] = goals
         s.plan_param[fish] = params

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_metric_reaches_the_places_it_names():
-    session = LiveSession(load_config(seed=2, **{"fish.places": 3}))
+    settings = {k: v for group in mm.GROUP_SETTINGS.values() for k, v in group.items()}  # every group counted
+    session = LiveSession(load_config(seed=2, **settings))
     session.run(30)
     summary = session.metrics.summary()
     session.close()
@@ -41,9 +42,10 @@ def test_the_hud_and_the_charts_are_the_tables_ranks():
     from mirofish.ui import charts, panels
 
     assert [m.key for m in panels.HUD_METRICS] == [m.key for m in mm.ranked("hud")]
-    shown = [c[1] for c in charts.CHARTS + charts.TERRITORY_CHARTS]
+    shown = [c[1] for c in charts.CHARTS + charts.TERRITORY_CHARTS + charts.POPULATION_CHARTS]
     assert shown == [m.key for m in mm.ranked("chart")]
     assert all(m.group == "territory" for m in mm.METRICS if m.key in {c[1] for c in charts.TERRITORY_CHARTS})
+    assert all(m.group == "population" for m in mm.METRICS if m.key in {c[1] for c in charts.POPULATION_CHARTS})
 
 
 def test_a_bad_row_is_refused():

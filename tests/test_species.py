@@ -67,6 +67,21 @@ def test_a_fish_id_is_never_reused_and_the_young_take_their_groups_room():
     assert w.school.absent[used:end].all()  # the room no young has had yet is still out of the water
 
 
+def test_a_hunter_that_eats_no_food_lives_on_its_prey_in_both_ticks():
+    cfg = load_config(seed=4, preset="predator-prey")
+    fast, slow = LiveSession(cfg), LiveSession(cfg)
+    slow.world._kernel = None
+    for _ in range(4):
+        fast.run(75)
+        slow.run(75)
+        assert fast.state_hash() == slow.state_hash()
+    w = fast.world
+    pike = w.population.of == 1
+    assert w.school.eats[pike].sum() == 0 and w.population.caught[0] > 0  # never a meal of food: only catches
+    assert w.school.eats[~pike].sum() > 0
+    assert cfg.for_group(1).brain.planner.forage == 0.0 and cfg.for_group(0).brain.planner.forage > 0
+
+
 def _duel(m: int, trials: int, chance: float = 1.0, confusion: float = 1.0) -> int:
     """Catches in ``trials`` ticks of one hunter beside one prey facing east, with ``m`` of the
     prey's group within two cells of it facing east too (and, for m > 0, one facing west that

@@ -369,8 +369,9 @@ def fitting_choices(view: str, places: str = "") -> tuple[list[str], list[str]]:
     rows = view.split("\n")
     r = len(rows) // 2
     ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
-    fits = {"always": True, "fish_in_view": any(ch in _FACING for row in rows for ch in row),
-            "open_way": bool(ways), "places": bool(places), "plants_in_view": "P" in view, "never": False}
+    fish_seen = any(ch in _FACING for row in rows for ch in row)
+    fits = {"always": True, "fish_in_view": fish_seen, "open_way": bool(ways), "places": bool(places),
+            "plants_in_view": "P" in view, "prey_in_view": fish_seen and rows[r][r] == "X", "never": False}
     return [t.name for t in TYPES if fits[t.fits]], ways
 
 
@@ -609,6 +610,8 @@ def plan_legal_for_view(reply: PlanReply, view: str) -> str | None:
         return f"{t.name}_without_fish"
     if t.fits == "plants_in_view" and "P" not in view:
         return f"{t.name}_without_plant"
+    if t.fits == "prey_in_view" and (rows[r][r] != "X" or not any(ch in "^v<>" for row in rows for ch in row)):
+        return f"{t.name}_without_prey"
     if t.param == "direction" and reply.direction is not None:
         dx, dy = {"north": (0, -1), "south": (0, 1), "west": (-1, 0), "east": (1, 0)}[reply.direction]
         if rows[r + dy][r + dx] == "#":
@@ -636,6 +639,8 @@ _REFUSALS = {
     "timeout": "no answer within brain.request_timeout_s (the fallback decided; a late answer may replace it)",
     **{f"{t.name}_without_plant": f"a {t.name} plan with no plant in view"
        for t in TYPES if t.fits == "plants_in_view"},
+    **{f"{t.name}_without_prey": f"a {t.name} plan by a fish that hunts nothing, or with no prey in view"
+       for t in TYPES if t.fits == "prey_in_view"},
 }
 
 

@@ -28,7 +28,8 @@ V_HUNTER = 9  # shown only (a tank with hunters: docs/species.md): a fish that h
 VIEW_CHARS = ".#F@^v<>PX"
 # The shown-only codes: (code, the switch that turns it on, its words in the prompt's legend).
 SHOWN_CODES = ((V_PLANT, "plants_seen", "P a plant (a fish beside one is hidden)"),
-               (V_HUNTER, "hunting", "X a hunter (a fish that catches fish; which way it faces is not shown)"))
+               (V_HUNTER, "hunting", "X a hunter (a fish that catches fish; which way it faces is not shown; "
+                                     "X in the centre: you are one)"))
 FISH_CHARS = VIEW_CHARS[V_FISH:]
 _CHAR_LUT = np.frombuffer(VIEW_CHARS.encode(), np.uint8)
 
@@ -68,12 +69,15 @@ def shown_codes(codes: np.ndarray, cells: np.ndarray, is_plant: np.ndarray) -> n
     return out
 
 
-def hunters_shown(codes: np.ndarray, occupants: np.ndarray, is_hunter: np.ndarray) -> np.ndarray:
+def hunters_shown(codes: np.ndarray, occupants: np.ndarray, is_hunter: np.ndarray, viewer_hunts: bool) -> np.ndarray:
     """One fish's ``codes`` with the fish among ``occupants`` (its window's fish ids, -1 where
-    none) that hunt shown as :data:`V_HUNTER` (the viewer itself stays ``@``)."""
+    none) that hunt shown as :data:`V_HUNTER`, and the viewer itself too when it hunts (its view
+    then says what it is: a hunter's plans fit by its view alone)."""
     out = np.array(codes, np.int8)
     there = (occupants >= 0) & (out >= V_FISH) & (out < N_CODES)
     out[there] = np.where(is_hunter[occupants[there]], V_HUNTER, out[there])
+    if viewer_hunts:
+        out[out.size // 2] = V_HUNTER
     return out
 
 

@@ -53,7 +53,7 @@ STEER_TERMS = ("open", "glass", "crowd", "align", "cohesion", "food")
 BASE_ROW: dict[str, tuple[str, float]] = {"open": ("open_water", 1.0), "glass": ("wall", -1.0),
                                           "crowd": ("separation", -1.0)}
 # When a plan fits a fish's view (what a model is offered, what a random chooser picks among).
-FITS = ("always", "fish_in_view", "open_way", "places", "plants_in_view", "never")
+FITS = ("always", "fish_in_view", "open_way", "places", "plants_in_view", "prey_in_view", "never")
 # What a plan may swim to (fish.targets.TARGETS: where it is, when the fish is there, and what then).
 SEEKS = (None, "place", "plant", "prey")
 # The perception switches (config ``perception.*``) a plan type may need: without it, the tank's
@@ -194,7 +194,7 @@ PLAN_TYPES: tuple[PlanType, ...] = (
                  "with no plant in view"),
     PlanType("hunt", ticks=12, events=frozenset({"planned", "hungry"}), eats="no", seek="prey",
              needs="hunting", prompt="swim at the nearest fish you hunt (only a hunter catches)",
-             fits="fish_in_view", fork=("hunt {ticks}",), words=("hunt", "chase", "catch", "prey", "strike"),
+             fits="prey_in_view", fork=("hunt {ticks}",), words=("hunt", "chase", "catch", "prey", "strike"),
              deed="worked",
              utility="10 * min(prey_seen, 1) * (0.5 + hunger + appetite) - 8",
              doc="a hunter (docs/species.md) swims at the nearest fish of a group it hunts in view; ends beside it "

@@ -155,7 +155,8 @@ def view_features(codes: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 class Steering:
     """Turns every fish's plan into this tick's actions (see the module doc)."""
 
-    def __init__(self, cfg: SteeringConfig, seed: int, radius: int, traits: np.ndarray):
+    def __init__(self, cfg: SteeringConfig, seed: int, radius: int, traits: np.ndarray,
+                 no_food: np.ndarray | None = None):
         self.cfg = c = cfg
         self.matrix = feature_matrix(radius)
         self.rows = sparse_rows(self.matrix)  # the same, as the compiled tick reads it
@@ -174,6 +175,8 @@ class Steering:
         self.forage = np.zeros(n, bool)
         self.snacks = np.zeros(n, bool)
         self.rests = np.zeros(n, bool)
+        # fish of a species that eats no food (docs/species.md): never pulled to food, never eat it
+        self.no_food = no_food if no_food is not None and no_food.any() else None
 
     def set_plans(self, fish: np.ndarray, goal: np.ndarray, param: np.ndarray) -> None:
         """Take new standing plans (called whenever plans change; the weights are derived state)."""
@@ -188,6 +191,17 @@ class Steering:
         self.forage[fish] = rows.eats[g] == 2
         self.snacks[fish] = rows.eats[g] != 0
         self.rests[fish] = rows.rests[g].astype(bool)
+        if self.no_food is not None:
+            self.mask_food(fish)
+
+    def mask_food(self, fish: np.ndarray) -> None:
+        """Of ``fish``, those of a species that eats no food: no pull to food, no eating (after
+        :meth:`set_plans` or the compiled tick's ``adopt`` derived their plans' weights)."""
+        assert self.no_food is not None
+        off = np.asarray(fish, np.intp)
+        off = off[self.no_food[off]]
+        self.forage[off] = self.snacks[off] = False
+        self.w[off, T_FOOD] = 0.0
 
     def actions(self, tick: int, fish: np.ndarray, codes: np.ndarray, heading: np.ndarray, hungry: np.ndarray,
                 food_here: np.ndarray, refused: np.ndarray, stuck: np.ndarray) -> np.ndarray:

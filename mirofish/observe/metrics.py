@@ -781,6 +781,13 @@ METRICS: tuple[Metric, ...] = (
            sweep=0),
 )
 _BUILT_IN = len(METRICS)
+# What a tank needs for the metrics of a group to be counted at all (the check kit's runs, tests):
+# territory — fish that remember places; population — species (docs/species.md).
+GROUP_SETTINGS: dict[str, dict[str, Any]] = {
+    "territory": {"fish.places": 3},
+    "population": {"fish.groups": [{"name": "prey", "share": 0.8, "dies": True},
+                                   {"name": "hunters", "share": 0.2, "hunts": ["prey"]}]},
+}
 PLUGIN_PROBLEMS: list[str] = []
 
 
