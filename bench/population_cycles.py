@@ -3,17 +3,19 @@
     python bench/population_cycles.py [--seeds 1 2 3 4 5] [--ticks 6000] [--plot PNG]
 
 Runs ``assets/presets/predator-prey.toml`` headless for each seed, counts each group's fish in the
-water every 10 ticks, and reports per seed: whether both groups lasted, the minnows' peaks and
-troughs (a peak: the largest count between two crossings of the run's mean, after tick 500), the
-period (mean ticks between peaks), and the lag at which the pike's curve best follows the
-minnows' (cross-correlation of the two mean-removed curves, 0..1,000 ticks). A null beside it:
-the same seeds with the pike not hunting (``hunts = []``; they starve), where the minnows only
-grow to what the food feeds and stay near it (their range after tick 500 is the figure). With ``--plot``, the first seed's curves as a PNG (needs matplotlib).
+water every 10 ticks, and reports per seed: whether both groups lasted, the minnows' peaks (the
+largest count between two crossings of the run's mean, after tick 500), the period (mean ticks
+between peaks), the ranges, and the lag at which the pike's curve best follows the minnows'
+(cross-correlation of the two mean-removed curves, 0..1,000 ticks). A null beside it: the same
+seeds with the pike not hunting (``hunts = []``; they starve), where the minnows only grow to
+what the food feeds and stay near it (their range after tick 500 is the figure). With
+``--plot``, the first seed's curves as a PNG (needs matplotlib).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -22,8 +24,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mirofish.config import load_config  # noqa: E402
-from mirofish.session import LiveSession  # noqa: E402
+from mirofish.config import load_config
+from mirofish.session import LiveSession
 
 EVERY = 10
 
@@ -43,17 +45,12 @@ def curves(seed: int, ticks: int, hunting: bool = True) -> np.ndarray:
     return out
 
 
-def peaks(x: np.ndarray, start: int) -> tuple[list[int], list[int]]:
-    """Indices of the peaks and troughs of ``x`` from ``start``: the extreme between two
-    crossings of its mean."""
+def peaks(x: np.ndarray, start: int) -> list[int]:
+    """Indices of the peaks of ``x`` from ``start``: the largest value between two crossings of its mean."""
     y = x[start:].astype(float)
     above = y > y.mean()
     edges = np.flatnonzero(np.diff(above.astype(int))) + 1
-    ups, downs = [], []
-    for a, b in zip(edges[:-1], edges[1:]):
-        seg = y[a:b]
-        (ups if above[a] else downs).append(start + a + int(np.argmax(seg) if above[a] else np.argmin(seg)))
-    return ups, downs
+    return [start + a + int(np.argmax(y[a:b])) for a, b in itertools.pairwise(edges) if above[a]]
 
 
 def lag(prey: np.ndarray, hunter: np.ndarray, most: int) -> int:
@@ -75,7 +72,7 @@ def main() -> None:
         c = curves(seed, args.ticks)
         null = curves(seed, args.ticks, hunting=False)
         first = first if first is not None else (c, null)
-        ups, downs = peaks(c[:, 0], start)
+        ups = peaks(c[:, 0], start)
         lasted = bool(c[-1, 0] > 0 and c[-1, 1] > 0)
         rows.append({
             "seed": seed, "both_lasted": lasted, "minnow_peaks": len(ups),

@@ -151,10 +151,15 @@ def export_arguments(ex: argparse.ArgumentParser) -> None:
                          "attributes, or none")
     ex.add_argument("--otel-anchor", metavar="WHEN", default="created",
                     help="otel: the time of the first tick: created (the recording's, default), now, or ISO-8601")
+    ex.add_argument("--html", metavar="FILE.html", help="write one self-contained HTML file that plays the "
+                                                        "recording in a browser, from disk, with no server "
+                                                        "(docs/web.md); --from/--to cut it")
     ex.add_argument("--overwrite", action="store_true", help="replace existing output files")
 
 
 def export(args: argparse.Namespace) -> int:
+    if args.html is not None:
+        return export_html(args)
     if args.otel is not None:
         return export_otel(args)
     if args.tables is not None:
@@ -171,6 +176,18 @@ def export(args: argparse.Namespace) -> int:
     from ..session import export_window
 
     print(json.dumps(export_window(args.path, args.around, args.radius, args.out, overwrite=args.overwrite)))
+    return 0
+
+
+def export_html(args: argparse.Namespace) -> int:
+    """``export REC --html FILE``: the recording as one self-contained HTML player (session/html_export.py)."""
+    from ..session.html_export import export_html as write
+
+    if args.tables is not None or args.around is not None or args.out is not None or args.otel is not None:
+        raise UsageError("mirofish export: --html FILE writes a page; --tables, --otel and --around/--out are other "
+                         "exports (one at a time)")
+    guard_output(args.html, (args.path,), args.overwrite, "HTML file")
+    print(json.dumps(write(args.path, args.html, args.t_from, args.t_to, args.overwrite)))
     return 0
 
 

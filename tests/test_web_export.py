@@ -1,0 +1,187 @@
+"""``export REC --html FILE``: one self-contained HTML file that plays a recording in a browser —
+opened from disk in a real headless Chromium with the network off (docs/web.md).
+
+These tests need Chromium (Debian's ``chromium``; ``.ci/run`` installs it where it is missing)
+and Playwright for Python (the ``web`` extra, part of ``dev``); without them they fail, they do
+not skip.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mirofish.brains.testserver import TestServer
+from mirofish.config import load_config
+from mirofish.session import LiveSession
+from mirofish.session.html_export import HtmlExportError, export_html
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise AssertionError("no Chromium on this machine: apt-get install chromium (.ci/run does)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _open(browser, html: Path, errors: list[str]):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720}, offline=True)  # no network at all
+    page = ctx.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("requestfailed", lambda r: errors.append(f"request {r.url}"))
+    page.goto(html.resolve().as_uri())
+    page.evaluate("window.mirofish.ready")
+    return ctx, page
+
+
+@pytest.fixture(scope="module")
+def run60(tmp_path_factory):
+    """A 2,000-tick, 60-fish recording and its HTML file."""
+    folder = tmp_path_factory.mktemp("web")
+    rec = folder / "r60.mirofish"
+    s = LiveSession(load_config(seed=7))
+    s.start_recording(rec)
+    s.run(2000)
+    s.stop_recording()
+    s.close()
+    html = folder / "r60.html"
+    summary = export_html(rec, html)
+    return rec, html, summary
+
+
+def test_an_exported_run_plays_from_disk_its_frames_the_replays_states(browser, run60):
+    from mirofish.session.replay import ReplaySession
+
+    rec, html, summary = run60
+    assert summary["bytes"] == html.stat().st_size <= 5_000_000  # 2,000 ticks of 60 fish within 5 MB
+    errors: list[str] = []
+    ctx, page = _open(browser, html, errors)
+    try:
+        replay = ReplaySession(rec)
+        for t in (0, 777, 2000):  # three ticks: the page's frame is the replay's state
+            replay.seek(t)
+            v = replay.view()
+            shown = page.evaluate(f"window.mirofish.state({t})")
+            assert shown["tick"] == t
+            assert shown["x"] == v.x.tolist() and shown["y"] == v.y.tolist()
+            assert shown["heading"] == v.heading.tolist()
+            assert shown["energy"] == np.clip(v.energy * 100 // replay.world.max_energy, 0, 100).tolist()
+            food = sorted(zip(shown["food"][0::2], shown["food"][1::2]))
+            assert food == sorted(zip(v.food_x.tolist(), v.food_y.tolist()))
+        replay.close()
+        # the canvas draws the fish: at a fish's pixel, not the water's blue
+        page.evaluate("window.mirofish.seek(500)")
+        state = page.evaluate("window.mirofish.state(500)")
+        fish = next(i for i in range(60) if state["present"][i])
+        x, y = page.evaluate(f"window.mirofish.pixelOf({fish})")
+        rgb = page.evaluate(f"""(() => {{ const c = document.getElementById('tank'), d = window.devicePixelRatio || 1;
+            return Array.from(c.getContext('2d').getImageData({x} * d, {y} * d, 1, 1).data); }})()""")
+        assert not (rgb[0] < 40 and rgb[2] > rgb[0] + 20), f"no fish drawn at its place: {rgb}"
+        assert errors == [], errors  # nothing failed to load, no script error: it asked for nothing
+    finally:
+        ctx.close()
+
+
+def test_click_a_fish_to_follow_it_and_drag_the_timeline(browser, run60, tmp_path):
+    from mirofish.session.tables import decisions_table
+
+    rec, html, _ = run60
+    errors: list[str] = []
+    ctx, page = _open(browser, html, errors)
+    try:
+        page.evaluate("window.mirofish.seek(300)")
+        box = page.locator("#tank").bounding_box()
+        x, y = page.evaluate("window.mirofish.pixelOf(5)")
+        page.mouse.click(box["x"] + x, box["y"] + y)
+        side = page.locator("#side").inner_text()
+        assert side.startswith("Fish 5")
+        from mirofish.observe.recording import Recording
+
+        d = decisions_table(Recording(rec), 0, 301)
+        mine = [(int(t), p) for t, f, p in zip(d["tick"], d["fish"], d["plan"]) if int(f) == 5]
+        assert page.locator("#follow-plan").inner_text() == mine[-1][1]  # its latest plan by t300
+        page.screenshot(path=str(tmp_path / "followed.png"))
+        # drag the timeline's thumb back: the tick on screen follows
+        bar = page.locator("#timeline").bounding_box()
+        thumb_x = bar["x"] + bar["width"] * 300 / 2000
+        page.mouse.move(thumb_x, bar["y"] + bar["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(bar["x"] + bar["width"] * 0.05, bar["y"] + bar["height"] / 2, steps=8)
+        page.mouse.up()
+        now = page.evaluate("window.mirofish.tick()")
+        assert now < 200 and page.locator("#tick").inner_text() == f"t{now}"
+        assert page.locator("#side").inner_text().startswith("Fish 5")  # still followed, at the tick dragged to
+        assert errors == []
+    finally:
+        ctx.close()
+
+
+def test_a_model_runs_page_shows_a_followed_fishs_thought(browser, tmp_path):
+    rec = tmp_path / "model.mirofish"
+    with TestServer() as server:
+        cfg = load_config(seed=3, **{"fish.count": 12, "brain.kind": "llm",
+                                     "brain.small.endpoints": [{"base_url": server.url, "model": "fish-mini"}]})
+        s = LiveSession(cfg, mode="lockstep")
+        s.start_recording(rec)
+        try:
+            s.run(80)
+        finally:
+            s.stop_recording()
+            s.close()
+    html = tmp_path / "model.html"
+    export_html(rec, html)
+    errors: list[str] = []
+    ctx, page = _open(browser, html, errors)
+    try:
+        page.evaluate("window.mirofish.seek(60)")
+        page.evaluate("window.mirofish.follow(3)")
+        assert page.locator("#follow-thought").inner_text().strip("“”")  # its thought, in its words
+        assert "[small]" in page.locator("#side").inner_text()
+    finally:
+        ctx.close()
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mirofish", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+
+
+def test_bad_html_exports_are_one_line_exit_2(run60, tmp_path):
+    rec, html, _ = run60
+    onto_input = _cli("export", str(rec), "--html", str(rec))
+    assert onto_input.returncode == 2 and len(onto_input.stderr.strip().splitlines()) == 1
+    assert rec.stat().st_size > 0
+    exists = _cli("export", str(rec), "--html", str(html))
+    assert exists.returncode == 2 and "--overwrite" in exists.stderr
+    damaged = tmp_path / "damaged.mirofish"
+    damaged.write_bytes(rec.read_bytes()[:5000])
+    bad = _cli("export", str(damaged), "--html", str(tmp_path / "x.html"))
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x.html").exists()
+    with pytest.raises(HtmlExportError, match=r"about \d+ MB .*--from/--to"):
+        export_html(rec, tmp_path / "big.html", limit_bytes=300_000)
+    assert not (tmp_path / "big.html").exists()
+    cut = json.loads(_cli("export", str(rec), "--html", str(tmp_path / "cut.html"), "--from", "100", "--to",
+                          "400").stdout)
+    assert (cut["from"], cut["to"]) == (100, 400) and cut["bytes"] < html.stat().st_size
