@@ -66,3 +66,29 @@ def sqlite_file(path, *statements: str):
     db.commit()
     db.close()
     return path
+
+
+# ---- a real headless Chromium for the web player's tests (tests/test_web_*.py): they fail, not
+# skip, without one (.ci/run installs Debian's chromium where it is missing)
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium() -> str:
+    import shutil
+
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise AssertionError("no Chromium on this machine: apt-get install chromium (.ci/run does)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -9,7 +9,6 @@ not skip.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,28 +22,6 @@ from mirofish.session import LiveSession
 from mirofish.session.html_export import HtmlExportError, export_html
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    raise AssertionError("no Chromium on this machine: apt-get install chromium (.ci/run does)")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 def _open(browser, html: Path, errors: list[str]):
     ctx = browser.new_context(viewport={"width": 1280, "height": 720}, offline=True)  # no network at all
     page = ctx.new_page()

@@ -26,7 +26,7 @@ from ..observe.metrics import PLUGIN_PROBLEMS as metric_problems
 from ..observe.recording import RecordingError
 from ..scenes.registry import SceneError, problems, scenes
 from ..ui import WindowError
-from . import fronts, recordings, reef, referential, sweep
+from . import fronts, recordings, reef, referential, sweep, web
 from .common import EXIT_BAD_INPUT, NEEDED, Parser, UsageError, guard_output
 
 
@@ -50,7 +50,7 @@ COMMANDS = (
     Command("report", "single-fish report over a tick range", recordings.report_arguments, recordings.report),
     Command("export", "copy a window of ticks around a tick into a new recording, or write the recording as "
                       "tables (--tables DIR) for pandas, polars or DuckDB, or its model exchanges as OpenTelemetry "
-                      "traces (--otel FILE.json)", recordings.export_arguments,
+                      "traces (--otel FILE.json), or as one HTML player (--html FILE)", recordings.export_arguments,
             recordings.export),
     Command("reef", "a reef of tanks joined by corridors, fish migrating between them (one process, local "
                     "processes or a Dask cluster)", reef.arguments, reef.run),
@@ -68,6 +68,8 @@ COMMANDS = (
             recordings.survey_arguments, recordings.survey),
     Command("reask", "send a fish's recorded model request again (same or another model, K times) and compare "
                      "the answers with the recorded one", recordings.reask_arguments, recordings.reask),
+    Command("serve", "watch a live tank (or a recording) from a browser: the page, frames over a WebSocket, "
+                     "steering with a token off this machine (needs pip install -e '.[web]')", web.arguments, web.run),
     Command("diff", "compare two recordings (a run and its fork) tick by tick, or two windows of one recording "
                     "(--a T1:T2 --b T3:T4)", recordings.diff_arguments, recordings.diff),
 )

@@ -117,7 +117,7 @@ def _decisions(rec: Recording, t0: int, t1: int) -> list[list[Any]]:
             for t, f, p, th, tier, st in zip(d["tick"], d["fish"], d["plan"], d["thought"], d["tier"], d["status"])]
 
 
-def _metrics(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
+def recorded_metrics(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     from .tables import metrics_table
 
     m = metrics_table(rec, t0, t1 + 1)
@@ -157,7 +157,7 @@ def export_html(path: str | os.PathLike[str], out: str | os.PathLike[str], t0: i
         "group_of": cfg.fish.group_of() if cfg.fish.groups else [],
         "fork": {"tick": rec.header.get("fork_tick"), "fish": rec.header.get("fork_fish"),
                  "action": rec.header.get("fork_action")} if rec.header.get("fork_tick") is not None else None,
-        "layout": layout, "decisions": _decisions(rec, a, b), "metrics": _metrics(rec, a, b),
+        "layout": layout, "decisions": _decisions(rec, a, b), "metrics": recorded_metrics(rec, a, b),
     }
     page = PLAYER.read_text(encoding="utf-8")
     meta_text = json.dumps(meta, separators=(",", ":")).replace("</", "<\\/")

@@ -1,0 +1,400 @@
+"""``serve``: watch (and, when allowed, steer) a live tank or a recording from a browser (docs/web.md).
+
+``python run.py serve [REC] [live options] [--host 127.0.0.1] [--port 8765] [--speed S]``
+
+One process runs the tank (a live session stepping on its own thread at ``--speed``, or a
+recording replayed on demand) and serves the player page (``mirofish/web/player.html``, the same
+page ``export --html`` writes, nothing loaded from elsewhere) and a WebSocket at ``/ws``: the page
+is told the tank's shape once (``hello``: its size, walls, groups, the fish's traits — never a
+key, a server address or any config), then receives binary frames — every fish's position,
+heading, energy and presence, and the food — and asks for what it shows: a past tick
+(``seek``), a followed fish's plan, thought and memories (``fish``). A live tank keeps going;
+its recent frames (``KEEP`` ticks) can be scrubbed. Each viewer gets the newest frame when it is
+ready for one (a slow viewer skips frames; nothing queues without bound), so the tank's speed does
+not depend on the viewers.
+
+**Who may steer.** Bound to 127.0.0.1 by default, where every viewer may pause and change the
+speed. Bound to any other address, steering needs the token (``MIROFISH_WEB_TOKEN``, or one made
+and printed once at start): a page opened without it (``/#token=…``) watches but every
+state-changing message is refused. A message over :data:`MAX_MESSAGE` bytes, or that is not a
+JSON object with a known ``op``, is dropped with one log line.
+
+Needs the optional extra ``web`` (Starlette and uvicorn).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import json
+import secrets
+import struct
+import sys
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..fish.plans import describe
+
+PLAYER = Path(__file__).resolve().parent / "player.html"
+MAX_MESSAGE = 4096  # bytes: a viewer's message past this is dropped (one log line)
+KEEP = 3000  # a live tank's recent frames a viewer may scrub back to
+STEER_OPS = ("pause", "resume", "speed")  # what changes the tank (the token's business off-loopback)
+VIEW_OPS = ("seek", "live", "fish")
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def encode_frame(tick: int, view: Any, top: int) -> bytes:
+    """One frame, little-endian: tick, fish, food count (uint32 each); x, y (uint16 a fish);
+    heading, energy in percent, in the water (uint8 a fish); padding to even; food x, y (uint16)."""
+    n = len(view.x)
+    present = np.ones(n, np.uint8) if view.present is None else np.asarray(view.present, np.uint8)
+    energy = np.clip(np.asarray(view.energy, np.int64) * 100 // max(1, top), 0, 100).astype(np.uint8)
+    food = np.stack([view.food_x, view.food_y], axis=1).astype("<u2").ravel()
+    body = b"".join([struct.pack("<III", tick, n, food.size // 2), np.asarray(view.x, "<u2").tobytes(),
+                     np.asarray(view.y, "<u2").tobytes(), np.asarray(view.heading, np.uint8).tobytes(),
+                     energy.tobytes(), present.tobytes()])
+    if len(body) % 2:
+        body += b"\0"
+    return body + food.tobytes()
+
+
+class Host:
+    """The tank a server shows: a live session stepping on its own thread, or a recording."""
+
+    def __init__(self, session: Any, live: bool, speed: float, log: Any = None):
+        self.session, self.live = session, live
+        self.lock = threading.RLock()
+        self.speed = float(speed)  # ticks a second (live)
+        self.paused = False
+        self.frames: OrderedDict[int, bytes] = OrderedDict()
+        self.decisions: dict[int, list[tuple[int, str, str, str]]] = {}
+        self.viewers: set[Viewer] = set()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stop = threading.Event()
+        self.ticks_done = 0
+        self.log = log or (lambda line: print(f"mirofish serve: {line}", file=sys.stderr, flush=True))
+        w = session.world
+        self.top = int(w.max_energy)
+        self.first = session.tick
+        self.metrics: dict[str, list[Any]] = {"tick": []}  # the HUD's series (a recording's samples; live: pushed)
+        if not live:
+            self.first, self.last = session.recording.first_tick, session.recording.last_tick
+            self._load_decisions()
+            from ..session.html_export import recorded_metrics
+
+            self.metrics = recorded_metrics(session.recording, self.first, self.last)
+        self._store(session.tick, encode_frame(session.tick, session.view(), self.top))
+
+    # ---- what a viewer is told once
+    def hello(self) -> dict[str, Any]:
+        w, cfg = self.session.world, self.session.cfg
+        from ..snapshot import take_terrain
+
+        return {"op": "hello", "live": self.live, "n": int(w.school.n), "width": cfg.world.width,
+                "height": cfg.world.height, "terrain": take_terrain(w),
+                "groups": [{"name": g.name, "colour": g.colour, "hunts": bool(g.hunts)} for g in cfg.fish.groups],
+                "group_of": cfg.fish.group_of() if cfg.fish.groups else [],
+                "traits": w.school.traits.astype(int).ravel().tolist(), "first": self.first, "last": self.now(),
+                "tick_seconds": cfg.world.tick_seconds, "speed": self.speed, "paused": self.paused,
+                "metrics": self.metrics}
+
+    def now(self) -> int:
+        return int(self.session.tick) if self.live else int(self.last)
+
+    # ---- frames
+    def _store(self, tick: int, frame: bytes) -> None:
+        self.frames[tick] = frame
+        self.frames.move_to_end(tick)
+        while len(self.frames) > KEEP:
+            self.frames.popitem(last=False)
+
+    def frame(self, tick: int) -> bytes | None:
+        """The frame of ``tick``: kept (live), or replayed to (a recording)."""
+        with self.lock:
+            if tick in self.frames:
+                self.frames.move_to_end(tick)
+                return self.frames[tick]
+            if self.live or not self.first <= tick <= self.last:
+                return None
+            s = self.session
+            if tick == s.tick + 1:
+                s.step()
+            else:
+                s.seek(tick)
+            if s.tick != tick:
+                return None
+            frame = encode_frame(tick, s.view(), self.top)
+            self._store(tick, frame)
+            return frame
+
+    def _load_decisions(self) -> None:
+        from ..session.tables import decisions_table
+
+        rec = self.session.recording
+        d = decisions_table(rec, self.first, self.last + 1)
+        for t, f, plan, thought, tier in zip(d["tick"], d["fish"], d["plan"], d["thought"], d["tier"]):
+            self.decisions.setdefault(int(f), []).append((int(t), str(plan or ""), str(thought or ""), str(tier)))
+
+    def _note(self, frame: Any) -> None:
+        """A live frame's applied decisions, kept per fish (what the follow panel shows)."""
+        from ..brains.base import TIERS
+
+        for batch in frame.applied:
+            if batch.provisional or batch.goals is None:
+                continue
+            thoughts = batch.thoughts or [""] * len(batch.fish)
+            for k, f in enumerate(batch.fish.tolist()):
+                plan = describe(int(batch.goals[k]), int(batch.params[k]), int(batch.horizons[k]))
+                tier = TIERS[int(batch.tier[k])] if int(batch.tier[k]) < len(TIERS) else "?"
+                mine = self.decisions.setdefault(f, [])
+                mine.append((frame.tick, plan, str(thoughts[k] or ""), tier))
+                if len(mine) > 200:
+                    del mine[:100]
+
+    # ---- the live tank's thread
+    def run(self) -> None:
+        next_at = time.perf_counter()
+        while not self.stop.is_set():
+            if self.paused:
+                time.sleep(0.02)
+                next_at = time.perf_counter()
+                continue
+            sample = None
+            with self.lock:
+                got = self.session.step()
+                tick = self.session.tick
+                frame = encode_frame(tick, self.session.view(), self.top)
+                self._store(tick, frame)
+                if got is not None:
+                    self._note(got)
+                if tick % 10 == 0:  # the HUD: the metrics now, every 10 ticks
+                    sample = self._sample(tick)
+            self.ticks_done += 1
+            if self.loop is not None:
+                self.loop.call_soon_threadsafe(self._push, tick, frame)
+                if sample is not None:
+                    self.loop.call_soon_threadsafe(self._push_text, json.dumps(sample))
+            next_at += 1.0 / max(0.1, self.speed)
+            delay = next_at - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            else:
+                next_at = time.perf_counter()  # behind: no burst to catch up
+
+    def _sample(self, tick: int) -> dict[str, Any]:
+        from ..session.html_export import METRIC_KEYS
+
+        now = self.session.metrics_summary()
+        values = {k: round(float(now[k]["current"]), 4) for k in METRIC_KEYS
+                  if isinstance(now.get(k), dict) and "current" in now[k]}
+        values["mean_energy"] = round(self.session.world.mean_energy(), 2)
+        self.metrics["tick"].append(tick)
+        for k, v in values.items():
+            self.metrics.setdefault(k, [None] * (len(self.metrics["tick"]) - 1)).append(v)
+        if len(self.metrics["tick"]) > KEEP // 10:
+            for series in self.metrics.values():
+                del series[:1]
+        return {"op": "metrics", "tick": tick, "values": values}
+
+    def _push_text(self, text: str) -> None:
+        for v in list(self.viewers):
+            v.texts.append(text)
+            del v.texts[:-20]  # a viewer that reads none keeps only the newest
+            v.ready.set()
+
+    def _push(self, tick: int, frame: bytes) -> None:
+        for v in list(self.viewers):
+            if v.following_live:
+                v.offer(frame)
+
+    # ---- a followed fish
+    def fish(self, fish: int, tick: int) -> dict[str, Any]:
+        s = self.session
+        if not 0 <= fish < s.world.school.n:
+            return {"op": "fish", "fish": fish, "error": "no such fish"}
+        mine = self.decisions.get(fish, [])
+        at = [d for d in mine if d[0] <= tick]
+        out: dict[str, Any] = {"op": "fish", "fish": fish, "tick": tick}
+        if at:
+            t, plan, thought, tier = at[-1]
+            out.update(plan=plan, decided=t, thought=thought, tier=tier,
+                       before=[[d[0], d[1], d[2]] for d in at[-6:-1]][::-1])
+        with self.lock:
+            if not self.live and self.first <= tick <= self.last and s.tick != tick:
+                s.seek(tick)
+            if s.tick == tick and not s.world.school.absent[fish]:
+                p = s.world.perceive(fish)
+                out["memories"] = list(p.memories[-6:])
+                out["persona"] = s.world.school.persona[fish]
+        return out
+
+    # ---- steering
+    def steer(self, msg: dict[str, Any]) -> dict[str, Any]:
+        op = msg["op"]
+        if not self.live:
+            return {"op": "refused", "why": "a recording is not steered (its page plays it at its own speed)"}
+        if op == "pause":
+            self.paused = True
+        elif op == "resume":
+            self.paused = False
+        elif op == "speed":
+            value = msg.get("value")
+            if not isinstance(value, int | float) or not 0.1 <= float(value) <= 1000:
+                return {"op": "refused", "why": "speed: ticks a second, 0.1 to 1000"}
+            self.speed = float(value)
+        return {"op": "steered", "paused": self.paused, "speed": self.speed}
+
+
+class Viewer:
+    """One connected page: the newest frame waiting for it (at most one), and what it follows."""
+
+    def __init__(self, ws: Any, may_steer: bool):
+        self.ws, self.may_steer = ws, may_steer
+        self.following_live = True
+        self.pending: bytes | None = None
+        self.texts: list[str] = []  # metric samples waiting for it (bounded by Host._push_text)
+        self.ready = asyncio.Event()
+        self.sent = 0
+        self.dropped = 0
+
+    def offer(self, frame: bytes) -> None:
+        if self.pending is not None:
+            self.dropped += 1  # the viewer is behind: the newer frame replaces the one it did not take
+        self.pending = frame
+        self.ready.set()
+
+    async def pump(self) -> None:
+        while True:
+            await self.ready.wait()
+            self.ready.clear()
+            texts, self.texts = self.texts, []
+            for text in texts:
+                await self.ws.send_text(text)
+            frame, self.pending = self.pending, None
+            if frame is not None:
+                await self.ws.send_bytes(frame)
+                self.sent += 1
+
+
+def app(host: Host, token: str | None) -> Any:
+    """The Starlette application: the page at ``/``, the tank at ``/ws``."""
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route, WebSocketRoute
+    from starlette.websockets import WebSocket, WebSocketDisconnect
+
+    page = PLAYER.read_text(encoding="utf-8").replace("MIROFISH_DATA", "")
+
+    async def index(request: Any) -> HTMLResponse:
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+    async def ws_endpoint(ws: WebSocket) -> None:
+        given = ws.query_params.get("token", "")
+        may_steer = token is None or (bool(given) and hmac.compare_digest(given, token))
+        await ws.accept()
+        viewer = Viewer(ws, may_steer)
+        host.viewers.add(viewer)
+        pump = asyncio.create_task(viewer.pump())
+        try:
+            await ws.send_text(json.dumps({**host.hello(), "may_steer": may_steer}))
+            first = host.frame(host.now()) if not host.live else host.frames.get(host.session.tick)
+            if first is not None:
+                viewer.offer(first)
+            while True:
+                raw = await ws.receive()
+                if raw.get("type") == "websocket.disconnect":
+                    break
+                text = raw.get("text")
+                data = text.encode() if text is not None else (raw.get("bytes") or b"")
+                if len(data) > MAX_MESSAGE:
+                    host.log(f"dropped a message of {len(data)} bytes (at most {MAX_MESSAGE})")
+                    continue
+                try:
+                    msg = json.loads(data)
+                    if not isinstance(msg, dict) or msg.get("op") not in (*STEER_OPS, *VIEW_OPS):
+                        raise ValueError(f"unknown op {str(msg.get('op') if isinstance(msg, dict) else msg)[:40]!r}")
+                except ValueError as exc:
+                    host.log(f"dropped a malformed message ({str(exc)[:80]})")
+                    continue
+                op = msg["op"]
+                if op in STEER_OPS:
+                    if not viewer.may_steer:
+                        await ws.send_text(json.dumps({"op": "refused", "why": "watching only: this page has no "
+                                                                               "token (serve printed it)"}))
+                        continue
+                    await ws.send_text(json.dumps(host.steer(msg)))
+                elif op == "live":
+                    viewer.following_live = True
+                elif op == "seek":
+                    t = msg.get("tick")
+                    if not isinstance(t, int):
+                        host.log("dropped a seek without a whole-number tick")
+                        continue
+                    viewer.following_live = host.live and t >= host.now()
+                    frame = await asyncio.to_thread(host.frame, t)
+                    if frame is not None:
+                        viewer.offer(frame)
+                elif op == "fish":
+                    f, t = msg.get("fish"), msg.get("tick")
+                    if isinstance(f, int) and isinstance(t, int):
+                        await ws.send_text(json.dumps(await asyncio.to_thread(host.fish, f, t)))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            host.viewers.discard(viewer)
+            pump.cancel()
+
+    return Starlette(routes=[Route("/", index), WebSocketRoute("/ws", ws_endpoint)])
+
+
+def serve(host: Host, bind: str, port: int, token: str | None, ready: Any = None) -> None:
+    """Run the server until interrupted (``ready``: called with the bound port once listening)."""
+    import uvicorn
+
+    # (uvicorn closes a connection past ws_max_size; ours are dropped, logged, at MAX_MESSAGE)
+    config = uvicorn.Config(app(host, token), host=bind, port=port, log_level="warning", ws_max_size=1 << 20,
+                            lifespan="off")
+    server = uvicorn.Server(config)
+    thread: threading.Thread | None = None
+
+    async def main() -> None:
+        nonlocal thread
+        host.loop = asyncio.get_running_loop()
+        if host.live:
+            thread = threading.Thread(target=host.run, name="mirofish-tank", daemon=True)
+            thread.start()
+        task = asyncio.create_task(server.serve())
+        while not server.started and not task.done():
+            await asyncio.sleep(0.02)
+        if ready is not None and server.started:
+            sock = server.servers[0].sockets[0]
+            ready(sock.getsockname()[1])
+        await task
+
+    try:
+        asyncio.run(main())
+    finally:
+        host.stop.set()
+        if thread is not None:
+            thread.join(timeout=5)
+
+
+def make_token(bind: str) -> str | None:
+    """The steering token: none on a loopback address; else ``MIROFISH_WEB_TOKEN`` or a new one."""
+    import os
+
+    if is_loopback(bind):
+        return None
+    return os.environ.get("MIROFISH_WEB_TOKEN") or secrets.token_urlsafe(18)

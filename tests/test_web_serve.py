@@ -1,0 +1,237 @@
+"""``serve``: a live tank or a recording watched (and steered, with the token) from a real
+headless Chromium and from WebSocket clients (mirofish/web/server.py, docs/web.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mirofish.brains.testserver import TestServer
+from mirofish.config import load_config
+from mirofish.session import LiveSession
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Served:
+    """``python run.py serve …`` on a free port, until closed; its stderr kept."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None):
+        self.proc = subprocess.Popen([sys.executable, "-m", "mirofish", "serve", "--port", "0", *args], cwd=ROOT,
+                                     stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                                     env={**os.environ, **(env or {})})
+        self.lines: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            self.lines.append(line.rstrip())
+            found = re.search(r"at (http://\S+/)$", line.strip())
+            if found:
+                self.url = found.group(1)
+                break
+        else:
+            raise AssertionError("serve did not start")
+        if not hasattr(self, "url"):
+            raise AssertionError(f"serve did not start: {self.lines}")
+        self.port = int(self.url.rsplit(":", 1)[1].strip("/"))
+
+    def token(self) -> str:
+        if not any("steering token" in ln for ln in self.lines):  # printed on the line after the address
+            self.lines.append(self.proc.stderr.readline().rstrip())
+        for line in self.lines:
+            if "steering token " in line:
+                return line.split("steering token ")[1].split()[0]
+        raise AssertionError(f"no token printed: {self.lines}")
+
+    def close(self) -> str:
+        self.proc.terminate()
+        try:
+            _, err = self.proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        return "\n".join(self.lines) + "\n" + (err or "")
+
+
+def _run(coro):
+    """``asyncio.run(coro)`` on a thread of its own (Playwright's sync API keeps a loop on this one)."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result(timeout=120)
+
+
+async def _talk(url: str, sends: list[object], want: int, token: str = "") -> list[object]:
+    """Connect to serve's socket, send each message, and gather the next ``want`` text replies."""
+    import websockets
+
+    got: list[object] = []
+    async with websockets.connect(url.replace("http", "ws") + "ws?token=" + token, max_size=1 << 24) as ws:
+        hello = json.loads(await ws.recv())
+        got.append(hello)
+        for m in sends:
+            await ws.send(m if isinstance(m, str | bytes) else json.dumps(m))
+        deadline = time.monotonic() + 20
+        while len(got) < want + 1 and time.monotonic() < deadline:
+            msg = await asyncio.wait_for(ws.recv(), 20)
+            if isinstance(msg, str):
+                decoded = json.loads(msg)
+                if decoded.get("op") != "metrics":
+                    got.append(decoded)
+    return got
+
+
+def test_a_live_tank_in_the_browser_draws_follows_and_goes_back(browser):
+    served = Served("--fish", "40", "--speed", "20")
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        asked: list[str] = []
+        errors: list[str] = []
+        page.on("request", lambda r: asked.append(r.url))
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(served.url)
+        page.evaluate("window.mirofish.ready")
+        first = page.evaluate("window.mirofish.tick()")
+        page.wait_for_timeout(1500)
+        later = page.evaluate("window.mirofish.tick()")
+        assert later > first  # the live tank keeps going, and the page with it
+        fish = next(i for i, p in enumerate(page.evaluate("window.mirofish.state(window.mirofish.tick())")["present"])
+                    if p)
+        page.evaluate(f"window.mirofish.follow({fish})")
+        page.wait_for_function("window.mirofish.fishInfo() && window.mirofish.fishInfo().plan !== undefined",
+                               timeout=10_000)
+        assert page.locator("#side").inner_text().startswith(f"Fish {fish}")
+        assert page.locator("#follow-plan").inner_text()
+        assert page.locator("#follow-memories").count() == 1  # what it remembers, from the tank
+        # the canvas: a fish's pixel is not the water's blue
+        x, y = page.evaluate(f"window.mirofish.pixelOf({fish})")
+        rgb = page.evaluate(f"""(() => {{ const c = document.getElementById('tank'), d = window.devicePixelRatio || 1;
+            return Array.from(c.getContext('2d').getImageData({x} * d, {y} * d, 1, 1).data); }})()""")
+        assert not (rgb[0] < 40 and rgb[2] > rgb[0] + 20), rgb
+        # drag the timeline back: the page shows the past while the tank goes on
+        bar = page.locator("#timeline").bounding_box()
+        page.mouse.move(bar["x"] + bar["width"] - 4, bar["y"] + bar["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(bar["x"] + bar["width"] * 0.1, bar["y"] + bar["height"] / 2, steps=6)
+        page.mouse.up()
+        page.wait_for_timeout(500)
+        shown, latest = page.evaluate("window.mirofish.tick()"), page.evaluate("window.mirofish.latest()")
+        assert shown < latest and page.locator("#tick").inner_text() == f"t{shown}"
+        page.screenshot(path=str(ROOT / "docs" / "web-serve.png")) if os.environ.get("MIROFISH_SHOTS") else None
+        origin = served.url.rstrip("/")
+        assert all(u.startswith(origin) or u.startswith(("data:", "blob:")) for u in asked), asked  # no CDN
+        assert errors == []
+        page.close()
+    finally:
+        served.close()
+
+
+def test_a_served_recordings_frames_are_the_replays_states(tmp_path):
+    from mirofish.session.replay import ReplaySession
+
+    rec = tmp_path / "r.mirofish"
+    s = LiveSession(load_config(seed=4, **{"fish.count": 30}))
+    s.start_recording(rec)
+    s.run(400)
+    s.stop_recording()
+    s.close()
+    served = Served(str(rec))
+    try:
+        import websockets
+
+        async def frame_at(t: int) -> bytes:
+            async with websockets.connect(served.url.replace("http", "ws") + "ws", max_size=1 << 24) as ws:
+                hello = json.loads(await ws.recv())
+                assert hello["live"] is False and (hello["first"], hello["last"]) == (0, 400)
+                await ws.send(json.dumps({"op": "seek", "tick": t}))
+                while True:
+                    msg = await asyncio.wait_for(ws.recv(), 20)
+                    if isinstance(msg, bytes) and int.from_bytes(msg[:4], "little") == t:
+                        return msg
+
+        replay = ReplaySession(rec)
+        for t in (50, 333):
+            raw = _run(frame_at(t))
+            n = int.from_bytes(raw[4:8], "little")
+            xs = np.frombuffer(raw[12:12 + 2 * n], "<u2")
+            ys = np.frombuffer(raw[12 + 2 * n:12 + 4 * n], "<u2")
+            replay.seek(t)
+            v = replay.view()
+            assert xs.tolist() == v.x.tolist() and ys.tolist() == v.y.tolist()
+        replay.close()
+    finally:
+        served.close()
+
+
+def test_off_this_machine_only_the_token_steers_and_no_key_reaches_a_page():
+    canary = "sk-canary-7f3a9c"
+    with TestServer() as server:
+        served = Served("--host", "0.0.0.0", "--fish", "10", "--speed", "5", "--brain", "llm", "--base-url",
+                        server.url, "--model", "fish-mini", "--set", "brain.api_key_env=MIROFISH_CANARY_KEY",
+                        env={"MIROFISH_CANARY_KEY": canary})
+        try:
+            token = served.token()
+            url = served.url.replace("0.0.0.0", "127.0.0.1")
+            without = _run(_talk(url, [{"op": "pause"}, {"op": "speed", "value": 50}], 2))
+            assert without[0]["may_steer"] is False
+            assert [m["op"] for m in without[1:]] == ["refused", "refused"]
+            wrong = _run(_talk(url, [{"op": "pause"}], 1, token="x" + token))
+            assert wrong[1]["op"] == "refused"
+            with_token = _run(_talk(url, [{"op": "pause"}, {"op": "resume"}], 2, token=token))
+            assert with_token[0]["may_steer"] is True and [m["op"] for m in with_token[1:]] == ["steered", "steered"]
+            # what a page is ever sent: the page, the hello, the frames, a fish's panel — no key, no server
+            import urllib.request
+
+            page = urllib.request.urlopen(url, timeout=10).read().decode()
+            told = json.dumps(_run(_talk(url, [{"op": "fish", "fish": 2, "tick": 0}], 1)))
+            for text in (page, told):
+                assert canary not in text and server.url not in text and "127.0.0.1:" + str(server.port) not in text
+        finally:
+            log = served.close()
+    assert canary not in log
+
+
+def test_oversize_and_malformed_messages_are_dropped_with_one_line_each():
+    served = Served("--fish", "10", "--speed", "5")
+    try:
+        got = _run(_talk(served.url, ["x" * 10_000, "not json", json.dumps({"op": "rm -rf"}),
+                                             json.dumps([1, 2]), {"op": "fish", "fish": 1, "tick": 0}], 1))
+        assert got[1]["op"] == "fish"  # still answered after the bad ones
+    finally:
+        log = served.close()
+    assert "dropped a message of 10000 bytes" in log
+    assert log.count("dropped a malformed message") == 3
+
+
+def test_serve_refuses_a_damaged_recording_and_a_port_in_use_in_one_line(tmp_path):
+    damaged = tmp_path / "bad.mirofish"
+    damaged.write_bytes(b"SQLite format 3\0" + b"\0" * 2000)
+    done = subprocess.run([sys.executable, "-m", "mirofish", "serve", str(damaged), "--port", "0"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    served = Served("--fish", "5")
+    try:
+        taken = subprocess.run([sys.executable, "-m", "mirofish", "serve", "--port", str(served.port)],
+                               capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert taken.returncode == 2 and "cannot listen" in taken.stderr
+        assert len(taken.stderr.strip().splitlines()) == 1
+    finally:
+        served.close()
+
+
+@pytest.mark.parametrize("speed", ["0", "5000"])
+def test_a_bad_speed_is_one_line(speed):
+    done = subprocess.run([sys.executable, "-m", "mirofish", "serve", "--speed", speed], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2 and "--speed" in done.stderr
