@@ -10,8 +10,8 @@ key, a server address or any config), then receives binary frames — every fish
 heading, energy and presence, and the food — and asks for what it shows: a past tick
 (``seek``), a followed fish's plan, thought and memories (``fish``). A live tank keeps going;
 its recent frames (``KEEP`` ticks) can be scrubbed. Each viewer gets the newest frame when it is
-ready for one (a slow viewer skips frames; nothing queues without bound), so the tank's speed does
-not depend on the viewers.
+ready for one, at most ``FPS_CAP`` a second (a slow viewer, or a tank faster than a screen, skips
+frames; nothing queues without bound), so the tank's speed does not depend on the viewers.
 
 **Who may steer.** Bound to 127.0.0.1 by default, where every viewer may pause and change the
 speed. Bound to any other address, steering needs the token (``MIROFISH_WEB_TOKEN``, or one made
@@ -44,6 +44,7 @@ from ..fish.plans import describe
 PLAYER = Path(__file__).resolve().parent / "player.html"
 MAX_MESSAGE = 4096  # bytes: a viewer's message past this is dropped (one log line)
 KEEP = 3000  # a live tank's recent frames a viewer may scrub back to
+FPS_CAP = 60  # frames a second sent to one viewer at most (a screen shows no more; the newest wins)
 STEER_OPS = ("pause", "resume", "speed")  # what changes the tank (the token's business off-loopback)
 VIEW_OPS = ("seek", "live", "fish")
 
@@ -286,6 +287,7 @@ class Viewer:
             if frame is not None:
                 await self.ws.send_bytes(frame)
                 self.sent += 1
+                await asyncio.sleep(1.0 / FPS_CAP)  # frames meanwhile: only the newest is sent next
 
 
 def app(host: Host, token: str | None) -> Any:
