@@ -162,3 +162,29 @@ def test_bad_html_exports_are_one_line_exit_2(run60, tmp_path):
     cut = json.loads(_cli("export", str(rec), "--html", str(tmp_path / "cut.html"), "--from", "100", "--to",
                           "400").stdout)
     assert (cut["from"], cut["to"]) == (100, 400) and cut["bytes"] < html.stat().st_size
+
+
+def test_a_forks_page_rings_where_the_parents_fish_are(browser, run60, tmp_path):
+    from mirofish.session.replay import ReplaySession
+
+    rec, _, _ = run60
+    fork = tmp_path / "fork.mirofish"
+    done = _cli("fork", str(rec), "--at", "300", "--fish", "5", "--plan", "explore east 40", "--ticks", "150",
+                "--record", str(fork))
+    assert done.returncode == 0, done.stderr
+    html = tmp_path / "fork.html"
+    export_html(fork, html)
+    errors: list[str] = []
+    ctx, page = _open(browser, html, errors)
+    try:
+        assert "a fork of fish 5 at t300" in page.locator("#subtitle").inner_text()
+        state = page.evaluate("window.mirofish.state(420)")
+        parent = ReplaySession(rec)
+        parent.seek(420)
+        v = parent.view()
+        assert state["parent"]["x"] == v.x.tolist() and state["parent"]["y"] == v.y.tolist()
+        assert state["x"] != state["parent"]["x"]  # the fork moved fish: there are rings to draw
+        parent.close()
+        assert errors == []
+    finally:
+        ctx.close()

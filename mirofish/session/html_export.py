@@ -102,6 +102,21 @@ def _states(rec: Recording, t0: int, t1: int) -> dict[str, Any]:
         session.close()
 
 
+def _parent_states(rec: Recording, t0: int, t1: int) -> tuple[dict[str, Any] | None, str]:
+    """A fork's parent's states over the same ticks (its recording, named by the fork's header,
+    opened read-only like any recording), or None and why not."""
+    parent = rec.header.get("parent")
+    if rec.header.get("fork_tick") is None or not isinstance(parent, str):
+        return None, ""
+    try:
+        prec = Recording(Path(parent))
+        if prec.config.fish.slots != rec.config.fish.slots or not prec.first_tick <= t0 or prec.last_tick < t1:
+            return None, f"its parent {Path(parent).name} does not cover ticks {t0}..{t1} of these fish"
+        return _states(prec, t0, t1), ""
+    except (RecordingError, OSError, ValueError) as exc:
+        return None, f"its parent cannot be read ({str(exc)[:120]})"
+
+
 def _terrain(world: Any) -> list[str]:
     from ..snapshot import take_terrain
 
@@ -146,8 +161,12 @@ def export_html(path: str | os.PathLike[str], out: str | os.PathLike[str], t0: i
         raise HtmlExportError(f"{path}: ticks {a}..{b} of {n} fish would make an HTML file of about "
                               f"{guess / 1e6:.0f} MB (more than {limit_bytes / 1e6:.0f} MB): cut it with --from/--to")
     states = _states(rec, a, b)
-    data, layout = _pack([states["x"], states["y"], states["heading"], states["energy"], states["present"],
-                          states["food_counts"], states["food"], states["traits"].astype(np.uint8)])
+    arrays = [states["x"], states["y"], states["heading"], states["energy"], states["present"],
+              states["food_counts"], states["food"], states["traits"].astype(np.uint8)]
+    ghost, why = _parent_states(rec, a, b)
+    if ghost is not None:  # a fork: where the parent's fish are, drawn as rings (as the window does)
+        arrays += [ghost["x"], ghost["y"], ghost["present"]]
+    data, layout = _pack(arrays)
     cfg = rec.config
     groups = [{"name": g.name, "colour": g.colour, "hunts": bool(g.hunts)} for g in cfg.fish.groups]
     meta = {
@@ -156,7 +175,8 @@ def export_html(path: str | os.PathLike[str], out: str | os.PathLike[str], t0: i
         "tick_seconds": cfg.world.tick_seconds, "groups": groups,
         "group_of": cfg.fish.group_of() if cfg.fish.groups else [],
         "fork": {"tick": rec.header.get("fork_tick"), "fish": rec.header.get("fork_fish"),
-                 "action": rec.header.get("fork_action")} if rec.header.get("fork_tick") is not None else None,
+                 "action": rec.header.get("fork_action"), "rings": ghost is not None, "why_no_rings": why}
+        if rec.header.get("fork_tick") is not None else None,
         "layout": layout, "decisions": _decisions(rec, a, b), "metrics": recorded_metrics(rec, a, b),
     }
     page = PLAYER.read_text(encoding="utf-8")
