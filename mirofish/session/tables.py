@@ -9,7 +9,8 @@ beside it for analysis in pandas, polars or DuckDB. Reading never changes the re
   param, horizon, plan (in words), action (single-action decisions), status and
   fallback_reason, latency_ms, tokens (prompt + completion: recordings keep the sum), thought.
 * ``fish`` — tick, fish, x, y, heading, energy, age, plan, plan_goal, stuck, meals and returns
-  (meals back at a remembered place: tanks with ``fish.places``, else 0) — every K ticks,
+  (meals back at a remembered place: tanks with ``fish.places``, else 0), in_water (False: room
+  for a fish not yet added or born, or one taken out, starved or caught) — every K ticks,
   from re-simulating the recording (keyframe segments in parallel processes, no metrics,
   checked against the state hashes the recording keeps, like replay);
   the state after ``tick`` ticks, as ``replay`` shows it at that tick.
@@ -78,7 +79,7 @@ TYPES = {
                   "group": "string"},
     "fish": {"tick": "int64", "fish": "int64", "x": "int64", "y": "int64", "heading": "string", "energy": "float64",
              "age": "int64", "plan": "string", "plan_goal": "string", "stuck": "int64",
-             "meals": "int64", "returns": "int64", "group": "string"},
+             "meals": "int64", "returns": "int64", "in_water": "bool", "group": "string"},
     "memory": {"tick": "int64", "fish": "int64", "kind": "string", "code": "int64", "text": "string",
                "source": "string"},
     "model_calls": {"tick": "int64", "asked": "int64", "fish": "int64", "kind": "string", "tier": "string",
@@ -173,7 +174,7 @@ def _range(rec: Recording, t0: int | None, t1: int | None) -> tuple[int, int]:
 # The integer rows these tables are gathered in, by column name (STYLE: name columns, don't count them).
 DECISION_ROWS = ("tick", "fish", "goal", "param", "horizon", "tier", "status", "latency", "tokens")
 FISH_ROWS = ("tick", "fish", "x", "y", "heading", "energy", "age", "plan_goal", "plan_param", "stuck", "meals",
-             "returns")
+             "returns", "in_water")
 MEMORY_ROWS = ("tick", "fish", "code", "arg")
 
 
@@ -287,7 +288,7 @@ def _segment(args: tuple[Any, ...]) -> dict[str, Any]:
                 fish_rows.append(_rows(FISH_ROWS, tick=np.full(s.n, t), fish=np.arange(s.n), x=x,
                                        y=y, heading=s.heading, energy=s.energy, age=s.age,
                                        plan_goal=s.plan_goal, plan_param=s.plan_param, stuck=s.stuck, meals=meals,
-                                       returns=returns))
+                                       returns=returns, in_water=~s.absent))
             if t >= min(k1, t1):
                 break
             world.given_actions = rec.executed_at(t)  # None (steer) for recordings made before plans
@@ -329,7 +330,7 @@ def simulated_tables(rec: Recording, t0: int, t1: int, every: int,
         "age": fish["age"], "plan": _lookup(np.stack([fish["plan_goal"], fish["plan_param"]], axis=1),
                                             lambda g, p: describe(g, p)),
         "plan_goal": np.array(GOAL_NAMES, object)[fish["plan_goal"]], "stuck": fish["stuck"],
-        "meals": fish["meals"], "returns": fish["returns"]}
+        "meals": fish["meals"], "returns": fish["returns"], "in_water": fish["in_water"].astype(bool)}
     n_mem = len(mem["tick"])
     mcols = {"tick": mem["tick"], "fish": mem["fish"], "kind": np.full(n_mem, "event", object),
              "code": mem["code"], "text": _lookup(np.stack([mem["code"], mem["arg"]], axis=1), event_text),
