@@ -818,14 +818,25 @@ def plan_progress(fish: FishSnapshot) -> str:
 def draw_legends(surf: pygame.Surface, rect: pygame.Rect, show_heat: bool,
                  groups: list[tuple[tuple[int, int, int], str]] | None = None) -> int:
     """What the colours mean: a mixed tank's groups (their rings and figures), personality, food,
-    the heat map, a fork's rings. Returns where it ends."""
+    the heat map, a fork's rings — as many of them, in that order, as fit in ``rect`` (a short
+    window's minimap below is never drawn over). Returns where it ends."""
     x, y, w = rect.x, rect.y, rect.w
+
+    def room(h: int) -> bool:
+        return y + h <= rect.bottom
+
+    if not room(24):
+        return y
     surf.blit(theme.fit("Legend", 20, w, theme.INK, bold=True), (x, y))
     y += 24
     for colour, line in groups or ():  # a mixed tank's groups, as of the tick on screen
+        if not room(20):
+            return y
         pygame.draw.circle(surf, colour, (x + 6, y + 8), 6, 2)
         surf.blit(theme.fit(line, 16, w - 18, theme.INK), (x + 18, y))
         y += 20
+    if not room(48):
+        return y
     surf.blit(theme.fit("fish colour = personality", 16, w, theme.DIM), (x, y))
     y += 18
     bar_w = max(60, w - 120)
@@ -836,20 +847,26 @@ def draw_legends(surf: pygame.Surface, rect: pygame.Rect, show_heat: bool,
     soc_l = theme.text("sociable", 15, theme.DIM)
     surf.blit(soc_l, (x + bar_w - soc_l.get_width(), y + 12))
     y += 30
+    if not room(20):
+        return y
     surf.blit(theme.fit("brighter = more restless (less calm)", 15, w, theme.DIM), (x, y))
     y += 20
+    if not room(32):
+        return y
     for k in range(bar_w):  # food: fresh → rotting
         pygame.draw.line(surf, theme.food_colour(k, bar_w), (x + k, y), (x + k, y + 10))
     surf.blit(theme.text("fresh food", 15, theme.DIM), (x, y + 12))
     rot = theme.text("about to rot", 15, theme.DIM)
     surf.blit(rot, (x + bar_w - rot.get_width(), y + 12))
     y += 32
-    if show_heat:
+    if show_heat and room(18):
         surf.blit(theme.fit("heat map (M): refused or blocked moves per area, red = most", 15, w, theme.BAD),
                   (x, y))
         y += 18
-    surf.blit(theme.fit("fork: rings = where the original's fish are", 15, w, theme.DIM), (x, y))
-    return y + 18
+    if room(18):
+        surf.blit(theme.fit("fork: rings = where the original's fish are", 15, w, theme.DIM), (x, y))
+        y += 18
+    return y
 
 
 def draw_footer(surf: pygame.Surface, rect: pygame.Rect, message: str, alarm: bool, alerts: list[str]) -> None:

@@ -38,9 +38,11 @@ def tune_sliders(cfg, tune: Callable[[str, float], None], at_reset: Callable[[st
 
 
 def draw_tune_panel(surf: pygame.Surface, rect: pygame.Rect, sliders: list[Slider], now, show_heat: bool,
-                    hints: bool = True, groups: list[tuple[tuple[int, int, int], str]] | None = None) -> None:
+                    hints: bool = True, groups: list[tuple[tuple[int, int, int], str]] | None = None,
+                    above: int | None = None) -> None:
     """Draw the panel; ``now``: the settings of the tick shown (the sliders follow them);
-    ``hints``: the keys' hints at the top (a clip leaves them out)."""
+    ``hints``: the keys' hints at the top (a clip leaves them out); ``above``: where the panel's
+    own content must end (the minimap's top), the legend's lines that do not fit left out."""
     pygame.draw.rect(surf, theme.PANEL, rect)
     pygame.draw.line(surf, theme.PANEL_EDGE, rect.topleft, rect.bottomleft)
     x, y, w = rect.x + 16, rect.y + 12, rect.w - 32
@@ -62,4 +64,5 @@ def draw_tune_panel(surf: pygame.Surface, rect: pygame.Rect, sliders: list[Slide
                 sl.rect = pygame.Rect(0, 0, 0, 0)
             y += 40
     y += 6
-    draw_legends(surf, pygame.Rect(x, y, w, rect.bottom - y - 8), show_heat, groups)
+    bottom = rect.bottom if above is None else min(rect.bottom, above)
+    draw_legends(surf, pygame.Rect(x, y, w, max(0, bottom - y - 8)), show_heat, groups)

@@ -282,7 +282,8 @@ class AquariumScene(ShownTank):
             live = self.shown.kind == "live"
             draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.view.settings if live else None,
                             self.show_heat, hints=self.chrome,
-                            groups=group_lines(self.cfg, self.view, self.shown.metrics))
+                            groups=group_lines(self.cfg, self.view, self.shown.metrics),
+                            above=r["minimap"].y if r["minimap"].h else None)
         elif r["panel"].w and self.selected is not None:
             fish = self.selected
             self.follow.draw_followed(surf, r["panel"], self.shown, self.view, fish, self.energy_hist[fish],
