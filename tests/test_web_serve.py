@@ -92,6 +92,15 @@ async def _talk(url: str, sends: list[object], want: int, token: str = "") -> li
     return got
 
 
+def _until(page, expression: str, seconds: float = 20) -> None:
+    """Poll ``expression`` in the page until it is truthy (the page's CSP forbids eval, which
+    Playwright's wait_for_function needs)."""
+    deadline = time.monotonic() + seconds
+    while not page.evaluate(f"Boolean({expression})"):
+        assert time.monotonic() < deadline, f"never true: {expression}"
+        page.wait_for_timeout(100)
+
+
 def test_a_live_tank_in_the_browser_draws_follows_and_goes_back(browser):
     served = Served("--fish", "40", "--speed", "20")
     try:
@@ -109,15 +118,16 @@ def test_a_live_tank_in_the_browser_draws_follows_and_goes_back(browser):
         fish = next(i for i, p in enumerate(page.evaluate("window.mirofish.state(window.mirofish.tick())")["present"])
                     if p)
         page.evaluate(f"window.mirofish.follow({fish})")
-        page.wait_for_function("window.mirofish.fishInfo() && window.mirofish.fishInfo().plan !== undefined",
-                               timeout=10_000)
+        _until(page, "window.mirofish.fishInfo() && window.mirofish.fishInfo().plan !== undefined")
         assert page.locator("#side").inner_text().startswith(f"Fish {fish}")
         assert page.locator("#follow-plan").inner_text()
         assert page.locator("#follow-memories").count() == 1  # what it remembers, from the tank
+        _until(page, "window.mirofish.fishInfo() && window.mirofish.fishInfo().drift")
+        assert "drift: " in page.locator("#follow-drift").inner_text()  # in character? (a summary by t20)
         # the canvas: a fish's pixel is not the water's blue
-        x, y = page.evaluate(f"window.mirofish.pixelOf({fish})")
         rgb = page.evaluate(f"""(() => {{ const c = document.getElementById('tank'), d = window.devicePixelRatio || 1;
-            return Array.from(c.getContext('2d').getImageData({x} * d, {y} * d, 1, 1).data); }})()""")
+            const [x, y] = window.mirofish.pixelOf({fish});  // (one evaluation: no frame comes in between)
+            return Array.from(c.getContext('2d').getImageData(x * d, y * d, 1, 1).data); }})()""")
         assert not (rgb[0] < 40 and rgb[2] > rgb[0] + 20), rgb
         # drag the timeline back: the page shows the past while the tank goes on
         bar = page.locator("#timeline").bounding_box()

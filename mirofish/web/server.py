@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from ..fish.plans import describe
+from ..fish.plans import NO_END, describe
+from ..fish.triggers import TRIGGER_NAMES
 
 PLAYER = Path(__file__).resolve().parent / "player.html"
 MAX_MESSAGE = 4096  # bytes: a viewer's message past this is dropped (one log line)
@@ -236,9 +237,15 @@ class Host:
             if not self.live and self.first <= tick <= self.last and s.tick != tick:
                 s.seek(tick)
             if s.tick == tick and not s.world.school.absent[fish]:
+                school = s.world.school
                 p = s.world.perceive(fish)
                 out["memories"] = list(p.memories[-6:])
-                out["persona"] = s.world.school.persona[fish]
+                out["persona"] = school.persona[fish]
+                end, trigger = int(school.plan_end[fish]), int(school.plan_trigger[fish])
+                out["ends"] = end if end != NO_END else None  # the standing plan's horizon
+                out["asking_again"] = TRIGGER_NAMES[trigger].replace("_", " ") if trigger >= 0 else None
+                drift = s.drift(fish)  # how much its newest summary still sounds like its persona
+                out["drift"] = [round(drift[0], 3), drift[1]] if drift is not None else None
         return out
 
     # ---- steering
