@@ -184,6 +184,66 @@ def test_a_served_recordings_frames_are_the_replays_states(tmp_path):
         served.close()
 
 
+def test_a_served_recording_is_forked_from_the_page_and_rings_its_fish(tmp_path):
+    """``fork`` from a page: the branch runs live, each frame carrying where the recording's fish
+    are (the page's rings); ``back`` returns to the recording."""
+    from mirofish.session.replay import ReplaySession
+
+    rec = tmp_path / "r.mirofish"
+    s = LiveSession(load_config(seed=4, **{"fish.count": 30}))
+    s.start_recording(rec)
+    s.run(400)
+    s.stop_recording()
+    s.close()
+    served = Served(str(rec), "--speed", "50")
+    try:
+        import websockets
+
+        async def fork() -> tuple[list[dict], bytes]:
+            told: list[dict] = []
+            async with websockets.connect(served.url.replace("http", "ws") + "ws", max_size=1 << 24) as ws:
+                told.append(json.loads(await ws.recv()))
+                await ws.send(json.dumps({"op": "fork", "fish": 3, "tick": 200, "plan": "explore east 30"}))
+                frame = b""
+                forked = False  # (the recording's own last frame, t400, may come first)
+                while True:
+                    msg = await asyncio.wait_for(ws.recv(), 30)
+                    if isinstance(msg, str):
+                        decoded = json.loads(msg)
+                        if decoded.get("op") != "metrics":
+                            told.append(decoded)
+                        forked = forked or bool(decoded.get("op") == "hello" and decoded.get("fork"))
+                    elif forked and 300 <= int.from_bytes(msg[:4], "little") < 400:
+                        frame = msg
+                        break
+                await ws.send(json.dumps({"op": "back"}))
+                while True:
+                    msg = await asyncio.wait_for(ws.recv(), 30)
+                    if isinstance(msg, str) and json.loads(msg).get("op") == "hello":
+                        told.append(json.loads(msg))
+                        break
+            return told, frame
+
+        told, frame = _run(fork())
+        ops = [m["op"] for m in told]
+        assert ops[:3] == ["hello", "forked", "hello"] and told[2]["live"] and "fish 3 at t200" in told[2]["fork"]
+        assert told[-1]["op"] == "hello" and told[-1]["fork"] is None and told[-1]["live"] is False  # back
+        tick, n, fc = (int.from_bytes(frame[k:k + 4], "little") for k in (0, 4, 8))
+        body = 12 + 7 * n + (7 * n) % 2 + 4 * fc  # x, y, heading, energy, in water, padding, food
+        px = np.frombuffer(frame[body:body + 2 * n], "<u2")
+        py = np.frombuffer(frame[body + 2 * n:body + 4 * n], "<u2")
+        x = np.frombuffer(frame[12:12 + 2 * n], "<u2")
+        y = np.frombuffer(frame[12 + 2 * n:12 + 4 * n], "<u2")
+        replay = ReplaySession(rec)
+        replay.seek(tick)
+        v = replay.view()
+        assert px.tolist() == v.x.tolist() and py.tolist() == v.y.tolist()  # the rings: the recording's fish
+        assert (x.tolist(), y.tolist()) != (v.x.tolist(), v.y.tolist())  # and the branch went its own way
+        replay.close()
+    finally:
+        served.close()
+
+
 def test_off_this_machine_only_the_token_steers_and_no_key_reaches_a_page():
     canary = "sk-canary-7f3a9c"
     with TestServer() as server:
@@ -193,9 +253,10 @@ def test_off_this_machine_only_the_token_steers_and_no_key_reaches_a_page():
         try:
             token = served.token()
             url = served.url.replace("0.0.0.0", "127.0.0.1")
-            without = _run(_talk(url, [{"op": "pause"}, {"op": "speed", "value": 50}], 2))
+            without = _run(_talk(url, [{"op": "pause"}, {"op": "speed", "value": 50},
+                                       {"op": "fork", "fish": 1, "tick": 0, "plan": "rest 10"}], 3))
             assert without[0]["may_steer"] is False
-            assert [m["op"] for m in without[1:]] == ["refused", "refused"]
+            assert [m["op"] for m in without[1:]] == ["refused", "refused", "refused"]
             wrong = _run(_talk(url, [{"op": "pause"}], 1, token="x" + token))
             assert wrong[1]["op"] == "refused"
             with_token = _run(_talk(url, [{"op": "pause"}, {"op": "resume"}], 2, token=token))

@@ -41,12 +41,13 @@ import numpy as np
 
 from ..fish.plans import NO_END, describe
 from ..fish.triggers import TRIGGER_NAMES
+from ..observe.recording import RecordingError
 
 PLAYER = Path(__file__).resolve().parent / "player.html"
 MAX_MESSAGE = 4096  # bytes: a viewer's message past this is dropped (one log line)
 KEEP = 3000  # a live tank's recent frames a viewer may scrub back to
 FPS_CAP = 60  # frames a second sent to one viewer at most (a screen shows no more; the newest wins)
-STEER_OPS = ("pause", "resume", "speed")  # what changes the tank (the token's business off-loopback)
+STEER_OPS = ("pause", "resume", "speed", "fork", "back")  # what changes the tank (the token's business off-loopback)
 VIEW_OPS = ("seek", "live", "fish")
 
 
@@ -57,9 +58,10 @@ def is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
-def encode_frame(tick: int, view: Any, top: int) -> bytes:
+def encode_frame(tick: int, view: Any, top: int, parent: Any = None) -> bytes:
     """One frame, little-endian: tick, fish, food count (uint32 each); x, y (uint16 a fish);
-    heading, energy in percent, in the water (uint8 a fish); padding to even; food x, y (uint16)."""
+    heading, energy in percent, in the water (uint8 a fish); padding to even; food x, y (uint16);
+    and for a fork, its parent's x, y (uint16 a fish) and in the water (uint8 a fish)."""
     n = len(view.x)
     present = np.ones(n, np.uint8) if view.present is None else np.asarray(view.present, np.uint8)
     energy = np.clip(np.asarray(view.energy, np.int64) * 100 // max(1, top), 0, 100).astype(np.uint8)
@@ -69,7 +71,11 @@ def encode_frame(tick: int, view: Any, top: int) -> bytes:
                      energy.tobytes(), present.tobytes()])
     if len(body) % 2:
         body += b"\0"
-    return body + food.tobytes()
+    body += food.tobytes()
+    if parent is not None:  # where the parent's fish are: the page rings the ones the fork moved
+        there = np.ones(n, np.uint8) if parent.present is None else np.asarray(parent.present, np.uint8)
+        body += np.asarray(parent.x, "<u2").tobytes() + np.asarray(parent.y, "<u2").tobytes() + there.tobytes()
+    return body
 
 
 class Host:
@@ -77,6 +83,8 @@ class Host:
 
     def __init__(self, session: Any, live: bool, speed: float, log: Any = None):
         self.session, self.live = session, live
+        self.recording_session: Any = None  # while a fork of a served recording runs: the recording's
+        self.fork_label = ""
         self.lock = threading.RLock()
         self.speed = float(speed)  # ticks a second (live)
         self.paused = False
@@ -85,6 +93,7 @@ class Host:
         self.viewers: set[Viewer] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
         self.ticks_done = 0
         self.log = log or (lambda line: print(f"mirofish serve: {line}", file=sys.stderr, flush=True))
         w = session.world
@@ -110,7 +119,8 @@ class Host:
                 "group_of": cfg.fish.group_of() if cfg.fish.groups else [],
                 "traits": w.school.traits.astype(int).ravel().tolist(), "first": self.first, "last": self.now(),
                 "tick_seconds": cfg.world.tick_seconds, "speed": self.speed, "paused": self.paused,
-                "metrics": self.metrics}
+                "metrics": self.metrics, "fork": self.fork_label or None,
+                "can_fork": not self.live or self.recording_session is not None}
 
     def now(self) -> int:
         return int(self.session.tick) if self.live else int(self.last)
@@ -177,7 +187,7 @@ class Host:
             with self.lock:
                 got = self.session.step()
                 tick = self.session.tick
-                frame = encode_frame(tick, self.session.view(), self.top)
+                frame = self._encode()
                 self._store(tick, frame)
                 if got is not None:
                     self._note(got)
@@ -194,6 +204,11 @@ class Host:
                 time.sleep(delay)
             else:
                 next_at = time.perf_counter()  # behind: no burst to catch up
+
+    def _encode(self) -> bytes:
+        s = self.session
+        parent = s.parent.view() if self.recording_session is not None and s.parent.tick == s.tick else None
+        return encode_frame(s.tick, s.view(), self.top, parent)
 
     def _sample(self, tick: int) -> dict[str, Any]:
         from ..session.html_export import METRIC_KEYS
@@ -248,9 +263,65 @@ class Host:
                 out["drift"] = [round(drift[0], 3), drift[1]] if drift is not None else None
         return out
 
+    # ---- a fork of a served recording: the branch runs live, the recording's fish as rings
+    def fork(self, msg: dict[str, Any]) -> dict[str, Any]:
+        from ..session.replay import fork_recording
+
+        fish, tick, plan = msg.get("fish"), msg.get("tick"), msg.get("plan")
+        if self.live and self.recording_session is None:
+            return {"op": "refused", "why": "fork: a live tank is forked in the window (serve forks a recording)"}
+        if not (isinstance(fish, int) and isinstance(tick, int) and isinstance(plan, str) and 0 < len(plan) <= 80):
+            return {"op": "refused", "why": "fork: needs a fish, a tick and a plan such as 'explore east 30'"}
+        with self.lock:
+            recording = self.recording_session if self.recording_session is not None else self.session
+            try:
+                branch = fork_recording(recording.recording, tick, fish, plan)
+            except (ValueError, RecordingError) as exc:
+                return {"op": "refused", "why": f"fork: {str(exc)[:200]}"}
+            if self.recording_session is not None:
+                self.session.close()
+            self.recording_session = recording
+            self.session, self.live = branch, True
+            self.fork_label = f"fish {fish} at t{tick}: {branch.label}"
+            self.frames.clear()
+            self.decisions = {f: [d for d in ds if d[0] < tick] for f, ds in self.decisions.items()}
+            self.first = tick
+            self._store(branch.tick, self._encode())
+            self.paused = False
+        self._start_thread()
+        return {"op": "forked", "fork": self.fork_label, "tick": tick}
+
+    def back(self) -> dict[str, Any]:
+        """From a fork back to the recording it forked."""
+        if self.recording_session is None:
+            return {"op": "refused", "why": "back: no fork to leave"}
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+        with self.lock:
+            self.session.close()
+            self.session, self.recording_session, self.live = self.recording_session, None, False
+            self.fork_label = ""
+            self.frames.clear()
+            self.decisions = {}
+            self.first, self.last = self.session.recording.first_tick, self.session.recording.last_tick
+            self._load_decisions()
+        return {"op": "back"}
+
+    def _start_thread(self) -> None:
+        if self.thread is not None and self.thread.is_alive():
+            return
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, name="mirofish-tank", daemon=True)
+        self.thread.start()
+
     # ---- steering
     def steer(self, msg: dict[str, Any]) -> dict[str, Any]:
         op = msg["op"]
+        if op == "fork":
+            return self.fork(msg)
+        if op == "back":
+            return self.back()
         if not self.live:
             return {"op": "refused", "why": "a recording is not steered (its page plays it at its own speed)"}
         if op == "pause":
@@ -343,7 +414,16 @@ def app(host: Host, token: str | None) -> Any:
                         await ws.send_text(json.dumps({"op": "refused", "why": "watching only: this page has no "
                                                                                "token (serve printed it)"}))
                         continue
-                    await ws.send_text(json.dumps(host.steer(msg)))
+                    answer = await asyncio.to_thread(host.steer, msg)
+                    await ws.send_text(json.dumps(answer))
+                    if answer["op"] in ("forked", "back"):  # every page is told the tank it now shows
+                        hello = host.hello()
+                        for v in list(host.viewers):
+                            v.following_live = host.live
+                            await v.ws.send_text(json.dumps({**hello, "may_steer": v.may_steer}))
+                            first = host.frame(host.now()) if not host.live else host.frames.get(host.session.tick)
+                            if first is not None:
+                                v.offer(first)
                 elif op == "live":
                     viewer.following_live = True
                 elif op == "seek":
@@ -376,14 +456,11 @@ def serve(host: Host, bind: str, port: int, token: str | None, ready: Any = None
     config = uvicorn.Config(app(host, token), host=bind, port=port, log_level="warning", ws_max_size=1 << 20,
                             lifespan="off")
     server = uvicorn.Server(config)
-    thread: threading.Thread | None = None
 
     async def main() -> None:
-        nonlocal thread
         host.loop = asyncio.get_running_loop()
         if host.live:
-            thread = threading.Thread(target=host.run, name="mirofish-tank", daemon=True)
-            thread.start()
+            host._start_thread()
         task = asyncio.create_task(server.serve())
         while not server.started and not task.done():
             await asyncio.sleep(0.02)
@@ -396,8 +473,10 @@ def serve(host: Host, bind: str, port: int, token: str | None, ready: Any = None
         asyncio.run(main())
     finally:
         host.stop.set()
-        if thread is not None:
-            thread.join(timeout=5)
+        if host.thread is not None:
+            host.thread.join(timeout=5)
+        if host.recording_session is not None:
+            host.recording_session.close()
 
 
 def make_token(bind: str) -> str | None:
