@@ -9,6 +9,7 @@ import os
 os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
+import numpy as np
 import pygame
 import pytest
 
@@ -178,3 +179,24 @@ def test_a_mixed_tanks_group_figures_are_in_the_side_panel_not_over_the_water(mo
     assert scene.rects["panel"].contains(rect) and not rect.colliderect(scene.rects["tank"])
     assert sum("30 fish, energy" in t for t in rendered) == 2  # once each: in the legend, not over the water
     app.close()
+
+
+def test_the_follow_panel_of_a_fish_caught_says_it_is_not_in_the_water(monkeypatch):
+    """A species tank (docs/species.md): a followed fish that was caught stays followed, and its
+    panel says it is out of the water rather than showing it as if it swam on at the corner."""
+    from mirofish.session import LiveSession
+
+    pygame.font.init()
+    s = LiveSession(load_config(seed=7, preset="predators"))
+    s.run(200)
+    gone = next(i for i in range(74) if s.world.school.absent[i])
+    here = next(i for i in range(74) if not s.world.school.absent[i])
+    lines = said(monkeypatch)
+    panel = panels.FollowPanel()
+    surf = pygame.Surface((420, 900))
+    panel.draw_followed(surf, pygame.Rect(0, 0, 420, 900), s, s.view(), gone, np.zeros(10), None, None)
+    assert any("not in the water" in t for t in lines)
+    lines.clear()
+    panel.draw_followed(surf, pygame.Rect(0, 0, 420, 900), s, s.view(), here, np.zeros(10), None, None)
+    assert not any("not in the water" in t for t in lines)
+    s.close()
