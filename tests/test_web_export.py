@@ -188,3 +188,48 @@ def test_a_forks_page_rings_where_the_parents_fish_are(browser, run60, tmp_path)
         assert errors == []
     finally:
         ctx.close()
+
+
+HOSTILE_BRAIN = '''
+from mirofish.brains.user import Ask, Decision
+EVIL = ['</script><script>window.PWNED1=1</script>', '<img src=x onerror="window.PWNED2=1">',
+        '<!--<script>', 'MIROFISH_DATA', '"><svg onload=window.PWNED3=1>', "\\u2028\\u2029 '${1}` \\\\"]
+class Evil:
+    name = "evil"
+    def decide(self, ask: Ask) -> Decision:
+        th = EVIL[(ask.fish + ask.tick) % len(EVIL)]
+        if "explore" in ask.plans and ask.directions:
+            return Decision(goal="explore", direction=ask.directions[0], ticks=10, thought=th)
+        return Decision(goal="forage", ticks=10, thought=th)
+'''
+
+
+def test_a_runs_own_words_never_break_or_script_the_page(browser, tmp_path):
+    """Thoughts (a model's words) holding markup — "<!--<script", "</script><script>…", an
+    onerror, the page's own placeholder — are shown as text: the page plays, runs none of them,
+    and carries the run's data once (fault campaign, this stop)."""
+    brain = tmp_path / "evil_brain.py"
+    brain.write_text(HOSTILE_BRAIN)
+    rec = tmp_path / "<!--<script>evil.mirofish"  # the file's name is in the page too
+    done = _cli("live", "--headless", "--ticks", "120", "--fish", "12", "--brain", f"{brain}:Evil",
+                "--record", str(rec))
+    assert done.returncode == 0, done.stderr
+    html = tmp_path / "evil.html"
+    summary = export_html(rec, html)
+    text = html.read_text()
+    data = text.split('id="mirofish-data" type="application/octet-stream">')[1].split("</script>")[0]
+    assert len(data) > 1000 and text.count(data[:64]) == 1  # the payload once, not pasted into thoughts
+    assert summary["bytes"] < 400_000
+    errors: list[str] = []
+    ctx, page = _open(browser, html, errors)
+    try:
+        page.evaluate("window.mirofish.seek(60)")
+        for fish in range(12):
+            page.evaluate(f"window.mirofish.follow({fish})")
+            page.wait_for_timeout(20)
+        assert page.evaluate("[window.PWNED1, window.PWNED2, window.PWNED3]") == [None, None, None]
+        shown = page.locator("#side").inner_text()
+        assert "Fish 11" in shown and ("<" in shown or "MIROFISH_DATA" in shown or "'${1}`" in shown)
+        assert errors == []
+    finally:
+        ctx.close()

@@ -306,3 +306,76 @@ def test_a_bad_speed_is_one_line(speed):
     done = subprocess.run([sys.executable, "-m", "mirofish", "serve", "--speed", speed], capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2 and "--speed" in done.stderr
+
+
+def test_what_the_fault_campaign_found_holds_now(tmp_path):
+    """Deep nesting, true for a number, a plan too large for the tank, a non-ASCII token: dropped
+    or refused, the connection on; a fork and back leave the recording's HUD as it was; a page
+    that reads nothing holds up no other page's fork."""
+    rec = tmp_path / "r.mirofish"
+    s = LiveSession(load_config(seed=4, **{"fish.count": 20}))
+    s.start_recording(rec)
+    s.run(300)
+    s.stop_recording()
+    s.close()
+    served = Served(str(rec), "--speed", "50")
+    try:
+        import websockets
+
+        url = served.url.replace("http", "ws") + "ws"
+
+        async def campaign() -> dict:
+            out: dict = {}
+            async with websockets.connect(url + "?token=%C3%A9t%C3%A9", max_size=1 << 24) as ws:
+                out["hello"] = json.loads(await ws.recv())
+                for bad in ("[" * 2000 + "]" * 2000, json.dumps({"op": "fish", "fish": True, "tick": True}),
+                            json.dumps({"op": "fork", "fish": 1, "tick": 10, "plan": "school 999999999"}),
+                            json.dumps({"op": "fork", "fish": 1, "tick": True, "plan": "rest 10"})):
+                    await ws.send(bad)
+                await ws.send(json.dumps({"op": "fish", "fish": 2, "tick": 5}))
+                replies = []
+                while not replies or replies[-1].get("op") != "fish":
+                    msg = await asyncio.wait_for(ws.recv(), 20)
+                    if isinstance(msg, str):
+                        replies.append(json.loads(msg))
+                out["replies"] = replies
+            # a page that never reads, then another that forks and comes back
+            hog = await websockets.connect(url, max_size=1 << 24)
+            await hog.recv()
+            for _ in range(3000):
+                await hog.send(json.dumps({"op": "fish", "fish": 1, "tick": 5}))
+            async with websockets.connect(url, max_size=1 << 24) as ws:
+                first = json.loads(await ws.recv())
+                await ws.send(json.dumps({"op": "fork", "fish": 3, "tick": 100, "plan": "rest 10"}))
+                seen = []
+                while len([m for m in seen if m.get("op") == "hello"]) < 1:
+                    msg = await asyncio.wait_for(ws.recv(), 20)
+                    if isinstance(msg, str):
+                        seen.append(json.loads(msg))
+                await asyncio.sleep(1.0)  # the fork samples its own HUD meanwhile
+                await ws.send(json.dumps({"op": "back"}))
+                while True:
+                    msg = await asyncio.wait_for(ws.recv(), 20)
+                    if isinstance(msg, str) and json.loads(msg).get("op") == "hello":
+                        out["after"] = json.loads(msg)
+                        break
+                out["before"], out["forked"] = first, seen
+            await hog.close()
+            return out
+
+        got = _run(campaign())
+    finally:
+        log = served.close()
+    assert got["hello"]["op"] == "hello"  # a non-ASCII token: a page that watches
+    ops = [m["op"] for m in got["replies"]]
+    assert ops.count("refused") == 2 and ops[-1] == "fish"  # the two forks refused, then answered
+    assert "too large" in next(m["why"] for m in got["replies"] if m["op"] == "refused")
+    assert "dropped a malformed message (RecursionError" in log and "Traceback" not in log
+    assert [m["op"] for m in got["forked"]][:2] == ["forked", "hello"]
+    assert got["after"]["metrics"] == got["before"]["metrics"]  # the recording's HUD, as it was
+
+
+def test_serve_on_an_address_not_of_this_machine_is_one_line():
+    done = subprocess.run([sys.executable, "-m", "mirofish", "serve", "--host", "no such host!!", "--port", "0"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2 and "cannot listen" in done.stderr and len(done.stderr.strip().splitlines()) == 1

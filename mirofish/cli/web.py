@@ -39,14 +39,15 @@ def _live_config(args: argparse.Namespace) -> Any:
 
 
 def _port_free(host: str, port: int) -> None:
-    if port == 0:
-        return
+    """One line, exit 2, for an address or port this machine cannot listen on (port 0 too: the
+    address is checked)."""
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
             s.bind((host, port))
-        except OSError as exc:
-            raise UsageError(f"mirofish serve: cannot listen on {host}:{port} ({exc.strerror or exc}); "
-                             f"another program uses it? try --port 0") from None
+        except (OSError, OverflowError, UnicodeError) as exc:
+            hint = "another program uses it? try --port 0" if port else "is the address one of this machine's?"
+            raise UsageError(f"mirofish serve: cannot listen on {host}:{port} "
+                             f"({getattr(exc, 'strerror', None) or exc}); {hint}") from None
 
 
 def run(args: argparse.Namespace) -> int:

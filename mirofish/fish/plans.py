@@ -62,6 +62,7 @@ CODE = {t.name: i for i, t in enumerate(TYPES)}  # goal name -> code
 G_HOLD = 0  # the one-action mode (plantypes.check: the first row)
 PLAN_GOALS = tuple(t.name for t in TYPES if t.fits != "never")  # what a brain may choose (return needs places)
 NO_END = 2**31 - 1  # plan_end of a plan without a horizon
+PLAN_NUMBER_MAX = 2**15 - 1  # a typed plan's horizon or parameter (int16 state arrays)
 # Until its first plan arrives (late, from a slow model), a fish swims on the way it faces: this
 # goal (a direction), with its heading as the parameter.
 FIRST_PLAN = CODE["explore"]
@@ -114,7 +115,9 @@ def parse_plan(text: str) -> tuple[int, int, int]:
     if not words:
         raise ValueError("empty plan")
     head, rest = words[0], words[1:]
-    nums = [int(w) for w in rest if w.isdigit()]
+    nums = [int(w) for w in rest if w.isdigit() and w.isascii()]
+    if any(n > PLAN_NUMBER_MAX for n in nums):  # a horizon and a parameter are 16-bit in the tank's state
+        raise ValueError(f"{max(nums)} is too large: a plan's numbers are at most {PLAN_NUMBER_MAX:,}")
     if head in ACTION_NAMES and (head != "rest" or not rest):  # a bare action; "rest 10" is the rest plan
         return G_HOLD, int(Action.parse(head)), 1
     if head == GOAL_NAMES[G_HOLD] and rest and rest[0] in ACTION_NAMES:

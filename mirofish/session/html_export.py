@@ -180,8 +180,13 @@ def export_html(path: str | os.PathLike[str], out: str | os.PathLike[str], t0: i
         "layout": layout, "decisions": _decisions(rec, a, b), "metrics": recorded_metrics(rec, a, b),
     }
     page = PLAYER.read_text(encoding="utf-8")
-    meta_text = json.dumps(meta, separators=(",", ":")).replace("</", "<\\/")
-    html = page.replace("/*MIROFISH_META*/null", meta_text).replace("MIROFISH_DATA", data)
+    # every "<" of the run's own text (thoughts, plans, the file's name) escaped inside its JSON
+    # strings, so none can end or re-open the page's <script> (e.g. "<!--<script" or "</script>")
+    meta_text = json.dumps(meta, separators=(",", ":")).replace("<", "\\u003c")
+    html = page.replace("MIROFISH_DATA", data, 1).replace("/*MIROFISH_META*/null", meta_text, 1)
+    if len(html) > limit_bytes:  # (the estimate counts the states; a run's thoughts can be long)
+        raise HtmlExportError(f"{path}: ticks {a}..{b} make an HTML file of {len(html) / 1e6:.0f} MB (more "
+                              f"than {limit_bytes / 1e6:.0f} MB): cut it with --from/--to")
     part = target.with_name(f".{target.name}.{os.getpid()}.part")
     try:
         part.write_text(html, encoding="utf-8")

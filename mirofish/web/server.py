@@ -35,7 +35,7 @@ import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -49,6 +49,11 @@ KEEP = 3000  # a live tank's recent frames a viewer may scrub back to
 FPS_CAP = 60  # frames a second sent to one viewer at most (a screen shows no more; the newest wins)
 STEER_OPS = ("pause", "resume", "speed", "fork", "back")  # what changes the tank (the token's business off-loopback)
 VIEW_OPS = ("seek", "live", "fish")
+
+
+def _whole(value: Any) -> TypeGuard[int]:
+    """A whole number a message may carry (not a bool, which JSON's true would make one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_loopback(host: str) -> bool:
@@ -85,6 +90,8 @@ class Host:
         self.session, self.live = session, live
         self.recording_session: Any = None  # while a fork of a served recording runs: the recording's
         self.fork_label = ""
+        self.steering = threading.Lock()  # one fork or back at a time, whichever page asks
+        self._recording_metrics: dict[str, list[Any]] | None = None
         self.lock = threading.RLock()
         self.speed = float(speed)  # ticks a second (live)
         self.paused = False
@@ -239,7 +246,7 @@ class Host:
     # ---- a followed fish
     def fish(self, fish: int, tick: int) -> dict[str, Any]:
         s = self.session
-        if not 0 <= fish < s.world.school.n:
+        if not _whole(fish) or not _whole(tick) or not 0 <= fish < s.world.school.n:
             return {"op": "fish", "fish": fish, "error": "no such fish"}
         mine = self.decisions.get(fish, [])
         at = [d for d in mine if d[0] <= tick]
@@ -270,17 +277,18 @@ class Host:
         fish, tick, plan = msg.get("fish"), msg.get("tick"), msg.get("plan")
         if self.live and self.recording_session is None:
             return {"op": "refused", "why": "fork: a live tank is forked in the window (serve forks a recording)"}
-        if not (isinstance(fish, int) and isinstance(tick, int) and isinstance(plan, str) and 0 < len(plan) <= 80):
+        if not (_whole(fish) and _whole(tick) and isinstance(plan, str) and 0 < len(plan) <= 80):
             return {"op": "refused", "why": "fork: needs a fish, a tick and a plan such as 'explore east 30'"}
+        if self.recording_session is not None:  # a fork of the fork's recording: leave the fork first
+            self._leave()
         with self.lock:
-            recording = self.recording_session if self.recording_session is not None else self.session
+            recording = self.session
             try:
                 branch = fork_recording(recording.recording, tick, fish, plan)
-            except (ValueError, RecordingError) as exc:
+            except (ValueError, OverflowError, RecordingError) as exc:
                 return {"op": "refused", "why": f"fork: {str(exc)[:200]}"}
-            if self.recording_session is not None:
-                self.session.close()
             self.recording_session = recording
+            self._recording_metrics, self.metrics = self.metrics, {"tick": []}  # the branch's own HUD
             self.session, self.live = branch, True
             self.fork_label = f"fish {fish} at t{tick}: {branch.label}"
             self.frames.clear()
@@ -295,18 +303,24 @@ class Host:
         """From a fork back to the recording it forked."""
         if self.recording_session is None:
             return {"op": "refused", "why": "back: no fork to leave"}
+        self._leave()
+        return {"op": "back"}
+
+    def _leave(self) -> None:
+        """Stop the fork's thread and show the recording again (under ``steering``)."""
         self.stop.set()
         if self.thread is not None:
-            self.thread.join(timeout=5)
+            self.thread.join(timeout=10)
         with self.lock:
             self.session.close()
             self.session, self.recording_session, self.live = self.recording_session, None, False
+            self.metrics = self._recording_metrics or {"tick": []}
+            self._recording_metrics = None
             self.fork_label = ""
             self.frames.clear()
             self.decisions = {}
             self.first, self.last = self.session.recording.first_tick, self.session.recording.last_tick
             self._load_decisions()
-        return {"op": "back"}
 
     def _start_thread(self) -> None:
         if self.thread is not None and self.thread.is_alive():
@@ -318,10 +332,9 @@ class Host:
     # ---- steering
     def steer(self, msg: dict[str, Any]) -> dict[str, Any]:
         op = msg["op"]
-        if op == "fork":
-            return self.fork(msg)
-        if op == "back":
-            return self.back()
+        if op in ("fork", "back"):
+            with self.steering:  # two pages' fork and back never interleave
+                return self.fork(msg) if op == "fork" else self.back()
         if not self.live:
             return {"op": "refused", "why": "a recording is not steered (its page plays it at its own speed)"}
         if op == "pause":
@@ -330,7 +343,7 @@ class Host:
             self.paused = False
         elif op == "speed":
             value = msg.get("value")
-            if not isinstance(value, int | float) or not 0.1 <= float(value) <= 1000:
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0.1 <= float(value) <= 1000:
                 return {"op": "refused", "why": "speed: ticks a second, 0.1 to 1000"}
             self.speed = float(value)
         return {"op": "steered", "paused": self.paused, "speed": self.speed}
@@ -382,7 +395,7 @@ def app(host: Host, token: str | None) -> Any:
 
     async def ws_endpoint(ws: WebSocket) -> None:
         given = ws.query_params.get("token", "")
-        may_steer = token is None or (bool(given) and hmac.compare_digest(given, token))
+        may_steer = token is None or (bool(given) and hmac.compare_digest(given.encode(), token.encode()))
         await ws.accept()
         viewer = Viewer(ws, may_steer)
         host.viewers.add(viewer)
@@ -405,8 +418,8 @@ def app(host: Host, token: str | None) -> Any:
                     msg = json.loads(data)
                     if not isinstance(msg, dict) or msg.get("op") not in (*STEER_OPS, *VIEW_OPS):
                         raise ValueError(f"unknown op {str(msg.get('op') if isinstance(msg, dict) else msg)[:40]!r}")
-                except ValueError as exc:
-                    host.log(f"dropped a malformed message ({str(exc)[:80]})")
+                except (ValueError, RecursionError) as exc:
+                    host.log(f"dropped a malformed message ({type(exc).__name__}: {str(exc)[:80]})")
                     continue
                 op = msg["op"]
                 if op in STEER_OPS:
@@ -416,19 +429,21 @@ def app(host: Host, token: str | None) -> Any:
                         continue
                     answer = await asyncio.to_thread(host.steer, msg)
                     await ws.send_text(json.dumps(answer))
-                    if answer["op"] in ("forked", "back"):  # every page is told the tank it now shows
-                        hello = host.hello()
+                    if answer["op"] in ("forked", "back"):  # every page is told the tank it now shows, by
+                        hello = host.hello()  # its own sender (one that reads nothing holds up no other)
+                        first = host.frame(host.now()) if not host.live else host.frames.get(host.session.tick)
                         for v in list(host.viewers):
                             v.following_live = host.live
-                            await v.ws.send_text(json.dumps({**hello, "may_steer": v.may_steer}))
-                            first = host.frame(host.now()) if not host.live else host.frames.get(host.session.tick)
+                            v.texts.append(json.dumps({**hello, "may_steer": v.may_steer}))
+                            v.pending = None
                             if first is not None:
                                 v.offer(first)
+                            v.ready.set()
                 elif op == "live":
                     viewer.following_live = True
                 elif op == "seek":
                     t = msg.get("tick")
-                    if not isinstance(t, int):
+                    if not _whole(t):
                         host.log("dropped a seek without a whole-number tick")
                         continue
                     viewer.following_live = host.live and t >= host.now()
@@ -437,7 +452,7 @@ def app(host: Host, token: str | None) -> Any:
                         viewer.offer(frame)
                 elif op == "fish":
                     f, t = msg.get("fish"), msg.get("tick")
-                    if isinstance(f, int) and isinstance(t, int):
+                    if _whole(f) and _whole(t):
                         await ws.send_text(json.dumps(await asyncio.to_thread(host.fish, f, t)))
         except WebSocketDisconnect:
             pass
