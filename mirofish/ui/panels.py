@@ -306,7 +306,7 @@ class FollowPanel:
         y = self._draw_head(surf, x, y, w, fish, energy_hist, max_energy)
         if not fish.in_water:  # taken out, starved or caught (docs/species.md), or not yet added or born
             for part in theme.wrap("not in the water at this tick: not yet added or born, or taken out, starved "
-                                   "or caught (its id is never another fish's)", w, 17)[:3]:
+                                   "or caught", w, 17)[:3]:
                 surf.blit(theme.fit(part, 17, w, theme.WARN), (x, y + 2))
                 y += 20
             y += 6
