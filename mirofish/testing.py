@@ -690,9 +690,10 @@ def check_metric(metric: Any, *, ticks: int = 200, fish: int = FISH, seed: int =
     subject = metric if isinstance(metric, str) else str(getattr(metric, "key", type(metric).__name__))
     with _work("check_metric", subject, workdir) as c, _installed_metric(c, metric) as m:
         c.subject = m.key
+        from .config import toml_value
         from .observe.metrics import GROUP_SETTINGS
 
-        sets = [*settings, *(f"{k}={_toml(v)}" for k, v in GROUP_SETTINGS.get(m.group, {}).items())]
+        sets = [*settings, *(f"{k}={toml_value(v)}" for k, v in GROUP_SETTINGS.get(m.group, {}).items())]
         _metric_runs(c, m, ticks, fish, seed, sets)
         _metric_empty_tank(c, m, seed, sets)
         return c.result()
@@ -1047,27 +1048,15 @@ def _plan_fork_entries(c: _Check, row: Any, code: int, plans: Any) -> list[str]:
     return entries
 
 
-def _toml(value: Any) -> str:
-    """``value`` (bools, numbers, strings, lists, dicts) as a TOML value for ``--set``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + "}"
-    return repr(value)
-
-
 def _plan_run(c: _Check, row: Any, ticks: int, fish: int, seed: int) -> str:
     probe = _PlanProbe(row, f"{row.name} - {row.prompt}" if row.prompt else None)
     sets = ["--set", "fish.places=3"] if row.fits == "places" else []
     if getattr(row, "needs", None):  # a plan a tank offers only with a switch on (hide: plants_seen; hunt: hunting)
+        from .config import toml_value
         from .fish.plantypes import NEED_SETTINGS
 
         for key, value in NEED_SETTINGS.get(row.needs, {f"perception.{row.needs}": True}).items():
-            sets += ["--set", f"{key}={_toml(value)}"]
+            sets += ["--set", f"{key}={toml_value(value)}"]
     if row.param == "action":
         sets += ["--set", "brain.decides=action"]
     rec = c.path("run.mirofish")
