@@ -44,12 +44,12 @@ def default_config() -> Config:
     return load_config()
 
 
-def record_run(path, seed: int, ticks: int):
-    """A recording of ``ticks`` ticks of the default tank with ``seed`` at ``path``."""
+def record_run(path, seed: int, ticks: int, **dotted):
+    """A recording of ``ticks`` ticks of the default tank (with ``dotted`` settings) with ``seed`` at ``path``."""
     from mirofish.config import load_config
     from mirofish.session import LiveSession
 
-    live = LiveSession(load_config(seed=seed))
+    live = LiveSession(load_config(seed=seed, **dotted))
     live.start_recording(path)
     live.run(ticks)
     live.close()

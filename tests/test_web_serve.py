@@ -14,10 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import record_run
 
 from mirofish.brains.testserver import TestServer
-from mirofish.config import load_config
-from mirofish.session import LiveSession
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,12 +149,7 @@ def test_a_live_tank_in_the_browser_draws_follows_and_goes_back(browser):
 def test_a_served_recordings_frames_are_the_replays_states(tmp_path):
     from mirofish.session.replay import ReplaySession
 
-    rec = tmp_path / "r.mirofish"
-    s = LiveSession(load_config(seed=4, **{"fish.count": 30}))
-    s.start_recording(rec)
-    s.run(400)
-    s.stop_recording()
-    s.close()
+    rec = record_run(tmp_path / "r.mirofish", 4, 400, **{"fish.count": 30})
     served = Served(str(rec))
     try:
         import websockets
@@ -189,12 +183,7 @@ def test_a_served_recording_is_forked_from_the_page_and_rings_its_fish(tmp_path)
     are (the page's rings); ``back`` returns to the recording."""
     from mirofish.session.replay import ReplaySession
 
-    rec = tmp_path / "r.mirofish"
-    s = LiveSession(load_config(seed=4, **{"fish.count": 30}))
-    s.start_recording(rec)
-    s.run(400)
-    s.stop_recording()
-    s.close()
+    rec = record_run(tmp_path / "r.mirofish", 4, 400, **{"fish.count": 30})
     served = Served(str(rec), "--speed", "50")
     try:
         import websockets
@@ -312,12 +301,7 @@ def test_what_the_fault_campaign_found_holds_now(tmp_path):
     """Deep nesting, true for a number, a plan too large for the tank, a non-ASCII token: dropped
     or refused, the connection on; a fork and back leave the recording's HUD as it was; a page
     that reads nothing holds up no other page's fork."""
-    rec = tmp_path / "r.mirofish"
-    s = LiveSession(load_config(seed=4, **{"fish.count": 20}))
-    s.start_recording(rec)
-    s.run(300)
-    s.stop_recording()
-    s.close()
+    rec = record_run(tmp_path / "r.mirofish", 4, 300, **{"fish.count": 20})
     served = Served(str(rec), "--speed", "50")
     try:
         import websockets

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..observe.paths import check_output
 from ..observe.recording import Recording, RecordingError
+from ..snapshot import take_terrain
 
 PLAYER = Path(__file__).resolve().parent.parent / "web" / "player.html"
 LIMIT_BYTES = 50_000_000  # an exported file past this is refused before any work (say --from/--to)
@@ -93,7 +94,7 @@ def _states(rec: Recording, t0: int, t1: int) -> dict[str, Any]:
             cells = np.stack([v.food_x, v.food_y], axis=1).astype(np.uint16).ravel()
             food_counts[k] = cells.size // 2
             food.append(cells)
-        terrain = [row for row in _terrain(w)]
+        terrain = take_terrain(w)
         traits = w.school.traits.copy()
         return {"x": x, "y": y, "heading": heading, "energy": energy, "present": present,
                 "food_counts": food_counts, "food": np.concatenate(food) if food else np.zeros(0, np.uint16),
@@ -117,13 +118,7 @@ def _parent_states(rec: Recording, t0: int, t1: int) -> tuple[dict[str, Any] | N
         return None, f"its parent cannot be read ({str(exc)[:120]})"
 
 
-def _terrain(world: Any) -> list[str]:
-    from ..snapshot import take_terrain
-
-    return take_terrain(world)
-
-
-def _decisions(rec: Recording, t0: int, t1: int) -> list[list[Any]]:
+def recorded_decisions(rec: Recording, t0: int, t1: int) -> list[list[Any]]:
     """Each decision applied in t0..t1: [tick, fish, plan in words, thought, tier, status]."""
     from .tables import decisions_table
 
@@ -177,7 +172,7 @@ def export_html(path: str | os.PathLike[str], out: str | os.PathLike[str], t0: i
         "fork": {"tick": rec.header.get("fork_tick"), "fish": rec.header.get("fork_fish"),
                  "action": rec.header.get("fork_action"), "rings": ghost is not None, "why_no_rings": why}
         if rec.header.get("fork_tick") is not None else None,
-        "layout": layout, "decisions": _decisions(rec, a, b), "metrics": recorded_metrics(rec, a, b),
+        "layout": layout, "decisions": recorded_decisions(rec, a, b), "metrics": recorded_metrics(rec, a, b),
     }
     page = PLAYER.read_text(encoding="utf-8")
     # every "<" of the run's own text (thoughts, plans, the file's name) escaped inside its JSON

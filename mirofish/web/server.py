@@ -159,12 +159,10 @@ class Host:
             return frame
 
     def _load_decisions(self) -> None:
-        from ..session.tables import decisions_table
+        from ..session.html_export import recorded_decisions  # (what an exported page holds)
 
-        rec = self.session.recording
-        d = decisions_table(rec, self.first, self.last + 1)
-        for t, f, plan, thought, tier in zip(d["tick"], d["fish"], d["plan"], d["thought"], d["tier"]):
-            self.decisions.setdefault(int(f), []).append((int(t), str(plan or ""), str(thought or ""), str(tier)))
+        for t, f, plan, thought, tier, _ in recorded_decisions(self.session.recording, self.first, self.last):
+            self.decisions.setdefault(f, []).append((t, plan, thought, tier))
 
     def _note(self, frame: Any) -> None:
         """A live frame's applied decisions, kept per fish (what the follow panel shows)."""
