@@ -6,9 +6,11 @@ Runs a live tank of ``--fish`` fish behind ``serve``'s server in this process (o
 free port) at full speed (``--speed 1000`` ticks a second: as fast as it steps), then:
 
 1. with no viewer: the tank's ticks a second;
-2. with ``--viewers`` WebSocket viewers connected (each reading every frame it is sent and
-   decoding its header): the tank's ticks a second, and each viewer's frames a second;
-3. a viewer of a tank paced at 30 ticks a second: its frames a second (the goal: ≥ 30).
+2. with ``--viewers`` WebSocket viewers connected (each reading every frame it is sent as the
+   page does: whole frames and deltas against the last): the tank's ticks a second, each
+   viewer's frames a second, and the bytes a frame against a whole frame's;
+3. a viewer of a tank paced at 30 ticks a second: its frames a second (the goal: ≥ 30) and bytes
+   a frame (the size on the wire is smaller still where the socket's per-message deflate is on).
 
 The viewers run in a separate process (so their decoding does not share this process's
 interpreter lock with the tank), as a browser would.
@@ -29,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mirofish.config import load_config
 from mirofish.session import LiveSession
-from mirofish.web.server import Host, serve
+from mirofish.web.server import FrameReader, Host, serve
 
 
 def start(fish: int, speed: float) -> tuple[Host, int]:
@@ -44,8 +46,9 @@ def start(fish: int, speed: float) -> tuple[Host, int]:
 def viewers(port: int, count: int, seconds: float, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     import websockets
 
-    async def one() -> int:
-        frames = 0
+    async def one() -> tuple[int, int, int, int]:
+        frames = sent = whole = deltas = 0
+        reader = FrameReader()
         async with websockets.connect(f"ws://127.0.0.1:{port}/ws", max_size=1 << 24) as ws:
             json.loads(await ws.recv())
             end = time.monotonic() + seconds
@@ -55,11 +58,13 @@ def viewers(port: int, count: int, seconds: float, out: multiprocessing.Queue) -
                 except TimeoutError:
                     break
                 if isinstance(msg, bytes):
-                    int.from_bytes(msg[:4], "little")
-                    frames += 1
-        return frames
+                    got = reader.read(msg)
+                    frames, sent = frames + 1, sent + len(msg)
+                    whole += 16 + 7 * len(got["x"]) + 4 * len(got["food"]) + 1  # as a whole frame
+                    deltas += msg[:4] == b"MFD1"
+        return frames, sent, whole, deltas
 
-    async def all_of() -> list[int]:
+    async def all_of() -> list[tuple[int, int, int, int]]:
         return list(await asyncio.gather(*(one() for _ in range(count))))
 
     out.put(asyncio.run(all_of()))
@@ -100,8 +105,13 @@ def main() -> None:
         "tank_ticks_per_s_no_viewer": round(alone, 1),
         f"tank_ticks_per_s_{args.viewers}_viewers": round(watched, 1),
         "ratio": round(watched / alone, 3) if alone else None,
-        "frames_per_s_each_viewer_full_speed": [round(f / (args.seconds + 1), 1) for f in frames],
-        "frames_per_s_viewer_at_30_ticks_per_s": round(one[0] / args.seconds, 1),
+        "frames_per_s_each_viewer_full_speed": [round(f[0] / (args.seconds + 1), 1) for f in frames],
+        "bytes_per_frame_full_speed": [round(f[1] / max(1, f[0])) for f in frames],
+        "whole_bytes_per_frame_full_speed": [round(f[2] / max(1, f[0])) for f in frames],
+        "share_sent_as_deltas_full_speed": [round(f[3] / max(1, f[0]), 3) for f in frames],
+        "frames_per_s_viewer_at_30_ticks_per_s": round(one[0][0] / args.seconds, 1),
+        "bytes_per_frame_at_30_ticks_per_s": round(one[0][1] / max(1, one[0][0])),
+        "whole_bytes_per_frame_at_30_ticks_per_s": round(one[0][2] / max(1, one[0][0])),
     }))
 
 

@@ -11,12 +11,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from conftest import record_run
 
 from mirofish.brains.testserver import TestServer
+from mirofish.web.server import FrameReader, delta_frame, encode_frame, whole_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -154,26 +156,58 @@ def test_a_served_recordings_frames_are_the_replays_states(tmp_path):
     try:
         import websockets
 
-        async def frame_at(t: int) -> bytes:
+        async def frame_at(t: int) -> dict:
+            reader = FrameReader()  # as the page reads them: whole frames and deltas against the last
             async with websockets.connect(served.url.replace("http", "ws") + "ws", max_size=1 << 24) as ws:
                 hello = json.loads(await ws.recv())
                 assert hello["live"] is False and (hello["first"], hello["last"]) == (0, 400)
+                await ws.send(json.dumps({"op": "seek", "tick": t - 1}))
                 await ws.send(json.dumps({"op": "seek", "tick": t}))
                 while True:
                     msg = await asyncio.wait_for(ws.recv(), 20)
-                    if isinstance(msg, bytes) and int.from_bytes(msg[:4], "little") == t:
-                        return msg
+                    if isinstance(msg, bytes) and reader.read(msg)["tick"] == t:
+                        return reader.last
 
         replay = ReplaySession(rec)
         for t in (50, 333):
-            raw = _run(frame_at(t))
-            n = int.from_bytes(raw[4:8], "little")
-            xs = np.frombuffer(raw[12:12 + 2 * n], "<u2")
-            ys = np.frombuffer(raw[12 + 2 * n:12 + 4 * n], "<u2")
+            got = _run(frame_at(t))
             replay.seek(t)
             v = replay.view()
-            assert xs.tolist() == v.x.tolist() and ys.tolist() == v.y.tolist()
+            assert got["x"].tolist() == v.x.tolist() and got["y"].tolist() == v.y.tolist()
+            assert sorted(map(tuple, got["food"].tolist())) == sorted(zip(v.food_x.tolist(), v.food_y.tolist()))
         replay.close()
+    finally:
+        served.close()
+
+
+def test_a_served_recording_in_the_browser_reads_delta_frames_to_the_replays_states(tmp_path, browser):
+    """The page rebuilds each tick from the delta frames it is sent (and the whole ones between)
+    to exactly the recording's state: fish, headings and food, over a run of ticks and a jump."""
+    from mirofish.session.replay import ReplaySession
+
+    rec = record_run(tmp_path / "r.mirofish", 6, 300, **{"fish.count": 40})
+    served = Served(str(rec))
+    try:
+        page = browser.new_page(viewport={"width": 1024, "height": 600})
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(served.url)
+        page.evaluate("window.mirofish.ready")
+        replay = ReplaySession(rec)
+        for t in [*range(100, 131), 40, 41, 299]:
+            page.evaluate(f"window.mirofish.seek({t})")
+            _until(page, f"window.mirofish.state({t}) && window.mirofish.state({t}).tick === {t}")
+            got = page.evaluate(f"window.mirofish.state({t})")
+            replay.seek(t)
+            v = replay.view()
+            assert (got["x"], got["y"], got["heading"]) == (v.x.tolist(), v.y.tolist(), v.heading.tolist()), t
+            food = sorted(zip(got["food"][0::2], got["food"][1::2]))
+            assert food == sorted(zip(v.food_x.tolist(), v.food_y.tolist())), t
+        kinds = page.evaluate("window.mirofish.framesRead()")
+        assert kinds["delta"] >= 25 and kinds["whole"] >= 1, kinds  # the run of ticks came as deltas
+        assert errors == []
+        replay.close()
+        page.close()
     finally:
         served.close()
 
@@ -188,12 +222,13 @@ def test_a_served_recording_is_forked_from_the_page_and_rings_its_fish(tmp_path)
     try:
         import websockets
 
-        async def fork() -> tuple[list[dict], bytes]:
+        async def fork() -> tuple[list[dict], dict]:
             told: list[dict] = []
             async with websockets.connect(served.url.replace("http", "ws") + "ws", max_size=1 << 24) as ws:
                 told.append(json.loads(await ws.recv()))
                 await ws.send(json.dumps({"op": "fork", "fish": 3, "tick": 200, "plan": "explore east 30"}))
-                frame = b""
+                frame: dict = {}
+                reader = FrameReader()
                 forked = False  # (the recording's own last frame, t400, may come first)
                 while True:
                     msg = await asyncio.wait_for(ws.recv(), 30)
@@ -202,9 +237,11 @@ def test_a_served_recording_is_forked_from_the_page_and_rings_its_fish(tmp_path)
                         if decoded.get("op") != "metrics":
                             told.append(decoded)
                         forked = forked or bool(decoded.get("op") == "hello" and decoded.get("fork"))
-                    elif forked and 300 <= int.from_bytes(msg[:4], "little") < 400:
-                        frame = msg
-                        break
+                    elif isinstance(msg, bytes):
+                        got = reader.read(msg)
+                        if forked and 300 <= got["tick"] < 400:
+                            frame = got
+                            break
                 await ws.send(json.dumps({"op": "back"}))
                 while True:
                     msg = await asyncio.wait_for(ws.recv(), 30)
@@ -217,12 +254,8 @@ def test_a_served_recording_is_forked_from_the_page_and_rings_its_fish(tmp_path)
         ops = [m["op"] for m in told]
         assert ops[:3] == ["hello", "forked", "hello"] and told[2]["live"] and "fish 3 at t200" in told[2]["fork"]
         assert told[-1]["op"] == "hello" and told[-1]["fork"] is None and told[-1]["live"] is False  # back
-        tick, n, fc = (int.from_bytes(frame[k:k + 4], "little") for k in (0, 4, 8))
-        body = 12 + 7 * n + (7 * n) % 2 + 4 * fc  # x, y, heading, energy, in water, padding, food
-        px = np.frombuffer(frame[body:body + 2 * n], "<u2")
-        py = np.frombuffer(frame[body + 2 * n:body + 4 * n], "<u2")
-        x = np.frombuffer(frame[12:12 + 2 * n], "<u2")
-        y = np.frombuffer(frame[12 + 2 * n:12 + 4 * n], "<u2")
+        tick, x, y = frame["tick"], frame["x"], frame["y"]
+        px, py = frame["parent"]["x"], frame["parent"]["y"]
         replay = ReplaySession(rec)
         replay.seek(tick)
         v = replay.view()
@@ -363,3 +396,76 @@ def test_serve_on_an_address_not_of_this_machine_is_one_line():
     done = subprocess.run([sys.executable, "-m", "mirofish", "serve", "--host", "no such host!!", "--port", "0"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2 and "cannot listen" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_delta_frames_rebuild_every_whole_frame_and_are_smaller():
+    """What a viewer is sent between whole frames: the change since the frame it holds. Read back
+    as the page does, every delta gives the whole frame exactly — moving fish, eaten and new food,
+    a fork's rings, frames skipped (a slow viewer) and a seek back — and is smaller than it;
+    frames that do not line up (another fish count, a fish far away) go whole."""
+    from mirofish.config import load_config
+    from mirofish.session import LiveSession
+
+    def same(a: dict, b: dict) -> None:
+        for k in ("tick", "x", "y", "heading", "energy", "present"):
+            assert np.array_equal(a[k], b[k]), k
+        assert sorted(map(tuple, a["food"].tolist())) == sorted(map(tuple, b["food"].tolist()))
+        assert (a["parent"] is None) == (b["parent"] is None)
+        if a["parent"] is not None:
+            for k in ("x", "y", "present"):
+                assert np.array_equal(a["parent"][k], b["parent"][k])
+
+    s = LiveSession(load_config(seed=5, **{"fish.count": 60}))
+    top = int(s.world.max_energy)
+    reader, base = FrameReader(), encode_frame(s.tick, s.view(), top)
+    reader.read(base)
+    sizes, food_changed = [], 0
+    for step in [1] * 150 + [7] * 30:  # every tick, then a viewer that skips six of seven
+        s.run(step)
+        frame = encode_frame(s.tick, s.view(), top)
+        delta = delta_frame(base, frame)
+        assert delta is not None and len(delta) < len(frame)
+        food_changed += len(whole_fields(frame)["food"]) != len(whole_fields(base)["food"])
+        same(reader.read(delta), whole_fields(frame))
+        sizes.append((len(frame), len(delta)))
+        base = frame
+    assert food_changed > 10  # food was eaten and grew meanwhile
+    whole, delta = (sum(x) / len(sizes) for x in zip(*sizes))
+    assert delta < 0.6 * whole
+    v = s.view()
+    jumped = SimpleNamespace(x=np.array(v.x), y=v.y, heading=v.heading, energy=v.energy, present=v.present,
+                             food_x=v.food_x, food_y=v.food_y)
+    jumped.x[0] = (int(v.x[0]) + 200) % 60000  # one fish 200 cells off: not a step a delta holds
+    assert delta_frame(encode_frame(s.tick, v, top), encode_frame(s.tick + 1, jumped, top)) is None
+    other = LiveSession(load_config(seed=5, **{"fish.count": 61}))
+    assert delta_frame(base, encode_frame(other.tick, other.view(), top)) is None
+    with pytest.raises(ValueError, match="t"):
+        FrameReader().read(delta_frame(encode_frame(0, s.view(), top), encode_frame(1, s.view(), top)) or b"MFD1")
+    s.close()
+    other.close()
+
+
+def test_delta_frames_carry_a_forks_rings(tmp_path):
+    from mirofish.session.replay import fork_recording
+
+    rec = record_run(tmp_path / "r.mirofish", 4, 200, **{"fish.count": 30})
+    branch = fork_recording(rec, 100, 3, "explore east 30")
+    top = int(branch.world.max_energy)
+
+    def frame() -> bytes:  # (the recording steps in lockstep with its branch)
+        assert branch.parent.tick == branch.tick
+        return encode_frame(branch.tick, branch.view(), top, branch.parent.view())
+
+    reader, base = FrameReader(), frame()
+    reader.read(base)
+    for _ in range(40):
+        branch.step()
+        now = frame()
+        delta = delta_frame(base, now)
+        assert delta is not None and len(delta) < len(now)
+        got, want = reader.read(delta), whole_fields(now)
+        for k in ("x", "y", "present"):
+            assert np.array_equal(got["parent"][k], want["parent"][k]) and np.array_equal(got[k], want[k])
+        base = now
+    assert not np.array_equal(got["x"], got["parent"]["x"])  # the branch went its own way, the rings with the recording
+    branch.close()

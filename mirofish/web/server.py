@@ -6,8 +6,9 @@ One process runs the tank (a live session stepping on its own thread at ``--spee
 recording replayed on demand) and serves the player page (``mirofish/web/player.html``, the same
 page ``export --html`` writes, nothing loaded from elsewhere) and a WebSocket at ``/ws``: the page
 is told the tank's shape once (``hello``: its size, walls, groups, the fish's traits — never a
-key, a server address or any config), then receives binary frames — every fish's position,
-heading, energy and presence, and the food — and asks for what it shows: a past tick
+key, a server address or any config), then receives binary frames — a whole one (every fish's
+position, heading, energy and presence, and the food: :func:`encode_frame`), then deltas against
+the frame it holds (:func:`delta_frame`) — and asks for what it shows: a past tick
 (``seek``), a followed fish's plan, thought and memories (``fish``). A live tank keeps going;
 its recent frames (``KEEP`` ticks) can be scrubbed. Each viewer gets the newest frame when it is
 ready for one, at most ``FPS_CAP`` a second (a slow viewer, or a tank faster than a screen, skips
@@ -25,6 +26,7 @@ Needs the optional extra ``web`` (Starlette and uvicorn).
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import ipaddress
 import json
@@ -48,7 +50,7 @@ MAX_MESSAGE = 4096  # bytes: a viewer's message past this is dropped (one log li
 KEEP = 3000  # a live tank's recent frames a viewer may scrub back to
 FPS_CAP = 60  # frames a second sent to one viewer at most (a screen shows no more; the newest wins)
 STEER_OPS = ("pause", "resume", "speed", "fork", "back")  # what changes the tank (the token's business off-loopback)
-VIEW_OPS = ("seek", "live", "fish")
+VIEW_OPS = ("seek", "live", "fish", "key")  # key: send me a whole frame (a page that lost track)
 
 
 def _whole(value: Any) -> TypeGuard[int]:
@@ -63,15 +65,20 @@ def is_loopback(host: str) -> bool:
         return host == "localhost"
 
 
+KEY, DELTA = b"MFK1", b"MFD1"  # a binary message's first four bytes: a whole frame, or one against the last sent
+KEY_EVERY = 600  # a viewer is sent a whole frame at least this often (frames), deltas between
+
+
 def encode_frame(tick: int, view: Any, top: int, parent: Any = None) -> bytes:
-    """One frame, little-endian: tick, fish, food count (uint32 each); x, y (uint16 a fish);
-    heading, energy in percent, in the water (uint8 a fish); padding to even; food x, y (uint16);
-    and for a fork, its parent's x, y (uint16 a fish) and in the water (uint8 a fish)."""
+    """One whole frame, little-endian: ``MFK1``; tick, fish, food count (uint32 each); x, y
+    (uint16 a fish); heading, energy in percent, in the water (uint8 a fish); padding to even;
+    food x, y (uint16); and for a fork, its parent's x, y (uint16 a fish) and in the water (uint8
+    a fish). What the server keeps and seeks; a viewer is mostly sent :func:`delta_frame`'s."""
     n = len(view.x)
     present = np.ones(n, np.uint8) if view.present is None else np.asarray(view.present, np.uint8)
     energy = np.clip(np.asarray(view.energy, np.int64) * 100 // max(1, top), 0, 100).astype(np.uint8)
     food = np.stack([view.food_x, view.food_y], axis=1).astype("<u2").ravel()
-    body = b"".join([struct.pack("<III", tick, n, food.size // 2), np.asarray(view.x, "<u2").tobytes(),
+    body = b"".join([KEY, struct.pack("<III", tick, n, food.size // 2), np.asarray(view.x, "<u2").tobytes(),
                      np.asarray(view.y, "<u2").tobytes(), np.asarray(view.heading, np.uint8).tobytes(),
                      energy.tobytes(), present.tobytes()])
     if len(body) % 2:
@@ -81,6 +88,123 @@ def encode_frame(tick: int, view: Any, top: int, parent: Any = None) -> bytes:
         there = np.ones(n, np.uint8) if parent.present is None else np.asarray(parent.present, np.uint8)
         body += np.asarray(parent.x, "<u2").tobytes() + np.asarray(parent.y, "<u2").tobytes() + there.tobytes()
     return body
+
+
+def whole_fields(frame: bytes) -> dict[str, Any]:
+    """A whole frame's fields as arrays: tick, x, y, heading, energy, present, food ((k, 2)
+    uint16) and parent (None, or x, y, present)."""
+    if frame[:4] != KEY:
+        raise ValueError("not a whole frame")
+    tick, n, fc = struct.unpack_from("<III", frame, 4)
+    o = 16
+
+    def take(dtype: str, count: int) -> np.ndarray:
+        nonlocal o
+        a = np.frombuffer(frame, dtype, count, o)
+        o += a.nbytes
+        return a
+
+    out: dict[str, Any] = {"tick": tick, "x": take("<u2", n), "y": take("<u2", n), "heading": take("u1", n),
+                           "energy": take("u1", n), "present": take("u1", n)}
+    o += o % 2
+    out["food"] = take("<u2", 2 * fc).reshape(-1, 2)
+    out["parent"] = ({"x": take("<u2", n), "y": take("<u2", n), "present": take("u1", n)}
+                     if o < len(frame) else None)
+    return out
+
+
+def _cells(food: np.ndarray) -> np.ndarray:
+    return food[:, 0].astype(np.int64) << 16 | food[:, 1]
+
+
+@functools.lru_cache(maxsize=16)  # viewers that hold the same frame share one delta (bytes hash once)
+def delta_frame(base: bytes, frame: bytes) -> bytes | None:
+    """``frame`` as a delta against ``base`` (both whole frames; the viewer holds ``base``), or
+    None when the two do not line up (another fish count, rings on one side only, a fish moved
+    more than 127 cells, food cells given twice) or the delta is no smaller than the frame.
+
+    Little-endian: ``MFD1``; tick, the base's tick, fish, has rings, food cells gone, food cells
+    new (uint32 each); then for each field — x, y, heading, energy, in the water, and with rings
+    the parent fish's x, y and in the water — a bit a fish (did it change; ceil(fish / 8) bytes,
+    least significant bit first) followed by the changes of the fish that did, a byte each (x
+    and y: a signed step; the others: the change modulo 256); then the food cells gone and the
+    new ones (x, y uint16 each). A fish mostly moves one way a cell or none, rarely turns, and
+    its energy moves a percent now and then; the food mostly stays."""
+    a, b = whole_fields(base), whole_fields(frame)
+    n = len(b["x"])
+    if len(a["x"]) != n or (a["parent"] is None) != (b["parent"] is None):
+        return None
+    parts = [DELTA, b""]
+    moved = [(a["x"], b["x"]), (a["y"], b["y"])]
+    if b["parent"] is not None:
+        moved += [(a["parent"]["x"], b["parent"]["x"]), (a["parent"]["y"], b["parent"]["y"])]
+    steps = [b_.astype(np.int32) - a_ for a_, b_ in moved]
+    if any(s.size and (s.min() < -128 or s.max() > 127) for s in steps):
+        return None
+    gone = came = np.zeros(0, np.int64)
+    if not np.array_equal(a["food"], b["food"]):  # (mostly it is: no set arithmetic then)
+        old, new = _cells(a["food"]), _cells(b["food"])
+        if len(np.unique(old)) != len(old) or len(np.unique(new)) != len(new):
+            return None
+        gone, came = np.setdiff1d(old, new), np.setdiff1d(new, old)
+    parts[1] = struct.pack("<IIIIII", b["tick"], a["tick"], n, b["parent"] is not None, len(gone), len(came))
+    changes = [steps[0], steps[1], *((b[k] - a[k]).astype(np.uint8) for k in ("heading", "energy", "present"))]
+    if b["parent"] is not None:
+        changes += [steps[2], steps[3], (b["parent"]["present"] - a["parent"]["present"]).astype(np.uint8)]
+    for change in changes:  # which fish changed (a bit each), then by how much
+        nonzero = change != 0
+        parts += [np.packbits(nonzero, bitorder="little").tobytes(), change[nonzero].astype(np.int8).tobytes()]
+    for cells in (gone, came):
+        parts.append(np.stack([cells >> 16, cells & 0xFFFF], axis=1).astype("<u2").tobytes())
+    out = b"".join(parts)
+    return out if len(out) < len(frame) else None
+
+
+class FrameReader:
+    """What a page does with the binary messages it is sent (the player's ``parseFrame``, in
+    Python for tests and benches): each whole or delta frame to the whole frame's fields."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, Any] | None = None
+
+    def read(self, msg: bytes) -> dict[str, Any]:
+        if msg[:4] == KEY:
+            self.last = whole_fields(msg)
+            return self.last
+        if msg[:4] != DELTA or self.last is None:
+            raise ValueError("a delta frame with no whole frame before it" if msg[:4] == DELTA else "not a frame")
+        tick, base, n, rings, gone, came = struct.unpack_from("<IIIIII", msg, 4)
+        a = self.last
+        if base != a["tick"] or n != len(a["x"]):
+            raise ValueError(f"a delta against t{base}, but the last frame read is t{a['tick']}")
+        o = 28
+
+        def take(dtype: str, count: int) -> np.ndarray:
+            nonlocal o
+            out = np.frombuffer(msg, dtype, count, o)
+            o += out.nbytes
+            return out
+
+        def changed(dtype: str) -> np.ndarray:  # a field's changes: its bits, then the changed fish's bytes
+            bits = np.unpackbits(take("u1", (n + 7) // 8), count=n, bitorder="little").astype(bool)
+            out = np.zeros(n, np.int32 if dtype == "i1" else np.uint8)
+            out[bits] = take(dtype, int(bits.sum()))
+            return out
+
+        b: dict[str, Any] = {"tick": tick, "x": (a["x"] + changed("i1")).astype("<u2"),
+                             "y": (a["y"] + changed("i1")).astype("<u2")}
+        for k in ("heading", "energy", "present"):
+            b[k] = (a[k] + changed("u1")).astype(np.uint8)
+        b["parent"] = None
+        if rings:
+            p = a["parent"]
+            b["parent"] = {"x": (p["x"] + changed("i1")).astype("<u2"), "y": (p["y"] + changed("i1")).astype("<u2"),
+                           "present": (p["present"] + changed("u1")).astype(np.uint8)}
+        lost = _cells(take("<u2", 2 * gone).reshape(-1, 2))
+        kept = a["food"][~np.isin(_cells(a["food"]), lost)]
+        b["food"] = np.concatenate([kept, take("<u2", 2 * came).reshape(-1, 2)])
+        self.last = b
+        return b
 
 
 class Host:
@@ -358,6 +482,8 @@ class Viewer:
         self.ready = asyncio.Event()
         self.sent = 0
         self.dropped = 0
+        self.base: bytes | None = None  # the whole frame the page holds last (what a delta is against)
+        self.since_key = 0
 
     def offer(self, frame: bytes) -> None:
         if self.pending is not None:
@@ -374,7 +500,10 @@ class Viewer:
                 await self.ws.send_text(text)
             frame, self.pending = self.pending, None
             if frame is not None:
-                await self.ws.send_bytes(frame)
+                out = delta_frame(self.base, frame) if self.base is not None and self.since_key < KEY_EVERY else None
+                self.since_key = self.since_key + 1 if out is not None else 0
+                self.base = frame  # (before the send: a hello meanwhile resets it to whole)
+                await self.ws.send_bytes(out or frame)
                 self.sent += 1
                 await asyncio.sleep(1.0 / FPS_CAP)  # frames meanwhile: only the newest is sent next
 
@@ -433,12 +562,16 @@ def app(host: Host, token: str | None) -> Any:
                         for v in list(host.viewers):
                             v.following_live = host.live
                             v.texts.append(json.dumps({**hello, "may_steer": v.may_steer}))
-                            v.pending = None
+                            v.pending, v.base = None, None  # its next frame whole
                             if first is not None:
                                 v.offer(first)
                             v.ready.set()
                 elif op == "live":
                     viewer.following_live = True
+                elif op == "key":
+                    base, viewer.base = viewer.base, None
+                    if base is not None and viewer.pending is None:
+                        viewer.offer(base)
                 elif op == "seek":
                     t = msg.get("tick")
                     if not _whole(t):
