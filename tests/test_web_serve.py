@@ -116,6 +116,8 @@ def test_a_live_tank_in_the_browser_draws_follows_and_goes_back(browser):
         page.wait_for_timeout(1500)
         later = page.evaluate("window.mirofish.tick()")
         assert later > first  # the live tank keeps going, and the page with it
+        assert page.locator("#inwater").inner_text() == "· 40 fish"
+        assert page.locator("#speed").input_value() == "20"  # the tank's own speed, not the page's default
         fish = next(i for i, p in enumerate(page.evaluate("window.mirofish.state(window.mirofish.tick())")["present"])
                     if p)
         page.evaluate(f"window.mirofish.follow({fish})")
