@@ -30,7 +30,8 @@
   stays in every later step's dicts, terminated, with reward 0 (PettingZoo's
   ``parallel_api_test`` reads every agent it has seen live); a fish born joins ``agents`` and
   the dicts of the step it was born in. The possible agents are every room a fish may be born
-  into. Without species no fish dies: no terminations. (``vector_env`` has no species yet.)
+  into. Without species no fish dies: no terminations. (``vector_env``: arrays over every room, with
+  ``infos['alive']``, ``['died']`` and ``['born']``.)
 * **Seeds**: ``reset(seed=s)`` builds the tank of seed ``s`` (``seed=None``: the config's
   ``seed``), so the same seed and the same actions give the same tank, tick by tick.
 * **Recording**: ``record=PATH`` records each episode (``PATH`` for the first, ``PATH``'s stem

@@ -20,8 +20,12 @@ The tanks are the :class:`~mirofish.env.AquariumEnv`'s, as arrays (docs/environm
   ``(num_envs, n_fish)`` int8 (0 n, 1 s, 2 w, 3 e), ``food_here`` ``(num_envs, n_fish)`` bool.
   Each step returns new arrays (keep them as they are).
 * **Reward**: ``(num_envs, n_fish)`` float32, each fish's energy change over the step.
-* **Episodes** are per tank: ``terminated`` (never: no fish dies) and ``truncated`` (after
-  ``max_steps`` steps) are ``(num_envs,)`` bool. **Auto-reset** is Gymnasium's default
+* **Episodes** are per tank: ``terminated`` (no fish left in the water: only with species) and
+  ``truncated`` (after ``max_steps`` steps) are ``(num_envs,)`` bool.
+* **Species** (docs/species.md): the fish axis is every room a fish may be born into;
+  ``infos["alive"]``, ``infos["died"]`` and ``infos["born"]`` ``(num_envs, n_fish)`` bool say
+  who is in the water after the step and who left or came in it; a fish out of the water
+  observes zeros and its actions are ignored. **Auto-reset** is Gymnasium's default
   (``AutoresetMode.NEXT_STEP``): the step after a tank's episode ended resets that tank — its
   actions are ignored, it returns the new episode's first observation with reward 0 — while the
   others step on.
@@ -69,7 +73,7 @@ SEEDS = 2**63  # seeds wrap modulo this (an episode's seed stays a seed the tank
 class _Tank:
     """One tank of the vector: its world (and its session when it is recorded)."""
 
-    def __init__(self, cfg: Config, seed: int, record: Path | None, overwrite: bool):
+    def __init__(self, cfg: Config, seed: int, record: Path | None, overwrite: bool, n: int):
         from .world import World
 
         self.seed, self.steps = seed, 0
@@ -80,8 +84,8 @@ class _Tank:
             self.world = self.session.world
         else:
             self.world = World(cfg)
-        self._zeros8 = np.zeros(cfg.fish.count, np.int8)
-        self._zeros16 = np.zeros(cfg.fish.count, np.int16)
+        self._zeros8 = np.zeros(n, np.int8)
+        self._zeros16 = np.zeros(n, np.int16)
 
     def step(self, actions: np.ndarray) -> np.ndarray:
         """One tick on ``actions`` (n_fish int64); the executed actions."""
@@ -96,7 +100,10 @@ class _Tank:
             engine.queued_at[:] = engine.clock()
             executed: np.ndarray = self.session.step().executed
             return executed
-        pick = np.flatnonzero(changed_plans(s, actions))  # as the environment's decision source does
+        change = changed_plans(s, actions)  # as the environment's decision source does: fish in the water
+        if w.population is not None and np.count_nonzero(s.absent):
+            change &= ~s.absent
+        pick = np.flatnonzero(change)
         if pick.size:
             w.apply_plans(pick, self._zeros8[:pick.size], actions[pick].astype(np.int16), self._zeros16[:pick.size])
         out: np.ndarray = w.step().executed
@@ -129,11 +136,10 @@ class VectorAquariumEnv(VectorEnv):
         self.record = Path(record) if record is not None else None
         if self.record is not None and self.record.exists() and not self.record.is_dir():
             raise ValueError(f"record={os.fspath(self.record)!r} is a file; give a folder for the tanks' recordings")
-        if any(g.species_rules for g in cfg.fish.groups):
-            raise ValueError("vector_env: a tank with species (births, deaths, hunting: docs/species.md) has no "
-                             "fixed fish axis; use parallel_env, whose agents come and go")
         self.cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={"decides": "action"})})
-        self.n_fish = n = self.cfg.fish.count
+        # a tank with species (docs/species.md): the fish axis is every room a fish may be born into
+        self.species = any(g.species_rules for g in self.cfg.fish.groups)
+        self.n_fish = n = self.cfg.fish.slots if self.species else self.cfg.fish.count
         side = 2 * self.cfg.perception.radius + 1
         top = float(self.cfg.fish.max_energy)
         self.single_observation_space = spaces.Dict({
@@ -155,6 +161,7 @@ class VectorAquariumEnv(VectorEnv):
         self._episode = np.zeros(self.num_envs, np.int64)  # since the last reset (the seeds)
         self._files = np.zeros(self.num_envs, np.int64)  # episodes recorded so far, per tank (the file names)
         self._ended = np.zeros(self.num_envs, bool)
+        self._alive = np.ones((self.num_envs, n), bool)  # in the water (species: after the last step)
         self._closed = False
 
     def __enter__(self) -> VectorAquariumEnv:
@@ -206,7 +213,8 @@ class VectorAquariumEnv(VectorEnv):
         t, n = self.num_envs, self.n_fish
         rewards = np.zeros((t, n), np.float32)
         executed = np.full((t, n), -1, np.int8)
-        truncated = np.zeros(t, bool)
+        terminated, truncated = np.zeros(t, bool), np.zeros(t, bool)
+        was = self._alive.copy()
         obs = self._empty_obs()
         for i, tank in enumerate(self.tanks):
             assert tank is not None
@@ -214,16 +222,21 @@ class VectorAquariumEnv(VectorEnv):
                 self._episode[i] += 1
                 self._start(i)
                 ended[i] = False
-            else:
-                before = tank.world.school.energy.copy()
-                executed[i] = tank.step(acts[i])
-                np.subtract(tank.world.school.energy, before, out=before)
-                np.multiply(before, 0.01, out=rewards[i], casting="unsafe")
-                if tank.steps >= self.max_steps:
-                    truncated[i] = ended[i] = True
-                    tank.close()
+                self._observe_tank(i, obs)
+                was[i] = self._alive[i]  # its new episode's fish: none born or died this step
+                continue
+            before = tank.world.school.energy.copy()
+            executed[i] = tank.step(acts[i])
+            np.subtract(tank.world.school.energy, before, out=before)
+            np.multiply(before, 0.01, out=rewards[i], casting="unsafe")
+            if self.species and not np.count_nonzero(~tank.world.school.absent):
+                terminated[i] = ended[i] = True  # no fish left in the water: the tank's episode is over
+            elif tank.steps >= self.max_steps:
+                truncated[i] = ended[i] = True
             self._observe_tank(i, obs)
-        return obs, rewards, np.zeros(t, bool), truncated, self._infos(executed)
+            if ended[i]:
+                tank.close()
+        return obs, rewards, terminated, truncated, self._infos(executed, was)
 
     def close_extras(self, **kwargs: Any) -> None:
         for tank in self.tanks:
@@ -263,13 +276,14 @@ class VectorAquariumEnv(VectorEnv):
         if path is not None:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), path, self.overwrite)
+                self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), path, self.overwrite,
+                                      self.n_fish)
             except (OSError, RecordingError) as exc:
                 raise ValueError(f"record={os.fspath(self.record or '')!r}: cannot record tank {i} there: "
                                  f"{exc}".replace("add --overwrite", "pass overwrite=True")) from None
             self._files[i] += 1
             return
-        self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), None, self.overwrite)
+        self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), None, self.overwrite, self.n_fish)
 
     def _check(self, actions: Any) -> np.ndarray:
         shape = (self.num_envs, self.n_fish)
@@ -310,6 +324,14 @@ class VectorAquariumEnv(VectorEnv):
         obs["heading"][i] = s.heading
         np.not_equal(w.water.food_born[s.cell], NO_FOOD, out=obs["food_here"][i])
         self._ticks[i] = w.tick
+        if self.species:  # a fish out of the water sees nothing and has nothing
+            np.logical_not(s.absent, out=self._alive[i])
+            gone = s.absent
+            if gone.any():
+                obs["view"][i][gone] = 0
+                obs["energy"][i][gone] = 0.0
+                obs["heading"][i][gone] = 0
+                obs["food_here"][i][gone] = False
 
     def _observe(self) -> dict[str, np.ndarray]:
         obs = self._empty_obs()
@@ -317,9 +339,15 @@ class VectorAquariumEnv(VectorEnv):
             self._observe_tank(i, obs)
         return obs
 
-    def _infos(self, executed: np.ndarray) -> dict[str, Any]:
-        return {"tick": self._ticks.copy(), "executed": executed, "episode": self._episode.copy(),
-                "seed": self._seeds.copy()}
+    def _infos(self, executed: np.ndarray, was: np.ndarray | None = None) -> dict[str, Any]:
+        out = {"tick": self._ticks.copy(), "executed": executed, "episode": self._episode.copy(),
+               "seed": self._seeds.copy()}
+        if self.species:  # which fish are in the water, and who left or came this step
+            alive = self._alive.copy()
+            out["alive"] = alive
+            out["died"] = was & ~alive if was is not None else np.zeros_like(alive)
+            out["born"] = ~was & alive if was is not None else np.zeros_like(alive)
+        return out
 
     def state_hashes(self) -> list[str]:
         """Each tank's state hash now (the same as its own run's at this tick)."""

@@ -221,7 +221,9 @@ def test_the_environment_terminates_the_dead_and_admits_the_born():
         assert set(env.agents) <= set(obs)
     assert dead and born and not (born & start)
     env.close()
-    with pytest.raises(ValueError, match="species"):
-        from mirofish.env import vector_env
+    from mirofish.env import vector_env  # the array environment takes the preset: every room a fish axis
 
-        vector_env(2, str(ROOT / "assets" / "presets" / "predators.toml"))
+    arrays = vector_env(2, str(ROOT / "assets" / "presets" / "predators.toml"), max_steps=5)
+    _, infos = arrays.reset(seed=1)
+    assert arrays.n_fish == len(env.possible_agents) and infos["alive"].sum(1).tolist() == [len(start)] * 2
+    arrays.close()

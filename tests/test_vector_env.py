@@ -166,3 +166,63 @@ def test_seeds_near_the_top_wrap_instead_of_failing_at_the_auto_reset():
     env.step(acts)
     _, _, _, _, infos = env.step(acts)  # both tanks start their second episode
     assert list(infos["seed"]) == [0, 1]
+
+
+SPECIES = ('fish.groups=[{name="minnows",share=0.9,spare=40,birth_energy=70,dies=true},'
+           '{name="pike",share=0.1,hunts=["minnows"],dies=true,eats_food=false,catch_gain=40}]')
+
+
+def test_a_species_tank_is_parallel_envs_with_its_births_and_deaths_tick_by_tick():
+    """Species (docs/species.md): the fish axis is every room a fish may be born into; ``alive``,
+    ``died`` and ``born`` say who is in the water and who left or came, as parallel_env's agents
+    and terminations do; a fish out of the water sees nothing; the tank hashes as parallel_env's."""
+    env = vector_env(2, overrides=[SPECIES], max_steps=300, **{**SMALL, "fish.count": 30})
+    obs, infos = env.reset(seed=40)
+    assert env.n_fish == 70 and obs["view"].shape == (2, 70, 25) and list(infos["alive"].sum(1)) == [30, 30]
+    dict_env = parallel_env(overrides=[SPECIES], max_steps=300, **{**SMALL, "fish.count": 30})
+    dict_env.reset(seed=41)
+    rng = np.random.default_rng(3)
+    born = died = 0
+    dead: set[str] = set()
+    for _ in range(300):
+        acts = rng.integers(0, 6, (2, 70))
+        obs, rewards, terminated, _, infos = env.step(acts)
+        d_obs, d_rewards, d_term, _, _ = dict_env.step({a: int(acts[1][int(a[5:])]) for a in dict_env.agents})
+        assert env.tanks[1].world.state_hash() == dict_env.session.state_hash()
+        in_water = set(dict_env._in_water())
+        assert infos["alive"][1].tolist() == [a in in_water for a in dict_env.possible_agents]
+        now_dead = {a for a, t in d_term.items() if t}
+        assert {f"fish_{i}" for i in np.flatnonzero(infos["died"][1])} == now_dead - dead  # who left this step
+        dead = now_dead
+        gone = ~infos["alive"][1]
+        assert not obs["view"][1][gone].any() and not obs["energy"][1][gone].any()
+        for a in in_water:
+            assert np.array_equal(d_obs[a]["view"], obs["view"][1][int(a[5:])])
+        for a, r in d_rewards.items():  # the same energy change, the dead's last one included
+            assert abs(rewards[1][int(a[5:])] - r) < 1e-6
+        born, died = born + int(infos["born"][1].sum()), died + int(infos["died"][1].sum())
+        assert not terminated.any()
+    terminated_in_dict = {a for a, t in d_term.items() if t}
+    assert died == len(terminated_in_dict) and died > 20 and born > 10  # the same fish left, and young came
+    assert born == len(set(dict_env._seen)) - 30
+    env.close()
+
+
+def test_a_tank_whose_fish_are_all_gone_terminates_and_starts_its_next_episode():
+    starving = {**SMALL, "fish.count": 10, "fish.decay_per_tick": 20.0, "fish.start_energy_min": 30.0,
+                "fish.start_energy_max": 40.0}
+    env = vector_env(2, overrides=['fish.groups=[{name="all",share=1.0,dies=true}]'], max_steps=500, **starving)
+    env.reset(seed=5)
+    rest = np.full((2, 10), 5, np.int64)
+    steps = 0
+    while steps < 10:
+        _, rewards, terminated, truncated, infos = env.step(rest)
+        steps += 1
+        if terminated.any():
+            break
+    assert terminated.all() and not truncated.any() and not infos["alive"].any() and steps <= 3
+    assert (rewards < 0).all()  # each fish's last energy, lost
+    _, rewards, terminated, _, infos = env.step(rest)  # the next episode, with the next seeds
+    assert infos["alive"].all() and list(infos["episode"]) == [1, 1] and not terminated.any()
+    assert not infos["born"].any() and not infos["died"].any() and not rewards.any()
+    env.close()
