@@ -866,26 +866,124 @@ static const char plan_doc[] =
     "``goal`` (``goal_of`` each utility's goal, in PLANNER_UTILITIES order), ``param``\n"
     "and ``horizon`` as a DecisionBatch holds them (int8, int16, int16); the draws are hashed from\n"
     "each fish's ``keys`` and ``tick``; return's utility, place and horizon come computed\n"
-    "(``revisit``: NEG when none); ``weights`` and ``base``: each utility's weight and base horizon.\n"
-    "``extra``: (k, m) utilities of the plan types declared as formulas (fish/formula.py, computed in\n"
-    "numpy), drawn among with the built-in ones (m > 0: all six and the m; m = 0: exactly as before),\n"
-    "each choosing goal ``extra_goal`` with parameter 0 and horizon ``extra_ticks``.\n"
+    "(``revisit``: NEG when none); ``base``: each built-in choice's base horizon. The utilities are\n"
+    "formulas over features (fish/formula.py), compiled to programs (``ops``, ``args``, ``starts``:\n"
+    "program j is ops[starts[j]:starts[j+1]]): the first five are forage's, school's, explore's,\n"
+    "rest's and keep_away's; the m after them are the plan types the planner draws among beside the\n"
+    "built-in ones (m > 0: all six and the m; m = 0: exactly as before), each choosing goal\n"
+    "``extra_goal`` with parameter 0 and horizon ``extra_ticks``. ``plants`` and ``prey``: the\n"
+    "plants and prey each fish is shown (empty: none).\n"
     "By name: exactly the names of PLAN_ARRAYS and PLAN_NUMBERS.";
 
 enum { P_CODES, P_ROWS_START, P_ROWS_COLUMN, P_ROWS_VALUE, P_TRAITS, P_ENERGY, P_HEADING, P_KEYS, P_BASE, P_REVISIT, P_REVISIT_PARAM,
-       P_REVISIT_HORIZON, P_GOAL_OF, P_WEIGHTS, P_EXTRA, P_EXTRA_GOAL, P_EXTRA_TICKS, P_GOAL, P_PARAM, P_HORIZON, N_P };
+       P_REVISIT_HORIZON, P_GOAL_OF, P_PLANTS, P_PREY, P_OPS, P_ARGS, P_STARTS, P_EXTRA_GOAL, P_EXTRA_TICKS, P_GOAL,
+       P_PARAM, P_HORIZON, N_P };
 static const char *P_NAMES[N_P] = {"codes", "rows_start", "rows_column", "rows_value", "traits", "energy", "heading", "keys", "base", "revisit",
-                                   "revisit_param", "revisit_horizon", "goal_of", "weights", "extra", "extra_goal",
-                                   "extra_ticks", "goal", "param", "horizon"};
+                                   "revisit_param", "revisit_horizon", "goal_of", "plants", "prey", "ops", "args",
+                                   "starts", "extra_goal", "extra_ticks", "goal", "param", "horizon"};
 enum { PN_REST_CEILING, PN_NEVER_SCHOOL, PN_TICK, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY,
        PN_CROWD_LINE, PN_TEMPERATURE, N_PN };
 static const char *PN_NAMES[N_PN] = {"rest_ceiling", "never_school", "tick", "max_energy", "low_energy_fraction",
                                      "hungry_fraction", "crowd_line", "temperature"};
-/* The planner's utilities, the formulas below (brains/instinct.PLANNER_UTILITIES; exported): each is
-   one plan type's ``planner``, and ``goal_of`` gives its goal code. */
+/* The planner's built-in choices (brains/instinct.PLANNER_UTILITIES; exported): each is one plan
+   type's ``planner`` — how its parameter and horizon are chosen — and ``goal_of`` gives its goal
+   code. Their utilities are the rows' formulas (below), return's comes computed (``revisit``). */
 enum { U_FORAGE, U_SCHOOL, U_EXPLORE, U_REST, U_KEEP_AWAY, U_RETURN, N_U };
 static const char *U_NAMES[N_U] = {"forage", "school", "explore", "rest", "keep_away", "return"};
 enum { F_FOOD_SEEN = 34, F_WALLS = 35 };
+
+/* A formula over named features (fish/formula.py), compiled there to a postfix program: ops and
+   their arguments (a constant's value, a feature's index in FORMULA_FEATURES). Evaluated in
+   doubles in the order written, with numpy's rules (comparisons 1 or 0, NaN propagating through
+   min and max), so a formula gives the same doubles here as formula.Formula gives in numpy; a
+   result that is not finite counts as 0. */
+enum { OP_CONST, OP_FEAT, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_NOT, OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE,
+       OP_AND, OP_OR, OP_IF, OP_MIN, OP_MAX, OP_ABS, OP_CLIP, N_OPS };
+static const char *OP_NAMES[N_OPS] = {"const", "feat", "add", "sub", "mul", "div", "neg", "not", "lt", "le", "gt",
+                                      "ge", "eq", "ne", "and", "or", "if", "min", "max", "abs", "clip"};
+/* the features a planner formula reads, computed per fish below (formula.PLANNER_FEATURES, same set) */
+enum { FX_ENERGY, FX_HUNGER, FX_LOW, FX_FOOD_SEEN, FX_VISIBLE, FX_COMPANY, FX_CROWD, FX_WALLS, FX_PLANTS, FX_PREY, FX_HUNGRY_FOOD,
+       FX_REST_LOW, FX_SOC, FX_CUR, FX_CAU, FX_APP, FX_CALM, N_FX };
+static const char *FX_NAMES[N_FX] = {"energy", "hunger", "low", "food_seen", "visible", "company", "crowd",
+                                             "walls", "plants_seen", "prey_seen", "hungry_food", "rest_low",
+                                             "sociability", "curiosity", "caution", "appetite", "calm"};
+#define FORMULA_STACK 256
+static double fmin_np(double a, double b) { return (a < b || isnan(a)) ? a : b; }
+static double fmax_np(double a, double b) { return (a > b || isnan(a)) ? a : b; }
+static double run_formula(const int8_t *op, const double *arg, int64_t n, const double *x) {
+    double st[FORMULA_STACK];
+    int sp = 0;
+    for (int64_t p = 0; p < n; p++) {
+        double a, b, c;
+        switch (op[p]) {
+        case OP_CONST: st[sp++] = arg[p]; break;
+        case OP_FEAT: st[sp++] = x[(int)arg[p]]; break;
+        case OP_NEG: st[sp - 1] = -st[sp - 1]; break;
+        case OP_NOT: st[sp - 1] = st[sp - 1] == 0.0 ? 1.0 : 0.0; break;
+        case OP_ABS: st[sp - 1] = fabs(st[sp - 1]); break;
+        case OP_IF:
+            b = st[--sp], a = st[--sp], c = st[sp - 1];
+            st[sp - 1] = c != 0.0 ? a : b;
+            break;
+        case OP_CLIP:
+            c = st[--sp], b = st[--sp];
+            st[sp - 1] = fmin_np(fmax_np(st[sp - 1], b), c);
+            break;
+        default:
+            b = st[--sp], a = st[sp - 1];
+            switch (op[p]) {
+            case OP_ADD: a = a + b; break;
+            case OP_SUB: a = a - b; break;
+            case OP_MUL: a = a * b; break;
+            case OP_DIV: a = a / b; break;
+            case OP_LT: a = a < b ? 1.0 : 0.0; break;
+            case OP_LE: a = a <= b ? 1.0 : 0.0; break;
+            case OP_GT: a = a > b ? 1.0 : 0.0; break;
+            case OP_GE: a = a >= b ? 1.0 : 0.0; break;
+            case OP_EQ: a = a == b ? 1.0 : 0.0; break;
+            case OP_NE: a = a != b ? 1.0 : 0.0; break;
+            case OP_AND: a = (a != 0.0 && b != 0.0) ? 1.0 : 0.0; break;
+            case OP_OR: a = (a != 0.0 || b != 0.0) ? 1.0 : 0.0; break;
+            case OP_MIN: a = fmin_np(a, b); break;
+            case OP_MAX: a = fmax_np(a, b); break;
+            }
+            st[sp - 1] = a;
+        }
+    }
+    return isfinite(st[0]) ? st[0] : 0.0;
+}
+
+/* A program as formula.py makes it: every op known, every feature index in range, the stack never
+   empty nor past FORMULA_STACK, one value left. 0 ok; -1 with a ValueError set. */
+static int check_program(const int8_t *op, const double *arg, int64_t n) {
+    int depth = 0;
+    static const signed char pops[N_OPS] = {-1, -1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 0, 2};
+    for (int64_t p = 0; p < n; p++) {
+        if (op[p] < 0 || op[p] >= N_OPS) {
+            PyErr_Format(PyExc_ValueError, "plan: formula op %d is not one of 0..%d", (int)op[p], N_OPS - 1);
+            return -1;
+        }
+        if (op[p] == OP_FEAT && !(arg[p] >= 0 && arg[p] < N_FX && arg[p] == (double)(int)arg[p])) {
+            PyErr_Format(PyExc_ValueError, "plan: formula feature index %g is not one of 0..%d", arg[p], N_FX - 1);
+            return -1;
+        }
+        int needs = op[p] <= OP_FEAT ? 0 : (pops[op[p]] + 1);
+        if (depth < needs) {
+            PyErr_SetString(PyExc_ValueError, "plan: a formula program takes more than its stack holds");
+            return -1;
+        }
+        depth += op[p] <= OP_FEAT ? 1 : -pops[op[p]];
+        if (depth > FORMULA_STACK) {
+            PyErr_Format(PyExc_ValueError, "plan: a formula program deeper than %d", FORMULA_STACK);
+            return -1;
+        }
+    }
+    if (depth != 1) {
+        PyErr_SetString(PyExc_ValueError, "plan: a formula program must leave one value");
+        return -1;
+    }
+    return 0;
+}
 
 static PyObject *plan(PyObject *self, PyObject *args) {
     PyObject *arrays, *numbers, *pa[N_P];
@@ -917,14 +1015,33 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(revisit_param, int64_t, pa[P_REVISIT_PARAM], k, 0);
     TAKE(revisit_horizon, double, pa[P_REVISIT_HORIZON], k, 0);
     TAKE(goal_of, int8_t, pa[P_GOAL_OF], N_U, 0);
-    TAKE(cw, double, pa[P_WEIGHTS], N_U, 0);
-    Py_ssize_t m = items(pa[P_EXTRA_GOAL], 1, "extra_goal");
-    if (m < 0) goto fail;
+    Py_ssize_t np_ = items(pa[P_STARTS], 8, "starts");
+    if (np_ < 0) goto fail;
+    Py_ssize_t m = np_ - 1 - (N_U - 1);
+    if (m < 0) {
+        release_all(&bs);
+        return PyErr_Format(PyExc_ValueError, "plan: starts holds %zd programs, at least %d", np_ - 1, N_U - 1);
+    }
     if (m > MAX_CHOICES - N_U) {
         release_all(&bs);
         return PyErr_Format(PyExc_ValueError, "at most %d formula utilities, not %zd", MAX_CHOICES - N_U, m);
     }
-    TAKE(extra, double, pa[P_EXTRA], k * m, 0);
+    TAKE(starts, int64_t, pa[P_STARTS], np_, 0);
+    Py_ssize_t n_ops = items(pa[P_OPS], 1, "ops");
+    if (n_ops < 0) goto fail;
+    TAKE(ops, int8_t, pa[P_OPS], n_ops, 0);
+    TAKE(prog_args, double, pa[P_ARGS], n_ops, 0);
+    for (Py_ssize_t j = 0; j + 1 < np_; j++) {
+        if (starts[j] < 0 || starts[j] > starts[j + 1] || starts[j + 1] > n_ops ||
+            check_program(ops + starts[j], prog_args + starts[j], starts[j + 1] - starts[j]) < 0) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "plan: starts out of order");
+            goto fail;
+        }
+    }
+    Py_ssize_t n_plants = items(pa[P_PLANTS], 8, "plants"), n_prey = items(pa[P_PREY], 8, "prey");
+    if (n_plants < 0 || n_prey < 0) goto fail;
+    TAKE(plants, double, pa[P_PLANTS], n_plants ? k : 0, 0);
+    TAKE(prey, double, pa[P_PREY], n_prey ? k : 0, 0);
     TAKE(extra_goal, int8_t, pa[P_EXTRA_GOAL], m, 0);
     TAKE(extra_ticks, double, pa[P_EXTRA_TICKS], m, 0);
     TAKE(goal, int8_t, pa[P_GOAL], k, 1);
@@ -948,20 +1065,30 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         int hungry_food = (e < max_energy * hungry_f) && food;
         double crowd = visible - crowd_line + 2;
         crowd = (crowd > 0.0 ? crowd : 0.0) / 3.0;
+        double x[N_FX]; /* the features formulas read (fish/features.py: the same definitions) */
+        x[FX_ENERGY] = e / max_energy;
+        x[FX_HUNGER] = hunger;
+        x[FX_LOW] = low;
+        x[FX_FOOD_SEEN] = f[F_FOOD_SEEN];
+        x[FX_VISIBLE] = visible;
+        x[FX_COMPANY] = company;
+        x[FX_CROWD] = crowd;
+        x[FX_WALLS] = f[F_WALLS];
+        x[FX_PLANTS] = n_plants ? plants[i] : 0.0;
+        x[FX_PREY] = n_prey ? prey[i] : 0.0;
+        x[FX_HUNGRY_FOOD] = hungry_food;
+        x[FX_REST_LOW] = energy[i] < rest_ceiling;
+        x[FX_SOC] = soc, x[FX_CUR] = cur, x[FX_CAU] = cau, x[FX_APP] = app, x[FX_CALM] = calm;
         double u[MAX_CHOICES];
-        u[U_FORAGE] = cw[U_FORAGE] * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food;
-        double fade = 1.0 - 1.5 * hunger;
-        u[U_SCHOOL] = cw[U_SCHOOL] * (0.3 + soc) * company * (fade > 0.0 ? fade : 0.0);
-        u[U_EXPLORE] = cw[U_EXPLORE] * ((0.5 + cur) * (1.0 - 0.6 * company) + soc * (visible == 0));
-        u[U_REST] = hungry_food ? NEG
-                                : cw[U_REST] * (calm - 0.4 - 3.0 * hunger - 0.3 * company) +
-                                      4.0 * ((e < rest_ceiling) && !food);
-        u[U_KEEP_AWAY] = cw[U_KEEP_AWAY] * (0.3 + cau) * (crowd + 0.5 * (f[F_WALLS] >= 10)) - 0.5;
+        for (int j = 0; j < U_RETURN; j++) u[j] = run_formula(ops + starts[j], prog_args + starts[j], starts[j + 1] - starts[j], x);
         if (ints[PN_NEVER_SCHOOL]) u[U_SCHOOL] = NEG;
         u[U_RETURN] = revisit[i];
         double d[5]; /* one hash per fish and tick: the goal draw and the four direction jitters */
         for (int j = 0; j < 5; j++) d[j] = to_unit(at_tick(keys[i] + (uint64_t)j, ints[PN_TICK]));
-        for (Py_ssize_t j = 0; j < m; j++) u[N_U + j] = extra[i * m + j];
+        for (Py_ssize_t j = 0; j < m; j++) {
+            const int64_t a = starts[U_RETURN + j], b = starts[U_RETURN + j + 1];
+            u[N_U + j] = run_formula(ops + a, prog_args + a, b - a, x);
+        }
         /* no place: not return (m > 0: its utility NEG gives it no mass, and all are drawn among) */
         int g = seeded_softmax(u, m ? N_U + (int)m : (revisit[i] <= NEG ? U_RETURN : N_U), temperature, d[0]);
         /* explore: the open way, favouring the course and where others swim */
@@ -992,6 +1119,29 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     }
     release_all(&bs);
     Py_RETURN_NONE;
+fail:
+    release_all(&bs);
+    return NULL;
+}
+
+static const char formula_doc[] =
+    "formula(ops, args, x) -> float\n"
+    "One compiled formula (fish/formula.program) on one fish's features ``x`` (float64, in\n"
+    "FORMULA_FEATURES order): what plan() draws with (tests/test_formulas.py holds it to numpy).";
+
+static PyObject *formula(PyObject *self, PyObject *args) {
+    PyObject *o_ops, *o_args, *o_x;
+    if (!PyArg_ParseTuple(args, "OOO", &o_ops, &o_args, &o_x)) return NULL;
+    Bufs bs = {.n = 0};
+    Py_ssize_t n = items(o_ops, 1, "ops");
+    if (n < 0) return NULL;
+    TAKE(ops, int8_t, o_ops, n, 0);
+    TAKE(vals, double, o_args, n, 0);
+    TAKE(x, double, o_x, N_FX, 0);
+    if (check_program(ops, vals, n) < 0) goto fail;
+    double out = run_formula(ops, vals, n, x);
+    release_all(&bs);
+    return PyFloat_FromDouble(out);
 fail:
     release_all(&bs);
     return NULL;
@@ -1559,6 +1709,7 @@ static PyMethodDef methods[] = {
     {"after", after, METH_VARARGS, after_doc},
     {"components", components, METH_VARARGS, components_doc},
     {"plan", plan, METH_VARARGS, plan_doc},
+    {"formula", formula, METH_VARARGS, formula_doc},
     {"adopt", adopt, METH_VARARGS, adopt_doc},
     {"ask", ask, METH_VARARGS, ask_doc},
     {"neighbours", neighbours, METH_VARARGS, neighbours_doc},
@@ -1602,7 +1753,8 @@ PyMODINIT_FUNC PyInit__tick(void) {
         add_names(m, "ARBITRATE_INTS", RI_NAMES, N_RI) < 0 || add_names(m, "AFTER_ARRAYS", X_NAMES, N_X) < 0 ||
         add_names(m, "AFTER_INTS", I_NAMES, N_I) < 0 || add_names(m, "GOAL_FLAG_COLUMNS", GF_NAMES, N_GF) < 0 ||
         add_names(m, "PLAN_ARRAYS", P_NAMES, N_P) < 0 || add_names(m, "PLAN_NUMBERS", PN_NAMES, N_PN) < 0 ||
-        add_names(m, "PLANNER_UTILITIES", U_NAMES, N_U) < 0 ||
+        add_names(m, "PLANNER_UTILITIES", U_NAMES, N_U) < 0 || add_names(m, "FORMULA_OPS", OP_NAMES, N_OPS) < 0 ||
+        add_names(m, "FORMULA_FEATURES", FX_NAMES, N_FX) < 0 ||
         add_names(m, "ADOPT_ARRAYS", A_NAMES, N_A) < 0 || add_names(m, "ADOPT_NUMBERS", AN_NAMES, N_AN) < 0 ||
         add_names(m, "ASK_ARRAYS", Q_NAMES, N_Q) < 0 || add_names(m, "ASK_INTS", QI_NAMES, N_QI) < 0 ||
         add_names(m, "DEEDS_COLUMNS", DC_NAMES, N_DC) < 0 ||

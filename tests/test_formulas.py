@@ -5,6 +5,7 @@ draws among them with the built-in utilities exactly as the numpy one does."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -58,12 +59,64 @@ def test_a_bad_formula_is_refused_in_one_line_naming_it(text, context, problem):
         PlanType("sulk", prompt="sulk", **{context: text})
 
 
-def test_a_row_takes_a_formula_or_a_built_in_utility_not_both():
-    with pytest.raises(ValueError, match="not both"):
-        PlanType("graze", prompt="graze", planner="forage", planner_weight="forage", planner_ticks="forage_ticks",
-                 utility="hunger")
+def test_a_built_in_choice_needs_its_formula_and_a_parameter_needs_a_built_in_choice():
+    with pytest.raises(ValueError, match="needs its utility formula"):
+        PlanType("graze", prompt="graze", planner="forage", planner_weight="forage", planner_ticks="forage_ticks")
     with pytest.raises(ValueError, match="no direction parameter"):
         PlanType("graze", param="direction", prompt="graze", utility="hunger")
+    PlanType("graze", param="direction", prompt="graze", planner="explore", planner_weight="explore",
+             planner_ticks="explore_ticks", utility="weight * curiosity")  # the choice picks the way
+
+
+def test_the_shipped_utilities_are_their_rows_formulas():
+    """The five built-in utilities are data: each row's formula, the compiled planner running it
+    as a program (no utility is written in C), numpy as arrays."""
+    from mirofish.brains.instinct import PLANNER_TYPES
+
+    assert [t.name for t in PLANNER_TYPES[:5]] == ["forage", "school", "explore", "rest", "keep_away"]
+    assert all(t.utility for t in PLANNER_TYPES[:5]) and PLANNER_TYPES[5].utility is None  # return: from places
+    source = (Path(kernel.__file__).parent / "_tick.c").read_text()
+    plan_body = source[source.index("static PyObject *plan(PyObject *self"):source.index("--- ask */")]
+    assert "appetite" not in plan_body and "(0.5 + app)" not in plan_body  # forage's formula lives in its row
+
+
+FORMULA_TEXTS = [
+    "weight * (0.5 + appetite) * hunger * (1.5 + 0.5 * (food_seen > 0)) + 6 * low + 2 * hungry_food",
+    "-1000000000 if hungry_food else weight * (calm - 0.4 - 3 * hunger - 0.3 * company)"
+    " + 4 * (rest_low and food_seen == 0)",
+    "visible / (food_seen - food_seen)",  # 0/0 and x/0: not finite, so 0
+    "min(visible / food_seen, crowd) + max(0 / walls, -1)",  # NaN through min and max
+    "clip(energy * 3 - 1, -0.5, hunger) - abs(caution - calm)",
+    "(visible == 0 or walls != 2) and not prey_seen >= 1 and plants_seen < 2",
+    "+company - -crowd * (1 if low else 2 if hunger > 0.5 else 3)",
+    "max(min(sociability, curiosity), clip(appetite, 0.2, 0.4)) / (weight - 1)",
+]
+
+
+@pytest.mark.skipif(kernel.compiled_tick() is None, reason="the compiled tick is not built (MIROFISH_TICK=numpy)")
+def test_a_compiled_formula_gives_numpys_doubles_exactly():
+    """A formula run by the compiled tick (its program) and by numpy gives the same double, bit for
+    bit, over random features — NaN and division by zero included."""
+    compiled = kernel.compiled_tick()
+    assert compiled is not None
+    assert tuple(compiled.FORMULA_OPS) == formula.OPS
+    features = tuple(compiled.FORMULA_FEATURES)
+    assert set(features) == set(formula.PLANNER_FEATURES)
+    rng = np.random.default_rng(7)
+    rows = 400
+    cols = {name: rng.choice([0.0, 1.0, 2.0, 3.0, rng.random(), -rng.random()], rows).astype(np.float64)
+            for name in features}
+    for text in FORMULA_TEXTS:
+        f = formula.Formula(text)
+        weight = 1.25
+        want = f({**cols, formula.WEIGHT: np.float64(weight)}, rows)
+        ops, args = formula.program(f, features, {formula.WEIGHT: weight})
+        got = np.array([compiled.formula(ops, args, np.array([cols[n][i] for n in features])) for i in range(rows)])
+        assert got.tobytes() == want.tobytes(), text
+    with pytest.raises(ValueError, match="op"):
+        compiled.formula(np.array([99], np.int8), np.zeros(1), np.zeros(len(features)))
+    with pytest.raises(ValueError, match=r"stack|one value"):
+        compiled.formula(np.array([formula.OPS.index("add")], np.int8), np.zeros(1), np.zeros(len(features)))
 
 
 def test_the_features_table_in_the_docs_is_the_one_formulas_read():
@@ -145,7 +198,7 @@ def test_a_formula_too_long_or_too_many_is_refused_when_the_table_loads():
         assert "\n" not in str(err.value) and len(str(err.value)) < 300
     from mirofish.fish import plantypes
 
-    shipped = sum(1 for t in plantypes.PLAN_TYPES if t.utility)  # hide and hunt
+    shipped = sum(1 for t in plantypes.PLAN_TYPES if t.utility and not t.planner)  # hide and hunt (beside the six)
     many = tuple(PlanType(f"mood{i}", prompt="a mood", utility="calm") for i in range(59 - shipped))
     with pytest.raises(ValueError, match="59 plan types with a utility formula"):
         plantypes.check(plantypes.PLAN_TYPES + many)

@@ -17,6 +17,7 @@ wall or an occupied cell are impossible (the fish can see both), so it never sta
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from ..actions import Action
 from ..config import Config, InstinctConfig, PlannerConfig, TriggersConfig, hundredths
 from ..fish import places
 from ..fish.features import from_request
-from ..fish.formula import Formula
+from ..fish.formula import WEIGHT, Formula, program
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
 from ..fish.plans import CODE, TYPES
 from ..fish.plantypes import switches_on
@@ -42,7 +43,6 @@ from ..fish.steering import (
     F_OPEN,
     F_VISIBLE,
     F_WALL,
-    F_WALLS,
     N_FEATURES,
     feature_matrix,
     sparse_rows,
@@ -130,8 +130,9 @@ class InstinctBrain(InlineSource):
         return {"source": self.name, "decisions": self.decisions}
 
 
-# The planner's utilities, in the order of its formulas here and in _tick.c's plan() (which exports
-# the same names as PLANNER_UTILITIES): each is the ``planner`` of one plan type, whose goal it chooses.
+# The planner's built-in choices, in _tick.c's plan() order (which exports the same names as
+# PLANNER_UTILITIES): each is the ``planner`` of one plan type, whose goal it chooses and whose
+# parameter and horizon it picks; its utility is the row's formula (return's: computed, revisit()).
 PLANNER_UTILITIES = ("forage", "school", "explore", "rest", "keep_away", "return")
 _BY_UTILITY = {t.planner: t for t in TYPES if t.planner}
 _unknown = sorted(set(_BY_UTILITY) - set(PLANNER_UTILITIES))
@@ -140,20 +141,38 @@ if _unknown or len(_BY_UTILITY) != len(PLANNER_UTILITIES):
                      f"the planner computes {list(PLANNER_UTILITIES)}")
 PLANNER_TYPES = tuple(_BY_UTILITY[u] for u in PLANNER_UTILITIES)
 _PLAN_GOALS = np.array([CODE[t.name] for t in PLANNER_TYPES], np.int8)
+_BUILT_IN_UTILITIES = tuple(Formula(t.utility or "0") for t in PLANNER_TYPES[:-1])  # forage … keep_away
 _U_SCHOOL, _U_RETURN = PLANNER_UTILITIES.index("school"), PLANNER_UTILITIES.index("return")
 _FIVE = np.arange(5, dtype=np.uint64)[None, :]
 _EMPTY = np.empty(0)
 _STRETCH = [0, 1, 4]  # trait columns: sociability, curiosity, calm
 
 
+class _Weighted(Mapping[str, Any]):
+    """A request's features and, as ``weight``, one plan type's planner weight (formula.WEIGHT)."""
+
+    def __init__(self, values: Mapping[str, np.ndarray], weight: float):
+        self.features, self.weight = values, np.float64(weight)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.weight if name == WEIGHT else self.features[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self.features, WEIGHT])
+
+    def __len__(self) -> int:
+        return len(self.features) + 1
+
+
 class InstinctPlanner(InlineSource):
     """The embedded brain in plan mode: chooses a plan from what the fish perceives.
 
-    Goal utilities, each scaled by personality and state (and sampled by a seeded softmax):
-    forage grows with hunger × appetite and food in view; school with sociability and the
-    company in view, fading with hunger; explore with curiosity, more when alone; rest with
-    calm when sated (never while hungry with food in view); keep away with caution in a
-    crowd or against the glass. The steering layer does the swimming. No group-shape rule.
+    Goal utilities, each a plan type's formula over the fish's features, scaled by personality
+    and state (and sampled by a seeded softmax): forage grows with hunger × appetite and food in
+    view; school with sociability and the company in view, fading with hunger; explore with
+    curiosity, more when alone; rest with calm when sated (never while hungry with food in view);
+    keep away with caution in a crowd or against the glass (fish/plantypes.py has the formulas).
+    The steering layer does the swimming. No group-shape rule.
     """
 
     name = "instinct"
@@ -166,41 +185,43 @@ class InstinctPlanner(InlineSource):
         self._matrix = feature_matrix(radius)
         self._rows = sparse_rows(self._matrix)  # the same, as the compiled planner reads it
         self._keys = KeyTable(mix64(seed, 0x91A2))
-        # each utility's weight and base horizon (PlannerConfig, named by its plan type)
+        # each built-in choice's weight (its utility formula's ``weight``) and base horizon
+        # (PlannerConfig, named by its plan type)
         self._weights = np.array([getattr(cfg, t.planner_weight) for t in PLANNER_TYPES], np.float64)
         self._base_ticks = np.array([getattr(cfg, t.planner_ticks) for t in PLANNER_TYPES], np.float64)
         self.never_school = False  # brain.chooser = "never_school": school is never chosen
         self.decisions = 0
-        # The plan types whose utility is a formula over features (fish/formula.py), drawn among
+        # The plan types whose utility is a formula and that have no built-in choice, drawn among
         # with the built-in six; one that needs a perception switch the tank has off (``shown``:
         # the switches on) is left out, so such a tank decides exactly as before it existed.
         self.formulas = tuple((t, Formula(t.utility)) for t in TYPES
-                              if t.utility and (t.needs is None or t.needs in shown))
+                              if t.utility and not t.planner and (t.needs is None or t.needs in shown))
+        self._formula_weights = [float(getattr(cfg, t.planner_weight)) if t.planner_weight else 1.0
+                                 for t, _ in self.formulas]
         self._goals = np.concatenate([_PLAN_GOALS, np.array([CODE[t.name] for t, _ in self.formulas], np.int8)])
         self._extra_ticks = np.array([t.ticks for t, _ in self.formulas], np.float64)
         # the compiled planner (_tick.c's plan(): the same decisions, tests/test_kernel.py), or
         # None: this module's numpy code, the reference
         self._kernel = kernel.compiled_tick()
+        if self._kernel is not None:  # every utility as a program the compiled planner runs
+            features = tuple(self._kernel.FORMULA_FEATURES)
+            parts = [program(f, features, {WEIGHT: float(w)}) for f, w in zip(_BUILT_IN_UTILITIES, self._weights)]
+            parts += [program(f, features, {WEIGHT: w}) for (_, f), w in zip(self.formulas, self._formula_weights)]
+            self._ops = np.concatenate([o for o, _ in parts])
+            self._args = np.concatenate([a for _, a in parts])
+            self._starts = np.cumsum([0] + [len(o) for o, _ in parts]).astype(np.int64)
 
-    def goal_utilities(self, b: RequestBatch, f: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """``(k, 5)`` utilities of forage, school, explore, rest, keep_away (``t``: traits / 100)."""
-        forage, school, explore, rest, keep_away = self._weights[:_U_RETURN].tolist()
-        soc, cur, cau, app, calm = t.T
-        energy = b.energy.astype(np.float64)
-        hunger = np.clip(1.0 - energy / (0.8 * b.max_energy), 0.0, 1.0)
-        visible, food = f[:, F_VISIBLE], f[:, F_FOOD_SEEN] > 0
-        company = np.minimum(visible, 3.0) / 3.0
-        low = energy < b.max_energy * self.trig.low_energy_fraction
-        hungry_food = (energy < b.max_energy * self.trig.hungry_fraction) & food
-        crowd = np.maximum(visible - self.trig.crowd_line + 2, 0.0) / 3.0
-        u = np.empty((len(energy), 5))
-        u[:, 0] = forage * (0.5 + app) * hunger * (1.5 + 0.5 * food) + 6.0 * low + 2.0 * hungry_food
-        u[:, 1] = school * (0.3 + soc) * company * np.maximum(1.0 - 1.5 * hunger, 0.0)
-        u[:, 2] = explore * ((0.5 + cur) * (1.0 - 0.6 * company) + soc * (visible == 0))
-        # never rest hungry with food in view; an exhausted fish with no food in sight rests
-        u[:, 3] = np.where(hungry_food, -1e9, rest * (calm - 0.4 - 3.0 * hunger - 0.3 * company)
-                           + 4.0 * ((energy < self.rest_ceiling) & ~food))
-        u[:, 4] = keep_away * (0.3 + cau) * (crowd + 0.5 * (f[:, F_WALLS] >= 10)) - 0.5
+    def _values(self, b: RequestBatch, f: np.ndarray) -> Mapping[str, np.ndarray]:
+        return from_request(b.energy, b.max_energy, b.traits, f, b.plants, self.trig.low_energy_fraction,
+                            self.trig.crowd_line, b.prey, self.trig.hungry_fraction, self.rest_ceiling)
+
+    def goal_utilities(self, b: RequestBatch, f: np.ndarray) -> np.ndarray:
+        """``(k, 5)`` utilities of forage, school, explore, rest, keep_away: their rows' formulas
+        (``f``: the request's view features)."""
+        k, values = len(b), self._values(b, f)
+        u = np.empty((k, len(_BUILT_IN_UTILITIES)))
+        for j, (formula, w) in enumerate(zip(_BUILT_IN_UTILITIES, self._weights.tolist())):
+            u[:, j] = formula(_Weighted(values, w), k)
         return u
 
     def extra_utilities(self, b: RequestBatch, f: np.ndarray) -> np.ndarray:
@@ -209,10 +230,9 @@ class InstinctPlanner(InlineSource):
         k, m = len(b), len(self.formulas)
         out = np.empty((k, m))
         if m and k:
-            values = from_request(b.energy, b.max_energy, b.traits, f, b.plants,
-                                  self.trig.low_energy_fraction, self.trig.crowd_line, b.prey)
-            for j, (_, formula) in enumerate(self.formulas):
-                out[:, j] = formula(values, k)
+            values = self._values(b, f)
+            for j, ((_, formula), w) in enumerate(zip(self.formulas, self._formula_weights)):
+                out[:, j] = formula(_Weighted(values, w), k)
         return out
 
     def revisit(self, b: RequestBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -242,7 +262,7 @@ class InstinctPlanner(InlineSource):
         t = b.traits.astype(np.float64) / 100.0
         # one hash per fish and tick gives the goal draw and the four direction jitters
         draws = to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE, b.tick))
-        u5 = self.goal_utilities(b, f, t)
+        u5 = self.goal_utilities(b, f)
         if self.never_school:
             u5[:, _U_SCHOOL] = _NEG
         back, back_param, back_horizon = self.revisit(b)
@@ -292,8 +312,10 @@ class InstinctPlanner(InlineSource):
             {"codes": codes, **self._rows, "traits": traits, "energy": energy, "heading": heading,
              "keys": self._keys[b.fish],
              "base": self._base_ticks, "revisit": back, "revisit_param": back_param,
-             "revisit_horizon": back_horizon, "goal_of": _PLAN_GOALS, "weights": self._weights,
-             "extra": self._extra(b) if self.formulas else _EMPTY, "extra_goal": self._goals[6:],
+             "revisit_horizon": back_horizon, "goal_of": _PLAN_GOALS,
+             "plants": _EMPTY if b.plants is None else _doubles(b.plants),  # (inline: no call per batch
+             "prey": _EMPTY if b.prey is None else _doubles(b.prey),  # in the usual tank, the call budget)
+             "ops": self._ops, "args": self._args, "starts": self._starts, "extra_goal": self._goals[6:],
              "extra_ticks": self._extra_ticks, "goal": goals, "param": params, "horizon": horizons},
             {"rest_ceiling": int(self.rest_ceiling), "never_school": int(self.never_school), "tick": int(b.tick),
              "max_energy": float(b.max_energy), "low_energy_fraction": float(t.low_energy_fraction),
@@ -302,10 +324,6 @@ class InstinctPlanner(InlineSource):
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
                              goals=goals, params=params, horizons=horizons)
-
-    def _extra(self, b: RequestBatch) -> np.ndarray:
-        """The compiled planner's ``extra``: the formula utilities (called only when there are some)."""
-        return self.extra_utilities(b, view_features(b.codes, self._matrix))
 
     def _no_places(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return's inputs for ``k`` fish that cannot return: never (read-only, kept between calls)."""
@@ -322,9 +340,8 @@ class InstinctPlanner(InlineSource):
         """Why the first fish of ``b`` would choose what it chooses now: the goals ranked by
         utility (with the chance the seeded softmax gives each), and the facts they rest on."""
         f = view_features(b.codes[:1], self._matrix)
-        t = b.traits[:1].astype(np.float64) / 100.0
         one = b.subset(np.array([0]))
-        u = np.concatenate([self.goal_utilities(one, f, t)[0], self.extra_utilities(one, f)[0]])
+        u = np.concatenate([self.goal_utilities(one, f)[0], self.extra_utilities(one, f)[0]])
         z = np.exp((u - u.max()) / self.cfg.temperature)
         p = z / z.sum()
         names = [name.replace("_", " ") for name in PLANNER_UTILITIES[:5]] + [t.name for t, _ in self.formulas]
@@ -336,6 +353,11 @@ class InstinctPlanner(InlineSource):
                      f"{int(f[0, F_VISIBLE])} fish in view")
         lines.append(f"personality: sociability {soc}, curiosity {cur}, caution {cau}, appetite {app}, calm {calm}")
         return lines
+
+
+def _doubles(a: np.ndarray) -> np.ndarray:
+    """A request's per-fish counts as the compiled planner reads them."""
+    return np.ascontiguousarray(a, np.float64)
 
 
 def _open_ways(codes: np.ndarray, radius: int) -> np.ndarray:

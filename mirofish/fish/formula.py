@@ -13,11 +13,12 @@ else parses: no attribute, no subscript, no other call, no name outside the tabl
 formula is refused when its row is built, with one line naming the problem and the features.
 
 It is evaluated in numpy, a fish per row, in the order written, so the same formula gives the
-same doubles on every run (the hashes rest on it). The compiled planner takes its values as
-columns beside the built-in utilities and draws among them all by the one seeded softmax
-(``_tick.c`` plan()'s ``extra``); the plan events are checked after the tick, whichever tick
-ran (:meth:`mirofish.world.World.plan_predicates`), so compiled and numpy stay hash for hash the
-same with no line of C about a particular formula.
+same doubles on every run (the hashes rest on it); :func:`program` compiles it to postfix ops
+that the compiled planner runs (``_tick.c`` ``run_formula``) with numpy's rules — the same
+doubles, bit for bit. The shipped plan types' utilities are such formulas (fish/plantypes.py),
+drawn among by the one seeded softmax; the plan events are checked after the tick, whichever
+tick ran (:meth:`mirofish.world.World.plan_predicates`), so compiled and numpy stay hash for hash
+the same with no line of C about a particular formula.
 
 Features (:data:`PLANNER_FEATURES`: what the planner reads from a request — what the fish sees
 and is; :data:`EVENT_FEATURES`: those and its standing plan, read from the tank after a tick):
@@ -29,7 +30,7 @@ tables are being built).
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +39,7 @@ import numpy as np
 # name -> what it means (the docs' table is generated from these)
 PLANNER_FEATURES: dict[str, str] = {
     "energy": "energy as a share of the most a fish can hold (0 to 1)",
-    "hunger": "0 above 80 % energy, rising to 1 at empty (what the built-in utilities call hunger)",
+    "hunger": "0 above 80 % energy, rising to 1 at empty",
     "low": "1 below the low-energy line (triggers.low_energy_fraction), else 0",
     "food_seen": "food cells in view",
     "visible": "other fish in view",
@@ -47,12 +48,19 @@ PLANNER_FEATURES: dict[str, str] = {
     "walls": "glass, rock and plant cells in view",
     "plants_seen": "plant cells in view, as shown to the fish (0 unless perception.plants_seen)",
     "prey_seen": "fish in view of the groups this fish's group hunts (0 for a fish that hunts none)",
+    "hungry_food": "1 below the hungry line (triggers.hungry_fraction) with food in view, else 0",
+    "rest_low": "1 below the energy resting revives (fish.rest_ceiling), else 0",
     "sociability": "the trait, 0 to 1",
     "curiosity": "the trait, 0 to 1",
     "caution": "the trait, 0 to 1",
     "appetite": "the trait, 0 to 1",
     "calm": "the trait, 0 to 1",
 }
+# a utility may also name its plan type's own planner weight (brain.planner.<planner_weight>; 1
+# for a row without one): a number of the tank's config, the same for every fish
+WEIGHT = "weight"
+UTILITY_NAMES: dict[str, str] = {**PLANNER_FEATURES, WEIGHT: "the plan type's planner weight (brain.planner."
+                                 "<its planner_weight>; 1 without one)"}
 EVENT_FEATURES: dict[str, str] = {
     **PLANNER_FEATURES,
     "param": "the standing plan's parameter",
@@ -62,7 +70,14 @@ EVENT_FEATURES: dict[str, str] = {
     "no_food": "ticks since food was last in view",
     "stuck": "ticks the fish has not moved though it tried",
 }
-CONTEXTS = {"utility": PLANNER_FEATURES, "ends": EVENT_FEATURES, "fails": EVENT_FEATURES}
+CONTEXTS = {"utility": UTILITY_NAMES, "ends": EVENT_FEATURES, "fails": EVENT_FEATURES}
+# The ops of a compiled formula (:meth:`Formula.program`), as the compiled tick numbers them
+# (_tick.c FORMULA_OPS; a test compares).
+OPS = ("const", "feat", "add", "sub", "mul", "div", "neg", "not", "lt", "le", "gt", "ge", "eq", "ne", "and", "or",
+       "if", "min", "max", "abs", "clip")
+_OP = {name: i for i, name in enumerate(OPS)}
+_BIN_OP = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div"}
+_CMP_OP = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 MAX_PARTS = 200  # nodes of a formula's tree (numbers, names, operators): a formula is a line, not a program
 MAX_TEXT = 2000  # characters
 
@@ -208,6 +223,57 @@ class Formula:
         return np.where(np.isfinite(out), out, 0.0)  # a 0/0 counts as 0: never NaN in a softmax
 
 
+def _emit(node: ast.AST, index: Mapping[str, int], bind: Mapping[str, float], out: list[tuple[int, float]]) -> None:
+    """``node`` (checked by :class:`Formula`) as postfix ops onto ``out``: the same operations in
+    the same order as its numpy evaluation."""
+    if isinstance(node, ast.Expression):
+        _emit(node.body, index, bind, out)
+    elif isinstance(node, ast.Constant):
+        out.append((_OP["const"], float(node.value)))  # type: ignore[arg-type]
+    elif isinstance(node, ast.Name):
+        out.append((_OP["const"], float(bind[node.id])) if node.id in bind else (_OP["feat"], float(index[node.id])))
+    elif isinstance(node, ast.BinOp):
+        _emit(node.left, index, bind, out)
+        _emit(node.right, index, bind, out)
+        out.append((_OP[_BIN_OP[type(node.op)]], 0.0))
+    elif isinstance(node, ast.UnaryOp):
+        _emit(node.operand, index, bind, out)
+        if not isinstance(node.op, ast.UAdd):
+            out.append((_OP["neg" if isinstance(node.op, ast.USub) else "not"], 0.0))
+    elif isinstance(node, ast.Compare):
+        _emit(node.left, index, bind, out)
+        _emit(node.comparators[0], index, bind, out)
+        out.append((_OP[_CMP_OP[type(node.ops[0])]], 0.0))
+    elif isinstance(node, ast.BoolOp):  # numpy: the first part's truth, then joined with each next one's
+        join = _OP["and" if isinstance(node.op, ast.And) else "or"]
+        _emit(node.values[0], index, bind, out)
+        if len(node.values) == 1:
+            out += [(_OP["const"], 0.0), (_OP["ne"], 0.0)]
+        for part in node.values[1:]:
+            _emit(part, index, bind, out)
+            out.append((join, 0.0))
+    elif isinstance(node, ast.IfExp):
+        for part in (node.test, node.body, node.orelse):
+            _emit(part, index, bind, out)
+        out.append((_OP["if"], 0.0))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):  # (checked: min, max, abs, clip)
+        for arg in node.args:
+            _emit(arg, index, bind, out)
+        out.append((_OP[node.func.id], 0.0))
+    else:  # (Formula refused it already)
+        raise FormulaError(f"{type(node).__name__} cannot be compiled")
+
+
+def program(formula: Formula, features: Sequence[str], bind: Mapping[str, float] | None = None
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """``formula`` compiled for the compiled tick: postfix ``(ops, args)`` (int8, float64), a
+    feature by its index in ``features`` (the tick's FORMULA_FEATURES), a name in ``bind`` (the
+    planner weight) as its value. Run there, it gives the doubles :class:`Formula` gives."""
+    out: list[tuple[int, float]] = []
+    _emit(ast.parse(formula.text.strip(), mode="eval"), {n: i for i, n in enumerate(features)}, bind or {}, out)
+    return np.array([o for o, _ in out], np.int8), np.array([a for _, a in out], np.float64)
+
+
 def check(text: str | None, context: str) -> Formula | None:
     """``text`` parsed as a formula of ``context`` (None for None); FormulaError names the problem."""
     return None if text is None else Formula(text, context)
@@ -217,4 +283,5 @@ def feature_doc() -> str:
     """The features as a Markdown table (docs/extending.md quotes it; a test compares)."""
     rows = [f"| `{name}` | {doc} | {'planner and events' if name in PLANNER_FEATURES else 'events'} |"
             for name, doc in EVENT_FEATURES.items()]
+    rows.append(f"| `{WEIGHT}` | {UTILITY_NAMES[WEIGHT]} | utilities |")
     return "\n".join(["| feature | what it is | in |", "|---|---|---|", *rows])

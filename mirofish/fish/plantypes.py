@@ -12,10 +12,13 @@ A plan type says, once, what the rest of the package needs to know about a goal:
   (open water, the glass, crowding count for every goal), per parameter value where the
   parameter picks a variant (keep away from a crowd / from the glass), whether it eats what it
   reaches, only when hungry or never, and whether it rests;
-* the instinct **planner's utility** it answers to: one of the compiled built-in utilities
-  (``planner``), or a **formula over named features** (``utility``, :mod:`mirofish.fish.formula`:
-  ``"(0.3 + caution) * min(plants_seen, 1) * crowd - 0.2"``); with neither the planner never
-  chooses it (a model or a person still can);
+* the instinct **planner's utility** it answers to: a **formula over named features**
+  (``utility``, :mod:`mirofish.fish.formula`: ``"(0.3 + caution) * min(plants_seen, 1) * crowd -
+  0.2"``; ``weight`` is its ``planner_weight`` from the config), which the compiled planner runs
+  as a program and numpy as arrays, the same doubles; ``planner`` names the built-in choice of
+  its parameter and horizon (the way to explore, the energy to rest to; return's utility is
+  computed from the fish's places); without a utility the planner never chooses it (a model or
+  a person still can);
 * **plan events as predicates** over the same features, beside the built-in ones: ``ends``
   (the plan is done: trigger ``plan_done``) and ``fails`` (trigger ``plan_failed``), checked
   after every tick for the fish holding it;
@@ -92,7 +95,7 @@ class PlanType:
     steer: tuple[dict[str, tuple[str, float]], ...] = ({},)  # one row per parameter variant (the first: default)
     eats: str = "hungry"  # "reach": eats whatever food it reaches; "hungry": when hungry; "no": never
     rests: bool = False
-    planner: str | None = None  # the instinct planner's utility (_tick.c PLANNER_UTILITIES), None: never chosen
+    planner: str | None = None  # the planner's built-in choice of parameter and horizon (_tick.c PLANNER_UTILITIES)
     planner_weight: str = ""  # PlannerConfig: the utility's weight ...
     planner_ticks: str = ""  # ... and its base horizon
     prompt: str | None = None  # its line in the plan prompt's list ("forage - go to food and eat it")
@@ -133,12 +136,12 @@ class PlanType:
         if not isinstance(self.ticks, int) or isinstance(self.ticks, bool) or not 0 <= self.ticks <= 32767:
             raise ValueError(f"plan type {self.name}: ticks {self.ticks!r} is not a whole number of ticks in "
                              f"0..32767 (0: until the next decision)")
-        if self.utility and self.planner:
-            raise ValueError(f"plan type {self.name}: a planner utility is either a built-in one (planner) or a "
-                             f"formula (utility), not both")
-        if self.utility and self.param != "none":
+        if self.utility and self.param != "none" and not self.planner:
             raise ValueError(f"plan type {self.name}: the planner gives a formula's plan no {self.param} parameter; "
-                             f"a utility formula is for a plan type whose param is none")
+                             f"a utility formula is for a plan type whose param is none (or one with a planner "
+                             f"choice, which picks the parameter)")
+        if self.planner and self.planner != "return" and not self.utility:
+            raise ValueError(f"plan type {self.name}: the planner's choice {self.planner!r} needs its utility formula")
         if self.planner and not (self.planner_weight and self.planner_ticks):
             raise ValueError(f"plan type {self.name}: a planner utility needs planner_weight and planner_ticks")
 
@@ -150,31 +153,39 @@ PLAN_TYPES: tuple[PlanType, ...] = (
              doc="repeat one action (the source design's one-action mode)"),
     PlanType("forage", ticks=60, events=frozenset({"planned", "forage"}), steer=({"food": ("food", 1.0)},),
              eats="reach", planner="forage", planner_weight="forage", planner_ticks="forage_ticks",
+             utility="weight * (0.5 + appetite) * hunger * (1.5 + 0.5 * (food_seen > 0)) + 6 * low + 2 * hungry_food",
              prompt="go to food and eat it", fork=("forage {ticks}",),
              words=("food", "eat", "hungry", "feed", "snack", "meal", "forag"), deed="ate", trait="appetite",
              doc="swim to food in view and eat it; done when a meal made it sated, failed after no food for a while"),
     PlanType("school", ticks=120, events=frozenset({"planned", "school", "crowd", "hungry"}),
              steer=({"align": ("alignment", 1.0), "cohesion": ("cohesion", 1.0)},),
              planner="school", planner_weight="school", planner_ticks="school_ticks",
+             utility="weight * (0.3 + sociability) * company * max(1 - 1.5 * hunger, 0)",
              prompt="stay with the fish you see and swim their way", fits="fish_in_view", fork=("school {ticks}",),
              words=("others", "other fish", "join", "school", "together", "company", "group", "with them",
                     "follow"),
              deed="company", trait="sociability",
              doc="swim the way the fish in view face and stay near them; failed when alone a while"),
     PlanType("explore", param="direction", ticks=30, events=_ROAMING, planner="explore", planner_weight="explore",
-             planner_ticks="explore_ticks", prompt="swim north, south, west or east", fits="open_way",
+             planner_ticks="explore_ticks",
+             utility="weight * ((0.5 + curiosity) * (1 - 0.6 * company) + sociability * (visible == 0))",
+             prompt="swim north, south, west or east", fits="open_way",
              fork=("explore {param} {ticks}",),
              words=("explor", "open water", "nobody", "alone", "wander", "head ", "swim "), deed="along",
              trait="curiosity",
              doc="swim one way; ends at its horizon or when it finds company"),
     PlanType("rest", param="energy", ticks=20, events=frozenset({"planned", "rest", "crowd", "hungry"}), eats="no",
              rests=True, planner="rest", planner_weight="rest", planner_ticks="rest_ticks",
+             # never hungry with food in view; an exhausted fish with no food in sight rests
+             utility="-1000000000 if hungry_food else weight * (calm - 0.4 - 3 * hunger - 0.3 * company)"
+                     " + 4 * (rest_low and food_seen == 0)",
              prompt='stay put until energy reaches "until" (rest only revives below 10)', fork=("rest 100 {ticks}",),
              words=("rest", "tired", "stay put", "sleep", "recover", "stay here", "still"), deed="still", trait="calm",
              doc="stay put until energy reaches the parameter; failed when hungry with food in view"),
     PlanType("keep_away", param="away", ticks=8, events=frozenset({"planned", "roaming", "hungry"}),
              steer=({"cohesion": ("cohesion", -1.0)}, {"glass": ("wall", -4.0)}),
              planner="keep_away", planner_weight="keep_away", planner_ticks="away_ticks",
+             utility="weight * (0.3 + caution) * (crowd + 0.5 * (walls >= 10)) - 0.5",
              prompt='from a "crowd" or the "glass"', fork=("keep_away {param} {ticks}",),
              words=("away from", "avoid", "crowd", "too many", "glass", "wall"), deed="away", trait="caution",
              doc="move away from a crowd (the fish in view) or from the glass"),
@@ -217,7 +228,7 @@ def check(table: tuple[PlanType, ...]) -> None:
                              f"and forks only)")
     if len(table) > 127:
         raise ValueError("at most 127 plan types (goals are int8)")
-    formulas = [t.name for t in table if t.utility]
+    formulas = [t.name for t in table if t.utility and not t.planner]  # (beside the built-in choices)
     if len(formulas) > MAX_FORMULA_UTILITIES:
         raise ValueError(f"{len(formulas)} plan types with a utility formula (the last: {formulas[-1]}): the "
                          f"instinct planner draws among at most {MAX_FORMULA_UTILITIES} of them")
