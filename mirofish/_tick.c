@@ -633,7 +633,8 @@ enum {
     X_MOVES, X_REFUSALS, X_EATS, X_FAILED, X_CELL, X_HEADING, X_BLOCKED, X_OCCUPANT, X_FOOD_BORN, X_WINDOW,
     X_CODES, X_FOOD_SEEN_OLD, X_NEIGHBOURS_OLD, X_FOOD_SEEN, X_NEIGHBOURS, X_FOOD_ROSE, X_NEIGHBOURS_CHANGED,
     X_COMPANY_TICKS, X_PLAN_GOAL, X_PLAN_PARAM, X_PLAN_END, X_PLAN_TRIGGER, X_NO_FOOD, X_ALONE, X_CROWDED,
-    X_HUNGRY_FOOD, X_GOAL_FLAGS, X_MEM_TICK, X_MEM_CODE, X_MEM_ARG, X_MEM_COUNT, X_EVENT_ORDER, N_X
+    X_HUNGRY_FOOD, X_GOAL_FLAGS, X_MEM_TICK, X_MEM_CODE, X_MEM_ARG, X_MEM_COUNT, X_EVENT_ORDER, X_DECAY_OF,
+    X_MOVE_COST_OF, N_X
 };
 enum {
     /* ints, in the order World._step_compiled passes them */
@@ -648,7 +649,8 @@ static const char *X_NAMES[N_X] = {
     "moves", "refusals", "eats", "failed", "cell", "heading", "blocked", "occupant", "food_born", "window",
     "codes", "food_seen_old", "neighbours_old", "food_seen", "neighbours", "food_rose", "neighbours_changed",
     "company_ticks", "plan_goal", "plan_param", "plan_end", "plan_trigger", "no_food", "alone", "crowded",
-    "hungry_food", "goal_flags", "mem_tick", "mem_code", "mem_arg", "mem_count", "event_order"};
+    "hungry_food", "goal_flags", "mem_tick", "mem_code", "mem_arg", "mem_count", "event_order",
+    "decay_of", "move_cost_of"}; /* (the last two: each fish's own, or empty: ints' decay and move_cost for all) */
 static const char *I_NAMES[N_I] = {
     "tick", "decay", "move_cost", "food_gain", "rest_gain", "rest_ceiling", "max_energy", "low_line", "hungry_line",
     "plan_events", "alone_ticks", "crowd_line", "forage_patience", "stuck_ticks", "mem_size",
@@ -698,6 +700,10 @@ static PyObject *after(PyObject *self, PyObject *args) {
     TAKE(nb_old, int16_t, ARR(X_NEIGHBOURS_OLD), n, 0);
     TAKE(food_seen, int16_t, ARR(X_FOOD_SEEN), n, 1);
     TAKE(neighbours, int16_t, ARR(X_NEIGHBOURS), n, 1);
+    Py_ssize_t n_bodies = items(ARR(X_DECAY_OF), 4, "decay_of");
+    if (n_bodies < 0) goto fail;
+    TAKE(decay_of, int32_t, ARR(X_DECAY_OF), n_bodies ? n : 0, 0);
+    TAKE(move_cost_of, int32_t, ARR(X_MOVE_COST_OF), n_bodies ? n : 0, 0);
     TAKE(food_rose, uint8_t, ARR(X_FOOD_ROSE), n, 1);
     TAKE(nb_changed, uint8_t, ARR(X_NEIGHBOURS_CHANGED), n, 1);
     TAKE(company_ticks, int32_t, ARR(X_COMPANY_TICKS), n, 1);
@@ -752,8 +758,8 @@ static PyObject *after(PyObject *self, PyObject *args) {
         int moved = oc == MOVED, ate = meal[i] == ATE;
         int refused = oc == CROWDED || oc == OCCUPIED, bumped = oc == BLOCKED, is_stuck = refused || bumped;
         /* energy and age */
-        int64_t en = (int64_t)before[i] - v[I_DECAY];
-        if (moved) en -= v[I_MOVE_COST];
+        int64_t en = (int64_t)before[i] - (n_bodies ? decay_of[i] : v[I_DECAY]);
+        if (moved) en -= n_bodies ? move_cost_of[i] : v[I_MOVE_COST];
         if (ate) en += v[I_FOOD_GAIN];
         if (e == A_REST && before[i] < v[I_REST_CEILING]) en += v[I_REST_GAIN];
         en = en < 0 ? 0 : (en > v[I_MAX_ENERGY] ? v[I_MAX_ENERGY] : en);

@@ -156,6 +156,11 @@ class GroupConfig(_Section):
     catch_gain: float = Field(40.0, ge=0, le=10_000, description="energy a catch gives the hunter")
     eats_food: bool = Field(True, description="false: its fish never eat food nor are drawn to it (a hunter "
                                               "that lives on its prey; its planner's forage weight is 0)")
+    # its body (None: the tank's fish.* value): what living and swimming cost this group's fish
+    decay_per_tick: float | None = Field(None, ge=0, le=10_000,
+                                         description="energy its fish lose a tick (default fish.decay_per_tick)")
+    move_cost: float | None = Field(None, ge=0, le=10_000,
+                                    description="energy a move costs this group's fish (default fish.move_cost)")
 
     @model_validator(mode="after")
     def _size(self) -> GroupConfig:

@@ -93,6 +93,7 @@ GOAL_FLAG_COLUMNS = EVENTS  # (_tick.c's too)
 _F_PLANNED, _F_FORAGE, _F_SCHOOL, _F_REST, _F_ROAMING, _F_CROWD, _F_HUNGRY = range(len(GOAL_FLAG_COLUMNS))
 _GOAL_FLAGS = np.array([[event in t.events for event in GOAL_FLAG_COLUMNS] for t in TYPES], bool)
 _GOAL_FLAGS_U8 = _GOAL_FLAGS.astype(np.uint8)
+_NONE32 = np.zeros(0, np.int32)  # (after()'s per-fish bodies when no group has its own)
 
 
 class Asks(NamedTuple):
@@ -210,6 +211,17 @@ class World:
         f = cfg.fish
         self.max_energy = hundredths(f.max_energy)
         self.decay, self.move_cost = hundredths(f.decay_per_tick), hundredths(f.move_cost)
+        # a group's own body (GroupConfig decay_per_tick, move_cost): per fish slot, or None where no
+        # group sets its own (every fish pays the tank's: the arithmetic and the hash as before)
+        self.decay_of = self.move_cost_of = None
+        if any(g.decay_per_tick is not None or g.move_cost is not None for g in f.groups):
+            of = np.array(f.group_of(), np.intp)
+            own = [(hundredths(g.decay_per_tick) if g.decay_per_tick is not None else self.decay,
+                    hundredths(g.move_cost) if g.move_cost is not None else self.move_cost) for g in f.groups]
+            own.append((self.decay, self.move_cost))  # the fish no group takes
+            table = np.array(own, np.int32)
+            self.decay_of = np.ascontiguousarray(table[of, 0])
+            self.move_cost_of = np.ascontiguousarray(table[of, 1])
         self.eat_cost, self.rest_gain = hundredths(f.eat_cost), hundredths(f.rest_gain)
         self.rest_ceiling = hundredths(f.rest_ceiling)
         self.food_energy = hundredths(cfg.food.energy)
@@ -706,8 +718,12 @@ class World:
 
         ate_mask = np.zeros(n, bool)
         ate_mask[eaters[eat_result == arbiter.ATE]] = True
-        e = s.energy - self.decay
-        e[moved] -= self.move_cost
+        if self.decay_of is None:
+            e = s.energy - self.decay
+            e[moved] -= self.move_cost
+        else:  # each group's own body
+            e = s.energy - self.decay_of
+            e[moved] -= self.move_cost_of[moved]
         e[ate_mask] += self.food_energy - self.eat_cost
         e[(executed == _REST) & (s.energy < self.rest_ceiling)] += self.rest_gain
         before = s.energy
@@ -795,7 +811,8 @@ class World:
              "plan_end": s.plan_end, "plan_trigger": s.plan_trigger, "no_food": s.no_food, "alone": s.alone,
              "crowded": s.crowded, "hungry_food": s.hungry_food, "goal_flags": _GOAL_FLAGS_U8,
              "mem_tick": m.tick, "mem_code": m.code, "mem_arg": m.arg, "mem_count": m.count,
-             "event_order": EVENT_ORDER},
+             "event_order": EVENT_ORDER, "decay_of": _NONE32 if self.decay_of is None else self.decay_of,
+             "move_cost_of": _NONE32 if self.move_cost_of is None else self.move_cost_of},
             {"tick": t, "decay": self.decay, "move_cost": self.move_cost,
              "food_gain": self.food_energy - self.eat_cost, "rest_gain": self.rest_gain,
              "rest_ceiling": self.rest_ceiling, "max_energy": self.max_energy, "low_line": self.low_line,

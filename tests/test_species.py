@@ -82,6 +82,41 @@ def test_a_hunter_that_eats_no_food_lives_on_its_prey_in_both_ticks():
     assert cfg.for_group(1).brain.planner.forage == 0.0 and cfg.for_group(0).brain.planner.forage > 0
 
 
+def test_a_groups_own_body_costs_its_fish_what_it_says_in_both_ticks_and_replays(tmp_path):
+    """A group's ``decay_per_tick`` and ``move_cost`` (its body): its fish pay them, the others
+    the tank's; compiled and numpy ticks agree; a recording replays by hash; a tank whose groups
+    set none hashes as before the keys existed (the golden files and determinism tests)."""
+    from conftest import record_run
+
+    groups = [GroupConfig(name="costly", share=0.5, decay_per_tick=0.6, move_cost=1.2),
+              GroupConfig(name="plain", share=0.5)]
+    cfg = load_config(seed=3, **{"fish.count": 40, "fish.groups": groups, "food.spawn_rate": 0.0})
+    fast, slow = LiveSession(cfg), LiveSession(cfg)
+    slow.world._kernel = None
+    w = fast.world
+    of = np.array(cfg.fish.group_of())
+    for _ in range(3):
+        before = w.school.energy.astype(np.int64).copy()
+        moves, eats = w.school.moves.astype(np.int64).copy(), w.school.eats.astype(np.int64).copy()
+        fast.step()
+        slow.step()
+        assert fast.state_hash() == slow.state_hash()
+        spent = before - w.school.energy
+        moved = w.school.moves - moves
+        paid = (w.school.energy > 0) & (w.school.eats == eats) & (before >= 1000)  # no meal, no rest's gain
+        costly, plain = paid & (of == 0), paid & (of == 1)
+        assert costly.sum() >= 10 and plain.sum() >= 10
+        assert (spent[costly] == 60 + 120 * moved[costly]).all()  # hundredths: 0.6 a tick, 1.2 a move
+        assert (spent[plain] == 15 + 30 * moved[plain]).all()  # the tank's 0.15 and 0.3
+    fast.run(150)
+    slow.run(150)
+    assert fast.state_hash() == slow.state_hash()
+    rec = record_run(tmp_path / "bodies.mirofish", 3, 200, **{"fish.count": 40, "fish.groups": groups})
+    done = subprocess.run([sys.executable, "-m", "mirofish", "replay", str(rec), "--headless", "--verify"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
 def _duel(m: int, trials: int, chance: float = 1.0, confusion: float = 1.0) -> int:
     """Catches in ``trials`` ticks of one hunter beside one prey facing east, with ``m`` of the
     prey's group within two cells of it facing east too (and, for m > 0, one facing west that
