@@ -213,7 +213,8 @@ class World:
         self.decay, self.move_cost = hundredths(f.decay_per_tick), hundredths(f.move_cost)
         # a group's own body (GroupConfig decay_per_tick, move_cost): per fish slot, or None where no
         # group sets its own (every fish pays the tank's: the arithmetic and the hash as before)
-        self.decay_of = self.move_cost_of = None
+        self.decay_of: np.ndarray | None = None
+        self.move_cost_of: np.ndarray | None = None
         if any(g.decay_per_tick is not None or g.move_cost is not None for g in f.groups):
             of = np.array(f.group_of(), np.intp)
             own = [(hundredths(g.decay_per_tick) if g.decay_per_tick is not None else self.decay,
@@ -718,7 +719,7 @@ class World:
 
         ate_mask = np.zeros(n, bool)
         ate_mask[eaters[eat_result == arbiter.ATE]] = True
-        if self.decay_of is None:
+        if self.decay_of is None or self.move_cost_of is None:
             e = s.energy - self.decay
             e[moved] -= self.move_cost
         else:  # each group's own body
