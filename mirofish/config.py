@@ -156,6 +156,8 @@ class GroupConfig(_Section):
     catch_gain: float = Field(40.0, ge=0, le=10_000, description="energy a catch gives the hunter")
     eats_food: bool = Field(True, description="false: its fish never eat food nor are drawn to it (a hunter "
                                               "that lives on its prey; its planner's forage weight is 0)")
+    shape: Literal["ring", "diamond", "square", "triangle"] | None = Field(
+        None, description="its fish's mark in the window and the page (default: a diamond for a hunter, else a ring)")
     # its body (None: the tank's fish.* value): what living and swimming cost this group's fish
     decay_per_tick: float | None = Field(None, ge=0, le=10_000,
                                          description="energy its fish lose a tick (default fish.decay_per_tick)")
@@ -171,6 +173,11 @@ class GroupConfig(_Section):
         if self.name in self.hunts:
             raise ValueError(f"group {self.name!r} hunts itself")
         return self
+
+    @property
+    def mark(self) -> str:
+        """The mark drawn round its fish: its ``shape``, or a diamond for a hunter and a ring else."""
+        return self.shape or ("diamond" if self.hunts else "ring")
 
     @property
     def species_rules(self) -> bool:

@@ -262,3 +262,40 @@ def test_the_environment_terminates_the_dead_and_admits_the_born():
     _, infos = arrays.reset(seed=1)
     assert arrays.n_fish == len(env.possible_agents) and infos["alive"].sum(1).tolist() == [len(start)] * 2
     arrays.close()
+
+
+def test_a_groups_shape_is_its_mark_in_the_window_and_the_page(tmp_path):
+    """``shape``: the mark its fish wear (default a diamond for a hunter, a ring else), drawn in
+    the window (the legend too) and carried to the page."""
+    import os
+
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    import pygame
+
+    from mirofish.ui.panels import group_mark
+
+    assert GroupConfig(name="a", count=1).mark == "ring"
+    assert GroupConfig(name="a", count=1, hunts=["b"]).mark == "diamond"
+    assert GroupConfig(name="a", count=1, hunts=["b"], shape="square").mark == "square"
+    with pytest.raises(ValueError):
+        GroupConfig(name="a", count=1, shape="star")
+    surf = pygame.Surface((40, 40))
+    corners = {}
+    for shape, edge in (("square", (12, 20)), ("ring", (20, 12)), ("triangle", (20, 9))):
+        surf.fill((0, 0, 0))
+        group_mark(surf, shape, (255, 0, 0), 20, 20, 8, 1)
+        lit = pygame.surfarray.array3d(surf)[:, :, 0] > 0
+        assert lit[edge] and not lit[20, 20], shape  # an outline round the fish, not over it
+        corners[shape] = bool(lit[12, 12])
+    assert corners == {"square": True, "ring": False, "triangle": False}  # three different marks
+    groups = [GroupConfig(name="boxes", share=0.5, shape="square"),
+              GroupConfig(name="pike", share=0.5, hunts=["boxes"])]
+    from conftest import record_run
+
+    rec = record_run(tmp_path / "m.mirofish", 2, 20, **{"fish.count": 10, "fish.groups": groups})
+    out = tmp_path / "m.html"
+    done = subprocess.run([sys.executable, "-m", "mirofish", "export", str(rec), "--html", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    page = out.read_text()
+    assert '"mark":"square"' in page and '"mark":"diamond"' in page

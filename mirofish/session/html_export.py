@@ -163,7 +163,7 @@ def export_html(path: str | os.PathLike[str], out: str | os.PathLike[str], t0: i
         arrays += [ghost["x"], ghost["y"], ghost["present"]]
     data, layout = _pack(arrays)
     cfg = rec.config
-    groups = [{"name": g.name, "colour": g.colour, "hunts": bool(g.hunts)} for g in cfg.fish.groups]
+    groups = [{"name": g.name, "colour": g.colour, "hunts": bool(g.hunts), "mark": g.mark} for g in cfg.fish.groups]
     meta = {
         "format": 1, "title": Path(path).name, "seed": cfg.seed, "t0": a, "t1": b, "n": states["n"],
         "width": cfg.world.width, "height": cfg.world.height, "terrain": states["terrain"],

@@ -821,8 +821,22 @@ def plan_progress(fish: FishSnapshot) -> str:
     return ", ".join(parts)
 
 
+def group_mark(surf: pygame.Surface, shape: str, colour: Any, cx: int, cy: int, r: int, width: int) -> None:
+    """A group's mark round a fish at (cx, cy): a ring, or a diamond, square or triangle a little
+    larger (GroupConfig.mark)."""
+    d = r + 3
+    if shape == "diamond":
+        pygame.draw.polygon(surf, colour, [(cx, cy - d), (cx + d, cy), (cx, cy + d), (cx - d, cy)], width + 1)
+    elif shape == "square":
+        pygame.draw.rect(surf, colour, (cx - r, cy - r, 2 * r + 1, 2 * r + 1), width + 1)
+    elif shape == "triangle":
+        pygame.draw.polygon(surf, colour, [(cx, cy - d), (cx + d, cy + r), (cx - d, cy + r)], width + 1)
+    else:
+        pygame.draw.circle(surf, colour, (cx, cy), r, width)
+
+
 def draw_legends(surf: pygame.Surface, rect: pygame.Rect, show_heat: bool,
-                 groups: list[tuple[tuple[int, int, int], str]] | None = None) -> int:
+                 groups: list[tuple[tuple[int, int, int], str, str]] | None = None) -> int:
     """What the colours mean: a mixed tank's groups (their rings and figures), personality, food,
     the heat map, a fork's rings — as many of them, in that order, as fit in ``rect`` (a short
     window's minimap below is never drawn over). Returns where it ends."""
@@ -835,10 +849,10 @@ def draw_legends(surf: pygame.Surface, rect: pygame.Rect, show_heat: bool,
         return y
     surf.blit(theme.fit("Legend", 20, w, theme.INK, bold=True), (x, y))
     y += 24
-    for colour, line in groups or ():  # a mixed tank's groups, as of the tick on screen
+    for colour, line, shape in groups or ():  # a mixed tank's groups, as of the tick on screen
         if not room(20):
             return y
-        pygame.draw.circle(surf, colour, (x + 6, y + 8), 6, 2)
+        group_mark(surf, shape, colour, x + 6, y + 8, 5, 1)  # the mark its fish wear in the tank
         surf.blit(theme.fit(line, 16, w - 18, theme.INK), (x + 18, y))
         y += 20
     if not room(48):

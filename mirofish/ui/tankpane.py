@@ -18,6 +18,7 @@ from ..snapshot import TankView
 from . import theme
 from .camera import Camera
 from .minimap import Minimap
+from .panels import group_mark
 from .tank import TankRenderer, moving_xy
 
 GROUP_COLOURS = ((90, 180, 255), (255, 160, 64), (120, 220, 120), (230, 110, 200), (250, 230, 90),
@@ -209,11 +210,11 @@ class TankPane:
 
     def _draw_groups(self, surf: pygame.Surface, cfg: Any, view: TankView, prev: TankView | None,
                      alpha: float, metrics: Any) -> None:
-        """A mixed tank: a thin ring in its group's colour around every fish (up to 3,000 fish),
-        a diamond round a hunter's (docs/species.md); the groups' figures are in the side panel's
-        legend (:func:`group_lines`)."""
+        """A mixed tank: its group's mark in its group's colour around every fish (up to 3,000
+        fish) — a ring, or a diamond round a hunter's (docs/species.md), or the group's
+        ``shape``; the groups' figures are in the side panel's legend (:func:`group_lines`)."""
         colours = group_colours(cfg)
-        hunts = [bool(g.hunts) for g in cfg.fish.groups] + [False]
+        marks = [g.mark for g in cfg.fish.groups] + ["ring"]  # (GroupConfig.shape)
         of = np.asarray(cfg.fish.group_of(), np.int64)[: len(view.x)]
         clip = surf.get_clip()
         surf.set_clip(self.renderer.rect)
@@ -225,12 +226,7 @@ class TankPane:
             for i in range(len(of)):
                 if view.in_water(i):
                     g, cx, cy = int(of[i]), int(px[i]), int(py[i])
-                    if hunts[g]:
-                        d = r + 3
-                        pygame.draw.polygon(surf, colours[g], [(cx, cy - d), (cx + d, cy), (cx, cy + d), (cx - d, cy)],
-                                            width + 1)
-                    else:
-                        pygame.draw.circle(surf, colours[g], (cx, cy), r, width)
+                    group_mark(surf, marks[g], colours[g], cx, cy, r, width)
         surf.set_clip(clip)  # (the groups' figures are in the side panel's legend: nothing over the water)
 
     def _draw_school(self, surf: pygame.Surface, members: Any) -> None:
@@ -283,11 +279,12 @@ class TankPane:
         surf.blit(self._ascii[1], rect)
 
 
-def group_lines(cfg: Any, view: TankView, metrics: Any) -> list[tuple[tuple[int, int, int], str]]:
-    """A mixed tank's groups for the side panel's legend: (ring colour, "alpha 30 fish, energy 74,
-    schooling 0.41") each, as of the tick on screen (:func:`~mirofish.observe.groups.groups_now`)."""
+def group_lines(cfg: Any, view: TankView, metrics: Any) -> list[tuple[tuple[int, int, int], str, str]]:
+    """A mixed tank's groups for the side panel's legend: (mark colour, "alpha 30 fish, energy 74,
+    schooling 0.41", mark) each, as of the tick on screen (:func:`~mirofish.observe.groups.groups_now`)."""
     if not cfg.fish.groups:
         return []
     colours = group_colours(cfg)
-    return [(colours[g], f"{name} {n} fish, energy {energy:.0f}, schooling {school:.2f}")
+    marks = [g.mark for g in cfg.fish.groups] + ["ring"]
+    return [(colours[g], f"{name} {n} fish, energy {energy:.0f}, schooling {school:.2f}", marks[g])
             for g, name, n, energy, school in groups_now(cfg, view, metrics)]

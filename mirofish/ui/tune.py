@@ -38,7 +38,7 @@ def tune_sliders(cfg, tune: Callable[[str, float], None], at_reset: Callable[[st
 
 
 def draw_tune_panel(surf: pygame.Surface, rect: pygame.Rect, sliders: list[Slider], now, show_heat: bool,
-                    hints: bool = True, groups: list[tuple[tuple[int, int, int], str]] | None = None,
+                    hints: bool = True, groups: list[tuple[tuple[int, int, int], str, str]] | None = None,
                     above: int | None = None) -> None:
     """Draw the panel; ``now``: the settings of the tick shown (the sliders follow them);
     ``hints``: the keys' hints at the top (a clip leaves them out); ``above``: where the panel's

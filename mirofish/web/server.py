@@ -246,7 +246,8 @@ class Host:
 
         return {"op": "hello", "live": self.live, "n": int(w.school.n), "width": cfg.world.width,
                 "height": cfg.world.height, "terrain": take_terrain(w),
-                "groups": [{"name": g.name, "colour": g.colour, "hunts": bool(g.hunts)} for g in cfg.fish.groups],
+                "groups": [{"name": g.name, "colour": g.colour, "hunts": bool(g.hunts), "mark": g.mark}
+                           for g in cfg.fish.groups],
                 "group_of": cfg.fish.group_of() if cfg.fish.groups else [],
                 "traits": w.school.traits.astype(int).ravel().tolist(), "first": self.first, "last": self.now(),
                 "tick_seconds": cfg.world.tick_seconds, "speed": self.speed, "paused": self.paused,
