@@ -175,7 +175,7 @@ def test_a_mixed_tanks_group_figures_are_in_the_side_panel_not_over_the_water(mo
     monkeypatch.setattr(theme, "text", lambda s, *a, **k: (rendered.append(s), real_text(s, *a, **k))[1])
     app.frame(0.0)
     rect, groups = legends[-1]
-    assert [text.split()[0] for _, text in groups] == ["instinct", "rules"]
+    assert [text.split()[0] for _, text, _ in groups] == ["instinct", "rules"]
     assert scene.rects["panel"].contains(rect) and not rect.colliderect(scene.rects["tank"])
     assert sum("30 fish, energy" in t for t in rendered) == 2  # once each: in the legend, not over the water
     app.close()
