@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -509,6 +510,70 @@ class Viewer:
                 await asyncio.sleep(1.0 / FPS_CAP)  # frames meanwhile: only the newest is sent next
 
 
+def _message(host: Host, raw: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A viewer's message as a JSON object with a known op, or None (dropped, one log line)."""
+    text = raw.get("text")
+    data = text.encode() if text is not None else (raw.get("bytes") or b"")
+    if len(data) > MAX_MESSAGE:
+        host.log(f"dropped a message of {len(data)} bytes (at most {MAX_MESSAGE})")
+        return None
+    try:
+        msg = json.loads(data)
+        if not isinstance(msg, dict) or msg.get("op") not in (*STEER_OPS, *VIEW_OPS):
+            raise ValueError(f"unknown op {str(msg.get('op') if isinstance(msg, dict) else msg)[:40]!r}")
+    except (ValueError, RecursionError) as exc:
+        host.log(f"dropped a malformed message ({type(exc).__name__}: {str(exc)[:80]})")
+        return None
+    return msg
+
+
+async def _steer(host: Host, viewer: Viewer, msg: dict[str, Any]) -> None:
+    """A state-changing message: refused without the right to steer; after a fork or a return,
+    every page is told the tank it now shows, by its own sender (one that reads nothing holds up
+    no other), and its next frame is whole."""
+    if not viewer.may_steer:
+        await viewer.ws.send_text(json.dumps({"op": "refused", "why": "watching only: this page has no token "
+                                                                      "(serve printed it)"}))
+        return
+    answer = await asyncio.to_thread(host.steer, msg)
+    await viewer.ws.send_text(json.dumps(answer))
+    if answer["op"] not in ("forked", "back"):
+        return
+    hello = host.hello()
+    first = host.frame(host.now()) if not host.live else host.frames.get(host.session.tick)
+    for v in list(host.viewers):
+        v.following_live = host.live
+        v.texts.append(json.dumps({**hello, "may_steer": v.may_steer}))
+        v.pending, v.base = None, None  # its next frame whole
+        if first is not None:
+            v.offer(first)
+        v.ready.set()
+
+
+async def _view(host: Host, viewer: Viewer, msg: dict[str, Any]) -> None:
+    """What a page asks to see: the live tank, a whole frame (it lost track), a tick, a fish."""
+    op = msg["op"]
+    if op == "live":
+        viewer.following_live = True
+    elif op == "key":
+        base, viewer.base = viewer.base, None
+        if base is not None and viewer.pending is None:
+            viewer.offer(base)
+    elif op == "seek":
+        t = msg.get("tick")
+        if not _whole(t):
+            host.log("dropped a seek without a whole-number tick")
+            return
+        viewer.following_live = host.live and t >= host.now()
+        frame = await asyncio.to_thread(host.frame, t)
+        if frame is not None:
+            viewer.offer(frame)
+    elif op == "fish":
+        f, t = msg.get("fish"), msg.get("tick")
+        if _whole(f) and _whole(t):
+            await viewer.ws.send_text(json.dumps(await asyncio.to_thread(host.fish, f, t)))
+
+
 def app(host: Host, token: str | None) -> Any:
     """The Starlette application: the page at ``/``, the tank at ``/ws``."""
     from starlette.applications import Starlette
@@ -537,55 +602,13 @@ def app(host: Host, token: str | None) -> Any:
                 raw = await ws.receive()
                 if raw.get("type") == "websocket.disconnect":
                     break
-                text = raw.get("text")
-                data = text.encode() if text is not None else (raw.get("bytes") or b"")
-                if len(data) > MAX_MESSAGE:
-                    host.log(f"dropped a message of {len(data)} bytes (at most {MAX_MESSAGE})")
+                msg = _message(host, raw)
+                if msg is None:
                     continue
-                try:
-                    msg = json.loads(data)
-                    if not isinstance(msg, dict) or msg.get("op") not in (*STEER_OPS, *VIEW_OPS):
-                        raise ValueError(f"unknown op {str(msg.get('op') if isinstance(msg, dict) else msg)[:40]!r}")
-                except (ValueError, RecursionError) as exc:
-                    host.log(f"dropped a malformed message ({type(exc).__name__}: {str(exc)[:80]})")
-                    continue
-                op = msg["op"]
-                if op in STEER_OPS:
-                    if not viewer.may_steer:
-                        await ws.send_text(json.dumps({"op": "refused", "why": "watching only: this page has no "
-                                                                               "token (serve printed it)"}))
-                        continue
-                    answer = await asyncio.to_thread(host.steer, msg)
-                    await ws.send_text(json.dumps(answer))
-                    if answer["op"] in ("forked", "back"):  # every page is told the tank it now shows, by
-                        hello = host.hello()  # its own sender (one that reads nothing holds up no other)
-                        first = host.frame(host.now()) if not host.live else host.frames.get(host.session.tick)
-                        for v in list(host.viewers):
-                            v.following_live = host.live
-                            v.texts.append(json.dumps({**hello, "may_steer": v.may_steer}))
-                            v.pending, v.base = None, None  # its next frame whole
-                            if first is not None:
-                                v.offer(first)
-                            v.ready.set()
-                elif op == "live":
-                    viewer.following_live = True
-                elif op == "key":
-                    base, viewer.base = viewer.base, None
-                    if base is not None and viewer.pending is None:
-                        viewer.offer(base)
-                elif op == "seek":
-                    t = msg.get("tick")
-                    if not _whole(t):
-                        host.log("dropped a seek without a whole-number tick")
-                        continue
-                    viewer.following_live = host.live and t >= host.now()
-                    frame = await asyncio.to_thread(host.frame, t)
-                    if frame is not None:
-                        viewer.offer(frame)
-                elif op == "fish":
-                    f, t = msg.get("fish"), msg.get("tick")
-                    if _whole(f) and _whole(t):
-                        await ws.send_text(json.dumps(await asyncio.to_thread(host.fish, f, t)))
+                if msg["op"] in STEER_OPS:
+                    await _steer(host, viewer, msg)
+                else:
+                    await _view(host, viewer, msg)
         except WebSocketDisconnect:
             pass
         finally:
