@@ -115,7 +115,9 @@ def whole_fields(frame: bytes) -> dict[str, Any]:
 
 
 def _cells(food: np.ndarray) -> np.ndarray:
-    return food[:, 0].astype(np.int64) << 16 | food[:, 1]
+    """Food cells (x, y pairs) as one integer each."""
+    cells: np.ndarray = food[:, 0].astype(np.int64) << 16 | food[:, 1]
+    return cells
 
 
 @functools.lru_cache(maxsize=16)  # viewers that hold the same frame share one delta (bytes hash once)
