@@ -81,16 +81,17 @@ _CMP_OP = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq
 MAX_PARTS = 200  # nodes of a formula's tree (numbers, names, operators): a formula is a line, not a program
 MAX_TEXT = 2000  # characters
 
-_BIN: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide}
-_CMP: dict[type, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    ast.Lt: np.less, ast.LtE: np.less_equal, ast.Gt: np.greater, ast.GtE: np.greater_equal,
-    ast.Eq: np.equal, ast.NotEq: np.not_equal}
-_CALLS: dict[str, tuple[int, Callable[..., np.ndarray]]] = {
-    "min": (2, np.minimum), "max": (2, np.maximum), "abs": (1, np.abs), "clip": (3, np.clip)}
+# the numpy function of each op with arguments (postfix: the last pushed is the last argument)
+_UFUNC: dict[str, Callable[..., np.ndarray]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "neg": np.negative,
+    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
+    "ne": np.not_equal, "min": np.minimum, "max": np.maximum, "abs": np.abs, "clip": np.clip}
+_ARITY = {"neg": 1, "not": 1, "abs": 1, "if": 3, "clip": 3}  # (the others take 2)
+_AS_FLOAT = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "min", "max", "abs", "clip"})  # their results as float64, as the earlier closures made them
+_CALLS = {"min": 2, "max": 2, "abs": 1, "clip": 3}  # the calls a formula may make, and their arguments
 
 Values = Mapping[str, np.ndarray]
-_Eval = Callable[[Values], np.ndarray]
+Program = tuple[tuple[str, Any], ...]  # postfix: (op, its argument: a number for const, a name for feat)
 
 
 class FormulaError(ValueError):
@@ -101,89 +102,88 @@ def _as_float(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, np.float64)
 
 
-def _constant(node: ast.Constant, names: Mapping[str, str], used: set[str]) -> _Eval:
-    if not isinstance(node.value, (int, float)) or isinstance(node.value, bool):
-        raise FormulaError(f"{node.value!r} is not a number")
-    value = np.float64(node.value)
-    return lambda v: value  # type: ignore[return-value]
-
-
-def _name(node: ast.Name, names: Mapping[str, str], used: set[str]) -> _Eval:
-    if node.id not in names:
-        raise FormulaError(f"unknown name {node.id!r} (features: {', '.join(names)})")
-    used.add(node.id)
-    key = node.id
-    return lambda v: v[key]
-
-
-def _binop(node: ast.BinOp, names: Mapping[str, str], used: set[str]) -> _Eval:
-    if type(node.op) not in _BIN:
-        raise FormulaError(f"{type(node.op).__name__} ({ast.unparse(node)}) is not allowed: + - * / only")
-    op, a, b = _BIN[type(node.op)], _build(node.left, names, used), _build(node.right, names, used)
-    return lambda v: op(a(v), b(v))
-
-
-def _unary(node: ast.UnaryOp, names: Mapping[str, str], used: set[str]) -> _Eval:
-    a = _build(node.operand, names, used)
-    if isinstance(node.op, ast.USub):
-        return lambda v: np.negative(a(v))
-    if isinstance(node.op, ast.Not):
-        return lambda v: _as_float(np.equal(a(v), 0.0))
-    if isinstance(node.op, ast.UAdd):
-        return a
-    raise FormulaError(f"{ast.unparse(node)} is not allowed")
-
-
-def _compare(node: ast.Compare, names: Mapping[str, str], used: set[str]) -> _Eval:
-    if len(node.ops) != 1 or type(node.ops[0]) not in _CMP:
-        raise FormulaError(f"{ast.unparse(node)}: one comparison (< <= > >= == !=) at a time")
-    op, a, b = _CMP[type(node.ops[0])], _build(node.left, names, used), _build(node.comparators[0], names, used)
-    return lambda v: _as_float(op(a(v), b(v)))
-
-
-def _boolop(node: ast.BoolOp, names: Mapping[str, str], used: set[str]) -> _Eval:
-    parts = [_build(x, names, used) for x in node.values]
-    join = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
-
-    def boolop(v: Values) -> np.ndarray:
-        out = np.not_equal(parts[0](v), 0.0)
-        for p in parts[1:]:
-            out = join(out, np.not_equal(p(v), 0.0))
-        return _as_float(out)
-    return boolop
-
-
-def _ifexp(node: ast.IfExp, names: Mapping[str, str], used: set[str]) -> _Eval:
-    c, a, b = (_build(x, names, used) for x in (node.test, node.body, node.orelse))
-    return lambda v: _as_float(np.where(np.not_equal(c(v), 0.0), a(v), b(v)))
-
-
-def _call(node: ast.Call, names: Mapping[str, str], used: set[str]) -> _Eval:
-    fname = node.func.id if isinstance(node.func, ast.Name) else None
-    if fname not in _CALLS or node.keywords:
-        raise FormulaError(f"call of {ast.unparse(node.func)} is not allowed (only {', '.join(_CALLS)})")
-    arity, fn = _CALLS[fname]
-    if len(node.args) != arity:
-        raise FormulaError(f"{fname}() takes {arity} argument{'s' if arity > 1 else ''}")
-    args = [_build(x, names, used) for x in node.args]
-    return lambda v: _as_float(fn(*(a(v) for a in args)))
-
-
-# each node a formula may hold, and how it is built
-_NODES: dict[type, Callable[[Any, Mapping[str, str], set[str]], _Eval]] = {
-    ast.Constant: _constant, ast.Name: _name, ast.BinOp: _binop, ast.UnaryOp: _unary, ast.Compare: _compare,
-    ast.BoolOp: _boolop, ast.IfExp: _ifexp, ast.Call: _call}
-
-
-def _build(node: ast.AST, names: Mapping[str, str], used: set[str]) -> _Eval:
-    """The evaluator of ``node``, adding the features it reads to ``used``."""
+def _compile(node: ast.AST, names: Mapping[str, str], out: list[tuple[str, Any]]) -> None:
+    """``node`` as postfix ops onto ``out`` (the operations in the order written), refusing, in one
+    line, anything but numbers, the ``names``, ``+ - * /``, one comparison at a time,
+    ``and or not``, ``x if c else y`` and the calls of :data:`_CALLS`."""
     if isinstance(node, ast.Expression):
-        return _build(node.body, names, used)
-    make = _NODES.get(type(node))
-    if make is None:
+        _compile(node.body, names, out)
+    elif isinstance(node, ast.Constant):
+        if not isinstance(node.value, (int, float)) or isinstance(node.value, bool):
+            raise FormulaError(f"{node.value!r} is not a number")
+        out.append(("const", float(node.value)))
+    elif isinstance(node, ast.Name):
+        if node.id not in names:
+            raise FormulaError(f"unknown name {node.id!r} (features: {', '.join(names)})")
+        out.append(("feat", node.id))
+    elif isinstance(node, ast.BinOp):
+        if type(node.op) not in _BIN_OP:
+            raise FormulaError(f"{type(node.op).__name__} ({ast.unparse(node)}) is not allowed: + - * / only")
+        _compile(node.left, names, out)
+        _compile(node.right, names, out)
+        out.append((_BIN_OP[type(node.op)], None))
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not, ast.UAdd)):
+        _compile(node.operand, names, out)
+        if not isinstance(node.op, ast.UAdd):
+            out.append(("neg" if isinstance(node.op, ast.USub) else "not", None))
+    elif isinstance(node, ast.Compare):
+        if len(node.ops) != 1 or type(node.ops[0]) not in _CMP_OP:
+            raise FormulaError(f"{ast.unparse(node)}: one comparison (< <= > >= == !=) at a time")
+        _compile(node.left, names, out)
+        _compile(node.comparators[0], names, out)
+        out.append((_CMP_OP[type(node.ops[0])], None))
+    elif isinstance(node, ast.BoolOp):  # the first part's truth, joined with each next one's
+        join = "and" if isinstance(node.op, ast.And) else "or"
+        _compile(node.values[0], names, out)
+        for part in node.values[1:]:
+            _compile(part, names, out)
+            out.append((join, None))
+    elif isinstance(node, ast.IfExp):
+        for part in (node.test, node.body, node.orelse):
+            _compile(part, names, out)
+        out.append(("if", None))
+    elif isinstance(node, ast.Call):
+        fname = node.func.id if isinstance(node.func, ast.Name) else None
+        if fname not in _CALLS or node.keywords:
+            raise FormulaError(f"call of {ast.unparse(node.func)} is not allowed (only {', '.join(_CALLS)})")
+        if len(node.args) != _CALLS[fname]:
+            raise FormulaError(f"{fname}() takes {_CALLS[fname]} argument{'s' if _CALLS[fname] > 1 else ''}")
+        for arg in node.args:
+            _compile(arg, names, out)
+        out.append((fname, None))
+    else:
         raise FormulaError(f"{type(node).__name__} ({ast.unparse(node)}) is not allowed (numbers, features, "
                            f"+ - * /, comparisons, and/or/not, x if c else y, {', '.join(_CALLS)})")
-    return make(node, names, used)
+
+
+def _run(code: Program, values: Values) -> np.ndarray:
+    """A program in numpy, a fish per row: numpy's functions, in the program's order (the doubles
+    the compiled tick's ``run_formula`` gives too)."""
+    stack: list[Any] = []
+    for op, arg in code:
+        if op == "const":
+            stack.append(np.float64(arg))
+            continue
+        if op == "feat":
+            stack.append(values[arg])
+            continue
+        n = _ARITY.get(op, 2)
+        args = stack[-n:]
+        del stack[-n:]
+        if op == "not":
+            value = _as_float(np.equal(args[0], 0.0))
+        elif op in ("and", "or"):
+            join = np.logical_and if op == "and" else np.logical_or
+            value = _as_float(join(np.not_equal(args[0], 0.0), np.not_equal(args[1], 0.0)))
+        elif op == "if":
+            value = _as_float(np.where(np.not_equal(args[0], 0.0), args[1], args[2]))
+        else:
+            value = _UFUNC[op](*args)
+            if op in _AS_FLOAT:
+                value = _as_float(value)
+        stack.append(value)
+    out: np.ndarray = stack[0]
+    return out
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,7 @@ class Formula:
     text: str
     context: str = "utility"
     names: frozenset[str] = field(init=False)
-    _eval: _Eval = field(init=False, repr=False, compare=False)
+    code: Program = field(init=False, repr=False, compare=False)  # postfix, checked
 
     def __post_init__(self) -> None:
         features = CONTEXTS[self.context]
@@ -211,57 +211,19 @@ class Formula:
             raise FormulaError(f"nested too deeply: a formula has at most {MAX_PARTS} parts") from None
         if parts > MAX_PARTS:
             raise FormulaError(f"{parts} parts (numbers, names, operators): a formula has at most {MAX_PARTS}")
-        used: set[str] = set()
-        fn = _build(tree, features, used)
-        object.__setattr__(self, "names", frozenset(used))
-        object.__setattr__(self, "_eval", fn)
+        code: list[tuple[str, Any]] = []
+        try:
+            _compile(tree, features, code)
+        except RecursionError:
+            raise FormulaError(f"nested too deeply: a formula has at most {MAX_PARTS} parts") from None
+        object.__setattr__(self, "names", frozenset(arg for op, arg in code if op == "feat"))
+        object.__setattr__(self, "code", tuple(code))
 
     def __call__(self, values: Values, k: int) -> np.ndarray:
         """The formula for ``k`` fish, from ``values`` (feature name -> ``(k,)`` float64)."""
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = np.broadcast_to(_as_float(self._eval(values)), (k,))
+            out = np.broadcast_to(_as_float(_run(self.code, values)), (k,))
         return np.where(np.isfinite(out), out, 0.0)  # a 0/0 counts as 0: never NaN in a softmax
-
-
-def _emit(node: ast.AST, index: Mapping[str, int], bind: Mapping[str, float], out: list[tuple[int, float]]) -> None:
-    """``node`` (checked by :class:`Formula`) as postfix ops onto ``out``: the same operations in
-    the same order as its numpy evaluation."""
-    if isinstance(node, ast.Expression):
-        _emit(node.body, index, bind, out)
-    elif isinstance(node, ast.Constant):
-        out.append((_OP["const"], float(node.value)))  # type: ignore[arg-type]
-    elif isinstance(node, ast.Name):
-        out.append((_OP["const"], float(bind[node.id])) if node.id in bind else (_OP["feat"], float(index[node.id])))
-    elif isinstance(node, ast.BinOp):
-        _emit(node.left, index, bind, out)
-        _emit(node.right, index, bind, out)
-        out.append((_OP[_BIN_OP[type(node.op)]], 0.0))
-    elif isinstance(node, ast.UnaryOp):
-        _emit(node.operand, index, bind, out)
-        if not isinstance(node.op, ast.UAdd):
-            out.append((_OP["neg" if isinstance(node.op, ast.USub) else "not"], 0.0))
-    elif isinstance(node, ast.Compare):
-        _emit(node.left, index, bind, out)
-        _emit(node.comparators[0], index, bind, out)
-        out.append((_OP[_CMP_OP[type(node.ops[0])]], 0.0))
-    elif isinstance(node, ast.BoolOp):  # numpy: the first part's truth, then joined with each next one's
-        join = _OP["and" if isinstance(node.op, ast.And) else "or"]
-        _emit(node.values[0], index, bind, out)
-        if len(node.values) == 1:
-            out += [(_OP["const"], 0.0), (_OP["ne"], 0.0)]
-        for part in node.values[1:]:
-            _emit(part, index, bind, out)
-            out.append((join, 0.0))
-    elif isinstance(node, ast.IfExp):
-        for part in (node.test, node.body, node.orelse):
-            _emit(part, index, bind, out)
-        out.append((_OP["if"], 0.0))
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):  # (checked: min, max, abs, clip)
-        for arg in node.args:
-            _emit(arg, index, bind, out)
-        out.append((_OP[node.func.id], 0.0))
-    else:  # (Formula refused it already)
-        raise FormulaError(f"{type(node).__name__} cannot be compiled")
 
 
 def program(formula: Formula, features: Sequence[str], bind: Mapping[str, float] | None = None
@@ -269,9 +231,12 @@ def program(formula: Formula, features: Sequence[str], bind: Mapping[str, float]
     """``formula`` compiled for the compiled tick: postfix ``(ops, args)`` (int8, float64), a
     feature by its index in ``features`` (the tick's FORMULA_FEATURES), a name in ``bind`` (the
     planner weight) as its value. Run there, it gives the doubles :class:`Formula` gives."""
-    out: list[tuple[int, float]] = []
-    _emit(ast.parse(formula.text.strip(), mode="eval"), {n: i for i, n in enumerate(features)}, bind or {}, out)
-    return np.array([o for o, _ in out], np.int8), np.array([a for _, a in out], np.float64)
+    index = {n: i for i, n in enumerate(features)}
+    bind = bind or {}
+    ops = [_OP["const"] if op == "feat" and arg in bind else _OP[op] for op, arg in formula.code]
+    args = [float(bind[arg]) if op == "feat" and arg in bind else float(index[arg]) if op == "feat"
+            else float(arg) if op == "const" else 0.0 for op, arg in formula.code]
+    return np.array(ops, np.int8), np.array(args, np.float64)
 
 
 def check(text: str | None, context: str) -> Formula | None:
