@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -437,8 +438,11 @@ def test_delta_frames_rebuild_every_whole_frame_and_are_smaller():
     v = s.view()
     jumped = SimpleNamespace(x=np.array(v.x), y=v.y, heading=v.heading, energy=v.energy, present=v.present,
                              food_x=v.food_x, food_y=v.food_y)
-    jumped.x[0] = (int(v.x[0]) + 200) % 60000  # one fish 200 cells off: not a step a delta holds
-    assert delta_frame(encode_frame(s.tick, v, top), encode_frame(s.tick + 1, jumped, top)) is None
+    jumped.x[0] = (int(v.x[0]) + 200) % 60000  # one fish 200 cells off (a young born far away): sent where it is
+    reader.read(encode_frame(s.tick, v, top))
+    delta = delta_frame(encode_frame(s.tick, v, top), encode_frame(s.tick + 1, jumped, top))
+    assert delta is not None
+    same(reader.read(delta), whole_fields(encode_frame(s.tick + 1, jumped, top)))
     other = LiveSession(load_config(seed=5, **{"fish.count": 61}))
     assert delta_frame(base, encode_frame(other.tick, other.view(), top)) is None
     with pytest.raises(ValueError, match="t"):
@@ -471,3 +475,128 @@ def test_delta_frames_carry_a_forks_rings(tmp_path):
         base = now
     assert not np.array_equal(got["x"], got["parent"]["x"])  # the branch went its own way, the rings with the recording
     branch.close()
+
+
+def test_the_page_reads_a_delta_of_fish_that_jumped_and_of_a_hundred_thousand_new_food_cells(tmp_path, browser):
+    """The page's decoder (parseFrame) against FrameReader on the same bytes: fish far from where
+    they were (a young born across the tank), the rings of a fork, and more food grown between
+    two frames than a function call may take as arguments (a seek in a big tank)."""
+    import base64
+
+    rng = np.random.default_rng(1)
+    n = 50
+
+    def view(food: int, shift: int) -> SimpleNamespace:
+        x = (np.arange(n) * 3 + shift) % 2000
+        x[:3] += 900 * (shift > 0)  # three fish jumped
+        cells = rng.choice(2000 * 2000, food, replace=False)
+        return SimpleNamespace(x=x, y=np.arange(n) % 97, heading=np.arange(n) % 4, energy=np.full(n, 5000),
+                               present=None, food_x=cells % 2000, food_y=cells // 2000)
+
+    base_view, next_view = view(10, 0), view(120_000, 1)
+    base = encode_frame(7, base_view, 10000, base_view)
+    frame = encode_frame(8, next_view, 10000, next_view)
+    delta = delta_frame(base, frame)
+    assert delta is not None and delta[:4] == b"MFD1"
+    want = FrameReader()
+    want.read(base)
+    want = want.read(delta)
+    out = tmp_path / "any.html"
+    rec = record_run(tmp_path / "r.mirofish", 1, 5, **{"fish.count": 5})
+    subprocess.run([sys.executable, "-m", "mirofish", "export", str(rec), "--html", str(out)], check=True, cwd=ROOT,
+                   capture_output=True, timeout=120)
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(out.as_uri())
+    page.evaluate("window.mirofish.ready")
+    page.evaluate(f"window.mirofish.parse('{base64.b64encode(base).decode()}') && 0")
+    got = page.evaluate(f"""(() => {{ const f = window.mirofish.parse('{base64.b64encode(delta).decode()}');
+        return f && {{ x: f.x, y: f.y, food: f.food.length, sum: f.food.reduce((a, v) => a + v, 0),
+                      px: f.parent.x, heading: f.heading }}; }})()""")
+    assert errors == [] and got is not None
+    assert got["x"] == want["x"].tolist() and got["y"] == want["y"].tolist()
+    assert got["px"] == want["parent"]["x"].tolist()
+    assert got["heading"] == want["heading"].tolist()
+    assert got["food"] == want["food"].size == 2 * 120_000 and got["sum"] == int(want["food"].sum())
+    page.close()
+
+
+def test_a_viewer_is_sent_a_whole_frame_every_600(monkeypatch):
+    from mirofish.config import load_config
+    from mirofish.session import LiveSession
+    from mirofish.web import server
+
+    monkeypatch.setattr(server, "FPS_CAP", 1e6)  # (no pause between frames here)
+    s = LiveSession(load_config(seed=2, **{"fish.count": 20}))
+    top = int(s.world.max_energy)
+    frames = []
+    for _ in range(1300):
+        s.step()
+        frames.append(encode_frame(s.tick, s.view(), top))
+    s.close()
+    kinds: list[bytes] = []
+
+    class Socket:
+        async def send_bytes(self, b: bytes) -> None:
+            kinds.append(b[:4])
+
+        async def send_text(self, t: str) -> None:
+            pass
+
+    async def play() -> None:
+        v = server.Viewer(Socket(), True)
+        pump = asyncio.create_task(v.pump())
+        for f in frames:
+            v.offer(f)
+            while v.pending is not None:
+                await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
+        pump.cancel()
+
+    _run(play())
+    assert len(kinds) == 1300
+    assert [i for i, k in enumerate(kinds) if k == b"MFK1"] == [0, 600, 1200]
+
+
+def test_a_slow_viewer_is_told_of_a_fork_however_many_samples_came_meanwhile():
+    """A page that reads nothing for a while (a slow link, its socket full) while the tank it
+    shows changes twice and 30 samples come: when it reads again it is told the newest tank
+    first, then that tank's frame — the hello is never among what a full queue drops."""
+    from mirofish.web import server
+
+    sent: list[tuple[str, str]] = []
+    gate = asyncio.Event()
+
+    class Socket:  # (a page that reads nothing until the gate opens)
+        async def send_bytes(self, b: bytes) -> None:
+            await gate.wait()
+            sent.append(("frame", b[:4].decode()))
+
+        async def send_text(self, t: str) -> None:
+            await gate.wait()
+            sent.append((json.loads(t)["op"], json.loads(t).get("fork") or ""))
+
+    class Tank:  # (what Host._push_text reads)
+        viewers: ClassVar[set[Any]] = set()
+
+    async def scene() -> None:
+        v = server.Viewer(Socket(), True)
+        Tank.viewers = {v}
+        pump = asyncio.create_task(v.pump())
+        v.offer(b"MFK1 the recording's frame")
+        await asyncio.sleep(0.01)  # the pump is stuck sending it
+        v.tell({"op": "hello", "fork": "fish 0 at t200"}, b"MFK1 the first branch", True)
+        for k in range(30):
+            server.Host._push_text(Tank, json.dumps({"op": "metrics", "tick": k}))  # type: ignore[arg-type]
+        v.tell({"op": "hello", "fork": "fish 1 at t300"}, b"MFK1 the second branch", True)
+        for k in range(30, 33):
+            server.Host._push_text(Tank, json.dumps({"op": "metrics", "tick": k}))  # type: ignore[arg-type]
+        gate.set()
+        await asyncio.sleep(0.05)
+        pump.cancel()
+
+    _run(scene())
+    assert sent[0] == ("frame", "MFK1")  # what it was sending when it stopped reading
+    assert sent[1] == ("hello", "fish 1 at t300")  # then the newest tank, before anything of it
+    assert [op for op, _ in sent[2:]] == ["metrics"] * 3 + ["frame"]  # its samples, then its frame

@@ -87,7 +87,8 @@ _UFUNC: dict[str, Callable[..., np.ndarray]] = {
     "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
     "ne": np.not_equal, "min": np.minimum, "max": np.maximum, "abs": np.abs, "clip": np.clip}
 _ARITY = {"neg": 1, "not": 1, "abs": 1, "if": 3, "clip": 3}  # (the others take 2)
-_AS_FLOAT = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "min", "max", "abs", "clip"})  # their results as float64, as the earlier closures made them
+# the ops whose results are made float64 (a comparison's bools; the calls, as numpy returns them)
+_AS_FLOAT = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "min", "max", "abs", "clip"})
 _CALLS = {"min": 2, "max": 2, "abs": 1, "clip": 3}  # the calls a formula may make, and their arguments
 
 Values = Mapping[str, np.ndarray]

@@ -123,40 +123,49 @@ def _cells(food: np.ndarray) -> np.ndarray:
 @functools.lru_cache(maxsize=16)  # viewers that hold the same frame share one delta (bytes hash once)
 def delta_frame(base: bytes, frame: bytes) -> bytes | None:
     """``frame`` as a delta against ``base`` (both whole frames; the viewer holds ``base``), or
-    None when the two do not line up (another fish count, rings on one side only, a fish moved
-    more than 127 cells, food cells given twice) or the delta is no smaller than the frame.
+    None when the two do not line up (another fish count, rings on one side only, food cells
+    given twice) or the delta is no smaller than the frame.
 
     Little-endian: ``MFD1``; tick, the base's tick, fish, has rings, food cells gone, food cells
-    new (uint32 each); then for each field — x, y, heading, energy, in the water, and with rings
-    the parent fish's x, y and in the water — a bit a fish (did it change; ceil(fish / 8) bytes,
-    least significant bit first) followed by the changes of the fish that did, a byte each (x
-    and y: a signed step; the others: the change modulo 256); then the food cells gone and the
-    new ones (x, y uint16 each). A fish mostly moves one way a cell or none, rarely turns, and
-    its energy moves a percent now and then; the food mostly stays."""
+    new, fish that jumped, parent fish that jumped (uint32 each); then for each field — x, y,
+    heading, energy, in the water, and with rings the parent fish's x, y and in the water — a bit
+    a fish (did it change; ceil(fish / 8) bytes, least significant bit first) followed by the
+    changes of the fish that did, a byte each (x and y: a signed step; the others: the change
+    modulo 256); then the fish that moved more than 127 cells either way (a young born far from
+    where its room was kept, a seek), their x and y steps left out above: their indices (uint32),
+    then their x and their y (uint16 each), and so for the parent's; then the food cells gone
+    and the new ones (x, y uint16 each). A fish mostly moves one way a cell or none, rarely
+    turns, and its energy moves a percent now and then; the food mostly stays."""
     a, b = whole_fields(base), whole_fields(frame)
     n = len(b["x"])
     if len(a["x"]) != n or (a["parent"] is None) != (b["parent"] is None):
         return None
-    parts = [DELTA, b""]
-    moved = [(a["x"], b["x"]), (a["y"], b["y"])]
-    if b["parent"] is not None:
-        moved += [(a["parent"]["x"], b["parent"]["x"]), (a["parent"]["y"], b["parent"]["y"])]
-    steps = [b_.astype(np.int32) - a_ for a_, b_ in moved]
-    if any(s.size and (s.min() < -128 or s.max() > 127) for s in steps):
-        return None
+    pairs = [(a, b)] + ([(a["parent"], b["parent"])] if b["parent"] is not None else [])
+    steps, jumps = [], []
+    for old, new in pairs:  # x and y as steps; a fish that went further is sent where it is
+        dx, dy = new["x"].astype(np.int32) - old["x"], new["y"].astype(np.int32) - old["y"]
+        far = (dx < -128) | (dx > 127) | (dy < -128) | (dy > 127)
+        dx[far] = dy[far] = 0
+        steps += [dx, dy]
+        jumps.append(np.flatnonzero(far))
     gone = came = np.zeros(0, np.int64)
     if not np.array_equal(a["food"], b["food"]):  # (mostly it is: no set arithmetic then)
-        old, new = _cells(a["food"]), _cells(b["food"])
-        if len(np.unique(old)) != len(old) or len(np.unique(new)) != len(new):
+        old_cells, new_cells = _cells(a["food"]), _cells(b["food"])
+        if len(np.unique(old_cells)) != len(old_cells) or len(np.unique(new_cells)) != len(new_cells):
             return None
-        gone, came = np.setdiff1d(old, new), np.setdiff1d(new, old)
-    parts[1] = struct.pack("<IIIIII", b["tick"], a["tick"], n, b["parent"] is not None, len(gone), len(came))
+        gone, came = np.setdiff1d(old_cells, new_cells), np.setdiff1d(new_cells, old_cells)
+    rings = b["parent"] is not None
+    parts = [DELTA, struct.pack("<IIIIIIII", b["tick"], a["tick"], n, rings, len(gone), len(came), len(jumps[0]),
+                                len(jumps[1]) if rings else 0)]
     changes = [steps[0], steps[1], *((b[k] - a[k]).astype(np.uint8) for k in ("heading", "energy", "present"))]
-    if b["parent"] is not None:
+    if rings:
         changes += [steps[2], steps[3], (b["parent"]["present"] - a["parent"]["present"]).astype(np.uint8)]
     for change in changes:  # which fish changed (a bit each), then by how much
         nonzero = change != 0
         parts += [np.packbits(nonzero, bitorder="little").tobytes(), change[nonzero].astype(np.int8).tobytes()]
+    for (_, new), far in zip(pairs, jumps):
+        parts += [far.astype("<u4").tobytes(), new["x"][far].astype("<u2").tobytes(),
+                  new["y"][far].astype("<u2").tobytes()]
     for cells in (gone, came):
         parts.append(np.stack([cells >> 16, cells & 0xFFFF], axis=1).astype("<u2").tobytes())
     out = b"".join(parts)
@@ -176,11 +185,11 @@ class FrameReader:
             return self.last
         if msg[:4] != DELTA or self.last is None:
             raise ValueError("a delta frame with no whole frame before it" if msg[:4] == DELTA else "not a frame")
-        tick, base, n, rings, gone, came = struct.unpack_from("<IIIIII", msg, 4)
+        tick, base, n, rings, gone, came, jumped, pjumped = struct.unpack_from("<IIIIIIII", msg, 4)
         a = self.last
         if base != a["tick"] or n != len(a["x"]):
             raise ValueError(f"a delta against t{base}, but the last frame read is t{a['tick']}")
-        o = 28
+        o = 36
 
         def take(dtype: str, count: int) -> np.ndarray:
             nonlocal o
@@ -203,6 +212,10 @@ class FrameReader:
             p = a["parent"]
             b["parent"] = {"x": (p["x"] + changed("i1")).astype("<u2"), "y": (p["y"] + changed("i1")).astype("<u2"),
                            "present": (p["present"] + changed("u1")).astype(np.uint8)}
+        for into, count in ((b, jumped), (b["parent"], pjumped)):  # the fish that went further: where they are
+            far = take("<u4", count)
+            if count:
+                into["x"][far], into["y"][far] = take("<u2", count), take("<u2", count)
         lost = _cells(take("<u2", 2 * gone).reshape(-1, 2))
         kept = a["food"][~np.isin(_cells(a["food"]), lost)]
         b["food"] = np.concatenate([kept, take("<u2", 2 * came).reshape(-1, 2)])
@@ -483,11 +496,23 @@ class Viewer:
         self.following_live = True
         self.pending: bytes | None = None
         self.texts: list[str] = []  # metric samples waiting for it (bounded by Host._push_text)
+        self.hello: str | None = None  # the tank it shows now, after a fork or a return: sent first, never dropped
         self.ready = asyncio.Event()
         self.sent = 0
         self.dropped = 0
         self.base: bytes | None = None  # the whole frame the page holds last (what a delta is against)
         self.since_key = 0
+
+    def tell(self, hello: dict[str, Any], first: bytes | None, live: bool) -> None:
+        """The page shows another tank now (a fork, a return): it is told so before anything of
+        that tank, however slow it reads — the newest hello wins, the samples queued (the old
+        tank's) are dropped, and its next frame is whole."""
+        self.following_live = live
+        self.hello, self.texts = json.dumps(hello), []
+        self.pending, self.base = None, None
+        if first is not None:
+            self.offer(first)
+        self.ready.set()
 
     def offer(self, frame: bytes) -> None:
         if self.pending is not None:
@@ -499,12 +524,15 @@ class Viewer:
         while True:
             await self.ready.wait()
             self.ready.clear()
-            texts, self.texts = self.texts, []
+            hello, texts, self.hello, self.texts = self.hello, self.texts, None, []
+            if hello is not None:
+                await self.ws.send_text(hello)
             for text in texts:
                 await self.ws.send_text(text)
             frame, self.pending = self.pending, None
             if frame is not None:
-                out = delta_frame(self.base, frame) if self.base is not None and self.since_key < KEY_EVERY else None
+                out = (delta_frame(self.base, frame) if self.base is not None and self.since_key < KEY_EVERY - 1
+                       else None)
                 self.since_key = self.since_key + 1 if out is not None else 0
                 self.base = frame  # (before the send: a hello meanwhile resets it to whole)
                 await self.ws.send_bytes(out or frame)
@@ -544,12 +572,7 @@ async def _steer(host: Host, viewer: Viewer, msg: dict[str, Any]) -> None:
     hello = host.hello()
     first = host.frame(host.now()) if not host.live else host.frames.get(host.session.tick)
     for v in list(host.viewers):
-        v.following_live = host.live
-        v.texts.append(json.dumps({**hello, "may_steer": v.may_steer}))
-        v.pending, v.base = None, None  # its next frame whole
-        if first is not None:
-            v.offer(first)
-        v.ready.set()
+        v.tell({**hello, "may_steer": v.may_steer}, first, host.live)
 
 
 async def _view(host: Host, viewer: Viewer, msg: dict[str, Any]) -> None:
