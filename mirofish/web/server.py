@@ -242,6 +242,8 @@ class Host:
         self.stop = threading.Event()
         self.thread: threading.Thread | None = None
         self.ticks_done = 0
+        self._newest = b""  # the live tank's newest frame, and whether the server's loop is to offer it
+        self._push_due = False
         self.log = log or (lambda line: print(f"mirofish serve: {line}", file=sys.stderr, flush=True))
         w = session.world
         self.top = int(w.max_energy)
@@ -341,7 +343,10 @@ class Host:
                     sample = self._sample(tick)
             self.ticks_done += 1
             if self.loop is not None:
-                self.loop.call_soon_threadsafe(self._push, tick, frame)
+                self._newest = frame  # the viewers are offered the newest frame when the loop next runs:
+                if not self._push_due:  # one wake-up of the server's loop however many ticks meanwhile
+                    self._push_due = True
+                    self.loop.call_soon_threadsafe(self._push)
                 if sample is not None:
                     self.loop.call_soon_threadsafe(self._push_text, json.dumps(sample))
             next_at += 1.0 / max(0.1, self.speed)
@@ -377,7 +382,9 @@ class Host:
             del v.texts[:-20]  # a viewer that reads none keeps only the newest
             v.ready.set()
 
-    def _push(self, tick: int, frame: bytes) -> None:
+    def _push(self) -> None:
+        self._push_due = False
+        frame = self._newest
         for v in list(self.viewers):
             if v.following_live:
                 v.offer(frame)
