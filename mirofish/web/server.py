@@ -35,7 +35,7 @@ import struct
 import sys
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -244,6 +244,7 @@ class Host:
         self.ticks_done = 0
         self._newest = b""  # the live tank's newest frame, and whether the server's loop is to offer it
         self._push_due = False
+        self._samples: deque[str] = deque()  # the HUD's samples the live tank made since the loop last ran
         self.log = log or (lambda line: print(f"mirofish serve: {line}", file=sys.stderr, flush=True))
         w = session.world
         self.top = int(w.max_energy)
@@ -343,12 +344,12 @@ class Host:
                     sample = self._sample(tick)
             self.ticks_done += 1
             if self.loop is not None:
-                self._newest = frame  # the viewers are offered the newest frame when the loop next runs:
-                if not self._push_due:  # one wake-up of the server's loop however many ticks meanwhile
+                self._newest = frame  # the viewers are offered the newest frame (and the samples since)
+                if sample is not None:  # when the server's loop next runs: one wake-up of it however many
+                    self._samples.append(json.dumps(sample))  # ticks meanwhile
+                if not self._push_due:
                     self._push_due = True
                     self.loop.call_soon_threadsafe(self._push)
-                if sample is not None:
-                    self.loop.call_soon_threadsafe(self._push_text, json.dumps(sample))
             next_at += 1.0 / max(0.1, self.speed)
             delay = next_at - time.perf_counter()
             if delay > 0:
@@ -384,6 +385,8 @@ class Host:
 
     def _push(self) -> None:
         self._push_due = False
+        while self._samples:  # (a deque: the tank's thread appends while this one takes, neither loses one)
+            self._push_text(self._samples.popleft())
         frame = self._newest
         for v in list(self.viewers):
             if v.following_live:
