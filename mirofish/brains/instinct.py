@@ -203,37 +203,28 @@ class InstinctPlanner(InlineSource):
         # the compiled planner (_tick.c's plan(): the same decisions, tests/test_kernel.py), or
         # None: this module's numpy code, the reference
         self._kernel = kernel.compiled_tick()
-        if self._kernel is not None:  # every utility as a program the compiled planner runs
+        # every utility the planner draws among but return's: the five built-in rows', then the
+        # formula plan types', each with its weight (the ``weight`` its formula may name)
+        self._utilities = [*zip(_BUILT_IN_UTILITIES, self._weights.tolist()),
+                           *((f, w) for (_, f), w in zip(self.formulas, self._formula_weights))]
+        if self._kernel is not None:  # each as a program the compiled planner runs
             features = tuple(self._kernel.FORMULA_FEATURES)
-            parts = [program(f, features, {WEIGHT: float(w)}) for f, w in zip(_BUILT_IN_UTILITIES, self._weights)]
-            parts += [program(f, features, {WEIGHT: w}) for (_, f), w in zip(self.formulas, self._formula_weights)]
+            parts = [program(f, features, {WEIGHT: float(w)}) for f, w in self._utilities]
             self._ops = np.concatenate([o for o, _ in parts])
             self._args = np.concatenate([a for _, a in parts])
             self._starts = np.cumsum([0] + [len(o) for o, _ in parts]).astype(np.int64)
 
-    def _values(self, b: RequestBatch, f: np.ndarray) -> Mapping[str, np.ndarray]:
-        return from_request(b.energy, b.max_energy, b.traits, f, b.plants, self.trig.low_energy_fraction,
-                            self.trig.crowd_line, b.prey, self.trig.hungry_fraction, self.rest_ceiling)
-
-    def goal_utilities(self, b: RequestBatch, f: np.ndarray) -> np.ndarray:
-        """``(k, 5)`` utilities of forage, school, explore, rest, keep_away: their rows' formulas
-        (``f``: the request's view features)."""
-        k, values = len(b), self._values(b, f)
-        u = np.empty((k, len(_BUILT_IN_UTILITIES)))
-        for j, (formula, w) in enumerate(zip(_BUILT_IN_UTILITIES, self._weights.tolist())):
+    def utilities(self, b: RequestBatch, f: np.ndarray) -> np.ndarray:
+        """``(k, 5 + m)`` the utilities of forage, school, explore, rest, keep_away and the
+        :attr:`formulas`' plan types — their rows' formulas in numpy (``f``: the request's view
+        features)."""
+        k = len(b)
+        values = from_request(b.energy, b.max_energy, b.traits, f, b.plants, self.trig.low_energy_fraction,
+                              self.trig.crowd_line, b.prey, self.trig.hungry_fraction, self.rest_ceiling)
+        u = np.empty((k, len(self._utilities)))
+        for j, (formula, w) in enumerate(self._utilities):
             u[:, j] = formula(_Weighted(values, w), k)
         return u
-
-    def extra_utilities(self, b: RequestBatch, f: np.ndarray) -> np.ndarray:
-        """``(k, m)`` the utilities of the formula plan types (:attr:`formulas`), from the
-        request's features (``f``: its view features)."""
-        k, m = len(b), len(self.formulas)
-        out = np.empty((k, m))
-        if m and k:
-            values = self._values(b, f)
-            for j, ((_, formula), w) in enumerate(zip(self.formulas, self._formula_weights)):
-                out[:, j] = formula(_Weighted(values, w), k)
-        return out
 
     def revisit(self, b: RequestBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return's utility (``_NEG`` where there is no place to return to), place and horizon per
@@ -262,12 +253,13 @@ class InstinctPlanner(InlineSource):
         t = b.traits.astype(np.float64) / 100.0
         # one hash per fish and tick gives the goal draw and the four direction jitters
         draws = to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE, b.tick))
-        u5 = self.goal_utilities(b, f)
+        every = self.utilities(b, f)
+        u5 = every[:, :_U_RETURN]
         if self.never_school:
             u5[:, _U_SCHOOL] = _NEG
         back, back_param, back_horizon = self.revisit(b)
         m = len(self.formulas)
-        u = np.concatenate([u5, back[:, None], self.extra_utilities(b, f)], axis=1)
+        u = np.concatenate([u5, back[:, None], every[:, _U_RETURN:]], axis=1)
         pick = seeded_softmax(u, c.temperature, draws[:, 0])
         if not m:  # without a place, exactly the five goals (with formulas return's NEG gives it no mass)
             pick = np.where(back <= _NEG, np.minimum(pick, 4), pick)
@@ -341,7 +333,7 @@ class InstinctPlanner(InlineSource):
         utility (with the chance the seeded softmax gives each), and the facts they rest on."""
         f = view_features(b.codes[:1], self._matrix)
         one = b.subset(np.array([0]))
-        u = np.concatenate([self.goal_utilities(one, f)[0], self.extra_utilities(one, f)[0]])
+        u = self.utilities(one, f)[0]
         z = np.exp((u - u.max()) / self.cfg.temperature)
         p = z / z.sum()
         names = [name.replace("_", " ") for name in PLANNER_UTILITIES[:5]] + [t.name for t, _ in self.formulas]
