@@ -29,7 +29,7 @@
   (docs/species.md) a fish that starves or is caught is terminated and leaves ``agents``; it
   stays in every later step's dicts, terminated, with reward 0 (PettingZoo's
   ``parallel_api_test`` reads every agent it has seen live); a fish born joins ``agents`` and
-  the dicts of the step it was born in. The possible agents are every room a fish may be born
+  the dicts of the step it was born in, with reward 0 in it. The possible agents are every room a fish may be born
   into. Without species no fish dies: no terminations. (``vector_env``: arrays over every room, with
   ``infos['alive']``, ``['died']`` and ``['born']``.)
 * **Seeds**: ``reset(seed=s)`` builds the tank of seed ``s`` (``seed=None``: the config's
@@ -168,6 +168,7 @@ class AquariumEnv(ParallelEnv):
             src.actions[i] = a
         absent = world.school.absent
         src.present = ~absent if np.count_nonzero(absent) else None
+        absent_before = absent.copy()
         before = world.school.energy.astype(np.int64)
         engine = self.session.engine
         engine.queued_at[:] = engine.clock()  # the actions are given now: a decision latency of ~0
@@ -184,7 +185,11 @@ class AquariumEnv(ParallelEnv):
             self.agents = now
         else:
             agents, alive = self.agents, set(self.agents)
-        rewards = {a: float(gained[self._index[a]]) for a in agents}
+        # a fish out of the water before this step (gone earlier, or born in it) has no energy change
+        # to be rewarded for: 0 (its room's bookkeeping keeps ticking, no fish's)
+        was_in = ~absent_before if self.species else None
+        rewards = {a: float(gained[self._index[a]]) if was_in is None or was_in[self._index[a]] else 0.0
+                   for a in agents}
         terminations = {a: a not in alive for a in agents}
         truncations = {a: done and a in alive for a in agents}
         executed = frame.executed.tolist()

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from .actions import N_ACTIONS
 from .brains.base import TIER_INDEX, DecisionBatch, DecisionSource
-from .config import READ_FILES, Config, ConfigError, _deep_merge, _format_error, load_config, parse_override
+from .config import READ_FILES, Config, ConfigError, _deep_merge, _format_error, load_config, parse_override, presets
 from .fish.plans import G_HOLD
 
 REST = N_ACTIONS - 1
@@ -137,6 +137,8 @@ def _load(config: Any, overrides: Any, settings: dict[str, Any]) -> Config:
                         f"({type(overrides).__name__})")
     settings = dict(settings)
     preset = settings.pop("preset", None)  # load_config's preset keyword, as parallel_env passed it on before
+    if isinstance(config, str) and preset is None and config in presets() and not Path(config).exists():
+        config, preset = None, config  # a preset's name (assets/presets), as the command line's --preset
     given: dict[str, Any] = _read_config(Path(config)) if config is not None else {}
     for text in overrides:
         if not isinstance(text, str):

@@ -229,6 +229,8 @@ class VectorAquariumEnv(VectorEnv):
             executed[i] = tank.step(acts[i])
             np.subtract(tank.world.school.energy, before, out=before)
             np.multiply(before, 0.01, out=rewards[i], casting="unsafe")
+            if self.species:  # a fish out of the water before the step (gone, or born in it): reward 0
+                rewards[i][~was[i]] = 0.0
             if self.species and not np.count_nonzero(~tank.world.school.absent):
                 terminated[i] = ended[i] = True  # no fish left in the water: the tank's episode is over
             elif tank.steps >= self.max_steps:

@@ -184,22 +184,26 @@ def test_a_species_tank_is_parallel_envs_with_its_births_and_deaths_tick_by_tick
     rng = np.random.default_rng(3)
     born = died = 0
     dead: set[str] = set()
+    alive_before = infos["alive"]
     for _ in range(300):
         acts = rng.integers(0, 6, (2, 70))
         obs, rewards, terminated, _, infos = env.step(acts)
+        assert not rewards[~alive_before].any()  # out of the water before the step (gone or unborn): 0
+        alive_before = infos["alive"]
         d_obs, d_rewards, d_term, _, _ = dict_env.step({a: int(acts[1][int(a[5:])]) for a in dict_env.agents})
         assert env.tanks[1].world.state_hash() == dict_env.session.state_hash()
         in_water = set(dict_env._in_water())
         assert infos["alive"][1].tolist() == [a in in_water for a in dict_env.possible_agents]
         now_dead = {a for a, t in d_term.items() if t}
         assert {f"fish_{i}" for i in np.flatnonzero(infos["died"][1])} == now_dead - dead  # who left this step
-        dead = now_dead
+        gone_before, dead = dead, now_dead
         gone = ~infos["alive"][1]
         assert not obs["view"][1][gone].any() and not obs["energy"][1][gone].any()
         for a in in_water:
             assert np.array_equal(d_obs[a]["view"], obs["view"][1][int(a[5:])])
         for a, r in d_rewards.items():  # the same energy change, the dead's last one included
             assert abs(rewards[1][int(a[5:])] - r) < 1e-6
+            assert a not in gone_before or r == 0.0  # one gone before this step: reward 0, as the docs say
         born, died = born + int(infos["born"][1].sum()), died + int(infos["died"][1].sum())
         assert not terminated.any()
     terminated_in_dict = {a for a, t in d_term.items() if t}
@@ -226,3 +230,14 @@ def test_a_tank_whose_fish_are_all_gone_terminates_and_starts_its_next_episode()
     assert infos["alive"].all() and list(infos["episode"]) == [1, 1] and not terminated.any()
     assert not infos["born"].any() and not infos["died"].any() and not rewards.any()
     env.close()
+
+
+def test_an_environment_takes_a_presets_name_as_the_command_lines_preset():
+    by_name = vector_env(2, "predators", max_steps=5)
+    by_path = vector_env(2, str(ROOT / "assets" / "presets" / "predators.toml"), max_steps=5)
+    by_name.reset(seed=3)
+    by_path.reset(seed=3)
+    assert by_name.n_fish == by_path.n_fish and by_name.state_hashes() == by_path.state_hashes()
+    assert parallel_env("predators").possible_agents == parallel_env(preset="predators").possible_agents
+    with pytest.raises(Exception, match="not found"):
+        vector_env(2, "no-such-preset")
