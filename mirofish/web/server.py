@@ -91,26 +91,31 @@ def encode_frame(tick: int, view: Any, top: int, parent: Any = None) -> bytes:
     return body
 
 
+class _Cursor:
+    """Arrays read one after another from a frame's bytes (read-only views, no copies)."""
+
+    def __init__(self, data: bytes, at: int):
+        self.data, self.at = data, at
+
+    def take(self, dtype: str, count: int) -> np.ndarray:
+        out = np.frombuffer(self.data, dtype, count, self.at)
+        self.at += out.nbytes
+        return out
+
+
 def whole_fields(frame: bytes) -> dict[str, Any]:
     """A whole frame's fields as arrays: tick, x, y, heading, energy, present, food ((k, 2)
     uint16) and parent (None, or x, y, present)."""
     if frame[:4] != KEY:
         raise ValueError("not a whole frame")
     tick, n, fc = struct.unpack_from("<III", frame, 4)
-    o = 16
-
-    def take(dtype: str, count: int) -> np.ndarray:
-        nonlocal o
-        a = np.frombuffer(frame, dtype, count, o)
-        o += a.nbytes
-        return a
-
-    out: dict[str, Any] = {"tick": tick, "x": take("<u2", n), "y": take("<u2", n), "heading": take("u1", n),
-                           "energy": take("u1", n), "present": take("u1", n)}
-    o += o % 2
-    out["food"] = take("<u2", 2 * fc).reshape(-1, 2)
-    out["parent"] = ({"x": take("<u2", n), "y": take("<u2", n), "present": take("u1", n)}
-                     if o < len(frame) else None)
+    c = _Cursor(frame, 16)
+    out: dict[str, Any] = {"tick": tick, "x": c.take("<u2", n), "y": c.take("<u2", n),
+                           "heading": c.take("u1", n), "energy": c.take("u1", n), "present": c.take("u1", n)}
+    c.at += c.at % 2
+    out["food"] = c.take("<u2", 2 * fc).reshape(-1, 2)
+    out["parent"] = ({"x": c.take("<u2", n), "y": c.take("<u2", n), "present": c.take("u1", n)}
+                     if c.at < len(frame) else None)
     return out
 
 
@@ -189,14 +194,7 @@ class FrameReader:
         a = self.last
         if base != a["tick"] or n != len(a["x"]):
             raise ValueError(f"a delta against t{base}, but the last frame read is t{a['tick']}")
-        o = 36
-
-        def take(dtype: str, count: int) -> np.ndarray:
-            nonlocal o
-            out = np.frombuffer(msg, dtype, count, o)
-            o += out.nbytes
-            return out
-
+        take = _Cursor(msg, 36).take
         def changed(dtype: str) -> np.ndarray:  # a field's changes: its bits, then the changed fish's bytes
             bits = np.unpackbits(take("u1", (n + 7) // 8), count=n, bitorder="little").astype(bool)
             out = np.zeros(n, np.int32 if dtype == "i1" else np.uint8)
