@@ -92,7 +92,7 @@ class Engine:
             heading=a.heading, traits=a.traits, food_here=a.food_here, refused=a.refused, queued_at=now,
             places=w.place_options(need) if w.places is not None else None,
             plants=w.plants_shown(need) if w.cfg.perception.plants_seen else None,
-            prey=w.prey_seen(need) if w.hunting else None,
+            prey=w.prey_seen(need) if w.hunting else None, plans=w.plan_table,
         )
         if self.source.wants_perceptions:
             batch.perceptions = [w.perceive(int(i), c) for i, c in zip(need, batch.codes)]

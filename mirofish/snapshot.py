@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict
 
 from .actions import ACTION_NAMES
 from .fish.personality import TRAITS
-from .fish.plans import describe
 from .water import GLASS, OFFGRID, PLANT, ROCK, WATER
 from .world import World
 
@@ -115,7 +114,7 @@ def fish_snapshot(world: World, i: int, xs: np.ndarray | None = None, ys: np.nda
                   "refusals": int(s.refusals[i]), "moves": int(s.moves[i]),
                   "company_ticks": int(s.company_ticks[i]), "decisions": int(s.decisions[i])},
         at_summary=[int(v) for v in s.at_summary[i]],
-        plan=describe(int(s.plan_goal[i]), int(s.plan_param[i])),
+        plan=world.plan_table.describe(int(s.plan_goal[i]), int(s.plan_param[i])),
         plan_state=[int(s.plan_goal[i]), int(s.plan_param[i]), int(s.plan_end[i]), int(s.plan_trigger[i]),
                     int(s.no_food[i]), int(s.alone[i]), int(s.crowded[i]), int(s.hungry_food[i])],
         in_water=not bool(s.absent[i]),

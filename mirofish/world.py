@@ -39,10 +39,11 @@ from .fish.perception import (
 )
 from .fish.personality import persona_text, sample_traits
 from .fish.places import Places
-from .fish.plans import FIRST_PLAN, G_HOLD, NO_END, TYPES
+from .fish.plans import DEFAULT as DEFAULT_PLANS
+from .fish.plans import FIRST_PLAN, G_HOLD, NO_END, PlanTable
 from .fish.plantypes import EVENTS
 from .fish.recall import Guarded, NoMemory, TwoLevel, new_events
-from .fish.steering import GOAL_ROWS, Steering
+from .fish.steering import Steering
 from .fish.targets import TARGETS, is_there, way_to
 from .fish.triggers import (
     T_ACTION_FAILED,
@@ -67,6 +68,9 @@ from .population import Population
 from .rng import make_generator, mix64
 from .water import NO_FOOD, PLANT, Water
 
+if TYPE_CHECKING:
+    from .registry import Registry
+
 # Decision triggers, most urgent first (a request carries the first that applies).
 NEVER = -(2**30)  # "long ago" for tick-valued fields
 
@@ -76,23 +80,38 @@ EVENT_ORDER = np.array([getattr(mem, name.upper()) for name in EVENTS_IN_ORDER],
 _EV = {name: i for i, name in enumerate(EVENTS_IN_ORDER)}  # their columns in World._flags / _args
 
 _EAT, _REST = int(Action.EAT), int(Action.REST)
-# the goals that swim to a target (fish/targets.py), and their targets
-_SEEKS = tuple((goal, TARGETS[t.seek]) for goal, t in enumerate(TYPES) if t.seek)
-_SEEKING = np.zeros(len(TYPES), bool)  # by goal code: does it seek
-_SEEKING[[goal for goal, _ in _SEEKS]] = True
-# the goals with plan events of their own (a plan type's ``ends``/``fails`` predicates, fish/formula.py)
-_PREDICATES = tuple((goal, Formula(t.fails, "fails") if t.fails else None, Formula(t.ends, "ends") if t.ends else None)
-                    for goal, t in enumerate(TYPES) if t.ends or t.fails)
-_PREDICATED = np.zeros(len(TYPES), bool)
-_PREDICATED[[goal for goal, _, _ in _PREDICATES]] = True
-_WATCHED = _SEEKING | _PREDICATED  # a plan World.step looks after beyond the tick itself
-
-# Which plan events concern a goal: one row per plan type, one column per event (the plan types'
-# table, fish/plantypes.py; _tick.c reads the same rows).
+# Which plan events concern a goal: one column per event (the plan types' table,
+# fish/plantypes.py; _tick.c reads the same rows: GoalParts.flags).
 GOAL_FLAG_COLUMNS = EVENTS  # (_tick.c's too)
 _F_PLANNED, _F_FORAGE, _F_SCHOOL, _F_REST, _F_ROAMING, _F_CROWD, _F_HUNGRY = range(len(GOAL_FLAG_COLUMNS))
-_GOAL_FLAGS = np.array([[event in t.events for event in GOAL_FLAG_COLUMNS] for t in TYPES], bool)
-_GOAL_FLAGS_U8 = _GOAL_FLAGS.astype(np.uint8)
+
+
+class GoalParts:
+    """What a world derives from its run's plan table (:class:`~mirofish.fish.plans.PlanTable`,
+    built once per table): the goals that swim to a target and their targets, the goals with plan
+    events of their own (a plan type's ``ends``/``fails`` predicates, fish/formula.py), and which
+    plan events concern each goal (one row per plan type, one column per event)."""
+
+    def __init__(self, plans: PlanTable) -> None:
+        types = plans.types
+        self.seeks = tuple((goal, TARGETS[t.seek]) for goal, t in enumerate(types) if t.seek)
+        self.seeking = np.zeros(len(types), bool)  # by goal code: does it seek
+        self.seeking[[goal for goal, _ in self.seeks]] = True
+        self.predicates = tuple((goal, Formula(t.fails, "fails") if t.fails else None,
+                                 Formula(t.ends, "ends") if t.ends else None)
+                                for goal, t in enumerate(types) if t.ends or t.fails)
+        self.predicated = np.zeros(len(types), bool)
+        self.predicated[[goal for goal, _, _ in self.predicates]] = True
+        self.watched = self.seeking | self.predicated  # a plan World.step looks after beyond the tick itself
+        self.flags = np.array([[event in t.events for event in GOAL_FLAG_COLUMNS] for t in types], bool)
+        self.flags_u8 = self.flags.astype(np.uint8)
+
+
+def goal_parts(plans: PlanTable) -> GoalParts:
+    """The world's parts of a run's plan table (built once per table)."""
+    return plans.part("world", GoalParts)
+
+
 _NONE32 = np.zeros(0, np.int32)  # (after()'s per-fish bodies when no group has its own)
 
 
@@ -201,8 +220,12 @@ class School:
 class World:
     """One aquarium. ``World(cfg)`` is fully determined by ``cfg`` (including ``cfg.seed``)."""
 
-    def __init__(self, cfg: Config, summarizer: Summarizer | None = None):
+    def __init__(self, cfg: Config, summarizer: Summarizer | None = None, registry: Registry | None = None):
         self.cfg = cfg
+        # the run's plan types and metrics (mirofish/registry.py): every goal code here is the table's
+        self.registry = registry  # None: the process's default (mirofish.registry.default)
+        self.plan_table: PlanTable = registry.plans if registry is not None else DEFAULT_PLANS
+        self._goals = goal_parts(self.plan_table)
         self.seed = cfg.seed
         self.rng = make_generator(cfg.seed)
         self.tick = 0
@@ -334,7 +357,7 @@ class World:
         """Steering for the fish as they are now (traits, plans; a species that eats no food)."""
         s = self.school
         st = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits,
-                      no_food=self.population.no_food if self.population is not None else None)
+                      no_food=self.population.no_food if self.population is not None else None, plans=self.plan_table)
         st.set_plans(s.ids, s.plan_goal, s.plan_param)
         return st
 
@@ -382,7 +405,7 @@ class World:
         self.look()
         self.steering.set_plans(self.school.ids, self.school.plan_goal, self.school.plan_param)
         self._seeking = True  # (seek finds out)
-        self._predicating = bool(_PREDICATES)  # (plan_predicates finds out)
+        self._predicating = bool(self._goals.predicates)  # (plan_predicates finds out)
 
     def view_codes(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` view codes for the given fish (see :mod:`mirofish.fish.perception`)."""
@@ -486,10 +509,11 @@ class World:
         """Make decided plans the fish's standing plans, from this tick on (horizon 0 = none).
         ``fish`` holds no fish twice (one batch's); in the compiled tick one C call does it all."""
         s = self.school
-        if not (self._seeking and self._predicating) and _WATCHED[np.asarray(goals, np.intp)].any():
+        parts = self._goals
+        if not (self._seeking and self._predicating) and parts.watched[np.asarray(goals, np.intp)].any():
             g = np.asarray(goals, np.intp)
-            self._seeking = self._seeking or bool(_SEEKING[g].any())
-            self._predicating = self._predicating or bool(_PREDICATED[g].any())
+            self._seeking = self._seeking or bool(parts.seeking[g].any())
+            self._predicating = self._predicating or bool(parts.predicated[g].any())
         if self._kernel is not None:
             st = self.steering
             self._kernel.adopt(  # by name (kernel.ADOPT_ARRAYS, ADOPT_NUMBERS)
@@ -499,7 +523,7 @@ class World:
                  "plan_trigger": s.plan_trigger, "no_food": s.no_food, "intent": s.intent,
                  "last_decision": s.last_decision, "decisions": s.decisions, "w": st.w, "bias": st.bias,
                  "forage": st.forage, "snacks": st.snacks, "rests": st.rests, "table": st.table,
-                 "personal": st.personal, **GOAL_ROWS.arrays()},
+                 "personal": st.personal, **st.goal_rows.arrays()},
                 {"tick": self.tick, "no_end": NO_END, "direction": st.cfg.direction})
             if st.no_food is not None:  # a species that eats no food (docs/species.md)
                 st.mask_food(np.asarray(fish))
@@ -572,7 +596,7 @@ class World:
         arrival; with no target in view it keeps still where it is). Runs before either tick
         (compiled or numpy), so both stay the same hash for hash."""
         s, st, found_any = self.school, self.steering, False
-        for goal, target in _SEEKS:
+        for goal, target in self._goals.seeks:
             if not target.on(self):
                 continue
             fish = np.flatnonzero((s.plan_goal == goal) & ~s.absent)
@@ -608,7 +632,7 @@ class World:
         Runs after either tick, compiled or numpy, so both stay the same hash for hash; a tank
         where no fish holds such a plan pays nothing (a flag, as :meth:`seek`'s)."""
         s, any_held = self.school, False
-        for goal, fails, ends in _PREDICATES:
+        for goal, fails, ends in self._goals.predicates:
             fish = np.flatnonzero(s.plan_goal == goal)
             if not fish.size:
                 continue
@@ -810,7 +834,7 @@ class World:
              "neighbours": neighbours, "food_rose": food_rose, "neighbours_changed": changed,
              "company_ticks": s.company_ticks, "plan_goal": s.plan_goal, "plan_param": s.plan_param,
              "plan_end": s.plan_end, "plan_trigger": s.plan_trigger, "no_food": s.no_food, "alone": s.alone,
-             "crowded": s.crowded, "hungry_food": s.hungry_food, "goal_flags": _GOAL_FLAGS_U8,
+             "crowded": s.crowded, "hungry_food": s.hungry_food, "goal_flags": self._goals.flags_u8,
              "mem_tick": m.tick, "mem_code": m.code, "mem_arg": m.arg, "mem_count": m.count,
              "event_order": EVENT_ORDER, "decay_of": _NONE32 if self.decay_of is None else self.decay_of,
              "move_cost_of": _NONE32 if self.move_cost_of is None else self.move_cost_of},
@@ -837,7 +861,7 @@ class World:
         Later lines win: failing (stuck) and low energy outrank a plan's ordinary end.
         """
         s, t = self.school, self.cfg.triggers
-        goal = _GOAL_FLAGS[s.plan_goal]  # (n, flags) — which events matter to each fish's goal
+        goal = self._goals.flags[s.plan_goal]  # (n, flags) — which events matter to each fish's goal
         seen_food, company = food_seen > 0, neighbours > 0
         s.no_food = np.where(seen_food, 0, s.no_food + 1)
         was_alone = s.alone >= t.alone_ticks

@@ -22,11 +22,14 @@ from mirofish.actions import Action
 from mirofish.brains.instinct import PLANNER_UTILITIES
 from mirofish.config import load_config
 from mirofish.fish import perception
+from mirofish.fish.plans import DEFAULT as DEFAULT_PLANS
 from mirofish.fish.plans import G_HOLD, GOAL_NAMES
 from mirofish.fish.steering import _BOXED, _NEG, F_BLOCKED, F_FOOD_CLOSE, F_VISIBLE, N_FEATURES
 from mirofish.session import LiveSession
 from mirofish.water import NO_FOOD
-from mirofish.world import _GOAL_FLAGS, EVENT_ORDER, World
+from mirofish.world import EVENT_ORDER, World, goal_parts
+
+_GOAL_FLAGS = goal_parts(DEFAULT_PLANS).flags  # the default plan table's rows of plan events
 
 compiled = kernel.compiled_tick()
 

@@ -11,9 +11,12 @@ import pytest
 
 from mirofish.brains import instinct, prompt
 from mirofish.fish import plans, plantypes
+from mirofish.fish.plans import DEFAULT
 from mirofish.fish.steering import GOAL_ROWS, TERMS
 from mirofish.observe import worddeed
-from mirofish.world import _GOAL_FLAGS, GOAL_FLAG_COLUMNS
+from mirofish.world import GOAL_FLAG_COLUMNS, goal_parts
+
+_GOAL_FLAGS = goal_parts(DEFAULT).flags
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..fish.perception import Perception
-from ..fish.plans import hold
+from ..fish.plans import DEFAULT as DEFAULT_PLANS
+from ..fish.plans import PlanTable, hold
 
 TIERS = ("instinct", "small", "large", "fallback", "replay", "intervention", "user")  # user: your own brain
 TIER_INDEX = {name: i for i, name in enumerate(TIERS)}
@@ -111,6 +112,8 @@ class RequestBatch:
     plants: np.ndarray | None = None
     # (k,) fish of groups it hunts in each fish's view (docs/species.md; None: the tank has no hunters)
     prey: np.ndarray | None = None
+    # the run's plan types (its registry's: mirofish/registry.py); goal codes in a reply are its
+    plans: PlanTable = DEFAULT_PLANS
 
     def __len__(self) -> int:
         return int(self.fish.size)

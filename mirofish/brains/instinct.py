@@ -29,7 +29,7 @@ from ..fish import places
 from ..fish.features import from_request
 from ..fish.formula import WEIGHT, Formula, program
 from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
-from ..fish.plans import CODE, TYPES
+from ..fish.plans import DEFAULT, TYPES, PlanTable
 from ..fish.plantypes import switches_on
 from ..fish.steering import (
     F_ALIGN,
@@ -140,7 +140,6 @@ if _unknown or len(_BY_UTILITY) != len(PLANNER_UTILITIES):
     raise ValueError(f"plan types and the instinct planner disagree: planner utilities {sorted(_BY_UTILITY)}, "
                      f"the planner computes {list(PLANNER_UTILITIES)}")
 PLANNER_TYPES = tuple(_BY_UTILITY[u] for u in PLANNER_UTILITIES)
-_PLAN_GOALS = np.array([CODE[t.name] for t in PLANNER_TYPES], np.int8)
 _BUILT_IN_UTILITIES = tuple(Formula(t.utility or "0") for t in PLANNER_TYPES[:-1])  # forage … keep_away
 _U_SCHOOL, _U_RETURN = PLANNER_UTILITIES.index("school"), PLANNER_UTILITIES.index("return")
 _FIVE = np.arange(5, dtype=np.uint64)[None, :]
@@ -191,18 +190,31 @@ class InstinctPlanner(InlineSource):
         self._base_ticks = np.array([getattr(cfg, t.planner_ticks) for t in PLANNER_TYPES], np.float64)
         self.never_school = False  # brain.chooser = "never_school": school is never chosen
         self.decisions = 0
-        # The plan types whose utility is a formula and that have no built-in choice, drawn among
-        # with the built-in six; one that needs a perception switch the tank has off (``shown``:
-        # the switches on) is left out, so such a tank decides exactly as before it existed.
-        self.formulas = tuple((t, Formula(t.utility)) for t in TYPES
-                              if t.utility and not t.planner and (t.needs is None or t.needs in shown))
-        self._formula_weights = [float(getattr(cfg, t.planner_weight)) if t.planner_weight else 1.0
-                                 for t, _ in self.formulas]
-        self._goals = np.concatenate([_PLAN_GOALS, np.array([CODE[t.name] for t, _ in self.formulas], np.int8)])
-        self._extra_ticks = np.array([t.ticks for t, _ in self.formulas], np.float64)
+        self._shown = shown
         # the compiled planner (_tick.c's plan(): the same decisions, tests/test_kernel.py), or
         # None: this module's numpy code, the reference
         self._kernel = kernel.compiled_tick()
+        self._adopt(DEFAULT)
+
+    def _adopt(self, plans: PlanTable) -> None:
+        """Draw among ``plans``' formula plan types (a run's table: each request carries it, and
+        the planner takes a new one when a request brings it)."""
+        self._table = plans
+        cfg, shown = self.cfg, self._shown
+        # The plan types whose utility is a formula and that have no built-in choice, drawn among
+        # with the built-in six; one that needs a perception switch the tank has off (``shown``:
+        # the switches on) is left out, so such a tank decides exactly as before it existed.
+        self.formulas = tuple((t, Formula(t.utility)) for t in plans.types
+                              if t.utility and not t.planner and (t.needs is None or t.needs in shown))
+        self._formula_weights = [float(getattr(cfg, t.planner_weight)) if t.planner_weight else 1.0
+                                 for t, _ in self.formulas]
+        missing = [t.name for t in PLANNER_TYPES if t.name not in plans.code]
+        if missing:
+            raise ValueError(f"the instinct planner needs the plan type {missing[0]}, which this run's table lacks")
+        self._plan_goals = np.array([plans.code[t.name] for t in PLANNER_TYPES], np.int8)
+        self._goals = np.concatenate([self._plan_goals,
+                                      np.array([plans.code[t.name] for t, _ in self.formulas], np.int8)])
+        self._extra_ticks = np.array([t.ticks for t, _ in self.formulas], np.float64)
         # every utility the planner draws among but return's: the five built-in rows', then the
         # formula plan types', each with its weight (the ``weight`` its formula may name)
         self._utilities = [*zip(_BUILT_IN_UTILITIES, self._weights.tolist()),
@@ -245,6 +257,8 @@ class InstinctPlanner(InlineSource):
         return u, param, horizon
 
     def decide(self, b: RequestBatch) -> DecisionBatch:
+        if b.plans is not self._table:  # another run's table (mirofish/registry.py)
+            self._adopt(b.plans)
         if self._kernel is not None and b.fish.size:
             return self._decide_compiled(b)
         c, k = self.cfg, len(b)
@@ -304,7 +318,7 @@ class InstinctPlanner(InlineSource):
             {"codes": codes, **self._rows, "traits": traits, "energy": energy, "heading": heading,
              "keys": self._keys[b.fish],
              "base": self._base_ticks, "revisit": back, "revisit_param": back_param,
-             "revisit_horizon": back_horizon, "goal_of": _PLAN_GOALS,
+             "revisit_horizon": back_horizon, "goal_of": self._plan_goals,
              "plants": _EMPTY if b.plants is None else _doubles(b.plants),  # (inline: no call per batch
              "prey": _EMPTY if b.prey is None else _doubles(b.prey),  # in the usual tank, the call budget)
              "ops": self._ops, "args": self._args, "starts": self._starts, "extra_goal": self._goals[6:],
@@ -362,8 +376,7 @@ def _open_ways(codes: np.ndarray, radius: int) -> np.ndarray:
 
 
 # What the random chooser picks among: the plans that fit a view by what is in it (not a remembered place).
-_RANDOM_TYPES = tuple(t for t in TYPES if t.fits in ("always", "fish_in_view", "open_way"))
-_RANDOM_GOALS = np.array([CODE[t.name] for t in _RANDOM_TYPES], np.int8)
+_RANDOM_FITS = ("always", "fish_in_view", "open_way")  # what RandomChooser can tell of a view
 
 
 class RandomChooser(InlineSource):
@@ -379,13 +392,23 @@ class RandomChooser(InlineSource):
         self.plans = cfg.brain.decides == "plan"
         self.never_school = False
         self.radius, self.tier = cfg.perception.radius, TIER_INDEX[tier]
-        p = cfg.brain.planner
-        self._base = np.array([getattr(p, t.planner_ticks) if t.planner else t.ticks for t in _RANDOM_TYPES], np.int64)
+        self._planner_cfg = cfg.brain.planner
+        self._adopt(DEFAULT)
         self._rest_until = hundredths(cfg.fish.rest_ceiling) // 100
         self._keys = KeyTable(mix64(cfg.seed, 0x7A11))
         self.decisions = 0
 
+    def _adopt(self, plans: PlanTable) -> None:
+        """Draw among ``plans``' types that fit any view (a run's table, from its requests)."""
+        self._table = plans
+        p = self._planner_cfg
+        self._types = tuple(t for t in plans.types if t.fits in _RANDOM_FITS)
+        self._goals = np.array([plans.code[t.name] for t in self._types], np.int8)
+        self._base = np.array([getattr(p, t.planner_ticks) if t.planner else t.ticks for t in self._types], np.int64)
+
     def decide(self, b: RequestBatch) -> DecisionBatch:
+        if b.plans is not self._table:
+            self._adopt(b.plans)
         k = len(b)
         rows = np.arange(k)
         draws = to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE[:, :2], b.tick))
@@ -400,16 +423,16 @@ class RandomChooser(InlineSource):
             return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions, tier=np.full(k, self.tier, np.int8))
         fish_seen = (b.codes >= V_FISH).any(axis=1)
         fit = {"always": np.ones(k, bool), "fish_in_view": fish_seen, "open_way": ways.any(axis=1)}
-        fits = np.stack([fit[t.fits] & (not (self.never_school and t.name == "school")) for t in _RANDOM_TYPES], axis=1)
+        fits = np.stack([fit[t.fits] & (not (self.never_school and t.name == "school")) for t in self._types], axis=1)
         pick = _pick(fits, draws[:, 0])
         by_kind = {"none": np.zeros(k, np.int64), "direction": _pick(ways, draws[:, 1]),
                    "energy": np.full(k, self._rest_until, np.int64),
                    "away": np.where(fish_seen, 0, 1)}  # from the crowd in company, else the glass
         params = np.zeros(k, np.int64)
-        for j, t in enumerate(_RANDOM_TYPES):
+        for j, t in enumerate(self._types):
             params[pick == j] = by_kind[t.param][pick == j]
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
-                             goals=_RANDOM_GOALS[pick], params=params, horizons=self._base[pick][rows])
+                             goals=self._goals[pick], params=params, horizons=self._base[pick][rows])
 
     def status(self) -> dict[str, Any]:
         return {"source": self.name, "decisions": self.decisions}

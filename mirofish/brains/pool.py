@@ -618,7 +618,7 @@ class ModelPool(DecisionSource):
         long-term summary when it is due, asked in the same request) and the reply's token cap."""
         assert batch.perceptions is not None and batch.personas is not None
         perception, persona = batch.perceptions[i], batch.personas[i]
-        goals, ways = fitting_choices(perception.view, perception.places)
+        goals, ways = fitting_choices(perception.view, perception.places, batch.plans)
         formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
         b = self.bcfg
         due = self._due_with_decision(batch, i)
@@ -627,7 +627,7 @@ class ModelPool(DecisionSource):
         max_tokens = DECISION_TOKENS + (SUMMARY_TOKENS if due is not None else 0)
         msgs = messages(perception, persona, trigger, due[1] if due is not None else None, plans=self.plans,
                         memories=b.prompt_memories, summaries=b.prompt_summaries, tendency=b.tendency,
-                        prompt=self.prompt, memory_tokens=b.memory_tokens)
+                        prompt=self.prompt, memory_tokens=b.memory_tokens, table=batch.plans)
         return _Ask(msgs, formats, max_tokens)
 
     def _admit(self, batch: RequestBatch, i: int, tier: Tier | None, lock_tick: int | None,
@@ -765,13 +765,13 @@ class ModelPool(DecisionSource):
         was offered (:func:`~.prompt.judge_reply`); raises :class:`Failure` with the counted reason."""
         assert batch.perceptions is not None
         reply, read = judge_reply(text, batch.perceptions[i].view, self.plans, bool(batch.food_here[i]),
-                                  batch.perceptions[i].places)
+                                  batch.perceptions[i].places, batch.plans)
         if read != "ok" or reply is None:
             raise Failure(read, server=False)
         if isinstance(reply, PlanReply):
             self.stats.clamped.update(reply.clamped)
             self.stats.ignored.update(reply.ignored)
-            goal, param, horizon = reply.plan(batch.max_energy)
+            goal, param, horizon = reply.plan(batch.max_energy, batch.plans)
             return {"actions": None, "goals": [goal], "params": [param], "horizons": [horizon]}, reply
         return {"actions": np.array([Action.parse(reply.action)], np.int8)}, reply
 

@@ -35,11 +35,11 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
 
 from ..actions import ACTION_NAMES, DIRECTION_NAMES
 from ..fish.perception import Perception
-from ..fish.plans import AWAY_NAMES, CODE, PLAN_GOALS, TYPES, direction_index
+from ..fish.plans import AWAY_NAMES, DEFAULT, PLAN_GOALS, TYPES, PlanTable, direction_index
 from .prompts import Prompt, default_prompt
 
 # Plan mode (the default): the model chooses a standing plan; the fish's body (the steering
@@ -79,10 +79,12 @@ class PlanReply(BaseModel):
     thought: str = Field(default="", max_length=80)
     summary: str | None = Field(default=None, max_length=160)
 
-    def plan(self, max_energy: int) -> tuple[int, int, int]:
-        """(goal, param, horizon) for the world; ``max_energy`` in hundredths."""
-        goal = CODE[self.goal]
-        kind = TYPES[goal].param  # each parameter kind is read from its field of the reply
+    def plan(self, max_energy: int, table: PlanTable = DEFAULT) -> tuple[int, int, int]:
+        """(goal, param, horizon) for the world (a goal code of ``table``, the run's plan table);
+        ``max_energy`` in hundredths."""
+        goal = table.code[self.goal]
+        t = table.types[goal]
+        kind = t.param  # each parameter kind is read from its field of the reply
         param = 0
         if kind == "direction":
             param = DIRECTION_NAMES.index(self.direction or "north")
@@ -92,10 +94,23 @@ class PlanReply(BaseModel):
             param = AWAY_NAMES.index(self.away_from or AWAY_NAMES[0])
         elif kind == "place":
             param = self.place or 0
-        return int(goal), int(param), int(self.ticks or DEFAULT_TICKS[self.goal])
+        return int(goal), int(param), int(self.ticks or t.ticks)  # a plan without "ticks": its type's
 
 
 DEFAULT_TICKS = {t.name: t.ticks for t in TYPES if t.fits != "never"}  # a plan without "ticks" (plan types)
+
+
+def plan_reply_model(table: PlanTable) -> type[PlanReply]:
+    """:class:`PlanReply` with ``goal`` one of ``table``'s plans a brain may choose (the run's
+    plan table; the default table's is :class:`PlanReply` itself). Built once per table."""
+    if table is DEFAULT or table.plan_goals == PLAN_GOALS:
+        return PlanReply
+    def build(t: PlanTable) -> type[PlanReply]:
+        goal: Any = Literal[t.plan_goals]  # (a Literal made at run time)
+        model: type[PlanReply] = create_model("PlanReply", __base__=PlanReply, goal=(goal, ...))
+        return model
+
+    return table.part("plan_reply", build)
 
 
 # What each reply's schema tells the model it is (its ``description``): words for the model,
@@ -248,10 +263,11 @@ def parse_summary_reply(text: str | None) -> str:
 
 
 def system_prompt(plans: bool = True, tendency: bool = True, prompt: Prompt | None = None,
-                  shown: tuple[str, ...] = ()) -> str:
+                  shown: tuple[str, ...] = (), table: PlanTable = DEFAULT) -> str:
     """The shared prefix of plan or action mode, with or without the tendency line (``prompt``:
-    a prompt file's, default the bundled one; ``shown``: the tank's perception switches on)."""
-    return (prompt or default_prompt()).system(plans, tendency, shown)
+    a prompt file's, default the bundled one; ``shown``: the tank's perception switches on;
+    ``table``: the run's plan types, listed in plan mode)."""
+    return (prompt or default_prompt()).system(plans, tendency, shown, table)
 
 
 MEMORY_TOKENS = 200  # brain.memory_tokens' default: the memory block's budget (docs/memory.md)
@@ -314,14 +330,18 @@ def memory_block(pr: Prompt, table: str, p: Perception, memories: int, summaries
 
 def messages(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
              plans: bool = False, memories: int = 8, summaries: int = 3, tendency: bool = True,
-             prompt: Prompt | None = None, memory_tokens: int = MEMORY_TOKENS) -> list[dict[str, Any]]:
+             prompt: Prompt | None = None, memory_tokens: int = MEMORY_TOKENS,
+             table: PlanTable = DEFAULT) -> list[dict[str, Any]]:
     """A fish's request: the shared prefix (:func:`system_prompt`) and its own message, with its
     newest ``memories`` short memories and ``summaries`` long-term summaries within
     ``memory_tokens`` (:func:`memory_block`), in the words of ``prompt`` (a prompt file; default
-    the bundled one)."""
-    body = (plan_message if plans else fish_message)(perception, persona, trigger, summary_facts, memories,
-                                                     summaries, prompt, memory_tokens)
-    return [{"role": "system", "content": system_prompt(plans, tendency, prompt, perception.shown)},
+    the bundled one; ``table``: the run's plan types)."""
+    if plans:
+        body = plan_message(perception, persona, trigger, summary_facts, memories, summaries, prompt, memory_tokens,
+                            table)
+    else:
+        body = fish_message(perception, persona, trigger, summary_facts, memories, summaries, prompt, memory_tokens)
+    return [{"role": "system", "content": system_prompt(plans, tendency, prompt, perception.shown, table)},
             {"role": "user", "content": body}]
 
 
@@ -329,7 +349,7 @@ _WAYS = (("north", 0, -1), ("south", 0, 1), ("west", -1, 0), ("east", 1, 0))
 _FACING = {"^": "north", "v": "south", "<": "west", ">": "east"}
 
 
-def reading(view: str) -> tuple[str, list[str]]:
+def reading(view: str, table: PlanTable = DEFAULT) -> tuple[str, list[str]]:
     """What a small model should not have to work out from the grid itself: a one-line
     reading of the view (food and its nearest distance and way, fish and the ways they face,
     glass beside the fish) and the plans that fit it (school only with fish in view, explore
@@ -354,41 +374,42 @@ def reading(view: str) -> tuple[str, list[str]]:
     glass = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] == "#"]
     if glass:
         parts.append("glass " + "/".join(glass))
-    goals, ways = fitting_choices(view)
-    fitting = [f"{g} {'/'.join(ways)}" if TYPES[CODE[g]].param == "direction" else g for g in goals]
+    goals, ways = fitting_choices(view, table=table)
+    fitting = [f"{g} {'/'.join(ways)}" if table.types[table.code[g]].param == "direction" else g for g in goals]
     return ", ".join(parts), fitting
 
 
 _OPTION = {"place": ' {"place": #}'}  # how the plans-that-fit line offers a parameter kind the view does not show
 
 
-def fitting_choices(view: str, places: str = "") -> tuple[list[str], list[str]]:
+def fitting_choices(view: str, places: str = "", table: PlanTable = DEFAULT) -> tuple[list[str], list[str]]:
     """(goals, explore directions) that fit ``view`` (and the goals that need a remembered place,
     ``return``, for a fish that remembers ``places``): the enums a plan reply's schema is narrowed
-    to, in the plan types' order (each type's ``fits``)."""
+    to, in the order of ``table`` (the run's plan types; each type's ``fits``)."""
     rows = view.split("\n")
     r = len(rows) // 2
     ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
     fish_seen = any(ch in _FACING for row in rows for ch in row)
     fits = {"always": True, "fish_in_view": fish_seen, "open_way": bool(ways), "places": bool(places),
             "plants_in_view": "P" in view, "prey_in_view": fish_seen and rows[r][r] == "X", "never": False}
-    return [t.name for t in TYPES if fits[t.fits]], ways
+    return [t.name for t in table.types if fits[t.fits]], ways
 
 
 def plan_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
                  memories: int = 8, summaries: int = 3, prompt: Prompt | None = None,
-                 memory_tokens: int = MEMORY_TOKENS) -> str:
-    """The per-fish part of the plan prompt: persona, why it asks (``first_plan`` for a fish's
-    first request), the view with a one-line reading, energy and age, the newest ``memories``
-    short memories and ``summaries`` long-term summaries, and the plans that fit; with
+                 memory_tokens: int = MEMORY_TOKENS, table: PlanTable = DEFAULT) -> str:
+    """The per-fish part of the plan prompt (the plans of ``table``, the run's): persona, why it
+    asks (``first_plan`` for a fish's first request), the view with a one-line reading, energy
+    and age, the newest ``memories`` short memories and ``summaries`` long-term summaries, and
+    the plans that fit; with
     ``summary_facts``, the ask for a due long-term summary on a line of its own (the reply's
     schema then holds ``summary``: :func:`with_summary`).)"""
     p, pr = perception, prompt or default_prompt()
-    seen, fitting = reading(p.view)
+    seen, fitting = reading(p.view, table)
     places = ""
     if p.places:  # environmental memory (fish.places): one line, and the plans that use it
         places = pr.fill("plan", "places", places=p.places)
-        fitting = [*fitting, *(t.name + _OPTION[t.param] for t in TYPES if t.fits == "places")]
+        fitting = [*fitting, *(t.name + _OPTION[t.param] for t in table.types if t.fits == "places")]
     recent, earlier = memory_block(pr, "plan", p, memories, summaries, memory_tokens)
     body = pr.fill("plan", "fish", persona=persona, trigger=trigger.replace("_", " "), view=p.view, seen=seen,
                    energy=f"{p.energy / 100:.0f}", max_energy=f"{p.max_energy / 100:.0f}",
@@ -452,7 +473,7 @@ NUMBER_RANGE = {name: (next(m.ge for m in PlanReply.model_fields[name].metadata 
 _PLAN_FIELDS = ("place", "direction", "until", "from", "ticks")
 
 
-def parse_plan_reply(text: str | None) -> PlanReply:
+def parse_plan_reply(text: str | None, table: PlanTable = DEFAULT) -> PlanReply:
     """Read a model's plan by what its goal uses; raises :class:`ReplyError`
     (``empty``/``garbage``/``schema``).
 
@@ -469,17 +490,17 @@ def parse_plan_reply(text: str | None) -> PlanReply:
     _plain_words(data)
     _clean_texts(data)
     cut = _cut_thought(data)
-    reads = _plan_reads(data.get("goal"))
+    reads = _plan_reads(data.get("goal"), table)
     ignored = tuple(k for k in _PLAN_FIELDS if k in data and k not in reads and data[k] is not None)
     for k in _PLAN_FIELDS:
         if k not in reads:
             data.pop(k, None)
     clamped = _clamp_numbers(data, reads)
     try:
-        reply = PlanReply.model_validate(data)
+        reply = plan_reply_model(table).model_validate(data)
     except ValidationError as exc:
         raise ReplyError("schema", exc.errors()[0]["msg"]) from None
-    if TYPES[CODE[reply.goal]].param == "direction" and reply.direction is None:
+    if table.types[table.code[reply.goal]].param == "direction" and reply.direction is None:
         raise ReplyError("schema", f"{reply.goal} needs a direction")
     reply._clamped, reply._ignored = (*clamped, *(("thought",) if cut or salvaged else ())), ignored
     return reply
@@ -514,12 +535,12 @@ def _cut_thought(data: dict[str, Any]) -> bool:
     return cut
 
 
-def _plan_reads(goal: Any) -> set[str]:
+def _plan_reads(goal: Any, table: PlanTable = DEFAULT) -> set[str]:
     """The plan fields ``goal`` reads: its horizon (``ticks``) and its parameter's field, if it
     is a plan that has one."""
     reads = {"ticks"}
-    if isinstance(goal, str) and goal in CODE and TYPES[CODE[goal]].fits != "never":
-        field = PARAM_FIELD.get(TYPES[CODE[goal]].param or "")
+    if isinstance(goal, str) and goal in table.code and table.types[table.code[goal]].fits != "never":
+        field = PARAM_FIELD.get(table.types[table.code[goal]].param or "")
         reads |= {field} if field else set()
     return reads
 
@@ -599,13 +620,13 @@ def _clean_texts(data: dict[str, Any]) -> None:
         data["summary"] = None
 
 
-def plan_legal_for_view(reply: PlanReply, view: str) -> str | None:
+def plan_legal_for_view(reply: PlanReply, view: str, table: PlanTable = DEFAULT) -> str | None:
     """Why a plan cannot be carried out from this view (None when it can): a plan that needs
     fish in view with none (``school_without_fish``), or one that swims a way straight into
     glass (``explore_into_glass``)."""
     rows = view.split("\n")
     r = len(rows) // 2
-    t = TYPES[CODE[reply.goal]]
+    t = table.types[table.code[reply.goal]]
     if t.fits == "fish_in_view" and not any(ch in "^v<>" for row in rows for ch in row):
         return f"{t.name}_without_fish"
     if t.fits == "plants_in_view" and "P" not in view:
@@ -644,7 +665,7 @@ _REFUSALS = {
 }
 
 
-def why_refused(text: str | None, read: str, plans: bool = True) -> str | None:
+def why_refused(text: str | None, read: str, plans: bool = True, table: PlanTable = DEFAULT) -> str | None:
     """Why a reply was not used, in words (None when it was): the reading error with what was
     wrong (e.g. ``schema: Input should be 'north', 'south', 'west' or 'east'``), or what the plan
     would have done."""
@@ -652,28 +673,31 @@ def why_refused(text: str | None, read: str, plans: bool = True) -> str | None:
         return None
     if read.startswith("reply_"):
         try:
-            parse_plan_reply(text) if plans else parse_reply(text)
+            parse_plan_reply(text, table) if plans else parse_reply(text)
         except ReplyError as exc:
             return str(exc)
     return _REFUSALS.get(read, read.replace("_", " "))
 
 
 def judge_reply(text: str | None, view: str, plans: bool = True,
-                food_here: bool = False, places: str = "") -> tuple[PlanReply | FishReply | None, str]:
+                food_here: bool = False, places: str = "",
+                table: PlanTable = DEFAULT) -> tuple[PlanReply | FishReply | None, str]:
     """How a model brain reads a reply to a fish whose view is ``view``: ``(reply, "ok")``, or
     the reason it cannot be used — ``reply_empty``/``reply_garbage``/``reply_schema`` (not a
     reply), ``school_without_fish``/``explore_into_glass`` (impossible from this view),
     ``illegal_not_offered`` (outside the plans the schema offered), ``illegal_action`` —
-    with the reply when it parsed. The one reading used by the brain, ``reask`` and ``trace``."""
+    with the reply when it parsed (``table``: the run's plan types). The one reading used by the
+    brain, ``reask`` and ``trace``."""
     try:
-        reply: PlanReply | FishReply = parse_plan_reply(text) if plans else parse_reply(text)
+        reply: PlanReply | FishReply = parse_plan_reply(text, table) if plans else parse_reply(text)
     except ReplyError as exc:
         return None, f"reply_{exc.reason}"
     if isinstance(reply, PlanReply):
-        goals, ways = fitting_choices(view, places)
-        illegal = plan_legal_for_view(reply, view)
+        goals, ways = fitting_choices(view, places, table)
+        illegal = plan_legal_for_view(reply, view, table)
         if not illegal and (reply.goal not in goals
-                            or (TYPES[CODE[reply.goal]].param == "direction" and reply.direction not in ways)):
+                            or (table.types[table.code[reply.goal]].param == "direction"
+                                and reply.direction not in ways)):
             illegal = "illegal_not_offered"  # outside the schema's narrowed enum
         return reply, illegal or "ok"
     return reply, "ok" if legal_for_view(reply.action, view, food_here) else "illegal_action"

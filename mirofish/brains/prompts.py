@@ -37,7 +37,7 @@ from typing import Any
 from ..config import ConfigError
 from ..files import PROMPT_LIMIT, FileRefused, read_text_bounded
 from ..fish.perception import legend_extra
-from ..fish.plans import TYPES
+from ..fish.plans import DEFAULT, TYPES, PlanTable
 
 BUNDLED = Path(__file__).resolve().parent.parent.parent / "assets" / "prompts" / "fish.toml"
 
@@ -111,10 +111,12 @@ class Prompt:
 
     # -- the texts a model brain sends
 
-    def system(self, plans: bool = True, tendency: bool = True, shown: tuple[str, ...] = ()) -> str:
+    def system(self, plans: bool = True, tendency: bool = True, shown: tuple[str, ...] = (),
+               plan_types: PlanTable = DEFAULT) -> str:
         """The shared prefix (plan or action mode), with or without the tendency line; ``shown``:
         the perception switches on in the tank (Perception.shown): their legend, and the plan
-        types that need one (PlanType.needs) in the plan list."""
+        types that need one (PlanType.needs) in the plan list; ``plan_types``: the run's plan table
+        (mirofish/registry.py), whose rows the plan list is."""
         table = "plan" if plans else "action"
         tend = self.t(table, "tendency") if tendency else ""
         legend = legend_extra(dict.fromkeys(shown, True))
@@ -123,7 +125,7 @@ class Prompt:
             return self.fill("action", "system", tendency=tend, shown=legend)
         wording = self.texts["plan"].get("plans", {})
         lines = [Template(self.t("plan", "plan_line")).substitute(name=t.name, text=wording.get(t.name, t.prompt))
-                 for t in TYPES if t.prompt and (t.needs is None or t.needs in shown)]
+                 for t in plan_types.types if t.prompt and (t.needs is None or t.needs in shown)]
         return self.fill("plan", "system", plans="\n".join(lines), tendency=tend, shown=legend)
 
     def recent(self, table: str, memories: list[str]) -> str:

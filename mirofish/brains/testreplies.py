@@ -18,7 +18,7 @@ from .prompt import TokenizerError, estimate_tokens, estimate_without_tokenizer
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
           "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker", "echo_auth",
           "lax_grammar", "no_embeddings")
-POLICIES = ("scripted", "forager", "contrarian", "copycat")  # copycat: a small model that copies its prompt
+POLICIES = ("scripted", "forager", "contrarian", "copycat", "newest")  # copycat: a small model that copies its prompt
 _OPPOSITE = {"north": "south", "south": "north", "west": "east", "east": "west"}
 
 
@@ -261,6 +261,9 @@ def illegal_action(prompt: str) -> str | None:
     return None
 
 
+_WITH_PARAMETER = ("hold", "explore", "rest", "keep_away", "return")  # the shipped plans that read one
+
+
 def _offered(schema: dict[str, Any] | None) -> list[str]:
     """The goals a plan schema allows."""
     return list(((schema or {}).get("properties") or {}).get("goal", {}).get("enum") or [])
@@ -374,6 +377,9 @@ def _plan_reply(prompt: str, policy: str, strict_schema: dict[str, Any] | None, 
         reply = contrary(reply)
     elif policy == "copycat":  # the example thought, word for word, whatever it sees
         reply = {**reply, "thought": "hungry, food two cells east"}
+    elif policy == "newest" and _offered(schema)[-1:] and _offered(schema)[-1] not in _WITH_PARAMETER:
+        # a model that tries the last plan its schema offers (a plan type added for one run comes last)
+        reply = {"goal": _offered(schema)[-1], "ticks": 20, "thought": f"let me try {_offered(schema)[-1]}"}
     if strict_schema is not None:  # a strict server fills every key
         reply = {k: reply.get(k) for k in strict_schema.get("properties", reply)}
         reply["thought"] = reply["thought"] or ""

@@ -38,6 +38,8 @@ with fish in view, rest when exhausted, else explore the most open way).
 the tokens a prompt cache per slot would serve (the longest common prefix with a slot's last
 prompt, :meth:`TestServer.cached_prefix`).
 ``policy="contrarian"``: scripted plans whose thoughts say the opposite (:func:`contrary`).
+``policy="newest"``: the last plan the request's schema offers, when it reads no parameter (a
+plan type added for one run comes last: tests/test_registry.py).
 A request for the model ``<name>-forager`` or ``<name>-contrarian`` gets that policy whatever
 the server's (two "models" to compare, e.g. with ``reask --model``). ``keep_bodies`` keeps
 every chat-completion request body as received (``bodies``; ``--log FILE`` appends each as one

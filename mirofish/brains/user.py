@@ -452,14 +452,14 @@ class UserBrainSource(DecisionSource):
         self._asked_before.add(fish)
         b = self.cfg.brain
         if self.plans:
-            goals, ways = fitting_choices(p.view, p.places)
+            goals, ways = fitting_choices(p.view, p.places, batch.plans)
             plans: tuple[str, ...] = tuple(goals)
         else:
             ways = []
             plans = tuple(a for a in ACTION_NAMES if legal_for_view(a, p.view, p.food_here))
         msgs = messages(p, batch.personas[i], trigger, None, plans=self.plans, memories=b.prompt_memories,
                         summaries=b.prompt_summaries, tendency=b.tendency, prompt=self.prompt,
-                        memory_tokens=b.memory_tokens)
+                        memory_tokens=b.memory_tokens, table=batch.plans)
         return Ask(fish=fish, tick=int(batch.tick), trigger=trigger, view=p.view, codes=batch.codes[i].copy(),
                    energy=p.energy / 100, max_energy=p.max_energy / 100, age=p.age,
                    heading=DIRECTION_NAMES[int(batch.heading[i]) % 4], food_here=bool(p.food_here),
@@ -544,13 +544,13 @@ class UserBrainSource(DecisionSource):
         if text is None:
             self._fall_back(job, "brain_garbage", detail)
             return
-        reply, read = judge_reply(text, ask.view, self.plans, ask.food_here, ask.places)
+        reply, read = judge_reply(text, ask.view, self.plans, ask.food_here, ask.places, batch.plans)
         if read != "ok" or reply is None:
             reason = "brain_garbage" if read.startswith("reply_") else read
             self._fall_back(job, reason, f"returned {text[:60]!r} ({read})")
             return
         if isinstance(reply, PlanReply):
-            goal, param, horizon = reply.plan(batch.max_energy)
+            goal, param, horizon = reply.plan(batch.max_energy, batch.plans)
             plan: dict[str, Any] = {"actions": None, "goals": [goal], "params": [param], "horizons": [horizon]}
         else:
             plan = {"actions": np.array([Action.parse(reply.action)], np.int8)}

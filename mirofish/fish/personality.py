@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .plans import TYPES
+from .plans import DEFAULT, PlanTable
 
 TRAITS = ("sociability", "curiosity", "caution", "appetite", "calm")
 
@@ -50,13 +50,18 @@ def persona_text(traits: ArrayLike) -> str:
 
 # The goals a character shows in, and the trait each answers to (the plan types' ``trait``: forage ←
 # appetite, school ← sociability, explore ← curiosity, rest ← calm, keep away ← caution).
-_SCORED = [i for i, t in enumerate(TYPES) if t.trait]
-_GOAL_TRAIT = [TRAITS.index(str(TYPES[i].trait)) for i in _SCORED]
+def _scored(plans: PlanTable) -> tuple[list[int], list[int]]:
+    """(the goals of ``plans`` with a trait, the trait each answers to) — once per table."""
+    scored = [i for i, t in enumerate(plans.types) if t.trait]
+    return scored, [TRAITS.index(str(plans.types[i].trait)) for i in scored]
+
+
 BEHAVIOUR_MIN_DECISIONS = 8  # fewer plans than this say nothing about character
 BEHAVIOUR_ALERT = 0.5  # a behaviour score below this is out of character
 
 
-def behaviour_score(goal_counts: ArrayLike, traits: ArrayLike, tank_counts: ArrayLike | None = None) -> float | None:
+def behaviour_score(goal_counts: ArrayLike, traits: ArrayLike, tank_counts: ArrayLike | None = None,
+                    plans: PlanTable = DEFAULT) -> float | None:
     """How in character a fish's recent plans are: the cosine between the shares of goals it
     chose (forage, school, explore, rest, keep away) and the shares its personality predicts —
     the whole tank's shares over the same time (``tank_counts``; uniform if not given), each
@@ -64,10 +69,11 @@ def behaviour_score(goal_counts: ArrayLike, traits: ArrayLike, tank_counts: Arra
     drifting; None with fewer than ``BEHAVIOUR_MIN_DECISIONS`` plans (the figure does not
     apply yet). ``return`` (to a remembered place: memory, not a trait) is left out.
     Works for every brain — unlike the text drift, which needs model-written
-    summaries."""
-    counts = np.asarray(goal_counts, np.float64)[_SCORED]  # hold plans are single actions: no goal
+    summaries. ``plans``: the run's plan table (its goal codes are the counts' columns)."""
+    scored, goal_trait = plans.part("personality", _scored)
+    counts = np.asarray(goal_counts, np.float64)[scored]  # hold plans are single actions: no goal
     if counts.sum() < BEHAVIOUR_MIN_DECISIONS:
         return None
-    base = np.ones(len(_SCORED)) if tank_counts is None else np.asarray(tank_counts, np.float64)[_SCORED] + 1.0
-    expected = base / base.sum() * (0.5 + np.asarray(traits, np.float64)[list(_GOAL_TRAIT)] / 100.0)
+    base = np.ones(len(scored)) if tank_counts is None else np.asarray(tank_counts, np.float64)[scored] + 1.0
+    expected = base / base.sum() * (0.5 + np.asarray(traits, np.float64)[goal_trait] / 100.0)
     return float(counts @ expected / (np.linalg.norm(counts) * np.linalg.norm(expected)))

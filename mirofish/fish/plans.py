@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import IntEnum
-from typing import cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -36,7 +36,8 @@ from .plantypes import AWAY_NAMES as AWAY_NAMES  # re-exported: the words of the
 from .plantypes import PlanType
 
 plantypes.check(plantypes.PLAN_TYPES)  # again: a table extended before this module loaded is checked whole
-# the installed packages' plan types join the table here, once, before anything derives from it
+SHIPPED: tuple[PlanType, ...] = plantypes.PLAN_TYPES  # the rows before the installed plug-ins' (registry.built_in)
+# the installed packages' plan types join the default table here, once, before anything derives from it
 plantypes.PLAN_TYPES = plantypes.with_plugins(plantypes.PLAN_TYPES)
 TYPES: tuple[PlanType, ...] = plantypes.PLAN_TYPES
 
@@ -56,34 +57,9 @@ class GoalBase(IntEnum):
 # the functional enum API (members from the table); mypy reads the call as a member lookup
 Goal = cast("type[GoalBase]", GoalBase("Goal", [(t.name.upper(), i) for i, t in enumerate(TYPES)]))  # type: ignore[call-arg, arg-type]
 
-GOAL_NAMES = tuple(t.name for t in TYPES)
-N_GOALS = len(TYPES)
-CODE = {t.name: i for i, t in enumerate(TYPES)}  # goal name -> code
-G_HOLD = 0  # the one-action mode (plantypes.check: the first row)
-PLAN_GOALS = tuple(t.name for t in TYPES if t.fits != "never")  # what a brain may choose (return needs places)
 NO_END = 2**31 - 1  # plan_end of a plan without a horizon
 PLAN_NUMBER_MAX = 2**15 - 1  # a typed plan's horizon or parameter (int16 state arrays)
-# Until its first plan arrives (late, from a slow model), a fish swims on the way it faces: this
-# goal (a direction), with its heading as the parameter.
-FIRST_PLAN = CODE["explore"]
-
-
-def code(name: str) -> int:
-    """The goal code of plan type ``name`` (KeyError for an unknown one)."""
-    return CODE[name]
-
-
-def of_kind(kind: str) -> tuple[int, ...]:
-    """The goals whose parameter is of ``kind`` (plantypes.PARAM_KINDS)."""
-    return tuple(i for i, t in enumerate(TYPES) if t.param == kind)
-
-
-def parse_goal(text: str) -> int:
-    try:
-        return CODE[text.strip().lower().replace(" ", "_").replace("-", "_")]
-    except KeyError:
-        raise ValueError(f"unknown goal {text!r}; choose one of {', '.join(GOAL_NAMES)}") from None
-
+G_HOLD = 0  # the one-action mode (plantypes.check: the first row)
 
 # each parameter kind: how describe() words the parameter after the goal's name
 _WORDED: dict[str, Callable[[int], str]] = {
@@ -94,39 +70,6 @@ _WORDED: dict[str, Callable[[int], str]] = {
     "place": lambda p: f" to place {p}",
     "none": lambda p: "",
 }
-
-
-def describe(goal: int, param: int, horizon: int = 0) -> str:
-    """``'explore east for 30 ticks'``, ``'rest until 10 energy'``, ``'hold move_n'`` …"""
-    t = TYPES[int(goal)]
-    text = t.name + _WORDED[t.param](int(param))
-    return f"{text} for {int(horizon)} tick{'s' if int(horizon) != 1 else ''}" if horizon else text
-
-
-def parse_plan(text: str) -> tuple[int, int, int]:
-    """A plan typed by a person (fork picker, CLI): ``'school 60'``, ``'explore e 30'``,
-    ``'rest 10'``, ``'keep_away glass'``, ``'move_n'`` or a bare ``'rest'`` (a single action:
-    hold it one tick),
-    ``'hold move_n 5'``. What :func:`describe` writes reads back to the same plan.
-
-    Returns (goal, param, horizon); raises ValueError naming the choices.
-    """
-    words = text.strip().lower().split()
-    if not words:
-        raise ValueError("empty plan")
-    head, rest = words[0], words[1:]
-    nums = [int(w) for w in rest if w.isdigit() and w.isascii()]
-    if any(n > PLAN_NUMBER_MAX for n in nums):  # a horizon and a parameter are 16-bit in the tank's state
-        raise ValueError(f"{max(nums)} is too large: a plan's numbers are at most {PLAN_NUMBER_MAX:,}")
-    if head in ACTION_NAMES and (head != "rest" or not rest):  # a bare action; "rest 10" is the rest plan
-        return G_HOLD, int(Action.parse(head)), 1
-    if head == GOAL_NAMES[G_HOLD] and rest and rest[0] in ACTION_NAMES:
-        return G_HOLD, int(Action.parse(rest[0])), nums[-1] if nums else 0
-    goal = parse_goal(head)
-    if TYPES[goal].param == "action":
-        raise ValueError("type the action itself (move_n … rest) to hold one action")
-    param, horizon = _PARAMS[TYPES[goal].param](TYPES[goal].name, rest, nums)
-    return int(goal), int(param), int(horizon)
 
 
 def _no_param(name: str, rest: list[str], nums: list[int]) -> tuple[int, int]:
@@ -161,16 +104,117 @@ _PARAMS = {"none": _no_param, "direction": _direction_param, "energy": _first_th
 
 PARAM_WORDS = {"direction": DIRECTION_NAMES, "away": AWAY_NAMES}  # the words a kind's parameter is offered as
 
+_P = TypeVar("_P")
 
-def fork_plans() -> tuple[str, ...]:
-    """The fork picker's plans, in table order: each plan type's ``fork`` entries, ``{param}``
-    spelled out over its parameter's words and ``{ticks}`` its default horizon."""
-    out: list[str] = []
-    for t in TYPES:
-        for entry in t.fork:
-            words = PARAM_WORDS.get(t.param, ("",)) if "{param}" in entry else ("",)
-            out += [entry.format(param=w, ticks=t.ticks) for w in words]
-    return tuple(out)
+
+class PlanTable:
+    """One run's plan types (a :class:`mirofish.registry.Registry`'s ``plans``): the rows in
+    goal-code order and everything a goal code means — its name, the plans a brain may choose,
+    how a typed plan reads and is worded, the fork picker's entries. Two runs in one process may
+    hold two tables (a plug-in row added for one run only); the built-in rows come first in every
+    table, so :class:`Goal` and the shipped codes mean the same in all of them.
+
+    What other layers derive from the rows (the world's plan events, the steering rows, the
+    word-and-deed table, the prompt's plan list …) is built once per table by :meth:`part`."""
+
+    def __init__(self, types: tuple[PlanType, ...]) -> None:
+        plantypes.check(types)
+        self.types = tuple(types)
+        self.names = tuple(t.name for t in self.types)
+        self.n = len(self.types)
+        self.code = {t.name: i for i, t in enumerate(self.types)}  # goal name -> code
+        self.plan_goals = tuple(t.name for t in self.types if t.fits != "never")  # what a brain may choose
+        self._parts: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"PlanTable({', '.join(self.names)})"
+
+    def part(self, key: str, build: Callable[[PlanTable], _P]) -> _P:
+        """What ``build`` derives from this table, built once per table under ``key``."""
+        got = self._parts.get(key)
+        if got is None:
+            got = self._parts[key] = build(self)
+        return cast("_P", got)
+
+    def adding(self, rows: tuple[PlanType, ...]) -> PlanTable:
+        """This table with ``rows`` after it (checked whole; ValueError naming the problem)."""
+        return PlanTable((*self.types, *rows))
+
+    def of_kind(self, kind: str) -> tuple[int, ...]:
+        """The goals whose parameter is of ``kind`` (plantypes.PARAM_KINDS)."""
+        return tuple(i for i, t in enumerate(self.types) if t.param == kind)
+
+    def parse_goal(self, text: str) -> int:
+        try:
+            return self.code[text.strip().lower().replace(" ", "_").replace("-", "_")]
+        except KeyError:
+            raise ValueError(f"unknown goal {text!r}; choose one of {', '.join(self.names)}") from None
+
+    def describe(self, goal: int, param: int, horizon: int = 0) -> str:
+        """``'explore east for 30 ticks'``, ``'rest until 10 energy'``, ``'hold move_n'`` …"""
+        t = self.types[int(goal)]
+        text = t.name + _WORDED[t.param](int(param))
+        return f"{text} for {int(horizon)} tick{'s' if int(horizon) != 1 else ''}" if horizon else text
+
+    def parse_plan(self, text: str) -> tuple[int, int, int]:
+        """A plan typed by a person (fork picker, CLI): ``'school 60'``, ``'explore e 30'``,
+        ``'rest 10'``, ``'keep_away glass'``, ``'move_n'`` or a bare ``'rest'`` (a single action:
+        hold it one tick), ``'hold move_n 5'``. What :meth:`describe` writes reads back to the
+        same plan.
+
+        Returns (goal, param, horizon); raises ValueError naming the choices.
+        """
+        words = text.strip().lower().split()
+        if not words:
+            raise ValueError("empty plan")
+        head, rest = words[0], words[1:]
+        nums = [int(w) for w in rest if w.isdigit() and w.isascii()]
+        if any(n > PLAN_NUMBER_MAX for n in nums):  # a horizon and a parameter are 16-bit in the tank's state
+            raise ValueError(f"{max(nums)} is too large: a plan's numbers are at most {PLAN_NUMBER_MAX:,}")
+        if head in ACTION_NAMES and (head != "rest" or not rest):  # a bare action; "rest 10" is the rest plan
+            return G_HOLD, int(Action.parse(head)), 1
+        if head == self.names[G_HOLD] and rest and rest[0] in ACTION_NAMES:
+            return G_HOLD, int(Action.parse(rest[0])), nums[-1] if nums else 0
+        goal = self.parse_goal(head)
+        t = self.types[goal]
+        if t.param == "action":
+            raise ValueError("type the action itself (move_n … rest) to hold one action")
+        param, horizon = _PARAMS[t.param](t.name, rest, nums)
+        return int(goal), int(param), int(horizon)
+
+    def fork_plans(self) -> tuple[str, ...]:
+        """The fork picker's plans, in table order: each plan type's ``fork`` entries, ``{param}``
+        spelled out over its parameter's words and ``{ticks}`` its default horizon."""
+        out: list[str] = []
+        for t in self.types:
+            for entry in t.fork:
+                words = PARAM_WORDS.get(t.param, ("",)) if "{param}" in entry else ("",)
+                out += [entry.format(param=w, ticks=t.ticks) for w in words]
+        return tuple(out)
+
+
+# The process's default table: the built-in rows and the installed packages' (a run given no
+# registry of its own uses it; mirofish.registry.default()).
+DEFAULT = PlanTable(TYPES)
+GOAL_NAMES = DEFAULT.names
+N_GOALS = DEFAULT.n
+CODE = DEFAULT.code
+PLAN_GOALS = DEFAULT.plan_goals
+# Until its first plan arrives (late, from a slow model), a fish swims on the way it faces: this
+# goal (a direction), with its heading as the parameter.
+FIRST_PLAN = CODE["explore"]
+
+
+def code(name: str) -> int:
+    """The goal code of plan type ``name`` in the default table (KeyError for an unknown one)."""
+    return CODE[name]
+
+
+of_kind = DEFAULT.of_kind
+parse_goal = DEFAULT.parse_goal
+describe = DEFAULT.describe
+parse_plan = DEFAULT.parse_plan
+fork_plans = DEFAULT.fork_plans
 
 
 def direction_index(word: str) -> int:

@@ -6,7 +6,7 @@ A plan type says, once, what the rest of the package needs to know about a goal:
   **kind of its parameter** (:data:`PARAM_KINDS`: the action it holds, a direction, an energy to
   rest up to, what it keeps away from, a remembered place, or none);
 * its **default horizon** in ticks (a model's plan without ``ticks``, the fork picker's plans);
-* the **plan events** that concern it (:data:`EVENTS`, the columns of ``world._GOAL_FLAGS``:
+* the **plan events** that concern it (:data:`EVENTS`, the columns of ``world.GoalParts.flags``:
   which ends and failures the after-tick raises for it — the compiled tick reads the same rows);
 * its **steering**: which weighted terms of a move's utility it changes from the base row
   (open water, the glass, crowding count for every goal), per parameter value where the

@@ -34,7 +34,7 @@ from ..actions import MOVE_DXDY, Action
 from ..config import SteeringConfig
 from ..rng import at_tick, mix64, seeded_softmax, to_unit
 from .perception import N_CODES, V_FISH, V_FOOD, V_WALL, V_WATER
-from .plans import TYPES
+from .plans import DEFAULT, PlanTable
 from .plantypes import BASE_ROW, STEER_TERMS
 
 _NEG = -1e9  # impossible
@@ -59,12 +59,13 @@ class GoalRows:
 
     EATS = ("no", "hungry", "reach")
 
-    def __init__(self) -> None:
-        self.start = np.cumsum([0] + [len(t.steer) for t in TYPES[:-1]]).astype(np.int64)
-        self.variants = np.array([len(t.steer) for t in TYPES], np.int64)
-        self.eats = np.array([self.EATS.index(t.eats) for t in TYPES], np.uint8)
-        self.rests = np.array([t.rests for t in TYPES], np.uint8)
-        self.biased = np.array([t.param == "direction" for t in TYPES], np.uint8)
+    def __init__(self, plans: PlanTable) -> None:
+        self.types = types = plans.types
+        self.start = np.cumsum([0] + [len(t.steer) for t in types[:-1]]).astype(np.int64)
+        self.variants = np.array([len(t.steer) for t in types], np.int64)
+        self.eats = np.array([self.EATS.index(t.eats) for t in types], np.uint8)
+        self.rests = np.array([t.rests for t in types], np.uint8)
+        self.biased = np.array([t.param == "direction" for t in types], np.uint8)
         self.n_rows = int(self.variants.sum())
 
     def row(self, goal: np.ndarray, param: np.ndarray) -> np.ndarray:
@@ -77,7 +78,7 @@ class GoalRows:
         """``(rows, TERMS)``: each row's weight of each term (sign included), from ``cfg``."""
         out = np.zeros((self.n_rows, len(TERMS)))
         r = 0
-        for t in TYPES:
+        for t in self.types:
             for variant in t.steer:
                 for term, (key, factor) in {**BASE_ROW, **variant}.items():
                     out[r, TERMS.index(term)] = factor * getattr(cfg, key)
@@ -90,7 +91,12 @@ class GoalRows:
                 "goal_rests": self.rests, "goal_biased": self.biased}
 
 
-GOAL_ROWS = GoalRows()
+def goal_rows(plans: PlanTable) -> GoalRows:
+    """The steering rows of a run's plan table (built once per table)."""
+    return plans.part("steering", GoalRows)
+
+
+GOAL_ROWS = goal_rows(DEFAULT)  # the default table's
 
 
 def feature_matrix(radius: int) -> np.ndarray:
@@ -156,8 +162,9 @@ class Steering:
     """Turns every fish's plan into this tick's actions (see the module doc)."""
 
     def __init__(self, cfg: SteeringConfig, seed: int, radius: int, traits: np.ndarray,
-                 no_food: np.ndarray | None = None):
+                 no_food: np.ndarray | None = None, plans: PlanTable = DEFAULT):
         self.cfg = c = cfg
+        self.goal_rows = goal_rows(plans)
         self.matrix = feature_matrix(radius)
         self.rows = sparse_rows(self.matrix)  # the same, as the compiled tick reads it
         self.keys = mix64(seed, 0x5EE7, np.arange(len(traits)))
@@ -166,7 +173,7 @@ class Steering:
         # (open water, glass, crowding, alignment, cohesion, food).
         self.personal = np.stack([0.5 + cur, 0.3 + cau, 0.3 + cau, 0.5 + soc, 0.5 + soc, 0.6 + app], axis=1)
         # Per goal row and term: the weight (sign included) of each block (the plan types' steer rows).
-        self.table = GOAL_ROWS.table(c)
+        self.table = self.goal_rows.table(c)
         # Per fish, derived from its standing plan (set_plans): the block weights, the bonus of
         # each direction (explore), whether it forages, may eat when hungry (not resting), rests.
         n = len(traits)
@@ -183,7 +190,7 @@ class Steering:
         fish = np.asarray(fish, np.intp)
         g = np.asarray(goal, np.intp)
         param = np.asarray(param, np.intp)
-        rows = GOAL_ROWS
+        rows = self.goal_rows
         self.w[fish] = self.table[rows.row(g, param)] * self.personal[fish]
         self.bias[fish] = 0.0
         biased = rows.biased[g].astype(bool)

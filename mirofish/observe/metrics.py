@@ -48,6 +48,8 @@ from .. import arbiter, kernel
 from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
 from ..brains.base import TIER_INDEX, TIERS, DecisionBatch, late_replaces, status_code
 from ..config import Config, MetricsConfig
+from ..fish.plans import DEFAULT as DEFAULT_PLANS
+from ..fish.plans import PlanTable
 from .territory import Territory
 from .worddeed import WordDeed
 
@@ -298,17 +300,20 @@ class Metrics:
     """Rolling metrics over :class:`Frame` objects; one instance per run."""
 
     def __init__(self, cfg: MetricsConfig, n_fish: int, width: int, height: int, territory: bool = False,
-                 tank: Config | None = None):
+                 tank: Config | None = None, table: tuple[Metric, ...] | None = None,
+                 plans: PlanTable | None = None):
         self.cfg = cfg
+        # the run's metrics (its registry's, mirofish/registry.py; default this module's table)
+        self.table = table = METRICS if table is None else table
         self.tank = tank  # the run's whole Config (a sampled metric reads it as Sample.cfg), or None
         # with remembered places: home ranges, site fidelity, overlap (observe/territory.py)
         self.territory = Territory(n_fish, width, height, cfg.sample_every) if territory else None
         # a tank whose groups live by population rules (docs/species.md) counts its fish in the water
         population = tank is not None and any(g.species_rules for g in tank.fish.groups)
-        self.keys = tuple(m.key for m in METRICS if m.kind != "tick" and (territory or m.group != "territory")
+        self.keys = tuple(m.key for m in table if m.kind != "tick" and (territory or m.group != "territory")
                           and (population or m.group != "population"))
-        self._window = [m for m in METRICS if m.kind == "window"]
-        self._sampled = [m for m in METRICS if m.kind == "sample" and m.key in self.keys]
+        self._window = [m for m in table if m.kind == "window"]
+        self._sampled = [m for m in table if m.kind == "sample" and m.key in self.keys]
         w = cfg.window
         self.ticks = 0
         # Rolling windows: a ring of per-tick rows plus their running sum.
@@ -335,7 +340,8 @@ class Metrics:
         self.last_moved = np.full(n_fish, -(2**30), np.int64)  # tick of each fish's last successful move
         self._prev_xy: np.ndarray | None = None
         self.school_members = np.zeros(0, np.int64)  # the largest moving school at the last sample
-        self.word_deed = WordDeed(n_fish)  # does each fish do what its thoughts say (observe/worddeed.py)
+        # does each fish do what its thoughts say (observe/worddeed.py)
+        self.word_deed = WordDeed(n_fish, plans=plans or DEFAULT_PLANS)
         self.judge_words = True  # False: no word-and-deed (mirofish.env: a policy's actions carry no words)
         self.compiled = kernel.compiled_tick() is not None  # the per-tick bookkeeping in C (_tick.tally)
         self._outcomes = np.zeros(5, np.int64)  # fish per move outcome at the last tick (filled by tally)
@@ -847,6 +853,7 @@ def ranked(field: str) -> list[Metric]:
     return sorted((m for m in METRICS if getattr(m, field) is not None), key=lambda m: getattr(m, field))
 
 
+BUILT_IN_METRICS = METRICS  # the shipped rows (mirofish.registry.built_in)
 RECORDED = tuple(m.key for m in METRICS if m.recorded)  # a recording's sampled columns (built-in only)
 # The plug-ins last: every name above exists by now, so a plug-in whose package imports any part
 # of MiroFish (observe.recording, which reads RECORDED and metric() from here) loads — no import trap.

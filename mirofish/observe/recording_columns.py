@@ -8,11 +8,15 @@ as ``mirofish.observe.recording.SAMPLE_COLUMNS`` (which sets them here).
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
 from .metrics import RECORDED
+
+if TYPE_CHECKING:
+    from ..fish.plans import PlanTable
+    from ..registry import Registry
 
 TICK_COLUMNS = ("mean_energy", "schooling_degree", "conflicts", "moved", "decisions", "low_energy_fish")
 SAMPLE_COLUMNS = RECORDED  # the metrics a recording samples (observe.metrics.METRICS' ``recorded``)
@@ -36,6 +40,21 @@ LEGACY_GOALS = ("hold", "forage", "school", "explore", "rest", "keep_away", "ret
 def columns_now() -> dict[str, tuple[str, ...]]:
     """This version's per-tick, sample and divergence columns, by name (what a header names)."""
     return {"ticks": tuple(TICK_COLUMNS), "samples": tuple(SAMPLE_COLUMNS), "divergence": tuple(DIVERGENCE_COLUMNS)}
+
+
+def run_columns(registry: Registry | None) -> dict[str, tuple[str, ...]]:
+    """The columns a run's recording writes, by name: a registry of its own samples its recorded
+    metrics; the process's default (or none) the columns this module names (:func:`columns_now`)."""
+    if registry is None or registry.process_default:
+        return columns_now()
+    return {"ticks": tuple(TICK_COLUMNS), "samples": registry.recorded, "divergence": tuple(DIVERGENCE_COLUMNS)}
+
+
+def run_plans(registry: Registry | None) -> PlanTable:
+    """A run's plan table (None: the process's default)."""
+    from ..fish.plans import DEFAULT
+
+    return DEFAULT if registry is None else registry.plans
 
 
 def _names(value: Any, most: int) -> TypeGuard[list[str]]:

@@ -35,12 +35,13 @@ def usable_prompts(value: Any) -> dict[str, dict[str, Any]] | None:
 UNKNOWN_GOAL = 255  # goal_map's code for a plan type the file names and this version does not know
 
 
-def goal_map(header: dict[str, Any], path: Path) -> np.ndarray | None:
-    """The codes of the plan goals a file names as this version's codes (None: the same); a plan
+def goal_map(header: dict[str, Any], path: Path, now: tuple[str, ...] | None = None) -> np.ndarray | None:
+    """The codes of the plan goals a file names as the reading run's (``now``: its plan table's
+    names, default this version's) (None: the same); a plan
     type this version does not know maps to :data:`UNKNOWN_GOAL` — a file that merely names one
     (made with a plug-in installed that it never used) reads, and one of its decisions that is
     of such a type is refused where it is read (:func:`unknown_goals`)."""
-    goals, now = goals_of(header), goal_names()
+    goals, now = goals_of(header), goal_names() if now is None else now
     if goals == now:
         return None
     return np.array([now.index(g) if g in now else UNKNOWN_GOAL for g in goals], np.uint8)

@@ -15,13 +15,13 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .recording_calls import checked_call, decode_calls
 from .recording_chunks import decode_columns, unpack
-from .recording_columns import by_name, columns_now, columns_of
+from .recording_columns import by_name, columns_of, run_columns, run_plans
 from .recording_file import (
     DAMAGE,
     MAX_CHUNK_TICKS,
@@ -40,6 +40,9 @@ from .recording_header import (
     unknown_goals,
     usable_prompts,
 )
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 _CACHED_CHUNKS = 20000  # decoded chunks kept; past it the oldest 10,000 are forgotten
 
@@ -60,23 +63,27 @@ class TickDecisions:
     ended: np.ndarray = None  # type: ignore[assignment]  # the trigger that ended each fish's plan before (-1: none)
 
 
-def _check_codes(d: dict[str, Any]) -> None:
-    """A chunk's plan goals and tiers are codes this version knows (a damaged or forged file's
-    goal 7 is refused, not read past the table's end)."""
+def _check_codes(d: dict[str, Any], n_goals: int) -> None:
+    """A chunk's plan goals and tiers are codes the reading run knows (``n_goals``: its plan
+    table's; a damaged or forged file's goal 7 is refused, not read past the table's end)."""
     from ..brains.base import TIERS
-    from ..fish.plans import GOAL_NAMES
 
-    if d["goal"].size and int(d["goal"].max()) >= len(GOAL_NAMES):
-        raise ValueError(f"plan goal code {int(d['goal'].max())} (this version knows 0..{len(GOAL_NAMES) - 1})")
+    if d["goal"].size and int(d["goal"].max()) >= n_goals:
+        raise ValueError(f"plan goal code {int(d['goal'].max())} (this version knows 0..{n_goals - 1})")
     if d["tier"].size and int(d["tier"].max()) >= len(TIERS):
         raise ValueError(f"tier code {int(d['tier'].max())} (this version knows 0..{len(TIERS) - 1})")
 
 
 class Recording:
-    """A recording opened read-only. Raises :class:`RecordingError` for anything unusable."""
+    """A recording opened read-only. Raises :class:`RecordingError` for anything unusable.
 
-    def __init__(self, path: str | Path):
+    ``registry``: the run that reads it (mirofish/registry.py; default the process's): the file's
+    plan goals and columns are mapped by name onto that run's."""
+
+    def __init__(self, path: str | Path, registry: Registry | None = None):
         self.path = Path(path)
+        self.registry = registry  # None: the process's default (mirofish.registry.default)
+        self.plans = run_plans(registry)  # the plan table its goals are read by
         self._db, self.header = open_recording_file(self.path)
         if self.header.get("scene", TICK_SCENE) != TICK_SCENE:
             raise RecordingError(f"{self.path} is a {self.header['scene']} recording (turns, not ticks): replay, fork "
@@ -84,7 +91,7 @@ class Recording:
         self._keep_usable_prompts()
         # its columns and plan goals by name (columns_of): mapped onto this version's as chunks are read
         self._file_columns = columns_of(self.header)
-        self._goal_map = goal_map(self.header, self.path)
+        self._goal_map = goal_map(self.header, self.path, self.plans.names)
         check_version(self.header, self.path)
         self.config = config_of(self.header, self.path)
         spans = self._read_index()
@@ -171,7 +178,16 @@ class Recording:
         if not rows:
             raise RecordingError(f"no keyframe at tick {tick} in {self.path}")
         try:
-            return unpack(as_blob(rows[0][0]))[0]
+            arrays: dict[str, np.ndarray] = unpack(as_blob(rows[0][0]))[0]
+            goals = arrays.get("fish.plan_goal")
+            if goals is not None and goals.size and self._goal_map is not None:  # the file's codes as the run's
+                if int(goals.min()) < 0 or int(goals.max()) >= len(self._goal_map):
+                    raise ValueError(f"plan goal code {int(goals.max())} (the file names {len(self._goal_map)} goals)")
+                mapped = self._goal_map[goals]
+                if np.any(mapped == UNKNOWN_GOAL):  # a fish holding a plan of a type this run does not know
+                    raise unknown_goals(self.header, self.path, goals[mapped == UNKNOWN_GOAL])
+                arrays["fish.plan_goal"] = mapped.astype(goals.dtype)
+            return arrays
         except DAMAGE as exc:
             raise RecordingError(f"recording is damaged (keyframe {tick}: {exc}): {self.path}") from None
 
@@ -198,7 +214,7 @@ class Recording:
             raise ValueError(f"fish id {int(d['fish'].max())} in a tank of {self.config.fish.slots}")
         if d["executed"].size and d["executed"].shape[1] != self.config.fish.slots:
             raise ValueError("executed actions for a different number of fish")
-        _check_codes(d)
+        _check_codes(d, self.plans.n)
         return d, texts
 
     def load_chunks(self, t0: int, t1: int) -> None:
@@ -380,10 +396,11 @@ class Recording:
 
     def columns(self) -> dict[str, tuple[str, ...]]:
         """The columns its rows hold (:meth:`tick_rows`, :meth:`sample_rows`, …): this version's
-        (:func:`columns_now`: one the file lacks reads NaN), then the ones only the file names,
+        (its registry's, :func:`~.recording_columns.run_columns`: one the file lacks reads
+        NaN), then the ones only the file names,
         written by another version (a metric added there): kept, and shown where the rows are
         shown by name (the export's tables)."""
-        now = columns_now()
+        now = run_columns(self.registry)
         return {k: (*now[k], *(c for c in self._file_columns.get(k, ()) if c not in now[k])) for k in now}
 
     def tick_rows(self, t0: int, t1: int) -> np.ndarray:

@@ -24,11 +24,12 @@ from .metrics import metric
 from .paths import OutputError, WriterLock, check_output
 from .recording_calls import CallsCodec
 from .recording_chunks import HASH_ROW, encode_columns, pack
-from .recording_columns import columns_now, goal_names
+from .recording_columns import columns_now, run_columns, run_plans
 from .recording_file import FORMAT_VERSION, RecordingError, content_digest
 
 if TYPE_CHECKING:
     from ..frame import Frame
+    from ..registry import Registry
     from .metrics import Metrics
 
 
@@ -113,14 +114,14 @@ def _prompts(cfg: Config, extra_header: dict[str, Any]) -> dict[str, Any]:
 
 
 def _header(cfg: Config, scene: str, extra_header: dict[str, Any], keyframe_every: int, chunk_ticks: int,
-            columns: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+            columns: dict[str, tuple[str, ...]], goals: tuple[str, ...]) -> dict[str, Any]:
     """A new recording's header, redacted (no URL's credentials in a file, wherever they sit)."""
     header: dict[str, Any] = {
         "format_version": FORMAT_VERSION, "seed": cfg.seed, "config": cfg.model_dump(mode="json"),
         "scene": scene, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "code_version": __version__, "keyframe_every": keyframe_every, "chunk_ticks": chunk_ticks,
         # its columns and plan goals by name: a later version reads them by name (LEGACY_COLUMNS)
-        "columns": {k: list(v) for k, v in columns.items()}, "goals": list(goal_names()),
+        "columns": {k: list(v) for k, v in columns.items()}, "goals": list(goals),
     }
     prompts = _prompts(cfg, extra_header)
     if prompts:
@@ -142,12 +143,14 @@ class Recorder:
         keep_ticks: keep only about the last this many ticks (a live tank's recent past:
             older keyframes and chunks are deleted as the run goes on); None keeps all.
 
-    The columns it writes (:func:`columns_now`) are taken when it starts: its header names them.
+    The columns and plan goals it writes are its run's (``registry``: the session's; default
+    None: the process's, :func:`mirofish.registry.default`), taken when it starts: its header
+    names them.
     """
 
     def __init__(self, path: str | Path, cfg: Config, scene: str = "aquarium",
                  extra_header: dict[str, Any] | None = None, overwrite: bool = False, inputs: tuple[Any, ...] = (),
-                 keep_ticks: int | None = None):
+                 keep_ticks: int | None = None, registry: Registry | None = None):
         self.path = self.check_path(path, overwrite, inputs)
         try:
             self._lock_file = WriterLock(self.path)  # before anything is written or removed
@@ -159,8 +162,12 @@ class Recorder:
         self.sample_every = cfg.metrics.sample_every
         self.hash_every = cfg.record.hash_every
         self._db = self._create()
-        self._columns = columns_now()
-        header = _header(cfg, scene, extra_header or {}, self.keyframe_every, self.chunk_ticks, self._columns)
+        # the run's columns and plan goals (its registry's: mirofish/registry.py), named in the header
+        self._given_registry = registry is not None
+        self.registry = registry  # None: the process's default (mirofish.registry.default)
+        self._columns = run_columns(registry)
+        header = _header(cfg, scene, extra_header or {}, self.keyframe_every, self.chunk_ticks, self._columns,
+                         run_plans(registry).names)
         self._db.execute("BEGIN")
         self._db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)",
                              [(k, json.dumps(v)) for k, v in header.items()])
@@ -206,10 +213,20 @@ class Recorder:
         hands frames to :meth:`on_frame` itself, as a fork does with its divergence row), its
         metrics' measures, and a keyframe every ``keyframe_every`` ticks."""
         self._session = session
-        kernel = getattr(getattr(session, "world", None), "tick_kernel", None)
+        world = getattr(session, "world", None)
+        kernel = getattr(world, "tick_kernel", None)
         if kernel is not None:  # which tick wrote it: a replay on the other one says so if it diverges
             with self._db_lock:
                 self._db.execute("INSERT OR REPLACE INTO header VALUES ('tick_kernel', ?)", (json.dumps(kernel),))
+        run = getattr(world, "registry", None)
+        if run is not None and run is not self.registry and not self._given_registry:
+            # made without the run's registry (Recorder(path, cfg).attach(session)): the run's
+            # plan goals and columns, named before anything is written
+            self.registry, self._columns = run, run_columns(run)
+            with self._db_lock:
+                self._db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)", [
+                    ("columns", json.dumps({k: list(v) for k, v in self._columns.items()})),
+                    ("goals", json.dumps(list(run.plans.names)))])
         self.keyframe(session.tick, session.state_arrays())
         if observe:
             session.observers.append(self.on_frame)

@@ -41,21 +41,22 @@ import numpy as np
 from .. import kernel
 from ..actions import DIRECTION_NAMES, MOVE_DXDY, Action
 from ..arbiter import MOVED
-from ..fish.plans import AWAY_NAMES, G_HOLD, GOAL_NAMES, TYPES
+from ..fish.plans import AWAY_NAMES, DEFAULT, G_HOLD, PlanTable
 from ..fish.plantypes import DEEDS
 
 if TYPE_CHECKING:
     from ..frame import Frame
 
-GOAL_WORDS = {t.name: t.words for t in TYPES if t.words}  # the plan types' words (fish/plantypes.py)
+GOAL_WORDS = {t.name: t.words for t in DEFAULT.types if t.words}  # the default table's words (fish/plantypes.py)
 _DIR_RE = re.compile(r"\b(north|south|west|east)\b")
 RECENT = 8  # judged plans kept per fish for the follow panel
 
 
-def reads(thought: str) -> tuple[set[str], set[str]]:
-    """(goals, directions) a thought names."""
+def reads(thought: str, plans: PlanTable = DEFAULT) -> tuple[set[str], set[str]]:
+    """(goals, directions) a thought names (``plans``: the run's table, whose rows' words it reads)."""
     text = f" {thought.lower()} "
-    goals = {g for g, words in GOAL_WORDS.items() if any(w in text for w in words)}
+    words_of = GOAL_WORDS if plans is DEFAULT else {t.name: t.words for t in plans.types if t.words}
+    goals = {g for g, words in words_of.items() if any(w in text for w in words)}
     return goals, set(_DIR_RE.findall(text))
 
 
@@ -73,13 +74,14 @@ def claims_food(thought: str) -> bool:
     return bool(m and _PLACE.search(text) and not _SEEKING.search(text[:m.start()]))
 
 
-def word_verdict(goal: int, param: int, thought: str) -> bool | None:
-    """Does ``thought`` agree with the plan (goal, param)? None: it says nothing to judge."""
+def word_verdict(goal: int, param: int, thought: str, plans: PlanTable = DEFAULT) -> bool | None:
+    """Does ``thought`` agree with the plan (goal, param) (a goal code of ``plans``, the run's
+    table)? None: it says nothing to judge."""
     if not thought or not thought.strip():
         return None
-    goals, ways = reads(thought)
-    name = GOAL_NAMES[goal] if 0 <= goal < len(GOAL_NAMES) else ""
-    kind = TYPES[goal].param if 0 <= goal < len(TYPES) else ""
+    goals, ways = reads(thought, plans)
+    name = plans.names[goal] if 0 <= goal < plans.n else ""
+    kind = plans.types[goal].param if 0 <= goal < plans.n else ""
     if kind == "direction":
         own = DIRECTION_NAMES[param] if 0 <= param < 4 else ""
         if ways:
@@ -96,7 +98,13 @@ _COLS = ("tick", "goal", "param", "x0", "y0", "nb0", "ticks", "moved", "ate", "c
 _HOLD, _EAT = G_HOLD, int(Action.EAT)
 # each goal's deed check (the plan types' ``deed``), as an index into DEEDS
 _TICK = kernel.built()  # the compiled module, whatever MIROFISH_TICK says (WordDeed.compiled decides)
-_DEED = np.array([DEEDS.index(t.deed) for t in TYPES], np.int64)
+
+
+def _deeds(plans: PlanTable) -> np.ndarray:
+    """Each goal's deed check of a run's table (the plan types' ``deed``), as an index into DEEDS."""
+    return np.array([DEEDS.index(t.deed) for t in plans.types], np.int64)
+
+
 _CROWD = AWAY_NAMES.index("crowd")
 _RING = ("tick", "end", "goal", "param", "deed", "word", "unfounded")  # word: -1 none, 0 disagrees, 1 agrees
 
@@ -108,9 +116,11 @@ class WordDeed:
     decision); ``keep`` keeps every judged plan in ``records`` (for reports and tables), else
     only the newest :data:`RECENT` per fish."""
 
-    def __init__(self, n_fish: int, keep: bool = False):
+    def __init__(self, n_fish: int, keep: bool = False, plans: PlanTable = DEFAULT):
         self.n = n_fish
         self.keep = keep
+        self.plans = plans  # the run's plan table (mirofish/registry.py): its rows' words and deeds
+        self._deed = plans.part("worddeed", _deeds)
         self.records: list[dict[str, Any]] = []
         # the newest RECENT judged plans of each fish, as numbers (columns: _RING), and their
         # thoughts by (fish, slot): a large tank's tick judges thousands of plans, no dict each
@@ -220,7 +230,7 @@ class WordDeed:
         checks = {"ate": P["ate"][sel] > 0, "company": 2 * P["company"][sel] >= ticks,
                   "along": along >= np.maximum(1, moved // 2), "still": 5 * moved <= ticks,
                   "away": np.where(crowd, prev[3][sel] <= P["nb0"][sel], moved > 0), "worked": P["worked"][sel] > 0}
-        done = np.select([_DEED[g] == DEEDS.index(d) for d in checks], list(checks.values()))
+        done = np.select([self._deed[g] == DEEDS.index(d) for d in checks], list(checks.values()))
         quiet = np.zeros(sel.size, bool) if self.keep else ~self._said[sel]  # no thought: no words to read
         if quiet.any():  # judged in numpy, kept in the ring
             qs, dq = sel[quiet], done[quiet]
@@ -242,7 +252,7 @@ class WordDeed:
     def _judged(self, fish: int, g: int, prm: int, done: bool, start: int, tick: int) -> None:
         """Count one judged plan (its deed ``done``; its words read here) and keep its record."""
         thought = self.thought[fish]
-        word = word_verdict(g, prm, thought) if thought else None
+        word = word_verdict(g, prm, thought, self.plans) if thought else None
         unfounded = word is not None and self.food0[fish] == 0 and claims_food(thought)
         if unfounded:
             word = False  # it claims food the fish did not see: never agreeing (module doc)
@@ -266,7 +276,7 @@ class WordDeed:
     def _record(self, fish: int, slot: int) -> dict[str, Any]:
         """One judged plan as a dict, from the ring."""
         start, end, g, prm, done, word, unfounded = self._ring[fish, slot].tolist()
-        rec = {"tick": start, "end": end, "fish": fish, "goal": GOAL_NAMES[g], "param": prm,
+        rec = {"tick": start, "end": end, "fish": fish, "goal": self.plans.names[g], "param": prm,
                "thought": self._ring_thought.get((fish, slot), ""), "word": None if word < 0 else bool(word),
                "deed": bool(done)}
         if unfounded:
@@ -293,7 +303,7 @@ class WordDeed:
         self._holds -= g == _HOLD
         if ticks == 0:
             return
-        deed = DEEDS[_DEED[g]]
+        deed = DEEDS[self._deed[g]]
         if deed == "ate":  # return: it went back to where it ate, and ate
             done = ate > 0
         elif deed == "company":

@@ -25,6 +25,7 @@ from ..config import Config
 from ..engine import Engine
 from ..frame import Frame
 from ..observe.metrics import Metrics
+from ..registry import default as default_registry
 from ..snapshot import FishSnapshot, Snapshot, TankView, fish_snapshot, take, take_terrain, tank_view
 from .history import DecisionHistory
 from .play import PlayError, PlaySource
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
     from ..brains.base import DecisionSource, RequestBatch
     from ..fish.perception import Perception
+    from ..fish.plans import PlanTable
+    from ..registry import Registry
     from ..world import World
     from .fork import ForkSession
 
@@ -42,14 +45,15 @@ def observed(engine: Engine, metrics: Metrics | None = None) -> Metrics:
     """Attach ``metrics`` (a fresh one by default) to ``engine`` as its first observer."""
     w = engine.world
     m = metrics or Metrics(w.cfg.metrics, w.school.n, w.water.width, w.water.height, territory=w.places is not None,
-                           tank=w.cfg)
+                           tank=w.cfg, table=w.registry.metrics if w.registry is not None else None,
+                           plans=w.plan_table)
     engine.observers.insert(0, m.observe)
     return m
 
 
 def remembered(engine: Engine, history: DecisionHistory | None = None) -> DecisionHistory:
     """Attach ``history`` (a fresh one by default) to ``engine`` as its second observer."""
-    h = history or DecisionHistory(engine.world.school.n)
+    h = history or DecisionHistory(engine.world.school.n, n_goals=engine.world.plan_table.n)
     engine.observers.insert(1, h.observe)
     return h
 
@@ -72,6 +76,17 @@ class Session:
     def cfg(self) -> Config:
         """The tank's config as built (settings tuned since are :meth:`tuned`)."""
         return self.engine.world.base_cfg
+
+    @property
+    def registry(self) -> Registry:
+        """The run's plan types and metrics (mirofish/registry.py): what its world, prompt,
+        recordings, forks and fork picker read."""
+        return self.engine.world.registry or default_registry()
+
+    @property
+    def plans(self) -> PlanTable:
+        """The run's plan table (its registry's): how its goal codes read and are worded."""
+        return self.engine.world.plan_table
 
     def tuned(self) -> dict[str, float]:
         """Live settings changed since the tank was built (sliders, ``tune`` interventions)."""
@@ -110,7 +125,7 @@ class Session:
             if self.player.fish == fish:
                 return self.player
             self.stop_playing()
-        src = PlaySource(self.engine.source, fish)
+        src = PlaySource(self.engine.source, fish, self.plans)
         self.engine.source = src
         self.engine.take_over(fish)
         return src

@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from ..actions import ACTION_NAMES
-from ..fish.plans import GOAL_NAMES, describe
+from ..fish.plans import DEFAULT
 from ..observe.metrics import ranked
 from ..observe.recording import SAMPLE_COLUMNS, Recording, RecordingError
+from ..registry import Registry
 from .replay import ReplaySession
 
 _SHOWN_METRICS = {m.key for m in ranked("diff")}  # the metric table's (observe/metrics.py)
@@ -49,7 +50,7 @@ class _Side:
         self.player.seek(t0)
         n = rec.config.fish.slots
         self.actions = np.zeros(len(ACTION_NAMES), np.int64)
-        self.plans = np.zeros(len(GOAL_NAMES), np.int64)
+        self.plans = np.zeros(rec.plans.n, np.int64)  # per goal of the run's plan table
         self.decisions = 0
         self.stuck_ticks = 0
         self.n = n
@@ -93,7 +94,7 @@ class _Side:
             "label": self.label, "recording": str(self.rec.path), "ticks": [self.t0, self.player.tick],
             "decisions": self.decisions,
             "actions": {a: round(int(c) / total_a, 4) for a, c in zip(ACTION_NAMES, self.actions)},
-            "plans": {g: round(int(c) / total_p, 4) for g, c in zip(GOAL_NAMES, self.plans) if c},
+            "plans": {g: round(int(c) / total_p, 4) for g, c in zip(self.rec.plans.names, self.plans) if c},
             "stuck_fish_ticks": self.stuck_ticks,
             "memory_entries_mean": round(float(np.mean(sizes)), 2),
             "summaries_mean": round(float(np.mean(np.minimum(s.long_memory.count, s.long_memory.kept))), 2),
@@ -105,13 +106,14 @@ class _Side:
         self.player.close()
 
 
-def _open(path: str | Path) -> Recording:
-    return Recording(path)
+def _open(path: str | Path, registry: Registry | None = None) -> Recording:
+    return Recording(path, registry=registry)
 
 
-def diff_runs(a_path: str | Path, b_path: str | Path) -> dict[str, Any]:
-    """Two recordings of the same tank compared over the ticks both hold (see the module doc)."""
-    a, b = _open(a_path), _open(b_path)
+def diff_runs(a_path: str | Path, b_path: str | Path, registry: Registry | None = None) -> dict[str, Any]:
+    """Two recordings of the same tank compared over the ticks both hold (see the module doc);
+    ``registry``: the run's that reads them (default the process's)."""
+    a, b = _open(a_path, registry), _open(b_path, registry)
     try:
         if a.config.fish.slots != b.config.fish.slots:
             raise RecordingError(f"{a.path} has {a.config.fish.slots} fish and {b.path} {b.config.fish.slots}: "
@@ -135,8 +137,8 @@ def diff_runs(a_path: str | Path, b_path: str | Path) -> dict[str, Any]:
                 if first_decision is None and da != db:
                     fish = sorted(f for f in set(da) | set(db) if da.get(f) != db.get(f))
                     first_decision = {"tick": t, "fish": fish,
-                                      "a": [describe(*da[f]) if f in da else None for f in fish],
-                                      "b": [describe(*db[f]) if f in db else None for f in fish]}
+                                      "a": [a.plans.describe(*da[f]) if f in da else None for f in fish],
+                                      "b": [b.plans.describe(*db[f]) if f in db else None for f in fish]}
                 differ = ca != cb
                 ever |= differ
                 n = int(np.count_nonzero(differ))
@@ -226,7 +228,8 @@ def render_text(d: dict[str, Any]) -> str:
     for k in ACTION_NAMES:
         lines.append(row(k, a["actions"][k], b["actions"][k]))
     lines.append("plans chosen (share)")
-    for k in sorted(set(a["plans"]) | set(b["plans"]), key=GOAL_NAMES.index):
+    order = {g: i for i, g in enumerate(DEFAULT.names)}  # the shipped order first, a run's own after
+    for k in sorted(set(a["plans"]) | set(b["plans"]), key=lambda g: (order.get(g, len(order)), g)):
         lines.append(row(k, a["plans"].get(k, 0.0), b["plans"].get(k, 0.0)))
     lines.append(row("decisions", a["decisions"], b["decisions"]))
     lines.append(row("stuck fish-ticks", a["stuck_fish_ticks"], b["stuck_fish_ticks"]))

@@ -22,7 +22,7 @@ from ..brains.exchanges import ReplyCache
 from ..brains.prompts import as_recorded
 from ..brains.sources import make_source
 from ..engine import Engine
-from ..fish.plans import G_HOLD, describe, parse_plan
+from ..fish.plans import DEFAULT, G_HOLD, PlanTable
 from ..fish.triggers import trigger_name
 from ..frame import Frame
 from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, Recording, RecordingError
@@ -165,15 +165,16 @@ def divergence_row(branch: Frame, parent: Frame, branch_schooling: float, parent
     return np.array([cells, branch_schooling - parent_schooling, energy])
 
 
-def plan_of(action: Action | str) -> tuple[int, int, int]:
+def plan_of(action: Action | str, plans: PlanTable = DEFAULT) -> tuple[int, int, int]:
+    """A fork's plan: typed words read by ``plans`` (the run's table), or a single action held."""
     try:
-        return parse_plan(action) if isinstance(action, str) else (G_HOLD, int(Action(action)), 1)
+        return plans.parse_plan(action) if isinstance(action, str) else (G_HOLD, int(Action(action)), 1)
     except ValueError as exc:
         raise RecordingError(f"fork plan: {exc}") from None
 
 
 def swapped_batch(recorded: DecisionBatch | None, tick: int, fish: int | None,
-                  plan: tuple[int, int, int] | None) -> tuple[DecisionBatch, str | None]:
+                  plan: tuple[int, int, int] | None, plans: PlanTable = DEFAULT) -> tuple[DecisionBatch, str | None]:
     """The decisions of ``tick`` as recorded with ``fish``'s replaced by ``plan`` (added where the
     fish decided nothing then; ``plan`` None: every decision as recorded), and the recorded plan
     it replaced in words (None: it had none). The others keep their thoughts, the long-term
@@ -186,7 +187,7 @@ def swapped_batch(recorded: DecisionBatch | None, tick: int, fish: int | None,
     fish_ids = recorded.fish
     cols = [np.asarray(a).copy() for a in (recorded.goals, recorded.params, recorded.horizons, recorded.tier)]
     hit = np.flatnonzero(fish_ids == fish)
-    original = describe(cols[0][hit[0]], cols[1][hit[0]], cols[2][hit[0]]) if hit.size else None
+    original = plans.describe(cols[0][hit[0]], cols[1][hit[0]], cols[2][hit[0]]) if hit.size else None
     thoughts = list(recorded.thoughts) if recorded.thoughts else [""] * len(fish_ids)
     if fish is None or plan is None:  # interventions only: every decision as recorded
         pass
@@ -216,8 +217,8 @@ def held_plan(tick: int, fish: int | None, plan: tuple[int, int, int] | None,
     return fish, plan, tick + max(1, plan[2])
 
 
-def inherited_hold(header: dict[str, Any] | None, tick: int,
-                   unless: int | None = None) -> tuple[int, tuple[int, int, int], int] | None:
+def inherited_hold(header: dict[str, Any] | None, tick: int, unless: int | None = None,
+                   plans: PlanTable = DEFAULT) -> tuple[int, tuple[int, int, int], int] | None:
     """The hold of the fork a recording was made by (its header's ``fork_*`` keys) while ``tick``
     is inside its horizon: forking a fork keeps the person's forced plan held, as it keeps the
     recording's interventions — unless this fork swaps that same fish (``unless``)."""
@@ -227,7 +228,7 @@ def inherited_hold(header: dict[str, Any] | None, tick: int,
             or fish == unless:
         return None
     try:
-        plan = parse_plan(action.split(";")[0])
+        plan = plans.parse_plan(action.split(";")[0])
     except ValueError:
         return None
     until = t0 + max(1, plan[2])
@@ -309,7 +310,7 @@ class ForkSession(Session):
         self.added = list(added or ())
         from ..interventions import describe as describe_iv
 
-        self.label = "; ".join([describe(*plan)] if fish is not None and plan is not None else []
+        self.label = "; ".join([parent.plans.describe(*plan)] if fish is not None and plan is not None else []
                                + [f"{describe_iv(iv)} at t{t}" for t, iv in self.added])
         self.tick0 = parent.tick
         self._recorded = recorded
@@ -320,12 +321,13 @@ class ForkSession(Session):
 
     def _start(self, source: DecisionSource) -> None:
         parent, fish, tick = self.parent, self.fish_id, self.tick0
-        world = World(parent.cfg)
+        world = World(parent.cfg, registry=parent.registry)  # the parent run's plan types and metrics
         world.load_state_arrays(parent.state_arrays())
-        first, self.original = swapped_batch(self._recorded, tick, fish, self.plan)
+        first, self.original = swapped_batch(self._recorded, tick, fish, self.plan, parent.plans)
         rec = getattr(parent, "recording", None)  # a recording's own interventions happen in its forks too
         header = rec.header if rec is not None else None
-        hold = held_plan(tick, fish, self.plan, self.replan) or inherited_hold(header, tick, unless=fish)
+        hold = (held_plan(tick, fish, self.plan, self.replan)
+                or inherited_hold(header, tick, unless=fish, plans=parent.plans))
         self.fork_source = ForkSource(source, tick, first, rec.interventions_at if rec is not None else None,
                                       self.added, hold)
         _carry_memory(world, parent, tick)
@@ -344,7 +346,7 @@ class ForkSession(Session):
         ask their brain as usual; the live tank keeps running beside it as the parent (and
         :meth:`back` rewinds it to now)."""
         origin = live.mark()
-        fork = cls(live, fish, plan_of(action), None, make_source(live.cfg, live.mode), live.mode,
+        fork = cls(live, fish, plan_of(action, live.plans), None, make_source(live.cfg, live.mode), live.mode,
                    owns_parent=False, replan=replan)
         fork._origin = origin
         return fork

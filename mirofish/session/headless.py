@@ -47,7 +47,7 @@ def _recorder(path: str | None, engine: Session, overwrite: bool = False) -> Rec
         return None
     from ..observe.recording import Recorder
 
-    return Recorder(path, engine.cfg, overwrite=overwrite).attach(engine)
+    return Recorder(path, engine.cfg, overwrite=overwrite, registry=engine.registry).attach(engine)
 
 
 def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,

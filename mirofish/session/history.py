@@ -56,8 +56,10 @@ class DecisionHistory:
     10,000 dicts; ``last`` makes the dicts when read (the window reads them, not every tick).
     """
 
-    def __init__(self, n: int, last: Mapping[int, dict[str, Any]] | None = None, counts: np.ndarray | None = None):
-        self.counts = counts if counts is not None else np.zeros((n, N_GOALS), np.int64)
+    def __init__(self, n: int, last: Mapping[int, dict[str, Any]] | None = None, counts: np.ndarray | None = None,
+                 n_goals: int = N_GOALS):
+        # one column per goal of the run's plan table (its registry's; default this version's)
+        self.counts = counts if counts is not None else np.zeros((n, n_goals), np.int64)
         self._set(len(self.counts), last or {})
 
     def _set(self, n: int, last: Mapping[int, dict[str, Any]]) -> None:
@@ -83,7 +85,8 @@ class DecisionHistory:
         self._set(len(self.counts), value)
 
     def observe(self, frame: Frame) -> None:
-        counts, top, tick = self.counts, N_GOALS - 1, frame.tick
+        counts, tick = self.counts, frame.tick
+        top = counts.shape[1] - 1
         for k, b in enumerate(frame.applied):
             fish = b.fish
             ended = frame.ended[k] if k < len(frame.ended) else None

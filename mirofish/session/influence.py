@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fish.plans import CODE, GOAL_NAMES, describe, parse_plan
+from ..registry import Registry
 from .influence_forks import Forker as Forker  # (re-exported: the bench and tests drive them)
 from .influence_forks import Runner as Runner
 from .influence_forks import Task as Task
@@ -123,6 +123,7 @@ def window_decisions(forker: Forker, w0: int, w1: int) -> list[dict[str, Any]]:
     """Every decision of ticks [w0, w1): tick, fish, the recorded plan, the plans its fish was
     offered there (:func:`offered`) but that one, and the plan it had before (``keep``)."""
     rec, cfg = forker.rec, forker.cfg
+    plans = rec.plans  # the run's plan table
     out: list[dict[str, Any]] = []
     for tick in range(w0, w1):
         made = rec.decisions_at(tick)
@@ -133,12 +134,12 @@ def window_decisions(forker: Forker, w0: int, w1: int) -> list[dict[str, Any]]:
         s = world.school
         for k, f in enumerate(made.fish.tolist()):
             own = (int(made.goal[k]), int(made.param[k]), int(made.horizon[k]))
-            alts = [a for a in offered(world, f, cfg.brain.decides) if not same_plan(parse_plan(a), own)]
+            alts = [a for a in offered(world, f, cfg.brain.decides) if not same_plan(plans.parse_plan(a), own)]
             keep = None
             if int(s.plan_end[f]) > tick:  # the plan it had before: what "no new decision" leaves it on
                 prior = (int(s.plan_goal[f]), int(s.plan_param[f]), int(s.plan_end[f]) - tick)
-                keep = plan_words(prior) if not same_plan(prior, own) else None
-            out.append({"tick": tick, "fish": f, "recorded": describe(*own), "goal": GOAL_NAMES[own[0]],
+                keep = plan_words(prior, plans) if not same_plan(prior, own) else None
+            out.append({"tick": tick, "fish": f, "recorded": plans.describe(*own), "goal": plans.names[own[0]],
                         "alternatives": alts, "keep": keep, "tier": int(made.tier[k])})
     return out
 
@@ -229,7 +230,8 @@ def table(path: str, outcome: str, t_end: int, decisions: list[dict[str, Any]], 
         rows["kind"].append(task.kind)
         rows["tick"].append(task.tick)
         rows["fish"].append(task.fish)
-        rows["recorded_plan"].append((GOAL_NAMES[task.goal] if task.goal >= 0 else "") if ablated
+        rows["recorded_plan"].append((forker.rec.plans.names[task.goal] if task.goal >= 0 else "")
+                                     if ablated
                                      else (found["recorded"] if found else ""))
         rows["alternative"].append(f"random chooser, replicate {task.rep}" if ablated else task.plan)
         rows["outcome"].append(r["outcome"])
@@ -256,7 +258,8 @@ def ablations(runner: Runner, forker: Forker, ranked: list[dict[str, Any]], deci
             per_fish[r["fish"]] = per_fish.get(r["fish"], 0.0) + r["effect"]
     order = sorted(per_fish, key=lambda f: -abs(per_fish[f]))
     tasks = [Task("ablate_fish", w0, f, rep=r) for f in order[:ablate_fish] for r in range(ablate_reps)]
-    goals_seen = sorted({CODE[d["goal"]] for d in decisions if d["goal"] in CODE and d["goal"] != "hold"})
+    plans = forker.rec.plans
+    goals_seen = sorted({plans.code[d["goal"]] for d in decisions if d["goal"] in plans.code and d["goal"] != "hold"})
     tasks += [Task("ablate_goal", w0, goal=g, rep=r) for g in goals_seen for r in range(ablate_reps)]
     if say and tasks:
         say(f"influence: {len(tasks)} ablation forks (fish and plan types) …")
@@ -278,7 +281,7 @@ def ablations(runner: Runner, forker: Forker, ranked: list[dict[str, Any]], deci
         if sel:
             entry["ablated"] = ablated(sel)
         fish_out.append(entry)
-    types_out = [{"plan": GOAL_NAMES[g], "choices_in_window": sum(1 for d in decisions if d["goal"] == GOAL_NAMES[g]),
+    types_out = [{"plan": plans.names[g], "choices_in_window": sum(1 for d in decisions if d["goal"] == plans.names[g]),
                   "replaced": ablated([i for i, t in enumerate(tasks) if t.kind == "ablate_goal" and t.goal == g])}
                  for g in goals_seen]
     return tasks, results, fish_out, types_out, rec_w0
@@ -287,13 +290,16 @@ def ablations(runner: Runner, forker: Forker, ranked: list[dict[str, Any]], deci
 def influence(path: str | Path, outcome: str, window: tuple[int, int] | None = None, fish: str | None = None,
               alternatives: str = "all", brain: str = "recorded", choice: ReaderChoice | None = None,
               max_requests: int = 0, workers: int = 1, seed: int = 0, null_max: int = 400,
-              ablate_fish: int = 5, ablate_reps: int = 6, say: Callable[[str], None] | None = None) -> dict[str, Any]:
+              ablate_fish: int = 5, ablate_reps: int = 6, say: Callable[[str], None] | None = None,
+              registry: Registry | None = None) -> dict[str, Any]:
     """Influence of every decision of ``window`` on ``outcome`` (module doc): a dict with
     ``rows`` (one per fork) and the summary (``decisions`` ranked, ``null``, ``pivotal``,
-    ``fish``, ``plan_types``, forks run, requests sent, seconds)."""
+    ``fish``, ``plan_types``, forks run, requests sent, seconds). ``registry``: the run's that
+    reads the recording (mirofish/registry.py; default the process's) — one of the caller's own
+    runs its forks in this process."""
     start = time.perf_counter()
     path = str(path)
-    forker = Forker(path, outcome, brain, choice, (0, 0), max_requests)
+    forker = Forker(path, outcome, brain, choice, (0, 0), max_requests, registry)
     runner: Runner | None = None
     try:
         rec, cfg, out = forker.rec, forker.cfg, forker.outcome
@@ -379,9 +385,9 @@ ROW_TYPES = {"kind": "string", "tick": "int64", "fish": "int64", "recorded_plan"
 
 
 def measure_fork(path: str | Path, tick: int, fish: int, plan: str, outcome: str,
-                 choice: ReaderChoice | None = None) -> dict[str, Any]:
+                 choice: ReaderChoice | None = None, registry: Registry | None = None) -> dict[str, Any]:
     """One fork as ``influence`` runs it (``fork --outcome``): its outcome and final hash."""
-    forker = Forker(path, outcome, "recorded", choice)
+    forker = Forker(path, outcome, "recorded", choice, registry=registry)
     try:
         if not forker.rec.first_tick <= tick < forker.outcome.t0:
             raise InfluenceError(f"--outcome {outcome}: its tick must come after the fork at t{tick}")

@@ -18,8 +18,8 @@ from ..brains.exchanges import ReplyCache
 from ..brains.instinct import RandomChooser
 from ..brains.sources import make_source
 from ..engine import Engine
-from ..fish.plans import parse_plan
 from ..observe.recording import Recording
+from ..registry import Registry
 from ..world import World
 from .base import observed
 from .fork import ForkSource, fork_source, held_plan, inherited_hold, swapped_batch
@@ -143,10 +143,12 @@ class Forker:
     history at the fork is the command's), the branch started from that state."""
 
     def __init__(self, path: str | Path, outcome_spec: str, brain: str = "recorded",
-                 choice: ReaderChoice | None = None, window: tuple[int, int] = (0, 0), max_requests: int = 0):
-        self.rec = Recording(path)
+                 choice: ReaderChoice | None = None, window: tuple[int, int] = (0, 0), max_requests: int = 0,
+                 registry: Registry | None = None):
+        self.rec = Recording(path, registry=registry)  # read by the run's registry (its plan types, metrics)
         self.cfg = self.rec.config
-        self.outcome = parse_outcome(outcome_spec, self.cfg, self.rec.first_tick, self.rec.last_tick)
+        self.outcome = parse_outcome(outcome_spec, self.cfg, self.rec.first_tick, self.rec.last_tick,
+                                     self.rec.registry.metrics if self.rec.registry is not None else None)
         self.brain, self.choice, self.window = brain, choice or ReaderChoice(), window
         self.player = ReplaySession(self.rec)
         self._k: int | None = None
@@ -213,7 +215,7 @@ class Forker:
         k = self.rec.keyframe_at_or_before(tick)
         if k not in self._recorded:  # the same for every tick of a keyframe interval
             self.seek(tick)
-            world = World(self.cfg)
+            world = World(self.cfg, registry=self.rec.registry)
             world.load_state_arrays(self.player.state_arrays())
             engine = Engine(world, ReplaySource(self.rec), mode="lockstep")
             metrics = observed(engine, copy.deepcopy(self.player.metrics))
@@ -223,7 +225,7 @@ class Forker:
     def run(self, task: Task) -> dict[str, Any]:
         """One fork: its outcome, final hash and what it cost."""
         self.seek(task.tick)
-        world = World(self.cfg)
+        world = World(self.cfg, registry=self.rec.registry)
         world.load_state_arrays(self.player.state_arrays())
         batch = ReplaySource(self.rec).batch_at(task.tick)
         if batch is not None and task.kind.startswith("ablate"):  # the fork tick's ablated decisions: asked again
@@ -236,15 +238,17 @@ class Forker:
             plan: tuple[int, int, int] | None = None
             source: DecisionSource = live
             if task.kind in ("alternative", "null", "keep"):
-                fish, plan = task.fish, parse_plan(task.plan)
+                fish, plan = task.fish, self.rec.plans.parse_plan(task.plan)
             elif task.kind == "baseline":  # every decision of the tick as recorded
                 pass
             elif task.kind == "ablate_fish":
                 source = Ablate(live, self.cfg, task.tick, self.window[1], fish=task.fish, rep=task.rep)
             else:
                 source = Ablate(live, self.cfg, task.tick, self.window[1], goal=task.goal, rep=task.rep)
-            first, _ = swapped_batch(batch, task.tick, fish, plan)
-            hold = held_plan(task.tick, fish, plan, False) or inherited_hold(self.rec.header, task.tick, unless=fish)
+            plans = self.rec.plans
+            first, _ = swapped_batch(batch, task.tick, fish, plan, plans)
+            hold = held_plan(task.tick, fish, plan, False) or inherited_hold(self.rec.header, task.tick, unless=fish,
+                                                                             plans=plans)
             fork = ForkSource(source, task.tick, first, self.rec.interventions_at, [], hold)
             engine = Engine(world, fork, mode="lockstep")
             metrics = observed(engine, copy.deepcopy(self.player.metrics))
@@ -282,6 +286,10 @@ class Runner:
     as the runner (each opens the recording once; a model run's budget of requests is shared out)."""
 
     def __init__(self, forker: Forker, workers: int, path: str, spec: str):
+        # a registry of the caller's own (rows added for one run) lives in this process only: its
+        # forks run here (a spawned worker builds the default registry, and a row's code is not sent)
+        if forker.rec.registry is not None and not forker.rec.registry.process_default:
+            workers = 1
         self.forker, self.workers, self.pool = forker, workers, None
         if workers > 1:
             import concurrent.futures

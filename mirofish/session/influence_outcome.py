@@ -14,7 +14,7 @@ import numpy as np
 from ..actions import ACTION_NAMES
 from ..brains.prompt import fitting_choices, legal_for_view
 from ..engine import Engine
-from ..fish.plans import PARAM_WORDS, TYPES, parse_plan
+from ..fish.plans import DEFAULT, PARAM_WORDS, PlanTable
 from ..frame import Frame
 from ..observe.metrics import METRICS, Metrics, Sample, _value
 from ..observe.recording import RecordingError
@@ -56,7 +56,7 @@ class Outcome:
     def reads(self, world: World, metrics: Metrics, frame: Frame) -> float:
         """The outcome's figure now (``frame``: the last tick's; ``world.tick`` = its tick + 1)."""
         if self.kind == "metric":
-            m = next(m for m in METRICS if m.key == self.key)
+            m = next(m for m in metrics.table if m.key == self.key)  # the run's metrics
             if m.kind == "window":
                 return _value(m, metrics)
             if m.kind == "tick":
@@ -89,9 +89,10 @@ class Outcome:
         return out
 
 
-def parse_outcome(spec: str, cfg: Any, first: int, last: int) -> Outcome:
-    """``METRIC@T`` or ``METRIC@T0:T1`` (a mean) for a recording of ticks ``first``..``last``;
-    :class:`InfluenceError` naming what is wrong."""
+def parse_outcome(spec: str, cfg: Any, first: int, last: int, metrics: tuple[Any, ...] | None = None) -> Outcome:
+    """``METRIC@T`` or ``METRIC@T0:T1`` (a mean) for a recording of ticks ``first``..``last``
+    (``metrics``: the run's table, default this module's); :class:`InfluenceError` naming what is
+    wrong."""
     what, at, when = spec.rpartition("@")
     if not at or not what:
         raise InfluenceError(f"--outcome {spec!r}: write FIGURE@TICK or FIGURE@T0:T1 (e.g. largest_school@340)")
@@ -103,7 +104,7 @@ def parse_outcome(spec: str, cfg: Any, first: int, last: int) -> Outcome:
     if not first < t0 <= t1 <= last:
         raise InfluenceError(f"--outcome {spec!r}: ticks {t0}..{t1} are outside the recording's {first + 1}..{last}")
     key = ALIASES.get(what, what)
-    known = {m.key for m in METRICS}
+    known = {m.key for m in (METRICS if metrics is None else metrics)}
     if key in known:
         return Outcome(spec, "metric", key, None, t0, t1)
     parts = what.split(".")
@@ -158,9 +159,9 @@ def offered(world: World, fish: int, decides: str) -> list[str]:
     p = world.perceive(fish)
     if decides != "plan":
         return [a for a in ACTION_NAMES if legal_for_view(a, p.view, p.food_here)]
-    goals, ways = fitting_choices(p.view, p.places)
+    goals, ways = fitting_choices(p.view, p.places, world.plan_table)
     out: list[str] = []
-    for t in TYPES:
+    for t in world.plan_table.types:
         if t.name not in goals or t.fits == "never":
             continue
         for entry in t.fork or (f"{t.name} 0 {{ticks}}",):
@@ -172,12 +173,13 @@ def offered(world: World, fish: int, decides: str) -> list[str]:
     return out
 
 
-def plan_words(plan: tuple[int, int, int]) -> str | None:
-    """``plan`` as ``--plan`` words that read back to it (None: it has none)."""
+def plan_words(plan: tuple[int, int, int], plans: PlanTable = DEFAULT) -> str | None:
+    """``plan`` (a goal code of ``plans``, the run's table) as ``--plan`` words that read back
+    to it (None: it has none)."""
     goal, param, horizon = plan
-    if not 0 <= goal < len(TYPES):
+    if not 0 <= goal < plans.n:
         return None
-    t = TYPES[goal]
+    t = plans.types[goal]
     kind = t.param
     if kind == "direction":
         words = f"{t.name} {PARAM_WORDS['direction'][param]} {horizon}"
@@ -190,7 +192,7 @@ def plan_words(plan: tuple[int, int, int]) -> str | None:
     else:
         words = f"{t.name} {horizon}"
     try:
-        return words if parse_plan(words) == (goal, param, horizon) else None
+        return words if plans.parse_plan(words) == (goal, param, horizon) else None
     except ValueError:
         return None
 

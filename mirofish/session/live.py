@@ -22,6 +22,7 @@ from ..world import World
 from .base import Session, observed, remembered
 
 if TYPE_CHECKING:
+    from ..registry import Registry
     from .fork import ForkSession
     from .replay import ReplaySession
 
@@ -49,7 +50,8 @@ class LiveSession(Session):
 
     def __init__(self, cfg: Config, mode: str | None = None, source: DecisionSource | None = None,
                  clock: Callable[[], float] = time.perf_counter, world: World | None = None,
-                 cache: ReplyCache | None = None, past: bool = False, own_memory: bool = False):
+                 cache: ReplyCache | None = None, past: bool = False, own_memory: bool = False,
+                 registry: Registry | None = None):
         self._mode = mode or cfg.engine.mode
         # own_memory: the person starting this run named the memory (memory.kind) on their
         # command line or in their config: a memory of their own is loaded (session/memories.py)
@@ -57,7 +59,7 @@ class LiveSession(Session):
         self._clock = clock
         self._cache = cache
         self._past = past and cfg.record.history_minutes > 0
-        world = world or World(cfg)
+        world = world or World(cfg, registry=registry)
         self._attach_memory(world, cfg)  # (before the source: a memory that cannot load stops nothing started)
         self.engine = Engine(world, source if source is not None else make_source(cfg, self._mode, cache=cache),
                              mode=self._mode, clock=clock)
@@ -82,8 +84,9 @@ class LiveSession(Session):
         if seed is not None:
             cfg = cfg.model_copy(update={"seed": seed})
         self._close_recorder()
+        registry = self.registry
         self.engine.close()
-        world = World(cfg)
+        world = World(cfg, registry=registry)
         self._attach_memory(world, cfg)
         self.engine = Engine(world, make_source(cfg, self._mode, cache=self._cache), mode=self._mode,
                              clock=self._clock)
@@ -108,7 +111,7 @@ class LiveSession(Session):
         cfg = self.cfg
         keep = max(1, int(round(cfg.record.history_minutes * 60 / cfg.world.tick_seconds)))
         self.past_folder = Path(tempfile.mkdtemp(prefix="mirofish-past-"))
-        self.recorder = Recorder(self.past_folder / "past.db", cfg, keep_ticks=keep,
+        self.recorder = Recorder(self.past_folder / "past.db", cfg, keep_ticks=keep, registry=self.registry,
                                  extra_header={"kept_from": "a live tank's recent past"}).attach(self)
 
     def _close_recorder(self) -> Path | None:
@@ -161,7 +164,8 @@ class LiveSession(Session):
         Recorder.check_path(path, overwrite)
         self._close_recorder()
         self._recorded_from = self.tick
-        self.recorder = Recorder(path, self.cfg, overwrite=overwrite, extra_header=extra_header).attach(self)
+        self.recorder = Recorder(path, self.cfg, overwrite=overwrite, extra_header=extra_header,
+                                 registry=self.registry).attach(self)
         return self.recorder
 
     def stop_recording(self) -> Path | None:

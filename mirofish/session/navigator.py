@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..config import Config
-from ..fish.plans import describe, parse_plan
 from ..frame import Frame
 from ..observe.recording import RecordingError
 from .base import Session
@@ -199,7 +198,8 @@ class Navigator:
             raise Refused("select a fish first (click it), then F")
         self.fork = self.session.fork(fish, plan, replan=replan)
         holds = "may re-plan on triggers" if replan else "holds it for its horizon"
-        return (f"fork: fish {fish} will {describe(*parse_plan(plan))} from t{self.fork.tick0} ({holds}); "
+        words = self.session.plans  # the tank's own plan table (its run's registry)
+        return (f"fork: fish {fish} will {words.describe(*words.parse_plan(plan))} from t{self.fork.tick0} ({holds}); "
                 f"O returns to the original")
 
     def end_fork(self) -> int | None:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..actions import Action
 from ..brains.base import DecisionBatch, DecisionSource, RequestBatch
-from ..fish.plans import G_HOLD, describe, parse_plan
+from ..fish.plans import DEFAULT, G_HOLD, PlanTable
 
 MOVES = (Action.MOVE_N, Action.MOVE_S, Action.MOVE_W, Action.MOVE_E, Action.EAT)
 WAITING = "waiting for you (arrows move it, E eats, F picks a plan, J lets it go)"
@@ -41,9 +41,10 @@ class PlaySource(DecisionSource):
 
     name = "play"
 
-    def __init__(self, inner: DecisionSource, fish: int):
+    def __init__(self, inner: DecisionSource, fish: int, plans: PlanTable = DEFAULT):
         super().__init__()
         self.inner, self.fish = inner, fish
+        self.plans = plans  # the run's plan table: how a typed plan reads and is worded
         self.requests, self.results = inner.requests, inner.results
         self.wants_perceptions, self.writes_summaries = inner.wants_perceptions, inner.writes_summaries
         self.move: Action | None = None  # the move held down
@@ -70,7 +71,7 @@ class PlaySource(DecisionSource):
 
     def choose(self, plan: str | tuple[int, int, int]) -> tuple[int, int, int]:
         try:
-            goal, param, horizon = parse_plan(plan) if isinstance(plan, str) else plan
+            goal, param, horizon = self.plans.parse_plan(plan) if isinstance(plan, str) else plan
         except ValueError as exc:
             raise PlayError(f"plan: {exc}") from None
         self.plan, self.until = (goal, param, max(1, horizon)), None
@@ -84,7 +85,7 @@ class PlaySource(DecisionSource):
             return f"you steer it: {self.move.name.lower()}"
         if self.plan is not None:
             until = f" to t{self.until}" if self.until is not None else ""
-            return f"your plan: {describe(*self.plan[:2])}{until}"
+            return f"your plan: {self.plans.describe(*self.plan[:2])}{until}"
         return WAITING
 
     # -- the engine's side

@@ -20,7 +20,6 @@ from ..brains.base import TIER_INDEX, DecisionBatch, DecisionSource
 from ..brains.exchanges import ReplyCache
 from ..config import Config
 from ..engine import Engine
-from ..fish.plans import N_GOALS
 from ..frame import Frame
 from ..observe.paths import OutputError, check_output
 from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
@@ -146,7 +145,7 @@ class ReplaySession(Session):
         return self.recording.last_tick
 
     def _restore(self, keyframe_tick: int) -> None:
-        world = World(self.cfg)
+        world = World(self.cfg, registry=self.recording.registry)
         try:
             world.load_state_arrays(self.recording.keyframe(keyframe_tick))
         except (KeyError, ValueError, IndexError) as exc:
@@ -201,7 +200,7 @@ class ReplaySession(Session):
             ticks = tick0 + d["dt"].astype(np.int64)
             keep = (ticks >= start) & (ticks < t1)
             fish, goals = d["fish"][keep].astype(np.int64), d["goal"][keep].astype(np.int64)
-            np.add.at(counts, (fish, np.minimum(goals, N_GOALS - 1)), 1)
+            np.add.at(counts, (fish, np.minimum(goals, self.recording.plans.n - 1)), 1)
             np.maximum.at(last_tick, fish, ticks[keep])
         last: dict[int, dict[str, Any]] = {}
         for t in sorted(set(last_tick[last_tick >= 0].tolist())):
@@ -229,12 +228,12 @@ class ReplaySession(Session):
         a seek (a timeline drag) scans at most that many ticks."""
         if getattr(self, "_checkpoints", None) is None:
             rec, n, every = self.recording, self.cfg.fish.slots, self._CHECKPOINT_TICKS
-            counts, last = np.zeros((n, N_GOALS), np.int64), np.full(n, -1, np.int64)
+            counts, last = np.zeros((n, self.recording.plans.n), np.int64), np.full(n, -1, np.int64)
             marks: dict[int, tuple[np.ndarray, np.ndarray]] = {}
             next_mark = (rec.first_tick // every + 1) * every
             for tick0, d, _ in rec.chunks(rec.first_tick, rec.last_tick):
                 ticks = tick0 + d["dt"].astype(np.int64)
-                fish, goals = d["fish"].astype(np.int64), np.minimum(d["goal"], N_GOALS - 1)
+                fish, goals = d["fish"].astype(np.int64), np.minimum(d["goal"], self.recording.plans.n - 1)
                 while ticks.size and next_mark <= ticks.max():  # a mark inside this chunk's decisions
                     sel = ticks < next_mark
                     c, lt = counts.copy(), last.copy()
@@ -247,7 +246,8 @@ class ReplaySession(Session):
             self._checkpoints = marks
         best = max((b for b in self._checkpoints if b <= tick), default=None)
         if best is None:
-            return self.recording.first_tick, np.zeros((self.cfg.fish.slots, N_GOALS), np.int64), \
+            n_goals = self.recording.plans.n
+            return self.recording.first_tick, np.zeros((self.cfg.fish.slots, n_goals), np.int64), \
                 np.full(self.cfg.fish.slots, -1, np.int64)
         c, lt = self._checkpoints[best]
         return best, c.copy(), lt.copy()
@@ -353,7 +353,7 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
                              f"(a fork starts at {rec.first_tick}..{rec.last_tick - 1}: a decision must follow it)")
     if fish is not None and not 0 <= fish < rec.config.fish.slots:
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
-    plan = plan_of(action) if action is not None else None
+    plan = plan_of(action, rec.plans) if action is not None else None
     parent = ReplaySession(rec)
     parent.choice = choice  # the branch's brain again after a reset
     parent._owns_recording = not isinstance(recording, Recording)  # opened here: the fork closes it
@@ -378,7 +378,8 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
         parent.close()
         raise
     if out is not None:
-        session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), extra_header={
+        session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), registry=rec.registry,
+                                    extra_header={
             "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": session.label,
             "fork_original_action": session.original, "fork_replan": replan,
             "fork_interventions": [[t, iv] for t, iv in session.added],

@@ -69,7 +69,7 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
         raise RecordingError(f"tick range {t0}..{t1} is not inside the recording ({player.first_tick}.."
                              f"{player.last_tick}) or is empty")
     player.seek(t0)
-    judge = WordDeed(n, keep=True)  # plans that start and end inside the window
+    judge = WordDeed(n, keep=True, plans=player.plans)  # plans that start and end inside the window
     player.engine.observers.append(judge.observe)
     per_group = None
     if player.cfg.fish.groups:

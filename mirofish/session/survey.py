@@ -204,14 +204,14 @@ def read_answer(q: Question, text: str | None) -> tuple[Any, bool, str]:
 
 def template_answer(q: Question, world: Any, fish: int) -> tuple[Any, bool, str]:
     """The embedded brain's answer from the fish's state (module doc), or ``no_template``."""
-    from ..fish.plans import GOAL_NAMES, TYPES
-
     if q.template is None:
         return None, False, "no_template"
     s = world.school
     energy = int(s.energy[fish]) / max(1, int(world.max_energy))
     company = int(s.neighbours[fish])
-    goal = GOAL_NAMES[int(s.plan_goal[fish])] if 0 <= int(s.plan_goal[fish]) < len(GOAL_NAMES) else "hold"
+    plans = world.plan_table  # the run's plan types
+    t = plans.types[int(s.plan_goal[fish])] if 0 <= int(s.plan_goal[fish]) < plans.n else None
+    goal = t.name if t is not None else "hold"
     if q.template == "energy":
         value: Any = energy
     elif q.template == "company":
@@ -219,7 +219,6 @@ def template_answer(q: Question, world: Any, fish: int) -> tuple[Any, bool, str]
     elif q.template == "plan":
         value = goal
     else:  # heading: where its plan takes it next
-        t = TYPES[int(s.plan_goal[fish])] if 0 <= int(s.plan_goal[fish]) < len(TYPES) else None
         value = ("north", "south", "west", "east")[int(s.plan_param[fish]) % 4] \
             if t is not None and t.param == "direction" else "stay" if goal == "rest" else \
             ("north", "south", "west", "east")[int(s.heading[fish]) % 4]

@@ -56,7 +56,7 @@ from ..brains.base import TIERS, status_name
 from ..config import redacted
 from ..engine import Engine
 from ..fish.memory import event_text
-from ..fish.plans import G_HOLD, GOAL_NAMES, describe
+from ..fish.plans import G_HOLD
 from ..observe.paths import OutputError, check_output, open_read_only
 from ..observe.recording import (
     TICK_SCENE,
@@ -65,6 +65,7 @@ from ..observe.recording import (
     recording_scene,
 )
 from ..observe.tablefile import write_table
+from ..registry import Registry
 from ..world import World
 from .replay import ReplaySource, replay_check
 
@@ -100,7 +101,7 @@ def word_deed_table(rec: Recording, t0: int, t1: int) -> dict[str, list[Any]]:
     player = ReplaySession(rec)
     try:
         player.seek(t0)
-        judge = WordDeed(rec.config.fish.slots, keep=True)
+        judge = WordDeed(rec.config.fish.slots, keep=True, plans=rec.plans)
         player.engine.observers.append(judge.observe)
         while player.tick < t1 and player.step() is not None:
             pass
@@ -205,9 +206,9 @@ def decisions_table(rec: Recording, t0: int, t1: int) -> dict[str, Any]:
     action[hold] = np.array(ACTION_NAMES + ("?",) * 256, object)[np.clip(a["param"][hold], 0, len(ACTION_NAMES))]
     return {
         "tick": a["tick"], "fish": a["fish"], "tier": tiers[np.clip(a["tier"], 0, 255)],
-        "goal": np.array([*GOAL_NAMES, *("?",) * 256], object)[np.clip(a["goal"], 0, 255)],
+        "goal": np.array([*rec.plans.names, *("?",) * 256], object)[np.clip(a["goal"], 0, 255)],
         "param": a["param"], "horizon": a["horizon"],
-        "plan": _lookup(np.stack([a["goal"], a["param"], a["horizon"]], axis=1), lambda g, p, h: describe(g, p, h)),
+        "plan": _lookup(np.stack([a["goal"], a["param"], a["horizon"]], axis=1), rec.plans.describe),
         "action": action, "status": status,
         "fallback_reason": np.where(a["status"] != 0, status, np.full(len(hold), None, object)),
         "latency_ms": np.round(a["latency"] / 10.0, 1), "tokens": a["tokens"],
@@ -256,6 +257,16 @@ def runs_table(rec: Recording) -> dict[str, list[Any]]:
     return {k: [str(v) if type(v) is int and not -2**63 <= v < 2**63 else v] for k, v in row.items()}
 
 
+_WORKER_REGISTRY: list[Registry | None] = []  # a pool worker's run registry (set by _start_worker, inherited by fork)
+
+
+def _start_worker(registry: Registry | None) -> None:
+    """A pool worker: the recording's run registry (handed over by the fork, never pickled: a
+    metric's ``compute`` may be a lambda), and the default SIGTERM."""
+    _WORKER_REGISTRY[:] = [registry]
+    _sigterm_default()
+
+
 def _sigterm_default() -> None:
     """A pool worker ends at SIGTERM, whatever handler it inherited: the pool's exit terminates
     its workers, and SDL's handler (``pygame.init()`` in the exporting process: the window, or a
@@ -266,13 +277,14 @@ def _sigterm_default() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _segment(args: tuple[Any, ...]) -> dict[str, Any]:
+def _segment(args: tuple[Any, ...], registry: Registry | None = None) -> dict[str, Any]:
     """Re-simulate keyframe segment ``[k0, k1)`` of the recording; the fish state every
-    ``every`` ticks inside ``[t0, t1)`` and the short-memory events that happened."""
+    ``every`` ticks inside ``[t0, t1)`` and the short-memory events that happened (``registry``:
+    the run's that reads it; a pool worker's is the one its parent handed it)."""
     path, k0, k1, t0, t1, every = args
-    rec = Recording(path)
+    rec = Recording(path, registry=registry or (_WORKER_REGISTRY[0] if _WORKER_REGISTRY else None))
     try:
-        world = World(rec.config)
+        world = World(rec.config, registry=rec.registry)
         world.load_state_arrays(rec.keyframe(k0))
         engine = Engine(world, ReplaySource(rec), mode="lockstep")
         engine.observers.append(replay_check(rec, lambda: world))  # the recorded state hashes, as replay checks
@@ -316,10 +328,11 @@ def simulated_tables(rec: Recording, t0: int, t1: int, every: int,
     jobs = [(str(rec.path), k0, k1, t0, t1, every) for k0, k1 in zip(cut, [*cut[1:], t1])]
     if workers > 1 and len(jobs) > 1:
         # one stretch's last sampled tick is the next one's first: the duplicate is dropped below
-        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs)), initializer=_sigterm_default) as pool:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs)), initializer=_start_worker,
+                                                  initargs=(rec.registry,)) as pool:
             parts = pool.map(_segment, jobs, chunksize=1)
     else:
-        parts = [_segment(j) for j in jobs]
+        parts = [_segment(j, rec.registry) for j in jobs]
     rows = np.concatenate([p["fish"] for p in parts]) if parts else np.zeros((0, len(FISH_ROWS)), np.int64)
     _, first = np.unique(rows[:, :2], axis=0, return_index=True)  # (tick, fish): a keyframe tick sampled twice
     fish = _joined(FISH_ROWS, [rows[np.sort(first)]])
@@ -328,8 +341,8 @@ def simulated_tables(rec: Recording, t0: int, t1: int, every: int,
         "tick": fish["tick"], "fish": fish["fish"], "x": fish["x"], "y": fish["y"],
         "heading": np.array(DIRECTION_NAMES, object)[fish["heading"]], "energy": fish["energy"] / 100,
         "age": fish["age"], "plan": _lookup(np.stack([fish["plan_goal"], fish["plan_param"]], axis=1),
-                                            lambda g, p: describe(g, p)),
-        "plan_goal": np.array(GOAL_NAMES, object)[fish["plan_goal"]], "stuck": fish["stuck"],
+                                            rec.plans.describe),
+        "plan_goal": np.array(rec.plans.names, object)[fish["plan_goal"]], "stuck": fish["stuck"],
         "meals": fish["meals"], "returns": fish["returns"], "in_water": fish["in_water"].astype(bool)}
     n_mem = len(mem["tick"])
     mcols = {"tick": mem["tick"], "fish": mem["fish"], "kind": np.full(n_mem, "event", object),

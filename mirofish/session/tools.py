@@ -11,7 +11,6 @@ from ..actions import Action
 from ..brains.base import TIERS, status_name
 from ..brains.instinct import instinct_source
 from ..brains.prompt import why_refused
-from ..fish.plans import describe
 from ..observe.recording import Recorder, Recording, RecordingError
 from .replay import ReplaySession, check_out
 
@@ -32,7 +31,7 @@ def export_window(recording: Recording | str | Path, around: int, radius: int, o
                              f"({rec.first_tick}..{rec.last_tick - 1})")
     player = ReplaySession(rec)
     player.seek(t0)
-    recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,),
+    recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), registry=rec.registry,
                         extra_header={"parent": str(rec.path), "export_from": t0, "export_to": t1,
                                       **({"prompts": rec.header["prompts"]} if "prompts" in rec.header else {})})
     recorder.attach(player)
@@ -67,7 +66,8 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
         row = {"tick": player.tick, "view": w.perceive(fish).view, "energy": int(s.energy[fish]) / 100}
         if decided is not None and hit.size:
             k = hit[0]
-            row["decision"] = describe(int(decided.goal[k]), int(decided.param[k]), int(decided.horizon[k]))
+            row["decision"] = rec.plans.describe(int(decided.goal[k]), int(decided.param[k]),
+                                                          int(decided.horizon[k]))
             row["tier"] = TIERS[int(decided.tier[k])]
             if int(decided.status[k]):
                 row["reason"] = status_name(int(decided.status[k]))  # why the fallback decided
@@ -85,12 +85,12 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
                 brain.submit(player.request_for(fish))
                 brain.pump()  # the embedded brain answers in this thread
                 again = brain.results.get_nowait()
-                now = describe(int(again.goals[0]), int(again.params[0]), int(again.horizons[0]))
+                now = rec.plans.describe(int(again.goals[0]), int(again.params[0]), int(again.horizons[0]))
                 row["brain_now"] = now
                 row["agrees"] = now == row["decision"]
         out.append(row)
         player.step()
         # the plan the fish swam during this tick (after any decision of the tick) and what it did
-        row["plan"] = describe(int(s.plan_goal[fish]), int(s.plan_param[fish]))
+        row["plan"] = rec.plans.describe(int(s.plan_goal[fish]), int(s.plan_param[fish]))
         row["intent"] = Action(int(s.intent[fish])).label
     return out

@@ -107,9 +107,11 @@ def diff_png(d: dict[str, Any], out: str | Path, size: tuple[int, int] = (1200, 
         end = theme.text(f"t{d['to']}   max {n}", 21, dim)
         surf.blit(end, (box.right - end.get_width(), box.bottom + 4))
         top = box.bottom + 30
+    # every plan of the shipped table, then any plan type of the runs' own (their registries')
+    names = [*GOAL_NAMES, *sorted((set(a["plans"]) | set(b["plans"])) - set(GOAL_NAMES))]
     groups = [("actions executed", a["actions"], b["actions"]),
-              ("plans chosen", {k: a["plans"].get(k, 0.0) for k in GOAL_NAMES},
-               {k: b["plans"].get(k, 0.0) for k in GOAL_NAMES})]
+              ("plans chosen", {k: a["plans"].get(k, 0.0) for k in names},
+               {k: b["plans"].get(k, 0.0) for k in names})]
     col_w = (W - 60) // 3
     for gi, (name, va, vb) in enumerate(groups):
         x0 = 20 + gi * (col_w + 10)

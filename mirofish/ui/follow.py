@@ -64,7 +64,8 @@ class FollowPanel:
         behaviour: tuple[float | None, int] = (None, 0)
         if fish < len(counts):
             traits = list(shown.fish(fish).traits.values())
-            behaviour = behaviour_score(counts[fish], traits, counts.sum(axis=0)), int(counts[fish][1:].sum())
+            behaviour = (behaviour_score(counts[fish], traits, counts.sum(axis=0), shown.plans),
+                         int(counts[fish][1:].sum()))
         cfg, snap = shown.cfg, shown.fish(fish)
         self._brain_line = _brain_line(cfg, fish)
         player = shown.player

@@ -13,18 +13,23 @@ import pygame
 from ..fish.plans import fork_plans
 from . import theme
 
-# The fork picker: the plan types' fork entries (fish/plantypes.py), every one of them, nine to a
-# page on the number keys (Tab or Page Down turns the page, Shift+Tab or Page Up back); the six
-# single actions on letters.
-FORK_PLANS = fork_plans()
+# The fork picker: the plan types' fork entries (fish/plantypes.py) of the tank shown (its run's
+# plan table: Session.plans.fork_plans()), every one of them, nine to a page on the number keys
+# (Tab or Page Down turns the page, Shift+Tab or Page Up back); the six single actions on letters.
+FORK_PLANS = fork_plans()  # the default table's
 PAGE = 9
 PAGES = max(1, -(-len(FORK_PLANS) // PAGE))
 
 
-def fork_page(page: int) -> tuple[str, ...]:
-    """The plans on page ``page`` of the fork picker (wrapping)."""
-    start = (page % PAGES) * PAGE
-    return FORK_PLANS[start : start + PAGE]
+def pages_of(entries: tuple[str, ...]) -> int:
+    """How many pages the fork picker has for ``entries``."""
+    return max(1, -(-len(entries) // PAGE))
+
+
+def fork_page(page: int, entries: tuple[str, ...] = FORK_PLANS) -> tuple[str, ...]:
+    """The plans on page ``page`` of the fork picker (wrapping), of ``entries`` (the tank's)."""
+    start = (page % pages_of(entries)) * PAGE
+    return entries[start : start + PAGE]
 FORK_ACTION_LABELS = (("Q", "move_n"), ("W", "move_s"), ("E", "move_w"), ("R", "move_e"), ("T", "eat"),
                       ("Y", "rest"))
 FORK_ACTION_KEYS = {getattr(pygame, f"K_{key.lower()}"): action for key, action in FORK_ACTION_LABELS}
@@ -45,19 +50,19 @@ def _fork_rect(size: tuple[int, int], area: pygame.Rect | None = None) -> pygame
     return _inside(pygame.Rect(0, 0, 560, 326), size, area)
 
 
-def fork_choice_for_key(k: int, page: int = 0) -> str | None:
+def fork_choice_for_key(k: int, page: int = 0, entries: tuple[str, ...] = FORK_PLANS) -> str | None:
     """1–9: a plan of the page shown; Q W E R T Y: one action; any other key: None (cancel)."""
-    plans = fork_page(page)
+    plans = fork_page(page, entries)
     if pygame.K_1 <= k <= pygame.K_9:
         return plans[k - pygame.K_1] if k - pygame.K_1 < len(plans) else None
     return FORK_ACTION_KEYS.get(k)
 
 
 def fork_choice_at(pos: tuple[int, int], size: tuple[int, int], area: pygame.Rect | None = None,
-                   page: int = 0) -> str | None:
+                   page: int = 0, entries: tuple[str, ...] = FORK_PLANS) -> str | None:
     """The line of the fork picker under a click (in a window of ``size``); None elsewhere."""
     rect = _fork_rect(size, area)
-    plans = fork_page(page)
+    plans = fork_page(page, entries)
     x, y = pos
     row = (y - rect.y - 62) // 23
     if rect.x + 20 <= x < rect.x + 330 and 0 <= row < len(plans):
@@ -68,7 +73,8 @@ def fork_choice_at(pos: tuple[int, int], size: tuple[int, int], area: pygame.Rec
 
 
 def draw_fork_picker(surf: pygame.Surface, tick: int, fish: int | None, replan: bool = False,
-                     area: pygame.Rect | None = None, played: bool = False, page: int = 0) -> None:
+                     area: pygame.Rect | None = None, played: bool = False, page: int = 0,
+                     entries: tuple[str, ...] = FORK_PLANS) -> None:
     """The plans and actions to give fish ``fish``: a fork of the tank — or, for the fish the
     person plays (``played``), its own next plan, with no branch (the title says which)."""
     rect = _fork_rect(surf.get_size(), area)
@@ -76,9 +82,10 @@ def draw_fork_picker(surf: pygame.Surface, tick: int, fish: int | None, replan: 
     title = (f"t{tick}: your fish {fish}'s next plan (no fork)" if played
              else f"Fork at t{tick}: what should fish {fish} do now?")
     surf.blit(theme.fit(title, 22, rect.w - 32, theme.INK, bold=True), (rect.x + 16, rect.y + 12))
-    more = f"  page {page % PAGES + 1}/{PAGES}, Tab: more" if PAGES > 1 else ""
+    pages = pages_of(entries)
+    more = f"  page {page % pages + 1}/{pages}, Tab: more" if pages > 1 else ""
     surf.blit(theme.text(f"a new plan{more}", 16, theme.FAINT), (rect.x + 30, rect.y + 42))
-    for k, plan in enumerate(fork_page(page)):
+    for k, plan in enumerate(fork_page(page, entries)):
         surf.blit(theme.text(f"{k + 1}  {plan}", 19, theme.ACCENT), (rect.x + 30, rect.y + 62 + k * 23))
     surf.blit(theme.text("or one action", 16, theme.FAINT), (rect.x + 340, rect.y + 42))
     for k, (key, action) in enumerate(FORK_ACTION_LABELS):
@@ -150,11 +157,15 @@ class Pickers:
         self._paused_before = self.pacer.paused
         self.pacer.paused = True
 
-    def open_fork(self) -> None:
-        """The fork happens at the tick F was pressed."""
+    def open_fork(self, entries: tuple[str, ...] = FORK_PLANS) -> None:
+        """The fork happens at the tick F was pressed; ``entries``: the plans of the tank shown
+        (its run's plan table's fork entries)."""
         self._wait()
         self.action = True
         self.page = 0
+        self.entries = entries
+
+    entries: tuple[str, ...] = FORK_PLANS
 
     def open_files(self, files: list[Path]) -> None:
         self._wait()
@@ -175,7 +186,7 @@ class Pickers:
             return True
         if self.action and event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
             self.action = False
-            self.on_pick("fork", fork_choice_at(event.pos, self.size, self.area, self.page))
+            self.on_pick("fork", fork_choice_at(event.pos, self.size, self.area, self.page, self.entries))
             return True
         return False
 
@@ -190,10 +201,10 @@ class Pickers:
                 return True
             if k in (pygame.K_TAB, pygame.K_PAGEDOWN, pygame.K_PAGEUP):  # another page, the picker stays open
                 back = k == pygame.K_PAGEUP or bool(getattr(event, "mod", 0) & pygame.KMOD_SHIFT)
-                self.page = (self.page + (-1 if back else 1)) % PAGES
+                self.page = (self.page + (-1 if back else 1)) % pages_of(self.entries)
                 return True
             self.action = False
-            self.on_pick("fork", fork_choice_for_key(k, self.page))
+            self.on_pick("fork", fork_choice_for_key(k, self.page, self.entries))
         else:
             self.current = False
             self.on_pick("current", CURRENT_KEYS.get(k) or ("stop" if k in (pygame.K_0, pygame.K_KP0) else None))
@@ -202,6 +213,6 @@ class Pickers:
     def draw(self, surf: pygame.Surface, tick: int, fish: int | None, played: bool = False) -> None:
         self.size = surf.get_size()
         if self.action:
-            draw_fork_picker(surf, tick, fish, self.replan, self.area, played, self.page)
+            draw_fork_picker(surf, tick, fish, self.replan, self.area, played, self.page, self.entries)
         if self.files is not None:
             self._rows = draw_file_picker(surf, self.files, self.area)

@@ -21,7 +21,6 @@ import numpy as np
 
 from ..brains.base import TIERS, status_name
 from ..config import Config
-from ..fish.plans import describe
 from ..fish.triggers import ended_early
 from ..frame import Frame
 from ..interventions import InterventionError
@@ -104,7 +103,8 @@ class ShownTank:
     def last_decision(self) -> dict[int, dict]:
         """Each fish's last decision before the tick shown, as the panel words it (asked of the
         session shown: never one the window drew in a discarded branch or after a seek)."""
-        return {f: {"tick": d["tick"], "action": describe(d["goal"], d["param"], d["horizon"]),
+        words = self.shown.plans.describe  # the tank's own plan table (its run's registry)
+        return {f: {"tick": d["tick"], "action": words(d["goal"], d["param"], d["horizon"]),
                     "tier": TIERS[d["tier"]], "thought": d["thought"],
                     "reason": status_name(d["status"]) if d["status"] else None, "call": d["call"],
                     "ended_by": ended_early(d.get("ended", -1))}

@@ -42,7 +42,7 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from ..fish.plans import NO_END, describe
+from ..fish.plans import NO_END
 from ..fish.triggers import TRIGGER_NAMES
 from ..observe.recording import RecordingError
 
@@ -314,8 +314,9 @@ class Host:
             if batch.provisional or batch.goals is None:
                 continue
             thoughts = batch.thoughts or [""] * len(batch.fish)
+            words = self.session.plans.describe  # the tank's own plan table (its run's registry)
             for k, f in enumerate(batch.fish.tolist()):
-                plan = describe(int(batch.goals[k]), int(batch.params[k]), int(batch.horizons[k]))
+                plan = words(int(batch.goals[k]), int(batch.params[k]), int(batch.horizons[k]))
                 tier = TIERS[int(batch.tier[k])] if int(batch.tier[k]) < len(TIERS) else "?"
                 mine = self.decisions.setdefault(f, [])
                 mine.append((frame.tick, plan, str(thoughts[k] or ""), tier))

@@ -369,7 +369,7 @@ class AquariumScene(ShownTank):
     def begin_fork_pick(self) -> None:
         """The tank waits while the picker is open: the fork happens at the tick F was pressed
         (a fish the person plays gets the plan itself, with no branch)."""
-        self.pickers.open_fork()
+        self.pickers.open_fork(self.shown.plans.fork_plans())
         player = self.shown.player
         if player is not None and player.fish == self.selected:
             self.message = f"your fish {self.selected}: pick its plan (held for its horizon) or an action"

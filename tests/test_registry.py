@@ -1,0 +1,133 @@
+"""Registries per run (mirofish/registry.py): a plan type and a recorded metric added for one run
+only, in a process where other runs keep the shipped tables — recorded, replayed by hash, refused
+in one line by a run without them, forked to, exported, offered by the fork picker and by a
+model's prompt and schema."""
+
+import collections
+import json
+
+import numpy as np
+import pytest
+
+from mirofish import registry
+from mirofish.brains.testserver import TestServer
+from mirofish.config import load_config
+from mirofish.fish.plantypes import PlanType
+from mirofish.observe.metrics import Metric
+from mirofish.observe.recording import Recording, RecordingError
+from mirofish.session import LiveSession
+from mirofish.session.replay import ReplaySession, fork_recording
+from mirofish.session.tables import read_tables
+
+DRIFT = PlanType("drift", ticks=20, events=frozenset({"planned", "hungry"}), steer=({"align": ("alignment", 1.0)},),
+                 prompt="drift along with the fish you see", fits="fish_in_view", fork=("drift {ticks}",),
+                 words=("drift",), deed="along", utility="3 * company - 0.2")
+MEAN_X = Metric("mean_x", "mean x", "the mean column of the fish in the water", "cells", "{:.1f}", "sample",
+                lambda s: float(s.xy[:, 0].mean()) if len(s.xy) else 0.0, recorded=True)
+
+
+def drift_registry() -> registry.Registry:
+    return registry.default().adding(plans=(DRIFT,), metrics=(MEAN_X,))
+
+
+def run(cfg, ticks, reg=None, record=None):
+    s = LiveSession(cfg, registry=reg)
+    if record is not None:
+        s.start_recording(record)
+    s.run(ticks)
+    h = s.world.state_hash()
+    goals = s.decisions().counts.sum(axis=0)
+    s.close()
+    return h, goals
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """A 300-tick run with drift and mean_x added for it, recorded."""
+    path = tmp_path_factory.mktemp("reg") / "drift.mfrec"
+    reg = drift_registry()
+    h, goals = run(load_config(seed=3), 300, reg, path)
+    return path, reg, h, goals
+
+
+def test_a_plan_type_added_for_one_run_is_chosen_there_and_nowhere_else(recorded):
+    _, reg, h, goals = recorded
+    code = reg.plans.code["drift"]
+    assert code == registry.default().plans.n  # after every row of the process's table
+    assert goals[code] > 50  # the instinct planner drew it (its utility formula)
+    plain_before, plain_goals = run(load_config(seed=3), 300)
+    assert "drift" not in registry.default().plans.code and len(plain_goals) == registry.default().plans.n
+    assert plain_before != h  # the run that had it swam otherwise
+    again, _ = run(load_config(seed=3), 300, registry.default())  # the default given, or none: the same tank
+    assert again == plain_before
+
+
+def test_its_recording_names_them_replays_by_hash_and_a_run_without_them_refuses_in_one_line(recorded):
+    path, reg, h, _ = recorded
+    rec = Recording(path, registry=reg)
+    assert rec.header["goals"][-1] == "drift" and "mean_x" in rec.header["columns"]["samples"]
+    player = ReplaySession(rec)
+    player.seek(300)
+    assert player.world.state_hash() == h
+    samples = rec.sample_rows(0, 300)
+    col = 1 + list(rec.columns()["samples"]).index("mean_x")
+    assert np.isfinite(samples[:, col]).all() and 0 < samples[:, col].mean() < rec.config.world.width
+    player.close()
+    with pytest.raises(RecordingError, match=r"plans of a type this version does not know \(drift\)"):
+        ReplaySession(Recording(path)).seek(300)
+
+
+def test_a_fork_to_the_added_plan_and_the_export_read_the_runs_table(recorded, tmp_path):
+    path, reg, _, _ = recorded
+    rec = Recording(path, registry=reg)
+    fork = fork_recording(rec, 120, 5, "drift 40", out=tmp_path / "fork.mfrec")
+    assert fork.label == "drift for 40 ticks"
+    for _ in range(60):
+        fork.step()
+    assert fork.first_diverged is not None
+    fork.close()
+    forked = Recording(tmp_path / "fork.mfrec", registry=reg)
+    assert forked.header["fork_action"] == "drift for 40 ticks" and forked.header["goals"][-1] == "drift"
+    tables = read_tables(Recording(path, registry=reg), workers=2)
+    assert collections.Counter(tables["decisions"]["goal"])["drift"] > 50
+    assert "drift" in set(tables["fish"]["plan_goal"])  # the re-simulated fish table (pool workers) too
+    assert "mean_x" in tables["metrics"]
+
+
+def test_the_fork_picker_pages_through_the_tanks_own_plans(recorded):
+    from mirofish.ui import pickers
+
+    _, reg, _, _ = recorded
+    s = LiveSession(load_config(seed=3), registry=reg)
+    entries = s.plans.fork_plans()
+    s.close()
+    shown = [p for page in range(pickers.pages_of(entries)) for p in pickers.fork_page(page, entries)]
+    assert shown == list(entries) and "drift 20" in shown and "drift 20" not in pickers.FORK_PLANS
+
+
+def test_a_model_is_offered_the_added_plan_and_its_answer_is_read_by_the_runs_table(tmp_path):
+    reg = drift_registry()
+    with TestServer(policy="newest", keep_bodies=True) as server:
+        cfg = load_config(**{"fish.count": 12, "seed": 4, "brain.kind": "llm",
+                             "brain.small.endpoints": [{"base_url": server.url, "model": "fish-mini"}]})
+        h, goals = run(cfg, 150, reg, tmp_path / "m.mfrec")
+        bodies = [json.loads(b) for b in server.bodies]
+    assert goals[reg.plans.code["drift"]] > 10  # the model answered drift and the run took it
+    plans = [b for b in bodies if "Plans that fit now" in b["messages"][-1]["content"]
+             and "a calm fish" not in b["messages"][-1]["content"]]  # (the warm-up: the process's table)
+    assert plans and all("drift along with the fish you see" in b["messages"][0]["content"] for b in plans)
+    offered = [b["response_format"]["json_schema"]["schema"]["properties"]["goal"]["enum"] for b in plans]
+    assert any("drift" in enum for enum in offered)  # the schema's narrowed enum (fish in view) holds it
+    player = ReplaySession(Recording(tmp_path / "m.mfrec", registry=reg))
+    player.seek(150)
+    assert player.world.state_hash() == h  # replayed from the recorded replies, no server
+    player.close()
+
+
+def test_a_registry_refuses_a_clash_in_one_line():
+    with pytest.raises(ValueError, match="plan type forage is declared twice"):
+        registry.default().adding(plans=(PlanType("forage"),))
+    with pytest.raises(ValueError, match="metric mean_x is declared twice"):
+        drift_registry().adding(metrics=(MEAN_X,))
+    assert registry.built_in().plans.names[: registry.default().plans.n] == registry.default().plans.names[
+        : registry.built_in().plans.n]
