@@ -26,7 +26,7 @@ type the replaying registry lacks is refused in one line naming it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -66,7 +66,12 @@ class Registry:
     def adding(self, plans: tuple[PlanType, ...] = (), metrics: tuple[Metric, ...] = ()) -> Registry:
         """This registry with ``plans`` and ``metrics`` after its own rows (ValueError naming the
         first problem: a name taken, a row that does not check)."""
-        return Registry(self.plans.adding(tuple(plans)) if plans else self.plans, (*self.metrics, *metrics))
+        if not plans and not metrics:
+            return self
+        # a metric added here is a plug-in's as far as a failure goes: a compute that raises or
+        # gives no number reads 0 with one warning naming it, the run goes on (observe.metrics)
+        own = tuple(replace(m, plugin=m.plugin or "registry") if hasattr(m, "plugin") else m for m in metrics)
+        return Registry(self.plans.adding(tuple(plans)) if plans else self.plans, (*self.metrics, *own))
 
     def metric(self, key: str) -> Metric:
         """The metric named ``key`` (KeyError naming the known ones)."""

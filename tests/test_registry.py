@@ -6,6 +6,7 @@ model's prompt and schema."""
 import collections
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 
 from mirofish import registry
 from mirofish.brains.testserver import TestServer
+from mirofish.cli import main
 from mirofish.config import load_config
 from mirofish.fish.plantypes import PlanType
 from mirofish.observe.metrics import Metric
@@ -64,10 +66,11 @@ def test_a_plan_type_added_for_one_run_is_chosen_there_and_nowhere_else(recorded
     assert again == plain_before
 
 
-def test_its_recording_names_them_replays_by_hash_and_a_run_without_them_refuses_in_one_line(recorded):
+def test_its_recording_names_them_and_replays_by_hash_with_or_without_the_registry(recorded, capsys, tmp_path):
     path, reg, h, _ = recorded
     rec = Recording(path, registry=reg)
     assert rec.header["goals"][-1] == "drift" and "mean_x" in rec.header["columns"]["samples"]
+    assert [r["name"] for r in rec.header["plan_types"]] == ["drift"]  # its own row, as data
     player = ReplaySession(rec)
     player.seek(300)
     assert player.world.state_hash() == h
@@ -75,8 +78,31 @@ def test_its_recording_names_them_replays_by_hash_and_a_run_without_them_refuses
     col = 1 + list(rec.columns()["samples"]).index("mean_x")
     assert np.isfinite(samples[:, col]).all() and 0 < samples[:, col].mean() < rec.config.world.width
     player.close()
-    with pytest.raises(RecordingError, match=r"plans of a type this version does not know \(drift\)"):
-        ReplaySession(Recording(path)).seek(300)
+    # a process that never heard of drift: the file's own row is read, the replay is the same
+    plain = ReplaySession(Recording(path))
+    plain.seek(300)
+    assert plain.world.state_hash() == h and plain.plans.names[-1] == "drift"
+    plain.close()
+    assert main(["replay", str(path), "--headless", "--verify"]) == 0
+    assert main(["export", str(path), "--tables", str(tmp_path / "t"), "--format", "csv"]) == 0
+    assert "drift" in (tmp_path / "t" / "decisions.csv").read_text()
+
+
+def test_a_forged_plan_type_row_in_a_header_is_one_line(recorded, tmp_path, capsys):
+    path, _, _, _ = recorded
+    forged = tmp_path / "forged.mfrec"
+    shutil.copy(path, forged)
+    db = sqlite3.connect(forged)
+    rows = json.loads(db.execute("SELECT value FROM header WHERE key = 'plan_types'").fetchone()[0])
+    rows[0]["steer"] = [{"align": ["__class__", 1.0]}]
+    db.execute("UPDATE header SET value = ? WHERE key = 'plan_types'", (json.dumps(rows),))
+    db.commit()
+    db.close()
+    with pytest.raises(RecordingError, match=r"its plan type drift cannot be read \(plan type drift: steer 'align'"):
+        Recording(forged)
+    assert main(["replay", str(forged), "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert "plan type drift cannot be read" in err and "Traceback" not in err
 
 
 def test_a_fork_to_the_added_plan_and_the_export_read_the_runs_table(recorded, tmp_path):
@@ -153,3 +179,44 @@ def test_every_golden_recording_replays_checked_under_a_registry_with_more_rows(
     assert "mean_x" in rec.columns()["samples"] and np.isnan(
         rec.sample_rows(rec.first_tick, rec.last_tick)[:, 1 + list(rec.columns()["samples"]).index("mean_x")]).all()
     player.close()
+
+
+def test_a_run_whose_table_numbers_the_files_plan_types_otherwise_replays_by_hash(recorded):
+    """The reading run has another plan type before drift (drift's code is one more there): the
+    file's goals are read at the file's codes, so the replay's state hashes as recorded."""
+    path, _, h, _ = recorded
+    other = PlanType("linger", ticks=10, fits="never", fork=("linger {ticks}",), deed="still")
+    reader = registry.default().adding(plans=(other, DRIFT), metrics=(MEAN_X,))
+    rec = Recording(path, registry=reader)
+    assert reader.plans.code["drift"] == 10 and rec.plans.code["drift"] == 9  # the file's code
+    player = ReplaySession(rec)
+    while player.step() is not None:  # every tick checked against the file's hashes
+        pass
+    assert player.world.state_hash() == h and "linger" in player.plans.code
+    player.close()
+
+
+def test_bad_rows_and_names_are_one_line_and_an_added_metric_that_raises_reads_zero(capsys):
+    with pytest.raises(ValueError, match="is not a PlanType"):
+        registry.default().adding(plans=("drift",))
+    for bad in ("", "go home", "FORAGE", "move_n"):
+        with pytest.raises(ValueError, match="a name is a lower-case word"):
+            PlanType(bad)
+    assert registry.default().adding() is registry.default()
+    broken = Metric("broken", "broken", "raises", "", "{:.1f}", "sample", lambda s: 1 / 0)
+    s = LiveSession(load_config(seed=2, **{"fish.count": 12}), registry=registry.default().adding(metrics=(broken,)))
+    s.run(60)
+    assert s.metrics.summary()["broken"]["mean"] == 0.0
+    s.close()
+    assert "metric broken" in capsys.readouterr().err
+
+
+def test_the_recent_past_of_a_run_is_read_by_its_registry():
+    s = LiveSession(load_config(seed=3, **{"fish.count": 20}), registry=drift_registry(), past=True)
+    s.run(120)
+    h = s.world.state_hash()
+    past = s.past()
+    past.seek(120)
+    assert past.world.state_hash() == h and "mean_x" in past.metrics.keys and past.plans.names[-1] == "drift"
+    past.close()
+    s.close()

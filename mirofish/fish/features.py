@@ -17,11 +17,12 @@ import numpy as np
 from ..config import hundredths
 from .formula import EVENT_FEATURES
 from .perception import V_WALL
+from .plantypes import TRAITS
 
 if TYPE_CHECKING:
     from ..world import World
 
-_TRAITS = ("sociability", "curiosity", "caution", "appetite", "calm")
+_TRAITS = TRAITS
 
 
 def _f(x: Any) -> np.ndarray:

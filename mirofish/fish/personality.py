@@ -11,8 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .plans import DEFAULT, PlanTable
-
-TRAITS = ("sociability", "curiosity", "caution", "appetite", "calm")
+from .plantypes import TRAITS as TRAITS  # (declared with the plan types, whose rows name them)
 
 _WORDS = {
     "sociability": ("a loner", "a moderately social fish", "a sociable fish"),

@@ -38,9 +38,11 @@ This module imports nothing of the package, so a table can be extended before th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..actions import ACTION_NAMES
 from . import formula
 
 # What a goal's parameter is. ``action``: the action a hold plan repeats; ``direction``: 0 n, 1 s,
@@ -82,6 +84,9 @@ NEED_SETTINGS: dict[str, dict[str, Any]] = {
 MAX_FORMULA_UTILITIES = 58
 # How a plan's deed is judged when it ends (observe.worddeed).
 DEEDS = ("ate", "company", "along", "still", "away", "worked")
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")  # a plan type's name: one word a person types
+# the personality traits (fish/personality.py's, in the state's column order): a row's ``trait``
+TRAITS = ("sociability", "curiosity", "caution", "appetite", "calm")
 
 
 @dataclass(frozen=True)
@@ -112,9 +117,14 @@ class PlanType:
     fails: str | None = None  # a predicate over features: the plan failed (trigger plan_failed)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name) or (
+                self.name in ACTION_NAMES and self.name != "rest"):
+            raise ValueError(f"plan type {self.name!r}: a name is a lower-case word (letters, digits, _; at most "
+                             f"32), not an action's (a typed plan reads its first word as the name)")
         for what, value, allowed in (("param", self.param, PARAM_KINDS), ("fits", self.fits, FITS),
                                      ("deed", self.deed, DEEDS), ("eats", self.eats, ("reach", "hungry", "no")),
-                                     ("seek", self.seek, SEEKS), ("needs", self.needs, NEEDS)):
+                                     ("seek", self.seek, SEEKS), ("needs", self.needs, NEEDS),
+                                     ("trait", self.trait, (None, *TRAITS))):
             if value not in allowed:
                 choices = ", ".join(map(str, allowed))
                 raise ValueError(f"plan type {self.name}: {what} {value!r} is not one of {choices}")
@@ -215,6 +225,9 @@ PLAN_TYPES: tuple[PlanType, ...] = (
 
 def check(table: tuple[PlanType, ...]) -> None:
     """Raise ValueError naming the first problem of ``table`` as a whole (each row checks itself)."""
+    for t in table:
+        if not isinstance(t, PlanType):
+            raise ValueError(f"{t!r} is not a PlanType (mirofish.fish.plantypes)")
     names = [t.name for t in table]
     if not table or table[0].name != "hold" or table[0].param != "action":
         raise ValueError("the first plan type must be hold (param action): the one-action mode")
@@ -272,3 +285,87 @@ def with_plugins(table: tuple[PlanType, ...]) -> tuple[PlanType, ...]:
     return tuple(out)
 
 
+
+
+# ---------------------------------------------------------------- rows as data (a recording's header)
+
+_ROW_FIELDS = {f for f in PlanType.__dataclass_fields__}
+
+
+def row_data(t: PlanType) -> dict[str, Any]:
+    """Plan type ``t`` as plain data (JSON: a recording's header keeps the rows of its run's own
+    plan types, so a file made with a plug-in's type replays where the plug-in is not installed)."""
+    out: dict[str, Any] = {}
+    for name in PlanType.__dataclass_fields__:
+        v = getattr(t, name)
+        if name == "events":
+            v = sorted(v)
+        elif name == "steer":
+            v = [{term: [key, factor] for term, (key, factor) in row.items()} for row in v]
+        elif isinstance(v, tuple):
+            v = list(v)
+        out[name] = v
+    return out
+
+
+def row_from_data(d: Any) -> PlanType:
+    """A plan type from :func:`row_data`'s data, checked as a row is (ValueError naming the
+    problem: data from a file is never trusted — every name it gives is one of the table's
+    choices, a steering weight's config key a steering setting, a planner weight a planner one,
+    a formula parsed by :mod:`.formula`, never evaluated as code)."""
+    from ..config import PlannerConfig, SteeringConfig
+
+    if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+        raise ValueError("a plan type row is an object with a name")
+    name = d["name"]
+    if not name.isidentifier() or len(name) > 40:
+        raise ValueError(f"plan type {name[:40]!r}: a name is a short identifier")
+    unknown = sorted(set(d) - _ROW_FIELDS)
+    if unknown:
+        raise ValueError(f"plan type {name}: unknown field {unknown[0]!r}")
+
+    def words(key: str) -> tuple[str, ...]:
+        v = d.get(key, [])
+        if not isinstance(v, list) or len(v) > 64 or not all(isinstance(x, str) and len(x) <= 200 for x in v):
+            raise ValueError(f"plan type {name}: {key} is a list of short texts")
+        return tuple(v)
+
+    steer: list[dict[str, tuple[str, float]]] = []
+    rows = d.get("steer", [{}])
+    if not isinstance(rows, list) or not 1 <= len(rows) <= 8:
+        raise ValueError(f"plan type {name}: steer is a list of 1 to 8 rows")
+    for row in rows:
+        if not isinstance(row, dict):
+            raise ValueError(f"plan type {name}: a steer row is an object")
+        out: dict[str, tuple[str, float]] = {}
+        for term, pair in row.items():
+            ok = (isinstance(pair, list) and len(pair) == 2 and pair[0] in SteeringConfig.model_fields
+                  and isinstance(pair[1], (int, float)) and not isinstance(pair[1], bool) and abs(pair[1]) <= 1e6)
+            if not ok:
+                raise ValueError(f"plan type {name}: steer {term!r} is [a steering setting, a factor]")
+            out[str(term)] = (str(pair[0]), float(pair[1]))
+        steer.append(out)
+    for key, fields in (("planner_weight", PlannerConfig.model_fields), ("planner_ticks", PlannerConfig.model_fields)):
+        v = d.get(key, "")
+        if not isinstance(v, str) or (v and v not in fields):
+            raise ValueError(f"plan type {name}: {key} {v!r} is not a planner setting")
+    texts: dict[str, Any] = {}
+    for key in ("param", "eats", "fits", "deed", "doc"):
+        v = d.get(key, getattr(PlanType, key))
+        if not isinstance(v, str) or len(v) > 2000:
+            raise ValueError(f"plan type {name}: {key} is a text")
+        texts[key] = v
+    optional: dict[str, Any] = {}
+    for key in ("planner", "prompt", "trait", "seek", "needs", "utility", "ends", "fails"):
+        v = d.get(key)
+        if v is not None and (not isinstance(v, str) or len(v) > 2000):
+            raise ValueError(f"plan type {name}: {key} is a text or null")
+        optional[key] = v
+    if optional["planner"] is not None:
+        raise ValueError(f"plan type {name}: a row from a file names no built-in planner choice")
+    ticks, rests = d.get("ticks", 0), d.get("rests", False)
+    if not isinstance(rests, bool):
+        raise ValueError(f"plan type {name}: rests is true or false")
+    return PlanType(name, ticks=ticks, events=frozenset(words("events")), steer=tuple(steer), rests=rests,
+                    planner_weight=d.get("planner_weight", ""), planner_ticks=d.get("planner_ticks", ""),
+                    fork=words("fork"), words=words("words"), **texts, **optional)

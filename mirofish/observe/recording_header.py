@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ..config import Config
+from ..fish.plans import SHIPPED, PlanTable
 from .recording_columns import goal_names, goals_of
 from .recording_file import FORMAT_VERSION, MAX_CHUNK_TICKS, RecordingError
 
@@ -45,6 +46,46 @@ def goal_map(header: dict[str, Any], path: Path, now: tuple[str, ...] | None = N
     if goals == now:
         return None
     return np.array([now.index(g) if g in now else UNKNOWN_GOAL for g in goals], np.uint8)
+
+
+def own_plan_types(header: dict[str, Any], path: Path, plans: PlanTable) -> PlanTable:
+    """``plans`` and, after them, the rows the header keeps (``plan_types``, as data) of the plan
+    types it names and ``plans`` lacks: a file made with a plug-in's plan type (or a run's own)
+    replays where that plug-in is not installed. A row that does not check is one
+    :class:`RecordingError` line; a goal with no row stays unknown (refused where a decision uses it)."""
+    from ..fish.plantypes import row_from_data
+
+    names = goals_of(header)
+    missing = [g for g in names if g not in plans.code]
+    kept = header.get("plan_types")
+    if not missing or not isinstance(kept, list):
+        return _in_file_order(plans, names)
+    by_name = {d.get("name"): d for d in kept if isinstance(d, dict)}
+    rows = []
+    for name in missing:
+        if name in by_name:
+            try:
+                rows.append(row_from_data(by_name[name]))
+            except ValueError as exc:
+                raise RecordingError(f"recording {path}: its plan type {name} cannot be read ({exc})") from None
+    try:
+        return _in_file_order(plans.adding(tuple(rows)) if rows else plans, names)
+    except ValueError as exc:
+        raise RecordingError(f"recording {path}: its plan types do not fit this version's ({exc})") from None
+
+
+def _in_file_order(plans: PlanTable, names: tuple[str, ...]) -> PlanTable:
+    """``plans`` with the types the file names at the file's codes (the rest after them), so a
+    replay's state — which holds goal codes — hashes as the recorded one did: a run's own or a
+    plug-in's plan types may have other codes in the reading run (added in another order, a
+    plug-in installed since). Only where every shipped row keeps its code (``Goal`` is fixed);
+    else ``plans`` as they are (decisions are still read by name)."""
+    if plans.names[: len(names)] == names or not set(names) <= set(plans.code):
+        return plans
+    order = [*names, *(n for n in plans.names if n not in names)]
+    if any(order.index(t.name) != plans.code[t.name] for t in SHIPPED if t.name in plans.code):
+        return plans
+    return PlanTable(tuple(plans.types[plans.code[n]] for n in order))
 
 
 def unknown_goals(header: dict[str, Any], path: Path, used: np.ndarray) -> RecordingError:

@@ -37,6 +37,7 @@ from .recording_header import (
     chunk_ticks_of,
     config_of,
     goal_map,
+    own_plan_types,
     unknown_goals,
     usable_prompts,
 )
@@ -83,7 +84,6 @@ class Recording:
     def __init__(self, path: str | Path, registry: Registry | None = None):
         self.path = Path(path)
         self.registry = registry  # None: the process's default (mirofish.registry.default)
-        self.plans = run_plans(registry)  # the plan table its goals are read by
         self._db, self.header = open_recording_file(self.path)
         if self.header.get("scene", TICK_SCENE) != TICK_SCENE:
             raise RecordingError(f"{self.path} is a {self.header['scene']} recording (turns, not ticks): replay, fork "
@@ -91,6 +91,9 @@ class Recording:
         self._keep_usable_prompts()
         # its columns and plan goals by name (columns_of): mapped onto this version's as chunks are read
         self._file_columns = columns_of(self.header)
+        # the plan table its goals are read by: the run's, and the file's own rows of the plan
+        # types the run lacks (a plug-in's or a run's own, kept in the header as data)
+        self.plans = own_plan_types(self.header, self.path, run_plans(registry))
         self._goal_map = goal_map(self.header, self.path, self.plans.names)
         check_version(self.header, self.path)
         self.config = config_of(self.header, self.path)

@@ -20,6 +20,8 @@ import numpy as np
 
 from .. import __version__
 from ..config import Config, redact_data
+from ..fish.plans import SHIPPED, PlanTable
+from ..fish.plantypes import row_data
 from .metrics import metric
 from .paths import OutputError, WriterLock, check_output
 from .recording_calls import CallsCodec
@@ -113,16 +115,25 @@ def _prompts(cfg: Config, extra_header: dict[str, Any]) -> dict[str, Any]:
         return {"tank": {"name": cfg.brain.prompt or "default", "hash": "unreadable", "error": str(exc)}}
 
 
+def own_rows(plans: PlanTable) -> list[dict[str, Any]]:
+    """The rows of a run's plan types that MiroFish does not ship (a plug-in's, a run's own), as
+    data: a header keeps them, so its file replays where they are not installed."""
+    return [row_data(t) for t in plans.types if t not in SHIPPED]
+
+
 def _header(cfg: Config, scene: str, extra_header: dict[str, Any], keyframe_every: int, chunk_ticks: int,
-            columns: dict[str, tuple[str, ...]], goals: tuple[str, ...]) -> dict[str, Any]:
+            columns: dict[str, tuple[str, ...]], plans: PlanTable) -> dict[str, Any]:
     """A new recording's header, redacted (no URL's credentials in a file, wherever they sit)."""
     header: dict[str, Any] = {
         "format_version": FORMAT_VERSION, "seed": cfg.seed, "config": cfg.model_dump(mode="json"),
         "scene": scene, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "code_version": __version__, "keyframe_every": keyframe_every, "chunk_ticks": chunk_ticks,
         # its columns and plan goals by name: a later version reads them by name (LEGACY_COLUMNS)
-        "columns": {k: list(v) for k, v in columns.items()}, "goals": list(goals),
+        "columns": {k: list(v) for k, v in columns.items()}, "goals": list(plans.names),
     }
+    rows = own_rows(plans)
+    if rows:  # its own plan types as data (recording_reader reads them where they are not installed)
+        header["plan_types"] = rows
     prompts = _prompts(cfg, extra_header)
     if prompts:
         header["prompts"] = prompts
@@ -167,7 +178,7 @@ class Recorder:
         self.registry = registry  # None: the process's default (mirofish.registry.default)
         self._columns = run_columns(registry)
         header = _header(cfg, scene, extra_header or {}, self.keyframe_every, self.chunk_ticks, self._columns,
-                         run_plans(registry).names)
+                         run_plans(registry))
         self._db.execute("BEGIN")
         self._db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)",
                              [(k, json.dumps(v)) for k, v in header.items()])
@@ -226,7 +237,7 @@ class Recorder:
             with self._db_lock:
                 self._db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)", [
                     ("columns", json.dumps({k: list(v) for k, v in self._columns.items()})),
-                    ("goals", json.dumps(list(run.plans.names)))])
+                    ("goals", json.dumps(list(run.plans.names))), ("plan_types", json.dumps(own_rows(run.plans)))])
         self.keyframe(session.tick, session.state_arrays())
         if observe:
             session.observers.append(self.on_frame)

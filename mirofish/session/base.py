@@ -188,7 +188,7 @@ class Session:
     def fork(self, fish: int, plan: str, replan: bool = False) -> ForkSession:
         """``fish`` follows ``plan`` in a branch (it holds for its horizon; ``replan``: triggers
         may end it early, as for any fish)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"a {self.kind} session cannot be forked: record it, then fork the recording")
 
     # -- views
 

@@ -356,7 +356,7 @@ def influence(path: str | Path, outcome: str, window: tuple[int, int] | None = N
             "baseline": "a fork keeping the fork tick's decisions" if forker.swaps_brain else "the recording",
             "window": [w0, w1], "alternatives": alternatives, "brain": brain_label, "seed": seed,
             "decisions_in_window": len(decisions), "decisions_tested": len(tested),
-            "forks": len(tasks) + len(ab_tasks), "ticks_simulated": ticks_run, "workers": workers,
+            "forks": len(tasks) + len(ab_tasks), "ticks_simulated": ticks_run, "workers": runner.workers,
             "seconds": round(seconds, 2),
             "forks_per_second": round((len(tasks) + len(ab_tasks)) / max(seconds, 1e-9), 1),
             "null": {"samples": len(null_effects), "band": [round(band[0], 4), round(band[1], 4)],

@@ -24,7 +24,7 @@ from ..world import World
 from .base import observed
 from .fork import ForkSource, fork_source, held_plan, inherited_hold, swapped_batch
 from .influence_outcome import measure, parse_outcome
-from .replay import ReplaySession, ReplaySource
+from .replay import ReplaySession, ReplaySource, run_registry
 from .trust import ReaderChoice
 
 
@@ -215,7 +215,7 @@ class Forker:
         k = self.rec.keyframe_at_or_before(tick)
         if k not in self._recorded:  # the same for every tick of a keyframe interval
             self.seek(tick)
-            world = World(self.cfg, registry=self.rec.registry)
+            world = World(self.cfg, registry=run_registry(self.rec))
             world.load_state_arrays(self.player.state_arrays())
             engine = Engine(world, ReplaySource(self.rec), mode="lockstep")
             metrics = observed(engine, copy.deepcopy(self.player.metrics))
@@ -225,7 +225,7 @@ class Forker:
     def run(self, task: Task) -> dict[str, Any]:
         """One fork: its outcome, final hash and what it cost."""
         self.seek(task.tick)
-        world = World(self.cfg, registry=self.rec.registry)
+        world = World(self.cfg, registry=run_registry(self.rec))
         world.load_state_arrays(self.player.state_arrays())
         batch = ReplaySource(self.rec).batch_at(task.tick)
         if batch is not None and task.kind.startswith("ablate"):  # the fork tick's ablated decisions: asked again

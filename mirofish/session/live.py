@@ -17,7 +17,7 @@ from ..brains.sources import make_source
 from ..config import Config
 from ..engine import Engine
 from ..frame import Frame
-from ..observe.recording import Recorder, RecordingError
+from ..observe.recording import Recorder, Recording, RecordingError
 from ..world import World
 from .base import Session, observed, remembered
 
@@ -132,7 +132,9 @@ class LiveSession(Session):
         if self.recorder is None:
             return None
         self.recorder.flush()
-        return ReplaySession(self.recorder.path)
+        past = ReplaySession(Recording(self.recorder.path, registry=self.engine.world.registry))
+        past._owns_recording = True  # (opened here for it: closed with it)
+        return past
 
     def past_range(self) -> tuple[int, int] | None:
         """(first, last) tick the recent past or the recording holds (estimated without

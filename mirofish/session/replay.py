@@ -23,6 +23,9 @@ from ..engine import Engine
 from ..frame import Frame
 from ..observe.paths import OutputError, check_output
 from ..observe.recording import SAMPLE_COLUMNS, TICK_COLUMNS, Recorder, Recording, RecordingError
+from ..observe.recording_columns import run_plans
+from ..registry import Registry
+from ..registry import default as default_registry
 from ..world import World
 from .base import Session, observed, remembered
 from .fork import ForkSession, fork_source, plan_of
@@ -38,6 +41,15 @@ _LOW = 1 + TICK_COLUMNS.index("low_energy_fish")
 class ReplayDiverged(RecordingError):
     """A re-simulation that does not give what the recording says (another tick kernel, a
     file altered and re-sealed, a bug): the message names the tick and what differs."""
+
+
+def run_registry(rec: Recording) -> Registry | None:
+    """The registry a recording is re-simulated with: the reading run's (None: the process's),
+    with the file's own plan types added where the reader lacks them (kept in its header as data:
+    a plug-in's that is not installed here, a run's own)."""
+    if rec.plans is run_plans(rec.registry):
+        return rec.registry
+    return Registry(rec.plans, (rec.registry or default_registry()).metrics)
 
 
 def replay_check(rec: Recording, world: Callable[[], World]) -> Callable[[Frame], None]:
@@ -145,7 +157,7 @@ class ReplaySession(Session):
         return self.recording.last_tick
 
     def _restore(self, keyframe_tick: int) -> None:
-        world = World(self.cfg, registry=self.recording.registry)
+        world = World(self.cfg, registry=run_registry(self.recording))
         try:
             world.load_state_arrays(self.recording.keyframe(keyframe_tick))
         except (KeyError, ValueError, IndexError) as exc:
@@ -378,8 +390,8 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
         parent.close()
         raise
     if out is not None:
-        session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), registry=rec.registry,
-                                    extra_header={
+        session.recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,),
+                                    registry=run_registry(rec), extra_header={
             "parent": str(rec.path), "fork_tick": tick, "fork_fish": fish, "fork_action": session.label,
             "fork_original_action": session.original, "fork_replan": replan,
             "fork_interventions": [[t, iv] for t, iv in session.added],

@@ -67,7 +67,7 @@ from ..observe.recording import (
 from ..observe.tablefile import write_table
 from ..registry import Registry
 from ..world import World
-from .replay import ReplaySource, replay_check
+from .replay import ReplaySource, replay_check, run_registry
 
 TABLES = ("runs", "decisions", "fish", "metrics", "memory", "model_calls", "word_deed", "divergence")
 # Column types (Parquet / DuckDB names); ``metrics`` and ``divergence`` are ``tick`` (BIGINT)
@@ -284,7 +284,7 @@ def _segment(args: tuple[Any, ...], registry: Registry | None = None) -> dict[st
     path, k0, k1, t0, t1, every = args
     rec = Recording(path, registry=registry or (_WORKER_REGISTRY[0] if _WORKER_REGISTRY else None))
     try:
-        world = World(rec.config, registry=rec.registry)
+        world = World(rec.config, registry=run_registry(rec))
         world.load_state_arrays(rec.keyframe(k0))
         engine = Engine(world, ReplaySource(rec), mode="lockstep")
         engine.observers.append(replay_check(rec, lambda: world))  # the recorded state hashes, as replay checks

@@ -12,7 +12,7 @@ from ..brains.base import TIERS, status_name
 from ..brains.instinct import instinct_source
 from ..brains.prompt import why_refused
 from ..observe.recording import Recorder, Recording, RecordingError
-from .replay import ReplaySession, check_out
+from .replay import ReplaySession, check_out, run_registry
 
 
 def export_window(recording: Recording | str | Path, around: int, radius: int, out: str | Path,
@@ -31,7 +31,7 @@ def export_window(recording: Recording | str | Path, around: int, radius: int, o
                              f"({rec.first_tick}..{rec.last_tick - 1})")
     player = ReplaySession(rec)
     player.seek(t0)
-    recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), registry=rec.registry,
+    recorder = Recorder(out, rec.config, overwrite=overwrite, inputs=(rec.path,), registry=run_registry(rec),
                         extra_header={"parent": str(rec.path), "export_from": t0, "export_to": t1,
                                       **({"prompts": rec.header["prompts"]} if "prompts" in rec.header else {})})
     recorder.attach(player)
