@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .fish import plans as _plans
@@ -37,7 +38,7 @@ from .fish.plantypes import PlanType
 if TYPE_CHECKING:
     from .observe.metrics import Metric
 
-__all__ = ["Registry", "built_in", "default"]
+__all__ = ["Registry", "built_in", "default", "with_plan_file"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +99,51 @@ def default() -> Registry:
     if not _DEFAULT or _DEFAULT[0].metrics is not metrics.METRICS or _DEFAULT[0].plans is not _plans.DEFAULT:
         _DEFAULT[:] = [Registry(_plans.DEFAULT, metrics.METRICS, process_default=True)]
     return _DEFAULT[0]
+
+
+def with_plan_file(path: str | Path, base: Registry | None = None) -> Registry:
+    """``base`` (default :func:`default`) with the plan types a TOML file declares as data, one
+    ``[[plan]]`` table each — the fields of a :class:`~mirofish.fish.plantypes.PlanType`, e.g.::
+
+        [[plan]]
+        name = "drift"
+        ticks = 20
+        events = ["planned", "hungry"]
+        steer = [{align = ["alignment", 1.0]}]
+        prompt = "drift along with the fish you see"
+        fits = "fish_in_view"
+        fork = ["drift {ticks}"]
+        utility = "3 * company - 0.2"
+
+    (``live --plan-types FILE``: docs/extending.md). Each row is checked as a recording's rows
+    are (:func:`~mirofish.fish.plantypes.row_from_data`); ValueError names the file, the row and
+    the problem."""
+    import tomllib
+
+    from .fish.plantypes import row_from_data
+
+    where = Path(path)
+    try:
+        data = tomllib.loads(where.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"plan types file {where}: cannot be read ({exc.strerror or exc})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"plan types file {where}: not TOML ({exc})") from None
+    rows, other = data.get("plan"), sorted(set(data) - {"plan"})
+    if other:
+        raise ValueError(f"plan types file {where}: unknown table {other[0]!r} (each plan type is a [[plan]] table)")
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"plan types file {where}: no [[plan]] table")
+    plans = []
+    for k, row in enumerate(rows):
+        try:
+            plans.append(row_from_data(row))
+        except ValueError as exc:
+            raise ValueError(f"plan types file {where}, plan {k + 1}: {exc}") from None
+    try:
+        return (base or default()).adding(plans=tuple(plans))
+    except ValueError as exc:
+        raise ValueError(f"plan types file {where}: {exc}") from None
 
 
 @cache

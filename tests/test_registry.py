@@ -220,3 +220,45 @@ def test_the_recent_past_of_a_run_is_read_by_its_registry():
     assert past.world.state_hash() == h and "mean_x" in past.metrics.keys and past.plans.names[-1] == "drift"
     past.close()
     s.close()
+
+
+DRIFT_TOML = '''
+[[plan]]
+name = "drift"
+ticks = 20
+events = ["planned", "hungry"]
+steer = [{align = ["alignment", 1.0]}]
+prompt = "drift along with the fish you see"
+fits = "fish_in_view"
+fork = ["drift {ticks}"]
+words = ["drift"]
+deed = "along"
+utility = "3 * company - 0.2"
+'''
+
+
+def test_a_plan_type_declared_in_a_toml_file_runs_from_the_command_line(tmp_path, capsys):
+    """``live --plan-types FILE``: the row as data, no Python; the recording keeps it, so the
+    other commands need nothing."""
+    rows = tmp_path / "drift.toml"
+    rows.write_text(DRIFT_TOML)
+    argv = ["live", "--headless", "--ticks", "300", "--seed", "3", "--plan-types", str(rows)]
+    assert main([*argv, "--record", str(tmp_path / "r.mfrec")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["plans_chosen"]["drift"] > 50
+    h, _ = run(load_config(seed=3), 300, drift_registry())  # the same run as the Python door
+    assert out["final_state_hash"] == h
+    assert main(["replay", str(tmp_path / "r.mfrec"), "--headless", "--verify"]) == 0
+    capsys.readouterr()
+    assert main(["fork", str(tmp_path / "r.mfrec"), "--at", "100", "--fish", "3", "--plan", "drift 30",
+                 "--ticks", "40", "--record", str(tmp_path / "f.mfrec")]) == 0
+    assert "drift for 30 ticks" in capsys.readouterr().out
+    for text, says in (("[[plan]]\nname = 'forage'\n", "plan type forage is declared twice"),
+                       ("[[plan]]\nname = 'x'\nspeed = 3\n", "plan 1: plan type x: unknown field 'speed'"),
+                       ("[[plan]\n", "not TOML"), ("[other]\n", "unknown table 'other'")):
+        rows.write_text(text)
+        assert main(["live", "--headless", "--ticks", "5", "--plan-types", str(rows)]) == 2
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert main(["live", "--headless", "--ticks", "5", "--plan-types", str(tmp_path / "none.toml")]) == 2
+    assert "cannot be read" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..actions import ACTION_NAMES
 from ..brains.prompts import prompts_of
@@ -24,6 +24,9 @@ from .common import (
     run_window,
     speed,
 )
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 
 def arguments(live: argparse.ArgumentParser) -> None:
@@ -55,6 +58,9 @@ def arguments(live: argparse.ArgumentParser) -> None:
                       help="what a decision is told of the fish's memory (memory.kind): two_level (default), none, "
                            "vector, or your own — FILE.py:NAME, MODULE:NAME or a mirofish.memories entry point "
                            "(docs/memory.md)")
+    live.add_argument("--plan-types", metavar="FILE",
+                      help="plan types of this run's own, one [[plan]] table each in a TOML file (a new behaviour "
+                           "as data; its recordings keep the rows: docs/extending.md)")
     live.add_argument("--budget-tokens", type=int_at_least(0), metavar="N",
                       help="llm: token budget; at 80 %% small tier only, at 100 %% instinct only")
     live.add_argument("--reply-cache", metavar="DIR",
@@ -67,14 +73,28 @@ def run(args: argparse.Namespace) -> int:
     """``live``: headless JSON, the terminal, or the window."""
     cfg = config_from(args)
     check_select(args, cfg.fish.slots)
+    reg = run_registry(args.plan_types)
     if args.headless:
         progress = args.progress or sys.stderr.isatty()
         run_headless(cfg, args.ticks or 2000, args.ascii, progress, record=args.record,
-                     overwrite=args.overwrite, cache=reply_cache(args.reply_cache), places_of=args.select)
+                     overwrite=args.overwrite, cache=reply_cache(args.reply_cache), places_of=args.select,
+                     registry=reg)
         return 0
     if args.terminal:
-        return run_terminal(cfg, args.ticks, args.record, args.overwrite, reply_cache(args.reply_cache))
-    return run_window_live(cfg, args)
+        return run_terminal(cfg, args.ticks, args.record, args.overwrite, reply_cache(args.reply_cache), reg)
+    return run_window_live(cfg, args, reg)
+
+
+def run_registry(plan_types: str | None) -> Registry | None:
+    """The run's registry: the process's, with ``--plan-types FILE``'s rows (one line for a bad file)."""
+    if plan_types is None:
+        return None
+    from ..registry import with_plan_file
+
+    try:
+        return with_plan_file(plan_types)
+    except ValueError as exc:
+        raise UsageError(f"mirofish live: {exc}") from None
 
 
 def config_from(args: argparse.Namespace) -> Config:
@@ -102,11 +122,11 @@ def other_scenes() -> list[Any]:
     return [window(s)() for s in scenes() if has_window(s) and s.name != "aquarium"]
 
 
-def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
+def run_window_live(cfg: Config, args: argparse.Namespace, registry: Registry | None = None) -> int:
     from ..observe.recording import RecordingError
     from ..ui.scenes.aquarium import AquariumScene
 
-    scene = AquariumScene.live(cfg, cache=reply_cache(args.reply_cache))
+    scene = AquariumScene.live(cfg, cache=reply_cache(args.reply_cache), registry=registry)
     scene.show_charts = args.charts
     if args.record:
         try:
@@ -118,13 +138,13 @@ def run_window_live(cfg: Config, args: argparse.Namespace) -> int:
 
 
 def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, overwrite: bool = False,
-                 cache: Any = None) -> int:
+                 cache: Any = None, registry: Registry | None = None) -> int:
     """The live aquarium in the terminal, realtime at ``engine.speed``; Ctrl-C quits."""
     from ..observe import ascii as ascii_view
     from ..pacing import Pacer
     from ..session import LiveSession
 
-    engine = LiveSession(cfg, mode="realtime", cache=cache, own_memory=True)
+    engine = LiveSession(cfg, mode="realtime", cache=cache, own_memory=True, registry=registry)
     pacer = Pacer(cfg.world.tick_seconds, cfg.engine.speed)
     recorder = _recorder(record, engine, overwrite)
     clear, home = "\x1b[2J", "\x1b[H"

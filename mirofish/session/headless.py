@@ -18,6 +18,7 @@ from ..config import Config
 if TYPE_CHECKING:
     from ..brains.exchanges import ReplyCache
     from ..observe.recording import Recorder
+    from ..registry import Registry
     from .base import Session
 
 
@@ -52,7 +53,8 @@ def _recorder(path: str | None, engine: Session, overwrite: bool = False) -> Rec
 
 def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
                  out: TextIO | None = None, record: str | None = None, overwrite: bool = False,
-                 cache: ReplyCache | None = None, places_of: int | None = None) -> dict[str, Any]:
+                 cache: ReplyCache | None = None, places_of: int | None = None,
+                 registry: Registry | None = None) -> dict[str, Any]:
     """Run ``ticks`` ticks and return (and print) the summary JSON (``places_of``: a fish whose
     remembered places the ASCII view marks).
 
@@ -64,7 +66,7 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
 
     out = out if out is not None else sys.stdout  # looked up now: a caller may have replaced it
 
-    engine = LiveSession(cfg, cache=cache, own_memory=True)
+    engine = LiveSession(cfg, cache=cache, own_memory=True, registry=registry)
     groups = None
     if cfg.fish.groups:  # a mixed tank: figures per group too (observe/groups.py)
         from ..observe.groups import GroupFigures
@@ -146,6 +148,9 @@ def summarize_run(engine: Session, ticks: int, elapsed: float) -> dict[str, Any]
         "low_energy_fish": w.low_energy_count(),
         "max_stuck_ticks": int(s.max_stuck.max()),
         "decisions_by_tier": m.decisions_by_tier(),
+        # the plans chosen over the run, by plan type (the run's table: its own types too)
+        "plans_chosen": {name: int(c) for name, c in zip(engine.plans.names, engine.decisions().counts.sum(axis=0))
+                         if c},
         "metrics": engine.metrics_summary(),
         "action_shares": {k: round(v, 4) for k, v in m.action_shares().items()},
         "rest_share_run": round(float(s.action_counts[:, Action.REST].sum() / max(1, s.action_counts.sum())), 4),

@@ -57,14 +57,15 @@ class AquariumScene(ShownTank):
         self.rects: dict[str, pygame.Rect] = {}
 
     @classmethod
-    def live(cls, cfg, cache=None, past: bool = True) -> AquariumScene:
+    def live(cls, cfg, cache=None, past: bool = True, registry=None) -> AquariumScene:
         """A live tank from ``cfg``, in realtime (the window's pace), keeping its recent past
         (``record.history_minutes``) for the timeline, with room for ``SPARE`` fish added by
         a click (``fish.spare``: the tank and its state hash are those of the same config
-        without it until one is added); ``cache``: a model brain's reply cache (``--reply-cache``)."""
+        without it until one is added); ``cache``: a model brain's reply cache (``--reply-cache``);
+        ``registry``: the run's plan types and metrics (``--plan-types``; None: the process's)."""
         if cfg.fish.spare < SPARE:
             cfg = cfg.model_copy(update={"fish": cfg.fish.model_copy(update={"spare": SPARE})})
-        return cls(LiveSession(cfg, mode="realtime", cache=cache, past=past, own_memory=True))
+        return cls(LiveSession(cfg, mode="realtime", cache=cache, past=past, own_memory=True, registry=registry))
 
     def close(self) -> None:
         super().close()
