@@ -154,6 +154,8 @@ class GroupConfig(_Section):
                              description="the confusion effect: the chance is divided by 1 + confusion × the "
                                          "prey's kind within 2 cells swimming its way")
     catch_gain: float = Field(40.0, ge=0, le=10_000, description="energy a catch gives the hunter")
+    flees: bool = Field(False, description="its fish may flee a fish that hunts them in view (the flee plan: "
+                                           "swim straight away from the nearest; docs/species.md)")
     eats_food: bool = Field(True, description="false: its fish never eat food nor are drawn to it (a hunter "
                                               "that lives on its prey; its planner's forage weight is 0)")
     shape: Literal["ring", "diamond", "square", "triangle"] | None = Field(

@@ -288,6 +288,8 @@ class World:
         # and then nothing of it is kept or hashed, so such tanks hash as before species existed.
         self.population = Population(self) if any(g.species_rules for g in f.groups) else None
         self.hunting: bool = self.population is not None and bool(self.population.hunters)  # does a group hunt?
+        # does a group flee its hunters (the flee plan, GroupConfig.flees: docs/species.md)?
+        self.fleeing: bool = self.hunting and any(g.flees for g in cfg.fish.groups)
         self.steering = self._new_steering(cfg)
         self._hunger_scale = 1.0 / (0.8 * self.max_energy)
         # Places each fish remembers where it ate (fish/places.py); None: none (fish.places = 0),
@@ -424,7 +426,7 @@ class World:
         if self.hunting and self.population is not None:  # hunters show as X (docs/species.md)
             codes = hunters_shown(codes, self.occupant[s.cell[i] + self.window], self.population.hunter_mask,
                                   bool(self.population.hunter_mask[i]))
-            shown = (*shown, "hunting")
+            shown = (*shown, "hunting", *(("fleeing",) if self.fleeing else ()))  # (the flee plan: listed)
         x, y = self.water.xy(s.cell[i])
         view = render_view(codes)
         memories, summaries = self.recall_part.recall(int(i), self.tick, view)
@@ -672,6 +674,14 @@ class World:
     def prey_in_view(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)``: where each of ``fish`` sees a fish of a group its group hunts (all
         False in a tank without hunters: docs/species.md)."""
+        return self._groups_in_view(fish, hunted=False)
+
+    def hunters_in_view(self, fish: np.ndarray) -> np.ndarray:
+        """``(k, side²)``: where each of ``fish`` sees a fish of a group that hunts its group
+        (all False in a tank without hunters)."""
+        return self._groups_in_view(fish, hunted=True)
+
+    def _groups_in_view(self, fish: np.ndarray, hunted: bool) -> np.ndarray:
         fish = np.asarray(fish, np.int64)
         out = np.zeros((fish.size, self.window.size), bool)
         pop = self.population
@@ -679,11 +689,22 @@ class World:
             return out
         occ = self.occupant[self.school.cell[fish][:, None] + self.window[None, :]]
         seen = occ >= 0
-        prey_of = np.zeros((pop.n_groups, pop.n_groups), bool)
+        prey_of = np.zeros((pop.n_groups, pop.n_groups), bool)  # [hunter's group, prey's group]
         for g, mask in pop.prey.items():
             prey_of[g] = mask
-        out[seen] = prey_of[np.repeat(pop.of[fish], self.window.size).reshape(occ.shape)[seen], pop.of[occ[seen]]]
+        pair = prey_of.T if hunted else prey_of  # [viewer's group, seen fish's group]
+        out[seen] = pair[np.repeat(pop.of[fish], self.window.size).reshape(occ.shape)[seen], pop.of[occ[seen]]]
         return out
+
+    def hunters_seen(self, fish: np.ndarray) -> np.ndarray:
+        """``(k,)`` fish of groups that hunt it in each of ``fish``'s view, for a fish of a group
+        that flees (``GroupConfig.flees``; 0 for the others: the planner's ``hunters_seen``)."""
+        pop = self.population
+        if pop is None or not self.fleeing:
+            return np.zeros(np.asarray(fish).size, np.int64)
+        flees = np.array([g.flees for g in self.cfg.fish.groups], bool)[pop.of[np.asarray(fish, np.int64)]]
+        counts: np.ndarray = np.where(flees, self.hunters_in_view(fish).sum(axis=1), 0)
+        return counts
 
     def prey_seen(self, fish: np.ndarray) -> np.ndarray:
         """``(k,)`` fish of groups it hunts in each of ``fish``'s view."""

@@ -299,3 +299,57 @@ def test_a_groups_shape_is_its_mark_in_the_window_and_the_page(tmp_path):
     assert done.returncode == 0, done.stderr
     page = out.read_text()
     assert '"mark":"square"' in page and '"mark":"diamond"' in page
+
+
+FLEEING = [{"name": "minnows", "count": 74, "chooser": "instinct", "flees": True},
+           {"name": "pike", "count": 6, "hunts": ["minnows"], "catch_chance": 0.3, "confusion": 1.5}]
+
+
+def test_a_group_that_flees_swims_away_from_its_hunters_in_both_ticks():
+    """GroupConfig.flees: the flee plan, drawn when a hunter of its group is in view, swims away
+    from the nearest one; the compiled and the numpy tick agree tick by tick; the pike never flee."""
+    from mirofish.fish.plans import CODE
+
+    cfg = load_config(seed=2, **{"fish.count": 80, "fish.groups": FLEEING})
+    fast, slow = LiveSession(cfg), LiveSession(cfg)
+    slow.world._kernel = None
+    w, flee = fast.world, CODE["flee"]
+    away = closer = 0
+    for _ in range(200):
+        s = w.school
+        holding = [i for i in np.flatnonzero(s.plan_goal == flee) if not s.absent[i]]
+        before = {i: _nearest_hunter(w, i) for i in holding}
+        fast.step()
+        slow.step()
+        assert fast.state_hash() == slow.state_hash()
+        for i, d0 in before.items():
+            d1 = _nearest_hunter(w, i)
+            if d0 is not None and d1 is not None and not w.school.absent[i] and d1 != d0:
+                away, closer = away + (d1 > d0), closer + (d1 < d0)
+    counts = fast.decisions().counts
+    assert counts[:74, flee].sum() > 10 and counts[74:, flee].sum() == 0
+    assert away > 3 * closer, (away, closer)  # a fleeing minnow's distance to the pike grows
+
+
+def _nearest_hunter(w, i):
+    """Manhattan distance from fish ``i`` to the nearest pike in the water (None: none)."""
+    s = w.school
+    x, y = w.water.xy(s.cell)
+    pike = [j for j in range(74, 80) if not s.absent[j]]
+    return min((abs(int(x[j]) - int(x[i])) + abs(int(y[j]) - int(y[i])) for j in pike), default=None)
+
+
+def test_a_tank_where_no_group_flees_decides_as_before_and_never_offers_flee():
+    from mirofish.brains.prompt import fitting_choices, messages
+
+    s = LiveSession(_tank(seed=2))
+    s.run(200)
+    assert s.decisions().counts[:, s.plans.code["flee"]].sum() == 0
+    assert "flee" not in messages(s.world.perceive(0), "a fish", "timeout", plans=True)[0]["content"]
+    fleeing = LiveSession(load_config(seed=2, **{"fish.count": 80, "fish.groups": FLEEING}))
+    system = messages(fleeing.world.perceive(0), "a fish", "timeout", plans=True)[0]["content"]
+    assert "flee - swim straight away from the nearest fish that hunts you" in system, system
+    assert "flee" in fitting_choices(".....\n..X..\n..@..\n.....\n.....")[0]
+    assert "flee" not in fitting_choices(".....\n.....\n..X..\n.....\n.....")[0]  # a hunter's own X
+    fleeing.close()
+    s.close()

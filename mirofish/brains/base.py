@@ -112,6 +112,8 @@ class RequestBatch:
     plants: np.ndarray | None = None
     # (k,) fish of groups it hunts in each fish's view (docs/species.md; None: the tank has no hunters)
     prey: np.ndarray | None = None
+    # (k,) fish of groups that hunt it in each fish's view (None: no group flees its hunters)
+    hunters: np.ndarray | None = None
     # the run's plan types (its registry's: mirofish/registry.py); goal codes in a reply are its
     plans: PlanTable = DEFAULT_PLANS
 
@@ -131,6 +133,7 @@ class RequestBatch:
             places=self.places[pick] if self.places is not None else None,
             plants=self.plants[pick] if self.plants is not None else None,
             prey=self.prey[pick] if self.prey is not None else None,
+            hunters=self.hunters[pick] if self.hunters is not None else None,
         )
 
 

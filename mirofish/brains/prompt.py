@@ -382,6 +382,11 @@ def reading(view: str, table: PlanTable = DEFAULT) -> tuple[str, list[str]]:
 _OPTION = {"place": ' {"place": #}'}  # how the plans-that-fit line offers a parameter kind the view does not show
 
 
+def _hunter_in_view(rows: list[str], r: int) -> bool:
+    """A hunter (X) in view other than the fish itself (the flee plan fits)."""
+    return any(ch == "X" for y, row in enumerate(rows) for x, ch in enumerate(row) if (x, y) != (r, r))
+
+
 def fitting_choices(view: str, places: str = "", table: PlanTable = DEFAULT) -> tuple[list[str], list[str]]:
     """(goals, explore directions) that fit ``view`` (and the goals that need a remembered place,
     ``return``, for a fish that remembers ``places``): the enums a plan reply's schema is narrowed
@@ -391,7 +396,9 @@ def fitting_choices(view: str, places: str = "", table: PlanTable = DEFAULT) -> 
     ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
     fish_seen = any(ch in _FACING for row in rows for ch in row)
     fits = {"always": True, "fish_in_view": fish_seen, "open_way": bool(ways), "places": bool(places),
-            "plants_in_view": "P" in view, "prey_in_view": fish_seen and rows[r][r] == "X", "never": False}
+            "plants_in_view": "P" in view, "prey_in_view": fish_seen and rows[r][r] == "X",
+            "hunter_in_view": _hunter_in_view(rows, r),
+            "never": False}
     return [t.name for t in table.types if fits[t.fits]], ways
 
 
@@ -633,6 +640,8 @@ def plan_legal_for_view(reply: PlanReply, view: str, table: PlanTable = DEFAULT)
         return f"{t.name}_without_plant"
     if t.fits == "prey_in_view" and (rows[r][r] != "X" or not any(ch in "^v<>" for row in rows for ch in row)):
         return f"{t.name}_without_prey"
+    if t.fits == "hunter_in_view" and not _hunter_in_view(rows, r):
+        return f"{t.name}_without_hunter"
     if t.param == "direction" and reply.direction is not None:
         dx, dy = {"north": (0, -1), "south": (0, 1), "west": (-1, 0), "east": (1, 0)}[reply.direction]
         if rows[r + dy][r + dx] == "#":
@@ -662,6 +671,8 @@ _REFUSALS = {
        for t in TYPES if t.fits == "plants_in_view"},
     **{f"{t.name}_without_prey": f"a {t.name} plan by a fish that hunts nothing, or with no prey in view"
        for t in TYPES if t.fits == "prey_in_view"},
+    **{f"{t.name}_without_hunter": f"a {t.name} plan with no fish that hunts it in view"
+       for t in TYPES if t.fits == "hunter_in_view"},
 }
 
 

@@ -55,6 +55,7 @@ PLANNER_FEATURES: dict[str, str] = {
     "caution": "the trait, 0 to 1",
     "appetite": "the trait, 0 to 1",
     "calm": "the trait, 0 to 1",
+    "hunters_seen": "fish in view of groups that hunt this fish's group (0 unless a group flees: docs/species.md)",
 }
 # a utility may also name its plan type's own planner weight (brain.planner.<planner_weight>; 1
 # for a row without one): a number of the tank's config, the same for every fish

@@ -58,27 +58,31 @@ STEER_TERMS = ("open", "glass", "crowd", "align", "cohesion", "food")
 BASE_ROW: dict[str, tuple[str, float]] = {"open": ("open_water", 1.0), "glass": ("wall", -1.0),
                                           "crowd": ("separation", -1.0)}
 # When a plan fits a fish's view (what a model is offered, what a random chooser picks among).
-FITS = ("always", "fish_in_view", "open_way", "places", "plants_in_view", "prey_in_view", "never")
+FITS = ("always", "fish_in_view", "open_way", "places", "plants_in_view", "prey_in_view", "hunter_in_view", "never")
 # What a plan may swim to (fish.targets.TARGETS: where it is, when the fish is there, and what then).
-SEEKS = (None, "place", "plant", "prey")
+SEEKS = (None, "place", "plant", "prey", "away")
 # The perception switches (config ``perception.*``) a plan type may need: without it, the tank's
 # prompts neither list nor offer the plan (a person and a fork still can give it).
-NEEDS = (None, "plants_seen", "hunting")
+NEEDS = (None, "plants_seen", "hunting", "fleeing")
 # What makes a tank offer a plan type that needs a switch: the settings (dotted keys) the check
-# kit runs it with (mirofish.testing.check_plan_type). "hunting" is on where a group hunts.
+# kit runs it with (mirofish.testing.check_plan_type). "hunting" is on where a group hunts,
+# "fleeing" where a group hunts and a group flees.
 
 
 def switches_on(cfg: Any) -> tuple[str, ...]:
-    """The :data:`NEEDS` switches a tank (a Config) has on: a perception switch by its name, and
-    ``hunting`` where some group hunts (docs/species.md)."""
-    return tuple(name for name in NEEDS if name and (any(g.hunts for g in cfg.fish.groups) if name == "hunting"
-                                                     else getattr(cfg.perception, name)))
+    """The :data:`NEEDS` switches a tank (a Config) has on: a perception switch by its name,
+    ``hunting`` where some group hunts, ``fleeing`` where one hunts and one flees (docs/species.md)."""
+    hunts = any(g.hunts for g in cfg.fish.groups)
+    on = {"hunting": hunts, "fleeing": hunts and any(g.flees for g in cfg.fish.groups)}
+    return tuple(name for name in NEEDS if name and (on[name] if name in on else getattr(cfg.perception, name)))
 
 
 NEED_SETTINGS: dict[str, dict[str, Any]] = {
     "plants_seen": {"perception.plants_seen": True},
     "hunting": {"fish.groups": [{"name": "hunters", "share": 0.25, "hunts": ["prey"]},
                                 {"name": "prey", "share": 0.75}]},
+    "fleeing": {"fish.groups": [{"name": "hunters", "share": 0.25, "hunts": ["prey"]},
+                                {"name": "prey", "share": 0.75, "flees": True}]},
 }
 # The most plan types with a ``utility`` formula (the compiled planner's softmax: 64 choices, 6 built in).
 MAX_FORMULA_UTILITIES = 58
@@ -220,6 +224,13 @@ PLAN_TYPES: tuple[PlanType, ...] = (
              utility="10 * min(prey_seen, 1) * (0.5 + hunger + appetite) - 8",
              doc="a hunter (docs/species.md) swims at the nearest fish of a group it hunts in view; ends beside it "
                  "(the catch is the population's rule) or when none is in view"),
+    PlanType("flee", ticks=10, events=frozenset({"planned", "hungry"}), eats="no", seek="away",
+             needs="fleeing", prompt="swim straight away from the nearest fish that hunts you (X)",
+             fits="hunter_in_view", fork=("flee {ticks}",), words=("flee", "fleeing", "escape"),
+             deed="worked", trait="caution",
+             utility="(6 + 4 * caution) * min(hunters_seen, 1) - 2",
+             doc="a fish whose group flees (docs/species.md) swims straight away from the nearest fish in view of a "
+                 "group that hunts it; ends when none is in view"),
 )
 
 

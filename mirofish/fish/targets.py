@@ -5,6 +5,9 @@ when the fish is *there*, and what its plan does then:
 
 * ``place`` (the ``return`` plan): the remembered place with its meals (:mod:`fish.places`);
   there when within a cell of it; then the plan **ends** (so does one whose place was forgotten).
+* ``away`` (the ``flee`` plan): a point on the far side of the fish from the nearest fish in view
+  that hunts it (docs/species.md), never reached: the fish swims straight away, and the plan
+  **ends** when no hunter is in view.
 * ``plant`` (the ``hide`` plan): the nearest plant in the fish's view (Manhattan distance, the
   window's row order on a tie); there when a plant is next to it (north, south, west or east);
   then it **stays**: it rests beside the plant until its horizon, remembers ``reached a plant``
@@ -87,6 +90,14 @@ def _prey(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     return _nearest(world, world.prey_in_view(fish))
 
 
+def _away(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A point on the far side of each fish from the nearest fish in view of a group that hunts
+    it (twice as far as the hunter, the other way: never reached, so the fish swims straight
+    away while one is in view)."""
+    dx, dy, found = _nearest(world, world.hunters_in_view(fish))
+    return -2 * dx, -2 * dy, found
+
+
 def _has_places(world: World) -> bool:
     return world.places is not None
 
@@ -98,6 +109,8 @@ TARGETS: dict[str, Target] = {
     # a hunter's (the hunt plan): ends beside its prey, where the catch is the population's rule
     "prey": Target("prey", _prey, there="near", then="end",
                    on=lambda world: world.hunting),
+    # a fleeing fish's (the flee plan): away from the nearest of its hunters; ends when none is in view
+    "away": Target("away", _away, there="near", then="end", on=lambda world: world.fleeing),
 }
 
 
