@@ -55,6 +55,7 @@ from .fish.triggers import (
     T_FOUND_COMPANY,
     T_HORIZON,
     T_HUNGRY_FOOD,
+    T_HUNTER,
     T_LOST_COMPANY,
     T_LOW_ENERGY,
     T_NEIGHBOURS,
@@ -290,6 +291,7 @@ class World:
         self.hunting: bool = self.population is not None and bool(self.population.hunters)  # does a group hunt?
         # does a group flee its hunters (the flee plan, GroupConfig.flees: docs/species.md)?
         self.fleeing: bool = self.hunting and any(g.flees for g in cfg.fish.groups)
+        self._flee = self.plan_table.code.get("flee", -1)  # (World.hunted: a fish already fleeing asks nothing)
         self.steering = self._new_steering(cfg)
         self._hunger_scale = 1.0 / (0.8 * self.max_energy)
         # Places each fish remembers where it ate (fish/places.py); None: none (fish.places = 0),
@@ -580,6 +582,8 @@ class World:
             self.refit_fish()
         if self._predicating:
             self.plan_predicates()
+        if self.fleeing and self.plans:
+            self.hunted()
         if self._events_seen is not None:
             self.recall_part.remember(new_events(self, self._events_seen))
         if self.places is not None and np.count_nonzero(out.ate):
@@ -651,6 +655,19 @@ class World:
             hit = ev >= 0
             s.plan_trigger[fish[hit]] = ev[hit]
         self._predicating = any_held
+
+    def hunted(self) -> None:
+        """After a tick, in a tank where a group flees: a fish of such a group in the water, with no
+        trigger raised yet, not fleeing already, that has a hunter of its group in view gets
+        ``hunter_in_view`` and asks for its next plan (it may flee: docs/species.md). Runs after
+        either tick, compiled or numpy, so both stay the same hash for hash."""
+        s, pop = self.school, self.population
+        assert pop is not None
+        flees = np.array([g.flees for g in self.cfg.fish.groups], bool)[pop.of]
+        fish = np.flatnonzero(flees & ~s.absent & (s.plan_trigger < 0) & (s.plan_goal != self._flee))
+        if fish.size:
+            fish = fish[self.hunters_seen(fish) > 0]
+            s.plan_trigger[fish] = T_HUNTER
 
     def attach_memory(self, memory: Any, name: str, timeout_s: float | None = None) -> Guarded:
         """Make ``memory`` (fish/recall.py's protocol) what decisions are told of the fish's

@@ -327,8 +327,11 @@ def test_a_group_that_flees_swims_away_from_its_hunters_in_both_ticks():
             if d0 is not None and d1 is not None and not w.school.absent[i] and d1 != d0:
                 away, closer = away + (d1 > d0), closer + (d1 < d0)
     counts = fast.decisions().counts
-    assert counts[:74, flee].sum() > 10 and counts[74:, flee].sum() == 0
+    assert counts[:74, flee].sum() > 100 and counts[74:, flee].sum() == 0
     assert away > 3 * closer, (away, closer)  # a fleeing minnow's distance to the pike grows
+    asked = fast.history.ended[fast.history.tick >= 0]  # what ended each fish's plan before its last
+    from mirofish.fish.triggers import T_HUNTER
+    assert np.count_nonzero(asked == T_HUNTER) > 0  # a pike coming into view made minnows ask
 
 
 def _nearest_hunter(w, i):

@@ -2,15 +2,17 @@
 
 The first five are the source design's action-mode triggers; the rest are plan mode's: a plan
 ended, failed, or something salient happened (docs/design.md §3). The last two are a plan type's
-own events, its ``ends`` and ``fails`` predicates (:mod:`mirofish.fish.formula`).
+own events, its ``ends`` and ``fails`` predicates (:mod:`mirofish.fish.formula`); the last, a
+hunter of its group came into view of a fish whose group flees (``World.hunted``).
 """
 
 (T_LOW_ENERGY, T_ACTION_FAILED, T_FOOD_ROSE, T_NEIGHBOURS, T_TIMEOUT, T_ATE, T_ENERGY_REACHED, T_HORIZON,
  T_STUCK, T_FOOD_GONE, T_LOST_COMPANY, T_HUNGRY_FOOD, T_FOUND_COMPANY, T_CROWDED, T_PLAN_DONE,
- T_PLAN_FAILED) = range(16)
+ T_PLAN_FAILED, T_HUNTER) = range(17)
 TRIGGER_NAMES = ("low_energy", "action_failed", "food_rose", "neighbours_changed", "timeout", "ate",
                  "energy_reached", "plan_horizon", "stuck", "food_gone", "lost_company",
-                 "hungry_food_in_view", "found_company", "crowded", "plan_done", "plan_failed")
+                 "hungry_food_in_view", "found_company", "crowded", "plan_done", "plan_failed",
+                 "hunter_in_view")  # (the last: only a fish whose group flees, docs/species.md)
 
 
 def trigger_name(code: int) -> str:
