@@ -227,7 +227,7 @@ PLAN_TYPES: tuple[PlanType, ...] = (
     PlanType("flee", ticks=10, events=frozenset({"planned", "hungry"}), eats="no", seek="away",
              needs="fleeing", prompt="swim straight away from the nearest fish that hunts you (X)",
              fits="hunter_in_view", fork=("flee {ticks}",), words=("flee", "fleeing", "escape"),
-             deed="worked", trait="caution",
+             deed="worked",  # (no trait: fleeing answers a hunter, not a character; the behaviour score leaves it out)
              utility="(6 + 4 * caution) * min(hunters_seen, 1) - 2",
              doc="a fish whose group flees (docs/species.md) swims straight away from the nearest fish in view of a "
                  "group that hunts it; ends when none is in view"),
