@@ -39,6 +39,7 @@ This module imports nothing of the package, so a table can be extended before th
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +141,10 @@ class PlanType:
                 if term not in STEER_TERMS:
                     raise ValueError(f"plan type {self.name}: steering term {term!r} is not one of "
                                      f"{', '.join(STEER_TERMS)}")
+        for entry in self.fork:  # a fork picker's plan: words and {param} / {ticks}, nothing else formatted
+            fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(entry) if f is not None]
+            if any(f not in ("param", "ticks") or spec or conv for f, spec, conv in fields):
+                raise ValueError(f"plan type {self.name}: fork entry {entry!r} may name only {{param}} and {{ticks}}")
         for context in ("utility", "ends", "fails"):
             try:
                 formula.check(getattr(self, context), context)
@@ -360,6 +365,10 @@ def row_from_data(d: Any) -> PlanType:
         v = d.get(key, "")
         if not isinstance(v, str) or (v and v not in fields):
             raise ValueError(f"plan type {name}: {key} {v!r} is not a planner setting")
+    for key in ("prompt", "doc"):  # words a model or a person is shown: one printable line each
+        v = d.get(key)
+        if isinstance(v, str) and (not v.isprintable() or len(v) > (200 if key == "prompt" else 2000)):
+            raise ValueError(f"plan type {name}: {key} is one printable line (a prompt at most 200 characters)")
     texts: dict[str, Any] = {}
     for key in ("param", "eats", "fits", "deed", "doc"):
         v = d.get(key, getattr(PlanType, key))
