@@ -122,10 +122,20 @@ class PlanType:
     fails: str | None = None  # a predicate over features: the plan failed (trigger plan_failed)
 
     def __post_init__(self) -> None:
+        self._check_name()
+        self._check_choices()
+        self._check_fork()
+        self._check_formulas()
+        self._check_planner()
+
+    def _check_name(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name) or (
                 self.name in ACTION_NAMES and self.name != "rest"):
             raise ValueError(f"plan type {self.name!r}: a name is a lower-case word (letters, digits, _; at most "
                              f"32), not an action's (a typed plan reads its first word as the name)")
+
+    def _check_choices(self) -> None:
+        """Every field that names one of the table's choices names one."""
         for what, value, allowed in (("param", self.param, PARAM_KINDS), ("fits", self.fits, FITS),
                                      ("deed", self.deed, DEEDS), ("eats", self.eats, ("reach", "hungry", "no")),
                                      ("seek", self.seek, SEEKS), ("needs", self.needs, NEEDS),
@@ -133,18 +143,25 @@ class PlanType:
             if value not in allowed:
                 choices = ", ".join(map(str, allowed))
                 raise ValueError(f"plan type {self.name}: {what} {value!r} is not one of {choices}")
-        for event in self.events:
-            if event not in EVENTS:
-                raise ValueError(f"plan type {self.name}: event {event!r} is not one of {', '.join(EVENTS)}")
-        for row in self.steer:
-            for term in row:
-                if term not in STEER_TERMS:
-                    raise ValueError(f"plan type {self.name}: steering term {term!r} is not one of "
-                                     f"{', '.join(STEER_TERMS)}")
-        for entry in self.fork:  # a fork picker's plan: words and {param} / {ticks}, nothing else formatted
+        bad_event = next((e for e in self.events if e not in EVENTS), None)
+        if bad_event is not None:
+            raise ValueError(f"plan type {self.name}: event {bad_event!r} is not one of {', '.join(EVENTS)}")
+        bad_term = next((t for row in self.steer for t in row if t not in STEER_TERMS), None)
+        if bad_term is not None:
+            raise ValueError(f"plan type {self.name}: steering term {bad_term!r} is not one of "
+                             f"{', '.join(STEER_TERMS)}")
+        if not isinstance(self.ticks, int) or isinstance(self.ticks, bool) or not 0 <= self.ticks <= 32767:
+            raise ValueError(f"plan type {self.name}: ticks {self.ticks!r} is not a whole number of ticks in "
+                             f"0..32767 (0: until the next decision)")
+
+    def _check_fork(self) -> None:
+        """A fork picker's plan: words and ``{param}`` / ``{ticks}``, nothing else formatted."""
+        for entry in self.fork:
             fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(entry) if f is not None]
             if any(f not in ("param", "ticks") or spec or conv for f, spec, conv in fields):
                 raise ValueError(f"plan type {self.name}: fork entry {entry!r} may name only {{param}} and {{ticks}}")
+
+    def _check_formulas(self) -> None:
         for context in ("utility", "ends", "fails"):
             try:
                 formula.check(getattr(self, context), context)
@@ -152,9 +169,8 @@ class PlanType:
                 text = repr(getattr(self, context))
                 shown = text if len(text) <= 80 else text[:60] + " … " + text[-12:]
                 raise ValueError(f"plan type {self.name}: {context} {shown}: {exc}") from None
-        if not isinstance(self.ticks, int) or isinstance(self.ticks, bool) or not 0 <= self.ticks <= 32767:
-            raise ValueError(f"plan type {self.name}: ticks {self.ticks!r} is not a whole number of ticks in "
-                             f"0..32767 (0: until the next decision)")
+
+    def _check_planner(self) -> None:
         if self.utility and self.param != "none" and not self.planner:
             raise ValueError(f"plan type {self.name}: the planner gives a formula's plan no {self.param} parameter; "
                              f"a utility formula is for a plan type whose param is none (or one with a planner "
@@ -328,9 +344,7 @@ def row_from_data(d: Any) -> PlanType:
     """A plan type from :func:`row_data`'s data, checked as a row is (ValueError naming the
     problem: data from a file is never trusted — every name it gives is one of the table's
     choices, a steering weight's config key a steering setting, a planner weight a planner one,
-    a formula parsed by :mod:`.formula`, never evaluated as code)."""
-    from ..config import PlannerConfig, SteeringConfig
-
+    a formula parsed by :mod:`.formula`, never evaluated as code; a prompt one printable line)."""
     if not isinstance(d, dict) or not isinstance(d.get("name"), str):
         raise ValueError("a plan type row is an object with a name")
     name = d["name"]
@@ -339,20 +353,30 @@ def row_from_data(d: Any) -> PlanType:
     unknown = sorted(set(d) - _ROW_FIELDS)
     if unknown:
         raise ValueError(f"plan type {name}: unknown field {unknown[0]!r}")
+    ticks, rests = d.get("ticks", 0), d.get("rests", False)
+    if not isinstance(rests, bool):
+        raise ValueError(f"plan type {name}: rests is true or false")
+    return PlanType(name, ticks=ticks, events=frozenset(_row_words(d, name, "events")), steer=_row_steer(d, name),
+                    rests=rests, fork=_row_words(d, name, "fork"), words=_row_words(d, name, "words"),
+                    **_row_planner(d, name), **_row_texts(d, name))
 
-    def words(key: str) -> tuple[str, ...]:
-        v = d.get(key, [])
-        if not isinstance(v, list) or len(v) > 64 or not all(isinstance(x, str) and len(x) <= 200 for x in v):
-            raise ValueError(f"plan type {name}: {key} is a list of short texts")
-        return tuple(v)
 
-    steer: list[dict[str, tuple[str, float]]] = []
+def _row_words(d: dict[str, Any], name: str, key: str) -> tuple[str, ...]:
+    v = d.get(key, [])
+    if not isinstance(v, list) or len(v) > 64 or not all(isinstance(x, str) and len(x) <= 200 for x in v):
+        raise ValueError(f"plan type {name}: {key} is a list of short texts")
+    return tuple(v)
+
+
+def _row_steer(d: dict[str, Any], name: str) -> tuple[dict[str, tuple[str, float]], ...]:
+    """A row's steering: each term a [steering setting, factor] pair."""
+    from ..config import SteeringConfig
+
     rows = d.get("steer", [{}])
-    if not isinstance(rows, list) or not 1 <= len(rows) <= 8:
-        raise ValueError(f"plan type {name}: steer is a list of 1 to 8 rows")
+    if not isinstance(rows, list) or not 1 <= len(rows) <= 8 or not all(isinstance(r, dict) for r in rows):
+        raise ValueError(f"plan type {name}: steer is a list of 1 to 8 objects")
+    steer: list[dict[str, tuple[str, float]]] = []
     for row in rows:
-        if not isinstance(row, dict):
-            raise ValueError(f"plan type {name}: a steer row is an object")
         out: dict[str, tuple[str, float]] = {}
         for term, pair in row.items():
             ok = (isinstance(pair, list) and len(pair) == 2 and pair[0] in SteeringConfig.model_fields
@@ -361,31 +385,37 @@ def row_from_data(d: Any) -> PlanType:
                 raise ValueError(f"plan type {name}: steer {term!r} is [a steering setting, a factor]")
             out[str(term)] = (str(pair[0]), float(pair[1]))
         steer.append(out)
-    for key, fields in (("planner_weight", PlannerConfig.model_fields), ("planner_ticks", PlannerConfig.model_fields)):
+    return tuple(steer)
+
+
+def _row_planner(d: dict[str, Any], name: str) -> dict[str, Any]:
+    """A row's planner weight and horizon settings (no built-in planner choice from a file)."""
+    from ..config import PlannerConfig
+
+    if d.get("planner") is not None:
+        raise ValueError(f"plan type {name}: a row from a file names no built-in planner choice")
+    out = {}
+    for key in ("planner_weight", "planner_ticks"):
         v = d.get(key, "")
-        if not isinstance(v, str) or (v and v not in fields):
+        if not isinstance(v, str) or (v and v not in PlannerConfig.model_fields):
             raise ValueError(f"plan type {name}: {key} {v!r} is not a planner setting")
-    for key in ("prompt", "doc"):  # words a model or a person is shown: one printable line each
-        v = d.get(key)
-        if isinstance(v, str) and (not v.isprintable() or len(v) > (200 if key == "prompt" else 2000)):
-            raise ValueError(f"plan type {name}: {key} is one printable line (a prompt at most 200 characters)")
-    texts: dict[str, Any] = {}
-    for key in ("param", "eats", "fits", "deed", "doc"):
+        out[key] = v
+    return out
+
+
+def _row_texts(d: dict[str, Any], name: str) -> dict[str, Any]:
+    """A row's texts: its choices (checked by PlanType), its prompt and doc (one printable line),
+    its formulas (parsed by PlanType)."""
+    out: dict[str, Any] = {}
+    for key in ("param", "eats", "fits", "deed", "doc", "prompt", "trait", "seek", "needs", "utility", "ends",
+                "fails"):
         v = d.get(key, getattr(PlanType, key))
+        if v is None and key not in ("param", "eats", "fits", "deed", "doc"):
+            out[key] = None
+            continue
         if not isinstance(v, str) or len(v) > 2000:
             raise ValueError(f"plan type {name}: {key} is a text")
-        texts[key] = v
-    optional: dict[str, Any] = {}
-    for key in ("planner", "prompt", "trait", "seek", "needs", "utility", "ends", "fails"):
-        v = d.get(key)
-        if v is not None and (not isinstance(v, str) or len(v) > 2000):
-            raise ValueError(f"plan type {name}: {key} is a text or null")
-        optional[key] = v
-    if optional["planner"] is not None:
-        raise ValueError(f"plan type {name}: a row from a file names no built-in planner choice")
-    ticks, rests = d.get("ticks", 0), d.get("rests", False)
-    if not isinstance(rests, bool):
-        raise ValueError(f"plan type {name}: rests is true or false")
-    return PlanType(name, ticks=ticks, events=frozenset(words("events")), steer=tuple(steer), rests=rests,
-                    planner_weight=d.get("planner_weight", ""), planner_ticks=d.get("planner_ticks", ""),
-                    fork=words("fork"), words=words("words"), **texts, **optional)
+        if key in ("prompt", "doc") and (not v.isprintable() or (key == "prompt" and len(v) > 200)):
+            raise ValueError(f"plan type {name}: {key} is one printable line (a prompt at most 200 characters)")
+        out[key] = v
+    return out
