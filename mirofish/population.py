@@ -82,6 +82,11 @@ class Population:
         self.tried = np.zeros(self.n_groups, np.int64)  # catches tried (a hunter beside a prey)
         self.hunter_mask = np.isin(self.of, self.hunters)
         self.no_food = np.array([not g.eats_food for g in groups] + [False])[self.of]  # per fish
+        self.flees = np.array([g.flees for g in groups] + [False])[self.of]  # per fish: its group flees its hunters
+        # [hunter's group, prey's group]: does the first hunt the second (World.prey_in_view, hunters_in_view)
+        self.prey_of = np.zeros((self.n_groups, self.n_groups), bool)
+        for gi, mask in self.prey.items():
+            self.prey_of[gi] = mask
         w = world.water
         pw = w.pw
         self._ring1 = np.array([-pw - 1, -pw, -pw + 1, -1, 1, pw - 1, pw, pw + 1], np.int64)

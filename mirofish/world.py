@@ -663,8 +663,7 @@ class World:
         either tick, compiled or numpy, so both stay the same hash for hash."""
         s, pop = self.school, self.population
         assert pop is not None
-        flees = np.array([g.flees for g in self.cfg.fish.groups], bool)[pop.of]
-        fish = np.flatnonzero(flees & ~s.absent & (s.plan_trigger < 0) & (s.plan_goal != self._flee))
+        fish = np.flatnonzero(pop.flees & ~s.absent & (s.plan_trigger < 0) & (s.plan_goal != self._flee))
         if fish.size:
             fish = fish[self.hunters_seen(fish) > 0]
             s.plan_trigger[fish] = T_HUNTER
@@ -706,10 +705,7 @@ class World:
             return out
         occ = self.occupant[self.school.cell[fish][:, None] + self.window[None, :]]
         seen = occ >= 0
-        prey_of = np.zeros((pop.n_groups, pop.n_groups), bool)  # [hunter's group, prey's group]
-        for g, mask in pop.prey.items():
-            prey_of[g] = mask
-        pair = prey_of.T if hunted else prey_of  # [viewer's group, seen fish's group]
+        pair = pop.prey_of.T if hunted else pop.prey_of  # [viewer's group, seen fish's group]
         out[seen] = pair[np.repeat(pop.of[fish], self.window.size).reshape(occ.shape)[seen], pop.of[occ[seen]]]
         return out
 
@@ -719,8 +715,7 @@ class World:
         pop = self.population
         if pop is None or not self.fleeing:
             return np.zeros(np.asarray(fish).size, np.int64)
-        flees = np.array([g.flees for g in self.cfg.fish.groups], bool)[pop.of[np.asarray(fish, np.int64)]]
-        counts: np.ndarray = np.where(flees, self.hunters_in_view(fish).sum(axis=1), 0)
+        counts: np.ndarray = np.where(pop.flees[np.asarray(fish, np.int64)], self.hunters_in_view(fish).sum(axis=1), 0)
         return counts
 
     def prey_seen(self, fish: np.ndarray) -> np.ndarray:

@@ -356,3 +356,15 @@ def test_a_tank_where_no_group_flees_decides_as_before_and_never_offers_flee():
     assert "flee" not in fitting_choices(".....\n.....\n..X..\n.....\n.....")[0]  # a hunter's own X
     fleeing.close()
     s.close()
+
+
+def test_a_fleeing_tank_with_fish_in_no_group_runs():
+    """Groups whose shares leave fish in the tank's own group: those fish neither flee nor break
+    the fleeing rule (they were an index past the groups' table)."""
+    groups = [{"name": "minnows", "share": 0.6, "flees": True}, {"name": "pike", "share": 0.1, "hunts": ["minnows"]}]
+    s = LiveSession(load_config(seed=2, **{"fish.count": 60, "fish.groups": groups}))
+    s.run(200)
+    pop, flee = s.world.population, s.plans.code["flee"]
+    counts = s.decisions().counts
+    assert counts[pop.of == 0, flee].sum() > 0 and counts[pop.of == 2, flee].sum() == 0
+    s.close()
