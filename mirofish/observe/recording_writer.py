@@ -121,6 +121,17 @@ def own_rows(plans: PlanTable) -> list[dict[str, Any]]:
     return [row_data(t) for t in plans.types if t not in SHIPPED]
 
 
+def _run_fields(columns: dict[str, tuple[str, ...]], plans: PlanTable) -> dict[str, Any]:
+    """The header's fields that say what a run's rows hold: its columns and plan goals by name (a
+    later version reads them by name: LEGACY_COLUMNS) and its own plan types as data
+    (recording_reader reads them where they are not installed)."""
+    fields: dict[str, Any] = {"columns": {k: list(v) for k, v in columns.items()}, "goals": list(plans.names)}
+    rows = own_rows(plans)
+    if rows:
+        fields["plan_types"] = rows
+    return fields
+
+
 def _header(cfg: Config, scene: str, extra_header: dict[str, Any], keyframe_every: int, chunk_ticks: int,
             columns: dict[str, tuple[str, ...]], plans: PlanTable) -> dict[str, Any]:
     """A new recording's header, redacted (no URL's credentials in a file, wherever they sit)."""
@@ -128,12 +139,8 @@ def _header(cfg: Config, scene: str, extra_header: dict[str, Any], keyframe_ever
         "format_version": FORMAT_VERSION, "seed": cfg.seed, "config": cfg.model_dump(mode="json"),
         "scene": scene, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "code_version": __version__, "keyframe_every": keyframe_every, "chunk_ticks": chunk_ticks,
-        # its columns and plan goals by name: a later version reads them by name (LEGACY_COLUMNS)
-        "columns": {k: list(v) for k, v in columns.items()}, "goals": list(plans.names),
+        **_run_fields(columns, plans),
     }
-    rows = own_rows(plans)
-    if rows:  # its own plan types as data (recording_reader reads them where they are not installed)
-        header["plan_types"] = rows
     prompts = _prompts(cfg, extra_header)
     if prompts:
         header["prompts"] = prompts
@@ -235,9 +242,9 @@ class Recorder:
             # plan goals and columns, named before anything is written
             self.registry, self._columns = run, run_columns(run)
             with self._db_lock:
-                self._db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)", [
-                    ("columns", json.dumps({k: list(v) for k, v in self._columns.items()})),
-                    ("goals", json.dumps(list(run.plans.names))), ("plan_types", json.dumps(own_rows(run.plans)))])
+                self._db.execute("DELETE FROM header WHERE key = 'plan_types'")
+                self._db.executemany("INSERT OR REPLACE INTO header VALUES (?, ?)",
+                                     [(k, json.dumps(v)) for k, v in _run_fields(self._columns, run.plans).items()])
         self.keyframe(session.tick, session.state_arrays())
         if observe:
             session.observers.append(self.on_frame)
