@@ -634,7 +634,7 @@ enum {
     X_CODES, X_FOOD_SEEN_OLD, X_NEIGHBOURS_OLD, X_FOOD_SEEN, X_NEIGHBOURS, X_FOOD_ROSE, X_NEIGHBOURS_CHANGED,
     X_COMPANY_TICKS, X_PLAN_GOAL, X_PLAN_PARAM, X_PLAN_END, X_PLAN_TRIGGER, X_NO_FOOD, X_ALONE, X_CROWDED,
     X_HUNGRY_FOOD, X_GOAL_FLAGS, X_MEM_TICK, X_MEM_CODE, X_MEM_ARG, X_MEM_COUNT, X_EVENT_ORDER, X_DECAY_OF,
-    X_MOVE_COST_OF, N_X
+    X_MOVE_COST_OF, X_SIGHT, X_RINGS, N_X
 };
 enum {
     /* ints, in the order World._step_compiled passes them */
@@ -650,7 +650,8 @@ static const char *X_NAMES[N_X] = {
     "codes", "food_seen_old", "neighbours_old", "food_seen", "neighbours", "food_rose", "neighbours_changed",
     "company_ticks", "plan_goal", "plan_param", "plan_end", "plan_trigger", "no_food", "alone", "crowded",
     "hungry_food", "goal_flags", "mem_tick", "mem_code", "mem_arg", "mem_count", "event_order",
-    "decay_of", "move_cost_of"}; /* (the last two: each fish's own, or empty: ints' decay and move_cost for all) */
+    "decay_of", "move_cost_of", /* each fish's own, or empty: ints' decay and move_cost for all */
+    "sight", "rings"}; /* each fish's view radius (or empty: all see the whole window), each window cell's ring */
 static const char *I_NAMES[N_I] = {
     "tick", "decay", "move_cost", "food_gain", "rest_gain", "rest_ceiling", "max_energy", "low_line", "hungry_line",
     "plan_events", "alone_ticks", "crowd_line", "forage_patience", "stuck_ticks", "mem_size",
@@ -704,6 +705,10 @@ static PyObject *after(PyObject *self, PyObject *args) {
     if (n_bodies < 0) goto fail;
     TAKE(decay_of, int32_t, ARR(X_DECAY_OF), n_bodies ? n : 0, 0);
     TAKE(move_cost_of, int32_t, ARR(X_MOVE_COST_OF), n_bodies ? n : 0, 0);
+    Py_ssize_t n_sight = items(ARR(X_SIGHT), 1, "sight");
+    if (n_sight < 0) goto fail;
+    TAKE(sight, int8_t, ARR(X_SIGHT), n_sight ? n : 0, 0);
+    TAKE(rings, int8_t, ARR(X_RINGS), n_sight ? nc : 0, 0);
     TAKE(food_rose, uint8_t, ARR(X_FOOD_ROSE), n, 1);
     TAKE(nb_changed, uint8_t, ARR(X_NEIGHBOURS_CHANGED), n, 1);
     TAKE(company_ticks, int32_t, ARR(X_COMPANY_TICKS), n, 1);
@@ -804,6 +809,13 @@ static PyObject *after(PyObject *self, PyObject *args) {
             fs += code == V_FOOD;
             nb += code >= V_FISH;
         }
+        if (n_sight) /* a group's own view radius: beyond it, open water to the fish (World.look) */
+            for (Py_ssize_t p = 0; p < nc; p++) {
+                if (rings[p] <= sight[i]) continue;
+                fs -= view[p] == V_FOOD;
+                nb -= view[p] >= V_FISH;
+                view[p] = V_WATER;
+            }
         food_seen[i] = (int16_t)fs;
         neighbours[i] = (int16_t)nb;
         food_rose[i] = fs > food_old[i];

@@ -165,6 +165,10 @@ class GroupConfig(_Section):
                                          description="energy its fish lose a tick (default fish.decay_per_tick)")
     move_cost: float | None = Field(None, ge=0, le=10_000,
                                     description="energy a move costs this group's fish (default fish.move_cost)")
+    view_radius: int | None = Field(None, ge=1, le=6,
+                                    description="how far its fish see, in cells (default perception.radius, the "
+                                                "widest any fish sees: cells beyond a fish's own radius read as "
+                                                "open water to it and show as ? in its view)")
 
     @model_validator(mode="after")
     def _size(self) -> GroupConfig:
@@ -662,6 +666,25 @@ class Config(_Section):
     engine: EngineConfig = EngineConfig()
     metrics: MetricsConfig = MetricsConfig()
     record: RecordConfig = RecordConfig()
+
+    def view_radii(self) -> list[int] | None:
+        """How far each fish slot sees (its group's ``view_radius``, else ``perception.radius``), or
+        None when every fish sees the whole window (no group sees less)."""
+        r = self.perception.radius
+        if not any(g.view_radius is not None and g.view_radius < r for g in self.fish.groups):
+            return None
+        own = [g.view_radius if g.view_radius is not None else r for g in self.fish.groups] + [r]
+        return [own[g] for g in self.fish.group_of()]
+
+    @model_validator(mode="after")
+    def _sight(self) -> Config:
+        r = self.perception.radius
+        for g in self.fish.groups:
+            if g.view_radius is not None and g.view_radius > r:
+                raise ValueError(f"group {g.name!r}: view_radius {g.view_radius} is above perception.radius {r} "
+                                 f"(the widest view in the tank: raise perception.radius, and give the groups "
+                                 f"that see less their own view_radius)")
+        return self
 
     def for_group(self, g: int) -> Config:
         """This config as group ``g`` sees it (``len(fish.groups)``: the tank's own brain): its

@@ -30,12 +30,15 @@ from .fish.memory import AS, AT_SUMMARY, LongMemory, ShortMemory, Summarizer, Te
 from .fish.perception import (
     V_FISH,
     V_FOOD,
+    V_WATER,
     Perception,
     cell_codes,
     hunters_shown,
     render_view,
     shown_codes,
+    unseen_shown,
     view_codes,
+    view_rings,
 )
 from .fish.personality import persona_text, sample_traits
 from .fish.places import Places
@@ -114,6 +117,7 @@ def goal_parts(plans: PlanTable) -> GoalParts:
 
 
 _NONE32 = np.zeros(0, np.int32)  # (after()'s per-fish bodies when no group has its own)
+_NONE8 = np.zeros(0, np.int8)  # (after()'s sight and rings when every fish sees the whole window)
 
 
 class Asks(NamedTuple):
@@ -257,6 +261,15 @@ class World:
         self.delta = np.array([-w.pw, w.pw, -1, 1], np.int64)
         self.eat_offsets = np.array([0, -w.pw, w.pw, -1, 1], np.int64)
         self.window = w.view_offsets().astype(np.int64)
+        # how far each fish sees (GroupConfig.view_radius): its rings of the window, per fish slot; None
+        # where every fish sees the whole window (then nothing is masked: the views and hash as before)
+        self.rings = view_rings(cfg.perception.radius)
+        self.sight: np.ndarray | None = None
+        self._beyond = np.zeros((0, self.rings.size), bool)
+        radii = cfg.view_radii()
+        if radii is not None:
+            self.sight = np.array(radii, np.int8)
+            self._beyond = self.rings[None, :] > self.sight[:, None]  # (slots, side²): cells each fish cannot see
         self.occupant = np.full(w.terrain.size, -1, np.int64)
 
         n, k = f.slots, f.count  # room for n fish; k in the water at the start (spare ones out of it)
@@ -335,6 +348,8 @@ class World:
         s = self.school
         grid = cell_codes(self.water.blocked, self.water.food_born != NO_FOOD, s.cell, s.heading)
         self.codes = view_codes(grid, s.cell[:, None] + self.window[None, :])
+        if self.sight is not None:  # beyond a fish's own sight: open water to it
+            self.codes[self._beyond] = V_WATER
         food_seen = np.count_nonzero(self.codes == V_FOOD, axis=1).astype(np.int16)
         neighbours = np.count_nonzero(self.codes >= V_FISH, axis=1).astype(np.int16)
         s.food_seen, s.neighbours = food_seen, neighbours
@@ -421,14 +436,16 @@ class World:
         s = self.school
         if codes is None:
             codes = self.view_codes(np.array([i]))[0]
-        shown: tuple[str, ...] = ()
+        shown: tuple[str, ...] = ("sight",) if self.sight is not None else ()
         if self.cfg.perception.plants_seen:  # plants show as P (steering still reads them as glass)
             codes = shown_codes(codes, s.cell[i] + self.window, self.water.terrain == PLANT)
-            shown = ("plants_seen",)
+            shown = (*shown, "plants_seen")
         if self.hunting and self.population is not None:  # hunters show as X (docs/species.md)
             codes = hunters_shown(codes, self.occupant[s.cell[i] + self.window], self.population.hunter_mask,
                                   bool(self.population.hunter_mask[i]))
             shown = (*shown, "hunting", *(("fleeing",) if self.fleeing else ()))  # (the flee plan: listed)
+        if self.sight is not None and self.sight[i] < self.water.pad:  # beyond its sight: ?
+            codes = unseen_shown(codes, self.rings, int(self.sight[i]))
         x, y = self.water.xy(s.cell[i])
         view = render_view(codes)
         memories, summaries = self.recall_part.recall(int(i), self.tick, view)
@@ -685,6 +702,8 @@ class World:
     def plants_in_view(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` bool: the cells of each fish's view window that are plants, row by row."""
         plants: np.ndarray = self.water.terrain[self.school.cell[fish][:, None] + self.window[None, :]] == PLANT
+        if self.sight is not None:
+            plants &= ~self._beyond[fish]
         return plants
 
     def prey_in_view(self, fish: np.ndarray) -> np.ndarray:
@@ -705,6 +724,8 @@ class World:
             return out
         occ = self.occupant[self.school.cell[fish][:, None] + self.window[None, :]]
         seen = occ >= 0
+        if self.sight is not None:
+            seen &= ~self._beyond[fish]
         pair = pop.prey_of.T if hunted else pop.prey_of  # [viewer's group, seen fish's group]
         out[seen] = pair[np.repeat(pop.of[fish], self.window.size).reshape(occ.shape)[seen], pop.of[occ[seen]]]
         return out
@@ -870,7 +891,9 @@ class World:
              "crowded": s.crowded, "hungry_food": s.hungry_food, "goal_flags": self._goals.flags_u8,
              "mem_tick": m.tick, "mem_code": m.code, "mem_arg": m.arg, "mem_count": m.count,
              "event_order": EVENT_ORDER, "decay_of": _NONE32 if self.decay_of is None else self.decay_of,
-             "move_cost_of": _NONE32 if self.move_cost_of is None else self.move_cost_of},
+             "move_cost_of": _NONE32 if self.move_cost_of is None else self.move_cost_of,
+             "sight": _NONE8 if self.sight is None else self.sight,
+             "rings": _NONE8 if self.sight is None else self.rings},
             {"tick": t, "decay": self.decay, "move_cost": self.move_cost,
              "food_gain": self.food_energy - self.eat_cost, "rest_gain": self.rest_gain,
              "rest_ceiling": self.rest_ceiling, "max_energy": self.max_energy, "low_line": self.low_line,

@@ -13,6 +13,7 @@ import pytest
 
 from mirofish.config import ConfigError, GroupConfig, load_config
 from mirofish.session import LiveSession
+from mirofish.water import NO_FOOD
 
 ROOT = Path(__file__).resolve().parent.parent
 PRESET = "predators"
@@ -117,6 +118,60 @@ def test_a_groups_own_body_costs_its_fish_what_it_says_in_both_ticks_and_replays
     assert done.returncode == 0, done.stderr
 
 
+def _seen_within(w, i: int, r: int) -> tuple[int, int]:
+    """Fish and food cells fish ``i`` would see within ``r`` rings of it (the world's own truth)."""
+    x, y = w.water.xy(w.school.cell)
+    here = w.school.cell[i]
+    hx, hy = w.water.xy(np.array([here]))
+    near = (np.maximum(abs(x - hx[0]), abs(y - hy[0])) <= r) & ~w.school.absent
+    near[i] = False
+    window = here + w.window[w.rings <= r]  # (a fish hides the food under it, the viewer too)
+    food = int(np.count_nonzero((w.water.food_born[window] != NO_FOOD) & (w.occupant[window] < 0)))
+    return int(np.count_nonzero(near)), food
+
+
+def test_a_group_that_sees_less_sees_only_its_rings_in_both_ticks_and_replays(tmp_path):
+    """A group's ``view_radius`` (its body): its fish count, steer by and are told only the cells
+    within that many rings — the rest is open water to them and ``?`` in their view; the other
+    group sees the tank's whole window; compiled and numpy ticks agree; a recording replays by
+    hash; a tank whose groups set none hashes as before (the golden files)."""
+    from conftest import record_run
+
+    from mirofish.brains.prompts import default_prompt
+
+    groups = [GroupConfig(name="near", share=0.5, view_radius=1), GroupConfig(name="far", share=0.5)]
+    cfg = load_config(seed=3, **{"fish.count": 60, "fish.groups": groups})
+    fast, slow = LiveSession(cfg), LiveSession(cfg)
+    slow.world._kernel = None
+    w, of = fast.world, np.array(cfg.fish.group_of())
+    counted = {0: [0, 0], 1: [0, 0]}  # per group: fish the view counted, fish within 2 rings
+    for t in range(200):
+        fast.step()
+        slow.step()
+        assert fast.state_hash() == slow.state_hash(), t
+        for i in range(0, 60, 7):
+            r = 1 if of[i] == 0 else 2
+            fish, food = _seen_within(w, i, r)
+            assert w.school.neighbours[i] == fish and w.school.food_seen[i] == food, (t, i)
+            counted[int(of[i])][0] += int(w.school.neighbours[i])
+            counted[int(of[i])][1] += _seen_within(w, i, 2)[0]
+            rows = w.perceive(i).view.split("\n")
+            assert len(rows) == 5
+            ring2 = rows[0] + rows[4] + "".join(row[0] + row[4] for row in rows[1:4])
+            assert (ring2 == "?" * 16) == (of[i] == 0), rows  # the near group is told it does not see there
+            assert "?" not in "".join(row[1:4] for row in rows[1:4])
+    assert counted[1][0] == counted[1][1] > 0  # the far group sees every fish within 2 rings
+    assert counted[0][0] < counted[0][1]  # the near group misses those beyond 1
+    assert "? too far for you to see" in default_prompt().system(shown=w.perceive(0).shown)
+    plain = LiveSession(load_config(seed=3, **{"fish.count": 60}))
+    assert plain.world.sight is None and "?" not in default_prompt().system(shown=plain.world.perceive(0).shown)
+    rec = record_run(tmp_path / "sight.mirofish", 3, 200, **{"fish.count": 60, "fish.groups": groups})
+    done = subprocess.run([sys.executable, "-m", "mirofish", "replay", str(rec), "--headless", "--verify"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["state_hash"] == fast.state_hash()
+
+
 def _duel(m: int, trials: int, chance: float = 1.0, confusion: float = 1.0) -> int:
     """Catches in ``trials`` ticks of one hunter beside one prey facing east, with ``m`` of the
     prey's group within two cells of it facing east too (and, for m > 0, one facing west that
@@ -200,6 +255,7 @@ def test_a_fork_that_moves_a_fish_out_of_reach_saves_it(tmp_path):
     ('fish.groups=[{name="a", count=3, hunts=["b"]}]', "hunts 'b': no such group"),
     ('fish.groups=[{name="a", count=3, hunts=["a"]}]', "hunts itself"),
     ('fish.groups=[{name="a", count=3, birth_energy=150.0}]', "above max_energy"),
+    ('fish.groups=[{name="a", count=3, view_radius=3}]', "view_radius 3 is above perception.radius 2"),
 ])
 def test_a_bad_species_is_one_line_exit_2(setting, words):
     done = subprocess.run([sys.executable, "-m", "mirofish", "live", "--headless", "--ticks", "5", "--fish", "5",

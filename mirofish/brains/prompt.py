@@ -652,9 +652,10 @@ def plan_legal_for_view(reply: PlanReply, view: str, table: PlanTable = DEFAULT)
 def interview_messages(perception: Perception, persona: str, plan: str, question: str) -> list[dict[str, Any]]:
     """A question to a fish, answered in its persona with its view, memories and plan as context."""
     p = perception
+    side = p.view.count("\n") + 1  # (2 × perception.radius + 1)
     return [{"role": "system", "content": f"You are a fish in an aquarium. {persona}. Answer in one or two "
                                           f"short sentences, in the first person."},
-            {"role": "user", "content": f"What you see (5x5, @ is you):\n{p.view}\n"
+            {"role": "user", "content": f"What you see ({side}x{side}, @ is you):\n{p.view}\n"
                                         f"Energy {p.energy / 100:.0f}/{p.max_energy / 100:.0f}. "
                                         f"Recent memories: {'; '.join(p.memories[-4:]) or 'none'}.\n"
                                         f"Your current plan: {plan}.\nQuestion: {question}"}]
@@ -727,7 +728,7 @@ def parse_reply(text: str | None) -> FishReply:
 
 
 def legal_for_view(action: str, view: str, food_here: bool) -> bool:
-    """Whether ``action`` is possible given the fish's 5×5 view text."""
+    """Whether ``action`` is possible given the fish's view text ((2r+1)², 5×5 by default)."""
     rows = view.split("\n")
     r = len(rows) // 2
     if action == "eat":

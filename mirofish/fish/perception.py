@@ -25,11 +25,13 @@ V_FISH = 4  # another fish facing north; + heading (Action order n, s, w, e) →
 N_CODES = 8  # the codes steering reads (the compiled tick's alphabet)
 V_PLANT = 8  # shown only (perception.plants_seen): a plant; steering reads it as V_WALL
 V_HUNTER = 9  # shown only (a tank with hunters: docs/species.md): a fish that hunts; steering reads it as a fish
-VIEW_CHARS = ".#F@^v<>PX"
+V_UNSEEN = 10  # shown only (a group's own view_radius): a cell beyond the fish's sight; steering reads it as water
+VIEW_CHARS = ".#F@^v<>PX?"
 # The shown-only codes: (code, the switch that turns it on, its words in the prompt's legend).
 SHOWN_CODES = ((V_PLANT, "plants_seen", "P a plant (a fish beside one is hidden)"),
                (V_HUNTER, "hunting", "X a hunter (a fish that catches fish; which way it faces is not shown; "
-                                     "X in the centre: you are one)"))
+                                     "X in the centre: you are one)"),
+               (V_UNSEEN, "sight", "? too far for you to see"))
 FISH_CHARS = VIEW_CHARS[V_FISH:]
 _CHAR_LUT = np.frombuffer(VIEW_CHARS.encode(), np.uint8)
 
@@ -78,6 +80,23 @@ def hunters_shown(codes: np.ndarray, occupants: np.ndarray, is_hunter: np.ndarra
     out[there] = np.where(is_hunter[occupants[there]], V_HUNTER, out[there])
     if viewer_hunts:
         out[out.size // 2] = V_HUNTER
+    return out
+
+
+def view_rings(radius: int) -> np.ndarray:
+    """Each cell of the (2r+1)² window, row by row: its distance from the centre in rings
+    (Chebyshev: 0 the centre, 1 the eight cells around it, …) — a fish whose own view radius is
+    ``k`` sees the cells of rings ``<= k``."""
+    dy, dx = np.divmod(np.arange((2 * radius + 1) ** 2), 2 * radius + 1)
+    rings: np.ndarray = np.maximum(np.abs(dx - radius), np.abs(dy - radius)).astype(np.int8)
+    return rings
+
+
+def unseen_shown(codes: np.ndarray, rings: np.ndarray, sight: int) -> np.ndarray:
+    """One fish's ``codes`` as it is shown: the cells beyond its ``sight`` (rings, :func:`view_rings`)
+    become :data:`V_UNSEEN` (``?``), so the view keeps the tank's size and says what it does not see."""
+    out = np.array(codes, np.int8)
+    out[rings > sight] = V_UNSEEN
     return out
 
 

@@ -38,6 +38,10 @@ class TankRenderer:
         self._backgrounds: dict[int, pygame.Surface] = {}  # by px a cell, for this terrain
         self._sprites: dict = {}
         self._colours: dict[int, tuple] = {}
+        # how far the fish see (perception.radius; view_radii: each fish's own, None when all see it):
+        # the followed fish's square of view is drawn that wide
+        self.radius = 2
+        self.sight: list[int] | None = None
 
     # ------------------------------------------------------------ layout
 
@@ -230,7 +234,8 @@ class TankRenderer:
             sx, sy = px[selected], py[selected]
             pygame.draw.circle(surf, theme.SELECT, (int(sx), int(sy)), int(c * 0.8), 2)
             if show_fov:
-                fov = pygame.Rect(0, 0, 5 * c, 5 * c)
+                r = self.sight[selected] if self.sight is not None and selected < len(self.sight) else self.radius
+                fov = pygame.Rect(0, 0, (2 * r + 1) * c, (2 * r + 1) * c)
                 fov.center = (int(view.x[selected] * c + self.origin[0] + half),
                               int(view.y[selected] * c + self.origin[1] + half))
                 layer = pygame.Surface(fov.size, pygame.SRCALPHA)

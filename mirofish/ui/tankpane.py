@@ -59,6 +59,7 @@ class TankPane:
         self._view: TankView | None = None  # the view drawn last (what a press finds under the mouse)
         self._followed: int | None = None  # the fish followed at the last frame (another one: the camera follows it)
         self._terrain_key: Any = None
+        self._sight_of: Any = None  # the config whose view radii the renderer holds
         self._ascii: tuple[Any, pygame.Surface] | None = None
 
     def new_tank(self, terrain: list[str]) -> None:
@@ -166,6 +167,9 @@ class TankPane:
         if key != self._terrain_key:
             self._terrain_key = key
             self.renderer.set_terrain(shown.terrain())
+        if shown.cfg is not self._sight_of:  # how far its fish see (the followed fish's square of view)
+            self._sight_of = shown.cfg
+            self.renderer.radius, self.renderer.sight = shown.cfg.perception.radius, shown.cfg.view_radii()
         members = getattr(shown.metrics, "school_members", None)
         cam = self.camera
         cam.place(rect)
