@@ -165,6 +165,10 @@ class GroupConfig(_Section):
                                          description="energy its fish lose a tick (default fish.decay_per_tick)")
     move_cost: float | None = Field(None, ge=0, le=10_000,
                                     description="energy a move costs this group's fish (default fish.move_cost)")
+    moves_per_tick: int | None = Field(None, ge=1, le=4,
+                                       description="cells its fish may swim a tick (default 1): a fish whose move "
+                                                   "went through swims on the same way, each cell a move's cost, "
+                                                   "until something is in the way or what it came for is beside it")
     view_radius: int | None = Field(None, ge=1, le=6,
                                     description="how far its fish see, in cells (default perception.radius, the "
                                                 "widest any fish sees: cells beyond a fish's own radius read as "
@@ -666,6 +670,14 @@ class Config(_Section):
     engine: EngineConfig = EngineConfig()
     metrics: MetricsConfig = MetricsConfig()
     record: RecordConfig = RecordConfig()
+
+    def moves_of(self) -> list[int] | None:
+        """Cells each fish slot may swim a tick (its group's ``moves_per_tick``, else 1), or None when
+        every fish swims one."""
+        if not any((g.moves_per_tick or 1) > 1 for g in self.fish.groups):
+            return None
+        own = [g.moves_per_tick or 1 for g in self.fish.groups] + [1]
+        return [own[g] for g in self.fish.group_of()]
 
     def view_radii(self) -> list[int] | None:
         """How far each fish slot sees (its group's ``view_radius``, else ``perception.radius``), or

@@ -266,6 +266,10 @@ class World:
         self.rings = view_rings(cfg.perception.radius)
         self.sight: np.ndarray | None = None
         self._beyond = np.zeros((0, self.rings.size), bool)
+        # cells each fish may swim a tick (GroupConfig.moves_per_tick): per fish slot; None where every
+        # fish swims one (then nothing more is done: the tick and hash as before)
+        fast = cfg.moves_of()
+        self.moves_of: np.ndarray | None = None if fast is None else np.array(fast, np.int8)
         radii = cfg.view_radii()
         if radii is not None:
             self.sight = np.array(radii, np.int8)
@@ -791,6 +795,7 @@ class World:
             self.occupant[s.cell[moved]] = moved
             s.heading[moved] = executed[moved]
         w.food_born[eaten] = NO_FOOD
+        swam = self._swim_on(executed, outcome) if self.moves_of is not None else None
 
         spawned = w.spawn_food(self.rng, t)
         rotted = w.rot_food(t)
@@ -820,6 +825,8 @@ class World:
         np.maximum(s.max_stuck, s.stuck, out=s.max_stuck)
         s.action_counts[s.ids, executed] += 1
         s.moves[moved] += 1
+        if swam is not None:
+            s.moves += swam
         s.refusals[stuck] += 1
         s.eats[ate_mask] += 1
         taken = np.zeros(n, bool)
@@ -872,6 +879,7 @@ class World:
              "meal": meal},
             {"tick": t, "max_energy": self.max_energy, "age_weight": cfg_a.age_weight,
              "energy_weight": cfg_a.energy_weight, "age_cap": cfg_a.age_cap})
+        swam = self._swim_on(executed, outcome) if self.moves_of is not None else None
         spawned, rotted = w.feed_compiled(k, self.rng, t)
         before = s.energy
         s.energy, s.failed = np.empty(n, np.int32), np.empty(n, bool)
@@ -906,10 +914,62 @@ class World:
              "t_low_energy": T_LOW_ENERGY, "sated_line": self.sated_line})
         self.codes = codes
         s.food_seen, s.neighbours, s.food_rose, s.neighbours_changed = food_seen, neighbours, food_rose, changed
+        if swam is not None:
+            s.moves += swam
         self.tick = t + 1
         if not self.tick % self.cfg.memory.summary_every:
             self._summarize()
         return StepOutcome(t, executed, outcome, meal == arbiter.ATE, spawned, rotted)
+
+    def _swim_on(self, executed: np.ndarray, outcome: np.ndarray) -> np.ndarray:
+        """Fast groups' further cells this tick (``GroupConfig.moves_per_tick``), in both ticks
+        after the moves and meals and before the food spawns (so the compiled and the numpy tick
+        give the same world by construction): a fish whose move went through swims on the same
+        way, one cell a round, up to its group's cells a tick, each cell a move's cost paid as it
+        swims (energy stays ≥ 0). It stops where something is in the way (the arbiter resolves
+        each round as a tick's moves: glass, rock, a fish, another fish going there first), where
+        its energy would not pay the cell, and where what it came for is beside it: food on its
+        cell or beside it (a fish that eats food), a fish it hunts in the eight cells around it
+        (a hunter) — so a fast fish does not swim past its meal. Returns the cells each swam on."""
+        s, w = self.school, self.water
+        fast = self.moves_of
+        assert fast is not None
+        swam = np.zeros(s.n, np.int32)
+        going = np.flatnonzero((outcome == arbiter.MOVED) & (fast > 1))
+        if not going.size:
+            return swam
+        cfg_a, pop = self.cfg.arbiter, self.population
+        cost = self.move_cost_of if self.move_cost_of is not None else np.full(s.n, self.move_cost, np.int32)
+        score = arbiter.priority(s.age, s.energy, self.max_energy, age_weight=cfg_a.age_weight,
+                                 energy_weight=cfg_a.energy_weight, age_cap=cfg_a.age_cap)
+        tie = arbiter.tie_break(self.tick, self._id_keys)
+        eats = ~pop.no_food if pop is not None else np.ones(s.n, bool)
+        for more in range(1, int(fast.max())):
+            going = going[(fast[going] > more) & (s.energy[going] >= cost[going])]
+            here = s.cell[going]
+            food = (w.food_born[here[:, None] + self.eat_offsets[None, :]] != NO_FOOD).any(axis=1)
+            going = going[~(food & eats[going])]
+            if pop is not None and pop.hunters and going.size:
+                occ = self.occupant[s.cell[going][:, None] + self.window[None, self.rings == 1]]
+                prey = np.zeros(occ.shape, bool)
+                there = occ >= 0
+                prey[there] = pop.prey_of[np.broadcast_to(pop.of[going][:, None], occ.shape)[there], pop.of[occ[there]]]
+                going = going[~prey.any(axis=1)]
+            if not going.size:
+                break
+            moving = np.zeros(s.n, bool)
+            moving[going] = True
+            targets = s.cell + self.delta[np.minimum(executed, 3)]
+            out = arbiter.resolve_moves(s.cell, targets, moving, w.blocked, self.occupant, score, tie)
+            going = np.flatnonzero(out == arbiter.MOVED)
+            if not going.size:
+                break
+            self.occupant[s.cell[going]] = -1
+            s.cell[going] = targets[going]
+            self.occupant[s.cell[going]] = going
+            s.energy[going] -= cost[going]
+            swam[going] += 1
+        return swam
 
     def _plan_events(self, ate: np.ndarray, before: np.ndarray, food_seen: np.ndarray, neighbours: np.ndarray) -> None:
         """After a tick: which plans ended or failed, and what salient happened (plan triggers).

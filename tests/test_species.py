@@ -172,6 +172,66 @@ def test_a_group_that_sees_less_sees_only_its_rings_in_both_ticks_and_replays(tm
     assert json.loads(done.stdout.strip().splitlines()[-1])["state_hash"] == fast.state_hash()
 
 
+def test_a_fast_group_swims_on_in_both_ticks_stops_for_what_it_came_for_and_replays(tmp_path):
+    """A group's ``moves_per_tick`` (its body): a fish whose move went through swims on the same
+    way, each cell a move's cost, never through glass or a fish and never past food beside it;
+    the others swim one cell; compiled and numpy ticks agree; a recording replays by hash."""
+    from conftest import record_run
+
+    groups = [GroupConfig(name="fast", share=0.5, moves_per_tick=3), GroupConfig(name="plain", share=0.5)]
+    dotted = {"fish.count": 60, "fish.groups": groups}
+    cfg = load_config(seed=3, **dotted)
+    fast, slow = LiveSession(cfg), LiveSession(cfg)
+    slow.world._kernel = None
+    w, of = fast.world, np.array(cfg.fish.group_of())
+    far = {0: 0, 1: 0}  # per group: fish that went more than one cell in a tick
+    for t in range(200):
+        x0, y0 = w.water.xy(w.school.cell)
+        before = w.school.energy.astype(np.int64).copy()
+        moves0 = w.school.moves.astype(np.int64).copy()
+        fast.step()
+        slow.step()
+        assert fast.state_hash() == slow.state_hash(), t
+        x1, y1 = w.water.xy(w.school.cell)
+        went = np.abs(x1 - x0) + np.abs(y1 - y0)
+        assert (went == w.school.moves - moves0).all()  # every cell counted as a move
+        assert ((went <= 1) | (of == 0)).all() and (went <= 3).all()
+        assert ((went == 0) | (x1 == x0) | (y1 == y0)).all()  # straight on: one way
+        for i in np.flatnonzero(went > 1):
+            far[int(of[i])] += 1
+            # it paid a move for each cell (the tank's 0.15 a tick, 0.3 a move, in hundredths)
+            if not w.school.eats[i] and before[i] > 1000:
+                assert before[i] - w.school.energy[i] >= 15 + 30 * went[i] or w.school.energy[i] == 0
+            # and it swam on only where no food was beside it on the way (its last cell may have some)
+            dx, dy = np.sign(x1[i] - x0[i]), np.sign(y1[i] - y0[i])
+            for k in range(1, int(went[i])):
+                cell = w.water.cell(int(x0[i] + k * dx), int(y0[i] + k * dy))
+                around = cell + w.eat_offsets
+                born = w.water.food_born[around]
+                assert not ((born != NO_FOOD) & (born < t)).any()  # (food spawned this tick came after)
+    assert far[0] > 200 and far[1] == 0
+    rec = record_run(tmp_path / "fast.mirofish", 3, 200, **dotted)
+    done = subprocess.run([sys.executable, "-m", "mirofish", "replay", str(rec), "--headless", "--verify"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["state_hash"] == fast.state_hash()
+
+
+def test_fast_pike_catch_more_in_both_ticks():
+    """Pike that swim two cells a tick get beside more minnows than pike that swim one (the
+    predators preset, the same seed), with the same catches in the compiled and numpy tick."""
+    base = _tank(3)
+    groups = [g.model_copy(update={"moves_per_tick": 2}) if g.hunts else g for g in base.fish.groups]
+    quick, quick_np, plain = LiveSession(_tank(3, **{"fish.groups": groups})), \
+        LiveSession(_tank(3, **{"fish.groups": groups})), LiveSession(base)
+    quick_np.world._kernel = None
+    for s in (quick, quick_np, plain):
+        s.run(300)
+    assert quick.state_hash() == quick_np.state_hash()
+    q, p = quick.world.population, plain.world.population
+    assert q.tried[0] > 1.15 * p.tried[0] and q.caught[0] > p.caught[0]
+
+
 def _duel(m: int, trials: int, chance: float = 1.0, confusion: float = 1.0) -> int:
     """Catches in ``trials`` ticks of one hunter beside one prey facing east, with ``m`` of the
     prey's group within two cells of it facing east too (and, for m > 0, one facing west that
