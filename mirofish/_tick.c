@@ -634,7 +634,7 @@ enum {
     X_CODES, X_FOOD_SEEN_OLD, X_NEIGHBOURS_OLD, X_FOOD_SEEN, X_NEIGHBOURS, X_FOOD_ROSE, X_NEIGHBOURS_CHANGED,
     X_COMPANY_TICKS, X_PLAN_GOAL, X_PLAN_PARAM, X_PLAN_END, X_PLAN_TRIGGER, X_NO_FOOD, X_ALONE, X_CROWDED,
     X_HUNGRY_FOOD, X_GOAL_FLAGS, X_MEM_TICK, X_MEM_CODE, X_MEM_ARG, X_MEM_COUNT, X_EVENT_ORDER, X_DECAY_OF,
-    X_MOVE_COST_OF, X_SIGHT, X_RINGS, N_X
+    X_MOVE_COST_OF, X_MAX_ENERGY_OF, X_SIGHT, X_RINGS, N_X
 };
 enum {
     /* ints, in the order World._step_compiled passes them */
@@ -650,7 +650,7 @@ static const char *X_NAMES[N_X] = {
     "codes", "food_seen_old", "neighbours_old", "food_seen", "neighbours", "food_rose", "neighbours_changed",
     "company_ticks", "plan_goal", "plan_param", "plan_end", "plan_trigger", "no_food", "alone", "crowded",
     "hungry_food", "goal_flags", "mem_tick", "mem_code", "mem_arg", "mem_count", "event_order",
-    "decay_of", "move_cost_of", /* each fish's own, or empty: ints' decay and move_cost for all */
+    "decay_of", "move_cost_of", "max_energy_of", /* each fish's own, or empty: the ints' for all */
     "sight", "rings"}; /* each fish's view radius (or empty: all see the whole window), each window cell's ring */
 static const char *I_NAMES[N_I] = {
     "tick", "decay", "move_cost", "food_gain", "rest_gain", "rest_ceiling", "max_energy", "low_line", "hungry_line",
@@ -705,6 +705,9 @@ static PyObject *after(PyObject *self, PyObject *args) {
     if (n_bodies < 0) goto fail;
     TAKE(decay_of, int32_t, ARR(X_DECAY_OF), n_bodies ? n : 0, 0);
     TAKE(move_cost_of, int32_t, ARR(X_MOVE_COST_OF), n_bodies ? n : 0, 0);
+    Py_ssize_t n_tops = items(ARR(X_MAX_ENERGY_OF), 4, "max_energy_of");
+    if (n_tops < 0) goto fail;
+    TAKE(max_energy_of, int32_t, ARR(X_MAX_ENERGY_OF), n_tops ? n : 0, 0);
     Py_ssize_t n_sight = items(ARR(X_SIGHT), 1, "sight");
     if (n_sight < 0) goto fail;
     TAKE(sight, int8_t, ARR(X_SIGHT), n_sight ? n : 0, 0);
@@ -767,7 +770,8 @@ static PyObject *after(PyObject *self, PyObject *args) {
         if (moved) en -= n_bodies ? move_cost_of[i] : v[I_MOVE_COST];
         if (ate) en += v[I_FOOD_GAIN];
         if (e == A_REST && before[i] < v[I_REST_CEILING]) en += v[I_REST_GAIN];
-        en = en < 0 ? 0 : (en > v[I_MAX_ENERGY] ? v[I_MAX_ENERGY] : en);
+        int64_t top = n_tops ? max_energy_of[i] : v[I_MAX_ENERGY];
+        en = en < 0 ? 0 : (en > top ? top : en);
         energy[i] = (int32_t)en;
         age[i] += 1;
         /* counters */

@@ -165,6 +165,9 @@ class GroupConfig(_Section):
                                          description="energy its fish lose a tick (default fish.decay_per_tick)")
     move_cost: float | None = Field(None, ge=0, le=10_000,
                                     description="energy a move costs this group's fish (default fish.move_cost)")
+    max_energy: float | None = Field(None, gt=0, le=10_000,
+                                     description="the most energy its fish can hold (default fish.max_energy); "
+                                                 "its hunger, low and sated lines stay the tank's")
     moves_per_tick: int | None = Field(None, ge=1, le=4,
                                        description="cells its fish may swim a tick (default 1): a fish whose move "
                                                    "went through swims on the same way, each cell a move's cost, "
@@ -258,9 +261,10 @@ class FishConfig(_Section):
             if unknown:
                 raise ValueError(f"group {g.name!r} hunts {', '.join(map(repr, unknown))}: no such group "
                                  f"(groups: {', '.join(names)})")
-            if g.birth_energy is not None and hundredths(g.birth_energy) > hundredths(self.max_energy):
+            top = g.max_energy if g.max_energy is not None else self.max_energy
+            if g.birth_energy is not None and hundredths(g.birth_energy) > hundredths(top):
                 raise ValueError(f"group {g.name!r}: birth_energy {g.birth_energy} is above max_energy "
-                                 f"{self.max_energy}: none would ever be born")
+                                 f"{top}: none would ever be born")
         return self
 
     def group_sizes(self) -> list[int]:
@@ -670,6 +674,19 @@ class Config(_Section):
     engine: EngineConfig = EngineConfig()
     metrics: MetricsConfig = MetricsConfig()
     record: RecordConfig = RecordConfig()
+
+    def max_energy_of(self) -> list[int] | None:
+        """The most energy each fish slot can hold, in hundredths (its group's ``max_energy``, else
+        ``fish.max_energy``), or None when no group has its own."""
+        if not any(g.max_energy is not None for g in self.fish.groups):
+            return None
+        tank = hundredths(self.fish.max_energy)
+        own = [hundredths(g.max_energy) if g.max_energy is not None else tank for g in self.fish.groups] + [tank]
+        return [own[g] for g in self.fish.group_of()]
+
+    def top_energy(self) -> float:
+        """The most energy any fish of the tank can hold (the scale of energy bars and observations)."""
+        return max([self.fish.max_energy] + [g.max_energy for g in self.fish.groups if g.max_energy is not None])
 
     def moves_of(self) -> list[int] | None:
         """Cells each fish slot may swim a tick (its group's ``moves_per_tick``, else 1), or None when

@@ -107,7 +107,7 @@ class AquariumEnv(ParallelEnv):
         self.agents: list[str] = []
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         side = 2 * self.cfg.perception.radius + 1
-        top = float(self.cfg.fish.max_energy)
+        top = float(self.cfg.top_energy())
         obs: dict[str, spaces.Space[Any]] = {
             "view": spaces.Box(0, 7, (side * side,), np.int8),
             "energy": spaces.Box(0.0, top, (1,), np.float32),

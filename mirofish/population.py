@@ -144,7 +144,7 @@ class Population:
                     taken.add(prey)
                     remove_fish(world, prey)
                     self.caught[self.of[prey]] += 1
-                    s.energy[h] = min(int(s.energy[h]) + self.gain[gh], world.max_energy)
+                    s.energy[h] = min(int(s.energy[h]) + self.gain[gh], world.energy_cap(h))
                     changed = True
         starving = np.flatnonzero(self.dies[self.of] & ~s.absent & (s.energy <= 0))
         for i in starving.tolist():

@@ -152,7 +152,7 @@ def tank_view(world: World) -> TankView:
     cells = w.food_cells()
     fx, fy = w.xy(cells)
     return TankView(tick=world.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
-                    max_energy=world.max_energy, traits=s.traits.copy(), stuck=s.stuck.copy(), food_x=fx, food_y=fy,
+                    max_energy=world.top_energy, traits=s.traits.copy(), stuck=s.stuck.copy(), food_x=fx, food_y=fy,
                     food_age=world.tick - w.food_born[cells], rot_ticks=w.rot_ticks,
                     present=~s.absent if s.absent.any() else None,
                     places=copy.deepcopy(world.places) if world.places is not None else None, settings=world.cfg)

@@ -141,7 +141,7 @@ class VectorAquariumEnv(VectorEnv):
         self.species = any(g.species_rules for g in self.cfg.fish.groups)
         self.n_fish = n = self.cfg.fish.slots if self.species else self.cfg.fish.count
         side = 2 * self.cfg.perception.radius + 1
-        top = float(self.cfg.fish.max_energy)
+        top = float(self.cfg.top_energy())
         self.single_observation_space = spaces.Dict({
             "view": spaces.Box(0, 7, (n, side * side), np.int8),
             "energy": spaces.Box(0.0, top, (n,), np.float32),

@@ -251,6 +251,11 @@ class World:
             table = np.array(own, np.int32)
             self.decay_of = np.ascontiguousarray(table[of, 0])
             self.move_cost_of = np.ascontiguousarray(table[of, 1])
+        # the most energy each fish holds (GroupConfig.max_energy): per fish slot, or None where every fish
+        # holds the tank's fish.max_energy (the hunger, low and sated lines stay the tank's either way)
+        tops = cfg.max_energy_of()
+        self.max_energy_of: np.ndarray | None = None if tops is None else np.array(tops, np.int32)
+        self.top_energy = self.max_energy if tops is None else max(tops)  # (the scale of bars and observations)
         self.eat_cost, self.rest_gain = hundredths(f.eat_cost), hundredths(f.rest_gain)
         self.rest_ceiling = hundredths(f.rest_ceiling)
         self.food_energy = hundredths(cfg.food.energy)
@@ -293,6 +298,8 @@ class World:
         s.absent[k:] = True
         s.cell[k:] = self.park
         s.energy[k:] = hundredths(f.start_energy_max)
+        if self.max_energy_of is not None:  # (after the draws: the tank's random stream as before)
+            np.minimum(s.energy, self.max_energy_of, out=s.energy)
         s.persona = [persona_text(t) for t in s.traits]
         if self.plans:  # until its first plan arrives (late, from a slow model), a fish swims on
             s.plan_goal[:], s.plan_param[:] = FIRST_PLAN, s.heading
@@ -430,6 +437,10 @@ class World:
         self._seeking = True  # (seek finds out)
         self._predicating = bool(self._goals.predicates)  # (plan_predicates finds out)
 
+    def energy_cap(self, i: int) -> int:
+        """The most energy fish ``i`` can hold, in hundredths (its group's ``max_energy``, else the tank's)."""
+        return self.max_energy if self.max_energy_of is None else int(self.max_energy_of[i])
+
     def view_codes(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` view codes for the given fish (see :mod:`mirofish.fish.perception`)."""
         codes: np.ndarray = self.codes[fish]
@@ -458,7 +469,7 @@ class World:
             recalled=which(int(i)) if which is not None else (),
             shown=shown,
             tick=self.tick, view=view, food_here=bool(self.water.food_born[s.cell[i]] != NO_FOOD),
-            energy=int(s.energy[i]), max_energy=self.max_energy, age=int(s.age[i]),
+            energy=int(s.energy[i]), max_energy=self.energy_cap(i), age=int(s.age[i]),
             memories=tuple(memories), summaries=tuple(summaries),
             places=self.places.describe(i, (int(x), int(y)), self.tick) if self.places is not None else "",
         )
@@ -811,7 +822,8 @@ class World:
         e[ate_mask] += self.food_energy - self.eat_cost
         e[(executed == _REST) & (s.energy < self.rest_ceiling)] += self.rest_gain
         before = s.energy
-        s.energy = np.minimum(np.maximum(e, 0), self.max_energy).astype(np.int32)
+        top = self.max_energy if self.max_energy_of is None else self.max_energy_of
+        s.energy = np.minimum(np.maximum(e, 0), top).astype(np.int32)
         s.age += 1
 
         # Bookkeeping.
@@ -900,6 +912,7 @@ class World:
              "mem_tick": m.tick, "mem_code": m.code, "mem_arg": m.arg, "mem_count": m.count,
              "event_order": EVENT_ORDER, "decay_of": _NONE32 if self.decay_of is None else self.decay_of,
              "move_cost_of": _NONE32 if self.move_cost_of is None else self.move_cost_of,
+             "max_energy_of": _NONE32 if self.max_energy_of is None else self.max_energy_of,
              "sight": _NONE8 if self.sight is None else self.sight,
              "rings": _NONE8 if self.sight is None else self.rings},
             {"tick": t, "decay": self.decay, "move_cost": self.move_cost,

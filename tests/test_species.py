@@ -232,6 +232,39 @@ def test_fast_pike_catch_more_in_both_ticks():
     assert q.tried[0] > 1.15 * p.tried[0] and q.caught[0] > p.caught[0]
 
 
+def test_a_groups_own_max_energy_caps_its_fish_in_both_ticks_and_replays(tmp_path):
+    """A group's ``max_energy``: its fish hold up to it (more or less than the tank's 100), start at
+    most at it, are told it in their view ("energy: …/200") and a catch or a meal never lifts them
+    past it; compiled and numpy ticks agree; a recording replays by hash."""
+    from conftest import record_run
+
+    groups = [GroupConfig(name="big", share=0.5, max_energy=200.0),
+              GroupConfig(name="small", share=0.5, max_energy=60.0)]
+    dotted = {"fish.count": 60, "fish.groups": groups, "food.spawn_rate": 0.003}
+    cfg = load_config(seed=3, **dotted)
+    fast, slow = LiveSession(cfg), LiveSession(cfg)
+    slow.world._kernel = None
+    w, of = fast.world, np.array(cfg.fish.group_of())
+    assert w.school.energy[of == 1].max() <= 6000 < w.school.energy[of == 0].max()  # (a start above 60: capped)
+    top = {0: 0, 1: 0}
+    for t in range(600):
+        fast.step()
+        slow.step()
+        assert fast.state_hash() == slow.state_hash(), t
+        e = w.school.energy
+        top = {k: max(top[k], int(e[of == k].max())) for k in top}
+    assert top[0] > 10_000 and top[0] <= 20_000 and top[1] == 6000
+    assert "energy: " in w.perceive(0).text() and "/200\n" in w.perceive(0).text()
+    assert "/60\n" in w.perceive(59).text()
+    plain = LiveSession(load_config(seed=3, **{"fish.count": 60}))
+    plain.run(600)
+    assert plain.world.school.energy.max() <= 10_000 and plain.world.max_energy_of is None
+    rec = record_run(tmp_path / "tops.mirofish", 3, 300, **dotted)
+    done = subprocess.run([sys.executable, "-m", "mirofish", "replay", str(rec), "--headless", "--verify"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
 def _duel(m: int, trials: int, chance: float = 1.0, confusion: float = 1.0) -> int:
     """Catches in ``trials`` ticks of one hunter beside one prey facing east, with ``m`` of the
     prey's group within two cells of it facing east too (and, for m > 0, one facing west that
@@ -316,6 +349,8 @@ def test_a_fork_that_moves_a_fish_out_of_reach_saves_it(tmp_path):
     ('fish.groups=[{name="a", count=3, hunts=["a"]}]', "hunts itself"),
     ('fish.groups=[{name="a", count=3, birth_energy=150.0}]', "above max_energy"),
     ('fish.groups=[{name="a", count=3, view_radius=3}]', "view_radius 3 is above perception.radius 2"),
+    ('fish.groups=[{name="a", count=3, max_energy=80.0, birth_energy=90.0}]',
+     "birth_energy 90.0 is above max_energy 80.0"),
 ])
 def test_a_bad_species_is_one_line_exit_2(setting, words):
     done = subprocess.run([sys.executable, "-m", "mirofish", "live", "--headless", "--ticks", "5", "--fish", "5",

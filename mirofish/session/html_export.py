@@ -79,7 +79,7 @@ def _states(rec: Recording, t0: int, t1: int) -> dict[str, Any]:
         present = np.zeros((frames, n), np.uint8)
         food_counts = np.zeros(frames, np.uint32)
         food: list[np.ndarray] = []
-        top = max(1, int(w.max_energy))
+        top = max(1, int(w.top_energy))
         for k in range(frames):
             if k:
                 before = session.tick

@@ -207,7 +207,7 @@ def template_answer(q: Question, world: Any, fish: int) -> tuple[Any, bool, str]
     if q.template is None:
         return None, False, "no_template"
     s = world.school
-    energy = int(s.energy[fish]) / max(1, int(world.max_energy))
+    energy = int(s.energy[fish]) / max(1, world.energy_cap(fish))
     company = int(s.neighbours[fish])
     plans = world.plan_table  # the run's plan types
     t = plans.types[int(s.plan_goal[fish])] if 0 <= int(s.plan_goal[fish]) < plans.n else None

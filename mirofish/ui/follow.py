@@ -48,6 +48,8 @@ class FollowPanel:
         self.scroll = 0
         self._content_h = 0
         self._view_h = 0
+        self._tops_of: Any = None  # the config whose per-fish most energy _tops holds
+        self._tops: list[int] | None = None
 
     def scroll_by(self, dy: int) -> None:
         self.scroll = max(0, min(self.scroll + dy, max(0, self._content_h - self._view_h)))
@@ -73,7 +75,10 @@ class FollowPanel:
             self._brain_line = f"PLAYED BY YOU: {player.doing()}"
         self._tick = shown.tick
         self._places = _places_lines(shown, view, fish)
-        self.draw(surf, rect, snap, energy_hist, last_decision, view.max_energy / 100,
+        if cfg is not self._tops_of:  # the most energy each fish holds (a group's own max_energy)
+            self._tops_of, self._tops = cfg, cfg.max_energy_of()
+        top = self._tops[fish] if self._tops is not None and fish < len(self._tops) else view.max_energy
+        self.draw(surf, rect, snap, energy_hist, last_decision, top / 100,
                   shown.drift(fish), cfg.brain.drift_alert, why, behaviour=behaviour,
                   word_deed=word_deed)
 

@@ -245,7 +245,7 @@ class Host:
         self._samples: deque[str] = deque()  # the HUD's samples the live tank made since the loop last ran
         self.log = log or (lambda line: print(f"mirofish serve: {line}", file=sys.stderr, flush=True))
         w = session.world
-        self.top = int(w.max_energy)
+        self.top = int(w.top_energy)
         self.first = session.tick
         self.metrics: dict[str, list[Any]] = {"tick": []}  # the HUD's series (a recording's samples; live: pushed)
         if not live:
