@@ -893,15 +893,16 @@ static const char plan_doc[] =
     "program j is ops[starts[j]:starts[j+1]]): the first five are forage's, school's, explore's,\n"
     "rest's and keep_away's; the m after them are the plan types the planner draws among beside the\n"
     "built-in ones (m > 0: all six and the m; m = 0: exactly as before), each choosing goal\n"
-    "``extra_goal`` with parameter 0 and horizon ``extra_ticks``. ``plants``, ``prey`` and ``hunters``:\n"
-    "the plants, prey and fish that hunt it each fish is shown (empty: none).\n"
+    "``extra_goal`` with parameter 0 and horizon ``extra_ticks``. ``plants``, ``prey``, ``hunters`` and\n"
+    "``bites``: the plants, prey, fish that hunt it and plants with a bite left each fish is shown\n"
+    "(empty: none).\n"
     "By name: exactly the names of PLAN_ARRAYS and PLAN_NUMBERS.";
 
 enum { P_CODES, P_ROWS_START, P_ROWS_COLUMN, P_ROWS_VALUE, P_TRAITS, P_ENERGY, P_HEADING, P_KEYS, P_BASE, P_REVISIT, P_REVISIT_PARAM,
-       P_REVISIT_HORIZON, P_GOAL_OF, P_PLANTS, P_PREY, P_HUNTERS, P_OPS, P_ARGS, P_STARTS, P_EXTRA_GOAL, P_EXTRA_TICKS, P_GOAL,
+       P_REVISIT_HORIZON, P_GOAL_OF, P_PLANTS, P_PREY, P_HUNTERS, P_BITES, P_OPS, P_ARGS, P_STARTS, P_EXTRA_GOAL, P_EXTRA_TICKS, P_GOAL,
        P_PARAM, P_HORIZON, N_P };
 static const char *P_NAMES[N_P] = {"codes", "rows_start", "rows_column", "rows_value", "traits", "energy", "heading", "keys", "base", "revisit",
-                                   "revisit_param", "revisit_horizon", "goal_of", "plants", "prey", "hunters", "ops", "args",
+                                   "revisit_param", "revisit_horizon", "goal_of", "plants", "prey", "hunters", "bites", "ops", "args",
                                    "starts", "extra_goal", "extra_ticks", "goal", "param", "horizon"};
 enum { PN_REST_CEILING, PN_NEVER_SCHOOL, PN_TICK, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY,
        PN_CROWD_LINE, PN_TEMPERATURE, N_PN };
@@ -925,11 +926,11 @@ static const char *OP_NAMES[N_OPS] = {"const", "feat", "add", "sub", "mul", "div
                                       "ge", "eq", "ne", "and", "or", "if", "min", "max", "abs", "clip"};
 /* the features a planner formula reads, computed per fish below (formula.PLANNER_FEATURES, same set) */
 enum { FX_ENERGY, FX_HUNGER, FX_LOW, FX_FOOD_SEEN, FX_VISIBLE, FX_COMPANY, FX_CROWD, FX_WALLS, FX_PLANTS, FX_PREY, FX_HUNGRY_FOOD,
-       FX_REST_LOW, FX_SOC, FX_CUR, FX_CAU, FX_APP, FX_CALM, FX_HUNTERS, N_FX };
+       FX_REST_LOW, FX_SOC, FX_CUR, FX_CAU, FX_APP, FX_CALM, FX_HUNTERS, FX_BITES, N_FX };
 static const char *FX_NAMES[N_FX] = {"energy", "hunger", "low", "food_seen", "visible", "company", "crowd",
                                              "walls", "plants_seen", "prey_seen", "hungry_food", "rest_low",
                                              "sociability", "curiosity", "caution", "appetite", "calm",
-                                             "hunters_seen"};
+                                             "hunters_seen", "bites_seen"};
 #define FORMULA_STACK 256
 static double fmin_np(double a, double b) { return (a < b || isnan(a)) ? a : b; }
 static double fmax_np(double a, double b) { return (a > b || isnan(a)) ? a : b; }
@@ -1062,11 +1063,12 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         }
     }
     Py_ssize_t n_plants = items(pa[P_PLANTS], 8, "plants"), n_prey = items(pa[P_PREY], 8, "prey"),
-               n_hunters = items(pa[P_HUNTERS], 8, "hunters");
-    if (n_plants < 0 || n_prey < 0 || n_hunters < 0) goto fail;
+               n_hunters = items(pa[P_HUNTERS], 8, "hunters"), n_bites = items(pa[P_BITES], 8, "bites");
+    if (n_plants < 0 || n_prey < 0 || n_hunters < 0 || n_bites < 0) goto fail;
     TAKE(plants, double, pa[P_PLANTS], n_plants ? k : 0, 0);
     TAKE(prey, double, pa[P_PREY], n_prey ? k : 0, 0);
     TAKE(hunters, double, pa[P_HUNTERS], n_hunters ? k : 0, 0);
+    TAKE(bites, double, pa[P_BITES], n_bites ? k : 0, 0);
     TAKE(extra_goal, int8_t, pa[P_EXTRA_GOAL], m, 0);
     TAKE(extra_ticks, double, pa[P_EXTRA_TICKS], m, 0);
     TAKE(goal, int8_t, pa[P_GOAL], k, 1);
@@ -1105,6 +1107,7 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         x[FX_REST_LOW] = energy[i] < rest_ceiling;
         x[FX_SOC] = soc, x[FX_CUR] = cur, x[FX_CAU] = cau, x[FX_APP] = app, x[FX_CALM] = calm;
         x[FX_HUNTERS] = n_hunters ? hunters[i] : 0.0;
+        x[FX_BITES] = n_bites ? bites[i] : 0.0;
         double u[MAX_CHOICES];
         for (int j = 0; j < U_RETURN; j++) u[j] = run_formula(ops + starts[j], prog_args + starts[j], starts[j + 1] - starts[j], x);
         if (ints[PN_NEVER_SCHOOL]) u[U_SCHOOL] = NEG;

@@ -75,6 +75,10 @@ class WorldConfig(_Section):
     tick_seconds: float = Field(0.5, gt=0, le=60, description="simulated seconds per tick")
     plant_patches: int = Field(6, ge=0, le=200, description="plant patches growing from the floor")
     plant_height: int = Field(7, ge=1, le=100, description="tallest plant patch, in cells")
+    plant_bites: int = Field(3, ge=1, le=1000, description="bites each plant cell holds for a group that eats "
+                                                         "plants (GroupConfig.eats_plants)")
+    plant_regrow_ticks: int = Field(60, ge=1, le=1_000_000, description="ticks a bitten plant takes to grow "
+                                                                          "each bite back")
     rocks: int = Field(5, ge=0, le=200, description="rocks (small impassable blobs)")
     cell_px: int = Field(
         0, ge=0, le=40,
@@ -128,6 +132,11 @@ class GroupConfig(_Section):
     @classmethod
     def _url(cls, v: str | None) -> str | None:
         return None if v is None else check_url(v)
+
+    @field_validator("birth_energy", "catch_gain", "decay_per_tick", "move_cost", "max_energy")
+    @classmethod
+    def _check_energy(cls, v: float | None) -> float | None:
+        return None if v is None else _energy(v)
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
                                     description="environment variable with this group's server key")
     prompt: str | None = Field(None, max_length=1000, description="this group's prompt file")
@@ -156,6 +165,9 @@ class GroupConfig(_Section):
     catch_gain: float = Field(40.0, ge=0, le=10_000, description="energy a catch gives the hunter")
     flees: bool = Field(False, description="its fish may flee a fish that hunts them in view (the flee plan: "
                                            "swim straight away from the nearest; docs/species.md)")
+    eats_plants: bool = Field(False, description="its fish graze plants: an eat with no food beside it takes a "
+                                                 "bite of a plant beside it (world.plant_bites; needs "
+                                                 "perception.plants_seen, so its fish see them)")
     eats_food: bool = Field(True, description="false: its fish never eat food nor are drawn to it (a hunter "
                                               "that lives on its prey; its planner's forage weight is 0)")
     shape: Literal["ring", "diamond", "square", "triangle"] | None = Field(
@@ -170,8 +182,9 @@ class GroupConfig(_Section):
                                                  "its hunger, low and sated lines stay the tank's")
     moves_per_tick: int | None = Field(None, ge=1, le=4,
                                        description="cells its fish may swim a tick (default 1): a fish whose move "
-                                                   "went through swims on the same way, each cell a move's cost, "
-                                                   "until something is in the way or what it came for is beside it")
+                                                   "went through swims on the same way, each cell a move's "
+                                                   "cost, until something is in the way or what it came for "
+                                                   "(food, prey, its plan's target) is beside it")
     view_radius: int | None = Field(None, ge=1, le=6,
                                     description="how far its fish see, in cells (default perception.radius, the "
                                                 "widest any fish sees: cells beyond a fish's own radius read as "
@@ -195,7 +208,8 @@ class GroupConfig(_Section):
     @property
     def species_rules(self) -> bool:
         """Does this group live by population rules (births, deaths or hunting)?"""
-        return bool(self.spare or self.birth_energy is not None or self.dies or self.hunts or not self.eats_food)
+        return bool(self.spare or self.birth_energy is not None or self.dies or self.hunts or not self.eats_food
+                    or self.eats_plants)
 
 
 class FishConfig(_Section):
@@ -707,10 +721,14 @@ class Config(_Section):
 
     @model_validator(mode="after")
     def _sight(self) -> Config:
+        grazers = [g.name for g in self.fish.groups if g.eats_plants]
+        if grazers and not self.perception.plants_seen:
+            raise ValueError(f"fish.groups.{grazers[0]}.eats_plants: set perception.plants_seen = true too (its "
+                             f"fish must see the plants, as P)")
         r = self.perception.radius
         for g in self.fish.groups:
             if g.view_radius is not None and g.view_radius > r:
-                raise ValueError(f"group {g.name!r}: view_radius {g.view_radius} is above perception.radius {r} "
+                raise ValueError(f"fish.groups.{g.name}.view_radius: {g.view_radius} is above perception.radius {r} "
                                  f"(the widest view in the tank: raise perception.radius, and give the groups "
                                  f"that see less their own view_radius)")
         return self
@@ -817,6 +835,8 @@ def _format_error(exc: ValidationError) -> str:
     shown = repr(got) if len(repr(got)) <= 60 else repr(got)[:57] + "…"
     extra = f" (got {shown})" if err["type"] != "extra_forbidden" and not isinstance(got, dict) else ""
     more = f" [+{len(exc.errors()) - 1} more]" if len(exc.errors()) > 1 else ""
+    if not err["loc"]:  # a check of the whole config: its message names the keys
+        return f"invalid config: {msg}{more}"
     return f"invalid config: {loc}: {msg}{extra}{more}"
 
 

@@ -94,6 +94,7 @@ class Engine:
             plants=w.plants_shown(need) if w.cfg.perception.plants_seen else None,
             prey=w.prey_seen(need) if w.hunting else None, plans=w.plan_table,
             hunters=w.hunters_seen(need) if w.fleeing else None,
+            bites=w.bites_seen(need) if w.grazing is not None else None,
         )
         if self.source.wants_perceptions:
             batch.perceptions = [w.perceive(int(i), c) for i, c in zip(need, batch.codes)]

@@ -119,7 +119,8 @@ class AquariumEnv(ParallelEnv):
         self._obs_space = spaces.Dict(obs)
         self._act_space = spaces.Discrete(N_ACTIONS)
         self.prompt = load_prompt(self.cfg.brain.prompt)
-        self.system_prompt = system_prompt(plans=False, tendency=self.cfg.brain.tendency, prompt=self.prompt)
+        self.system_prompt = system_prompt(plans=False, tendency=self.cfg.brain.tendency, prompt=self.prompt,
+                                           side=2 * self.cfg.perception.radius + 1)
         self.session: Any = None
         self.episode = 0
         self.steps = 0

@@ -108,12 +108,15 @@ class Population:
         return np.bincount(self.of[~world.school.absent], minlength=self.n_groups)
 
     def summary(self, world: World) -> dict[str, dict[str, float]]:
-        """Per group (that has fish or rules): in the water now, born, starved and caught so far."""
+        """Per group (that has fish or rules): in the water now, born, starved and caught so far (and
+        the bites of plants it took, in a tank where a group eats plants: mirofish/grazing.py)."""
         alive = self.alive(world)
         names = world.cfg.fish.group_names()
+        grazed = world.grazing.grazed if world.grazing is not None else None
         return {name: {"in_water": int(alive[g]), "born": int(self.born[g]), "starved": int(self.starved[g]),
                        "caught": int(self.caught[g]), "tried": int(self.tried[g]),
-                       "caught_per_try": round(int(self.caught[g]) / int(self.tried[g]), 4) if self.tried[g] else 0.0}
+                       "caught_per_try": round(int(self.caught[g]) / int(self.tried[g]), 4) if self.tried[g] else 0.0,
+                       **({"grazed": int(grazed[g])} if grazed is not None else {})}
                 for g, name in enumerate(names) if alive[g] or self.born[g] or self.starved[g] or self.caught[g]}
 
     # ------------------------------------------------------------ the rules

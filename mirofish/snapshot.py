@@ -141,6 +141,9 @@ class TankView:
     present: np.ndarray | None = None  # which fish are in the water; None: all
     places: Places | None = None  # a copy of the fish's remembered places (fish.places), None without
     settings: Config | None = None  # the config at this tick: live settings tuned since included
+    # plants with bites missing (a tank where a group grazes: mirofish/grazing.py): x, y and the
+    # share of their bites left; None where no group grazes
+    bitten: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def in_water(self, i: int) -> bool:
         return self.present is None or bool(self.present[i])
@@ -155,7 +158,17 @@ def tank_view(world: World) -> TankView:
                     max_energy=world.top_energy, traits=s.traits.copy(), stuck=s.stuck.copy(), food_x=fx, food_y=fy,
                     food_age=world.tick - w.food_born[cells], rot_ticks=w.rot_ticks,
                     present=~s.absent if s.absent.any() else None,
-                    places=copy.deepcopy(world.places) if world.places is not None else None, settings=world.cfg)
+                    places=copy.deepcopy(world.places) if world.places is not None else None, settings=world.cfg,
+                    bitten=_bitten(world))
+
+
+def _bitten(world: World) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    g = world.grazing
+    if g is None:
+        return None
+    idx = np.flatnonzero(g.bites < g.most)
+    bx, by = world.water.xy(g.cells[idx])
+    return bx, by, g.bites[idx] / g.most
 
 
 def take_terrain(world: World) -> list[str]:

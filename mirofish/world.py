@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from . import arbiter, interventions, kernel
+from . import interventions, kernel
 from .actions import N_ACTIONS, Action
 from .config import Config, MemoryConfig, hundredths
 from .fish import memory as mem
@@ -50,26 +50,21 @@ from .fish.steering import Steering
 from .fish.targets import TARGETS, is_there, way_to
 from .fish.triggers import (
     T_ACTION_FAILED,
-    T_ATE,
-    T_CROWDED,
-    T_ENERGY_REACHED,
-    T_FOOD_GONE,
     T_FOOD_ROSE,
-    T_FOUND_COMPANY,
-    T_HORIZON,
     T_HUNGRY_FOOD,
     T_HUNTER,
-    T_LOST_COMPANY,
     T_LOW_ENERGY,
     T_NEIGHBOURS,
     T_PLAN_DONE,
     T_PLAN_FAILED,
-    T_STUCK,
     T_TIMEOUT,
 )
+from .grazing import KEY as PLANTS_KEY
+from .grazing import Grazing
 from .population import KEY as POPULATION_KEY
 from .population import Population
 from .rng import make_generator, mix64
+from .ticks import EVENT_ORDER, StepOutcome, step_compiled, step_numpy
 from .water import NO_FOOD, PLANT, Water
 
 if TYPE_CHECKING:
@@ -78,16 +73,10 @@ if TYPE_CHECKING:
 # Decision triggers, most urgent first (a request carries the first that applies).
 NEVER = -(2**30)  # "long ago" for tick-valued fields
 
-EVENTS_IN_ORDER = ("exhausted", "refused", "blocked", "ate", "food_taken", "nothing_to_eat", "low_energy",
-                   "food_seen", "neighbours")  # the memory events of a tick, in the order they are remembered
-EVENT_ORDER = np.array([getattr(mem, name.upper()) for name in EVENTS_IN_ORDER], np.int8)
-_EV = {name: i for i, name in enumerate(EVENTS_IN_ORDER)}  # their columns in World._flags / _args
-
 _EAT, _REST = int(Action.EAT), int(Action.REST)
 # Which plan events concern a goal: one column per event (the plan types' table,
 # fish/plantypes.py; _tick.c reads the same rows: GoalParts.flags).
 GOAL_FLAG_COLUMNS = EVENTS  # (_tick.c's too)
-_F_PLANNED, _F_FORAGE, _F_SCHOOL, _F_REST, _F_ROAMING, _F_CROWD, _F_HUNGRY = range(len(GOAL_FLAG_COLUMNS))
 
 
 class GoalParts:
@@ -116,8 +105,6 @@ def goal_parts(plans: PlanTable) -> GoalParts:
     return plans.part("world", GoalParts)
 
 
-_NONE32 = np.zeros(0, np.int32)  # (after()'s per-fish bodies when no group has its own)
-_NONE8 = np.zeros(0, np.int8)  # (after()'s sight and rings when every fish sees the whole window)
 
 
 class Asks(NamedTuple):
@@ -133,16 +120,6 @@ class Asks(NamedTuple):
     refused: np.ndarray  # (k, 4) bool: directions refused lately (hard_timeout ticks)
 
 
-@dataclass
-class StepOutcome:
-    """What happened in one tick, per fish (read-only for observers)."""
-
-    tick: int  # the tick that was simulated
-    executed: np.ndarray  # action each fish actually attempted (exhausted → rest)
-    move_outcome: np.ndarray  # arbiter.MOVED / STAYED / BLOCKED / CROWDED / OCCUPIED
-    ate: np.ndarray  # bool
-    food_spawned: int
-    food_rotted: int
 
 
 @dataclass(frozen=True)
@@ -316,6 +293,10 @@ class World:
         # does a group flee its hunters (the flee plan, GroupConfig.flees: docs/species.md)?
         self.fleeing: bool = self.hunting and any(g.flees for g in cfg.fish.groups)
         self._flee = self.plan_table.code.get("flee", -1)  # (World.hunted: a fish already fleeing asks nothing)
+        # plants as food (GroupConfig.eats_plants; mirofish/grazing.py); None: no group grazes, and then
+        # nothing of it is kept or hashed, so such tanks hash as before plants could be eaten
+        self.grazing: Grazing | None = Grazing(self) if any(g.eats_plants for g in f.groups) else None
+        self._eat_here = np.zeros(n, bool)  # fish a graze plan keeps eating beside its plant (World.seek)
         self.steering = self._new_steering(cfg)
         self._hunger_scale = 1.0 / (0.8 * self.max_energy)
         # Places each fish remembers where it ate (fish/places.py); None: none (fish.places = 0),
@@ -459,6 +440,8 @@ class World:
             codes = hunters_shown(codes, self.occupant[s.cell[i] + self.window], self.population.hunter_mask,
                                   bool(self.population.hunter_mask[i]))
             shown = (*shown, "hunting", *(("fleeing",) if self.fleeing else ()))  # (the flee plan: listed)
+        if self.grazing is not None:  # (the graze plan: listed)
+            shown = (*shown, "grazing")
         if self.sight is not None and self.sight[i] < self.water.pad:  # beyond its sight: ?
             codes = unseen_shown(codes, self.rings, int(self.sight[i]))
         x, y = self.water.xy(s.cell[i])
@@ -591,6 +574,8 @@ class World:
                  "rests": st.rests, "keys": st.keys, **st.rows},
                 {"tick": self.tick, "hunger_scale": self._hunger_scale, "persistence": c.persistence,
                  "refused": c.refused, "eat": c.eat, "rest": c.rest, "temperature": c.temperature})
+            if self.grazing is not None:
+                out[self._eat_here & (s.energy > 0)] = _EAT  # a graze plan beside its plant eats
             return out
         executed = s.plan_param.astype(np.int8)  # hold plans: their action
         planned = (s.plan_goal != G_HOLD).nonzero()[0]
@@ -601,6 +586,8 @@ class World:
                 self.water.food_born[s.cell[planned]] != NO_FOOD, s.refused_at[planned] >= self.tick - 2,
                 s.stuck[planned])
         executed[s.energy <= 0] = _REST
+        if self.grazing is not None:
+            executed[self._eat_here & (s.energy > 0)] = _EAT  # a graze plan beside its plant eats
         return executed
 
     # ------------------------------------------------------------ the tick
@@ -609,7 +596,11 @@ class World:
         """Advance one tick using every fish's standing intent (then a current, if one flows)."""
         if self._seeking:
             self.seek()
-        out = self._step_compiled() if self._kernel is not None else self._step_numpy()
+        out = step_compiled(self) if self._kernel is not None else step_numpy(self)
+        if self.grazing is not None:
+            self.grazing.grow(out.tick)
+            if self.plans:
+                self.grazing.notice(self, T_HUNGRY_FOOD)
         if self.population is not None and self.population.step(self):
             self.refit_fish()
         if self._predicating:
@@ -634,6 +625,8 @@ class World:
         arrival; with no target in view it keeps still where it is). Runs before either tick
         (compiled or numpy), so both stay the same hash for hash."""
         s, st, found_any = self.school, self.steering, False
+        if self.grazing is not None:
+            self._eat_here[:] = False
         for goal, target in self._goals.seeks:
             if not target.on(self):
                 continue
@@ -646,6 +639,9 @@ class World:
             st.bias[fish] = 0.0
             if target.then == "end":
                 gone = there | ~found
+            elif target.then == "graze":  # it eats beside its plant; with none in view its plan ends
+                gone = ~found
+                self._eat_here[fish[there & found]] = True
             else:  # it stays there; with none in view it keeps still where it is (its plan goes on)
                 gone = np.zeros(fish.size, bool)
                 staying = there & found
@@ -714,6 +710,25 @@ class World:
         """Decisions that got the two-level block because the attached memory raised."""
         return int(getattr(self.recall_part, "fallbacks", 0))
 
+    def bites_in_view(self, fish: np.ndarray) -> np.ndarray:
+        """``(k, side²)`` bool: the cells of each fish's view window that are plants with a bite
+        left, for a fish of a group that eats plants (all False for the others, and in a tank
+        where no group does: mirofish/grazing.py)."""
+        fish = np.asarray(fish, np.int64)
+        if self.grazing is None:
+            return np.zeros((fish.size, self.window.size), bool)
+        out = self.grazing.with_bites(self.school.cell[fish][:, None] + self.window[None, :])
+        out &= self.grazing.grazes[fish][:, None]
+        if self.sight is not None:
+            out &= ~self._beyond[fish]
+        return out
+
+    def bites_seen(self, fish: np.ndarray) -> np.ndarray:
+        """``(k,)`` plant cells with a bite left in each of ``fish``'s view (0 for a fish whose group
+        does not eat plants: the planner's ``bites_seen``)."""
+        counts: np.ndarray = self.bites_in_view(fish).sum(axis=1)
+        return counts
+
     def plants_in_view(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` bool: the cells of each fish's view window that are plants, row by row."""
         plants: np.ndarray = self.water.terrain[self.school.cell[fish][:, None] + self.window[None, :]] == PLANT
@@ -777,243 +792,6 @@ class World:
         x, y = self.water.xy(s.cell[fish])
         dist = np.maximum(np.abs(p.x[fish, j] - x), np.abs(p.y[fish, j] - y))
         return np.stack([slot, np.where(slot >= 0, p.meals_at[fish, j], 0), dist], axis=1).astype(np.int64)
-
-    def _step_numpy(self) -> StepOutcome:
-        """The tick in numpy (the reference the compiled tick is tested against)."""
-        s, w, t = self.school, self.water, self.tick
-        n = s.n
-        executed = self.steer()
-        if self.used_slots != n or np.count_nonzero(s.absent):
-            executed[s.absent] = _REST  # out of the water: it only rests
-        s.intent = executed.copy()
-
-        cfg_a = self.cfg.arbiter
-        score = arbiter.priority(s.age, s.energy, self.max_energy, age_weight=cfg_a.age_weight,
-                                 energy_weight=cfg_a.energy_weight, age_cap=cfg_a.age_cap)
-        tie = arbiter.tie_break(t, self._id_keys)
-
-        moving = executed < 4
-        targets = s.cell + self.delta[np.minimum(executed, 3)]
-        outcome = arbiter.resolve_moves(s.cell, targets, moving, w.blocked, self.occupant, score, tie)
-        has_food = w.food_born != NO_FOOD
-        eaters, eat_result, eaten = arbiter.resolve_eats(s.cell, executed == _EAT, has_food,
-                                                         self.eat_offsets, score, tie)
-
-        moved = (outcome == arbiter.MOVED).nonzero()[0]
-        if moved.size:
-            self.occupant[s.cell[moved]] = -1
-            s.cell[moved] = targets[moved]
-            self.occupant[s.cell[moved]] = moved
-            s.heading[moved] = executed[moved]
-        w.food_born[eaten] = NO_FOOD
-        swam = self._swim_on(executed, outcome) if self.moves_of is not None else None
-
-        spawned = w.spawn_food(self.rng, t)
-        rotted = w.rot_food(t)
-
-        ate_mask = np.zeros(n, bool)
-        ate_mask[eaters[eat_result == arbiter.ATE]] = True
-        if self.decay_of is None or self.move_cost_of is None:
-            e = s.energy - self.decay
-            e[moved] -= self.move_cost
-        else:  # each group's own body
-            e = s.energy - self.decay_of
-            e[moved] -= self.move_cost_of[moved]
-        e[ate_mask] += self.food_energy - self.eat_cost
-        e[(executed == _REST) & (s.energy < self.rest_ceiling)] += self.rest_gain
-        before = s.energy
-        top = self.max_energy if self.max_energy_of is None else self.max_energy_of
-        s.energy = np.minimum(np.maximum(e, 0), top).astype(np.int32)
-        s.age += 1
-
-        # Bookkeeping.
-        refused = (outcome == arbiter.CROWDED) | (outcome == arbiter.OCCUPIED)
-        bumped = outcome == arbiter.BLOCKED
-        stuck = refused | bumped
-        s.stuck[stuck] += 1
-        stuck_idx = stuck.nonzero()[0]
-        s.refused_at[stuck_idx, executed[stuck_idx]] = t
-        s.stuck[~stuck] = 0  # a streak of refusals ends when the fish's own intent works (move, rest, eat)
-        np.maximum(s.max_stuck, s.stuck, out=s.max_stuck)
-        s.action_counts[s.ids, executed] += 1
-        s.moves[moved] += 1
-        if swam is not None:
-            s.moves += swam
-        s.refusals[stuck] += 1
-        s.eats[ate_mask] += 1
-        taken = np.zeros(n, bool)
-        taken[eaters[eat_result == arbiter.TAKEN]] = True
-        nothing = np.zeros(n, bool)
-        nothing[eaters[eat_result == arbiter.NO_FOOD]] = True
-        s.failed = stuck | taken | nothing
-
-        food_before, nb_before = s.food_seen, s.neighbours
-        food_seen, neighbours = self.look()
-        s.food_rose = food_seen > food_before
-        s.neighbours_changed = neighbours != nb_before
-        s.company_ticks[neighbours > 0] += 1
-        if self.plans:
-            self._plan_events(ate_mask, before, food_seen, neighbours)
-
-        # Memories, in this order within a tick (columns of EVENT_ORDER), filled in place.
-        level = s.energy // 100
-        flags, args = self._flags, self._args
-        col = _EV
-        np.logical_and(before > 0, s.energy == 0, out=flags[:, col["exhausted"]])
-        for name, happened in (("refused", refused), ("blocked", bumped), ("ate", ate_mask), ("food_taken", taken),
-                               ("nothing_to_eat", nothing), ("food_seen", s.food_rose),
-                               ("neighbours", s.neighbours_changed)):
-            flags[:, col[name]] = happened
-        np.logical_and(before >= self.low_line, s.energy < self.low_line, out=flags[:, col["low_energy"]])
-        for name, arg in (("refused", executed), ("blocked", executed), ("ate", level), ("low_energy", level),
-                          ("food_seen", food_seen), ("neighbours", neighbours)):
-            args[:, col[name]] = arg
-        s.memory.record_many(t, flags, EVENT_ORDER, args)
-
-        self.tick = t + 1
-        self._summarize()
-        return StepOutcome(t, executed, outcome, ate_mask, spawned, rotted)
-
-    def _step_compiled(self) -> StepOutcome:
-        """:meth:`step` in the compiled tick (mirofish/_tick.c): the same tick, fish by fish in C."""
-        s, w, t, k = self.school, self.water, self.tick, self._kernel
-        assert k is not None
-        n, trig, cfg_a, m = s.n, self.cfg.triggers, self.cfg.arbiter, s.memory
-        executed = self.steer()
-        if self.used_slots != n or s.absent.any():
-            executed[s.absent] = _REST  # out of the water: it only rests
-        s.intent = executed.copy()
-        outcome, meal = np.empty(n, np.int8), np.empty(n, np.int8)
-        k.arbitrate(  # by name (kernel.ARBITRATE_ARRAYS, ARBITRATE_INTS)
-            {"executed": executed, "cell": s.cell, "heading": s.heading, "age": s.age, "energy": s.energy,
-             "id_keys": self._id_keys, "blocked": w.blocked, "occupant": self.occupant, "food_born": w.food_born,
-             "best": self._best, "delta": self.delta, "eat_offsets": self.eat_offsets, "outcome": outcome,
-             "meal": meal},
-            {"tick": t, "max_energy": self.max_energy, "age_weight": cfg_a.age_weight,
-             "energy_weight": cfg_a.energy_weight, "age_cap": cfg_a.age_cap})
-        swam = self._swim_on(executed, outcome) if self.moves_of is not None else None
-        spawned, rotted = w.feed_compiled(k, self.rng, t)
-        before = s.energy
-        s.energy, s.failed = np.empty(n, np.int32), np.empty(n, bool)
-        codes = np.empty((n, self.window.size), np.int8)
-        food_seen, neighbours = np.empty(n, np.int16), np.empty(n, np.int16)
-        food_rose, changed = np.empty(n, bool), np.empty(n, bool)
-        k.after(  # by name: the C side refuses a missing, unknown or misspelt one (kernel.AFTER_ARRAYS)
-            {"executed": executed, "outcome": outcome, "meal": meal, "before": before, "energy": s.energy,
-             "age": s.age, "stuck": s.stuck, "refused_at": s.refused_at, "max_stuck": s.max_stuck,
-             "action_counts": s.action_counts, "moves": s.moves, "refusals": s.refusals, "eats": s.eats,
-             "failed": s.failed, "cell": s.cell, "heading": s.heading, "blocked": w.blocked,
-             "occupant": self.occupant, "food_born": w.food_born, "window": self.window, "codes": codes,
-             "food_seen_old": s.food_seen, "neighbours_old": s.neighbours, "food_seen": food_seen,
-             "neighbours": neighbours, "food_rose": food_rose, "neighbours_changed": changed,
-             "company_ticks": s.company_ticks, "plan_goal": s.plan_goal, "plan_param": s.plan_param,
-             "plan_end": s.plan_end, "plan_trigger": s.plan_trigger, "no_food": s.no_food, "alone": s.alone,
-             "crowded": s.crowded, "hungry_food": s.hungry_food, "goal_flags": self._goals.flags_u8,
-             "mem_tick": m.tick, "mem_code": m.code, "mem_arg": m.arg, "mem_count": m.count,
-             "event_order": EVENT_ORDER, "decay_of": _NONE32 if self.decay_of is None else self.decay_of,
-             "move_cost_of": _NONE32 if self.move_cost_of is None else self.move_cost_of,
-             "max_energy_of": _NONE32 if self.max_energy_of is None else self.max_energy_of,
-             "sight": _NONE8 if self.sight is None else self.sight,
-             "rings": _NONE8 if self.sight is None else self.rings},
-            {"tick": t, "decay": self.decay, "move_cost": self.move_cost,
-             "food_gain": self.food_energy - self.eat_cost, "rest_gain": self.rest_gain,
-             "rest_ceiling": self.rest_ceiling, "max_energy": self.max_energy, "low_line": self.low_line,
-             "hungry_line": self.hungry_line, "plan_events": int(self.plans),
-             "alone_ticks": trig.alone_ticks, "crowd_line": trig.crowd_line,
-             "forage_patience": trig.forage_patience, "stuck_ticks": trig.stuck_ticks, "mem_size": m.size,
-             "t_horizon": T_HORIZON, "t_found_company": T_FOUND_COMPANY, "t_crowded": T_CROWDED,
-             "t_hungry_food": T_HUNGRY_FOOD, "t_lost_company": T_LOST_COMPANY, "t_food_gone": T_FOOD_GONE,
-             "t_energy_reached": T_ENERGY_REACHED, "t_ate": T_ATE, "t_stuck": T_STUCK,
-             "t_low_energy": T_LOW_ENERGY, "sated_line": self.sated_line})
-        self.codes = codes
-        s.food_seen, s.neighbours, s.food_rose, s.neighbours_changed = food_seen, neighbours, food_rose, changed
-        if swam is not None:
-            s.moves += swam
-        self.tick = t + 1
-        if not self.tick % self.cfg.memory.summary_every:
-            self._summarize()
-        return StepOutcome(t, executed, outcome, meal == arbiter.ATE, spawned, rotted)
-
-    def _swim_on(self, executed: np.ndarray, outcome: np.ndarray) -> np.ndarray:
-        """Fast groups' further cells this tick (``GroupConfig.moves_per_tick``), in both ticks
-        after the moves and meals and before the food spawns (so the compiled and the numpy tick
-        give the same world by construction): a fish whose move went through swims on the same
-        way, one cell a round, up to its group's cells a tick, each cell a move's cost paid as it
-        swims (energy stays ≥ 0). It stops where something is in the way (the arbiter resolves
-        each round as a tick's moves: glass, rock, a fish, another fish going there first), where
-        its energy would not pay the cell, and where what it came for is beside it: food on its
-        cell or beside it (a fish that eats food), a fish it hunts in the eight cells around it
-        (a hunter) — so a fast fish does not swim past its meal. Returns the cells each swam on."""
-        s, w = self.school, self.water
-        fast = self.moves_of
-        assert fast is not None
-        swam = np.zeros(s.n, np.int32)
-        going = np.flatnonzero((outcome == arbiter.MOVED) & (fast > 1))
-        if not going.size:
-            return swam
-        cfg_a, pop = self.cfg.arbiter, self.population
-        cost = self.move_cost_of if self.move_cost_of is not None else np.full(s.n, self.move_cost, np.int32)
-        score = arbiter.priority(s.age, s.energy, self.max_energy, age_weight=cfg_a.age_weight,
-                                 energy_weight=cfg_a.energy_weight, age_cap=cfg_a.age_cap)
-        tie = arbiter.tie_break(self.tick, self._id_keys)
-        eats = ~pop.no_food if pop is not None else np.ones(s.n, bool)
-        for more in range(1, int(fast.max())):
-            going = going[(fast[going] > more) & (s.energy[going] >= cost[going])]
-            here = s.cell[going]
-            food = (w.food_born[here[:, None] + self.eat_offsets[None, :]] != NO_FOOD).any(axis=1)
-            going = going[~(food & eats[going])]
-            if pop is not None and pop.hunters and going.size:
-                occ = self.occupant[s.cell[going][:, None] + self.window[None, self.rings == 1]]
-                prey = np.zeros(occ.shape, bool)
-                there = occ >= 0
-                prey[there] = pop.prey_of[np.broadcast_to(pop.of[going][:, None], occ.shape)[there], pop.of[occ[there]]]
-                going = going[~prey.any(axis=1)]
-            if not going.size:
-                break
-            moving = np.zeros(s.n, bool)
-            moving[going] = True
-            targets = s.cell + self.delta[np.minimum(executed, 3)]
-            out = arbiter.resolve_moves(s.cell, targets, moving, w.blocked, self.occupant, score, tie)
-            going = np.flatnonzero(out == arbiter.MOVED)
-            if not going.size:
-                break
-            self.occupant[s.cell[going]] = -1
-            s.cell[going] = targets[going]
-            self.occupant[s.cell[going]] = going
-            s.energy[going] -= cost[going]
-            swam[going] += 1
-        return swam
-
-    def _plan_events(self, ate: np.ndarray, before: np.ndarray, food_seen: np.ndarray, neighbours: np.ndarray) -> None:
-        """After a tick: which plans ended or failed, and what salient happened (plan triggers).
-
-        Later lines win: failing (stuck) and low energy outrank a plan's ordinary end.
-        """
-        s, t = self.school, self.cfg.triggers
-        goal = self._goals.flags[s.plan_goal]  # (n, flags) — which events matter to each fish's goal
-        seen_food, company = food_seen > 0, neighbours > 0
-        s.no_food = np.where(seen_food, 0, s.no_food + 1)
-        was_alone = s.alone >= t.alone_ticks
-        s.alone = np.where(company, 0, s.alone + 1)
-        crowded = (neighbours >= t.crowd_line) | (s.crowded & (neighbours >= t.crowd_line - 2))
-        hungry_food = (s.energy < self.hungry_line) & seen_food
-        ev = np.where(self.tick + 1 >= s.plan_end, T_HORIZON, -1).astype(np.int8)
-        ev[goal[:, _F_ROAMING] & was_alone & company] = T_FOUND_COMPANY
-        ev[goal[:, _F_CROWD] & crowded & ~s.crowded] = T_CROWDED
-        ev[goal[:, _F_HUNGRY] & hungry_food & ~s.hungry_food] = T_HUNGRY_FOOD
-        ev[goal[:, _F_SCHOOL] & (s.alone == t.alone_ticks)] = T_LOST_COMPANY
-        forage = goal[:, _F_FORAGE]
-        ev[forage & (s.no_food >= t.forage_patience)] = T_FOOD_GONE
-        ev[goal[:, _F_REST] & (s.energy >= s.plan_param.astype(np.int32) * 100)] = T_ENERGY_REACHED
-        # a meal ends a forage plan only when it made the fish sated (sated_line 0: every meal);
-        # a forager with nothing left in view searches on until food_gone or its horizon
-        sated = ((before < self.sated_line) & (s.energy >= self.sated_line)) | (self.sated_line == 0)
-        ev[forage & ate & sated] = T_ATE
-        ev[goal[:, _F_PLANNED] & (s.stuck > 0) & (s.stuck % t.stuck_ticks == 0)] = T_STUCK
-        ev[~forage & (before >= self.low_line) & (s.energy < self.low_line)] = T_LOW_ENERGY
-        s.crowded, s.hungry_food = crowded, hungry_food
-        raised = ev >= 0
-        s.plan_trigger[raised] = ev[raised]
 
     def _summarize(self) -> None:
         """Every ``summary_every`` ticks, write a long-term summary for each fish with news.
@@ -1109,6 +887,8 @@ class World:
             out["fish.absent"] = s.absent.copy()
         if self.population is not None:
             out[POPULATION_KEY] = self.population.state()
+        if self.grazing is not None:
+            out[PLANTS_KEY] = self.grazing.state()
         tuned = self.tuned()
         if tuned:
             out["world.tuned"] = np.frombuffer(json.dumps(tuned, sort_keys=True).encode(), np.uint8).copy()
@@ -1138,6 +918,8 @@ class World:
         self.current = tuple(int(v) for v in d["world.current"]) if "world.current" in d else None  # type: ignore[assignment]
         if self.population is not None:
             self.population.load(d.get(POPULATION_KEY))
+        if self.grazing is not None:
+            self.grazing.load(d.get(PLANTS_KEY))
         tuned = json.loads(bytes(d["world.tuned"]).decode()) if "world.tuned" in d else {}
         if tuned or self.tuned():
             self.retune(self.base_cfg)

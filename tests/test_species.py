@@ -265,6 +265,140 @@ def test_a_groups_own_max_energy_caps_its_fish_in_both_ticks_and_replays(tmp_pat
     assert done.returncode == 0, done.stderr
 
 
+def _return_to(moves: int, d: int, ticks: int = 40) -> bool:
+    """A fish of a group that swims ``moves`` cells a tick, alone in open water with no food, sent to
+    return to a remembered place ``d`` cells east: does its plan end there (within a cell)?"""
+    groups = [GroupConfig(name="swimmer", count=1, moves_per_tick=moves)]
+    cfg = load_config(seed=1, **{"fish.count": 1, "fish.groups": groups, "fish.places": 3, "food.spawn_rate": 0.0,
+                                 "world.rocks": 0, "world.plant_patches": 0})
+    w = LiveSession(cfg).world
+    s = w.school
+    x0, y0 = 40, 25
+    w.occupant[s.cell[0]] = -1
+    s.cell[0] = w.water.cell(x0, y0)
+    w.occupant[s.cell[0]] = 0
+    s.energy[0] = 9000
+    w.places.x[0, 0], w.places.y[0, 0], w.places.meals_at[0, 0] = x0 + d, y0, 3
+    w.apply_plans(np.array([0]), np.array([w.plan_table.code["return"]]), np.array([0]), np.array([200]))
+    for _ in range(ticks):
+        if s.plan_end[0] <= w.tick:
+            x, _ = w.water.xy(s.cell[0])
+            return abs(int(x) - (x0 + d)) <= 1
+        w.step()
+    return False
+
+
+@pytest.mark.parametrize("moves", [1, 2, 4])
+def test_a_fast_fish_stops_at_its_plans_target_and_does_not_swim_past_it(moves):
+    assert all(_return_to(moves, d) for d in (2, 3, 4, 6))
+
+
+def test_a_fish_added_to_a_groups_room_starts_within_its_groups_max_energy():
+    cfg = load_config(seed=1, **{"fish.count": 20, "fish.groups": [GroupConfig(name="small", count=10,
+                                                                              max_energy=30.0)]})
+    w = LiveSession(cfg).world
+    w.intervene({"kind": "remove", "fish": 3})
+    w.intervene({"kind": "add", "x": 20, "y": 20})
+    assert not w.school.absent[3] and w.school.energy[3] == 3000 and "energy: 30.00/30" in w.perceive(3).text()
+
+
+def test_the_test_server_reads_a_short_sighted_fishs_view_and_a_wider_tank_is_told_its_side():
+    """A model at the bundled test server answers a fish that sees one ring (its view with ?) from
+    what it sees, as it answers the others; a tank of radius 3 is told its view is 7x7."""
+    from mirofish.brains.testreplies import scripted_plan
+    from mirofish.brains.testserver import TestServer
+
+    groups = [GroupConfig(name="near", count=10, view_radius=1), GroupConfig(name="far", count=10)]
+    with TestServer(keep_bodies=True) as server:
+        cfg = load_config(seed=5, **{"fish.count": 20, "fish.groups": groups, "perception.radius": 3,
+                                     "brain.kind": "llm", "brain.request_timeout_s": 5.0,
+                                     "brain.small.endpoints": [{"base_url": server.url, "model": "fish-mini"}]})
+        live = LiveSession(cfg)
+        try:
+            live.run(30)
+            status = live.source.status()
+        finally:
+            live.close()
+        asked = [m for m in map(json.loads, server.bodies) if m.get("messages")]
+    near = status["groups"]["near"]  # (a mixed tank: each group's own source)
+    assert near["model_decisions"] >= 10 and near["fallback_rate"] == 0.0, near
+    texts = [m["messages"][-1]["content"] for m in asked]
+    assert any("?" in t for t in texts)
+    assert not any(scripted_plan(t)["thought"] == "I cannot make out the water" for t in texts)
+    systems = [m["messages"][0]["content"] for m in asked]
+    assert sum("Your 7x7 view" in t for t in systems) >= 20 and not any("5x5" in t for t in systems)
+
+
+def _grazing_settings(grazes: bool = True) -> dict:
+    groups = [GroupConfig(name="grazers", share=0.5, eats_plants=grazes), GroupConfig(name="others", share=0.5)]
+    return {"fish.count": 60, "fish.groups": groups, "perception.plants_seen": True, "food.spawn_rate": 0.0001,
+            "world.plant_patches": 24}
+
+
+def _grazing_tank(seed: int = 3, grazes: bool = True):
+    return load_config(seed=seed, **_grazing_settings(grazes))
+
+
+def test_a_group_that_eats_plants_grazes_them_in_both_ticks_and_they_grow_back(tmp_path):
+    """``eats_plants``: a grazer's eat with no food beside it takes a bite of a plant beside it
+    (a meal: energy, ``eats``, the ``ate`` memory), the plant has one bite less and grows it back
+    in ``world.plant_regrow_ticks``; the other group never bites; the graze plan is offered in
+    the prompt; compiled and numpy ticks agree; a recording replays and forks by hash."""
+    from conftest import record_run
+
+    from mirofish.brains.prompts import default_prompt
+    from mirofish.water import PLANT
+
+    cfg = _grazing_tank()
+    fast, slow = LiveSession(cfg), LiveSession(cfg)
+    slow.world._kernel = None
+    w, g = fast.world, fast.world.grazing
+    assert g is not None and g.bites.size == int(np.count_nonzero(w.water.terrain == PLANT))
+    of = np.array(cfg.fish.group_of())
+    bitten = 0
+    for t in range(500):
+        bites, grazed, eats = g.bites.copy(), g.grazed.copy(), w.school.eats.copy()
+        fast.step()
+        slow.step()
+        assert fast.state_hash() == slow.state_hash(), t
+        took = int(g.grazed[0] - grazed[0])
+        assert g.grazed[1] == 0  # the others never bite
+        grew = np.flatnonzero(g.bites > bites)
+        assert (g.bites[grew] == bites[grew] + 1).all()  # a bite grows back at a time
+        assert int((bites - g.bites).clip(0).sum()) == took  # every bite taken is off a plant
+        if took:
+            bitten += took
+            eaters = np.flatnonzero((w.school.eats > eats) & (of == 0))
+            assert eaters.size >= took  # each bite is a meal of a grazer
+    assert bitten >= 20 and (g.bites < g.most).any()
+    assert "graze - swim beside the nearest plant (P)" in default_prompt().system(shown=w.perceive(0).shown)
+    plain = LiveSession(load_config(seed=3, **{"perception.plants_seen": True}))
+    assert plain.world.grazing is None and "graze" not in default_prompt().system(shown=plain.world.perceive(0).shown)
+    rec = record_run(tmp_path / "graze.mirofish", 3, 400, **_grazing_settings())
+    done = subprocess.run([sys.executable, "-m", "mirofish", "replay", str(rec), "--headless", "--verify"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    again = LiveSession(cfg)
+    again.run(400)
+    assert json.loads(done.stdout.strip().splitlines()[-1])["state_hash"] == again.state_hash()
+    fork = subprocess.run([sys.executable, "-m", "mirofish", "fork", str(rec), "--at", "300", "--fish", "0",
+                           "--plan", "graze 30", "--ticks", "50"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert fork.returncode == 0, fork.stderr
+
+
+def test_plants_feed_a_group_that_eats_them():
+    """The null beside it: the same lean tank and seeds, the same group not grazing, is hungrier."""
+    fed, unfed = [], []
+    for seed in (1, 2, 3):
+        for grazes, out in ((True, fed), (False, unfed)):
+            s = LiveSession(_grazing_tank(seed, grazes))
+            s.run(600)
+            of = np.array(s.cfg.fish.group_of())
+            out.append(float(s.world.school.energy[of == 0].mean()))
+    assert sum(fed) > sum(unfed) * 1.2, (fed, unfed)
+
+
 def _duel(m: int, trials: int, chance: float = 1.0, confusion: float = 1.0) -> int:
     """Catches in ``trials`` ticks of one hunter beside one prey facing east, with ``m`` of the
     prey's group within two cells of it facing east too (and, for m > 0, one facing west that
@@ -348,7 +482,9 @@ def test_a_fork_that_moves_a_fish_out_of_reach_saves_it(tmp_path):
     ('fish.groups=[{name="a", count=3, hunts=["b"]}]', "hunts 'b': no such group"),
     ('fish.groups=[{name="a", count=3, hunts=["a"]}]', "hunts itself"),
     ('fish.groups=[{name="a", count=3, birth_energy=150.0}]', "above max_energy"),
-    ('fish.groups=[{name="a", count=3, view_radius=3}]', "view_radius 3 is above perception.radius 2"),
+    ('fish.groups=[{name="a", count=3, view_radius=3}]', "fish.groups.a.view_radius: 3 is above perception.radius 2"),
+    ('fish.groups=[{name="a", count=3, max_energy=0.001}]', "fish.groups.0.max_energy: energy amounts have a"),
+    ('fish.groups=[{name="a", count=3, eats_plants=true}]', "fish.groups.a.eats_plants: set perception.plants_seen"),
     ('fish.groups=[{name="a", count=3, max_energy=80.0, birth_energy=90.0}]',
      "birth_energy 90.0 is above max_energy 80.0"),
 ])

@@ -114,6 +114,8 @@ class RequestBatch:
     prey: np.ndarray | None = None
     # (k,) fish of groups that hunt it in each fish's view (None: no group flees its hunters)
     hunters: np.ndarray | None = None
+    # (k,) plant cells with a bite left in each fish's view (mirofish/grazing.py; None: no group eats plants)
+    bites: np.ndarray | None = None
     # the run's plan types (its registry's: mirofish/registry.py); goal codes in a reply are its
     plans: PlanTable = DEFAULT_PLANS
 
@@ -134,6 +136,7 @@ class RequestBatch:
             plants=self.plants[pick] if self.plants is not None else None,
             prey=self.prey[pick] if self.prey is not None else None,
             hunters=self.hunters[pick] if self.hunters is not None else None,
+            bites=self.bites[pick] if self.bites is not None else None,
         )
 
 

@@ -232,7 +232,8 @@ class InstinctPlanner(InlineSource):
         features)."""
         k = len(b)
         values = from_request(b.energy, b.max_energy, b.traits, f, b.plants, self.trig.low_energy_fraction,
-                              self.trig.crowd_line, b.prey, self.trig.hungry_fraction, self.rest_ceiling, b.hunters)
+                              self.trig.crowd_line, b.prey, self.trig.hungry_fraction, self.rest_ceiling, b.hunters,
+                              b.bites)
         u = np.empty((k, len(self._utilities)))
         for j, (formula, w) in enumerate(self._utilities):
             u[:, j] = formula(_Weighted(values, w), k)
@@ -322,6 +323,7 @@ class InstinctPlanner(InlineSource):
              "plants": _EMPTY if b.plants is None else _doubles(b.plants),  # (inline: no call per batch
              "prey": _EMPTY if b.prey is None else _doubles(b.prey),  # in the usual tank, the call budget)
              "hunters": _EMPTY if b.hunters is None else _doubles(b.hunters),
+             "bites": _EMPTY if b.bites is None else _doubles(b.bites),
              "ops": self._ops, "args": self._args, "starts": self._starts, "extra_goal": self._goals[6:],
              "extra_ticks": self._extra_ticks, "goal": goals, "param": params, "horizon": horizons},
             {"rest_ceiling": int(self.rest_ceiling), "never_school": int(self.never_school), "tick": int(b.tick),

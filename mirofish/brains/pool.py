@@ -480,7 +480,7 @@ class ModelPool(DecisionSource):
         self._info(f"warming up the model server {where}: {ep.slots} slot{'s' if ep.slots > 1 else ''} "
                    f"({ep.slots_source}); the first answer of a cold server can take a while …")
         start = self._loop.time()
-        fish = Perception(tick=0, view=".....\n..F..\n..@.<\n.....\n.....", food_here=False, energy=5000,
+        fish = Perception(tick=0, view=_warm_view(self.cfg.perception.radius), food_here=False, energy=5000,
                           max_energy=10000, age=0, memories=())
         goals, ways = fitting_choices(fish.view)
         msgs = messages(fish, "a calm fish", "first_plan", plans=self.plans, tendency=self.bcfg.tendency,
@@ -607,7 +607,7 @@ class ModelPool(DecisionSource):
         if seen is None:
             seen = self._seen[fish] = Familiar(self.bcfg.novel_baseline, self.bcfg.novel_forget_ticks)
         p = batch.perceptions[i]
-        hungry = p.energy < self.cfg.triggers.hungry_fraction * p.max_energy
+        hungry = p.energy < self.cfg.triggers.hungry_fraction * batch.max_energy  # (the tank's line, as the triggers')
         klass = classify(trigger, batch.codes[i], seen, tick, recall=hungry and bool(p.places))
         self.stats.classes[klass] += 1
         self.stats.requests += 1
@@ -917,3 +917,14 @@ class ModelPool(DecisionSource):
             self.stats.miss_reasons[reason] += 1
             reason = "cache_miss"
         self.results.put(self._instead(batch.subset(np.array([i])), reason, calls))
+
+
+def _warm_view(radius: int) -> str:
+    """The warm-up request's view, the tank's side (2r+1): food north of the fish, a fish two cells
+    east facing it (at the default radius ".....\n..F..\n..@.<\n.....\n.....")."""
+    side = 2 * radius + 1
+    grid = [["."] * side for _ in range(side)]
+    grid[radius][radius], grid[radius - 1][radius] = "@", "F"
+    grid[radius][min(radius + 2, side - 1)] = "<"
+    return "\n".join("".join(row) for row in grid)
+

@@ -263,11 +263,11 @@ def parse_summary_reply(text: str | None) -> str:
 
 
 def system_prompt(plans: bool = True, tendency: bool = True, prompt: Prompt | None = None,
-                  shown: tuple[str, ...] = (), table: PlanTable = DEFAULT) -> str:
+                  shown: tuple[str, ...] = (), table: PlanTable = DEFAULT, side: int = 5) -> str:
     """The shared prefix of plan or action mode, with or without the tendency line (``prompt``:
     a prompt file's, default the bundled one; ``shown``: the tank's perception switches on;
-    ``table``: the run's plan types, listed in plan mode)."""
-    return (prompt or default_prompt()).system(plans, tendency, shown, table)
+    ``table``: the run's plan types, listed in plan mode; ``side``: the view's side)."""
+    return (prompt or default_prompt()).system(plans, tendency, shown, table, side)
 
 
 MEMORY_TOKENS = 200  # brain.memory_tokens' default: the memory block's budget (docs/memory.md)
@@ -341,7 +341,8 @@ def messages(perception: Perception, persona: str, trigger: str, summary_facts: 
                             table)
     else:
         body = fish_message(perception, persona, trigger, summary_facts, memories, summaries, prompt, memory_tokens)
-    return [{"role": "system", "content": system_prompt(plans, tendency, prompt, perception.shown, table)},
+    side = perception.view.count("\n") + 1  # (2 × perception.radius + 1)
+    return [{"role": "system", "content": system_prompt(plans, tendency, prompt, perception.shown, table, side)},
             {"role": "user", "content": body}]
 
 

@@ -112,11 +112,17 @@ class Prompt:
     # -- the texts a model brain sends
 
     def system(self, plans: bool = True, tendency: bool = True, shown: tuple[str, ...] = (),
-               plan_types: PlanTable = DEFAULT) -> str:
+               plan_types: PlanTable = DEFAULT, side: int = 5) -> str:
         """The shared prefix (plan or action mode), with or without the tendency line; ``shown``:
         the perception switches on in the tank (Perception.shown): their legend, and the plan
         types that need one (PlanType.needs) in the plan list; ``plan_types``: the run's plan table
-        (mirofish/registry.py), whose rows the plan list is."""
+        (mirofish/registry.py), whose rows the plan list is; ``side``: the view's side (2 ×
+        perception.radius + 1) — the bundled texts say "5x5", which a tank of another radius reads
+        as its own side (a text that does not say 5x5 is sent as written)."""
+        text = self._system(plans, tendency, shown, plan_types)
+        return text if side == 5 else text.replace("5x5", f"{side}x{side}")
+
+    def _system(self, plans: bool, tendency: bool, shown: tuple[str, ...], plan_types: PlanTable) -> str:
         table = "plan" if plans else "action"
         tend = self.t(table, "tendency") if tendency else ""
         legend = legend_extra(dict.fromkeys(shown, True))

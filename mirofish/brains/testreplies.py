@@ -78,8 +78,22 @@ def strict_schema_errors(schema: Any, path: str = "schema") -> list[str]:
 _MOVES = {"move_n": (0, -1), "move_s": (0, 1), "move_w": (-1, 0), "move_e": (1, 0)}
 
 
-_VIEW_ROW = re.compile(r"^[.#F@^v<>]{5}$", re.M)
+_VIEW_ROW = re.compile(r"^[.#F@^v<>PX?]{3,13}$", re.M)  # a view row: any side (perception.radius), any code
 _FISH = "^v<>"
+
+
+def _view(prompt: str) -> list[str] | None:
+    """The last square view in ``prompt`` (its rows), or None: the last ``side`` rows of one
+    width, ``side`` odd (5 at the default radius; a plant, a hunter or a cell out of sight read
+    as they are shown)."""
+    rows = _VIEW_ROW.findall(prompt)
+    if not rows:
+        return None
+    side = len(rows[-1])
+    view = rows[-side:]
+    if side % 2 == 0 or len(view) < side or any(len(r) != side for r in view):
+        return None
+    return view
 
 
 def _find(pattern: str, text: str, flags: int = 0) -> str:
@@ -92,22 +106,22 @@ def _find(pattern: str, text: str, flags: int = 0) -> str:
 
 def scripted_plan(prompt: str) -> dict[str, Any]:
     """A plan for a plan-mode fish prompt: deterministic and legal for the view in it."""
-    rows = _VIEW_ROW.findall(prompt)
     found = re.search(r"energy (\d+)/", prompt, re.I)
     energy = int(found.group(1)) if found else 50
-    if len(rows) < 5:
+    view = _view(prompt)
+    if view is None:
         return {"goal": "explore", "direction": "east", "ticks": 20, "thought": "I cannot make out the water"}
-    view = rows[-5:]
     text = "".join(view)
+    r = len(view) // 2
     if energy == 0:
         return {"goal": "rest", "until": 10, "ticks": 20, "thought": "exhausted"}
     if "F" in text and energy < 60:
         return {"goal": "forage", "ticks": 40, "thought": f"hungry ({energy}), food in view"}
     if any(c in text for c in _FISH):
         return {"goal": "school", "ticks": 120, "thought": "others nearby, swim with them"}
-    open_ways = {"north": view[0].count(".") + view[1].count("."), "south": view[3].count(".") + view[4].count("."),
-                 "west": sum(r[:2].count(".") for r in view), "east": sum(r[3:].count(".") for r in view)}
-    ahead = {"north": view[1][2], "south": view[3][2], "west": view[2][1], "east": view[2][3]}
+    open_ways = {"north": sum(row.count(".") for row in view[:r]), "south": sum(row.count(".") for row in view[r + 1:]),
+                 "west": sum(row[:r].count(".") for row in view), "east": sum(row[r + 1:].count(".") for row in view)}
+    ahead = {"north": view[r - 1][r], "south": view[r + 1][r], "west": view[r][r - 1], "east": view[r][r + 1]}
     ways = sorted((-n, w) for w, n in open_ways.items() if ahead[w] != "#")
     k = int(hashlib.blake2b(prompt.encode(), digest_size=4).hexdigest(), 16)
     way = ways[k % min(2, len(ways))][1] if ways else "north"
@@ -116,12 +130,12 @@ def scripted_plan(prompt: str) -> dict[str, Any]:
 
 def scripted_reply(prompt: str) -> tuple[str, str]:
     """(action, thought) for a fish prompt: deterministic, legal for the view in it."""
-    rows = _VIEW_ROW.findall(prompt)
-    if len(rows) < 5:
+    view = _view(prompt)
+    if view is None:
         return "rest", "I cannot make out the water"
-    view = rows[-5:]
     food_here = re.search(r"^here: food", prompt, re.M) is not None
-    cells = {(x - 2, y - 2): view[y][x] for y in range(5) for x in range(5)}
+    r = len(view) // 2
+    cells = {(x - r, y - r): view[y][x] for y in range(len(view)) for x in range(len(view))}
     legal = [a for a, (dx, dy) in _MOVES.items() if cells[(dx, dy)] in ".F"]
     if food_here or any(cells[d] == "F" for d in _MOVES.values()):
         return "eat", "food right here"
@@ -251,10 +265,10 @@ def illegal_action(prompt: str) -> str | None:
     """An action the view in ``prompt`` forbids (to test that replies are checked), if any."""
     from .prompt import legal_for_view
 
-    rows = _VIEW_ROW.findall(prompt)
-    if len(rows) < 5:
+    rows = _view(prompt)
+    if rows is None:
         return None
-    view = "\n".join(rows[-5:])
+    view = "\n".join(rows)
     for action in ("eat", "move_n", "move_s", "move_w", "move_e"):
         if not legal_for_view(action, view, re.search(r"^here: food", prompt, re.M) is not None):
             return action
@@ -271,8 +285,11 @@ def _offered(schema: dict[str, Any] | None) -> list[str]:
 
 def _ahead(prompt: str) -> str:
     """The four cells next to the fish (n, s, w, e) in a prompt's view."""
-    rows = _VIEW_ROW.findall(prompt)[-5:]
-    return rows[1][2] + rows[3][2] + rows[2][1] + rows[2][3] if len(rows) == 5 else "...."
+    rows = _view(prompt)
+    if rows is None:
+        return "...."
+    r = len(rows) // 2
+    return rows[r - 1][r] + rows[r + 1][r] + rows[r][r - 1] + rows[r][r + 1]
 
 
 def _embedding(text: str, dims: int = 64) -> list[float]:
@@ -393,7 +410,7 @@ def _plan_reply(prompt: str, policy: str, strict_schema: dict[str, Any] | None, 
         reply = {**reply, "goal": "school" if "school" not in _offered(schema) else "dance"}
     if fault == "illegal":  # school with nobody in view, else explore into adjacent glass
         glass = [w for w, ch in zip(("north", "south", "west", "east"), _ahead(prompt)) if ch == "#"]
-        if not any(c in "".join(_VIEW_ROW.findall(prompt)[-5:]) for c in _FISH):
+        if not any(c in "".join(_view(prompt) or ()) for c in _FISH):
             reply = {"goal": "school", "thought": "with nobody"}
         elif glass:
             reply = {"goal": "explore", "direction": glass[0], "thought": "into the glass"}

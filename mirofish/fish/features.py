@@ -46,6 +46,7 @@ _DERIVED: dict[str, Callable[[dict[str, Any], Features], np.ndarray]] = {
     "plants_seen": lambda r, f: _f(r["plants"]()),
     "prey_seen": lambda r, f: _f(r["prey"]()),
     "hunters_seen": lambda r, f: _f(r["hunters"]()),
+    "bites_seen": lambda r, f: _f(r["bites"]()),
     "hungry_food": lambda r, f: _f((_f(r["energy"]) < r["max_energy"] * r["hungry_fraction"]) & (f["food_seen"] > 0)),
     "rest_low": lambda r, f: _f(np.asarray(r["energy"]) < r["rest_ceiling"]),
     **{name: _trait(j) for j, name in enumerate(_TRAITS)},
@@ -84,11 +85,12 @@ class Features(Mapping[str, np.ndarray]):
 def from_request(energy: np.ndarray, max_energy: int, traits: np.ndarray, view: np.ndarray,
                  plants: np.ndarray | None, low_fraction: float, crowd_line: float,
                  prey: np.ndarray | None = None, hungry_fraction: float = 0.5, rest_ceiling: int = 1000,
-                 hunters: np.ndarray | None = None) -> Features:
+                 hunters: np.ndarray | None = None, bites: np.ndarray | None = None) -> Features:
     """The planner's features for a request: ``view`` is its view-feature rows
     (:func:`mirofish.fish.steering.view_features`), ``plants`` the plants each fish is shown,
     ``prey`` the fish of groups it hunts in its view (None: the tank has no hunters), ``hunters``
-    the fish of groups that hunt it in its view (None: no group flees);
+    the fish of groups that hunt it in its view (None: no group flees), ``bites`` the plants with
+    a bite left in its view (None: no group eats plants);
     ``rest_ceiling`` in hundredths, as energy is."""
     from .steering import F_FOOD_SEEN, F_VISIBLE, F_WALLS
 
@@ -99,6 +101,7 @@ def from_request(energy: np.ndarray, max_energy: int, traits: np.ndarray, view: 
                         "plants": lambda: plants if plants is not None else np.zeros(k),
                         "prey": lambda: prey if prey is not None else np.zeros(k),
                         "hunters": lambda: hunters if hunters is not None else np.zeros(k),
+                        "bites": lambda: bites if bites is not None else np.zeros(k),
                         "low_fraction": low_fraction, "crowd_line": crowd_line,
                         "hungry_fraction": hungry_fraction, "rest_ceiling": rest_ceiling})
 
@@ -113,6 +116,7 @@ def from_world(world: World, fish: np.ndarray) -> Features:
         "plants": lambda: world.plants_shown(fish),
         "prey": lambda: world.prey_seen(fish),
         "hunters": lambda: world.hunters_seen(fish),
+        "bites": lambda: world.bites_seen(fish),
         "low_fraction": t.low_energy_fraction, "crowd_line": t.crowd_line, "hungry_fraction": t.hungry_fraction,
         "rest_ceiling": hundredths(world.cfg.fish.rest_ceiling), "param": s.plan_param[fish],
         "plan_ticks": world.tick - s.last_decision[fish],

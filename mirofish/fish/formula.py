@@ -56,6 +56,8 @@ PLANNER_FEATURES: dict[str, str] = {
     "appetite": "the trait, 0 to 1",
     "calm": "the trait, 0 to 1",
     "hunters_seen": "fish in view of groups that hunt this fish's group (0 unless a group flees: docs/species.md)",
+    "bites_seen": "plant cells with a bite left in view (0 for a fish whose group does not eat plants: "
+                  "docs/species.md)",
 }
 # a utility may also name its plan type's own planner weight (brain.planner.<planner_weight>; 1
 # for a row without one): a number of the tank's config, the same for every fish

@@ -61,10 +61,10 @@ BASE_ROW: dict[str, tuple[str, float]] = {"open": ("open_water", 1.0), "glass": 
 # When a plan fits a fish's view (what a model is offered, what a random chooser picks among).
 FITS = ("always", "fish_in_view", "open_way", "places", "plants_in_view", "prey_in_view", "hunter_in_view", "never")
 # What a plan may swim to (fish.targets.TARGETS: where it is, when the fish is there, and what then).
-SEEKS = (None, "place", "plant", "prey", "away")
+SEEKS = (None, "place", "plant", "prey", "away", "bite")
 # The perception switches (config ``perception.*``) a plan type may need: without it, the tank's
 # prompts neither list nor offer the plan (a person and a fork still can give it).
-NEEDS = (None, "plants_seen", "hunting", "fleeing")
+NEEDS = (None, "plants_seen", "hunting", "fleeing", "grazing")
 # What makes a tank offer a plan type that needs a switch: the settings (dotted keys) the check
 # kit runs it with (mirofish.testing.check_plan_type). "hunting" is on where a group hunts,
 # "fleeing" where a group hunts and a group flees.
@@ -72,9 +72,11 @@ NEEDS = (None, "plants_seen", "hunting", "fleeing")
 
 def switches_on(cfg: Any) -> tuple[str, ...]:
     """The :data:`NEEDS` switches a tank (a Config) has on: a perception switch by its name,
-    ``hunting`` where some group hunts, ``fleeing`` where one hunts and one flees (docs/species.md)."""
+    ``hunting`` where some group hunts, ``fleeing`` where one hunts and one flees, ``grazing`` where
+    one eats plants (docs/species.md)."""
     hunts = any(g.hunts for g in cfg.fish.groups)
-    on = {"hunting": hunts, "fleeing": hunts and any(g.flees for g in cfg.fish.groups)}
+    on = {"hunting": hunts, "fleeing": hunts and any(g.flees for g in cfg.fish.groups),
+          "grazing": any(g.eats_plants for g in cfg.fish.groups)}
     return tuple(name for name in NEEDS if name and (on[name] if name in on else getattr(cfg.perception, name)))
 
 
@@ -84,6 +86,9 @@ NEED_SETTINGS: dict[str, dict[str, Any]] = {
                                 {"name": "prey", "share": 0.75}]},
     "fleeing": {"fish.groups": [{"name": "hunters", "share": 0.25, "hunts": ["prey"]},
                                 {"name": "prey", "share": 0.75, "flees": True}]},
+    "grazing": {"perception.plants_seen": True,
+                "fish.groups": [{"name": "grazers", "share": 0.5, "eats_plants": True},
+                                {"name": "others", "share": 0.5}]},
 }
 # The most plan types with a ``utility`` formula (the compiled planner's softmax: 64 choices, 6 built in).
 MAX_FORMULA_UTILITIES = 58
@@ -252,6 +257,16 @@ PLAN_TYPES: tuple[PlanType, ...] = (
              utility="(6 + 4 * caution) * min(hunters_seen, 1) - 2",
              doc="a fish whose group flees (docs/species.md) swims straight away from the nearest fish in view of a "
                  "group that hunts it; ends when none is in view"),
+    PlanType("graze", ticks=30, events=frozenset({"planned", "hungry"}), eats="no", seek="bite",
+             needs="grazing", prompt="swim beside the nearest plant (P) with leaves left and eat from it",
+             fits="plants_in_view", fork=("graze {ticks}",), words=("graze", "grazing", "nibble", "leaves"),
+             trait="appetite", deed="ate",
+             utility="min(bites_seen, 1) * ((0.5 + appetite) * hunger * 10 + 6 * low) - 0.5",
+             ends="hunger == 0",
+             fails="bites_seen == 0 and plan_ticks >= 3",
+             doc="a fish whose group eats plants (docs/species.md) swims beside the nearest plant in view with a "
+                 "bite left and eats there, a bite a tick; done when it is full (hunger 0), failed when no plant "
+                 "in view has a bite left"),
 )
 
 

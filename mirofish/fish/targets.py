@@ -49,13 +49,13 @@ class Target:
     name: str
     find: Finder
     there: str  # "near": within a cell (Chebyshev ≤ 1); "beside": next to it (|dx| + |dy| == 1)
-    then: str  # "end": the plan ends there; "stay": it rests there until its horizon
+    then: str  # "end": the plan ends there; "stay": it rests there until its horizon; "graze": it eats there
     remembers: bool = False  # "stay": remember arriving (fish.memory.ARRIVED)
     on: Callable[[World], bool] = lambda world: True  # whether the tank has such targets at all
 
     def __post_init__(self) -> None:
-        if self.there not in ("near", "beside") or self.then not in ("end", "stay"):
-            raise ValueError(f"target {self.name}: there is near or beside, then is end or stay")
+        if self.there not in ("near", "beside") or self.then not in ("end", "stay", "graze"):
+            raise ValueError(f"target {self.name}: there is near or beside, then is end, stay or graze")
 
 
 def _place(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -98,6 +98,11 @@ def _away(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     return -2 * dx, -2 * dy, found
 
 
+def _bite(world: World, fish: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nearest plant cell with a bite left in each fish's view (mirofish/grazing.py)."""
+    return _nearest(world, world.bites_in_view(fish))
+
+
 def _has_places(world: World) -> bool:
     return world.places is not None
 
@@ -111,6 +116,9 @@ TARGETS: dict[str, Target] = {
                    on=lambda world: world.hunting),
     # a fleeing fish's (the flee plan): away from the nearest of its hunters; ends when none is in view
     "away": Target("away", _away, there="near", then="end", on=lambda world: world.fleeing),
+    # a grazer's (the graze plan): beside the nearest plant with a bite left, it eats there; with
+    # none in view its plan ends (it asks again)
+    "bite": Target("bite", _bite, there="beside", then="graze", on=lambda world: world.grazing is not None),
 }
 
 

@@ -179,7 +179,7 @@ class FollowPanel:
         bar = pygame.Rect(x + 110, y + 3, w - 110, 12)
         pygame.draw.rect(surf, theme.FAINT, bar, 1)
         ecol = theme.BAD if e < 20 else (theme.WARN if e < 40 else theme.GOOD)
-        pygame.draw.rect(surf, ecol, (bar.x, bar.y, int(bar.w * min(1.0, e / max_energy)), bar.h))
+        pygame.draw.rect(surf, ecol, (bar.x, bar.y, int(bar.w * min(1.0, e / max(max_energy, 0.01))), bar.h))
         y += 20
         sparkline(surf, pygame.Rect(x, y, w, 28), energy_hist, ecol, 0.0, max_energy)
         y += 34

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pygame
 
@@ -142,7 +144,7 @@ class TankRenderer:
 
     # ------------------------------------------------------------ geometry
 
-    def to_px(self, x, y):
+    def to_px(self, x: Any, y: Any) -> tuple[Any, Any]:
         """Tank cell (x, y) → pixel centre (works on arrays)."""
         c = self.cell
         return self.origin[0] + np.asarray(x) * c + c / 2, self.origin[1] + np.asarray(y) * c + c / 2

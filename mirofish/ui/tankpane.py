@@ -183,6 +183,8 @@ class TankPane:
         self.renderer.place(rect, cam.cell, cam.origin)
         self.renderer.draw(surf, view, prev, alpha, selected, show_fov, heat, shown.cfg.metrics.hotspot_cell,
                            shown.ghost_view())
+        if view.bitten is not None and view.bitten[0].size:
+            self._draw_bitten(surf, view.bitten)
         self._draw_school(surf, members)
         if shown.cfg.fish.groups:
             self._draw_groups(surf, shown.cfg, view, prev, alpha, shown.metrics)
@@ -247,6 +249,20 @@ class TankPane:
         r = max(4, int(self.renderer.cell * 0.8))
         for x, y in zip(np.atleast_1d(px).tolist(), np.atleast_1d(py).tolist()):
             pygame.draw.circle(surf, theme.GOOD, (int(x), int(y)), r, 1)
+        surf.set_clip(clip)
+
+    def _draw_bitten(self, surf: pygame.Surface, bitten: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        """Plants grazed (GroupConfig.eats_plants): each bitten plant cell tinted brown, the more
+        the fewer bites it has left."""
+        clip = surf.get_clip()
+        surf.set_clip(self.renderer.rect)
+        c = self.renderer.cell
+        px, py = self.renderer.to_px(bitten[0], bitten[1])
+        side = max(1, int(round(c)))
+        wash = pygame.Surface((side, side), pygame.SRCALPHA)
+        for x, y, left in zip(px.tolist(), py.tolist(), bitten[2].tolist()):
+            wash.fill((*theme.GRAZED, int(230 * (1 - left))))
+            surf.blit(wash, (int(x - c / 2), int(y - c / 2)))
         surf.set_clip(clip)
 
     def _draw_places(self, surf: pygame.Surface, places: Any, fish: int) -> None:

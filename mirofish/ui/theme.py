@@ -14,6 +14,7 @@ GLASS = (120, 160, 190)
 GLASS_EDGE = (170, 205, 225)
 PLANT = (38, 120, 74)
 PLANT_DARK = (24, 84, 52)
+GRAZED = (150, 118, 60)  # a plant with bites eaten (a grazing tank), over the plant by the share gone
 ROCK = (92, 96, 104)
 ROCK_DARK = (60, 64, 72)
 PANEL = (10, 20, 36)
