@@ -8,7 +8,7 @@ from mirofish.actions import Action
 from mirofish.brains.base import TIER_INDEX, DecisionBatch, InlineSource
 from mirofish.engine import Engine
 from mirofish.fish.plans import Goal
-from mirofish.world import (
+from mirofish.fish.triggers import (
     T_ACTION_FAILED,
     T_ATE,
     T_FOOD_ROSE,
@@ -17,8 +17,8 @@ from mirofish.world import (
     T_LOW_ENERGY,
     T_NEIGHBOURS,
     T_TIMEOUT,
-    World,
 )
+from mirofish.world import World
 
 ACTION = {"brain.decides": "action"}
 
