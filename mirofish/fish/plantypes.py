@@ -260,7 +260,7 @@ PLAN_TYPES: tuple[PlanType, ...] = (
     PlanType("graze", ticks=30, events=frozenset({"planned", "hungry"}), eats="no", seek="bite",
              needs="grazing", prompt="swim beside the nearest plant (P) with leaves left and eat from it",
              fits="plants_in_view", fork=("graze {ticks}",), words=("graze", "grazing", "nibble", "leaves"),
-             trait="appetite", deed="ate",
+             deed="ate",  # (no trait: grazing is a group's diet, not a character; the behaviour score leaves it out)
              utility="min(bites_seen, 1) * ((0.5 + appetite) * hunger * 10 + 6 * low) - 0.5",
              ends="hunger == 0",
              fails="bites_seen == 0 and plan_ticks >= 3",
