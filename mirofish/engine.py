@@ -90,12 +90,8 @@ class Engine:
         batch = RequestBatch(
             tick=w.tick, fish=need, triggers=a.triggers, codes=a.codes, energy=a.energy, max_energy=w.max_energy,
             heading=a.heading, traits=a.traits, food_here=a.food_here, refused=a.refused, queued_at=now,
-            places=w.place_options(need) if w.places is not None else None,
-            plants=w.plants_shown(need) if w.cfg.perception.plants_seen else None,
-            prey=w.prey_seen(need) if w.hunting else None, plans=w.plan_table,
-            hunters=w.hunters_seen(need) if w.fleeing else None,
-            bites=w.bites_seen(need) if w.grazing is not None else None,
-        )
+            plans=w.plan_table, **(w.request_extras(need)._asdict() if w.has_extras else {}),
+        )  # (the default tank has none of them: no call per request, the call budget)
         if self.source.wants_perceptions:
             batch.perceptions = [w.perceive(int(i), c) for i, c in zip(need, batch.codes)]
             batch.personas = [s.persona[int(i)] for i in need]

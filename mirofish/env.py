@@ -66,6 +66,7 @@ from .brains.prompt import fish_message, system_prompt
 from .brains.prompts import load_prompt
 from .config import Config
 from .env_inputs import CONFIG_MAX_BYTES, REST, SEED_MAX, EnvSource, _bounded, _flag, _load, _show, env_session
+from .fish.plantypes import switches_on
 from .fish.triggers import trigger_name
 from .water import NO_FOOD
 
@@ -119,8 +120,10 @@ class AquariumEnv(ParallelEnv):
         self._obs_space = spaces.Dict(obs)
         self._act_space = spaces.Discrete(N_ACTIONS)
         self.prompt = load_prompt(self.cfg.brain.prompt)
+        # the legend of what the fish's text shows (P a plant, X a hunter, ? out of sight) and its view's side
+        shown = (*switches_on(self.cfg), *(("sight",) if self.cfg.view_radii() else ()))
         self.system_prompt = system_prompt(plans=False, tendency=self.cfg.brain.tendency, prompt=self.prompt,
-                                           side=2 * self.cfg.perception.radius + 1)
+                                           shown=shown, side=2 * self.cfg.perception.radius + 1)
         self.session: Any = None
         self.episode = 0
         self.steps = 0

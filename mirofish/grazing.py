@@ -34,8 +34,7 @@ from .water import PLANT
 if TYPE_CHECKING:
     from .world import World
 
-KEY = "world.plants"  # the keyframe array: bites left, the tick each plant grows its next, bites per group, and
-# per fish slot whether it was hungry with a plant in view (Grazing.notice)
+KEY = "world.plants"  # the keyframe array: bites left, the tick each plant grows its next, bites per group
 
 
 class Grazing:
@@ -56,34 +55,38 @@ class Grazing:
         self.grazes = np.array([g.eats_plants for g in groups] + [False])[of]  # per fish
         self.grazed = np.zeros(len(groups) + 1, np.int64)  # bites taken per group (the groups, then the tank)
         self._sides = world.eat_offsets[1:]  # north, south, west, east
-        self.near = np.zeros(of.size, bool)  # per fish: hungry with a plant with a bite in view, after the last tick
+        self._water = w  # (its terrain as it is now: a person's edits, a keyframe's terrain)
+        # per fish: hungry with a plant with a bite in view after the last tick (derived from the state:
+        # not kept, so spare room no fish had does not change the hash; World.load_state_arrays)
+        self.near = np.zeros(of.size, bool)
         self._graze = world.plan_table.code.get("graze", -1)
 
     # ------------------------------------------------------------ state
 
     def state(self) -> np.ndarray:
-        return np.concatenate([self.bites.astype(np.int64), self.grows_at.astype(np.int64), self.grazed,
-                               self.near.astype(np.int64)])
+        return np.concatenate([self.bites.astype(np.int64), self.grows_at.astype(np.int64), self.grazed])
 
     def load(self, arr: np.ndarray | None) -> None:
-        k, g, n = self.cells.size, self.grazed.size, self.near.size
+        k, g = self.cells.size, self.grazed.size
         if arr is None:  # (a keyframe from before the tank grazed: whole plants)
-            self.bites[:], self.grows_at[:], self.grazed[:], self.near[:] = self.most, 0, 0, False
+            self.bites[:], self.grows_at[:], self.grazed[:] = self.most, 0, 0
             return
         a = np.asarray(arr, np.int64)
-        if a.size != 2 * k + g + n:
-            raise ValueError(f"array {KEY} holds {a.size} values, expected {2 * k + g + n}")
+        if a.size == 2 * k + g + self.near.size:  # (a keyframe that also kept each slot's notice: derived now)
+            a = a[:2 * k + g]
+        if a.size != 2 * k + g:
+            raise ValueError(f"array {KEY} holds {a.size} values, expected {2 * k + g}")
         self.bites = a[:k].astype(np.int32)
         self.grows_at = a[k:2 * k].astype(np.int32)
-        self.grazed = a[2 * k:2 * k + g].copy()
-        self.near = a[2 * k + g:] != 0
+        self.grazed = a[2 * k:].copy()
 
     # ------------------------------------------------------------ what a fish sees
 
     def with_bites(self, cells: np.ndarray) -> np.ndarray:
-        """Whether each of ``cells`` (any shape, flat grid cells) is a plant with a bite left."""
+        """Whether each of ``cells`` (any shape, flat grid cells) is a plant with a bite left (a
+        plant a person cleared, or put a rock on, is none)."""
         idx = self.index[cells]
-        out: np.ndarray = idx >= 0
+        out: np.ndarray = (idx >= 0) & (self._water.terrain[cells] == PLANT)
         out[out] = self.bites[idx[out]] > 0
         return out
 
@@ -105,7 +108,7 @@ class Grazing:
         for i in fish.tolist():
             for c in (int(s.cell[i]) + self._sides).tolist():
                 p = int(self.index[c])
-                if p >= 0 and self.bites[p] > 0:
+                if p >= 0 and self.bites[p] > 0 and self._water.terrain[c] == PLANT:
                     if self.bites[p] == self.most:
                         self.grows_at[p] = tick + self.regrow
                     self.bites[p] -= 1
@@ -114,10 +117,8 @@ class Grazing:
                     break
         return np.array(ate, np.int64)
 
-    def notice(self, world: World, trigger: int) -> None:
-        """After a tick: a grazer in the water that is hungry and has come to see a plant with a
-        bite left (it had not after the tick before) gets ``trigger`` (``hungry_food``) unless a
-        trigger is raised already or it is grazing; it asks for its next plan."""
+    def seeing(self, world: World) -> np.ndarray:
+        """Per fish: a grazer in the water, hungry, with a plant with a bite left in view now."""
         s = world.school
         fish = np.flatnonzero(self.grazes & ~s.absent)
         now = np.zeros(self.near.size, bool)
@@ -125,6 +126,14 @@ class Grazing:
             hungry = fish[s.energy[fish] < world.hungry_line]
             if hungry.size:
                 now[hungry[world.bites_seen(hungry) > 0]] = True
+        return now
+
+    def notice(self, world: World, trigger: int) -> None:
+        """After a tick (the last of it): a grazer that is hungry and has come to see a plant with a
+        bite left (it had not after the tick before) gets ``trigger`` (``hungry_food``) unless a
+        trigger is raised already or it is grazing; it asks for its next plan."""
+        s = world.school
+        now = self.seeing(world)
         new = np.flatnonzero(now & ~self.near & (s.plan_trigger < 0) & (s.plan_goal != self._graze))
         s.plan_trigger[new] = trigger
         self.near = now

@@ -116,7 +116,7 @@ class Population:
         return {name: {"in_water": int(alive[g]), "born": int(self.born[g]), "starved": int(self.starved[g]),
                        "caught": int(self.caught[g]), "tried": int(self.tried[g]),
                        "caught_per_try": round(int(self.caught[g]) / int(self.tried[g]), 4) if self.tried[g] else 0.0,
-                       **({"grazed": int(grazed[g])} if grazed is not None else {})}
+                       "grazed": int(grazed[g]) if grazed is not None else 0}
                 for g, name in enumerate(names) if alive[g] or self.born[g] or self.starved[g] or self.caught[g]}
 
     # ------------------------------------------------------------ the rules

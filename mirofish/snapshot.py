@@ -166,7 +166,7 @@ def _bitten(world: World) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     g = world.grazing
     if g is None:
         return None
-    idx = np.flatnonzero(g.bites < g.most)
+    idx = np.flatnonzero((g.bites < g.most) & (world.water.terrain[g.cells] == PLANT))  # (a cleared one: none)
     bx, by = world.water.xy(g.cells[idx])
     return bx, by, g.bites[idx] / g.most
 

@@ -362,5 +362,10 @@ def vector_env(num_envs: int, config: str | Path | Config | None = None, overrid
     """``num_envs`` tanks as one array environment: the config as :func:`mirofish.env.parallel_env`
     takes it (a file, a Config, ``--set``-style overrides, dotted settings), every tank the same
     but its seed."""
-    return VectorAquariumEnv(_load(config, overrides, settings), num_envs, max_steps=max_steps, record=record,
-                             overwrite=overwrite)
+    if isinstance(config, Config):  # (as parallel_env takes one)
+        if overrides or settings:
+            raise ValueError("give overrides with a config file or None, not with a Config object")
+        cfg = config
+    else:
+        cfg = _load(config, overrides, settings)
+    return VectorAquariumEnv(cfg, num_envs, max_steps=max_steps, record=record, overwrite=overwrite)

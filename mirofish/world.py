@@ -107,6 +107,16 @@ def goal_parts(plans: PlanTable) -> GoalParts:
 
 
 
+class RequestExtras(NamedTuple):
+    """What a decision request carries of its fish beyond view and state (:meth:`World.request_extras`)."""
+
+    places: np.ndarray | None
+    plants: np.ndarray | None
+    prey: np.ndarray | None
+    hunters: np.ndarray | None
+    bites: np.ndarray | None
+
+
 class Asks(NamedTuple):
     """The fish asking for a decision and what a request carries about each (:meth:`World.asks`)."""
 
@@ -297,6 +307,9 @@ class World:
         # nothing of it is kept or hashed, so such tanks hash as before plants could be eaten
         self.grazing: Grazing | None = Grazing(self) if any(g.eats_plants for g in f.groups) else None
         self._eat_here = np.zeros(n, bool)  # fish a graze plan keeps eating beside its plant (World.seek)
+        # whether a request here carries anything of request_extras (the engine asks for them only then)
+        self.has_extras = (f.places > 0 or cfg.perception.plants_seen or self.hunting or self.fleeing
+                           or self.grazing is not None)
         self.steering = self._new_steering(cfg)
         self._hunger_scale = 1.0 / (0.8 * self.max_energy)
         # Places each fish remembers where it ate (fish/places.py); None: none (fish.places = 0),
@@ -440,7 +453,7 @@ class World:
             codes = hunters_shown(codes, self.occupant[s.cell[i] + self.window], self.population.hunter_mask,
                                   bool(self.population.hunter_mask[i]))
             shown = (*shown, "hunting", *(("fleeing",) if self.fleeing else ()))  # (the flee plan: listed)
-        if self.grazing is not None:  # (the graze plan: listed)
+        if self.grazing is not None and self.grazing.grazes[i]:  # its group eats plants (the graze plan: listed)
             shown = (*shown, "grazing")
         if self.sight is not None and self.sight[i] < self.water.pad:  # beyond its sight: ?
             codes = unseen_shown(codes, self.rings, int(self.sight[i]))
@@ -575,7 +588,7 @@ class World:
                 {"tick": self.tick, "hunger_scale": self._hunger_scale, "persistence": c.persistence,
                  "refused": c.refused, "eat": c.eat, "rest": c.rest, "temperature": c.temperature})
             if self.grazing is not None:
-                out[self._eat_here & (s.energy > 0)] = _EAT  # a graze plan beside its plant eats
+                out[self._grazing_now()] = _EAT  # a graze plan beside its plant eats
             return out
         executed = s.plan_param.astype(np.int8)  # hold plans: their action
         planned = (s.plan_goal != G_HOLD).nonzero()[0]
@@ -587,8 +600,16 @@ class World:
                 s.stuck[planned])
         executed[s.energy <= 0] = _REST
         if self.grazing is not None:
-            executed[self._eat_here & (s.energy > 0)] = _EAT  # a graze plan beside its plant eats
+            executed[self._grazing_now()] = _EAT  # a graze plan beside its plant eats
         return executed
+
+    def _grazing_now(self) -> np.ndarray:
+        """Fish a graze plan keeps eating beside its plant: not exhausted and not full (a bite
+        to a full fish would be wasted)."""
+        s = self.school
+        top = self.max_energy if self.max_energy_of is None else self.max_energy_of
+        eating: np.ndarray = self._eat_here & (s.energy > 0) & (s.energy < top)
+        return eating
 
     # ------------------------------------------------------------ the tick
 
@@ -599,8 +620,6 @@ class World:
         out = step_compiled(self) if self._kernel is not None else step_numpy(self)
         if self.grazing is not None:
             self.grazing.grow(out.tick)
-            if self.plans:
-                self.grazing.notice(self, T_HUNGRY_FOOD)
         if self.population is not None and self.population.step(self):
             self.refit_fish()
         if self._predicating:
@@ -615,6 +634,8 @@ class World:
             self.places.remember(eaters, x, y, out.tick)
         if self.current is not None:
             interventions.drift(self)
+        if self.grazing is not None and self.plans:  # (last: what a hungry grazer sees after all of the tick)
+            self.grazing.notice(self, T_HUNGRY_FOOD)
         return out
 
     def seek(self) -> None:
@@ -709,6 +730,16 @@ class World:
     def memory_fallbacks(self) -> int:
         """Decisions that got the two-level block because the attached memory raised."""
         return int(getattr(self.recall_part, "fallbacks", 0))
+
+    def request_extras(self, fish: np.ndarray) -> RequestExtras:
+        """What a decision request carries of ``fish`` beyond its view and state, each only in a
+        tank that has it (None else): its best remembered place, the plants, prey, hunters and
+        plants with a bite it sees (the engine's requests and a session's ``request_for`` alike)."""
+        return RequestExtras(self.place_options(fish) if self.places is not None else None,
+                             self.plants_shown(fish) if self.cfg.perception.plants_seen else None,
+                             self.prey_seen(fish) if self.hunting else None,
+                             self.hunters_seen(fish) if self.fleeing else None,
+                             self.bites_seen(fish) if self.grazing is not None else None)
 
     def bites_in_view(self, fish: np.ndarray) -> np.ndarray:
         """``(k, side²)`` bool: the cells of each fish's view window that are plants with a bite
@@ -920,6 +951,8 @@ class World:
             self.population.load(d.get(POPULATION_KEY))
         if self.grazing is not None:
             self.grazing.load(d.get(PLANTS_KEY))
+            if self.plans:
+                self.grazing.near = self.grazing.seeing(self)  # (derived: what notice left after the tick)
         tuned = json.loads(bytes(d["world.tuned"]).decode()) if "world.tuned" in d else {}
         if tuned or self.tuned():
             self.retune(self.base_cfg)

@@ -387,6 +387,61 @@ def test_a_group_that_eats_plants_grazes_them_in_both_ticks_and_they_grow_back(t
     assert fork.returncode == 0, fork.stderr
 
 
+def test_a_cleared_plant_is_no_food_and_spare_room_does_not_change_a_grazing_tanks_hash():
+    from mirofish.water import PLANT
+
+    s = LiveSession(_grazing_tank())
+    w, g = s.world, s.world.grazing
+    for c in g.cells.tolist():  # a person clears every plant
+        x, y = w.water.xy(np.array([c]))
+        w.intervene({"kind": "clear", "x": int(x[0]), "y": int(y[0])})
+    assert not (w.water.terrain == PLANT).any()
+    s.run(300)
+    assert g.grazed.sum() == 0 and not w.bites_in_view(np.arange(w.school.n)).any()
+    plain, roomy = LiveSession(_grazing_tank()), LiveSession(load_config(seed=3, **{**_grazing_settings(),
+                                                                                      "fish.spare": 8}))
+    for _ in range(3):
+        plain.run(50)
+        roomy.run(50)
+        assert plain.state_hash() == roomy.state_hash()  # (as for every tank: room no fish had is not hashed)
+
+
+def test_only_a_grazer_is_offered_graze_and_every_reader_sees_its_bites():
+    """A model is offered ``graze`` only for a fish whose group eats plants (its prompt and its
+    schema); an eat beside a plant is legal for a grazer only; a session's request (trace, Why?)
+    carries the bites as the engine's does, so the planner re-asked agrees with itself; the
+    environment's system prompt names what its fish's text shows."""
+    from mirofish.brains.prompt import fitting_choices, legal_for_view, messages
+    from mirofish.env import parallel_env
+
+    s = LiveSession(_grazing_tank())
+    w = s.world
+    of = np.array(s.cfg.fish.group_of())
+    seen: dict[int, int] = {}
+    for _ in range(600):
+        s.step()
+        for g in (0, 1):
+            fish = np.flatnonzero((of == g) & w.plants_in_view(np.arange(w.school.n)).any(axis=1))
+            if fish.size and g not in seen:
+                seen[g] = int(fish[0])
+        if len(seen) == 2:
+            break
+    grazer, other = w.perceive(seen[0]), w.perceive(seen[1])
+    assert "graze" in fitting_choices(grazer.view, table=w.plan_table, shown=grazer.shown)[0]
+    assert "graze" not in fitting_choices(other.view, table=w.plan_table, shown=other.shown)[0]
+    assert "graze -" in messages(grazer, "a fish", "timeout", plans=True, table=w.plan_table)[0]["content"]
+    assert "graze -" not in messages(other, "a fish", "timeout", plans=True, table=w.plan_table)[0]["content"]
+    beside = ".....\n..P..\n..@..\n.....\n....."
+    assert legal_for_view("eat", beside, False, grazes=True) and not legal_for_view("eat", beside, False)
+    req = s.request_for(seen[0])
+    assert req.bites is not None and req.bites[0] == w.bites_seen(np.array([seen[0]]))[0]
+    env = parallel_env(_grazing_tank())
+    try:
+        assert "P a plant" in env.system_prompt
+    finally:
+        env.close()
+
+
 def test_plants_feed_a_group_that_eats_them():
     """The null beside it: the same lean tank and seeds, the same group not grazing, is hungrier."""
     fed, unfed = [], []

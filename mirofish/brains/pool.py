@@ -618,7 +618,7 @@ class ModelPool(DecisionSource):
         long-term summary when it is due, asked in the same request) and the reply's token cap."""
         assert batch.perceptions is not None and batch.personas is not None
         perception, persona = batch.perceptions[i], batch.personas[i]
-        goals, ways = fitting_choices(perception.view, perception.places, batch.plans)
+        goals, ways = fitting_choices(perception.view, perception.places, batch.plans, perception.shown)
         formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
         b = self.bcfg
         due = self._due_with_decision(batch, i)
@@ -765,7 +765,7 @@ class ModelPool(DecisionSource):
         was offered (:func:`~.prompt.judge_reply`); raises :class:`Failure` with the counted reason."""
         assert batch.perceptions is not None
         reply, read = judge_reply(text, batch.perceptions[i].view, self.plans, bool(batch.food_here[i]),
-                                  batch.perceptions[i].places, batch.plans)
+                                  batch.perceptions[i].places, batch.plans, batch.perceptions[i].shown)
         if read != "ok" or reply is None:
             raise Failure(read, server=False)
         if isinstance(reply, PlanReply):

@@ -350,7 +350,7 @@ _WAYS = (("north", 0, -1), ("south", 0, 1), ("west", -1, 0), ("east", 1, 0))
 _FACING = {"^": "north", "v": "south", "<": "west", ">": "east"}
 
 
-def reading(view: str, table: PlanTable = DEFAULT) -> tuple[str, list[str]]:
+def reading(view: str, table: PlanTable = DEFAULT, shown: tuple[str, ...] | None = None) -> tuple[str, list[str]]:
     """What a small model should not have to work out from the grid itself: a one-line
     reading of the view (food and its nearest distance and way, fish and the ways they face,
     glass beside the fish) and the plans that fit it (school only with fish in view, explore
@@ -375,7 +375,7 @@ def reading(view: str, table: PlanTable = DEFAULT) -> tuple[str, list[str]]:
     glass = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] == "#"]
     if glass:
         parts.append("glass " + "/".join(glass))
-    goals, ways = fitting_choices(view, table=table)
+    goals, ways = fitting_choices(view, table=table, shown=shown)
     fitting = [f"{g} {'/'.join(ways)}" if table.types[table.code[g]].param == "direction" else g for g in goals]
     return ", ".join(parts), fitting
 
@@ -388,10 +388,13 @@ def _hunter_in_view(rows: list[str], r: int) -> bool:
     return any(ch == "X" for y, row in enumerate(rows) for x, ch in enumerate(row) if (x, y) != (r, r))
 
 
-def fitting_choices(view: str, places: str = "", table: PlanTable = DEFAULT) -> tuple[list[str], list[str]]:
+def fitting_choices(view: str, places: str = "", table: PlanTable = DEFAULT,
+                    shown: tuple[str, ...] | None = None) -> tuple[list[str], list[str]]:
     """(goals, explore directions) that fit ``view`` (and the goals that need a remembered place,
     ``return``, for a fish that remembers ``places``): the enums a plan reply's schema is narrowed
-    to, in the order of ``table`` (the run's plan types; each type's ``fits``)."""
+    to, in the order of ``table`` (the run's plan types; each type's ``fits``). With ``shown``
+    (the fish's Perception.shown), a type that needs a switch the fish does not have is left out
+    (``graze`` for a fish whose group does not eat plants)."""
     rows = view.split("\n")
     r = len(rows) // 2
     ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
@@ -400,7 +403,8 @@ def fitting_choices(view: str, places: str = "", table: PlanTable = DEFAULT) -> 
             "plants_in_view": "P" in view, "prey_in_view": fish_seen and rows[r][r] == "X",
             "hunter_in_view": _hunter_in_view(rows, r),
             "never": False}
-    return [t.name for t in table.types if fits[t.fits]], ways
+    offered = [t.name for t in table.types if fits[t.fits] and (shown is None or t.needs is None or t.needs in shown)]
+    return offered, ways
 
 
 def plan_message(perception: Perception, persona: str, trigger: str, summary_facts: str | None = None,
@@ -413,7 +417,7 @@ def plan_message(perception: Perception, persona: str, trigger: str, summary_fac
     ``summary_facts``, the ask for a due long-term summary on a line of its own (the reply's
     schema then holds ``summary``: :func:`with_summary`).)"""
     p, pr = perception, prompt or default_prompt()
-    seen, fitting = reading(p.view, table)
+    seen, fitting = reading(p.view, table, p.shown)
     places = ""
     if p.places:  # environmental memory (fish.places): one line, and the plans that use it
         places = pr.fill("plan", "places", places=p.places)
@@ -694,7 +698,8 @@ def why_refused(text: str | None, read: str, plans: bool = True, table: PlanTabl
 
 def judge_reply(text: str | None, view: str, plans: bool = True,
                 food_here: bool = False, places: str = "",
-                table: PlanTable = DEFAULT) -> tuple[PlanReply | FishReply | None, str]:
+                table: PlanTable = DEFAULT, shown: tuple[str, ...] | None = None
+                ) -> tuple[PlanReply | FishReply | None, str]:
     """How a model brain reads a reply to a fish whose view is ``view``: ``(reply, "ok")``, or
     the reason it cannot be used — ``reply_empty``/``reply_garbage``/``reply_schema`` (not a
     reply), ``school_without_fish``/``explore_into_glass`` (impossible from this view),
@@ -706,14 +711,15 @@ def judge_reply(text: str | None, view: str, plans: bool = True,
     except ReplyError as exc:
         return None, f"reply_{exc.reason}"
     if isinstance(reply, PlanReply):
-        goals, ways = fitting_choices(view, places, table)
+        goals, ways = fitting_choices(view, places, table, shown)
         illegal = plan_legal_for_view(reply, view, table)
         if not illegal and (reply.goal not in goals
                             or (table.types[table.code[reply.goal]].param == "direction"
                                 and reply.direction not in ways)):
             illegal = "illegal_not_offered"  # outside the schema's narrowed enum
         return reply, illegal or "ok"
-    return reply, "ok" if legal_for_view(reply.action, view, food_here) else "illegal_action"
+    grazes = shown is not None and "grazing" in shown
+    return reply, "ok" if legal_for_view(reply.action, view, food_here, grazes) else "illegal_action"
 
 
 def parse_reply(text: str | None) -> FishReply:
@@ -728,13 +734,14 @@ def parse_reply(text: str | None) -> FishReply:
         raise ReplyError("schema", exc.errors()[0]["msg"]) from None
 
 
-def legal_for_view(action: str, view: str, food_here: bool) -> bool:
-    """Whether ``action`` is possible given the fish's view text ((2r+1)², 5×5 by default)."""
+def legal_for_view(action: str, view: str, food_here: bool, grazes: bool = False) -> bool:
+    """Whether ``action`` is possible given the fish's view text ((2r+1)², 5×5 by default);
+    ``grazes``: the fish's group eats plants (a plant beside it, P, is something to eat)."""
     rows = view.split("\n")
     r = len(rows) // 2
     if action == "eat":
         around = [rows[r - 1][r], rows[r + 1][r], rows[r][r - 1], rows[r][r + 1]]
-        return food_here or "F" in around
+        return food_here or "F" in around or (grazes and "P" in around)
     if action.startswith("move_"):
         dx, dy = {"n": (0, -1), "s": (0, 1), "w": (-1, 0), "e": (1, 0)}[action[-1]]
         return rows[r + dy][r + dx] in ".F"

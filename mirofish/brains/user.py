@@ -122,6 +122,9 @@ class Ask:
     decides: str
     group: str | None
     messages: list[dict[str, Any]] = field(repr=False)
+    # the perception switches on for this fish (Perception.shown: plants_seen, hunting, fleeing,
+    # grazing — its group eats plants, so a P beside it is something to eat — sight)
+    shown: tuple[str, ...] = ()
 
 
 @dataclass
@@ -452,11 +455,11 @@ class UserBrainSource(DecisionSource):
         self._asked_before.add(fish)
         b = self.cfg.brain
         if self.plans:
-            goals, ways = fitting_choices(p.view, p.places, batch.plans)
+            goals, ways = fitting_choices(p.view, p.places, batch.plans, p.shown)
             plans: tuple[str, ...] = tuple(goals)
         else:
             ways = []
-            plans = tuple(a for a in ACTION_NAMES if legal_for_view(a, p.view, p.food_here))
+            plans = tuple(a for a in ACTION_NAMES if legal_for_view(a, p.view, p.food_here, "grazing" in p.shown))
         msgs = messages(p, batch.personas[i], trigger, None, plans=self.plans, memories=b.prompt_memories,
                         summaries=b.prompt_summaries, tendency=b.tendency, prompt=self.prompt,
                         memory_tokens=b.memory_tokens, table=batch.plans)
@@ -465,7 +468,7 @@ class UserBrainSource(DecisionSource):
                    heading=DIRECTION_NAMES[int(batch.heading[i]) % 4], food_here=bool(p.food_here),
                    persona=batch.personas[i], memories=tuple(p.memories), summaries=tuple(p.summaries),
                    places=p.places, plans=plans, directions=tuple(ways), decides=b.decides, group=self.group,
-                   messages=msgs)
+                   messages=msgs, shown=tuple(p.shown))
 
     # ------------------------------------------------------------ worker side
 
@@ -544,7 +547,7 @@ class UserBrainSource(DecisionSource):
         if text is None:
             self._fall_back(job, "brain_garbage", detail)
             return
-        reply, read = judge_reply(text, ask.view, self.plans, ask.food_here, ask.places, batch.plans)
+        reply, read = judge_reply(text, ask.view, self.plans, ask.food_here, ask.places, batch.plans, ask.shown)
         if read != "ok" or reply is None:
             reason = "brain_garbage" if read.startswith("reply_") else read
             self._fall_back(job, reason, f"returned {text[:60]!r} ({read})")

@@ -86,7 +86,7 @@ NEED_SETTINGS: dict[str, dict[str, Any]] = {
                                 {"name": "prey", "share": 0.75}]},
     "fleeing": {"fish.groups": [{"name": "hunters", "share": 0.25, "hunts": ["prey"]},
                                 {"name": "prey", "share": 0.75, "flees": True}]},
-    "grazing": {"perception.plants_seen": True,
+    "grazing": {"perception.plants_seen": True, "world.plant_patches": 24, "food.spawn_rate": 0.0001,
                 "fish.groups": [{"name": "grazers", "share": 0.5, "eats_plants": True},
                                 {"name": "others", "share": 0.5}]},
 }
@@ -261,7 +261,8 @@ PLAN_TYPES: tuple[PlanType, ...] = (
              needs="grazing", prompt="swim beside the nearest plant (P) with leaves left and eat from it",
              fits="plants_in_view", fork=("graze {ticks}",), words=("graze", "grazing", "nibble", "leaves"),
              deed="ate",  # (no trait: grazing is a group's diet, not a character; the behaviour score leaves it out)
-             utility="min(bites_seen, 1) * ((0.5 + appetite) * hunger * 10 + 6 * low) - 0.5",
+             utility="-1000000000 if bites_seen == 0 or hunger == 0 "
+                     "else (0.5 + appetite) * hunger * 10 + 6 * low - 0.5",
              ends="hunger == 0",
              fails="bites_seen == 0 and plan_ticks >= 3",
              doc="a fish whose group eats plants (docs/species.md) swims beside the nearest plant in view with a "

@@ -256,9 +256,8 @@ class Session:
         return RequestBatch(tick=w.tick, fish=i, triggers=w.triggers()[i], codes=w.view_codes(i),
                             energy=s.energy[i], max_energy=w.max_energy, heading=s.heading[i], traits=s.traits[i],
                             food_here=w.water.food_born[s.cell[i]] >= 0,
-                            refused=w.recently_refused(i, w.cfg.triggers.hard_timeout), places=w.place_options(i),
-                            plants=w.plants_shown(i) if w.cfg.perception.plants_seen else None,
-                            prey=w.prey_seen(i) if w.hunting else None)
+                            refused=w.recently_refused(i, w.cfg.triggers.hard_timeout), plans=w.plan_table,
+                            **w.request_extras(i)._asdict())
 
     def explain(self, fish: int) -> list[str]:
         """Why ``fish`` does what it does: the embedded planner's reasons, with their numbers

@@ -158,8 +158,8 @@ def offered(world: World, fish: int, decides: str) -> list[str]:
     actions)."""
     p = world.perceive(fish)
     if decides != "plan":
-        return [a for a in ACTION_NAMES if legal_for_view(a, p.view, p.food_here)]
-    goals, ways = fitting_choices(p.view, p.places, world.plan_table)
+        return [a for a in ACTION_NAMES if legal_for_view(a, p.view, p.food_here, "grazing" in p.shown)]
+    goals, ways = fitting_choices(p.view, p.places, world.plan_table, p.shown)
     out: list[str] = []
     for t in world.plan_table.types:
         if t.name not in goals or t.fits == "never":

@@ -148,9 +148,8 @@ def _plan_formulas(c: _Check, row: Any, code: int, ticks: int, fish: int, seed: 
             batch = RequestBatch(tick=w.tick, fish=ids, triggers=np.zeros(ids.size, np.int8), codes=w.view_codes(ids),
                                  energy=w.school.energy[ids], max_energy=w.max_energy, heading=w.school.heading[ids],
                                  traits=w.school.traits[ids], food_here=np.zeros(ids.size, bool),
-                                 refused=np.zeros((ids.size, 4), bool), places=w.place_options(ids),
-                                 plants=w.plants_shown(ids) if w.cfg.perception.plants_seen else None,
-                                 prey=w.prey_seen(ids) if w.hunting else None)
+                                 refused=np.zeros((ids.size, 4), bool), plans=w.plan_table,
+                                 **w.request_extras(ids)._asdict())  # (as the engine's requests carry them)
             a, b = planner.decide(batch), reference.decide(batch)
             if not (np.array_equal(a.goals, b.goals) and np.array_equal(a.params, b.params)
                     and np.array_equal(np.asarray(a.horizons, np.int64), np.asarray(b.horizons, np.int64))):
