@@ -440,6 +440,11 @@ def test_only_a_grazer_is_offered_graze_and_every_reader_sees_its_bites():
         assert "P a plant" in env.system_prompt
     finally:
         env.close()
+    from mirofish.vector import vector_env
+
+    vec = vector_env(2, _grazing_tank(), max_steps=5)  # (a Config, as parallel_env takes one)
+    vec.reset(seed=3)
+    vec.close()
 
 
 def test_plants_feed_a_group_that_eats_them():
