@@ -689,14 +689,19 @@ class Config(_Section):
     metrics: MetricsConfig = MetricsConfig()
     record: RecordConfig = RecordConfig()
 
+    def _per_slot(self, own: list[Any], tank: Any) -> list[Any] | None:
+        """Each fish slot's value of a group key: its group's (``own``, one per group, None: unset),
+        else the tank's; None when every group's is the tank's (the tank as before the key)."""
+        values = [tank if v is None else v for v in own] + [tank]  # (the last: the fish no group takes)
+        if all(v == tank for v in values):
+            return None
+        return [values[g] for g in self.fish.group_of()]
+
     def max_energy_of(self) -> list[int] | None:
         """The most energy each fish slot can hold, in hundredths (its group's ``max_energy``, else
-        ``fish.max_energy``), or None when no group has its own."""
-        if not any(g.max_energy is not None for g in self.fish.groups):
-            return None
-        tank = hundredths(self.fish.max_energy)
-        own = [hundredths(g.max_energy) if g.max_energy is not None else tank for g in self.fish.groups] + [tank]
-        return [own[g] for g in self.fish.group_of()]
+        ``fish.max_energy``), or None when every group holds the tank's."""
+        return self._per_slot([None if g.max_energy is None else hundredths(g.max_energy) for g in self.fish.groups],
+                              hundredths(self.fish.max_energy))
 
     def top_energy(self) -> float:
         """The most energy any fish of the tank can hold (the scale of energy bars and observations)."""
@@ -705,19 +710,12 @@ class Config(_Section):
     def moves_of(self) -> list[int] | None:
         """Cells each fish slot may swim a tick (its group's ``moves_per_tick``, else 1), or None when
         every fish swims one."""
-        if not any((g.moves_per_tick or 1) > 1 for g in self.fish.groups):
-            return None
-        own = [g.moves_per_tick or 1 for g in self.fish.groups] + [1]
-        return [own[g] for g in self.fish.group_of()]
+        return self._per_slot([g.moves_per_tick for g in self.fish.groups], 1)
 
     def view_radii(self) -> list[int] | None:
         """How far each fish slot sees (its group's ``view_radius``, else ``perception.radius``), or
         None when every fish sees the whole window (no group sees less)."""
-        r = self.perception.radius
-        if not any(g.view_radius is not None and g.view_radius < r for g in self.fish.groups):
-            return None
-        own = [g.view_radius if g.view_radius is not None else r for g in self.fish.groups] + [r]
-        return [own[g] for g in self.fish.group_of()]
+        return self._per_slot([g.view_radius for g in self.fish.groups], self.perception.radius)
 
     @model_validator(mode="after")
     def _sight(self) -> Config:

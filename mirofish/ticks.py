@@ -108,8 +108,7 @@ def step_numpy(world: World) -> StepOutcome:
     e[ate_mask] += world.food_energy - world.eat_cost
     e[(executed == _REST) & (s.energy < world.rest_ceiling)] += world.rest_gain
     before = s.energy
-    top = world.max_energy if world.max_energy_of is None else world.max_energy_of
-    s.energy = np.minimum(np.maximum(e, 0), top).astype(np.int32)
+    s.energy = np.minimum(np.maximum(e, 0), world.energy_tops).astype(np.int32)
     s.age += 1
 
     # Bookkeeping.

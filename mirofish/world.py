@@ -243,6 +243,8 @@ class World:
         tops = cfg.max_energy_of()
         self.max_energy_of: np.ndarray | None = None if tops is None else np.array(tops, np.int32)
         self.top_energy = self.max_energy if tops is None else max(tops)  # (the scale of bars and observations)
+        # the most energy of each fish as the tick clamps to it: the tank's, or each slot's own
+        self.energy_tops: int | np.ndarray = self.max_energy if self.max_energy_of is None else self.max_energy_of
         self.eat_cost, self.rest_gain = hundredths(f.eat_cost), hundredths(f.rest_gain)
         self.rest_ceiling = hundredths(f.rest_ceiling)
         self.food_energy = hundredths(cfg.food.energy)
@@ -607,8 +609,7 @@ class World:
         """Fish a graze plan keeps eating beside its plant: not exhausted and not full (a bite
         to a full fish would be wasted)."""
         s = self.school
-        top = self.max_energy if self.max_energy_of is None else self.max_energy_of
-        eating: np.ndarray = self._eat_here & (s.energy > 0) & (s.energy < top)
+        eating: np.ndarray = self._eat_here & (s.energy > 0) & (s.energy < self.energy_tops)
         return eating
 
     # ------------------------------------------------------------ the tick

@@ -341,8 +341,8 @@ def messages(perception: Perception, persona: str, trigger: str, summary_facts: 
                             table)
     else:
         body = fish_message(perception, persona, trigger, summary_facts, memories, summaries, prompt, memory_tokens)
-    side = perception.view.count("\n") + 1  # (2 × perception.radius + 1)
-    return [{"role": "system", "content": system_prompt(plans, tendency, prompt, perception.shown, table, side)},
+    return [{"role": "system",
+             "content": system_prompt(plans, tendency, prompt, perception.shown, table, perception.side)},
             {"role": "user", "content": body}]
 
 
@@ -657,7 +657,7 @@ def plan_legal_for_view(reply: PlanReply, view: str, table: PlanTable = DEFAULT)
 def interview_messages(perception: Perception, persona: str, plan: str, question: str) -> list[dict[str, Any]]:
     """A question to a fish, answered in its persona with its view, memories and plan as context."""
     p = perception
-    side = p.view.count("\n") + 1  # (2 × perception.radius + 1)
+    side = p.side
     return [{"role": "system", "content": f"You are a fish in an aquarium. {persona}. Answer in one or two "
                                           f"short sentences, in the first person."},
             {"role": "user", "content": f"What you see ({side}x{side}, @ is you):\n{p.view}\n"

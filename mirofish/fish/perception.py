@@ -125,6 +125,11 @@ class Perception:
     # with the model exchange (docs/memory.md); () for the two-level memory
     recalled: tuple[tuple[int, float], ...] = ()
 
+    @property
+    def side(self) -> int:
+        """The view's side (2 × perception.radius + 1: 5 by default)."""
+        return self.view.count("\n") + 1
+
     def text(self) -> str:
         """The per-fish block a brain reads (view, state, memories)."""
         lines = [self.view, f"here: {'food' if self.food_here else 'water'}",
