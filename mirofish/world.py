@@ -226,25 +226,7 @@ class World:
         f = cfg.fish
         self.max_energy = hundredths(f.max_energy)
         self.decay, self.move_cost = hundredths(f.decay_per_tick), hundredths(f.move_cost)
-        # a group's own body (GroupConfig decay_per_tick, move_cost): per fish slot, or None where no
-        # group sets its own (every fish pays the tank's: the arithmetic and the hash as before)
-        self.decay_of: np.ndarray | None = None
-        self.move_cost_of: np.ndarray | None = None
-        if any(g.decay_per_tick is not None or g.move_cost is not None for g in f.groups):
-            of = np.array(f.group_of(), np.intp)
-            own = [(hundredths(g.decay_per_tick) if g.decay_per_tick is not None else self.decay,
-                    hundredths(g.move_cost) if g.move_cost is not None else self.move_cost) for g in f.groups]
-            own.append((self.decay, self.move_cost))  # the fish no group takes
-            table = np.array(own, np.int32)
-            self.decay_of = np.ascontiguousarray(table[of, 0])
-            self.move_cost_of = np.ascontiguousarray(table[of, 1])
-        # the most energy each fish holds (GroupConfig.max_energy): per fish slot, or None where every fish
-        # holds the tank's fish.max_energy (the hunger, low and sated lines stay the tank's either way)
-        tops = cfg.max_energy_of()
-        self.max_energy_of: np.ndarray | None = None if tops is None else np.array(tops, np.int32)
-        self.top_energy = self.max_energy if tops is None else max(tops)  # (the scale of bars and observations)
-        # the most energy of each fish as the tick clamps to it: the tank's, or each slot's own
-        self.energy_tops: int | np.ndarray = self.max_energy if self.max_energy_of is None else self.max_energy_of
+        self._bodies(cfg)
         self.eat_cost, self.rest_gain = hundredths(f.eat_cost), hundredths(f.rest_gain)
         self.rest_ceiling = hundredths(f.rest_ceiling)
         self.food_energy = hundredths(cfg.food.energy)
@@ -255,19 +237,6 @@ class World:
         self.delta = np.array([-w.pw, w.pw, -1, 1], np.int64)
         self.eat_offsets = np.array([0, -w.pw, w.pw, -1, 1], np.int64)
         self.window = w.view_offsets().astype(np.int64)
-        # how far each fish sees (GroupConfig.view_radius): its rings of the window, per fish slot; None
-        # where every fish sees the whole window (then nothing is masked: the views and hash as before)
-        self.rings = view_rings(cfg.perception.radius)
-        self.sight: np.ndarray | None = None
-        self._beyond = np.zeros((0, self.rings.size), bool)
-        # cells each fish may swim a tick (GroupConfig.moves_per_tick): per fish slot; None where every
-        # fish swims one (then nothing more is done: the tick and hash as before)
-        fast = cfg.moves_of()
-        self.moves_of: np.ndarray | None = None if fast is None else np.array(fast, np.int8)
-        radii = cfg.view_radii()
-        if radii is not None:
-            self.sight = np.array(radii, np.int8)
-            self._beyond = self.rings[None, :] > self.sight[:, None]  # (slots, side²): cells each fish cannot see
         self.occupant = np.full(w.terrain.size, -1, np.int64)
 
         n, k = f.slots, f.count  # room for n fish; k in the water at the start (spare ones out of it)
@@ -338,6 +307,44 @@ class World:
         self.base_cfg = cfg  # the tank as built: tuned settings are kept (and hashed) against it
         self.current: tuple[int, int] | None = None  # a current (direction, until tick): interventions
         self.look()
+
+    def _bodies(self, cfg: Config) -> None:
+        """Each group's own body (GroupConfig: decay_per_tick, move_cost, max_energy, view_radius,
+        moves_per_tick) as per-slot arrays, each None where no group sets its own (then the tick and
+        the hash are as before the key)."""
+        f = cfg.fish
+        # a group's own body (GroupConfig decay_per_tick, move_cost): per fish slot, or None where no
+        # group sets its own (every fish pays the tank's: the arithmetic and the hash as before)
+        self.decay_of: np.ndarray | None = None
+        self.move_cost_of: np.ndarray | None = None
+        if any(g.decay_per_tick is not None or g.move_cost is not None for g in f.groups):
+            of = np.array(f.group_of(), np.intp)
+            own = [(hundredths(g.decay_per_tick) if g.decay_per_tick is not None else self.decay,
+                    hundredths(g.move_cost) if g.move_cost is not None else self.move_cost) for g in f.groups]
+            own.append((self.decay, self.move_cost))  # the fish no group takes
+            table = np.array(own, np.int32)
+            self.decay_of = np.ascontiguousarray(table[of, 0])
+            self.move_cost_of = np.ascontiguousarray(table[of, 1])
+        # the most energy each fish holds (GroupConfig.max_energy): per fish slot, or None where every fish
+        # holds the tank's fish.max_energy (the hunger, low and sated lines stay the tank's either way)
+        tops = cfg.max_energy_of()
+        self.max_energy_of: np.ndarray | None = None if tops is None else np.array(tops, np.int32)
+        self.top_energy = self.max_energy if tops is None else max(tops)  # (the scale of bars and observations)
+        # the most energy of each fish as the tick clamps to it: the tank's, or each slot's own
+        self.energy_tops: int | np.ndarray = self.max_energy if self.max_energy_of is None else self.max_energy_of
+        # how far each fish sees (GroupConfig.view_radius): its rings of the window, per fish slot; None
+        # where every fish sees the whole window (then nothing is masked: the views and hash as before)
+        self.rings = view_rings(cfg.perception.radius)
+        self.sight: np.ndarray | None = None
+        self._beyond = np.zeros((0, self.rings.size), bool)
+        # cells each fish may swim a tick (GroupConfig.moves_per_tick): per fish slot; None where every
+        # fish swims one (then nothing more is done: the tick and hash as before)
+        fast = cfg.moves_of()
+        self.moves_of: np.ndarray | None = None if fast is None else np.array(fast, np.int8)
+        radii = cfg.view_radii()
+        if radii is not None:
+            self.sight = np.array(radii, np.int8)
+            self._beyond = self.rings[None, :] > self.sight[:, None]  # (slots, side²): cells each fish cannot see
 
     @property
     def tick_kernel(self) -> str:
