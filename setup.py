@@ -18,7 +18,7 @@ import tempfile
 
 from setuptools import Extension, setup
 
-FLAGS = [] if sys.platform == "win32" else ["-O2", "-ffp-contract=off", "-fwrapv"]
+FLAGS = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off", "-fwrapv"]
 
 
 def openmp_flags() -> list[str]:

@@ -1493,6 +1493,184 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ school */
+
+static const char school_doc[] =
+    "school(xy, heading, moving, labels, sizes, members, figures, ids, full, prev) -> members in the school\n"
+    "A sample's collective figures (observe/metrics.Sample) of the n fish in the water, from their\n"
+    "positions ``xy`` (float64[n, 2]), headings (int8[n]), who moved lately (bool[n]) and cluster\n"
+    "labels (int64[n], from neighbours): fish per label into ``sizes`` (int64[n]); the largest moving,\n"
+    "aligned school's fish (indexes into the n, ascending) into the front of ``members`` (int64[n]);\n"
+    "into ``figures`` (float64[8]): polarization, rotation, clusters of 2 or more, the largest\n"
+    "cluster, the school's polarization, rotation and share that moved, and how far its centre moved\n"
+    "since the last sample: the n fish are the fish ``ids`` (int64[n]) of the whole tank's positions\n"
+    "``full`` (float64[N, 2]), and ``prev`` is ``full`` at the last sample (or None: 0). The same\n"
+    "numbers as the numpy reference (metrics.polarization, rotation, largest_school, school_figures,\n"
+    "Sample.school_travel), bit for bit:\n"
+    "means over fish are summed in numpy's orders (its axis-0 mean one row after another, its 1-D\n"
+    "sums pairwise).";
+
+/* numpy's pairwise sum of a contiguous float64 array (numpy/_core/src/umath/loops_utils.h). */
+static double np_pairwise(const double *a, Py_ssize_t n) {
+    if (n < 8) {
+        double res = 0.;
+        for (Py_ssize_t i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        Py_ssize_t i;
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_pairwise(a, n2) + np_pairwise(a + n2, n - n2);
+}
+
+static const double UNIT_X[4] = {0., 0., -1., 1.}, UNIT_Y[4] = {-1., 1., 0., 0.}; /* actions.MOVE_DXDY */
+
+/* Polarization of the fish ``idx[0..m)`` (all n when idx is NULL): |Σ unit headings| / m. */
+static double polarization_of(const int8_t *heading, const int64_t *idx, Py_ssize_t m) {
+    long long c[4] = {0, 0, 0, 0};
+    for (Py_ssize_t k = 0; k < m; k++) c[heading[idx ? idx[k] : k] & 3]++;
+    return hypot((double)(c[3] - c[2]), (double)(c[1] - c[0])) / (double)(m > 1 ? m : 1);
+}
+
+/* Couzin's milling |Σ r̂ × u| / m around the fish's centre, as metrics.rotation; ``cross`` scratch[m]. */
+static double rotation_of(const double *xy, const int8_t *heading, const int64_t *idx, Py_ssize_t m, double *cross) {
+    if (m < 2) return 0.0;
+    double mx = 0., my = 0.;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        Py_ssize_t i = idx ? idx[k] : k;
+        mx += xy[2 * i];
+        my += xy[2 * i + 1];
+    }
+    mx /= (double)m;
+    my /= (double)m;
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t k = 0; k < m; k++) {
+        Py_ssize_t i = idx ? idx[k] : k;
+        double rx = xy[2 * i] - mx, ry = xy[2 * i + 1] - my, norm = hypot(rx, ry);
+        if (!(norm > 0)) continue;
+        rx /= norm;
+        ry /= norm;
+        int h = heading[i] & 3;
+        cross[kept++] = rx * UNIT_Y[h] - ry * UNIT_X[h];
+    }
+    return fabs(np_pairwise(cross, kept)) / (double)m;
+}
+
+static PyObject *school(PyObject *self, PyObject *args) {
+    PyObject *o_xy, *o_heading, *o_moving, *o_labels, *o_sizes, *o_members, *o_figures, *o_ids, *o_full, *o_prev;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &o_xy, &o_heading, &o_moving, &o_labels, &o_sizes, &o_members,
+                          &o_figures, &o_ids, &o_full, &o_prev))
+        return NULL;
+    Bufs bs = {.n = 0};
+    double *scratch = NULL;
+    Py_ssize_t n = items(o_heading, 1, "heading");
+    if (n < 0) return NULL;
+    TAKE(xy, double, o_xy, 2 * n, 0);
+    TAKE(heading, int8_t, o_heading, n, 0);
+    TAKE(moving, uint8_t, o_moving, n, 0);
+    TAKE(labels, int64_t, o_labels, n, 0);
+    TAKE(sizes, int64_t, o_sizes, n, 1);
+    TAKE(members, int64_t, o_members, n, 1);
+    TAKE(fig, double, o_figures, 8, 1);
+    TAKE(ids, int64_t, o_ids, n, 0);
+    Py_ssize_t whole = items(o_full, 16, "full");
+    if (whole < 0) goto fail;
+    TAKE(full, double, o_full, 2 * whole, 0);
+    double *prev = NULL;
+    if (o_prev != Py_None) {
+        TAKE(prev_, double, o_prev, 2 * whole, 0);
+        prev = prev_;
+    }
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (ids[k] < 0 || ids[k] >= whole) return bad_index(&bs, "fish id", ids[k]);
+    scratch = PyMem_Malloc(sizeof(double) * (size_t)(3 * (n > 0 ? n : 1)));
+    if (!scratch) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    double *moved = scratch + n, *sx = moved, *sy = scratch + 2 * n; /* (moved, then sx reuse: see below) */
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (labels[k] < 0 || labels[k] >= n) {
+            PyMem_Free(scratch);
+            return bad_index(&bs, "label", labels[k]);
+        }
+        sizes[k] = 0;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) sizes[labels[k]]++;
+    long long clusters = 0, largest = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        clusters += sizes[k] >= 2;
+        largest = sizes[k] > largest ? sizes[k] : largest;
+    }
+    /* the candidates (metrics._moving_clusters): >= 3 fish, half of them moved lately, aligned */
+    for (Py_ssize_t k = 0; k < n; k++) moved[k] = 0.;
+    for (Py_ssize_t k = 0; k < n; k++) moved[labels[k]] += moving[k] ? 1. : 0.;
+    Py_ssize_t best = -1;
+    for (Py_ssize_t l = 0; l < n; l++) { /* (moved[l] read before sx[l] overwrites it) */
+        int ok = sizes[l] >= 3 && moved[l] * 2 >= (double)sizes[l];
+        scratch[l] = ok; /* scratch's first third: the label is a candidate */
+    }
+    for (Py_ssize_t k = 0; k < n; k++) sx[k] = sy[k] = 0.;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int h = heading[k] & 3;
+        sx[labels[k]] += UNIT_X[h];
+        sy[labels[k]] += UNIT_Y[h];
+    }
+    for (Py_ssize_t l = 0; l < n; l++) {
+        if (!scratch[l]) continue;
+        double floor_ = 0.5 * (double)(sizes[l] > 1 ? sizes[l] : 1) - 1e-9; /* metrics.SCHOOL_ALIGNED */
+        if (hypot(sx[l], sy[l]) >= floor_ && (best < 0 || sizes[l] > sizes[best])) best = l;
+    }
+    Py_ssize_t m = 0;
+    if (best >= 0)
+        for (Py_ssize_t k = 0; k < n; k++)
+            if (labels[k] == best) members[m++] = k;
+    fig[0] = polarization_of(heading, NULL, n);
+    fig[1] = rotation_of(xy, heading, NULL, n, scratch);
+    fig[2] = (double)clusters;
+    fig[3] = (double)largest;
+    if (m) {
+        long long moved_members = 0;
+        for (Py_ssize_t k = 0; k < m; k++) moved_members += moving[members[k]] != 0;
+        fig[4] = polarization_of(heading, members, m);
+        fig[5] = rotation_of(xy, heading, members, m, scratch);
+        fig[6] = (double)moved_members / (double)m;
+    } else {
+        fig[4] = fig[5] = fig[6] = 0.;
+    }
+    fig[7] = 0.;
+    if (m && prev) { /* the school's centre now minus at the last sample (numpy's axis-0 means: in order) */
+        double nx = 0., ny = 0., px = 0., py = 0.;
+        for (Py_ssize_t k = 0; k < m; k++) {
+            int64_t i = ids[members[k]];
+            nx += full[2 * i];
+            ny += full[2 * i + 1];
+        }
+        for (Py_ssize_t k = 0; k < m; k++) {
+            int64_t i = ids[members[k]];
+            px += prev[2 * i];
+            py += prev[2 * i + 1];
+        }
+        fig[7] = hypot(nx / (double)m - px / (double)m, ny / (double)m - py / (double)m);
+    }
+    PyMem_Free(scratch);
+    release_all(&bs);
+    return PyLong_FromSsize_t(m);
+fail:
+    PyMem_Free(scratch);
+    release_all(&bs);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ tally */
 
 static const char tally_doc[] =
@@ -1742,6 +1920,7 @@ static PyMethodDef methods[] = {
     {"adopt", adopt, METH_VARARGS, adopt_doc},
     {"ask", ask, METH_VARARGS, ask_doc},
     {"neighbours", neighbours, METH_VARARGS, neighbours_doc},
+    {"school", school, METH_VARARGS, school_doc},
     {"tally", tally, METH_VARARGS, tally_doc},
     {"deeds", deeds, METH_VARARGS, deeds_doc},
     {"food", food, METH_VARARGS, food_doc},

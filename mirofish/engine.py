@@ -122,7 +122,7 @@ class Engine:
         while not results.empty():  # what has arrived (one consumer: this engine)
             self._take(results.get_nowait(), got)
         wait = self.mode == "lockstep" and asked.size > 0
-        if not wait or not self.pending[asked].any():
+        if not wait or not np.count_nonzero(self.pending[asked]):
             return got  # (an inline source: every answer is in)
         idle = src.tick_wait() or self.world.cfg.brain.timeout_s
         deadline = self.clock() + idle
@@ -163,7 +163,7 @@ class Engine:
         not asked again — the model's plan replaces the fallback's; otherwise it is dropped and
         the source told (a completion wasted)."""
         stale = self.asked_at[batch.fish] > batch.tick
-        if stale.any():
+        if np.count_nonzero(stale):
             self.source.dropped_late(int(np.count_nonzero(stale)), batch.subset(np.flatnonzero(stale)))
             batch = batch.subset(np.flatnonzero(~stale))
             if not len(batch) and not batch.summaries:
@@ -187,8 +187,9 @@ class Engine:
         food: list[np.ndarray | None] = []  # per batch with thoughts: the food each fish had in view
         for b in applied:
             food.append(w.food_in_view(b.fish) if b.thoughts else None)
-            code = w.school.plan_trigger[b.fish]  # a plan at its horizon ended there, whatever else was raised
-            ended.append(np.where((code >= 0) & (w.school.plan_end[b.fish] <= w.tick), T_HORIZON, code).astype(np.int8))
+            code = w.school.plan_trigger[b.fish]  # (a copy) a plan at its horizon ended there, whatever else was raised
+            code[(code >= 0) & (w.school.plan_end[b.fish] <= w.tick)] = T_HORIZON
+            ended.append(code.astype(np.int8, copy=False))
             w.apply_plans(b.fish, b.goals, b.params, b.horizons)
             for fish, serial, text in b.summaries or ():
                 w.write_summary(fish, serial, text)
@@ -200,7 +201,7 @@ class Engine:
         frame = Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(),
                       stuck=s.stuck.copy(), neighbours=s.neighbours.copy(), executed=out.executed,
                       move_outcome=out.move_outcome, applied=applied, latencies=latencies,
-                      interventions=done, present=~s.absent if s.absent.any() else None,
+                      interventions=done, present=~s.absent if np.count_nonzero(s.absent) else None,
                       ended=ended, food_in_view=food, native=True)
         if w.places is not None:
             frame.meals, frame.returns = w.places.meals.copy(), w.places.returns.copy()

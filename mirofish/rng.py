@@ -60,10 +60,12 @@ class KeyTable:
         self.keys = np.zeros(0, np.uint64)
 
     def __getitem__(self, ids: np.ndarray) -> np.ndarray:
-        top = int(ids.max()) + 1 if ids.size else 0
-        if top > self.keys.size:
+        try:
+            keys: np.ndarray = self.keys[ids]  # (ids are never negative: fish ids)
+        except IndexError:  # an id beyond the table: grown to hold it
+            top = int(np.max(ids)) + 1
             self.keys = mix64(self.salt, np.arange(max(top, 2 * self.keys.size)))
-        keys: np.ndarray = self.keys[ids]
+            keys = self.keys[ids]
         return keys
 
 

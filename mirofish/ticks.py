@@ -166,7 +166,7 @@ def step_compiled(world: World) -> StepOutcome:
     assert k is not None
     n, trig, cfg_a, m = s.n, world.cfg.triggers, world.cfg.arbiter, s.memory
     executed = world.steer()
-    if world.used_slots != n or s.absent.any():
+    if world.used_slots != n or np.count_nonzero(s.absent):
         executed[s.absent] = _REST  # out of the water: it only rests
     s.intent = executed.copy()
     outcome, meal = np.empty(n, np.int8), np.empty(n, np.int8)

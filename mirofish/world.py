@@ -551,7 +551,7 @@ class World:
         ``fish`` holds no fish twice (one batch's); in the compiled tick one C call does it all."""
         s = self.school
         parts = self._goals
-        if not (self._seeking and self._predicating) and parts.watched[np.asarray(goals, np.intp)].any():
+        if not (self._seeking and self._predicating) and np.count_nonzero(parts.watched[np.asarray(goals, np.intp)]):
             g = np.asarray(goals, np.intp)
             self._seeking = self._seeking or bool(parts.seeking[g].any())
             self._predicating = self._predicating or bool(parts.predicated[g].any())

@@ -211,3 +211,48 @@ def test_the_largest_school_is_moving_and_aligned_not_a_milling_crowd():
     assert largest_school(labels, moving).tolist() == list(range(8))  # without headings: the crowd
     assert largest_school(labels, moving, heading=heading).tolist() == list(range(8, 13))
     assert [s.tolist() for s in schools(labels, moving, heading=heading)] == [list(range(8, 13))]
+
+
+def test_the_compiled_sample_gives_the_numpy_figures_bit_for_bit():
+    """Every 10 ticks one compiled call (_tick.school) gives the tank's and its largest school's
+    order figures; each is the numpy reference's number exactly, on random tanks (aligned,
+    clustered, at the edge of the school's rules) and on a live tank's samples."""
+    import pytest
+
+    from mirofish import kernel
+    from mirofish.observe.metrics import COLLECTIVE_FIGURES, Sample
+
+    if kernel.compiled_tick() is None:
+        pytest.skip("the compiled tick is not built here (MIROFISH_TICK=numpy)")
+    rng = np.random.default_rng(11)
+
+    def both(f, moving, prev):
+        fast = Sample(f, moving, prev, None, compiled=True)
+        slow = Sample(f, moving, prev, None, compiled=False)
+        assert fast._compiled is not None and slow._compiled is None
+        assert fast.collective == slow.collective and list(fast.collective) == list(COLLECTIVE_FIGURES)
+        assert fast.school == slow.school and fast.school_travel() == slow.school_travel()
+        assert np.array_equal(fast.members, slow.members) and np.array_equal(fast.cluster_sizes, slow.cluster_sizes)
+        return fast
+
+    from mirofish.frame import Frame
+
+    schools = 0
+    for k in range(400):
+        n, side = int(rng.integers(2, 300)), int(rng.integers(3, 50))
+        heading = rng.integers(0, 4, n).astype(np.int8)
+        if k % 3 == 0:
+            heading[: int(rng.integers(0, n))] = 3  # mostly one way: schools near the alignment line
+        x, y = rng.integers(0, side, n), rng.integers(0, side, n)
+        f = Frame(tick=k, x=x, y=y, heading=heading, energy=np.zeros(n, np.int32), stuck=np.zeros(n, np.int32),
+                  neighbours=np.zeros(n, np.int16), executed=np.zeros(n, np.int8), move_outcome=np.zeros(n, np.int8),
+                  present=rng.random(n) < 0.9 if k % 4 == 0 else None)
+        prev = rng.integers(0, side, (n, 2)).astype(np.float64) if k % 2 else None
+        schools += both(f, rng.random(n) < rng.random(), prev).members.size > 0
+    assert schools > 100
+    live = LiveSession(load_config(seed=2))
+    prev = None
+    for t in range(600):
+        f = live.step()
+        if t % 10 == 0:
+            prev = both(f, live.metrics.moving(), prev).full_xy

@@ -100,6 +100,28 @@ def test_large_batches_judged_at_once_score_as_fish_by_fish(monkeypatch):
     assert len(r1) > 1000 and c1[:, 0].sum() > 0 and c1[:, 1].sum() > 0  # words agreed and disagreed
 
 
+def test_large_batches_of_plans_without_thoughts_are_scored_as_fish_by_fish(monkeypatch):
+    """The instinct brain's plans carry no thought: a large tank's batches of them are judged in
+    numpy and kept only in the ring (no records). Each fish's deeds done and not done equal
+    judging them one at a time (the "not done" count once went down by one or two per plan)."""
+    from mirofish.observe import worddeed
+
+    live = LiveSession(load_config(seed=4, **{"fish.count": 400, "world.width": 120, "world.height": 70}))
+    frames = [live.step() for _ in range(300)]
+    assert max(len(b) for f in frames for b in f.applied) >= worddeed.MANY
+    assert not any(b.thoughts for f in frames for b in f.applied)
+    counts = []
+    for many in (worddeed.MANY, 10**9):
+        monkeypatch.setattr(worddeed, "MANY", many)
+        wd = worddeed.WordDeed(400)
+        for f in frames:
+            wd.observe(f)
+        counts.append(wd.counts.copy())
+        assert (wd.counts >= 0).all()
+        assert np.array_equal(wd.counts[:, 2] + wd.counts[:, 3], wd.counts[:, 5])  # each judged plan done or not
+    assert np.array_equal(counts[0], counts[1]) and counts[0][:, 5].sum() > 1000
+
+
 def test_a_thought_that_claims_food_is_read_as_a_claim_not_as_a_search():
     from mirofish.observe.worddeed import claims_food
 

@@ -239,6 +239,9 @@ def _far_nearest(pts: np.ndarray, lonely: np.ndarray) -> np.ndarray:
     return out
 
 
+# what Sample.collective holds, in _tick.school's order (its ``figures``)
+COLLECTIVE_FIGURES = ("polarization", "rotation", "clusters", "largest_cluster", "school_polarization",
+                      "school_milling", "school_moving")
 SCHOOL_ALIGNED = 0.5  # a school's polarization at least this (5 fish facing random ways: ≈ 0.40)
 
 
@@ -437,6 +440,14 @@ class Metrics:
         """Put a tick's decision latencies into the ring the P95 is read from (NaN: a decision
         whose request was made before this run, a fork's first ones: left out)."""
         size = self._lat.size
+        if len(latencies) <= 8:  # a small tank's tick: a few, put in one by one (fewer numpy calls)
+            ring, n = self._lat, self._lat_n
+            for v in latencies:
+                if v == v:  # (not NaN)
+                    ring[n % size] = v
+                    n += 1
+            self._lat_n = n
+            return
         lat = np.asarray(latencies, np.float64)
         lat = lat[~np.isnan(lat)][-size:]
         start = self._lat_n % size
@@ -490,7 +501,7 @@ class Metrics:
     def _sample(self, f: Frame) -> None:
         cur = self._current
         cur.update(self._window_values())
-        s = Sample(f, self.moving(), self._prev_xy, self.territory, self.tank)
+        s = Sample(f, self.moving(), self._prev_xy, self.territory, self.tank, compiled=self.compiled)
         for m in self._sampled:
             cur[m.key] = _value(m, s)
         self.school_members = s.school_members
@@ -607,8 +618,10 @@ class Sample:
     same (docs: "Your own metric")."""
 
     def __init__(self, f: Frame, moving: np.ndarray, prev_xy: np.ndarray | None, territory: Territory | None,
-                 cfg: Config | None = None):
+                 cfg: Config | None = None, compiled: bool | None = None):
         self.f = f
+        # the collective figures in one compiled call (None: as kernel.compiled_tick() says)
+        self.compiled = kernel.compiled_tick() is not None if compiled is None else compiled
         self.cfg = cfg
         self.ids = f.in_water  # the collective figures are of the fish in the water
         self.full_xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
@@ -623,13 +636,48 @@ class Sample:
         return nn_and_labels(self.xy)
 
     @cached_property
+    def _compiled(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(fish per cluster label, the largest school's members, :data:`COLLECTIVE_FIGURES`) in
+        one compiled call (``_tick.school``: the numpy functions' figures bit for bit, tested),
+        or None: the numpy reference (no compiled tick, or fewer than two fish)."""
+        labels = self.neighbours[1]
+        prev = self.prev_xy
+        if labels is None or not self.compiled or (prev is not None and prev.shape != self.full_xy.shape):
+            return None
+        n = len(labels)
+        sizes, members, figures = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(len(COLLECTIVE_FIGURES) + 1)
+        before = None if prev is None else _as(prev, np.float64)  # (the last sample's positions: the travel)
+        assert _TICK is not None  # (compiled: the module was built)
+        m = _TICK.school(self.xy, _as(self.heading, np.int8), _as(self.moving, np.bool_), labels, sizes, members,
+                         figures, _as(self.ids, np.int64), self.full_xy, before)
+        return sizes, members[:m], figures
+
+    @cached_property
+    def collective(self) -> dict[str, float]:
+        """The tank's and its largest school's order figures (:data:`COLLECTIVE_FIGURES`)."""
+        c = self._compiled
+        if c is not None:
+            return dict(zip(COLLECTIVE_FIGURES, c[2].tolist()))
+        sizes, school = self.cluster_sizes, self.school
+        return {"polarization": polarization(self.heading), "rotation": rotation(self.xy, self.heading),
+                "clusters": float(np.count_nonzero(sizes >= 2)), "largest_cluster": float(sizes.max(initial=0)),
+                "school_polarization": school["school_polarization"], "school_milling": school["school_milling"],
+                "school_moving": school["school_moving"]}
+
+    @cached_property
     def cluster_sizes(self) -> np.ndarray:
+        c = self._compiled
+        if c is not None:
+            return c[0]
         labels = self.neighbours[1]
         return np.bincount(labels, minlength=len(self.xy)) if labels is not None else np.ones(len(self.xy), np.int64)
 
     @cached_property
     def members(self) -> np.ndarray:
         """The largest moving school (indexes into :attr:`ids`)."""
+        c = self._compiled
+        if c is not None:
+            return c[1]
         return largest_school(self.neighbours[1], self.moving, heading=self.heading)
 
     @property
@@ -640,9 +688,17 @@ class Sample:
 
     @cached_property
     def school(self) -> dict[str, Any]:
+        c = self._compiled
+        if c is not None:
+            fig = c[2]
+            return {"school_size": float(c[1].size), "school_polarization": float(fig[4]),
+                    "school_milling": float(fig[5]), "school_moving": float(fig[6])}
         return school_figures(self.members, self.xy, self.heading, self.moving)
 
     def school_travel(self) -> float:
+        c = self._compiled
+        if c is not None:
+            return float(c[2][-1])
         m, prev = self.school_members, self.prev_xy
         moved = self.full_xy[m].mean(axis=0) - prev[m].mean(axis=0) if m.size and prev is not None else np.zeros(2)
         return float(np.hypot(*moved))
@@ -743,29 +799,35 @@ METRICS: tuple[Metric, ...] = (
            lambda m: _ratio(m.decisions_window()[1], m.decisions_window()[0]), group="health", healthy=(0, 0.05),
            bad_above=0.20, model_only=True, hud=5, diff=8, recorded=True),
     Metric("polarization", "polarization", "|sum of the heading unit vectors| / N: 1 = all the same way",
-           "0..1", "{:.2f}", "sample", lambda s: polarization(s.heading), hud=9, diff=1, recorded=True),
+           "0..1", "{:.2f}", "sample", lambda s: s.collective["polarization"], hud=9, diff=1, recorded=True,
+           computed_in="C school"),
     Metric("rotation", "rotation", "|sum of r x u| / N around the group's centre (Couzin's milling)", "0..1",
-           "{:.2f}", "sample", lambda s: rotation(s.xy, s.heading), recorded=True),
+           "{:.2f}", "sample", lambda s: s.collective["rotation"], recorded=True,
+           computed_in="C school"),
     Metric("nn_distance", "nn distance", "mean distance to the nearest other fish", "cells", "{:.1f}", "sample",
            lambda s: s.neighbours[0], diff=7, recorded=True, computed_in="C neighbours (grid of the fish)"),
     Metric("clusters", "clusters", "groups of 2 or more fish linked by being in each other's view", "groups",
-           "{:.0f}", "sample", lambda s: float(np.count_nonzero(s.cluster_sizes >= 2)), hud=10, recorded=True,
-           computed_in="C neighbours + components"),
+           "{:.0f}", "sample", lambda s: s.collective["clusters"], hud=10, recorded=True,
+           computed_in="C neighbours + school"),
     Metric("largest_cluster", "largest cluster", "fish in the largest cluster", "fish", "{:.0f}", "sample",
-           lambda s: float(s.cluster_sizes.max(initial=0)), recorded=True),
+           lambda s: s.collective["largest_cluster"], recorded=True,
+           computed_in="C neighbours + school"),
     Metric("school_size", "largest school", "fish in the largest moving, aligned school: a cluster of 3 or more "
            "(fish within 2 cells of each other) of which at least half moved in the last 10 ticks and whose "
            "polarization is at least 0.5 (ringed in the tank)", "fish", "{:.0f} fish", "sample",
            lambda s: s.school["school_size"], hud=6, chart=1, chart_title="largest moving school (fish)",
-           chart_colour="ACCENT", chart_fmt="{:.0f}", diff=2, sweep=4, recorded=True),
+           chart_colour="ACCENT", chart_fmt="{:.0f}", diff=2, sweep=4, recorded=True,
+           computed_in="C neighbours + school"),
     Metric("school_polarization", "school polariz.", "polarization inside the largest moving school", "0..1",
            "{:.2f}", "sample", lambda s: s.school["school_polarization"], hud=7, chart=2,
            chart_title="polarization inside it", chart_colour="ACCENT", chart_range=(0.0, 1.0), sweep=3,
-           recorded=True),
+           recorded=True, computed_in="C school"),
     Metric("school_milling", "school milling", "rotation inside the largest moving school", "0..1", "{:.2f}",
-           "sample", lambda s: s.school["school_milling"], recorded=True),
+           "sample", lambda s: s.school["school_milling"], recorded=True,
+           computed_in="C school"),
     Metric("school_moving", "school moving", "share of the largest school's fish that moved in the last 10 ticks",
-           "share", "{:.0%}", "sample", lambda s: s.school["school_moving"], hud=8, diff=3, sweep=2, recorded=True),
+           "share", "{:.0%}", "sample", lambda s: s.school["school_moving"], hud=8, diff=3, sweep=2, recorded=True,
+           computed_in="C school"),
     Metric("school_travel", "school travel", "cells the largest school's centre moved since the previous sample",
            "cells", "{:.1f}", "sample", lambda s: s.school_travel(), diff=4, recorded=True),
     Metric("home_range", "home range", "per fish, the 4x4-cell squares it was seen in over 5 minutes, in cells "

@@ -230,7 +230,10 @@ class WordDeed:
         checks = {"ate": P["ate"][sel] > 0, "company": 2 * P["company"][sel] >= ticks,
                   "along": along >= np.maximum(1, moved // 2), "still": 5 * moved <= ticks,
                   "away": np.where(crowd, prev[3][sel] <= P["nb0"][sel], moved > 0), "worked": P["worked"][sel] > 0}
-        done = np.select([self._deed[g] == DEEDS.index(d) for d in checks], list(checks.values()))
+        rows = np.zeros((len(DEEDS), sel.size), bool)  # each check's row, in DEEDS' order
+        for d, v in checks.items():
+            rows[DEEDS.index(d)] = v
+        done = rows[self._deed[g], np.arange(sel.size)]  # (the check of each plan's deed)
         quiet = np.zeros(sel.size, bool) if self.keep else ~self._said[sel]  # no thought: no words to read
         if quiet.any():  # judged in numpy, kept in the ring
             qs, dq = sel[quiet], done[quiet]
@@ -245,6 +248,8 @@ class WordDeed:
                 for f_i, s_i in zip(qs.tolist(), slot.tolist()):
                     self._ring_thought.pop((f_i, s_i), None)
         said = ~quiet
+        if not np.count_nonzero(said):
+            return
         for fish_i, g_i, p_i, d_i, t0 in zip(sel[said].tolist(), g[said].tolist(), prm[said].tolist(),
                                              done[said].tolist(), P["tick"][sel[said]].tolist()):
             self._judged(fish_i, g_i, p_i, bool(d_i), t0, tick)
