@@ -15,7 +15,9 @@
  *
  *   tally(...)      the metrics' rolling windows (observe/metrics.Metrics.observe)
  *   deeds(...)      the word-and-deed tally of open plans (observe/worddeed.WordDeed.observe)
+ *   judge(...)      plans without words judged and opened (worddeed.WordDeed._close, observe)
  *   neighbours(...) nearest neighbours and clusters from a grid of the fish (metrics.nn_and_labels)
+ *   school(...)     a sample's order figures and its largest school (metrics.Sample)
  *   components(...) union-find labels (metrics' clusters, water's pocket sealing)
  *
  * Everything but steering's utilities is integer arithmetic and identical by construction.
@@ -1825,6 +1827,113 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ judge */
+
+static const char judge_doc[] =
+    "judge(arrays, ints) -> the change in open single-action plans\n"
+    "A batch of new plans without words (observe/worddeed.WordDeed.observe; its Python, plan by plan,\n"
+    "is the reference): fish by fish in the batch's order, the fish's open plan, if any, is judged\n"
+    "as worddeed's _close does (its deed check, counted into ``counts`` and kept in the fish's\n"
+    "``ring``; the slot written goes into ``slots``, -1 for none) and the new plan is opened in\n"
+    "``table``. A plan that came with words is never judged here (its words are read in Python).\n"
+    "By name: exactly the names of JUDGE_ARRAYS and JUDGE_INTS; the deed checks are JUDGE_DEEDS.";
+
+enum { J_FISH, J_GOALS, J_PARAMS, J_OPEN, J_SAID, J_FOOD0, J_TABLE, J_COUNTS, J_RING, J_RING_N, J_DEED_OF, J_X, J_Y,
+       J_NB_PREV, J_NEIGHBOURS, J_SLOTS, N_J };
+static const char *J_NAMES[N_J] = {"fish", "goals", "params", "open", "said", "food0", "table", "counts", "ring",
+                                   "ring_n", "deed_of", "x", "y", "nb_prev", "neighbours", "slots"};
+enum { JI_TICK, JI_RECENT, JI_CROWD, JI_AWAY_KINDS, N_JI };
+static const char *JI_NAMES[N_JI] = {"tick", "recent", "crowd", "away_kinds"};
+enum { DEED_ATE, DEED_COMPANY, DEED_ALONG, DEED_STILL, DEED_AWAY, DEED_WORKED, N_DEEDS };
+static const char *DEED_NAMES[N_DEEDS] = {"ate", "company", "along", "still", "away", "worked"}; /* plantypes.DEEDS */
+#define N_COUNTS 7 /* worddeed.WordDeed.counts' columns */
+#define N_RING 7   /* worddeed._RING */
+
+static PyObject *judge(PyObject *self, PyObject *args) {
+    PyObject *arrays, *ints, *ja[N_J];
+    long long v[N_JI];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (by_name(arrays, J_NAMES, N_J, ja, "judge", "array", "JUDGE_ARRAYS") < 0 ||
+        numbers_by_name(ints, JI_NAMES, N_JI, v, NULL, N_JI, "judge", "JUDGE_INTS") < 0)
+        return NULL;
+    const long long tick = v[JI_TICK], recent = v[JI_RECENT], crowd = v[JI_CROWD], kinds = v[JI_AWAY_KINDS];
+    if (recent < 1 || kinds < 1) return PyErr_Format(PyExc_ValueError, "judge(): recent and away_kinds must be >= 1");
+    Bufs bs = {.n = 0};
+    Py_ssize_t n = items(ja[J_OPEN], 1, "open"), k = items(ja[J_FISH], 8, "fish"),
+               goals_known = items(ja[J_DEED_OF], 8, "deed_of");
+    if (n < 0 || k < 0 || goals_known < 0) return NULL;
+    TAKE(fish, int64_t, ja[J_FISH], k, 0);
+    TAKE(goals, int8_t, ja[J_GOALS], k, 0);
+    TAKE(params, int16_t, ja[J_PARAMS], k, 0);
+    TAKE(open, uint8_t, ja[J_OPEN], n, 1);
+    TAKE(said, uint8_t, ja[J_SAID], n, 1);
+    TAKE(food0, int16_t, ja[J_FOOD0], n, 1);
+    TAKE(table, int64_t, ja[J_TABLE], N_DC * n, 1);
+    TAKE(counts, int64_t, ja[J_COUNTS], N_COUNTS * n, 1);
+    TAKE(ring, int64_t, ja[J_RING], n * recent * N_RING, 1);
+    TAKE(ring_n, int64_t, ja[J_RING_N], n, 1);
+    TAKE(deed_of, int64_t, ja[J_DEED_OF], goals_known, 0);
+    TAKE(x, int64_t, ja[J_X], n, 0);
+    TAKE(y, int64_t, ja[J_Y], n, 0);
+    TAKE(nb_prev, int16_t, ja[J_NB_PREV], n, 0);
+    TAKE(nb, int16_t, ja[J_NEIGHBOURS], n, 0);
+    TAKE(slots, int64_t, ja[J_SLOTS], k, 1);
+    for (Py_ssize_t q = 0; q < k; q++)
+        if (fish[q] < 0 || fish[q] >= n) return bad_index(&bs, "fish", fish[q]);
+    static const int64_t DX[4] = {0, 0, -1, 1}, DY[4] = {-1, 1, 0, 0}; /* actions.MOVE_DXDY */
+    long long holds = 0;
+#define COL(c) table[(c) * n + i]
+    for (Py_ssize_t q = 0; q < k; q++) {
+        Py_ssize_t i = fish[q];
+        slots[q] = -1;
+        if (open[i]) { /* worddeed._close: judge the plan it had */
+            open[i] = 0;
+            int64_t g = COL(DC_GOAL), prm = COL(DC_PARAM), ticks = COL(DC_TICKS), moved = COL(DC_MOVED);
+            holds -= g == G_HOLD;
+            if (ticks > 0) {
+                if (g < 0 || g >= goals_known) return bad_index(&bs, "goal", g);
+                int done;
+                switch (deed_of[g]) {
+                case DEED_ATE: done = COL(DC_ATE) > 0; break;
+                case DEED_COMPANY: done = 2 * COL(DC_COMPANY) >= ticks; break;
+                case DEED_ALONG: {
+                    int64_t dx = prm >= 0 && prm < 4 ? DX[prm] : 0, dy = prm >= 0 && prm < 4 ? DY[prm] : 0;
+                    int64_t along = (x[i] - COL(DC_X0)) * dx + (y[i] - COL(DC_Y0)) * dy, half = moved / 2;
+                    done = along >= (half > 1 ? half : 1);
+                    break;
+                }
+                case DEED_STILL: done = 5 * moved <= ticks; break;
+                case DEED_AWAY: done = ((prm % kinds) + kinds) % kinds == crowd ? nb_prev[i] <= COL(DC_NB0) : moved > 0;
+                    break;
+                case DEED_WORKED: done = COL(DC_WORKED) > 0; break;
+                default: return bad_index(&bs, "deed", deed_of[g]);
+                }
+                int64_t *c = counts + N_COUNTS * i;
+                c[done ? 2 : 3] += 1;
+                c[5] += 1;
+                int64_t slot = ring_n[i] % recent, *r = ring + (i * recent + slot) * N_RING;
+                r[0] = COL(DC_TICK), r[1] = tick, r[2] = g, r[3] = prm, r[4] = done, r[5] = -1, r[6] = 0;
+                ring_n[i] += 1;
+                slots[q] = slot;
+            }
+        }
+        /* open the new plan (worddeed.WordDeed.observe) */
+        COL(DC_TICK) = tick, COL(DC_GOAL) = goals[q], COL(DC_PARAM) = params[q], COL(DC_X0) = x[i], COL(DC_Y0) = y[i];
+        COL(DC_NB0) = nb[i];
+        for (int c = DC_TICKS; c < N_DC; c++) COL(c) = 0;
+        open[i] = 1;
+        said[i] = 0;
+        food0[i] = -1;
+        holds += goals[q] == G_HOLD;
+    }
+#undef COL
+    release_all(&bs);
+    return PyLong_FromLongLong(holds);
+fail:
+    release_all(&bs);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ food */
 
 static const char food_doc[] =
@@ -1923,6 +2032,7 @@ static PyMethodDef methods[] = {
     {"school", school, METH_VARARGS, school_doc},
     {"tally", tally, METH_VARARGS, tally_doc},
     {"deeds", deeds, METH_VARARGS, deeds_doc},
+    {"judge", judge, METH_VARARGS, judge_doc},
     {"food", food, METH_VARARGS, food_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -1967,7 +2077,9 @@ PyMODINIT_FUNC PyInit__tick(void) {
         add_names(m, "ASK_ARRAYS", Q_NAMES, N_Q) < 0 || add_names(m, "ASK_INTS", QI_NAMES, N_QI) < 0 ||
         add_names(m, "DEEDS_COLUMNS", DC_NAMES, N_DC) < 0 ||
         add_names(m, "TALLY_ARRAYS", T_NAMES, N_T) < 0 || add_names(m, "TALLY_INTS", TI_NAMES, N_TI) < 0 ||
-        add_names(m, "DEEDS_ARRAYS", D_NAMES, N_D) < 0 || add_names(m, "DEEDS_INTS", DI_NAMES, N_DI) < 0) {
+        add_names(m, "DEEDS_ARRAYS", D_NAMES, N_D) < 0 || add_names(m, "DEEDS_INTS", DI_NAMES, N_DI) < 0 ||
+        add_names(m, "JUDGE_ARRAYS", J_NAMES, N_J) < 0 || add_names(m, "JUDGE_INTS", JI_NAMES, N_JI) < 0 ||
+        add_names(m, "JUDGE_DEEDS", DEED_NAMES, N_DEEDS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

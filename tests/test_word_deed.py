@@ -122,6 +122,47 @@ def test_large_batches_of_plans_without_thoughts_are_scored_as_fish_by_fish(monk
     assert np.array_equal(counts[0], counts[1]) and counts[0][:, 5].sum() > 1000
 
 
+def test_plans_without_words_judged_in_c_score_as_in_python():
+    """Batches of plans without words are judged and opened in one compiled call (_tick.judge):
+    every count, ring slot and open plan equals the Python reference's, plan by plan, in small
+    and large tanks, and when batches with words (read in Python) come between them."""
+    import pytest
+
+    from mirofish import kernel
+    from mirofish.observe import worddeed
+
+    if kernel.compiled_tick() is None:
+        pytest.skip("the compiled tick is not built here (MIROFISH_TICK=numpy)")
+    from mirofish.fish.plantypes import DEEDS
+
+    assert kernel.compiled_tick().JUDGE_DEEDS == DEEDS  # the C side's deed checks, in the plan types' order
+    said = ["I forage north", "", "school with them", "go east"]
+    for fish, (w, h), worded in ((60, (96, 54), False), (400, (120, 70), False), (60, (96, 54), True),
+                                 (400, (120, 70), True)):
+        live = LiveSession(load_config(seed=5, **{"fish.count": fish, "world.width": w, "world.height": h}))
+        frames = []
+        for t in range(400):
+            f = live.step()
+            if worded and t % 3 == 0:
+                for b in f.applied:  # a model's words on some ticks' plans
+                    b.thoughts = [said[(t + int(i)) % len(said)] for i in b.fish]
+            frames.append(f)
+        runs = []
+        for compiled in (True, False):
+            wd = worddeed.WordDeed(fish)
+            wd.compiled = compiled
+            for f in frames:
+                wd.observe(f)
+            runs.append(wd)
+        fast, slow = runs
+        assert fast.counts[:, 5].sum() > 300
+        for name in ("counts", "_ring", "_ring_n", "table", "open", "_said", "food0"):
+            assert np.array_equal(getattr(fast, name), getattr(slow, name)), (fish, worded, name)
+        assert fast._holds == slow._holds and fast._ring_thought == slow._ring_thought
+        if worded:
+            assert fast.counts[:, 0].sum() + fast.counts[:, 1].sum() > 0  # words were read too
+
+
 def test_a_thought_that_claims_food_is_read_as_a_claim_not_as_a_search():
     from mirofish.observe.worddeed import claims_food
 

@@ -45,6 +45,7 @@ from ..fish.plans import AWAY_NAMES, DEFAULT, G_HOLD, PlanTable
 from ..fish.plantypes import DEEDS
 
 if TYPE_CHECKING:
+    from ..brains.base import DecisionBatch
     from ..frame import Frame
 
 GOAL_WORDS = {t.name: t.words for t in DEFAULT.types if t.words}  # the default table's words (fish/plantypes.py)
@@ -148,6 +149,10 @@ class WordDeed:
         T = self.table
         seen_of = f.food_in_view or [None] * len(f.applied)
         for b, seen in zip(f.applied, seen_of):
+            if self.compiled and not self.keep and not (b.thoughts and any(b.thoughts)) and len(b) and \
+                    not np.count_nonzero(self._said[b.fish]):
+                self._judge_quiet(b, f, prev)  # no words to read: every plan judged and opened in C
+                continue
             thoughts = b.thoughts or [""] * len(b)
             if len(b) >= MANY:
                 self._open_many(b.fish, b.goals, b.params, thoughts, f, prev)
@@ -178,6 +183,26 @@ class WordDeed:
         else:
             self._tally(f, prev)
         self._prev = (f.x, f.y, f.energy, f.neighbours)
+
+    def _judge_quiet(self, b: DecisionBatch, f: Frame, prev: tuple[np.ndarray, ...]) -> None:
+        """A batch of plans without words, neither theirs nor those they end (the instinct
+        brain's): each fish's open plan judged and the new one opened in one compiled call
+        (``_tick.judge``), as the Python below does plan by plan (tests/test_word_deed.py)."""
+        assert _TICK is not None
+        c = np.ascontiguousarray
+        fish = c(b.fish, np.int64)
+        slots = np.empty(fish.size, np.int64)
+        self._holds += _TICK.judge(  # by name (_tick.JUDGE_ARRAYS, JUDGE_INTS)
+            {"fish": fish, "goals": c(b.goals, np.int8), "params": c(b.params, np.int16), "open": self.open,
+             "said": self._said, "food0": self.food0, "table": self.table, "counts": self.counts,
+             "ring": self._ring, "ring_n": self._ring_n, "deed_of": self._deed, "x": c(prev[0], np.int64),
+             "y": c(prev[1], np.int64), "nb_prev": c(prev[3], np.int16), "neighbours": c(f.neighbours, np.int16),
+             "slots": slots},
+            {"tick": f.tick, "recent": RECENT, "crowd": _CROWD, "away_kinds": len(AWAY_NAMES)})
+        if self._ring_thought:  # a slot written over loses the words it kept
+            for fish_i, slot in zip(fish.tolist(), slots.tolist()):
+                if slot >= 0:
+                    self._ring_thought.pop((fish_i, slot), None)
 
     def _tally(self, f: Frame, prev: tuple[np.ndarray, ...]) -> None:
         """One tick of every open plan in numpy (the reference for _tick.deeds)."""
@@ -256,7 +281,7 @@ class WordDeed:
 
     def _judged(self, fish: int, g: int, prm: int, done: bool, start: int, tick: int) -> None:
         """Count one judged plan (its deed ``done``; its words read here) and keep its record."""
-        thought = self.thought[fish]
+        thought = self.thought[fish] if self._said[fish] else ""  # (a plan opened in C keeps no words)
         word = word_verdict(g, prm, thought, self.plans) if thought else None
         unfounded = word is not None and self.food0[fish] == 0 and claims_food(thought)
         if unfounded:
