@@ -1908,6 +1908,7 @@ static PyObject *judge(PyObject *self, PyObject *args) {
                 case DEED_WORKED: done = COL(DC_WORKED) > 0; break;
                 default: return bad_index(&bs, "deed", deed_of[g]);
                 }
+                if (ring_n[i] < 0) return bad_index(&bs, "plans judged", ring_n[i]);
                 int64_t *c = counts + N_COUNTS * i;
                 c[done ? 2 : 3] += 1;
                 c[5] += 1;
