@@ -1938,12 +1938,16 @@ fail:
 /* ------------------------------------------------------------------ food */
 
 static const char food_doc[] =
-    "food(food_born, open_cells, cdf, draws, tick, rot_ticks, oldest)\n"
+    "food(food_born, open_cells, cdf, draws, tick, rot_ticks, oldest[, index])\n"
     "Water.spawn_food and Water.rot_food after the draws: each uniform draw picks an open cell by the\n"
     "spawn weights (``cdf``, as numpy's searchsorted side='right'); a pick on a cell with food is lost;\n"
     "then food born ``rot_ticks`` or more ticks ago rots. ``oldest``: no food on the grid is older\n"
     "than this tick (a lower bound; None: not known), so the grid is scanned for rot only when\n"
-    "something may be due. Returns (spawned, rotted, the new bound).";
+    "something may be due. Returns (spawned, rotted, the new bound). ``index`` (int32[B + 1], B a\n"
+    "power of two; Water.spawn_index): where each draw's search starts and ends, ``index[b]`` being\n"
+    "searchsorted(cdf, b / B, 'right'), so a draw in [b / B, (b + 1) / B) is looked for only between\n"
+    "index[b] and index[b + 1] — the same pick, without a binary search over a large tank's cdf\n"
+    "(cache misses); None: the whole cdf.";
 
 /* One cell of the rot scan: food born at or before ``line`` rots; the oldest left is kept. */
 #define ROT_CELL(c)                                   \
@@ -1961,9 +1965,10 @@ static const char food_doc[] =
 #endif
 
 static PyObject *food(PyObject *self, PyObject *args) {
-    PyObject *o_born, *o_open, *o_cdf, *o_draws, *o_oldest;
+    PyObject *o_born, *o_open, *o_cdf, *o_draws, *o_oldest, *o_index = Py_None;
     long long tick, rot_ticks, oldest = LLONG_MIN;
-    if (!PyArg_ParseTuple(args, "OOOOLLO", &o_born, &o_open, &o_cdf, &o_draws, &tick, &rot_ticks, &o_oldest))
+    if (!PyArg_ParseTuple(args, "OOOOLLO|O", &o_born, &o_open, &o_cdf, &o_draws, &tick, &rot_ticks, &o_oldest,
+                          &o_index))
         return NULL;
     if (o_oldest != Py_None) {
         oldest = PyLong_AsLongLong(o_oldest);
@@ -1976,9 +1981,26 @@ static PyObject *food(PyObject *self, PyObject *args) {
     TAKE(open_cells, int32_t, o_open, m, 0);
     TAKE(cdf, double, o_cdf, m, 0);
     TAKE(draws, double, o_draws, k, 0);
+    const int32_t *index = NULL;
+    Py_ssize_t buckets = 0;
+    if (o_index != Py_None) {
+        Py_ssize_t ni = items(o_index, 4, "index");
+        if (ni < 0) goto fail;
+        buckets = ni - 1;
+        if (buckets < 1 || (buckets & (buckets - 1))) {
+            release_all(&bs);
+            return PyErr_Format(PyExc_ValueError, "food(): index has %zd entries, not a power of two plus one", ni);
+        }
+        TAKE(index_, int32_t, o_index, ni, 0);
+        index = index_;
+    }
     long long spawned = 0, rotted = 0;
     for (Py_ssize_t d = 0; d < k && m > 0; d++) {
         Py_ssize_t lo = 0, hi = m; /* first index with cdf > draw */
+        if (index && draws[d] >= 0.0 && draws[d] < 1.0) { /* (draw * B: exact, B a power of two) */
+            Py_ssize_t b = (Py_ssize_t)(draws[d] * (double)buckets), a0 = index[b], a1 = index[b + 1];
+            if (a0 >= 0 && a0 <= a1 && a1 <= m) lo = a0, hi = a1; /* (else: a damaged index, the whole cdf) */
+        }
         while (lo < hi) {
             Py_ssize_t mid = lo + (hi - lo) / 2;
             if (cdf[mid] <= draws[d]) lo = mid + 1;

@@ -88,6 +88,11 @@ class Water:
         weights = _open_water_weights(padded, self._bias).ravel()[self.open_cells]
         cdf = np.cumsum(weights, dtype=np.float64)
         self._spawn_cdf = cdf / cdf[-1]
+        # where a draw's search in the cdf starts and ends, by bucket of [0, 1) (the compiled
+        # tick's food(): a large tank's spawns without a binary search over the whole cdf)
+        buckets = 1 << max(4, min(16, int(self._spawn_cdf.size // 4).bit_length()))
+        edges = np.arange(buckets + 1, dtype=np.float64) / buckets
+        self.spawn_index = np.searchsorted(self._spawn_cdf, edges, side="right").astype(np.int32)
 
     @property
     def edited(self) -> bool:
@@ -168,7 +173,7 @@ class Water:
         n = int(rng.binomial(self.open_cells.size, self.spawn_rate)) if self.spawn_rate else 0
         draws = rng.random(n) if n else _NO_DRAWS
         spawned, rotted, self.oldest_food = k.food(self.food_born, self.open_cells, self._spawn_cdf, draws, tick,
-                                                   self.rot_ticks, self.oldest_food)
+                                                   self.rot_ticks, self.oldest_food, self.spawn_index)
         return int(spawned), int(rotted)
 
     def rot_food(self, tick: int) -> int:

@@ -455,3 +455,32 @@ def test_the_compiled_metrics_tally_as_the_numpy_metrics(kw):
             assert np.array_equal(live.metrics.word_deed.counts, ref.word_deed.counts), t
             assert np.array_equal(live.metrics.heat, ref.heat), t
     assert ref.heat.sum() > 0 and ref.word_deed.counts[:, 5].sum() > 0  # stuck squares and judged plans were tallied
+
+
+def test_food_spawns_found_through_the_bucket_index_are_the_binary_searchs():
+    """The compiled food() looks each draw up between two entries of a bucket index of the spawn
+    cdf (Water.spawn_index) instead of over the whole cdf: the same cells, for uneven weights,
+    draws that fall exactly on a bucket's edge or on a cdf value, and indexes of any size."""
+    k = kernel.compiled_tick()
+    if k is None:
+        pytest.skip("the compiled tick is not built here (MIROFISH_TICK=numpy)")
+    rng = np.random.default_rng(8)
+    for m in (1, 2, 7, 100, 5000, 70000):
+        weights = rng.random(m) ** 4 + (rng.random(m) < 0.3) * 5.0
+        cdf = np.cumsum(weights)
+        cdf /= cdf[-1]
+        for buckets in (1, 16, 1024, 65536):
+            index = np.searchsorted(cdf, np.arange(buckets + 1) / buckets, side="right").astype(np.int32)
+            draws = np.concatenate([rng.random(300), np.arange(buckets) / buckets, cdf[rng.integers(0, m, 50)],
+                                    [0.0, np.nextafter(1.0, 0.0)]])
+            draws = draws[draws < 1.0]
+            open_cells = np.arange(m, dtype=np.int32)
+            picked = []
+            for idx in (index, None):
+                born = np.full(m, -1, np.int32)
+                args = (born, open_cells, cdf, draws, 5, 300, None) + ((idx,) if idx is not None else ())
+                k.food(*args)
+                picked.append(born)
+            want = np.full(m, -1, np.int32)
+            want[np.minimum(np.searchsorted(cdf, draws, side="right"), m - 1)] = 5
+            assert np.array_equal(picked[0], picked[1]) and np.array_equal(picked[0], want), (m, buckets)
