@@ -1947,7 +1947,16 @@ static const char food_doc[] =
     "power of two; Water.spawn_index): where each draw's search starts and ends, ``index[b]`` being\n"
     "searchsorted(cdf, b / B, 'right'), so a draw in [b / B, (b + 1) / B) is looked for only between\n"
     "index[b] and index[b + 1] — the same pick, without a binary search over a large tank's cdf\n"
-    "(cache misses); None: the whole cdf.";
+    "(cache misses); None: the whole cdf. ``ring`` (int32[cap, 2]) and ``ring_at`` (int64[2]: its first\n"
+    "entry and its length, updated): the food on the grid as (born tick, cell) pairs, oldest first\n"
+    "(Water keeps it): rot pops the entries at or before the line, rotting a cell whose food is still\n"
+    "that old, instead of scanning the grid; with ``oldest`` None (food was placed, the state\n"
+    "loaded: not known) the grid is scanned and the ring rebuilt from it. The same rot either way.";
+
+static int by_born(const void *a, const void *b) { /* (born, cell) pairs: oldest first, then by cell */
+    const int32_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
 
 /* One cell of the rot scan: food born at or before ``line`` rots; the oldest left is kept. */
 #define ROT_CELL(c)                                   \
@@ -1965,11 +1974,12 @@ static const char food_doc[] =
 #endif
 
 static PyObject *food(PyObject *self, PyObject *args) {
-    PyObject *o_born, *o_open, *o_cdf, *o_draws, *o_oldest, *o_index = Py_None;
+    PyObject *o_born, *o_open, *o_cdf, *o_draws, *o_oldest, *o_index = Py_None, *o_ring = Py_None, *o_at = Py_None;
     long long tick, rot_ticks, oldest = LLONG_MIN;
-    if (!PyArg_ParseTuple(args, "OOOOLLO|O", &o_born, &o_open, &o_cdf, &o_draws, &tick, &rot_ticks, &o_oldest,
-                          &o_index))
+    if (!PyArg_ParseTuple(args, "OOOOLLO|OOO", &o_born, &o_open, &o_cdf, &o_draws, &tick, &rot_ticks, &o_oldest,
+                          &o_index, &o_ring, &o_at))
         return NULL;
+    const int known = o_oldest != Py_None;
     if (o_oldest != Py_None) {
         oldest = PyLong_AsLongLong(o_oldest);
         if (oldest == -1 && PyErr_Occurred()) return NULL;
@@ -1994,6 +2004,21 @@ static PyObject *food(PyObject *self, PyObject *args) {
         TAKE(index_, int32_t, o_index, ni, 0);
         index = index_;
     }
+    int32_t *ring = NULL;
+    int64_t *at = NULL;
+    Py_ssize_t cap = 0;
+    if (o_ring != Py_None) {
+        cap = items(o_ring, 8, "ring");
+        if (cap < 0) goto fail;
+        TAKE(ring_, int32_t, o_ring, 2 * cap, 1);
+        TAKE(at_, int64_t, o_at, 2, 1);
+        ring = ring_, at = at_;
+        if (known && (at[0] < 0 || at[0] >= (cap ? cap : 1) || at[1] < 0 || at[1] > cap)) {
+            release_all(&bs);
+            return PyErr_Format(PyExc_ValueError, "food(): ring_at (%lld, %lld) outside a ring of %zd",
+                                (long long)at[0], (long long)at[1], cap);
+        }
+    }
     long long spawned = 0, rotted = 0;
     for (Py_ssize_t d = 0; d < k && m > 0; d++) {
         Py_ssize_t lo = 0, hi = m; /* first index with cdf > draw */
@@ -2012,11 +2037,29 @@ static PyObject *food(PyObject *self, PyObject *args) {
         if (born[c] == NO_FOOD_BORN) {
             born[c] = (int32_t)tick;
             spawned += 1;
+            if (ring && known) { /* (rebuilt from the grid below when not known) */
+                if (at[1] >= cap) return bad_index(&bs, "ring length", at[1] + 1);
+                int32_t *e = ring + 2 * ((at[0] + at[1]) % cap);
+                e[0] = (int32_t)tick, e[1] = (int32_t)c;
+                at[1] += 1;
+            }
         }
     }
     if (spawned && tick < oldest) oldest = tick;
     long long line = tick - rot_ticks;
-    if (oldest <= line) { /* something may be due: scan, and find the oldest food left */
+    if (ring && known) { /* the ring holds every item on the grid, oldest first: pop what is due */
+        while (at[1] > 0) {
+            const int32_t *e = ring + 2 * at[0];
+            if (e[0] > line) break;
+            if (e[1] < 0 || e[1] >= grid) return bad_index(&bs, "ring cell", e[1]);
+            if (born[e[1]] == e[0]) { /* (else eaten, or food born later is there now) */
+                born[e[1]] = NO_FOOD_BORN;
+                rotted += 1;
+            }
+            at[0] = (at[0] + 1) % cap, at[1] -= 1;
+        }
+        oldest = at[1] ? ring[2 * at[0]] : LLONG_MAX;
+    } else if (oldest <= line) { /* something may be due: scan, and find the oldest food left */
         oldest = LLONG_MAX;
         Py_ssize_t c = 0;
         /* most cells hold no food (-1, all bits set): eight at a time are passed over when the
@@ -2027,6 +2070,18 @@ static PyObject *food(PyObject *self, PyObject *args) {
             for (Py_ssize_t e = c; e < c + 8; e++) ROT_CELL(e);
         }
         for (; c < grid; c++) ROT_CELL(c);
+    }
+    if (ring && !known) { /* rebuild the ring from the grid: every item, oldest first */
+        Py_ssize_t len = 0;
+        for (Py_ssize_t c = 0; c < grid; c++) {
+            if (born[c] == NO_FOOD_BORN) continue;
+            if (len >= cap) return bad_index(&bs, "ring length", len + 1);
+            ring[2 * len] = born[c], ring[2 * len + 1] = (int32_t)c;
+            len++;
+        }
+        qsort(ring, (size_t)len, 2 * sizeof(int32_t), by_born);
+        at[0] = 0, at[1] = len;
+        oldest = len ? ring[0] : LLONG_MAX;
     }
     release_all(&bs);
     return Py_BuildValue("LLL", spawned, rotted, oldest);

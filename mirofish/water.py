@@ -71,6 +71,10 @@ class Water:
         # the grid for rot only when something may be due); None: not known — whoever puts food
         # down other than by spawning (a keyframe, an intervention) sets it to None
         self.oldest_food: int | None = None
+        # the food on the grid as (born tick, cell), oldest first, for the compiled tick's rot
+        # (_tick.food; valid while oldest_food is known, rebuilt from the grid when it is not)
+        self._ring = np.zeros((64, 2), np.int32)
+        self._ring_at = np.zeros(2, np.int64)  # its first entry and its length
         self._bias = cfg.food.open_water_bias
         self.base_terrain = padded.ravel()
         self.base_terrain.flags.writeable = False
@@ -172,8 +176,14 @@ class Water:
         the same draws, picks and rot. Returns (spawned, rotted)."""
         n = int(rng.binomial(self.open_cells.size, self.spawn_rate)) if self.spawn_rate else 0
         draws = rng.random(n) if n else _NO_DRAWS
+        if self.oldest_food is None or self._ring_at[1] + n > self._ring.shape[0]:  # rebuilt from the grid
+            need = int(np.count_nonzero(self.food_born != NO_FOOD)) + n
+            if need > self._ring.shape[0]:
+                self._ring = np.zeros((max(64, 2 * need), 2), np.int32)
+            self.oldest_food = None
         spawned, rotted, self.oldest_food = k.food(self.food_born, self.open_cells, self._spawn_cdf, draws, tick,
-                                                   self.rot_ticks, self.oldest_food, self.spawn_index)
+                                                   self.rot_ticks, self.oldest_food, self.spawn_index, self._ring,
+                                                   self._ring_at)
         return int(spawned), int(rotted)
 
     def rot_food(self, tick: int) -> int:
