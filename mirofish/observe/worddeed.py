@@ -149,25 +149,13 @@ class WordDeed:
         T = self.table
         seen_of = f.food_in_view or [None] * len(f.applied)
         for b, seen in zip(f.applied, seen_of):
-            if self.compiled and not self.keep and not (b.thoughts and any(b.thoughts)) and len(b) and \
-                    not np.count_nonzero(self._said[b.fish]):
-                self._judge_quiet(b, f, prev)  # no words to read: every plan judged and opened in C
+            if self._judge_quiet(b, f, prev):  # no words to read: every plan judged and opened in C
                 continue
-            thoughts = b.thoughts or [""] * len(b)
             if len(b) >= MANY:
-                self._open_many(b.fish, b.goals, b.params, thoughts, f, prev)
+                self._open_many(b.fish, b.goals, b.params, b.thoughts or [""] * len(b), f, prev)
                 self.food0[b.fish] = -1 if seen is None else seen
-                continue
-            food = seen.tolist() if seen is not None else [-1] * len(b)
-            for fish, goal, param, thought, fd in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(), thoughts,
-                                                      food):
-                self._close(fish, f.tick, prev)
-                self.food0[fish] = fd
-                self.open[fish] = True
-                self.thought[fish] = thought or ""
-                self._said[fish] = bool(thought)
-                self._holds += goal == _HOLD
-                T[:, fish] = (f.tick, goal, param, prev[0][fish], prev[1][fish], f.neighbours[fish], 0, 0, 0, 0, 0)
+            else:
+                self._open_each(b, seen, f, prev)
         compiled = _TICK if self.compiled else None
         if compiled is not None:
             mo, ex, en, before, nb = f.move_outcome, f.executed, f.energy, prev[2], f.neighbours
@@ -184,10 +172,29 @@ class WordDeed:
             self._tally(f, prev)
         self._prev = (f.x, f.y, f.energy, f.neighbours)
 
-    def _judge_quiet(self, b: DecisionBatch, f: Frame, prev: tuple[np.ndarray, ...]) -> None:
+    def _open_each(self, b: DecisionBatch, seen: np.ndarray | None, f: Frame, prev: tuple[np.ndarray, ...]) -> None:
+        """A few new plans (a small tank's tick), one at a time: each fish's open plan judged
+        (its words read), the new one opened."""
+        T, thoughts = self.table, b.thoughts or [""] * len(b)
+        food = seen.tolist() if seen is not None else [-1] * len(b)
+        for fish, goal, param, thought, fd in zip(b.fish.tolist(), b.goals.tolist(), b.params.tolist(), thoughts,
+                                                  food):
+            self._close(fish, f.tick, prev)
+            self.food0[fish] = fd
+            self.open[fish] = True
+            self.thought[fish] = thought or ""
+            self._said[fish] = bool(thought)
+            self._holds += goal == _HOLD
+            T[:, fish] = (f.tick, goal, param, prev[0][fish], prev[1][fish], f.neighbours[fish], 0, 0, 0, 0, 0)
+
+    def _judge_quiet(self, b: DecisionBatch, f: Frame, prev: tuple[np.ndarray, ...]) -> bool:
         """A batch of plans without words, neither theirs nor those they end (the instinct
         brain's): each fish's open plan judged and the new one opened in one compiled call
-        (``_tick.judge``), as the Python below does plan by plan (tests/test_word_deed.py)."""
+        (``_tick.judge``), as :meth:`_open_each` does plan by plan (tests/test_word_deed.py).
+        False, doing nothing, for a batch with words (or when records are kept)."""
+        if not (self.compiled and not self.keep and not (b.thoughts and any(b.thoughts)) and len(b) > 0
+                and not np.count_nonzero(self._said[b.fish])):
+            return False
         assert _TICK is not None
         c = np.ascontiguousarray
         fish = c(b.fish, np.int64)
@@ -203,6 +210,7 @@ class WordDeed:
             for fish_i, slot in zip(fish.tolist(), slots.tolist()):
                 if slot >= 0:
                     self._ring_thought.pop((fish_i, slot), None)
+        return True
 
     def _tally(self, f: Frame, prev: tuple[np.ndarray, ...]) -> None:
         """One tick of every open plan in numpy (the reference for _tick.deeds)."""
