@@ -9,6 +9,7 @@
  *   arbitrate(...)  priorities, tie-breaks, moves and meals, applied (arbiter.py, World.step)
  *   after(...)      energy, counters, the new views, plan triggers, memories (World.step)
  *   food(...)       food spawned where the draws fall, food rotted (Water.spawn_food, rot_food)
+ *   summarize(...)  the long-term memories' records every summary_every ticks (World._summarize)
  *   plan(...)       the instinct planner for a batch of fish (brains/instinct.py)
  *
  * and the observers' per-tick work, each beside its numpy reference and tested against it:
@@ -1935,6 +1936,87 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ summarize */
+
+static const char summarize_doc[] =
+    "summarize(arrays, ints) -> summaries written\n"
+    "World._summarize's numpy (the reference), fish by fish: every fish with news since its last\n"
+    "summary and at least ``anchors`` raw events gets a long-term record (memory.SUMMARY_FIELDS, then\n"
+    "its newest ``anchors`` events as tick, code, arg) in ``records`` at ``long_count % kept``, and\n"
+    "its counters at this summary in ``at_summary`` (memory.AT_SUMMARY). By name: exactly the names\n"
+    "of SUMMARIZE_ARRAYS and SUMMARIZE_INTS.";
+
+enum { SM_MEM_COUNT, SM_MEM_TICK, SM_MEM_CODE, SM_MEM_ARG, SM_AT_SUMMARY, SM_EATS, SM_REFUSALS, SM_MOVES, SM_COMPANY,
+       SM_ENERGY, SM_RECORDS, SM_LONG_COUNT, N_SM };
+static const char *SM_NAMES[N_SM] = {"mem_count", "mem_tick", "mem_code", "mem_arg", "at_summary", "eats", "refusals",
+                                     "moves", "company", "energy", "records", "long_count"};
+enum { SMI_TICK, SMI_SUMMARY_EVERY, SMI_MEM_SIZE, SMI_ANCHORS, SMI_KEPT, N_SMI };
+static const char *SMI_NAMES[N_SMI] = {"tick", "summary_every", "mem_size", "anchors", "kept"};
+#define N_AT 6     /* memory.AT_SUMMARY: memories, eats, refusals, moves, company, energy */
+#define N_HEAD 8   /* memory.SUMMARY_FIELDS */
+
+static long long floor_div(long long a, long long b) { /* Python's // (b > 0) */
+    long long q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+static PyObject *summarize(PyObject *self, PyObject *args) {
+    PyObject *arrays, *ints, *ma[N_SM];
+    long long v[N_SMI];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (by_name(arrays, SM_NAMES, N_SM, ma, "summarize", "array", "SUMMARIZE_ARRAYS") < 0 ||
+        numbers_by_name(ints, SMI_NAMES, N_SMI, v, NULL, N_SMI, "summarize", "SUMMARIZE_INTS") < 0)
+        return NULL;
+    const long long tick = v[SMI_TICK], every = v[SMI_SUMMARY_EVERY], size = v[SMI_MEM_SIZE], anchors = v[SMI_ANCHORS],
+                    kept = v[SMI_KEPT];
+    if (size < 1 || anchors < 1 || kept < 1 || every < 1)
+        return PyErr_Format(PyExc_ValueError, "summarize(): mem_size, anchors, kept and summary_every must be >= 1");
+    Bufs bs = {.n = 0};
+    Py_ssize_t n = items(ma[SM_MEM_COUNT], 4, "mem_count");
+    if (n < 0) return NULL;
+    const Py_ssize_t width = N_HEAD + 3 * anchors;
+    TAKE(mcount, int32_t, ma[SM_MEM_COUNT], n, 0);
+    TAKE(mtick, int32_t, ma[SM_MEM_TICK], n * size, 0);
+    TAKE(mcode, int8_t, ma[SM_MEM_CODE], n * size, 0);
+    TAKE(marg, int16_t, ma[SM_MEM_ARG], n * size, 0);
+    TAKE(at, int64_t, ma[SM_AT_SUMMARY], n * N_AT, 1);
+    TAKE(eats, int32_t, ma[SM_EATS], n, 0);
+    TAKE(refusals, int32_t, ma[SM_REFUSALS], n, 0);
+    TAKE(moves, int32_t, ma[SM_MOVES], n, 0);
+    TAKE(company, int32_t, ma[SM_COMPANY], n, 0);
+    TAKE(energy, int32_t, ma[SM_ENERGY], n, 0);
+    TAKE(records, int32_t, ma[SM_RECORDS], n * kept * width, 1);
+    TAKE(lcount, int32_t, ma[SM_LONG_COUNT], n, 1);
+    const long long since = tick - every > 0 ? tick - every : 0;
+    long long written = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long c = mcount[i], held = c < size ? c : size;
+        int64_t *prev = at + N_AT * i;
+        if (!(held >= anchors && c > prev[0])) continue;
+        if (lcount[i] < 0) return bad_index(&bs, "summaries written", lcount[i]);
+        int32_t *r = records + (i * kept + lcount[i] % kept) * width;
+        long long head[N_HEAD] = {tick, since, (long long)eats[i] - prev[1], (long long)refusals[i] - prev[2],
+                                  (long long)moves[i] - prev[3], (long long)company[i] - prev[4],
+                                  floor_div(prev[5], 100), floor_div(energy[i], 100)};
+        for (int f = 0; f < N_HEAD; f++) r[f] = (int32_t)head[f]; /* (numpy's cast to the records' int32) */
+        for (long long a = 0; a < anchors; a++) {
+            long long slot = (c - anchors + a) % size; /* (c >= anchors: not negative) */
+            r[N_HEAD + 3 * a] = mtick[i * size + slot];
+            r[N_HEAD + 3 * a + 1] = mcode[i * size + slot];
+            r[N_HEAD + 3 * a + 2] = marg[i * size + slot];
+        }
+        lcount[i] += 1;
+        prev[0] = c, prev[1] = eats[i], prev[2] = refusals[i], prev[3] = moves[i], prev[4] = company[i];
+        prev[5] = energy[i];
+        written++;
+    }
+    release_all(&bs);
+    return PyLong_FromLongLong(written);
+fail:
+    release_all(&bs);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ food */
 
 static const char food_doc[] =
@@ -2126,6 +2208,7 @@ static PyMethodDef methods[] = {
     {"tally", tally, METH_VARARGS, tally_doc},
     {"deeds", deeds, METH_VARARGS, deeds_doc},
     {"judge", judge, METH_VARARGS, judge_doc},
+    {"summarize", summarize, METH_VARARGS, summarize_doc},
     {"food", food, METH_VARARGS, food_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -2172,7 +2255,8 @@ PyMODINIT_FUNC PyInit__tick(void) {
         add_names(m, "TALLY_ARRAYS", T_NAMES, N_T) < 0 || add_names(m, "TALLY_INTS", TI_NAMES, N_TI) < 0 ||
         add_names(m, "DEEDS_ARRAYS", D_NAMES, N_D) < 0 || add_names(m, "DEEDS_INTS", DI_NAMES, N_DI) < 0 ||
         add_names(m, "JUDGE_ARRAYS", J_NAMES, N_J) < 0 || add_names(m, "JUDGE_INTS", JI_NAMES, N_JI) < 0 ||
-        add_names(m, "JUDGE_DEEDS", DEED_NAMES, N_DEEDS) < 0) {
+        add_names(m, "JUDGE_DEEDS", DEED_NAMES, N_DEEDS) < 0 || add_names(m, "SUMMARIZE_ARRAYS", SM_NAMES, N_SM) < 0 ||
+        add_names(m, "SUMMARIZE_INTS", SMI_NAMES, N_SMI) < 0) {
         Py_DECREF(m);
         return NULL;
     }

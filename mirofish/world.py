@@ -841,6 +841,15 @@ class World:
         s, c, m = self.school, self.cfg.memory, self.school.memory
         if self.tick % c.summary_every:
             return
+        if self._kernel is not None:  # the same records, fish by fish in C (_tick.summarize)
+            lm = s.long_memory
+            self._kernel.summarize(  # by name (_tick.SUMMARIZE_ARRAYS, SUMMARIZE_INTS)
+                {"mem_count": m.count, "mem_tick": m.tick, "mem_code": m.code, "mem_arg": m.arg,
+                 "at_summary": s.at_summary, "eats": s.eats, "refusals": s.refusals, "moves": s.moves,
+                 "company": s.company_ticks, "energy": s.energy, "records": lm.records, "long_count": lm.count},
+                {"tick": self.tick, "summary_every": c.summary_every, "mem_size": m.size, "anchors": lm.anchors,
+                 "kept": lm.kept})
+            return
         a = AS
         due = np.flatnonzero((np.minimum(m.count, m.size) >= c.summary_anchors)
                              & (m.count > s.at_summary[:, a["memories"]]))

@@ -512,3 +512,20 @@ def test_food_rots_from_the_ring_as_from_a_scan_of_the_grid():
     on_grid = np.flatnonzero(w.food_born != NO_FOOD)
     assert set(on_grid.tolist()) <= set(live[:, 1].tolist())  # every item on the grid is in the ring
     assert (np.diff(live[:, 0]) >= 0).all() and rotted > 0  # oldest first
+
+
+def test_long_term_summaries_written_in_c_are_the_numpy_ones():
+    """Every summary_every ticks the compiled tick writes the long-term memories' records in C
+    (_tick.summarize): tick by tick the same records, counts and counters as World._summarize's
+    numpy, with summaries every 3 ticks quoting 5 events and keeping 2."""
+    fast, ref = pair(seed=9, **{"memory.summary_every": 3, "memory.summary_anchors": 5,
+                                "memory.summaries_kept": 2})
+    written = 0
+    for _ in range(240):
+        fast.step(), ref.step()
+        a, b = fast.world.school, ref.world.school
+        assert np.array_equal(a.long_memory.records, b.long_memory.records)
+        assert np.array_equal(a.long_memory.count, b.long_memory.count)
+        assert np.array_equal(a.at_summary, b.at_summary)
+        written = int(a.long_memory.count.sum())
+    assert written > 500
