@@ -17,6 +17,7 @@
  *   tally(...)      the metrics' rolling windows (observe/metrics.Metrics.observe)
  *   deeds(...)      the word-and-deed tally of open plans (observe/worddeed.WordDeed.observe)
  *   judge(...)      plans without words judged and opened (worddeed.WordDeed._close, observe)
+ *   keep(...)       a batch of decisions into a session's history (session/history.DecisionHistory)
  *   neighbours(...) nearest neighbours and clusters from a grid of the fish (metrics.nn_and_labels)
  *   school(...)     a sample's order figures and its largest school (metrics.Sample)
  *   components(...) union-find labels (metrics' clusters, water's pocket sealing)
@@ -2017,6 +2018,65 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ keep */
+
+static const char keep_doc[] =
+    "keep(arrays, ints)\n"
+    "A batch of decisions into a session's decision history (session/history.DecisionHistory.observe;\n"
+    "its Python is the reference): per decision, its goal counted in the fish's row of ``counts``\n"
+    "(goals past ``top`` in the last column) and its tick, goal, param, horizon, tier, status and the\n"
+    "trigger that ended the plan before it made the fish's last. By name: exactly the names of\n"
+    "KEEP_ARRAYS and KEEP_INTS.";
+
+enum { K_FISH, K_GOALS, K_PARAMS, K_HORIZONS, K_TIER, K_STATUS, K_ENDED, K_COUNTS, K_TICK_OF, K_GOAL_OF, K_PARAM_OF,
+       K_HORIZON_OF, K_TIER_OF, K_STATUS_OF, K_ENDED_OF, N_K };
+static const char *K_NAMES[N_K] = {"fish", "goals", "params", "horizons", "tier", "status", "ended", "counts", "tick_of",
+                                   "goal_of", "param_of", "horizon_of", "tier_of", "status_of", "ended_of"};
+enum { KI_TICK, KI_TOP, N_KI };
+static const char *KI_NAMES[N_KI] = {"tick", "top"};
+
+static PyObject *keep(PyObject *self, PyObject *args) {
+    PyObject *arrays, *ints, *ka[N_K];
+    long long v[N_KI];
+    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (by_name(arrays, K_NAMES, N_K, ka, "keep", "array", "KEEP_ARRAYS") < 0 ||
+        numbers_by_name(ints, KI_NAMES, N_KI, v, NULL, N_KI, "keep", "KEEP_INTS") < 0)
+        return NULL;
+    const long long top = v[KI_TOP];
+    if (top < 0) return PyErr_Format(PyExc_ValueError, "keep(): top must be >= 0");
+    Bufs bs = {.n = 0};
+    Py_ssize_t n = items(ka[K_TICK_OF], 8, "tick_of"), k = items(ka[K_FISH], 8, "fish");
+    if (n < 0 || k < 0) return NULL;
+    TAKE(fish, int64_t, ka[K_FISH], k, 0);
+    TAKE(goals, int8_t, ka[K_GOALS], k, 0);
+    TAKE(params, int16_t, ka[K_PARAMS], k, 0);
+    TAKE(horizons, int16_t, ka[K_HORIZONS], k, 0);
+    TAKE(tier, int8_t, ka[K_TIER], k, 0);
+    TAKE(status, int8_t, ka[K_STATUS], k, 0);
+    TAKE(ended, int8_t, ka[K_ENDED], k, 0);
+    TAKE(counts, int64_t, ka[K_COUNTS], n * (top + 1), 1);
+    TAKE(tick_of, int64_t, ka[K_TICK_OF], n, 1);
+    TAKE(goal_of, int64_t, ka[K_GOAL_OF], n, 1);
+    TAKE(param_of, int64_t, ka[K_PARAM_OF], n, 1);
+    TAKE(horizon_of, int64_t, ka[K_HORIZON_OF], n, 1);
+    TAKE(tier_of, int64_t, ka[K_TIER_OF], n, 1);
+    TAKE(status_of, int64_t, ka[K_STATUS_OF], n, 1);
+    TAKE(ended_of, int64_t, ka[K_ENDED_OF], n, 1);
+    for (Py_ssize_t q = 0; q < k; q++) {
+        int64_t f = fish[q];
+        if (f < 0 || f >= n) return bad_index(&bs, "fish", f);
+        if (goals[q] < 0) return bad_index(&bs, "goal", goals[q]);
+        counts[f * (top + 1) + (goals[q] < top ? goals[q] : top)] += 1;
+        tick_of[f] = v[KI_TICK], goal_of[f] = goals[q], param_of[f] = params[q], horizon_of[f] = horizons[q];
+        tier_of[f] = tier[q], status_of[f] = status[q], ended_of[f] = ended[q];
+    }
+    release_all(&bs);
+    Py_RETURN_NONE;
+fail:
+    release_all(&bs);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------ food */
 
 static const char food_doc[] =
@@ -2209,6 +2269,7 @@ static PyMethodDef methods[] = {
     {"deeds", deeds, METH_VARARGS, deeds_doc},
     {"judge", judge, METH_VARARGS, judge_doc},
     {"summarize", summarize, METH_VARARGS, summarize_doc},
+    {"keep", keep, METH_VARARGS, keep_doc},
     {"food", food, METH_VARARGS, food_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -2256,7 +2317,8 @@ PyMODINIT_FUNC PyInit__tick(void) {
         add_names(m, "DEEDS_ARRAYS", D_NAMES, N_D) < 0 || add_names(m, "DEEDS_INTS", DI_NAMES, N_DI) < 0 ||
         add_names(m, "JUDGE_ARRAYS", J_NAMES, N_J) < 0 || add_names(m, "JUDGE_INTS", JI_NAMES, N_JI) < 0 ||
         add_names(m, "JUDGE_DEEDS", DEED_NAMES, N_DEEDS) < 0 || add_names(m, "SUMMARIZE_ARRAYS", SM_NAMES, N_SM) < 0 ||
-        add_names(m, "SUMMARIZE_INTS", SMI_NAMES, N_SMI) < 0) {
+        add_names(m, "SUMMARIZE_INTS", SMI_NAMES, N_SMI) < 0 || add_names(m, "KEEP_ARRAYS", K_NAMES, N_K) < 0 ||
+        add_names(m, "KEEP_INTS", KI_NAMES, N_KI) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -529,3 +529,29 @@ def test_long_term_summaries_written_in_c_are_the_numpy_ones():
         assert np.array_equal(a.at_summary, b.at_summary)
         written = int(a.long_memory.count.sum())
     assert written > 500
+
+
+def test_a_sessions_decision_history_kept_in_c_is_the_pythons():
+    """A session's decision history takes each batch of decisions in one compiled call
+    (_tick.keep): every field of every fish and the per-goal counts equal the Python reference's
+    (fish by fish for small batches, numpy for large), in a small and a large tank."""
+    from mirofish.session.history import DecisionHistory
+
+    for fish, w, h in ((60, 96, 54), (500, 140, 80)):
+        live = LiveSession(load_config(seed=3, **{"fish.count": fish, "world.width": w, "world.height": h}))
+        frames = [live.step() for _ in range(150)]
+        with_plans = [f for f in frames if f.applied]
+        with_plans[5].applied[0].status = None  # (a batch without statuses: status 0)
+        with_plans[6].ended = []  # (a frame without the ended triggers: -1)
+        hist = []
+        for compiled in (True, False):
+            hs = DecisionHistory(fish, n_goals=live.world.plan_table.n)
+            hs.compiled = compiled
+            for f in frames:
+                hs.observe(f)
+            hist.append(hs)
+        fast, slow = hist
+        assert np.array_equal(fast.counts, slow.counts) and fast.counts.sum() > fish
+        for name in ("tick", "goal", "param", "horizon", "tier", "status", "ended"):
+            assert np.array_equal(getattr(fast, name), getattr(slow, name)), (fish, name)
+        assert fast.last == slow.last and fast.copy().compiled

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import kernel
 from ..fish.plans import N_GOALS
 from ..frame import Frame
 
@@ -60,6 +61,7 @@ class DecisionHistory:
                  n_goals: int = N_GOALS):
         # one column per goal of the run's plan table (its registry's; default this version's)
         self.counts = counts if counts is not None else np.zeros((n, n_goals), np.int64)
+        self.compiled = kernel.compiled_tick() is not None  # batches kept in C (_tick.keep)
         self._set(len(self.counts), last or {})
 
     def _set(self, n: int, last: Mapping[int, dict[str, Any]]) -> None:
@@ -84,6 +86,8 @@ class DecisionHistory:
     def last(self, value: Mapping[int, dict[str, Any]]) -> None:
         self._set(len(self.counts), value)
 
+    compiled = False  # (a history made by copy() or unpickled: as its original says)
+
     def observe(self, frame: Frame) -> None:
         counts, tick = self.counts, frame.tick
         top = counts.shape[1] - 1
@@ -91,7 +95,10 @@ class DecisionHistory:
             fish = b.fish
             ended = frame.ended[k] if k < len(frame.ended) else None
             asked = {c["fish"]: c for c in b.calls or () if c.get("kind") == "decision"}
-            if fish.size < SMALL:  # a few decisions: fish by fish (fewer numpy calls than a batch's)
+            if self.compiled and counts.dtype == np.int64 and counts.flags.c_contiguous:  # one C call (the
+                # Python below is the reference)
+                self._keep(b, ended, tick, top)
+            elif fish.size < SMALL:  # a few decisions: fish by fish (fewer numpy calls than a batch's)
                 ends = ended.tolist() if ended is not None else [-1] * fish.size
                 status = b.status.tolist() if b.status is not None else [0] * fish.size
                 for f, g, p, h, tier, st, end in zip(fish.tolist(), b.goals.tolist(), b.params.tolist(),
@@ -120,8 +127,26 @@ class DecisionHistory:
                     else:
                         self.calls.pop(f, None)
 
+    def _keep(self, b: Any, ended: np.ndarray | None, tick: int, top: int) -> None:
+        """A batch's decisions into the arrays in one compiled call (``_tick.keep``)."""
+        compiled, k = kernel.built(), b.fish.size
+        assert compiled is not None
+        arrays = {"fish": b.fish, "goals": b.goals, "params": b.params, "horizons": b.horizons, "tier": b.tier,
+                  "status": np.zeros(k, np.int8) if b.status is None else b.status,
+                  "ended": np.full(k, -1, np.int8) if ended is None else ended, "counts": self.counts,
+                  "tick_of": self.tick, "goal_of": self.goal, "param_of": self.param, "horizon_of": self.horizon,
+                  "tier_of": self.tier, "status_of": self.status, "ended_of": self.ended}
+        try:  # (a batch's arrays are of these types: DecisionBatch makes them so)
+            compiled.keep(arrays, {"tick": tick, "top": top})  # by name (_tick.KEEP_ARRAYS, KEEP_INTS)
+        except ValueError:  # one made otherwise (a slice, another integer type): converted, once more
+            for name, dtype in (("fish", np.int64), ("goals", np.int8), ("params", np.int16),
+                                ("horizons", np.int16), ("tier", np.int8), ("status", np.int8), ("ended", np.int8)):
+                arrays[name] = np.ascontiguousarray(arrays[name], dtype)
+            compiled.keep(arrays, {"tick": tick, "top": top})
+
     def copy(self) -> DecisionHistory:
         out = DecisionHistory.__new__(DecisionHistory)
+        out.compiled = self.compiled
         out.counts = self.counts.copy()
         for name in _FIELDS:
             setattr(out, name, getattr(self, name).copy())
