@@ -1569,6 +1569,12 @@ static double rotation_of(const double *xy, const int8_t *heading, const int64_t
     return fabs(np_pairwise(cross, kept)) / (double)m;
 }
 
+/* Whether the byte ranges [a, a + alen) and [b, b + blen) share memory. */
+static int overlap(const void *a, Py_ssize_t alen, const void *b, Py_ssize_t blen) {
+    const char *x = a, *y = b;
+    return x < y + blen && y < x + alen;
+}
+
 static PyObject *school(PyObject *self, PyObject *args) {
     PyObject *o_xy, *o_heading, *o_moving, *o_labels, *o_sizes, *o_members, *o_figures, *o_ids, *o_full, *o_prev;
     if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &o_xy, &o_heading, &o_moving, &o_labels, &o_sizes, &o_members,
@@ -1596,6 +1602,21 @@ static PyObject *school(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t k = 0; k < n; k++)
         if (ids[k] < 0 || ids[k] >= whole) return bad_index(&bs, "fish id", ids[k]);
+    { /* an output that is also an input (or another output) would be read after it was written */
+        const void *in[7] = {xy, heading, moving, labels, ids, full, prev};
+        const Py_ssize_t in_len[7] = {16 * n, n, n, 8 * n, 8 * n, 16 * whole, prev ? 16 * whole : 0};
+        const void *out[3] = {sizes, members, fig};
+        const Py_ssize_t out_len[3] = {8 * n, 8 * n, 64};
+        for (int o = 0; o < 3; o++) {
+            int shared = 0;
+            for (int j = 0; j < 7; j++) shared |= overlap(out[o], out_len[o], in[j], in_len[j]);
+            for (int j = o + 1; j < 3; j++) shared |= overlap(out[o], out_len[o], out[j], out_len[j]);
+            if (shared) {
+                release_all(&bs);
+                return PyErr_Format(PyExc_ValueError, "school(): an output array shares memory with another array");
+            }
+        }
+    }
     scratch = PyMem_Malloc(sizeof(double) * (size_t)(3 * (n > 0 ? n : 1)));
     if (!scratch) {
         PyErr_NoMemory();
@@ -1603,9 +1624,10 @@ static PyObject *school(PyObject *self, PyObject *args) {
     }
     double *moved = scratch + n, *sx = moved, *sy = scratch + 2 * n; /* (moved, then sx reuse: see below) */
     for (Py_ssize_t k = 0; k < n; k++) {
-        if (labels[k] < 0 || labels[k] >= n) {
+        if (labels[k] < 0 || labels[k] >= n || heading[k] < 0 || heading[k] > 3) {
             PyMem_Free(scratch);
-            return bad_index(&bs, "label", labels[k]);
+            return labels[k] < 0 || labels[k] >= n ? bad_index(&bs, "label", labels[k])
+                                                   : bad_index(&bs, "heading", heading[k]);
         }
         sizes[k] = 0;
     }
@@ -1859,7 +1881,8 @@ static PyObject *judge(PyObject *self, PyObject *args) {
         numbers_by_name(ints, JI_NAMES, N_JI, v, NULL, N_JI, "judge", "JUDGE_INTS") < 0)
         return NULL;
     const long long tick = v[JI_TICK], recent = v[JI_RECENT], crowd = v[JI_CROWD], kinds = v[JI_AWAY_KINDS];
-    if (recent < 1 || kinds < 1) return PyErr_Format(PyExc_ValueError, "judge(): recent and away_kinds must be >= 1");
+    if (recent < 1 || recent > 4096 || kinds < 1)
+        return PyErr_Format(PyExc_ValueError, "judge(): recent must be 1..4096 and away_kinds >= 1");
     Bufs bs = {.n = 0};
     Py_ssize_t n = items(ja[J_OPEN], 1, "open"), k = items(ja[J_FISH], 8, "fish"),
                goals_known = items(ja[J_DEED_OF], 8, "deed_of");
@@ -1880,6 +1903,22 @@ static PyObject *judge(PyObject *self, PyObject *args) {
     TAKE(nb_prev, int16_t, ja[J_NB_PREV], n, 0);
     TAKE(nb, int16_t, ja[J_NEIGHBOURS], n, 0);
     TAKE(slots, int64_t, ja[J_SLOTS], k, 1);
+    { /* an array written here that is also read here would change what was checked */
+        const void *in[8] = {fish, goals, params, deed_of, x, y, nb_prev, nb};
+        const Py_ssize_t in_len[8] = {8 * k, k, 2 * k, 8 * goals_known, 8 * n, 8 * n, 2 * n, 2 * n};
+        const void *out[8] = {open, said, food0, table, counts, ring, ring_n, slots};
+        const Py_ssize_t out_len[8] = {n, n, 2 * n, 8 * N_DC * n, 8 * N_COUNTS * n, 8 * n * recent * N_RING, 8 * n,
+                                       8 * k};
+        for (int o = 0; o < 8; o++) {
+            int shared = 0;
+            for (int j = 0; j < 8; j++) shared |= overlap(out[o], out_len[o], in[j], in_len[j]);
+            for (int j = o + 1; j < 8; j++) shared |= overlap(out[o], out_len[o], out[j], out_len[j]);
+            if (shared) {
+                release_all(&bs);
+                return PyErr_Format(PyExc_ValueError, "judge(): an array written shares memory with another array");
+            }
+        }
+    }
     for (Py_ssize_t q = 0; q < k; q++)
         if (fish[q] < 0 || fish[q] >= n) return bad_index(&bs, "fish", fish[q]);
     static const int64_t DX[4] = {0, 0, -1, 1}, DY[4] = {-1, 1, 0, 0}; /* actions.MOVE_DXDY */
@@ -2126,6 +2165,8 @@ static PyObject *food(PyObject *self, PyObject *args) {
         oldest = PyLong_AsLongLong(o_oldest);
         if (oldest == -1 && PyErr_Occurred()) return NULL;
     }
+    if (tick < 0 || tick > INT32_MAX || rot_ticks < -INT32_MAX || rot_ticks > INT32_MAX) /* (born is int32) */
+        return PyErr_Format(PyExc_ValueError, "food(): tick %lld or rot_ticks %lld out of range", tick, rot_ticks);
     Bufs bs = {.n = 0};
     Py_ssize_t grid = items(o_born, 4, "food_born"), m = items(o_open, 4, "open_cells"), k = items(o_draws, 8, "draws");
     if (grid < 0 || m < 0 || k < 0) return NULL;
@@ -2149,12 +2190,14 @@ static PyObject *food(PyObject *self, PyObject *args) {
     int32_t *ring = NULL;
     int64_t *at = NULL;
     Py_ssize_t cap = 0;
+    int ordered = 0; /* the ring is valid and oldest first */
     if (o_ring != Py_None) {
         cap = items(o_ring, 8, "ring");
         if (cap < 0) goto fail;
         TAKE(ring_, int32_t, o_ring, 2 * cap, 1);
         TAKE(at_, int64_t, o_at, 2, 1);
         ring = ring_, at = at_;
+        ordered = known;
         if (known && (at[0] < 0 || at[0] >= (cap ? cap : 1) || at[1] < 0 || at[1] > cap)) {
             release_all(&bs);
             return PyErr_Format(PyExc_ValueError, "food(): ring_at (%lld, %lld) outside a ring of %zd",
@@ -2163,15 +2206,28 @@ static PyObject *food(PyObject *self, PyObject *args) {
     }
     long long spawned = 0, rotted = 0;
     for (Py_ssize_t d = 0; d < k && m > 0; d++) {
+        if (draws[d] != draws[d]) {
+            release_all(&bs);
+            return PyErr_Format(PyExc_ValueError, "food(): draw %zd is NaN", d);
+        }
         Py_ssize_t lo = 0, hi = m; /* first index with cdf > draw */
         if (index && draws[d] >= 0.0 && draws[d] < 1.0) { /* (draw * B: exact, B a power of two) */
             Py_ssize_t b = (Py_ssize_t)(draws[d] * (double)buckets), a0 = index[b], a1 = index[b + 1];
             if (a0 >= 0 && a0 <= a1 && a1 <= m) lo = a0, hi = a1; /* (else: a damaged index, the whole cdf) */
         }
+        int narrowed = lo > 0 || hi < m;
         while (lo < hi) {
             Py_ssize_t mid = lo + (hi - lo) / 2;
             if (cdf[mid] <= draws[d]) lo = mid + 1;
             else hi = mid;
+        }
+        if (narrowed && !(lo < m && cdf[lo] > draws[d] && (lo == 0 || cdf[lo - 1] <= draws[d]))) {
+            lo = 0, hi = m; /* the index did not hold the answer (not this cdf's): the whole cdf */
+            while (lo < hi) {
+                Py_ssize_t mid = lo + (hi - lo) / 2;
+                if (cdf[mid] <= draws[d]) lo = mid + 1;
+                else hi = mid;
+            }
         }
         if (lo >= m) return bad_index(&bs, "spawn draw", (long long)(draws[d] * 1e6));
         int64_t c = open_cells[lo];
@@ -2179,17 +2235,22 @@ static PyObject *food(PyObject *self, PyObject *args) {
         if (born[c] == NO_FOOD_BORN) {
             born[c] = (int32_t)tick;
             spawned += 1;
-            if (ring && known) { /* (rebuilt from the grid below when not known) */
+            if (ring && ordered) { /* (rebuilt from the grid below when not known) */
                 if (at[1] >= cap) return bad_index(&bs, "ring length", at[1] + 1);
-                int32_t *e = ring + 2 * ((at[0] + at[1]) % cap);
-                e[0] = (int32_t)tick, e[1] = (int32_t)c;
-                at[1] += 1;
+                if (at[1] && ring[2 * ((at[0] + at[1] - 1) % cap)] > tick) {
+                    ordered = 0; /* food born after this tick is on the grid (a state so loaded): the
+                                    ring would not stay oldest first, so it is rebuilt below */
+                } else {
+                    int32_t *e = ring + 2 * ((at[0] + at[1]) % cap);
+                    e[0] = (int32_t)tick, e[1] = (int32_t)c;
+                    at[1] += 1;
+                }
             }
         }
     }
     if (spawned && tick < oldest) oldest = tick;
     long long line = tick - rot_ticks;
-    if (ring && known) { /* the ring holds every item on the grid, oldest first: pop what is due */
+    if (ring && ordered) { /* the ring holds every item on the grid, oldest first: pop what is due */
         while (at[1] > 0) {
             const int32_t *e = ring + 2 * at[0];
             if (e[0] > line) break;
@@ -2201,7 +2262,7 @@ static PyObject *food(PyObject *self, PyObject *args) {
             at[0] = (at[0] + 1) % cap, at[1] -= 1;
         }
         oldest = at[1] ? ring[2 * at[0]] : LLONG_MAX;
-    } else if (oldest <= line) { /* something may be due: scan, and find the oldest food left */
+    } else if (oldest <= line || ring) { /* something may be due: scan, and find the oldest food left */
         oldest = LLONG_MAX;
         Py_ssize_t c = 0;
         /* most cells hold no food (-1, all bits set): eight at a time are passed over when the
@@ -2213,7 +2274,7 @@ static PyObject *food(PyObject *self, PyObject *args) {
         }
         for (; c < grid; c++) ROT_CELL(c);
     }
-    if (ring && !known) { /* rebuild the ring from the grid: every item, oldest first */
+    if (ring && !ordered) { /* rebuild the ring from the grid: every item, oldest first */
         Py_ssize_t len = 0;
         for (Py_ssize_t c = 0; c < grid; c++) {
             if (born[c] == NO_FOOD_BORN) continue;

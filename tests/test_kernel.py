@@ -555,3 +555,59 @@ def test_a_sessions_decision_history_kept_in_c_is_the_pythons():
         for name in ("tick", "goal", "param", "horizon", "tier", "status", "ended"):
             assert np.array_equal(getattr(fast, name), getattr(slow, name)), (fish, name)
         assert fast.last == slow.last and fast.copy().compiled
+
+
+def test_a_loaded_state_with_food_born_later_rots_as_the_numpy_tick():
+    """A state whose food was born after its tick (an edited or damaged keyframe): the ring of
+    the compiled tick's rot would not stay oldest first, so it is rebuilt from the grid while
+    such food is there — tick by tick the numpy tick's rot (a fault campaign found the ring
+    keeping food past its rot tick here)."""
+    fast, ref = pair(seed=2, **{"food.rot_ticks": 9})
+    agree(fast, ref, 30)
+    state = fast.world.state_arrays()
+    born = np.array(state["food.born"])
+    born[: max(1, born.size // 3)] = fast.world.tick + 20  # a third of the food "born" 20 ticks ahead
+    state["food.born"] = born
+    fast.world.load_state_arrays(state)
+    ref.world.load_state_arrays(state)
+    agree(fast, ref, 60)
+
+
+def test_the_newer_compiled_functions_refuse_what_would_write_outside_their_arrays():
+    """Cases a fault campaign found (each once wrote past an array or answered wrongly): an
+    output that is also an input, a ring far too deep, a heading outside the four, a NaN draw,
+    a tick beyond int32 — each one ValueError naming it; an index not of this cdf still picks
+    as the whole cdf does."""
+    k = compiled
+    if k is None:
+        pytest.skip("the compiled tick is not built here (MIROFISH_TICK=numpy)")
+    n = 40
+    xy, heading, moving = np.zeros((n, 2)), np.zeros(n, np.int8), np.ones(n, bool)
+    ids, labels = np.arange(n, dtype=np.int64), np.zeros(n, np.int64)
+    with pytest.raises(ValueError, match="shares memory"):
+        k.school(xy, heading, moving, labels, labels, np.empty(n, np.int64), np.empty(8), ids, xy, None)
+    with pytest.raises(ValueError, match="heading 5"):
+        k.school(xy, np.full(n, 5, np.int8), moving, labels, np.empty(n, np.int64), np.empty(n, np.int64),
+                 np.empty(8), ids, xy, None)
+    ring_n = np.zeros(n, np.int64)
+    arrays = {"fish": ring_n, "goals": np.zeros(n, np.int8), "params": np.zeros(n, np.int16),
+              "open": np.ones(n, bool), "said": np.zeros(n, bool), "food0": np.zeros(n, np.int16),
+              "table": np.zeros((11, n), np.int64), "counts": np.zeros((n, 7), np.int64),
+              "ring": np.zeros((n, 8, 7), np.int64), "ring_n": ring_n, "deed_of": np.zeros(12, np.int64),
+              "x": np.zeros(n, np.int64), "y": np.zeros(n, np.int64), "nb_prev": np.zeros(n, np.int16),
+              "neighbours": np.zeros(n, np.int16), "slots": np.zeros(n, np.int64)}
+    ints = {"tick": 5, "recent": 8, "crowd": 0, "away_kinds": 2}
+    with pytest.raises(ValueError, match="shares memory"):
+        k.judge(arrays, ints)
+    with pytest.raises(ValueError, match="recent must be"):
+        k.judge({**arrays, "fish": np.zeros(n, np.int64)}, {**ints, "recent": 2**61 + 1})
+    born, cells, cdf = np.full(50, -1, np.int32), np.arange(50, dtype=np.int32), np.linspace(0.02, 1.0, 50)
+    with pytest.raises(ValueError, match="NaN"):
+        k.food(born, cells, cdf, np.array([np.nan]), 5, 10, None)
+    with pytest.raises(ValueError, match="out of range"):
+        k.food(born, cells, cdf, np.array([0.5]), 2**32 - 1, 10, None)
+    draws = np.random.default_rng(1).random(30)
+    want = np.full(50, -1, np.int32)
+    want[np.searchsorted(cdf, draws, side="right")] = 5
+    k.food(born, cells, cdf, draws, 5, 10, None, np.zeros(17, np.int32))  # (an index of another cdf)
+    assert np.array_equal(born, want)
