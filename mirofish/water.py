@@ -178,8 +178,9 @@ class Water:
         draws = rng.random(n) if n else _NO_DRAWS
         if self.oldest_food is None or self._ring_at[1] + n > self._ring.shape[0]:  # rebuilt from the grid
             need = int(np.count_nonzero(self.food_born != NO_FOOD)) + n
-            if need > self._ring.shape[0]:
-                self._ring = np.zeros((max(64, 2 * need), 2), np.int32)
+            full = self.oldest_food is not None  # (the ring also holds the eaten food's entries until
+            if need > self._ring.shape[0] or full:  # their rot tick: a full one is doubled, not compacted)
+                self._ring = np.zeros((max(64, 2 * need, 2 * self._ring.shape[0] if full else 0), 2), np.int32)
             self.oldest_food = None
         spawned, rotted, self.oldest_food = k.food(self.food_born, self.open_cells, self._spawn_cdf, draws, tick,
                                                    self.rot_ticks, self.oldest_food, self.spawn_index, self._ring,
