@@ -1423,7 +1423,7 @@ static PyObject *neighbours(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOnOO", &o_x, &o_y, &link, &o_nnd, &o_labels)) return NULL;
     if (link < 0) return PyErr_Format(PyExc_ValueError, "neighbours(): link must be >= 0");
     Bufs bs = {.n = 0};
-    int64_t *head = NULL, *next = NULL;
+    int32_t *head = NULL, *next = NULL; /* (fish indexes: n < 2^31, checked) */
     Py_ssize_t n = items(o_x, 8, "x");
     if (n < 0) return NULL;
     TAKE(x, int64_t, o_x, n, 0);
@@ -1444,17 +1444,21 @@ static PyObject *neighbours(PyObject *self, PyObject *args) {
         return PyErr_Format(PyExc_ValueError, "neighbours(): fish spread over %lld x %lld cells", (long long)gw,
                             (long long)gh);
     }
-    head = PyMem_Malloc(sizeof(int64_t) * (size_t)(gw * gh));
-    next = PyMem_Malloc(sizeof(int64_t) * (size_t)n);
+    if (n > INT32_MAX) {
+        release_all(&bs);
+        return PyErr_Format(PyExc_ValueError, "neighbours(): %zd fish", n);
+    }
+    head = PyMem_Malloc(sizeof(int32_t) * (size_t)(gw * gh));
+    next = PyMem_Malloc(sizeof(int32_t) * (size_t)n);
     if (!head || !next) {
         PyErr_NoMemory();
         goto fail;
     }
-    for (int64_t c = 0; c < gw * gh; c++) head[c] = -1;
+    memset(head, 0xFF, sizeof(int32_t) * (size_t)(gw * gh)); /* every cell -1: no fish */
     for (Py_ssize_t k = n - 1; k >= 0; k--) { /* each cell's list in index order */
         int64_t c = (y[k] - y0) * gw + (x[k] - x0);
         next[k] = head[c];
-        head[c] = k;
+        head[c] = (int32_t)k;
     }
     for (Py_ssize_t k = 0; k < n; k++) labels[k] = k;
     int64_t reach = gw > gh ? gw : gh;
