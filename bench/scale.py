@@ -99,7 +99,8 @@ def plot(rows: list[dict], path: str) -> None:
     a.set(xlabel="fish (tank grows with them)", ylabel="ticks per second", title="speed")
     b.loglog(fish, [r["us_per_fish_tick"] for r in rows], "o-", color="tab:orange")
     b.set(xlabel="fish (tank grows with them)", ylabel="µs per fish-tick", title="cost per fish")
-    b.set_ylim(0.5, 30)
+    cost = [r["us_per_fish_tick"] for r in rows]
+    b.set_ylim(min(cost) / 2, max(cost) * 2)  # (every point in view, whatever the machine)
     for ax, key in ((a, "ticks_per_s"), (b, "us_per_fish_tick")):
         ax.grid(True, which="both", alpha=0.3)
         if split:
