@@ -42,7 +42,7 @@ def main() -> None:
     a = ap.parse_args()
     other = os.path.abspath(a.other)
     if not os.path.isfile(os.path.join(other, "bench", "vs_mesa.py")):
-        sys.exit(f"ab: error: {other} is not a MiroFish checkout (no bench/vs_mesa.py)")
+        ap.error(f"--other {other}: not a MiroFish checkout (no bench/vs_mesa.py)")
     rows = []
     print(f"{'fish':>7} {'other':>10} {'this':>10}  ratio   (medians of {a.rounds} alternating runs, ticks/s)")
     for fish in a.sizes:
