@@ -163,8 +163,9 @@ class Engine:
         not asked again — the model's plan replaces the fallback's; otherwise it is dropped and
         the source told (a completion wasted)."""
         stale = self.asked_at[batch.fish] > batch.tick
-        if np.count_nonzero(stale):
-            self.source.dropped_late(int(np.count_nonzero(stale)), batch.subset(np.flatnonzero(stale)))
+        late = int(np.count_nonzero(stale))
+        if late:
+            self.source.dropped_late(late, batch.subset(np.flatnonzero(stale)))
             batch = batch.subset(np.flatnonzero(~stale))
             if not len(batch) and not batch.summaries:
                 return

@@ -21,9 +21,6 @@ from .config import Config, hundredths
 WATER, GLASS, PLANT, ROCK, OFFGRID = 0, 1, 2, 3, 4
 NO_FOOD = -1
 _NO_DRAWS = np.zeros(0)
-
-
-
 _XY_TABLE_CELLS = 1 << 18  # padded cells up to which Water.xy looks coordinates up (two int64 tables, ≤ 4 MB)
 
 
@@ -35,6 +32,7 @@ def _xy_tables(pw: int, ph: int, pad: int) -> tuple[np.ndarray, np.ndarray]:
     y -= pad
     x.flags.writeable = y.flags.writeable = False
     return x, y
+
 
 class Water:
     """Static terrain plus the food field of one tank.
