@@ -103,7 +103,9 @@ def resolve_eats(cell: np.ndarray, eating: np.ndarray, food: np.ndarray, neighbo
     """Who eats which food.
 
     Args:
-        neighbour_offsets: flat offsets ``[0, north, south, west, east]``.
+        neighbour_offsets: flat offsets ``[0, north, south, west, east]`` (the grid's moves in
+            order after the own cell), or ``(eaters, 1 + moves)``: the cells each eater looks at
+            (a hexagonal tank's, whose offsets depend on the row).
         food: flat bool grid of food.
 
     Returns:
@@ -112,7 +114,7 @@ def resolve_eats(cell: np.ndarray, eating: np.ndarray, food: np.ndarray, neighbo
     eaters = np.flatnonzero(eating)
     if eaters.size == 0:
         return eaters, np.zeros(0, np.int8), np.zeros(0, np.int64)
-    around = cell[eaters, None] + neighbour_offsets[None, :]
+    around = cell[eaters, None] + neighbour_offsets[None, :] if neighbour_offsets.ndim == 1 else neighbour_offsets
     has = food[around]
     found = has.any(axis=1)
     choice = around[np.arange(eaters.size), has.argmax(axis=1)]

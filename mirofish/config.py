@@ -80,6 +80,10 @@ class WorldConfig(_Section):
     plant_regrow_ticks: int = Field(60, ge=1, le=1_000_000, description="ticks a bitten plant takes to grow "
                                                                           "each bite back")
     rocks: int = Field(5, ge=0, le=200, description="rocks (small impassable blobs)")
+    grid: Literal["square", "hex"] = Field(
+        "square", description="square: four moves (north, south, west, east); hex: hexagonal cells, six moves "
+                              "(east, north-east, north-west, west, south-west, south-east), a view of the hexes "
+                              "within perception.radius steps (docs/tank.md, \"The hexagonal tank\")")
     cell_px: int = Field(
         0, ge=0, le=40,
         description="pixels per cell in the window: 0 = 20 where the window holds the tank (the panels float "
@@ -716,6 +720,17 @@ class Config(_Section):
         """How far each fish slot sees (its group's ``view_radius``, else ``perception.radius``), or
         None when every fish sees the whole window (no group sees less)."""
         return self._per_slot([g.view_radius for g in self.fish.groups], self.perception.radius)
+
+    @model_validator(mode="after")
+    def _hex(self) -> Config:
+        if self.world.grid != "hex":
+            return self
+        from .grid import hex_refusal
+
+        problem = hex_refusal(self)
+        if problem:
+            raise ValueError(f"world.grid = \"hex\": {problem}")
+        return self
 
     @model_validator(mode="after")
     def _sight(self) -> Config:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from .actions import ACTION_NAMES
 from .fish.personality import TRAITS
 from .water import GLASS, OFFGRID, PLANT, ROCK, WATER
 from .world import World
@@ -77,6 +76,7 @@ class Snapshot(BaseModel):
     food: list[tuple[int, int, int]]  # (x, y, tick spawned)
     fish: list[FishSnapshot]
     metrics: dict[str, Any] | None = None
+    grid: str = "square"  # world.grid: square, or hex (odd rows half a cell right: mirofish/grid.py)
 
 
 def take(world: World, metrics: dict[str, Any] | None = None) -> Snapshot:
@@ -92,6 +92,7 @@ def take(world: World, metrics: dict[str, Any] | None = None) -> Snapshot:
                                                                                                               fcells)],
         fish=fish,
         metrics=metrics,
+        grid=world.grid.name,
     )
 
 
@@ -102,7 +103,8 @@ def fish_snapshot(world: World, i: int, xs: np.ndarray | None = None, ys: np.nda
         xs, ys = world.water.xy(s.cell)
     return FishSnapshot(
         id=i, x=int(xs[i]), y=int(ys[i]), heading=int(s.heading[i]), energy=int(s.energy[i]), age=int(s.age[i]),
-        intent=ACTION_NAMES[int(s.intent[i])], stuck_ticks=int(s.stuck[i]), max_stuck_ticks=int(s.max_stuck[i]),
+        intent=world.grid.action_names[int(s.intent[i])], stuck_ticks=int(s.stuck[i]),
+        max_stuck_ticks=int(s.max_stuck[i]),
         last_decision_tick=int(s.last_decision[i]),
         traits={k: int(v) for k, v in zip(TRAITS, s.traits[i])}, persona=s.persona[i],
         memory=s.memory.raw(i), memory_count=int(s.memory.count[i]), short_memory=s.memory.lines(i),

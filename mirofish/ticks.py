@@ -64,10 +64,10 @@ class StepOutcome:
 def step_numpy(world: World) -> StepOutcome:
     """World.step's tick in numpy (the reference the compiled tick is tested against)."""
     s, w, t = world.school, world.water, world.tick
-    n = s.n
+    n, eat, rest = s.n, world.eat_action, world.rest_action  # (the grid's: mirofish/grid.py)
     executed = world.steer()
     if world.used_slots != n or np.count_nonzero(s.absent):
-        executed[s.absent] = _REST  # out of the water: it only rests
+        executed[s.absent] = rest  # out of the water: it only rests
     s.intent = executed.copy()
 
     cfg_a = world.cfg.arbiter
@@ -75,12 +75,14 @@ def step_numpy(world: World) -> StepOutcome:
                              energy_weight=cfg_a.energy_weight, age_cap=cfg_a.age_cap)
     tie = arbiter.tie_break(t, world._id_keys)
 
-    moving = executed < 4
-    targets = s.cell + world.delta[np.minimum(executed, 3)]
+    moving = executed < eat
+    targets = world.move_targets(s.cell, executed)
     outcome = arbiter.resolve_moves(s.cell, targets, moving, w.blocked, world.occupant, score, tie)
     has_food = w.food_born != NO_FOOD
-    eaters, eat_result, eaten = arbiter.resolve_eats(s.cell, executed == _EAT, has_food,
-                                                     world.eat_offsets, score, tie)
+    eating = executed == eat
+    eaters, eat_result, eaten = arbiter.resolve_eats(
+        s.cell, eating, has_food, world.eat_offsets if world.row_parity is None else world.eat_cells(s.cell[eating]),
+        score, tie)
 
     moved = (outcome == arbiter.MOVED).nonzero()[0]
     if moved.size:
@@ -106,7 +108,7 @@ def step_numpy(world: World) -> StepOutcome:
         e = s.energy - world.decay_of
         e[moved] -= world.move_cost_of[moved]
     e[ate_mask] += world.food_energy - world.eat_cost
-    e[(executed == _REST) & (s.energy < world.rest_ceiling)] += world.rest_gain
+    e[(executed == rest) & (s.energy < world.rest_ceiling)] += world.rest_gain
     before = s.energy
     s.energy = np.minimum(np.maximum(e, 0), world.energy_tops).astype(np.int32)
     s.age += 1
@@ -150,7 +152,8 @@ def step_numpy(world: World) -> StepOutcome:
                            ("neighbours", s.neighbours_changed)):
         flags[:, col[name]] = happened
     np.logical_and(before >= world.low_line, s.energy < world.low_line, out=flags[:, col["low_energy"]])
-    for name, arg in (("refused", executed), ("blocked", executed), ("ate", level), ("low_energy", level),
+    way = executed if not world.grid.hex else executed + np.int16(mem.HEX_MOVE_ARG)
+    for name, arg in (("refused", way), ("blocked", way), ("ate", level), ("low_energy", level),
                       ("food_seen", food_seen), ("neighbours", neighbours)):
         args[:, col[name]] = arg
     s.memory.record_many(t, flags, EVENT_ORDER, args)

@@ -61,6 +61,7 @@ from .fish.triggers import (
 )
 from .grazing import KEY as PLANTS_KEY
 from .grazing import Grazing
+from .grid import Grid, grid_of
 from .population import KEY as POPULATION_KEY
 from .population import Population
 from .rng import make_generator, mix64
@@ -188,6 +189,17 @@ FISH_STATE: tuple[StateArray, ...] = (
 MEMORY_STATE = ("tick", "code", "arg", "count")  # the short memory's arrays (fish.memory.ShortMemory): kept, hashed
 
 
+def state_table(grid: Grid) -> tuple[StateArray, ...]:
+    """:data:`FISH_STATE` as ``grid``'s tank holds it: the arrays with a column per move or per
+    action are as wide as its moves and actions (the square grid's: the table itself)."""
+    widths = {"refused_at": grid.n_moves, "action_counts": grid.n_actions}
+    fills = {"intent": grid.rest, "plan_param": grid.rest}  # (a fresh fish rests)
+    if all(a.width == widths.get(a.name, a.width) and a.fill == fills.get(a.name, a.fill) for a in FISH_STATE):
+        return FISH_STATE
+    return tuple(StateArray(a.name, a.dtype, widths.get(a.name, a.width), fills.get(a.name, a.fill), a.hashed,
+                            a.kept) for a in FISH_STATE)
+
+
 class School:
     """All per-fish state as parallel arrays (index = fish id), one per row of :data:`FISH_STATE`."""
 
@@ -216,7 +228,9 @@ class World:
         self.cfg = cfg
         # the run's plan types and metrics (mirofish/registry.py): every goal code here is the table's
         self.registry = registry  # None: the process's default (mirofish.registry.default)
-        self.plan_table: PlanTable = registry.plans if registry is not None else DEFAULT_PLANS
+        # (on the tank's grid: its directions and actions are worded and read there; mirofish/grid.py)
+        self.plan_table: PlanTable = (registry.plans if registry is not None else DEFAULT_PLANS).on(
+            grid_of(cfg.world.grid))
         self._goals = goal_parts(self.plan_table)
         self.seed = cfg.seed
         self.rng = make_generator(cfg.seed)
@@ -234,17 +248,28 @@ class World:
         self.hungry_line = int(self.max_energy * cfg.triggers.hungry_fraction)
         self.sated_line = int(self.max_energy * cfg.triggers.sated_fraction)
         self.plans = cfg.brain.decides == "plan"
+        # the grid (mirofish/grid.py): which cells touch; the actions' codes follow its moves
+        self.grid = g = grid_of(cfg.world.grid)
+        self.eat_action, self.rest_action = g.eat, g.rest
         self.delta = np.array([-w.pw, w.pw, -1, 1], np.int64)
         self.eat_offsets = np.array([0, -w.pw, w.pw, -1, 1], np.int64)
         self.window = w.view_offsets().astype(np.int64)
+        # A hexagonal tank's offsets depend on the row's parity: one row of each per parity, and
+        # each padded cell's parity (None on the square grid, whose offsets are the same everywhere).
+        self.row_parity: np.ndarray | None = None
+        if g.hex:
+            self._deltas2, self._eat2 = g.deltas(w.pw), g.eat_offsets(w.pw)
+            self._windows2 = g.window(cfg.perception.radius, w.pw)
+            self.delta, self.eat_offsets, self.window = self._deltas2[0], self._eat2[0], self._windows2[0]
+            self.row_parity = ((np.arange(w.terrain.size) // w.pw - w.pad) & 1).astype(np.intp)
         self.occupant = np.full(w.terrain.size, -1, np.int64)
 
         n, k = f.slots, f.count  # room for n fish; k in the water at the start (spare ones out of it)
         if k > w.open_cells.size:
             raise ValueError(f"{k} fish do not fit in {w.open_cells.size} open cells")
-        self.school = s = School(n, cfg.memory)
+        self.school = s = School(n, cfg.memory, state_table(g))
         s.cell[:k] = self.rng.choice(w.open_cells, size=k, replace=False)
-        s.heading[:k] = self.rng.integers(0, 4, k)
+        s.heading[:k] = self.rng.integers(0, g.n_moves, k)
         lo, hi = hundredths(f.start_energy_min), hundredths(f.start_energy_max)
         s.energy[:k] = self.rng.integers(lo, hi + 1, k)
         s.age[:k] = self.rng.integers(0, f.start_age_max + 1, k)
@@ -302,7 +327,8 @@ class World:
         # the state hash a recording keeps can be checked on this path too.
         self.given_actions: np.ndarray | None = None
         # The compiled tick (mirofish.kernel) or None for the numpy reference; a scratch grid for it.
-        self._kernel = kernel.compiled_tick()
+        # (a hexagonal tank runs the numpy tick: the compiled one knows four moves; mirofish/grid.py)
+        self._kernel = kernel.compiled_tick() if not g.hex else None
         self._best = np.full(w.terrain.size, -1, np.int64)
         self.base_cfg = cfg  # the tank as built: tuned settings are kept (and hashed) against it
         self.current: tuple[int, int] | None = None  # a current (direction, until tick): interventions
@@ -361,13 +387,40 @@ class World:
         """
         s = self.school
         grid = cell_codes(self.water.blocked, self.water.food_born != NO_FOOD, s.cell, s.heading)
-        self.codes = view_codes(grid, s.cell[:, None] + self.window[None, :])
+        self.codes = view_codes(grid, self.windows_of(s.cell))
         if self.sight is not None:  # beyond a fish's own sight: open water to it
             self.codes[self._beyond] = V_WATER
         food_seen = np.count_nonzero(self.codes == V_FOOD, axis=1).astype(np.int16)
         neighbours = np.count_nonzero(self.codes >= V_FISH, axis=1).astype(np.int16)
         s.food_seen, s.neighbours = food_seen, neighbours
         return food_seen, neighbours
+
+    def windows_of(self, cells: np.ndarray) -> np.ndarray:
+        """``(k, window cells)``: the padded flat cells each of ``cells``' view window covers."""
+        if self.row_parity is None:
+            out: np.ndarray = cells[:, None] + self.window[None, :]
+            return out
+        out = cells[:, None] + self._windows2[self.row_parity[cells]]
+        return out
+
+    def move_targets(self, cells: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """The cell each of ``cells`` would move to by ``actions`` (a move's code; any other
+        action gives some neighbour, ignored by whoever asks)."""
+        d = np.minimum(actions, self.grid.n_moves - 1)
+        if self.row_parity is None:
+            out: np.ndarray = cells + self.delta[d]
+            return out
+        out = cells + self._deltas2[self.row_parity[cells], d]
+        return out
+
+    def eat_cells(self, cells: np.ndarray) -> np.ndarray:
+        """``(k, 1 + moves)``: where each of ``cells``' fish looks for food to eat, in order (its
+        own cell, then its neighbours in move order)."""
+        if self.row_parity is None:
+            out: np.ndarray = cells[:, None] + self.eat_offsets[None, :]
+            return out
+        out = cells[:, None] + self._eat2[self.row_parity[cells]]
+        return out
 
     def food_in_view(self, fish: np.ndarray) -> np.ndarray:
         """Food cells in view of each of ``fish`` now, the one under it included (as of the
@@ -390,7 +443,8 @@ class World:
         """Steering for the fish as they are now (traits, plans; a species that eats no food)."""
         s = self.school
         st = Steering(cfg.steering, cfg.seed, cfg.perception.radius, s.traits,
-                      no_food=self.population.no_food if self.population is not None else None, plans=self.plan_table)
+                      no_food=self.population.no_food if self.population is not None else None, plans=self.plan_table,
+                      grid=self.grid)
         st.set_plans(s.ids, s.plan_goal, s.plan_param)
         return st
 
@@ -467,7 +521,7 @@ class World:
         if self.sight is not None and self.sight[i] < self.water.pad:  # beyond its sight: ?
             codes = unseen_shown(codes, self.rings, int(self.sight[i]))
         x, y = self.water.xy(s.cell[i])
-        view = render_view(codes)
+        view = render_view(codes) if not self.grid.hex else self.grid.render(codes, self.cfg.perception.radius)
         memories, summaries = self.recall_part.recall(int(i), self.tick, view)
         which = getattr(self.recall_part, "recalled", None)
         return Perception(
@@ -607,7 +661,7 @@ class World:
                 self.tick, planned, self.codes[planned], s.heading[planned], hungry,
                 self.water.food_born[s.cell[planned]] != NO_FOOD, s.refused_at[planned] >= self.tick - 2,
                 s.stuck[planned])
-        executed[s.energy <= 0] = _REST
+        executed[s.energy <= 0] = self.rest_action
         if self.grazing is not None:
             executed[self._grazing_now()] = _EAT  # a graze plan beside its plant eats
         return executed
@@ -676,7 +730,7 @@ class World:
                 staying = there & found
                 if target.remembers:  # came to rest there: just planned, or moved there last tick
                     came = staying & ~st.rests[fish] & ((s.last_decision[fish] == self.tick)
-                                                        | ((s.intent[fish] < 4) & (s.stuck[fish] == 0)))
+                                                        | ((s.intent[fish] < self.grid.n_moves) & (s.stuck[fish] == 0)))
                     s.memory.record(fish[came], self.tick, mem.ARRIVED, 0)
                 st.rests[fish] = staying | ~found
                 there = there | ~found  # (not pulled anywhere)

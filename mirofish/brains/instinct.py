@@ -32,22 +32,22 @@ from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
 from ..fish.plans import DEFAULT, TYPES, PlanTable
 from ..fish.plantypes import switches_on
 from ..fish.steering import (
-    F_ALIGN,
     F_BLOCKED,
     F_CROWD,
     F_FISH,
     F_FOOD,
     F_FOOD_CLOSE,
-    F_FOOD_SEEN,
     F_LOST,
     F_OPEN,
     F_VISIBLE,
     F_WALL,
     N_FEATURES,
     feature_matrix,
+    layout,
     sparse_rows,
     view_features,
 )
+from ..grid import SQUARE, Grid, grid_of
 from ..rng import KeyTable, at_tick, mix64, seeded_softmax, to_unit
 from .base import TIER_INDEX, DecisionBatch, InlineSource, RequestBatch
 
@@ -177,11 +177,14 @@ class InstinctPlanner(InlineSource):
     name = "instinct"
 
     def __init__(self, cfg: PlannerConfig, triggers: TriggersConfig, seed: int, radius: int = 2,
-                 tier: str = "instinct", rest_ceiling: int = 1000, shown: tuple[str, ...] = ()):
+                 tier: str = "instinct", rest_ceiling: int = 1000, shown: tuple[str, ...] = (), grid: Grid = SQUARE):
         super().__init__(self.decide)
         self.cfg, self.trig, self.seed, self.tier = cfg, triggers, seed, TIER_INDEX[tier]
         self.rest_ceiling = rest_ceiling  # hundredths: rest revives only below this
-        self._matrix = feature_matrix(radius)
+        # the tank's grid (mirofish/grid.py): its moves are explore's directions
+        self.grid, self._lay = grid, layout(grid)
+        self._jitters = np.arange(1 + grid.n_moves, dtype=np.uint64)[None, :]  # the goal draw, a jitter a way
+        self._matrix = feature_matrix(radius, grid)
         self._rows = sparse_rows(self._matrix)  # the same, as the compiled planner reads it
         self._keys = KeyTable(mix64(seed, 0x91A2))
         # each built-in choice's weight (its utility formula's ``weight``) and base horizon
@@ -192,8 +195,8 @@ class InstinctPlanner(InlineSource):
         self.decisions = 0
         self._shown = shown
         # the compiled planner (_tick.c's plan(): the same decisions, tests/test_kernel.py), or
-        # None: this module's numpy code, the reference
-        self._kernel = kernel.compiled_tick()
+        # None: this module's numpy code, the reference (a hexagonal tank's: its moves are six)
+        self._kernel = kernel.compiled_tick() if not grid.hex else None
         self._adopt(DEFAULT)
 
     def _adopt(self, plans: PlanTable) -> None:
@@ -233,7 +236,7 @@ class InstinctPlanner(InlineSource):
         k = len(b)
         values = from_request(b.energy, b.max_energy, b.traits, f, b.plants, self.trig.low_energy_fraction,
                               self.trig.crowd_line, b.prey, self.trig.hungry_fraction, self.rest_ceiling, b.hunters,
-                              b.bites)
+                              b.bites, self._lay)
         u = np.empty((k, len(self._utilities)))
         for j, (formula, w) in enumerate(self._utilities):
             u[:, j] = formula(_Weighted(values, w), k)
@@ -266,8 +269,8 @@ class InstinctPlanner(InlineSource):
         rows = np.arange(k)
         f = view_features(b.codes, self._matrix)
         t = b.traits.astype(np.float64) / 100.0
-        # one hash per fish and tick gives the goal draw and the four direction jitters
-        draws = to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE, b.tick))
+        # one hash per fish and tick gives the goal draw and a jitter per direction
+        draws = to_unit(at_tick(self._keys[b.fish][:, None] + self._jitters, b.tick))
         every = self.utilities(b, f)
         u5 = every[:, :_U_RETURN]
         if self.never_school:
@@ -279,13 +282,15 @@ class InstinctPlanner(InlineSource):
         if not m:  # without a place, exactly the five goals (with formulas return's NEG gives it no mass)
             pick = np.where(back <= _NEG, np.minimum(pick, 4), pick)
         # explore: the way that is open, favouring the current course and where others swim
-        way = f[:, F_OPEN : F_OPEN + 4] + 0.5 * f[:, F_ALIGN : F_ALIGN + 4] / np.maximum(f[:, F_VISIBLE], 1)[:, None]
+        lay = self._lay
+        way = (f[:, lay.open : lay.open + lay.d]
+               + 0.5 * f[:, lay.align : lay.align + lay.d] / np.maximum(f[:, lay.visible], 1)[:, None])
         way[rows, b.heading.astype(np.intp)] += 0.3
         way += 0.6 * draws[:, 1:]
         choices = np.zeros((k, 6 + m), np.int64)  # each goal's parameter: explore a way, rest until, keep away from
         choices[:, 2] = way.argmax(axis=1)
         choices[:, 3] = np.where(b.energy < self.rest_ceiling, self.rest_ceiling // 100, 100)
-        choices[:, 4] = f[:, F_VISIBLE] < self.trig.crowd_line - 2
+        choices[:, 4] = f[:, lay.visible] < self.trig.crowd_line - 2
         choices[:, 5] = back_param
         params = choices[rows, pick]
         # horizons: a base per goal, stretched by the trait that goal answers to (school:
@@ -358,8 +363,8 @@ class InstinctPlanner(InlineSource):
         hunger = max(0.0, min(1.0, 1.0 - float(b.energy[0]) / (0.8 * b.max_energy)))
         soc, cur, cau, app, calm = (int(v) for v in b.traits[0])
         lines = [f"{names[g]}: utility {u[g]:.2f}, chance {p[g]:.0%}" for g in np.argsort(-u)[:3] if u[g] > -1e8]
-        lines.append(f"because: energy {energy:.1f} (hunger {hunger:.0%}), {int(f[0, F_FOOD_SEEN])} food and "
-                     f"{int(f[0, F_VISIBLE])} fish in view")
+        lines.append(f"because: energy {energy:.1f} (hunger {hunger:.0%}), {int(f[0, self._lay.food_seen])} food and "
+                     f"{int(f[0, self._lay.visible])} fish in view")
         lines.append(f"personality: sociability {soc}, curiosity {cur}, caution {cau}, appetite {app}, calm {calm}")
         return lines
 
@@ -458,7 +463,8 @@ def instinct_source(cfg: Config, tier: str = "instinct") -> InlineSource:
     if cfg.brain.decides == "plan":
         shown = switches_on(cfg)
         planner = InstinctPlanner(cfg.brain.planner, cfg.triggers, seed=cfg.seed, radius=cfg.perception.radius,
-                                  tier=tier, rest_ceiling=hundredths(cfg.fish.rest_ceiling), shown=shown)
+                                  tier=tier, rest_ceiling=hundredths(cfg.fish.rest_ceiling), shown=shown,
+                                  grid=grid_of(cfg.world.grid))
         planner.never_school = chooser == "never_school"
         return planner
     weights = cfg.brain.instinct

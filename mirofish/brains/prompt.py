@@ -397,8 +397,12 @@ def fitting_choices(view: str, places: str = "", table: PlanTable = DEFAULT,
     (``graze`` for a fish whose group does not eat plants)."""
     rows = view.split("\n")
     r = len(rows) // 2
-    ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
-    fish_seen = any(ch in _FACING for row in rows for ch in row)
+    if table.grid.hex:  # (a hexagonal tank's view: mirofish/grid.py)
+        ways = [w for w, ch in zip(table.grid.move_names, table.grid.neighbour_chars(view)) if ch in ".F"]
+        fish_seen = any(ch in table.grid.fish_chars for ch in view)
+    else:
+        ways = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] in ".F"]
+        fish_seen = any(ch in _FACING for row in rows for ch in row)
     fits = {"always": True, "fish_in_view": fish_seen, "open_way": bool(ways), "places": bool(places),
             "plants_in_view": "P" in view, "prey_in_view": fish_seen and rows[r][r] == "X",
             "hunter_in_view": _hunter_in_view(rows, r),

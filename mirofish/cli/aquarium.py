@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..actions import ACTION_NAMES
 from ..brains.prompts import prompts_of
 from ..config import Config, load_config
+from ..grid import HEX
 from ..session.headless import _recorder, run_headless
 from .common import (
     MAX_TICKS,
@@ -158,7 +159,8 @@ def run_terminal(cfg: Config, ticks: int | None, record: str | None = None, over
                 last_drawn = engine.tick
                 snap = engine.snapshot()
                 sys.stdout.write(home + ascii_view.render(snap) + "\n" + ascii_view.status_line(snap)
-                                 + f"\n{ascii_view.LEGEND}   speed {pacer.speed:g}x   Ctrl-C quits\x1b[K\n")
+                                 + f"\n{ascii_view.HEX_LEGEND if snap.grid == 'hex' else ascii_view.LEGEND}   "
+                                 f"speed {pacer.speed:g}x   Ctrl-C quits\x1b[K\n")
                 sys.stdout.flush()
             time.sleep(0.02)
     except KeyboardInterrupt:
@@ -253,9 +255,9 @@ def fork_arguments(fk: argparse.ArgumentParser) -> None:
     swap = fk.add_mutually_exclusive_group()
     swap.add_argument("--plan", metavar="PLAN",
                       help="new plan, e.g. 'school 60', 'explore east 30', 'forage', 'rest 10', 'keep_away glass'")
-    swap.add_argument("--action", choices=ACTION_NAMES, metavar="A",
+    swap.add_argument("--action", choices=tuple(dict.fromkeys((*ACTION_NAMES, *HEX.action_names))), metavar="A",
                       help="a single action instead (held one tick, then the brain plans again): "
-                      + ", ".join(ACTION_NAMES))
+                      + ", ".join(ACTION_NAMES) + f"; on a hexagonal tank {', '.join(HEX.move_labels)} for the moves")
     fk.add_argument("--replan", action="store_true",
                     help="let triggers (found company, food in view, stuck …) end the new plan before its horizon, "
                          "as for any fish (default: it holds for its horizon; the window's fork picker: key 0)")

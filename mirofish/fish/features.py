@@ -85,14 +85,19 @@ class Features(Mapping[str, np.ndarray]):
 def from_request(energy: np.ndarray, max_energy: int, traits: np.ndarray, view: np.ndarray,
                  plants: np.ndarray | None, low_fraction: float, crowd_line: float,
                  prey: np.ndarray | None = None, hungry_fraction: float = 0.5, rest_ceiling: int = 1000,
-                 hunters: np.ndarray | None = None, bites: np.ndarray | None = None) -> Features:
+                 hunters: np.ndarray | None = None, bites: np.ndarray | None = None,
+                 lay: Any = None) -> Features:
     """The planner's features for a request: ``view`` is its view-feature rows
     (:func:`mirofish.fish.steering.view_features`), ``plants`` the plants each fish is shown,
     ``prey`` the fish of groups it hunts in its view (None: the tank has no hunters), ``hunters``
     the fish of groups that hunt it in its view (None: no group flees), ``bites`` the plants with
     a bite left in its view (None: no group eats plants);
-    ``rest_ceiling`` in hundredths, as energy is."""
+    ``rest_ceiling`` in hundredths, as energy is; ``lay`` the view features' layout
+    (:func:`mirofish.fish.steering.layout`: the square grid's when None)."""
     from .steering import F_FOOD_SEEN, F_VISIBLE, F_WALLS
+
+    if lay is not None:
+        F_VISIBLE, F_FOOD_SEEN, F_WALLS = lay.visible, lay.food_seen, lay.walls
 
     k = len(energy)
     return Features(k, {"energy": energy, "max_energy": max_energy, "traits": traits,

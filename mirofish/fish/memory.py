@@ -21,9 +21,17 @@ from typing import Protocol
 import numpy as np
 
 from ..actions import DIRECTION_NAMES
+from ..grid import HEX
 
 NONE, ATE, REFUSED, BLOCKED, FOOD_TAKEN, NOTHING_TO_EAT, FOOD_SEEN, NEIGHBOURS, LOW_ENERGY, EXHAUSTED = range(10)
 ARRIVED = 10  # came to rest beside a plant (the hide plan: fish/targets.py)
+# A hexagonal tank's refused and blocked moves are remembered as this + the move (0–5), so a
+# memory's words never depend on which tank reads it (mirofish/grid.py).
+HEX_MOVE_ARG = 16
+
+
+def _direction(arg: int) -> str:
+    return HEX.move_names[arg - HEX_MOVE_ARG] if arg >= HEX_MOVE_ARG else DIRECTION_NAMES[arg]
 
 
 def event_text(code: int, arg: int) -> str:
@@ -31,9 +39,9 @@ def event_text(code: int, arg: int) -> str:
     if code == ATE:
         return f"ate food, energy {arg}"
     if code == REFUSED:
-        return f"move refused ({DIRECTION_NAMES[arg]})"
+        return f"move refused ({_direction(arg)})"
     if code == BLOCKED:
-        return f"bumped into a wall going {DIRECTION_NAMES[arg]}"
+        return f"bumped into a wall going {_direction(arg)}"
     if code == FOOD_TAKEN:
         return "food taken by another fish"
     if code == NOTHING_TO_EAT:

@@ -30,7 +30,8 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from ..actions import ACTION_NAMES, DIRECTION_NAMES, Action
+from ..actions import DIRECTION_NAMES
+from ..grid import SQUARE, Grid
 from . import plantypes
 from .plantypes import AWAY_NAMES as AWAY_NAMES  # re-exported: the words of the away parameter
 from .plantypes import PlanType
@@ -61,36 +62,49 @@ NO_END = 2**31 - 1  # plan_end of a plan without a horizon
 PLAN_NUMBER_MAX = 2**15 - 1  # a typed plan's horizon or parameter (int16 state arrays)
 G_HOLD = 0  # the one-action mode (plantypes.check: the first row)
 
-# each parameter kind: how describe() words the parameter after the goal's name
-_WORDED: dict[str, Callable[[int], str]] = {
-    "action": lambda p: f" {ACTION_NAMES[p]}",
-    "direction": lambda p: f" {DIRECTION_NAMES[p % 4]}",
-    "energy": lambda p: f" until {p} energy",
-    "away": lambda p: f" from the {AWAY_NAMES[p % 2]}",
-    "place": lambda p: f" to place {p}",
-    "none": lambda p: "",
+# each parameter kind: how describe() words the parameter after the goal's name (on a grid)
+_WORDED: dict[str, Callable[[int, Grid], str]] = {
+    "action": lambda p, g: f" {g.action_names[p] if 0 <= p < g.n_actions else p}",
+    "direction": lambda p, g: f" {g.move_names[p % g.n_moves]}",
+    "energy": lambda p, g: f" until {p} energy",
+    "away": lambda p, g: f" from the {AWAY_NAMES[p % 2]}",
+    "place": lambda p, g: f" to place {p}",
+    "none": lambda p, g: "",
 }
 
 
-def _no_param(name: str, rest: list[str], nums: list[int]) -> tuple[int, int]:
+def _no_param(name: str, rest: list[str], nums: list[int], grid: Grid = SQUARE) -> tuple[int, int]:
     return 0, nums[-1] if nums else 0
 
 
-def _direction_param(name: str, rest: list[str], nums: list[int]) -> tuple[int, int]:
-    dirs = [w for w in rest if w in DIRECTION_NAMES or w in ("n", "s", "w", "e")]
+def _direction_param(name: str, rest: list[str], nums: list[int], grid: Grid = SQUARE) -> tuple[int, int]:
+    dirs = [w for w in rest if _is_direction(w, grid)]
     if not dirs:
-        raise ValueError(f"{name} needs a direction: north, south, west or east")
-    return direction_index(dirs[0]), nums[-1] if nums else 0
+        raise ValueError(f"{name} needs a direction: {_choices(grid)}")
+    return direction_index(dirs[0], grid), nums[-1] if nums else 0
 
 
-def _first_then_horizon(default: int) -> Callable[[str, list[str], list[int]], tuple[int, int]]:
+def _is_direction(word: str, grid: Grid) -> bool:
+    try:
+        direction_index(word, grid)
+    except ValueError:
+        return False
+    return True
+
+
+def _choices(grid: Grid) -> str:
+    names = grid.move_names
+    return ", ".join(names[:-1]) + f" or {names[-1]}"
+
+
+def _first_then_horizon(default: int) -> Callable[..., tuple[int, int]]:
     """rest N [H], return N [H]: the first number is the parameter, the second the horizon."""
-    def read(name: str, rest: list[str], nums: list[int]) -> tuple[int, int]:
+    def read(name: str, rest: list[str], nums: list[int], grid: Grid = SQUARE) -> tuple[int, int]:
         return (nums[0] if nums else default), (nums[1] if len(nums) > 1 else 0)
     return read
 
 
-def _away_param(name: str, rest: list[str], nums: list[int]) -> tuple[int, int]:
+def _away_param(name: str, rest: list[str], nums: list[int], grid: Grid = SQUARE) -> tuple[int, int]:
     words = [w for w in rest if not w.isdigit() and w not in ("from", "the", "for", "ticks")]
     word = words[0] if words else AWAY_NAMES[0]
     if word not in AWAY_NAMES:
@@ -117,9 +131,12 @@ class PlanTable:
     What other layers derive from the rows (the world's plan events, the steering rows, the
     word-and-deed table, the prompt's plan list …) is built once per table by :meth:`part`."""
 
-    def __init__(self, types: tuple[PlanType, ...]) -> None:
+    def __init__(self, types: tuple[PlanType, ...], grid: Grid = SQUARE) -> None:
         plantypes.check(types)
         self.types = tuple(types)
+        # the grid its directions and actions are worded and read on (mirofish/grid.py): a
+        # hexagonal tank's table is this one :meth:`on` it
+        self.grid = grid
         self.names = tuple(t.name for t in self.types)
         self.n = len(self.types)
         self.code = {t.name: i for i, t in enumerate(self.types)}  # goal name -> code
@@ -138,7 +155,14 @@ class PlanTable:
 
     def adding(self, rows: tuple[PlanType, ...]) -> PlanTable:
         """This table with ``rows`` after it (checked whole; ValueError naming the problem)."""
-        return PlanTable((*self.types, *rows))
+        return PlanTable((*self.types, *rows), self.grid)
+
+    def on(self, grid: Grid) -> PlanTable:
+        """This table with its directions and actions on ``grid`` (the same rows and codes; built
+        once per grid: the square grid's is the table itself)."""
+        if grid is self.grid:
+            return self
+        return self.part(f"grid:{grid.name}", lambda t: PlanTable(t.types, grid))
 
     def of_kind(self, kind: str) -> tuple[int, ...]:
         """The goals whose parameter is of ``kind`` (plantypes.PARAM_KINDS)."""
@@ -153,7 +177,7 @@ class PlanTable:
     def describe(self, goal: int, param: int, horizon: int = 0) -> str:
         """``'explore east for 30 ticks'``, ``'rest until 10 energy'``, ``'hold move_n'`` …"""
         t = self.types[int(goal)]
-        text = t.name + _WORDED[t.param](int(param))
+        text = t.name + _WORDED[t.param](int(param), self.grid)
         return f"{text} for {int(horizon)} tick{'s' if int(horizon) != 1 else ''}" if horizon else text
 
     def parse_plan(self, text: str) -> tuple[int, int, int]:
@@ -171,15 +195,18 @@ class PlanTable:
         nums = [int(w) for w in rest if w.isdigit() and w.isascii()]
         if any(n > PLAN_NUMBER_MAX for n in nums):  # a horizon and a parameter are 16-bit in the tank's state
             raise ValueError(f"{max(nums)} is too large: a plan's numbers are at most {PLAN_NUMBER_MAX:,}")
-        if head in ACTION_NAMES and (head != "rest" or not rest):  # a bare action; "rest 10" is the rest plan
-            return G_HOLD, int(Action.parse(head)), 1
-        if head == self.names[G_HOLD] and rest and rest[0] in ACTION_NAMES:
-            return G_HOLD, int(Action.parse(rest[0])), nums[-1] if nums else 0
+        actions = self.grid.action_names
+        if head in actions and (head != "rest" or not rest):  # a bare action; "rest 10" is the rest plan
+            return G_HOLD, actions.index(head), 1
+        if head == self.names[G_HOLD] and rest and rest[0] in actions:
+            return G_HOLD, actions.index(rest[0]), nums[-1] if nums else 0
+        if head.startswith("move_"):  # another grid's move
+            raise ValueError(f"{head} is no move on a {self.grid.name} tank; its actions are {', '.join(actions)}")
         goal = self.parse_goal(head)
         t = self.types[goal]
         if t.param == "action":
-            raise ValueError("type the action itself (move_n … rest) to hold one action")
-        param, horizon = _PARAMS[t.param](t.name, rest, nums)
+            raise ValueError(f"type the action itself ({actions[0]} … rest) to hold one action")
+        param, horizon = _PARAMS[t.param](t.name, rest, nums, self.grid)
         return int(goal), int(param), int(horizon)
 
     def fork_plans(self) -> tuple[str, ...]:
@@ -188,7 +215,8 @@ class PlanTable:
         out: list[str] = []
         for t in self.types:
             for entry in t.fork:
-                words = PARAM_WORDS.get(t.param, ("",)) if "{param}" in entry else ("",)
+                words = ({**PARAM_WORDS, "direction": self.grid.move_names}.get(t.param, ("",))
+                         if "{param}" in entry else ("",))
                 out += [entry.format(param=w, ticks=t.ticks) for w in words]
         return tuple(out)
 
@@ -217,12 +245,13 @@ parse_plan = DEFAULT.parse_plan
 fork_plans = DEFAULT.fork_plans
 
 
-def direction_index(word: str) -> int:
-    w = word.strip().lower()
-    for i, name in enumerate(DIRECTION_NAMES):
-        if w in (name, name[0]):
+def direction_index(word: str, grid: Grid = SQUARE) -> int:
+    """A direction's word (or its initials: ``e``, ``ne``) → its move on ``grid``."""
+    w = word.strip().lower().replace("_", "-")
+    for i, name in enumerate(grid.move_names):
+        if w in (name, "".join(part[0] for part in name.split("-"))):
             return i
-    raise ValueError(f"unknown direction {word!r}; choose north, south, west or east")
+    raise ValueError(f"unknown direction {word!r}; choose {_choices(grid)}")
 
 
 def hold(actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..actions import MOVE_DXDY, Action
 from ..config import SteeringConfig
+from ..grid import SQUARE, Grid
 from ..rng import at_tick, mix64, seeded_softmax, to_unit
 from .perception import N_CODES, V_FISH, V_FOOD, V_WALL, V_WATER
 from .plans import DEFAULT, PlanTable
@@ -39,7 +39,6 @@ from .plantypes import BASE_ROW, STEER_TERMS
 
 _NEG = -1e9  # impossible
 _BOXED = -1e8  # rest when nothing else is possible
-_EAT, _REST = int(Action.EAT), int(Action.REST)
 
 # Feature columns: six blocks of four (directions n, s, w, e), then scalars.
 F_OPEN, F_WALL, F_CROWD, F_ALIGN, F_FISH, F_LOST, F_FOOD, F_BLOCKED = (4 * i for i in range(8))
@@ -99,42 +98,63 @@ def goal_rows(plans: PlanTable) -> GoalRows:
 GOAL_ROWS = goal_rows(DEFAULT)  # the default table's
 
 
-def feature_matrix(radius: int) -> np.ndarray:
-    """``(N_CODES × side², N_FEATURES)``: one-hot view → every steering feature in one product."""
-    side = 2 * radius + 1
-    cells = side * side
-    dy, dx = np.mgrid[-radius : radius + 1, -radius : radius + 1]
-    dx, dy = dx.ravel(), dy.ravel()
-    dist = np.abs(dx) + np.abs(dy)
-    centre = cells // 2
-    adjacent = [centre - side, centre + side, centre - 1, centre + 1]
-    g = np.zeros((N_CODES, cells, N_FEATURES))
-    fish_codes = range(V_FISH, V_FISH + 4)
-    for d, (mx, my) in enumerate(MOVE_DXDY):
-        closer = (np.abs(dx - mx) + np.abs(dy - my)) < dist
+class Layout:
+    """Where each feature block sits in a grid's feature rows: eight blocks of one column per
+    move (open water, glass, crowding, fish in view facing each way, fish ahead, fish lost, food,
+    blocked), then the four scalars. The square grid's is the module's ``F_*`` constants (the
+    compiled tick's); a hexagonal tank's blocks are six wide (mirofish/grid.py)."""
+
+    def __init__(self, d: int) -> None:
+        self.d = d
+        self.open, self.wall, self.crowd, self.align, self.fish, self.lost, self.food, self.blocked = (
+            d * i for i in range(8))
+        self.visible, self.food_close, self.food_seen, self.walls = 8 * d, 8 * d + 1, 8 * d + 2, 8 * d + 3
+        self.n = 8 * d + 4
+
+
+def layout(grid: Grid = SQUARE) -> Layout:
+    """The feature layout of ``grid`` (the square one's equals the ``F_*`` constants)."""
+    return Layout(grid.n_moves)
+
+
+def feature_matrix(radius: int, grid: Grid = SQUARE) -> np.ndarray:
+    """``(codes × cells, features)``: one-hot view → every steering feature in one product (the
+    codes are water, glass, food, self and a fish by each heading; the cells the view window's,
+    in order: mirofish/grid.py)."""
+    lay = layout(grid)
+    u, v = grid.window_cells(radius)
+    cells = u.size
+    dist = grid.distance(u, v)
+    index = {(int(a), int(b)): i for i, (a, b) in enumerate(zip(u, v))}
+    adjacent = [index[m] for m in grid.moves]
+    n_codes = V_FISH + grid.n_moves
+    g = np.zeros((n_codes, cells, lay.n))
+    fish_codes = range(V_FISH, n_codes)
+    for d, (mx, my) in enumerate(grid.moves):
+        closer = grid.distance(u - mx, v - my) < dist
         ahead = np.where(closer, 1.0 / np.maximum(dist, 1), 0.0)
         # Food beside the fish is eaten from where it is; only cells two or more away pull.
         far_ahead = np.where(closer & (dist >= 2), 1.0 / np.maximum(dist, 1), 0.0)
-        cheb_t = np.maximum(np.abs(dx - mx), np.abs(dy - my))
-        around_target = ((cheb_t == 1) & (dist > 0)).astype(float)
-        leaving = (cheb_t > radius).astype(float)
-        target = (radius + my) * side + (radius + mx)
-        g[V_FOOD, :, F_FOOD + d] = far_ahead
-        g[V_WALL, :, F_WALL + d] = ahead
-        g[V_WATER, :, F_OPEN + d] = ahead / ahead.sum()
-        g[V_WALL, target, F_BLOCKED + d] = 1.0
+        ring_t = grid.ring(u - mx, v - my)
+        around_target = ((ring_t == 1) & (dist > 0)).astype(float)
+        leaving = (ring_t > radius).astype(float)
+        target = index[(mx, my)]
+        g[V_FOOD, :, lay.food + d] = far_ahead
+        g[V_WALL, :, lay.wall + d] = ahead
+        g[V_WATER, :, lay.open + d] = ahead / ahead.sum()
+        g[V_WALL, target, lay.blocked + d] = 1.0
         for c in fish_codes:
-            g[c, :, F_FISH + d] = far_ahead
-            g[c, :, F_CROWD + d] = around_target
-            g[c, :, F_LOST + d] = leaving
-            g[c, target, F_BLOCKED + d] = 1.0
-        g[V_FISH + d, :, F_ALIGN + d] = 1.0  # fish in view facing direction d
+            g[c, :, lay.fish + d] = far_ahead
+            g[c, :, lay.crowd + d] = around_target
+            g[c, :, lay.lost + d] = leaving
+            g[c, target, lay.blocked + d] = 1.0
+        g[V_FISH + d, :, lay.align + d] = 1.0  # fish in view facing direction d
     for c in fish_codes:
-        g[c, :, F_VISIBLE] = 1.0
-    g[V_FOOD, adjacent, F_FOOD_CLOSE] = 1.0
-    g[V_FOOD, :, F_FOOD_SEEN] = 1.0
-    g[V_WALL, :, F_WALLS] = 1.0
-    return g.reshape(N_CODES * cells, N_FEATURES)
+        g[c, :, lay.visible] = 1.0
+    g[V_FOOD, adjacent, lay.food_close] = 1.0
+    g[V_FOOD, :, lay.food_seen] = 1.0
+    g[V_WALL, :, lay.walls] = 1.0
+    return g.reshape(n_codes * cells, lay.n)
 
 
 _CODES = np.arange(N_CODES, dtype=np.int8)[None, :, None]
@@ -152,8 +172,10 @@ def sparse_rows(matrix: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def view_features(codes: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    """``(k, N_FEATURES)`` from view codes ``(k, side²)``: one-hot view (code-major) @ ``matrix``."""
-    onehot = (codes[:, None, :] == _CODES).reshape(len(codes), -1)
+    """``(k, features)`` from view codes ``(k, cells)``: one-hot view (code-major) @ ``matrix``."""
+    n_codes = matrix.shape[0] // codes.shape[1]
+    every = _CODES if n_codes == N_CODES else np.arange(n_codes, dtype=np.int8)[None, :, None]
+    onehot = (codes[:, None, :] == every).reshape(len(codes), -1)
     features: np.ndarray = onehot.astype(np.float64) @ matrix
     return features
 
@@ -162,10 +184,11 @@ class Steering:
     """Turns every fish's plan into this tick's actions (see the module doc)."""
 
     def __init__(self, cfg: SteeringConfig, seed: int, radius: int, traits: np.ndarray,
-                 no_food: np.ndarray | None = None, plans: PlanTable = DEFAULT):
+                 no_food: np.ndarray | None = None, plans: PlanTable = DEFAULT, grid: Grid = SQUARE):
         self.cfg = c = cfg
+        self.grid, self.lay = grid, layout(grid)
         self.goal_rows = goal_rows(plans)
-        self.matrix = feature_matrix(radius)
+        self.matrix = feature_matrix(radius, grid)
         self.rows = sparse_rows(self.matrix)  # the same, as the compiled tick reads it
         self.keys = mix64(seed, 0x5EE7, np.arange(len(traits)))
         soc, cur, cau, app, _calm = (traits.astype(np.float64) / 100.0).T
@@ -178,7 +201,7 @@ class Steering:
         # each direction (explore), whether it forages, may eat when hungry (not resting), rests.
         n = len(traits)
         self.w = np.zeros((n, len(TERMS)))
-        self.bias = np.zeros((n, 4))
+        self.bias = np.zeros((n, grid.n_moves))
         self.forage = np.zeros(n, bool)
         self.snacks = np.zeros(n, bool)
         self.rests = np.zeros(n, bool)
@@ -194,7 +217,7 @@ class Steering:
         self.w[fish] = self.table[rows.row(g, param)] * self.personal[fish]
         self.bias[fish] = 0.0
         biased = rows.biased[g].astype(bool)
-        self.bias[fish[biased], param[biased] & 3] = self.cfg.direction
+        self.bias[fish[biased], np.mod(param[biased], self.grid.n_moves)] = self.cfg.direction
         self.forage[fish] = rows.eats[g] == 2
         self.snacks[fish] = rows.eats[g] != 0
         self.rests[fish] = rows.rests[g].astype(bool)
@@ -218,32 +241,34 @@ class Steering:
 
     def utilities(self, fish: np.ndarray, f: np.ndarray, heading: np.ndarray, hungry: np.ndarray,
                   food_here: np.ndarray, refused: np.ndarray, stuck: np.ndarray) -> np.ndarray:
-        """``(k, 6)`` utilities in Action order. ``hungry``: 0 when sated … 1 when empty."""
-        c, k = self.cfg, len(fish)
+        """``(k, moves + 2)`` utilities in action order (the moves, eat, rest). ``hungry``: 0 when
+        sated … 1 when empty."""
+        c, k, lay = self.cfg, len(fish), self.lay
+        d = lay.d
         rows = np.arange(k)
         w = self.w[fish]
-        inv = 1.0 / np.maximum(f[:, F_VISIBLE], 1.0)[:, None]
-        blocks = f[:, :32].reshape(k, 8, 4)
-        terms = np.empty((k, len(TERMS), 4))  # (TERMS, from the feature blocks F_OPEN … F_FOOD)
+        inv = 1.0 / np.maximum(f[:, lay.visible], 1.0)[:, None]
+        blocks = f[:, :8 * d].reshape(k, 8, d)
+        terms = np.empty((k, len(TERMS), d))  # (TERMS, from the feature blocks open … food)
         terms[:, T_OPEN:T_GLASS + 1] = blocks[:, :2]  # open water, glass
         np.maximum(blocks[:, 2] - 1.0, 0.0, out=terms[:, T_CROWD])  # crowding beyond one neighbour
         np.multiply(blocks[:, 3], inv, out=terms[:, T_ALIGN])  # share of the fish in view facing each way
         terms[:, T_COHESION] = blocks[:, 4] - blocks[:, 5] * inv  # toward the others, not losing them
         terms[:, T_FOOD] = blocks[:, 6]  # food
-        u = np.empty((k, 6))
-        moves = u[:, :4]
+        u = np.empty((k, d + 2))
+        moves = u[:, :d]
         np.einsum("kj,kjd->kd", w, terms, out=moves)
         moves += self.bias[fish]
         moves[rows, heading.astype(np.intp)] += c.persistence
         moves -= c.refused * refused
         moves[blocks[:, 7] > 0] = _NEG
         # Forage eats what it reaches; the others (not rest) eat within reach when hungry.
-        can_eat = ((f[:, F_FOOD_CLOSE] > 0) | food_here) & (self.forage[fish] | ((hungry > 0) & self.snacks[fish]))
-        u[:, _EAT] = np.where(can_eat, c.eat * (1.0 + hungry), _NEG)
+        can_eat = ((f[:, lay.food_close] > 0) | food_here) & (self.forage[fish] | ((hungry > 0) & self.snacks[fish]))
+        u[:, d] = np.where(can_eat, c.eat * (1.0 + hungry), _NEG)
         # Resting is the rest plan's; a fish refused twice in a row may also wait for the way to
         # clear; a fish with nowhere to go stays put rather than bump (its rest floor beats
         # impossible moves).
-        u[:, _REST] = np.where(self.rests[fish], c.rest, np.where(stuck >= 2, c.refused * (stuck - 1.0), _BOXED))
+        u[:, d + 1] = np.where(self.rests[fish], c.rest, np.where(stuck >= 2, c.refused * (stuck - 1.0), _BOXED))
         return u
 
     def choose(self, tick: int, fish: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -6,11 +6,14 @@ arrows showing their heading; ``x`` marks an exhausted fish.
 
 from __future__ import annotations
 
+from ..grid import HEX
 from ..snapshot import Snapshot
 
 ARROWS = "^v<>"
 FOOD = "%"  # not F: in the window F is the fork key, and one letter should not mean two things
 LEGEND = f"# glass  * plant  o rock  {FOOD} food  ^v<> fish (heading)  x exhausted"
+HEX_LEGEND = (f"# glass  * plant  o rock  {FOOD} food  {HEX.fish_chars} fish heading east, north-east, north-west, "
+              f"west, south-west, south-east (a number pad's arrows)  x exhausted")
 
 
 def render(snap: Snapshot, places: list[tuple[int, int, int]] | None = None) -> str:
@@ -22,9 +25,13 @@ def render(snap: Snapshot, places: list[tuple[int, int, int]] | None = None) -> 
         grid[y][x] = str(j % 10)
     for x, y, _ in snap.food:
         grid[y][x] = FOOD
+    hexes = snap.grid == "hex"
+    arrows = HEX.fish_chars if hexes else ARROWS
     for f in snap.fish:
         if f.in_water:
-            grid[f.y][f.x] = "x" if f.energy == 0 else ARROWS[f.heading]
+            grid[f.y][f.x] = "x" if f.energy == 0 else arrows[f.heading]
+    if hexes:  # a hexagonal tank: a space between cells, odd rows half a cell (one space) right
+        return "\n".join(" " * (y & 1) + " ".join(row) for y, row in enumerate(grid))
     return "\n".join("".join(row) for row in grid)
 
 

@@ -45,11 +45,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import arbiter, kernel
-from ..actions import ACTION_NAMES, MOVE_DXDY, N_ACTIONS
+from ..actions import MOVE_DXDY
 from ..brains.base import TIER_INDEX, TIERS, DecisionBatch, late_replaces, status_code
 from ..config import Config, MetricsConfig
 from ..fish.plans import DEFAULT as DEFAULT_PLANS
 from ..fish.plans import PlanTable
+from ..grid import Grid, grid_of
 from .territory import Territory
 from .worddeed import WordDeed
 
@@ -78,17 +79,23 @@ def entropy(counts: np.ndarray) -> float:
     return float(-(p * np.log(p)).sum())
 
 
-def polarization(heading: np.ndarray) -> float:
-    """|Σuᵢ|/N of the headings (unit steps): the sums of the unit vectors are whole numbers, so
-    counting the headings gives them exactly."""
+def polarization(heading: np.ndarray, units: np.ndarray | None = None) -> float:
+    """|Σuᵢ|/N of the headings (unit steps): on the square grid the sums of the unit vectors are
+    whole numbers, so counting the headings gives them exactly; ``units``: another grid's unit
+    vectors by heading (a hexagonal tank's: mirofish/grid.py)."""
+    if units is not None:
+        if not len(heading):
+            return 0.0
+        u = units[np.asarray(heading, np.intp)]
+        return float(np.hypot(u[:, 0].sum(), u[:, 1].sum()) / len(heading))
     c = np.bincount(heading, minlength=4) if len(heading) else np.zeros(4, np.int64)
     return float(np.hypot(float(c[3] - c[2]), float(c[1] - c[0])) / max(1, len(heading)))
 
 
-def rotation(xy: np.ndarray, heading: np.ndarray) -> float:
+def rotation(xy: np.ndarray, heading: np.ndarray, units: np.ndarray | None = None) -> float:
     if len(heading) < 2:
         return 0.0
-    u = _UNIT[heading]
+    u = (_UNIT if units is None else units)[heading]
     r = xy - xy.mean(axis=0)
     norm = np.hypot(r[:, 0], r[:, 1])
     ok = norm > 0
@@ -158,12 +165,14 @@ def nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[floa
     return numpy_nn_and_labels(xy, link, chunk)
 
 
-def numpy_nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[float, np.ndarray | None]:
-    """:func:`nn_and_labels` in numpy (the reference the compiled one is tested against)."""
+def numpy_nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512,
+                        every_pair: bool = False) -> tuple[float, np.ndarray | None]:
+    """:func:`nn_and_labels` in numpy (the reference the compiled one is tested against);
+    ``every_pair``: compare all pairs however many fish (positions that are not whole cells)."""
     n = len(xy)
     if n < 2:
         return 0.0, None
-    if n > 300:
+    if n > 300 and not every_pair:
         return _grid_neighbours_and_clusters(xy.astype(np.int64), link)
     nnd = np.empty(n)
     pairs_i, pairs_j = [], []
@@ -245,8 +254,8 @@ COLLECTIVE_FIGURES = ("polarization", "rotation", "clusters", "largest_cluster",
 SCHOOL_ALIGNED = 0.5  # a school's polarization at least this (5 fish facing random ways: ≈ 0.40)
 
 
-def _moving_clusters(labels: np.ndarray, moving: np.ndarray, min_size: int,
-                     heading: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _moving_clusters(labels: np.ndarray, moving: np.ndarray, min_size: int, heading: np.ndarray | None = None,
+                     units: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(fish per label, the labels of the clusters of at least ``min_size`` fish of which at
     least half moved lately and — given ``heading`` — that face one way, polarization at least
     :data:`SCHOOL_ALIGNED`, ascending): the schools' candidates."""
@@ -254,7 +263,7 @@ def _moving_clusters(labels: np.ndarray, moving: np.ndarray, min_size: int,
     moved = np.bincount(labels, weights=moving.astype(np.float64), minlength=len(labels))
     ok = (sizes >= min_size) & (moved * 2 >= sizes)
     if heading is not None:  # Σ of the unit headings per cluster (the moves' steps, _UNIT)
-        u = _UNIT[np.asarray(heading, np.int64)]
+        u = (_UNIT if units is None else units)[np.asarray(heading, np.int64)]
         sx = np.bincount(labels, weights=u[:, 0], minlength=len(labels))
         sy = np.bincount(labels, weights=u[:, 1], minlength=len(labels))
         ok &= np.hypot(sx, sy) >= SCHOOL_ALIGNED * np.maximum(sizes, 1) - 1e-9
@@ -262,14 +271,14 @@ def _moving_clusters(labels: np.ndarray, moving: np.ndarray, min_size: int,
 
 
 def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3,
-            heading: np.ndarray | None = None) -> list[np.ndarray]:
+            heading: np.ndarray | None = None, units: np.ndarray | None = None) -> list[np.ndarray]:
     """Moving, aligned schools, largest first: clusters of at least ``min_size`` fish of which
     at least half moved lately (``moving``, per fish) and whose headings agree (polarization ≥
     :data:`SCHOOL_ALIGNED`, given ``heading``). A resting heap is a cluster, not a school, and
     so is a crowd milling every way."""
     if labels is None:
         return []
-    sizes, ok = _moving_clusters(labels, moving, min_size, heading)
+    sizes, ok = _moving_clusters(labels, moving, min_size, heading, units)
     ok = ok[np.argsort(-sizes[ok], kind="stable")]
     if not ok.size:
         return []
@@ -279,23 +288,24 @@ def schools(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3,
 
 
 def largest_school(labels: np.ndarray | None, moving: np.ndarray, min_size: int = 3,
-                   heading: np.ndarray | None = None) -> np.ndarray:
+                   heading: np.ndarray | None = None, units: np.ndarray | None = None) -> np.ndarray:
     """The fish of the largest moving (and, given ``heading``, aligned) school
     (``schools(...)[0]``; the lowest label of equal sizes), or none."""
     if labels is None:
         return np.zeros(0, np.int64)
-    sizes, ok = _moving_clusters(labels, moving, min_size, heading)
+    sizes, ok = _moving_clusters(labels, moving, min_size, heading, units)
     if not ok.size:
         return np.zeros(0, np.int64)
     return np.flatnonzero(labels == ok[np.argmax(sizes[ok])])
 
 
-def school_figures(members: np.ndarray, xy: np.ndarray, heading: np.ndarray, moving: np.ndarray) -> dict[str, Any]:
+def school_figures(members: np.ndarray, xy: np.ndarray, heading: np.ndarray, moving: np.ndarray,
+                   units: np.ndarray | None = None) -> dict[str, Any]:
     """Couzin's order parameters of one school: size, polarization, milling, share that moved lately."""
     if members.size == 0:
         return {"school_size": 0.0, "school_polarization": 0.0, "school_milling": 0.0, "school_moving": 0.0}
-    return {"school_size": float(members.size), "school_polarization": polarization(heading[members]),
-            "school_milling": rotation(xy[members], heading[members]),
+    return {"school_size": float(members.size), "school_polarization": polarization(heading[members], units),
+            "school_milling": rotation(xy[members], heading[members], units),
             "school_moving": float(moving[members].mean())}
 
 
@@ -306,6 +316,8 @@ class Metrics:
                  tank: Config | None = None, table: tuple[Metric, ...] | None = None,
                  plans: PlanTable | None = None):
         self.cfg = cfg
+        # the tank's grid (mirofish/grid.py): its actions, and a hexagonal tank's figures in numpy
+        self.grid = grid_of(tank.world.grid if tank is not None else "square")
         # the run's metrics (its registry's, mirofish/registry.py; default this module's table)
         self.table = table = METRICS if table is None else table
         self.tank = tank  # the run's whole Config (a sampled metric reads it as Sample.cfg), or None
@@ -320,8 +332,8 @@ class Metrics:
         w = cfg.window
         self.ticks = 0
         # Rolling windows: a ring of per-tick rows plus their running sum.
-        self._actions = np.zeros((w, N_ACTIONS), np.int64)
-        self._action_sum = np.zeros(N_ACTIONS, np.int64)
+        self._actions = np.zeros((w, self.grid.n_actions), np.int64)
+        self._action_sum = np.zeros(self.grid.n_actions, np.int64)
         self._conflicts = np.zeros((w, 2), np.int64)  # (conflicts, intents)
         self._conflict_sum = np.zeros(2, np.int64)
         self._decisions = [(0, 0, 0)] * w  # per tick of the window: (decisions, fallbacks, tokens)
@@ -344,9 +356,10 @@ class Metrics:
         self._prev_xy: np.ndarray | None = None
         self.school_members = np.zeros(0, np.int64)  # the largest moving school at the last sample
         # does each fish do what its thoughts say (observe/worddeed.py)
-        self.word_deed = WordDeed(n_fish, plans=plans or DEFAULT_PLANS)
+        self.word_deed = WordDeed(n_fish, plans=plans or DEFAULT_PLANS, grid=self.grid)
         self.judge_words = True  # False: no word-and-deed (mirofish.env: a policy's actions carry no words)
-        self.compiled = kernel.compiled_tick() is not None  # the per-tick bookkeeping in C (_tick.tally)
+        # the per-tick bookkeeping in C (_tick.tally; it knows the square grid's six actions)
+        self.compiled = kernel.compiled_tick() is not None and not self.grid.hex
         self._outcomes = np.zeros(5, np.int64)  # fish per move outcome at the last tick (filled by tally)
         self._all_here = np.ones(n_fish, np.uint8)
 
@@ -464,7 +477,7 @@ class Metrics:
         here = f.present  # fish out of the water count in nothing
         executed = f.executed if here is None else f.executed[here]
         self.in_water = len(executed)
-        counts = np.bincount(executed, minlength=N_ACTIONS)
+        counts = np.bincount(executed, minlength=self._action_sum.size)
         self._action_sum += counts - self._actions[slot]
         self._actions[slot] = counts
         oc = f.outcome_counts
@@ -501,7 +514,7 @@ class Metrics:
     def _sample(self, f: Frame) -> None:
         cur = self._current
         cur.update(self._window_values())
-        s = Sample(f, self.moving(), self._prev_xy, self.territory, self.tank, compiled=self.compiled)
+        s = Sample(f, self.moving(), self._prev_xy, self.territory, self.tank, compiled=self.compiled, grid=self.grid)
         for m in self._sampled:
             cur[m.key] = _value(m, s)
         self.school_members = s.school_members
@@ -563,7 +576,7 @@ class Metrics:
     def action_shares(self) -> dict[str, float]:
         counts = self._action_sum
         total = max(1, int(counts.sum()))
-        return {name: float(c / total) for name, c in zip(ACTION_NAMES, counts)}
+        return {name: float(c / total) for name, c in zip(self.grid.action_names, counts)}
 
     def hotspots(self, top: int = 3) -> list[dict[str, Any]]:
         """The coarse squares where most refused/blocked moves happened (cumulative)."""
@@ -618,13 +631,20 @@ class Sample:
     same (docs: "Your own metric")."""
 
     def __init__(self, f: Frame, moving: np.ndarray, prev_xy: np.ndarray | None, territory: Territory | None,
-                 cfg: Config | None = None, compiled: bool | None = None):
+                 cfg: Config | None = None, compiled: bool | None = None, grid: Grid | None = None):
         self.f = f
+        if grid is None:
+            grid = grid_of(cfg.world.grid if cfg is not None else "square")
+        # A hexagonal tank's figures are of the cells' centres on screen (mirofish/grid.py), its
+        # headings' unit vectors six, all in numpy; its clusters link fish within two cell widths
+        # (Chebyshev, on screen) — about the hexes within two steps.
+        self.units = None if not grid.hex else np.array(grid.units, np.float64)
         # the collective figures in one compiled call (None: as kernel.compiled_tick() says)
-        self.compiled = kernel.compiled_tick() is not None if compiled is None else compiled
+        self.compiled = (kernel.compiled_tick() is not None if compiled is None else compiled) and not grid.hex
         self.cfg = cfg
         self.ids = f.in_water  # the collective figures are of the fish in the water
-        self.full_xy = np.stack([f.x, f.y], axis=1).astype(np.float64)
+        self.full_xy = (np.stack([f.x, f.y], axis=1).astype(np.float64) if not grid.hex
+                        else np.stack(grid.centres(f.x, f.y), axis=1))
         self.xy, self.heading = self.full_xy[self.ids], f.heading[self.ids]
         self.moving = moving[self.ids]
         self.prev_xy = prev_xy
@@ -633,6 +653,8 @@ class Sample:
     @cached_property
     def neighbours(self) -> tuple[float, np.ndarray | None]:
         """(mean nearest-neighbour distance, cluster labels) of the fish in the water."""
+        if self.units is not None:  # (a hexagonal tank's centres are not whole cells: every pair)
+            return numpy_nn_and_labels(self.xy, chunk=512, every_pair=True)
         return nn_and_labels(self.xy)
 
     @cached_property
@@ -659,7 +681,8 @@ class Sample:
         if c is not None:
             return dict(zip(COLLECTIVE_FIGURES, c[2].tolist()))
         sizes, school = self.cluster_sizes, self.school
-        return {"polarization": polarization(self.heading), "rotation": rotation(self.xy, self.heading),
+        return {"polarization": polarization(self.heading, self.units),
+                "rotation": rotation(self.xy, self.heading, self.units),
                 "clusters": float(np.count_nonzero(sizes >= 2)), "largest_cluster": float(sizes.max(initial=0)),
                 "school_polarization": school["school_polarization"], "school_milling": school["school_milling"],
                 "school_moving": school["school_moving"]}
@@ -678,7 +701,7 @@ class Sample:
         c = self._compiled
         if c is not None:
             return c[1]
-        return largest_school(self.neighbours[1], self.moving, heading=self.heading)
+        return largest_school(self.neighbours[1], self.moving, heading=self.heading, units=self.units)
 
     @property
     def school_members(self) -> np.ndarray:
@@ -693,7 +716,7 @@ class Sample:
             fig = c[2]
             return {"school_size": float(c[1].size), "school_polarization": float(fig[4]),
                     "school_milling": float(fig[5]), "school_moving": float(fig[6])}
-        return school_figures(self.members, self.xy, self.heading, self.moving)
+        return school_figures(self.members, self.xy, self.heading, self.moving, self.units)
 
     def school_travel(self) -> float:
         c = self._compiled

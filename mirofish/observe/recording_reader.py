@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..grid import grid_of
 from .recording_calls import checked_call, decode_calls
 from .recording_chunks import decode_columns, unpack
 from .recording_columns import by_name, columns_of, run_columns, run_plans
@@ -97,6 +98,7 @@ class Recording:
         self._goal_map = goal_map(self.header, self.path, self.plans.names)
         check_version(self.header, self.path)
         self.config = config_of(self.header, self.path)
+        self.plans = self.plans.on(grid_of(self.config.world.grid))  # (its tank's directions and actions)
         spans = self._read_index()
         self.first_tick = self.keyframe_ticks[0]
         self.last_tick = self._check_spans(spans)

@@ -39,10 +39,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import kernel
-from ..actions import DIRECTION_NAMES, MOVE_DXDY, Action
+from ..actions import DIRECTION_NAMES, MOVE_DXDY
 from ..arbiter import MOVED
 from ..fish.plans import AWAY_NAMES, DEFAULT, G_HOLD, PlanTable
 from ..fish.plantypes import DEEDS
+from ..grid import SQUARE, Grid
 
 if TYPE_CHECKING:
     from ..brains.base import DecisionBatch
@@ -84,7 +85,7 @@ def word_verdict(goal: int, param: int, thought: str, plans: PlanTable = DEFAULT
     name = plans.names[goal] if 0 <= goal < plans.n else ""
     kind = plans.types[goal].param if 0 <= goal < plans.n else ""
     if kind == "direction":
-        own = DIRECTION_NAMES[param] if 0 <= param < 4 else ""
+        own = DIRECTION_NAMES[param] if 0 <= param < 4 else ""  # (a hexagonal tank's plans say no words)
         if ways:
             return own in ways
     if kind == "action":
@@ -96,9 +97,27 @@ def word_verdict(goal: int, param: int, thought: str, plans: PlanTable = DEFAULT
 
 MANY = 16  # a batch of this many new plans or more is opened and judged in numpy (a large tank)
 _COLS = ("tick", "goal", "param", "x0", "y0", "nb0", "ticks", "moved", "ate", "company", "worked")
-_HOLD, _EAT = G_HOLD, int(Action.EAT)
+_HOLD = G_HOLD
 # each goal's deed check (the plan types' ``deed``), as an index into DEEDS
 _TICK = kernel.built()  # the compiled module, whatever MIROFISH_TICK says (WordDeed.compiled decides)
+
+
+def _along(grid: Grid, x: np.ndarray, y: np.ndarray, x0: np.ndarray, y0: np.ndarray, prm: np.ndarray) -> np.ndarray:
+    """How far each fish swam along its plan's direction ``prm`` from (x0, y0) to (x, y), in cells
+    (0 for a parameter that is no direction): whole cells on the square grid; on a hexagonal one,
+    along the direction's unit vector between the cells' centres on screen (one step: one)."""
+    prm = np.asarray(prm, np.int64)
+    way = (prm >= 0) & (prm < grid.n_moves)
+    if not grid.hex:
+        step = np.zeros((len(prm), 2), np.int64)
+        step[way] = np.asarray(MOVE_DXDY, np.int64)[prm[way]]
+        out: np.ndarray = (np.asarray(x) - x0) * step[:, 0] + (np.asarray(y) - y0) * step[:, 1]
+        return out
+    units = np.zeros((len(prm), 2))
+    units[way] = np.asarray(grid.units)[prm[way]]
+    (cx, cy), (cx0, cy0) = grid.centres(np.asarray(x), np.asarray(y)), grid.centres(np.asarray(x0), np.asarray(y0))
+    along: np.ndarray = np.round((cx - cx0) * units[:, 0] + (cy - cy0) * units[:, 1], 9)
+    return along
 
 
 def _deeds(plans: PlanTable) -> np.ndarray:
@@ -117,8 +136,9 @@ class WordDeed:
     decision); ``keep`` keeps every judged plan in ``records`` (for reports and tables), else
     only the newest :data:`RECENT` per fish."""
 
-    def __init__(self, n_fish: int, keep: bool = False, plans: PlanTable = DEFAULT):
+    def __init__(self, n_fish: int, keep: bool = False, plans: PlanTable = DEFAULT, grid: Grid = SQUARE):
         self.n = n_fish
+        self.grid = grid  # the tank's (mirofish/grid.py): which way a direction is, what eating is
         self.keep = keep
         self.plans = plans  # the run's plan table (mirofish/registry.py): its rows' words and deeds
         self._deed = plans.part("worddeed", _deeds)
@@ -137,7 +157,8 @@ class WordDeed:
         self.thought = [""] * n_fish
         self._prev: tuple[np.ndarray, ...] | None = None
         self._holds = 0  # open single-action plans (action mode)
-        self.compiled = kernel.compiled_tick() is not None  # the per-tick tally in C (_tick.deeds)
+        # the per-tick tally in C (_tick.deeds; the square grid's: a hexagonal tank's in numpy)
+        self.compiled = kernel.compiled_tick() is not None and not grid.hex
 
     @property
     def plan(self) -> dict[str, np.ndarray]:
@@ -216,14 +237,15 @@ class WordDeed:
         """One tick of every open plan in numpy (the reference for _tick.deeds)."""
         P, on = self.plan, self.open
         moved = (f.move_outcome == MOVED) & on
-        ate = (f.executed == _EAT) & (f.energy > prev[2]) & on
+        eat = self.grid.eat
+        ate = (f.executed == eat) & (f.energy > prev[2]) & on
         P["ticks"] += on
         P["moved"] += moved
         P["ate"] += ate
         P["company"] += (f.neighbours > 0) & on
         if self._holds:
             act = P["param"]
-            worked = np.where(act == _EAT, ate, np.where(act <= int(Action.MOVE_E), moved, f.executed == act))
+            worked = np.where(act == eat, ate, np.where(act < eat, moved, f.executed == act))
             P["worked"] += on & (P["goal"] == _HOLD) & worked
 
     def _open_many(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, thoughts: list[str],
@@ -255,10 +277,7 @@ class WordDeed:
             return
         g, prm, ticks = P["goal"][sel], P["param"][sel], P["ticks"][sel]
         moved = P["moved"][sel]
-        step = np.zeros((len(sel), 2), np.int64)
-        way = (prm >= 0) & (prm < 4)
-        step[way] = np.asarray(MOVE_DXDY, np.int64)[prm[way]]
-        along = (prev[0][sel] - P["x0"][sel]) * step[:, 0] + (prev[1][sel] - P["y0"][sel]) * step[:, 1]
+        along = _along(self.grid, prev[0][sel], prev[1][sel], P["x0"][sel], P["y0"][sel], prm)
         crowd = prm % len(AWAY_NAMES) == _CROWD
         checks = {"ate": P["ate"][sel] > 0, "company": 2 * P["company"][sel] >= ticks,
                   "along": along >= np.maximum(1, moved // 2), "still": 5 * moved <= ticks,
@@ -347,8 +366,8 @@ class WordDeed:
         elif deed == "company":
             done = 2 * company >= ticks
         elif deed == "along":
-            dx, dy = MOVE_DXDY[prm] if 0 <= prm < 4 else (0, 0)
-            along = (int(prev[0][fish]) - x0) * dx + (int(prev[1][fish]) - y0) * dy
+            along = float(_along(self.grid, np.array([prev[0][fish]]), np.array([prev[1][fish]]), np.array([x0]),
+                                 np.array([y0]), np.array([prm]))[0])
             done = along >= max(1, moved // 2)
         elif deed == "still":
             done = 5 * moved <= ticks

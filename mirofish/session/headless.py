@@ -12,7 +12,6 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..actions import Action
 from ..config import Config
 
 if TYPE_CHECKING:
@@ -153,7 +152,7 @@ def summarize_run(engine: Session, ticks: int, elapsed: float) -> dict[str, Any]
                          if c},
         "metrics": engine.metrics_summary(),
         "action_shares": {k: round(v, 4) for k, v in m.action_shares().items()},
-        "rest_share_run": round(float(s.action_counts[:, Action.REST].sum() / max(1, s.action_counts.sum())), 4),
+        "rest_share_run": round(float(s.action_counts[:, w.rest_action].sum() / max(1, s.action_counts.sum())), 4),
         "food_items": int(w.water.food_cells().size),
         "carrying_capacity_fish": round(w.water.carrying_capacity(drain), 1),
         "brain_timeouts": engine.timeouts,

@@ -182,13 +182,13 @@ def plan_words(plan: tuple[int, int, int], plans: PlanTable = DEFAULT) -> str | 
     t = plans.types[goal]
     kind = t.param
     if kind == "direction":
-        words = f"{t.name} {PARAM_WORDS['direction'][param]} {horizon}"
+        words = f"{t.name} {plans.grid.move_names[param]} {horizon}"
     elif kind == "away":
         words = f"{t.name} {PARAM_WORDS['away'][param % len(PARAM_WORDS['away'])]} {horizon}"
     elif kind in ("energy", "place"):
         words = f"{t.name} {param} {horizon}"
     elif kind == "action":
-        words = f"hold {ACTION_NAMES[param]} {horizon}"
+        words = f"hold {plans.grid.action_names[param]} {horizon}"
     else:
         words = f"{t.name} {horizon}"
     try:

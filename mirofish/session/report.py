@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import ACTION_NAMES, N_ACTIONS
 from ..brains.base import LATE_ANSWER, TIERS, late_replaces, status_name
 from ..fish.memory import drift_score
 from ..observe.recording import Recording, RecordingError
@@ -81,8 +80,9 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
     s = w.school
     start_eats, start_refusals = int(s.eats[fish]), int(s.refusals[fish])
     cells = np.empty((t1 - t0, n), np.int64)
-    mine = np.zeros(N_ACTIONS, np.int64)
-    tank = np.zeros(N_ACTIONS, np.int64)
+    names = w.grid.action_names  # (the tank's grid: mirofish/grid.py)
+    mine = np.zeros(len(names), np.int64)
+    tank = np.zeros(len(names), np.int64)
     energy, memory_chars = [], []
     company = encounters = stuck_peak = 0
     before = int(s.neighbours[fish])
@@ -105,7 +105,7 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
                         reasons["late_answer"] += 1
         cells[k] = s.cell
         mine[frame.executed[fish]] += 1
-        tank += np.bincount(frame.executed, minlength=N_ACTIONS)
+        tank += np.bincount(frame.executed, minlength=len(names))
         energy.append(int(s.energy[fish]) / 100)
         p = w.perceive(fish)
         memory_chars.append(sum(len(m) for m in p.memories) + sum(len(x) for x in p.summaries))
@@ -121,8 +121,8 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
     report = FishReport(
         fish=fish, t0=t0, t1=t1, persona=persona,
         traits={k: int(v) for k, v in zip(("sociability", "curiosity", "caution", "appetite", "calm"), s.traits[fish])},
-        actions={a: round(float(c / span), 4) for a, c in zip(ACTION_NAMES, mine)},
-        tank_actions={a: round(float(c / tank.sum()), 4) for a, c in zip(ACTION_NAMES, tank)},
+        actions={a: round(float(c / span), 4) for a, c in zip(names, mine)},
+        tank_actions={a: round(float(c / tank.sum()), 4) for a, c in zip(names, tank)},
         energy=energy, memory_chars=memory_chars, company_ticks=int(company), encounters=int(encounters),
         drift=[round(drift_score(x, persona), 3) for x in w.summaries(fish)], stuck_peak=stuck_peak,
         exploration=round(float(distinct[fish] / span), 4), tank_exploration=round(float(distinct.mean() / span), 4),
@@ -170,7 +170,7 @@ def render_text(r: FishReport) -> str:
         "  traits:  " + ", ".join(f"{k} {v}" for k, v in r.traits.items()),
         "  actions (fish | tank):",
     ]
-    for a in ACTION_NAMES:
+    for a in r.actions:
         lines.append(f"    {a:<7} {r.actions[a]:6.1%} {bar(r.actions[a]):<20} | {r.tank_actions[a]:6.1%}")
     more = "more" if r.exploration >= r.tank_exploration else "less"
     ratio = r.exploration / r.tank_exploration if r.tank_exploration else 0.0

@@ -51,7 +51,6 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import ACTION_NAMES, DIRECTION_NAMES
 from ..brains.base import TIERS, status_name
 from ..config import redacted
 from ..engine import Engine
@@ -203,7 +202,8 @@ def decisions_table(rec: Recording, t0: int, t1: int) -> dict[str, Any]:
     status = _lookup(np.stack([a["status"], a["status"]], axis=1), lambda c, _: status_name(c))
     hold = a["goal"] == G_HOLD
     action = np.full(len(hold), None, object)
-    action[hold] = np.array(ACTION_NAMES + ("?",) * 256, object)[np.clip(a["param"][hold], 0, len(ACTION_NAMES))]
+    names = rec.plans.grid.action_names  # (the tank's grid: mirofish/grid.py)
+    action[hold] = np.array(names + ("?",) * 256, object)[np.clip(a["param"][hold], 0, len(names))]
     return {
         "tick": a["tick"], "fish": a["fish"], "tier": tiers[np.clip(a["tier"], 0, 255)],
         "goal": np.array([*rec.plans.names, *("?",) * 256], object)[np.clip(a["goal"], 0, 255)],
@@ -339,7 +339,7 @@ def simulated_tables(rec: Recording, t0: int, t1: int, every: int,
     mem = _joined(MEMORY_ROWS, [p["memory"] for p in parts])
     fcols = {
         "tick": fish["tick"], "fish": fish["fish"], "x": fish["x"], "y": fish["y"],
-        "heading": np.array(DIRECTION_NAMES, object)[fish["heading"]], "energy": fish["energy"] / 100,
+        "heading": np.array(rec.plans.grid.move_names, object)[fish["heading"]], "energy": fish["energy"] / 100,
         "age": fish["age"], "plan": _lookup(np.stack([fish["plan_goal"], fish["plan_param"]], axis=1),
                                             rec.plans.describe),
         "plan_goal": np.array(rec.plans.names, object)[fish["plan_goal"]], "stuck": fish["stuck"],

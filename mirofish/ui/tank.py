@@ -13,15 +13,40 @@ from . import theme
 MAX_CELL = 40  # px per cell at the closest zoom
 
 
-def moving_xy(view: TankView, prev: TankView | None, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def hex_shift(y: Any) -> Any:
+    """A hexagonal tank's odd rows sit half a cell right (mirofish/grid.py): each row's shift
+    in cells (a fractional row: the nearest row's)."""
+    return 0.5 * (np.round(np.asarray(y, np.float64)).astype(np.int64) & 1)
+
+
+def moving_xy(view: TankView, prev: TankView | None, alpha: float,
+              hexes: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Each fish where it is drawn between two ticks (cells, fractional): a fish that moved one
-    cell since ``prev`` is ``alpha`` of the way; the others where ``view`` has them."""
+    cell since ``prev`` is ``alpha`` of the way; the others where ``view`` has them. On a
+    hexagonal tank (``hexes``) the way is the straight line between the two cells' centres on
+    screen, given back in the tank's coordinates as :meth:`TankRenderer.to_px` reads them."""
     x, y = view.x.astype(np.float64), view.y.astype(np.float64)
     if prev is not None and alpha < 1.0 and prev.x.shape == view.x.shape:
-        step = (np.abs(view.x - prev.x) + np.abs(view.y - prev.y)) == 1
-        x = np.where(step, prev.x + (view.x - prev.x) * alpha, x)
-        y = np.where(step, prev.y + (view.y - prev.y) * alpha, y)
+        dx, dy = np.abs(view.x - prev.x), np.abs(view.y - prev.y)
+        if not hexes:
+            step = (dx + dy) == 1
+            x = np.where(step, prev.x + (view.x - prev.x) * alpha, x)
+            y = np.where(step, prev.y + (view.y - prev.y) * alpha, y)
+        else:
+            step = (np.maximum(dx, dy) == 1)
+            x0, x1 = prev.x + hex_shift(prev.y), view.x + hex_shift(view.y)
+            y = np.where(step, prev.y + (view.y - prev.y) * alpha, y)
+            x = np.where(step, x0 + (x1 - x0) * alpha - hex_shift(y), x)
     return x, y
+
+
+def hex_points(cx: float, cy: float, c: float, inset: float = 0.0) -> list[tuple[float, float]]:
+    """A pointy-top hexagon's corners around (cx, cy), ``c`` px wide, as tall as a row and a
+    third (the rows, ``c`` apart, interlock: the window's hexes are a little taller than regular
+    ones, so the tank keeps its square cells' rows and its camera)."""
+    w, h = c / 2 - inset, 2 * c / 3 - inset
+    return [(cx, cy - h), (cx + w, cy - h / 2), (cx + w, cy + h / 2), (cx, cy + h), (cx - w, cy + h / 2),
+            (cx - w, cy - h / 2)]
 
 
 class TankRenderer:
@@ -44,6 +69,9 @@ class TankRenderer:
         # the followed fish's square of view is drawn that wide
         self.radius = 2
         self.sight: list[int] | None = None
+        # a hexagonal tank (world.grid = "hex", mirofish/grid.py): cells drawn as hexes, odd rows
+        # half a cell right; the pane sets it from the session's config
+        self.hexes = False
 
     # ------------------------------------------------------------ layout
 
@@ -99,7 +127,9 @@ class TankRenderer:
 
     def cell_at(self, pos: tuple[int, int]) -> tuple[float, float]:
         """The tank cell (fractional) under a pixel."""
-        return (pos[0] - self.origin[0]) / self.cell - 0.5, (pos[1] - self.origin[1]) / self.cell - 0.5
+        y = (pos[1] - self.origin[1]) / self.cell - 0.5
+        x = (pos[0] - self.origin[0]) / self.cell - 0.5
+        return (x - float(hex_shift(y)) if self.hexes else x), y
 
     view_rect = pygame.Rect(0, 0, 0, 0)
     MAX_ZOOM_CELL = MAX_CELL
@@ -111,6 +141,8 @@ class TankRenderer:
         return full.clip(self.view_rect) if self.view_rect.w else full
 
     def _background(self) -> pygame.Surface:
+        if self.hexes:
+            return self._hex_background()
         c, w, h = self.cell, self.w, self.h
         bg = pygame.Surface((w * c, h * c))
         for py in range(h * c):  # a calm vertical gradient
@@ -142,12 +174,42 @@ class TankRenderer:
         pygame.draw.rect(bg, theme.GLASS_EDGE, inner, 1)
         return bg
 
+    def _hex_background(self) -> pygame.Surface:
+        """A hexagonal tank's background: the water's gradient, then every cell a hexagon (its
+        outline at 6 px a cell and more), glass, plants and rocks as the square tank's."""
+        c, w, h = self.cell, self.w, self.h
+        bg = pygame.Surface((w * c, h * c))
+        for py in range(h * c):
+            t = py / max(1, h * c - 1)
+            col = tuple(int(a + (b - a) * t) for a, b in zip(theme.WATER_TOP, theme.WATER_BOTTOM))
+            pygame.draw.line(bg, col, (0, py), (w * c, py))
+        lines = pygame.Surface((w * c, h * c), pygame.SRCALPHA)
+        glass = pygame.Surface((w * c, h * c), pygame.SRCALPHA)
+        for ty, row in enumerate(self.terrain):
+            for tx, ch in enumerate(row):
+                cx, cy = (tx + 0.5 * (ty & 1)) * c + c / 2, ty * c + c / 2
+                if ch == "#":
+                    pygame.draw.polygon(glass, (*theme.GLASS, 70), hex_points(cx, cy, c))
+                elif ch == "*":
+                    pygame.draw.polygon(bg, theme.PLANT_DARK, hex_points(cx, cy, c))
+                    pygame.draw.polygon(bg, theme.PLANT, hex_points(cx, cy, c, inset=max(1, c // 6)))
+                elif ch == "o":
+                    pygame.draw.polygon(bg, theme.ROCK_DARK, hex_points(cx, cy, c))
+                    pygame.draw.polygon(bg, theme.ROCK, hex_points(cx, cy, c, inset=max(1, c // 6)))
+                if c >= 6:
+                    pygame.draw.polygon(lines, theme.GRID, hex_points(cx, cy, c), 1)
+        bg.blit(glass, (0, 0))
+        bg.blit(lines, (0, 0))
+        return bg
+
     # ------------------------------------------------------------ geometry
 
     def to_px(self, x: Any, y: Any) -> tuple[Any, Any]:
-        """Tank cell (x, y) → pixel centre (works on arrays)."""
+        """Tank cell (x, y) → pixel centre (works on arrays; a hexagonal tank's odd rows half a
+        cell right)."""
         c = self.cell
-        return self.origin[0] + np.asarray(x) * c + c / 2, self.origin[1] + np.asarray(y) * c + c / 2
+        x = np.asarray(x) + hex_shift(y) if self.hexes else np.asarray(x)
+        return self.origin[0] + x * c + c / 2, self.origin[1] + np.asarray(y) * c + c / 2
 
     drawn_xy: tuple[np.ndarray, np.ndarray] | None = None  # where the last frame drew each fish (cells)
 
@@ -178,7 +240,8 @@ class TankRenderer:
             pygame.draw.ellipse(base, theme.FISH_EDGE, body, 1)
             if c >= 10:
                 pygame.draw.circle(base, theme.FISH_EYE, (int(c * 0.78), int(c * 0.44)), max(1, c // 14))
-            angle = {0: 90, 1: -90, 2: 180, 3: 0}[heading]  # sprites face east
+            # sprites face east; a hexagonal tank's six headings are 60° apart, east first
+            angle = 60 * heading if self.hexes else {0: 90, 1: -90, 2: 180, 3: 0}[heading]
             spr = self._sprites[key] = pygame.transform.rotate(base, angle)
         return spr
 
@@ -221,7 +284,7 @@ class TankRenderer:
             gx, gy = self.to_px(ghost.x[moved], ghost.y[moved])
             for x, y in zip(gx.tolist(), gy.tolist()):
                 pygame.draw.circle(surf, theme.GHOST, (int(x), int(y)), max(3, int(c * 0.5)), 1)
-        x, y = self.drawn_xy = moving_xy(view, prev, alpha)
+        x, y = self.drawn_xy = moving_xy(view, prev, alpha, self.hexes)
         px, py = self.to_px(x, y)
         half = c / 2
         seen = np.flatnonzero((px >= box.x) & (px < box.right) & (py >= box.y) & (py < box.bottom)
@@ -235,7 +298,11 @@ class TankRenderer:
         if selected is not None and 0 <= selected < len(px):
             sx, sy = px[selected], py[selected]
             pygame.draw.circle(surf, theme.SELECT, (int(sx), int(sy)), int(c * 0.8), 2)
-            if show_fov:
+            if show_fov and self.hexes:
+                self._hex_fov(surf, int(view.x[selected]), int(view.y[selected]),
+                              self.sight[selected] if self.sight is not None and selected < len(self.sight)
+                              else self.radius)
+            elif show_fov:
                 r = self.sight[selected] if self.sight is not None and selected < len(self.sight) else self.radius
                 fov = pygame.Rect(0, 0, (2 * r + 1) * c, (2 * r + 1) * c)
                 fov.center = (int(view.x[selected] * c + self.origin[0] + half),
@@ -244,3 +311,17 @@ class TankRenderer:
                 layer.fill(theme.FOV)
                 surf.blit(layer, fov)
                 pygame.draw.rect(surf, theme.SELECT, fov, 1)
+
+    def _hex_fov(self, surf: pygame.Surface, x: int, y: int, radius: int) -> None:
+        """The followed fish's view on a hexagonal tank: the hexes within ``radius`` steps."""
+        from ..grid import HEX
+
+        u, v = HEX.window_cells(radius)
+        dx, dy = HEX._dxdy(u, v, y & 1)
+        px, py = self.to_px(x + dx, y + dy)
+        c = self.cell
+        left, top = float(px.min()) - c, float(py.min()) - c  # a layer just around the view's hexes
+        layer = pygame.Surface((int(px.max() - left) + 2 * c, int(py.max() - top) + 2 * c), pygame.SRCALPHA)
+        for cx, cy in zip((px - left).tolist(), (py - top).tolist()):
+            pygame.draw.polygon(layer, theme.FOV, hex_points(cx, cy, c))
+        surf.blit(layer, (int(left), int(top)))

@@ -170,6 +170,10 @@ class TankPane:
         if shown.cfg is not self._sight_of:  # how far its fish see (the followed fish's square of view)
             self._sight_of = shown.cfg
             self.renderer.radius, self.renderer.sight = shown.cfg.perception.radius, shown.cfg.view_radii()
+            hexes = shown.cfg.world.grid == "hex"  # (mirofish/grid.py: its cells drawn as hexes)
+            if hexes != self.renderer.hexes:
+                self.renderer.hexes = hexes
+                self.renderer.release()
         members = getattr(shown.metrics, "school_members", None)
         cam = self.camera
         cam.place(rect)

@@ -1,0 +1,206 @@
+"""The hexagonal tank (world.grid = "hex", mirofish/grid.py): six neighbours, six moves, a view
+of 19 hexes, and a run that replays, forks and is drawn — and the square tank as it was."""
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import arrange, small_config
+
+from mirofish.config import ConfigError, load_config
+from mirofish.grid import HEX, SQUARE
+from mirofish.observe.metrics import polarization
+from mirofish.session import LiveSession
+from mirofish.world import World
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args, timeout=120, env=None):
+    return subprocess.run([sys.executable, str(ROOT / "run.py"), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def neighbours(x, y):
+    """The six hexes around (x, y) in odd-r offset coordinates, from first principles: axial
+    (q, r) with q = x - (y - (y & 1)) // 2, the six axial steps, back to offset."""
+    q = x - (y - (y & 1)) // 2
+    out = set()
+    for dq, dr in ((1, 0), (1, -1), (0, -1), (-1, 0), (-1, 1), (0, 1)):
+        r = y + dr
+        out.add((q + dq + (r - (r & 1)) // 2, r))
+    return out
+
+
+def test_the_square_grid_gives_the_offsets_the_tank_always_had():
+    pw = 100
+    assert SQUARE.deltas(pw).tolist() == [[-pw, pw, -1, 1]] * 2
+    assert SQUARE.eat_offsets(pw).tolist() == [[0, -pw, pw, -1, 1]] * 2
+    dy, dx = np.mgrid[-2:3, -2:3]
+    assert SQUARE.window(2, pw).tolist() == [(dy * pw + dx).ravel().tolist()] * 2
+    assert (SQUARE.eat, SQUARE.rest, SQUARE.n_actions) == (4, 5, 6)
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_a_hex_has_six_neighbours_each_a_move_away_and_back(parity):
+    pw = 50
+    y = 10 + parity
+    cell = y * pw + 20
+    d = HEX.deltas(pw)
+    targets = {((cell + int(d[parity, k])) % pw, (cell + int(d[parity, k])) // pw) for k in range(6)}
+    assert targets == neighbours(20, y)
+    for k in range(6):  # a move and its opposite come back
+        there = cell + int(d[parity, k])
+        back = there + int(d[(there // pw) & 1, (k + 3) % 6])
+        assert back == cell
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_the_hex_view_is_the_19_hexes_within_two_steps(parity):
+    pw = 50
+    y = 10 + parity
+    cell = y * pw + 20
+    win = HEX.window(2, pw)[parity]
+    assert win.size == 19 and len(set(win.tolist())) == 19 and win[9] == 0
+    cells = {((cell + int(o)) % pw, (cell + int(o)) // pw) for o in win}
+    ring1 = neighbours(20, y)
+    ring2 = set().union(*(neighbours(*c) for c in ring1))
+    assert cells == ring1 | ring2  # exactly the hexes two steps or fewer away
+
+
+def test_a_hex_tank_runs_the_same_run_twice_and_moves_only_to_neighbours():
+    cfg = load_config(seed=3, **{"world.grid": "hex", "fish.count": 40, "world.width": 40, "world.height": 24})
+    a, b = LiveSession(cfg), LiveSession(cfg)
+    assert a.world.tick_kernel == "numpy"  # (documented: the compiled tick knows four moves)
+    positions = []
+    a.engine.observers.append(lambda f: positions.append((f.x.copy(), f.y.copy(), f.executed.copy(),
+                                                          f.move_outcome.copy(), f.heading.copy())))
+    for _ in range(400):
+        a.engine.step()
+        b.engine.step()
+        assert a.world.state_hash() == b.world.state_hash()
+    moves = 0
+    for (x0, y0, *_), (x1, y1, ex, out, head) in itertools.pairwise(positions):
+        for i in np.flatnonzero(out == 0).tolist():  # moved
+            assert (int(x1[i]), int(y1[i])) in neighbours(int(x0[i]), int(y0[i]))
+            assert head[i] == ex[i]  # it faces the way it moved
+            moves += 1
+        still = out != 0
+        assert np.array_equal(x1[still], x0[still]) and np.array_equal(y1[still], y0[still])
+    counts = a.world.school.action_counts.sum(axis=0)
+    assert moves > 1000 and counts.size == 8 and (counts[:6] > 0).all() and counts[6] > 0  # six ways, eats
+
+
+def test_a_hex_fish_sees_19_hexes_as_text_and_its_neighbours_where_they_are():
+    w = World(small_config(3, 12, 10, **{"world.grid": "hex"}))
+    w.school.heading[1:] = [3, 0]  # west, east
+    # around (5, 5), an odd row: east (6, 5), north-east (6, 4), north-west (5, 4), west (4, 5),
+    # south-west (5, 6), south-east (6, 6)
+    arrange(w, fish_xy=[(5, 5), (6, 4), (4, 5)], food_xy=[(5, 6)])
+    text = w.perceive(0).view
+    rows = text.split("\n")
+    assert [len(r.replace(" ", "")) for r in rows] == [3, 4, 5, 4, 3]
+    assert rows[2].replace(" ", "")[2] == "@"
+    near = HEX.neighbour_chars(text)  # east, north-east, north-west, west, south-west, south-east
+    assert near[1] == HEX.fish_chars[3] and near[3] == HEX.fish_chars[0]  # facing west, facing east
+    assert near[4] == "F" and near[0] == near[2] == near[5] == "."  # the food south-west
+    assert int(w.school.food_seen[0]) == 1 and int(w.school.neighbours[0]) == 2
+
+
+def test_polarization_of_six_headings():
+    units = np.array(HEX.units)
+    assert polarization(np.zeros(10, np.int64), units) == pytest.approx(1.0)
+    assert polarization(np.array([0, 2, 4]), units) == pytest.approx(0.0, abs=1e-12)
+    assert polarization(np.array([0, 1]), units) == pytest.approx(np.cos(np.pi / 6))
+
+
+def test_hex_recording_replays_by_hash_and_forks(tmp_path):
+    rec = tmp_path / "hex.mirofish"
+    out = run("live", "--headless", "--ticks", "600", "--seed", "5", "--set", "world.grid=hex", "--record", str(rec))
+    assert out.returncode == 0, out.stderr
+    final = json.loads(out.stdout.strip().splitlines()[-1])["final_state_hash"]
+    for tick in ("compiled", "numpy"):
+        check = run("replay", str(rec), "--headless", "--verify", env={"MIROFISH_TICK": tick})
+        assert check.returncode == 0, check.stderr
+        got = json.loads(check.stdout.strip().splitlines()[-1])
+        assert got["state_hash"] == final and got["verified_ticks"] == 600
+    fork = tmp_path / "f.mirofish"
+    out = run("fork", str(rec), "--at", "300", "--fish", "4", "--plan", "explore north-east 40", "--ticks", "200",
+              "--record", str(fork))
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["action"] == "explore north-east for 40 ticks"
+    assert res["divergence"]["cells_differ_final"] > 0
+    again = run("replay", str(fork), "--headless", "--verify")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout.strip().splitlines()[-1])["state_hash"] == res["final_state_hash"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("live", "--headless", "--ticks", "5", "--set", "world.grid=hex", "--set", "fish.places=3"),
+     "world.grid = \"hex\": remembered places"),
+    (("live", "--headless", "--ticks", "5", "--set", "world.grid=hex", "--brain", "llm", "--base-url",
+      "http://127.0.0.1:9/v1", "--model", "m"), "only the instinct brain"),
+    (("live", "--headless", "--ticks", "5", "--set", "world.grid=hexagon"), "world.grid"),
+])
+def test_what_a_hex_tank_cannot_do_yet_is_one_line_and_exit_2(args, needle):
+    out = run(*args)
+    assert out.returncode == 2 and needle in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_plan_or_action_of_the_other_grid_is_one_line(tmp_path):
+    rec = tmp_path / "hex.mirofish"
+    assert run("live", "--headless", "--ticks", "50", "--set", "world.grid=hex", "--record", str(rec)).returncode == 0
+    for swap, needle in ((("--plan", "explore north 10"), "north-east"), (("--action", "move_n"), "no move on a hex")):
+        out = run("fork", str(rec), "--at", "20", "--fish", "1", *swap, "--ticks", "5")
+        assert out.returncode == 2 and needle in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    square = tmp_path / "sq.mirofish"
+    assert run("live", "--headless", "--ticks", "50", "--record", str(square)).returncode == 0
+    out = run("fork", str(square), "--at", "20", "--fish", "1", "--action", "move_ne", "--ticks", "5")
+    assert out.returncode == 2 and "no move on a square" in out.stderr
+
+
+def test_plans_read_and_worded_on_hex():
+    table = World(small_config(2, **{"world.grid": "hex"})).plan_table
+    for words in ("explore north-east 30", "explore sw 5", "hold move_se 3", "move_w"):
+        goal, param, horizon = table.parse_plan(words)
+        assert table.parse_plan(table.describe(goal, param, horizon) if horizon else words) == (goal, param, horizon)
+    assert table.describe(*table.parse_plan("explore ne 7")) == "explore north-east for 7 ticks"
+    with pytest.raises(ValueError, match="north-east"):
+        table.parse_plan("explore south 4")
+
+
+def test_config_refuses_an_unknown_grid():
+    with pytest.raises(ConfigError, match=r"world\.grid"):
+        load_config(**{"world.grid": "triangle"})
+
+
+def test_the_terminal_draws_odd_rows_half_a_cell_right():
+    from mirofish.observe import ascii as ascii_view
+    from mirofish.snapshot import take
+
+    snap = take(World(small_config(2, 10, 8, **{"world.grid": "hex"})))
+    lines = ascii_view.render(snap).split("\n")
+    assert snap.grid == "hex" and len(lines) == 8
+    assert all(line.startswith(" ") == bool(y & 1) for y, line in enumerate(lines))
+    assert {len(line.strip().split(" ")) for line in lines} == {10}
+
+
+def test_the_window_puts_odd_rows_half_a_cell_right_and_clicks_back():
+    pygame = pytest.importorskip("pygame")
+    from mirofish.ui.tank import TankRenderer
+
+    r = TankRenderer(["." * 10] * 8)
+    r.hexes = True
+    pygame.init()
+    r.place(pygame.Rect(0, 0, 200, 160), 20, (0, 0))
+    assert r.to_px(3, 2) == (70.0, 50.0) and r.to_px(3, 3) == (80.0, 70.0)
+    for x, y in ((3, 2), (3, 3), (0, 7), (9, 1)):
+        px, py = r.to_px(x, y)
+        cx, cy = r.cell_at((int(px), int(py)))
+        assert (round(cx), round(cy)) == (x, y)
