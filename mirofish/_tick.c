@@ -60,6 +60,28 @@ enum { G_HOLD = 0 };                      /* plans.G_HOLD: the first plan type (
 /* steering feature columns */
 enum { F_OPEN = 0, F_WALL = 4, F_CROWD = 8, F_ALIGN = 12, F_FISH = 16, F_LOST = 20, F_FOOD = 24, F_BLOCKED = 28,
        F_VISIBLE = 32, F_FOOD_CLOSE = 33 };
+/* A hexagonal tank (mirofish/grid.py) has six moves where the square one has four: the actions
+   are the moves, then eat and rest; the view codes a fish by each of its headings; the feature
+   rows are eight blocks of one column per move, then four (steering.Layout). The functions that
+   read moves take their number from an array's size (bias, delta, refused_at, the feature rows)
+   — four gives exactly the square tank's arithmetic above. */
+#define MAX_MOVES 6
+#define MAX_FEATURES (8 * MAX_MOVES + 4)
+#define HEX_MOVE_ARG 16 /* fish/memory.HEX_MOVE_ARG: a hexagonal tank's refused or bumped move, remembered */
+typedef struct {
+    int d, open, wall, crowd, align, fish, lost, food, blocked, visible, food_close, food_seen, walls, n, codes;
+} Lay;
+static Lay lay_of(int d) {
+    Lay l = {d, 0, d, 2 * d, 3 * d, 4 * d, 5 * d, 6 * d, 7 * d, 8 * d, 8 * d + 1, 8 * d + 2, 8 * d + 3, 8 * d + 4, V_FISH + d};
+    return l;
+}
+/* the number of moves ``total / per`` of an array of ``total`` items, ``per`` a fish (4 or 6), or -1 with a ValueError */
+static int moves_of(Py_ssize_t total, Py_ssize_t per, const char *name) {
+    if (per <= 0) return 4;
+    if (total >= 0 && total % per == 0 && (total / per == 4 || total / per == 6)) return (int)(total / per);
+    if (total >= 0) PyErr_Format(PyExc_ValueError, "array %s: %zd items for %zd fish, not 4 or 6 moves each", name, total, per);
+    return -1;
+}
 
 static uint64_t splitmix(uint64_t z) {
     z ^= z >> 30;
@@ -290,8 +312,8 @@ enum { SP_START, SP_COLUMN, SP_VALUE, N_SP };
 
 /* Borrow the three arrays ``o[SP_*]`` of the sparse matrix of ``nc`` view cells into ``sp``,
    checked whole: a row's entries lie inside the arrays and every column is a feature. */
-static int sparse_take(Bufs *bs, Sparse *sp, PyObject **o, Py_ssize_t nc) {
-    Py_ssize_t rows = N_CODES * nc, entries = items(o[SP_COLUMN], 4, "rows_column");
+static int sparse_take(Bufs *bs, Sparse *sp, PyObject **o, Py_ssize_t nc, const Lay *lay) {
+    Py_ssize_t rows = lay->codes * nc, entries = items(o[SP_COLUMN], 4, "rows_column");
     if (entries < 0) return -1;
     if (!(sp->start = take(bs, o[SP_START], rows + 1, 8, 0, "rows_start")) ||
         !(sp->column = take(bs, o[SP_COLUMN], entries, 4, 0, "rows_column")) ||
@@ -299,7 +321,7 @@ static int sparse_take(Bufs *bs, Sparse *sp, PyObject **o, Py_ssize_t nc) {
         return -1;
     int ok = sp->start[0] == 0 && sp->start[rows] == entries;
     for (Py_ssize_t r = 0; r < rows && ok; r++) ok = sp->start[r] <= sp->start[r + 1];
-    for (Py_ssize_t e = 0; e < entries && ok; e++) ok = sp->column[e] >= 0 && sp->column[e] < N_FEATURES;
+    for (Py_ssize_t e = 0; e < entries && ok; e++) ok = sp->column[e] >= 0 && sp->column[e] < lay->n;
     if (!ok) {
         PyErr_SetString(PyExc_ValueError, "rows_start/rows_column: not the sparse rows of a view-feature matrix");
         return -1;
@@ -309,11 +331,11 @@ static int sparse_take(Bufs *bs, Sparse *sp, PyObject **o, Py_ssize_t nc) {
 
 /* steering.view_features for one fish: the matrix rows of its ``nc`` view codes summed into
    ``f`` (zeroed first); -1 with the bad code in ``*bad`` when a code is out of range. */
-static int view_features(double *f, const int8_t *view, Py_ssize_t nc, const Sparse *sp, int *bad) {
-    memset(f, 0, sizeof(double) * N_FEATURES);
+static int view_features(double *f, const int8_t *view, Py_ssize_t nc, const Sparse *sp, int *bad, const Lay *lay) {
+    memset(f, 0, sizeof(double) * lay->n);
     for (Py_ssize_t p = 0; p < nc; p++) {
         int code = view[p];
-        if (code < 0 || code >= N_CODES) {
+        if (code < 0 || code >= lay->codes) {
             *bad = code;
             return -1;
         }
@@ -371,15 +393,18 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     TAKE(energy, int32_t, o_energy, n, 0);
     TAKE(food_born, int32_t, o_food, grid, 0);
     TAKE(cell, int64_t, o_cell, n, 0);
-    TAKE(refused_at, int32_t, o_refused, 4 * n, 0);
+    const int nd = moves_of(items(o_bias, 8, "bias"), n, "bias");
+    if (nd < 0) goto fail;
+    const Lay lay = lay_of(nd);
+    TAKE(refused_at, int32_t, o_refused, nd * n, 0);
     TAKE(stuck, int32_t, o_stuck, n, 0);
     TAKE(w, double, o_w, 6 * n, 0);
-    TAKE(bias, double, o_bias, 4 * n, 0);
+    TAKE(bias, double, o_bias, nd * n, 0);
     TAKE(forage, uint8_t, o_forage, n, 0);
     TAKE(snacks, uint8_t, o_snacks, n, 0);
     TAKE(rests, uint8_t, o_rests, n, 0);
     TAKE(keys, uint64_t, o_keys, n, 0);
-    if (n && sparse_take(&bs, &sp, sa + S_ROWS_START, nc) < 0) goto fail;
+    if (n && sparse_take(&bs, &sp, sa + S_ROWS_START, nc, &lay) < 0) goto fail;
 
     Bad fault = {NULL, 0};
     const int parallel = split(n);
@@ -393,43 +418,43 @@ static PyObject *steer(PyObject *self, PyObject *args) {
                 note_bad(&fault, "fish cell", cell[i]);
                 continue;
             }
-            double f[N_FEATURES];
+            double f[MAX_FEATURES];
             int bad;
-            if (view_features(f, codes + i * nc, nc, &sp, &bad) < 0) {
+            if (view_features(f, codes + i * nc, nc, &sp, &bad, &lay) < 0) {
                 note_bad(&fault, "view code", bad);
                 continue;
             }
             double hungry = 1.0 - (double)energy[i] * hunger_scale;
             hungry = hungry < 0.0 ? 0.0 : (hungry > 1.0 ? 1.0 : hungry);
-            double inv = 1.0 / (f[F_VISIBLE] > 1.0 ? f[F_VISIBLE] : 1.0);
+            double inv = 1.0 / (f[lay.visible] > 1.0 ? f[lay.visible] : 1.0);
             const double *wi = w + 6 * i;
-            double u[6];
+            double u[MAX_MOVES + 2];
             int h = heading[i];
-            for (int d = 0; d < 4; d++) {
-                double crowd = f[F_CROWD + d] - 1.0;
+            for (int d = 0; d < nd; d++) {
+                double crowd = f[lay.crowd + d] - 1.0;
                 double terms[6] = {
-                    f[F_OPEN + d],
-                    f[F_WALL + d],
+                    f[lay.open + d],
+                    f[lay.wall + d],
                     crowd > 0.0 ? crowd : 0.0,
-                    f[F_ALIGN + d] * inv,
-                    f[F_FISH + d] - f[F_LOST + d] * inv,
-                    f[F_FOOD + d],
+                    f[lay.align + d] * inv,
+                    f[lay.fish + d] - f[lay.lost + d] * inv,
+                    f[lay.food + d],
                 };
                 double m = 0.0;
                 for (int j = 0; j < 6; j++) m += wi[j] * terms[j];
-                m += bias[4 * i + d];
+                m += bias[nd * i + d];
                 if (d == h) m += persistence;
-                if (refused_at[4 * i + d] >= tick - 2) m -= refused_w;
-                if (f[F_BLOCKED + d] > 0.0) m = NEG;
+                if (refused_at[nd * i + d] >= tick - 2) m -= refused_w;
+                if (f[lay.blocked + d] > 0.0) m = NEG;
                 u[d] = m;
             }
             int food_here = food_born[cell[i]] != NO_FOOD_BORN;
-            int can_eat = (f[F_FOOD_CLOSE] > 0.0 || food_here) && (forage[i] || (hungry > 0.0 && snacks[i]));
-            u[A_EAT] = can_eat ? eat_w * (1.0 + hungry) : NEG;
-            u[A_REST] = rests[i] ? rest_w : (stuck[i] >= 2 ? refused_w * ((double)stuck[i] - 1.0) : BOXED);
-            out[i] = (int8_t)seeded_softmax(u, 6, temperature, to_unit(at_tick(keys[i], tick)));  /* Steering.choose */
+            int can_eat = (f[lay.food_close] > 0.0 || food_here) && (forage[i] || (hungry > 0.0 && snacks[i]));
+            u[nd] = can_eat ? eat_w * (1.0 + hungry) : NEG;  /* eat */
+            u[nd + 1] = rests[i] ? rest_w : (stuck[i] >= 2 ? refused_w * ((double)stuck[i] - 1.0) : BOXED);  /* rest */
+            out[i] = (int8_t)seeded_softmax(u, nd + 2, temperature, to_unit(at_tick(keys[i], tick)));  /* Steering.choose */
         }
-        if (energy[i] <= 0) out[i] = A_REST;
+        if (energy[i] <= 0) out[i] = (int8_t)(nd + 1);  /* rest */
     }
     if (fault.what) return bad_index(&bs, fault.what, fault.value);
     release_all(&bs);
@@ -494,8 +519,10 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
     TAKE(occupant, int64_t, o_occ, grid, 1);
     TAKE(food_born, int32_t, o_food, grid, 1);
     TAKE(best, int64_t, o_best, grid, 1);
-    TAKE(delta, int64_t, o_delta, 4, 0);
-    TAKE(eat_off, int64_t, o_eatoff, 5, 0);
+    const int nd = moves_of(items(o_delta, 8, "delta"), 1, "delta");  /* 4 moves, or a hexagonal tank's 6 */
+    if (nd < 0) goto fail;
+    TAKE(delta, int64_t, o_delta, nd, 0);
+    TAKE(eat_off, int64_t, o_eatoff, nd + 1, 0);
     TAKE(outcome, int8_t, o_outcome, n, 1);
     TAKE(meal, int8_t, o_meal, n, 1);
     score = malloc(sizeof(int64_t) * (n ? n : 1));
@@ -514,14 +541,14 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
             goto fail;
         }
         int e = executed[i];
-        if (e >= 0 && e < 4) {
+        if (e >= 0 && e < nd) {
             int64_t t = cell[i] + delta[e];
             if (t < 0 || t >= grid) {
                 out_of_range("move target", t);
                 goto fail;
             }
-        } else if (e == A_EAT) {
-            for (int j = 0; j < 5; j++) {
+        } else if (e == nd) {  /* eat */
+            for (int j = 0; j <= nd; j++) {
                 int64_t c = cell[i] + eat_off[j];
                 if (c < 0 || c >= grid) {
                     out_of_range("meal cell", c);
@@ -542,7 +569,7 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
     /* moves: glass first, then the best candidate per target cell */
     for (Py_ssize_t i = 0; i < n; i++) {
         int e = executed[i];
-        if (e < 0 || e >= 4) continue;
+        if (e < 0 || e >= nd) continue;
         int64_t t = cell[i] + delta[e];
         if (blocked[t]) {
             outcome[i] = BLOCKED;
@@ -584,9 +611,9 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
     /* meals: the first food among the fish's own cell, then north, south, west, east */
     for (Py_ssize_t i = 0; i < n; i++) {
         target[i] = -1;
-        if (executed[i] != A_EAT) continue;
+        if (executed[i] != nd) continue;  /* eat */
         meal[i] = NO_FOOD_R;
-        for (int j = 0; j < 5; j++) {
+        for (int j = 0; j <= nd; j++) {
             int64_t c = cell[i] + eat_off[j];
             if (food_born[c] != NO_FOOD_BORN) {
                 target[i] = c;
@@ -687,9 +714,11 @@ static PyObject *after(PyObject *self, PyObject *args) {
     TAKE(energy, int32_t, ARR(X_ENERGY), n, 1);
     TAKE(age, int32_t, ARR(X_AGE), n, 1);
     TAKE(stuck, int32_t, ARR(X_STUCK), n, 1);
-    TAKE(refused_at, int32_t, ARR(X_REFUSED_AT), 4 * n, 1);
+    const int nd = moves_of(items(ARR(X_REFUSED_AT), 4, "refused_at"), n, "refused_at");
+    if (nd < 0) goto fail;
+    TAKE(refused_at, int32_t, ARR(X_REFUSED_AT), nd * n, 1);
     TAKE(max_stuck, int32_t, ARR(X_MAX_STUCK), n, 1);
-    TAKE(action_counts, int32_t, ARR(X_ACTION_COUNTS), 6 * n, 1);
+    TAKE(action_counts, int32_t, ARR(X_ACTION_COUNTS), (nd + 2) * n, 1);
     TAKE(moves, int32_t, ARR(X_MOVES), n, 1);
     TAKE(refusals, int32_t, ARR(X_REFUSALS), n, 1);
     TAKE(eats, int32_t, ARR(X_EATS), n, 1);
@@ -766,14 +795,14 @@ static PyObject *after(PyObject *self, PyObject *args) {
     SPLIT_FOR(parallel)
     for (Py_ssize_t i = 0; i < n; i++) {
         int e = executed[i], oc = outcome[i];
-        if (e < 0 || e > 5) AFTER_BAD("action", e);
+        if (e < 0 || e > nd + 1) AFTER_BAD("action", e);
         int moved = oc == MOVED, ate = meal[i] == ATE;
         int refused = oc == CROWDED || oc == OCCUPIED, bumped = oc == BLOCKED, is_stuck = refused || bumped;
         /* energy and age */
         int64_t en = (int64_t)before[i] - (n_bodies ? decay_of[i] : v[I_DECAY]);
         if (moved) en -= n_bodies ? move_cost_of[i] : v[I_MOVE_COST];
         if (ate) en += v[I_FOOD_GAIN];
-        if (e == A_REST && before[i] < v[I_REST_CEILING]) en += v[I_REST_GAIN];
+        if (e == nd + 1 && before[i] < v[I_REST_CEILING]) en += v[I_REST_GAIN];  /* rest */
         int64_t top = n_tops ? max_energy_of[i] : v[I_MAX_ENERGY];
         en = en < 0 ? 0 : (en > top ? top : en);
         energy[i] = (int32_t)en;
@@ -781,12 +810,12 @@ static PyObject *after(PyObject *self, PyObject *args) {
         /* counters */
         if (is_stuck) {
             stuck[i] += 1;
-            refused_at[4 * i + e] = (int32_t)t; /* a stuck fish tried a move: e < 4 */
+            refused_at[nd * i + e] = (int32_t)t; /* a stuck fish tried a move: e < nd */
         } else {
             stuck[i] = 0;
         }
         if (stuck[i] > max_stuck[i]) max_stuck[i] = stuck[i];
-        action_counts[6 * i + e] += 1;
+        action_counts[(nd + 2) * i + e] += 1;
         moves[i] += moved;
         refusals[i] += is_stuck;
         eats[i] += ate;
@@ -861,7 +890,8 @@ static PyObject *after(PyObject *self, PyObject *args) {
         int level = energy[i] / 100;
         int flags[N_EVENTS] = {before[i] > 0 && energy[i] == 0, refused, bumped, ate, taken, nothing,
                                before[i] >= low && energy[i] < low, food_rose[i], nb_changed[i]};
-        int argv[N_EVENTS] = {0, e, e, level, 0, 0, level, fs, nb};
+        int way = nd == 4 ? e : e + HEX_MOVE_ARG;  /* (a hexagonal tank's move, remembered as such) */
+        int argv[N_EVENTS] = {0, way, way, level, 0, 0, level, fs, nb};
         if (mem_count[i] < 0) AFTER_BAD("memory count", mem_count[i]);
         for (int k = 0; k < N_EVENTS; k++) {
             if (!flags[k]) continue;
@@ -1033,7 +1063,12 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     Py_ssize_t nc = k ? items(pa[P_CODES], 1, "codes") / k : 0;
     if (nc <= 0 && k) return PyErr_Format(PyExc_ValueError, "array codes: empty");
     TAKE(codes, int8_t, pa[P_CODES], k * nc, 0);
-    if (k && sparse_take(&bs, &sp, pa + P_ROWS_START, nc) < 0) goto fail;
+    /* the moves: from the feature rows' count (a code per heading: 4 + 4 or 4 + 6 codes a cell) */
+    Py_ssize_t n_rows = items(pa[P_ROWS_START], 8, "rows_start") - 1;
+    const int nd = k ? moves_of(n_rows - V_FISH * nc, nc, "rows_start") : 4;
+    if (nd < 0) goto fail;
+    const Lay lay = lay_of(nd);
+    if (k && sparse_take(&bs, &sp, pa + P_ROWS_START, nc, &lay) < 0) goto fail;
     TAKE(traits, int16_t, pa[P_TRAITS], 5 * k, 0);
     TAKE(energy, int32_t, pa[P_ENERGY], k, 0);
     TAKE(heading, int8_t, pa[P_HEADING], k, 0);
@@ -1079,9 +1114,9 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(param, int16_t, pa[P_PARAM], k, 1);
     TAKE(horizon, int16_t, pa[P_HORIZON], k, 1);
     for (Py_ssize_t i = 0; i < k; i++) {
-        double f[N_FEATURES];
+        double f[MAX_FEATURES];
         int bad;
-        if (view_features(f, codes + i * nc, nc, &sp, &bad) < 0) {
+        if (view_features(f, codes + i * nc, nc, &sp, &bad, &lay) < 0) {
             return bad_index(&bs, "view code", bad);
         }
         double soc = traits[5 * i] / 100.0, cur = traits[5 * i + 1] / 100.0, cau = traits[5 * i + 2] / 100.0,
@@ -1089,8 +1124,8 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         double e = (double)energy[i];
         double hunger = 1.0 - e / (0.8 * max_energy);
         hunger = hunger < 0.0 ? 0.0 : (hunger > 1.0 ? 1.0 : hunger);
-        double visible = f[F_VISIBLE];
-        int food = f[F_FOOD_SEEN] > 0;
+        double visible = f[lay.visible];
+        int food = f[lay.food_seen] > 0;
         double company = (visible < 3.0 ? visible : 3.0) / 3.0;
         int low = e < max_energy * low_f;
         int hungry_food = (e < max_energy * hungry_f) && food;
@@ -1100,11 +1135,11 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         x[FX_ENERGY] = e / max_energy;
         x[FX_HUNGER] = hunger;
         x[FX_LOW] = low;
-        x[FX_FOOD_SEEN] = f[F_FOOD_SEEN];
+        x[FX_FOOD_SEEN] = f[lay.food_seen];
         x[FX_VISIBLE] = visible;
         x[FX_COMPANY] = company;
         x[FX_CROWD] = crowd;
-        x[FX_WALLS] = f[F_WALLS];
+        x[FX_WALLS] = f[lay.walls];
         x[FX_PLANTS] = n_plants ? plants[i] : 0.0;
         x[FX_PREY] = n_prey ? prey[i] : 0.0;
         x[FX_HUNGRY_FOOD] = hungry_food;
@@ -1116,8 +1151,8 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         for (int j = 0; j < U_RETURN; j++) u[j] = run_formula(ops + starts[j], prog_args + starts[j], starts[j + 1] - starts[j], x);
         if (ints[PN_NEVER_SCHOOL]) u[U_SCHOOL] = NEG;
         u[U_RETURN] = revisit[i];
-        double d[5]; /* one hash per fish and tick: the goal draw and the four direction jitters */
-        for (int j = 0; j < 5; j++) d[j] = to_unit(at_tick(keys[i] + (uint64_t)j, ints[PN_TICK]));
+        double d[1 + MAX_MOVES]; /* one hash per fish and tick: the goal draw and a jitter per direction */
+        for (int j = 0; j <= nd; j++) d[j] = to_unit(at_tick(keys[i] + (uint64_t)j, ints[PN_TICK]));
         for (Py_ssize_t j = 0; j < m; j++) {
             const int64_t a = starts[U_RETURN + j], b = starts[U_RETURN + j + 1];
             u[N_U + j] = run_formula(ops + a, prog_args + a, b - a, x);
@@ -1128,8 +1163,8 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         double vis1 = visible > 1.0 ? visible : 1.0;
         int best = 0;
         double bestv = 0.0;
-        for (int w = 0; w < 4; w++) {
-            double v = f[F_OPEN + w] + 0.5 * f[F_ALIGN + w] / vis1;
+        for (int w = 0; w < nd; w++) {
+            double v = f[lay.open + w] + 0.5 * f[lay.align + w] / vis1;
             if (w == heading[i]) v += 0.3;
             v += 0.6 * d[1 + w];
             if (w == 0 || v > bestv) {
@@ -1229,7 +1264,9 @@ static PyObject *ask(PyObject *self, PyObject *args) {
     TAKE(traits, int16_t, qa[Q_TRAITS], 5 * n, 0);
     TAKE(cell, int64_t, qa[Q_CELL], n, 0);
     TAKE(food_born, int32_t, qa[Q_FOOD_BORN], grid, 0);
-    TAKE(refused_at, int32_t, qa[Q_REFUSED_AT], 4 * n, 0);
+    const int nd = moves_of(items(qa[Q_REFUSED_AT], 4, "refused_at"), n, "refused_at");
+    if (nd < 0) goto fail;
+    TAKE(refused_at, int32_t, qa[Q_REFUSED_AT], nd * n, 0);
     TAKE(o_fish, int64_t, qa[Q_O_FISH], n, 1);
     TAKE(o_triggers, int8_t, qa[Q_O_TRIGGERS], n, 1);
     TAKE(o_codes, int8_t, qa[Q_O_CODES], n * nc, 1);
@@ -1237,7 +1274,7 @@ static PyObject *ask(PyObject *self, PyObject *args) {
     TAKE(o_heading, int8_t, qa[Q_O_HEADING], n, 1);
     TAKE(o_traits, int16_t, qa[Q_O_TRAITS], 5 * n, 1);
     TAKE(o_food_here, uint8_t, qa[Q_O_FOOD_HERE], n, 1);
-    TAKE(o_refused, uint8_t, qa[Q_O_REFUSED], 4 * n, 1);
+    TAKE(o_refused, uint8_t, qa[Q_O_REFUSED], nd * n, 1);
     long long tick = v[QI_TICK], since = tick - v[QI_REFUSED_WITHIN];
     Py_ssize_t k = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -1260,7 +1297,7 @@ static PyObject *ask(PyObject *self, PyObject *args) {
         o_heading[k] = heading[i];
         memcpy(o_traits + 5 * k, traits + 5 * i, 5 * sizeof(int16_t));
         o_food_here[k] = food_born[cell[i]] >= 0; /* food lies there (engine: food_born >= 0) */
-        for (int d = 0; d < 4; d++) o_refused[4 * k + d] = refused_at[4 * i + d] >= since;
+        for (int d = 0; d < nd; d++) o_refused[nd * k + d] = refused_at[nd * i + d] >= since;
         k++;
     }
     release_all(&bs);
@@ -1318,7 +1355,9 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
     TAKE(last_decision, int32_t, aa[A_LAST_DECISION], n, 1);
     TAKE(decisions, int32_t, aa[A_DECISIONS], n, 1);
     TAKE(w, double, aa[A_W], 6 * n, 1);
-    TAKE(bias, double, aa[A_BIAS], 4 * n, 1);
+    const int nd = moves_of(items(aa[A_BIAS], 8, "bias"), n, "bias");
+    if (nd < 0) goto fail;
+    TAKE(bias, double, aa[A_BIAS], nd * n, 1);
     TAKE(forage, uint8_t, aa[A_FORAGE], n, 1);
     TAKE(snacks, uint8_t, aa[A_SNACKS], n, 1);
     TAKE(rests, uint8_t, aa[A_RESTS], n, 1);
@@ -1345,8 +1384,8 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
         last_decision[i] = (int32_t)v[AN_TICK];
         decisions[i] += 1;
         for (int j = 0; j < 6; j++) w[6 * i + j] = table[6 * row + j] * personal[6 * i + j];
-        for (int d = 0; d < 4; d++) bias[4 * i + d] = 0.0;
-        if (goal_biased[g]) bias[4 * i + (params[q] & 3)] = direction;
+        for (int d = 0; d < nd; d++) bias[nd * i + d] = 0.0;
+        if (goal_biased[g]) bias[nd * i + ((params[q] % nd) + nd) % nd] = direction;
         forage[i] = goal_eats[g] == 2;
         snacks[i] = goal_eats[g] != 0;
         rests[i] = goal_rests[g] != 0;
@@ -1739,8 +1778,15 @@ static PyObject *tally(PyObject *self, PyObject *args) {
     TAKE(outcome, int8_t, ta[T_OUTCOME], n, 0);
     TAKE(present, uint8_t, ta[T_PRESENT], n, 0);
     TAKE(nbv, int16_t, ta[T_NEIGHBOURS], n, 0);
-    TAKE(actions, int64_t, ta[T_ACTIONS], w * 6, 1);
-    TAKE(action_sum, int64_t, ta[T_ACTION_SUM], 6, 1);
+    /* the actions: a square tank's six, a hexagonal tank's eight (its six moves, eat, rest) */
+    Py_ssize_t na = items(ta[T_ACTION_SUM], 8, "action_sum");
+    if (na < 0) goto fail;
+    if (na != 6 && na != 8) {
+        release_all(&bs);
+        return PyErr_Format(PyExc_ValueError, "array action_sum: %zd actions, not 6 or 8", na);
+    }
+    TAKE(actions, int64_t, ta[T_ACTIONS], w * na, 1);
+    TAKE(action_sum, int64_t, ta[T_ACTION_SUM], na, 1);
     TAKE(conflicts, int64_t, ta[T_CONFLICTS], w * 2, 1);
     TAKE(conflict_sum, int64_t, ta[T_CONFLICT_SUM], 2, 1);
     TAKE(nb, int64_t, ta[T_NB], sw * n, 1);
@@ -1755,12 +1801,12 @@ static PyObject *tally(PyObject *self, PyObject *args) {
         release_all(&bs);
         return PyErr_Format(PyExc_ValueError, "tally(): hotspot_cell must be > 0");
     }
-    int64_t counts[6] = {0}, here = 0, worst = 0;
+    int64_t counts[MAX_MOVES + 2] = {0}, here = 0, worst = 0;
     for (int k = 0; k < 5; k++) outcomes[k] = 0;
     int64_t *nb_row = nb + v[TI_NSLOT] * n;
     for (Py_ssize_t i = 0; i < n; i++) {
         int e = executed[i], o = outcome[i];
-        if (e < 0 || e > 5) return bad_index(&bs, "action", e);
+        if (e < 0 || e >= na) return bad_index(&bs, "action", e);
         if (o < 0 || o > 4) return bad_index(&bs, "move outcome", o);
         if (present[i]) {
             counts[e] += 1;
@@ -1780,8 +1826,8 @@ static PyObject *tally(PyObject *self, PyObject *args) {
                 return bad_index(&bs, "fish position", xs[i] < 0 || hx >= v[TI_HEAT_WIDTH] ? xs[i] : ys[i]);
             heat[hy * v[TI_HEAT_WIDTH] + hx] += 1;
         }
-    int64_t *a_row = actions + v[TI_SLOT] * 6, *c_row = conflicts + v[TI_SLOT] * 2;
-    for (int k = 0; k < 6; k++) {
+    int64_t *a_row = actions + v[TI_SLOT] * na, *c_row = conflicts + v[TI_SLOT] * 2;
+    for (int k = 0; k < na; k++) {
         action_sum[k] += counts[k] - a_row[k];
         a_row[k] = counts[k];
     }

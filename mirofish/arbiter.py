@@ -104,8 +104,7 @@ def resolve_eats(cell: np.ndarray, eating: np.ndarray, food: np.ndarray, neighbo
 
     Args:
         neighbour_offsets: flat offsets ``[0, north, south, west, east]`` (the grid's moves in
-            order after the own cell), or ``(eaters, 1 + moves)``: the cells each eater looks at
-            (a hexagonal tank's, whose offsets depend on the row).
+            order after the own cell: a hexagonal tank's six).
         food: flat bool grid of food.
 
     Returns:
@@ -114,7 +113,7 @@ def resolve_eats(cell: np.ndarray, eating: np.ndarray, food: np.ndarray, neighbo
     eaters = np.flatnonzero(eating)
     if eaters.size == 0:
         return eaters, np.zeros(0, np.int8), np.zeros(0, np.int64)
-    around = cell[eaters, None] + neighbour_offsets[None, :] if neighbour_offsets.ndim == 1 else neighbour_offsets
+    around = cell[eaters, None] + neighbour_offsets[None, :]
     has = food[around]
     found = has.any(axis=1)
     choice = around[np.arange(eaters.size), has.argmax(axis=1)]

@@ -61,13 +61,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .actions import N_ACTIONS
 from .brains.prompt import fish_message, system_prompt
 from .brains.prompts import load_prompt
 from .config import Config
-from .env_inputs import CONFIG_MAX_BYTES, REST, SEED_MAX, EnvSource, _bounded, _flag, _load, _show, env_session
+from .env_inputs import CONFIG_MAX_BYTES, SEED_MAX, EnvSource, _bounded, _flag, _load, _show, env_session
+from .fish.perception import V_FISH
 from .fish.plantypes import switches_on
 from .fish.triggers import trigger_name
+from .grid import grid_of
 from .water import NO_FOOD
 
 try:
@@ -107,18 +108,20 @@ class AquariumEnv(ParallelEnv):
         self.possible_agents = [f"fish_{i}" for i in range(n)]
         self.agents: list[str] = []
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
-        side = 2 * self.cfg.perception.radius + 1
+        # the tank's grid (mirofish/grid.py): its view's cells, its headings and actions
+        self.grid = grid = grid_of(self.cfg.world.grid)
+        cells = grid.window_cells(self.cfg.perception.radius)[0].size
         top = float(self.cfg.top_energy())
         obs: dict[str, spaces.Space[Any]] = {
-            "view": spaces.Box(0, 7, (side * side,), np.int8),
+            "view": spaces.Box(0, V_FISH + grid.n_moves - 1, (cells,), np.int8),
             "energy": spaces.Box(0.0, top, (1,), np.float32),
-            "heading": spaces.Discrete(4),
+            "heading": spaces.Discrete(grid.n_moves),
             "food_here": spaces.Discrete(2),
         }
         if self.text:
             obs["text"] = spaces.Text(max_length=TEXT_MAX, min_length=0, charset=TEXT_CHARSET)
         self._obs_space = spaces.Dict(obs)
-        self._act_space = spaces.Discrete(N_ACTIONS)
+        self._act_space = spaces.Discrete(grid.n_actions)
         self.prompt = load_prompt(self.cfg.brain.prompt)
         # the legend of what the fish's text shows (P a plant, X a hunter, ? out of sight) and its view's side
         shown = (*switches_on(self.cfg), *(("sight",) if self.cfg.view_radii() else ()))
@@ -167,7 +170,7 @@ class AquariumEnv(ParallelEnv):
             raise RuntimeError("step() before reset(), or after the episode ended: call reset()")
         given = self._actions(actions)  # every action checked before any is applied
         src, world = self.source, self.session.world
-        src.actions[:] = REST
+        src.actions[:] = self.grid.rest
         for i, a in given.items():
             src.actions[i] = a
         absent = world.school.absent

@@ -18,6 +18,7 @@ from .actions import N_ACTIONS
 from .brains.base import TIER_INDEX, DecisionBatch, DecisionSource
 from .config import READ_FILES, Config, ConfigError, _deep_merge, _format_error, load_config, parse_override, presets
 from .fish.plans import G_HOLD
+from .grid import grid_of
 
 REST = N_ACTIONS - 1
 SEED_MAX = 2**63 - 1  # seeds and max_steps: what the tank's RNG and counters hold
@@ -62,6 +63,7 @@ def env_session(cfg: Config, record: Path | None = None, overwrite: bool = False
     from .session.live import LiveSession
 
     source = EnvSource(cfg.fish.slots)  # every room (spare, a species' young): absent ones are asked nothing
+    source.actions[:] = grid_of(cfg.world.grid).rest  # (its tank's rest: mirofish/grid.py)
     session = LiveSession(cfg, mode="lockstep", source=source)
     source.school = session.world.school
     session.metrics.judge_words = False

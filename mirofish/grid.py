@@ -9,11 +9,13 @@ geometry (which cells lie *ahead* of a move) and the text a view is shown as.
 coordinates: the tank stays a ``width × height`` array of cells (its glass, plants, rocks and food
 unchanged), and every odd row sits half a cell to the right. A cell's six neighbours are east,
 north-east, north-west, west, south-west and south-east (the moves 0–5, counter-clockwise from
-east; eat is 6 and rest 7). Which flat offset reaches a neighbour depends on the row's parity, so
-the grid gives two rows of offsets, one per parity (:meth:`Grid.deltas`). Geometry inside a view —
-distances, rings, what lies ahead — is computed in axial coordinates ``(q, r)``, where it does not
-depend on the parity: the distance of two hexes is ``max(|dq|, |dr|, |dq + dr|)`` and a view of
-radius 2 holds 19 cells. On screen a cell's centre is ``(x + (y & 1) / 2, y·√3/2)`` cell widths.
+east; eat is 6 and rest 7). The water layer stores the cells in *axial* coordinates ``(q, r)``,
+``q = x - y // 2`` (mirofish/water.py), where a neighbour, a step and every cell of a view is one
+fixed flat offset (:meth:`Grid.offsets`) — so the compiled tick and the numpy tick run a
+hexagonal tank with the same code as a square one, only with six moves. Geometry inside a view —
+distances, rings, what lies ahead — is computed in axial coordinates too: the distance of two
+hexes is ``max(|dq|, |dr|, |dq + dr|)`` and a view of radius 2 holds 19 cells. On screen a cell's
+centre is ``(x + (y & 1) / 2, y·√3/2)`` cell widths.
 
 The square grid is the tank as it always was: every array it gives equals the one the code held
 before this module existed, so square tanks keep their hashes (tests/test_grid.py).
@@ -28,7 +30,7 @@ line until it learns six directions (:func:`hex_refusal`).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -48,31 +50,19 @@ class Grid:
     units: tuple[tuple[float, float], ...]  # each move's unit vector on screen (x right, y down)
     fish_chars: str  # another fish in a view, by its heading (move order)
 
-    @property
-    def n_moves(self) -> int:
-        return len(self.moves)
+    # derived once (plain attributes, not properties: the tick reads them, and a property is a call)
+    n_moves: int = field(init=False)
+    eat: int = field(init=False)  # the eat action's code (the moves come first)
+    rest: int = field(init=False)  # the rest action's code
+    n_actions: int = field(init=False)
+    action_names: tuple[str, ...] = field(init=False)
+    hex: bool = field(init=False)
 
-    @property
-    def eat(self) -> int:
-        """The eat action's code (the moves come first)."""
-        return len(self.moves)
-
-    @property
-    def rest(self) -> int:
-        """The rest action's code."""
-        return len(self.moves) + 1
-
-    @property
-    def n_actions(self) -> int:
-        return len(self.moves) + 2
-
-    @property
-    def action_names(self) -> tuple[str, ...]:
-        return (*self.move_labels, "eat", "rest")
-
-    @property
-    def hex(self) -> bool:
-        return self.name == "hex"
+    def __post_init__(self) -> None:
+        n = len(self.moves)
+        for name, value in (("n_moves", n), ("eat", n), ("rest", n + 1), ("n_actions", n + 2),
+                            ("action_names", (*self.move_labels, "eat", "rest")), ("hex", self.name == "hex")):
+            object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------ view geometry
 
@@ -109,8 +99,9 @@ class Grid:
 
     # ------------------------------------------------------------ the padded flat grid
 
-    def _dxdy(self, du: np.ndarray, dv: np.ndarray, parity: int) -> tuple[np.ndarray, np.ndarray]:
-        """(u, v) from a cell in a row of ``parity`` → (dx, dy) in tank coordinates."""
+    def tank_step(self, du: np.ndarray, dv: np.ndarray, parity: int) -> tuple[np.ndarray, np.ndarray]:
+        """(u, v) from a cell in a tank row of ``parity`` → (dx, dy) in tank coordinates (the
+        square grid's are the same; a hexagonal tank's odd rows sit half a cell right)."""
         if not self.hex:
             return np.asarray(du), np.asarray(dv)
         dv = np.asarray(dv)
@@ -118,33 +109,23 @@ class Grid:
         return np.asarray(du) + (y - (y & 1)) // 2 - (parity - (parity & 1)) // 2, dv
 
     def offsets(self, du: np.ndarray, dv: np.ndarray, pw: int) -> np.ndarray:
-        """``(2, k)`` int64 flat offsets of (du, dv) in a padded grid of row length ``pw``, from a
-        cell in an even (row 0) and an odd (row 1) tank row (the same rows on the square grid)."""
-        rows = []
-        for parity in (0, 1):
-            dx, dy = self._dxdy(np.asarray(du, np.int64), np.asarray(dv, np.int64), parity)
-            rows.append(dy * pw + dx)
-        return np.array(rows, np.int64)
+        """int64 flat offsets of (du, dv) in a padded store of row length ``pw`` (a hexagonal
+        tank's store is axial, mirofish/water.py: every step is one fixed offset there too)."""
+        return (np.asarray(dv, np.int64) * pw + np.asarray(du, np.int64)).astype(np.int64)
 
     def deltas(self, pw: int) -> np.ndarray:
-        """``(2, n_moves)``: the flat offset of each move, by the row's parity."""
+        """The flat offset of each move."""
         du, dv = zip(*self.moves)
         return self.offsets(np.array(du), np.array(dv), pw)
 
     def eat_offsets(self, pw: int) -> np.ndarray:
-        """``(2, 1 + n_moves)``: where an eater looks for food, in order: its own cell, then its
-        neighbours in move order."""
+        """Where an eater looks for food, in order: its own cell, then its neighbours in move order."""
         du, dv = zip(*((0, 0), *self.moves))
         return self.offsets(np.array(du), np.array(dv), pw)
 
     def window(self, radius: int, pw: int) -> np.ndarray:
-        """``(2, cells)``: the view window's flat offsets, by the centre row's parity."""
+        """The view window's flat offsets, in order (row by row)."""
         return self.offsets(*self.window_cells(radius), pw)
-
-    def reach(self, radius: int) -> int:
-        """The rings of padding a view of ``radius`` needs around the tank (its largest |dx|, |dy|)."""
-        u, v = self.window_cells(radius)
-        return int(max(np.abs(np.concatenate([self._dxdy(u, v, p)[0] for p in (0, 1)])).max(), np.abs(v).max()))
 
     def centres(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Cells' centres on screen in cell widths (tank coordinates in)."""
@@ -208,9 +189,10 @@ def hex_refusal(cfg: Any) -> str:
         (bool(cfg.fish.groups), "groups of fish ([[fish.groups]]) are not supported on it yet"),
         (cfg.fish.places > 0, "remembered places (fish.places) are not supported on it yet"),
         (cfg.perception.plants_seen, "plants shown (perception.plants_seen) are not supported on it yet"),
-        (cfg.brain.kind != "instinct", f"brain.kind = {cfg.brain.kind!r}: only the instinct brain decides on it yet"),
-        (cfg.brain.decides != "plan", "brain.decides = \"action\" is not supported on it yet (plans only)"),
-        (cfg.brain.chooser != "instinct", f"brain.chooser = {cfg.brain.chooser!r} is not supported on it yet"),
+        (cfg.brain.kind not in ("instinct", "llm"),
+         f"brain.kind = {cfg.brain.kind!r}: only the instinct brain and the model brain decide on it yet"),
+        (cfg.brain.kind == "llm" and cfg.brain.decides != "plan",
+         "the model brain decides plans on it (brain.decides = \"plan\"), not single actions, yet"),
     )
     return next((why for bad, why in checks if bad), "")
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .actions import DIRECTION_NAMES
+from .grid import HEX
 from .files import CONFIG_LIMIT, FileRefused, read_text_bounded
 from .water import NO_FOOD, ROCK, WATER
 
@@ -90,8 +91,10 @@ def _remove(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
 
 
 def _current(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
-    if iv.get("dir") not in DIRECTION_NAMES:
-        raise InterventionError(f"current: dir must be one of {', '.join(DIRECTION_NAMES)}, got {iv.get('dir')!r}")
+    # the tank's ways (a hexagonal tank's six); without a tank, either grid's (checked again on it)
+    names = world.grid.move_names if world is not None else tuple(dict.fromkeys((*DIRECTION_NAMES, *HEX.move_names)))
+    if iv.get("dir") not in names:
+        raise InterventionError(f"current: dir must be one of {', '.join(names)}, got {iv.get('dir')!r}")
     if type(iv.get("ticks")) is not int or not 0 <= iv["ticks"] <= 1_000_000:
         raise InterventionError(f"current: ticks must be a whole number 0..1000000, got {iv.get('ticks')!r}")
     return {"kind": "current", "dir": iv["dir"], "ticks": iv["ticks"]}
@@ -240,7 +243,7 @@ def apply(world: World, iv: dict[str, Any]) -> dict[str, Any]:
             w.edit(cells, WATER)
         changed = int(cells.size)
     elif kind == "current":
-        world.current = (DIRECTION_NAMES.index(iv["dir"]), world.tick + iv["ticks"]) if iv["ticks"] else None
+        world.current = (world.grid.move_names.index(iv["dir"]), world.tick + iv["ticks"]) if iv["ticks"] else None
     elif kind == "add":
         fish = add_fish(world, iv)
         world.look()
@@ -379,7 +382,12 @@ def drift(world: World) -> int:
         return 0
     s, w = world.school, world.water
     x, y = w.xy(s.cell)
-    along = (-y, y, -x, x)[direction]  # larger = further downstream
+    if world.grid.hex:  # downstream: along the way's unit vector between the cells' centres on screen
+        cx, cy = world.grid.centres(x, y)
+        ux, uy = world.grid.units[direction]
+        along = np.round(cx * ux + cy * uy, 9)
+    else:
+        along = (-y, y, -x, x)[direction]  # larger = further downstream
     order = np.lexsort((s.ids, -along))
     order = order[~s.absent[order]]  # fish out of the water feel no current
     step = int(world.delta[direction])

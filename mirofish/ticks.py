@@ -79,10 +79,7 @@ def step_numpy(world: World) -> StepOutcome:
     targets = world.move_targets(s.cell, executed)
     outcome = arbiter.resolve_moves(s.cell, targets, moving, w.blocked, world.occupant, score, tie)
     has_food = w.food_born != NO_FOOD
-    eating = executed == eat
-    eaters, eat_result, eaten = arbiter.resolve_eats(
-        s.cell, eating, has_food, world.eat_offsets if world.row_parity is None else world.eat_cells(s.cell[eating]),
-        score, tie)
+    eaters, eat_result, eaten = arbiter.resolve_eats(s.cell, executed == eat, has_food, world.eat_offsets, score, tie)
 
     moved = (outcome == arbiter.MOVED).nonzero()[0]
     if moved.size:

@@ -62,9 +62,10 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .actions import N_ACTIONS
 from .config import Config
 from .env_inputs import SEED_MAX, _bounded, _flag, _load, changed_plans, env_session
+from .fish.perception import V_FISH
+from .grid import grid_of
 from .water import NO_FOOD
 
 SEEDS = 2**63  # seeds wrap modulo this (an episode's seed stays a seed the tank's RNG takes)
@@ -140,12 +141,15 @@ class VectorAquariumEnv(VectorEnv):
         # a tank with species (docs/species.md): the fish axis is every room a fish may be born into
         self.species = any(g.species_rules for g in self.cfg.fish.groups)
         self.n_fish = n = self.cfg.fish.slots if self.species else self.cfg.fish.count
-        side = 2 * self.cfg.perception.radius + 1
+        # the tank's grid (mirofish/grid.py): its view's cells, its headings and actions
+        grid = grid_of(self.cfg.world.grid)
+        cells = grid.window_cells(self.cfg.perception.radius)[0].size
+        self.n_actions = N_ACTIONS = grid.n_actions
         top = float(self.cfg.top_energy())
         self.single_observation_space = spaces.Dict({
-            "view": spaces.Box(0, 7, (n, side * side), np.int8),
+            "view": spaces.Box(0, V_FISH + grid.n_moves - 1, (n, cells), np.int8),
             "energy": spaces.Box(0.0, top, (n,), np.float32),
-            "heading": spaces.Box(0, 3, (n,), np.int8),
+            "heading": spaces.Box(0, grid.n_moves - 1, (n,), np.int8),
             "food_here": spaces.MultiBinary(n),
         })
         self.single_action_space = spaces.MultiDiscrete(np.full(n, N_ACTIONS))
@@ -153,7 +157,7 @@ class VectorAquariumEnv(VectorEnv):
         # (tanks, fish) of Discrete(6): what batch_space makes of it, as a MultiDiscrete (its sample
         # is a few µs for 512 fish, a Box's about 35)
         self.action_space = spaces.MultiDiscrete(np.full((self.num_envs, n), N_ACTIONS))
-        self._cells = side * side
+        self._cells = cells
         self._ticks = np.zeros(self.num_envs, np.int64)
         self._seeds = np.zeros(self.num_envs, np.int64)
         self.tanks: list[_Tank | None] = [None] * self.num_envs
@@ -288,7 +292,7 @@ class VectorAquariumEnv(VectorEnv):
         self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), None, self.overwrite, self.n_fish)
 
     def _check(self, actions: Any) -> np.ndarray:
-        shape = (self.num_envs, self.n_fish)
+        shape, N_ACTIONS = (self.num_envs, self.n_fish), self.n_actions
         if isinstance(actions, np.ma.MaskedArray):
             raise TypeError("step(): a masked array hides actions; give a plain integer array")
         if not isinstance(actions, np.ndarray):

@@ -5,6 +5,12 @@ fish's view window is a fixed set of flat offsets and never needs bounds checks.
 addressed by their flat index in the padded grid; :meth:`Water.xy` converts back to tank
 coordinates (origin top-left, x to the right, y down).
 
+A hexagonal tank (``world.grid = "hex"``, mirofish/grid.py) is stored in *axial* coordinates: row
+``y`` of the tank starts ``y // 2`` cells further left in the store than the row above it (its
+``skew``), so each of the six neighbours, every cell of a view and every step is one fixed flat
+offset, as on the square grid — the same compiled and numpy code serves both. The store is a
+parallelogram around the rectangular tank; what lies outside the tank is off-grid wall.
+
 Integers only; the only randomness is the world's ``numpy.random.Generator`` passed in.
 """
 
@@ -25,11 +31,15 @@ _XY_TABLE_CELLS = 1 << 18  # padded cells up to which Water.xy looks coordinates
 
 
 @functools.lru_cache(maxsize=8)
-def _xy_tables(pw: int, ph: int, pad: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each padded cell's tank (x, y), read-only (Water.xy: a lookup is a third of a divmod's time)."""
+def _xy_tables(pw: int, ph: int, pad: int, skew: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """Each padded cell's tank (x, y), read-only (Water.xy: a lookup is a third of a divmod's time;
+    ``skew`` ≥ 0: a hexagonal tank's axial store)."""
     y, x = np.divmod(np.arange(pw * ph, dtype=np.int64), pw)
-    x -= pad
     y -= pad
+    if skew >= 0:
+        x += (y >> 1) - skew
+    else:
+        x -= pad
     x.flags.writeable = y.flags.writeable = False
     return x, y
 
@@ -51,6 +61,12 @@ class Water:
         self.width, self.height, self.margin = w, h, m
         self.pad = p = cfg.perception.radius
         self.pw, self.ph = w + 2 * p, h + 2 * p
+        # a hexagonal tank's axial store (the module doc): row y starts skew - y // 2 cells in
+        self.hexes = cfg.world.grid == "hex"
+        self.skew = -1
+        if self.hexes:
+            self.skew = (h - 1) // 2 + p
+            self.pw = w + self.skew + p
         self.food_energy = hundredths(cfg.food.energy)
         self.rot_ticks = cfg.food.rot_ticks
         self.spawn_rate = cfg.food.spawn_rate
@@ -63,7 +79,12 @@ class Water:
         _seal_pockets(tank)
 
         padded = np.full((self.ph, self.pw), OFFGRID, np.uint8)
-        padded[p : p + h, p : p + w] = tank
+        if self.hexes:
+            for y in range(h):
+                start = self.skew - (y >> 1)
+                padded[p + y, start : start + w] = tank[y]
+        else:
+            padded[p : p + h, p : p + w] = tank
         self.food_born = np.full(self.ph * self.pw, NO_FOOD, np.int32)
         # no food is older than this tick (a lower bound kept by the compiled tick so that it scans
         # the grid for rot only when something may be due); None: not known — whoever puts food
@@ -121,19 +142,29 @@ class Water:
 
     def cell(self, x: int | np.ndarray, y: int | np.ndarray) -> Any:
         """Tank coordinates → padded flat index."""
+        if self.hexes:
+            y = np.asarray(y)
+            return (y + self.pad) * self.pw + (np.asarray(x) - (y >> 1) + self.skew)
         return (np.asarray(y) + self.pad) * self.pw + (np.asarray(x) + self.pad)
 
     def xy(self, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Padded flat index → tank coordinates (x, y) (int64; every tick's frame: looked up in two
         tables shared by every tank of this shape, up to :data:`_XY_TABLE_CELLS` padded cells)."""
         if self.ph * self.pw <= _XY_TABLE_CELLS:
-            tx, ty = _xy_tables(self.pw, self.ph, self.pad)
+            tx, ty = _xy_tables(self.pw, self.ph, self.pad, self.skew)
             return tx[cell], ty[cell]
         y, x = np.divmod(np.asarray(cell), self.pw)
-        return x - self.pad, y - self.pad
+        y = y - self.pad
+        return (x + (y >> 1) - self.skew if self.hexes else x - self.pad), y
 
     def view_offsets(self) -> np.ndarray:
-        """Flat offsets of the (2r+1)² view window, row by row, centre included."""
+        """Flat offsets of the (2r+1)² view window, row by row, centre included (a hexagonal
+        tank's: the hexes within r steps, row by row: mirofish/grid.py)."""
+        if self.hexes:
+            from .grid import HEX
+
+            u, v = HEX.window_cells(self.pad)
+            return (v * self.pw + u).astype(np.int32)
         r = self.pad
         dy, dx = np.mgrid[-r : r + 1, -r : r + 1]
         offsets: np.ndarray = (dy * self.pw + dx).ravel().astype(np.int32)
@@ -142,6 +173,10 @@ class Water:
     def tank_terrain(self) -> np.ndarray:
         """Unpadded (height, width) terrain codes."""
         p = self.pad
+        if self.hexes:
+            y, x = np.mgrid[0 : self.height, 0 : self.width]
+            codes: np.ndarray = self.terrain[self.cell(x, y)]
+            return codes
         return self.terrain.reshape(self.ph, self.pw)[p : p + self.height, p : p + self.width]
 
     # ------------------------------------------------------------ food

@@ -128,7 +128,7 @@ class Asks(NamedTuple):
     heading: np.ndarray
     traits: np.ndarray
     food_here: np.ndarray  # bool
-    refused: np.ndarray  # (k, 4) bool: directions refused lately (hard_timeout ticks)
+    refused: np.ndarray  # (k, moves) bool: directions refused lately (hard_timeout ticks)
 
 
 
@@ -251,17 +251,11 @@ class World:
         # the grid (mirofish/grid.py): which cells touch; the actions' codes follow its moves
         self.grid = g = grid_of(cfg.world.grid)
         self.eat_action, self.rest_action = g.eat, g.rest
-        self.delta = np.array([-w.pw, w.pw, -1, 1], np.int64)
-        self.eat_offsets = np.array([0, -w.pw, w.pw, -1, 1], np.int64)
+        # each move's, each meal's and the view's flat offsets (a hexagonal tank's too: its store
+        # is axial, where every step is one fixed offset: mirofish/water.py)
+        self.delta = g.deltas(w.pw)
+        self.eat_offsets = g.eat_offsets(w.pw)
         self.window = w.view_offsets().astype(np.int64)
-        # A hexagonal tank's offsets depend on the row's parity: one row of each per parity, and
-        # each padded cell's parity (None on the square grid, whose offsets are the same everywhere).
-        self.row_parity: np.ndarray | None = None
-        if g.hex:
-            self._deltas2, self._eat2 = g.deltas(w.pw), g.eat_offsets(w.pw)
-            self._windows2 = g.window(cfg.perception.radius, w.pw)
-            self.delta, self.eat_offsets, self.window = self._deltas2[0], self._eat2[0], self._windows2[0]
-            self.row_parity = ((np.arange(w.terrain.size) // w.pw - w.pad) & 1).astype(np.intp)
         self.occupant = np.full(w.terrain.size, -1, np.int64)
 
         n, k = f.slots, f.count  # room for n fish; k in the water at the start (spare ones out of it)
@@ -327,8 +321,7 @@ class World:
         # the state hash a recording keeps can be checked on this path too.
         self.given_actions: np.ndarray | None = None
         # The compiled tick (mirofish.kernel) or None for the numpy reference; a scratch grid for it.
-        # (a hexagonal tank runs the numpy tick: the compiled one knows four moves; mirofish/grid.py)
-        self._kernel = kernel.compiled_tick() if not g.hex else None
+        self._kernel = kernel.compiled_tick()
         self._best = np.full(w.terrain.size, -1, np.int64)
         self.base_cfg = cfg  # the tank as built: tuned settings are kept (and hashed) against it
         self.current: tuple[int, int] | None = None  # a current (direction, until tick): interventions
@@ -397,29 +390,13 @@ class World:
 
     def windows_of(self, cells: np.ndarray) -> np.ndarray:
         """``(k, window cells)``: the padded flat cells each of ``cells``' view window covers."""
-        if self.row_parity is None:
-            out: np.ndarray = cells[:, None] + self.window[None, :]
-            return out
-        out = cells[:, None] + self._windows2[self.row_parity[cells]]
+        out: np.ndarray = cells[:, None] + self.window[None, :]
         return out
 
     def move_targets(self, cells: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """The cell each of ``cells`` would move to by ``actions`` (a move's code; any other
         action gives some neighbour, ignored by whoever asks)."""
-        d = np.minimum(actions, self.grid.n_moves - 1)
-        if self.row_parity is None:
-            out: np.ndarray = cells + self.delta[d]
-            return out
-        out = cells + self._deltas2[self.row_parity[cells], d]
-        return out
-
-    def eat_cells(self, cells: np.ndarray) -> np.ndarray:
-        """``(k, 1 + moves)``: where each of ``cells``' fish looks for food to eat, in order (its
-        own cell, then its neighbours in move order)."""
-        if self.row_parity is None:
-            out: np.ndarray = cells[:, None] + self.eat_offsets[None, :]
-            return out
-        out = cells[:, None] + self._eat2[self.row_parity[cells]]
+        out: np.ndarray = cells + self.delta[np.minimum(actions, self.grid.n_moves - 1)]
         return out
 
     def food_in_view(self, fish: np.ndarray) -> np.ndarray:
@@ -526,7 +503,7 @@ class World:
         which = getattr(self.recall_part, "recalled", None)
         return Perception(
             recalled=which(int(i)) if which is not None else (),
-            shown=shown,
+            shown=shown, grid=self.grid.name,
             tick=self.tick, view=view, food_here=bool(self.water.food_born[s.cell[i]] != NO_FOOD),
             energy=int(s.energy[i]), max_energy=self.energy_cap(i), age=int(s.age[i]),
             memories=tuple(memories), summaries=tuple(summaries),
@@ -569,7 +546,8 @@ class World:
                         self.water.food_born[s.cell[need]] >= 0, self.recently_refused(need, t.hard_timeout))
         n, nc = s.n, self.codes.shape[1]
         out = Asks(np.empty(n, np.int64), np.empty(n, np.int8), np.empty((n, nc), np.int8), np.empty(n, np.int32),
-                   np.empty(n, np.int8), np.empty((n, 5), np.int16), np.empty(n, bool), np.empty((n, 4), bool))
+                   np.empty(n, np.int8), np.empty((n, 5), np.int16), np.empty(n, bool),
+                   np.empty((n, self.grid.n_moves), bool))
         plan_mode, events = self.plans and not t.poll_every, not self.plans and not t.poll_every
         k = self._kernel.ask(  # by name (kernel.ASK_ARRAYS, ASK_INTS)
             {"last_decision": s.last_decision, "plan_trigger": s.plan_trigger,
@@ -591,7 +569,7 @@ class World:
                     out.traits[:k], out.food_here[:k], out.refused[:k])
 
     def recently_refused(self, fish: np.ndarray, within: int) -> np.ndarray:
-        """``(k, 4)`` bool: directions in which each fish's move failed during the last ``within`` ticks."""
+        """``(k, moves)`` bool: directions in which each fish's move failed during the last ``within`` ticks."""
         refused: np.ndarray = self.school.refused_at[fish] >= self.tick - within
         return refused
 

@@ -39,36 +39,45 @@ def neighbours(x, y):
 
 def test_the_square_grid_gives_the_offsets_the_tank_always_had():
     pw = 100
-    assert SQUARE.deltas(pw).tolist() == [[-pw, pw, -1, 1]] * 2
-    assert SQUARE.eat_offsets(pw).tolist() == [[0, -pw, pw, -1, 1]] * 2
+    assert SQUARE.deltas(pw).tolist() == [-pw, pw, -1, 1]
+    assert SQUARE.eat_offsets(pw).tolist() == [0, -pw, pw, -1, 1]
     dy, dx = np.mgrid[-2:3, -2:3]
-    assert SQUARE.window(2, pw).tolist() == [(dy * pw + dx).ravel().tolist()] * 2
+    assert SQUARE.window(2, pw).tolist() == (dy * pw + dx).ravel().tolist()
     assert (SQUARE.eat, SQUARE.rest, SQUARE.n_actions) == (4, 5, 6)
 
 
-@pytest.mark.parametrize("parity", [0, 1])
-def test_a_hex_has_six_neighbours_each_a_move_away_and_back(parity):
-    pw = 50
-    y = 10 + parity
-    cell = y * pw + 20
-    d = HEX.deltas(pw)
-    targets = {((cell + int(d[parity, k])) % pw, (cell + int(d[parity, k])) // pw) for k in range(6)}
-    assert targets == neighbours(20, y)
+def hex_world(width=14, height=11, **dotted):
+    return World(small_config(2, width, height, **{"world.grid": "hex", **dotted}))
+
+
+@pytest.mark.parametrize("x, y", [(5, 4), (5, 5), (0, 0), (13, 10), (6, 9)])
+def test_the_axial_store_puts_every_tank_cell_back_where_it_was(x, y):
+    w = hex_world().water
+    cell = int(w.cell(x, y))
+    assert tuple(int(v[0]) for v in w.xy(np.array([cell]))) == (x, y)
+    assert w.tank_terrain().shape == (11, 14)
+
+
+@pytest.mark.parametrize("x, y", [(5, 4), (5, 5), (2, 2), (3, 7)])
+def test_a_hex_has_six_neighbours_each_one_fixed_offset_away_and_back(x, y):
+    world = hex_world()
+    w, d = world.water, world.delta
+    cell = int(w.cell(x, y))
+    targets = {tuple(int(v[0]) for v in w.xy(np.array([cell + int(d[k])]))) for k in range(6)}
+    assert targets == neighbours(x, y)
     for k in range(6):  # a move and its opposite come back
-        there = cell + int(d[parity, k])
-        back = there + int(d[(there // pw) & 1, (k + 3) % 6])
-        assert back == cell
+        assert cell + int(d[k]) + int(d[(k + 3) % 6]) == cell
+    assert world.eat_offsets.tolist() == [0, *d.tolist()]
 
 
-@pytest.mark.parametrize("parity", [0, 1])
-def test_the_hex_view_is_the_19_hexes_within_two_steps(parity):
-    pw = 50
-    y = 10 + parity
-    cell = y * pw + 20
-    win = HEX.window(2, pw)[parity]
+@pytest.mark.parametrize("x, y", [(5, 4), (5, 5)])
+def test_the_hex_view_is_the_19_hexes_within_two_steps(x, y):
+    world = hex_world()
+    w, win = world.water, world.window
+    cell = int(w.cell(x, y))
     assert win.size == 19 and len(set(win.tolist())) == 19 and win[9] == 0
-    cells = {((cell + int(o)) % pw, (cell + int(o)) // pw) for o in win}
-    ring1 = neighbours(20, y)
+    cells = {tuple(int(v[0]) for v in w.xy(np.array([cell + int(o)]))) for o in win}
+    ring1 = neighbours(x, y)
     ring2 = set().union(*(neighbours(*c) for c in ring1))
     assert cells == ring1 | ring2  # exactly the hexes two steps or fewer away
 
@@ -76,7 +85,6 @@ def test_the_hex_view_is_the_19_hexes_within_two_steps(parity):
 def test_a_hex_tank_runs_the_same_run_twice_and_moves_only_to_neighbours():
     cfg = load_config(seed=3, **{"world.grid": "hex", "fish.count": 40, "world.width": 40, "world.height": 24})
     a, b = LiveSession(cfg), LiveSession(cfg)
-    assert a.world.tick_kernel == "numpy"  # (documented: the compiled tick knows four moves)
     positions = []
     a.engine.observers.append(lambda f: positions.append((f.x.copy(), f.y.copy(), f.executed.copy(),
                                                           f.move_outcome.copy(), f.heading.copy())))
@@ -145,7 +153,9 @@ def test_hex_recording_replays_by_hash_and_forks(tmp_path):
     (("live", "--headless", "--ticks", "5", "--set", "world.grid=hex", "--set", "fish.places=3"),
      "world.grid = \"hex\": remembered places"),
     (("live", "--headless", "--ticks", "5", "--set", "world.grid=hex", "--brain", "llm", "--base-url",
-      "http://127.0.0.1:9/v1", "--model", "m"), "only the instinct brain"),
+      "http://127.0.0.1:9/v1", "--model", "m", "--set", "brain.decides=action"), "decides plans on it"),
+    (("live", "--headless", "--ticks", "5", "--set", "world.grid=hex", "--set", "perception.plants_seen=true"),
+     "plants shown"),
     (("live", "--headless", "--ticks", "5", "--set", "world.grid=hexagon"), "world.grid"),
 ])
 def test_what_a_hex_tank_cannot_do_yet_is_one_line_and_exit_2(args, needle):
@@ -204,3 +214,80 @@ def test_the_window_puts_odd_rows_half_a_cell_right_and_clicks_back():
         px, py = r.to_px(x, y)
         cx, cy = r.cell_at((int(px), int(py)))
         assert (round(cx), round(cy)) == (x, y)
+
+
+def test_the_model_brain_plans_on_hex_against_a_real_server(tmp_path):
+    from mirofish.brains.prompt import judge_reply, messages
+    from mirofish.brains.testserver import TestServer
+
+    rec = tmp_path / "llm.mirofish"
+    with TestServer() as srv:
+        cfg = load_config(**{"fish.count": 12, "world.grid": "hex", "brain.kind": "llm", "seed": 5,
+                             "brain.small.endpoints": [{"base_url": srv.url, "model": "fish-mini"}],
+                             "brain.request_timeout_s": 2.0})
+        live = LiveSession(cfg, mode="lockstep")
+        live.start_recording(rec)
+        live.run(60)
+        status = live.source.status()
+        w = live.world
+        hashed = live.state_hash()
+        live.close()
+    assert status["model_decisions"] > 20 and status["fallback_rate"] == 0.0
+    system, user = (m["content"] for m in messages(w.perceive(0), "a calm fish", "first_plan", table=w.plan_table))
+    assert "hexagons" in system and "^ v < >" not in system and "north, south, west or east" not in system
+    assert all(name in system for name in HEX.move_names)
+    assert "explore " not in user or "north-east" in user or "east" in user
+    view = w.perceive(0).view
+    for reply, read in (('{"goal": "explore", "direction": "north", "ticks": 9}', "reply_schema"),):
+        assert judge_reply(reply, view, table=w.plan_table)[1] == read
+    open_way = [n for n, ch in zip(HEX.move_names, HEX.neighbour_chars(view)) if ch in ".F"][0]
+    short = "".join(part[0] for part in open_way.split("-"))
+    got, read = judge_reply(f'{{"goal": "explore", "direction": "{short}", "ticks": 9}}', view, table=w.plan_table)
+    assert read == "ok" and got.direction == open_way
+    check = run("replay", str(rec), "--headless", "--verify")
+    assert check.returncode == 0, check.stderr
+    assert json.loads(check.stdout.strip().splitlines()[-1])["state_hash"] == hashed
+
+
+def test_the_environments_on_hex_pass_the_api_test_with_six_moves():
+    pytest.importorskip("pettingzoo")
+    from pettingzoo.test import parallel_api_test
+
+    from mirofish.env import parallel_env, vector_env
+
+    small = ("world.grid=hex", "fish.count=20", "world.width=24", "world.height=16")
+    env = parallel_env(overrides=small, max_steps=40)
+    parallel_api_test(env, num_cycles=40)
+    assert env.action_space("fish_0").n == 8
+    assert env.observation_space("fish_0")["view"].shape == (19,)
+    assert env.observation_space("fish_0")["heading"].n == 6
+    obs, _ = env.reset(seed=2)
+    before = {a: (int(env.session.world.school.cell[i])) for i, a in enumerate(env.agents)}
+    _, _, _, _, infos = env.step({a: 1 for a in env.agents})  # everyone north-east
+    moved = [a for a in env.agents if int(env.session.world.school.cell[int(a[5:])]) != before[a]]
+    assert moved and all(infos[a]["executed"] == 1 for a in env.agents)
+    assert all(int(env.session.world.school.heading[int(a[5:])]) == 1 for a in moved)
+    env.close()
+    vec = vector_env(2, overrides=small, max_steps=30)
+    obs, _ = vec.reset(seed=1)
+    assert obs["view"].shape == (2, 20, 19)
+    with pytest.raises(ValueError, match="0..7"):
+        vec.step(np.full((2, 20), 8))
+    for _ in range(35):
+        obs, *_ = vec.step(vec.action_space.sample())
+    assert obs["heading"].max() <= 5
+    vec.close()
+
+
+def test_a_current_on_hex_carries_fish_one_hex_its_way():
+    from mirofish.interventions import drift
+
+    w = World(small_config(3, 14, 12, **{"world.grid": "hex"}))
+    arrange(w, fish_xy=[(5, 5), (6, 6), (9, 8)])
+    w.intervene({"kind": "current", "dir": "north-east", "ticks": 4})
+    before = [(int(x), int(y)) for x, y in zip(*w.water.xy(w.school.cell))]
+    assert drift(w) == 3
+    after = [(int(x), int(y)) for x, y in zip(*w.water.xy(w.school.cell))]
+    for (x0, y0), (x1, y1) in zip(before, after):
+        q0, q1 = x0 - (y0 - (y0 & 1)) // 2, x1 - (y1 - (y1 & 1)) // 2
+        assert (q1 - q0, y1 - y0) == (1, -1)  # one axial step north-east

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from .. import kernel
-from ..actions import Action
 from ..config import Config, InstinctConfig, PlannerConfig, TriggersConfig, hundredths
 from ..fish import places
 from ..fish.features import from_request
@@ -32,16 +31,6 @@ from ..fish.perception import V_FISH, V_FOOD, V_WALL, V_WATER
 from ..fish.plans import DEFAULT, TYPES, PlanTable
 from ..fish.plantypes import switches_on
 from ..fish.steering import (
-    F_BLOCKED,
-    F_CROWD,
-    F_FISH,
-    F_FOOD,
-    F_FOOD_CLOSE,
-    F_LOST,
-    F_OPEN,
-    F_VISIBLE,
-    F_WALL,
-    N_FEATURES,
     feature_matrix,
     layout,
     sparse_rows,
@@ -61,14 +50,15 @@ def _onehot(codes: np.ndarray) -> np.ndarray:
     return classes.reshape(k, -1)
 
 
-def _class_matrix(radius: int) -> np.ndarray:
+def _class_matrix(radius: int, grid: Grid = SQUARE) -> np.ndarray:
     """Steering's feature matrix (:func:`~mirofish.fish.steering.feature_matrix`, the one there
     is) read per class of cell instead of per view code: ``(4 classes × cells, N_FEATURES)``,
     for :func:`_onehot` views. A fish in view counts the same whichever way it faces (the rows
     of one heading; the action brain reads no alignment column)."""
-    side = 2 * radius + 1
-    full = feature_matrix(radius).reshape(-1, side * side, N_FEATURES)
-    return np.ascontiguousarray(full[[V_WATER, V_WALL, V_FOOD, V_FISH]].reshape(4 * side * side, N_FEATURES))
+    cells = grid.window_cells(radius)[0].size
+    lay = layout(grid)
+    full = feature_matrix(radius, grid).reshape(-1, cells, lay.n)
+    return np.ascontiguousarray(full[[V_WATER, V_WALL, V_FOOD, V_FISH]].reshape(4 * cells, lay.n))
 
 
 class InstinctBrain(InlineSource):
@@ -76,21 +66,24 @@ class InstinctBrain(InlineSource):
 
     name = "instinct"
 
-    def __init__(self, cfg: InstinctConfig, seed: int, radius: int = 2, tier: str = "instinct"):
+    def __init__(self, cfg: InstinctConfig, seed: int, radius: int = 2, tier: str = "instinct", grid: Grid = SQUARE):
         super().__init__(self.decide)
         self.cfg, self.seed, self.tier = cfg, seed, TIER_INDEX[tier]
-        self._features = _class_matrix(radius)
+        self._lay = layout(grid)  # (the tank's grid: its moves, mirofish/grid.py)
+        self._features = _class_matrix(radius, grid)
         self._keys = KeyTable(seed)
         self.decisions = 0
 
     def utilities(self, b: RequestBatch) -> np.ndarray:
-        """``(k, 6)`` utilities in Action order; impossible actions get a huge negative value."""
-        c, k = self.cfg, len(b)
+        """``(k, moves + 2)`` utilities in action order (the moves, eat, rest); impossible actions
+        get a huge negative value."""
+        c, k, lay = self.cfg, len(b), self._lay
+        d = lay.d
         f = _onehot(b.codes).astype(np.float64) @ self._features
         food_pull, fish_pull, wall_pull, openness, crowd, lost_n = (
-            f[:, i : i + 4] for i in (F_FOOD, F_FISH, F_WALL, F_OPEN, F_CROWD, F_LOST))
-        visible, food_close = f[:, F_VISIBLE], f[:, F_FOOD_CLOSE] > 0
-        blocked = f[:, F_BLOCKED:F_BLOCKED + 4] > 0
+            f[:, i : i + d] for i in (lay.food, lay.fish, lay.wall, lay.open, lay.crowd, lay.lost))
+        visible, food_close = f[:, lay.visible], f[:, lay.food_close] > 0
+        blocked = f[:, lay.blocked:lay.blocked + d] > 0
         soc, cur, cau, app, calm = (b.traits.astype(np.float64) / 100.0).T
         # Hunger is felt below 80 % of max energy and grows to 1 at empty.
         hunger = np.minimum(np.maximum(1.0 - b.energy / (0.8 * b.max_energy), 0.0), 1.0)
@@ -101,8 +94,8 @@ class InstinctBrain(InlineSource):
         # Company matters less the hungrier a fish is: hunger sends it foraging.
         # Repeated refusals (remembered) cool the urge to push toward the others.
         social = c.social * soc * np.maximum(1.0 - c.hunger_damping * hunger, 0.0) / (1.0 + b.refused.sum(axis=1))
-        u = np.empty((k, 6))
-        u[:, :4] = (
+        u = np.empty((k, d + 2))
+        u[:, :d] = (
             (c.food * (0.4 + app) * (0.2 + hunger))[:, None] * food_pull
             + social[:, None] * (fish_pull - c.cohesion * lost)
             - (c.crowd * (0.3 + cau))[:, None] * np.maximum(crowd - 1.0, 0.0)
@@ -112,11 +105,11 @@ class InstinctBrain(InlineSource):
         )
         # Alone, a fish holds its course; in company it turns more readily (it patrols).
         u[np.arange(k), b.heading.astype(np.int64)] += c.persistence * (1.0 - 0.7 * company)
-        u[:, :4][blocked] = _NEG
-        u[:, Action.EAT] = np.where(food_close | b.food_here, c.eat * (0.2 + hunger) * (0.5 + app), _NEG)
+        u[:, :d][blocked] = _NEG
+        u[:, d] = np.where(food_close | b.food_here, c.eat * (0.2 + hunger) * (0.5 + app), _NEG)  # eat
         # Resting appeals to calm fish, a little more in company ("steadier near others" —
         # a tendency, not a rule about where to stay), and less the hungrier they are.
-        u[:, Action.REST] = c.rest * (calm + c.company * soc * company - 0.8 - 2.0 * hunger)
+        u[:, d + 1] = c.rest * (calm + c.company * soc * company - 0.8 - 2.0 * hunger)  # rest
         return u
 
     def decide(self, b: RequestBatch) -> DecisionBatch:
@@ -196,7 +189,7 @@ class InstinctPlanner(InlineSource):
         self._shown = shown
         # the compiled planner (_tick.c's plan(): the same decisions, tests/test_kernel.py), or
         # None: this module's numpy code, the reference (a hexagonal tank's: its moves are six)
-        self._kernel = kernel.compiled_tick() if not grid.hex else None
+        self._kernel = kernel.compiled_tick()
         self._adopt(DEFAULT)
 
     def _adopt(self, plans: PlanTable) -> None:
@@ -374,11 +367,17 @@ def _doubles(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a, np.float64)
 
 
-def _open_ways(codes: np.ndarray, radius: int) -> np.ndarray:
-    """``(k, 4)``: the cell one step north, south, west, east is water or food."""
-    side = 2 * radius + 1
-    centre = codes.shape[1] // 2
-    nbr = codes[:, [centre - side, centre + side, centre - 1, centre + 1]]
+def _around(radius: int, grid: Grid) -> list[int]:
+    """The view window's indexes of the viewer's neighbours, in move order."""
+    u, v = grid.window_cells(radius)
+    index = {(int(a), int(b)): i for i, (a, b) in enumerate(zip(u, v))}
+    return [index[m] for m in grid.moves]
+
+
+def _open_ways(codes: np.ndarray, radius: int, grid: Grid = SQUARE) -> np.ndarray:
+    """``(k, moves)``: the cell one move away (north, south, west, east; a hexagonal tank's six)
+    is water or food."""
+    nbr = codes[:, _around(radius, grid)]
     ways: np.ndarray = (nbr == V_WATER) | (nbr == V_FOOD)
     return ways
 
@@ -400,6 +399,7 @@ class RandomChooser(InlineSource):
         self.plans = cfg.brain.decides == "plan"
         self.never_school = False
         self.radius, self.tier = cfg.perception.radius, TIER_INDEX[tier]
+        self.grid = grid_of(cfg.world.grid)  # (its moves: mirofish/grid.py)
         self._planner_cfg = cfg.brain.planner
         self._adopt(DEFAULT)
         self._rest_until = hundredths(cfg.fish.rest_ceiling) // 100
@@ -420,12 +420,10 @@ class RandomChooser(InlineSource):
         k = len(b)
         rows = np.arange(k)
         draws = to_unit(at_tick(self._keys[b.fish][:, None] + _FIVE[:, :2], b.tick))
-        ways = _open_ways(b.codes, self.radius)
+        ways = _open_ways(b.codes, self.radius, self.grid)
         self.decisions += k
         if not self.plans:
-            side = 2 * self.radius + 1
-            centre = b.codes.shape[1] // 2
-            food_near = (b.codes[:, [centre - side, centre + side, centre - 1, centre + 1]] == V_FOOD).any(axis=1)
+            food_near = (b.codes[:, _around(self.radius, self.grid)] == V_FOOD).any(axis=1)
             legal = np.concatenate([ways, (food_near | b.food_here)[:, None], np.ones((k, 1), bool)], axis=1)
             actions = _pick(legal, draws[:, 0]).astype(np.int8)
             return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions, tier=np.full(k, self.tier, np.int8))
@@ -470,4 +468,4 @@ def instinct_source(cfg: Config, tier: str = "instinct") -> InlineSource:
     weights = cfg.brain.instinct
     if chooser == "never_school":  # no pull toward other fish, no comfort in their company
         weights = weights.model_copy(update={"social": 0.0, "company": 0.0})
-    return InstinctBrain(weights, seed=cfg.seed, radius=cfg.perception.radius, tier=tier)
+    return InstinctBrain(weights, seed=cfg.seed, radius=cfg.perception.radius, tier=tier, grid=grid_of(cfg.world.grid))

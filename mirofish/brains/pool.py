@@ -619,7 +619,7 @@ class ModelPool(DecisionSource):
         assert batch.perceptions is not None and batch.personas is not None
         perception, persona = batch.perceptions[i], batch.personas[i]
         goals, ways = fitting_choices(perception.view, perception.places, batch.plans, perception.shown)
-        formats = plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
+        formats = plan_formats(goals, ways, batch.plans) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT)
         b = self.bcfg
         due = self._due_with_decision(batch, i)
         if due is not None:  # the due long-term summary is asked in this request: no request of its own

@@ -35,11 +35,13 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
 
-from ..actions import ACTION_NAMES, DIRECTION_NAMES
+from ..actions import ACTION_NAMES
 from ..fish.perception import Perception
 from ..fish.plans import AWAY_NAMES, DEFAULT, PLAN_GOALS, TYPES, PlanTable, direction_index
+from ..grid import SQUARE, Grid
 from .prompts import Prompt, default_prompt
 
 # Plan mode (the default): the model chooses a standing plan; the fish's body (the steering
@@ -86,8 +88,9 @@ class PlanReply(BaseModel):
         t = table.types[goal]
         kind = t.param  # each parameter kind is read from its field of the reply
         param = 0
-        if kind == "direction":
-            param = DIRECTION_NAMES.index(self.direction or "north")
+        if kind == "direction":  # (the tank's grid's words: mirofish/grid.py)
+            names = table.grid.move_names
+            param = names.index(self.direction) if self.direction in names else 0
         elif kind == "energy":
             param = min(self.until if self.until is not None else 10, max_energy // 100)
         elif kind == "away":
@@ -103,12 +106,15 @@ DEFAULT_TICKS = {t.name: t.ticks for t in TYPES if t.fits != "never"}  # a plan 
 def plan_reply_model(table: PlanTable) -> type[PlanReply]:
     """:class:`PlanReply` with ``goal`` one of ``table``'s plans a brain may choose (the run's
     plan table; the default table's is :class:`PlanReply` itself). Built once per table."""
-    if table is DEFAULT or table.plan_goals == PLAN_GOALS:
+    if (table is DEFAULT or table.plan_goals == PLAN_GOALS) and not table.grid.hex:
         return PlanReply
     def build(t: PlanTable) -> type[PlanReply]:
         goal: Any = Literal[t.plan_goals]  # (a Literal made at run time)
-        model: type[PlanReply] = create_model("PlanReply", __base__=PlanReply, goal=(goal, ...))
-        return model
+        if not t.grid.hex:
+            model: type[PlanReply] = create_model("PlanReply", __base__=PlanReply, goal=(goal, ...))
+            return model
+        way: Any = Literal[t.grid.move_names]  # a hexagonal tank's six directions
+        return create_model("PlanReply", __base__=PlanReply, goal=(goal, ...), direction=(way | None, None))
 
     return table.part("plan_reply", build)
 
@@ -175,10 +181,14 @@ def strict_schema(schema: dict[str, Any], drop: tuple[str, ...] = (), name: str 
 PLAN_REPLY_SCHEMA = strict_schema(PlanReply.model_json_schema(by_alias=True), drop=("summary",), name="fish_plan")
 
 
-def plan_schema(goals: list[str] | None = None, directions: list[str] | None = None) -> dict[str, Any]:
+def plan_schema(goals: list[str] | None = None, directions: list[str] | None = None,
+                table: PlanTable = DEFAULT) -> dict[str, Any]:
     """The plan reply's schema with ``goal`` (and explore's ``direction``) narrowed to the
-    plans that fit the fish's view, so a grammar-constrained server cannot choose another."""
-    schema: dict[str, Any] = json.loads(json.dumps(PLAN_REPLY_SCHEMA))
+    plans that fit the fish's view, so a grammar-constrained server cannot choose another (a
+    hexagonal tank's ``table``: its six directions; a square one's schema is the one it always was)."""
+    base = PLAN_REPLY_SCHEMA if not table.grid.hex else table.part("plan_schema", lambda t: strict_schema(
+        plan_reply_model(t).model_json_schema(by_alias=True), drop=("summary",), name="fish_plan"))
+    schema: dict[str, Any] = json.loads(json.dumps(base))
     props = schema["properties"]
     if goals:
         props["goal"]["enum"] = list(goals)
@@ -189,10 +199,10 @@ def plan_schema(goals: list[str] | None = None, directions: list[str] | None = N
     return schema
 
 
-def plan_formats(goals: list[str] | None = None,
-                 directions: list[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def plan_formats(goals: list[str] | None = None, directions: list[str] | None = None,
+                 table: PlanTable = DEFAULT) -> tuple[dict[str, Any], dict[str, Any]]:
     """json_schema (strict) and json_object + schema forms of :func:`plan_schema`."""
-    schema = plan_schema(goals, directions)
+    schema = plan_schema(goals, directions, table)
     return ({"type": "json_schema", "json_schema": {"name": "fish_plan", "schema": schema, "strict": True}},
             {"type": "json_object", "schema": schema})
 
@@ -355,6 +365,8 @@ def reading(view: str, table: PlanTable = DEFAULT, shown: tuple[str, ...] | None
     reading of the view (food and its nearest distance and way, fish and the ways they face,
     glass beside the fish) and the plans that fit it (school only with fish in view, explore
     only where the next cell is open). A description of the view, not a decision."""
+    if table.grid.hex:
+        return _hex_reading(view, table, shown)
     rows = view.split("\n")
     r = len(rows) // 2
     cells = [(x - r, y - r, ch) for y, row in enumerate(rows) for x, ch in enumerate(row)]
@@ -373,6 +385,38 @@ def reading(view: str, table: PlanTable = DEFAULT, shown: tuple[str, ...] | None
     else:
         parts.append("no fish")
     glass = [w for w, dx, dy in _WAYS if rows[r + dy][r + dx] == "#"]
+    if glass:
+        parts.append("glass " + "/".join(glass))
+    goals, ways = fitting_choices(view, table=table, shown=shown)
+    fitting = [f"{g} {'/'.join(ways)}" if table.types[table.code[g]].param == "direction" else g for g in goals]
+    return ", ".join(parts), fitting
+
+
+def _hex_reading(view: str, table: PlanTable, shown: tuple[str, ...] | None) -> tuple[str, list[str]]:
+    """:func:`reading` of a hexagonal tank's view (mirofish/grid.py): food by its steps and the
+    way of its nearest, fish by the ways they face, glass beside."""
+    grid = table.grid
+    radius = view.count("\n") // 2
+    u, v = grid.window_cells(radius)
+    chars = grid.view_cells(view)
+    steps = grid.distance(u, v)
+    sx, sy = grid.screen(u, v)
+    food = sorted((int(steps[k]), k) for k, ch in enumerate(chars) if ch == "F")
+    units = np.array(grid.units)
+    parts = []
+    if food:
+        d, k = food[0]
+        way = grid.move_names[int(np.argmax(units @ np.array([sx[k], sy[k]])))]
+        parts.append(f"{len(food)} food (nearest {d} step{'s' if d > 1 else ''} {way})")
+    else:
+        parts.append("no food")
+    fish = [grid.move_names[grid.fish_chars.index(ch)] for ch in chars if ch in grid.fish_chars]
+    if fish:
+        faces = ", ".join(f"{fish.count(w)} {w}" for w in grid.move_names if fish.count(w))
+        parts.append(f"{len(fish)} fish (facing {faces})")
+    else:
+        parts.append("no fish")
+    glass = [w for w, ch in zip(grid.move_names, grid.neighbour_chars(view)) if ch == "#"]
     if glass:
         parts.append("glass " + "/".join(glass))
     goals, ways = fitting_choices(view, table=table, shown=shown)
@@ -503,7 +547,7 @@ def parse_plan_reply(text: str | None, table: PlanTable = DEFAULT) -> PlanReply:
     number, or explore without a direction is a schema error."""
     data = _reply_object(text, salvage=True)
     salvaged = bool(data.pop(_CUT, False))
-    _plain_words(data)
+    _plain_words(data, table.grid)
     _clean_texts(data)
     cut = _cut_thought(data)
     reads = _plan_reads(data.get("goal"), table)
@@ -522,16 +566,16 @@ def parse_plan_reply(text: str | None, table: PlanTable = DEFAULT) -> PlanReply:
     return reply
 
 
-def _plain_words(data: dict[str, Any]) -> None:
+def _plain_words(data: dict[str, Any], grid: Grid = SQUARE) -> None:
     """A plan's words as the schema spells them: goal, direction and ``from`` in lower case with
     underscores (``keep away`` is ``keep_away``), a one-letter or other known spelling of a
-    direction as its name."""
+    direction as its name (``grid``'s: a hexagonal tank's ``ne`` is ``north-east``)."""
     for key in ("goal", "direction", "from"):
         if isinstance(data.get(key), str):
             data[key] = data[key].strip().lower().replace(" ", "_").replace("-", "_")
     if isinstance(data.get("direction"), str):
         try:
-            data["direction"] = DIRECTION_NAMES[direction_index(data["direction"])]
+            data["direction"] = grid.move_names[direction_index(data["direction"], grid)]
         except ValueError:
             pass
 
@@ -643,7 +687,8 @@ def plan_legal_for_view(reply: PlanReply, view: str, table: PlanTable = DEFAULT)
     rows = view.split("\n")
     r = len(rows) // 2
     t = table.types[table.code[reply.goal]]
-    if t.fits == "fish_in_view" and not any(ch in "^v<>" for row in rows for ch in row):
+    grid = table.grid
+    if t.fits == "fish_in_view" and not any(ch in grid.fish_chars for row in rows for ch in row):
         return f"{t.name}_without_fish"
     if t.fits == "plants_in_view" and "P" not in view:
         return f"{t.name}_without_plant"
@@ -651,10 +696,9 @@ def plan_legal_for_view(reply: PlanReply, view: str, table: PlanTable = DEFAULT)
         return f"{t.name}_without_prey"
     if t.fits == "hunter_in_view" and not _hunter_in_view(rows, r):
         return f"{t.name}_without_hunter"
-    if t.param == "direction" and reply.direction is not None:
-        dx, dy = {"north": (0, -1), "south": (0, 1), "west": (-1, 0), "east": (1, 0)}[reply.direction]
-        if rows[r + dy][r + dx] == "#":
-            return f"{t.name}_into_glass"
+    if (t.param == "direction" and reply.direction in grid.move_names
+            and grid.neighbour_chars(view)[grid.move_names.index(reply.direction)] == "#"):
+        return f"{t.name}_into_glass"
     return None
 
 
@@ -662,9 +706,10 @@ def interview_messages(perception: Perception, persona: str, plan: str, question
     """A question to a fish, answered in its persona with its view, memories and plan as context."""
     p = perception
     side = p.side
+    shape = f"{side}x{side}" if p.grid != "hex" else f"{len(p.view.replace(' ', '').replace(chr(10), ''))} hexes"
     return [{"role": "system", "content": f"You are a fish in an aquarium. {persona}. Answer in one or two "
                                           f"short sentences, in the first person."},
-            {"role": "user", "content": f"What you see ({side}x{side}, @ is you):\n{p.view}\n"
+            {"role": "user", "content": f"What you see ({shape}, @ is you):\n{p.view}\n"
                                         f"Energy {p.energy / 100:.0f}/{p.max_energy / 100:.0f}. "
                                         f"Recent memories: {'; '.join(p.memories[-4:]) or 'none'}.\n"
                                         f"Your current plan: {plan}.\nQuestion: {question}"}]

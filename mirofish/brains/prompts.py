@@ -120,13 +120,19 @@ class Prompt:
         perception.radius + 1) — the bundled texts say "5x5", which a tank of another radius reads
         as its own side (a text that does not say 5x5 is sent as written)."""
         text = self._system(plans, tendency, shown, plan_types)
+        if plan_types.grid.hex:
+            return hex_system(text, plan_types.grid, side // 2)
         return text if side == 5 else text.replace("5x5", f"{side}x{side}")
 
     def _system(self, plans: bool, tendency: bool, shown: tuple[str, ...], plan_types: PlanTable) -> str:
+        if plan_types.grid.hex:  # (its legend: the hexes, how other fish face, the six ways)
+            shown = (*shown, "hexes")
         table = "plan" if plans else "action"
         tend = self.t(table, "tendency") if tendency else ""
-        legend = legend_extra(dict.fromkeys(shown, True))
+        legend = legend_extra(dict.fromkeys((w for w in shown if w != "hexes"), True))
         legend = legend + "." if legend else ""
+        if "hexes" in shown:
+            legend = (legend + "\n" if legend else "") + hex_legend(plan_types.grid)
         if not plans:
             return self.fill("action", "system", tendency=tend, shown=legend)
         wording = self.texts["plan"].get("plans", {})
@@ -338,3 +344,38 @@ def recorded_prompt(header: dict[str, Any], cfg: Any, fish: int | None = None) -
 def prompt_name(path: str) -> str:
     """How a window names a prompt file without reading it: its file name, "default" for the bundled one."""
     return Path(path).name if path and Path(path).resolve() != BUNDLED else "default"
+
+
+# A hexagonal tank (mirofish/grid.py): what the bundled texts say of the square view, said of
+# the hexes (a prompt file's own words are sent as written; the legend line is added to its
+# $shown either way, so a model is told the hexes whatever the file says).
+_HEX_WORDS = (
+    ("Your 5x5 view (north up)", "Your view"),
+    ("swim north, south, west or east", "swim east, north-east, north-west, west, south-west or south-east"),
+    ("; other fish show the way they face: ^ v < >.", "."),
+    ('"direction": "south", "ticks": 30, "thought": "nobody here, open water south"',
+     '"direction": "south-east", "ticks": 30, "thought": "nobody here, open water south-east"'),
+    ("You see only the 5x5 patch of water around you.", "You see only the water within two hexes of you."),
+    ("View (north is up): ", "View: "),
+    ("another fish as the way it faces: ^ north, v south, < west, > east.", "another fish as the way it faces."),
+    ("- move_n / move_s / move_w / move_e: swim one cell north/south/west/east.",
+     "- move_e / move_ne / move_nw / move_w / move_sw / move_se: swim one hex east / north-east / north-west / "
+     "west / south-west / south-east."),
+    ("directly N, S, W or E of you", "on a hex beside you"),
+    ("move_n|move_s|move_w|move_e|eat|rest", "move_e|move_ne|move_nw|move_w|move_sw|move_se|eat|rest"),
+)
+
+
+def hex_legend(grid: Any) -> str:
+    """The legend line of a hexagonal tank's view, from its grid (mirofish/grid.py)."""
+    faces = ", ".join(f"{ch} {name}" for ch, name in zip(grid.fish_chars, grid.move_names))
+    return (f"The water is hexagons: your view is the hexes within two steps of you, one row a line, each row "
+            f"half a hex off the next. Other fish show the way they face as on a number pad: {faces}. "
+            f"The six ways: {', '.join(grid.move_names)}.")
+
+
+def hex_system(text: str, grid: Any, radius: int) -> str:
+    """``text`` (a system prompt) with the square view's words said of the hexes."""
+    for square, hexes in _HEX_WORDS:
+        text = text.replace(square, hexes)
+    return text if radius == 2 else text.replace("within two", f"within {radius}")

@@ -104,10 +104,46 @@ def _find(pattern: str, text: str, flags: int = 0) -> str:
     return found.group(1)
 
 
+_HEX_ROW = re.compile(r"^ {0,12}[.#F@1346789PX?](?: [.#F@1346789PX?]){2,12}$", re.M)
+
+
+def _hex_view(prompt: str) -> str | None:
+    """The last hexagonal view in ``prompt`` (mirofish/grid.py: rows of cells a space apart,
+    each row half a cell off the next, 2r + 1 rows), or None."""
+    rows = _HEX_ROW.findall(prompt)
+    if len(rows) < 5:
+        return None
+    cells = [len(r.split()) for r in rows]
+    r = (max(cells) - 1) // 2
+    view = rows[-(2 * r + 1):]
+    if [len(x.split()) for x in view] != [2 * r + 1 - abs(k - r) for k in range(2 * r + 1)]:
+        return None
+    return "\n".join(view)
+
+
+def _hex_plan(view: str, energy: int, prompt: str) -> dict[str, Any]:
+    """:func:`scripted_plan` for a hexagonal view: deterministic and legal for it."""
+    from ..grid import HEX
+
+    if energy == 0:
+        return {"goal": "rest", "until": 10, "ticks": 20, "thought": "exhausted"}
+    if "F" in view and energy < 60:
+        return {"goal": "forage", "ticks": 40, "thought": f"hungry ({energy}), food in view"}
+    if any(c in view for c in HEX.fish_chars):
+        return {"goal": "school", "ticks": 120, "thought": "others nearby, swim with them"}
+    ways = [w for w, ch in zip(HEX.move_names, HEX.neighbour_chars(view)) if ch in ".F"]
+    k = int(hashlib.blake2b(prompt.encode(), digest_size=4).hexdigest(), 16)
+    way = ways[k % len(ways)] if ways else "east"
+    return {"goal": "explore", "direction": way, "ticks": 30, "thought": f"open water to the {way}"}
+
+
 def scripted_plan(prompt: str) -> dict[str, Any]:
     """A plan for a plan-mode fish prompt: deterministic and legal for the view in it."""
     found = re.search(r"energy (\d+)/", prompt, re.I)
     energy = int(found.group(1)) if found else 50
+    hexes = _hex_view(prompt)
+    if hexes is not None:
+        return _hex_plan(hexes, energy, prompt)
     view = _view(prompt)
     if view is None:
         return {"goal": "explore", "direction": "east", "ticks": 20, "thought": "I cannot make out the water"}

@@ -124,6 +124,7 @@ class Perception:
     # what a memory other than the ring recalled for this decision: (item id, score) pairs, recorded
     # with the model exchange (docs/memory.md); () for the two-level memory
     recalled: tuple[tuple[int, float], ...] = ()
+    grid: str = "square"  # world.grid: a hexagonal tank's view is its 19 hexes, rows half a hex apart
 
     @property
     def side(self) -> int:

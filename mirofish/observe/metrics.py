@@ -358,8 +358,9 @@ class Metrics:
         # does each fish do what its thoughts say (observe/worddeed.py)
         self.word_deed = WordDeed(n_fish, plans=plans or DEFAULT_PLANS, grid=self.grid)
         self.judge_words = True  # False: no word-and-deed (mirofish.env: a policy's actions carry no words)
-        # the per-tick bookkeeping in C (_tick.tally; it knows the square grid's six actions)
-        self.compiled = kernel.compiled_tick() is not None and not self.grid.hex
+        # the per-tick bookkeeping in C (_tick.tally: a hexagonal tank's eight actions too; its
+        # samples' figures are numpy's: Sample)
+        self.compiled = kernel.compiled_tick() is not None
         self._outcomes = np.zeros(5, np.int64)  # fish per move outcome at the last tick (filled by tally)
         self._all_here = np.ones(n_fish, np.uint8)
 

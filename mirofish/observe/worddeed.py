@@ -43,7 +43,7 @@ from ..actions import DIRECTION_NAMES, MOVE_DXDY
 from ..arbiter import MOVED
 from ..fish.plans import AWAY_NAMES, DEFAULT, G_HOLD, PlanTable
 from ..fish.plantypes import DEEDS
-from ..grid import SQUARE, Grid
+from ..grid import SQRT3_2, SQUARE, Grid
 
 if TYPE_CHECKING:
     from ..brains.base import DecisionBatch
@@ -116,8 +116,21 @@ def _along(grid: Grid, x: np.ndarray, y: np.ndarray, x0: np.ndarray, y0: np.ndar
     units = np.zeros((len(prm), 2))
     units[way] = np.asarray(grid.units)[prm[way]]
     (cx, cy), (cx0, cy0) = grid.centres(np.asarray(x), np.asarray(y)), grid.centres(np.asarray(x0), np.asarray(y0))
-    along: np.ndarray = np.round((cx - cx0) * units[:, 0] + (cy - cy0) * units[:, 1], 9)
+    # (every such distance is a whole number of quarter cells: rounded to one, no rounding noise)
+    along: np.ndarray = np.round(((cx - cx0) * units[:, 0] + (cy - cy0) * units[:, 1]) * 4) / 4
     return along
+
+
+def _along_one(grid: Grid, x: int, y: int, x0: int, y0: int, prm: int) -> float:
+    """:func:`_along` for one plan, in Python numbers (a plan's close: no arrays)."""
+    if not 0 <= prm < grid.n_moves:
+        return 0.0
+    if not grid.hex:
+        dx, dy = MOVE_DXDY[prm]
+        return float((x - x0) * dx + (y - y0) * dy)
+    ux, uy = grid.units[prm]
+    cx, cx0 = x + 0.5 * (y & 1), x0 + 0.5 * (y0 & 1)
+    return round(((cx - cx0) * ux + (y - y0) * SQRT3_2 * uy) * 4) / 4
 
 
 def _deeds(plans: PlanTable) -> np.ndarray:
@@ -366,8 +379,7 @@ class WordDeed:
         elif deed == "company":
             done = 2 * company >= ticks
         elif deed == "along":
-            along = float(_along(self.grid, np.array([prev[0][fish]]), np.array([prev[1][fish]]), np.array([x0]),
-                                 np.array([y0]), np.array([prm]))[0])
+            along = _along_one(self.grid, int(prev[0][fish]), int(prev[1][fish]), x0, y0, prm)
             done = along >= max(1, moved // 2)
         elif deed == "still":
             done = 5 * moved <= ticks

@@ -317,7 +317,7 @@ class TankRenderer:
         from ..grid import HEX
 
         u, v = HEX.window_cells(radius)
-        dx, dy = HEX._dxdy(u, v, y & 1)
+        dx, dy = HEX.tank_step(u, v, y & 1)
         px, py = self.to_px(x + dx, y + dy)
         c = self.cell
         left, top = float(px.min()) - c, float(py.min()) - c  # a layer just around the view's hexes
