@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .actions import DIRECTION_NAMES
-from .grid import HEX
 from .files import CONFIG_LIMIT, FileRefused, read_text_bounded
+from .grid import HEX
 from .water import NO_FOOD, ROCK, WATER
 
 if TYPE_CHECKING:

@@ -164,7 +164,8 @@ class Water:
             from .grid import HEX
 
             u, v = HEX.window_cells(self.pad)
-            return (v * self.pw + u).astype(np.int32)
+            hexes: np.ndarray = (v * self.pw + u).astype(np.int32)
+            return hexes
         r = self.pad
         dy, dx = np.mgrid[-r : r + 1, -r : r + 1]
         offsets: np.ndarray = (dy * self.pw + dx).ravel().astype(np.int32)

@@ -240,7 +240,7 @@ def test_the_model_brain_plans_on_hex_against_a_real_server(tmp_path):
     view = w.perceive(0).view
     for reply, read in (('{"goal": "explore", "direction": "north", "ticks": 9}', "reply_schema"),):
         assert judge_reply(reply, view, table=w.plan_table)[1] == read
-    open_way = [n for n, ch in zip(HEX.move_names, HEX.neighbour_chars(view)) if ch in ".F"][0]
+    open_way = next(n for n, ch in zip(HEX.move_names, HEX.neighbour_chars(view)) if ch in ".F")
     short = "".join(part[0] for part in open_way.split("-"))
     got, read = judge_reply(f'{{"goal": "explore", "direction": "{short}", "ticks": 9}}', view, table=w.plan_table)
     assert read == "ok" and got.direction == open_way
@@ -271,7 +271,7 @@ def test_the_environments_on_hex_pass_the_api_test_with_six_moves():
     vec = vector_env(2, overrides=small, max_steps=30)
     obs, _ = vec.reset(seed=1)
     assert obs["view"].shape == (2, 20, 19)
-    with pytest.raises(ValueError, match="0..7"):
+    with pytest.raises(ValueError, match=r"0\.\.7"):
         vec.step(np.full((2, 20), 8))
     for _ in range(35):
         obs, *_ = vec.step(vec.action_space.sample())
