@@ -83,7 +83,7 @@ class WorldConfig(_Section):
     grid: Literal["square", "hex"] = Field(
         "square", description="square: four moves (north, south, west, east); hex: hexagonal cells, six moves "
                               "(east, north-east, north-west, west, south-west, south-east), a view of the hexes "
-                              "within perception.radius steps (docs/tank.md, \"The hexagonal tank\")")
+                              "within perception.radius steps (docs/hex.md)")
     cell_px: int = Field(
         0, ge=0, le=40,
         description="pixels per cell in the window: 0 = 20 where the window holds the tank (the panels float "

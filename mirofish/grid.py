@@ -151,10 +151,10 @@ class Grid:
     @functools.cached_property
     def view_chars(self) -> str:
         """The view alphabet as text: water, glass, food, self, then another fish by heading
-        (then, on the square grid, the shown-only codes: fish/perception.py)."""
-        from .fish.perception import V_FISH, VIEW_CHARS
-
-        return VIEW_CHARS if not self.hex else VIEW_CHARS[:V_FISH] + self.fish_chars
+        (then, on the square grid, the shown-only codes): fish/perception.VIEW_CHARS on the
+        square grid (tests/test_hex.py holds the two equal; the fish layer reads the grid, not
+        the other way round)."""
+        return ".#F@" + self.fish_chars + ("" if self.hex else "PX?")
 
     def render(self, codes: np.ndarray, radius: int) -> str:
         """One fish's view codes (its window's cells in order) as rows of text. A hexagonal view

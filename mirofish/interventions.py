@@ -281,7 +281,7 @@ def add_fish(world: World, iv: dict[str, Any], fish: int | None = None, heading:
         traits = np.array(iv["traits"], np.int16)
     else:  # drawn like the tank's own fish, from the world's generator (so a replay draws the same)
         traits = sample_traits(world.rng, 1, cfg.fish.sociability_shift)[0]
-    fresh = type(s)(1, cfg.memory)  # a new fish's every array, then what makes it this one
+    fresh = type(s)(1, cfg.memory, world.state_table)  # a new fish's every array, then what makes it this one
     for name in type(s).STATE:
         getattr(s, name)[fish] = getattr(fresh, name)[0]
     s.memory.tick[fish], s.memory.code[fish], s.memory.arg[fish], s.memory.count[fish] = 0, 0, 0, 0

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import arbiter
-from .actions import Action
 from .bodies import swim_on
 from .fish import memory as mem
 from .fish.plantypes import EVENTS
@@ -42,7 +41,6 @@ EVENTS_IN_ORDER = ("exhausted", "refused", "blocked", "ate", "food_taken", "noth
 EVENT_ORDER = np.array([getattr(mem, name.upper()) for name in EVENTS_IN_ORDER], np.int8)
 _EV = {name: i for i, name in enumerate(EVENTS_IN_ORDER)}  # their columns in World._flags / _args
 
-_EAT, _REST = int(Action.EAT), int(Action.REST)
 # the plan events' columns of GoalParts.flags (World.GOAL_FLAG_COLUMNS: the plan types' EVENTS)
 _F_PLANNED, _F_FORAGE, _F_SCHOOL, _F_REST, _F_ROAMING, _F_CROWD, _F_HUNGRY = range(len(EVENTS))
 _NONE32 = np.zeros(0, np.int32)  # (after()'s per-fish bodies when no group has its own)
@@ -167,7 +165,7 @@ def step_compiled(world: World) -> StepOutcome:
     n, trig, cfg_a, m = s.n, world.cfg.triggers, world.cfg.arbiter, s.memory
     executed = world.steer()
     if world.used_slots != n or np.count_nonzero(s.absent):
-        executed[s.absent] = _REST  # out of the water: it only rests
+        executed[s.absent] = world.rest_action  # out of the water: it only rests
     s.intent = executed.copy()
     outcome, meal = np.empty(n, np.int8), np.empty(n, np.int8)
     k.arbitrate(  # by name (kernel.ARBITRATE_ARRAYS, ARBITRATE_INTS)

@@ -74,7 +74,6 @@ if TYPE_CHECKING:
 # Decision triggers, most urgent first (a request carries the first that applies).
 NEVER = -(2**30)  # "long ago" for tick-valued fields
 
-_EAT, _REST = int(Action.EAT), int(Action.REST)
 # Which plan events concern a goal: one column per event (the plan types' table,
 # fish/plantypes.py; _tick.c reads the same rows: GoalParts.flags).
 GOAL_FLAG_COLUMNS = EVENTS  # (_tick.c's too)
@@ -261,7 +260,8 @@ class World:
         n, k = f.slots, f.count  # room for n fish; k in the water at the start (spare ones out of it)
         if k > w.open_cells.size:
             raise ValueError(f"{k} fish do not fit in {w.open_cells.size} open cells")
-        self.school = s = School(n, cfg.memory, state_table(g))
+        self.state_table = state_table(g)  # the per-fish arrays as this grid's tank holds them
+        self.school = s = School(n, cfg.memory, self.state_table)
         s.cell[:k] = self.rng.choice(w.open_cells, size=k, replace=False)
         s.heading[:k] = self.rng.integers(0, g.n_moves, k)
         lo, hi = hundredths(f.start_energy_min), hundredths(f.start_energy_max)
@@ -629,7 +629,7 @@ class World:
                 {"tick": self.tick, "hunger_scale": self._hunger_scale, "persistence": c.persistence,
                  "refused": c.refused, "eat": c.eat, "rest": c.rest, "temperature": c.temperature})
             if self.grazing is not None:
-                out[self._grazing_now()] = _EAT  # a graze plan beside its plant eats
+                out[self._grazing_now()] = self.eat_action  # a graze plan beside its plant eats
             return out
         executed = s.plan_param.astype(np.int8)  # hold plans: their action
         planned = (s.plan_goal != G_HOLD).nonzero()[0]
@@ -641,7 +641,7 @@ class World:
                 s.stuck[planned])
         executed[s.energy <= 0] = self.rest_action
         if self.grazing is not None:
-            executed[self._grazing_now()] = _EAT  # a graze plan beside its plant eats
+            executed[self._grazing_now()] = self.eat_action  # a graze plan beside its plant eats
         return executed
 
     def _grazing_now(self) -> np.ndarray:

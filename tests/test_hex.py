@@ -291,3 +291,31 @@ def test_a_current_on_hex_carries_fish_one_hex_its_way():
     for (x0, y0), (x1, y1) in zip(before, after):
         q0, q1 = x0 - (y0 - (y0 & 1)) // 2, x1 - (y1 - (y1 & 1)) // 2
         assert (q1 - q0, y1 - y0) == (1, -1)  # one axial step north-east
+
+
+@pytest.mark.parametrize("tick", ["compiled", "numpy"])
+def test_fish_out_of_the_water_rest_on_hex_and_both_ticks_agree(tick, monkeypatch):
+    monkeypatch.setenv("MIROFISH_TICK", tick)
+    cfg = load_config(seed=4, **{"world.grid": "hex", "fish.count": 30, "fish.spare": 5})
+    live = LiveSession(cfg)
+    live.run(40)
+    s = live.world.school
+    assert s.absent.sum() == 5 and (s.stuck[s.absent] == 0).all() and (s.intent[s.absent] == HEX.rest).all()
+    assert not live.metrics.alerts()
+    live.engine.intervene({"kind": "add", "x": 10, "y": 10})
+    live.run(40)
+    assert s.absent.sum() == 4
+    hashes = {tick: live.world.state_hash()}
+    monkeypatch.setenv("MIROFISH_TICK", "numpy" if tick == "compiled" else "compiled")
+    other = LiveSession(cfg)
+    other.run(40)
+    other.engine.intervene({"kind": "add", "x": 10, "y": 10})
+    other.run(40)
+    assert other.world.state_hash() == hashes[tick]
+
+
+def test_the_grids_view_alphabet_is_the_perception_layers():
+    from mirofish.fish.perception import N_CODES, V_FISH, VIEW_CHARS
+
+    assert SQUARE.view_chars == VIEW_CHARS and len(SQUARE.fish_chars) == N_CODES - V_FISH
+    assert HEX.view_chars[:V_FISH] == VIEW_CHARS[:V_FISH] and len(set(HEX.view_chars)) == V_FISH + 6

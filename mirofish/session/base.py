@@ -119,6 +119,9 @@ class Session:
             raise PlayError("a replay plays back what was recorded: fork it (F) or go back to the live tank "
                             "(N) to play a fish")
         school = self.engine.world.school
+        if self.engine.world.grid.hex:  # (the arrow keys are the square tank's four moves)
+            raise PlayError("playing a fish with the arrow keys needs a square tank; on this hexagonal one, fork "
+                            "it with a plan (F)")
         if not 0 <= fish < school.n or school.absent[fish]:
             raise PlayError(f"fish {fish} is not in the water")
         if self.player is not None:

@@ -170,6 +170,7 @@ def export_html(path: str | os.PathLike[str], out: str | os.PathLike[str], t0: i
         "tick_seconds": cfg.world.tick_seconds, "groups": groups,
         "group_of": cfg.fish.group_of() if cfg.fish.groups else [],
         "radius": cfg.perception.radius, "sight": cfg.view_radii() or [],  # (the followed fish's square of view)
+        "grid": cfg.world.grid,  # (a hexagonal tank: its odd rows half a cell right, six headings)
         "fork": {"tick": rec.header.get("fork_tick"), "fish": rec.header.get("fork_fish"),
                  "action": rec.header.get("fork_action"), "rings": ghost is not None, "why_no_rings": why}
         if rec.header.get("fork_tick") is not None else None,

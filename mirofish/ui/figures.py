@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pygame
 
-from ..actions import ACTION_NAMES
 from ..fish.plans import GOAL_NAMES
 from ..session.report import FishReport
 from . import theme
@@ -57,7 +56,7 @@ def report_png(r: FishReport, out: str | Path, size: tuple[int, int] = (960, 540
     surf.blit(theme.text("actions", 22, ink), (x0, y0))
     surf.blit(theme.text("fish", 22, fish_c), (x0 + 70, y0))
     surf.blit(theme.text("tank mean", 22, tank_c), (x0 + 110, y0))
-    for k, a in enumerate(ACTION_NAMES):
+    for k, a in enumerate(r.actions):  # (the tank's actions: a hexagonal tank's eight)
         y = y0 + 28 + k * 30
         surf.blit(theme.text(a, 22, dim), (x0, y))
         pygame.draw.rect(surf, fish_c, (x0 + 70, y, int(r.actions[a] * 200), 11))

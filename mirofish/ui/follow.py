@@ -12,6 +12,7 @@ from ..actions import ACTION_NAMES
 from ..fish.personality import BEHAVIOUR_ALERT, BEHAVIOUR_MIN_DECISIONS, behaviour_score
 from ..fish.plans import NO_END
 from ..fish.triggers import TRIGGER_NAMES
+from ..grid import HEX
 from ..snapshot import FishSnapshot, TankView
 from . import theme
 from .sparkline import sparkline
@@ -289,7 +290,8 @@ class FollowPanel:
         total = max(1.0, counts.sum())
         surf.blit(theme.text("actions so far", 17, theme.FAINT), (x, y))
         y += 18
-        for k, name in enumerate(ACTION_NAMES):
+        names = ACTION_NAMES if counts.size == len(ACTION_NAMES) else HEX.action_names  # (a hexagonal tank's)
+        for k, name in enumerate(names):
             share = counts[k] / total
             surf.blit(theme.text(name, 16, theme.DIM), (x, y))
             pygame.draw.rect(surf, colour, (x + 60, y + 3, int((w - 110) * share), 9))

@@ -266,7 +266,7 @@ class Host:
                 "groups": [{"name": g.name, "colour": g.colour, "hunts": bool(g.hunts), "mark": g.mark}
                            for g in cfg.fish.groups],
                 "group_of": cfg.fish.group_of() if cfg.fish.groups else [],
-                "radius": cfg.perception.radius, "sight": cfg.view_radii() or [],
+                "radius": cfg.perception.radius, "sight": cfg.view_radii() or [], "grid": cfg.world.grid,
                 "traits": w.school.traits.astype(int).ravel().tolist(), "first": self.first, "last": self.now(),
                 "tick_seconds": cfg.world.tick_seconds, "speed": self.speed, "paused": self.paused,
                 "metrics": self.metrics, "fork": self.fork_label or None,
