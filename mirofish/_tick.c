@@ -1855,8 +1855,8 @@ static const char deeds_doc[] =
 enum { D_OPEN, D_OUTCOME, D_EXECUTED, D_ENERGY, D_ENERGY_BEFORE, D_NEIGHBOURS, D_TABLE, N_D };
 static const char *D_NAMES[N_D] = {"open", "move_outcome", "executed", "energy", "energy_before", "neighbours",
                                    "table"};
-enum { DI_HOLDS, N_DI };
-static const char *DI_NAMES[N_DI] = {"holds"};
+enum { DI_HOLDS, DI_MOVES, N_DI };
+static const char *DI_NAMES[N_DI] = {"holds", "moves"}; /* moves: 4, or a hexagonal tank's 6 */
 /* the rows of ``table`` (int64[N_DC, n]): worddeed._COLS */
 enum { DC_TICK, DC_GOAL, DC_PARAM, DC_X0, DC_Y0, DC_NB0, DC_TICKS, DC_MOVED, DC_ATE, DC_COMPANY, DC_WORKED, N_DC };
 static const char *DC_NAMES[N_DC] = {"tick", "goal", "param", "x0", "y0", "nb0", "ticks", "moved", "ate",
@@ -1869,6 +1869,8 @@ static PyObject *deeds(PyObject *self, PyObject *args) {
     if (by_name(arrays, D_NAMES, N_D, da, "deeds", "array", "DEEDS_ARRAYS") < 0 ||
         numbers_by_name(ints, DI_NAMES, N_DI, v, NULL, N_DI, "deeds", "DEEDS_INTS") < 0)
         return NULL;
+    if (v[DI_MOVES] != 4 && v[DI_MOVES] != 6) return out_of_range("moves", v[DI_MOVES]);
+    const int nd = (int)v[DI_MOVES];
     Bufs bs = {.n = 0};
     Py_ssize_t n = items(da[D_OPEN], 1, "open");
     if (n < 0) return NULL;
@@ -1884,14 +1886,14 @@ static PyObject *deeds(PyObject *self, PyObject *args) {
             *company = table + DC_COMPANY * n, *worked = table + DC_WORKED * n;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (!open[i]) continue;
-        int mv = outcome[i] == MOVED, eat = executed[i] == A_EAT && energy[i] > before[i];
+        int mv = outcome[i] == MOVED, eat = executed[i] == nd && energy[i] > before[i];  /* nd: eat */
         ticks[i] += 1;
         moved[i] += mv;
         ate[i] += eat;
         company[i] += nbv[i] > 0;
         if (v[DI_HOLDS] && goal[i] == G_HOLD) {
             int64_t act = param[i];
-            worked[i] += act == A_EAT ? eat : (act <= 3 ? mv : executed[i] == act);
+            worked[i] += act == nd ? eat : (act < nd ? mv : executed[i] == act);
         }
     }
     release_all(&bs);
@@ -1916,8 +1918,8 @@ enum { J_FISH, J_GOALS, J_PARAMS, J_OPEN, J_SAID, J_FOOD0, J_TABLE, J_COUNTS, J_
        J_NB_PREV, J_NEIGHBOURS, J_SLOTS, N_J };
 static const char *J_NAMES[N_J] = {"fish", "goals", "params", "open", "said", "food0", "table", "counts", "ring",
                                    "ring_n", "deed_of", "x", "y", "nb_prev", "neighbours", "slots"};
-enum { JI_TICK, JI_RECENT, JI_CROWD, JI_AWAY_KINDS, N_JI };
-static const char *JI_NAMES[N_JI] = {"tick", "recent", "crowd", "away_kinds"};
+enum { JI_TICK, JI_RECENT, JI_CROWD, JI_AWAY_KINDS, JI_MOVES, N_JI };
+static const char *JI_NAMES[N_JI] = {"tick", "recent", "crowd", "away_kinds", "moves"}; /* moves: 4, or 6 */
 enum { DEED_ATE, DEED_COMPANY, DEED_ALONG, DEED_STILL, DEED_AWAY, DEED_WORKED, N_DEEDS };
 static const char *DEED_NAMES[N_DEEDS] = {"ate", "company", "along", "still", "away", "worked"}; /* plantypes.DEEDS */
 #define N_COUNTS 7 /* worddeed.WordDeed.counts' columns */
@@ -1972,6 +1974,10 @@ static PyObject *judge(PyObject *self, PyObject *args) {
     for (Py_ssize_t q = 0; q < k; q++)
         if (fish[q] < 0 || fish[q] >= n) return bad_index(&bs, "fish", fish[q]);
     static const int64_t DX[4] = {0, 0, -1, 1}, DY[4] = {-1, 1, 0, 0}; /* actions.MOVE_DXDY */
+    /* a hexagonal tank's six ways on screen (grid.HEX.units) */
+    const double S3 = sqrt(3.0) / 2, HX[6] = {1.0, 0.5, -0.5, -1.0, -0.5, 0.5}, HY[6] = {0.0, -S3, -S3, 0.0, S3, S3};
+    const long long nd = v[JI_MOVES];
+    if (nd != 4 && nd != 6) return bad_index(&bs, "moves", nd);
     long long holds = 0;
 #define COL(c) table[(c) * n + i]
     for (Py_ssize_t q = 0; q < k; q++) {
@@ -1988,8 +1994,17 @@ static PyObject *judge(PyObject *self, PyObject *args) {
                 case DEED_ATE: done = COL(DC_ATE) > 0; break;
                 case DEED_COMPANY: done = 2 * COL(DC_COMPANY) >= ticks; break;
                 case DEED_ALONG: {
+                    int64_t half = moved / 2;
+                    if (nd == 6) { /* worddeed._along_one: between the cells' centres on screen, in quarter cells */
+                        double ux = prm >= 0 && prm < 6 ? HX[prm] : 0.0, uy = prm >= 0 && prm < 6 ? HY[prm] : 0.0;
+                        int64_t y0 = COL(DC_Y0);
+                        double cx = (double)x[i] + 0.5 * (double)(y[i] & 1), cx0 = (double)COL(DC_X0) + 0.5 * (double)(y0 & 1);
+                        double a = nearbyint(((cx - cx0) * ux + (double)(y[i] - y0) * S3 * uy) * 4) / 4;
+                        done = a >= (double)(half > 1 ? half : 1);
+                        break;
+                    }
                     int64_t dx = prm >= 0 && prm < 4 ? DX[prm] : 0, dy = prm >= 0 && prm < 4 ? DY[prm] : 0;
-                    int64_t along = (x[i] - COL(DC_X0)) * dx + (y[i] - COL(DC_Y0)) * dy, half = moved / 2;
+                    int64_t along = (x[i] - COL(DC_X0)) * dx + (y[i] - COL(DC_Y0)) * dy;
                     done = along >= (half > 1 ? half : 1);
                     break;
                 }

@@ -319,3 +319,44 @@ def test_the_grids_view_alphabet_is_the_perception_layers():
 
     assert SQUARE.view_chars == VIEW_CHARS and len(SQUARE.fish_chars) == N_CODES - V_FISH
     assert HEX.view_chars[:V_FISH] == VIEW_CHARS[:V_FISH] and len(set(HEX.view_chars)) == V_FISH + 6
+
+
+def test_word_and_deed_on_hex_compiled_is_numpys(monkeypatch):
+    """The compiled deeds and judge (six ways, the cells' centres on screen) count what the numpy
+    word-and-deed counts, plan for plan."""
+    def run_with(tick):
+        monkeypatch.setenv("MIROFISH_TICK", tick)
+        live = LiveSession(load_config(seed=6, **{"world.grid": "hex", "fish.count": 80}))
+        live.run(500)
+        wd = live.metrics.word_deed
+        return wd.compiled, wd.counts.copy(), wd._ring.copy(), live.metrics.summary()["action_entropy"]
+
+    compiled, numpy_ = run_with("compiled"), run_with("numpy")
+    assert compiled[0] and not numpy_[0]
+    assert np.array_equal(compiled[1], numpy_[1]) and np.array_equal(compiled[2], numpy_[2])
+    assert compiled[3] == numpy_[3]
+    assert compiled[1][:, 2].sum() > 100  # deeds done, counted
+
+
+def test_hex_clusters_and_nearest_distances_are_every_pairs():
+    """A hexagonal tank's sample looks its fish up in an axial grid: its nearest-neighbour
+    distances (between cells' centres on screen) and clusters (fish within two hex steps) are
+    those of comparing every pair, on random tanks sparse and crowded."""
+    from mirofish.observe.metrics import _components, hex_nn_and_labels
+
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        w, h = int(rng.integers(5, 60)), int(rng.integers(5, 40))
+        cells = rng.choice(w * h, size=min(int(rng.integers(2, 150)), w * h), replace=False)
+        x, y = cells % w, cells // w
+        q = x - (y >> 1)
+        sx, sy = x + 0.5 * (y & 1), y * (3 ** 0.5 / 2)
+        d = np.hypot(sx[:, None] - sx[None, :], sy[:, None] - sy[None, :])
+        np.fill_diagonal(d, np.inf)
+        dq, dr = q[:, None] - q[None, :], y[:, None] - y[None, :]
+        steps = np.maximum(np.maximum(abs(dq), abs(dr)), abs(dq + dr))
+        np.fill_diagonal(steps, 99)
+        want = _components(len(x), *np.nonzero(steps <= 2))
+        got_nnd, got = hex_nn_and_labels(x, y)
+        assert got_nnd == pytest.approx(d.min(axis=1).mean(), abs=1e-9)
+        assert np.array_equal(got[:, None] == got[None, :], want[:, None] == want[None, :])

@@ -137,6 +137,56 @@ def _offsets(radius: int) -> np.ndarray:
 _NEAR = _offsets(6)
 
 
+def _hex_offsets(steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Axial (dq, dr) within ``steps`` hex steps, nearest on screen first, origin excluded; their
+    screen distances (cell widths) and hex steps."""
+    d = np.arange(-steps, steps + 1)
+    dq, dr = (a.ravel() for a in np.meshgrid(d, d))
+    hexsteps = np.maximum(np.maximum(np.abs(dq), np.abs(dr)), np.abs(dq + dr))
+    keep = (hexsteps <= steps) & (hexsteps > 0)
+    dq, dr, hexsteps = dq[keep], dr[keep], hexsteps[keep]
+    dist = np.hypot(dq + dr / 2, dr * (3 ** 0.5 / 2))
+    order = np.lexsort((dq, dr, dist))
+    return np.stack([dq[order], dr[order]], axis=1), dist[order], hexsteps[order]
+
+
+_HEX_NEAR, _HEX_NEAR_D, _HEX_NEAR_STEPS = _hex_offsets(6)
+_HEX_SURE = 6 * 3 ** 0.5 / 2  # any fish beyond 6 steps is at least this far on screen
+
+
+def hex_nn_and_labels(x: np.ndarray, y: np.ndarray, link: int = 2) -> tuple[float, np.ndarray | None]:
+    """:func:`nn_and_labels` on a hexagonal tank (mirofish/grid.py), from the fish's tank
+    coordinates: the mean distance to the nearest fish between the cells' centres on screen (cell
+    widths), and clusters of fish within ``link`` hex steps of each other (in each other's view,
+    as the square tank's clusters are). A fish's neighbours are looked up around it in an axial
+    grid; one with nobody within 6 steps is compared with every fish."""
+    n = len(x)
+    if n < 2:
+        return 0.0, None
+    x, y = np.asarray(x, np.int64), np.asarray(y, np.int64)
+    q, r = x - (y >> 1), y
+    pad = 7
+    q0, r0 = q - q.min() + pad, r - r.min() + pad
+    grid = np.full((int(r0.max()) + pad + 1, int(q0.max()) + pad + 1), -1, np.int64)
+    grid[r0, q0] = np.arange(n)
+    hits = grid[r0[:, None] + _HEX_NEAR[None, :, 1], q0[:, None] + _HEX_NEAR[None, :, 0]]  # nearest first
+    found = hits >= 0
+    first = found.argmax(axis=1)
+    nnd = np.where(found.any(axis=1), _HEX_NEAR_D[first], np.inf)
+    unsure = np.flatnonzero(nnd > _HEX_SURE)  # nobody that near: against every fish
+    if unsure.size:
+        sx, sy = x + 0.5 * (y & 1), y * (3 ** 0.5 / 2)
+        step = max(1, 4_000_000 // n)
+        for s in range(0, unsure.size, step):
+            part = unsure[s:s + step]
+            d2 = (sx[None, :] - sx[part, None]) ** 2 + (sy[None, :] - sy[part, None]) ** 2
+            d2[np.arange(part.size), part] = np.inf
+            nnd[part] = np.sqrt(d2.min(axis=1))
+    near = _HEX_NEAR_STEPS <= link
+    rows, cols = np.nonzero(found[:, near])
+    return float(nnd.mean()), _components(n, rows, hits[:, near][rows, cols])
+
+
 def neighbours_and_clusters(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[float, int, int]:
     """(mean nearest-neighbour distance, clusters of ≥2, largest cluster size)."""
     nnd, labels = nn_and_labels(xy, link, chunk)
@@ -637,8 +687,8 @@ class Sample:
         if grid is None:
             grid = grid_of(cfg.world.grid if cfg is not None else "square")
         # A hexagonal tank's figures are of the cells' centres on screen (mirofish/grid.py), its
-        # headings' unit vectors six, all in numpy; its clusters link fish within two cell widths
-        # (Chebyshev, on screen) — about the hexes within two steps.
+        # headings' unit vectors six, all in numpy; its clusters link fish within two hex steps
+        # (in each other's view: hex_nn_and_labels).
         self.units = None if not grid.hex else np.array(grid.units, np.float64)
         # the collective figures in one compiled call (None: as kernel.compiled_tick() says)
         self.compiled = (kernel.compiled_tick() is not None if compiled is None else compiled) and not grid.hex
@@ -654,8 +704,8 @@ class Sample:
     @cached_property
     def neighbours(self) -> tuple[float, np.ndarray | None]:
         """(mean nearest-neighbour distance, cluster labels) of the fish in the water."""
-        if self.units is not None:  # (a hexagonal tank's centres are not whole cells: every pair)
-            return numpy_nn_and_labels(self.xy, chunk=512, every_pair=True)
+        if self.units is not None:  # a hexagonal tank: by hex steps, from its fish's tank coordinates
+            return hex_nn_and_labels(self.f.x[self.ids], self.f.y[self.ids])
         return nn_and_labels(self.xy)
 
     @cached_property

@@ -170,8 +170,8 @@ class WordDeed:
         self.thought = [""] * n_fish
         self._prev: tuple[np.ndarray, ...] | None = None
         self._holds = 0  # open single-action plans (action mode)
-        # the per-tick tally in C (_tick.deeds; the square grid's: a hexagonal tank's in numpy)
-        self.compiled = kernel.compiled_tick() is not None and not grid.hex
+        # the per-tick tally in C (_tick.deeds, and judge: a hexagonal tank's six ways too)
+        self.compiled = kernel.compiled_tick() is not None
 
     @property
     def plan(self) -> dict[str, np.ndarray]:
@@ -201,7 +201,7 @@ class WordDeed:
             compiled.deeds(  # by name (_tick.DEEDS_ARRAYS, DEEDS_INTS)
                 {"open": self.open, "move_outcome": mo, "executed": ex, "energy": en, "energy_before": before,
                  "neighbours": nb, "table": T},  # rows: _COLS
-                {"holds": self._holds})
+                {"holds": self._holds, "moves": self.grid.n_moves})
         else:
             self._tally(f, prev)
         self._prev = (f.x, f.y, f.energy, f.neighbours)
@@ -239,7 +239,8 @@ class WordDeed:
              "ring": self._ring, "ring_n": self._ring_n, "deed_of": self._deed, "x": c(prev[0], np.int64),
              "y": c(prev[1], np.int64), "nb_prev": c(prev[3], np.int16), "neighbours": c(f.neighbours, np.int16),
              "slots": slots},
-            {"tick": f.tick, "recent": RECENT, "crowd": _CROWD, "away_kinds": len(AWAY_NAMES)})
+            {"tick": f.tick, "recent": RECENT, "crowd": _CROWD, "away_kinds": len(AWAY_NAMES),
+             "moves": self.grid.n_moves})
         if self._ring_thought:  # a slot written over loses the words it kept
             for fish_i, slot in zip(fish.tolist(), slots.tolist()):
                 if slot >= 0:
