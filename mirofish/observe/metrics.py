@@ -182,7 +182,7 @@ def hex_nn_and_labels(x: np.ndarray, y: np.ndarray, link: int = 2) -> tuple[floa
             d2 = (sx[None, :] - sx[part, None]) ** 2 + (sy[None, :] - sy[part, None]) ** 2
             d2[np.arange(part.size), part] = np.inf
             nnd[part] = np.sqrt(d2.min(axis=1))
-    near = _HEX_NEAR_STEPS <= link
+    near = link >= _HEX_NEAR_STEPS
     rows, cols = np.nonzero(found[:, near])
     return float(nnd.mean()), _components(n, rows, hits[:, near][rows, cols])
 
