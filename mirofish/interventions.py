@@ -37,9 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .actions import DIRECTION_NAMES
 from .files import CONFIG_LIMIT, FileRefused, read_text_bounded
-from .grid import HEX
+from .grid import HEX, SQUARE, Grid
 from .water import NO_FOOD, ROCK, WATER
 
 if TYPE_CHECKING:
@@ -90,11 +89,23 @@ def _remove(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
     return {"kind": "remove", "fish": fish}
 
 
+def _way(word: object, grid: Grid) -> str | None:
+    """``word`` as one of ``grid``'s ways (its name, or initials: ``ne``), or None."""
+    if not isinstance(word, str):
+        return None
+    w = word.strip().lower().replace("_", "-")
+    return next((name for name in grid.move_names if w in (name, "".join(p[0] for p in name.split("-")))), None)
+
+
 def _current(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
     # the tank's ways (a hexagonal tank's six); without a tank, either grid's (checked again on it)
-    names = world.grid.move_names if world is not None else tuple(dict.fromkeys((*DIRECTION_NAMES, *HEX.move_names)))
-    if iv.get("dir") not in names:
-        raise InterventionError(f"current: dir must be one of {', '.join(names)}, got {iv.get('dir')!r}")
+    grids = (world.grid,) if world is not None else (SQUARE, HEX)
+    way = next((w for w in (_way(iv.get("dir"), g) for g in grids) if w is not None), None)
+    if way is None:
+        names = (", ".join(world.grid.move_names) if world is not None else
+                 f"{', '.join(SQUARE.move_names)} (a square tank) or {', '.join(HEX.move_names)} (a hexagonal one)")
+        raise InterventionError(f"current: dir must be one of {names}, got {iv.get('dir')!r}")
+    iv = {**iv, "dir": way}
     if type(iv.get("ticks")) is not int or not 0 <= iv["ticks"] <= 1_000_000:
         raise InterventionError(f"current: ticks must be a whole number 0..1000000, got {iv.get('ticks')!r}")
     return {"kind": "current", "dir": iv["dir"], "ticks": iv["ticks"]}
@@ -270,7 +281,11 @@ def add_fish(world: World, iv: dict[str, Any], fish: int | None = None, heading:
 
     s, w, cfg = world.school, world.water, world.cfg
     if fish is None:
-        fish = int(np.flatnonzero(s.absent[: cfg.fish.count + cfg.fish.spare])[0])
+        free = np.flatnonzero(s.absent[: cfg.fish.count + cfg.fish.spare])
+        if not free.size:  # (several added at one tick, checked before any was: one line, not a crash)
+            raise InterventionError(f"no room for another fish: all {cfg.fish.count + cfg.fish.spare} rooms are "
+                                    f"taken (start the tank with --set fish.spare=N)")
+        fish = int(free[0])
     open_free = w.open_cells[world.occupant[w.open_cells] < 0]
     if open_free.size == 0:
         raise InterventionError("no free water for another fish")

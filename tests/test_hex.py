@@ -360,3 +360,48 @@ def test_hex_clusters_and_nearest_distances_are_every_pairs():
         got_nnd, got = hex_nn_and_labels(x, y)
         assert got_nnd == pytest.approx(d.min(axis=1).mean(), abs=1e-9)
         assert np.array_equal(got[:, None] == got[None, :], want[:, None] == want[None, :])
+
+
+def test_the_tools_read_a_hex_recording_in_its_own_words(tmp_path):
+    """trace, diff, a fork's plans and currents, and word and deed name the hexagonal tank's
+    actions and ways (a fault campaign found each reading the square tank's)."""
+    from mirofish.fish.plans import DEFAULT
+    from mirofish.observe.worddeed import word_verdict
+    from mirofish.session.survey import _compass
+
+    rec, sq = tmp_path / "hex.mirofish", tmp_path / "sq.mirofish"
+    assert run("live", "--headless", "--ticks", "120", "--seed", "3", "--set", "world.grid=hex",
+               "--record", str(rec)).returncode == 0
+    out = run("trace", str(rec), "--fish", "4", "--from", "60", "--to", "90")
+    assert out.returncode == 0, out.stderr
+    doing = {line.split("doing ")[1].split()[0] for line in out.stdout.splitlines() if "doing " in line}
+    assert doing and doing <= set(HEX.action_names), doing
+    fork = tmp_path / "f.mirofish"
+    out = run("fork", str(rec), "--at", "60", "--current", "ne,20", "--ticks", "40", "--record", str(fork))
+    assert out.returncode == 0 and "current north-east" in out.stdout, out.stderr
+    out = run("diff", str(rec), str(fork))
+    assert out.returncode == 0, out.stderr
+    assert "move_ne" in out.stdout and "move_n " not in out.stdout
+    assert run("live", "--headless", "--ticks", "120", "--seed", "3", "--record", str(sq)).returncode == 0
+    for args, needle in ((("diff", str(rec), str(sq)), "a hex tank and"),
+                         (("fork", str(rec), "--at", "60", "--fish", "2", "--plan", "hide", "--ticks", "5"),
+                          "hexagonal tank does not find"),
+                         (("fork", str(rec), "--at", "60", "--current", "up,5", "--ticks", "5"), "north-east")):
+        out = run(*args)
+        assert out.returncode == 2 and needle in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    table = DEFAULT.on(HEX)
+    explore = table.code["explore"]
+    assert word_verdict(explore, 0, "open water to the east", table) is True
+    assert word_verdict(explore, 1, "heading north east now", table) is True
+    assert word_verdict(explore, 1, "open water to the east", table) is False
+    assert [_compass(HEX, k) for k in range(6)] == ["east", "north", "north", "west", "south", "south"]
+    assert [_compass(SQUARE, k) for k in range(4)] == ["north", "south", "west", "east"]
+
+
+def test_adding_more_fish_than_rooms_at_one_tick_is_one_line(tmp_path):
+    rec = tmp_path / "spare.mirofish"
+    assert run("live", "--headless", "--ticks", "40", "--set", "fish.spare=2", "--record", str(rec)).returncode == 0
+    adds = [arg for k in range(3) for arg in ("--add-fish", f"{10 + k},10")]
+    out = run("fork", str(rec), "--at", "20", *adds, "--ticks", "5")
+    assert out.returncode == 2 and "no room for another fish" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr

@@ -104,14 +104,14 @@ def _find(pattern: str, text: str, flags: int = 0) -> str:
     return found.group(1)
 
 
-_HEX_ROW = re.compile(r"^ {0,12}[.#F@1346789PX?](?: [.#F@1346789PX?]){2,12}$", re.M)
+_HEX_ROW = re.compile(r"^ {0,12}[.#F@1346789PX?](?: [.#F@1346789PX?]){1,12}$", re.M)
 
 
 def _hex_view(prompt: str) -> str | None:
     """The last hexagonal view in ``prompt`` (mirofish/grid.py: rows of cells a space apart,
     each row half a cell off the next, 2r + 1 rows), or None."""
     rows = _HEX_ROW.findall(prompt)
-    if len(rows) < 5:
+    if len(rows) < 3:
         return None
     cells = [len(r.split()) for r in rows]
     r = (max(cells) - 1) // 2

@@ -274,7 +274,9 @@ def fork_arguments(fk: argparse.ArgumentParser) -> None:
     iv.add_argument("--remove-fish", action="append", default=[], type=int_at_least(0), metavar="N",
                     help="take fish N out of the water")
     iv.add_argument("--current", action="append", default=[], metavar="DIR,TICKS",
-                    help="push every fish that can one cell DIR (north, south, west, east) each tick for TICKS ticks")
+                    help="push every fish that can one cell DIR (north, south, west, east; on a hexagonal tank east, "
+                         "north-east, north-west, west, south-west, south-east, or initials: ne) each tick for TICKS "
+                         "ticks")
     iv.add_argument("--interventions", metavar="FILE",
                     help="JSON Lines, one {\"tick\": T, \"kind\": food|rock|clear|current|tune|add|remove, ...} "
                          "per line "

@@ -204,6 +204,8 @@ class PlanTable:
             raise ValueError(f"{head} is no move on a {self.grid.name} tank; its actions are {', '.join(actions)}")
         goal = self.parse_goal(head)
         t = self.types[goal]
+        if self.grid.hex and t.seek:  # (its target is found on a square view: docs/hex.md)
+            raise ValueError(f"{t.name} swims to a target, which a hexagonal tank does not find yet")
         if t.param == "action":
             raise ValueError(f"type the action itself ({actions[0]} … rest) to hold one action")
         param, horizon = _PARAMS[t.param](t.name, rest, nums, self.grid)

@@ -845,7 +845,8 @@ def _ratio(a: float, b: float) -> float:
 
 METRICS: tuple[Metric, ...] = (
     Metric("action_entropy", "action entropy", "Shannon entropy (ln) of the six executed actions in the window "
-           "(max ln 6 = 1.79)", "nats", "{:.2f}", "window", lambda m: entropy(m._action_sum), group="health",
+           "(max ln 6 = 1.79; a hexagonal tank's eight: ln 8 = 2.08)", "nats", "{:.2f}", "window",
+           lambda m: entropy(m._action_sum), group="health",
            healthy=(1.6, 1.9), bad_below=1.2, hud=0, chart=5, chart_title="action entropy (ln)",
            chart_range=(0.0, 1.8), diff=6, recorded=True, computed_in="C tally: actions (rolling window)"),
     Metric("conflict_rate", "conflict rate", "intents refused because of another fish / all intents, in the "

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import kernel
-from ..actions import DIRECTION_NAMES, MOVE_DXDY
+from ..actions import MOVE_DXDY
 from ..arbiter import MOVED
 from ..fish.plans import AWAY_NAMES, DEFAULT, G_HOLD, PlanTable
 from ..fish.plantypes import DEEDS
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 
 GOAL_WORDS = {t.name: t.words for t in DEFAULT.types if t.words}  # the default table's words (fish/plantypes.py)
 _DIR_RE = re.compile(r"\b(north|south|west|east)\b")
+# a hexagonal tank's six ways (mirofish/grid.py): "north-east", "north east", "northeast" … and east, west
+_HEX_DIR_RE = re.compile(r"\b((?:north|south)[- ]?(?:east|west)|east|west)\b")
 RECENT = 8  # judged plans kept per fish for the follow panel
 
 
@@ -59,6 +61,8 @@ def reads(thought: str, plans: PlanTable = DEFAULT) -> tuple[set[str], set[str]]
     text = f" {thought.lower()} "
     words_of = GOAL_WORDS if plans is DEFAULT else {t.name: t.words for t in plans.types if t.words}
     goals = {g for g, words in words_of.items() if any(w in text for w in words)}
+    if plans.grid.hex:  # (its ways' words, spelt as the grid spells them: north-east)
+        return goals, {w[:5] + "-" + w[-4:] if len(w) > 5 else w for w in _HEX_DIR_RE.findall(text)}
     return goals, set(_DIR_RE.findall(text))
 
 
@@ -85,7 +89,8 @@ def word_verdict(goal: int, param: int, thought: str, plans: PlanTable = DEFAULT
     name = plans.names[goal] if 0 <= goal < plans.n else ""
     kind = plans.types[goal].param if 0 <= goal < plans.n else ""
     if kind == "direction":
-        own = DIRECTION_NAMES[param] if 0 <= param < 4 else ""  # (a hexagonal tank's plans say no words)
+        names = plans.grid.move_names  # (the tank's: a hexagonal tank's six)
+        own = names[param] if 0 <= param < len(names) else ""
         if ways:
             return own in ways
     if kind == "action":

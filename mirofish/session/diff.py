@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import ACTION_NAMES
 from ..fish.plans import DEFAULT
 from ..observe.metrics import ranked
 from ..observe.recording import SAMPLE_COLUMNS, Recording, RecordingError
@@ -49,7 +48,8 @@ class _Side:
         self.player = ReplaySession(rec)
         self.player.seek(t0)
         n = rec.config.fish.slots
-        self.actions = np.zeros(len(ACTION_NAMES), np.int64)
+        self.names = rec.plans.grid.action_names  # (the tank's grid: a hexagonal tank's eight)
+        self.actions = np.zeros(len(self.names), np.int64)
         self.plans = np.zeros(rec.plans.n, np.int64)  # per goal of the run's plan table
         self.decisions = 0
         self.stuck_ticks = 0
@@ -75,7 +75,7 @@ class _Side:
             return None
         if self.groups is not None:
             self.groups(frame)
-        self.actions += np.bincount(frame.executed.astype(np.int64), minlength=len(ACTION_NAMES))[: len(ACTION_NAMES)]
+        self.actions += np.bincount(frame.executed.astype(np.int64), minlength=len(self.names))[: len(self.names)]
         self.stuck_ticks += int(np.count_nonzero(self.player.world.school.stuck))
         return self.player.world.school.cell.copy(), decided
 
@@ -93,7 +93,7 @@ class _Side:
         return {
             "label": self.label, "recording": str(self.rec.path), "ticks": [self.t0, self.player.tick],
             "decisions": self.decisions,
-            "actions": {a: round(int(c) / total_a, 4) for a, c in zip(ACTION_NAMES, self.actions)},
+            "actions": {a: round(int(c) / total_a, 4) for a, c in zip(self.names, self.actions)},
             "plans": {g: round(int(c) / total_p, 4) for g, c in zip(self.rec.plans.names, self.plans) if c},
             "stuck_fish_ticks": self.stuck_ticks,
             "memory_entries_mean": round(float(np.mean(sizes)), 2),
@@ -117,6 +117,9 @@ def diff_runs(a_path: str | Path, b_path: str | Path, registry: Registry | None 
     try:
         if a.config.fish.slots != b.config.fish.slots:
             raise RecordingError(f"{a.path} has {a.config.fish.slots} fish and {b.path} {b.config.fish.slots}: "
+                                 f"diff compares the same tank")
+        if a.config.world.grid != b.config.world.grid:  # (their actions and cells are not the same things)
+            raise RecordingError(f"{a.path} is a {a.config.world.grid} tank and {b.path} a {b.config.world.grid} one: "
                                  f"diff compares the same tank")
         t0, t1 = max(a.first_tick, b.first_tick), min(a.last_tick, b.last_tick)
         if t0 >= t1:
@@ -225,7 +228,7 @@ def render_text(d: dict[str, Any]) -> str:
 
     lines.append(row("", "A", "B"))
     lines.append("actions executed (share)")
-    for k in ACTION_NAMES:
+    for k in a["actions"]:
         lines.append(row(k, a["actions"][k], b["actions"][k]))
     lines.append("plans chosen (share)")
     order = {g: i for i, g in enumerate(DEFAULT.names)}  # the shipped order first, a run's own after

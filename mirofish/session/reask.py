@@ -22,6 +22,8 @@ from ..brains.prompt import PlanReply, judge_reply
 from ..brains.prompts import recorded_prompt
 from ..brains.user import one_line
 from ..config import Config, redact_url
+from ..fish.plans import DEFAULT
+from ..grid import grid_of
 from ..observe.recording import Recording, RecordingError
 
 if TYPE_CHECKING:
@@ -50,8 +52,10 @@ def find_exchange(rec: Recording, fish: int, tick: int) -> dict[str, Any]:
     return here[-1]
 
 
-def _reading(text: str | None, view: str, plans: bool, food_here: bool) -> dict[str, Any]:
-    reply, read = judge_reply(text, view, plans, food_here)
+def _reading(text: str | None, view: str, plans: bool, food_here: bool, cfg: Config | None = None) -> dict[str, Any]:
+    """A reply read as the brain reads it, by the plan table on the tank's grid (``cfg``'s)."""
+    table = DEFAULT.on(grid_of(cfg.world.grid)) if cfg is not None else DEFAULT
+    reply, read = judge_reply(text, view, plans, food_here, table=table)
     out: dict[str, Any] = {"reply": text, "read": read, "legal": read == "ok"}
     if isinstance(reply, PlanReply):
         out["choice"] = reply.goal + (f" {reply.direction}" if reply.goal == "explore" and reply.direction else "")
@@ -111,7 +115,7 @@ def ask_exchange(call: dict[str, Any], texts: dict[str, str], cfg: Config, base_
                     try:
                         text, p, c = await transport.complete([ep], msgs, formats, call["max_tokens"], budget_end,
                                                               trace=trace)
-                        read = {"reply": text} if plain else _reading(text, view, plans, food_here)
+                        read = {"reply": text} if plain else _reading(text, view, plans, food_here, cfg)
                         answers.append({**read, "model": ask_model,
                                         "prompt_tokens": p, "completion_tokens": c,
                                         "latency_s": round(trace.get("latency_s", 0.0), 3)})
@@ -144,7 +148,7 @@ def reask(path: str | Path, fish: int, tick: int, base_url: str | None = None, m
     answers = ask_exchange(call, texts, cfg, base_url, model, n, timeout_s, api_key_env=api_key_env)
     plans = cfg.brain.decides == "plan"
     food_here = "\nhere: food" in call["user"] or "food under you" in call["user"]
-    recorded = _reading(call["reply"], call["view"], plans, food_here)
+    recorded = _reading(call["reply"], call["view"], plans, food_here, cfg)
     recorded["read"] = call["read"]  # as the run read it (a reply that never came has none)
     # the same decision (goal, direction, horizon, thought as read); the same text, byte for byte, apart
     decision = ("choice", "ticks", "thought")

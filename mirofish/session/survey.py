@@ -218,10 +218,10 @@ def template_answer(q: Question, world: Any, fish: int) -> tuple[Any, bool, str]
         value = company
     elif q.template == "plan":
         value = goal
-    else:  # heading: where its plan takes it next
-        value = ("north", "south", "west", "east")[int(s.plan_param[fish]) % 4] \
-            if t is not None and t.param == "direction" else "stay" if goal == "rest" else \
-            ("north", "south", "west", "east")[int(s.heading[fish]) % 4]
+    else:  # heading: where its plan takes it next (a hexagonal tank's six ways: the compass word nearest)
+        way = int(s.plan_param[fish]) if t is not None and t.param == "direction" else int(s.heading[fish])
+        value = "stay" if goal == "rest" and not (t is not None and t.param == "direction") else \
+            _compass(world.grid, way)
     if q.kind == "likert":
         score = 1 + min(4, int(value * 5)) if q.template == "energy" else 1 + min(4, int(value)) \
             if q.template == "company" else None
@@ -347,6 +347,12 @@ ROW_TYPES = {"recording": "string", "tick": "int64", "fish": "int64", "group": "
              "reason": "string", "tokens": "int64", "latency_s": "float64", "did": "string", "agrees": "string"}
 
 
+def _compass(grid: Any, way: int) -> str:
+    """A move of ``grid`` as the compass word nearest it on screen (north, south, west, east)."""
+    ux, uy = grid.units[way % grid.n_moves]
+    return ("east" if ux > 0 else "west") if abs(ux) >= abs(uy) else ("south" if uy > 0 else "north")
+
+
 def _deeds(player: Any, fish: list[int], start: int, horizon: int) -> dict[int, tuple[str, bool]]:
     """What each fish did in the ``horizon`` ticks after ``start``: its net heading (``stay``
     within a cell) and whether it had company at least half the time."""
@@ -359,9 +365,10 @@ def _deeds(player: Any, fish: list[int], start: int, horizon: int) -> dict[int, 
         company += player.world.school.neighbours > 0
         ticks += 1
     x1, y1 = player.world.water.xy(player.world.school.cell)
+    (x0, y0), (x1, y1) = w.grid.centres(x0, y0), w.grid.centres(x1, y1)  # (a hexagonal tank: on screen)
     out: dict[int, tuple[str, bool]] = {}
     for f in fish:
-        dx, dy = int(x1[f] - x0[f]), int(y1[f] - y0[f])
+        dx, dy = float(x1[f] - x0[f]), float(y1[f] - y0[f])
         way = "stay" if abs(dx) + abs(dy) <= 1 else (("east" if dx > 0 else "west") if abs(dx) >= abs(dy)
                                                       else ("south" if dy > 0 else "north"))
         out[f] = (way, bool(ticks) and 2 * int(company[f]) >= ticks)

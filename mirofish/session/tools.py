@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from ..actions import Action
 from ..brains.base import TIERS, status_name
 from ..brains.instinct import instinct_source
 from ..brains.prompt import why_refused
@@ -78,7 +77,7 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
                 keys = ("kind", "model", "user", "reply", "read", "latency_s", "prompt_tokens", "completion_tokens",
                         "retries", "cached", "prefix")
                 row["exchanges"] = [{**{k: c.get(k) for k in keys},
-                                     **({"why": why_refused(c["reply"], c["read"], plans)}
+                                     **({"why": why_refused(c["reply"], c["read"], plans, rec.plans)}
                                         if c["kind"] == "decision" and c["read"] != "ok" else {})}
                                     for c in said]
             if brain is not None:
@@ -92,5 +91,5 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
         player.step()
         # the plan the fish swam during this tick (after any decision of the tick) and what it did
         row["plan"] = rec.plans.describe(int(s.plan_goal[fish]), int(s.plan_param[fish]))
-        row["intent"] = Action(int(s.intent[fish])).label
+        row["intent"] = rec.plans.grid.action_names[int(s.intent[fish])]  # (the tank's grid's names)
     return out

@@ -111,6 +111,8 @@ def draw_axes_chart(surf: pygame.Surface, rect: pygame.Rect, xs: np.ndarray, ys:
         return
     every = np.concatenate([ys, *(ly for _, _, ly, _ in lines)])
     lo, hi = y_range if y_range is not None else (float(min(0.0, every.min())), float(every.max()))
+    if y_range is not None and float(every.max()) > hi:  # a fixed range grows to what it must show (a
+        hi = float(every.max())  # hexagonal tank's action entropy reaches ln 8 = 2.08, above the usual 1.8)
     if hi <= lo:
         hi = lo + 1.0
     x0, x1 = x_range if x_range is not None else (int(xs[0]), int(xs[-1]))

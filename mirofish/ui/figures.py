@@ -56,8 +56,9 @@ def report_png(r: FishReport, out: str | Path, size: tuple[int, int] = (960, 540
     surf.blit(theme.text("actions", 22, ink), (x0, y0))
     surf.blit(theme.text("fish", 22, fish_c), (x0 + 70, y0))
     surf.blit(theme.text("tank mean", 22, tank_c), (x0 + 110, y0))
-    for k, a in enumerate(r.actions):  # (the tank's actions: a hexagonal tank's eight)
-        y = y0 + 28 + k * 30
+    step = min(30, 196 // max(1, len(r.actions)))  # (the tank's actions: a hexagonal tank's eight, closer)
+    for k, a in enumerate(r.actions):
+        y = y0 + 28 + k * step
         surf.blit(theme.text(a, 22, dim), (x0, y))
         pygame.draw.rect(surf, fish_c, (x0 + 70, y, int(r.actions[a] * 200), 11))
         pygame.draw.rect(surf, tank_c, (x0 + 70, y + 13, int(r.tank_actions[a] * 200), 8))
