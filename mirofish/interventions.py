@@ -63,13 +63,13 @@ def _point(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
     return {"kind": iv["kind"], "x": iv["x"], "y": iv["y"]}
 
 
-def _add(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
+def _add(iv: dict[str, Any], world: World | None, room: bool = True) -> dict[str, Any]:
     out = _point(iv, world)
     traits = iv.get("traits")
     if traits is not None and (not isinstance(traits, list) or len(traits) != 5
                                or not all(type(v) is int and 0 <= v <= 100 for v in traits)):
         raise InterventionError(f"add: traits must be five whole numbers 0..100, got {traits!r}")
-    if world is not None and not world.school.absent[: world.cfg.fish.count + world.cfg.fish.spare].any():
+    if room and world is not None and not world.school.absent[: world.cfg.fish.count + world.cfg.fish.spare].any():
         raise InterventionError(f"no room for another fish: all {world.school.n} are in the water "
                                 f"(start the tank with --set fish.spare=N, or take one out)")
     state = iv.get("state")
@@ -130,12 +130,17 @@ _CHECKS = {"food": _point, "rock": _point, "clear": _point, "current": _current,
            "remove": _remove}
 
 
-def check(iv: object, world: World | None = None) -> dict[str, Any]:
+def check(iv: object, world: World | None = None, ahead: bool = False) -> dict[str, Any]:
     """``iv`` as a valid intervention dict (a copy), or :class:`InterventionError` naming the
-    problem (with ``world``: also a place outside its tank, a fish that is not there …)."""
+    problem (with ``world``: also a place outside its tank, a fish that is not there …);
+    ``ahead``: checked before the tick it applies at (a fork's interventions, all checked at the
+    fork): a fish added later is not refused for want of a room that a fish taken out before it
+    frees (its room is looked for when it applies: :func:`add_fish`)."""
     if not isinstance(iv, dict) or iv.get("kind") not in KINDS:
         kind = iv.get("kind") if isinstance(iv, dict) else iv
         raise InterventionError(f"unknown intervention {kind!r} (one of {', '.join(KINDS)})")
+    if iv["kind"] == "add":
+        return _add(iv, world, room=not ahead)
     return _CHECKS[iv["kind"]](iv, world)
 
 

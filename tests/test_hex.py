@@ -405,3 +405,14 @@ def test_adding_more_fish_than_rooms_at_one_tick_is_one_line(tmp_path):
     out = run("fork", str(rec), "--at", "20", *adds, "--ticks", "5")
     assert out.returncode == 2 and "no room for another fish" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_fish_taken_out_frees_its_room_for_one_added_later_in_a_fork(tmp_path):
+    """A fork checks its interventions at the fork tick; an add later in the file is not refused
+    for want of a room a removal before it frees (found by the hex fault campaign; square too)."""
+    rec, ivs = tmp_path / "full.mirofish", tmp_path / "iv.jsonl"
+    assert run("live", "--headless", "--ticks", "60", "--record", str(rec)).returncode == 0  # no spare room
+    ivs.write_text('{"tick": 30, "kind": "remove", "fish": 3}\n{"tick": 31, "kind": "add", "x": 10, "y": 10}\n')
+    out = run("fork", str(rec), "--at", "20", "--interventions", str(ivs), "--ticks", "30")
+    assert out.returncode == 0, out.stderr
+    assert "a fish added at 10,10 at t31" in out.stdout

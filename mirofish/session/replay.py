@@ -377,7 +377,7 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
             from ..interventions import InterventionError, check
 
             try:
-                added = [(t, check(iv, parent.world)) for t, iv in added]
+                added = [(t, check(iv, parent.world, ahead=True)) for t, iv in added]
             except InterventionError as exc:
                 raise RecordingError(str(exc)) from None
         if source is None:
