@@ -52,7 +52,7 @@ def swim_on(world: World, executed: np.ndarray, outcome: np.ndarray) -> np.ndarr
             break
         moving = np.zeros(s.n, bool)
         moving[going] = True
-        targets = s.cell + world.delta[np.minimum(executed, 3)]
+        targets = world.move_targets(s.cell, executed)
         out = arbiter.resolve_moves(s.cell, targets, moving, w.blocked, world.occupant, score, tie)
         going = np.flatnonzero(out == arbiter.MOVED)
         if not going.size:

@@ -90,11 +90,13 @@ def _remove(iv: dict[str, Any], world: World | None) -> dict[str, Any]:
 
 
 def _way(word: object, grid: Grid) -> str | None:
-    """``word`` as one of ``grid``'s ways (its name, or initials: ``ne``), or None."""
-    if not isinstance(word, str):
+    """``word`` as one of ``grid``'s ways (fish.plans.direction_index: its name or initials), or None."""
+    from .fish.plans import direction_index
+
+    try:
+        return grid.move_names[direction_index(word, grid)] if isinstance(word, str) else None
+    except ValueError:
         return None
-    w = word.strip().lower().replace("_", "-")
-    return next((name for name in grid.move_names if w in (name, "".join(p[0] for p in name.split("-")))), None)
 
 
 def _current(iv: dict[str, Any], world: World | None) -> dict[str, Any]:

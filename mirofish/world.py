@@ -380,18 +380,13 @@ class World:
         """
         s = self.school
         grid = cell_codes(self.water.blocked, self.water.food_born != NO_FOOD, s.cell, s.heading)
-        self.codes = view_codes(grid, self.windows_of(s.cell))
+        self.codes = view_codes(grid, s.cell[:, None] + self.window[None, :])
         if self.sight is not None:  # beyond a fish's own sight: open water to it
             self.codes[self._beyond] = V_WATER
         food_seen = np.count_nonzero(self.codes == V_FOOD, axis=1).astype(np.int16)
         neighbours = np.count_nonzero(self.codes >= V_FISH, axis=1).astype(np.int16)
         s.food_seen, s.neighbours = food_seen, neighbours
         return food_seen, neighbours
-
-    def windows_of(self, cells: np.ndarray) -> np.ndarray:
-        """``(k, window cells)``: the padded flat cells each of ``cells``' view window covers."""
-        out: np.ndarray = cells[:, None] + self.window[None, :]
-        return out
 
     def move_targets(self, cells: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """The cell each of ``cells`` would move to by ``actions`` (a move's code; any other

@@ -215,14 +215,12 @@ def nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[floa
     return numpy_nn_and_labels(xy, link, chunk)
 
 
-def numpy_nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512,
-                        every_pair: bool = False) -> tuple[float, np.ndarray | None]:
-    """:func:`nn_and_labels` in numpy (the reference the compiled one is tested against);
-    ``every_pair``: compare all pairs however many fish (positions that are not whole cells)."""
+def numpy_nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[float, np.ndarray | None]:
+    """:func:`nn_and_labels` in numpy (the reference the compiled one is tested against)."""
     n = len(xy)
     if n < 2:
         return 0.0, None
-    if n > 300 and not every_pair:
+    if n > 300:
         return _grid_neighbours_and_clusters(xy.astype(np.int64), link)
     nnd = np.empty(n)
     pairs_i, pairs_j = [], []
