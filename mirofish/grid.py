@@ -20,11 +20,13 @@ centre is ``(x + (y & 1) / 2, y·√3/2)`` cell widths.
 The square grid is the tank as it always was: every array it gives equals the one the code held
 before this module existed, so square tanks keep their hashes (tests/test_grid.py).
 
-Decision (written down here): a hexagonal tank runs the numpy tick — the compiled tick, which
-hard-codes four moves, refuses it — and takes the instinct brain's plans; what reads directions
-beyond the tick (currents, fast bodies, a group's own sight, hunting, grazing, places, seeking a
-target, plants shown, the window, the model's text prompt) is refused on a hexagonal tank with one
-line until it learns six directions (:func:`hex_refusal`).
+Decisions (written down here): both ticks, compiled and numpy, run a hexagonal tank, and the
+instinct and model brains, recordings, the window, the browser player and the environments take it
+(docs/hex.md). What still reads four directions beyond the tick — groups of fish (their bodies,
+sight, hunting, grazing), remembered places, plants shown, a user's own brain, single actions from
+a model, plans that swim to a target — is refused on a hexagonal tank with one line
+(:func:`hex_refusal`). The grids are the two declared here, not a plug-in door: a new grid changes
+the compiled tick's arithmetic, so it is added here, with its C, not from outside ``mirofish/``.
 """
 
 from __future__ import annotations
