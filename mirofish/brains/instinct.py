@@ -188,7 +188,7 @@ class InstinctPlanner(InlineSource):
         self.decisions = 0
         self._shown = shown
         # the compiled planner (_tick.c's plan(): the same decisions, tests/test_kernel.py), or
-        # None: this module's numpy code, the reference (a hexagonal tank's: its moves are six)
+        # None: this module's numpy code, the reference (either grid: plan() reads its moves from the rows)
         self._kernel = kernel.compiled_tick()
         self._adopt(DEFAULT)
 

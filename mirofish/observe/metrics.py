@@ -364,7 +364,7 @@ class Metrics:
                  tank: Config | None = None, table: tuple[Metric, ...] | None = None,
                  plans: PlanTable | None = None):
         self.cfg = cfg
-        # the tank's grid (mirofish/grid.py): its actions, and a hexagonal tank's figures in numpy
+        # the tank's grid (mirofish/grid.py): its actions, and a hexagonal tank's sample figures in numpy
         self.grid = grid_of(tank.world.grid if tank is not None else "square")
         # the run's metrics (its registry's, mirofish/registry.py; default this module's table)
         self.table = table = METRICS if table is None else table
