@@ -672,7 +672,7 @@ enum {
     I_TICK, I_DECAY, I_MOVE_COST, I_FOOD_GAIN, I_REST_GAIN, I_REST_CEILING, I_MAX_ENERGY, I_LOW_LINE, I_HUNGRY_LINE,
     I_PLAN_EVENTS, I_ALONE_TICKS, I_CROWD_LINE, I_FORAGE_PATIENCE, I_STUCK_TICKS, I_MEM_SIZE,
     I_T_HORIZON, I_T_FOUND_COMPANY, I_T_CROWDED, I_T_HUNGRY_FOOD, I_T_LOST_COMPANY, I_T_FOOD_GONE,
-    I_T_ENERGY_REACHED, I_T_ATE, I_T_STUCK, I_T_LOW_ENERGY, I_SATED_LINE, N_I
+    I_T_ENERGY_REACHED, I_T_ATE, I_T_STUCK, I_T_LOW_ENERGY, I_SATED_LINE, I_BLOCK_CELLS, N_I
 };
 /* the names after() takes its arguments by, in the order of the enums (exported as AFTER_ARRAYS, AFTER_INTS) */
 static const char *X_NAMES[N_X] = {
@@ -687,7 +687,8 @@ static const char *I_NAMES[N_I] = {
     "tick", "decay", "move_cost", "food_gain", "rest_gain", "rest_ceiling", "max_energy", "low_line", "hungry_line",
     "plan_events", "alone_ticks", "crowd_line", "forage_patience", "stuck_ticks", "mem_size",
     "t_horizon", "t_found_company", "t_crowded", "t_hungry_food", "t_lost_company", "t_food_gone",
-    "t_energy_reached", "t_ate", "t_stuck", "t_low_energy", "sated_line"};
+    "t_energy_reached", "t_ate", "t_stuck", "t_low_energy", "sated_line",
+    "block_cells"}; /* the cells of one tank's grid: the whole grid, or one tank's block of joined tanks (batch.py) */
 
 /* goal flag columns (world._GOAL_FLAGS; exported as GOAL_FLAG_COLUMNS) */
 enum { GF_PLANNED, GF_FORAGE, GF_SCHOOL, GF_REST, GF_ROAMING, GF_CROWD, GF_HUNGRY, N_GF };
@@ -768,11 +769,12 @@ static PyObject *after(PyObject *self, PyObject *args) {
     const Py_ssize_t centre = nc / 2;
     /* A large tank: each cell's view code first, in one pass over the grid (reading three big
        arrays in order), so that the views below read one small array instead of three big ones
-       at random. Heading codes are checked as they are read. */
+       at random. Heading codes are checked as they are read. Joined small tanks (batch.py) are
+       not a large tank: their fish read their own tank's block, which stays in the cache. */
     int8_t *cellcode = NULL;
     const int parallel = split(n);
     (void)parallel; /* read by SPLIT_FOR only when built with OpenMP */
-    if (grid > BIG_GRID && n * nc * 4 > grid) {
+    if (v[I_BLOCK_CELLS] > BIG_GRID && n * nc * 4 > grid) {
         cellcode = PyMem_Malloc((size_t)grid);
         if (!cellcode) {
             PyErr_NoMemory();

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from .actions import N_ACTIONS
 from .brains.base import TIER_INDEX, DecisionBatch, DecisionSource
 from .config import READ_FILES, Config, ConfigError, _deep_merge, _format_error, load_config, parse_override, presets
-from .fish.plans import G_HOLD
+from .fish.plans import changed_plans
 from .grid import grid_of
 
 REST = N_ACTIONS - 1
@@ -71,13 +71,6 @@ def env_session(cfg: Config, record: Path | None = None, overwrite: bool = False
     if record is not None:
         session.start_recording(record, overwrite=overwrite, extra_header={"decided_by": "env policy"})
     return session, source
-
-
-def changed_plans(school: Any, actions: np.ndarray) -> np.ndarray:
-    """Per fish: is ``actions`` other than the action it holds (a fish given the action it holds
-    keeps its standing plan: no new decision)?"""
-    change: np.ndarray = (school.plan_goal != G_HOLD) | (school.plan_param != actions)
-    return change
 
 
 class EnvSource(DecisionSource):

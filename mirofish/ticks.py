@@ -210,7 +210,7 @@ def step_compiled(world: World) -> StepOutcome:
          "t_horizon": T_HORIZON, "t_found_company": T_FOUND_COMPANY, "t_crowded": T_CROWDED,
          "t_hungry_food": T_HUNGRY_FOOD, "t_lost_company": T_LOST_COMPANY, "t_food_gone": T_FOOD_GONE,
          "t_energy_reached": T_ENERGY_REACHED, "t_ate": T_ATE, "t_stuck": T_STUCK,
-         "t_low_energy": T_LOW_ENERGY, "sated_line": world.sated_line})
+         "t_low_energy": T_LOW_ENERGY, "sated_line": world.sated_line, "block_cells": world.block_cells})
     world.codes = codes
     s.food_seen, s.neighbours, s.food_rose, s.neighbours_changed = food_seen, neighbours, food_rose, changed
     if swam is not None:

@@ -46,8 +46,11 @@ The tanks are the :class:`~mirofish.env.AquariumEnv`'s, as arrays (docs/environm
   changes, so a refusal (one ``ValueError``) leaves the environment as it was. Close the
   environment (``close()``, or ``with vector_env(...) as env``) to finish the recordings.
 
-The tanks step one after another in this process (each tick a few compiled calls per tank); what
-it saves against the dict API is the per-agent dicts. Needs the extra ``[rl]`` (gymnasium).
+**Joined** (``join=True``, the default): tanks that are not recorded and have no species,
+groups, places or plants shown step as one world (:mod:`mirofish.batch`): each tick one compiled
+call of each stage for all of them, only their food spawned tank by tank — the same tanks, hash
+for hash, as stepped one after another (``join=False``, and what a recorded or species tank
+does: a few compiled calls per tank). Needs the extra ``[rl]`` (gymnasium).
 """
 
 from __future__ import annotations
@@ -62,11 +65,14 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from .batch import Batch, why_not
 from .config import Config
-from .env_inputs import SEED_MAX, _bounded, _flag, _load, changed_plans, env_session
+from .env_inputs import SEED_MAX, _bounded, _flag, _load, env_session
 from .fish.perception import V_FISH
+from .fish.plans import changed_plans
 from .grid import grid_of
 from .water import NO_FOOD
+from .world import World
 
 SEEDS = 2**63  # seeds wrap modulo this (an episode's seed stays a seed the tank's RNG takes)
 
@@ -75,22 +81,28 @@ class _Tank:
     """One tank of the vector: its world (and its session when it is recorded)."""
 
     def __init__(self, cfg: Config, seed: int, record: Path | None, overwrite: bool, n: int):
-        from .world import World
-
         self.seed, self.steps = seed, 0
         cfg = cfg.model_copy(update={"seed": seed})
         self.session: Any = None
+        self.joined: tuple[Batch, int] | None = None  # (the batch, its tank number) while joined
         if record is not None:
             self.session, self.source = env_session(cfg, record, overwrite)
-            self.world = self.session.world
+            self._world = self.session.world
         else:
-            self.world = World(cfg)
+            self._world = World(cfg)
         self._zeros8 = np.zeros(n, np.int8)
         self._zeros16 = np.zeros(n, np.int16)
 
+    @property
+    def world(self) -> World:
+        """The tank's world (joined: brought up to date with the batch when read)."""
+        if self.joined is not None:
+            return self.joined[0].world(self.joined[1])
+        return self._world
+
     def step(self, actions: np.ndarray) -> np.ndarray:
         """One tick on ``actions`` (n_fish int64); the executed actions."""
-        w = self.world
+        w = self._world
         s = w.school
         self.steps += 1
         if self.session is not None:
@@ -124,12 +136,13 @@ class VectorAquariumEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}  # noqa: RUF012 — gymnasium's own attribute
 
     def __init__(self, cfg: Config, num_envs: int, max_steps: int = 1000, record: str | os.PathLike[str] | None = None,
-                 overwrite: bool = False):
+                 overwrite: bool = False, join: bool = True):
         if not isinstance(cfg, Config):
             raise TypeError(f"cfg must be a mirofish.config.Config, got {type(cfg).__name__} (use vector_env())")
         self.num_envs = _bounded(num_envs, "num_envs", 1, 1 << 16)
         self.max_steps = _bounded(max_steps, "max_steps", 1, SEED_MAX)
         self.overwrite = _flag(overwrite, "overwrite")
+        self.join = _flag(join, "join")
         if record is not None and not isinstance(record, str | os.PathLike):
             raise TypeError(f"record must be a folder path or None, got {type(record).__name__}")
         if record is not None and not os.fspath(record):
@@ -167,6 +180,9 @@ class VectorAquariumEnv(VectorEnv):
         self._ended = np.zeros(self.num_envs, bool)
         self._alive = np.ones((self.num_envs, n), bool)  # in the water (species: after the last step)
         self._closed = False
+        # the tanks as one world (mirofish/batch.py), or None: they step one by one
+        self.batch: Batch | None = None
+        self._joinable = join and self.record is None and why_not(self.cfg) is None
 
     def __enter__(self) -> VectorAquariumEnv:
         return self
@@ -203,7 +219,17 @@ class VectorAquariumEnv(VectorEnv):
         self._ended[:] = False
         for i in every:
             self._start(i)
+        self._rejoin()
         return self._observe(), self._infos(np.full((self.num_envs, self.n_fish), -1, np.int8))
+
+    def _rejoin(self) -> None:
+        """After every tank (re)started: join them into one world when they may be."""
+        self.batch = None
+        if self._joinable:
+            self.batch = Batch([t._world for t in self.tanks if t is not None])
+            for k, t in enumerate(self.tanks):
+                assert t is not None
+                t.joined = (self.batch, k)
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._closed:
@@ -211,6 +237,8 @@ class VectorAquariumEnv(VectorEnv):
         if self.tanks[0] is None:
             raise RuntimeError("step() before reset(): call reset()")
         acts = self._check(actions)
+        if self.batch is not None:
+            return self._step_joined(acts)
         ended = self._ended
         if ended.any():
             self._refuse_existing(np.flatnonzero(ended).tolist())  # the tanks this step starts anew
@@ -243,6 +271,42 @@ class VectorAquariumEnv(VectorEnv):
             if ended[i]:
                 tank.close()
         return obs, rewards, terminated, truncated, self._infos(executed, was)
+
+    def _step_joined(self, acts: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
+                                                       dict[str, Any]]:
+        """:meth:`step` of joined tanks: every tank at once. Their episodes end together (each
+        ends at ``max_steps``: joined tanks have no species), so the step after it starts every
+        tank anew."""
+        t, n, b = self.num_envs, self.n_fish, self.batch
+        assert b is not None
+        rewards = np.zeros((t, n), np.float32)
+        terminated, truncated = np.zeros(t, bool), np.zeros(t, bool)
+        if self._ended.any():  # (all of them) a new episode for each, these actions ignored
+            self._episode += 1
+            for i in range(t):
+                self._start(i)
+            self._ended[:] = False
+            self._rejoin()
+            return self._observe(), rewards, terminated, truncated, self._infos(np.full((t, n), -1, np.int8))
+        s = b.school
+        before = s.energy.copy()
+        b.give(acts)
+        executed = b.step().executed
+        np.subtract(s.energy, before, out=before)
+        np.multiply(before, 0.01, out=rewards.reshape(-1), casting="unsafe")
+        for tank in self.tanks:
+            assert tank is not None
+            tank.steps += 1
+        assert self.tanks[0] is not None
+        if self.tanks[0].steps >= self.max_steps:
+            truncated[:] = self._ended[:] = True
+        obs = self._empty_obs()
+        obs["view"].reshape(t * n, -1)[:] = b.codes
+        np.multiply(s.energy, 0.01, out=obs["energy"].reshape(-1), casting="unsafe")
+        obs["heading"].reshape(-1)[:] = s.heading
+        np.not_equal(b.water.food_born[s.cell], NO_FOOD, out=obs["food_here"].reshape(-1))
+        self._ticks[:] = b.tick
+        return obs, rewards, terminated, truncated, self._infos(executed.reshape(t, n).copy())
 
     def close_extras(self, **kwargs: Any) -> None:
         for tank in self.tanks:
@@ -362,7 +426,7 @@ class VectorAquariumEnv(VectorEnv):
 
 def vector_env(num_envs: int, config: str | Path | Config | None = None, overrides: tuple[str, ...] | list[str] = (),
                max_steps: int = 1000, record: str | os.PathLike[str] | None = None, overwrite: bool = False,
-               **settings: Any) -> VectorAquariumEnv:
+               join: bool = True, **settings: Any) -> VectorAquariumEnv:
     """``num_envs`` tanks as one array environment: the config as :func:`mirofish.env.parallel_env`
     takes it (a file, a Config, ``--set``-style overrides, dotted settings), every tank the same
     but its seed."""
@@ -372,4 +436,4 @@ def vector_env(num_envs: int, config: str | Path | Config | None = None, overrid
         cfg = config
     else:
         cfg = _load(config, overrides, settings)
-    return VectorAquariumEnv(cfg, num_envs, max_steps=max_steps, record=record, overwrite=overwrite)
+    return VectorAquariumEnv(cfg, num_envs, max_steps=max_steps, record=record, overwrite=overwrite, join=join)

@@ -256,6 +256,7 @@ class World:
         self.eat_offsets = g.eat_offsets(w.pw)
         self.window = w.view_offsets().astype(np.int64)
         self.occupant = np.full(w.terrain.size, -1, np.int64)
+        self.block_cells = w.terrain.size  # one tank's grid (joined tanks, mirofish/batch.py: each one's block)
 
         n, k = f.slots, f.count  # room for n fish; k in the water at the start (spare ones out of it)
         if k > w.open_cells.size:

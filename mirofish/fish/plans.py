@@ -260,3 +260,10 @@ def hold(actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Single actions as plans: (goals, params, horizons) holding each action until the next decision."""
     a = np.asarray(actions, np.int16)
     return np.full(a.size, G_HOLD, np.int8), a, np.zeros(a.size, np.int16)
+
+
+def changed_plans(school: Any, actions: np.ndarray) -> np.ndarray:
+    """Per fish: is ``actions`` other than the action it holds (a fish given the action it holds
+    keeps its standing plan: no new decision)?"""
+    change: np.ndarray = (school.plan_goal != G_HOLD) | (school.plan_param != actions)
+    return change
