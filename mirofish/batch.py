@@ -9,7 +9,8 @@ the compiled tick (``_tick.c``) works fish by fish and cell by cell, deciding a 
 between fish that want one cell. So one call of each stage (steer, arbitrate, after, the
 memories' summaries) steps every tank at once, and each tank is exactly the tank its own run
 would be, tick by tick (``tests/test_batch.py`` checks the state hashes). Only the food is
-spawned tank by tank: it draws from each tank's own random stream.
+spawned tank by tank: it draws from (a copy of) each tank's own random stream. The batch steps
+copies of the tanks; ``world(k)`` writes tank ``k``'s state back into its own world.
 
 What it steps (``why_not``): tanks whose fish are given their actions — the array environment's
 (:func:`mirofish.env.vector_env`), where every fish holds the action it was given — on the
@@ -27,6 +28,7 @@ as one program").
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,7 @@ import numpy as np
 from . import kernel
 from .fish.memory import LongMemory, ShortMemory
 from .fish.plans import changed_plans
+from .water import Water
 from .world import MEMORY_STATE, School, World
 
 STEERING_ROWS = ("keys", "personal", "w", "bias", "forage", "snacks", "rests")  # Steering's per-fish arrays
@@ -56,22 +59,45 @@ def why_not(cfg: Any) -> str | None:
     return None
 
 
+def _alone_only(w: World, before: list[World]) -> str | None:
+    """Why world ``w`` cannot join a batch (``before``: the tanks ahead of it), or None."""
+    if isinstance(w, Batch):
+        return "it is a batch itself"
+    if any(w is other for other in before):
+        return "it is given twice"
+    if w._kernel is None:
+        return "it runs the numpy tick (it was made with MIROFISH_TICK=numpy)"
+    if w.current is not None:
+        return "a current flows in it"
+    if w.tuned():
+        return "its settings were tuned while it ran"
+    if w.used_slots != w.school.n or w.population is not None or w.grazing is not None or w.places is not None:
+        return "it has species, plants as food, places or spare room"
+    if w._seeking or w._predicating:
+        return "a fish in it follows a plan that swims to a target or watches for its end"
+    return None
+
+
 class _Water:
-    """The joined tanks' food and glass: one array each, every tank's block a view of it; each
-    tank's food spawns and rots by its own :class:`~mirofish.water.Water` and random stream."""
+    """The joined tanks' food and glass: one array each. Each tank's food spawns and rots by a
+    copy of its :class:`~mirofish.water.Water` whose food is its block of the joined array, drawing
+    from a copy of its random stream: the tanks' own worlds are not touched while the batch steps."""
 
     def __init__(self, worlds: list[World]):
-        self.tanks = worlds
         self.food_born = np.concatenate([w.water.food_born for w in worlds])
         self.blocked = np.concatenate([w.water.blocked for w in worlds])
         g = worlds[0].water.food_born.size
-        for k, w in enumerate(worlds):  # from now on each tank's food is its block of the joined array
-            w.water.food_born = self.food_born[k * g:(k + 1) * g]
+        self.tanks: list[tuple[Water, np.random.Generator]] = []
+        for k, w in enumerate(worlds):
+            water = copy.copy(w.water)
+            water.food_born = self.food_born[k * g:(k + 1) * g]
+            water._ring, water._ring_at = w.water._ring.copy(), w.water._ring_at.copy()
+            self.tanks.append((water, copy.deepcopy(w.rng)))
 
     def feed_compiled(self, k: Any, rng: Any, tick: int) -> tuple[int, int]:
         spawned = rotted = 0
-        for w in self.tanks:
-            s, r = w.water.feed_compiled(k, w.rng, tick)
+        for water, own in self.tanks:
+            s, r = water.feed_compiled(k, own, tick)
             spawned += s
             rotted += r
         return spawned, rotted
@@ -80,10 +106,10 @@ class _Water:
 class Batch(World):
     """Tanks of one shape as one :class:`~mirofish.world.World` (see the module's docstring).
 
-    Built from worlds at the same tick, made from one config but their seeds and not stepped
-    since they were made or last taken back by :meth:`world` (raises ValueError naming what
-    differs). From then on the tanks' own worlds are out of date until :meth:`world` brings one
-    up to date; their food is the batch's (a view of it) all along."""
+    Built from worlds at one tick, made from one config but their seeds (ValueError naming what
+    differs, or what of a tank cannot be stepped joined). The batch steps copies: the tanks' own
+    worlds stay as they were until :meth:`world` brings one up to date (a snapshot: stepping it
+    alone afterwards leaves the batch as it is, and the batch stepping leaves it)."""
 
     def __init__(self, worlds: list[World]):  # (World.__init__ is not called: joined, not built)
         if not worlds:
@@ -93,21 +119,21 @@ class Batch(World):
         if reason:
             raise ValueError(f"these tanks cannot be stepped as one: {reason}")
         base = w0.cfg.model_dump(exclude={"seed"})
-        for i, w in enumerate(worlds[1:], 1):
-            if w.cfg.model_dump(exclude={"seed"}) != base:
+        for i, w in enumerate(worlds):
+            if i and w.cfg.model_dump(exclude={"seed"}) != base:
                 raise ValueError(f"tank {i}: another config than tank 0's (a batch's tanks differ only by seed)")
             if w.tick != w0.tick:
                 raise ValueError(f"tank {i} is at tick {w.tick}, tank 0 at {w0.tick}")
-            if w.water.food_born.size != w0.water.food_born.size:
-                raise ValueError(f"tank {i}: another grid size than tank 0's")
+            trouble = _alone_only(w, worlds[:i])
+            if trouble:
+                raise ValueError(f"tank {i} cannot be stepped with others: {trouble}")
         self.__dict__.update(w0.__dict__)  # the settings, the grid, the plan table: the same in every tank
-        self.tanks = list(worlds)
+        self.tanks = list(worlds)  # each tank's own world (brought up to date by world(k))
         n_tanks, n, g = len(worlds), w0.school.n, w0.water.food_born.size
         self.n_tanks, self.fish_per_tank, self.cells_per_tank = n_tanks, n, g
-        self.rng = None  # type: ignore[assignment]  # (each tank draws its food from its own: _Water.feed_compiled)
-        self.water = _Water(self.tanks)  # type: ignore[assignment]
+        self.rng = None  # type: ignore[assignment]  # (each tank draws its food from a copy of its own: _Water)
+        self.water = self._joined_water = _Water(self.tanks)  # type: ignore[assignment]
         cell_shift = np.repeat(np.arange(n_tanks, dtype=np.int64) * g, n)  # each fish's block start
-        self._cell_shift = cell_shift
         self.school = s = School.__new__(School)
         s.n = n_tanks * n
         s.ids = np.arange(s.n, dtype=np.int64)
@@ -137,6 +163,37 @@ class Batch(World):
             setattr(st, name, np.concatenate([getattr(w.steering, name) for w in worlds]))
         self._zeros8, self._zeros16 = np.zeros(s.n, np.int8), np.zeros(s.n, np.int16)
 
+    def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray) -> None:
+        """:meth:`World.apply_plans`; a plan that swims to a target or watches for its end is refused
+        (ValueError): joined tanks step without those plans' parts."""
+        g = np.asarray(goals, np.intp)
+        if g.size and np.count_nonzero(self._goals.watched[g]):
+            raise ValueError(f"plan {self.plan_table.names[int(g[np.flatnonzero(self._goals.watched[g])[0]])]!r}: "
+                             "joined tanks take plans that hold an action or steer, not ones that swim to a target "
+                             "or watch for their end (step such a tank alone)")
+        super().apply_plans(fish, goals, params, horizons)
+
+    def _alone(self, what: str) -> ValueError:
+        return ValueError(f"{what} a batch of tanks: do it to a tank's own world (batch.world(k)), stepped alone")
+
+    def tune(self, key: str, value: float) -> None:
+        raise self._alone("cannot tune")
+
+    def retune(self, cfg: Any) -> None:
+        raise self._alone("cannot retune")
+
+    def intervene(self, iv: dict[str, Any]) -> dict[str, Any]:
+        raise self._alone("cannot intervene in")
+
+    def state_hash(self) -> str:
+        raise self._alone("there is no one state hash of")
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        raise self._alone("there is no one keyframe of")
+
+    def load_state_arrays(self, d: dict[str, np.ndarray]) -> None:
+        raise self._alone("cannot load a keyframe into")
+
     def give(self, actions: np.ndarray) -> None:
         """Each fish's action for the next tick (``(tanks, fish)`` or flat; checked by the
         caller), as the environment gives them: a fish given another action than the one it
@@ -148,7 +205,10 @@ class Batch(World):
 
     def world(self, k: int) -> World:
         """Tank ``k``'s own world, brought up to date with the batch (its state hash, keyframe
-        and views are its own run's). Stepping it alone leaves the batch behind: join again."""
+        and views are its own run's); it may step on alone, apart from the batch from then on."""
+        if not isinstance(k, int | np.integer) or not 0 <= k < self.n_tanks:
+            raise ValueError(f"tank {k!r}: the batch's tanks are 0..{self.n_tanks - 1}")
+        k = int(k)
         n, g, w = self.fish_per_tank, self.cells_per_tank, self.tanks[k]
         rows, s, ws = slice(k * n, (k + 1) * n), self.school, w.school
         for a in self.state_table:
@@ -163,6 +223,10 @@ class Batch(World):
         w.codes = self.codes[rows].copy()
         for name in STEERING_ROWS:
             setattr(w.steering, name, getattr(self.steering, name)[rows].copy())
+        water, rng = self._joined_water.tanks[k]
+        w.water.food_born[:] = water.food_born
+        w.water.oldest_food = None  # (its ring of food by age is rebuilt from the food: the same rot)
+        w.rng.bit_generator.state = rng.bit_generator.state
         w.tick = self.tick
         return w
 

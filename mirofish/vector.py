@@ -22,7 +22,8 @@ The tanks are the :class:`~mirofish.env.AquariumEnv`'s, as arrays (docs/environm
 * **Reward**: ``(num_envs, n_fish)`` float32, each fish's energy change over the step.
 * **Episodes** are per tank: ``terminated`` (no fish left in the water: only with species) and
   ``truncated`` (after ``max_steps`` steps) are ``(num_envs,)`` bool.
-* **Species** (docs/species.md): the fish axis is every room a fish may be born into;
+* **Species** (docs/species.md), or spare room (``fish.spare``): the fish axis is every room a fish
+  may be born (or put) into;
   ``infos["alive"]``, ``infos["died"]`` and ``infos["born"]`` ``(num_envs, n_fish)`` bool say
   who is in the water after the step and who left or came in it; a fish out of the water
   observes zeros and its actions are ignored. **Auto-reset** is Gymnasium's default
@@ -152,7 +153,10 @@ class VectorAquariumEnv(VectorEnv):
             raise ValueError(f"record={os.fspath(self.record)!r} is a file; give a folder for the tanks' recordings")
         self.cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={"decides": "action"})})
         # a tank with species (docs/species.md): the fish axis is every room a fish may be born into
-        self.species = any(g.species_rules for g in self.cfg.fish.groups)
+        # (or with spare room, fish.spare: room out of the water until a fish is put in it) — then a fish
+        # out of the water observes zeros, and a tank with none left in it ends
+        self.species = (any(g.species_rules for g in self.cfg.fish.groups)
+                        or self.cfg.fish.slots > self.cfg.fish.count)
         self.n_fish = n = self.cfg.fish.slots if self.species else self.cfg.fish.count
         # the tank's grid (mirofish/grid.py): its view's cells, its headings and actions
         grid = grid_of(self.cfg.world.grid)
@@ -182,7 +186,7 @@ class VectorAquariumEnv(VectorEnv):
         self._closed = False
         # the tanks as one world (mirofish/batch.py), or None: they step one by one
         self.batch: Batch | None = None
-        self._joinable = join and self.record is None and why_not(self.cfg) is None
+        self._joinable = join and self.record is None
 
     def __enter__(self) -> VectorAquariumEnv:
         return self
@@ -225,7 +229,7 @@ class VectorAquariumEnv(VectorEnv):
     def _rejoin(self) -> None:
         """After every tank (re)started: join them into one world when they may be."""
         self.batch = None
-        if self._joinable:
+        if self._joinable and why_not(self.cfg) is None:  # (MIROFISH_TICK may have changed since: then one by one)
             self.batch = Batch([t._world for t in self.tanks if t is not None])
             for k, t in enumerate(self.tanks):
                 assert t is not None

@@ -52,22 +52,40 @@ def test_each_joined_tank_is_its_own_run_tick_by_tick(grid):
     assert len({w.state_hash() for w in alone}) == 3
 
 
-def test_a_tank_taken_back_from_a_batch_runs_on_alone_as_its_own_run():
+def test_a_tank_taken_back_and_the_batch_go_on_apart_each_as_its_own_run():
     seeds = [21, 22]
     alone, batch = _worlds(seeds), Batch(_worlds(seeds))
     rng = np.random.default_rng(2)
-    for _ in range(60):
-        acts = rng.integers(0, 6, (2, 24))
+
+    def both(acts, also=None):
         for w, a in zip(alone, acts):
             _step_alone(w, a)
         batch.give(acts)
         batch.step()
-    mine = batch.world(1)
-    for _ in range(60):
-        a = rng.integers(0, 6, 24)
-        _step_alone(alone[1], a)
-        _step_alone(mine, a)
-    assert mine.state_hash() == alone[1].state_hash()
+        if also is not None:
+            _step_alone(also, acts[1])
+
+    for _ in range(40):
+        both(rng.integers(0, 6, (2, 24)))
+    mine = batch.world(1)  # a snapshot of tank 1, stepped alone from here while the batch steps on
+    for _ in range(40):
+        both(rng.integers(0, 6, (2, 24)), also=mine)
+    mine_now = mine.state_hash()
+    assert mine_now == alone[1].state_hash()
+    assert [batch.world(k).state_hash() for k in range(2)] == [w.state_hash() for w in alone]
+
+
+def test_what_a_batch_cannot_do_is_one_line():
+    batch = Batch(_worlds([1, 2]))
+    for call, words in ((lambda: batch.tune("food.spawn_rate", 0.3), "cannot tune"),
+                        (lambda: batch.intervene({"kind": "food", "x": 3, "y": 3}), "cannot intervene"),
+                        (batch.state_hash, "no one state hash"), (batch.state_arrays, "no one keyframe"),
+                        (lambda: batch.world(2), "tanks are 0..1"), (lambda: batch.world(-1), "tanks are 0..1")):
+        with pytest.raises(ValueError, match=words):
+            call()
+    hide = batch.plan_table.code["hide"]
+    with pytest.raises(ValueError, match=r"'hide'.*swim to a target"):
+        batch.apply_plans(np.arange(3), np.full(3, hide, np.int8), np.zeros(3, np.int16), np.zeros(3, np.int16))
 
 
 @pytest.mark.parametrize("overrides, words", [
@@ -83,7 +101,7 @@ def test_what_cannot_be_joined_is_refused_in_one_line(overrides, words):
         Batch([World(cfg)])
 
 
-def test_tanks_of_other_settings_or_ticks_are_refused():
+def test_tanks_of_other_settings_or_ticks_or_that_step_alone_only_are_refused():
     a = _worlds([1])[0]
     b = _worlds([2], (*SMALL[:-1], "world.height=16"))[0]
     with pytest.raises(ValueError, match="another config"):
@@ -94,6 +112,15 @@ def test_tanks_of_other_settings_or_ticks_are_refused():
         Batch([_worlds([4])[0], c])
     with pytest.raises(ValueError, match="at least one"):
         Batch([])
+    d = _worlds([5])[0]
+    with pytest.raises(ValueError, match="given twice"):
+        Batch([d, d])
+    with pytest.raises(ValueError, match="a batch itself"):
+        Batch([Batch(_worlds([6]))])
+    e = _worlds([7])[0]
+    e.intervene({"kind": "current", "dir": "east", "ticks": 50})
+    with pytest.raises(ValueError, match="tank 1 cannot be stepped with others: a current flows"):
+        Batch([_worlds([8])[0], e])
 
 
 def test_the_array_environment_joined_gives_what_it_gives_tank_by_tank():
@@ -120,6 +147,17 @@ def test_the_array_environment_joined_gives_what_it_gives_tank_by_tank():
     assert joined.tanks[3].world.state_hash() == alone.tanks[3].world.state_hash()
     joined.close()
     alone.close()
+
+
+def test_a_tank_with_spare_room_steps_one_by_one_with_every_room_on_the_fish_axis():
+    settings = {"fish.count": 8, "fish.spare": 3, "world.width": 20, "world.height": 12}
+    env = vector_env(2, max_steps=10, **settings)
+    obs, infos = env.reset(seed=1)
+    assert env.batch is None and obs["view"].shape == (2, 11, 25)
+    assert infos["alive"].sum(axis=1).tolist() == [8, 8] and not obs["view"][:, 8:].any()
+    obs, rewards, *_ = env.step(np.zeros((2, 11), np.int64))
+    assert not rewards[:, 8:].any() and not obs["energy"][:, 8:].any()
+    env.close()
 
 
 def test_recorded_or_species_tanks_step_one_by_one(tmp_path):
