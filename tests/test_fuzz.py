@@ -184,6 +184,9 @@ RESEALED = {
     "chunk_json_of_the_wrong_shape": lambda db: _resealed_chunk(db, _texts_wrong_shape),
     "fish_id_beyond_the_count": lambda db: _resealed_chunk(db, _fish_beyond),
     "null_chunk_ticks": lambda db: db.execute("UPDATE header SET value = 'null' WHERE key = 'chunk_ticks'"),
+    # a header row that is not text (the soak campaign's damaged21.db, a truncated file, read one back
+    # as NULL: exit 1 with json's TypeError before; a blob takes the same path and SQL can write it)
+    "header_row_stored_as_a_blob": lambda db: db.execute("UPDATE header SET value = X'3132' WHERE key = 'seed'"),
     "keyframe_of_the_wrong_dtype": _keyframe_as_float,
 }
 READERS = [["replay", "{p}", "--headless"], ["report", "{p}", "--fish", "3"],

@@ -64,6 +64,10 @@ def open_recording_file(path: Path) -> tuple[sqlite3.Connection, dict[str, Any]]
     try:
         db = open_read_only(path)  # (immutable unless a recorder is writing it)
         rows = db.execute("SELECT key, value FROM header").fetchall()
+        for k, v in rows:  # (a row of another SQL type, e.g. NULL: json.loads would raise TypeError)
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise RecordingError(f"recording is damaged: a row of its header is not text (name {k!r}, "
+                                     f"value {'NULL' if v is None else type(v).__name__}): {path}")
         return db, {k: json.loads(v) for k, v in rows}
     except (sqlite3.DatabaseError, ValueError) as exc:
         raise RecordingError(f"recording is damaged or not a MiroFish recording ({exc}): {path}") from None
