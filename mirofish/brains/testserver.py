@@ -42,8 +42,9 @@ prompt, :meth:`TestServer.cached_prefix`).
 plan type added for one run comes last: tests/test_registry.py).
 A request for the model ``<name>-forager`` or ``<name>-contrarian`` gets that policy whatever
 the server's (two "models" to compare, e.g. with ``reask --model``). ``keep_bodies`` keeps
-every chat-completion request body as received (``bodies``; ``--log FILE`` appends each as one
-line), for checking that a recording holds what the server was sent.
+every chat-completion request body as received whole (``bodies``; ``--log FILE`` appends each as
+one line: a client that closed mid-body sent no request), for checking that a recording holds
+what the server was sent.
 
     python -m mirofish.brains.testserver --port 8765 [--fault slow --delay 0.3]
 """
@@ -127,9 +128,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": "not found"}})
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
         chat = self.path.rstrip("/").endswith("/chat/completions")
-        if chat:
+        if chat and len(raw) == length:  # (a client that gave up mid-body sent no request: not kept)
             self._keep(raw)
         try:
             body = json.loads(raw or b"{}")
