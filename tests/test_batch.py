@@ -75,6 +75,29 @@ def test_a_tank_taken_back_and_the_batch_go_on_apart_each_as_its_own_run():
     assert [batch.world(k).state_hash() for k in range(2)] == [w.state_hash() for w in alone]
 
 
+def test_a_numpy_tick_tank_is_refused_and_an_environment_then_steps_one_by_one(monkeypatch):
+    compiled = _worlds([1])[0]
+    monkeypatch.setenv("MIROFISH_TICK", "numpy")
+    numpy_made = _worlds([2])[0]
+    env = vector_env(2, max_steps=3, **{"fish.count": 8})  # made while the numpy tick is chosen
+    monkeypatch.delenv("MIROFISH_TICK")
+    with pytest.raises(ValueError, match="tank 1 cannot be stepped with others: it runs the numpy tick"):
+        Batch([compiled, numpy_made])
+    ref = vector_env(2, max_steps=3, join=False, **{"fish.count": 8})
+    env.reset(seed=3)
+    ref.reset(seed=3)
+    assert env.batch is not None  # the compiled tick again: joined at the reset
+    monkeypatch.setenv("MIROFISH_TICK", "numpy")
+    rng = np.random.default_rng(5)
+    for _ in range(6):  # through the auto-reset, which joins no more: one by one, the same tanks
+        acts = rng.integers(0, 6, (2, 8))
+        env.step(acts)
+        ref.step(acts)
+    assert env.batch is None and env.state_hashes() == ref.state_hashes()
+    env.close()
+    ref.close()
+
+
 def test_what_a_batch_cannot_do_is_one_line():
     batch = Batch(_worlds([1, 2]))
     for call, words in ((lambda: batch.tune("food.spawn_rate", 0.3), "cannot tune"),
