@@ -94,6 +94,10 @@ class _Water:
             water._ring, water._ring_at = w.water._ring.copy(), w.water._ring_at.copy()
             self.tanks.append((water, copy.deepcopy(w.rng)))
 
+    def __getattr__(self, name: str) -> Any:  # (only for what this class does not have)
+        raise AttributeError(f"water.{name}: a batch of tanks has no one water (its tanks have theirs): do what "
+                             "needs it to a tank's own world (batch.world(k)), stepped alone")
+
     def feed_compiled(self, k: Any, rng: Any, tick: int) -> tuple[int, int]:
         spawned = rotted = 0
         for water, own in self.tanks:

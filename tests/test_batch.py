@@ -106,6 +106,10 @@ def test_what_a_batch_cannot_do_is_one_line():
                         (lambda: batch.world(2), "tanks are 0..1"), (lambda: batch.world(-1), "tanks are 0..1")):
         with pytest.raises(ValueError, match=words):
             call()
+    from mirofish import interventions
+
+    with pytest.raises(AttributeError, match=r"water\.width: a batch of tanks has no one water"):
+        interventions.apply(batch, {"kind": "food", "x": 3, "y": 3})  # (not through World.intervene)
     hide = batch.plan_table.code["hide"]
     with pytest.raises(ValueError, match=r"'hide'.*swim to a target"):
         batch.apply_plans(np.arange(3), np.full(3, hide, np.int8), np.zeros(3, np.int16), np.zeros(3, np.int16))
