@@ -21,7 +21,7 @@ one: their per-tank metrics, word-and-deed and decision history would stay per t
 as one program").
 
     batch = Batch([World(cfg.model_copy(update={"seed": s})) for s in seeds])
-    batch.give(actions)            # (tanks, fish) actions, as World.apply_plans' hold plans
+    batch.give(actions)            # (tanks, fish) actions: World.give, hold plans
     out = batch.step()             # one tick of every tank (World.step): over (tanks × fish)
     batch.world(2).state_hash()    # tank 2 as a World of its own, up to date
 """
@@ -35,7 +35,6 @@ import numpy as np
 
 from . import kernel
 from .fish.memory import LongMemory, ShortMemory
-from .fish.plans import changed_plans
 from .water import Water
 from .world import MEMORY_STATE, School, World
 
@@ -165,7 +164,6 @@ class Batch(World):
         st.__dict__.update(w0.steering.__dict__)
         for name in STEERING_ROWS:
             setattr(st, name, np.concatenate([getattr(w.steering, name) for w in worlds]))
-        self._zeros8, self._zeros16 = np.zeros(s.n, np.int8), np.zeros(s.n, np.int16)
 
     def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray) -> None:
         """:meth:`World.apply_plans`; a plan that swims to a target or watches for its end is refused
@@ -197,15 +195,6 @@ class Batch(World):
 
     def load_state_arrays(self, d: dict[str, np.ndarray]) -> None:
         raise self._alone("cannot load a keyframe into")
-
-    def give(self, actions: np.ndarray) -> None:
-        """Each fish's action for the next tick (``(tanks, fish)`` or flat; checked by the
-        caller), as the environment gives them: a fish given another action than the one it
-        holds takes it as its standing plan (``hold``), the others keep theirs."""
-        a = np.asarray(actions).reshape(-1)
-        pick = np.flatnonzero(changed_plans(self.school, a))
-        if pick.size:
-            self.apply_plans(pick, self._zeros8[:pick.size], a[pick].astype(np.int16), self._zeros16[:pick.size])
 
     def world(self, k: int) -> World:
         """Tank ``k``'s own world, brought up to date with the batch (its state hash, keyframe

@@ -70,7 +70,6 @@ from .batch import Batch, why_not
 from .config import Config
 from .env_inputs import SEED_MAX, _bounded, _flag, _load, env_session
 from .fish.perception import V_FISH
-from .fish.plans import changed_plans
 from .grid import grid_of
 from .water import NO_FOOD
 from .world import World
@@ -81,7 +80,7 @@ SEEDS = 2**63  # seeds wrap modulo this (an episode's seed stays a seed the tank
 class _Tank:
     """One tank of the vector: its world (and its session when it is recorded)."""
 
-    def __init__(self, cfg: Config, seed: int, record: Path | None, overwrite: bool, n: int):
+    def __init__(self, cfg: Config, seed: int, record: Path | None, overwrite: bool):
         self.seed, self.steps = seed, 0
         cfg = cfg.model_copy(update={"seed": seed})
         self.session: Any = None
@@ -91,8 +90,6 @@ class _Tank:
             self._world = self.session.world
         else:
             self._world = World(cfg)
-        self._zeros8 = np.zeros(n, np.int8)
-        self._zeros16 = np.zeros(n, np.int16)
 
     @property
     def world(self) -> World:
@@ -114,12 +111,7 @@ class _Tank:
             engine.queued_at[:] = engine.clock()
             executed: np.ndarray = self.session.step().executed
             return executed
-        change = changed_plans(s, actions)  # as the environment's decision source does: fish in the water
-        if w.population is not None and np.count_nonzero(s.absent):
-            change &= ~s.absent
-        pick = np.flatnonzero(change)
-        if pick.size:
-            w.apply_plans(pick, self._zeros8[:pick.size], actions[pick].astype(np.int16), self._zeros16[:pick.size])
+        w.give(actions)  # (as the environment's decision source does: fish in the water)
         out: np.ndarray = w.step().executed
         return out
 
@@ -350,14 +342,13 @@ class VectorAquariumEnv(VectorEnv):
         if path is not None:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), path, self.overwrite,
-                                      self.n_fish)
+                self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), path, self.overwrite)
             except (OSError, RecordingError) as exc:
                 raise ValueError(f"record={os.fspath(self.record or '')!r}: cannot record tank {i} there: "
                                  f"{exc}".replace("add --overwrite", "pass overwrite=True")) from None
             self._files[i] += 1
             return
-        self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), None, self.overwrite, self.n_fish)
+        self.tanks[i] = _Tank(self.cfg, self.seed_of(i, int(self._episode[i])), None, self.overwrite)
 
     def _check(self, actions: Any) -> np.ndarray:
         shape, N_ACTIONS = (self.num_envs, self.n_fish), self.n_actions

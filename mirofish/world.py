@@ -43,7 +43,7 @@ from .fish.perception import (
 from .fish.personality import persona_text, sample_traits
 from .fish.places import Places
 from .fish.plans import DEFAULT as DEFAULT_PLANS
-from .fish.plans import FIRST_PLAN, G_HOLD, NO_END, PlanTable
+from .fish.plans import FIRST_PLAN, G_HOLD, NO_END, PlanTable, changed_plans
 from .fish.plantypes import EVENTS
 from .fish.recall import Guarded, NoMemory, TwoLevel, new_events
 from .fish.steering import Steering
@@ -573,6 +573,18 @@ class World:
         """Make single actions the fish's standing plans (``hold``), from this tick on."""
         a = np.asarray(actions, np.int16)
         self.apply_plans(fish, np.zeros(a.size, np.int8), a, np.zeros(a.size, np.int16))
+
+    def give(self, actions: np.ndarray) -> None:
+        """The environment's actions (one per fish, flat or by tank): a fish in the water given
+        another action than the one it holds takes it as its standing plan (``hold``), the others
+        keep theirs (mirofish/vector.py, mirofish/batch.py)."""
+        s, a = self.school, np.asarray(actions).reshape(-1)
+        change = changed_plans(s, a)
+        if self.population is not None and np.count_nonzero(s.absent):
+            change &= ~s.absent
+        pick = np.flatnonzero(change)
+        if pick.size:
+            self.apply_decisions(pick, a[pick])
 
     def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray) -> None:
         """Make decided plans the fish's standing plans, from this tick on (horizon 0 = none).
