@@ -7,14 +7,19 @@ forks are alike) and run 300 ticks to the outcome ``largest_school@700``:
 
 * ``processes``: ``python run.py fork REC --at 400 … --ticks 300`` as its own process, one
   after another (what a user did before ``influence``) — ``--sample`` of them, per fork;
-* ``1 process``: :class:`mirofish.session.influence.Forker` in this process;
+* ``1 process, alone``: :class:`mirofish.session.influence.Forker` in this process, each fork
+  its own world (``join=1``);
+* ``1 process, joined``: the same forks as ``influence`` runs them — a tick's forks stepped as
+  one world, up to ``Forker.join`` at once (mirofish/session/influence_joined.py); every fork's
+  outcome and final hash are checked equal to the row above's;
 * ``2 workers``: :class:`~mirofish.session.influence.Runner` with two worker processes (the
-  workers' start-up included).
+  workers' start-up included), alone and joined.
 
-The table shows forks per second and the time ``--forks`` forks take (the first two
-extrapolated from their samples, the last measured whole). Last line JSON.
+The table shows forks per second and the time ``--forks`` forks take (the first three
+extrapolated from their samples, the last two measured whole). ``--group-sizes 4 8 16 32``
+times the joined row with at most that many forks a world. Last line JSON.
 
-    python bench/influence.py [--forks 1000] [--sample 10]
+    python bench/influence.py [--forks 1000] [--sample 10] [--group-sizes 4 8 16 32]
 """
 
 from __future__ import annotations
@@ -51,11 +56,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--forks", type=int, default=1000, help="forks of the 2-worker run (default 1000)")
     ap.add_argument("--sample", type=int, default=10, help="forks timed as processes (default 10)")
+    ap.add_argument("--group-sizes", type=int, nargs="*", default=[], metavar="G",
+                    help="also time 1 process with at most G forks stepped as one world")
     args = ap.parse_args()
-    if args.forks < 4 or args.sample < 1:
-        print("bench/influence.py: --forks must be at least 4 and --sample at least 1", file=sys.stderr)
+    if args.forks < 4 or args.sample < 1 or any(g < 1 for g in args.group_sizes):
+        print("bench/influence.py: --forks must be at least 4, --sample and --group-sizes at least 1",
+              file=sys.stderr)
         return 2
     from mirofish.session.influence import Forker, Runner
+    from mirofish.session.influence_joined import MAX_TANKS
 
     with tempfile.TemporaryDirectory() as d:
         rec = os.path.join(d, "run.mirofish")
@@ -67,31 +76,51 @@ def main() -> int:
             subprocess.run([sys.executable, "run.py", "fork", rec, "--at", str(AT), "--fish", str(t.fish), "--plan",
                             t.plan, "--ticks", str(TICKS)], cwd=ROOT, check=True, capture_output=True)
         per_process = (time.perf_counter() - start) / args.sample
-        one = Forker(rec, OUTCOME)
-        n_one = min(len(work), max(4 * args.sample, 100))
-        start = time.perf_counter()
-        for t in work[:n_one]:
-            one.run(t)
-        per_one = (time.perf_counter() - start) / n_one
-        one.close()
-        lead = Forker(rec, OUTCOME)
-        start = time.perf_counter()
-        runner = Runner(lead, 2, rec, OUTCOME)
-        got = runner.run(work)
-        runner.close()
-        whole = time.perf_counter() - start
-        lead.close()
-        assert len(got) == len(work)
+        n_one = min(len(work), max(4 * args.sample, 128))
+
+        def in_process(join: int) -> tuple[float, list]:
+            f = Forker(rec, OUTCOME, join=join)
+            f.run(work[0])  # (warm: the recording read, the replay at the fork tick)
+            start = time.perf_counter()
+            got = f.run_many(work[:n_one])
+            took = (time.perf_counter() - start) / n_one
+            f.close()
+            return took, got
+
+        per_alone, alone = in_process(1)
+        per_joined, joined = in_process(MAX_TANKS)
+        assert joined == alone, "a joined fork's outcome or hash differs from the fork run alone"
+        sizes = [(g, in_process(g)[0]) for g in args.group_sizes]
+
+        def workers(join: int) -> tuple[float, list]:
+            lead = Forker(rec, OUTCOME, join=join)
+            start = time.perf_counter()
+            runner = Runner(lead, 2, rec, OUTCOME)
+            got = runner.run(work)
+            runner.close()
+            lead.close()
+            assert len(got) == len(work)
+            return time.perf_counter() - start, got
+
+        (whole_alone, all_alone), (whole_joined, all_joined) = workers(1), workers(MAX_TANKS)
+        assert all_joined == all_alone, "a joined fork's outcome or hash differs from the fork run alone"
     rows = [("processes (fork per process)", 1 / per_process, per_process * args.forks, f"{args.sample} timed"),
-            ("1 process (influence)", 1 / per_one, per_one * args.forks, f"{n_one} timed"),
-            ("2 workers (influence --workers 2)", len(work) / whole, whole, "measured whole")]
+            ("1 process, each fork alone", 1 / per_alone, per_alone * args.forks, f"{n_one} timed"),
+            ("1 process, joined (influence)", 1 / per_joined, per_joined * args.forks,
+             f"{n_one} timed, equal to alone"),
+            ("2 workers, each fork alone", len(work) / whole_alone, whole_alone, "measured whole"),
+            ("2 workers, joined (--workers 2)", len(work) / whole_joined, whole_joined,
+             "measured whole, all equal to alone")]
     print(f"{args.forks} forks of {TICKS} ticks, 60 fish, instinct (fork at t{AT}, outcome {OUTCOME})")
     print(f"{'':36s} {'forks/s':>8s} {'time for all':>13s}")
     for name, rate, total, how in rows:
         print(f"{name:36s} {rate:8.1f} {total:11.1f} s   ({how})")
+    for g, per in sizes:
+        print(f"  at most {g:3d} forks a world: {1 / per:6.1f} forks/s in 1 process")
     print(json.dumps({"forks": args.forks, "ticks": TICKS, "fish": 60,
                       "rows": [{"how": n, "forks_per_s": round(r, 2), "seconds_for_all": round(t, 1), "timed": h}
-                               for n, r, t, h in rows]}))
+                               for n, r, t, h in rows],
+                      "group_sizes": {str(g): round(1 / per, 2) for g, per in sizes}}))
     return 0
 
 

@@ -15,10 +15,11 @@ copies of the tanks; ``world(k)`` writes tank ``k``'s state back into its own wo
 What it steps (``why_not``): tanks whose fish are given their actions — the array environment's
 (:func:`mirofish.env.vector_env`), where every fish holds the action it was given — on the
 compiled tick, without species, groups, places, plants as food, currents or spare room, and not
-while being recorded. The planner's tanks (``live``, ``sweep``, the influence forks) step one by
-one: their per-tank metrics, word-and-deed and decision history would stay per tank, and
-``bench/batch_bound.py`` bounds what joining their worlds could gain (docs/speed.md, "Many tanks
-as one program").
+while being recorded; and, with ``planned=True``, tanks whose fish decide plans, for a caller that
+asks the planner for all of them at once and runs each tank's observers itself (``influence``'s
+forks: mirofish/session/influence_joined.py). ``live`` and ``sweep`` step one by one: a run's
+metrics, word-and-deed and decision history stay per tank, and ``bench/batch_bound.py`` bounds
+what joining their worlds could gain (docs/speed.md, "Many tanks as one program").
 
     batch = Batch([World(cfg.model_copy(update={"seed": s})) for s in seeds])
     batch.give(actions)            # (tanks, fish) actions: World.give, hold plans
@@ -41,11 +42,13 @@ from .world import MEMORY_STATE, School, World
 STEERING_ROWS = ("keys", "personal", "w", "bias", "forage", "snacks", "rests")  # Steering's per-fish arrays
 
 
-def why_not(cfg: Any) -> str | None:
-    """Why tanks of ``cfg`` cannot be joined (None: they can)."""
+def why_not(cfg: Any, planned: bool = False) -> str | None:
+    """Why tanks of ``cfg`` cannot be joined (None: they can). ``planned``: tanks whose fish
+    decide plans, for a caller that runs each tank's observers itself (the influence forks,
+    mirofish/session/influence_joined.py); otherwise only tanks whose fish are given actions."""
     if kernel.compiled_tick() is None:
         return "the compiled tick is off (MIROFISH_TICK=numpy, or not built)"
-    if cfg.brain.decides != "action":
+    if cfg.brain.decides != "action" and not planned:
         return "its fish decide plans (a planner's tank steps alone)"
     if cfg.fish.groups:
         return "it has groups of fish"
@@ -114,11 +117,14 @@ class Batch(World):
     worlds stay as they were until :meth:`world` brings one up to date (a snapshot: stepping it
     alone afterwards leaves the batch as it is, and the batch stepping leaves it)."""
 
-    def __init__(self, worlds: list[World]):  # (World.__init__ is not called: joined, not built)
+    def __init__(self, worlds: list[World], planned: bool = False, alike: bool = False):  # (no World.__init__)
+        """``alike``: the tanks are one world given again and again (forks of one state): each
+        starts from its state, and :meth:`world` writes tank ``k`` into that one world — read it
+        before asking for another tank."""
         if not worlds:
             raise ValueError("a batch needs at least one tank")
         w0 = worlds[0]
-        reason = why_not(w0.cfg)
+        reason = why_not(w0.cfg, planned)
         if reason:
             raise ValueError(f"these tanks cannot be stepped as one: {reason}")
         base = w0.cfg.model_dump(exclude={"seed"})
@@ -127,7 +133,9 @@ class Batch(World):
                 raise ValueError(f"tank {i}: another config than tank 0's (a batch's tanks differ only by seed)")
             if w.tick != w0.tick:
                 raise ValueError(f"tank {i} is at tick {w.tick}, tank 0 at {w0.tick}")
-            trouble = _alone_only(w, worlds[:i])
+            if alike and w is not w0:
+                raise ValueError(f"tank {i}: alike tanks are one world given again and again")
+            trouble = _alone_only(w, [] if alike else worlds[:i])
             if trouble:
                 raise ValueError(f"tank {i} cannot be stepped with others: {trouble}")
         self.__dict__.update(w0.__dict__)  # the settings, the grid, the plan table: the same in every tank

@@ -256,3 +256,23 @@ def test_the_compiled_sample_gives_the_numpy_figures_bit_for_bit():
         f = live.step()
         if t % 10 == 0:
             prev = both(f, live.metrics.moving(), prev).full_xy
+
+
+def test_a_copy_of_the_metrics_goes_on_alone_sharing_only_what_no_observer_changes():
+    """A fork's metrics are a deep copy of its parent's (influence makes one per fork): the copy's
+    windows, counts and samples move without the original's; the settings and tables are shared."""
+    import copy
+
+    live = LiveSession(load_config(seed=4))
+    live.run(120)
+    m = live.metrics
+    frame = live.engine.step()
+    before = (m.summary(), m.ticks, m._nb.copy(), m.word_deed.table.copy())
+    twin = copy.deepcopy(m)
+    for _ in range(30):
+        twin.observe(frame)
+    assert twin.ticks == m.ticks + 30 and not np.array_equal(twin._nb, m._nb)
+    assert m.summary() == before[0] and m.ticks == before[1]
+    assert np.array_equal(m._nb, before[2]) and np.array_equal(m.word_deed.table, before[3])
+    assert twin.cfg is m.cfg and twin.table is m.table and twin.word_deed.plans is m.word_deed.plans
+    assert twin.word_deed is not m.word_deed and twin._lat is not m._lat

@@ -144,7 +144,11 @@ class Forker:
 
     def __init__(self, path: str | Path, outcome_spec: str, brain: str = "recorded",
                  choice: ReaderChoice | None = None, window: tuple[int, int] = (0, 0), max_requests: int = 0,
-                 registry: Registry | None = None):
+                 registry: Registry | None = None, join: int | None = None):
+        from .influence_joined import MAX_TANKS
+
+        # forks of one tick stepped as one world: at most this many (1: each alone; :meth:`run_many`)
+        self.join = MAX_TANKS if join is None else max(1, join)
         self.rec = Recording(path, registry=registry)  # read by the run's registry (its plan types, metrics)
         self.cfg = self.rec.config
         self.outcome = parse_outcome(outcome_spec, self.cfg, self.rec.first_tick, self.rec.last_tick,
@@ -259,6 +263,32 @@ class Forker:
         return {"outcome": value, "final_hash": world.state_hash()}
 
 
+    def run_many(self, tasks: list[Task]) -> list[dict[str, Any]]:
+        """Every task's result, in the tasks' order, each as :meth:`run` gives it: the forks of one
+        tick stepped as one world where they can be (mirofish/session/influence_joined.py: up to
+        :attr:`join` at once; what cannot, and a tick's lone fork, one by one)."""
+        from .influence_joined import fits, joinable, run_joined
+
+        out: list[dict[str, Any] | None] = [None] * len(tasks)
+        join = self.join > 1 and joinable(self) is None
+        # by tick, those that may join first (each tick's forks are run from one seek: Forker.seek)
+        order = sorted(range(len(tasks)), key=lambda i: (tasks[i].tick, not (join and fits(self, tasks[i])), i))
+        i = 0
+        while i < len(order):
+            j = i + 1
+            if join and fits(self, tasks[order[i]]):
+                tick = tasks[order[i]].tick
+                while j < len(order) and j - i < self.join and tasks[order[j]].tick == tick \
+                        and fits(self, tasks[order[j]]):
+                    j += 1
+            group = order[i:j]
+            got = run_joined(self, [tasks[k] for k in group]) if len(group) > 1 else None
+            for n, k in enumerate(group):
+                out[k] = got[n] if got is not None else self.run(tasks[k])
+            i = j
+        return [r for r in out if r is not None]
+
+
 # ---------------------------------------------------------------- running many
 
 
@@ -266,9 +296,9 @@ _WORKER: Forker | None = None  # a worker process's own forker (its recording op
 
 
 def _start_worker(path: str, spec: str, brain: str, choice: ReaderChoice | None, window: tuple[int, int],
-                  max_requests: int) -> None:
+                  max_requests: int, join: int) -> None:
     global _WORKER
-    _WORKER = Forker(path, spec, brain, choice, window, max_requests)
+    _WORKER = Forker(path, spec, brain, choice, window, max_requests, join=join)
 
 
 def _work(tasks: list[Task]) -> dict[str, Any]:
@@ -276,7 +306,7 @@ def _work(tasks: list[Task]) -> dict[str, Any]:
     f = _WORKER
     assert f is not None
     before = (f.requests_sent, f.cache_hits, f.cache_misses)
-    out = [f.run(t) for t in tasks]
+    out = f.run_many(tasks)
     return {"results": out, "requests_sent": f.requests_sent - before[0], "cache_hits": f.cache_hits - before[1],
             "cache_misses": f.cache_misses - before[2]}
 
@@ -298,7 +328,8 @@ class Runner:
             share = math.ceil(forker.max_requests / workers) if forker.max_requests else 0
             self.pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=workers, mp_context=multiprocessing.get_context("spawn"),  # no model pool's threads
-                initializer=_start_worker, initargs=(path, spec, forker.brain, forker.choice, forker.window, share))
+                initializer=_start_worker,
+                initargs=(path, spec, forker.brain, forker.choice, forker.window, share, forker.join))
 
     def close(self) -> None:
         if self.pool is not None:
@@ -308,12 +339,10 @@ class Runner:
         """Every task's result, in the tasks' order."""
         if not tasks:
             return []
+        if self.pool is None or len(tasks) < 2 * self.workers:
+            return self.forker.run_many(tasks)
         order = sorted(range(len(tasks)), key=lambda i: (tasks[i].tick, i))
         results: list[dict[str, Any] | None] = [None] * len(tasks)
-        if self.pool is None or len(tasks) < 2 * self.workers:
-            for i in order:
-                results[i] = self.forker.run(tasks[i])
-            return [r for r in results if r is not None]
         import concurrent.futures
 
         size = math.ceil(len(order) / (2 * self.workers))  # two shares each: a slow share does not hold the rest

@@ -1,0 +1,138 @@
+"""``influence``'s forks of one tick stepped as one world (mirofish/session/influence_joined.py):
+each fork's outcome and final state hash are what the fork run alone gives — the same task
+through ``Forker.run`` — for every kind of outcome, for held plans and a fork of a fork; and
+what cannot be joined runs alone, with the same results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mirofish.batch import Batch
+from mirofish.cli import main
+from mirofish.config import load_config
+from mirofish.session import LiveSession, influence_forks
+from mirofish.session.influence import Forker, Task
+from mirofish.session.influence_joined import joinable, run_joined
+from mirofish.world import World
+
+AT = 150
+PLANS = ("explore north 30", "explore east 90", "school 120", "rest 100 20", "forage 60", "keep_away crowd 8")
+
+
+@pytest.fixture(scope="module")
+def recs(tmp_path_factory):
+    """A 40-fish instinct run (seed 5, 260 ticks), a fork of it (a plan held from t100 to t220),
+    and the same run with food put in by hand at t180 (an intervention)."""
+    d = tmp_path_factory.mktemp("joined")
+    plain, forked, rocked = d / "plain.mirofish", d / "forked.mirofish", d / "rocked.mirofish"
+    assert main(["live", "--headless", "--ticks", "260", "--fish", "40", "--seed", "5", "--record", str(plain)]) == 0
+    assert main(["fork", str(plain), "--at", "100", "--fish", "4", "--plan", "explore west 120",
+                 "--ticks", "160", "--record", str(forked)]) == 0
+    live = LiveSession(load_config(seed=5, **{"fish.count": 40}))
+    live.start_recording(rocked)
+    live.run(180)
+    live.engine.intervene({"kind": "food", "x": 20, "y": 20})
+    live.run(80)
+    live.stop_recording()
+    return {"plain": plain, "forked": forked, "rocked": rocked}
+
+
+def tasks(tick: int = AT) -> list[Task]:
+    """Forks of one tick: plans swapped into several fish (one of them twice), a null, a keep, the baseline."""
+    out = [Task("alternative", tick, fish, plan) for fish, plan in zip((0, 3, 7, 11, 19, 3), PLANS)]
+    return out + [Task("null", tick, 25, "explore south 40"), Task("keep", tick, 30, "forage 60"),
+                  Task("baseline", tick)]
+
+
+def alone(forker: Forker, ts: list[Task]) -> list[dict]:
+    return [forker.run(t) for t in ts]
+
+
+@pytest.mark.parametrize("outcome", ["largest_school@230", "schooling@200:215", "fish.7.energy@210",
+                                     "fish.3.x@190:200", "conflict_rate@240"])
+def test_joined_forks_give_each_forks_own_outcome_and_hash(recs, outcome):
+    f = Forker(recs["plain"], outcome)
+    try:
+        assert joinable(f) is None
+        ts = tasks()
+        joined = run_joined(f, ts)
+        assert joined is not None, "these forks should step as one world"
+        assert joined == alone(f, ts)
+        assert len({r["final_hash"] for r in joined}) > 5  # the swaps made different tanks
+    finally:
+        f.close()
+
+
+def test_a_fork_of_a_fork_keeps_the_held_plan_and_a_swap_holds_its_own(recs):
+    f = Forker(recs["forked"], "largest_school@250")
+    try:
+        ts = [Task("alternative", 140, fish, plan) for fish, plan in ((4, "rest 100 20"), (5, "explore east 60"),
+                                                                     (9, "school 120"))] + [Task("baseline", 140)]
+        joined = run_joined(f, ts)
+        assert joined is not None and joined == alone(f, ts)
+    finally:
+        f.close()
+
+
+def test_a_user_outcome_is_read_off_each_forks_own_tank(recs, tmp_path):
+    fn = tmp_path / "reach.py"
+    fn.write_text("def east(snap):\n    return sum(f.x for f in snap.fish) / len(snap.fish)\n")
+    f = Forker(recs["plain"], f"{fn}:east@200")
+    try:
+        joined = run_joined(f, tasks())
+        assert joined is not None and joined == alone(f, tasks())
+    finally:
+        f.close()
+
+
+def test_run_many_joins_the_forks_of_a_tick_and_runs_the_rest_alone(recs, monkeypatch):
+    f = Forker(recs["plain"], "largest_school@230")
+    try:
+        mixed = [*tasks(150), Task("alternative", 150, 6, "hide 40"),  # a plan that swims to a target
+                 Task("ablate_fish", 150, 2, rep=0), Task("alternative", 170, 1, "explore north 30"),
+                 *tasks(120)]
+        expected = alone(f, mixed)
+        alone_calls = []
+        real_run = influence_forks.Forker.run
+        monkeypatch.setattr(influence_forks.Forker, "run", lambda self, t: alone_calls.append(t) or real_run(self, t))
+        assert f.run_many(mixed) == expected
+        # the two ticks' nine forks each joined; the hide fork, the ablation and t170's lone fork alone
+        assert [(t.kind, t.tick, t.plan) for t in alone_calls] == [
+            ("alternative", 150, "hide 40"), ("ablate_fish", 150, ""), ("alternative", 170, "explore north 30")]
+    finally:
+        f.close()
+
+
+def test_interventions_inside_the_forks_and_the_numpy_tick_run_alone(recs, monkeypatch):
+    f = Forker(recs["rocked"], "largest_school@230")
+    try:
+        assert run_joined(f, tasks()) is None  # the food put in at t180 lies inside t150 … t230
+        assert run_joined(f, tasks(200)) is not None  # … not inside t200 … t230
+        assert f.run_many(tasks()) == alone(f, tasks())
+    finally:
+        f.close()
+    monkeypatch.setenv("MIROFISH_TICK", "numpy")
+    f = Forker(recs["plain"], "largest_school@230")
+    try:
+        assert "compiled tick" in (joinable(f) or "")
+    finally:
+        f.close()
+
+
+def test_alike_tanks_are_one_world_given_again_and_again():
+    cfg = load_config(seed=2, **{"fish.count": 12})
+    w, other = World(cfg), World(cfg)
+    with pytest.raises(ValueError, match="given twice"):
+        Batch([w, w], planned=True)
+    with pytest.raises(ValueError, match="alike tanks are one world"):
+        Batch([w, other], planned=True, alike=True)
+    with pytest.raises(ValueError, match="decide plans"):
+        Batch([w, w], alike=True)  # a planner's tanks join only for a caller that asks for them (planned)
+    b = Batch([w, w, w], planned=True, alike=True)
+    before = w.state_hash()
+    b.give(np.zeros(36, np.int8))  # every fish holds east…
+    b.give(np.r_[np.zeros(12, np.int8), np.full(24, 2, np.int8)])  # …but those of tanks 1 and 2 go west
+    b.step()
+    east, west = b.world(0).state_hash(), b.world(1).state_hash()
+    assert len({before, east, west}) == 3 and b.world(2).state_hash() == west and b.world(0) is w
