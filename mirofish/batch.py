@@ -16,10 +16,11 @@ What it steps (``why_not``): tanks whose fish are given their actions — the ar
 (:func:`mirofish.env.vector_env`), where every fish holds the action it was given — on the
 compiled tick, without species, groups, places, plants as food, currents or spare room, and not
 while being recorded; and, with ``planned=True``, tanks whose fish decide plans, for a caller that
-asks the planner for all of them at once and runs each tank's observers itself (``influence``'s
-forks: mirofish/session/influence_joined.py). ``live`` and ``sweep`` step one by one: a run's
-metrics, word-and-deed and decision history stay per tank, and ``bench/batch_bound.py`` bounds
-what joining their worlds could gain (docs/speed.md, "Many tanks as one program").
+asks the planner for all of them at once and runs each tank's observers itself
+(mirofish/session/joined.py: ``influence``'s forks of one tick, a sweep's runs of one setting).
+Each tank's metrics, word-and-deed and decision history stay its own, so joining gains the
+compiled calls' and the engine's share of a tick, not the observers' (``bench/batch_bound.py``;
+docs/speed.md, "Many tanks as one program").
 
     batch = Batch([World(cfg.model_copy(update={"seed": s})) for s in seeds])
     batch.give(actions)            # (tanks, fish) actions: World.give, hold plans

@@ -112,7 +112,8 @@ def test_the_scenes_sweep_too_and_a_failing_run_is_recorded_without_stopping(tmp
 @pytest.mark.parametrize("how", ["kill -9", "SIGINT"])
 def test_an_interrupted_sweep_resumes_without_repeating_or_losing_finished_runs(tmp_path, how):
     spec = tmp_path / "long.toml"
-    spec.write_text('scene = "aquarium"\nlength = 400\nseeds = {from = 1, count = 12}\n[params]\n'
+    # long enough that a group of runs (stepped as one world, sweep/runs.py) is still going when stopped
+    spec.write_text('scene = "aquarium"\nlength = 2000\nseeds = {from = 1, count = 12}\n[params]\n'
                     '"fish.count" = [30]\n')
     out = tmp_path / "out"
     # as if from a terminal, whatever this suite inherited: a suite started in the background

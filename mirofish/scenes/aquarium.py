@@ -48,6 +48,16 @@ def summarize(task: Any, record_dir: str | None = None) -> dict[str, Any]:
     return run_headless(cfg, task.length, out=io.StringIO(), record=record, overwrite=True)
 
 
+def summarize_joined(tasks: list[Any]) -> list[dict[str, Any]] | None:
+    """Sweep runs of one setting stepped as one world (session/headless.py: run_headless_joined);
+    None when their tank cannot be (a model's runs, species, realtime …: each runs alone)."""
+    from ..config import load_config
+    from ..session.headless import run_headless_joined
+
+    cfgs = [load_config(None, _settings(t), preset=t.preset, seed=t.seed) for t in tasks]
+    return run_headless_joined(cfgs, tasks[0].length)
+
+
 def command(task: Any) -> list[str]:
     cmd = ["python", "run.py", "live", "--headless", "--ticks", str(task.length), "--seed", str(task.seed)]
     if task.preset:
@@ -62,7 +72,8 @@ def ask_server(params: dict[str, Any], base_url: str, model: str) -> None:
 
 
 SWEEP = SweepHooks(length="ticks", metrics=tuple(summary_key(m) for m in ranked("sweep")), check=check,
-                   summarize=summarize, command=command, presets=True, ask_server=ask_server)
+                   summarize=summarize, command=command, presets=True, ask_server=ask_server,
+                   summarize_joined=summarize_joined)
 
 SPEC = SceneSpec(
     name="aquarium", command="live", help="run the aquarium in a window (or --terminal, or --headless for JSON)",

@@ -30,7 +30,10 @@ class SweepHooks:
     ``summarize(task, record_dir)`` runs it and returns its summary; ``command(task)`` is the
     single command that gives the same summary; ``presets``: the scene has config presets;
     ``ask_server(params, base_url, model)``: how ``sweep --base-url --model`` makes every run
-    ask that server (it edits the sweep file's ``params``; None: the scene's runs ask none)."""
+    ask that server (it edits the sweep file's ``params``; None: the scene's runs ask none);
+    ``summarize_joined(tasks)``: the summaries of runs of one setting (their seeds differ), run
+    together — each what ``summarize`` gives it, but for its timings — or None: run each alone
+    (None as the hook: the scene's runs always run alone)."""
 
     length: str
     metrics: tuple[str, ...]
@@ -39,6 +42,7 @@ class SweepHooks:
     command: Callable[[Any], list[str]]
     presets: bool = False
     ask_server: Callable[[dict[str, Any], str, str], None] | None = None
+    summarize_joined: Callable[[list[Any]], list[dict[str, Any]] | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+import numpy as np
+
 from ..config import Config
 
 if TYPE_CHECKING:
@@ -186,3 +188,68 @@ def _brain_status(engine: Session, ticks: int) -> dict[str, Any]:
     return status
 
 
+
+
+JOIN_RUNS = 16  # runs of one setting stepped as one world at most (a sweep's: sweep/runs.py)
+
+
+def why_alone(cfg: Config) -> str | None:
+    """Why a headless run of ``cfg`` steps alone (None: runs of its setting may be joined,
+    :func:`run_headless_joined`)."""
+    from ..batch import why_not
+
+    b = cfg.brain
+    if b.kind != "instinct" or b.decides != "plan" or b.chooser not in ("instinct", "never_school"):
+        return "its fish are not decided by the instinct planner"
+    if cfg.engine.mode != "lockstep":
+        return "it runs in realtime (kept to the simulated clock)"
+    if cfg.memory.kind != "two_level":
+        return f"its fish keep a memory of their own ({cfg.memory.kind})"
+    return why_not(cfg, planned=True)
+
+
+def run_headless_joined(cfgs: list[Config], ticks: int) -> list[dict[str, Any]] | None:
+    """The summaries :func:`run_headless` gives for each of ``cfgs`` (one setting, their seeds)
+    run ``ticks`` ticks, the runs stepped as one world (mirofish/session/joined.py: one compiled
+    call per stage and one planner call a tick for all; each run's metrics, decision history and
+    summary its own, hash for hash). None when they cannot be joined (:func:`why_alone`): run each
+    alone. Each summary's ``elapsed_s`` and ``ticks_per_sec`` are its share of the joined time."""
+    from ..batch import Batch
+    from ..brains.instinct import InstinctPlanner, instinct_source
+    from .joined import JoinedEngine, JoinedTank
+    from .live import LiveSession
+
+    if not cfgs or any(why_alone(c) for c in cfgs) or ticks < 0:
+        return None
+    start = time.perf_counter()
+    runs = [LiveSession(c, own_memory=True) for c in cfgs]
+    try:
+        planners = [r.engine.source for r in runs if isinstance(r.engine.source, InstinctPlanner)]
+        planner = instinct_source(cfgs[0])
+        if len(planners) != len(runs) or not isinstance(planner, InstinctPlanner):
+            return None
+        world0 = runs[0].world
+        watched = world0._goals.watched
+        planner._adopt(world0.plan_table)  # the run's plan types: may the planner draw one that is watched?
+        if any(watched[world0.plan_table.code[t.name]] for t, _ in planner.formulas):
+            return None
+        try:
+            batch = Batch([r.world for r in runs], planned=True)
+        except ValueError:
+            return None
+        n = world0.school.n
+        keys = np.concatenate([p._keys[np.arange(n)] for p in planners])  # each run's own draws
+        tanks = [JoinedTank(list(r.engine.observers)) for r in runs]
+        engine = JoinedEngine(batch, planner, tanks, keys)
+        for _ in range(ticks):
+            engine.step()
+        elapsed = (time.perf_counter() - start) / len(runs)
+        out = []
+        for k, (run, tank) in enumerate(zip(runs, tanks)):
+            batch.world(k)  # the run's own world, brought up to date
+            planners[k].decisions += tank.decided
+            out.append(summarize_run(run, ticks, elapsed))
+        return out
+    finally:
+        for r in runs:
+            r.close()

@@ -5,7 +5,9 @@ native runtime, its scheduler and workers are two plain commands (``dask schedul
 ``dask worker ADDRESS``) that start in about a second, and ``Client.submit`` of a plain
 function is exactly the shape of a sweep (independent runs, results back to one place).
 Ray brings a large native runtime and a heavier start for no gain here. Both backends call
-the same ``run_task``, so a run's row does not depend on which one ran it.
+the same ``run_task`` (the local one through ``run_tasks``, which steps the runs of one setting
+as one world where it can, each run's row what ``run_task`` gives it but for its timings), so a
+run's row does not depend on which one ran it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from multiprocessing.connection import wait as mp_wait
 from pathlib import Path
 from typing import Any
 
-from .runs import run_task
+from .runs import groups, run_task, run_tasks
 from .spec import RunTask
 
 _TERM_GRACE_S = 2.0  # how long stop() lets a SIGTERMed worker take to end before it is killed
@@ -53,7 +55,10 @@ def _worker_init() -> None:
 
 
 class LocalBackend:
-    """Runs in ``workers`` local processes, at most ``workers`` at a time."""
+    """Runs in ``workers`` local processes, at most ``workers`` at a time; the runs of one
+    setting (their seeds differ) go to a worker together, up to ``JOIN_RUNS`` at once, and are
+    stepped as one world where they can be (:func:`~.runs.run_tasks`). A stopped sweep loses the
+    groups in flight (their runs are run again when it resumes)."""
 
     def __init__(self, workers: int):
         self.workers = workers
@@ -70,14 +75,15 @@ class LocalBackend:
             mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") \
                 else None
             try:
-                pending: set[Future[dict[str, Any]]] = {self._pool.submit(run_task, t, record_dir) for t in tasks}
+                pending: set[Future[list[dict[str, Any]]]] = {
+                    self._pool.submit(run_tasks, g, record_dir) for g in groups(tasks, self.workers)}
             finally:
                 if mask is not None:
                     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in finished:
-                    yield fut.result()
+                    yield from fut.result()
         finally:
             self.stop()
 

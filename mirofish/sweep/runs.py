@@ -7,6 +7,7 @@ command (``RunTask.command``) prints.
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 from pathlib import Path
@@ -24,11 +25,58 @@ def summarize(task: RunTask, record_dir: str | None = None) -> dict[str, Any]:
     return hooks(task.scene).summarize(task, record_dir)
 
 
+def _row(task: RunTask) -> dict[str, Any]:
+    return {"run_id": task.run_id, "scene": task.scene, "seed": task.seed, "length": task.length,
+            "params": task.params, "command": task.command_line()}
+
+
+def same_setting(task: RunTask) -> str:
+    """Runs with equal keys differ only by their seed (one setting: they may run joined)."""
+    return json.dumps([task.scene, task.params, task.length, task.preset], sort_keys=True, default=str)
+
+
+def run_tasks(tasks: list[RunTask], record_dir: str | None = None) -> list[dict[str, Any]]:
+    """The rows of runs of one setting (:func:`same_setting`), each what :func:`run_task` gives it
+    but for its timings: stepped together where the scene can (``SweepHooks.summarize_joined``;
+    a recorded sweep's runs and a setting whose runs cannot join run one by one). A joined run's
+    ``elapsed_s`` is its share of the group's time (never raises)."""
+    if len(tasks) > 1 and record_dir is None and len({same_setting(t) for t in tasks}) == 1:
+        start = time.perf_counter()
+        try:
+            joined = hooks(tasks[0].scene).summarize_joined
+            summaries = joined(tasks) if joined is not None else None
+        except (Exception, SystemExit):  # noqa: BLE001 — then each alone: a failure is its own run's row
+            summaries = None
+        if summaries is not None:
+            share = round((time.perf_counter() - start) / len(tasks), 3)
+            return [{**_row(t), "status": "ok", "error": None, "summary": s, "elapsed_s": share}
+                    for t, s in zip(tasks, summaries)]
+    return [run_task(t, record_dir) for t in tasks]
+
+
+def groups(tasks: list[RunTask], workers: int, most: int | None = None) -> list[list[RunTask]]:
+    """``tasks`` in groups of one setting for :func:`run_tasks`: at most ``most`` runs a group
+    (default ``JOIN_RUNS``), and a setting split further while there are fewer than two groups a
+    worker (each worker kept busy, and a stopped sweep keeps the groups that finished: their rows
+    come a group at a time). Every task once, in the order given within a setting."""
+    from ..session.headless import JOIN_RUNS
+
+    most = JOIN_RUNS if most is None else max(1, most)
+    by: dict[str, list[RunTask]] = {}
+    for t in tasks:
+        by.setdefault(same_setting(t), []).append(t)
+    split = -(-2 * max(1, workers) // max(1, len(by)))  # parts per setting: two groups a worker at least
+    out: list[list[RunTask]] = []
+    for same in by.values():
+        size = max(1, min(most, -(-len(same) // split)))
+        out += [same[i:i + size] for i in range(0, len(same), size)]
+    return out
+
+
 def run_task(task: RunTask, record_dir: str | None = None) -> dict[str, Any]:
     """Run ``task``; returns its row (never raises)."""
     start = time.perf_counter()
-    row: dict[str, Any] = {"run_id": task.run_id, "scene": task.scene, "seed": task.seed, "length": task.length,
-           "params": task.params, "command": task.command_line()}
+    row: dict[str, Any] = _row(task)
     try:
         summary = summarize(task, record_dir)
         row.update(status="ok", error=None, summary=summary)

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""A sweep's runs of one setting stepped as one world, beside the same runs one by one.
+
+``--seeds`` headless runs of the default tank (``--fish`` fish, ``--ticks`` ticks, the instinct
+planner, every observer: what ``run.py sweep`` runs), on ``--workers`` processes, two ways in
+this checkout, alternating ``--rounds`` times:
+
+* ``one by one``: each run its own ``run_task`` (what the local backend did before);
+* ``joined``: ``run_tasks`` on the local backend's groups (``groups``: up to 16 runs of one
+  setting a group, two groups a worker at least) — each group one world (session/joined.py).
+
+Every run's row is checked equal both ways (every figure but the timings). Prints runs per
+second, tank-ticks per second and their ratio (medians); last line JSON.
+
+    python bench/sweep_joined.py [--seeds 64] [--ticks 1000] [--fish 60] [--workers 2] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=64)
+    ap.add_argument("--ticks", type=int, default=1000)
+    ap.add_argument("--fish", type=int, default=60)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    if min(args.seeds, args.ticks, args.fish, args.workers, args.rounds) < 1:
+        print("bench/sweep_joined.py: every number must be at least 1", file=sys.stderr)
+        return 2
+    from mirofish.sweep.runs import comparable, groups, run_task, run_tasks
+    from mirofish.sweep.spec import RunTask
+
+    tasks = [RunTask("aquarium", {"fish.count": args.fish}, seed, args.ticks) for seed in range(1, args.seeds + 1)]
+    parts = groups(tasks, args.workers)
+    ctx = multiprocessing.get_context("fork")
+    times: dict[str, list[float]] = {"one by one": [], "joined": []}
+    rows: dict[str, list] = {}
+    for _ in range(args.rounds):
+        for how in times:
+            with ProcessPoolExecutor(args.workers, mp_context=ctx) as pool:
+                start = time.perf_counter()
+                if how == "joined":
+                    got = [r for rs in pool.map(run_tasks, parts) for r in rs]
+                else:
+                    got = list(pool.map(run_task, tasks))
+                times[how].append(time.perf_counter() - start)
+            rows[how] = sorted(got, key=lambda r: r["run_id"])
+    assert all(r["status"] == "ok" for r in rows["joined"])
+    assert [comparable(r) for r in rows["joined"]] == [comparable(r) for r in rows["one by one"]], \
+        "a joined run's row differs from the run alone"
+    med = {how: statistics.median(t) for how, t in times.items()}
+    tank_ticks = args.seeds * args.ticks
+    print(f"{args.seeds} runs × {args.ticks} ticks, {args.fish} fish, {args.workers} processes, "
+          f"groups of {', '.join(sorted({str(len(p)) for p in parts}))}; medians of {args.rounds}")
+    for how, sec in med.items():
+        print(f"{how:12s} {sec:7.2f} s  {args.seeds / sec:7.1f} runs/s  {tank_ticks / sec:10,.0f} tank-ticks/s")
+    ratio = med["one by one"] / med["joined"]
+    print(f"joined ÷ one by one: {ratio:.2f}× (every row equal but its timings)")
+    print(json.dumps({"seeds": args.seeds, "ticks": args.ticks, "fish": args.fish, "workers": args.workers,
+                      "seconds": {k: round(v, 3) for k, v in med.items()},
+                      "tank_ticks_per_s": {k: round(tank_ticks / v) for k, v in med.items()},
+                      "ratio": round(ratio, 2), "rows_equal": True}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""Planner tanks stepped as one world: the engine of tanks joined by :class:`~mirofish.batch.Batch`.
+
+:class:`JoinedEngine` does for every tank of a batch what that tank's own
+:class:`~mirofish.engine.Engine` does in lockstep with the instinct planner (``Engine.step``),
+one tick at a time: the fish that ask, over all tanks, are answered by **one call of the
+planner**, each with its own tank's key (so its draws are those of its own run); each tank's
+decisions are applied, the batch steps (one compiled call per stage), and each tank's observers
+(its metrics, its decision history) get **its own frame** — its slice of the joined arrays and
+its own decisions, in the order its engine would have taken them. A tank may start from a
+fork's first batch and hold a swapped plan (:class:`JoinedTank`), as a
+:class:`~mirofish.session.fork.ForkSource` does.
+
+Used by ``influence``'s forks of one tick (:mod:`.influence_joined`) and by a sweep's runs of one
+setting (:func:`mirofish.session.headless.run_headless_joined`); each tank's state hash, metrics
+and summary are its own run's (tests/test_influence_joined.py, tests/test_sweep_joined.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..batch import Batch
+from ..brains.base import DecisionBatch, RequestBatch
+from ..brains.instinct import InstinctPlanner
+from ..fish.triggers import T_HORIZON, trigger_name
+from ..frame import Frame
+from ..rng import KeyTable
+
+
+@dataclass
+class JoinedTank:
+    """One tank of a joined run: who observes it, and what a fork starts it with.
+
+    ``first``: the decisions of the batch's first tick (a fork's swapped batch; its fish ask
+    nothing more that tick); ``hold``: ``(fish, plan, until)``, a plan answered again to a trigger
+    before ``until`` (ForkSource's hold); ``decided``: the planner's decisions for this tank so far."""
+
+    observers: list[Callable[[Frame], None]]
+    first: DecisionBatch | None = None
+    hold: tuple[int, tuple[int, int, int], int] | None = None
+    decided: int = 0
+    values: list[float] = field(default_factory=list)  # (a caller's: what it reads off the tank)
+
+
+class JoinedEngine:
+    """Steps a :class:`~mirofish.batch.Batch` of planner tanks (``planned=True``) with one
+    ``planner`` for all; ``keys``: each joined fish's planner key (its own tank's planner's)."""
+
+    def __init__(self, batch: Batch, planner: InstinctPlanner, tanks: list[JoinedTank], keys: np.ndarray):
+        if len(tanks) != batch.n_tanks or keys.size != batch.school.n:
+            raise ValueError("a joined engine needs one tank and one key a fish of the batch")
+        self.batch, self.planner, self.tanks = batch, planner, tanks
+        planner._keys = KeyTable(0)  # (this planner decides for the joined fish only: by their tanks' keys)
+        planner._keys.keys = np.ascontiguousarray(keys, np.uint64)
+        self.n, self.first_tick = batch.fish_per_tank, batch.tick
+        self.idle = np.zeros(batch.school.n, bool)  # no request is ever left open (inline answers)
+        self.queued_at = np.full(batch.school.n, np.nan)  # when each fish last asked (NaN: not in this run)
+        self.edges = np.arange(len(tanks) + 1, dtype=np.int64) * self.n
+        self.xy_of = batch.tanks[0].water  # every tank's shape: a joined cell's tank coordinates
+
+    def _answers(self) -> tuple[list[list[DecisionBatch]], DecisionBatch | None]:
+        """Every tank's own answers this tick (first batch, hold), and the planner's for the rest."""
+        w, n, tick = self.batch, self.n, self.batch.tick
+        own: list[list[DecisionBatch]] = [[] for _ in self.tanks]
+        first = tick == self.first_tick
+        if first:
+            for k, t in enumerate(self.tanks):
+                if t.first is not None:
+                    own[k].append(t.first)
+        a = w.asks(self.idle)
+        need = a.fish
+        if not need.size:
+            return own, None
+        self.queued_at[need] = time.perf_counter()
+        keep = np.ones(need.size, bool)
+        if first:  # already answered by the tank's first batch
+            for k, t in enumerate(self.tanks):
+                if t.first is not None and len(t.first):
+                    lo, hi = np.searchsorted(need, self.edges[k:k + 2])
+                    keep[lo:hi] &= ~np.isin(need[lo:hi] - k * n, t.first.fish)
+        for k, t in enumerate(self.tanks):
+            if t.hold is None or tick >= t.hold[2]:
+                continue
+            fish, (goal, param, _), until = t.hold
+            row = int(np.searchsorted(need, k * n + fish))
+            if row < need.size and need[row] == k * n + fish and keep[row]:
+                keep[row] = False
+                trigger = trigger_name(int(a.triggers[row]))
+                own[k].append(DecisionBatch.one(
+                    tick, fish, goal, param, until - tick, "intervention",
+                    f"the fork holds this plan to t{until}: {trigger.replace('_', ' ')} did not end it"))
+        rows = np.flatnonzero(keep)
+        if not rows.size:
+            return own, None
+        pick = rows if rows.size < need.size else slice(None)
+        req = RequestBatch(tick=tick, fish=need[pick], triggers=a.triggers[pick], codes=a.codes[pick],
+                           energy=a.energy[pick], max_energy=w.max_energy, heading=a.heading[pick],
+                           traits=a.traits[pick], food_here=a.food_here[pick], refused=a.refused[pick],
+                           plans=w.plan_table)
+        return own, self.planner.decide(req)
+
+    def step(self) -> list[Frame]:
+        """One tick of every tank; each tank's frame, as its own engine would have made it, given
+        to its observers."""
+        w, n, tick = self.batch, self.n, self.batch.tick
+        own, live = self._answers()
+        s = w.school
+        per_tank: list[list[tuple[DecisionBatch, np.ndarray]]] = [[] for _ in self.tanks]
+        for k, batches in enumerate(own):
+            for b in batches:
+                fish = b.fish + k * n
+                per_tank[k].append((b, self._ended(fish)))
+                w.apply_plans(fish, b.goals, b.params, b.horizons)
+        if live is not None:
+            ended = self._ended(live.fish)
+            w.apply_plans(live.fish, live.goals, live.params, live.horizons)
+            bounds = np.searchsorted(live.fish, self.edges)
+            for k, tank in enumerate(self.tanks):
+                lo, hi = int(bounds[k]), int(bounds[k + 1])
+                if hi > lo:
+                    part = DecisionBatch(tick=tick, fish=live.fish[lo:hi] - k * n, actions=None,
+                                         tier=live.tier[lo:hi], status=live.status[lo:hi],
+                                         tokens=live.tokens[lo:hi], goals=live.goals[lo:hi],
+                                         params=live.params[lo:hi], horizons=live.horizons[lo:hi])
+                    per_tank[k].append((part, ended[lo:hi]))
+                    tank.decided += hi - lo
+        thoughts = [[w.food_in_view(b.fish + k * n) if b.thoughts else None for b, _ in got]
+                    for k, got in enumerate(per_tank)]
+        now = time.perf_counter()  # each decision's latency, as the engine counts it (NaN: not asked in this run)
+        waited = [[(now - self.queued_at[b.fish + k * n]).tolist() for b, _ in got] for k, got in enumerate(per_tank)]
+        out = w.step()
+        x, y = self.xy_of.xy(s.cell % w.cells_per_tank)
+        heading, energy, stuck, nb = s.heading.copy(), s.energy.copy(), s.stuck.copy(), s.neighbours.copy()
+        frames = []
+        for k, tank in enumerate(self.tanks):
+            sl = slice(k * n, (k + 1) * n)
+            frame = Frame(tick=out.tick, x=x[sl], y=y[sl], heading=heading[sl], energy=energy[sl], stuck=stuck[sl],
+                          neighbours=nb[sl], executed=out.executed[sl], move_outcome=out.move_outcome[sl],
+                          applied=[b for b, _ in per_tank[k]], latencies=[v for got in waited[k] for v in got],
+                          interventions=[], present=None, ended=[e for _, e in per_tank[k]],
+                          food_in_view=thoughts[k], native=True)
+            for obs in tank.observers:
+                obs(frame)
+            frames.append(frame)
+        return frames
+
+    def _ended(self, fish: np.ndarray) -> np.ndarray:
+        """Engine.step's ``ended`` for decisions of ``fish`` (joined numbers) at this tick."""
+        s = self.batch.school
+        code: np.ndarray = s.plan_trigger[fish]  # (a copy)
+        code[(code >= 0) & (s.plan_end[fish] <= self.batch.tick)] = T_HORIZON
+        return code
