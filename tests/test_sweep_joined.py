@@ -71,3 +71,14 @@ def test_groups_hold_one_setting_each_and_keep_every_worker_busy():
     one_setting = tasks[:6]
     assert [len(g) for g in groups(one_setting, 1)] == [3, 3]  # two groups a worker: rows come as groups end
     assert [len(g) for g in groups(one_setting, 1, most=1)] == [1] * 6
+
+
+def test_large_tanks_join_fewer_to_a_world_and_the_largest_run_alone():
+    from mirofish.session.joined import JOIN_FISH, tanks_a_world
+
+    assert tanks_a_world(60, 16) == 16 and tanks_a_world(1400, 16) == 2 and tanks_a_world(JOIN_FISH // 2 + 1, 16) == 1
+    cfgs = [load_config(None, ("fish.count=1400",), seed=s) for s in (1, 2, 3)]  # two joined, then one alone
+    joined = run_headless_joined(cfgs, 30)
+    assert joined is not None
+    assert [untimed(j) for j in joined] == [untimed(run_headless(c, 30, out=io.StringIO())) for c in cfgs]
+    assert run_headless_joined([load_config(None, ("fish.count=2100",), seed=s) for s in (1, 2)], 5) is None

@@ -7,6 +7,7 @@ object that ``summarize_run`` builds.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import time
@@ -221,6 +222,19 @@ def run_headless_joined(cfgs: list[Config], ticks: int) -> list[dict[str, Any]] 
 
     if not cfgs or any(why_alone(c) for c in cfgs) or ticks < 0:
         return None
+    from .joined import tanks_a_world
+
+    per = tanks_a_world(cfgs[0].fish.slots, len(cfgs))
+    if per < 2:
+        return None  # (tanks this large: each alone)
+    if per < len(cfgs):  # too many fish for one world: a few worlds, one after another
+        out: list[dict[str, Any]] = []
+        for i in range(0, len(cfgs), per):
+            got = run_headless_joined(cfgs[i:i + per], ticks) if len(cfgs[i:i + per]) > 1 else None
+            if got is None:
+                got = [run_headless(c, ticks, out=io.StringIO()) for c in cfgs[i:i + per]]
+            out += got
+        return out
     start = time.perf_counter()
     runs = [LiveSession(c, own_memory=True) for c in cfgs]
     try:

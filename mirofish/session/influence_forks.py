@@ -268,9 +268,11 @@ class Forker:
         tick stepped as one world where they can be (mirofish/session/influence_joined.py: up to
         :attr:`join` at once; what cannot, and a tick's lone fork, one by one)."""
         from .influence_joined import fits, joinable, run_joined
+        from .joined import tanks_a_world
 
         out: list[dict[str, Any] | None] = [None] * len(tasks)
-        join = self.join > 1 and joinable(self) is None
+        most = tanks_a_world(self.cfg.fish.slots, self.join)
+        join = most > 1 and joinable(self) is None
         # by tick, those that may join first (each tick's forks are run from one seek: Forker.seek)
         order = sorted(range(len(tasks)), key=lambda i: (tasks[i].tick, not (join and fits(self, tasks[i])), i))
         i = 0
@@ -278,7 +280,7 @@ class Forker:
             j = i + 1
             if join and fits(self, tasks[order[i]]):
                 tick = tasks[order[i]].tick
-                while j < len(order) and j - i < self.join and tasks[order[j]].tick == tick \
+                while j < len(order) and j - i < most and tasks[order[j]].tick == tick \
                         and fits(self, tasks[order[j]]):
                     j += 1
             group = order[i:j]

@@ -30,6 +30,15 @@ from ..fish.triggers import T_HORIZON, trigger_name
 from ..frame import Frame
 from ..rng import KeyTable
 
+JOIN_FISH = 4096  # fish in one joined world at most: below where the compiled tick splits its loops
+# over the cores (_tick.c's PARALLEL_FISH), which would crowd a sweep's or influence's workers;
+# tanks that large gain little by joining (their compiled tick is most of a tick)
+
+
+def tanks_a_world(fish: int, most: int) -> int:
+    """How many tanks of ``fish`` fish one joined world takes: ``most`` at most, within :data:`JOIN_FISH`."""
+    return max(1, min(most, JOIN_FISH // max(1, fish)))
+
 
 @dataclass
 class JoinedTank:
@@ -115,23 +124,28 @@ class JoinedEngine:
                 fish = b.fish + k * n
                 per_tank[k].append((b, self._ended(fish)))
                 w.apply_plans(fish, b.goals, b.params, b.horizons)
+        now = time.perf_counter()  # each decision's latency, as the engine counts it (NaN: not asked in this run)
+        waited: list[list[float]] = [[] for _ in self.tanks]
+        for k, got in enumerate(per_tank):
+            for b, _ in got:
+                waited[k] += (now - self.queued_at[b.fish + k * n]).tolist()
         if live is not None:
             ended = self._ended(live.fish)
             w.apply_plans(live.fish, live.goals, live.params, live.horizons)
-            bounds = np.searchsorted(live.fish, self.edges)
+            bounds = np.searchsorted(live.fish, self.edges).tolist()
+            lat = (now - self.queued_at[live.fish]).tolist()
             for k, tank in enumerate(self.tanks):
-                lo, hi = int(bounds[k]), int(bounds[k + 1])
+                lo, hi = bounds[k], bounds[k + 1]
                 if hi > lo:
                     part = DecisionBatch(tick=tick, fish=live.fish[lo:hi] - k * n, actions=None,
                                          tier=live.tier[lo:hi], status=live.status[lo:hi],
                                          tokens=live.tokens[lo:hi], goals=live.goals[lo:hi],
                                          params=live.params[lo:hi], horizons=live.horizons[lo:hi])
                     per_tank[k].append((part, ended[lo:hi]))
+                    waited[k] += lat[lo:hi]
                     tank.decided += hi - lo
         thoughts = [[w.food_in_view(b.fish + k * n) if b.thoughts else None for b, _ in got]
                     for k, got in enumerate(per_tank)]
-        now = time.perf_counter()  # each decision's latency, as the engine counts it (NaN: not asked in this run)
-        waited = [[(now - self.queued_at[b.fish + k * n]).tolist() for b, _ in got] for k, got in enumerate(per_tank)]
         out = w.step()
         x, y = self.xy_of.xy(s.cell % w.cells_per_tank)
         heading, energy, stuck, nb = s.heading.copy(), s.energy.copy(), s.stuck.copy(), s.neighbours.copy()
@@ -140,7 +154,7 @@ class JoinedEngine:
             sl = slice(k * n, (k + 1) * n)
             frame = Frame(tick=out.tick, x=x[sl], y=y[sl], heading=heading[sl], energy=energy[sl], stuck=stuck[sl],
                           neighbours=nb[sl], executed=out.executed[sl], move_outcome=out.move_outcome[sl],
-                          applied=[b for b, _ in per_tank[k]], latencies=[v for got in waited[k] for v in got],
+                          applied=[b for b, _ in per_tank[k]], latencies=waited[k],
                           interventions=[], present=None, ended=[e for _, e in per_tank[k]],
                           food_in_view=thoughts[k], native=True)
             for obs in tank.observers:
