@@ -35,7 +35,15 @@ def recs(tmp_path_factory):
     live.engine.intervene({"kind": "food", "x": 20, "y": 20})
     live.run(80)
     live.stop_recording()
-    return {"plain": plain, "forked": forked, "rocked": rocked}
+    removed = d / "removed.mirofish"  # fish 6 and 33 taken out of the water by hand at t100
+    live = LiveSession(load_config(seed=7, **{"fish.count": 40}))
+    live.start_recording(removed)
+    live.run(100)
+    live.engine.intervene({"kind": "remove", "fish": 6})
+    live.engine.intervene({"kind": "remove", "fish": 33})
+    live.run(160)
+    live.stop_recording()
+    return {"plain": plain, "forked": forked, "rocked": rocked, "removed": removed}
 
 
 def tasks(tick: int = AT) -> list[Task]:
@@ -136,3 +144,15 @@ def test_alike_tanks_are_one_world_given_again_and_again():
     b.step()
     east, west = b.world(0).state_hash(), b.world(1).state_hash()
     assert len({before, east, west}) == 3 and b.world(2).state_hash() == west and b.world(0) is w
+
+
+@pytest.mark.parametrize("outcome", ["mean_energy@200", "fish_in_water@190:200", "schooling@200"])
+def test_fish_taken_out_before_the_fork_stay_out_of_each_forks_figures(recs, outcome):
+    f = Forker(recs["removed"], outcome)
+    try:
+        ts = [Task("alternative", 150, fish, plan) for fish, plan in ((0, "explore north 30"), (39, "school 120"),
+                                                                     (3, "rest 100 20"))]
+        joined = run_joined(f, ts)
+        assert joined is not None and joined == alone(f, ts)
+    finally:
+        f.close()

@@ -149,13 +149,17 @@ class JoinedEngine:
         out = w.step()
         x, y = self.xy_of.xy(s.cell % w.cells_per_tank)
         heading, energy, stuck, nb = s.heading.copy(), s.energy.copy(), s.stuck.copy(), s.neighbours.copy()
+        out_of_water = np.count_nonzero(s.absent)  # (fish taken out by hand: each tank's frame says which)
         frames = []
         for k, tank in enumerate(self.tanks):
             sl = slice(k * n, (k + 1) * n)
+            present = None
+            if out_of_water and np.count_nonzero(s.absent[sl]):
+                present = ~s.absent[sl]
             frame = Frame(tick=out.tick, x=x[sl], y=y[sl], heading=heading[sl], energy=energy[sl], stuck=stuck[sl],
                           neighbours=nb[sl], executed=out.executed[sl], move_outcome=out.move_outcome[sl],
                           applied=[b for b, _ in per_tank[k]], latencies=waited[k],
-                          interventions=[], present=None, ended=[e for _, e in per_tank[k]],
+                          interventions=[], present=present, ended=[e for _, e in per_tank[k]],
                           food_in_view=thoughts[k], native=True)
             for obs in tank.observers:
                 obs(frame)
