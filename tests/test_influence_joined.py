@@ -156,3 +156,20 @@ def test_fish_taken_out_before_the_fork_stay_out_of_each_forks_figures(recs, out
         assert joined is not None and joined == alone(f, ts)
     finally:
         f.close()
+
+
+def test_a_figure_of_remembered_places_is_asked_only_of_a_tank_with_places(recs, tmp_path, capsys):
+    code = main(["influence", str(recs["plain"]), "--outcome", "home_range@200", "--window", "190:195"])
+    err = capsys.readouterr().err
+    assert code == 2 and "remember none" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    placed = tmp_path / "placed.mirofish"
+    assert main(["live", "--headless", "--ticks", "220", "--fish", "30", "--seed", "2", "--set", "fish.places=3",
+                 "--record", str(placed)]) == 0
+    capsys.readouterr()
+    f = Forker(placed, "home_range@210")
+    try:
+        assert "places" in (joinable(f) or "")  # (a tank with places: its forks run alone)
+        ts = [Task("alternative", 190, 4, "explore east 30"), Task("baseline", 190)]
+        assert f.run_many(ts) == alone(f, ts)
+    finally:
+        f.close()

@@ -104,8 +104,12 @@ def parse_outcome(spec: str, cfg: Any, first: int, last: int, metrics: tuple[Any
     if not first < t0 <= t1 <= last:
         raise InfluenceError(f"--outcome {spec!r}: ticks {t0}..{t1} are outside the recording's {first + 1}..{last}")
     key = ALIASES.get(what, what)
-    known = {m.key for m in (METRICS if metrics is None else metrics)}
+    table = METRICS if metrics is None else metrics
+    known = {m.key for m in table}
     if key in known:
+        if any(m.key == key and m.group == "territory" for m in table) and not cfg.fish.places:
+            raise InfluenceError(f"--outcome {spec!r}: {key} is a figure of remembered places, and this tank's "
+                                 "fish remember none (fish.places = 0)")
         return Outcome(spec, "metric", key, None, t0, t1)
     parts = what.split(".")
     if parts[0] == "fish" and len(parts) == 3:
