@@ -12,7 +12,7 @@ this checkout, alternating ``--rounds`` times:
 Every run's row is checked equal both ways (every figure but the timings). Prints runs per
 second, tank-ticks per second and their ratio (medians); last line JSON.
 
-    python bench/sweep_joined.py [--seeds 64] [--ticks 1000] [--fish 60] [--workers 2] [--rounds 3]
+    python bench/sweep_joined.py [--seeds 64] [--ticks 1000] [--fish 60] [--workers 2] [--rounds 3] [--most G]
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def main() -> int:
     ap.add_argument("--fish", type=int, default=60)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--most", type=int, default=None, help="runs a group at most (default the backend's, 16)")
     args = ap.parse_args()
     if min(args.seeds, args.ticks, args.fish, args.workers, args.rounds) < 1:
         print("bench/sweep_joined.py: every number must be at least 1", file=sys.stderr)
@@ -45,7 +46,7 @@ def main() -> int:
     from mirofish.sweep.spec import RunTask
 
     tasks = [RunTask("aquarium", {"fish.count": args.fish}, seed, args.ticks) for seed in range(1, args.seeds + 1)]
-    parts = groups(tasks, args.workers)
+    parts = groups(tasks, args.workers, args.most)
     ctx = multiprocessing.get_context("fork")
     times: dict[str, list[float]] = {"one by one": [], "joined": []}
     rows: dict[str, list] = {}

@@ -173,3 +173,18 @@ def test_a_figure_of_remembered_places_is_asked_only_of_a_tank_with_places(recs,
         assert f.run_many(ts) == alone(f, ts)
     finally:
         f.close()
+
+
+def test_a_random_choosers_forks_join_too(tmp_path):
+    rec = tmp_path / "random.mirofish"
+    assert main(["live", "--headless", "--ticks", "200", "--fish", "30", "--seed", "8", "--set", "brain.chooser=random",
+                 "--record", str(rec)]) == 0
+    f = Forker(rec, "schooling@180:190")
+    try:
+        assert joinable(f) is None
+        ts = [Task("alternative", 120, fish, plan) for fish, plan in ((1, "explore east 30"), (2, "school 120"),
+                                                                     (29, "rest 100 20"))] + [Task("baseline", 120)]
+        joined = run_joined(f, ts)
+        assert joined is not None and joined == alone(f, ts)
+    finally:
+        f.close()

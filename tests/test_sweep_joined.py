@@ -22,7 +22,8 @@ def untimed(d):
 
 
 @pytest.mark.parametrize("settings", [(), ("fish.count=25", "perception.radius=3"), ("world.grid=hex",),
-                                      ("brain.chooser=never_school", "food.spawn_rate=0.02")])
+                                      ("brain.chooser=never_school", "food.spawn_rate=0.02"),
+                                      ("brain.chooser=random",), ("brain.chooser=random", "brain.decides=action")])
 def test_joined_runs_print_each_runs_own_summary(settings):
     cfgs = [load_config(None, settings, seed=s) for s in (1, 2, 3, 9)]
     alone = [run_headless(c, 300, out=io.StringIO()) for c in cfgs]
@@ -30,11 +31,11 @@ def test_joined_runs_print_each_runs_own_summary(settings):
     assert joined is not None
     assert [untimed(j) for j in joined] == [untimed(a) for a in alone]
     assert len({j["final_state_hash"] for j in joined}) == 4 and joined[0]["brain"]["decisions"] > 100
+    assert joined[0]["brain"]["source"] == alone[0]["brain"]["source"]
 
 
 @pytest.mark.parametrize(("settings", "why"), [
-    (("brain.decides=action",), "instinct planner"),
-    (("brain.chooser=random",), "instinct planner"), (("engine.mode=realtime",), "realtime"),
+    (("brain.decides=action",), "instinct planner"), (("engine.mode=realtime",), "realtime"),
     (("memory.kind=none",), "memory"), (("fish.places=3",), "places"), (("fish.spare=4",), "spare"),
 ])
 def test_what_cannot_join_says_why_and_is_not_joined(settings, why):

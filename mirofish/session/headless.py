@@ -200,8 +200,8 @@ def why_alone(cfg: Config) -> str | None:
     from ..batch import why_not
 
     b = cfg.brain
-    if b.kind != "instinct" or b.decides != "plan" or b.chooser not in ("instinct", "never_school"):
-        return "its fish are not decided by the instinct planner"
+    if b.kind != "instinct" or (b.decides != "plan" and b.chooser != "random"):
+        return "its fish are not decided by the instinct planner or the random chooser"
     if cfg.engine.mode != "lockstep":
         return "it runs in realtime (kept to the simulated clock)"
     if cfg.memory.kind != "two_level":
@@ -216,8 +216,8 @@ def run_headless_joined(cfgs: list[Config], ticks: int) -> list[dict[str, Any]] 
     summary its own, hash for hash). None when they cannot be joined (:func:`why_alone`): run each
     alone. Each summary's ``elapsed_s`` and ``ticks_per_sec`` are its share of the joined time."""
     from ..batch import Batch
-    from ..brains.instinct import InstinctPlanner, instinct_source
-    from .joined import JoinedEngine, JoinedTank
+    from ..brains.instinct import instinct_source
+    from .joined import JoinedEngine, JoinedTank, draws_watched, keyed_brain
     from .live import LiveSession
 
     if not cfgs or any(why_alone(c) for c in cfgs) or ticks < 0:
@@ -238,15 +238,11 @@ def run_headless_joined(cfgs: list[Config], ticks: int) -> list[dict[str, Any]] 
     start = time.perf_counter()
     runs = [LiveSession(c, own_memory=True) for c in cfgs]
     try:
-        planners = [r.engine.source for r in runs if isinstance(r.engine.source, InstinctPlanner)]
-        planner = instinct_source(cfgs[0])
-        if len(planners) != len(runs) or not isinstance(planner, InstinctPlanner):
+        planners = [b for b in (keyed_brain(r.engine.source) for r in runs) if b is not None]
+        planner = keyed_brain(instinct_source(cfgs[0]))
+        if len(planners) != len(runs) or planner is None or draws_watched(planner, runs[0].world):
             return None
         world0 = runs[0].world
-        watched = world0._goals.watched
-        planner._adopt(world0.plan_table)  # the run's plan types: may the planner draw one that is watched?
-        if any(watched[world0.plan_table.code[t.name]] for t, _ in planner.formulas):
-            return None
         try:
             batch = Batch([r.world for r in runs], planned=True)
         except ValueError:

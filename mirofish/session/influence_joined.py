@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..batch import Batch, why_not
-from ..brains.instinct import InstinctPlanner, instinct_source
+from ..brains.instinct import instinct_source
 from ..world import World, goal_parts
 from .fork import held_plan, inherited_hold, swapped_batch
-from .joined import JoinedEngine, JoinedTank
+from .joined import JoinedEngine, JoinedTank, draws_watched, keyed_brain
 from .replay import ReplaySource, run_registry
 
 if TYPE_CHECKING:
@@ -48,9 +48,9 @@ MAX_TANKS = 16  # forks stepped as one world at most (more were slower: bench/in
 def joinable(forker: Forker) -> str | None:
     """Why the forks of ``forker``'s recording run one by one (None: they may be joined)."""
     cfg = forker.cfg
-    if forker.swaps_brain or cfg.brain.kind != "instinct" or cfg.brain.decides != "plan" \
-            or cfg.brain.chooser not in ("instinct", "never_school"):
-        return "its forks are not decided by the instinct planner"
+    if forker.swaps_brain or cfg.brain.kind != "instinct" or (cfg.brain.decides != "plan"
+                                                              and cfg.brain.chooser != "random"):
+        return "its forks are not decided by the instinct planner or the random chooser"
     reason = why_not(cfg, planned=True)
     if reason:
         return reason
@@ -116,11 +116,8 @@ def run_joined(forker: Forker, tasks: list[Task]) -> list[dict[str, Any]] | None
         batch = Batch([w] * len(tasks), planned=True, alike=True)
     except ValueError:
         return None
-    source = instinct_source(forker.cfg)
-    if not isinstance(source, InstinctPlanner):
-        return None
-    source._adopt(w.plan_table)  # the run's plan types: may the planner draw one that is watched?
-    if any(watched[w.plan_table.code[t.name]] for t, _ in source.formulas):
+    source = keyed_brain(instinct_source(forker.cfg))
+    if source is None or draws_watched(source, w):
         return None
     n = w.school.n
     stepper = JoinedEngine(batch, source, tanks, np.tile(source._keys[np.arange(n)], len(tanks)))  # one seed

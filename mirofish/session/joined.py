@@ -25,10 +25,11 @@ import numpy as np
 
 from ..batch import Batch
 from ..brains.base import DecisionBatch, RequestBatch
-from ..brains.instinct import InstinctPlanner
+from ..brains.instinct import InstinctPlanner, RandomChooser
 from ..fish.triggers import T_HORIZON, trigger_name
 from ..frame import Frame
 from ..rng import KeyTable
+from ..world import World
 
 JOIN_FISH = 4096  # fish in one joined world at most: below where the compiled tick splits its loops
 # over the cores (_tick.c's PARALLEL_FISH), which would crowd a sweep's or influence's workers;
@@ -38,6 +39,29 @@ JOIN_FISH = 4096  # fish in one joined world at most: below where the compiled t
 def tanks_a_world(fish: int, most: int) -> int:
     """How many tanks of ``fish`` fish one joined world takes: ``most`` at most, within :data:`JOIN_FISH`."""
     return max(1, min(most, JOIN_FISH // max(1, fish)))
+
+
+KeyedBrain = InstinctPlanner | RandomChooser  # brains whose every answer is its fish's own: its key, its tick, its view
+
+
+def keyed_brain(source: object) -> KeyedBrain | None:
+    """``source`` if it is a brain a joined engine can ask for all its tanks at once — one that
+    decides each fish from its request row, its key and the tick alone (the instinct planner, the
+    random chooser) — else None. The action brain's tanks step alone: its utilities are a BLAS
+    matrix product, whose kernels may sum in another order for another number of rows (joined and
+    alone agreed in the runs compared, 8 seeds × 400 ticks at 60 and 240 fish, but the library
+    promises no such thing)."""
+    return source if isinstance(source, InstinctPlanner | RandomChooser) else None
+
+
+def draws_watched(brain: KeyedBrain, world: World) -> bool:
+    """May ``brain`` choose, in ``world``'s plan table, a plan that swims to a target or watches
+    for its end (which a joined world refuses: Batch.apply_plans)?"""
+    watched = world._goals.watched
+    brain._adopt(world.plan_table)  # (the run's plan types)
+    if isinstance(brain, InstinctPlanner):
+        return any(watched[world.plan_table.code[t.name]] for t, _ in brain.formulas)
+    return bool(brain.plans and np.count_nonzero(watched[brain._goals]))
 
 
 @dataclass
@@ -57,9 +81,10 @@ class JoinedTank:
 
 class JoinedEngine:
     """Steps a :class:`~mirofish.batch.Batch` of planner tanks (``planned=True``) with one
-    ``planner`` for all; ``keys``: each joined fish's planner key (its own tank's planner's)."""
+    ``planner`` for all (a :func:`keyed_brain`); ``keys``: each joined fish's key (its own tank's
+    brain's)."""
 
-    def __init__(self, batch: Batch, planner: InstinctPlanner, tanks: list[JoinedTank], keys: np.ndarray):
+    def __init__(self, batch: Batch, planner: KeyedBrain, tanks: list[JoinedTank], keys: np.ndarray):
         if len(tanks) != batch.n_tanks or keys.size != batch.school.n:
             raise ValueError("a joined engine needs one tank and one key a fish of the batch")
         self.batch, self.planner, self.tanks = batch, planner, tanks
