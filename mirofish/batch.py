@@ -50,7 +50,8 @@ def why_not(cfg: Any, planned: bool = False) -> str | None:
     if kernel.compiled_tick() is None:
         return "the compiled tick is off (MIROFISH_TICK=numpy, or not built)"
     if cfg.brain.decides != "action" and not planned:
-        return "its fish decide plans (a planner's tank steps alone)"
+        return ("its fish decide plans (such tanks join with planned=True, for a caller that runs each tank's "
+                "observers: mirofish/session/joined.py)")
     if cfg.fish.groups:
         return "it has groups of fish"
     if cfg.fish.places:

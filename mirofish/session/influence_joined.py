@@ -19,9 +19,10 @@ does (:meth:`Forker.run <mirofish.session.influence_forks.Forker.run>`):
 
 Each fork's outcome and final state hash equal :meth:`Forker.run`'s for the same task
 (``tests/test_influence_joined.py``). What is not joined runs fork by fork (:func:`joinable`
-says why): ablations, a brain other than the instinct planner, tanks with groups, places, spare
-room, plants shown or a current, a recording with interventions inside the forks' ticks, plans
-that swim to a target or watch for their end (``hide``, ``hunt`` …), the numpy tick.
+says why): ablations, a brain other than the instinct planner or the random chooser, tanks with
+groups, places, spare room, plants shown or a current, a recording with interventions inside
+the forks' ticks, plans that swim to a target or watch for their end (``hide``, ``hunt`` …),
+tanks of more than 2,048 fish (session/joined.py: JOIN_FISH), the numpy tick.
 """
 
 from __future__ import annotations
