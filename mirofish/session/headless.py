@@ -217,23 +217,20 @@ def run_headless_joined(cfgs: list[Config], ticks: int) -> list[dict[str, Any]] 
     alone. Each summary's ``elapsed_s`` and ``ticks_per_sec`` are its share of the joined time."""
     from ..batch import Batch
     from ..brains.instinct import instinct_source
-    from .joined import JoinedEngine, JoinedTank, draws_watched, keyed_brain
+    from .joined import JoinedEngine, JoinedTank, draws_watched, keyed_brain, tanks_a_world
     from .live import LiveSession
 
     if not cfgs or any(why_alone(c) for c in cfgs) or ticks < 0:
         return None
-    from .joined import tanks_a_world
-
     per = tanks_a_world(cfgs[0].fish.slots, len(cfgs))
     if per < 2:
         return None  # (tanks this large: each alone)
     if per < len(cfgs):  # too many fish for one world: a few worlds, one after another
         out: list[dict[str, Any]] = []
         for i in range(0, len(cfgs), per):
-            got = run_headless_joined(cfgs[i:i + per], ticks) if len(cfgs[i:i + per]) > 1 else None
-            if got is None:
-                got = [run_headless(c, ticks, out=io.StringIO()) for c in cfgs[i:i + per]]
-            out += got
+            part = cfgs[i:i + per]
+            out += (run_headless_joined(part, ticks) if len(part) > 1 else None) or \
+                [run_headless(c, ticks, out=io.StringIO()) for c in part]
         return out
     start = time.perf_counter()
     runs = [LiveSession(c, own_memory=True) for c in cfgs]

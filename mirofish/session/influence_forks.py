@@ -262,7 +262,6 @@ class Forker:
             live.close()
         return {"outcome": value, "final_hash": world.state_hash()}
 
-
     def run_many(self, tasks: list[Task]) -> list[dict[str, Any]]:
         """Every task's result, in the tasks' order, each as :meth:`run` gives it: the forks of one
         tick stepped as one world where they can be (mirofish/session/influence_joined.py: up to
