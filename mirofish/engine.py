@@ -36,6 +36,17 @@ from .world import World
 _NONE = np.zeros(0, np.int64)
 
 
+def ended_codes(world: World, fish: np.ndarray) -> np.ndarray:
+    """The trigger code that ended each of ``fish``'s plans as a new decision replaces it now
+    (-1: none raised): a plan at its horizon ended there, whatever else was raised (a copy;
+    Frame.ended: the joined tanks' engine's, session/joined.py; Engine.step has these lines
+    inline, one call fewer per batch and tick: tests/call_budget.json)."""
+    s = world.school
+    code: np.ndarray = s.plan_trigger[fish]
+    code[(code >= 0) & (s.plan_end[fish] <= world.tick)] = T_HORIZON
+    return code.astype(np.int8, copy=False)
+
+
 class Engine:
     """Drives one world with one decision source.
 
@@ -188,7 +199,7 @@ class Engine:
         food: list[np.ndarray | None] = []  # per batch with thoughts: the food each fish had in view
         for b in applied:
             food.append(w.food_in_view(b.fish) if b.thoughts else None)
-            code = w.school.plan_trigger[b.fish]  # (a copy) a plan at its horizon ended there, whatever else was raised
+            code = w.school.plan_trigger[b.fish]  # (a copy; ended_codes inline: no call per batch, the call budget)
             code[(code >= 0) & (w.school.plan_end[b.fish] <= w.tick)] = T_HORIZON
             ended.append(code.astype(np.int8, copy=False))
             w.apply_plans(b.fish, b.goals, b.params, b.horizons)

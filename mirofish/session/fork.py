@@ -83,14 +83,11 @@ class ForkSource(DecisionSource):
                 return
             batch = batch.subset(np.flatnonzero(keep))
         if self.hold is not None and batch.tick < self.hold[2]:
-            fish, (goal, param, _), until = self.hold
-            mine = batch.fish == fish
+            mine = batch.fish == self.hold[0]
             if mine.any():
                 trigger = trigger_name(int(batch.triggers[np.flatnonzero(mine)[0]]))
                 self.held.append((batch.tick, trigger))
-                self.results.put(DecisionBatch.one(
-                    batch.tick, fish, goal, param, until - batch.tick, "intervention",
-                    f"the fork holds this plan to t{until}: {trigger.replace('_', ' ')} did not end it"))
+                self.results.put(held_again(batch.tick, self.hold, trigger))
                 if mine.all():
                     return
                 batch = batch.subset(np.flatnonzero(~mine))
@@ -207,6 +204,14 @@ def swapped_batch(recorded: DecisionBatch | None, tick: int, fish: int | None,
                           calls=[c for c in recorded.calls or () if c["fish"] != fish or c["kind"] == "summary"]
                           or None)
     return first, original
+
+
+def held_again(tick: int, hold: tuple[int, tuple[int, int, int], int], trigger: str) -> DecisionBatch:
+    """A fork's held plan answered again at ``tick`` to ``trigger`` (a trigger's name), for the
+    ticks left to its end (ForkSource's hold; the joined forks' too, session/joined.py)."""
+    fish, (goal, param, _), until = hold
+    return DecisionBatch.one(tick, fish, goal, param, until - tick, "intervention",
+                             f"the fork holds this plan to t{until}: {trigger.replace('_', ' ')} did not end it")
 
 
 def held_plan(tick: int, fish: int | None, plan: tuple[int, int, int] | None,

@@ -272,15 +272,15 @@ class Forker:
         out: list[dict[str, Any] | None] = [None] * len(tasks)
         most = tanks_a_world(self.cfg.fish.slots, self.join)
         join = most > 1 and joinable(self) is None
+        may = [join and fits(self, t) for t in tasks]
         # by tick, those that may join first (each tick's forks are run from one seek: Forker.seek)
-        order = sorted(range(len(tasks)), key=lambda i: (tasks[i].tick, not (join and fits(self, tasks[i])), i))
+        order = sorted(range(len(tasks)), key=lambda i: (tasks[i].tick, not may[i], i))
         i = 0
         while i < len(order):
             j = i + 1
-            if join and fits(self, tasks[order[i]]):
+            if may[order[i]]:
                 tick = tasks[order[i]].tick
-                while j < len(order) and j - i < most and tasks[order[j]].tick == tick \
-                        and fits(self, tasks[order[j]]):
+                while j < len(order) and j - i < most and tasks[order[j]].tick == tick and may[order[j]]:
                     j += 1
             group = order[i:j]
             got = run_joined(self, [tasks[k] for k in group]) if len(group) > 1 else None

@@ -122,14 +122,14 @@ def run_joined(forker: Forker, tasks: list[Task]) -> list[dict[str, Any]] | None
         return None
     n = w.school.n
     stepper = JoinedEngine(batch, source, tanks, np.tile(source._keys[np.arange(n)], len(tanks)))  # one seed
+    values: list[list[float]] = [[] for _ in tanks]  # each fork's outcome at each tick read
     while batch.tick < outcome.t1:
         frames = stepper.step()
         if batch.tick >= outcome.t0:
-            for k, (tank, frame) in enumerate(zip(tanks, frames)):
+            for k, frame in enumerate(frames):
                 world = None if outcome.kind == "metric" else batch.world(k)
-                tank.values.append(outcome.reads(world, kept[k], frame))  # type: ignore[arg-type]
-    return [{"outcome": float(np.mean(t.values)), "final_hash": batch.world(k).state_hash()}
-            for k, t in enumerate(tanks)]
+                values[k].append(outcome.reads(world, kept[k], frame))  # type: ignore[arg-type]
+    return [{"outcome": float(np.mean(v)), "final_hash": batch.world(k).state_hash()} for k, v in enumerate(values)]
 
 
 __all__ = ["JOINED_KINDS", "MAX_TANKS", "fits", "joinable", "run_joined"]

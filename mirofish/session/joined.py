@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..batch import Batch
 from ..brains.base import DecisionBatch, RequestBatch
 from ..brains.instinct import InstinctPlanner, RandomChooser
-from ..fish.triggers import T_HORIZON, trigger_name
+from ..engine import ended_codes
+from ..fish.triggers import trigger_name
 from ..frame import Frame
 from ..rng import KeyTable
 from ..world import World
+from .fork import held_again
 
 JOIN_FISH = 4096  # fish in one joined world at most: below where the compiled tick splits its loops
 # over the cores (_tick.c's PARALLEL_FISH), which would crowd a sweep's or influence's workers;
@@ -76,7 +78,6 @@ class JoinedTank:
     first: DecisionBatch | None = None
     hold: tuple[int, tuple[int, int, int], int] | None = None
     decided: int = 0
-    values: list[float] = field(default_factory=list)  # (a caller's: what it reads off the tank)
 
 
 class JoinedEngine:
@@ -119,14 +120,11 @@ class JoinedEngine:
         for k, t in enumerate(self.tanks):
             if t.hold is None or tick >= t.hold[2]:
                 continue
-            fish, (goal, param, _), until = t.hold
-            row = int(np.searchsorted(need, k * n + fish))
-            if row < need.size and need[row] == k * n + fish and keep[row]:
+            fish = k * n + t.hold[0]
+            row = int(np.searchsorted(need, fish))
+            if row < need.size and need[row] == fish and keep[row]:
                 keep[row] = False
-                trigger = trigger_name(int(a.triggers[row]))
-                own[k].append(DecisionBatch.one(
-                    tick, fish, goal, param, until - tick, "intervention",
-                    f"the fork holds this plan to t{until}: {trigger.replace('_', ' ')} did not end it"))
+                own[k].append(held_again(tick, t.hold, trigger_name(int(a.triggers[row]))))
         rows = np.flatnonzero(keep)
         if not rows.size:
             return own, None
@@ -147,7 +145,7 @@ class JoinedEngine:
         for k, batches in enumerate(own):
             for b in batches:
                 fish = b.fish + k * n
-                per_tank[k].append((b, self._ended(fish)))
+                per_tank[k].append((b, ended_codes(w, fish)))
                 w.apply_plans(fish, b.goals, b.params, b.horizons)
         now = time.perf_counter()  # each decision's latency, as the engine counts it (NaN: not asked in this run)
         waited: list[list[float]] = [[] for _ in self.tanks]
@@ -155,7 +153,7 @@ class JoinedEngine:
             for b, _ in got:
                 waited[k] += (now - self.queued_at[b.fish + k * n]).tolist()
         if live is not None:
-            ended = self._ended(live.fish)
+            ended = ended_codes(w, live.fish)
             w.apply_plans(live.fish, live.goals, live.params, live.horizons)
             bounds = np.searchsorted(live.fish, self.edges).tolist()
             lat = (now - self.queued_at[live.fish]).tolist()
@@ -191,9 +189,3 @@ class JoinedEngine:
             frames.append(frame)
         return frames
 
-    def _ended(self, fish: np.ndarray) -> np.ndarray:
-        """Engine.step's ``ended`` for decisions of ``fish`` (joined numbers) at this tick."""
-        s = self.batch.school
-        code: np.ndarray = s.plan_trigger[fish]  # (a copy)
-        code[(code >= 0) & (s.plan_end[fish] <= self.batch.tick)] = T_HORIZON
-        return code
