@@ -137,6 +137,22 @@ def test_damaged_sparse_feature_rows_are_refused_not_read_out_of_bounds():
     world.steer()
 
 
+def test_steering_from_the_dense_rows_is_the_sparse_rows_steering_bit_for_bit():
+    """On a CPU with AVX2 the compiled steering sums a square tank's view features from the
+    matrix's dense rows (steering.dense_rows) in vector registers; without (a hexagonal tank, an
+    older CPU, or no dense rows given) from the sparse rows. Both give the same actions and the
+    same world, tick by tick; dense rows of another shape are a ValueError."""
+    cfg = load_config(seed=7, **{"fish.count": 240})
+    dense, sparse = LiveSession(cfg), LiveSession(cfg)
+    assert dense.world.steering.rows["rows_dense"].size  # (read when the CPU has AVX2)
+    sparse.world.steering.rows["rows_dense"] = np.zeros((0, 40))
+    agree(dense, sparse, 400)
+    rows = dense.world.steering.rows
+    rows["rows_dense"] = np.zeros((10, 40))
+    with pytest.raises(ValueError, match="rows_dense"):
+        dense.world.steer()
+
+
 def test_a_jammed_tank_agrees():
     """240 fish in a small tank: crowded targets, chains and head-on swaps every tick."""
     fast, ref = pair(seed=5, **{"fish.count": 240, "world.width": 36, "world.height": 20})
@@ -611,3 +627,27 @@ def test_the_newer_compiled_functions_refuse_what_would_write_outside_their_arra
     want[np.searchsorted(cdf, draws, side="right")] = 5
     k.food(born, cells, cdf, draws, 5, 10, None, np.zeros(17, np.int32))  # (an index of another cdf)
     assert np.array_equal(born, want)
+
+
+def test_the_compiled_selection_gives_numpys_partition_and_the_p95_with_it():
+    """The metrics' latency P95 (nearest rank over the last 2,048 decisions) is selected in C
+    (``_tick.nth``): the value ``np.partition`` gives, for values with ties, all equal, sorted
+    either way; NaN or an index outside the values is a ValueError, not a read past them."""
+    rng = np.random.default_rng(5)
+    for trial in range(400):
+        n = int(rng.integers(1, 2100))
+        kind = trial % 4
+        v = (rng.random(n), rng.integers(0, 5, n).astype(np.float64), np.zeros(n),
+             np.sort(rng.random(n))[::-1].copy())[kind]
+        k = int(rng.integers(0, n))
+        assert compiled.nth(v, k) == np.partition(v, k)[k], (n, k, kind)
+    with pytest.raises(ValueError, match="NaN"):
+        compiled.nth(np.array([1.0, np.nan, 2.0]), 1)
+    with pytest.raises(ValueError, match="not an index"):
+        compiled.nth(np.array([1.0, 2.0]), 2)
+    s = LiveSession(load_config(seed=2))
+    s.run(300)
+    m = s.metrics
+    ref = float(np.partition(m._lat[:min(m._lat_n, m._lat.size)], int(np.ceil(0.95 * min(m._lat_n, 2048))) - 1)
+                [int(np.ceil(0.95 * min(m._lat_n, 2048))) - 1] * 1000)
+    assert m.compiled and m.latency_p95() == ref

@@ -171,6 +171,22 @@ def sparse_rows(matrix: np.ndarray) -> dict[str, np.ndarray]:
             "rows_value": np.ascontiguousarray(matrix[rr, cc], np.float64)}
 
 
+DENSE_W = 40  # the compiled tick's dense rows: a square tank's 36 features, padded to ten vectors of four
+
+
+def dense_rows(matrix: np.ndarray) -> dict[str, np.ndarray]:
+    """``matrix`` with its zeros, each row padded to ``DENSE_W`` columns, as the compiled
+    steering reads it on a CPU with AVX2 (the same sums as :func:`sparse_rows`', bit for bit:
+    mirofish/_tick.c, view_features_dense); empty for a hexagonal tank's wider rows (the
+    sparse rows serve it). Read-only: the compiled tick trusts it to be the sparse rows' matrix."""
+    rows, width = matrix.shape
+    dense = np.zeros((rows, DENSE_W) if width <= DENSE_W and width == 36 else (0, DENSE_W), np.float64)
+    if dense.size:
+        dense[:, :width] = matrix
+    dense.flags.writeable = False
+    return {"rows_dense": dense}
+
+
 def view_features(codes: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     """``(k, features)`` from view codes ``(k, cells)``: one-hot view (code-major) @ ``matrix``."""
     n_codes = matrix.shape[0] // codes.shape[1]
@@ -189,7 +205,7 @@ class Steering:
         self.grid, self.lay = grid, layout(grid)
         self.goal_rows = goal_rows(plans)
         self.matrix = feature_matrix(radius, grid)
-        self.rows = sparse_rows(self.matrix)  # the same, as the compiled tick reads it
+        self.rows = {**sparse_rows(self.matrix), **dense_rows(self.matrix)}  # the same, as the compiled tick reads it
         self.keys = mix64(seed, 0x5EE7, np.arange(len(traits)))
         soc, cur, cau, app, _calm = (traits.astype(np.float64) / 100.0).T
         # Per fish and term: the personality factor of each of the six feature blocks

@@ -618,6 +618,8 @@ class Metrics:
         if not n:
             return 0.0
         k = int(np.ceil(0.95 * n)) - 1  # nearest-rank P95
+        if self.compiled and _TICK is not None:  # the same value, selected in C (a third of the time)
+            return float(_TICK.nth(self._lat[:n], k) * 1000)
         return float(np.partition(self._lat[:n], k)[k] * 1000)
 
     # ------------------------------------------------------------ reading
@@ -708,8 +710,11 @@ class Sample:
         self.ids = f.in_water  # the collective figures are of the fish in the water
         self.full_xy = (np.stack([f.x, f.y], axis=1).astype(np.float64) if not grid.hex
                         else np.stack(grid.centres(f.x, f.y), axis=1))
-        self.xy, self.heading = self.full_xy[self.ids], f.heading[self.ids]
-        self.moving = moving[self.ids]
+        if f.present is None:  # every fish in the water (the ids are all of them): no copies
+            self.xy, self.heading, self.moving = self.full_xy, f.heading, moving
+        else:
+            self.xy, self.heading = self.full_xy[self.ids], f.heading[self.ids]
+            self.moving = moving[self.ids]
         self.prev_xy = prev_xy
         self._territory = territory
 
