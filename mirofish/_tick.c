@@ -281,15 +281,28 @@ static int numbers_by_name(PyObject *d, const char **names, int count, long long
 /* rng.seeded_softmax for one row of ``n`` utilities and its uniform draw ``unit`` in [0, 1):
    the same sums in the same order as the numpy code (steering, the planner). */
 #define MAX_CHOICES 64 /* the most a seeded softmax draws among (the planner: 6 built-in + 58 formula utilities) */
-static int seeded_softmax(const double *u, int n, double temperature, double unit) {
+/* 1 / ``temperature`` when that is exact (a power of two, as steering's default 0.25): then
+   ``u * scale`` is ``u / temperature`` bit for bit (both are the same real number, rounded once),
+   without a division; else 0.0 (divide). */
+static double exact_scale(double temperature) {
+    int e;
+    return frexp(temperature, &e) == 0.5 ? 1.0 / temperature : 0.0;
+}
+
+static int seeded_softmax(const double *u, int n, double temperature, double scale, double unit) {
     double z[MAX_CHOICES], cdf[MAX_CHOICES], top, acc = 0.0;
-    for (int a = 0; a < n; a++) z[a] = u[a] / temperature;
+    if (scale != 0.0)
+        for (int a = 0; a < n; a++) z[a] = u[a] * scale;
+    else
+        for (int a = 0; a < n; a++) z[a] = u[a] / temperature;
     top = z[0];
     for (int a = 1; a < n; a++)
         if (z[a] > top) top = z[a];
     for (int a = 0; a < n; a++) {
         double x = z[a] - top;
-        acc += x < -800.0 ? 0.0 : exp(x); /* exp() of less than -745.2 is 0.0 exactly: no call for a ruled-out choice */
+        /* exp() of less than -745.2 is 0.0 exactly and exp(0) 1.0: no call for a ruled-out choice
+           nor for the top one */
+        acc += x < -800.0 ? 0.0 : (x == 0.0 ? 1.0 : exp(x));
         cdf[a] = acc;
     }
     double draw = unit * cdf[n - 1];
@@ -331,18 +344,17 @@ static int sparse_take(Bufs *bs, Sparse *sp, PyObject **o, Py_ssize_t nc, const 
 
 /* The same sums from the matrix's dense rows (``dense``: one row of DENSE_W columns per (code,
    cell), its zeros kept; steering.dense_rows), for a square tank on a CPU with AVX2: the 36
-   features' sums held in ten vector registers, each added to cell by cell in the same order as
+   features' sums held in nine vector registers, each added to cell by cell in the same order as
    above. Adding the zeros the sparse rows leave out changes no sum: the sums start at +0.0 and
    +0.0 + x is x for every x (a sum of nonzero terms is never -0.0). Vector and scalar adds round
    alike (IEEE 754), so the features are the sparse loop's bit for bit (tests/test_kernel.py). */
-#define DENSE_W 40
+#define DENSE_W 36
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #define HAVE_DENSE 1
 __attribute__((target("avx2"))) static int view_features_dense(double *f, const int8_t *view, Py_ssize_t nc,
                                                                 const double *dense, int *bad, int codes) {
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
-            a9 = a0;
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0;
     for (Py_ssize_t p = 0; p < nc; p++) {
         int code = view[p];
         if (code < 0 || code >= codes) {
@@ -359,7 +371,6 @@ __attribute__((target("avx2"))) static int view_features_dense(double *f, const 
         a6 = _mm256_add_pd(a6, _mm256_loadu_pd(r + 24));
         a7 = _mm256_add_pd(a7, _mm256_loadu_pd(r + 28));
         a8 = _mm256_add_pd(a8, _mm256_loadu_pd(r + 32));
-        a9 = _mm256_add_pd(a9, _mm256_loadu_pd(r + 36));
     }
     _mm256_storeu_pd(f, a0);
     _mm256_storeu_pd(f + 4, a1);
@@ -370,7 +381,6 @@ __attribute__((target("avx2"))) static int view_features_dense(double *f, const 
     _mm256_storeu_pd(f + 24, a6);
     _mm256_storeu_pd(f + 28, a7);
     _mm256_storeu_pd(f + 32, a8);
-    _mm256_storeu_pd(f + 36, a9);
     return 0;
 }
 static int dense_ok = -1; /* the CPU has AVX2: asked once */
@@ -476,6 +486,7 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     }
     TAKE(dense, double, sa[S_ROWS_DENSE], n && use_dense() ? dense_items : 0, 0);
     const int by_dense = n && dense_items && use_dense();
+    const double scale = exact_scale(temperature);
 
     Bad fault = {NULL, 0};
     const int parallel = split(n);
@@ -524,7 +535,7 @@ static PyObject *steer(PyObject *self, PyObject *args) {
             int can_eat = (f[lay.food_close] > 0.0 || food_here) && (forage[i] || (hungry > 0.0 && snacks[i]));
             u[nd] = can_eat ? eat_w * (1.0 + hungry) : NEG;  /* eat */
             u[nd + 1] = rests[i] ? rest_w : (stuck[i] >= 2 ? refused_w * ((double)stuck[i] - 1.0) : BOXED);  /* rest */
-            out[i] = (int8_t)seeded_softmax(u, nd + 2, temperature, to_unit(at_tick(keys[i], tick)));  /* Steering.choose */
+            out[i] = (int8_t)seeded_softmax(u, nd + 2, temperature, scale, to_unit(at_tick(keys[i], tick)));  /* Steering.choose */
         }
         if (energy[i] <= 0) out[i] = (int8_t)(nd + 1);  /* rest */
     }
@@ -1128,6 +1139,7 @@ static PyObject *plan(PyObject *self, PyObject *args) {
 #define NUM(k) fl[(k) - N_PN_INTS]
     double max_energy = NUM(PN_MAX_ENERGY), low_f = NUM(PN_LOW), hungry_f = NUM(PN_HUNGRY),
            crowd_line = NUM(PN_CROWD_LINE), temperature = NUM(PN_TEMPERATURE);
+    const double scale = exact_scale(temperature);
 #undef NUM
     long long rest_ceiling = ints[PN_REST_CEILING];
     Bufs bs = {.n = 0};
@@ -1232,7 +1244,7 @@ static PyObject *plan(PyObject *self, PyObject *args) {
             u[N_U + j] = run_formula(ops + a, prog_args + a, b - a, x);
         }
         /* no place: not return (m > 0: its utility NEG gives it no mass, and all are drawn among) */
-        int g = seeded_softmax(u, m ? N_U + (int)m : (revisit[i] <= NEG ? U_RETURN : N_U), temperature, d[0]);
+        int g = seeded_softmax(u, m ? N_U + (int)m : (revisit[i] <= NEG ? U_RETURN : N_U), temperature, scale, d[0]);
         /* explore: the open way, favouring the course and where others swim */
         double vis1 = visible > 1.0 ? visible : 1.0;
         int best = 0;

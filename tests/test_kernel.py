@@ -145,10 +145,10 @@ def test_steering_from_the_dense_rows_is_the_sparse_rows_steering_bit_for_bit():
     cfg = load_config(seed=7, **{"fish.count": 240})
     dense, sparse = LiveSession(cfg), LiveSession(cfg)
     assert dense.world.steering.rows["rows_dense"].size  # (read when the CPU has AVX2)
-    sparse.world.steering.rows["rows_dense"] = np.zeros((0, 40))
+    sparse.world.steering.rows["rows_dense"] = np.zeros((0, 36))
     agree(dense, sparse, 400)
     rows = dense.world.steering.rows
-    rows["rows_dense"] = np.zeros((10, 40))
+    rows["rows_dense"] = np.zeros((10, 36))
     with pytest.raises(ValueError, match="rows_dense"):
         dense.world.steer()
 

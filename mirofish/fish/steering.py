@@ -171,18 +171,16 @@ def sparse_rows(matrix: np.ndarray) -> dict[str, np.ndarray]:
             "rows_value": np.ascontiguousarray(matrix[rr, cc], np.float64)}
 
 
-DENSE_W = 40  # the compiled tick's dense rows: a square tank's 36 features, padded to ten vectors of four
+DENSE_W = 36  # the compiled tick's dense rows: a square tank's 36 features, nine vectors of four
 
 
 def dense_rows(matrix: np.ndarray) -> dict[str, np.ndarray]:
-    """``matrix`` with its zeros, each row padded to ``DENSE_W`` columns, as the compiled
+    """``matrix`` with its zeros (``DENSE_W`` columns a row), as the compiled
     steering reads it on a CPU with AVX2 (the same sums as :func:`sparse_rows`', bit for bit:
     mirofish/_tick.c, view_features_dense); empty for a hexagonal tank's wider rows (the
     sparse rows serve it). Read-only: the compiled tick trusts it to be the sparse rows' matrix."""
-    rows, width = matrix.shape
-    dense = np.zeros((rows, DENSE_W) if width <= DENSE_W and width == 36 else (0, DENSE_W), np.float64)
-    if dense.size:
-        dense[:, :width] = matrix
+    width = matrix.shape[1]
+    dense = np.array(matrix if width == DENSE_W else np.zeros((0, DENSE_W)), np.float64)  # (a copy)
     dense.flags.writeable = False
     return {"rows_dense": dense}
 
