@@ -599,7 +599,7 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
     TAKE(energy, int32_t, o_energy, n, 0);
     TAKE(id_keys, uint64_t, o_keys, n, 0);
     TAKE(blocked, uint8_t, o_blocked, grid, 0);
-    TAKE(occupant, int64_t, o_occ, grid, 1);
+    TAKE(occupant, int32_t, o_occ, grid, 1);
     TAKE(food_born, int32_t, o_food, grid, 1);
     TAKE(best, int64_t, o_best, grid, 1);
     const int nd = moves_of(items(o_delta, 8, "delta"), 1, "delta");  /* 4 moves, or a hexagonal tank's 6 */
@@ -718,7 +718,7 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n; i++)
         if (outcome[i] == MOVED) {
             cell[i] += delta[executed[i]];
-            occupant[cell[i]] = i;
+            occupant[cell[i]] = (int32_t)i;
             heading[i] = executed[i];
         }
     result = Py_None;
@@ -810,7 +810,7 @@ static PyObject *after(PyObject *self, PyObject *args) {
     TAKE(cell, int64_t, ARR(X_CELL), n, 0);
     TAKE(heading, int8_t, ARR(X_HEADING), n, 0);
     TAKE(blocked, uint8_t, ARR(X_BLOCKED), grid, 0);
-    TAKE(occupant, int64_t, ARR(X_OCCUPANT), grid, 0);
+    TAKE(occupant, int32_t, ARR(X_OCCUPANT), grid, 0);
     TAKE(food_born, int32_t, ARR(X_FOOD_BORN), grid, 0);
     TAKE(window, int64_t, ARR(X_WINDOW), nc, 0);
     TAKE(codes, int8_t, ARR(X_CODES), n * nc, 1);
