@@ -68,6 +68,13 @@ def test_local_and_dask_cluster_give_identical_rows_equal_to_the_single_commands
     assert len(a) == 8 and set(a) == set(b)
     assert all(comparable(a[k]) == comparable(b[k]) for k in a)  # every figure but the machine's timings
     assert len({r["summary"]["final_state_hash"] for r in a.values()}) == 8
+    for out in ("local", "cluster"):  # both backends step a setting's two seeds as one world: one share of its time
+        db = sqlite3.connect(tmp_path / out / "runs.sqlite")
+        shares = {}
+        for params, elapsed in db.execute("SELECT params, elapsed_s FROM runs"):
+            shares.setdefault(params, set()).add(elapsed)
+        db.close()
+        assert len(shares) == 4 and all(len(v) == 1 for v in shares.values()), (out, shares)
     for k in sorted(a)[:3]:  # a row is what its single command prints
         cmd = shlex.split(a[k]["command"])[1:]
         single = subprocess.run([sys.executable, *cmd], capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -5,9 +5,10 @@ native runtime, its scheduler and workers are two plain commands (``dask schedul
 ``dask worker ADDRESS``) that start in about a second, and ``Client.submit`` of a plain
 function is exactly the shape of a sweep (independent runs, results back to one place).
 Ray brings a large native runtime and a heavier start for no gain here. Both backends call
-the same ``run_task`` (the local one through ``run_tasks``, which steps the runs of one setting
+the same ``run_task`` (through ``run_tasks``, which steps the runs of one setting
 as one world where it can, each run's row what ``run_task`` gives it but for its timings), so a
-run's row does not depend on which one ran it.
+run's row does not depend on which one ran it. Both send the runs of one setting together
+(:func:`~.runs.groups`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from multiprocessing.connection import wait as mp_wait
 from pathlib import Path
 from typing import Any
 
-from .runs import groups, run_task, run_tasks
+from .runs import groups, run_tasks
 from .spec import RunTask
 
 _TERM_GRACE_S = 2.0  # how long stop() lets a SIGTERMed worker take to end before it is killed
@@ -179,12 +180,17 @@ class DaskBackend:
         self._futures: list[Any] = []
 
     def run(self, tasks: list[RunTask], record_dir: str | None) -> Iterator[dict[str, Any]]:
+        """The runs in groups of one setting (:func:`~.runs.groups` over the cluster's workers, as
+        the local backend sends them), each group one task that steps its runs as one world where
+        it can (:func:`~.runs.run_tasks`): rows arrive a group at a time, and a stopped sweep loses
+        the groups in flight."""
         as_completed = _dask("--cluster").as_completed
-        self._futures = [self.client.submit(run_task, t, record_dir, key=f"mirofish-run-{t.run_id}", pure=False)
-                         for t in tasks]
+        workers = len(self.client.scheduler_info().get("workers", {}))
+        self._futures = [self.client.submit(run_tasks, g, record_dir, key=f"mirofish-runs-{g[0].run_id}", pure=False)
+                         for g in groups(tasks, workers)]
         try:
             for fut in as_completed(self._futures, loop=self.client.loop):
-                yield fut.result()
+                yield from fut.result()
         finally:
             self.stop()
 
