@@ -351,7 +351,6 @@ static int sparse_take(Bufs *bs, Sparse *sp, PyObject **o, Py_ssize_t nc, const 
 #define DENSE_W 36
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
-#define HAVE_DENSE 1
 __attribute__((target("avx2"))) static int view_features_dense(double *f, const int8_t *view, Py_ssize_t nc,
                                                                 const double *dense, int *bad, int codes) {
     __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0;
@@ -383,18 +382,20 @@ __attribute__((target("avx2"))) static int view_features_dense(double *f, const 
     _mm256_storeu_pd(f + 32, a8);
     return 0;
 }
-static int dense_ok = -1; /* the CPU has AVX2: asked once */
+static int dense_ok = -1; /* the CPU has AVX2 and MIROFISH_AVX2 is not 0: asked once */
 static int use_dense(void) {
     if (dense_ok < 0) {
+        const char *env = getenv("MIROFISH_AVX2"); /* 0: the sparse rows on any CPU (a test of that path) */
         __builtin_cpu_init();
-        dense_ok = __builtin_cpu_supports("avx2") ? 1 : 0;
+        dense_ok = __builtin_cpu_supports("avx2") && !(env && strcmp(env, "0") == 0) ? 1 : 0;
     }
     return dense_ok;
 }
 #else
 static int view_features_dense(double *f, const int8_t *view, Py_ssize_t nc, const double *dense, int *bad,
                                int codes) {
-    return -2;
+    (void)f, (void)view, (void)nc, (void)dense, (void)bad, (void)codes;
+    return -2; /* never called: use_dense() is 0 */
 }
 static int use_dense(void) { return 0; }
 #endif
@@ -484,8 +485,9 @@ static PyObject *steer(PyObject *self, PyObject *args) {
                      dense_items, DENSE_W);
         goto fail;
     }
-    TAKE(dense, double, sa[S_ROWS_DENSE], n && use_dense() ? dense_items : 0, 0);
     const int by_dense = n && dense_items && use_dense();
+    const double *dense = by_dense ? take(&bs, sa[S_ROWS_DENSE], dense_items, 8, 0, "rows_dense") : NULL;
+    if (by_dense && !dense) goto fail;
     const double scale = exact_scale(temperature);
 
     Bad fault = {NULL, 0};

@@ -255,7 +255,7 @@ class World:
         self.delta = g.deltas(w.pw)
         self.eat_offsets = g.eat_offsets(w.pw)
         self.window = w.view_offsets().astype(np.int64)
-        self.occupant = np.full(w.terrain.size, -1, np.int32)  # fish ids (int32: half the grid the after-tick reads at random)
+        self.occupant = np.full(w.terrain.size, -1, np.int32)  # fish ids (int32: half the grid after() reads at random)
         self.block_cells = w.terrain.size  # one tank's grid (joined tanks, mirofish/batch.py: each one's block)
 
         n, k = f.slots, f.count  # room for n fish; k in the water at the start (spare ones out of it)

@@ -153,6 +153,20 @@ def test_steering_from_the_dense_rows_is_the_sparse_rows_steering_bit_for_bit():
         dense.world.steer()
 
 
+def test_a_cpu_without_avx2_steers_from_the_sparse_rows_to_the_same_world():
+    """``MIROFISH_AVX2=0`` makes the compiled steering act as on a CPU without AVX2: it is given
+    the dense rows and reads the sparse ones; the tank is the same, tick for tick."""
+    code = ("import json, sys; from mirofish.config import load_config; from mirofish.session import LiveSession\n"
+            "s = LiveSession(load_config(seed=3, **{'fish.count': 120})); hashes = []\n"
+            "for _ in range(300):\n    s.step(); hashes.append(s.state_hash())\n"
+            "print(json.dumps(hashes))")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "MIROFISH_AVX2": flag}) for flag in ("0", "1")]
+    assert all(r.returncode == 0 for r in runs), [r.stderr[-500:] for r in runs]
+    sparse, dense = (json.loads(r.stdout) for r in runs)
+    assert len(sparse) == 300 and sparse == dense
+
+
 def test_a_jammed_tank_agrees():
     """240 fish in a small tank: crowded targets, chains and head-on swaps every tick."""
     fast, ref = pair(seed=5, **{"fish.count": 240, "world.width": 36, "world.height": 20})
