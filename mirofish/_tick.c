@@ -281,12 +281,32 @@ static int numbers_by_name(PyObject *d, const char **names, int count, long long
 /* rng.seeded_softmax for one row of ``n`` utilities and its uniform draw ``unit`` in [0, 1):
    the same sums in the same order as the numpy code (steering, the planner). */
 #define MAX_CHOICES 64 /* the most a seeded softmax draws among (the planner: 6 built-in + 58 formula utilities) */
-/* 1 / ``temperature`` when that is exact (a power of two, as steering's default 0.25): then
-   ``u * scale`` is ``u / temperature`` bit for bit (both are the same real number, rounded once),
-   without a division; else 0.0 (divide). */
+/* 1 / ``temperature`` when that is exact (a power of two whose reciprocal is a finite double, as
+   steering's default 0.25): then ``u * scale`` is ``u / temperature`` bit for bit (both are the
+   same real number, rounded once), without a division; else 0.0 (divide). A power of two below
+   2^-1023 has no finite reciprocal (1/T is inf, and 0 * inf is NaN where 0 / T is 0): it divides. */
 static double exact_scale(double temperature) {
     int e;
-    return frexp(temperature, &e) == 0.5 ? 1.0 / temperature : 0.0;
+    double r = 1.0 / temperature;
+    return frexp(temperature, &e) == 0.5 && isfinite(r) && r != 0.0 ? r : 0.0;
+}
+
+/* ``obj``'s items are float64 (its buffer's format "d"): the functions that read a float array of
+   a size a wrong dtype could also have (``nth``, steering's dense rows) ask; -1 with a ValueError. */
+static int is_float64(PyObject *obj, const char *name) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(obj, &b, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Format(PyExc_ValueError, "array %s: not a contiguous array", name);
+        return -1;
+    }
+    const char *f = b.format ? b.format : "B";
+    int ok = b.itemsize == 8 && (strcmp(f, "d") == 0 || strcmp(f, "<d") == 0 || strcmp(f, "=d") == 0);
+    PyBuffer_Release(&b);
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "array %s: not float64 (format '%s')", name, f);
+        return -1;
+    }
+    return 0;
 }
 
 static int seeded_softmax(const double *u, int n, double temperature, double scale, double unit) {
@@ -485,6 +505,7 @@ static PyObject *steer(PyObject *self, PyObject *args) {
                      dense_items, DENSE_W);
         goto fail;
     }
+    if (dense_items && is_float64(sa[S_ROWS_DENSE], "rows_dense") < 0) goto fail;
     const int by_dense = n && dense_items && use_dense();
     const double *dense = by_dense ? take(&bs, sa[S_ROWS_DENSE], dense_items, 8, 0, "rows_dense") : NULL;
     if (by_dense && !dense) goto fail;
@@ -2482,6 +2503,7 @@ static PyObject *nth(PyObject *self, PyObject *args) {
     Bufs bs = {.n = 0};
     Py_ssize_t n = items(o, 8, "values");
     if (n < 0) return NULL;
+    if (is_float64(o, "values") < 0) return NULL;
     if (k < 0 || k >= n) return PyErr_Format(PyExc_ValueError, "nth: k %zd is not an index of %zd values", k, n);
     TAKE(values, double, o, n, 0);
     double *a = PyMem_Malloc((size_t)n * sizeof(double));

@@ -31,6 +31,7 @@ import numpy as np
 from .brains.base import DecisionBatch, DecisionSource, RequestBatch
 from .fish.triggers import T_HORIZON
 from .frame import Frame
+from .interventions import InterventionError
 from .world import World
 
 _NONE = np.zeros(0, np.int64)
@@ -74,6 +75,10 @@ class Engine:
         self._asked: RequestBatch | None = None
         self.observers: list[Callable[[Frame], None]] = []
         self._queued: list[dict[str, Any]] = []  # interventions for the next tick (the window's clicks)
+        # what a person asked for that could not apply when its tick came (checked when asked, but
+        # another made since took its room: a second fish added into the last free cell), one line
+        # each; dropped, so neither the tank nor a recording has them
+        self.refused: list[str] = []
 
     def take_over(self, fish: int) -> None:
         """From now on ``fish`` is answered by someone else (a person plays it): answers to its
@@ -188,9 +193,15 @@ class Engine:
         """Advance the world by one tick and return the frame observers saw."""
         w = self.world
         done = []
-        for iv in self.source.interventions_at(w.tick) + self._queued:
+        for iv in self.source.interventions_at(w.tick):  # (a loop, not a comprehension: no call a tick)
             done.append(w.intervene(iv))
-        self._queued = []
+        if self._queued:
+            for iv in self._queued:
+                try:
+                    done.append(w.intervene(iv))
+                except InterventionError as exc:  # (raised before it changed anything)
+                    self.refused.append(f"{iv.get('kind')}: {exc}")
+            self._queued = []
         self.source.begin_tick(w.tick)
         applied = self._collect(self._request() if self.source.needs_requests else _NONE)
         now = self.clock()

@@ -151,6 +151,18 @@ def test_steering_from_the_dense_rows_is_the_sparse_rows_steering_bit_for_bit():
     rows["rows_dense"] = np.zeros((10, 36))
     with pytest.raises(ValueError, match="rows_dense"):
         dense.world.steer()
+    rows["rows_dense"] = np.zeros((400, 36), np.float32)  # the bytes of the right size, another dtype
+    with pytest.raises(ValueError, match="rows_dense: not float64"):
+        dense.world.steer()
+
+
+@pytest.mark.parametrize("temperature", [0.5, 0.3, 2.0 ** -1024, 2.0 ** -1023])
+def test_the_softmax_multiplies_only_where_that_is_dividing(temperature):
+    """The compiled softmax multiplies by 1/T for a power-of-two temperature (steering's 0.25):
+    the same numbers, so long as 1/T is a finite double. Below 2^-1023 it is not (1/T is inf, and
+    0 × inf is NaN where 0 / T is 0): such a T divides, and the tank is numpy's still."""
+    with np.errstate(over="ignore", invalid="ignore"):  # (numpy's own reference overflows there)
+        agree(*pair(seed=1, **{"steering.temperature": temperature}), 60)
 
 
 def test_a_cpu_without_avx2_steers_from_the_sparse_rows_to_the_same_world():
@@ -659,6 +671,10 @@ def test_the_compiled_selection_gives_numpys_partition_and_the_p95_with_it():
         compiled.nth(np.array([1.0, np.nan, 2.0]), 1)
     with pytest.raises(ValueError, match="not an index"):
         compiled.nth(np.array([1.0, 2.0]), 2)
+    for wrong in (np.array([3, 1, 2]), np.array([3.0, 1.0], np.float32), np.array([3.0, 1.0], np.longdouble),
+                  np.array([1 + 1j, 2j])):  # no other dtype is read as float64
+        with pytest.raises(ValueError, match="not float64"):
+            compiled.nth(wrong, 0)
     s = LiveSession(load_config(seed=2))
     s.run(300)
     m = s.metrics
