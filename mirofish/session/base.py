@@ -97,6 +97,13 @@ class Session:
         recorded with that tick. Raises ``InterventionError`` naming what is wrong."""
         self.engine.intervene(iv)
 
+    def take_refused(self) -> list[str]:
+        """Interventions asked for that could not apply when their tick came (another made since
+        took their room: ``Engine.refused``), one line each, each given once (the window says it)."""
+        out = list(self.engine.refused)
+        self.engine.refused.clear()
+        return out
+
     # -- a person plays a fish (session/play.py)
 
     @property

@@ -233,10 +233,9 @@ class ShownTank:
                 self.pacer.paused = not playing
             return None
         self.view = self.shown.view()
-        refused = self.shown.engine.refused  # a click that could not apply when its tick came
+        refused = self.shown.take_refused()  # a click that could not apply when its tick came
         if refused:
             self.message = refused[-1]
-            refused.clear()
         self.energy_hist = np.roll(self.energy_hist, -1, axis=1)
         self.energy_hist[:, -1] = self.view.energy / 100.0
         metrics = self._push_metrics()
