@@ -28,13 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from .brains.base import DecisionBatch, DecisionSource, RequestBatch
+from .brains.base import DecisionBatch, DecisionSource, InlineSource, RequestBatch
 from .fish.triggers import T_HORIZON
 from .frame import Frame
 from .interventions import InterventionError
 from .world import World
 
 _NONE = np.zeros(0, np.int64)
+# An inline source's own queue plumbing (InlineSource.pump, DecisionSource.submit): a source that
+# keeps both answers in the engine's thread, and the engine calls it directly (Engine._inline)
+_INLINE_PUMP, _SUBMIT = InlineSource.pump, DecisionSource.submit
 
 
 def ended_codes(world: World, fish: np.ndarray) -> np.ndarray:
@@ -96,7 +99,9 @@ class Engine:
 
     # ------------------------------------------------------------ one tick
 
-    def _request(self) -> np.ndarray:
+    def _request(self, submit: bool = True) -> np.ndarray:
+        """Ask the world which fish need a decision and hand their requests to the source
+        (``submit``; else only kept as :attr:`_asked`, for :meth:`_inline` to answer). Returns the fish."""
         w, s = self.world, self.world.school
         a = w.asks(self.pending)  # fish out of the water are asked nothing
         need = a.fish
@@ -114,12 +119,27 @@ class Engine:
 
         if self.source.writes_summaries:
             batch.summaries_due = [w.summary_due(int(i)) for i in need]
-        self.pending[need] = True
         self.queued_at[need] = now
         self.asked_at[need] = w.tick
         self._asked = batch
-        self.source.submit(batch)
+        if submit:
+            self.pending[need] = True
+            self.source.submit(batch)
         return need
+
+    def _inline(self, src: InlineSource) -> list[DecisionBatch]:
+        """:meth:`_collect` of :meth:`_request` for a source that answers in the engine's thread
+        with InlineSource's own plumbing (the instinct brain, the random chooser): the same
+        answers in the same order — first whatever is already on its results queue, then its
+        answer to this tick's requests — asked directly instead of through its two queues (a
+        request is answered before the tick goes on, so its fish is never left pending)."""
+        got = list[DecisionBatch]()
+        results = src.results
+        while not results.empty():  # (put there by someone else: a fork's first answer)
+            self._take(results.get_nowait(), got)
+        if self._request(submit=False).size:
+            got.append(src._decide(self._asked))  # type: ignore[arg-type]
+        return got
 
     def _collect(self, asked: np.ndarray) -> list[DecisionBatch]:
         """Take every answer that has arrived; in lockstep, first wait for this tick's ``asked`` fish.
@@ -202,8 +222,13 @@ class Engine:
                 except InterventionError as exc:  # (raised before it changed anything)
                     self.refused.append(f"{iv.get('kind')}: {exc}")
             self._queued = []
-        self.source.begin_tick(w.tick)
-        applied = self._collect(self._request() if self.source.needs_requests else _NONE)
+        src = self.source
+        src.begin_tick(w.tick)
+        kind = type(src)
+        if kind.pump is _INLINE_PUMP and kind.submit is _SUBMIT and src.needs_requests and src.requests.empty():
+            applied = self._inline(src)  # type: ignore[arg-type]  # (an InlineSource's plumbing: no queues)
+        else:
+            applied = self._collect(self._request() if src.needs_requests else _NONE)
         now = self.clock()
         latencies: list[float] = []
         ended: list[np.ndarray] = []  # per batch: the trigger that ended each fish's plan (-1: none raised)

@@ -4,8 +4,10 @@ import queue
 import threading
 import time
 
-from mirofish.brains.base import DecisionSource
-from mirofish.brains.instinct import instinct_source
+import numpy as np
+
+from mirofish.brains.base import DecisionBatch, DecisionSource, InlineSource
+from mirofish.brains.instinct import InstinctPlanner, instinct_source
 from mirofish.config import load_config
 from mirofish.pacing import Pacer, clamp_speed
 from mirofish.session import LiveSession
@@ -97,3 +99,43 @@ def test_pacer_turns_wall_time_into_ticks_by_speed_and_pause():
     assert pacer.due(106.5, 64) == 2
     pacer.speed = clamp_speed(1000)
     assert pacer.speed == 64
+
+class QueuedPlanner(InstinctPlanner):
+    """The instinct planner answered through its two queues, as before the engine asked inline
+    sources directly (its own ``pump``: the engine cannot take it for InlineSource's plumbing)."""
+
+    def pump(self):
+        InlineSource.pump(self)
+
+
+def _twins(seed, fish=40):
+    cfg = load_config(seed=seed, **{"fish.count": fish})
+    direct = LiveSession(cfg)
+    queued = LiveSession(cfg, source=QueuedPlanner(cfg.brain.planner, cfg.triggers, seed=cfg.seed))
+    return direct, queued
+
+
+def test_an_inline_source_is_asked_directly_with_what_its_queues_gave():
+    """The engine answers the instinct planner's requests without its queues (no request is put on
+    them, the planner still decides every one) and the tank, its decision history and its metrics
+    are what the queued way gives, tick by tick; an answer already on the source's results (a
+    fork's first one) is applied before the tick's own, as the queued way does."""
+    direct, queued = _twins(seed=4)
+    src, asked = direct.engine.source, []
+    decide = src._decide
+    src._decide = lambda b: asked.append(len(b)) or decide(b)
+    for t in range(300):
+        if t == 120:  # the same answer waiting on both sources' results, for a fish that asks this tick
+            fish = int(direct.engine.world.asks(direct.engine.pending).fish[0])  # (told to rest: hold 5)
+            for s in (direct, queued):
+                s.engine.source.results.put(DecisionBatch.one(s.engine.world.tick, fish, 0, 5, 0, "user", ""))
+        direct.step()
+        queued.step()
+        assert direct.state_hash() == queued.state_hash(), t
+        assert src.requests.empty()
+    assert sum(asked) == src.decisions > 100
+    for name in ("tick", "goal", "param", "horizon", "tier", "status", "ended", "counts"):
+        assert np.array_equal(getattr(direct.history, name), getattr(queued.history, name)), name
+    a, b = direct.metrics.summary(), queued.metrics.summary()
+    a.pop("decision_latency_p95_ms"), b.pop("decision_latency_p95_ms")  # (the machine's clock)
+    assert a == b

@@ -210,10 +210,18 @@ def nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[floa
     k = kernel.compiled_tick()
     if k is not None:  # the same figures from a grid of the fish, in C (_tick.neighbours)
         pts = np.ascontiguousarray(xy, np.int64)
-        nnd, labels = np.empty(n), np.empty(n, np.int64)
-        k.neighbours(np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1]), link, nnd, labels)
-        return float(nnd.mean()), labels
+        return _nn_compiled(k, np.ascontiguousarray(pts[:, 0]), np.ascontiguousarray(pts[:, 1]), link)
     return numpy_nn_and_labels(xy, link, chunk)
+
+
+def _nn_compiled(k: Any, x: np.ndarray, y: np.ndarray, link: int) -> tuple[float, np.ndarray]:
+    """:func:`nn_and_labels` of two or more fish at the whole cells (``x``, ``y``: contiguous int64)
+    by the compiled tick ``k``. The mean is ``nnd.mean()``'s own sum and division (numpy's
+    ``_mean`` is ``add.reduce`` over the count), in one call instead of its Python wrapper's few."""
+    n = x.size
+    nnd, labels = np.empty(n), np.empty(n, np.int64)
+    k.neighbours(x, y, link, nnd, labels)
+    return float(np.add.reduce(nnd) / n), labels
 
 
 def numpy_nn_and_labels(xy: np.ndarray, link: int = 2, chunk: int = 512) -> tuple[float, np.ndarray | None]:
@@ -708,8 +716,11 @@ class Sample:
         self.compiled = (kernel.compiled_tick() is not None if compiled is None else compiled) and not grid.hex
         self.cfg = cfg
         self.ids = f.in_water  # the collective figures are of the fish in the water
-        self.full_xy = (np.stack([f.x, f.y], axis=1).astype(np.float64) if not grid.hex
-                        else np.stack(grid.centres(f.x, f.y), axis=1))
+        if not grid.hex:  # (np.stack's values, without its Python wrapper: a sample every 10 ticks)
+            self.full_xy = np.empty((len(f.x), 2))
+            self.full_xy[:, 0], self.full_xy[:, 1] = f.x, f.y
+        else:
+            self.full_xy = np.stack(grid.centres(f.x, f.y), axis=1)
         if f.present is None:  # every fish in the water (the ids are all of them): no copies
             self.xy, self.heading, self.moving = self.full_xy, f.heading, moving
         else:
@@ -723,6 +734,10 @@ class Sample:
         """(mean nearest-neighbour distance, cluster labels) of the fish in the water."""
         if self.units is not None:  # a hexagonal tank: by hex steps, from its fish's tank coordinates
             return hex_nn_and_labels(self.f.x[self.ids], self.f.y[self.ids])
+        k, f = kernel.compiled_tick(), self.f
+        if k is not None and len(self.ids) >= 2:  # from the frame's whole cells (nn_and_labels' figures)
+            x, y = (f.x, f.y) if f.present is None else (f.x[self.ids], f.y[self.ids])
+            return _nn_compiled(k, _as(x, np.int64), _as(y, np.int64), 2)
         return nn_and_labels(self.xy)
 
     @cached_property

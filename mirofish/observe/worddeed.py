@@ -174,6 +174,7 @@ class WordDeed:
         self.table = np.zeros((len(_COLS), n_fish), np.int64)  # each open plan's columns (_COLS), fish by fish
         self.thought = [""] * n_fish
         self._prev: tuple[np.ndarray, ...] | None = None
+        self._prev_native = False  # the arrays of _prev are a compiled tick's own (its frame was native)
         self._holds = 0  # open single-action plans (action mode)
         # the per-tick tally in C (_tick.deeds, and judge: a hexagonal tank's six ways too)
         self.compiled = kernel.compiled_tick() is not None
@@ -210,6 +211,7 @@ class WordDeed:
         else:
             self._tally(f, prev)
         self._prev = (f.x, f.y, f.energy, f.neighbours)
+        self._prev_native = f.native
 
     def _open_each(self, b: DecisionBatch, seen: np.ndarray | None, f: Frame, prev: tuple[np.ndarray, ...]) -> None:
         """A few new plans (a small tank's tick), one at a time: each fish's open plan judged
@@ -235,15 +237,19 @@ class WordDeed:
                 and not np.count_nonzero(self._said[b.fish])):
             return False
         assert _TICK is not None
-        c = np.ascontiguousarray
-        fish = c(b.fish, np.int64)
+        fish, goals, params, x, y, nb_prev, nb = b.fish, b.goals, b.params, prev[0], prev[1], prev[3], f.neighbours
+        if not (f.native and self._prev_native):  # (a decision batch's arrays are the compiled code's dtypes)
+            c = np.ascontiguousarray
+            x, y, nb_prev, nb = c(x, np.int64), c(y, np.int64), c(nb_prev, np.int16), c(nb, np.int16)
+        if not (fish.flags.c_contiguous and goals.flags.c_contiguous and params.flags.c_contiguous):
+            c = np.ascontiguousarray
+            fish, goals, params = c(fish, np.int64), c(goals, np.int8), c(params, np.int16)
         slots = np.empty(fish.size, np.int64)
         self._holds += _TICK.judge(  # by name (_tick.JUDGE_ARRAYS, JUDGE_INTS)
-            {"fish": fish, "goals": c(b.goals, np.int8), "params": c(b.params, np.int16), "open": self.open,
+            {"fish": fish, "goals": goals, "params": params, "open": self.open,
              "said": self._said, "food0": self.food0, "table": self.table, "counts": self.counts,
-             "ring": self._ring, "ring_n": self._ring_n, "deed_of": self._deed, "x": c(prev[0], np.int64),
-             "y": c(prev[1], np.int64), "nb_prev": c(prev[3], np.int16), "neighbours": c(f.neighbours, np.int16),
-             "slots": slots},
+             "ring": self._ring, "ring_n": self._ring_n, "deed_of": self._deed, "x": x,
+             "y": y, "nb_prev": nb_prev, "neighbours": nb, "slots": slots},
             {"tick": f.tick, "recent": RECENT, "crowd": _CROWD, "away_kinds": len(AWAY_NAMES),
              "moves": self.grid.n_moves})
         if self._ring_thought:  # a slot written over loses the words it kept
