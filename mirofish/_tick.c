@@ -34,6 +34,14 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#ifdef MIROFISH_NUMPY_API
+/* numpy's own arrays are read through its C API (their data pointer, size and flags: a few
+   loads) instead of the buffer protocol, whose every export allocates and frees a record of
+   the array's shape (some 40-70 ns, and a tick passes a few hundred arrays); anything else
+   that exports a buffer still comes in through the protocol. */
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#endif
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -118,6 +126,21 @@ static void release_all(Bufs *bs) {
 
 /* Borrow ``obj``'s C-contiguous buffer of exactly ``count`` items of ``itemsize`` bytes. */
 static void *take(Bufs *bs, PyObject *obj, Py_ssize_t count, Py_ssize_t itemsize, int writable, const char *name) {
+#ifdef MIROFISH_NUMPY_API
+    if (PyArray_Check(obj)) { /* (the same checks and errors as the buffer protocol's path below) */
+        PyArrayObject *a = (PyArrayObject *)obj;
+        if (!PyArray_IS_C_CONTIGUOUS(a) || (writable && !PyArray_ISWRITEABLE(a))) {
+            PyErr_Format(PyExc_ValueError, "array %s: not a contiguous%s array", name, writable ? " writable" : "");
+            return NULL;
+        }
+        if (PyArray_NBYTES(a) != count * itemsize) {
+            PyErr_Format(PyExc_ValueError, "array %s: %zd bytes, expected %zd", name, (Py_ssize_t)PyArray_NBYTES(a),
+                         count * itemsize);
+            return NULL;
+        }
+        return PyArray_DATA(a);
+    }
+#endif
     if (bs->n >= MAX_BUFS) {
         PyErr_SetString(PyExc_RuntimeError, "too many arrays");
         return NULL;
@@ -139,6 +162,15 @@ static void *take(Bufs *bs, PyObject *obj, Py_ssize_t count, Py_ssize_t itemsize
 
 /* Byte length of ``obj``'s buffer divided by ``itemsize`` (the array's item count). */
 static Py_ssize_t items(PyObject *obj, Py_ssize_t itemsize, const char *name) {
+#ifdef MIROFISH_NUMPY_API
+    if (PyArray_Check(obj)) {
+        if (!PyArray_IS_C_CONTIGUOUS((PyArrayObject *)obj)) {
+            PyErr_Format(PyExc_ValueError, "array %s: not a contiguous array", name);
+            return -1;
+        }
+        return (Py_ssize_t)PyArray_NBYTES((PyArrayObject *)obj) / itemsize;
+    }
+#endif
     Py_buffer b;
     if (PyObject_GetBuffer(obj, &b, PyBUF_SIMPLE) < 0) {
         PyErr_Format(PyExc_ValueError, "array %s: not a contiguous array", name);
@@ -2575,6 +2607,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tick", "MiroFish's 
                                     methods};
 
 PyMODINIT_FUNC PyInit__tick(void) {
+#ifdef MIROFISH_NUMPY_API
+    import_array(); /* (returns NULL with numpy's ImportError when numpy's C API cannot be had) */
+#endif
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyObject *c = Py_BuildValue(
@@ -2596,7 +2631,13 @@ PyMODINIT_FUNC PyInit__tick(void) {
 #else
     int threads = 1;
 #endif
-    if (PyModule_AddIntConstant(m, "THREADS", threads) < 0 || PyModule_AddIntConstant(m, "PARALLEL_FISH", PARALLEL_FISH) < 0) {
+#ifdef MIROFISH_NUMPY_API
+    const int numpy_api = 1; /* numpy arrays read through numpy's C API (setup.py found numpy's headers) */
+#else
+    const int numpy_api = 0;
+#endif
+    if (PyModule_AddIntConstant(m, "THREADS", threads) < 0 || PyModule_AddIntConstant(m, "PARALLEL_FISH", PARALLEL_FISH) < 0 ||
+        PyModule_AddIntConstant(m, "NUMPY_API", numpy_api) < 0) {
         Py_DECREF(m);
         return NULL;
     }

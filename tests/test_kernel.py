@@ -681,3 +681,35 @@ def test_the_compiled_selection_gives_numpys_partition_and_the_p95_with_it():
     n = min(m._lat_n, m._lat.size)
     k = int(np.ceil(0.95 * n)) - 1  # nearest rank
     assert n and m.compiled and m.latency_p95() == float(np.partition(m._lat[:n], k)[k] * 1000)
+
+
+def test_arrays_come_in_through_numpy_or_any_buffer_with_the_same_checks():
+    """numpy arrays are read through numpy's C API when the build found its headers (setup.py:
+    pyproject.toml's build requirements bring them), anything else that exports a buffer
+    through the buffer protocol: the same figures either way, and the same one-line errors for
+    an array that is not contiguous, not writable where it is written, or of another size."""
+    import array
+
+    k = kernel.compiled_tick()
+    assert k.NUMPY_API == 1  # (an install from pyproject.toml builds with numpy's headers)
+    rng = np.random.default_rng(5)
+    x, y = rng.integers(0, 40, 50), rng.integers(0, 30, 50)
+    got = []
+    for xs, ys in ((x, y), (array.array("q", x.tolist()), memoryview(array.array("q", y.tolist())))):
+        nnd, labels = np.empty(50), np.empty(50, np.int64)
+        k.neighbours(xs, ys, 2, nnd, labels)
+        got.append((nnd, labels))
+    assert np.array_equal(got[0][0], got[1][0]) and np.array_equal(got[0][1], got[1][1])
+    nnd, labels = np.empty(50), np.empty(50, np.int64)
+    with pytest.raises(ValueError, match="array x: not a contiguous array"):
+        k.neighbours(np.repeat(x, 2)[::2], y, 2, nnd, labels)
+    frozen = np.empty(50)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="array nnd: not a contiguous writable array"):
+        k.neighbours(x, y, 2, frozen, labels)
+    with pytest.raises(ValueError, match="array nnd: not a contiguous writable array"):
+        k.neighbours(x, y, 2, bytes(400), labels)  # (bytes: the buffer protocol's path)
+    with pytest.raises(ValueError, match="array labels: 392 bytes, expected 400"):
+        k.neighbours(x, y, 2, nnd, labels[:49])
+    with pytest.raises(ValueError, match="array labels: 392 bytes, expected 400"):
+        k.neighbours(x, y, 2, nnd, bytearray(392))
