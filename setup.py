@@ -37,18 +37,17 @@ def openmp_flags() -> list[str]:
     return ["-fopenmp"] if done.returncode == 0 else []
 
 
-def numpy_api() -> tuple[list[str], list[tuple[str, str | None]]]:
-    """numpy's headers and the macro that has ``_tick.c`` read numpy arrays through numpy's C
-    API (pyproject.toml's build requirements bring numpy); without numpy here, ([], []): every
-    array comes in through the buffer protocol, a little slower per call, with the same results."""
+def numpy_include() -> list[str]:
+    """numpy's headers: ``_tick.c`` reads numpy arrays through numpy's C API (pyproject.toml's
+    build requirements bring numpy). Without them the extension does not build (it is optional)
+    and the numpy tick runs."""
     try:
         import numpy
     except ImportError:
-        return [], []
-    return [numpy.get_include()], [("MIROFISH_NUMPY_API", "1")]
+        return []
+    return [numpy.get_include()]
 
 
 OMP = openmp_flags()
-INCLUDE, MACROS = numpy_api()
 setup(ext_modules=[Extension("mirofish._tick", ["mirofish/_tick.c"], extra_compile_args=FLAGS + OMP,
-                             extra_link_args=OMP, include_dirs=INCLUDE, define_macros=MACROS, optional=True)])
+                             extra_link_args=OMP, include_dirs=numpy_include(), optional=True)])

@@ -34,14 +34,14 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#ifdef MIROFISH_NUMPY_API
 /* numpy's own arrays are read through its C API (their data pointer, size and flags: a few
    loads) instead of the buffer protocol, whose every export allocates and frees a record of
    the array's shape (some 40-70 ns, and a tick passes a few hundred arrays); anything else
-   that exports a buffer still comes in through the protocol. */
+   that exports a buffer still comes in through the protocol. Arrays a function makes (``ask``'s
+   requests) are made here too. Without numpy's headers (setup.py) this file does not build, and
+   the numpy tick runs. */
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
-#endif
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -126,7 +126,6 @@ static void release_all(Bufs *bs) {
 
 /* Borrow ``obj``'s C-contiguous buffer of exactly ``count`` items of ``itemsize`` bytes. */
 static void *take(Bufs *bs, PyObject *obj, Py_ssize_t count, Py_ssize_t itemsize, int writable, const char *name) {
-#ifdef MIROFISH_NUMPY_API
     if (PyArray_Check(obj)) { /* (the same checks and errors as the buffer protocol's path below) */
         PyArrayObject *a = (PyArrayObject *)obj;
         if (!PyArray_IS_C_CONTIGUOUS(a) || (writable && !PyArray_ISWRITEABLE(a))) {
@@ -140,7 +139,6 @@ static void *take(Bufs *bs, PyObject *obj, Py_ssize_t count, Py_ssize_t itemsize
         }
         return PyArray_DATA(a);
     }
-#endif
     if (bs->n >= MAX_BUFS) {
         PyErr_SetString(PyExc_RuntimeError, "too many arrays");
         return NULL;
@@ -160,9 +158,15 @@ static void *take(Bufs *bs, PyObject *obj, Py_ssize_t count, Py_ssize_t itemsize
     return slot->b.buf;
 }
 
+/* A new C-contiguous numpy array of ``rows`` items of ``type`` (``cols`` < 0), or of ``rows`` x
+   ``cols``; NULL with MemoryError. */
+static PyArrayObject *new_array(Py_ssize_t rows, Py_ssize_t cols, int type) {
+    npy_intp dims[2] = {rows, cols};
+    return (PyArrayObject *)PyArray_SimpleNew(cols < 0 ? 1 : 2, dims, type);
+}
+
 /* Byte length of ``obj``'s buffer divided by ``itemsize`` (the array's item count). */
 static Py_ssize_t items(PyObject *obj, Py_ssize_t itemsize, const char *name) {
-#ifdef MIROFISH_NUMPY_API
     if (PyArray_Check(obj)) {
         if (!PyArray_IS_C_CONTIGUOUS((PyArrayObject *)obj)) {
             PyErr_Format(PyExc_ValueError, "array %s: not a contiguous array", name);
@@ -170,7 +174,6 @@ static Py_ssize_t items(PyObject *obj, Py_ssize_t itemsize, const char *name) {
         }
         return (Py_ssize_t)PyArray_NBYTES((PyArrayObject *)obj) / itemsize;
     }
-#endif
     Py_buffer b;
     if (PyObject_GetBuffer(obj, &b, PyBUF_SIMPLE) < 0) {
         PyErr_Format(PyExc_ValueError, "array %s: not a contiguous array", name);
@@ -471,14 +474,14 @@ static int view_features(double *f, const int8_t *view, Py_ssize_t nc, const Spa
 /* ------------------------------------------------------------------ steer */
 
 static const char steer_doc[] =
-    "steer(arrays, numbers)\n"
-    "Write every fish's action this tick into ``arrays['out']`` (int8): hold plans their action, the\n"
-    "others by steering (World.steer, Steering.utilities and Steering.choose); exhausted fish rest.\n"
+    "steer(arrays, numbers) -> actions\n"
+    "Every fish's action this tick, a new int8 array: hold plans their action, the others by\n"
+    "steering (World.steer, Steering.utilities and Steering.choose); exhausted fish rest.\n"
     "By name: exactly the names of STEER_ARRAYS and STEER_NUMBERS.";
 
-enum { S_OUT, S_GOAL, S_PARAM, S_CODES, S_HEADING, S_ENERGY, S_FOOD_BORN, S_CELL, S_REFUSED_AT, S_STUCK, S_W, S_BIAS,
+enum { S_GOAL, S_PARAM, S_CODES, S_HEADING, S_ENERGY, S_FOOD_BORN, S_CELL, S_REFUSED_AT, S_STUCK, S_W, S_BIAS,
        S_FORAGE, S_SNACKS, S_RESTS, S_KEYS, S_ROWS_START, S_ROWS_COLUMN, S_ROWS_VALUE, S_ROWS_DENSE, N_S };
-static const char *S_NAMES[N_S] = {"out", "goal", "param", "codes", "heading", "energy", "food_born", "cell",
+static const char *S_NAMES[N_S] = {"goal", "param", "codes", "heading", "energy", "food_born", "cell",
                                    "refused_at", "stuck", "w", "bias", "forage", "snacks", "rests", "keys",
                                    "rows_start", "rows_column", "rows_value", "rows_dense"};
 enum { SN_TICK, N_SN_INTS, SN_HUNGER_SCALE = N_SN_INTS, SN_PERSISTENCE, SN_REFUSED, SN_EAT, SN_REST, SN_TEMPERATURE,
@@ -498,17 +501,19 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     double hunger_scale = fl[SN_HUNGER_SCALE - N_SN_INTS], persistence = fl[SN_PERSISTENCE - N_SN_INTS],
            refused_w = fl[SN_REFUSED - N_SN_INTS], eat_w = fl[SN_EAT - N_SN_INTS], rest_w = fl[SN_REST - N_SN_INTS],
            temperature = fl[SN_TEMPERATURE - N_SN_INTS];
-    PyObject *o_out = sa[S_OUT], *o_goal = sa[S_GOAL], *o_param = sa[S_PARAM], *o_codes = sa[S_CODES],
+    PyObject *o_goal = sa[S_GOAL], *o_param = sa[S_PARAM], *o_codes = sa[S_CODES],
              *o_heading = sa[S_HEADING], *o_energy = sa[S_ENERGY], *o_food = sa[S_FOOD_BORN], *o_cell = sa[S_CELL],
              *o_refused = sa[S_REFUSED_AT], *o_stuck = sa[S_STUCK], *o_w = sa[S_W], *o_bias = sa[S_BIAS],
              *o_forage = sa[S_FORAGE], *o_snacks = sa[S_SNACKS], *o_rests = sa[S_RESTS], *o_keys = sa[S_KEYS];
     Bufs bs = {.n = 0};
     Sparse sp;
+    PyArrayObject *o_out = NULL; /* made here, returned */
     Py_ssize_t n = items(o_goal, 1, "goal"), grid = items(o_food, 4, "food_born");
     if (n < 0 || grid < 0) return NULL;
     Py_ssize_t nc = n ? items(o_codes, 1, "codes") / n : 0;
     if (nc <= 0 && n) return PyErr_Format(PyExc_ValueError, "array codes: empty");
-    TAKE(out, int8_t, o_out, n, 1);
+    if (!(o_out = new_array(n, -1, NPY_INT8))) return NULL;
+    int8_t *out = PyArray_DATA(o_out);
     TAKE(goal, int8_t, o_goal, n, 0);
     TAKE(param, int16_t, o_param, n, 0);
     TAKE(codes, int8_t, o_codes, n * nc, 0);
@@ -594,10 +599,14 @@ static PyObject *steer(PyObject *self, PyObject *args) {
         }
         if (energy[i] <= 0) out[i] = (int8_t)(nd + 1);  /* rest */
     }
-    if (fault.what) return bad_index(&bs, fault.what, fault.value);
+    if (fault.what) {
+        Py_DECREF(o_out);
+        return bad_index(&bs, fault.what, fault.value);
+    }
     release_all(&bs);
-    Py_RETURN_NONE;
+    return (PyObject *)o_out;
 fail:
+    Py_XDECREF(o_out);
     release_all(&bs);
     return NULL;
 }
@@ -612,16 +621,16 @@ static int outranks(Py_ssize_t a, Py_ssize_t b, const int64_t *score, const uint
 }
 
 static const char arbitrate_doc[] =
-    "arbitrate(arrays, ints)\n"
+    "arbitrate(arrays, ints) -> (outcome, meal)\n"
     "Resolve this tick's moves and meals (arbiter.py) and apply them: fish move (cell, heading,\n"
-    "occupant), eaten food disappears. Writes each fish's move outcome and meal result (-1: did not\n"
-    "eat). ``best`` is a scratch grid of -1 the size of the tank, left as it was found. By name:\n"
-    "exactly the names of ARBITRATE_ARRAYS and ARBITRATE_INTS.";
+    "occupant), eaten food disappears. Returns each fish's move outcome and meal result (-1: did not\n"
+    "eat) as new int8 arrays. ``best`` is a scratch grid of -1 the size of the tank, left as it was\n"
+    "found. By name: exactly the names of ARBITRATE_ARRAYS and ARBITRATE_INTS.";
 
 enum { R_EXECUTED, R_CELL, R_HEADING, R_AGE, R_ENERGY, R_ID_KEYS, R_BLOCKED, R_OCCUPANT, R_FOOD_BORN, R_BEST,
-       R_DELTA, R_EAT_OFFSETS, R_OUTCOME, R_MEAL, N_R };
+       R_DELTA, R_EAT_OFFSETS, N_R };
 static const char *R_NAMES[N_R] = {"executed", "cell", "heading", "age", "energy", "id_keys", "blocked", "occupant",
-                                   "food_born", "best", "delta", "eat_offsets", "outcome", "meal"};
+                                   "food_born", "best", "delta", "eat_offsets"};
 enum { RI_TICK, RI_MAX_ENERGY, RI_AGE_WEIGHT, RI_ENERGY_WEIGHT, RI_AGE_CAP, N_RI };
 static const char *RI_NAMES[N_RI] = {"tick", "max_energy", "age_weight", "energy_weight", "age_cap"};
 
@@ -636,11 +645,11 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
               energy_weight = ri[RI_ENERGY_WEIGHT], age_cap = ri[RI_AGE_CAP];
     PyObject *o_exec = ra[R_EXECUTED], *o_cell = ra[R_CELL], *o_heading = ra[R_HEADING], *o_age = ra[R_AGE],
              *o_energy = ra[R_ENERGY], *o_keys = ra[R_ID_KEYS], *o_blocked = ra[R_BLOCKED], *o_occ = ra[R_OCCUPANT],
-             *o_food = ra[R_FOOD_BORN], *o_best = ra[R_BEST], *o_delta = ra[R_DELTA], *o_eatoff = ra[R_EAT_OFFSETS],
-             *o_outcome = ra[R_OUTCOME], *o_meal = ra[R_MEAL];
+             *o_food = ra[R_FOOD_BORN], *o_best = ra[R_BEST], *o_delta = ra[R_DELTA], *o_eatoff = ra[R_EAT_OFFSETS];
     if (max_energy <= 0 || age_cap <= 0) return PyErr_Format(PyExc_ValueError, "max_energy and age_cap must be > 0");
     Bufs bs = {.n = 0};
     PyObject *result = NULL;
+    PyArrayObject *o_outcome = NULL, *o_meal = NULL; /* made here, returned */
     int64_t *score = NULL;
     uint64_t *tie = NULL;
     int64_t *target = NULL;
@@ -661,8 +670,8 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
     if (nd < 0) goto fail;
     TAKE(delta, int64_t, o_delta, nd, 0);
     TAKE(eat_off, int64_t, o_eatoff, nd + 1, 0);
-    TAKE(outcome, int8_t, o_outcome, n, 1);
-    TAKE(meal, int8_t, o_meal, n, 1);
+    if (!(o_outcome = new_array(n, -1, NPY_INT8)) || !(o_meal = new_array(n, -1, NPY_INT8))) goto fail;
+    int8_t *outcome = PyArray_DATA(o_outcome), *meal = PyArray_DATA(o_meal);
     score = malloc(sizeof(int64_t) * (n ? n : 1));
     tie = malloc(sizeof(uint64_t) * (n ? n : 1));
     target = malloc(sizeof(int64_t) * (n ? n : 1));
@@ -776,9 +785,10 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
             occupant[cell[i]] = (int32_t)i;
             heading[i] = executed[i];
         }
-    result = Py_None;
-    Py_INCREF(result);
+    result = Py_BuildValue("(OO)", o_outcome, o_meal);
 fail: /* and done: result is NULL on an error */
+    Py_XDECREF(o_outcome);
+    Py_XDECREF(o_meal);
     free(score);
     free(tie);
     free(target);
@@ -790,18 +800,20 @@ fail: /* and done: result is NULL on an error */
 /* ------------------------------------------------------------------ after */
 
 static const char after_doc[] =
-    "after(arrays, ints)\n"
+    "after(arrays, ints) -> (energy, failed, codes, food_seen, neighbours, food_rose, neighbours_changed)\n"
     "Everything World.step does after the food spawned and rotted: energy, age, counters, the\n"
-    "new views and their counts, plan triggers (when ``ints['plan_events']``) and memories.\n"
+    "new views and their counts, plan triggers (when ``ints['plan_events']``) and memories. The\n"
+    "fish's new energy (int32[n]), failed actions (bool[n]), view codes (int8[n, view cells]), food\n"
+    "and fish in view (int16[n] each) and whether those rose or changed (bool[n] each) come back as\n"
+    "new arrays; the other state is changed in place.\n"
     "``arrays`` and ``ints`` are dicts by name: exactly the names of AFTER_ARRAYS and AFTER_INTS\n"
-    "(World._step_compiled); a missing, unknown or misspelt name is an error, never a silent swap.";
+    "(ticks.step_compiled); a missing, unknown or misspelt name is an error, never a silent swap.";
 
 enum {
     /* arrays, in the order World._step_compiled passes them */
-    X_EXECUTED, X_OUTCOME, X_MEAL, X_BEFORE, X_ENERGY, X_AGE, X_STUCK, X_REFUSED_AT, X_MAX_STUCK, X_ACTION_COUNTS,
-    X_MOVES, X_REFUSALS, X_EATS, X_FAILED, X_CELL, X_HEADING, X_BLOCKED, X_OCCUPANT, X_FOOD_BORN, X_WINDOW,
-    X_CODES, X_FOOD_SEEN_OLD, X_NEIGHBOURS_OLD, X_FOOD_SEEN, X_NEIGHBOURS, X_FOOD_ROSE, X_NEIGHBOURS_CHANGED,
-    X_COMPANY_TICKS, X_PLAN_GOAL, X_PLAN_PARAM, X_PLAN_END, X_PLAN_TRIGGER, X_NO_FOOD, X_ALONE, X_CROWDED,
+    X_EXECUTED, X_OUTCOME, X_MEAL, X_BEFORE, X_AGE, X_STUCK, X_REFUSED_AT, X_MAX_STUCK, X_ACTION_COUNTS,
+    X_MOVES, X_REFUSALS, X_EATS, X_CELL, X_HEADING, X_BLOCKED, X_OCCUPANT, X_FOOD_BORN, X_WINDOW,
+    X_FOOD_SEEN_OLD, X_NEIGHBOURS_OLD, X_COMPANY_TICKS, X_PLAN_GOAL, X_PLAN_PARAM, X_PLAN_END, X_PLAN_TRIGGER, X_NO_FOOD, X_ALONE, X_CROWDED,
     X_HUNGRY_FOOD, X_GOAL_FLAGS, X_MEM_TICK, X_MEM_CODE, X_MEM_ARG, X_MEM_COUNT, X_EVENT_ORDER, X_DECAY_OF,
     X_MOVE_COST_OF, X_MAX_ENERGY_OF, X_SIGHT, X_RINGS, N_X
 };
@@ -814,10 +826,9 @@ enum {
 };
 /* the names after() takes its arguments by, in the order of the enums (exported as AFTER_ARRAYS, AFTER_INTS) */
 static const char *X_NAMES[N_X] = {
-    "executed", "outcome", "meal", "before", "energy", "age", "stuck", "refused_at", "max_stuck", "action_counts",
-    "moves", "refusals", "eats", "failed", "cell", "heading", "blocked", "occupant", "food_born", "window",
-    "codes", "food_seen_old", "neighbours_old", "food_seen", "neighbours", "food_rose", "neighbours_changed",
-    "company_ticks", "plan_goal", "plan_param", "plan_end", "plan_trigger", "no_food", "alone", "crowded",
+    "executed", "outcome", "meal", "before", "age", "stuck", "refused_at", "max_stuck", "action_counts",
+    "moves", "refusals", "eats", "cell", "heading", "blocked", "occupant", "food_born", "window",
+    "food_seen_old", "neighbours_old", "company_ticks", "plan_goal", "plan_param", "plan_end", "plan_trigger", "no_food", "alone", "crowded",
     "hungry_food", "goal_flags", "mem_tick", "mem_code", "mem_arg", "mem_count", "event_order",
     "decay_of", "move_cost_of", "max_energy_of", /* each fish's own, or empty: the ints' for all */
     "sight", "rings"}; /* each fish's view radius (or empty: all see the whole window), each window cell's ring */
@@ -842,15 +853,27 @@ static PyObject *after(PyObject *self, PyObject *args) {
     if (v[I_MEM_SIZE] <= 0 || v[I_STUCK_TICKS] <= 0)
         return PyErr_Format(PyExc_ValueError, "memory size and stuck_ticks must be > 0");
     Bufs bs = {.n = 0};
+    /* the new arrays (new_array), in the order after() returns them */
+    enum { M_ENERGY, M_FAILED, M_CODES, M_FOOD_SEEN, M_NEIGHBOURS, M_FOOD_ROSE, M_NB_CHANGED, N_M };
+    PyArrayObject *made[N_M] = {NULL};
 #define ARR(k) xa[k]
     Py_ssize_t n = items(ARR(X_EXECUTED), 1, "executed"), grid = items(ARR(X_BLOCKED), 1, "blocked");
     Py_ssize_t nc = items(ARR(X_WINDOW), 8, "window"), ms = (Py_ssize_t)v[I_MEM_SIZE];
     if (n < 0 || grid < 0 || nc < 0) return NULL;
+    if (!(made[M_ENERGY] = new_array(n, -1, NPY_INT32)) || !(made[M_FAILED] = new_array(n, -1, NPY_BOOL)) ||
+        !(made[M_CODES] = new_array(n, nc, NPY_INT8)) || !(made[M_FOOD_SEEN] = new_array(n, -1, NPY_INT16)) ||
+        !(made[M_NEIGHBOURS] = new_array(n, -1, NPY_INT16)) || !(made[M_FOOD_ROSE] = new_array(n, -1, NPY_BOOL)) ||
+        !(made[M_NB_CHANGED] = new_array(n, -1, NPY_BOOL)))
+        goto fail;
+    int32_t *energy = PyArray_DATA(made[M_ENERGY]);
+    uint8_t *failed = PyArray_DATA(made[M_FAILED]), *food_rose = PyArray_DATA(made[M_FOOD_ROSE]),
+            *nb_changed = PyArray_DATA(made[M_NB_CHANGED]);
+    int8_t *codes = PyArray_DATA(made[M_CODES]);
+    int16_t *food_seen = PyArray_DATA(made[M_FOOD_SEEN]), *neighbours = PyArray_DATA(made[M_NEIGHBOURS]);
     TAKE(executed, int8_t, ARR(X_EXECUTED), n, 0);
     TAKE(outcome, int8_t, ARR(X_OUTCOME), n, 0);
     TAKE(meal, int8_t, ARR(X_MEAL), n, 0);
     TAKE(before, int32_t, ARR(X_BEFORE), n, 0);
-    TAKE(energy, int32_t, ARR(X_ENERGY), n, 1);
     TAKE(age, int32_t, ARR(X_AGE), n, 1);
     TAKE(stuck, int32_t, ARR(X_STUCK), n, 1);
     const int nd = moves_of(items(ARR(X_REFUSED_AT), 4, "refused_at"), n, "refused_at");
@@ -861,18 +884,14 @@ static PyObject *after(PyObject *self, PyObject *args) {
     TAKE(moves, int32_t, ARR(X_MOVES), n, 1);
     TAKE(refusals, int32_t, ARR(X_REFUSALS), n, 1);
     TAKE(eats, int32_t, ARR(X_EATS), n, 1);
-    TAKE(failed, uint8_t, ARR(X_FAILED), n, 1);
     TAKE(cell, int64_t, ARR(X_CELL), n, 0);
     TAKE(heading, int8_t, ARR(X_HEADING), n, 0);
     TAKE(blocked, uint8_t, ARR(X_BLOCKED), grid, 0);
     TAKE(occupant, int32_t, ARR(X_OCCUPANT), grid, 0);
     TAKE(food_born, int32_t, ARR(X_FOOD_BORN), grid, 0);
     TAKE(window, int64_t, ARR(X_WINDOW), nc, 0);
-    TAKE(codes, int8_t, ARR(X_CODES), n * nc, 1);
     TAKE(food_old, int16_t, ARR(X_FOOD_SEEN_OLD), n, 0);
     TAKE(nb_old, int16_t, ARR(X_NEIGHBOURS_OLD), n, 0);
-    TAKE(food_seen, int16_t, ARR(X_FOOD_SEEN), n, 1);
-    TAKE(neighbours, int16_t, ARR(X_NEIGHBOURS), n, 1);
     Py_ssize_t n_bodies = items(ARR(X_DECAY_OF), 4, "decay_of");
     if (n_bodies < 0) goto fail;
     TAKE(decay_of, int32_t, ARR(X_DECAY_OF), n_bodies ? n : 0, 0);
@@ -884,8 +903,6 @@ static PyObject *after(PyObject *self, PyObject *args) {
     if (n_sight < 0) goto fail;
     TAKE(sight, int8_t, ARR(X_SIGHT), n_sight ? n : 0, 0);
     TAKE(rings, int8_t, ARR(X_RINGS), n_sight ? nc : 0, 0);
-    TAKE(food_rose, uint8_t, ARR(X_FOOD_ROSE), n, 1);
-    TAKE(nb_changed, uint8_t, ARR(X_NEIGHBOURS_CHANGED), n, 1);
     TAKE(company_ticks, int32_t, ARR(X_COMPANY_TICKS), n, 1);
     TAKE(plan_goal, int8_t, ARR(X_PLAN_GOAL), n, 0);
     TAKE(plan_param, int16_t, ARR(X_PLAN_PARAM), n, 0);
@@ -1044,11 +1061,15 @@ static PyObject *after(PyObject *self, PyObject *args) {
     next_fish:;
     }
     PyMem_Free(cellcode);
-    if (fault.what) return bad_index(&bs, fault.what, fault.value);
+    if (fault.what) {
+        for (int a = 0; a < N_M; a++) Py_DECREF(made[a]);
+        return bad_index(&bs, fault.what, fault.value);
+    }
     release_all(&bs);
-    Py_RETURN_NONE;
+    return Py_BuildValue("(NNNNNNN)", made[0], made[1], made[2], made[3], made[4], made[5], made[6]);
 #undef AFTER_BAD
 fail:
+    for (int a = 0; a < N_M; a++) Py_XDECREF(made[a]);
     release_all(&bs);
     return NULL;
 }
@@ -1056,11 +1077,11 @@ fail:
 /* ------------------------------------------------------------------ plan */
 
 static const char plan_doc[] =
-    "plan(arrays, numbers)\n"
+    "plan(arrays, numbers) -> (goal, param, horizon)\n"
     "The instinct planner (brains/instinct.InstinctPlanner.decide) for a batch of fish: view features,\n"
-    "goal utilities, the seeded softmax over them, each goal's parameter and the horizon. Writes\n"
+    "goal utilities, the seeded softmax over them, each goal's parameter and the horizon. Returns\n"
     "``goal`` (``goal_of`` each utility's goal, in PLANNER_UTILITIES order), ``param``\n"
-    "and ``horizon`` as a DecisionBatch holds them (int8, int16, int16); the draws are hashed from\n"
+    "and ``horizon`` as a DecisionBatch holds them (new int8, int16, int16 arrays); the draws are hashed from\n"
     "each fish's ``keys`` and ``tick``; return's utility, place and horizon come computed\n"
     "(``revisit``: NEG when none); ``base``: each built-in choice's base horizon. The utilities are\n"
     "formulas over features (fish/formula.py), compiled to programs (``ops``, ``args``, ``starts``:\n"
@@ -1073,11 +1094,11 @@ static const char plan_doc[] =
     "By name: exactly the names of PLAN_ARRAYS and PLAN_NUMBERS.";
 
 enum { P_CODES, P_ROWS_START, P_ROWS_COLUMN, P_ROWS_VALUE, P_TRAITS, P_ENERGY, P_HEADING, P_KEYS, P_BASE, P_REVISIT, P_REVISIT_PARAM,
-       P_REVISIT_HORIZON, P_GOAL_OF, P_PLANTS, P_PREY, P_HUNTERS, P_BITES, P_OPS, P_ARGS, P_STARTS, P_EXTRA_GOAL, P_EXTRA_TICKS, P_GOAL,
-       P_PARAM, P_HORIZON, N_P };
+       P_REVISIT_HORIZON, P_GOAL_OF, P_PLANTS, P_PREY, P_HUNTERS, P_BITES, P_OPS, P_ARGS, P_STARTS, P_EXTRA_GOAL, P_EXTRA_TICKS,
+       N_P };
 static const char *P_NAMES[N_P] = {"codes", "rows_start", "rows_column", "rows_value", "traits", "energy", "heading", "keys", "base", "revisit",
                                    "revisit_param", "revisit_horizon", "goal_of", "plants", "prey", "hunters", "bites", "ops", "args",
-                                   "starts", "extra_goal", "extra_ticks", "goal", "param", "horizon"};
+                                   "starts", "extra_goal", "extra_ticks"};
 enum { PN_REST_CEILING, PN_NEVER_SCHOOL, PN_TICK, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY,
        PN_CROWD_LINE, PN_TEMPERATURE, N_PN };
 static const char *PN_NAMES[N_PN] = {"rest_ceiling", "never_school", "tick", "max_energy", "low_energy_fraction",
@@ -1197,6 +1218,7 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     const double scale = exact_scale(temperature);
 #undef NUM
     long long rest_ceiling = ints[PN_REST_CEILING];
+    PyArrayObject *made[3] = {NULL, NULL, NULL}; /* goal, param, horizon: made here, returned */
     Bufs bs = {.n = 0};
     Sparse sp;
     Py_ssize_t k = items(pa[P_ENERGY], 4, "energy");
@@ -1251,13 +1273,16 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(bites, double, pa[P_BITES], n_bites ? k : 0, 0);
     TAKE(extra_goal, int8_t, pa[P_EXTRA_GOAL], m, 0);
     TAKE(extra_ticks, double, pa[P_EXTRA_TICKS], m, 0);
-    TAKE(goal, int8_t, pa[P_GOAL], k, 1);
-    TAKE(param, int16_t, pa[P_PARAM], k, 1);
-    TAKE(horizon, int16_t, pa[P_HORIZON], k, 1);
+    if (!(made[0] = new_array(k, -1, NPY_INT8)) || !(made[1] = new_array(k, -1, NPY_INT16)) ||
+        !(made[2] = new_array(k, -1, NPY_INT16)))
+        goto fail;
+    int8_t *goal = PyArray_DATA(made[0]);
+    int16_t *param = PyArray_DATA(made[1]), *horizon = PyArray_DATA(made[2]);
     for (Py_ssize_t i = 0; i < k; i++) {
         double f[MAX_FEATURES];
         int bad;
         if (view_features(f, codes + i * nc, nc, &sp, &bad, &lay) < 0) {
+            for (int a = 0; a < 3; a++) Py_DECREF(made[a]);
             return bad_index(&bs, "view code", bad);
         }
         double soc = traits[5 * i] / 100.0, cur = traits[5 * i + 1] / 100.0, cau = traits[5 * i + 2] / 100.0,
@@ -1327,8 +1352,9 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         horizon[i] = (int16_t)(g == U_RETURN ? revisit_horizon[i] : nearbyint(base[g] * stretch[g]));
     }
     release_all(&bs);
-    Py_RETURN_NONE;
+    return Py_BuildValue("(NNN)", made[0], made[1], made[2]);
 fail:
+    for (int a = 0; a < 3; a++) Py_XDECREF(made[a]);
     release_all(&bs);
     return NULL;
 }
@@ -1359,22 +1385,21 @@ fail:
 /* ------------------------------------------------------------------ ask */
 
 static const char ask_doc[] =
-    "ask(arrays, numbers) -> k\n"
+    "ask(arrays, numbers) -> (fish, triggers, codes, energy, heading, traits, food_here, refused)\n"
     "The fish that ask for a decision this tick (World.triggers, then the engine's request): a fish\n"
     "asks when its trigger is set and it neither waits for an answer (``waiting``) nor is out of the\n"
     "water. Its trigger: ``timeout`` ticks since its last decision, then (``plan_trigger_on``) its\n"
     "plan's raised trigger, or (action mode, ``events_on``) the events whose codes are >= 0 and low\n"
-    "energy, later ones winning. The k asking fish, in index order, and what a request carries\n"
-    "about each are written into the first k rows of the ``o_`` arrays (n rows each).\n"
+    "energy, later ones winning. Returns new arrays of the k asking fish, in index order, and what a\n"
+    "request carries about each: int64[k], int8[k], int8[k, view cells], int32[k], int8[k],\n"
+    "int16[k, 5], bool[k], bool[k, moves] (World.asks' Asks).\n"
     "By name: exactly the names of ASK_ARRAYS and ASK_INTS.";
 
 enum { Q_LAST_DECISION, Q_PLAN_TRIGGER, Q_NEIGHBOURS_CHANGED, Q_FOOD_ROSE, Q_FAILED, Q_ENERGY, Q_WAITING, Q_ABSENT,
-       Q_CODES, Q_HEADING, Q_TRAITS, Q_CELL, Q_FOOD_BORN, Q_REFUSED_AT, Q_O_FISH, Q_O_TRIGGERS, Q_O_CODES, Q_O_ENERGY,
-       Q_O_HEADING, Q_O_TRAITS, Q_O_FOOD_HERE, Q_O_REFUSED, N_Q };
+       Q_CODES, Q_HEADING, Q_TRAITS, Q_CELL, Q_FOOD_BORN, Q_REFUSED_AT, N_Q };
 static const char *Q_NAMES[N_Q] = {"last_decision", "plan_trigger", "neighbours_changed", "food_rose", "failed",
                                    "energy", "waiting", "absent", "codes", "heading", "traits", "cell", "food_born",
-                                   "refused_at", "o_fish", "o_triggers", "o_codes", "o_energy", "o_heading",
-                                   "o_traits", "o_food_here", "o_refused"};
+                                   "refused_at"};
 enum { QI_TICK, QI_TIMEOUT, QI_PLAN_TRIGGER_ON, QI_EVENTS_ON, QI_T_TIMEOUT, QI_T_NEIGHBOURS, QI_T_FOOD_ROSE,
        QI_T_ACTION_FAILED, QI_T_LOW_ENERGY, QI_LOW_LINE, QI_REFUSED_WITHIN, N_QI };
 static const char *QI_NAMES[N_QI] = {"tick", "timeout", "plan_trigger_on", "events_on", "t_timeout",
@@ -1389,9 +1414,14 @@ static PyObject *ask(PyObject *self, PyObject *args) {
         numbers_by_name(ints, QI_NAMES, N_QI, v, NULL, N_QI, "ask", "ASK_INTS") < 0)
         return NULL;
     Bufs bs = {.n = 0};
+    int8_t *trs = NULL;
+    enum { O_FISH, O_TRIGGERS, O_CODES, O_ENERGY, O_HEADING, O_TRAITS, O_FOOD_HERE, O_REFUSED, N_O };
+    PyArrayObject *o[N_O] = {NULL};
     Py_ssize_t n = items(qa[Q_ENERGY], 4, "energy"), grid = items(qa[Q_FOOD_BORN], 4, "food_born");
     if (n < 0 || grid < 0) return NULL;
     Py_ssize_t nc = n ? items(qa[Q_CODES], 1, "codes") / n : 0;
+    if (!n && PyArray_Check(qa[Q_CODES]) && PyArray_NDIM((PyArrayObject *)qa[Q_CODES]) == 2)
+        nc = PyArray_DIM((PyArrayObject *)qa[Q_CODES], 1); /* (no fish: the requests' view width all the same) */
     TAKE(last_decision, int32_t, qa[Q_LAST_DECISION], n, 0);
     TAKE(plan_trigger, int8_t, qa[Q_PLAN_TRIGGER], n, 0);
     TAKE(nb_changed, uint8_t, qa[Q_NEIGHBOURS_CHANGED], n, 0);
@@ -1408,15 +1438,12 @@ static PyObject *ask(PyObject *self, PyObject *args) {
     const int nd = moves_of(items(qa[Q_REFUSED_AT], 4, "refused_at"), n, "refused_at");
     if (nd < 0) goto fail;
     TAKE(refused_at, int32_t, qa[Q_REFUSED_AT], nd * n, 0);
-    TAKE(o_fish, int64_t, qa[Q_O_FISH], n, 1);
-    TAKE(o_triggers, int8_t, qa[Q_O_TRIGGERS], n, 1);
-    TAKE(o_codes, int8_t, qa[Q_O_CODES], n * nc, 1);
-    TAKE(o_energy, int32_t, qa[Q_O_ENERGY], n, 1);
-    TAKE(o_heading, int8_t, qa[Q_O_HEADING], n, 1);
-    TAKE(o_traits, int16_t, qa[Q_O_TRAITS], 5 * n, 1);
-    TAKE(o_food_here, uint8_t, qa[Q_O_FOOD_HERE], n, 1);
-    TAKE(o_refused, uint8_t, qa[Q_O_REFUSED], nd * n, 1);
     long long tick = v[QI_TICK], since = tick - v[QI_REFUSED_WITHIN];
+    /* first each fish's trigger (-1: it does not ask) and how many ask, then their requests */
+    if (n && !(trs = PyMem_Malloc((size_t)n))) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     Py_ssize_t k = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         int tr = -1;
@@ -1429,21 +1456,47 @@ static PyObject *ask(PyObject *self, PyObject *args) {
             if (v[QI_T_ACTION_FAILED] >= 0 && failed[i]) tr = (int)v[QI_T_ACTION_FAILED];
             if (energy[i] < v[QI_LOW_LINE]) tr = (int)v[QI_T_LOW_ENERGY];
         }
-        if (tr < 0 || waiting[i] || absent[i]) continue;
-        if (cell[i] < 0 || cell[i] >= grid) return bad_index(&bs, "fish cell", cell[i]);
-        o_fish[k] = i;
-        o_triggers[k] = (int8_t)tr;
-        memcpy(o_codes + k * nc, codes + i * nc, (size_t)nc);
-        o_energy[k] = energy[i];
-        o_heading[k] = heading[i];
-        memcpy(o_traits + 5 * k, traits + 5 * i, 5 * sizeof(int16_t));
-        o_food_here[k] = food_born[cell[i]] >= 0; /* food lies there (engine: food_born >= 0) */
-        for (int d = 0; d < nd; d++) o_refused[nd * k + d] = refused_at[nd * i + d] >= since;
+        if (tr < 0 || waiting[i] || absent[i]) {
+            trs[i] = -1;
+            continue;
+        }
+        if (cell[i] < 0 || cell[i] >= grid) {
+            PyMem_Free(trs);
+            return bad_index(&bs, "fish cell", cell[i]);
+        }
+        trs[i] = (int8_t)tr;
         k++;
     }
+    if (!(o[O_FISH] = new_array(k, -1, NPY_INT64)) || !(o[O_TRIGGERS] = new_array(k, -1, NPY_INT8)) ||
+        !(o[O_CODES] = new_array(k, nc, NPY_INT8)) || !(o[O_ENERGY] = new_array(k, -1, NPY_INT32)) ||
+        !(o[O_HEADING] = new_array(k, -1, NPY_INT8)) || !(o[O_TRAITS] = new_array(k, 5, NPY_INT16)) ||
+        !(o[O_FOOD_HERE] = new_array(k, -1, NPY_BOOL)) || !(o[O_REFUSED] = new_array(k, nd, NPY_BOOL)))
+        goto fail;
+    int64_t *o_fish = PyArray_DATA(o[O_FISH]);
+    int8_t *o_triggers = PyArray_DATA(o[O_TRIGGERS]), *o_codes = PyArray_DATA(o[O_CODES]),
+           *o_heading = PyArray_DATA(o[O_HEADING]);
+    int32_t *o_energy = PyArray_DATA(o[O_ENERGY]);
+    int16_t *o_traits = PyArray_DATA(o[O_TRAITS]);
+    uint8_t *o_food_here = PyArray_DATA(o[O_FOOD_HERE]), *o_refused = PyArray_DATA(o[O_REFUSED]);
+    Py_ssize_t j = 0;
+    for (Py_ssize_t i = 0; i < n && j < k; i++) {
+        if (trs[i] < 0) continue;
+        o_fish[j] = i;
+        o_triggers[j] = trs[i];
+        memcpy(o_codes + j * nc, codes + i * nc, (size_t)nc);
+        o_energy[j] = energy[i];
+        o_heading[j] = heading[i];
+        memcpy(o_traits + 5 * j, traits + 5 * i, 5 * sizeof(int16_t));
+        o_food_here[j] = food_born[cell[i]] >= 0; /* food lies there (engine: food_born >= 0) */
+        for (int d = 0; d < nd; d++) o_refused[nd * j + d] = refused_at[nd * i + d] >= since;
+        j++;
+    }
+    PyMem_Free(trs);
     release_all(&bs);
-    return PyLong_FromSsize_t(k);
+    return Py_BuildValue("(NNNNNNNN)", o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]);
 fail:
+    PyMem_Free(trs);
+    for (int a = 0; a < N_O; a++) Py_XDECREF(o[a]);
     release_all(&bs);
     return NULL;
 }
@@ -2607,9 +2660,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_tick", "MiroFish's 
                                     methods};
 
 PyMODINIT_FUNC PyInit__tick(void) {
-#ifdef MIROFISH_NUMPY_API
     import_array(); /* (returns NULL with numpy's ImportError when numpy's C API cannot be had) */
-#endif
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyObject *c = Py_BuildValue(
@@ -2631,13 +2682,7 @@ PyMODINIT_FUNC PyInit__tick(void) {
 #else
     int threads = 1;
 #endif
-#ifdef MIROFISH_NUMPY_API
-    const int numpy_api = 1; /* numpy arrays read through numpy's C API (setup.py found numpy's headers) */
-#else
-    const int numpy_api = 0;
-#endif
-    if (PyModule_AddIntConstant(m, "THREADS", threads) < 0 || PyModule_AddIntConstant(m, "PARALLEL_FISH", PARALLEL_FISH) < 0 ||
-        PyModule_AddIntConstant(m, "NUMPY_API", numpy_api) < 0) {
+    if (PyModule_AddIntConstant(m, "THREADS", threads) < 0 || PyModule_AddIntConstant(m, "PARALLEL_FISH", PARALLEL_FISH) < 0) {
         Py_DECREF(m);
         return NULL;
     }

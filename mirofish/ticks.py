@@ -167,12 +167,10 @@ def step_compiled(world: World) -> StepOutcome:
     if world.used_slots != n or np.count_nonzero(s.absent):
         executed[s.absent] = world.rest_action  # out of the water: it only rests
     s.intent = executed.copy()
-    outcome, meal = np.empty(n, np.int8), np.empty(n, np.int8)
-    k.arbitrate(  # by name (kernel.ARBITRATE_ARRAYS, ARBITRATE_INTS)
+    outcome, meal = k.arbitrate(  # by name (kernel.ARBITRATE_ARRAYS, ARBITRATE_INTS): two new arrays
         {"executed": executed, "cell": s.cell, "heading": s.heading, "age": s.age, "energy": s.energy,
          "id_keys": world._id_keys, "blocked": w.blocked, "occupant": world.occupant, "food_born": w.food_born,
-         "best": world._best, "delta": world.delta, "eat_offsets": world.eat_offsets, "outcome": outcome,
-         "meal": meal},
+         "best": world._best, "delta": world.delta, "eat_offsets": world.eat_offsets},
         {"tick": t, "max_energy": world.max_energy, "age_weight": cfg_a.age_weight,
          "energy_weight": cfg_a.energy_weight, "age_cap": cfg_a.age_cap})
     swam = swim_on(world, executed, outcome) if world.moves_of is not None else None
@@ -180,20 +178,16 @@ def step_compiled(world: World) -> StepOutcome:
         meal[world.grazing.graze(world, np.flatnonzero(meal == arbiter.NO_FOOD), t)] = arbiter.ATE
     spawned, rotted = w.feed_compiled(k, world.rng, t)
     before = s.energy
-    s.energy, s.failed = np.empty(n, np.int32), np.empty(n, bool)
-    codes = np.empty((n, world.window.size), np.int8)
-    food_seen, neighbours = np.empty(n, np.int16), np.empty(n, np.int16)
-    food_rose, changed = np.empty(n, bool), np.empty(n, bool)
-    k.after(  # by name: the C side refuses a missing, unknown or misspelt one (kernel.AFTER_ARRAYS)
-        {"executed": executed, "outcome": outcome, "meal": meal, "before": before, "energy": s.energy,
+    (s.energy, s.failed, codes, food_seen, neighbours, food_rose, changed) = k.after(  # (new arrays)
+        # by name: the C side refuses a missing, unknown or misspelt one (kernel.AFTER_ARRAYS)
+        {"executed": executed, "outcome": outcome, "meal": meal, "before": before,
          "age": s.age, "stuck": s.stuck, "refused_at": s.refused_at, "max_stuck": s.max_stuck,
          "action_counts": s.action_counts, "moves": s.moves, "refusals": s.refusals, "eats": s.eats,
-         "failed": s.failed, "cell": s.cell, "heading": s.heading, "blocked": w.blocked,
-         "occupant": world.occupant, "food_born": w.food_born, "window": world.window, "codes": codes,
-         "food_seen_old": s.food_seen, "neighbours_old": s.neighbours, "food_seen": food_seen,
-         "neighbours": neighbours, "food_rose": food_rose, "neighbours_changed": changed,
-         "company_ticks": s.company_ticks, "plan_goal": s.plan_goal, "plan_param": s.plan_param,
-         "plan_end": s.plan_end, "plan_trigger": s.plan_trigger, "no_food": s.no_food, "alone": s.alone,
+         "cell": s.cell, "heading": s.heading, "blocked": w.blocked,
+         "occupant": world.occupant, "food_born": w.food_born, "window": world.window,
+         "food_seen_old": s.food_seen, "neighbours_old": s.neighbours, "company_ticks": s.company_ticks,
+         "plan_goal": s.plan_goal, "plan_param": s.plan_param, "plan_end": s.plan_end,
+         "plan_trigger": s.plan_trigger, "no_food": s.no_food, "alone": s.alone,
          "crowded": s.crowded, "hungry_food": s.hungry_food, "goal_flags": world._goals.flags_u8,
          "mem_tick": m.tick, "mem_code": m.code, "mem_arg": m.arg, "mem_count": m.count,
          "event_order": EVENT_ORDER, "decay_of": _NONE32 if world.decay_of is None else world.decay_of,

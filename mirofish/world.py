@@ -540,29 +540,20 @@ class World:
             need = ((trig >= 0) & ~waiting & ~s.absent).nonzero()[0]
             return Asks(need, trig[need], self.view_codes(need), s.energy[need], s.heading[need], s.traits[need],
                         self.water.food_born[s.cell[need]] >= 0, self.recently_refused(need, t.hard_timeout))
-        n, nc = s.n, self.codes.shape[1]
-        out = Asks(np.empty(n, np.int64), np.empty(n, np.int8), np.empty((n, nc), np.int8), np.empty(n, np.int32),
-                   np.empty(n, np.int8), np.empty((n, 5), np.int16), np.empty(n, bool),
-                   np.empty((n, self.grid.n_moves), bool))
         plan_mode, events = self.plans and not t.poll_every, not self.plans and not t.poll_every
-        k = self._kernel.ask(  # by name (kernel.ASK_ARRAYS, ASK_INTS)
+        return Asks._make(self._kernel.ask(  # by name (kernel.ASK_ARRAYS, ASK_INTS): the asking fish's new arrays
             {"last_decision": s.last_decision, "plan_trigger": s.plan_trigger,
              "neighbours_changed": s.neighbours_changed, "food_rose": s.food_rose,
              "failed": s.failed, "energy": s.energy, "waiting": waiting,
              "absent": s.absent, "codes": self.codes, "heading": s.heading, "traits": s.traits,
-             "cell": s.cell, "food_born": self.water.food_born, "refused_at": s.refused_at,
-             "o_fish": out.fish, "o_triggers": out.triggers, "o_codes": out.codes, "o_energy": out.energy,
-             "o_heading": out.heading, "o_traits": out.traits, "o_food_here": out.food_here,
-             "o_refused": out.refused},
+             "cell": s.cell, "food_born": self.water.food_born, "refused_at": s.refused_at},
             {"tick": self.tick,
              "timeout": t.plan_timeout if plan_mode else (t.poll_every or t.hard_timeout),
              "plan_trigger_on": int(plan_mode), "events_on": int(events), "t_timeout": T_TIMEOUT,
              "t_neighbours": T_NEIGHBOURS if t.neighbours_changed else -1,
              "t_food_rose": T_FOOD_ROSE if t.food_rose else -1,
              "t_action_failed": T_ACTION_FAILED if t.action_failed else -1, "t_low_energy": T_LOW_ENERGY,
-             "low_line": self.low_line, "refused_within": t.hard_timeout})
-        return Asks(out.fish[:k], out.triggers[:k], out.codes[:k], out.energy[:k], out.heading[:k],
-                    out.traits[:k], out.food_here[:k], out.refused[:k])
+             "low_line": self.low_line, "refused_within": t.hard_timeout}))
 
     def recently_refused(self, fish: np.ndarray, within: int) -> np.ndarray:
         """``(k, moves)`` bool: directions in which each fish's move failed during the last ``within`` ticks."""
@@ -591,7 +582,8 @@ class World:
         ``fish`` holds no fish twice (one batch's); in the compiled tick one C call does it all."""
         s = self.school
         parts = self._goals
-        if not (self._seeking and self._predicating) and np.count_nonzero(parts.watched[np.asarray(goals, np.intp)]):
+        if not (self._seeking and self._predicating) and np.count_nonzero(
+                parts.watched[goals if isinstance(goals, np.ndarray) else np.asarray(goals, np.intp)]):
             g = np.asarray(goals, np.intp)
             self._seeking = self._seeking or bool(parts.seeking[g].any())
             self._predicating = self._predicating or bool(parts.predicated[g].any())
@@ -627,10 +619,10 @@ class World:
         if self.given_actions is not None:
             return np.asarray(self.given_actions, np.int8).copy()
         if self._kernel is not None:
-            out, st = np.empty(s.n, np.int8), self.steering
+            st = self.steering
             c = st.cfg
-            self._kernel.steer(  # by name (kernel.STEER_ARRAYS, STEER_NUMBERS)
-                {"out": out, "goal": s.plan_goal, "param": s.plan_param, "codes": self.codes, "heading": s.heading,
+            out: np.ndarray = self._kernel.steer(  # by name (kernel.STEER_ARRAYS, STEER_NUMBERS): a new array
+                {"goal": s.plan_goal, "param": s.plan_param, "codes": self.codes, "heading": s.heading,
                  "energy": s.energy, "food_born": self.water.food_born, "cell": s.cell, "refused_at": s.refused_at,
                  "stuck": s.stuck, "w": st.w, "bias": st.bias, "forage": st.forage, "snacks": st.snacks,
                  "rests": st.rests, "keys": st.keys, **st.rows},

@@ -302,7 +302,6 @@ class InstinctPlanner(InlineSource):
         """:meth:`decide` in the compiled tick: the same arithmetic (the draws' hashes too), fish
         by fish in C, written straight into the batch's own arrays."""
         k = b.fish.size
-        goals, params, horizons = np.empty(k, np.int8), np.empty(k, np.int16), np.empty(k, np.int16)
         c, t, compiled = self.cfg, self.trig, self._kernel
         assert compiled is not None
         back, back_param, back_horizon = (self._no_places(k) if b.places is None or self.cfg.revisit <= 0
@@ -313,7 +312,7 @@ class InstinctPlanner(InlineSource):
                 and energy.flags.c_contiguous and heading.flags.c_contiguous):  # (the engine's requests are)
             codes, traits = np.ascontiguousarray(codes, np.int8), np.ascontiguousarray(traits, np.int16)
             energy, heading = np.ascontiguousarray(energy, np.int32), np.ascontiguousarray(heading, np.int8)
-        compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS)
+        goals, params, horizons = compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS): new arrays
             {"codes": codes, **self._rows, "traits": traits, "energy": energy, "heading": heading,
              "keys": self._keys[b.fish],
              "base": self._base_ticks, "revisit": back, "revisit_param": back_param,
@@ -323,7 +322,7 @@ class InstinctPlanner(InlineSource):
              "hunters": _EMPTY if b.hunters is None else _doubles(b.hunters),
              "bites": _EMPTY if b.bites is None else _doubles(b.bites),
              "ops": self._ops, "args": self._args, "starts": self._starts, "extra_goal": self._goals[6:],
-             "extra_ticks": self._extra_ticks, "goal": goals, "param": params, "horizon": horizons},
+             "extra_ticks": self._extra_ticks},
             {"rest_ceiling": int(self.rest_ceiling), "never_school": int(self.never_school), "tick": int(b.tick),
              "max_energy": float(b.max_energy), "low_energy_fraction": float(t.low_energy_fraction),
              "hungry_fraction": float(t.hungry_fraction), "crowd_line": float(t.crowd_line),
