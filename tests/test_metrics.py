@@ -276,3 +276,30 @@ def test_a_copy_of_the_metrics_goes_on_alone_sharing_only_what_no_observer_chang
     assert np.array_equal(m._nb, before[2]) and np.array_equal(m.word_deed.table, before[3])
     assert twin.cfg is m.cfg and twin.table is m.table and twin.word_deed.plans is m.word_deed.plans
     assert twin.word_deed is not m.word_deed and twin._lat is not m._lat
+
+
+def test_the_embedded_brains_plain_batches_are_counted_as_any_other():
+    """A batch of the instinct planner says it is plain (one tier, every status OK, no tokens), and
+    the metrics count it without reading its arrays: the same decisions, fallbacks and tokens in
+    the window, and by tier, tick by tick, as when the same batches come unmarked; the random
+    chooser's too, and a fallback tier's (a model run's stand-in) counts as a fallback."""
+    from dataclasses import replace
+
+    from mirofish.brains.base import TIER_INDEX
+
+    for settings in ({}, {"brain.chooser": "random"}):
+        cfg = load_config(seed=6, **{"fish.count": 30, **settings})
+        marked, unmarked = LiveSession(cfg), LiveSession(cfg)
+        src = unmarked.engine.source
+        decide = src._decide
+        src._decide = lambda b: replace(decide(b), plain=False)
+        for _ in range(200):
+            marked.step()
+            unmarked.step()
+            assert marked.metrics.decisions_window() == unmarked.metrics.decisions_window()
+        assert marked.metrics.decisions_by_tier() == unmarked.metrics.decisions_by_tier() != {}
+    fb = LiveSession(load_config(seed=6, **{"fish.count": 30}))
+    fb.engine.source.tier = TIER_INDEX["fallback"]
+    fb.run(50)
+    decisions, fallbacks, _ = fb.metrics.decisions_window()
+    assert decisions == fallbacks > 0

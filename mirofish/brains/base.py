@@ -170,6 +170,9 @@ class DecisionBatch:
     goals: np.ndarray = None  # type: ignore[assignment]
     params: np.ndarray = None  # type: ignore[assignment]
     horizons: np.ndarray = None  # type: ignore[assignment]
+    # True: every decision of one tier, each status OK and no tokens (the embedded brains' batches):
+    # the metrics count it without reading its arrays (Metrics._count_decisions)
+    plain: bool = False
 
     def __post_init__(self) -> None:
         self.fish = np.asarray(self.fish, np.int64)

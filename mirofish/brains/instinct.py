@@ -117,7 +117,7 @@ class InstinctBrain(InlineSource):
         actions = seeded_softmax(self.utilities(b), self.cfg.temperature, draws).astype(np.int8)
         self.decisions += len(b)
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions,
-                             tier=np.full(len(b), self.tier, np.int8))
+                             tier=np.full(len(b), self.tier, np.int8), plain=True)
 
     def status(self) -> dict[str, Any]:
         return {"source": self.name, "decisions": self.decisions}
@@ -296,7 +296,7 @@ class InstinctPlanner(InlineSource):
             horizons = np.where(pick > 5, self._extra_ticks[np.maximum(pick - 6, 0)], horizons)
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
-                             goals=self._goals[pick], params=params, horizons=horizons)
+                             goals=self._goals[pick], params=params, horizons=horizons, plain=True)
 
     def _decide_compiled(self, b: RequestBatch) -> DecisionBatch:
         """:meth:`decide` in the compiled tick: the same arithmetic (the draws' hashes too), fish
@@ -329,7 +329,7 @@ class InstinctPlanner(InlineSource):
              "temperature": c.temperature})
         self.decisions += k
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
-                             goals=goals, params=params, horizons=horizons)
+                             goals=goals, params=params, horizons=horizons, plain=True)
 
     def _no_places(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return's inputs for ``k`` fish that cannot return: never (read-only, kept between calls)."""
@@ -425,7 +425,8 @@ class RandomChooser(InlineSource):
             food_near = (b.codes[:, _around(self.radius, self.grid)] == V_FOOD).any(axis=1)
             legal = np.concatenate([ways, (food_near | b.food_here)[:, None], np.ones((k, 1), bool)], axis=1)
             actions = _pick(legal, draws[:, 0]).astype(np.int8)
-            return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions, tier=np.full(k, self.tier, np.int8))
+            return DecisionBatch(tick=b.tick, fish=b.fish, actions=actions, tier=np.full(k, self.tier, np.int8),
+                                 plain=True)
         fish_seen = (b.codes >= V_FISH).any(axis=1)
         fit = {"always": np.ones(k, bool), "fish_in_view": fish_seen, "open_way": ways.any(axis=1)}
         fits = np.stack([fit[t.fits] & (not (self.never_school and t.name == "school")) for t in self._types], axis=1)
@@ -437,7 +438,7 @@ class RandomChooser(InlineSource):
         for j, t in enumerate(self._types):
             params[pick == j] = by_kind[t.param][pick == j]
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
-                             goals=self._goals[pick], params=params, horizons=self._base[pick][rows])
+                             goals=self._goals[pick], params=params, horizons=self._base[pick][rows], plain=True)
 
     def status(self) -> dict[str, Any]:
         return {"source": self.name, "decisions": self.decisions}

@@ -489,6 +489,12 @@ class Metrics:
         """Count a tick's decisions by tier; (decisions, fallbacks, tokens) for the window."""
         n = fallbacks = tok = 0
         for b in applied:
+            if b.plain and not self._fallbacks_seen and b.fish.size:  # one tier, all OK, no tokens (the
+                k, t = b.fish.size, int(b.tier[0])  # embedded brains'): counted without reading the arrays
+                self.by_tier[t] += k
+                n += k
+                fallbacks += k if t == _FALLBACK else 0
+                continue
             if b.tier.size < 16:  # a few decisions (a small tank's tick): counted in Python, fewer numpy calls
                 tiers, status = b.tier.tolist(), b.status.tolist() if b.status is not None else []
                 fb = tiers.count(_FALLBACK)

@@ -20,6 +20,8 @@ from ..frame import Frame
 
 _FIELDS = ("tick", "goal", "param", "horizon", "tier", "status", "ended")  # kept as arrays, one row per fish
 SMALL = 16  # a batch of fewer decisions is kept fish by fish (a small tank's tick), more in numpy at once
+_TICK = kernel.built()  # the compiled module, whatever MIROFISH_TICK says (DecisionHistory.compiled decides)
+_NO_CALLS: dict[int, dict[str, Any]] = {}  # a batch without model exchanges asked nothing (read, never written)
 
 
 class LastDecisions(Mapping[int, dict[str, Any]]):
@@ -94,7 +96,7 @@ class DecisionHistory:
         for k, b in enumerate(frame.applied):
             fish = b.fish
             ended = frame.ended[k] if k < len(frame.ended) else None
-            asked = {c["fish"]: c for c in b.calls or () if c.get("kind") == "decision"}
+            asked = {c["fish"]: c for c in b.calls if c.get("kind") == "decision"} if b.calls else _NO_CALLS
             if self.compiled and counts.dtype == np.int64 and counts.flags.c_contiguous:  # one C call (the
                 # Python below is the reference)
                 self._keep(b, ended, tick, top)
@@ -129,7 +131,7 @@ class DecisionHistory:
 
     def _keep(self, b: Any, ended: np.ndarray | None, tick: int, top: int) -> None:
         """A batch's decisions into the arrays in one compiled call (``_tick.keep``)."""
-        compiled, k = kernel.built(), b.fish.size
+        compiled, k = _TICK, b.fish.size
         assert compiled is not None
         arrays = {"fish": b.fish, "goals": b.goals, "params": b.params, "horizons": b.horizons, "tier": b.tier,
                   "status": np.zeros(k, np.int8) if b.status is None else b.status,
