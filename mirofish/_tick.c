@@ -1511,7 +1511,9 @@ static const char adopt_doc[] =
     "the plan types' table (``goal_start``/``goal_variants``: its rows of ``table``, a parameter picking\n"
     "among several; ``goal_eats`` 0 never, 1 when hungry, 2 what it reaches; ``goal_rests``;\n"
     "``goal_biased``: the parameter is a direction steering favours). ``fish`` holds no fish twice (a\n"
-    "batch's). By name: exactly the names of ADOPT_ARRAYS and ADOPT_NUMBERS.";
+    "batch's). Returns what ended each fish's plan as the new one replaced it, a new int8 array\n"
+    "(Frame.ended): its raised trigger, ``t_horizon`` where a raised one met the plan's end, -1 none.\n"
+    "By name: exactly the names of ADOPT_ARRAYS and ADOPT_NUMBERS.";
 
 enum { A_FISH, A_GOALS, A_PARAMS, A_HORIZONS, A_PLAN_GOAL, A_PLAN_PARAM, A_PLAN_END, A_PLAN_TRIGGER, A_NO_FOOD,
        A_INTENT, A_LAST_DECISION, A_DECISIONS, A_W, A_BIAS, A_FORAGE, A_SNACKS, A_RESTS, A_TABLE, A_PERSONAL,
@@ -1520,8 +1522,8 @@ static const char *A_NAMES[N_A] = {"fish", "goals", "params", "horizons", "plan_
                                    "plan_trigger", "no_food", "intent", "last_decision", "decisions", "w", "bias",
                                    "forage", "snacks", "rests", "table", "personal", "goal_start",
                                    "goal_variants", "goal_eats", "goal_rests", "goal_biased"};
-enum { AN_TICK, AN_NO_END, N_AN_INTS, AN_DIRECTION = N_AN_INTS, N_AN };
-static const char *AN_NAMES[N_AN] = {"tick", "no_end", "direction"};
+enum { AN_TICK, AN_NO_END, AN_T_HORIZON, N_AN_INTS, AN_DIRECTION = N_AN_INTS, N_AN };
+static const char *AN_NAMES[N_AN] = {"tick", "no_end", "t_horizon", "direction"};
 
 static PyObject *adopt(PyObject *self, PyObject *args) {
     PyObject *arrays, *numbers, *aa[N_A];
@@ -1532,6 +1534,7 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
         numbers_by_name(numbers, AN_NAMES, N_AN, v, &direction, N_AN_INTS, "adopt", "ADOPT_NUMBERS") < 0)
         return NULL;
     Bufs bs = {.n = 0};
+    PyArrayObject *o_ended = NULL; /* made here, returned */
     Py_ssize_t k = items(aa[A_FISH], 8, "fish"), n = items(aa[A_PLAN_GOAL], 1, "plan_goal");
     if (k < 0 || n < 0) return NULL;
     Py_ssize_t rows = items(aa[A_TABLE], 8, "table") / 6, n_goals = items(aa[A_GOAL_START], 8, "goal_start");
@@ -1562,13 +1565,25 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
     TAKE(goal_eats, uint8_t, aa[A_GOAL_EATS], n_goals, 0);
     TAKE(goal_rests, uint8_t, aa[A_GOAL_RESTS], n_goals, 0);
     TAKE(goal_biased, uint8_t, aa[A_GOAL_BIASED], n_goals, 0);
+    if (!(o_ended = new_array(k, -1, NPY_INT8))) goto fail;
+    int8_t *ended = PyArray_DATA(o_ended);
     for (Py_ssize_t q = 0; q < k; q++) {
         int64_t i = fish[q];
         int g = goals[q];
-        if (i < 0 || i >= n) return bad_index(&bs, "fish", i);
-        if (g < 0 || g >= n_goals) return bad_index(&bs, "plan goal", g);
-        int64_t p = params[q], row = goal_start[g] + ((goal_variants[g] > 1 && p >= 0 && p < goal_variants[g]) ? p : 0);
-        if (row < 0 || row >= rows) return bad_index(&bs, "plan goal", g);
+        const char *bad = NULL;
+        long long what = 0;
+        int64_t p = params[q], row = 0;
+        if (i < 0 || i >= n) bad = "fish", what = i;
+        else if (g < 0 || g >= n_goals) bad = "plan goal", what = g;
+        else if ((row = goal_start[g] + ((goal_variants[g] > 1 && p >= 0 && p < goal_variants[g]) ? p : 0)) < 0 ||
+                 row >= rows)
+            bad = "plan goal", what = g;
+        if (bad) {
+            Py_DECREF(o_ended);
+            return bad_index(&bs, bad, what);
+        }
+        /* what ended the plan being replaced (engine: Frame.ended) */
+        ended[q] = plan_trigger[i] >= 0 && plan_end[i] <= v[AN_TICK] ? (int8_t)v[AN_T_HORIZON] : plan_trigger[i];
         plan_goal[i] = (int8_t)g;
         plan_param[i] = params[q];
         plan_end[i] = horizons[q] > 0 ? (int32_t)(v[AN_TICK] + horizons[q]) : (int32_t)v[AN_NO_END];
@@ -1585,8 +1600,9 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
         rests[i] = goal_rests[g] != 0;
     }
     release_all(&bs);
-    Py_RETURN_NONE;
+    return (PyObject *)o_ended;
 fail:
+    Py_XDECREF(o_ended);
     release_all(&bs);
     return NULL;
 }
@@ -1650,6 +1666,7 @@ static const char neighbours_doc[] =
     "ring by ring around each fish, and stops once no farther ring can hold a nearer one.";
 
 
+#define NEIGHBOURS_BY_PAIRS 128 /* up to this many fish, neighbours() compares every pair (no grid) */
 static PyObject *neighbours(PyObject *self, PyObject *args) {
     PyObject *o_x, *o_y, *o_nnd, *o_labels;
     Py_ssize_t link;
@@ -1681,6 +1698,24 @@ static PyObject *neighbours(PyObject *self, PyObject *args) {
         release_all(&bs);
         return PyErr_Format(PyExc_ValueError, "neighbours(): %zd fish", n);
     }
+    for (Py_ssize_t k = 0; k < n; k++) labels[k] = k;
+    if (n <= NEIGHBOURS_BY_PAIRS) {
+        /* A few fish (a sample of the default tank): every pair, without a grid to clear and fill.
+           The same figures: the nearest of all the others, and the components of the linked pairs
+           (each labelled by its smallest fish, whatever order the pairs are linked in). */
+        for (Py_ssize_t k = 0; k < n; k++) {
+            int64_t best = INT64_MAX;
+            for (Py_ssize_t o = 0; o < n; o++) {
+                if (o == k) continue;
+                int64_t dx = x[o] - x[k], dy = y[o] - y[k], d2 = dx * dx + dy * dy;
+                if (d2 < best) best = d2;
+                if (o > k && (dx < 0 ? -dx : dx) <= link && (dy < 0 ? -dy : dy) <= link) link_fish(labels, k, o);
+            }
+            nnd[k] = sqrt((double)best);
+        }
+        for (Py_ssize_t k = 0; k < n; k++) labels[k] = find_root(labels, k);
+        goto done;
+    }
     head = PyMem_Malloc(sizeof(int32_t) * (size_t)(gw * gh));
     next = PyMem_Malloc(sizeof(int32_t) * (size_t)n);
     if (!head || !next) {
@@ -1693,7 +1728,6 @@ static PyObject *neighbours(PyObject *self, PyObject *args) {
         next[k] = head[c];
         head[c] = (int32_t)k;
     }
-    for (Py_ssize_t k = 0; k < n; k++) labels[k] = k;
     int64_t reach = gw > gh ? gw : gh;
     for (Py_ssize_t k = 0; k < n; k++) {
         int64_t cx = x[k] - x0, cy = y[k] - y0, best = INT64_MAX;

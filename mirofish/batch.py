@@ -175,7 +175,8 @@ class Batch(World):
         for name in STEERING_ROWS:
             setattr(st, name, np.concatenate([getattr(w.steering, name) for w in worlds]))
 
-    def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray) -> None:
+    def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray,
+                    ended: bool = False) -> np.ndarray | None:
         """:meth:`World.apply_plans`; a plan that swims to a target or watches for its end is refused
         (ValueError): joined tanks step without those plans' parts."""
         g = np.asarray(goals, np.intp)
@@ -183,7 +184,7 @@ class Batch(World):
             raise ValueError(f"plan {self.plan_table.names[int(g[np.flatnonzero(self._goals.watched[g])[0]])]!r}: "
                              "joined tanks take plans that hold an action or steer, not ones that swim to a target "
                              "or watch for their end (step such a tank alone)")
-        super().apply_plans(fish, goals, params, horizons)
+        return super().apply_plans(fish, goals, params, horizons, ended)
 
     def _alone(self, what: str) -> ValueError:
         return ValueError(f"{what} a batch of tanks: do it to a tank's own world (batch.world(k)), stepped alone")

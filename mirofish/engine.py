@@ -235,10 +235,9 @@ class Engine:
         food: list[np.ndarray | None] = []  # per batch with thoughts: the food each fish had in view
         for b in applied:
             food.append(w.food_in_view(b.fish) if b.thoughts else None)
-            code = w.school.plan_trigger[b.fish]  # (a copy; ended_codes inline: no call per batch, the call budget)
-            code[(code >= 0) & (w.school.plan_end[b.fish] <= w.tick)] = T_HORIZON
-            ended.append(code.astype(np.int8, copy=False))
-            w.apply_plans(b.fish, b.goals, b.params, b.horizons)
+            code = w.apply_plans(b.fish, b.goals, b.params, b.horizons, ended=True)  # (ended_codes' codes)
+            assert code is not None
+            ended.append(code)
             for fish, serial, text in b.summaries or ():
                 w.write_summary(fish, serial, text)
             # one per decision; NaN for a request made before this engine (a fork's parent's): no latency here

@@ -51,6 +51,7 @@ from .fish.targets import TARGETS, is_there, way_to
 from .fish.triggers import (
     T_ACTION_FAILED,
     T_FOOD_ROSE,
+    T_HORIZON,
     T_HUNGRY_FOOD,
     T_HUNTER,
     T_LOW_ENERGY,
@@ -577,9 +578,12 @@ class World:
         if pick.size:
             self.apply_decisions(pick, a[pick])
 
-    def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray) -> None:
+    def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray,
+                    ended: bool = False) -> np.ndarray | None:
         """Make decided plans the fish's standing plans, from this tick on (horizon 0 = none).
-        ``fish`` holds no fish twice (one batch's); in the compiled tick one C call does it all."""
+        ``fish`` holds no fish twice (one batch's); in the compiled tick one C call does it all.
+        ``ended``: return what ended each fish's plan as the new one replaces it, int8 (Frame.ended:
+        its raised trigger, the horizon's where a raised one met the plan's end, -1 none raised)."""
         s = self.school
         parts = self._goals
         if not (self._seeking and self._predicating) and np.count_nonzero(
@@ -589,7 +593,7 @@ class World:
             self._predicating = self._predicating or bool(parts.predicated[g].any())
         if self._kernel is not None:
             st = self.steering
-            self._kernel.adopt(  # by name (kernel.ADOPT_ARRAYS, ADOPT_NUMBERS)
+            code: np.ndarray = self._kernel.adopt(  # by name (kernel.ADOPT_ARRAYS, ADOPT_NUMBERS): the ended codes
                 {"fish": np.asarray(fish, np.int64), "goals": np.asarray(goals, np.int8),
                  "params": np.asarray(params, np.int16), "horizons": np.asarray(horizons, np.int16),
                  "plan_goal": s.plan_goal, "plan_param": s.plan_param, "plan_end": s.plan_end,
@@ -597,10 +601,15 @@ class World:
                  "last_decision": s.last_decision, "decisions": s.decisions, "w": st.w, "bias": st.bias,
                  "forage": st.forage, "snacks": st.snacks, "rests": st.rests, "table": st.table,
                  "personal": st.personal, **st.goal_rows.arrays()},
-                {"tick": self.tick, "no_end": NO_END, "direction": st.cfg.direction})
+                {"tick": self.tick, "no_end": NO_END, "t_horizon": T_HORIZON, "direction": st.cfg.direction})
             if st.no_food is not None:  # a species that eats no food (docs/species.md)
                 st.mask_food(np.asarray(fish))
-            return
+            return code if ended else None
+        out = None
+        if ended:  # (before the plans are replaced: the compiled adopt's codes, in numpy)
+            out = s.plan_trigger[fish]
+            out[(out >= 0) & (s.plan_end[fish] <= self.tick)] = T_HORIZON
+            out = out.astype(np.int8, copy=False)
         s.plan_goal[fish] = goals
         s.plan_param[fish] = params
         h = np.asarray(horizons, np.int64)
@@ -612,6 +621,7 @@ class World:
         s.last_decision[fish] = self.tick
         s.decisions[fish] += 1
         self.steering.set_plans(fish, goals, params)
+        return out
 
     def steer(self) -> np.ndarray:
         """This tick's action of every fish: ``hold`` plans their action, the others by steering."""

@@ -9,6 +9,7 @@ import numpy as np
 from mirofish.brains.base import DecisionBatch, DecisionSource, InlineSource
 from mirofish.brains.instinct import InstinctPlanner, instinct_source
 from mirofish.config import load_config
+from mirofish.fish.triggers import T_HORIZON
 from mirofish.pacing import Pacer, clamp_speed
 from mirofish.session import LiveSession
 
@@ -139,3 +140,22 @@ def test_an_inline_source_is_asked_directly_with_what_its_queues_gave():
     a, b = direct.metrics.summary(), queued.metrics.summary()
     a.pop("decision_latency_p95_ms"), b.pop("decision_latency_p95_ms")  # (the machine's clock)
     assert a == b
+
+
+def test_what_ended_each_plan_is_the_same_from_the_compiled_and_the_numpy_tick(monkeypatch):
+    """Frame.ended (what ended each fish's plan as a decision replaced it: a raised trigger, the
+    horizon's where one met the plan's end, -1 none) comes from the compiled adopt in the compiled
+    tick and from numpy in the numpy tick: the same codes for every decision, tick by tick, with
+    every kind among them."""
+    cfg = load_config(seed=8, **{"fish.count": 40})
+    compiled = LiveSession(cfg)
+    monkeypatch.setenv("MIROFISH_TICK", "numpy")
+    reference = LiveSession(cfg)
+    seen = set()
+    for _ in range(400):
+        a, b = compiled.step(), reference.step()
+        assert len(a.ended) == len(b.ended)
+        for x, y in zip(a.ended, b.ended):
+            assert x.dtype == y.dtype == np.int8 and np.array_equal(x, y)
+            seen.update(x.tolist())
+    assert {-1, T_HORIZON} <= seen and len(seen) >= 4

@@ -303,3 +303,22 @@ def test_the_embedded_brains_plain_batches_are_counted_as_any_other():
     fb.run(50)
     decisions, fallbacks, _ = fb.metrics.decisions_window()
     assert decisions == fallbacks > 0
+
+
+def test_entropy_is_numpys_formula_to_the_last_bit():
+    """entropy() reads the counts as Python ints around numpy's log and sum (fewer calls a sample):
+    the same number as numpy's formula, bit for bit, on counts with zeros, one count, large ones."""
+    rng = np.random.default_rng(3)
+
+    def numpy_formula(counts):
+        total = counts.sum()
+        if total <= 0:
+            return 0.0
+        p = counts[counts > 0] / total
+        return float(-(p * np.log(p)).sum())
+
+    for _ in range(3000):
+        counts = rng.integers(0, 10 ** int(rng.integers(1, 12)), int(rng.integers(1, 9))).astype(np.int64)
+        counts[rng.random(counts.size) < 0.2] = 0
+        assert entropy(counts) == numpy_formula(counts)
+    assert entropy(np.zeros(6, np.int64)) == 0.0 and entropy(np.array([0, 7, 0])) == 0.0

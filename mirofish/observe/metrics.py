@@ -38,6 +38,7 @@ least half moved in the last 10 ticks. For the largest school: ``school_size``,
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -73,11 +74,16 @@ _TICK = kernel.built()  # the compiled module, whatever MIROFISH_TICK says (Metr
 
 
 def entropy(counts: np.ndarray) -> float:
-    total = counts.sum()
+    """Shannon entropy (ln) of the shares of ``counts`` (int). numpy's own log and pairwise sum,
+    with a few counts as Python ints around them: the same number as
+    ``-(p * np.log(p)).sum()`` over ``p = counts[counts > 0] / counts.sum()``, in fewer calls (every
+    metrics sample reads it)."""
+    c = counts.tolist()
+    total = sum(c)
     if total <= 0:
         return 0.0
-    p = counts[counts > 0] / total
-    return float(-(p * np.log(p)).sum())
+    p = np.array([x for x in c if x > 0], np.float64) / total
+    return float(-np.add.reduce(p * np.log(p)))
 
 
 def polarization(heading: np.ndarray, units: np.ndarray | None = None) -> float:
@@ -631,7 +637,7 @@ class Metrics:
         n = min(self._lat_n, self._lat.size)
         if not n:
             return 0.0
-        k = int(np.ceil(0.95 * n)) - 1  # nearest-rank P95
+        k = math.ceil(0.95 * n) - 1  # nearest-rank P95
         if self.compiled and _TICK is not None:  # the same value, selected in C (a third of the time)
             return float(_TICK.nth(self._lat[:n], k) * 1000)
         return float(np.partition(self._lat[:n], k)[k] * 1000)
