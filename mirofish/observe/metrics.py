@@ -41,8 +41,7 @@ import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -596,10 +595,11 @@ class Metrics:
 
     def _sample(self, f: Frame) -> None:
         cur = self._current
-        cur.update(self._window_values())
+        for m in self._window:  # (loops, not _window_values: a sample's calls every 10 ticks)
+            cur[m.key] = _value(m, self) if m.plugin else float(m.compute(self))
         s = Sample(f, self.moving(), self._prev_xy, self.territory, self.tank, compiled=self.compiled, grid=self.grid)
         for m in self._sampled:
-            cur[m.key] = _value(m, s)
+            cur[m.key] = _value(m, s) if m.plugin else float(m.compute(s))
         self.school_members = s.school_members
         self._prev_xy = s.full_xy
         self._samples += 1
@@ -689,7 +689,8 @@ class Metrics:
 
 
 def _value(m: Metric, on: Any) -> float:
-    """``m`` computed on ``on``; a plug-in's metric that raises is 0.0 and one warning line (once)."""
+    """``m`` computed on ``on``; a plug-in's metric that raises is 0.0 and one warning line (once)
+    (Metrics._sample computes its own metrics without this call)."""
     if not m.plugin:
         return float(m.compute(on))
     try:
@@ -705,6 +706,27 @@ def _value(m: Metric, on: Any) -> float:
 
 
 _WARNED: set[str] = set()
+
+
+_T = TypeVar("_T")
+
+
+class _once(Generic[_T]):
+    """functools.cached_property without its lock (Python 3.11 takes an RLock on every first read):
+    the value is computed on first read and kept in the instance's ``__dict__``, which later reads
+    find first. A Sample is read by one thread, every 10 ticks."""
+
+    def __init__(self, fn: Callable[[Any], _T]) -> None:
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> _T:
+        if obj is None:
+            return self  # type: ignore[return-value]  # (the class's attribute: the descriptor, as cached_property)
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
 
 
 class Sample:
@@ -741,7 +763,7 @@ class Sample:
         self.prev_xy = prev_xy
         self._territory = territory
 
-    @cached_property
+    @_once
     def neighbours(self) -> tuple[float, np.ndarray | None]:
         """(mean nearest-neighbour distance, cluster labels) of the fish in the water."""
         if self.units is not None:  # a hexagonal tank: by hex steps, from its fish's tank coordinates
@@ -752,7 +774,7 @@ class Sample:
             return _nn_compiled(k, _as(x, np.int64), _as(y, np.int64), 2)
         return nn_and_labels(self.xy)
 
-    @cached_property
+    @_once
     def _compiled(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(fish per cluster label, the largest school's members, :data:`COLLECTIVE_FIGURES`) in
         one compiled call (``_tick.school``: the numpy functions' figures bit for bit, tested),
@@ -769,7 +791,7 @@ class Sample:
                          figures, _as(self.ids, np.int64), self.full_xy, before)
         return sizes, members[:m], figures
 
-    @cached_property
+    @_once
     def collective(self) -> dict[str, float]:
         """The tank's and its largest school's order figures (:data:`COLLECTIVE_FIGURES`)."""
         c = self._compiled
@@ -782,7 +804,7 @@ class Sample:
                 "school_polarization": school["school_polarization"], "school_milling": school["school_milling"],
                 "school_moving": school["school_moving"]}
 
-    @cached_property
+    @_once
     def cluster_sizes(self) -> np.ndarray:
         c = self._compiled
         if c is not None:
@@ -790,7 +812,7 @@ class Sample:
         labels = self.neighbours[1]
         return np.bincount(labels, minlength=len(self.xy)) if labels is not None else np.ones(len(self.xy), np.int64)
 
-    @cached_property
+    @_once
     def members(self) -> np.ndarray:
         """The largest moving school (indexes into :attr:`ids`)."""
         c = self._compiled
@@ -804,7 +826,7 @@ class Sample:
         fish: np.ndarray = self.ids[self.members]
         return fish
 
-    @cached_property
+    @_once
     def school(self) -> dict[str, Any]:
         c = self._compiled
         if c is not None:
@@ -821,7 +843,7 @@ class Sample:
         moved = self.full_xy[m].mean(axis=0) - prev[m].mean(axis=0) if m.size and prev is not None else np.zeros(2)
         return float(np.hypot(*moved))
 
-    @cached_property
+    @_once
     def territory(self) -> dict[str, float]:
         assert self._territory is not None
         return self._territory.sample(self.f)
