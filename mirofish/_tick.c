@@ -1077,11 +1077,12 @@ fail:
 /* ------------------------------------------------------------------ plan */
 
 static const char plan_doc[] =
-    "plan(arrays, numbers) -> (goal, param, horizon)\n"
+    "plan(arrays, numbers) -> (goal, param, horizon, tier, status, tokens)\n"
     "The instinct planner (brains/instinct.InstinctPlanner.decide) for a batch of fish: view features,\n"
     "goal utilities, the seeded softmax over them, each goal's parameter and the horizon. Returns\n"
-    "``goal`` (``goal_of`` each utility's goal, in PLANNER_UTILITIES order), ``param``\n"
-    "and ``horizon`` as a DecisionBatch holds them (new int8, int16, int16 arrays); the draws are hashed from\n"
+    "``goal`` (``goal_of`` each utility's goal, in PLANNER_UTILITIES order), ``param``, ``horizon``,\n"
+    "each decision's ``tier`` (the number given), status (0: OK) and tokens (0) as a DecisionBatch\n"
+    "holds them (new int8, int16, int16, int8, int8, int64 arrays); the draws are hashed from\n"
     "each fish's ``keys`` and ``tick``; return's utility, place and horizon come computed\n"
     "(``revisit``: NEG when none); ``base``: each built-in choice's base horizon. The utilities are\n"
     "formulas over features (fish/formula.py), compiled to programs (``ops``, ``args``, ``starts``:\n"
@@ -1099,10 +1100,10 @@ enum { P_CODES, P_ROWS_START, P_ROWS_COLUMN, P_ROWS_VALUE, P_TRAITS, P_ENERGY, P
 static const char *P_NAMES[N_P] = {"codes", "rows_start", "rows_column", "rows_value", "traits", "energy", "heading", "keys", "base", "revisit",
                                    "revisit_param", "revisit_horizon", "goal_of", "plants", "prey", "hunters", "bites", "ops", "args",
                                    "starts", "extra_goal", "extra_ticks"};
-enum { PN_REST_CEILING, PN_NEVER_SCHOOL, PN_TICK, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY,
+enum { PN_REST_CEILING, PN_NEVER_SCHOOL, PN_TICK, PN_TIER, N_PN_INTS, PN_MAX_ENERGY = N_PN_INTS, PN_LOW, PN_HUNGRY,
        PN_CROWD_LINE, PN_TEMPERATURE, N_PN };
-static const char *PN_NAMES[N_PN] = {"rest_ceiling", "never_school", "tick", "max_energy", "low_energy_fraction",
-                                     "hungry_fraction", "crowd_line", "temperature"};
+static const char *PN_NAMES[N_PN] = {"rest_ceiling", "never_school", "tick", "tier", "max_energy",
+                                     "low_energy_fraction", "hungry_fraction", "crowd_line", "temperature"};
 /* The planner's built-in choices (brains/instinct.PLANNER_UTILITIES; exported): each is one plan
    type's ``planner`` — how its parameter and horizon are chosen — and ``goal_of`` gives its goal
    code. Their utilities are the rows' formulas (below), return's comes computed (``revisit``). */
@@ -1218,7 +1219,7 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     const double scale = exact_scale(temperature);
 #undef NUM
     long long rest_ceiling = ints[PN_REST_CEILING];
-    PyArrayObject *made[3] = {NULL, NULL, NULL}; /* goal, param, horizon: made here, returned */
+    PyArrayObject *made[6] = {NULL}; /* goal, param, horizon, tier, status, tokens: made here, returned */
     Bufs bs = {.n = 0};
     Sparse sp;
     Py_ssize_t k = items(pa[P_ENERGY], 4, "energy");
@@ -1273,16 +1274,20 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     TAKE(bites, double, pa[P_BITES], n_bites ? k : 0, 0);
     TAKE(extra_goal, int8_t, pa[P_EXTRA_GOAL], m, 0);
     TAKE(extra_ticks, double, pa[P_EXTRA_TICKS], m, 0);
+    npy_intp dims[1] = {k};
     if (!(made[0] = new_array(k, -1, NPY_INT8)) || !(made[1] = new_array(k, -1, NPY_INT16)) ||
-        !(made[2] = new_array(k, -1, NPY_INT16)))
+        !(made[2] = new_array(k, -1, NPY_INT16)) || !(made[3] = new_array(k, -1, NPY_INT8)) ||
+        !(made[4] = (PyArrayObject *)PyArray_ZEROS(1, dims, NPY_INT8, 0)) ||
+        !(made[5] = (PyArrayObject *)PyArray_ZEROS(1, dims, NPY_INT64, 0)))
         goto fail;
     int8_t *goal = PyArray_DATA(made[0]);
     int16_t *param = PyArray_DATA(made[1]), *horizon = PyArray_DATA(made[2]);
+    memset(PyArray_DATA(made[3]), (int)(int8_t)ints[PN_TIER], (size_t)k);
     for (Py_ssize_t i = 0; i < k; i++) {
         double f[MAX_FEATURES];
         int bad;
         if (view_features(f, codes + i * nc, nc, &sp, &bad, &lay) < 0) {
-            for (int a = 0; a < 3; a++) Py_DECREF(made[a]);
+            for (int a = 0; a < 6; a++) Py_DECREF(made[a]);
             return bad_index(&bs, "view code", bad);
         }
         double soc = traits[5 * i] / 100.0, cur = traits[5 * i + 1] / 100.0, cau = traits[5 * i + 2] / 100.0,
@@ -1352,9 +1357,9 @@ static PyObject *plan(PyObject *self, PyObject *args) {
         horizon[i] = (int16_t)(g == U_RETURN ? revisit_horizon[i] : nearbyint(base[g] * stretch[g]));
     }
     release_all(&bs);
-    return Py_BuildValue("(NNN)", made[0], made[1], made[2]);
+    return Py_BuildValue("(NNNNNN)", made[0], made[1], made[2], made[3], made[4], made[5]);
 fail:
-    for (int a = 0; a < 3; a++) Py_XDECREF(made[a]);
+    for (int a = 0; a < 6; a++) Py_XDECREF(made[a]);
     release_all(&bs);
     return NULL;
 }
@@ -1512,16 +1517,17 @@ static const char adopt_doc[] =
     "among several; ``goal_eats`` 0 never, 1 when hungry, 2 what it reaches; ``goal_rests``;\n"
     "``goal_biased``: the parameter is a direction steering favours). ``fish`` holds no fish twice (a\n"
     "batch's). Returns what ended each fish's plan as the new one replaced it, a new int8 array\n"
-    "(Frame.ended): its raised trigger, ``t_horizon`` where a raised one met the plan's end, -1 none.\n"
+    "(Frame.ended): its raised trigger, ``t_horizon`` where a raised one met the plan's end, -1 none;\n"
+    "and how many of the plans are of a goal ``goal_watched`` marks (one World.step looks after).\n"
     "By name: exactly the names of ADOPT_ARRAYS and ADOPT_NUMBERS.";
 
 enum { A_FISH, A_GOALS, A_PARAMS, A_HORIZONS, A_PLAN_GOAL, A_PLAN_PARAM, A_PLAN_END, A_PLAN_TRIGGER, A_NO_FOOD,
        A_INTENT, A_LAST_DECISION, A_DECISIONS, A_W, A_BIAS, A_FORAGE, A_SNACKS, A_RESTS, A_TABLE, A_PERSONAL,
-       A_GOAL_START, A_GOAL_VARIANTS, A_GOAL_EATS, A_GOAL_RESTS, A_GOAL_BIASED, N_A };
+       A_GOAL_START, A_GOAL_VARIANTS, A_GOAL_EATS, A_GOAL_RESTS, A_GOAL_BIASED, A_GOAL_WATCHED, N_A };
 static const char *A_NAMES[N_A] = {"fish", "goals", "params", "horizons", "plan_goal", "plan_param", "plan_end",
                                    "plan_trigger", "no_food", "intent", "last_decision", "decisions", "w", "bias",
                                    "forage", "snacks", "rests", "table", "personal", "goal_start",
-                                   "goal_variants", "goal_eats", "goal_rests", "goal_biased"};
+                                   "goal_variants", "goal_eats", "goal_rests", "goal_biased", "goal_watched"};
 enum { AN_TICK, AN_NO_END, AN_T_HORIZON, N_AN_INTS, AN_DIRECTION = N_AN_INTS, N_AN };
 static const char *AN_NAMES[N_AN] = {"tick", "no_end", "t_horizon", "direction"};
 
@@ -1565,6 +1571,8 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
     TAKE(goal_eats, uint8_t, aa[A_GOAL_EATS], n_goals, 0);
     TAKE(goal_rests, uint8_t, aa[A_GOAL_RESTS], n_goals, 0);
     TAKE(goal_biased, uint8_t, aa[A_GOAL_BIASED], n_goals, 0);
+    TAKE(goal_watched, uint8_t, aa[A_GOAL_WATCHED], n_goals, 0);
+    Py_ssize_t watched = 0;
     if (!(o_ended = new_array(k, -1, NPY_INT8))) goto fail;
     int8_t *ended = PyArray_DATA(o_ended);
     for (Py_ssize_t q = 0; q < k; q++) {
@@ -1584,6 +1592,7 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
         }
         /* what ended the plan being replaced (engine: Frame.ended) */
         ended[q] = plan_trigger[i] >= 0 && plan_end[i] <= v[AN_TICK] ? (int8_t)v[AN_T_HORIZON] : plan_trigger[i];
+        watched += goal_watched[g] != 0;
         plan_goal[i] = (int8_t)g;
         plan_param[i] = params[q];
         plan_end[i] = horizons[q] > 0 ? (int32_t)(v[AN_TICK] + horizons[q]) : (int32_t)v[AN_NO_END];
@@ -1600,7 +1609,7 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
         rests[i] = goal_rests[g] != 0;
     }
     release_all(&bs);
-    return (PyObject *)o_ended;
+    return Py_BuildValue("(Nn)", o_ended, watched);
 fail:
     Py_XDECREF(o_ended);
     release_all(&bs);

@@ -97,6 +97,7 @@ class GoalParts:
         self.predicated = np.zeros(len(types), bool)
         self.predicated[[goal for goal, _, _ in self.predicates]] = True
         self.watched = self.seeking | self.predicated  # a plan World.step looks after beyond the tick itself
+        self.watched_u8 = self.watched.astype(np.uint8)  # (as the compiled adopt reads it)
         self.flags = np.array([[event in t.events for event in GOAL_FLAG_COLUMNS] for t in types], bool)
         self.flags_u8 = self.flags.astype(np.uint8)
 
@@ -586,25 +587,24 @@ class World:
         its raised trigger, the horizon's where a raised one met the plan's end, -1 none raised)."""
         s = self.school
         parts = self._goals
-        if not (self._seeking and self._predicating) and np.count_nonzero(
-                parts.watched[goals if isinstance(goals, np.ndarray) else np.asarray(goals, np.intp)]):
-            g = np.asarray(goals, np.intp)
-            self._seeking = self._seeking or bool(parts.seeking[g].any())
-            self._predicating = self._predicating or bool(parts.predicated[g].any())
         if self._kernel is not None:
             st = self.steering
-            code: np.ndarray = self._kernel.adopt(  # by name (kernel.ADOPT_ARRAYS, ADOPT_NUMBERS): the ended codes
+            code, watched = self._kernel.adopt(  # by name (kernel.ADOPT_ARRAYS, ADOPT_NUMBERS): the ended codes
                 {"fish": np.asarray(fish, np.int64), "goals": np.asarray(goals, np.int8),
                  "params": np.asarray(params, np.int16), "horizons": np.asarray(horizons, np.int16),
                  "plan_goal": s.plan_goal, "plan_param": s.plan_param, "plan_end": s.plan_end,
                  "plan_trigger": s.plan_trigger, "no_food": s.no_food, "intent": s.intent,
                  "last_decision": s.last_decision, "decisions": s.decisions, "w": st.w, "bias": st.bias,
                  "forage": st.forage, "snacks": st.snacks, "rests": st.rests, "table": st.table,
-                 "personal": st.personal, **st.goal_rows.arrays()},
+                 "personal": st.personal, "goal_watched": parts.watched_u8, **st.goal_rows.arrays()},
                 {"tick": self.tick, "no_end": NO_END, "t_horizon": T_HORIZON, "direction": st.cfg.direction})
+            if watched and not (self._seeking and self._predicating):  # (and how many plans are watched)
+                self._watch(goals)
             if st.no_food is not None:  # a species that eats no food (docs/species.md)
                 st.mask_food(np.asarray(fish))
             return code if ended else None
+        if not (self._seeking and self._predicating) and np.count_nonzero(parts.watched[np.asarray(goals, np.intp)]):
+            self._watch(goals)
         out = None
         if ended:  # (before the plans are replaced: the compiled adopt's codes, in numpy)
             out = s.plan_trigger[fish]
@@ -622,6 +622,13 @@ class World:
         s.decisions[fish] += 1
         self.steering.set_plans(fish, goals, params)
         return out
+
+    def _watch(self, goals: np.ndarray) -> None:
+        """Plans of these goals are adopted, some of which World.step looks after: it seeks
+        targets or checks plan predicates from now on (flags, so a tank without them pays nothing)."""
+        parts, g = self._goals, np.asarray(goals, np.intp)
+        self._seeking = self._seeking or bool(parts.seeking[g].any())
+        self._predicating = self._predicating or bool(parts.predicated[g].any())
 
     def steer(self) -> np.ndarray:
         """This tick's action of every fish: ``hold`` plans their action, the others by steering."""

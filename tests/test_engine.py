@@ -159,3 +159,23 @@ def test_what_ended_each_plan_is_the_same_from_the_compiled_and_the_numpy_tick(m
             assert x.dtype == y.dtype == np.int8 and np.array_equal(x, y)
             seen.update(x.tolist())
     assert {-1, T_HORIZON} <= seen and len(seen) >= 4
+
+
+def test_a_batch_made_without_conversions_is_the_one_the_constructor_makes():
+    """DecisionBatch.made (the compiled planner's batches, every tick) gives every field the value
+    and type the constructor gives the same plans, its defaults included, and a fresh ``meta``."""
+    from dataclasses import fields
+
+    fish, tier = np.array([4, 9], np.int64), np.array([1, 1], np.int8)
+    goals, params, horizons = np.array([2, 0], np.int8), np.array([3, 5], np.int16), np.array([40, 0], np.int16)
+    made = DecisionBatch.made(7, fish, tier, np.zeros(2, np.int8), np.zeros(2, np.int64), goals, params, horizons,
+                              plain=True)
+    built = DecisionBatch(tick=7, fish=fish, actions=None, tier=tier, goals=goals, params=params, horizons=horizons,
+                          plain=True)
+    for f in fields(DecisionBatch):
+        a, b = getattr(made, f.name), getattr(built, f.name)
+        if isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), f.name
+        else:
+            assert a == b, f.name
+    assert made.meta is not DecisionBatch.made(7, fish, tier, tier, fish, goals, params, horizons).meta

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -192,6 +192,22 @@ class DecisionBatch:
         return int(self.fish.size)
 
     @classmethod
+    def made(cls, tick: int, fish: np.ndarray, tier: np.ndarray, status: np.ndarray, tokens: np.ndarray,
+             goals: np.ndarray, params: np.ndarray, horizons: np.ndarray, plain: bool = False) -> DecisionBatch:
+        """A batch of plans whose arrays are already what ``__post_init__`` makes them (``fish`` int64,
+        ``tier`` and ``status`` int8, ``tokens`` int64, ``goals`` int8, ``params`` and ``horizons``
+        int16, all as long as ``fish``), made without its conversions: the compiled planner's batch,
+        every tick. The other fields are their defaults, as the constructor's."""
+        b = cls.__new__(cls)
+        d = b.__dict__
+        d.update(_BATCH_DEFAULTS)
+        for name, make in _BATCH_FACTORIES:
+            d[name] = make()
+        d.update(tick=tick, fish=fish, actions=None, tier=tier, status=status, tokens=tokens, goals=goals,
+                 params=params, horizons=horizons, plain=plain)
+        return b
+
+    @classmethod
     def one(cls, tick: int, fish: int, goal: int, param: int, horizon: int, tier: str, thought: str) -> DecisionBatch:
         """One fish's plan, decided outside any brain (a fork's hold, a person playing the fish)."""
         return cls(tick=tick, fish=np.array([fish], np.int64), actions=None, goals=np.array([goal], np.int8),
@@ -210,6 +226,11 @@ class DecisionBatch:
             summaries=[x for x in self.summaries if x[0] in keep] if self.summaries is not None else None,
             calls=[c for c in self.calls if c["fish"] in keep] if self.calls is not None else None,
         )
+
+
+# DecisionBatch.made's fields that it is not given: their defaults, and the factories of the others
+_BATCH_DEFAULTS = {f.name: f.default for f in fields(DecisionBatch) if f.default is not MISSING}
+_BATCH_FACTORIES = tuple((f.name, f.default_factory) for f in fields(DecisionBatch) if f.default_factory is not MISSING)
 
 
 class DecisionSource:

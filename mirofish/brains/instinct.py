@@ -312,7 +312,7 @@ class InstinctPlanner(InlineSource):
                 and energy.flags.c_contiguous and heading.flags.c_contiguous):  # (the engine's requests are)
             codes, traits = np.ascontiguousarray(codes, np.int8), np.ascontiguousarray(traits, np.int16)
             energy, heading = np.ascontiguousarray(energy, np.int32), np.ascontiguousarray(heading, np.int8)
-        goals, params, horizons = compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS): new arrays
+        goals, params, horizons, tier, status, tokens = compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS)
             {"codes": codes, **self._rows, "traits": traits, "energy": energy, "heading": heading,
              "keys": self._keys[b.fish],
              "base": self._base_ticks, "revisit": back, "revisit_param": back_param,
@@ -324,12 +324,13 @@ class InstinctPlanner(InlineSource):
              "ops": self._ops, "args": self._args, "starts": self._starts, "extra_goal": self._goals[6:],
              "extra_ticks": self._extra_ticks},
             {"rest_ceiling": int(self.rest_ceiling), "never_school": int(self.never_school), "tick": int(b.tick),
+             "tier": self.tier,
              "max_energy": float(b.max_energy), "low_energy_fraction": float(t.low_energy_fraction),
              "hungry_fraction": float(t.hungry_fraction), "crowd_line": float(t.crowd_line),
              "temperature": c.temperature})
-        self.decisions += k
-        return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
-                             goals=goals, params=params, horizons=horizons, plain=True)
+        self.decisions += k  # (the batch's arrays are new and of its types: made without conversions)
+        fish = b.fish if b.fish.dtype == np.int64 else np.asarray(b.fish, np.int64)  # (the engine's requests' are)
+        return DecisionBatch.made(b.tick, fish, tier, status, tokens, goals, params, horizons, plain=True)
 
     def _no_places(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return's inputs for ``k`` fish that cannot return: never (read-only, kept between calls)."""
