@@ -2143,24 +2143,30 @@ fail:
 /* ------------------------------------------------------------------ judge */
 
 static const char judge_doc[] =
-    "judge(arrays, ints) -> the change in open single-action plans\n"
+    "judge(arrays, ints) -> (the change in open single-action plans, slots) or None\n"
     "A batch of new plans without words (observe/worddeed.WordDeed.observe; its Python, plan by plan,\n"
     "is the reference): fish by fish in the batch's order, the fish's open plan, if any, is judged\n"
     "as worddeed's _close does (its deed check, counted into ``counts`` and kept in the fish's\n"
-    "``ring``; the slot written goes into ``slots``, -1 for none) and the new plan is opened in\n"
-    "``table``. A plan that came with words is never judged here (its words are read in Python).\n"
+    "``ring``; the slot written goes into ``slots``, a new int64 array, -1 for none) and the new plan\n"
+    "is opened in ``table``. A plan that came with words is never judged here (its words are read in\n"
+    "Python): when one of the fish has such a plan open (``said``), nothing is done and None returned.\n"
     "By name: exactly the names of JUDGE_ARRAYS and JUDGE_INTS; the deed checks are JUDGE_DEEDS.";
 
 enum { J_FISH, J_GOALS, J_PARAMS, J_OPEN, J_SAID, J_FOOD0, J_TABLE, J_COUNTS, J_RING, J_RING_N, J_DEED_OF, J_X, J_Y,
-       J_NB_PREV, J_NEIGHBOURS, J_SLOTS, N_J };
+       J_NB_PREV, J_NEIGHBOURS, N_J };
 static const char *J_NAMES[N_J] = {"fish", "goals", "params", "open", "said", "food0", "table", "counts", "ring",
-                                   "ring_n", "deed_of", "x", "y", "nb_prev", "neighbours", "slots"};
+                                   "ring_n", "deed_of", "x", "y", "nb_prev", "neighbours"};
 enum { JI_TICK, JI_RECENT, JI_CROWD, JI_AWAY_KINDS, JI_MOVES, N_JI };
 static const char *JI_NAMES[N_JI] = {"tick", "recent", "crowd", "away_kinds", "moves"}; /* moves: 4, or 6 */
 enum { DEED_ATE, DEED_COMPANY, DEED_ALONG, DEED_STILL, DEED_AWAY, DEED_WORKED, N_DEEDS };
 static const char *DEED_NAMES[N_DEEDS] = {"ate", "company", "along", "still", "away", "worked"}; /* plantypes.DEEDS */
 #define N_COUNTS 7 /* worddeed.WordDeed.counts' columns */
 #define N_RING 7   /* worddeed._RING */
+
+static PyObject *judge_bad(Bufs *bs, PyArrayObject *made, const char *what, long long value) {
+    Py_XDECREF(made);
+    return bad_index(bs, what, value);
+}
 
 static PyObject *judge(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ja[N_J];
@@ -2173,6 +2179,7 @@ static PyObject *judge(PyObject *self, PyObject *args) {
     if (recent < 1 || recent > 4096 || kinds < 1)
         return PyErr_Format(PyExc_ValueError, "judge(): recent must be 1..4096 and away_kinds >= 1");
     Bufs bs = {.n = 0};
+    PyArrayObject *o_slots = NULL; /* made here, returned */
     Py_ssize_t n = items(ja[J_OPEN], 1, "open"), k = items(ja[J_FISH], 8, "fish"),
                goals_known = items(ja[J_DEED_OF], 8, "deed_of");
     if (n < 0 || k < 0 || goals_known < 0) return NULL;
@@ -2191,7 +2198,13 @@ static PyObject *judge(PyObject *self, PyObject *args) {
     TAKE(y, int64_t, ja[J_Y], n, 0);
     TAKE(nb_prev, int16_t, ja[J_NB_PREV], n, 0);
     TAKE(nb, int16_t, ja[J_NEIGHBOURS], n, 0);
-    TAKE(slots, int64_t, ja[J_SLOTS], k, 1);
+    for (Py_ssize_t q = 0; q < k; q++) /* a plan with words was opened for one of them: not judged here */
+        if (fish[q] >= 0 && fish[q] < n && said[fish[q]]) {
+            release_all(&bs);
+            Py_RETURN_NONE;
+        }
+    if (!(o_slots = new_array(k, -1, NPY_INT64))) goto fail;
+    int64_t *slots = PyArray_DATA(o_slots);
     { /* an array written here that is also read here would change what was checked */
         const void *in[8] = {fish, goals, params, deed_of, x, y, nb_prev, nb};
         const Py_ssize_t in_len[8] = {8 * k, k, 2 * k, 8 * goals_known, 8 * n, 8 * n, 2 * n, 2 * n};
@@ -2203,18 +2216,19 @@ static PyObject *judge(PyObject *self, PyObject *args) {
             for (int j = 0; j < 8; j++) shared |= overlap(out[o], out_len[o], in[j], in_len[j]);
             for (int j = o + 1; j < 8; j++) shared |= overlap(out[o], out_len[o], out[j], out_len[j]);
             if (shared) {
+                Py_XDECREF(o_slots);
                 release_all(&bs);
                 return PyErr_Format(PyExc_ValueError, "judge(): an array written shares memory with another array");
             }
         }
     }
     for (Py_ssize_t q = 0; q < k; q++)
-        if (fish[q] < 0 || fish[q] >= n) return bad_index(&bs, "fish", fish[q]);
+        if (fish[q] < 0 || fish[q] >= n) return judge_bad(&bs, o_slots, "fish", fish[q]);
     static const int64_t DX[4] = {0, 0, -1, 1}, DY[4] = {-1, 1, 0, 0}; /* actions.MOVE_DXDY */
     /* a hexagonal tank's six ways on screen (grid.HEX.units) */
     const double S3 = sqrt(3.0) / 2, HX[6] = {1.0, 0.5, -0.5, -1.0, -0.5, 0.5}, HY[6] = {0.0, -S3, -S3, 0.0, S3, S3};
     const long long nd = v[JI_MOVES];
-    if (nd != 4 && nd != 6) return bad_index(&bs, "moves", nd);
+    if (nd != 4 && nd != 6) return judge_bad(&bs, o_slots, "moves", nd);
     long long holds = 0;
 #define COL(c) table[(c) * n + i]
     for (Py_ssize_t q = 0; q < k; q++) {
@@ -2225,7 +2239,7 @@ static PyObject *judge(PyObject *self, PyObject *args) {
             int64_t g = COL(DC_GOAL), prm = COL(DC_PARAM), ticks = COL(DC_TICKS), moved = COL(DC_MOVED);
             holds -= g == G_HOLD;
             if (ticks > 0) {
-                if (g < 0 || g >= goals_known) return bad_index(&bs, "goal", g);
+                if (g < 0 || g >= goals_known) return judge_bad(&bs, o_slots, "goal", g);
                 int done;
                 switch (deed_of[g]) {
                 case DEED_ATE: done = COL(DC_ATE) > 0; break;
@@ -2249,9 +2263,9 @@ static PyObject *judge(PyObject *self, PyObject *args) {
                 case DEED_AWAY: done = ((prm % kinds) + kinds) % kinds == crowd ? nb_prev[i] <= COL(DC_NB0) : moved > 0;
                     break;
                 case DEED_WORKED: done = COL(DC_WORKED) > 0; break;
-                default: return bad_index(&bs, "deed", deed_of[g]);
+                default: return judge_bad(&bs, o_slots, "deed", deed_of[g]);
                 }
-                if (ring_n[i] < 0) return bad_index(&bs, "plans judged", ring_n[i]);
+                if (ring_n[i] < 0) return judge_bad(&bs, o_slots, "plans judged", ring_n[i]);
                 int64_t *c = counts + N_COUNTS * i;
                 c[done ? 2 : 3] += 1;
                 c[5] += 1;
@@ -2272,8 +2286,9 @@ static PyObject *judge(PyObject *self, PyObject *args) {
     }
 #undef COL
     release_all(&bs);
-    return PyLong_FromLongLong(holds);
+    return Py_BuildValue("(LN)", holds, o_slots);
 fail:
+    Py_XDECREF(o_slots);
     release_all(&bs);
     return NULL;
 }

@@ -637,7 +637,7 @@ def test_the_newer_compiled_functions_refuse_what_would_write_outside_their_arra
               "table": np.zeros((11, n), np.int64), "counts": np.zeros((n, 7), np.int64),
               "ring": np.zeros((n, 8, 7), np.int64), "ring_n": ring_n, "deed_of": np.zeros(12, np.int64),
               "x": np.zeros(n, np.int64), "y": np.zeros(n, np.int64), "nb_prev": np.zeros(n, np.int16),
-              "neighbours": np.zeros(n, np.int16), "slots": np.zeros(n, np.int64)}
+              "neighbours": np.zeros(n, np.int16)}
     ints = {"tick": 5, "recent": 8, "crowd": 0, "away_kinds": 2, "moves": 4}
     with pytest.raises(ValueError, match="shares memory"):
         k.judge(arrays, ints)

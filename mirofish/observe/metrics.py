@@ -482,8 +482,9 @@ class Metrics:
             self.stuck_now = (int(f.stuck[worst]), *self.stuck_now[1:])
         dec = self._count_decisions(f.applied) if f.applied else (0, 0, 0)
         old, total = self._decisions[slot], self._decision_sum
-        for j in range(3):
-            total[j] += dec[j] - old[j]
+        total[0] += dec[0] - old[0]  # (decisions, fallbacks, tokens: written out, no loop a tick)
+        total[1] += dec[1] - old[1]
+        total[2] += dec[2] - old[2]
         self._decisions[slot] = dec
         if f.latencies:
             self._keep_latencies(f.latencies)

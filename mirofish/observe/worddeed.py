@@ -233,8 +233,7 @@ class WordDeed:
         brain's): each fish's open plan judged and the new one opened in one compiled call
         (``_tick.judge``), as :meth:`_open_each` does plan by plan (tests/test_word_deed.py).
         False, doing nothing, for a batch with words (or when records are kept)."""
-        if not (self.compiled and not self.keep and not (b.thoughts and any(b.thoughts)) and len(b) > 0
-                and not np.count_nonzero(self._said[b.fish])):
+        if not (self.compiled and not self.keep and not (b.thoughts and any(b.thoughts)) and b.fish.size):
             return False
         assert _TICK is not None
         fish, goals, params, x, y, nb_prev, nb = b.fish, b.goals, b.params, prev[0], prev[1], prev[3], f.neighbours
@@ -244,14 +243,17 @@ class WordDeed:
         if not (fish.flags.c_contiguous and goals.flags.c_contiguous and params.flags.c_contiguous):
             c = np.ascontiguousarray
             fish, goals, params = c(fish, np.int64), c(goals, np.int8), c(params, np.int16)
-        slots = np.empty(fish.size, np.int64)
-        self._holds += _TICK.judge(  # by name (_tick.JUDGE_ARRAYS, JUDGE_INTS)
+        got = _TICK.judge(  # by name (_tick.JUDGE_ARRAYS, JUDGE_INTS); None: one of the fish's open plans had words
             {"fish": fish, "goals": goals, "params": params, "open": self.open,
              "said": self._said, "food0": self.food0, "table": self.table, "counts": self.counts,
              "ring": self._ring, "ring_n": self._ring_n, "deed_of": self._deed, "x": x,
-             "y": y, "nb_prev": nb_prev, "neighbours": nb, "slots": slots},
+             "y": y, "nb_prev": nb_prev, "neighbours": nb},
             {"tick": f.tick, "recent": RECENT, "crowd": _CROWD, "away_kinds": len(AWAY_NAMES),
              "moves": self.grid.n_moves})
+        if got is None:  # (judged in Python, with the words: nothing was done here)
+            return False
+        holds, slots = got
+        self._holds += holds
         if self._ring_thought:  # a slot written over loses the words it kept
             for fish_i, slot in zip(fish.tolist(), slots.tolist()):
                 if slot >= 0:
