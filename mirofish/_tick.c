@@ -28,9 +28,11 @@
  * last bit, which could change a sampled action only if a uniform draw fell within an ulp of
  * a cumulative probability (tests/test_kernel.py compares both paths tick by tick).
  *
- * Arrays come in through the buffer protocol (C-contiguous numpy arrays); each is checked for
- * its size, and every index read from an array is checked before use, so a damaged keyframe
- * raises ValueError instead of reading outside an array.
+ * numpy arrays come in through numpy's C API (C-contiguous; anything else that exports a buffer,
+ * through the buffer protocol); each is checked for its size, and every index read from an array
+ * is checked before use, so a damaged keyframe raises ValueError instead of reading outside an
+ * array. The arrays a function fills anew each call (steer's actions, arbitrate's outcomes,
+ * after's new state, ask's requests, plan's decisions, adopt's ended codes) it makes and returns.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from .brains.base import DecisionBatch, DecisionSource, InlineSource, RequestBatch
-from .fish.triggers import T_HORIZON
 from .frame import Frame
 from .interventions import InterventionError
 from .world import World
@@ -38,17 +37,6 @@ _NONE = np.zeros(0, np.int64)
 # An inline source's own queue plumbing (InlineSource.pump, DecisionSource.submit): a source that
 # keeps both answers in the engine's thread, and the engine calls it directly (Engine._inline)
 _INLINE_PUMP, _SUBMIT = InlineSource.pump, DecisionSource.submit
-
-
-def ended_codes(world: World, fish: np.ndarray) -> np.ndarray:
-    """The trigger code that ended each of ``fish``'s plans as a new decision replaces it now
-    (-1: none raised): a plan at its horizon ended there, whatever else was raised (a copy;
-    Frame.ended: the joined tanks' engine's, session/joined.py; Engine.step has these lines
-    inline, one call fewer per batch and tick: tests/call_budget.json)."""
-    s = world.school
-    code: np.ndarray = s.plan_trigger[fish]
-    code[(code >= 0) & (s.plan_end[fish] <= world.tick)] = T_HORIZON
-    return code.astype(np.int8, copy=False)
 
 
 class Engine:
@@ -235,7 +223,7 @@ class Engine:
         food: list[np.ndarray | None] = []  # per batch with thoughts: the food each fish had in view
         for b in applied:
             food.append(w.food_in_view(b.fish) if b.thoughts else None)
-            code = w.apply_plans(b.fish, b.goals, b.params, b.horizons, ended=True)  # (ended_codes' codes)
+            code = w.apply_plans(b.fish, b.goals, b.params, b.horizons, ended=True)  # (what ended each plan)
             assert code is not None
             ended.append(code)
             for fish, serial, text in b.summaries or ():

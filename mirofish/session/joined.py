@@ -26,7 +26,6 @@ import numpy as np
 from ..batch import Batch
 from ..brains.base import DecisionBatch, RequestBatch
 from ..brains.instinct import InstinctPlanner, RandomChooser
-from ..engine import ended_codes
 from ..fish.triggers import trigger_name
 from ..frame import Frame
 from ..rng import KeyTable
@@ -144,26 +143,25 @@ class JoinedEngine:
         per_tank: list[list[tuple[DecisionBatch, np.ndarray]]] = [[] for _ in self.tanks]
         for k, batches in enumerate(own):
             for b in batches:
-                fish = b.fish + k * n
-                per_tank[k].append((b, ended_codes(w, fish)))
-                w.apply_plans(fish, b.goals, b.params, b.horizons)
+                code = w.apply_plans(b.fish + k * n, b.goals, b.params, b.horizons, ended=True)
+                assert code is not None  # (ended=True: what ended each plan, Frame.ended)
+                per_tank[k].append((b, code))
         now = time.perf_counter()  # each decision's latency, as the engine counts it (NaN: not asked in this run)
         waited: list[list[float]] = [[] for _ in self.tanks]
         for k, got in enumerate(per_tank):
             for b, _ in got:
                 waited[k] += (now - self.queued_at[b.fish + k * n]).tolist()
         if live is not None:
-            ended = ended_codes(w, live.fish)
-            w.apply_plans(live.fish, live.goals, live.params, live.horizons)
+            ended = w.apply_plans(live.fish, live.goals, live.params, live.horizons, ended=True)
+            assert ended is not None
             bounds = np.searchsorted(live.fish, self.edges).tolist()
             lat = (now - self.queued_at[live.fish]).tolist()
             for k, tank in enumerate(self.tanks):
                 lo, hi = bounds[k], bounds[k + 1]
                 if hi > lo:
-                    part = DecisionBatch(tick=tick, fish=live.fish[lo:hi] - k * n, actions=None,
-                                         tier=live.tier[lo:hi], status=live.status[lo:hi],
-                                         tokens=live.tokens[lo:hi], goals=live.goals[lo:hi],
-                                         params=live.params[lo:hi], horizons=live.horizons[lo:hi])
+                    part = DecisionBatch.made(  # (slices of the planner's batch: its types, contiguous)
+                        tick, live.fish[lo:hi] - k * n, live.tier[lo:hi], live.status[lo:hi], live.tokens[lo:hi],
+                        live.goals[lo:hi], live.params[lo:hi], live.horizons[lo:hi], plain=live.plain)
                     per_tank[k].append((part, ended[lo:hi]))
                     waited[k] += lat[lo:hi]
                     tank.decided += hi - lo
