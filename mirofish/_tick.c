@@ -512,7 +512,9 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     PyArrayObject *o_out = NULL; /* made here, returned */
     Py_ssize_t n = items(o_goal, 1, "goal"), grid = items(o_food, 4, "food_born");
     if (n < 0 || grid < 0) return NULL;
-    Py_ssize_t nc = n ? items(o_codes, 1, "codes") / n : 0;
+    Py_ssize_t code_items = n ? items(o_codes, 1, "codes") : 0;
+    if (code_items < 0) return NULL;
+    Py_ssize_t nc = n ? code_items / n : 0;
     if (nc <= 0 && n) return PyErr_Format(PyExc_ValueError, "array codes: empty");
     if (!(o_out = new_array(n, -1, NPY_INT8))) return NULL;
     int8_t *out = PyArray_DATA(o_out);
@@ -1699,8 +1701,13 @@ static PyObject *neighbours(PyObject *self, PyObject *args) {
         y0 = y[k] < y0 ? y[k] : y0;
         y1 = y[k] > y1 ? y[k] : y1;
     }
+    /* the spread, unsigned: x1 - x0 of far-apart int64 values would wrap around as a signed number */
+    if ((uint64_t)x1 - (uint64_t)x0 >= 1000000 || (uint64_t)y1 - (uint64_t)y0 >= 1000000) {
+        release_all(&bs);
+        return PyErr_Format(PyExc_ValueError, "neighbours(): fish spread over more than 1000000 cells");
+    }
     int64_t gw = x1 - x0 + 1, gh = y1 - y0 + 1;
-    if (gw > 1000000 || gh > 1000000 || gw * gh > 100000000) {
+    if (gw * gh > 100000000) {
         release_all(&bs);
         return PyErr_Format(PyExc_ValueError, "neighbours(): fish spread over %lld x %lld cells", (long long)gw,
                             (long long)gh);
@@ -1722,7 +1729,7 @@ static PyObject *neighbours(PyObject *self, PyObject *args) {
                 if (d2 < best) best = d2;
                 if (o > k && (dx < 0 ? -dx : dx) <= link && (dy < 0 ? -dy : dy) <= link) link_fish(labels, k, o);
             }
-            nnd[k] = sqrt((double)best);
+            nnd[k] = best == INT64_MAX ? INFINITY : sqrt((double)best); /* (one fish: no other, as the grid's) */
         }
         for (Py_ssize_t k = 0; k < n; k++) labels[k] = find_root(labels, k);
         goto done;

@@ -711,3 +711,21 @@ def test_arrays_come_in_through_numpy_or_any_buffer_with_the_same_checks():
         k.neighbours(x, y, 2, nnd, labels[:49])
     with pytest.raises(ValueError, match="array labels: 392 bytes, expected 400"):
         k.neighbours(x, y, 2, nnd, bytearray(392))
+
+
+@pytest.mark.parametrize("fish", [2, 128, 129, 300])
+def test_neighbours_refuses_fish_spread_past_its_limit_however_far(fish):
+    """Fish a million cells or more apart are refused in one line — also at the ends of int64,
+    where the spread, taken as a signed difference, wraps round to a small number (the grid's
+    path wrote outside its buffer there, the pairs' path gave wrong distances); one fish alone
+    has no nearest (inf), as numpy says."""
+    k = kernel.compiled_tick()
+    big = np.iinfo(np.int64)
+    x = np.resize(np.array([big.min, big.max]), fish)
+    y = np.zeros(fish, np.int64)
+    for xs in (x, np.resize(np.array([0, 1_000_000]), fish)):
+        with pytest.raises(ValueError, match="spread over more than 1000000 cells"):
+            k.neighbours(xs, y, 2, np.empty(fish), np.empty(fish, np.int64))
+    nnd = np.empty(1)
+    k.neighbours(np.array([3]), np.array([4]), 2, nnd, np.zeros(1, np.int64))
+    assert nnd[0] == np.inf

@@ -399,9 +399,18 @@ def test_fork_flags_add_and_remove_fish(touched, tmp_path):
                            "--ticks", "30"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "fish 5 taken out at t20" in json.loads(done.stdout)["action"]
+    out = tmp_path / "refused.mirofish"
     full = subprocess.run([sys.executable, "-m", "mirofish", "fork", str(path), "--at", "280", "--add-fish", "30,20",
-                           "--ticks", "10"], capture_output=True, text=True, timeout=60)
+                           "--ticks", "10", "--record", str(out)], capture_output=True, text=True, timeout=60)
     assert full.returncode == 2 and "no room for another fish" in full.stderr
+    assert len(full.stderr.strip().splitlines()) == 1 and not out.exists()  # (refused before its recording opened)
+    from mirofish.observe.recording import RecordingError
+    from mirofish.session import fork
+
+    remove, add = {"kind": "remove", "fish": 5}, {"kind": "add", "x": 30, "y": 20}
+    fork(path, 280, None, None, 5, added=[(280, remove), (280, add)])  # (a room freed first, then taken)
+    with pytest.raises(RecordingError, match="no room for another fish"):
+        fork(path, 280, None, None, 5, added=[(280, add), (280, remove)])
     bad = subprocess.run([sys.executable, "-m", "mirofish", "fork", str(path), "--at", "20", "--add-fish", "3,4,5",
                           "--ticks", "10"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "five traits" in bad.stderr

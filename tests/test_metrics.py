@@ -291,8 +291,7 @@ def test_the_embedded_brains_plain_batches_are_counted_as_any_other():
         cfg = load_config(seed=6, **{"fish.count": 30, **settings})
         marked, unmarked = LiveSession(cfg), LiveSession(cfg)
         src = unmarked.engine.source
-        decide = src._decide
-        src._decide = lambda b: replace(decide(b), plain=False)
+        src._decide = lambda b, decide=src._decide: replace(decide(b), plain=False)
         for _ in range(200):
             marked.step()
             unmarked.step()
@@ -322,3 +321,39 @@ def test_entropy_is_numpys_formula_to_the_last_bit():
         counts[rng.random(counts.size) < 0.2] = 0
         assert entropy(counts) == numpy_formula(counts)
     assert entropy(np.zeros(6, np.int64)) == 0.0 and entropy(np.array([0, 7, 0])) == 0.0
+
+
+def test_a_plain_batch_whose_status_is_set_afterwards_is_counted_by_its_status():
+    """A model pool's stand-in answers are the instinct planner's plain batches whose status it
+    sets afterwards (waiting for the model, a timeout): the metrics then read that status, as they
+    do for any batch — a waiting plan is no decision, a timeout's is a fallback — not the shortcut
+    a plain batch gets."""
+    import copy
+    from dataclasses import replace
+
+    from mirofish.brains.base import status_code
+    from mirofish.brains.instinct import instinct_source
+
+    s = LiveSession(load_config(seed=1))
+    frame = s.step()
+    while not s.engine.step().applied:
+        pass
+    stand_in = instinct_source(s.engine.world.cfg, tier="fallback")
+    for reason, counted in (("waiting_for_the_model", 0), ("timeout", None)):
+        got = []
+        for plain in (True, False):
+            b = stand_in.decide(s.engine._asked)
+            assert b.is_plain
+            b.status = np.full(len(b), status_code(reason), np.int8)  # (as brains/pool.py does)
+            assert not b.is_plain
+            if not plain:
+                b = replace(b, plain=False)
+            m = copy.deepcopy(s.metrics)
+            m.observe(replace(frame, tick=frame.tick + 1000, applied=[b], latencies=[], ended=[], food_in_view=[]))
+            got.append((m.decisions_window(), m.decisions_by_tier()))
+        assert got[0] == got[1]
+        decisions, fallbacks, _ = got[0][0]
+        if counted == 0:
+            assert decisions == s.metrics.decisions_window()[0]  # (waiting: no decision added)
+        else:
+            assert fallbacks == s.metrics.decisions_window()[1] + len(b)

@@ -170,9 +170,18 @@ class DecisionBatch:
     goals: np.ndarray = None  # type: ignore[assignment]
     params: np.ndarray = None  # type: ignore[assignment]
     horizons: np.ndarray = None  # type: ignore[assignment]
-    # True: every decision of one tier, each status OK and no tokens (the embedded brains' batches):
-    # the metrics count it without reading its arrays (Metrics._count_decisions)
+    # True: made with every decision of one tier, each status OK and no tokens (the embedded
+    # brains' batches): while its tier, status and tokens are still the arrays it was made with
+    # (is_plain), the metrics count it without reading them (Metrics._count_decisions)
     plain: bool = False
+
+    @property
+    def is_plain(self) -> bool:
+        """Made plain, and its tier, status and tokens not replaced since (a fallback's batch
+        whose status a model pool sets afterwards is not plain any more). The arrays are
+        compared by identity: change a plain batch's tier, status or tokens by replacing them."""
+        made = self.__dict__.get("_plain_arrays")
+        return made is not None and made[0] is self.tier and made[1] is self.status and made[2] is self.tokens
 
     def __post_init__(self) -> None:
         self.fish = np.asarray(self.fish, np.int64)
@@ -187,6 +196,7 @@ class DecisionBatch:
             self.goals = np.asarray(self.goals, np.int8)
             self.params = np.asarray(self.params, np.int16)
             self.horizons = np.asarray(self.horizons, np.int16)
+        self.__dict__["_plain_arrays"] = (self.tier, self.status, self.tokens) if self.plain else None
 
     def __len__(self) -> int:
         return int(self.fish.size)
@@ -204,7 +214,7 @@ class DecisionBatch:
         for name, make in _BATCH_FACTORIES:
             d[name] = make()
         d.update(tick=tick, fish=fish, actions=None, tier=tier, status=status, tokens=tokens, goals=goals,
-                 params=params, horizons=horizons, plain=plain)
+                 params=params, horizons=horizons, plain=plain, _plain_arrays=(tier, status, tokens) if plain else None)
         return b
 
     @classmethod

@@ -495,7 +495,7 @@ class Metrics:
         """Count a tick's decisions by tier; (decisions, fallbacks, tokens) for the window."""
         n = fallbacks = tok = 0
         for b in applied:
-            if b.plain and not self._fallbacks_seen and b.fish.size:  # one tier, all OK, no tokens (the
+            if b.is_plain and not self._fallbacks_seen and b.fish.size:  # one tier, all OK, no tokens (the
                 k, t = b.fish.size, int(b.tier[0])  # embedded brains'): counted without reading the arrays
                 self.by_tier[t] += k
                 n += k

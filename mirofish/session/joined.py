@@ -161,7 +161,7 @@ class JoinedEngine:
                 if hi > lo:
                     part = DecisionBatch.made(  # (slices of the planner's batch: its types, contiguous)
                         tick, live.fish[lo:hi] - k * n, live.tier[lo:hi], live.status[lo:hi], live.tokens[lo:hi],
-                        live.goals[lo:hi], live.params[lo:hi], live.horizons[lo:hi], plain=live.plain)
+                        live.goals[lo:hi], live.params[lo:hi], live.horizons[lo:hi], plain=live.is_plain)
                     per_tank[k].append((part, ended[lo:hi]))
                     waited[k] += lat[lo:hi]
                     tank.decided += hi - lo
