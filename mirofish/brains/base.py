@@ -13,7 +13,7 @@ from __future__ import annotations
 import queue
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -180,8 +180,12 @@ class DecisionBatch:
         """Made plain, and its tier, status and tokens not replaced since (a fallback's batch
         whose status a model pool sets afterwards is not plain any more). The arrays are
         compared by identity: change a plain batch's tier, status or tokens by replacing them."""
-        made = self.__dict__.get("_plain_arrays")
+        made = self._plain_arrays
         return made is not None and made[0] is self.tier and made[1] is self.status and made[2] is self.tokens
+
+    # (tier, status, tokens) as made, for a batch made plain; None else (not a field: set by
+    # __post_init__ and made(), never by replace())
+    _plain_arrays: ClassVar[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = None
 
     def __post_init__(self) -> None:
         self.fish = np.asarray(self.fish, np.int64)
