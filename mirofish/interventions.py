@@ -277,6 +277,33 @@ def apply(world: World, iv: dict[str, Any]) -> dict[str, Any]:
     return {**iv, "cells": changed}
 
 
+def _rooms(cfg: Any) -> int:
+    """The rooms a fish may be added into: the tank's fish and its spare rooms."""
+    return int(cfg.fish.count + cfg.fish.spare)
+
+
+def _no_room(cfg: Any) -> InterventionError:
+    return InterventionError(f"no room for another fish: all {_rooms(cfg)} rooms are taken "
+                             f"(start the tank with --set fish.spare=N)")
+
+
+def rooms_for(world: World, ivs: list[dict[str, Any]]) -> None:
+    """Each fish ``ivs`` add (checked interventions of one tick, in the order they apply) has a
+    room, a fish they take out first freeing one: :func:`add_fish`'s room as it will look then,
+    or its InterventionError (a fork asks before it records anything)."""
+    cfg, s = world.cfg, world.school
+    free = int(np.count_nonzero(s.absent[: _rooms(cfg)]))
+    out: set[int] = set()
+    for iv in ivs:
+        if iv["kind"] == "remove" and 0 <= iv["fish"] < s.n and not s.absent[iv["fish"]] and iv["fish"] not in out:
+            out.add(iv["fish"])
+            free += iv["fish"] < _rooms(cfg)
+        elif iv["kind"] == "add":
+            free -= 1
+            if free < 0:
+                raise _no_room(cfg)
+
+
 def add_fish(world: World, iv: dict[str, Any], fish: int | None = None, heading: int | None = None) -> int:
     """Put a new fish in room ``fish`` (default: the first free room that is no group's room for
     its young), on the free open cell nearest (x, y); its id. ``heading`` (default: drawn from
@@ -288,10 +315,9 @@ def add_fish(world: World, iv: dict[str, Any], fish: int | None = None, heading:
 
     s, w, cfg = world.school, world.water, world.cfg
     if fish is None:
-        free = np.flatnonzero(s.absent[: cfg.fish.count + cfg.fish.spare])
+        free = np.flatnonzero(s.absent[: _rooms(cfg)])
         if not free.size:  # (several added at one tick, checked before any was: one line, not a crash)
-            raise InterventionError(f"no room for another fish: all {cfg.fish.count + cfg.fish.spare} rooms are "
-                                    f"taken (start the tank with --set fish.spare=N)")
+            raise _no_room(cfg)
         fish = int(free[0])
     open_free = w.open_cells[world.occupant[w.open_cells] < 0]
     if open_free.size == 0:

@@ -184,7 +184,7 @@ class DecisionBatch:
         return made is not None and made[0] is self.tier and made[1] is self.status and made[2] is self.tokens
 
     # (tier, status, tokens) as made, for a batch made plain; None else (not a field: set by
-    # __post_init__ and made(), never by replace())
+    # __post_init__, so by replace() too, and by made())
     _plain_arrays: ClassVar[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = None
 
     def __post_init__(self) -> None:

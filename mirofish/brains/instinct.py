@@ -300,7 +300,7 @@ class InstinctPlanner(InlineSource):
 
     def _decide_compiled(self, b: RequestBatch) -> DecisionBatch:
         """:meth:`decide` in the compiled tick: the same arithmetic (the draws' hashes too), fish
-        by fish in C, written straight into the batch's own arrays."""
+        by fish in C, which makes the batch's arrays."""
         k = b.fish.size
         c, t, compiled = self.cfg, self.trig, self._kernel
         assert compiled is not None

@@ -691,7 +691,7 @@ class Metrics:
 
 def _value(m: Metric, on: Any) -> float:
     """``m`` computed on ``on``; a plug-in's metric that raises is 0.0 and one warning line (once)
-    (Metrics._sample computes its own metrics without this call)."""
+    (Metrics._sample calls it for plug-ins' metrics only; its own it computes directly)."""
     if not m.plugin:
         return float(m.compute(on))
     try:

@@ -374,11 +374,12 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
         parent.seek(tick)  # the recording is read and checked up to the fork before any brain or server
         first = ReplaySource(rec).batch_at(tick)
         if added:
-            from ..interventions import InterventionError, check
+            from ..interventions import InterventionError, check, rooms_for
 
             try:
                 added = [(t, check(iv, parent.world, ahead=True)) for t, iv in added]
-                _rooms_at_fork(parent.world, [iv for t, iv in added if t == tick])
+                # (a refused fork leaves no file: its tick's own adds are given rooms before it records)
+                rooms_for(parent.world, [iv for t, iv in added if t == tick])
             except InterventionError as exc:
                 raise RecordingError(str(exc)) from None
         if source is None:
@@ -399,27 +400,6 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
             **({"prompts": rec.header["prompts"]} if "prompts" in rec.header else {}),  # the words it was asked in
         }).attach(session, observe=False)  # fed by step(), with the divergence row
     return session
-
-
-def _rooms_at_fork(world: Any, ivs: list[dict[str, Any]]) -> None:
-    """The fish added at the fork tick itself each have a room, taken in their order with the
-    fish taken out there (InterventionError as add_fish words it): checked before the fork's
-    recording is opened, so a refused fork leaves no file behind. Later ticks' adds are looked at
-    when they apply (check's ``ahead``)."""
-    from ..interventions import InterventionError
-
-    cfg, s = world.cfg, world.school
-    free = int(np.count_nonzero(s.absent[: cfg.fish.count + cfg.fish.spare]))
-    out = set()
-    for iv in ivs:
-        if iv["kind"] == "remove" and 0 <= iv["fish"] < s.n and not s.absent[iv["fish"]] and iv["fish"] not in out:
-            out.add(iv["fish"])
-            free += iv["fish"] < cfg.fish.count + cfg.fish.spare
-        elif iv["kind"] == "add":
-            free -= 1
-            if free < 0:
-                raise InterventionError(f"no room for another fish: all {cfg.fish.count + cfg.fish.spare} rooms are "
-                                        f"taken (start the tank with --set fish.spare=N)")
 
 
 def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
