@@ -17,9 +17,13 @@ forks are alike) and run 300 ticks to the outcome ``largest_school@700``:
 
 The table shows forks per second and the time ``--forks`` forks take (the first three
 extrapolated from their samples, the last two measured whole). ``--group-sizes 4 8 16 32``
-times the joined row with at most that many forks a world. Last line JSON.
+times the joined row with at most that many forks a world. ``--ablations K`` also times
+``influence``'s ablations in 1 process, alone and joined (outcomes and hashes checked equal):
+K fish's every decision from t400 to t500 replaced by the random chooser, and every plan
+of each type the instinct planner chooses (forage, school, explore, rest), six replicates
+each (``influence``'s ``--ablate-reps`` default). Last line JSON.
 
-    python bench/influence.py [--forks 1000] [--sample 10] [--group-sizes 4 8 16 32]
+    python bench/influence.py [--forks 1000] [--sample 10] [--group-sizes 4 8 16 32] [--ablations 10]
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=10, help="forks timed as processes (default 10)")
     ap.add_argument("--group-sizes", type=int, nargs="*", default=[], metavar="G",
                     help="also time 1 process with at most G forks stepped as one world")
+    ap.add_argument("--ablations", type=int, default=0, metavar="K",
+                    help="also time the ablations of K fish and of every plan type, alone and joined")
     args = ap.parse_args()
     if args.forks < 4 or args.sample < 1 or any(g < 1 for g in args.group_sizes):
         print("bench/influence.py: --forks must be at least 4, --sample and --group-sizes at least 1",
@@ -91,6 +97,25 @@ def main() -> int:
         per_joined, joined = in_process(MAX_TANKS)
         assert joined == alone, "a joined fork's outcome or hash differs from the fork run alone"
         sizes = [(g, in_process(g)[0]) for g in args.group_sizes]
+        ablated: dict[str, float] = {}
+        if args.ablations:
+            from mirofish.session.influence import Task
+
+            def ablate(join: int) -> tuple[float, list]:
+                f = Forker(rec, OUTCOME, window=(AT, AT + 100), join=join)
+                goals = [f.rec.plans.code[name] for name in ("forage", "school", "explore", "rest")]  # the planner's
+                todo = ([Task("ablate_fish", AT, fish, rep=r) for fish in range(args.ablations) for r in range(6)]
+                        + [Task("ablate_goal", AT, goal=g, rep=r) for g in goals for r in range(6)])
+                f.run(todo[0])  # (warm)
+                start = time.perf_counter()
+                got = f.run_many(todo)
+                took = time.perf_counter() - start
+                f.close()
+                return len(todo) / took, got
+
+            (ablated["alone"], a_alone), (ablated["joined"], a_joined) = ablate(1), ablate(MAX_TANKS)
+            assert a_joined == a_alone, "a joined ablation's outcome or hash differs from the ablation run alone"
+            ablated["forks"] = len(a_alone)
 
         def workers(join: int) -> tuple[float, list]:
             lead = Forker(rec, OUTCOME, join=join)
@@ -117,7 +142,10 @@ def main() -> int:
         print(f"{name:36s} {rate:8.1f} {total:11.1f} s   ({how})")
     for g, per in sizes:
         print(f"  at most {g:3d} forks a world: {1 / per:6.1f} forks/s in 1 process")
-    print(json.dumps({"forks": args.forks, "ticks": TICKS, "fish": 60,
+    if ablated:
+        print(f"ablations ({ablated['forks']:.0f} forks, 1 process): alone {ablated['alone']:.1f} forks/s, joined "
+              f"{ablated['joined']:.1f} ({ablated['joined'] / ablated['alone']:.2f}x, all equal to alone)")
+    print(json.dumps({"forks": args.forks, "ticks": TICKS, "fish": 60, "ablations": ablated,
                       "rows": [{"how": n, "forks_per_s": round(r, 2), "seconds_for_all": round(t, 1), "timed": h}
                                for n, r, t, h in rows],
                       "group_sizes": {str(g): round(1 / per, 2) for g, per in sizes}}))

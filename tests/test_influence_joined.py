@@ -105,9 +105,40 @@ def test_run_many_joins_the_forks_of_a_tick_and_runs_the_rest_alone(recs, monkey
         real_run = influence_forks.Forker.run
         monkeypatch.setattr(influence_forks.Forker, "run", lambda self, t: alone_calls.append(t) or real_run(self, t))
         assert f.run_many(mixed) == expected
-        # the two ticks' nine forks each joined; the hide fork, the ablation and t170's lone fork alone
+        # the two ticks' forks each joined (t150's ablation with them); the hide fork and t170's lone fork alone
         assert [(t.kind, t.tick, t.plan) for t in alone_calls] == [
-            ("alternative", 150, "hide 40"), ("ablate_fish", 150, ""), ("alternative", 170, "explore north 30")]
+            ("alternative", 150, "hide 40"), ("alternative", 170, "explore north 30")]
+    finally:
+        f.close()
+
+
+def ablations(f: Forker, tick: int) -> list[Task]:
+    """A fish's every decision and a plan type's every choice replaced, two replicates each; the baseline."""
+    goals = [f.rec.plans.code[name] for name in ("school", "forage", "explore")]
+    return ([Task("ablate_fish", tick, fish, rep=r) for fish in (2, 7, 19) for r in (0, 1)]
+            + [Task("ablate_goal", tick, goal=g, rep=r) for g in goals for r in (0, 1)] + [Task("baseline", tick)])
+
+
+@pytest.mark.parametrize("outcome", ["largest_school@230", "fish.7.energy@210", "conflict_rate@200:230"])
+def test_ablation_forks_joined_give_each_forks_own_outcome_and_hash(recs, outcome):
+    f = Forker(recs["plain"], outcome, window=(AT, 200))
+    try:
+        ts = ablations(f, AT)
+        joined = run_joined(f, ts)
+        assert joined is not None, "ablations should step as one world"
+        assert joined == alone(f, ts)
+        # the ablations changed their tanks each its own way (a draw may happen to be the planner's choice)
+        assert len({r["final_hash"] for r in joined}) >= len(ts) - 2
+    finally:
+        f.close()
+
+
+def test_an_ablated_fish_holding_a_forks_plan_is_held_first(recs):
+    f = Forker(recs["forked"], "largest_school@250", window=(140, 230))  # fish 4 holds its plan to t220
+    try:
+        ts = [Task("ablate_fish", 140, fish, rep=0) for fish in (4, 5)] + ablations(f, 140)
+        joined = run_joined(f, ts)
+        assert joined is not None and joined == alone(f, ts)
     finally:
         f.close()
 

@@ -28,43 +28,26 @@ from .replay import ReplaySession, ReplaySource, run_registry
 from .trust import ReaderChoice
 
 
-class Ablate(DecisionSource):
-    """A live brain whose decisions in ticks [t0, t1) are replaced, for ``fish`` (every decision
-    of that fish) or ``goal`` (every choice of that plan type, by any fish): by the random
-    chooser of replicate ``rep`` (seeded; a goal's replacement is never that goal where another
-    fits)."""
+class Ablation:
+    """What an ablation fork replaces in ticks [t0, t1): for ``fish``, every decision of that
+    fish; for ``goal``, every choice of that plan type, by any fish — by the random chooser of
+    replicate ``rep`` (seeded; a goal's replacement is never that goal where another fits).
 
-    def __init__(self, live: DecisionSource, cfg: Any, t0: int, t1: int, fish: int | None = None,
-                 goal: int | None = None, rep: int = 0):
-        super().__init__()
-        self.live, self.t0, self.t1, self.fish, self.goal = live, t0, t1, fish, goal
-        self.wants_perceptions, self.writes_summaries = live.wants_perceptions, live.writes_summaries
+    Its draws are each fish's own (the random chooser is keyed by seed, fish and tick), so a fork
+    run alone (:class:`Ablate`) and a fork stepped with others of its tick
+    (mirofish/session/joined.py) replace the same decisions with the same plans."""
+
+    def __init__(self, cfg: Any, t0: int, t1: int, fish: int | None = None, goal: int | None = None, rep: int = 0):
+        self.t0, self.t1, self.fish, self.goal = t0, t1, fish, goal
         seed = int(cfg.seed) * 7919 + 1_000_003 * (rep + 1)  # one stream per replicate, apart from the run's
         self.choosers = [RandomChooser(cfg.model_copy(update={"seed": seed + k}))
                          for k in range(6)]
-        self.asked: dict[int, RequestBatch] = {}
         self.replaced = 0
 
-    def _inside(self, tick: int) -> bool:
+    def inside(self, tick: int) -> bool:
         return self.t0 <= tick < self.t1
 
-    def begin_tick(self, tick: int) -> None:
-        self.live.begin_tick(tick)
-        self.asked = {t: b for t, b in self.asked.items() if t >= tick - 1}
-
-    def submit(self, batch: RequestBatch) -> None:
-        if self.fish is not None and self._inside(batch.tick):
-            mine = batch.fish == self.fish
-            if mine.any():
-                self.results.put(self._drawn(batch.subset(np.flatnonzero(mine))))
-                if mine.all():
-                    return
-                batch = batch.subset(np.flatnonzero(~mine))
-        if self.goal is not None:
-            self.asked[batch.tick] = batch
-        self.live.submit(batch)
-
-    def _drawn(self, req: RequestBatch, avoid: int | None = None) -> DecisionBatch:
+    def drawn(self, req: RequestBatch, avoid: int | None = None) -> DecisionBatch:
         """The random chooser's plans for ``req`` (avoiding the goal ``avoid`` where it can)."""
         self.replaced += len(req)
         out = self.choosers[0].decide(req)
@@ -81,6 +64,33 @@ class Ablate(DecisionSource):
         out.tier = np.full(len(out), TIER_INDEX["intervention"], np.int8)
         return out
 
+
+class Ablate(DecisionSource):
+    """A live brain whose decisions in an :class:`Ablation`'s ticks are replaced as it says."""
+
+    def __init__(self, live: DecisionSource, ablation: Ablation):
+        super().__init__()
+        self.live, self.ablation = live, ablation
+        self.fish, self.goal = ablation.fish, ablation.goal
+        self.wants_perceptions, self.writes_summaries = live.wants_perceptions, live.writes_summaries
+        self.asked: dict[int, RequestBatch] = {}
+
+    def begin_tick(self, tick: int) -> None:
+        self.live.begin_tick(tick)
+        self.asked = {t: b for t, b in self.asked.items() if t >= tick - 1}
+
+    def submit(self, batch: RequestBatch) -> None:
+        if self.fish is not None and self.ablation.inside(batch.tick):
+            mine = batch.fish == self.fish
+            if mine.any():
+                self.results.put(self.ablation.drawn(batch.subset(np.flatnonzero(mine))))
+                if mine.all():
+                    return
+                batch = batch.subset(np.flatnonzero(~mine))
+        if self.goal is not None:
+            self.asked[batch.tick] = batch
+        self.live.submit(batch)
+
     def pump(self) -> None:
         self.live.pump()
         while True:
@@ -88,14 +98,14 @@ class Ablate(DecisionSource):
                 b = self.live.results.get_nowait()
             except queue.Empty:
                 return
-            if self.goal is not None and self._inside(b.tick) and b.goals is not None:
+            if self.goal is not None and self.ablation.inside(b.tick) and b.goals is not None:
                 hit = np.flatnonzero(b.goals == self.goal)
                 req = self.asked.get(b.tick)
                 if hit.size and req is not None:
                     idx = np.searchsorted(req.fish, b.fish[hit])
                     ok = (idx < len(req.fish)) & (req.fish[np.minimum(idx, len(req.fish) - 1)] == b.fish[hit])
                     if ok.any():
-                        drawn = self._drawn(req.subset(idx[ok]), avoid=self.goal)
+                        drawn = self.ablation.drawn(req.subset(idx[ok]), avoid=self.goal)
                         rows = hit[ok]
                         b.goals = b.goals.copy()
                         b.params, b.horizons, b.tier = b.params.copy(), b.horizons.copy(), b.tier.copy()
@@ -118,7 +128,7 @@ class Ablate(DecisionSource):
         return self.live.progress()
 
     def status(self) -> dict[str, Any]:
-        return {**self.live.status(), "ablated": self.replaced}
+        return {**self.live.status(), "ablated": self.ablation.replaced}
 
     def close(self) -> None:
         self.live.close()
@@ -226,16 +236,28 @@ class Forker:
             self._recorded[k] = (measure(self.outcome, engine, metrics), world.state_hash())
         return self._recorded[k]
 
+    def ablation(self, task: Task) -> Ablation:
+        """What an ablation task replaces: from its tick to the window's end."""
+        if task.kind == "ablate_fish":
+            return Ablation(self.cfg, task.tick, self.window[1], fish=task.fish, rep=task.rep)
+        return Ablation(self.cfg, task.tick, self.window[1], goal=task.goal, rep=task.rep)
+
+    def recorded_batch(self, task: Task) -> DecisionBatch | None:
+        """The recorded decisions of ``task``'s tick that its fork keeps: an ablation's ablated ones
+        are asked again (and so replaced)."""
+        batch = ReplaySource(self.rec).batch_at(task.tick)
+        if batch is not None and task.kind.startswith("ablate"):
+            goals = batch.goals if batch.goals is not None else np.full(len(batch), -1)
+            drop = (batch.fish == task.fish) if task.kind == "ablate_fish" else (goals == task.goal)
+            batch = batch.subset(np.flatnonzero(~drop))
+        return batch
+
     def run(self, task: Task) -> dict[str, Any]:
         """One fork: its outcome, final hash and what it cost."""
         self.seek(task.tick)
         world = World(self.cfg, registry=run_registry(self.rec))
         world.load_state_arrays(self.player.state_arrays())
-        batch = ReplaySource(self.rec).batch_at(task.tick)
-        if batch is not None and task.kind.startswith("ablate"):  # the fork tick's ablated decisions: asked again
-            goals = batch.goals if batch.goals is not None else np.full(len(batch), -1)
-            drop = (batch.fish == task.fish) if task.kind == "ablate_fish" else (goals == task.goal)
-            batch = batch.subset(np.flatnonzero(~drop))
+        batch = self.recorded_batch(task)
         live = self._source(task.tick)
         try:
             fish: int | None = None
@@ -245,10 +267,8 @@ class Forker:
                 fish, plan = task.fish, self.rec.plans.parse_plan(task.plan)
             elif task.kind == "baseline":  # every decision of the tick as recorded
                 pass
-            elif task.kind == "ablate_fish":
-                source = Ablate(live, self.cfg, task.tick, self.window[1], fish=task.fish, rep=task.rep)
             else:
-                source = Ablate(live, self.cfg, task.tick, self.window[1], goal=task.goal, rep=task.rep)
+                source = Ablate(live, self.ablation(task))
             plans = self.rec.plans
             first, _ = swapped_batch(batch, task.tick, fish, plan, plans)
             hold = held_plan(task.tick, fish, plan, False) or inherited_hold(self.rec.header, task.tick, unless=fish,

@@ -11,6 +11,10 @@ does (:meth:`Forker.run <mirofish.session.influence_forks.Forker.run>`):
 * at the fork tick the tank's swapped batch of recorded decisions, its fish answered by it
   asking nothing more; a swapped plan held to its horizon (a trigger before then answered with
   the same plan, its thought naming the trigger);
+* an ablation's decisions in the window replaced by its random chooser (one fish's every
+  request; or every plan of one type the planner chooses, redrawn in place), as
+  :class:`~mirofish.session.influence_forks.Ablate` replaces them — the chooser's draws, like
+  the planner's, are hashed from each fish's own number and the tick;
 * every other request of every tank answered by one call of the instinct planner, whose draws
   are hashed from each fish's own number and the tick — so a fish of tank ``k`` draws what it
   draws in its own run;
@@ -19,7 +23,7 @@ does (:meth:`Forker.run <mirofish.session.influence_forks.Forker.run>`):
 
 Each fork's outcome and final state hash equal :meth:`Forker.run`'s for the same task
 (``tests/test_influence_joined.py``). What is not joined runs fork by fork (:func:`joinable`
-says why): ablations, a brain other than the instinct planner or the random chooser, tanks with
+says why): a brain other than the instinct planner or the random chooser, tanks with
 groups, places, spare room, plants shown or a current, a recording with interventions inside
 the forks' ticks, plans that swim to a target or watch for their end (``hide``, ``hunt`` …),
 tanks of more than 2,048 fish (session/joined.py: JOIN_FISH), the numpy tick.
@@ -37,12 +41,13 @@ from ..brains.instinct import instinct_source
 from ..world import World, goal_parts
 from .fork import held_plan, inherited_hold, swapped_batch
 from .joined import JoinedEngine, JoinedTank, draws_watched, keyed_brain
-from .replay import ReplaySource, run_registry
+from .replay import run_registry
 
 if TYPE_CHECKING:
     from .influence_forks import Forker, Task
 
-JOINED_KINDS = ("alternative", "null", "keep", "baseline")  # forks a plan swap (or nothing) makes
+# forks a plan swap (or nothing) makes, and ablations (the random chooser's draws are each fish's own)
+JOINED_KINDS = ("alternative", "null", "keep", "baseline", "ablate_fish", "ablate_goal")
 MAX_TANKS = 16  # forks stepped as one world at most (more were slower: bench/influence.py --sizes)
 
 
@@ -92,7 +97,6 @@ def run_joined(forker: Forker, tasks: list[Task]) -> list[dict[str, Any]] | None
     rec, plans = forker.rec, forker.rec.plans
     forker.seek(tick)
     state = forker.player.state_arrays()
-    recorded = ReplaySource(rec).batch_at(tick)
     w = World(forker.cfg, registry=run_registry(rec))  # every fork starts from this state (Batch alike)
     w.load_state_arrays(state)
     watched = w._goals.watched
@@ -103,15 +107,18 @@ def run_joined(forker: Forker, tasks: list[Task]) -> list[dict[str, Any]] | None
     w._seeking = w._predicating = False
     tanks: list[JoinedTank] = []
     kept: list[Any] = []  # each fork's metrics
-    for task in tasks:
+    ablations = [forker.ablation(t) if t.kind.startswith("ablate") else None for t in tasks]
+    if any(ab is not None and draws_watched(ab.choosers[0], w) for ab in ablations):
+        return None
+    for task, ablation in zip(tasks, ablations):
         fish, plan = _task_plan(forker, task)
-        first, _ = swapped_batch(recorded, tick, fish, plan, plans)
+        first, _ = swapped_batch(forker.recorded_batch(task), tick, fish, plan, plans)
         hold = held_plan(tick, fish, plan, False) or inherited_hold(rec.header, tick, unless=fish, plans=plans)
         goals = [int(g) for g in first.goals] + ([hold[1][0]] if hold is not None else [])
         if any(watched[g] for g in goals if 0 <= g < watched.size):
             return None  # (Batch.apply_plans would refuse it)
         metrics = copy.deepcopy(forker.player.metrics)
-        tanks.append(JoinedTank([metrics.observe], first=first, hold=hold))
+        tanks.append(JoinedTank([metrics.observe], first=first, hold=hold, ablation=ablation))
         kept.append(metrics)
     try:
         batch = Batch([w] * len(tasks), planned=True, alike=True)

@@ -8,7 +8,8 @@ decisions are applied, the batch steps (one compiled call per stage), and each t
 (its metrics, its decision history) get **its own frame** — its slice of the joined arrays and
 its own decisions, in the order its engine would have taken them. A tank may start from a
 fork's first batch and hold a swapped plan (:class:`JoinedTank`), as a
-:class:`~mirofish.session.fork.ForkSource` does.
+:class:`~mirofish.session.fork.ForkSource` does, and have decisions replaced as an ablation
+(:class:`~mirofish.session.influence_forks.Ablate`) replaces them.
 
 Used by ``influence``'s forks of one tick (:mod:`.influence_joined`) and by a sweep's runs of one
 setting (:func:`mirofish.session.headless.run_headless_joined`); each tank's state hash, metrics
@@ -20,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +33,9 @@ from ..frame import Frame
 from ..rng import KeyTable
 from ..world import World
 from .fork import held_again
+
+if TYPE_CHECKING:
+    from .influence_forks import Ablation
 
 JOIN_FISH = 4096  # fish in one joined world at most: below where the compiled tick splits its loops
 # over the cores (_tick.c's PARALLEL_FISH), which would crowd a sweep's or influence's workers;
@@ -71,11 +76,15 @@ class JoinedTank:
 
     ``first``: the decisions of the batch's first tick (a fork's swapped batch; its fish ask
     nothing more that tick); ``hold``: ``(fish, plan, until)``, a plan answered again to a trigger
-    before ``until`` (ForkSource's hold); ``decided``: the planner's decisions for this tank so far."""
+    before ``until`` (ForkSource's hold); ``ablation``: decisions replaced by the random chooser in
+    its ticks (an ablation fork's :class:`~mirofish.session.influence_forks.Ablate`: a fish's every
+    request answered by it after the hold's answers, or the planner's plans of one type redrawn in
+    place); ``decided``: the planner's decisions for this tank so far."""
 
     observers: list[Callable[[Frame], None]]
     first: DecisionBatch | None = None
     hold: tuple[int, tuple[int, int, int], int] | None = None
+    ablation: Ablation | None = None
     decided: int = 0
 
 
@@ -95,6 +104,7 @@ class JoinedEngine:
         self.queued_at = np.full(batch.school.n, np.nan)  # when each fish last asked (NaN: not in this run)
         self.edges = np.arange(len(tanks) + 1, dtype=np.int64) * self.n
         self.xy_of = batch.tanks[0].water  # every tank's shape: a joined cell's tank coordinates
+        self.ablating = any(t.ablation is not None for t in tanks)
 
     def _answers(self) -> tuple[list[list[DecisionBatch]], DecisionBatch | None]:
         """Every tank's own answers this tick (first batch, hold), and the planner's for the rest."""
@@ -124,6 +134,15 @@ class JoinedEngine:
             if row < need.size and need[row] == fish and keep[row]:
                 keep[row] = False
                 own[k].append(held_again(tick, t.hold, trigger_name(int(a.triggers[row]))))
+        ablated = [(k, t.ablation) for k, t in enumerate(self.tanks)
+                   if t.ablation is not None and t.ablation.inside(tick)] if self.ablating else ()
+        for k, ab in ablated:
+            if ab.fish is not None:  # the fish's request answered by the ablation (Ablate.submit)
+                fish = k * n + ab.fish
+                row = int(np.searchsorted(need, fish))
+                if row < need.size and need[row] == fish and keep[row]:
+                    keep[row] = False
+                    own[k].append(ab.drawn(self._request(a, np.array([row]), k * n)))
         rows = np.flatnonzero(keep)
         if not rows.size:
             return own, None
@@ -132,7 +151,30 @@ class JoinedEngine:
                            energy=a.energy[pick], max_energy=w.max_energy, heading=a.heading[pick],
                            traits=a.traits[pick], food_here=a.food_here[pick], refused=a.refused[pick],
                            plans=w.plan_table)
-        return own, self.planner.decide(req)
+        live = self.planner.decide(req)
+        for k, ab in ablated:
+            if ab.goal is not None:
+                live = self._redrawn(live, req, k, ab)
+        return own, live
+
+    def _request(self, a: Any, rows: np.ndarray, base: int) -> RequestBatch:
+        """The requests of ``a``'s ``rows`` (all of one tank), its fish numbered as in their tank."""
+        w = self.batch
+        return RequestBatch(tick=w.tick, fish=a.fish[rows] - base, triggers=a.triggers[rows], codes=a.codes[rows],
+                            energy=a.energy[rows], max_energy=w.max_energy, heading=a.heading[rows],
+                            traits=a.traits[rows], food_here=a.food_here[rows], refused=a.refused[rows],
+                            plans=w.plan_table)
+
+    def _redrawn(self, live: DecisionBatch, req: RequestBatch, k: int, ab: Ablation) -> DecisionBatch:
+        """``live`` with tank ``k``'s plans of the ablated type redrawn by the ablation (Ablate.pump)."""
+        lo, hi = np.searchsorted(live.fish, self.edges[k:k + 2])
+        hit = lo + np.flatnonzero(live.goals[lo:hi] == ab.goal)
+        if not hit.size:
+            return live
+        drawn = ab.drawn(self._request(req, hit, k * self.n), avoid=ab.goal)
+        goals, params, horizons, tier = live.goals.copy(), live.params.copy(), live.horizons.copy(), live.tier.copy()
+        goals[hit], params[hit], horizons[hit], tier[hit] = drawn.goals, drawn.params, drawn.horizons, drawn.tier
+        return DecisionBatch.made(live.tick, live.fish, tier, live.status, live.tokens, goals, params, horizons)
 
     def step(self) -> list[Frame]:
         """One tick of every tank; each tank's frame, as its own engine would have made it, given
