@@ -12,7 +12,14 @@ this checkout, alternating ``--rounds`` times:
 Every run's row is checked equal both ways (every figure but the timings). Prints runs per
 second, tank-ticks per second and their ratio (medians); last line JSON.
 
+``--processes K`` also times the runs as a user runs them without ``sweep``: each its own
+``python run.py live --headless`` process, ``--workers`` at a time — K of them timed, the rest
+extrapolated (each process's final state hash checked equal to its joined run's). That row pays
+each process's start-up (Python, numpy, the config) as well as its ticks; the ``one by one``
+row pays the ticks' per-tank cost alone, the stricter yardstick for joining.
+
     python bench/sweep_joined.py [--seeds 64] [--ticks 1000] [--fish 60] [--workers 2] [--rounds 3] [--most G]
+                                 [--processes K]
 """
 
 from __future__ import annotations
@@ -38,8 +45,10 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--most", type=int, default=None, help="runs a group at most (default the backend's, 16)")
+    ap.add_argument("--processes", type=int, default=0, metavar="K",
+                    help="also time K runs as their own `run.py live --headless` processes (extrapolated)")
     args = ap.parse_args()
-    if min(args.seeds, args.ticks, args.fish, args.workers, args.rounds) < 1:
+    if min(args.seeds, args.ticks, args.fish, args.workers, args.rounds) < 1 or args.processes < 0:
         print("bench/sweep_joined.py: every number must be at least 1", file=sys.stderr)
         return 2
     from mirofish.sweep.runs import comparable, groups, run_task, run_tasks
@@ -64,6 +73,8 @@ def main() -> int:
     assert [comparable(r) for r in rows["joined"]] == [comparable(r) for r in rows["one by one"]], \
         "a joined run's row differs from the run alone"
     med = {how: statistics.median(t) for how, t in times.items()}
+    if args.processes:
+        med["processes"] = processes(args, rows["joined"]) * args.seeds / min(args.processes, args.seeds)
     tank_ticks = args.seeds * args.ticks
     print(f"{args.seeds} runs × {args.ticks} ticks, {args.fish} fish, {args.workers} processes, "
           f"groups of {', '.join(sorted({str(len(p)) for p in parts}))}; medians of {args.rounds}")
@@ -71,11 +82,39 @@ def main() -> int:
         print(f"{how:12s} {sec:7.2f} s  {args.seeds / sec:7.1f} runs/s  {tank_ticks / sec:10,.0f} tank-ticks/s")
     ratio = med["one by one"] / med["joined"]
     print(f"joined ÷ one by one: {ratio:.2f}× (every row equal but its timings)")
+    if "processes" in med:
+        print(f"joined ÷ processes: {med['processes'] / med['joined']:.2f}× ({min(args.processes, args.seeds)} "
+              f"processes timed, extrapolated to {args.seeds}; their hashes equal to the joined runs')")
     print(json.dumps({"seeds": args.seeds, "ticks": args.ticks, "fish": args.fish, "workers": args.workers,
                       "seconds": {k: round(v, 3) for k, v in med.items()},
                       "tank_ticks_per_s": {k: round(tank_ticks / v) for k, v in med.items()},
-                      "ratio": round(ratio, 2), "rows_equal": True}))
+                      "ratio": round(ratio, 2), "rows_equal": True,
+                      "ratio_to_processes": round(med["processes"] / med["joined"], 2) if "processes" in med
+                      else None}))
     return 0
+
+
+def processes(args: argparse.Namespace, joined: list) -> float:
+    """Seconds for ``--processes`` runs, each a ``run.py live --headless`` process, ``--workers`` at a
+    time; each one's final state hash checked against its joined run's row."""
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(seed: int) -> str:
+        out = subprocess.run([sys.executable, "run.py", "live", "--headless", "--fish", str(args.fish), "--ticks",
+                              str(args.ticks), "--seed", str(seed)], cwd=ROOT, check=True, capture_output=True,
+                             text=True).stdout
+        return json.loads(out.strip().splitlines()[-1])["final_state_hash"]
+
+    seeds = list(range(1, min(args.processes, args.seeds) + 1))
+    start = time.perf_counter()
+    with ThreadPoolExecutor(args.workers) as pool:
+        hashes = list(pool.map(one, seeds))
+    took = time.perf_counter() - start
+    by_seed = {r["seed"]: r["summary"]["final_state_hash"] for r in joined}
+    assert hashes == [by_seed[s] for s in seeds], \
+        "a process's final state hash differs from its joined run's"
+    return took
 
 
 if __name__ == "__main__":
