@@ -66,8 +66,9 @@ def joinable(forker: Forker) -> str | None:
 
 
 def fits(forker: Forker, task: Task) -> bool:
-    """May ``task`` be stepped with other forks of its tick? Its kind swaps a plan (or none), and
-    its plan neither swims to a target nor watches for its end (those steps are a tank's own)."""
+    """May ``task`` be stepped with other forks of its tick? Its kind swaps a plan (or none) or
+    ablates, and its plan neither swims to a target nor watches for its end (those steps are a
+    tank's own; an ablation's random chooser drawing such plans :func:`run_joined` checks)."""
     if task.kind not in JOINED_KINDS:
         return False
     _, plan = _task_plan(forker, task)

@@ -137,7 +137,8 @@ class JoinedEngine:
         ablated = [(k, t.ablation) for k, t in enumerate(self.tanks)
                    if t.ablation is not None and t.ablation.inside(tick)] if self.ablating else ()
         for k, ab in ablated:
-            if ab.fish is not None:  # the fish's request answered by the ablation (Ablate.submit)
+            if ab.fish is not None and 0 <= ab.fish < n:  # its request answered by the ablation (Ablate.submit;
+                # a fish the tank has not is never asked for, so nothing is ablated, as alone)
                 fish = k * n + ab.fish
                 row = int(np.searchsorted(need, fish))
                 if row < need.size and need[row] == fish and keep[row]:
