@@ -263,10 +263,12 @@ def test_a_copy_of_the_metrics_goes_on_alone_sharing_only_what_no_observer_chang
     windows, counts and samples move without the original's; the settings and tables are shared."""
     import copy
 
-    live = LiveSession(load_config(seed=4))
+    live, same = LiveSession(load_config(seed=4)), LiveSession(load_config(seed=4))
     live.run(120)
+    same.run(120)
     m = live.metrics
     frame = live.engine.step()
+    same.step()
     before = (m.summary(), m.ticks, m._nb.copy(), m.word_deed.table.copy())
     twin = copy.deepcopy(m)
     for _ in range(30):
@@ -274,6 +276,12 @@ def test_a_copy_of_the_metrics_goes_on_alone_sharing_only_what_no_observer_chang
     assert twin.ticks == m.ticks + 30 and not np.array_equal(twin._nb, m._nb)
     assert m.summary() == before[0] and m.ticks == before[1]
     assert np.array_equal(m._nb, before[2]) and np.array_equal(m.word_deed.table, before[3])
+    live.run(150)  # the original goes on as a run its copy never touched (every window turned over)
+    same.run(150)
+    ours, theirs = m.summary(), same.metrics.summary()
+    for s in (ours, theirs):
+        s.pop("decision_latency_p95_ms")  # (the clock's)
+    assert ours == theirs and m.decisions_window() == same.metrics.decisions_window()
     assert twin.cfg is m.cfg and twin.table is m.table and twin.word_deed.plans is m.word_deed.plans
     assert twin.word_deed is not m.word_deed and twin._lat is not m._lat
 

@@ -436,7 +436,9 @@ class Metrics:
         out = type(self).__new__(type(self))
         memo[id(self)] = out
         for k, v in self.__dict__.items():
-            out.__dict__[k] = copy.deepcopy(v, memo)
+            # the window's (decisions, fallbacks, tokens): tuples of ints, never changed in place, so a
+            # new list of the same tuples (deepcopy walks its 100 tuples: two thirds of the copy's time)
+            out.__dict__[k] = list(v) if k == "_decisions" else copy.deepcopy(v, memo)
         return out
 
     def moving(self) -> np.ndarray:
