@@ -134,6 +134,16 @@ class Ablate(DecisionSource):
         self.live.close()
 
 
+def kept_decisions(batch: DecisionBatch | None, task: Task) -> DecisionBatch | None:
+    """The recorded decisions ``batch`` of ``task``'s tick that its fork keeps: an ablation's
+    ablated ones are asked again (and so replaced)."""
+    if batch is not None and task.kind.startswith("ablate"):
+        goals = batch.goals if batch.goals is not None else np.full(len(batch), -1)
+        drop = (batch.fish == task.fish) if task.kind == "ablate_fish" else (goals == task.goal)
+        batch = batch.subset(np.flatnonzero(~drop))
+    return batch
+
+
 @dataclass
 class Task:
     """One fork: at ``tick`` fish ``fish`` gets ``plan`` (``--plan`` words); or an ablation
@@ -242,22 +252,12 @@ class Forker:
             return Ablation(self.cfg, task.tick, self.window[1], fish=task.fish, rep=task.rep)
         return Ablation(self.cfg, task.tick, self.window[1], goal=task.goal, rep=task.rep)
 
-    def recorded_batch(self, task: Task) -> DecisionBatch | None:
-        """The recorded decisions of ``task``'s tick that its fork keeps: an ablation's ablated ones
-        are asked again (and so replaced)."""
-        batch = ReplaySource(self.rec).batch_at(task.tick)
-        if batch is not None and task.kind.startswith("ablate"):
-            goals = batch.goals if batch.goals is not None else np.full(len(batch), -1)
-            drop = (batch.fish == task.fish) if task.kind == "ablate_fish" else (goals == task.goal)
-            batch = batch.subset(np.flatnonzero(~drop))
-        return batch
-
     def run(self, task: Task) -> dict[str, Any]:
         """One fork: its outcome, final hash and what it cost."""
         self.seek(task.tick)
         world = World(self.cfg, registry=run_registry(self.rec))
         world.load_state_arrays(self.player.state_arrays())
-        batch = self.recorded_batch(task)
+        batch = kept_decisions(ReplaySource(self.rec).batch_at(task.tick), task)
         live = self._source(task.tick)
         try:
             fish: int | None = None

@@ -147,21 +147,19 @@ class JoinedEngine:
         rows = np.flatnonzero(keep)
         if not rows.size:
             return own, None
-        pick = rows if rows.size < need.size else slice(None)
-        req = RequestBatch(tick=tick, fish=need[pick], triggers=a.triggers[pick], codes=a.codes[pick],
-                           energy=a.energy[pick], max_energy=w.max_energy, heading=a.heading[pick],
-                           traits=a.traits[pick], food_here=a.food_here[pick], refused=a.refused[pick],
-                           plans=w.plan_table)
+        req = self._request(a, rows if rows.size < need.size else slice(None))
         live = self.planner.decide(req)
         for k, ab in ablated:
             if ab.goal is not None:
                 live = self._redrawn(live, req, k, ab)
         return own, live
 
-    def _request(self, a: Any, rows: np.ndarray, base: int) -> RequestBatch:
-        """The requests of ``a``'s ``rows`` (all of one tank), its fish numbered as in their tank."""
+    def _request(self, a: Any, rows: np.ndarray | slice, base: int = 0) -> RequestBatch:
+        """The requests of ``a``'s ``rows``; ``base``: the start of their one tank, its fish then
+        numbered as in that tank (0: as in the joined world)."""
         w = self.batch
-        return RequestBatch(tick=w.tick, fish=a.fish[rows] - base, triggers=a.triggers[rows], codes=a.codes[rows],
+        fish = a.fish[rows] - base if base else a.fish[rows]
+        return RequestBatch(tick=w.tick, fish=fish, triggers=a.triggers[rows], codes=a.codes[rows],
                             energy=a.energy[rows], max_energy=w.max_energy, heading=a.heading[rows],
                             traits=a.traits[rows], food_here=a.food_here[rows], refused=a.refused[rows],
                             plans=w.plan_table)
