@@ -170,6 +170,17 @@ def plan_of(action: Action | str, plans: PlanTable = DEFAULT) -> tuple[int, int,
         raise RecordingError(f"fork plan: {exc}") from None
 
 
+def kept_decisions(batch: DecisionBatch | None, kind: str, fish: int, goal: int) -> DecisionBatch | None:
+    """The recorded decisions ``batch`` of a fork's tick that the fork keeps: an ablation's
+    (``kind`` "ablate_fish" of ``fish``, "ablate_goal" of ``goal``: influence's) are asked again,
+    and so replaced; any other fork keeps them all."""
+    if batch is not None and kind.startswith("ablate"):
+        goals = batch.goals if batch.goals is not None else np.full(len(batch), -1)
+        drop = (batch.fish == fish) if kind == "ablate_fish" else (goals == goal)
+        batch = batch.subset(np.flatnonzero(~drop))
+    return batch
+
+
 def swapped_batch(recorded: DecisionBatch | None, tick: int, fish: int | None,
                   plan: tuple[int, int, int] | None, plans: PlanTable = DEFAULT) -> tuple[DecisionBatch, str | None]:
     """The decisions of ``tick`` as recorded with ``fish``'s replaced by ``plan`` (added where the

@@ -22,7 +22,7 @@ from ..observe.recording import Recording
 from ..registry import Registry
 from ..world import World
 from .base import observed
-from .fork import ForkSource, fork_source, held_plan, inherited_hold, swapped_batch
+from .fork import ForkSource, fork_source, held_plan, inherited_hold, kept_decisions, swapped_batch
 from .influence_outcome import measure, parse_outcome
 from .replay import ReplaySession, ReplaySource, run_registry
 from .trust import ReaderChoice
@@ -132,16 +132,6 @@ class Ablate(DecisionSource):
 
     def close(self) -> None:
         self.live.close()
-
-
-def kept_decisions(batch: DecisionBatch | None, task: Task) -> DecisionBatch | None:
-    """The recorded decisions ``batch`` of ``task``'s tick that its fork keeps: an ablation's
-    ablated ones are asked again (and so replaced)."""
-    if batch is not None and task.kind.startswith("ablate"):
-        goals = batch.goals if batch.goals is not None else np.full(len(batch), -1)
-        drop = (batch.fish == task.fish) if task.kind == "ablate_fish" else (goals == task.goal)
-        batch = batch.subset(np.flatnonzero(~drop))
-    return batch
 
 
 @dataclass
@@ -257,7 +247,7 @@ class Forker:
         self.seek(task.tick)
         world = World(self.cfg, registry=run_registry(self.rec))
         world.load_state_arrays(self.player.state_arrays())
-        batch = kept_decisions(ReplaySource(self.rec).batch_at(task.tick), task)
+        batch = kept_decisions(ReplaySource(self.rec).batch_at(task.tick), task.kind, task.fish, task.goal)
         live = self._source(task.tick)
         try:
             fish: int | None = None

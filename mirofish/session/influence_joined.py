@@ -39,8 +39,7 @@ import numpy as np
 from ..batch import Batch, why_not
 from ..brains.instinct import instinct_source
 from ..world import World, goal_parts
-from .fork import held_plan, inherited_hold, swapped_batch
-from .influence_forks import kept_decisions
+from .fork import held_plan, inherited_hold, kept_decisions, swapped_batch
 from .joined import JoinedEngine, JoinedTank, draws_watched, keyed_brain
 from .replay import ReplaySource, run_registry
 
@@ -115,7 +114,7 @@ def run_joined(forker: Forker, tasks: list[Task]) -> list[dict[str, Any]] | None
         return None
     for task, ablation in zip(tasks, ablations):
         fish, plan = _task_plan(forker, task)
-        first, _ = swapped_batch(kept_decisions(recorded, task), tick, fish, plan, plans)
+        first, _ = swapped_batch(kept_decisions(recorded, task.kind, task.fish, task.goal), tick, fish, plan, plans)
         hold = held_plan(tick, fish, plan, False) or inherited_hold(rec.header, tick, unless=fish, plans=plans)
         goals = [int(g) for g in first.goals] + ([hold[1][0]] if hold is not None else [])
         if any(watched[g] for g in goals if 0 <= g < watched.size):
