@@ -1519,7 +1519,9 @@ static const char adopt_doc[] =
     "the decision's tick and count, and steering's derived weights, bias and flags, read per goal from\n"
     "the plan types' table (``goal_start``/``goal_variants``: its rows of ``table``, a parameter picking\n"
     "among several; ``goal_eats`` 0 never, 1 when hungry, 2 what it reaches; ``goal_rests``;\n"
-    "``goal_biased``: the parameter is a direction steering favours). ``fish`` holds no fish twice (a\n"
+    "``goal_biased``: the parameter is a direction steering favours; ``row_base``: empty, or each fish's\n"
+    "first row of ``table``, its rows then a block of its own: joined tanks of other live settings). ``fish``\n"
+    "holds no fish twice (a\n"
     "batch's). Returns what ended each fish's plan as the new one replaced it, a new int8 array\n"
     "(Frame.ended): its raised trigger, ``t_horizon`` where a raised one met the plan's end, -1 none;\n"
     "and how many of the plans are of a goal ``goal_watched`` marks (one World.step looks after).\n"
@@ -1527,11 +1529,12 @@ static const char adopt_doc[] =
 
 enum { A_FISH, A_GOALS, A_PARAMS, A_HORIZONS, A_PLAN_GOAL, A_PLAN_PARAM, A_PLAN_END, A_PLAN_TRIGGER, A_NO_FOOD,
        A_INTENT, A_LAST_DECISION, A_DECISIONS, A_W, A_BIAS, A_FORAGE, A_SNACKS, A_RESTS, A_TABLE, A_PERSONAL,
-       A_GOAL_START, A_GOAL_VARIANTS, A_GOAL_EATS, A_GOAL_RESTS, A_GOAL_BIASED, A_GOAL_WATCHED, N_A };
+       A_GOAL_START, A_GOAL_VARIANTS, A_GOAL_EATS, A_GOAL_RESTS, A_GOAL_BIASED, A_GOAL_WATCHED, A_ROW_BASE, N_A };
 static const char *A_NAMES[N_A] = {"fish", "goals", "params", "horizons", "plan_goal", "plan_param", "plan_end",
                                    "plan_trigger", "no_food", "intent", "last_decision", "decisions", "w", "bias",
                                    "forage", "snacks", "rests", "table", "personal", "goal_start",
-                                   "goal_variants", "goal_eats", "goal_rests", "goal_biased", "goal_watched"};
+                                   "goal_variants", "goal_eats", "goal_rests", "goal_biased", "goal_watched",
+                                   "row_base"};
 enum { AN_TICK, AN_NO_END, AN_T_HORIZON, N_AN_INTS, AN_DIRECTION = N_AN_INTS, N_AN };
 static const char *AN_NAMES[N_AN] = {"tick", "no_end", "t_horizon", "direction"};
 
@@ -1576,6 +1579,14 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
     TAKE(goal_rests, uint8_t, aa[A_GOAL_RESTS], n_goals, 0);
     TAKE(goal_biased, uint8_t, aa[A_GOAL_BIASED], n_goals, 0);
     TAKE(goal_watched, uint8_t, aa[A_GOAL_WATCHED], n_goals, 0);
+    Py_ssize_t based = items(aa[A_ROW_BASE], 8, "row_base");
+    if (based < 0) goto fail;
+    if (based && based != n) {
+        PyErr_Format(PyExc_ValueError, "array row_base: %zd items, not 0 or one a fish (%zd)", based, n);
+        goto fail;
+    }
+    const int64_t *row_base = based ? take(&bs, aa[A_ROW_BASE], n, 8, 0, "row_base") : NULL;
+    if (based && !row_base) goto fail;
     Py_ssize_t watched = 0;
     if (!(o_ended = new_array(k, -1, NPY_INT8))) goto fail;
     int8_t *ended = PyArray_DATA(o_ended);
@@ -1585,10 +1596,13 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
         const char *bad = NULL;
         long long what = 0;
         int64_t p = params[q], row = 0;
+        int64_t base = 0;
         if (i < 0 || i >= n) bad = "fish", what = i;
         else if (g < 0 || g >= n_goals) bad = "plan goal", what = g;
-        else if ((row = goal_start[g] + ((goal_variants[g] > 1 && p >= 0 && p < goal_variants[g]) ? p : 0)) < 0 ||
-                 row >= rows)
+        else if (row_base && ((base = row_base[i]) < 0 || base >= rows)) bad = "row base", what = base;
+        else if (goal_start[g] < 0 || goal_start[g] >= rows ||
+                 (row = base + goal_start[g] + ((goal_variants[g] > 1 && p >= 0 && p < goal_variants[g]) ? p : 0)) >=
+                     rows)
             bad = "plan goal", what = g;
         if (bad) {
             Py_DECREF(o_ended);

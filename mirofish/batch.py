@@ -1,6 +1,8 @@
 """Many tanks stepped as one world: one compiled call per stage per tick for all of them.
 
-Tanks of one shape — the same config but the seed — are laid one after another. Each tank's
+Tanks of one shape — the same config but the seed and the settings a running tank may change
+(:data:`~mirofish.config.LIVE_KEYS`: the food's spawn rate, steering's school, food and
+open-water weights) — are laid one after another. Each tank's
 padded grid becomes a block of one joined grid (its cells shifted by the block's start) and its
 fish a block of rows (their ids shifted likewise); the per-fish arrays, the memories, the views
 and the steering's weights are the tanks' arrays end to end. A tank's glass margin is at least
@@ -12,12 +14,21 @@ would be, tick by tick (``tests/test_batch.py`` checks the state hashes). Only t
 spawned tank by tank: it draws from (a copy of) each tank's own random stream. The batch steps
 copies of the tanks; ``world(k)`` writes tank ``k``'s state back into its own world.
 
+The live settings may differ from tank to tank because none of them is a number the compiled
+stages take for all fish at once: each tank's food is spawned by its own water (its spawn rate),
+and steering's weights reach a fish through its row of ``w``, which a new plan derives from its
+own tank's table of plan weights (the distinct tables stacked, each fish's rows starting at its
+own tank's: ``World._row_base``, read by the compiled ``adopt``). Any other difference (the
+temperature, the food's energy, the planner's weights …) is refused: those are numbers of the
+whole joined world.
+
 What it steps (``why_not``): tanks whose fish are given their actions — the array environment's
 (:func:`mirofish.env.vector_env`), where every fish holds the action it was given — on the
 compiled tick, without species, groups, places, plants as food, currents or spare room, and not
 while being recorded; and, with ``planned=True``, tanks whose fish decide plans, for a caller that
 asks the planner for all of them at once and runs each tank's observers itself
-(mirofish/session/joined.py: ``influence``'s forks of one tick, a sweep's runs of one setting).
+(mirofish/session/joined.py: ``influence``'s forks of one tick, a sweep's runs of one setting
+but their seeds and live settings).
 Each tank's metrics, word-and-deed and decision history stay its own, so joining gains the
 compiled calls' and the engine's share of a tick, not the observers' (``bench/batch_bound.py``;
 docs/speed.md, "Many tanks as one program").
@@ -36,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from . import kernel
+from .config import LIVE_KEYS
 from .fish.memory import LongMemory, ShortMemory
 from .water import Water
 from .world import MEMORY_STATE, School, World
@@ -61,6 +73,23 @@ def why_not(cfg: Any, planned: bool = False) -> str | None:
     if cfg.perception.plants_seen:
         return "its fish see plants"
     return None
+
+
+def joined_setting(cfg: Any) -> dict[str, Any]:
+    """``cfg`` as tanks joined with it must have it: all of it but the seed and the settings a
+    running tank may change (:data:`~mirofish.config.LIVE_KEYS`), which may differ.
+
+    Not the planner's weights (``brain.planner``), though the world never reads them: a build that
+    asked each tank's fish by a planner of its own setting (one planner call a setting a tick, the
+    answers merged) ran slower than the same runs in groups of one planner setting (0.84–0.85×,
+    ``bench/sweep_joined.py --settings 16`` and ``64`` with ``brain.planner.school`` varied too;
+    not kept) — a call of the compiled planner and its requests costs about what joining a tank
+    saves."""
+    out: dict[str, Any] = cfg.model_dump(exclude={"seed"})
+    for key in LIVE_KEYS:
+        section, name = key.split(".")
+        out[section].pop(name, None)
+    return out
 
 
 def _alone_only(w: World, before: list[World]) -> str | None:
@@ -129,10 +158,11 @@ class Batch(World):
         reason = why_not(w0.cfg, planned)
         if reason:
             raise ValueError(f"these tanks cannot be stepped as one: {reason}")
-        base = w0.cfg.model_dump(exclude={"seed"})
+        base = joined_setting(w0.cfg)
         for i, w in enumerate(worlds):
-            if i and w.cfg.model_dump(exclude={"seed"}) != base:
-                raise ValueError(f"tank {i}: another config than tank 0's (a batch's tanks differ only by seed)")
+            if i and joined_setting(w.cfg) != base:
+                raise ValueError(f"tank {i}: another config than tank 0's (a batch's tanks differ only by their seed "
+                                 f"and the settings a running tank may change: {', '.join(LIVE_KEYS)})")
             if w.tick != w0.tick:
                 raise ValueError(f"tank {i} is at tick {w.tick}, tank 0 at {w0.tick}")
             if alike and w is not w0:
@@ -174,6 +204,20 @@ class Batch(World):
         st.__dict__.update(w0.steering.__dict__)
         for name in STEERING_ROWS:
             setattr(st, name, np.concatenate([getattr(w.steering, name) for w in worlds]))
+        # each tank's table of plan weights (tanks of other live settings have their own): the
+        # distinct ones stacked, and where each fish's rows start (World._row_base; one: as alone)
+        tables: list[np.ndarray] = []
+        of_tank = []
+        for w in worlds:
+            t = w.steering.table
+            same = next((i for i, u in enumerate(tables) if np.array_equal(u, t)), None)
+            if same is None:
+                tables.append(t)
+                same = len(tables) - 1
+            of_tank.append(same)
+        if len(tables) > 1:
+            st.table = np.ascontiguousarray(np.concatenate(tables))
+            self._row_base = np.repeat(np.array(of_tank, np.int64) * len(tables[0]), n)
 
     def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray,
                     ended: bool = False) -> np.ndarray | None:

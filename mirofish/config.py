@@ -411,6 +411,12 @@ class SteeringConfig(_Section):
     rest: float = Field(5.0, ge=0, le=1000, description="rest: how firmly a resting fish stays")
 
 
+# Settings a running tank may change (the window's sliders, ``tune``: mirofish/interventions.py);
+# the rest apply at a reset. Tanks joined into one world may differ by them (mirofish/batch.py).
+LIVE_KEYS = ("food.spawn_rate", "steering.alignment", "steering.cohesion", "steering.separation",
+             "steering.food", "steering.open_water")
+
+
 class PlannerConfig(_Section):
     """The instinct planner: goal utilities (scaled by personality and state) and horizons."""
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .config import LIVE_KEYS
 from .files import CONFIG_LIMIT, FileRefused, read_text_bounded
 from .grid import HEX, SQUARE, Grid
 from .water import NO_FOOD, ROCK, WATER
@@ -45,9 +46,6 @@ if TYPE_CHECKING:
     from .world import World
 
 KINDS = ("food", "rock", "clear", "current", "tune", "add", "remove")  # (checked by _CHECKS)
-# Settings a running tank may change (the window's sliders, ``tune``); the rest apply at a reset.
-LIVE_KEYS = ("food.spawn_rate", "steering.alignment", "steering.cohesion", "steering.separation",
-             "steering.food", "steering.open_water")
 PATCH = 1  # the square's half-width: 3×3
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import interventions, kernel
 from .actions import N_ACTIONS, Action
-from .config import Config, MemoryConfig, hundredths
+from .config import LIVE_KEYS, Config, MemoryConfig, hundredths
 from .fish import memory as mem
 from .fish.features import from_world
 from .fish.formula import Formula
@@ -405,7 +405,10 @@ class World:
         seen: np.ndarray = s.food_seen[fish].astype(np.int16) + under
         return seen
 
-    LIVE_KEYS = interventions.LIVE_KEYS  # settings a running tank may change; the rest apply at a reset
+    LIVE_KEYS = LIVE_KEYS  # settings a running tank may change; the rest apply at a reset (config.py)
+    # where each fish's rows of steering's plan weights start (empty: at 0, one table for all; a
+    # joined world of tanks of other live settings stacks their tables: mirofish/batch.py)
+    _row_base = np.zeros(0, np.int64)
 
     def retune(self, cfg: Config) -> None:
         """Take ``cfg``'s :attr:`LIVE_KEYS` from now on (``cfg`` equals the current config
@@ -596,7 +599,8 @@ class World:
                  "plan_trigger": s.plan_trigger, "no_food": s.no_food, "intent": s.intent,
                  "last_decision": s.last_decision, "decisions": s.decisions, "w": st.w, "bias": st.bias,
                  "forage": st.forage, "snacks": st.snacks, "rests": st.rests, "table": st.table,
-                 "personal": st.personal, "goal_watched": parts.watched_u8, **st.goal_rows.arrays()},
+                 "personal": st.personal, "goal_watched": parts.watched_u8, "row_base": self._row_base,
+                 **st.goal_rows.arrays()},
                 {"tick": self.tick, "no_end": NO_END, "t_horizon": T_HORIZON, "direction": st.cfg.direction})
             if watched and not (self._seeking and self._predicating):  # (and how many plans are watched)
                 self._watch(goals)

@@ -223,6 +223,35 @@ def test_a_damaged_state_is_a_value_error_not_a_crash():
         fast.world.step()
 
 
+def test_adopt_reads_each_fishs_own_rows_of_the_plan_weights():
+    # row_base (joined tanks of other live settings, mirofish/batch.py): each fish's rows of the
+    # stacked table start at its own block; none given: every fish reads the one table
+    from mirofish.config import load_config as lc
+    from mirofish.world import World
+
+    a, b = World(lc(seed=4)), World(lc(seed=4, **{"steering.alignment": 0.0, "steering.food": 1.0}))
+    assert not np.array_equal(a.steering.table, b.steering.table)
+    n, rows = a.school.n, len(a.steering.table)
+    code = a.plan_table.code  # plans that swim by alignment and by food: school, forage
+    fish, goals = np.arange(n), np.where(np.arange(n) % 4 < 2, code["school"], code["forage"]).astype(np.int8)
+    params, horizons = np.zeros(n, np.int16), np.full(n, 30, np.int16)
+    a.steering.table = np.concatenate([a.steering.table, b.steering.table])
+    a._row_base = np.where(np.arange(n) % 2 == 1, rows, 0).astype(np.int64)  # odd fish: the second table
+    a.apply_plans(fish, goals, params, horizons)
+    b.apply_plans(fish, goals, params, horizons)
+    plain = World(lc(seed=4))
+    plain.apply_plans(fish, goals, params, horizons)
+    assert np.array_equal(a.steering.w[1::2], b.steering.w[1::2]) and np.array_equal(a.steering.w[::2],
+                                                                                     plain.steering.w[::2])
+    assert not np.array_equal(a.steering.w[1::2], plain.steering.w[1::2])
+    a._row_base = np.full(n, 2 * rows, np.int64)  # past the table: refused in one line
+    with pytest.raises(ValueError, match=rf"row base {2 * rows} is out of range"):
+        a.apply_plans(fish, goals, params, horizons)
+    a._row_base = np.zeros(3, np.int64)
+    with pytest.raises(ValueError, match="row_base: 3 items, not 0 or one a fish"):
+        a.apply_plans(fish, goals, params, horizons)
+
+
 FUZZ = r'''
 import json
 import sys

@@ -83,3 +83,53 @@ def test_large_tanks_join_fewer_to_a_world_and_the_largest_run_alone():
     assert joined is not None
     assert [untimed(j) for j in joined] == [untimed(run_headless(c, 30, out=io.StringIO())) for c in cfgs]
     assert run_headless_joined([load_config(None, ("fish.count=2100",), seed=s) for s in (1, 2)], 5) is None
+
+
+LIVE = [("steering.alignment=0",), ("steering.alignment=5", "steering.cohesion=0"), ("food.spawn_rate=0.002",),
+        ("steering.separation=7", "steering.food=1", "steering.open_water=3"), ()]
+
+
+def test_runs_of_other_live_settings_join_and_print_each_runs_own_summary():
+    # the settings a running tank may change (LIVE_KEYS) may differ within one joined world: each
+    # tank's food spawns by its own rate, each fish's plans are weighed by its own tank's table
+    cfgs = [load_config(None, live, seed=s) for s, live in zip((1, 2, 3, 4, 5), LIVE)]
+    alone = [run_headless(c, 300, out=io.StringIO()) for c in cfgs]
+    joined = run_headless_joined(cfgs, 300)
+    assert joined is not None
+    assert [untimed(j) for j in joined] == [untimed(a) for a in alone]
+    # the same seed with other live settings: another run (the settings reach the fish)
+    twins = [load_config(None, live, seed=7) for live in LIVE]
+    hashes = [j["final_state_hash"] for j in run_headless_joined(twins, 200) or []]
+    assert hashes == [run_headless(c, 200, out=io.StringIO())["final_state_hash"] for c in twins]
+    assert len(set(hashes)) == len(LIVE)
+
+
+@pytest.mark.parametrize("other", ["steering.temperature=0.5", "food.energy=30", "brain.chooser=random",
+                                   "brain.planner.school=1", "steering.wall=2", "triggers.alone_ticks=9"])
+def test_runs_that_differ_by_a_setting_that_is_not_live_are_not_joined(other):
+    from mirofish.batch import Batch
+    from mirofish.world import World
+
+    cfgs = [load_config(None, (), seed=1), load_config(None, (other,), seed=2)]
+    assert run_headless_joined(cfgs, 5) is None
+    with pytest.raises(ValueError, match=r"settings a running tank may change: food\.spawn_rate"):
+        Batch([World(c) for c in cfgs], planned=True)
+
+
+def test_groups_join_runs_of_other_live_settings_and_keep_other_settings_apart():
+    tasks = [RunTask("aquarium", {"brain.chooser": c, "steering.alignment": a, "food.spawn_rate": r}, seed, 150)
+             for c in ("instinct", "random") for a in (0.0, 5.0) for r in (0.0003, 0.001) for seed in (1, 2)]
+    got = groups(tasks, 1)
+    assert sorted(t.run_id for g in got for t in g) == sorted(t.run_id for t in tasks)
+    assert all(len({t.params["brain.chooser"] for t in g}) == 1 for g in got)  # the planner: one a world
+    assert sum(len({(t.params["steering.alignment"], t.params["food.spawn_rate"]) for t in g}) > 1 for g in got) == 2
+    mixed = next(g for g in got if g[0].params["brain.chooser"] == "instinct")
+    assert len(mixed) == 8
+    rows = run_tasks(mixed)
+    assert [comparable(r) for r in rows] == [comparable(run_task(t)) for t in mixed]
+    assert all(r["status"] == "ok" for r in rows) and len({r["summary"]["final_state_hash"] for r in rows}) == 8
+    assert len({r["elapsed_s"] for r in rows}) == 1  # stepped as one world: each its share of the group's time
+    # the planner's weights are not among them: a planner setting a group
+    weighed = [RunTask("aquarium", {"brain.planner.school": w}, seed, 150) for w in (1.0, 3.0) for seed in (1, 2)]
+    assert sorted(sorted(t.params["brain.planner.school"] for t in g) for g in groups(weighed, 1)) == \
+        [[1.0, 1.0], [3.0, 3.0]]

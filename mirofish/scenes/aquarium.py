@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from ..config import LIVE_KEYS
 from ..observe.metrics import ranked, summary_key
 from .parts import SceneSpec, SweepHooks
 
@@ -49,8 +50,9 @@ def summarize(task: Any, record_dir: str | None = None) -> dict[str, Any]:
 
 
 def summarize_joined(tasks: list[Any]) -> list[dict[str, Any]] | None:
-    """Sweep runs of one setting stepped as one world (session/headless.py: run_headless_joined);
-    None when their tank cannot be (a model's runs, species, realtime …: each runs alone)."""
+    """Sweep runs of one setting but their seeds and live settings (``LIVE_KEYS``) stepped as one
+    world (session/headless.py: run_headless_joined); None when their tank cannot be (a model's
+    runs, species, realtime …: each runs alone)."""
     from ..config import load_config
     from ..session.headless import run_headless_joined
 
@@ -73,7 +75,7 @@ def ask_server(params: dict[str, Any], base_url: str, model: str) -> None:
 
 SWEEP = SweepHooks(length="ticks", metrics=tuple(summary_key(m) for m in ranked("sweep")), check=check,
                    summarize=summarize, command=command, presets=True, ask_server=ask_server,
-                   summarize_joined=summarize_joined)
+                   summarize_joined=summarize_joined, joins_across=LIVE_KEYS)
 
 SPEC = SceneSpec(
     name="aquarium", command="live", help="run the aquarium in a window (or --terminal, or --headless for JSON)",

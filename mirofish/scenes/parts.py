@@ -33,7 +33,8 @@ class SweepHooks:
     ask that server (it edits the sweep file's ``params``; None: the scene's runs ask none);
     ``summarize_joined(tasks)``: the summaries of runs of one setting (their seeds differ), run
     together — each what ``summarize`` gives it, but for its timings — or None: run each alone
-    (None as the hook: the scene's runs always run alone)."""
+    (None as the hook: the scene's runs always run alone); ``joins_across``: the settings such
+    runs may also differ by (the aquarium's live settings: one joined world holds them per tank)."""
 
     length: str
     metrics: tuple[str, ...]
@@ -43,6 +44,7 @@ class SweepHooks:
     presets: bool = False
     ask_server: Callable[[dict[str, Any], str, str], None] | None = None
     summarize_joined: Callable[[list[Any]], list[dict[str, Any]] | None] | None = None
+    joins_across: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -191,11 +191,12 @@ def _brain_status(engine: Session, ticks: int) -> dict[str, Any]:
 
 
 
-JOIN_RUNS = 16  # runs of one setting stepped as one world at most (a sweep's: sweep/runs.py)
+JOIN_RUNS = 16  # runs stepped as one world at most (a sweep's: sweep/runs.py)
 
 
 def why_alone(cfg: Config) -> str | None:
-    """Why a headless run of ``cfg`` steps alone (None: runs of its setting may be joined,
+    """Why a headless run of ``cfg`` steps alone (None: runs of its setting, seeds and live settings
+    aside, may be joined,
     :func:`run_headless_joined`)."""
     from ..batch import why_not
 
@@ -210,7 +211,8 @@ def why_alone(cfg: Config) -> str | None:
 
 
 def run_headless_joined(cfgs: list[Config], ticks: int) -> list[dict[str, Any]] | None:
-    """The summaries :func:`run_headless` gives for each of ``cfgs`` (one setting, their seeds)
+    """The summaries :func:`run_headless` gives for each of ``cfgs`` (one setting but their seeds and
+    live settings, :func:`mirofish.batch.joined_setting`)
     run ``ticks`` ticks, the runs stepped as one world (mirofish/session/joined.py: one compiled
     call per stage and one planner call a tick for all; each run's metrics, decision history and
     summary its own, hash for hash). None when they cannot be joined (:func:`why_alone`): run each

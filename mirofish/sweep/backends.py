@@ -5,9 +5,9 @@ native runtime, its scheduler and workers are two plain commands (``dask schedul
 ``dask worker ADDRESS``) that start in about a second, and ``Client.submit`` of a plain
 function is exactly the shape of a sweep (independent runs, results back to one place).
 Ray brings a large native runtime and a heavier start for no gain here. Both backends call
-the same ``run_task`` (through ``run_tasks``, which steps the runs of one setting
-as one world where it can, each run's row what ``run_task`` gives it but for its timings), so a
-run's row does not depend on which one ran it. Both send the runs of one setting together
+the same ``run_task`` (through ``run_tasks``, which steps runs that differ only by their seed
+and live settings as one world where it can, each run's row what ``run_task`` gives it but for
+its timings), so a run's row does not depend on which one ran it. Both send such runs together
 (:func:`~.runs.groups`).
 """
 
@@ -56,8 +56,8 @@ def _worker_init() -> None:
 
 
 class LocalBackend:
-    """Runs in ``workers`` local processes, at most ``workers`` at a time; the runs of one
-    setting (their seeds differ) go to a worker together, up to ``JOIN_RUNS`` at once, and are
+    """Runs in ``workers`` local processes, at most ``workers`` at a time; runs that differ only by
+    their seed and live settings go to a worker together, up to ``JOIN_RUNS`` at once, and are
     stepped as one world where they can be (:func:`~.runs.run_tasks`). A stopped sweep loses the
     groups in flight (their runs are run again when it resumes)."""
 
@@ -180,7 +180,7 @@ class DaskBackend:
         self._futures: list[Any] = []
 
     def run(self, tasks: list[RunTask], record_dir: str | None) -> Iterator[dict[str, Any]]:
-        """The runs in groups of one setting (:func:`~.runs.groups` over the cluster's workers, as
+        """The runs in groups that may join (:func:`~.runs.groups` over the cluster's workers, as
         the local backend sends them), each group one task that steps its runs as one world where
         it can (:func:`~.runs.run_tasks`): rows arrive a group at a time, and a stopped sweep loses
         the groups in flight."""

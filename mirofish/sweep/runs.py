@@ -30,17 +30,21 @@ def _row(task: RunTask) -> dict[str, Any]:
             "params": task.params, "command": task.command_line()}
 
 
-def same_setting(task: RunTask) -> str:
-    """Runs with equal keys differ only by their seed (one setting: they may run joined)."""
-    return json.dumps([task.scene, task.params, task.length, task.preset], sort_keys=True, default=str)
+def join_key(task: RunTask) -> str:
+    """Runs with equal keys may run joined: they differ only by their seed and by the settings the
+    scene's runs may differ by within one joined world (``SweepHooks.joins_across``: the aquarium's
+    live settings, mirofish/batch.py)."""
+    across = hooks(task.scene).joins_across
+    params = {k: v for k, v in task.params.items() if k not in across}
+    return json.dumps([task.scene, params, task.length, task.preset], sort_keys=True, default=str)
 
 
 def run_tasks(tasks: list[RunTask], record_dir: str | None = None) -> list[dict[str, Any]]:
-    """The rows of runs of one setting (:func:`same_setting`), each what :func:`run_task` gives it
+    """The rows of runs that may join (one :func:`join_key`), each what :func:`run_task` gives it
     but for its timings: stepped together where the scene can (``SweepHooks.summarize_joined``;
-    a recorded sweep's runs and a setting whose runs cannot join run one by one). A joined run's
+    a recorded sweep's runs and runs that cannot join run one by one). A joined run's
     ``elapsed_s`` is its share of the group's time (never raises)."""
-    if len(tasks) > 1 and record_dir is None and len({same_setting(t) for t in tasks}) == 1:
+    if len(tasks) > 1 and record_dir is None and len({join_key(t) for t in tasks}) == 1:
         start = time.perf_counter()
         try:
             joined = hooks(tasks[0].scene).summarize_joined
@@ -55,16 +59,17 @@ def run_tasks(tasks: list[RunTask], record_dir: str | None = None) -> list[dict[
 
 
 def groups(tasks: list[RunTask], workers: int, most: int | None = None) -> list[list[RunTask]]:
-    """``tasks`` in groups of one setting for :func:`run_tasks`: at most ``most`` runs a group
-    (default ``JOIN_RUNS``), and a setting split further while there are fewer than two groups a
-    worker (each worker kept busy, and a stopped sweep keeps the groups that finished: their rows
-    come a group at a time). Every task once, in the order given within a setting."""
+    """``tasks`` in groups that may join (one :func:`join_key` a group: their seeds and live
+    settings may differ) for :func:`run_tasks`: at most ``most`` runs a group (default
+    ``JOIN_RUNS``), and a key's runs split further while there are fewer than two groups a worker
+    (each worker kept busy, and a stopped sweep keeps the groups that finished: their rows come a
+    group at a time). Every task once, in the order given within a key."""
     from ..session.headless import JOIN_RUNS
 
     most = JOIN_RUNS if most is None else max(1, most)
     by: dict[str, list[RunTask]] = {}
     for t in tasks:
-        by.setdefault(same_setting(t), []).append(t)
+        by.setdefault(join_key(t), []).append(t)
     split = -(-2 * max(1, workers) // max(1, len(by)))  # parts per setting: two groups a worker at least
     out: list[list[RunTask]] = []
     for same in by.values():
