@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Recording cost, size and seek speed (issue: recordings and replay).
+"""Recording cost, size and seek speed (docs/recordings.md).
 
 1. Overhead: ticks/s of the default 60-fish tank with and without ``--record`` (best of 3).
 2. Size: a 43,200-tick (6 simulated hours) recording; bytes per simulated hour.

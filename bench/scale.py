@@ -2,7 +2,7 @@
 """The cost curve: ticks per second, µs per fish-tick, setup time and peak memory, from 60 to
 100,000 fish, the tank growing with the fish.
 
-Sizes (the default tank's density for 60 and 240 fish; the issue's tanks for 1,000 and
+Sizes (the default tank's density for 60 and 240 fish; the tanks of docs/speed.md for 1,000 and
 10,000; the largest tank the config allows for 100,000): 60 fish on 96×54, 240 on 192×108,
 1,000 on 320×180, 10,000 on 1,000×600, 100,000 on 2,000×2,000, with plants and rocks in
 proportion to the area. Each size runs in a fresh process (its peak RSS is its own): build the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Travelling schools in the schooling-demo preset: seeds 1–5 (the issue's acceptance figures).
+"""Travelling schools in the schooling-demo preset: seeds 1–5 (the acceptance figures of docs/schools.md).
 
 Per seed: the largest moving school at tick 240 (size, polarization inside it, share of its
 fish that moved in the last 10 ticks), how far its members' centre travels over the next 100

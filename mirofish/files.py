@@ -1,4 +1,4 @@
-"""Reading a file we are given: the one rule for every input file (issue 62, "files read without bounds").
+"""Reading a file we are given: the one rule for every input file (no file read without bounds).
 
 A path a user names — a prompt file, a config file (``--config``), a sweep file, a fork's
 ``--interventions`` file, the tokenizer ``MIROFISH_TOKENIZER`` names, a reply-cache entry — may

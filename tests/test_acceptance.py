@@ -1,4 +1,4 @@
-"""The issue's acceptance figures, measured on full default tanks (60 fish)."""
+"""The acceptance figures, measured on full default tanks (60 fish)."""
 
 import pytest
 

@@ -74,7 +74,7 @@ DEEP_TOML = "x = " + "[" * 3000 + "]" * 3000 + "\n"
 
 
 @pytest.mark.parametrize("args, needle", [
-    # values from the reliability campaign that used to end in exit 1 (issue "reliability", case 5)
+    # values from the reliability campaign that used to end in exit 1 (its case 5)
     (["live", "--headless", "--set", "food.energy=inf"], "food.energy"),
     (["live", "--headless", "--set", "fish.max_energy=1e300"], "fish.max_energy"),
     (["live", "--headless", "--set", "fish.start_age_max=1e23"], "fish.start_age_max"),

@@ -154,7 +154,7 @@ def test_a_clip_too_long_to_be_meant_is_refused_with_its_size(recording, tmp_pat
     assert not (tmp_path / "b.gif").exists()
 
 
-# ---------------------------------------------------------------- damaged recordings (issue 62)
+# ---------------------------------------------------------------- damaged recordings
 # A clip of a recording that does not replay used to draw the tick it stopped at forever (the
 # window keeps a divergence as its alarm and steps no further) and ignored SIGTERM (SDL turned it
 # into a quit event nobody read), leaving a growing GIF. Each case below is edited and re-sealed

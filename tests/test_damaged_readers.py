@@ -1,4 +1,4 @@
-"""Damaged recordings x every reading command (issue 62, item 8): a recording of a model run,
+"""Damaged recordings x every reading command (docs/recordings.md: a recording is data): a recording of a model run,
 damaged as a careless tool or a hostile file would leave it and sealed again with a fresh
 checksum, read by replay, report, trace, export (tables, window, OTel), fork (with and without a
 server), diff (either side) and reask: each works or says one line, exit 2 — never exit 1, a

@@ -92,7 +92,7 @@ def test_plans_ask_an_order_of_magnitude_less_often_than_actions():
         eng = LiveSession(load_config(seed=3, **{"brain.decides": mode}))
         eng.run(1000)
         rates[mode] = eng.world.school.decisions.sum() / (60 * 1000)
-    assert rates["plan"] <= 0.03  # the economy goal (the initial decisions included)
+    assert rates["plan"] <= 0.03  # the economy goal (docs/model-brain.md, "Economy") (the initial decisions included)
     assert rates["action"] > 5 * rates["plan"]
 
 

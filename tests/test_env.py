@@ -105,7 +105,7 @@ def test_a_recorded_episode_replays_exactly_and_refuses_to_overwrite(tmp_path, c
     env.close()
 
 
-# -- what the environment refuses (issue 62: "The environment accepts what it cannot mean")
+# -- what the environment refuses (a fault campaign found it accepting what it cannot mean)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Every file we are given is read under one rule (mirofish/files.py, issue 62): opened without
+"""Every file we are given is read under one rule (mirofish/files.py): opened without
 blocking, refused unless a regular file within its kind's limit, read at most limit + 1 bytes.
 /dev/zero, a FIFO nothing writes to, a folder or an over-limit file given as a config, prompt,
 sweep, interventions or tokenizer file is one line on stderr and exit 2 within seconds (it filled

@@ -175,7 +175,7 @@ def _texts_wrong_shape(arrays, texts):
     return encode_columns(arrays, ["thoughts", 5])  # a JSON list where an object belongs
 
 
-# The campaign's damaged recordings that used to exit 1 (reliability issue, case 5). Each is
+# The campaign's damaged recordings that used to exit 1 (the reliability campaign, case 5). Each is
 # re-sealed with a fresh checksum, as a tool that rewrote the file carelessly would leave it,
 # so the reader's own validation — not the "modified" check — has to catch it.
 RESEALED = {

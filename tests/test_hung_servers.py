@@ -218,7 +218,7 @@ def test_realtime_fish_get_a_plan_within_three_simulated_seconds_from_a_hung_ser
 
 
 def test_a_run_with_late_answers_adds_up_and_exports_one_span_a_request(tmp_path):
-    """The issue's figures under load, measured as a user runs them: requests slower than
+    """The model path's figures under load, measured as a user runs them: requests slower than
     brain.request_timeout_s — the JSON's decisions are its model decisions plus its fallbacks,
     the tiers the same, shares sum to 1, and export --otel writes one span per HTTP request
     (the late answer marked on its request's span), not one per record."""

@@ -1,4 +1,4 @@
-"""The model path against servers shaped like real local ones (issue: no wasted completions,
+"""The model path against servers shaped like real local ones (no wasted completions,
 a cold start that counts, plans that last, schemas that constrain, routing that saves).
 
 Every server is the bundled test server on 127.0.0.1: paced one request at a time like

@@ -45,7 +45,7 @@ def record_run(cfg, path, ticks):
 
 @pytest.fixture(scope="module")
 def model_run(tmp_path_factory):
-    """The issue's run: 60 fish, 2,000 ticks, lockstep, recorded; the server keeps every body it
+    """The recorded model run: 60 fish, 2,000 ticks, lockstep, recorded; the server keeps every body it
     receives; a canary key in the environment and in the URL's userinfo."""
     import os
 

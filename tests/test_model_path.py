@@ -1,4 +1,4 @@
-"""The model path, exact and economical (issue: a real server's replies are not thrown away, a
+"""The model path, exact and economical (a real server's replies are not thrown away, a
 re-ask sends the recorded bytes, every request is counted): what a user of a local llama.cpp or
 Ollama server sees in the run's JSON."""
 
@@ -30,7 +30,7 @@ def model_tank(url: str, fish: int = 12):
 
 
 def test_a_reply_is_judged_by_what_its_goal_reads():
-    # the llama.cpp reply the issue quotes: a forage plan whose unused fields hold any number
+    # a reply llama.cpp gave: a forage plan whose unused fields hold any number
     reply = parse_plan_reply('{"goal": "forage", "place": 1744, "direction": "north", "until": 98, "from": null, '
                              '"ticks": 203, "thought": "no one here, open water south"}')
     assert (reply.goal, reply.ticks, reply.place, reply.direction) == ("forage", 203, None, None)

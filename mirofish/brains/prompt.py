@@ -803,7 +803,7 @@ _TOKEN = re.compile(r"[A-Za-z]+|\d{1,3}|([^\w\s])\1*")
 TOKENIZER_ENV = "MIROFISH_TOKENIZER"  # a tokenizer.json (Hugging Face tokenizers format) to count with
 _TOKENIZERS: dict[tuple[Any, ...], Any] = {}  # (path, inode, size, mtime) → a tokenizer, or the TokenizerError
 
-# The wall in front of the native ``tokenizers`` library (issue 62): a tokenizer.json is checked
+# The wall in front of the native ``tokenizers`` library: a tokenizer.json is checked
 # in Python before the library sees it, because some of its fields make the library allocate
 # without bound or panic — a Fixed padding of 10^12 tokens aborts the process ("memory allocation
 # of 4000000000000 bytes failed", exit 134), a Replace normalizer chain can make a text thousands
