@@ -1585,6 +1585,10 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "array row_base: %zd items, not 0 or one a fish (%zd)", based, n);
         goto fail;
     }
+    if (based && !(PyArray_Check(aa[A_ROW_BASE]) && PyArray_TYPE((PyArrayObject *)aa[A_ROW_BASE]) == NPY_INT64)) {
+        PyErr_SetString(PyExc_ValueError, "array row_base: not an int64 array"); /* (its bytes would be misread) */
+        goto fail;
+    }
     const int64_t *row_base = based ? take(&bs, aa[A_ROW_BASE], n, 8, 0, "row_base") : NULL;
     if (based && !row_base) goto fail;
     Py_ssize_t watched = 0;
@@ -1600,10 +1604,11 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
         if (i < 0 || i >= n) bad = "fish", what = i;
         else if (g < 0 || g >= n_goals) bad = "plan goal", what = g;
         else if (row_base && ((base = row_base[i]) < 0 || base >= rows)) bad = "row base", what = base;
-        else if (goal_start[g] < 0 || goal_start[g] >= rows ||
-                 (row = base + goal_start[g] + ((goal_variants[g] > 1 && p >= 0 && p < goal_variants[g]) ? p : 0)) >=
-                     rows)
+        else if (goal_start[g] < 0 || goal_start[g] >= rows)
             bad = "plan goal", what = g;
+        else if ((row = base + goal_start[g] + ((goal_variants[g] > 1 && p >= 0 && p < goal_variants[g]) ? p : 0)) >=
+                 rows) /* past the table: the goal's rows, or (a joined world's) the fish's block of them */
+            bad = row_base ? "row base" : "plan goal", what = row_base ? base : g;
         if (bad) {
             Py_DECREF(o_ended);
             return bad_index(&bs, bad, what);

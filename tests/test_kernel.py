@@ -250,6 +250,12 @@ def test_adopt_reads_each_fishs_own_rows_of_the_plan_weights():
     a._row_base = np.zeros(3, np.int64)
     with pytest.raises(ValueError, match="row_base: 3 items, not 0 or one a fish"):
         a.apply_plans(fish, goals, params, horizons)
+    a._row_base = np.full(n, 5e-324)  # as many bytes, read as int64 1: refused, not misread
+    with pytest.raises(ValueError, match="row_base: not an int64 array"):
+        a.apply_plans(fish, goals, params, horizons)
+    a._row_base = np.full(n, 2 * rows - 1, np.int64)  # inside the table, its block past it: the base named
+    with pytest.raises(ValueError, match=rf"row base {2 * rows - 1} is out of range"):
+        a.apply_plans(fish, goals, params, horizons)
 
 
 FUZZ = r'''
