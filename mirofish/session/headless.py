@@ -211,9 +211,9 @@ def why_alone(cfg: Config) -> str | None:
 
 
 def run_headless_joined(cfgs: list[Config], ticks: int) -> list[dict[str, Any]] | None:
-    """The summaries :func:`run_headless` gives for each of ``cfgs`` (one setting but their seeds and
-    live settings, :func:`mirofish.batch.joined_setting`)
-    run ``ticks`` ticks, the runs stepped as one world (mirofish/session/joined.py: one compiled
+    """The summaries :func:`run_headless` gives for each of ``cfgs`` run ``ticks`` ticks (configs
+    alike but their seeds and live settings: :func:`mirofish.batch.joined_setting`), the runs
+    stepped as one world (mirofish/session/joined.py: one compiled
     call per stage and one planner call a tick for all; each run's metrics, decision history and
     summary its own, hash for hash). None when they cannot be joined (:func:`why_alone`): run each
     alone. Each summary's ``elapsed_s`` and ``ticks_per_sec`` are its share of the joined time."""
