@@ -5,6 +5,9 @@ what cannot be joined runs alone, with the same results."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -219,3 +222,51 @@ def test_a_random_choosers_forks_join_too(tmp_path):
         assert joined is not None and joined == alone(f, ts)
     finally:
         f.close()
+
+
+@pytest.mark.parametrize("outcome", ["school_travel@200:215", "largest_school@230", "tokens_per_decision@220",
+                                     "schooling@200:215", "mean_energy@210", "fish.7.energy@210"])
+def test_a_forks_metrics_doing_only_what_its_outcome_reads_give_the_same_outcome(recs, outcome):
+    """A fork's metrics judge no words, count no decisions and sample nothing its outcome does not
+    read (Outcome.lean); the outcome and hash are those of metrics doing everything, joined and alone."""
+    lean, full = Forker(recs["plain"], outcome), Forker(recs["plain"], outcome)
+    full.lean = False
+    try:
+        ts = tasks()
+        expected = alone(full, ts)
+        assert alone(lean, ts) == expected
+        assert run_joined(lean, ts) == expected
+        if outcome.startswith("school_travel"):  # the school moved between samples: the travel is read, not 0
+            assert expected[-1]["outcome"] > 0
+    finally:
+        lean.close()
+        full.close()
+
+
+def test_what_a_forks_metrics_keep_for_each_kind_of_metric():
+    """Two metrics watch one run, one doing everything, the other only what one metric reads:
+    what that metric reads is equal, and the work it does not read is left undone."""
+    from mirofish.observe.metrics import METRICS, SAMPLE_ALL, SAMPLE_NONE, SAMPLE_POSITIONS
+    from mirofish.session.base import observed
+
+    by_key = {m.key: m for m in METRICS}
+    for key, sampling, counts in (("school_travel", SAMPLE_POSITIONS, False), ("fallback_rate", SAMPLE_NONE, True),
+                                  ("action_entropy", SAMPLE_NONE, False), (None, SAMPLE_NONE, False)):
+        live = LiveSession(load_config(seed=3, **{"fish.count": 30}))
+        live.run(40)
+        lean = copy.deepcopy(live.metrics)
+        lean.keep_for(by_key[key] if key else None)
+        assert (lean.sampling, lean.count_decisions, lean.judge_words) == (sampling, counts, False)
+        observed(live.engine, lean)
+        judged, samples = int(lean.word_deed.counts[:, 5].sum()), lean._samples
+        live.run(45)
+        full = live.metrics
+        assert int(lean.word_deed.counts[:, 5].sum()) == judged < int(full.word_deed.counts[:, 5].sum())
+        assert lean._samples == samples and full._samples > samples  # (no metric sampled)
+        assert lean.current()["action_entropy"] == full.current()["action_entropy"]  # (the tally: always)
+        assert (lean.decisions_window() == full.decisions_window()) == counts
+        if sampling == SAMPLE_POSITIONS:
+            assert np.array_equal(lean._prev_xy, full._prev_xy)
+    theirs = copy.deepcopy(live.metrics)  # a metric of another package (or a registry's) may read anything
+    theirs.keep_for(dataclasses.replace(by_key["school_size"], plugin="registry"))
+    assert (theirs.sampling, theirs.count_decisions, theirs.judge_words) == (SAMPLE_ALL, True, True)

@@ -69,6 +69,10 @@ def _as(a: np.ndarray, dtype: Any) -> np.ndarray:
     return np.ascontiguousarray(a, dtype)
 
 
+# what a metrics sample does (Metrics.sampling): every metric; only the positions the next sample's
+# travel reads; nothing
+SAMPLE_ALL, SAMPLE_POSITIONS, SAMPLE_NONE = "all", "positions", "none"
+
 _TICK = kernel.built()  # the compiled module, whatever MIROFISH_TICK says (Metrics.compiled decides)
 
 
@@ -420,6 +424,9 @@ class Metrics:
         # does each fish do what its thoughts say (observe/worddeed.py)
         self.word_deed = WordDeed(n_fish, plans=plans or DEFAULT_PLANS, grid=self.grid)
         self.judge_words = True  # False: no word-and-deed (mirofish.env: a policy's actions carry no words)
+        # False: the decisions are not counted (their tiers, fallbacks, tokens, latencies: keep_for)
+        self.count_decisions = True
+        self.sampling = SAMPLE_ALL  # what a sample every sample_every ticks does (keep_for)
         # the per-tick bookkeeping in C (_tick.tally: a hexagonal tank's eight actions too; its
         # samples' figures are numpy's: Sample)
         self.compiled = kernel.compiled_tick() is not None
@@ -482,16 +489,42 @@ class Metrics:
             self.max_stuck = max(self.max_stuck, self.stuck_now[0])
         elif self.stuck_now[0]:  # streaks end on a successful move
             self.stuck_now = (int(f.stuck[worst]), *self.stuck_now[1:])
-        dec = self._count_decisions(f.applied) if f.applied else (0, 0, 0)
-        old, total = self._decisions[slot], self._decision_sum
-        total[0] += dec[0] - old[0]  # (decisions, fallbacks, tokens: written out, no loop a tick)
-        total[1] += dec[1] - old[1]
-        total[2] += dec[2] - old[2]
-        self._decisions[slot] = dec
-        if f.latencies:
-            self._keep_latencies(f.latencies)
+        if self.count_decisions:
+            dec = self._count_decisions(f.applied) if f.applied else (0, 0, 0)
+            old, total = self._decisions[slot], self._decision_sum
+            total[0] += dec[0] - old[0]  # (decisions, fallbacks, tokens: written out, no loop a tick)
+            total[1] += dec[1] - old[1]
+            total[2] += dec[2] - old[2]
+            self._decisions[slot] = dec
+            if f.latencies:
+                self._keep_latencies(f.latencies)
         if (self.ticks - 1) % cfg.sample_every == 0:
-            self._sample(f)
+            if self.sampling == SAMPLE_ALL:
+                self._sample(f)
+            elif self.sampling == SAMPLE_POSITIONS:
+                self._prev_xy = positions(f, self.grid)
+
+    def keep_for(self, metric: Metric | None) -> None:
+        """From now on do only what reading ``metric`` needs (None: no metric at all), as an
+        ``influence`` fork's metrics do: its outcome is the one thing read of them, so the rest
+        of their work each tick would be thrown away (a joined fork of 60 fish and 300 ticks:
+        16.0 → 12.5 ms; tests/test_influence_joined.py reads six kinds of outcome both ways).
+
+        Kept always: the compiled tally (every window figure, who moved lately, the stuck
+        streaks). Kept for a metric that reads the decisions (``Metric.decisions``: their
+        fallbacks, tokens and latencies): the decisions counted. Kept for a sampled metric: the
+        positions a sample leaves for the next (``school_travel`` reads how far the school's centre
+        moved since the last sample), and for one of the territory group or of another package
+        every sample whole (a territory's figures fold in every sample; a plug-in's may read any
+        of it). A plug-in's metric keeps everything, word and deed included."""
+        if metric is not None and metric.plugin:
+            return
+        self.judge_words = False
+        self.count_decisions = metric is not None and metric.decisions
+        if metric is None or metric.kind != "sample":
+            self.sampling = SAMPLE_NONE
+        elif metric.group != "territory":
+            self.sampling = SAMPLE_POSITIONS
 
     def _count_decisions(self, applied: list[DecisionBatch]) -> tuple[int, int, int]:
         """Count a tick's decisions by tier; (decisions, fallbacks, tokens) for the window."""
@@ -732,6 +765,17 @@ class _once(Generic[_T]):
         return value
 
 
+def positions(f: Frame, grid: Grid) -> np.ndarray:
+    """Every fish's position as a sample reads it, an (n, 2) float array: its cell's, or on a
+    hexagonal tank its hex's centre on screen (mirofish/grid.py)."""
+    if grid.hex:
+        xy: np.ndarray = np.stack(grid.centres(f.x, f.y), axis=1)
+        return xy
+    xy = np.empty((len(f.x), 2))  # (np.stack's values, without its Python wrapper: a sample every 10 ticks)
+    xy[:, 0], xy[:, 1] = f.x, f.y
+    return xy
+
+
 class Sample:
     """What a sampled metric reads (``compute(sample)``), every ``metrics.sample_every`` ticks: the
     frame (:attr:`f`), the fish in the water (:attr:`ids`) with their positions and headings, who
@@ -753,11 +797,7 @@ class Sample:
         self.compiled = (kernel.compiled_tick() is not None if compiled is None else compiled) and not grid.hex
         self.cfg = cfg
         self.ids = f.in_water  # the collective figures are of the fish in the water
-        if not grid.hex:  # (np.stack's values, without its Python wrapper: a sample every 10 ticks)
-            self.full_xy = np.empty((len(f.x), 2))
-            self.full_xy[:, 0], self.full_xy[:, 1] = f.x, f.y
-        else:
-            self.full_xy = np.stack(grid.centres(f.x, f.y), axis=1)
+        self.full_xy = positions(f, grid)
         if f.present is None:  # every fish in the water (the ids are all of them): no copies
             self.xy, self.heading, self.moving = self.full_xy, f.heading, moving
         else:
@@ -893,6 +933,7 @@ class Metric:
     recorded: bool = False
     computed_in: str = "Python"
     plugin: str = ""  # the entry point of a metric from another package ("" for ours)
+    decisions: bool = False  # reads the decisions counted each tick: their fallbacks, tokens or latencies
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -934,14 +975,14 @@ METRICS: tuple[Metric, ...] = (
     Metric("tokens_per_decision", "tokens/decision", "prompt + completion tokens per decision in the window "
            "(0 for the instinct brain)", "tokens", "{:.0f}", "window",
            lambda m: _ratio(m.decisions_window()[2], m.decisions_window()[0]), group="health",
-           healthy=(350, 500), bad_above=1500, model_only=True, hud=3, diff=9, recorded=True),
+           healthy=(350, 500), bad_above=1500, model_only=True, hud=3, diff=9, recorded=True, decisions=True),
     Metric("decision_latency_p95_ms", "latency p95", "request queued -> decision applied, P95 over the last "
            "2,048 decisions", "ms", "{:.0f} ms", "window", lambda m: m.latency_p95(), group="health",
-           healthy=(0, 1200), bad_above=1200, model_only=True, hud=4, recorded=True),
+           healthy=(0, 1200), bad_above=1200, model_only=True, hud=4, recorded=True, decisions=True),
     Metric("fallback_rate", "fallback rate", "share of decisions in the window made by the fallback tier (rules "
            "standing in for a failed model)", "share", "{:.1%}", "window",
            lambda m: _ratio(m.decisions_window()[1], m.decisions_window()[0]), group="health", healthy=(0, 0.05),
-           bad_above=0.20, model_only=True, hud=5, diff=8, recorded=True),
+           bad_above=0.20, model_only=True, hud=5, diff=8, recorded=True, decisions=True),
     Metric("polarization", "polarization", "|sum of the heading unit vectors| / N: 1 = all the same way",
            "0..1", "{:.2f}", "sample", lambda s: s.collective["polarization"], hud=9, diff=1, recorded=True,
            computed_in="C school"),

@@ -18,6 +18,7 @@ from ..brains.exchanges import ReplyCache
 from ..brains.instinct import RandomChooser
 from ..brains.sources import make_source
 from ..engine import Engine
+from ..observe.metrics import Metrics
 from ..observe.recording import Recording
 from ..registry import Registry
 from ..world import World
@@ -171,6 +172,7 @@ class Forker:
         self.cache_hits = self.cache_misses = 0
         self._recorded: dict[int, tuple[float, str]] = {}
         self.warmed: dict[str, dict[str, Any]] = {}  # servers the forks' pools have met (ModelPool.learned)
+        self.lean = True  # forks' metrics do only what the outcome reads (fork_metrics)
 
     def close(self) -> None:
         self.player.close()
@@ -232,9 +234,16 @@ class Forker:
             world = World(self.cfg, registry=run_registry(self.rec))
             world.load_state_arrays(self.player.state_arrays())
             engine = Engine(world, ReplaySource(self.rec), mode="lockstep")
-            metrics = observed(engine, copy.deepcopy(self.player.metrics))
+            metrics = observed(engine, self.fork_metrics())
             self._recorded[k] = (measure(self.outcome, engine, metrics), world.state_hash())
         return self._recorded[k]
+
+    def fork_metrics(self) -> Metrics:
+        """A fork's metrics: the replay's at the fork tick, copied, doing only what the outcome
+        reads of them (:meth:`Outcome.lean <mirofish.session.influence_outcome.Outcome.lean>`;
+        :attr:`lean` False: everything, as in a run)."""
+        metrics = copy.deepcopy(self.player.metrics)
+        return self.outcome.lean(metrics) if self.lean else metrics
 
     def ablation(self, task: Task) -> Ablation:
         """What an ablation task replaces: from its tick to the window's end."""
@@ -265,7 +274,7 @@ class Forker:
                                                                              plans=plans)
             fork = ForkSource(source, task.tick, first, self.rec.interventions_at, [], hold)
             engine = Engine(world, fork, mode="lockstep")
-            metrics = observed(engine, copy.deepcopy(self.player.metrics))
+            metrics = observed(engine, self.fork_metrics())
             value = measure(self.outcome, engine, metrics)
         finally:
             self._tally(live)

@@ -31,7 +31,6 @@ tanks of more than 2,048 fish (session/joined.py: JOIN_FISH), the numpy tick.
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -119,7 +118,7 @@ def run_joined(forker: Forker, tasks: list[Task]) -> list[dict[str, Any]] | None
         goals = [int(g) for g in first.goals] + ([hold[1][0]] if hold is not None else [])
         if any(watched[g] for g in goals if 0 <= g < watched.size):
             return None  # (Batch.apply_plans would refuse it)
-        metrics = copy.deepcopy(forker.player.metrics)
+        metrics = forker.fork_metrics()
         tanks.append(JoinedTank([metrics.observe], first=first, hold=hold, ablation=ablation))
         kept.append(metrics)
     try:

@@ -53,6 +53,16 @@ class Outcome:
     t1: int
     fn: Callable[[Any], float] | None = field(default=None, compare=False, repr=False)
 
+    def lean(self, metrics: Metrics) -> Metrics:
+        """``metrics`` set to do only what :meth:`reads` reads of them (:meth:`Metrics.keep_for`):
+        a fork's metrics, whose outcome is all that is read of them. A user's function reads a
+        snapshot holding every metric: its forks' metrics do everything."""
+        if self.kind == "metric":
+            metrics.keep_for(next(m for m in metrics.table if m.key == self.key))
+        elif self.kind != "user":
+            metrics.keep_for(None)  # (a fish's figure, a group's: the world's state and the tally's windows)
+        return metrics
+
     def reads(self, world: World, metrics: Metrics, frame: Frame) -> float:
         """The outcome's figure now (``frame``: the last tick's; ``world.tick`` = its tick + 1)."""
         if self.kind == "metric":
