@@ -115,6 +115,16 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tank, argv, says):
     assert len(err.strip().splitlines()) == 1 and says in err, err
 
 
+def test_an_outcome_function_that_raises_is_one_line_naming_it(capsys, tank, tmp_path):
+    fn = tmp_path / "broken.py"
+    fn.write_text("def f(snap):\n    raise ValueError('no such thing')\n")
+    code, out, err = run(capsys, "influence", str(tank["plain"]), "--outcome", f"{fn}:f@250")
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()  # (the progress line first: the function is called once forks run)
+    assert lines[-1] == f"mirofish: --outcome {fn}:f@250: the function raised ValueError: no such thing"
+    assert len(lines) <= 2 and "Traceback" not in err
+
+
 def test_a_file_that_is_not_a_recording_is_one_line(capsys, tmp_path):
     bad = tmp_path / "notes.txt"
     bad.write_text("hello")

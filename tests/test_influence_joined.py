@@ -267,6 +267,13 @@ def test_what_a_forks_metrics_keep_for_each_kind_of_metric():
         assert (lean.decisions_window() == full.decisions_window()) == counts
         if sampling == SAMPLE_POSITIONS:
             assert np.array_equal(lean._prev_xy, full._prev_xy)
-    theirs = copy.deepcopy(live.metrics)  # a metric of another package (or a registry's) may read anything
-    theirs.keep_for(dataclasses.replace(by_key["school_size"], plugin="registry"))
-    assert (theirs.sampling, theirs.count_decisions, theirs.judge_words) == (SAMPLE_ALL, True, True)
+    # a metric of another package, a registry's, or a row put in a table by hand, under a shipped
+    # row's key, may read anything: only a shipped row's own compute function is known
+    def theirs_reads(s):
+        return float(s.f.tick)
+
+    for row in (dataclasses.replace(by_key["school_size"], plugin="registry", compute=theirs_reads),
+                dataclasses.replace(by_key["school_size"], compute=theirs_reads)):
+        theirs = copy.deepcopy(live.metrics)
+        theirs.keep_for(row)
+        assert (theirs.sampling, theirs.count_decisions, theirs.judge_words) == (SAMPLE_ALL, True, True)

@@ -515,10 +515,15 @@ class Metrics:
         fallbacks, tokens and latencies): the decisions counted. Kept for a sampled metric: the
         positions a sample leaves for the next (``school_travel`` reads how far the school's centre
         moved since the last sample), and for one of the territory group or of another package
-        every sample whole (a territory's figures fold in every sample; a plug-in's may read any
-        of it). A plug-in's metric keeps everything, word and deed included."""
-        if metric is not None and metric.plugin:
-            return
+        every sample whole (a territory's figures fold in every sample). Any metric but a shipped
+        one — a plug-in's, a registry's, a row put in a table by hand — may read any of it: it
+        keeps everything, word and deed included (a shipped row is known by its own compute
+        function, not by its key or ``plugin``)."""
+        if metric is not None:
+            ours = next((m for m in BUILT_IN_METRICS if m.key == metric.key), None)
+            if ours is None or metric.compute is not ours.compute:
+                return
+            metric = ours
         self.judge_words = False
         self.count_decisions = metric is not None and metric.decisions
         if metric is None or metric.kind != "sample":

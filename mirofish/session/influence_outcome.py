@@ -89,7 +89,10 @@ class Outcome:
         from ..snapshot import take
 
         assert self.fn is not None
-        value = self.fn(take(world, metrics.current()))
+        try:
+            value = self.fn(take(world, metrics.current()))
+        except Exception as exc:  # noqa: BLE001 — the user's code: one line naming it, not a traceback
+            raise InfluenceError(f"--outcome {self.spec}: the function raised {type(exc).__name__}: {exc}") from None
         try:
             out = float(value)
         except (TypeError, ValueError):
