@@ -8,7 +8,10 @@ Python that has ``mesa`` installed with ``--peer-python``. For each size (60 and
 the table shows medians of ticks per second (tick loop only, after setup; ours after a
 200-tick warm-up, with the instinct planner, the steering layer and the tick that
 ``mirofish.kernel`` picks — the compiled one when it was built, named in the JSON) and
-their ratio. Last line JSON.
+their ratio. The last two columns are each side's spread, (slowest to fastest) ÷ median of
+its runs: one run of ours is a fraction of a second and Mesa's several seconds, so a busy
+machine shows first in ours; a row where either spread passes ``NOISY`` is marked ``noisy``
+(its ratio may be the machine's, not the code's: run it again). Last line JSON.
 
     python bench/vs_mesa.py --peer PATH/TO/mesa_aquarium/bench.py --peer-python PATH/TO/python [--rounds 3]
 """
@@ -25,6 +28,12 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = [(60, 96, 54, 3000), (240, 96, 54, 1000), (1000, 320, 180, 300)]
+NOISY = 0.10  # a spread of a side's runs past which its row is marked noisy
+
+
+def spread(runs: list[float]) -> float:
+    """(max - min) / median of ``runs``: 0 when they all agree."""
+    return (max(runs) - min(runs)) / statistics.median(runs)
 
 
 def ours_once(fish: int, width: int, height: int, ticks: int, seed: int) -> float:
@@ -54,7 +63,7 @@ def main() -> None:
     if not args.peer:
         ap.error("--peer PATH (the Mesa peer's bench.py) is required")
     rows = []
-    print(f"{'fish':>5} {'grid':>8} {'mirofish':>9} {'mesa':>7} {'ratio':>6}")
+    print(f"{'fish':>5} {'grid':>8} {'mirofish':>9} {'mesa':>7} {'ratio':>6}  {'spread':>6} {'(mesa)':>6}")
     for fish, w, h, ticks in SIZES:
         ours, theirs = [], []
         for r in range(args.rounds):
@@ -67,10 +76,14 @@ def main() -> None:
                                  check=True)
             theirs.append(float(json.loads(out.stdout.splitlines()[-1])["ticks_per_sec"]))
         a, b = statistics.median(ours), statistics.median(theirs)
+        sa, sb = spread(ours), spread(theirs)
+        noisy = max(sa, sb) > NOISY
         rows.append({"fish": fish, "grid": f"{w}x{h}", "mirofish_tps": round(a, 1), "mesa_tps": round(b, 1),
                      "ratio": round(a / b, 2), "mirofish_runs": [round(v, 1) for v in ours],
-                     "mesa_runs": [round(v, 1) for v in theirs]})
-        print(f"{fish:>5} {w}x{h:<5} {a:>9,.0f} {b:>7,.0f} {a / b:>5.1f}x", flush=True)
+                     "mesa_runs": [round(v, 1) for v in theirs], "mirofish_spread": round(sa, 3),
+                     "mesa_spread": round(sb, 3), "noisy": noisy})
+        print(f"{fish:>5} {w}x{h:<5} {a:>9,.0f} {b:>7,.0f} {a / b:>5.1f}x  {sa:>6.0%} {sb:>6.0%}"
+              f"{'  noisy' if noisy else ''}", flush=True)
     sys.path.insert(0, ROOT)
     from mirofish import kernel
 
