@@ -599,8 +599,8 @@ class World:
                  "plan_trigger": s.plan_trigger, "no_food": s.no_food, "intent": s.intent,
                  "last_decision": s.last_decision, "decisions": s.decisions, "w": st.w, "bias": st.bias,
                  "forage": st.forage, "snacks": st.snacks, "rests": st.rests, "table": st.table,
-                 "personal": st.personal, "goal_watched": parts.watched_u8, "row_base": self._row_base,
-                 **st.goal_rows.arrays()},
+                 "personal": st.personal, **st.goal_rows.arrays(), "goal_watched": parts.watched_u8,
+                 "row_base": self._row_base},  # (in the table's order: read in one walk, _tick.by_name)
                 {"tick": self.tick, "no_end": NO_END, "t_horizon": T_HORIZON, "direction": st.cfg.direction})
             if watched and not (self._seeking and self._predicating):  # (and how many plans are watched)
                 self._watch(goals)

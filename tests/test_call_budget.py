@@ -79,3 +79,19 @@ def test_the_count_is_the_same_run_to_run_and_sees_added_work(monkeypatch):
     monkeypatch.setattr(world.World, "step", heavier)
     more = calls_per_tick(60, 60)
     assert more["calls"] == pytest.approx(first["calls"] + 1, abs=0.01)  # one more function a tick
+
+
+@pytest.mark.parametrize("fish", [60, 1000])
+def test_the_compiled_calls_read_their_names_in_one_walk(fish):
+    """Each compiled call takes its arrays and numbers in dicts by name; a dict given in its
+    table's order (kernel.AFTER_ARRAYS, …) is read in one walk, without hashing a name. None of
+    a tick's calls may fall back to looking its names up one by one (mirofish/_tick.c, by_name)."""
+    from mirofish import kernel
+
+    k = kernel.compiled_tick()
+    assert k is not None
+    s = LiveSession(load_config(seed=1, **{"fish.count": fish}))
+    s.run(WARM)
+    before = k.slow_lookups()
+    s.run(TICKS // 3)
+    assert k.slow_lookups() == before, "a compiled call was given its names out of their table's order"

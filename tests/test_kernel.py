@@ -122,18 +122,32 @@ def test_the_fish_that_ask_are_found_and_gathered_as_in_numpy(kw):
 
 def test_damaged_sparse_feature_rows_are_refused_not_read_out_of_bounds():
     """Steering and the planner read the view-feature matrix as sparse rows made once per tank
-    (steering.sparse_rows); rows pointing past their arrays or at no feature are a ValueError."""
+    (steering.sparse_rows); rows pointing past their arrays or at no feature are a ValueError.
+    The rows are read-only, so the compiled tick checks them whole once, not every tick: an
+    array made writable again, or another array in their place, is checked again."""
     world = World(load_config(seed=3))
     world.step()
     rows = world.steering.rows
+    with pytest.raises(ValueError, match="read-only"):
+        rows["rows_column"][0] = 0
     for name, damage in (("rows_column", lambda a: a.__setitem__(0, N_FEATURES)),
                          ("rows_start", lambda a: a.__setitem__(-1, a[-1] + 5)),
                          ("rows_start", lambda a: a.__setitem__(3, a[2] - 1))):
         good = rows[name].copy()
+        rows[name].flags.writeable = True  # (checked whole at the step before: now writable again)
         damage(rows[name])
         with pytest.raises(ValueError, match="not the sparse rows"):
             world.steer()
         rows[name][:] = good
+        rows[name].flags.writeable = False
+        world.steer()
+        bad = good.copy()  # a damaged array, read-only, in the place of the one checked before
+        damage(bad)
+        bad.flags.writeable = False
+        rows[name], kept = bad, rows[name]
+        with pytest.raises(ValueError, match="not the sparse rows"):
+            world.steer()
+        rows[name] = kept
     world.steer()
 
 
@@ -764,3 +778,40 @@ def test_neighbours_refuses_fish_spread_past_its_limit_however_far(fish):
     nnd = np.empty(1)
     k.neighbours(np.array([3]), np.array([4]), 2, nnd, np.zeros(1, np.int64))
     assert nnd[0] == np.inf
+
+
+def test_names_in_another_order_give_the_same_answer():
+    """A compiled call's dicts of names in their table's order (the package's own calls) are read
+    in one walk; in another order, each name is looked up (counted in slow_lookups) with the same
+    result; a missing or an extra name is still refused by name either way."""
+    k = kernel.compiled_tick()
+    world = World(load_config(seed=3))
+    for _ in range(30):
+        world.step()
+    got: list[tuple[dict, dict]] = []
+
+    class Spy:  # the world's kernel, keeping what ask() was given
+        def __getattr__(self, name):
+            return getattr(k, name)
+
+        def ask(self, arrays, numbers):
+            got.append((arrays, numbers))
+            return k.ask(arrays, numbers)
+
+    world._kernel = Spy()
+    waiting = np.zeros(world.school.n, bool)
+    world.asks(waiting)
+    world._kernel = k
+    arrays, numbers = got[0]
+    assert list(arrays) == list(k.ASK_ARRAYS) and list(numbers) == list(k.ASK_INTS)
+    before = k.slow_lookups()
+    want = k.ask(arrays, numbers)
+    assert k.slow_lookups() == before
+    backwards = dict(reversed(arrays.items())), dict(reversed(numbers.items()))
+    again = k.ask(*backwards)
+    assert k.slow_lookups() == before + 2  # (both dicts)
+    assert want[0].size and all(np.array_equal(a, b) for a, b in zip(want, again))
+    for bad, match in (({**arrays, "extra": waiting}, "takes exactly"),
+                       ({n: v for n, v in arrays.items() if n != "codes"}, "no array named 'codes'")):
+        with pytest.raises(ValueError, match=match):
+            k.ask(bad, numbers)
