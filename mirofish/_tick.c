@@ -281,9 +281,26 @@ static PyObject **keys_for(const char **names, int count) {
 /* by_name calls that could not read their dict in one walk (kernel.slow_lookups(); the call
    budget's test keeps it at 0 for a tick) */
 static long long slow_lookups = 0;
+/* dicts of names given so far (kernel.positional makes a tick's calls give tuples: 0 a tick) */
+static long long dict_calls = 0;
 
 static int by_name(PyObject *d, const char **names, int count, PyObject **out, const char *fn, const char *what,
                    const char *table) {
+    if (PyTuple_CheckExact(d)) { /* the values in the table's order (kernel.Pack puts them there by name) */
+        if (PyTuple_GET_SIZE(d) != count) {
+            PyErr_Format(PyExc_ValueError, "%s(): %zd %ss given, it takes exactly %d (%s)", fn, PyTuple_GET_SIZE(d),
+                         what, count, table);
+            return -1;
+        }
+        for (int k = 0; k < count; k++) out[k] = PyTuple_GET_ITEM(d, k);
+        return 0;
+    }
+    if (!PyDict_Check(d)) {
+        PyErr_Format(PyExc_TypeError, "%s(): the %ss are a dict by name or a tuple in the order of %s", fn, what,
+                     table);
+        return -1;
+    }
+    dict_calls++;
     PyObject **keys = keys_for(names, count);
     if (!keys) return -1;
     if (PyDict_GET_SIZE(d) == count) {
@@ -543,7 +560,7 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     PyObject *arrays, *numbers, *sa[N_S];
     long long tick;
     double fl[N_SN - N_SN_INTS];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &numbers)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &numbers)) return NULL;
     if (by_name(arrays, S_NAMES, N_S, sa, "steer", "array", "STEER_ARRAYS") < 0 ||
         numbers_by_name(numbers, SN_NAMES, N_SN, &tick, fl, N_SN_INTS, "steer", "STEER_NUMBERS") < 0)
         return NULL;
@@ -688,7 +705,7 @@ static const char *RI_NAMES[N_RI] = {"tick", "max_energy", "age_weight", "energy
 static PyObject *arbitrate(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ra[N_R];
     long long ri[N_RI];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
     if (by_name(arrays, R_NAMES, N_R, ra, "arbitrate", "array", "ARBITRATE_ARRAYS") < 0 ||
         numbers_by_name(ints, RI_NAMES, N_RI, ri, NULL, N_RI, "arbitrate", "ARBITRATE_INTS") < 0)
         return NULL;
@@ -897,7 +914,7 @@ static const char *GF_NAMES[N_GF] = {"planned", "forage", "school", "rest", "roa
 static PyObject *after(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *xa[N_X];
     long long v[N_I];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
     if (by_name(arrays, X_NAMES, N_X, xa, "after", "array", "AFTER_ARRAYS") < 0 ||
         numbers_by_name(ints, I_NAMES, N_I, v, NULL, N_I, "after", "AFTER_INTS") < 0)
         return NULL;
@@ -1260,7 +1277,7 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     PyObject *arrays, *numbers, *pa[N_P];
     long long ints[N_PN_INTS];
     double fl[N_PN - N_PN_INTS];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &numbers)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &numbers)) return NULL;
     if (by_name(arrays, P_NAMES, N_P, pa, "plan", "array", "PLAN_ARRAYS") < 0 ||
         numbers_by_name(numbers, PN_NAMES, N_PN, ints, fl, N_PN_INTS, "plan", "PLAN_NUMBERS") < 0)
         return NULL;
@@ -1465,7 +1482,7 @@ static const char *QI_NAMES[N_QI] = {"tick", "timeout", "plan_trigger_on", "even
 static PyObject *ask(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *qa[N_Q];
     long long v[N_QI];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
     if (by_name(arrays, Q_NAMES, N_Q, qa, "ask", "array", "ASK_ARRAYS") < 0 ||
         numbers_by_name(ints, QI_NAMES, N_QI, v, NULL, N_QI, "ask", "ASK_INTS") < 0)
         return NULL;
@@ -1589,7 +1606,7 @@ static PyObject *adopt(PyObject *self, PyObject *args) {
     PyObject *arrays, *numbers, *aa[N_A];
     long long v[N_AN_INTS];
     double direction;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &numbers)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &numbers)) return NULL;
     if (by_name(arrays, A_NAMES, N_A, aa, "adopt", "array", "ADOPT_ARRAYS") < 0 ||
         numbers_by_name(numbers, AN_NAMES, N_AN, v, &direction, N_AN_INTS, "adopt", "ADOPT_NUMBERS") < 0)
         return NULL;
@@ -2077,7 +2094,7 @@ static const char *TI_NAMES[N_TI] = {"slot", "nslot", "window", "schooling_windo
 static PyObject *tally(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ta[N_T];
     long long v[N_TI];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
     if (by_name(arrays, T_NAMES, N_T, ta, "tally", "array", "TALLY_ARRAYS") < 0 ||
         numbers_by_name(ints, TI_NAMES, N_TI, v, NULL, N_TI, "tally", "TALLY_INTS") < 0)
         return NULL;
@@ -2177,7 +2194,7 @@ static const char *DC_NAMES[N_DC] = {"tick", "goal", "param", "x0", "y0", "nb0",
 static PyObject *deeds(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *da[N_D];
     long long v[N_DI];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
     if (by_name(arrays, D_NAMES, N_D, da, "deeds", "array", "DEEDS_ARRAYS") < 0 ||
         numbers_by_name(ints, DI_NAMES, N_DI, v, NULL, N_DI, "deeds", "DEEDS_INTS") < 0)
         return NULL;
@@ -2246,7 +2263,7 @@ static PyObject *judge_bad(Bufs *bs, PyArrayObject *made, const char *what, long
 static PyObject *judge(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ja[N_J];
     long long v[N_JI];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
     if (by_name(arrays, J_NAMES, N_J, ja, "judge", "array", "JUDGE_ARRAYS") < 0 ||
         numbers_by_name(ints, JI_NAMES, N_JI, v, NULL, N_JI, "judge", "JUDGE_INTS") < 0)
         return NULL;
@@ -2395,7 +2412,7 @@ static long long floor_div(long long a, long long b) { /* Python's // (b > 0) */
 static PyObject *summarize(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ma[N_SM];
     long long v[N_SMI];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
     if (by_name(arrays, SM_NAMES, N_SM, ma, "summarize", "array", "SUMMARIZE_ARRAYS") < 0 ||
         numbers_by_name(ints, SMI_NAMES, N_SMI, v, NULL, N_SMI, "summarize", "SUMMARIZE_INTS") < 0)
         return NULL;
@@ -2469,7 +2486,7 @@ static const char *KI_NAMES[N_KI] = {"tick", "top"};
 static PyObject *keep(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ka[N_K];
     long long v[N_KI];
-    if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &arrays, &PyDict_Type, &ints)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
     if (by_name(arrays, K_NAMES, N_K, ka, "keep", "array", "KEEP_ARRAYS") < 0 ||
         numbers_by_name(ints, KI_NAMES, N_KI, v, NULL, N_KI, "keep", "KEEP_INTS") < 0)
         return NULL;
@@ -2779,8 +2796,20 @@ static PyObject *slow_lookups_count(PyObject *self, PyObject *args) {
     return PyLong_FromLongLong(slow_lookups);
 }
 
+static const char dict_calls_doc[] =
+    "dict_calls() -> int\n"
+    "How many dicts of names the calls so far were given (each read by name; a tuple, in the table's\n"
+    "order, is not counted): kernel.positional makes a tick's calls give tuples (tests/test_call_budget.py).";
+
+static PyObject *dict_calls_count(PyObject *self, PyObject *args) {
+    (void)self;
+    (void)args;
+    return PyLong_FromLongLong(dict_calls);
+}
+
 static PyMethodDef methods[] = {
     {"slow_lookups", slow_lookups_count, METH_NOARGS, slow_lookups_doc},
+    {"dict_calls", dict_calls_count, METH_NOARGS, dict_calls_doc},
     {"steer", steer, METH_VARARGS, steer_doc},
     {"arbitrate", arbitrate, METH_VARARGS, arbitrate_doc},
     {"after", after, METH_VARARGS, after_doc},

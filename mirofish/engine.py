@@ -141,7 +141,8 @@ class Engine:
         server that hangs costs a tick at most that long, while a slow one-slot server that
         answers the tick's requests one after another is waited for.
         """
-        src, got = self.source, []  # type: list[DecisionBatch]  # (no alias call: _inline)
+        src = self.source
+        got: list[DecisionBatch] = []  # (no alias call: _inline)
         src.pump()
         results = src.results
         while not results.empty():  # what has arrived (one consumer: this engine)

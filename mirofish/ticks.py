@@ -31,6 +31,7 @@ from .fish.triggers import (
     T_LOW_ENERGY,
     T_STUCK,
 )
+from .kernel import positional
 from .water import NO_FOOD
 
 if TYPE_CHECKING:
@@ -158,6 +159,7 @@ def step_numpy(world: World) -> StepOutcome:
     return StepOutcome(t, executed, outcome, ate_mask, spawned, rotted)
 
 
+@positional
 def step_compiled(world: World) -> StepOutcome:
     """World.step's tick in the compiled module (mirofish/_tick.c): the same tick, fish by fish in C."""
     s, w, t, k = world.school, world.water, world.tick, world._kernel

@@ -535,6 +535,7 @@ class World:
         out[s.energy < self.low_line] = T_LOW_ENERGY
         return out
 
+    @kernel.positional
     def asks(self, waiting: np.ndarray) -> Asks:
         """The fish that ask for a decision now — their trigger is set (:meth:`triggers`), they
         are not ``waiting`` for an answer and are in the water — and what a request carries
@@ -582,6 +583,7 @@ class World:
         if pick.size:
             self.apply_decisions(pick, a[pick])
 
+    @kernel.positional
     def apply_plans(self, fish: np.ndarray, goals: np.ndarray, params: np.ndarray, horizons: np.ndarray,
                     ended: bool = False) -> np.ndarray | None:
         """Make decided plans the fish's standing plans, from this tick on (horizon 0 = none).
@@ -592,6 +594,7 @@ class World:
         parts = self._goals
         if self._kernel is not None:
             st = self.steering
+            gr = st.goal_rows
             code, watched = self._kernel.adopt(  # by name (kernel.ADOPT_ARRAYS, ADOPT_NUMBERS): the ended codes
                 {"fish": np.asarray(fish, np.int64), "goals": np.asarray(goals, np.int8),
                  "params": np.asarray(params, np.int16), "horizons": np.asarray(horizons, np.int16),
@@ -599,8 +602,9 @@ class World:
                  "plan_trigger": s.plan_trigger, "no_food": s.no_food, "intent": s.intent,
                  "last_decision": s.last_decision, "decisions": s.decisions, "w": st.w, "bias": st.bias,
                  "forage": st.forage, "snacks": st.snacks, "rests": st.rests, "table": st.table,
-                 "personal": st.personal, **st.goal_rows.arrays(), "goal_watched": parts.watched_u8,
-                 "row_base": self._row_base},  # (in the table's order: read in one walk, _tick.by_name)
+                 "personal": st.personal, "goal_start": gr.start, "goal_variants": gr.variants,
+                 "goal_eats": gr.eats, "goal_rests": gr.rests, "goal_biased": gr.biased,
+                 "goal_watched": parts.watched_u8, "row_base": self._row_base},
                 {"tick": self.tick, "no_end": NO_END, "t_horizon": T_HORIZON, "direction": st.cfg.direction})
             if watched and not (self._seeking and self._predicating):  # (and how many plans are watched)
                 self._watch(goals)
@@ -634,6 +638,7 @@ class World:
         self._seeking = self._seeking or bool(parts.seeking[g].any())
         self._predicating = self._predicating or bool(parts.predicated[g].any())
 
+    @kernel.positional
     def steer(self) -> np.ndarray:
         """This tick's action of every fish: ``hold`` plans their action, the others by steering."""
         s = self.school
@@ -641,12 +646,14 @@ class World:
             return np.asarray(self.given_actions, np.int8).copy()
         if self._kernel is not None:
             st = self.steering
-            c = st.cfg
+            c, rows = st.cfg, st.rows
             out: np.ndarray = self._kernel.steer(  # by name (kernel.STEER_ARRAYS, STEER_NUMBERS): a new array
                 {"goal": s.plan_goal, "param": s.plan_param, "codes": self.codes, "heading": s.heading,
                  "energy": s.energy, "food_born": self.water.food_born, "cell": s.cell, "refused_at": s.refused_at,
                  "stuck": s.stuck, "w": st.w, "bias": st.bias, "forage": st.forage, "snacks": st.snacks,
-                 "rests": st.rests, "keys": st.keys, **st.rows},
+                 "rests": st.rests, "keys": st.keys, "rows_start": rows["rows_start"],
+                 "rows_column": rows["rows_column"], "rows_value": rows["rows_value"],
+                 "rows_dense": rows["rows_dense"]},
                 {"tick": self.tick, "hunger_scale": self._hunger_scale, "persistence": c.persistence,
                  "refused": c.refused, "eat": c.eat, "rest": c.rest, "temperature": c.temperature})
             if self.grazing is not None:
@@ -885,6 +892,7 @@ class World:
         dist = np.maximum(np.abs(p.x[fish, j] - x), np.abs(p.y[fish, j] - y))
         return np.stack([slot, np.where(slot >= 0, p.meals_at[fish, j], 0), dist], axis=1).astype(np.int64)
 
+    @kernel.positional
     def _summarize(self) -> None:
         """Every ``summary_every`` ticks, write a long-term summary for each fish with news.
 

@@ -92,6 +92,8 @@ def test_the_compiled_calls_read_their_names_in_one_walk(fish):
     assert k is not None
     s = LiveSession(load_config(seed=1, **{"fish.count": fish}))
     s.run(WARM)
-    before = k.slow_lookups()
+    before, dicts = k.slow_lookups(), k.dict_calls()
     s.run(TICKS // 3)
     assert k.slow_lookups() == before, "a compiled call was given its names out of their table's order"
+    # kernel.positional: a tick's calls give their values as tuples in the tables' order, no dict
+    assert k.dict_calls() == dicts, "a compiled call of a tick was given a dict: is its caller @kernel.positional?"

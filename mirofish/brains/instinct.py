@@ -32,8 +32,8 @@ from ..fish.plans import DEFAULT, TYPES, PlanTable
 from ..fish.plantypes import switches_on
 from ..fish.steering import (
     feature_matrix,
+    feature_rows,
     layout,
-    sparse_rows,
     view_features,
 )
 from ..grid import SQUARE, Grid, grid_of
@@ -177,8 +177,9 @@ class InstinctPlanner(InlineSource):
         # the tank's grid (mirofish/grid.py): its moves are explore's directions
         self.grid, self._lay = grid, layout(grid)
         self._jitters = np.arange(1 + grid.n_moves, dtype=np.uint64)[None, :]  # the goal draw, a jitter a way
-        self._matrix = feature_matrix(radius, grid)
-        self._rows = sparse_rows(self._matrix)  # the same, as the compiled planner reads it
+        self._matrix, rows = feature_rows(radius, grid)  # (shared, read-only: steering.feature_rows)
+        # the same, as the compiled planner reads it
+        self._rows = {k: rows[k] for k in ("rows_start", "rows_column", "rows_value")}
         self._keys = KeyTable(mix64(seed, 0x91A2))
         # each built-in choice's weight (its utility formula's ``weight``) and base horizon
         # (PlannerConfig, named by its plan type)
@@ -298,6 +299,7 @@ class InstinctPlanner(InlineSource):
         return DecisionBatch(tick=b.tick, fish=b.fish, actions=None, tier=np.full(k, self.tier, np.int8),
                              goals=self._goals[pick], params=params, horizons=horizons, plain=True)
 
+    @kernel.positional
     def _decide_compiled(self, b: RequestBatch) -> DecisionBatch:
         """:meth:`decide` in the compiled tick: the same arithmetic (the draws' hashes too), fish
         by fish in C, which makes the batch's arrays."""
@@ -313,7 +315,8 @@ class InstinctPlanner(InlineSource):
             codes, traits = np.ascontiguousarray(codes, np.int8), np.ascontiguousarray(traits, np.int16)
             energy, heading = np.ascontiguousarray(energy, np.int32), np.ascontiguousarray(heading, np.int8)
         goals, params, horizons, tier, status, tokens = compiled.plan(  # by name (kernel.PLAN_ARRAYS, PLAN_NUMBERS)
-            {"codes": codes, **self._rows, "traits": traits, "energy": energy, "heading": heading,
+            {"codes": codes, "rows_start": self._rows["rows_start"], "rows_column": self._rows["rows_column"],
+             "rows_value": self._rows["rows_value"], "traits": traits, "energy": energy, "heading": heading,
              "keys": self._keys[b.fish],
              "base": self._base_ticks, "revisit": back, "revisit_param": back_param,
              "revisit_horizon": back_horizon, "goal_of": self._plan_goals,

@@ -28,6 +28,8 @@ tick), so the same plan in the same view gives the same action.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..config import SteeringConfig
@@ -83,11 +85,6 @@ class GoalRows:
                     out[r, TERMS.index(term)] = factor * getattr(cfg, key)
                 r += 1
         return out
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The same, as the compiled tick's adopt() reads them (by name)."""
-        return {"goal_start": self.start, "goal_variants": self.variants, "goal_eats": self.eats,
-                "goal_rests": self.rests, "goal_biased": self.biased}
 
 
 def goal_rows(plans: PlanTable) -> GoalRows:
@@ -169,8 +166,8 @@ def sparse_rows(matrix: np.ndarray) -> dict[str, np.ndarray]:
     nz = matrix != 0
     rr, cc = np.nonzero(nz)
     start = np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int64)
-    out = {"rows_start": start, "rows_column": cc.astype(np.int32),
-           "rows_value": np.array(matrix[rr, cc], np.float64)}  # (new arrays: none is a view of ``matrix``)
+    out: dict[str, np.ndarray] = {"rows_start": start, "rows_column": cc.astype(np.int32),
+                                  "rows_value": np.array(matrix[rr, cc], np.float64)}  # (new arrays, no views)
     for a in out.values():  # read-only: the compiled tick checks them whole once, not every call
         a.flags.writeable = False
     return out
@@ -190,6 +187,17 @@ def dense_rows(matrix: np.ndarray) -> dict[str, np.ndarray]:
     return {"rows_dense": dense}
 
 
+@lru_cache(maxsize=16)
+def feature_rows(radius: int, grid: Grid = SQUARE) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """:func:`feature_matrix` and its sparse and dense rows, made once per (radius, grid) in a
+    process and shared read-only by every tank's steering and planner: the compiled tick checks
+    sparse rows whole the first time it meets them, so tanks that share them (a sweep's, the
+    influence forks') are not checked again, and none builds its own."""
+    matrix = feature_matrix(radius, grid)
+    matrix.flags.writeable = False
+    return matrix, {**sparse_rows(matrix), **dense_rows(matrix)}
+
+
 def view_features(codes: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     """``(k, features)`` from view codes ``(k, cells)``: one-hot view (code-major) @ ``matrix``."""
     n_codes = matrix.shape[0] // codes.shape[1]
@@ -207,8 +215,8 @@ class Steering:
         self.cfg = c = cfg
         self.grid, self.lay = grid, layout(grid)
         self.goal_rows = goal_rows(plans)
-        self.matrix = feature_matrix(radius, grid)
-        self.rows = {**sparse_rows(self.matrix), **dense_rows(self.matrix)}  # the same, as the compiled tick reads it
+        self.matrix, rows = feature_rows(radius, grid)  # (shared, read-only)
+        self.rows = dict(rows)  # the same, as the compiled tick reads it (this tank's dict, the arrays shared)
         self.keys = mix64(seed, 0x5EE7, np.arange(len(traits)))
         soc, cur, cau, app, _calm = (traits.astype(np.float64) / 100.0).T
         # Per fish and term: the personality factor of each of the six feature blocks

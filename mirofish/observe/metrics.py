@@ -455,6 +455,7 @@ class Metrics:
     first_tick = 0
     in_water = 0  # fish in the water at the last tick observed
 
+    @kernel.positional
     def observe(self, f: Frame) -> None:
         """Fold one tick in: rolling windows every tick, values and run means every ``sample_every``."""
         cfg, slot = self.cfg, self.ticks % self.cfg.window

@@ -184,6 +184,7 @@ class WordDeed:
         """Each open plan's columns by name (views of :attr:`table`)."""
         return dict(zip(_COLS, self.table))
 
+    @kernel.positional
     def observe(self, f: Frame) -> None:
         prev = self._prev if self._prev is not None else (f.x, f.y, f.energy, f.neighbours)
         T = self.table
@@ -228,6 +229,7 @@ class WordDeed:
             self._holds += goal == _HOLD
             T[:, fish] = (f.tick, goal, param, prev[0][fish], prev[1][fish], f.neighbours[fish], 0, 0, 0, 0, 0)
 
+    @kernel.positional
     def _judge_quiet(self, b: DecisionBatch, f: Frame, prev: tuple[np.ndarray, ...]) -> bool:
         """A batch of plans without words, neither theirs nor those they end (the instinct
         brain's): each fish's open plan judged and the new one opened in one compiled call

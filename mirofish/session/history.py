@@ -20,6 +20,8 @@ from ..frame import Frame
 
 _FIELDS = ("tick", "goal", "param", "horizon", "tier", "status", "ended")  # kept as arrays, one row per fish
 SMALL = 16  # a batch of fewer decisions is kept fish by fish (a small tank's tick), more in numpy at once
+# the types _tick.keep takes a batch's arrays in (fish, goals, params, horizons, tier, status, ended)
+_KEEP_TYPES = (np.int64, np.int8, np.int16, np.int16, np.int8, np.int8, np.int8)
 _TICK = kernel.built()  # the compiled module, whatever MIROFISH_TICK says (DecisionHistory.compiled decides)
 _NO_CALLS: dict[int, dict[str, Any]] = {}  # a batch without model exchanges asked nothing (read, never written)
 
@@ -129,22 +131,28 @@ class DecisionHistory:
                     else:
                         self.calls.pop(f, None)
 
+    @kernel.positional
     def _keep(self, b: Any, ended: np.ndarray | None, tick: int, top: int) -> None:
         """A batch's decisions into the arrays in one compiled call (``_tick.keep``)."""
         compiled, k = _TICK, b.fish.size
         assert compiled is not None
-        arrays = {"fish": b.fish, "goals": b.goals, "params": b.params, "horizons": b.horizons, "tier": b.tier,
-                  "status": np.zeros(k, np.int8) if b.status is None else b.status,
-                  "ended": np.full(k, -1, np.int8) if ended is None else ended, "counts": self.counts,
-                  "tick_of": self.tick, "goal_of": self.goal, "param_of": self.param, "horizon_of": self.horizon,
-                  "tier_of": self.tier, "status_of": self.status, "ended_of": self.ended}
-        try:  # (a batch's arrays are of these types: DecisionBatch makes them so)
-            compiled.keep(arrays, {"tick": tick, "top": top})  # by name (_tick.KEEP_ARRAYS, KEEP_INTS)
-        except ValueError:  # one made otherwise (a slice, another integer type): converted, once more
-            for name, dtype in (("fish", np.int64), ("goals", np.int8), ("params", np.int16),
-                                ("horizons", np.int16), ("tier", np.int8), ("status", np.int8), ("ended", np.int8)):
-                arrays[name] = np.ascontiguousarray(arrays[name], dtype)
-            compiled.keep(arrays, {"tick": tick, "top": top})
+        batch = [b.fish, b.goals, b.params, b.horizons, b.tier, np.zeros(k, np.int8) if b.status is None else b.status,
+                 np.full(k, -1, np.int8) if ended is None else ended]
+        for again in (False, True):
+            if again:  # one made otherwise (a slice, another integer type): converted, once more
+                batch = [np.ascontiguousarray(a, t) for a, t in zip(batch, _KEEP_TYPES)]
+            fish, goals, params, horizons, tier, status, ends = batch
+            try:  # (a batch's arrays are of these types: DecisionBatch makes them so)
+                compiled.keep(  # by name (_tick.KEEP_ARRAYS, KEEP_INTS)
+                    {"fish": fish, "goals": goals, "params": params, "horizons": horizons, "tier": tier,
+                     "status": status, "ended": ends, "counts": self.counts, "tick_of": self.tick,
+                     "goal_of": self.goal, "param_of": self.param, "horizon_of": self.horizon,
+                     "tier_of": self.tier, "status_of": self.status, "ended_of": self.ended},
+                    {"tick": tick, "top": top})
+                return
+            except ValueError:
+                if again:
+                    raise
 
     def copy(self) -> DecisionHistory:
         out = DecisionHistory.__new__(DecisionHistory)
