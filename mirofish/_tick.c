@@ -2710,7 +2710,7 @@ static int add_names(PyObject *m, const char *attr, const char **names, int coun
     PyObject *t = PyTuple_New(count);
     if (!t) return -1;
     for (int k = 0; k < count; k++) {
-        PyObject *u = PyUnicode_FromString(names[k]);
+        PyObject *u = PyUnicode_InternFromString(names[k]); /* (the same objects by_name walks with) */
         if (!u) {
             Py_DECREF(t);
             return -1;

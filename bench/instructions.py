@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Machine instructions per tick, counted by valgrind: a figure that does not move with the load.
+
+This machine's speed moves by ±20 % from one minute to the next (``bench/vs_mesa.py`` marks such
+runs ``noisy``), so a change worth a few per cent of a tick cannot be seen by a clock. Valgrind's
+``callgrind`` counts the instructions the CPU runs; the same code on the same seed counts the same
+to within about 0.3 % (what is left: Python's allocator and garbage collector see other addresses).
+Each figure is two runs of one tank, after ``--warm`` ticks: one stopping there, one going on
+``--ticks`` ticks more; their difference over ``--ticks`` is the instructions per tick of the tick
+loop alone (planner, steering, metrics and history included, as ``bench/vs_mesa.py`` runs it).
+Each run is about 50 times slower than without valgrind. ``--other PATH`` counts another checkout
+(a ``git worktree`` of the code before a change, built there) beside this one. Needs ``valgrind``
+on the PATH; last line JSON.
+
+    python bench/instructions.py [--fish 60 1000] [--ticks 1000] [--other PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIZES = {60: (96, 54), 240: (96, 54), 1000: (320, 180)}  # the tanks bench/vs_mesa.py runs
+
+
+def once(root: str, fish: int, warm: int, ticks: int) -> None:
+    sys.path.insert(0, root)
+    from mirofish.config import load_config
+    from mirofish.session import LiveSession
+
+    w, h = SIZES.get(fish, (96, 54))
+    s = LiveSession(load_config(seed=1, **{"fish.count": fish, "world.width": w, "world.height": h}))
+    s.run(warm)
+    s.run(ticks)
+
+
+def counted(root: str, fish: int, warm: int, ticks: int) -> int:
+    """Instructions of a whole run of ``root``'s tank (start-up, ``warm`` and ``ticks`` ticks)."""
+    env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
+               "--once", root, str(fish), str(warm), str(ticks)]
+        if shutil.which("setarch"):  # the same addresses every run
+            cmd = ["setarch", "-R", *cmd]
+        subprocess.run(cmd, env=env, check=True, capture_output=True)
+        with open(out) as f:
+            for line in f:
+                if line.startswith(("summary:", "totals:")):
+                    return int(line.split()[1])
+    raise SystemExit("callgrind wrote no totals")
+
+
+def per_tick(root: str, fish: int, warm: int, ticks: int) -> float:
+    # a run without valgrind first: every module's bytecode cached (compiling one in only one of the
+    # two counted runs would add its cost to the difference)
+    subprocess.run([sys.executable, __file__, "--once", root, str(fish), "1", "0"], check=True, capture_output=True)
+    return (counted(root, fish, warm, ticks) - counted(root, fish, warm, 0)) / ticks
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fish", type=int, nargs="+", default=[60, 1000])
+    ap.add_argument("--ticks", type=int, default=1000)
+    ap.add_argument("--warm", type=int, default=200)
+    ap.add_argument("--other", help="another checkout, built, counted beside this one")
+    ap.add_argument("--once", nargs=4, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.once:
+        root, fish, warm, ticks = args.once
+        once(root, int(fish), int(warm), int(ticks))
+        return
+    if not shutil.which("valgrind"):
+        raise SystemExit("bench/instructions.py: valgrind is not on the PATH (apt install valgrind)")
+    rows = []
+    print(f"{'fish':>5} {'this':>12}" + (f" {'other':>12} {'this/other':>10}" if args.other else ""))
+    for fish in args.fish:
+        ticks = args.ticks if fish <= 240 else max(100, args.ticks // 4)
+        row = {"fish": fish, "ticks": ticks, "this": round(per_tick(ROOT, fish, args.warm, ticks))}
+        line = f"{fish:>5} {row['this']:>12,}"
+        if args.other:
+            row["other"] = round(per_tick(os.path.abspath(args.other), fish, args.warm, ticks))
+            row["ratio"] = round(row["this"] / row["other"], 3)
+            line += f" {row['other']:>12,} {row['ratio']:>10.3f}"
+        print(line, flush=True)
+        rows.append(row)
+    print(json.dumps({"instructions_per_tick": rows, "other": args.other}))
+
+
+if __name__ == "__main__":
+    main()
