@@ -90,6 +90,8 @@ static int moves_of(Py_ssize_t total, Py_ssize_t per, const char *name) {
     if (per <= 0) return 4;
     if (total >= 0 && total % per == 0 && (total / per == 4 || total / per == 6)) return (int)(total / per);
     if (total >= 0) PyErr_Format(PyExc_ValueError, "array %s: %zd items for %zd fish, not 4 or 6 moves each", name, total, per);
+    else if (!PyErr_Occurred()) /* (a count worked out from another array's: too few items there) */
+        PyErr_Format(PyExc_ValueError, "array %s: too few items for its rows", name);
     return -1;
 }
 
@@ -284,9 +286,12 @@ static long long slow_lookups = 0;
 /* dicts of names given so far (kernel.positional makes a tick's calls give tuples: 0 a tick) */
 static long long dict_calls = 0;
 
+/* (Each function reads its numbers first, then its arrays: a number's conversion may run Python
+   code — a user's __index__ — which could change a dict of arrays whose items by_name only
+   borrows; after the arrays nothing runs Python code until they are taken.) */
 static int by_name(PyObject *d, const char **names, int count, PyObject **out, const char *fn, const char *what,
                    const char *table) {
-    if (PyTuple_CheckExact(d)) { /* the values in the table's order (kernel.Pack puts them there by name) */
+    if (PyTuple_CheckExact(d)) { /* the values in the table's order (kernel.positional puts them there by name) */
         if (PyTuple_GET_SIZE(d) != count) {
             PyErr_Format(PyExc_ValueError, "%s(): %zd %ss given, it takes exactly %d (%s)", fn, PyTuple_GET_SIZE(d),
                          what, count, table);
@@ -335,16 +340,19 @@ static int numbers_by_name(PyObject *d, const char **names, int count, long long
                            int n_ints, const char *fn, const char *table) {
     PyObject *o[64];
     if (count > 64 || by_name(d, names, count, o, fn, "number", table) < 0) return -1;
-    for (int k = 0; k < count; k++) {
+    for (int k = 0; k < count; k++) Py_INCREF(o[k]); /* held: a conversion may run code that changes ``d`` */
+    int bad = 0;
+    for (int k = 0; k < count && !bad; k++) {
         if (k < n_ints) {
             ints[k] = PyLong_AsLongLong(o[k]);
-            if (ints[k] == -1 && PyErr_Occurred()) return -1;
+            bad = ints[k] == -1 && PyErr_Occurred();
         } else {
             floats[k - n_ints] = PyFloat_AsDouble(o[k]);
-            if (floats[k - n_ints] == -1.0 && PyErr_Occurred()) return -1;
+            bad = floats[k - n_ints] == -1.0 && PyErr_Occurred();
         }
     }
-    return 0;
+    for (int k = 0; k < count; k++) Py_DECREF(o[k]);
+    return bad ? -1 : 0;
 }
 
 /* rng.seeded_softmax for one row of ``n`` utilities and its uniform draw ``unit`` in [0, 1):
@@ -412,20 +420,23 @@ typedef struct {
 
 enum { SP_START, SP_COLUMN, SP_VALUE, N_SP };
 
-/* Sparse matrices already checked whole whose three arrays are numpy arrays nobody may write
-   (``flags.writeable`` False, as steering.sparse_rows makes them): the same three objects for the
-   same rows and features are not walked again (a 60-fish tick: about 16,000 instructions). The
-   arrays are held here (a reference each) while they are remembered, so no other array can take
-   their place at their address; an array made writable again is checked again. */
+/* Sparse matrices already checked whole, remembered with a copy of what was checked (their
+   row starts and columns, the two that index memory): the same three objects for the same rows
+   and features whose starts and columns still equal the copy (a memcmp, about a tenth of the
+   walk: a 60-fish tick's steering and planner walked about 16,000 instructions) are not walked
+   again. Whatever changed them — written while writable, made read-only again, a view of an
+   array written elsewhere — no longer equals the copy and is checked whole again. The arrays
+   are held here (a reference each) while remembered, so none can be freed and another take its
+   address. */
 #define SPARSE_SEEN 8
 static struct {
     PyObject *o[N_SP];
-    Py_ssize_t rows;
+    Py_ssize_t rows, entries;
     int n;
+    int64_t *start;  /* rows + 1 */
+    int32_t *column; /* entries */
 } sparse_seen[SPARSE_SEEN];
 static int sparse_seen_next = 0;
-
-static int frozen_array(PyObject *o) { return PyArray_Check(o) && !PyArray_ISWRITEABLE((PyArrayObject *)o); }
 
 /* Borrow the three arrays ``o[SP_*]`` of the sparse matrix of ``nc`` view cells into ``sp``,
    checked whole: a row's entries lie inside the arrays and every column is a feature. */
@@ -436,12 +447,14 @@ static int sparse_take(Bufs *bs, Sparse *sp, PyObject **o, Py_ssize_t nc, const 
         !(sp->column = take(bs, o[SP_COLUMN], entries, 4, 0, "rows_column")) ||
         !(sp->value = take(bs, o[SP_VALUE], entries, 8, 0, "rows_value")))
         return -1;
-    int frozen = frozen_array(o[SP_START]) && frozen_array(o[SP_COLUMN]) && frozen_array(o[SP_VALUE]);
-    if (frozen)
-        for (int k = 0; k < SPARSE_SEEN; k++)
-            if (sparse_seen[k].o[SP_START] == o[SP_START] && sparse_seen[k].o[SP_COLUMN] == o[SP_COLUMN] &&
-                sparse_seen[k].o[SP_VALUE] == o[SP_VALUE] && sparse_seen[k].rows == rows && sparse_seen[k].n == lay->n)
-                return 0;
+    size_t start_bytes = (size_t)(rows + 1) * sizeof(int64_t), column_bytes = (size_t)entries * sizeof(int32_t);
+    for (int k = 0; k < SPARSE_SEEN; k++)
+        if (sparse_seen[k].o[SP_START] == o[SP_START] && sparse_seen[k].o[SP_COLUMN] == o[SP_COLUMN] &&
+            sparse_seen[k].o[SP_VALUE] == o[SP_VALUE] && sparse_seen[k].rows == rows &&
+            sparse_seen[k].entries == entries && sparse_seen[k].n == lay->n &&
+            memcmp(sparse_seen[k].start, sp->start, start_bytes) == 0 &&
+            memcmp(sparse_seen[k].column, sp->column, column_bytes) == 0)
+            return 0;
     int ok = sp->start[0] == 0 && sp->start[rows] == entries;
     for (Py_ssize_t r = 0; r < rows && ok; r++) ok = sp->start[r] <= sp->start[r + 1];
     for (Py_ssize_t e = 0; e < entries && ok; e++) ok = sp->column[e] >= 0 && sp->column[e] < lay->n;
@@ -449,17 +462,29 @@ static int sparse_take(Bufs *bs, Sparse *sp, PyObject **o, Py_ssize_t nc, const 
         PyErr_SetString(PyExc_ValueError, "rows_start/rows_column: not the sparse rows of a view-feature matrix");
         return -1;
     }
-    if (frozen) { /* remembered in place of the oldest */
-        int k = sparse_seen_next;
-        sparse_seen_next = (k + 1) % SPARSE_SEEN;
-        for (int i = 0; i < N_SP; i++) {
-            Py_XDECREF(sparse_seen[k].o[i]);
-            Py_INCREF(o[i]);
-            sparse_seen[k].o[i] = o[i];
-        }
-        sparse_seen[k].rows = rows;
-        sparse_seen[k].n = lay->n;
+    int64_t *start = PyMem_Malloc(start_bytes ? start_bytes : 1);
+    int32_t *column = PyMem_Malloc(column_bytes ? column_bytes : 1);
+    if (!start || !column) { /* (not remembered: checked whole again next time) */
+        PyMem_Free(start);
+        PyMem_Free(column);
+        return 0;
     }
+    memcpy(start, sp->start, start_bytes);
+    memcpy(column, sp->column, column_bytes);
+    int k = sparse_seen_next; /* remembered in place of the oldest */
+    sparse_seen_next = (k + 1) % SPARSE_SEEN;
+    for (int i = 0; i < N_SP; i++) {
+        Py_XDECREF(sparse_seen[k].o[i]);
+        Py_INCREF(o[i]);
+        sparse_seen[k].o[i] = o[i];
+    }
+    PyMem_Free(sparse_seen[k].start);
+    PyMem_Free(sparse_seen[k].column);
+    sparse_seen[k].start = start;
+    sparse_seen[k].column = column;
+    sparse_seen[k].rows = rows;
+    sparse_seen[k].entries = entries;
+    sparse_seen[k].n = lay->n;
     return 0;
 }
 
@@ -561,8 +586,8 @@ static PyObject *steer(PyObject *self, PyObject *args) {
     long long tick;
     double fl[N_SN - N_SN_INTS];
     if (!PyArg_ParseTuple(args, "OO", &arrays, &numbers)) return NULL;
-    if (by_name(arrays, S_NAMES, N_S, sa, "steer", "array", "STEER_ARRAYS") < 0 ||
-        numbers_by_name(numbers, SN_NAMES, N_SN, &tick, fl, N_SN_INTS, "steer", "STEER_NUMBERS") < 0)
+    if (numbers_by_name(numbers, SN_NAMES, N_SN, &tick, fl, N_SN_INTS, "steer", "STEER_NUMBERS") < 0 ||
+        by_name(arrays, S_NAMES, N_S, sa, "steer", "array", "STEER_ARRAYS") < 0)
         return NULL;
     double hunger_scale = fl[SN_HUNGER_SCALE - N_SN_INTS], persistence = fl[SN_PERSISTENCE - N_SN_INTS],
            refused_w = fl[SN_REFUSED - N_SN_INTS], eat_w = fl[SN_EAT - N_SN_INTS], rest_w = fl[SN_REST - N_SN_INTS],
@@ -706,8 +731,8 @@ static PyObject *arbitrate(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ra[N_R];
     long long ri[N_RI];
     if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
-    if (by_name(arrays, R_NAMES, N_R, ra, "arbitrate", "array", "ARBITRATE_ARRAYS") < 0 ||
-        numbers_by_name(ints, RI_NAMES, N_RI, ri, NULL, N_RI, "arbitrate", "ARBITRATE_INTS") < 0)
+    if (numbers_by_name(ints, RI_NAMES, N_RI, ri, NULL, N_RI, "arbitrate", "ARBITRATE_INTS") < 0 ||
+        by_name(arrays, R_NAMES, N_R, ra, "arbitrate", "array", "ARBITRATE_ARRAYS") < 0)
         return NULL;
     long long tick = ri[RI_TICK], max_energy = ri[RI_MAX_ENERGY], age_weight = ri[RI_AGE_WEIGHT],
               energy_weight = ri[RI_ENERGY_WEIGHT], age_cap = ri[RI_AGE_CAP];
@@ -915,8 +940,8 @@ static PyObject *after(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *xa[N_X];
     long long v[N_I];
     if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
-    if (by_name(arrays, X_NAMES, N_X, xa, "after", "array", "AFTER_ARRAYS") < 0 ||
-        numbers_by_name(ints, I_NAMES, N_I, v, NULL, N_I, "after", "AFTER_INTS") < 0)
+    if (numbers_by_name(ints, I_NAMES, N_I, v, NULL, N_I, "after", "AFTER_INTS") < 0 ||
+        by_name(arrays, X_NAMES, N_X, xa, "after", "array", "AFTER_ARRAYS") < 0)
         return NULL;
     if (v[I_MEM_SIZE] <= 0 || v[I_STUCK_TICKS] <= 0)
         return PyErr_Format(PyExc_ValueError, "memory size and stuck_ticks must be > 0");
@@ -1278,8 +1303,8 @@ static PyObject *plan(PyObject *self, PyObject *args) {
     long long ints[N_PN_INTS];
     double fl[N_PN - N_PN_INTS];
     if (!PyArg_ParseTuple(args, "OO", &arrays, &numbers)) return NULL;
-    if (by_name(arrays, P_NAMES, N_P, pa, "plan", "array", "PLAN_ARRAYS") < 0 ||
-        numbers_by_name(numbers, PN_NAMES, N_PN, ints, fl, N_PN_INTS, "plan", "PLAN_NUMBERS") < 0)
+    if (numbers_by_name(numbers, PN_NAMES, N_PN, ints, fl, N_PN_INTS, "plan", "PLAN_NUMBERS") < 0 ||
+        by_name(arrays, P_NAMES, N_P, pa, "plan", "array", "PLAN_ARRAYS") < 0)
         return NULL;
 #define NUM(k) fl[(k) - N_PN_INTS]
     double max_energy = NUM(PN_MAX_ENERGY), low_f = NUM(PN_LOW), hungry_f = NUM(PN_HUNGRY),
@@ -1483,8 +1508,8 @@ static PyObject *ask(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *qa[N_Q];
     long long v[N_QI];
     if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
-    if (by_name(arrays, Q_NAMES, N_Q, qa, "ask", "array", "ASK_ARRAYS") < 0 ||
-        numbers_by_name(ints, QI_NAMES, N_QI, v, NULL, N_QI, "ask", "ASK_INTS") < 0)
+    if (numbers_by_name(ints, QI_NAMES, N_QI, v, NULL, N_QI, "ask", "ASK_INTS") < 0 ||
+        by_name(arrays, Q_NAMES, N_Q, qa, "ask", "array", "ASK_ARRAYS") < 0)
         return NULL;
     Bufs bs = {.n = 0};
     int8_t *trs = NULL;
@@ -1605,10 +1630,10 @@ static const char *AN_NAMES[N_AN] = {"tick", "no_end", "t_horizon", "direction"}
 static PyObject *adopt(PyObject *self, PyObject *args) {
     PyObject *arrays, *numbers, *aa[N_A];
     long long v[N_AN_INTS];
-    double direction;
+    double direction = 0.0;
     if (!PyArg_ParseTuple(args, "OO", &arrays, &numbers)) return NULL;
-    if (by_name(arrays, A_NAMES, N_A, aa, "adopt", "array", "ADOPT_ARRAYS") < 0 ||
-        numbers_by_name(numbers, AN_NAMES, N_AN, v, &direction, N_AN_INTS, "adopt", "ADOPT_NUMBERS") < 0)
+    if (numbers_by_name(numbers, AN_NAMES, N_AN, v, &direction, N_AN_INTS, "adopt", "ADOPT_NUMBERS") < 0 ||
+        by_name(arrays, A_NAMES, N_A, aa, "adopt", "array", "ADOPT_ARRAYS") < 0)
         return NULL;
     Bufs bs = {.n = 0};
     PyArrayObject *o_ended = NULL; /* made here, returned */
@@ -2095,8 +2120,8 @@ static PyObject *tally(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ta[N_T];
     long long v[N_TI];
     if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
-    if (by_name(arrays, T_NAMES, N_T, ta, "tally", "array", "TALLY_ARRAYS") < 0 ||
-        numbers_by_name(ints, TI_NAMES, N_TI, v, NULL, N_TI, "tally", "TALLY_INTS") < 0)
+    if (numbers_by_name(ints, TI_NAMES, N_TI, v, NULL, N_TI, "tally", "TALLY_INTS") < 0 ||
+        by_name(arrays, T_NAMES, N_T, ta, "tally", "array", "TALLY_ARRAYS") < 0)
         return NULL;
     if (v[TI_SLOT] < 0 || v[TI_SLOT] >= v[TI_WINDOW] || v[TI_NSLOT] < 0 || v[TI_NSLOT] >= v[TI_SCHOOLING_WINDOW])
         return PyErr_Format(PyExc_ValueError, "tally(): slot out of its window");
@@ -2195,8 +2220,8 @@ static PyObject *deeds(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *da[N_D];
     long long v[N_DI];
     if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
-    if (by_name(arrays, D_NAMES, N_D, da, "deeds", "array", "DEEDS_ARRAYS") < 0 ||
-        numbers_by_name(ints, DI_NAMES, N_DI, v, NULL, N_DI, "deeds", "DEEDS_INTS") < 0)
+    if (numbers_by_name(ints, DI_NAMES, N_DI, v, NULL, N_DI, "deeds", "DEEDS_INTS") < 0 ||
+        by_name(arrays, D_NAMES, N_D, da, "deeds", "array", "DEEDS_ARRAYS") < 0)
         return NULL;
     if (v[DI_MOVES] != 4 && v[DI_MOVES] != 6) return out_of_range("moves", v[DI_MOVES]);
     const int nd = (int)v[DI_MOVES];
@@ -2264,8 +2289,8 @@ static PyObject *judge(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ja[N_J];
     long long v[N_JI];
     if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
-    if (by_name(arrays, J_NAMES, N_J, ja, "judge", "array", "JUDGE_ARRAYS") < 0 ||
-        numbers_by_name(ints, JI_NAMES, N_JI, v, NULL, N_JI, "judge", "JUDGE_INTS") < 0)
+    if (numbers_by_name(ints, JI_NAMES, N_JI, v, NULL, N_JI, "judge", "JUDGE_INTS") < 0 ||
+        by_name(arrays, J_NAMES, N_J, ja, "judge", "array", "JUDGE_ARRAYS") < 0)
         return NULL;
     const long long tick = v[JI_TICK], recent = v[JI_RECENT], crowd = v[JI_CROWD], kinds = v[JI_AWAY_KINDS];
     if (recent < 1 || recent > 4096 || kinds < 1)
@@ -2413,8 +2438,8 @@ static PyObject *summarize(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ma[N_SM];
     long long v[N_SMI];
     if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
-    if (by_name(arrays, SM_NAMES, N_SM, ma, "summarize", "array", "SUMMARIZE_ARRAYS") < 0 ||
-        numbers_by_name(ints, SMI_NAMES, N_SMI, v, NULL, N_SMI, "summarize", "SUMMARIZE_INTS") < 0)
+    if (numbers_by_name(ints, SMI_NAMES, N_SMI, v, NULL, N_SMI, "summarize", "SUMMARIZE_INTS") < 0 ||
+        by_name(arrays, SM_NAMES, N_SM, ma, "summarize", "array", "SUMMARIZE_ARRAYS") < 0)
         return NULL;
     const long long tick = v[SMI_TICK], every = v[SMI_SUMMARY_EVERY], size = v[SMI_MEM_SIZE], anchors = v[SMI_ANCHORS],
                     kept = v[SMI_KEPT];
@@ -2487,8 +2512,8 @@ static PyObject *keep(PyObject *self, PyObject *args) {
     PyObject *arrays, *ints, *ka[N_K];
     long long v[N_KI];
     if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
-    if (by_name(arrays, K_NAMES, N_K, ka, "keep", "array", "KEEP_ARRAYS") < 0 ||
-        numbers_by_name(ints, KI_NAMES, N_KI, v, NULL, N_KI, "keep", "KEEP_INTS") < 0)
+    if (numbers_by_name(ints, KI_NAMES, N_KI, v, NULL, N_KI, "keep", "KEEP_INTS") < 0 ||
+        by_name(arrays, K_NAMES, N_K, ka, "keep", "array", "KEEP_ARRAYS") < 0)
         return NULL;
     const long long top = v[KI_TOP];
     if (top < 0) return PyErr_Format(PyExc_ValueError, "keep(): top must be >= 0");

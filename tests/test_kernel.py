@@ -123,8 +123,10 @@ def test_the_fish_that_ask_are_found_and_gathered_as_in_numpy(kw):
 def test_damaged_sparse_feature_rows_are_refused_not_read_out_of_bounds():
     """Steering and the planner read the view-feature matrix as sparse rows made once per tank
     (steering.sparse_rows); rows pointing past their arrays or at no feature are a ValueError.
-    The rows are read-only, so the compiled tick checks them whole once, not every tick: an
-    array made writable again, or another array in their place, is checked again."""
+    The compiled tick checks them whole once and then compares them with a copy of what it
+    checked: rows changed in any way — written while writable again, then made read-only again;
+    another array in their place; a read-only view of an array written elsewhere — are checked
+    whole again (each of these once read memory out of bounds)."""
     world = World(load_config(seed=3))
     world.step()
     rows = world.steering.rows
@@ -145,6 +147,23 @@ def test_damaged_sparse_feature_rows_are_refused_not_read_out_of_bounds():
         damage(bad)
         bad.flags.writeable = False
         rows[name], kept = bad, rows[name]
+        with pytest.raises(ValueError, match="not the sparse rows"):
+            world.steer()
+        rows[name] = kept
+        kept.flags.writeable = True  # damaged, then made read-only again: the same object, its flags as before
+        damage(kept)
+        kept.flags.writeable = False
+        with pytest.raises(ValueError, match="not the sparse rows"):
+            world.steer()
+        kept.flags.writeable = True
+        kept[:] = good
+        kept.flags.writeable = False
+        base = good.copy()  # a read-only view, checked once, of an array then written elsewhere
+        view = base[:]
+        view.flags.writeable = False
+        rows[name] = view
+        world.steer()
+        damage(base)
         with pytest.raises(ValueError, match="not the sparse rows"):
             world.steer()
         rows[name] = kept

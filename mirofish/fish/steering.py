@@ -160,15 +160,16 @@ _CODES = np.arange(N_CODES, dtype=np.int8)[None, :, None]
 def sparse_rows(matrix: np.ndarray) -> dict[str, np.ndarray]:
     """``matrix`` without its zeros, row by row, as the compiled tick reads it (made once per
     tank): ``rows_start`` (row r's entries are ``rows_start[r]`` … ``rows_start[r + 1] - 1``),
-    each entry's ``rows_column`` and ``rows_value``, columns ascending within a row. Read-only:
-    the compiled tick checks such arrays whole the first time it meets them, not at every call
-    (mirofish/_tick.c, sparse_take; one made writable again is checked again)."""
+    each entry's ``rows_column`` and ``rows_value``, columns ascending within a row. Read-only
+    (shared by every tank: :func:`feature_rows`); the compiled tick checks them whole the first
+    time it meets them and, while they equal the copy it kept of what it checked, not again
+    (mirofish/_tick.c, sparse_take)."""
     nz = matrix != 0
     rr, cc = np.nonzero(nz)
     start = np.concatenate([[0], np.cumsum(nz.sum(axis=1))]).astype(np.int64)
     out: dict[str, np.ndarray] = {"rows_start": start, "rows_column": cc.astype(np.int32),
                                   "rows_value": np.array(matrix[rr, cc], np.float64)}  # (new arrays, no views)
-    for a in out.values():  # read-only: the compiled tick checks them whole once, not every call
+    for a in out.values():  # read-only: shared by every tank
         a.flags.writeable = False
     return out
 
