@@ -280,10 +280,11 @@ static PyObject **keys_for(const char **names, int count) {
     return keys;
 }
 
-/* by_name calls that could not read their dict in one walk (kernel.slow_lookups(); the call
-   budget's test keeps it at 0 for a tick) */
+/* by_name calls that could not read their dict in one walk (dict_counts(); the call budget's
+   test keeps it at 0 for a tick) */
 static long long slow_lookups = 0;
-/* dicts of names given so far (kernel.positional makes a tick's calls give tuples: 0 a tick) */
+/* dicts of names given so far (dict_counts(); kernel.positional makes a tick's calls give tuples:
+   0 a tick) */
 static long long dict_calls = 0;
 
 /* (Each function reads its numbers first, then its arrays: a number's conversion may run Python
@@ -2810,31 +2811,20 @@ fail:
     return NULL;
 }
 
-static const char slow_lookups_doc[] =
-    "slow_lookups() -> int\n"
-    "How many calls so far passed a dict of names that was not in its table's order (each of its\n"
-    "names then looked up one by one): the hot calls give theirs in order (tests/test_call_budget.py).";
+static const char dict_counts_doc[] =
+    "dict_counts() -> (dicts, looked_up)\n"
+    "How many dicts of names the calls so far were given (a tuple of values in the table's order is\n"
+    "not counted: kernel.positional makes a tick's calls give tuples), and how many of those were\n"
+    "not in their table's order, each of their names then looked up one by one (tests/test_call_budget.py).";
 
-static PyObject *slow_lookups_count(PyObject *self, PyObject *args) {
+static PyObject *dict_counts(PyObject *self, PyObject *args) {
     (void)self;
     (void)args;
-    return PyLong_FromLongLong(slow_lookups);
-}
-
-static const char dict_calls_doc[] =
-    "dict_calls() -> int\n"
-    "How many dicts of names the calls so far were given (each read by name; a tuple, in the table's\n"
-    "order, is not counted): kernel.positional makes a tick's calls give tuples (tests/test_call_budget.py).";
-
-static PyObject *dict_calls_count(PyObject *self, PyObject *args) {
-    (void)self;
-    (void)args;
-    return PyLong_FromLongLong(dict_calls);
+    return Py_BuildValue("(LL)", dict_calls, slow_lookups);
 }
 
 static PyMethodDef methods[] = {
-    {"slow_lookups", slow_lookups_count, METH_NOARGS, slow_lookups_doc},
-    {"dict_calls", dict_calls_count, METH_NOARGS, dict_calls_doc},
+    {"dict_counts", dict_counts, METH_NOARGS, dict_counts_doc},
     {"steer", steer, METH_VARARGS, steer_doc},
     {"arbitrate", arbitrate, METH_VARARGS, arbitrate_doc},
     {"after", after, METH_VARARGS, after_doc},

@@ -34,7 +34,7 @@ try:
     from . import _tick as _compiled  # type: ignore[attr-defined,unused-ignore]
 except ImportError:  # not built (no compiler at install time): the numpy tick runs
     _compiled = None
-if _compiled is not None and not hasattr(_compiled, "dict_calls"):  # built from an older _tick.c (without its
+if _compiled is not None and not hasattr(_compiled, "dict_counts"):  # built from an older _tick.c (without its
     _compiled = None  # newest function): stale, so the numpy tick runs until pip install -e . rebuilds it
 _compiled_module: ModuleType | None = _compiled
 

@@ -39,11 +39,11 @@ def test_every_rewritten_function_gives_the_world_its_dicts_give(monkeypatch):
     k = kernel.built()
 
     def run(cfg):  # (each tick's hash and actions; how many dicts the compiled calls were given)
-        s, seen, dicts = LiveSession(cfg), [], k.dict_calls()
+        s, seen, dicts = LiveSession(cfg), [], k.dict_counts()[0]
         for _ in range(120):
             f = s.step()
             seen.append((s.world.state_hash(), f.executed.tobytes()))
-        return s, seen, k.dict_calls() - dicts
+        return s, seen, k.dict_counts()[0] - dicts
 
     for grid in ("square", "hex"):
         cfg = load_config(seed=5, **{"world.grid": grid, "memory.summary_every": 25})
