@@ -11,12 +11,14 @@ fish's results are its own, so the world is the same with or without it (tests/t
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 FLAGS = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off", "-fwrapv"]
 
@@ -48,6 +50,20 @@ def numpy_include() -> list[str]:
     return [numpy.get_include()]
 
 
+class BuildWithAssets(build_py):
+    """An installed package carries ``assets/`` (the defaults, presets, prompts, examples) inside
+    it, as ``mirofish/assets`` (``config.ASSETS`` looks there first); an editable install reads
+    the checkout's own folder."""
+
+    def run(self) -> None:
+        super().run()
+        if not getattr(self, "editable_mode", False):
+            here = os.path.dirname(os.path.abspath(__file__))
+            shutil.copytree(os.path.join(here, "assets"), os.path.join(self.build_lib, "mirofish", "assets"),
+                            dirs_exist_ok=True)
+
+
 OMP = openmp_flags()
 setup(ext_modules=[Extension("mirofish._tick", ["mirofish/_tick.c"], extra_compile_args=FLAGS + OMP,
-                             extra_link_args=OMP, include_dirs=numpy_include(), optional=True)])
+                             extra_link_args=OMP, include_dirs=numpy_include(), optional=True)],
+      cmdclass={"build_py": BuildWithAssets})

@@ -26,7 +26,20 @@ from pydantic import (
     model_validator,
 )
 
-DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "assets" / "default.toml"
+
+def _assets() -> Path:
+    """The bundled assets (the defaults, presets, prompts, examples): inside the package in an
+    installed wheel (``setup.py`` copies ``assets/`` there), beside it in a checkout (an editable
+    install, ``pip install -e .``)."""
+    here = Path(__file__).resolve().parent
+    for folder in (here / "assets", here.parent / "assets"):
+        if (folder / "default.toml").is_file():
+            return folder
+    return here.parent / "assets"
+
+
+ASSETS = _assets()
+DEFAULT_CONFIG_PATH = ASSETS / "default.toml"
 
 
 class ConfigError(ValueError):

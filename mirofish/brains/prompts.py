@@ -34,12 +34,12 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from ..config import ConfigError
+from ..config import ASSETS, ConfigError
 from ..files import PROMPT_LIMIT, FileRefused, read_text_bounded
 from ..fish.perception import legend_extra
 from ..fish.plans import DEFAULT, TYPES, PlanTable
 
-BUNDLED = Path(__file__).resolve().parent.parent.parent / "assets" / "prompts" / "fish.toml"
+BUNDLED = ASSETS / "prompts" / "fish.toml"
 
 # table → key → the placeholders it may use; "plans" (a table of plan names) is checked apart
 KEYS: dict[str, dict[str, frozenset[str]]] = {
