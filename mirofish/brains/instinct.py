@@ -177,9 +177,8 @@ class InstinctPlanner(InlineSource):
         # the tank's grid (mirofish/grid.py): its moves are explore's directions
         self.grid, self._lay = grid, layout(grid)
         self._jitters = np.arange(1 + grid.n_moves, dtype=np.uint64)[None, :]  # the goal draw, a jitter a way
-        self._matrix, rows = feature_rows(radius, grid)  # (shared, read-only: steering.feature_rows)
-        # the same, as the compiled planner reads it
-        self._rows = {k: rows[k] for k in ("rows_start", "rows_column", "rows_value")}
+        # (shared, read-only: steering.feature_rows); its sparse rows are what the compiled planner reads
+        self._matrix, self._rows = feature_rows(radius, grid)
         self._keys = KeyTable(mix64(seed, 0x91A2))
         # each built-in choice's weight (its utility formula's ``weight``) and base horizon
         # (PlannerConfig, named by its plan type)
