@@ -307,11 +307,29 @@ def test_reask_keeps_its_deadline_against_a_server_that_says_come_back_later_or_
                                "--tick", str(t), "--base-url", server.url, "--n", "2", "--timeout", "3", "--json"],
                               capture_output=True, text=True, timeout=60, cwd=ROOT)
         took = time.monotonic() - started
-    assert done.returncode == 0, done.stderr
     assert took < 15, took
     answers = json.loads(done.stdout)["answers"]
     assert len(answers) == 2 and all(a["reply"] is None and a["read"] for a in answers)
     assert "Task was destroyed" not in done.stderr and "Traceback" not in done.stderr
+    # no answer came: said in one line and exit 2, as survey says a server that answered nothing
+    assert done.returncode == 2 and "answered none of the 2 request(s)" in done.stderr
+
+
+def test_reask_against_a_dead_server_says_so_in_one_line_and_exits_2(small_model_run):
+    """Nothing listens at the address: the answers are printed (each 'connection') and one line
+    on stderr names the server; with a live server the same command exits 0."""
+    t, fish, _ = _a_decision(small_model_run, 50)
+    cmd = [sys.executable, "run.py", "reask", str(small_model_run), "--fish", str(fish), "--tick", str(t)]
+    dead = subprocess.run([*cmd, "--base-url", "http://127.0.0.1:9/v1", "--timeout", "3"], capture_output=True,
+                          text=True, timeout=60, cwd=ROOT)
+    assert dead.returncode == 2, dead.stderr
+    said = [line for line in dead.stderr.splitlines() if line.startswith("mirofish")]
+    assert said == ["mirofish reask: the server at http://127.0.0.1:9/v1 answered none of the 1 request(s) "
+                    "(connection 1)"], dead.stderr
+    assert "[connection]" in dead.stdout and "Traceback" not in dead.stderr
+    with TestServer() as server:
+        alive = subprocess.run([*cmd, "--base-url", server.url], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert alive.returncode == 0 and "answered none" not in alive.stderr, alive.stderr
 
 
 def test_a_cache_entry_taken_by_a_folder_is_skipped_and_leaves_no_temporary_file(tmp_path):

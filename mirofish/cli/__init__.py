@@ -27,7 +27,7 @@ from ..observe.recording import RecordingError
 from ..scenes.registry import SceneError, problems, scenes
 from ..ui import WindowError
 from . import fronts, recordings, reef, referential, sweep, web
-from .common import EXIT_BAD_INPUT, NEEDED, Parser, UsageError, guard_output
+from .common import EXIT_BAD_INPUT, NEEDED, Parser, UsageError, guard_output, note_inputs
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if not args_in or (args_in[0].startswith("-") and args_in[0] not in ("-h", "--help")):
             args_in = ["live", *args_in]
         args = parser.parse_args(args_in)
+        note_inputs(args)  # (before any output is checked: none may be written over an input)
+        no_window = [f"--{k}" for k in ("headless", "terminal") if getattr(args, k, False)]
+        drawn = [f for f, on in (("--screenshot", getattr(args, "screenshot", None) is not None),
+                                 ("--fps", getattr(args, "fps", False)), ("--charts", getattr(args, "charts", False)))
+                 if on]
+        if no_window and drawn:  # (they draw the window: with no window they would be ignored, and say nothing)
+            raise UsageError(f"mirofish: {drawn[0]} draws the window; leave out {no_window[0]}")
         if getattr(args, "screenshot", None) is not None:
             guard_output(args.screenshot, tuple(filter(None, [getattr(args, "path", None)])), args.overwrite,
                          "screenshot")

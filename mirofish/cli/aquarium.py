@@ -112,6 +112,10 @@ def config_from(args: argparse.Namespace) -> Config:
                                          "model": args.large_model or args.model}]
     cfg = load_config(args.config, args.overrides, preset=args.preset, **top)
     prompts_of(cfg)  # a prompt file that cannot be used: one line before the run starts
+    if getattr(args, "prompt", None) is not None:  # given, though an instinct tank asks no model: checked too
+        from ..brains.prompts import load_prompt
+
+        load_prompt(args.prompt)
     return cfg
 
 
@@ -254,7 +258,8 @@ def fork_arguments(fk: argparse.ArgumentParser) -> None:
                     help="the fish whose decision changes (with --plan or --action)")
     swap = fk.add_mutually_exclusive_group()
     swap.add_argument("--plan", metavar="PLAN",
-                      help="new plan, e.g. 'school 60', 'explore east 30', 'forage', 'rest 10', 'keep_away glass'")
+                      help="new plan, e.g. 'school 60', 'explore east 30', 'forage', 'rest 10', 'keep_away glass' "
+                           "(every word is read: a word it would skip, like -5 or 1.5, is refused)")
     swap.add_argument("--action", choices=tuple(dict.fromkeys((*ACTION_NAMES, *HEX.action_names))), metavar="A",
                       help="a single action instead (held one tick, then the brain plans again): "
                       + ", ".join(ACTION_NAMES) + f"; on a hexagonal tank {', '.join(HEX.move_labels)} for the moves")
@@ -360,5 +365,10 @@ def _interventions(args: argparse.Namespace) -> list[tuple[int, dict[str, Any]]]
         raise UsageError(f"mirofish fork: {exc}") from None
     if any(t < args.at for t, _ in later):
         raise UsageError(f"mirofish fork: {args.interventions} has an intervention before --at {args.at}")
+    end = args.at + args.ticks  # the fork's last tick: an intervention from then on would never happen
+    if any(t >= end for t, _ in later):
+        t = min(t for t, _ in later if t >= end)
+        raise UsageError(f"mirofish fork: {args.interventions} has an intervention at t{t}, after the fork ends at "
+                         f"t{end} (--at {args.at} + --ticks {args.ticks})")
     return [(args.at, iv) for iv in now] + later
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, NoReturn
 
 from ..brains.client import DEFAULT_TIMEOUT_S
@@ -142,6 +143,36 @@ def check_select(args: argparse.Namespace, fish: int) -> None:
     """``--select ID`` names a fish of this tank (checked even when no window opens)."""
     if getattr(args, "select", None) is not None and args.select >= fish:
         raise UsageError(f"mirofish: --select {args.select} is not a fish of this tank (ids 0..{fish - 1})")
+
+
+# The options that name something a command reads (besides --config, which load_config notes):
+# a recording, a brain's FILE.py:NAME (GROUP=SPEC), a prompt, plan types, interventions, an
+# outcome's FILE.py:NAME, questions, a reef's checkpoint or recorded folder, a sweep file.
+INPUT_OPTIONS = ("path", "paths", "other", "review_path", "spec", "brain", "prompt", "plan_types",
+                 "interventions", "outcome", "questions", "resume", "replay", "config")
+
+
+def note_inputs(args: argparse.Namespace) -> None:
+    """Note every file or folder ``args`` name to be read (:data:`INPUT_OPTIONS`) in
+    :data:`mirofish.observe.paths.INPUTS`, so that no output of this command is written over one
+    (``--record brain.py`` with ``--brain brain.py:Brain`` would have replaced the brain's source
+    with a recording)."""
+    from ..observe.paths import INPUTS
+
+    INPUTS.clear()
+    for name in INPUT_OPTIONS:
+        value = getattr(args, name, None)
+        for v in value if isinstance(value, list | tuple) else (value,):
+            if not isinstance(v, str) or not v.strip():
+                continue
+            spec = v.split("=", 1)[1] if "=" in v and name == "brain" else v  # (GROUP=SPEC)
+            for candidate in {spec, spec.rsplit(":", 1)[0]}:  # (FILE.py:NAME)
+                try:
+                    p = Path(candidate)
+                    if p.exists():
+                        INPUTS.add(p.resolve())
+                except (OSError, ValueError):  # a name no file has (too long, a NUL): not an input here
+                    continue
 
 
 def guard_output(path: Any, inputs: Iterable[Any] = (), overwrite: bool = False, what: str = "output",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -417,7 +419,21 @@ def reask(args: argparse.Namespace) -> int:
     result = ask_again(args.path, args.fish, args.tick, args.base_url, args.model, args.n, args.timeout,
                        api_key_env=args.api_key_env)
     print(json.dumps(result) if args.json else render_reask(result))
+    reasons = Counter(str(a["read"]) for a in result["answers"])
+    down = {k: v for k, v in reasons.items() if _server_down(k)}
+    if down and sum(down.values()) == len(result["answers"]):  # a dead server: as survey says it (one line, 2)
+        print(f"mirofish reask: the server at {result['asked']['endpoint']} answered none of the "
+              f"{len(result['answers'])} request(s) ({', '.join(f'{k} {v}' for k, v in down.items())})",
+              file=sys.stderr)
+        return 2
     return 0
+
+
+def _server_down(reason: str) -> bool:
+    """A reply that did not come because of the server or the way to it (not a bad reply):
+    mirofish.brains.transport's reasons for a call that got no completion."""
+    return reason in ("connection", "timeout", "breaker_open", "rate_limited", "no_server", "tick_budget") \
+        or reason.startswith("http_")
 
 
 def diff_arguments(df: argparse.ArgumentParser) -> None:
@@ -483,7 +499,9 @@ def influence_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ablate-reps", type=int_at_least(1, 1000), default=6, metavar="N",
                    help="random-chooser replicates per ablation (default 6)")
     p.add_argument("--out", metavar="DIR", help="write influence.parquet (or .csv), influence.json and influence.png")
-    p.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="the table's format")
+    p.add_argument("--format", choices=("parquet", "csv"), default=None,
+                   help="the table's format (default: parquet if pyarrow is installed — pip install -e '.[tables]' — "
+                        "else csv)")
     p.add_argument("--overwrite", action="store_true", help="replace existing files in DIR")
     p.add_argument("--json", action="store_true", help="print the summary as JSON instead of text")
     reader_flags(p, "influence's forks")
@@ -516,10 +534,11 @@ def influence(args: argparse.Namespace) -> int:
     brain = "instinct" if brains.get(None) == "instinct" else "recorded"
     window = _ticks_pair(args.window, "--window") if args.window else None
     if args.out:
-        from ..session.tables import check_parquet, table_targets
+        from ..session.tables import check_parquet, table_format, table_targets
 
+        args.format = table_format(args.format)
         check_parquet(args.format)
-        table_targets(args.out, ["influence"], args.format, (args.path,), args.overwrite)
+        table_targets(args.out, ["influence"], args.format, (args.path,), args.overwrite, "--out")
         for name in ("influence.json", "influence.png"):
             guard_output(str(Path(args.out) / name), (args.path,), args.overwrite, "influence")
     result = run_influence(args.path, args.outcome, window, args.fish, args.alternatives, brain, choice,
@@ -556,7 +575,9 @@ def survey_arguments(p: argparse.ArgumentParser) -> None:
                    help="at most N requests to the server (default 10,000); the rest are counted max_requests")
     p.add_argument("--seed", type=int_at_least(0), default=0, help="the intervals' draws")
     p.add_argument("--out", metavar="DIR", help="write survey.parquet (or .csv) and survey.json")
-    p.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="the table's format")
+    p.add_argument("--format", choices=("parquet", "csv"), default=None,
+                   help="the table's format (default: parquet if pyarrow is installed — pip install -e '.[tables]' — "
+                        "else csv)")
     p.add_argument("--overwrite", action="store_true", help="replace existing files in DIR")
     p.add_argument("--json", action="store_true", help="print the summary as JSON instead of text")
     p.add_argument("--brain", action="append", default=[], metavar="SPEC",
@@ -605,10 +626,11 @@ def _check_survey_outputs(args: argparse.Namespace) -> None:
             raise UsageError("mirofish survey: --otel writes one recording's exchanges: give one recording")
         guard_output(args.otel, tuple(args.paths), args.overwrite, "trace")
     if args.out:
-        from ..session.tables import check_parquet, table_targets
+        from ..session.tables import check_parquet, table_format, table_targets
 
+        args.format = table_format(args.format)
         check_parquet(args.format)
-        table_targets(args.out, ["survey"], args.format, tuple(args.paths), args.overwrite)
+        table_targets(args.out, ["survey"], args.format, tuple(args.paths), args.overwrite, "--out")
         guard_output(str(Path(args.out) / "survey.json"), tuple(args.paths), args.overwrite, "survey")
 
 
@@ -632,7 +654,7 @@ def _survey_server(reasons: dict[str, int], base_url: str | None) -> int:
 
     from ..config import redact_url
 
-    down = {k: v for k, v in reasons.items() if k in ("connection", "timeout", "breaker_open") or k.startswith("http_")}
+    down = {k: v for k, v in reasons.items() if _server_down(k)}
     answered = sum(v for k, v in reasons.items() if k in ("ok", "clamped"))
     if down and not answered:  # a dead server: what was asked is written, and the run says so
         print(f"mirofish survey: the server at {redact_url(base_url or '')} answered none of the model fish's "

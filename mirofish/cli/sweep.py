@@ -61,8 +61,12 @@ def run(args: argparse.Namespace) -> int:
         record_dir = str((out / "runs").resolve())
         Path(record_dir).mkdir(exist_ok=True)
     bar = _SweepProgress(len(tasks), len(tasks) - len(todo), sys.stderr.isatty() or bool(todo))
-    interrupted, files, rows = _drive(backend, store, spec, todo, record_dir, bar)
+    interrupted, files, rows, unknown = _drive(backend, store, spec, todo, record_dir, bar)
     bar.finish()
+    if unknown:
+        print(f"mirofish sweep: {unknown}; stopped with {len(rows)} of {len(tasks)} runs done (kept in {out})",
+              file=sys.stderr)
+        return 2
     if interrupted:
         print(f"mirofish sweep: interrupted with {len(rows)} of {len(tasks)} runs done (kept in {out}); "
               f"run the same command again to resume", file=sys.stderr)
@@ -98,17 +102,23 @@ def _open(args: argparse.Namespace, out: Path, spec: SweepSpec) -> tuple[LocalBa
 
 
 def _drive(backend: LocalBackend | DaskBackend, store: Store, spec: SweepSpec, todo: list[RunTask],
-           record_dir: str | None, bar: _SweepProgress) -> tuple[bool, dict[str, Any], list[dict[str, Any]]]:
-    """The runs still to do, each row kept as it arrives, until all are done or Ctrl-C; then the
+           record_dir: str | None, bar: _SweepProgress) -> tuple[bool, dict[str, Any], list[dict[str, Any]], str]:
+    """The runs still to do, each row kept as it arrives, until all are done, Ctrl-C or the first
+    run's summary shows that a figure the sweep file names is none of its figures; then the
     backend closed and the tables written from every row kept. Returns (interrupted, the files
-    written, every row)."""
+    written, every row, what the unknown figures are or "")."""
     from ..sweep.results import write_outputs
 
-    interrupted = False
+    interrupted, unknown, named = False, "", list(spec.metrics or [])
     try:
         for row in backend.run(todo, record_dir):
             store.add(row)
             bar.update(row["status"] == "ok")
+            if named and row["status"] == "ok":  # (the figures are a summary's: known once one run has one)
+                unknown = unknown_figures(named, row["summary"])
+                named = []
+                if unknown:
+                    break
             if interrupted_at_all():  # a Ctrl-C whose exception Python dropped (see mirofish.catch_interrupts)
                 raise KeyboardInterrupt
     except KeyboardInterrupt:
@@ -118,7 +128,24 @@ def _drive(backend: LocalBackend | DaskBackend, store: Store, spec: SweepSpec, t
         files = write_outputs(store, spec)
         rows = store.rows()
         store.close()
-    return interrupted, files, rows
+    return interrupted, files, rows, unknown
+
+
+def unknown_figures(names: list[str], summary: dict[str, Any]) -> str:
+    """Which of a sweep file's ``metrics`` names no figure of a run's ``summary`` (flattened:
+    ``metrics.school_size.mean``), with the nearest names; "" when each is one."""
+    import difflib
+
+    from ..sweep.runs import flatten
+
+    have = flatten(summary)
+    missing = [n for n in names if n not in have]
+    if not missing:
+        return ""
+    near = difflib.get_close_matches(missing[0], list(have), n=3)
+    return (f"metrics: {', '.join(repr(m) for m in missing)} {'is' if len(missing) == 1 else 'are'} not a figure of "
+            f"the runs' summaries" + (f" (did you mean {', '.join(near)}?)" if near else
+                                      f" (they have {len(have)}, e.g. {', '.join(list(have)[:4])})"))
 
 
 class _SweepProgress:

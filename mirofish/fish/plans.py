@@ -112,6 +112,8 @@ def _away_param(name: str, rest: list[str], nums: list[int], grid: Grid = SQUARE
     return AWAY_NAMES.index(word), nums[-1] if nums else 0
 
 
+_FILLER = frozenset(("for", "ticks", "tick", "until", "energy", "from", "the", "to", "place"))  # describe()'s words
+
 # each parameter kind's reading of the words after the goal (and the horizon)
 _PARAMS = {"none": _no_param, "direction": _direction_param, "energy": _first_then_horizon(10),
            "away": _away_param, "place": _first_then_horizon(0)}
@@ -180,11 +182,18 @@ class PlanTable:
         text = t.name + _WORDED[t.param](int(param), self.grid)
         return f"{text} for {int(horizon)} tick{'s' if int(horizon) != 1 else ''}" if horizon else text
 
-    def parse_plan(self, text: str) -> tuple[int, int, int]:
+    def parse_plan(self, text: str, strict: bool = False) -> tuple[int, int, int]:
         """A plan typed by a person (fork picker, CLI): ``'school 60'``, ``'explore e 30'``,
         ``'rest 10'``, ``'keep_away glass'``, ``'move_n'`` or a bare ``'rest'`` (a single action:
         hold it one tick), ``'hold move_n 5'``. What :meth:`describe` writes reads back to the
         same plan.
+
+        ``strict`` (a new fork's plan: mirofish.session.fork.plan_of): every word must be read —
+        a whole number, a word :meth:`describe` writes (for, ticks, until, energy, from, the, to,
+        place), the plan's direction, side or action — and no more numbers than the plan takes
+        (``'rest -50'``, ``'school 1.5'`` and ``'explore east 30 junk'`` are refused, not read as
+        ``'rest'``, ``'school'`` and ``'explore east 30'``). Not strict: the words it knows, the
+        rest skipped (a plan a fork recording's header holds, read as it always was).
 
         Returns (goal, param, horizon); raises ValueError naming the choices.
         """
@@ -193,6 +202,13 @@ class PlanTable:
             raise ValueError("empty plan")
         head, rest = words[0], words[1:]
         nums = [int(w) for w in rest if w.isdigit() and w.isascii()]
+        plan = self._read(head, rest, nums)
+        if strict:  # (after the reading: its own refusals, which name the choices, come first)
+            self._check_words(head, rest, len(nums))
+        return plan
+
+    def _read(self, head: str, rest: list[str], nums: list[int]) -> tuple[int, int, int]:
+        """:meth:`parse_plan`'s reading of the words it knows."""
         if any(n > PLAN_NUMBER_MAX for n in nums):  # a horizon and a parameter are 16-bit in the tank's state
             raise ValueError(f"{max(nums)} is too large: a plan's numbers are at most {PLAN_NUMBER_MAX:,}")
         actions = self.grid.action_names
@@ -210,6 +226,36 @@ class PlanTable:
             raise ValueError(f"type the action itself ({actions[0]} … rest) to hold one action")
         param, horizon = _PARAMS[t.param](t.name, rest, nums, self.grid)
         return int(goal), int(param), int(horizon)
+
+    def _check_words(self, head: str, rest: list[str], numbers: int) -> None:
+        """:meth:`parse_plan`'s strict reading: a ValueError naming the first word it would skip."""
+        actions = self.grid.action_names
+        bare = head in actions and (head != "rest" or not rest)  # (as parse_plan reads them)
+        held = bare or (head == self.names[G_HOLD] and bool(rest) and rest[0] in actions)
+        if not held:
+            try:
+                kind = self.types[self.parse_goal(head)].param
+            except ValueError:
+                return  # (parse_plan names the unknown goal)
+        elif bare and rest:
+            raise ValueError(f"{head} alone is held one tick; 'hold {head} {rest[0]}' holds it longer")
+        else:
+            kind = "action"
+        known = _FILLER | ({rest[0]} if held and not bare else set())
+        for w in rest:
+            if (w.isdigit() and w.isascii()) or w in known:
+                continue
+            if (kind == "direction" and _is_direction(w, self.grid)) or (kind == "away" and w in AWAY_NAMES):
+                continue
+            if w.lstrip("+-").replace(".", "", 1).replace(",", "").isdigit():
+                raise ValueError(f"{w!r}: a plan's numbers are whole numbers of 0 or more")
+            raise ValueError(f"{w!r} is not a word of the plan {head!r} (its numbers, for, ticks, until, energy, "
+                             f"from, the, to, place{', a direction' if kind == 'direction' else ''}"
+                             f"{', ' + ' or '.join(AWAY_NAMES) if kind == 'away' else ''})")
+        most = 2 if kind in ("energy", "place") else 1
+        if numbers > most:
+            takes = "a number and a horizon" if most == 2 else "one number (its horizon)"
+            raise ValueError(f"plan {head!r} takes {takes}, not {numbers} numbers")
 
     def fork_plans(self) -> tuple[str, ...]:
         """The fork picker's plans, in table order: each plan type's ``fork`` entries, ``{param}``

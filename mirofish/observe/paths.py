@@ -15,6 +15,9 @@ Every command that writes a file checks its output first, before anything is wri
   existing ``X``), or a path inside a folder so named, is refused: SQLite would take it for
   ``X``'s journal and ``X`` would no longer open;
 * a config or preset file this run read, and any ``.toml`` file, is never written over;
+* nor is any other file the command was given to read (:data:`INPUTS`: a brain's ``.py``, an
+  interventions or questions file, a prompt …, whatever its name), nor a file directly in a folder
+  it was given to read (a sweep's folder exported into itself would lose its ``runs.csv``);
 * ``--overwrite`` replaces only a file of the kind the command writes: never a recording with
   a chart, a log or a table, never another SQLite database (a glossary, a sweep's store).
 
@@ -38,6 +41,10 @@ except ImportError:  # pragma: no cover
     fcntl = None
 
 COMPANIONS = ("", "-wal", "-shm", "-journal")
+
+# Files and folders the running command was given to read (resolved), filled by the CLI from its
+# input options (mirofish.cli.common.note_inputs): never an output, whatever their names.
+INPUTS: set[Path] = set()
 
 
 class OutputError(ValueError):
@@ -101,6 +108,11 @@ def _clashes(p: Path, given: str, inputs: Iterable[Any], overwrite: bool, what: 
 
     if target in READ_FILES or (target.suffix.lower() == ".toml" and target.exists()):
         return f"{p} is a config file; MiroFish never writes a {what} over one"
+    for src in INPUTS:
+        if any(target == Path(str(src) + suffix) for suffix in COMPANIONS):
+            return f"refusing to write the {what} {p} over {src}, an input of this command"
+        if target.parent == src:  # (a folder read: its own files, e.g. a sweep's runs.csv; a subfolder is not it)
+            return f"refusing to write the {what} {p} into {src}, a folder this command reads; choose another folder"
     journal = journal_name(target)
     if journal:
         return f"{what} {p}: {journal}"

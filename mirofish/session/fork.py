@@ -163,9 +163,10 @@ def divergence_row(branch: Frame, parent: Frame, branch_schooling: float, parent
 
 
 def plan_of(action: Action | str, plans: PlanTable = DEFAULT) -> tuple[int, int, int]:
-    """A fork's plan: typed words read by ``plans`` (the run's table), or a single action held."""
+    """A fork's plan: typed words read by ``plans`` (the run's table) strictly — a word it would
+    skip is refused — or a single action held."""
     try:
-        return plans.parse_plan(action) if isinstance(action, str) else (G_HOLD, int(Action(action)), 1)
+        return plans.parse_plan(action, strict=True) if isinstance(action, str) else (G_HOLD, int(Action(action)), 1)
     except ValueError as exc:
         raise RecordingError(f"fork plan: {exc}") from None
 

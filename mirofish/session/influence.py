@@ -405,7 +405,7 @@ def write_outputs(result: dict[str, Any], out_dir: str | Path, fmt: str, inputs:
     from .tables import check_parquet, table_targets
 
     check_parquet(fmt)
-    files = table_targets(out_dir, ["influence"], fmt, tuple(inputs), overwrite)
+    files = table_targets(out_dir, ["influence"], fmt, tuple(inputs), overwrite, "--out")
     target = files["influence"]
     target.parent.mkdir(parents=True, exist_ok=True)
     summary_path = target.parent / "influence.json"

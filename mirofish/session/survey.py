@@ -580,7 +580,7 @@ def write_outputs(result: dict[str, Any], out_dir: str | Path, fmt: str, inputs:
     from .tables import check_parquet, table_targets
 
     check_parquet(fmt)
-    target = table_targets(out_dir, ["survey"], fmt, tuple(inputs), overwrite)["survey"]
+    target = table_targets(out_dir, ["survey"], fmt, tuple(inputs), overwrite, "--out")["survey"]
     target.parent.mkdir(parents=True, exist_ok=True)
     write_table(target, result["rows"], fmt, ROW_TYPES)
     from ..config import redact_text

@@ -433,13 +433,28 @@ def check_parquet(fmt: str) -> None:
                 from None
 
 
+def table_format(fmt: str | None) -> str:
+    """``fmt``, or when none was asked for (``influence --out``, ``survey --out``: a table beside
+    their JSON) Parquet if pyarrow is installed, else CSV — so the README's commands work after its
+    install, which has no ``[tables]`` extra."""
+    if fmt is not None:
+        return fmt
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return "csv"
+    return "parquet"
+
+
 def table_targets(out_dir: str | Path, names: Iterable[str], fmt: str, inputs: tuple[Any, ...],
-                  overwrite: bool) -> dict[str, Path]:
+                  overwrite: bool, flag: str = "--tables") -> dict[str, Path]:
+    """The files of tables ``names`` in folder ``out_dir`` (given as ``flag``), each checked as
+    an output (mirofish.observe.paths)."""
     if not str(out_dir).strip():
-        raise RecordingError("--tables needs a folder name (an empty one would write into the current folder)")
+        raise RecordingError(f"{flag} needs a folder name (an empty one would write into the current folder)")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise RecordingError(f"--tables {out} is a file, not a folder")
+        raise RecordingError(f"{flag} {out} is a file, not a folder")
     files = {n: out / f"{n}.{'parquet' if fmt == 'parquet' else 'csv'}" for n in names}
     for f in files.values():
         try:

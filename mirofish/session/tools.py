@@ -52,6 +52,9 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
     if not 0 <= fish < rec.config.fish.slots:
         raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
     player = ReplaySession(rec)
+    if not player.first_tick <= t0 < min(t1, player.last_tick):  # (a --to past the end: to the end)
+        raise RecordingError(f"tick range {t0}..{t1} is empty or starts outside the recording "
+                             f"({player.first_tick}..{player.last_tick})")
     player.seek(t0)
     # the embedded brain is asked again where the fish's own part of the tank ran it (its group's
     # brain in a mixed tank); a model or a user brain is never re-asked, nor any server contacted

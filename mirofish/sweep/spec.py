@@ -73,6 +73,8 @@ class Range(BaseModel):
     def _finite(self) -> Range:
         if not all(math.isfinite(v) for v in (self.start, self.to, self.step)):
             raise ValueError("from, to and step must be finite numbers")
+        if self.size() < 1:  # (said here, where the file's key is known: params.KEY: …)
+            raise ValueError(f"from {self.start:g} to {self.to:g} is empty (to is below from)")
         if self.size() > MAX_SETTINGS:
             raise ValueError(f"from {self.start:g} to {self.to:g} step {self.step:g} is {self.size():.3g} values; "
                              f"{MAX_SETTINGS:,} at most")

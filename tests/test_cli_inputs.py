@@ -1,0 +1,145 @@
+"""A command's inputs stay inputs, and what it would ignore is refused: found by a newcomer's
+fault campaign against the CLI (each case here failed before its fix: an input overwritten, or
+exit 0 with nothing done).
+
+Every refusal is one line on stderr and exit 2; the input file is left byte for byte.
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mirofish.cli import main
+from mirofish.fish.plans import DEFAULT
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def rec(tmp_path_factory):
+    path = tmp_path_factory.mktemp("inputs") / "in.mirofish"
+    assert main(["live", "--headless", "--ticks", "200", "--record", str(path)]) == 0
+    return path
+
+
+def refused(capsys, argv, *words):
+    """``argv`` exits 2 with one line on stderr holding ``words``; returns the line."""
+    capsys.readouterr()
+    assert main([str(a) for a in argv]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mirofish")]  # (not a progress bar)
+    assert len(err) == 1 and all(w in err[0] for w in words), err
+    return err[0]
+
+
+def test_no_output_is_written_over_a_file_the_command_reads(rec, tmp_path, capsys):
+    """A brain's source, an interventions file: --record over either is refused even with
+    --overwrite (before: the file became a SQLite recording), and an unrelated path still works."""
+    brain = tmp_path / "rb.py"
+    shutil.copy(ROOT / "examples" / "rule_brain.py", brain)
+    before = brain.read_bytes()
+    refused(capsys, ["live", "--headless", "--ticks", "5", "--brain", f"{brain}:RuleBrain", "--record", brain,
+                     "--overwrite"], "refusing to write the recording", "an input of this command")
+    ivs = tmp_path / "iv.jsonl"
+    ivs.write_text('{"tick": 110, "kind": "food", "x": 10, "y": 10}\n')
+    refused(capsys, ["fork", rec, "--at", "100", "--ticks", "20", "--interventions", ivs, "--record", ivs,
+                     "--overwrite"], "an input of this command")
+    refused(capsys, ["fork", rec, "--at", "100", "--ticks", "20", "--fish", "3", "--plan", "forage", "--brain",
+                     f"{brain}:RuleBrain", "--record", brain, "--overwrite"], "an input of this command")
+    assert brain.read_bytes() == before and ivs.read_text().startswith('{"tick": 110')
+    assert main(["fork", str(rec), "--at", "100", "--ticks", "20", "--interventions", str(ivs), "--record",
+                 str(tmp_path / "out.mirofish")]) == 0
+
+
+def test_a_sweeps_folder_is_not_its_own_tables_folder(tmp_path, capsys):
+    spec = tmp_path / "sw.toml"
+    spec.write_text('scene = "aquarium"\nlength = 20\nseeds = [1]\n')
+    out = tmp_path / "swo"
+    assert main(["sweep", str(spec), "--out", str(out), "--workers", "1", "--record"]) == 0
+    runs = (out / "runs.csv").read_bytes()
+    refused(capsys, ["export", out, "--tables", out, "--format", "csv", "--overwrite"],
+            "a folder this command reads")
+    assert (out / "runs.csv").read_bytes() == runs
+    for _ in range(2):  # a folder inside it is another folder: written, and again with --overwrite
+        assert main(["export", str(out), "--tables", str(out / "tables"), "--format", "csv", "--overwrite"]) == 0
+    assert (out / "tables" / "fish.csv").exists() and (out / "runs.csv").read_bytes() == runs
+
+
+@pytest.mark.parametrize("t0,t1", [(500, 600), (20, 10), (10, 10)])
+def test_trace_refuses_an_empty_range_or_one_outside_the_recording(rec, capsys, t0, t1):
+    refused(capsys, ["trace", rec, "--fish", "3", "--from", t0, "--to", t1], f"tick range {t0}..{t1}",
+            "(0..200)")
+
+
+def test_trace_to_past_the_end_reads_to_the_end(rec, capsys):
+    assert main(["trace", str(rec), "--fish", "3", "--from", "190", "--to", "900"]) == 0
+    assert '"ticks": 10' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("plan,word", [("rest -50", "'-50'"), ("explore east -5", "'-5'"), ("school 1.5", "'1.5'"),
+                                       ("explore east 30 junk", "'junk'"), ("explore east 40 30 20", "3 numbers"),
+                                       ("move_n 3", "hold move_n 3")])
+def test_a_forks_plan_with_a_word_it_would_skip_is_refused(rec, capsys, plan, word):
+    """Before: 'rest -50' forked 'rest until 10 energy' and 'explore east 30 junk' ignored junk."""
+    refused(capsys, ["fork", rec, "--at", "100", "--ticks", "10", "--fish", "3", "--plan", plan], word)
+
+
+def test_every_plan_the_tool_writes_or_offers_reads_back_strictly():
+    """What describe() writes (influence's tables, a fork's summary) and the fork picker offers
+    are read strictly to the same plan as leniently; a fork recording's header keeps the lenient
+    reading (its plan was accepted when the fork was made)."""
+    texts = [*DEFAULT.fork_plans(), "rest", "move_n", "hold move_n 5", "school 60", "explore e 30", "rest 10"]
+    texts += [DEFAULT.describe(g, p, h) for g in range(len(DEFAULT.types)) for p in (0, 1) for h in (0, 1, 30)]
+    for text in texts:
+        assert DEFAULT.parse_plan(text, strict=True) == DEFAULT.parse_plan(text), text
+    assert DEFAULT.parse_plan("explore east 30 junk") == DEFAULT.parse_plan("explore east 30")
+
+
+def test_a_forks_intervention_after_its_last_tick_is_refused(rec, tmp_path, capsys):
+    late = tmp_path / "late.jsonl"
+    late.write_text('{"tick": 130, "kind": "food", "x": 10, "y": 10}\n')
+    refused(capsys, ["fork", rec, "--at", "100", "--ticks", "20", "--interventions", late],
+            "intervention at t130, after the fork ends at t120")
+    last = tmp_path / "last.jsonl"  # the fork's last tick: it happens
+    last.write_text('{"tick": 119, "kind": "food", "x": 10, "y": 10}\n')
+    assert main(["fork", str(rec), "--at", "100", "--ticks", "20", "--interventions", str(last)]) == 0
+
+
+def test_a_sweeps_unknown_figure_stops_it_after_the_first_run_with_its_rows_kept(tmp_path, capsys):
+    spec = tmp_path / "sw.toml"
+    spec.write_text('scene = "aquarium"\nlength = 20\nseeds = [1, 2, 3, 4]\nmetrics = ["metrics.school_sise.mean"]\n')
+    out = tmp_path / "o"
+    line = refused(capsys, ["sweep", spec, "--out", out, "--workers", "1"], "'metrics.school_sise.mean' is not a "
+                   "figure", "did you mean metrics.school_size.mean")
+    assert "stopped with" in line and (out / "runs.csv").exists()
+    spec.write_text('scene = "aquarium"\nlength = 20\nseeds = [1]\n[params]\n"fish.count" = {from = 60, to = 20, '
+                    'step = 20}\n')
+    refused(capsys, ["sweep", spec, "--out", tmp_path / "o2"], "params.fish.count: from 60 to 20 is empty")
+
+
+def test_window_flags_without_a_window_and_an_unused_prompt_are_refused(tmp_path, capsys):
+    shot = tmp_path / "shot.png"
+    refused(capsys, ["live", "--headless", "--ticks", "5", "--screenshot", shot], "--screenshot draws the window",
+            "--headless")
+    refused(capsys, ["live", "--terminal", "--ticks", "5", "--fps"], "--fps draws the window")
+    assert not shot.exists()
+    refused(capsys, ["live", "--headless", "--ticks", "5", "--prompt", tmp_path / "nosuch.toml"],
+            "no such prompt file")
+    refused(capsys, ["live", "--headless", "--ticks", "5", "--prompt", tmp_path], "a folder")
+
+
+def test_influence_without_pyarrow_writes_csv_and_names_its_own_flag(rec, tmp_path):
+    """The README's influence command after the README's install (no [tables] extra): CSV, not
+    'needs pyarrow'; a file given as --out is named as --out (it said --tables)."""
+    script = ("import sys; sys.modules['pyarrow'] = None; from mirofish.cli import main; "
+              "sys.exit(main(sys.argv[1:]))")
+    args = [sys.executable, "-c", script, "influence", str(rec), "--outcome", "largest_school@150", "--window",
+            "100:103", "--alternatives", "random:1", "--null-max", "20", "--workers", "1"]
+    done = subprocess.run([*args, "--out", str(tmp_path / "why")], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "why" / "influence.csv").exists() and not (tmp_path / "why" / "influence.parquet").exists()
+    bad = subprocess.run([*args, "--out", str(rec)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.strip().startswith(f"mirofish: --out {rec} is a file"), bad.stderr
