@@ -143,3 +143,15 @@ def test_influence_without_pyarrow_writes_csv_and_names_its_own_flag(rec, tmp_pa
     assert (tmp_path / "why" / "influence.csv").exists() and not (tmp_path / "why" / "influence.parquet").exists()
     bad = subprocess.run([*args, "--out", str(rec)], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip().startswith(f"mirofish: --out {rec} is a file"), bad.stderr
+
+
+def test_a_commands_inputs_are_its_own_not_the_next_calls(rec, tmp_path):
+    """In one process (a notebook, the suite): after a command read a file, a library call may
+    write it again (--overwrite), as before the command ran."""
+    from mirofish.observe.paths import INPUTS, check_output
+
+    copy = tmp_path / "again.mirofish"
+    shutil.copy(rec, copy)
+    assert main(["trace", str(copy), "--fish", "3", "--from", "0", "--to", "3"]) == 0
+    assert not INPUTS
+    assert check_output(copy, (), overwrite=True, what="recording", scene="aquarium") == copy

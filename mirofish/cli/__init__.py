@@ -121,6 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         sys.stdout, sys.stderr = out, err
+        from ..observe.paths import INPUTS
+
+        INPUTS.clear()  # (this command's inputs: not the next one's, nor a library call's, in this process)
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
