@@ -155,3 +155,57 @@ def test_a_commands_inputs_are_its_own_not_the_next_calls(rec, tmp_path):
     assert main(["trace", str(copy), "--fish", "3", "--from", "0", "--to", "3"]) == 0
     assert not INPUTS
     assert check_output(copy, (), overwrite=True, what="recording", scene="aquarium") == copy
+
+
+def test_two_outputs_of_one_command_never_share_a_path(tmp_path, capsys):
+    """Before: --record X --log X truncated the log X (then refused), and --record A --screenshot A
+    left one of them: now refused before anything is opened, the file untouched or not made."""
+    log = tmp_path / "L.jsonl"
+    assert main(["referential", "--headless", "--rounds", "20", "--log", str(log)]) == 0
+    before = log.read_bytes()
+    refused(capsys, ["referential", "--headless", "--rounds", "5", "--record", log, "--log", log, "--overwrite"],
+            "--record and --log name the same file")
+    assert log.read_bytes() == before
+    new = tmp_path / "new.db"
+    refused(capsys, ["referential", "--headless", "--rounds", "5", "--glossary", new, "--record", new],
+            "--record and --glossary name the same file")
+    refused(capsys, ["live", "--record", tmp_path / "A.png", "--screenshot", tmp_path / "A.png"],
+            "--record and --screenshot name the same file")
+    assert not new.exists() and not (tmp_path / "A.png").exists()
+
+
+def test_a_game_setting_with_its_own_flag_is_set_by_the_flag(capsys):
+    """--set rounds=… got past --rounds' bound (1,000,000) and quietly overrode --rounds."""
+    refused(capsys, ["referential", "--headless", "--rounds", "5", "--set", "rounds=100000000000"], "use --rounds")
+
+
+def test_a_prompt_named_in_the_config_is_checked_on_an_instinct_tank(capsys, tmp_path):
+    refused(capsys, ["live", "--headless", "--ticks", "5", "--set", f"brain.prompt={tmp_path / 'no.toml'}"],
+            "no such prompt file")
+
+
+def test_serve_refuses_a_live_speed_for_a_recording(rec, capsys):
+    pytest.importorskip("starlette")  # (the [web] extra; the suite's [dev] has it)
+    refused(capsys, ["serve", rec, "--speed", "20", "--port", "0"], "--speed is a live tank's")
+
+
+def test_glossary_check_against_a_dead_server_says_nothing_was_checked(tmp_path, capsys):
+    """Before: exit 0 and every term reported lost, though no model answered."""
+    g = tmp_path / "g.db"
+    assert main(["referential", "--headless", "--rounds", "60", "--glossary", str(g)]) == 0
+    capsys.readouterr()
+    assert main(["glossary", "check", str(g), "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--rounds", "3",
+                 "--timeout", "2"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mirofish")]
+    assert len(err) == 1 and "answered none of the" in err[0] and "no term was checked" in err[0], err
+
+
+def test_a_brains_own_name_is_shown_on_one_line(tmp_path):
+    brain = tmp_path / "named.py"
+    brain.write_text("class Odd:\n    name = 'line1\\nline2\\x1b[31mRED'\n\n    def decide(self, ask):\n"
+                     "        raise RuntimeError('no')\n")
+    done = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "30", "--fish", "6", "--brain",
+                           f"{brain}:Odd"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "line1" in line]
+    assert warnings and all("line2" in w for w in warnings) and "\x1b" not in done.stderr, done.stderr

@@ -287,8 +287,8 @@ class _FunctionBrain:
 
 def brain_name(spec: str, brain: Any = None) -> str:
     """The name a brain is shown and counted under: its ``name`` attribute, else ``NAME`` of its spec."""
-    given = getattr(brain, "name", None)
-    return given if isinstance(given, str) and given else spec.rpartition(":")[2] or spec
+    given = getattr(brain, "name", None)  # (a user's string: one printable line wherever it is shown)
+    return one_line(given, 80) if isinstance(given, str) and given else spec.rpartition(":")[2] or spec
 
 
 @dataclass

@@ -27,7 +27,7 @@ from ..observe.recording import RecordingError
 from ..scenes.registry import SceneError, problems, scenes
 from ..ui import WindowError
 from . import fronts, recordings, reef, referential, sweep, web
-from .common import EXIT_BAD_INPUT, NEEDED, Parser, UsageError, guard_output, note_inputs
+from .common import EXIT_BAD_INPUT, NEEDED, Parser, UsageError, check_distinct_outputs, guard_output, note_inputs
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             args_in = ["live", *args_in]
         args = parser.parse_args(args_in)
         note_inputs(args)  # (before any output is checked: none may be written over an input)
+        check_distinct_outputs(args)  # (nor over another output of this command)
         no_window = [f"--{k}" for k in ("headless", "terminal") if getattr(args, k, False)]
         drawn = [f for f, on in (("--screenshot", getattr(args, "screenshot", None) is not None),
                                  ("--fps", getattr(args, "fps", False)), ("--charts", getattr(args, "charts", False)))

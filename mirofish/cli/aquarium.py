@@ -112,10 +112,12 @@ def config_from(args: argparse.Namespace) -> Config:
                                          "model": args.large_model or args.model}]
     cfg = load_config(args.config, args.overrides, preset=args.preset, **top)
     prompts_of(cfg)  # a prompt file that cannot be used: one line before the run starts
-    if getattr(args, "prompt", None) is not None:  # given, though an instinct tank asks no model: checked too
-        from ..brains.prompts import load_prompt
+    from ..brains.prompts import load_prompt
 
-        load_prompt(args.prompt)
+    for g in range(-1, len(cfg.fish.groups)):  # a prompt named for an instinct part (it asks no model): checked too
+        part = cfg if g < 0 else cfg.for_group(g)
+        if part.brain.prompt:
+            load_prompt(part.brain.prompt)
     return cfg
 
 

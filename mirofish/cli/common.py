@@ -175,6 +175,30 @@ def note_inputs(args: argparse.Namespace) -> None:
                     continue
 
 
+# The options that name a file (or folder) a command writes: two of them naming one path would
+# have one output destroy the other (a log under a screenshot, a recording under a log).
+OUTPUT_OPTIONS = ("record", "log", "glossary", "db", "screenshot", "checkpoint", "png", "otel", "html", "out",
+                  "tables")
+
+
+def check_distinct_outputs(args: argparse.Namespace) -> None:
+    """A :class:`UsageError` (one line) when two output options of ``args`` name the same path —
+    checked before anything is opened, so a refused run leaves no file behind."""
+    seen: dict[Path, str] = {}
+    for name in OUTPUT_OPTIONS:
+        value = getattr(args, name, None)
+        if not isinstance(value, str) or not value.strip():
+            continue
+        try:
+            p = Path(value).resolve()
+        except (OSError, ValueError):  # (a name no file can have: its own check says so)
+            continue
+        flag = "--" + name.replace("_", "-")
+        if p in seen:
+            raise UsageError(f"mirofish: {seen[p]} and {flag} name the same file {value}; give each its own")
+        seen[p] = flag
+
+
 def guard_output(path: Any, inputs: Iterable[Any] = (), overwrite: bool = False, what: str = "output",
                  scene: str | None = None) -> None:
     """Refuse an unsafe output path before any work (see mirofish.observe.paths)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from .common import EXIT_BAD_INPUT, MAX_TICKS, UsageError, add_window_flags, guard_output, int_at_least, run_window
@@ -127,8 +128,10 @@ def _headless(args: argparse.Namespace, spec: Any, backend: str, folder: Any) ->
     try:
         summary = reef.run(ticks, progress)
     except ReefError as exc:
+        saved = bool(args.checkpoint) and Path(args.checkpoint).is_file()  # (none before the first exchange)
         hint = (f"; resume from the last exchange with --resume {args.checkpoint} (--checkpoint {args.checkpoint} "
-                f"--overwrite to go on saving into it)" if args.checkpoint
+                f"--overwrite to go on saving into it)" if saved
+                else "; no exchange was checkpointed yet: run it again from the start" if args.checkpoint
                 else "; run with --checkpoint FILE to be able to resume")
         raise ReefError(f"{exc} at tick {reef.tick}{hint}") from None
     finally:

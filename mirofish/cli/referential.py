@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -64,12 +65,18 @@ def _game_config(args: argparse.Namespace) -> Any:
             keys, value = parse_override(text)
             if len(keys) != 1:
                 raise UsageError(f"mirofish referential: --set expects key=value (a game setting), got {text!r}")
+            if keys[0] in FLAGGED:  # (one door each: --set rounds=… would skip --rounds' bound and quietly win)
+                raise UsageError(f"mirofish referential: --set {keys[0]}=…: use --{FLAGGED[keys[0]]}")
             given[keys[0]] = value
         return GameConfig(**given)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise UsageError(f"mirofish referential: {'.'.join(map(str, err['loc'])) or 'config'}: "
                          f"{err['msg'].removeprefix('Value error, ')}") from None
+
+
+FLAGGED = {"rounds": "rounds", "seed": "seed", "condition": "condition", "candidates": "candidates",
+           "agents": "three", "review": "review"}  # game settings that have their own flag
 
 
 def run(args: argparse.Namespace) -> int:
@@ -219,9 +226,18 @@ def _check_glossary(args: argparse.Namespace, path: str) -> int:
     try:
         g = Glossary(path, read_only=True)
         try:
-            print(json.dumps(check_glossary(g, args.base_url, args.model, args.rounds, timeout_s=args.timeout)))
+            result = check_glossary(g, args.base_url, args.model, args.rounds, timeout_s=args.timeout)
         finally:
             g.close()
     except GlossaryError as exc:
         raise UsageError(f"mirofish: {exc}") from None
+    print(json.dumps(result))
+    failed = sum(result["model_failures"].values())
+    if result["rounds"] and failed >= result["rounds"]:  # no answer at all: no term was lost, none was checked
+        from ..config import redact_url
+
+        print(f"mirofish glossary check: the model at {redact_url(args.base_url)} answered none of the "
+              f"{result['rounds']} rounds ({', '.join(f'{k} {v}' for k, v in result['model_failures'].items())}); "
+              f"no term was checked", file=sys.stderr)
+        return 2
     return 0

@@ -16,7 +16,8 @@ def arguments(p: argparse.ArgumentParser) -> None:
                                                        "the steering token: MIROFISH_WEB_TOKEN, or one printed at "
                                                        "start)")
     p.add_argument("--port", type=int_at_least(0, 65535), default=8765, help="port (default 8765; 0: any free one)")
-    p.add_argument("--speed", type=float, default=10.0, help="live: ticks a second (default 10)")
+    p.add_argument("--speed", type=float, default=None, help="live: ticks a second (default 10; a recording's page "
+                   "plays it at its own speed)")
     p.add_argument("--fish", type=int_at_least(1), help="live: number of fish (default 60)")
     p.add_argument("--seed", type=int_at_least(0), help="live: random seed (default 7)")
     p.add_argument("--brain", metavar="BRAIN", help="live: who decides (instinct, llm, FILE.py:NAME …)")
@@ -45,12 +46,16 @@ def _port_free(host: str, port: int) -> None:
         try:
             s.bind((host, port))
         except (OSError, OverflowError, UnicodeError) as exc:
-            hint = "another program uses it? try --port 0" if port else "is the address one of this machine's?"
+            hint = ("another program uses it? try --port 0" if port and not isinstance(exc, socket.gaierror)
+                    else "is the address one of this machine's?")
             raise UsageError(f"mirofish serve: cannot listen on {host}:{port} "
                              f"({getattr(exc, 'strerror', None) or exc}); {hint}") from None
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.speed is not None and args.path is not None:
+        raise UsageError("mirofish serve: --speed is a live tank's; a recording's page plays it at its own speed")
+    args.speed = 10.0 if args.speed is None else args.speed
     if not 0.1 <= args.speed <= 1000:
         raise UsageError("mirofish serve: --speed is ticks a second, 0.1 to 1000")
     try:

@@ -51,7 +51,7 @@ class GameConfig(BaseModel):
     }
     candidates: int = Field(5, ge=2, le=20)
     max_chars: int = Field(20, ge=3, le=200)
-    rounds: int = Field(400, ge=1)
+    rounds: int = Field(400, ge=1, le=1_000_000)  # (the CLI's --rounds bound: a sweep's params too)
     seed: int = Field(0, ge=0)
     condition: str = Field("dynamic", pattern="^(dynamic|fixed|natural)$")
     agents: int = Field(2, ge=2, le=3)
