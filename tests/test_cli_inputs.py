@@ -5,6 +5,7 @@ exit 0 with nothing done).
 Every refusal is one line on stderr and exit 2; the input file is left byte for byte.
 """
 
+import json
 import shutil
 import subprocess
 import sys
@@ -209,3 +210,47 @@ def test_a_brains_own_name_is_shown_on_one_line(tmp_path):
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if "line1" in line]
     assert warnings and all("line2" in w for w in warnings) and "\x1b" not in done.stderr, done.stderr
+
+
+def test_a_file_another_run_is_writing_is_read_as_committed(tmp_path):
+    """A turn-by-turn recording between two commits has no journal beside it, yet changes: read
+    as immutable it was "damaged (database disk image is malformed)" to replay while its run went
+    on. With the run's writer lock held, a reader sees each commit."""
+    import sqlite3
+
+    from mirofish.observe.paths import WriterLock, open_read_only
+
+    db = tmp_path / "w.db"
+    w = sqlite3.connect(db)
+    w.execute("CREATE TABLE t (x)")
+    w.execute("INSERT INTO t VALUES (1)")
+    w.commit()
+    lock = WriterLock(db)
+    try:
+        r = open_read_only(db)
+        assert r.execute("SELECT count(*) FROM t").fetchone()[0] == 1
+        w.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(2000)])
+        w.commit()
+        assert r.execute("SELECT count(*) FROM t").fetchone()[0] == 2001
+        r.close()
+    finally:
+        lock.release()
+        w.close()
+
+
+def test_a_glossary_left_with_a_hot_journal_by_a_killed_run_is_read(tmp_path, capsys):
+    """A run killed mid-write leaves X-journal; a read-only connection cannot roll it back, and
+    every command called the glossary "not an SQLite database". Now SQLite rolls it back (the
+    last committed state) and the glossary reads as it was saved."""
+    g = tmp_path / "hot.db"
+    assert main(["referential", "--headless", "--rounds", "50", "--glossary", str(g)]) == 0
+    assert main(["glossary", str(g)]) == 0
+    saved = json.loads(capsys.readouterr().out.splitlines()[-1])["terms"]
+    kill = ("import sqlite3, os, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA cache_size=1'); "
+            "c.execute('BEGIN IMMEDIATE'); c.execute('UPDATE glossary SET usage_count = usage_count + 1'); "
+            "c.execute('UPDATE meta SET value = value'); os._exit(9)")
+    subprocess.run([sys.executable, "-c", kill, str(g)], check=False)
+    assert Path(f"{g}-journal").stat().st_size > 0  # (the killed writer's journal, hot)
+    assert main(["glossary", str(g)]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["terms"] == saved
+    assert not Path(f"{g}-journal").exists()

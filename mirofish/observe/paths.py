@@ -197,14 +197,32 @@ def holds_recording(tables: set[str]) -> bool:
 def open_read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
     """The one way MiroFish opens an SQLite file it only reads: read-only by a URI whose path is
     quoted (``#``, ``?`` or ``%`` in a name would otherwise end it and leave a stray file), and
-    — when no writer's ``-wal``/``-journal`` is beside it — as an immutable file, so that not
-    even a ``-shm`` appears. Raises ``sqlite3.Error`` like ``sqlite3.connect``."""
+    — when no writer's ``-wal``/``-journal`` is beside it and no run holds its writer lock (a
+    turn-by-turn recording between two commits has no journal, yet changes) — as an immutable
+    file, so that not even a ``-shm`` appears. A ``-journal`` left by a run that was killed
+    mid-write (a "hot" journal, which a read-only connection cannot roll back: every command
+    then called the file "not an SQLite database") is rolled back first, by SQLite itself, in a
+    connection that may write — the file's last committed state, what the run had saved; if
+    that connection cannot be made (a read-only folder), the read fails as before. Raises
+    ``sqlite3.Error`` like ``sqlite3.connect``."""
     import sqlite3
     from urllib.parse import quote
 
     p = Path(path)
-    uri = f"file:{quote(str(p.resolve()))}?mode=ro"
-    if not any(Path(f"{p}{x}").exists() for x in ("-wal", "-journal")):
+    name = quote(str(p.resolve()))
+    journal = Path(f"{p}-journal")
+    writing = locked_by_another_run(p)
+    if journal.is_file() and journal.stat().st_size and not writing:
+        try:  # (SQLite rolls a hot journal back on a writer's first read, under its own file locks)
+            db = sqlite3.connect(f"file:{name}?mode=rw", uri=True, timeout=5)
+            try:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                db.close()
+        except sqlite3.Error:
+            pass
+    uri = f"file:{name}?mode=ro"
+    if not writing and not any(Path(f"{p}{x}").exists() for x in ("-wal", "-journal")):
         uri += "&immutable=1"
     return sqlite3.connect(uri, uri=True, check_same_thread=False)
 
