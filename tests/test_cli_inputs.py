@@ -185,11 +185,6 @@ def test_a_prompt_named_in_the_config_is_checked_on_an_instinct_tank(capsys, tmp
             "no such prompt file")
 
 
-def test_serve_refuses_a_live_speed_for_a_recording(rec, capsys):
-    pytest.importorskip("starlette")  # (the [web] extra; the suite's [dev] has it)
-    refused(capsys, ["serve", rec, "--speed", "20", "--port", "0"], "--speed is a live tank's")
-
-
 def test_glossary_check_against_a_dead_server_says_nothing_was_checked(tmp_path, capsys):
     """Before: exit 0 and every term reported lost, though no model answered."""
     g = tmp_path / "g.db"

@@ -600,3 +600,27 @@ def test_a_slow_viewer_is_told_of_a_fork_however_many_samples_came_meanwhile():
     assert sent[0] == ("frame", "MFK1")  # what it was sending when it stopped reading
     assert sent[1] == ("hello", "fish 1 at t300")  # then the newest tank, before anything of it
     assert [op for op, _ in sent[2:]] == ["metrics"] * 3 + ["frame"]  # its samples, then its frame
+
+
+def test_a_refused_second_fork_leaves_the_running_fork_running(tmp_path):
+    """Before: a second fork that the recording refused (tick -1) had already ended the fork
+    running, and no page was told (frames stopped; 'back' said there was no fork). Refused
+    first now: the fork goes on, and 'back' returns from it."""
+    from mirofish.session.replay import ReplaySession
+    from mirofish.web.server import Host
+
+    rec = record_run(tmp_path / "r.mirofish", 4, 300, **{"fish.count": 20})
+    host = Host(ReplaySession(str(rec)), False, 50.0)
+    try:
+        assert host.steer({"op": "fork", "fish": 3, "tick": 100, "plan": "explore east 30"})["op"] == "forked"
+        for bad in ({"fish": 3, "tick": -1, "plan": "rest 10"}, {"fish": 99, "tick": 120, "plan": "rest 10"},
+                    {"fish": 3, "tick": 120, "plan": "rest -10"}):
+            answer = host.steer({"op": "fork", **bad})
+            assert answer["op"] == "refused" and "left" not in answer, answer
+            assert host.live and host.recording_session is not None and host.thread.is_alive()
+        assert host.steer({"op": "back"})["op"] == "back" and not host.live
+    finally:
+        host.stop.set()
+        if host.thread is not None:
+            host.thread.join(timeout=10)
+        host.session.close()

@@ -16,8 +16,8 @@ def arguments(p: argparse.ArgumentParser) -> None:
                                                        "the steering token: MIROFISH_WEB_TOKEN, or one printed at "
                                                        "start)")
     p.add_argument("--port", type=int_at_least(0, 65535), default=8765, help="port (default 8765; 0: any free one)")
-    p.add_argument("--speed", type=float, default=None, help="live: ticks a second (default 10; a recording's page "
-                   "plays it at its own speed)")
+    p.add_argument("--speed", type=float, default=10.0, help="ticks a second of a live tank, or of a fork made from a "
+                   "served recording's page (default 10; the recording itself plays at its page's speed)")
     p.add_argument("--fish", type=int_at_least(1), help="live: number of fish (default 60)")
     p.add_argument("--seed", type=int_at_least(0), help="live: random seed (default 7)")
     p.add_argument("--brain", metavar="BRAIN", help="live: who decides (instinct, llm, FILE.py:NAME …)")
@@ -53,9 +53,6 @@ def _port_free(host: str, port: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.speed is not None and args.path is not None:
-        raise UsageError("mirofish serve: --speed is a live tank's; a recording's page plays it at its own speed")
-    args.speed = 10.0 if args.speed is None else args.speed
     if not 0.1 <= args.speed <= 1000:
         raise UsageError("mirofish serve: --speed is ticks a second, 0.1 to 1000")
     try:

@@ -428,14 +428,18 @@ class Host:
             return {"op": "refused", "why": "fork: a live tank is forked in the window (serve forks a recording)"}
         if not (_whole(fish) and _whole(tick) and isinstance(plan, str) and 0 < len(plan) <= 80):
             return {"op": "refused", "why": "fork: needs a fish, a tick and a plan such as 'explore east 30'"}
-        if self.recording_session is not None:  # a fork of the fork's recording: leave the fork first
+        left = self.recording_session is not None
+        if left:  # a fork of the fork's recording: what would refuse it, refused first — the fork running goes on
+            why = _fork_refusal(self.recording_session.recording, fish, tick, plan)
+            if why:
+                return {"op": "refused", "why": why}
             self._leave()
         with self.lock:
             recording = self.session
             try:
                 branch = fork_recording(recording.recording, tick, fish, plan)
-            except (ValueError, OverflowError, RecordingError) as exc:
-                return {"op": "refused", "why": f"fork: {str(exc)[:200]}"}
+            except (ValueError, OverflowError, RecordingError) as exc:  # (after leaving: the pages are told)
+                return {"op": "refused", "why": f"fork: {str(exc)[:200]}", "left": left}
             self.recording_session = recording
             self._recording_metrics, self.metrics = self.metrics, {"tick": []}  # the branch's own HUD
             self.session, self.live = branch, True
@@ -567,6 +571,22 @@ def _message(host: Host, raw: Mapping[str, Any]) -> dict[str, Any] | None:
     return msg
 
 
+def _fork_refusal(rec: Any, fish: int, tick: int, plan: str) -> str:
+    """Why ``fork_recording`` would refuse this fork of ``rec`` ("" if it would not), found
+    without stepping anything: the tick, the fish, the plan's words."""
+    from ..session.fork import plan_of
+
+    if not rec.first_tick <= tick < rec.last_tick:
+        return f"fork: --at {tick}: the recording holds ticks {rec.first_tick}..{rec.last_tick}"
+    if not 0 <= fish < rec.config.fish.slots:
+        return f"fork: fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})"
+    try:
+        plan_of(plan, rec.plans)
+    except (ValueError, RecordingError) as exc:
+        return f"fork: {str(exc)[:200]}"
+    return ""
+
+
 async def _steer(host: Host, viewer: Viewer, msg: dict[str, Any]) -> None:
     """A state-changing message: refused without the right to steer; after a fork or a return,
     every page is told the tank it now shows, by its own sender (one that reads nothing holds up
@@ -576,8 +596,9 @@ async def _steer(host: Host, viewer: Viewer, msg: dict[str, Any]) -> None:
                                                                       "(serve printed it)"}))
         return
     answer = await asyncio.to_thread(host.steer, msg)
+    left = answer.pop("left", False)  # (a fork refused after the one running was left: the recording shows again)
     await viewer.ws.send_text(json.dumps(answer))
-    if answer["op"] not in ("forked", "back"):
+    if answer["op"] not in ("forked", "back") and not left:
         return
     hello = host.hello()
     first = host.frame(host.now()) if not host.live else host.frames.get(host.session.tick)
