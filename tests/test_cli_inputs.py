@@ -249,3 +249,28 @@ def test_a_glossary_left_with_a_hot_journal_by_a_killed_run_is_read(tmp_path, ca
     assert main(["glossary", str(g)]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["terms"] == saved
     assert not Path(f"{g}-journal").exists()
+
+
+@pytest.mark.parametrize("scene", ["referential", "negotiation", "handoff"])
+def test_a_scenes_model_flags_without_model_agents_are_refused(capsys, scene):
+    """Before: --base-url, --model, --prompt without --agents llm were read by nothing (exit 0)."""
+    refused(capsys, [scene, "--headless", "--base-url", "http://127.0.0.1:9/v1"], "--base-url is for model agents")
+    refused(capsys, [scene, "--headless", "--model", "m"], "--model is for model agents")
+
+
+def test_reef_replay_and_glossary_name_what_is_wrong(tmp_path, capsys):
+    f = tmp_path / "file.db"
+    f.write_bytes(b"x")
+    refused(capsys, ["reef", "--replay", f], "not a folder")
+    refused(capsys, ["reef", "--replay", tmp_path, "--ticks", "40"], "--ticks is for a run")
+    refused(capsys, ["glossary", tmp_path], "is a folder, not a glossary file")
+
+
+def test_a_referential_model_that_never_answered_is_said_to_have_lost_its_turns():
+    """Its turns are not played by the embedded agents (the warning said they were): they are lost."""
+    done = subprocess.run([sys.executable, "run.py", "referential", "--headless", "--rounds", "4", "--agents", "llm",
+                           "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--timeout", "1"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "played none of 8 turns" in done.stderr and "every one was lost" in done.stderr, done.stderr
+    assert "embedded agents played" not in done.stderr

@@ -141,6 +141,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
                  if on]
         if no_window and drawn:  # (they draw the window: with no window they would be ignored, and say nothing)
             raise UsageError(f"mirofish: {drawn[0]} draws the window; leave out {no_window[0]}")
+        if getattr(args, "agents", None) == "embedded":  # (a scene's model flags, read only for model agents)
+            for flag in ("base_url", "model", "prompt", "reply_cache"):
+                if getattr(args, flag, None):
+                    raise UsageError(f"mirofish: --{flag.replace('_', '-')} is for model agents: add --agents llm")
         if getattr(args, "screenshot", None) is not None:
             guard_output(args.screenshot, tuple(filter(None, [getattr(args, "path", None)])), args.overwrite,
                          "screenshot")

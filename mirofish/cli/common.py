@@ -107,9 +107,12 @@ def prompt_named(kind: str, path: str | None) -> dict[str, str]:
     return {"name": p["name"], "hash": p["hash"]}
 
 
-def warn_model_made(command: str, base_url: str, made: int, of: int, failures: dict[str, int]) -> None:
+def warn_model_made(command: str, base_url: str, made: int, of: int, failures: dict[str, int],
+                    fallback: bool = True) -> None:
     """One stderr line when a scene's model answered few of its turns, so a dead or failing server is not
-    mistaken for a model run: the JSON still carries every count (``model_failures``) and the run's results."""
+    mistaken for a model run: the JSON still carries every count (``model_failures``) and the run's results.
+    ``fallback``: the scene's embedded agents play a turn the model missed (negotiation, handoff); else
+    the turn is lost (referential: an empty message, no choice)."""
     import sys
 
     from ..config import redact_url
@@ -118,11 +121,15 @@ def warn_model_made(command: str, base_url: str, made: int, of: int, failures: d
         return
     top = ", ".join(f"{k} {n}" for k, n in sorted(failures.items(), key=lambda kv: -kv[1])[:3] if n)
     if made == 0:
+        instead = ("the embedded agents played them all" if fallback
+                   else "every one was lost (an empty message, no choice)")
         print(f"mirofish {command}: warning: the model at {redact_url(base_url)} played none of {of} turns "
-              f"({top}); the embedded agents played them all", file=sys.stderr)
+              f"({top}); {instead}", file=sys.stderr)
     elif made < 0.9 * of:
+        instead = ("the embedded agents played the rest" if fallback
+                   else "the rest were lost (an empty message, no choice)")
         print(f"mirofish {command}: warning: the model at {redact_url(base_url)} played {made} of {of} turns "
-              f"({top}); the embedded agents played the rest", file=sys.stderr)
+              f"({top}); {instead}", file=sys.stderr)
 
 
 def window_size(text: str | None) -> tuple[int, int] | None:

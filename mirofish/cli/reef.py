@@ -64,6 +64,10 @@ def _replay(args: argparse.Namespace) -> int:
 
     if args.path:
         raise UsageError("mirofish reef: give a reef file or --replay DIR, not both")
+    if not Path(args.replay).is_dir():
+        raise UsageError(f"mirofish reef: --replay {args.replay}: not a folder (a reef recorded with --record DIR)")
+    if args.ticks is not None:  # (a recorded reef replays as long as it was recorded)
+        raise UsageError("mirofish reef: --ticks is for a run; --replay replays the recorded reef's ticks")
     result = replay_reef(args.replay)
     print(json.dumps(result))
     if not result["same"]:
@@ -121,10 +125,10 @@ def _headless(args: argparse.Namespace, spec: Any, backend: str, folder: Any) ->
         if args.progress:
             print(f"\rt{r.tick}/{ticks} migrations {len(r.log)}", end="", file=sys.stderr, flush=True)
 
-    if reef.tick == ticks and reef.tick > 0:  # resumed at the end: nothing to run
+    if reef.tick >= ticks and reef.tick > 0:  # resumed at or past the end: nothing to run
         reef.close()
-        raise UsageError(f"mirofish reef: the checkpoint {args.resume} is at tick {reef.tick} already: give --ticks "
-                         f"past it to go on")
+        raise UsageError(f"mirofish reef: the checkpoint {args.resume} is at tick {reef.tick} already"
+                         + (f", past tick {ticks}" if reef.tick > ticks else "") + ": give --ticks past it to go on")
     try:
         summary = reef.run(ticks, progress)
     except ReefError as exc:

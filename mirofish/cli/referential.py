@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         summary["prompt"] = prompt_named("referential", args.prompt)
         mm = summary["model_made"]
         warn_model_made("referential", args.base_url, mm["sender_turns"] + mm["receiver_turns"], 2 * mm["rounds"],
-                        summary.get("failures", {}))
+                        summary.get("failures", {}), fallback=False)  # (a missed turn is lost: no embedded stand-in)
     print(json.dumps(summary))
     return 0
 
@@ -173,8 +173,11 @@ def glossary(args: argparse.Namespace) -> int:
     if checking:
         return _check_glossary(args, path)
     _check_glossary_flags(args, reviewing)
+    if Path(path).is_dir():
+        raise UsageError(f"mirofish: glossary {path} is a folder, not a glossary file")
     if not Path(path).is_file():
-        raise UsageError(f"mirofish: glossary file not found: {path}")
+        raise UsageError(f"mirofish: glossary file not found: {path}"
+                         + ("; review one: glossary review PATH" if args.path == "review" else ""))
     from ..scenes.referential.glossary import Glossary, GlossaryError
 
     try:

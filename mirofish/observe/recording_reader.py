@@ -87,8 +87,8 @@ class Recording:
         self.registry = registry  # None: the process's default (mirofish.registry.default)
         self._db, self.header = open_recording_file(self.path)
         if self.header.get("scene", TICK_SCENE) != TICK_SCENE:
-            raise RecordingError(f"{self.path} is a {self.header['scene']} recording (turns, not ticks): replay, fork "
-                                 f"--at-turn and export --tables read it")
+            raise RecordingError(f"{self.path} is a {self.header['scene']} recording (turns, not ticks): replay and "
+                                 f"export --tables read it (fork --at-turn too, where its scene forks)")
         self._keep_usable_prompts()
         # its columns and plan goals by name (columns_of): mapped onto this version's as chunks are read
         self._file_columns = columns_of(self.header)
