@@ -122,9 +122,10 @@ def test_a_sweeps_unknown_figure_stops_it_after_the_first_run_with_its_rows_kept
 
 def test_window_flags_without_a_window_and_an_unused_prompt_are_refused(tmp_path, capsys):
     shot = tmp_path / "shot.png"
-    refused(capsys, ["live", "--headless", "--ticks", "5", "--screenshot", shot], "--screenshot draws the window",
+    refused(capsys, ["live", "--headless", "--ticks", "5", "--screenshot", shot], "--screenshot is for the window",
             "--headless")
-    refused(capsys, ["live", "--terminal", "--ticks", "5", "--fps"], "--fps draws the window")
+    refused(capsys, ["live", "--terminal", "--ticks", "5", "--fps"], "--fps is for the window")
+    refused(capsys, ["referential", "--headless", "--rounds", "5", "--size", "1280x720"], "--size is for the window")
     assert not shot.exists()
     refused(capsys, ["live", "--headless", "--ticks", "5", "--prompt", tmp_path / "nosuch.toml"],
             "no such prompt file")

@@ -137,10 +137,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         check_distinct_outputs(args)  # (nor over another output of this command)
         no_window = [f"--{k}" for k in ("headless", "terminal") if getattr(args, k, False)]
         drawn = [f for f, on in (("--screenshot", getattr(args, "screenshot", None) is not None),
-                                 ("--fps", getattr(args, "fps", False)), ("--charts", getattr(args, "charts", False)))
+                                 ("--fps", getattr(args, "fps", False)), ("--charts", getattr(args, "charts", False)),
+                                 ("--size", getattr(args, "size", None) is not None))
                  if on]
         if no_window and drawn:  # (they draw the window: with no window they would be ignored, and say nothing)
-            raise UsageError(f"mirofish: {drawn[0]} draws the window; leave out {no_window[0]}")
+            raise UsageError(f"mirofish: {drawn[0]} is for the window; leave out {no_window[0]}")
         if getattr(args, "agents", None) == "embedded":  # (a scene's model flags, read only for model agents)
             for flag in ("base_url", "model", "prompt", "reply_cache"):
                 if getattr(args, flag, None):
