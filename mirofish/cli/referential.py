@@ -75,8 +75,8 @@ def _game_config(args: argparse.Namespace) -> Any:
                          f"{err['msg'].removeprefix('Value error, ')}") from None
 
 
-FLAGGED = {"rounds": "rounds", "seed": "seed", "condition": "condition", "candidates": "candidates",
-           "agents": "three", "review": "review"}  # game settings that have their own flag
+FLAGGED = {"rounds": "rounds", "seed": "seed"}  # set by their flags only (a sweep's commands give the other
+# game settings as --set KEY=VALUE: tests/test_sweep.py reruns one)
 
 
 def run(args: argparse.Namespace) -> int:
