@@ -344,6 +344,19 @@ class ReplaySession(Session):
 # ---------------------------------------------------------------- forks of a recording
 
 
+def fork_plan(rec: Recording, tick: int, fish: int | None,
+              action: Action | str | None) -> tuple[int, int, int] | None:
+    """What :func:`fork_recording` checks before stepping anything — the tick, the fish, the
+    plan's words — as a :class:`RecordingError` naming the first problem; the fork's plan (None:
+    no swapped decision)."""
+    if not rec.first_tick <= tick < rec.last_tick:
+        raise RecordingError(f"--at {tick}: the recording holds ticks {rec.first_tick}..{rec.last_tick} "
+                             f"(a fork starts at {rec.first_tick}..{rec.last_tick - 1}: a decision must follow it)")
+    if fish is not None and not 0 <= fish < rec.config.fish.slots:
+        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
+    return plan_of(action, rec.plans) if action is not None else None
+
+
 def fork_recording(recording: Recording | str | Path, tick: int, fish: int | None, action: Action | str | None,
                    out: str | Path | None = None, source: DecisionSource | None = None,
                    overwrite: bool = False, added: list[tuple[int, dict[str, Any]]] | None = None,
@@ -360,12 +373,7 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
     rec = recording if isinstance(recording, Recording) else Recording(recording)
     if out is not None:
         check_out(out, rec, overwrite)
-    if not rec.first_tick <= tick < rec.last_tick:
-        raise RecordingError(f"--at {tick}: the recording holds ticks {rec.first_tick}..{rec.last_tick} "
-                             f"(a fork starts at {rec.first_tick}..{rec.last_tick - 1}: a decision must follow it)")
-    if fish is not None and not 0 <= fish < rec.config.fish.slots:
-        raise RecordingError(f"--fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})")
-    plan = plan_of(action, rec.plans) if action is not None else None
+    plan = fork_plan(rec, tick, fish, action)
     parent = ReplaySession(rec)
     parent.choice = choice  # the branch's brain again after a reset
     parent._owns_recording = not isinstance(recording, Recording)  # opened here: the fork closes it

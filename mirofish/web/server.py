@@ -421,7 +421,7 @@ class Host:
 
     # ---- a fork of a served recording: the branch runs live, the recording's fish as rings
     def fork(self, msg: dict[str, Any]) -> dict[str, Any]:
-        from ..session.replay import fork_recording
+        from ..session.replay import fork_plan, fork_recording
 
         fish, tick, plan = msg.get("fish"), msg.get("tick"), msg.get("plan")
         if self.live and self.recording_session is None:
@@ -430,9 +430,10 @@ class Host:
             return {"op": "refused", "why": "fork: needs a fish, a tick and a plan such as 'explore east 30'"}
         left = self.recording_session is not None
         if left:  # a fork of the fork's recording: what would refuse it, refused first — the fork running goes on
-            why = _fork_refusal(self.recording_session.recording, fish, tick, plan)
-            if why:
-                return {"op": "refused", "why": why}
+            try:
+                fork_plan(self.recording_session.recording, tick, fish, plan)
+            except (ValueError, OverflowError, RecordingError) as exc:
+                return {"op": "refused", "why": f"fork: {str(exc)[:200]}"}
             self._leave()
         with self.lock:
             recording = self.session
@@ -569,22 +570,6 @@ def _message(host: Host, raw: Mapping[str, Any]) -> dict[str, Any] | None:
         host.log(f"dropped a malformed message ({type(exc).__name__}: {str(exc)[:80]})")
         return None
     return msg
-
-
-def _fork_refusal(rec: Any, fish: int, tick: int, plan: str) -> str:
-    """Why ``fork_recording`` would refuse this fork of ``rec`` ("" if it would not), found
-    without stepping anything: the tick, the fish, the plan's words."""
-    from ..session.fork import plan_of
-
-    if not rec.first_tick <= tick < rec.last_tick:
-        return f"fork: --at {tick}: the recording holds ticks {rec.first_tick}..{rec.last_tick}"
-    if not 0 <= fish < rec.config.fish.slots:
-        return f"fork: fish {fish} does not exist (this tank has fish 0..{rec.config.fish.slots - 1})"
-    try:
-        plan_of(plan, rec.plans)
-    except (ValueError, RecordingError) as exc:
-        return f"fork: {str(exc)[:200]}"
-    return ""
 
 
 async def _steer(host: Host, viewer: Viewer, msg: dict[str, Any]) -> None:
