@@ -15,7 +15,8 @@ second, tank-ticks per second and their ratio (medians); last line JSON.
 ``--processes K`` also times the runs as a user runs them without ``sweep``: each its own
 ``python run.py live --headless`` process, ``--workers`` at a time — K of them timed, the rest
 extrapolated (each process's final state hash checked equal to its joined run's). That row pays
-each process's start-up (Python, numpy, the config) as well as its ticks; the ``one by one``
+each process's start-up (Python, numpy, the config; bytecode cached, as after an install) as well
+as its ticks; the ``one by one``
 row pays the ticks' per-tank cost alone, the stricter yardstick for joining.
 
 ``--settings K`` gives the runs K settings that runs joined into one world may differ by, the
@@ -136,12 +137,20 @@ def processes(args: argparse.Namespace, joined: list) -> float:
     import subprocess
     from concurrent.futures import ThreadPoolExecutor
 
+    # Each process starts as a user's would: its modules' bytecode cached (``__pycache__``, which
+    # Python writes on a first run and pip on an install). With PYTHONDONTWRITEBYTECODE set (as on
+    # some CI machines) and no cache, every process would compile every module first: 0.37 s a
+    # start-up instead of 0.26 s here, a slower yardstick. So the variable is dropped and one
+    # untimed run writes the caches.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
     def one(seed: int) -> str:
         out = subprocess.run([sys.executable, "run.py", "live", "--headless", "--fish", str(args.fish), "--ticks",
                               str(args.ticks), "--seed", str(seed)], cwd=ROOT, check=True, capture_output=True,
-                             text=True).stdout
+                             text=True, env=env).stdout
         return json.loads(out.strip().splitlines()[-1])["final_state_hash"]
 
+    one(1)  # (untimed: the bytecode caches written)
     seeds = list(range(1, min(args.processes, args.seeds) + 1))
     start = time.perf_counter()
     with ThreadPoolExecutor(args.workers) as pool:
