@@ -12,7 +12,10 @@ Each run is about 50 times slower than without valgrind. ``--other PATH`` counts
 (a ``git worktree`` of the code before a change, built there) beside this one. Needs ``valgrind``
 on the PATH; last line JSON.
 
-    python bench/instructions.py [--fish 60 1000] [--ticks 1000] [--other PATH]
+``--joined N`` also counts N default tanks joined into one world as a sweep's worker joins them
+(``bench/batch_bound.py``'s, every observer kept), per tank-tick over 300 ticks.
+
+    python bench/instructions.py [--fish 60 1000] [--ticks 1000] [--other PATH] [--joined N]
 """
 
 from __future__ import annotations
@@ -31,6 +34,14 @@ SIZES = {60: (96, 54), 240: (96, 54), 1000: (320, 180)}  # the tanks bench/vs_me
 
 def once(root: str, fish: int, warm: int, ticks: int) -> None:
     sys.path.insert(0, root)
+    if fish < 0:  # (--joined N: N default tanks joined as a sweep's worker joins them)
+        sys.path.insert(0, os.path.join(root, "bench"))
+        from batch_bound import joined_world
+
+        step = joined_world(-fish)
+        for _ in range(warm + ticks):
+            step(True)
+        return
     from mirofish.config import load_config
     from mirofish.session import LiveSession
 
@@ -40,9 +51,16 @@ def once(root: str, fish: int, warm: int, ticks: int) -> None:
     s.run(ticks)
 
 
+def _env() -> dict[str, str]:
+    # (bytecode written and read: a machine with PYTHONDONTWRITEBYTECODE would compile every module
+    # in every counted run)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return dict(env, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+
+
 def counted(root: str, fish: int, warm: int, ticks: int) -> int:
     """Instructions of a whole run of ``root``'s tank (start-up, ``warm`` and ``ticks`` ticks)."""
-    env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env = _env()
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
@@ -60,7 +78,8 @@ def counted(root: str, fish: int, warm: int, ticks: int) -> int:
 def per_tick(root: str, fish: int, warm: int, ticks: int) -> float:
     # a run without valgrind first: every module's bytecode cached (compiling one in only one of the
     # two counted runs would add its cost to the difference)
-    subprocess.run([sys.executable, __file__, "--once", root, str(fish), "1", "0"], check=True, capture_output=True)
+    subprocess.run([sys.executable, __file__, "--once", root, str(fish), "1", "0"], check=True, capture_output=True,
+                   env=_env())
     return (counted(root, fish, warm, ticks) - counted(root, fish, warm, 0)) / ticks
 
 
@@ -70,6 +89,8 @@ def main() -> None:
     ap.add_argument("--ticks", type=int, default=1000)
     ap.add_argument("--warm", type=int, default=200)
     ap.add_argument("--other", help="another checkout, built, counted beside this one")
+    ap.add_argument("--joined", type=int, default=0, metavar="N",
+                    help="also count N default tanks joined into one world (bench/batch_bound.py's), per tank-tick")
     ap.add_argument("--once", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.once:
@@ -86,6 +107,16 @@ def main() -> None:
         line = f"{fish:>5} {row['this']:>12,}"
         if args.other:
             row["other"] = round(per_tick(os.path.abspath(args.other), fish, args.warm, ticks))
+            row["ratio"] = round(row["this"] / row["other"], 3)
+            line += f" {row['other']:>12,} {row['ratio']:>10.3f}"
+        print(line, flush=True)
+        rows.append(row)
+    if args.joined > 1:  # per tank-tick of N joined tanks, their observers kept (300 ticks after the warm-up)
+        n, ticks = args.joined, 300
+        row = {"fish": f"{n} joined", "ticks": ticks, "this": round(per_tick(ROOT, -n, args.warm, ticks) / n)}
+        line = f"{n:>2} joined {row['this']:>12,}"
+        if args.other:
+            row["other"] = round(per_tick(os.path.abspath(args.other), -n, args.warm, ticks) / n)
             row["ratio"] = round(row["this"] / row["other"], 3)
             line += f" {row['other']:>12,} {row['ratio']:>10.3f}"
         print(line, flush=True)
