@@ -6,6 +6,7 @@ Every refusal is one line on stderr and exit 2; the input file is left byte for 
 """
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -275,3 +276,17 @@ def test_a_referential_model_that_never_answered_is_said_to_have_lost_its_turns(
     assert done.returncode == 0, done.stderr
     assert "played none of 8 turns" in done.stderr and "every one was lost" in done.stderr, done.stderr
     assert "embedded agents played" not in done.stderr
+
+
+def test_frames_where_no_offscreen_window_counts_them_is_refused(rec, tmp_path, capsys):
+    """--frames had a default (60), so a given one could not be told apart: with --headless or
+    --terminal, reef --replay, or a window that runs until closed it was ignored (exit 0)."""
+    refused(capsys, ["live", "--headless", "--ticks", "5", "--frames", "10"], "--frames is for the window",
+            "leave out --headless")
+    refused(capsys, ["replay", rec, "--terminal", "--frames", "10"], "--frames is for the window", "--terminal")
+    refused(capsys, ["negotiation", "--headless", "--sessions", "1", "--frames", "10"], "--frames is for the window")
+    refused(capsys, ["reef", "--replay", tmp_path, "--frames", "10"], "--frames is for the window", "reef --replay")
+    refused(capsys, ["live", "--frames", "10"], "--frames counts the frames of --screenshot or --fps")
+    done = subprocess.run([sys.executable, "run.py", "live", "--fps", "--fish", "10"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, env={**os.environ, "SDL_VIDEODRIVER": "dummy"})
+    assert done.returncode == 0 and json.loads(done.stdout.splitlines()[-1])["frames"] == 60, done.stderr

@@ -135,13 +135,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(args_in)
         note_inputs(args)  # (before any output is checked: none may be written over an input)
         check_distinct_outputs(args)  # (nor over another output of this command)
-        no_window = [f"--{k}" for k in ("headless", "terminal") if getattr(args, k, False)]
-        drawn = [f for f, on in (("--screenshot", getattr(args, "screenshot", None) is not None),
-                                 ("--fps", getattr(args, "fps", False)), ("--charts", getattr(args, "charts", False)),
-                                 ("--size", getattr(args, "size", None) is not None))
-                 if on]
-        if no_window and drawn:  # (they draw the window: with no window they would be ignored, and say nothing)
-            raise UsageError(f"mirofish: {drawn[0]} is for the window; leave out {no_window[0]}")
+        _check_window_flags(args)
         if getattr(args, "agents", None) == "embedded":  # (a scene's model flags, read only for model agents)
             for flag in ("base_url", "model", "prompt", "reply_cache"):
                 if getattr(args, flag, None):
@@ -159,6 +153,27 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return int(handler(args))
     except BaseException as exc:  # noqa: BLE001 — every failure becomes one line and an exit code (below)
         return _failed(exc)
+
+
+def _check_window_flags(args: argparse.Namespace) -> None:
+    """The window's flags (--screenshot, --fps, --charts, --size, --frames) where no window
+    opens — --headless, --terminal, reef --replay — and --frames without the offscreen run it
+    counts (--screenshot or --fps): each would be ignored, and say nothing; refused, one line."""
+    drawn = [f for f, on in (("--screenshot", getattr(args, "screenshot", None) is not None),
+                             ("--fps", getattr(args, "fps", False)), ("--charts", getattr(args, "charts", False)),
+                             ("--size", getattr(args, "size", None) is not None),
+                             ("--frames", getattr(args, "frames", None) is not None))
+             if on]
+    if not drawn:
+        return
+    no_window = [f"--{k}" for k in ("headless", "terminal") if getattr(args, k, False)]
+    if no_window:
+        raise UsageError(f"mirofish: {drawn[0]} is for the window; leave out {no_window[0]}")
+    if getattr(args, "command", None) == "reef" and getattr(args, "replay", None):
+        raise UsageError(f"mirofish: {drawn[0]} is for the window; reef --replay checks a recorded reef without one")
+    if "--frames" in drawn and not {"--screenshot", "--fps"} & set(drawn):
+        raise UsageError("mirofish: --frames counts the frames of --screenshot or --fps; the window runs until "
+                         "closed: add one of them, or leave out --frames")
 
 
 # What each kind of failure prints (one line on stderr) and the exit code; the first match wins.

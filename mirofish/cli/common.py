@@ -67,10 +67,13 @@ def add_config_flags(p: argparse.ArgumentParser) -> None:
                    help="override one config value (repeatable), e.g. --set food.spawn_rate=0.0003")
 
 
+FRAMES = 60  # --screenshot's and --fps' frames when --frames is not given
+
+
 def add_window_flags(p: argparse.ArgumentParser, aquarium: bool = True) -> None:
     p.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG after --frames frames, exit")
-    p.add_argument("--frames", type=int_at_least(1, 1_000_000), default=60,
-                   help="frames for --screenshot / --fps (default 60)")
+    p.add_argument("--frames", type=int_at_least(1, 1_000_000), default=None,
+                   help=f"frames for --screenshot / --fps (default {FRAMES}; only with one of them)")
     p.add_argument("--overwrite", action="store_true", help="replace existing output files (--record, --log, "
                                                             "--screenshot …)")
     if aquarium:
@@ -246,5 +249,6 @@ def run_window(view: Any, args: argparse.Namespace, select: int | None = None, m
     command's window flags."""
     from ..ui.app import run_window as open_window
 
-    return int(open_window(view, args.screenshot, args.frames, select, args.fps, window_size(args.size),
+    frames = FRAMES if args.frames is None else args.frames
+    return int(open_window(view, args.screenshot, frames, select, args.fps, window_size(args.size),
                            **({"more": more} if more else {})))
