@@ -290,3 +290,16 @@ def test_frames_where_no_offscreen_window_counts_them_is_refused(rec, tmp_path, 
     done = subprocess.run([sys.executable, "run.py", "live", "--fps", "--fish", "10"], capture_output=True, text=True,
                           cwd=ROOT, timeout=120, env={**os.environ, "SDL_VIDEODRIVER": "dummy"})
     assert done.returncode == 0 and json.loads(done.stdout.splitlines()[-1])["frames"] == 60, done.stderr
+
+
+@pytest.mark.parametrize("layers,flag", [("none", ["--l2-every", "2"]), ("L1", ["--l2-every", "0"]),
+                                         ("L1", ["--no-l2-triggers"]), ("none", ["--l2-source", "oracle"]),
+                                         ("L1", ["--l2-source", "agent"]), ("none", ["--wire", "full"])])
+def test_handoffs_layer_2_flags_on_an_arm_without_layer_2_are_refused(capsys, layers, flag):
+    """They act only where layer 2 is sent (--wire: where any signal is); before, --layers none or L1
+    ran with them read by nothing (exit 0). Only a given value is refused, not the default."""
+    line = refused(capsys, ["handoff", "--headless", "--tasks", "2", "--layers", layers, *flag], f"{flag[0]} is",
+                   f"--layers {layers}")
+    assert "has none" in line or "sends no signals" in line
+    assert main(["handoff", "--headless", "--tasks", "2", "--layers", "L1", "--wire", "compact"]) == 0
+    assert main(["handoff", "--headless", "--tasks", "2", "--layers", "L1+2", *flag]) == 0

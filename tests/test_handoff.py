@@ -199,3 +199,27 @@ def test_messages_that_restate_the_task_are_not_model_made_and_missing_embedding
     assert data["model_failures"] == {"embeddings_unavailable": 1}
     assert err == ["mirofish handoff: warning: the model server gave no embeddings (/v1/embeddings); "
                    "concept drift is measured lexically"]
+
+
+def test_the_window_plays_layer_2_on_the_schedule_its_flags_give(monkeypatch):
+    """--l2-every and --no-l2-triggers reached the headless arms only: the window's chain kept the
+    default schedule (layer 2 on its triggers and every 4th message) whatever they said."""
+    import mirofish.cli.handoff as command
+    from mirofish.cli import main
+
+    opened = []
+    monkeypatch.setattr(command, "run_window", lambda view, args: opened.append(view) or 0)
+
+    def layer2_sent(*flags: str) -> int:
+        assert main(["handoff", *flags]) == 0
+        scene = opened.pop()
+        try:
+            for _ in range(11):  # one task's messages
+                scene.step()
+            return sum("layer2" in m.signals for m in scene.session.model.messages)
+        finally:
+            scene.close()
+
+    assert layer2_sent("--l2-source", "oracle") > 0
+    assert layer2_sent("--l2-source", "oracle", "--l2-every", "0", "--no-l2-triggers") == 0
+    assert layer2_sent("--l2-source", "oracle", "--l2-every", "1", "--no-l2-triggers") == 11

@@ -125,9 +125,13 @@ class HandoffSession(Episodes["Chain", "Message", HandoffShown]):
     writes the messages (None: the templates); it is closed with the session."""
 
     def __init__(self, parts: HandoffParts, seed: int = 1, layers: str = "L1+2+3", writer: Any = None,
-                 l2_source: str = "agent", wire_form: str = "full"):
+                 l2_source: str = "agent", wire_form: str = "full", l2_every: int | None = None,
+                 l2_triggers: bool = True):
+        """``l2_every``, ``l2_triggers``: layer 2's schedule (None: the chain's own default)."""
         self.parts = parts
         self.arm, self.writer, self.l2_source, self.wire_form = layers, writer, l2_source, wire_form
+        self.l2_schedule: dict[str, Any] = {"l2_triggers": l2_triggers,
+                                            **({"l2_every": l2_every} if l2_every is not None else {})}
         super().__init__(seed)
 
     @property
@@ -136,7 +140,8 @@ class HandoffSession(Episodes["Chain", "Message", HandoffShown]):
 
     def _begin(self, index: int) -> tuple[Chain, Iterator[Message]]:
         chain = self.parts.chain(self.parts.brief(self.seed, index), self.parts.arms[self.arm], self.seed,
-                                 writer=self.writer, l2_source=self.l2_source, wire_form=self.wire_form)
+                                 writer=self.writer, l2_source=self.l2_source, wire_form=self.wire_form,
+                                 **self.l2_schedule)
         return chain, chain.iter_messages()
 
     def _take(self) -> HandoffShown:

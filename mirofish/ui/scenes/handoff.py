@@ -33,10 +33,10 @@ class HandoffScene(PacedScene):
     )
 
     def __init__(self, seed: int = 1, layers: str = "L1+2+3", writer: Any = None, l2_source: str = "agent",
-                 wire_form: str = "full"):
+                 wire_form: str = "full", l2_every: int | None = None, l2_triggers: bool = True):
         super().__init__()
         # the chain, its tasks and their results are the session's (writer: a model writes the messages)
-        self.session = HandoffSession(PARTS, seed, layers, writer, l2_source, wire_form)
+        self.session = HandoffSession(PARTS, seed, layers, writer, l2_source, wire_form, l2_every, l2_triggers)
 
     @property
     def shown(self) -> HandoffShown:
