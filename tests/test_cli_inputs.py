@@ -303,3 +303,12 @@ def test_handoffs_layer_2_flags_on_an_arm_without_layer_2_are_refused(capsys, la
     assert "has none" in line or "sends no signals" in line
     assert main(["handoff", "--headless", "--tasks", "2", "--layers", "L1", "--wire", "compact"]) == 0
     assert main(["handoff", "--headless", "--tasks", "2", "--layers", "L1+2", *flag]) == 0
+
+
+@pytest.mark.parametrize("condition", ["natural", "fixed"])
+def test_review_without_invented_terms_is_refused(capsys, condition):
+    """Only the dynamic condition's agents invent terms for a person to review; before, --review with
+    --condition natural or fixed played the same game as without it (exit 0)."""
+    refused(capsys, ["referential", "--headless", "--rounds", "5", "--review", "--condition", condition],
+            "--review", f"--condition {condition} invents none")
+    assert main(["referential", "--headless", "--rounds", "5", "--review"]) == 0  # (dynamic, the default)

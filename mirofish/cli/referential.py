@@ -40,7 +40,7 @@ def arguments(ref: argparse.ArgumentParser) -> None:
                           "(the fields of GameConfig in mirofish/scenes/referential/game.py)")
     ref.add_argument("--review", action="store_true",
                      help="new terms wait for a person's approval before they become global (window: A approve, "
-                          "R reject; or: glossary review PATH)")
+                          "R reject; or: glossary review PATH); --condition dynamic only (the others invent none)")
     ref.add_argument("--glossary", metavar="PATH", help="SQLite glossary to use and keep (default: in memory)")
     ref.add_argument("--record", metavar="OUT", help="record the game round by round (embedded agents, a new "
                                                      "glossary): replay and export --tables read it")
@@ -58,6 +58,9 @@ def _game_config(args: argparse.Namespace) -> Any:
     from ..config import parse_override
     from ..scenes.referential.game import GameConfig
 
+    if args.review and args.condition != "dynamic":  # (only the dynamic condition's agents invent terms)
+        raise UsageError(f"mirofish referential: --review holds new terms for a person, and --condition "
+                         f"{args.condition} invents none (only dynamic does): leave out --review")
     try:
         given = {"rounds": args.rounds, "seed": args.seed, "condition": args.condition, "candidates": args.candidates,
                  "agents": 3 if args.three else 2, "review": args.review}
