@@ -312,3 +312,19 @@ def test_review_without_invented_terms_is_refused(capsys, condition):
     refused(capsys, ["referential", "--headless", "--rounds", "5", "--review", "--condition", condition],
             "--review", f"--condition {condition} invents none")
     assert main(["referential", "--headless", "--rounds", "5", "--review"]) == 0  # (dynamic, the default)
+
+
+def test_survey_brain_for_fish_no_user_brain_ran_is_refused(rec, tmp_path, capsys):
+    """survey --brain gives the answers of fish a user brain ran; for an instinct recording's fish
+    (they answer by template) it was read by nothing (exit 0), as is a group's for a group that no
+    user brain ran."""
+    rules = f"{ROOT / 'examples' / 'rule_brain.py'}:RuleBrain"
+    questions = ROOT / "assets" / "questions" / "fish.toml"
+    refused(capsys, ["survey", rec, "--at", "100", "--questions", questions, "--brain", rules],
+            f"--brain {rules} answers for fish a user brain ran", "the instinct brain (answering by template)",
+            "leave out --brain")
+    ruled = tmp_path / "rules.mirofish"
+    assert main(["live", "--headless", "--ticks", "60", "--fish", "8", "--brain", rules, "--record", str(ruled)]) == 0
+    refused(capsys, ["survey", ruled, "--at", "30", "--questions", questions, "--brain", f"reds={rules}"],
+            "no fish of group 'reds'", "give --brain SPEC")
+    assert main(["survey", str(ruled), "--at", "30", "--questions", str(questions), "--brain", rules]) == 0

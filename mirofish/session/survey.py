@@ -239,6 +239,18 @@ def template_answer(q: Question, world: Any, fish: int) -> tuple[Any, bool, str]
     return words, True, "template"
 
 
+def user_brain_parts(cfg: Any) -> set[str | None]:
+    """The parts of a recorded tank whose fish a user brain ran — the only fish whose answers a
+    survey's ``--brain`` gives: ``None`` for a tank without groups, else each such group's name
+    (``tank``: the fish no group takes)."""
+    from .trust import _user_brain
+
+    if not cfg.fish.groups:
+        return {None} if _user_brain(cfg.brain.kind) else set()
+    names = list(cfg.fish.group_names())
+    return {names[g] for g in range(len(names)) if _user_brain(cfg.for_group(g).brain.kind)}
+
+
 @dataclass
 class Asker:
     """Asks model fish a question through one client (the user's server, a reply cache, a
