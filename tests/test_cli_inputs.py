@@ -328,3 +328,52 @@ def test_survey_brain_for_fish_no_user_brain_ran_is_refused(rec, tmp_path, capsy
     refused(capsys, ["survey", ruled, "--at", "30", "--questions", questions, "--brain", f"reds={rules}"],
             "no fish of group 'reds'", "give --brain SPEC")
     assert main(["survey", str(ruled), "--at", "30", "--questions", str(questions), "--brain", rules]) == 0
+
+
+@pytest.fixture(scope="module")
+def turn_recordings(tmp_path_factory):
+    """A negotiation recording (4 sessions) and a referential game's."""
+    d = tmp_path_factory.mktemp("turns")
+    assert main(["negotiation", "--headless", "--sessions", "4", "--seed", "3", "--record", str(d / "neg.db")]) == 0
+    assert main(["referential", "--headless", "--rounds", "30", "--record", str(d / "ref.db")]) == 0
+    return d / "neg.db", d / "ref.db"
+
+
+def test_a_negotiations_headless_replay_checks_the_session_asked_for(turn_recordings, capsys):
+    """Before: replay NEG --session K --headless checked every session (and said so)."""
+    from mirofish.scenes.negotiation.recording import NegotiationRecording
+
+    neg, _ = turn_recordings
+    rec = NegotiationRecording(neg)
+    turns = {s["session"]: len(rec.turns(s["session"])) for s in rec.sessions}
+    rec.close()
+    capsys.readouterr()
+    assert main(["replay", str(neg), "--headless", "--session", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["session"] == 2 and out["sessions"] == 1 and out["verified_turns"] == turns[2] < sum(turns.values())
+    assert main(["replay", str(neg), "--headless"]) == 0
+    assert json.loads(capsys.readouterr().out)["verified_turns"] == sum(turns.values())
+    refused(capsys, ["replay", neg, "--headless", "--session", "9"], "--session 9 is not in this recording")
+
+
+@pytest.mark.parametrize("which,flags,says", [
+    ("ref", ["--session", "3"], "--session does nothing in a referential recording's replay"),
+    ("ref", ["--headless", "--session", "3"], "--session does nothing in a referential recording's replay"),
+    ("ref", ["--terminal"], "--terminal plays an aquarium recording"),
+    ("neg", ["--headless", "--to-tick", "3"], "--to-tick does nothing in a negotiation recording's replay"),
+    ("neg", ["--headless", "--reply-cache", "cache"], "--reply-cache does nothing in a negotiation recording's"),
+    ("aq", ["--headless", "--session", "1"], "--session does nothing in an aquarium recording's replay"),
+    ("aq", ["--headless", "--speed", "2"], "--speed does nothing in an aquarium recording's replay with --headless"),
+    ("aq", ["--headless", "--at-tick", "50"], "--at-tick does nothing in an aquarium recording's replay with"),
+    ("aq", ["--terminal", "--to-tick", "50"], "--to-tick does nothing in an aquarium recording's replay with"),
+    ("aq", ["--headless", "--brain", "instinct"], "--brain does nothing in an aquarium recording's replay with"),
+    ("aq", ["--headless", "--select", "3"], "--select does nothing in an aquarium recording's replay with"),
+])
+def test_a_replay_flag_the_recordings_replay_does_not_read_is_refused(rec, turn_recordings, tmp_path, capsys, which,
+                                                                      flags, says):
+    """replay's flags are every scene's: each is read by some replays, as they play (headless, in the
+    terminal, in the window). Before, replay REF --session 3 and the others here ran as without it."""
+    path = {"aq": rec, "neg": turn_recordings[0], "ref": turn_recordings[1]}[which]
+    line = refused(capsys, ["replay", path, *[str(tmp_path / f) if f == "cache" else f for f in flags]], says)
+    assert "it acts in" in line or "--terminal plays" in line
+    assert not (tmp_path / "cache").exists()

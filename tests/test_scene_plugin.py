@@ -45,6 +45,12 @@ def test_the_plugin_scene_records_replays_forks_exports_and_sweeps(plugin, tmp_p
     assert played["scene"] == "coins" and played["turns"] == 60 and 0.5 < played["heads_share"] < 0.9
     replayed = json.loads(cli(plugin, tmp_path, "replay", "c.db").stdout)
     assert replayed["verified_turns"] == 60 and replayed["heads_share"] == played["heads_share"]
+    for flags, says in ((["--session", "1"], "--session does nothing in a coins recording's replay"),
+                        (["--screenshot", "c.png"], "--screenshot does nothing in a coins recording's replay"),
+                        (["--terminal"], "--terminal plays an aquarium recording")):  # (its replay reads none)
+        refused = cli(plugin, tmp_path, "replay", "c.db", *flags, ok=False)
+        assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [refused.stderr.strip()], flags
+        assert says in refused.stderr and not refused.stdout and not (tmp_path / "c.png").exists(), refused.stderr
 
     forked = json.loads(cli(plugin, tmp_path, "fork", "c.db", "--at-turn", "20", "--change", "bias=1.0",
                             "--record", "f.db").stdout)

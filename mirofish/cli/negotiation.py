@@ -108,8 +108,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def replay(args: argparse.Namespace) -> int:
-    """``replay`` of a negotiation recording: headless, every session checked turn by turn;
-    else the window, stepping through a session's turns with a timeline."""
+    """``replay`` of a negotiation recording: headless, every session checked turn by turn (with
+    ``--session K`` that one); else the window, stepping through a session's turns with a
+    timeline (``--session K`` shown first)."""
     from ..scenes.negotiation.recording import NegotiationRecording, verify
 
     rec = NegotiationRecording(args.path)
@@ -117,7 +118,7 @@ def replay(args: argparse.Namespace) -> int:
         if args.session is not None:
             rec.session(args.session)  # one line if it is not there
         if args.headless:
-            print(json.dumps(verify(rec)))
+            print(json.dumps(verify(rec, args.session)))
             return 0
     except BaseException:
         rec.close()

@@ -50,7 +50,8 @@ def replay_arguments(rp: argparse.ArgumentParser) -> None:
     rp.add_argument("--speed", type=speed, default=1.0, help="view: playback speed, 0.25 to 64 (default 1)")
     rp.add_argument("--terminal", action="store_true", help="play back as characters in the terminal")
     rp.add_argument("--session", type=int_at_least(0), metavar="K",
-                    help="negotiation recordings: the session to show first (default: the first)")
+                    help="negotiation recordings: the one session to check (--headless; default: every one), or "
+                         "the session the window shows first (default: the first)")
     rp.add_argument("--reply-cache", metavar="DIR", help="model runs: put every recorded model reply into the reply "
                                                          "cache DIR (for live --reply-cache and fork --reply-cache)")
     rp.add_argument("--influence", metavar="DIR",
@@ -80,8 +81,75 @@ def replay(args: argparse.Namespace) -> int:
                             lambda problem: print(f"mirofish replay: warning: {problem}", file=sys.stderr))
     except MarksError as exc:
         raise UsageError(f"mirofish replay: --influence: {exc}") from None
+    _check_replay_flags(args, spec)  # (after --influence's own checks: a study that cannot be used says why)
     with given(args.path, marks):  # the window of this recording shows them
         return int(scene_part(spec, "replay")(args))
+
+
+# What each built-in scene's replay reads of replay's flags, by how it plays (headless, in the
+# terminal, in the window); a flag given where it is not read would do nothing, and is refused.
+# A turn scene's replay (scenes/turnscene.py) reads none: it checks every turn and prints JSON.
+# A plug-in's own replay is not judged (it may read any of them).
+_WINDOW = ("screenshot", "frames", "fps", "size")
+_READER = ("base_url", "model", "api_key_env", "brain")  # the window's forks and questions
+REPLAY_READS: dict[tuple[str, str], frozenset[str]] = {
+    ("aquarium", "headless"): frozenset({"to_tick", "verify", "reply_cache"}),
+    ("aquarium", "terminal"): frozenset({"at_tick", "speed", "reply_cache"}),
+    ("aquarium", "window"): frozenset({"at_tick", "speed", "reply_cache", "select", "charts", "influence", *_READER,
+                                       *_WINDOW}),
+    ("referential", "headless"): frozenset(),
+    ("referential", "window"): frozenset(_WINDOW),
+    ("negotiation", "headless"): frozenset({"session"}),
+    ("negotiation", "window"): frozenset({"session", *_WINDOW}),
+}
+_JUDGED = ("session", "to_tick", "verify", "at_tick", "speed", "reply_cache", "select", "charts", "influence",
+           *_READER, *_WINDOW)
+_HOW = {"headless": "with --headless", "terminal": "with --terminal", "window": "in the window"}
+
+
+def _replay_defaults() -> dict[str, Any]:
+    p = argparse.ArgumentParser(add_help=False)
+    replay_arguments(p)
+    return {a.dest: a.default for a in p._actions}
+
+
+def _where_read(dest: str, scene: str) -> str:
+    """``scene``'s replay as far as it reads ``dest``: "an aquarium recording's replay with
+    --terminal or in the window" ("" when it never does)."""
+    modes = [h for (name, h) in REPLAY_READS if name == scene]
+    reading = [h for h in modes if dest in REPLAY_READS[scene, h]]
+    if not reading:
+        return ""
+    return f"{_a(scene)} recording's replay" + ("" if reading == modes else
+                                                 " " + " or ".join(_HOW[h] for h in reading))
+
+
+def _check_replay_flags(args: argparse.Namespace, spec: SceneSpec) -> None:
+    """A replay flag the recording's replay does not read, as it plays (see :data:`REPLAY_READS`):
+    one line naming the flag and where it acts (before: read by nothing, exit 0)."""
+    from ..scenes.turnscene import TurnScene
+
+    turns = isinstance(getattr(scene_part(spec, "replay"), "__self__", None), TurnScene)
+    if not turns and spec.name not in {scene for scene, _ in REPLAY_READS}:
+        return
+    how = "headless" if getattr(args, "headless", False) else "terminal" if getattr(args, "terminal", False) \
+        else "window"
+    if how == "terminal" and spec.name != "aquarium":  # (only the aquarium plays in the terminal)
+        plays = "it replays headless" if turns else "--headless checks it, the window plays it"
+        raise UsageError(f"mirofish replay: --terminal plays an aquarium recording; {args.path} is {_a(spec.name)} "
+                         f"recording ({plays})")
+    reads = frozenset() if turns else REPLAY_READS[spec.name, how]
+    defaults = _replay_defaults()
+    for dest in _JUDGED:
+        if dest in reads or getattr(args, dest, defaults.get(dest)) == defaults.get(dest):
+            continue
+        flag = "--" + dest.replace("_", "-")
+        acts = " or ".join(filter(None, (_where_read(dest, scene) for scene in dict.fromkeys(
+            name for name, _ in REPLAY_READS))))
+        here = f"{_a(spec.name)} recording's replay" + (
+            " (it checks every turn and prints JSON)" if turns else
+            f" {_HOW[how]}" if _where_read(dest, spec.name) else "")
+        raise UsageError(f"mirofish replay: {flag} does nothing in {here}; it acts in {acts}")
 
 
 # ---------------------------------------------------------------- fork

@@ -277,14 +277,16 @@ def fork_summary(rec: NegotiationRecording, index: int, turn: int, strategy: str
             **({"out": str(out)} if out is not None else {})}
 
 
-def verify(rec: NegotiationRecording) -> dict[str, Any]:
-    """``replay R.db --headless``: every session re-simulated and checked turn by turn."""
+def verify(rec: NegotiationRecording, session: int | None = None) -> dict[str, Any]:
+    """``replay R.db --headless``: every session re-simulated and checked turn by turn
+    (``session``: that one only, ``--session K``; RecordingError if the recording has none such)."""
+    sessions = rec.sessions if session is None else [rec.session(session)]
     turns = 0
-    for s in rec.sessions:
+    for s in sessions:
         turns += sum(1 for _ in rec.replay(s["session"]))
-    return {"scene": SCENE, "sessions": len(rec.sessions), "verified_turns": turns,
-            "agreement_rate": round(sum(bool(s["result"].get("agreement")) for s in rec.sessions)
-                                    / len(rec.sessions), 4),
+    return {"scene": SCENE, **({"session": session} if session is not None else {}), "sessions": len(sessions),
+            "verified_turns": turns,
+            "agreement_rate": round(sum(bool(s["result"].get("agreement")) for s in sessions) / len(sessions), 4),
             # model negotiators: the prompt file they were sent, as the recording keeps it
             **({"prompt": {k: rec.header["prompt"][k] for k in ("name", "hash")}}
                if isinstance(rec.header.get("prompt"), dict) else {})}
