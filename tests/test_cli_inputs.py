@@ -377,3 +377,26 @@ def test_a_replay_flag_the_recordings_replay_does_not_read_is_refused(rec, turn_
     line = refused(capsys, ["replay", path, *[str(tmp_path / f) if f == "cache" else f for f in flags]], says)
     assert "it acts in" in line or "--terminal plays" in line
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_brain_still_loading_after_a_few_seconds_is_said_to_be_waited_for(tmp_path, capsys, monkeypatch):
+    """A user brain's import, making and setup() each have LOAD_TIMEOUT_S (120 s); before, a run
+    whose brain hung said nothing for those two minutes. Now one line once LOAD_NOTICE_S (5 s) has
+    passed (both lowered here), then the run goes on — or, hung, stops with its one line."""
+    from mirofish.brains import user
+
+    monkeypatch.setattr(user, "LOAD_NOTICE_S", 0.3, raising=False)  # (raising=False: fails on the lines)
+    monkeypatch.setattr(user, "LOAD_TIMEOUT_S", 2.0)
+    brain = tmp_path / "slow.py"
+    brain.write_text("import time\n\n\nclass Slow:\n    def setup(self, ctx):\n        time.sleep(1)\n\n"
+                     "    def decide(self, ask):\n        return {'goal': ask.plans[0]}\n\n\n"
+                     "class Hangs(Slow):\n    def setup(self, ctx):\n        time.sleep(10 ** 6)\n")
+    run = ["live", "--headless", "--ticks", "5", "--fish", "5", "--set", "brain.warmup_timeout_s=1", "--brain"]
+    capsys.readouterr()
+    assert main([*run, f"{brain}:Slow"]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"mirofish: loading brain {brain}:Slow: setup still running after 0.3 s; waiting (it is stopped after 2 s)"]
+    assert main([*run, f"{brain}:Hangs"]) == 2
+    waited, stopped = capsys.readouterr().err.splitlines()
+    assert waited.startswith(f"mirofish: loading brain {brain}:Hangs: setup still running after 0.3 s")
+    assert stopped == f"mirofish: brain {brain}:Hangs: setup did not return within 2 s"

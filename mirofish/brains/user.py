@@ -171,6 +171,7 @@ class BrainContext:
 
 
 LOAD_TIMEOUT_S = 120.0  # importing a brain, making it, its setup(): each must return within this
+LOAD_NOTICE_S = 5.0  # one of them still running after this long: one line on stderr says it is waited for
 CLOSE_TIMEOUT_S = 10.0  # a brain's close()
 MAX_DEPTH = 8  # a reply's nesting (dicts and lists) past which it is not a decision
 MAX_ITEMS = 256  # keys and list items in a reply, all levels together
@@ -191,11 +192,18 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {one_line(exc, 200)}"
 
 
-def bounded(fn: Callable[[], Any], seconds: float, what: str) -> Any:
+def bounded(fn: Callable[[], Any], seconds: float, what: str, loading: str | None = None) -> Any:
     """``fn()`` on a watchdog thread: its result, or :class:`BrainError` (one line) when it raises
     anything — ``BaseException`` included (SystemExit, GeneratorExit, a KeyboardInterrupt the
-    brain raises itself) — or runs past ``seconds``; the user's own Ctrl-C still stops the run."""
-    status, out = watchdog.call(fn, seconds, "mirofish-brain-watchdog")
+    brain raises itself) — or runs past ``seconds``; the user's own Ctrl-C still stops the run.
+    ``loading`` (``"brain FILE.py:NAME"``): still running after :data:`LOAD_NOTICE_S`, one line on
+    stderr says so — what is waited for, and when it is stopped — rather than a silent wait."""
+    def still_waiting() -> None:
+        print(f"mirofish: loading {loading}: {what} still running after {LOAD_NOTICE_S:g} s; waiting (it is "
+              f"stopped after {seconds:g} s)", file=sys.stderr, flush=True)
+
+    status, out = watchdog.call(fn, seconds, "mirofish-brain-watchdog",
+                                (LOAD_NOTICE_S, still_waiting) if loading is not None else None)
     if status == "late":
         raise BrainError(f"{what} did not return within {seconds:g} s")
     if status == "raised":
@@ -227,7 +235,7 @@ def load_object(spec: str, what: str = "brain", timeout_s: float | None = None) 
             return module
 
         try:
-            module = bounded(load, timeout_s, f"importing {where}")
+            module = bounded(load, timeout_s, f"importing {where}", f"{what} {spec}")
         except BrainError as exc:  # a user's file: any error, or a hang, becomes one line
             sys.modules.pop(mod_name, None)
             raise BrainError(f"{what} {spec}: {exc}") from None
@@ -236,7 +244,8 @@ def load_object(spec: str, what: str = "brain", timeout_s: float | None = None) 
             raise BrainError(f"{what} {spec}: {where} defines no {name}")
         return obj
     try:
-        module = bounded(lambda: importlib.import_module(where), timeout_s, f"importing module {where}")
+        module = bounded(lambda: importlib.import_module(where), timeout_s, f"importing module {where}",
+                         f"{what} {spec}")
     except BrainError as exc:
         raise BrainError(f"{what} {spec}: cannot import module {where}: {exc}") from None
     obj = getattr(module, name, None)
@@ -261,13 +270,14 @@ def load_brain(spec: str, timeout_s: float | None = None) -> Callable[[], Any]:
                              f"installed {ENTRY_POINTS} entry point of that name"
                              + (f" (installed: {', '.join(known)})" if known else ""))
         try:
-            obj = bounded(found[0].load, timeout_s, "loading the entry point")
+            obj = bounded(found[0].load, timeout_s, "loading the entry point", f"brain {spec}")
         except BrainError as exc:
             raise BrainError(f"brain {spec}: the entry point does not load: {exc}") from None
 
     def make() -> Any:
         try:
-            brain = bounded(lambda: obj() if isinstance(obj, type) else obj, timeout_s, f"making {name}")
+            brain = bounded(lambda: obj() if isinstance(obj, type) else obj, timeout_s, f"making {name}",
+                            f"brain {spec}")
             decide = bounded(lambda: getattr(brain, "decide", None), timeout_s, "its decide attribute")
         except BrainError as exc:
             raise BrainError(f"brain {spec}: {exc}") from None
@@ -342,7 +352,8 @@ class UserBrainSource(DecisionSource):
         setup = getattr(self.brain, "setup", None)
         if callable(setup):
             try:
-                bounded(lambda: setup(BrainContext(self)), max(LOAD_TIMEOUT_S, cfg.brain.warmup_timeout_s), "setup")
+                bounded(lambda: setup(BrainContext(self)), max(LOAD_TIMEOUT_S, cfg.brain.warmup_timeout_s), "setup",
+                        f"brain {self.spec}")
             except BrainError as exc:  # one line, exit 2
                 raise BrainError(f"brain {self.spec}: {exc}") from None
         self._workers = [self._start_worker() for _ in range(self.concurrency)]
