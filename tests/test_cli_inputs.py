@@ -400,3 +400,15 @@ def test_a_brain_still_loading_after_a_few_seconds_is_said_to_be_waited_for(tmp_
     waited, stopped = capsys.readouterr().err.splitlines()
     assert waited.startswith(f"mirofish: loading brain {brain}:Hangs: setup still running after 0.3 s")
     assert stopped == f"mirofish: brain {brain}:Hangs: setup did not return within 2 s"
+
+
+@pytest.mark.parametrize("argv,flag", [(["negotiation", "--sessions", "3"], "--sessions"),
+                                       (["negotiation", "--db", "neg.db"], "--db"),
+                                       (["handoff", "--tasks", "3"], "--tasks")])
+def test_a_headless_count_or_database_given_to_the_window_is_refused(capsys, tmp_path, monkeypatch, argv, flag):
+    """The negotiation's and the handoff's windows play session after session until closed and keep
+    no grounding database (their turns go to --record): before, --sessions, --db and --tasks there
+    were taken and read by nothing. Refused before any window opens, and no file is made."""
+    monkeypatch.chdir(tmp_path)
+    refused(capsys, [*argv, "--screenshot", "shot.png"], f"{flag} is for --headless runs", "add --headless")
+    assert not list(tmp_path.iterdir())

@@ -16,12 +16,15 @@ from .common import (
     warn_model_made,
 )
 
+TASKS = 250  # tasks per arm of a headless run when --tasks is not given
+
 
 def arguments(ho: argparse.ArgumentParser) -> None:
     ho.add_argument("--headless", action="store_true",
                     help="no window; print one JSON line: the four arms (none, L1, L1+2, L1+2+3) on the same tasks")
-    ho.add_argument("--tasks", type=int_at_least(1, 100_000), default=250,
-                    help="tasks per arm (default 250, at most 100,000)")
+    ho.add_argument("--tasks", type=int_at_least(1, 100_000), default=None,
+                    help=f"--headless: tasks per arm (default {TASKS}, at most 100,000; the window plays tasks until "
+                         f"closed)")
     ho.add_argument("--seed", type=int_at_least(0), default=1, help="random seed (default 1)")
     ho.add_argument("--layers", choices=("none", "L1", "L1+2", "L1+2+3"), default=None,
                     help="one arm only (headless), or the arm the window shows (default L1+2+3)")
@@ -65,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
     from ..scenes.handoff.chain import ARMS, L2_EVERY, evaluate
 
     _check_arm_flags(args)
+    if not args.headless and args.tasks is not None:  # (before: taken and read by nothing)
+        raise UsageError("mirofish handoff: --tasks is for --headless runs (the window plays tasks until it is "
+                         "closed): add --headless or leave out --tasks")
     l2_every = L2_EVERY if args.l2_every is None else args.l2_every
     l2_source, wire = args.l2_source or "agent", args.wire or "full"
     writer = None
@@ -81,8 +87,9 @@ def run(args: argparse.Namespace) -> int:
                                        not args.no_l2_triggers), args)
     arms = [args.layers] if args.layers else list(ARMS)
     try:
-        out = {name: evaluate(args.tasks, args.seed, ARMS[name], l2_every, not args.no_l2_triggers, writer,
-                              l2_source, wire) for name in arms}
+        tasks = TASKS if args.tasks is None else args.tasks
+        out = {name: evaluate(tasks, args.seed, ARMS[name], l2_every, not args.no_l2_triggers, writer, l2_source, wire)
+               for name in arms}
     finally:
         failures = writer.close() if writer is not None else None
     result = out if len(out) > 1 else out[arms[0]]

@@ -21,10 +21,13 @@ from .common import (
     warn_model_made,
 )
 
+SESSIONS = 200  # a headless run's negotiations when --sessions is not given
+
 
 def arguments(neg: argparse.ArgumentParser) -> None:
     neg.add_argument("--headless", action="store_true", help="no window; print one JSON line of results")
-    neg.add_argument("--sessions", type=int_at_least(1, 100_000), default=200, help="negotiations to run (default 200)")
+    neg.add_argument("--sessions", type=int_at_least(1, 100_000), default=None,
+                     help=f"--headless: negotiations to run (default {SESSIONS}; the window runs them until closed)")
     neg.add_argument("--seed", type=int_at_least(0), default=0, help="random seed (default 0)")
     neg.add_argument("--no-repair", action="store_true", help="no grounding repairs (the signals stay, see --layers)")
     neg.add_argument("--layers", type=int, choices=(0, 1, 2, 3), default=3,
@@ -32,7 +35,9 @@ def arguments(neg: argparse.ArgumentParser) -> None:
                           "confidence), 3 (2 + role, handoff context, drift alerts; default)")
     neg.add_argument("--agents", choices=("embedded", "llm"), default="embedded",
                      help="embedded negotiators (default) or a model through --base-url/--model")
-    neg.add_argument("--db", metavar="PATH", help="SQLite file for each session's grounding state and turns")
+    neg.add_argument("--db", metavar="PATH",
+                     help="--headless: SQLite file for each session's grounding state and turns (the window keeps "
+                          "its turns with --record)")
     neg.add_argument("--record", metavar="OUT", help="record the run (every turn; replay, fork --at-turn and export "
                                                      "--tables read it)")
     add_model_flags(neg, "negotiators")
@@ -59,6 +64,13 @@ def run(args: argparse.Namespace) -> int:
     from ..observe.paths import OutputError, check_scene_db
     from ..scenes.negotiation.dialogue import evaluate
 
+    # the window negotiates until it is closed and keeps no grounding database (its turns go to
+    # --record): before, these two were taken there and read by nothing
+    for flag, given, why in (("--sessions", args.sessions is not None, "the window negotiates until it is closed"),
+                             ("--db", args.db is not None, "the window keeps its turns with --record")):
+        if given and not args.headless:
+            raise UsageError(f"mirofish negotiation: {flag} is for --headless runs ({why}): add --headless or "
+                             f"leave out {flag}")
     try:
         check_scene_db(args.db, {"sessions"}, "negotiation database")
     except OutputError as exc:
@@ -78,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     recorder = _recorder(args)
     try:
         with locks([args.db]):  # no other run writes into it meanwhile
-            summary, _, _ = evaluate(args.sessions, args.seed, not args.no_repair, db_path=args.db,
+            sessions = SESSIONS if args.sessions is None else args.sessions
+            summary, _, _ = evaluate(sessions, args.seed, not args.no_repair, db_path=args.db,
                                      speakers_for=speakers_for, layers=args.layers, recorder=recorder)
     finally:
         if recorder is not None:
