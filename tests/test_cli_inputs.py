@@ -48,7 +48,10 @@ def test_no_output_is_written_over_a_file_the_command_reads(rec, tmp_path, capsy
     ivs.write_text('{"tick": 110, "kind": "food", "x": 10, "y": 10}\n')
     refused(capsys, ["fork", rec, "--at", "100", "--ticks", "20", "--interventions", ivs, "--record", ivs,
                      "--overwrite"], "an input of this command")
-    refused(capsys, ["fork", rec, "--at", "100", "--ticks", "20", "--fish", "3", "--plan", "forage", "--brain",
+    ruled = tmp_path / "ruled.mirofish"  # (a fork's --brain is for fish a user brain ran)
+    assert main(["live", "--headless", "--ticks", "120", "--fish", "8", "--brain", f"{brain}:RuleBrain", "--record",
+                 str(ruled)]) == 0
+    refused(capsys, ["fork", ruled, "--at", "100", "--ticks", "20", "--fish", "3", "--plan", "forage", "--brain",
                      f"{brain}:RuleBrain", "--record", brain, "--overwrite"], "an input of this command")
     assert brain.read_bytes() == before and ivs.read_text().startswith('{"tick": 110')
     assert main(["fork", str(rec), "--at", "100", "--ticks", "20", "--interventions", str(ivs), "--record",
@@ -412,3 +415,17 @@ def test_a_headless_count_or_database_given_to_the_window_is_refused(capsys, tmp
     monkeypatch.chdir(tmp_path)
     refused(capsys, [*argv, "--screenshot", "shot.png"], f"{flag} is for --headless runs", "add --headless")
     assert not list(tmp_path.iterdir())
+
+
+def test_a_forks_brain_for_fish_no_user_brain_ran_is_refused(rec, tmp_path, capsys):
+    """fork --brain gives the brain of fish a user brain ran (a recording never loads code); an
+    instinct recording's fork decides again with the instinct brain, so it was read by nothing
+    (exit 0), as survey's was."""
+    rules = f"{ROOT / 'examples' / 'rule_brain.py'}:RuleBrain"
+    refused(capsys, ["fork", rec, "--at", "50", "--fish", "1", "--plan", "rest until 50 energy", "--ticks", "5",
+                     "--brain", rules], f"mirofish fork: --brain {rules} answers for fish a user brain ran",
+            "the instinct brain", "leave out --brain")
+    ruled = tmp_path / "rules.mirofish"
+    assert main(["live", "--headless", "--ticks", "60", "--fish", "8", "--brain", rules, "--record", str(ruled)]) == 0
+    assert main(["fork", str(ruled), "--at", "30", "--fish", "1", "--plan", "rest until 50 energy", "--ticks", "5",
+                 "--brain", rules]) == 0

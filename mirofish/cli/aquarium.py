@@ -324,6 +324,46 @@ def reader_choice(args: argparse.Namespace, command: str) -> Any:
         raise UsageError(f"mirofish {command}: {exc}") from None
 
 
+def check_user_brains(command: str, paths: list[str], brains: dict[str | None, str],
+                      built_in: dict[str, str] | None = None) -> None:
+    """Each ``--brain`` answers for some fish a user brain ran in the recordings ``paths`` (a
+    survey's answers, a fork's or a study's decisions after the fork): fish the instinct brain or a
+    model ran never ask it, so it would be read by nothing. ``built_in``: how ``command`` puts those
+    brains (the instinct brain, a model), for the refusal's line."""
+    from ..observe.recording import Recording, RecordingError
+    from ..session.survey import user_brain_parts
+
+    if not brains:
+        return
+    parts: set[str | None] = set()
+    kinds: set[str] = set()  # the built-in brains that ran the other fish
+    for path in paths:
+        try:
+            rec = Recording(path)
+        except (RecordingError, OSError):
+            return  # (the command's own reading says what is wrong with the file)
+        try:
+            cfg = rec.config
+            parts |= user_brain_parts(cfg)
+            kinds |= {cfg.for_group(g).brain.kind for g in range(len(cfg.fish.groups) + 1)}
+        finally:
+            rec.close()
+    where = " and ".join(str(p) for p in paths)
+    words = built_in or {"instinct": "the instinct brain", "llm": "a model"}
+    if not parts:
+        flag = next(iter(brains.values())) if None in brains else next(f"{g}={s}" for g, s in brains.items())
+        ran = " or ".join(w for k, w in words.items() if k in kinds)
+        raise UsageError(f"mirofish {command}: --brain {flag} answers for fish a user brain ran, and every fish of "
+                         f"{where} was run by {ran}: leave out --brain")
+    for group, spec in brains.items():
+        if group is not None and group not in parts:
+            groups = sorted(str(p) for p in parts if p is not None)
+            ran = f"a user brain ran the groups {', '.join(groups)}" if groups else \
+                "a user brain ran the tank, which has no groups: give --brain SPEC"
+            raise UsageError(f"mirofish {command}: --brain {group}={spec}: no fish of group {group!r} in {where} was "
+                             f"run by a user brain ({ran})")
+
+
 def fork(args: argparse.Namespace) -> int:
     """``fork REC --at T …`` of an aquarium recording: a swapped decision and/or interventions."""
     from ..session import fork as fork_run
@@ -343,6 +383,7 @@ def fork(args: argparse.Namespace) -> int:
         raise UsageError("mirofish fork: --outcome measures a swapped decision as influence forks it: give --fish "
                          "with --plan/--action, and no intervention or --replan")
     choice = reader_choice(args, "fork")
+    check_user_brains("fork", [args.path], choice.brains)
     out = fork_run(args.path, args.at, args.fish, swap, args.ticks, args.record, overwrite=args.overwrite,
                    cache=reply_cache(args.reply_cache), added=added, replan=args.replan, choice=choice)
     if args.outcome is not None:

@@ -658,7 +658,7 @@ def survey_arguments(p: argparse.ArgumentParser) -> None:
 def survey(args: argparse.Namespace) -> int:
     from ..session.survey import render_text
     from ..session.survey import survey as run_survey
-    from .aquarium import reader_choice
+    from .aquarium import check_user_brains, reader_choice
 
     for path in args.paths:
         spec = recording_spec(path, "survey", "fork")
@@ -666,7 +666,8 @@ def survey(args: argparse.Namespace) -> int:
             raise UsageError(f"mirofish survey: {path} is {_a(spec.name)} recording; survey asks aquarium fish")
     ticks = _survey_ticks(args.at)
     choice = reader_choice(args, "survey")  # the server's URL, the key variable's name, the brains checked
-    _check_survey_brains(args.paths, choice.brains)
+    check_user_brains("survey", args.paths, choice.brains, {"instinct": "the instinct brain (answering by template)",
+                                                            "llm": "a model (answering through --base-url)"})
     _check_survey_outputs(args)
     result = run_survey(args.paths, ticks, args.questions, args.fish, args.base_url, args.model, args.api_key_env,
                         args.reply_cache, args.max_requests, args.seed, choice=choice)
@@ -686,41 +687,6 @@ def _survey_ticks(at: str) -> list[int]:
     if not ticks or any(t < 0 for t in ticks):
         raise UsageError(f"mirofish survey: --at {at!r}: ticks separated by commas")
     return ticks
-
-
-def _check_survey_brains(paths: list[str], brains: dict[str | None, str]) -> None:
-    """Each ``--brain`` answers for some fish a user brain ran in the recordings (a tank the
-    instinct brain or a model ran answers by template or through --base-url: --brain would be
-    read by nothing)."""
-    from ..observe.recording import Recording
-    from ..session.survey import user_brain_parts
-
-    if not brains:
-        return
-    parts: set[str | None] = set()
-    kinds: set[str] = set()  # the built-in brains that ran the other fish
-    for path in paths:
-        rec = Recording(path)
-        try:
-            cfg = rec.config
-            parts |= user_brain_parts(cfg)
-            kinds |= {cfg.for_group(g).brain.kind for g in range(len(cfg.fish.groups) + 1)}
-        finally:
-            rec.close()
-    where = " and ".join(paths)
-    if not parts:
-        flag = next(iter(brains.values())) if None in brains else next(f"{g}={s}" for g, s in brains.items())
-        ran = " or ".join(w for k, w in (("instinct", "the instinct brain (answering by template)"),
-                                         ("llm", "a model (answering through --base-url)")) if k in kinds)
-        raise UsageError(f"mirofish survey: --brain {flag} answers for fish a user brain ran, and every fish of "
-                         f"{where} was run by {ran}: leave out --brain")
-    for group, spec in brains.items():
-        if group is not None and group not in parts:
-            groups = sorted(str(p) for p in parts if p is not None)
-            ran = f"a user brain ran the groups {', '.join(groups)}" if groups else \
-                "a user brain ran the tank, which has no groups: give --brain SPEC"
-            raise UsageError(f"mirofish survey: --brain {group}={spec}: no fish of group {group!r} in {where} was run "
-                             f"by a user brain ({ran})")
 
 
 def _check_survey_outputs(args: argparse.Namespace) -> None:
