@@ -1037,6 +1037,12 @@ static PyObject *after(PyObject *self, PyObject *args) {
             else cellcode[c] = food_born[c] != NO_FOOD_BORN ? V_FOOD : V_WATER;
         }
     }
+    int64_t wmin = 0, wmax = 0; /* the view's offsets' range (a fish's view is inside the grid when its
+                                   cell plus both is) */
+    for (Py_ssize_t p = 0; p < nc; p++) {
+        if (p == 0 || window[p] < wmin) wmin = window[p];
+        if (p == 0 || window[p] > wmax) wmax = window[p];
+    }
     Bad fault = {NULL, 0};
 #define AFTER_BAD(what, value)             \
     do {                                   \
@@ -1076,6 +1082,29 @@ static PyObject *after(PyObject *self, PyObject *args) {
         if (cell[i] < 0 || cell[i] >= grid) AFTER_BAD("fish cell", cell[i]);
         int8_t *view = codes + i * nc;
         int fs = 0, nb = 0;
+        if (!cellcode && nc > 0 && cell[i] + wmin >= 0 && cell[i] + wmax < grid) {
+            /* every view cell inside the grid (as always but for a damaged input): the loop below
+               without its bounds and centre tests, the same codes and counts */
+            const int64_t at = cell[i];
+            for (Py_ssize_t p = 0; p < nc; p++) {
+                int64_t c = at + window[p], o = occupant[c];
+                int8_t code;
+                if (blocked[c]) {
+                    code = V_WALL;
+                } else if (o >= 0) {
+                    if (o >= n) AFTER_BAD("occupant", o);
+                    code = (int8_t)(V_FISH + heading[o]);
+                } else {
+                    code = food_born[c] != NO_FOOD_BORN ? V_FOOD : V_WATER;
+                }
+                view[p] = code;
+                fs += code == V_FOOD;
+                nb += code >= V_FISH;
+            }
+            fs -= view[centre] == V_FOOD;  /* the fish's own cell: itself */
+            nb -= view[centre] >= V_FISH;
+            view[centre] = V_SELF;
+        } else
         for (Py_ssize_t p = 0; p < nc; p++) {
             int64_t c = cell[i] + window[p];
             if (c < 0 || c >= grid) AFTER_BAD("view cell", c);
