@@ -60,6 +60,10 @@ class Engine:
         self.world, self.source, self.mode, self.clock = world, source, mode, clock
         n = world.school.n
         self.pending = np.zeros(n, bool)
+        # fish whose plan is a provisional one, swum while their first request waits (a realtime
+        # model pool's "waiting for the model"): when it ends they get another (DecisionSource.renew_waiting)
+        self.waiting = np.zeros(n, bool)
+        self._renews = bool(getattr(source, "renews_waiting", False))
         self.queued_at = np.full(n, np.nan)  # when each fish's open request was made here (NaN: not by this engine)
         self.timeouts = 0
         self.asked_at = np.full(n, -1, np.int64)  # tick of each fish's newest request
@@ -76,6 +80,7 @@ class Engine:
         earlier requests still under way are dropped when they come (counted as late)."""
         self.asked_at[fish] = self.world.tick
         self.pending[fish] = False
+        self.waiting[fish] = False
 
     def intervene(self, iv: dict[str, Any]) -> None:
         """Apply ``iv`` (see :mod:`mirofish.interventions`) at the start of the next tick; it is
@@ -91,7 +96,8 @@ class Engine:
         """Ask the world which fish need a decision and hand their requests to the source
         (``submit``; else only kept as :attr:`_asked`, for :meth:`_inline` to answer). Returns the fish."""
         w, s = self.world, self.world.school
-        a = w.asks(self.pending)  # fish out of the water are asked nothing
+        renew = self._renews and bool(self.waiting.any())
+        a = w.asks(self.pending & ~self.waiting if renew else self.pending)  # fish out of the water are asked nothing
         need = a.fish
         if need.size == 0:
             return need
@@ -107,6 +113,15 @@ class Engine:
 
         if self.source.writes_summaries:
             batch.summaries_due = [w.summary_due(int(i)) for i in need]
+        if renew:
+            again = self.waiting[need]  # their provisional plan ended: another one, their first request kept
+            if again.any():
+                self.source.renew_waiting(batch.subset(np.flatnonzero(again)))
+                self.waiting[need[again]] = False  # (until it comes: asked once)
+                batch = batch.subset(np.flatnonzero(~again))
+                need = batch.fish
+                if need.size == 0:
+                    return need
         self.queued_at[need] = now
         self.asked_at[need] = w.tick
         self._asked = batch
@@ -197,6 +212,14 @@ class Engine:
                 return
         if not batch.provisional:
             self.pending[batch.fish] = False
+            self.waiting[batch.fish] = False
+        elif self._renews:
+            open_ = self.pending[batch.fish]  # a provisional plan for a fish answered meanwhile: dropped
+            if not open_.all():
+                batch = batch.subset(np.flatnonzero(open_))
+                if not len(batch):
+                    return
+            self.waiting[batch.fish] = True
         got.append(batch)
 
     def step(self) -> Frame:

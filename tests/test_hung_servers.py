@@ -248,3 +248,28 @@ def test_a_run_with_late_answers_adds_up_and_exports_one_span_a_request(tmp_path
     spans = json.loads((tmp_path / "t.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
     marked = [s for s in spans if any(e["name"] == "mirofish.fallback_answered" for e in s.get("events", ()))]
     assert len(marked) == b["late_answers_used"]
+
+
+def test_realtime_fish_waiting_for_a_hung_warm_up_swim_one_instinct_plan_after_another(capsys):
+    """In realtime a fish swims an instinct plan ("waiting for the model") until its first answer.
+    A server that hangs on its warm-up holds every first request for up to brain.warmup_timeout_s
+    (120 s by default): the fish used to keep their first plan after it ended, the whole run (a
+    fault campaign's 400 ticks at --speed 16: five fish, one plan each, starved to a mean energy of
+    7.5 %). Now each plan that ends is followed by another, and the summary and one line at the
+    end say the warm-up was never answered."""
+    with TestServer(fault="hang") as server:
+        eng = LiveSession(cfg_for(server.url, **{"brain.warmup_timeout_s": 60.0}), mode="realtime")
+        try:
+            for _ in range(150):
+                eng.step()
+                time.sleep(0.01)
+            status = eng.source.status()
+        finally:
+            eng.close()
+    plans = eng.decisions().counts.sum(axis=1)
+    assert plans.min() >= 2, plans  # every fish: more than its first plan
+    assert status["waiting_plans"] >= plans.sum() > 10 and status["decisions"] == 0
+    (warmup,) = status["warmup"].values()
+    assert warmup["pending"] is True and warmup["waited_s"] >= 1.0
+    err = capsys.readouterr().err
+    assert "had not answered its warm-up request when the run ended" in err

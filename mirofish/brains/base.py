@@ -254,6 +254,15 @@ class DecisionSource:
     wants_perceptions = False  # True → the engine renders text perceptions into requests
     writes_summaries = False  # True → requests carry the fish's newest unwritten summary facts
     needs_requests = True  # False → the source decides on its own (a replay); the engine builds none
+    # True → a fish still waiting for its first answer swims provisional plans ("waiting for the
+    # model"), and when one ends the engine asks for another (renew_waiting) instead of leaving the
+    # fish on a plan that has ended (a realtime model pool: its first answer may be minutes away)
+    renews_waiting = False
+
+    def renew_waiting(self, batch: RequestBatch) -> None:
+        """These fish (``batch``: requests built as usual, none of them submitted) still wait for
+        their first answer, and their provisional plan has ended: put another provisional
+        :class:`DecisionBatch` for them on ``results``. Only asked when :attr:`renews_waiting`."""
 
     def begin_tick(self, tick: int) -> None:
         """Called by the engine at the start of every tick, before any request of that tick.

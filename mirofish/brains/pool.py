@@ -195,6 +195,19 @@ class ModelPool(DecisionSource):
             return
         self._thread.call_soon(self._inbox.put_nowait, batch)
 
+    @property
+    def renews_waiting(self) -> bool:  # type: ignore[override]
+        """Realtime: a fish waiting for its first answer swims instinct plans meanwhile, one after
+        another (a warm-up or a queue may hold its request for minutes)."""
+        return self.mode == "realtime"
+
+    def renew_waiting(self, batch: RequestBatch) -> None:
+        self._thread.call_soon(self._renew, batch)
+
+    def _renew(self, batch: RequestBatch) -> None:
+        for i in range(len(batch.fish)):
+            self._swim_meanwhile(batch, i)
+
     def _instead(self, batch: RequestBatch, reason: str, calls: list[dict[str, Any]] | None = None) -> DecisionBatch:
         """The fallback's decisions for a whole batch, counted and recorded under ``reason``
         (``calls``: the model exchanges that failed, kept with the decision)."""
@@ -291,7 +304,7 @@ class ModelPool(DecisionSource):
                         "summary_copy_share": round((s.summaries_refused["copies_example"]
                                                      + s.summaries_refused["echoes_instruction"])
                                                     / max(1, s.summaries_asked), 4) if s.summaries_asked else None},
-            "warmup": self.warmup,
+            "warmup": self._warmups(),
             "models_listed": dict(self._model_listed),
             "drift": {"fish_scored": len(self.drift),
                       "mean": round(float(np.mean(list(self.drift.values()))), 3) if self.drift else None,
@@ -376,8 +389,22 @@ class ModelPool(DecisionSource):
         cost = sum(price(t) for t in self._unique_tiers())
         return cost * 3600.0 / sim_seconds
 
+    def _warmups(self) -> dict[str, dict[str, Any]]:
+        """What each server's warm-up found; one still waited for: ``pending`` and ``waited_s`` so far."""
+        now = time.monotonic()
+        return {where: ({k: v for k, v in r.items() if k != "since"} | {"waited_s": round(now - r["since"], 1)}
+                        if "since" in r else r) for where, r in self.warmup.items()}
+
     def close(self) -> None:
-        """Cancel what is in flight, close the HTTP clients, stop the loop thread."""
+        """Cancel what is in flight, close the HTTP clients, stop the loop thread. A warm-up still
+        unanswered is said (one line): every fish of the run swam instinct plans waiting for it."""
+        for where, record in list(self.warmup.items()):
+            if record.get("pending") and "since" in record:
+                waited = round(time.monotonic() - record.pop("since"), 1)
+                record.update(ok=False, waited_s=waited)
+                self._warn(f"model server {where} ({record.get('model')}) had not answered its warm-up request "
+                           f"when the run ended ({waited} s): the fish swam instinct plans waiting for the model "
+                           f"(waiting_plans); lower brain.warmup_timeout_s to give up on it sooner")
         self._thread.close(self._shutdown)
 
     # ------------------------------------------------------------ loop side
@@ -480,6 +507,8 @@ class ModelPool(DecisionSource):
         self._info(f"warming up the model server {where}: {ep.slots} slot{'s' if ep.slots > 1 else ''} "
                    f"({ep.slots_source}); the first answer of a cold server can take a while …")
         start = self._loop.time()
+        # (still waited for when the run ends: close() says so, and the summary shows it)
+        self.warmup[redact_url(ep.cfg.base_url)] = {"model": ep.cfg.model, "pending": True, "since": time.monotonic()}
         fish = Perception(tick=0, view=_warm_view(self.cfg.perception.radius), food_here=False, energy=5000,
                           max_energy=10000, age=0, memories=())
         goals, ways = fitting_choices(fish.view)
