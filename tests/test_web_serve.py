@@ -624,3 +624,26 @@ def test_a_refused_second_fork_leaves_the_running_fork_running(tmp_path):
         if host.thread is not None:
             host.thread.join(timeout=10)
         host.session.close()
+
+
+def test_a_model_tank_says_its_page_waits_for_the_warm_up_and_realtime_opens_at_once():
+    """A lockstep model tank's first tick waits for the server's warm-up, so the page listens only
+    after it (up to brain.warmup_timeout_s): a fault campaign's hung server left the port closed
+    with nothing said but "warming up". serve now says so first; in realtime the page opens at
+    once while the warm-up hangs."""
+    with TestServer(fault="hang") as server:
+        model = ["--fish", "5", "--brain", "llm", "--base-url", server.url, "--model", "m"]
+        served = Served(*model, "--set", "brain.warmup_timeout_s=2")
+        try:
+            said = "\n".join(served.lines)
+            assert "the page opens once the model server has answered its warm-up request" in said
+            assert said.index("the page opens once") < said.index("a live tank at")
+        finally:
+            served.close()
+        start = time.monotonic()
+        served = Served(*model, "--set", "engine.mode=realtime")  # (the warm-up's default 120 s)
+        try:
+            assert time.monotonic() - start < 30
+            assert not any("the page opens once" in ln for ln in served.lines)
+        finally:
+            served.close()

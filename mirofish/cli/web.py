@@ -73,7 +73,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         from ..session import LiveSession
 
-        session = LiveSession(_live_config(args))
+        cfg = _live_config(args)
+        if cfg.brain.kind == "llm" and cfg.engine.mode == "lockstep" and not args.path:
+            # (a lockstep tank's tick 0 waits for the model server's warm-up: the page listens after it)
+            print(f"mirofish serve: the page opens once the model server has answered its warm-up request (a "
+                  f"lockstep tank's first tick waits for it, up to brain.warmup_timeout_s = "
+                  f"{cfg.brain.warmup_timeout_s:g} s); --set engine.mode=realtime opens it at once, the fish swimming "
+                  f"instinct plans until the model's first answers", file=sys.stderr, flush=True)
+        session = LiveSession(cfg)
         live = True
     _port_free(args.host, args.port)
     token = make_token(args.host)
