@@ -120,15 +120,21 @@ def with_plan_file(path: str | Path, base: Registry | None = None) -> Registry:
     the problem."""
     import tomllib
 
+    from .files import CONFIG_LIMIT, FileRefused, read_text_bounded
     from .fish.plantypes import row_from_data
 
     where = Path(path)
+    try:  # the one rule for every input file (mirofish/files.py): a FIFO or a device is refused, the size bounded
+        text = read_text_bounded(where, CONFIG_LIMIT, "plan types file")
+    except FileRefused as exc:
+        raise ValueError(f"plan types file {where}: cannot be read (no such file)" if exc.missing
+                         else str(exc)) from None
     try:
-        data = tomllib.loads(where.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"plan types file {where}: cannot be read ({exc.strerror or exc})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"plan types file {where}: not TOML ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"plan types file {where}: not TOML (nested too deeply)") from None
     rows, other = data.get("plan"), sorted(set(data) - {"plan"})
     if other:
         raise ValueError(f"plan types file {where}: unknown table {other[0]!r} (each plan type is a [[plan]] table)")

@@ -429,9 +429,12 @@ def _row_texts(d: dict[str, Any], name: str) -> dict[str, Any]:
         if v is None and key not in ("param", "eats", "fits", "deed", "doc"):
             out[key] = None
             continue
-        if not isinstance(v, str) or len(v) > 2000:
+        if not isinstance(v, str):
             raise ValueError(f"plan type {name}: {key} is a text")
-        if key in ("prompt", "doc") and (not v.isprintable() or (key == "prompt" and len(v) > 200)):
+        most = 200 if key == "prompt" else 2000
+        if len(v) > most:
+            raise ValueError(f"plan type {name}: {key} is {len(v):,} characters, over the limit of {most:,}")
+        if key in ("prompt", "doc") and not v.isprintable():
             raise ValueError(f"plan type {name}: {key} is one printable line (a prompt at most 200 characters)")
         out[key] = v
     return out

@@ -127,9 +127,25 @@ class Store:
         self.db.commit()  # a row is safe the moment it is added
 
     def rows(self) -> list[dict[str, Any]]:
-        return [{"run_id": r[0], "status": r[1], "seed": r[2], "params": json.loads(r[3]), "summary": json.loads(r[4]),
-                 "error": r[5], "elapsed_s": r[6], "command": r[7]}
-                for r in self.db.execute("SELECT * FROM runs ORDER BY params, seed")]
+        """Every run's row; a row that cannot be read (its parameters or summary not the JSON
+        this table writes) is a :class:`ResultsError` naming the file and the row."""
+        path = self.out / "runs.sqlite"
+        try:
+            found = self.db.execute("SELECT rowid, * FROM runs ORDER BY params, seed").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise ResultsError(f"sweep results {path} are damaged ({exc})") from None
+        out = []
+        for r in found:
+            try:
+                params, summary = json.loads(r[4]), json.loads(r[5])
+                if not isinstance(params, dict) or not isinstance(summary, dict):
+                    raise ValueError("params or summary is not a JSON object")
+            except (ValueError, TypeError) as exc:  # (TypeError: a NULL or a number where JSON text is)
+                raise ResultsError(f"sweep results {path} are damaged (run row {r[0]}: {exc}); "
+                                   f"--overwrite starts the sweep afresh") from None
+            out.append({"run_id": r[1], "status": r[2], "seed": r[3], "params": params, "summary": summary,
+                        "error": r[6], "elapsed_s": r[7], "command": r[8]})
+        return out
 
     def close(self) -> None:
         if getattr(self, "db", None) is not None:

@@ -94,6 +94,11 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+# a count (uses, successes, interpretations) or a round number a file may hold: far above any
+# real one, and below SQLite's 64-bit INTEGER (a use adds one and is written back)
+COUNT_LIMIT = 2**53
+
+
 class GlossaryError(ValueError):
     """A glossary file that cannot be used; one line."""
 
@@ -162,8 +167,13 @@ class Glossary:
                 if not isinstance(meaning[0], dict) or not all(m is None or isinstance(m, dict) for m in meaning):
                     raise ValueError("a meaning is not a JSON object")
                 counts = [int(r[k] or 0) for k in (4, 5, 12, 13)]
+                for k, c in zip((4, 5, 12, 13), counts, strict=True):
+                    if not 0 <= c <= COUNT_LIMIT:
+                        raise ValueError(f"{self._FIELDS[k]} {c} is outside 0..{COUNT_LIMIT:,}")
                 rates = [float(r[k] or 0.0) for k in (6, 7)]
                 last = int(r[8]) if r[8] is not None else None
+                if last is not None and not -COUNT_LIMIT <= last <= COUNT_LIMIT:
+                    raise ValueError(f"last_used_round {last} is outside ±{COUNT_LIMIT:,}")
                 if not isinstance(r[0], str) or not r[0]:
                     raise ValueError("a term without a name")
             except (ValueError, TypeError, UnicodeDecodeError) as exc:
@@ -318,8 +328,14 @@ class Glossary:
     @property
     def rounds_played(self) -> int:
         """Rounds played with this glossary over all runs (round numbers continue across restarts)."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'rounds_played'").fetchone()
-        return int(row[0]) if row else 0
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'rounds_played'").fetchone()
+            n = int(row[0]) if row else 0
+            if not 0 <= n <= COUNT_LIMIT:
+                raise ValueError(f"{n} is outside 0..{COUNT_LIMIT:,}")
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+            raise GlossaryError(f"glossary file {self.path} is damaged (meta rounds_played: {exc})") from None
+        return n
 
     @rounds_played.setter
     def rounds_played(self, n: int) -> None:

@@ -1,0 +1,91 @@
+"""Bad inputs found by a third fault campaign (damaged files, FIFOs, devices, an interrupted run):
+each is one true line on stderr naming the file and exit 2 — never a hang, a traceback, an
+"unexpected error", or exit 0 with a wrong result. Each test failed before its fix.
+"""
+
+import os
+import sqlite3
+
+import pytest
+
+from mirofish.cli import main
+
+
+def refused(capsys, argv, *words):
+    """``argv`` exits 2 with one line on stderr holding ``words``; returns the line."""
+    capsys.readouterr()
+    assert main([str(a) for a in argv]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mirofish")]
+    assert len(err) == 1 and all(w in err[0] for w in words), err
+    return err[0]
+
+
+PLAN = ('[[plan]]\nname = "drift"\nticks = 20\nevents = ["planned", "hungry"]\nsteer = [{align = ["alignment", 1.0]}]\n'
+        'prompt = "PROMPT"\nfits = "fish_in_view"\nfork = ["drift {ticks}"]\nwords = ["drift"]\ndeed = "along"\n'
+        'utility = "3 * company - 0.2"\n')
+
+
+def test_plan_types_from_a_fifo_a_device_or_a_huge_file_are_refused_unread(tmp_path, capsys):
+    """A2: ``--plan-types`` reads by the one rule for input files (before: a FIFO hung, /dev/zero
+    was read until memory ran out)."""
+    fifo = tmp_path / "plans.toml"
+    os.mkfifo(fifo)
+    live = ["live", "--headless", "--ticks", "5", "--plan-types"]
+    refused(capsys, [*live, fifo], f"plan types file {fifo} is a FIFO, not a file")
+    refused(capsys, [*live, "/dev/zero"], "plan types file /dev/zero is a device, not a file")
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as f:
+        f.truncate(5_000_000)
+    refused(capsys, [*live, big], f"plan types file {big} is 5,000,000 bytes, over the 4 MB limit")
+
+
+def test_a_plan_types_prompt_too_long_is_refused_with_the_limit(tmp_path, capsys):
+    """A17: the true reason and the limit (before: "prompt is a text" for any text too long)."""
+    rows = tmp_path / "long.toml"
+    rows.write_text(PLAN.replace("PROMPT", "y" * 3000))
+    refused(capsys, ["live", "--headless", "--ticks", "5", "--plan-types", rows],
+            "plan 1: plan type drift: prompt is 3,000 characters, over the limit of 200")
+    rows.write_text(PLAN.replace("PROMPT", "y" * 200))
+    assert main(["live", "--headless", "--ticks", "5", "--plan-types", str(rows)]) == 0
+
+
+@pytest.fixture
+def glossary(tmp_path):
+    path = tmp_path / "g.db"
+    assert main(["referential", "--headless", "--rounds", "10", "--glossary", str(path)]) == 0
+    return path
+
+
+def _sql(path, statement):
+    db = sqlite3.connect(path)
+    db.execute(statement)
+    db.commit()
+    db.close()
+
+
+def test_a_glossary_count_past_what_sqlite_holds_is_damage_named(glossary, capsys):
+    """A8: before, "unexpected error: OverflowError", exit 1."""
+    _sql(glossary, "UPDATE glossary SET usage_count = 9223372036854775807 WHERE id = 1")
+    before = glossary.read_bytes()
+    for argv in (["referential", "--headless", "--rounds", "5", "--glossary", glossary], ["glossary", glossary]):
+        refused(capsys, argv, f"glossary file {glossary} is damaged (term row 1: usage_count 9223372036854775807 "
+                              f"is outside 0..")
+    assert glossary.read_bytes() == before
+
+
+def test_a_glossarys_garbled_meta_row_is_damage_named(glossary, capsys):
+    """A9: before, only "invalid literal for int() with base 10: '{{{'"."""
+    _sql(glossary, "UPDATE meta SET value = '{{{'")
+    refused(capsys, ["referential", "--headless", "--rounds", "5", "--glossary", glossary],
+            f"glossary file {glossary} is damaged (meta rounds_played: invalid literal")
+
+
+def test_a_resumed_sweep_with_a_garbled_row_names_its_file(tmp_path, capsys):
+    """A9: before, only "Expecting ',' delimiter …" (the JSON error, no file)."""
+    spec = tmp_path / "sw.toml"
+    spec.write_text('scene = "aquarium"\nlength = 20\nseeds = [1, 2]\nmetrics = ["mean_energy"]\n')
+    out = tmp_path / "swo"
+    argv = ["sweep", spec, "--out", out, "--workers", "1"]
+    assert main([str(a) for a in argv]) == 0
+    _sql(out / "runs.sqlite", "UPDATE runs SET summary = '{not json' WHERE rowid = 1")
+    refused(capsys, argv, f"sweep results {out / 'runs.sqlite'} are damaged (run row 1: ")
