@@ -22,7 +22,10 @@ appetite, calm]``, 0..100 each; drawn like the tank's own fish when left out)
     open cell nearest (X, Y): young, its energy at the start maximum, no memories.
 ``{"kind": "remove", "fish": N}``
     fish N is taken out of the water: parked where nothing sees or meets it, it only rests,
-    is asked nothing and counts in no metric; its room can take an added fish.
+    is asked nothing and counts in no metric; its room can take an added fish. Taking out a
+    fish that is already out is refused, never recorded as done: in a live tank when it would
+    apply, in a fork before the fork runs or records anything (:func:`check_removals`: the
+    fork's own removals, adds and the recording's own interventions followed tick by tick).
 
 What an intervention leaves in the world (changed terrain, a current, tuned settings) is part
 of the keyframes and — only when present — of the state hash, so a tank nobody touched hashes
@@ -300,6 +303,34 @@ def rooms_for(world: World, ivs: list[dict[str, Any]]) -> None:
             free -= 1
             if free < 0:
                 raise _no_room(cfg)
+
+
+def check_removals(world: World, added: list[tuple[int, dict[str, Any]]],
+                   recorded: dict[int, list[dict[str, Any]]] | None = None) -> None:
+    """Each fish the checked ``added`` ``(tick, intervention)`` pairs take out (a fork's, at
+    ``world.tick`` or later) is in the water when it is taken out — followed tick by tick from
+    ``world`` with the ``recorded`` interventions (a recording's own, by tick: applied first at
+    each tick) and the adds (each into the first free room, as :func:`add_fish`); else an
+    :class:`InterventionError` naming the tick and the fish. (Before, a second removal of the same
+    fish did nothing and was reported and recorded as done.)"""
+    if not any(iv["kind"] == "remove" for _, iv in added):
+        return
+    absent, rooms = world.school.absent.copy(), _rooms(world.cfg)
+    mine: dict[int, list[dict[str, Any]]] = {}
+    for t, iv in added:
+        mine.setdefault(t, []).append(iv)
+    last = max(mine)
+    theirs = {t: ivs for t, ivs in (recorded or {}).items() if world.tick <= t <= last}
+    for t in sorted(set(mine) | set(theirs)):
+        for own, iv in [(False, iv) for iv in theirs.get(t, [])] + [(True, iv) for iv in mine.get(t, [])]:
+            if iv.get("kind") == "remove" and type(iv.get("fish")) is int and 0 <= iv["fish"] < absent.size:
+                if own and absent[iv["fish"]]:
+                    raise InterventionError(f"remove at t{t}: fish {iv['fish']} is already out of the water")
+                absent[iv["fish"]] = True
+            elif iv.get("kind") == "add":
+                free = np.flatnonzero(absent[:rooms])
+                if free.size:
+                    absent[free[0]] = False
 
 
 def add_fish(world: World, iv: dict[str, Any], fish: int | None = None, heading: int | None = None) -> int:

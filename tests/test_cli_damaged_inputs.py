@@ -3,6 +3,7 @@ each is one true line on stderr naming the file and exit 2 — never a hang, a t
 "unexpected error", or exit 0 with a wrong result. Each test failed before its fix.
 """
 
+import json
 import os
 import sqlite3
 
@@ -18,6 +19,13 @@ def refused(capsys, argv, *words):
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mirofish")]
     assert len(err) == 1 and all(w in err[0] for w in words), err
     return err[0]
+
+
+@pytest.fixture(scope="module")
+def rec(tmp_path_factory):
+    path = tmp_path_factory.mktemp("damaged") / "in.mirofish"
+    assert main(["live", "--headless", "--ticks", "300", "--record", str(path)]) == 0
+    return path
 
 
 PLAN = ('[[plan]]\nname = "drift"\nticks = 20\nevents = ["planned", "hungry"]\nsteer = [{align = ["alignment", 1.0]}]\n'
@@ -89,3 +97,39 @@ def test_a_resumed_sweep_with_a_garbled_row_names_its_file(tmp_path, capsys):
     assert main([str(a) for a in argv]) == 0
     _sql(out / "runs.sqlite", "UPDATE runs SET summary = '{not json' WHERE rowid = 1")
     refused(capsys, argv, f"sweep results {out / 'runs.sqlite'} are damaged (run row 1: ")
+
+
+def test_a_fish_taken_out_twice_is_refused_and_nothing_is_recorded(rec, tmp_path, capsys):
+    """A12: the second removal did nothing and was reported and recorded as done; now refused
+    before the fork runs (a fish added into its room in between may be taken out again)."""
+    refused(capsys, ["fork", rec, "--at", "100", "--ticks", "50", "--remove-fish", "3", "--remove-fish", "3"],
+            "remove at t100: fish 3 is already out of the water")
+    ivs = tmp_path / "rm2.jsonl"
+    ivs.write_text('{"tick": 120, "kind": "remove", "fish": 3}\n{"tick": 121, "kind": "remove", "fish": 3}\n')
+    out = tmp_path / "rt.mirofish"
+    refused(capsys, ["fork", rec, "--at", "100", "--ticks", "50", "--interventions", ivs, "--record", out],
+            "remove at t121: fish 3 is already out of the water")
+    assert not out.exists()
+    ivs.write_text('{"tick": 120, "kind": "remove", "fish": 3}\n{"tick": 121, "kind": "add", "x": 5, "y": 5}\n'
+                   '{"tick": 122, "kind": "remove", "fish": 3}\n')
+    capsys.readouterr()
+    assert main(["fork", str(rec), "--at", "100", "--ticks", "50", "--interventions", str(ivs)]) == 0
+    assert "fish 3 taken out at t122" in json.loads(capsys.readouterr().out)["action"]
+
+
+def test_verify_reads_every_keyframe_of_a_recording_without_a_checksum(rec, tmp_path, capsys):
+    """A15: a killed run's recording (no checksum) with one keyframe cut short passed --verify,
+    which read only the first keyframe, while --to-tick called it damaged."""
+    cut = tmp_path / "cut.mirofish"
+    cut.write_bytes(rec.read_bytes())
+    db = sqlite3.connect(cut)
+    db.execute("DELETE FROM header WHERE key = 'checksum'")
+    data = db.execute("SELECT data FROM keyframes WHERE tick = 200").fetchone()[0]
+    db.execute("UPDATE keyframes SET data = ? WHERE tick = 200", (data[: len(data) // 2],))
+    db.commit()
+    db.close()
+    for argv in (["--verify"], ["--to-tick", "250"]):
+        refused(capsys, ["replay", cut, "--headless", *argv], "recording is damaged (keyframe 200: ", str(cut))
+    capsys.readouterr()
+    assert main(["replay", str(rec), "--headless", "--verify"]) == 0  # an undamaged one still verifies
+    assert json.loads(capsys.readouterr().out)["verified_ticks"] == 300

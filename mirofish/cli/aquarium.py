@@ -214,10 +214,8 @@ def _replay_headless(args: argparse.Namespace, player: Any, filled: int | None) 
     if not player.first_tick <= target <= player.last_tick:
         raise UsageError(f"mirofish replay: --to-tick {target} is outside the recording "
                          f"({player.first_tick}..{player.last_tick})")
-    if args.verify:  # every tick from the first, each checked against the recording
-        player.seek(player.first_tick)
-        while player.tick < target:
-            player.step()
+    if args.verify:  # every tick from the first, each checked against the recording, and every keyframe read
+        player.verify(target)
     else:
         player.seek(target)
     w = player.world

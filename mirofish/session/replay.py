@@ -156,12 +156,17 @@ class ReplaySession(Session):
     def last_tick(self) -> int:
         return self.recording.last_tick
 
-    def _restore(self, keyframe_tick: int) -> None:
+    def _keyframe_world(self, keyframe_tick: int) -> World:
+        """A world in the state the keyframe at ``keyframe_tick`` keeps (a damaged one: one line)."""
         world = World(self.cfg, registry=run_registry(self.recording))
         try:
             world.load_state_arrays(self.recording.keyframe(keyframe_tick))
         except (KeyError, ValueError, IndexError) as exc:
             raise RecordingError(f"recording is damaged (keyframe {keyframe_tick}: {exc})") from None
+        return world
+
+    def _restore(self, keyframe_tick: int) -> None:
+        world = self._keyframe_world(keyframe_tick)
         engine: Engine | None = getattr(self, "engine", None)
         observers = engine.observers[2:] if engine is not None else []  # keep a recorder's (and the check)
         self.engine = Engine(world, self.source_, mode="lockstep")
@@ -180,6 +185,24 @@ class ReplaySession(Session):
             self.engine.step()
         last, counts = self.decisions_before(tick)
         self.history.last, self.history.counts = last, counts
+
+    def verify(self, tick: int) -> int:
+        """``replay --verify``: every keyframe a seek to a tick up to ``tick`` could start from
+        read and loaded into a world (a damaged one is a :class:`RecordingError` naming it, as the
+        seek would say; checked first, so a damaged file fails at once), then every tick from the
+        first to ``tick`` re-simulated and checked against the recording (the actions executed,
+        the state hashes kept); the keyframes read. (Before, only the first keyframe was read: a
+        recording with no checksum — a killed run's — passed with a damaged keyframe that
+        ``--to-tick`` refused.) A keyframe's state is not compared with the re-simulated one: an
+        older format's keyframes hold less than its hash covers."""
+        ticks = [k for k in self.recording.keyframe_ticks if self.first_tick < k <= tick]
+        for k in ticks:
+            self._keyframe_world(k)
+        self.seek(self.first_tick)
+        self.recording.load_chunks(self.tick, tick)
+        while self.tick < tick:
+            self.engine.step()
+        return len(ticks) + 1
 
     def reset(self, seed: int | None = None) -> None:
         """Back to the recording's first tick (a recording has its own seed)."""
@@ -382,12 +405,14 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
         parent.seek(tick)  # the recording is read and checked up to the fork before any brain or server
         first = ReplaySource(rec).batch_at(tick)
         if added:
-            from ..interventions import InterventionError, check, rooms_for
+            from ..interventions import InterventionError, check, check_removals, rooms_for
 
             try:
                 added = [(t, check(iv, parent.world, ahead=True)) for t, iv in added]
-                # (a refused fork leaves no file: its tick's own adds are given rooms before it records)
+                # (a refused fork leaves no file: its tick's own adds are given rooms before it records,
+                # and a fish taken out twice — nothing done the second time — is refused, not reported as done)
                 rooms_for(parent.world, [iv for t, iv in added if t == tick])
+                check_removals(parent.world, added, rec.interventions())
             except InterventionError as exc:
                 raise RecordingError(str(exc)) from None
         if source is None:
