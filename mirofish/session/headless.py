@@ -53,6 +53,57 @@ def _recorder(path: str | None, engine: Session, overwrite: bool = False) -> Rec
     return Recorder(path, engine.cfg, overwrite=overwrite, registry=engine.registry).attach(engine)
 
 
+class _WholeTicks:
+    """Ctrl-C between ticks, never inside one: while ``engine.step()`` runs, a Ctrl-C is held
+    until the tick ends — the world stepped, every observer (the recorder) given the frame — and
+    then raised; so an interrupted run's summary (its ticks, its state hash) is the last tick
+    recorded. Before, a Ctrl-C after the world stepped but before the recorder had the frame left
+    a summary one tick past the recording. Two exceptions keep Ctrl-C prompt: a step waiting for
+    a model's answers (nothing of the tick is done yet) is interrupted at once, as is any step at
+    a second Ctrl-C. Installed only on the main thread, over a callable handler (the command
+    line's, :func:`mirofish.catch_interrupts`), and put back after the run."""
+
+    def __init__(self) -> None:
+        import signal
+        import threading
+
+        from ..engine import Engine
+
+        self.stepping, self.held = False, False
+        self._prev: Any = None
+        self._waiting = {Engine._collect.__code__}  # (waiting for the tick's decisions: nothing applied yet)
+        if threading.current_thread() is threading.main_thread() and callable(signal.getsignal(signal.SIGINT)):
+            self._prev = signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        if self.stepping and not self.held and not self._in_wait(frame):
+            self.held = True  # raised when the step returns (:meth:`after_step`)
+            return
+        self._prev(signum, frame)
+
+    def _in_wait(self, frame: Any) -> bool:
+        while frame is not None:
+            if frame.f_code in self._waiting:
+                return True
+            frame = frame.f_back
+        return False
+
+    def after_step(self) -> None:
+        self.stepping = False
+        if self.held:
+            self.held = False
+            import signal
+
+            self._prev(signal.SIGINT, None)  # (the command line's handler: remembered, and raised)
+
+    def close(self) -> None:
+        if self._prev is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self._prev)
+            self._prev = None
+
+
 def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progress: bool = False,
                  out: TextIO | None = None, record: str | None = None, overwrite: bool = False,
                  cache: ReplyCache | None = None, places_of: int | None = None,
@@ -81,13 +132,16 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     start = time.perf_counter()
     per_tick = cfg.world.tick_seconds / cfg.engine.speed if engine.mode == "realtime" else 0.0
     done = 0
+    whole = _WholeTicks()
     try:
         for done in range(1, ticks + 1):
             if per_tick:
                 wait = start + (done - 1) * per_tick - time.perf_counter()
                 if wait > 0:
                     time.sleep(wait)
+            whole.stepping = True
             engine.step()
+            whole.after_step()
             if ascii_every and done % ascii_every == 0:
                 snap = engine.snapshot()
                 p = engine.world.places
@@ -101,6 +155,8 @@ def run_headless(cfg: Config, ticks: int, ascii_every: int | None = None, progre
     except KeyboardInterrupt:
         interrupted = True
         done = engine.tick
+    finally:
+        whole.close()
     elapsed = time.perf_counter() - start
     if recorder is not None:
         recorder.close()
