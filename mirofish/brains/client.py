@@ -8,6 +8,10 @@ returns ``{"text", "tokens", "error"}`` with ``error`` None on success, never ra
 
 from __future__ import annotations
 
+import concurrent.futures
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,6 +22,16 @@ from .exchanges import ReplyCache, cache_key
 from .transport import Endpoint, Failure, LoopThread, Transport, TransportSettings, response_formats
 
 DEFAULT_TIMEOUT_S = 20.0  # a scene's model call, retries included (the scenes' --timeout)
+
+
+@dataclass
+class Sent:
+    """What the transport sent to the server: ``calls`` (every attempt, retries included — what
+    the server received), ``retries``, ``by_kind``."""
+
+    calls: int = 0
+    retries: int = 0
+    by_kind: Counter[str] = field(default_factory=Counter[str])
 
 
 class ModelClient:
@@ -40,7 +54,8 @@ class ModelClient:
                  cache: ReplyCache | None = None):
         b = brain if brain is not None else BrainConfig()
         self.timeout_s = timeout_s
-        self.calls = self.tokens = self.cached = 0
+        self.calls = self.tokens = self.cached = 0  # calls: completions asked (not from the cache)
+        self.sent = Sent()  # requests that reached the server (retries included)
         self.cache, self.model = cache, model
         self._sampling = (b.temperature, b.top_p)
         try:
@@ -56,17 +71,20 @@ class ModelClient:
         api_key_env = b.api_key_env
 
         async def start() -> Transport:
-            transport = Transport(settings, self._thread.loop)
+            transport = Transport(settings, self._thread.loop, self.sent)
             transport.connect(self.endpoint, api_key_env)
             return transport
 
         self._transport = self._thread.run(start(), timeout=30)
 
     def complete(self, msgs: list[dict[str, Any]], schema: dict[str, Any] | None = None,
-                 max_tokens: int = 200, trace: dict[str, Any] | None = None) -> dict[str, Any]:
+                 max_tokens: int = 200, trace: dict[str, Any] | None = None,
+                 waiting: tuple[float, Callable[[], None]] | None = None) -> dict[str, Any]:
         """One completion (JSON shaped by ``schema`` when given); at most ``timeout_s`` in all,
         whatever the server does; an open breaker answers at once. ``trace``: filled as the
-        transport fills it (endpoint, format, latency, the model as returned, fingerprint)."""
+        transport fills it (endpoint, format, latency, the model as returned, fingerprint).
+        ``waiting`` (seconds, callback): the callback is called once, from the caller's thread,
+        when no answer has come after that many seconds (a "waiting for the server" line)."""
         formats = response_formats(schema) if schema is not None else None
         loop = self._thread.loop
         key = cache_key(self.model, msgs, schema, max_tokens, *self._sampling) if self.cache is not None else None
@@ -84,7 +102,13 @@ class ModelClient:
 
         self.calls += 1
         try:
-            text, p, c = self._thread.run(run(), timeout=self.timeout_s + 5.0)
+            future = self._thread.submit(run())
+            if waiting is not None and waiting[0] < self.timeout_s:
+                try:
+                    future.result(timeout=waiting[0])
+                except concurrent.futures.TimeoutError:
+                    waiting[1]()
+            text, p, c = future.result(timeout=self.timeout_s + 5.0)
         except Failure as failure:
             return {"text": None, "tokens": 0, "error": failure.reason}
         except Exception as exc:  # noqa: BLE001 — the wait itself timed out, or was cancelled

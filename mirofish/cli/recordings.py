@@ -440,6 +440,8 @@ def _print_decision(r: dict[str, Any]) -> None:
     """One decision of a trace: who made it and why, its thought, what the model saw and said."""
     again = f"  (the embedded brain now: {r['brain_now']})" if "brain_now" in r else ""
     why = f": {r['reason']}" if r.get("reason") else ""
+    if r.get("server_reason"):  # a reply-cache miss the server was asked for, and failed
+        why += f" (server: {r['server_reason']})"
     print(f"  decided [{r['tier']}{why}] {r['decision']}{again}")
     if r.get("thought"):
         print(f"  thought: \u201c{r['thought']}\u201d")
@@ -487,8 +489,9 @@ def reask(args: argparse.Namespace) -> int:
     result = ask_again(args.path, args.fish, args.tick, args.base_url, args.model, args.n, args.timeout,
                        api_key_env=args.api_key_env)
     print(json.dumps(result) if args.json else render_reask(result))
-    reasons = Counter(str(a["read"]) for a in result["answers"])
-    down = {k: v for k, v in reasons.items() if _server_down(k)}
+    # an answer without a reply got no usable completion (a failure, or a reply with no message)
+    reasons = Counter(str(a["read"]) for a in result["answers"] if a.get("reply") is None)
+    down = dict(reasons)
     if down and sum(down.values()) == len(result["answers"]):  # a dead server: as survey says it (one line, 2)
         print(f"mirofish reask: the server at {result['asked']['endpoint']} answered none of the "
               f"{len(result['answers'])} request(s) ({', '.join(f'{k} {v}' for k, v in down.items())})",
@@ -498,10 +501,15 @@ def reask(args: argparse.Namespace) -> int:
 
 
 def _server_down(reason: str) -> bool:
-    """A reply that did not come because of the server or the way to it (not a bad reply):
-    mirofish.brains.transport's reasons for a call that got no completion."""
-    return reason in ("connection", "timeout", "breaker_open", "rate_limited", "no_server", "tick_budget") \
-        or reason.startswith("http_")
+    """A request that got no usable completion — the server or the way to it failed, whatever
+    the way: mirofish.brains.transport's reasons for a call that got no completion (a refused
+    connection, a timeout, an HTTP error, a connection closed mid-reply ``error_…``, a body that
+    is no completion ``reply_not_completion``, one too large) and a reply without a message
+    (``no_content``). A completion whose words are no answer (``not_json`` …) is not one: the
+    server answered."""
+    return reason in ("connection", "timeout", "breaker_open", "rate_limited", "no_server", "tick_budget",
+                      "reply_not_completion", "reply_too_large", "no_content") \
+        or reason.startswith(("http_", "error_"))
 
 
 def diff_arguments(df: argparse.ArgumentParser) -> None:
@@ -641,6 +649,9 @@ def survey_arguments(p: argparse.ArgumentParser) -> None:
                                                         "before is answered from it")
     p.add_argument("--max-requests", type=int_at_least(0), default=10_000, metavar="N",
                    help="at most N requests to the server (default 10,000); the rest are counted max_requests")
+    p.add_argument("--timeout", metavar="S", type=seconds, default=60.0,
+                   help="one answer takes at most S seconds, retries included (default 60); one unanswered "
+                        "after 3 s is said on stderr")
     p.add_argument("--seed", type=int_at_least(0), default=0, help="the intervals' draws")
     p.add_argument("--out", metavar="DIR", help="write survey.parquet (or .csv) and survey.json")
     p.add_argument("--format", choices=("parquet", "csv"), default=None,
@@ -670,7 +681,8 @@ def survey(args: argparse.Namespace) -> int:
                                                             "llm": "a model (answering through --base-url)"})
     _check_survey_outputs(args)
     result = run_survey(args.paths, ticks, args.questions, args.fish, args.base_url, args.model, args.api_key_env,
-                        args.reply_cache, args.max_requests, args.seed, choice=choice)
+                        args.reply_cache, args.max_requests, args.seed, choice=choice, timeout_s=args.timeout,
+                        waiting=lambda m: print(f"mirofish survey: {m}", file=sys.stderr, flush=True))
     summary = result["summary"]
     _write_survey_files(args, result)
     reasons = summary["reasons"]
@@ -717,6 +729,9 @@ def _write_survey_files(args: argparse.Namespace, result: dict[str, Any]) -> Non
         summary.setdefault("files", {})["otel"] = write_otel(result, args.paths[0], args.otel, args.overwrite)["otel"]
 
 
+READ_REFUSALS = ("empty", "not_json", "no_answer", "not_a_number", "not_an_option")  # session.survey.read_answer's
+
+
 def _survey_server(reasons: dict[str, int], base_url: str | None) -> int:
     """The server's part, said on stderr: a server that answered none of the model fish's
     questions is exit 2 (what was asked is written), one that missed some a warning."""
@@ -725,7 +740,8 @@ def _survey_server(reasons: dict[str, int], base_url: str | None) -> int:
     from ..config import redact_url
 
     down = {k: v for k, v in reasons.items() if _server_down(k)}
-    answered = sum(v for k, v in reasons.items() if k in ("ok", "clamped"))
+    # the server's completions, usable or not (words that are no answer are still an answer)
+    answered = sum(v for k, v in reasons.items() if k in ("ok", "clamped") + READ_REFUSALS)
     if down and not answered:  # a dead server: what was asked is written, and the run says so
         print(f"mirofish survey: the server at {redact_url(base_url or '')} answered none of the model fish's "
               f"questions ({', '.join(f'{k} {v}' for k, v in down.items())})", file=sys.stderr)

@@ -48,6 +48,8 @@ HEADINGS = ("north", "south", "west", "east", "stay")
 LIKERT_LABELS = ("not at all", "a little", "somewhat", "quite", "very")
 MAX_QUESTIONS = 50
 BOOT = 2000
+WAITING_S = 3.0  # a question unanswered this long: "waiting for the server" (stderr)
+WAITING_EVERY_S = 30.0  # … and again at most this often
 
 
 class SurveyError(RecordingError):
@@ -262,7 +264,10 @@ class Asker:
     api_key_env: str | None
     cache_dir: str | None
     max_requests: int
-    sent: int = 0
+    timeout_s: float = 60.0  # one answer, retries included (--timeout)
+    say: Callable[[str], None] | None = None  # progress lines (stderr): a server slow to answer
+    sent: int = 0  # questions given to the server (--max-requests counts these; retries not)
+    said_at: float | None = None  # when the last "waiting for the server" line was said
     cached: int = 0
     client: Any = None
     choice: Any = None  # the brains the user gave (--brain), for user brains' answers
@@ -284,7 +289,7 @@ class Asker:
             eps = self.cfg.brain.small.endpoints or self.cfg.brain.large.endpoints
             model = self.model or (eps[0].model if eps else "model")
             cache = ReplyCache(self.cache_dir) if self.cache_dir else ReplyCache()
-            self.client = ModelClient(self.base_url or "http://127.0.0.1:9/v1", model, timeout_s=60.0,
+            self.client = ModelClient(self.base_url or "http://127.0.0.1:9/v1", model, timeout_s=self.timeout_s,
                                       seed=self.cfg.seed, brain=brain, cache=cache, max_concurrency=1)
         return self.client
 
@@ -305,7 +310,10 @@ class Asker:
             self.sent += 1
         start = time.perf_counter()
         trace: dict[str, Any] = {"model": client.model}
-        got = client.complete(msgs, q.schema(), max_tokens=120, trace=trace)
+        got = client.complete(msgs, q.schema(), max_tokens=120, trace=trace,
+                              waiting=(WAITING_S, self._waiting) if self.say is not None else None)
+        if not got.get("error") and got.get("text") is None:  # a reply without a message (no choices,
+            got = {**got, "error": "no_content"}  # null content): no usable completion, as a failure
         self.cached += int(bool(got.get("cached")))
         c = int(got.get("completion_tokens") or 0)
         trace.update(prompt_tokens=int(got.get("tokens") or 0) - c, completion_tokens=c,
@@ -317,6 +325,25 @@ class Asker:
                                           cached=bool(got.get("cached")), group=group),
                                "question": q.id})
         return {**got, "latency_s": round(time.perf_counter() - start, 3)}
+
+    def _waiting(self) -> None:
+        """A question still unanswered after :data:`WAITING_S`: one line (then at most one every
+        :data:`WAITING_EVERY_S`), so a hung server is not a silent wait."""
+        now = time.monotonic()
+        if self.say is None or (self.said_at is not None and now - self.said_at < WAITING_EVERY_S):
+            return
+        from ..config import redact_url
+
+        self.said_at = now
+        done = self.sent - 1
+        self.say(f"waiting for the server at {redact_url(self.base_url or '')}: no answer after {WAITING_S:g} s "
+                 f"(each question waits at most {self.timeout_s:g} s, --timeout S; {done} question"
+                 f"{'s' if done != 1 else ''} asked before this one) …")
+
+    @property
+    def requests_sent(self) -> int:
+        """Requests that reached the server (retries included): what it received."""
+        return int(self.client.sent.calls) if self.client is not None else 0
 
     def user_answer(self, q: Question, player: Any, part: Any, fish: int, group: str | None) -> tuple[Any, bool, str]:
         """A user brain's answer (its ``answer(question, ask)``), read as a model's is; the
@@ -550,8 +577,11 @@ def _counts(values: Any) -> dict[str, int]:
 def survey(paths: list[str], ticks: list[int], questions_file: str, fish: str | None = None,
            base_url: str | None = None, model: str | None = None, api_key_env: str | None = None,
            reply_cache: str | None = None, max_requests: int = 10_000, seed: int = 0,
-           say: Callable[[str], None] | None = None, choice: Any = None) -> dict[str, Any]:
-    """Ask every chosen fish of each recording each question at each tick (module doc)."""
+           say: Callable[[str], None] | None = None, choice: Any = None, timeout_s: float = 60.0,
+           waiting: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Ask every chosen fish of each recording each question at each tick (module doc).
+    ``timeout_s``: one answer, retries included; ``waiting``: a line when the server is slow
+    to answer (no answer after :data:`WAITING_S`)."""
     start = time.perf_counter()
     questions = load_questions(questions_file)
     rows: dict[str, list[Any]] = {c: [] for c in ROW_TYPES}
@@ -563,13 +593,14 @@ def survey(paths: list[str], ticks: list[int], questions_file: str, fish: str | 
             cfg = rec.config
             rec.close()
             if asker is None:
-                asker = Asker(cfg, base_url, model, api_key_env, reply_cache, max_requests, choice=choice)
+                asker = Asker(cfg, base_url, model, api_key_env, reply_cache, max_requests, timeout_s, waiting,
+                              choice=choice)
             before = len(asker.exchanges)
             got = survey_one(p, ticks, questions, fish, asker, say)
             for k in rows:
                 rows[k] += got[k]
             exchanges[str(p)] = asker.exchanges[before:]
-        sent = (asker.sent + sum(int(u.calls) for u in asker.users.values())) if asker else 0
+        sent = (asker.requests_sent + sum(int(u.calls) for u in asker.users.values())) if asker else 0
     finally:
         if asker is not None:
             asker.close()
