@@ -435,6 +435,8 @@ class ForkSession(Session):
         if "cache_hits" in live:  # a fork of a model run: how many requests its reply cache answered
             out["cache_hits"], out["cache_misses"] = live["cache_hits"], live["cache_misses"]
             out["model_decisions"], out["fallbacks"] = live["model_decisions"], live["fallbacks"]
+            # a miss falls back labelled cache_miss; why the server (or its absence) gave nothing, counted apart
+            out["cache_miss_reasons"] = live.get("cache_miss_reasons", {})
         recording = getattr(self.parent, "recording", None)
         if recording is not None:
             out = {"parent": str(recording.path), **out}

@@ -83,6 +83,10 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
                                      **({"why": why_refused(c["reply"], c["read"], plans, rec.plans)}
                                         if c["kind"] == "decision" and c["read"] != "ok" else {})}
                                     for c in said]
+                failed = [c["read"] for c in said if c["kind"] == "decision" and c.get("reply") is None
+                          and c.get("read") not in (None, "ok")]
+                if row.get("reason") == "cache_miss" and failed:  # the server asked for the miss gave nothing:
+                    row["server_reason"] = failed[-1]  # why (the recording keeps it with the exchange)
             if brain is not None:
                 brain.submit(player.request_for(fish))
                 brain.pump()  # the embedded brain answers in this thread
