@@ -272,13 +272,16 @@ def test_reef_replay_and_glossary_name_what_is_wrong(tmp_path, capsys):
 
 
 def test_a_referential_model_that_never_answered_is_said_to_have_lost_its_turns():
-    """Its turns are not played by the embedded agents (the warning said they were): they are lost."""
+    """Its turns are not played by the embedded agents (the warning said they were): they are lost —
+    and a run whose model played no turn measured no game: one line, exit 2 (the JSON still printed)."""
     done = subprocess.run([sys.executable, "run.py", "referential", "--headless", "--rounds", "4", "--agents", "llm",
                            "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--timeout", "1"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert "played none of 8 turns" in done.stderr and "every one was lost" in done.stderr, done.stderr
+    assert done.returncode == 2, done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("mirofish")]
+    assert len(said) == 1 and "played none of 8 turns" in said[0] and "every one was lost" in said[0], done.stderr
     assert "embedded agents played" not in done.stderr
+    assert json.loads(done.stdout)["model_made"]["rounds"] == 4  # what was played is still printed
 
 
 def test_frames_where_no_offscreen_window_counts_them_is_refused(rec, tmp_path, capsys):

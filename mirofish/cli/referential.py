@@ -123,12 +123,25 @@ def run(args: argparse.Namespace) -> int:
         exp.close()
         if recorder is not None:
             recorder.close()  # every round played is kept, Ctrl-C included
+    played = turns = 0
     if args.agents == "llm":
         summary["prompt"] = prompt_named("referential", args.prompt)
         mm = summary["model_made"]
-        warn_model_made("referential", args.base_url, mm["sender_turns"] + mm["receiver_turns"], 2 * mm["rounds"],
-                        summary.get("failures", {}), fallback=False)  # (a missed turn is lost: no embedded stand-in)
+        played, turns = mm["sender_turns"] + mm["receiver_turns"], 2 * mm["rounds"]
+        if played or not turns:  # some played: a warning when few (a missed turn is lost: no embedded stand-in)
+            warn_model_made("referential", args.base_url, played, turns, summary.get("failures", {}), fallback=False)
     print(json.dumps(summary))
+    if args.agents == "llm" and turns and not played:
+        # the model played no turn: the results measure lost turns, not a game (one line, exit 2, as reask and
+        # survey say a server that answered none); the JSON above keeps every count
+        from ..config import redact_url
+
+        failures = summary.get("failures", {})
+        top = ", ".join(f"{k} {n}" for k, n in sorted(failures.items(), key=lambda kv: -kv[1])[:3] if n)
+        print(f"mirofish referential: the model at {redact_url(args.base_url)} played none of {turns} turns"
+              f"{f' ({top})' if top else ''}; every one was lost (an empty message, no choice), so the results "
+              f"measure no game", file=sys.stderr)
+        return 2
     return 0
 
 
