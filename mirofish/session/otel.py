@@ -537,14 +537,41 @@ def _recording(path: str | Path) -> Recording:
     return Recording(path)
 
 
-def _no_exchanges(rec: Recording) -> str:
+def _no_exchanges(rec: Recording, lo: int | None = None, hi: int | None = None) -> str:
+    """Why the recording has no exchange to export in ticks ``[lo, hi)``, truly: no model asked,
+    exchanges not kept, or — where the fallback decided for fish whose requests got no reply the
+    recording keeps (a tick that gave up on a dripping or hung server keeps no exchange) — how
+    many and why; only a range without any decision is "no fish asked"."""
     cfg = rec.config
     asked = cfg.brain.kind == "llm" or any(g.model for g in cfg.fish.groups)
     if not asked:
         return f"{rec.path} holds no model exchange: a run of the {cfg.brain.kind} brain asks no model"
     if not cfg.record.model_calls:
         return f"{rec.path} holds no model exchange: it was recorded with record.model_calls = false"
+    fell = _fallbacks(rec, rec.first_tick if lo is None else lo, rec.last_tick if hi is None else hi)
+    if fell:
+        why = ", ".join(f"{k} {n}" for k, n in sorted(fell.items(), key=lambda kv: (-kv[1], kv[0])))
+        n = sum(fell.values())
+        return (f"{rec.path} holds no model exchange in the ticks exported: no model reply was kept — the fallback "
+                f"decided {n} time{'s' if n != 1 else ''} there ({why}; a request given up before its answer, or "
+                f"never sent, keeps no exchange)")
     return f"{rec.path} holds no model exchange (no fish asked its model in the ticks exported)"
+
+
+def _fallbacks(rec: Recording, lo: int, hi: int) -> dict[str, int]:
+    """The fallback's decisions in ticks ``[lo, hi)`` by reason (the recorded decisions' status)."""
+    from collections import Counter
+
+    from ..brains.base import TIER_INDEX, status_name
+
+    out: Counter[str] = Counter()
+    fallback = TIER_INDEX["fallback"]
+    for tick0, d, _ in rec.chunks(lo, hi):
+        ticks = tick0 + d["dt"].astype(int)
+        sel = (ticks >= lo) & (ticks < hi) & (d["tier"] == fallback)
+        for code in d["status"][sel].tolist():
+            out[status_name(int(code))] += 1
+    return dict(out)
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -579,7 +606,7 @@ def export_otel(path: str | Path, out: str | Path, content: str = "events", anch
                                  f"(ticks {rec.first_tick}..{rec.last_tick})")
         calls = rec.model_calls(lo, hi)
         if not calls:
-            raise RecordingError(_no_exchanges(rec))
+            raise RecordingError(_no_exchanges(rec, lo, hi))
         request = build_request(rec, calls, content, parse_anchor(anchor, rec.header))
         calls = one_a_request(calls)  # the spans: one a request
         secrets = key_secrets(rec.config)
