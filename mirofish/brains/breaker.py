@@ -65,7 +65,11 @@ class Breaker:
         if self.failures >= self.threshold and not self.open_until:
             self.open(tick)  # (an open or half-open breaker is reopened by its failed probe)
             if self.say is not None:
-                self.say(f"{self.name} stopped answering ({reason or 'failures'}, {self.failures} in a row); "
+                # a lockstep tick that gave up while the server had requests counts one failure, not one per
+                # request (a server hung on one request fails every tick): said as ticks
+                what = (f"{self.failures} ticks in a row gave up waiting for its answer, tick_timeout"
+                        if reason == "tick_timeout" else f"{reason or 'failures'}, {self.failures} in a row")
+                self.say(f"{self.name} stopped answering ({what}); "
                          f"fish use the instinct brain, and it is asked again at least every {PROBE_CAP_S:.0f} s")
 
     def succeeded(self, latency_s: float | None = None) -> None:

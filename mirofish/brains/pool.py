@@ -233,7 +233,7 @@ class ModelPool(DecisionSource):
         def count() -> None:
             for t in self._unique_tiers():
                 if any(ep.outstanding or ep.queued for ep in t.endpoints):
-                    t.breaker.outcome(False, False, tick)
+                    t.breaker.outcome(False, False, tick, "tick_timeout")
 
         self._thread.call_soon(count)
         return self._instead(batch, "tick_timeout")
@@ -289,6 +289,9 @@ class ModelPool(DecisionSource):
             "late_answers_used": s.late_used, "completions_wasted": s.wasted,
             "wasted_share": round(s.wasted / max(1, s.calls), 4), "superseded_unsent": s.superseded,
             "waiting_plans": s.waiting,
+            # replies whose usage block could not be true: their tokens unknown (transport.read_usage)
+            **({"usage_ignored": self.transport.usage_ignored}
+               if getattr(getattr(self, "transport", None), "usage_ignored", 0) else {}),
             **({"reply_cache": self.cache.status(), "cache_hits": self.cache.hits, "cache_misses": self.cache.misses,
                 "cache_miss_reasons": dict(s.miss_reasons)} if self.cache is not None else {}),
             "first_model_plans": {"fish": len(self._first_plan_s),
@@ -412,7 +415,7 @@ class ModelPool(DecisionSource):
     async def _start(self) -> None:
         b = self.bcfg
         self._inbox: asyncio.Queue[RequestBatch] = asyncio.Queue()
-        self.transport = Transport(TransportSettings.of(b, seed=self.cfg.seed), self._loop, self.stats)
+        self.transport = Transport(TransportSettings.of(b, seed=self.cfg.seed), self._loop, self.stats, self._warn)
         tick_seconds = self.cfg.world.tick_seconds if self.mode == "lockstep" else None
         tiers = {name: Tier(name, t, [Endpoint(e) for e in t.endpoints],
                             Breaker(b.breaker_failures, b.breaker_cooldown_s, tick_seconds))
@@ -517,7 +520,7 @@ class ModelPool(DecisionSource):
         record: dict[str, Any] = {"model": ep.cfg.model, "slots": ep.slots, "slots_from": ep.slots_source}
         sent: list[float] = []  # when each attempt went out (a request may queue for the slot first)
         try:
-            _, p, c = await self.transport.complete(
+            text, p, c = await self.transport.complete(
                 [ep], msgs, plan_formats(goals, ways) if self.plans else (JSON_SCHEMA_FORMAT, JSON_OBJECT_FORMAT),
                 80, start + self.bcfg.warmup_timeout_s, attempt_s=self.bcfg.warmup_timeout_s, kind="warmup",
                 dispatched=lambda _ep: sent.append(self._loop.time()))
@@ -529,7 +532,14 @@ class ModelPool(DecisionSource):
             record.update(ok=True, seconds=round(now - (sent[-1] if sent else start), 2),
                           waited_s=round(now - start, 2), format=ep.format)
             queued = f"; {record['waited_s']} s in all" if record["waited_s"] - record["seconds"] >= 0.5 else ""
-            self._info(f"model server {where} answered in {record['seconds']} s (format {ep.format}{queued})")
+            _, read = judge_reply(text, fish.view, self.plans)
+            if read in ("reply_empty", "reply_garbage", "reply_schema"):  # a reply, but no usable answer in it
+                record.update(usable=False, read=read)
+                self._warn(f"model server {where} replied to its warm-up in {record['seconds']} s (format "
+                           f"{ep.format}{queued}) but gave no usable answer ({read}"
+                           f"{': no message' if text is None else ''}); its fish's decisions may all fall back")
+            else:
+                self._info(f"model server {where} answered in {record['seconds']} s (format {ep.format}{queued})")
         except Failure as failure:
             record.update(ok=False, seconds=round(self._loop.time() - start, 2), error=failure.reason)
             silent = failure.reason in ("timeout", "connection", "tick_budget", "tick_budget_queued")
@@ -939,7 +949,14 @@ class ModelPool(DecisionSource):
     def _fallback(self, batch: RequestBatch, i: int, reason: str, calls: list[dict[str, Any]] | None = None,
                   missed: bool = False) -> None:
         """The fallback decides request ``i``; ``missed``: the reply cache did not hold it and
-        the server gave nothing (labelled ``cache_miss``, the server's reason counted apart)."""
+        the server gave nothing (labelled ``cache_miss``, the server's reason counted apart).
+
+        The decision (fault campaign 3, A5): a miss keeps the one status ``cache_miss`` whether
+        no server was given (``no_server``) or the server asked failed (``http_500``,
+        ``timeout`` …) — a recording keeps one status per decision, and older recordings read
+        as they did — but the server's reason is never lost: ``miss_reasons`` counts it
+        (``cache_miss_reasons`` in the summary and the fork's JSON), the decision's exchange
+        keeps it as its ``read``, and ``trace`` shows ``cache_miss (server: http_500)``."""
         if (batch.tick, int(batch.fish[i])) in self._given_up:
             return  # the engine gave up on this request; its fallback already answered
         if missed:

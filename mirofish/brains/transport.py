@@ -92,20 +92,60 @@ def backoff_delay(attempt: int, base_s: float, cap_s: float, jitter: float, retr
     return min(cap_s, base + jitter * base)
 
 
-def parse_completion(body: bytes) -> tuple[str | None, int, int]:
-    """(text, prompt tokens, completion tokens; 0 when the server gave none) of a chat
-    completion body. Raises :class:`Failure` (``reply_not_completion``) for anything else."""
+USAGE_SLACK = 1000  # tokens a chat template may add around a request's own bytes (usage_cap)
+
+
+def usage_cap(max_tokens: int, request_bytes: int) -> int:
+    """The largest token count a reply's ``usage`` may claim for one request: ten times its
+    ``max_tokens``, plus the request's size in bytes (no tokenizer makes more tokens of a text
+    than it has bytes), plus :data:`USAGE_SLACK` for the chat template."""
+    return 10 * max(0, max_tokens) + max(0, request_bytes) + USAGE_SLACK
+
+
+def read_usage(usage: Any, cap: int | None = None) -> tuple[int, int, bool]:
+    """(prompt tokens, completion tokens, ignored) of a completion's ``usage`` block. Counts the
+    server did not give are 0 (unknown); a block that is not an object, or a count that is not
+    a non-negative integer or is above ``cap`` (:func:`usage_cap`), makes the whole block
+    ignored — (0, 0, True): the tokens are unknown, the reply itself is still good (a server's
+    bookkeeping never makes its answer a failure, nor drains a token budget)."""
+    if usage is None:
+        return 0, 0, False
+    if not isinstance(usage, dict):
+        return 0, 0, True
+    counts = []
+    for key in ("prompt_tokens", "completion_tokens"):
+        v = usage.get(key)
+        if v is None:
+            counts.append(0)
+        elif isinstance(v, bool) or not isinstance(v, int) or v < 0 or (cap is not None and v > cap):
+            return 0, 0, True
+        else:
+            counts.append(v)
+    return counts[0], counts[1], False
+
+
+def read_completion(body: bytes, cap: int | None = None) -> tuple[str | None, int, int, bool]:
+    """(text, prompt tokens, completion tokens, usage ignored) of a chat completion body: the
+    counts as :func:`read_usage` reads them (``cap``: its bound). Raises :class:`Failure`
+    (``reply_not_completion``) for a body that is no completion."""
     try:
         data = json.loads(body)
         choices = data.get("choices") or []
         text = choices[0]["message"].get("content") if choices else None
-        usage = data.get("usage") or {}
-        prompt_toks, completion_toks = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        usage = data.get("usage")
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         raise Failure("reply_not_completion") from None
     if text is not None and not isinstance(text, str):
         raise Failure("reply_not_completion")
-    return text, max(0, prompt_toks), max(0, completion_toks)
+    prompt_toks, completion_toks, ignored = read_usage(usage, cap)
+    return text, prompt_toks, completion_toks, ignored
+
+
+def parse_completion(body: bytes, cap: int | None = None) -> tuple[str | None, int, int]:
+    """(text, prompt tokens, completion tokens; 0 when the server gave none or gave counts that
+    cannot be true, :func:`read_usage`) of a chat completion body. Raises :class:`Failure`
+    (``reply_not_completion``) for anything else."""
+    return read_completion(body, cap)[:3]
 
 
 def sampling(temperature: float) -> float | int:
@@ -259,10 +299,17 @@ class Transport:
 
     ``stats`` (optional) gets ``calls`` (every attempt sent to a server; by kind in ``by_kind``
     when it has one) and ``retries`` incremented.
+
+    ``usage_ignored`` counts the completions whose ``usage`` block could not be true
+    (:func:`read_usage`: their tokens unknown, the reply used); the first is said once, through
+    ``warn`` (default: a ``mirofish: warning:`` line on standard error).
     """
 
-    def __init__(self, settings: TransportSettings, loop: asyncio.AbstractEventLoop, stats: Any = None):
+    def __init__(self, settings: TransportSettings, loop: asyncio.AbstractEventLoop, stats: Any = None,
+                 warn: Callable[[str], None] | None = None):
         self.s, self.loop, self.stats = settings, loop, stats
+        self.usage_ignored = 0
+        self.warn = warn
         self._rng = random.Random(settings.seed)  # retry jitter only; never affects a decision
         self._clients: dict[tuple[str, str], Any] = {}
         self._slots: dict[str, tuple[int, str]] = {}  # server → (slots, where that figure came from)
@@ -497,10 +544,30 @@ class Transport:
                 body += piece
                 if len(body) > cap:
                     raise Failure("reply_too_large")
-        out = parse_completion(bytes(body))
+        request_bytes = len(json.dumps(kwargs.get("messages"), ensure_ascii=False).encode()) \
+            + len(json.dumps(kwargs.get("response_format"), ensure_ascii=False).encode())
+        text, prompt_toks, completion_toks, ignored = read_completion(
+            bytes(body), usage_cap(int(kwargs.get("max_tokens") or 0), request_bytes))
+        if ignored:
+            self._usage_ignored(ep)
         if trace is not None:
             trace.update(completion_meta(bytes(body)))
-        return out
+        return text, prompt_toks, completion_toks
+
+    def _usage_ignored(self, ep: Endpoint) -> None:
+        """A reply whose ``usage`` could not be true: counted, and said the first time."""
+        self.usage_ignored += 1
+        if self.usage_ignored > 1:
+            return
+        msg = (f"model server {redact_url(ep.cfg.base_url)} sent token counts (usage) that cannot be true "
+               f"(not a whole number of at least 0, or more than 10 × max_tokens + the request's size); "
+               f"they are ignored (its tokens counted unknown, usage_ignored), its replies used")
+        if self.warn is not None:
+            self.warn(msg)
+        else:
+            import sys
+
+            print(f"mirofish: warning: {msg}", file=sys.stderr, flush=True)
 
     async def embeddings(self, ep: Endpoint, texts: list[str]) -> list[list[float]]:
         resp = await asyncio.wait_for(ep.client.embeddings.create(model=ep.cfg.model, input=texts),
