@@ -70,6 +70,18 @@ def what_it_is(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+def not_a_file(path: str | os.PathLike[str]) -> str | None:
+    """None for a regular file (or a link to one); else what the path is, for a one-line refusal:
+    ``not found``, or :func:`what_it_is` (``a FIFO`` …) — an existing FIFO is not "not found"."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "not found"
+    except OSError as exc:
+        return f"not readable ({exc.strerror or exc})"
+    return None if stat.S_ISREG(mode) else what_it_is(mode)
+
+
 def read_bounded(path: str | os.PathLike[str], limit: int, what: str = "file") -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them. ``what`` names the kind
     in the message (``"config file"``). Raises :class:`FileRefused` (one line) for a missing file,

@@ -92,3 +92,15 @@ def browser():
         b = p.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+def refused(capsys, argv, *words):
+    """``argv`` (the CLI's ``main``) exits 2 with one line on stderr holding ``words``; returns the
+    line (a line not starting "mirofish", such as a progress bar, is not counted)."""
+    from mirofish.cli import main
+
+    capsys.readouterr()
+    assert main([str(a) for a in argv]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mirofish")]
+    assert len(err) == 1 and all(w in err[0] for w in words), err
+    return err[0]

@@ -13,19 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import refused
 
 from mirofish.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def refused(capsys, argv, *words):
-    """``argv`` exits 2 with one line on stderr holding ``words``; returns the line."""
-    capsys.readouterr()
-    assert main([str(a) for a in argv]) == 2
-    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mirofish")]
-    assert len(err) == 1 and all(w in err[0] for w in words), err
-    return err[0]
 
 
 @pytest.fixture(scope="module")
@@ -169,3 +163,16 @@ def test_an_interrupted_runs_summary_is_its_recordings_last_tick(tmp_path):
         player.seek(kept.last_tick)
         assert summary["final_state_hash"] == player.state_hash()
         player.close()
+
+
+def test_a_fifo_given_as_a_glossary_or_a_brains_file_is_named_for_what_it_is(tmp_path, capsys):
+    """A FIFO (or a device) where a glossary or a brain's FILE.py is expected was "file not found"
+    — untrue, and the path exists; it is said for what it is. A missing one is still not found."""
+    fifo, brain = tmp_path / "g.db", tmp_path / "b.py"
+    os.mkfifo(fifo)
+    os.mkfifo(brain)
+    refused(capsys, ["glossary", fifo], f"glossary {fifo} is a FIFO, not a glossary file")
+    refused(capsys, ["glossary", "review", fifo], "is a FIFO")
+    refused(capsys, ["live", "--headless", "--ticks", "5", "--brain", f"{brain}:Brain"], f"{brain} is a FIFO",
+            "not a Python file")
+    refused(capsys, ["glossary", tmp_path / "none.db"], "glossary file not found")

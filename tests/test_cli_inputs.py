@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import refused
 
 from mirofish.cli import main
 from mirofish.fish.plans import DEFAULT
@@ -27,13 +28,6 @@ def rec(tmp_path_factory):
     return path
 
 
-def refused(capsys, argv, *words):
-    """``argv`` exits 2 with one line on stderr holding ``words``; returns the line."""
-    capsys.readouterr()
-    assert main([str(a) for a in argv]) == 2
-    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mirofish")]  # (not a progress bar)
-    assert len(err) == 1 and all(w in err[0] for w in words), err
-    return err[0]
 
 
 def test_no_output_is_written_over_a_file_the_command_reads(rec, tmp_path, capsys):

@@ -67,6 +67,7 @@ import numpy as np
 from .. import watchdog
 from ..actions import ACTION_NAMES, DIRECTION_NAMES, Action
 from ..config import Config, ConfigError
+from ..files import not_a_file
 from ..fish.triggers import trigger_name
 from .base import TIER_INDEX, DecisionBatch, DecisionSource, RequestBatch, status_code
 from .exchanges import ReplyCache, cache_key, exchange, schema_of
@@ -221,8 +222,10 @@ def load_object(spec: str, what: str = "brain", timeout_s: float | None = None) 
         raise BrainError(f"{what} {spec}: not FILE.py:NAME or MODULE:NAME")
     if where.endswith(".py"):
         path = Path(where)
-        if not path.is_file():
-            raise BrainError(f"{what} {spec}: file not found: {where}")
+        kind = not_a_file(path)
+        if kind is not None:  # (a FIFO or a device is no "file not found": it would hang or never end)
+            raise BrainError(f"{what} {spec}: file not found: {where}" if kind == "not found" else
+                             f"{what} {spec}: {where} is {kind}, not a Python file")
         mod_name = "mirofish_user_brain_" + blake2b(str(path.resolve()).encode(), digest_size=6).hexdigest()
 
         def load() -> Any:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from ..brains.client import DEFAULT_TIMEOUT_S
@@ -189,11 +188,7 @@ def glossary(args: argparse.Namespace) -> int:
     if checking:
         return _check_glossary(args, path)
     _check_glossary_flags(args, reviewing)
-    if Path(path).is_dir():
-        raise UsageError(f"mirofish: glossary {path} is a folder, not a glossary file")
-    if not Path(path).is_file():
-        raise UsageError(f"mirofish: glossary file not found: {path}"
-                         + ("; review one: glossary review PATH" if args.path == "review" else ""))
+    _check_glossary_file(path, args.path == "review")
     from ..scenes.referential.glossary import Glossary, GlossaryError
 
     try:
@@ -223,6 +218,18 @@ def glossary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_glossary_file(path: str, review_hint: bool = False) -> None:
+    """A glossary path names a regular file: one line for a missing one, a folder, a FIFO, a device."""
+    from ..files import not_a_file
+
+    kind = not_a_file(path)
+    if kind == "not found":
+        raise UsageError(f"mirofish: glossary file not found: {path}"
+                         + ("; review one: glossary review PATH" if review_hint else ""))
+    if kind is not None:
+        raise UsageError(f"mirofish: glossary {path} is {kind}, not a glossary file")
+
+
 def _check_glossary_flags(args: argparse.Namespace, reviewing: bool) -> None:
     if args.base_url or args.model:
         raise UsageError("mirofish glossary: --base-url/--model go with: glossary check PATH")
@@ -240,8 +247,7 @@ def _check_glossary(args: argparse.Namespace, path: str) -> int:
 
     if not (args.base_url and args.model):
         raise UsageError("mirofish glossary check: give the model to check: --base-url URL --model NAME")
-    if not Path(path).is_file():
-        raise UsageError(f"mirofish: glossary file not found: {path}")
+    _check_glossary_file(path)
     try:
         g = Glossary(path, read_only=True)
         try:
