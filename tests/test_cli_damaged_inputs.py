@@ -176,3 +176,17 @@ def test_a_fifo_given_as_a_glossary_or_a_brains_file_is_named_for_what_it_is(tmp
     refused(capsys, ["live", "--headless", "--ticks", "5", "--brain", f"{brain}:Brain"], f"{brain} is a FIFO",
             "not a Python file")
     refused(capsys, ["glossary", tmp_path / "none.db"], "glossary file not found")
+
+
+def test_influence_and_survey_name_only_the_scenes_they_read(tmp_path, capsys):
+    """They read a scene's ticks: a referential recording's refusal named negotiation as a scene
+    they are for, and a negotiation recording was then refused ("reads aquarium recordings")."""
+    neg, ref = tmp_path / "neg.db", tmp_path / "ref.db"
+    assert main(["negotiation", "--headless", "--sessions", "2", "--record", str(neg)]) == 0
+    assert main(["referential", "--headless", "--rounds", "10", "--record", str(ref)]) == 0
+    questions = ROOT / "assets" / "questions" / "fish.toml"
+    for rec in (neg, ref):
+        for argv in (["influence", rec, "--outcome", "largest_school@20"],
+                     ["survey", rec, "--at", "1", "--questions", questions]):
+            line = refused(capsys, argv, f"has no {argv[0]} ({argv[0]} is for aquarium)")
+            assert "negotiation)" not in line

@@ -17,8 +17,10 @@ from .fronts import has as has_part
 from .fronts import part as scene_part
 
 
-def recording_spec(path: str, command: str, part: str) -> SceneSpec:
-    """The scene of the recording at ``path`` (its header says which), if it has ``part``."""
+def recording_spec(path: str, command: str, part: str, records: str | None = None) -> SceneSpec:
+    """The scene of the recording at ``path`` (its header says which), if it has ``part`` (and,
+    with ``records``, records that: ``influence`` and ``survey`` read a scene's ticks, so the
+    scenes a refusal names are those that have both)."""
     from ..observe.recording import recording_scene
 
     kind = recording_scene(path)
@@ -27,8 +29,11 @@ def recording_spec(path: str, command: str, part: str) -> SceneSpec:
     except SceneError:
         raise UsageError(f"mirofish {command}: {path} is a recording of the scene {kind!r}, which no installed "
                          f"package provides") from None
-    if not has_part(spec, part):
-        able = ", ".join(s.name for s in scenes() if has_part(s, part)) or "no scene"
+    def fits(s: SceneSpec) -> bool:
+        return has_part(s, part) and (records is None or s.records == records)
+
+    if not fits(spec):
+        able = ", ".join(s.name for s in scenes() if fits(s)) or "no scene"
         raise UsageError(f"mirofish {command}: a {kind} recording has no {command} ({command} is for {able}); "
                          f"replay and export --tables read it")
     return spec
@@ -601,10 +606,7 @@ def influence(args: argparse.Namespace) -> int:
     from ..session.influence import render_text, write_outputs
     from .aquarium import reader_choice
 
-    spec = recording_spec(args.path, "influence", "fork")
-    if spec.records != "ticks":
-        raise UsageError(f"mirofish influence: {args.path} is {_a(spec.name)} recording; influence reads aquarium "
-                         "recordings")
+    recording_spec(args.path, "influence", "fork", records="ticks")
     choice = reader_choice(args, "influence")
     brains = dict(choice.brains)
     brain = "instinct" if brains.get(None) == "instinct" else "recorded"
@@ -672,9 +674,7 @@ def survey(args: argparse.Namespace) -> int:
     from .aquarium import check_user_brains, reader_choice
 
     for path in args.paths:
-        spec = recording_spec(path, "survey", "fork")
-        if spec.records != "ticks":
-            raise UsageError(f"mirofish survey: {path} is {_a(spec.name)} recording; survey asks aquarium fish")
+        recording_spec(path, "survey", "fork", records="ticks")
     ticks = _survey_ticks(args.at)
     choice = reader_choice(args, "survey")  # the server's URL, the key variable's name, the brains checked
     check_user_brains("survey", args.paths, choice.brains, {"instinct": "the instinct brain (answering by template)",
