@@ -156,6 +156,9 @@ def test_model_writers_against_the_bundled_server_and_a_failing_one():
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert dead.returncode == 0 and json.loads(dead.stdout)["model_made"]["messages"] == 0
     assert len(dead.stderr.strip().splitlines()) == 1 and "played none of 22 turns" in dead.stderr
+    # the turns' reasons, no more (the embeddings' failure is no turn's: they summed to 23 of 22)
+    reasons = dead.stderr.split("turns (")[1].split(")")[0]
+    assert "embeddings" not in reasons and sum(int(r.rsplit(" ", 1)[1]) for r in reasons.split(", ")) <= 22, reasons
 
 
 def test_a_models_layer_2_entries_that_the_chain_cannot_use_are_dropped_and_counted():

@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     if failures is not None:
         result = {**result, "model_failures": failures, "prompt": prompt_named("handoff", args.prompt)}
         made = [arm["model_made"] for arm in out.values() if "model_made" in arm]
+        # (the embeddings' failure is no turn's: the turns' reasons alone, summing to the turns missed)
         warn_model_made("handoff", args.base_url, sum(m["messages"] for m in made), sum(m["of"] for m in made),
-                        failures)
+                        {k: n for k, n in failures.items() if k != "embeddings_unavailable"})
     print(json.dumps(result))
     return 0
