@@ -104,3 +104,13 @@ def refused(capsys, argv, *words):
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("mirofish")]
     assert len(err) == 1 and all(w in err[0] for w in words), err
     return err[0]
+
+
+def cli_recording(tmp_path_factory, folder: str, ticks: int):
+    """A default tank's recording of ``ticks`` ticks, made as a user makes one (``live --headless
+    --record``), in a new folder ``folder``."""
+    from mirofish.cli import main
+
+    path = tmp_path_factory.mktemp(folder) / "in.mirofish"
+    assert main(["live", "--headless", "--ticks", str(ticks), "--record", str(path)]) == 0
+    return path

@@ -13,20 +13,16 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import refused
+from conftest import cli_recording, refused
 
 from mirofish.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-
-
 @pytest.fixture(scope="module")
 def rec(tmp_path_factory):
-    path = tmp_path_factory.mktemp("damaged") / "in.mirofish"
-    assert main(["live", "--headless", "--ticks", "300", "--record", str(path)]) == 0
-    return path
+    return cli_recording(tmp_path_factory, "damaged", 300)
 
 
 PLAN = ('[[plan]]\nname = "drift"\nticks = 20\nevents = ["planned", "hungry"]\nsteer = [{align = ["alignment", 1.0]}]\n'

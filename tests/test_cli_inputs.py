@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import refused
+from conftest import cli_recording, refused
 
 from mirofish.cli import main
 from mirofish.fish.plans import DEFAULT
@@ -23,9 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def rec(tmp_path_factory):
-    path = tmp_path_factory.mktemp("inputs") / "in.mirofish"
-    assert main(["live", "--headless", "--ticks", "200", "--record", str(path)]) == 0
-    return path
+    return cli_recording(tmp_path_factory, "inputs", 200)
 
 
 
