@@ -124,16 +124,17 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str = "file") -
 
 
 def read_text_bounded(path: str | os.PathLike[str], limit: int, what: str = "file") -> str:
-    """:func:`read_bounded` as UTF-8 text; a file that is not UTF-8 is a :class:`FileRefused` too."""
+    """:func:`read_bounded` as UTF-8 text; a file that is not UTF-8 is a :class:`FileRefused` too.
+    A byte-order mark at its start (Windows' Notepad writes one) is not part of the text."""
     data = read_bounded(path, limit, what)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise FileRefused(f"{_shown(path, what)} is not UTF-8 text (byte {exc.start})") from None
 
 
-__all__ = ["CONFIG_LIMIT", "PROMPT_LIMIT", "REPLY_CACHE_LIMIT", "TOKENIZER_LIMIT", "FileRefused", "read_bounded",
-           "read_text_bounded", "what_it_is"]
+__all__ = ["CONFIG_LIMIT", "PROMPT_LIMIT", "REPLY_CACHE_LIMIT", "TOKENIZER_LIMIT", "FileRefused", "not_a_file",
+           "read_bounded", "read_text_bounded", "what_it_is"]
 
 
 def read_toml_bounded(path: str | os.PathLike[str], limit: int, what: str,

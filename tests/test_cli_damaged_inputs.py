@@ -186,3 +186,13 @@ def test_influence_and_survey_name_only_the_scenes_they_read(tmp_path, capsys):
                      ["survey", rec, "--at", "1", "--questions", questions]):
             line = refused(capsys, argv, f"has no {argv[0]} ({argv[0]} is for aquarium)")
             assert "negotiation)" not in line
+
+
+def test_a_config_saved_with_a_byte_order_mark_reads_as_without(tmp_path, capsys):
+    """Windows' Notepad starts a UTF-8 file with a byte-order mark: such a config was refused
+    ("Invalid statement (at line 1, column 1)")."""
+    cfg = tmp_path / "bom.toml"
+    cfg.write_bytes(b"\xef\xbb\xbf[fish]\ncount = 7\n")
+    capsys.readouterr()
+    assert main(["live", "--headless", "--ticks", "3", "--config", str(cfg)]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fish"] == 7
