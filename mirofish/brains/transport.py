@@ -63,6 +63,13 @@ def classify_error(exc: BaseException, fmt: str) -> Classified:
         return Classified("timeout", True)
     if isinstance(exc, openai.APIConnectionError):
         return Classified("connection", True, unreachable=True)
+    # the HTTP library's own errors, raised while the reply's body is read (after the client's call
+    # returned): its package is httpx or a fork of it (openai 3 ships "httpx2"), known by its classes
+    http = {c.__name__ for c in type(exc).__mro__ if c.__module__.split(".")[0].startswith("httpx")}
+    if "TimeoutException" in http:
+        return Classified("timeout", True)
+    if "TransportError" in http:  # reached, then the connection broke mid-reply: a connection error, retried
+        return Classified("connection_closed", True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         body = str(getattr(exc, "body", "") or exc.message or "").lower()

@@ -508,12 +508,12 @@ def reask(args: argparse.Namespace) -> int:
 def _server_down(reason: str) -> bool:
     """A request that got no usable completion — the server or the way to it failed, whatever
     the way: mirofish.brains.transport's reasons for a call that got no completion (a refused
-    connection, a timeout, an HTTP error, a connection closed mid-reply ``error_…``, a body that
-    is no completion ``reply_not_completion``, one too large) and a reply without a message
-    (``no_content``). A completion whose words are no answer (``not_json`` …) is not one: the
-    server answered."""
-    return reason in ("connection", "timeout", "breaker_open", "rate_limited", "no_server", "tick_budget",
-                      "reply_not_completion", "reply_too_large", "no_content") \
+    connection, one closed mid-reply ``connection_closed``, a timeout, an HTTP error, an error of
+    another kind ``error_…``, a body that is no completion ``reply_not_completion``, one too
+    large) and a reply without a message (``no_content``). A completion whose words are no
+    answer (``not_json`` …) is not one: the server answered."""
+    return reason in ("connection", "connection_closed", "timeout", "breaker_open", "rate_limited", "no_server",
+                      "tick_budget", "reply_not_completion", "reply_too_large", "no_content") \
         or reason.startswith(("http_", "error_"))
 
 
