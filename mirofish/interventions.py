@@ -197,28 +197,58 @@ def parse_current(text: str) -> dict[str, Any]:
 
 def read_file(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """An interventions file: JSON Lines, one ``{"tick": T, "kind": ..., ...}`` per line
-    (blank lines and ``#`` comments skipped) → sorted ``(tick, intervention)`` pairs."""
+    (blank lines and ``#`` comments skipped, a comment may also end a line) → sorted ``(tick,
+    intervention)`` pairs. A key given twice, or one its kind does not read, is refused (one line
+    naming the file and the line): JSON's own reading keeps the last of two and ignores the
+    unknown, so a misspelt key would be read by nothing."""
     out: list[tuple[int, dict[str, Any]]] = []
     try:  # a regular file of at most files.CONFIG_LIMIT bytes: a FIFO or /dev/zero is one line, unread
         text = read_text_bounded(path, CONFIG_LIMIT, "interventions file")
     except FileRefused as exc:
         raise InterventionError(str(exc)) from None
+    decoder = json.JSONDecoder(object_pairs_hook=_no_twice)
     for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
+        line = line.strip()
+        if not line or line.startswith("#"):
             continue
         try:
-            item = json.loads(line)
+            item, end = decoder.raw_decode(line)
+            rest = line[end:].strip()
+            if rest and not rest.startswith("#"):  # (a # comment may end a line, as it may fill one)
+                raise json.JSONDecodeError("Extra data", line, end)
         except json.JSONDecodeError as exc:
             raise InterventionError(f"{path} line {n}: not JSON ({exc.msg})") from None
+        except _Twice as exc:
+            raise InterventionError(f"{path} line {n}: {exc}") from None
         except RecursionError:
             raise InterventionError(f"{path} line {n}: nested too deeply") from None
         if not isinstance(item, dict) or type(item.get("tick")) is not int or item["tick"] < 0:
             raise InterventionError(f"{path} line {n}: needs a \"tick\" (a whole number ≥ 0)")
         try:
-            out.append((item["tick"], check(item)))
+            iv = check(item)
         except InterventionError as exc:
             raise InterventionError(f"{path} line {n}: {exc}") from None
+        unknown = [k for k in item if k != "tick" and k not in iv]  # (check keeps the keys its kind reads)
+        if unknown:  # (a misspelt key was read by nothing: "trait" for "traits", a fish drawn at random)
+            reads = ["tick", *iv, *(["traits"] if iv["kind"] == "add" and "traits" not in iv else [])]
+            raise InterventionError(f"{path} line {n}: unknown key {', '.join(map(repr, unknown))} (a "
+                                    f"{iv['kind']} intervention reads {', '.join(reads)})")
+        out.append((item["tick"], iv))
     return sorted(out, key=lambda p: p[0])
+
+
+class _Twice(ValueError):
+    pass
+
+
+def _no_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once (json's own reading keeps the last silently)."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Twice(f"key {k!r} given twice")
+        out[k] = v
+    return out
 
 
 # ---------------------------------------------------------------- applying

@@ -196,3 +196,18 @@ def test_a_config_saved_with_a_byte_order_mark_reads_as_without(tmp_path, capsys
     capsys.readouterr()
     assert main(["live", "--headless", "--ticks", "3", "--config", str(cfg)]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fish"] == 7
+
+
+def test_an_interventions_file_reads_end_of_line_comments_and_refuses_keys_read_by_nothing(rec, tmp_path, capsys):
+    """docs/live-past.md allows # comments; one after the object was "not JSON (Extra data)". A
+    misspelt key ("trait" for "traits") and a key given twice were read by nothing, silently."""
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"tick": 110, "kind": "food", "x": 10, "y": 10}  # a handful for the school\n')
+    capsys.readouterr()
+    assert main(["fork", str(rec), "--at", "100", "--ticks", "20", "--interventions", str(good)]) == 0
+    for line, words in (('{"tick": 110, "kind": "add", "x": 12, "y": 10, "trait": [1, 2, 3, 4, 5]}',
+                         ("line 1: unknown key 'trait'", "reads tick, kind, x, y, traits")),
+                        ('{"tick": 110, "kind": "food", "x": 10, "x": 11, "y": 10}', ("line 1: key 'x' given twice",))):
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text(line + "\n")
+        refused(capsys, ["fork", rec, "--at", "100", "--ticks", "20", "--interventions", bad], str(bad), *words)
