@@ -211,3 +211,13 @@ def test_an_interventions_file_reads_end_of_line_comments_and_refuses_keys_read_
         bad = tmp_path / "bad.jsonl"
         bad.write_text(line + "\n")
         refused(capsys, ["fork", rec, "--at", "100", "--ticks", "20", "--interventions", bad], str(bad), *words)
+
+
+@pytest.mark.parametrize("utility, words", [("1 / 0", "1 / 0 divides by zero"),
+                                            ("1e999 - 1e999", "beyond a double's range")])
+def test_a_plan_types_utility_that_is_never_a_number_is_refused(tmp_path, capsys, utility, words):
+    """A utility of 1 / 0 (inf for every fish) or 1e999 - 1e999 (NaN) was taken, and the planner
+    then chose by inf or NaN; ** was refused, these were not."""
+    rows = tmp_path / "rows.toml"
+    rows.write_text(PLAN.replace("PROMPT", "drift along").replace('"3 * company - 0.2"', f'"{utility}"'))
+    refused(capsys, ["live", "--headless", "--ticks", "5", "--plan-types", rows], words)

@@ -30,6 +30,7 @@ tables are being built).
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,6 +116,8 @@ def _compile(node: ast.AST, names: Mapping[str, str], out: list[tuple[str, Any]]
     elif isinstance(node, ast.Constant):
         if not isinstance(node.value, (int, float)) or isinstance(node.value, bool):
             raise FormulaError(f"{node.value!r} is not a number")
+        if not math.isfinite(float(node.value)):  # (1e999 is inf: a utility of inf - inf is NaN)
+            raise FormulaError("a number beyond a double's range (it reads as inf) is not allowed")
         out.append(("const", float(node.value)))
     elif isinstance(node, ast.Name):
         if node.id not in names:
@@ -123,6 +126,8 @@ def _compile(node: ast.AST, names: Mapping[str, str], out: list[tuple[str, Any]]
     elif isinstance(node, ast.BinOp):
         if type(node.op) not in _BIN_OP:
             raise FormulaError(f"{type(node.op).__name__} ({ast.unparse(node)}) is not allowed: + - * / only")
+        if isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) and node.right.value == 0:
+            raise FormulaError(f"{ast.unparse(node)} divides by zero")  # (inf or NaN, every fish, every tick)
         _compile(node.left, names, out)
         _compile(node.right, names, out)
         out.append((_BIN_OP[type(node.op)], None))
