@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from .common import (
     UsageError,
@@ -64,22 +65,41 @@ def _check_arm_flags(args: argparse.Namespace) -> None:
                          "leave out --wire")
 
 
+def _check_window_flags(args: argparse.Namespace) -> None:
+    if not args.headless and args.tasks is not None:  # (before: taken and read by nothing)
+        raise UsageError("mirofish handoff: --tasks is for --headless runs (the window plays tasks until it is "
+                         "closed): add --headless or leave out --tasks")
+
+
+def _writer(args: argparse.Namespace) -> Any:
+    """The model writer of --agents llm (None: the embedded templates write)."""
+    if args.agents != "llm":
+        return None
+    if not (args.base_url and args.model):
+        raise UsageError("mirofish handoff: --agents llm needs --base-url and --model")
+    from ..scenes.handoff.model_agents import ModelWriter
+
+    return ModelWriter(args.base_url, args.model, args.seed, args.timeout, prompt=args.prompt)
+
+
+def _with_failures(args: argparse.Namespace, out: dict[str, Any], result: dict[str, Any],
+                   failures: dict[str, int]) -> dict[str, Any]:
+    """``result`` with the model's failures and prompt, and the warning line when it wrote few turns."""
+    made = [arm["model_made"] for arm in out.values() if "model_made" in arm]
+    # (the embeddings' failure is no turn's: the turns' reasons alone, summing to the turns missed)
+    warn_model_made("handoff", args.base_url, sum(m["messages"] for m in made), sum(m["of"] for m in made),
+                    {k: n for k, n in failures.items() if k != "embeddings_unavailable"})
+    return {**result, "model_failures": failures, "prompt": prompt_named("handoff", args.prompt)}
+
+
 def run(args: argparse.Namespace) -> int:
     from ..scenes.handoff.chain import ARMS, L2_EVERY, evaluate
 
     _check_arm_flags(args)
-    if not args.headless and args.tasks is not None:  # (before: taken and read by nothing)
-        raise UsageError("mirofish handoff: --tasks is for --headless runs (the window plays tasks until it is "
-                         "closed): add --headless or leave out --tasks")
+    _check_window_flags(args)
     l2_every = L2_EVERY if args.l2_every is None else args.l2_every
     l2_source, wire = args.l2_source or "agent", args.wire or "full"
-    writer = None
-    if args.agents == "llm":
-        if not (args.base_url and args.model):
-            raise UsageError("mirofish handoff: --agents llm needs --base-url and --model")
-        from ..scenes.handoff.model_agents import ModelWriter
-
-        writer = ModelWriter(args.base_url, args.model, args.seed, args.timeout, prompt=args.prompt)
+    writer = _writer(args)
     if not args.headless:
         from ..ui.scenes.handoff import HandoffScene
 
@@ -94,10 +114,6 @@ def run(args: argparse.Namespace) -> int:
         failures = writer.close() if writer is not None else None
     result = out if len(out) > 1 else out[arms[0]]
     if failures is not None:
-        result = {**result, "model_failures": failures, "prompt": prompt_named("handoff", args.prompt)}
-        made = [arm["model_made"] for arm in out.values() if "model_made" in arm]
-        # (the embeddings' failure is no turn's: the turns' reasons alone, summing to the turns missed)
-        warn_model_made("handoff", args.base_url, sum(m["messages"] for m in made), sum(m["of"] for m in made),
-                        {k: n for k, n in failures.items() if k != "embeddings_unavailable"})
+        result = _with_failures(args, out, result, failures)
     print(json.dumps(result))
     return 0

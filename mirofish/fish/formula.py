@@ -107,6 +107,16 @@ def _as_float(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, np.float64)
 
 
+def _number(node: ast.Constant) -> float:
+    """A formula's number: an int or a float within a double's range (1e999 reads as inf, and a
+    utility of inf - inf is NaN), else :class:`FormulaError`."""
+    if not isinstance(node.value, (int, float)) or isinstance(node.value, bool):
+        raise FormulaError(f"{node.value!r} is not a number")
+    if not math.isfinite(float(node.value)):
+        raise FormulaError("a number beyond a double's range (it reads as inf) is not allowed")
+    return float(node.value)
+
+
 def _compile(node: ast.AST, names: Mapping[str, str], out: list[tuple[str, Any]]) -> None:
     """``node`` as postfix ops onto ``out`` (the operations in the order written), refusing, in one
     line, anything but numbers, the ``names``, ``+ - * /``, one comparison at a time,
@@ -114,11 +124,7 @@ def _compile(node: ast.AST, names: Mapping[str, str], out: list[tuple[str, Any]]
     if isinstance(node, ast.Expression):
         _compile(node.body, names, out)
     elif isinstance(node, ast.Constant):
-        if not isinstance(node.value, (int, float)) or isinstance(node.value, bool):
-            raise FormulaError(f"{node.value!r} is not a number")
-        if not math.isfinite(float(node.value)):  # (1e999 is inf: a utility of inf - inf is NaN)
-            raise FormulaError("a number beyond a double's range (it reads as inf) is not allowed")
-        out.append(("const", float(node.value)))
+        out.append(("const", _number(node)))
     elif isinstance(node, ast.Name):
         if node.id not in names:
             raise FormulaError(f"unknown name {node.id!r} (features: {', '.join(names)})")
@@ -126,7 +132,7 @@ def _compile(node: ast.AST, names: Mapping[str, str], out: list[tuple[str, Any]]
     elif isinstance(node, ast.BinOp):
         if type(node.op) not in _BIN_OP:
             raise FormulaError(f"{type(node.op).__name__} ({ast.unparse(node)}) is not allowed: + - * / only")
-        if isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) and node.right.value == 0:
+        if isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) and _number(node.right) == 0:
             raise FormulaError(f"{ast.unparse(node)} divides by zero")  # (inf or NaN, every fish, every tick)
         _compile(node.left, names, out)
         _compile(node.right, names, out)

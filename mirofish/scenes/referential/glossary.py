@@ -162,27 +162,32 @@ class Glossary:
         cache = {}
         for n, row in enumerate(rows, 1):
             try:
-                r = [v.decode() if isinstance(v, bytes) else v for v in row]
-                meaning = [json.loads(r[k]) if r[k] else None for k in (1, 2, 3)]
-                if not isinstance(meaning[0], dict) or not all(m is None or isinstance(m, dict) for m in meaning):
-                    raise ValueError("a meaning is not a JSON object")
-                counts = [int(r[k] or 0) for k in (4, 5, 12, 13)]
-                for k, c in zip((4, 5, 12, 13), counts, strict=True):
-                    if not 0 <= c <= COUNT_LIMIT:
-                        raise ValueError(f"{self._FIELDS[k]} {c} is outside 0..{COUNT_LIMIT:,}")
-                rates = [float(r[k] or 0.0) for k in (6, 7)]
-                last = int(r[8]) if r[8] is not None else None
-                if last is not None and not -COUNT_LIMIT <= last <= COUNT_LIMIT:
-                    raise ValueError(f"last_used_round {last} is outside ±{COUNT_LIMIT:,}")
-                if not isinstance(r[0], str) or not r[0]:
-                    raise ValueError("a term without a name")
+                t = self._term_of(row)
             except (ValueError, TypeError, UnicodeDecodeError) as exc:
                 raise GlossaryError(f"glossary file {self.path} is damaged (term row {n}: {exc})") from None
-            cache[r[0]] = Term(r[0], meaning[0], meaning[1], meaning[2], counts[0], counts[1], rates[0], rates[1],
-                               last, str(r[9] or ""), str(r[10] or "active"), r[11], counts[2], counts[3],
-                               str(r[14] or ("shared" if counts[1] else "private")),
-                               r[15] if isinstance(r[15], str) else None)
+            cache[t.term] = t
         self._cache = cache
+
+    def _term_of(self, row: Sequence[Any]) -> Term:
+        """One row of the glossary table as a :class:`Term`, its fields checked (ValueError,
+        TypeError or UnicodeDecodeError naming what is wrong)."""
+        r = [v.decode() if isinstance(v, bytes) else v for v in row]
+        meaning = [json.loads(r[k]) if r[k] else None for k in (1, 2, 3)]
+        if not isinstance(meaning[0], dict) or not all(m is None or isinstance(m, dict) for m in meaning):
+            raise ValueError("a meaning is not a JSON object")
+        counts = [int(r[k] or 0) for k in (4, 5, 12, 13)]
+        for k, c in zip((4, 5, 12, 13), counts, strict=True):
+            if not 0 <= c <= COUNT_LIMIT:
+                raise ValueError(f"{self._FIELDS[k]} {c} is outside 0..{COUNT_LIMIT:,}")
+        rates = [float(r[k] or 0.0) for k in (6, 7)]
+        last = int(r[8]) if r[8] is not None else None
+        if last is not None and not -COUNT_LIMIT <= last <= COUNT_LIMIT:
+            raise ValueError(f"last_used_round {last} is outside ±{COUNT_LIMIT:,}")
+        if not isinstance(r[0], str) or not r[0]:
+            raise ValueError("a term without a name")
+        return Term(r[0], meaning[0], meaning[1], meaning[2], counts[0], counts[1], rates[0], rates[1], last,
+                    str(r[9] or ""), str(r[10] or "active"), r[11], counts[2], counts[3],
+                    str(r[14] or ("shared" if counts[1] else "private")), r[15] if isinstance(r[15], str) else None)
 
     # ------------------------------------------------------------ reading
 
