@@ -221,3 +221,23 @@ def test_a_plan_types_utility_that_is_never_a_number_is_refused(tmp_path, capsys
     rows = tmp_path / "rows.toml"
     rows.write_text(PLAN.replace("PROMPT", "drift along").replace('"3 * company - 0.2"', f'"{utility}"'))
     refused(capsys, ["live", "--headless", "--ticks", "5", "--plan-types", rows], words)
+
+
+def test_a_sweep_whose_store_was_cut_short_says_damaged_and_overwrite_starts_afresh(tmp_path, capsys):
+    """A runs.sqlite cut short (a full disk, a copy stopped half-way) was "not a sweep's results
+    (not an SQLite database)", with --overwrite too: the folder could be neither resumed nor
+    started again. A file that is no SQLite file at all is still refused, --overwrite or not."""
+    spec = tmp_path / "sw.toml"
+    spec.write_text('scene = "aquarium"\nlength = 20\nseeds = [1, 2]\nmetrics = ["mean_energy"]\n')
+    out = tmp_path / "swo"
+    argv = ["sweep", spec, "--out", out, "--workers", "1"]
+    assert main([str(a) for a in argv]) == 0
+    store = out / "runs.sqlite"
+    with open(store, "r+b") as f:
+        f.truncate(store.stat().st_size // 2)
+    refused(capsys, argv, f"{store} is damaged", "--overwrite starts the sweep afresh")
+    capsys.readouterr()
+    assert main([str(a) for a in [*argv, "--overwrite"]]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["ran_now"] == 2
+    store.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
+    refused(capsys, [*argv, "--overwrite"], "is not a sweep's results")

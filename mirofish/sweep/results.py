@@ -59,6 +59,11 @@ def check_folder(out: Path, overwrite: bool) -> None:
     store = out / "runs.sqlite"
     if store.exists():
         tables = sqlite_tables(store)
+        if tables is None and _sqlite_header(store):  # an SQLite file that cannot be read: cut short, damaged
+            if overwrite:  # (the sweep's own store, replaced as asked: Store starts afresh)
+                return _check_outputs(out)
+            raise ResultsError(f"{store} is damaged (an SQLite file that cannot be read); --overwrite starts the "
+                               f"sweep afresh, replacing it")
         if tables is None:
             raise ResultsError(f"{store} is not a sweep's results (not an SQLite database)")
         if holds_recording(tables):
@@ -69,11 +74,25 @@ def check_folder(out: Path, overwrite: bool) -> None:
     elif not overwrite and any((out / name).exists() for name in OUTPUTS):
         raise ResultsError(f"{out} holds tables that are not a sweep's (no runs.sqlite); choose another --out, or "
                            f"--overwrite to replace them")
+    _check_outputs(out)
+
+
+def _check_outputs(out: Path) -> None:
+    """The sweep's table names free for files, ``plots`` for a folder."""
     for name in OUTPUTS:
         if (out / name).exists() and not (out / name).is_file():
             raise ResultsError(f"{out / name} is not a file; the sweep writes its table there")
     if (out / "plots").exists() and not (out / "plots").is_dir():
         raise ResultsError(f"{out / 'plots'} is a file; the sweep writes its plots in a folder of that name")
+
+
+def _sqlite_header(path: Path) -> bool:
+    """Does ``path`` start as every SQLite database does?"""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 class Store:
@@ -95,6 +114,8 @@ class Store:
         path = out / "runs.sqlite"
         if overwrite and path.exists():
             path.unlink()
+            for left in ("-journal", "-wal", "-shm"):  # (a journal left beside it would be rolled into the new one)
+                Path(f"{path}{left}").unlink(missing_ok=True)
         try:
             self.db = sqlite3.connect(path)
             self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
