@@ -241,3 +241,11 @@ def test_a_sweep_whose_store_was_cut_short_says_damaged_and_overwrite_starts_afr
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["ran_now"] == 2
     store.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
     refused(capsys, [*argv, "--overwrite"], "is not a sweep's results")
+
+
+def test_a_mirofish_file_of_another_kind_given_as_a_recording_is_named_for_what_it_is(tmp_path, capsys):
+    """A negotiation's --db given to replay was "damaged or not a MiroFish recording (no such
+    table: header)": it is neither damaged nor foreign."""
+    db = tmp_path / "n.db"
+    assert main(["negotiation", "--headless", "--sessions", "2", "--db", str(db)]) == 0
+    refused(capsys, ["replay", db, "--headless"], f"{db} is a negotiation's grounding database (--db), not a recording")

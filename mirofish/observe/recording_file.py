@@ -53,6 +53,12 @@ def _check_regular_file(path: Path) -> None:
         raise RecordingError(f"recording path is not a file (a FIFO or a device): {path}")
 
 
+# MiroFish's SQLite files that are not recordings, by the tables that tell them
+_OTHER_FILES = ((frozenset({"glossary"}), "a referential game's glossary (--glossary)"),
+                (frozenset({"sessions"}), "a negotiation's grounding database (--db)"),
+                (frozenset({"runs", "meta"}), "a sweep's results (runs.sqlite)"))
+
+
 def open_recording_file(path: Path) -> tuple[sqlite3.Connection, dict[str, Any]]:
     """Any MiroFish recording opened read-only, and its header; :class:`RecordingError` (one
     line) for a missing file, a folder, a file that is not SQLite or has no header."""
@@ -63,6 +69,12 @@ def open_recording_file(path: Path) -> tuple[sqlite3.Connection, dict[str, Any]]
         raise RecordingError(f"not a MiroFish recording (not an SQLite database): {path}")
     try:
         db = open_read_only(path)  # (immutable unless a recorder is writing it)
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "header" not in tables:  # another SQLite file: one of ours of another kind is named as such
+            db.close()
+            other = next((what for names, what in _OTHER_FILES if names <= tables), None)
+            raise RecordingError(f"{path} is {other}, not a recording (--record makes one)" if other else
+                                 f"not a MiroFish recording (an SQLite file without a header): {path}")
         rows = db.execute("SELECT key, value FROM header").fetchall()
         for k, v in rows:  # (a row of another SQL type, e.g. NULL: json.loads would raise TypeError)
             if not isinstance(k, str) or not isinstance(v, str):
