@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..config import redact_text
+from ..observe.paths import COMPANIONS
 from ..observe.tablefile import write_table
 from .runs import flatten
 from .spec import SweepSpec
@@ -49,7 +50,7 @@ def check_folder(out: Path, overwrite: bool) -> None:
     like a SQLite journal (or inside one), a ``runs.sqlite`` that is not a sweep's store (a
     recording, a glossary), tables or plots of something else there without ``--overwrite``,
     an output name taken by a folder or ``plots`` by a file."""
-    from ..observe.paths import holds_recording, journal_name, sqlite_tables
+    from ..observe.paths import file_kind, holds_recording, journal_name, sqlite_tables
 
     if out.exists() and not out.is_dir():
         raise ResultsError(f"--out {out} is a file, not a folder")
@@ -59,7 +60,7 @@ def check_folder(out: Path, overwrite: bool) -> None:
     store = out / "runs.sqlite"
     if store.exists():
         tables = sqlite_tables(store)
-        if tables is None and _sqlite_header(store):  # an SQLite file that cannot be read: cut short, damaged
+        if tables is None and file_kind(store) is not None:  # an SQLite file that cannot be read: cut short
             if overwrite:  # (the sweep's own store, replaced as asked: Store starts afresh)
                 return _check_outputs(out)
             raise ResultsError(f"{store} is damaged (an SQLite file that cannot be read); --overwrite starts the "
@@ -86,14 +87,6 @@ def _check_outputs(out: Path) -> None:
         raise ResultsError(f"{out / 'plots'} is a file; the sweep writes its plots in a folder of that name")
 
 
-def _sqlite_header(path: Path) -> bool:
-    """Does ``path`` start as every SQLite database does?"""
-    try:
-        with open(path, "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
-
 
 class Store:
     """The rows of one sweep in ``OUT/runs.sqlite``; held by one sweep at a time (a lock file)."""
@@ -114,7 +107,7 @@ class Store:
         path = out / "runs.sqlite"
         if overwrite and path.exists():
             path.unlink()
-            for left in ("-journal", "-wal", "-shm"):  # (a journal left beside it would be rolled into the new one)
+            for left in COMPANIONS[1:]:  # (a journal left beside it would be rolled into the new one)
                 Path(f"{path}{left}").unlink(missing_ok=True)
         try:
             self.db = sqlite3.connect(path)
