@@ -275,3 +275,37 @@ def test_realtime_fish_waiting_for_a_hung_warm_up_swim_one_instinct_plan_after_a
     assert warmup["pending"] is True and warmup["waited_s"] >= 1.0
     err = capsys.readouterr().err
     assert "had not answered its warm-up request when the run ended" in err
+
+
+def test_a_long_retry_after_is_counted_rate_limited_not_tick_timeout():
+    """A 429 whose Retry-After is longer than a lockstep tick waits is the server asking to wait,
+    not a slow server: the run's summary counts those fallbacks as rate_limited, and the line
+    said when the breaker opens names it (before: fallbacks.tick_timeout, the tick having given
+    up while the request slept out the Retry-After)."""
+    import json
+    import subprocess
+    import sys
+
+    with TestServer(fault="retry_after_forever") as server:
+        run = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "12", "--fish", "4",
+                              "--base-url", server.url, "--model", "m", "--set", "brain.timeout_s=0.5",
+                              "--set", "brain.warmup_timeout_s=1"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    brain = json.loads(run.stdout.splitlines()[-1])["brain"]
+    assert brain["fallbacks"] and set(brain["fallbacks"]) == {"rate_limited"}, brain["fallbacks"]
+    assert "stopped answering (rate_limited" in run.stderr and "tick_timeout" not in run.stderr, run.stderr
+
+
+def test_a_long_retry_after_in_realtime_is_counted_rate_limited_not_timeout():
+    """Realtime: a Retry-After longer than brain.request_timeout_s fails the request at once as
+    rate_limited (before: the fallback answered at the deadline, counted timeout)."""
+    with TestServer(fault="retry_after_forever") as server:
+        eng = LiveSession(cfg_for(server.url, **{"brain.breaker_failures": 1000}), mode="realtime")
+        try:
+            for _ in range(20):
+                eng.step()
+                time.sleep(0.05)
+        finally:
+            eng.close()
+    fallbacks = eng.source.status()["fallbacks"]
+    assert fallbacks.get("rate_limited", 0) > 0 and "timeout" not in fallbacks, fallbacks

@@ -709,7 +709,10 @@ class ModelPool(DecisionSource):
         call = self._loop.create_task(self.transport.complete(
             tier.endpoints, ask.msgs, ask.formats, ask.max_tokens,
             attempt_s=self.bcfg.abandon_after_s, wanted=lambda: self._wanted(fish, tick),
-            dispatched=lambda ep: sent.set(), trace=trace))
+            dispatched=lambda ep: sent.set(), trace=trace,
+            # a Retry-After longer than the tick's wait (lockstep) or the fallback's (realtime) fails the call at
+            # once, counted rate_limited, not tick_timeout or timeout (the server asked to wait; it was not slow)
+            patience_s=self.tick_wait() if lock_tick is not None else self.bcfg.request_timeout_s))
         fell_back = False  # the fallback has answered this request (the call runs on)
         dispatch = self._loop.create_task(sent.wait())
         try:

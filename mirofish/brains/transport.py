@@ -398,7 +398,8 @@ class Transport:
                        budget_end: float | None = None, *, attempt_s: float | None = None,
                        wanted: Callable[[], bool] | None = None,
                        dispatched: Callable[[Endpoint], None] | None = None,
-                       trace: dict[str, Any] | None = None, kind: str = "decision") -> tuple[str | None, int, int]:
+                       trace: dict[str, Any] | None = None, kind: str = "decision",
+                       patience_s: float | None = None) -> tuple[str | None, int, int]:
         """One chat completion from the least busy of ``endpoints``. Returns (text, prompt
         tokens, completion tokens; 0 when the server gave none); raises :class:`Failure`.
 
@@ -415,13 +416,28 @@ class Transport:
         keeps: ``endpoint`` (without credentials), ``model``, ``format`` (the structured-output
         form sent last), ``retries``, ``latency_s`` (dispatch → answer of the last attempt).
         ``kind`` (decision, summary, warmup, question): what ``stats.by_kind`` counts each attempt
-        sent to a server as."""
+        sent to a server as.
+
+        ``patience_s``: how long from its first dispatch the caller waits for this answer (a
+        lockstep tick's wait, realtime's ``request_timeout_s``). A server that asks to be asked
+        again (``Retry-After``) later than that is not waited out: the call fails at once with
+        the server's reason (``rate_limited`` for a 429) — before, the caller gave up first and
+        the fish's fallback was labelled ``tick_timeout`` or ``timeout``, as if the server had
+        been slow."""
         ep = min(endpoints, key=lambda e: e.outstanding + e.queued)
         if trace is not None:
             trace.update(endpoint=redact_url(ep.cfg.base_url), model=ep.cfg.model, retries=0, latency_s=0.0)
         if ep.client is None:  # never connected (an offline pool: a fork given no server): nothing is sent
             raise Failure("no_server", server=False)
         attempt, prober = 0, False
+        first_sent: list[float] = []  # loop time of the first dispatch (patience_s counts from it)
+
+        def on_dispatch(e: Endpoint) -> None:
+            if not first_sent:
+                first_sent.append(self.loop.time())
+            if dispatched is not None:
+                dispatched(e)
+
         while True:
             prober = await self._probe_turn(ep, formats, budget_end, prober)
             fmt = ep.format or "json_schema"
@@ -437,9 +453,10 @@ class Transport:
                 trace.update(format=fmt if formats is not None else None, retries=attempt)
             try:
                 text, prompt_toks, completion_toks = await self._attempt(ep, kwargs, budget_end, attempt_s, wanted,
-                                                                         dispatched, trace, kind)
+                                                                         on_dispatch, trace, kind)
             except Exception as exc:  # noqa: BLE001 — every failure is classified
-                attempt, prober = await self._after_failure(exc, ep, fmt, attempt, prober, budget_end)
+                patience_end = first_sent[0] + patience_s if first_sent and patience_s is not None else None
+                attempt, prober = await self._after_failure(exc, ep, fmt, attempt, prober, budget_end, patience_end)
                 continue
             ep.format = fmt
             if prober:
@@ -464,9 +481,10 @@ class Transport:
         return prober
 
     async def _after_failure(self, exc: Exception, ep: Endpoint, fmt: str, attempt: int, prober: bool,
-                             budget_end: float | None) -> tuple[int, bool]:
+                             budget_end: float | None, patience_end: float | None = None) -> tuple[int, bool]:
         """A failed attempt: the next format to try, or a pause and a retry (attempt, prober for
-        the next one); raises :class:`Failure` when it is not retried."""
+        the next one); raises :class:`Failure` when it is not retried (``patience_end``, loop
+        time: a server's ``Retry-After`` that ends later is not waited out, :meth:`complete`)."""
         c = classify_error(exc, fmt)
         if c.unreachable:
             ep.reachable = False
@@ -479,6 +497,8 @@ class Transport:
         pause = backoff_delay(attempt, self.s.backoff_s, self.s.backoff_cap_s, self._rng.random(), c.wait,
                               self.s.retry_after_cap_s)
         in_time = budget_end is None or self.loop.time() + pause + 0.05 < budget_end
+        if c.wait is not None and patience_end is not None and self.loop.time() + c.wait > patience_end:
+            in_time = False  # the server asked to wait longer than the caller waits: its reason, now
         busy_server = c.reason == "timeout" and ep.slots == 1  # it is still computing the answer
         if c.retry and not busy_server and attempt < self.s.max_retries and in_time:
             if self.stats is not None:
