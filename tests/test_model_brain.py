@@ -77,6 +77,17 @@ def test_faults_fall_back_to_instinct_and_are_counted(fault, reason):
         assert status["retries"] > 0
 
 
+def test_a_reply_that_is_a_json_array_is_invalid_not_a_plan():
+    """A model that answers its plan inside a JSON array (``[{"goal": …}]``) gave JSON that is not
+    an object: an invalid reply like any other (reply_garbage, the fallback plans), never read as
+    a plan by finding the object inside (before: every one counted a model decision)."""
+    with TestServer(fault="json_array") as s:
+        eng = run(llm_config(s.url, **{"brain.breaker_failures": 1000}), 8)
+    status = eng.source.status()
+    assert status["model_decisions"] == 0 and status["fallbacks"].get("reply_garbage", 0) > 0, status["fallbacks"]
+    assert eng.metrics.decisions_by_tier()["fallback"] == sum(status["fallbacks"].values())
+
+
 def test_slow_replies_time_out_into_fallbacks():
     with TestServer(fault="slow", delay=1.0) as s:
         start = time.perf_counter()

@@ -512,15 +512,24 @@ def _json_candidates(text: str) -> Iterator[str]:
 
 
 def first_json_object(text: str | None) -> dict[str, Any] | None:
-    """The first JSON object in a reply: raw, in a code fence, or inside prose (raw newlines allowed)."""
+    """The first JSON object in a reply: raw, in a code fence, or inside prose (raw newlines allowed).
+
+    A reply (or its fenced block) that is JSON but not an object — an array, a string, a number —
+    is no object: None, like a reply that is no JSON (an object found inside ``[{…}]`` is not
+    read as the answer; the model was asked for an object and answered something else)."""
     for candidate in _json_candidates((text or "").strip()):
         try:
             data = json.loads(candidate.strip(), strict=False)
         except (json.JSONDecodeError, ValueError):
             continue
-        if isinstance(data, dict):
-            return data
+        return data if isinstance(data, dict) else None
     return None
+
+
+def opens_array(text: str) -> bool:
+    """Does the reply open a JSON array (its first character, or its code fence's, is ``[``)?"""
+    body = re.sub(r"^```(?:json)?\s*", "", text.lstrip(), flags=re.I)
+    return body.startswith("[")
 
 
 # the reply field each plan parameter kind is read from (fish/plans.py TYPES[...].param)
@@ -644,7 +653,7 @@ def salvage_cut(text: str) -> dict[str, Any] | None:
     stops and read, when its goal and its horizon (``ticks``) came whole before the cut. The
     plan stands; its thought is what was written (``clamped`` names it). None otherwise."""
     start = text.find("{")
-    if start < 0:
+    if start < 0 or opens_array(text):  # an array cut short is still no object
         return None
     body = text[start:].rstrip()
     for closer in ('"}', "}", '""}'):
@@ -667,8 +676,20 @@ def _reply_object(text: str | None, salvage: bool = False) -> dict[str, Any]:
     if data is None and salvage:
         data = salvage_cut(text)
     if data is None:
-        raise ReplyError("garbage", text[:60])
+        raise ReplyError("garbage", f"{_json_kind(text)}, not an object: {text[:60]}" if _json_kind(text)
+                         else text[:60])
     return data
+
+
+def _json_kind(text: str) -> str:
+    """What JSON that is not an object a reply is (``a JSON array``, …); "" when it is no JSON."""
+    body = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip(), flags=re.I)
+    try:
+        data = json.loads(body, strict=False)
+    except (json.JSONDecodeError, ValueError):
+        return "a JSON array" if opens_array(text) else ""
+    kinds = {list: "a JSON array", str: "a JSON string", bool: "JSON true/false", type(None): "JSON null"}
+    return "" if isinstance(data, dict) else kinds.get(type(data), "a JSON number")
 
 
 def _clean_texts(data: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from .prompt import TokenizerError, estimate_tokens, estimate_without_tokenizer
 
 FAULTS = ("none", "slow", "garbage", "fenced", "illegal", "429", "500", "reject_json_schema", "hang", "drip", "endless",
           "reset", "not_http", "huge_body", "retry_after_forever", "rule_breaker", "schema_breaker", "echo_auth",
-          "lax_grammar", "no_embeddings")
+          "lax_grammar", "no_embeddings", "json_array")
 POLICIES = ("scripted", "forager", "contrarian", "copycat", "newest")  # copycat: a small model that copies its prompt
 _OPPOSITE = {"north": "south", "south": "north", "west": "east", "east": "west"}
 

@@ -8,7 +8,8 @@ reported with :func:`~mirofish.brains.prompt.estimate_tokens` (where ``MIROFISH_
 tokenizer that cannot count: with the tokenizer-free estimate, and one line on standard error).
 
 Fault modes make failures reproducible: ``slow`` (delay), ``garbage`` (prose, no JSON),
-``fenced`` (JSON in a code fence inside prose — must still parse), ``illegal`` (an action
+``fenced`` (JSON in a code fence inside prose — must still parse), ``json_array`` (the
+reply wrapped in a JSON array: JSON, but no object — must not parse), ``illegal`` (an action
 the view forbids), ``429`` (rate limited, with Retry-After), ``500``, ``reject_json_schema``
 (HTTP 500 for ``response_format`` json_schema, as llama.cpp's server does), servers that
 misbehave at the transport level — ``hang`` (reads the request, never answers), ``drip``
@@ -264,6 +265,8 @@ class _Handler(BaseHTTPRequestHandler):
             return "Hmm, I think I will swim around a bit and see."
         if fault == "fenced":
             return f"Sure! Here is my choice:\n```json\n{content}\n```\nHope that helps."
+        if fault == "json_array":
+            return f"[{content}]"
         return content
 
     def _misbehave(self, fault: str) -> None:
