@@ -27,7 +27,16 @@ from ..observe.recording import RecordingError
 from ..scenes.registry import SceneError, problems, scenes
 from ..ui import WindowError
 from . import fronts, recordings, reef, referential, sweep, web
-from .common import EXIT_BAD_INPUT, NEEDED, Parser, UsageError, check_distinct_outputs, guard_output, note_inputs
+from .common import (
+    EXIT_BAD_INPUT,
+    NEEDED,
+    Parser,
+    UsageError,
+    check_distinct_outputs,
+    check_overwrite,
+    guard_output,
+    note_inputs,
+)
 
 
 @dataclass(frozen=True)
@@ -135,6 +144,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(args_in)
         note_inputs(args)  # (before any output is checked: none may be written over an input)
         check_distinct_outputs(args)  # (nor over another output of this command)
+        check_overwrite(args)  # (--overwrite where no file would be written)
         _check_window_flags(args)
         if getattr(args, "agents", None) == "embedded":  # (a scene's model flags, read only for model agents)
             for flag in ("base_url", "model", "prompt", "reply_cache"):

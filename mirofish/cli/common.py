@@ -209,6 +209,33 @@ def check_distinct_outputs(args: argparse.Namespace) -> None:
         seen[p] = flag
 
 
+# The output options ``--overwrite`` may replace (a glossary and a negotiation's --db are kept and
+# added to, never replaced).
+OVERWRITTEN = tuple(name for name in OUTPUT_OPTIONS if name not in ("glossary", "db"))
+
+
+def check_overwrite(args: argparse.Namespace) -> None:
+    """A :class:`UsageError` (one line) for ``--overwrite`` where the command writes no file it
+    could replace: none of its output options is given (``live --headless --overwrite`` without
+    ``--record``), or ``sweep --dry-run``. Before, it was taken and did nothing, so a user who
+    meant to replace a file learned nothing. (A sweep's results folder has a default: its
+    ``--overwrite`` always has something to start afresh, unless ``--dry-run``.)"""
+    if not getattr(args, "overwrite", False):
+        return
+    command = getattr(args, "command", None) or "mirofish"
+    if command == "sweep":
+        if args.dry_run:
+            raise UsageError("mirofish sweep: --overwrite replaces a results folder, and --dry-run writes nothing: "
+                             "nothing would be overwritten; leave out one of them")
+        return
+    flags = [f"--{name.replace('_', '-')}" for name in OVERWRITTEN if hasattr(args, name)]
+    if not flags or any(isinstance(getattr(args, name, None), str) for name in OVERWRITTEN):
+        return
+    named = ", ".join(flags[:-1]) + f" or {flags[-1]}" if len(flags) > 1 else flags[0]
+    raise UsageError(f"mirofish {command}: --overwrite replaces an existing output file, and this run writes none "
+                     f"(no {named}): nothing would be overwritten; leave out --overwrite or name the output")
+
+
 def guard_output(path: Any, inputs: Iterable[Any] = (), overwrite: bool = False, what: str = "output",
                  scene: str | None = None) -> None:
     """Refuse an unsafe output path before any work (see mirofish.observe.paths)."""
