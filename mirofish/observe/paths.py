@@ -19,7 +19,8 @@ Every command that writes a file checks its output first, before anything is wri
   interventions or questions file, a prompt …, whatever its name), nor a file directly in a folder
   it was given to read (a sweep's folder exported into itself would lose its ``runs.csv``);
 * ``--overwrite`` replaces only a file of the kind the command writes: never a recording with
-  a chart, a log or a table, never another SQLite database (a glossary, a sweep's store).
+  a chart, a log or a table, never another SQLite database (a glossary, a sweep's store);
+* ``--overwrite`` never replaces a read-only file (:func:`read_only`).
 
 Each refusal is an :class:`OutputError` with a one-line message (exit code 2 on the CLI).
 """
@@ -129,12 +130,27 @@ def _replaces(p: Path, given: str, inputs: Iterable[Any], overwrite: bool, what:
         return f"{what} {p} is not a regular file (a device, pipe or socket); give a file name"
     if not overwrite:
         return f"{what} {p} exists; add --overwrite to replace it"
+    if read_only(p):
+        return (f"{what} {p} is read-only; --overwrite never replaces a read-only file: make it writable "
+                f"(chmod u+w) or choose another path")
     kind = file_kind(p.resolve())
     if kind == "recording" and what != "recording":
         return f"{p} is a MiroFish recording; --overwrite never replaces one with a {what}"
     if kind == "sqlite":
         return f"{p} is an SQLite database; --overwrite never replaces one with a {what}"
     return None
+
+
+def read_only(path: Path) -> bool:
+    """Is the existing file ``path`` read-only: no write permission bit set (what ``chmod a-w`` or a
+    read-only copy leaves — root, for whom :func:`os.access` says yes, included), or not writable by
+    this user? Such a file is someone's statement that it is to be kept: ``--overwrite`` (which
+    could unlink and recreate it, its folder being writable) is refused for it."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not mode & 0o222 or not os.access(path, os.W_OK)
 
 
 def journal_name(path: Path) -> str | None:

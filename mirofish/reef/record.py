@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..observe.paths import read_only
 from .progress import save
 from .run import Reef, ReefError
 from .spec import ReefSpec
@@ -34,9 +35,14 @@ def prepare(folder: str | Path, overwrite: bool) -> Path:
             raise ReefError(f"--record {out}: not empty; add --overwrite to replace a recorded reef there")
         if known and not ours:
             raise ReefError(f"--record {out}: holds something else than a recorded reef; choose another folder")
-        for p in out.iterdir():
-            if p.suffix in (".db", ".jsonl", ".json") or p.name.endswith((".db-wal", ".db-shm")):
-                p.unlink()
+        replaced = [p for p in out.iterdir()
+                    if p.suffix in (".db", ".jsonl", ".json") or p.name.endswith((".db-wal", ".db-shm"))]
+        kept = [p for p in replaced if p.is_file() and read_only(p)]
+        if kept:
+            raise ReefError(f"--record {out}: {kept[0]} is read-only; --overwrite never replaces a read-only file: "
+                            f"make it writable (chmod u+w) or choose another folder")
+        for p in replaced:
+            p.unlink()
     out.mkdir(parents=True, exist_ok=True)
     return out
 

@@ -62,7 +62,7 @@ def check_folder(out: Path, overwrite: bool) -> None:
         tables = sqlite_tables(store)
         if tables is None and file_kind(store) is not None:  # an SQLite file that cannot be read: cut short
             if overwrite:  # (the sweep's own store, replaced as asked: Store starts afresh)
-                return _check_outputs(out)
+                return _check_outputs(out, overwrite)
             raise ResultsError(f"{store} is damaged (an SQLite file that cannot be read); --overwrite starts the "
                                f"sweep afresh, replacing it")
         if tables is None:
@@ -75,11 +75,18 @@ def check_folder(out: Path, overwrite: bool) -> None:
     elif not overwrite and any((out / name).exists() for name in OUTPUTS):
         raise ResultsError(f"{out} holds tables that are not a sweep's (no runs.sqlite); choose another --out, or "
                            f"--overwrite to replace them")
-    _check_outputs(out)
+    _check_outputs(out, overwrite)
 
 
-def _check_outputs(out: Path) -> None:
-    """The sweep's table names free for files, ``plots`` for a folder."""
+def _check_outputs(out: Path, overwrite: bool = False) -> None:
+    """The sweep's table names free for files, ``plots`` for a folder; with ``overwrite``, none of
+    the files it would replace read-only."""
+    from ..observe.paths import read_only
+
+    for name in (*OUTPUTS, "runs.sqlite") if overwrite else ():
+        if (out / name).is_file() and read_only(out / name):
+            raise ResultsError(f"{out / name} is read-only; --overwrite never replaces a read-only file: make it "
+                               f"writable (chmod u+w) or choose another --out")
     for name in OUTPUTS:
         if (out / name).exists() and not (out / name).is_file():
             raise ResultsError(f"{out / name} is not a file; the sweep writes its table there")
