@@ -2784,8 +2784,10 @@ static int add_names(PyObject *m, const char *attr, const char **names, int coun
 static const char nth_doc[] =
     "nth(values, k)\n"
     "The k-th smallest of ``values`` (float64, no NaN; k from 0): ``np.partition(values, k)[k]``, by\n"
-    "a selection in a copy (the metrics' latency P95 over 2,048 decisions: Metrics.latency_p95).";
+    "a heap of the values above it when they are 256 or fewer, else a selection in a copy (the\n"
+    "metrics' latency P95 over 2,048 decisions: Metrics.latency_p95).";
 
+#define NTH_HEAP 256 /* up to this many values above the k-th: by a heap (below) */
 static PyObject *nth(PyObject *self, PyObject *args) {
     PyObject *o;
     Py_ssize_t k;
@@ -2796,6 +2798,43 @@ static PyObject *nth(PyObject *self, PyObject *args) {
     if (is_float64(o, "values") < 0) return NULL;
     if (k < 0 || k >= n) return PyErr_Format(PyExc_ValueError, "nth: k %zd is not an index of %zd values", k, n);
     TAKE(values, double, o, n, 0);
+    Py_ssize_t m = n - k; /* the k-th smallest is the least of the m largest */
+    if (m <= NTH_HEAP) {
+        /* One pass keeping the m largest in a min-heap (the latency P95 of 2,048 decisions: m = 103,
+           about a third of the selection's time and no copy): its root is then the answer. A value
+           equal to the root is not taken in, which leaves the same values in the heap. */
+        double heap[NTH_HEAP];
+        Py_ssize_t size = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double v = values[i];
+            if (isnan(v)) {
+                release_all(&bs);
+                PyErr_SetString(PyExc_ValueError, "nth: a value is NaN");
+                return NULL;
+            }
+            if (size < m) { /* sift up */
+                Py_ssize_t c = size++;
+                while (c > 0 && heap[(c - 1) / 2] > v) {
+                    heap[c] = heap[(c - 1) / 2];
+                    c = (c - 1) / 2;
+                }
+                heap[c] = v;
+            } else if (v > heap[0]) { /* the root replaced, sifted down */
+                Py_ssize_t c = 0;
+                for (;;) {
+                    Py_ssize_t l = 2 * c + 1;
+                    if (l >= m) break;
+                    if (l + 1 < m && heap[l + 1] < heap[l]) l++;
+                    if (heap[l] >= v) break;
+                    heap[c] = heap[l];
+                    c = l;
+                }
+                heap[c] = v;
+            }
+        }
+        release_all(&bs);
+        return PyFloat_FromDouble(heap[0]);
+    }
     double *a = PyMem_Malloc((size_t)n * sizeof(double));
     if (!a) {
         PyErr_NoMemory();

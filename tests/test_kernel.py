@@ -10,6 +10,7 @@ crowded cells), starving fish, a states-only replay and the schooling demo.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -727,15 +728,20 @@ def test_the_newer_compiled_functions_refuse_what_would_write_outside_their_arra
 def test_the_compiled_selection_gives_numpys_partition_and_the_p95_with_it():
     """The metrics' latency P95 (nearest rank over the last 2,048 decisions) is selected in C
     (``_tick.nth``): the value ``np.partition`` gives, for values with ties, all equal, sorted
-    either way; NaN or an index outside the values is a ValueError, not a read past them."""
+    either way; NaN or an index outside the values is a ValueError, not a read past them. Both
+    ways of selecting are taken: a heap of the values above the k-th when they are 256 or fewer
+    (the P95's 103 of 2,048), a selection in a copy otherwise."""
     rng = np.random.default_rng(5)
-    for trial in range(400):
+    for trial in range(500):
         n = int(rng.integers(1, 2100))
-        kind = trial % 4
+        kind = trial % 5
         v = (rng.random(n), rng.integers(0, 5, n).astype(np.float64), np.zeros(n),
-             np.sort(rng.random(n))[::-1].copy())[kind]
-        k = int(rng.integers(0, n))
-        assert compiled.nth(v, k) == np.partition(v, k)[k], (n, k, kind)
+             np.sort(rng.random(n))[::-1].copy(), np.sort(rng.random(n)))[kind]
+        near_top = max(0, n - 1 - int(rng.integers(0, 300)))  # 256 or fewer above it: the heap, mostly
+        for k in (int(rng.integers(0, n)), near_top, math.ceil(0.95 * n) - 1):
+            assert compiled.nth(v, k) == np.partition(v, k)[k], (n, k, kind)
+    with pytest.raises(ValueError, match="NaN"):
+        compiled.nth(np.array([1.0, 2.0, np.nan]), 2)  # (the heap's way: one value above the k-th)
     with pytest.raises(ValueError, match="NaN"):
         compiled.nth(np.array([1.0, np.nan, 2.0]), 1)
     with pytest.raises(ValueError, match="not an index"):

@@ -160,7 +160,7 @@ class DecisionBatch:
     thoughts: list[str] | None = None
     # (fish, serial, text): long-term summaries written by the source (a model), applied with the decisions
     summaries: list[tuple[int, int, str]] | None = None
-    meta: dict[str, Any] = field(default_factory=dict[str, Any])
+    meta: dict[str, Any] = field(default_factory=dict)
     # True: a plan to swim while the fish's request is still open (realtime, waiting for a model's
     # first answer); the engine applies it and keeps the request pending
     provisional: bool = False

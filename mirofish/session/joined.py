@@ -197,11 +197,12 @@ class JoinedEngine:
             assert ended is not None
             bounds = np.searchsorted(live.fish, self.edges).tolist()
             lat = (now - self.queued_at[live.fish]).tolist()
+            local = live.fish % n  # each fish as numbered in its own tank
             for k, tank in enumerate(self.tanks):
                 lo, hi = bounds[k], bounds[k + 1]
                 if hi > lo:
                     part = DecisionBatch.made(  # (slices of the planner's batch: its types, contiguous)
-                        tick, live.fish[lo:hi] - k * n, live.tier[lo:hi], live.status[lo:hi], live.tokens[lo:hi],
+                        tick, local[lo:hi], live.tier[lo:hi], live.status[lo:hi], live.tokens[lo:hi],
                         live.goals[lo:hi], live.params[lo:hi], live.horizons[lo:hi], plain=live.is_plain)
                     per_tank[k].append((part, ended[lo:hi]))
                     waited[k] += lat[lo:hi]
