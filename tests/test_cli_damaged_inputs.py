@@ -249,3 +249,17 @@ def test_a_mirofish_file_of_another_kind_given_as_a_recording_is_named_for_what_
     db = tmp_path / "n.db"
     assert main(["negotiation", "--headless", "--sessions", "2", "--db", str(db)]) == 0
     refused(capsys, ["replay", db, "--headless"], f"{db} is a negotiation's grounding database (--db), not a recording")
+
+
+@pytest.mark.parametrize("keep", [0.96, 0.5, 0.02])
+def test_a_truncated_recording_says_so_plainly(rec, tmp_path, capsys, keep):
+    """A recording cut short (a copy or a download cut off, a full disk) is named damaged and
+    truncated, with how much of it is there (before: "a row of its header is not text (name None,
+    value NULL)" when cut near its end, "database disk image is malformed" elsewhere)."""
+    whole = rec.read_bytes()
+    cut = tmp_path / "cut.mirofish"
+    cut.write_bytes(whole[: int(len(whole) * keep) // 512 * 512])
+    for argv in (["replay", cut, "--headless"], ["report", cut, "--fish", "0"]):
+        line = refused(capsys, argv, "recording is damaged: the file is truncated",
+                       f"of its {len(whole):,} bytes", str(cut))
+        assert "None" not in line and "NULL" not in line and "malformed" not in line, line

@@ -223,8 +223,9 @@ def test_a_checkpoint_is_read_without_pickle_and_a_bad_one_is_one_line(tmp_path,
         "forged.ckpt": (pickle.dumps({"spec": None, "x": Forged()}), "not a reef checkpoint"),
         "text.ckpt": (b"hello", "not a reef checkpoint"),
         "empty.ckpt": (b"", "not a reef checkpoint"),
-        "cut.ckpt": (good[: len(good) // 2], "not a reef checkpoint"),
-        "arrays.ckpt": (zlib.compress(raw[: len(raw) - 64]), "not a reef checkpoint"),
+        # cut short: damaged and truncated, not "not a reef checkpoint" as if another file had been given
+        "cut.ckpt": (good[: len(good) // 2], "a damaged reef checkpoint: the file is truncated"),
+        "arrays.ckpt": (zlib.compress(raw[: len(raw) - 64]), "a damaged reef checkpoint: the file is truncated"),
     }
     for name, (blob, says) in cases.items():
         (tmp_path / name).write_bytes(blob)

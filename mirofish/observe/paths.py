@@ -177,6 +177,32 @@ def file_kind(path: Path) -> str | None:
     return "recording" if tables is not None and holds_recording(tables) else "sqlite"
 
 
+def sqlite_truncated(path: Path) -> str | None:
+    """How an SQLite file is cut short — by a copy, a download or a full disk — in words
+    (``"86,528 of its 90,112 bytes"``), or None: it is whole, is no SQLite file,
+    its header does not say (its page count is valid only while its "version valid for" number
+    equals its change counter), or a run is writing it (a ``-wal`` beside it, or its writer lock:
+    a checkpoint may write the first page before the last)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+            size = os.fstat(fh.fileno()).st_size
+    except OSError:
+        return None
+    if not head.startswith(b"SQLite format 3\x00"):
+        return None
+    if len(head) < 100:
+        return f"{size:,} bytes, not even its 100-byte SQLite header"
+    if Path(f"{path}-wal").exists() or locked_by_another_run(Path(path)):
+        return None
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages, counter, valid_for = (int.from_bytes(head[k:k + 4], "big") for k in (28, 24, 92))
+    if not pages or valid_for != counter or size >= page * pages:
+        return None
+    return f"{size:,} of its {page * pages:,} bytes"
+
+
 # The tables every MiroFish recording has: an aquarium's (tick by tick), a negotiation's (turn by
 # turn), a referential game's (round by round).
 RECORDING_TABLES = ({"header", "keyframes", "chunks"}, {"header", "sessions", "turns"}, {"header", "rounds"})

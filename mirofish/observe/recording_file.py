@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .paths import open_read_only
+from .paths import open_read_only, sqlite_truncated
 
 FORMAT_VERSION = 1
 MAX_CHUNK_TICKS = 100_000  # no writer makes a chunk longer than this (they hold ~1 s of ticks)
@@ -67,6 +67,10 @@ def open_recording_file(path: Path) -> tuple[sqlite3.Connection, dict[str, Any]]
         magic = fh.read(16)
     if magic != _SQLITE_MAGIC:
         raise RecordingError(f"not a MiroFish recording (not an SQLite database): {path}")
+    cut = sqlite_truncated(path)
+    if cut is not None:  # (before: "database disk image is malformed", or a header row "name None, value NULL")
+        raise RecordingError(f"recording is damaged: the file is truncated ({cut}; cut short by a copy, a download "
+                             f"or a full disk): {path}")
     try:
         db = open_read_only(path)  # (immutable unless a recorder is writing it)
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -77,9 +81,12 @@ def open_recording_file(path: Path) -> tuple[sqlite3.Connection, dict[str, Any]]
                                  f"not a MiroFish recording (an SQLite file without a header): {path}")
         rows = db.execute("SELECT key, value FROM header").fetchall()
         for k, v in rows:  # (a row of another SQL type, e.g. NULL: json.loads would raise TypeError)
+            if k is None or v is None:  # (what a file cut short, or its header's page zeroed, reads as)
+                raise RecordingError(f"recording is damaged: its header has an empty row (the file was cut short "
+                                     f"or overwritten): {path}")
             if not isinstance(k, str) or not isinstance(v, str):
                 raise RecordingError(f"recording is damaged: a row of its header is not text (name {k!r}, "
-                                     f"value {'NULL' if v is None else type(v).__name__}): {path}")
+                                     f"value {type(v).__name__}): {path}")
         return db, {k: json.loads(v) for k, v in rows}
     except (sqlite3.DatabaseError, ValueError) as exc:
         raise RecordingError(f"recording is damaged or not a MiroFish recording ({exc}): {path}") from None

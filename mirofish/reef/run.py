@@ -420,7 +420,7 @@ def _checkpoint_parts(blob: bytes, where: str, spec: ReefSpec) -> tuple[dict[str
     try:
         arrays, extra = unpack(blob)
     except Exception:  # noqa: BLE001 — whatever the bytes are, they are not a checkpoint of ours
-        raise ReefError(f"{where}: not a reef checkpoint (a file --checkpoint writes)") from None
+        raise ReefError(f"{where}: {_unreadable(blob)}") from None
     if not isinstance(extra, dict) or extra.get("format") != CHECKPOINT_FORMAT:
         raise ReefError(f"{where}: not a reef checkpoint (a file --checkpoint writes)")
     if extra.get("version") != CHECKPOINT_VERSION:
@@ -429,6 +429,36 @@ def _checkpoint_parts(blob: bytes, where: str, spec: ReefSpec) -> tuple[dict[str
     if extra.get("spec") != json.loads(json.dumps(redact_data(spec.model_dump()))):
         raise ReefError(f"{where}: a checkpoint of another reef file")
     return arrays, extra
+
+
+def _unreadable(blob: bytes) -> str:
+    """Why the bytes of a file given as a checkpoint cannot be read: a checkpoint cut short (its
+    compressed stream ends early — a copy or a download cut off, a full disk — or its stream is
+    whole but its arrays stop early), or not a reef checkpoint at all. Before, a truncated
+    checkpoint was called "not a reef checkpoint", as if the user had given the wrong file."""
+    import zlib
+
+    d = zlib.decompressobj()
+    try:
+        raw = d.decompress(blob)  # (as much as unpack decompressed before it failed)
+    except zlib.error:
+        return "not a reef checkpoint (a file --checkpoint writes)"
+    if len(blob) > 2 and not d.eof:
+        return (f"a damaged reef checkpoint: the file is truncated ({len(blob):,} bytes, its data cut short by a "
+                f"copy, a download or a full disk)")
+    if _head_format(raw) == CHECKPOINT_FORMAT:
+        return "a damaged reef checkpoint: the file is truncated (its arrays end early)"
+    return "not a reef checkpoint (a file --checkpoint writes)"
+
+
+def _head_format(raw: bytes) -> object:
+    """The ``format`` a packed blob's head names (:func:`~mirofish.observe.recording.pack`), None if none."""
+    try:
+        (n,) = np.frombuffer(raw[:4], "<u4")
+        head = json.loads(raw[4 : 4 + int(n)])
+        return head["extra"]["format"]
+    except Exception:  # noqa: BLE001 — no head of ours
+        return None
 
 
 def _sound_tick(tick: object, spec: ReefSpec) -> TypeGuard[int]:
