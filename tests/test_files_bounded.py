@@ -180,7 +180,8 @@ def test_a_bad_file_of_any_kind_is_one_line_and_exit_2_within_seconds(kind, bad,
 def test_a_bad_reply_cache_entry_is_a_miss_and_the_run_asks_again(tmp_path):
     """Entries replaced by a FIFO, a link to /dev/zero, a folder and an over-limit file: the run
     does not block or fill the memory; each is a miss, asked of the server again (the cache's
-    rule: a cache that cannot be read is only a slower cache)."""
+    rule: a cache that cannot be read is only a slower cache) — and not a silent one: the first
+    damaged entry is named in one warning line."""
     from mirofish.brains.testserver import TestServer
 
     cache = tmp_path / "cache"
@@ -205,7 +206,10 @@ def test_a_bad_reply_cache_entry_is_a_miss_and_the_run_asks_again(tmp_path):
         again, took = run(args)
         assert again.returncode == 0, again.stderr
         assert took < 5, took
-        assert again.stderr == "" and server.requests == 2 * asked  # every entry a miss, asked again
+        assert server.requests == 2 * asked  # every entry a miss, asked again
+        said = again.stderr.strip().splitlines()
+        assert len(said) == 1 and said[0].startswith("mirofish: warning: reply cache entry ") \
+            and "is damaged (" in said[0], again.stderr
     assert json.loads(again.stdout)["success_rate"] == json.loads(first.stdout)["success_rate"]
     assert Path("/dev/zero").is_char_device()
 

@@ -283,3 +283,33 @@ def test_a_breaker_opened_by_ticks_that_gave_up_says_ticks_not_requests():
     lines = [ln for ln in said(done.stderr) if "stopped answering" in ln]
     assert sent == 2 and len(lines) == 1, done.stderr
     assert "(5 ticks in a row gave up waiting for its answer, tick_timeout)" in lines[0], done.stderr
+
+
+# ---------------------------------------------------------------- a damaged reply cache is named, not silent
+
+
+def test_a_forks_damaged_reply_cache_is_named_in_one_line_not_read_as_silent_misses(model_run, tmp_path):
+    """A fork made again from ``--reply-cache DIR`` (no server) reads the replies a first fork kept
+    there. Entries damaged since (not JSON) are misses, as before — but the first is named in one
+    line on stderr and the summary counts them (``cache_damaged``); before, they read as plain
+    cache misses, the fork's fish silently falling back."""
+    cache = tmp_path / "cache"
+    fork = ["fork", str(model_run["rec"]), "--at", "10", "--fish", "0", "--plan", "rest", "--ticks", "20",
+            "--reply-cache", str(cache)]
+    with TestServer() as server:
+        first = cli(*fork, "--base-url", server.url, "--model", "fish-mini")
+    assert first.returncode == 0, first.stderr
+    whole = cli(*fork)  # the cache as the first fork left it: every request answered from it
+    assert whole.returncode == 0 and not said(whole.stderr), whole.stderr
+    assert json.loads(whole.stdout.strip().splitlines()[-1])["cache_misses"] == 0
+    entries = sorted(cache.glob("*/*.json"))
+    for entry in entries:
+        entry.write_text('{"reply": "cut sho')
+    done = cli(*fork)
+    assert done.returncode == 0, done.stderr
+    lines = said(done.stderr)
+    assert len(lines) == 1 and "reply cache entry" in lines[0] and "is damaged (not JSON)" in lines[0], lines
+    assert any(str(e) in lines[0] for e in entries), lines
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    # (after the first miss the fish swim otherwise: later requests are not in the cache at all)
+    assert 0 < out["cache_damaged"] <= out["cache_misses"], out

@@ -20,6 +20,14 @@ get their recorded answers without a server; ``--reply-cache DIR`` keeps one on 
 JSON file per reply) so repeated experiments against a paid API do not pay twice. An entry is read
 under mirofish/files.py's rule: a FIFO, a device, a folder or a file over 8 MB in an entry's place
 is a cache miss (never a read that blocks or fills the memory).
+
+A **damaged entry** — a file in an entry's place that is not one (not JSON, JSON without a reply,
+cut short, a FIFO or a folder) — is a miss too, but never a silent one: the first is named in one
+line on standard error ("reply cache entry … is damaged (…)"), every one is counted
+(``cache_damaged`` in the summary), and a reply the server gives for it replaces the file. The
+run goes on rather than stopping: the damage is met mid-run, the request it held is asked again
+(or, in a fork with no server, falls back ``cache_miss`` as any miss), and stopping would lose the
+run made so far.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..files import REPLY_CACHE_LIMIT, read_bounded
+from ..files import REPLY_CACHE_LIMIT, FileRefused, read_bounded
 
 TEMPERATURE = 0  # the default temperature (brain.temperature); sent as the int 0, as before it was configurable
 KINDS = ("decision", "summary")
@@ -194,6 +202,7 @@ class ReplyCache:
         self._mem: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self.hits = self.misses = self.stored = 0
+        self.damaged = 0  # entries in the folder that are no entry (each read as a miss; the first said)
         self.filled_from: str | None = None  # the recording whose replies fill it (session/fork.py: once)
         if self.folder is not None:
             if self.folder.exists() and not self.folder.is_dir():
@@ -226,16 +235,42 @@ class ReplyCache:
         with self._lock:
             hit = self._mem.get(key)
         if hit is None and self.folder is not None:
-            try:  # a regular file of at most files.REPLY_CACHE_LIMIT bytes; a FIFO, a device, a folder or
-                # a huge file in its place is a miss, never a read that blocks or fills the memory
-                data = json.loads(read_bounded(self._file(key), REPLY_CACHE_LIMIT, "reply-cache entry"))
-                if isinstance(data, dict) and isinstance(data.get("reply"), str):
-                    hit = data
-                    with self._lock:
-                        self._mem[key] = data
-            except (OSError, ValueError, RecursionError):  # FileRefused and a bad JSON are ValueErrors
-                hit = None
+            hit = self._read(key)
         return hit
+
+    def _read(self, key: str) -> dict[str, Any] | None:
+        """The folder's entry for ``key``: a regular file of at most files.REPLY_CACHE_LIMIT bytes;
+        a FIFO, a device, a folder or a huge file in its place is a miss, never a read that blocks
+        or fills the memory — and, like a file that holds no entry, a damaged one (:meth:`_damaged`)."""
+        path = self._file(key)
+        try:
+            data = json.loads(read_bounded(path, REPLY_CACHE_LIMIT, "reply-cache entry"))
+        except FileRefused as exc:
+            if not exc.missing:  # (its words after the path: "is a FIFO, not a file", "is 9,000,000 bytes, …")
+                text = str(exc)
+                at = text.find(str(path))
+                self._damaged(path, text[at + len(str(path)):].strip(" :") if at >= 0 else text)
+            return None
+        except (OSError, ValueError, RecursionError) as exc:  # a bad JSON is a ValueError
+            self._damaged(path, "not JSON" if isinstance(exc, ValueError) else "cannot be read")
+            return None
+        if not (isinstance(data, dict) and isinstance(data.get("reply"), str)):
+            self._damaged(path, "JSON without a reply")
+            return None
+        with self._lock:
+            self._mem[key] = data
+        return data
+
+    def _damaged(self, path: Path, why: str) -> None:
+        """An entry's file that holds no entry: counted, and the first said in one line."""
+        with self._lock:
+            self.damaged += 1
+            first = self.damaged == 1
+        if first:
+            import sys
+
+            print(f"mirofish: warning: reply cache entry {path} is damaged ({why}); it is read as a miss, as is "
+                  f"any other damaged entry (counted: cache_damaged)", file=sys.stderr, flush=True)
 
     def put(self, key: str, reply: str | None, prompt_tokens: int = 0, completion_tokens: int = 0,
             model: str = "") -> None:
@@ -280,4 +315,5 @@ class ReplyCache:
 
     def status(self) -> dict[str, Any]:
         return {"cache_hits": self.hits, "cache_misses": self.misses, "cached_replies": len(self._mem),
-                "folder": str(self.folder) if self.folder is not None else None}
+                "folder": str(self.folder) if self.folder is not None else None,
+                **({"damaged_entries": self.damaged} if self.damaged else {})}

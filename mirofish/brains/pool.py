@@ -293,7 +293,10 @@ class ModelPool(DecisionSource):
             **({"usage_ignored": self.transport.usage_ignored}
                if getattr(getattr(self, "transport", None), "usage_ignored", 0) else {}),
             **({"reply_cache": self.cache.status(), "cache_hits": self.cache.hits, "cache_misses": self.cache.misses,
-                "cache_miss_reasons": dict(s.miss_reasons)} if self.cache is not None else {}),
+                "cache_miss_reasons": dict(s.miss_reasons),
+                # entries of --reply-cache DIR that are no entry: misses, the first named on stderr (exchanges.py)
+                **({"cache_damaged": self.cache.damaged} if getattr(self.cache, "damaged", 0) else {})}
+               if self.cache is not None else {}),
             "first_model_plans": {"fish": len(self._first_plan_s),
                                   "all_within_s": round(max(self._first_plan_s.values()), 2)
                                   if self._first_plan_s else None},

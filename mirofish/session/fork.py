@@ -437,6 +437,8 @@ class ForkSession(Session):
             out["model_decisions"], out["fallbacks"] = live["model_decisions"], live["fallbacks"]
             # a miss falls back labelled cache_miss; why the server (or its absence) gave nothing, counted apart
             out["cache_miss_reasons"] = live.get("cache_miss_reasons", {})
+            if live.get("cache_damaged"):  # entries of --reply-cache DIR that were no entry (each a miss)
+                out["cache_damaged"] = live["cache_damaged"]
         recording = getattr(self.parent, "recording", None)
         if recording is not None:
             out = {"parent": str(recording.path), **out}
