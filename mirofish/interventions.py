@@ -201,7 +201,14 @@ def read_file(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     intervention)`` pairs. A key given twice, or one its kind does not read, is refused (one line
     naming the file and the line): JSON's own reading keeps the last of two and ignores the
     unknown, so a misspelt key would be read by nothing."""
-    out: list[tuple[int, dict[str, Any]]] = []
+    return [(t, iv) for t, iv, _ in read_file_lines(path)]
+
+
+def read_file_lines(path: str | Path) -> list[tuple[int, dict[str, Any], str]]:
+    """:func:`read_file`'s ``(tick, intervention)`` pairs, each with where it was written
+    (``"FILE line N"``): what a refusal of it against the tank (a place outside it, a fish not
+    there, no room) names, as the file's own reading does."""
+    out: list[tuple[int, dict[str, Any], str]] = []
     try:  # a regular file of at most files.CONFIG_LIMIT bytes: a FIFO or /dev/zero is one line, unread
         text = read_text_bounded(path, CONFIG_LIMIT, "interventions file")
     except FileRefused as exc:
@@ -233,7 +240,7 @@ def read_file(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
             reads = ["tick", *iv, *(["traits"] if iv["kind"] == "add" and "traits" not in iv else [])]
             raise InterventionError(f"{path} line {n}: unknown key {', '.join(map(repr, unknown))} (a "
                                     f"{iv['kind']} intervention reads {', '.join(reads)})")
-        out.append((item["tick"], iv))
+        out.append((item["tick"], iv, f"{path} line {n}"))
     return sorted(out, key=lambda p: p[0])
 
 

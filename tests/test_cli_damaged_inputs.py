@@ -263,3 +263,33 @@ def test_a_truncated_recording_says_so_plainly(rec, tmp_path, capsys, keep):
         line = refused(capsys, argv, "recording is damaged: the file is truncated",
                        f"of its {len(whole):,} bytes", str(cut))
         assert "None" not in line and "NULL" not in line and "malformed" not in line, line
+
+
+@pytest.mark.parametrize("lines, bad, says", [
+    (['{"tick": 110, "kind": "food", "x": 5, "y": 5}', '{"tick": 120, "kind": "food", "x": 500, "y": 5}'], 2,
+     "500,5 is outside the tank (0..95, 0..53)"),
+    (['{"tick": 110, "kind": "rock", "x": -1, "y": 5}'], 1, "-1,5 is outside the tank"),
+    (['# a comment', '{"tick": 110, "kind": "remove", "fish": 999}'], 2, "remove: no fish 999 in this tank"),
+    (['{"tick": 110, "kind": "remove", "fish": 3}', '{"tick": 115, "kind": "remove", "fish": 3}'], 2,
+     "remove at t115: fish 3 is already out of the water"),
+    (['{"tick": 110, "kind": "tune", "key": "food.spawn_rate", "value": -5}'], 1, "food.spawn_rate: "),
+    # the tank's 60 rooms: two fish taken out, three added — the third has no room when the fork reaches t120
+    (['{"tick": 110, "kind": "remove", "fish": 1}', '{"tick": 110, "kind": "remove", "fish": 2}',
+      '{"tick": 120, "kind": "add", "x": 5, "y": 5}', '{"tick": 120, "kind": "add", "x": 6, "y": 5}',
+      '{"tick": 120, "kind": "add", "x": 7, "y": 5}'], 5, "no room for another fish"),
+])
+def test_an_intervention_the_tank_refuses_names_its_file_and_line(rec, tmp_path, capsys, lines, bad, says):
+    """Refusals of an interventions file's line against the tank — a place outside it, a fish not
+    there or taken out twice, a value out of range, an added fish with no room — name the file and
+    the line, as a line that is no intervention does (before: "500,5 is outside the tank" alone).
+    What the fork recorded before the refusal is kept."""
+    ivs = tmp_path / "iv.jsonl"
+    ivs.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "f.mirofish"
+    refused(capsys, ["fork", rec, "--at", "100", "--ticks", "40", "--interventions", ivs, "--record", out],
+            f"mirofish: {ivs} line {bad}: {says}")
+    if says.startswith("no room"):  # refused at t120, as the fork ran: its ticks until then kept
+        assert main(["replay", str(out), "--headless"]) == 0
+        assert json.loads(capsys.readouterr().out)["last_tick"] == 120
+    refused(capsys, ["fork", rec, "--at", "100", "--ticks", "40", "--drop-food", "500,5"],
+            "mirofish: --drop-food 500,5: 500,5 is outside the tank")

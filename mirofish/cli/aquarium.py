@@ -371,7 +371,7 @@ def fork(args: argparse.Namespace) -> int:
     swap = args.plan or args.action
     if (args.fish is None) != (swap is None):
         raise UsageError("mirofish fork: --fish and --plan/--action go together (or leave both out and intervene)")
-    added = _interventions(args)
+    added, where = _interventions(args)
     if args.replan and swap is None:
         raise UsageError("mirofish fork: --replan is about a swapped plan: give --fish with --plan/--action")
     if swap is None and not added:
@@ -383,7 +383,8 @@ def fork(args: argparse.Namespace) -> int:
     choice = reader_choice(args, "fork")
     check_user_brains("fork", [args.path], choice.brains)
     out = fork_run(args.path, args.at, args.fish, swap, args.ticks, args.record, overwrite=args.overwrite,
-                   cache=reply_cache(args.reply_cache), added=added, replan=args.replan, choice=choice)
+                   cache=reply_cache(args.reply_cache), added=added, replan=args.replan, choice=choice,
+                   where=where)
     if args.outcome is not None:
         from ..session.influence import measure_fork
 
@@ -393,17 +394,23 @@ def fork(args: argparse.Namespace) -> int:
     return 0
 
 
-def _interventions(args: argparse.Namespace) -> list[tuple[int, dict[str, Any]]]:
-    """The fork's interventions: those of the flags at ``--at``, and a file's at their ticks."""
+def _interventions(args: argparse.Namespace) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """The fork's interventions — those of the flags at ``--at``, and a file's at their ticks —
+    and where each was given (``--drop-food 500,5``, ``FILE line 3``: what a refusal of it names)."""
     from .. import interventions as ivs
 
+    flags = [("--drop-food", t, lambda t: ivs.parse_point(t, "food")) for t in args.drop_food] \
+        + [("--rock", t, lambda t: ivs.parse_point(t, "rock")) for t in args.rock] \
+        + [("--clear-rock", t, lambda t: ivs.parse_point(t, "clear")) for t in args.clear_rock] \
+        + [("--current", t, ivs.parse_current) for t in args.current] \
+        + [("--add-fish", t, ivs.parse_add) for t in args.add_fish] \
+        + [("--remove-fish", n, lambda n: {"kind": "remove", "fish": n}) for n in args.remove_fish]
     try:
-        now = ([ivs.parse_point(t, "food") for t in args.drop_food] + [ivs.parse_point(t, "rock") for t in args.rock]
-               + [ivs.parse_point(t, "clear") for t in args.clear_rock] + [ivs.parse_current(t) for t in args.current]
-               + [ivs.parse_add(t) for t in args.add_fish] + [{"kind": "remove", "fish": n} for n in args.remove_fish])
-        later = ivs.read_file(args.interventions) if args.interventions else []
+        now = [parse(given) for _, given, parse in flags]
+        lines = ivs.read_file_lines(args.interventions) if args.interventions else []
     except ivs.InterventionError as exc:
         raise UsageError(f"mirofish fork: {exc}") from None
+    later = [(t, iv) for t, iv, _ in lines]
     if any(t < args.at for t, _ in later):
         raise UsageError(f"mirofish fork: {args.interventions} has an intervention before --at {args.at}")
     end = args.at + args.ticks  # the fork's last tick: an intervention from then on would never happen
@@ -411,5 +418,6 @@ def _interventions(args: argparse.Namespace) -> list[tuple[int, dict[str, Any]]]
         t = min(t for t, _ in later if t >= end)
         raise UsageError(f"mirofish fork: {args.interventions} has an intervention at t{t}, after the fork ends at "
                          f"t{end} (--at {args.at} + --ticks {args.ticks})")
-    return [(args.at, iv) for iv in now] + later
+    return [(args.at, iv) for iv in now] + later, [f"{flag} {given}" for flag, given, _ in flags] + [
+        where for _, _, where in lines]
 

@@ -40,6 +40,21 @@ if TYPE_CHECKING:
 _CELLS = DIVERGENCE_COLUMNS.index("cells_differ")
 
 
+class _Given(list[dict[str, Any]]):
+    """A tick's interventions that tell their owner which one the engine is applying (it applies
+    them in a loop and an add may be refused mid-run: no room, no free water)."""
+
+    def __init__(self, ivs: list[dict[str, Any]], owner: ForkSource):
+        super().__init__(ivs)
+        self.owner = owner
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for iv in super().__iter__():
+            self.owner.giving = iv
+            yield iv
+        self.owner.giving = None
+
+
 class ForkSource(DecisionSource):
     """At the fork tick: the intervention batch; afterwards (and for the others) a live brain.
 
@@ -64,11 +79,15 @@ class ForkSource(DecisionSource):
         self.requests, self.results = live.requests, live.results  # share the live brain's queues
         self.wants_perceptions = live.wants_perceptions
         self.writes_summaries = live.writes_summaries
+        self.giving: dict[str, Any] | None = None  # the intervention being applied now (see _Given)
 
     def interventions_at(self, tick: int) -> list[dict[str, Any]]:
-        """The parent recording's interventions (a fork reproduces them), and the ones the fork adds."""
+        """The parent recording's interventions (a fork reproduces them), and the ones the fork adds
+        (at a tick it adds some: a list that remembers, as :attr:`giving`, the one being applied —
+        what a refusal of it names)."""
         out = self.recorded(tick) if self.recorded is not None else []
-        return out + self.added.get(tick, [])
+        mine = self.added.get(tick)
+        return _Given(out + mine, self) if mine else out
 
     def begin_tick(self, tick: int) -> None:
         if tick == self.tick:
@@ -325,6 +344,7 @@ class ForkSession(Session):
         self.parent, self.fish_id, self.plan, self._owns_parent = parent, fish, plan, owns_parent
         self.replan = replan  # may the swapped fish re-plan on triggers before its horizon? (default: it holds)
         self.added = list(added or ())
+        self.where: list[str] | None = None  # beside added: where each was given (FILE line N), named if refused
         from ..interventions import describe as describe_iv
 
         self.label = "; ".join([parent.plans.describe(*plan)] if fish is not None and plan is not None else []
@@ -386,7 +406,12 @@ class ForkSession(Session):
     # -- stepping
 
     def step(self) -> Frame:
-        frame = self.engine.step()
+        from ..interventions import InterventionError
+
+        try:
+            frame = self.engine.step()
+        except InterventionError as exc:  # an added fish with no room, no free water: named where it was given
+            raise self._refused(exc) from None
         row = None
         parent_frame = self.parent.step()
         if parent_frame is not None:
@@ -397,6 +422,17 @@ class ForkSession(Session):
         if self.recorder is not None:
             self.recorder.on_frame(frame, row)
         return frame
+
+    def _refused(self, exc: Exception) -> Exception:
+        """``exc`` (an intervention refused while the fork ran) with where the intervention was
+        given (``FILE line N``, from :attr:`where`) in front, when it is one the fork added."""
+        from ..interventions import InterventionError
+
+        giving = self.fork_source.giving
+        at = next((k for k, (_, iv) in enumerate(self.added) if iv is giving), None)
+        if giving is None or at is None or self.where is None or at >= len(self.where):
+            return exc
+        return InterventionError(f"{self.where[at]}: {exc}")
 
     def reset(self, seed: int | None = None) -> None:
         """Back to the fork point, the swap applied again (replays only: a live parent moved on)."""

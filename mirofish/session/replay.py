@@ -384,7 +384,7 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
                    out: str | Path | None = None, source: DecisionSource | None = None,
                    overwrite: bool = False, added: list[tuple[int, dict[str, Any]]] | None = None,
                    replan: bool = False, choice: ReaderChoice | None = None,
-                   cache: ReplyCache | None = None) -> ForkSession:
+                   cache: ReplyCache | None = None, where: list[str] | None = None) -> ForkSession:
     """Fork a recording at ``tick``: ``fish`` does ``action`` (a plan such as ``"school 60"``,
     ``"explore east 30"``, ``"rest 10"`` — see :func:`mirofish.fish.plans.parse_plan` — or a
     single action, held one tick), and/or the ``added`` ``(tick, intervention)`` pairs happen
@@ -392,7 +392,8 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
     happen in the fork too);
     with ``out`` the branch is written as its own recording naming its parent and fork point,
     with the divergence per tick. ``choice``: the brain, server and key variable the user gives
-    for the branch's live brain (:mod:`~.trust`: never the recording's)."""
+    for the branch's live brain (:mod:`~.trust`: never the recording's). ``where`` (beside
+    ``added``): where each intervention was given, named by a refusal (:func:`check_added`)."""
     rec = recording if isinstance(recording, Recording) else Recording(recording)
     if out is not None:
         check_out(out, rec, overwrite)
@@ -405,20 +406,12 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
         parent.seek(tick)  # the recording is read and checked up to the fork before any brain or server
         first = ReplaySource(rec).batch_at(tick)
         if added:
-            from ..interventions import InterventionError, check, check_removals, rooms_for
-
-            try:
-                added = [(t, check(iv, parent.world, ahead=True)) for t, iv in added]
-                # (a refused fork leaves no file: its tick's own adds are given rooms before it records,
-                # and a fish taken out twice — nothing done the second time — is refused, not reported as done)
-                rooms_for(parent.world, [iv for t, iv in added if t == tick])
-                check_removals(parent.world, added, rec.interventions())
-            except InterventionError as exc:
-                raise RecordingError(str(exc)) from None
+            added = check_added(parent.world, tick, added, rec.interventions(), where)
         if source is None:
             source = made = fork_source(rec, tick, cache=cache, choice=choice)
         session = ForkSession(parent, fish, plan, first, source, "lockstep",
                               owns_parent=True, added=added, replan=replan)
+        session.where = where
     except BaseException:
         if made is not None:  # no model pool left running (no "Task was destroyed")
             made.close()
@@ -435,6 +428,39 @@ def fork_recording(recording: Recording | str | Path, tick: int, fish: int | Non
     return session
 
 
+def check_added(world: World, tick: int, added: list[tuple[int, dict[str, Any]]],
+                recorded: dict[int, list[dict[str, Any]]], where: list[str] | None = None
+                ) -> list[tuple[int, dict[str, Any]]]:
+    """A fork's ``added`` ``(tick, intervention)`` pairs checked against the tank at its fork
+    ``tick`` (``world``; ``recorded``: the recording's own interventions by tick): a place inside
+    it, a fish that is there, a room for each fish added at the fork tick, no fish taken out
+    twice. A refusal is a :class:`RecordingError` naming the intervention's ``where`` (``FILE
+    line 3``, ``--drop-food 500,5``; beside ``added``) when given — before, "500,5 is outside the
+    tank" named neither the file nor the line. (A refused fork leaves no file: its tick's own adds
+    are given rooms before it records, and a fish taken out twice — nothing done the second time —
+    is refused, not reported as done.)"""
+    from ..interventions import InterventionError, check, check_removals, rooms_for
+
+    def refused(k: int, exc: InterventionError) -> RecordingError:
+        return RecordingError(f"{where[k]}: {exc}" if where is not None and k < len(where) else str(exc))
+
+    checked = []
+    for k, (t, iv) in enumerate(added):
+        try:
+            checked.append((t, check(iv, world, ahead=True)))
+        except InterventionError as exc:
+            raise refused(k, exc) from None
+    for k in range(len(checked)):  # (each prefix: the first that fails is the one refused)
+        try:
+            if checked[k][0] == tick and checked[k][1]["kind"] == "add":
+                rooms_for(world, [iv for t, iv in checked[: k + 1] if t == tick])
+            if checked[k][1]["kind"] == "remove":
+                check_removals(world, checked[: k + 1], recorded)
+        except InterventionError as exc:
+            raise refused(k, exc) from None
+    return checked
+
+
 def check_out(out: str | Path, rec: Recording, overwrite: bool) -> None:
     """Refuse an output onto the recording being read, or over a file, before any work."""
     try:
@@ -447,7 +473,7 @@ def fork(recording: Recording | str | Path, tick: int, fish: int | None, action:
          out: str | Path | None = None, source: DecisionSource | None = None, overwrite: bool = False,
          base_url: str | None = None, model: str | None = None, cache: ReplyCache | None = None,
          added: list[tuple[int, dict[str, Any]]] | None = None, replan: bool = False,
-         choice: ReaderChoice | None = None) -> dict[str, Any]:
+         choice: ReaderChoice | None = None, where: list[str] | None = None) -> dict[str, Any]:
     """Swap ``fish``'s decision at ``tick`` (and/or apply the ``added`` interventions there) and
     run ``ticks`` ticks live (the swapped plan holds for its horizon; ``replan``: triggers may
     end it early, as for any fish); return a JSON-ready summary (for a model run with
@@ -455,7 +481,7 @@ def fork(recording: Recording | str | Path, tick: int, fish: int | None, action:
     if choice is None:
         choice = ReaderChoice(base_url=base_url, model=model)
     session = fork_recording(recording, tick, fish, action, out, source, overwrite, added, replan=replan,
-                             choice=choice, cache=cache)
+                             choice=choice, cache=cache, where=where)
     try:
         for _ in range(ticks):
             session.step()
