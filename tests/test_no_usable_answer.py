@@ -313,3 +313,28 @@ def test_a_forks_damaged_reply_cache_is_named_in_one_line_not_read_as_silent_mis
     out = json.loads(done.stdout.strip().splitlines()[-1])
     # (after the first miss the fish swim otherwise: later requests are not in the cache at all)
     assert 0 < out["cache_damaged"] <= out["cache_misses"], out
+
+
+def test_report_shows_a_cache_misss_server_reason_as_the_forks_summary_does(model_run, tmp_path):
+    """report's "fallback because" gives a cache_miss's server reason beside it, as the fork's
+    summary (cache_miss_reasons) and trace do (before: "cache_miss 3" alone); a miss no server was
+    asked for says so."""
+    fork = tmp_path / "fork.mirofish"
+    args = ["fork", str(model_run["rec"]), "--at", "10", "--fish", "0", "--plan", "rest", "--ticks", "20"]
+    with TestServer(fault="500") as server:
+        done = cli(*args, "--base-url", server.url, "--model", "fish-mini", "--record", str(fork))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["cache_miss_reasons"] == {"http_500": 5}
+    offline = tmp_path / "offline.mirofish"
+    assert cli(*args, "--record", str(offline)).returncode == 0
+    seen = {}
+    for rec, says in ((fork, "server: http_500"), (offline, "no server asked")):
+        for fish in range(5):
+            report = cli("report", str(rec), "--fish", str(fish))
+            assert report.returncode == 0, report.stderr
+            line = next(ln for ln in report.stdout.splitlines() if "decisions:" in ln)
+            if "cache_miss" in line:
+                n = re.search(r"cache_miss (\d+) \(([^)]*)\)", line)
+                assert n and n.group(2) == f"{says} {n.group(1)}", line
+                seen[rec] = seen.get(rec, 0) + int(n.group(1))
+    assert seen == {fork: 5, offline: 5}, seen

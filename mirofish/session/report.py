@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,9 @@ class FishReport:
     group: str | None = None
     groups: dict[str, Any] | None = None
     memory: str = "two_level"  # the run's memory.kind (docs/memory.md), as recorded
+    # of its cache_miss fallbacks (a fork of a model run): what the server asked instead said, or
+    # "not asked" (no server, an open breaker, a spent budget) — a fork's summary's cache_miss_reasons
+    cache_miss_reasons: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -88,21 +91,14 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
     before = int(s.neighbours[fish])
     tiers: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    misses: Counter[str] = Counter()
     last_fallback = np.full(1, -1, np.int16)  # the fish's latest fallback (a late model answer replaces it)
     for k in range(t1 - t0):
         frame = player.step()
         assert frame is not None  # t1 <= last_tick
         for b in frame.applied:
             for i in np.flatnonzero(b.fish == fish):
-                tiers[TIERS[int(b.tier[i])]] += 1
-                st = int(b.status[i]) if b.status is not None else 0
-                if st and st != LATE_ANSWER:
-                    reasons[status_name(st)] += 1
-                for _, was in late_replaces(last_fallback, np.zeros(1, np.int64), np.array([st])):
-                    if was >= 0:  # one outcome a request: the late model plan replaces the fallback
-                        tiers["fallback"] -= 1
-                        reasons[status_name(was)] -= 1
-                        reasons["late_answer"] += 1
+                _count_decision(b, int(i), fish, tiers, reasons, misses, last_fallback)
         cells[k] = s.cell
         mine[frame.executed[fish]] += 1
         tank += np.bincount(frame.executed, minlength=len(names))
@@ -127,7 +123,7 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
         drift=[round(drift_score(x, persona), 3) for x in w.summaries(fish)], stuck_peak=stuck_peak,
         exploration=round(float(distinct[fish] / span), 4), tank_exploration=round(float(distinct.mean() / span), 4),
         eats=int(s.eats[fish]) - start_eats, refusals=int(s.refusals[fish]) - start_refusals,
-        decisions=dict(tiers), fallback_reasons=dict(reasons),
+        decisions=dict(tiers), fallback_reasons=dict(reasons), cache_miss_reasons=dict(+misses),
         word_deed={**{k: v for k, v in judge.fish(fish).items() if k != "recent"},
                    "plans": [r for r in judge.records if r["fish"] == fish]},
         group=per_group.names[int(per_group.of[fish])] if per_group is not None else None,
@@ -136,6 +132,48 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
     )
     player.close()
     return report
+
+
+def _count_decision(b: Any, i: int, fish: int, tiers: Counter[str], reasons: Counter[str], misses: Counter[str],
+                    last_fallback: np.ndarray) -> None:
+    """Decision ``i`` of applied batch ``b`` (the fish's) counted: its tier, the fallback's reason,
+    a cache_miss's server reason (:func:`miss_reason`); a late model answer takes the fallback it
+    replaces back out (one outcome a request)."""
+    tiers[TIERS[int(b.tier[i])]] += 1
+    st = int(b.status[i]) if b.status is not None else 0
+    if st and st != LATE_ANSWER:
+        reasons[status_name(st)] += 1
+        if status_name(st) == "cache_miss":
+            misses[miss_reason(b.calls, fish)] += 1
+    for _, was in late_replaces(last_fallback, np.zeros(1, np.int64), np.array([st])):
+        if was >= 0:  # one outcome a request: the late model plan replaces the fallback
+            tiers["fallback"] -= 1
+            reasons[status_name(was)] -= 1
+            reasons["late_answer"] += 1
+
+
+def miss_reason(calls: list[dict[str, Any]] | None, fish: int) -> str:
+    """Why a reply-cache miss of ``fish`` fell back: the server's reason its decision's exchange keeps
+    (``http_500``, ``timeout`` …: as ``trace`` shows it, ``cache_miss (server: http_500)``), or
+    ``not asked`` when none was sent (no server given, an open breaker, a spent budget)."""
+    failed = [c["read"] for c in calls or () if c.get("fish") == fish and c.get("kind") == "decision"
+              and c.get("reply") is None and c.get("read") not in (None, "ok")]
+    return str(failed[-1]) if failed else "not asked"
+
+
+def _reasons_text(r: FishReport) -> str:
+    """The fallback's reasons, a cache_miss with its server's reasons beside it, as a fork's
+    summary gives them (``cache_miss 3 (server: http_500 3)``)."""
+    def one(k: str, v: Any) -> str:
+        if k != "cache_miss" or not r.cache_miss_reasons:
+            return f"{k} {v}"
+        said = ", ".join(f"{m} {n}" for m, n in sorted(r.cache_miss_reasons.items()) if m != "not asked")
+        unsent = r.cache_miss_reasons.get("not asked", 0)
+        why = [f"server: {said}"] if said else []
+        why += [f"no server asked {unsent}"] if unsent else []
+        return f"{k} {v} ({'; '.join(why)})"
+
+    return ", ".join(one(k, v) for k, v in sorted(r.fallback_reasons.items()))
 
 
 def _memory_of(cfg: Any, group: str | None) -> str:
@@ -184,8 +222,7 @@ def render_text(r: FishReport) -> str:
                                    "recorded exchanges; the lengths below are the tank's two-level memory)"),
         f"  memory length: mean {np.mean(r.memory_chars):.0f} chars, max {max(r.memory_chars)}",
         "  decisions: " + (", ".join(f"{k} {v}" for k, v in sorted(r.decisions.items())) or "none")
-        + ("   fallback because: " + ", ".join(f"{k} {v}" for k, v in sorted(r.fallback_reasons.items()))
-           if r.fallback_reasons else ""),
+        + ("   fallback because: " + _reasons_text(r) if r.fallback_reasons else ""),
         "  word and deed: " + _word_deed_line(r.word_deed),
         "  drift score (summary vs persona, 1 = in character): "
         + (", ".join(f"{d:.2f}" for d in r.drift) if r.drift else "no summary yet"),
