@@ -13,9 +13,12 @@ Each run is about 50 times slower than without valgrind. ``--other PATH`` counts
 on the PATH; last line JSON.
 
 ``--joined N`` also counts N default tanks joined into one world as a sweep's worker joins them
-(``bench/batch_bound.py``'s, every observer kept), per tank-tick over 300 ticks.
+(``bench/batch_bound.py``'s, every observer kept), per tank-tick over 300 ticks. With ``--split``
+it counts them again with fewer observers — without word-and-deed, without the metrics, with
+none — and, for each, the compiled tick's part (``_tick.c`` and libm's ``exp``, by
+``callgrind_annotate``): what the observers cost, and what is left if they cost nothing.
 
-    python bench/instructions.py [--fish 60 1000] [--ticks 1000] [--other PATH] [--joined N]
+    python bench/instructions.py [--fish 60 1000] [--ticks 1000] [--other PATH] [--joined N [--split]]
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,8 +43,19 @@ def once(root: str, fish: int, warm: int, ticks: int) -> None:
         from batch_bound import joined_world
 
         step = joined_world(-fish)
+        keep = os.environ.get("MIROFISH_BENCH_KEEP", "all")  # (--split: which observers each tank keeps)
+        engine = next(c.cell_contents for c in step.__closure__ or () if hasattr(c.cell_contents, "tanks"))
+        for t in engine.tanks:
+            metrics = [o for o in t.observers if getattr(o, "__qualname__", "") == "Metrics.observe"]
+            if keep == "no word-and-deed":
+                for m in metrics:
+                    m.__self__.judge_words = False
+            elif keep == "no metrics":
+                t.observers = [o for o in t.observers if o not in metrics]
+            elif keep == "none":
+                t.observers = []
         for _ in range(warm + ticks):
-            step(True)
+            engine.step()
         return
     from mirofish.config import load_config
     from mirofish.session import LiveSession
@@ -58,9 +73,14 @@ def _env() -> dict[str, str]:
     return dict(env, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 
 
-def counted(root: str, fish: int, warm: int, ticks: int) -> int:
-    """Instructions of a whole run of ``root``'s tank (start-up, ``warm`` and ``ticks`` ticks)."""
-    env = _env()
+COMPILED = ("_tick.c", "avxintrin.h", "e_exp.c", "w_exp_compat.c")  # the compiled tick's sources (and libm's exp)
+
+
+def counted(root: str, fish: int, warm: int, ticks: int, keep: str | None = None) -> int | tuple[int, int]:
+    """Instructions of a whole run of ``root``'s tank (start-up, ``warm`` and ``ticks`` ticks);
+    with ``keep`` (joined tanks only: which observers they keep, ``--split``) also those of the
+    compiled tick (:data:`COMPILED`, by ``callgrind_annotate``)."""
+    env = dict(_env(), MIROFISH_BENCH_KEEP=keep or "all")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
@@ -68,11 +88,23 @@ def counted(root: str, fish: int, warm: int, ticks: int) -> int:
         if shutil.which("setarch"):  # the same addresses every run
             cmd = ["setarch", "-R", *cmd]
         subprocess.run(cmd, env=env, check=True, capture_output=True)
+        total = None
         with open(out) as f:
             for line in f:
                 if line.startswith(("summary:", "totals:")):
-                    return int(line.split()[1])
-    raise SystemExit("callgrind wrote no totals")
+                    total = int(line.split()[1])
+        if total is None:
+            raise SystemExit("callgrind wrote no totals")
+        if keep is None:
+            return total
+        listing = subprocess.run(["callgrind_annotate", "--threshold=100", out], check=True, capture_output=True,
+                                 text=True).stdout
+        compiled = 0
+        for line in listing.splitlines():  # "  314,971,283 ( 7.16%)  mirofish/_tick.c:after._omp_fn.1 [obj]"
+            m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+([^:\s]+):", line)
+            if m and m.group(2).rsplit("/", 1)[-1] in COMPILED:
+                compiled += int(m.group(1).replace(",", ""))
+        return total, compiled
 
 
 def per_tick(root: str, fish: int, warm: int, ticks: int) -> float:
@@ -83,6 +115,22 @@ def per_tick(root: str, fish: int, warm: int, ticks: int) -> float:
     return (counted(root, fish, warm, ticks) - counted(root, fish, warm, 0)) / ticks
 
 
+KEEP = ("all", "no word-and-deed", "no metrics", "none")  # --split: the observers each joined tank keeps
+
+
+def split(n: int, warm: int, ticks: int) -> list[dict[str, object]]:
+    """Instructions a tank-tick of ``n`` joined tanks with fewer and fewer of their observers, and
+    the compiled tick's part of each (what batching the observers could save, counted)."""
+    rows = []
+    for keep in KEEP:
+        (a, ca), (b, cb) = counted(ROOT, -n, warm, 0, keep), counted(ROOT, -n, warm, ticks, keep)
+        rows.append({"observers": keep, "per_tank_tick": round((b - a) / ticks / n),
+                     "compiled": round((cb - ca) / ticks / n)})
+        r = rows[-1]
+        print(f"{keep:>17} {r['per_tank_tick']:>12,} {r['compiled']:>12,}", flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fish", type=int, nargs="+", default=[60, 1000])
@@ -91,6 +139,8 @@ def main() -> None:
     ap.add_argument("--other", help="another checkout, built, counted beside this one")
     ap.add_argument("--joined", type=int, default=0, metavar="N",
                     help="also count N default tanks joined into one world (bench/batch_bound.py's), per tank-tick")
+    ap.add_argument("--split", action="store_true",
+                    help="with --joined N: count them with fewer and fewer observers, and the compiled part")
     ap.add_argument("--once", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.once:
@@ -121,7 +171,12 @@ def main() -> None:
             line += f" {row['other']:>12,} {row['ratio']:>10.3f}"
         print(line, flush=True)
         rows.append(row)
-    print(json.dumps({"instructions_per_tick": rows, "other": args.other}))
+    parts = None
+    if args.split and args.joined > 1:
+        print(f"{args.joined} joined tanks, per tank-tick over 300 ticks: {'observers kept':>17} {'instructions':>12} "
+              f"{'compiled':>12}")
+        parts = split(args.joined, args.warm, 300)
+    print(json.dumps({"instructions_per_tick": rows, "other": args.other, "split": parts}))
 
 
 if __name__ == "__main__":
