@@ -258,7 +258,8 @@ def test_realtime_fish_waiting_for_a_hung_warm_up_swim_one_instinct_plan_after_a
     (120 s by default): the fish used to keep their first plan after it ended, the whole run (a
     fault campaign's 400 ticks at --speed 16: five fish, one plan each, starved to a mean energy of
     7.5 %). Now each plan that ends is followed by another, and the summary and one line at the
-    end say the warm-up was never answered."""
+    end say the warm-up was never answered; the first says how long it is waited for, and how to
+    wait less (a lockstep run, a fork, waits that long before its first tick)."""
     with TestServer(fault="hang") as server:
         eng = LiveSession(cfg_for(server.url, **{"brain.warmup_timeout_s": 60.0}), mode="realtime")
         try:
@@ -275,6 +276,8 @@ def test_realtime_fish_waiting_for_a_hung_warm_up_swim_one_instinct_plan_after_a
     assert warmup["pending"] is True and warmup["waited_s"] >= 1.0
     err = capsys.readouterr().err
     assert "had not answered its warm-up request when the run ended" in err
+    # the line said at the start names how long a hung warm-up is waited for, and the setting
+    assert "waited for up to 60 s: --set brain.warmup_timeout_s=S" in err, err
 
 
 def test_a_long_retry_after_is_counted_rate_limited_not_tick_timeout():

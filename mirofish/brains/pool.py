@@ -511,7 +511,8 @@ class ModelPool(DecisionSource):
             self.transport.bind(other)
         where = f"{redact_url(ep.cfg.base_url)} ({ep.cfg.model})"
         self._info(f"warming up the model server {where}: {ep.slots} slot{'s' if ep.slots > 1 else ''} "
-                   f"({ep.slots_source}); the first answer of a cold server can take a while …")
+                   f"({ep.slots_source}); the first answer of a cold server can take a while (waited for up to "
+                   f"{self.bcfg.warmup_timeout_s:g} s: --set brain.warmup_timeout_s=S) …")
         start = self._loop.time()
         # (still waited for when the run ends: close() says so, and the summary shows it)
         self.warmup[redact_url(ep.cfg.base_url)] = {"model": ep.cfg.model, "pending": True, "since": time.monotonic()}
