@@ -27,6 +27,7 @@ from ..interventions import InterventionError
 from ..interventions import describe as describe_iv
 from ..observe.groups import groups_now
 from ..observe.recording import RecordingError
+from ..observe.school_now import school_now, with_school
 from ..pacing import Pacer, clamp_speed
 from ..session import ForkSession, LiveSession, ReplaySession, Session
 from ..session.influence_marks import InfluenceMarks, Mark, for_recording
@@ -426,9 +427,20 @@ class ShownTank:
         self.nav.close()
 
     def _push_metrics(self) -> dict:
-        metrics = self.shown.metrics_summary()
+        """The HUD's values for the tick on screen: the metrics' summary, with the largest
+        school's figures recomputed for this tick (:meth:`school`: the rings' fish)."""
+        metrics = with_school(self.shown.metrics_summary(), self.school()[1])
         self.hud.push(metrics)
         return metrics
+
+    def school(self) -> tuple[np.ndarray, dict[str, float]]:
+        """The largest moving school of the tick on screen (its fish, its figures), computed once
+        per view (observe/school_now.py: not the last metrics sample's, which fish have left)."""
+        view = self.view
+        cached = getattr(self, "_school", None)
+        if cached is None or cached[0] is not view:
+            cached = self._school = (view, *school_now(view, self.shown.metrics, self.shown.cfg))
+        return cached[1], cached[2]
 
     def _make_sliders(self) -> list[Slider]:
         """Live settings (a ``tune`` intervention from the next tick) and two that apply at a reset."""

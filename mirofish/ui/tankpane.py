@@ -157,11 +157,12 @@ class TankPane:
         return None
 
     def draw(self, surf: pygame.Surface, rect: pygame.Rect, shown: Session, view: TankView, prev: TankView | None,
-             alpha: float, selected: int | None, show_fov: bool, heat: Any) -> None:
+             alpha: float, selected: int | None, show_fov: bool, heat: Any, school: Any = None) -> None:
         """The water where the camera looks (gliding to the followed fish or the largest school,
         or scrolled by the mouse resting at its edge), the ghost of a fork's original, the
         largest school's rings, a mixed tank's group rings, the followed fish's places and the
-        fish under the mouse."""
+        fish under the mouse. ``school``: the largest school's fish as of the drawn tick
+        (observe/school_now.py; None: the metrics' last sample's)."""
         self._view = view
         key = shown.terrain_key()
         if key != self._terrain_key:
@@ -174,7 +175,7 @@ class TankPane:
             if hexes != self.renderer.hexes:
                 self.renderer.hexes = hexes
                 self.renderer.release()
-        members = getattr(shown.metrics, "school_members", None)
+        members = getattr(shown.metrics, "school_members", None) if school is None else school
         cam = self.camera
         cam.place(rect)
         if selected != self._followed:  # a fish followed (a click, Tab, a mark): the camera goes to it
@@ -198,10 +199,10 @@ class TankPane:
         self._draw_hover(surf, view, selected)
 
     def draw_minimap(self, surf: pygame.Surface, box: pygame.Rect, shown: Session, view: TankView,
-                     selected: int | None) -> None:
+                     selected: int | None, school: Any = None) -> None:
         """The whole tank in the minimap's box, with the camera's rectangle (ui/minimap.py)."""
         self.minimap.draw(surf, box, self.renderer.terrain, self._terrain_key, view, self.camera, selected,
-                          getattr(shown.metrics, "school_members", None))
+                          getattr(shown.metrics, "school_members", None) if school is None else school)
 
     def _draw_hover(self, surf: pygame.Surface, view: TankView, selected: int | None) -> None:
         """A thin ring round the fish a click would follow (the follow tool, the mouse resting on
@@ -241,7 +242,8 @@ class TankPane:
 
     def _draw_school(self, surf: pygame.Surface, members: Any) -> None:
         """The HUD's "largest school" — moving and aligned (observe/metrics.py SCHOOL_ALIGNED) —
-        ringed in the tank where its fish are drawn, so the number points at fish."""
+        ringed in the tank where its fish are drawn, so the number points at fish: ``members``
+        are of the drawn tick (observe/school_now.py), as is the HUD's number."""
         drawn = self.renderer.drawn_xy
         if members is None or len(members) == 0 or drawn is None:
             return

@@ -271,7 +271,7 @@ class AquariumScene(ShownTank):
                 self.camera.auto, self.camera.mode = False, "follow"
         self._draw_tank(surf, r["tank"])
         if r["minimap"].w:
-            self.pane.draw_minimap(surf, r["minimap"], self.shown, self.view, self.selected)
+            self.pane.draw_minimap(surf, r["minimap"], self.shown, self.view, self.selected, self.school()[0])
         if self.chrome and r["controls"].w:
             self.controls.draw(surf, r["controls"], aquarium_buttons(self))
         else:  # folded away (or under the followed fish): nothing there to click
@@ -314,7 +314,8 @@ class AquariumScene(ShownTank):
     def _draw_tank(self, surf: pygame.Surface, rect: pygame.Rect) -> None:
         """The water, the heat map, and over it the ASCII view or the charts when open."""
         heat = self.shown.heat() if self.show_heat else None
-        self.pane.draw(surf, rect, self.shown, self.view, self.prev, self._alpha, self.selected, self.show_fov, heat)
+        self.pane.draw(surf, rect, self.shown, self.view, self.prev, self._alpha, self.selected, self.show_fov, heat,
+                       self.school()[0])
         if self.show_ascii:
             self.pane.draw_ascii(surf, rect, self.shown, self.mode)
         if self.show_charts:
