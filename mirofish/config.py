@@ -679,6 +679,24 @@ class MetricsConfig(_Section):
     fallback_alert: float = Field(0.2, ge=0, le=1)
     hotspot_cell: int = Field(8, ge=1, le=1000, description="side of a stuck hot-spot square, in cells")
     jam_ticks: int = Field(6, ge=1, le=1_000_000, description="alert when a fish's stuck streak exceeds this")
+    hud_first: list[str] = Field([], max_length=16,
+                                 description="the window's HUD columns shown first, in this order (keys of its "
+                                             "metrics, e.g. school_size, school_moving: the schooling-demo "
+                                             "preset's, so a narrow window shows them without paging); the "
+                                             "rest follow in the HUD's own order")
+
+    @field_validator("hud_first")
+    @classmethod
+    def _hud_keys(cls, value: list[str]) -> list[str]:
+        """Each key one of the HUD's columns (observe/metrics.py ``hud``), named in the error."""
+        if value:
+            from .observe.metrics import ranked
+
+            known = [m.key for m in ranked("hud")]
+            wrong = [k for k in value if k not in known]
+            if wrong:
+                raise ValueError(f"{', '.join(wrong)} is not a HUD column; choose from: {', '.join(known)}")
+        return value
 
 
 class RecordConfig(_Section):

@@ -11,6 +11,7 @@ os.environ["SDL_VIDEODRIVER"] = "dummy"
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import numpy as np
+import pytest
 
 from mirofish.config import load_config
 from mirofish.observe.metrics import hex_nn_and_labels, nn_and_labels
@@ -57,3 +58,30 @@ def test_the_school_rings_are_the_school_of_the_tick_drawn_live_and_in_replay(tm
 def test_the_rings_are_one_school_on_a_hexagonal_tank():
     _rings_are_one_school(AquariumScene.live(load_config(preset="schooling-demo", seed=2, **{"world.grid": "hex"})),
                           300)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 600)])
+def test_the_demo_hud_shows_largest_school_and_school_moving_without_paging(monkeypatch, size):
+    """The README's demo says to watch "largest school" and "school moving": at 1280x720 "school
+    moving" was behind "more 1/2", at 1024x600 "largest school" too; the preset puts them first."""
+    from mirofish.ui import panels, theme
+    from mirofish.ui.app import App
+
+    drawn: list[str] = []
+    real_fit = theme.fit
+    monkeypatch.setattr(theme, "fit", lambda s, *a, **k: (drawn.append(s), real_fit(s, *a, **k))[1])
+    scene = AquariumScene.live(load_config(preset="schooling-demo", seed=1))
+    app = App([scene], size, offscreen=True)
+    app.frame(0.0)
+    assert "largest school" in drawn and "school moving" in drawn
+    hidden = panels.hud_hidden(scene.rects["hud"].w, scene.shown.brain_status(), scene.cfg.metrics.hud_first)
+    assert "largest school" not in hidden and "school moving" not in hidden and "school polariz." not in hidden
+    assert not any(label in drawn for label in hidden)  # (what the panel hides: on the next page)
+    app.close()
+
+
+def test_a_hud_column_that_does_not_exist_is_refused_by_name():
+    from mirofish.config import ConfigError
+
+    with pytest.raises((ConfigError, ValueError), match="school_sise is not a HUD column"):
+        load_config(**{"metrics.hud_first": ["school_sise"]})

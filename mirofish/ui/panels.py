@@ -54,17 +54,14 @@ class Hud:
             if value is not None:
                 hist.append(float(value))
 
-    def draw(self, surf: pygame.Surface, rect: pygame.Rect, metrics: dict, status: dict, brain: dict) -> None:
+    def draw(self, surf: pygame.Surface, rect: pygame.Rect, metrics: dict, status: dict, brain: dict,
+             first: list[str] | tuple[str, ...] = ()) -> None:
+        """The columns (``first``: the keys shown first, ``metrics.hud_first``; the rest in
+        :data:`HUD_METRICS`' order), a page at a time when they do not fit, and the status."""
         pygame.draw.rect(surf, theme.PANEL, rect)
         pygame.draw.line(surf, theme.PANEL_EDGE, rect.bottomleft, rect.bottomright)
-        model = brain.get("source") == "llm" or brain.get("live", {}).get("source") == "llm"
-        cols = [m for m in HUD_METRICS if model or not m.model_only]  # no model: room for the schools
-        status_w = min(280, max(190, rect.w // 4))
-        area = rect.w - status_w - 24
-        fit, pages = max(1, area // 112), 1
-        if len(cols) > fit:  # a page at a time, the marker in a slot of its own
-            fit = max(1, (area - 64) // 112)
-            pages = -(-len(cols) // fit)
+        cols = hud_columns(brain, first)
+        status_w, area, fit, pages = hud_fit(rect.w, len(cols))
         self.page %= pages
         cols = cols[self.page * fit:(self.page + 1) * fit]
         w = (area - (64 if pages > 1 else 0)) // fit
@@ -116,6 +113,36 @@ class Hud:
             self.page += 1
             return True
         return False
+
+
+def hud_columns(brain: dict[str, Any], first: list[str] | tuple[str, ...] = ()) -> list[Any]:
+    """The HUD's columns in order: ``first`` (a preset's ``metrics.hud_first``: the schooling
+    demo's school figures), then the rest in :data:`HUD_METRICS`' order; the model's three only
+    with a model brain (no model: room for the schools)."""
+    model = brain.get("source") == "llm" or brain.get("live", {}).get("source") == "llm"
+    cols = [m for m in HUD_METRICS if model or not m.model_only]
+    rank = {k: i for i, k in enumerate(first)}
+    return sorted(cols, key=lambda m: rank.get(m.key, len(rank)))  # (stable: the rest keep their order)
+
+
+def hud_hidden(width: int, brain: dict[str, Any], first: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The labels of the columns a HUD ``width`` px wide leaves to later pages ("more"), as
+    :meth:`Hud.draw` lays them out."""
+    cols = hud_columns(brain, first)
+    return [m.label for m in cols[hud_fit(width, len(cols))[2]:]]
+
+
+def hud_fit(width: int, n: int) -> tuple[int, int, int, int]:
+    """How a HUD ``width`` px wide lays out ``n`` columns: (status column's width, the columns'
+    area, columns a page, pages) — a page at a time when they do not fit, the "more" marker in
+    a slot of its own."""
+    status_w = min(280, max(190, width // 4))
+    area = width - status_w - 24
+    fit, pages = max(1, area // 112), 1
+    if n > fit:
+        fit = max(1, (area - 64) // 112)
+        pages = -(-n // fit)
+    return status_w, area, fit, pages
 
 
 def status_lines(status: dict[str, Any], brain: dict[str, Any]) -> list[tuple[str, Colour]]:

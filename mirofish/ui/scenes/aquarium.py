@@ -278,7 +278,8 @@ class AquariumScene(ShownTank):
             for b in self.buttons:
                 b.rect = pygame.Rect(0, 0, 0, 0)
         if r["hud"].w:
-            self.hud.draw(surf, r["hud"], {}, self._status(), self.shown.brain_status())
+            self.hud.draw(surf, r["hud"], {}, self._status(), self.shown.brain_status(),
+                          self.shown.cfg.metrics.hud_first)
         if r["panel"].w and self.selected is None:  # no fish followed: the live settings
             live = self.shown.kind == "live"
             draw_tune_panel(surf, r["panel"], self.sliders if live else [], self.view.settings if live else None,
