@@ -20,6 +20,18 @@ from mirofish.session import LiveSession, ReplaySession
 from mirofish.ui.scenes.aquarium import AquariumScene
 
 
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    """400 ticks of the default tank (seed 7) with the embedded brain."""
+    path = tmp_path_factory.mktemp("newcomer") / "run.db"
+    cfg = load_config(seed=7)
+    live = LiveSession(cfg)
+    rec = Recorder(path, cfg).attach(live)
+    live.run(400)
+    rec.close()
+    return path
+
+
 def _clusters(view, fish: np.ndarray) -> int:
     """Into how many groups ``fish`` fall, linking fish within 2 cells (the README's school; a
     hexagonal tank's: two hex steps)."""
@@ -85,3 +97,21 @@ def test_a_hud_column_that_does_not_exist_is_refused_by_name():
 
     with pytest.raises((ConfigError, ValueError), match="school_sise is not a HUD column"):
         load_config(**{"metrics.hud_first": ["school_sise"]})
+
+
+def test_report_says_drift_is_n_a_for_template_summaries_as_the_window_does(recording, capsys):
+    """``report --fish 7`` printed "drift score …: 0.20, 0.14, 0.14" for an instinct fish, whose
+    summaries are the template's facts in set words; the follow panel says n/a, and so does report."""
+    import dataclasses
+
+    from mirofish.cli import main
+    from mirofish.session.report import fish_report
+
+    assert main(["report", str(recording), "--fish", "7"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "drift score" in ln)
+    assert "n/a for 3 template summaries" in line and "only a model's own summaries are judged" in line
+    r = fish_report(recording, 7)
+    assert r.drift_by == ["template"] * 3
+    mixed = dataclasses.replace(r, drift=[0.31, 0.2, 0.1], drift_by=["model", "template", "template"])
+    assert mixed.drift_text().startswith("0.31; n/a for 2 template summaries (")
+    assert dataclasses.replace(r, drift_by=["model"] * 3).drift_text() == ", ".join(f"{d:.2f}" for d in r.drift)

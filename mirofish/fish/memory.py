@@ -175,6 +175,11 @@ class LongMemory:
             out.append(SummaryInput(fish=i, anchors=anchors, **vals))
         return out
 
+    def written(self, i: int) -> list[bool]:
+        """Per kept summary of fish ``i``, oldest first: True where a model wrote its text (kept in
+        :attr:`texts`), False where it is the template's (a pure function of its record)."""
+        return [(i, serial) in self.texts for serial, _ in self.rows(i)]
+
     def summaries(self, i: int, summarizer: Summarizer) -> list[str]:
         """Fish ``i``'s kept summaries as text, oldest first."""
         texts = []

@@ -37,7 +37,7 @@ class FishReport:
     memory_chars: list[int]
     company_ticks: int
     encounters: int
-    drift: list[float]  # per kept summary at the end, oldest first
+    drift: list[float]  # per kept summary at the end, oldest first (a template's too: see drift_by)
     stuck_peak: int
     exploration: float
     tank_exploration: float
@@ -54,6 +54,24 @@ class FishReport:
     # of its cache_miss fallbacks (a fork of a model run): what the server asked instead said, or
     # "not asked" (no server, an open breaker, a spent budget) — a fork's summary's cache_miss_reasons
     cache_miss_reasons: dict[str, Any] = field(default_factory=dict)
+    # who wrote each kept summary of ``drift``: "model" (its own words, judged) or "template" (the
+    # instinct brain's facts in set words: its score says nothing of the fish, n/a as in the window)
+    drift_by: list[str] = field(default_factory=list)
+
+    def drift_text(self) -> str:
+        """The drift scores as the window's follow panel judges them: a model's own summaries'
+        scores; a template summary's n/a, with its score and why."""
+        if not self.drift:
+            return "no summary yet"
+        by = self.drift_by or ["model"] * len(self.drift)
+        judged = [f"{d:.2f}" for d, who in zip(self.drift, by) if who == "model"]
+        template = [f"{d:.2f}" for d, who in zip(self.drift, by) if who != "model"]
+        if not template:
+            return ", ".join(judged)
+        n = len(template)
+        why = (f"n/a for {'a template summary' if n == 1 else f'{n} template summaries'} (the instinct brain's "
+               f"facts in set words, scoring {', '.join(template)}; only a model's own summaries are judged)")
+        return ", ".join(judged) + f"; {why}" if judged else why
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -121,6 +139,7 @@ def fish_report(path: str | Path | Recording, fish: int, t0: int | None = None, 
         tank_actions={a: round(float(c / tank.sum()), 4) for a, c in zip(names, tank)},
         energy=energy, memory_chars=memory_chars, company_ticks=int(company), encounters=int(encounters),
         drift=[round(drift_score(x, persona), 3) for x in w.summaries(fish)], stuck_peak=stuck_peak,
+        drift_by=["model" if own else "template" for own in s.long_memory.written(fish)],
         exploration=round(float(distinct[fish] / span), 4), tank_exploration=round(float(distinct.mean() / span), 4),
         eats=int(s.eats[fish]) - start_eats, refusals=int(s.refusals[fish]) - start_refusals,
         decisions=dict(tiers), fallback_reasons=dict(reasons), cache_miss_reasons=dict(+misses),
@@ -224,8 +243,7 @@ def render_text(r: FishReport) -> str:
         "  decisions: " + (", ".join(f"{k} {v}" for k, v in sorted(r.decisions.items())) or "none")
         + ("   fallback because: " + _reasons_text(r) if r.fallback_reasons else ""),
         "  word and deed: " + _word_deed_line(r.word_deed),
-        "  drift score (summary vs persona, 1 = in character): "
-        + (", ".join(f"{d:.2f}" for d in r.drift) if r.drift else "no summary yet"),
+        "  drift score (summary vs persona, 1 = in character): " + r.drift_text(),
     ]
     if r.groups is not None:
         from ..observe.groups import render_lines
