@@ -115,3 +115,24 @@ def test_report_says_drift_is_n_a_for_template_summaries_as_the_window_does(reco
     mixed = dataclasses.replace(r, drift=[0.31, 0.2, 0.1], drift_by=["model", "template", "template"])
     assert mixed.drift_text().startswith("0.31; n/a for 2 template summaries (")
     assert dataclasses.replace(r, drift_by=["model"] * 3).drift_text() == ", ".join(f"{d:.2f}" for d in r.drift)
+
+
+def test_influences_table_says_what_effect_means_and_counts_one_decision():
+    """The terminal table never said what sign "effect" has (only the PNG did) and printed "sum -3
+    over 1 decisions"."""
+    from mirofish.session.influence import render_text
+
+    summary = {"outcome": "largest_school@330:350", "outcome_recorded": 12.0, "window": [200, 260],
+               "decisions_tested": 2, "forks": 10, "seconds": 1.0, "forks_per_second": 10.0, "workers": 1,
+               "brain": "instinct", "null": {"band": [-2.0, 2.0], "samples": 20, "stable": True},
+               "pivotal": [], "pivotal_share": 0.0, "note": "note",
+               "decisions": [{"effect": -3.0, "pivotal": False, "low": -4.0, "high": -2.0, "tick": 210, "fish": 7,
+                              "recorded": "rest", "alternatives": 4, "strongest_alternative": "school",
+                              "strongest_outcome": 15.0}],
+               "fish": [{"fish": 7, "sum_of_effects": -3.0, "decisions": 1}, {"fish": 8, "sum_of_effects": 1.0,
+                                                                            "decisions": 2}],
+               "plan_types": []}
+    text = render_text(summary)
+    assert ("effect = largest_school@330:350 with the recorded choice - its mean over the choice's alternatives "
+            "(+: the recorded choice raised it, -: lowered it)") in text
+    assert "sum -3 over 1 decision\n" in text + "\n" and "over 2 decisions" in text and "1 decisions" not in text

@@ -430,7 +430,9 @@ def render_text(s: dict[str, Any], top: int = 12) -> str:
              f"judged against the band of the other decisions' swaps) "
              f"{band[0]:+.3g} .. {band[1]:+.3g}"
              + ("" if s["null"]["stable"] else " (not yet stable: raise --null-max)"),
-             f"pivotal: {len(s['pivotal'])} of {s['decisions_tested']} decisions ({s['pivotal_share']:.0%})", "",
+             f"pivotal: {len(s['pivotal'])} of {s['decisions_tested']} decisions ({s['pivotal_share']:.0%})",
+             f"effect = {s['outcome']} with the recorded choice - its mean over the choice's alternatives "
+             f"(+: the recorded choice raised it, -: lowered it)", "",
              " rank  tick  fish  recorded plan                       effect   95% interval        alts  strongest "
              "alternative"]
     for n, r in enumerate(s["decisions"][:top], 1):
@@ -446,7 +448,8 @@ def render_text(s: dict[str, Any], top: int = 12) -> str:
         lines += ["", "fish (summed effects; ablated: all its decisions in the window by the random chooser):"]
         for f in s["fish"][:6]:
             ab = f.get("ablated")
-            lines.append(f"  fish {f['fish']:4d}: sum {f['sum_of_effects']:+.3g} over {f['decisions']} decisions"
+            n = f["decisions"]
+            lines.append(f"  fish {f['fish']:4d}: sum {f['sum_of_effects']:+.3g} over {n} decision{'s' * (n != 1)}"
                          + (f"; ablated {ab['effect']:+.3g} [{ab['low']:+.3g}, {ab['high']:+.3g}] "
                             f"({ab['replicates']} replicates)" if ab else ""))
     if s["plan_types"]:
