@@ -136,3 +136,32 @@ def test_influences_table_says_what_effect_means_and_counts_one_decision():
     assert ("effect = largest_school@330:350 with the recorded choice - its mean over the choice's alternatives "
             "(+: the recorded choice raised it, -: lowered it)") in text
     assert "sum -3 over 1 decision\n" in text + "\n" and "over 2 decisions" in text and "1 decisions" not in text
+
+
+def _help(capsys, *argv: str) -> str:
+    from mirofish.cli import main
+
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())  # (argparse's wrapping undone)
+
+
+def test_the_help_texts_say_what_is_true(capsys):
+    """``--help`` did not say live is the default; replay's --select named a ``headless --ascii``
+    it lacks; influence's --workers had no default and "the influence's forks asks"; reef pointed
+    at mirofish/reef/spec.py."""
+    assert "Without a command (or with only flags) it runs live" in _help(capsys)
+    replay = _help(capsys, "replay")
+    assert "--select ID follow this fish from the start --charts" in replay and "--ascii" not in replay
+    assert "headless --ascii: its remembered places" in _help(capsys, "live")
+    influence = _help(capsys, "influence")
+    assert "fork in N processes (default 1" in influence and "the influence study's forks ask (" in influence
+    assert "the window's forks and questions ask (" in replay and "the fork asks (" in _help(capsys, "fork")
+    assert "example: assets/reefs/ring.toml" in _help(capsys, "reef")
+
+
+def test_reef_without_a_file_suggests_the_example(capsys):
+    from mirofish.cli import main
+
+    assert main(["reef", "--headless"]) == 2
+    assert "try the example: python run.py reef assets/reefs/ring.toml --headless" in capsys.readouterr().err

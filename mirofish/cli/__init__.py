@@ -86,7 +86,9 @@ COMMANDS = (
 
 def build_parser() -> argparse.ArgumentParser:
     """Every scene's command (the registry's order), then :data:`COMMANDS`."""
-    parser = Parser(prog="mirofish", description="MiroFish: an aquarium where order emerges among agents.")
+    parser = Parser(prog="mirofish", description="MiroFish: an aquarium where order emerges among agents. Without "
+                                                 "a command (or with only flags) it runs live: python run.py = "
+                                                 "python run.py live.")
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
     for problem in [*problems(), *metric_problems, *plan_problems]:  # a plug-in that does not load: one line each
         print(f"mirofish: {problem}", file=sys.stderr)

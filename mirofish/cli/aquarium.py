@@ -35,7 +35,7 @@ def arguments(live: argparse.ArgumentParser) -> None:
                       help="no view; print JSON. Lockstep runs as fast as possible; with --set engine.mode=realtime "
                       "it keeps the simulated clock at --speed (as the window does)")
     live.add_argument("--terminal", action="store_true", help="the tank as characters in the terminal")
-    add_window_flags(live)
+    add_window_flags(live, ascii_select=True)
     live.add_argument("--ticks", type=int_at_least(1, MAX_TICKS), help="ticks to run (headless default 2000)")
     live.add_argument("--fish", type=int_at_least(1), help="number of fish (default 60)")
     live.add_argument("--seed", type=int_at_least(0), help="random seed (default 7)")
@@ -291,15 +291,16 @@ def fork_arguments(fk: argparse.ArgumentParser) -> None:
     fk.add_argument("--outcome", metavar="FIGURE@T",
                     help="also measure an outcome as `influence` does (e.g. largest_school@340): a row of its table "
                          "re-run; with --fish and --plan/--action only")
-    reader_flags(fk, "fork")
+    reader_flags(fk, "the fork asks")
     fk.add_argument("--reply-cache", metavar="DIR", help="model runs: also keep and reuse replies in DIR")
 
 
 def reader_flags(p: argparse.ArgumentParser, what: str) -> None:
-    """The brain, server and key a reader of a recording may use — only the user's, never the
+    """The brain, server and key a reader of a recording may use (``what``: who asks the server,
+    with its verb: "the fork asks") — only the user's, never the
     recording's (mirofish/session/trust.py)."""
     p.add_argument("--base-url", metavar="URL",
-                   help=f"model runs: the server the {what} asks (without it only the recorded replies answer; a "
+                   help=f"model runs: the server {what} (without it only the recorded replies answer; a "
                         "recording's own server is never contacted)")
     p.add_argument("--model", metavar="NAME", help="model runs: the model to ask (default: the recorded one)")
     p.add_argument("--api-key-env", metavar="VAR",

@@ -70,7 +70,9 @@ def add_config_flags(p: argparse.ArgumentParser) -> None:
 FRAMES = 60  # --screenshot's and --fps' frames when --frames is not given
 
 
-def add_window_flags(p: argparse.ArgumentParser, aquarium: bool = True) -> None:
+def add_window_flags(p: argparse.ArgumentParser, aquarium: bool = True, ascii_select: bool = False) -> None:
+    """The window's flags; ``aquarium``: ``--select`` and ``--charts`` too (``ascii_select``: the
+    command has ``--headless --ascii``, where ``--select`` draws the fish's places)."""
     p.add_argument("--screenshot", metavar="PNG", help="render offscreen, save a PNG after --frames frames, exit")
     p.add_argument("--frames", type=int_at_least(1, 1_000_000), default=None,
                    help=f"frames for --screenshot / --fps (default {FRAMES}; only with one of them)")
@@ -78,7 +80,8 @@ def add_window_flags(p: argparse.ArgumentParser, aquarium: bool = True) -> None:
                                                             "--screenshot …)")
     if aquarium:
         p.add_argument("--select", type=int_at_least(0), metavar="ID",
-                       help="follow this fish from the start (headless --ascii: its remembered places, as digits)")
+                       help="follow this fish from the start" + (" (headless --ascii: its remembered places, as "
+                                                                 "digits)" if ascii_select else ""))
         p.add_argument("--charts", action="store_true", help="start with the charts view open (key C)")
     p.add_argument("--fps", action="store_true", help="render offscreen as fast as possible; print frame-rate JSON")
     p.add_argument("--size", metavar="WxH", help="window size, e.g. 1280x720 (default: fits the screen)")

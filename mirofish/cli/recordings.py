@@ -65,7 +65,7 @@ def replay_arguments(rp: argparse.ArgumentParser) -> None:
                          "alternative (default: REC.influence/ beside the recording, when it is there)")
     from .aquarium import reader_flags
 
-    reader_flags(rp, "window's forks and questions")
+    reader_flags(rp, "the window's forks and questions ask")
     add_window_flags(rp)
 
 
@@ -571,7 +571,8 @@ def influence_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-requests", type=int_at_least(0), default=0, metavar="N",
                    help="model runs with --base-url: at most N requests to the server over all forks (a request "
                         "the recording holds is answered from it, free); 0: none (default)")
-    p.add_argument("--workers", type=int_at_least(1, 64), default=1, metavar="N", help="fork in N processes")
+    p.add_argument("--workers", type=int_at_least(1, 64), default=1, metavar="N",
+                   help="fork in N processes (default 1: all in this process)")
     p.add_argument("--seed", type=int_at_least(0), default=0, help="the seed of the null's and intervals' draws")
     p.add_argument("--null-max", type=int_at_least(20, 100_000), default=400, metavar="N",
                    help="at most N null samples (they are drawn until the null's 95th percentile is stable)")
@@ -585,7 +586,7 @@ def influence_arguments(p: argparse.ArgumentParser) -> None:
                         "else csv)")
     p.add_argument("--overwrite", action="store_true", help="replace existing files in DIR")
     p.add_argument("--json", action="store_true", help="print the summary as JSON instead of text")
-    reader_flags(p, "influence's forks")
+    reader_flags(p, "the influence study's forks ask")
 
 
 def _ticks_pair(text: str, flag: str) -> tuple[int, int]:

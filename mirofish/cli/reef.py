@@ -13,7 +13,8 @@ from .common import EXIT_BAD_INPUT, MAX_TICKS, UsageError, add_window_flags, gua
 
 
 def arguments(rf: argparse.ArgumentParser) -> None:
-    rf.add_argument("path", nargs="?", metavar="REEF.toml", help="the reef file (see mirofish/reef/spec.py)")
+    rf.add_argument("path", nargs="?", metavar="REEF.toml", help="the reef file (example: assets/reefs/ring.toml; "
+                                                                 "its keys: docs/reef.md)")
     rf.add_argument("--headless", action="store_true", help="no window; print one JSON line at the end")
     rf.add_argument("--ticks", type=int_at_least(1, MAX_TICKS), help="ticks to run (default: the file's)")
     rf.add_argument("--workers", type=int_at_least(1, 256), default=1,
@@ -44,7 +45,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args)
     if not args.path:
-        raise UsageError("mirofish reef: a reef file is needed (REEF.toml), or --replay DIR")
+        raise UsageError("mirofish reef: a reef file is needed (REEF.toml; try the example: python run.py reef "
+                         "assets/reefs/ring.toml" + (" --headless" if args.headless else "") + "), or --replay DIR")
     if args.cluster is not None and not args.cluster.strip():
         raise UsageError("mirofish reef: --cluster needs a Dask scheduler's address (got an empty one)")
     spec = load_reef(args.path)
