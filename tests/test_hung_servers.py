@@ -296,7 +296,22 @@ def test_a_long_retry_after_is_counted_rate_limited_not_tick_timeout():
     assert run.returncode == 0, run.stderr
     brain = json.loads(run.stdout.splitlines()[-1])["brain"]
     assert brain["fallbacks"] and set(brain["fallbacks"]) == {"rate_limited"}, brain["fallbacks"]
-    assert "stopped answering (rate_limited" in run.stderr and "tick_timeout" not in run.stderr, run.stderr
+    assert "asks to be asked later (rate_limited" in run.stderr and "tick_timeout" not in run.stderr, run.stderr
+    assert "stopped answering" not in run.stderr, run.stderr  # (it answers: with 429s)
+
+
+def test_a_server_answering_with_errors_is_not_said_to_have_stopped_answering():
+    """A server that answers every request with an HTTP 500 opens the breaker; its line says it
+    answers with errors, naming the status, not that it stopped answering."""
+    import subprocess
+    import sys
+
+    with TestServer(fault="500") as server:
+        run = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "30", "--fish", "4",
+                              "--base-url", server.url, "--model", "m", "--set", "brain.backoff_s=0.01",
+                              "--set", "brain.warmup_timeout_s=2"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "answers with errors (http_500" in run.stderr and "stopped answering" not in run.stderr, run.stderr
 
 
 def test_a_long_retry_after_in_realtime_is_counted_rate_limited_not_timeout():

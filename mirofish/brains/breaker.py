@@ -69,7 +69,7 @@ class Breaker:
                 # request (a server hung on one request fails every tick): said as ticks
                 what = (f"{self.failures} ticks in a row gave up waiting for its answer, tick_timeout"
                         if reason == "tick_timeout" else f"{reason or 'failures'}, {self.failures} in a row")
-                self.say(f"{self.name} stopped answering ({what}); "
+                self.say(f"{self.name} {_doing(reason)} ({what}); "
                          f"fish use the instinct brain, and it is asked again at least every {PROBE_CAP_S:.0f} s")
 
     def succeeded(self, latency_s: float | None = None) -> None:
@@ -131,3 +131,13 @@ class Breaker:
             raise
         self.outcome(True, probe, tick)
         return out
+
+
+def _doing(reason: str) -> str:
+    """What a server whose breaker opens is doing, in words: one that answers with a refusal (a
+    429 asking to wait, an HTTP error, replies that are not completions) has not stopped answering."""
+    if reason == "rate_limited":
+        return "asks to be asked later"
+    if reason.startswith(("http_", "reply_")):
+        return "answers with errors"
+    return "stopped answering"
