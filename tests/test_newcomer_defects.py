@@ -165,3 +165,22 @@ def test_reef_without_a_file_suggests_the_example(capsys):
 
     assert main(["reef", "--headless"]) == 2
     assert "try the example: python run.py reef assets/reefs/ring.toml --headless" in capsys.readouterr().err
+
+
+def test_trace_labels_a_rest_plan_by_the_end_it_can_reach(recording, capsys):
+    """``trace`` showed "plan rest until 100 energy" while energy fell: resting revives only below
+    fish.rest_ceiling (10), so such a plan ends at its horizon, and the label says so."""
+    from mirofish.cli import main
+    from mirofish.fish.plans import DEFAULT as DEFAULT_PLANS
+    from mirofish.fish.plans import NO_END
+
+    rest = DEFAULT_PLANS.code["rest"]
+    assert DEFAULT_PLANS.standing(rest, 100, 1018, 1000) == (
+        "rest until t1018 (its horizon; 100 energy is out of reach: resting revives only below 10)")
+    assert DEFAULT_PLANS.standing(rest, 100, NO_END, 1000).startswith("rest (until a trigger or the next decision;")
+    assert DEFAULT_PLANS.standing(rest, 8, 1018, 1000) == "rest until 8 energy"  # reachable: as it was
+    assert main(["trace", str(recording), "--fish", "7", "--from", "0", "--to", "399"]) == 0
+    plans = [ln for ln in capsys.readouterr().out.splitlines() if "  plan " in ln]  # (a decision keeps its words)
+    resting = [ln for ln in plans if " plan rest " in ln]
+    assert resting and not any("until 100 energy" in ln for ln in plans)
+    assert "plan rest until t34 (its horizon; 100 energy is out of reach: resting revives only below 10)" in resting[0]

@@ -97,6 +97,7 @@ def trace_fish(recording: Recording | str | Path, fish: int, t0: int, t1: int) -
         out.append(row)
         player.step()
         # the plan the fish swam during this tick (after any decision of the tick) and what it did
-        row["plan"] = rec.plans.describe(int(s.plan_goal[fish]), int(s.plan_param[fish]))
+        row["plan"] = rec.plans.standing(int(s.plan_goal[fish]), int(s.plan_param[fish]), int(s.plan_end[fish]),
+                                         int(w.rest_ceiling))
         row["intent"] = rec.plans.grid.action_names[int(s.intent[fish])]  # (the tank's grid's names)
     return out
