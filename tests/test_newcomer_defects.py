@@ -184,3 +184,11 @@ def test_trace_labels_a_rest_plan_by_the_end_it_can_reach(recording, capsys):
     resting = [ln for ln in plans if " plan rest " in ln]
     assert resting and not any("until 100 energy" in ln for ln in plans)
     assert "plan rest until t34 (its horizon; 100 energy is out of reach: resting revives only below 10)" in resting[0]
+
+
+def test_clips_help_says_it_draws_the_whole_tank_not_as_the_window_shows_it(capsys):
+    """clip said "as the window shows it", but draws the whole tank at 8 px where the replay window
+    shows its 20 px camera on the school; the help now says what a clip shows."""
+    text = _help(capsys, "clip")
+    assert "as the window shows it" not in text
+    assert "the whole tank (where the window's camera follows the school at 20 px a cell" in _help(capsys)

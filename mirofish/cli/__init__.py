@@ -54,8 +54,10 @@ COMMANDS = (
             recordings.replay_arguments, recordings.replay),
     Command("fork", "swap one fish's decision at a tick and run on live (intervention replay)",
             recordings.fork_arguments, recordings.fork),
-    Command("clip", "draw a stretch of a recording, as the window shows it, into a GIF or an MP4 "
-                    "(needs pip install -e '.[clips]')", recordings.clip_arguments, recordings.clip),
+    Command("clip", "draw a stretch of a recording with the window's drawing code into a GIF or an MP4: the "
+                    "whole tank (where the window's camera follows the school at 20 px a cell; --zoom Z and "
+                    "--follow N come closer) (needs pip install -e '.[clips]')",
+            recordings.clip_arguments, recordings.clip),
     Command("report", "single-fish report over a tick range", recordings.report_arguments, recordings.report),
     Command("export", "copy a window of ticks around a tick into a new recording, or write the recording as "
                       "tables (--tables DIR) for pandas, polars or DuckDB, or its model exchanges as OpenTelemetry "

@@ -1,5 +1,12 @@
-"""Clips to share: a stretch of a recording drawn offscreen, as the window draws it, into an
-animated GIF or an MP4 (``python run.py clip REC --from T1 --to T2 --out demo.gif``).
+"""Clips to share: a stretch of a recording drawn offscreen with the window's drawing code into
+an animated GIF or an MP4 (``python run.py clip REC --from T1 --to T2 --out demo.gif``).
+
+Decision: a clip shows the **whole tank** (at the largest whole size that fits, 8 px a cell at
+1280×720), not the window's follow camera (20 px a cell, gliding after the school): a clip is
+watched without the minimap that says where a camera is, and what it is shared for — schools
+forming, a fork diverging — happens across the tank. ``--zoom Z`` comes closer (around the
+middle, or around the fish ``--follow N`` rings). The help and docs/live-past.md say so
+(they said "as the window shows it", which a replay at 20 px is not).
 
 Frames come from the same code as the window — an :class:`~mirofish.ui.scenes.aquarium.AquariumScene`
 over a :class:`~mirofish.session.ReplaySession`, with its smooth motion between ticks — or,
