@@ -233,3 +233,33 @@ def test_a_runs_own_words_never_break_or_script_the_page(browser, tmp_path):
         assert errors == []
     finally:
         ctx.close()
+
+
+def test_the_players_hud_writes_each_metric_as_the_window_does(browser, tmp_path):
+    """Whole-number metrics read "4.000" (largest cluster, school size); the page now formats each
+    value with the metric table's ``fmt``, as the window's HUD does: "12 fish", "4", "0.6%"."""
+    from mirofish.observe.metrics import METRICS
+
+    rec = tmp_path / "r.mirofish"
+    s = LiveSession(load_config(seed=7))
+    s.start_recording(rec)
+    s.run(300)
+    s.stop_recording()
+    s.close()
+    export_html(rec, tmp_path / "r.html")
+    errors: list[str] = []
+    ctx, page = _open(browser, tmp_path / "r.html", errors)
+    try:
+        page.evaluate("window.mirofish.seek(250)")
+        page.wait_for_timeout(300)
+        shown = page.evaluate("""Array.from(document.querySelectorAll('#hud .spark')).map(b =>
+            [b.querySelector('.k').textContent, b.querySelector('.v').textContent])""")
+        values = dict(shown)
+        assert values["school size"].endswith(" fish") and "." not in values["school size"], values
+        assert "." not in values["largest cluster"], values
+        assert values["conflict rate"].endswith("%"), values
+        fmt = {m.key: m.fmt for m in METRICS}
+        assert len(values["polarization"].split(".")[1]) == len(fmt["polarization"].format(0.5).split(".")[1])
+        assert errors == [], errors
+    finally:
+        ctx.close()

@@ -164,6 +164,9 @@ def test_a_served_recordings_frames_are_the_replays_states(tmp_path):
             async with websockets.connect(served.url.replace("http", "ws") + "ws", max_size=1 << 24) as ws:
                 hello = json.loads(await ws.recv())
                 assert hello["live"] is False and (hello["first"], hello["last"]) == (0, 400)
+                # the page writes each metric with the window's format ("4 fish", not "4.000")
+                assert hello["formats"]["school_size"] == "{:.0f} fish"
+                assert hello["formats"]["largest_cluster"] == "{:.0f}"
                 await ws.send(json.dumps({"op": "seek", "tick": t - 1}))
                 await ws.send(json.dumps({"op": "seek", "tick": t}))
                 while True:

@@ -37,6 +37,14 @@ METRIC_KEYS = ("schooling_degree", "mean_energy", "largest_cluster", "school_siz
                "action_entropy", "conflict_rate")
 
 
+def metric_formats() -> dict[str, str]:
+    """Each of :data:`METRIC_KEYS`' format, the metric table's (``Metric.fmt``: "{:.0f} fish",
+    "{:.1%}" …), so the player shows "4 fish" where the window does, not "4.000"."""
+    from ..observe.metrics import METRICS
+
+    return {m.key: m.fmt for m in METRICS if m.key in METRIC_KEYS}
+
+
 class HtmlExportError(RecordingError):
     """An HTML export that cannot be written (one line)."""
 
@@ -175,6 +183,7 @@ def export_html(path: str | os.PathLike[str], out: str | os.PathLike[str], t0: i
                  "action": rec.header.get("fork_action"), "rings": ghost is not None, "why_no_rings": why}
         if rec.header.get("fork_tick") is not None else None,
         "layout": layout, "decisions": recorded_decisions(rec, a, b), "metrics": recorded_metrics(rec, a, b),
+        "formats": metric_formats(),
     }
     page = PLAYER.read_text(encoding="utf-8")
     # every "<" of the run's own text (thoughts, plans, the file's name) escaped inside its JSON
