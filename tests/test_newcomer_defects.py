@@ -192,3 +192,14 @@ def test_clips_help_says_it_draws_the_whole_tank_not_as_the_window_shows_it(caps
     text = _help(capsys, "clip")
     assert "as the window shows it" not in text
     assert "the whole tank (where the window's camera follows the school at 20 px a cell" in _help(capsys)
+
+
+def test_a_mixed_tanks_hud_says_what_its_tank_group_is(monkeypatch):
+    """examples/mixed.toml's window listed "tank: instinct", a group nothing explained: the fish no
+    group takes and, in the window, those added by a click (its spare slots)."""
+    from mirofish.ui import panels
+
+    scene = AquariumScene.live(load_config("examples/mixed.toml"))
+    lines = [text for text, _ in panels.status_lines({"tick": 0}, scene.shown.brain_status())]
+    assert "tank (fish in no group): instinct" in lines and not any(ln.startswith("tank:") for ln in lines)
+    assert "instinct: instinct" in lines and "rules: RuleBrain" in lines  # (was "rules: rules")

@@ -202,12 +202,18 @@ def _model_state(brain: dict[str, Any]) -> tuple[str, Colour]:
 
 
 def _user_brain_lines(brain: dict[str, Any]) -> list[tuple[str, Colour]]:
-    """A user brain's line (or, a mixed tank, each group's): who decides, its fallback rate."""
+    """A user brain's line (or, a mixed tank, each group's): who decides, its fallback rate. The
+    group ``tank`` (config.FishConfig.group_names: the fish no group takes, and in the window the
+    spare slots of fish added by a click — listed even when every fish is in a group) reads
+    "tank (fish in no group)", as docs/groups.md describes it."""
     lines = []
     for group, part in brain.get("groups", {"": brain}).items():
         who = part.get("brain") or part.get("source", "")
+        if group and who == group and part.get("spec"):  # a group's user brain is named by its class
+            who = str(part["spec"]).rpartition(":")[2]  # ("rules: RuleBrain", not "rules: rules")
         rate = part.get("fallback_rate", 0.0)
-        text = f"{group + ': ' if group else 'brain: '}{who}" + (f"  fallback {rate:.0%}" if rate else "")
+        label = "tank (fish in no group)" if group == "tank" else group
+        text = f"{label + ': ' if label else 'brain: '}{who}" + (f"  fallback {rate:.0%}" if rate else "")
         lines.append((text, theme.WARN if rate > 0.2 else theme.DIM))
     return lines
 
