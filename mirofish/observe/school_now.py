@@ -10,6 +10,7 @@ cells of each other, linked; at least half moved in the last 10 ticks; polarizat
 and its HUD's "largest school", "school polariz." and "school moving" show that tick's school
 too, so the number and the rings always agree with the fish on screen. On a sample tick the
 figures are the sample's exactly (the recording's and the charts' points are the samples').
+Its cost, once per tick shown: 0.02 ms for 100 fish, 0.4 ms for 3,000 (a tick of them: 2 ms).
 """
 
 from __future__ import annotations
