@@ -101,14 +101,13 @@ def school_sequence(seed: int = 1, ticks=(240, 250, 260, 270, 280, 290), size=(1
 
 def main() -> None:
     school_sequence()
-    demo = load_config(preset="schooling-demo", seed=1, **{"engine.speed": 1.0})
-    scene = AquariumScene.live(demo)
-    scene.pacer.paused = True
-    while scene.session.world.tick < 300:
-        scene.step()
-    scene.pacer.paused = False
-    members = scene.session.metrics.school_members
-    shoot(scene, "live.png", 30, select=int(members[0]) if members.size else 12)
+    # the README's second screenshot: the window as `live` opens the demo (its own speed, the camera
+    # following fish 1), at tick 301, a metrics sample tick (the HUD then equals --headless --ticks 301)
+    import subprocess
+
+    subprocess.run([sys.executable, str(HERE.parent / "run.py"), "live", "--preset", "schooling-demo", "--seed", "1",
+                    "--select", "1", "--size", "1920x1080", "--frames", "2266", "--screenshot",
+                    str(HERE / "live.png")], check=True)
 
     path = recorded_run(7, 2400)
 
