@@ -70,6 +70,27 @@ def test_realtime_fish_keep_swimming_against_a_failing_server(fault):
         assert eng.metrics.decisions_by_tier().get("fallback", 0) + eng.source.status()["waiting_plans"] > 0
 
 
+def test_requests_still_with_the_server_when_the_run_ends_are_counted():
+    """A run that ends while the server still computes requests its ticks gave up on says how many
+    (``requests_in_flight``: before, counted nowhere — neither a decision nor a fallback of
+    theirs); a server that answered everything leaves none."""
+    statuses = []
+    with TestServer() as server:
+        for slow in (False, True):
+            eng = LiveSession(cfg_for(server.url, **{"brain.request_timeout_s": 30.0, "brain.breaker_failures": 100}))
+            if slow:  # (warmed up; slow from tick 0: the ticks give up, the requests stay open)
+                server.fault, server.delay = "slow", 5.0
+            try:
+                eng.run(3)
+                statuses.append(eng.source.status())
+            finally:
+                eng.close()
+    fast, slow = statuses
+    assert fast["requests_in_flight"] == 0 and fast["model_decisions"] == fast["requests"] > 0, fast
+    # every request of tick 0: one with the server, the others waiting for its one slot; the fallback decided
+    assert slow["requests_in_flight"] == slow["requests"] == 10 and slow["fallbacks"] == {"tick_timeout": 10}, slow
+
+
 def test_late_model_answers_after_a_tick_gave_up_replace_the_fallback_once():
     """A tick gives up on a server that became slow: the fallback decides every fish; requests
     still waiting for the server's one slot are dropped unsent; the answer already being
