@@ -203,3 +203,24 @@ def test_a_mixed_tanks_hud_says_what_its_tank_group_is(monkeypatch):
     lines = [text for text, _ in panels.status_lines({"tick": 0}, scene.shown.brain_status())]
     assert "tank (fish in no group): instinct" in lines and not any(ln.startswith("tank:") for ln in lines)
     assert "instinct: instinct" in lines and "rules: RuleBrain" in lines  # (was "rules: rules")
+
+
+def test_the_follow_panel_words_a_rest_plan_as_trace_does(recording, monkeypatch):
+    """The follow panel said "plan: rest until 100 energy" for a plan resting can never end that way."""
+    from mirofish.ui import follow, theme
+
+    drawn: list[str] = []
+    real_fit = theme.fit
+    monkeypatch.setattr(theme, "fit", lambda s, *a, **k: (drawn.append(s), real_fit(s, *a, **k))[1])
+    scene = AquariumScene(ReplaySession(recording))
+    scene.seek(10)
+    import pygame
+
+    pygame.font.init()
+    fish = 7
+    snap = scene.shown.fish(fish)
+    assert snap.plan == "rest until 100 energy"  # (seed 7's fish 7 rests from the start: see trace's test)
+    follow.FollowPanel().draw_followed(pygame.Surface((400, 900)), pygame.Rect(0, 0, 400, 900), scene.shown,
+                                       scene.view, fish, np.zeros(160), None, None)
+    plan = next(s for s in drawn if s.startswith("plan: "))
+    assert plan == "plan: rest until t34 (100 energy out of reach)", plan

@@ -182,16 +182,19 @@ class PlanTable:
         text = t.name + _WORDED[t.param](int(param), self.grid)
         return f"{text} for {int(horizon)} tick{'s' if int(horizon) != 1 else ''}" if horizon else text
 
-    def standing(self, goal: int, param: int, end: int, ceiling: int) -> str:
+    def standing(self, goal: int, param: int, end: int, ceiling: int, short: bool = False) -> str:
         """A fish's standing plan as its end really is (``trace``'s and the follow panel's label):
         :meth:`describe`'s words, but a resting plan (event ``rest``: it ends when energy reaches
         its parameter) whose energy lies above ``ceiling`` (``fish.rest_ceiling``, hundredths:
         resting revives only below it) never ends that way, so it reads ``'rest until t1012 (its
         horizon; 100 energy is out of reach: resting revives only below 10)'`` — ``end`` the
-        plan's end tick (:data:`NO_END`: until a trigger or the next decision)."""
+        plan's end tick (:data:`NO_END`: until a trigger or the next decision). ``short``: for a
+        narrow panel, ``'rest until t1012 (100 energy out of reach)'``."""
         t = self.types[int(goal)]
         if t.param != "energy" or "rest" not in t.events or int(param) * 100 <= ceiling:
             return self.describe(goal, param)
+        if short:
+            return f"{t.name}{f' until t{int(end)}' if end != NO_END else ''} ({int(param)} energy out of reach)"
         until = f"until t{int(end)} (its horizon; " if end != NO_END else "(until a trigger or the next decision; "
         return f"{t.name} {until}{int(param)} energy is out of reach: resting revives only below {ceiling / 100:g})"
 

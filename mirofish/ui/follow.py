@@ -69,7 +69,7 @@ class FollowPanel:
             traits = list(shown.fish(fish).traits.values())
             behaviour = (behaviour_score(counts[fish], traits, counts.sum(axis=0), shown.plans),
                          int(counts[fish][1:].sum()))
-        cfg, snap = shown.cfg, shown.fish(fish)
+        cfg, snap = shown.cfg, _standing(shown, shown.fish(fish))
         self._brain_line = _brain_line(cfg, fish)
         player = shown.player
         if player is not None and player.fish == fish:  # a person plays it: say so, and what they chose
@@ -359,6 +359,18 @@ class FollowPanel:
             y += 16
         return y
 
+
+
+def _standing(shown: Any, fish: FishSnapshot) -> FishSnapshot:
+    """``fish`` with its plan worded by the end it can reach (PlanTable.standing, as ``trace``
+    says it): a rest plan "until 100 energy" that resting (only below fish.rest_ceiling) never
+    reaches reads "rest until t1018 (100 energy out of reach)"."""
+    world = getattr(getattr(shown, "engine", None), "world", None)
+    if world is None or len(fish.plan_state) < 3:
+        return fish
+    goal, param, end = fish.plan_state[:3]
+    plan = shown.plans.standing(goal, param, end, int(world.rest_ceiling), short=True)
+    return fish if plan == fish.plan else fish.model_copy(update={"plan": plan})
 
 
 def _places_lines(shown: Any, view: TankView, fish: int) -> list[str]:
