@@ -114,3 +114,16 @@ def cli_recording(tmp_path_factory, folder: str, ticks: int):
     path = tmp_path_factory.mktemp(folder) / "in.mirofish"
     assert main(["live", "--headless", "--ticks", str(ticks), "--record", str(path)]) == 0
     return path
+
+
+def step_in_wall_time(session, ticks: int, pause: float) -> None:
+    """Step ``session`` ``ticks`` times, ``pause`` seconds apart (a realtime model run: its server's
+    answers and failures happen in wall time, as in the window), then close it."""
+    import time
+
+    try:
+        for _ in range(ticks):
+            session.step()
+            time.sleep(pause)
+    finally:
+        session.close()

@@ -9,6 +9,7 @@ keep swimming at their healthy rate; the breaker opens; memory stays bounded.
 import time
 
 import pytest
+from conftest import step_in_wall_time
 
 from mirofish.brains.base import TIER_INDEX
 from mirofish.brains.testserver import TestServer
@@ -301,20 +302,29 @@ def test_realtime_fish_waiting_for_a_hung_warm_up_swim_one_instinct_plan_after_a
     assert "waited for up to 60 s: --set brain.warmup_timeout_s=S" in err, err
 
 
+def headless_against(fault: str, ticks: int, *settings: str):
+    """``live --headless`` of 4 fish for ``ticks`` ticks against a test server with ``fault``, each
+    of ``settings`` a ``--set``; the finished process (exit 0 checked)."""
+    import subprocess
+    import sys
+
+    sets = [a for kv in settings for a in ("--set", kv)]
+    with TestServer(fault=fault) as server:
+        run = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", str(ticks), "--fish", "4",
+                              "--base-url", server.url, "--model", "m", *sets], capture_output=True, text=True,
+                             timeout=120)
+    assert run.returncode == 0, run.stderr
+    return run
+
+
 def test_a_long_retry_after_is_counted_rate_limited_not_tick_timeout():
     """A 429 whose Retry-After is longer than a lockstep tick waits is the server asking to wait,
     not a slow server: the run's summary counts those fallbacks as rate_limited, and the line
     said when the breaker opens names it (before: fallbacks.tick_timeout, the tick having given
     up while the request slept out the Retry-After)."""
     import json
-    import subprocess
-    import sys
 
-    with TestServer(fault="retry_after_forever") as server:
-        run = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "12", "--fish", "4",
-                              "--base-url", server.url, "--model", "m", "--set", "brain.timeout_s=0.5",
-                              "--set", "brain.warmup_timeout_s=1"], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
+    run = headless_against("retry_after_forever", 12, "brain.timeout_s=0.5", "brain.warmup_timeout_s=1")
     brain = json.loads(run.stdout.splitlines()[-1])["brain"]
     assert brain["fallbacks"] and set(brain["fallbacks"]) == {"rate_limited"}, brain["fallbacks"]
     assert "asks to be asked later (rate_limited" in run.stderr and "tick_timeout" not in run.stderr, run.stderr
@@ -324,14 +334,7 @@ def test_a_long_retry_after_is_counted_rate_limited_not_tick_timeout():
 def test_a_server_answering_with_errors_is_not_said_to_have_stopped_answering():
     """A server that answers every request with an HTTP 500 opens the breaker; its line says it
     answers with errors, naming the status, not that it stopped answering."""
-    import subprocess
-    import sys
-
-    with TestServer(fault="500") as server:
-        run = subprocess.run([sys.executable, "run.py", "live", "--headless", "--ticks", "30", "--fish", "4",
-                              "--base-url", server.url, "--model", "m", "--set", "brain.backoff_s=0.01",
-                              "--set", "brain.warmup_timeout_s=2"], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
+    run = headless_against("500", 30, "brain.backoff_s=0.01", "brain.warmup_timeout_s=2")
     assert "answers with errors (http_500" in run.stderr and "stopped answering" not in run.stderr, run.stderr
 
 
@@ -340,11 +343,6 @@ def test_a_long_retry_after_in_realtime_is_counted_rate_limited_not_timeout():
     rate_limited (before: the fallback answered at the deadline, counted timeout)."""
     with TestServer(fault="retry_after_forever") as server:
         eng = LiveSession(cfg_for(server.url, **{"brain.breaker_failures": 1000}), mode="realtime")
-        try:
-            for _ in range(20):
-                eng.step()
-                time.sleep(0.05)
-        finally:
-            eng.close()
+        step_in_wall_time(eng, 20, 0.05)
     fallbacks = eng.source.status()["fallbacks"]
     assert fallbacks.get("rate_limited", 0) > 0 and "timeout" not in fallbacks, fallbacks

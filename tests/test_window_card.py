@@ -8,6 +8,7 @@ import sys
 
 import pygame
 import pytest
+from test_window import click, key, recording  # noqa: F401  (the module's recording fixture)
 
 from mirofish.config import load_config
 from mirofish.session import ReplaySession
@@ -16,7 +17,6 @@ from mirofish.ui import theme
 from mirofish.ui.app import App, default_size
 from mirofish.ui.layout import FOOTER_H, inside_and_apart
 from mirofish.ui.scenes.aquarium import AquariumScene
-from tests.test_window import click, key, recording  # noqa: F401  (the module's recording fixture)
 
 
 def shown(scene, size, frames=1):
