@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import record_run
 
 from mirofish.brains.testserver import TestServer
 from mirofish.config import load_config
@@ -36,12 +37,7 @@ def _open(browser, html: Path, errors: list[str]):
 def run60(tmp_path_factory):
     """A 2,000-tick, 60-fish recording and its HTML file."""
     folder = tmp_path_factory.mktemp("web")
-    rec = folder / "r60.mirofish"
-    s = LiveSession(load_config(seed=7))
-    s.start_recording(rec)
-    s.run(2000)
-    s.stop_recording()
-    s.close()
+    rec = record_run(folder / "r60.mirofish", 7, 2000)
     html = folder / "r60.html"
     summary = export_html(rec, html)
     return rec, html, summary
@@ -240,12 +236,7 @@ def test_the_players_hud_writes_each_metric_as_the_window_does(browser, tmp_path
     value with the metric table's ``fmt``, as the window's HUD does: "12 fish", "4", "0.6%"."""
     from mirofish.observe.metrics import METRICS
 
-    rec = tmp_path / "r.mirofish"
-    s = LiveSession(load_config(seed=7))
-    s.start_recording(rec)
-    s.run(300)
-    s.stop_recording()
-    s.close()
+    rec = record_run(tmp_path / "r.mirofish", 7, 300)
     export_html(rec, tmp_path / "r.html")
     errors: list[str] = []
     ctx, page = _open(browser, tmp_path / "r.html", errors)
