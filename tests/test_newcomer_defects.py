@@ -12,6 +12,7 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import numpy as np
 import pytest
+from conftest import record_run
 
 from mirofish.config import load_config
 from mirofish.observe.metrics import hex_nn_and_labels, nn_and_labels
@@ -23,13 +24,7 @@ from mirofish.ui.scenes.aquarium import AquariumScene
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory):
     """400 ticks of the default tank (seed 7) with the embedded brain."""
-    path = tmp_path_factory.mktemp("newcomer") / "run.db"
-    cfg = load_config(seed=7)
-    live = LiveSession(cfg)
-    rec = Recorder(path, cfg).attach(live)
-    live.run(400)
-    rec.close()
-    return path
+    return record_run(tmp_path_factory.mktemp("newcomer") / "run.db", 7, 400)
 
 
 def _clusters(view, fish: np.ndarray) -> int:
