@@ -233,7 +233,8 @@ def test_a_runs_own_words_never_break_or_script_the_page(browser, tmp_path):
 
 def test_the_players_hud_writes_each_metric_as_the_window_does(browser, tmp_path):
     """Whole-number metrics read "4.000" (largest cluster, school size); the page now formats each
-    value with the metric table's ``fmt``, as the window's HUD does: "12 fish", "4", "0.6%"."""
+    value with the metric table's ``fmt``, as the window's HUD does: "12 fish", "4", "0.6%", and
+    names each by its label, as the HUD does ("largest school", not "school size")."""
     from mirofish.observe.metrics import METRICS
 
     rec = record_run(tmp_path / "r.mirofish", 7, 300)
@@ -246,7 +247,9 @@ def test_the_players_hud_writes_each_metric_as_the_window_does(browser, tmp_path
         shown = page.evaluate("""Array.from(document.querySelectorAll('#hud .spark')).map(b =>
             [b.querySelector('.k').textContent, b.querySelector('.v').textContent])""")
         values = dict(shown)
-        assert values["school size"].endswith(" fish") and "." not in values["school size"], values
+        # named as the window's HUD names them (the metric table's labels), not by their keys
+        assert {"largest school", "schooling", "largest cluster"} <= set(values) and "school size" not in values
+        assert values["largest school"].endswith(" fish") and "." not in values["largest school"], values
         assert "." not in values["largest cluster"], values
         assert values["conflict rate"].endswith("%"), values
         fmt = {m.key: m.fmt for m in METRICS}

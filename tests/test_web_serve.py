@@ -167,6 +167,7 @@ def test_a_served_recordings_frames_are_the_replays_states(tmp_path):
                 # the page writes each metric with the window's format ("4 fish", not "4.000")
                 assert hello["formats"]["school_size"] == "{:.0f} fish"
                 assert hello["formats"]["largest_cluster"] == "{:.0f}"
+                assert hello["labels"]["school_size"] == "largest school"
                 await ws.send(json.dumps({"op": "seek", "tick": t - 1}))
                 await ws.send(json.dumps({"op": "seek", "tick": t}))
                 while True:

@@ -45,6 +45,14 @@ def metric_formats() -> dict[str, str]:
     return {m.key: m.fmt for m in METRICS if m.key in METRIC_KEYS}
 
 
+def metric_labels() -> dict[str, str]:
+    """Each of :data:`METRIC_KEYS`' label, the metric table's (``Metric.label``: "largest school"
+    for ``school_size``), so the player names a figure as the window's HUD does."""
+    from ..observe.metrics import METRICS
+
+    return {m.key: m.label for m in METRICS if m.key in METRIC_KEYS}
+
+
 class HtmlExportError(RecordingError):
     """An HTML export that cannot be written (one line)."""
 
@@ -183,7 +191,7 @@ def export_html(path: str | os.PathLike[str], out: str | os.PathLike[str], t0: i
                  "action": rec.header.get("fork_action"), "rings": ghost is not None, "why_no_rings": why}
         if rec.header.get("fork_tick") is not None else None,
         "layout": layout, "decisions": recorded_decisions(rec, a, b), "metrics": recorded_metrics(rec, a, b),
-        "formats": metric_formats(),
+        "formats": metric_formats(), "labels": metric_labels(),
     }
     page = PLAYER.read_text(encoding="utf-8")
     # every "<" of the run's own text (thoughts, plans, the file's name) escaped inside its JSON

@@ -259,7 +259,7 @@ class Host:
     # ---- what a viewer is told once
     def hello(self) -> dict[str, Any]:
         w, cfg = self.session.world, self.session.cfg
-        from ..session.html_export import metric_formats
+        from ..session.html_export import metric_formats, metric_labels
         from ..snapshot import take_terrain
 
         return {"op": "hello", "live": self.live, "n": int(w.school.n), "width": cfg.world.width,
@@ -270,7 +270,8 @@ class Host:
                 "radius": cfg.perception.radius, "sight": cfg.view_radii() or [], "grid": cfg.world.grid,
                 "traits": w.school.traits.astype(int).ravel().tolist(), "first": self.first, "last": self.now(),
                 "tick_seconds": cfg.world.tick_seconds, "speed": self.speed, "paused": self.paused,
-                "metrics": self.metrics, "formats": metric_formats(), "fork": self.fork_label or None,
+                "metrics": self.metrics, "formats": metric_formats(), "labels": metric_labels(),
+                "fork": self.fork_label or None,
                 "can_fork": not self.live or self.recording_session is not None}
 
     def now(self) -> int:
