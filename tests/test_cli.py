@@ -116,3 +116,18 @@ def test_every_argument_of_every_command_has_help():
                 missing += [f"{name} {a.option_strings or a.dest}" for a in sub._actions
                             if not a.help and not isinstance(a, argparse._HelpAction)]
     assert not missing, missing
+
+
+def test_every_commands_help_says_what_it_does():
+    """``run.py clip --help`` (any command's) opens with what the command does, the line
+    ``run.py --help`` lists it with — before, only its usage and flags."""
+    import argparse
+
+    from mirofish.cli import build_parser
+
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    listed = {c.dest: c.help for c in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        assert listed[name] and "".join(listed[name].split()) in "".join(parser.format_help().split()), name
+    done = run("clip", "--help")
+    assert done.returncode == 0 and "draw a stretch of a recording" in done.stdout

@@ -95,11 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     for problem in [*problems(), *metric_problems, *plan_problems]:  # a plug-in that does not load: one line each
         print(f"mirofish: {problem}", file=sys.stderr)
     for s in scenes():
-        p = sub.add_parser(s.command_name, help=s.help)
+        p = sub.add_parser(s.command_name, help=s.help, description=s.help)  # (its --help says what it does)
         fronts.part(s, "arguments")(p)
         p.set_defaults(handler=fronts.part(s, "run"))
     for c in COMMANDS:
-        p = sub.add_parser(c.name, help=c.help)
+        p = sub.add_parser(c.name, help=c.help, description=c.help)
         c.arguments(p)
         p.set_defaults(handler=c.run)
     return parser
