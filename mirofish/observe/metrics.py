@@ -48,7 +48,7 @@ import numpy as np
 from .. import arbiter, kernel
 from ..actions import MOVE_DXDY
 from ..brains.base import TIER_INDEX, TIERS, DecisionBatch, late_replaces, status_code
-from ..config import Config, MetricsConfig
+from ..config import Config, ConfigError, MetricsConfig
 from ..fish.plans import DEFAULT as DEFAULT_PLANS
 from ..fish.plans import PlanTable
 from ..grid import Grid, grid_of
@@ -386,6 +386,11 @@ class Metrics:
         self.grid = grid_of(tank.world.grid if tank is not None else "square")
         # the run's metrics (its registry's, mirofish/registry.py; default this module's table)
         self.table = table = METRICS if table is None else table
+        hud = [m.key for m in table if m.hud is not None]
+        wrong = [k for k in cfg.hud_first if k not in hud]  # (a misspelt key would be read by nothing)
+        if wrong:
+            raise ConfigError(f"metrics.hud_first: {', '.join(wrong)} is not a HUD column; choose from: "
+                              f"{', '.join(hud)}")
         self.tank = tank  # the run's whole Config (a sampled metric reads it as Sample.cfg), or None
         # with remembered places: home ranges, site fidelity, overlap (observe/territory.py)
         self.territory = Territory(n_fish, width, height, cfg.sample_every) if territory else None
