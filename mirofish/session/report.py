@@ -55,7 +55,8 @@ class FishReport:
     # "not asked" (no server, an open breaker, a spent budget) — a fork's summary's cache_miss_reasons
     cache_miss_reasons: dict[str, Any] = field(default_factory=dict)
     # who wrote each kept summary of ``drift``: "model" (its own words, judged) or "template" (the
-    # instinct brain's facts in set words: its score says nothing of the fish, n/a as in the window)
+    # memory's template, facts in set words, whatever the brain: its score says nothing of the
+    # fish, n/a as in the window)
     drift_by: list[str] = field(default_factory=list)
 
     def drift_text(self) -> str:
@@ -69,8 +70,9 @@ class FishReport:
         if not template:
             return ", ".join(judged)
         n = len(template)
-        why = (f"n/a for {'a template summary' if n == 1 else f'{n} template summaries'} (the instinct brain's "
-               f"facts in set words, scoring {', '.join(template)}; only a model's own summaries are judged)")
+        why = (f"n/a for {'a template summary' if n == 1 else f'{n} template summaries'} (the memory's template: "
+               f"facts in set words, not the fish's own, scoring {', '.join(template)}; only a model's own "
+               f"summaries are judged)")
         return ", ".join(judged) + f"; {why}" if judged else why
 
     def as_dict(self) -> dict[str, Any]:
