@@ -171,3 +171,29 @@ def test_the_window_charts_and_legend_split_a_mixed_tank_per_group_as_of_the_tic
             assert np.count_nonzero(np.all(np.abs(shot.astype(int) - colour) <= 8, axis=2)) > 50
     finally:
         scene.close()
+
+
+def test_a_question_to_a_fish_of_a_mixed_tank_goes_to_its_groups_model(tmp_path):
+    """"Ask the fish" (the window's I) in a mixed tank whose own brain is a model: a fish of the
+    model's group is answered by that model; a fish of a rule brain's group has no model to ask
+    (None, as for any fish without one). Before, every question fell through to the replay's
+    path and came back "no server to ask" (MixedSource had no ask)."""
+    from mirofish.brains.testserver import TestServer
+    from mirofish.session import LiveSession
+
+    with TestServer() as server:
+        cfg = load_config(str(mixed_toml(tmp_path)), **{"brain.kind": "llm", "brain.small.endpoints":
+                                         [{"base_url": server.url, "model": "fish-mini"}]})
+        live = LiveSession(cfg)
+        try:
+            live.run(3)
+            groups = cfg.fish.group_of()
+            model_fish = groups.index(0)  # the "instinct" group: the tank's own brain, the model here
+            rule_fish = groups.index(1)
+            answer = live.ask(model_fish, "how is the water?")
+            assert answer is not None
+            got = answer.result(timeout=30)
+            assert live.ask(rule_fish, "how is the water?") is None
+        finally:
+            live.close()
+    assert got["error"] is None and got["text"], got

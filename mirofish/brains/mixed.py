@@ -66,6 +66,12 @@ class MixedSource(DecisionSource):
         self.wants_perceptions = any(s.wants_perceptions for _, s in self.parts)
         self.writes_summaries = any(s.writes_summaries for _, s in self.parts)
 
+    def source_of(self, fish: int) -> DecisionSource | None:
+        """The source that decides for ``fish`` (its group's): the one a question to the fish goes
+        to (Session.ask), a model's only if its group's brain is one."""
+        g = int(self.group_of[fish]) if 0 <= fish < self.group_of.size else -1
+        return next((src for k, src in self.parts if k == g), None)
+
     def _split(self, batch: RequestBatch) -> list[tuple[DecisionSource, RequestBatch]]:
         groups = self.group_of[batch.fish]
         out = []

@@ -289,7 +289,13 @@ class Session:
         live, in a fork or in a replay (the server given with ``replay --base-url``, never the
         one the recording names: :mod:`~.trust`): a Future of ``{"text",
         "error"}``; None when the brain is not a model. Never blocks."""
-        ask = getattr(self.engine.source, "ask", None)
+        source: Any = self.engine.source
+        part_of = getattr(source, "source_of", None)  # a mixed tank: the fish's group's source answers
+        if part_of is not None:
+            source = part_of(fish)
+            if source is None or getattr(source, "ask", None) is None:
+                return None  # (its group's brain is no model)
+        ask = getattr(source, "ask", None)
         if ask is None and self.cfg.brain.kind == "llm":  # a replay: the server the user gave, asked now
             from .reask import interview
 
