@@ -6,7 +6,8 @@
 Prints JSON: the recording's size with every model exchange kept and without
 (``record.model_calls = false``, the plan-only recording) and their ratio; exchanges kept;
 tokens per model decision and the shared prefix's share (the server's own token counts); then,
-with the server stopped, a fork of the recording at the middle tick that changes nothing
+with the server stopped, a fork of the recording at the middle tick that changes nothing (its plan
+as recorded, with ``replan``: ended by its triggers as in the run)
 (every request answered from the recording's replies: cache hits, no misses, the same final
 state) and one that swaps a fish's plan (hits until the change reaches a fish, misses after),
 and what ``diff`` finds between the run and that fork.
@@ -115,7 +116,9 @@ def main() -> None:
                                 for t in range(mid, rec.last_tick) if (d := rec.decisions_at(t)).fish.size)
         rec.close()
         span = min(300, args.ticks - t)
-        same = fork(Path(tmp) / "calls.db", t, fish_id, plan, span)
+        # (replan: the recorded plan ends as it ended in the run, at its triggers; held for its whole
+        # horizon, as a plain swap is, it would outlast its recorded end and change the run)
+        same = fork(Path(tmp) / "calls.db", t, fish_id, plan, span, replan=True)
         out["fork_that_changes_nothing"] = {
             "at": t, "fish": fish_id, "plan": plan, "ticks": span, "cache_hits": same["cache_hits"],
             "cache_misses": same["cache_misses"],
