@@ -77,8 +77,9 @@ def test_requests_still_with_the_server_when_the_run_ends_are_counted():
     theirs); a server that answered everything leaves none."""
     statuses = []
     with TestServer() as server:
-        for slow in (False, True):
-            eng = LiveSession(cfg_for(server.url, **{"brain.request_timeout_s": 30.0, "brain.breaker_failures": 100}))
+        for slow in (False, True):  # (the fast run's ticks wait up to 10 s: a loaded machine is no slow server)
+            eng = LiveSession(cfg_for(server.url, **{"brain.request_timeout_s": 30.0, "brain.breaker_failures": 100,
+                                                     "brain.timeout_s": 0.3 if slow else 10.0}))
             if slow:  # (warmed up; slow from tick 0: the ticks give up, the requests stay open)
                 server.fault, server.delay = "slow", 5.0
             try:

@@ -115,9 +115,6 @@ class Accounts:
     superseded: int = 0  # requests dropped unsent: given up or asked again while they waited for a slot
     waiting: int = 0  # realtime: instinct plans swum while a fish's first request waited for the model
     requests: int = 0  # decision requests made by fish (warm-up, summaries and questions not included)
-    # decision requests not done yet: waiting for a slot or with the server (its answer may still
-    # replace a fallback). Read at a run's end, those the run ended on: counted nowhere else
-    in_flight: int = 0
     summaries_asked: int = 0
     summaries_written: int = 0  # kept: in the fish's own words (copying.judge_summary)
     summaries_refused: Counter[str] = field(default_factory=Counter[str])  # by reason: empty, junk, copies_example …
@@ -291,7 +288,7 @@ class ModelPool(DecisionSource):
             "classes": dict(s.classes), "retries": s.retries, "late_answers_dropped": s.late,
             "late_answers_used": s.late_used, "completions_wasted": s.wasted,
             "wasted_share": round(s.wasted / max(1, s.calls), 4), "superseded_unsent": s.superseded,
-            "waiting_plans": s.waiting, "requests_in_flight": s.in_flight,
+            "waiting_plans": s.waiting, "requests_in_flight": self._in_flight(),
             # replies whose usage block could not be true: their tokens unknown (transport.read_usage)
             **({"usage_ignored": self.transport.usage_ignored}
                if getattr(getattr(self, "transport", None), "usage_ignored", 0) else {}),
@@ -342,6 +339,16 @@ class ModelPool(DecisionSource):
                                              for e in t.endpoints]}
                       for t in self.tiers.values()},
         }
+
+    def _in_flight(self) -> int:
+        """Requests with a server or waiting for its slot now (every endpoint's, once each): read at
+        a run's end, those the run ended on — their answers never came, and no other figure
+        counts them."""
+        seen: dict[int, Any] = {}
+        for t in getattr(self, "tiers", {}).values():
+            for e in t.endpoints:
+                seen[id(e)] = e
+        return sum(e.outstanding + e.queued for e in seen.values())
 
     group: str | None = None  # the group whose fish this pool decides for, in a mixed tank (brains/mixed.py)
 
@@ -586,12 +593,7 @@ class ModelPool(DecisionSource):
                 for i in range(len(batch)):
                     task = self._loop.create_task(self._decide(batch, i))
                     self._tasks.add(task)
-                    self.stats.in_flight += 1  # (until it is done: answered, given up, or cancelled at the end)
-                    task.add_done_callback(self._request_done)
-
-    def _request_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        self.stats.in_flight -= 1
+                    task.add_done_callback(self._tasks.discard)
 
     def _wanted(self, fish: int, tick: int) -> bool:
         """Is the request (tick, fish) still worth sending: not given up, not asked again since?"""
