@@ -4,7 +4,7 @@ detections, of which real (the two sides read a name it is about differently at 
 precision; repairs, repairs that restored common ground, seeds with a detection and seeds with
 a repair; and the recall (misread names in play that some detection named). The detector's
 confidences (``CONFIDENCE`` in ``scenes/negotiation/grounding.py``) are this table's precision
-on the tuning seeds 1–3; the README reports seeds 11–20.
+on the tuning seeds 1–3; docs/negotiation.md reports seeds 11–20.
 
     python bench/detector_precision.py [--seeds 11 12 …] [--sessions 250] [--all-names] [--json]
 

@@ -42,7 +42,8 @@ EFFECT = {
 }
 # Each failure type's confidence: how often a detection of that type was real (the two sides
 # read a name it is about differently) on the seeds the detector was tuned on, 1–3 — measured
-# by ``python bench/detector_precision.py --seeds 1 2 3``. The README's figures are on 11–20.
+# by ``python bench/detector_precision.py --seeds 1 2 3``. The figures on 11–20 are in
+# docs/negotiation.md (its detector section).
 CONFIDENCE = {"assumption_conflict": 1.0, "backtracking": 0.94, "contradiction": 0.92, "extreme_statement": 0.88,
               "inheritance": 0.91, "response_expectation": 0.96, "strategy_misjudgment": 0.94, "undefined_term": 0.9,
               "vague_reference": 0.92, "value_opacity": 0.8}  # value_opacity: not raised on 1–3, left at 0.8
