@@ -131,8 +131,7 @@ def _replaces(p: Path, given: str, inputs: Iterable[Any], overwrite: bool, what:
     if not overwrite:
         return f"{what} {p} exists; add --overwrite to replace it"
     if read_only(p):
-        return (f"{what} {p} is read-only; --overwrite never replaces a read-only file: make it writable "
-                f"(chmod u+w) or choose another path")
+        return kept_read_only(f"{what} {p}", "path")
     kind = file_kind(p.resolve())
     if kind == "recording" and what != "recording":
         return f"{p} is a MiroFish recording; --overwrite never replaces one with a {what}"
@@ -151,6 +150,13 @@ def read_only(path: Path) -> bool:
     except OSError:
         return False
     return not mode & 0o222 or not os.access(path, os.W_OK)
+
+
+def kept_read_only(named: str, instead: str) -> str:
+    """The one line refusing ``--overwrite`` of a read-only file (``named``: how the command names
+    it; ``instead``: what else to choose — a path, a folder, an ``--out``)."""
+    return f"{named} is read-only; --overwrite never replaces a read-only file: make it writable (chmod u+w) or " \
+           f"choose another {instead}"
 
 
 def journal_name(path: Path) -> str | None:

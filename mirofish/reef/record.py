@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..observe.paths import read_only
+from ..observe.paths import kept_read_only, read_only
 from .progress import save
 from .run import Reef, ReefError
 from .spec import ReefSpec
@@ -39,8 +39,7 @@ def prepare(folder: str | Path, overwrite: bool) -> Path:
                     if p.suffix in (".db", ".jsonl", ".json") or p.name.endswith((".db-wal", ".db-shm"))]
         kept = [p for p in replaced if p.is_file() and read_only(p)]
         if kept:
-            raise ReefError(f"--record {out}: {kept[0]} is read-only; --overwrite never replaces a read-only file: "
-                            f"make it writable (chmod u+w) or choose another folder")
+            raise ReefError(f"--record {out}: {kept_read_only(str(kept[0]), 'folder')}")
         for p in replaced:
             p.unlink()
     out.mkdir(parents=True, exist_ok=True)

@@ -81,12 +81,11 @@ def check_folder(out: Path, overwrite: bool) -> None:
 def _check_outputs(out: Path, overwrite: bool = False) -> None:
     """The sweep's table names free for files, ``plots`` for a folder; with ``overwrite``, none of
     the files it would replace read-only."""
-    from ..observe.paths import read_only
+    from ..observe.paths import kept_read_only, read_only
 
     for name in (*OUTPUTS, "runs.sqlite") if overwrite else ():
         if (out / name).is_file() and read_only(out / name):
-            raise ResultsError(f"{out / name} is read-only; --overwrite never replaces a read-only file: make it "
-                               f"writable (chmod u+w) or choose another --out")
+            raise ResultsError(kept_read_only(str(out / name), "--out"))
     for name in OUTPUTS:
         if (out / name).exists() and not (out / name).is_file():
             raise ResultsError(f"{out / name} is not a file; the sweep writes its table there")
