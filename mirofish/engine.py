@@ -227,7 +227,11 @@ class Engine:
         w = self.world
         done = []
         for iv in self.source.interventions_at(w.tick):  # (a loop, not a comprehension: no call a tick)
-            done.append(w.intervene(iv))
+            try:
+                done.append(w.intervene(iv))
+            except InterventionError as exc:  # which one was refused (a fork names where it was given)
+                exc.intervention = iv
+                raise
         if self._queued:
             for iv in self._queued:
                 try:

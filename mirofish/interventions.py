@@ -53,7 +53,11 @@ PATCH = 1  # the square's half-width: 3×3
 
 
 class InterventionError(ValueError):
-    """An intervention that cannot be applied (bad kind, a place outside the tank …)."""
+    """An intervention that cannot be applied (bad kind, a place outside the tank …).
+    ``intervention``: the one refused, when it was refused while a tick applied it (the engine
+    sets it: a fork names where that one was given)."""
+
+    intervention: dict[str, Any] | None = None
 
 
 def _point(iv: dict[str, Any], world: World | None) -> dict[str, Any]:

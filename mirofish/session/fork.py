@@ -25,6 +25,7 @@ from ..engine import Engine
 from ..fish.plans import DEFAULT, G_HOLD, PlanTable
 from ..fish.triggers import trigger_name
 from ..frame import Frame
+from ..interventions import InterventionError
 from ..observe.recording import DIVERGENCE_COLUMNS, Recorder, Recording, RecordingError
 from ..snapshot import TankView
 from ..world import World
@@ -38,21 +39,6 @@ if TYPE_CHECKING:
     from .live import LiveSession
 
 _CELLS = DIVERGENCE_COLUMNS.index("cells_differ")
-
-
-class _Given(list[dict[str, Any]]):
-    """A tick's interventions that tell their owner which one the engine is applying (it applies
-    them in a loop and an add may be refused mid-run: no room, no free water)."""
-
-    def __init__(self, ivs: list[dict[str, Any]], owner: ForkSource):
-        super().__init__(ivs)
-        self.owner = owner
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        for iv in super().__iter__():
-            self.owner.giving = iv
-            yield iv
-        self.owner.giving = None
 
 
 class ForkSource(DecisionSource):
@@ -79,15 +65,11 @@ class ForkSource(DecisionSource):
         self.requests, self.results = live.requests, live.results  # share the live brain's queues
         self.wants_perceptions = live.wants_perceptions
         self.writes_summaries = live.writes_summaries
-        self.giving: dict[str, Any] | None = None  # the intervention being applied now (see _Given)
 
     def interventions_at(self, tick: int) -> list[dict[str, Any]]:
-        """The parent recording's interventions (a fork reproduces them), and the ones the fork adds
-        (at a tick it adds some: a list that remembers, as :attr:`giving`, the one being applied —
-        what a refusal of it names)."""
+        """The parent recording's interventions (a fork reproduces them), and the ones the fork adds."""
         out = self.recorded(tick) if self.recorded is not None else []
-        mine = self.added.get(tick)
-        return _Given(out + mine, self) if mine else out
+        return out + self.added.get(tick, [])
 
     def begin_tick(self, tick: int) -> None:
         if tick == self.tick:
@@ -406,8 +388,6 @@ class ForkSession(Session):
     # -- stepping
 
     def step(self) -> Frame:
-        from ..interventions import InterventionError
-
         try:
             frame = self.engine.step()
         except InterventionError as exc:  # an added fish with no room, no free water: named where it was given
@@ -423,12 +403,10 @@ class ForkSession(Session):
             self.recorder.on_frame(frame, row)
         return frame
 
-    def _refused(self, exc: Exception) -> Exception:
+    def _refused(self, exc: InterventionError) -> Exception:
         """``exc`` (an intervention refused while the fork ran) with where the intervention was
         given (``FILE line N``, from :attr:`where`) in front, when it is one the fork added."""
-        from ..interventions import InterventionError
-
-        giving = self.fork_source.giving
+        giving = exc.intervention  # (the engine names the one it was applying)
         at = next((k for k, (_, iv) in enumerate(self.added) if iv is giving), None)
         if giving is None or at is None or self.where is None or at >= len(self.where):
             return exc
