@@ -290,3 +290,28 @@ def test_the_example_agent_reads_its_replies_leniently(capsys, tmp_path):
                      "--base-url", server.url, "--model", "fish-mini"])
     out = json.loads(capsys.readouterr().out.splitlines()[-1])["brain"]
     assert code == 0 and out["brain_decisions"] == out["decisions"] > 0 and not out["fallbacks"], out
+
+
+def test_a_replay_judges_a_models_own_summary_as_the_model_run_did(tmp_path, capsys):
+    """The follow panel's drift (Session.drift) in a replay of a model run: a fish whose kept
+    summaries include one its model wrote is judged on that one ("model"), as in the live run and
+    as ``report`` does; before, a replay said "template" of every summary, a model's too."""
+    from mirofish.session import ReplaySession
+
+    rec = tmp_path / "m.mirofish"
+    with TestServer() as srv:
+        code, _, _ = run(capsys, "live", "--headless", "--ticks", "150", "--fish", "6", "--brain", "llm",
+                         "--base-url", srv.url, "--model", "fish-mini", "--record", str(rec))
+    assert code == 0
+    replay = ReplaySession(rec)
+    try:
+        replay.seek(149)
+        memory = replay.engine.world.school.long_memory
+        said = {f: replay.drift(f) for f in range(6)}
+        written = {f: memory.written(f) for f in range(6)}
+    finally:
+        replay.close()
+    assert any(any(w) for w in written.values()) and any(not all(w) for w in written.values() if w), written
+    for f, w in written.items():
+        if said[f] is not None:
+            assert said[f][1] == ("model" if any(w) else "template"), (f, said[f], w)

@@ -243,9 +243,11 @@ class Session:
     def drift(self, fish: int) -> tuple[float, str] | None:
         """``fish``'s drift score — how much its newest long-term summary still sounds like its
         persona (1 = in character; :func:`~mirofish.fish.memory.drift_score`, the number
-        ``report`` prints) — and who wrote that summary: ``"model"`` (scored when it was
-        written) or ``"template"`` (the instinct brain's summaries, scored the same way). None:
-        no summary yet."""
+        ``report`` prints) — and who wrote that summary: ``"model"`` (the newest a model wrote,
+        scored when it was written, or — a replay — now, from its kept text) or ``"template"``
+        (the memory's template: no summary of a model's kept, the newest scored the same way).
+        Who wrote each is the memory's own record (``LongMemory.written``, as ``report`` reads
+        it): before, a replay said "template" of every summary, a model's too. None: no summary yet."""
         from ..fish.memory import drift_score
 
         scores = getattr(self.engine.source, "drift", None)
@@ -255,6 +257,10 @@ class Session:
         kept = w.summaries(fish) if fish < w.school.n else []
         if not kept:
             return None
+        memory = getattr(w.school, "long_memory", None)
+        own = [text for text, by in zip(kept, memory.written(fish) if memory is not None else []) if by]
+        if own:
+            return drift_score(own[-1], w.school.persona[fish]), "model"
         return drift_score(kept[-1], w.school.persona[fish]), "template"
 
     def request_for(self, fish: int) -> RequestBatch:
