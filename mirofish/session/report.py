@@ -59,14 +59,17 @@ class FishReport:
     # fish, n/a as in the window)
     drift_by: list[str] = field(default_factory=list)
 
+    def drift_judged(self, model: bool = True) -> list[str]:
+        """The drift scores of the summaries a model wrote (``model``), or of the template's, as text."""
+        by = self.drift_by or ["model"] * len(self.drift)
+        return [f"{d:.2f}" for d, who in zip(self.drift, by) if (who == "model") == model]
+
     def drift_text(self) -> str:
         """The drift scores as the window's follow panel judges them: a model's own summaries'
         scores; a template summary's n/a, with its score and why."""
         if not self.drift:
             return "no summary yet"
-        by = self.drift_by or ["model"] * len(self.drift)
-        judged = [f"{d:.2f}" for d, who in zip(self.drift, by) if who == "model"]
-        template = [f"{d:.2f}" for d, who in zip(self.drift, by) if who != "model"]
+        judged, template = self.drift_judged(), self.drift_judged(model=False)
         if not template:
             return ", ".join(judged)
         n = len(template)

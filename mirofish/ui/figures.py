@@ -67,8 +67,7 @@ def report_png(r: FishReport, out: str | Path, size: tuple[int, int] = (960, 540
         f"in company {r.company_ticks / (r.t1 - r.t0):.0%}   encounters {r.encounters}",
         f"exploration {r.exploration:.3f} (tank {r.tank_exploration:.3f})",
         f"memory {np.mean(r.memory_chars):.0f} chars (max {max(r.memory_chars)})",
-        "drift " + (" ".join(f"{d:.2f}" for d, who in zip(r.drift, r.drift_by or ["model"] * len(r.drift))
-                             if who == "model") or "n/a (template summaries)" if r.drift else "n/a"),
+        "drift " + (" ".join(r.drift_judged()) or ("n/a (template summaries)" if r.drift else "n/a")),
     ]
     for k, text in enumerate(facts):
         surf.blit(theme.text(text, 22, ink), (x0, y0 + 230 + k * 26))
