@@ -15,6 +15,7 @@
  * and the observers' per-tick work, each beside its numpy reference and tested against it:
  *
  *   tally(...)      the metrics' rolling windows (observe/metrics.Metrics.observe)
+ *   tally_tanks(...) the same for a joined world's tanks at once (observe/together.py)
  *   deeds(...)      the word-and-deed tally of open plans (observe/worddeed.WordDeed.observe)
  *   judge(...)      plans without words judged and opened (worddeed.WordDeed._close, observe)
  *   keep(...)       a batch of decisions into a session's history (session/history.DecisionHistory)
@@ -256,13 +257,14 @@ static void note_bad(Bad *b, const char *what, long long value) {
 #define MAX_TABLES 32
 static struct {
     const char **names;
+    int count; /* (tally and tally_tanks read the first N_T and all N_TT names of one table) */
     PyObject **keys;
 } key_tables[MAX_TABLES];
 
 static PyObject **keys_for(const char **names, int count) {
     int t = 0;
     for (; t < MAX_TABLES && key_tables[t].names; t++)
-        if (key_tables[t].names == names) return key_tables[t].keys;
+        if (key_tables[t].names == names && key_tables[t].count == count) return key_tables[t].keys;
     if (t == MAX_TABLES) {
         PyErr_SetString(PyExc_RuntimeError, "too many name tables");
         return NULL;
@@ -276,6 +278,7 @@ static PyObject **keys_for(const char **names, int count) {
             return NULL;
         }
     key_tables[t].names = names;
+    key_tables[t].count = count;
     key_tables[t].keys = keys;
     return keys;
 }
@@ -2137,61 +2140,29 @@ static const char tally_doc[] =
     "By name: exactly the names of TALLY_ARRAYS and TALLY_INTS.";
 
 enum { T_EXECUTED, T_OUTCOME, T_PRESENT, T_NEIGHBOURS, T_STUCK, T_X, T_Y, T_ACTIONS, T_ACTION_SUM, T_CONFLICTS,
-       T_CONFLICT_SUM, T_NB, T_NB_SUM, T_LAST_MOVED, T_HEAT, T_OUTCOMES, N_T };
-static const char *T_NAMES[N_T] = {"executed", "move_outcome", "present", "neighbours", "stuck", "x", "y", "actions",
-                                   "action_sum", "conflicts", "conflict_sum", "nb", "nb_sum", "last_moved", "heat",
-                                   "outcomes"};
+       T_CONFLICT_SUM, T_NB, T_NB_SUM, T_LAST_MOVED, T_HEAT, T_OUTCOMES, N_T, T_HERE_WORST = N_T, N_TT };
+static const char *T_NAMES[N_TT] = {"executed", "move_outcome", "present", "neighbours", "stuck", "x", "y", "actions",
+                                    "action_sum", "conflicts", "conflict_sum", "nb", "nb_sum", "last_moved", "heat",
+                                    "outcomes", "here_worst"}; /* (tally: the first N_T; tally_tanks: all) */
 enum { TI_SLOT, TI_NSLOT, TI_WINDOW, TI_SCHOOLING_WINDOW, TI_TICKS, TI_HOTSPOT_CELL, TI_HEAT_WIDTH, TI_HEAT_HEIGHT,
-       N_TI };
-static const char *TI_NAMES[N_TI] = {"slot", "nslot", "window", "schooling_window", "ticks", "hotspot_cell",
-                                     "heat_width", "heat_height"};
+       N_TI, TI_TANKS = N_TI, N_TTI };
+static const char *TI_NAMES[N_TTI] = {"slot", "nslot", "window", "schooling_window", "ticks", "hotspot_cell",
+                                      "heat_width", "heat_height", "tanks"};
 
-static PyObject *tally(PyObject *self, PyObject *args) {
-    PyObject *arrays, *ints, *ta[N_T];
-    long long v[N_TI];
-    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
-    if (numbers_by_name(ints, TI_NAMES, N_TI, v, NULL, N_TI, "tally", "TALLY_INTS") < 0 ||
-        by_name(arrays, T_NAMES, N_T, ta, "tally", "array", "TALLY_ARRAYS") < 0)
-        return NULL;
-    if (v[TI_SLOT] < 0 || v[TI_SLOT] >= v[TI_WINDOW] || v[TI_NSLOT] < 0 || v[TI_NSLOT] >= v[TI_SCHOOLING_WINDOW])
-        return PyErr_Format(PyExc_ValueError, "tally(): slot out of its window");
-    Bufs bs = {.n = 0};
-    Py_ssize_t n = items(ta[T_EXECUTED], 1, "executed"), w = v[TI_WINDOW], sw = v[TI_SCHOOLING_WINDOW];
-    if (n < 0) return NULL;
-    TAKE(executed, int8_t, ta[T_EXECUTED], n, 0);
-    TAKE(outcome, int8_t, ta[T_OUTCOME], n, 0);
-    TAKE(present, uint8_t, ta[T_PRESENT], n, 0);
-    TAKE(nbv, int16_t, ta[T_NEIGHBOURS], n, 0);
-    /* the actions: a square tank's six, a hexagonal tank's eight (its six moves, eat, rest) */
-    Py_ssize_t na = items(ta[T_ACTION_SUM], 8, "action_sum");
-    if (na < 0) goto fail;
-    if (na != 6 && na != 8) {
-        release_all(&bs);
-        return PyErr_Format(PyExc_ValueError, "array action_sum: %zd actions, not 6 or 8", na);
-    }
-    TAKE(actions, int64_t, ta[T_ACTIONS], w * na, 1);
-    TAKE(action_sum, int64_t, ta[T_ACTION_SUM], na, 1);
-    TAKE(conflicts, int64_t, ta[T_CONFLICTS], w * 2, 1);
-    TAKE(conflict_sum, int64_t, ta[T_CONFLICT_SUM], 2, 1);
-    TAKE(nb, int64_t, ta[T_NB], sw * n, 1);
-    TAKE(nb_sum, int64_t, ta[T_NB_SUM], n, 1);
-    TAKE(last_moved, int64_t, ta[T_LAST_MOVED], n, 1);
-    TAKE(outcomes, int64_t, ta[T_OUTCOMES], 5, 1);
-    TAKE(stuck, int32_t, ta[T_STUCK], n, 0);
-    TAKE(xs, int64_t, ta[T_X], n, 0);
-    TAKE(ys, int64_t, ta[T_Y], n, 0);
-    TAKE(heat, int64_t, ta[T_HEAT], v[TI_HEAT_WIDTH] * v[TI_HEAT_HEIGHT], 1);
-    if (v[TI_HOTSPOT_CELL] <= 0) {
-        release_all(&bs);
-        return PyErr_Format(PyExc_ValueError, "tally(): hotspot_cell must be > 0");
-    }
+/* One tank's tally (the arrays its own, ``n`` fish, ``na`` actions); -1 with the bad index's
+   name and value in ``*what`` and ``*value``. */
+static int tally_one(const int8_t *executed, const int8_t *outcome, const uint8_t *present, const int16_t *nbv,
+                     const int32_t *stuck, const int64_t *xs, const int64_t *ys, int64_t *actions, int64_t *action_sum,
+                     int64_t *conflicts, int64_t *conflict_sum, int64_t *nb, int64_t *nb_sum, int64_t *last_moved,
+                     int64_t *heat, int64_t *outcomes, Py_ssize_t n, Py_ssize_t na, const long long *v,
+                     int64_t *here_out, int64_t *worst_out, const char **what, long long *value) {
     int64_t counts[MAX_MOVES + 2] = {0}, here = 0, worst = 0;
     for (int k = 0; k < 5; k++) outcomes[k] = 0;
     int64_t *nb_row = nb + v[TI_NSLOT] * n;
     for (Py_ssize_t i = 0; i < n; i++) {
         int e = executed[i], o = outcome[i];
-        if (e < 0 || e >= na) return bad_index(&bs, "action", e);
-        if (o < 0 || o > 4) return bad_index(&bs, "move outcome", o);
+        if (e < 0 || e >= na) return *what = "action", *value = e, -1;
+        if (o < 0 || o > 4) return *what = "move outcome", *value = o, -1;
         if (present[i]) {
             counts[e] += 1;
             here += 1;
@@ -2207,7 +2178,7 @@ static PyObject *tally(PyObject *self, PyObject *args) {
             if (outcome[i] < BLOCKED) continue;
             int64_t hx = xs[i] / v[TI_HOTSPOT_CELL], hy = ys[i] / v[TI_HOTSPOT_CELL];
             if (xs[i] < 0 || ys[i] < 0 || hx >= v[TI_HEAT_WIDTH] || hy >= v[TI_HEAT_HEIGHT])
-                return bad_index(&bs, "fish position", xs[i] < 0 || hx >= v[TI_HEAT_WIDTH] ? xs[i] : ys[i]);
+                return *what = "fish position", *value = xs[i] < 0 || hx >= v[TI_HEAT_WIDTH] ? xs[i] : ys[i], -1;
             heat[hy * v[TI_HEAT_WIDTH] + hx] += 1;
         }
     int64_t *a_row = actions + v[TI_SLOT] * na, *c_row = conflicts + v[TI_SLOT] * 2;
@@ -2220,11 +2191,110 @@ static PyObject *tally(PyObject *self, PyObject *args) {
     conflict_sum[1] += here - c_row[1];
     c_row[0] = refused;
     c_row[1] = here;
-    release_all(&bs);
-    return Py_BuildValue("LL", (long long)here, (long long)worst);
+    *here_out = here, *worst_out = worst;
+    return 0;
+}
+
+/* The tally's arguments checked and its arrays borrowed, for ``tanks`` tanks of ``n`` fish each
+   (the per-fish arrays tanks * n long, each tank's windows, sums and heat map one after another);
+   then every tank tallied in turn. ``here_worst``: (fish in the water, longest stuck) a tank. */
+static int tally_all(Bufs *bs_, PyObject **ta, const long long *v, Py_ssize_t tanks, Py_ssize_t n, int64_t *here_worst) {
+#define bs (*bs_)
+    if (v[TI_SLOT] < 0 || v[TI_SLOT] >= v[TI_WINDOW] || v[TI_NSLOT] < 0 || v[TI_NSLOT] >= v[TI_SCHOOLING_WINDOW]) {
+        PyErr_Format(PyExc_ValueError, "tally(): slot out of its window");
+        return -1;
+    }
+    if (v[TI_HOTSPOT_CELL] <= 0 || v[TI_HEAT_WIDTH] < 1 || v[TI_HEAT_HEIGHT] < 1) {
+        PyErr_Format(PyExc_ValueError, "tally(): hotspot_cell and the heat map's size must be > 0");
+        return -1;
+    }
+    Py_ssize_t w = v[TI_WINDOW], sw = v[TI_SCHOOLING_WINDOW], N = tanks * n,
+               hs = v[TI_HEAT_WIDTH] * v[TI_HEAT_HEIGHT];
+    TAKE(executed, int8_t, ta[T_EXECUTED], N, 0);
+    TAKE(outcome, int8_t, ta[T_OUTCOME], N, 0);
+    TAKE(present, uint8_t, ta[T_PRESENT], N, 0);
+    TAKE(nbv, int16_t, ta[T_NEIGHBOURS], N, 0);
+    /* the actions: a square tank's six, a hexagonal tank's eight (its six moves, eat, rest) */
+    Py_ssize_t na = items(ta[T_ACTION_SUM], 8, "action_sum");
+    if (na < 0) goto fail;
+    na /= tanks;
+    if (na != 6 && na != 8) {
+        PyErr_Format(PyExc_ValueError, "array action_sum: %zd actions, not 6 or 8", na);
+        goto fail;
+    }
+    TAKE(actions, int64_t, ta[T_ACTIONS], tanks * w * na, 1);
+    TAKE(action_sum, int64_t, ta[T_ACTION_SUM], tanks * na, 1);
+    TAKE(conflicts, int64_t, ta[T_CONFLICTS], tanks * w * 2, 1);
+    TAKE(conflict_sum, int64_t, ta[T_CONFLICT_SUM], tanks * 2, 1);
+    TAKE(nb, int64_t, ta[T_NB], tanks * sw * n, 1);
+    TAKE(nb_sum, int64_t, ta[T_NB_SUM], N, 1);
+    TAKE(last_moved, int64_t, ta[T_LAST_MOVED], N, 1);
+    TAKE(outcomes, int64_t, ta[T_OUTCOMES], tanks * 5, 1);
+    TAKE(stuck, int32_t, ta[T_STUCK], N, 0);
+    TAKE(xs, int64_t, ta[T_X], N, 0);
+    TAKE(ys, int64_t, ta[T_Y], N, 0);
+    TAKE(heat, int64_t, ta[T_HEAT], tanks * hs, 1);
+    for (Py_ssize_t t = 0; t < tanks; t++) {
+        const char *what = NULL;
+        long long value = 0;
+        Py_ssize_t f = t * n;
+        if (tally_one(executed + f, outcome + f, present + f, nbv + f, stuck + f, xs + f, ys + f,
+                      actions + t * w * na, action_sum + t * na, conflicts + t * w * 2, conflict_sum + t * 2,
+                      nb + t * sw * n, nb_sum + f, last_moved + f, heat + t * hs, outcomes + t * 5, n, na, v,
+                      here_worst + 2 * t, here_worst + 2 * t + 1, &what, &value) < 0) {
+            bad_index(&bs, what, value);
+            return -1;
+        }
+    }
+    return 0;
 fail:
+    return -1;
+#undef bs
+}
+
+static PyObject *tally(PyObject *self, PyObject *args) {
+    PyObject *arrays, *ints, *ta[N_T];
+    long long v[N_TI];
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
+    if (numbers_by_name(ints, TI_NAMES, N_TI, v, NULL, N_TI, "tally", "TALLY_INTS") < 0 ||
+        by_name(arrays, T_NAMES, N_T, ta, "tally", "array", "TALLY_ARRAYS") < 0)
+        return NULL;
+    Bufs bs = {.n = 0};
+    Py_ssize_t n = items(ta[T_EXECUTED], 1, "executed");
+    if (n < 0) return NULL;
+    int64_t hw[2];
+    int bad = tally_all(&bs, ta, v, 1, n, hw);
     release_all(&bs);
-    return NULL;
+    if (bad) return NULL;
+    return Py_BuildValue("LL", (long long)hw[0], (long long)hw[1]);
+}
+
+static const char tally_tanks_doc[] =
+    "tally_tanks(arrays, ints)\n"
+    "tally() for ``ints['tanks']`` tanks of one size at once (a joined world's, session/joined.py): the\n"
+    "per-fish arrays every tank's fish one tank after another, each tank's windows, sums, heat map and\n"
+    "``outcomes`` one after another (a leading tank axis), and each tank's (fish in the water, first\n"
+    "fish of its longest stuck streak) written into ``here_worst`` (int64[tanks, 2]). Every tank the\n"
+    "same slots and tick. By name: TALLY_ARRAYS and ``here_worst``; TALLY_INTS and ``tanks``.";
+
+static PyObject *tally_tanks(PyObject *self, PyObject *args) {
+    PyObject *arrays, *ints, *ta[N_TT];
+    long long v[N_TTI];
+    if (!PyArg_ParseTuple(args, "OO", &arrays, &ints)) return NULL;
+    if (numbers_by_name(ints, TI_NAMES, N_TTI, v, NULL, N_TTI, "tally_tanks", "TALLY_INTS + tanks") < 0 ||
+        by_name(arrays, T_NAMES, N_TT, ta, "tally_tanks", "array", "TALLY_ARRAYS + here_worst") < 0)
+        return NULL;
+    if (v[TI_TANKS] < 1) return out_of_range("tanks", v[TI_TANKS]);
+    Bufs bs = {.n = 0};
+    Py_ssize_t all = items(ta[T_EXECUTED], 1, "executed");
+    if (all < 0) return NULL;
+    if (all % v[TI_TANKS]) return PyErr_Format(PyExc_ValueError, "tally_tanks(): %zd fish is not %lld tanks' fish",
+                                               all, v[TI_TANKS]);
+    int64_t *hw = take(&bs, ta[T_HERE_WORST], 2 * v[TI_TANKS], 8, 1, "here_worst");
+    int bad = !hw || tally_all(&bs, ta, v, v[TI_TANKS], all / v[TI_TANKS], hw);
+    release_all(&bs);
+    if (bad) return NULL;
+    Py_RETURN_NONE;
 }
 
 /* ------------------------------------------------------------------ deeds */
@@ -2904,6 +2974,7 @@ static PyMethodDef methods[] = {
     {"neighbours", neighbours, METH_VARARGS, neighbours_doc},
     {"school", school, METH_VARARGS, school_doc},
     {"tally", tally, METH_VARARGS, tally_doc},
+    {"tally_tanks", tally_tanks, METH_VARARGS, tally_tanks_doc},
     {"deeds", deeds, METH_VARARGS, deeds_doc},
     {"judge", judge, METH_VARARGS, judge_doc},
     {"summarize", summarize, METH_VARARGS, summarize_doc},
@@ -2954,6 +3025,7 @@ PyMODINIT_FUNC PyInit__tick(void) {
         add_names(m, "ASK_ARRAYS", Q_NAMES, N_Q) < 0 || add_names(m, "ASK_INTS", QI_NAMES, N_QI) < 0 ||
         add_names(m, "DEEDS_COLUMNS", DC_NAMES, N_DC) < 0 ||
         add_names(m, "TALLY_ARRAYS", T_NAMES, N_T) < 0 || add_names(m, "TALLY_INTS", TI_NAMES, N_TI) < 0 ||
+        add_names(m, "TALLY_TANKS_ARRAYS", T_NAMES, N_TT) < 0 || add_names(m, "TALLY_TANKS_INTS", TI_NAMES, N_TTI) < 0 ||
         add_names(m, "DEEDS_ARRAYS", D_NAMES, N_D) < 0 || add_names(m, "DEEDS_INTS", DI_NAMES, N_DI) < 0 ||
         add_names(m, "JUDGE_ARRAYS", J_NAMES, N_J) < 0 || add_names(m, "JUDGE_INTS", JI_NAMES, N_JI) < 0 ||
         add_names(m, "JUDGE_DEEDS", DEED_NAMES, N_DEEDS) < 0 || add_names(m, "SUMMARIZE_ARRAYS", SM_NAMES, N_SM) < 0 ||

@@ -74,7 +74,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 TABLES = {"steer": ("STEER_ARRAYS", "STEER_NUMBERS"), "arbitrate": ("ARBITRATE_ARRAYS", "ARBITRATE_INTS"),
           "after": ("AFTER_ARRAYS", "AFTER_INTS"), "plan": ("PLAN_ARRAYS", "PLAN_NUMBERS"),
           "adopt": ("ADOPT_ARRAYS", "ADOPT_NUMBERS"), "ask": ("ASK_ARRAYS", "ASK_INTS"),
-          "tally": ("TALLY_ARRAYS", "TALLY_INTS"), "deeds": ("DEEDS_ARRAYS", "DEEDS_INTS"),
+          "tally": ("TALLY_ARRAYS", "TALLY_INTS"), "tally_tanks": ("TALLY_TANKS_ARRAYS", "TALLY_TANKS_INTS"),
+          "deeds": ("DEEDS_ARRAYS", "DEEDS_INTS"),
           "judge": ("JUDGE_ARRAYS", "JUDGE_INTS"), "summarize": ("SUMMARIZE_ARRAYS", "SUMMARIZE_INTS"),
           "keep": ("KEEP_ARRAYS", "KEEP_INTS")}
 # every function :func:`positional` rewrote (each keeps the function as written as ``by_name``)

@@ -489,25 +489,38 @@ class Metrics:
                  "heat_height": self.heat.shape[0]})
         else:
             oc, worst = self._tally(f, slot, nslot)
+        self._fold(oc, worst, f.stuck, f.x, f.y, f.applied, None, f.latencies, f)
+
+    def _fold(self, oc: np.ndarray | list[int], worst: int, stuck: np.ndarray, x: np.ndarray, y: np.ndarray,
+              applied: list[DecisionBatch], dec: tuple[int, int, int] | None, latencies: list[float],
+              f: Frame | None) -> None:
+        """The rest of a tick after its tally (``oc``: fish per move outcome; ``worst``: the first
+        fish of the longest stuck streak, an index into ``stuck``, ``x`` and ``y``): the heartbeat,
+        the stuck streak, the decisions (``dec``: already counted, else counted from ``applied``),
+        their latencies, and a sample when one is due (of ``f``: given on a sample's tick). Shared by
+        :meth:`observe` and the tanks of a joined world observed together (session/together.py)."""
+        cfg, slot = self.cfg, (self.ticks - 1) % self.cfg.window
         self.since_move = 0 if oc[arbiter.MOVED] else self.since_move + 1
         if oc[arbiter.CROWDED] + oc[arbiter.OCCUPIED] + oc[arbiter.BLOCKED]:
-            self.stuck_now = (int(f.stuck[worst]), int(f.x[worst]), int(f.y[worst]))
+            self.stuck_now = (int(stuck[worst]), int(x[worst]), int(y[worst]))
             self.max_stuck = max(self.max_stuck, self.stuck_now[0])
         elif self.stuck_now[0]:  # streaks end on a successful move
-            self.stuck_now = (int(f.stuck[worst]), *self.stuck_now[1:])
+            self.stuck_now = (int(stuck[worst]), *self.stuck_now[1:])
         if self.count_decisions:
-            dec = self._count_decisions(f.applied) if f.applied else (0, 0, 0)
+            if dec is None:
+                dec = self._count_decisions(applied) if applied else (0, 0, 0)
             old, total = self._decisions[slot], self._decision_sum
             total[0] += dec[0] - old[0]  # (decisions, fallbacks, tokens: written out, no loop a tick)
             total[1] += dec[1] - old[1]
             total[2] += dec[2] - old[2]
             self._decisions[slot] = dec
-            if f.latencies:
-                self._keep_latencies(f.latencies)
-        if (self.ticks - 1) % cfg.sample_every == 0:
+            if latencies:
+                self._keep_latencies(latencies)
+        if (self.ticks - 1) % cfg.sample_every == 0 and self.sampling != SAMPLE_NONE:
+            assert f is not None  # (a sample's tick is given its frame)
             if self.sampling == SAMPLE_ALL:
                 self._sample(f)
-            elif self.sampling == SAMPLE_POSITIONS:
+            else:
                 self._prev_xy = positions(f, self.grid)
 
     def keep_for(self, metric: Metric | None) -> None:

@@ -305,9 +305,10 @@ def run_headless_joined(cfgs: list[Config], ticks: int) -> list[dict[str, Any]] 
         n = world0.school.n
         keys = np.concatenate([p._keys[np.arange(n)] for p in planners])  # each run's own draws
         tanks = [JoinedTank(list(r.engine.observers)) for r in runs]
-        engine = JoinedEngine(batch, planner, tanks, keys)
+        engine = JoinedEngine(batch, planner, tanks, keys, observe_together=True)
         for _ in range(ticks):
             engine.step()
+        engine.settle()
         elapsed = (time.perf_counter() - start) / len(runs)
         out = []
         for k, (run, tank) in enumerate(zip(runs, tanks)):

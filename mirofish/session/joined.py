@@ -33,6 +33,7 @@ from ..frame import Frame
 from ..rng import KeyTable
 from ..world import World
 from .fork import held_again
+from .together import together
 
 if TYPE_CHECKING:
     from .influence_forks import Ablation
@@ -93,7 +94,11 @@ class JoinedEngine:
     ``planner`` for all (a :func:`keyed_brain`); ``keys``: each joined fish's key (its own tank's
     brain's)."""
 
-    def __init__(self, batch: Batch, planner: KeyedBrain, tanks: list[JoinedTank], keys: np.ndarray):
+    def __init__(self, batch: Batch, planner: KeyedBrain, tanks: list[JoinedTank], keys: np.ndarray,
+                 observe_together: bool = False):
+        """``observe_together``: observe the tanks at once where they can be (:mod:`.together`: a
+        headless run's observers, no fork's batch, hold nor ablation); then :meth:`step` returns
+        no frames, and :meth:`settle` must be called before a tank's observers are read."""
         if len(tanks) != batch.n_tanks or keys.size != batch.school.n:
             raise ValueError("a joined engine needs one tank and one key a fish of the batch")
         self.batch, self.planner, self.tanks = batch, planner, tanks
@@ -105,6 +110,13 @@ class JoinedEngine:
         self.edges = np.arange(len(tanks) + 1, dtype=np.int64) * self.n
         self.xy_of = batch.tanks[0].water  # every tank's shape: a joined cell's tank coordinates
         self.ablating = any(t.ablation is not None for t in tanks)
+        plain = not any(t.first is not None or t.hold is not None or t.ablation is not None for t in tanks)
+        self.together = together([t.observers for t in tanks], self.n) if observe_together and plain else None
+
+    def settle(self) -> None:
+        """Every tank's observers brought up to date (those observed together: :meth:`Together.settle`)."""
+        if self.together is not None:
+            self.together.settle()
 
     def _answers(self) -> tuple[list[list[DecisionBatch]], DecisionBatch | None]:
         """Every tank's own answers this tick (first batch, hold), and the planner's for the rest."""
@@ -180,6 +192,9 @@ class JoinedEngine:
         to its observers."""
         w, n, tick = self.batch, self.n, self.batch.tick
         own, live = self._answers()
+        if self.together is not None:
+            self._step_together(live)
+            return []
         s = w.school
         per_tank: list[list[tuple[DecisionBatch, np.ndarray]]] = [[] for _ in self.tanks]
         for k, batches in enumerate(own):
@@ -229,3 +244,45 @@ class JoinedEngine:
             frames.append(frame)
         return frames
 
+
+    def _step_together(self, live: DecisionBatch | None) -> None:
+        """:meth:`step` for tanks observed together: one frame of the joined world (its fish all
+        tanks' fish), each tank's own made only for a sample."""
+        w, n = self.batch, self.n
+        s = w.school
+        now = time.perf_counter()  # each decision's latency, as the engine counts it
+        applied: list[DecisionBatch] = []
+        ended: list[np.ndarray] = []
+        bounds, lat = None, []
+        seen: list[np.ndarray | None] = []
+        if live is not None:
+            code = w.apply_plans(live.fish, live.goals, live.params, live.horizons, ended=True)
+            assert code is not None
+            applied, ended = [live], [code]
+            bounds = np.searchsorted(live.fish, self.edges).tolist()
+            lat = (now - self.queued_at[live.fish]).tolist()
+            for k, tank in enumerate(self.tanks):
+                tank.decided += bounds[k + 1] - bounds[k]
+            if live.thoughts:
+                seen = [w.food_in_view(live.fish)]
+        out = w.step()
+        x, y = self.xy_of.xy(s.cell % w.cells_per_tank)
+        present = ~s.absent if np.count_nonzero(s.absent) else None
+        f = Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(), stuck=s.stuck.copy(),
+                  neighbours=s.neighbours.copy(), executed=out.executed, move_outcome=out.move_outcome,
+                  applied=applied, latencies=lat, interventions=[], present=present, ended=ended,
+                  food_in_view=seen, native=True)
+
+        def frames() -> list[Frame]:  # each tank's own (a sample reads its positions and headings)
+            out = []
+            for k in range(len(self.tanks)):
+                sl = slice(k * n, (k + 1) * n)
+                here = None if present is None or present[sl].all() else present[sl]
+                out.append(Frame(tick=f.tick, x=f.x[sl], y=f.y[sl], heading=f.heading[sl], energy=f.energy[sl],
+                                 stuck=f.stuck[sl], neighbours=f.neighbours[sl], executed=f.executed[sl],
+                                 move_outcome=f.move_outcome[sl], applied=[], latencies=[], interventions=[],
+                                 present=here, ended=[], native=True))
+            return out
+
+        assert self.together is not None
+        self.together.observe(f, bounds, live, frames)
