@@ -20,7 +20,8 @@ With ``--joined N`` (default 16, 0 to skip) it also steps N such tanks joined in
 (``mirofish/session/joined.py``, as a sweep's worker runs a group of runs), the best of
 ``--repeats`` stretches each way, alternating:
 
-- ``joined``: every tank's own metrics and decision history, as a sweep keeps them;
+- ``joined``: every tank's own metrics and decision history, observed together as a sweep's
+  worker observes them (``mirofish/session/together.py``);
 - ``joined, no observers``: none at all — what joining could reach if every tank's observers were
   batched into calls that cost nothing (the counterfactual for "batch the observers too");
 
@@ -83,10 +84,12 @@ def _overhead() -> float:
     return max(0.0, (with_clock - (time.perf_counter() - t)) / n)
 
 
-def joined_world(n: int) -> Callable[[bool], Any]:
+def joined_world(n: int, together: bool = False) -> Callable[[bool], Any]:
     """A step function for ``n`` default tanks (seeds 1…n) joined into one world as a sweep's
     worker joins them (``run_headless_joined``): ``step(observed)`` steps it once, with each
-    tank's own observers or with none."""
+    tank's own observers or with none. ``together``: the observers observed together, as a
+    sweep's worker observes them (mirofish/session/together.py; ``step(True)`` only), else each
+    tank's in turn."""
     from mirofish.batch import Batch
     from mirofish.brains.instinct import instinct_source
     from mirofish.session.joined import JoinedEngine, JoinedTank, keyed_brain
@@ -101,9 +104,11 @@ def joined_world(n: int) -> Callable[[bool], Any]:
     keys = np.concatenate([p._keys[np.arange(fish)] for p in planners])  # type: ignore[union-attr]
     tanks = [JoinedTank(list(r.engine.observers)) for r in runs]
     kept = [t.observers for t in tanks]
-    engine = JoinedEngine(batch, planner, tanks, keys)
+    engine = JoinedEngine(batch, planner, tanks, keys, observe_together=together)
+    assert (engine.together is not None) == together
 
     def step(observed: bool) -> None:
+        assert observed or not together, "tanks observed together keep their observers"
         for t, obs in zip(tanks, kept):
             t.observers = obs if observed else []
         engine.step()
@@ -176,12 +181,13 @@ def main() -> None:
     print(f"bound for a batched world: {out['bound_ticks_only']}× (ticks only), {out['bound_with_warm_starts']}× "
           f"(runs of {T} ticks, warm starts), {out['bound_with_fresh_processes']}× (fresh processes)")
     if a.joined > 0:
-        step = joined_world(a.joined)
+        step, observed = joined_world(a.joined), joined_world(a.joined, together=True)
         for _ in range(200):
             step(True)
+            observed(True)
         per = {"with observers": [], "no observers": []}
         for _ in range(a.repeats):  # alternating, the best of each: this machine's load moves between minutes
-            per["with observers"].append(best_per_tick(lambda: step(True), a.ticks // 4, 1) / a.joined)
+            per["with observers"].append(best_per_tick(lambda: observed(True), a.ticks // 4, 1) / a.joined)
             per["no observers"].append(best_per_tick(lambda: step(False), a.ticks // 4, 1) / a.joined)
         names = [n for n in dir(_tick) if not n.startswith("_") and callable(getattr(_tick, n))]
         saved = {n: getattr(_tick, n) for n in names}

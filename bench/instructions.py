@@ -13,9 +13,11 @@ Each run is about 50 times slower than without valgrind. ``--other PATH`` counts
 on the PATH; last line JSON.
 
 ``--joined N`` also counts N default tanks joined into one world as a sweep's worker joins them
-(``bench/batch_bound.py``'s, every observer kept), per tank-tick over 300 ticks. With ``--split``
-it counts them again with fewer observers — without word-and-deed, without the metrics, with
-none — and, for each, the compiled tick's part (``_tick.c`` and libm's ``exp``, by
+(``bench/batch_bound.py``'s, every observer kept and observed together:
+``mirofish/session/together.py``), per tank-tick over 300 ticks. With ``--split`` it counts them
+again each tank's observers in turn (as before they were observed together), then with fewer
+observers — without word-and-deed, without the metrics, with none — and, for each, the compiled
+tick's part (``_tick.c`` and libm's ``exp``, by
 ``callgrind_annotate``): what the observers cost, and what is left if they cost nothing.
 
     python bench/instructions.py [--fish 60 1000] [--ticks 1000] [--other PATH] [--joined N [--split]]
@@ -42,8 +44,11 @@ def once(root: str, fish: int, warm: int, ticks: int) -> None:
         sys.path.insert(0, os.path.join(root, "bench"))
         from batch_bound import joined_world
 
-        step = joined_world(-fish)
-        keep = os.environ.get("MIROFISH_BENCH_KEEP", "all")  # (--split: which observers each tank keeps)
+        keep = os.environ.get("MIROFISH_BENCH_KEEP", "together")  # (--split: which observers each tank keeps)
+        try:
+            step = joined_world(-fish, together=keep == "together")
+        except TypeError:  # (another checkout's, from before the tanks were observed together)
+            step = joined_world(-fish)
         engine = next(c.cell_contents for c in step.__closure__ or () if hasattr(c.cell_contents, "tanks"))
         for t in engine.tanks:
             metrics = [o for o in t.observers if getattr(o, "__qualname__", "") == "Metrics.observe"]
@@ -80,7 +85,7 @@ def counted(root: str, fish: int, warm: int, ticks: int, keep: str | None = None
     """Instructions of a whole run of ``root``'s tank (start-up, ``warm`` and ``ticks`` ticks);
     with ``keep`` (joined tanks only: which observers they keep, ``--split``) also those of the
     compiled tick (:data:`COMPILED`, by ``callgrind_annotate``)."""
-    env = dict(_env(), MIROFISH_BENCH_KEEP=keep or "all")
+    env = dict(_env(), MIROFISH_BENCH_KEEP=keep or "together")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, __file__,
@@ -115,7 +120,9 @@ def per_tick(root: str, fish: int, warm: int, ticks: int) -> float:
     return (counted(root, fish, warm, ticks) - counted(root, fish, warm, 0)) / ticks
 
 
-KEEP = ("all", "no word-and-deed", "no metrics", "none")  # --split: the observers each joined tank keeps
+# --split: the observers each joined tank keeps (together: all, observed together as a sweep's worker
+# observes them; all: each tank's observers in turn, as before session/together.py)
+KEEP = ("together", "all", "no word-and-deed", "no metrics", "none")
 
 
 def split(n: int, warm: int, ticks: int) -> list[dict[str, object]]:
