@@ -818,7 +818,9 @@ class Sample:
         # (in each other's view: hex_nn_and_labels).
         self.units = None if not grid.hex else np.array(grid.units, np.float64)
         # the collective figures in one compiled call (None: as kernel.compiled_tick() says)
-        self.compiled = (kernel.compiled_tick() is not None if compiled is None else compiled) and not grid.hex
+        use = kernel.compiled_tick() is not None if compiled is None else compiled
+        self.compiled = use and not grid.hex
+        self._kernel = _TICK if use else None  # (decided once: compiled_tick() reads the environment)
         self.cfg = cfg
         self.ids = f.in_water  # the collective figures are of the fish in the water
         self.full_xy = positions(f, grid)
@@ -835,7 +837,7 @@ class Sample:
         """(mean nearest-neighbour distance, cluster labels) of the fish in the water."""
         if self.units is not None:  # a hexagonal tank: by hex steps, from its fish's tank coordinates
             return hex_nn_and_labels(self.f.x[self.ids], self.f.y[self.ids])
-        k, f = kernel.compiled_tick(), self.f
+        k, f = self._kernel, self.f
         if k is not None and len(self.ids) >= 2:  # from the frame's whole cells (nn_and_labels' figures)
             x, y = (f.x, f.y) if f.present is None else (f.x[self.ids], f.y[self.ids])
             return _nn_compiled(k, _as(x, np.int64), _as(y, np.int64), 2)
