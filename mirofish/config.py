@@ -623,7 +623,8 @@ class BrainConfig(_Section):
     backoff_cap_s: float = Field(4.0, ge=0, le=600, description="longest retry delay of our own choosing")
     retry_after_cap_s: float = Field(30.0, ge=0, le=3600,
                                      description="a server's Retry-After is honoured up to this "
-                                                 "(and never past a deadline)")
+                                                 "(and never past a deadline); a longer one is not "
+                                                 "retried: the request fails with the server's reason")
     breaker_failures: int = Field(5, ge=1, le=10_000, description="consecutive failures that open a tier's breaker")
     breaker_cooldown_s: float = Field(2.0, gt=0, le=3600, description="seconds before a half-open probe")
     api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",

@@ -347,3 +347,20 @@ def test_a_long_retry_after_in_realtime_is_counted_rate_limited_not_timeout():
         step_in_wall_time(eng, 20, 0.05)
     fallbacks = eng.source.status()["fallbacks"]
     assert fallbacks.get("rate_limited", 0) > 0 and "timeout" not in fallbacks, fallbacks
+
+
+def test_a_retry_after_longer_than_the_cap_is_not_asked_again_early():
+    """A 429 whose Retry-After (0.05 s) is longer than brain.retry_after_cap_s is not retried
+    after the cap (before: it slept the cap and asked again, earlier than the server asked):
+    the request fails at once as rate_limited, no retry counted; under the cap it is retried."""
+    import json
+
+    def brain(*sets):
+        run = headless_against("429", 6, "brain.warmup_timeout_s=1", "brain.breaker_failures=1000", *sets)
+        return json.loads(run.stdout.splitlines()[-1])["brain"]
+
+    capped = brain("brain.retry_after_cap_s=0.01")
+    assert capped["fallbacks"].get("rate_limited", 0) > 0, capped["fallbacks"]
+    assert capped["retries"] == 0, capped
+    honoured = brain("brain.retry_after_cap_s=1")
+    assert honoured["retries"] > 0, honoured

@@ -92,7 +92,10 @@ def backoff_delay(attempt: int, base_s: float, cap_s: float, jitter: float, retr
                   retry_after_cap_s: float = 30.0) -> float:
     """Seconds before retry number ``attempt + 1``: ``base · 2^attempt`` plus up to as much
     again (``jitter`` in [0, 1)), at most ``cap_s``; a server's ``Retry-After`` replaces that
-    and is honoured up to ``retry_after_cap_s`` (a caller's deadline may still forbid it)."""
+    and is honoured up to ``retry_after_cap_s`` (a caller's deadline may still forbid it). A
+    longer ``Retry-After`` is not retried at all (the pool fails the request with the server's
+    reason, ``rate_limited`` for a 429): asking again before the time the server named would
+    only be refused again; the delay returned for it is the cap."""
     if retry_after is not None and retry_after >= 0:
         return min(retry_after, retry_after_cap_s)
     base: float = base_s * (2 ** attempt)
@@ -499,6 +502,8 @@ class Transport:
         in_time = budget_end is None or self.loop.time() + pause + 0.05 < budget_end
         if c.wait is not None and patience_end is not None and self.loop.time() + c.wait > patience_end:
             in_time = False  # the server asked to wait longer than the caller waits: its reason, now
+        if c.wait is not None and c.wait > self.s.retry_after_cap_s:
+            in_time = False  # longer than we honour: not asked again before the server's time, but failed now
         busy_server = c.reason == "timeout" and ep.slots == 1  # it is still computing the answer
         if c.retry and not busy_server and attempt < self.s.max_retries and in_time:
             if self.stats is not None:
