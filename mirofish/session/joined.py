@@ -6,7 +6,9 @@ one tick at a time: the fish that ask, over all tanks, are answered by **one cal
 planner**, each with its own tank's key (so its draws are those of its own run); each tank's
 decisions are applied, the batch steps (one compiled call per stage), and each tank's observers
 (its metrics, its decision history) get **its own frame** — its slice of the joined arrays and
-its own decisions, in the order its engine would have taken them. A tank may start from a
+its own decisions, in the order its engine would have taken them — or, when they are what a
+headless run keeps and the engine is asked to (``observe_together``: a sweep's runs), are
+observed all at once from the joined frame (:mod:`.together`). A tank may start from a
 fork's first batch and hold a swapped plan (:class:`JoinedTank`), as a
 :class:`~mirofish.session.fork.ForkSource` does, and have decisions replaced as an ablation
 (:class:`~mirofish.session.influence_forks.Ablate`) replaces them.
