@@ -191,7 +191,7 @@ class JoinedEngine:
 
     def step(self) -> list[Frame]:
         """One tick of every tank; each tank's frame, as its own engine would have made it, given
-        to its observers."""
+        to its observers (none when they are observed together: :meth:`_step_together`)."""
         w, n, tick = self.batch, self.n, self.batch.tick
         own, live = self._answers()
         if self.together is not None:
@@ -246,7 +246,6 @@ class JoinedEngine:
             frames.append(frame)
         return frames
 
-
     def _step_together(self, live: DecisionBatch | None) -> None:
         """:meth:`step` for tanks observed together: one frame of the joined world (its fish all
         tanks' fish), each tank's own made only for a sample."""
@@ -276,15 +275,15 @@ class JoinedEngine:
                   food_in_view=seen, native=True)
 
         def frames() -> list[Frame]:  # each tank's own (a sample reads its positions and headings)
-            out = []
+            own = []
             for k in range(len(self.tanks)):
                 sl = slice(k * n, (k + 1) * n)
                 here = None if present is None or present[sl].all() else present[sl]
-                out.append(Frame(tick=f.tick, x=f.x[sl], y=f.y[sl], heading=f.heading[sl], energy=f.energy[sl],
+                own.append(Frame(tick=f.tick, x=f.x[sl], y=f.y[sl], heading=f.heading[sl], energy=f.energy[sl],
                                  stuck=f.stuck[sl], neighbours=f.neighbours[sl], executed=f.executed[sl],
                                  move_outcome=f.move_outcome[sl], applied=[], latencies=[], interventions=[],
                                  present=here, ended=[], native=True))
-            return out
+            return own
 
         assert self.together is not None
         self.together.observe(f, bounds, live, frames)
