@@ -197,7 +197,6 @@ class JoinedEngine:
         if self.together is not None:
             self._step_together(live)
             return []
-        s = w.school
         per_tank: list[list[tuple[DecisionBatch, np.ndarray]]] = [[] for _ in self.tanks]
         for k, batches in enumerate(own):
             for b in batches:
@@ -226,31 +225,32 @@ class JoinedEngine:
                     tank.decided += hi - lo
         thoughts = [[w.food_in_view(b.fish + k * n) if b.thoughts else None for b, _ in got]
                     for k, got in enumerate(per_tank)]
-        out = w.step()
-        x, y = self.xy_of.xy(s.cell % w.cells_per_tank)
-        heading, energy, stuck, nb = s.heading.copy(), s.energy.copy(), s.stuck.copy(), s.neighbours.copy()
-        out_of_water = np.count_nonzero(s.absent)  # (fish taken out by hand: each tank's frame says which)
+        f = self._world_frame(w.step(), [], [], [], [])
         frames = []
         for k, tank in enumerate(self.tanks):
-            sl = slice(k * n, (k + 1) * n)
-            present = None
-            if out_of_water and np.count_nonzero(s.absent[sl]):
-                present = ~s.absent[sl]
-            frame = Frame(tick=out.tick, x=x[sl], y=y[sl], heading=heading[sl], energy=energy[sl], stuck=stuck[sl],
-                          neighbours=nb[sl], executed=out.executed[sl], move_outcome=out.move_outcome[sl],
-                          applied=[b for b, _ in per_tank[k]], latencies=waited[k],
-                          interventions=[], present=present, ended=[e for _, e in per_tank[k]],
-                          food_in_view=thoughts[k], native=True)
+            frame = _tank_frame(f, k, n, [b for b, _ in per_tank[k]], waited[k], [e for _, e in per_tank[k]],
+                                thoughts[k])
             for obs in tank.observers:
                 obs(frame)
             frames.append(frame)
         return frames
 
+    def _world_frame(self, out: Any, applied: list[DecisionBatch], latencies: list[float], ended: list[np.ndarray],
+                     seen: list[np.ndarray | None]) -> Frame:
+        """The joined world's frame after its step ``out``: its fish all tanks' fish, at their
+        tanks' coordinates."""
+        s, w = self.batch.school, self.batch
+        x, y = self.xy_of.xy(s.cell % w.cells_per_tank)
+        present = ~s.absent if np.count_nonzero(s.absent) else None  # (fish taken out by hand)
+        return Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(), stuck=s.stuck.copy(),
+                     neighbours=s.neighbours.copy(), executed=out.executed, move_outcome=out.move_outcome,
+                     applied=applied, latencies=latencies, interventions=[], present=present, ended=ended,
+                     food_in_view=seen, native=True)
+
     def _step_together(self, live: DecisionBatch | None) -> None:
         """:meth:`step` for tanks observed together: one frame of the joined world (its fish all
         tanks' fish), each tank's own made only for a sample."""
         w, n = self.batch, self.n
-        s = w.school
         now = time.perf_counter()  # each decision's latency, as the engine counts it
         applied: list[DecisionBatch] = []
         ended: list[np.ndarray] = []
@@ -266,24 +266,22 @@ class JoinedEngine:
                 tank.decided += bounds[k + 1] - bounds[k]
             if live.thoughts:
                 seen = [w.food_in_view(live.fish)]
-        out = w.step()
-        x, y = self.xy_of.xy(s.cell % w.cells_per_tank)
-        present = ~s.absent if np.count_nonzero(s.absent) else None
-        f = Frame(tick=out.tick, x=x, y=y, heading=s.heading.copy(), energy=s.energy.copy(), stuck=s.stuck.copy(),
-                  neighbours=s.neighbours.copy(), executed=out.executed, move_outcome=out.move_outcome,
-                  applied=applied, latencies=lat, interventions=[], present=present, ended=ended,
-                  food_in_view=seen, native=True)
+        f = self._world_frame(w.step(), applied, lat, ended, seen)
 
         def frames() -> list[Frame]:  # each tank's own (a sample reads its positions and headings)
-            own = []
-            for k in range(len(self.tanks)):
-                sl = slice(k * n, (k + 1) * n)
-                here = None if present is None or present[sl].all() else present[sl]
-                own.append(Frame(tick=f.tick, x=f.x[sl], y=f.y[sl], heading=f.heading[sl], energy=f.energy[sl],
-                                 stuck=f.stuck[sl], neighbours=f.neighbours[sl], executed=f.executed[sl],
-                                 move_outcome=f.move_outcome[sl], applied=[], latencies=[], interventions=[],
-                                 present=here, ended=[], native=True))
-            return own
+            return [_tank_frame(f, k, n, [], [], [], []) for k in range(len(self.tanks))]
 
         assert self.together is not None
         self.together.observe(f, bounds, live, frames)
+
+
+def _tank_frame(f: Frame, k: int, n: int, applied: list[DecisionBatch], latencies: list[float],
+                ended: list[np.ndarray], seen: list[np.ndarray | None]) -> Frame:
+    """Tank ``k``'s frame (its ``n`` fish's slice of the joined world's ``f``), with its own
+    decisions, their latencies, what ended each fish's plan and the food each saw."""
+    sl = slice(k * n, (k + 1) * n)
+    here = None if f.present is None or f.present[sl].all() else f.present[sl]
+    return Frame(tick=f.tick, x=f.x[sl], y=f.y[sl], heading=f.heading[sl], energy=f.energy[sl], stuck=f.stuck[sl],
+                 neighbours=f.neighbours[sl], executed=f.executed[sl], move_outcome=f.move_outcome[sl],
+                 applied=applied, latencies=latencies, interventions=[], present=here, ended=ended,
+                 food_in_view=seen, native=True)
